@@ -1,0 +1,438 @@
+/*
+ * engine/internal.h — the kernel's private structures and cross-file functions.
+ *
+ * Cross-file functions are named polis__<file>_<verb> and have hidden visibility; nothing
+ * here is part of the public API or the plugin ABI.
+ */
+#ifndef POLIS_INTERNAL_H
+#define POLIS_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "polis/plugin.h"
+#include "polis/polis.h"
+
+#if defined(__GNUC__)
+#define POLIS_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define POLIS_INTERNAL
+#endif
+
+struct cJSON;
+typedef struct polis__lua_script polis__lua_script; /* lua_host.c */
+typedef struct polis__ffi_state polis__ffi_state;   /* ffi.c */
+
+#define POLIS_ERRMAX 1024
+
+/* ---- scenario (config.c) ------------------------------------------------------------ */
+
+typedef struct polis__scn_plugin {
+    char *name;             /* plugin name as written (or derived from the path) */
+    char *path;             /* resolved .so path */
+    const struct cJSON *params; /* the "params" object or NULL; owned by the scenario root */
+    char *jpath;            /* "plugins[1]" */
+} polis__scn_plugin;
+
+typedef struct polis__scn_script {
+    char *name;             /* unique plugin-like name; default the file's stem */
+    char *path;             /* resolved .lua path */
+    const struct cJSON *params;
+    char *jpath;            /* "scripts[0]" */
+} polis__scn_script;
+
+typedef struct polis__scn_reward_weight {
+    char *name;
+    double weight;
+    char *jpath;
+} polis__scn_reward_weight;
+
+/* A scenario binding of a plugin export (ffi.c). Exactly one of event/phase is set. */
+typedef struct polis__scn_binding {
+    char *call;             /* "plugin.export" */
+    char *event;            /* subscribe to this event type, or NULL */
+    int32_t phase;          /* hook phase, or -1 */
+    int32_t priority;
+    char *jpath;            /* "bindings[2]" */
+} polis__scn_binding;
+
+typedef struct polis__scenario {
+    struct cJSON *root;     /* whole document; freed after create */
+    char *source;           /* file name (or "<string>") for messages */
+    char *base_dir;         /* where relative paths are resolved */
+    char *name;
+    char *doc;
+    uint64_t seed;
+    int64_t max_steps;
+    int32_t n_agents;
+    char **agent_names;     /* [n_agents] */
+    int32_t max_entities;
+    bool has_grid;          /* a "grid" object was given */
+    int32_t grid_width, grid_height;
+    bool grid_wrap;
+    int32_t event_queue;    /* capacity in events */
+    int64_t lua_instruction_limit; /* per hook call; 0 = unlimited */
+    int64_t lua_memory_limit;      /* bytes per env across its scripts; 0 = unlimited */
+    polis__scn_plugin *plugins;
+    int32_t n_plugins;
+    polis__scn_script *scripts;
+    int32_t n_scripts;
+    polis__scn_reward_weight *weights;
+    int32_t n_weights;
+    polis__scn_binding *bindings;
+    int32_t n_bindings;
+} polis__scenario;
+
+/* ---- registries --------------------------------------------------------------------- */
+
+enum { POLIS__CTX_PLUGIN = 0, POLIS__CTX_SCRIPT = 1, POLIS__CTX_KERNEL = 2 };
+
+struct polis_ctx {
+    polis_env *env;
+    int32_t index;          /* position in env->ctxs */
+    int32_t kind;           /* POLIS__CTX_* */
+    char *name;
+    /* .so plugins */
+    void *dl;
+    const polis_plugin_desc *desc;
+    void *params;           /* validated params struct, desc->params_size bytes */
+    void *state;            /* what init() returned */
+    bool initialised;
+    /* Lua scripts */
+    polis__lua_script *script;
+    const polis__scn_script *scn_script;
+    const polis__scn_plugin *scn_plugin;
+};
+
+typedef struct polis__hook {
+    polis_phase phase;
+    int32_t priority;
+    int32_t seq;
+    polis_hook_fn fn;
+    void *ud;
+    polis_ctx *ctx;
+} polis__hook;
+
+typedef struct polis__action {
+    char *name;
+    char *doc;
+    polis_status (*handler)(polis_ctx *, void *, int32_t, int32_t);
+    bool (*legal)(polis_ctx *, void *, int32_t, int32_t);
+    int32_t arg;
+    void *ud;
+    polis_ctx *ctx; /* NULL for the kernel's noop */
+} polis__action;
+
+typedef struct polis__obs {
+    char *name;
+    char *doc;
+    polis_dtype dtype;
+    int32_t ndim;
+    int32_t shape[4];
+    size_t offset;
+    size_t nbytes;
+    void (*write)(polis_ctx *, void *, int32_t, void *);
+    void *ud;
+    polis_ctx *ctx;
+} polis__obs;
+
+typedef struct polis__reward {
+    char *name;
+    polis_reward_fn fn;
+    void *ud;
+    polis_ctx *ctx;
+    float weight;
+} polis__reward;
+
+typedef struct polis__transform {
+    char *name;
+    int32_t priority;
+    int32_t seq;
+    polis_transform_fn fn;
+    void *ud;
+    polis_ctx *ctx;
+} polis__transform;
+
+typedef struct polis__field {
+    char *name;
+    polis_ftype type;
+    size_t offset;
+} polis__field;
+
+typedef struct polis__event_type {
+    char *name;
+    polis__field *fields;
+    int32_t n_fields;
+    size_t size;            /* payload bytes, padded to the largest field alignment */
+    polis_ctx *owner;
+    int32_t sub_begin, sub_end; /* range in env->subs after freeze */
+} polis__event_type;
+
+typedef struct polis__sub {
+    char *event;            /* name as given; resolved at freeze */
+    int32_t type;           /* -1 = every event (host subscribers only) */
+    int32_t priority;
+    int32_t seq;
+    polis_event_fn fn;      /* plugin/script subscriber, or NULL */
+    polis_host_event_fn host_fn; /* host subscriber, or NULL */
+    void *ud;
+    polis_ctx *ctx;
+} polis__sub;
+
+typedef struct polis__component {
+    char *name;
+    size_t elem_size;
+    uint8_t *data;          /* [max_entities][elem_size], allocated at freeze */
+    polis_ctx *owner;
+} polis__component;
+
+typedef struct polis__service {
+    char *name;
+    const void *api;
+    polis_ctx *owner;
+} polis__service;
+
+/* A queued event (bus.c): published during a dispatch, delivered after it. */
+typedef struct polis__queued {
+    int32_t type;
+    int64_t tick;
+    uint64_t seq;
+    size_t offset;          /* into bus_payload */
+} polis__queued;
+
+enum {
+    POLIS__ENV_LOADING = 0, /* plugins are registering */
+    POLIS__ENV_FROZEN = 1,  /* created, never reset */
+    POLIS__ENV_RUNNING = 2, /* an episode is in progress */
+    POLIS__ENV_DONE = 3,    /* every agent terminated or truncated */
+    POLIS__ENV_BROKEN = 4   /* a step or reset failed: reset required */
+};
+
+struct polis_env {
+    /* allocator */
+    polis_alloc_fn alloc;
+    void *alloc_ud;
+    void (*log)(void *, const char *);
+    void *log_ud;
+    char *plugin_path;      /* options->plugin_path copy, or NULL */
+
+    char err[POLIS_ERRMAX];
+    int32_t state;
+
+    polis__scenario scn;
+
+    /* contexts: plugins, then scripts; [0] is the kernel's own */
+    polis_ctx **ctxs;
+    int32_t n_ctxs, cap_ctxs;
+    polis_ctx *current;     /* the ctx whose callback runs now, for messages */
+    const char *current_what; /* what runs now: "hook begin", "action pick", ... */
+
+    /* registries (growable while LOADING, fixed after) */
+    polis__hook *hooks; int32_t n_hooks, cap_hooks;
+    polis__hook *phase_hooks[POLIS_PHASE_COUNT]; /* sorted views into `hooks` copies */
+    int32_t n_phase_hooks[POLIS_PHASE_COUNT];
+    polis__action *actions; int32_t n_actions, cap_actions;
+    polis__obs *obs; int32_t n_obs, cap_obs;
+    polis__reward *rewards; int32_t n_rewards, cap_rewards;
+    polis__transform *transforms; int32_t n_transforms, cap_transforms;
+    polis__event_type *events; int32_t n_events, cap_events;
+    polis__sub *subs; int32_t n_subs, cap_subs;
+    polis__sub *any_subs; int32_t n_any_subs; /* host subscribers to every event, sorted */
+    polis__component *components; int32_t n_components, cap_components;
+    polis__service *services; int32_t n_services, cap_services;
+    int32_t reg_seq;        /* registration counter for stable ordering */
+
+    /* agents */
+    int32_t n_agents;
+    polis_entity *agent_entities;
+    int32_t *order;         /* acting agents this step */
+    int32_t n_order;
+    bool order_set;         /* set_agent_order called in this BEGIN phase */
+    bool in_begin;
+
+    /* entities (entity.c) */
+    int32_t max_entities;
+    uint32_t *ent_gen;      /* [max_entities], generation of the live or last entity */
+    uint8_t *ent_alive;     /* [max_entities] */
+    uint32_t *ent_free;     /* stack of free slots */
+    int32_t n_ent_free;
+
+    /* grid (grid.c) */
+    bool grid_enabled;
+    bool grid_sized;        /* dimensions known (scenario or grid_configure) */
+    polis_grid grid;
+    char **layer_names; int32_t n_layers, cap_layers;
+
+    /* buffers */
+    polis_io io;
+    float *reward_components; /* [n_rewards][n_agents] */
+    float *reward_scratch;    /* [n_agents] */
+
+    /* bus (bus.c) */
+    polis__queued *bus_queue; /* ring [event_queue] */
+    int32_t bus_cap, bus_head, bus_len;
+    uint8_t *bus_payload;   /* ring storage, bus_slot bytes per queued event */
+    size_t bus_slot;
+    uint64_t bus_seq;
+    int32_t bus_depth;      /* > 0 while dispatching */
+
+    /* time */
+    int64_t tick;
+    int64_t episode;
+    int64_t max_steps;
+    polis_rng rng;
+
+    /* Lua (lua_host.c) and foreign calls (ffi.c) */
+    int64_t lua_memory_used;  /* bytes across this env's Lua states */
+    polis__ffi_state *ffi;
+
+    /* JSON wrappers handed to plugins during init (config.c), freed after create */
+    void *json_arena;
+};
+
+/* ---- memory (env.c) ------------------------------------------------------------------- */
+POLIS_INTERNAL void *polis__alloc(polis_env *env, size_t size); /* zeroed */
+POLIS_INTERNAL void *polis__realloc(polis_env *env, void *p, size_t osize, size_t nsize);
+POLIS_INTERNAL void polis__free(polis_env *env, void *p, size_t size);
+POLIS_INTERNAL char *polis__strdup(polis_env *env, const char *s);
+POLIS_INTERNAL void polis__strfree(polis_env *env, char *s);
+/* Grows *arr (elem bytes each) so that index `need` fits; capacity doubles. */
+POLIS_INTERNAL polis_status polis__grow(polis_env *env, void **arr, int32_t *cap, int32_t need,
+                                        size_t elem);
+
+/* ---- errors (env.c) ------------------------------------------------------------------- */
+/* Sets env->err. Returns `st` so callers can `return polis__fail(env, st, ...)`. */
+POLIS_INTERNAL polis_status polis__fail(polis_env *env, polis_status st, const char *fmt, ...)
+    POLIS_PRINTF(3, 4);
+POLIS_INTERNAL polis_status polis__vfail(polis_env *env, polis_status st, const char *fmt,
+                                         va_list ap);
+POLIS_INTERNAL void polis__logf(polis_env *env, const char *fmt, ...) POLIS_PRINTF(2, 3);
+
+/* ---- registration (registry.c): the host-table functions, also used by Lua and ffi ---- */
+POLIS_INTERNAL const polis_host *polis__host(void);
+POLIS_INTERNAL polis_ctx *polis__ctx_new(polis_env *env, int32_t kind, const char *name);
+POLIS_INTERNAL polis_ctx *polis__ctx_find(polis_env *env, const char *name);
+/* Host-table subscription for host-side (polis_env_subscribe) callers. */
+POLIS_INTERNAL polis_status polis__sub_add(polis_env *env, polis__sub *s);
+POLIS_INTERNAL polis_status polis__registry_freeze(polis_env *env);
+POLIS_INTERNAL const char *polis__phase_name(polis_phase p);
+POLIS_INTERNAL int32_t polis__phase_parse(const char *name); /* -1 if unknown */
+
+/* ---- config.c --------------------------------------------------------------------------- */
+POLIS_INTERNAL polis_status polis__scenario_parse(polis_env *env, const char *text, size_t len,
+                                                  const char *source, const char *base_dir);
+POLIS_INTERNAL void polis__scenario_free(polis_env *env);
+/* Drops the JSON tree and the wrappers handed out during init. */
+POLIS_INTERNAL void polis__scenario_release_json(polis_env *env);
+/* Validates `obj` (a JSON object or NULL) against a parameter table and fills a newly
+ * allocated struct of `size` bytes (defaults for missing keys). `jpath` names obj in
+ * messages ("plugins[1].params"). */
+POLIS_INTERNAL polis_status polis__params_build(polis_env *env, const polis_param_def *defs,
+                                                int32_t n, size_t size,
+                                                const struct cJSON *obj, const char *jpath,
+                                                void **out);
+POLIS_INTERNAL void polis__params_free(polis_env *env, const polis_param_def *defs, int32_t n,
+                                       size_t size, void *params);
+/* Wraps a cJSON node for a plugin (host->json_*). */
+POLIS_INTERNAL const polis_json *polis__json_wrap(polis_env *env, const struct cJSON *node,
+                                                  const char *path);
+/* Host-table JSON accessors. */
+POLIS_INTERNAL int polis__json_kind(const polis_json *j);
+POLIS_INTERNAL int32_t polis__json_len(const polis_json *j);
+POLIS_INTERNAL const polis_json *polis__json_at(polis_ctx *ctx, const polis_json *j, int32_t i);
+POLIS_INTERNAL const polis_json *polis__json_get(polis_ctx *ctx, const polis_json *j,
+                                                 const char *key);
+POLIS_INTERNAL const char *polis__json_key(const polis_json *j, int32_t i);
+POLIS_INTERNAL const char *polis__json_path(const polis_json *j);
+POLIS_INTERNAL polis_status polis__json_int(polis_ctx *ctx, const polis_json *j, int64_t min,
+                                            int64_t max, int64_t *out);
+POLIS_INTERNAL polis_status polis__json_double(polis_ctx *ctx, const polis_json *j, double min,
+                                               double max, double *out);
+POLIS_INTERNAL polis_status polis__json_string(polis_ctx *ctx, const polis_json *j,
+                                               const char **out);
+POLIS_INTERNAL polis_status polis__json_bool(polis_ctx *ctx, const polis_json *j, bool *out);
+/* Reads a whole file into a NUL-terminated buffer from the env allocator. */
+POLIS_INTERNAL polis_status polis__read_file(polis_env *env, const char *path, char **out,
+                                             size_t *len);
+/* Joins base_dir and a relative path (absolute paths are kept). */
+POLIS_INTERNAL char *polis__path_join(polis_env *env, const char *base, const char *rel);
+
+/* ---- plugin.c: loading .so plugins ------------------------------------------------------ */
+POLIS_INTERNAL polis_status polis__plugins_load(polis_env *env);  /* dlopen + checks + init */
+POLIS_INTERNAL polis_status polis__plugins_start(polis_env *env);
+POLIS_INTERNAL void polis__plugins_unload(polis_env *env);
+/* Resolves a plugin name to a .so path using the search path. */
+POLIS_INTERNAL char *polis__plugin_resolve(polis_env *env, const char *name);
+
+/* ---- lua_host.c ------------------------------------------------------------------------ */
+POLIS_INTERNAL polis_status polis__scripts_load(polis_env *env);  /* run each script's chunk */
+POLIS_INTERNAL polis_status polis__scripts_start(polis_env *env); /* polis.on_start callbacks */
+POLIS_INTERNAL void polis__scripts_unload(polis_env *env);
+POLIS_INTERNAL void polis__scripts_reset(polis_env *env); /* re-seed math.random etc. */
+
+/* ---- ffi.c ----------------------------------------------------------------------------- */
+/* Types of foreign-call signatures ("i32(ctx,i32,f64)"). */
+typedef enum polis__ftype {
+    POLIS__FT_VOID = 0, POLIS__FT_I32, POLIS__FT_I64, POLIS__FT_F32, POLIS__FT_F64,
+    POLIS__FT_BOOL, POLIS__FT_STR, POLIS__FT_CTX
+} polis__ftype;
+
+typedef union polis__ffi_value {
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+    bool b;
+    const char *str;
+} polis__ffi_value;
+
+#define POLIS__FFI_MAXARGS 16
+typedef struct polis__ffi_fn polis__ffi_fn; /* a prepared export: cif + fn + parsed signature */
+
+/* Binds the scenario's "bindings" (event subscriptions and hooks by export name). Runs after
+ * every plugin and script init, before registration freezes. */
+POLIS_INTERNAL polis_status polis__ffi_bind_scenario(polis_env *env);
+/* Finds "plugin.export" among loaded plugins' exports and prepares it (cached per env).
+ * Fails with POLIS_ERR_FFI and a message naming the export when it is unknown or its
+ * declared signature does not parse. */
+POLIS_INTERNAL polis_status polis__ffi_lookup(polis_env *env, const char *qualified,
+                                              const polis__ffi_fn **out);
+/* The parsed signature: return type, parameter types (a leading ctx parameter included). */
+POLIS_INTERNAL polis__ftype polis__ffi_ret(const polis__ffi_fn *f);
+POLIS_INTERNAL int32_t polis__ffi_nparams(const polis__ffi_fn *f);
+POLIS_INTERNAL polis__ftype polis__ffi_param(const polis__ffi_fn *f, int32_t i);
+POLIS_INTERNAL const char *polis__ffi_signature(const polis__ffi_fn *f);
+/* Calls f. args[] holds one value per non-ctx parameter (nargs must equal the count); a ctx
+ * parameter receives `caller`. No allocation. */
+POLIS_INTERNAL polis_status polis__ffi_call(polis_env *env, const polis__ffi_fn *f,
+                                            polis_ctx *caller, const polis__ffi_value *args,
+                                            int32_t nargs, polis__ffi_value *ret);
+POLIS_INTERNAL void polis__ffi_free(polis_env *env);
+
+/* ---- bus.c ------------------------------------------------------------------------------ */
+POLIS_INTERNAL polis_status polis__bus_freeze(polis_env *env);
+POLIS_INTERNAL polis_status polis__bus_publish(polis_env *env, polis_ctx *from, int32_t type,
+                                               const void *payload, size_t size);
+POLIS_INTERNAL void polis__bus_reset(polis_env *env);
+POLIS_INTERNAL void polis__bus_free(polis_env *env);
+
+/* ---- entity.c ---------------------------------------------------------------------------- */
+POLIS_INTERNAL polis_status polis__entities_alloc(polis_env *env);
+POLIS_INTERNAL void polis__entities_reset(polis_env *env);
+POLIS_INTERNAL void polis__entities_free(polis_env *env);
+POLIS_INTERNAL polis_status polis__entity_create(polis_env *env, polis_entity *out);
+POLIS_INTERNAL polis_status polis__entity_destroy(polis_env *env, polis_entity e);
+POLIS_INTERNAL bool polis__entity_alive(const polis_env *env, polis_entity e);
+
+/* ---- grid.c ------------------------------------------------------------------------------ */
+POLIS_INTERNAL polis_status polis__grid_configure(polis_env *env, int32_t w, int32_t h, bool wrap);
+POLIS_INTERNAL polis_status polis__grid_layer(polis_env *env, const char *name, int32_t *out);
+POLIS_INTERNAL polis_status polis__grid_alloc(polis_env *env);
+POLIS_INTERNAL void polis__grid_clear(polis_env *env);
+POLIS_INTERNAL void polis__grid_free(polis_env *env);
+POLIS_INTERNAL void polis__grid_window(const polis_grid *g, int32_t layer, int32_t cx, int32_t cy,
+                                       int32_t rx, int32_t ry, int32_t outside, int32_t *out);
+
+#endif

@@ -1,0 +1,278 @@
+/*
+ * polis/plugin.h — the plugin ABI.
+ *
+ * A plugin is a shared object that exports exactly one symbol, POLIS_PLUGIN_ENTRY
+ * ("polis_plugin_entry"), a function returning a pointer to a const polis_plugin_desc.
+ * Plugins never link against libpolis: everything they may do goes through the
+ * polis_host table of function pointers the engine passes to init(). Both the descriptor
+ * and the host table start with the ABI major version and their struct size, and only ever
+ * grow at the end (append-only), so a plugin built against an older minor version keeps
+ * working and the engine refuses anything it cannot read.
+ *
+ * Lifecycle, per env:
+ *   create:  the engine loads every plugin named by the scenario (in dependency order),
+ *            validates its parameters against desc->params into a struct of
+ *            desc->params_size bytes, and calls desc->init(). init() registers everything
+ *            the plugin adds: components, grid layers, actions, observation fields, reward
+ *            functions and transforms, event types, subscriptions, hooks, services.
+ *            After every plugin's init, desc->start() (if set) runs: other plugins'
+ *            registrations and services are visible then. Registration is frozen after.
+ *   reset:   entities and the grid are cleared, agents get their entities, then RESET
+ *            hooks run (world generation), then observations and masks are written.
+ *   step:    BEGIN hooks, action handlers, RESOLVE, WORLD, POST hooks, reward functions,
+ *            reward transforms, END hooks, kernel truncation, OBSERVE hooks, observations.
+ *   destroy: desc->destroy(state) for each plugin in reverse load order.
+ *
+ * Threading: an env is used by one thread at a time; all callbacks of an env run on that
+ * thread. Plugins must keep their mutable state in the `state` they create (no globals),
+ * so many envs can use the same .so concurrently.
+ *
+ * Errors: a callback returns POLIS_OK or an error status; before returning an error it calls
+ * host->error(ctx, fmt, ...) so the env's message says what went wrong. The engine adds the
+ * plugin name and tick.
+ */
+#ifndef POLIS_PLUGIN_H
+#define POLIS_PLUGIN_H
+
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "polis/rng.h"
+#include "polis/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define POLIS_ABI_MAJOR 1
+#define POLIS_ABI_MINOR 0
+#define POLIS_PLUGIN_ENTRY "polis_plugin_entry"
+
+#if defined(__GNUC__)
+#define POLIS_EXPORT __attribute__((visibility("default")))
+#define POLIS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define POLIS_EXPORT
+#define POLIS_PRINTF(a, b)
+#endif
+
+/* One plugin instance inside one env. Opaque; every host function takes it first. */
+typedef struct polis_ctx polis_ctx;
+
+/* A node of the scenario JSON handed to a plugin for POLIS_PARAM_JSON parameters. Opaque,
+ * read through host->json_*; valid only during init() and start(). */
+typedef struct polis_json polis_json;
+
+/* ---- parameters ------------------------------------------------------------------------ */
+
+typedef enum polis_param_type {
+    POLIS_PARAM_BOOL = 0,   /* stored as bool */
+    POLIS_PARAM_INT = 1,    /* stored as int64_t; range [min, max] enforced */
+    POLIS_PARAM_DOUBLE = 2, /* stored as double; range [min, max] enforced */
+    POLIS_PARAM_STRING = 3, /* stored as const char *, owned by the env, valid for its life */
+    POLIS_PARAM_JSON = 4    /* stored as const polis_json *, valid during init/start only */
+} polis_param_type;
+
+/* One parameter, nginx-style: a key, a type and where it goes in the plugin's params
+ * struct. A key missing from the scenario takes the default; `required` keys must be
+ * present. A NULL def_str for a STRING parameter defaults to NULL. */
+typedef struct polis_param_def {
+    const char *key;
+    polis_param_type type;
+    size_t offset;      /* offsetof(your_params, field) */
+    double min, max;    /* INT and DOUBLE: inclusive range */
+    double def_num;     /* BOOL (0/1), INT, DOUBLE default */
+    const char *def_str; /* STRING default */
+    const char *doc;    /* one line, shown by `polis describe` and the reference docs */
+    bool required;
+} polis_param_def;
+
+/* ---- foreign-callable exports (libffi) ------------------------------------------------ */
+
+/* A C function a plugin offers to scenarios and Lua by name ("plugin.name"). The signature
+ * is a string checked when something binds to it, e.g. "i32(i32,i32)", "void(ctx,i32,f32)".
+ * Types: void (return only), i32, i64, f32, f64, bool, str (const char *), ctx (the
+ * caller's polis_ctx *; first parameter only). A subscriber bound to a bus event from the
+ * scenario must have signature "void(ctx,<the event's field types in order>)" or
+ * "i32(ctx,...)" returning a polis_status. */
+typedef struct polis_export {
+    const char *name;
+    const char *signature;
+    void (*fn)(void);
+    const char *doc;
+} polis_export;
+
+/* ---- registration records --------------------------------------------------------------- */
+
+typedef polis_status (*polis_hook_fn)(polis_ctx *ctx, void *ud);
+
+/* An action. Actions of all plugins form one flat discrete space (id 0 is the kernel's
+ * "noop", always legal). `arg` is passed back so one handler serves a family of actions
+ * ("pick wood", "pick stone"). `legal` (may be NULL = always legal) builds the action mask;
+ * it must not change state. `handler` applies the action for `agent`; it may return
+ * POLIS_ERR_ACTION to say the action turned out illegal at resolution time (flagged, a
+ * no-op), or another error to fail the step. */
+typedef struct polis_action_def {
+    const char *name;
+    const char *doc;
+    polis_status (*handler)(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg);
+    bool (*legal)(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg);
+    int32_t arg;
+    void *ud;
+} polis_action_def;
+
+/* An observation field: a fixed-shape array inside each agent's observation record. The
+ * writer must fill every element of `dst` (the buffer is not cleared between steps). */
+typedef struct polis_obs_def {
+    const char *name;
+    const char *doc;
+    polis_dtype dtype;
+    int32_t ndim;        /* 1..4 */
+    int32_t shape[4];
+    void (*write)(polis_ctx *ctx, void *ud, int32_t agent, void *dst);
+    void *ud;
+} polis_obs_def;
+
+/* A reward function writes each agent's raw reward into out[0..n_agents) (out is zeroed
+ * before the call). The env reward is the weighted sum of all reward functions (weights
+ * from the scenario's "rewards" object, default 1), then every reward transform runs in
+ * priority order on the summed rewards, in place. */
+typedef polis_status (*polis_reward_fn)(polis_ctx *ctx, void *ud, float *out);
+typedef polis_status (*polis_transform_fn)(polis_ctx *ctx, void *ud, float *rewards);
+
+typedef polis_status (*polis_event_fn)(polis_ctx *ctx, void *ud, const polis_event *ev);
+
+/* The grid: width x height cells in `layers` int32 layers, stored [layer][y][x]. Cleared to
+ * 0 at every reset. Plugins index `cells` directly in hot loops. */
+typedef struct polis_grid {
+    int32_t width, height, layers;
+    bool wrap; /* torus if true; bounded otherwise */
+    int32_t *cells;
+} polis_grid;
+
+static inline int32_t *polis_grid_cell(const polis_grid *g, int32_t layer, int32_t x, int32_t y)
+{
+    return g->cells + ((size_t)layer * (size_t)g->height + (size_t)y) * (size_t)g->width + x;
+}
+
+
+/* ---- the host table --------------------------------------------------------------------- */
+
+typedef struct polis_host {
+    uint32_t abi_major;   /* POLIS_ABI_MAJOR */
+    uint32_t struct_size; /* sizeof(polis_host) of the engine; check before using new slots */
+    uint32_t abi_minor;
+
+    /* errors and logging */
+    void (*error)(polis_ctx *ctx, const char *fmt, ...) POLIS_PRINTF(2, 3);
+    void (*log)(polis_ctx *ctx, const char *fmt, ...) POLIS_PRINTF(2, 3);
+
+    /* who and when */
+    const char *(*plugin_name)(polis_ctx *ctx);
+    int32_t (*n_agents)(polis_ctx *ctx);
+    const char *(*agent_name)(polis_ctx *ctx, int32_t agent);
+    int64_t (*tick)(polis_ctx *ctx);    /* steps completed in this episode */
+    int64_t (*episode)(polis_ctx *ctx); /* resets so far, 1 after the first */
+    int64_t (*max_steps)(polis_ctx *ctx);
+    polis_rng *(*rng)(polis_ctx *ctx);
+    const polis_io *(*io)(polis_ctx *ctx);
+
+    /* registration (init/start only) */
+    polis_status (*hook)(polis_ctx *ctx, polis_phase phase, int32_t priority, polis_hook_fn fn,
+                         void *ud);
+    polis_status (*action)(polis_ctx *ctx, const polis_action_def *def, int32_t *out_id);
+    polis_status (*observation)(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id);
+    polis_status (*reward)(polis_ctx *ctx, const char *name, polis_reward_fn fn, void *ud);
+    polis_status (*reward_transform)(polis_ctx *ctx, const char *name, int32_t priority,
+                                     polis_transform_fn fn, void *ud);
+    polis_status (*event_type)(polis_ctx *ctx, const char *name, const polis_field_def *fields,
+                               int32_t n_fields, int32_t *out_id);
+    /* Subscribes to an event type by name; the name is resolved when registration freezes
+     * (so it may belong to a plugin loaded later). Lower priority runs first; equal
+     * priorities run in registration order. */
+    polis_status (*subscribe)(polis_ctx *ctx, const char *event, int32_t priority,
+                              polis_event_fn fn, void *ud);
+    polis_status (*component)(polis_ctx *ctx, const char *name, size_t elem_size,
+                              int32_t *out_id);
+    polis_status (*grid_configure)(polis_ctx *ctx, int32_t width, int32_t height, bool wrap);
+    polis_status (*grid_layer)(polis_ctx *ctx, const char *name, int32_t *out_layer);
+    polis_status (*service_provide)(polis_ctx *ctx, const char *name, const void *api);
+
+    /* lookups (any time) */
+    int32_t (*event_find)(polis_ctx *ctx, const char *name);     /* -1 if unknown */
+    int32_t (*component_find)(polis_ctx *ctx, const char *name); /* -1 if unknown */
+    int32_t (*action_find)(polis_ctx *ctx, const char *name);    /* -1 if unknown */
+    const void *(*service)(polis_ctx *ctx, const char *name);    /* NULL if none */
+
+    /* running (after registration froze) */
+    polis_status (*publish)(polis_ctx *ctx, int32_t type, const void *payload, size_t size);
+    void *(*component_data)(polis_ctx *ctx, int32_t component); /* [max_entities][elem] */
+    const polis_grid *(*grid)(polis_ctx *ctx);                  /* NULL if no grid */
+    /* Copies the (2rx+1) x (2ry+1) window centred on (cx, cy) of `layer` into out, rows of
+     * y, wrapping on a torus; cells outside a bounded grid read as `outside`. */
+    void (*grid_window)(polis_ctx *ctx, int32_t layer, int32_t cx, int32_t cy, int32_t rx,
+                        int32_t ry, int32_t outside, int32_t *out);
+    polis_status (*entity_create)(polis_ctx *ctx, polis_entity *out);
+    polis_status (*entity_destroy)(polis_ctx *ctx, polis_entity e);
+    bool (*entity_alive)(polis_ctx *ctx, polis_entity e);
+    polis_entity (*agent_entity)(polis_ctx *ctx, int32_t agent);
+    int32_t (*max_entities)(polis_ctx *ctx);
+    /* BEGIN phase only: the agents that act this step, in this order (default: all live
+     * agents in id order). Agents left out do nothing this step. */
+    polis_status (*set_agent_order)(polis_ctx *ctx, const int32_t *agents, int32_t n);
+
+    /* scenario JSON (init/start only), for POLIS_PARAM_JSON parameters. Accessors that read
+     * a value report a type or range error with the full JSON path via host->error and
+     * return POLIS_ERR_CONFIG. */
+    int (*json_kind)(const polis_json *j); /* 0 null, 1 bool, 2 number, 3 string, 4 array,
+                                              5 object, -1 absent */
+    int32_t (*json_len)(const polis_json *j); /* array or object length, else 0 */
+    const polis_json *(*json_at)(polis_ctx *ctx, const polis_json *j, int32_t i);
+    const polis_json *(*json_get)(polis_ctx *ctx, const polis_json *j, const char *key);
+    const char *(*json_key)(const polis_json *j, int32_t i); /* object member key */
+    const char *(*json_path)(const polis_json *j);
+    polis_status (*json_int)(polis_ctx *ctx, const polis_json *j, int64_t min, int64_t max,
+                             int64_t *out);
+    polis_status (*json_double)(polis_ctx *ctx, const polis_json *j, double min, double max,
+                                double *out);
+    polis_status (*json_string)(polis_ctx *ctx, const polis_json *j, const char **out);
+    polis_status (*json_bool)(polis_ctx *ctx, const polis_json *j, bool *out);
+
+    /* memory from the env's allocator; use it for state created in init (not in step) */
+    void *(*alloc)(polis_ctx *ctx, size_t size); /* zeroed; NULL on failure */
+    void (*free)(polis_ctx *ctx, void *p, size_t size);
+} polis_host;
+
+/* ---- the descriptor --------------------------------------------------------------------- */
+
+typedef struct polis_plugin_desc {
+    uint32_t abi_major;   /* POLIS_ABI_MAJOR */
+    uint32_t struct_size; /* sizeof(polis_plugin_desc) as the plugin was built */
+    const char *name;     /* unique per env; [a-z0-9_]+ */
+    uint32_t abi_minor;
+    const char *version;
+    const char *doc;
+    const char *const *requires; /* NULL-terminated plugin names loaded before this one */
+    const polis_param_def *params;
+    int32_t n_params;
+    size_t params_size; /* sizeof(your params struct); 0 if none */
+    polis_status (*init)(const polis_host *host, polis_ctx *ctx, const void *params,
+                         void **state);
+    polis_status (*start)(polis_ctx *ctx, void *state);
+    void (*destroy)(polis_ctx *ctx, void *state);
+    const polis_export *exports;
+    int32_t n_exports;
+} polis_plugin_desc;
+
+typedef const polis_plugin_desc *(*polis_plugin_entry_fn)(void);
+
+#define POLIS_PLUGIN(desc_var)                                                                 \
+    POLIS_EXPORT const polis_plugin_desc *polis_plugin_entry(void);                           \
+    POLIS_EXPORT const polis_plugin_desc *polis_plugin_entry(void) { return &(desc_var); }
+
+#ifdef __cplusplus
+}
+#endif
+#endif
