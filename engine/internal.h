@@ -96,6 +96,7 @@ struct polis_ctx {
     char *name;
     /* .so plugins */
     void *dl;
+    char *path;             /* the .so file loaded */
     const polis_plugin_desc *desc;
     void *params;           /* validated params struct, desc->params_size bytes */
     void *state;            /* what init() returned */
@@ -219,6 +220,7 @@ struct polis_env {
     char *plugin_path;      /* options->plugin_path copy, or NULL */
 
     char err[POLIS_ERRMAX];
+    bool err_placed;        /* err already names the callback and tick */
     int32_t state;
 
     polis__scenario scn;
@@ -309,6 +311,11 @@ POLIS_INTERNAL polis_status polis__fail(polis_env *env, polis_status st, const c
 POLIS_INTERNAL polis_status polis__vfail(polis_env *env, polis_status st, const char *fmt,
                                          va_list ap);
 POLIS_INTERNAL void polis__logf(polis_env *env, const char *fmt, ...) POLIS_PRINTF(2, 3);
+/* After a callback failed: appends " [<what>, tick T]" to env->err unless an inner frame
+ * already did (an error inside an event dispatched from a hook is placed at the event). */
+POLIS_INTERNAL void polis__place_error(polis_env *env, polis_ctx *ctx, polis_status st,
+                                       const char *what);
+POLIS_INTERNAL void polis__clear_error(polis_env *env);
 
 /* ---- registration (registry.c): the host-table functions, also used by Lua and ffi ---- */
 POLIS_INTERNAL const polis_host *polis__host(void);
@@ -317,6 +324,7 @@ POLIS_INTERNAL polis_ctx *polis__ctx_find(polis_env *env, const char *name);
 /* Host-table subscription for host-side (polis_env_subscribe) callers. */
 POLIS_INTERNAL polis_status polis__sub_add(polis_env *env, polis__sub *s);
 POLIS_INTERNAL polis_status polis__registry_freeze(polis_env *env);
+POLIS_INTERNAL void polis__registry_free(polis_env *env);
 POLIS_INTERNAL const char *polis__phase_name(polis_phase p);
 POLIS_INTERNAL int32_t polis__phase_parse(const char *name); /* -1 if unknown */
 

@@ -1,0 +1,653 @@
+/*
+ * env.c — the env lifecycle: create from a scenario, reset, step through the tick phases,
+ * observations and masks, destroy; the env allocator and error messages.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    (void)osize;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, nsize);
+}
+
+void *polis__alloc(polis_env *env, size_t size)
+{
+    if (size == 0) size = 1;
+    void *p = env->alloc(env->alloc_ud, NULL, 0, size);
+    if (p) memset(p, 0, size);
+    return p;
+}
+
+void *polis__realloc(polis_env *env, void *p, size_t osize, size_t nsize)
+{
+    if (nsize == 0) {
+        polis__free(env, p, osize);
+        return NULL;
+    }
+    return env->alloc(env->alloc_ud, p, p ? osize : 0, nsize);
+}
+
+void polis__free(polis_env *env, void *p, size_t size)
+{
+    if (p) env->alloc(env->alloc_ud, p, size, 0);
+}
+
+char *polis__strdup(polis_env *env, const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = env->alloc(env->alloc_ud, NULL, 0, n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+void polis__strfree(polis_env *env, char *s)
+{
+    if (s) polis__free(env, s, strlen(s) + 1);
+}
+
+polis_status polis__grow(polis_env *env, void **arr, int32_t *cap, int32_t need, size_t elem)
+{
+    if (need < *cap) return POLIS_OK;
+    int32_t ncap = *cap ? *cap : 8;
+    while (ncap <= need) {
+        if (ncap > INT32_MAX / 2) return polis__fail(env, POLIS_ERR_LIMIT, "registry too large");
+        ncap *= 2;
+    }
+    void *p = polis__realloc(env, *arr, (size_t)*cap * elem, (size_t)ncap * elem);
+    if (!p) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+    *arr = p;
+    *cap = ncap;
+    return POLIS_OK;
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+polis_status polis__vfail(polis_env *env, polis_status st, const char *fmt, va_list ap)
+{
+    vsnprintf(env->err, sizeof env->err, fmt, ap);
+    return st;
+}
+
+polis_status polis__fail(polis_env *env, polis_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    polis__vfail(env, st, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+void polis__logf(polis_env *env, const char *fmt, ...)
+{
+    if (!env->log) return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    env->log(env->log_ud, buf);
+}
+
+/* Appends " [what, tick T]" once to the message of a failed callback, so the outermost
+ * frame does not add a second place to a message an inner frame already placed. */
+void polis__place_error(polis_env *env, polis_ctx *ctx, polis_status st, const char *what)
+{
+    if (env->err_placed) return;
+    if (env->err[0] == '\0')
+        snprintf(env->err, sizeof env->err, "%s: failed (%s)", ctx ? ctx->name : "polis",
+                 polis_status_str(st));
+    size_t len = strlen(env->err);
+    snprintf(env->err + len, sizeof env->err - len, " [%s, tick %lld]", what,
+             (long long)env->tick);
+    env->err_placed = true;
+}
+
+void polis__clear_error(polis_env *env)
+{
+    env->err[0] = '\0';
+    env->err_placed = false;
+}
+
+const char *polis_status_str(polis_status s)
+{
+    switch (s) {
+    case POLIS_OK: return "ok";
+    case POLIS_ERR_INVALID: return "invalid argument";
+    case POLIS_ERR_NOMEM: return "out of memory";
+    case POLIS_ERR_CONFIG: return "config error";
+    case POLIS_ERR_PLUGIN: return "plugin error";
+    case POLIS_ERR_SCRIPT: return "script error";
+    case POLIS_ERR_STATE: return "wrong state";
+    case POLIS_ERR_IO: return "i/o error";
+    case POLIS_ERR_LIMIT: return "limit exceeded";
+    case POLIS_ERR_ACTION: return "bad action";
+    case POLIS_ERR_FFI: return "foreign call error";
+    }
+    return "unknown status";
+}
+
+const char *polis_version(void) { return POLIS_VERSION_STRING; }
+
+/* ---- create / destroy --------------------------------------------------------------------- */
+
+static polis_status noop_handler(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    (void)ctx, (void)ud, (void)agent, (void)arg;
+    return POLIS_OK;
+}
+
+static polis_status build(polis_env *env, const char *text, size_t len, const char *source,
+                          const char *base_dir)
+{
+    polis_status st;
+    polis_ctx *kernel = polis__ctx_new(env, POLIS__CTX_KERNEL, "polis");
+    if (!kernel) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    polis_action_def noop = {.name = "noop", .doc = "do nothing", .handler = noop_handler};
+    int32_t id;
+    if ((st = polis__host()->action(kernel, &noop, &id)) != POLIS_OK) return st;
+
+    if ((st = polis__scenario_parse(env, text, len, source, base_dir)) != POLIS_OK) return st;
+    env->n_agents = env->scn.n_agents;
+    env->max_steps = env->scn.max_steps;
+    env->max_entities = env->scn.max_entities;
+    if (env->scn.has_grid &&
+        (st = polis__grid_configure(env, env->scn.grid_width, env->scn.grid_height,
+                                    env->scn.grid_wrap)) != POLIS_OK)
+        return st;
+
+    if ((st = polis__plugins_load(env)) != POLIS_OK) return st;
+    if ((st = polis__scripts_load(env)) != POLIS_OK) return st;
+    if ((st = polis__plugins_start(env)) != POLIS_OK) return st;
+    if ((st = polis__scripts_start(env)) != POLIS_OK) return st;
+    if ((st = polis__ffi_bind_scenario(env)) != POLIS_OK) return st;
+    if ((st = polis__registry_freeze(env)) != POLIS_OK) return st;
+    polis__scenario_release_json(env);
+    env->state = POLIS__ENV_FROZEN;
+    return POLIS_OK;
+}
+
+static polis_status create(const char *text, size_t len, const char *source,
+                           const char *base_dir, const polis_options *opts, polis_env **out,
+                           polis_error *err)
+{
+    polis_alloc_fn alloc = default_alloc;
+    void *alloc_ud = NULL;
+    if (opts && opts->struct_size >= offsetof(polis_options, alloc_ud) + sizeof(void *) &&
+        opts->alloc) {
+        alloc = opts->alloc;
+        alloc_ud = opts->alloc_ud;
+    }
+    if (out) *out = NULL;
+    if (err) {
+        err->status = POLIS_OK;
+        err->message[0] = '\0';
+    }
+    if (!out) {
+        if (err) {
+            err->status = POLIS_ERR_INVALID;
+            snprintf(err->message, sizeof err->message, "polis_env_create: out is NULL");
+        }
+        return POLIS_ERR_INVALID;
+    }
+    polis_env *env = alloc(alloc_ud, NULL, 0, sizeof *env);
+    if (!env) {
+        if (err) {
+            err->status = POLIS_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message, "out of memory");
+        }
+        return POLIS_ERR_NOMEM;
+    }
+    memset(env, 0, sizeof *env);
+    env->alloc = alloc;
+    env->alloc_ud = alloc_ud;
+    env->state = POLIS__ENV_LOADING;
+    polis_status st = POLIS_OK;
+    if (opts && opts->struct_size >= sizeof(polis_options)) {
+        env->log = opts->log;
+        env->log_ud = opts->log_ud;
+        if (opts->plugin_path && !(env->plugin_path = polis__strdup(env, opts->plugin_path)))
+            st = polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+        if (!base_dir) base_dir = opts->base_dir;
+    } else if (opts && opts->struct_size != 0) {
+        st = polis__fail(env, POLIS_ERR_INVALID,
+                         "polis_options.struct_size is %zu, expected %zu (set it to "
+                         "sizeof(polis_options))",
+                         opts->struct_size, sizeof(polis_options));
+    }
+    if (st == POLIS_OK) st = build(env, text, len, source, base_dir);
+    if (st != POLIS_OK) {
+        if (err) {
+            err->status = st;
+            snprintf(err->message, sizeof err->message, "%s",
+                     env->err[0] ? env->err : polis_status_str(st));
+        }
+        polis_env_destroy(env);
+        return st;
+    }
+    *out = env;
+    return POLIS_OK;
+}
+
+polis_status polis_env_create_json(const char *json, size_t len, const polis_options *opts,
+                                   polis_env **out, polis_error *err)
+{
+    if (!json) {
+        if (out) *out = NULL;
+        if (err) {
+            err->status = POLIS_ERR_INVALID;
+            snprintf(err->message, sizeof err->message, "polis_env_create_json: json is NULL");
+        }
+        return POLIS_ERR_INVALID;
+    }
+    return create(json, len, "<string>", NULL, opts, out, err);
+}
+
+polis_status polis_env_create_file(const char *path, const polis_options *opts,
+                                   polis_env **out, polis_error *err)
+{
+    if (out) *out = NULL;
+    if (!path) {
+        if (err) {
+            err->status = POLIS_ERR_INVALID;
+            snprintf(err->message, sizeof err->message, "polis_env_create_file: path is NULL");
+        }
+        return POLIS_ERR_INVALID;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (err) {
+            err->status = POLIS_ERR_IO;
+            snprintf(err->message, sizeof err->message, "cannot read %s: %s", path,
+                     strerror(errno));
+        }
+        return POLIS_ERR_IO;
+    }
+    /* Read with plain malloc: the env (and its allocator) does not exist yet, and the text
+     * is freed before this function returns. */
+    size_t cap = 1 << 14, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) break;
+        char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int ioerr = ferror(f);
+    fclose(f);
+    if (!buf || ioerr) {
+        free(buf);
+        if (err) {
+            err->status = buf ? POLIS_ERR_IO : POLIS_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message, "cannot read %s: %s", path,
+                     buf ? "read error" : "out of memory");
+        }
+        return buf ? POLIS_ERR_IO : POLIS_ERR_NOMEM;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    polis_status st = create(buf, n, path, dir, opts, out, err);
+    free(buf);
+    return st;
+}
+
+void polis_env_destroy(polis_env *env)
+{
+    if (!env) return;
+    polis__scripts_unload(env);
+    polis__ffi_free(env);
+    polis__plugins_unload(env);
+    polis__bus_free(env);
+    polis__registry_free(env);
+    polis__entities_free(env);
+    polis__grid_free(env);
+    polis__scenario_release_json(env);
+    polis__scenario_free(env);
+    polis__strfree(env, env->plugin_path);
+    polis_alloc_fn alloc = env->alloc;
+    void *ud = env->alloc_ud;
+    alloc(ud, env, sizeof *env, 0);
+}
+
+/* ---- running callbacks ------------------------------------------------------------------- */
+
+static polis_status run_hooks(polis_env *env, polis_phase phase)
+{
+    const polis__hook *h = env->phase_hooks[phase];
+    int32_t n = env->n_phase_hooks[phase];
+    for (int32_t i = 0; i < n; i++) {
+        env->current = h[i].ctx;
+        polis_status st = h[i].fn(h[i].ctx, h[i].ud);
+        if (st != POLIS_OK) {
+            char what[64];
+            snprintf(what, sizeof what, "hook %s", polis__phase_name(phase));
+            polis__place_error(env, h[i].ctx, st, what);
+            return st;
+        }
+    }
+    env->current = NULL;
+    return POLIS_OK;
+}
+
+static inline bool agent_done(const polis_env *env, int32_t a)
+{
+    return env->io.terminations[a] || env->io.truncations[a];
+}
+
+static polis_status write_observations(polis_env *env)
+{
+    polis_status st = run_hooks(env, POLIS_PHASE_OBSERVE);
+    if (st != POLIS_OK) return st;
+    polis_io *io = &env->io;
+    for (int32_t f = 0; f < env->n_obs; f++) {
+        const polis__obs *o = &env->obs[f];
+        env->current = o->ctx;
+        uint8_t *dst = io->obs + o->offset;
+        for (int32_t a = 0; a < io->n_agents; a++, dst += io->obs_size) o->write(o->ctx, o->ud, a, dst);
+    }
+    for (int32_t a = 0; a < io->n_agents; a++) {
+        uint8_t *row = io->masks + (size_t)a * (size_t)io->n_actions;
+        row[0] = 1;
+        if (agent_done(env, a)) {
+            memset(row + 1, 0, (size_t)io->n_actions - 1);
+            continue;
+        }
+        for (int32_t k = 1; k < io->n_actions; k++) {
+            const polis__action *ac = &env->actions[k];
+            row[k] = ac->legal ? (uint8_t)ac->legal(ac->ctx, ac->ud, a, ac->arg) : 1;
+        }
+    }
+    env->current = NULL;
+    return POLIS_OK;
+}
+
+static void update_done(polis_env *env)
+{
+    for (int32_t a = 0; a < env->n_agents; a++)
+        if (!agent_done(env, a)) return;
+    env->state = POLIS__ENV_DONE;
+}
+
+polis_status polis_env_reset(polis_env *env, uint64_t seed)
+{
+    if (!env) return POLIS_ERR_INVALID;
+    polis__clear_error(env);
+    if (env->state == POLIS__ENV_LOADING)
+        return polis__fail(env, POLIS_ERR_STATE, "reset: the env was not created completely");
+    polis_status st;
+    env->tick = 0;
+    env->episode++;
+    /* Stream constant: "polis" in ASCII, so the env stream differs from callers' own PCG32
+     * generators seeded with the same number on the default stream. */
+    polis_rng_seed(&env->rng, seed, 0x706f6c6973ULL);
+    polis_io *io = &env->io;
+    memset(io->rewards, 0, sizeof(float) * (size_t)io->n_agents);
+    memset(io->terminations, 0, (size_t)io->n_agents);
+    memset(io->truncations, 0, (size_t)io->n_agents);
+    memset(io->illegal, 0, (size_t)io->n_agents);
+    memset(io->actions, 0, sizeof(int32_t) * (size_t)io->n_agents);
+    if (env->n_rewards)
+        memset(env->reward_components, 0,
+               sizeof(float) * (size_t)env->n_rewards * (size_t)env->n_agents);
+    polis__bus_reset(env);
+    polis__entities_reset(env);
+    polis__grid_clear(env);
+    for (int32_t a = 0; a < env->n_agents; a++) {
+        if ((st = polis__entity_create(env, &env->agent_entities[a])) != POLIS_OK) goto fail;
+    }
+    polis__scripts_reset(env);
+    env->state = POLIS__ENV_RUNNING;
+    if ((st = run_hooks(env, POLIS_PHASE_RESET)) != POLIS_OK) goto fail;
+    if ((st = write_observations(env)) != POLIS_OK) goto fail;
+    return POLIS_OK;
+fail:
+    env->state = POLIS__ENV_BROKEN;
+    polis__bus_reset(env);
+    return st;
+}
+
+polis_status polis_env_step(polis_env *env)
+{
+    if (!env) return POLIS_ERR_INVALID;
+    polis__clear_error(env);
+    switch (env->state) {
+    case POLIS__ENV_RUNNING: break;
+    case POLIS__ENV_DONE:
+        return polis__fail(env, POLIS_ERR_STATE,
+                           "step: the episode is over (tick %lld); call reset",
+                           (long long)env->tick);
+    case POLIS__ENV_BROKEN:
+        return polis__fail(env, POLIS_ERR_STATE,
+                           "step: the previous step or reset failed; call reset");
+    default:
+        return polis__fail(env, POLIS_ERR_STATE, "step: call reset before the first step");
+    }
+    polis_io *io = &env->io;
+    /* Validate every action before anything runs, so a bad action leaves the env untouched. */
+    for (int32_t a = 0; a < io->n_agents; a++) {
+        int32_t act = io->actions[a];
+        if (act < 0 || act >= io->n_actions)
+            return polis__fail(env, POLIS_ERR_ACTION,
+                               "step: agent %d (%s): action %d is outside [0, %d) at tick %lld",
+                               a, env->scn.agent_names[a], act, io->n_actions,
+                               (long long)env->tick);
+    }
+    polis_status st;
+    memset(io->illegal, 0, (size_t)io->n_agents);
+    memset(io->rewards, 0, sizeof(float) * (size_t)io->n_agents);
+
+    env->n_order = 0;
+    for (int32_t a = 0; a < io->n_agents; a++)
+        if (!agent_done(env, a)) env->order[env->n_order++] = a;
+    env->in_begin = true;
+    st = run_hooks(env, POLIS_PHASE_BEGIN);
+    env->in_begin = false;
+    if (st != POLIS_OK) goto fail;
+
+    for (int32_t i = 0; i < env->n_order; i++) {
+        int32_t a = env->order[i];
+        if (agent_done(env, a)) continue;
+        int32_t act = io->actions[a];
+        if (act == 0) continue;
+        if (!io->masks[(size_t)a * (size_t)io->n_actions + (size_t)act]) {
+            io->illegal[a] = 1;
+            continue;
+        }
+        const polis__action *ac = &env->actions[act];
+        env->current = ac->ctx;
+        st = ac->handler(ac->ctx, ac->ud, a, ac->arg);
+        if (st == POLIS_ERR_ACTION) {
+            io->illegal[a] = 1;
+            polis__clear_error(env);
+        } else if (st != POLIS_OK) {
+            char what[160];
+            snprintf(what, sizeof what, "action %s, agent %d (%s)", ac->name, a,
+                     env->scn.agent_names[a]);
+            polis__place_error(env, ac->ctx, st, what);
+            goto fail;
+        }
+    }
+    if ((st = run_hooks(env, POLIS_PHASE_RESOLVE)) != POLIS_OK) goto fail;
+    if ((st = run_hooks(env, POLIS_PHASE_WORLD)) != POLIS_OK) goto fail;
+    if ((st = run_hooks(env, POLIS_PHASE_POST)) != POLIS_OK) goto fail;
+
+    for (int32_t r = 0; r < env->n_rewards; r++) {
+        const polis__reward *rf = &env->rewards[r];
+        float *row = env->reward_components + (size_t)r * (size_t)io->n_agents;
+        memset(row, 0, sizeof(float) * (size_t)io->n_agents);
+        env->current = rf->ctx;
+        if ((st = rf->fn(rf->ctx, rf->ud, row)) != POLIS_OK) {
+            char what[96];
+            snprintf(what, sizeof what, "reward %s", rf->name);
+            polis__place_error(env, rf->ctx, st, what);
+            goto fail;
+        }
+        float w = rf->weight;
+        for (int32_t a = 0; a < io->n_agents; a++) io->rewards[a] += w * row[a];
+    }
+    for (int32_t t = 0; t < env->n_transforms; t++) {
+        const polis__transform *tf = &env->transforms[t];
+        env->current = tf->ctx;
+        if ((st = tf->fn(tf->ctx, tf->ud, io->rewards)) != POLIS_OK) {
+            char what[96];
+            snprintf(what, sizeof what, "reward transform %s", tf->name);
+            polis__place_error(env, tf->ctx, st, what);
+            goto fail;
+        }
+    }
+    if ((st = run_hooks(env, POLIS_PHASE_END)) != POLIS_OK) goto fail;
+    if (env->tick + 1 >= env->max_steps)
+        for (int32_t a = 0; a < io->n_agents; a++)
+            if (!io->terminations[a]) io->truncations[a] = 1;
+    env->tick++;
+    if ((st = write_observations(env)) != POLIS_OK) {
+        env->tick--;
+        goto fail;
+    }
+    update_done(env);
+    return POLIS_OK;
+fail:
+    env->current = NULL;
+    env->state = POLIS__ENV_BROKEN;
+    polis__bus_reset(env);
+    return st;
+}
+
+/* ---- accessors --------------------------------------------------------------------------- */
+
+const char *polis_env_error(const polis_env *env) { return env ? env->err : "env is NULL"; }
+uint64_t polis_env_default_seed(const polis_env *env) { return env->scn.seed; }
+int64_t polis_env_tick(const polis_env *env) { return env->tick; }
+int64_t polis_env_max_steps(const polis_env *env) { return env->max_steps; }
+bool polis_env_done(const polis_env *env) { return env->state == POLIS__ENV_DONE; }
+const char *polis_env_name(const polis_env *env) { return env->scn.name; }
+const polis_io *polis_env_io(polis_env *env) { return &env->io; }
+int32_t polis_env_n_agents(const polis_env *env) { return env->n_agents; }
+
+const char *polis_env_agent_name(const polis_env *env, int32_t agent)
+{
+    return agent >= 0 && agent < env->n_agents ? env->scn.agent_names[agent] : NULL;
+}
+
+int32_t polis_env_n_actions(const polis_env *env) { return env->n_actions; }
+
+const char *polis_env_action_name(const polis_env *env, int32_t action)
+{
+    return action >= 0 && action < env->n_actions ? env->actions[action].name : NULL;
+}
+
+int32_t polis_env_action_id(const polis_env *env, const char *name)
+{
+    if (!name) return -1;
+    for (int32_t i = 0; i < env->n_actions; i++)
+        if (strcmp(env->actions[i].name, name) == 0) return i;
+    return -1;
+}
+
+int32_t polis_env_n_obs_fields(const polis_env *env) { return env->n_obs; }
+
+polis_status polis_env_obs_field(const polis_env *env, int32_t i, polis_obs_field *out)
+{
+    if (i < 0 || i >= env->n_obs || !out) return POLIS_ERR_INVALID;
+    const polis__obs *o = &env->obs[i];
+    out->name = o->name;
+    out->doc = o->doc;
+    out->dtype = o->dtype;
+    out->ndim = o->ndim;
+    memcpy(out->shape, o->shape, sizeof out->shape);
+    out->offset = o->offset;
+    out->nbytes = o->nbytes;
+    return POLIS_OK;
+}
+
+size_t polis_dtype_size(polis_dtype t)
+{
+    switch (t) {
+    case POLIS_DTYPE_U8:
+    case POLIS_DTYPE_I8: return 1;
+    case POLIS_DTYPE_I16: return 2;
+    case POLIS_DTYPE_I32:
+    case POLIS_DTYPE_F32: return 4;
+    }
+    return 0;
+}
+
+const char *polis_dtype_name(polis_dtype t)
+{
+    switch (t) {
+    case POLIS_DTYPE_U8: return "u8";
+    case POLIS_DTYPE_I8: return "i8";
+    case POLIS_DTYPE_I16: return "i16";
+    case POLIS_DTYPE_I32: return "i32";
+    case POLIS_DTYPE_F32: return "f32";
+    }
+    return NULL;
+}
+
+int32_t polis_env_n_reward_fns(const polis_env *env) { return env->n_rewards; }
+
+const char *polis_env_reward_fn_name(const polis_env *env, int32_t i)
+{
+    return i >= 0 && i < env->n_rewards ? env->rewards[i].name : NULL;
+}
+
+const float *polis_env_reward_components(const polis_env *env)
+{
+    return env->reward_components;
+}
+
+/* FNV-1a over the observable state, so golden tests catch any behaviour change. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+uint64_t polis_env_state_hash(const polis_env *env)
+{
+    const polis_io *io = &env->io;
+    size_t n = (size_t)io->n_agents;
+    uint64_t h = 14695981039346656037ULL;
+    h = fnv(h, &env->tick, sizeof env->tick);
+    h = fnv(h, io->obs, n * io->obs_size);
+    h = fnv(h, io->masks, n * (size_t)io->n_actions);
+    h = fnv(h, io->rewards, n * sizeof(float));
+    h = fnv(h, io->terminations, n);
+    h = fnv(h, io->truncations, n);
+    if (env->grid.cells)
+        h = fnv(h, env->grid.cells,
+                sizeof(int32_t) * (size_t)env->grid.width * (size_t)env->grid.height *
+                    (size_t)env->grid.layers);
+    return h;
+}

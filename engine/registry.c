@@ -1,0 +1,852 @@
+/*
+ * registry.c — plugin contexts, the host table plugins and scripts call, and the freeze that
+ * turns the growable registries into the flat per-phase arrays and buffers the step loop
+ * runs on.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- contexts -------------------------------------------------------------------------- */
+
+polis_ctx *polis__ctx_new(polis_env *env, int32_t kind, const char *name)
+{
+    if (polis__grow(env, (void **)&env->ctxs, &env->cap_ctxs, env->n_ctxs, sizeof(polis_ctx *)))
+        return NULL;
+    polis_ctx *ctx = polis__alloc(env, sizeof *ctx);
+    if (!ctx) return NULL;
+    ctx->name = polis__strdup(env, name);
+    if (!ctx->name) {
+        polis__free(env, ctx, sizeof *ctx);
+        return NULL;
+    }
+    ctx->env = env;
+    ctx->kind = kind;
+    ctx->index = env->n_ctxs;
+    env->ctxs[env->n_ctxs++] = ctx;
+    return ctx;
+}
+
+polis_ctx *polis__ctx_find(polis_env *env, const char *name)
+{
+    for (int32_t i = 0; i < env->n_ctxs; i++)
+        if (strcmp(env->ctxs[i]->name, name) == 0) return env->ctxs[i];
+    return NULL;
+}
+
+static const char *phase_names[POLIS_PHASE_COUNT] = {"reset", "begin", "resolve", "world",
+                                                     "post",  "end",   "observe"};
+
+const char *polis__phase_name(polis_phase p)
+{
+    return (unsigned)p < POLIS_PHASE_COUNT ? phase_names[p] : "?";
+}
+
+int32_t polis__phase_parse(const char *name)
+{
+    for (int32_t i = 0; i < POLIS_PHASE_COUNT; i++)
+        if (name && strcmp(phase_names[i], name) == 0) return i;
+    return -1;
+}
+
+/* ---- host: errors, identity, time --------------------------------------------------------- */
+
+static void h_error(polis_ctx *ctx, const char *fmt, ...)
+{
+    polis_env *env = ctx->env;
+    int n = snprintf(env->err, sizeof env->err, "%s: ", ctx->name);
+    if (n < 0 || (size_t)n >= sizeof env->err) n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(env->err + n, sizeof env->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    env->err_placed = false;
+}
+
+static void h_log(polis_ctx *ctx, const char *fmt, ...)
+{
+    polis_env *env = ctx->env;
+    if (!env->log) return;
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "[%s] ", ctx->name);
+    if (n < 0 || (size_t)n >= sizeof buf) n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    va_end(ap);
+    env->log(env->log_ud, buf);
+}
+
+static const char *h_plugin_name(polis_ctx *ctx) { return ctx->name; }
+static int32_t h_n_agents(polis_ctx *ctx) { return ctx->env->n_agents; }
+
+static const char *h_agent_name(polis_ctx *ctx, int32_t agent)
+{
+    return polis_env_agent_name(ctx->env, agent);
+}
+
+static int64_t h_tick(polis_ctx *ctx) { return ctx->env->tick; }
+static int64_t h_episode(polis_ctx *ctx) { return ctx->env->episode; }
+static int64_t h_max_steps(polis_ctx *ctx) { return ctx->env->max_steps; }
+static polis_rng *h_rng(polis_ctx *ctx) { return &ctx->env->rng; }
+static const polis_io *h_io(polis_ctx *ctx) { return &ctx->env->io; }
+
+/* ---- host: registration -------------------------------------------------------------------- */
+
+static polis_status closed(polis_ctx *ctx, const char *what)
+{
+    if (ctx->env->state == POLIS__ENV_LOADING) return POLIS_OK;
+    h_error(ctx, "%s: registration is closed once the env is created (register in init or "
+                 "start)", what);
+    return POLIS_ERR_STATE;
+}
+
+/* Names users type in scenarios and action strings: printable, no spaces, bounded. */
+static polis_status check_name(polis_ctx *ctx, const char *kind, const char *name)
+{
+    if (!name || !*name) {
+        h_error(ctx, "%s name is empty", kind);
+        return POLIS_ERR_INVALID;
+    }
+    size_t n = strlen(name);
+    if (n > 127) {
+        h_error(ctx, "%s name \"%.32s...\" is longer than 127 characters", kind, name);
+        return POLIS_ERR_INVALID;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c <= ' ' || c >= 127 || c == '"' || c == '\\') {
+            h_error(ctx, "%s name \"%s\" has a character that is not allowed at %zu (use "
+                         "letters, digits and punctuation without spaces or quotes)",
+                    kind, name, i);
+            return POLIS_ERR_INVALID;
+        }
+    }
+    return POLIS_OK;
+}
+
+static polis_status h_hook(polis_ctx *ctx, polis_phase phase, int32_t priority, polis_hook_fn fn,
+                           void *ud)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "hook");
+    if (st) return st;
+    if ((unsigned)phase >= POLIS_PHASE_COUNT || !fn) {
+        h_error(ctx, "hook: %s", fn ? "unknown phase" : "function is NULL");
+        return POLIS_ERR_INVALID;
+    }
+    if ((st = polis__grow(env, (void **)&env->hooks, &env->cap_hooks, env->n_hooks,
+                          sizeof *env->hooks)))
+        return st;
+    env->hooks[env->n_hooks++] = (polis__hook){
+        .phase = phase, .priority = priority, .seq = env->reg_seq++, .fn = fn, .ud = ud,
+        .ctx = ctx};
+    return POLIS_OK;
+}
+
+static polis_ctx *owner_of_action(polis_env *env, const char *name)
+{
+    for (int32_t i = 0; i < env->n_actions; i++)
+        if (strcmp(env->actions[i].name, name) == 0) return env->actions[i].ctx;
+    return NULL;
+}
+
+static polis_status h_action(polis_ctx *ctx, const polis_action_def *def, int32_t *out_id)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "action");
+    if (st) return st;
+    if (!def || !def->handler) {
+        h_error(ctx, "action %s: %s", def && def->name ? def->name : "?",
+                def ? "handler is NULL" : "definition is NULL");
+        return POLIS_ERR_INVALID;
+    }
+    if ((st = check_name(ctx, "action", def->name))) return st;
+    for (int32_t i = 0; i < env->n_actions; i++) {
+        if (strcmp(env->actions[i].name, def->name) == 0) {
+            polis_ctx *o = owner_of_action(env, def->name);
+            h_error(ctx, "action \"%s\" is already registered by %s", def->name,
+                    o ? o->name : "polis");
+            return POLIS_ERR_INVALID;
+        }
+    }
+    if ((st = polis__grow(env, (void **)&env->actions, &env->cap_actions, env->n_actions,
+                          sizeof *env->actions)))
+        return st;
+    polis__action *a = &env->actions[env->n_actions];
+    a->name = polis__strdup(env, def->name);
+    a->doc = polis__strdup(env, def->doc ? def->doc : "");
+    if (!a->name || !a->doc) {
+        polis__strfree(env, a->name);
+        polis__strfree(env, a->doc);
+        memset(a, 0, sizeof *a);
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    }
+    a->handler = def->handler;
+    a->legal = def->legal;
+    a->arg = def->arg;
+    a->ud = def->ud;
+    a->ctx = ctx;
+    if (out_id) *out_id = env->n_actions;
+    env->n_actions++;
+    return POLIS_OK;
+}
+
+static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "observation");
+    if (st) return st;
+    if (!def || !def->write) {
+        h_error(ctx, "observation %s: %s", def && def->name ? def->name : "?",
+                def ? "write function is NULL" : "definition is NULL");
+        return POLIS_ERR_INVALID;
+    }
+    if ((st = check_name(ctx, "observation", def->name))) return st;
+    if (polis_dtype_name(def->dtype) == NULL) {
+        h_error(ctx, "observation %s: unknown dtype %d", def->name, (int)def->dtype);
+        return POLIS_ERR_INVALID;
+    }
+    if (def->ndim < 1 || def->ndim > 4) {
+        h_error(ctx, "observation %s: ndim %d is outside [1, 4]", def->name, def->ndim);
+        return POLIS_ERR_INVALID;
+    }
+    size_t count = 1;
+    for (int32_t d = 0; d < def->ndim; d++) {
+        if (def->shape[d] < 1 || def->shape[d] > (1 << 24)) {
+            h_error(ctx, "observation %s: shape[%d] = %d is outside [1, 16777216]", def->name,
+                    d, def->shape[d]);
+            return POLIS_ERR_INVALID;
+        }
+        count *= (size_t)def->shape[d];
+        if (count > ((size_t)1 << 28)) {
+            h_error(ctx, "observation %s: more than 2^28 elements per agent", def->name);
+            return POLIS_ERR_INVALID;
+        }
+    }
+    for (int32_t i = 0; i < env->n_obs; i++) {
+        if (strcmp(env->obs[i].name, def->name) == 0) {
+            h_error(ctx, "observation \"%s\" is already registered by %s", def->name,
+                    env->obs[i].ctx->name);
+            return POLIS_ERR_INVALID;
+        }
+    }
+    if ((st = polis__grow(env, (void **)&env->obs, &env->cap_obs, env->n_obs, sizeof *env->obs)))
+        return st;
+    polis__obs *o = &env->obs[env->n_obs];
+    o->name = polis__strdup(env, def->name);
+    o->doc = polis__strdup(env, def->doc ? def->doc : "");
+    if (!o->name || !o->doc) {
+        polis__strfree(env, o->name);
+        polis__strfree(env, o->doc);
+        memset(o, 0, sizeof *o);
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    }
+    o->dtype = def->dtype;
+    o->ndim = def->ndim;
+    memcpy(o->shape, def->shape, sizeof o->shape);
+    for (int32_t d = def->ndim; d < 4; d++) o->shape[d] = 0;
+    o->nbytes = count * polis_dtype_size(def->dtype);
+    o->write = def->write;
+    o->ud = def->ud;
+    o->ctx = ctx;
+    if (out_id) *out_id = env->n_obs;
+    env->n_obs++;
+    return POLIS_OK;
+}
+
+static polis_status h_reward(polis_ctx *ctx, const char *name, polis_reward_fn fn, void *ud)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "reward");
+    if (st) return st;
+    if ((st = check_name(ctx, "reward", name))) return st;
+    if (!fn) {
+        h_error(ctx, "reward %s: function is NULL", name);
+        return POLIS_ERR_INVALID;
+    }
+    for (int32_t i = 0; i < env->n_rewards; i++) {
+        if (strcmp(env->rewards[i].name, name) == 0) {
+            h_error(ctx, "reward function \"%s\" is already registered by %s", name,
+                    env->rewards[i].ctx->name);
+            return POLIS_ERR_INVALID;
+        }
+    }
+    if ((st = polis__grow(env, (void **)&env->rewards, &env->cap_rewards, env->n_rewards,
+                          sizeof *env->rewards)))
+        return st;
+    polis__reward *r = &env->rewards[env->n_rewards];
+    if (!(r->name = polis__strdup(env, name)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    r->fn = fn;
+    r->ud = ud;
+    r->ctx = ctx;
+    r->weight = 1.0f;
+    env->n_rewards++;
+    return POLIS_OK;
+}
+
+static polis_status h_reward_transform(polis_ctx *ctx, const char *name, int32_t priority,
+                                       polis_transform_fn fn, void *ud)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "reward_transform");
+    if (st) return st;
+    if ((st = check_name(ctx, "reward transform", name))) return st;
+    if (!fn) {
+        h_error(ctx, "reward transform %s: function is NULL", name);
+        return POLIS_ERR_INVALID;
+    }
+    for (int32_t i = 0; i < env->n_transforms; i++) {
+        if (strcmp(env->transforms[i].name, name) == 0) {
+            h_error(ctx, "reward transform \"%s\" is already registered by %s", name,
+                    env->transforms[i].ctx->name);
+            return POLIS_ERR_INVALID;
+        }
+    }
+    if ((st = polis__grow(env, (void **)&env->transforms, &env->cap_transforms,
+                          env->n_transforms, sizeof *env->transforms)))
+        return st;
+    polis__transform *t = &env->transforms[env->n_transforms];
+    if (!(t->name = polis__strdup(env, name)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    t->priority = priority;
+    t->seq = env->reg_seq++;
+    t->fn = fn;
+    t->ud = ud;
+    t->ctx = ctx;
+    env->n_transforms++;
+    return POLIS_OK;
+}
+
+static size_t ftype_size(polis_ftype t)
+{
+    switch (t) {
+    case POLIS_FIELD_I32:
+    case POLIS_FIELD_F32: return 4;
+    case POLIS_FIELD_I64:
+    case POLIS_FIELD_F64: return 8;
+    }
+    return 0;
+}
+
+static polis_status h_event_type(polis_ctx *ctx, const char *name, const polis_field_def *fields,
+                                 int32_t n_fields, int32_t *out_id)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "event_type");
+    if (st) return st;
+    if ((st = check_name(ctx, "event type", name))) return st;
+    if (n_fields < 0 || n_fields > 64 || (n_fields > 0 && !fields)) {
+        h_error(ctx, "event type %s: %d fields (expected 0..64 with a field array)", name,
+                n_fields);
+        return POLIS_ERR_INVALID;
+    }
+    for (int32_t i = 0; i < env->n_events; i++) {
+        if (strcmp(env->events[i].name, name) == 0) {
+            h_error(ctx, "event type \"%s\" is already registered by %s", name,
+                    env->events[i].owner->name);
+            return POLIS_ERR_INVALID;
+        }
+    }
+    for (int32_t i = 0; i < n_fields; i++) {
+        if ((st = check_name(ctx, "event field", fields[i].name))) return st;
+        if (ftype_size(fields[i].type) == 0) {
+            h_error(ctx, "event type %s: field %s has unknown type %d", name, fields[i].name,
+                    (int)fields[i].type);
+            return POLIS_ERR_INVALID;
+        }
+        for (int32_t j = 0; j < i; j++) {
+            if (strcmp(fields[i].name, fields[j].name) == 0) {
+                h_error(ctx, "event type %s: duplicate field \"%s\"", name, fields[i].name);
+                return POLIS_ERR_INVALID;
+            }
+        }
+    }
+    if ((st = polis__grow(env, (void **)&env->events, &env->cap_events, env->n_events,
+                          sizeof *env->events)))
+        return st;
+    polis__event_type *e = &env->events[env->n_events];
+    e->name = polis__strdup(env, name);
+    e->fields = n_fields ? polis__alloc(env, sizeof *e->fields * (size_t)n_fields) : NULL;
+    if (!e->name || (n_fields && !e->fields)) goto nomem;
+    size_t off = 0, align = 1;
+    for (int32_t i = 0; i < n_fields; i++) {
+        size_t sz = ftype_size(fields[i].type);
+        off = (off + sz - 1) / sz * sz;
+        if (!(e->fields[i].name = polis__strdup(env, fields[i].name))) {
+            e->n_fields = i;
+            goto nomem;
+        }
+        e->fields[i].type = fields[i].type;
+        e->fields[i].offset = off;
+        off += sz;
+        if (sz > align) align = sz;
+    }
+    e->n_fields = n_fields;
+    e->size = (off + align - 1) / align * align;
+    e->owner = ctx;
+    if (out_id) *out_id = env->n_events;
+    env->n_events++;
+    return POLIS_OK;
+nomem:
+    for (int32_t i = 0; i < e->n_fields; i++) polis__strfree(env, e->fields[i].name);
+    polis__free(env, e->fields, sizeof *e->fields * (size_t)n_fields);
+    polis__strfree(env, e->name);
+    memset(e, 0, sizeof *e);
+    return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+}
+
+polis_status polis__sub_add(polis_env *env, polis__sub *s)
+{
+    polis_status st = polis__grow(env, (void **)&env->subs, &env->cap_subs, env->n_subs,
+                                  sizeof *env->subs);
+    if (st) return st;
+    s->seq = env->reg_seq++;
+    env->subs[env->n_subs++] = *s;
+    return POLIS_OK;
+}
+
+static polis_status h_subscribe(polis_ctx *ctx, const char *event, int32_t priority,
+                                polis_event_fn fn, void *ud)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "subscribe");
+    if (st) return st;
+    if ((st = check_name(ctx, "event type", event))) return st;
+    if (!fn) {
+        h_error(ctx, "subscribe %s: function is NULL", event);
+        return POLIS_ERR_INVALID;
+    }
+    polis__sub s = {.type = -1, .priority = priority, .fn = fn, .ud = ud, .ctx = ctx};
+    if (!(s.event = polis__strdup(env, event)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    if ((st = polis__sub_add(env, &s))) polis__strfree(env, s.event);
+    return st;
+}
+
+static polis_status h_component(polis_ctx *ctx, const char *name, size_t elem_size,
+                                int32_t *out_id)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "component");
+    if (st) return st;
+    if ((st = check_name(ctx, "component", name))) return st;
+    if (elem_size == 0 || elem_size > (1u << 20)) {
+        h_error(ctx, "component %s: element size %zu is outside [1, 1048576]", name, elem_size);
+        return POLIS_ERR_INVALID;
+    }
+    for (int32_t i = 0; i < env->n_components; i++) {
+        if (strcmp(env->components[i].name, name) == 0) {
+            h_error(ctx, "component \"%s\" is already registered by %s", name,
+                    env->components[i].owner->name);
+            return POLIS_ERR_INVALID;
+        }
+    }
+    if ((st = polis__grow(env, (void **)&env->components, &env->cap_components,
+                          env->n_components, sizeof *env->components)))
+        return st;
+    polis__component *c = &env->components[env->n_components];
+    if (!(c->name = polis__strdup(env, name)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    c->elem_size = elem_size;
+    c->owner = ctx;
+    if (out_id) *out_id = env->n_components;
+    env->n_components++;
+    return POLIS_OK;
+}
+
+static polis_status h_grid_configure(polis_ctx *ctx, int32_t w, int32_t h, bool wrap)
+{
+    polis_status st = closed(ctx, "grid_configure");
+    if (st) return st;
+    if ((st = polis__grid_configure(ctx->env, w, h, wrap)) != POLIS_OK) {
+        char msg[POLIS_ERRMAX];
+        snprintf(msg, sizeof msg, "%s", ctx->env->err);
+        h_error(ctx, "%s", msg);
+    }
+    return st;
+}
+
+static polis_status h_grid_layer(polis_ctx *ctx, const char *name, int32_t *out)
+{
+    polis_status st = closed(ctx, "grid_layer");
+    if (st) return st;
+    if ((st = check_name(ctx, "grid layer", name))) return st;
+    return polis__grid_layer(ctx->env, name, out);
+}
+
+static polis_status h_service_provide(polis_ctx *ctx, const char *name, const void *api)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "service_provide");
+    if (st) return st;
+    if ((st = check_name(ctx, "service", name))) return st;
+    for (int32_t i = 0; i < env->n_services; i++) {
+        if (strcmp(env->services[i].name, name) == 0) {
+            h_error(ctx, "service \"%s\" is already provided by %s", name,
+                    env->services[i].owner->name);
+            return POLIS_ERR_INVALID;
+        }
+    }
+    if ((st = polis__grow(env, (void **)&env->services, &env->cap_services, env->n_services,
+                          sizeof *env->services)))
+        return st;
+    polis__service *s = &env->services[env->n_services];
+    if (!(s->name = polis__strdup(env, name)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    s->api = api;
+    s->owner = ctx;
+    env->n_services++;
+    return POLIS_OK;
+}
+
+/* ---- host: lookups ------------------------------------------------------------------------- */
+
+static int32_t h_event_find(polis_ctx *ctx, const char *name)
+{
+    return polis_env_event_find(ctx->env, name);
+}
+
+static int32_t h_component_find(polis_ctx *ctx, const char *name)
+{
+    polis_env *env = ctx->env;
+    for (int32_t i = 0; name && i < env->n_components; i++)
+        if (strcmp(env->components[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int32_t h_action_find(polis_ctx *ctx, const char *name)
+{
+    return polis_env_action_id(ctx->env, name);
+}
+
+static const void *h_service(polis_ctx *ctx, const char *name)
+{
+    polis_env *env = ctx->env;
+    for (int32_t i = 0; name && i < env->n_services; i++)
+        if (strcmp(env->services[i].name, name) == 0) return env->services[i].api;
+    return NULL;
+}
+
+/* ---- host: running -------------------------------------------------------------------------- */
+
+static polis_status h_publish(polis_ctx *ctx, int32_t type, const void *payload, size_t size)
+{
+    return polis__bus_publish(ctx->env, ctx, type, payload, size);
+}
+
+static void *h_component_data(polis_ctx *ctx, int32_t component)
+{
+    polis_env *env = ctx->env;
+    if (component < 0 || component >= env->n_components) return NULL;
+    return env->components[component].data;
+}
+
+static const polis_grid *h_grid(polis_ctx *ctx)
+{
+    return ctx->env->grid_enabled ? &ctx->env->grid : NULL;
+}
+
+static void h_grid_window(polis_ctx *ctx, int32_t layer, int32_t cx, int32_t cy, int32_t rx,
+                          int32_t ry, int32_t outside, int32_t *out)
+{
+    polis__grid_window(&ctx->env->grid, layer, cx, cy, rx, ry, outside, out);
+}
+
+static polis_status h_entity_create(polis_ctx *ctx, polis_entity *out)
+{
+    polis_status st = polis__entity_create(ctx->env, out);
+    if (st) {
+        char msg[POLIS_ERRMAX];
+        snprintf(msg, sizeof msg, "%s", ctx->env->err);
+        h_error(ctx, "%s", msg);
+    }
+    return st;
+}
+
+static polis_status h_entity_destroy(polis_ctx *ctx, polis_entity e)
+{
+    polis_status st = polis__entity_destroy(ctx->env, e);
+    if (st) {
+        char msg[POLIS_ERRMAX];
+        snprintf(msg, sizeof msg, "%s", ctx->env->err);
+        h_error(ctx, "%s", msg);
+    }
+    return st;
+}
+
+static bool h_entity_alive(polis_ctx *ctx, polis_entity e)
+{
+    return polis__entity_alive(ctx->env, e);
+}
+
+static polis_entity h_agent_entity(polis_ctx *ctx, int32_t agent)
+{
+    polis_env *env = ctx->env;
+    if (agent < 0 || agent >= env->n_agents || !env->agent_entities) return POLIS_ENTITY_NONE;
+    return env->agent_entities[agent];
+}
+
+static int32_t h_max_entities(polis_ctx *ctx) { return ctx->env->max_entities; }
+
+static polis_status h_set_agent_order(polis_ctx *ctx, const int32_t *agents, int32_t n)
+{
+    polis_env *env = ctx->env;
+    if (!env->in_begin) {
+        h_error(ctx, "set_agent_order is only allowed in the begin phase");
+        return POLIS_ERR_STATE;
+    }
+    if (n < 0 || n > env->n_agents || (n > 0 && !agents)) {
+        h_error(ctx, "set_agent_order: %d agents (expected 0..%d)", n, env->n_agents);
+        return POLIS_ERR_INVALID;
+    }
+    /* Duplicates are found with io->illegal as scratch: the step cleared it before BEGIN
+     * and writes it only after the order is final, so no allocation is needed here. */
+    uint8_t *seen = env->io.illegal;
+    polis_status st = POLIS_OK;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t a = agents[i];
+        if (a < 0 || a >= env->n_agents) {
+            h_error(ctx, "set_agent_order: agents[%d] = %d is not an agent id (0..%d)", i, a,
+                    env->n_agents - 1);
+            st = POLIS_ERR_INVALID;
+            break;
+        }
+        if (seen[a]) {
+            h_error(ctx, "set_agent_order: agent %d appears twice", a);
+            st = POLIS_ERR_INVALID;
+            break;
+        }
+        seen[a] = 1;
+    }
+    memset(seen, 0, (size_t)env->n_agents);
+    if (st) return st;
+    memcpy(env->order, agents, sizeof(int32_t) * (size_t)n);
+    env->n_order = n;
+    return POLIS_OK;
+}
+
+static void *h_alloc(polis_ctx *ctx, size_t size) { return polis__alloc(ctx->env, size); }
+static void h_free(polis_ctx *ctx, void *p, size_t size) { polis__free(ctx->env, p, size); }
+
+static const polis_host host_table = {
+    .abi_major = POLIS_ABI_MAJOR,
+    .struct_size = sizeof(polis_host),
+    .abi_minor = POLIS_ABI_MINOR,
+    .error = h_error,
+    .log = h_log,
+    .plugin_name = h_plugin_name,
+    .n_agents = h_n_agents,
+    .agent_name = h_agent_name,
+    .tick = h_tick,
+    .episode = h_episode,
+    .max_steps = h_max_steps,
+    .rng = h_rng,
+    .io = h_io,
+    .hook = h_hook,
+    .action = h_action,
+    .observation = h_observation,
+    .reward = h_reward,
+    .reward_transform = h_reward_transform,
+    .event_type = h_event_type,
+    .subscribe = h_subscribe,
+    .component = h_component,
+    .grid_configure = h_grid_configure,
+    .grid_layer = h_grid_layer,
+    .service_provide = h_service_provide,
+    .event_find = h_event_find,
+    .component_find = h_component_find,
+    .action_find = h_action_find,
+    .service = h_service,
+    .publish = h_publish,
+    .component_data = h_component_data,
+    .grid = h_grid,
+    .grid_window = h_grid_window,
+    .entity_create = h_entity_create,
+    .entity_destroy = h_entity_destroy,
+    .entity_alive = h_entity_alive,
+    .agent_entity = h_agent_entity,
+    .max_entities = h_max_entities,
+    .set_agent_order = h_set_agent_order,
+    .json_kind = polis__json_kind,
+    .json_len = polis__json_len,
+    .json_at = polis__json_at,
+    .json_get = polis__json_get,
+    .json_key = polis__json_key,
+    .json_path = polis__json_path,
+    .json_int = polis__json_int,
+    .json_double = polis__json_double,
+    .json_string = polis__json_string,
+    .json_bool = polis__json_bool,
+    .alloc = h_alloc,
+    .free = h_free,
+};
+
+const polis_host *polis__host(void) { return &host_table; }
+
+/* ---- freeze ---------------------------------------------------------------------------------- */
+
+static int cmp_hook(const void *a, const void *b)
+{
+    const polis__hook *x = a, *y = b;
+    if (x->priority != y->priority) return x->priority < y->priority ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_transform(const void *a, const void *b)
+{
+    const polis__transform *x = a, *y = b;
+    if (x->priority != y->priority) return x->priority < y->priority ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static polis_status apply_weights(polis_env *env)
+{
+    for (int32_t w = 0; w < env->scn.n_weights; w++) {
+        const polis__scn_reward_weight *sw = &env->scn.weights[w];
+        int32_t found = -1;
+        for (int32_t r = 0; r < env->n_rewards; r++)
+            if (strcmp(env->rewards[r].name, sw->name) == 0) found = r;
+        if (found < 0) {
+            char list[512] = "";
+            size_t len = 0;
+            for (int32_t r = 0; r < env->n_rewards && len < sizeof list - 1; r++)
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", r ? ", " : "",
+                                        env->rewards[r].name);
+            return polis__fail(env, POLIS_ERR_CONFIG,
+                               "%s: %s: no reward function named \"%s\" (registered: %s)",
+                               env->scn.source, sw->jpath, sw->name,
+                               env->n_rewards ? list : "none");
+        }
+        env->rewards[found].weight = (float)sw->weight;
+    }
+    return POLIS_OK;
+}
+
+polis_status polis__registry_freeze(polis_env *env)
+{
+    polis_status st;
+    if ((st = apply_weights(env))) return st;
+
+    /* Per-phase hook arrays: one sorted copy per phase, so the step walks flat arrays. */
+    for (int32_t p = 0; p < POLIS_PHASE_COUNT; p++) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < env->n_hooks; i++) n += env->hooks[i].phase == (polis_phase)p;
+        env->n_phase_hooks[p] = n;
+        if (!n) continue;
+        env->phase_hooks[p] = polis__alloc(env, sizeof(polis__hook) * (size_t)n);
+        if (!env->phase_hooks[p]) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+        n = 0;
+        for (int32_t i = 0; i < env->n_hooks; i++)
+            if (env->hooks[i].phase == (polis_phase)p) env->phase_hooks[p][n++] = env->hooks[i];
+        qsort(env->phase_hooks[p], (size_t)n, sizeof(polis__hook), cmp_hook);
+    }
+    if (env->n_transforms)
+        qsort(env->transforms, (size_t)env->n_transforms, sizeof *env->transforms,
+              cmp_transform);
+
+    /* Observation layout: each field starts on an 8-byte boundary. */
+    size_t off = 0;
+    for (int32_t i = 0; i < env->n_obs; i++) {
+        env->obs[i].offset = off;
+        off += (env->obs[i].nbytes + 7) & ~(size_t)7;
+    }
+    size_t n = (size_t)env->n_agents;
+    polis_io *io = &env->io;
+    io->n_agents = env->n_agents;
+    io->n_actions = env->n_actions;
+    io->obs_size = off;
+    if (off && n > SIZE_MAX / off)
+        return polis__fail(env, POLIS_ERR_LIMIT, "observation buffer too large");
+    size_t obs_bytes = off * n;
+    io->obs = polis__alloc(env, obs_bytes ? obs_bytes : 1);
+    io->masks = polis__alloc(env, n * (size_t)env->n_actions);
+    io->actions = polis__alloc(env, n * sizeof(int32_t));
+    io->rewards = polis__alloc(env, n * sizeof(float));
+    io->terminations = polis__alloc(env, n);
+    io->truncations = polis__alloc(env, n);
+    io->illegal = polis__alloc(env, n);
+    env->order = polis__alloc(env, n * sizeof(int32_t));
+    env->agent_entities = polis__alloc(env, n * sizeof(polis_entity));
+    size_t comp = (size_t)env->n_rewards * n;
+    env->reward_components = polis__alloc(env, (comp ? comp : 1) * sizeof(float));
+    if (!io->obs || !io->masks || !io->actions || !io->rewards || !io->terminations ||
+        !io->truncations || !io->illegal || !env->order || !env->agent_entities ||
+        !env->reward_components)
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating env buffers");
+
+    if ((st = polis__entities_alloc(env))) return st;
+    for (int32_t c = 0; c < env->n_components; c++) {
+        polis__component *cp = &env->components[c];
+        if (cp->elem_size > SIZE_MAX / (size_t)env->max_entities)
+            return polis__fail(env, POLIS_ERR_LIMIT, "component %s too large", cp->name);
+        cp->data = polis__alloc(env, cp->elem_size * (size_t)env->max_entities);
+        if (!cp->data)
+            return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating component %s",
+                               cp->name);
+    }
+    if ((st = polis__grid_alloc(env))) return st;
+    return polis__bus_freeze(env);
+}
+
+void polis__registry_free(polis_env *env)
+{
+    for (int32_t p = 0; p < POLIS_PHASE_COUNT; p++)
+        polis__free(env, env->phase_hooks[p], sizeof(polis__hook) * (size_t)env->n_phase_hooks[p]);
+    polis__free(env, env->hooks, sizeof *env->hooks * (size_t)env->cap_hooks);
+    for (int32_t i = 0; i < env->n_actions; i++) {
+        polis__strfree(env, env->actions[i].name);
+        polis__strfree(env, env->actions[i].doc);
+    }
+    polis__free(env, env->actions, sizeof *env->actions * (size_t)env->cap_actions);
+    for (int32_t i = 0; i < env->n_obs; i++) {
+        polis__strfree(env, env->obs[i].name);
+        polis__strfree(env, env->obs[i].doc);
+    }
+    polis__free(env, env->obs, sizeof *env->obs * (size_t)env->cap_obs);
+    for (int32_t i = 0; i < env->n_rewards; i++) polis__strfree(env, env->rewards[i].name);
+    polis__free(env, env->rewards, sizeof *env->rewards * (size_t)env->cap_rewards);
+    for (int32_t i = 0; i < env->n_transforms; i++) polis__strfree(env, env->transforms[i].name);
+    polis__free(env, env->transforms, sizeof *env->transforms * (size_t)env->cap_transforms);
+    for (int32_t i = 0; i < env->n_events; i++) {
+        polis__event_type *e = &env->events[i];
+        for (int32_t f = 0; f < e->n_fields; f++) polis__strfree(env, e->fields[f].name);
+        polis__free(env, e->fields, sizeof *e->fields * (size_t)e->n_fields);
+        polis__strfree(env, e->name);
+    }
+    polis__free(env, env->events, sizeof *env->events * (size_t)env->cap_events);
+    for (int32_t i = 0; i < env->n_subs; i++) polis__strfree(env, env->subs[i].event);
+    polis__free(env, env->subs, sizeof *env->subs * (size_t)env->cap_subs);
+    for (int32_t i = 0; i < env->n_components; i++) {
+        polis__component *c = &env->components[i];
+        polis__free(env, c->data, c->elem_size * (size_t)env->max_entities);
+        polis__strfree(env, c->name);
+    }
+    polis__free(env, env->components, sizeof *env->components * (size_t)env->cap_components);
+    for (int32_t i = 0; i < env->n_services; i++) polis__strfree(env, env->services[i].name);
+    polis__free(env, env->services, sizeof *env->services * (size_t)env->cap_services);
+
+    size_t n = (size_t)env->n_agents;
+    polis_io *io = &env->io;
+    size_t obs_bytes = io->obs_size * n;
+    polis__free(env, io->obs, obs_bytes ? obs_bytes : 1);
+    polis__free(env, io->masks, n * (size_t)io->n_actions);
+    polis__free(env, io->actions, n * sizeof(int32_t));
+    polis__free(env, io->rewards, n * sizeof(float));
+    polis__free(env, io->terminations, n);
+    polis__free(env, io->truncations, n);
+    polis__free(env, io->illegal, n);
+    polis__free(env, env->order, n * sizeof(int32_t));
+    polis__free(env, env->agent_entities, n * sizeof(polis_entity));
+    size_t comp = (size_t)env->n_rewards * n;
+    polis__free(env, env->reward_components, (comp ? comp : 1) * sizeof(float));
+
+    for (int32_t i = 0; i < env->n_ctxs; i++) {
+        polis__strfree(env, env->ctxs[i]->name);
+        polis__free(env, env->ctxs[i], sizeof *env->ctxs[i]);
+    }
+    polis__free(env, env->ctxs, sizeof *env->ctxs * (size_t)env->cap_ctxs);
+}
