@@ -90,6 +90,7 @@ typedef struct polis__scenario {
 enum { POLIS__CTX_PLUGIN = 0, POLIS__CTX_SCRIPT = 1, POLIS__CTX_KERNEL = 2 };
 
 struct polis_ctx {
+    polis_ctx_head head;    /* public: host table and plugin state (plugin.h) */
     polis_env *env;
     int32_t index;          /* position in env->ctxs */
     int32_t kind;           /* POLIS__CTX_* */
@@ -99,7 +100,6 @@ struct polis_ctx {
     char *path;             /* the .so file loaded */
     const polis_plugin_desc *desc;
     void *params;           /* validated params struct, desc->params_size bytes */
-    void *state;            /* what init() returned */
     bool initialised;
     /* Lua scripts */
     polis__lua_script *script;

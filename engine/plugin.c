@@ -266,7 +266,7 @@ polis_status polis__plugins_load(polis_env *env)
         if (st) return st;
         polis__clear_error(env);
         env->current = ctx;
-        st = d->init(host, ctx, ctx->params, &ctx->state);
+        st = d->init(host, ctx, ctx->params, &ctx->head.state);
         env->current = NULL;
         if (st != POLIS_OK) {
             char msg[POLIS_ERRMAX];
@@ -289,7 +289,7 @@ polis_status polis__plugins_start(polis_env *env)
         if (ctx->kind != POLIS__CTX_PLUGIN || !ctx->desc->start) continue;
         polis__clear_error(env);
         env->current = ctx;
-        polis_status st = ctx->desc->start(ctx, ctx->state);
+        polis_status st = ctx->desc->start(ctx, ctx->head.state);
         env->current = NULL;
         if (st != POLIS_OK) {
             char msg[POLIS_ERRMAX];
@@ -307,7 +307,7 @@ void polis__plugins_unload(polis_env *env)
     for (int32_t i = env->n_ctxs - 1; i >= 0; i--) {
         polis_ctx *ctx = env->ctxs[i];
         if (ctx->kind != POLIS__CTX_PLUGIN) continue;
-        if (ctx->initialised && ctx->desc->destroy) ctx->desc->destroy(ctx, ctx->state);
+        if (ctx->initialised && ctx->desc->destroy) ctx->desc->destroy(ctx, ctx->head.state);
         ctx->initialised = false;
         if (ctx->params)
             polis__params_free(env, ctx->desc->params, ctx->desc->n_params,

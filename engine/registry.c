@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+static const polis_host host_table;
+
 /* ---- contexts -------------------------------------------------------------------------- */
 
 polis_ctx *polis__ctx_new(polis_env *env, int32_t kind, const char *name)
@@ -22,6 +24,7 @@ polis_ctx *polis__ctx_new(polis_env *env, int32_t kind, const char *name)
         polis__free(env, ctx, sizeof *ctx);
         return NULL;
     }
+    ctx->head.host = &host_table;
     ctx->env = env;
     ctx->kind = kind;
     ctx->index = env->n_ctxs;

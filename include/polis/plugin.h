@@ -245,6 +245,27 @@ typedef struct polis_host {
     void (*free)(polis_ctx *ctx, void *p, size_t size);
 } polis_host;
 
+/* ---- the public head of a ctx ------------------------------------------------------------ */
+
+/* Every polis_ctx starts with this head, so code that receives only a ctx — an exported
+ * function called through libffi, a callback registered with ud = NULL — reaches the host
+ * table and the plugin's state (what init() stored in *state). An export whose signature
+ * starts with `ctx` always receives the exporting plugin's own ctx. */
+typedef struct polis_ctx_head {
+    const polis_host *host;
+    void *state;
+} polis_ctx_head;
+
+static inline const polis_host *polis_ctx_host(polis_ctx *ctx)
+{
+    return ((const polis_ctx_head *)(const void *)ctx)->host;
+}
+
+static inline void *polis_ctx_state(polis_ctx *ctx)
+{
+    return ((const polis_ctx_head *)(const void *)ctx)->state;
+}
+
 /* ---- the descriptor --------------------------------------------------------------------- */
 
 typedef struct polis_plugin_desc {
