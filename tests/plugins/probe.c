@@ -1,0 +1,296 @@
+/*
+ * probe — a test plugin touching every registration area. What it does is chosen by its
+ * "mode" parameter, and it reports through host->log so tests assert the exact sequence.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "polis/plugin.h"
+
+typedef struct probe_params {
+    const char *mode;
+    int64_t int_p;
+    double dbl_p;
+    bool flag;
+    const char *name_p;
+    const polis_json *extra;
+} probe_params;
+
+typedef struct probe {
+    const polis_host *h;
+    char mode[32];
+    int32_t ev_a, ev_b;
+    int32_t comp;
+    polis_entity ents[3];
+} probe;
+
+typedef struct ev_a {
+    int32_t n;
+    double v;
+} ev_a;
+
+typedef struct ev_b {
+    int32_t n;
+} ev_b;
+
+static bool is(const probe *p, const char *m) { return strcmp(p->mode, m) == 0; }
+
+static polis_status trace_hook(polis_ctx *ctx, void *ud)
+{
+    probe *p = polis_ctx_state(ctx);
+    (void)p;
+    p->h->log(ctx, "hook %s", (const char *)ud);
+    return POLIS_OK;
+}
+
+static polis_status post_publish(polis_ctx *ctx, void *ud)
+{
+    probe *p = ud;
+    if (is(p, "fail_hook") && p->h->tick(ctx) == 2) {
+        p->h->error(ctx, "deliberate failure");
+        return POLIS_ERR_INVALID;
+    }
+    if (!is(p, "bus") && !is(p, "flood") && !is(p, "fail_sub")) return POLIS_OK;
+    ev_a a = {(int32_t)p->h->tick(ctx), 0.5};
+    polis_status st = p->h->publish(ctx, p->ev_a, &a, sizeof a);
+    p->h->log(ctx, "post published, status %d", (int)st);
+    return st;
+}
+
+static polis_status sub_a_early(polis_ctx *ctx, void *ud, const polis_event *ev)
+{
+    probe *p = ud;
+    const ev_a *a = ev->data;
+    p->h->log(ctx, "a(-1) n=%d v=%g seq=%llu", a->n, a->v, (unsigned long long)ev->seq);
+    return POLIS_OK;
+}
+
+static polis_status sub_a_late(polis_ctx *ctx, void *ud, const polis_event *ev)
+{
+    probe *p = ud;
+    const ev_a *a = ev->data;
+    p->h->log(ctx, "a(5) n=%d", a->n);
+    if (is(p, "fail_sub") && a->n == 1) {
+        p->h->error(ctx, "subscriber refuses n=%d", a->n);
+        return POLIS_ERR_INVALID;
+    }
+    int reps = is(p, "flood") ? 100 : 2;
+    for (int i = 0; i < reps; i++) {
+        ev_b b = {a->n * 10 + i};
+        polis_status st = p->h->publish(ctx, p->ev_b, &b, sizeof b);
+        if (st) return st;
+    }
+    p->h->log(ctx, "a(5) done");
+    return POLIS_OK;
+}
+
+static polis_status sub_b(polis_ctx *ctx, void *ud, const polis_event *ev)
+{
+    probe *p = ud;
+    const ev_b *b = ev->data;
+    if (!is(p, "flood")) p->h->log(ctx, "b n=%d", b->n);
+    return POLIS_OK;
+}
+
+static bool act_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    return agent % 2 == 0;
+}
+
+static polis_status act_handler(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    probe *p = ud;
+    if (is(p, "fail_action")) {
+        p->h->error(ctx, "action refuses agent %d", agent);
+        return POLIS_ERR_INVALID;
+    }
+    p->h->log(ctx, "act agent=%d arg=%d", agent, arg);
+    return POLIS_OK;
+}
+
+static polis_status reject_handler(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    return POLIS_ERR_ACTION;
+}
+
+static polis_status reward_fn(polis_ctx *ctx, void *ud, float *out)
+{
+    probe *p = ud;
+    int32_t n = p->h->n_agents(ctx);
+    for (int32_t a = 0; a < n; a++) out[a] = (float)(a + 1);
+    return POLIS_OK;
+}
+
+static polis_status transform_double(polis_ctx *ctx, void *ud, float *r)
+{
+    probe *p = ud;
+    int32_t n = p->h->n_agents(ctx);
+    for (int32_t a = 0; a < n; a++) r[a] *= 2.0f;
+    return POLIS_OK;
+}
+
+static polis_status transform_add(polis_ctx *ctx, void *ud, float *r)
+{
+    probe *p = ud;
+    int32_t n = p->h->n_agents(ctx);
+    for (int32_t a = 0; a < n; a++) r[a] += 1.0f;
+    return POLIS_OK;
+}
+
+static void write_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+{
+    probe *p = ud;
+    int32_t v[3] = {agent, (int32_t)p->h->tick(ctx), (int32_t)p->h->episode(ctx)};
+    memcpy(dst, v, sizeof v);
+}
+
+static polis_status reset_entities(polis_ctx *ctx, void *ud)
+{
+    probe *p = ud;
+    int32_t *data = p->h->component_data(ctx, p->comp);
+    for (int i = 0; i < 3; i++) {
+        polis_status st = p->h->entity_create(ctx, &p->ents[i]);
+        if (st) return st;
+        if (data[POLIS_ENTITY_INDEX(p->ents[i])] != 0) {
+            p->h->error(ctx, "component row not zeroed");
+            return POLIS_ERR_INVALID;
+        }
+        data[POLIS_ENTITY_INDEX(p->ents[i])] = 100 + i;
+    }
+    p->h->log(ctx, "entities %u %u %u", POLIS_ENTITY_INDEX(p->ents[0]),
+              POLIS_ENTITY_INDEX(p->ents[1]), POLIS_ENTITY_INDEX(p->ents[2]));
+    return POLIS_OK;
+}
+
+static polis_status order_hook(polis_ctx *ctx, void *ud)
+{
+    probe *p = ud;
+    int32_t n = p->h->n_agents(ctx);
+    int32_t order[64];
+    for (int32_t i = 0; i < n && i < 64; i++) order[i] = n - 1 - i;
+    return p->h->set_agent_order(ctx, order, n < 64 ? n : 64);
+}
+
+static const char *phase_labels[POLIS_PHASE_COUNT][2] = {
+    {"reset/0", "reset/-3"}, {"begin/0", "begin/-3"}, {"resolve/0", "resolve/-3"},
+    {"world/0", "world/-3"}, {"post/0", "post/-3"},   {"end/0", "end/-3"},
+    {"observe/0", "observe/-3"}};
+
+static polis_status probe_init(const polis_host *h, polis_ctx *ctx, const void *params,
+                               void **state)
+{
+    const probe_params *pp = params;
+    probe *p = h->alloc(ctx, sizeof *p);
+    if (!p) return POLIS_ERR_NOMEM;
+    *state = p;
+    p->h = h;
+    snprintf(p->mode, sizeof p->mode, "%s", pp->mode ? pp->mode : "");
+    h->log(ctx, "params mode=%s int_p=%lld dbl_p=%g flag=%d name_p=%s extra=%d", p->mode,
+           (long long)pp->int_p, pp->dbl_p, (int)pp->flag, pp->name_p ? pp->name_p : "(null)",
+           h->json_kind(pp->extra));
+    if (is(p, "fail_init")) {
+        h->error(ctx, "refusing to start: mode fail_init");
+        return POLIS_ERR_CONFIG;
+    }
+    if (is(p, "json")) {
+        /* Walk "extra": {"list": [int...]} and report every value through the accessors. */
+        const polis_json *list = h->json_get(ctx, pp->extra, "list");
+        for (int32_t i = 0; i < h->json_len(list); i++) {
+            int64_t v;
+            polis_status st = h->json_int(ctx, h->json_at(ctx, list, i), 0, 9, &v);
+            if (st) return st;
+            h->log(ctx, "list[%d]=%lld at %s", i, (long long)v,
+                   h->json_path(h->json_at(ctx, list, i)));
+        }
+    }
+    polis_status st;
+    if (is(p, "trace")) {
+        for (int ph = 0; ph < POLIS_PHASE_COUNT; ph++) {
+            if ((st = h->hook(ctx, (polis_phase)ph, 0, trace_hook, (void *)phase_labels[ph][0])))
+                return st;
+            if ((st = h->hook(ctx, (polis_phase)ph, -3, trace_hook, (void *)phase_labels[ph][1])))
+                return st;
+        }
+    }
+    if (is(p, "late_register")) {
+        /* registers nothing now; start() tries after init, which is still allowed */
+    }
+    if (is(p, "order")) {
+        if ((st = h->hook(ctx, POLIS_PHASE_BEGIN, 0, order_hook, p))) return st;
+    }
+    if (is(p, "bad_sub")) {
+        if ((st = h->subscribe(ctx, "no.such.event", 0, sub_b, p))) return st;
+    }
+    static const polis_field_def fa[2] = {{"n", POLIS_FIELD_I32}, {"v", POLIS_FIELD_F64}};
+    static const polis_field_def fb[1] = {{"n", POLIS_FIELD_I32}};
+    if ((st = h->event_type(ctx, "probe.a", fa, 2, &p->ev_a))) return st;
+    if ((st = h->event_type(ctx, "probe.b", fb, 1, &p->ev_b))) return st;
+    if ((st = h->subscribe(ctx, "probe.a", 5, sub_a_late, p))) return st;
+    if ((st = h->subscribe(ctx, "probe.a", -1, sub_a_early, p))) return st;
+    if ((st = h->subscribe(ctx, "probe.b", 0, sub_b, p))) return st;
+    if ((st = h->hook(ctx, POLIS_PHASE_POST, 1, post_publish, p))) return st;
+
+    polis_action_def act = {.name = "probe_act", .handler = act_handler, .legal = act_legal,
+                            .arg = 7, .ud = p};
+    polis_action_def rej = {.name = "probe_reject", .handler = reject_handler, .ud = p};
+    if ((st = h->action(ctx, &act, NULL))) return st;
+    if ((st = h->action(ctx, &rej, NULL))) return st;
+    if (is(p, "dup_action") && (st = h->action(ctx, &act, NULL))) return st;
+    if ((st = h->reward(ctx, "probe_r", reward_fn, p))) return st;
+    /* Registered add-then-double with priorities that make double run first. */
+    if ((st = h->reward_transform(ctx, "probe_add", 10, transform_add, p))) return st;
+    if ((st = h->reward_transform(ctx, "probe_double", -10, transform_double, p))) return st;
+    polis_obs_def obs = {.name = "probe_obs", .dtype = POLIS_DTYPE_I32, .ndim = 1,
+                         .shape = {3}, .write = write_obs, .ud = p};
+    if ((st = h->observation(ctx, &obs, NULL))) return st;
+    if ((st = h->component(ctx, "probe.value", sizeof(int32_t), &p->comp))) return st;
+    if ((st = h->hook(ctx, POLIS_PHASE_RESET, 0, reset_entities, p))) return st;
+    return POLIS_OK;
+}
+
+static polis_status probe_start(polis_ctx *ctx, void *state)
+{
+    probe *p = state;
+    if (is(p, "late_register")) {
+        polis_action_def act = {.name = "late", .handler = act_handler, .ud = p};
+        return p->h->action(ctx, &act, NULL);
+    }
+    return POLIS_OK;
+}
+
+static void probe_destroy(polis_ctx *ctx, void *state)
+{
+    probe *p = state;
+    if (p) p->h->free(ctx, p, sizeof *p);
+}
+
+static const polis_param_def probe_param_table[] = {
+    {"mode", POLIS_PARAM_STRING, offsetof(probe_params, mode), 0, 0, 0, "", "what to test",
+     false},
+    {"int_p", POLIS_PARAM_INT, offsetof(probe_params, int_p), -5, 5, 1, NULL, "an int", false},
+    {"dbl_p", POLIS_PARAM_DOUBLE, offsetof(probe_params, dbl_p), 0, 1, 0.5, NULL, "a double",
+     false},
+    {"flag", POLIS_PARAM_BOOL, offsetof(probe_params, flag), 0, 1, 0, NULL, "a bool", false},
+    {"name_p", POLIS_PARAM_STRING, offsetof(probe_params, name_p), 0, 0, 0, "x", "a string",
+     false},
+    {"extra", POLIS_PARAM_JSON, offsetof(probe_params, extra), 0, 0, 0, NULL, "any JSON",
+     false},
+};
+
+static const polis_plugin_desc probe_desc = {
+    .abi_major = POLIS_ABI_MAJOR,
+    .struct_size = sizeof(polis_plugin_desc),
+    .name = "probe",
+    .abi_minor = POLIS_ABI_MINOR,
+    .version = "0.0.1",
+    .doc = "test plugin touching every registration area",
+    .params = probe_param_table,
+    .n_params = 6,
+    .params_size = sizeof(probe_params),
+    .init = probe_init,
+    .start = probe_start,
+    .destroy = probe_destroy,
+};
+
+POLIS_PLUGIN(probe_desc)

@@ -1,0 +1,227 @@
+/* env.c: lifecycle states, action validation, masks and illegal flags, rewards with weights
+ * and transforms, truncation, failure and recovery, hook order, agent order. */
+#include "check.h"
+#include "testutil.h"
+
+static const char *PROBE3 = "{\"agents\": 3, \"max_steps\": 4, \"plugins\": [\"probe\"]}";
+
+static const int32_t *probe_obs(polis_env *env, int32_t agent)
+{
+    const polis_io *io = polis_env_io(env);
+    polis_obs_field f;
+    polis_env_obs_field(env, 0, &f);
+    return (const int32_t *)(io->obs + (size_t)agent * io->obs_size + f.offset);
+}
+
+static void lifecycle(void)
+{
+    test_log log = {0};
+    polis_env *env = test_env(PROBE3, &log, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    const polis_io *io = polis_env_io(env);
+    CHECK_EQ_INT(io->n_agents, 3);
+    CHECK_EQ_INT(io->n_actions, 3);
+    CHECK_EQ_STR(polis_env_action_name(env, 0), "noop");
+    CHECK_EQ_STR(polis_env_action_name(env, 1), "probe_act");
+    CHECK_EQ_INT(polis_env_action_id(env, "probe_reject"), 2);
+    CHECK_EQ_INT(polis_env_action_id(env, "nope"), -1);
+    CHECK_EQ_STR(polis_env_agent_name(env, 2), "agent_2");
+    CHECK(polis_env_agent_name(env, 3) == NULL);
+    CHECK_EQ_INT(io->obs_size, 16); /* 3 x i32 padded to 8 */
+
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env), "step: call reset before the first step");
+
+    CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);
+    const uint8_t masks[9] = {1, 1, 1, 1, 0, 1, 1, 1, 1};
+    for (int i = 0; i < 9; i++) CHECK_EQ_INT(io->masks[i], masks[i]);
+    CHECK_EQ_INT(probe_obs(env, 1)[0], 1);
+    CHECK_EQ_INT(probe_obs(env, 1)[1], 0);
+    CHECK_EQ_INT(probe_obs(env, 1)[2], 1);
+
+    /* agent 1's action is masked; agent 2's is rejected by its handler. */
+    io->actions[0] = 1;
+    io->actions[1] = 1;
+    io->actions[2] = 2;
+    test_log_clear(&log);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_STR(log.text, "[probe] act agent=0 arg=7\n");
+    CHECK_EQ_INT(io->illegal[0], 0);
+    CHECK_EQ_INT(io->illegal[1], 1);
+    CHECK_EQ_INT(io->illegal[2], 1);
+    /* probe_r = a+1, then probe_double (priority -10), then probe_add (10) */
+    CHECK(io->rewards[0] == 3.0f && io->rewards[1] == 5.0f && io->rewards[2] == 7.0f);
+    CHECK_EQ_INT(polis_env_n_reward_fns(env), 1);
+    CHECK(polis_env_reward_components(env)[2] == 3.0f);
+    CHECK_EQ_INT(probe_obs(env, 2)[1], 1);
+    CHECK_EQ_INT(polis_env_tick(env), 1);
+
+    /* An out-of-range action is refused before anything runs; the env keeps going. */
+    io->actions[1] = 3;
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_ACTION);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "step: agent 1 (agent_1): action 3 is outside [0, 3) at tick 1");
+    io->actions[1] = -1;
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_ACTION);
+    CHECK_EQ_INT(polis_env_tick(env), 1);
+    io->actions[0] = io->actions[1] = io->actions[2] = 0;
+    for (int t = 1; t < 4; t++) {
+        CHECK(!polis_env_done(env));
+        CHECK_EQ_INT(io->truncations[0], 0);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    }
+    CHECK_EQ_INT(polis_env_tick(env), 4);
+    CHECK(polis_env_done(env));
+    for (int a = 0; a < 3; a++) {
+        CHECK_EQ_INT(io->truncations[a], 1);
+        CHECK_EQ_INT(io->terminations[a], 0);
+        /* a finished agent can only noop */
+        CHECK_EQ_INT(io->masks[a * 3 + 0], 1);
+        CHECK_EQ_INT(io->masks[a * 3 + 1], 0);
+    }
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env), "step: the episode is over (tick 4); call reset");
+    CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);
+    CHECK_EQ_INT(probe_obs(env, 0)[2], 2); /* episode counter */
+    CHECK(!polis_env_done(env));
+    polis_env_destroy(env);
+}
+
+static void weights(void)
+{
+    polis_env *env = test_env("{\"agents\": 3, \"plugins\": [\"probe\"], "
+                              "\"rewards\": {\"probe_r\": 0.5}}", NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    CHECK(io->rewards[0] == 2.0f && io->rewards[1] == 3.0f && io->rewards[2] == 4.0f);
+    polis_env_destroy(env);
+    CHECK_EQ_STR(test_env_error("{\"agents\": 1, \"plugins\": [\"probe\"], "
+                                "\"rewards\": {\"nope\": 1}}"),
+                 "<string>: rewards.nope: no reward function named \"nope\" (registered: "
+                 "probe_r)");
+}
+
+static void failures(void)
+{
+    /* A hook failing at tick 2: the message names plugin, hook and tick; the env then needs
+     * a reset, and the reset works. */
+    polis_env *env = test_env("{\"agents\": 2, \"plugins\": [{\"name\": \"probe\", "
+                              "\"params\": {\"mode\": \"fail_hook\"}}]}", NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "probe: deliberate failure [hook post, tick 2]");
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env), "step: the previous step or reset failed; call reset");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    polis_env_destroy(env);
+
+    env = test_env("{\"agents\": 2, \"plugins\": [{\"name\": \"probe\", "
+                   "\"params\": {\"mode\": \"fail_action\"}}]}", NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    polis_env_io(env)->actions[0] = 1;
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "probe: action refuses agent 0 [action probe_act, agent 0 (agent_0), tick 0]");
+    polis_env_destroy(env);
+
+    CHECK_EQ_STR(test_env_error("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                                "\"params\": {\"mode\": \"dup_action\"}}]}"),
+                 "<string>: plugins[0]: plugin \"probe\" init failed: probe: action "
+                 "\"probe_act\" is already registered by probe");
+    CHECK_EQ_STR(test_env_error("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                                "\"params\": {\"mode\": \"bad_sub\"}}]}"),
+                 "probe: subscribes to event type \"no.such.event\", which no plugin or script "
+                 "registers");
+}
+
+static void phases(void)
+{
+    test_log log = {0};
+    polis_env *env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                              "\"params\": {\"mode\": \"trace\"}}]}", &log, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    test_log_clear(&log);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_STR(log.text, "[probe] hook reset/-3\n[probe] hook reset/0\n"
+                           "[probe] entities 1 2 3\n"
+                           "[probe] hook observe/-3\n[probe] hook observe/0\n");
+    test_log_clear(&log);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_STR(log.text, "[probe] hook begin/-3\n[probe] hook begin/0\n"
+                           "[probe] hook resolve/-3\n[probe] hook resolve/0\n"
+                           "[probe] hook world/-3\n[probe] hook world/0\n"
+                           "[probe] hook post/-3\n[probe] hook post/0\n"
+                           "[probe] hook end/-3\n[probe] hook end/0\n"
+                           "[probe] hook observe/-3\n[probe] hook observe/0\n");
+    polis_env_destroy(env);
+}
+
+static void agent_order(void)
+{
+    test_log log = {0};
+    polis_env *env = test_env("{\"agents\": 5, \"plugins\": [{\"name\": \"probe\", "
+                              "\"params\": {\"mode\": \"order\"}}]}", &log, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    for (int a = 0; a < 5; a++) io->actions[a] = 1;
+    test_log_clear(&log);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_STR(log.text, "[probe] act agent=4 arg=7\n[probe] act agent=2 arg=7\n"
+                           "[probe] act agent=0 arg=7\n");
+    polis_env_destroy(env);
+
+    /* Registration in start() is still allowed. */
+    env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                   "\"params\": {\"mode\": \"late_register\"}}]}", NULL, NULL);
+    CHECK(env != NULL);
+    if (env) {
+        CHECK_EQ_INT(polis_env_action_id(env, "late"), 3);
+        polis_env_destroy(env);
+    }
+}
+
+static void api_misuse(void)
+{
+    polis_env *env = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_env_create_json(NULL, 0, NULL, &env, &err), POLIS_ERR_INVALID);
+    CHECK(env == NULL);
+    CHECK_EQ_INT(polis_env_create_file("/nonexistent/scenario.json", NULL, &env, &err),
+                 POLIS_ERR_IO);
+    CHECK_EQ_STR(err.message, "cannot read /nonexistent/scenario.json: No such file or directory");
+    polis_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = 3;
+    CHECK_EQ_INT(polis_env_create_json("{}", 2, &o, &env, &err), POLIS_ERR_INVALID);
+    CHECK_CONTAINS(err.message, "polis_options.struct_size is 3");
+    CHECK_EQ_INT(polis_env_reset(NULL, 0), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_step(NULL), POLIS_ERR_INVALID);
+    polis_env_destroy(NULL);
+    CHECK_EQ_STR(polis_status_str(POLIS_ERR_CONFIG), "config error");
+    CHECK_EQ_STR(polis_version(), POLIS_VERSION_STRING);
+}
+
+int main(void)
+{
+    lifecycle();
+    weights();
+    failures();
+    phases();
+    agent_order();
+    api_misuse();
+    CHECK_DONE();
+}

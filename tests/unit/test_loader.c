@@ -1,0 +1,86 @@
+/* plugin.c: every refusal of the loader, with its exact message, and dependency order. */
+#include "check.h"
+#include "testutil.h"
+
+#define DIR POLIS_TEST_PLUGIN_DIR
+
+static const char *load(const char *plugins)
+{
+    char json[1024];
+    snprintf(json, sizeof json, "{\"agents\": 1, \"plugins\": %s}", plugins);
+    return test_env_error(json);
+}
+
+int main(void)
+{
+    CHECK_CONTAINS(load("[\"nope\"]"), "<string>: plugins[0]: cannot find plugin \"nope\" (tried ");
+    CHECK_CONTAINS(load("[\"nope\"]"), DIR "/nope.so");
+    CHECK_EQ_STR(load("[{\"path\": \"/nonexistent/x.so\"}]"),
+                 "<string>: plugins[0]: cannot load /nonexistent/x.so: /nonexistent/x.so: cannot "
+                 "open shared object file: No such file or directory");
+    CHECK_CONTAINS(load("[{\"path\": \"" POLIS_TEST_SOURCE_DIR "/scenarios/not_a_plugin.so\"}]"),
+                   "not_a_plugin.so: invalid ELF header");
+    CHECK_EQ_STR(load("[\"broken_nosym\"]"),
+                 "<string>: plugins[0]: " DIR "/broken_nosym.so: no entry symbol "
+                 "\"polis_plugin_entry\" (is it a polis plugin?)");
+    CHECK_EQ_STR(load("[\"broken_null\"]"),
+                 "<string>: plugins[0]: " DIR "/broken_null.so: polis_plugin_entry returned NULL");
+    CHECK_EQ_STR(load("[\"broken_abi\"]"),
+                 "<string>: plugins[0]: " DIR "/broken_abi.so: plugin ABI major version 2, this "
+                 "engine supports 1");
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "<string>: plugins[0]: " DIR "/broken_size.so: descriptor struct_size 16 is smaller "
+             "than the ABI 1.0 descriptor (%zu bytes)",
+             offsetof(polis_plugin_desc, n_exports) + sizeof(int32_t));
+    CHECK_EQ_STR(load("[\"broken_size\"]"), msg);
+    CHECK_EQ_STR(load("[\"broken_name\"]"),
+                 "<string>: plugins[0]: " DIR "/broken_name.so: plugin name \"Bad Name\" is not "
+                 "1-63 characters of [a-z0-9_]");
+    CHECK_EQ_STR(load("[\"broken_params\"]"),
+                 "<string>: plugins[0]: " DIR "/broken_params.so: plugin \"broken_params\": "
+                 "parameter \"speed\" at offset 16 does not fit params_size 8");
+    CHECK_EQ_STR(load("[\"probe\", \"probe\"]"),
+                 "<string>: plugins[1]: duplicate plugin name \"probe\" (also plugins[0])");
+    CHECK_EQ_STR(load("[{\"name\": \"probe\", \"params\": {\"mode\": \"fail_init\"}}]"),
+                 "<string>: plugins[0]: plugin \"probe\" init failed: probe: refusing to start: "
+                 "mode fail_init");
+    CHECK_EQ_STR(load("[\"needs_dep\"]"),
+                 "<string>: plugins[0]: plugin \"needs_dep\" requires plugin \"probe\", which the "
+                 "scenario does not load (add it to \"plugins\")");
+    CHECK_EQ_STR(load("[\"cycle_a\", \"cycle_b\"]"),
+                 "<string>: plugins[0]: plugin \"cycle_a\" is part of a requirement cycle");
+    /* A bad parameter is reported with the JSON path into the plugin's params. */
+    CHECK_EQ_STR(load("[{\"name\": \"probe\", \"params\": {\"int_p\": \"ten\"}}]"),
+                 "<string>: plugins[0].params.int_p: expected integer in [-5, 5], got \"ten\"");
+    CHECK_EQ_STR(load("[{\"name\": \"probe\", \"params\": {\"mode\": \"json\", \"extra\": "
+                      "{\"list\": [1, 12]}}}]"),
+                 "<string>: plugins[0]: plugin \"probe\" init failed: <string>: "
+                 "plugins[0].params.extra.list[1]: expected integer in [0, 9], got 12");
+
+    /* Dependencies init first even when listed later. */
+    test_log log = {0};
+    polis_env *env = test_env("{\"agents\": 1, \"plugins\": [\"needs_dep\", \"probe\"]}", &log,
+                              NULL);
+    CHECK(env != NULL);
+    if (env) {
+        CHECK_EQ_STR(log.text, "[probe] params mode= int_p=1 dbl_p=0.5 flag=0 name_p=x extra=-1\n"
+                               "[needs_dep] needs_dep sees probe\n");
+        polis_env_destroy(env);
+    }
+    /* Parameters reach the plugin validated and typed; JSON parameters are walkable. */
+    test_log_clear(&log);
+    env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", \"params\": {\"mode\": "
+                   "\"json\", \"int_p\": -5, \"dbl_p\": 1, \"flag\": true, \"name_p\": \"zed\", "
+                   "\"extra\": {\"list\": [3, 0, 9]}}}]}", &log, NULL);
+    CHECK(env != NULL);
+    if (env) {
+        CHECK_EQ_STR(log.text,
+                     "[probe] params mode=json int_p=-5 dbl_p=1 flag=1 name_p=zed extra=5\n"
+                     "[probe] list[0]=3 at plugins[0].params.extra.list[0]\n"
+                     "[probe] list[1]=0 at plugins[0].params.extra.list[1]\n"
+                     "[probe] list[2]=9 at plugins[0].params.extra.list[2]\n");
+        polis_env_destroy(env);
+    }
+    CHECK_DONE();
+}
