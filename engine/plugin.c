@@ -268,16 +268,16 @@ polis_status polis__plugins_load(polis_env *env)
         env->current = ctx;
         st = d->init(host, ctx, ctx->params, &ctx->head.state);
         env->current = NULL;
+        /* A failed init that already created its state still gets destroy(), so a plugin
+         * frees in one place whatever it allocated before failing. */
+        ctx->initialised = ctx->head.state != NULL || st == POLIS_OK;
         if (st != POLIS_OK) {
             char msg[POLIS_ERRMAX];
             snprintf(msg, sizeof msg, "%s", env->err[0] ? env->err : polis_status_str(st));
-            /* init may have registered things before failing; destroy is not called for a
-             * plugin whose init failed, so it must clean up its own state. */
             return polis__fail(env, st == POLIS_ERR_NOMEM ? st : POLIS_ERR_PLUGIN,
                                "%s: %s: plugin \"%s\" init failed: %s", env->scn.source,
                                ctx->scn_plugin->jpath, ctx->name, msg);
         }
-        ctx->initialised = true;
     }
     return POLIS_OK;
 }

@@ -550,7 +550,7 @@ static void *h_component_data(polis_ctx *ctx, int32_t component)
 
 static const polis_grid *h_grid(polis_ctx *ctx)
 {
-    return ctx->env->grid_enabled ? &ctx->env->grid : NULL;
+    return ctx->env->grid_sized ? &ctx->env->grid : NULL;
 }
 
 static void h_grid_window(polis_ctx *ctx, int32_t layer, int32_t cx, int32_t cy, int32_t rx,

@@ -18,7 +18,7 @@ typedef struct test_log {
     int lines;
 } test_log;
 
-static void test_log_fn(void *ud, const char *msg)
+static inline void test_log_fn(void *ud, const char *msg)
 {
     test_log *l = ud;
     size_t n = strlen(msg);
@@ -31,7 +31,7 @@ static void test_log_fn(void *ud, const char *msg)
     l->lines++;
 }
 
-static void test_log_clear(test_log *l)
+static inline void test_log_clear(test_log *l)
 {
     l->len = 0;
     l->text[0] = '\0';
@@ -47,7 +47,7 @@ typedef struct test_alloc {
     int failed;      /* an allocation was refused */
 } test_alloc;
 
-static void *test_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize)
+static inline void *test_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     test_alloc *a = ud;
     if (nsize == 0) {
@@ -65,7 +65,7 @@ static void *test_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize)
     return p;
 }
 
-static polis_options test_options(test_log *log, test_alloc *alloc)
+static inline polis_options test_options(test_log *log, test_alloc *alloc)
 {
     polis_options o;
     memset(&o, 0, sizeof o);
@@ -83,7 +83,7 @@ static polis_options test_options(test_log *log, test_alloc *alloc)
 }
 
 /* Creates an env from a JSON string; on failure prints the error and returns NULL. */
-static polis_env *test_env(const char *json, test_log *log, test_alloc *alloc)
+static inline polis_env *test_env(const char *json, test_log *log, test_alloc *alloc)
 {
     polis_options o = test_options(log, alloc);
     polis_env *env = NULL;
@@ -96,7 +96,7 @@ static polis_env *test_env(const char *json, test_log *log, test_alloc *alloc)
 }
 
 /* Creation is expected to fail; returns the message (static buffer). */
-static const char *test_env_error(const char *json)
+static inline const char *test_env_error(const char *json)
 {
     static polis_error err;
     polis_options o = test_options(NULL, NULL);

@@ -21,7 +21,9 @@
  *            hooks run (world generation), then observations and masks are written.
  *   step:    BEGIN hooks, action handlers, RESOLVE, WORLD, POST hooks, reward functions,
  *            reward transforms, END hooks, kernel truncation, OBSERVE hooks, observations.
- *   destroy: desc->destroy(state) for each plugin in reverse load order.
+ *   destroy: desc->destroy(state) for each plugin in reverse load order. destroy is also
+ *            called when init failed after storing a non-NULL *state, so a plugin frees
+ *            in one place (its state was zeroed by host->alloc, so unset fields are NULL).
  *
  * Threading: an env is used by one thread at a time; all callbacks of an env run on that
  * thread. Plugins must keep their mutable state in the `state` they create (no globals),
@@ -209,7 +211,9 @@ typedef struct polis_host {
     /* running (after registration froze) */
     polis_status (*publish)(polis_ctx *ctx, int32_t type, const void *payload, size_t size);
     void *(*component_data)(polis_ctx *ctx, int32_t component); /* [max_entities][elem] */
-    const polis_grid *(*grid)(polis_ctx *ctx);                  /* NULL if no grid */
+    /* NULL while the grid has no size (no "grid" in the scenario and no grid_configure);
+     * the cells pointer is valid only after create. */
+    const polis_grid *(*grid)(polis_ctx *ctx);
     /* Copies the (2rx+1) x (2ry+1) window centred on (cx, cy) of `layer` into out, rows of
      * y, wrapping on a torus; cells outside a bounded grid read as `outside`. */
     void (*grid_window)(polis_ctx *ctx, int32_t layer, int32_t cx, int32_t cy, int32_t rx,

@@ -286,6 +286,11 @@ static polis_status gather_start(polis_ctx *ctx, void *state)
 {
     gather *g = state;
     const polis_grid *grid = g->h->grid(ctx);
+    if (!grid) {
+        g->h->error(ctx, "needs a grid: add \"grid\": {\"width\": W, \"height\": H} to the "
+                         "scenario");
+        return POLIS_ERR_CONFIG;
+    }
     int64_t cells = (int64_t)grid->width * grid->height;
     if (g->n_agents + g->p.coins > cells) {
         g->h->error(ctx, "%d agents and %lld coins do not fit on a %dx%d grid", g->n_agents,

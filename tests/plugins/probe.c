@@ -216,6 +216,10 @@ static polis_status probe_init(const polis_host *h, polis_ctx *ctx, const void *
     if (is(p, "late_register")) {
         /* registers nothing now; start() tries after init, which is still allowed */
     }
+    if (is(p, "layer_only")) {
+        int32_t layer;
+        if ((st = h->grid_layer(ctx, "probe.layer", &layer))) return st;
+    }
     if (is(p, "order")) {
         if ((st = h->hook(ctx, POLIS_PHASE_BEGIN, 0, order_hook, p))) return st;
     }

@@ -55,9 +55,14 @@ int main(void)
         polis_env_destroy(env);
     }
 
-    /* A layer without a grid size is a scenario error. */
+    /* A game that needs a grid says so at start; the kernel refuses a layer without a size
+     * for a plugin that does not check. */
     CHECK_EQ_STR(test_env_error("{\"agents\": 1, \"plugins\": [\"gather\"]}"),
-                 "<string>: grid layer \"agents\" is registered but the grid has no size: add "
+                 "<string>: plugins[0]: plugin \"gather\" start failed: gather: needs a grid: "
+                 "add \"grid\": {\"width\": W, \"height\": H} to the scenario");
+    CHECK_EQ_STR(test_env_error("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                                "\"params\": {\"mode\": \"layer_only\"}}]}"),
+                 "<string>: grid layer \"probe.layer\" is registered but the grid has no size: add "
                  "\"grid\": {\"width\": W, \"height\": H} to the scenario");
     CHECK_DONE();
 }
