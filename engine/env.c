@@ -366,11 +366,18 @@ static polis_status write_observations(polis_env *env)
     polis_status st = run_hooks(env, POLIS_PHASE_OBSERVE);
     if (st != POLIS_OK) return st;
     polis_io *io = &env->io;
+    env->cb_status = POLIS_OK;
     for (int32_t f = 0; f < env->n_obs; f++) {
         const polis__obs *o = &env->obs[f];
         env->current = o->ctx;
         uint8_t *dst = io->obs + o->offset;
         for (int32_t a = 0; a < io->n_agents; a++, dst += io->obs_size) o->write(o->ctx, o->ud, a, dst);
+        if (env->cb_status != POLIS_OK) {
+            char what[160];
+            snprintf(what, sizeof what, "observation %s", o->name);
+            polis__place_error(env, o->ctx, env->cb_status, what);
+            return env->cb_status;
+        }
     }
     for (int32_t a = 0; a < io->n_agents; a++) {
         uint8_t *row = io->masks + (size_t)a * (size_t)io->n_actions;
@@ -382,6 +389,12 @@ static polis_status write_observations(polis_env *env)
         for (int32_t k = 1; k < io->n_actions; k++) {
             const polis__action *ac = &env->actions[k];
             row[k] = ac->legal ? (uint8_t)ac->legal(ac->ctx, ac->ud, a, ac->arg) : 1;
+            if (env->cb_status != POLIS_OK) {
+                char what[160];
+                snprintf(what, sizeof what, "legality of %s, agent %d", ac->name, a);
+                polis__place_error(env, ac->ctx, env->cb_status, what);
+                return env->cb_status;
+            }
         }
     }
     env->current = NULL;

@@ -221,6 +221,9 @@ struct polis_env {
 
     char err[POLIS_ERRMAX];
     bool err_placed;        /* err already names the callback and tick */
+    /* A callback that cannot return a status (an observation writer, an action's legality
+     * check) failed, with its message in err; write_observations fails with it. */
+    polis_status cb_status;
     int32_t state;
 
     polis__scenario scn;

@@ -32,6 +32,12 @@
 extern "C" {
 #endif
 
+/* libpolis is built with hidden visibility; every declaration in this header is its public
+ * API and is exported from the shared library. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define POLIS_VERSION_MAJOR 0
 #define POLIS_VERSION_MINOR 1
 #define POLIS_VERSION_PATCH 0
@@ -158,6 +164,10 @@ void polis_free(void *p);
 /* A 64-bit FNV-1a hash of the observable episode state: observations, masks, rewards,
  * terminations, truncations and tick. Golden tests compare it across versions. */
 uint64_t polis_env_state_hash(const polis_env *env);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
