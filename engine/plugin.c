@@ -24,12 +24,12 @@
  * minor versions only append, so anything at least this large is readable. */
 #define DESC_V1_0_SIZE (offsetof(polis_plugin_desc, n_exports) + sizeof(int32_t))
 
-/* Tries dir/name.so for each ':'-separated dir in `dirs`; appends what it tried to
- * `tried`. Returns a new string or NULL. */
-static char *search(polis_env *env, const char *dirs, const char *name, char *tried,
-                    size_t tried_cap)
+/* Tries dir/name.so for each ':'-separated dir in `dirs`, appending what it tried to
+ * `tried`. Returns 1 and sets *out when found, 0 when not, -1 when out of memory. */
+static int search(polis_env *env, const char *dirs, const char *name, char *tried,
+                  size_t tried_cap, char **out)
 {
-    if (!dirs) return NULL;
+    if (!dirs) return 0;
     const char *p = dirs;
     while (*p) {
         const char *end = strchr(p, ':');
@@ -40,23 +40,28 @@ static char *search(polis_env *env, const char *dirs, const char *name, char *tr
             size_t tl = strlen(tried);
             if (tl < tried_cap - 1)
                 snprintf(tried + tl, tried_cap - tl, "%s%s", tl ? ", " : "", cand);
-            if (access(cand, R_OK) == 0) return polis__strdup(env, cand);
+            if (access(cand, R_OK) == 0) return (*out = polis__strdup(env, cand)) ? 1 : -1;
         }
         if (!end) break;
         p = end + 1;
     }
-    return NULL;
+    return 0;
 }
 
 char *polis__plugin_resolve(polis_env *env, const char *name)
 {
     char tried[2048] = "";
-    char *r;
-    if ((r = search(env, env->plugin_path, name, tried, sizeof tried))) return r;
-    if ((r = search(env, env->scn.base_dir, name, tried, sizeof tried))) return r;
-    if ((r = search(env, getenv("POLIS_PLUGIN_PATH"), name, tried, sizeof tried))) return r;
-    if ((r = search(env, POLIS_PLUGIN_BUILD_DIR, name, tried, sizeof tried))) return r;
-    if ((r = search(env, POLIS_PLUGIN_INSTALL_DIR, name, tried, sizeof tried))) return r;
+    const char *dirs[5] = {env->plugin_path, env->scn.base_dir, getenv("POLIS_PLUGIN_PATH"),
+                           POLIS_PLUGIN_BUILD_DIR, POLIS_PLUGIN_INSTALL_DIR};
+    char *found = NULL;
+    for (int i = 0; i < 5; i++) {
+        int r = search(env, dirs[i], name, tried, sizeof tried, &found);
+        if (r > 0) return found;
+        if (r < 0) {
+            polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+    }
     polis__fail(env, POLIS_ERR_PLUGIN, "cannot find plugin \"%s\" (tried %s)", name,
                 tried[0] ? tried : "no directories");
     return NULL;
@@ -135,7 +140,7 @@ static polis_status open_one(polis_env *env, int32_t i)
     const char *src = env->scn.source;
     char *path = sp->path ? polis__strdup(env, sp->path) : polis__plugin_resolve(env, sp->name);
     if (!path) {
-        if (!sp->path) {
+        if (!sp->path && strcmp(env->err, "out of memory") != 0) {
             char msg[POLIS_ERRMAX];
             snprintf(msg, sizeof msg, "%s", env->err);
             return polis__fail(env, POLIS_ERR_PLUGIN, "%s: %s: %s", src, sp->jpath, msg);
