@@ -374,8 +374,10 @@ POLIS_INTERNAL char *polis__path_join(polis_env *env, const char *base, const ch
 POLIS_INTERNAL polis_status polis__plugins_load(polis_env *env);  /* dlopen + checks + init */
 POLIS_INTERNAL polis_status polis__plugins_start(polis_env *env);
 POLIS_INTERNAL void polis__plugins_unload(polis_env *env);
-/* Resolves a plugin name to a .so path using the search path. */
-POLIS_INTERNAL char *polis__plugin_resolve(polis_env *env, const char *name);
+/* Resolves a plugin name to a new .so path string using the search path: the options'
+ * plugin_path, the scenario's directory, $POLIS_PLUGIN_PATH, the build tree, the install
+ * tree. */
+POLIS_INTERNAL polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out);
 
 /* ---- lua_host.c ------------------------------------------------------------------------ */
 POLIS_INTERNAL polis_status polis__scripts_load(polis_env *env);  /* run each script's chunk */

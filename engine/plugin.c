@@ -48,7 +48,7 @@ static int search(polis_env *env, const char *dirs, const char *name, char *trie
     return 0;
 }
 
-char *polis__plugin_resolve(polis_env *env, const char *name)
+polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out)
 {
     char tried[2048] = "";
     const char *dirs[5] = {env->plugin_path, env->scn.base_dir, getenv("POLIS_PLUGIN_PATH"),
@@ -56,15 +56,14 @@ char *polis__plugin_resolve(polis_env *env, const char *name)
     char *found = NULL;
     for (int i = 0; i < 5; i++) {
         int r = search(env, dirs[i], name, tried, sizeof tried, &found);
-        if (r > 0) return found;
-        if (r < 0) {
-            polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
-            return NULL;
+        if (r > 0) {
+            *out = found;
+            return POLIS_OK;
         }
+        if (r < 0) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     }
-    polis__fail(env, POLIS_ERR_PLUGIN, "cannot find plugin \"%s\" (tried %s)", name,
-                tried[0] ? tried : "no directories");
-    return NULL;
+    return polis__fail(env, POLIS_ERR_PLUGIN, "cannot find plugin \"%s\" (tried %s)", name,
+                       tried[0] ? tried : "no directories");
 }
 
 static bool valid_plugin_name(const char *s)
@@ -138,14 +137,18 @@ static polis_status open_one(polis_env *env, int32_t i)
 {
     const polis__scn_plugin *sp = &env->scn.plugins[i];
     const char *src = env->scn.source;
-    char *path = sp->path ? polis__strdup(env, sp->path) : polis__plugin_resolve(env, sp->name);
-    if (!path) {
-        if (!sp->path && strcmp(env->err, "out of memory") != 0) {
+    char *path = NULL;
+    if (sp->path) {
+        if (!(path = polis__strdup(env, sp->path)))
+            return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    } else {
+        polis_status rst = polis__plugin_resolve(env, sp->name, &path);
+        if (rst == POLIS_ERR_NOMEM) return rst;
+        if (rst != POLIS_OK) {
             char msg[POLIS_ERRMAX];
             snprintf(msg, sizeof msg, "%s", env->err);
-            return polis__fail(env, POLIS_ERR_PLUGIN, "%s: %s: %s", src, sp->jpath, msg);
+            return polis__fail(env, rst, "%s: %s: %s", src, sp->jpath, msg);
         }
-        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     }
     dlerror();
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
