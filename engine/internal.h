@@ -418,7 +418,8 @@ POLIS_INTERNAL int32_t polis__ffi_nparams(const polis__ffi_fn *f);
 POLIS_INTERNAL polis__ftype polis__ffi_param(const polis__ffi_fn *f, int32_t i);
 POLIS_INTERNAL const char *polis__ffi_signature(const polis__ffi_fn *f);
 /* Calls f. args[] holds one value per non-ctx parameter (nargs must equal the count); a ctx
- * parameter receives `caller`. No allocation. */
+ * parameter receives the exporting plugin's own ctx (so the export reaches its state through
+ * the public ctx head), whoever the caller is. No allocation. */
 POLIS_INTERNAL polis_status polis__ffi_call(polis_env *env, const polis__ffi_fn *f,
                                             polis_ctx *caller, const polis__ffi_value *args,
                                             int32_t nargs, polis__ffi_value *ret);

@@ -1,0 +1,1 @@
+-- A script that registers nothing: bind_script.json names it where an export is expected.
