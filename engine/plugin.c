@@ -37,9 +37,14 @@ static int search(polis_env *env, const char *dirs, const char *name, char *trie
         if (len > 0 && len < 4000) {
             char cand[4200];
             snprintf(cand, sizeof cand, "%.*s/%s.so", (int)len, p, name);
-            size_t tl = strlen(tried);
-            if (tl < tried_cap - 1)
-                snprintf(tried + tl, tried_cap - tl, "%s%s", tl ? ", " : "", cand);
+            size_t tl = strlen(tried), cl = strlen(cand);
+            if (tl + cl + 3 < tried_cap) {
+                if (tl) {
+                    memcpy(tried + tl, ", ", 2);
+                    tl += 2;
+                }
+                memcpy(tried + tl, cand, cl + 1);
+            }
             if (access(cand, R_OK) == 0) return (*out = polis__strdup(env, cand)) ? 1 : -1;
         }
         if (!end) break;
