@@ -159,6 +159,8 @@ polis_status polis_env_subscribe(polis_env *env, int32_t type, polis_host_event_
  * hooks per phase, components, grid, services, exports) into a newly allocated
  * NUL-terminated string, or NULL on allocation failure. Free it with polis_free. */
 char *polis_env_describe_json(const polis_env *env);
+/* Frees a string returned by polis (polis_env_describe_json). It is the C library's free():
+ * such strings come from malloc, never from the env's allocator, and outlive the env. */
 void polis_free(void *p);
 
 /* A 64-bit FNV-1a hash of the observable episode state: observations, masks, rewards,

@@ -1,0 +1,979 @@
+/*
+ * engine/cli.c — the `polis` command: run, validate and describe scenarios.
+ *
+ * The CLI is a client of the public embedding API only (polis.h): it sees what any host
+ * program sees. Exit status: 0 success, 1 the env refused (its message, prefixed "polis: "),
+ * 2 a usage error (unknown command or option, missing or malformed argument).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "polis/polis.h"
+#include "polis/rng.h"
+
+enum { EXIT_ENV = 1, EXIT_USAGE = 2 };
+
+/* The policy's own generator stream, so a random policy never shares draws with the env. */
+#define CLI_POLICY_STREAM 0x706f6c69637955ULL
+
+/* ---- help ----------------------------------------------------------------------------- */
+
+static const char USAGE[] =
+    "usage: polis <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run SCENARIO        play episodes with a built-in policy and print what happened\n"
+    "  validate SCENARIO   load the scenario, its plugins and scripts; report errors\n"
+    "  describe SCENARIO   list everything the scenario registers\n"
+    "  help [COMMAND]      show this help or a command's help\n"
+    "\n"
+    "options:\n"
+    "  --help, -h          show help\n"
+    "  --version           print the polis version\n"
+    "\n"
+    "Exit status: 0 ok, 1 the scenario or engine failed, 2 bad usage.\n";
+
+static const char HELP_RUN[] =
+    "usage: polis run SCENARIO [options]\n"
+    "\n"
+    "Plays episodes of SCENARIO and prints, per episode: steps, the return of each agent\n"
+    "(sum of its rewards), its count of illegal actions, the count of each event type, the\n"
+    "final state hash and the env's speed in steps per second.\n"
+    "\n"
+    "options:\n"
+    "  --seed N             seed of the first episode; episode k uses N+k-1\n"
+    "                       (default: the scenario's \"seed\")\n"
+    "  --steps N            stop each episode after N steps (default: until it ends)\n"
+    "  --episodes N         number of episodes (default 1)\n"
+    "  --policy random|noop random: each agent picks uniformly among its legal actions,\n"
+    "                       from a generator seeded by the episode seed (reproducible);\n"
+    "                       noop: every agent takes action 0 (default random)\n"
+    "  --quiet              print only the closing summary line\n"
+    "  --json               print one JSON object per episode (one per line)\n"
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+
+static const char HELP_VALIDATE[] =
+    "usage: polis validate SCENARIO [--plugin-path DIRS]\n"
+    "\n"
+    "Creates an env from SCENARIO: parses it, loads its plugins and scripts, validates every\n"
+    "parameter and freezes registration. Prints\n"
+    "  ok: <name>: N agents, M actions, K obs bytes\n"
+    "or the error with its place (JSON path, file:line).\n"
+    "\n"
+    "options:\n"
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+
+static const char HELP_DESCRIBE[] =
+    "usage: polis describe SCENARIO [--json] [--plugin-path DIRS]\n"
+    "\n"
+    "Lists what SCENARIO registers: plugins and scripts with their parameters, actions, the\n"
+    "observation layout, reward functions and transforms, event types, hooks per phase,\n"
+    "components, services and exports.\n"
+    "\n"
+    "options:\n"
+    "  --json               print the JSON document of polis_env_describe_json()\n"
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+
+static const char HELP_HELP[] =
+    "usage: polis help [COMMAND]\n"
+    "\n"
+    "Shows the list of commands, or the help of COMMAND (run, validate, describe, help).\n";
+
+static const char *command_help(const char *cmd)
+{
+    if (strcmp(cmd, "run") == 0) return HELP_RUN;
+    if (strcmp(cmd, "validate") == 0) return HELP_VALIDATE;
+    if (strcmp(cmd, "describe") == 0) return HELP_DESCRIBE;
+    if (strcmp(cmd, "help") == 0) return HELP_HELP;
+    return NULL;
+}
+
+/* ---- usage errors ----------------------------------------------------------------------- */
+
+#if defined(__GNUC__)
+static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#endif
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("polis: ", stderr);
+    if (cmd) fprintf(stderr, "%s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (cmd)
+        fprintf(stderr, "\nTry 'polis help %s'.\n", cmd);
+    else
+        fputs("\nTry 'polis --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* Decimal digits only: strtoull would accept "-1", " 7" and "0x10". */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s) return false;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE || *end) return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static bool parse_count(const char *s, int64_t *out)
+{
+    uint64_t v;
+    if (!parse_u64(s, &v) || v == 0 || v > (uint64_t)INT64_MAX) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+typedef enum cli_policy { POLICY_RANDOM, POLICY_NOOP } cli_policy;
+
+typedef struct cli_args {
+    const char *cmd;
+    const char *scenario;
+    const char *plugin_path;
+    bool has_seed;
+    uint64_t seed;
+    int64_t steps; /* 0: until the episode ends */
+    int64_t episodes;
+    cli_policy policy;
+    bool quiet;
+    bool json;
+    bool help;
+} cli_args;
+
+/* Which options each command takes. */
+enum {
+    OPT_SEED = 1 << 0,
+    OPT_STEPS = 1 << 1,
+    OPT_EPISODES = 1 << 2,
+    OPT_POLICY = 1 << 3,
+    OPT_QUIET = 1 << 4,
+    OPT_JSON = 1 << 5,
+    OPT_PLUGIN_PATH = 1 << 6
+};
+
+typedef struct cli_option {
+    const char *name;
+    int flag;
+    bool takes_value;
+} cli_option;
+
+static const cli_option OPTIONS[] = {
+    {"--seed", OPT_SEED, true},
+    {"--steps", OPT_STEPS, true},
+    {"--episodes", OPT_EPISODES, true},
+    {"--policy", OPT_POLICY, true},
+    {"--quiet", OPT_QUIET, false},
+    {"--json", OPT_JSON, false},
+    {"--plugin-path", OPT_PLUGIN_PATH, true},
+};
+
+/* Parses argv[2..] of a command that takes one SCENARIO and the options in `allowed`.
+ * Returns 0 or EXIT_USAGE (message printed). */
+static int parse_args(int argc, char **argv, int allowed, cli_args *a)
+{
+    a->episodes = 1;
+    a->policy = POLICY_RANDOM;
+    bool only_positional = false;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!only_positional && strcmp(arg, "--") == 0) {
+            only_positional = true;
+            continue;
+        }
+        if (!only_positional && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)) {
+            a->help = true;
+            return 0;
+        }
+        if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            if (a->scenario)
+                return usage_error(a->cmd, "unexpected argument '%s' (SCENARIO is '%s')", arg,
+                                   a->scenario);
+            a->scenario = arg;
+            continue;
+        }
+        /* --name=value or --name value */
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const cli_option *opt = NULL;
+        for (size_t k = 0; k < sizeof OPTIONS / sizeof OPTIONS[0]; k++) {
+            if (strlen(OPTIONS[k].name) == name_len &&
+                strncmp(OPTIONS[k].name, arg, name_len) == 0 && (OPTIONS[k].flag & allowed)) {
+                opt = &OPTIONS[k];
+                break;
+            }
+        }
+        if (!opt) return usage_error(a->cmd, "unknown option '%.*s'", (int)name_len, arg);
+        const char *value = NULL;
+        if (opt->takes_value) {
+            if (eq) {
+                value = eq + 1;
+            } else {
+                if (i + 1 >= argc) return usage_error(a->cmd, "%s needs a value", opt->name);
+                value = argv[++i];
+            }
+        } else if (eq) {
+            return usage_error(a->cmd, "%s takes no value", opt->name);
+        }
+        switch (opt->flag) {
+        case OPT_SEED:
+            if (!parse_u64(value, &a->seed))
+                return usage_error(a->cmd, "--seed: '%s' is not an integer in [0, 2^64)", value);
+            a->has_seed = true;
+            break;
+        case OPT_STEPS:
+            if (!parse_count(value, &a->steps))
+                return usage_error(a->cmd, "--steps: '%s' is not a positive integer", value);
+            break;
+        case OPT_EPISODES:
+            if (!parse_count(value, &a->episodes))
+                return usage_error(a->cmd, "--episodes: '%s' is not a positive integer", value);
+            break;
+        case OPT_POLICY:
+            if (strcmp(value, "random") == 0)
+                a->policy = POLICY_RANDOM;
+            else if (strcmp(value, "noop") == 0)
+                a->policy = POLICY_NOOP;
+            else
+                return usage_error(a->cmd, "--policy: '%s' is not one of: random, noop", value);
+            break;
+        case OPT_QUIET: a->quiet = true; break;
+        case OPT_JSON: a->json = true; break;
+        case OPT_PLUGIN_PATH:
+            if (!*value) return usage_error(a->cmd, "--plugin-path: empty directory list");
+            a->plugin_path = value;
+            break;
+        }
+    }
+    if (!a->scenario) return usage_error(a->cmd, "missing SCENARIO (a scenario .json file)");
+    return 0;
+}
+
+/* ---- env creation ------------------------------------------------------------------------ */
+
+static void log_to_stderr(void *ud, const char *msg) { fprintf(stderr, "%s\n", msg); }
+
+static polis_env *create_env(const cli_args *a, bool show_logs)
+{
+    polis_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    opts.plugin_path = a->plugin_path;
+    opts.log = show_logs ? log_to_stderr : NULL; /* NULL: the env discards log lines */
+    polis_env *env = NULL;
+    polis_error err;
+    memset(&err, 0, sizeof err);
+    if (polis_env_create_file(a->scenario, &opts, &env, &err) != POLIS_OK) {
+        fprintf(stderr, "polis: %s\n", err.message[0] ? err.message : polis_status_str(err.status));
+        return NULL;
+    }
+    return env;
+}
+
+static int env_failure(polis_env *env)
+{
+    const char *msg = polis_env_error(env);
+    fprintf(stderr, "polis: %s\n", msg && *msg ? msg : "unknown error");
+    polis_env_destroy(env);
+    return EXIT_ENV;
+}
+
+/* ---- run ------------------------------------------------------------------------------------ */
+
+typedef struct episode_stats {
+    int64_t steps;
+    bool done;
+    double *returns;  /* [n_agents] */
+    int64_t *illegal; /* [n_agents] */
+    uint64_t *events; /* [n_event_types], filled by the bus subscriber */
+    int32_t n_events;
+    double seconds; /* inside polis_env_step only */
+} episode_stats;
+
+static void count_event(void *ud, const polis_event *ev)
+{
+    episode_stats *st = ud;
+    if (ev->type >= 0 && ev->type < st->n_events) st->events[ev->type]++;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void choose_actions(const polis_io *io, cli_policy policy, polis_rng *rng)
+{
+    for (int32_t a = 0; a < io->n_agents; a++) {
+        int32_t pick = 0;
+        if (policy == POLICY_RANDOM) {
+            const uint8_t *mask = io->masks + (size_t)a * (size_t)io->n_actions;
+            uint32_t n_legal = 0;
+            for (int32_t k = 0; k < io->n_actions; k++) n_legal += mask[k] != 0;
+            if (n_legal > 0) {
+                uint32_t r = polis_rng_below(rng, n_legal);
+                for (int32_t k = 0; k < io->n_actions; k++) {
+                    if (!mask[k]) continue;
+                    if (r-- == 0) {
+                        pick = k;
+                        break;
+                    }
+                }
+            }
+        }
+        io->actions[a] = pick;
+    }
+}
+
+/* Rewards are float32, so a return summed in double carries their representation error
+ * (15 x 0.1f = 1.5000000223517418); six decimals print what the rewards meant. Returns false
+ * for NaN and infinities, which JSON cannot carry. */
+static bool format_return(double v, char *buf, size_t size)
+{
+    if (v != v || v > 1e300 || v < -1e300) {
+        snprintf(buf, size, "%g", v);
+        return false;
+    }
+    if (v >= 1e15 || v <= -1e15) {
+        snprintf(buf, size, "%.17g", v);
+        return true;
+    }
+    snprintf(buf, size, "%.6f", v);
+    char *dot = strchr(buf, '.');
+    if (dot) {
+        char *end = buf + strlen(buf) - 1;
+        while (end > dot && *end == '0') *end-- = '\0';
+        if (end == dot) *end = '\0';
+    }
+    if (strcmp(buf, "-0") == 0) snprintf(buf, size, "0");
+    return true;
+}
+
+static double steps_per_second(int64_t steps, double seconds)
+{
+    return seconds > 0 ? (double)steps / seconds : 0.0;
+}
+
+static void print_episode_text(polis_env *env, int64_t episode, uint64_t seed,
+                               const episode_stats *st, uint64_t hash)
+{
+    int32_t n = polis_env_n_agents(env);
+    printf("episode %" PRId64 "  seed %" PRIu64 "  steps %" PRId64 "%s\n", episode, seed, st->steps,
+           st->done ? "" : "  (stopped by --steps)");
+    int width = 5;
+    for (int32_t a = 0; a < n; a++) {
+        int len = (int)strlen(polis_env_agent_name(env, a));
+        if (len > width) width = len;
+    }
+    printf("  %-*s  %12s  %8s\n", width, "agent", "return", "illegal");
+    for (int32_t a = 0; a < n; a++) {
+        char ret[64];
+        format_return(st->returns[a], ret, sizeof ret);
+        printf("  %-*s  %12s  %8" PRId64 "\n", width, polis_env_agent_name(env, a), ret,
+               st->illegal[a]);
+    }
+    int ewidth = 5;
+    bool any = false;
+    for (int32_t e = 0; e < st->n_events; e++) {
+        if (!st->events[e]) continue;
+        int len = (int)strlen(polis_env_event_name(env, e));
+        if (len > ewidth) ewidth = len;
+        any = true;
+    }
+    if (any) {
+        printf("  %-*s  %12s\n", ewidth, "event", "count");
+        for (int32_t e = 0; e < st->n_events; e++)
+            if (st->events[e])
+                printf("  %-*s  %12" PRIu64 "\n", ewidth, polis_env_event_name(env, e),
+                       st->events[e]);
+    } else {
+        printf("  no events\n");
+    }
+    printf("  state hash 0x%016" PRIx64 "   %.0f steps/s\n", hash,
+           steps_per_second(st->steps, st->seconds));
+}
+
+/* One line per episode; false on allocation failure. */
+static bool print_episode_json(polis_env *env, int64_t episode, uint64_t seed,
+                               const episode_stats *st, uint64_t hash)
+{
+    char buf[64];
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL;
+    ok = ok && cJSON_AddStringToObject(o, "scenario", polis_env_name(env));
+    snprintf(buf, sizeof buf, "%" PRId64, episode);
+    ok = ok && cJSON_AddRawToObject(o, "episode", buf);
+    snprintf(buf, sizeof buf, "%" PRIu64, seed);
+    ok = ok && cJSON_AddRawToObject(o, "seed", buf);
+    snprintf(buf, sizeof buf, "%" PRId64, st->steps);
+    ok = ok && cJSON_AddRawToObject(o, "steps", buf);
+    ok = ok && cJSON_AddBoolToObject(o, "done", st->done);
+    cJSON *ret = ok ? cJSON_AddObjectToObject(o, "returns") : NULL;
+    cJSON *ill = ret ? cJSON_AddObjectToObject(o, "illegal") : NULL;
+    cJSON *ev = ill ? cJSON_AddObjectToObject(o, "events") : NULL;
+    ok = ev != NULL;
+    for (int32_t a = 0; ok && a < polis_env_n_agents(env); a++) {
+        const char *name = polis_env_agent_name(env, a);
+        ok = cJSON_AddRawToObject(ret, name,
+                                  format_return(st->returns[a], buf, sizeof buf) ? buf : "null");
+        snprintf(buf, sizeof buf, "%" PRId64, st->illegal[a]);
+        ok = ok && cJSON_AddRawToObject(ill, name, buf);
+    }
+    for (int32_t e = 0; ok && e < st->n_events; e++) {
+        snprintf(buf, sizeof buf, "%" PRIu64, st->events[e]);
+        ok = cJSON_AddRawToObject(ev, polis_env_event_name(env, e), buf) != NULL;
+    }
+    snprintf(buf, sizeof buf, "%016" PRIx64, hash);
+    ok = ok && cJSON_AddStringToObject(o, "state_hash", buf);
+    snprintf(buf, sizeof buf, "%.1f", steps_per_second(st->steps, st->seconds));
+    ok = ok && cJSON_AddRawToObject(o, "steps_per_sec", buf);
+    char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
+    if (text) puts(text);
+    cJSON_free(text);
+    cJSON_Delete(o);
+    return text != NULL;
+}
+
+static int cmd_run(const cli_args *a)
+{
+    polis_env *env = create_env(a, !a->quiet && !a->json);
+    if (!env) return EXIT_ENV;
+
+    int32_t n_agents = polis_env_n_agents(env);
+    episode_stats st;
+    memset(&st, 0, sizeof st);
+    st.n_events = polis_env_n_event_types(env);
+    st.returns = calloc((size_t)n_agents + 1, sizeof *st.returns);
+    st.illegal = calloc((size_t)n_agents + 1, sizeof *st.illegal);
+    st.events = calloc((size_t)st.n_events + 1, sizeof *st.events);
+    int rc = 0;
+    if (!st.returns || !st.illegal || !st.events) {
+        fprintf(stderr, "polis: out of memory\n");
+        rc = EXIT_ENV;
+        goto out;
+    }
+    if (polis_env_subscribe(env, -1, count_event, &st) != POLIS_OK) {
+        rc = env_failure(env);
+        env = NULL;
+        goto out;
+    }
+
+    const polis_io *io = polis_env_io(env);
+    uint64_t seed0 = a->has_seed ? a->seed : polis_env_default_seed(env);
+    int64_t total_steps = 0;
+    double total_seconds = 0;
+    for (int64_t ep = 1; ep <= a->episodes; ep++) {
+        uint64_t seed = seed0 + (uint64_t)(ep - 1);
+        memset(st.returns, 0, (size_t)n_agents * sizeof *st.returns);
+        memset(st.illegal, 0, (size_t)n_agents * sizeof *st.illegal);
+        memset(st.events, 0, (size_t)st.n_events * sizeof *st.events);
+        st.steps = 0;
+        st.seconds = 0;
+        polis_rng rng;
+        polis_rng_seed(&rng, seed, CLI_POLICY_STREAM);
+        if (polis_env_reset(env, seed) != POLIS_OK) {
+            rc = env_failure(env);
+            env = NULL;
+            goto out;
+        }
+        while (!polis_env_done(env) && (a->steps == 0 || st.steps < a->steps)) {
+            choose_actions(io, a->policy, &rng);
+            double t0 = now_seconds();
+            polis_status s = polis_env_step(env);
+            st.seconds += now_seconds() - t0;
+            if (s != POLIS_OK) {
+                rc = env_failure(env);
+                env = NULL;
+                goto out;
+            }
+            st.steps++;
+            for (int32_t ag = 0; ag < n_agents; ag++) {
+                st.returns[ag] += io->rewards[ag];
+                st.illegal[ag] += io->illegal[ag] != 0;
+            }
+        }
+        st.done = polis_env_done(env);
+        uint64_t hash = polis_env_state_hash(env);
+        total_steps += st.steps;
+        total_seconds += st.seconds;
+        if (a->json) {
+            if (!print_episode_json(env, ep, seed, &st, hash)) {
+                fprintf(stderr, "polis: out of memory\n");
+                rc = EXIT_ENV;
+                goto out;
+            }
+        } else if (!a->quiet) {
+            print_episode_text(env, ep, seed, &st, hash);
+        }
+    }
+    if (!a->json)
+        printf("%s: %" PRId64 " episode%s, %" PRId64 " steps, %.0f steps/s\n", polis_env_name(env),
+               a->episodes, a->episodes == 1 ? "" : "s", total_steps,
+               steps_per_second(total_steps, total_seconds));
+    fflush(stdout);
+
+out:
+    free(st.returns);
+    free(st.illegal);
+    free(st.events);
+    if (env) polis_env_destroy(env);
+    return rc;
+}
+
+/* ---- validate ------------------------------------------------------------------------------ */
+
+static int cmd_validate(const cli_args *a)
+{
+    polis_env *env = create_env(a, false);
+    if (!env) return EXIT_ENV;
+    const polis_io *io = polis_env_io(env);
+    printf("ok: %s: %d agent%s, %d action%s, %zu obs bytes\n", polis_env_name(env),
+           (int)polis_env_n_agents(env), polis_env_n_agents(env) == 1 ? "" : "s",
+           (int)polis_env_n_actions(env), polis_env_n_actions(env) == 1 ? "" : "s", io->obs_size);
+    polis_env_destroy(env);
+    return 0;
+}
+
+/* ---- describe -------------------------------------------------------------------------------- */
+
+/* A text table: rows of cells, printed with columns padded to their widest cell. */
+#define TABLE_MAXCOLS 8
+
+typedef struct table {
+    int ncols;
+    char **cells; /* [nrows][ncols], heap strings */
+    int nrows, cap;
+    bool failed;
+} table;
+
+static void table_row(table *t, ...)
+{
+    if (t->failed) return;
+    if (t->nrows == t->cap) {
+        int cap = t->cap ? t->cap * 2 : 16;
+        char **cells = realloc(t->cells, (size_t)cap * (size_t)t->ncols * sizeof *cells);
+        if (!cells) {
+            t->failed = true;
+            return;
+        }
+        t->cells = cells;
+        t->cap = cap;
+    }
+    va_list ap;
+    va_start(ap, t);
+    for (int c = 0; c < t->ncols; c++) {
+        const char *s = va_arg(ap, const char *);
+        char *copy = strdup(s ? s : "");
+        if (!copy) t->failed = true;
+        t->cells[t->nrows * t->ncols + c] = copy;
+    }
+    va_end(ap);
+    t->nrows++;
+}
+
+/* Prints with a two-space indent; the last column is not padded (it holds docs). */
+static void table_print(const table *t, const char *indent)
+{
+    int width[TABLE_MAXCOLS] = {0};
+    for (int r = 0; r < t->nrows; r++)
+        for (int c = 0; c < t->ncols; c++) {
+            const char *s = t->cells[r * t->ncols + c];
+            int len = s ? (int)strlen(s) : 0;
+            if (len > width[c]) width[c] = len;
+        }
+    for (int r = 0; r < t->nrows; r++) {
+        fputs(indent, stdout);
+        int last = t->ncols - 1;
+        while (last > 0 && !*t->cells[r * t->ncols + last]) last--;
+        for (int c = 0; c <= last; c++) {
+            const char *s = t->cells[r * t->ncols + c];
+            if (c == last)
+                printf("%s", s);
+            else
+                printf("%-*s  ", width[c], s);
+        }
+        putchar('\n');
+    }
+}
+
+static void table_free(table *t)
+{
+    for (int i = 0; i < t->nrows * t->ncols; i++) free(t->cells[i]);
+    free(t->cells);
+}
+
+/* Prints (unless a row failed to allocate) and frees; false if the table is incomplete. */
+static bool table_done(table *t, const char *indent)
+{
+    bool ok = !t->failed;
+    if (ok) table_print(t, indent);
+    table_free(t);
+    return ok;
+}
+
+static const char *jstr(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* Any scalar as text (numbers keep the exact digits describe wrote). */
+static void jtext(const cJSON *v, char *buf, size_t size)
+{
+    if (!v || cJSON_IsNull(v)) {
+        snprintf(buf, size, "-");
+    } else if (cJSON_IsString(v)) {
+        snprintf(buf, size, "\"%s\"", v->valuestring);
+    } else if (cJSON_IsBool(v)) {
+        snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    } else if (cJSON_IsRaw(v)) {
+        snprintf(buf, size, "%s", v->valuestring);
+    } else if (cJSON_IsNumber(v)) {
+        /* cJSON stores every number as a double; integers up to 2^53 print exactly. */
+        if (v->valuedouble == (double)(long long)v->valuedouble &&
+            v->valuedouble > -9007199254740992.0 && v->valuedouble < 9007199254740992.0)
+            snprintf(buf, size, "%lld", (long long)v->valuedouble);
+        else
+            snprintf(buf, size, "%g", v->valuedouble);
+    } else {
+        snprintf(buf, size, "?");
+    }
+}
+
+static void jkey_text(const cJSON *obj, const char *key, char *buf, size_t size)
+{
+    jtext(cJSON_GetObjectItemCaseSensitive(obj, key), buf, size);
+}
+
+static void heading(const char *title, int count)
+{
+    if (count >= 0)
+        printf("\n%s (%d)\n", title, count);
+    else
+        printf("\n%s\n", title);
+}
+
+static bool describe_text(const cJSON *d)
+{
+    bool ok = true;
+    char b1[64], b2[64], b3[64], b4[64], b5[256];
+    const cJSON *scn = cJSON_GetObjectItemCaseSensitive(d, "scenario");
+    printf("scenario %s\n", jstr(scn, "name"));
+    if (*jstr(scn, "doc")) printf("  %s\n", jstr(scn, "doc"));
+    jkey_text(scn, "seed", b1, sizeof b1);
+    jkey_text(scn, "max_steps", b2, sizeof b2);
+    jkey_text(scn, "max_entities", b3, sizeof b3);
+    jkey_text(scn, "event_queue", b4, sizeof b4);
+    printf("  source %s\n  seed %s, max_steps %s, max_entities %s, event_queue %s\n",
+           jstr(scn, "source"), b1, b2, b3, b4);
+
+    const cJSON *agents = cJSON_GetObjectItemCaseSensitive(d, "agents");
+    heading("agents", cJSON_GetArraySize(agents));
+    const cJSON *it;
+    fputs("  ", stdout);
+    cJSON_ArrayForEach(it, agents)
+        printf("%s%s", it == agents->child ? "" : " ", cJSON_IsString(it) ? it->valuestring : "?");
+    putchar('\n');
+
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(d, "grid");
+    heading("grid", -1);
+    if (cJSON_IsObject(grid)) {
+        jkey_text(grid, "width", b1, sizeof b1);
+        jkey_text(grid, "height", b2, sizeof b2);
+        printf("  %s x %s, %s\n", b1, b2,
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(grid, "wrap")) ? "torus (wraps)"
+                                                                            : "bounded");
+        const cJSON *layers = cJSON_GetObjectItemCaseSensitive(grid, "layers");
+        printf("  layers (%d):", cJSON_GetArraySize(layers));
+        cJSON_ArrayForEach(it, layers) printf(" %s", cJSON_IsString(it) ? it->valuestring : "?");
+        putchar('\n');
+    } else {
+        printf("  none\n");
+    }
+
+    const cJSON *plugins = cJSON_GetObjectItemCaseSensitive(d, "plugins");
+    heading("plugins and scripts", cJSON_GetArraySize(plugins));
+    const cJSON *p;
+    cJSON_ArrayForEach(p, plugins) {
+        printf("  %s (%s%s%s)\n", jstr(p, "name"), jstr(p, "kind"), *jstr(p, "version") ? " " : "",
+               jstr(p, "version"));
+        if (*jstr(p, "doc")) printf("    %s\n", jstr(p, "doc"));
+        if (*jstr(p, "path")) printf("    path: %s\n", jstr(p, "path"));
+        const cJSON *req = cJSON_GetObjectItemCaseSensitive(p, "requires");
+        if (cJSON_GetArraySize(req) > 0) {
+            printf("    requires:");
+            cJSON_ArrayForEach(it, req) printf(" %s", cJSON_IsString(it) ? it->valuestring : "?");
+            putchar('\n');
+        }
+        const cJSON *params = cJSON_GetObjectItemCaseSensitive(p, "params");
+        if (cJSON_GetArraySize(params) > 0) {
+            table t = {.ncols = 6};
+            table_row(&t, "param", "type", "value", "default", "range", "doc");
+            const cJSON *q;
+            cJSON_ArrayForEach(q, params) {
+                jkey_text(q, "value", b1, sizeof b1);
+                jkey_text(q, "default", b2, sizeof b2);
+                b5[0] = '\0';
+                if (cJSON_GetObjectItemCaseSensitive(q, "min")) {
+                    jkey_text(q, "min", b3, sizeof b3);
+                    jkey_text(q, "max", b4, sizeof b4);
+                    snprintf(b5, sizeof b5, "[%s, %s]", b3, b4);
+                }
+                char key[256];
+                snprintf(key, sizeof key, "%s%s", jstr(q, "key"),
+                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "required")) ? "*" : "");
+                table_row(&t, key, jstr(q, "type"), b1, b2, b5, jstr(q, "doc"));
+            }
+            ok = table_done(&t, "    ") && ok;
+        }
+    }
+
+    const cJSON *actions = cJSON_GetObjectItemCaseSensitive(d, "actions");
+    heading("actions", cJSON_GetArraySize(actions));
+    {
+        table t = {.ncols = 4};
+        table_row(&t, "id", "name", "owner", "doc");
+        cJSON_ArrayForEach(it, actions) {
+            jkey_text(it, "id", b1, sizeof b1);
+            table_row(&t, b1, jstr(it, "name"), jstr(it, "owner"), jstr(it, "doc"));
+        }
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *obs = cJSON_GetObjectItemCaseSensitive(d, "observation");
+    const cJSON *fields = cJSON_GetObjectItemCaseSensitive(obs, "fields");
+    jkey_text(obs, "obs_size", b1, sizeof b1);
+    int n_fields = cJSON_GetArraySize(fields);
+    printf("\nobservation (%d field%s, %s bytes per agent)\n", n_fields, n_fields == 1 ? "" : "s",
+           b1);
+    {
+        table t = {.ncols = 7};
+        table_row(&t, "name", "dtype", "shape", "offset", "bytes", "owner", "doc");
+        cJSON_ArrayForEach(it, fields) {
+            char shape[64] = "";
+            size_t used = 0;
+            const cJSON *dim;
+            cJSON_ArrayForEach(dim, cJSON_GetObjectItemCaseSensitive(it, "shape")) {
+                jtext(dim, b1, sizeof b1);
+                int n = snprintf(shape + used, sizeof shape - used, "%s%s", used ? "x" : "", b1);
+                if (n > 0 && (size_t)n < sizeof shape - used) used += (size_t)n;
+            }
+            jkey_text(it, "offset", b2, sizeof b2);
+            jkey_text(it, "nbytes", b3, sizeof b3);
+            table_row(&t, jstr(it, "name"), jstr(it, "dtype"), shape, b2, b3, jstr(it, "owner"),
+                      jstr(it, "doc"));
+        }
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *rewards = cJSON_GetObjectItemCaseSensitive(d, "rewards");
+    heading("reward functions", cJSON_GetArraySize(rewards));
+    if (cJSON_GetArraySize(rewards) > 0) {
+        table t = {.ncols = 3};
+        table_row(&t, "name", "weight", "owner");
+        cJSON_ArrayForEach(it, rewards) {
+            jkey_text(it, "weight", b1, sizeof b1);
+            table_row(&t, jstr(it, "name"), b1, jstr(it, "owner"));
+        }
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *transforms = cJSON_GetObjectItemCaseSensitive(d, "reward_transforms");
+    heading("reward transforms", cJSON_GetArraySize(transforms));
+    if (cJSON_GetArraySize(transforms) > 0) {
+        table t = {.ncols = 3};
+        table_row(&t, "name", "priority", "owner");
+        cJSON_ArrayForEach(it, transforms) {
+            jkey_text(it, "priority", b1, sizeof b1);
+            table_row(&t, jstr(it, "name"), b1, jstr(it, "owner"));
+        }
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(d, "events");
+    heading("event types", cJSON_GetArraySize(events));
+    if (cJSON_GetArraySize(events) > 0) {
+        table t = {.ncols = 5};
+        table_row(&t, "id", "name", "bytes", "owner", "fields (name:type@offset) / subscribers");
+        cJSON_ArrayForEach(it, events) {
+            char desc[1024] = "";
+            size_t used = 0;
+            const cJSON *f;
+            cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(it, "fields")) {
+                jkey_text(f, "offset", b1, sizeof b1);
+                int n = snprintf(desc + used, sizeof desc - used, "%s%s:%s@%s", used ? " " : "",
+                                 jstr(f, "name"), jstr(f, "type"), b1);
+                if (n > 0 && (size_t)n < sizeof desc - used) used += (size_t)n;
+            }
+            const cJSON *subs = cJSON_GetObjectItemCaseSensitive(it, "subscribers");
+            if (cJSON_GetArraySize(subs) > 0) {
+                int n = snprintf(desc + used, sizeof desc - used, "%s/", used ? " " : "");
+                if (n > 0 && (size_t)n < sizeof desc - used) used += (size_t)n;
+                cJSON_ArrayForEach(f, subs) {
+                    jkey_text(f, "priority", b1, sizeof b1);
+                    n = snprintf(desc + used, sizeof desc - used, " %s(%s)", jstr(f, "owner"), b1);
+                    if (n > 0 && (size_t)n < sizeof desc - used) used += (size_t)n;
+                }
+            }
+            jkey_text(it, "id", b1, sizeof b1);
+            jkey_text(it, "size", b2, sizeof b2);
+            table_row(&t, b1, jstr(it, "name"), b2, jstr(it, "owner"), desc);
+        }
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(d, "hooks");
+    heading("hooks (run order per phase: owner(priority))", -1);
+    {
+        table t = {.ncols = 2};
+        const cJSON *phase;
+        cJSON_ArrayForEach(phase, hooks) {
+            char list[1024] = "";
+            size_t used = 0;
+            const cJSON *h;
+            cJSON_ArrayForEach(h, phase) {
+                jkey_text(h, "priority", b1, sizeof b1);
+                int n = snprintf(list + used, sizeof list - used, "%s%s(%s)", used ? " " : "",
+                                 jstr(h, "owner"), b1);
+                if (n > 0 && (size_t)n < sizeof list - used) used += (size_t)n;
+            }
+            table_row(&t, phase->string ? phase->string : "?", used ? list : "-");
+        }
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *comps = cJSON_GetObjectItemCaseSensitive(d, "components");
+    heading("components", cJSON_GetArraySize(comps));
+    if (cJSON_GetArraySize(comps) > 0) {
+        table t = {.ncols = 4};
+        table_row(&t, "id", "name", "bytes", "owner");
+        cJSON_ArrayForEach(it, comps) {
+            jkey_text(it, "id", b1, sizeof b1);
+            jkey_text(it, "elem_size", b2, sizeof b2);
+            table_row(&t, b1, jstr(it, "name"), b2, jstr(it, "owner"));
+        }
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *services = cJSON_GetObjectItemCaseSensitive(d, "services");
+    heading("services", cJSON_GetArraySize(services));
+    if (cJSON_GetArraySize(services) > 0) {
+        table t = {.ncols = 2};
+        table_row(&t, "name", "owner");
+        cJSON_ArrayForEach(it, services) table_row(&t, jstr(it, "name"), jstr(it, "owner"));
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *exports = cJSON_GetObjectItemCaseSensitive(d, "exports");
+    heading("exports", cJSON_GetArraySize(exports));
+    if (cJSON_GetArraySize(exports) > 0) {
+        table t = {.ncols = 3};
+        table_row(&t, "name", "signature", "doc");
+        cJSON_ArrayForEach(it, exports)
+            table_row(&t, jstr(it, "name"), jstr(it, "signature"), jstr(it, "doc"));
+        ok = table_done(&t, "  ") && ok;
+    }
+    return ok;
+}
+
+static int cmd_describe(const cli_args *a)
+{
+    polis_env *env = create_env(a, false);
+    if (!env) return EXIT_ENV;
+    char *json = polis_env_describe_json(env);
+    polis_env_destroy(env);
+    if (!json) {
+        fprintf(stderr, "polis: out of memory while describing the scenario\n");
+        return EXIT_ENV;
+    }
+    int rc = 0;
+    if (a->json) {
+        fputs(json, stdout);
+    } else {
+        cJSON *doc = cJSON_Parse(json);
+        if (!doc || !describe_text(doc)) {
+            fprintf(stderr, "polis: out of memory while describing the scenario\n");
+            rc = EXIT_ENV;
+        }
+        cJSON_Delete(doc);
+    }
+    polis_free(json);
+    return rc;
+}
+
+/* ---- main --------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        if (argc > 2) return usage_error(NULL, "--version takes no arguments");
+        printf("polis %s\n", polis_version());
+        return 0;
+    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        if (argc > 3) return usage_error("help", "expected at most one COMMAND");
+        if (argc == 3) {
+            bool self = strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0;
+            const char *text = command_help(self ? "help" : argv[2]);
+            if (!text)
+                return usage_error("help",
+                                   "unknown command '%s' (commands: run, validate, "
+                                   "describe, help)",
+                                   argv[2]);
+            fputs(text, stdout);
+            return 0;
+        }
+        fputs(USAGE, stdout);
+        return 0;
+    }
+
+    cli_args a;
+    memset(&a, 0, sizeof a);
+    a.cmd = cmd;
+    int allowed;
+    int (*run)(const cli_args *);
+    if (strcmp(cmd, "run") == 0) {
+        allowed = OPT_SEED | OPT_STEPS | OPT_EPISODES | OPT_POLICY | OPT_QUIET | OPT_JSON |
+                  OPT_PLUGIN_PATH;
+        run = cmd_run;
+    } else if (strcmp(cmd, "validate") == 0) {
+        allowed = OPT_PLUGIN_PATH;
+        run = cmd_validate;
+    } else if (strcmp(cmd, "describe") == 0) {
+        allowed = OPT_JSON | OPT_PLUGIN_PATH;
+        run = cmd_describe;
+    } else if (cmd[0] == '-') {
+        return usage_error(NULL, "unknown option '%s'", cmd);
+    } else {
+        return usage_error(NULL, "unknown command '%s' (commands: run, validate, describe, help)",
+                           cmd);
+    }
+    int rc = parse_args(argc, argv, allowed, &a);
+    if (rc) return rc;
+    if (a.help) {
+        fputs(command_help(cmd), stdout);
+        return 0;
+    }
+    return run(&a);
+}

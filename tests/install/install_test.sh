@@ -1,0 +1,123 @@
+# tests/install/install_test.sh CMAKE GENERATOR CC SOURCE_DIR WORK_DIR
+set -eu
+CMAKE=$1
+GEN=$2
+CC=$3
+SRC=$4
+WORK=$5
+PREFIX=$WORK/prefix
+unset POLIS_PLUGIN_PATH
+
+step() { printf '\n== %s\n' "$*"; }
+die() {
+    printf 'FAIL: %s\n' "$*" >&2
+    exit 1
+}
+# Sanitizer settings of the calling test run do not apply to these plain builds.
+unset ASAN_OPTIONS UBSAN_OPTIONS || true
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+step "configure, build and install polis into $PREFIX"
+"$CMAKE" -S "$SRC" -B "$WORK/build" -G "$GEN" -DCMAKE_C_COMPILER="$CC" \
+    -DCMAKE_BUILD_TYPE=Release -DPOLIS_BUILD_TESTS=OFF -DPOLIS_SANITIZE=OFF \
+    -DCMAKE_INSTALL_PREFIX="$PREFIX" >"$WORK/configure.log" ||
+    { cat "$WORK/configure.log"; die "configure failed"; }
+"$CMAKE" --build "$WORK/build" -j2 >"$WORK/build.log" 2>&1 ||
+    { cat "$WORK/build.log"; die "build failed"; }
+"$CMAKE" --install "$WORK/build" >"$WORK/install.log" ||
+    { cat "$WORK/install.log"; die "cmake --install failed"; }
+
+# GNUInstallDirs picks lib or lib64 or lib/<multiarch>; find where things went.
+PC=$(find "$PREFIX" -name polis.pc | head -n 1)
+[ -n "$PC" ] || die "no polis.pc under $PREFIX"
+LIBDIR=$(dirname "$(dirname "$PC")")
+for f in "$PREFIX/bin/polis" "$PREFIX/include/polis/polis.h" "$PREFIX/include/polis/plugin.h" \
+    "$PREFIX/include/polis/types.h" "$PREFIX/include/polis/rng.h" "$LIBDIR/libpolis.a" \
+    "$LIBDIR/libpolis.so" "$LIBDIR/polis/plugins/gather.so" \
+    "$LIBDIR/cmake/polis/polisConfig.cmake" "$LIBDIR/cmake/polis/polisConfigVersion.cmake" \
+    "$LIBDIR/cmake/polis/polisTargets.cmake"; do
+    [ -e "$f" ] || die "not installed: $f"
+done
+echo "installed: $(find "$PREFIX" -type f | wc -l) files"
+
+# From here on nothing may come from the build tree: the installed library must find the
+# installed plugins by itself.
+rm -rf "$WORK/build"
+POLIS=$PREFIX/bin/polis
+export LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+step "installed polis runs an installed scenario with an installed plugin"
+"$POLIS" --version | grep -qxF "polis 0.1.0" || die "polis --version"
+GATHER=$PREFIX/share/polis/rulesets/gather/gather.json
+[ -f "$GATHER" ] || GATHER=$SRC/rulesets/gather/gather.json
+"$POLIS" validate "$GATHER" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "polis validate $GATHER"; }
+grep -qxF "ok: gather: 4 agents, 5 actions, 64 obs bytes" "$WORK/out" || { cat "$WORK/out"; die "validate output"; }
+"$POLIS" describe "$GATHER" --json >"$WORK/out" || die "polis describe"
+grep -qF "\"$LIBDIR/polis/plugins/gather.so\"" "$WORK/out" ||
+    { grep -F '"path"' "$WORK/out"; die "gather.so was not loaded from $LIBDIR/polis/plugins"; }
+
+step "find_package(polis): build the out-of-tree plugin example"
+"$CMAKE" -S "$SRC/examples/out_of_tree_plugin" -B "$WORK/plugin" -G "$GEN" \
+    -DCMAKE_C_COMPILER="$CC" -DCMAKE_PREFIX_PATH="$PREFIX" >"$WORK/plugin.log" ||
+    { cat "$WORK/plugin.log"; die "configure examples/out_of_tree_plugin"; }
+"$CMAKE" --build "$WORK/plugin" >>"$WORK/plugin.log" 2>&1 ||
+    { cat "$WORK/plugin.log"; die "build examples/out_of_tree_plugin"; }
+[ -f "$WORK/plugin/hot_potato.so" ] || die "no hot_potato.so (the plugin must have no lib prefix)"
+if nm -D --defined-only "$WORK/plugin/hot_potato.so" | grep -v ' polis_plugin_entry$' | grep -q ' T '; then
+    nm -D --defined-only "$WORK/plugin/hot_potato.so"
+    die "hot_potato.so exports more than polis_plugin_entry"
+fi
+
+step "installed polis runs the out-of-tree plugin"
+POTATO=$SRC/examples/out_of_tree_plugin/hot_potato.json
+"$POLIS" run "$POTATO" --plugin-path "$WORK/plugin" --json >"$WORK/out" 2>&1 ||
+    { cat "$WORK/out"; die "polis run hot_potato.json"; }
+cat "$WORK/out"
+grep -qF '"steps":15,"done":true' "$WORK/out" || die "the potato did not explode after 15 steps"
+grep -qF '"potato.exploded":1' "$WORK/out" || die "no potato.exploded event"
+# Installing the plugin puts it where the engine looks by default.
+"$CMAKE" --install "$WORK/plugin" >>"$WORK/plugin.log" || die "install the plugin"
+[ -f "$LIBDIR/polis/plugins/hot_potato.so" ] || die "hot_potato.so not installed into the plugin dir"
+"$POLIS" validate "$POTATO" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "validate without --plugin-path"; }
+grep -qxF "ok: hot_potato: 3 agents, 2 actions, 16 obs bytes" "$WORK/out" || die "validate hot_potato output"
+
+for variant in shared static; do
+    step "find_package(polis): examples/embed_c linked with the $variant library"
+    static=OFF
+    [ "$variant" = static ] && static=ON
+    "$CMAKE" -S "$SRC/examples/embed_c" -B "$WORK/embed_$variant" -G "$GEN" \
+        -DCMAKE_C_COMPILER="$CC" -DCMAKE_PREFIX_PATH="$PREFIX" -DPOLIS_EMBED_STATIC=$static \
+        >"$WORK/embed.log" || { cat "$WORK/embed.log"; die "configure examples/embed_c"; }
+    "$CMAKE" --build "$WORK/embed_$variant" >>"$WORK/embed.log" 2>&1 ||
+        { cat "$WORK/embed.log"; die "build examples/embed_c ($variant)"; }
+    "$WORK/embed_$variant/embed_c" "$GATHER" 2000 >"$WORK/out" 2>&1 ||
+        { cat "$WORK/out"; die "embed_c ($variant) failed"; }
+    cat "$WORK/out"
+    grep -qF "2000 steps, 10 finished episodes" "$WORK/out" || die "embed_c ($variant) output"
+done
+if nm -D --defined-only "$WORK/embed_static/embed_c" 2>/dev/null | grep -q polis_env_create; then
+    die "the static embed_c exports engine symbols"
+fi
+ldd "$WORK/embed_static/embed_c" | grep -q libpolis && die "the static embed_c links libpolis.so"
+ldd "$WORK/embed_shared/embed_c" | grep -q "$LIBDIR/libpolis.so" ||
+    die "the shared embed_c does not use the installed libpolis.so"
+
+step "pkg-config: compile examples/embed_c with \`pkg-config --cflags --libs polis\`"
+export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
+pkg-config --exists --print-errors polis || die "pkg-config cannot find polis"
+[ "$(pkg-config --modversion polis)" = 0.1.0 ] || die "pkg-config --modversion polis"
+FLAGS=$(pkg-config --cflags --libs polis)
+echo "pkg-config --cflags --libs polis: $FLAGS"
+# shellcheck disable=SC2086
+"$CC" -std=c11 -Wall -Wextra -o "$WORK/embed_pc" "$SRC/examples/embed_c/main.c" $FLAGS ||
+    die "compile with pkg-config flags"
+"$WORK/embed_pc" "$GATHER" 500 >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "embed_pc failed"; }
+grep -qF "500 steps" "$WORK/out" || die "embed_pc output"
+STATIC_LIBS=$(pkg-config --static --libs polis)
+for lib in -llua5.4 -lcjson -lffi -ldl -lm; do
+    case " $STATIC_LIBS " in *" $lib "*) ;; *) die "pkg-config --static --libs polis lacks $lib: $STATIC_LIBS" ;; esac
+done
+
+printf '\ninstall test: all checks passed\n'
