@@ -1,0 +1,114 @@
+/*
+ * engine/lua_host.h — what the Lua host (lua_host.c) and the `polis` library the scripts
+ * call (lua_api.c) share: the per-script state, the callback and view records, and the few
+ * functions one file calls in the other. Internal to the engine, like internal.h.
+ */
+#ifndef POLIS_LUA_HOST_H
+#define POLIS_LUA_HOST_H
+
+#include <string.h>
+
+#include <lua.h>
+
+#include "internal.h"
+
+_Static_assert(LUA_EXTRASPACE >= sizeof(void *), "the script pointer lives in the extra space");
+
+/* One registered Lua callback: the user data of its trampoline. Owned by the script, freed
+ * at unload; the Lua functions are kept alive by registry references. */
+typedef struct polis__lua_cb {
+    struct polis__lua_cb *next;
+    polis__lua_script *s;
+    int fn;            /* registry ref of the function */
+    int legal;         /* actions: ref of the legality function, or LUA_NOREF */
+    char *name;        /* what it was registered as, for messages */
+    polis_dtype dtype; /* observations */
+    size_t count;      /* observations: elements per agent */
+} polis__lua_cb;
+
+/* The observation buffer a writer gets: valid only while the writer runs. */
+typedef struct polis__lua_obs_view {
+    void *p;
+    size_t count;
+    polis_dtype dtype;
+    const polis__lua_cb *cb;
+    int32_t agent;
+} polis__lua_obs_view;
+
+/* The rewards array a transform gets: valid only while the transform runs. */
+typedef struct polis__lua_reward_view {
+    float *p;
+    int32_t n;
+    const polis__lua_cb *cb;
+} polis__lua_reward_view;
+
+struct polis__lua_script {
+    polis_env *env;
+    polis_ctx *ctx;
+    const polis_host *h;
+    const polis__scn_script *scn;
+    lua_State *L;
+    char *display;   /* the script path as the scenario gave it */
+    char *chunkname; /* "@" display */
+    polis__lua_cb *cbs;
+    int start_ref;    /* table of polis.on_start functions */
+    int evtables_ref; /* table: event type id + 1 -> the reused event table */
+    polis__lua_obs_view *obs;
+    polis__lua_reward_view *rewards;
+    bool loading; /* chunk or on_start running: registration allowed */
+    bool params_called;
+    int depth; /* nesting of run_protected on this state */
+
+    /* instruction budget of the outermost callback now running */
+    int64_t budget_left;
+    bool exhausted;
+
+    bool limit_hit; /* the allocator refused an allocation at the memory cap */
+
+    /* The last failed host call made from Lua: its status and message, so the outermost
+     * report keeps the status (out of memory, config error) and the engine's placement. */
+    polis_status host_status;
+    bool host_placed;
+    char host_msg[POLIS_ERRMAX];
+};
+
+/* The script that owns L (or the thread L runs on): script_load keeps the pointer in the
+ * extra space of the main thread, which Lua copies into every new thread. */
+static inline polis__lua_script *polis__lua_script_of(lua_State *L)
+{
+    polis__lua_script *s;
+    memcpy(&s, lua_getextraspace(L), sizeof s);
+    return s;
+}
+
+/* ---- lua_host.c ------------------------------------------------------------------------- */
+
+/* Raises the error of a failed host call (its message is in env->err) as a Lua error, and
+ * keeps the status and the engine's placement for the report at the protected boundary.
+ * Call only from a lua_CFunction, after the host call returned; does not return. */
+POLIS_INTERNAL int polis__lua_raise_host(lua_State *L, polis__lua_script *s, polis_status st);
+
+/* The C callbacks a script's registrations hand to the host table; ud is the polis__lua_cb.
+ * Each runs the Lua function under the script's protected boundary and budget. */
+POLIS_INTERNAL polis_status polis__lua_tramp_hook(polis_ctx *ctx, void *ud);
+POLIS_INTERNAL polis_status polis__lua_tramp_action(polis_ctx *ctx, void *ud, int32_t agent,
+                                                    int32_t arg);
+POLIS_INTERNAL bool polis__lua_tramp_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg);
+POLIS_INTERNAL polis_status polis__lua_tramp_reward(polis_ctx *ctx, void *ud, float *out);
+POLIS_INTERNAL polis_status polis__lua_tramp_transform(polis_ctx *ctx, void *ud, float *rewards);
+POLIS_INTERNAL polis_status polis__lua_tramp_event(polis_ctx *ctx, void *ud, const polis_event *ev);
+POLIS_INTERNAL void polis__lua_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst);
+
+/* ---- lua_api.c -------------------------------------------------------------------------- */
+
+/* Both run inside the protected call that sets up the sandbox, so they may raise. */
+
+/* Installs the global table `polis`, the env-seeded math.random (math.randomseed refuses)
+ * and print as polis.log. */
+POLIS_INTERNAL void polis__lua_open_api(lua_State *L);
+
+/* Creates the observation-buffer and rewards views (s->obs, s->rewards) that writers and
+ * reward transforms receive. */
+POLIS_INTERNAL void polis__lua_open_views(lua_State *L, polis__lua_script *s);
+
+#endif
