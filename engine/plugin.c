@@ -5,7 +5,12 @@
  *
  * Every refusal names the scenario entry ("plugins[1]"), the file and the mismatch.
  */
+/* dladdr() is a GNU/BSD extension: it tells where libpolis (or the program it is linked
+ * into) was loaded from, so installed plugins are found relative to it. */
+#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +23,12 @@
 #endif
 #ifndef POLIS_PLUGIN_INSTALL_DIR
 #define POLIS_PLUGIN_INSTALL_DIR ""
+#endif
+#ifndef POLIS_PLUGIN_REL_LIBDIR
+#define POLIS_PLUGIN_REL_LIBDIR "polis/plugins"
+#endif
+#ifndef POLIS_PLUGIN_REL_BINDIR
+#define POLIS_PLUGIN_REL_BINDIR "../lib/polis/plugins"
 #endif
 
 /* The size of an ABI 1.0 descriptor: every field up to and including n_exports. Later
@@ -53,13 +64,40 @@ static int search(polis_env *env, const char *dirs, const char *name, char *trie
     return 0;
 }
 
+/* The plugin directories next to the loaded libpolis, or next to the program it is linked
+ * into statically: "<dir>/plugins" (the build tree keeps plugins beside the library and
+ * the CLI) and the install layout relative to a library or an executable. Writes a
+ * ':'-separated list into buf; empty if the location cannot be found. */
+static void self_dirs(char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    Dl_info info;
+    char self[PATH_MAX];
+    void *addr = (void *)(uintptr_t)&polis__plugin_resolve;
+    if (dladdr(addr, &info) && info.dli_fname && strchr(info.dli_fname, '/') &&
+        realpath(info.dli_fname, self)) {
+        /* found the shared library (or an executable loaded by path) */
+    } else {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0) return;
+        self[n] = '\0';
+    }
+    char *slash = strrchr(self, '/');
+    if (!slash) return;
+    *slash = '\0';
+    snprintf(buf, cap, "%s/plugins:%s/%s:%s/%s", self, self, POLIS_PLUGIN_REL_LIBDIR, self,
+             POLIS_PLUGIN_REL_BINDIR);
+}
+
 polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out)
 {
-    char tried[2048] = "";
-    const char *dirs[5] = {env->plugin_path, env->scn.base_dir, getenv("POLIS_PLUGIN_PATH"),
-                           POLIS_PLUGIN_BUILD_DIR, POLIS_PLUGIN_INSTALL_DIR};
+    char tried[4096] = "";
+    char near[3 * PATH_MAX + 64];
+    self_dirs(near, sizeof near);
+    const char *dirs[6] = {env->plugin_path, env->scn.base_dir, getenv("POLIS_PLUGIN_PATH"),
+                           near, POLIS_PLUGIN_BUILD_DIR, POLIS_PLUGIN_INSTALL_DIR};
     char *found = NULL;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         int r = search(env, dirs[i], name, tried, sizeof tried, &found);
         if (r > 0) {
             *out = found;
