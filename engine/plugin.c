@@ -56,7 +56,11 @@ static int search(polis_env *env, const char *dirs, const char *name, char *trie
                 }
                 memcpy(tried + tl, cand, cl + 1);
             }
-            if (access(cand, R_OK) == 0) return (*out = polis__strdup(env, cand)) ? 1 : -1;
+            if (access(cand, R_OK) == 0) {
+                char canon[PATH_MAX];
+                const char *use = realpath(cand, canon) ? canon : cand;
+                return (*out = polis__strdup(env, use)) ? 1 : -1;
+            }
         }
         if (!end) break;
         p = end + 1;
@@ -312,6 +316,9 @@ polis_status polis__plugins_load(polis_env *env)
         const polis_plugin_desc *d = ctx->desc;
         char jpath[96];
         snprintf(jpath, sizeof jpath, "%s.params", ctx->scn_plugin->jpath);
+        ctx->param_defs = d->params;
+        ctx->n_param_defs = d->n_params;
+        ctx->params_size = d->params_size;
         st = polis__params_build(env, d->params, d->n_params, d->params_size,
                                  ctx->scn_plugin->params, jpath, &ctx->params);
         if (st) return st;
