@@ -120,4 +120,12 @@ for lib in -llua5.4 -lcjson -lffi -ldl -lm; do
     case " $STATIC_LIBS " in *" $lib "*) ;; *) die "pkg-config --static --libs polis lacks $lib: $STATIC_LIBS" ;; esac
 done
 
+step "a relocated install finds its own plugins"
+mv "$PREFIX" "$WORK/moved"
+MOVED_LIBDIR=$WORK/moved${LIBDIR#"$PREFIX"}
+"$WORK/moved/bin/polis" describe "$SRC/rulesets/gather/gather.json" --json >"$WORK/out" ||
+    die "relocated polis describe"
+grep -qF "\"$MOVED_LIBDIR/polis/plugins/gather.so\"" "$WORK/out" ||
+    { grep -F '"path"' "$WORK/out"; die "relocated polis did not load its own gather.so"; }
+
 printf '\ninstall test: all checks passed\n'
