@@ -46,6 +46,12 @@ foreach(var LIBDIR INCLUDEDIR)
     set(POLIS_PC_${var} "\${prefix}/${CMAKE_INSTALL_${var}}")
   endif()
 endforeach()
+# The prefix itself is found from the .pc file's own location, so `cmake --install --prefix`
+# and a moved install give correct flags too.
+file(RELATIVE_PATH POLIS_PC_PREFIX_REL "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig"
+     "${CMAKE_INSTALL_PREFIX}")
+string(REGEX REPLACE "/$" "" POLIS_PC_PREFIX_REL "${POLIS_PC_PREFIX_REL}")
+set(POLIS_PC_PREFIX "\${pcfiledir}/${POLIS_PC_PREFIX_REL}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/polis.pc.in ${CMAKE_BINARY_DIR}/cmake/polis.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/cmake/polis.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -128,4 +128,7 @@ MOVED_LIBDIR=$WORK/moved${LIBDIR#"$PREFIX"}
 grep -qF "\"$MOVED_LIBDIR/polis/plugins/gather.so\"" "$WORK/out" ||
     { grep -F '"path"' "$WORK/out"; die "relocated polis did not load its own gather.so"; }
 
+PKG_CONFIG_PATH="$MOVED_LIBDIR/pkgconfig" pkg-config --cflags polis | grep -qF -- "-I$WORK/moved/" ||
+    die "pkg-config of the relocated install: $(PKG_CONFIG_PATH="$MOVED_LIBDIR/pkgconfig" pkg-config --cflags polis)"
+
 printf '\ninstall test: all checks passed\n'
