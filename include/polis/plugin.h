@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define POLIS_ABI_MAJOR 1
-#define POLIS_ABI_MINOR 0
+#define POLIS_ABI_MINOR 1
 #define POLIS_PLUGIN_ENTRY "polis_plugin_entry"
 
 #if defined(__GNUC__)
@@ -145,6 +145,13 @@ typedef polis_status (*polis_reward_fn)(polis_ctx *ctx, void *ud, float *out);
 typedef polis_status (*polis_transform_fn)(polis_ctx *ctx, void *ud, float *rewards);
 
 typedef polis_status (*polis_event_fn)(polis_ctx *ctx, void *ud, const polis_event *ev);
+
+/* A growable text buffer owned by the kernel (host->text_append / text_printf). */
+typedef struct polis_text polis_text;
+typedef polis_status (*polis_render_fn)(polis_ctx *ctx, void *ud, int32_t agent,
+                                        polis_text *out);
+typedef polis_status (*polis_parse_fn)(polis_ctx *ctx, void *ud, int32_t agent,
+                                       const char *input, int32_t *out_action);
 
 /* The grid: width x height cells in `layers` int32 layers, stored [layer][y][x]. Cleared to
  * 0 at every reset. Plugins index `cells` directly in hot loops. */
@@ -247,6 +254,26 @@ typedef struct polis_host {
     /* memory from the env's allocator; use it for state created in init (not in step) */
     void *(*alloc)(polis_ctx *ctx, size_t size); /* zeroed; NULL on failure */
     void (*free)(polis_ctx *ctx, void *p, size_t size);
+
+    /* ---- ABI 1.1: renderers and action parsers (check struct_size before use) ---- */
+
+    /* Appends to a text buffer handed to a renderer. Rendering happens on demand (an LLM
+     * client, the CLI, the Python SDK), never inside step, so the buffer may grow. */
+    void (*text_append)(polis_text *t, const char *s, size_t n);
+    void (*text_printf)(polis_text *t, const char *fmt, ...) POLIS_PRINTF(2, 3);
+    /* Registers a renderer of one agent's view in a named format: "text" (for LLM agents,
+     * deterministic prose) and "json" (a JSON value) are the conventional ones; any
+     * [a-z0-9_]+ name is allowed. Several plugins may register the same format: the
+     * kernel concatenates text renderers in registration order, and builds a JSON object
+     * with one member per plugin for "json" ({"society": ..., "social": ...}). */
+    polis_status (*renderer)(polis_ctx *ctx, const char *format, polis_render_fn fn, void *ud);
+    /* Registers a parser turning an agent's text or JSON action ("pick wood",
+     * {"action": "pick_by_name", "kwargs": {"resource_name": "wood"}}) into an action id.
+     * The kernel first matches the input against action names, then asks the parsers in
+     * registration order: a parser returns POLIS_OK with *out set, POLIS_ERR_ACTION when
+     * the input is not for it, or another error (with host->error) when it is for it but
+     * malformed. */
+    polis_status (*action_parser)(polis_ctx *ctx, polis_parse_fn fn, void *ud);
 } polis_host;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

@@ -163,6 +163,21 @@ char *polis_env_describe_json(const polis_env *env);
  * such strings come from malloc, never from the env's allocator, and outlive the env. */
 void polis_free(void *p);
 
+/* ---- text and JSON views, text and JSON actions (for LLM agents and tools) ---------------- */
+
+/* Renders agent's current view in `format` ("text", "json", or another format a plugin
+ * registered) into a newly allocated NUL-terminated string (*out, free with polis_free).
+ * POLIS_ERR_INVALID if no plugin renders that format or the agent id is bad. Allowed after
+ * a successful reset. */
+polis_status polis_env_render(polis_env *env, int32_t agent, const char *format, char **out);
+/* Lists the formats renderers are registered for, space-separated ("json text"). */
+const char *polis_env_render_formats(const polis_env *env);
+/* Turns a text or JSON action of an agent into an action id: an action name ("move_north",
+ * "noop"), or whatever the registered parsers accept. POLIS_ERR_ACTION with a message
+ * naming the agent and the input when nothing accepts it. Does not check the mask. */
+polis_status polis_env_parse_action(polis_env *env, int32_t agent, const char *input,
+                                    int32_t *out_action);
+
 /* A 64-bit FNV-1a hash of the observable episode state: observations, masks, rewards,
  * terminations, truncations and tick. Golden tests compare it across versions. */
 uint64_t polis_env_state_hash(const polis_env *env);
