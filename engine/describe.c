@@ -166,13 +166,16 @@ static void add_param_value(describe_builder *b, cJSON *parent, const char *key,
     add(b, parent, key, cJSON_CreateNull());
 }
 
+/* Plugins and scripts keep the same registry on their ctx (a plugin's descriptor table, a
+ * script's polis.params copy), so both are listed by one path. */
 static void describe_params(describe_builder *b, cJSON *plugin, const polis_ctx *ctx)
 {
     cJSON *arr = add_arr(b, plugin, "params");
-    const polis_plugin_desc *desc = ctx->kind == POLIS__CTX_PLUGIN ? ctx->desc : NULL;
-    if (!desc || !desc->params) return;
-    for (int32_t i = 0; i < desc->n_params; i++) {
-        const polis_param_def *d = &desc->params[i];
+    if (!ctx->param_defs) return;
+    /* A params struct exists only when the owner declared a size for it. */
+    const void *values = ctx->params_size > 0 ? ctx->params : NULL;
+    for (int32_t i = 0; i < ctx->n_param_defs; i++) {
+        const polis_param_def *d = &ctx->param_defs[i];
         cJSON *p = add_obj(b, arr, NULL);
         add_str(b, p, "key", d->key);
         add_str(b, p, "type", param_type_name(d->type));
@@ -186,9 +189,7 @@ static void describe_params(describe_builder *b, cJSON *plugin, const polis_ctx 
         }
         add_bool(b, p, "required", d->required);
         add_str(b, p, "doc", d->doc);
-        /* A params struct exists only when the plugin declared a size for it. */
-        const void *values = (ctx->params && desc->params_size > 0) ? ctx->params : NULL;
-        if (values && d->offset < desc->params_size)
+        if (values && d->offset < ctx->params_size)
             add_param_value(b, p, "value", d, values);
         else
             add(b, p, "value", cJSON_CreateNull());

@@ -99,8 +99,14 @@ struct polis_ctx {
     void *dl;
     char *path;             /* the .so file loaded */
     const polis_plugin_desc *desc;
-    void *params;           /* validated params struct, desc->params_size bytes */
     bool initialised;
+    /* Parameters, the same for plugins and scripts so describe reads one registry: the
+     * table (a plugin's desc->params; a script's polis.params copy, owned by the script and
+     * freed at its unload) and the validated params struct of params_size bytes. */
+    const polis_param_def *param_defs;
+    int32_t n_param_defs;
+    size_t params_size;
+    void *params;
     /* Lua scripts */
     polis__lua_script *script;
     const polis__scn_script *scn_script;

@@ -551,10 +551,53 @@ static double param_number(lua_State *L, lua_Integer i, const char *pkey, const 
     return v;
 }
 
-static polis_status params_build(polis__lua_script *s, const polis_param_def *defs, int32_t n,
-                                 size_t size, const char *jpath, void **out)
+/* Frees what params_copy made: the values struct (its strings need the table), then the
+ * table's strings and the table. */
+static void params_copy_free(polis_env *env, polis_param_def *defs, int32_t n, size_t size,
+                             void *values)
 {
-    return polis__params_build(s->env, defs, n, size, s->scn->params, jpath, out);
+    polis__params_free(env, defs, n, size, values);
+    if (!defs) return; /* none declared, or the copy's first allocation failed */
+    for (int32_t i = 0; i < n; i++) {
+        polis__strfree(env, (char *)defs[i].key);
+        polis__strfree(env, (char *)defs[i].doc);
+        polis__strfree(env, (char *)defs[i].def_str);
+    }
+    polis__free(env, defs, sizeof *defs * (size_t)n);
+}
+
+/* The declared table points into Lua strings that die with the call; describe needs the
+ * table for the env's life, so the script keeps its own copy. */
+static polis_status params_copy(polis_env *env, const polis_param_def *defs, int32_t n,
+                                polis_param_def **out)
+{
+    *out = NULL;
+    if (n == 0) return POLIS_OK;
+    polis_param_def *own = polis__alloc(env, sizeof *own * (size_t)n);
+    if (!own) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    for (int32_t i = 0; i < n; i++) {
+        own[i] = defs[i];
+        own[i].key = polis__strdup(env, defs[i].key);
+        own[i].doc = polis__strdup(env, defs[i].doc);
+        own[i].def_str = polis__strdup(env, defs[i].def_str);
+        if (!own[i].key || (defs[i].doc && !own[i].doc) || (defs[i].def_str && !own[i].def_str)) {
+            params_copy_free(env, own, n, 0, NULL); /* later entries are still zeroed */
+            return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+        }
+    }
+    *out = own;
+    return POLIS_OK;
+}
+
+void polis__lua_params_release(polis_env *env, polis_ctx *ctx)
+{
+    /* The table and struct are the script's own copies (params_copy), never a plugin's. */
+    params_copy_free(env, (polis_param_def *)ctx->param_defs, ctx->n_param_defs,
+                     ctx->params_size, ctx->params);
+    ctx->param_defs = NULL;
+    ctx->n_param_defs = 0;
+    ctx->params_size = 0;
+    ctx->params = NULL;
 }
 
 static int l_params(lua_State *L)
@@ -563,6 +606,11 @@ static int l_params(lua_State *L)
     luaL_checktype(L, 1, LUA_TTABLE);
     if (!s->loading || s->env->state != POLIS__ENV_LOADING)
         return luaL_error(L, "polis.params: parameters can only be read while the script loads");
+    /* One table per script, as a plugin has one: describe lists it and the scenario's
+     * "params" is validated against it once. A call that failed declared nothing. */
+    if (s->params_called)
+        return luaL_error(L, "polis.params: the parameters are already declared (call it once, "
+                             "with every parameter)");
     lua_settop(L, 1);
     lua_Integer n = luaL_len(L, 1);
     if (n < 0 || n > 256) return luaL_error(L, "polis.params: %I entries (at most 256)", n);
@@ -634,18 +682,31 @@ static int l_params(lua_State *L)
         lua_pop(L, 1);
     }
     const char *jpath = lua_pushfstring(L, "%s.params", s->scn->jpath); /* 3 */
+    polis_env *env = s->env;
+    polis_param_def *own = NULL;
     void *values = NULL;
-    polis_status st = params_build(s, defs, (int32_t)n, size, jpath, &values);
-    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
-    s->params_called = true;
-    /* Reading the struct back allocates; a nested pcall makes sure `values` is freed even if
-     * that raises a memory error. */
-    params_read r = {defs, (int32_t)n, values};
+    polis_status st = params_copy(env, defs, (int32_t)n, &own);
+    if (st == POLIS_OK)
+        st = polis__params_build(env, own, (int32_t)n, size, s->scn->params, jpath, &values);
+    if (st != POLIS_OK) {
+        params_copy_free(env, own, (int32_t)n, size, values);
+        return polis__lua_raise_host(L, s, st);
+    }
+    /* Reading the struct back allocates; a nested pcall frees the copies if that raises a
+     * memory error, so only a call that returns leaves the parameters declared. */
+    params_read r = {own, (int32_t)n, values};
     lua_pushcfunction(L, params_to_table);
     lua_pushlightuserdata(L, &r);
-    int rc = lua_pcall(L, 1, 1, 0);
-    polis__params_free(s->env, defs, (int32_t)n, size, values);
-    if (rc != LUA_OK) return lua_error(L);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+        params_copy_free(env, own, (int32_t)n, size, values);
+        return lua_error(L);
+    }
+    polis_ctx *ctx = s->ctx;
+    ctx->param_defs = own;
+    ctx->n_param_defs = (int32_t)n;
+    ctx->params_size = size;
+    ctx->params = values;
+    s->params_called = true;
     return 1;
 }
 

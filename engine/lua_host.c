@@ -744,7 +744,9 @@ void polis__scripts_unload(polis_env *env)
 {
     for (int32_t c = env->n_ctxs - 1; c >= 0; c--) {
         polis_ctx *ctx = env->ctxs[c];
-        if (ctx->kind != POLIS__CTX_SCRIPT || !ctx->script) continue;
+        if (ctx->kind != POLIS__CTX_SCRIPT) continue;
+        polis__lua_params_release(env, ctx);
+        if (!ctx->script) continue;
         script_free(env, ctx->script);
         ctx->script = NULL;
     }

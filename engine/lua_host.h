@@ -101,7 +101,11 @@ POLIS_INTERNAL void polis__lua_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent
 
 /* ---- lua_api.c -------------------------------------------------------------------------- */
 
-/* Both run inside the protected call that sets up the sandbox, so they may raise. */
+/* Frees the parameter table and values struct polis.params left on a script's ctx (its own
+ * copies) and clears the ctx's parameter fields. Safe when the script declared none. */
+POLIS_INTERNAL void polis__lua_params_release(polis_env *env, polis_ctx *ctx);
+
+/* These two run inside the protected call that sets up the sandbox, so they may raise. */
 
 /* Installs the global table `polis`, the env-seeded math.random (math.randomseed refuses)
  * and print as polis.log. */

@@ -59,6 +59,62 @@ assert exports["gather.coins_left"]["signature"] == "i32(ctx)", exports
 assert exports["gather.total"]["signature"] == "i32(ctx,i32)", exports
 PY
 
+# A script's parameters (polis.params) are listed like a plugin's, with the values in effect.
+polis 0 describe "$SRC/rulesets/gather/gather_lua.json"
+err_empty
+out_line "plugins and scripts (2)"
+out_line "  bonus (script)"
+out_line "    param  type    value  default  range        doc"
+out_line "    bonus  double  0.5    0.5      [-100, 100]  extra reward for an agent's first coin of the episode"
+
+polis 0 describe "$SRC/rulesets/gather/gather_lua.json" --json
+err_empty
+checks=$((checks + 1))
+python3 - "$TMP/out" <<'PY' || fail "describe --json gather_lua: the document is wrong (see above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [(p["name"], p["kind"]) for p in d["plugins"]] == [("gather", "plugin"), ("bonus", "script")], d["plugins"]
+script = d["plugins"][1]
+assert script["path"].endswith("rulesets/gather/bonus.lua"), script["path"]
+assert script["params"] == [{"key": "bonus", "type": "double", "default": 0.5, "min": -100, "max": 100,
+                             "required": False,
+                             "doc": "extra reward for an agent's first coin of the episode",
+                             "value": 0.5}], script["params"]
+assert [p["key"] for p in d["plugins"][0]["params"]] == ["coins", "coin_value", "view", "respawn"]
+PY
+
+# Each type, given values unlike the defaults, a required key, an unset string; a script that
+# declares nothing lists no parameters.
+polis 0 describe "$SCN/script_params.json"
+err_empty
+out_line "  tuned (script)"
+out_line "    steps   int     7        3        [1, 9]  steps per move"
+out_line "    rate    double  0.75     0.25     [0, 1]  a probability"
+out_line "    label*  string  \"given\"  -                a name"
+out_line "    title   string  -        -                left unset"
+out_line "  script_plain (script)"
+
+polis 0 describe "$SCN/script_params.json" --json
+err_empty
+checks=$((checks + 1))
+python3 - "$TMP/out" <<'PY' || fail "describe --json script_params: the document is wrong (see above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+tuned, plain = d["plugins"]
+assert tuned["name"] == "tuned" and tuned["kind"] == "script", tuned
+params = {p["key"]: p for p in tuned["params"]}
+assert list(params) == ["steps", "rate", "label", "title", "fast"], list(params)
+assert params["steps"] == {"key": "steps", "type": "int", "default": 3, "min": 1, "max": 9,
+                           "required": False, "doc": "steps per move", "value": 7}, params["steps"]
+assert params["rate"]["value"] == 0.75 and params["rate"]["default"] == 0.25, params["rate"]
+assert params["label"]["required"] is True and params["label"]["value"] == "given", params["label"]
+assert params["label"]["default"] is None and "min" not in params["label"], params["label"]
+assert params["title"]["value"] is None and params["title"]["doc"] == "left unset", params["title"]
+assert params["fast"]["value"] is False and params["fast"]["default"] is True, params["fast"]
+assert params["fast"]["doc"] is None, params["fast"]
+assert plain["name"] == "script_plain" and plain["params"] == [], plain
+PY
+
 polis 0 describe "$POTATO" --plugin-path "$PLUGDIR" --json
 checks=$((checks + 1))
 python3 - "$TMP/out" <<'PY' || fail "describe --json hot_potato: the document is wrong (see above)"

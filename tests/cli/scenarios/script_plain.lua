@@ -1,0 +1,2 @@
+-- script_plain.lua: declares no parameters.
+polis.on("begin", function() end)
