@@ -1,5 +1,6 @@
 /*
- * engine/cli.c — the `polis` command: run, validate and describe scenarios.
+ * engine/cli.c — the `polis` command: run, validate and describe scenarios, render an
+ * agent's view and parse a text action.
  *
  * The CLI is a client of the public embedding API only (polis.h): it sees what any host
  * program sees. Exit status: 0 success, 1 the env refused (its message, prefixed "polis: "),
@@ -32,6 +33,9 @@ static const char USAGE[] =
     "  run SCENARIO        play episodes with a built-in policy and print what happened\n"
     "  validate SCENARIO   load the scenario, its plugins and scripts; report errors\n"
     "  describe SCENARIO   list everything the scenario registers\n"
+    "  render SCENARIO     print agents' views (text or JSON) after K steps\n"
+    "  parse SCENARIO ACTION\n"
+    "                      turn a text or JSON action into an action id\n"
     "  help [COMMAND]      show this help or a command's help\n"
     "\n"
     "options:\n"
@@ -75,22 +79,58 @@ static const char HELP_DESCRIBE[] =
     "\n"
     "Lists what SCENARIO registers: plugins and scripts with their parameters, actions, the\n"
     "observation layout, reward functions and transforms, event types, hooks per phase,\n"
-    "components, services and exports.\n"
+    "components, services, exports, renderers and action parsers.\n"
     "\n"
     "options:\n"
     "  --json               print the JSON document of polis_env_describe_json()\n"
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
+static const char HELP_RENDER[] =
+    "usage: polis render SCENARIO [options]\n"
+    "\n"
+    "Resets SCENARIO, plays K steps with a built-in policy, then prints what the registered\n"
+    "renderers make of the state: each agent's view, or one agent's. The policy and seeds are\n"
+    "those of `polis run`, so `render --seed N --steps K` shows the state that\n"
+    "`run --seed N --steps K` ends in (fewer steps if the episode ends first).\n"
+    "\n"
+    "options:\n"
+    "  --seed N             episode seed (default: the scenario's \"seed\")\n"
+    "  --steps K            steps to play before rendering (default 0: the reset state)\n"
+    "  --agent A            only agent A (an id or an agent name; default: every agent, each\n"
+    "                       under a \"== name ==\" heading, or one JSON object by name)\n"
+    "  --format F           text (default), json, or another format a plugin renders\n"
+    "  --policy random|noop as for `polis run` (default random)\n"
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+
+static const char HELP_PARSE[] =
+    "usage: polis parse SCENARIO [options] ACTION\n"
+    "\n"
+    "Resets SCENARIO and turns ACTION, an agent's text or JSON action (\"move north\",\n"
+    "'{\"action\": \"move\", \"direction\": \"north\"}'), into an action id the way\n"
+    "polis_env_parse_action does: an exact action name first, then the registered parsers in\n"
+    "order. Prints \"<id> <name>\"; exits 1 with the reason when nothing accepts ACTION. The\n"
+    "action mask is not consulted. Put ACTION after -- if it starts with '-'.\n"
+    "\n"
+    "options:\n"
+    "  --agent A            the acting agent, an id or an agent name (default 0)\n"
+    "  --seed N             seed of the reset (default: the scenario's \"seed\")\n"
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+
 static const char HELP_HELP[] =
     "usage: polis help [COMMAND]\n"
     "\n"
-    "Shows the list of commands, or the help of COMMAND (run, validate, describe, help).\n";
+    "Shows the list of commands, or the help of COMMAND (run, validate, describe, render,\n"
+    "parse, help).\n";
+
+#define COMMAND_LIST "run, validate, describe, render, parse, help"
 
 static const char *command_help(const char *cmd)
 {
     if (strcmp(cmd, "run") == 0) return HELP_RUN;
     if (strcmp(cmd, "validate") == 0) return HELP_VALIDATE;
     if (strcmp(cmd, "describe") == 0) return HELP_DESCRIBE;
+    if (strcmp(cmd, "render") == 0) return HELP_RENDER;
+    if (strcmp(cmd, "parse") == 0) return HELP_PARSE;
     if (strcmp(cmd, "help") == 0) return HELP_HELP;
     return NULL;
 }
@@ -145,7 +185,11 @@ typedef enum cli_policy { POLICY_RANDOM, POLICY_NOOP } cli_policy;
 typedef struct cli_args {
     const char *cmd;
     const char *scenario;
+    const char *action;   /* parse: the second positional argument */
+    bool wants_action;
     const char *plugin_path;
+    const char *agent;    /* as given; resolved against the env's agent names */
+    const char *format;
     bool has_seed;
     uint64_t seed;
     int64_t steps; /* 0: until the episode ends */
@@ -164,7 +208,9 @@ enum {
     OPT_POLICY = 1 << 3,
     OPT_QUIET = 1 << 4,
     OPT_JSON = 1 << 5,
-    OPT_PLUGIN_PATH = 1 << 6
+    OPT_PLUGIN_PATH = 1 << 6,
+    OPT_AGENT = 1 << 7,
+    OPT_FORMAT = 1 << 8
 };
 
 typedef struct cli_option {
@@ -181,10 +227,21 @@ static const cli_option OPTIONS[] = {
     {"--quiet", OPT_QUIET, false},
     {"--json", OPT_JSON, false},
     {"--plugin-path", OPT_PLUGIN_PATH, true},
+    {"--agent", OPT_AGENT, true},
+    {"--format", OPT_FORMAT, true},
 };
 
-/* Parses argv[2..] of a command that takes one SCENARIO and the options in `allowed`.
- * Returns 0 or EXIT_USAGE (message printed). */
+/* A format name as renderers register it: [a-z0-9_]+. */
+static bool valid_format(const char *s)
+{
+    if (!*s) return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return false;
+    return true;
+}
+
+/* Parses argv[2..] of a command that takes one SCENARIO (and ACTION if a->wants_action)
+ * and the options in `allowed`. Returns 0 or EXIT_USAGE (message printed). */
 static int parse_args(int argc, char **argv, int allowed, cli_args *a)
 {
     a->episodes = 1;
@@ -201,10 +258,17 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
             return 0;
         }
         if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (a->scenario)
+            if (!a->scenario) {
+                a->scenario = arg;
+            } else if (a->wants_action && !a->action) {
+                a->action = arg;
+            } else if (a->wants_action) {
+                return usage_error(a->cmd, "unexpected argument '%s' (ACTION is '%s'; quote an "
+                                           "action of several words)", arg, a->action);
+            } else {
                 return usage_error(a->cmd, "unexpected argument '%s' (SCENARIO is '%s')", arg,
                                    a->scenario);
-            a->scenario = arg;
+            }
             continue;
         }
         /* --name=value or --name value */
@@ -258,9 +322,21 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
             if (!*value) return usage_error(a->cmd, "--plugin-path: empty directory list");
             a->plugin_path = value;
             break;
+        case OPT_AGENT:
+            if (!*value) return usage_error(a->cmd, "--agent: empty value (an id or a name)");
+            a->agent = value;
+            break;
+        case OPT_FORMAT:
+            if (!valid_format(value))
+                return usage_error(a->cmd, "--format: '%s' is not a format name ([a-z0-9_]+, "
+                                           "e.g. text or json)", value);
+            a->format = value;
+            break;
         }
     }
     if (!a->scenario) return usage_error(a->cmd, "missing SCENARIO (a scenario .json file)");
+    if (a->wants_action && !a->action)
+        return usage_error(a->cmd, "missing ACTION (an action text, e.g. \"move north\")");
     return 0;
 }
 
@@ -546,6 +622,130 @@ static int cmd_validate(const cli_args *a)
     printf("ok: %s: %d agent%s, %d action%s, %zu obs bytes\n", polis_env_name(env),
            (int)polis_env_n_agents(env), polis_env_n_agents(env) == 1 ? "" : "s",
            (int)polis_env_n_actions(env), polis_env_n_actions(env) == 1 ? "" : "s", io->obs_size);
+    polis_env_destroy(env);
+    return 0;
+}
+
+/* ---- render and parse ------------------------------------------------------------------- */
+
+/* --agent: an agent name or an id. Returns 0 or EXIT_USAGE (message printed). */
+static int resolve_agent(polis_env *env, const cli_args *a, int32_t *out)
+{
+    int32_t n = polis_env_n_agents(env);
+    for (int32_t i = 0; i < n; i++) {
+        if (strcmp(polis_env_agent_name(env, i), a->agent) == 0) {
+            *out = i;
+            return 0;
+        }
+    }
+    uint64_t v;
+    if (parse_u64(a->agent, &v) && v < (uint64_t)n) {
+        *out = (int32_t)v;
+        return 0;
+    }
+    char names[256] = "";
+    size_t len = 0;
+    int32_t i = 0;
+    for (; i < n; i++) {
+        const char *name = polis_env_agent_name(env, i);
+        if (len + strlen(name) + 8 > sizeof names) break;
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", name);
+    }
+    if (i < n) snprintf(names + len, sizeof names - len, ", ...");
+    return usage_error(a->cmd, "--agent: '%s' is neither an agent id (0..%d) nor an agent "
+                               "name (%s)", a->agent, (int)n - 1, names);
+}
+
+/* Prints a rendering, ending it with a newline if it has none. */
+static void print_rendering(const char *s)
+{
+    size_t n = strlen(s);
+    fputs(s, stdout);
+    if (n == 0 || s[n - 1] != '\n') putchar('\n');
+}
+
+static int cmd_render(const cli_args *a)
+{
+    polis_env *env = create_env(a, false);
+    if (!env) return EXIT_ENV;
+    int32_t only = -1;
+    if (a->agent && resolve_agent(env, a, &only)) {
+        polis_env_destroy(env);
+        return EXIT_USAGE;
+    }
+    const char *format = a->format ? a->format : "text";
+    uint64_t seed = a->has_seed ? a->seed : polis_env_default_seed(env);
+    polis_rng rng;
+    polis_rng_seed(&rng, seed, CLI_POLICY_STREAM);
+    if (polis_env_reset(env, seed) != POLIS_OK) return env_failure(env);
+    const polis_io *io = polis_env_io(env);
+    for (int64_t k = 0; k < a->steps && !polis_env_done(env); k++) {
+        choose_actions(io, a->policy, &rng);
+        if (polis_env_step(env) != POLIS_OK) return env_failure(env);
+    }
+
+    /* Everything is rendered before anything is printed, so a failing renderer leaves no
+     * partial output behind. */
+    int32_t first = only >= 0 ? only : 0, last = only >= 0 ? only : polis_env_n_agents(env) - 1;
+    int32_t count = last - first + 1;
+    char **views = calloc((size_t)count, sizeof *views);
+    if (!views) {
+        fprintf(stderr, "polis: out of memory\n");
+        polis_env_destroy(env);
+        return EXIT_ENV;
+    }
+    int rc = 0;
+    for (int32_t i = 0; i < count && rc == 0; i++) {
+        if (polis_env_render(env, first + i, format, &views[i]) != POLIS_OK) {
+            fprintf(stderr, "polis: %s\n", polis_env_error(env));
+            rc = EXIT_ENV;
+        }
+    }
+    if (rc == 0 && strcmp(format, "json") == 0 && only < 0) {
+        /* Every agent's JSON view goes into one object keyed by agent name, so the output
+         * stays one JSON document. */
+        cJSON *all = cJSON_CreateObject();
+        bool ok = all != NULL;
+        for (int32_t i = 0; ok && i < count; i++)
+            ok = cJSON_AddRawToObject(all, polis_env_agent_name(env, first + i), views[i]) != NULL;
+        char *text = ok ? cJSON_PrintUnformatted(all) : NULL;
+        if (text) {
+            puts(text);
+            cJSON_free(text);
+        } else {
+            fprintf(stderr, "polis: out of memory\n");
+            rc = EXIT_ENV;
+        }
+        cJSON_Delete(all);
+    } else if (rc == 0) {
+        for (int32_t i = 0; i < count; i++) {
+            if (only < 0)
+                printf("%s== %s ==\n", i ? "\n" : "", polis_env_agent_name(env, first + i));
+            print_rendering(views[i]);
+        }
+    }
+    for (int32_t i = 0; i < count; i++) polis_free(views[i]);
+    free(views);
+    fflush(stdout);
+    polis_env_destroy(env);
+    return rc;
+}
+
+static int cmd_parse(const cli_args *a)
+{
+    polis_env *env = create_env(a, false);
+    if (!env) return EXIT_ENV;
+    int32_t agent = 0;
+    if (a->agent && resolve_agent(env, a, &agent)) {
+        polis_env_destroy(env);
+        return EXIT_USAGE;
+    }
+    /* Parsers may read the world (the nearest tree, the agent's inventory): give them one. */
+    uint64_t seed = a->has_seed ? a->seed : polis_env_default_seed(env);
+    if (polis_env_reset(env, seed) != POLIS_OK) return env_failure(env);
+    int32_t id;
+    if (polis_env_parse_action(env, agent, a->action, &id) != POLIS_OK) return env_failure(env);
+    printf("%d %s\n", (int)id, polis_env_action_name(env, id));
     polis_env_destroy(env);
     return 0;
 }
@@ -889,6 +1089,24 @@ static bool describe_text(const cJSON *d)
             table_row(&t, jstr(it, "name"), jstr(it, "signature"), jstr(it, "doc"));
         ok = table_done(&t, "  ") && ok;
     }
+
+    const cJSON *renderers = cJSON_GetObjectItemCaseSensitive(d, "renderers");
+    heading("renderers", cJSON_GetArraySize(renderers));
+    if (cJSON_GetArraySize(renderers) > 0) {
+        table t = {.ncols = 2};
+        table_row(&t, "format", "owner");
+        cJSON_ArrayForEach(it, renderers) table_row(&t, jstr(it, "format"), jstr(it, "owner"));
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *parsers = cJSON_GetObjectItemCaseSensitive(d, "action_parsers");
+    heading("action parsers", cJSON_GetArraySize(parsers));
+    if (cJSON_GetArraySize(parsers) > 0) {
+        fputs("  ", stdout);
+        cJSON_ArrayForEach(it, parsers)
+            printf("%s%s", it == parsers->child ? "" : " ", jstr(it, "owner"));
+        putchar('\n');
+    }
     return ok;
 }
 
@@ -937,9 +1155,7 @@ int main(int argc, char **argv)
             bool self = strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0;
             const char *text = command_help(self ? "help" : argv[2]);
             if (!text)
-                return usage_error("help",
-                                   "unknown command '%s' (commands: run, validate, "
-                                   "describe, help)",
+                return usage_error("help", "unknown command '%s' (commands: " COMMAND_LIST ")",
                                    argv[2]);
             fputs(text, stdout);
             return 0;
@@ -963,11 +1179,17 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "describe") == 0) {
         allowed = OPT_JSON | OPT_PLUGIN_PATH;
         run = cmd_describe;
+    } else if (strcmp(cmd, "render") == 0) {
+        allowed = OPT_SEED | OPT_STEPS | OPT_AGENT | OPT_FORMAT | OPT_POLICY | OPT_PLUGIN_PATH;
+        run = cmd_render;
+    } else if (strcmp(cmd, "parse") == 0) {
+        allowed = OPT_AGENT | OPT_SEED | OPT_PLUGIN_PATH;
+        a.wants_action = true;
+        run = cmd_parse;
     } else if (cmd[0] == '-') {
         return usage_error(NULL, "unknown option '%s'", cmd);
     } else {
-        return usage_error(NULL, "unknown command '%s' (commands: run, validate, describe, help)",
-                           cmd);
+        return usage_error(NULL, "unknown command '%s' (commands: " COMMAND_LIST ")", cmd);
     }
     int rc = parse_args(argc, argv, allowed, &a);
     if (rc) return rc;

@@ -459,6 +459,23 @@ static void describe_scenario(describe_builder *b, cJSON *root, const polis_env 
         add_str(b, agents, NULL, polis_env_agent_name(env, i));
 }
 
+/* Renderers and action parsers (render.c), in registration order: the order their pieces
+ * appear in a rendering and the order parsers are asked. */
+static void describe_views(describe_builder *b, cJSON *root, const polis_env *env)
+{
+    cJSON *arr = add_arr(b, root, "renderers");
+    for (int32_t i = 0; i < env->n_renderers; i++) {
+        cJSON *o = add_obj(b, arr, NULL);
+        add_str(b, o, "format", env->renderers[i].format);
+        add_str(b, o, "owner", owner_name(env->renderers[i].ctx));
+    }
+    arr = add_arr(b, root, "action_parsers");
+    for (int32_t i = 0; i < env->n_parsers; i++) {
+        cJSON *o = add_obj(b, arr, NULL);
+        add_str(b, o, "owner", owner_name(env->parsers[i].ctx));
+    }
+}
+
 char *polis_env_describe_json(const polis_env *env)
 {
     if (!env) return NULL;
@@ -478,6 +495,7 @@ char *polis_env_describe_json(const polis_env *env)
     describe_components(&b, root, env);
     describe_services(&b, root, env);
     describe_exports(&b, root, env);
+    describe_views(&b, root, env);
 
     char *out = NULL;
     if (!b.failed) {

@@ -325,6 +325,7 @@ void polis_env_destroy(polis_env *env)
     polis__ffi_free(env);
     polis__plugins_unload(env);
     polis__bus_free(env);
+    polis__render_free(env);
     polis__registry_free(env);
     polis__entities_free(env);
     polis__grid_free(env);

@@ -201,6 +201,21 @@ typedef struct polis__service {
     polis_ctx *owner;
 } polis__service;
 
+/* A renderer of one agent's view in a format (render.c); at most one per (ctx, format). */
+typedef struct polis__renderer {
+    char *format;
+    polis_render_fn fn;
+    void *ud;
+    polis_ctx *ctx;
+} polis__renderer;
+
+/* An action parser (render.c), asked in registration order. */
+typedef struct polis__parser {
+    polis_parse_fn fn;
+    void *ud;
+    polis_ctx *ctx;
+} polis__parser;
+
 /* A queued event (bus.c): published during a dispatch, delivered after it. */
 typedef struct polis__queued {
     int32_t type;
@@ -254,6 +269,11 @@ struct polis_env {
     polis__component *components; int32_t n_components, cap_components;
     polis__service *services; int32_t n_services, cap_services;
     int32_t reg_seq;        /* registration counter for stable ordering */
+    /* views and text actions (render.c); render_formats is "json text", rebuilt whenever a
+     * renderer adds a new format, so polis_env_render_formats needs no allocation */
+    polis__renderer *renderers; int32_t n_renderers, cap_renderers;
+    polis__parser *parsers; int32_t n_parsers, cap_parsers;
+    char *render_formats;
 
     /* agents */
     int32_t n_agents;
@@ -385,6 +405,15 @@ POLIS_INTERNAL void polis__plugins_unload(polis_env *env);
  * running libpolis (build-tree and install layouts, so an installed or relocated polis
  * finds its own plugins), then the configured build and install directories. */
 POLIS_INTERNAL polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out);
+
+/* ---- render.c: views and text actions ------------------------------------------------- */
+/* The host-table functions (ABI 1.1). */
+POLIS_INTERNAL void polis__text_append(polis_text *t, const char *s, size_t n);
+POLIS_INTERNAL void polis__text_printf(polis_text *t, const char *fmt, ...) POLIS_PRINTF(2, 3);
+POLIS_INTERNAL polis_status polis__renderer_add(polis_ctx *ctx, const char *format,
+                                                polis_render_fn fn, void *ud);
+POLIS_INTERNAL polis_status polis__parser_add(polis_ctx *ctx, polis_parse_fn fn, void *ud);
+POLIS_INTERNAL void polis__render_free(polis_env *env);
 
 /* ---- lua_host.c ------------------------------------------------------------------------ */
 POLIS_INTERNAL polis_status polis__scripts_load(polis_env *env);  /* run each script's chunk */

@@ -686,6 +686,10 @@ static const polis_host host_table = {
     .json_bool = polis__json_bool,
     .alloc = h_alloc,
     .free = h_free,
+    .text_append = polis__text_append,
+    .text_printf = polis__text_printf,
+    .renderer = polis__renderer_add,
+    .action_parser = polis__parser_add,
 };
 
 const polis_host *polis__host(void) { return &host_table; }

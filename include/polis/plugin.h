@@ -257,22 +257,37 @@ typedef struct polis_host {
 
     /* ---- ABI 1.1: renderers and action parsers (check struct_size before use) ---- */
 
-    /* Appends to a text buffer handed to a renderer. Rendering happens on demand (an LLM
-     * client, the CLI, the Python SDK), never inside step, so the buffer may grow. */
+    /* Appends to a text buffer handed to a renderer (valid only during that call). Rendering
+     * happens on demand (an LLM client, the CLI, the Python SDK), never inside step, so the
+     * buffer may grow, up to 16 MiB per rendering. These return nothing: the first failure
+     * (out of memory, the size limit, a NULL string, a NUL byte in the text) is remembered,
+     * later appends do nothing, and the rendering fails with that message after the
+     * renderer returns. */
     void (*text_append)(polis_text *t, const char *s, size_t n);
     void (*text_printf)(polis_text *t, const char *fmt, ...) POLIS_PRINTF(2, 3);
-    /* Registers a renderer of one agent's view in a named format: "text" (for LLM agents,
-     * deterministic prose) and "json" (a JSON value) are the conventional ones; any
-     * [a-z0-9_]+ name is allowed. Several plugins may register the same format: the
-     * kernel concatenates text renderers in registration order, and builds a JSON object
-     * with one member per plugin for "json" ({"society": ..., "social": ...}). */
+    /* Registers a renderer of one agent's view in a named format (init/start only; one per
+     * format per plugin): "text" (for LLM agents, deterministic prose; end lines with '\n')
+     * and "json" (exactly one JSON value, checked by the kernel: invalid JSON fails the
+     * rendering with a message naming the plugin and agent) are the conventional ones; any
+     * 1-63 character [a-z0-9_] name is allowed. Several plugins may register the same
+     * format: the kernel concatenates the pieces of a text (or any non-json) format in
+     * registration order, and builds a JSON object with one member per plugin, in
+     * registration order, for "json" ({"society": ..., "social": ...}). A renderer reads
+     * state and must not change it; it runs only after a successful reset, including after
+     * the episode ended. An error return (after host->error) fails the rendering, placed:
+     * "<plugin>: <message> [render text, agent 2 (agent_2), tick 5]"; the env is unchanged. */
     polis_status (*renderer)(polis_ctx *ctx, const char *format, polis_render_fn fn, void *ud);
     /* Registers a parser turning an agent's text or JSON action ("pick wood",
-     * {"action": "pick_by_name", "kwargs": {"resource_name": "wood"}}) into an action id.
-     * The kernel first matches the input against action names, then asks the parsers in
-     * registration order: a parser returns POLIS_OK with *out set, POLIS_ERR_ACTION when
-     * the input is not for it, or another error (with host->error) when it is for it but
-     * malformed. */
+     * {"action": "pick_by_name", "kwargs": {"resource_name": "wood"}}) into an action id
+     * (init/start only). The kernel trims surrounding whitespace, first matches the input
+     * exactly against action names, then asks the parsers in registration order with the
+     * trimmed input: a parser returns POLIS_OK with *out set to an id in
+     * [0, n_actions), POLIS_ERR_ACTION when the input is not for it (any message it set is
+     * dropped and the next parser is asked), or another error (with host->error) when it is
+     * for it but malformed, which ends the parse with that message. Parsers may be called at
+     * any time after create, also before the first reset: they must not change state, and
+     * one that reads the world should check host->episode(ctx) > 0. The mask is not
+     * consulted: whether the action is legal is for the caller or the protocol to decide. */
     polis_status (*action_parser)(polis_ctx *ctx, polis_parse_fn fn, void *ud);
 } polis_host;
 

@@ -156,25 +156,37 @@ polis_status polis_env_subscribe(polis_env *env, int32_t type, polis_host_event_
 
 /* Writes a JSON description of everything the scenario registered (plugins and their
  * parameters, actions, observation layout, reward functions and transforms, event types,
- * hooks per phase, components, grid, services, exports) into a newly allocated
- * NUL-terminated string, or NULL on allocation failure. Free it with polis_free. */
+ * hooks per phase, components, grid, services, exports, renderers, action parsers) into a
+ * newly allocated NUL-terminated string, or NULL on allocation failure. Free it with
+ * polis_free. */
 char *polis_env_describe_json(const polis_env *env);
-/* Frees a string returned by polis (polis_env_describe_json). It is the C library's free():
- * such strings come from malloc, never from the env's allocator, and outlive the env. */
+/* Frees a string returned by polis (polis_env_describe_json, polis_env_render). It is the C
+ * library's free(): such strings come from malloc, never from the env's allocator, and
+ * outlive the env. */
 void polis_free(void *p);
 
 /* ---- text and JSON views, text and JSON actions (for LLM agents and tools) ---------------- */
 
 /* Renders agent's current view in `format` ("text", "json", or another format a plugin
- * registered) into a newly allocated NUL-terminated string (*out, free with polis_free).
- * POLIS_ERR_INVALID if no plugin renders that format or the agent id is bad. Allowed after
- * a successful reset. */
+ * registered) into a newly allocated NUL-terminated string (*out, free with polis_free; NULL
+ * on failure). "json" is one object with a member per rendering plugin, in registration
+ * order; other formats are the plugins' pieces concatenated in registration order.
+ * POLIS_ERR_INVALID if no plugin renders that format or the agent id is bad;
+ * POLIS_ERR_STATE before the first successful reset and after a failed step or reset
+ * (a finished episode still renders). A failing renderer fails the call with its message
+ * placed ("<plugin>: ... [render json, agent 1 (agent_1), tick 3]") and leaves the env as
+ * it was. It allocates (from the env allocator while rendering, malloc for *out). */
 polis_status polis_env_render(polis_env *env, int32_t agent, const char *format, char **out);
-/* Lists the formats renderers are registered for, space-separated ("json text"). */
+/* Lists the formats renderers are registered for, sorted and space-separated ("json
+ * text"); "" if none. Borrowed, valid until polis_env_destroy. */
 const char *polis_env_render_formats(const polis_env *env);
-/* Turns a text or JSON action of an agent into an action id: an action name ("move_north",
- * "noop"), or whatever the registered parsers accept. POLIS_ERR_ACTION with a message
- * naming the agent and the input when nothing accepts it. Does not check the mask. */
+/* Turns a text or JSON action of an agent into an action id. Surrounding whitespace is
+ * trimmed; an exact action name ("move_north", "noop") wins, then the registered parsers
+ * are asked in registration order. POLIS_ERR_ACTION with a message naming the agent and
+ * the input when nothing accepts it (or it is empty); the error of the parser that took the
+ * input but found it malformed; POLIS_ERR_INVALID for a bad agent id or a NULL input or
+ * out_action. *out_action is -1 on failure. Allowed at any time after create. Does not
+ * check the mask: whether the action is legal is for the caller or the protocol. */
 polis_status polis_env_parse_action(polis_env *env, int32_t agent, const char *input,
                                     int32_t *out_action);
 

@@ -13,11 +13,16 @@
  *     (0: agents — 2 for self, 1 for others, -1 outside a bounded grid; 1: coins), and
  *     "position" (x, y).
  *
+ *   - Views: a "text" renderer (prose for LLM agents) and a "json" renderer; an action
+ *     parser for "north", "move north", "go north", "stay", {"action": "move", ...}.
+ *
  * It exercises every kernel service a real game uses: parameters, a grid with two layers,
  * a component, actions with legality, an observation layout, a reward function, hooks in
- * RESET/BEGIN/RESOLVE/END, event types published on the bus, and a foreign-callable export.
+ * RESET/BEGIN/RESOLVE/END, event types published on the bus, a foreign-callable export,
+ * renderers and an action parser.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "polis/plugin.h"
@@ -53,6 +58,7 @@ typedef struct gather {
     int32_t *step_coins;  /* [n_agents] collected this step */
     int32_t *total_coins; /* [n_agents] collected this episode */
     int32_t *window;      /* (2v+1)^2 scratch for grid_window */
+    int32_t act[4];       /* action ids of move_north, move_south, move_west, move_east */
 } gather;
 
 static const int32_t DX[4] = {0, 0, -1, 1};
@@ -225,6 +231,418 @@ static void write_position(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     memcpy(dst, xy, sizeof xy);
 }
 
+/* ---- views for LLM agents and tools ----------------------------------------------------- */
+
+static const char *const DIR_NAMES[4] = {"north", "south", "west", "east"};
+
+static int32_t iabs(int32_t v) { return v < 0 ? -v : v; }
+
+/* One visible thing: its offset from the viewer, its cell and its layer value. */
+typedef struct seen {
+    int32_t dx, dy, x, y, value;
+} seen;
+
+/* The things on `layer` in agent's view window (coins, or the other agents), nearest first
+ * by steps (|dx| + |dy|), ties in row order, so the prose and the JSON list them alike.
+ * Stores those numbered [skip, skip + cap) in out and returns the count of all of them, so
+ * a caller pages through a crowded window with a small array. The window is copied into
+ * g->window: scratch shared with write_view, which is safe because rendering never runs
+ * inside a step. */
+static int32_t seen_on_layer(gather *g, int32_t agent, int32_t layer, seen *out, int32_t skip,
+                             int32_t cap)
+{
+    const polis_grid *grid = g->h->grid(g->ctx);
+    int32_t v = (int32_t)g->p.view, side = 2 * v + 1, n = 0;
+    pos p = *agent_pos(g, agent);
+    g->h->grid_window(g->ctx, layer, p.x, p.y, v, v, -1, g->window);
+    for (int32_t d = 0; d <= 2 * v; d++) {
+        for (int32_t i = 0; i < side * side; i++) {
+            int32_t dx = i % side - v, dy = i / side - v, val = g->window[i];
+            if (iabs(dx) + iabs(dy) != d || val <= 0) continue;
+            if (layer == g->layer_agents && val == agent + 1) continue;
+            if (n >= skip && n - skip < cap) {
+                int32_t x = p.x + dx, y = p.y + dy;
+                if (grid->wrap) {
+                    x = ((x % grid->width) + grid->width) % grid->width;
+                    y = ((y % grid->height) + grid->height) % grid->height;
+                }
+                out[n - skip] = (seen){dx, dy, x, y, val};
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+/* "2 south, 1 west (3 steps)" */
+static void say_offset(const polis_host *h, polis_text *t, int32_t dx, int32_t dy)
+{
+    if (dy) h->text_printf(t, "%d %s", iabs(dy), dy < 0 ? "north" : "south");
+    if (dx) h->text_printf(t, "%s%d %s", dy ? ", " : "", iabs(dx), dx < 0 ? "west" : "east");
+    int32_t steps = iabs(dx) + iabs(dy);
+    if (steps == 0)
+        h->text_printf(t, "here");
+    else
+        h->text_printf(t, " (%d step%s)", steps, steps == 1 ? "" : "s");
+}
+
+/* Agent names come from the scenario and may hold quotes or backslashes. */
+static void json_string(const polis_host *h, polis_text *t, const char *s)
+{
+    h->text_append(t, "\"", 1);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') h->text_append(t, "\\", 1);
+        h->text_append(t, s, 1);
+    }
+    h->text_append(t, "\"", 1);
+}
+
+/* A window holds up to (2*32+1)^2 cells. Prose about thousands of coins helps nobody: the
+ * text lists the nearest VIEW_LIST of each kind and counts the rest. The JSON lists all,
+ * VIEW_LIST at a time. */
+#define VIEW_LIST 64
+
+static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
+{
+    gather *g = ud;
+    const polis_host *h = g->h;
+    const polis_grid *grid = h->grid(ctx);
+    const polis_io *io = h->io(ctx);
+    pos p = *agent_pos(g, agent);
+    seen list[VIEW_LIST];
+
+    h->text_printf(t,
+                   "You are %s at (%d, %d) on the %dx%d grid (%s; x grows east, y grows "
+                   "south). Tick %lld of %lld.\n",
+                   h->agent_name(ctx, agent), p.x, p.y, grid->width, grid->height,
+                   grid->wrap ? "it wraps around at the edges" : "bounded", (long long)h->tick(ctx),
+                   (long long)h->max_steps(ctx));
+
+    int32_t n = seen_on_layer(g, agent, g->layer_coins, list, 0, VIEW_LIST);
+    h->text_printf(t, "Coins in view (up to %lld cells away in x and y): ", (long long)g->p.view);
+    if (n == 0)
+        h->text_printf(t, "none.\n");
+    else
+        h->text_printf(t, "%d.\n", n);
+    for (int32_t i = 0; i < n && i < VIEW_LIST; i++) {
+        h->text_printf(t, "- coin at (%d, %d): ", list[i].x, list[i].y);
+        say_offset(h, t, list[i].dx, list[i].dy);
+        h->text_printf(t, "\n");
+    }
+    if (n > VIEW_LIST) h->text_printf(t, "- and %d more.\n", n - VIEW_LIST);
+
+    n = seen_on_layer(g, agent, g->layer_agents, list, 0, VIEW_LIST);
+    h->text_printf(t, "Other agents in view: ");
+    if (n == 0)
+        h->text_printf(t, "none.\n");
+    else
+        h->text_printf(t, "%d.\n", n);
+    for (int32_t i = 0; i < n && i < VIEW_LIST; i++) {
+        h->text_printf(t, "- %s at (%d, %d): ", h->agent_name(ctx, list[i].value - 1), list[i].x,
+                       list[i].y);
+        say_offset(h, t, list[i].dx, list[i].dy);
+        h->text_printf(t, "\n");
+    }
+    if (n > VIEW_LIST) h->text_printf(t, "- and %d more.\n", n - VIEW_LIST);
+
+    h->text_printf(t, "Coins you collected this episode: %d.\n", g->total_coins[agent]);
+    if (io->terminations[agent] || io->truncations[agent]) {
+        h->text_printf(t, "Your episode is over (%s).\n",
+                       io->terminations[agent] ? "terminated" : "truncated");
+        return POLIS_OK;
+    }
+    /* From the action mask, so the prose offers exactly what the next step accepts. */
+    const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
+    h->text_printf(t, "Legal moves:");
+    for (int32_t d = 0; d < 4; d++)
+        if (mask[g->act[d]]) h->text_printf(t, " %s,", DIR_NAMES[d]);
+    h->text_printf(t, " stay.\n");
+    return POLIS_OK;
+}
+
+static polis_status render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
+{
+    gather *g = ud;
+    const polis_host *h = g->h;
+    pos p = *agent_pos(g, agent);
+    seen list[VIEW_LIST];
+    h->text_printf(t, "{\"position\":[%d,%d],\"coins\":[", p.x, p.y);
+    int32_t n = 0;
+    for (int32_t skip = 0; skip == 0 || skip < n; skip += VIEW_LIST) {
+        n = seen_on_layer(g, agent, g->layer_coins, list, skip, VIEW_LIST);
+        for (int32_t i = skip; i < n && i < skip + VIEW_LIST; i++)
+            h->text_printf(t, "%s[%d,%d]", i ? "," : "", list[i - skip].x, list[i - skip].y);
+    }
+    h->text_printf(t, "],\"agents\":[");
+    for (int32_t skip = 0; skip == 0 || skip < n; skip += VIEW_LIST) {
+        n = seen_on_layer(g, agent, g->layer_agents, list, skip, VIEW_LIST);
+        for (int32_t i = skip; i < n && i < skip + VIEW_LIST; i++) {
+            int32_t other = list[i - skip].value - 1;
+            h->text_printf(t, "%s{\"id\":%d,\"name\":", i ? "," : "", other);
+            json_string(h, t, h->agent_name(ctx, other));
+            h->text_printf(t, ",\"position\":[%d,%d]}", list[i - skip].x, list[i - skip].y);
+        }
+    }
+    h->text_printf(t, "],\"collected\":%d}", g->total_coins[agent]);
+    return POLIS_OK;
+}
+
+/* ---- text and JSON actions ------------------------------------------------------------ */
+
+/* Which move a word names: 0..3, or -1. */
+static int32_t direction_of(const char *w)
+{
+    for (int32_t d = 0; d < 4; d++)
+        if (strcmp(w, DIR_NAMES[d]) == 0) return d;
+    return -1;
+}
+
+/* Splits a command into at most 3 lower-case words (separators: whitespace, '_' and '-';
+ * one trailing '.' is ignored). Returns the word count, or -1 when it is not a short
+ * command of letters. */
+static int split_words(const char *s, char words[3][16])
+{
+    size_t n = strlen(s);
+    if (n > 0 && s[n - 1] == '.') n--;
+    int count = 0;
+    size_t len = 0;
+    for (size_t i = 0; i <= n; i++) {
+        char c = i < n ? s[i] : ' ';
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '_' || c == '-') {
+            if (len) words[count++][len] = '\0';
+            len = 0;
+            continue;
+        }
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c < 'a' || c > 'z' || len >= 15 || (len == 0 && count == 3)) return -1;
+        words[count][len++] = c;
+    }
+    return count;
+}
+
+/* "north", "move north", "go north", "stay", "wait". A known verb with a wrong or missing
+ * direction is for this parser but malformed: an error that says what is accepted. */
+static polis_status parse_words(gather *g, const char *s, int32_t *out)
+{
+    char w[3][16];
+    int n = split_words(s, w);
+    if (n < 1) return POLIS_ERR_ACTION;
+    if (n == 1 &&
+        (strcmp(w[0], "stay") == 0 || strcmp(w[0], "wait") == 0 || strcmp(w[0], "noop") == 0)) {
+        *out = 0; /* the kernel's noop */
+        return POLIS_OK;
+    }
+    int32_t d = direction_of(w[0]);
+    if (n == 1 && d >= 0) {
+        *out = g->act[d];
+        return POLIS_OK;
+    }
+    bool verb = strcmp(w[0], "move") == 0 || strcmp(w[0], "go") == 0;
+    if (!verb) return POLIS_ERR_ACTION;
+    if (n == 1) {
+        g->h->error(g->ctx, "\"%s\" needs a direction: north, south, west or east", w[0]);
+        return POLIS_ERR_INVALID;
+    }
+    d = direction_of(w[1]);
+    if (n > 2 || d < 0) {
+        g->h->error(g->ctx, "\"%s %s%s%s\": the direction must be north, south, west or east", w[0],
+                    w[1], n > 2 ? " " : "", n > 2 ? w[2] : "");
+        return POLIS_ERR_INVALID;
+    }
+    *out = g->act[d];
+    return POLIS_OK;
+}
+
+/* A minimal reader for the one JSON shape this parser takes, {"action": "move",
+ * "direction": "north"}: plugins never link the engine (or its cJSON), and a flat object of
+ * strings needs little. Other members are skipped whatever their type. */
+typedef struct jreader {
+    const char *s;
+    bool bad;
+} jreader;
+
+static void jr_ws(jreader *r)
+{
+    while (*r->s == ' ' || *r->s == '\t' || *r->s == '\n' || *r->s == '\r') r->s++;
+}
+
+/* A string into buf (cut to size-1; *cut set when longer). Non-ASCII escapes become '?'. */
+static void jr_string(jreader *r, char *buf, size_t size, bool *cut)
+{
+    size_t len = 0;
+    if (*r->s != '"') {
+        r->bad = true;
+        return;
+    }
+    r->s++;
+    for (;;) {
+        char c = *r->s;
+        if (c == '\0' || (unsigned char)c < 0x20) {
+            r->bad = true;
+            return;
+        }
+        r->s++;
+        if (c == '"') break;
+        if (c == '\\') {
+            char e = *r->s++;
+            switch (e) {
+            case '"':
+            case '\\':
+            case '/': c = e; break;
+            case 'b': c = '\b'; break;
+            case 'f': c = '\f'; break;
+            case 'n': c = '\n'; break;
+            case 'r': c = '\r'; break;
+            case 't': c = '\t'; break;
+            case 'u': {
+                unsigned v = 0;
+                for (int k = 0; k < 4; k++) {
+                    char hx = *r->s++;
+                    v <<= 4;
+                    if (hx >= '0' && hx <= '9')
+                        v |= (unsigned)(hx - '0');
+                    else if (hx >= 'a' && hx <= 'f')
+                        v |= (unsigned)(hx - 'a' + 10);
+                    else if (hx >= 'A' && hx <= 'F')
+                        v |= (unsigned)(hx - 'A' + 10);
+                    else {
+                        r->bad = true;
+                        return;
+                    }
+                }
+                c = v > 0 && v < 0x80 ? (char)v : '?';
+                break;
+            }
+            default: r->bad = true; return;
+            }
+        }
+        if (buf && len + 1 < size)
+            buf[len++] = c;
+        else if (cut)
+            *cut = true;
+    }
+    if (buf) buf[len] = '\0';
+}
+
+static void jr_value(jreader *r, int depth)
+{
+    jr_ws(r);
+    char c = *r->s;
+    if (depth > 32) {
+        r->bad = true;
+    } else if (c == '"') {
+        jr_string(r, NULL, 0, NULL);
+    } else if (c == '{' || c == '[') {
+        char close = c == '{' ? '}' : ']';
+        r->s++;
+        jr_ws(r);
+        if (*r->s == close) {
+            r->s++;
+            return;
+        }
+        while (!r->bad) {
+            if (c == '{') {
+                jr_ws(r);
+                jr_string(r, NULL, 0, NULL);
+                jr_ws(r);
+                if (*r->s++ != ':') r->bad = true;
+            }
+            if (r->bad) return;
+            jr_value(r, depth + 1);
+            jr_ws(r);
+            if (*r->s == ',') {
+                r->s++;
+            } else if (*r->s == close) {
+                r->s++;
+                return;
+            } else {
+                r->bad = true;
+            }
+        }
+    } else {
+        /* numbers, true, false, null: their characters; the exact grammar does not matter
+         * to an input this parser only accepts when "action" and "direction" are strings */
+        const char *start = r->s;
+        while ((*r->s >= '0' && *r->s <= '9') || (*r->s >= 'a' && *r->s <= 'z') || *r->s == '-' ||
+               *r->s == '+' || *r->s == '.' || *r->s == 'E')
+            r->s++;
+        if (r->s == start) r->bad = true;
+    }
+}
+
+static polis_status parse_json_action(gather *g, const char *s, int32_t *out)
+{
+    jreader r = {s, false};
+    char action[32] = "", direction[32] = "";
+    bool has_action = false, has_direction = false, cut = false;
+    jr_ws(&r);
+    if (*r.s++ != '{') return POLIS_ERR_ACTION;
+    jr_ws(&r);
+    if (*r.s == '}') {
+        r.s++;
+    } else {
+        while (!r.bad) {
+            char key[16];
+            bool key_cut = false;
+            jr_ws(&r);
+            jr_string(&r, key, sizeof key, &key_cut);
+            jr_ws(&r);
+            if (r.bad || *r.s++ != ':') return POLIS_ERR_ACTION;
+            jr_ws(&r);
+            bool is_action = !key_cut && strcmp(key, "action") == 0;
+            bool is_dir = !key_cut && strcmp(key, "direction") == 0;
+            if ((is_action || is_dir) && *r.s == '"') {
+                jr_string(&r, is_action ? action : direction, sizeof action, &cut);
+                if (is_action)
+                    has_action = true;
+                else
+                    has_direction = true;
+            } else {
+                jr_value(&r, 1);
+            }
+            jr_ws(&r);
+            if (*r.s == ',') {
+                r.s++;
+            } else if (*r.s == '}') {
+                r.s++;
+                break;
+            } else {
+                r.bad = true;
+            }
+        }
+    }
+    jr_ws(&r);
+    if (r.bad || *r.s != '\0' || !has_action || cut) return POLIS_ERR_ACTION;
+    for (char *c = action; *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    for (char *c = direction; *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    bool move = strcmp(action, "move") == 0 || strcmp(action, "go") == 0;
+    if (move && (!has_direction || direction_of(direction) < 0)) {
+        if (has_direction)
+            g->h->error(g->ctx, "\"direction\": \"%s\" is not north, south, west or east",
+                        direction);
+        else
+            g->h->error(g->ctx,
+                        "{\"action\": \"%s\"} needs \"direction\": north, south, west "
+                        "or east",
+                        action);
+        return POLIS_ERR_INVALID;
+    }
+    char words[96];
+    snprintf(words, sizeof words, "%s%s%s", action, has_direction ? " " : "",
+             has_direction ? direction : "");
+    return parse_words(g, words, out);
+}
+
+static polis_status parse_action(polis_ctx *ctx, void *ud, int32_t agent, const char *input,
+                                 int32_t *out)
+{
+    gather *g = ud;
+    if (input[0] == '{') return parse_json_action(g, input, out);
+    return parse_words(g, input, out);
+}
+
 static polis_status gather_init(const polis_host *h, polis_ctx *ctx, const void *params,
                                 void **state)
 {
@@ -251,7 +669,7 @@ static polis_status gather_init(const polis_host *h, polis_ctx *ctx, const void 
     for (int32_t d = 0; d < 4; d++) {
         polis_action_def a = {.name = names[d], .doc = docs[d], .handler = move,
                               .legal = move_legal, .arg = d, .ud = g};
-        if ((st = h->action(ctx, &a, NULL))) return st;
+        if ((st = h->action(ctx, &a, &g->act[d]))) return st;
     }
     polis_obs_def view = {.name = "view",
                           .doc = "egocentric window: [0] agents (2 self, 1 other, -1 outside), "
@@ -273,6 +691,10 @@ static polis_status gather_init(const polis_host *h, polis_ctx *ctx, const void 
         {"agent", POLIS_FIELD_I32}, {"x", POLIS_FIELD_I32}, {"y", POLIS_FIELD_I32}};
     if ((st = h->event_type(ctx, "agent.moved", moved_fields, 5, &g->ev_moved))) return st;
     if ((st = h->event_type(ctx, "coin.collected", coin_fields, 3, &g->ev_coin))) return st;
+
+    if ((st = h->renderer(ctx, "text", render_text, g))) return st;
+    if ((st = h->renderer(ctx, "json", render_json, g))) return st;
+    if ((st = h->action_parser(ctx, parse_action, g))) return st;
 
     if ((st = h->hook(ctx, POLIS_PHASE_RESET, 0, on_reset, g))) return st;
     if ((st = h->hook(ctx, POLIS_PHASE_BEGIN, 0, on_begin, g))) return st;

@@ -16,7 +16,7 @@ polis 0 -h
 out_has "usage: polis <command> [options]"
 polis 0 help
 out_has "usage: polis <command> [options]"
-for cmd in run validate describe help; do
+for cmd in run validate describe render parse help; do
     polis 0 help $cmd
     out_has "usage: polis $cmd"
     polis 0 $cmd --help
@@ -24,15 +24,22 @@ for cmd in run validate describe help; do
 done
 polis 0 help run
 out_has "--policy random|noop"
+polis 0 --help
+out_has "  render SCENARIO"
+out_has "  parse SCENARIO ACTION"
+polis 0 help render
+out_has "--format F"
+polis 0 help parse
+out_has "usage: polis parse SCENARIO [options] ACTION"
 
 polis 2 frobnicate
-err_line "polis: unknown command 'frobnicate' (commands: run, validate, describe, help)"
+err_line "polis: unknown command 'frobnicate' (commands: run, validate, describe, render, parse, help)"
 err_line "Try 'polis --help'."
 out_empty
 polis 2 --frob
 err_line "polis: unknown option '--frob'"
 polis 2 help frobnicate
-err_line "polis: help: unknown command 'frobnicate' (commands: run, validate, describe, help)"
+err_line "polis: help: unknown command 'frobnicate' (commands: run, validate, describe, render, parse, help)"
 polis 2 --version extra
 err_line "polis: --version takes no arguments"
 
@@ -43,6 +50,10 @@ polis 2 validate
 err_line "polis: validate: missing SCENARIO (a scenario .json file)"
 polis 2 describe
 err_line "polis: describe: missing SCENARIO (a scenario .json file)"
+polis 2 render
+err_line "polis: render: missing SCENARIO (a scenario .json file)"
+polis 2 parse
+err_line "polis: parse: missing SCENARIO (a scenario .json file)"
 
 polis 2 run "$GATHER" --seed abc
 err_line "polis: run: --seed: 'abc' is not an integer in [0, 2^64)"

@@ -1,0 +1,773 @@
+/* render.c: views (polis_env_render) and text actions (polis_env_parse_action) through the
+ * public API, on the gather game and on the renderer test plugin: exact outputs, ordering,
+ * the JSON object, every error message, lifecycle states, allocation failures. */
+#include <cjson/cJSON.h>
+
+#include "check.h"
+#include "testutil.h"
+
+#define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
+
+static polis_env *gather_env(test_log *log, test_alloc *alloc)
+{
+    polis_options o = test_options(log, alloc);
+    polis_env *env = NULL;
+    polis_error err;
+    if (polis_env_create_file(GATHER, &o, &env, &err) != POLIS_OK) {
+        fprintf(stderr, "create failed: %s\n", err.message);
+        return NULL;
+    }
+    return env;
+}
+
+/* gather (bounded 12x12, 2 agents) plus the renderer plugin in `mode`, in either order. */
+static polis_env *pair_env(const char *mode, bool renderer_first, test_log *log)
+{
+    char json[1024];
+    char rp[128];
+    snprintf(rp, sizeof rp, "{\"name\": \"renderer\", \"params\": {\"mode\": \"%s\"}}", mode);
+    const char *gp = "{\"name\": \"gather\", \"params\": {\"coins\": 10}}";
+    snprintf(json, sizeof json,
+             "{\"agents\": 2, \"max_steps\": 50, \"grid\": {\"width\": 12, \"height\": 12}, "
+             "\"plugins\": [%s, %s]}",
+             renderer_first ? rp : gp, renderer_first ? gp : rp);
+    return test_env(json, log, NULL);
+}
+
+/* The renderer plugin alone. */
+static polis_env *renderer_env(const char *mode, test_log *log)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"agents\": 3, \"max_steps\": 4, \"plugins\": [{\"name\": \"renderer\", "
+             "\"params\": {\"mode\": \"%s\"}}]}",
+             mode);
+    return test_env(json, log, NULL);
+}
+
+/* Renders and returns a static copy of the text, or "ERR <status>: <message>". */
+static const char *render(polis_env *env, int32_t agent, const char *format)
+{
+    static char buf[1 << 15];
+    char *out = (char *)"junk";
+    polis_status st = polis_env_render(env, agent, format, &out);
+    if (st != POLIS_OK) {
+        CHECK(out == NULL);
+        snprintf(buf, sizeof buf, "ERR %d: %s", (int)st, polis_env_error(env));
+        return buf;
+    }
+    snprintf(buf, sizeof buf, "%s", out);
+    polis_free(out);
+    return buf;
+}
+
+/* Parses and returns "<id> <name>" or "ERR <status>: <message>". */
+static const char *parse(polis_env *env, int32_t agent, const char *input)
+{
+    static char buf[2048];
+    int32_t id = 12345;
+    polis_status st = polis_env_parse_action(env, agent, input, &id);
+    if (st != POLIS_OK) {
+        CHECK_EQ_INT(id, -1);
+        snprintf(buf, sizeof buf, "ERR %d: %s", (int)st, polis_env_error(env));
+        return buf;
+    }
+    snprintf(buf, sizeof buf, "%d %s", id, polis_env_action_name(env, id));
+    return buf;
+}
+
+static void step_with(polis_env *env, const int32_t *actions)
+{
+    const polis_io *io = polis_env_io(env);
+    memcpy(io->actions, actions, sizeof(int32_t) * (size_t)io->n_agents);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+}
+
+/* ---- gather: exact views of a seeded state ----------------------------------------------- */
+
+static void test_gather_exact(void)
+{
+    polis_env *env = gather_env(NULL, NULL);
+    if (!env) return;
+    CHECK_EQ_STR(polis_env_render_formats(env), "json text");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_STR(render(env, 0, "text"),
+                 "You are agent_0 at (9, 7) on the 12x12 grid (bounded; x grows east, y grows "
+                 "south). Tick 0 of 200.\n"
+                 "Coins in view (up to 2 cells away in x and y): 1.\n"
+                 "- coin at (11, 8): 1 south, 2 east (3 steps)\n"
+                 "Other agents in view: 1.\n"
+                 "- agent_3 at (10, 7): 1 east (1 step)\n"
+                 "Coins you collected this episode: 0.\n"
+                 "Legal moves: north, south, west, east, stay.\n");
+    /* agent_3 walks east then south onto the coin at (11, 8) */
+    int32_t east[4] = {0, 0, 0, polis_env_action_id(env, "move_east")};
+    int32_t south[4] = {0, 0, 0, polis_env_action_id(env, "move_south")};
+    step_with(env, east);
+    step_with(env, south);
+    CHECK(polis_env_io(env)->rewards[3] == 1.0f);
+    CHECK_EQ_STR(render(env, 3, "text"),
+                 "You are agent_3 at (11, 8) on the 12x12 grid (bounded; x grows east, y grows "
+                 "south). Tick 2 of 200.\n"
+                 "Coins in view (up to 2 cells away in x and y): none.\n"
+                 "Other agents in view: 1.\n"
+                 "- agent_0 at (9, 7): 1 north, 2 west (3 steps)\n"
+                 "Coins you collected this episode: 1.\n"
+                 "Legal moves: north, south, west, stay.\n");
+    CHECK_EQ_STR(render(env, 3, "json"),
+                 "{\"gather\":{\"position\":[11,8],\"coins\":[],\"agents\":[{\"id\":0,\"name\":"
+                 "\"agent_0\",\"position\":[9,7]}],\"collected\":1}}");
+    CHECK_EQ_STR(render(env, 2, "text"),
+                 "You are agent_2 at (2, 11) on the 12x12 grid (bounded; x grows east, y grows "
+                 "south). Tick 2 of 200.\n"
+                 "Coins in view (up to 2 cells away in x and y): none.\n"
+                 "Other agents in view: none.\n"
+                 "Coins you collected this episode: 0.\n"
+                 "Legal moves: north, west, east, stay.\n");
+    CHECK_EQ_STR(
+        render(env, 1, "json"),
+        "{\"gather\":{\"position\":[6,2],\"coins\":[[7,1]],\"agents\":[],\"collected\":0}}");
+    /* rendering is read-only: the state hash does not move, and the same call gives the
+     * same text */
+    uint64_t h = polis_env_state_hash(env);
+    char first[4096];
+    snprintf(first, sizeof first, "%s", render(env, 0, "text"));
+    CHECK_EQ_STR(render(env, 0, "text"), first);
+    CHECK(polis_env_state_hash(env) == h);
+    polis_env_destroy(env);
+}
+
+/* A torus where the view is wider than the coins are sparse: several coins, listed nearest
+ * first, coordinates wrapped. */
+static void test_gather_torus(void)
+{
+    polis_env *env =
+        test_env("{\"agents\": 2, \"max_steps\": 5, \"grid\": {\"width\": 6, \"height\": 5, "
+                 "\"wrap\": true}, "
+                 "\"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 6, \"view\": 1}}]}",
+                 NULL, NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 7), POLIS_OK);
+    const char *text = render(env, 0, "text");
+    CHECK_CONTAINS(text, "on the 6x5 grid (it wraps around at the edges; x grows east");
+    CHECK_CONTAINS(text, "Tick 0 of 5.\n");
+    CHECK_CONTAINS(text, "Coins in view (up to 1 cells away in x and y): ");
+    CHECK_CONTAINS(text, "Legal moves: north, south, west, east, stay.\n");
+    polis_env_destroy(env);
+}
+
+/* More than 64 coins in view: the prose lists the nearest 64 and counts the rest; the JSON
+ * lists all of them. */
+static void test_gather_crowded(void)
+{
+    polis_env *env = test_env(
+        "{\"agents\": 1, \"max_steps\": 5, \"grid\": {\"width\": 13, \"height\": 13}, "
+        "\"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 160, \"view\": 12}}]}",
+        NULL, NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
+    const char *text = render(env, 0, "text");
+    CHECK_CONTAINS(text, "Coins in view (up to 12 cells away in x and y): 160.\n");
+    CHECK_CONTAINS(text, "\n- and 96 more.\nOther agents in view: none.\n");
+    int lines = 0;
+    for (const char *q = text; (q = strstr(q, "- coin at (")) != NULL; q++) lines++;
+    CHECK_EQ_INT(lines, 64);
+    cJSON *doc = cJSON_Parse(render(env, 0, "json"));
+    cJSON *coins =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "gather"), "coins");
+    CHECK_EQ_INT(cJSON_GetArraySize(coins), 160);
+    cJSON_Delete(doc);
+    polis_env_destroy(env);
+}
+
+/* ---- gather: the JSON view agrees with the observation buffer, step after step ----------- */
+
+static const polis_obs_field *field(polis_env *env, const char *name, polis_obs_field *f)
+{
+    for (int32_t i = 0; i < polis_env_n_obs_fields(env); i++)
+        if (polis_env_obs_field(env, i, f) == POLIS_OK && strcmp(f->name, name) == 0) return f;
+    return NULL;
+}
+
+static int iabs(int v) { return v < 0 ? -v : v; }
+
+static void cross_check(int n_agents, int width, int height, bool wrap, int n_coins, int view_r,
+                        uint64_t seed, int steps)
+{
+    char scenario[512];
+    snprintf(scenario, sizeof scenario,
+             "{\"agents\": %d, \"max_steps\": %d, \"grid\": {\"width\": %d, \"height\": %d, "
+             "\"wrap\": %s}, \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": %d, "
+             "\"view\": %d}}]}",
+             n_agents, steps + 1, width, height, wrap ? "true" : "false", n_coins, view_r);
+    polis_env *env = test_env(scenario, NULL, NULL);
+    if (!env) return;
+    polis_obs_field fv, fp;
+    CHECK(field(env, "view", &fv) && field(env, "position", &fp));
+    int side = fv.shape[1], v = side / 2, cells = side * side;
+    const polis_io *io = polis_env_io(env);
+    int n = polis_env_n_agents(env);
+    uint32_t rng = (uint32_t)seed * 2654435761u + 1;
+    CHECK_EQ_INT(polis_env_reset(env, seed), POLIS_OK);
+    int checked = 0;
+    for (int s = 0; s <= steps && !polis_env_done(env); s++) {
+        for (int a = 0; a < n; a++) {
+            const uint8_t *rec = io->obs + (size_t)a * io->obs_size;
+            const int8_t *view = (const int8_t *)(rec + fv.offset);
+            int32_t pos[2];
+            memcpy(pos, rec + fp.offset, sizeof pos);
+            cJSON *doc = cJSON_Parse(render(env, a, "json"));
+            cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "gather");
+            CHECK(g != NULL);
+            if (!g) {
+                cJSON_Delete(doc);
+                continue;
+            }
+            cJSON *p = cJSON_GetObjectItemCaseSensitive(g, "position");
+            CHECK_EQ_INT(cJSON_GetArrayItem(p, 0)->valueint, pos[0]);
+            CHECK_EQ_INT(cJSON_GetArrayItem(p, 1)->valueint, pos[1]);
+            int coins_in_view = 0, agents_in_view = 0;
+            for (int i = 0; i < cells; i++) {
+                coins_in_view += view[cells + i] > 0;
+                agents_in_view += view[i] == 1;
+            }
+            cJSON *coins = cJSON_GetObjectItemCaseSensitive(g, "coins");
+            cJSON *agents = cJSON_GetObjectItemCaseSensitive(g, "agents");
+            CHECK_EQ_INT(cJSON_GetArraySize(coins), coins_in_view);
+            CHECK_EQ_INT(cJSON_GetArraySize(agents), agents_in_view);
+            /* every listed coin is a coin cell of the view, nearest first */
+            int last = -1;
+            cJSON *c;
+            cJSON_ArrayForEach(c, coins) {
+                int x = cJSON_GetArrayItem(c, 0)->valueint, y = cJSON_GetArrayItem(c, 1)->valueint;
+                int found = -1;
+                for (int i = 0; i < cells && found < 0; i++) {
+                    if (view[cells + i] <= 0) continue;
+                    int dx = i % side - v, dy = i / side - v;
+                    int cx = pos[0] + dx, cy = pos[1] + dy;
+                    if (wrap) {
+                        cx = (cx % width + width) % width;
+                        cy = (cy % height + height) % height;
+                    }
+                    if (cx == x && cy == y) found = iabs(dx) + iabs(dy);
+                }
+                CHECK(found >= 0);
+                CHECK(found >= last);
+                last = found;
+            }
+            /* every listed agent is where its own observation says */
+            cJSON_ArrayForEach(c, agents) {
+                int id = cJSON_GetObjectItemCaseSensitive(c, "id")->valueint;
+                CHECK(id >= 0 && id < n && id != a);
+                if (id < 0 || id >= n) continue;
+                int32_t opos[2];
+                memcpy(opos, io->obs + (size_t)id * io->obs_size + fp.offset, sizeof opos);
+                cJSON *q = cJSON_GetObjectItemCaseSensitive(c, "position");
+                CHECK_EQ_INT(cJSON_GetArrayItem(q, 0)->valueint, opos[0]);
+                CHECK_EQ_INT(cJSON_GetArrayItem(q, 1)->valueint, opos[1]);
+                CHECK_EQ_STR(cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
+                             polis_env_agent_name(env, id));
+            }
+            checked++;
+            cJSON_Delete(doc);
+        }
+        /* random legal moves from the text view's own list */
+        for (int a = 0; a < n; a++) {
+            const uint8_t *mask = io->masks + (size_t)a * (size_t)io->n_actions;
+            rng = rng * 1664525u + 1013904223u;
+            int pick = (int)((rng >> 16) % (uint32_t)io->n_actions);
+            io->actions[a] = mask[pick] ? pick : 0;
+        }
+        if (s < steps) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    }
+    CHECK(checked > 0);
+    polis_env_destroy(env);
+}
+
+/* ---- ordering, concatenation, the JSON object -------------------------------------------- */
+
+static void test_ordering(void)
+{
+    polis_env *solo = test_env("{\"agents\": 2, \"max_steps\": 50, \"grid\": {\"width\": 12, "
+                               "\"height\": 12}, \"plugins\": [{\"name\": \"gather\", \"params\": "
+                               "{\"coins\": 10}}]}",
+                               NULL, NULL);
+    polis_env *gr = pair_env("ok", false, NULL);
+    polis_env *rg = pair_env("ok", true, NULL);
+    if (!solo || !gr || !rg) goto out;
+    CHECK_EQ_STR(polis_env_render_formats(gr), "ascii json text");
+    CHECK_EQ_STR(polis_env_render_formats(rg), "ascii json text");
+    CHECK_EQ_INT(polis_env_reset(solo, 4), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(gr, 4), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(rg, 4), POLIS_OK);
+    int32_t noop[2] = {0, 0};
+    step_with(solo, noop);
+    step_with(gr, noop);
+    step_with(rg, noop);
+
+    char gtext[4096], gjson[4096], want[8192];
+    snprintf(gtext, sizeof gtext, "%s", render(solo, 1, "text"));
+    const char *gj = render(solo, 1, "json");
+    /* the solo rendering is {"gather":<piece>}: cut the piece out */
+    CHECK(strncmp(gj, "{\"gather\":", 10) == 0);
+    snprintf(gjson, sizeof gjson, "%.*s", (int)strlen(gj) - 11, gj + 10);
+
+    /* text: the pieces in registration order, concatenated as written */
+    snprintf(want, sizeof want, "%srenderer sees agent_1 at tick 1.\n", gtext);
+    CHECK_EQ_STR(render(gr, 1, "text"), want);
+    snprintf(want, sizeof want, "renderer sees agent_1 at tick 1.\n%s", gtext);
+    CHECK_EQ_STR(render(rg, 1, "text"), want);
+
+    /* json: one member per plugin, in registration order, each piece verbatim */
+    snprintf(want, sizeof want,
+             "{\"gather\":%s,\"renderer\":{\"agent\":1,\"tick\":1,\"note\":\"a \\\"quoted\\\" "
+             "word\"}}",
+             gjson);
+    CHECK_EQ_STR(render(gr, 1, "json"), want);
+    snprintf(want, sizeof want,
+             "{\"renderer\":{\"agent\":1,\"tick\":1,\"note\":\"a \\\"quoted\\\" word\"},"
+             "\"gather\":%s}",
+             gjson);
+    CHECK_EQ_STR(render(rg, 1, "json"), want);
+    cJSON *doc = cJSON_Parse(render(rg, 0, "json"));
+    CHECK(cJSON_IsObject(doc) && cJSON_GetArraySize(doc) == 2);
+    CHECK_EQ_STR(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "renderer"), "note")
+            ->valuestring,
+        "a \"quoted\" word");
+    cJSON_Delete(doc);
+
+    /* a format only one plugin renders */
+    CHECK_EQ_STR(render(gr, 0, "ascii"), "[#]");
+out:
+    polis_env_destroy(solo);
+    polis_env_destroy(gr);
+    polis_env_destroy(rg);
+}
+
+static void test_start_registration(void)
+{
+    polis_env *env = renderer_env("start", NULL);
+    if (!env) return;
+    CHECK_EQ_STR(polis_env_render_formats(env), "ascii json text");
+    CHECK_EQ_INT(polis_env_reset(env, 0), POLIS_OK);
+    CHECK_EQ_STR(render(env, 2, "text"), "renderer sees agent_2 at tick 0.\n");
+    CHECK_EQ_STR(render(env, 0, "json"),
+                 "{\"renderer\":{\"agent\":0,\"tick\":0,\"note\":\"a \\\"quoted\\\" word\"}}");
+    CHECK_EQ_STR(parse(env, 0, "wave"), "1 wave");
+    CHECK_EQ_STR(parse(env, 0, "wave at me"), "1 wave");
+    polis_env_destroy(env);
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static void test_argument_errors(void)
+{
+    polis_env *env = gather_env(NULL, NULL);
+    if (!env) return;
+    char *out = (char *)"junk";
+    CHECK_EQ_INT(polis_env_render(NULL, 0, "text", &out), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_render(env, 0, "text", NULL), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "render: out is NULL");
+    CHECK_EQ_STR(render(env, 0, NULL), "ERR 1: render: format is NULL");
+    CHECK_EQ_STR(render(env, -1, "text"), "ERR 1: render: agent -1 is not an agent id (0..3)");
+    CHECK_EQ_STR(render(env, 4, "text"), "ERR 1: render: agent 4 is not an agent id (0..3)");
+    CHECK_EQ_STR(render(env, 0, "yaml"),
+                 "ERR 1: render: no renderer for format \"yaml\" (formats: json text)");
+    CHECK_EQ_STR(render(env, 0, ""),
+                 "ERR 1: render: no renderer for format \"\" (formats: json text)");
+    CHECK_EQ_STR(render(env, 0, "te\"xt\n"),
+                 "ERR 1: render: no renderer for format \"te\\\"xt\\n\" (formats: json text)");
+    CHECK_EQ_STR(render(env, 0, "text"),
+                 "ERR 6: render: no episode yet; call reset before rendering");
+    polis_env_destroy(env);
+
+    polis_env *none = renderer_env("none", NULL);
+    if (!none) return;
+    CHECK_EQ_STR(polis_env_render_formats(none), "");
+    CHECK_EQ_INT(polis_env_reset(none, 0), POLIS_OK);
+    CHECK_EQ_STR(render(none, 0, "text"),
+                 "ERR 1: render: no renderer for format \"text\" (formats: none registered)");
+    CHECK_EQ_STR(polis_env_render_formats(NULL), "");
+    polis_env_destroy(none);
+}
+
+static void test_states(void)
+{
+    /* gather + probe, whose post hook fails at tick 2 */
+    polis_env *env = test_env("{\"agents\": 2, \"max_steps\": 10, \"grid\": {\"width\": 6, "
+                              "\"height\": 6}, \"plugins\": [\"gather\", {\"name\": \"probe\", "
+                              "\"params\": {\"mode\": \"fail_hook\"}}]}",
+                              NULL, NULL);
+    if (!env) return;
+    int32_t noop[2] = {0, 0};
+    CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
+    step_with(env, noop);
+    step_with(env, noop);
+    CHECK_CONTAINS(render(env, 0, "text"), "Tick 2 of 10.");
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(render(env, 0, "text"),
+                 "ERR 6: render: the previous step or reset failed; call reset");
+    CHECK_EQ_STR(render(env, 1, "json"),
+                 "ERR 6: render: the previous step or reset failed; call reset");
+    /* parsing names and parsers is not tied to the episode */
+    CHECK_EQ_STR(parse(env, 0, "north"), "1 move_north");
+    CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
+    CHECK_CONTAINS(render(env, 0, "text"), "Tick 0 of 10.");
+    polis_env_destroy(env);
+
+    /* a finished episode still renders, and says so */
+    env = test_env("{\"agents\": 1, \"max_steps\": 2, \"grid\": {\"width\": 5, \"height\": 5}, "
+                   "\"plugins\": [\"gather\"]}",
+                   NULL, NULL);
+    if (!env) return;
+    int32_t one[1] = {0};
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_CONTAINS(render(env, 0, "text"), "Legal moves: ");
+    step_with(env, one);
+    step_with(env, one);
+    CHECK(polis_env_done(env));
+    const char *text = render(env, 0, "text");
+    CHECK_CONTAINS(text, "Tick 2 of 2.\n");
+    CHECK_CONTAINS(text, "Your episode is over (truncated).\n");
+    CHECK(strstr(text, "Legal moves") == NULL);
+    polis_env_destroy(env);
+}
+
+static const char *render_error(const char *mode, int32_t agent, const char *format)
+{
+    static char msg[2048];
+    polis_env *env = renderer_env(mode, NULL);
+    if (!env) return "(create failed)";
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    int32_t noop[3] = {0, 0, 0};
+    step_with(env, noop);
+    snprintf(msg, sizeof msg, "%s", render(env, agent, format));
+    /* a failed rendering leaves the env running */
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_STR(render(env, 0, "ascii"), "[#]");
+    polis_env_destroy(env);
+    return msg;
+}
+
+static void test_renderer_errors(void)
+{
+    CHECK_EQ_STR(render_error("bad_json", 2, "json"),
+                 "ERR 1: renderer: the json renderer wrote invalid JSON (error at byte 13 of 13: "
+                 "\"{\\\"agent\\\": 2,}\") [render json, agent 2 (agent_2), tick 1]");
+    CHECK_EQ_STR(render_error("trailing_json", 0, "json"),
+                 "ERR 1: renderer: the json renderer wrote invalid JSON (error at byte 4 of 7: "
+                 "\"[1] [2]\") [render json, agent 0 (agent_0), tick 1]");
+    CHECK_EQ_STR(render_error("empty_json", 0, "json"),
+                 "ERR 1: renderer: the json renderer wrote no JSON value [render json, agent 0 "
+                 "(agent_0), tick 1]");
+    CHECK_EQ_STR(render_error("fail", 1, "text"),
+                 "ERR 1: renderer: cannot see agent 1 [render text, agent 1 (agent_1), tick 1]");
+    CHECK_EQ_STR(render_error("fail", 0, "text"), "renderer sees agent_0 at tick 1.\n");
+    CHECK_EQ_STR(render_error("fail_silent", 0, "text"),
+                 "ERR 8: renderer: failed (limit exceeded) [render text, agent 0 (agent_0), "
+                 "tick 1]");
+    CHECK_EQ_STR(render_error("nul", 0, "text"),
+                 "ERR 1: renderer: text_append: NUL byte at offset 1 of 3 [render text, agent 0 "
+                 "(agent_0), tick 1]");
+    CHECK_EQ_STR(render_error("null_str", 0, "text"),
+                 "ERR 1: renderer: text_append: the string is NULL (length 5) [render text, agent "
+                 "0 (agent_0), tick 1]");
+    CHECK_EQ_STR(render_error("printf_nul", 0, "text"),
+                 "ERR 1: renderer: text_printf: NUL byte at offset 1 of 3 [render text, agent 0 "
+                 "(agent_0), tick 1]");
+    CHECK_EQ_STR(render_error("huge", 2, "text"),
+                 "ERR 8: renderer: the rendering is longer than 16777216 bytes [render text, "
+                 "agent 2 (agent_2), tick 1]");
+    /* the first failure is the one reported; later appends are no-ops */
+    CHECK_EQ_STR(render_error("text_after_error", 0, "text"),
+                 "ERR 1: renderer: text_append: the string is NULL (length 1) [render text, agent "
+                 "0 (agent_0), tick 1]");
+}
+
+#define INIT_FAILED "<string>: plugins[0]: plugin \"renderer\" init failed: renderer: "
+
+static const char *create_error(const char *mode)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"agents\": 1, \"plugins\": [{\"name\": \"renderer\", \"params\": {\"mode\": "
+             "\"%s\"}}]}",
+             mode);
+    return test_env_error(json);
+}
+
+static void test_registration_errors(void)
+{
+    CHECK_EQ_STR(create_error("bad_format"),
+                 INIT_FAILED "renderer: format \"Text\" is not 1-63 characters of [a-z0-9_]");
+    CHECK_EQ_STR(create_error("long_format"),
+                 INIT_FAILED "renderer: format \"a2345678901234567890123456789012345678901234567890"
+                             "12345678901234\" is not 1-63 characters of [a-z0-9_]");
+    CHECK_EQ_STR(create_error("null_format"),
+                 INIT_FAILED "renderer: format NULL is not 1-63 characters of [a-z0-9_]");
+    CHECK_EQ_STR(create_error("null_fn"), INIT_FAILED "renderer text: function is NULL");
+    CHECK_EQ_STR(create_error("dup"),
+                 INIT_FAILED "renderer for format \"text\" is already registered by renderer "
+                             "(one per format per plugin)");
+    CHECK_EQ_STR(create_error("parser_null"), INIT_FAILED "action_parser: function is NULL");
+
+    polis_env *env = renderer_env("late", NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 0), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "renderer: renderer: registration is closed once the env is created (register "
+                 "in init or start) [hook reset, tick 0]");
+    CHECK_EQ_STR(polis_env_render_formats(env), "");
+    polis_env_destroy(env);
+}
+
+/* ---- text actions ------------------------------------------------------------------------ */
+
+static void test_parse_gather(void)
+{
+    polis_env *env = gather_env(NULL, NULL);
+    if (!env) return;
+    /* before the first reset: action names and parsers need no episode */
+    CHECK_EQ_STR(parse(env, 0, "move_north"), "1 move_north");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_STR(parse(env, 0, "noop"), "0 noop");
+    CHECK_EQ_STR(parse(env, 0, "move_east"), "4 move_east");
+    CHECK_EQ_STR(parse(env, 0, " \t move_west \n"), "3 move_west");
+    CHECK_EQ_STR(parse(env, 0, "north"), "1 move_north");
+    CHECK_EQ_STR(parse(env, 0, "south"), "2 move_south");
+    CHECK_EQ_STR(parse(env, 0, "west"), "3 move_west");
+    CHECK_EQ_STR(parse(env, 0, "east"), "4 move_east");
+    CHECK_EQ_STR(parse(env, 1, "move north"), "1 move_north");
+    CHECK_EQ_STR(parse(env, 1, "go  south"), "2 move_south");
+    CHECK_EQ_STR(parse(env, 1, "  Go West.\n"), "3 move_west");
+    CHECK_EQ_STR(parse(env, 1, "MOVE_EAST"), "4 move_east");
+    CHECK_EQ_STR(parse(env, 2, "stay"), "0 noop");
+    CHECK_EQ_STR(parse(env, 2, "Wait"), "0 noop");
+    CHECK_EQ_STR(parse(env, 3, "{\"action\": \"move\", \"direction\": \"north\"}"), "1 move_north");
+    CHECK_EQ_STR(
+        parse(env, 3, " {\"direction\":\"East\",\"why\":[1,{\"a\":null}],\"action\":\"go\"} "),
+        "4 move_east");
+    CHECK_EQ_STR(parse(env, 3, "{\"action\": \"stay\"}"), "0 noop");
+    CHECK_EQ_STR(parse(env, 3, "{\"action\": \"south\"}"), "2 move_south");
+    CHECK_EQ_STR(parse(env, 3, "{\"action\": \"move\", \"direction\": \"\\u006eorth\"}"),
+                 "1 move_north");
+
+    /* for gather, but malformed: its message, placed */
+    CHECK_EQ_STR(parse(env, 1, "move"),
+                 "ERR 1: gather: \"move\" needs a direction: north, south, west or east "
+                 "[parse \"move\", agent 1 (agent_1), tick 0]");
+    CHECK_EQ_STR(parse(env, 1, "go up"),
+                 "ERR 1: gather: \"go up\": the direction must be north, south, west or east "
+                 "[parse \"go up\", agent 1 (agent_1), tick 0]");
+    CHECK_EQ_STR(parse(env, 0, "{\"action\": \"move\"}"),
+                 "ERR 1: gather: {\"action\": \"move\"} needs \"direction\": north, south, west or "
+                 "east [parse \"{\\\"action\\\": \\\"move\\\"}\", agent 0 (agent_0), tick 0]");
+    CHECK_EQ_STR(parse(env, 0, "{\"action\": \"move\", \"direction\": \"up\"}"),
+                 "ERR 1: gather: \"direction\": \"up\" is not north, south, west or east [parse "
+                 "\"{\\\"action\\\": \\\"move\\\", \\\"direction\\\": \\\"up\\\"}\", agent 0 "
+                 "(agent_0), tick 0]");
+
+    /* nobody's */
+    const char *names = "(action names: noop, move_north, move_south, move_west, move_east; "
+                        "1 parser tried)";
+    char want[512];
+    snprintf(want, sizeof want, "ERR 9: agent 1 (agent_1): cannot parse action \"fly away\" %s",
+             names);
+    CHECK_EQ_STR(parse(env, 1, "  fly away "), want);
+    snprintf(want, sizeof want, "ERR 9: agent 0 (agent_0): cannot parse action \"north east\" %s",
+             names);
+    CHECK_EQ_STR(parse(env, 0, "north east"), want);
+    snprintf(want, sizeof want,
+             "ERR 9: agent 0 (agent_0): cannot parse action \"{\\\"action\\\": "
+             "\\\"pick_by_name\\\"}\" %s",
+             names);
+    CHECK_EQ_STR(parse(env, 0, "{\"action\": \"pick_by_name\"}"), want);
+    snprintf(want, sizeof want,
+             "ERR 9: agent 0 (agent_0): cannot parse action \"{\\\"action\\\": "
+             "\\\"move\\\",}\" %s",
+             names);
+    CHECK_EQ_STR(parse(env, 0, "{\"action\": \"move\",}"), want);
+    CHECK_EQ_STR(parse(env, 0, "Noop x"), "ERR 9: agent 0 (agent_0): cannot parse action "
+                                          "\"Noop x\" (action names: noop, move_north, move_south, "
+                                          "move_west, move_east; 1 parser tried)");
+    /* the input is quoted with escapes and cut after 64 bytes: 20 before the a's, 44 a's */
+    snprintf(want, sizeof want,
+             "ERR 9: agent 2 (agent_2): cannot parse action \"line one\\nline\\ttwo \\x01 "
+             "%.44s\"... %s",
+             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", names);
+    CHECK_EQ_STR(parse(env, 2,
+                       "line one\nline\ttwo \x01 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                       "aaaaaaaaaaaaaaaaaaaaaaa"),
+                 want);
+
+    /* bad calls */
+    CHECK_EQ_STR(parse(env, 0, ""), "ERR 9: agent 0 (agent_0): empty action");
+    CHECK_EQ_STR(parse(env, 3, " \n\t "), "ERR 9: agent 3 (agent_3): empty action");
+    CHECK_EQ_STR(parse(env, 0, NULL), "ERR 1: parse_action: agent 0 (agent_0): input is NULL");
+    CHECK_EQ_STR(parse(env, 4, "north"), "ERR 1: parse_action: agent 4 is not an agent id (0..3)");
+    CHECK_EQ_STR(parse(env, -2, "north"),
+                 "ERR 1: parse_action: agent -2 is not an agent id (0..3)");
+    CHECK_EQ_INT(polis_env_parse_action(env, 0, "north", NULL), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "parse_action: out_action is NULL");
+    int32_t id = 7;
+    CHECK_EQ_INT(polis_env_parse_action(NULL, 0, "north", &id), POLIS_ERR_INVALID);
+
+    /* not checked against the mask: agent_2 stands on the south edge */
+    CHECK_EQ_INT(polis_env_io(env)->masks[2 * 5 + 2], 0);
+    CHECK_EQ_STR(parse(env, 2, "south"), "2 move_south");
+    polis_env_destroy(env);
+}
+
+static void test_parser_chain(void)
+{
+    test_log log;
+    test_log_clear(&log);
+    polis_env *gr = pair_env("ok", false, &log);
+    if (!gr) return;
+    CHECK_EQ_INT(polis_env_reset(gr, 2), POLIS_OK);
+
+    /* an action name never reaches a parser */
+    test_log_clear(&log);
+    CHECK_EQ_STR(parse(gr, 1, "wave"), "5 wave");
+    CHECK_EQ_INT(log.lines, 0);
+    /* gather accepts first; the renderer plugin is not asked */
+    CHECK_EQ_STR(parse(gr, 1, "north"), "1 move_north");
+    CHECK_EQ_INT(log.lines, 0);
+    /* gather declines, the renderer plugin accepts; it sees the agent and the trimmed input */
+    CHECK_EQ_STR(parse(gr, 1, "  wave hello \r\n"), "5 wave");
+    CHECK_EQ_STR(log.text, "[renderer] parse agent=1 input=wave hello\n");
+    /* malformed, with and without a message */
+    CHECK_EQ_STR(parse(gr, 0, "bad wave"),
+                 "ERR 1: renderer: malformed wave: bad wave [parse \"bad wave\", agent 0 "
+                 "(agent_0), tick 0]");
+    CHECK_EQ_STR(parse(gr, 0, "silent"),
+                 "ERR 8: renderer: failed (limit exceeded) [parse \"silent\", agent 0 (agent_0), "
+                 "tick 0]");
+    /* accepted with an id that is no action */
+    CHECK_EQ_STR(parse(gr, 1, "range"),
+                 "ERR 9: renderer: the action parser accepted the input but returned action 99, "
+                 "outside [0, 6) [parse \"range\", agent 1 (agent_1), tick 0]");
+    CHECK_EQ_STR(parse(gr, 1, "unset"),
+                 "ERR 9: renderer: the action parser accepted the input but returned action -1, "
+                 "outside [0, 6) [parse \"unset\", agent 1 (agent_1), tick 0]");
+    /* both decline: the renderer's "not mine" message is dropped */
+    test_log_clear(&log);
+    CHECK_EQ_STR(parse(gr, 1, "dance"),
+                 "ERR 9: agent 1 (agent_1): cannot parse action \"dance\" (action names: noop, "
+                 "move_north, move_south, move_west, move_east, wave; 2 parsers tried)");
+    CHECK_EQ_STR(log.text, "[renderer] parse agent=1 input=dance\n");
+    int32_t noop[2] = {0, 0};
+    step_with(gr, noop);
+    CHECK_EQ_STR(parse(gr, 0, "bad"),
+                 "ERR 1: renderer: malformed wave: bad [parse \"bad\", agent 0 (agent_0), tick 1]");
+    polis_env_destroy(gr);
+
+    /* registration order decides: a greedy parser first takes even "north" */
+    polis_env *greedy_first = pair_env("greedy", true, NULL);
+    polis_env *greedy_last = pair_env("greedy", false, NULL);
+    if (greedy_first && greedy_last) {
+        CHECK_EQ_STR(parse(greedy_first, 0, "north"), "1 wave");
+        CHECK_EQ_STR(parse(greedy_last, 0, "north"), "1 move_north");
+        CHECK_EQ_STR(parse(greedy_last, 0, "fly"), "5 wave");
+        /* exact names still come first */
+        CHECK_EQ_STR(parse(greedy_first, 0, "move_south"), "3 move_south");
+    }
+    polis_env_destroy(greedy_first);
+    polis_env_destroy(greedy_last);
+}
+
+static void test_parse_bounded_names(void)
+{
+    polis_env *env = renderer_env("many", NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_n_actions(env), 42);
+    CHECK_EQ_STR(parse(env, 2, "act_07"), "9 act_07");
+    CHECK_EQ_STR(parse(env, 2, "jump"),
+                 "ERR 9: agent 2 (agent_2): cannot parse action \"jump\" (action names: noop, "
+                 "wave, act_00, act_01, act_02, act_03, act_04, act_05, act_06, act_07, act_08, "
+                 "act_09, act_10, act_11, act_12, act_13, ... (+26 more); 0 parsers tried)");
+    polis_env_destroy(env);
+}
+
+/* ---- allocation failures ----------------------------------------------------------------- */
+
+static void test_alloc_failures(void)
+{
+    test_alloc alloc = {0};
+    polis_env *env = gather_env(NULL, &alloc);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    char good[4096];
+    snprintf(good, sizeof good, "%s", render(env, 0, "text"));
+    long before = alloc.calls;
+    char *out = NULL;
+    CHECK_EQ_INT(polis_env_render(env, 0, "text", &out), POLIS_OK);
+    polis_free(out);
+    long per_render = alloc.calls - before;
+    CHECK(per_render >= 2); /* the buffer grows past its first 256 bytes */
+    long long live = alloc.live;
+    for (long k = 1; k <= per_render; k++) {
+        alloc.fail_at = alloc.calls + k;
+        out = (char *)"junk";
+        CHECK_EQ_INT(polis_env_render(env, 0, "text", &out), POLIS_ERR_NOMEM);
+        CHECK(out == NULL);
+        CHECK_CONTAINS(polis_env_error(env), "gather: out of memory (rendering ");
+        CHECK_CONTAINS(polis_env_error(env), " [render text, agent 0 (agent_0), tick 0]");
+        CHECK_EQ_INT(alloc.live, live);
+        alloc.fail_at = 0;
+        CHECK_EQ_STR(render(env, 0, "text"), good);
+    }
+    /* a parser gets a copy of the input only when whitespace trails it */
+    alloc.fail_at = alloc.calls + 1;
+    CHECK_EQ_STR(parse(env, 0, "go north "), "ERR 2: parse_action: out of memory");
+    alloc.fail_at = alloc.calls + 1;
+    CHECK_EQ_STR(parse(env, 0, "  go north"), "1 move_north");
+    alloc.fail_at = 0;
+    CHECK_EQ_INT(alloc.live, live);
+    polis_env_destroy(env);
+    CHECK_EQ_INT(alloc.live, 0);
+
+    /* creation with renderers and parsers under every failing allocation: clean errors */
+    for (long k = 1;; k++) {
+        test_alloc a2 = {0};
+        a2.fail_at = k;
+        polis_options o = test_options(NULL, &a2);
+        polis_env *e = NULL;
+        polis_error err;
+        polis_status st = polis_env_create_file(GATHER, &o, &e, &err);
+        if (st == POLIS_OK) {
+            CHECK_EQ_STR(polis_env_render_formats(e), "json text");
+            polis_env_destroy(e);
+            CHECK_EQ_INT(a2.live, 0);
+            break;
+        }
+        CHECK(st == POLIS_ERR_NOMEM || st == POLIS_ERR_PLUGIN || st == POLIS_ERR_CONFIG);
+        CHECK_EQ_INT(a2.live, 0);
+        if (k > 100000) {
+            CHECK(!"creation never succeeded");
+            break;
+        }
+    }
+}
+
+int main(void)
+{
+    test_gather_exact();
+    test_gather_torus();
+    cross_check(4, 9, 7, false, 14, 2, 5, 60);
+    cross_check(3, 6, 5, true, 8, 1, 9, 40);
+    cross_check(2, 13, 13, false, 150, 12, 3, 4);
+    test_gather_crowded();
+    test_ordering();
+    test_start_registration();
+    test_argument_errors();
+    test_states();
+    test_renderer_errors();
+    test_registration_errors();
+    test_parse_gather();
+    test_parser_chain();
+    test_parse_bounded_names();
+    test_alloc_failures();
+    CHECK_DONE();
+}
