@@ -305,6 +305,31 @@ static int l_reward(lua_State *L)
     return 0;
 }
 
+static int l_renderer(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    const char *format = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    if (!s->loading) return not_loading(L, "polis.renderer");
+    lua_pushvalue(L, 2);
+    polis__lua_cb *cb = cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), format);
+    polis_status st = s->h->renderer(s->ctx, format, polis__lua_tramp_render, cb);
+    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    return 0;
+}
+
+static int l_action_parser(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    if (!s->loading) return not_loading(L, "polis.action_parser");
+    lua_pushvalue(L, 1);
+    polis__lua_cb *cb = cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), "action parser");
+    polis_status st = s->h->action_parser(s->ctx, polis__lua_tramp_parse, cb);
+    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    return 0;
+}
+
 static int l_reward_transform(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
@@ -1211,6 +1236,8 @@ static const luaL_Reg polis_funcs[] = {{"params", l_params},
                                        {"on_start", l_on_start},
                                        {"action", l_action},
                                        {"reward", l_reward},
+                                       {"renderer", l_renderer},
+                                       {"action_parser", l_action_parser},
                                        {"reward_transform", l_reward_transform},
                                        {"event", l_event},
                                        {"publish", l_publish},

@@ -44,9 +44,12 @@ typedef struct call_args {
     const char *text; /* the chunk */
     size_t len;
     int index; /* on_start: position in the list */
+    polis_text *out;   /* renderers */
+    const char *input; /* action parsers */
     /* results */
     polis_status status;
     bool legal;
+    int32_t action; /* action parsers: -1 = not mine */
 } call_args;
 
 /* ---- memory ------------------------------------------------------------------------------ */
@@ -365,6 +368,77 @@ polis_status polis__lua_tramp_reward(polis_ctx *ctx, void *ud, float *out)
     (void)ctx;
     call_args a = {.cb = ud, .rewards = out};
     return run_protected(a.cb->s, body_reward, &a);
+}
+
+static int body_render(lua_State *L)
+{
+    call_args *a = lua_touserdata(L, 1);
+    polis__lua_script *s = a->cb->s;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn); /* 2 */
+    lua_pushvalue(L, 2);
+    lua_pushinteger(L, a->agent);
+    lua_call(L, 1, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+        const char *what = lua_pushfstring(L, "renderer '%s' for agent %d", a->cb->name,
+                                           (int)a->agent);
+        return bad_return(L, 2, what, "a string", -2);
+    }
+    size_t n;
+    const char *text = lua_tolstring(L, -1, &n);
+    s->h->text_append(a->out, text, n);
+    return 0;
+}
+
+polis_status polis__lua_tramp_render(polis_ctx *ctx, void *ud, int32_t agent, polis_text *out)
+{
+    (void)ctx;
+    call_args a = {.cb = ud, .agent = agent, .out = out};
+    return run_protected(a.cb->s, body_render, &a);
+}
+
+/* A Lua parser returns an action id, an action name, or nil for "not mine"; raising an
+ * error means "mine, but malformed". */
+static int body_parse(lua_State *L)
+{
+    call_args *a = lua_touserdata(L, 1);
+    polis__lua_script *s = a->cb->s;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn); /* 2 */
+    lua_pushvalue(L, 2);
+    lua_pushinteger(L, a->agent);
+    lua_pushstring(L, a->input);
+    lua_call(L, 2, 1);
+    int t = lua_type(L, -1);
+    if (t == LUA_TNIL) return 0;
+    if (t == LUA_TSTRING) {
+        const char *name = lua_tostring(L, -1);
+        int32_t id = s->h->action_find(s->ctx, name);
+        if (id < 0) return luaL_error(L, "action parser: no action named '%s'", name);
+        a->action = id;
+        return 0;
+    }
+    int isint = 0;
+    lua_Integer id = t == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+    if (!isint) {
+        const char *what = "action parser";
+        return bad_return(L, 2, what, "an action id, an action name or nil", -1);
+    }
+    int32_t n = s->h->io(s->ctx)->n_actions;
+    if (id < 0 || id >= n)
+        return luaL_error(L, "action parser: action id %I is outside [0, %d)", id, (int)n);
+    a->action = (int32_t)id;
+    return 0;
+}
+
+polis_status polis__lua_tramp_parse(polis_ctx *ctx, void *ud, int32_t agent, const char *input,
+                                    int32_t *out_action)
+{
+    (void)ctx;
+    call_args a = {.cb = ud, .agent = agent, .input = input, .action = -1};
+    polis_status st = run_protected(a.cb->s, body_parse, &a);
+    if (st != POLIS_OK) return st;
+    if (a.action < 0) return POLIS_ERR_ACTION;
+    *out_action = a.action;
+    return POLIS_OK;
 }
 
 static int body_transform(lua_State *L)

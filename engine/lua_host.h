@@ -98,6 +98,10 @@ POLIS_INTERNAL polis_status polis__lua_tramp_reward(polis_ctx *ctx, void *ud, fl
 POLIS_INTERNAL polis_status polis__lua_tramp_transform(polis_ctx *ctx, void *ud, float *rewards);
 POLIS_INTERNAL polis_status polis__lua_tramp_event(polis_ctx *ctx, void *ud, const polis_event *ev);
 POLIS_INTERNAL void polis__lua_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst);
+POLIS_INTERNAL polis_status polis__lua_tramp_render(polis_ctx *ctx, void *ud, int32_t agent,
+                                                    polis_text *out);
+POLIS_INTERNAL polis_status polis__lua_tramp_parse(polis_ctx *ctx, void *ud, int32_t agent,
+                                                   const char *input, int32_t *out_action);
 
 /* ---- lua_api.c -------------------------------------------------------------------------- */
 
