@@ -3,6 +3,7 @@
  * turns the growable registries into the flat per-phase arrays and buffers the step loop
  * runs on.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,27 @@ static polis_status check_name(polis_ctx *ctx, const char *kind, const char *nam
     return POLIS_OK;
 }
 
+/* Index of the record in base[0..n) whose `char *name` member (at name_off) is `name`, or
+ * -1. Registries are small and searched only at load time. */
+static int32_t find_named(const void *base, int32_t n, size_t stride, size_t name_off,
+                          const char *name)
+{
+    const char *p = base;
+    for (int32_t i = 0; i < n; i++, p += stride) {
+        const char *rec_name;
+        memcpy(&rec_name, p + name_off, sizeof rec_name);
+        if (strcmp(rec_name, name) == 0) return i;
+    }
+    return -1;
+}
+
+static polis_status duplicate(polis_ctx *ctx, const char *kind, const char *name,
+                              const polis_ctx *owner, const char *verb)
+{
+    h_error(ctx, "%s \"%s\" is already %s by %s", kind, name, verb, owner ? owner->name : "polis");
+    return POLIS_ERR_INVALID;
+}
+
 static polis_status h_hook(polis_ctx *ctx, polis_phase phase, int32_t priority, polis_hook_fn fn,
                            void *ud)
 {
@@ -149,13 +171,6 @@ static polis_status h_hook(polis_ctx *ctx, polis_phase phase, int32_t priority, 
     return POLIS_OK;
 }
 
-static polis_ctx *owner_of_action(polis_env *env, const char *name)
-{
-    for (int32_t i = 0; i < env->n_actions; i++)
-        if (strcmp(env->actions[i].name, name) == 0) return env->actions[i].ctx;
-    return NULL;
-}
-
 static polis_status h_action(polis_ctx *ctx, const polis_action_def *def, int32_t *out_id)
 {
     polis_env *env = ctx->env;
@@ -167,14 +182,9 @@ static polis_status h_action(polis_ctx *ctx, const polis_action_def *def, int32_
         return POLIS_ERR_INVALID;
     }
     if ((st = check_name(ctx, "action", def->name))) return st;
-    for (int32_t i = 0; i < env->n_actions; i++) {
-        if (strcmp(env->actions[i].name, def->name) == 0) {
-            polis_ctx *o = owner_of_action(env, def->name);
-            h_error(ctx, "action \"%s\" is already registered by %s", def->name,
-                    o ? o->name : "polis");
-            return POLIS_ERR_INVALID;
-        }
-    }
+    int32_t dup = find_named(env->actions, env->n_actions, sizeof *env->actions,
+                             offsetof(polis__action, name), def->name);
+    if (dup >= 0) return duplicate(ctx, "action", def->name, env->actions[dup].ctx, "registered");
     if ((st = polis__grow(env, (void **)&env->actions, &env->cap_actions, env->n_actions,
                           sizeof *env->actions)))
         return st;
@@ -229,13 +239,9 @@ static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int3
             return POLIS_ERR_INVALID;
         }
     }
-    for (int32_t i = 0; i < env->n_obs; i++) {
-        if (strcmp(env->obs[i].name, def->name) == 0) {
-            h_error(ctx, "observation \"%s\" is already registered by %s", def->name,
-                    env->obs[i].ctx->name);
-            return POLIS_ERR_INVALID;
-        }
-    }
+    int32_t dup = find_named(env->obs, env->n_obs, sizeof *env->obs, offsetof(polis__obs, name),
+                             def->name);
+    if (dup >= 0) return duplicate(ctx, "observation", def->name, env->obs[dup].ctx, "registered");
     if ((st = polis__grow(env, (void **)&env->obs, &env->cap_obs, env->n_obs, sizeof *env->obs)))
         return st;
     polis__obs *o = &env->obs[env->n_obs];
@@ -270,13 +276,10 @@ static polis_status h_reward(polis_ctx *ctx, const char *name, polis_reward_fn f
         h_error(ctx, "reward %s: function is NULL", name);
         return POLIS_ERR_INVALID;
     }
-    for (int32_t i = 0; i < env->n_rewards; i++) {
-        if (strcmp(env->rewards[i].name, name) == 0) {
-            h_error(ctx, "reward function \"%s\" is already registered by %s", name,
-                    env->rewards[i].ctx->name);
-            return POLIS_ERR_INVALID;
-        }
-    }
+    int32_t dup = find_named(env->rewards, env->n_rewards, sizeof *env->rewards,
+                             offsetof(polis__reward, name), name);
+    if (dup >= 0)
+        return duplicate(ctx, "reward function", name, env->rewards[dup].ctx, "registered");
     if ((st = polis__grow(env, (void **)&env->rewards, &env->cap_rewards, env->n_rewards,
                           sizeof *env->rewards)))
         return st;
@@ -302,13 +305,10 @@ static polis_status h_reward_transform(polis_ctx *ctx, const char *name, int32_t
         h_error(ctx, "reward transform %s: function is NULL", name);
         return POLIS_ERR_INVALID;
     }
-    for (int32_t i = 0; i < env->n_transforms; i++) {
-        if (strcmp(env->transforms[i].name, name) == 0) {
-            h_error(ctx, "reward transform \"%s\" is already registered by %s", name,
-                    env->transforms[i].ctx->name);
-            return POLIS_ERR_INVALID;
-        }
-    }
+    int32_t dup = find_named(env->transforms, env->n_transforms, sizeof *env->transforms,
+                             offsetof(polis__transform, name), name);
+    if (dup >= 0)
+        return duplicate(ctx, "reward transform", name, env->transforms[dup].ctx, "registered");
     if ((st = polis__grow(env, (void **)&env->transforms, &env->cap_transforms,
                           env->n_transforms, sizeof *env->transforms)))
         return st;
@@ -347,13 +347,8 @@ static polis_status h_event_type(polis_ctx *ctx, const char *name, const polis_f
                 n_fields);
         return POLIS_ERR_INVALID;
     }
-    for (int32_t i = 0; i < env->n_events; i++) {
-        if (strcmp(env->events[i].name, name) == 0) {
-            h_error(ctx, "event type \"%s\" is already registered by %s", name,
-                    env->events[i].owner->name);
-            return POLIS_ERR_INVALID;
-        }
-    }
+    int32_t dup = polis_env_event_find(env, name);
+    if (dup >= 0) return duplicate(ctx, "event type", name, env->events[dup].owner, "registered");
     for (int32_t i = 0; i < n_fields; i++) {
         if ((st = check_name(ctx, "event field", fields[i].name))) return st;
         if (ftype_size(fields[i].type) == 0) {
@@ -441,13 +436,10 @@ static polis_status h_component(polis_ctx *ctx, const char *name, size_t elem_si
         h_error(ctx, "component %s: element size %zu is outside [1, 1048576]", name, elem_size);
         return POLIS_ERR_INVALID;
     }
-    for (int32_t i = 0; i < env->n_components; i++) {
-        if (strcmp(env->components[i].name, name) == 0) {
-            h_error(ctx, "component \"%s\" is already registered by %s", name,
-                    env->components[i].owner->name);
-            return POLIS_ERR_INVALID;
-        }
-    }
+    int32_t dup = find_named(env->components, env->n_components, sizeof *env->components,
+                             offsetof(polis__component, name), name);
+    if (dup >= 0)
+        return duplicate(ctx, "component", name, env->components[dup].owner, "registered");
     if ((st = polis__grow(env, (void **)&env->components, &env->cap_components,
                           env->n_components, sizeof *env->components)))
         return st;
@@ -487,13 +479,9 @@ static polis_status h_service_provide(polis_ctx *ctx, const char *name, const vo
     polis_status st = closed(ctx, "service_provide");
     if (st) return st;
     if ((st = check_name(ctx, "service", name))) return st;
-    for (int32_t i = 0; i < env->n_services; i++) {
-        if (strcmp(env->services[i].name, name) == 0) {
-            h_error(ctx, "service \"%s\" is already provided by %s", name,
-                    env->services[i].owner->name);
-            return POLIS_ERR_INVALID;
-        }
-    }
+    int32_t dup = find_named(env->services, env->n_services, sizeof *env->services,
+                             offsetof(polis__service, name), name);
+    if (dup >= 0) return duplicate(ctx, "service", name, env->services[dup].owner, "provided");
     if ((st = polis__grow(env, (void **)&env->services, &env->cap_services, env->n_services,
                           sizeof *env->services)))
         return st;
@@ -516,9 +504,9 @@ static int32_t h_event_find(polis_ctx *ctx, const char *name)
 static int32_t h_component_find(polis_ctx *ctx, const char *name)
 {
     polis_env *env = ctx->env;
-    for (int32_t i = 0; name && i < env->n_components; i++)
-        if (strcmp(env->components[i].name, name) == 0) return i;
-    return -1;
+    return name ? find_named(env->components, env->n_components, sizeof *env->components,
+                             offsetof(polis__component, name), name)
+                : -1;
 }
 
 static int32_t h_action_find(polis_ctx *ctx, const char *name)
@@ -529,9 +517,10 @@ static int32_t h_action_find(polis_ctx *ctx, const char *name)
 static const void *h_service(polis_ctx *ctx, const char *name)
 {
     polis_env *env = ctx->env;
-    for (int32_t i = 0; name && i < env->n_services; i++)
-        if (strcmp(env->services[i].name, name) == 0) return env->services[i].api;
-    return NULL;
+    int32_t i = name ? find_named(env->services, env->n_services, sizeof *env->services,
+                                  offsetof(polis__service, name), name)
+                     : -1;
+    return i >= 0 ? env->services[i].api : NULL;
 }
 
 /* ---- host: running -------------------------------------------------------------------------- */
@@ -714,9 +703,8 @@ static polis_status apply_weights(polis_env *env)
 {
     for (int32_t w = 0; w < env->scn.n_weights; w++) {
         const polis__scn_reward_weight *sw = &env->scn.weights[w];
-        int32_t found = -1;
-        for (int32_t r = 0; r < env->n_rewards; r++)
-            if (strcmp(env->rewards[r].name, sw->name) == 0) found = r;
+        int32_t found = find_named(env->rewards, env->n_rewards, sizeof *env->rewards,
+                                   offsetof(polis__reward, name), sw->name);
         if (found < 0) {
             char list[512] = "";
             size_t len = 0;
