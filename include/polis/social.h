@@ -10,10 +10,13 @@
  * (attr_id) and used by id in hot paths. Membership of agent a in group g is the edge
  * g -> a; its attributes are the member's weights (e.g. "division_weight").
  *
- * Service version 1. Functions are only ever appended; check struct_size before using a
- * function newer than the version you were built against. Every function takes the
- * caller's ctx; the social plugin's state is found through its service registration, not
- * through the caller. Calls are valid after create (attr_id also during start()).
+ * Service version 2 (version 1 ended at `revision`). Functions are only ever appended;
+ * check struct_size before using a function newer than the version you were built against.
+ * Every function takes the caller's ctx; the social plugin's state is found through its
+ * service registration, not through the caller. Calls are valid after create (attr_id also
+ * during start()); functions that change the graph publish bus events, so they work only
+ * during reset and step. Errors are reported with host->error on the caller's ctx.
+ * plugins/social/README.md documents the model, the events and every decision.
  */
 #ifndef POLIS_SOCIAL_H
 #define POLIS_SOCIAL_H
@@ -28,7 +31,7 @@ extern "C" {
 #endif
 
 #define POLIS_SOCIAL_SERVICE "social"
-#define POLIS_SOCIAL_VERSION 1
+#define POLIS_SOCIAL_VERSION 2
 
 /* What a sharing edge u -> p with attribute "sharing.Map" / "sharing.Player" lets p see. */
 typedef enum polis_social_share {
@@ -65,6 +68,53 @@ typedef struct polis_social_api {
     int32_t (*members)(void *self, int32_t group, int32_t *out, int32_t cap);
     /* Increments on every change of the graph, so readers can cache derived data. */
     uint64_t (*revision)(void *self);
+
+    /* ---- version 2 (check struct_size before use) ---------------------------------- */
+
+    /* The interned name of attr, or NULL for an unknown id. */
+    const char *(*attr_name)(void *self, int32_t attr);
+    /* True while group g exists (created and not deleted in the current graph). */
+    bool (*group_alive)(void *self, int32_t group);
+    /* Live groups, ascending ids; at most cap written, the total count returned. */
+    int32_t (*groups)(void *self, int32_t *out, int32_t cap);
+    /* Creates a group with the next id (ids are never reused within a graph; they restart
+     * at 0 when a reset or a schedule snapshot rebuilds it). POLIS_ERR_LIMIT when
+     * max_groups ids have been used. Publishes social.group_created. */
+    polis_status (*group_create)(void *self, polis_ctx *caller, int32_t *out_group);
+    /* Removes every edge of group g (members quit), then g itself. */
+    polis_status (*group_delete)(void *self, polis_ctx *caller, int32_t group);
+    /* Removes attr and every attribute below it ("sharing" removes "sharing.Map" and
+     * "sharing.Player"): AdaSociety's remove_relation / quit_group of a dict-valued key.
+     * Absent attributes or edges are a no-op. */
+    polis_status (*unset_family)(void *self, polis_ctx *caller, int32_t from, int32_t to,
+                                 int32_t attr);
+    /* Removes the edge from -> to with all its attributes (no-op if absent). */
+    polis_status (*remove_edge)(void *self, polis_ctx *caller, int32_t from, int32_t to);
+    /* Out-degree (in = false) or in-degree (in = true) of a node; -1 for a bad node. */
+    int32_t (*degree)(void *self, int32_t node, bool in);
+    /* Social action families (the "actions" parameter), by their "name"; -1 if unknown. */
+    int32_t (*family_find)(void *self, const char *name);
+    /* Gates a family for an agent: while off, its actions are masked for that agent (a
+     * mini-game's stage rules, e.g. Contract's turn order). family -1 = every family,
+     * agent -1 = every agent. Gates return to each family's "enabled" at every reset. */
+    polis_status (*allow)(void *self, polis_ctx *caller, int32_t agent, int32_t family,
+                          bool on);
+    bool (*allowed)(void *self, int32_t agent, int32_t family);
+    /* Sets the communication edge from -> to with words[0..n) (n <= communication_length;
+     * the rest are 0), as the communicate action does with its fixed word. */
+    polis_status (*communicate)(void *self, polis_ctx *caller, int32_t from, int32_t to,
+                                const double *words, int32_t n);
+    /* Negotiation helpers (AdaSociety's player-level actions, spec 9.2). request_matching
+     * sets from -> to "matching_request_step" = the current step; propose sets from -> to
+     * "proposal" = share (the share the proposer wants); accept_proposal makes `agent` accept
+     * the proposal on opponent -> agent (POLIS_ERR_ACTION, nothing changed, when there is
+     * none); end_bargaining removes "proposal" and "parity" in both directions. */
+    polis_status (*request_matching)(void *self, polis_ctx *caller, int32_t from, int32_t to);
+    polis_status (*propose)(void *self, polis_ctx *caller, int32_t from, int32_t to,
+                            double share);
+    polis_status (*accept_proposal)(void *self, polis_ctx *caller, int32_t agent,
+                                    int32_t opponent);
+    polis_status (*end_bargaining)(void *self, polis_ctx *caller, int32_t a, int32_t b);
 } polis_social_api;
 
 #ifdef __cplusplus

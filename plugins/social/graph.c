@@ -1,0 +1,626 @@
+/*
+ * graph.c — the social graph: interned attribute names, a preallocated edge pool with
+ * per-node intrusive lists and a (from, to) hash, group nodes, and the bus events every
+ * change publishes.
+ *
+ * Costs: finding an edge is O(1) expected (hash), setting an attribute O(K) for K
+ * attributes per edge plus O(in-degree) when an edge is created (the in-list is kept
+ * sorted by source), removing one O(K). Nothing here allocates after create.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "social_internal.h"
+
+/* ---- memory (create only) ------------------------------------------------------------------ */
+
+void *soc_alloc(social *s, size_t n, size_t size)
+{
+    if (n == 0) n = 1; /* a zero-size request must not look like a failure */
+    if (size && n > SIZE_MAX / size) return NULL;
+    return s->h->alloc(s->ctx, n * size);
+}
+
+void soc_free(social *s, void *p, size_t n, size_t size)
+{
+    if (p) s->h->free(s->ctx, p, (n ? n : 1) * size);
+}
+
+polis_status soc_grow(social *s, void **arr, int32_t *cap, int32_t need, size_t size)
+{
+    if (need <= *cap) return POLIS_OK;
+    int32_t ncap = *cap < 8 ? 8 : *cap;
+    while (ncap < need) ncap = ncap > INT32_MAX / 2 ? need : ncap * 2;
+    void *p = soc_alloc(s, (size_t)ncap, size);
+    if (!p) {
+        s->h->error(s->ctx, "out of memory");
+        return POLIS_ERR_NOMEM;
+    }
+    if (*arr) {
+        memcpy(p, *arr, (size_t)*cap * size);
+        soc_free(s, *arr, (size_t)*cap, size);
+    }
+    *arr = p;
+    *cap = ncap;
+    return POLIS_OK;
+}
+
+static uint32_t pow2_at_least(uint64_t n)
+{
+    uint32_t p = 16;
+    while (p < n && p < (1u << 30)) p <<= 1;
+    return p;
+}
+
+polis_status soc_graph_alloc(social *s)
+{
+    size_t N = (size_t)s->N, E = (size_t)s->max_edges, K = (size_t)s->K;
+    s->attr_names = soc_alloc(s, (size_t)s->max_attrs, SOC_NAME_MAX);
+    s->attr_len = soc_alloc(s, (size_t)s->max_attrs, 1);
+    s->attr_hash_mask = pow2_at_least(2 * (uint64_t)s->max_attrs) - 1;
+    s->attr_hash = soc_alloc(s, (size_t)s->attr_hash_mask + 1, sizeof(int32_t));
+    s->out_head = soc_alloc(s, N, sizeof(int32_t));
+    s->out_tail = soc_alloc(s, N, sizeof(int32_t));
+    s->in_head = soc_alloc(s, N, sizeof(int32_t));
+    s->in_tail = soc_alloc(s, N, sizeof(int32_t));
+    s->out_deg = soc_alloc(s, N, sizeof(int32_t));
+    s->in_deg = soc_alloc(s, N, sizeof(int32_t));
+    s->group_live = soc_alloc(s, (size_t)s->G, 1);
+    s->e_from = soc_alloc(s, E, sizeof(int32_t));
+    s->e_to = soc_alloc(s, E, sizeof(int32_t));
+    s->e_out_prev = soc_alloc(s, E, sizeof(int32_t));
+    s->e_out_next = soc_alloc(s, E, sizeof(int32_t));
+    s->e_in_prev = soc_alloc(s, E, sizeof(int32_t));
+    s->e_in_next = soc_alloc(s, E, sizeof(int32_t));
+    s->e_next = soc_alloc(s, E, sizeof(int32_t));
+    s->e_nattr = soc_alloc(s, E, sizeof(int32_t));
+    s->e_attr = soc_alloc(s, E * K, sizeof(int32_t));
+    s->e_val = soc_alloc(s, E * K, sizeof(double));
+    s->bucket_mask = pow2_at_least(E) - 1;
+    s->bucket = soc_alloc(s, (size_t)s->bucket_mask + 1, sizeof(int32_t));
+    s->pot = soc_alloc(s, (size_t)s->G, sizeof(double));
+    s->acc = soc_alloc(s, (size_t)s->P, sizeof(double));
+    s->touched = soc_alloc(s, (size_t)s->G, 1);
+    s->scr_a = soc_alloc(s, N, sizeof(int32_t));
+    s->scr_b = soc_alloc(s, N, sizeof(int32_t));
+    s->scr_c = soc_alloc(s, N, sizeof(int32_t));
+    s->scr_kv = soc_alloc(s, K, sizeof(soc_kv));
+    s->a_words = soc_alloc(s, (size_t)s->L, sizeof(int32_t));
+    s->gate = soc_alloc(s, (size_t)s->P, sizeof(uint64_t));
+    if (s->p.social_state) s->dense = soc_alloc(s, N * N, 1);
+    if (!s->attr_names || !s->attr_len || !s->attr_hash || !s->out_head || !s->out_tail ||
+        !s->in_head || !s->in_tail || !s->out_deg || !s->in_deg || !s->group_live ||
+        !s->e_from || !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev ||
+        !s->e_in_next || !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket ||
+        !s->pot || !s->acc || !s->touched || !s->scr_a || !s->scr_b || !s->scr_c ||
+        !s->scr_kv || !s->a_words || !s->gate || (s->p.social_state && !s->dense)) {
+        s->h->error(s->ctx, "out of memory for a graph of %d nodes and %d edges", s->N,
+                    s->max_edges);
+        return POLIS_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i <= s->attr_hash_mask; i++) s->attr_hash[i] = -1;
+    for (uint32_t i = 0; i <= s->bucket_mask; i++) s->bucket[i] = -1;
+    for (int32_t n = 0; n < s->N; n++)
+        s->out_head[n] = s->out_tail[n] = s->in_head[n] = s->in_tail[n] = -1;
+    for (int32_t e = 0; e < s->max_edges; e++) s->e_out_next[e] = e + 1 < s->max_edges ? e + 1 : -1;
+    s->free_edge = s->max_edges > 0 ? 0 : -1;
+    return POLIS_OK;
+}
+
+void soc_graph_free(social *s)
+{
+    size_t N = (size_t)s->N, E = (size_t)s->max_edges, K = (size_t)s->K;
+    soc_free(s, s->attr_names, (size_t)s->max_attrs, SOC_NAME_MAX);
+    soc_free(s, s->attr_len, (size_t)s->max_attrs, 1);
+    soc_free(s, s->attr_hash, (size_t)s->attr_hash_mask + 1, sizeof(int32_t));
+    soc_free(s, s->out_head, N, sizeof(int32_t));
+    soc_free(s, s->out_tail, N, sizeof(int32_t));
+    soc_free(s, s->in_head, N, sizeof(int32_t));
+    soc_free(s, s->in_tail, N, sizeof(int32_t));
+    soc_free(s, s->out_deg, N, sizeof(int32_t));
+    soc_free(s, s->in_deg, N, sizeof(int32_t));
+    soc_free(s, s->group_live, (size_t)s->G, 1);
+    soc_free(s, s->e_from, E, sizeof(int32_t));
+    soc_free(s, s->e_to, E, sizeof(int32_t));
+    soc_free(s, s->e_out_prev, E, sizeof(int32_t));
+    soc_free(s, s->e_out_next, E, sizeof(int32_t));
+    soc_free(s, s->e_in_prev, E, sizeof(int32_t));
+    soc_free(s, s->e_in_next, E, sizeof(int32_t));
+    soc_free(s, s->e_next, E, sizeof(int32_t));
+    soc_free(s, s->e_nattr, E, sizeof(int32_t));
+    soc_free(s, s->e_attr, E * K, sizeof(int32_t));
+    soc_free(s, s->e_val, E * K, sizeof(double));
+    soc_free(s, s->bucket, (size_t)s->bucket_mask + 1, sizeof(int32_t));
+    soc_free(s, s->pot, (size_t)s->G, sizeof(double));
+    soc_free(s, s->acc, (size_t)s->P, sizeof(double));
+    soc_free(s, s->touched, (size_t)s->G, 1);
+    soc_free(s, s->scr_a, N, sizeof(int32_t));
+    soc_free(s, s->scr_b, N, sizeof(int32_t));
+    soc_free(s, s->scr_c, N, sizeof(int32_t));
+    soc_free(s, s->scr_kv, K, sizeof(soc_kv));
+    soc_free(s, s->a_words, (size_t)s->L, sizeof(int32_t));
+    soc_free(s, s->gate, (size_t)s->P, sizeof(uint64_t));
+    soc_free(s, s->dense, N * N, 1);
+}
+
+/* ---- attribute names ------------------------------------------------------------------------ */
+
+const char *soc_attr_invalid(const char *name, size_t len)
+{
+    if (len == 0) return "is empty";
+    if (len >= SOC_NAME_MAX) return "is longer than 63 characters";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c <= ' ' || c >= 127 || c == '"' || c == '\\')
+            return "has a space, a quote, a backslash or a non-ASCII character";
+    }
+    return NULL;
+}
+
+static uint32_t name_hash(const char *name, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 16777619u;
+    return h;
+}
+
+int32_t soc_attr_find(const social *s, const char *name, size_t len)
+{
+    if (!name || len == 0 || len >= SOC_NAME_MAX) return -1;
+    for (uint32_t i = name_hash(name, len) & s->attr_hash_mask;; i = (i + 1) & s->attr_hash_mask) {
+        int32_t a = s->attr_hash[i];
+        if (a < 0) return -1;
+        if (s->attr_len[a] == len && memcmp(s->attr_names[a], name, len) == 0) return a;
+    }
+}
+
+int32_t soc_attr_intern(social *s, const char *name, size_t len)
+{
+    if (!name || soc_attr_invalid(name, len)) return -1;
+    uint32_t i = name_hash(name, len) & s->attr_hash_mask;
+    for (;; i = (i + 1) & s->attr_hash_mask) {
+        int32_t a = s->attr_hash[i];
+        if (a < 0) break;
+        if (s->attr_len[a] == len && memcmp(s->attr_names[a], name, len) == 0) return a;
+    }
+    if (s->n_attrs >= s->max_attrs) return -1;
+    int32_t a = s->n_attrs++;
+    memcpy(s->attr_names[a], name, len);
+    s->attr_names[a][len] = '\0';
+    s->attr_len[a] = (uint8_t)len;
+    s->attr_hash[i] = a;
+    return a;
+}
+
+bool soc_attr_in_family(const social *s, int32_t attr, int32_t root)
+{
+    if (attr == root) return true;
+    size_t n = s->attr_len[root];
+    return s->attr_len[attr] > n && s->attr_names[attr][n] == '.' &&
+           memcmp(s->attr_names[attr], s->attr_names[root], n) == 0;
+}
+
+/* ---- nodes and edges ------------------------------------------------------------------------ */
+
+bool soc_node_valid(const social *s, int32_t node)
+{
+    if (node < 0 || node >= s->N) return false;
+    return node < s->P || s->group_live[node - s->P];
+}
+
+const char *soc_node_str(const social *s, int32_t node, char *buf, size_t size)
+{
+    if (node >= 0 && node < s->P)
+        snprintf(buf, size, "agent %d", node);
+    else if (node >= s->P && node < s->N)
+        snprintf(buf, size, "group %d", node - s->P);
+    else
+        snprintf(buf, size, "node %d", node);
+    return buf;
+}
+
+static uint32_t edge_bucket(const social *s, int32_t from, int32_t to)
+{
+    uint64_t key = (uint64_t)(uint32_t)from * (uint64_t)s->N + (uint64_t)(uint32_t)to;
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & s->bucket_mask;
+}
+
+int32_t soc_edge_find(const social *s, int32_t from, int32_t to)
+{
+    if (from < 0 || to < 0 || from >= s->N || to >= s->N) return -1;
+    for (int32_t e = s->bucket[edge_bucket(s, from, to)]; e >= 0; e = s->e_next[e])
+        if (s->e_from[e] == from && s->e_to[e] == to) return e;
+    return -1;
+}
+
+static int32_t slot_of(const social *s, int32_t e, int32_t attr)
+{
+    const int32_t *ids = s->e_attr + (size_t)e * (size_t)s->K;
+    for (int32_t i = 0; i < s->e_nattr[e]; i++)
+        if (ids[i] == attr) return i;
+    return -1;
+}
+
+bool soc_edge_get(const social *s, int32_t e, int32_t attr, double *value)
+{
+    if (e < 0) return false;
+    int32_t i = slot_of(s, e, attr);
+    if (i < 0) return false;
+    if (value) *value = s->e_val[(size_t)e * (size_t)s->K + (size_t)i];
+    return true;
+}
+
+bool soc_edge_has_family(const social *s, int32_t e, int32_t root)
+{
+    if (e < 0 || root < 0) return false;
+    const int32_t *ids = s->e_attr + (size_t)e * (size_t)s->K;
+    for (int32_t i = 0; i < s->e_nattr[e]; i++)
+        if (soc_attr_in_family(s, ids[i], root)) return true;
+    return false;
+}
+
+static int32_t edge_new(social *s, int32_t from, int32_t to)
+{
+    int32_t e = s->free_edge;
+    if (e < 0) return -1;
+    s->free_edge = s->e_out_next[e];
+    s->e_from[e] = from;
+    s->e_to[e] = to;
+    s->e_nattr[e] = 0;
+    /* out-list: append (insertion order) */
+    s->e_out_prev[e] = s->out_tail[from];
+    s->e_out_next[e] = -1;
+    if (s->out_tail[from] >= 0)
+        s->e_out_next[s->out_tail[from]] = e;
+    else
+        s->out_head[from] = e;
+    s->out_tail[from] = e;
+    /* in-list: sorted by source; walk back from the tail (sources mostly arrive in order) */
+    int32_t after = s->in_tail[to];
+    while (after >= 0 && s->e_from[after] > from) after = s->e_in_prev[after];
+    s->e_in_prev[e] = after;
+    s->e_in_next[e] = after >= 0 ? s->e_in_next[after] : s->in_head[to];
+    if (s->e_in_next[e] >= 0)
+        s->e_in_prev[s->e_in_next[e]] = e;
+    else
+        s->in_tail[to] = e;
+    if (after >= 0)
+        s->e_in_next[after] = e;
+    else
+        s->in_head[to] = e;
+    uint32_t b = edge_bucket(s, from, to);
+    s->e_next[e] = s->bucket[b];
+    s->bucket[b] = e;
+    s->out_deg[from]++;
+    s->in_deg[to]++;
+    s->n_edges++;
+    return e;
+}
+
+static void edge_drop(social *s, int32_t e)
+{
+    int32_t from = s->e_from[e], to = s->e_to[e];
+    if (s->e_out_prev[e] >= 0)
+        s->e_out_next[s->e_out_prev[e]] = s->e_out_next[e];
+    else
+        s->out_head[from] = s->e_out_next[e];
+    if (s->e_out_next[e] >= 0)
+        s->e_out_prev[s->e_out_next[e]] = s->e_out_prev[e];
+    else
+        s->out_tail[from] = s->e_out_prev[e];
+    if (s->e_in_prev[e] >= 0)
+        s->e_in_next[s->e_in_prev[e]] = s->e_in_next[e];
+    else
+        s->in_head[to] = s->e_in_next[e];
+    if (s->e_in_next[e] >= 0)
+        s->e_in_prev[s->e_in_next[e]] = s->e_in_prev[e];
+    else
+        s->in_tail[to] = s->e_in_prev[e];
+    int32_t *link = &s->bucket[edge_bucket(s, from, to)];
+    while (*link != e) link = &s->e_next[*link];
+    *link = s->e_next[e];
+    s->out_deg[from]--;
+    s->in_deg[to]--;
+    s->n_edges--;
+    s->e_nattr[e] = 0;
+    s->e_out_next[e] = s->free_edge;
+    s->free_edge = e;
+}
+
+void soc_graph_wipe(social *s)
+{
+    for (int32_t n = 0; n < s->N; n++) {
+        for (int32_t e = s->out_head[n], next; e >= 0; e = next) {
+            next = s->e_out_next[e];
+            edge_drop(s, e);
+        }
+    }
+    if (s->G > 0) memset(s->group_live, 0, (size_t)s->G);
+    s->next_group = 0;
+    s->n_live_groups = 0;
+    s->revision++;
+}
+
+/* ---- events --------------------------------------------------------------------------------- */
+
+typedef struct ev_rel {
+    int32_t from, to, attr;
+    double value;
+} ev_rel;
+
+typedef struct ev_pair {
+    int32_t group, agent;
+} ev_pair;
+
+static polis_status emit(social *s, int32_t type, const void *payload, size_t size)
+{
+    if (s->quiet) return POLIS_OK;
+    s->emitting++;
+    polis_status st = s->h->publish(s->ctx, type, payload, size);
+    s->emitting--;
+    return st;
+}
+
+/* A subscriber of a social event that changed the graph while a loop here walks a list
+ * would corrupt the walk. The bus delivers social's own events synchronously, so such a
+ * change is refused; a subscriber records what it wants and applies it in a hook. */
+static polis_status guard(social *s, polis_ctx *who, const char *what)
+{
+    if (s->emitting == 0) return POLIS_OK;
+    s->h->error(who, "%s: the social graph cannot change while one of its own events is being "
+                     "delivered (record the change in the subscriber and apply it in a hook)",
+                what);
+    return POLIS_ERR_STATE;
+}
+
+int32_t soc_groups_of(const social *s, int32_t agent, int32_t attr, int32_t *out, int32_t cap)
+{
+    int32_t n = 0;
+    if (agent < 0 || agent >= s->P) return 0;
+    for (int32_t e = s->in_tail[agent]; e >= 0 && s->e_from[e] >= s->P; e = s->e_in_prev[e])
+        n += attr < 0 || soc_edge_get(s, e, attr, NULL);
+    /* The walk runs from the tail, so ids come in descending order: fill from the back. */
+    int32_t k = n;
+    for (int32_t e = s->in_tail[agent]; e >= 0 && s->e_from[e] >= s->P; e = s->e_in_prev[e]) {
+        if (attr >= 0 && !soc_edge_get(s, e, attr, NULL)) continue;
+        k--;
+        if (k < cap) out[k] = s->e_from[e] - s->P;
+    }
+    return n;
+}
+
+polis_status soc_publish_schedule(social *s, int64_t step, int32_t snapshot)
+{
+    struct {
+        int32_t step, snapshot;
+    } ev = {(int32_t)step, snapshot};
+    return emit(s, s->ev_schedule, &ev, sizeof ev);
+}
+
+/* ---- changes -------------------------------------------------------------------------------- */
+
+static polis_status bad_edge(social *s, polis_ctx *who, const char *fn, int32_t from, int32_t to,
+                             int32_t attr)
+{
+    char a[32], b[32];
+    if (!soc_node_valid(s, from) || !soc_node_valid(s, to)) {
+        int32_t bad = !soc_node_valid(s, from) ? from : to;
+        if (bad >= s->P && bad < s->N)
+            s->h->error(who, "%s: %s does not exist", fn, soc_node_str(s, bad, a, sizeof a));
+        else
+            s->h->error(who, "%s: node %d is out of range (agents 0..%d, groups %d..%d)", fn,
+                        bad, s->P - 1, s->P, s->N - 1);
+        return POLIS_ERR_INVALID;
+    }
+    s->h->error(who, "%s %s -> %s: unknown attribute id %d", fn,
+                soc_node_str(s, from, a, sizeof a), soc_node_str(s, to, b, sizeof b), attr);
+    return POLIS_ERR_INVALID;
+}
+
+polis_status soc_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr,
+                     double value)
+{
+    if (!who) who = s->ctx;
+    if (!soc_node_valid(s, from) || !soc_node_valid(s, to) || attr < 0 || attr >= s->n_attrs)
+        return bad_edge(s, who, "set", from, to, attr);
+    char a[32], b[32];
+    if (isnan(value)) {
+        s->h->error(who, "set %s -> %s %s: the value is NaN", soc_node_str(s, from, a, sizeof a),
+                    soc_node_str(s, to, b, sizeof b), s->attr_names[attr]);
+        return POLIS_ERR_INVALID;
+    }
+    polis_status st = guard(s, who, "set");
+    if (st) return st;
+    int32_t e = soc_edge_find(s, from, to);
+    bool created = false;
+    if (e < 0) {
+        if ((e = edge_new(s, from, to)) < 0) {
+            s->h->error(who, "max_edges (%d) reached: cannot add the edge %s -> %s (raise "
+                             "\"max_edges\")",
+                        s->max_edges, soc_node_str(s, from, a, sizeof a),
+                        soc_node_str(s, to, b, sizeof b));
+            return POLIS_ERR_LIMIT;
+        }
+        created = true;
+    }
+    size_t base = (size_t)e * (size_t)s->K;
+    int32_t i = slot_of(s, e, attr);
+    if (i >= 0) {
+        if (s->e_val[base + (size_t)i] == value) return POLIS_OK;
+        s->e_val[base + (size_t)i] = value;
+    } else {
+        if (s->e_nattr[e] >= s->K) {
+            s->h->error(who, "the edge %s -> %s already has max_edge_attrs (%d) attributes; "
+                             "cannot add \"%s\" (raise \"max_edge_attrs\")",
+                        soc_node_str(s, from, a, sizeof a), soc_node_str(s, to, b, sizeof b),
+                        s->K, s->attr_names[attr]);
+            return POLIS_ERR_LIMIT;
+        }
+        i = s->e_nattr[e]++;
+        s->e_attr[base + (size_t)i] = attr;
+        s->e_val[base + (size_t)i] = value;
+    }
+    s->revision++;
+    ev_rel ev = {from, to, attr, value};
+    if ((st = emit(s, s->ev_set, &ev, sizeof ev))) return st;
+    if (created && from >= s->P && to < s->P) {
+        ev_pair j = {from - s->P, to};
+        if ((st = emit(s, s->ev_joined, &j, sizeof j))) return st;
+    }
+    return POLIS_OK;
+}
+
+/* Removes slot i of edge e and publishes it. The edge itself stays until drop_if_empty, so
+ * callers removing several slots drop it once, at the end. */
+static polis_status remove_slot(social *s, int32_t e, int32_t i)
+{
+    size_t base = (size_t)e * (size_t)s->K;
+    ev_rel ev = {s->e_from[e], s->e_to[e], s->e_attr[base + (size_t)i],
+                 s->e_val[base + (size_t)i]};
+    int32_t n = s->e_nattr[e];
+    memmove(s->e_attr + base + (size_t)i, s->e_attr + base + (size_t)i + 1,
+            sizeof(int32_t) * (size_t)(n - i - 1));
+    memmove(s->e_val + base + (size_t)i, s->e_val + base + (size_t)i + 1,
+            sizeof(double) * (size_t)(n - i - 1));
+    s->e_nattr[e] = n - 1;
+    s->revision++;
+    return emit(s, s->ev_unset, &ev, sizeof ev);
+}
+
+static polis_status drop_if_empty(social *s, int32_t e)
+{
+    if (s->e_nattr[e] > 0) return POLIS_OK;
+    int32_t from = s->e_from[e], to = s->e_to[e];
+    edge_drop(s, e);
+    s->revision++;
+    if (from >= s->P && to < s->P) {
+        ev_pair q = {from - s->P, to};
+        return emit(s, s->ev_quit, &q, sizeof q);
+    }
+    return POLIS_OK;
+}
+
+static polis_status check_pair(social *s, polis_ctx *who, const char *fn, int32_t from,
+                               int32_t to, int32_t attr, bool need_attr)
+{
+    if (!soc_node_valid(s, from) || !soc_node_valid(s, to) ||
+        (need_attr && (attr < 0 || attr >= s->n_attrs)))
+        return bad_edge(s, who, fn, from, to, attr);
+    return guard(s, who, fn);
+}
+
+polis_status soc_unset(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr)
+{
+    if (!who) who = s->ctx;
+    polis_status st = check_pair(s, who, "unset", from, to, attr, true);
+    if (st) return st;
+    int32_t e = soc_edge_find(s, from, to);
+    int32_t i = e >= 0 ? slot_of(s, e, attr) : -1;
+    if (i < 0) return POLIS_OK;
+    if ((st = remove_slot(s, e, i))) return st;
+    return drop_if_empty(s, e);
+}
+
+polis_status soc_unset_family(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t root)
+{
+    if (!who) who = s->ctx;
+    polis_status st = check_pair(s, who, "unset_family", from, to, root, true);
+    if (st) return st;
+    int32_t e = soc_edge_find(s, from, to);
+    if (e < 0) return POLIS_OK;
+    size_t base = (size_t)e * (size_t)s->K;
+    for (int32_t i = 0; i < s->e_nattr[e];) {
+        if (!soc_attr_in_family(s, s->e_attr[base + (size_t)i], root)) {
+            i++;
+            continue;
+        }
+        if ((st = remove_slot(s, e, i))) return st;
+    }
+    return drop_if_empty(s, e);
+}
+
+static polis_status drop_edge(social *s, int32_t e)
+{
+    polis_status st;
+    while (s->e_nattr[e] > 0)
+        if ((st = remove_slot(s, e, 0))) return st;
+    return drop_if_empty(s, e);
+}
+
+polis_status soc_remove_edge(social *s, polis_ctx *who, int32_t from, int32_t to)
+{
+    if (!who) who = s->ctx;
+    polis_status st = check_pair(s, who, "remove_edge", from, to, 0, false);
+    if (st) return st;
+    int32_t e = soc_edge_find(s, from, to);
+    return e < 0 ? POLIS_OK : drop_edge(s, e);
+}
+
+polis_status soc_group_create(social *s, polis_ctx *who, int32_t *out)
+{
+    if (!who) who = s->ctx;
+    polis_status st = guard(s, who, "group_create");
+    if (st) return st;
+    if (s->next_group >= s->G) {
+        s->h->error(who, "max_groups (%d) reached: group ids are not reused until the graph is "
+                         "rebuilt (raise \"max_groups\")",
+                    s->G);
+        return POLIS_ERR_LIMIT;
+    }
+    int32_t g = s->next_group++;
+    s->group_live[g] = 1;
+    s->n_live_groups++;
+    s->revision++;
+    if (out) *out = g;
+    int32_t ev = g;
+    return emit(s, s->ev_created, &ev, sizeof ev);
+}
+
+polis_status soc_group_delete(social *s, polis_ctx *who, int32_t g)
+{
+    if (!who) who = s->ctx;
+    if (g < 0 || g >= s->G || !s->group_live[g]) {
+        s->h->error(who, "group_delete: group %d does not exist", g);
+        return POLIS_ERR_INVALID;
+    }
+    polis_status st = guard(s, who, "group_delete");
+    if (st) return st;
+    int32_t node = s->P + g;
+    while (s->out_head[node] >= 0)
+        if ((st = drop_edge(s, s->out_head[node]))) return st;
+    while (s->in_head[node] >= 0)
+        if ((st = drop_edge(s, s->in_head[node]))) return st;
+    s->group_live[g] = 0;
+    s->n_live_groups--;
+    s->revision++;
+    int32_t ev = g;
+    return emit(s, s->ev_deleted, &ev, sizeof ev);
+}
+
+polis_status soc_graph_clear(social *s, polis_ctx *who)
+{
+    polis_status st;
+    for (int32_t a = 0; a < s->P; a++)
+        while (s->out_head[a] >= 0)
+            if ((st = drop_edge(s, s->out_head[a]))) return st;
+    for (int32_t g = 0; g < s->next_group; g++)
+        if (s->group_live[g] && (st = soc_group_delete(s, who, g))) return st;
+    s->next_group = 0;
+    s->revision++;
+    return POLIS_OK;
+}
+
+polis_status soc_structure_apply(social *s, const soc_structure *str)
+{
+    polis_status st = POLIS_OK;
+    for (int32_t i = 0; i < str->n_ops && st == POLIS_OK; i++) {
+        const soc_op *op = &str->ops[i];
+        switch (op->kind) {
+        case SOC_OP_REL: st = soc_set(s, s->ctx, op->a, op->b, op->attr, op->value); break;
+        case SOC_OP_GROUP: st = soc_group_create(s, s->ctx, NULL); break;
+        default: st = soc_set(s, s->ctx, s->P + op->a, op->b, op->attr, op->value); break;
+        }
+    }
+    return st;
+}

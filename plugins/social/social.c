@@ -1,0 +1,737 @@
+/*
+ * social — AdaSociety's social component as a plugin any ruleset can load: a multi-layer
+ * directed graph of agents and groups with named numeric edge attributes, social actions
+ * with masks, AdaSociety's rule functions, reward sharing within groups, scheduled
+ * structure changes, and the observations, views, bus events and service other plugins
+ * use. README.md beside this file is the reference; social_internal.h maps the files.
+ *
+ * Tick placement (spec 6 and 9.4):
+ *   RESET    the graph is emptied, then the initial structure ("social") is built
+ *   BEGIN    pre_updates
+ *   actions  social actions take effect at once, in the acting order
+ *   POST     post_updates up to the first split_score_to_group
+ *   rewards  a reward transform runs post_updates from the first split on, so the step's
+ *            reward is shared with the graph the step produced
+ *   END      schedule snapshots replace the graph (after the sharing, before observing)
+ *   OBSERVE  the dense social_state matrix is rebuilt when the graph changed
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "social_internal.h"
+
+/* ---- hooks ----------------------------------------------------------------------------------- */
+
+static polis_status run_rules(social *s, const soc_rule *rules, int32_t from, int32_t to,
+                              float *rewards)
+{
+    polis_status st;
+    for (int32_t i = from; i < to; i++)
+        if ((st = soc_rule_run(s, &rules[i], rewards))) return st;
+    return POLIS_OK;
+}
+
+static polis_status apply_snapshot(social *s, int32_t k)
+{
+    polis_status st;
+    if ((st = soc_graph_clear(s, s->ctx)) || (st = soc_structure_apply(s, &s->sched[k])))
+        return st;
+    return soc_publish_schedule(s, s->sched[k].step, k);
+}
+
+static polis_status on_reset(polis_ctx *ctx, void *ud)
+{
+    social *s = ud;
+    (void)ctx;
+    soc_graph_wipe(s);
+    for (int32_t a = 0; a < s->P; a++) s->gate[a] = s->gate_reset;
+    s->dense_valid = false;
+    polis_status st = soc_structure_apply(s, &s->initial);
+    if (st) return st;
+    for (s->sched_next = 0; s->sched_next < s->n_sched && s->sched[s->sched_next].step == 0;
+         s->sched_next++)
+        if ((st = apply_snapshot(s, s->sched_next))) return st;
+    return POLIS_OK;
+}
+
+static polis_status on_begin(polis_ctx *ctx, void *ud)
+{
+    social *s = ud;
+    (void)ctx;
+    return run_rules(s, s->pre, 0, s->n_pre, NULL);
+}
+
+static polis_status on_post(polis_ctx *ctx, void *ud)
+{
+    social *s = ud;
+    (void)ctx;
+    return run_rules(s, s->post, 0, s->post_split_at, NULL);
+}
+
+static polis_status on_rewards(polis_ctx *ctx, void *ud, float *rewards)
+{
+    social *s = ud;
+    (void)ctx;
+    return run_rules(s, s->post, s->post_split_at, s->n_post, rewards);
+}
+
+/* The step's counter after this step is tick + 1 (AdaSociety's `steps`). */
+static polis_status on_end(polis_ctx *ctx, void *ud)
+{
+    social *s = ud;
+    int64_t step = s->h->tick(ctx) + 1;
+    polis_status st;
+    while (s->sched_next < s->n_sched && s->sched[s->sched_next].step <= step) {
+        if (s->sched[s->sched_next].step == step && (st = apply_snapshot(s, s->sched_next)))
+            return st;
+        s->sched_next++;
+    }
+    return POLIS_OK;
+}
+
+static polis_status on_observe(polis_ctx *ctx, void *ud)
+{
+    social *s = ud;
+    (void)ctx;
+    if (s->dense_valid && s->dense_rev == s->revision) return POLIS_OK;
+    size_t N = (size_t)s->N;
+    memset(s->dense, 0, N * N);
+    for (int32_t u = 0; u < s->N; u++)
+        for (int32_t e = s->out_head[u]; e >= 0; e = s->e_out_next[e])
+            s->dense[(size_t)s->e_to[e] * N + (size_t)u] = 1;
+    s->dense_rev = s->revision;
+    s->dense_valid = true;
+    return POLIS_OK;
+}
+
+/* ---- observations ---------------------------------------------------------------------------- */
+
+static void write_social_state(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+{
+    social *s = ud;
+    (void)ctx;
+    (void)agent;
+    memcpy(dst, s->dense, (size_t)s->N * (size_t)s->N);
+}
+
+static void write_player_id(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+{
+    social *s = ud;
+    (void)ctx;
+    int8_t *out = dst;
+    memset(out, 0, (size_t)s->N);
+    out[agent] = 1;
+}
+
+static int8_t word_i8(double v)
+{
+    if (!(v > -128.5)) return v != v ? 0 : -128;
+    if (v >= 127.5) return 127;
+    return (int8_t)lround(v);
+}
+
+/* Row q = the words of the message q -> agent (AdaSociety: in-edges with "communication"). */
+static void write_communication(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+{
+    social *s = ud;
+    (void)ctx;
+    int8_t *out = dst;
+    memset(out, 0, (size_t)s->P * (size_t)s->L);
+    for (int32_t e = s->in_head[agent]; e >= 0 && s->e_from[e] < s->P; e = s->e_in_next[e]) {
+        int8_t *row = out + (size_t)s->e_from[e] * (size_t)s->L;
+        double v;
+        for (int32_t i = 0; i < s->L; i++)
+            if (soc_edge_get(s, e, s->a_words[i], &v)) row[i] = word_i8(v);
+    }
+}
+
+/* ---- social actions -------------------------------------------------------------------------- */
+
+static bool gate_open(const social *s, int32_t agent, int32_t family)
+{
+    return (s->gate[agent] >> family) & 1u;
+}
+
+static bool family_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    soc_family *f = ud;
+    social *s = f->s;
+    (void)ctx;
+    if (!gate_open(s, agent, f->index)) return false;
+    switch (f->kind) {
+    case SOC_FAM_COMMUNICATE:
+    case SOC_FAM_SHARE_MAP:
+    case SOC_FAM_SHARE_PLAYER:
+    case SOC_FAM_ADD_RELATION: return f->self || arg != agent;
+    case SOC_FAM_REMOVE_RELATION:
+        return (f->self || arg != agent) &&
+               soc_edge_has_family(s, soc_edge_find(s, agent, arg), f->attr);
+    case SOC_FAM_SWITCH_GROUP:
+    case SOC_FAM_CHOOSE_GROUP:
+    case SOC_FAM_JOIN_GROUP: return s->group_live[arg] != 0;
+    case SOC_FAM_QUIT_GROUP:
+        return s->group_live[arg] &&
+               soc_edge_has_family(s, soc_edge_find(s, s->P + arg, agent), f->attr);
+    default: return false;
+    }
+}
+
+static polis_status family_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    soc_family *f = ud;
+    social *s = f->s;
+    polis_status st;
+    /* The mask was right when it was written; an earlier action of this step (another
+     * plugin's, a group deleted) may have changed that. */
+    if (!family_legal(ctx, ud, agent, arg)) return POLIS_ERR_ACTION;
+    switch (f->kind) {
+    case SOC_FAM_COMMUNICATE:
+        for (int32_t i = 0; i < s->L; i++)
+            if ((st = soc_set(s, s->ctx, agent, arg, s->a_words[i], f->value))) return st;
+        return POLIS_OK;
+    case SOC_FAM_SHARE_MAP:
+    case SOC_FAM_SHARE_PLAYER: {
+        double v;
+        if (soc_edge_get(s, soc_edge_find(s, agent, arg), f->attr, &v) && v != 0.0)
+            return soc_unset(s, s->ctx, agent, arg, f->attr);
+        return soc_set(s, s->ctx, agent, arg, f->attr, 1.0);
+    }
+    case SOC_FAM_SWITCH_GROUP:
+    case SOC_FAM_CHOOSE_GROUP: {
+        int32_t n = soc_groups_of(s, agent, f->attr, s->scr_a, s->G);
+        for (int32_t i = 0; i < n; i++)
+            if (s->scr_a[i] != arg && (st = soc_unset(s, s->ctx, s->P + s->scr_a[i], agent,
+                                                      f->attr)))
+                return st;
+        return soc_set(s, s->ctx, s->P + arg, agent, f->attr, f->value);
+    }
+    case SOC_FAM_ADD_RELATION:
+        for (int32_t i = 0; i < f->n_kv; i++)
+            if ((st = soc_set(s, s->ctx, agent, arg, f->kv[i].attr, f->kv[i].value))) return st;
+        return POLIS_OK;
+    case SOC_FAM_REMOVE_RELATION: return soc_unset_family(s, s->ctx, agent, arg, f->attr);
+    case SOC_FAM_JOIN_GROUP:
+        for (int32_t i = 0; i < f->n_kv; i++)
+            if ((st = soc_set(s, s->ctx, s->P + arg, agent, f->kv[i].attr, f->kv[i].value)))
+                return st;
+        return POLIS_OK;
+    case SOC_FAM_QUIT_GROUP: return soc_unset_family(s, s->ctx, s->P + arg, agent, f->attr);
+    default: return POLIS_ERR_ACTION;
+    }
+}
+
+/* The doc of one action of a family, for `polis describe` and LLM prompts. */
+static void family_doc(const social *s, const soc_family *f, int32_t t, char *buf, size_t size)
+{
+    const char *attr = f->attr >= 0 && f->attr < s->n_attrs ? s->attr_names[f->attr] : "?";
+    switch (f->kind) {
+    case SOC_FAM_COMMUNICATE:
+        snprintf(buf, size, "send agent %d a message (its %d words = %g)", t, s->L, f->value);
+        break;
+    case SOC_FAM_SHARE_MAP:
+        snprintf(buf, size, "toggle sharing.Map on self -> agent %d (let it see my map view)", t);
+        break;
+    case SOC_FAM_SHARE_PLAYER:
+        snprintf(buf, size, "toggle sharing.Player on self -> agent %d (let it see my "
+                            "inventory)", t);
+        break;
+    case SOC_FAM_SWITCH_GROUP:
+    case SOC_FAM_CHOOSE_GROUP:
+        snprintf(buf, size, "%s group %d: leave the other groups joined with %s, join it with "
+                            "%s = %g",
+                 f->kind == SOC_FAM_SWITCH_GROUP ? "switch to" : "choose", t, attr, attr,
+                 f->value);
+        break;
+    case SOC_FAM_ADD_RELATION:
+        snprintf(buf, size, "add_relation: set %d attribute%s (%s%s) on self -> agent %d",
+                 f->n_kv, f->n_kv == 1 ? "" : "s", s->attr_names[f->kv[0].attr],
+                 f->n_kv > 1 ? ", ..." : "", t);
+        break;
+    case SOC_FAM_REMOVE_RELATION:
+        snprintf(buf, size, "remove_relation: remove %s from self -> agent %d (legal when set)",
+                 attr, t);
+        break;
+    case SOC_FAM_JOIN_GROUP:
+        snprintf(buf, size, "join_group: set %d attribute%s (%s%s) on group %d -> self",
+                 f->n_kv, f->n_kv == 1 ? "" : "s", s->attr_names[f->kv[0].attr],
+                 f->n_kv > 1 ? ", ..." : "", t);
+        break;
+    default:
+        snprintf(buf, size, "quit_group: remove %s from group %d -> self (legal when set)", attr,
+                 t);
+        break;
+    }
+}
+
+static polis_status register_families(social *s)
+{
+    polis_status st;
+    for (int32_t i = 0; i < s->n_fams; i++) {
+        soc_family *f = &s->fams[i];
+        for (int32_t t = 0; t < f->n_actions; t++) {
+            char name[96], doc[256];
+            snprintf(name, sizeof name, "%s_%d", f->name, t);
+            family_doc(s, f, t, doc, sizeof doc);
+            polis_action_def def = {.name = name, .doc = doc,
+                                    .handler = family_act, .legal = family_legal, .arg = t,
+                                    .ud = f};
+            int32_t id;
+            if ((st = s->h->action(s->ctx, &def, &id))) return st;
+            if (t == 0) f->first_action = id;
+        }
+    }
+    return POLIS_OK;
+}
+
+/* ---- the service ----------------------------------------------------------------------------- */
+
+static int32_t svc_attr_id(void *self, const char *name)
+{
+    social *s = self;
+    return name ? soc_attr_intern(s, name, strlen(name)) : -1;
+}
+
+static int32_t svc_max_groups(void *self) { return ((social *)self)->G; }
+
+static int32_t svc_sharers(void *self, int32_t agent, polis_social_share what, int32_t *out,
+                           int32_t cap)
+{
+    social *s = self;
+    if (agent < 0 || agent >= s->P) return 0;
+    int32_t attr = what == POLIS_SOCIAL_SHARE_PLAYER ? s->a_player : s->a_map, n = 0;
+    double v;
+    for (int32_t e = s->in_head[agent]; e >= 0 && s->e_from[e] < s->P; e = s->e_in_next[e]) {
+        if (s->e_from[e] == agent || !soc_edge_get(s, e, attr, &v) || v == 0.0) continue;
+        if (n < cap && out) out[n] = s->e_from[e];
+        n++;
+    }
+    return n;
+}
+
+static bool svc_get(void *self, int32_t from, int32_t to, int32_t attr, double *value)
+{
+    social *s = self;
+    if (attr < 0 || attr >= s->n_attrs) return false;
+    return soc_edge_get(s, soc_edge_find(s, from, to), attr, value);
+}
+
+static polis_status svc_set(void *self, polis_ctx *caller, int32_t from, int32_t to,
+                            int32_t attr, double value)
+{
+    return soc_set(self, caller, from, to, attr, value);
+}
+
+static polis_status svc_unset(void *self, polis_ctx *caller, int32_t from, int32_t to,
+                              int32_t attr)
+{
+    return soc_unset(self, caller, from, to, attr);
+}
+
+static int32_t svc_groups_of(void *self, int32_t agent, int32_t attr, int32_t *out, int32_t cap)
+{
+    social *s = self;
+    if (attr >= s->n_attrs) return 0;
+    return soc_groups_of(s, agent, attr < 0 ? -1 : attr, out, out ? cap : 0);
+}
+
+/* Members in ascending order without scratch memory (a caller may be a subscriber running
+ * in the middle of a rule that uses the scratch): a bounded insertion sort into out. */
+static int32_t svc_members(void *self, int32_t group, int32_t *out, int32_t cap)
+{
+    social *s = self;
+    if (group < 0 || group >= s->G || !s->group_live[group]) return 0;
+    int32_t n = 0, kept = 0;
+    if (!out) cap = 0;
+    for (int32_t e = s->out_head[s->P + group]; e >= 0; e = s->e_out_next[e]) {
+        int32_t m = s->e_to[e];
+        if (m >= s->P) continue;
+        n++;
+        int32_t i = kept < cap ? kept++ : cap;
+        while (i > 0 && out[i - 1] > m) {
+            if (i < cap) out[i] = out[i - 1];
+            i--;
+        }
+        if (i < cap) out[i] = m;
+    }
+    return n;
+}
+
+static uint64_t svc_revision(void *self) { return ((social *)self)->revision; }
+
+static const char *svc_attr_name(void *self, int32_t attr)
+{
+    social *s = self;
+    return attr >= 0 && attr < s->n_attrs ? s->attr_names[attr] : NULL;
+}
+
+static bool svc_group_alive(void *self, int32_t g)
+{
+    social *s = self;
+    return g >= 0 && g < s->G && s->group_live[g];
+}
+
+static int32_t svc_groups(void *self, int32_t *out, int32_t cap)
+{
+    social *s = self;
+    int32_t n = 0;
+    for (int32_t g = 0; g < s->next_group; g++) {
+        if (!s->group_live[g]) continue;
+        if (out && n < cap) out[n] = g;
+        n++;
+    }
+    return n;
+}
+
+static polis_status svc_group_create(void *self, polis_ctx *caller, int32_t *out)
+{
+    return soc_group_create(self, caller, out);
+}
+
+static polis_status svc_group_delete(void *self, polis_ctx *caller, int32_t g)
+{
+    return soc_group_delete(self, caller, g);
+}
+
+static polis_status svc_unset_family(void *self, polis_ctx *caller, int32_t from, int32_t to,
+                                     int32_t attr)
+{
+    return soc_unset_family(self, caller, from, to, attr);
+}
+
+static polis_status svc_remove_edge(void *self, polis_ctx *caller, int32_t from, int32_t to)
+{
+    return soc_remove_edge(self, caller, from, to);
+}
+
+static int32_t svc_degree(void *self, int32_t node, bool in)
+{
+    social *s = self;
+    if (!soc_node_valid(s, node)) return -1;
+    return in ? s->in_deg[node] : s->out_deg[node];
+}
+
+static int32_t svc_family_find(void *self, const char *name)
+{
+    social *s = self;
+    for (int32_t i = 0; name && i < s->n_fams; i++)
+        if (strcmp(s->fams[i].name, name) == 0) return i;
+    return -1;
+}
+
+static polis_status svc_allow(void *self, polis_ctx *caller, int32_t agent, int32_t family,
+                              bool on)
+{
+    social *s = self;
+    if (!caller) caller = s->ctx;
+    if (agent < -1 || agent >= s->P || family < -1 || family >= s->n_fams) {
+        s->h->error(caller, "allow: agent %d / family %d out of range (agents -1..%d, "
+                            "families -1..%d)",
+                    agent, family, s->P - 1, s->n_fams - 1);
+        return POLIS_ERR_INVALID;
+    }
+    uint64_t bits = family < 0 ? ~(uint64_t)0 : (uint64_t)1 << family;
+    for (int32_t a = agent < 0 ? 0 : agent; a < (agent < 0 ? s->P : agent + 1); a++)
+        s->gate[a] = on ? s->gate[a] | bits : s->gate[a] & ~bits;
+    return POLIS_OK;
+}
+
+static bool svc_allowed(void *self, int32_t agent, int32_t family)
+{
+    social *s = self;
+    if (agent < 0 || agent >= s->P || family < 0 || family >= s->n_fams) return false;
+    return gate_open(s, agent, family);
+}
+
+static polis_status svc_communicate(void *self, polis_ctx *caller, int32_t from, int32_t to,
+                                    const double *words, int32_t n)
+{
+    social *s = self;
+    if (!caller) caller = s->ctx;
+    if (s->L == 0 || n < 0 || n > s->L || (n > 0 && !words) || from < 0 || from >= s->P ||
+        to < 0 || to >= s->P) {
+        s->h->error(caller, "communicate: agents %d -> %d with %d words (communication_length "
+                            "is %d)",
+                    from, to, n, s->L);
+        return POLIS_ERR_INVALID;
+    }
+    polis_status st;
+    for (int32_t i = 0; i < s->L; i++)
+        if ((st = soc_set(s, caller, from, to, s->a_words[i], i < n ? words[i] : 0.0)))
+            return st;
+    return POLIS_OK;
+}
+
+static polis_status svc_request_matching(void *self, polis_ctx *caller, int32_t from, int32_t to)
+{
+    return soc_request_matching(self, caller ? caller : ((social *)self)->ctx, from, to);
+}
+
+static polis_status svc_propose(void *self, polis_ctx *caller, int32_t from, int32_t to,
+                                double share)
+{
+    return soc_propose(self, caller ? caller : ((social *)self)->ctx, from, to, share);
+}
+
+static polis_status svc_accept(void *self, polis_ctx *caller, int32_t agent, int32_t opponent)
+{
+    return soc_accept(self, caller ? caller : ((social *)self)->ctx, agent, opponent);
+}
+
+static polis_status svc_end(void *self, polis_ctx *caller, int32_t a, int32_t b)
+{
+    return soc_end_bargaining(self, caller ? caller : ((social *)self)->ctx, a, b);
+}
+
+static void fill_api(social *s)
+{
+    polis_social_api *a = &s->api;
+    a->version = POLIS_SOCIAL_VERSION;
+    a->struct_size = sizeof *a;
+    a->self = s;
+    a->attr_id = svc_attr_id;
+    a->max_groups = svc_max_groups;
+    a->sharers = svc_sharers;
+    a->get = svc_get;
+    a->set = svc_set;
+    a->unset = svc_unset;
+    a->groups_of = svc_groups_of;
+    a->members = svc_members;
+    a->revision = svc_revision;
+    a->attr_name = svc_attr_name;
+    a->group_alive = svc_group_alive;
+    a->groups = svc_groups;
+    a->group_create = svc_group_create;
+    a->group_delete = svc_group_delete;
+    a->unset_family = svc_unset_family;
+    a->remove_edge = svc_remove_edge;
+    a->degree = svc_degree;
+    a->family_find = svc_family_find;
+    a->allow = svc_allow;
+    a->allowed = svc_allowed;
+    a->communicate = svc_communicate;
+    a->request_matching = svc_request_matching;
+    a->propose = svc_propose;
+    a->accept_proposal = svc_accept;
+    a->end_bargaining = svc_end;
+}
+
+/* ---- exports (Lua's polis.call, scenario bindings) ------------------------------------------- */
+
+static int32_t ex_allow(polis_ctx *ctx, int32_t agent, int32_t family, bool on)
+{
+    social *s = polis_ctx_state(ctx);
+    return (int32_t)svc_allow(s, ctx, agent, family, on);
+}
+
+static int32_t ex_family(polis_ctx *ctx, const char *name)
+{
+    return svc_family_find(polis_ctx_state(ctx), name);
+}
+
+static int32_t ex_attr(polis_ctx *ctx, const char *name)
+{
+    return svc_attr_id(polis_ctx_state(ctx), name);
+}
+
+static double ex_get(polis_ctx *ctx, int32_t from, int32_t to, const char *name)
+{
+    social *s = polis_ctx_state(ctx);
+    double v;
+    int32_t attr = soc_attr_find(s, name, strlen(name));
+    return attr >= 0 && svc_get(s, from, to, attr, &v) ? v : NAN;
+}
+
+static int32_t ex_set(polis_ctx *ctx, int32_t from, int32_t to, const char *name, double value)
+{
+    social *s = polis_ctx_state(ctx);
+    int32_t attr = soc_attr_intern(s, name, strlen(name));
+    if (attr < 0) {
+        const char *why = soc_attr_invalid(name, strlen(name));
+        s->h->error(ctx, "set: attribute name \"%.80s\" %s", name,
+                    why ? why : "does not fit: the max_attrs table is full");
+        return why ? POLIS_ERR_INVALID : POLIS_ERR_LIMIT;
+    }
+    return (int32_t)soc_set(s, ctx, from, to, attr, value);
+}
+
+static int32_t ex_remove(polis_ctx *ctx, int32_t from, int32_t to, const char *name)
+{
+    social *s = polis_ctx_state(ctx);
+    int32_t attr = soc_attr_find(s, name, strlen(name));
+    if (attr < 0) return POLIS_OK; /* a name never interned is on no edge */
+    return (int32_t)soc_unset_family(s, ctx, from, to, attr);
+}
+
+static int64_t ex_revision(polis_ctx *ctx)
+{
+    return (int64_t)((social *)polis_ctx_state(ctx))->revision;
+}
+
+static const polis_export social_exports[] = {
+    {"allow", "i32(ctx,i32,i32,bool)", (void (*)(void))ex_allow,
+     "gate family f (-1 all) for agent a (-1 all): allow(a, f, on) -> status"},
+    {"family", "i32(ctx,str)", (void (*)(void))ex_family, "a family's index by name, -1 if none"},
+    {"attr", "i32(ctx,str)", (void (*)(void))ex_attr,
+     "interns an attribute name, -1 if invalid or the table is full"},
+    {"get", "f64(ctx,i32,i32,str)", (void (*)(void))ex_get,
+     "get(from, to, attr): the value, NaN when absent (nodes: agents, then P + group)"},
+    {"set", "i32(ctx,i32,i32,str,f64)", (void (*)(void))ex_set,
+     "set(from, to, attr, value) -> status"},
+    {"remove", "i32(ctx,i32,i32,str)", (void (*)(void))ex_remove,
+     "remove(from, to, attr): attr and everything below it -> status"},
+    {"revision", "i64(ctx)", (void (*)(void))ex_revision, "graph revision (changes count)"},
+};
+
+/* ---- lifecycle ------------------------------------------------------------------------------- */
+
+static polis_status register_events(social *s)
+{
+    static const polis_field_def rel[4] = {{"from", POLIS_FIELD_I32},
+                                           {"to", POLIS_FIELD_I32},
+                                           {"attr", POLIS_FIELD_I32},
+                                           {"value", POLIS_FIELD_F64}};
+    static const polis_field_def grp[1] = {{"group", POLIS_FIELD_I32}};
+    static const polis_field_def mem[2] = {{"group", POLIS_FIELD_I32}, {"agent", POLIS_FIELD_I32}};
+    static const polis_field_def sch[2] = {{"step", POLIS_FIELD_I32},
+                                           {"snapshot", POLIS_FIELD_I32}};
+    const polis_host *h = s->h;
+    polis_status st;
+    if ((st = h->event_type(s->ctx, "social.relation_set", rel, 4, &s->ev_set)) ||
+        (st = h->event_type(s->ctx, "social.relation_unset", rel, 4, &s->ev_unset)) ||
+        (st = h->event_type(s->ctx, "social.group_created", grp, 1, &s->ev_created)) ||
+        (st = h->event_type(s->ctx, "social.group_deleted", grp, 1, &s->ev_deleted)) ||
+        (st = h->event_type(s->ctx, "social.joined", mem, 2, &s->ev_joined)) ||
+        (st = h->event_type(s->ctx, "social.quit", mem, 2, &s->ev_quit)) ||
+        (st = h->event_type(s->ctx, "social.schedule_applied", sch, 2, &s->ev_schedule)))
+        return st;
+    return POLIS_OK;
+}
+
+static polis_status register_observations(social *s)
+{
+    const polis_host *h = s->h;
+    polis_status st;
+    if (s->p.social_state) {
+        polis_obs_def d = {.name = "social_state",
+                           .doc = "[to][from] = 1 for every edge from -> to (transposed "
+                                  "adjacency); nodes: agents, then groups",
+                           .dtype = POLIS_DTYPE_I8, .ndim = 2, .shape = {s->N, s->N},
+                           .write = write_social_state, .ud = s};
+        if ((st = h->observation(s->ctx, &d, NULL))) return st;
+    }
+    if (s->p.player_id) {
+        polis_obs_def d = {.name = "player_id", .doc = "one-hot of the agent's node",
+                           .dtype = POLIS_DTYPE_I8, .ndim = 1, .shape = {s->N},
+                           .write = write_player_id, .ud = s};
+        if ((st = h->observation(s->ctx, &d, NULL))) return st;
+    }
+    if (s->L > 0) {
+        polis_obs_def d = {.name = "communication",
+                           .doc = "row q: the words of the message agent q sent this agent",
+                           .dtype = POLIS_DTYPE_I8, .ndim = 2, .shape = {s->P, s->L},
+                           .write = write_communication, .ud = s};
+        if ((st = h->observation(s->ctx, &d, NULL))) return st;
+    }
+    return POLIS_OK;
+}
+
+static bool host_has_views(const polis_host *h)
+{
+    return h->struct_size >= offsetof(polis_host, action_parser) + sizeof h->action_parser &&
+           h->renderer && h->text_append && h->text_printf;
+}
+
+static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void *params,
+                                void **state)
+{
+    social *s = h->alloc(ctx, sizeof *s);
+    if (!s) return POLIS_ERR_NOMEM;
+    *state = s;
+    s->h = h;
+    s->ctx = ctx;
+    memcpy(&s->p, params, sizeof s->p);
+    polis_status st;
+    if ((st = soc_config_size(s)) || (st = soc_graph_alloc(s)) || (st = soc_config_load(s)) ||
+        (st = register_events(s)) || (st = register_families(s)) ||
+        (st = register_observations(s)))
+        return st;
+    int32_t pr = (int32_t)s->p.priority;
+    if ((st = h->hook(ctx, POLIS_PHASE_RESET, pr, on_reset, s))) return st;
+    if (s->n_pre && (st = h->hook(ctx, POLIS_PHASE_BEGIN, pr, on_begin, s))) return st;
+    if (s->post_split_at > 0 && (st = h->hook(ctx, POLIS_PHASE_POST, pr, on_post, s))) return st;
+    if (s->post_split_at < s->n_post &&
+        (st = h->reward_transform(ctx, "social.split", pr, on_rewards, s)))
+        return st;
+    if (s->n_sched && (st = h->hook(ctx, POLIS_PHASE_END, pr, on_end, s))) return st;
+    if (s->p.social_state && (st = h->hook(ctx, POLIS_PHASE_OBSERVE, pr, on_observe, s)))
+        return st;
+    fill_api(s);
+    if ((st = h->service_provide(ctx, POLIS_SOCIAL_SERVICE, &s->api))) return st;
+    if (host_has_views(h)) {
+        if ((st = h->renderer(ctx, "json", soc_render_json, s)) ||
+            (st = h->renderer(ctx, "text", soc_render_text, s)))
+            return st;
+    }
+    return POLIS_OK;
+}
+
+static void social_destroy(polis_ctx *ctx, void *state)
+{
+    social *s = state;
+    (void)ctx;
+    if (!s) return;
+    soc_config_free(s);
+    soc_graph_free(s);
+    s->h->free(s->ctx, s, sizeof *s);
+}
+
+static const polis_param_def social_params[] = {
+    {"max_groups", POLIS_PARAM_INT, offsetof(soc_params, max_groups), -1, 65536, -1, NULL,
+     "group ids per graph (group nodes in the observations); -1: the most groups a structure "
+     "creates (at least the agent count with merge_relation_to_group)",
+     false},
+    {"max_edges", POLIS_PARAM_INT, offsetof(soc_params, max_edges), 0, 16777216, 0, NULL,
+     "edge capacity; 0: min(P x (P + max_groups), max(262144, the largest structure))", false},
+    {"max_attrs", POLIS_PARAM_INT, offsetof(soc_params, max_attrs), 16, 65536, 256, NULL,
+     "distinct attribute names", false},
+    {"max_edge_attrs", POLIS_PARAM_INT, offsetof(soc_params, max_edge_attrs), 0, 64, 0, NULL,
+     "attributes per edge; 0: 8 + communication_length", false},
+    {"communication_length", POLIS_PARAM_INT, offsetof(soc_params, communication_length), 0,
+     1024, 0, NULL, "words per message (AdaSociety's static.communication_length)", false},
+    {"social_state", POLIS_PARAM_BOOL, offsetof(soc_params, social_state), 0, 1, 0, NULL,
+     "add the dense int8 [P+G, P+G] social_state observation (O((P+G)^2) per agent)", false},
+    {"player_id", POLIS_PARAM_BOOL, offsetof(soc_params, player_id), 0, 1, 1, NULL,
+     "add the int8 [P+G] player_id one-hot observation", false},
+    {"priority", POLIS_PARAM_INT, offsetof(soc_params, priority), -1000000, 1000000, 0, NULL,
+     "priority of the plugin's hooks and of its reward transform", false},
+    {"social", POLIS_PARAM_JSON, offsetof(soc_params, social), 0, 0, 0, NULL,
+     "initial graph {relations, groups}: AdaSociety's static.social", false},
+    {"social_schedule", POLIS_PARAM_JSON, offsetof(soc_params, social_schedule), 0, 0, 0, NULL,
+     "{\"<step>\": {relations, groups}}: snapshots that replace the graph", false},
+    {"pre_updates", POLIS_PARAM_JSON, offsetof(soc_params, pre_updates), 0, 0, 0, NULL,
+     "rule functions run before the actions", false},
+    {"post_updates", POLIS_PARAM_JSON, offsetof(soc_params, post_updates), 0, 0, 0, NULL,
+     "rule functions run after the actions (split_score_to_group shares rewards)", false},
+    {"actions", POLIS_PARAM_JSON, offsetof(soc_params, actions), 0, 0, 0, NULL,
+     "social action families: [{\"family\": ..., ...}]", false},
+};
+
+static const polis_plugin_desc social_desc = {
+    .abi_major = POLIS_ABI_MAJOR,
+    .struct_size = sizeof(polis_plugin_desc),
+    .name = "social",
+    .abi_minor = POLIS_ABI_MINOR,
+    .version = "1.0.0",
+    .doc = "AdaSociety's social graph: relations, groups, social actions, reward sharing",
+    .params = social_params,
+    .n_params = (int32_t)(sizeof social_params / sizeof social_params[0]),
+    .params_size = sizeof(soc_params),
+    .init = social_init,
+    .destroy = social_destroy,
+    .exports = social_exports,
+    .n_exports = (int32_t)(sizeof social_exports / sizeof social_exports[0]),
+};
+
+POLIS_PLUGIN(social_desc)

@@ -1,0 +1,233 @@
+/* The graph: the initial structure in AdaSociety's shapes, the flattening of attribute
+ * values, group ids, bus events, the observations, the schedule's rebuild, service reads. */
+#include "social_test.h"
+
+/* AdaSociety's shapes: a named sharing relation, a weighted group, an empty group, a group
+ * whose member joins with no attribute. */
+static const char *STRUCTURE =
+    "{\"social_state\": true, \"social\": {"
+    "\"relations\": [{\"name\": \"share_obs\", \"attributes\": {\"sharing\": {\"Map\": true}},"
+    "                 \"players\": [{\"from\": 0, \"to\": 1}, {\"from\": 2, \"to\": 1}],"
+    "                 \"requests\": [], \"offers\": []}],"
+    "\"groups\": [{\"name\": \"group_0\", \"players\": {\"ids\": [0, 1],"
+    "              \"attributes\": {\"division_weight\": [0.85, 0.15]}}},"
+    "            {\"name\": \"empty\", \"players\": {}},"
+    "            {\"players\": {\"ids\": [3]}}]}}";
+
+static void test_initial_structure(void)
+{
+    test_log log = {0};
+    polis_env *env = soc_env(4, 100, STRUCTURE,
+                             "{\"log_events\": true, \"watch\": 1, \"queries\": ["
+                             "[0, 1, \"sharing.Map\"], [0, 1, \"name.share_obs\"],"
+                             "[4, 0, \"division_weight\"], [4, 1, \"division_weight\"],"
+                             "[6, 3, \"edge\"], [1, 0, \"sharing.Map\"], [0, 1, \"sharing\"]]}",
+                             &log);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_STR(log.text,
+                 "[social_probe] set a0->a1 name.share_obs=1\n"
+                 "[social_probe] set a0->a1 sharing.Map=1\n"
+                 "[social_probe] set a2->a1 name.share_obs=1\n"
+                 "[social_probe] set a2->a1 sharing.Map=1\n"
+                 "[social_probe] created g0\n"
+                 "[social_probe] set g0->a0 division_weight=0.85\n"
+                 "[social_probe] joined g0 a0\n"
+                 "[social_probe] set g0->a1 division_weight=0.15\n"
+                 "[social_probe] joined g0 a1\n"
+                 "[social_probe] created g1\n"
+                 "[social_probe] created g2\n"
+                 "[social_probe] set g2->a3 edge=1\n"
+                 "[social_probe] joined g2 a3\n");
+    CHECK_NEAR(soc_q(env, 0), 1.0);
+    CHECK_NEAR(soc_q(env, 1), 1.0);
+    CHECK_NEAR(soc_q(env, 2), 0.85);
+    CHECK_NEAR(soc_q(env, 3), 0.15);
+    CHECK_NEAR(soc_q(env, 4), 1.0);
+    CHECK_ABSENT(soc_q(env, 5));
+    CHECK_ABSENT(soc_q(env, 6)); /* the dict itself is not an attribute, its members are */
+    CHECK_EQ_STR(soc_list(env, "probe_sharers"), "2: 0 2");
+    CHECK_EQ_STR(soc_list(env, "probe_groups"), "1: 0");
+    CHECK_EQ_STR(soc_list(env, "probe_members"), "2: 0 1");
+    CHECK_EQ_STR(soc_list(env, "probe_live"), "3: 0 1 2");
+    const int32_t *deg = soc_obs(env, 0, "probe_degree");
+    CHECK_EQ_INT(deg[0], 0); /* agent 1 sends nothing */
+    CHECK_EQ_INT(deg[1], 3); /* from 0, 2 and group 0 */
+
+    /* social_state[to][from], 4 agents + 3 groups */
+    const int8_t *ss = soc_obs(env, 2, "social_state");
+    int ones = 0;
+    for (int i = 0; i < 49; i++) ones += ss[i];
+    CHECK_EQ_INT(ones, 5);
+    CHECK_EQ_INT(ss[1 * 7 + 0], 1);
+    CHECK_EQ_INT(ss[1 * 7 + 2], 1);
+    CHECK_EQ_INT(ss[0 * 7 + 4], 1);
+    CHECK_EQ_INT(ss[1 * 7 + 4], 1);
+    CHECK_EQ_INT(ss[3 * 7 + 6], 1);
+    CHECK_EQ_INT(ss[0 * 7 + 1], 0);
+
+    const int8_t *pid = soc_obs(env, 2, "player_id");
+    for (int i = 0; i < 7; i++) CHECK_EQ_INT(pid[i], i == 2);
+
+    /* a reset rebuilds the same graph (no events of the old one) */
+    test_log_clear(&log);
+    CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
+    CHECK_EQ_INT(log.lines, 13);
+    CHECK_EQ_STR(soc_list(env, "probe_live"), "3: 0 1 2");
+    polis_env_destroy(env);
+}
+
+/* Dicts, lists, strings, booleans and empty containers flatten under their key. */
+static void test_value_mapping(void)
+{
+    test_log log = {0};
+    polis_env *env = soc_env(
+        2, 100,
+        "{\"social\": {\"relations\": [{\"attributes\": {\"a\": [1, 2], \"b\": \"x\", "
+        "\"c\": {\"d\": {\"e\": false}}, \"f\": {}, \"g\": [], \"h\": -3.5}, "
+        "\"players\": [{\"from\": 1, \"to\": 0}]}, {\"players\": [{\"from\": 0, \"to\": 1}]}]}}",
+        "{\"log_events\": true, \"queries\": [[1, 0, \"a.0\"], [1, 0, \"a.1\"], [1, 0, \"b.x\"],"
+        "[1, 0, \"c.d.e\"], [1, 0, \"f\"], [1, 0, \"g\"], [1, 0, \"h\"], [0, 1, \"edge\"]]}",
+        &log);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_NEAR(soc_q(env, 0), 1);
+    CHECK_NEAR(soc_q(env, 1), 2);
+    CHECK_NEAR(soc_q(env, 2), 1);
+    CHECK_NEAR(soc_q(env, 3), 0);
+    CHECK_NEAR(soc_q(env, 4), 0);
+    CHECK_NEAR(soc_q(env, 5), 0);
+    CHECK_NEAR(soc_q(env, 6), -3.5);
+    CHECK_NEAR(soc_q(env, 7), 1); /* a relation without attributes still makes an edge */
+    CHECK_CONTAINS(log.text, "set a1->a0 c.d.e=0\n");
+    polis_env_destroy(env);
+}
+
+/* Group ids are sequential, never reused within a graph, and restart at 0 when a schedule
+ * snapshot rebuilds the graph (old graph removed with events, then the snapshot built, then
+ * social.schedule_applied). */
+static void test_group_ids_and_schedule(void)
+{
+    test_log log = {0};
+    polis_env *env = soc_env(
+        3, 100,
+        "{\"max_groups\": 4, \"social\": {\"groups\": [{\"players\": {\"ids\": [0], "
+        "\"attributes\": {\"w\": [1]}}}, {}]},"
+        " \"social_schedule\": {\"3\": {\"relations\": [{\"attributes\": {\"r\": 1}, "
+        "\"players\": [{\"from\": 2, \"to\": 0}]}], \"groups\": [{\"players\": {\"ids\": [2], "
+        "\"attributes\": {\"w\": [0.5]}}}]}}}",
+        "{\"log_events\": true, \"ops\": [{\"tick\": 0, \"op\": \"group_delete\", \"group\": 1},"
+        "{\"tick\": 1, \"op\": \"group_create\"}, {\"tick\": 1, \"op\": \"set\", \"from\": 1, "
+        "\"to\": 2, \"attr\": \"x\", \"value\": 7}]}",
+        &log);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_STR(soc_list(env, "probe_live"), "2: 0 1");
+    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_STR(soc_list(env, "probe_live"), "1: 0");
+    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_STR(soc_list(env, "probe_live"), "2: 0 2");
+    test_log_clear(&log);
+    CHECK_EQ_INT(soc_noop(env), POLIS_OK); /* step 3 completes: the snapshot applies */
+    CHECK_EQ_STR(log.text,
+                 "[social_probe] unset a1->a2 x=7\n"
+                 "[social_probe] unset g0->a0 w=1\n"
+                 "[social_probe] quit g0 a0\n"
+                 "[social_probe] deleted g0\n"
+                 "[social_probe] deleted g2\n"
+                 "[social_probe] set a2->a0 r=1\n"
+                 "[social_probe] created g0\n"
+                 "[social_probe] set g0->a2 w=0.5\n"
+                 "[social_probe] joined g0 a2\n"
+                 "[social_probe] schedule step 3 snapshot 0\n");
+    CHECK_EQ_STR(soc_list(env, "probe_live"), "1: 0");
+    /* the next episode starts from the initial structure again */
+    CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);
+    CHECK_EQ_STR(soc_list(env, "probe_live"), "2: 0 1");
+    polis_env_destroy(env);
+}
+
+/* Service reads and writes through the probe: unset, unset_family, remove_edge, self-loops
+ * (allowed, but not sharers), sharers of the player view. */
+static void test_service_edges(void)
+{
+    polis_env *env = soc_env(
+        3, 100, "{}",
+        "{\"watch\": 0, \"ops\": ["
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Player\", "
+        "\"value\": 1},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
+        "\"value\": 1},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"sharing.Map\", "
+        "\"value\": 0},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 0, \"to\": 0, \"attr\": \"sharing.Map\", "
+        "\"value\": 1},"
+        "{\"tick\": 1, \"op\": \"unset_family\", \"from\": 1, \"to\": 0, \"attr\": \"sharing\"},"
+        "{\"tick\": 1, \"op\": \"unset\", \"from\": 2, \"to\": 0, \"attr\": \"nothing\"},"
+        "{\"tick\": 2, \"op\": \"remove_edge\", \"from\": 2, \"to\": 0},"
+        "{\"tick\": 2, \"op\": \"remove_edge\", \"from\": 1, \"to\": 2}],"
+        "\"queries\": [[0, 0, \"sharing.Map\"], [2, 0, \"sharing.Map\"]]}",
+        NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_STR(soc_list(env, "probe_sharers"), "1: 1"); /* 2 has Map = 0; 0 is self */
+    CHECK_EQ_STR(soc_list(env, "probe_sharers_player"), "1: 1");
+    CHECK_NEAR(soc_q(env, 0), 1);
+    const int32_t *deg = soc_obs(env, 0, "probe_degree");
+    CHECK_EQ_INT(deg[0], 1);
+    CHECK_EQ_INT(deg[1], 3);
+    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_STR(soc_list(env, "probe_sharers"), "0:");
+    CHECK_EQ_STR(soc_list(env, "probe_sharers_player"), "0:");
+    CHECK_EQ_INT(deg[1], 2);
+    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_ABSENT(soc_q(env, 1));
+    CHECK_EQ_INT(deg[1], 1);
+    polis_env_destroy(env);
+}
+
+/* The same scenario, seed and actions give the same episode. */
+static void test_determinism(void)
+{
+    const char *social =
+        "{\"social_state\": true, \"communication_length\": 2, \"social\": {\"groups\": [{}, {}]},"
+        " \"pre_updates\": [{\"function\": \"clear_temporary_relation\", \"kwargs\": {\"attr\": "
+        "\"communication\"}}],"
+        " \"post_updates\": [[\"split_score_to_group\", {\"attribute\": \"division_weight\"}]],"
+        " \"actions\": [{\"family\": \"communicate\"}, {\"family\": \"share_map\"},"
+        "              {\"family\": \"switch_group\"}]}";
+    uint64_t hashes[2][50];
+    for (int run = 0; run < 2; run++) {
+        polis_env *env = soc_env(5, 100, social, NULL, NULL);
+        CHECK(env != NULL);
+        if (!env) return;
+        const polis_io *io = polis_env_io(env);
+        polis_rng rng;
+        polis_rng_seed(&rng, 7, 3);
+        for (int t = 0; t < 50; t++) {
+            for (int32_t a = 0; a < io->n_agents; a++) {
+                int32_t k;
+                do {
+                    k = (int32_t)polis_rng_below(&rng, (uint32_t)io->n_actions);
+                } while (!io->masks[(size_t)a * (size_t)io->n_actions + (size_t)k]);
+                io->actions[a] = k;
+            }
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            hashes[run][t] = polis_env_state_hash(env);
+        }
+        polis_env_destroy(env);
+    }
+    CHECK(memcmp(hashes[0], hashes[1], sizeof hashes[0]) == 0);
+    CHECK(hashes[0][0] != hashes[0][49]);
+}
+
+int main(void)
+{
+    test_initial_structure();
+    test_value_mapping();
+    test_group_ids_and_schedule();
+    test_service_edges();
+    test_determinism();
+    CHECK_DONE();
+}
