@@ -1113,6 +1113,7 @@ const polis_json *polis__json_wrap(polis_env *env, const cJSON *node, const char
 
 int polis__json_kind(const polis_json *j)
 {
+    if (j && j->oom) return -2;
     if (!j || !j->node) return -1;
     switch (j->node->type & 0xFF) {
     case cJSON_NULL: return 0;

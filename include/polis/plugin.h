@@ -237,8 +237,10 @@ typedef struct polis_host {
     /* scenario JSON (init/start only), for POLIS_PARAM_JSON parameters. Accessors that read
      * a value report a type or range error with the full JSON path via host->error and
      * return POLIS_ERR_CONFIG. */
-    int (*json_kind)(const polis_json *j); /* 0 null, 1 bool, 2 number, 3 string, 4 array,
-                                              5 object, -1 absent */
+    /* 0 null, 1 bool, 2 number, 3 string, 4 array, 5 object, -1 absent, -2 out of memory
+     * (json_get/json_at could not allocate the wrapper; the env error says so, and every
+     * accessor on it returns POLIS_ERR_NOMEM). */
+    int (*json_kind)(const polis_json *j);
     int32_t (*json_len)(const polis_json *j); /* array or object length, else 0 */
     const polis_json *(*json_at)(polis_ctx *ctx, const polis_json *j, int32_t i);
     const polis_json *(*json_get)(polis_ctx *ctx, const polis_json *j, const char *key);

@@ -28,13 +28,12 @@
 #define NAME_BUF (SOC_NAME_MAX * 4)
 
 /* The host's json_get / json_at never fail: when a wrapper cannot be allocated they return
- * a stand-in that reads as absent (its path says so; the env error is already "out of
- * memory"). Every lookup goes through these two, so an allocation failure is reported as
- * one instead of as a missing key, or worse, as a default. */
+ * a stand-in of kind -2 (the env error is already "out of memory"). Every lookup goes
+ * through these two, so an allocation failure is reported as one instead of as a missing
+ * key, or worse, as a default. */
 static void oom_check(social *s, const polis_json *r)
 {
-    const char *path = s->h->json_path(r);
-    if (path && strcmp(path, "(out of memory)") == 0) s->json_oom = true;
+    if (s->h->json_kind(r) == -2) s->json_oom = true;
 }
 
 static const polis_json *jget(social *s, const polis_json *j, const char *key)

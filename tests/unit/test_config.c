@@ -970,9 +970,9 @@ static void test_json_access(void)
     }
     t.fail_at = -1;
     CHECK_EQ_STR(env->err, "out of memory");
-    CHECK_EQ_INT(polis__json_kind(oom), -1);
+    CHECK_EQ_INT(polis__json_kind(oom), -2);
     CHECK_EQ_INT(polis__json_int(&ctx, oom, 0, 10, &v), POLIS_ERR_NOMEM);
-    CHECK_EQ_INT(polis__json_kind(polis__json_at(&ctx, oom, 0)), -1);
+    CHECK_EQ_INT(polis__json_kind(polis__json_at(&ctx, oom, 0)), -2);
     CHECK_EQ_INT(polis__json_int(&ctx, polis__json_get(&ctx, oom, "a"), 0, 1, &v), POLIS_ERR_NOMEM);
 
     polis__params_free(env, tdefs, N_TDEFS, sizeof *p, p);
