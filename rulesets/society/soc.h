@@ -1,0 +1,373 @@
+/*
+ * soc.h — the society ruleset's internal state and the functions its files share.
+ *
+ *   society.c   plugin descriptor, parameters, init/start/destroy, exports, the service
+ *   cfg.c       config nodes over two backends (scenario JSON, AdaSociety files), file loading
+ *   content.c   resources, recipes and jobs: built-ins, definitions, freezing the tables
+ *   setup.c     the world description (map, static and random content) from the config
+ *   world.c     world generation at every reset
+ *   rules.c     actions, legality, collision resolution, rewards, events
+ *   observe.c   tensor observation fields
+ *   render.c    JSON and text views, the action parser
+ *
+ * Geometry (README "Geometry"): positions are (x, y) with 0 <= x < W, 0 <= y < H on a torus;
+ * x is the vertical axis (move_up is x-1) as in AdaSociety, and tensors are indexed [x][y].
+ */
+#ifndef SOCIETY_SOC_H
+#define SOCIETY_SOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "polis/plugin.h"
+#include "polis/social.h"
+#include "society.h"
+
+#define SOC_NAME_MAX 64 /* names are [a-z0-9_], 1 to 63 characters */
+#define SOC_MAX_RESOURCES 256
+#define SOC_MAX_RECIPES 1024
+#define SOC_MAX_JOBS 256
+#define SOC_MAX_FOV 1024
+#define SOC_MAX_MAP 4096 /* largest width or height */
+#define SOC_MAX_AMOUNT 1000000000
+#define SOC_UNLIMITED INT32_MAX /* a capacity without limit */
+
+/* ---- parameters --------------------------------------------------------------------------- */
+
+typedef struct soc_params {
+    const char *adasociety;
+    bool builtin;
+    const polis_json *resources;
+    const polis_json *recipes;
+    const polis_json *jobs;
+    const polis_json *map;
+    const polis_json *static_;
+    const polis_json *random;
+    int64_t max_length;
+    const char *resources_in_play;
+    const char *view;
+    bool terminate_at_limit;
+} soc_params;
+
+enum { SOC_VIEW_WINDOW = 0, SOC_VIEW_MAP = 1 };
+
+/* ---- config nodes --------------------------------------------------------------------------- */
+
+/* A value of either the scenario's parameters (pj) or an AdaSociety file (cj). An absent
+ * value still knows its path, so a chain of lookups is checked once at the end. */
+typedef struct soc_node {
+    const polis_json *pj;
+    const cJSON *cj;
+    const char *file; /* AdaSociety backend: the file, for messages */
+    bool ada;         /* AdaSociety dialect: "__COMMENT__" keys, unknown keys tolerated */
+    char path[200];
+} soc_node;
+
+/* ---- definitions (until start) --------------------------------------------------------------- */
+
+typedef struct soc_ref {
+    const char *name;
+    int32_t n;
+} soc_ref;
+
+enum {
+    SOC_LEVEL_BUILTIN = 0,
+    SOC_LEVEL_ADASOCIETY = 1,
+    SOC_LEVEL_SCENARIO = 2,
+    SOC_LEVEL_RUNTIME = 3,
+    SOC_LEVELS = 4
+};
+enum { SOC_DEF_RESOURCE = 0, SOC_DEF_RECIPE = 1 };
+
+typedef struct soc_def {
+    struct soc_def *next;
+    int kind;
+    int level;
+    const char *name;
+    double score;
+    int synthetic; /* 0 or 1; -1: derived (some recipe outputs it) */
+    soc_ref *req, *in, *out;
+    int32_t n_req, n_in, n_out;
+    const char *origin; /* where it was defined, for messages */
+} soc_def;
+
+typedef struct soc_block soc_block;
+
+/* ---- frozen content ----------------------------------------------------------------------------
+ */
+
+typedef struct soc_amount {
+    int32_t res; /* -1: a resource that is not in play (a requirement nobody can meet) */
+    int32_t n;
+} soc_amount;
+
+typedef struct soc_resource {
+    const char *name;
+    double score;
+    bool synthetic;
+    int32_t req, n_req; /* into amounts */
+} soc_resource;
+
+typedef struct soc_recipe {
+    const char *name;
+    int32_t in, n_in, out, n_out, req, n_req; /* into amounts */
+} soc_recipe;
+
+typedef struct soc_job {
+    const char *name;
+    int32_t fov_h, fov_v; /* half-widths along x and y */
+    int64_t size;         /* total units held; INT64_MAX without limit */
+} soc_job;
+
+/* ---- the world description ---------------------------------------------------------------------
+ */
+
+typedef struct soc_num {
+    int32_t lo, hi; /* a uniform integer in [lo, hi] */
+} soc_num;
+
+typedef struct soc_place {
+    int32_t what; /* resource, recipe or job */
+    int32_t x, y; /* static entries */
+    soc_num num;  /* piles */
+} soc_place;
+
+typedef struct soc_list {
+    soc_place *v;
+    int32_t n, cap;
+} soc_list;
+
+enum {
+    SOC_RESERVED_PILE = 1,
+    SOC_RESERVED_STATION = 2,
+    SOC_RESERVED_PLAYER = 4,
+    SOC_RESERVED_BLOCK = 8
+};
+
+/* ---- event payloads (fields in schema order) ------------------------------------------------ */
+
+typedef struct soc_ev_moved {
+    int32_t agent, from_x, from_y, x, y;
+} soc_ev_moved;
+typedef struct soc_ev_blocked {
+    int32_t agent, x, y, to_x, to_y, reason;
+} soc_ev_blocked;
+typedef struct soc_ev_picked {
+    int32_t agent, resource, x, y, amount, left;
+} soc_ev_picked;
+typedef struct soc_ev_dumped {
+    int32_t agent, resource, x, y, amount, pile;
+} soc_ev_dumped;
+typedef struct soc_ev_produced {
+    int32_t agent, recipe, x, y;
+} soc_ev_produced;
+typedef struct soc_ev_inventory {
+    int32_t agent, resource, delta, amount;
+} soc_ev_inventory;
+typedef struct soc_ev_pile {
+    int32_t x, y, resource, amount;
+} soc_ev_pile;
+typedef struct soc_ev_generated {
+    int32_t blocks, piles, units, stations, agents;
+} soc_ev_generated;
+
+enum { SOC_BLOCKED_TERRAIN = 1, SOC_BLOCKED_OCCUPIED = 2, SOC_BLOCKED_CONTEST = 3 };
+
+/* ---- the state
+ * ----------------------------------------------------------------------------------- */
+
+typedef struct soc {
+    const polis_host *h;
+    polis_ctx *ctx;
+    soc_params p;
+    int32_t n_agents;
+    soc_block *arena;
+
+    /* definitions, until start */
+    soc_def *defs, *defs_tail;
+    int32_t n_runtime_calls;
+    polis_status def_status; /* the first failed runtime definition */
+    char def_error[512];
+    bool frozen;
+
+    /* AdaSociety files, from init to start */
+    cJSON *ada_main, *ada_task, *ada_job, *ada_resource, *ada_event;
+    const char *ada_main_path, *ada_task_path, *ada_job_path, *ada_resource_path, *ada_event_path;
+
+    /* content */
+    int32_t R, K, J;
+    soc_resource *res;
+    soc_recipe *rec;
+    soc_job *jobs;
+    soc_amount *amounts;
+    int32_t n_amounts, cap_amounts;
+    int32_t *cap;  /* [J][R] capacity, SOC_UNLIMITED without limit */
+    double *value; /* [J][R] unit value h * r̄ */
+    int32_t *init; /* [J][R] initial inventory */
+
+    /* the world description */
+    int32_t W, H, cells;
+    uint8_t *base;     /* [cells] base-map blocks */
+    uint8_t *reserved; /* [cells] SOC_RESERVED_* of static content */
+    int32_t n_base_blocks;
+    soc_list st_blocks, st_piles, rnd_piles, st_stations, rnd_stations, st_players, rnd_players;
+    int32_t random_blocks;
+    int32_t n_st_pile_cells, n_st_station_cells, n_st_player_cells;
+    int64_t max_length;
+    int view;
+
+    /* agents */
+    int32_t *agent_job;
+    int32_t *ax, *ay;
+    int32_t *inv;       /* [n][R] */
+    int64_t *inv_total; /* [n] */
+    double *pending;    /* [n] value gained this step */
+
+    /* grid */
+    int32_t L_blocks, L_agents, L_recipes;
+    int32_t *gcells;  /* the kernel grid's cells, cached at reset */
+    int32_t *piles;   /* [cells][R] */
+    uint16_t *kinds;  /* [cells] resources with a pile on the cell */
+    int32_t *scratch; /* [cells] world generation */
+
+    /* collision resolution */
+    int32_t *tgt;    /* [n] target cell */
+    uint8_t *moving; /* [n] */
+    uint8_t *wants;  /* [n] asked to move this step */
+    uint8_t *why;    /* [n] SOC_BLOCKED_* */
+    uint8_t *dir;    /* [n] the direction asked */
+    int32_t *losers; /* [n] */
+    int32_t n_claim_keys;
+    uint32_t epoch;
+    uint32_t *blk_epoch, *claim_epoch;            /* [cells] */
+    int32_t *claim_head, *claim_tail, *claim_len; /* [cells] */
+    int32_t *claim_next;                          /* [n] */
+    int32_t *claim_keys;                          /* [n] */
+    int32_t *stack;                               /* [n + 1] */
+
+    /* observations */
+    int32_t A, B; /* grid field extent along x and y */
+    int32_t hmax, vmax;
+    int32_t *views; /* [n] self and sharers */
+    uint8_t *seen;  /* [n][R + K] what each inventory lets its agent see (resources, then
+                       recipes), refreshed whenever the inventory changes */
+    const polis_social_api *social;
+
+    /* actions and events */
+    int32_t act_move[4], act_produce;
+    int32_t *act_pick, *act_dump; /* [R] */
+    int32_t ev_moved, ev_blocked, ev_picked, ev_dumped, ev_produced, ev_inventory, ev_pile,
+        ev_generated;
+
+    polis_society_api api;
+} soc;
+
+/* ---- society.c ---------------------------------------------------------------------------------
+ */
+
+void *soc_alloc(soc *s, size_t size); /* arena memory, zeroed, freed at destroy */
+char *soc_strdup(soc *s, const char *str);
+void *soc_heap(soc *s, size_t size); /* env allocator, zeroed; freed by soc_heap_free */
+void soc_heap_free(soc *s, void *p, size_t size);
+bool soc_valid_name(const char *name);
+polis_status soc_list_push(soc *s, soc_list *l, soc_place item);
+
+/* ---- cfg.c ----------------------------------------------------------------------------------- */
+
+soc_node soc_node_params(soc *s, const polis_json *pj);
+soc_node soc_node_file(const cJSON *cj, const char *file);
+int soc_kind(soc *s, const soc_node *n); /* -1 absent, 0 null, 1 bool, 2 number, 3 string,
+                                            4 array, 5 object */
+int32_t soc_len(soc *s, const soc_node *n);
+soc_node soc_at(soc *s, const soc_node *n, int32_t i);
+soc_node soc_get(soc *s, const soc_node *n, const char *key);
+const char *soc_key(soc *s, const soc_node *n, int32_t i);
+polis_status soc_int(soc *s, const soc_node *n, int64_t lo, int64_t hi, int64_t *out);
+polis_status soc_double(soc *s, const soc_node *n, double lo, double hi, double *out);
+polis_status soc_string(soc *s, const soc_node *n, const char **out);
+polis_status soc_bool(soc *s, const soc_node *n, bool *out);
+polis_status soc_fail(soc *s, const soc_node *n, const char *fmt, ...) POLIS_PRINTF(3, 4);
+/* Refuses members not in `keys` (NULL-terminated) in the scenario dialect; the AdaSociety
+ * dialect logs and ignores them. */
+polis_status soc_check_keys(soc *s, const soc_node *n, const char *const *keys);
+polis_status soc_want_object(soc *s, const soc_node *n);
+polis_status soc_load_adasociety(soc *s, const char *main_path);
+void soc_free_adasociety(soc *s);
+polis_status soc_read_file(soc *s, const char *path, char **out, size_t *len);
+/* A path named by an AdaSociety file, resolved like the files main.json names. */
+const char *soc_resolve_ada_path(soc *s, const char *p);
+
+/* ---- content.c ----------------------------------------------------------------------------------
+ */
+
+polis_status soc_define(soc *s, int kind, int level, const char *name, double score,
+                        const char *req, const char *in, const char *out, const char *origin,
+                        char *err, size_t err_size);
+polis_status soc_content_build(soc *s);
+int32_t soc_resource_find(const soc *s, const char *name);
+int32_t soc_recipe_find(const soc *s, const char *name);
+int32_t soc_job_find(const soc *s, const char *name);
+/* Marks the resources in play and compacts the tables (resources_in_play "used"). */
+polis_status soc_content_compact(soc *s, const uint8_t *used_res, const uint8_t *used_rec);
+polis_status soc_jobs_build(soc *s);
+
+/* ---- setup.c ------------------------------------------------------------------------------------
+ */
+
+polis_status soc_map_setup(soc *s);   /* init: size and base map */
+polis_status soc_world_setup(soc *s); /* start: static and random content */
+
+/* ---- world.c -----------------------------------------------------------------------------------
+ */
+
+polis_status soc_on_reset(polis_ctx *ctx, void *ud);
+polis_status soc_on_reset_done(polis_ctx *ctx, void *ud);
+#define SOC_LAST_PRIORITY 1000000000
+
+/* ---- rules.c ------------------------------------------------------------------------------------
+ */
+
+bool soc_meets(const soc *s, int32_t agent, int32_t req, int32_t n_req);
+void soc_refresh_seen(soc *s, int32_t agent);
+bool soc_resource_visible(const soc *s, int32_t agent, int32_t r);
+bool soc_recipe_visible(const soc *s, int32_t agent, int32_t k);
+double soc_unit_value(const soc *s, int32_t agent, int32_t r);
+polis_status soc_register_actions(soc *s);
+polis_status soc_register_events(soc *s);
+polis_status soc_on_begin(polis_ctx *ctx, void *ud);
+polis_status soc_on_resolve(polis_ctx *ctx, void *ud);
+polis_status soc_on_end(polis_ctx *ctx, void *ud);
+polis_status soc_reward(polis_ctx *ctx, void *ud, float *out);
+polis_status soc_give(soc *s, int32_t agent, int32_t r, int32_t delta, char *err, size_t n);
+polis_status soc_set_pile(soc *s, int32_t x, int32_t y, int32_t r, int32_t amount, char *err,
+                          size_t n);
+void soc_pile_add(soc *s, int32_t cell, int32_t r, int32_t delta);
+bool soc_action_legal(soc *s, int32_t agent, int32_t action_id);
+
+static inline int32_t soc_wrap(int32_t v, int32_t n)
+{
+    v %= n;
+    return v < 0 ? v + n : v;
+}
+
+static inline int32_t *soc_layer(const soc *s, int32_t layer, int32_t cell)
+{
+    return s->gcells + (size_t)layer * (size_t)s->cells + (size_t)cell;
+}
+
+/* ---- observe.c ---------------------------------------------------------------------------------
+ */
+
+polis_status soc_register_observations(soc *s);
+/* Self and the agents sharing their map with `agent` (social service), self first. */
+int32_t soc_views(soc *s, int32_t agent);
+
+/* ---- render.c ---------------------------------------------------------------------------------
+ */
+
+polis_status soc_register_renderers(soc *s);
+
+#endif
