@@ -621,6 +621,12 @@ static polis_status h_set_agent_order(polis_ctx *ctx, const int32_t *agents, int
     return POLIS_OK;
 }
 
+static const char *h_scenario_dir(polis_ctx *ctx)
+{
+    const char *d = ctx->env->scn.base_dir;
+    return d && *d ? d : ".";
+}
+
 static void *h_alloc(polis_ctx *ctx, size_t size) { return polis__alloc(ctx->env, size); }
 static void h_free(polis_ctx *ctx, void *p, size_t size) { polis__free(ctx->env, p, size); }
 
@@ -679,6 +685,7 @@ static const polis_host host_table = {
     .text_printf = polis__text_printf,
     .renderer = polis__renderer_add,
     .action_parser = polis__parser_add,
+    .scenario_dir = h_scenario_dir,
 };
 
 const polis_host *polis__host(void) { return &host_table; }

@@ -291,6 +291,10 @@ typedef struct polis_host {
      * one that reads the world should check host->episode(ctx) > 0. The mask is not
      * consulted: whether the action is legal is for the caller or the protocol to decide. */
     polis_status (*action_parser)(polis_ctx *ctx, polis_parse_fn fn, void *ud);
+    /* The directory relative paths in the scenario resolve against: the scenario file's
+     * directory, or polis_options.base_dir (default ".") for a scenario string. Plugins
+     * resolve file names in their parameters (maps, imported configs) against it. */
+    const char *(*scenario_dir)(polis_ctx *ctx);
 } polis_host;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

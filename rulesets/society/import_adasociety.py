@@ -95,7 +95,10 @@ def main(argv):
         "doc": "Imported from AdaSociety's %s (task %s)." % (main_path, task_path),
         "max_steps": max_length if isinstance(max_length, int) and max_length > 0 else 1000,
         "agents": {"count": len(names), "names": names},
-        "plugins": [{"name": "society", "params": {"adasociety": main_path, "view": view}}],
+        # Absolute, because polis resolves relative file names in a scenario against the
+        # scenario's own directory, wherever the output is written.
+        "plugins": [{"name": "society",
+                     "params": {"adasociety": os.path.abspath(main_path), "view": view}}],
     }
     static = task.get("static", {}) or {}
     social = {}

@@ -102,7 +102,7 @@ polis_status soc_map_setup(soc *s)
         soc_node fp = soc_get(s, &map, "file_path");
         const char *path;
         if ((st = soc_string(s, &fp, &path))) return st;
-        if (s->ada_task) path = soc_resolve_ada_path(s, path);
+        path = s->ada_task ? soc_resolve_ada_path(s, path) : soc_scenario_path(s, path);
         if (!path) return POLIS_ERR_NOMEM;
         if ((st = parse_map_file(s, &fp, path))) return st;
     } else if (strcmp(rule, "blank") == 0 || strcmp(rule, "box") == 0) {

@@ -270,6 +270,9 @@ typedef struct soc {
 
 void *soc_alloc(soc *s, size_t size); /* arena memory, zeroed, freed at destroy */
 char *soc_strdup(soc *s, const char *str);
+/* A file name from the scenario's parameters, resolved against the scenario's directory
+ * (absolute names are kept); arena memory. */
+const char *soc_scenario_path(soc *s, const char *p);
 void *soc_heap(soc *s, size_t size); /* env allocator, zeroed; freed by soc_heap_free */
 void soc_heap_free(soc *s, void *p, size_t size);
 bool soc_valid_name(const char *name);

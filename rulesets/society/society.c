@@ -47,6 +47,16 @@ void *soc_alloc(soc *s, size_t size)
     return p; /* host->alloc zeroes, and arena memory is never reused */
 }
 
+const char *soc_scenario_path(soc *s, const char *p)
+{
+    if (p[0] == '/') return p;
+    const char *dir = s->h->scenario_dir(s->ctx);
+    size_t n = strlen(dir) + 1 + strlen(p) + 1;
+    char *full = soc_alloc(s, n);
+    if (full) snprintf(full, n, "%s/%s", dir, p);
+    return full;
+}
+
 char *soc_strdup(soc *s, const char *str)
 {
     size_t n = strlen(str);
@@ -370,7 +380,11 @@ static polis_status society_init(const polis_host *h, polis_ctx *ctx, const void
                  s->p.resources_in_play);
         return POLIS_ERR_CONFIG;
     }
-    if (s->p.adasociety && (st = soc_load_adasociety(s, s->p.adasociety))) return st;
+    if (s->p.adasociety) {
+        const char *main_path = soc_scenario_path(s, s->p.adasociety);
+        if (!main_path) return POLIS_ERR_NOMEM;
+        if ((st = soc_load_adasociety(s, main_path))) return st;
+    }
     if ((st = soc_map_setup(s))) return st;
     if ((st = h->grid_configure(ctx, s->W, s->H, true))) return st;
     if ((st = h->grid_layer(ctx, "blocks", &s->L_blocks)) ||

@@ -3,7 +3,10 @@
  * capacities from "max"; max_length), and bad configs refused with the exact place. */
 #include "soc_test.h"
 
-#define ADA "rulesets/society/tests/adasociety/config"
+/* Relative file names in params resolve against the scenario's directory (soc_test.h sets it
+ * to this tests directory); messages name the resolved file. */
+#define ADA "adasociety/config"
+#define ADA_FULL POLIS_SOURCE_DIR "/rulesets/society/tests/adasociety/config"
 
 static polis_env *open_ada(const char *main, int agents, const char *more, test_log *log)
 {
@@ -137,7 +140,7 @@ static void test_ragged_map(void)
 {
     const char *params =
         "{\"map\": {\"init_rule\": \"map_file\", \"file_path\": "
-        "\"rulesets/society/tests/maps/ragged.map\"},"
+        "\"maps/ragged.map\"},"
         " \"view\": \"map\", \"resources_in_play\": \"all\", \"jobs\": {\"seer\": {\"fov\": [2, "
         "1]}},"
         " \"static\": {\"players\": [{\"job\": \"seer\", \"positions\": [0, 0]}]}}";
@@ -177,7 +180,8 @@ static void test_bad_configs(void)
         {"{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 0, \"y\": 3}}}",
          "plugins[0].params.map.size.x: expected integer in [1, 4096], got 0"},
         {"{\"map\": {\"init_rule\": \"map_file\", \"file_path\": \"no/such.map\"}}",
-         "society: plugins[0].params.map.file_path: cannot read the map file \"no/such.map\""},
+         "society: plugins[0].params.map.file_path: cannot read the map file \"" POLIS_SOURCE_DIR
+         "/rulesets/society/tests/no/such.map\""},
         {"{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}},"
          " \"random\": {\"resources\": [{\"name\": \"wood\", \"num\": 1, \"repeat\": 1},"
          "                            {\"name\": \"wod\", \"num\": 1, \"repeat\": 1}],"
@@ -248,14 +252,15 @@ static void test_bad_configs(void)
          "society: plugins[0].params.random: no resource is in play: the world places no pile "
          "and no station (set \"resources_in_play\": \"all\" to keep them all)"},
         {"{\"adasociety\": \"" ADA "/nope.json\"}",
-         "society: " ADA "/nope.json: cannot read the file: No such file or directory"},
+         "society: " ADA_FULL "/nope.json: cannot read the file: No such file or directory"},
         {"{\"adasociety\": \"" ADA "/main.json\", \"map\": {}}",
          "society: plugins[0].params.map: \"map\", \"static\" and \"random\" come from the "
          "AdaSociety task file when \"adasociety\" is given; remove them"},
         {"{\"adasociety\": \"" ADA "/common/job.json\"}",
-         "society: " ADA "/common/job.json: missing \"task\" (the task file)"},
-        {"{\"adasociety\": \"rulesets/society/tests/adasociety/bad/main.json\"}",
-         "society: rulesets/society/tests/adasociety/bad/task.json:4:21: invalid JSON"},
+         "society: " ADA_FULL "/common/job.json: missing \"task\" (the task file)"},
+        {"{\"adasociety\": \"adasociety/bad/main.json\"}",
+         "society: " POLIS_SOURCE_DIR "/rulesets/society/tests/adasociety/bad/task.json:4:21: "
+         "invalid JSON"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *json = soc_scenario(1, 50, cases[i].params, "");
