@@ -1,0 +1,47 @@
+"""polis: Python SDK for the polis multi-agent engine (pure Python over libpolis, ctypes).
+
+    import polis
+    env = polis.parallel_env("gather", max_steps=100)
+    obs, infos = env.reset(seed=0)
+    while env.agents:
+        actions = {a: env.action_space(a).sample(obs[a]["action_mask"]) for a in env.agents}
+        obs, rewards, terminations, truncations, infos = env.step(actions)
+    env.close()
+
+- ``polis.parallel_env(scenario, **overrides)``: PettingZoo's ParallelEnv shape
+  (``polis.parallel``).
+- ``polis.Env``: the C embedding API with zero-copy buffer views (``polis.core``).
+- ``polis.rllib.RLlibMultiAgentEnv``: RLlib's MultiAgentEnv shape (imported on demand).
+- ``polis.spaces``: gymnasium spaces when installed, compatible classes otherwise.
+- Errors: ``polis.PolisError`` and one subclass per engine status (``polis.errors``).
+- A vectorised env over the C vector API (``polis_vec``) is to come as ``polis.vector``;
+  docs/python.md ("Vectorised env") says how it plugs in.
+
+docs/python.md is the guide.
+"""
+
+from . import errors, spaces
+from ._compat import HAVE_NUMPY
+from ._lib import load_library
+from .core import Env, EventInfo, ObsFieldInfo
+from .errors import (ActionError, ConfigError, FFIError, InvalidArgumentError, LibraryError,
+                     LimitError, OutOfMemoryError, PluginError, PolisError, PolisIOError,
+                     ScriptError, StateError, UnknownAgentError)
+from .parallel import ParallelEnv, parallel_env
+from .scenario import apply_overrides, find_scenario
+
+__version__ = "0.1.0"
+
+
+def library_version(library=None):
+    """The version string of the libpolis the SDK loads (``polis_version()``)."""
+    return load_library(library).version_string
+
+
+__all__ = [
+    "ActionError", "ConfigError", "Env", "EventInfo", "FFIError", "HAVE_NUMPY",
+    "InvalidArgumentError", "LibraryError", "LimitError", "ObsFieldInfo", "OutOfMemoryError",
+    "ParallelEnv", "PluginError", "PolisError", "PolisIOError", "ScriptError", "StateError",
+    "UnknownAgentError", "apply_overrides", "errors", "find_scenario", "library_version",
+    "load_library", "parallel_env", "spaces",
+]

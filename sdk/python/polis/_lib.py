@@ -1,0 +1,279 @@
+"""Finding and binding libpolis with ctypes.
+
+Discovery order (the first that loads wins; see ``find_library_candidates``):
+
+1. an explicit path (``polis.load_library(path)`` or ``library=`` of every constructor);
+2. ``$POLIS_LIBRARY``;
+3. the build tree, when this package runs from the source tree: ``<repo>/build/libpolis.so``;
+4. the system loader (``libpolis.so.0``, then ``ctypes.util.find_library("polis")``), which
+   finds an installed polis through ``ld.so``'s cache, ``LD_LIBRARY_PATH`` and the usual
+   directories.
+
+Every function is declared with its C prototype (argtypes/restype) so ctypes never guesses
+an ``int`` where the header says ``size_t`` or a pointer. A library that lacks a symbol the
+SDK needs is refused with a ``LibraryError`` naming the symbol.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import threading
+
+from .errors import LibraryError
+
+# ---- C types mirrored from include/polis/types.h and polis.h ------------------------------
+
+c_status = ctypes.c_int
+c_env_p = ctypes.c_void_p
+
+POLIS_OK = 0
+
+DTYPE_NAMES = {0: "u8", 1: "i8", 2: "i16", 3: "i32", 4: "f32"}
+# struct/memoryview format, numpy dtype string, element size, lowest and highest value
+DTYPE_INFO = {
+    "u8": ("B", "uint8", 1, 0, 255),
+    "i8": ("b", "int8", 1, -128, 127),
+    "i16": ("h", "int16", 2, -32768, 32767),
+    "i32": ("i", "int32", 4, -(2 ** 31), 2 ** 31 - 1),
+    "f32": ("f", "float32", 4, float("-inf"), float("inf")),
+}
+FTYPE_NAMES = {0: "i32", 1: "i64", 2: "f32", 3: "f64"}
+FTYPE_CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float,
+                "f64": ctypes.c_double}
+
+
+class Options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("alloc", ctypes.c_void_p),
+        ("alloc_ud", ctypes.c_void_p),
+        ("plugin_path", ctypes.c_char_p),
+        ("base_dir", ctypes.c_char_p),
+        ("log", ctypes.c_void_p),
+        ("log_ud", ctypes.c_void_p),
+    ]
+
+
+LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+
+class CreateError(ctypes.Structure):
+    _fields_ = [("status", c_status), ("message", ctypes.c_char * 1024)]
+
+
+class IO(ctypes.Structure):
+    _fields_ = [
+        ("n_agents", ctypes.c_int32),
+        ("n_actions", ctypes.c_int32),
+        ("obs_size", ctypes.c_size_t),
+        ("obs", ctypes.c_void_p),
+        ("masks", ctypes.c_void_p),
+        ("actions", ctypes.c_void_p),
+        ("rewards", ctypes.c_void_p),
+        ("terminations", ctypes.c_void_p),
+        ("truncations", ctypes.c_void_p),
+        ("illegal", ctypes.c_void_p),
+    ]
+
+
+class ObsField(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("doc", ctypes.c_char_p),
+        ("dtype", ctypes.c_int),
+        ("ndim", ctypes.c_int32),
+        ("shape", ctypes.c_int32 * 4),
+        ("offset", ctypes.c_size_t),
+        ("nbytes", ctypes.c_size_t),
+    ]
+
+
+class Event(ctypes.Structure):
+    _fields_ = [
+        ("type", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("tick", ctypes.c_int64),
+        ("seq", ctypes.c_uint64),
+        ("data", ctypes.c_void_p),
+    ]
+
+
+EVENT_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(Event))
+
+_P = ctypes.POINTER
+_cp = ctypes.c_char_p
+_i32 = ctypes.c_int32
+_i64 = ctypes.c_int64
+_u64 = ctypes.c_uint64
+_sz = ctypes.c_size_t
+_vp = ctypes.c_void_p
+
+# name: (restype, argtypes). Strings the engine allocates (describe, render) come back as
+# void* so the SDK can hand the same pointer to polis_free.
+PROTOTYPES = {
+    "polis_version": (_cp, []),
+    "polis_status_str": (_cp, [c_status]),
+    "polis_env_create_file": (c_status, [_cp, _P(Options), _P(c_env_p), _P(CreateError)]),
+    "polis_env_create_json": (c_status, [_cp, _sz, _P(Options), _P(c_env_p), _P(CreateError)]),
+    "polis_env_destroy": (None, [c_env_p]),
+    "polis_env_reset": (c_status, [c_env_p, _u64]),
+    "polis_env_step": (c_status, [c_env_p]),
+    "polis_env_error": (_cp, [c_env_p]),
+    "polis_env_default_seed": (_u64, [c_env_p]),
+    "polis_env_tick": (_i64, [c_env_p]),
+    "polis_env_max_steps": (_i64, [c_env_p]),
+    "polis_env_done": (ctypes.c_bool, [c_env_p]),
+    "polis_env_name": (_cp, [c_env_p]),
+    "polis_env_io": (_P(IO), [c_env_p]),
+    "polis_env_n_agents": (_i32, [c_env_p]),
+    "polis_env_agent_name": (_cp, [c_env_p, _i32]),
+    "polis_env_n_actions": (_i32, [c_env_p]),
+    "polis_env_action_name": (_cp, [c_env_p, _i32]),
+    "polis_env_action_id": (_i32, [c_env_p, _cp]),
+    "polis_env_n_obs_fields": (_i32, [c_env_p]),
+    "polis_env_obs_field": (c_status, [c_env_p, _i32, _P(ObsField)]),
+    "polis_dtype_name": (_cp, [ctypes.c_int]),
+    "polis_env_n_reward_fns": (_i32, [c_env_p]),
+    "polis_env_reward_fn_name": (_cp, [c_env_p, _i32]),
+    "polis_env_reward_components": (_vp, [c_env_p]),
+    "polis_env_n_event_types": (_i32, [c_env_p]),
+    "polis_env_event_find": (_i32, [c_env_p, _cp]),
+    "polis_env_event_name": (_cp, [c_env_p, _i32]),
+    "polis_env_event_n_fields": (_i32, [c_env_p, _i32]),
+    "polis_env_event_field": (c_status, [c_env_p, _i32, _i32, _P(_cp), _P(ctypes.c_int),
+                                         _P(_sz)]),
+    "polis_env_event_size": (_sz, [c_env_p, _i32]),
+    "polis_env_subscribe": (c_status, [c_env_p, _i32, EVENT_FN, _vp]),
+    "polis_env_describe_json": (_vp, [c_env_p]),
+    "polis_free": (None, [_vp]),
+    "polis_env_render": (c_status, [c_env_p, _i32, _cp, _P(_vp)]),
+    "polis_env_render_formats": (_cp, [c_env_p]),
+    "polis_env_parse_action": (c_status, [c_env_p, _i32, _cp, _P(_i32)]),
+    "polis_env_state_hash": (_u64, [c_env_p]),
+}
+
+SYSTEM_NAMES = ("libpolis.so.0", "libpolis.so")
+
+
+def source_root():
+    """The repository root when this package runs from the source tree, else None."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.normpath(os.path.join(here, "..", "..", ".."))
+    if os.path.isfile(os.path.join(root, "include", "polis", "polis.h")):
+        return root
+    return None
+
+
+def find_library_candidates(explicit=None):
+    """The places the SDK tries, in order, as (how, path-or-name) pairs."""
+    out = []
+    if explicit:
+        out.append(("explicit path", os.fspath(explicit)))
+        return out
+    env = os.environ.get("POLIS_LIBRARY")
+    if env:
+        out.append(("$POLIS_LIBRARY", env))
+        return out
+    root = source_root()
+    if root:
+        out.append(("build tree", os.path.join(root, "build", "libpolis.so")))
+    for name in SYSTEM_NAMES:
+        out.append(("system loader", name))
+    found = ctypes.util.find_library("polis")
+    if found and found not in SYSTEM_NAMES:
+        out.append(("system loader", found))
+    return out
+
+
+class Library:
+    """A loaded libpolis with every prototype declared. One per path, shared by envs."""
+
+    def __init__(self, cdll, path):
+        self.cdll = cdll
+        self.path = path
+        for name, (restype, argtypes) in PROTOTYPES.items():
+            try:
+                fn = getattr(cdll, name)
+            except AttributeError:
+                raise LibraryError(
+                    f"{path}: missing symbol {name}; this libpolis is older than the SDK "
+                    f"(SDK needs every function of include/polis/polis.h)") from None
+            fn.restype = restype
+            fn.argtypes = argtypes
+            setattr(self, name[len("polis_"):], fn)
+        self.version_string = self.version().decode()
+
+    def status_name(self, status):
+        s = self.status_str(status)
+        return s.decode() if s else "unknown status"
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def _loaded_path(cdll, name):
+    """The file the dynamic loader picked for a bare name (dladdr), so an installed
+    library's prefix is known (bare scenario names are looked up under it); the name itself
+    where dladdr is unavailable."""
+    if os.sep in name:
+        return name
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+    except (OSError, AttributeError):
+        return name
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    dladdr.restype = ctypes.c_int
+    info = _DlInfo()
+    addr = ctypes.cast(cdll.polis_version, ctypes.c_void_p)
+    if dladdr(addr, ctypes.byref(info)) and info.dli_fname:
+        return os.fsdecode(info.dli_fname)
+    return name
+
+
+_cache = {}
+_lock = threading.Lock()
+_default = None
+
+
+def _load_path(how, path):
+    # A path with a directory part must exist as a file; bare names go to the loader.
+    if os.sep in path and not os.path.exists(path):
+        return None, f"{how}: {path}: no such file"
+    try:
+        cdll = ctypes.CDLL(path)
+    except OSError as e:
+        return None, f"{how}: {e}"
+    return cdll, None
+
+
+def load_library(path=None):
+    """Loads (once per path) and returns the libpolis the SDK uses.
+
+    ``path=None`` follows the discovery order of this module's docstring; the first library
+    found becomes the default for envs created without ``library=``.
+    """
+    global _default
+    with _lock:
+        if path is None and _default is not None:
+            return _default
+        key = os.path.abspath(os.fspath(path)) if path else None
+        if key in _cache:
+            return _cache[key]
+        tried = []
+        for how, cand in find_library_candidates(path):
+            cdll, why = _load_path(how, cand)
+            if cdll is None:
+                tried.append(why)
+                continue
+            lib = Library(cdll, _loaded_path(cdll, cand) if how == "system loader" else cand)
+            if path is None:
+                _default = lib
+            else:
+                _cache[key] = lib
+            return lib
+        raise LibraryError(
+            "cannot load libpolis; tried:\n  " + "\n  ".join(tried) +
+            "\nbuild it (cmake -S . -B build && cmake --build build), install it, or set "
+            "$POLIS_LIBRARY to the path of libpolis.so")

@@ -1,0 +1,536 @@
+"""``polis.Env``: the C embedding API (include/polis/polis.h), one method per call.
+
+The env's buffers are mapped once, at creation, as views of the engine's memory:
+
+============================  ==========================  =============================
+attribute                     with numpy                  without numpy
+============================  ==========================  =============================
+``obs``                       uint8 ``[n_agents, obs_size]``   memoryview, same shape
+``masks``                     uint8 ``[n_agents, n_actions]``  memoryview, same shape
+``actions`` (writable)        int32 ``[n_agents]``            memoryview ``"i"``
+``rewards``                   float32 ``[n_agents]``          memoryview ``"f"``
+``terminations``,             uint8 ``[n_agents]``            memoryview ``"B"``
+``truncations``, ``illegal``
+``reward_components``         float32 ``[n_fns, n_agents]``   memoryview, same shape
+``fields[name]``              typed ``[n_agents, *shape]``    (numpy only: strided)
+``agent_fields[a][name]``     typed ``[*shape]``              memoryview, typed and shaped
+============================  ==========================  =============================
+
+They are the same objects, over the same addresses, for the life of the env: the engine
+writes each step into them, nothing is copied. Everything but ``actions`` is read-only.
+
+Lifetime: a view keeps the engine's memory alive. ``close()`` ends the env for the API (every
+later call raises ``StateError``) and destroys it (plugins' ``destroy``, Lua states, buffers)
+as soon as no view of its buffers remains, so a view held past ``close()`` is never
+dangling; it simply stops changing.
+"""
+
+import ctypes
+import json
+import operator
+import os
+from collections import namedtuple
+
+from . import _lib
+from ._compat import np
+from .errors import (ActionError, InvalidArgumentError, StateError, UnknownAgentError,
+                     error_for)
+from .scenario import resolve
+
+ObsFieldInfo = namedtuple("ObsFieldInfo", "name doc dtype shape offset nbytes")
+ObsFieldInfo.__doc__ = """One field of the per-agent observation record (polis_obs_field):
+dtype is "u8", "i8", "i16", "i32" or "f32"; shape a tuple; offset in bytes from the start of
+the agent's record."""
+
+EventInfo = namedtuple("EventInfo", "type name tick seq data")
+EventInfo.__doc__ = """An event as a host subscriber sees it: ``data`` is a dict of the
+payload's fields by name."""
+
+_BUFFER_ATTRS = ("obs", "masks", "actions", "rewards", "terminations", "truncations",
+                 "illegal", "reward_components", "fields", "agent_fields", "agent_masks")
+U64 = 1 << 64
+I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+class _Handle:
+    """Owns the polis_env pointer. Every buffer view holds a reference to it, so the env is
+    destroyed only once it was closed and no view remains (see the module docstring)."""
+
+    __slots__ = ("lib", "ptr", "closed", "callbacks", "pending", "__weakref__")
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.ptr = None
+        self.closed = False
+        self.callbacks = []  # ctypes callbacks the engine may call until destroy
+        # [the first exception raised inside a callback]; callbacks hold this list, not the
+        # handle, so no reference cycle delays the env's destruction
+        self.pending = [None]
+
+    def destroy(self):
+        if self.ptr is not None:
+            ptr, self.ptr = self.ptr, None
+            self.lib.env_destroy(ptr)
+
+    def __del__(self):
+        try:
+            self.destroy()
+        except Exception:
+            pass
+
+
+def _decode(b):
+    return b.decode("utf-8", "replace") if b is not None else None
+
+
+class Env:
+    """One polis env: a scenario loaded into libpolis.
+
+    ``scenario``: a path, a ruleset name ("gather"), a dict or a JSON string (see
+    ``polis.scenario``). ``overrides``: a dict of scenario overrides (``{"max_steps": 50,
+    "plugins.gather.params.coins": 3}``). ``library``: a libpolis path or a loaded
+    ``Library``; default: ``polis.load_library()``. ``plugin_path``: extra plugin
+    directories, ``:``-separated. ``base_dir``: where a dict or JSON scenario's relative
+    paths start (default: the current directory). ``log``: a callable receiving each plugin
+    log line (``str``); default: discarded.
+
+    Raises the ``PolisError`` subclass of the engine's status with its message (JSON path,
+    file:line) when the scenario does not load.
+    """
+
+    def __init__(self, scenario, overrides=None, *, library=None, plugin_path=None,
+                 base_dir=None, log=None):
+        if isinstance(library, _lib.Library):
+            lib = library
+        else:
+            lib = _lib.load_library(library)
+        self._lib = lib
+        self._h = _Handle(lib)
+        self.source = resolve(scenario, overrides, base_dir, lib.path)
+        self._create(plugin_path, log)
+        self._introspect()
+        self._map_buffers()
+
+    # ---- creation ------------------------------------------------------------------------
+
+    def _create(self, plugin_path, log):
+        lib, src = self._lib, self.source
+        opts = _lib.Options()
+        opts.struct_size = ctypes.sizeof(_lib.Options)
+        # The engine copies plugin_path and base_dir at create; the log callback it keeps,
+        # so the handle owns it until destroy.
+        if plugin_path:
+            opts.plugin_path = os.fsencode(plugin_path)
+        if src.base_dir:
+            opts.base_dir = os.fsencode(src.base_dir)
+        if log is not None:
+            pending = self._h.pending
+
+            def on_log(_ud, msg):
+                try:
+                    log(_decode(msg))
+                except BaseException as e:  # never unwind through C
+                    if pending[0] is None:
+                        pending[0] = e
+            cb = _lib.LOG_FN(on_log)
+            self._h.callbacks.append(cb)
+            opts.log = ctypes.cast(cb, ctypes.c_void_p)
+        out = ctypes.c_void_p()
+        err = _lib.CreateError()
+        if src.kind == "file":
+            st = lib.env_create_file(os.fsencode(src.path), ctypes.byref(opts),
+                                     ctypes.byref(out), ctypes.byref(err))
+        else:
+            text = src.text.encode()
+            st = lib.env_create_json(text, len(text), ctypes.byref(opts), ctypes.byref(out),
+                                     ctypes.byref(err))
+        if st != _lib.POLIS_OK:
+            msg = src.relabel(_decode(err.message) or lib.status_name(st))
+            raise error_for(st, msg)
+        self._h.ptr = out.value
+        self._raise_pending()
+
+    def _introspect(self):
+        lib, p = self._lib, self._h.ptr
+        self.name = _decode(lib.env_name(p))
+        self.n_agents = lib.env_n_agents(p)
+        self.n_actions = lib.env_n_actions(p)
+        self.agent_names = tuple(_decode(lib.env_agent_name(p, a)) for a in range(self.n_agents))
+        self.action_names = tuple(_decode(lib.env_action_name(p, i))
+                                  for i in range(self.n_actions))
+        self._agent_ids = {n: a for a, n in enumerate(self.agent_names)}
+        fields = []
+        f = _lib.ObsField()
+        for i in range(lib.env_n_obs_fields(p)):
+            self._check(lib.env_obs_field(p, i, ctypes.byref(f)))
+            fields.append(ObsFieldInfo(_decode(f.name), _decode(f.doc) or "",
+                                       _lib.DTYPE_NAMES[f.dtype],
+                                       tuple(f.shape[d] for d in range(f.ndim)),
+                                       f.offset, f.nbytes))
+        self.obs_fields = tuple(fields)
+        self.reward_fn_names = tuple(_decode(lib.env_reward_fn_name(p, i))
+                                     for i in range(lib.env_n_reward_fns(p)))
+        self.default_seed = lib.env_default_seed(p)
+        self.max_steps = lib.env_max_steps(p)
+        self.render_formats = tuple((_decode(lib.env_render_formats(p)) or "").split())
+        self.event_types = tuple(_decode(lib.env_event_name(p, t))
+                                 for t in range(lib.env_n_event_types(p)))
+
+    def _raw(self, addr, ctype, count):
+        """A ctypes array over engine memory that keeps the handle (so the env) alive."""
+        arr = (ctype * count).from_address(addr)
+        arr._polis_handle = self._h
+        return arr
+
+    def _map_buffers(self):
+        lib, p = self._lib, self._h.ptr
+        io = lib.env_io(p).contents
+        n, na = io.n_agents, io.n_actions
+        self.obs_size = io.obs_size
+        u8, n_fns = ctypes.c_uint8, len(self.reward_fn_names)
+        raw = {
+            "obs": (io.obs, u8, n * io.obs_size, "B", (n, io.obs_size)),
+            "masks": (io.masks, u8, n * na, "B", (n, na)),
+            "actions": (io.actions, ctypes.c_int32, n, "i", (n,)),
+            "rewards": (io.rewards, ctypes.c_float, n, "f", (n,)),
+            "terminations": (io.terminations, u8, n, "B", (n,)),
+            "truncations": (io.truncations, u8, n, "B", (n,)),
+            "illegal": (io.illegal, u8, n, "B", (n,)),
+        }
+        rc = lib.env_reward_components(p)
+        if n_fns:
+            raw["reward_components"] = (rc, ctypes.c_float, n_fns * n, "f", (n_fns, n))
+        self._addresses = {k: v[0] for k, v in raw.items()}
+        raws = {}
+        for key, (addr, ctype, count, fmt, shape) in raw.items():
+            arr = raws[key] = self._raw(addr, ctype, count)
+            if np is not None:
+                view = np.frombuffer(arr, dtype=np.dtype(ctype)).reshape(shape)
+            else:
+                view = memoryview(arr).cast("B").cast(fmt, shape)
+            if key != "actions":
+                view = _readonly(view)
+            setattr(self, key, view)
+        if not n_fns:
+            self.reward_components = (np.zeros((0, n), np.float32) if np is not None
+                                      else memoryview(b"").cast("f", (0, n)))
+        # Each agent's mask row; int8 with numpy because gymnasium's Discrete.sample(mask=)
+        # requires an int8 array (the values are the engine's 0/1 bytes, not a copy).
+        if np is not None:
+            m8 = self.masks.view(np.int8)
+            self.agent_masks = [m8[a] for a in range(n)]
+        else:
+            whole = memoryview(raws["masks"]).cast("B")
+            self.agent_masks = [whole[a * na:(a + 1) * na].toreadonly() for a in range(n)]
+        # Per-field views. The record buffer [n_agents][obs_size] holds each field at its
+        # offset; numpy gives one strided [n_agents, *shape] view per field, and each agent's
+        # field is a row of it. memoryview cannot stride, so without numpy each agent's field
+        # is a cast of its own contiguous bytes.
+        self.fields = {} if np is not None else None
+        self.agent_fields = [dict() for _ in range(n)]
+        if np is not None:
+            base = np.frombuffer(raws["obs"], dtype=np.uint8)
+            for f in self.obs_fields:
+                dt = np.dtype(_lib.DTYPE_INFO[f.dtype][1])
+                strides = [dt.itemsize]
+                for d in reversed(f.shape[1:]):
+                    strides.insert(0, strides[0] * d)
+                v = np.ndarray((n,) + f.shape, dtype=dt, buffer=base, offset=f.offset,
+                               strides=(io.obs_size,) + tuple(strides))
+                v = _readonly(v)
+                self.fields[f.name] = v
+                for a in range(n):
+                    self.agent_fields[a][f.name] = v[a]
+        else:
+            whole = memoryview(raws["obs"]).cast("B")
+            for f in self.obs_fields:
+                fmt = _lib.DTYPE_INFO[f.dtype][0]
+                for a in range(n):
+                    start = a * io.obs_size + f.offset
+                    mv = whole[start:start + f.nbytes].cast(fmt, f.shape)
+                    self.agent_fields[a][f.name] = mv.toreadonly()
+
+    # ---- status and lifecycle ------------------------------------------------------------
+
+    @property
+    def closed(self):
+        return self._h.closed
+
+    def _ptr(self):
+        if self._h.closed:
+            raise StateError(f"{self.name}: the env is closed")
+        return self._h.ptr
+
+    def _check(self, st):
+        if st != _lib.POLIS_OK:
+            raise error_for(st, _decode(self._lib.env_error(self._h.ptr)))
+
+    def _raise_pending(self):
+        pending = self._h.pending
+        e, pending[0] = pending[0], None
+        if e is not None:
+            raise e
+
+    def close(self):
+        """Ends the env (idempotent). Its memory is freed once no buffer view remains."""
+        if self._h.closed:
+            return
+        self._h.closed = True
+        for key in _BUFFER_ATTRS:
+            self.__dict__.pop(key, None)
+        h = self._h
+        self._h = _ClosedHandle(h.lib)
+        # Drops the env's own reference; destroys now unless the caller still holds views.
+        del h
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: the buffers after close()
+        if name in _BUFFER_ATTRS and self.__dict__.get("_h") is not None and self.closed:
+            raise StateError(f"{self.name}: the env is closed; its buffers are gone")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"tick {self.tick}"
+        return (f"<polis.Env {self.name!r}: {self.n_agents} agents, {self.n_actions} actions, "
+                f"{state}>")
+
+    # ---- episode -------------------------------------------------------------------------
+
+    def reset(self, seed=None):
+        """Starts an episode from ``seed`` (default: the scenario's ``seed``)."""
+        p = self._ptr()
+        if seed is None:
+            seed = self.default_seed
+        seed = _index(seed, "seed")
+        if not 0 <= seed < U64:
+            raise InvalidArgumentError(f"reset: seed {seed} is outside [0, 2^64)")
+        st = self._lib.env_reset(p, seed)
+        self._check(st)
+        self._raise_pending()
+
+    def step(self, actions=None):
+        """Runs one tick. ``actions``: a sequence of ``n_agents`` action ids written to the
+        ``actions`` buffer first (default: use the buffer as it is)."""
+        p = self._ptr()
+        if actions is not None:
+            self.set_actions(actions)
+        st = self._lib.env_step(p)
+        self._check(st)
+        self._raise_pending()
+
+    def set_actions(self, actions):
+        if len(actions) != self.n_agents:
+            raise InvalidArgumentError(
+                f"step: {len(actions)} actions for {self.n_agents} agents")
+        buf = self.actions
+        if (np is not None and isinstance(actions, np.ndarray) and actions.dtype.kind in "iu"
+                and actions.size and I32_MIN <= actions.min() and actions.max() <= I32_MAX):
+            buf[:] = actions  # the engine checks [0, n_actions) itself
+            return
+        for a, act in enumerate(actions):
+            buf[a] = self._checked_action(a, act)
+
+    def _checked_action(self, agent, act):
+        """An int32 action id; ints outside int32 would wrap in the buffer, so they are
+        refused here with the engine's wording (the engine checks [0, n_actions))."""
+        if isinstance(act, (bool, float)) or (np is not None and isinstance(act, np.bool_)):
+            raise ActionError(f"step: agent {agent} ({self.agent_names[agent]}): action "
+                              f"must be an integer id, got {type(act).__name__} {act!r}")
+        try:
+            i = _index(act, "action")
+        except InvalidArgumentError:
+            raise ActionError(f"step: agent {agent} ({self.agent_names[agent]}): action "
+                              f"must be an integer id, got {type(act).__name__} "
+                              f"{act!r}") from None
+        if not I32_MIN <= i <= I32_MAX:
+            raise ActionError(f"step: agent {agent} ({self.agent_names[agent]}): action {i} "
+                              f"is outside [0, {self.n_actions}) at tick {self.tick}")
+        return i
+
+    @property
+    def tick(self):
+        return self._lib.env_tick(self._ptr())
+
+    @property
+    def done(self):
+        """True when every agent is terminated or truncated."""
+        return bool(self._lib.env_done(self._ptr()))
+
+    def state_hash(self):
+        """The engine's 64-bit hash of observations, masks, rewards, flags and tick."""
+        return self._lib.env_state_hash(self._ptr())
+
+    # ---- names ---------------------------------------------------------------------------
+
+    def agent_id(self, agent):
+        """An agent's id from its name or id; UnknownAgentError otherwise."""
+        if isinstance(agent, str):
+            try:
+                return self._agent_ids[agent]
+            except KeyError:
+                raise UnknownAgentError(
+                    f'unknown agent "{agent}" (agents: {", ".join(self.agent_names)})'
+                ) from None
+        try:
+            a = _index(agent, "agent")
+        except InvalidArgumentError:
+            raise UnknownAgentError(f"unknown agent {agent!r}: expected a name or an id") \
+                from None
+        if not 0 <= a < self.n_agents:
+            raise UnknownAgentError(f"unknown agent {a}: ids are 0..{self.n_agents - 1}")
+        return a
+
+    def action_id(self, name):
+        """The id of an action name, or -1 (as polis_env_action_id)."""
+        return self._lib.env_action_id(self._ptr(), name.encode())
+
+    # ---- views and text actions ----------------------------------------------------------
+
+    def render(self, agent, format="text"):
+        """An agent's view as a string (``polis_env_render``); ``format`` is one of
+        ``render_formats``. The ``"json"`` view is a JSON text: ``json.loads`` it, or use
+        ``render_json``."""
+        p = self._ptr()
+        a = self.agent_id(agent)
+        out = ctypes.c_void_p()
+        st = self._lib.env_render(p, a, format.encode(), ctypes.byref(out))
+        try:
+            self._check(st)
+            return _decode(ctypes.string_at(out.value))
+        finally:
+            if out.value:
+                self._lib.free(out)
+
+    def render_json(self, agent):
+        """The ``"json"`` view parsed: ``{"<plugin>": {...}, ...}``."""
+        return json.loads(self.render(agent, "json"))
+
+    def parse_action(self, agent, text):
+        """A text or JSON action of an agent as an action id (``polis_env_parse_action``).
+        The id is not checked against the mask. ActionError with the engine's message when
+        nothing accepts the input."""
+        p = self._ptr()
+        a = self.agent_id(agent)
+        if not isinstance(text, str):
+            raise InvalidArgumentError(f"parse_action: expected a string, got "
+                                       f"{type(text).__name__}")
+        out = ctypes.c_int32(-1)
+        self._check(self._lib.env_parse_action(p, a, text.encode(), ctypes.byref(out)))
+        return out.value
+
+    def describe(self):
+        """Everything the scenario registered, as the dict of ``polis describe --json``."""
+        raw = self._lib.env_describe_json(self._ptr())
+        if not raw:
+            raise error_for(2, "describe: out of memory")
+        try:
+            return json.loads(_decode(ctypes.string_at(raw)))
+        finally:
+            self._lib.free(raw)
+
+    # ---- masks and observations as plain Python ------------------------------------------
+
+    def mask_list(self, agent):
+        """An agent's action mask as a list of 0/1 ints (a copy)."""
+        return self.agent_masks[self.agent_id(agent)].tolist()
+
+    def obs_dict(self, agent, copy=False):
+        """An agent's observation as {field: value}: numpy views (``copy=False``) or copies;
+        without numpy, nested lists."""
+        a = self.agent_id(agent)
+        if np is None:
+            return {k: v.tolist() for k, v in self.agent_fields[a].items()}
+        if copy:
+            return {k: v.copy() for k, v in self.agent_fields[a].items()}
+        return self.agent_fields[a]
+
+    # ---- events --------------------------------------------------------------------------
+
+    def subscribe(self, fn, event=None):
+        """Calls ``fn(EventInfo)`` for each event of type ``event`` (a name; None = every
+        type), after the plugin and script subscribers. Allowed until the first reset. An
+        exception raised by ``fn`` cannot cross the engine: it is raised from the ``step``
+        or ``reset`` that delivered the event, once the engine call has returned."""
+        p = self._ptr()
+        lib = self._lib
+        if event is None:
+            t = -1
+        else:
+            t = lib.env_event_find(p, event.encode())
+            if t < 0:
+                raise InvalidArgumentError(
+                    f'subscribe: unknown event type "{event}" '
+                    f'(types: {", ".join(self.event_types) or "none"})')
+        layouts = [self._event_layout(i) for i in range(len(self.event_types))]
+        names = self.event_types
+        pending = self._h.pending
+
+        def on_event(_ud, evp):
+            if pending[0] is not None:
+                return
+            try:
+                ev = evp.contents
+                data = {}
+                for fname, ctype, off in layouts[ev.type]:
+                    data[fname] = ctype.from_address(ev.data + off).value
+                fn(EventInfo(ev.type, names[ev.type], ev.tick, ev.seq, data))
+            except BaseException as e:  # never unwind through C
+                pending[0] = e
+
+        cb = _lib.EVENT_FN(on_event)
+        self._check(lib.env_subscribe(p, t, cb, None))
+        self._h.callbacks.append(cb)
+
+    def _event_layout(self, t):
+        lib, p = self._lib, self._h.ptr
+        out = []
+        for i in range(lib.env_event_n_fields(p, t)):
+            name = ctypes.c_char_p()
+            ft = ctypes.c_int()
+            off = ctypes.c_size_t()
+            self._check(lib.env_event_field(p, t, i, ctypes.byref(name), ctypes.byref(ft),
+                                            ctypes.byref(off)))
+            out.append((_decode(name.value), _lib.FTYPE_CTYPES[_lib.FTYPE_NAMES[ft.value]],
+                        off.value))
+        return out
+
+    # ---- zero-copy introspection (tests, debugging) --------------------------------------
+
+    def buffer_address(self, name):
+        """The engine address of a buffer (``"obs"``, ``"masks"``, ``"actions"``, ...), as
+        polis_env_io gives it. A view of that buffer starts at exactly this address."""
+        self._ptr()
+        return self._addresses[name]
+
+
+class _ClosedHandle:
+    """Stands in for the handle after close(): no pointer, every call refused."""
+
+    __slots__ = ("lib", "ptr", "closed", "pending")
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.ptr = None
+        self.closed = True
+        self.pending = [None]
+
+
+def _readonly(view):
+    if np is not None and isinstance(view, np.ndarray):
+        view.flags.writeable = False
+        return view
+    return view.toreadonly()
+
+
+def _index(v, what):
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise InvalidArgumentError(f"{what} must be an integer, got {type(v).__name__} "
+                                   f"{v!r}") from None

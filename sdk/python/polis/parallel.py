@@ -1,0 +1,318 @@
+"""``polis.parallel_env``: a polis env with PettingZoo's ParallelEnv shape.
+
+Conventions (docs/python.md has the full text):
+
+- ``agents`` is empty until ``reset``; an agent that is terminated or truncated in a step
+  gets its last observation, reward and flags from that step and is then removed from
+  ``agents`` (it never comes back in the episode). ``while env.agents:`` runs one episode.
+- ``terminations[agent]`` is the game's own end (no bootstrapping); ``truncations[agent]``
+  is the kernel's time limit (``max_steps``): bootstrap from the value there.
+- Actions: a dict agent -> action id (``int`` or numpy integer) or text (``"move north"``,
+  parsed by the scenario's action parsers). A live agent missing from the dict does
+  ``noop`` (id 0, always legal). A masked action is a no-op reported as
+  ``infos[agent]["illegal_action"] = True``.
+- Action masks (``action_mask=``): ``"obs"`` (default) makes each observation
+  ``{"observation": {field: array}, "action_mask": int8 array}``, the layout of
+  PettingZoo's classic games; ``"info"`` keeps observations as ``{field: array}`` and puts
+  the mask in ``infos[agent]["action_mask"]``; ``"both"``; ``None``.
+- Observations are zero-copy read-only views of the engine's buffers, the same objects
+  every step: they change in place when the env steps. Copy what you keep (or pass
+  ``copy_obs=True``).
+- Seeding: ``reset(seed=s)`` starts the episode from ``s`` and seeds the action spaces;
+  ``reset()`` uses the scenario's ``seed`` the first time and then a new seed derived from
+  the previous one, so a sequence of unseeded resets is reproducible too.
+- There is no autoreset: a parallel env is reset by its caller.
+"""
+
+from collections.abc import Mapping
+
+from . import spaces as _spaces
+from ._compat import np
+from ._lib import DTYPE_INFO
+from .core import U64, Env, _index
+from .errors import InvalidArgumentError, StateError, UnknownAgentError
+
+MASK_MODES = ("obs", "info", "both", None)
+
+
+def _splitmix64(x):
+    x = (x + 0x9E3779B97F4A7C15) % U64
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % U64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % U64
+    return z ^ (z >> 31)
+
+
+def _field_space(f, leading=()):
+    _, dtype, _, lo, hi = DTYPE_INFO[f.dtype]
+    return _spaces.box(lo, hi, tuple(leading) + f.shape, dtype)
+
+
+class ParallelEnv:
+    """A polis env with PettingZoo's ParallelEnv API. Build it with ``polis.parallel_env``.
+
+    ``core`` is the underlying ``polis.Env`` (buffers, render, parse_action, describe).
+    """
+
+    def __init__(self, scenario, *, overrides=None, action_mask="obs", render_mode=None,
+                 copy_obs=False, library=None, plugin_path=None, base_dir=None, log=None,
+                 **kw_overrides):
+        if action_mask not in MASK_MODES:
+            raise InvalidArgumentError(f"action_mask must be one of {MASK_MODES}, got "
+                                       f"{action_mask!r}")
+        if render_mode not in (None, "ansi", "human"):
+            raise InvalidArgumentError(f'render_mode must be None, "ansi" or "human", got '
+                                       f"{render_mode!r}")
+        merged = dict(overrides or {})
+        merged.update(kw_overrides)
+        self.core = Env(scenario, merged, library=library, plugin_path=plugin_path,
+                        base_dir=base_dir, log=log)
+        core = self.core
+        self.render_mode = render_mode
+        self.action_mask_mode = action_mask
+        self.copy_obs = bool(copy_obs)
+        self.metadata = {"name": core.name, "render_modes": ["ansi", "human"],
+                         "is_parallelizable": True}
+        self.possible_agents = list(core.agent_names)
+        self.agents = []
+        self._ids = {name: a for a, name in enumerate(self.possible_agents)}
+        self.observation_spaces = {name: self._make_obs_space() for name in self.possible_agents}
+        self.action_spaces = {name: _spaces.discrete(core.n_actions)
+                              for name in self.possible_agents}
+        n = core.n_agents
+        self.state_space = _spaces.dict_space({f.name: _field_space(f, (n,))
+                                               for f in core.obs_fields})
+        self.last_seed = None
+        self._next_seed = None
+        self._obs_cache = None
+        if np is not None:
+            # The per-agent observation objects, built once over the engine's buffers.
+            self._obs_cache = [self._wrap(dict(core.agent_fields[a]), core.agent_masks[a])
+                               for a in range(n)]
+
+    # ---- spaces --------------------------------------------------------------------------
+
+    def _make_obs_space(self):
+        core = self.core
+        fields = _spaces.dict_space({f.name: _field_space(f) for f in core.obs_fields})
+        if self.action_mask_mode in ("obs", "both"):
+            mask = _spaces.box(0, 1, (core.n_actions,), "int8")
+            return _spaces.dict_space({"observation": fields, "action_mask": mask})
+        return fields
+
+    def _id(self, agent):
+        try:
+            return self._ids[agent]
+        except (KeyError, TypeError):
+            raise UnknownAgentError(f"unknown agent {agent!r} (agents: "
+                                    f"{', '.join(self.possible_agents)})") from None
+
+    def observation_space(self, agent):
+        """The observation space of an agent: the same object on every call."""
+        self._id(agent)
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        """The action space of an agent (``Discrete(n_actions)``): the same object on every
+        call."""
+        self._id(agent)
+        return self.action_spaces[agent]
+
+    @property
+    def num_agents(self):
+        return len(self.agents)
+
+    @property
+    def max_num_agents(self):
+        return len(self.possible_agents)
+
+    @property
+    def unwrapped(self):
+        return self
+
+    # ---- observations --------------------------------------------------------------------
+
+    def _wrap(self, fields, mask):
+        if self.action_mask_mode in ("obs", "both"):
+            return {"observation": fields, "action_mask": mask}
+        return fields
+
+    def _obs(self, a):
+        core = self.core
+        if np is None:
+            fields = {k: v.tolist() for k, v in core.agent_fields[a].items()}
+            return self._wrap(fields, core.agent_masks[a].tolist())
+        if self.copy_obs:
+            fields = {k: v.copy() for k, v in core.agent_fields[a].items()}
+            return self._wrap(fields, core.agent_masks[a].copy())
+        return self._obs_cache[a]
+
+    def _mask(self, a):
+        core = self.core
+        if np is None:
+            return core.agent_masks[a].tolist()
+        return core.agent_masks[a].copy() if self.copy_obs else core.agent_masks[a]
+
+    def _info(self, a, illegal):
+        info = {"illegal_action": bool(illegal)}
+        if self.action_mask_mode in ("info", "both"):
+            info["action_mask"] = self._mask(a)
+        return info
+
+    # ---- episode -------------------------------------------------------------------------
+
+    def reset(self, seed=None, options=None):
+        """Starts an episode; returns ``(observations, infos)`` for every agent."""
+        if options:
+            raise InvalidArgumentError(f"reset: polis takes no reset options, got "
+                                       f"{sorted(options)}")
+        core = self.core
+        if seed is None:
+            seed = self._next_seed if self._next_seed is not None else core.default_seed
+        else:
+            seed = _index(seed, "seed")
+            if not 0 <= seed < U64:
+                raise InvalidArgumentError(f"reset: seed {seed} is outside [0, 2^64)")
+            for i, name in enumerate(self.possible_agents):
+                self.action_spaces[name].seed((seed + i) % U64)
+        core.reset(seed)
+        self.last_seed = seed
+        self._next_seed = _splitmix64(seed)
+        term, trunc = core.terminations, core.truncations
+        self.agents = [name for a, name in enumerate(self.possible_agents)
+                       if not term[a] and not trunc[a]]
+        obs = {name: self._obs(self._ids[name]) for name in self.agents}
+        infos = {name: self._info(self._ids[name], False) for name in self.agents}
+        return obs, infos
+
+    def step(self, actions):
+        """One tick. ``actions``: {agent: id or text}. Returns ``(observations, rewards,
+        terminations, truncations, infos)``, each keyed by the agents that were live before
+        the step."""
+        core = self.core
+        if not self.agents:
+            # Before the first reset or after the episode: the engine refuses the step with
+            # its own message ("call reset before the first step", "the episode is over").
+            core.step()
+        if not isinstance(actions, Mapping):
+            raise InvalidArgumentError(f"step: actions must be a dict agent -> action, got "
+                                       f"{type(actions).__name__}")
+        live = self.agents
+        ids = []
+        for name in actions:
+            a = self._id(name)
+            if name not in live:
+                why = "terminated" if core.terminations[a] else "truncated"
+                raise StateError(f"step: {name} is done ({why}); it takes no more actions "
+                                 f"this episode (live agents: {', '.join(live)})")
+            ids.append(a)
+        values = []
+        for name, a in zip(actions, ids):
+            act = actions[name]
+            if isinstance(act, str):
+                values.append(core.parse_action(a, act))
+            else:
+                values.append(core._checked_action(a, act))
+        buf = core.actions
+        for a in range(core.n_agents):
+            buf[a] = 0
+        for a, v in zip(ids, values):
+            buf[a] = v
+        core.step()
+        rew = core.rewards.tolist()
+        term = core.terminations.tolist()
+        trunc = core.truncations.tolist()
+        illegal = core.illegal.tolist()
+        obs, rewards, terminations, truncations, infos = {}, {}, {}, {}, {}
+        survivors = []
+        for name in live:
+            a = self._ids[name]
+            obs[name] = self._obs(a)
+            rewards[name] = rew[a]
+            terminations[name] = bool(term[a])
+            truncations[name] = bool(trunc[a])
+            infos[name] = self._info(a, illegal[a])
+            if not term[a] and not trunc[a]:
+                survivors.append(name)
+        self.agents = survivors
+        return obs, rewards, terminations, truncations, infos
+
+    def state(self):
+        """The global state for centralised critics: every agent's observation fields
+        stacked, ``{field: array [n_agents, *shape]}`` in agent order (``state_space``).
+        With numpy these are zero-copy strided views (copies with ``copy_obs=True``);
+        without numpy, nested lists. Agents that are done keep their last observation."""
+        core = self.core
+        if np is None:
+            return {f.name: [core.agent_fields[a][f.name].tolist()
+                             for a in range(core.n_agents)] for f in core.obs_fields}
+        if self.copy_obs:
+            return {k: v.copy() for k, v in core.fields.items()}
+        return dict(core.fields)
+
+    # ---- text ----------------------------------------------------------------------------
+
+    def render(self):
+        """Every agent's text view (the ``"text"`` renderer), each under ``== agent ==``
+        when there are several agents, as ``polis render`` prints them. Returns the string
+        (``render_mode`` None or ``"ansi"``) or prints it (``"human"``)."""
+        core = self.core
+        if core.n_agents == 1:
+            text = core.render(0, "text")
+        else:
+            text = "".join(f"== {name} ==\n{core.render(a, 'text')}"
+                           for a, name in enumerate(self.possible_agents))
+        if self.render_mode == "human":
+            print(text, end="")
+            return None
+        return text
+
+    def render_agent(self, agent, format="text"):
+        """One agent's view: a string, or the parsed object for ``format="json"``."""
+        a = self._id(agent)
+        if format == "json":
+            return self.core.render_json(a)
+        return self.core.render(a, format)
+
+    def parse_action(self, agent, text):
+        """A text or JSON action as an action id (not checked against the mask)."""
+        return self.core.parse_action(self._id(agent), text)
+
+    def action_mask(self, agent):
+        """An agent's current mask (int8 view with numpy, else a list)."""
+        return self._mask(self._id(agent))
+
+    def legal_actions(self, agent):
+        """The names of the actions the agent's mask allows now, in id order."""
+        a = self._id(agent)
+        names = self.core.action_names
+        return [names[i] for i, v in enumerate(self.core.agent_masks[a].tolist()) if v]
+
+    def close(self):
+        """Ends the env; see ``polis.Env.close`` for what happens to held observations."""
+        self._obs_cache = None
+        self.agents = []
+        self.core.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"<polis.ParallelEnv {self.metadata['name']!r}: {len(self.possible_agents)} " \
+               f"agents>"
+
+
+def parallel_env(scenario, **kwargs):
+    """A ``ParallelEnv`` for ``scenario`` (a path, a ruleset name such as ``"gather"``, a
+    dict or a JSON string).
+
+    Keyword arguments are the env's options — ``action_mask`` ("obs", "info", "both" or
+    None), ``render_mode`` (None, "ansi", "human"), ``copy_obs``, ``library``,
+    ``plugin_path``, ``base_dir``, ``log``, ``overrides`` (a dict) — and otherwise scenario
+    overrides: ``max_steps=50``, ``agents=2``, ``plugins__gather__params__coins=3`` or
+    ``**{"plugins.gather.params.coins": 3}`` (see ``polis.scenario``).
+    """
+    return ParallelEnv(scenario, **kwargs)
