@@ -16,6 +16,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli_bench.h"
+#include "cli_eval.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
 
@@ -36,6 +38,8 @@ static const char USAGE[] =
     "  render SCENARIO     print agents' views (text or JSON) after K steps\n"
     "  parse SCENARIO ACTION\n"
     "                      turn a text or JSON action into an action id\n"
+    "  bench SCENARIO      measure steps per second (vectorised envs, threads)\n"
+    "  eval SCENARIO       evaluate a policy: metrics over N episodes (mean and std)\n"
     "  help [COMMAND]      show this help or a command's help\n"
     "\n"
     "options:\n"
@@ -56,9 +60,11 @@ static const char HELP_RUN[] =
     "                       (default: the scenario's \"seed\")\n"
     "  --steps N            stop each episode after N steps (default: until it ends)\n"
     "  --episodes N         number of episodes (default 1)\n"
-    "  --policy random|noop random: each agent picks uniformly among its legal actions,\n"
+    "  --policy NAME        random: each agent picks uniformly among its legal actions,\n"
     "                       from a generator seeded by the episode seed (reproducible);\n"
-    "                       noop: every agent takes action 0 (default random)\n"
+    "                       noop: every agent takes action 0 (default random); any\n"
+    "                       other name: a policy the scenario's plugins register\n"
+    "                       (`polis describe` lists them, e.g. greedy, scripted)\n"
     "  --quiet              print only the closing summary line\n"
     "  --json               print one JSON object per episode (one per line)\n"
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
@@ -79,7 +85,7 @@ static const char HELP_DESCRIBE[] =
     "\n"
     "Lists what SCENARIO registers: plugins and scripts with their parameters, actions, the\n"
     "observation layout, reward functions and transforms, event types, hooks per phase,\n"
-    "components, services, exports, renderers and action parsers.\n"
+    "components, services, exports, renderers, action parsers and policies.\n"
     "\n"
     "options:\n"
     "  --json               print the JSON document of polis_env_describe_json()\n"
@@ -99,7 +105,7 @@ static const char HELP_RENDER[] =
     "  --agent A            only agent A (an id or an agent name; default: every agent, each\n"
     "                       under a \"== name ==\" heading, or one JSON object by name)\n"
     "  --format F           text (default), json, or another format a plugin renders\n"
-    "  --policy random|noop as for `polis run` (default random)\n"
+    "  --policy NAME        as for `polis run` (default random)\n"
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 static const char HELP_PARSE[] =
@@ -120,9 +126,9 @@ static const char HELP_HELP[] =
     "usage: polis help [COMMAND]\n"
     "\n"
     "Shows the list of commands, or the help of COMMAND (run, validate, describe, render,\n"
-    "parse, help).\n";
+    "parse, bench, eval, help).\n";
 
-#define COMMAND_LIST "run, validate, describe, render, parse, help"
+#define COMMAND_LIST "run, validate, describe, render, parse, bench, eval, help"
 
 static const char *command_help(const char *cmd)
 {
@@ -131,6 +137,8 @@ static const char *command_help(const char *cmd)
     if (strcmp(cmd, "describe") == 0) return HELP_DESCRIBE;
     if (strcmp(cmd, "render") == 0) return HELP_RENDER;
     if (strcmp(cmd, "parse") == 0) return HELP_PARSE;
+    if (strcmp(cmd, "bench") == 0) return CLI_BENCH_HELP;
+    if (strcmp(cmd, "eval") == 0) return CLI_EVAL_HELP;
     if (strcmp(cmd, "help") == 0) return HELP_HELP;
     return NULL;
 }
@@ -180,7 +188,8 @@ static bool parse_count(const char *s, int64_t *out)
 
 /* ---- options ------------------------------------------------------------------------------ */
 
-typedef enum cli_policy { POLICY_RANDOM, POLICY_NOOP } cli_policy;
+/* random and noop are the CLI's own; any other name is a policy a plugin registered. */
+typedef enum cli_policy { POLICY_RANDOM, POLICY_NOOP, POLICY_NAMED } cli_policy;
 
 typedef struct cli_args {
     const char *cmd;
@@ -195,6 +204,7 @@ typedef struct cli_args {
     int64_t steps; /* 0: until the episode ends */
     int64_t episodes;
     cli_policy policy;
+    const char *policy_name; /* POLICY_NAMED */
     bool quiet;
     bool json;
     bool help;
@@ -313,8 +323,11 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
                 a->policy = POLICY_RANDOM;
             else if (strcmp(value, "noop") == 0)
                 a->policy = POLICY_NOOP;
-            else
-                return usage_error(a->cmd, "--policy: '%s' is not one of: random, noop", value);
+            else if (*value) {
+                a->policy = POLICY_NAMED; /* resolved once the scenario is loaded */
+                a->policy_name = value;
+            } else
+                return usage_error(a->cmd, "--policy: the policy name is empty");
             break;
         case OPT_QUIET: a->quiet = true; break;
         case OPT_JSON: a->json = true; break;
@@ -394,8 +407,24 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void choose_actions(const polis_io *io, cli_policy policy, polis_rng *rng)
+/* The id of a --policy NAME in env, or -1 after printing what the scenario offers. */
+static int32_t named_policy(polis_env *env, const cli_args *a)
 {
+    if (a->policy != POLICY_NAMED) return 0;
+    int32_t id = polis_env_policy_find(env, a->policy_name);
+    if (id >= 0) return id;
+    fprintf(stderr, "polis: %s: --policy: the scenario has no policy named '%s' (policies:",
+            a->cmd, a->policy_name);
+    for (int32_t i = 0; i < polis_env_n_policies(env); i++)
+        fprintf(stderr, " %s", polis_env_policy_name(env, i));
+    fprintf(stderr, ")\n");
+    return -1;
+}
+
+static polis_status choose_actions(polis_env *env, const polis_io *io, cli_policy policy,
+                                   int32_t policy_id, polis_rng *rng)
+{
+    if (policy == POLICY_NAMED) return polis_env_policy_act(env, policy_id, NULL, 0);
     for (int32_t a = 0; a < io->n_agents; a++) {
         int32_t pick = 0;
         if (policy == POLICY_RANDOM) {
@@ -415,6 +444,7 @@ static void choose_actions(const polis_io *io, cli_policy policy, polis_rng *rng
         }
         io->actions[a] = pick;
     }
+    return POLIS_OK;
 }
 
 /* Rewards are float32, so a return summed in double carries their representation error
@@ -551,6 +581,11 @@ static int cmd_run(const cli_args *a)
     }
 
     const polis_io *io = polis_env_io(env);
+    int32_t policy_id = named_policy(env, a);
+    if (policy_id < 0) {
+        rc = EXIT_ENV;
+        goto out;
+    }
     uint64_t seed0 = a->has_seed ? a->seed : polis_env_default_seed(env);
     int64_t total_steps = 0;
     double total_seconds = 0;
@@ -569,7 +604,11 @@ static int cmd_run(const cli_args *a)
             goto out;
         }
         while (!polis_env_done(env) && (a->steps == 0 || st.steps < a->steps)) {
-            choose_actions(io, a->policy, &rng);
+            if (choose_actions(env, io, a->policy, policy_id, &rng) != POLIS_OK) {
+                rc = env_failure(env);
+                env = NULL;
+                goto out;
+            }
             double t0 = now_seconds();
             polis_status s = polis_env_step(env);
             st.seconds += now_seconds() - t0;
@@ -674,14 +713,20 @@ static int cmd_render(const cli_args *a)
         return EXIT_USAGE;
     }
     const char *format = a->format ? a->format : "text";
+    int32_t policy_id = named_policy(env, a);
+    if (policy_id < 0) {
+        polis_env_destroy(env);
+        return EXIT_ENV;
+    }
     uint64_t seed = a->has_seed ? a->seed : polis_env_default_seed(env);
     polis_rng rng;
     polis_rng_seed(&rng, seed, CLI_POLICY_STREAM);
     if (polis_env_reset(env, seed) != POLIS_OK) return env_failure(env);
     const polis_io *io = polis_env_io(env);
     for (int64_t k = 0; k < a->steps && !polis_env_done(env); k++) {
-        choose_actions(io, a->policy, &rng);
-        if (polis_env_step(env) != POLIS_OK) return env_failure(env);
+        if (choose_actions(env, io, a->policy, policy_id, &rng) != POLIS_OK ||
+            polis_env_step(env) != POLIS_OK)
+            return env_failure(env);
     }
 
     /* Everything is rendered before anything is printed, so a failing renderer leaves no
@@ -1107,6 +1152,15 @@ static bool describe_text(const cJSON *d)
             printf("%s%s", it == parsers->child ? "" : " ", jstr(it, "owner"));
         putchar('\n');
     }
+
+    const cJSON *policies = cJSON_GetObjectItemCaseSensitive(d, "policies");
+    heading("policies", cJSON_GetArraySize(policies));
+    if (cJSON_GetArraySize(policies) > 0) {
+        table t = {.ncols = 2};
+        table_row(&t, "name", "owner");
+        cJSON_ArrayForEach(it, policies) table_row(&t, jstr(it, "name"), jstr(it, "owner"));
+        ok = table_done(&t, "  ") && ok;
+    }
     return ok;
 }
 
@@ -1163,6 +1217,9 @@ int main(int argc, char **argv)
         fputs(USAGE, stdout);
         return 0;
     }
+
+    if (strcmp(cmd, "bench") == 0) return cli_bench_main(argc, argv);
+    if (strcmp(cmd, "eval") == 0) return cli_eval_main(argc, argv);
 
     cli_args a;
     memset(&a, 0, sizeof a);

@@ -984,6 +984,7 @@ polis_status polis__scenario_parse(polis_env *env, const char *text, size_t len,
         goto done;
     }
     if ((st = json_parse(env, text, len, &s->root)) != POLIS_OK) goto done;
+    if (env->overrides && (st = polis__overrides_apply(env, s->root)) != POLIS_OK) goto done;
     st = read_scenario(env, s->root);
 done:
     if (st != POLIS_OK) {

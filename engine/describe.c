@@ -476,6 +476,19 @@ static void describe_views(describe_builder *b, cJSON *root, const polis_env *en
     }
 }
 
+/* Scripted policies (policy.c) by id: the kernel's "noop" and "random", then the registered
+ * ones in registration order. */
+static void describe_policies(describe_builder *b, cJSON *root, const polis_env *env)
+{
+    cJSON *arr = add_arr(b, root, "policies");
+    for (int32_t i = 0; i < polis_env_n_policies(env); i++) {
+        cJSON *o = add_obj(b, arr, NULL);
+        add_i64(b, o, "id", i);
+        add_str(b, o, "name", polis_env_policy_name(env, i));
+        add_str(b, o, "owner", i < 2 ? "polis" : owner_name(env->policies[i - 2].ctx));
+    }
+}
+
 char *polis_env_describe_json(const polis_env *env)
 {
     if (!env) return NULL;
@@ -496,6 +509,7 @@ char *polis_env_describe_json(const polis_env *env)
     describe_services(&b, root, env);
     describe_exports(&b, root, env);
     describe_views(&b, root, env);
+    describe_policies(&b, root, env);
 
     char *out = NULL;
     if (!b.failed) {

@@ -180,10 +180,36 @@ static polis_status build(polis_env *env, const char *text, size_t len, const ch
     return POLIS_OK;
 }
 
-static polis_status create(const char *text, size_t len, const char *source,
-                           const char *base_dir, const polis_options *opts, polis_env **out,
-                           polis_error *err)
+/* Options fields up to log_ud are the original 0.1 layout; later fields are read only when
+ * the caller's struct_size covers them, so a host built against the older header works. */
+#define OPTIONS_BASE_SIZE (offsetof(polis_options, log_ud) + sizeof(void *))
+#define OPTIONS_HAS(o, field)                                                                 \
+    ((o)->struct_size >= offsetof(polis_options, field) + sizeof((o)->field))
+
+static polis_status read_options(polis_env *env, const polis_options *opts,
+                                 const char **base_dir)
 {
+    if (!opts || opts->struct_size == 0) return POLIS_OK;
+    if (opts->struct_size < OPTIONS_BASE_SIZE)
+        return polis__fail(env, POLIS_ERR_INVALID,
+                           "polis_options.struct_size is %zu, expected %zu (set it to "
+                           "sizeof(polis_options))",
+                           opts->struct_size, sizeof(polis_options));
+    env->log = opts->log;
+    env->log_ud = opts->log_ud;
+    if (opts->plugin_path && !(env->plugin_path = polis__strdup(env, opts->plugin_path)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    if (!*base_dir) *base_dir = opts->base_dir;
+    if (OPTIONS_HAS(opts, overrides) && opts->overrides &&
+        !(env->overrides = polis__strdup(env, opts->overrides)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    if (OPTIONS_HAS(opts, no_observations)) env->no_obs = opts->no_observations;
+    return POLIS_OK;
+}
+
+polis_status polis__env_create(const polis__create_args *args, polis_env **out, polis_error *err)
+{
+    const polis_options *opts = args->opts;
     polis_alloc_fn alloc = default_alloc;
     void *alloc_ud = NULL;
     if (opts && opts->struct_size >= offsetof(polis_options, alloc_ud) + sizeof(void *) &&
@@ -215,21 +241,20 @@ static polis_status create(const char *text, size_t len, const char *source,
     env->alloc = alloc;
     env->alloc_ud = alloc_ud;
     env->state = POLIS__ENV_LOADING;
-    polis_status st = POLIS_OK;
-    if (opts && opts->struct_size >= sizeof(polis_options)) {
-        env->log = opts->log;
-        env->log_ud = opts->log_ud;
-        if (opts->plugin_path && !(env->plugin_path = polis__strdup(env, opts->plugin_path)))
-            st = polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
-        if (!base_dir) base_dir = opts->base_dir;
-    } else if (opts && opts->struct_size != 0) {
-        st = polis__fail(env, POLIS_ERR_INVALID,
-                         "polis_options.struct_size is %zu, expected %zu (set it to "
-                         "sizeof(polis_options))",
-                         opts->struct_size, sizeof(polis_options));
-    }
-    if (st == POLIS_OK) st = build(env, text, len, source, base_dir);
+    env->io_fn = args->io_fn;
+    env->io_ud = args->io_ud;
+    const char *base_dir = args->base_dir;
+    polis_status st = read_options(env, opts, &base_dir);
+    if (st == POLIS_OK)
+        st = build(env, args->text, args->len, args->source ? args->source : "<string>",
+                   base_dir);
     if (st != POLIS_OK) {
+        /* An overridden value is checked where the scenario reader or a plugin meets it, at
+         * its JSON path; say that the file alone is not what was read. */
+        if (env->overrides && st != POLIS_ERR_NOMEM && strncmp(env->err, "overrides: ", 11) != 0) {
+            size_t len = strlen(env->err);
+            snprintf(env->err + len, sizeof env->err - len, " (scenario with overrides)");
+        }
         if (err) {
             err->status = st;
             snprintf(err->message, sizeof err->message, "%s",
@@ -253,20 +278,15 @@ polis_status polis_env_create_json(const char *json, size_t len, const polis_opt
         }
         return POLIS_ERR_INVALID;
     }
-    return create(json, len, "<string>", NULL, opts, out, err);
+    polis__create_args args = {.text = json, .len = len, .source = "<string>", .opts = opts};
+    return polis__env_create(&args, out, err);
 }
 
-polis_status polis_env_create_file(const char *path, const polis_options *opts,
-                                   polis_env **out, polis_error *err)
+polis_status polis__scenario_file(const char *path, char **text, size_t *len, char *dir,
+                                  size_t dir_size, polis_error *err)
 {
-    if (out) *out = NULL;
-    if (!path) {
-        if (err) {
-            err->status = POLIS_ERR_INVALID;
-            snprintf(err->message, sizeof err->message, "polis_env_create_file: path is NULL");
-        }
-        return POLIS_ERR_INVALID;
-    }
+    *text = NULL;
+    *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (err) {
@@ -277,7 +297,7 @@ polis_status polis_env_create_file(const char *path, const polis_options *opts,
         return POLIS_ERR_IO;
     }
     /* Read with plain malloc: the env (and its allocator) does not exist yet, and the text
-     * is freed before this function returns. */
+     * is freed before creation returns. */
     size_t cap = 1 << 14, n = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -304,16 +324,38 @@ polis_status polis_env_create_file(const char *path, const polis_options *opts,
         }
         return buf ? POLIS_ERR_IO : POLIS_ERR_NOMEM;
     }
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(dir, dir_size, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash == dir)
         dir[1] = '\0';
     else if (slash)
         *slash = '\0';
     else
-        snprintf(dir, sizeof dir, ".");
-    polis_status st = create(buf, n, path, dir, opts, out, err);
+        snprintf(dir, dir_size, ".");
+    *text = buf;
+    *len = n;
+    return POLIS_OK;
+}
+
+polis_status polis_env_create_file(const char *path, const polis_options *opts,
+                                   polis_env **out, polis_error *err)
+{
+    if (out) *out = NULL;
+    if (!path) {
+        if (err) {
+            err->status = POLIS_ERR_INVALID;
+            snprintf(err->message, sizeof err->message, "polis_env_create_file: path is NULL");
+        }
+        return POLIS_ERR_INVALID;
+    }
+    char *buf;
+    size_t n;
+    char dir[4096];
+    polis_status st = polis__scenario_file(path, &buf, &n, dir, sizeof dir, err);
+    if (st != POLIS_OK) return st;
+    polis__create_args args = {.text = buf, .len = n, .source = path, .base_dir = dir,
+                               .opts = opts};
+    st = polis__env_create(&args, out, err);
     free(buf);
     return st;
 }
@@ -326,12 +368,14 @@ void polis_env_destroy(polis_env *env)
     polis__plugins_unload(env);
     polis__bus_free(env);
     polis__render_free(env);
+    polis__policies_free(env);
     polis__registry_free(env);
     polis__entities_free(env);
     polis__grid_free(env);
     polis__scenario_release_json(env);
     polis__scenario_free(env);
     polis__strfree(env, env->plugin_path);
+    polis__strfree(env, env->overrides);
     polis_alloc_fn alloc = env->alloc;
     void *ud = env->alloc_ud;
     alloc(ud, env, sizeof *env, 0);
@@ -368,7 +412,8 @@ static polis_status write_observations(polis_env *env)
     if (st != POLIS_OK) return st;
     polis_io *io = &env->io;
     env->cb_status = POLIS_OK;
-    for (int32_t f = 0; f < env->n_obs; f++) {
+    int32_t n_fields = env->no_obs ? 0 : env->n_obs; /* masks are still written below */
+    for (int32_t f = 0; f < n_fields; f++) {
         const polis__obs *o = &env->obs[f];
         env->current = o->ctx;
         uint8_t *dst = io->obs + o->offset;
@@ -397,6 +442,12 @@ static polis_status write_observations(polis_env *env)
                 return env->cb_status;
             }
         }
+        for (int32_t f = 0; f < env->n_mask_filters; f++) {
+            const polis__mask_filter *mf = &env->mask_filters[f];
+            env->current = mf->ctx;
+            mf->fn(mf->ctx, mf->ud, a, row);
+        }
+        row[0] = 1;
     }
     env->current = NULL;
     return POLIS_OK;
@@ -421,6 +472,7 @@ polis_status polis_env_reset(polis_env *env, uint64_t seed)
     /* Stream constant: "polis" in ASCII, so the env stream differs from callers' own PCG32
      * generators seeded with the same number on the default stream. */
     polis_rng_seed(&env->rng, seed, 0x706f6c6973ULL);
+    polis_rng_seed(&env->policy_rng, seed, POLIS__POLICY_STREAM);
     polis_io *io = &env->io;
     memset(io->rewards, 0, sizeof(float) * (size_t)io->n_agents);
     memset(io->terminations, 0, (size_t)io->n_agents);

@@ -153,6 +153,12 @@ typedef struct polis__reward {
     float weight;
 } polis__reward;
 
+typedef struct polis__mask_filter {
+    polis_mask_fn fn;
+    void *ud;
+    polis_ctx *ctx;
+} polis__mask_filter;
+
 typedef struct polis__transform {
     char *name;
     int32_t priority;
@@ -216,6 +222,15 @@ typedef struct polis__parser {
     polis_ctx *ctx;
 } polis__parser;
 
+/* A scripted policy a plugin or script registered (policy.c); public ids start after the
+ * kernel's built-ins "noop" and "random". */
+typedef struct polis__policy {
+    char *name;
+    polis_policy_fn fn;
+    void *ud;
+    polis_ctx *ctx;
+} polis__policy;
+
 /* A queued event (bus.c): published during a dispatch, delivered after it. */
 typedef struct polis__queued {
     int32_t type;
@@ -231,6 +246,12 @@ enum {
     POLIS__ENV_DONE = 3,    /* every agent terminated or truncated */
     POLIS__ENV_BROKEN = 4   /* a step or reset failed: reset required */
 };
+
+/* A provider of io buffers owned by someone else (vec.c: slices of a polis_vec's shared
+ * buffers). Called once, when registration freezes, with io->n_agents, n_actions and
+ * obs_size set; it sets the seven buffer pointers (zeroed memory of the sizes polis_io
+ * documents) or fails with a message in env->err. The env never frees them. */
+typedef polis_status (*polis__io_fn)(void *ud, polis_env *env, polis_io *io);
 
 struct polis_env {
     /* allocator */
@@ -263,6 +284,7 @@ struct polis_env {
     polis__obs *obs; int32_t n_obs, cap_obs;
     polis__reward *rewards; int32_t n_rewards, cap_rewards;
     polis__transform *transforms; int32_t n_transforms, cap_transforms;
+    polis__mask_filter *mask_filters; int32_t n_mask_filters, cap_mask_filters;
     polis__event_type *events; int32_t n_events, cap_events;
     polis__sub *subs; int32_t n_subs, cap_subs;
     polis__sub *any_subs; int32_t n_any_subs; /* host subscribers to every event, sorted */
@@ -274,6 +296,9 @@ struct polis_env {
     polis__renderer *renderers; int32_t n_renderers, cap_renderers;
     polis__parser *parsers; int32_t n_parsers, cap_parsers;
     char *render_formats;
+    /* scripted policies (policy.c) and their generator, seeded at every reset */
+    polis__policy *policies; int32_t n_policies, cap_policies;
+    polis_rng policy_rng;
 
     /* agents */
     int32_t n_agents;
@@ -321,6 +346,13 @@ struct polis_env {
 
     /* JSON wrappers handed to plugins during init (config.c), freed after create */
     void *json_arena;
+
+    /* creation options beyond the allocator (env.c) */
+    char *overrides;        /* polis_options.overrides copy, applied by config.c, or NULL */
+    bool no_obs;            /* polis_options.no_observations: field writers are skipped */
+    polis__io_fn io_fn;     /* non-NULL: io buffers come from io_fn (vec.c) */
+    void *io_ud;
+    bool io_borrowed;       /* io_fn supplied the buffers: registry_free leaves them */
 };
 
 /* ---- memory (env.c) ------------------------------------------------------------------- */
@@ -332,6 +364,22 @@ POLIS_INTERNAL void polis__strfree(polis_env *env, char *s);
 /* Grows *arr (elem bytes each) so that index `need` fits; capacity doubles. */
 POLIS_INTERNAL polis_status polis__grow(polis_env *env, void **arr, int32_t *cap, int32_t need,
                                         size_t elem);
+
+/* ---- creation (env.c), for kernel code that needs more than polis_options ------------- */
+typedef struct polis__create_args {
+    const char *text;       /* the scenario JSON, not necessarily NUL-terminated */
+    size_t len;
+    const char *source;     /* the file name for messages and the default name, or NULL */
+    const char *base_dir;   /* NULL: opts->base_dir, else "." */
+    const polis_options *opts;
+    polis__io_fn io_fn;     /* NULL: the env allocates its own io buffers */
+    void *io_ud;
+} polis__create_args;
+POLIS_INTERNAL polis_status polis__env_create(const polis__create_args *args, polis_env **out,
+                                              polis_error *err);
+/* Reads a scenario file with malloc (free() the text) and writes its directory into dir. */
+POLIS_INTERNAL polis_status polis__scenario_file(const char *path, char **text, size_t *len,
+                                                 char *dir, size_t dir_size, polis_error *err);
 
 /* ---- errors (env.c) ------------------------------------------------------------------- */
 /* Sets env->err. Returns `st` so callers can `return polis__fail(env, st, ...)`. */
@@ -396,6 +444,11 @@ POLIS_INTERNAL polis_status polis__read_file(polis_env *env, const char *path, c
 /* Joins base_dir and a relative path (absolute paths are kept). */
 POLIS_INTERNAL char *polis__path_join(polis_env *env, const char *base, const char *rel);
 
+/* ---- overrides.c: scenario overrides (polis_options.overrides) ----------------------- */
+/* Applies env->overrides to the parsed scenario tree before it is read. A root that is not
+ * an object is left alone (the reader reports it). Messages start with "overrides: ". */
+POLIS_INTERNAL polis_status polis__overrides_apply(polis_env *env, struct cJSON *root);
+
 /* ---- plugin.c: loading .so plugins ------------------------------------------------------ */
 POLIS_INTERNAL polis_status polis__plugins_load(polis_env *env);  /* dlopen + checks + init */
 POLIS_INTERNAL polis_status polis__plugins_start(polis_env *env);
@@ -405,6 +458,10 @@ POLIS_INTERNAL void polis__plugins_unload(polis_env *env);
  * running libpolis (build-tree and install layouts, so an installed or relocated polis
  * finds its own plugins), then the configured build and install directories. */
 POLIS_INTERNAL polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out);
+/* The directory of the running libpolis, or of the program it is linked into statically
+ * (the same place plugin_resolve starts from). false if it cannot be found or does not
+ * fit in cap bytes. */
+POLIS_INTERNAL bool polis__self_dir(char *buf, size_t cap);
 
 /* ---- render.c: views and text actions ------------------------------------------------- */
 /* The host-table functions (ABI 1.1). */
@@ -414,6 +471,15 @@ POLIS_INTERNAL polis_status polis__renderer_add(polis_ctx *ctx, const char *form
                                                 polis_render_fn fn, void *ud);
 POLIS_INTERNAL polis_status polis__parser_add(polis_ctx *ctx, polis_parse_fn fn, void *ud);
 POLIS_INTERNAL void polis__render_free(polis_env *env);
+
+/* ---- policy.c: scripted policies -------------------------------------------------------- */
+/* The policy generator's PCG32 stream ("policy" in ASCII): never the env stream. */
+#define POLIS__POLICY_STREAM 0x706f6c696379ULL
+/* The host-table functions. */
+POLIS_INTERNAL polis_status polis__policy_add(polis_ctx *ctx, const char *name, polis_policy_fn fn,
+                                              void *ud);
+POLIS_INTERNAL polis_rng *polis__policy_rng(polis_ctx *ctx);
+POLIS_INTERNAL void polis__policies_free(polis_env *env);
 
 /* ---- lua_host.c ------------------------------------------------------------------------ */
 POLIS_INTERNAL polis_status polis__scripts_load(polis_env *env);  /* run each script's chunk */

@@ -8,10 +8,15 @@
  * returned, and what a script registers reaches the engine as one of lua_host.c's
  * trampolines.
  */
+/* realpath() (XSI), for the module directory's name in messages. */
+#define _XOPEN_SOURCE 700
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -326,6 +331,19 @@ static int l_action_parser(lua_State *L)
     lua_pushvalue(L, 1);
     polis__lua_cb *cb = cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), "action parser");
     polis_status st = s->h->action_parser(s->ctx, polis__lua_tramp_parse, cb);
+    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    return 0;
+}
+
+static int l_policy(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    const char *name = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    if (!s->loading) return not_loading(L, "polis.policy");
+    lua_pushvalue(L, 2);
+    polis__lua_cb *cb = cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), name);
+    polis_status st = s->h->policy(s->ctx, name, polis__lua_tramp_policy, cb);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
     return 0;
 }
@@ -905,7 +923,7 @@ static int l_random(lua_State *L)
     if (s->env->state == POLIS__ENV_LOADING || s->env->state == POLIS__ENV_FROZEN)
         return luaL_error(L, "random: the env generator is seeded by reset; draw random numbers "
                              "in callbacks, not while the script loads");
-    polis_rng *r = s->h->rng(s->ctx);
+    polis_rng *r = s->in_policy ? s->h->policy_rng(s->ctx) : s->h->rng(s->ctx);
     lua_Integer low, up;
     switch (lua_gettop(L)) {
     case 0: lua_pushnumber(L, polis_rng_double(r)); return 1;
@@ -1106,6 +1124,129 @@ static int l_grid_set(lua_State *L)
     return 0;
 }
 
+/* polis.grid_view(buf, layer, x, y, facing, ahead, behind, left, right [, outside [, first]]):
+ * the egocentric window of a layer, rotated so the agent at (x, y) facing `facing` (0 north,
+ * 1 east, 2 south, 3 west) looks up, copied into an observation buffer in C. A window drawn
+ * cell by cell from Lua costs one metamethod call per cell, which dominates a Lua game's
+ * step (docs/performance.md, "commons"). */
+static int l_grid_view(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    polis__lua_obs_view *v = lua_touserdata(L, 1);
+    if (!v || v != s->obs) return luaL_typeerror(L, 1, "observation buffer");
+    if (!v->p)
+        return luaL_error(L, "polis.grid_view: the observation buffer is only valid while its "
+                             "writer runs (do not keep it)");
+    const polis_grid *g = check_grid(L, s, "polis.grid_view");
+    lua_Integer layer = luaL_checkinteger(L, 2);
+    lua_Integer x = luaL_checkinteger(L, 3), y = luaL_checkinteger(L, 4);
+    lua_Integer facing = luaL_checkinteger(L, 5);
+    lua_Integer span[4];
+    static const char *const span_names[4] = {"ahead", "behind", "left", "right"};
+    for (int k = 0; k < 4; k++) {
+        span[k] = luaL_checkinteger(L, 6 + k);
+        if (span[k] < 0 || span[k] > 4096)
+            return luaL_argerror(
+                L, 6 + k,
+                lua_pushfstring(L, "%s = %I is not in [0, 4096]", span_names[k], span[k]));
+    }
+    lua_Integer outside = luaL_optinteger(L, 10, 0);
+    lua_Integer first = luaL_optinteger(L, 11, 1);
+    if (!g->cells)
+        return luaL_error(L, "polis.grid_view: the grid has no cells until the first reset");
+    if (layer < 0 || layer >= g->layers)
+        return luaL_error(L, "polis.grid_view: layer %I is not in [0, %d]", layer,
+                          (int)g->layers - 1);
+    if (facing < 0 || facing > 3)
+        return luaL_error(L,
+                          "polis.grid_view: facing %I is not 0 (north), 1 (east), 2 (south) "
+                          "or 3 (west)",
+                          facing);
+    if (x < INT32_MIN || x > INT32_MAX || y < INT32_MIN || y > INT32_MAX)
+        return luaL_error(L, "polis.grid_view: (%I, %I) does not fit in 32 bits", x, y);
+    lua_Integer rows = span[0] + 1 + span[1], cols = span[2] + 1 + span[3];
+    if (first < 1 || (lua_Unsigned)(first - 1 + rows * cols) > v->count)
+        return luaL_error(L,
+                          "polis.grid_view: a %Ix%I window from element %I does not fit "
+                          "observation '%s' (%d elements)",
+                          rows, cols, first, v->cb->name, (int)v->count);
+    lua_Integer lo, hi;
+    switch (v->dtype) {
+    case POLIS_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
+    case POLIS_DTYPE_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case POLIS_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    default: lo = INT32_MIN, hi = INT32_MAX; break;
+    }
+    if (outside < lo || outside > hi)
+        return luaL_error(L,
+                          "polis.grid_view: outside value %I does not fit observation '%s' "
+                          "(%s)",
+                          outside, v->cb->name, polis_dtype_name(v->dtype));
+    /* forward and right unit vectors of each facing */
+    static const int fx[4] = {0, 1, 0, -1}, fy[4] = {-1, 0, 1, 0};
+    int64_t ax = fx[facing], ay = fy[facing];
+    int64_t rx = fx[(facing + 1) % 4], ry = fy[(facing + 1) % 4];
+    int64_t w = g->width, h = g->height;
+    const int32_t *base = g->cells + (size_t)layer * (size_t)w * (size_t)h;
+    size_t i = (size_t)(first - 1);
+    for (lua_Integer r = 0; r < rows; r++) {
+        int64_t ahead = span[0] - r;
+        /* the row's first cell, then one step to the right per column */
+        int64_t x0 = x + ax * ahead - rx * span[2], y0 = y + ay * ahead - ry * span[2];
+        int64_t x1 = x0 + rx * (cols - 1), y1 = y0 + ry * (cols - 1);
+        bool inside = !g->wrap && x0 >= 0 && x0 < w && y0 >= 0 && y0 < h && x1 >= 0 && x1 < w &&
+                      y1 >= 0 && y1 < h;
+        int64_t cx = x0, cy = y0;
+        if (inside && v->dtype == POLIS_DTYPE_U8) {
+            /* the common case of a symbolic view: a row inside the map, bytes */
+            const int32_t *src = base + y0 * w + x0;
+            ptrdiff_t step = (ptrdiff_t)(ry * w + rx);
+            uint8_t *dst = (uint8_t *)v->p + i;
+            lua_Integer c = 0;
+            for (; c < cols; c++, src += step) {
+                if ((uint32_t)*src > UINT8_MAX) break;
+                dst[c] = (uint8_t)*src;
+            }
+            if (c == cols) {
+                i += (size_t)cols;
+                continue;
+            }
+        }
+        for (lua_Integer c = 0; c < cols; c++, i++, cx += rx, cy += ry) {
+            int64_t val;
+            if (inside) {
+                val = base[cy * w + cx];
+            } else if (g->wrap) {
+                int64_t wx = cx % w, wy = cy % h;
+                if (wx < 0) wx += w;
+                if (wy < 0) wy += h;
+                val = base[wy * w + wx];
+            } else if (cx < 0 || cx >= w || cy < 0 || cy >= h) {
+                val = outside;
+            } else {
+                val = base[cy * w + cx];
+            }
+            if (val < lo || val > hi) {
+                int64_t ex = g->wrap ? ((cx % w) + w) % w : cx;
+                int64_t ey = g->wrap ? ((cy % h) + h) % h : cy;
+                return luaL_error(L,
+                                  "polis.grid_view: cell (%I, %I) of layer %I holds %I, outside "
+                                  "the %s range of observation '%s' (agent %d)",
+                                  (lua_Integer)ex, (lua_Integer)ey, layer, (lua_Integer)val,
+                                  polis_dtype_name(v->dtype), v->cb->name, (int)v->agent);
+            }
+            switch (v->dtype) {
+            case POLIS_DTYPE_U8: ((uint8_t *)v->p)[i] = (uint8_t)val; break;
+            case POLIS_DTYPE_I8: ((int8_t *)v->p)[i] = (int8_t)val; break;
+            case POLIS_DTYPE_I16: ((int16_t *)v->p)[i] = (int16_t)val; break;
+            case POLIS_DTYPE_I32: ((int32_t *)v->p)[i] = (int32_t)val; break;
+            case POLIS_DTYPE_F32: ((float *)v->p)[i] = (float)val; break;
+            }
+        }
+    }
+    return 0;
+}
+
 /* ---- polis.*: entities ------------------------------------------------------------------ */
 
 static int l_entity_create(lua_State *L)
@@ -1229,6 +1370,140 @@ static int l_call(lua_State *L)
     return 0;
 }
 
+/* ---- polis.require: the engine's own Lua modules ---------------------------------------- */
+
+#ifndef POLIS_LUA_SOURCE_DIR
+#define POLIS_LUA_SOURCE_DIR ""
+#endif
+#ifndef POLIS_LUA_INSTALL_DIR
+#define POLIS_LUA_INSTALL_DIR ""
+#endif
+#ifndef POLIS_LUA_REL_LIBDIR
+#define POLIS_LUA_REL_LIBDIR "../share/polis/lua"
+#endif
+#ifndef POLIS_LUA_REL_BINDIR
+#define POLIS_LUA_REL_BINDIR "../share/polis/lua"
+#endif
+
+/* Words of [a-z0-9_] joined by single dots, at most 64 bytes: a name can only reach a file
+ * under the module directory (no '/', no "..", no absolute path, no other suffix). */
+static bool valid_module_name(const char *name, size_t n)
+{
+    if (n == 0 || n > 64 || name[0] == '.' || name[n - 1] == '.') return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (c == '.') {
+            if (name[i + 1] == '.') return false;
+        } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The engine's Lua library directory: the one installed beside the running libpolis (or
+ * the program it is linked into) first, so an installed or relocated polis uses its own
+ * modules; then the source tree it was built from; then the configured install directory.
+ * The first that has a "polis" subdirectory wins. Returns false and lists what was tried
+ * in `tried` when none has. */
+static bool module_dir(char *out, size_t cap, char *tried, size_t tried_cap)
+{
+    char self[PATH_MAX];
+    char cand[3][PATH_MAX + 64];
+    int n = 0;
+    if (polis__self_dir(self, sizeof self)) {
+        snprintf(cand[n++], sizeof cand[0], "%s/%s", self, POLIS_LUA_REL_LIBDIR);
+        if (strcmp(POLIS_LUA_REL_LIBDIR, POLIS_LUA_REL_BINDIR) != 0)
+            snprintf(cand[n++], sizeof cand[0], "%s/%s", self, POLIS_LUA_REL_BINDIR);
+    }
+    const char *fixed[2] = {POLIS_LUA_SOURCE_DIR, POLIS_LUA_INSTALL_DIR};
+    tried[0] = '\0';
+    for (int i = 0; i < n + 2; i++) {
+        const char *dir = i < n ? cand[i] : fixed[i - n];
+        if (!dir[0]) continue;
+        char probe[PATH_MAX + 80];
+        size_t dl = strlen(dir);
+        if (dl + sizeof "/polis" > sizeof probe) continue;
+        memcpy(probe, dir, dl);
+        memcpy(probe + dl, "/polis", sizeof "/polis");
+        size_t tl = strlen(tried);
+        snprintf(tried + tl, tried_cap - tl, "%s%s", tl ? ", " : "", probe);
+        if (access(probe, X_OK) != 0) continue;
+        /* "<bin>/../share/polis/lua" reads better as the directory it is */
+        char canon[PATH_MAX];
+        const char *use = realpath(dir, canon) ? canon : dir;
+        if ((size_t)snprintf(out, cap, "%s", use) < cap) return true;
+    }
+    return false;
+}
+
+static int l_require(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    size_t n;
+    const char *name = luaL_checklstring(L, 1, &n);
+    lua_settop(L, 1);
+    if (!valid_module_name(name, n))
+        return luaL_error(L,
+                          "polis.require: '%s' is not a module name (words of a-z, 0-9 and _ "
+                          "joined by dots, e.g. \"grid\")",
+                          name);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, "polis.modules"); /* 2 */
+    int t = lua_getfield(L, 2, name);                        /* 3 */
+    if (t == LUA_TBOOLEAN && !lua_toboolean(L, 3))
+        return luaL_error(L,
+                          "polis.require: module '%s' is still loading (it requires itself, "
+                          "directly or through another module, or it failed when first loaded)",
+                          name);
+    if (t != LUA_TNIL) return 1;
+    if (!s->loading)
+        return luaL_error(L,
+                          "polis.require: module '%s' was not loaded while the script loaded "
+                          "(require modules in the chunk or a polis.on_start function)",
+                          name);
+    char dir[PATH_MAX], tried[3 * PATH_MAX + 256];
+    if (!module_dir(dir, sizeof dir, tried, sizeof tried))
+        return luaL_error(L, "polis.require: cannot find the engine's Lua modules (tried %s)",
+                          tried);
+    char rel[80], path[PATH_MAX + 160];
+    snprintf(rel, sizeof rel, "polis/%s.lua", name);
+    for (char *p = rel + 6; *p; p++)
+        if (*p == '.' && strcmp(p, ".lua") != 0) *p = '/';
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    if (access(path, R_OK) != 0)
+        return luaL_error(L, "polis.require: no module '%s' (looked for %s)", name, path);
+    char *text = NULL;
+    size_t len = 0;
+    polis_status st = polis__read_file(s->env, path, &text, &len);
+    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    /* Messages name the module as "polis/grid.lua:12: ...", wherever it is installed. */
+    char chunkname[96];
+    snprintf(chunkname, sizeof chunkname, "@%s", rel);
+    int rc = luaL_loadbufferx(L, text, len, chunkname, "t"); /* 4 */
+    polis__free(s->env, text, len + 1);
+    if (rc == LUA_ERRMEM) {
+        /* lua_error would turn it into a script error: report it as what it is */
+        if (s->limit_hit)
+            return luaL_error(L,
+                              "%s: memory limit of %I bytes exceeded (lua_memory_limit, shared "
+                              "by the env's scripts)",
+                              s->display, (lua_Integer)s->env->scn.lua_memory_limit);
+        polis__fail(s->env, POLIS_ERR_NOMEM, "out of memory loading %s", rel);
+        return polis__lua_raise_host(L, s, POLIS_ERR_NOMEM);
+    }
+    if (rc != LUA_OK) return lua_error(L);
+    lua_pushboolean(L, 0);
+    lua_setfield(L, 2, name);
+    lua_call(L, 0, 1);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushboolean(L, 1);
+    }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 2, name);
+    return 1;
+}
+
 /* ---- opening the library ---------------------------------------------------------------- */
 
 static const luaL_Reg polis_funcs[] = {{"params", l_params},
@@ -1238,6 +1513,7 @@ static const luaL_Reg polis_funcs[] = {{"params", l_params},
                                        {"reward", l_reward},
                                        {"renderer", l_renderer},
                                        {"action_parser", l_action_parser},
+                                       {"policy", l_policy},
                                        {"reward_transform", l_reward_transform},
                                        {"event", l_event},
                                        {"publish", l_publish},
@@ -1265,6 +1541,8 @@ static const luaL_Reg polis_funcs[] = {{"params", l_params},
                                        {"entity_destroy", l_entity_destroy},
                                        {"entity_alive", l_entity_alive},
                                        {"agent_entity", l_agent_entity},
+                                       {"grid_view", l_grid_view},
+                                       {"require", l_require},
                                        {"call", l_call},
                                        {NULL, NULL}};
 

@@ -441,6 +441,58 @@ polis_status polis__lua_tramp_parse(polis_ctx *ctx, void *ud, int32_t agent, con
     return POLIS_OK;
 }
 
+/* A Lua policy returns an action id or an action name. While it runs, math.random and
+ * polis.random draw from the policy generator, so a policy never moves the env's stream. */
+static int body_policy(lua_State *L)
+{
+    call_args *a = lua_touserdata(L, 1);
+    polis__lua_script *s = a->cb->s;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn); /* 2 */
+    lua_pushvalue(L, 2);
+    lua_pushinteger(L, a->agent);
+    lua_call(L, 1, 1);
+    int t = lua_type(L, -1);
+    if (t == LUA_TSTRING) {
+        const char *name = lua_tostring(L, -1);
+        int32_t id = s->h->action_find(s->ctx, name);
+        if (id < 0) {
+            lua_Debug ar;
+            lua_pushvalue(L, 2);
+            if (lua_getinfo(L, ">S", &ar) && ar.linedefined > 0)
+                return luaL_error(L, "%s:%d: policy '%s' (the function defined here) returned "
+                                     "'%s', which is not an action name",
+                                  ar.short_src, ar.linedefined, a->cb->name, name);
+            return luaL_error(L, "policy '%s' returned '%s', which is not an action name",
+                              a->cb->name, name);
+        }
+        a->action = id;
+        return 0;
+    }
+    int isint = 0;
+    lua_Integer id = t == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+    if (!isint) {
+        const char *what = lua_pushfstring(L, "policy '%s' for agent %d", a->cb->name,
+                                           (int)a->agent);
+        return bad_return(L, 2, what, "an action id or an action name", -2);
+    }
+    a->action = id < INT32_MIN || id > INT32_MAX ? -1 : (int32_t)id;
+    return 0;
+}
+
+polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent,
+                                     int32_t *out_action)
+{
+    (void)ctx;
+    call_args a = {.cb = ud, .agent = agent, .action = -1};
+    polis__lua_script *s = a.cb->s;
+    bool was = s->in_policy;
+    s->in_policy = true;
+    polis_status st = run_protected(s, body_policy, &a);
+    s->in_policy = was;
+    if (st == POLIS_OK) *out_action = a.action;
+    return st;
+}
+
 static int body_transform(lua_State *L)
 {
     call_args *a = lua_touserdata(L, 1);

@@ -57,6 +57,7 @@ struct polis__lua_script {
     polis__lua_reward_view *rewards;
     bool loading; /* chunk or on_start running: registration allowed */
     bool params_called;
+    bool in_policy; /* a policy runs: math.random draws from the policy generator */
     int depth; /* nesting of run_protected on this state */
 
     /* instruction budget of the outermost callback now running */
@@ -102,6 +103,8 @@ POLIS_INTERNAL polis_status polis__lua_tramp_render(polis_ctx *ctx, void *ud, in
                                                     polis_text *out);
 POLIS_INTERNAL polis_status polis__lua_tramp_parse(polis_ctx *ctx, void *ud, int32_t agent,
                                                    const char *input, int32_t *out_action);
+POLIS_INTERNAL polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent,
+                                                    int32_t *out_action);
 
 /* ---- lua_api.c -------------------------------------------------------------------------- */
 

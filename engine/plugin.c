@@ -68,13 +68,8 @@ static int search(polis_env *env, const char *dirs, const char *name, char *trie
     return 0;
 }
 
-/* The plugin directories next to the loaded libpolis, or next to the program it is linked
- * into statically: "<dir>/plugins" (the build tree keeps plugins beside the library and
- * the CLI) and the install layout relative to a library or an executable. Writes a
- * ':'-separated list into buf; empty if the location cannot be found. */
-static void self_dirs(char *buf, size_t cap)
+bool polis__self_dir(char *buf, size_t cap)
 {
-    buf[0] = '\0';
     Dl_info info;
     char self[PATH_MAX];
     void *addr = (void *)(uintptr_t)&polis__plugin_resolve;
@@ -83,12 +78,24 @@ static void self_dirs(char *buf, size_t cap)
         /* found the shared library (or an executable loaded by path) */
     } else {
         ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0) return;
+        if (n <= 0) return false;
         self[n] = '\0';
     }
     char *slash = strrchr(self, '/');
-    if (!slash) return;
+    if (!slash) return false;
     *slash = '\0';
+    return (size_t)snprintf(buf, cap, "%s", self) < cap;
+}
+
+/* The plugin directories next to the loaded libpolis, or next to the program it is linked
+ * into statically: "<dir>/plugins" (the build tree keeps plugins beside the library and
+ * the CLI) and the install layout relative to a library or an executable. Writes a
+ * ':'-separated list into buf; empty if the location cannot be found. */
+static void self_dirs(char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    char self[PATH_MAX];
+    if (!polis__self_dir(self, sizeof self)) return;
     snprintf(buf, cap, "%s/plugins:%s/%s:%s/%s", self, self, POLIS_PLUGIN_REL_LIBDIR, self,
              POLIS_PLUGIN_REL_BINDIR);
 }

@@ -324,6 +324,22 @@ static polis_status h_reward_transform(polis_ctx *ctx, const char *name, int32_t
     return POLIS_OK;
 }
 
+static polis_status h_mask_filter(polis_ctx *ctx, polis_mask_fn fn, void *ud)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "mask_filter");
+    if (st) return st;
+    if (!fn) {
+        h_error(ctx, "mask_filter: function is NULL");
+        return POLIS_ERR_INVALID;
+    }
+    if ((st = polis__grow(env, (void **)&env->mask_filters, &env->cap_mask_filters,
+                          env->n_mask_filters, sizeof *env->mask_filters)))
+        return st;
+    env->mask_filters[env->n_mask_filters++] = (polis__mask_filter){fn, ud, ctx};
+    return POLIS_OK;
+}
+
 static size_t ftype_size(polis_ftype t)
 {
     switch (t) {
@@ -686,6 +702,9 @@ static const polis_host host_table = {
     .renderer = polis__renderer_add,
     .action_parser = polis__parser_add,
     .scenario_dir = h_scenario_dir,
+    .policy = polis__policy_add,
+    .policy_rng = polis__policy_rng,
+    .mask_filter = h_mask_filter,
 };
 
 const polis_host *polis__host(void) { return &host_table; }
@@ -764,13 +783,18 @@ polis_status polis__registry_freeze(polis_env *env)
     if (off && n > SIZE_MAX / off)
         return polis__fail(env, POLIS_ERR_LIMIT, "observation buffer too large");
     size_t obs_bytes = off * n;
-    io->obs = polis__alloc(env, obs_bytes ? obs_bytes : 1);
-    io->masks = polis__alloc(env, n * (size_t)env->n_actions);
-    io->actions = polis__alloc(env, n * sizeof(int32_t));
-    io->rewards = polis__alloc(env, n * sizeof(float));
-    io->terminations = polis__alloc(env, n);
-    io->truncations = polis__alloc(env, n);
-    io->illegal = polis__alloc(env, n);
+    if (env->io_fn) {
+        if ((st = env->io_fn(env->io_ud, env, io)) != POLIS_OK) return st;
+        env->io_borrowed = true;
+    } else {
+        io->obs = polis__alloc(env, obs_bytes ? obs_bytes : 1);
+        io->masks = polis__alloc(env, n * (size_t)env->n_actions);
+        io->actions = polis__alloc(env, n * sizeof(int32_t));
+        io->rewards = polis__alloc(env, n * sizeof(float));
+        io->terminations = polis__alloc(env, n);
+        io->truncations = polis__alloc(env, n);
+        io->illegal = polis__alloc(env, n);
+    }
     env->order = polis__alloc(env, n * sizeof(int32_t));
     env->agent_entities = polis__alloc(env, n * sizeof(polis_entity));
     size_t comp = (size_t)env->n_rewards * n;
@@ -811,6 +835,7 @@ void polis__registry_free(polis_env *env)
     polis__free(env, env->obs, sizeof *env->obs * (size_t)env->cap_obs);
     for (int32_t i = 0; i < env->n_rewards; i++) polis__strfree(env, env->rewards[i].name);
     polis__free(env, env->rewards, sizeof *env->rewards * (size_t)env->cap_rewards);
+    polis__free(env, env->mask_filters, sizeof *env->mask_filters * (size_t)env->cap_mask_filters);
     for (int32_t i = 0; i < env->n_transforms; i++) polis__strfree(env, env->transforms[i].name);
     polis__free(env, env->transforms, sizeof *env->transforms * (size_t)env->cap_transforms);
     for (int32_t i = 0; i < env->n_events; i++) {
@@ -834,13 +859,15 @@ void polis__registry_free(polis_env *env)
     size_t n = (size_t)env->n_agents;
     polis_io *io = &env->io;
     size_t obs_bytes = io->obs_size * n;
-    polis__free(env, io->obs, obs_bytes ? obs_bytes : 1);
-    polis__free(env, io->masks, n * (size_t)io->n_actions);
-    polis__free(env, io->actions, n * sizeof(int32_t));
-    polis__free(env, io->rewards, n * sizeof(float));
-    polis__free(env, io->terminations, n);
-    polis__free(env, io->truncations, n);
-    polis__free(env, io->illegal, n);
+    if (!env->io_borrowed) {
+        polis__free(env, io->obs, obs_bytes ? obs_bytes : 1);
+        polis__free(env, io->masks, n * (size_t)io->n_actions);
+        polis__free(env, io->actions, n * sizeof(int32_t));
+        polis__free(env, io->rewards, n * sizeof(float));
+        polis__free(env, io->terminations, n);
+        polis__free(env, io->truncations, n);
+        polis__free(env, io->illegal, n);
+    }
     polis__free(env, env->order, n * sizeof(int32_t));
     polis__free(env, env->agent_entities, n * sizeof(polis_entity));
     size_t comp = (size_t)env->n_rewards * n;

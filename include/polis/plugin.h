@@ -152,6 +152,11 @@ typedef polis_status (*polis_render_fn)(polis_ctx *ctx, void *ud, int32_t agent,
                                         polis_text *out);
 typedef polis_status (*polis_parse_fn)(polis_ctx *ctx, void *ud, int32_t agent,
                                        const char *input, int32_t *out_action);
+/* A mask filter edits one agent's mask row (n_actions bytes) after the legality callbacks. */
+typedef void (*polis_mask_fn)(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row);
+/* A policy writes one action id for `agent` (it should be legal under the current mask). */
+typedef polis_status (*polis_policy_fn)(polis_ctx *ctx, void *ud, int32_t agent,
+                                        int32_t *out_action);
 
 /* The grid: width x height cells in `layers` int32 layers, stored [layer][y][x]. Cleared to
  * 0 at every reset. Plugins index `cells` directly in hot loops. */
@@ -295,6 +300,22 @@ typedef struct polis_host {
      * directory, or polis_options.base_dir (default ".") for a scenario string. Plugins
      * resolve file names in their parameters (maps, imported configs) against it. */
     const char *(*scenario_dir)(polis_ctx *ctx);
+    /* Registers a named policy: a scripted controller that picks an action for one agent
+     * from the current state (baselines such as "greedy", background bots, macro-action
+     * controllers). Names are unique per env ([a-z0-9_]+). A policy draws randomness only
+     * from host->policy_rng, never from host->rng, so running a policy does not change
+     * the env's own random stream. Registration during init/start only. */
+    polis_status (*policy)(polis_ctx *ctx, const char *name, polis_policy_fn fn, void *ud);
+    /* The generator for policies: seeded at every reset from the reset seed on its own
+     * stream, so a scripted episode is reproducible and independent of the env stream. */
+    polis_rng *(*policy_rng)(polis_ctx *ctx);
+    /* Registers a mask filter: after the legality callbacks of every action wrote an
+     * agent's mask row, filters run in registration order and may clear bits of any
+     * plugin's actions — how a staged game (contract formation, negotiation turns) makes
+     * other plugins' actions illegal for some agents at some ticks. Filters should only
+     * clear bits; the kernel keeps noop (bit 0) legal. Not called for finished agents.
+     * Registration during init/start only. */
+    polis_status (*mask_filter)(polis_ctx *ctx, polis_mask_fn fn, void *ud);
 } polis_host;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

@@ -16,14 +16,14 @@ polis 0 -h
 out_has "usage: polis <command> [options]"
 polis 0 help
 out_has "usage: polis <command> [options]"
-for cmd in run validate describe render parse help; do
+for cmd in run validate describe render parse bench eval help; do
     polis 0 help $cmd
     out_has "usage: polis $cmd"
     polis 0 $cmd --help
     out_has "usage: polis $cmd"
 done
 polis 0 help run
-out_has "--policy random|noop"
+out_has "--policy NAME"
 polis 0 --help
 out_has "  render SCENARIO"
 out_has "  parse SCENARIO ACTION"
@@ -33,13 +33,13 @@ polis 0 help parse
 out_has "usage: polis parse SCENARIO [options] ACTION"
 
 polis 2 frobnicate
-err_line "polis: unknown command 'frobnicate' (commands: run, validate, describe, render, parse, help)"
+err_line "polis: unknown command 'frobnicate' (commands: run, validate, describe, render, parse, bench, eval, help)"
 err_line "Try 'polis --help'."
 out_empty
 polis 2 --frob
 err_line "polis: unknown option '--frob'"
 polis 2 help frobnicate
-err_line "polis: help: unknown command 'frobnicate' (commands: run, validate, describe, render, parse, help)"
+err_line "polis: help: unknown command 'frobnicate' (commands: run, validate, describe, render, parse, bench, eval, help)"
 polis 2 --version extra
 err_line "polis: --version takes no arguments"
 
@@ -76,8 +76,10 @@ polis 2 run "$GATHER" --steps 1.5
 err_line "polis: run: --steps: '1.5' is not a positive integer"
 polis 2 run "$GATHER" --episodes x
 err_line "polis: run: --episodes: 'x' is not a positive integer"
-polis 2 run "$GATHER" --policy greedy
-err_line "polis: run: --policy: 'greedy' is not one of: random, noop"
+polis 1 run "$GATHER" --policy greedy
+err_line "polis: run: --policy: the scenario has no policy named 'greedy' (policies: noop random)"
+polis 2 run "$GATHER" --policy ""
+err_line "polis: run: --policy: the policy name is empty"
 polis 2 run "$GATHER" --bogus
 err_line "polis: run: unknown option '--bogus'"
 polis 2 run "$GATHER" --quiet=yes

@@ -58,6 +58,14 @@ grep -qxF "ok: gather: 4 agents, 5 actions, 64 obs bytes" "$WORK/out" || { cat "
 grep -qF "\"$LIBDIR/polis/plugins/gather.so\"" "$WORK/out" ||
     { grep -F '"path"' "$WORK/out"; die "gather.so was not loaded from $LIBDIR/polis/plugins"; }
 
+step "installed polis runs an installed Lua game that loads the installed Lua modules"
+COMMONS=$PREFIX/share/polis/rulesets/commons/commons_open.json
+[ -f "$PREFIX/share/polis/lua/polis/grid.lua" ] || die "lua/polis/grid.lua not installed"
+"$POLIS" validate "$COMMONS" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "polis validate $COMMONS"; }
+grep -qxF "ok: commons_open: 7 agents, 8 actions, 136 obs bytes" "$WORK/out" ||
+    { cat "$WORK/out"; die "validate commons_open.json output"; }
+"$POLIS" run "$COMMONS" --steps 50 --quiet >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "polis run $COMMONS"; }
+
 step "find_package(polis): build the out-of-tree plugin example"
 "$CMAKE" -S "$SRC/examples/out_of_tree_plugin" -B "$WORK/plugin" -G "$GEN" \
     -DCMAKE_C_COMPILER="$CC" -DCMAKE_PREFIX_PATH="$PREFIX" >"$WORK/plugin.log" ||
@@ -127,6 +135,15 @@ MOVED_LIBDIR=$WORK/moved${LIBDIR#"$PREFIX"}
     die "relocated polis describe"
 grep -qF "\"$MOVED_LIBDIR/polis/plugins/gather.so\"" "$WORK/out" ||
     { grep -F '"path"' "$WORK/out"; die "relocated polis did not load its own gather.so"; }
+
+# ... and its own Lua modules (polis.require names the file it looked for).
+printf 'polis.require("no_such_module")\n' >"$WORK/req.lua"
+printf '{"agents": 1, "scripts": ["req.lua"]}\n' >"$WORK/req.json"
+"$WORK/moved/bin/polis" validate "$WORK/req.json" >"$WORK/out" 2>&1 && die "validate req.json succeeded"
+grep -qF "looked for $WORK/moved/share/polis/lua/polis/no_such_module.lua" "$WORK/out" ||
+    { cat "$WORK/out"; die "relocated polis did not look for Lua modules in its own share/"; }
+"$WORK/moved/bin/polis" run "$WORK/moved/share/polis/rulesets/commons/commons_open.json" --steps 20 \
+    --quiet >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "relocated polis run commons_open.json"; }
 
 PKG_CONFIG_PATH="$MOVED_LIBDIR/pkgconfig" pkg-config --cflags polis | grep -qF -- "-I$WORK/moved/" ||
     die "pkg-config of the relocated install: $(PKG_CONFIG_PATH="$MOVED_LIBDIR/pkgconfig" pkg-config --cflags polis)"

@@ -163,6 +163,15 @@ static polis_status reset_entities(polis_ctx *ctx, void *ud)
     return POLIS_OK;
 }
 
+/* Clears every bit of agent 0's row, noop included: the kernel keeps noop legal. */
+static void mask_agent0(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
+{
+    probe *p = ud;
+    if (agent != 0) return;
+    int32_t n = p->h->io(ctx)->n_actions;
+    memset(row, 0, (size_t)n);
+}
+
 static polis_status order_hook(polis_ctx *ctx, void *ud)
 {
     probe *p = ud;
@@ -219,6 +228,9 @@ static polis_status probe_init(const polis_host *h, polis_ctx *ctx, const void *
     if (is(p, "layer_only")) {
         int32_t layer;
         if ((st = h->grid_layer(ctx, "probe.layer", &layer))) return st;
+    }
+    if (is(p, "mask_filter")) {
+        if ((st = h->mask_filter(ctx, mask_agent0, p))) return st;
     }
     if (is(p, "order")) {
         if ((st = h->hook(ctx, POLIS_PHASE_BEGIN, 0, order_hook, p))) return st;

@@ -194,6 +194,25 @@ static void agent_order(void)
     }
 }
 
+static void mask_filters(void)
+{
+    polis_env *env = test_env("{\"agents\": 3, \"plugins\": [{\"name\": \"probe\", "
+                              "\"params\": {\"mode\": \"mask_filter\"}}]}", NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    /* agent 0: everything cleared by the filter but noop; agents 1, 2 as the legality says */
+    const uint8_t masks[9] = {1, 0, 0, 1, 0, 1, 1, 1, 1};
+    for (int i = 0; i < 9; i++) CHECK_EQ_INT(io->masks[i], masks[i]);
+    /* a filtered action is illegal when sent */
+    io->actions[0] = 1;
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(io->illegal[0], 1);
+    for (int i = 0; i < 9; i++) CHECK_EQ_INT(io->masks[i], masks[i]);
+    polis_env_destroy(env);
+}
+
 static void api_misuse(void)
 {
     polis_env *env = NULL;
@@ -222,6 +241,7 @@ int main(void)
     failures();
     phases();
     agent_order();
+    mask_filters();
     api_misuse();
     CHECK_DONE();
 }

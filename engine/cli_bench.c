@@ -1,0 +1,641 @@
+/*
+ * engine/cli_bench.c — `polis bench`: how fast a scenario steps.
+ *
+ * M envs run as one polis_vec (T threads, next-step auto-reset), driven by a random policy
+ * over the legal actions of the masks, so the numbers are those of a training loop's env
+ * side. Only polis_vec_step is timed (each call between two monotonic clock reads); the
+ * policy runs on the calling thread and is reported on its own. Warm-up steps are not timed,
+ * each repetition is timed alone, and the median, minimum and maximum are printed — the
+ * spread says how far to trust the median. In the same run a plain memset of the
+ * observation buffer's size gives the machine's write bandwidth for the same bytes, to
+ * compare with the rate at which the env writes observations.
+ *
+ * Like the rest of the CLI it uses only the public API (polis.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli_bench.h"
+#include "polis/polis.h"
+#include "polis/rng.h"
+
+enum { EXIT_ENV = 1, EXIT_USAGE = 2 };
+
+/* The policy's generator stream ("bench"), apart from the envs' and `polis run`'s. */
+#define BENCH_POLICY_STREAM 0x62656e6368ULL
+#define BIG_MEMSET_BYTES ((size_t)64 << 20)
+
+const char CLI_BENCH_HELP[] =
+    "usage: polis bench SCENARIO [options]\n"
+    "\n"
+    "Measures how fast SCENARIO steps: M envs stepped together as one vectorised env\n"
+    "(polis_vec) by T threads, each agent taking a random legal action from its mask. Prints\n"
+    "env steps/s, agent-steps/s, ns per agent-step, observation bytes per step and the rate\n"
+    "they are written at (beside a plain memset of as many bytes), the policy's own cost and\n"
+    "the peak memory. Only the env steps are timed; warm-up steps are not; each repetition\n"
+    "is timed alone and the median, minimum and maximum are shown.\n"
+    "\n"
+    "options:\n"
+    "  --agents N           override the scenario's agent count (as --set agents=N)\n"
+    "  --set PATH=JSON      override a scenario value (repeatable, applied in order), e.g.\n"
+    "                       --set grid='{\"width\": 64, \"height\": 64}'\n"
+    "                       --set plugins.gather.params.coins=400 (docs/scenario.md)\n"
+    "  --steps N            timed vec steps per repetition (default 2000)\n"
+    "  --envs M             envs stepped together (default 1)\n"
+    "  --threads T          threads stepping them, 1 to M (default 1)\n"
+    "  --policy random|physical\n"
+    "                       random: uniform over each agent's legal actions (default);\n"
+    "                       physical: the same without the excluded actions, by default\n"
+    "                       those of the social plugin (--exclude-actions @social)\n"
+    "  --exclude-actions LIST\n"
+    "                       comma-separated: NAME excludes the actions whose names start\n"
+    "                       with NAME, @PLUGIN the actions PLUGIN registered; an agent with no\n"
+    "                       other legal action takes noop\n"
+    "  --no-obs             do not write observation fields (masks are still written)\n"
+    "  --seed N             vec seed (default: the scenario's \"seed\")\n"
+    "  --repeat R           timed repetitions (default 5)\n"
+    "  --warmup W           untimed vec steps before them (default 200; 0 for none)\n"
+    "  --json               print one JSON object\n"
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+
+/* ---- arguments ---------------------------------------------------------------------------- */
+
+typedef struct bench_args {
+    const char *scenario;
+    const char *plugin_path;
+    cJSON *overrides; /* object; NULL if none */
+    int64_t steps, repeat, warmup;
+    int32_t envs, threads;
+    bool physical;
+    const char *exclude; /* as given, or NULL */
+    bool no_obs;
+    bool has_seed;
+    uint64_t seed;
+    bool json;
+    bool help;
+} bench_args;
+
+#if defined(__GNUC__)
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#endif
+static int usage(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("polis: bench: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'polis help bench'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* Decimal digits only, in [lo, hi]. */
+static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (!s || !*s) return false;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE || *end || v > (unsigned long long)hi || (int64_t)v < lo) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+static bool parse_seed(const char *s, uint64_t *out)
+{
+    if (!s || !*s) return false;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE || *end) return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+/* Adds "path": value to the overrides, keeping the command-line order. */
+static bool add_override(bench_args *b, const char *path, cJSON *value)
+{
+    if (!b->overrides && !(b->overrides = cJSON_CreateObject())) {
+        cJSON_Delete(value);
+        return false;
+    }
+    if (!cJSON_AddItemToObject(b->overrides, path, value)) {
+        cJSON_Delete(value);
+        return false;
+    }
+    return true;
+}
+
+static const char *const VALUE_OPTIONS[] = {"--agents", "--set", "--steps", "--envs",
+                                            "--threads", "--policy", "--exclude-actions",
+                                            "--seed", "--repeat", "--warmup", "--plugin-path"};
+static const char *const FLAG_OPTIONS[] = {"--no-obs", "--json"};
+
+static bool option_is(const char *option, const char *arg, size_t name_len)
+{
+    return strlen(option) == name_len && strncmp(option, arg, name_len) == 0;
+}
+
+static int parse_bench_args(int argc, char **argv, bench_args *b)
+{
+    b->steps = 2000;
+    b->repeat = 5;
+    b->warmup = 200;
+    b->envs = 1;
+    b->threads = 1;
+    bool only_positional = false;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!only_positional && strcmp(arg, "--") == 0) {
+            only_positional = true;
+            continue;
+        }
+        if (!only_positional && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)) {
+            b->help = true;
+            return 0;
+        }
+        if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            if (b->scenario)
+                return usage("unexpected argument '%s' (SCENARIO is '%s')", arg, b->scenario);
+            b->scenario = arg;
+            continue;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const char *name = NULL;
+        bool takes_value = false;
+        for (size_t k = 0; k < sizeof VALUE_OPTIONS / sizeof *VALUE_OPTIONS; k++)
+            if (option_is(VALUE_OPTIONS[k], arg, name_len)) {
+                name = VALUE_OPTIONS[k];
+                takes_value = true;
+            }
+        for (size_t k = 0; k < sizeof FLAG_OPTIONS / sizeof *FLAG_OPTIONS; k++)
+            if (option_is(FLAG_OPTIONS[k], arg, name_len)) name = FLAG_OPTIONS[k];
+        if (!name) return usage("unknown option '%.*s'", (int)name_len, arg);
+        const char *value = NULL;
+        if (takes_value) {
+            if (eq) {
+                value = eq + 1;
+            } else {
+                if (i + 1 >= argc) return usage("%s needs a value", name);
+                value = argv[++i];
+            }
+        } else if (eq) {
+            return usage("%s takes no value", name);
+        }
+        int64_t v;
+        if (strcmp(name, "--agents") == 0) {
+            if (!parse_int(value, 1, INT32_MAX, &v))
+                return usage("--agents: '%s' is not a positive integer", value);
+            cJSON *n = cJSON_CreateNumber((double)v);
+            if (!n || !add_override(b, "agents", n)) return usage("out of memory");
+        } else if (strcmp(name, "--set") == 0) {
+            const char *sep = strchr(value, '=');
+            if (!sep || sep == value)
+                return usage("--set: '%s' is not PATH=JSON (e.g. grid.width=64)", value);
+            cJSON *json = cJSON_Parse(sep + 1);
+            if (!json)
+                return usage("--set: '%s': the value is not JSON (quote strings: "
+                             "name='\"text\"')", value);
+            char path[1024];
+            if ((size_t)(sep - value) >= sizeof path) {
+                cJSON_Delete(json);
+                return usage("--set: the path is longer than %zu bytes", sizeof path - 1);
+            }
+            memcpy(path, value, (size_t)(sep - value));
+            path[sep - value] = '\0';
+            if (!add_override(b, path, json)) return usage("out of memory");
+        } else if (strcmp(name, "--steps") == 0) {
+            if (!parse_int(value, 1, INT64_MAX, &b->steps))
+                return usage("--steps: '%s' is not a positive integer", value);
+        } else if (strcmp(name, "--envs") == 0) {
+            if (!parse_int(value, 1, INT32_MAX, &v))
+                return usage("--envs: '%s' is not a positive integer", value);
+            b->envs = (int32_t)v;
+        } else if (strcmp(name, "--threads") == 0) {
+            if (!parse_int(value, 1, INT32_MAX, &v))
+                return usage("--threads: '%s' is not a positive integer", value);
+            b->threads = (int32_t)v;
+        } else if (strcmp(name, "--policy") == 0) {
+            if (strcmp(value, "random") == 0)
+                b->physical = false;
+            else if (strcmp(value, "physical") == 0)
+                b->physical = true;
+            else
+                return usage("--policy: '%s' is not one of: random, physical", value);
+        } else if (strcmp(name, "--exclude-actions") == 0) {
+            if (!*value) return usage("--exclude-actions: empty list");
+            for (const char *p = value; *p;) {
+                const char *c = strchr(p, ',');
+                size_t n = c ? (size_t)(c - p) : strlen(p);
+                if (n == 0 || (n == 1 && *p == '@'))
+                    return usage("--exclude-actions: '%s' has an empty item", value);
+                p += n + (c != NULL);
+                if (c && !*p) return usage("--exclude-actions: '%s' has an empty item", value);
+            }
+            b->exclude = value;
+        } else if (strcmp(name, "--seed") == 0) {
+            if (!parse_seed(value, &b->seed))
+                return usage("--seed: '%s' is not an integer in [0, 2^64)", value);
+            b->has_seed = true;
+        } else if (strcmp(name, "--repeat") == 0) {
+            if (!parse_int(value, 1, 1000000, &b->repeat))
+                return usage("--repeat: '%s' is not an integer in [1, 1000000]", value);
+        } else if (strcmp(name, "--warmup") == 0) {
+            if (!parse_int(value, 0, INT64_MAX, &b->warmup))
+                return usage("--warmup: '%s' is not a non-negative integer", value);
+        } else if (strcmp(name, "--plugin-path") == 0) {
+            if (!*value) return usage("--plugin-path: empty directory list");
+            b->plugin_path = value;
+        } else if (strcmp(name, "--no-obs") == 0) {
+            b->no_obs = true;
+        } else if (strcmp(name, "--json") == 0) {
+            b->json = true;
+        }
+    }
+    if (!b->scenario) return usage("missing SCENARIO (a scenario .json file)");
+    if (b->threads > b->envs)
+        return usage("--threads %d is more than --envs %d (a thread steps whole envs)",
+                     b->threads, b->envs);
+    return 0;
+}
+
+/* ---- the policy ---------------------------------------------------------------------------- */
+
+/* Marks allowed[k] = 0 for every action an exclusion item names (noop, id 0, never).
+ * Returns the count excluded, -1 (message printed) when the owners cannot be read, or -2
+ * (usage message printed) when `strict` and an item matches nothing: a typo in an explicit
+ * list should not pass as "nothing to exclude". */
+static int32_t build_allowed(polis_env *env, const char *list, bool strict, uint8_t *allowed)
+{
+    int32_t n_actions = polis_env_n_actions(env);
+    memset(allowed, 1, (size_t)n_actions);
+    if (!list) return 0;
+    cJSON *desc = NULL;
+    const cJSON *actions = NULL;
+    if (strchr(list, '@')) {
+        char *text = polis_env_describe_json(env);
+        desc = text ? cJSON_Parse(text) : NULL;
+        polis_free(text);
+        actions = cJSON_GetObjectItemCaseSensitive(desc, "actions");
+        if (!cJSON_IsArray(actions)) {
+            cJSON_Delete(desc);
+            fprintf(stderr, "polis: bench: cannot read the action owners (out of memory)\n");
+            return -1;
+        }
+    }
+    int32_t excluded = 0;
+    for (const char *p = list; *p;) {
+        const char *c = strchr(p, ',');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        int32_t matched = 0;
+        for (int32_t k = 1; k < n_actions; k++) {
+            bool hit;
+            if (*p == '@') {
+                const cJSON *owner = cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetArrayItem(actions, k), "owner");
+                hit = cJSON_IsString(owner) && strlen(owner->valuestring) == n - 1 &&
+                      strncmp(owner->valuestring, p + 1, n - 1) == 0;
+            } else {
+                hit = strncmp(polis_env_action_name(env, k), p, n) == 0;
+            }
+            matched += hit;
+            if (hit && allowed[k]) {
+                allowed[k] = 0;
+                excluded++;
+            }
+        }
+        if (strict && matched == 0) {
+            cJSON_Delete(desc);
+            usage("--exclude-actions: '%.*s' matches no action of %s (noop is never excluded)",
+                  (int)n, p, polis_env_name(env));
+            return -2;
+        }
+        p += n + (c != NULL);
+    }
+    cJSON_Delete(desc);
+    return excluded;
+}
+
+/* Each row takes a uniformly random action among those legal in its mask and allowed. */
+static void choose(const polis_io *io, const uint8_t *allowed, polis_rng *rng)
+{
+    const int32_t n_actions = io->n_actions;
+    const uint8_t *mask = io->masks;
+    for (int32_t a = 0; a < io->n_agents; a++, mask += n_actions) {
+        uint32_t n_ok = 0;
+        for (int32_t k = 0; k < n_actions; k++) n_ok += mask[k] & allowed[k];
+        int32_t pick = 0;
+        if (n_ok > 0) {
+            uint32_t r = polis_rng_below(rng, n_ok);
+            for (int32_t k = 0; k < n_actions; k++) {
+                if (!(mask[k] & allowed[k])) continue;
+                if (r-- == 0) {
+                    pick = k;
+                    break;
+                }
+            }
+        }
+        io->actions[a] = pick;
+    }
+}
+
+/* ---- measuring ----------------------------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct stat3 {
+    double median, min, max;
+} stat3;
+
+static stat3 summarise(double *v, int64_t n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    stat3 s = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+    return s;
+}
+
+/* Bytes per second of memset over `bytes` bytes, the median of three timings of enough
+ * rounds to write at least 256 MiB. The volatile function pointer keeps the compiler from
+ * dropping stores nobody reads. */
+static double memset_rate(uint8_t *buf, size_t bytes)
+{
+    void *(*volatile set)(void *, int, size_t) = memset;
+    size_t rounds = ((size_t)256 << 20) / (bytes ? bytes : 1) + 1;
+    double r[3];
+    for (int t = 0; t < 3; t++) {
+        double t0 = now();
+        for (size_t i = 0; i < rounds; i++) set(buf, (int)(i & 0x7f), bytes);
+        double dt = now() - t0;
+        r[t] = dt > 0 ? (double)bytes * (double)rounds / dt : 0;
+    }
+    return summarise(r, 3).median;
+}
+
+static double peak_rss_mib(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
+}
+
+/* ---- output ---------------------------------------------------------------------------------- */
+
+typedef struct bench_result {
+    const char *name;
+    int32_t agents, envs, threads, n_actions, excluded;
+    size_t obs_size;
+    uint64_t seed;
+    stat3 env_rate, agent_rate, ns, obs_rate;
+    double policy_ns, loop_agent_rate, memset_same, memset_big, rss_mib;
+    int64_t autoresets; /* during the timed steps */
+} bench_result;
+
+static void print_text(const bench_args *b, const bench_result *r)
+{
+    printf("bench %s: %d agent%s x %d env%s, %d thread%s, policy %s", r->name, r->agents,
+           r->agents == 1 ? "" : "s", r->envs, r->envs == 1 ? "" : "s", r->threads,
+           r->threads == 1 ? "" : "s", b->physical ? "physical" : "random");
+    if (r->excluded) printf(" (%d of %d actions excluded)", r->excluded, r->n_actions);
+    printf(", observations %s, seed %" PRIu64 "\n", b->no_obs ? "off" : "on", r->seed);
+    printf("timed: %" PRId64 " repetition%s x %" PRId64 " steps after %" PRId64
+           " warm-up steps; %" PRId64 " auto-reset%s\n",
+           b->repeat, b->repeat == 1 ? "" : "s", b->steps, b->warmup, r->autoresets,
+           r->autoresets == 1 ? "" : "s");
+    printf("%-18s %14s %14s %14s %8s\n", "", "median", "min", "max", "spread");
+    double spread = r->agent_rate.median > 0
+                        ? (r->agent_rate.max - r->agent_rate.min) / r->agent_rate.median * 100
+                        : 0;
+    printf("%-18s %14.0f %14.0f %14.0f %7.1f%%\n", "env steps/s", r->env_rate.median,
+           r->env_rate.min, r->env_rate.max, spread);
+    printf("%-18s %14.0f %14.0f %14.0f %7.1f%%\n", "agent-steps/s", r->agent_rate.median,
+           r->agent_rate.min, r->agent_rate.max, spread);
+    printf("%-18s %14.1f %14.1f %14.1f\n", "ns/agent-step", r->ns.median, r->ns.min, r->ns.max);
+    size_t per_step = r->obs_size * (size_t)r->agents * (size_t)r->envs;
+    printf("observations: %zu bytes/agent-step, %zu bytes/vec step", r->obs_size, per_step);
+    if (b->no_obs)
+        printf(", not written (--no-obs)\n");
+    else
+        printf(", written at %.2f GB/s (median)\n", r->obs_rate.median / 1e9);
+    printf("memset: %.2f GB/s over %zu bytes (the observation buffer's size), %.2f GB/s over "
+           "64 MiB\n",
+           r->memset_same / 1e9, per_step, r->memset_big / 1e9);
+    printf("policy: %.1f ns/agent-step on the calling thread, not timed above; with it "
+           "%.0f agent-steps/s\n",
+           r->policy_ns, r->loop_agent_rate);
+    printf("peak memory: %.1f MiB (maximum resident set size)\n", r->rss_mib);
+}
+
+static bool add_stat(cJSON *o, const char *key, stat3 s)
+{
+    cJSON *j = cJSON_AddObjectToObject(o, key);
+    return j && cJSON_AddNumberToObject(j, "median", s.median) &&
+           cJSON_AddNumberToObject(j, "min", s.min) && cJSON_AddNumberToObject(j, "max", s.max);
+}
+
+static bool print_json(const bench_args *b, const bench_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    char seed[32];
+    snprintf(seed, sizeof seed, "%" PRIu64, r->seed);
+    size_t per_step = r->obs_size * (size_t)r->agents * (size_t)r->envs;
+    bool ok = o && cJSON_AddStringToObject(o, "scenario", r->name) &&
+              cJSON_AddStringToObject(o, "file", b->scenario) &&
+              cJSON_AddNumberToObject(o, "agents", r->agents) &&
+              cJSON_AddNumberToObject(o, "envs", r->envs) &&
+              cJSON_AddNumberToObject(o, "threads", r->threads) &&
+              cJSON_AddStringToObject(o, "policy", b->physical ? "physical" : "random") &&
+              cJSON_AddNumberToObject(o, "actions", r->n_actions) &&
+              cJSON_AddNumberToObject(o, "excluded_actions", r->excluded) &&
+              cJSON_AddBoolToObject(o, "observations", !b->no_obs) &&
+              cJSON_AddRawToObject(o, "seed", seed) &&
+              cJSON_AddNumberToObject(o, "steps", (double)b->steps) &&
+              cJSON_AddNumberToObject(o, "repeat", (double)b->repeat) &&
+              cJSON_AddNumberToObject(o, "warmup", (double)b->warmup) &&
+              cJSON_AddNumberToObject(o, "autoresets", (double)r->autoresets) &&
+              add_stat(o, "env_steps_per_s", r->env_rate) &&
+              add_stat(o, "agent_steps_per_s", r->agent_rate) &&
+              add_stat(o, "ns_per_agent_step", r->ns) &&
+              cJSON_AddNumberToObject(o, "obs_bytes_per_agent_step", (double)r->obs_size) &&
+              cJSON_AddNumberToObject(o, "obs_bytes_per_step", (double)per_step) &&
+              (b->no_obs ? cJSON_AddNullToObject(o, "obs_write_bytes_per_s") != NULL
+                         : add_stat(o, "obs_write_bytes_per_s", r->obs_rate)) &&
+              cJSON_AddNumberToObject(o, "memset_same_bytes_per_s", r->memset_same) &&
+              cJSON_AddNumberToObject(o, "memset_64mib_bytes_per_s", r->memset_big) &&
+              cJSON_AddNumberToObject(o, "policy_ns_per_agent_step", r->policy_ns) &&
+              cJSON_AddNumberToObject(o, "agent_steps_per_s_with_policy", r->loop_agent_rate) &&
+              cJSON_AddNumberToObject(o, "peak_rss_mib", r->rss_mib);
+    char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
+    if (text) puts(text);
+    cJSON_free(text);
+    cJSON_Delete(o);
+    return text != NULL;
+}
+
+/* ---- the command ---------------------------------------------------------------------------- */
+
+static void log_to_stderr(void *ud, const char *msg)
+{
+    (void)ud;
+    fprintf(stderr, "%s\n", msg);
+}
+
+static int vec_failure(polis_vec *vec)
+{
+    fprintf(stderr, "polis: %s\n", polis_vec_error(vec));
+    return EXIT_ENV;
+}
+
+static int run_bench(const bench_args *b)
+{
+    char *overrides = NULL;
+    if (b->overrides && !(overrides = cJSON_PrintUnformatted(b->overrides))) {
+        fprintf(stderr, "polis: out of memory\n");
+        return EXIT_ENV;
+    }
+    polis_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    opts.plugin_path = b->plugin_path;
+    opts.log = b->json ? NULL : log_to_stderr;
+    opts.overrides = overrides;
+    opts.no_observations = b->no_obs;
+    polis_vec *vec = NULL;
+    polis_error err;
+    memset(&err, 0, sizeof err);
+    polis_status cst = polis_vec_create_file(b->scenario, &opts, b->envs, b->threads, &vec, &err);
+    cJSON_free(overrides);
+    if (cst != POLIS_OK) {
+        fprintf(stderr, "polis: %s\n", err.message[0] ? err.message : polis_status_str(err.status));
+        return EXIT_ENV;
+    }
+    polis_env *env0 = polis_vec_env(vec, 0);
+    const polis_io *io = polis_vec_io(vec);
+    bench_result r;
+    memset(&r, 0, sizeof r);
+    r.name = polis_env_name(env0);
+    r.agents = polis_vec_agents_per_env(vec);
+    r.envs = b->envs;
+    r.threads = b->threads;
+    r.n_actions = io->n_actions;
+    r.obs_size = io->obs_size;
+    r.seed = b->has_seed ? b->seed : polis_env_default_seed(env0);
+
+    int rc = 0;
+    uint8_t *allowed = malloc((size_t)io->n_actions);
+    double *rates = malloc(sizeof(double) * (size_t)b->repeat * 4);
+    size_t obs_total = io->obs_size * (size_t)io->n_agents;
+    uint8_t *scratch = malloc(obs_total > BIG_MEMSET_BYTES ? obs_total : BIG_MEMSET_BYTES);
+    if (!allowed || !rates || !scratch) {
+        fprintf(stderr, "polis: out of memory\n");
+        rc = EXIT_ENV;
+        goto out;
+    }
+    const char *exclude = b->exclude ? b->exclude : b->physical ? "@social" : NULL;
+    if ((r.excluded = build_allowed(env0, exclude, b->exclude != NULL, allowed)) < 0) {
+        rc = r.excluded == -2 ? EXIT_USAGE : EXIT_ENV;
+        goto out;
+    }
+
+    polis_rng rng;
+    polis_rng_seed(&rng, r.seed, BENCH_POLICY_STREAM);
+    if (polis_vec_reset(vec, r.seed) != POLIS_OK) {
+        rc = vec_failure(vec);
+        goto out;
+    }
+    for (int64_t s = 0; s < b->warmup; s++) {
+        choose(io, allowed, &rng);
+        if (polis_vec_step(vec) != POLIS_OK) {
+            rc = vec_failure(vec);
+            goto out;
+        }
+    }
+    const uint8_t *autoreset = polis_vec_autoreset(vec);
+    double *env_rate = rates, *agent_rate = rates + b->repeat, *ns = rates + 2 * b->repeat,
+           *obs_rate = rates + 3 * b->repeat;
+    double policy_total = 0, step_total = 0;
+    double agent_steps = (double)b->steps * (double)b->envs * (double)r.agents;
+    for (int64_t rep = 0; rep < b->repeat; rep++) {
+        double stepping = 0, t_loop = now();
+        for (int64_t s = 0; s < b->steps; s++) {
+            choose(io, allowed, &rng);
+            double t0 = now();
+            polis_status st = polis_vec_step(vec);
+            stepping += now() - t0;
+            if (st != POLIS_OK) {
+                rc = vec_failure(vec);
+                goto out;
+            }
+            for (int32_t k = 0; k < b->envs; k++) r.autoresets += autoreset[k];
+        }
+        double loop = now() - t_loop;
+        policy_total += loop - stepping;
+        step_total += stepping;
+        if (stepping <= 0) stepping = 1e-9;
+        env_rate[rep] = (double)b->steps * (double)b->envs / stepping;
+        agent_rate[rep] = agent_steps / stepping;
+        ns[rep] = stepping * 1e9 / agent_steps;
+        obs_rate[rep] = agent_rate[rep] * (double)io->obs_size;
+    }
+    r.env_rate = summarise(env_rate, b->repeat);
+    r.agent_rate = summarise(agent_rate, b->repeat);
+    r.ns = summarise(ns, b->repeat);
+    r.obs_rate = summarise(obs_rate, b->repeat);
+    double all_agent_steps = agent_steps * (double)b->repeat;
+    r.policy_ns = policy_total * 1e9 / all_agent_steps;
+    r.loop_agent_rate = all_agent_steps / (policy_total + step_total);
+    /* Before the memsets touch the scratch buffer's pages. */
+    r.rss_mib = peak_rss_mib();
+    r.memset_same = memset_rate(scratch, obs_total);
+    r.memset_big = memset_rate(scratch, BIG_MEMSET_BYTES);
+    if (b->json) {
+        if (!print_json(b, &r)) {
+            fprintf(stderr, "polis: out of memory\n");
+            rc = EXIT_ENV;
+        }
+    } else {
+        print_text(b, &r);
+    }
+    fflush(stdout);
+out:
+    free(allowed);
+    free(rates);
+    free(scratch);
+    polis_vec_destroy(vec);
+    return rc;
+}
+
+int cli_bench_main(int argc, char **argv)
+{
+    bench_args b;
+    memset(&b, 0, sizeof b);
+    int rc = parse_bench_args(argc, argv, &b);
+    if (rc == 0 && b.help) fputs(CLI_BENCH_HELP, stdout);
+    if (rc == 0 && !b.help) rc = run_bench(&b);
+    cJSON_Delete(b.overrides);
+    return rc;
+}

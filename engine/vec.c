@@ -1,0 +1,569 @@
+/*
+ * engine/vec.c — vectorised envs (polis_vec, declared in polis.h): M envs of one scenario
+ * stepped in one call into one set of shared buffers, by a persistent pool of T threads,
+ * with next-step auto-reset.
+ *
+ * Zero copy: each env is created over its slice of the shared buffers (polis__env_create
+ * with an io provider), so the kernel writes observations, masks, rewards and flags where
+ * the caller reads them. The kernel's per-agent flags are also the env's own state (a
+ * terminated agent stays terminated), which is why the auto-reset is "next-step": the
+ * final step's rows are left as the env wrote them, and the reset happens in the following
+ * call, in place of that env's step.
+ *
+ * Threads: T-1 workers start at create. A call publishes the job by bumping a generation
+ * counter; each thread steps a fixed contiguous block of envs and counts down `remaining`.
+ * Waiting spins briefly (a step of a small game takes microseconds, less than a sleep and
+ * wake-up costs) and then sleeps on a condition variable. The sleeper counts make the
+ * hand-off race-free with sequentially consistent atomics: a thread announces that it is
+ * going to sleep before it re-checks the condition under the mutex, and the other side
+ * changes the condition before it looks for sleepers.
+ *
+ * Sharing: the calling thread decides which envs reset (autoreset, episode) before the
+ * workers start, and each thread records failures in its own cache line; what threads still
+ * both write are the cache lines of the io rows where their blocks meet (the rows are
+ * contiguous by contract), so small envs split over threads pay some false sharing.
+ *
+ * Determinism: envs never share state, each has its own seed sequence
+ * (polis_vec_env_seed), and errors are reported for the lowest failing env index, so
+ * nothing observable depends on T or on timing.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SPIN_ROUNDS 2000 /* pause instructions before a waiting thread sleeps */
+
+enum { VEC_FROZEN = 0, VEC_RUNNING = 1, VEC_BROKEN = 2 };
+enum { JOB_RESET = 0, JOB_STEP = 1 };
+
+typedef struct vec_worker {
+    polis_vec *vec;
+    int32_t index; /* thread index, 1..T-1 (0 is the caller) */
+    pthread_t thread;
+} vec_worker;
+
+/* What one thread's block of envs did in the current call: its first (lowest) failing env.
+ * One cache line per thread, so threads never write a line another thread writes. */
+typedef struct vec_result {
+    _Alignas(64) int32_t failed; /* env index, or -1 */
+    polis_status status;
+} vec_result;
+
+struct polis_vec {
+    polis_alloc_fn alloc;
+    void *alloc_ud;
+    int32_t n_envs, n_threads, n_agents; /* n_agents per env */
+    polis_env **envs;
+    int32_t creating;       /* the env being created, for the io provider */
+    bool layout_error;      /* the provider refused the layout (message is not env k's) */
+
+    /* shared buffers, rows env-major */
+    polis_io io;
+    size_t obs_alloc;       /* bytes allocated for io.obs */
+    /* Written by the calling thread before the workers start, read-only to them: which envs
+     * this call resets, and their episode numbers. */
+    uint8_t *autoreset;     /* [n_envs] */
+    int64_t *episode;       /* [n_envs] */
+    void *results_mem;      /* the allocation results points into (aligned inside it) */
+    vec_result *results;    /* [n_threads] */
+    uint64_t seed;
+    int32_t state;
+    char err[POLIS_ERRMAX];
+
+    /* pool */
+    int32_t job;
+    vec_worker *workers;    /* [n_threads - 1] */
+    int32_t n_started;
+    bool sync_ready;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done;
+    atomic_uint gen;
+    atomic_int remaining;
+    atomic_int sleepers;
+    atomic_int main_waiting;
+    atomic_int stop;
+};
+
+/* ---- seeds --------------------------------------------------------------------------------- */
+
+/* SplitMix64's finaliser (Steele, Lea, Flood 2014): every input bit affects every output
+ * bit, so neighbouring (seed, k, e) give unrelated env seeds. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t polis_vec_env_seed(uint64_t seed, int32_t k, int64_t episode)
+{
+    return mix64(mix64(seed + mix64((uint64_t)(int64_t)k)) + (uint64_t)episode);
+}
+
+/* ---- memory ---------------------------------------------------------------------------------- */
+
+static void *vec_alloc(polis_vec *v, size_t size)
+{
+    void *p = v->alloc(v->alloc_ud, NULL, 0, size ? size : 1);
+    if (p) memset(p, 0, size ? size : 1);
+    return p;
+}
+
+static void vec_free(polis_vec *v, void *p, size_t size)
+{
+    if (p) v->alloc(v->alloc_ud, p, size ? size : 1, 0);
+}
+
+static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    (void)osize;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, nsize);
+}
+
+/* ---- the io provider: env k's slice of the shared buffers ------------------------------------ */
+
+static polis_status provide_io(void *ud, polis_env *env, polis_io *io)
+{
+    polis_vec *v = ud;
+    int32_t k = v->creating;
+    if (k == 0) {
+        int64_t rows = (int64_t)io->n_agents * v->n_envs;
+        if (rows > INT32_MAX) {
+            v->layout_error = true;
+            return polis__fail(env, POLIS_ERR_LIMIT,
+                               "polis_vec: %d envs x %d agents is %lld rows, more than %d",
+                               v->n_envs, io->n_agents, (long long)rows, INT32_MAX);
+        }
+        size_t n = (size_t)rows;
+        if (io->obs_size && n > SIZE_MAX / io->obs_size) {
+            v->layout_error = true;
+            return polis__fail(env, POLIS_ERR_LIMIT, "polis_vec: observation buffer too large");
+        }
+        v->n_agents = io->n_agents;
+        v->io.n_agents = (int32_t)rows;
+        v->io.n_actions = io->n_actions;
+        v->io.obs_size = io->obs_size;
+        v->obs_alloc = n * io->obs_size;
+        v->io.obs = vec_alloc(v, v->obs_alloc);
+        v->io.masks = vec_alloc(v, n * (size_t)io->n_actions);
+        v->io.actions = vec_alloc(v, n * sizeof(int32_t));
+        v->io.rewards = vec_alloc(v, n * sizeof(float));
+        v->io.terminations = vec_alloc(v, n);
+        v->io.truncations = vec_alloc(v, n);
+        v->io.illegal = vec_alloc(v, n);
+        if (!v->io.obs || !v->io.masks || !v->io.actions || !v->io.rewards ||
+            !v->io.terminations || !v->io.truncations || !v->io.illegal)
+            return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating vec buffers");
+    } else if (io->n_agents != v->n_agents || io->n_actions != v->io.n_actions ||
+               io->obs_size != v->io.obs_size) {
+        return polis__fail(env, POLIS_ERR_CONFIG,
+                           "its layout (%d agents, %d actions, %zu observation bytes) differs "
+                           "from env 0's (%d, %d, %zu)",
+                           io->n_agents, io->n_actions, io->obs_size, v->n_agents,
+                           v->io.n_actions, v->io.obs_size);
+    }
+    size_t r = (size_t)k * (size_t)v->n_agents;
+    io->obs = v->io.obs + r * v->io.obs_size;
+    io->masks = v->io.masks + r * (size_t)v->io.n_actions;
+    io->actions = v->io.actions + r;
+    io->rewards = v->io.rewards + r;
+    io->terminations = v->io.terminations + r;
+    io->truncations = v->io.truncations + r;
+    io->illegal = v->io.illegal + r;
+    return POLIS_OK;
+}
+
+/* ---- the work -------------------------------------------------------------------------------- */
+
+static polis_status run_env(polis_vec *v, int32_t k)
+{
+    polis_env *env = v->envs[k];
+    if (v->job == JOB_RESET || v->autoreset[k])
+        return polis_env_reset(env, polis_vec_env_seed(v->seed, k, v->episode[k]));
+    return polis_env_step(env);
+}
+
+/* Every env of the block runs even after one failed, so what the envs did never depends on
+ * how the envs were split among threads. */
+static void run_block(polis_vec *v, int32_t t)
+{
+    int32_t lo = (int32_t)((int64_t)v->n_envs * t / v->n_threads);
+    int32_t hi = (int32_t)((int64_t)v->n_envs * (t + 1) / v->n_threads);
+    vec_result *r = &v->results[t];
+    r->failed = -1;
+    r->status = POLIS_OK;
+    for (int32_t k = lo; k < hi; k++) {
+        polis_status st = run_env(v, k);
+        if (st != POLIS_OK && r->failed < 0) {
+            r->failed = k;
+            r->status = st;
+        }
+    }
+}
+
+/* ---- the pool -------------------------------------------------------------------------------- */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static unsigned wait_for_work(polis_vec *v, unsigned seen)
+{
+    unsigned g;
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        g = atomic_load_explicit(&v->gen, memory_order_acquire);
+        if (g != seen) return g;
+        cpu_relax();
+    }
+    atomic_fetch_add(&v->sleepers, 1);
+    pthread_mutex_lock(&v->mu);
+    while ((g = atomic_load(&v->gen)) == seen) pthread_cond_wait(&v->cv_work, &v->mu);
+    pthread_mutex_unlock(&v->mu);
+    atomic_fetch_sub(&v->sleepers, 1);
+    return g;
+}
+
+static void *worker_main(void *arg)
+{
+    vec_worker *w = arg;
+    polis_vec *v = w->vec;
+    unsigned seen = 0;
+    for (;;) {
+        seen = wait_for_work(v, seen);
+        if (atomic_load(&v->stop)) return NULL;
+        run_block(v, w->index);
+        if (atomic_fetch_sub(&v->remaining, 1) == 1 && atomic_load(&v->main_waiting)) {
+            pthread_mutex_lock(&v->mu);
+            pthread_cond_signal(&v->cv_done);
+            pthread_mutex_unlock(&v->mu);
+        }
+    }
+}
+
+/* Publishes a new generation (work or stop) and wakes sleeping workers. */
+static void wake_workers(polis_vec *v)
+{
+    atomic_fetch_add(&v->gen, 1);
+    if (atomic_load(&v->sleepers) > 0) {
+        pthread_mutex_lock(&v->mu);
+        pthread_cond_broadcast(&v->cv_work);
+        pthread_mutex_unlock(&v->mu);
+    }
+}
+
+static void pool_run(polis_vec *v, int32_t job)
+{
+    v->job = job;
+    if (v->n_threads == 1) {
+        run_block(v, 0);
+        return;
+    }
+    atomic_store(&v->remaining, v->n_threads - 1);
+    wake_workers(v);
+    run_block(v, 0);
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        if (atomic_load_explicit(&v->remaining, memory_order_acquire) == 0) return;
+        cpu_relax();
+    }
+    atomic_store(&v->main_waiting, 1);
+    pthread_mutex_lock(&v->mu);
+    while (atomic_load(&v->remaining) > 0) pthread_cond_wait(&v->cv_done, &v->mu);
+    pthread_mutex_unlock(&v->mu);
+    atomic_store(&v->main_waiting, 0);
+}
+
+static void pool_stop(polis_vec *v)
+{
+    if (v->n_started > 0) {
+        atomic_store(&v->stop, 1);
+        wake_workers(v);
+        for (int32_t i = 0; i < v->n_started; i++) pthread_join(v->workers[i].thread, NULL);
+        v->n_started = 0;
+    }
+    if (v->sync_ready) {
+        pthread_mutex_destroy(&v->mu);
+        pthread_cond_destroy(&v->cv_work);
+        pthread_cond_destroy(&v->cv_done);
+        v->sync_ready = false;
+    }
+}
+
+static polis_status pool_start(polis_vec *v, polis_error *err)
+{
+    if (v->n_threads == 1) return POLIS_OK;
+    atomic_init(&v->gen, 0);
+    atomic_init(&v->remaining, 0);
+    atomic_init(&v->sleepers, 0);
+    atomic_init(&v->main_waiting, 0);
+    atomic_init(&v->stop, 0);
+    int rc = pthread_mutex_init(&v->mu, NULL);
+    if (rc == 0 && (rc = pthread_cond_init(&v->cv_work, NULL)) != 0) pthread_mutex_destroy(&v->mu);
+    if (rc == 0 && (rc = pthread_cond_init(&v->cv_done, NULL)) != 0) {
+        pthread_cond_destroy(&v->cv_work);
+        pthread_mutex_destroy(&v->mu);
+    }
+    if (rc == 0) v->sync_ready = true;
+    for (int32_t i = 0; rc == 0 && i < v->n_threads - 1; i++) {
+        v->workers[i].vec = v;
+        v->workers[i].index = i + 1;
+        if ((rc = pthread_create(&v->workers[i].thread, NULL, worker_main, &v->workers[i])) == 0)
+            v->n_started++;
+    }
+    if (rc == 0) return POLIS_OK;
+    if (err) {
+        err->status = POLIS_ERR_LIMIT;
+        snprintf(err->message, sizeof err->message,
+                 "polis_vec: cannot start worker thread %d of %d: %s", v->n_started + 1,
+                 v->n_threads - 1, strerror(rc));
+    }
+    return POLIS_ERR_LIMIT;
+}
+
+/* ---- create / destroy ------------------------------------------------------------------------ */
+
+static polis_status bad_input(polis_error *err, polis_status st, const char *fmt, ...)
+    POLIS_PRINTF(3, 4);
+static polis_status bad_input(polis_error *err, polis_status st, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->status = st;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static size_t results_bytes(int32_t n_threads)
+{
+    return sizeof(vec_result) * (size_t)n_threads + 64;
+}
+
+void polis_vec_destroy(polis_vec *vec)
+{
+    if (!vec) return;
+    pool_stop(vec);
+    if (vec->envs)
+        for (int32_t k = 0; k < vec->n_envs; k++) polis_env_destroy(vec->envs[k]);
+    size_t n = (size_t)vec->io.n_agents;
+    vec_free(vec, vec->io.obs, vec->obs_alloc);
+    vec_free(vec, vec->io.masks, n * (size_t)vec->io.n_actions);
+    vec_free(vec, vec->io.actions, n * sizeof(int32_t));
+    vec_free(vec, vec->io.rewards, n * sizeof(float));
+    vec_free(vec, vec->io.terminations, n);
+    vec_free(vec, vec->io.truncations, n);
+    vec_free(vec, vec->io.illegal, n);
+    size_t m = (size_t)vec->n_envs;
+    vec_free(vec, vec->envs, m * sizeof *vec->envs);
+    vec_free(vec, vec->autoreset, m);
+    vec_free(vec, vec->episode, m * sizeof *vec->episode);
+    vec_free(vec, vec->results_mem, results_bytes(vec->n_threads));
+    vec_free(vec, vec->workers, (size_t)(vec->n_threads - 1) * sizeof *vec->workers);
+    vec->alloc(vec->alloc_ud, vec, sizeof *vec, 0);
+}
+
+static polis_status vec_create(const char *text, size_t len, const char *source,
+                               const char *base_dir, const polis_options *opts, int32_t n_envs,
+                               int32_t n_threads, polis_vec **out, polis_error *err)
+{
+    if (n_envs < 1)
+        return bad_input(err, POLIS_ERR_INVALID, "polis_vec: n_envs is %d, expected at least 1",
+                         n_envs);
+    if (n_threads < 1 || n_threads > n_envs)
+        return bad_input(err, POLIS_ERR_INVALID,
+                         "polis_vec: n_threads is %d, expected 1 to n_envs (%d)", n_threads,
+                         n_envs);
+    polis_alloc_fn alloc = default_alloc;
+    void *alloc_ud = NULL;
+    if (opts && opts->struct_size >= offsetof(polis_options, alloc_ud) + sizeof(void *) &&
+        opts->alloc) {
+        alloc = opts->alloc;
+        alloc_ud = opts->alloc_ud;
+    }
+    polis_vec *v = alloc(alloc_ud, NULL, 0, sizeof *v);
+    if (!v) return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
+    memset(v, 0, sizeof *v);
+    v->alloc = alloc;
+    v->alloc_ud = alloc_ud;
+    v->n_envs = n_envs;
+    v->n_threads = n_threads;
+    size_t m = (size_t)n_envs;
+    v->envs = vec_alloc(v, m * sizeof *v->envs);
+    v->autoreset = vec_alloc(v, m);
+    v->episode = vec_alloc(v, m * sizeof *v->episode);
+    v->results_mem = vec_alloc(v, results_bytes(n_threads));
+    v->workers = vec_alloc(v, (size_t)(n_threads - 1) * sizeof *v->workers);
+    if (v->results_mem)
+        v->results = (vec_result *)(((uintptr_t)v->results_mem + 63) & ~(uintptr_t)63);
+    if (!v->envs || !v->autoreset || !v->episode || !v->results_mem || !v->workers) {
+        polis_vec_destroy(v);
+        return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
+    }
+    for (int32_t k = 0; k < n_envs; k++) {
+        polis__create_args args = {.text = text, .len = len, .source = source,
+                                   .base_dir = base_dir, .opts = opts, .io_fn = provide_io,
+                                   .io_ud = v};
+        polis_error e;
+        v->creating = k;
+        polis_status st = polis__env_create(&args, &v->envs[k], &e);
+        if (st != POLIS_OK) {
+            if (v->layout_error)
+                bad_input(err, st, "%s", e.message);
+            else
+                bad_input(err, st, "env %d: %s", k, e.message);
+            polis_vec_destroy(v);
+            return st;
+        }
+    }
+    polis_status st = pool_start(v, err);
+    if (st != POLIS_OK) {
+        polis_vec_destroy(v);
+        return st;
+    }
+    v->state = VEC_FROZEN;
+    *out = v;
+    if (err) {
+        err->status = POLIS_OK;
+        err->message[0] = '\0';
+    }
+    return POLIS_OK;
+}
+
+polis_status polis_vec_create_json(const char *json, size_t len, const polis_options *opts,
+                                   int32_t n_envs, int32_t n_threads, polis_vec **out,
+                                   polis_error *err)
+{
+    if (!out) return bad_input(err, POLIS_ERR_INVALID, "polis_vec_create_json: out is NULL");
+    *out = NULL;
+    if (!json) return bad_input(err, POLIS_ERR_INVALID, "polis_vec_create_json: json is NULL");
+    return vec_create(json, len, "<string>", NULL, opts, n_envs, n_threads, out, err);
+}
+
+polis_status polis_vec_create_file(const char *path, const polis_options *opts, int32_t n_envs,
+                                   int32_t n_threads, polis_vec **out, polis_error *err)
+{
+    if (!out) return bad_input(err, POLIS_ERR_INVALID, "polis_vec_create_file: out is NULL");
+    *out = NULL;
+    if (!path) return bad_input(err, POLIS_ERR_INVALID, "polis_vec_create_file: path is NULL");
+    /* Counts first, so a bad count is reported without touching the file system. */
+    if (n_envs < 1 || n_threads < 1 || n_threads > n_envs)
+        return vec_create(NULL, 0, path, NULL, opts, n_envs, n_threads, out, err);
+    char *text;
+    size_t len;
+    char dir[4096];
+    polis_status st = polis__scenario_file(path, &text, &len, dir, sizeof dir, err);
+    if (st != POLIS_OK) return st;
+    st = vec_create(text, len, path, dir, opts, n_envs, n_threads, out, err);
+    free(text);
+    return st;
+}
+
+/* ---- running --------------------------------------------------------------------------------- */
+
+/* The lowest failing env of the last call (blocks are in env order, so the first thread
+ * with a failure has it), its message prefixed with its index. */
+static polis_status collect(polis_vec *v)
+{
+    for (int32_t t = 0; t < v->n_threads; t++) {
+        const vec_result *r = &v->results[t];
+        if (r->failed < 0) continue;
+        int32_t k = r->failed;
+        const char *msg = polis_env_error(v->envs[k]);
+        if (!msg[0]) msg = polis_status_str(r->status);
+        if (v->job == JOB_STEP && v->autoreset[k])
+            snprintf(v->err, sizeof v->err, "env %d: %s (auto-reset to episode %lld)", k, msg,
+                     (long long)v->episode[k]);
+        else
+            snprintf(v->err, sizeof v->err, "env %d: %s", k, msg);
+        v->state = VEC_BROKEN;
+        return r->status;
+    }
+    v->state = VEC_RUNNING;
+    return POLIS_OK;
+}
+
+polis_status polis_vec_reset(polis_vec *vec, uint64_t seed)
+{
+    if (!vec) return POLIS_ERR_INVALID;
+    vec->err[0] = '\0';
+    vec->seed = seed;
+    memset(vec->autoreset, 0, (size_t)vec->n_envs);
+    memset(vec->episode, 0, sizeof *vec->episode * (size_t)vec->n_envs);
+    pool_run(vec, JOB_RESET);
+    return collect(vec);
+}
+
+polis_status polis_vec_step(polis_vec *vec)
+{
+    if (!vec) return POLIS_ERR_INVALID;
+    vec->err[0] = '\0';
+    if (vec->state == VEC_FROZEN) {
+        snprintf(vec->err, sizeof vec->err, "polis_vec_step: call polis_vec_reset first");
+        return POLIS_ERR_STATE;
+    }
+    if (vec->state == VEC_BROKEN) {
+        snprintf(vec->err, sizeof vec->err,
+                 "polis_vec_step: the previous step or reset failed; call polis_vec_reset");
+        return POLIS_ERR_STATE;
+    }
+    /* Check every action that will be read before any env runs, so a bad id leaves the
+     * whole vec as it was. */
+    const int32_t n_actions = vec->io.n_actions;
+    for (int32_t k = 0; k < vec->n_envs; k++) {
+        polis_env *env = vec->envs[k];
+        if (polis_env_done(env)) continue;
+        const int32_t *act = vec->io.actions + (size_t)k * (size_t)vec->n_agents;
+        for (int32_t a = 0; a < vec->n_agents; a++) {
+            if (act[a] >= 0 && act[a] < n_actions) continue;
+            snprintf(vec->err, sizeof vec->err,
+                     "env %d: step: agent %d (%s): action %d is outside [0, %d) at tick %lld "
+                     "(row %lld)",
+                     k, a, polis_env_agent_name(env, a), act[a], n_actions,
+                     (long long)polis_env_tick(env), (long long)k * vec->n_agents + a);
+            return POLIS_ERR_ACTION;
+        }
+    }
+    for (int32_t k = 0; k < vec->n_envs; k++) {
+        uint8_t done = polis_env_done(vec->envs[k]);
+        vec->autoreset[k] = done;
+        vec->episode[k] += done;
+    }
+    pool_run(vec, JOB_STEP);
+    return collect(vec);
+}
+
+/* ---- accessors ------------------------------------------------------------------------------- */
+
+const char *polis_vec_error(const polis_vec *vec) { return vec ? vec->err : "vec is NULL"; }
+const polis_io *polis_vec_io(const polis_vec *vec) { return &vec->io; }
+const uint8_t *polis_vec_autoreset(const polis_vec *vec) { return vec->autoreset; }
+int32_t polis_vec_n_envs(const polis_vec *vec) { return vec->n_envs; }
+int32_t polis_vec_n_threads(const polis_vec *vec) { return vec->n_threads; }
+int32_t polis_vec_agents_per_env(const polis_vec *vec) { return vec->n_agents; }
+
+polis_env *polis_vec_env(polis_vec *vec, int32_t k)
+{
+    return k >= 0 && k < vec->n_envs ? vec->envs[k] : NULL;
+}
+
+int64_t polis_vec_episode(const polis_vec *vec, int32_t k)
+{
+    return k >= 0 && k < vec->n_envs ? vec->episode[k] : -1;
+}

@@ -1,0 +1,499 @@
+/* polis_vec: bad input, zero-copy slices, next-step auto-reset, equivalence with lone envs
+ * seeded by polis_vec_env_seed, determinism across thread counts, error propagation with the
+ * env index, and a step loop that allocates nothing (also with threads). No timing. */
+#include <stdint.h>
+
+#include "check.h"
+#include "testutil.h"
+
+#define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
+#define VEC_DIR POLIS_TEST_SOURCE_DIR "/scenarios/vec"
+
+static polis_vec *make_vec(const char *overrides, int32_t m, int32_t t, test_alloc *al)
+{
+    polis_options o = test_options(NULL, al);
+    o.overrides = overrides;
+    polis_vec *v = NULL;
+    polis_error err;
+    if (polis_vec_create_file(GATHER, &o, m, t, &v, &err) != POLIS_OK) {
+        fprintf(stderr, "vec create failed: %s\n", err.message);
+        return NULL;
+    }
+    return v;
+}
+
+static polis_env *make_env(const char *overrides)
+{
+    polis_options o = test_options(NULL, NULL);
+    o.overrides = overrides;
+    polis_env *env = NULL;
+    polis_error err;
+    if (polis_env_create_file(GATHER, &o, &env, &err) != POLIS_OK) {
+        fprintf(stderr, "env create failed: %s\n", err.message);
+        return NULL;
+    }
+    return env;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t vec_hash(const polis_vec *v)
+{
+    const polis_io *io = polis_vec_io(v);
+    size_t n = (size_t)io->n_agents;
+    uint64_t h = 14695981039346656037ULL;
+    h = fnv(h, io->obs, n * io->obs_size);
+    h = fnv(h, io->masks, n * (size_t)io->n_actions);
+    h = fnv(h, io->rewards, n * sizeof(float));
+    h = fnv(h, io->terminations, n);
+    h = fnv(h, io->truncations, n);
+    h = fnv(h, io->illegal, n);
+    h = fnv(h, polis_vec_autoreset(v), (size_t)polis_vec_n_envs(v));
+    return h;
+}
+
+static void random_actions(const polis_io *io, polis_rng *r)
+{
+    for (int32_t a = 0; a < io->n_agents; a++)
+        io->actions[a] = (int32_t)polis_rng_below(r, (uint32_t)io->n_actions);
+}
+
+/* ---- bad input ------------------------------------------------------------------------------ */
+
+static void test_bad_input(void)
+{
+    polis_vec *v = (polis_vec *)1;
+    polis_error err;
+    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 0, 1, &v, &err), POLIS_ERR_INVALID);
+    CHECK(v == NULL);
+    CHECK_EQ_STR(err.message, "polis_vec: n_envs is 0, expected at least 1");
+    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, -3, 1, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(err.message, "polis_vec: n_envs is -3, expected at least 1");
+    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 2, 0, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(err.message, "polis_vec: n_threads is 0, expected 1 to n_envs (2)");
+    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 2, 3, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(err.message, "polis_vec: n_threads is 3, expected 1 to n_envs (2)");
+    CHECK_EQ_INT(polis_vec_create_file(NULL, NULL, 1, 1, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(err.message, "polis_vec_create_file: path is NULL");
+    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 1, 1, NULL, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(err.message, "polis_vec_create_file: out is NULL");
+    CHECK_EQ_INT(polis_vec_create_json(NULL, 0, NULL, 1, 1, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(err.message, "polis_vec_create_json: json is NULL");
+    CHECK_EQ_INT(polis_vec_create_file("/nonexistent/x.json", NULL, 1, 1, &v, &err),
+                 POLIS_ERR_IO);
+    CHECK_EQ_STR(err.message, "cannot read /nonexistent/x.json: No such file or directory");
+
+    /* A creation error names the env and keeps the env's message. */
+    const char *bad = "{\"agents\": 0}";
+    CHECK_EQ_INT(polis_vec_create_json(bad, strlen(bad), NULL, 2, 1, &v, &err), POLIS_ERR_CONFIG);
+    CHECK_EQ_STR(err.message, "env 0: <string>: agents: expected integer in [1, 65536], got 0");
+
+    /* More rows than an int32 holds: refused before the buffers are allocated. */
+    const char *wide = "{\"agents\": 65536}";
+    CHECK_EQ_INT(polis_vec_create_json(wide, strlen(wide), NULL, 40000, 1, &v, &err),
+                 POLIS_ERR_LIMIT);
+    CHECK_EQ_STR(err.message,
+                 "polis_vec: 40000 envs x 65536 agents is 2621440000 rows, more than 2147483647");
+    CHECK(v == NULL);
+
+    /* Lifecycle errors. */
+    v = make_vec(NULL, 2, 1, NULL);
+    CHECK(v != NULL);
+    if (v) {
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_ERR_STATE);
+        CHECK_EQ_STR(polis_vec_error(v), "polis_vec_step: call polis_vec_reset first");
+        CHECK(polis_vec_env(v, 2) == NULL);
+        CHECK(polis_vec_env(v, -1) == NULL);
+        CHECK_EQ_INT(polis_vec_episode(v, 5), -1);
+        polis_vec_destroy(v);
+    }
+    polis_vec_destroy(NULL);
+}
+
+/* ---- layout and zero copy ------------------------------------------------------------------- */
+
+static void test_layout(void)
+{
+    polis_vec *v = make_vec(NULL, 3, 2, NULL);
+    CHECK(v != NULL);
+    if (!v) return;
+    const polis_io *io = polis_vec_io(v);
+    CHECK_EQ_INT(polis_vec_n_envs(v), 3);
+    CHECK_EQ_INT(polis_vec_n_threads(v), 2);
+    CHECK_EQ_INT(polis_vec_agents_per_env(v), 4);
+    CHECK_EQ_INT(io->n_agents, 12);
+    CHECK_EQ_INT(io->n_actions, 5);
+    CHECK_EQ_INT(io->obs_size, 64);
+    for (int32_t k = 0; k < 3; k++) {
+        const polis_io *e = polis_env_io(polis_vec_env(v, k));
+        size_t r = (size_t)k * 4;
+        CHECK_EQ_INT(e->n_agents, 4);
+        CHECK(e->obs == io->obs + r * io->obs_size);
+        CHECK(e->masks == io->masks + r * (size_t)io->n_actions);
+        CHECK(e->actions == io->actions + r);
+        CHECK(e->rewards == io->rewards + r);
+        CHECK(e->terminations == io->terminations + r);
+        CHECK(e->truncations == io->truncations + r);
+        CHECK(e->illegal == io->illegal + r);
+    }
+    CHECK_EQ_INT(polis_vec_reset(v, 5), POLIS_OK);
+    CHECK_EQ_STR(polis_vec_error(v), "");
+    /* Every env wrote its own rows: no row of masks is still zero (noop is always legal). */
+    for (int32_t a = 0; a < io->n_agents; a++) CHECK_EQ_INT(io->masks[(size_t)a * 5], 1);
+    /* Different envs got different seeds, so different worlds. */
+    CHECK(memcmp(io->obs, io->obs + 4 * io->obs_size, 4 * io->obs_size) != 0);
+    polis_vec_destroy(v);
+}
+
+/* ---- equivalence with lone envs and auto-reset semantics ----------------------------------- */
+
+static bool rows_equal(const polis_io *io, int32_t k, const polis_io *e)
+{
+    size_t r = (size_t)k * (size_t)e->n_agents, n = (size_t)e->n_agents;
+    return memcmp(io->obs + r * io->obs_size, e->obs, n * e->obs_size) == 0 &&
+           memcmp(io->masks + r * (size_t)io->n_actions, e->masks, n * (size_t)e->n_actions) == 0 &&
+           memcmp(io->rewards + r, e->rewards, n * sizeof(float)) == 0 &&
+           memcmp(io->terminations + r, e->terminations, n) == 0 &&
+           memcmp(io->truncations + r, e->truncations, n) == 0 &&
+           memcmp(io->illegal + r, e->illegal, n) == 0;
+}
+
+static void test_autoreset(int32_t threads)
+{
+    enum { M = 3, STEPS = 40 };
+    const char *ov = "{\"max_steps\": 7}";
+    const uint64_t seed = 42;
+    polis_vec *v = make_vec(ov, M, threads, NULL);
+    polis_env *lone[M] = {0};
+    for (int32_t k = 0; k < M; k++) lone[k] = make_env(ov);
+    CHECK(v && lone[0] && lone[1] && lone[2]);
+    if (!v || !lone[0] || !lone[1] || !lone[2]) goto out;
+    const polis_io *io = polis_vec_io(v);
+    const uint8_t *ar = polis_vec_autoreset(v);
+    CHECK_EQ_INT(polis_vec_reset(v, seed), POLIS_OK);
+    for (int32_t k = 0; k < M; k++) {
+        CHECK_EQ_INT(polis_env_reset(lone[k], polis_vec_env_seed(seed, k, 0)), POLIS_OK);
+        CHECK(rows_equal(io, k, polis_env_io(lone[k])));
+        CHECK_EQ_INT(ar[k], 0);
+        CHECK_EQ_INT(polis_vec_episode(v, k), 0);
+    }
+    polis_rng r;
+    polis_rng_seed(&r, 9, 9);
+    int64_t episodes[M] = {0};
+    int resets_seen = 0;
+    for (int t = 0; t < STEPS; t++) {
+        random_actions(io, &r);
+        bool will_reset[M];
+        for (int32_t k = 0; k < M; k++) {
+            will_reset[k] = polis_env_done(lone[k]);
+            if (will_reset[k]) {
+                /* The final step's rows are still there: all truncated at max_steps. */
+                for (int32_t a = 0; a < 4; a++) CHECK_EQ_INT(io->truncations[k * 4 + a], 1);
+                /* Actions of an env being reset are neither read nor checked. */
+                io->actions[k * 4 + 1] = 999;
+            }
+        }
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        for (int32_t k = 0; k < M; k++) {
+            polis_env *e = lone[k];
+            if (will_reset[k]) {
+                episodes[k]++;
+                CHECK_EQ_INT(polis_env_reset(e, polis_vec_env_seed(seed, k, episodes[k])),
+                             POLIS_OK);
+                CHECK_EQ_INT(ar[k], 1);
+                for (int32_t a = 0; a < 4; a++) {
+                    CHECK(io->rewards[k * 4 + a] == 0.0f);
+                    CHECK_EQ_INT(io->terminations[k * 4 + a], 0);
+                    CHECK_EQ_INT(io->truncations[k * 4 + a], 0);
+                    CHECK_EQ_INT(io->illegal[k * 4 + a], 0);
+                }
+                CHECK_EQ_INT(polis_env_tick(polis_vec_env(v, k)), 0);
+                resets_seen++;
+            } else {
+                memcpy(polis_env_io(e)->actions, io->actions + k * 4, 4 * sizeof(int32_t));
+                CHECK_EQ_INT(polis_env_step(e), POLIS_OK);
+                CHECK_EQ_INT(ar[k], 0);
+            }
+            CHECK(rows_equal(io, k, polis_env_io(e)));
+            CHECK_EQ_INT(polis_vec_episode(v, k), episodes[k]);
+            CHECK_EQ_INT(polis_env_state_hash(polis_vec_env(v, k)), polis_env_state_hash(e));
+        }
+    }
+    /* 40 steps of 7-step episodes plus a reset step each: 5 resets per env. */
+    CHECK_EQ_INT(resets_seen, 5 * M);
+out:
+    for (int32_t k = 0; k < M; k++) polis_env_destroy(lone[k]);
+    polis_vec_destroy(v);
+}
+
+/* ---- determinism across thread counts ------------------------------------------------------- */
+
+static uint64_t run_hashes(int32_t threads, uint64_t *per_step, int steps)
+{
+    polis_vec *v = make_vec("{\"max_steps\": 9}", 5, threads, NULL);
+    CHECK(v != NULL);
+    if (!v) return 0;
+    const polis_io *io = polis_vec_io(v);
+    polis_rng r;
+    polis_rng_seed(&r, 3, 3);
+    CHECK_EQ_INT(polis_vec_reset(v, 77), POLIS_OK);
+    uint64_t h = vec_hash(v);
+    for (int t = 0; t < steps; t++) {
+        random_actions(io, &r);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        per_step[t] = vec_hash(v);
+        h = fnv(h, &per_step[t], sizeof per_step[t]);
+    }
+    polis_vec_destroy(v);
+    return h;
+}
+
+static void test_threads_agree(void)
+{
+    enum { STEPS = 300 };
+    static uint64_t h1[STEPS], h2[STEPS], h4[STEPS];
+    uint64_t a = run_hashes(1, h1, STEPS), b = run_hashes(2, h2, STEPS),
+             c = run_hashes(4, h4, STEPS);
+    CHECK(a != 0);
+    CHECK(a == b);
+    CHECK(a == c);
+    int first_diff = -1;
+    for (int t = 0; t < STEPS && first_diff < 0; t++)
+        if (h1[t] != h2[t] || h1[t] != h4[t]) first_diff = t;
+    CHECK_EQ_INT(first_diff, -1);
+    /* A different vec seed is a different run. */
+    polis_vec *v = make_vec(NULL, 2, 1, NULL);
+    if (v) {
+        CHECK_EQ_INT(polis_vec_reset(v, 1), POLIS_OK);
+        uint64_t x = vec_hash(v);
+        CHECK_EQ_INT(polis_vec_reset(v, 2), POLIS_OK);
+        CHECK(x != vec_hash(v));
+        CHECK_EQ_INT(polis_vec_reset(v, 1), POLIS_OK);
+        CHECK(x == vec_hash(v));
+        polis_vec_destroy(v);
+    }
+    /* The documented seed formula. */
+    CHECK(polis_vec_env_seed(1, 0, 0) != polis_vec_env_seed(1, 1, 0));
+    CHECK(polis_vec_env_seed(1, 0, 1) != polis_vec_env_seed(1, 0, 0));
+    CHECK(polis_vec_env_seed(1, 1, 0) != polis_vec_env_seed(2, 0, 0));
+    CHECK_EQ_INT(polis_vec_env_seed(0, 0, 0), polis_vec_env_seed(0, 0, 0));
+}
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+static void test_bad_action(void)
+{
+    polis_vec *v = make_vec(NULL, 3, 2, NULL);
+    CHECK(v != NULL);
+    if (!v) return;
+    const polis_io *io = polis_vec_io(v);
+    CHECK_EQ_INT(polis_vec_reset(v, 1), POLIS_OK);
+    uint64_t before = vec_hash(v);
+    io->actions[5] = 99;
+    CHECK_EQ_INT(polis_vec_step(v), POLIS_ERR_ACTION);
+    CHECK_EQ_STR(polis_vec_error(v),
+                 "env 1: step: agent 1 (agent_1): action 99 is outside [0, 5) at tick 0 (row 5)");
+    io->actions[5] = 0;
+    io->actions[11] = -1;
+    CHECK_EQ_INT(polis_vec_step(v), POLIS_ERR_ACTION);
+    CHECK_EQ_STR(polis_vec_error(v),
+                 "env 2: step: agent 3 (agent_3): action -1 is outside [0, 5) at tick 0 (row 11)");
+    /* Nothing ran: same buffers, no tick advanced; fixed actions step normally. */
+    CHECK(before == vec_hash(v));
+    for (int32_t k = 0; k < 3; k++) CHECK_EQ_INT(polis_env_tick(polis_vec_env(v, k)), 0);
+    io->actions[11] = 0;
+    CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+    CHECK_EQ_STR(polis_vec_error(v), "");
+    for (int32_t k = 0; k < 3; k++) CHECK_EQ_INT(polis_env_tick(polis_vec_env(v, k)), 1);
+    polis_vec_destroy(v);
+}
+
+static polis_vec *make_fail_vec(const char *mode, int32_t m, int32_t t)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"agents\": 2, \"max_steps\": 4, \"grid\": {\"width\": 6, \"height\": 6},"
+             " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
+             " \"scripts\": [{\"path\": \"vec_fail.lua\", \"params\": {\"mode\": \"%s\"}}]}",
+             mode);
+    polis_options o = test_options(NULL, NULL);
+    o.base_dir = VEC_DIR;
+    polis_vec *v = NULL;
+    polis_error err;
+    if (polis_vec_create_json(json, strlen(json), &o, m, t, &v, &err) != POLIS_OK) {
+        fprintf(stderr, "vec create failed: %s\n", err.message);
+        return NULL;
+    }
+    return v;
+}
+
+static polis_env *make_fail_env(const char *mode)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"agents\": 2, \"max_steps\": 4, \"grid\": {\"width\": 6, \"height\": 6},"
+             " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
+             " \"scripts\": [{\"path\": \"vec_fail.lua\", \"params\": {\"mode\": \"%s\"}}]}",
+             mode);
+    polis_options o = test_options(NULL, NULL);
+    o.base_dir = VEC_DIR;
+    polis_env *env = NULL;
+    polis_error err;
+    if (polis_env_create_json(json, strlen(json), &o, &env, &err) != POLIS_OK) {
+        fprintf(stderr, "env create failed: %s\n", err.message);
+        return NULL;
+    }
+    return env;
+}
+
+static void test_step_failure(void)
+{
+    enum { M = 6 };
+    /* Find, with lone envs, a vec seed whose lowest failing env is not env 0, and that env's
+     * own message: the vec must report exactly that, whatever the thread count. */
+    polis_env *lone = make_fail_env("step");
+    CHECK(lone != NULL);
+    if (!lone) return;
+    uint64_t seed = 0;
+    int32_t expect_k = -1;
+    char expect_msg[1200] = "";
+    for (uint64_t s = 1; s < 200 && expect_k < 1; s++) {
+        expect_k = -1;
+        for (int32_t k = 0; k < M && expect_k < 0; k++) {
+            CHECK_EQ_INT(polis_env_reset(lone, polis_vec_env_seed(s, k, 0)), POLIS_OK);
+            for (int t = 0; t < 3; t++) {
+                if (polis_env_step(lone) != POLIS_OK) {
+                    expect_k = k;
+                    snprintf(expect_msg, sizeof expect_msg, "env %d: %s", k,
+                             polis_env_error(lone));
+                    break;
+                }
+            }
+        }
+        seed = s;
+    }
+    polis_env_destroy(lone);
+    CHECK(expect_k >= 1);
+    CHECK_CONTAINS(expect_msg, "unlucky env [hook post, tick 2]");
+    for (int32_t threads = 1; threads <= 3; threads++) {
+        polis_vec *v = make_fail_vec("step", M, threads);
+        CHECK(v != NULL);
+        if (!v) continue;
+        CHECK_EQ_INT(polis_vec_reset(v, seed), POLIS_OK);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_ERR_SCRIPT);
+        CHECK_EQ_STR(polis_vec_error(v), expect_msg);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_ERR_STATE);
+        CHECK_EQ_STR(polis_vec_error(v),
+                     "polis_vec_step: the previous step or reset failed; call polis_vec_reset");
+        /* A reset makes it usable again. */
+        CHECK_EQ_INT(polis_vec_reset(v, seed + 1000), POLIS_OK);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        polis_vec_destroy(v);
+    }
+
+    /* A failing auto-reset says so. Each env's third reset fails: the second auto-reset. */
+    polis_vec *v = make_fail_vec("reset", 3, 2);
+    CHECK(v != NULL);
+    if (v) {
+        CHECK_EQ_INT(polis_vec_reset(v, 1), POLIS_OK);
+        polis_status st = POLIS_OK;
+        int steps = 0;
+        while (st == POLIS_OK && steps < 20) {
+            st = polis_vec_step(v);
+            steps++;
+        }
+        /* 4 steps, the first auto-reset, 4 steps, then the failing one. */
+        CHECK_EQ_INT(steps, 10);
+        CHECK_EQ_INT(st, POLIS_ERR_SCRIPT);
+        CHECK_CONTAINS(polis_vec_error(v), "env 0: vec_fail: ");
+        CHECK_CONTAINS(polis_vec_error(v),
+                       "no third episode [hook reset, tick 0] (auto-reset to episode 2)");
+        polis_vec_destroy(v);
+    }
+}
+
+/* ---- allocation ------------------------------------------------------------------------------ */
+
+static void test_no_alloc(int32_t threads)
+{
+    test_alloc al = {0};
+    polis_vec *v = make_vec(NULL, 3, threads, &al);
+    CHECK(v != NULL);
+    if (!v) return;
+    const polis_io *io = polis_vec_io(v);
+    polis_rng r;
+    polis_rng_seed(&r, 5, 5);
+    CHECK_EQ_INT(polis_vec_reset(v, 1), POLIS_OK);
+    long before = al.calls;
+    int64_t resets = 0;
+    for (int t = 0; t < 10000; t++) {
+        random_actions(io, &r);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        for (int32_t k = 0; k < 3; k++) resets += polis_vec_autoreset(v)[k];
+    }
+    CHECK_EQ_INT(al.calls - before, 0);
+    /* gather truncates at 200 steps: 10,000 steps are 49 auto-resets per env. */
+    CHECK_EQ_INT(resets, 3 * 49);
+    polis_vec_destroy(v);
+    CHECK_EQ_INT(al.live, 0);
+}
+
+/* Every allocation of create, reset and step may fail: a clean error, nothing leaked. */
+static void test_failing_alloc(void)
+{
+    int bad = 0;
+    long n;
+    for (n = 1; n < 100000; n++) {
+        test_alloc al = {0};
+        al.fail_at = n;
+        polis_options o = test_options(NULL, &al);
+        polis_vec *v = NULL;
+        polis_error err;
+        polis_status st = polis_vec_create_file(GATHER, &o, 2, 2, &v, &err);
+        if (st == POLIS_OK) {
+            st = polis_vec_reset(v, 1);
+            for (int t = 0; st == POLIS_OK && t < 20; t++) st = polis_vec_step(v);
+            if (st != POLIS_OK && polis_vec_error(v)[0] == '\0') bad++;
+            polis_vec_destroy(v);
+        } else if (err.message[0] == '\0' || v != NULL) {
+            bad++;
+        }
+        if (al.live != 0) {
+            fprintf(stderr, "n=%ld: %lld bytes leaked\n", n, al.live);
+            bad++;
+        }
+        if (!al.failed) {
+            if (st != POLIS_OK) bad++;
+            break;
+        }
+        if (st == POLIS_OK) bad++; /* a refused allocation must surface */
+    }
+    fprintf(stderr, "vec: %ld allocations swept, %d bad\n", n - 1, bad);
+    CHECK(n > 20);
+    CHECK_EQ_INT(bad, 0);
+}
+
+int main(void)
+{
+    test_bad_input();
+    test_layout();
+    test_autoreset(1);
+    test_autoreset(2);
+    test_threads_agree();
+    test_bad_action();
+    test_step_failure();
+    test_no_alloc(1);
+    test_no_alloc(2);
+    test_failing_alloc();
+    CHECK_DONE();
+}
