@@ -136,7 +136,7 @@ static polis_status flatten(social *s, const polis_json *v, char *name, size_t l
 {
     polis_status st;
     int kind = s->h->json_kind(v);
-    int32_t attr;
+    int32_t attr = -1;
     switch (kind) {
     case 1: {
         bool b;

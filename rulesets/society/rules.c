@@ -79,12 +79,16 @@ void soc_pile_add(soc *s, int32_t cell, int32_t r, int32_t delta)
 
 /* ---- pick, dump, produce ------------------------------------------------------------------ */
 
+bool soc_can_pick(const soc *s, int32_t agent, int32_t r)
+{
+    return soc_resource_visible(s, agent, r) && inv_of(s, agent)[r] < cap_of(s, agent, r) &&
+           s->inv_total[agent] < s->jobs[s->agent_job[agent]].size;
+}
+
 static bool pick_ok(const soc *s, int32_t agent, int32_t r)
 {
     int32_t cell = cell_of(s, agent);
-    return s->piles[(size_t)cell * (size_t)s->R + (size_t)r] > 0 &&
-           soc_resource_visible(s, agent, r) && inv_of(s, agent)[r] < cap_of(s, agent, r) &&
-           s->inv_total[agent] < s->jobs[s->agent_job[agent]].size;
+    return s->piles[(size_t)cell * (size_t)s->R + (size_t)r] > 0 && soc_can_pick(s, agent, r);
 }
 
 static bool pick_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t r)
@@ -133,20 +137,17 @@ static polis_status dump(polis_ctx *ctx, void *ud, int32_t agent, int32_t r)
     return s->h->publish(ctx, s->ev_dumped, &ev, sizeof ev);
 }
 
-/* The recipe an agent can run here, or -1: a station on its cell that it can see (the
- * paper: recipes are "observed and executed" by agents meeting the requirements), all
- * inputs held, and every result within the capacities (per resource and in total). */
-static int32_t produce_recipe(const soc *s, int32_t agent)
+/* The paper: recipes are "observed and executed" by agents meeting the requirements; the
+ * inputs must be held and every result fit the capacities (per resource and in total). */
+bool soc_can_run(const soc *s, int32_t agent, int32_t k)
 {
-    int32_t cell = cell_of(s, agent);
-    int32_t k = *soc_layer(s, s->L_recipes, cell) - 1;
-    if (k < 0 || !soc_recipe_visible(s, agent, k)) return -1;
+    if (!soc_recipe_visible(s, agent, k)) return false;
     const soc_recipe *rc = &s->rec[k];
     const int32_t *inv = inv_of(s, agent);
     int64_t net_total = 0;
     for (int32_t i = 0; i < rc->n_in; i++) {
         const soc_amount *a = &s->amounts[rc->in + i];
-        if (inv[a->res] < a->n) return -1;
+        if (inv[a->res] < a->n) return false;
         net_total -= a->n;
     }
     for (int32_t i = 0; i < rc->n_out; i++) {
@@ -154,11 +155,17 @@ static int32_t produce_recipe(const soc *s, int32_t agent)
         int64_t after = (int64_t)inv[a->res] + a->n;
         for (int32_t j = 0; j < rc->n_in; j++)
             if (s->amounts[rc->in + j].res == a->res) after -= s->amounts[rc->in + j].n;
-        if (after > cap_of(s, agent, a->res)) return -1;
+        if (after > cap_of(s, agent, a->res)) return false;
         net_total += a->n;
     }
-    if (s->inv_total[agent] + net_total > s->jobs[s->agent_job[agent]].size) return -1;
-    return k;
+    return s->inv_total[agent] + net_total <= s->jobs[s->agent_job[agent]].size;
+}
+
+/* The recipe of the station on the agent's cell if it can run it, or -1. */
+static int32_t produce_recipe(const soc *s, int32_t agent)
+{
+    int32_t k = *soc_layer(s, s->L_recipes, cell_of(s, agent)) - 1;
+    return k >= 0 && soc_can_run(s, agent, k) ? k : -1;
 }
 
 static bool produce_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)

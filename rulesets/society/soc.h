@@ -262,6 +262,17 @@ typedef struct soc {
     int32_t ev_moved, ev_blocked, ev_picked, ev_dumped, ev_produced, ev_inventory, ev_pile,
         ev_generated;
 
+    /* the greedy baseline (policy.c) */
+    double *g_gain;      /* [J][K] value of a recipe's outputs minus its inputs for the job */
+    uint8_t *g_useful;   /* [J][R] worth picking: valued, or an input of a gainful recipe */
+    int8_t *g_heading;   /* [n] exploration direction, -1: none */
+    int16_t *g_left;     /* [n] steps before the heading is drawn again */
+    int32_t *g_dist;     /* [window] BFS distance, -1 unseen */
+    int8_t *g_first;     /* [window] first move of the shortest path */
+    int32_t *g_queue;    /* [window] */
+    int32_t g_win_h, g_win_v;
+    bool g_has_rng;      /* the host has policy_rng */
+
     polis_society_api api;
 } soc;
 
@@ -349,6 +360,10 @@ polis_status soc_set_pile(soc *s, int32_t x, int32_t y, int32_t r, int32_t amoun
                           size_t n);
 void soc_pile_add(soc *s, int32_t cell, int32_t r, int32_t delta);
 bool soc_action_legal(soc *s, int32_t agent, int32_t action_id);
+/* Whether the agent could pick one more r (visible to it, within its capacities), wherever
+ * the pile is; and whether it could run recipe k (visible, inputs held, results fit). */
+bool soc_can_pick(const soc *s, int32_t agent, int32_t r);
+bool soc_can_run(const soc *s, int32_t agent, int32_t k);
 
 static inline int32_t soc_wrap(int32_t v, int32_t n)
 {
@@ -372,5 +387,13 @@ int32_t soc_views(soc *s, int32_t agent);
  */
 
 polis_status soc_register_renderers(soc *s);
+
+/* ---- policy.c --------------------------------------------------------------------------------
+ */
+
+/* Sizes the greedy baseline's tables and registers the "greedy" policy (start, after the
+ * observations, when the jobs and their fields of view are known). */
+polis_status soc_register_policy(soc *s);
+polis_status soc_greedy_action(soc *s, int32_t agent, int32_t *out_action);
 
 #endif

@@ -12,6 +12,7 @@
  *          number of resources).
  * reset:   world.c generates a new world; step: rules.c; observations: observe.c.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -313,6 +314,85 @@ static bool api_position(void *self, int32_t agent, int32_t *x, int32_t *y)
     return true;
 }
 
+static polis_status api_greedy_action(void *self, polis_ctx *caller, int32_t agent,
+                                      int32_t *out_action)
+{
+    soc *s = self;
+    if (!out_action) {
+        s->h->error(caller, "greedy_action: out_action is NULL");
+        return POLIS_ERR_INVALID;
+    }
+    if (!s->gcells || agent < 0 || agent >= s->n_agents) {
+        *out_action = 0;
+        s->h->error(caller, "greedy_action: %s", s->gcells ? "bad agent id" : "only after a reset");
+        return s->gcells ? POLIS_ERR_INVALID : POLIS_ERR_STATE;
+    }
+    return soc_greedy_action(s, agent, out_action);
+}
+
+static int64_t api_initial_amount(void *self, int32_t r)
+{
+    soc *s = self;
+    if (!s->frozen || r < 0 || r >= s->R) return -1;
+    int64_t total = 0;
+    for (int32_t i = 0; i < s->st_piles.n; i++)
+        if (s->st_piles.v[i].what == r) total += s->st_piles.v[i].num.hi;
+    for (int32_t i = 0; i < s->rnd_piles.n; i++)
+        if (s->rnd_piles.v[i].what == r) total += s->rnd_piles.v[i].num.hi;
+    return total;
+}
+
+static int32_t api_recipe_stations(void *self, int32_t k)
+{
+    soc *s = self;
+    if (!s->frozen || k < 0 || k >= s->K) return -1;
+    int32_t n = 0;
+    for (int32_t i = 0; i < s->st_stations.n; i++) n += s->st_stations.v[i].what == k;
+    for (int32_t i = 0; i < s->rnd_stations.n; i++) n += s->rnd_stations.v[i].what == k;
+    return n;
+}
+
+static int32_t api_amounts(void *self, int32_t which, int32_t id, int32_t *res, int32_t *units,
+                           int32_t cap)
+{
+    soc *s = self;
+    if (!s->frozen || cap < 0 || (cap > 0 && (!res || !units))) return -1;
+    int32_t first, n;
+    if (which == POLIS_SOCIETY_SEE) {
+        if (id < 0 || id >= s->R) return -1;
+        first = s->res[id].req;
+        n = s->res[id].n_req;
+    } else {
+        if (id < 0 || id >= s->K) return -1;
+        const soc_recipe *rc = &s->rec[id];
+        switch (which) {
+        case POLIS_SOCIETY_IN: first = rc->in, n = rc->n_in; break;
+        case POLIS_SOCIETY_OUT: first = rc->out, n = rc->n_out; break;
+        case POLIS_SOCIETY_REQ: first = rc->req, n = rc->n_req; break;
+        default: return -1;
+        }
+    }
+    for (int32_t i = 0; i < n && i < cap; i++) {
+        res[i] = s->amounts[first + i].res;
+        units[i] = s->amounts[first + i].n;
+    }
+    return n;
+}
+
+static double api_unit_value(void *self, int32_t agent, int32_t r)
+{
+    soc *s = self;
+    if (!s->frozen || agent < 0 || agent >= s->n_agents || r < 0 || r >= s->R) return NAN;
+    return soc_unit_value(s, agent, r);
+}
+
+static const char *api_agent_job(void *self, int32_t agent)
+{
+    soc *s = self;
+    if (!s->frozen || !s->agent_job || agent < 0 || agent >= s->n_agents) return NULL;
+    return s->jobs[s->agent_job[agent]].name;
+}
+
 /* ---- parameters ------------------------------------------------------------------------------ */
 
 #define P(key, type, field, lo, hi, def_num, def_str, doc)                                         \
@@ -408,6 +488,12 @@ static polis_status society_init(const polis_host *h, polis_ctx *ctx, const void
         .pile = api_pile,
         .set_pile = api_set_pile,
         .position = api_position,
+        .greedy_action = api_greedy_action,
+        .initial_amount = api_initial_amount,
+        .recipe_stations = api_recipe_stations,
+        .amounts = api_amounts,
+        .unit_value = api_unit_value,
+        .agent_job = api_agent_job,
     };
     if ((st = h->service_provide(ctx, POLIS_SOCIETY_SERVICE, &s->api))) return st;
     if ((st = soc_register_events(s))) return st;
@@ -456,7 +542,9 @@ static polis_status society_start(polis_ctx *ctx, void *state)
         soc_api->struct_size >= offsetof(polis_social_api, sharers) + sizeof soc_api->sharers &&
         soc_api->sharers)
         s->social = soc_api;
-    if ((st = soc_register_actions(s)) || (st = soc_register_observations(s))) return st;
+    if ((st = soc_register_actions(s)) || (st = soc_register_observations(s)) ||
+        (st = soc_register_policy(s)))
+        return st;
     soc_free_adasociety(s);
     return POLIS_OK;
 }

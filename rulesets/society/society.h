@@ -16,8 +16,8 @@
  * A spec string lists resources with amounts: "wood:1, stone:2" ("wood" alone means 1,
  * "" means none). Every function takes the caller's ctx so errors are reported in its name.
  *
- * Service version 1. Functions are only ever appended; check struct_size before using a
- * function newer than the version you were built against.
+ * Service version 2 (version 1 ended at `position`). Functions are only ever appended; check
+ * struct_size before using a function newer than the version you were built against.
  */
 #ifndef POLIS_SOCIETY_H
 #define POLIS_SOCIETY_H
@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define POLIS_SOCIETY_SERVICE "society"
-#define POLIS_SOCIETY_VERSION 1
+#define POLIS_SOCIETY_VERSION 2
 
 typedef struct polis_society_api {
     uint32_t version;     /* POLIS_SOCIETY_VERSION of the provider */
@@ -71,7 +71,36 @@ typedef struct polis_society_api {
                              int32_t amount);
     /* The agent's cell; false for a bad id. */
     bool (*position)(void *self, int32_t agent, int32_t *x, int32_t *y);
+    /* The greedy baseline's physical action for agent (the "greedy" policy): produce on a
+     * station whose recipe it can run and values, else pick a valued visible resource on
+     * its cell within capacity, else step towards the nearest such target (wrapping
+     * distance), else explore. Always a legal action under the current mask. */
+    polis_status (*greedy_action)(void *self, polis_ctx *caller, int32_t agent,
+                                  int32_t *out_action);
+
+    /* ---- the world's content as data (the oracle of plugins/metrics reads it) ---------- */
+
+    /* The most units of `resource` world generation can place: the largest amount of each
+     * static pile (one per position) plus the largest amount of each random pile; -1 for a
+     * bad id. */
+    int64_t (*initial_amount)(void *self, int32_t resource);
+    /* Stations of `recipe` world generation places at every reset (static and random); -1
+     * for a bad id. */
+    int32_t (*recipe_stations)(void *self, int32_t recipe);
+    /* One list of amounts: `which` is POLIS_SOCIETY_IN, _OUT or _REQ of recipe `id`, or
+     * POLIS_SOCIETY_SEE of resource `id` (what an agent must hold to see and pick it). Writes
+     * up to cap (resource, units) pairs into res[] and units[] (either may be NULL when cap
+     * is 0) and returns the list's length, -1 for bad arguments. A resource of -1 is a
+     * requirement on a resource not in play: it can never be met. */
+    int32_t (*amounts)(void *self, int32_t which, int32_t id, int32_t *res, int32_t *units,
+                       int32_t cap);
+    /* The value of one unit of `resource` to `agent` (h·r̄ of its job); NAN for bad ids. */
+    double (*unit_value)(void *self, int32_t agent, int32_t resource);
+    /* The agent's job name ("carpenter"); NULL for a bad id. */
+    const char *(*agent_job)(void *self, int32_t agent);
 } polis_society_api;
+
+enum { POLIS_SOCIETY_IN = 0, POLIS_SOCIETY_OUT = 1, POLIS_SOCIETY_REQ = 2, POLIS_SOCIETY_SEE = 3 };
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,225 @@
+/*
+ * policy.c — the greedy baseline ("greedy" policy, service function greedy_action): a
+ * scripted agent that shows what a sensible but short-sighted player earns, beside the
+ * kernel's "random".
+ *
+ * One call decides one agent's physical action from what that agent itself knows: its
+ * inventory, its job's values and capacities, and the cells of its own field of view as it
+ * sees them (piles and stations it holds the requirements for, blocks, other agents). It
+ * reads no shared map, no other agent's inventory and nothing beyond its window. In order:
+ *
+ *   1. produce, if the station on its cell runs a recipe it can run (inputs held, results
+ *      within its capacities) whose outputs are worth more to it than the inputs;
+ *   2. pick the most valuable useful resource on its cell that it can hold one more of
+ *      ("useful": worth something to its job, or an input of a recipe that gains it value);
+ *   3. step along a shortest path, around blocks and inside its window (the torus wraps), to
+ *      the nearest cell offering 1 or 2 (ties: the higher value, then scan order);
+ *   4. explore: keep a heading for a few steps, turning when a block is ahead or the steps
+ *      run out; headings are drawn from the policy generator (host->policy_rng).
+ *
+ * Whatever it picks is checked against the agent's current mask; a masked choice becomes
+ * noop, so the policy never plays an illegal action. The per-agent heading is its only
+ * memory, cleared at every reset. A call costs O(window x R) and allocates nothing: the BFS
+ * arrays are sized at start for the largest field of view among the players' jobs.
+ */
+#include <string.h>
+
+#include "soc.h"
+
+/* move_up, move_down, move_left, move_right (rules.c): x is the vertical axis. */
+static const int32_t DX[4] = {-1, 1, 0, 0};
+static const int32_t DY[4] = {0, 0, -1, 1};
+
+static double recipe_gain(const soc *s, int32_t job, int32_t k)
+{
+    const soc_recipe *rc = &s->rec[k];
+    const double *v = s->value + (size_t)job * (size_t)s->R;
+    double g = 0;
+    for (int32_t i = 0; i < rc->n_out; i++)
+        g += s->amounts[rc->out + i].n * v[s->amounts[rc->out + i].res];
+    for (int32_t i = 0; i < rc->n_in; i++)
+        g -= s->amounts[rc->in + i].n * v[s->amounts[rc->in + i].res];
+    return g;
+}
+
+static polis_status on_reset(polis_ctx *ctx, void *ud)
+{
+    soc *s = ud;
+    memset(s->g_heading, -1, (size_t)s->n_agents);
+    memset(s->g_left, 0, sizeof *s->g_left * (size_t)s->n_agents);
+    return POLIS_OK;
+}
+
+static polis_status greedy_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out)
+{
+    return soc_greedy_action(ud, agent, out);
+}
+
+polis_status soc_register_policy(soc *s)
+{
+    const polis_host *h = s->h;
+    int32_t J = s->J, R = s->R, K = s->K, n = s->n_agents;
+    int32_t hw = 0, vw = 0;
+    for (int32_t a = 0; a < n; a++) {
+        const soc_job *j = &s->jobs[s->agent_job[a]];
+        if (j->fov_h > hw) hw = j->fov_h;
+        if (j->fov_v > vw) vw = j->fov_v;
+    }
+    s->g_win_h = hw;
+    s->g_win_v = vw;
+    size_t win = (size_t)(2 * hw + 1) * (size_t)(2 * vw + 1);
+    s->g_gain = soc_alloc(s, sizeof *s->g_gain * (size_t)J * (size_t)(K ? K : 1));
+    s->g_useful = soc_alloc(s, (size_t)J * (size_t)R);
+    s->g_heading = soc_alloc(s, (size_t)n);
+    s->g_left = soc_alloc(s, sizeof *s->g_left * (size_t)n);
+    s->g_dist = soc_alloc(s, sizeof *s->g_dist * win);
+    s->g_first = soc_alloc(s, win);
+    s->g_queue = soc_alloc(s, sizeof *s->g_queue * win);
+    if (!s->g_gain || !s->g_useful || !s->g_heading || !s->g_left || !s->g_dist || !s->g_first ||
+        !s->g_queue)
+        return POLIS_ERR_NOMEM;
+    for (int32_t j = 0; j < J; j++) {
+        const double *v = s->value + (size_t)j * (size_t)R;
+        uint8_t *useful = s->g_useful + (size_t)j * (size_t)R;
+        for (int32_t r = 0; r < R; r++) useful[r] = v[r] > 0;
+        for (int32_t k = 0; k < K; k++) {
+            double g = recipe_gain(s, j, k);
+            s->g_gain[(size_t)j * (size_t)K + (size_t)k] = g;
+            if (g <= 0) continue;
+            const soc_recipe *rc = &s->rec[k];
+            for (int32_t i = 0; i < rc->n_in; i++) useful[s->amounts[rc->in + i].res] = 1;
+        }
+    }
+    polis_status st = h->hook(s->ctx, POLIS_PHASE_RESET, 0, on_reset, s);
+    if (st) return st;
+    /* A host older than the policy slots still gets the service function. */
+    s->g_has_rng =
+        h->struct_size >= offsetof(polis_host, policy_rng) + sizeof h->policy_rng && h->policy_rng;
+    if (!s->g_has_rng || !h->policy) return POLIS_OK;
+    return h->policy(s->ctx, "greedy", greedy_policy, s);
+}
+
+/* What cell `cell` offers the agent: the value of the best thing it could do standing there
+ * (run the station's recipe, or pick a pile), 0 if nothing; *action the action. */
+static double offer(const soc *s, int32_t agent, int32_t cell, int32_t *action)
+{
+    int32_t job = s->agent_job[agent];
+    double best = 0;
+    int32_t k = *soc_layer(s, s->L_recipes, cell) - 1;
+    if (k >= 0 && soc_can_run(s, agent, k)) {
+        double g = s->g_gain[(size_t)job * (size_t)s->K + (size_t)k];
+        if (g > 0) {
+            best = g;
+            *action = s->act_produce;
+        }
+    }
+    if (!s->kinds[cell]) return best;
+    const int32_t *pile = s->piles + (size_t)cell * (size_t)s->R;
+    const uint8_t *useful = s->g_useful + (size_t)job * (size_t)s->R;
+    for (int32_t r = 0; r < s->R; r++) {
+        if (!pile[r] || !useful[r] || !soc_can_pick(s, agent, r)) continue;
+        /* An input worth nothing by itself still leads somewhere: rank it just above 0. */
+        double v = soc_unit_value(s, agent, r);
+        if (v <= 0) v = 1e-9;
+        if (v > best) {
+            best = v;
+            *action = s->act_pick[r];
+        }
+    }
+    return best;
+}
+
+static bool blocked(const soc *s, int32_t x, int32_t y)
+{
+    return *soc_layer(s, s->L_blocks, y * s->W + x) != 0;
+}
+
+/* Breadth-first search over the agent's window (window coordinates i along x, j along y,
+ * the agent at (fh, fv)); returns the first move towards the nearest cell with an offer, or
+ * -1 when the window offers nothing reachable. */
+static int32_t towards_target(soc *s, int32_t agent)
+{
+    const soc_job *job = &s->jobs[s->agent_job[agent]];
+    int32_t fh = job->fov_h, fv = job->fov_v, B = 2 * s->g_win_v + 1;
+    int32_t rows = 2 * fh + 1, cols = 2 * fv + 1;
+    for (int32_t i = 0; i < rows; i++)
+        for (int32_t j = 0; j < cols; j++) s->g_dist[i * B + j] = -1;
+    int32_t head = 0, tail = 0, centre = fh * B + fv;
+    s->g_dist[centre] = 0;
+    s->g_first[centre] = -1;
+    s->g_queue[tail++] = centre;
+    int32_t best_dir = -1, best_dist = -1;
+    double best = 0;
+    while (head < tail) {
+        int32_t w = s->g_queue[head++];
+        int32_t i = w / B, j = w % B, d = s->g_dist[w];
+        if (best_dist >= 0 && d > best_dist) break;
+        int32_t x = soc_wrap(s->ax[agent] + i - fh, s->W),
+                y = soc_wrap(s->ay[agent] + j - fv, s->H);
+        if (d > 0) {
+            int32_t act = 0;
+            double v = offer(s, agent, y * s->W + x, &act);
+            if (v > best) {
+                best = v;
+                best_dir = s->g_first[w];
+                best_dist = d;
+            }
+        }
+        for (int32_t dir = 0; dir < 4; dir++) {
+            int32_t ni = i + DX[dir], nj = j + DY[dir];
+            if (ni < 0 || ni >= rows || nj < 0 || nj >= cols) continue;
+            int32_t nw = ni * B + nj;
+            if (s->g_dist[nw] >= 0) continue;
+            if (blocked(s, soc_wrap(x + DX[dir], s->W), soc_wrap(y + DY[dir], s->H))) continue;
+            s->g_dist[nw] = d + 1;
+            s->g_first[nw] = (int8_t)(d == 0 ? dir : s->g_first[w]);
+            s->g_queue[tail++] = nw;
+        }
+    }
+    return best_dir;
+}
+
+static int32_t explore(soc *s, int32_t agent)
+{
+    int32_t x = s->ax[agent], y = s->ay[agent];
+    int32_t dir = s->g_heading[agent];
+    if (dir >= 0 && s->g_left[agent] > 0 &&
+        !blocked(s, soc_wrap(x + DX[dir], s->W), soc_wrap(y + DY[dir], s->H))) {
+        s->g_left[agent]--;
+        return dir;
+    }
+    int32_t open[4], n = 0;
+    for (int32_t d = 0; d < 4; d++)
+        if (d != dir && !blocked(s, soc_wrap(x + DX[d], s->W), soc_wrap(y + DY[d], s->H)))
+            open[n++] = d;
+    if (n == 0) {
+        s->g_heading[agent] = -1;
+        return -1;
+    }
+    /* A host without the policy generator (older than the policy slots) gets a fixed turn. */
+    polis_rng *rng = s->g_has_rng ? s->h->policy_rng(s->ctx) : NULL;
+    dir = open[rng ? polis_rng_below(rng, (uint32_t)n) : 0];
+    s->g_heading[agent] = (int8_t)dir;
+    s->g_left[agent] = (int16_t)(3 + (rng ? polis_rng_below(rng, 8) : 4));
+    return dir;
+}
+
+polis_status soc_greedy_action(soc *s, int32_t agent, int32_t *out_action)
+{
+    *out_action = 0;
+    if (!s->gcells || agent < 0 || agent >= s->n_agents) return POLIS_OK;
+    const polis_io *io = s->h->io(s->ctx);
+    const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
+    int32_t here = s->ay[agent] * s->W + s->ax[agent], action = 0;
+    if (offer(s, agent, here, &action) > 0) {
+        *out_action = mask[action] ? action : 0;
+        return POLIS_OK;
+    }
+    int32_t dir = towards_target(s, agent);
+    if (dir >= 0)
+        s->g_heading[agent] = -1;
+    else
+        dir = explore(s, agent);
+    if (dir >= 0 && mask[s->act_move[dir]]) *out_action = s->act_move[dir];
+    return POLIS_OK;
+}
