@@ -1,0 +1,43 @@
+-- scenario: {"agents": 2, "max_steps": 6, "scripts": [{"path": "stag_hunt.lua", "params": {"map": "WWWWWWW\nWP.S.PW\nW..H..W\nWWWWWWW", "respawn": 3, "view": 1}}, {"path": "test_stag_hunt.lua"}]}
+-- actions 1: east west
+-- actions 2: south noop
+-- actions 3: east noop
+-- actions 4: north noop
+-- actions 5: west noop
+-- dump: rewards obs
+-- A test of the example game, in the format of tests/lua/run_lua_tests.c (docs/lua.md,
+-- "Testing"). Players start on the 'P' cells in order: agent 0 at (1, 1), agent 1 at
+-- (5, 1). Step 1: both move next to the stag at (3, 1) and catch it together (4 each).
+-- Step 3: agent 0 takes the hare at (3, 2). Step 4: agent 0 stands where the stag comes
+-- back 3 steps after it was caught, so it waits; step 5 agent 0 steps aside, the stag is
+-- back, and step 6 the two catch it again (the hare is back at (3, 2) too).
+polis.subscribe("stag_hunt.caught", function(ev)
+  polis.log(string.format("step %d: agent %d caught the %s at (%d, %d)", ev.tick, ev.agent,
+                          ev.prey == 2 and "stag" or "hare", ev.x, ev.y))
+end)
+-- expect: t0 obs view a0: 2 2 2 2 6 1 2 1 1
+-- expect: t0 obs view a1: 2 2 2 1 6 2 1 1 2
+-- expect: t0 rewards: 0 0
+-- expect: step 0: agent 0 caught the stag at (3, 1)
+-- expect: step 0: agent 1 caught the stag at (3, 1)
+-- expect: t1 obs view a0: 2 2 2 1 6 1 1 1 3
+-- expect: t1 obs view a1: 2 2 2 1 6 1 3 1 1
+-- expect: t1 rewards: 4 4
+-- expect: t2 obs view a0: 1 1 1 1 6 3 2 2 2
+-- expect: t2 obs view a1: 2 2 2 1 6 1 3 1 1
+-- expect: t2 rewards: 0 0
+-- expect: step 2: agent 0 caught the hare at (3, 2)
+-- expect: t3 obs view a0: 1 1 5 1 6 1 2 2 2
+-- expect: t3 obs view a1: 2 2 2 1 6 1 5 1 1
+-- expect: t3 rewards: 1 0
+-- expect: t4 obs view a0: 2 2 2 1 6 5 1 1 1
+-- expect: t4 obs view a1: 2 2 2 5 6 1 1 1 1
+-- expect: t4 rewards: 0 0
+-- expect: t5 obs view a0: 2 2 2 1 6 4 1 1 1
+-- expect: t5 obs view a1: 2 2 2 4 6 1 1 1 1
+-- expect: t5 rewards: 0 0
+-- expect: step 5: agent 0 caught the stag at (3, 1)
+-- expect: step 5: agent 1 caught the stag at (3, 1)
+-- expect: t6 obs view a0: 2 2 2 1 6 1 1 1 3
+-- expect: t6 obs view a1: 2 2 2 1 6 1 3 1 1
+-- expect: t6 rewards: 4 4

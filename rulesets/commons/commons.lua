@@ -1,0 +1,1363 @@
+-- commons.lua: Melting-Pot-style Commons Harvest, written only in Lua (README.md has the
+-- rules; ../../shared/specs/ecosystem.md §1 is where they come from).
+--
+-- Layout of this file: parameters and maps; the map's precomputed geometry; world state;
+-- the view layer the observation is copied from; events; apples and regrowth; players
+-- (spawning, moving, eating, zapping); actions; the scripted bots; the step (reset, begin,
+-- resolve, world, end hooks); metrics; observations; the text, JSON and metrics views; the
+-- action parser.
+local grid = polis.require("grid")
+local timers = polis.require("timers")
+local json = polis.require("json")
+
+local random, grid_set, publish = polis.random, polis.grid_set, polis.publish
+
+-- ---- parameters ---------------------------------------------------------------------------
+
+local p = polis.params{
+  {key = "map", type = "string", default = "open",
+   doc = "open, closed, partnership, or an ASCII map (rows separated by newlines; README)"},
+  {key = "regrowth_p0", type = "double", default = 0, min = 0, max = 1,
+   doc = "regrowth probability per step of an empty apple cell with no live apple near it"},
+  {key = "regrowth_p1", type = "double", default = 0.0025, min = 0, max = 1,
+   doc = "... with 1 live apple within regrowth_radius"},
+  {key = "regrowth_p2", type = "double", default = 0.005, min = 0, max = 1,
+   doc = "... with 2 live apples within regrowth_radius"},
+  {key = "regrowth_p3", type = "double", default = 0.025, min = 0, max = 1,
+   doc = "... with 3 or more live apples within regrowth_radius"},
+  {key = "regrowth_radius", type = "double", default = 2, min = 0, max = 8,
+   doc = "Euclidean radius of the neighbourhood counted for regrowth"},
+  {key = "zap_cooldown", type = "int", default = 2, min = 0, max = 1000000,
+   doc = "steps after a zap before the next one can fire (Melting Pot's cooldownTime)"},
+  {key = "beam_length", type = "int", default = 3, min = 0, max = 64,
+   doc = "length of the zap beam (0: zapping does nothing)"},
+  {key = "beam_radius", type = "int", default = 1, min = 0, max = 16,
+   doc = "side lines of the beam on each side (1: a beam 3 cells wide)"},
+  {key = "respawn_delay", type = "int", default = 4, min = 0, max = 1000000,
+   doc = "Melting Pot's framesTillRespawn: a player zapped at step t returns at step t+N+1"},
+  {key = "inner_spawns", type = "int", default = 2, min = 0, max = 65536,
+   doc = "the first this many players start on the inner 'Q' spawn points"},
+  {key = "end_min_steps", type = "int", default = 1000, min = 1, max = 1000000000,
+   doc = "the episode may end at random from this step on"},
+  {key = "end_interval", type = "int", default = 100, min = 1, max = 1000000000,
+   doc = "it may end at steps that are multiples of this"},
+  {key = "end_probability", type = "double", default = 0.15, min = 0, max = 1,
+   doc = "chance of ending at each of those steps"},
+  {key = "shuffle_order", type = "bool", default = true,
+   doc = "players move in a new random order every step (as Melting Pot); false: by id"},
+  {key = "facing", type = "string", default = "random",
+   doc = "facing of players when they (re)spawn: random, north, east, south or west"},
+  {key = "view_ahead", type = "int", default = 9, min = 0, max = 64,
+   doc = "rows of the observation window in front of the player"},
+  {key = "view_behind", type = "int", default = 1, min = 0, max = 64,
+   doc = "rows of the observation window behind the player"},
+  {key = "view_side", type = "int", default = 5, min = 0, max = 64,
+   doc = "columns of the observation window on each side of the player"},
+  {key = "background", type = "string", default = "",
+   doc = "the background population: agent ids, ranges or names, e.g. \"2-6\" (rest: focal)"},
+  {key = "background_bot", type = "string", default = "free",
+   doc = "the background bot: free (harvests and zaps) or pacifist (harvests only)"},
+  {key = "background_driver", type = "string", default = "game",
+   doc = "game: the game plays the background bots itself; host: the host runs the policy"},
+  {key = "sample_every", type = "int", default = 100, min = 0, max = 1000000000,
+   doc = "publish commons.apples every this many steps (0: never)"},
+}
+
+local MAPS = {
+  open = [[
+WWWWWWWWWWWWWWWWWWWWWWWW
+WAAA    A      A    AAAW
+WAA    AAA    AAA    AAW
+WA    AAAAA  AAAAA    AW
+W      AAA    AAA      W
+W       A      A       W
+W  A                A  W
+W AAA  Q        Q  AAA W
+WAAAAA            AAAAAW
+W AAA              AAA W
+W  A                A  W
+W                      W
+W                      W
+W                      W
+W  PPPPPPPPPPPPPPPPPP  W
+W PPPPPPPPPPPPPPPPPPPP W
+WPPPPPPPPPPPPPPPPPPPPPPW
+WWWWWWWWWWWWWWWWWWWWWWWW]],
+  closed = [[
+WWWWWWWWWWWWWWWWWWWWWWWW
+WAAA    A  WW  A    AAAW
+WAA    AAA WW AAA    AAW
+WA    AAAAAWWAAAAA    AW
+W      AAA WW AAA      W
+W       A  WW  A       W
+W  A       WW       A  W
+W AAA  Q   WW   Q  AAA W
+WAAAAA     WW     AAAAAW
+W AAA  WWWWWWWWWW  AAA W
+W  A       WW       A  W
+WWWWWWWWWW WW WWWWWWWWWW
+W          WW          W
+W  WWWWWWWWWWWWWWWWWW  W
+W  PPPPPPPPPPPPPPPPPP  W
+W PPPPPPPPPPPPPPPPPPPP W
+WPPPPPPPPPPPPPPPPPPPPPPW
+WWWWWWWWWWWWWWWWWWWWWWWW]],
+  partnership = [[
+WWWWWWWWWWWWWWWWWWWWWWWW
+WAAA    A  II  A    AAAW
+WAA    AAA II AAA    AAW
+WA    AAAAAIIAAAAA    AW
+W      AAA II AAA      W
+W       A  II  A       W
+W  A       II       A  W
+W AAA  Q   WW   Q  AAA W
+WAAAAA     II     AAAAAW
+W AAA  WWWWWWWWWW  AAA W
+W  A       WW       A  W
+WWWWWWWWWW WW WWWWWWWWWW
+W          WW          W
+W  WWWWWWWWWWWWWWWWWW  W
+W  PPPPPPPPPPPPPPPPPP  W
+W PPPPPPPPPPPPPPPPPPPP W
+WPPPPPPPPPPPPPPPPPPPPPPW
+WWWWWWWWWWWWWWWWWWWWWWWW]],
+}
+
+local MAP_CHARS = "W AaPQI.0123456789"
+local map_name, map_text = p.map, MAPS[p.map]
+if not map_text then
+  if not p.map:find("\n", 1, true) then
+    error(string.format("params.map: unknown map '%s' (maps: open, closed, partnership, or an " ..
+                        "ASCII map with rows separated by newlines)", p.map), 0)
+  end
+  map_name, map_text = "custom", p.map
+end
+local ok_map, map = pcall(grid.parse_map, map_text, MAP_CHARS)
+if not ok_map then error("params.map: " .. tostring(map):gsub("^grid%.parse_map: ", ""), 0) end
+
+local N = polis.n_agents()
+local W, H = map.width, map.height
+
+-- Observation codes (README, "Observations").
+local OUTSIDE, FLOOR, WALL, APPLE, GRASS, DEAD, SELF, AGENT0 = 0, 1, 2, 3, 4, 5, 6, 7
+if N > 255 - AGENT0 + 1 then
+  error(string.format("commons supports at most %d agents (u8 observation codes), got %d",
+                      255 - AGENT0 + 1, N), 0)
+end
+
+local FIXED_FACING = nil
+if p.facing ~= "random" then
+  FIXED_FACING = grid.facing(p.facing)
+  if not FIXED_FACING or #p.facing < 4 then
+    error(string.format("params.facing: '%s' is not random, north, east, south or west",
+                        p.facing), 0)
+  end
+end
+
+-- background: "2-6", "0,3", "agent_4, agent_5" -> set of agent ids
+local function parse_agents(spec, key)
+  local set, list = {}, {}
+  local by_name = {}
+  for a = 0, N - 1 do by_name[polis.agent_name(a)] = a end
+  for item in spec:gmatch("[^,]+") do
+    item = item:match("^%s*(.-)%s*$")
+    local lo, hi = item:match("^(%d+)%s*%-%s*(%d+)$")
+    if not lo and item:match("^%d+$") then lo, hi = item, item end
+    local ids = {}
+    if lo then
+      for _, v in ipairs{lo, hi} do
+        if #v > 9 or tonumber(v) >= N then
+          error(string.format("params.%s: agent %s is not an agent id (0..%d)", key, v, N - 1), 0)
+        end
+      end
+      lo, hi = tonumber(lo) // 1, tonumber(hi) // 1
+      if lo > hi then
+        error(string.format("params.%s: range '%s' is empty", key, item), 0)
+      end
+      for a = lo, hi do ids[#ids + 1] = a end
+    elseif by_name[item] then
+      ids[1] = by_name[item]
+    else
+      error(string.format("params.%s: '%s' is neither an agent id, a range nor an agent name",
+                          key, item), 0)
+    end
+    for _, a in ipairs(ids) do
+      if set[a] then error(string.format("params.%s: agent %d is listed twice", key, a), 0) end
+      set[a] = true
+      list[#list + 1] = a
+    end
+  end
+  table.sort(list)
+  return set, list
+end
+
+local is_background, background_list = parse_agents(p.background, "background")
+local focal_list = {}
+for a = 0, N - 1 do
+  if not is_background[a] then focal_list[#focal_list + 1] = a end
+end
+if p.background_bot ~= "free" and p.background_bot ~= "pacifist" then
+  error(string.format("params.background_bot: '%s' is not free or pacifist", p.background_bot), 0)
+end
+if p.background_driver ~= "game" and p.background_driver ~= "host" then
+  error(string.format("params.background_driver: '%s' is not game or host",
+                      p.background_driver), 0)
+end
+local game_drives, driven_list = {}, {}
+if p.background_driver == "game" then
+  for _, a in ipairs(background_list) do
+    game_drives[a] = true
+    driven_list[#driven_list + 1] = a
+  end
+end
+
+-- ---- the map ----------------------------------------------------------------------------
+
+local wall = {}     -- [cell] true for walls
+local apple_of = {} -- [cell] apple index
+local P_POINTS, Q_POINTS = map.cells["P"] or {}, map.cells["Q"] or {}
+local first_spawn = {} -- [agent] cell of a digit on the map
+
+local function cell_of(x, y) return y * W + x + 1 end
+
+for y = 0, H - 1 do
+  for x = 0, W - 1 do
+    wall[cell_of(x, y)] = map.char(x, y) == "W"
+  end
+end
+for d = 0, 9 do
+  local list = map.cells[tostring(d)]
+  if list then
+    if #list > 1 then
+      error(string.format("params.map: spawn cell '%d' appears %d times", d, #list), 0)
+    end
+    if d >= N then
+      error(string.format("params.map: a spawn cell for agent %d, but the scenario has %d " ..
+                          "agent%s", d, N, N == 1 and "" or "s"), 0)
+    end
+    first_spawn[d] = list[1]
+  end
+end
+
+-- Apples: index i = 1..NA in row order. NB[i] lists the apples within regrowth_radius.
+local AX, AY, ACELL, NB, START_ALIVE = {}, {}, {}, {}, {}
+do
+  local list = {}
+  for _, c in ipairs(map.cells["A"] or {}) do list[#list + 1] = {c[1], c[2], true} end
+  for _, c in ipairs(map.cells["a"] or {}) do list[#list + 1] = {c[1], c[2], false} end
+  table.sort(list, function(u, v) return u[2] < v[2] or (u[2] == v[2] and u[1] < v[1]) end)
+  for i, c in ipairs(list) do
+    AX[i], AY[i], START_ALIVE[i] = c[1], c[2], c[3]
+    ACELL[i] = cell_of(c[1], c[2])
+    apple_of[ACELL[i]] = i
+  end
+end
+local NA = #AX
+do
+  local disc = grid.disc(p.regrowth_radius)
+  for i = 1, NA do
+    local list = {}
+    for _, d in ipairs(disc) do
+      local x, y = AX[i] + d[1], AY[i] + d[2]
+      local j = x >= 0 and x < W and y >= 0 and y < H and apple_of[cell_of(x, y)]
+      if j then list[#list + 1] = j end
+    end
+    NB[i] = list
+  end
+end
+
+-- Patches ("trees" in the text view): apples joined by chains of regrowth neighbours. With
+-- regrowth_p0 = 0 a patch with no live apple is dead for good. Numbered 1, 2, ... in the
+-- row order of their first apple.
+local PATCH, NPATCH, PATCH_X, PATCH_Y, PATCH_SIZE = {}, 0, {}, {}, {}
+do
+  for i = 1, NA do
+    if not PATCH[i] then
+      NPATCH = NPATCH + 1
+      PATCH[i] = NPATCH
+      local stack = {i}
+      while #stack > 0 do
+        local j = table.remove(stack)
+        for _, k in ipairs(NB[j]) do
+          if not PATCH[k] then
+            PATCH[k] = NPATCH
+            stack[#stack + 1] = k
+          end
+        end
+      end
+    end
+  end
+  local sx, sy = {}, {}
+  for k = 1, NPATCH do sx[k], sy[k], PATCH_SIZE[k] = 0, 0, 0 end
+  for i = 1, NA do
+    local k = PATCH[i]
+    sx[k], sy[k], PATCH_SIZE[k] = sx[k] + AX[i], sy[k] + AY[i], PATCH_SIZE[k] + 1
+  end
+  -- a patch is "at" its cell nearest to its centre (ties: first in row order)
+  for k = 1, NPATCH do
+    local mx, my, best = sx[k] / PATCH_SIZE[k], sy[k] / PATCH_SIZE[k], math.huge
+    for i = 1, NA do
+      if PATCH[i] == k then
+        local d = (AX[i] - mx) ^ 2 + (AY[i] - my) ^ 2
+        if d < best then best, PATCH_X[k], PATCH_Y[k] = d, AX[i], AY[i] end
+      end
+    end
+  end
+end
+
+-- Walkable neighbours of every cell, for the bots' and the parser's path finding.
+local NB4 = {}
+for y = 0, H - 1 do
+  for x = 0, W - 1 do
+    local c, list = cell_of(x, y), {}
+    if not wall[c] then
+      for d = 0, 3 do
+        local nx, ny = x + grid.FX[d], y + grid.FY[d]
+        if nx >= 0 and nx < W and ny >= 0 and ny < H and not wall[cell_of(nx, ny)] then
+          list[#list + 1] = cell_of(nx, ny)
+        end
+      end
+    end
+    NB4[c] = list
+  end
+end
+
+-- Spawning needs enough points: the inner group for the first inner_spawns players, the
+-- outer group for the others and for every respawn.
+do
+  local need_q, need_p = 0, 0
+  for a = 0, N - 1 do
+    if not first_spawn[a] then
+      if a < p.inner_spawns then need_q = need_q + 1 else need_p = need_p + 1 end
+    end
+  end
+  if need_q > #Q_POINTS then
+    error(string.format("params.map: %d player%s start on the inner spawn points but the map " ..
+                        "has %d 'Q'", need_q, need_q == 1 and "" or "s", #Q_POINTS), 0)
+  end
+  if need_p > #P_POINTS or #P_POINTS == 0 then
+    error(string.format("params.map: %d player%s start on the outer spawn points and every " ..
+                        "respawn uses them, but the map has %d 'P'", need_p,
+                        need_p == 1 and "" or "s", #P_POINTS), 0)
+  end
+end
+
+polis.grid_configure(W, H, false)
+local VIEW = polis.grid_layer("commons.view")
+
+-- ---- world state (rebuilt at every reset) ---------------------------------------------------
+
+local alive, nbr = {}, {}         -- [apple] live?, live apples among its neighbours
+local empty, empty_pos, n_empty = {}, {}, 0 -- empty apple cells (a dense list)
+local live_apples = 0
+local patch_live, patches_depleted = {}, 0
+local occ = {}                    -- [cell] agent id + 1, 0 = nobody
+local px, py, face = {}, {}, {}
+local on_map, cool = {}, {}
+local zapped_by, zapped_at = {}, {} -- last zap suffered (agent, tick)
+local eaten, ret = {}, {}         -- apples this step, return this episode
+local pending = {}                -- action code chosen for this step
+local zaps, zap_hits, zaps_landed = 0, 0, 0
+local apple_version = 0           -- bumps whenever an apple appears or disappears
+local finished = false
+local later = timers.new()
+
+-- Changes during the current step, for the views (cleared when the next step begins).
+local ch_eat_x, ch_eat_y, ch_eat_a, n_ch_eat = {}, {}, {}, 0
+local ch_grow_x, ch_grow_y, n_ch_grow = {}, {}, 0
+local ch_gone_x, ch_gone_y, n_ch_gone = {}, {}, 0
+local ch_back_x, ch_back_y, n_ch_back = {}, {}, 0
+local ch_beam_x, ch_beam_y, ch_beam_a, n_ch_beam = {}, {}, {}, 0
+local ch_hit_x, ch_hit_y, ch_hit_a, ch_hit_by, n_ch_hit = {}, {}, {}, {}, 0
+
+local PK = {}
+local function set_probabilities()
+  local probs = {[0] = p.regrowth_p0, p.regrowth_p1, p.regrowth_p2, p.regrowth_p3}
+  for k = 0, NA do PK[k] = probs[k >= 3 and 3 or k] end
+end
+set_probabilities()
+
+-- ---- the view layer ---------------------------------------------------------------------------
+
+-- The code of a cell as the observation shows it; kept in the grid layer "commons.view" so
+-- the observation is one polis.grid_view call.
+local function code_of(c)
+  local o = occ[c]
+  if o ~= 0 then return AGENT0 + o - 1 end
+  local i = apple_of[c]
+  if i then
+    if alive[i] then return APPLE end
+    return nbr[i] > 0 and GRASS or DEAD
+  end
+  return wall[c] and WALL or FLOOR
+end
+
+local function repaint(c)
+  local y = (c - 1) // W
+  grid_set(VIEW, c - 1 - y * W, y, code_of(c))
+end
+
+-- ---- events ---------------------------------------------------------------------------------
+
+polis.event("commons.eat", {{"agent", "i32"}, {"x", "i32"}, {"y", "i32"}, {"remaining", "i32"}})
+polis.event("commons.grow", {{"x", "i32"}, {"y", "i32"}, {"remaining", "i32"}})
+polis.event("commons.zap", {{"agent", "i32"}, {"x", "i32"}, {"y", "i32"}, {"facing", "i32"},
+                            {"hits", "i32"}})
+polis.event("commons.hit", {{"agent", "i32"}, {"target", "i32"}, {"x", "i32"}, {"y", "i32"}})
+polis.event("commons.respawn", {{"agent", "i32"}, {"x", "i32"}, {"y", "i32"}})
+polis.event("commons.depleted", {{"patch", "i32"}, {"x", "i32"}, {"y", "i32"},
+                                 {"remaining", "i32"}})
+polis.event("commons.apples", {{"count", "i32"}, {"depleted", "i32"}})
+polis.event("commons.episode", {
+  {"steps", "i32"}, {"ended", "i32"}, {"apples", "i32"}, {"zaps", "i32"}, {"zap_hits", "i32"},
+  {"zaps_landed", "i32"}, {"patches", "i32"}, {"depleted", "i32"}, {"focal", "i32"},
+  {"background", "i32"}, {"per_capita", "f64"}, {"focal_per_capita", "f64"},
+  {"background_per_capita", "f64"}})
+
+-- One reused table per event type: publishing allocates nothing.
+local EV_EAT = {agent = 0, x = 0, y = 0, remaining = 0}
+local EV_GROW = {x = 0, y = 0, remaining = 0}
+local EV_ZAP = {agent = 0, x = 0, y = 0, facing = 0, hits = 0}
+local EV_HIT = {agent = 0, target = 0, x = 0, y = 0}
+local EV_RESPAWN = {agent = 0, x = 0, y = 0}
+local EV_DEPLETED = {patch = 0, x = 0, y = 0, remaining = 0}
+local EV_APPLES = {count = 0, depleted = 0}
+
+-- ---- apples ---------------------------------------------------------------------------------
+
+local function empty_add(i)
+  n_empty = n_empty + 1
+  empty[n_empty] = i
+  empty_pos[i] = n_empty
+end
+
+local function empty_remove(i)
+  local at, last = empty_pos[i], empty[n_empty]
+  empty[at] = last
+  empty_pos[last] = at
+  empty[n_empty] = nil
+  empty_pos[i] = nil
+  n_empty = n_empty - 1
+end
+
+local function eat(a, i)
+  alive[i] = false
+  live_apples = live_apples - 1
+  apple_version = apple_version + 1
+  empty_add(i)
+  eaten[a] = eaten[a] + 1
+  local x, y = AX[i], AY[i]
+  n_ch_eat = n_ch_eat + 1
+  ch_eat_x[n_ch_eat], ch_eat_y[n_ch_eat], ch_eat_a[n_ch_eat] = x, y, a
+  local list = NB[i]
+  for k = 1, #list do
+    local j = list[k]
+    local n = nbr[j] - 1
+    nbr[j] = n
+    if n == 0 and not alive[j] then
+      n_ch_gone = n_ch_gone + 1
+      ch_gone_x[n_ch_gone], ch_gone_y[n_ch_gone] = AX[j], AY[j]
+      repaint(ACELL[j])
+    end
+  end
+  EV_EAT.agent, EV_EAT.x, EV_EAT.y, EV_EAT.remaining = a, x, y, live_apples
+  publish("commons.eat", EV_EAT)
+  local k = PATCH[i]
+  patch_live[k] = patch_live[k] - 1
+  if patch_live[k] == 0 then
+    patches_depleted = patches_depleted + 1
+    EV_DEPLETED.patch, EV_DEPLETED.x, EV_DEPLETED.y = k, PATCH_X[k], PATCH_Y[k]
+    EV_DEPLETED.remaining = NPATCH - patches_depleted
+    publish("commons.depleted", EV_DEPLETED)
+  end
+end
+
+local function grow(i)
+  alive[i] = true
+  live_apples = live_apples + 1
+  apple_version = apple_version + 1
+  empty_remove(i)
+  local x, y = AX[i], AY[i]
+  n_ch_grow = n_ch_grow + 1
+  ch_grow_x[n_ch_grow], ch_grow_y[n_ch_grow] = x, y
+  repaint(ACELL[i])
+  local list = NB[i]
+  for k = 1, #list do
+    local j = list[k]
+    local n = nbr[j] + 1
+    nbr[j] = n
+    if n == 1 and not alive[j] then
+      n_ch_back = n_ch_back + 1
+      ch_back_x[n_ch_back], ch_back_y[n_ch_back] = AX[j], AY[j]
+      repaint(ACELL[j])
+    end
+  end
+  local k = PATCH[i]
+  if patch_live[k] == 0 then patches_depleted = patches_depleted - 1 end
+  patch_live[k] = patch_live[k] + 1
+  EV_GROW.x, EV_GROW.y, EV_GROW.remaining = x, y, live_apples
+  publish("commons.grow", EV_GROW)
+end
+
+-- Every empty apple cell regrows with the probability of its count of live neighbours. The
+-- counts are those after this step's moves; all draws are made before any apple regrows,
+-- so the order of the cells does not matter.
+local grown = {}
+local function regrow()
+  local n = 0
+  for j = 1, n_empty do
+    local i = empty[j]
+    local pr = PK[nbr[i]]
+    if pr > 0 and random() < pr then
+      n = n + 1
+      grown[n] = i
+    end
+  end
+  for j = 1, n do grow(grown[j]) end
+end
+
+-- ---- players ----------------------------------------------------------------------------------
+
+local function place(a, x, y, facing)
+  local c = cell_of(x, y)
+  px[a], py[a], face[a], on_map[a] = x, y, facing, true
+  occ[c] = a + 1
+  repaint(c)
+  local i = apple_of[c]
+  if i and alive[i] then eat(a, i) end
+end
+
+local function remove(a)
+  local c = cell_of(px[a], py[a])
+  occ[c] = 0
+  on_map[a] = false
+  repaint(c)
+end
+
+local function spawn_facing()
+  if FIXED_FACING then return FIXED_FACING end
+  return random(0, 3)
+end
+
+local function is_free(x, y) return occ[cell_of(x, y)] == 0 end
+
+local respawn
+respawn = function(a)
+  local k = grid.pick_free(P_POINTS, is_free)
+  if not k then
+    -- every outer spawn point is taken: try again next step
+    later:at(polis.tick() + 1, respawn, a)
+    return
+  end
+  place(a, P_POINTS[k][1], P_POINTS[k][2], spawn_facing())
+  EV_RESPAWN.agent, EV_RESPAWN.x, EV_RESPAWN.y = a, px[a], py[a]
+  publish("commons.respawn", EV_RESPAWN)
+end
+
+local function spawn_all()
+  for a = 0, N - 1 do
+    local pt = first_spawn[a]
+    if not pt then
+      local group = a < p.inner_spawns and Q_POINTS or P_POINTS
+      local k = grid.pick_free(group, is_free)
+      if not k then
+        polis.error(string.format("no free %s spawn point for agent %d",
+                                  group == Q_POINTS and "'Q'" or "'P'", a))
+      end
+      pt = group[k]
+    elseif occ[cell_of(pt[1], pt[2])] ~= 0 then
+      polis.error(string.format("spawn cell '%d' is taken", a))
+    end
+    place(a, pt[1], pt[2], spawn_facing())
+  end
+end
+
+-- Moves relative to facing: codes 1 forward, 2 backward, 3 step left, 4 step right.
+local MOVE_REL = {0, 2, 3, 1}
+local FX, FY = grid.FX, grid.FY
+
+local function move(a, code)
+  local dir = (face[a] + MOVE_REL[code]) % 4
+  local x, y = px[a] + FX[dir], py[a] + FY[dir]
+  if x < 0 or x >= W or y < 0 or y >= H then return end
+  local c = cell_of(x, y)
+  if wall[c] or occ[c] ~= 0 then return end
+  local old = cell_of(px[a], py[a])
+  occ[old] = 0
+  repaint(old)
+  px[a], py[a] = x, y
+  occ[c] = a + 1
+  local i = apple_of[c]
+  if i and alive[i] then eat(a, i) end
+  repaint(c)
+end
+
+-- The beam: hits are collected while every beam of the step is traced and applied after
+-- (a player zapped by two players in one step is hit twice and still blocks both beams).
+local hit_t, hit_by, n_hits = {}, {}, 0
+local beam_from, beam_count = 0, 0
+local function beam_cell(x, y)
+  if x < 0 or x >= W or y < 0 or y >= H then return true end
+  local c = y * W + x + 1
+  if wall[c] then return true end
+  local o = occ[c]
+  if o ~= 0 then
+    n_hits = n_hits + 1
+    hit_t[n_hits], hit_by[n_hits] = o - 1, beam_from
+    beam_count = beam_count + 1
+    return true
+  end
+  return false
+end
+
+local BEAM = {}
+for f = 0, 3 do BEAM[f] = grid.beam_lines(f, p.beam_length, p.beam_radius) end
+
+local function fire(a)
+  beam_from, beam_count = a, 0
+  grid.trace(BEAM[face[a]], px[a], py[a], beam_cell)
+  zaps = zaps + 1
+  if beam_count > 0 then zaps_landed = zaps_landed + 1 end
+  n_ch_beam = n_ch_beam + 1
+  ch_beam_x[n_ch_beam], ch_beam_y[n_ch_beam], ch_beam_a[n_ch_beam] = px[a], py[a], a
+  EV_ZAP.agent, EV_ZAP.x, EV_ZAP.y, EV_ZAP.facing, EV_ZAP.hits = a, px[a], py[a], face[a],
+                                                                 beam_count
+  publish("commons.zap", EV_ZAP)
+end
+
+-- ---- actions ------------------------------------------------------------------------------
+
+local FORWARD, BACKWARD, STEP_LEFT, STEP_RIGHT, TURN_LEFT, TURN_RIGHT, FIRE_ZAP = 1, 2, 3, 4, 5,
+                                                                                  6, 7
+local ACTIONS = {
+  {"forward", "move one cell forward (where the player faces)"},
+  {"backward", "move one cell backward, keeping the facing"},
+  {"step_left", "move one cell to the left, keeping the facing"},
+  {"step_right", "move one cell to the right, keeping the facing"},
+  {"turn_left", "turn 90 degrees to the left"},
+  {"turn_right", "turn 90 degrees to the right"},
+  {"fire_zap", "fire the zapping beam (when it is ready)"},
+}
+local ACTION_ID, CODE_OF_ID = {}, {}
+for code, def in ipairs(ACTIONS) do
+  local id = polis.action{name = def[1], doc = def[2], handler = function(a)
+    if not game_drives[a] then pending[a] = code end
+  end}
+  ACTION_ID[code], CODE_OF_ID[id] = id, code
+end
+ACTION_ID[0], CODE_OF_ID[0] = 0, 0
+
+-- ---- the bots -------------------------------------------------------------------------------
+
+-- A distance field to the nearest live apple over walkable cells, shared by every bot and
+-- recomputed only when an apple appeared or disappeared.
+local INF = math.huge
+local dist, queue = {}, {}
+local dist_version = -1
+local function apple_distances()
+  if dist_version == apple_version then return end
+  dist_version = apple_version
+  for c = 1, W * H do dist[c] = INF end
+  local head, tail = 1, 0
+  for i = 1, NA do
+    if alive[i] then
+      local c = ACELL[i]
+      dist[c] = 0
+      tail = tail + 1
+      queue[tail] = c
+    end
+  end
+  while head <= tail do
+    local c = queue[head]
+    head = head + 1
+    local d = dist[c] + 1
+    local list = NB4[c]
+    for k = 1, #list do
+      local n = list[k]
+      if dist[n] > d then
+        dist[n] = d
+        tail = tail + 1
+        queue[tail] = n
+      end
+    end
+  end
+end
+
+-- Is another player in the beam of `a` if it faced `facing`? (grid.trace without a
+-- callback per cell: the bots ask this up to three times a step.)
+local function target_in_beam(a, facing)
+  local x, y = px[a], py[a]
+  local lines = BEAM[facing]
+  local stopped_left, stopped_right = false, false
+  for k = 1, #lines do
+    local line = lines[k]
+    local side = line.side
+    if not (side == -1 and stopped_left or side == 1 and stopped_right) then
+      local dx, dy = line.dx, line.dy
+      for i = 1, line.n do
+        local cx, cy = x + dx[i], y + dy[i]
+        local blocked = cx < 0 or cx >= W or cy < 0 or cy >= H
+        if not blocked then
+          local c = cy * W + cx + 1
+          if occ[c] ~= 0 then return true end
+          blocked = wall[c]
+        end
+        if blocked then
+          if i == 1 then
+            if side == -1 then stopped_left = true elseif side == 1 then stopped_right = true end
+          end
+          break
+        end
+      end
+    end
+  end
+  return false
+end
+
+-- Relative moves in order of preference, and their action codes.
+local PREFER = {0, 3, 1, 2}
+local CODE_OF_REL = {[0] = FORWARD, [1] = STEP_RIGHT, [2] = BACKWARD, [3] = STEP_LEFT}
+
+-- The greedy harvester: walk to the nearest live apple (it never leaves one to regrow);
+-- the free variant first zaps any player in its beam when the beam is ready, or turns
+-- towards one that a turn would bring into it.
+local function rival_in_reach(a)
+  local x, y, reach = px[a], py[a], math.max(p.beam_length, p.beam_radius)
+  for b = 0, N - 1 do
+    if b ~= a and on_map[b] then
+      local dx, dy = px[b] - x, py[b] - y
+      if dx <= reach and dx >= -reach and dy <= reach and dy >= -reach then return true end
+    end
+  end
+  return false
+end
+
+local function bot_action(a, zapper)
+  if not on_map[a] then return 0 end
+  if zapper and p.beam_length > 0 and cool[a] == 0 and rival_in_reach(a) then
+    if target_in_beam(a, face[a]) then return FIRE_ZAP end
+    if target_in_beam(a, (face[a] + 1) % 4) then return TURN_RIGHT end
+    if target_in_beam(a, (face[a] + 3) % 4) then return TURN_LEFT end
+  end
+  apple_distances()
+  local x, y, f = px[a], py[a], face[a]
+  local best, choice = INF, nil
+  for k = 1, 4 do
+    local rel = PREFER[k]
+    local dir = (f + rel) % 4
+    local nx, ny = x + FX[dir], y + FY[dir]
+    if nx >= 0 and nx < W and ny >= 0 and ny < H then
+      local c = ny * W + nx + 1
+      if not wall[c] and occ[c] == 0 and dist[c] < best then best, choice = dist[c], rel end
+    end
+  end
+  if choice == nil then return 0 end
+  return CODE_OF_REL[choice]
+end
+
+polis.policy("commons_free", function(a) return ACTION_ID[bot_action(a, true)] end)
+polis.policy("commons_pacifist", function(a) return ACTION_ID[bot_action(a, false)] end)
+local BOT_ZAPS = p.background_bot == "free"
+
+-- ---- the step -------------------------------------------------------------------------------
+
+local order = {}
+
+polis.on("reset", function()
+  later:clear()
+  finished = false
+  zaps, zap_hits, zaps_landed = 0, 0, 0
+  live_apples, n_empty, patches_depleted = 0, 0, 0
+  empty, empty_pos = {}, {}
+  for c = 1, W * H do occ[c] = 0 end
+  for k = 1, NPATCH do patch_live[k] = 0 end
+  for i = 1, NA do
+    alive[i] = START_ALIVE[i]
+    if alive[i] then
+      live_apples = live_apples + 1
+      patch_live[PATCH[i]] = patch_live[PATCH[i]] + 1
+    else
+      empty_add(i)
+    end
+  end
+  for k = 1, NPATCH do
+    if patch_live[k] == 0 then patches_depleted = patches_depleted + 1 end
+  end
+  for i = 1, NA do
+    local n = 0
+    local list = NB[i]
+    for k = 1, #list do
+      if alive[list[k]] then n = n + 1 end
+    end
+    nbr[i] = n
+  end
+  apple_version = apple_version + 1
+  for a = 0, N - 1 do
+    on_map[a], cool[a], eaten[a], ret[a], pending[a] = false, 0, 0, 0, 0
+    zapped_by[a], zapped_at[a] = -1, -1
+  end
+  n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
+  for c = 1, W * H do repaint(c) end
+  spawn_all()
+  -- apples eaten by spawning players are not rewarded (there is no step to reward them in)
+  for a = 0, N - 1 do
+    ret[a], eaten[a] = 0, 0
+  end
+  n_ch_eat = 0
+end)
+
+polis.on("begin", function()
+  for a = 0, N - 1 do
+    eaten[a], pending[a] = 0, 0
+  end
+  n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
+  for j = 1, #driven_list do
+    local a = driven_list[j]
+    pending[a] = bot_action(a, BOT_ZAPS)
+  end
+end)
+
+-- Melting Pot's order within a frame: every player moves or turns (in a random order), then
+-- every player's zapper runs, then the players hit leave the map, then respawns.
+polis.on("resolve", function()
+  local n = 0
+  for a = 0, N - 1 do
+    if on_map[a] then
+      n = n + 1
+      order[n] = a
+    end
+  end
+  if p.shuffle_order then
+    for j = n, 2, -1 do
+      local k = random(j)
+      order[j], order[k] = order[k], order[j]
+    end
+  end
+  for j = 1, n do
+    local a = order[j]
+    local code = pending[a]
+    if code ~= 0 then
+      if code <= STEP_RIGHT then
+        move(a, code)
+      elseif code == TURN_LEFT then
+        face[a] = (face[a] + 3) % 4
+      elseif code == TURN_RIGHT then
+        face[a] = (face[a] + 1) % 4
+      end
+    end
+  end
+  -- The zappers' order does not matter: hits are applied after every beam.
+  n_hits = 0
+  local cooldown = p.zap_cooldown
+  for a = 0, N - 1 do
+    if on_map[a] then
+      if cool[a] > 0 then
+        cool[a] = cool[a] - 1
+      elseif pending[a] == FIRE_ZAP then
+        cool[a] = cooldown
+        if p.beam_length > 0 then fire(a) end
+      end
+    end
+  end
+  if n_hits > 0 then
+    local tick = polis.tick()
+    for j = 1, n_hits do
+      local t, by = hit_t[j], hit_by[j]
+      zap_hits = zap_hits + 1
+      n_ch_hit = n_ch_hit + 1
+      ch_hit_x[n_ch_hit], ch_hit_y[n_ch_hit] = px[t], py[t]
+      ch_hit_a[n_ch_hit], ch_hit_by[n_ch_hit] = t, by
+      EV_HIT.agent, EV_HIT.target, EV_HIT.x, EV_HIT.y = by, t, px[t], py[t]
+      publish("commons.hit", EV_HIT)
+      if on_map[t] then
+        remove(t)
+        later:at(tick + p.respawn_delay + 1, respawn, t)
+      end
+      zapped_by[t], zapped_at[t] = by, tick
+    end
+  end
+  later:run(polis.tick())
+end)
+
+polis.on("world", regrow)
+
+polis.reward("apples", function(a) return eaten[a] end)
+
+-- ---- metrics --------------------------------------------------------------------------------
+
+local function mean_return(list)
+  if #list == 0 then return 0 end
+  local s = 0
+  for _, a in ipairs(list) do s = s + ret[a] end
+  return s / #list
+end
+
+local ALL = {}
+for a = 0, N - 1 do ALL[#ALL + 1] = a end
+
+local function agents_text(list)
+  if #list == 0 then return "none" end
+  local parts, j = {}, 1
+  while j <= #list do
+    local k = j
+    while k < #list and list[k + 1] == list[k] + 1 do k = k + 1 end
+    parts[#parts + 1] = k > j and (list[j] .. "-" .. list[k]) or tostring(list[j])
+    j = k + 1
+  end
+  return (#list == 1 and "agent " or "agents ") .. table.concat(parts, ",")
+end
+
+local function finish(steps, ended)
+  finished = true
+  local pc, fpc, bpc = mean_return(ALL), mean_return(focal_list), mean_return(background_list)
+  publish("commons.episode", {
+    steps = steps, ended = ended and 1 or 0, apples = live_apples, zaps = zaps,
+    zap_hits = zap_hits, zaps_landed = zaps_landed, patches = NPATCH,
+    depleted = patches_depleted, focal = #focal_list, background = #background_list,
+    per_capita = pc, focal_per_capita = fpc, background_per_capita = bpc})
+  polis.log(string.format(
+    "episode %d %s after %d steps: per-capita return %.2f, focal %.2f (%s), background %s; " ..
+    "apples left %d of %d; patches depleted %d of %d; zaps %d, %d hit a player",
+    polis.episode(), ended and "ended" or "reached max_steps", steps, pc, fpc,
+    agents_text(focal_list),
+    #background_list > 0 and string.format("%.2f (%s, %s bots)", bpc,
+                                           agents_text(background_list), p.background_bot)
+      or "none",
+    live_apples, NA, patches_depleted, NPATCH, zaps, zaps_landed))
+end
+
+polis.on("end", function()
+  for a = 0, N - 1 do ret[a] = ret[a] + eaten[a] end
+  local t = polis.tick() + 1
+  if p.sample_every > 0 and t % p.sample_every == 0 then
+    EV_APPLES.count, EV_APPLES.depleted = live_apples, patches_depleted
+    publish("commons.apples", EV_APPLES)
+  end
+  local ended = false
+  if t >= p.end_min_steps and t % p.end_interval == 0 and p.end_probability > 0 and
+     random() < p.end_probability then
+    ended = true
+    for a = 0, N - 1 do polis.terminate(a) end
+  end
+  if not finished and (ended or t >= polis.max_steps()) then finish(t, ended) end
+end)
+
+-- ---- observations -----------------------------------------------------------------------------
+
+local AHEAD, BEHIND, SIDE = p.view_ahead, p.view_behind, p.view_side
+local ROWS, COLS = AHEAD + 1 + BEHIND, 2 * SIDE + 1
+local SELF_INDEX = AHEAD * COLS + SIDE + 1
+local grid_view = polis.grid_view
+
+polis.observation{
+  name = "view", dtype = "u8", shape = {ROWS, COLS},
+  doc = "the egocentric window, rotated so the player faces up (codes in the README)",
+  write = function(a, buf)
+    if on_map[a] then
+      grid_view(buf, VIEW, px[a], py[a], face[a], AHEAD, BEHIND, SIDE, SIDE, OUTSIDE)
+      buf[SELF_INDEX] = SELF
+    end
+  end,
+}
+
+local function ready_to_shoot(a)
+  if not on_map[a] then return 0 end
+  if p.zap_cooldown == 0 then return 1 end
+  return math.max(1 - cool[a] / p.zap_cooldown, 0)
+end
+
+polis.observation{
+  name = "READY_TO_SHOOT", dtype = "f32", shape = {1},
+  doc = "1 when the beam can fire, rising from 0 while it recharges; 0 when off the map",
+  write = function(a, buf)
+    local r = ready_to_shoot(a)
+    if r ~= 0 then buf[1] = r end
+  end,
+}
+
+-- ---- views for LLM agents ---------------------------------------------------------------------
+
+-- The window's cells in view order (nearest first, ties in row then column order), for each
+-- facing: {dx, dy}.
+local WINDOW = {}
+for f = 0, 3 do
+  local cells = {}
+  grid.window(0, 0, f, AHEAD, BEHIND, SIDE, SIDE, function(_, _, dx, dy)
+    cells[#cells + 1] = {dx, dy}
+  end)
+  table.sort(cells, function(u, v)
+    local du, dv = u[1] * u[1] + u[2] * u[2], v[1] * v[1] + v[2] * v[2]
+    if du ~= dv then return du < dv end
+    if u[2] ~= v[2] then return u[2] < v[2] end
+    return u[1] < v[1]
+  end)
+  WINDOW[f] = cells
+end
+
+-- Is (x, y) in agent a's window now?
+local function in_view(a, x, y)
+  local dx, dy = x - px[a], y - py[a]
+  local f = face[a]
+  local ahead = dx * FX[f] + dy * FY[f]
+  local r = (f + 1) % 4
+  local right = dx * FX[r] + dy * FY[r]
+  return ahead <= AHEAD and ahead >= -BEHIND and right >= -SIDE and right <= SIDE
+end
+
+local function pos(x, y) return string.format("[%d, %d]", y, x) end
+
+-- What agent a sees: lists in view order.
+local function observe(a)
+  local seen = {agents = {}, apples = {}, grass = {}, trees = {}, tree_order = {}}
+  local x0, y0 = px[a], py[a]
+  for _, d in ipairs(WINDOW[face[a]]) do
+    local x, y = x0 + d[1], y0 + d[2]
+    if x >= 0 and x < W and y >= 0 and y < H then
+      local c = cell_of(x, y)
+      local o = occ[c]
+      if o ~= 0 and o - 1 ~= a then seen.agents[#seen.agents + 1] = {o - 1, x, y} end
+      local i = apple_of[c]
+      if i then
+        local k = PATCH[i]
+        local t = seen.trees[k]
+        if not t then
+          t = {apples = 0, grass = 0}
+          seen.trees[k] = t
+          seen.tree_order[#seen.tree_order + 1] = k
+        end
+        if alive[i] then
+          seen.apples[#seen.apples + 1] = {x, y, k}
+          t.apples = t.apples + 1
+        elseif nbr[i] > 0 then
+          seen.grass[#seen.grass + 1] = {x, y, k}
+          t.grass = t.grass + 1
+        end
+      end
+    end
+  end
+  return seen
+end
+
+local FACING_NAME = grid.FACINGS
+
+local function out_of_game(a)
+  if zapped_at[a] == polis.tick() - 1 and zapped_by[a] >= 0 then
+    return string.format("There are no observations: you were attacked by agent %s and are " ..
+                         "currently out of the game.", polis.agent_name(zapped_by[a]))
+  end
+  return "There are no observations: you are out of the game."
+end
+
+local function beam_state(a)
+  if p.zap_cooldown == 0 or cool[a] == 0 then return "Your zapping beam is ready." end
+  return string.format("Your zapping beam is recharging: it can fire again in %d steps.",
+                       cool[a] + 1)
+end
+
+polis.renderer("text", function(a)
+  local lines = {}
+  local function add(s) lines[#lines + 1] = s end
+  local tick = polis.tick()
+  add(string.format("You are agent %s. Step %d. Positions are [row, column]; [0, 0] is the " ..
+                    "top-left corner of the %d x %d map (rows x columns).",
+                    polis.agent_name(a), tick, H, W))
+  if not on_map[a] then
+    add(out_of_game(a))
+    return table.concat(lines, "\n") .. "\n"
+  end
+  add(string.format("You are at position %s, facing %s. %s", pos(px[a], py[a]),
+                    FACING_NAME[face[a]], beam_state(a)))
+  local seen = observe(a)
+  add("Current observations (nearest first):")
+  local n0 = #lines
+  for _, s in ipairs(seen.agents) do
+    add(string.format("Observed agent %s at position %s.", polis.agent_name(s[1]),
+                      pos(s[2], s[3])))
+  end
+  for _, s in ipairs(seen.apples) do
+    add(string.format("Observed an apple at position %s. This apple belongs to tree %d.",
+                      pos(s[1], s[2]), s[3]))
+  end
+  for _, s in ipairs(seen.grass) do
+    add(string.format("Observed grass to grow apples at position %s. This grass belongs to " ..
+                      "tree %d.", pos(s[1], s[2]), s[3]))
+  end
+  for _, k in ipairs(seen.tree_order) do
+    local t = seen.trees[k]
+    add(string.format("Observed tree %d at position %s. This tree has %d apple%s remaining " ..
+                      "and %d grass for apples growing on the observed map. The tree might " ..
+                      "have more apples and grass on the global map.", k,
+                      pos(PATCH_X[k], PATCH_Y[k]), t.apples, t.apples == 1 and "" or "s",
+                      t.grass))
+  end
+  if #lines == n0 then add("Nothing but floor and walls.") end
+  local changes = {}
+  local function change(x, y, s)
+    if in_view(a, x, y) then changes[#changes + 1] = s end
+  end
+  for j = 1, n_ch_beam do
+    if ch_beam_a[j] ~= a then
+      change(ch_beam_x[j], ch_beam_y[j], string.format("Observed a ray beam from position %s.",
+                                                       pos(ch_beam_x[j], ch_beam_y[j])))
+    end
+  end
+  for j = 1, n_ch_hit do
+    change(ch_hit_x[j], ch_hit_y[j], string.format("Observed that someone was attacked at " ..
+                                                   "position %s.", pos(ch_hit_x[j], ch_hit_y[j])))
+  end
+  for j = 1, n_ch_eat do
+    if ch_eat_a[j] ~= a then
+      change(ch_eat_x[j], ch_eat_y[j], string.format("Observed that agent %s took an apple " ..
+                                                     "from position %s.",
+                                                     polis.agent_name(ch_eat_a[j]),
+                                                     pos(ch_eat_x[j], ch_eat_y[j])))
+    end
+  end
+  for j = 1, n_ch_gone do
+    change(ch_gone_x[j], ch_gone_y[j], string.format("Observed that the grass at position %s " ..
+                                                     "disappeared.",
+                                                     pos(ch_gone_x[j], ch_gone_y[j])))
+  end
+  for j = 1, n_ch_back do
+    change(ch_back_x[j], ch_back_y[j], string.format("Observed that grass to grow apples " ..
+                                                     "appeared at position %s.",
+                                                     pos(ch_back_x[j], ch_back_y[j])))
+  end
+  for j = 1, n_ch_grow do
+    change(ch_grow_x[j], ch_grow_y[j], string.format("Observed that an apple grew at " ..
+                                                     "position %s.",
+                                                     pos(ch_grow_x[j], ch_grow_y[j])))
+  end
+  if #changes > 0 then
+    add("Changes since the last step:")
+    for _, s in ipairs(changes) do add(s) end
+  end
+  if eaten[a] > 0 then
+    add(string.format("You took %d apple%s in the last step.", eaten[a],
+                      eaten[a] == 1 and "" or "s"))
+  end
+  return table.concat(lines, "\n") .. "\n"
+end)
+
+local function rc(x, y) return {y, x} end
+
+local function episode_json()
+  local returns = {}
+  for a = 0, N - 1 do returns[a + 1] = ret[a] end
+  return {
+    tick = polis.tick(), apples = live_apples, apples_total = NA, zaps = zaps,
+    zap_hits = zap_hits, zaps_landed = zaps_landed, patches = NPATCH,
+    patches_depleted = patches_depleted, returns = returns, per_capita_return = mean_return(ALL),
+    focal = focal_list, background = background_list,
+    focal_per_capita_return = mean_return(focal_list),
+    background_per_capita_return = #background_list > 0 and mean_return(background_list)
+                                     or json.null,
+  }
+end
+
+polis.renderer("json", function(a)
+  local v = {
+    name = polis.agent_name(a), id = a, on_map = on_map[a],
+    coordinates = "[row, column], [0, 0] is the top-left cell",
+    episode = episode_json(),
+    role = is_background[a] and "background" or "focal",
+  }
+  if not on_map[a] then
+    v.zapped_by = zapped_by[a] >= 0 and polis.agent_name(zapped_by[a]) or json.null
+    v.text = out_of_game(a)
+    return json.encode(v)
+  end
+  v.position, v.facing = rc(px[a], py[a]), FACING_NAME[face[a]]
+  v.ready_to_shoot = ready_to_shoot(a)
+  local seen = observe(a)
+  local agents, apples, grass, trees = {}, {}, {}, {}
+  for _, s in ipairs(seen.agents) do
+    agents[#agents + 1] = {name = polis.agent_name(s[1]), id = s[1], position = rc(s[2], s[3]),
+                           facing = FACING_NAME[face[s[1]]]}
+  end
+  for _, s in ipairs(seen.apples) do apples[#apples + 1] = {position = rc(s[1], s[2]), tree = s[3]} end
+  for _, s in ipairs(seen.grass) do grass[#grass + 1] = {position = rc(s[1], s[2]), tree = s[3]} end
+  for _, k in ipairs(seen.tree_order) do
+    trees[#trees + 1] = {id = k, position = rc(PATCH_X[k], PATCH_Y[k]),
+                         apples = seen.trees[k].apples, grass = seen.trees[k].grass}
+  end
+  v.observed = {agents = agents, apples = apples, grass = grass, trees = trees}
+  local ch = {beams = {}, attacked = {}, apples_taken = {}, apples_grown = {}, grass_gone = {},
+              grass_back = {}}
+  for j = 1, n_ch_beam do
+    if in_view(a, ch_beam_x[j], ch_beam_y[j]) then
+      ch.beams[#ch.beams + 1] = {agent = polis.agent_name(ch_beam_a[j]),
+                                 position = rc(ch_beam_x[j], ch_beam_y[j])}
+    end
+  end
+  for j = 1, n_ch_hit do
+    if in_view(a, ch_hit_x[j], ch_hit_y[j]) then
+      ch.attacked[#ch.attacked + 1] = rc(ch_hit_x[j], ch_hit_y[j])
+    end
+  end
+  for j = 1, n_ch_eat do
+    if in_view(a, ch_eat_x[j], ch_eat_y[j]) then
+      ch.apples_taken[#ch.apples_taken + 1] = {agent = polis.agent_name(ch_eat_a[j]),
+                                               position = rc(ch_eat_x[j], ch_eat_y[j])}
+    end
+  end
+  local function list(n, xs, ys, out)
+    for j = 1, n do
+      if in_view(a, xs[j], ys[j]) then out[#out + 1] = rc(xs[j], ys[j]) end
+    end
+  end
+  list(n_ch_grow, ch_grow_x, ch_grow_y, ch.apples_grown)
+  list(n_ch_gone, ch_gone_x, ch_gone_y, ch.grass_gone)
+  list(n_ch_back, ch_back_x, ch_back_y, ch.grass_back)
+  v.changes = ch
+  v.eaten = eaten[a]
+  return json.encode(v)
+end)
+
+-- "metrics": the episode's numbers as one JSON object, the same for every agent (the
+-- convention of plugins/metrics, so `polis eval --no-metrics` tabulates them).
+polis.renderer("metrics", function()
+  local per_agent = {}
+  for a = 0, N - 1 do
+    per_agent[a + 1] = {agent = polis.agent_name(a), ["return"] = ret[a],
+                        role = is_background[a] and "background" or "focal"}
+  end
+  return json.encode({
+    steps = polis.tick(),
+    ["return"] = {
+      per_capita = mean_return(ALL), focal_per_capita = mean_return(focal_list),
+      background_per_capita = #background_list > 0 and mean_return(background_list) or json.null,
+    },
+    apples = {remaining = live_apples, total = NA},
+    patches = {total = NPATCH, depleted = patches_depleted},
+    zaps = {fired = zaps, landed = zaps_landed, hits = zap_hits},
+    population = {focal = #focal_list, background = #background_list},
+    per_agent = per_agent,
+  })
+end)
+
+-- ---- text actions ---------------------------------------------------------------------------
+
+local WORDS = {
+  ["forward"] = FORWARD, ["move forward"] = FORWARD, ["go forward"] = FORWARD,
+  ["step forward"] = FORWARD, ["ahead"] = FORWARD, ["move ahead"] = FORWARD,
+  ["backward"] = BACKWARD, ["backwards"] = BACKWARD, ["back"] = BACKWARD,
+  ["move backward"] = BACKWARD, ["move back"] = BACKWARD, ["go back"] = BACKWARD,
+  ["step back"] = BACKWARD, ["step backward"] = BACKWARD,
+  ["left"] = STEP_LEFT, ["step left"] = STEP_LEFT, ["move left"] = STEP_LEFT,
+  ["go left"] = STEP_LEFT, ["strafe left"] = STEP_LEFT,
+  ["right"] = STEP_RIGHT, ["step right"] = STEP_RIGHT, ["move right"] = STEP_RIGHT,
+  ["go right"] = STEP_RIGHT, ["strafe right"] = STEP_RIGHT,
+  ["turn left"] = TURN_LEFT, ["rotate left"] = TURN_LEFT,
+  ["turn right"] = TURN_RIGHT, ["rotate right"] = TURN_RIGHT,
+  ["zap"] = FIRE_ZAP, ["fire"] = FIRE_ZAP, ["fire zap"] = FIRE_ZAP, ["shoot"] = FIRE_ZAP,
+  ["attack"] = FIRE_ZAP, ["fire beam"] = FIRE_ZAP,
+  ["stay"] = 0, ["wait"] = 0, ["noop"] = 0, ["no op"] = 0, ["do nothing"] = 0,
+  ["stay put"] = 0,
+}
+
+-- The first move of a shortest path from agent a to (tx, ty), around walls and players.
+local route_dist, route_queue = {}, {}
+local function step_towards(a, tx, ty)
+  if px[a] == tx and py[a] == ty then return 0 end
+  for c = 1, W * H do route_dist[c] = INF end
+  local target = cell_of(tx, ty)
+  route_dist[target] = 0
+  local head, tail = 1, 1
+  route_queue[1] = target
+  while head <= tail do
+    local c = route_queue[head]
+    head = head + 1
+    local d = route_dist[c] + 1
+    local list = NB4[c]
+    for k = 1, #list do
+      local n = list[k]
+      if route_dist[n] > d and (occ[n] == 0 or occ[n] == a + 1) then
+        route_dist[n] = d
+        tail = tail + 1
+        route_queue[tail] = n
+      end
+    end
+  end
+  local best, choice = route_dist[cell_of(px[a], py[a])], nil
+  for k = 1, 4 do
+    local rel = PREFER[k]
+    local dir = (face[a] + rel) % 4
+    local nx, ny = px[a] + FX[dir], py[a] + FY[dir]
+    if nx >= 0 and nx < W and ny >= 0 and ny < H then
+      local c = cell_of(nx, ny)
+      if not wall[c] and occ[c] == 0 and route_dist[c] < best then
+        best, choice = route_dist[c], rel
+      end
+    end
+  end
+  if choice == nil then
+    error(string.format("no way from %s to %s now (walls or players block it)",
+                        pos(px[a], py[a]), pos(tx, ty)), 0)
+  end
+  return CODE_OF_REL[choice]
+end
+
+local function go_to(a, row, col)
+  if polis.episode() == 0 then error("'go to' needs an episode: reset the env first", 0) end
+  if row < 0 or row >= H or col < 0 or col >= W then
+    error(string.format("position [%d, %d] is outside the %d x %d map (rows x columns)", row,
+                        col, H, W), 0)
+  end
+  if wall[cell_of(col, row)] then
+    error(string.format("position [%d, %d] is a wall", row, col), 0)
+  end
+  if not on_map[a] then return 0 end
+  return step_towards(a, col, row)
+end
+
+local function parse_position(s)
+  local r, c = s:match("^%s*[%[%(]?%s*(%-?%d+)%s*,%s*(%-?%d+)%s*[%]%)]?%s*$")
+  if r then return math.tointeger(tonumber(r)), math.tointeger(tonumber(c)) end
+end
+
+local function parse_text(a, input)
+  local s = input:lower():gsub("[_%-]", " "):gsub("%s+", " "):gsub("%.$", "")
+  s = s:match("^%s*(.-)%s*$")
+  local code = WORDS[s]
+  if code then return ACTION_ID[code] end
+  local rest = s:match("^go to (.*)$") or s:match("^move to (.*)$") or s:match("^walk to (.*)$")
+  if rest then
+    local r, c = parse_position(rest:gsub("^position ", ""))
+    if not r then
+      error(string.format("'go to' needs a position [row, column], got '%s'", rest), 0)
+    end
+    return ACTION_ID[go_to(a, r, c)]
+  end
+  if s:match("^turn ") or s:match("^move ") or s:match("^step ") then
+    error(string.format("cannot parse '%s': say forward, backward, step left, step right, " ..
+                        "turn left, turn right, zap, stay, or go to [row, column]", input), 0)
+  end
+  return nil
+end
+
+local function parse_json(a, input)
+  local name = input:match('"action"%s*:%s*"([^"]*)"')
+  if not name then return nil end
+  local dir = input:match('"direction"%s*:%s*"([^"]*)"')
+  local r, c = input:match('"position"%s*:%s*%[%s*(%-?%d+)%s*,%s*(%-?%d+)%s*%]')
+  name = name:lower():gsub("[_%-]", " ")
+  if name == "go to" or name == "move to" then
+    if not r then error('{"action": "go_to"} needs "position": [row, column]', 0) end
+    return ACTION_ID[go_to(a, math.tointeger(tonumber(r)), math.tointeger(tonumber(c)))]
+  end
+  if (name == "move" or name == "step" or name == "turn") and dir then
+    name = name .. " " .. dir:lower()
+  end
+  local code = WORDS[name]
+  if code == nil then
+    error(string.format("unknown action '%s' (actions: forward, backward, step_left, " ..
+                        "step_right, turn_left, turn_right, fire_zap, noop, go_to)", name), 0)
+  end
+  return ACTION_ID[code]
+end
+
+polis.action_parser(function(a, input)
+  if input:sub(1, 1) == "{" then return parse_json(a, input) end
+  return parse_text(a, input)
+end)
