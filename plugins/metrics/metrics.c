@@ -89,10 +89,12 @@ static void summarise(const metrics *m, summary *s)
     s->mean = n ? s->total / n : 0;
     /* Eq. 2: F = 1 − Σ_i Σ_j |R_i − R_j| / (2 N Σ_i R_i), undefined for Σ R = 0. Rewards are
      * float32 and group shares (1/3, 0.85) do not cancel exactly, so a sum within 1e-6 of
-     * Σ |R_i| counts as 0: dividing by rounding noise would give fairness of -10^7. */
+     * Σ |R_i| counts as 0, and so does a sum below 1e-6 outright (every return rounding
+     * noise, e.g. a pick and a dump shared at unequal weights): dividing by noise would give
+     * fairness of -10^7 or 1.97. */
     double abs_sum = 0;
     for (int32_t a = 0; a < n; a++) abs_sum += fabs(m->ret[a]);
-    if (n > 0 && abs_sum > 0 && fabs(s->total) > 1e-6 * abs_sum) {
+    if (n > 0 && fabs(s->total) > 1e-6 && fabs(s->total) > 1e-6 * abs_sum) {
         double diff = 0;
         for (int32_t i = 0; i < n; i++)
             for (int32_t j = 0; j < n; j++) diff += fabs(m->ret[i] - m->ret[j]);
