@@ -18,6 +18,7 @@
 
 #include "cli_bench.h"
 #include "cli_eval.h"
+#include "cli_serve.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
 
@@ -40,6 +41,7 @@ static const char USAGE[] =
     "                      turn a text or JSON action into an action id\n"
     "  bench SCENARIO      measure steps per second (vectorised envs, threads)\n"
     "  eval SCENARIO       evaluate a policy: metrics over N episodes (mean and std)\n"
+    "  serve SCENARIO      serve agents (LLM or any language) over JSON lines on stdio/TCP\n"
     "  help [COMMAND]      show this help or a command's help\n"
     "\n"
     "options:\n"
@@ -126,9 +128,9 @@ static const char HELP_HELP[] =
     "usage: polis help [COMMAND]\n"
     "\n"
     "Shows the list of commands, or the help of COMMAND (run, validate, describe, render,\n"
-    "parse, bench, eval, help).\n";
+    "parse, bench, eval, serve, help).\n";
 
-#define COMMAND_LIST "run, validate, describe, render, parse, bench, eval, help"
+#define COMMAND_LIST "run, validate, describe, render, parse, bench, eval, serve, help"
 
 static const char *command_help(const char *cmd)
 {
@@ -139,6 +141,7 @@ static const char *command_help(const char *cmd)
     if (strcmp(cmd, "parse") == 0) return HELP_PARSE;
     if (strcmp(cmd, "bench") == 0) return CLI_BENCH_HELP;
     if (strcmp(cmd, "eval") == 0) return CLI_EVAL_HELP;
+    if (strcmp(cmd, "serve") == 0) return CLI_SERVE_HELP;
     if (strcmp(cmd, "help") == 0) return HELP_HELP;
     return NULL;
 }
@@ -1220,6 +1223,7 @@ int main(int argc, char **argv)
 
     if (strcmp(cmd, "bench") == 0) return cli_bench_main(argc, argv);
     if (strcmp(cmd, "eval") == 0) return cli_eval_main(argc, argv);
+    if (strcmp(cmd, "serve") == 0) return cli_serve_main(argc, argv);
 
     cli_args a;
     memset(&a, 0, sizeof a);

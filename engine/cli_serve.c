@@ -1,0 +1,822 @@
+/*
+ * engine/cli_serve.c — `polis serve`: the agent protocol (docs/clients.md). One env per
+ * client, driven by JSON lines: one request per line in, one reply per line out.
+ *
+ * Over --stdio the process serves one client and exits when stdin ends or the client sends
+ * "close". Over --tcp every connection gets its own env on its own thread (at most
+ * --max-clients at once); a connection that drops mid-episode just frees its env.
+ *
+ * Nothing a client sends ends the server: every request is answered, failures with
+ * {"ok": false, "error": {"code", "message", "agent"}}. Actions go through
+ * polis_env_parse_action, so the server accepts whatever the scenario's parsers accept.
+ * Like the rest of the CLI it uses only the public API (polis.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli_serve.h"
+#include "polis/polis.h"
+
+enum { EXIT_ENV = 1, EXIT_USAGE = 2 };
+
+/* A request line longer than this is refused (and skipped) rather than parsed. */
+#define SERVE_MAX_LINE (1u << 20)
+
+const char CLI_SERVE_HELP[] =
+    "usage: polis serve SCENARIO (--stdio | --tcp [HOST:]PORT) [options]\n"
+    "\n"
+    "Serves SCENARIO to agents over the agent protocol: JSON lines, one request per line,\n"
+    "one reply per line (docs/clients.md). Requests: {\"op\": \"describe\"},\n"
+    "{\"op\": \"reset\", \"seed\": N}, {\"op\": \"step\", \"actions\": {AGENT: ACTION}},\n"
+    "{\"op\": \"close\"}. An ACTION is an action id, an action name, a text action\n"
+    "(\"move north\") or a JSON action object; agents left out do noop.\n"
+    "\n"
+    "options:\n"
+    "  --stdio              serve one client on stdin/stdout; exit when it closes\n"
+    "  --tcp [HOST:]PORT    listen on HOST (default 127.0.0.1) and PORT (0: any free\n"
+    "                       port); the bound address is printed on stderr as\n"
+    "                       'polis serve: listening on HOST:PORT'. Each connection gets its\n"
+    "                       own env. Runs until killed.\n"
+    "  --allow-remote       allow a HOST that is not a loopback address (the protocol has\n"
+    "                       no authentication: anyone who can connect can play)\n"
+    "  --max-clients N      TCP connections served at once (default 8); others are told\n"
+    "                       'server_full' and closed\n"
+    "  --on-bad-action P    what an unparseable or illegal action becomes: 'error' (default;\n"
+    "                       the step is refused and the client asked again) or 'noop' (the\n"
+    "                       agent does noop and the episode's stats count it)\n"
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+
+/* ---- arguments ---------------------------------------------------------------------------- */
+
+typedef struct serve_args {
+    const char *scenario;
+    const char *plugin_path;
+    const char *tcp; /* NULL: --stdio */
+    bool stdio;
+    bool allow_remote;
+    bool bad_is_noop;
+    int max_clients;
+} serve_args;
+
+#if defined(__GNUC__)
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#endif
+static int usage(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("polis: serve: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'polis help serve'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* Returns 0, EXIT_USAGE after printing the problem, or -1 for --help. */
+static int parse_args(int argc, char **argv, serve_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->max_clients = 8;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return -1;
+        if (arg[0] != '-' || arg[1] == '\0') {
+            if (a->scenario)
+                return usage("unexpected argument '%s' (SCENARIO is '%s')", arg, a->scenario);
+            a->scenario = arg;
+            continue;
+        }
+        if (strcmp(arg, "--stdio") == 0) {
+            a->stdio = true;
+        } else if (strcmp(arg, "--allow-remote") == 0) {
+            a->allow_remote = true;
+        } else if (strcmp(arg, "--tcp") == 0 || strcmp(arg, "--max-clients") == 0 ||
+                   strcmp(arg, "--on-bad-action") == 0 || strcmp(arg, "--plugin-path") == 0) {
+            if (i + 1 >= argc) return usage("%s needs a value", arg);
+            const char *v = argv[++i];
+            if (strcmp(arg, "--tcp") == 0) {
+                a->tcp = v;
+            } else if (strcmp(arg, "--max-clients") == 0) {
+                char *end;
+                errno = 0;
+                long n = strtol(v, &end, 10);
+                if (!*v || *end || errno || n < 1 || n > 1024)
+                    return usage("--max-clients: '%s' is not an integer in [1, 1024]", v);
+                a->max_clients = (int)n;
+            } else if (strcmp(arg, "--on-bad-action") == 0) {
+                if (strcmp(v, "noop") == 0)
+                    a->bad_is_noop = true;
+                else if (strcmp(v, "error") != 0)
+                    return usage("--on-bad-action: '%s' is neither 'error' nor 'noop'", v);
+            } else {
+                if (!*v) return usage("--plugin-path: empty directory list");
+                a->plugin_path = v;
+            }
+        } else {
+            return usage("unknown option '%s'", arg);
+        }
+    }
+    if (!a->scenario) return usage("missing SCENARIO (a scenario .json file)");
+    if (a->stdio && a->tcp) return usage("--stdio and --tcp exclude each other");
+    if (!a->stdio && !a->tcp) return usage("choose a transport: --stdio or --tcp [HOST:]PORT");
+    return 0;
+}
+
+/* ---- one client's session ------------------------------------------------------------------ */
+
+typedef struct session {
+    polis_env *env;
+    bool bad_is_noop;
+    bool in_episode; /* a reset succeeded and no step failed since */
+    bool has_json, has_text;
+    int64_t steps;
+    int64_t *bad_actions; /* [n_agents], this episode */
+    int64_t *illegal;     /* [n_agents], this episode: masked actions the env made no-ops */
+    int32_t *chosen;      /* [n_agents], scratch for a step */
+    char **bad_message;   /* [n_agents], scratch: why an action became a noop */
+} session;
+
+static void session_free(session *s)
+{
+    if (s->bad_message) {
+        for (int32_t i = 0; s->env && i < polis_env_n_agents(s->env); i++) free(s->bad_message[i]);
+    }
+    free(s->bad_message);
+    free(s->bad_actions);
+    free(s->illegal);
+    free(s->chosen);
+    polis_env_destroy(s->env);
+    memset(s, 0, sizeof *s);
+}
+
+static bool has_format(const char *formats, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = formats; *p;) {
+        const char *sp = strchr(p, ' ');
+        size_t len = sp ? (size_t)(sp - p) : strlen(p);
+        if (len == n && memcmp(p, name, n) == 0) return true;
+        if (!sp) break;
+        p = sp + 1;
+    }
+    return false;
+}
+
+/* Creates the client's env; on failure fills err and returns its status. */
+static polis_status session_open(session *s, const serve_args *a, polis_error *err)
+{
+    memset(s, 0, sizeof *s);
+    polis_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    opts.plugin_path = a->plugin_path;
+    polis_status st = polis_env_create_file(a->scenario, &opts, &s->env, err);
+    if (st != POLIS_OK) return st;
+    int32_t n = polis_env_n_agents(s->env);
+    size_t cnt = n > 0 ? (size_t)n : 1;
+    s->bad_actions = calloc(cnt, sizeof *s->bad_actions);
+    s->illegal = calloc(cnt, sizeof *s->illegal);
+    s->chosen = calloc(cnt, sizeof *s->chosen);
+    s->bad_message = calloc(cnt, sizeof *s->bad_message);
+    if (!s->bad_actions || !s->illegal || !s->chosen || !s->bad_message) {
+        session_free(s);
+        err->status = POLIS_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return POLIS_ERR_NOMEM;
+    }
+    const char *formats = polis_env_render_formats(s->env);
+    s->has_json = has_format(formats, "json");
+    s->has_text = has_format(formats, "text");
+    s->bad_is_noop = a->bad_is_noop;
+    return POLIS_OK;
+}
+
+/* ---- replies ----------------------------------------------------------------------------- */
+
+/* An error reply. agent may be NULL (the "agent" member is then null). Returns NULL only
+ * when memory runs out. */
+#if defined(__GNUC__)
+static cJSON *error_reply(const char *code, const char *agent, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#endif
+static cJSON *error_reply(const char *code, const char *agent, const char *fmt, ...)
+{
+    char msg[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddFalseToObject(r, "ok");
+    cJSON *e = cJSON_AddObjectToObject(r, "error");
+    cJSON_AddStringToObject(e, "code", code);
+    cJSON_AddStringToObject(e, "message", msg);
+    if (agent)
+        cJSON_AddStringToObject(e, "agent", agent);
+    else
+        cJSON_AddNullToObject(e, "agent");
+    return r;
+}
+
+static cJSON *ok_reply(const char *op)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddTrueToObject(r, "ok");
+    cJSON_AddStringToObject(r, "op", op);
+    return r;
+}
+
+/* Adds one agent's views and legal actions to obj. Returns NULL, or an engine_error reply
+ * when a renderer fails (the env is unchanged by that). */
+static cJSON *add_views(session *s, int32_t agent, cJSON *obj)
+{
+    const char *name = polis_env_agent_name(s->env, agent);
+    if (s->has_json) {
+        char *out = NULL;
+        if (polis_env_render(s->env, agent, "json", &out) != POLIS_OK)
+            return error_reply("engine_error", name, "%s", polis_env_error(s->env));
+        cJSON *v = cJSON_Parse(out);
+        polis_free(out);
+        if (!v) return error_reply("engine_error", name, "the json rendering did not parse");
+        cJSON_AddItemToObject(obj, "observation", v);
+    } else {
+        cJSON_AddNullToObject(obj, "observation");
+    }
+    if (s->has_text) {
+        char *out = NULL;
+        if (polis_env_render(s->env, agent, "text", &out) != POLIS_OK)
+            return error_reply("engine_error", name, "%s", polis_env_error(s->env));
+        cJSON_AddStringToObject(obj, "text", out);
+        polis_free(out);
+    } else {
+        cJSON_AddNullToObject(obj, "text");
+    }
+    const polis_io *io = polis_env_io(s->env);
+    cJSON *legal = cJSON_AddArrayToObject(obj, "legal_actions");
+    const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
+    for (int32_t k = 0; k < io->n_actions; k++)
+        if (mask[k])
+            cJSON_AddItemToArray(legal, cJSON_CreateString(polis_env_action_name(s->env, k)));
+    return NULL;
+}
+
+static void add_stats(session *s, cJSON *r)
+{
+    cJSON *st = cJSON_AddObjectToObject(r, "stats");
+    cJSON_AddNumberToObject(st, "steps", (double)s->steps);
+    cJSON *bad = cJSON_AddObjectToObject(st, "bad_actions");
+    cJSON *ill = cJSON_AddObjectToObject(st, "illegal_actions");
+    for (int32_t i = 0; i < polis_env_n_agents(s->env); i++) {
+        cJSON_AddNumberToObject(bad, polis_env_agent_name(s->env, i), (double)s->bad_actions[i]);
+        cJSON_AddNumberToObject(ill, polis_env_agent_name(s->env, i), (double)s->illegal[i]);
+    }
+}
+
+static int32_t find_agent(session *s, const char *name)
+{
+    for (int32_t i = 0; i < polis_env_n_agents(s->env); i++)
+        if (strcmp(polis_env_agent_name(s->env, i), name) == 0) return i;
+    return -1;
+}
+
+/* ---- ops ------------------------------------------------------------------------------------ */
+
+static cJSON *op_describe(session *s)
+{
+    cJSON *r = ok_reply("describe");
+    cJSON_AddStringToObject(r, "scenario", polis_env_name(s->env));
+    cJSON *agents = cJSON_AddArrayToObject(r, "agents");
+    for (int32_t i = 0; i < polis_env_n_agents(s->env); i++)
+        cJSON_AddItemToArray(agents, cJSON_CreateString(polis_env_agent_name(s->env, i)));
+    cJSON *actions = cJSON_AddArrayToObject(r, "actions");
+    for (int32_t k = 0; k < polis_env_n_actions(s->env); k++)
+        cJSON_AddItemToArray(actions, cJSON_CreateString(polis_env_action_name(s->env, k)));
+    cJSON *formats = cJSON_AddArrayToObject(r, "formats");
+    const char *f = polis_env_render_formats(s->env);
+    while (*f) {
+        const char *sp = strchr(f, ' ');
+        size_t len = sp ? (size_t)(sp - f) : strlen(f);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.*s", (int)len, f);
+        cJSON_AddItemToArray(formats, cJSON_CreateString(buf));
+        f += len;
+        if (*f == ' ') f++;
+    }
+    char seed[32];
+    snprintf(seed, sizeof seed, "%" PRIu64, polis_env_default_seed(s->env));
+    cJSON_AddRawToObject(r, "default_seed", seed);
+    cJSON_AddNumberToObject(r, "max_steps", (double)polis_env_max_steps(s->env));
+    cJSON_AddStringToObject(r, "on_bad_action", s->bad_is_noop ? "noop" : "error");
+    cJSON_AddBoolToObject(r, "in_episode", s->in_episode);
+    return r;
+}
+
+/* The per-agent part of reset and step replies, and tick/done. */
+static cJSON *add_agents(session *s, cJSON *r, bool with_step)
+{
+    const polis_io *io = polis_env_io(s->env);
+    cJSON_AddNumberToObject(r, "tick", (double)polis_env_tick(s->env));
+    cJSON_AddBoolToObject(r, "done", polis_env_done(s->env));
+    cJSON *agents = cJSON_AddObjectToObject(r, "agents");
+    for (int32_t i = 0; i < io->n_agents; i++) {
+        cJSON *a = cJSON_AddObjectToObject(agents, polis_env_agent_name(s->env, i));
+        if (with_step) {
+            cJSON_AddNumberToObject(a, "reward", io->rewards[i]);
+            cJSON_AddBoolToObject(a, "terminated", io->terminations[i]);
+            cJSON_AddBoolToObject(a, "truncated", io->truncations[i]);
+            cJSON_AddBoolToObject(a, "illegal", io->illegal[i]);
+            if (s->bad_message[i])
+                cJSON_AddStringToObject(a, "bad_action", s->bad_message[i]);
+            else
+                cJSON_AddNullToObject(a, "bad_action");
+        }
+        cJSON *err = add_views(s, i, a);
+        if (err) {
+            cJSON_Delete(r);
+            return err;
+        }
+    }
+    add_stats(s, r);
+    return r;
+}
+
+static cJSON *op_reset(session *s, const cJSON *req)
+{
+    uint64_t seed = polis_env_default_seed(s->env);
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(req, "seed");
+    if (js && !cJSON_IsNull(js)) {
+        if (cJSON_IsNumber(js)) {
+            double d = js->valuedouble;
+            if (!(d >= 0 && d <= 9007199254740992.0 && d == floor(d)))
+                return error_reply("bad_request", NULL,
+                                   "\"seed\": %g is not an integer in [0, 2^53] (give larger "
+                                   "seeds as a decimal string)",
+                                   d);
+            seed = (uint64_t)d;
+        } else if (cJSON_IsString(js)) {
+            const char *v = js->valuestring;
+            char *end;
+            errno = 0;
+            unsigned long long u = strtoull(v, &end, 10);
+            if (!*v || *end || errno || v[0] == '-' || v[0] == '+' || v[0] == ' ')
+                return error_reply("bad_request", NULL,
+                                   "\"seed\": \"%.64s\" is not a decimal integer in [0, 2^64)", v);
+            seed = (uint64_t)u;
+        } else {
+            return error_reply("bad_request", NULL,
+                               "\"seed\" must be an integer or a decimal string");
+        }
+    }
+    s->in_episode = false;
+    if (polis_env_reset(s->env, seed) != POLIS_OK)
+        return error_reply("engine_error", NULL, "%s", polis_env_error(s->env));
+    s->in_episode = true;
+    s->steps = 0;
+    for (int32_t i = 0; i < polis_env_n_agents(s->env); i++) {
+        s->bad_actions[i] = 0;
+        s->illegal[i] = 0;
+        free(s->bad_message[i]);
+        s->bad_message[i] = NULL;
+    }
+    cJSON *r = ok_reply("reset");
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRIu64, seed);
+    cJSON_AddRawToObject(r, "seed", buf);
+    return add_agents(s, r, false);
+}
+
+/* Resolves one agent's action into s->chosen[agent]. Returns NULL, or the error reply when
+ * the action cannot be used and the policy is "error" (or it is not an action at all). */
+static cJSON *resolve_action(session *s, int32_t agent, const cJSON *v)
+{
+    const char *name = polis_env_agent_name(s->env, agent);
+    const polis_io *io = polis_env_io(s->env);
+    char msg[1280];
+    const char *code = NULL;
+    int32_t id = -1;
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d != floor(d) || d < 0 || d >= io->n_actions) {
+            code = "bad_action";
+            snprintf(msg, sizeof msg, "agent %s: action %g is not an action id (0..%d)", name, d,
+                     io->n_actions - 1);
+        } else {
+            id = (int32_t)d;
+        }
+    } else if (cJSON_IsString(v) || cJSON_IsObject(v)) {
+        char *text = cJSON_IsString(v) ? v->valuestring : cJSON_PrintUnformatted(v);
+        if (!text) return error_reply("engine_error", name, "out of memory");
+        if (polis_env_parse_action(s->env, agent, text, &id) != POLIS_OK) {
+            code = "bad_action";
+            snprintf(msg, sizeof msg, "%s", polis_env_error(s->env));
+            id = -1;
+        }
+        if (!cJSON_IsString(v)) cJSON_free(text);
+    } else {
+        return error_reply("bad_request", name,
+                           "\"actions\".\"%s\": an action is an id, a name or text (a string), "
+                           "or a JSON action (an object)",
+                           name);
+    }
+    if (id >= 0 && !io->masks[(size_t)agent * (size_t)io->n_actions + (size_t)id] &&
+        !io->terminations[agent] && !io->truncations[agent]) {
+        code = "illegal_action";
+        char list[512] = "";
+        size_t used = 0;
+        const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
+        for (int32_t k = 0; k < io->n_actions && used < sizeof list - 1; k++) {
+            if (!mask[k]) continue;
+            int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                             polis_env_action_name(s->env, k));
+            if (w < 0) break;
+            used += (size_t)w;
+        }
+        snprintf(msg, sizeof msg,
+                 "agent %s: action %s is not legal at tick %" PRId64 " (legal: %s)", name,
+                 polis_env_action_name(s->env, id), polis_env_tick(s->env), list);
+    }
+    if (!code) {
+        s->chosen[agent] = id;
+        return NULL;
+    }
+    s->bad_actions[agent]++;
+    if (!s->bad_is_noop) return error_reply(code, name, "%s", msg);
+    s->chosen[agent] = 0;
+    free(s->bad_message[agent]);
+    s->bad_message[agent] = strdup(msg);
+    return NULL;
+}
+
+static cJSON *op_step(session *s, const cJSON *req)
+{
+    const cJSON *acts = cJSON_GetObjectItemCaseSensitive(req, "actions");
+    if (acts && !cJSON_IsObject(acts))
+        return error_reply("bad_request", NULL,
+                           "\"actions\" must be an object {agent name: action}");
+    if (!s->in_episode)
+        return error_reply("no_episode", NULL, "no episode: send {\"op\": \"reset\"} first");
+    if (polis_env_done(s->env))
+        return error_reply("episode_over", NULL,
+                           "the episode ended at tick %" PRId64 ": send {\"op\": \"reset\"}",
+                           polis_env_tick(s->env));
+    int32_t n = polis_env_n_agents(s->env);
+    for (int32_t i = 0; i < n; i++) {
+        s->chosen[i] = 0; /* kernel noop */
+        free(s->bad_message[i]);
+        s->bad_message[i] = NULL;
+    }
+    /* Check every agent before anything runs, so a refused step changes nothing (except the
+     * bad-action counts). */
+    const cJSON *v;
+    cJSON_ArrayForEach(v, acts) {
+        int32_t agent = find_agent(s, v->string);
+        if (agent < 0) {
+            char list[512] = "";
+            size_t used = 0;
+            for (int32_t i = 0; i < n && used < sizeof list - 8; i++) {
+                int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                 polis_env_agent_name(s->env, i));
+                if (w < 0) break;
+                used += (size_t)w;
+            }
+            if (used >= sizeof list - 8) strcpy(list + sizeof list - 8, ", ...");
+            return error_reply("unknown_agent", v->string,
+                               "\"actions\": no agent named \"%.64s\" (agents: %s)", v->string,
+                               list);
+        }
+        cJSON *err = resolve_action(s, agent, v);
+        if (err) return err;
+    }
+    const polis_io *io = polis_env_io(s->env);
+    memcpy(io->actions, s->chosen, (size_t)n * sizeof *s->chosen);
+    if (polis_env_step(s->env) != POLIS_OK) {
+        s->in_episode = false;
+        return error_reply("engine_error", NULL, "%s (send {\"op\": \"reset\"})",
+                           polis_env_error(s->env));
+    }
+    s->steps++;
+    for (int32_t i = 0; i < n; i++) s->illegal[i] += io->illegal[i];
+    return add_agents(s, ok_reply("step"), true);
+}
+
+/* Answers one request line. *close is set when the client asked to close. */
+static char *handle_line(session *s, const char *line, size_t len, bool *close)
+{
+    cJSON *reply;
+    const char *end = NULL;
+    cJSON *req = cJSON_ParseWithLengthOpts(line, len, &end, false);
+    if (!req) {
+        size_t at = end ? (size_t)(end - line) : 0;
+        if (at > len) at = len;
+        reply = error_reply("bad_json", NULL, "malformed JSON at byte %zu of the request", at);
+    } else {
+        while (end && (size_t)(end - line) < len && (*end == ' ' || *end == '\t' || *end == '\r'))
+            end++;
+        const cJSON *op = cJSON_GetObjectItemCaseSensitive(req, "op");
+        if (end && (size_t)(end - line) < len)
+            reply = error_reply("bad_json", NULL, "unexpected text at byte %zu after the request",
+                                (size_t)(end - line));
+        else if (!cJSON_IsObject(req))
+            reply = error_reply("bad_request", NULL, "a request is a JSON object with \"op\"");
+        else if (!cJSON_IsString(op))
+            reply = error_reply("bad_request", NULL,
+                                "\"op\" is missing or not a string (ops: describe, reset, step, "
+                                "close)");
+        else if (strcmp(op->valuestring, "describe") == 0)
+            reply = op_describe(s);
+        else if (strcmp(op->valuestring, "reset") == 0)
+            reply = op_reset(s, req);
+        else if (strcmp(op->valuestring, "step") == 0)
+            reply = op_step(s, req);
+        else if (strcmp(op->valuestring, "close") == 0) {
+            reply = ok_reply("close");
+            *close = true;
+        } else
+            reply = error_reply("unknown_op", NULL,
+                                "unknown op \"%.64s\" (ops: describe, reset, step, close)",
+                                op->valuestring);
+        /* Echo the client's request id so pipelined clients can match replies. */
+        const cJSON *id = cJSON_IsObject(req) ? cJSON_GetObjectItemCaseSensitive(req, "id") : NULL;
+        if (reply && id) cJSON_AddItemToObject(reply, "id", cJSON_Duplicate(id, true));
+    }
+    cJSON_Delete(req);
+    char *text = reply ? cJSON_PrintUnformatted(reply) : NULL;
+    cJSON_Delete(reply);
+    return text;
+}
+
+/* Serves one client: requests from in, replies to out, until EOF, "close" or a failed
+ * write. */
+static void serve_stream(session *s, FILE *in, FILE *out)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    bool close = false;
+    while (!close && (n = getline(&line, &cap, in)) >= 0) {
+        size_t len = (size_t)n;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        if (len == 0) continue;
+        char *text;
+        if (len > SERVE_MAX_LINE) {
+            cJSON *r =
+                error_reply("line_too_long", NULL, "the request is %zu bytes; the limit is %u", len,
+                            SERVE_MAX_LINE);
+            text = cJSON_PrintUnformatted(r);
+            cJSON_Delete(r);
+        } else {
+            text = handle_line(s, line, len, &close);
+        }
+        if (!text)
+            text = strdup("{\"ok\":false,\"error\":{\"code\":\"engine_error\","
+                          "\"message\":\"out of memory\",\"agent\":null}}");
+        int w = text ? fprintf(out, "%s\n", text) : -1;
+        free(text);
+        if (w < 0 || fflush(out) != 0) break;
+    }
+    free(line);
+}
+
+/* ---- stdio ---------------------------------------------------------------------------------- */
+
+static int serve_stdio(const serve_args *a)
+{
+    session s;
+    polis_error err;
+    if (session_open(&s, a, &err) != POLIS_OK) {
+        fprintf(stderr, "polis: serve: %s\n", err.message);
+        return EXIT_ENV;
+    }
+    serve_stream(&s, stdin, stdout);
+    session_free(&s);
+    return 0;
+}
+
+/* ---- tcp ------------------------------------------------------------------------------------ */
+
+typedef struct server {
+    const serve_args *args;
+    pthread_mutex_t lock;
+    int active;
+} server;
+
+typedef struct connection {
+    server *srv;
+    int fd;
+} connection;
+
+static void send_line(int fd, cJSON *r)
+{
+    char *text = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    if (!text) return;
+    size_t len = strlen(text);
+    text[len] = '\n';
+    size_t off = 0;
+    while (off < len + 1) {
+        ssize_t w = send(fd, text + off, len + 1 - off, MSG_NOSIGNAL);
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    free(text);
+}
+
+static void *connection_main(void *p)
+{
+    connection *c = p;
+    session s;
+    polis_error err;
+    if (session_open(&s, c->srv->args, &err) != POLIS_OK) {
+        send_line(c->fd, error_reply("engine_error", NULL, "%s", err.message));
+        close(c->fd);
+    } else {
+        int wfd = dup(c->fd);
+        FILE *in = fdopen(c->fd, "r");
+        FILE *out = wfd >= 0 ? fdopen(wfd, "w") : NULL;
+        if (in && out) serve_stream(&s, in, out);
+        if (in)
+            fclose(in);
+        else
+            close(c->fd);
+        if (out)
+            fclose(out);
+        else if (wfd >= 0)
+            close(wfd);
+        session_free(&s);
+    }
+    pthread_mutex_lock(&c->srv->lock);
+    c->srv->active--;
+    pthread_mutex_unlock(&c->srv->lock);
+    free(c);
+    return NULL;
+}
+
+static bool is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+    }
+    return false;
+}
+
+static int serve_tcp(const serve_args *a)
+{
+    char host[256] = "127.0.0.1";
+    const char *port = a->tcp;
+    const char *colon = strrchr(a->tcp, ':');
+    if (colon) {
+        size_t hl = (size_t)(colon - a->tcp);
+        if (hl >= sizeof host) return usage("--tcp: host name too long");
+        if (hl) {
+            memcpy(host, a->tcp, hl);
+            host[hl] = '\0';
+            /* [::1]:port */
+            if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
+                memmove(host, host + 1, hl - 2);
+                host[hl - 2] = '\0';
+            }
+        }
+        port = colon + 1;
+    }
+    char *end;
+    long pn = strtol(port, &end, 10);
+    if (!*port || *end || pn < 0 || pn > 65535)
+        return usage("--tcp: '%s' is not [HOST:]PORT with PORT in [0, 65535]", a->tcp);
+
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0) {
+        fprintf(stderr, "polis: serve: --tcp: cannot resolve '%s': %s\n", host, gai_strerror(gai));
+        return EXIT_ENV;
+    }
+    if (!a->allow_remote && !is_loopback(res->ai_addr)) {
+        freeaddrinfo(res);
+        return usage("--tcp: '%s' is not a loopback address; the protocol has no "
+                     "authentication, so pass --allow-remote to serve other machines",
+                     host);
+    }
+    /* Check the scenario loads before listening, so a bad scenario fails at once. */
+    session probe;
+    polis_error err;
+    if (session_open(&probe, a, &err) != POLIS_OK) {
+        freeaddrinfo(res);
+        fprintf(stderr, "polis: serve: %s\n", err.message);
+        return EXIT_ENV;
+    }
+    session_free(&probe);
+
+    int lfd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
+    int one = 1;
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(lfd, res->ai_addr, res->ai_addrlen) != 0 || listen(lfd, 16) != 0) {
+        fprintf(stderr, "polis: serve: --tcp %s: %s\n", a->tcp, strerror(errno));
+        if (lfd >= 0) close(lfd);
+        freeaddrinfo(res);
+        return EXIT_ENV;
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof bound;
+    char shown[INET6_ADDRSTRLEN] = "?";
+    int bport = 0;
+    if (getsockname(lfd, (struct sockaddr *)&bound, &blen) == 0) {
+        if (bound.ss_family == AF_INET) {
+            struct sockaddr_in *in = (struct sockaddr_in *)&bound;
+            inet_ntop(AF_INET, &in->sin_addr, shown, sizeof shown);
+            bport = ntohs(in->sin_port);
+        } else {
+            struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&bound;
+            inet_ntop(AF_INET6, &in6->sin6_addr, shown, sizeof shown);
+            bport = ntohs(in6->sin6_port);
+        }
+    }
+    bool v6 = bound.ss_family == AF_INET6;
+    fprintf(stderr, "polis serve: listening on %s%s%s:%d\n", v6 ? "[" : "", shown, v6 ? "]" : "",
+            bport);
+    fflush(stderr);
+
+    server srv;
+    srv.args = a;
+    srv.active = 0;
+    pthread_mutex_init(&srv.lock, NULL);
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE)
+                continue;
+            fprintf(stderr, "polis: serve: accept: %s\n", strerror(errno));
+            break;
+        }
+        pthread_mutex_lock(&srv.lock);
+        bool full = srv.active >= a->max_clients;
+        if (!full) srv.active++;
+        pthread_mutex_unlock(&srv.lock);
+        if (full) {
+            send_line(fd, error_reply("server_full", NULL,
+                                      "the server already has %d clients (--max-clients)",
+                                      a->max_clients));
+            close(fd);
+            continue;
+        }
+        connection *c = malloc(sizeof *c);
+        pthread_t t;
+        pthread_attr_t attr;
+        bool started = false;
+        if (c && pthread_attr_init(&attr) == 0) {
+            c->srv = &srv;
+            c->fd = fd;
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            started = pthread_create(&t, &attr, connection_main, c) == 0;
+            pthread_attr_destroy(&attr);
+        }
+        if (!started) {
+            free(c);
+            send_line(fd, error_reply("server_full", NULL, "cannot start a client thread"));
+            close(fd);
+            pthread_mutex_lock(&srv.lock);
+            srv.active--;
+            pthread_mutex_unlock(&srv.lock);
+        }
+    }
+    close(lfd);
+    return EXIT_ENV;
+}
+
+int cli_serve_main(int argc, char **argv)
+{
+    serve_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0) {
+        fputs(CLI_SERVE_HELP, stdout);
+        return 0;
+    }
+    if (rc) return rc;
+    /* A client that vanishes must not kill the server with SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+    return a.stdio ? serve_stdio(&a) : serve_tcp(&a);
+}
