@@ -40,22 +40,28 @@ int32_t soc_views(soc *s, int32_t agent)
     return n < 0 ? 1 : 1 + n;
 }
 
-/* Paints owner's window into viewer's grid. ox, oy: where the viewer's own cell lands. */
+/* Paints owner's window into viewer's grid: torus (map view) puts the viewer's own cell at
+ * (W/2, H/2), otherwise the window is centred on (hmax, vmax).
+ * The map and grid coordinates are wrapped once per window and then stepped by one with a
+ * compare: two soc_wrap divisions per cell were the hottest instructions of write_grid
+ * (docs/performance.md). Stepping wraps exactly as soc_wrap(first + k) does. */
 static void paint(soc *s, int32_t viewer, int32_t owner, int16_t *o, bool torus)
 {
     const soc_job *job = &s->jobs[s->agent_job[owner]];
-    const int32_t plane = s->A * s->B, R = s->R;
+    const int32_t plane = s->A * s->B, R = s->R, W = s->W, H = s->H;
     int16_t *ch_agents = o, *ch_blocks = o + plane, *ch_rec = o + 2 * plane,
             *ch_res = o + (size_t)(2 + R) * (size_t)plane;
     /* what owner's inventory lets it see: vis[r] resources, vis[R + k] recipes */
     const uint8_t *vis = s->seen + (size_t)owner * (size_t)(R + s->K);
+    const int32_t x0 = soc_wrap(s->ax[owner] - job->fov_h, W);
+    const int32_t y0 = soc_wrap(s->ay[owner] - job->fov_v, H);
+    const int32_t i0 = torus ? soc_wrap(x0 - s->ax[viewer] + W / 2, W) : s->hmax - job->fov_h;
+    const int32_t j0 = torus ? soc_wrap(y0 - s->ay[viewer] + H / 2, H) : s->vmax - job->fov_v;
+    int32_t x = x0, i = i0;
     for (int32_t dx = -job->fov_h; dx <= job->fov_h; dx++) {
-        int32_t x = soc_wrap(s->ax[owner] + dx, s->W);
-        int32_t i = torus ? soc_wrap(x - s->ax[viewer] + s->W / 2, s->W) : s->hmax + dx;
+        int32_t y = y0, j = j0;
         for (int32_t dy = -job->fov_v; dy <= job->fov_v; dy++) {
-            int32_t y = soc_wrap(s->ay[owner] + dy, s->H);
-            int32_t j = torus ? soc_wrap(y - s->ay[viewer] + s->H / 2, s->H) : s->vmax + dy;
-            int32_t cell = y * s->W + x, at = i * s->B + j;
+            int32_t cell = y * W + x, at = i * s->B + j;
             int32_t ag = *soc_layer(s, s->L_agents, cell);
             if (ag) ch_agents[at] = sat16(ag);
             if (*soc_layer(s, s->L_blocks, cell)) ch_blocks[at] = 1;
@@ -71,12 +77,17 @@ static void paint(soc *s, int32_t viewer, int32_t owner, int16_t *o, bool torus)
                     ch_rec[(size_t)a->res * (size_t)plane + (size_t)at] = sat16(a->n);
                 }
             }
-            if (!s->kinds[cell]) continue;
-            const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
-            for (int32_t r = 0; r < R; r++)
-                if (pile[r] && vis[r])
-                    ch_res[(size_t)r * (size_t)plane + (size_t)at] = sat16(pile[r]);
+            if (s->kinds[cell]) {
+                const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
+                for (int32_t r = 0; r < R; r++)
+                    if (pile[r] && vis[r])
+                        ch_res[(size_t)r * (size_t)plane + (size_t)at] = sat16(pile[r]);
+            }
+            if (++y == H) y = 0;
+            if (++j == H && torus) j = 0;
         }
+        if (++x == W) x = 0;
+        if (++i == W && torus) i = 0;
     }
 }
 
