@@ -17,12 +17,11 @@
 #include <cjson/cJSON.h>
 
 #include "cli_bench.h"
+#include "cli_util.h"
 #include "cli_eval.h"
 #include "cli_serve.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
-
-enum { EXIT_ENV = 1, EXIT_USAGE = 2 };
 
 /* The policy's own generator stream, so a random policy never shares draws with the env. */
 #define CLI_POLICY_STREAM 0x706f6c69637955ULL
@@ -146,49 +145,6 @@ static const char *command_help(const char *cmd)
     return NULL;
 }
 
-/* ---- usage errors ----------------------------------------------------------------------- */
-
-#if defined(__GNUC__)
-static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#endif
-
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("polis: ", stderr);
-    if (cmd) fprintf(stderr, "%s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    if (cmd)
-        fprintf(stderr, "\nTry 'polis help %s'.\n", cmd);
-    else
-        fputs("\nTry 'polis --help'.\n", stderr);
-    return EXIT_USAGE;
-}
-
-/* Decimal digits only: strtoull would accept "-1", " 7" and "0x10". */
-static bool parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s) return false;
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE || *end) return false;
-    *out = (uint64_t)v;
-    return true;
-}
-
-static bool parse_count(const char *s, int64_t *out)
-{
-    uint64_t v;
-    if (!parse_u64(s, &v) || v == 0 || v > (uint64_t)INT64_MAX) return false;
-    *out = (int64_t)v;
-    return true;
-}
-
 /* ---- options ------------------------------------------------------------------------------ */
 
 /* random and noop are the CLI's own; any other name is a policy a plugin registered. */
@@ -197,10 +153,10 @@ typedef enum cli_policy { POLICY_RANDOM, POLICY_NOOP, POLICY_NAMED } cli_policy;
 typedef struct cli_args {
     const char *cmd;
     const char *scenario;
-    const char *action;   /* parse: the second positional argument */
+    const char *action; /* parse: the second positional argument */
     bool wants_action;
     const char *plugin_path;
-    const char *agent;    /* as given; resolved against the env's agent names */
+    const char *agent; /* as given; resolved against the env's agent names */
     const char *format;
     bool has_seed;
     uint64_t seed;
@@ -276,11 +232,13 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
             } else if (a->wants_action && !a->action) {
                 a->action = arg;
             } else if (a->wants_action) {
-                return usage_error(a->cmd, "unexpected argument '%s' (ACTION is '%s'; quote an "
-                                           "action of several words)", arg, a->action);
+                return cli_usage(a->cmd,
+                                 "unexpected argument '%s' (ACTION is '%s'; quote an "
+                                 "action of several words)",
+                                 arg, a->action);
             } else {
-                return usage_error(a->cmd, "unexpected argument '%s' (SCENARIO is '%s')", arg,
-                                   a->scenario);
+                return cli_usage(a->cmd, "unexpected argument '%s' (SCENARIO is '%s')", arg,
+                                 a->scenario);
             }
             continue;
         }
@@ -295,31 +253,31 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
                 break;
             }
         }
-        if (!opt) return usage_error(a->cmd, "unknown option '%.*s'", (int)name_len, arg);
+        if (!opt) return cli_usage(a->cmd, "unknown option '%.*s'", (int)name_len, arg);
         const char *value = NULL;
         if (opt->takes_value) {
             if (eq) {
                 value = eq + 1;
             } else {
-                if (i + 1 >= argc) return usage_error(a->cmd, "%s needs a value", opt->name);
+                if (i + 1 >= argc) return cli_usage(a->cmd, "%s needs a value", opt->name);
                 value = argv[++i];
             }
         } else if (eq) {
-            return usage_error(a->cmd, "%s takes no value", opt->name);
+            return cli_usage(a->cmd, "%s takes no value", opt->name);
         }
         switch (opt->flag) {
         case OPT_SEED:
-            if (!parse_u64(value, &a->seed))
-                return usage_error(a->cmd, "--seed: '%s' is not an integer in [0, 2^64)", value);
+            if (!cli_parse_u64(value, &a->seed))
+                return cli_usage(a->cmd, "--seed: '%s' is not an integer in [0, 2^64)", value);
             a->has_seed = true;
             break;
         case OPT_STEPS:
-            if (!parse_count(value, &a->steps))
-                return usage_error(a->cmd, "--steps: '%s' is not a positive integer", value);
+            if (!cli_parse_int(value, 1, INT64_MAX, &a->steps))
+                return cli_usage(a->cmd, "--steps: '%s' is not a positive integer", value);
             break;
         case OPT_EPISODES:
-            if (!parse_count(value, &a->episodes))
-                return usage_error(a->cmd, "--episodes: '%s' is not a positive integer", value);
+            if (!cli_parse_int(value, 1, INT64_MAX, &a->episodes))
+                return cli_usage(a->cmd, "--episodes: '%s' is not a positive integer", value);
             break;
         case OPT_POLICY:
             if (strcmp(value, "random") == 0)
@@ -330,29 +288,31 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
                 a->policy = POLICY_NAMED; /* resolved once the scenario is loaded */
                 a->policy_name = value;
             } else
-                return usage_error(a->cmd, "--policy: the policy name is empty");
+                return cli_usage(a->cmd, "--policy: the policy name is empty");
             break;
         case OPT_QUIET: a->quiet = true; break;
         case OPT_JSON: a->json = true; break;
         case OPT_PLUGIN_PATH:
-            if (!*value) return usage_error(a->cmd, "--plugin-path: empty directory list");
+            if (!*value) return cli_usage(a->cmd, "--plugin-path: empty directory list");
             a->plugin_path = value;
             break;
         case OPT_AGENT:
-            if (!*value) return usage_error(a->cmd, "--agent: empty value (an id or a name)");
+            if (!*value) return cli_usage(a->cmd, "--agent: empty value (an id or a name)");
             a->agent = value;
             break;
         case OPT_FORMAT:
             if (!valid_format(value))
-                return usage_error(a->cmd, "--format: '%s' is not a format name ([a-z0-9_]+, "
-                                           "e.g. text or json)", value);
+                return cli_usage(a->cmd,
+                                 "--format: '%s' is not a format name ([a-z0-9_]+, "
+                                 "e.g. text or json)",
+                                 value);
             a->format = value;
             break;
         }
     }
-    if (!a->scenario) return usage_error(a->cmd, "missing SCENARIO (a scenario .json file)");
+    if (!a->scenario) return cli_usage(a->cmd, "missing SCENARIO (a scenario .json file)");
     if (a->wants_action && !a->action)
-        return usage_error(a->cmd, "missing ACTION (an action text, e.g. \"move north\")");
+        return cli_usage(a->cmd, "missing ACTION (an action text, e.g. \"move north\")");
     return 0;
 }
 
@@ -416,8 +376,8 @@ static int32_t named_policy(polis_env *env, const cli_args *a)
     if (a->policy != POLICY_NAMED) return 0;
     int32_t id = polis_env_policy_find(env, a->policy_name);
     if (id >= 0) return id;
-    fprintf(stderr, "polis: %s: --policy: the scenario has no policy named '%s' (policies:",
-            a->cmd, a->policy_name);
+    fprintf(stderr, "polis: %s: --policy: the scenario has no policy named '%s' (policies:", a->cmd,
+            a->policy_name);
     for (int32_t i = 0; i < polis_env_n_policies(env); i++)
         fprintf(stderr, " %s", polis_env_policy_name(env, i));
     fprintf(stderr, ")\n");
@@ -681,7 +641,7 @@ static int resolve_agent(polis_env *env, const cli_args *a, int32_t *out)
         }
     }
     uint64_t v;
-    if (parse_u64(a->agent, &v) && v < (uint64_t)n) {
+    if (cli_parse_u64(a->agent, &v) && v < (uint64_t)n) {
         *out = (int32_t)v;
         return 0;
     }
@@ -694,8 +654,10 @@ static int resolve_agent(polis_env *env, const cli_args *a, int32_t *out)
         len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", name);
     }
     if (i < n) snprintf(names + len, sizeof names - len, ", ...");
-    return usage_error(a->cmd, "--agent: '%s' is neither an agent id (0..%d) nor an agent "
-                               "name (%s)", a->agent, (int)n - 1, names);
+    return cli_usage(a->cmd,
+                     "--agent: '%s' is neither an agent id (0..%d) nor an agent "
+                     "name (%s)",
+                     a->agent, (int)n - 1, names);
 }
 
 /* Prints a rendering, ending it with a newline if it has none. */
@@ -1202,18 +1164,18 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-        if (argc > 2) return usage_error(NULL, "--version takes no arguments");
+        if (argc > 2) return cli_usage(NULL, "--version takes no arguments");
         printf("polis %s\n", polis_version());
         return 0;
     }
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        if (argc > 3) return usage_error("help", "expected at most one COMMAND");
+        if (argc > 3) return cli_usage("help", "expected at most one COMMAND");
         if (argc == 3) {
             bool self = strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0;
             const char *text = command_help(self ? "help" : argv[2]);
             if (!text)
-                return usage_error("help", "unknown command '%s' (commands: " COMMAND_LIST ")",
-                                   argv[2]);
+                return cli_usage("help", "unknown command '%s' (commands: " COMMAND_LIST ")",
+                                 argv[2]);
             fputs(text, stdout);
             return 0;
         }
@@ -1248,9 +1210,9 @@ int main(int argc, char **argv)
         a.wants_action = true;
         run = cmd_parse;
     } else if (cmd[0] == '-') {
-        return usage_error(NULL, "unknown option '%s'", cmd);
+        return cli_usage(NULL, "unknown option '%s'", cmd);
     } else {
-        return usage_error(NULL, "unknown command '%s' (commands: " COMMAND_LIST ")", cmd);
+        return cli_usage(NULL, "unknown command '%s' (commands: " COMMAND_LIST ")", cmd);
     }
     int rc = parse_args(argc, argv, allowed, &a);
     if (rc) return rc;

@@ -25,10 +25,9 @@
 #include <cjson/cJSON.h>
 
 #include "cli_bench.h"
+#include "cli_util.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
-
-enum { EXIT_ENV = 1, EXIT_USAGE = 2 };
 
 /* The policy's generator stream ("bench"), apart from the envs' and `polis run`'s. */
 #define BENCH_POLICY_STREAM 0x62656e6368ULL
@@ -84,47 +83,6 @@ typedef struct bench_args {
     bool help;
 } bench_args;
 
-#if defined(__GNUC__)
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#endif
-static int usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("polis: bench: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\nTry 'polis help bench'.\n", stderr);
-    return EXIT_USAGE;
-}
-
-/* Decimal digits only, in [lo, hi]. */
-static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    if (!s || !*s) return false;
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE || *end || v > (unsigned long long)hi || (int64_t)v < lo) return false;
-    *out = (int64_t)v;
-    return true;
-}
-
-static bool parse_seed(const char *s, uint64_t *out)
-{
-    if (!s || !*s) return false;
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE || *end) return false;
-    *out = (uint64_t)v;
-    return true;
-}
-
 /* Adds "path": value to the overrides, keeping the command-line order. */
 static bool add_override(bench_args *b, const char *path, cJSON *value)
 {
@@ -139,9 +97,9 @@ static bool add_override(bench_args *b, const char *path, cJSON *value)
     return true;
 }
 
-static const char *const VALUE_OPTIONS[] = {"--agents", "--set", "--steps", "--envs",
-                                            "--threads", "--policy", "--exclude-actions",
-                                            "--seed", "--repeat", "--warmup", "--plugin-path"};
+static const char *const VALUE_OPTIONS[] = {"--agents",  "--set",    "--steps",           "--envs",
+                                            "--threads", "--policy", "--exclude-actions", "--seed",
+                                            "--repeat",  "--warmup", "--plugin-path"};
 static const char *const FLAG_OPTIONS[] = {"--no-obs", "--json"};
 
 static bool option_is(const char *option, const char *arg, size_t name_len)
@@ -169,7 +127,8 @@ static int parse_bench_args(int argc, char **argv, bench_args *b)
         }
         if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
             if (b->scenario)
-                return usage("unexpected argument '%s' (SCENARIO is '%s')", arg, b->scenario);
+                return cli_usage("bench", "unexpected argument '%s' (SCENARIO is '%s')", arg,
+                                 b->scenario);
             b->scenario = arg;
             continue;
         }
@@ -184,50 +143,54 @@ static int parse_bench_args(int argc, char **argv, bench_args *b)
             }
         for (size_t k = 0; k < sizeof FLAG_OPTIONS / sizeof *FLAG_OPTIONS; k++)
             if (option_is(FLAG_OPTIONS[k], arg, name_len)) name = FLAG_OPTIONS[k];
-        if (!name) return usage("unknown option '%.*s'", (int)name_len, arg);
+        if (!name) return cli_usage("bench", "unknown option '%.*s'", (int)name_len, arg);
         const char *value = NULL;
         if (takes_value) {
             if (eq) {
                 value = eq + 1;
             } else {
-                if (i + 1 >= argc) return usage("%s needs a value", name);
+                if (i + 1 >= argc) return cli_usage("bench", "%s needs a value", name);
                 value = argv[++i];
             }
         } else if (eq) {
-            return usage("%s takes no value", name);
+            return cli_usage("bench", "%s takes no value", name);
         }
         int64_t v;
         if (strcmp(name, "--agents") == 0) {
-            if (!parse_int(value, 1, INT32_MAX, &v))
-                return usage("--agents: '%s' is not a positive integer", value);
+            if (!cli_parse_int(value, 1, INT32_MAX, &v))
+                return cli_usage("bench", "--agents: '%s' is not a positive integer", value);
             cJSON *n = cJSON_CreateNumber((double)v);
-            if (!n || !add_override(b, "agents", n)) return usage("out of memory");
+            if (!n || !add_override(b, "agents", n)) return cli_usage("bench", "out of memory");
         } else if (strcmp(name, "--set") == 0) {
             const char *sep = strchr(value, '=');
             if (!sep || sep == value)
-                return usage("--set: '%s' is not PATH=JSON (e.g. grid.width=64)", value);
+                return cli_usage("bench", "--set: '%s' is not PATH=JSON (e.g. grid.width=64)",
+                                 value);
             cJSON *json = cJSON_Parse(sep + 1);
             if (!json)
-                return usage("--set: '%s': the value is not JSON (quote strings: "
-                             "name='\"text\"')", value);
+                return cli_usage("bench",
+                                 "--set: '%s': the value is not JSON (quote strings: "
+                                 "name='\"text\"')",
+                                 value);
             char path[1024];
             if ((size_t)(sep - value) >= sizeof path) {
                 cJSON_Delete(json);
-                return usage("--set: the path is longer than %zu bytes", sizeof path - 1);
+                return cli_usage("bench", "--set: the path is longer than %zu bytes",
+                                 sizeof path - 1);
             }
             memcpy(path, value, (size_t)(sep - value));
             path[sep - value] = '\0';
-            if (!add_override(b, path, json)) return usage("out of memory");
+            if (!add_override(b, path, json)) return cli_usage("bench", "out of memory");
         } else if (strcmp(name, "--steps") == 0) {
-            if (!parse_int(value, 1, INT64_MAX, &b->steps))
-                return usage("--steps: '%s' is not a positive integer", value);
+            if (!cli_parse_int(value, 1, INT64_MAX, &b->steps))
+                return cli_usage("bench", "--steps: '%s' is not a positive integer", value);
         } else if (strcmp(name, "--envs") == 0) {
-            if (!parse_int(value, 1, INT32_MAX, &v))
-                return usage("--envs: '%s' is not a positive integer", value);
+            if (!cli_parse_int(value, 1, INT32_MAX, &v))
+                return cli_usage("bench", "--envs: '%s' is not a positive integer", value);
             b->envs = (int32_t)v;
         } else if (strcmp(name, "--threads") == 0) {
-            if (!parse_int(value, 1, INT32_MAX, &v))
-                return usage("--threads: '%s' is not a positive integer", value);
+            if (!cli_parse_int(value, 1, INT32_MAX, &v))
+                return cli_usage("bench", "--threads: '%s' is not a positive integer", value);
             b->threads = (int32_t)v;
         } else if (strcmp(name, "--policy") == 0) {
             if (strcmp(value, "random") == 0)
@@ -235,30 +198,32 @@ static int parse_bench_args(int argc, char **argv, bench_args *b)
             else if (strcmp(value, "physical") == 0)
                 b->physical = true;
             else
-                return usage("--policy: '%s' is not one of: random, physical", value);
+                return cli_usage("bench", "--policy: '%s' is not one of: random, physical", value);
         } else if (strcmp(name, "--exclude-actions") == 0) {
-            if (!*value) return usage("--exclude-actions: empty list");
+            if (!*value) return cli_usage("bench", "--exclude-actions: empty list");
             for (const char *p = value; *p;) {
                 const char *c = strchr(p, ',');
                 size_t n = c ? (size_t)(c - p) : strlen(p);
                 if (n == 0 || (n == 1 && *p == '@'))
-                    return usage("--exclude-actions: '%s' has an empty item", value);
+                    return cli_usage("bench", "--exclude-actions: '%s' has an empty item", value);
                 p += n + (c != NULL);
-                if (c && !*p) return usage("--exclude-actions: '%s' has an empty item", value);
+                if (c && !*p)
+                    return cli_usage("bench", "--exclude-actions: '%s' has an empty item", value);
             }
             b->exclude = value;
         } else if (strcmp(name, "--seed") == 0) {
-            if (!parse_seed(value, &b->seed))
-                return usage("--seed: '%s' is not an integer in [0, 2^64)", value);
+            if (!cli_parse_u64(value, &b->seed))
+                return cli_usage("bench", "--seed: '%s' is not an integer in [0, 2^64)", value);
             b->has_seed = true;
         } else if (strcmp(name, "--repeat") == 0) {
-            if (!parse_int(value, 1, 1000000, &b->repeat))
-                return usage("--repeat: '%s' is not an integer in [1, 1000000]", value);
+            if (!cli_parse_int(value, 1, 1000000, &b->repeat))
+                return cli_usage("bench", "--repeat: '%s' is not an integer in [1, 1000000]",
+                                 value);
         } else if (strcmp(name, "--warmup") == 0) {
-            if (!parse_int(value, 0, INT64_MAX, &b->warmup))
-                return usage("--warmup: '%s' is not a non-negative integer", value);
+            if (!cli_parse_int(value, 0, INT64_MAX, &b->warmup))
+                return cli_usage("bench", "--warmup: '%s' is not a non-negative integer", value);
         } else if (strcmp(name, "--plugin-path") == 0) {
-            if (!*value) return usage("--plugin-path: empty directory list");
+            if (!*value) return cli_usage("bench", "--plugin-path: empty directory list");
             b->plugin_path = value;
         } else if (strcmp(name, "--no-obs") == 0) {
             b->no_obs = true;
@@ -266,10 +231,10 @@ static int parse_bench_args(int argc, char **argv, bench_args *b)
             b->json = true;
         }
     }
-    if (!b->scenario) return usage("missing SCENARIO (a scenario .json file)");
+    if (!b->scenario) return cli_usage("bench", "missing SCENARIO (a scenario .json file)");
     if (b->threads > b->envs)
-        return usage("--threads %d is more than --envs %d (a thread steps whole envs)",
-                     b->threads, b->envs);
+        return cli_usage("bench", "--threads %d is more than --envs %d (a thread steps whole envs)",
+                         b->threads, b->envs);
     return 0;
 }
 
@@ -305,8 +270,8 @@ static int32_t build_allowed(polis_env *env, const char *list, bool strict, uint
         for (int32_t k = 1; k < n_actions; k++) {
             bool hit;
             if (*p == '@') {
-                const cJSON *owner = cJSON_GetObjectItemCaseSensitive(
-                    cJSON_GetArrayItem(actions, k), "owner");
+                const cJSON *owner =
+                    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(actions, k), "owner");
                 hit = cJSON_IsString(owner) && strlen(owner->valuestring) == n - 1 &&
                       strncmp(owner->valuestring, p + 1, n - 1) == 0;
             } else {
@@ -320,8 +285,9 @@ static int32_t build_allowed(polis_env *env, const char *list, bool strict, uint
         }
         if (strict && matched == 0) {
             cJSON_Delete(desc);
-            usage("--exclude-actions: '%.*s' matches no action of %s (noop is never excluded)",
-                  (int)n, p, polis_env_name(env));
+            cli_usage("bench",
+                      "--exclude-actions: '%.*s' matches no action of %s (noop is never excluded)",
+                      (int)n, p, polis_env_name(env));
             return -2;
         }
         p += n + (c != NULL);

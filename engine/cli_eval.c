@@ -26,9 +26,8 @@
 #include <cjson/cJSON.h>
 
 #include "cli_eval.h"
+#include "cli_util.h"
 #include "polis/polis.h"
-
-enum { EXIT_ENV = 1, EXIT_USAGE = 2 };
 
 const char CLI_EVAL_HELP[] =
     "usage: polis eval SCENARIO [options]\n"
@@ -65,42 +64,6 @@ typedef struct eval_args {
     bool no_metrics, quiet, help;
 } eval_args;
 
-#if defined(__GNUC__)
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#endif
-static int usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("polis: eval: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\nTry 'polis help eval'.\n", stderr);
-    return EXIT_USAGE;
-}
-
-/* Decimal digits only: strtoull would accept "-1", " 7" and "0x10". */
-static bool parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s) return false;
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno == ERANGE || *end) return false;
-    *out = (uint64_t)v;
-    return true;
-}
-
-static bool parse_count(const char *s, int64_t max, int64_t *out)
-{
-    uint64_t v;
-    if (!parse_u64(s, &v) || v == 0 || v > (uint64_t)max) return false;
-    *out = (int64_t)v;
-    return true;
-}
-
 static int parse_args(int argc, char **argv, eval_args *a)
 {
     a->episodes = 10;
@@ -114,7 +77,8 @@ static int parse_args(int argc, char **argv, eval_args *a)
         }
         if (only_positional || arg[0] != '-' || arg[1] == '\0') {
             if (a->scenario)
-                return usage("unexpected argument '%s' (SCENARIO is '%s')", arg, a->scenario);
+                return cli_usage("eval", "unexpected argument '%s' (SCENARIO is '%s')", arg,
+                                 a->scenario);
             a->scenario = arg;
             continue;
         }
@@ -133,49 +97,50 @@ static int parse_args(int argc, char **argv, eval_args *a)
         for (int k = 0; k < 6; k++)
             if (strlen(valued[k]) == name_len && strncmp(arg, valued[k], name_len) == 0) val = k;
         if (flag >= 0) {
-            if (eq) return usage("%s takes no value", flags[flag]);
+            if (eq) return cli_usage("eval", "%s takes no value", flags[flag]);
             if (flag == 0) a->no_metrics = true;
             if (flag == 1) a->quiet = true;
             continue;
         }
-        if (val < 0) return usage("unknown option '%.*s'", (int)name_len, arg);
+        if (val < 0) return cli_usage("eval", "unknown option '%.*s'", (int)name_len, arg);
         const char *value;
         if (eq) {
             value = eq + 1;
         } else {
-            if (i + 1 >= argc) return usage("%s needs a value", valued[val]);
+            if (i + 1 >= argc) return cli_usage("eval", "%s needs a value", valued[val]);
             value = argv[++i];
         }
         switch (val) {
         case 0:
-            if (!parse_count(value, 1000000, &a->episodes))
-                return usage("--episodes: '%s' is not an integer in [1, 1000000]", value);
+            if (!cli_parse_int(value, 1, 1000000, &a->episodes))
+                return cli_usage("eval", "--episodes: '%s' is not an integer in [1, 1000000]",
+                                 value);
             break;
         case 1:
-            if (!*value) return usage("--policy: empty name");
+            if (!*value) return cli_usage("eval", "--policy: empty name");
             a->policy = value;
             break;
         case 2:
-            if (!parse_u64(value, &a->seed))
-                return usage("--seed: '%s' is not an integer in [0, 2^64)", value);
+            if (!cli_parse_u64(value, &a->seed))
+                return cli_usage("eval", "--seed: '%s' is not an integer in [0, 2^64)", value);
             a->has_seed = true;
             break;
         case 3:
-            if (!parse_count(value, INT64_MAX, &a->steps))
-                return usage("--steps: '%s' is not a positive integer", value);
+            if (!cli_parse_int(value, 1, INT64_MAX, &a->steps))
+                return cli_usage("eval", "--steps: '%s' is not a positive integer", value);
             break;
         case 4:
-            if (!*value) return usage("--json: empty file name");
+            if (!*value) return cli_usage("eval", "--json: empty file name");
             a->json = value;
             break;
         case 5:
-            if (!*value) return usage("--plugin-path: empty directory list");
+            if (!*value) return cli_usage("eval", "--plugin-path: empty directory list");
             a->plugin_path = value;
             break;
         }
     }
     if (a->help) return 0;
-    if (!a->scenario) return usage("missing SCENARIO (a scenario .json file)");
+    if (!a->scenario) return cli_usage("eval", "missing SCENARIO (a scenario .json file)");
     return 0;
 }
 
@@ -483,8 +448,8 @@ int cli_eval_main(int argc, char **argv)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
                                     polis_env_policy_name(env, i));
         polis_env_destroy(env);
-        return usage("--policy: '%s' is not a policy of this scenario (policies: %s)", a.policy,
-                     list);
+        return cli_usage("eval", "--policy: '%s' is not a policy of this scenario (policies: %s)",
+                         a.policy, list);
     }
     bool has_metrics = false;
     {

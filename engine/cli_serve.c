@@ -31,9 +31,8 @@
 #include <cjson/cJSON.h>
 
 #include "cli_serve.h"
+#include "cli_util.h"
 #include "polis/polis.h"
-
-enum { EXIT_ENV = 1, EXIT_USAGE = 2 };
 
 /* A request line longer than this is refused (and skipped) rather than parsed. */
 #define SERVE_MAX_LINE (1u << 20)
@@ -74,20 +73,6 @@ typedef struct serve_args {
     int max_clients;
 } serve_args;
 
-#if defined(__GNUC__)
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#endif
-static int usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("polis: serve: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\nTry 'polis help serve'.\n", stderr);
-    return EXIT_USAGE;
-}
-
 /* Returns 0, EXIT_USAGE after printing the problem, or -1 for --help. */
 static int parse_args(int argc, char **argv, serve_args *a)
 {
@@ -98,7 +83,8 @@ static int parse_args(int argc, char **argv, serve_args *a)
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return -1;
         if (arg[0] != '-' || arg[1] == '\0') {
             if (a->scenario)
-                return usage("unexpected argument '%s' (SCENARIO is '%s')", arg, a->scenario);
+                return cli_usage("serve", "unexpected argument '%s' (SCENARIO is '%s')", arg,
+                                 a->scenario);
             a->scenario = arg;
             continue;
         }
@@ -108,7 +94,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
             a->allow_remote = true;
         } else if (strcmp(arg, "--tcp") == 0 || strcmp(arg, "--max-clients") == 0 ||
                    strcmp(arg, "--on-bad-action") == 0 || strcmp(arg, "--plugin-path") == 0) {
-            if (i + 1 >= argc) return usage("%s needs a value", arg);
+            if (i + 1 >= argc) return cli_usage("serve", "%s needs a value", arg);
             const char *v = argv[++i];
             if (strcmp(arg, "--tcp") == 0) {
                 a->tcp = v;
@@ -117,24 +103,27 @@ static int parse_args(int argc, char **argv, serve_args *a)
                 errno = 0;
                 long n = strtol(v, &end, 10);
                 if (!*v || *end || errno || n < 1 || n > 1024)
-                    return usage("--max-clients: '%s' is not an integer in [1, 1024]", v);
+                    return cli_usage("serve", "--max-clients: '%s' is not an integer in [1, 1024]",
+                                     v);
                 a->max_clients = (int)n;
             } else if (strcmp(arg, "--on-bad-action") == 0) {
                 if (strcmp(v, "noop") == 0)
                     a->bad_is_noop = true;
                 else if (strcmp(v, "error") != 0)
-                    return usage("--on-bad-action: '%s' is neither 'error' nor 'noop'", v);
+                    return cli_usage("serve", "--on-bad-action: '%s' is neither 'error' nor 'noop'",
+                                     v);
             } else {
-                if (!*v) return usage("--plugin-path: empty directory list");
+                if (!*v) return cli_usage("serve", "--plugin-path: empty directory list");
                 a->plugin_path = v;
             }
         } else {
-            return usage("unknown option '%s'", arg);
+            return cli_usage("serve", "unknown option '%s'", arg);
         }
     }
-    if (!a->scenario) return usage("missing SCENARIO (a scenario .json file)");
-    if (a->stdio && a->tcp) return usage("--stdio and --tcp exclude each other");
-    if (!a->stdio && !a->tcp) return usage("choose a transport: --stdio or --tcp [HOST:]PORT");
+    if (!a->scenario) return cli_usage("serve", "missing SCENARIO (a scenario .json file)");
+    if (a->stdio && a->tcp) return cli_usage("serve", "--stdio and --tcp exclude each other");
+    if (!a->stdio && !a->tcp)
+        return cli_usage("serve", "choose a transport: --stdio or --tcp [HOST:]PORT");
     return 0;
 }
 
@@ -687,7 +676,7 @@ static int serve_tcp(const serve_args *a)
     const char *colon = strrchr(a->tcp, ':');
     if (colon) {
         size_t hl = (size_t)(colon - a->tcp);
-        if (hl >= sizeof host) return usage("--tcp: host name too long");
+        if (hl >= sizeof host) return cli_usage("serve", "--tcp: host name too long");
         if (hl) {
             memcpy(host, a->tcp, hl);
             host[hl] = '\0';
@@ -702,7 +691,7 @@ static int serve_tcp(const serve_args *a)
     char *end;
     long pn = strtol(port, &end, 10);
     if (!*port || *end || pn < 0 || pn > 65535)
-        return usage("--tcp: '%s' is not [HOST:]PORT with PORT in [0, 65535]", a->tcp);
+        return cli_usage("serve", "--tcp: '%s' is not [HOST:]PORT with PORT in [0, 65535]", a->tcp);
 
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof hints);
@@ -716,9 +705,10 @@ static int serve_tcp(const serve_args *a)
     }
     if (!a->allow_remote && !is_loopback(res->ai_addr)) {
         freeaddrinfo(res);
-        return usage("--tcp: '%s' is not a loopback address; the protocol has no "
-                     "authentication, so pass --allow-remote to serve other machines",
-                     host);
+        return cli_usage("serve",
+                         "--tcp: '%s' is not a loopback address; the protocol has no "
+                         "authentication, so pass --allow-remote to serve other machines",
+                         host);
     }
     /* Check the scenario loads before listening, so a bad scenario fails at once. */
     session probe;
