@@ -297,55 +297,52 @@ static int l_action(lua_State *L)
     return 1;
 }
 
+/* The shared start of polis.reward, renderer, action_parser and policy: the function
+ * argument, the load-time rule (not_loading raises), and the callback record holding a
+ * registry reference to the function. */
+static polis__lua_cb *load_time_callback(lua_State *L, const char *api, int fn_arg,
+                                         const char *name)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    luaL_checktype(L, fn_arg, LUA_TFUNCTION);
+    if (!s->loading) not_loading(L, api);
+    lua_pushvalue(L, fn_arg);
+    return cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), name);
+}
+
 static int l_reward(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
     const char *name = luaL_checkstring(L, 1);
-    luaL_checktype(L, 2, LUA_TFUNCTION);
-    if (!s->loading) return not_loading(L, "polis.reward");
-    lua_pushvalue(L, 2);
-    polis__lua_cb *cb = cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), name);
+    polis__lua_cb *cb = load_time_callback(L, "polis.reward", 2, name);
     polis_status st = s->h->reward(s->ctx, name, polis__lua_tramp_reward, cb);
-    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
-    return 0;
+    return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
 }
 
 static int l_renderer(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
     const char *format = luaL_checkstring(L, 1);
-    luaL_checktype(L, 2, LUA_TFUNCTION);
-    if (!s->loading) return not_loading(L, "polis.renderer");
-    lua_pushvalue(L, 2);
-    polis__lua_cb *cb = cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), format);
+    polis__lua_cb *cb = load_time_callback(L, "polis.renderer", 2, format);
     polis_status st = s->h->renderer(s->ctx, format, polis__lua_tramp_render, cb);
-    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
-    return 0;
+    return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
 }
 
 static int l_action_parser(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
-    luaL_checktype(L, 1, LUA_TFUNCTION);
-    if (!s->loading) return not_loading(L, "polis.action_parser");
-    lua_pushvalue(L, 1);
-    polis__lua_cb *cb = cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), "action parser");
+    polis__lua_cb *cb = load_time_callback(L, "polis.action_parser", 1, "action parser");
     polis_status st = s->h->action_parser(s->ctx, polis__lua_tramp_parse, cb);
-    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
-    return 0;
+    return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
 }
 
 static int l_policy(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
     const char *name = luaL_checkstring(L, 1);
-    luaL_checktype(L, 2, LUA_TFUNCTION);
-    if (!s->loading) return not_loading(L, "polis.policy");
-    lua_pushvalue(L, 2);
-    polis__lua_cb *cb = cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), name);
+    polis__lua_cb *cb = load_time_callback(L, "polis.policy", 2, name);
     polis_status st = s->h->policy(s->ctx, name, polis__lua_tramp_policy, cb);
-    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
-    return 0;
+    return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
 }
 
 static int l_reward_transform(lua_State *L)
