@@ -14,8 +14,9 @@
 - ``polis.rllib.RLlibMultiAgentEnv``: RLlib's MultiAgentEnv shape (imported on demand).
 - ``polis.spaces``: gymnasium spaces when installed, compatible classes otherwise.
 - Errors: ``polis.PolisError`` and one subclass per engine status (``polis.errors``).
-- A vectorised env over the C vector API (``polis_vec``) is to come as ``polis.vector``;
-  docs/python.md ("Vectorised env") says how it plugs in.
+- ``polis.vector_env(scenario, num_envs=M, threads=T, seed=S, **overrides)``: M envs
+  stepped together by the C vector API (``polis_vec``), batched zero-copy numpy buffers
+  with one row per agent of every env, next-step auto-reset (``polis.vector``).
 
 docs/python.md is the guide.
 """
@@ -29,6 +30,7 @@ from .errors import (ActionError, ConfigError, FFIError, InvalidArgumentError, L
                      ScriptError, StateError, UnknownAgentError)
 from .parallel import ParallelEnv, parallel_env
 from .scenario import apply_overrides, find_scenario
+from .vector import VectorEnv, vector_env
 
 __version__ = "0.1.0"
 
@@ -43,5 +45,5 @@ __all__ = [
     "InvalidArgumentError", "LibraryError", "LimitError", "ObsFieldInfo", "OutOfMemoryError",
     "ParallelEnv", "PluginError", "PolisError", "PolisIOError", "ScriptError", "StateError",
     "UnknownAgentError", "apply_overrides", "errors", "find_scenario", "library_version",
-    "load_library", "parallel_env", "spaces",
+    "load_library", "parallel_env", "spaces", "VectorEnv", "vector_env",
 ]

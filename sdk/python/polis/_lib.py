@@ -25,6 +25,7 @@ from .errors import LibraryError
 
 c_status = ctypes.c_int
 c_env_p = ctypes.c_void_p
+c_vec_p = ctypes.c_void_p
 
 POLIS_OK = 0
 
@@ -150,6 +151,23 @@ PROTOTYPES = {
     "polis_env_render_formats": (_cp, [c_env_p]),
     "polis_env_parse_action": (c_status, [c_env_p, _i32, _cp, _P(_i32)]),
     "polis_env_state_hash": (_u64, [c_env_p]),
+    # vectorised envs (polis.vector): a polis_vec* is opaque like a polis_env*
+    "polis_vec_create_file": (c_status, [_cp, _P(Options), _i32, _i32, _P(c_vec_p),
+                                         _P(CreateError)]),
+    "polis_vec_create_json": (c_status, [_cp, _sz, _P(Options), _i32, _i32, _P(c_vec_p),
+                                         _P(CreateError)]),
+    "polis_vec_destroy": (None, [c_vec_p]),
+    "polis_vec_reset": (c_status, [c_vec_p, _u64]),
+    "polis_vec_step": (c_status, [c_vec_p]),
+    "polis_vec_error": (_cp, [c_vec_p]),
+    "polis_vec_io": (_P(IO), [c_vec_p]),
+    "polis_vec_autoreset": (_P(ctypes.c_uint8), [c_vec_p]),
+    "polis_vec_n_envs": (_i32, [c_vec_p]),
+    "polis_vec_n_threads": (_i32, [c_vec_p]),
+    "polis_vec_agents_per_env": (_i32, [c_vec_p]),
+    "polis_vec_env": (c_env_p, [c_vec_p, _i32]),
+    "polis_vec_episode": (_i64, [c_vec_p, _i32]),
+    "polis_vec_env_seed": (_u64, [_u64, _i32, _i64]),
 }
 
 SYSTEM_NAMES = ("libpolis.so.0", "libpolis.so")

@@ -1,0 +1,400 @@
+"""``polis.vector_env``: M envs of one scenario stepped together through the C vector API
+(``polis_vec_*`` in include/polis/polis.h; semantics in docs/kernel.md, "Vectorised envs").
+
+Rows are agents: the batched buffers have one row per agent of every env, env-major (env
+k's agent a is row ``k * agents_per_env + a``), so this is a *multi-agent* vector env.
+Every buffer is mapped once, at create, as a numpy view of the engine's memory; ``reset``
+and ``step`` copy nothing and return the same objects every call.
+
+Auto-reset is Gymnasium's ``"NextStep"`` mode (``metadata["autoreset_mode"]``): the step
+that ends env k's episode shows its final observation, rewards and flags; the next step
+resets env k instead of stepping it (its actions are ignored), shows the new episode's
+first observation with rewards and flags 0, and sets ``autoreset[k]``.
+
+numpy is required here (the whole point is batched arrays).
+"""
+
+import ctypes
+import operator
+import os
+import re
+
+from . import _lib
+from . import spaces as _spaces
+from ._compat import np
+from .core import U64, I32_MAX, I32_MIN, _decode, _index, ObsFieldInfo
+from .errors import ActionError, InvalidArgumentError, StateError, error_for
+from .parallel import _field_space, _splitmix64
+from .scenario import resolve
+
+AUTORESET_MODE = "NextStep"  # gymnasium.vector.AutoresetMode.NEXT_STEP.value
+
+_BUFFER_ATTRS = ("obs", "masks", "actions", "rewards", "terminations", "truncations",
+                 "illegal", "autoreset", "fields", "infos", "observations")
+
+
+class _VecHandle:
+    """Owns the polis_vec pointer; every buffer view holds a reference to it, so the vec is
+    destroyed only once it was closed and no view remains (as ``polis.Env``'s handle)."""
+
+    __slots__ = ("lib", "ptr", "closed", "callbacks", "pending", "__weakref__")
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.ptr = None
+        self.closed = False
+        self.callbacks = []
+        self.pending = [None]
+
+    def destroy(self):
+        if self.ptr is not None:
+            ptr, self.ptr = self.ptr, None
+            self.lib.vec_destroy(ptr)
+
+    def __del__(self):
+        try:
+            self.destroy()
+        except Exception:
+            pass
+
+
+def env_seed(seed, k, episode, library=None):
+    """The reset seed of env ``k``'s episode ``episode`` after ``reset(seed)``
+    (``polis_vec_env_seed``): env k of a vec is bit for bit a lone ``polis.Env`` reset with
+    this seed and given the same actions."""
+    lib = library if isinstance(library, _lib.Library) else _lib.load_library(library)
+    return lib.vec_env_seed(seed % U64, k, episode)
+
+
+def _count(v, what):
+    v = _index(v, what)
+    if not I32_MIN <= v <= I32_MAX:
+        # the C argument is int32; refuse here rather than let ctypes wrap it
+        raise InvalidArgumentError(f"polis_vec: {what} is {v}, outside int32")
+    return v
+
+
+class VectorEnv:
+    """M envs of one scenario in one set of contiguous buffers (``polis_vec``).
+
+    ``vector_env(scenario, num_envs=M, threads=T, seed=S, **overrides)``; see docs/python.md
+    ("Vectorised env") for the attributes and the Gymnasium mapping.
+    """
+
+    metadata = {"autoreset_mode": AUTORESET_MODE, "render_modes": []}
+
+    def __init__(self, scenario, num_envs=1, threads=1, seed=None, *, overrides=None,
+                 library=None, plugin_path=None, base_dir=None, log=None, **kw_overrides):
+        if np is None:
+            raise ImportError("polis.vector_env needs numpy (install python3-numpy): its "
+                              "buffers are numpy views of the engine's memory")
+        merged = dict(overrides or {})
+        merged.update(kw_overrides)
+        lib = library if isinstance(library, _lib.Library) else _lib.load_library(library)
+        self._lib = lib
+        self._h = _VecHandle(lib)
+        self.name = "polis_vec"
+        m = _count(num_envs, "n_envs")
+        t = _count(threads, "n_threads")
+        self.source = resolve(scenario, merged, base_dir, lib.path)
+        self._create(m, t, plugin_path, log)
+        self._introspect()
+        if seed is not None:
+            seed = _index(seed, "seed")
+            if not 0 <= seed < U64:
+                raise InvalidArgumentError(f"seed {seed} is outside [0, 2^64)")
+        self._first_seed = seed
+        self._next_seed = None
+        self.last_seed = None
+        self._map_buffers()
+
+    # ---- creation ------------------------------------------------------------------------
+
+    def _create(self, m, t, plugin_path, log):
+        lib, src = self._lib, self.source
+        opts = _lib.Options()
+        opts.struct_size = ctypes.sizeof(_lib.Options)
+        if plugin_path:
+            opts.plugin_path = os.fsencode(plugin_path)
+        if src.base_dir:
+            opts.base_dir = os.fsencode(src.base_dir)
+        if log is not None:
+            pending = self._h.pending
+
+            # With threads > 1 this runs on worker threads: ctypes takes the GIL for it.
+            def on_log(_ud, msg):
+                try:
+                    log(_decode(msg))
+                except BaseException as e:  # never unwind through C
+                    if pending[0] is None:
+                        pending[0] = e
+            cb = _lib.LOG_FN(on_log)
+            self._h.callbacks.append(cb)
+            opts.log = ctypes.cast(cb, ctypes.c_void_p)
+        out = ctypes.c_void_p()
+        err = _lib.CreateError()
+        if src.kind == "file":
+            st = lib.vec_create_file(os.fsencode(src.path), ctypes.byref(opts), m, t,
+                                     ctypes.byref(out), ctypes.byref(err))
+        else:
+            text = src.text.encode()
+            st = lib.vec_create_json(text, len(text), ctypes.byref(opts), m, t,
+                                     ctypes.byref(out), ctypes.byref(err))
+        if st != _lib.POLIS_OK:
+            msg = _decode(err.message) or lib.status_name(st)
+            # "env k: <string>: ...": the scenario's label goes after the env prefix
+            m = re.match(r"env \d+: ", msg)
+            if m:
+                msg = m.group(0) + src.relabel(msg[m.end():])
+            raise error_for(st, msg)
+        self._h.ptr = out.value
+        self._raise_pending()
+
+    def _introspect(self):
+        lib, v = self._lib, self._h.ptr
+        self.num_envs = lib.vec_n_envs(v)
+        self.num_threads = lib.vec_n_threads(v)
+        self.agents_per_env = lib.vec_agents_per_env(v)
+        self.num_rows = self.num_envs * self.agents_per_env
+        e0 = lib.vec_env(v, 0)
+        self.name = _decode(lib.env_name(e0))
+        self.n_actions = lib.env_n_actions(e0)
+        self.agent_names = tuple(_decode(lib.env_agent_name(e0, a))
+                                 for a in range(self.agents_per_env))
+        self.action_names = tuple(_decode(lib.env_action_name(e0, i))
+                                  for i in range(self.n_actions))
+        fields = []
+        f = _lib.ObsField()
+        for i in range(lib.env_n_obs_fields(e0)):
+            st = lib.env_obs_field(e0, i, ctypes.byref(f))
+            if st != _lib.POLIS_OK:
+                raise error_for(st, _decode(lib.env_error(e0)))
+            fields.append(ObsFieldInfo(_decode(f.name), _decode(f.doc) or "",
+                                       _lib.DTYPE_NAMES[f.dtype],
+                                       tuple(f.shape[d] for d in range(f.ndim)),
+                                       f.offset, f.nbytes))
+        self.obs_fields = tuple(fields)
+        self.default_seed = lib.env_default_seed(e0)
+        self.max_steps = lib.env_max_steps(e0)
+        # Gymnasium's VectorEnv attributes, per row (an agent of an env).
+        self.single_observation_space = _spaces.dict_space(
+            {fi.name: _field_space(fi) for fi in fields})
+        self.single_action_space = _spaces.discrete(self.n_actions)
+        self.observation_space = _spaces.dict_space(
+            {fi.name: _field_space(fi, (self.num_rows,)) for fi in fields})
+        # Rows of this (constant) array say which env a row belongs to.
+        self.row_env = np.repeat(np.arange(self.num_envs, dtype=np.int32), self.agents_per_env)
+        self.row_env.flags.writeable = False
+        self.row_agent = np.tile(np.arange(self.agents_per_env, dtype=np.int32), self.num_envs)
+        self.row_agent.flags.writeable = False
+
+    def _raw(self, addr, ctype, count):
+        arr = (ctype * count).from_address(addr)
+        arr._polis_handle = self._h
+        return arr
+
+    def _map_buffers(self):
+        lib, v = self._lib, self._h.ptr
+        io = lib.vec_io(v).contents
+        n, na, m = io.n_agents, io.n_actions, self.num_envs
+        self.obs_size = io.obs_size
+        u8 = ctypes.c_uint8
+        autoreset_addr = ctypes.cast(lib.vec_autoreset(v), ctypes.c_void_p).value
+        # name: (address, ctype, count, numpy dtype of the view, shape)
+        raw = {
+            "obs": (io.obs, u8, n * io.obs_size, np.uint8, (n, io.obs_size)),
+            # int8 because gymnasium's Discrete.sample(mask=) wants int8 (same 0/1 bytes)
+            "masks": (io.masks, u8, n * na, np.int8, (n, na)),
+            "actions": (io.actions, ctypes.c_int32, n, np.int32, (n,)),
+            "rewards": (io.rewards, ctypes.c_float, n, np.float32, (n,)),
+            # the engine's flags are 0/1 bytes, so a bool view reads them as they are
+            "terminations": (io.terminations, u8, n, np.bool_, (n,)),
+            "truncations": (io.truncations, u8, n, np.bool_, (n,)),
+            "illegal": (io.illegal, u8, n, np.bool_, (n,)),
+            "autoreset": (autoreset_addr, u8, m, np.bool_, (m,)),
+        }
+        self._addresses = {k: r[0] for k, r in raw.items()}
+        raws = {}
+        for key, (addr, ctype, count, dtype, shape) in raw.items():
+            arr = raws[key] = self._raw(addr, ctype, count)
+            view = np.frombuffer(arr, dtype=dtype).reshape(shape)
+            if key != "actions":
+                view.flags.writeable = False
+            setattr(self, key, view)
+        base = np.frombuffer(raws["obs"], dtype=np.uint8)
+        self.fields = {}
+        for f in self.obs_fields:
+            dt = np.dtype(_lib.DTYPE_INFO[f.dtype][1])
+            strides = [dt.itemsize]
+            for d in reversed(f.shape[1:]):
+                strides.insert(0, strides[0] * d)
+            fv = np.ndarray((n,) + f.shape, dtype=dt, buffer=base, offset=f.offset,
+                            strides=(io.obs_size,) + tuple(strides))
+            fv.flags.writeable = False
+            self.fields[f.name] = fv
+        # What reset/step return: the same dict objects every call (nothing is rebuilt).
+        self.observations = self.fields
+        self.infos = {"autoreset": self.autoreset, "illegal_action": self.illegal,
+                      "action_mask": self.masks}
+
+    # ---- status and lifecycle ------------------------------------------------------------
+
+    @property
+    def closed(self):
+        return self._h.closed
+
+    def _ptr(self):
+        if self._h.closed:
+            raise StateError(f"{self.name}: the vector env is closed")
+        return self._h.ptr
+
+    def _check(self, st):
+        if st != _lib.POLIS_OK:
+            raise error_for(st, _decode(self._lib.vec_error(self._h.ptr)))
+
+    def _raise_pending(self):
+        pending = self._h.pending
+        e, pending[0] = pending[0], None
+        if e is not None:
+            raise e
+
+    def close(self):
+        """Ends the vector env (idempotent): the workers stop and the envs are destroyed as
+        soon as no buffer view remains (at once if the caller holds none)."""
+        if self._h.closed:
+            return
+        self._h.closed = True
+        for key in _BUFFER_ATTRS:
+            self.__dict__.pop(key, None)
+        h = self._h
+        self._h = _ClosedVecHandle(h.lib)
+        del h
+
+    def __getattr__(self, name):
+        if name in _BUFFER_ATTRS and self.__dict__.get("_h") is not None and self.closed:
+            raise StateError(f"{self.name}: the vector env is closed; its buffers are gone")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"{self.num_threads} threads"
+        return (f"<polis.VectorEnv {self.name!r}: {self.num_envs} envs x "
+                f"{self.agents_per_env} agents, {state}>")
+
+    # ---- episodes ------------------------------------------------------------------------
+
+    def reset(self, seed=None, options=None):
+        """Resets every env (env k with ``env_seed(seed, k, 0)``); returns ``(observations,
+        infos)``. ``seed=None``: the ``seed`` given at creation (else the scenario's) the
+        first time, then a seed derived from the previous one (splitmix64), as
+        ``parallel_env`` does."""
+        v = self._ptr()
+        if options:
+            raise InvalidArgumentError(f"reset: polis takes no reset options, got "
+                                       f"{sorted(options)}")
+        if seed is None:
+            if self._next_seed is not None:
+                seed = self._next_seed
+            elif self._first_seed is not None:
+                seed = self._first_seed
+            else:
+                seed = self.default_seed
+        else:
+            seed = _index(seed, "seed")
+            if not 0 <= seed < U64:
+                raise InvalidArgumentError(f"reset: seed {seed} is outside [0, 2^64)")
+        self._check(self._lib.vec_reset(v, seed))
+        self._raise_pending()
+        self.last_seed = seed
+        self._next_seed = _splitmix64(seed)
+        return self.observations, self.infos
+
+    def step(self, actions=None):
+        """Steps every env with its rows of ``actions`` (``[num_rows]`` or ``[num_envs,
+        agents_per_env]`` integer ids; ``None``: the ``actions`` buffer as it is). Returns
+        ``(observations, rewards, terminations, truncations, infos)``, all views."""
+        v = self._ptr()
+        if actions is not None and actions is not self.actions:
+            self._set_actions(actions)
+        self._check(self._lib.vec_step(v))
+        self._raise_pending()
+        return (self.observations, self.rewards, self.terminations, self.truncations,
+                self.infos)
+
+    def _set_actions(self, actions):
+        a = np.asarray(actions)
+        if a.shape not in ((self.num_rows,), (self.num_envs, self.agents_per_env)):
+            raise InvalidArgumentError(
+                f"step: actions have shape {a.shape}, expected ({self.num_rows},) or "
+                f"({self.num_envs}, {self.agents_per_env})")
+        a = a.reshape(self.num_rows)
+        if a.dtype.kind not in "iu":
+            raise ActionError(f"step: actions must be integer ids, got dtype {a.dtype}")
+        if a.size and (a.min() < I32_MIN or a.max() > I32_MAX):
+            # Would wrap in the int32 buffer; refused in the engine's wording, for the
+            # lowest offending row (the engine checks [0, n_actions) itself).
+            r = int(np.flatnonzero((a < I32_MIN) | (a > I32_MAX))[0])
+            k, ag = divmod(r, self.agents_per_env)
+            raise ActionError(
+                f"env {k}: step: agent {ag} ({self.agent_names[ag]}): action {int(a[r])} is "
+                f"outside [0, {self.n_actions}) at tick {self.tick(k)} (row {r})")
+        self.actions[:] = a
+
+    # ---- per-env introspection -----------------------------------------------------------
+
+    def _env(self, k):
+        v = self._ptr()
+        k = _index(k, "env")
+        if not 0 <= k < self.num_envs:
+            raise InvalidArgumentError(f"env {k} is outside [0, {self.num_envs})")
+        return self._lib.vec_env(v, k)
+
+    def tick(self, k):
+        """Env k's tick in its current episode."""
+        return self._lib.env_tick(self._env(k))
+
+    def episode(self, k):
+        """Episodes env k started since the last reset, minus one (``polis_vec_episode``)."""
+        self._env(k)
+        return self._lib.vec_episode(self._h.ptr, k)
+
+    def state_hash(self, k):
+        """Env k's 64-bit state hash (as ``polis.Env.state_hash``)."""
+        return self._lib.env_state_hash(self._env(k))
+
+    def env_seed(self, seed, k, episode):
+        """See the module function ``env_seed``."""
+        return self._lib.vec_env_seed(operator.index(seed) % U64, k, episode)
+
+    def rows(self, k):
+        """The slice of rows of env k."""
+        self._env(k)
+        return slice(k * self.agents_per_env, (k + 1) * self.agents_per_env)
+
+    def buffer_address(self, name):
+        """The engine address of a buffer (``"obs"``, ..., ``"autoreset"``), as
+        ``polis_vec_io`` / ``polis_vec_autoreset`` give it."""
+        self._ptr()
+        return self._addresses[name]
+
+
+class _ClosedVecHandle:
+    __slots__ = ("lib", "ptr", "closed", "pending")
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.ptr = None
+        self.closed = True
+        self.pending = [None]
+
+
+def vector_env(scenario, num_envs=1, threads=1, seed=None, **kwargs):
+    """A ``VectorEnv``: ``num_envs`` envs of ``scenario`` on ``threads`` threads; every
+    keyword that is not an option (``overrides``, ``library``, ``plugin_path``,
+    ``base_dir``, ``log``) is a scenario override, as for ``parallel_env``."""
+    return VectorEnv(scenario, num_envs, threads, seed, **kwargs)
