@@ -4,7 +4,7 @@
 
 static const char *FAMILIES =
     "{\"communication_length\": 2, \"social\": {\"groups\": [{}, {}]},"
-    " \"pre_updates\": [\"placeholder\"],"
+    " \"pre_updates\": [\"@pre_updates\"],"
     " \"actions\": [{\"family\": \"communicate\", \"word\": 5},"
     "  {\"family\": \"share_map\"}, {\"family\": \"share_player\", \"self\": false},"
     "  {\"family\": \"switch_group\"},"
@@ -19,9 +19,9 @@ static const char *FAMILIES =
 static polis_env *families_env(const char *pre, const char *probe)
 {
     static char buf[4096];
-    const char *at = strstr(FAMILIES, "[\"placeholder\"]");
+    const char *at = strstr(FAMILIES, "[\"@pre_updates\"]");
     snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - FAMILIES), FAMILIES, pre,
-             at + strlen("[\"placeholder\"]"));
+             at + strlen("[\"@pre_updates\"]"));
     return soc_env(3, 100, buf, probe, NULL);
 }
 
