@@ -216,6 +216,40 @@ static char *metrics_override(const char *path, bool *oom)
 
 /* ---- metrics of one episode ------------------------------------------------------------------ */
 
+/* The "metrics" rendering: every plugin that renders the format contributes one JSON
+ * object, and the kernel concatenates non-"json" formats (the metrics plugin's, a Lua
+ * game's own). Merges them into one object, the first plugin's value winning a name both
+ * use; NULL when a piece is not an object (or out of memory). */
+static cJSON *parse_metrics(const char *text)
+{
+    cJSON *all = cJSON_CreateObject();
+    const char *p = text;
+    while (all) {
+        while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
+        if (!*p) break;
+        const char *end = NULL;
+        cJSON *m = cJSON_ParseWithOpts(p, &end, false);
+        if (!cJSON_IsObject(m) || !end) {
+            cJSON_Delete(m);
+            cJSON_Delete(all);
+            return NULL;
+        }
+        for (const cJSON *it = m->child; it; it = it->next) {
+            if (cJSON_GetObjectItemCaseSensitive(all, it->string)) continue;
+            cJSON *dup = cJSON_Duplicate(it, true);
+            if (!dup || !cJSON_AddItemToObject(all, it->string, dup)) {
+                cJSON_Delete(dup);
+                cJSON_Delete(m);
+                cJSON_Delete(all);
+                return NULL;
+            }
+        }
+        cJSON_Delete(m);
+        p = end;
+    }
+    return all;
+}
+
 /* The metric names in first-seen order and every episode's values (NAN: undefined). */
 typedef struct table {
     char **keys;
@@ -502,11 +536,11 @@ int cli_eval_main(int argc, char **argv)
                 rc = env_failure(env);
                 goto out;
             }
-            cJSON *m = cJSON_Parse(text);
+            cJSON *m = parse_metrics(text);
             polis_free(text);
-            if (!cJSON_IsObject(m)) {
-                cJSON_Delete(m);
-                fprintf(stderr, "polis: the \"metrics\" rendering is not a JSON object\n");
+            if (!m) {
+                fprintf(stderr, "polis: the \"metrics\" rendering is not a sequence of JSON "
+                                "objects\n");
                 rc = EXIT_ENV;
                 goto out;
             }

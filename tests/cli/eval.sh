@@ -103,6 +103,13 @@ g = json.load(open(sys.argv[2]))["summary"]["reward.mean"]["mean"]
 assert g > 10 * max(r, 0.1), (g, r)
 PY
 
+# A game that renders its own "metrics" (commons, in Lua) shows them beside the metrics
+# plugin's: every plugin's object is merged.
+polis 0 eval "$SRC/rulesets/commons/commons_open.json" --episodes 1 --steps 50
+out_has "  fairness "
+out_has "  zaps.fired "
+out_has "  return.focal_per_capita "
+
 polis 1 eval "$GATHER" --episodes 1 --json "$TMP/no/such/dir/x.json"
 err_has "polis: cannot write $TMP/no/such/dir/x.json"
 
