@@ -432,15 +432,28 @@ static polis_status write_observations(polis_env *env)
             memset(row + 1, 0, (size_t)io->n_actions - 1);
             continue;
         }
-        for (int32_t k = 1; k < io->n_actions; k++) {
+        for (int32_t k = 1; k < io->n_actions;) {
             const polis__action *ac = &env->actions[k];
-            row[k] = ac->legal ? (uint8_t)ac->legal(ac->ctx, ac->ud, a, ac->arg) : 1;
+            int32_t n = 1;
+            if (ac->family_count) {
+                /* one call for the whole family (host->action_family) */
+                n = ac->family_count;
+                if (ac->legal_row) ac->legal_row(ac->ctx, ac->ud, a, row + k);
+                else memset(row + k, 1, (size_t)n);
+            } else {
+                row[k] = ac->legal ? (uint8_t)ac->legal(ac->ctx, ac->ud, a, ac->arg) : 1;
+            }
             if (env->cb_status != POLIS_OK) {
-                char what[160];
-                snprintf(what, sizeof what, "legality of %s, agent %d", ac->name, a);
+                char what[320];
+                if (n > 1)
+                    snprintf(what, sizeof what, "legality of %s..%s, agent %d", ac->name,
+                             env->actions[k + n - 1].name, a);
+                else
+                    snprintf(what, sizeof what, "legality of %s, agent %d", ac->name, a);
                 polis__place_error(env, ac->ctx, env->cb_status, what);
                 return env->cb_status;
             }
+            k += n;
         }
         for (int32_t f = 0; f < env->n_mask_filters; f++) {
             const polis__mask_filter *mf = &env->mask_filters[f];

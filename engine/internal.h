@@ -130,6 +130,10 @@ typedef struct polis__action {
     int32_t arg;
     void *ud;
     polis_ctx *ctx; /* NULL for the kernel's noop */
+    /* On the first action of a family (host->action_family): the family's size and its
+     * row writer, so the mask costs one call per family per agent; 0 everywhere else. */
+    int32_t family_count;
+    void (*legal_row)(polis_ctx *, void *, int32_t, uint8_t *);
 } polis__action;
 
 typedef struct polis__obs {

@@ -202,8 +202,95 @@ static polis_status h_action(polis_ctx *ctx, const polis_action_def *def, int32_
     a->arg = def->arg;
     a->ud = def->ud;
     a->ctx = ctx;
+    a->family_count = 0;
+    a->legal_row = NULL;
     if (out_id) *out_id = env->n_actions;
     env->n_actions++;
+    return POLIS_OK;
+}
+
+/* Whether `name` is "<prefix>_<i>" with i in [0, count) written as %d writes it, i.e. a
+ * name the family would register. One pass over the registry instead of one search per
+ * member keeps registering P-sized families O(P) per family. */
+static bool family_member(const char *name, const char *prefix, size_t plen, int32_t count)
+{
+    if (strncmp(name, prefix, plen) != 0 || name[plen] != '_') return false;
+    const char *d = name + plen + 1;
+    if (!*d || (d[0] == '0' && d[1])) return false;
+    int64_t v = 0;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9') return false;
+        v = v * 10 + (*d - '0');
+        if (v >= count) return false;
+    }
+    return true;
+}
+
+static polis_status h_action_family(polis_ctx *ctx, const polis_action_family_def *def,
+                                    int32_t *out_first_id)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "action_family");
+    if (st) return st;
+    if (!def) {
+        h_error(ctx, "action_family: definition is NULL");
+        return POLIS_ERR_INVALID;
+    }
+    const char *prefix = def->prefix ? def->prefix : "?";
+    if (!def->handler) {
+        h_error(ctx, "action_family %s: handler is NULL", prefix);
+        return POLIS_ERR_INVALID;
+    }
+    if (def->count < 1) {
+        h_error(ctx, "action_family %s: count %d is not positive", prefix, (int)def->count);
+        return POLIS_ERR_INVALID;
+    }
+    if ((st = check_name(ctx, "action family", def->prefix))) return st;
+    char name[160];
+    /* the longest member name is the last one's */
+    snprintf(name, sizeof name, "%s_%d", def->prefix, (int)(def->count - 1));
+    if ((st = check_name(ctx, "action", name))) return st;
+    size_t plen = strlen(def->prefix);
+    for (int32_t i = 0; i < env->n_actions; i++)
+        if (family_member(env->actions[i].name, def->prefix, plen, def->count))
+            return duplicate(ctx, "action", env->actions[i].name, env->actions[i].ctx,
+                             "registered");
+    if (env->n_actions > INT32_MAX - def->count)
+        return polis__fail(env, POLIS_ERR_LIMIT, "registry too large");
+    if ((st = polis__grow(env, (void **)&env->actions, &env->cap_actions,
+                          env->n_actions + def->count - 1, sizeof *env->actions)))
+        return st;
+    int32_t first = env->n_actions;
+    for (int32_t i = 0; i < def->count; i++) {
+        char doc[256];
+        doc[0] = '\0';
+        if (def->doc) {
+            def->doc(ctx, def->ud, i, doc, sizeof doc);
+            doc[sizeof doc - 1] = '\0';
+        }
+        snprintf(name, sizeof name, "%s_%d", def->prefix, (int)i);
+        polis__action *a = &env->actions[first + i];
+        a->name = polis__strdup(env, name);
+        a->doc = polis__strdup(env, def->doc ? doc : def->doc_text ? def->doc_text : "");
+        if (!a->name || !a->doc) {
+            /* a failure registers nothing: drop the members made so far */
+            for (int32_t k = first; k <= first + i; k++) {
+                polis__strfree(env, env->actions[k].name);
+                polis__strfree(env, env->actions[k].doc);
+                memset(&env->actions[k], 0, sizeof env->actions[k]);
+            }
+            return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+        }
+        a->handler = def->handler;
+        a->legal = NULL;
+        a->arg = i;
+        a->ud = def->ud;
+        a->ctx = ctx;
+        a->family_count = i == 0 ? def->count : 0;
+        a->legal_row = i == 0 ? def->legal_row : NULL;
+    }
+    env->n_actions = first + def->count;
+    if (out_first_id) *out_first_id = first;
     return POLIS_OK;
 }
 
@@ -705,6 +792,7 @@ static const polis_host host_table = {
     .policy = polis__policy_add,
     .policy_rng = polis__policy_rng,
     .mask_filter = h_mask_filter,
+    .action_family = h_action_family,
 };
 
 const polis_host *polis__host(void) { return &host_table; }

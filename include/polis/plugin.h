@@ -125,6 +125,24 @@ typedef struct polis_action_def {
     void *ud;
 } polis_action_def;
 
+/* An action family: `count` actions named "<prefix>_0" .. "<prefix>_<count-1>" with
+ * consecutive ids, one per target (agent, group, item). Each is an ordinary action (named,
+ * described, parsed, sent like any other); what differs is the mask: the kernel calls
+ * `legal_row` once per agent with the family's `count` mask bytes, instead of one `legal`
+ * call per action. `legal_row` (may be NULL = all legal) must write all `count` bytes (0 or
+ * 1) and must not change state. `doc` (may be NULL) writes the doc of action `index`
+ * (truncated to `size`, NUL-terminated); without it every member gets `doc_text` (may be
+ * NULL). `handler` gets the index within the family, as `arg` of a single action. */
+typedef struct polis_action_family_def {
+    const char *prefix;
+    int32_t count;
+    const char *doc_text;
+    void (*doc)(polis_ctx *ctx, void *ud, int32_t index, char *buf, size_t size);
+    polis_status (*handler)(polis_ctx *ctx, void *ud, int32_t agent, int32_t index);
+    void (*legal_row)(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row);
+    void *ud;
+} polis_action_family_def;
+
 /* An observation field: a fixed-shape array inside each agent's observation record. The
  * writer must fill every element of `dst` (the buffer is not cleared between steps). */
 typedef struct polis_obs_def {
@@ -316,6 +334,12 @@ typedef struct polis_host {
      * clear bits; the kernel keeps noop (bit 0) legal. Not called for finished agents.
      * Registration during init/start only. */
     polis_status (*mask_filter)(polis_ctx *ctx, polis_mask_fn fn, void *ud);
+    /* ABI 1.1 (check struct_size before use). Registers an action family (see
+     * polis_action_family_def): `count` actions with
+     * consecutive ids, the first written to *out_first_id. All names are checked before any
+     * is registered, so a failure registers nothing. Registration during init/start only. */
+    polis_status (*action_family)(polis_ctx *ctx, const polis_action_family_def *def,
+                                  int32_t *out_first_id);
 } polis_host;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

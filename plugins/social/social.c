@@ -178,6 +178,53 @@ static bool family_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
     }
 }
 
+/* The whole family's mask row for `agent` at once (host->action_family): the same answer
+ * as family_legal for every target, from one pass over the targets or the agent's edges
+ * instead of one call (and one edge lookup) per target. */
+static void family_legal_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
+{
+    soc_family *f = ud;
+    const social *s = f->s;
+    int32_t n = f->n_actions;
+    (void)ctx;
+    if (!gate_open(s, agent, f->index)) {
+        memset(row, 0, (size_t)n);
+        return;
+    }
+    switch (f->kind) {
+    case SOC_FAM_COMMUNICATE:
+    case SOC_FAM_SHARE_MAP:
+    case SOC_FAM_SHARE_PLAYER:
+    case SOC_FAM_ADD_RELATION:
+        memset(row, 1, (size_t)n);
+        if (!f->self && agent < n) row[agent] = 0;
+        return;
+    case SOC_FAM_REMOVE_RELATION:
+        /* edges are unique per (from, to): each out-edge decides one target */
+        memset(row, 0, (size_t)n);
+        for (int32_t e = s->out_head[agent]; e >= 0; e = s->e_out_next[e]) {
+            int32_t t = s->e_to[e];
+            if (t < n && (f->self || t != agent) && soc_edge_has_family(s, e, f->attr))
+                row[t] = 1;
+        }
+        return;
+    case SOC_FAM_SWITCH_GROUP:
+    case SOC_FAM_CHOOSE_GROUP:
+    case SOC_FAM_JOIN_GROUP:
+        for (int32_t g = 0; g < n; g++) row[g] = s->group_live[g] != 0;
+        return;
+    case SOC_FAM_QUIT_GROUP:
+        memset(row, 0, (size_t)n);
+        for (int32_t e = s->in_head[agent]; e >= 0; e = s->e_in_next[e]) {
+            int32_t g = s->e_from[e] - s->P;
+            if (g >= 0 && g < n && s->group_live[g] && soc_edge_has_family(s, e, f->attr))
+                row[g] = 1;
+        }
+        return;
+    default: memset(row, 0, (size_t)n); return;
+    }
+}
+
 static polis_status family_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
     soc_family *f = ud;
@@ -265,22 +312,42 @@ static void family_doc(const social *s, const soc_family *f, int32_t t, char *bu
     }
 }
 
+static void family_doc_cb(polis_ctx *ctx, void *ud, int32_t index, char *buf, size_t size)
+{
+    soc_family *f = ud;
+    (void)ctx;
+    family_doc(f->s, f, index, buf, size);
+}
+
+/* One action family per configured family ("<name>_<target>"), so the kernel builds each
+ * agent's mask with one family_legal_row call per family instead of one call per target. */
 static polis_status register_families(social *s)
 {
     polis_status st;
+    const polis_host *h = s->h;
+    bool has_families = h->struct_size >= offsetof(polis_host, action_family) +
+                                               sizeof h->action_family &&
+                        h->action_family;
     for (int32_t i = 0; i < s->n_fams; i++) {
         soc_family *f = &s->fams[i];
-        for (int32_t t = 0; t < f->n_actions; t++) {
-            char name[96], doc[256];
-            snprintf(name, sizeof name, "%s_%d", f->name, t);
-            family_doc(s, f, t, doc, sizeof doc);
-            polis_action_def def = {.name = name, .doc = doc,
-                                    .handler = family_act, .legal = family_legal, .arg = t,
-                                    .ud = f};
-            int32_t id;
-            if ((st = s->h->action(s->ctx, &def, &id))) return st;
-            if (t == 0) f->first_action = id;
+        if (!has_families) {
+            /* an engine before host->action_family: one action (and one legal call) each */
+            for (int32_t t = 0; t < f->n_actions; t++) {
+                char name[96], doc[256];
+                snprintf(name, sizeof name, "%s_%d", f->name, t);
+                family_doc(s, f, t, doc, sizeof doc);
+                polis_action_def one = {.name = name, .doc = doc, .handler = family_act,
+                                        .legal = family_legal, .arg = t, .ud = f};
+                int32_t id;
+                if ((st = s->h->action(s->ctx, &one, &id))) return st;
+                if (t == 0) f->first_action = id;
+            }
+            continue;
         }
+        polis_action_family_def def = {.prefix = f->name, .count = f->n_actions,
+                                       .doc = family_doc_cb, .handler = family_act,
+                                       .legal_row = family_legal_row, .ud = f};
+        if ((st = s->h->action_family(s->ctx, &def, &f->first_action))) return st;
     }
     return POLIS_OK;
 }

@@ -172,6 +172,60 @@ static void mask_agent0(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
     memset(row, 0, (size_t)n);
 }
 
+/* mode "family": pf_0..pf_3 (legal when agent + index is even) and pn_0..pn_1 (no row
+ * writer: all legal); the filter then clears pf_0 for agent 2. */
+static void fam_legal_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
+{
+    (void)ctx;
+    (void)ud;
+    for (int32_t i = 0; i < 4; i++) row[i] = (agent + i) % 2 == 0;
+}
+
+static polis_status fam_handler(polis_ctx *ctx, void *ud, int32_t agent, int32_t index)
+{
+    probe *p = polis_ctx_state(ctx);
+    p->h->log(ctx, "fam %s agent=%d index=%d", (const char *)ud, agent, index);
+    return POLIS_OK;
+}
+
+static void fam_doc(polis_ctx *ctx, void *ud, int32_t index, char *buf, size_t size)
+{
+    (void)ctx;
+    snprintf(buf, size, "%s target %d", (const char *)ud, index);
+}
+
+static void mask_family(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
+{
+    (void)ctx;
+    (void)ud;
+    if (agent == 2) row[3] = 0;
+}
+
+static polis_status register_family_mode(probe *p, polis_ctx *ctx)
+{
+    const polis_host *h = p->h;
+    polis_status st;
+    polis_action_family_def pf = {.prefix = "pf", .count = 4, .doc = fam_doc,
+                                  .handler = fam_handler, .legal_row = fam_legal_row,
+                                  .ud = (void *)"pf"};
+    if (is(p, "fam_zero")) pf.count = 0;
+    if (is(p, "fam_nohandler")) pf.handler = NULL;
+    if (is(p, "fam_badname")) pf.prefix = "p f";
+    if (is(p, "fam_null")) return h->action_family(ctx, NULL, NULL);
+    if (is(p, "fam_clash")) {
+        polis_action_def one = {.name = "pf_2", .handler = act_handler, .ud = p};
+        if ((st = h->action(ctx, &one, NULL))) return st;
+    }
+    int32_t first = -1;
+    if ((st = h->action_family(ctx, &pf, &first))) return st;
+    h->log(ctx, "family pf first=%d", first);
+    polis_action_family_def pn = {.prefix = "pn", .count = 2, .doc_text = "plain",
+                                  .handler = fam_handler, .ud = (void *)"pn"};
+    if ((st = h->action_family(ctx, &pn, &first))) return st;
+    h->log(ctx, "family pn first=%d", first);
+    return h->mask_filter(ctx, mask_family, p);
+}
+
 static polis_status order_hook(polis_ctx *ctx, void *ud)
 {
     probe *p = ud;
@@ -252,6 +306,7 @@ static polis_status probe_init(const polis_host *h, polis_ctx *ctx, const void *
     polis_action_def rej = {.name = "probe_reject", .handler = reject_handler, .ud = p};
     if ((st = h->action(ctx, &act, NULL))) return st;
     if ((st = h->action(ctx, &rej, NULL))) return st;
+    if (strncmp(p->mode, "fam", 3) == 0 && (st = register_family_mode(p, ctx))) return st;
     if (is(p, "dup_action") && (st = h->action(ctx, &act, NULL))) return st;
     if ((st = h->reward(ctx, "probe_r", reward_fn, p))) return st;
     /* Registered add-then-double with priorities that make double run first. */

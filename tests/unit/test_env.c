@@ -213,6 +213,78 @@ static void mask_filters(void)
     polis_env_destroy(env);
 }
 
+/* host->action_family: consecutive ids and "<prefix>_<i>" names, masks from one row
+ * writer per family (then the filters), dispatch with the index, registration errors. */
+static void action_families(void)
+{
+    test_log log = {0};
+    test_alloc al = {0};
+    polis_env *env = test_env("{\"agents\": 3, \"plugins\": [{\"name\": \"probe\", "
+                              "\"params\": {\"mode\": \"family\"}}]}", &log, &al);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_CONTAINS(log.text, "[probe] family pf first=3\n[probe] family pn first=7\n");
+    const polis_io *io = polis_env_io(env);
+    CHECK_EQ_INT(io->n_actions, 9);
+    const char *names[9] = {"noop", "probe_act", "probe_reject", "pf_0", "pf_1", "pf_2",
+                            "pf_3", "pn_0", "pn_1"};
+    for (int32_t k = 0; k < 9; k++) CHECK_EQ_STR(polis_env_action_name(env, k), names[k]);
+    CHECK_EQ_INT(polis_env_action_id(env, "pf_3"), 6);
+    char *desc = polis_env_describe_json(env);
+    CHECK(desc != NULL);
+    if (desc) {
+        CHECK_CONTAINS(desc, "\"pf target 2\"");
+        CHECK_CONTAINS(desc, "\"plain\"");
+        polis_free(desc);
+    }
+    int32_t parsed = -1;
+    CHECK_EQ_INT(polis_env_parse_action(env, 0, " pf_1 ", &parsed), POLIS_OK);
+    CHECK_EQ_INT(parsed, 4);
+
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    /* rows: noop, probe_act (even agents), probe_reject, pf (agent + i even; pf_0 filtered
+     * away for agent 2), pn (no row writer: legal) */
+    const uint8_t masks[27] = {1, 1, 1, 1, 0, 1, 0, 1, 1,
+                               1, 0, 1, 0, 1, 0, 1, 1, 1,
+                               1, 1, 1, 0, 0, 1, 0, 1, 1};
+    for (int i = 0; i < 27; i++) CHECK_EQ_INT(io->masks[i], masks[i]);
+    long before = al.calls;
+    io->actions[0] = 8; /* pn_1 */
+    io->actions[1] = 6; /* pf_3 */
+    io->actions[2] = 3; /* pf_0, masked by the filter */
+    test_log_clear(&log);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_STR(log.text, "[probe] fam pn agent=0 index=1\n[probe] fam pf agent=1 index=3\n");
+    CHECK_EQ_INT(io->illegal[0], 0);
+    CHECK_EQ_INT(io->illegal[1], 0);
+    CHECK_EQ_INT(io->illegal[2], 1);
+    for (int i = 0; i < 27; i++) CHECK_EQ_INT(io->masks[i], masks[i]);
+    for (int t = 0; t < 50; t++) {
+        for (int32_t a = 0; a < 3; a++) io->actions[a] = (int32_t)(3 + (t + a) % 6);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    }
+    CHECK_EQ_INT(al.calls - before, 0); /* no allocation in step */
+    polis_env_destroy(env);
+    CHECK_EQ_INT(al.live, 0);
+
+    const char *pre = "<string>: plugins[0]: plugin \"probe\" init failed: probe: ";
+    static const char *const errs[][2] = {
+        {"fam_zero", "action_family pf: count 0 is not positive"},
+        {"fam_nohandler", "action_family pf: handler is NULL"},
+        {"fam_null", "action_family: definition is NULL"},
+        {"fam_clash", "action \"pf_2\" is already registered by probe"},
+        {"fam_badname", "action family name \"p f\" has a character that is not allowed at 1 "
+                        "(use letters, digits and punctuation without spaces or quotes)"},
+    };
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+        char json[160], want[320];
+        snprintf(json, sizeof json, "{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                                    "\"params\": {\"mode\": \"%s\"}}]}", errs[i][0]);
+        snprintf(want, sizeof want, "%s%s", pre, errs[i][1]);
+        CHECK_EQ_STR(test_env_error(json), want);
+    }
+}
+
 static void api_misuse(void)
 {
     polis_env *env = NULL;
@@ -242,6 +314,7 @@ int main(void)
     phases();
     agent_order();
     mask_filters();
+    action_families();
     api_misuse();
     CHECK_DONE();
 }
