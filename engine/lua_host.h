@@ -1,7 +1,7 @@
 /*
  * engine/lua_host.h — what the Lua host (lua_host.c) and the `polis` library the scripts
- * call (lua_api.c) share: the per-script state, the callback and view records, and the few
- * functions one file calls in the other. Internal to the engine, like internal.h.
+ * call (lua_api.c, lua_run.c) share: the per-script state, the callback and view records, and
+ * the few functions one file calls in another. Internal to the engine, like internal.h.
  */
 #ifndef POLIS_LUA_HOST_H
 #define POLIS_LUA_HOST_H
@@ -58,7 +58,7 @@ struct polis__lua_script {
     bool loading; /* chunk or on_start running: registration allowed */
     bool params_called;
     bool in_policy; /* a policy runs: math.random draws from the policy generator */
-    int depth; /* nesting of run_protected on this state */
+    int depth;      /* nesting of run_protected on this state */
 
     /* instruction budget of the outermost callback now running */
     int64_t budget_left;
@@ -108,6 +108,11 @@ POLIS_INTERNAL polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, in
 
 /* ---- lua_api.c -------------------------------------------------------------------------- */
 
+/* Argument helpers lua_run.c shares: an integer argument that must fit in 32 bits, and the
+ * error of a load-time-only call made while the script runs. Both raise. */
+POLIS_INTERNAL int32_t polis__lua_check_i32(lua_State *L, int arg);
+POLIS_INTERNAL int polis__lua_not_loading(lua_State *L, const char *fn);
+
 /* Frees the parameter table and values struct polis.params left on a script's ctx (its own
  * copies) and clears the ctx's parameter fields. Safe when the script declared none. */
 POLIS_INTERNAL void polis__lua_params_release(polis_env *env, polis_ctx *ctx);
@@ -121,5 +126,38 @@ POLIS_INTERNAL void polis__lua_open_api(lua_State *L);
 /* Creates the observation-buffer and rewards views (s->obs, s->rewards) that writers and
  * reward transforms receive. */
 POLIS_INTERNAL void polis__lua_open_views(lua_State *L, polis__lua_script *s);
+
+/* ---- lua_run.c -------------------------------------------------------------------------- */
+
+/* The running-time functions of the `polis` library, which polis__lua_open_api installs:
+ * polis.<name> for each polis__lua_<name>; polis__lua_random, polis__lua_randomseed and
+ * polis__lua_log also become math.random, math.randomseed and print. */
+POLIS_INTERNAL int polis__lua_publish(lua_State *L);
+POLIS_INTERNAL int polis__lua_tick(lua_State *L);
+POLIS_INTERNAL int polis__lua_episode(lua_State *L);
+POLIS_INTERNAL int polis__lua_n_agents(lua_State *L);
+POLIS_INTERNAL int polis__lua_agent_name(lua_State *L);
+POLIS_INTERNAL int polis__lua_max_steps(lua_State *L);
+POLIS_INTERNAL int polis__lua_random(lua_State *L);
+POLIS_INTERNAL int polis__lua_randomseed(lua_State *L);
+POLIS_INTERNAL int polis__lua_log(lua_State *L);
+POLIS_INTERNAL int polis__lua_error(lua_State *L);
+POLIS_INTERNAL int polis__lua_terminate(lua_State *L);
+POLIS_INTERNAL int polis__lua_truncate(lua_State *L);
+POLIS_INTERNAL int polis__lua_set_agent_order(lua_State *L);
+POLIS_INTERNAL int polis__lua_action_id(lua_State *L);
+POLIS_INTERNAL int polis__lua_event_id(lua_State *L);
+POLIS_INTERNAL int polis__lua_grid_configure(lua_State *L);
+POLIS_INTERNAL int polis__lua_grid_layer(lua_State *L);
+POLIS_INTERNAL int polis__lua_grid_size(lua_State *L);
+POLIS_INTERNAL int polis__lua_grid_get(lua_State *L);
+POLIS_INTERNAL int polis__lua_grid_set(lua_State *L);
+POLIS_INTERNAL int polis__lua_grid_view(lua_State *L);
+POLIS_INTERNAL int polis__lua_entity_create(lua_State *L);
+POLIS_INTERNAL int polis__lua_entity_destroy(lua_State *L);
+POLIS_INTERNAL int polis__lua_entity_alive(lua_State *L);
+POLIS_INTERNAL int polis__lua_agent_entity(lua_State *L);
+POLIS_INTERNAL int polis__lua_call(lua_State *L);
+POLIS_INTERNAL int polis__lua_require(lua_State *L);
 
 #endif
