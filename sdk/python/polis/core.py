@@ -83,7 +83,41 @@ def _decode(b):
     return b.decode("utf-8", "replace") if b is not None else None
 
 
-class Env:
+class _BufferOwner:
+    """close() and the context-manager protocol shared by Env and VectorEnv: buffer views
+    keep the engine memory alive, so close() drops this object's own references and the
+    engine is destroyed once no view remains. Subclasses set _BUFFER_ATTRS, _KIND and
+    _closed_handle."""
+
+    _BUFFER_ATTRS = ()
+    _KIND = "env"
+
+    def close(self):
+        """Ends it (idempotent). Its memory is freed once no buffer view remains."""
+        if self._h.closed:
+            return
+        self._h.closed = True
+        for key in self._BUFFER_ATTRS:
+            self.__dict__.pop(key, None)
+        h = self._h
+        self._h = _ClosedHandle(h.lib)
+        # Drops the own reference; destroys now unless the caller still holds views.
+        del h
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: the buffers after close()
+        if name in self._BUFFER_ATTRS and self.__dict__.get("_h") is not None and self.closed:
+            raise StateError(f"{self.name}: the {self._KIND} is closed; its buffers are gone")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Env(_BufferOwner):
     """One polis env: a scenario loaded into libpolis.
 
     ``scenario``: a path, a ruleset name ("gather"), a dict or a JSON string (see
@@ -97,6 +131,8 @@ class Env:
     Raises the ``PolisError`` subclass of the engine's status with its message (JSON path,
     file:line) when the scenario does not load.
     """
+
+    _BUFFER_ATTRS = _BUFFER_ATTRS
 
     def __init__(self, scenario, overrides=None, *, library=None, plugin_path=None,
                  base_dir=None, log=None):
@@ -270,30 +306,6 @@ class Env:
         e, pending[0] = pending[0], None
         if e is not None:
             raise e
-
-    def close(self):
-        """Ends the env (idempotent). Its memory is freed once no buffer view remains."""
-        if self._h.closed:
-            return
-        self._h.closed = True
-        for key in _BUFFER_ATTRS:
-            self.__dict__.pop(key, None)
-        h = self._h
-        self._h = _ClosedHandle(h.lib)
-        # Drops the env's own reference; destroys now unless the caller still holds views.
-        del h
-
-    def __getattr__(self, name):
-        # only reached when normal lookup fails: the buffers after close()
-        if name in _BUFFER_ATTRS and self.__dict__.get("_h") is not None and self.closed:
-            raise StateError(f"{self.name}: the env is closed; its buffers are gone")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def __repr__(self):
         state = "closed" if self.closed else f"tick {self.tick}"

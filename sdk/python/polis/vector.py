@@ -22,7 +22,7 @@ import re
 from . import _lib
 from . import spaces as _spaces
 from ._compat import np
-from .core import U64, I32_MAX, I32_MIN, _decode, _index, ObsFieldInfo
+from .core import U64, I32_MAX, I32_MIN, _BufferOwner, _decode, _index, ObsFieldInfo
 from .errors import ActionError, InvalidArgumentError, StateError, error_for
 from .parallel import _field_space, _splitmix64
 from .scenario import resolve
@@ -74,7 +74,7 @@ def _count(v, what):
     return v
 
 
-class VectorEnv:
+class VectorEnv(_BufferOwner):
     """M envs of one scenario in one set of contiguous buffers (``polis_vec``).
 
     ``vector_env(scenario, num_envs=M, threads=T, seed=S, **overrides)``; see docs/python.md
@@ -82,6 +82,9 @@ class VectorEnv:
     """
 
     metadata = {"autoreset_mode": AUTORESET_MODE, "render_modes": []}
+
+    _BUFFER_ATTRS = _BUFFER_ATTRS
+    _KIND = "vector env"
 
     def __init__(self, scenario, num_envs=1, threads=1, seed=None, *, overrides=None,
                  library=None, plugin_path=None, base_dir=None, log=None, **kw_overrides):
@@ -258,29 +261,6 @@ class VectorEnv:
         if e is not None:
             raise e
 
-    def close(self):
-        """Ends the vector env (idempotent): the workers stop and the envs are destroyed as
-        soon as no buffer view remains (at once if the caller holds none)."""
-        if self._h.closed:
-            return
-        self._h.closed = True
-        for key in _BUFFER_ATTRS:
-            self.__dict__.pop(key, None)
-        h = self._h
-        self._h = _ClosedVecHandle(h.lib)
-        del h
-
-    def __getattr__(self, name):
-        if name in _BUFFER_ATTRS and self.__dict__.get("_h") is not None and self.closed:
-            raise StateError(f"{self.name}: the vector env is closed; its buffers are gone")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __repr__(self):
         state = "closed" if self.closed else f"{self.num_threads} threads"
         return (f"<polis.VectorEnv {self.name!r}: {self.num_envs} envs x "
@@ -381,16 +361,6 @@ class VectorEnv:
         ``polis_vec_io`` / ``polis_vec_autoreset`` give it."""
         self._ptr()
         return self._addresses[name]
-
-
-class _ClosedVecHandle:
-    __slots__ = ("lib", "ptr", "closed", "pending")
-
-    def __init__(self, lib):
-        self.lib = lib
-        self.ptr = None
-        self.closed = True
-        self.pending = [None]
 
 
 def vector_env(scenario, num_envs=1, threads=1, seed=None, **kwargs):
