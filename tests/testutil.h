@@ -108,4 +108,77 @@ static inline const char *test_env_error(const char *json)
     return err.message;
 }
 
+/* Creates an env from a scenario file; on failure prints the error and returns NULL. */
+static inline polis_env *test_env_file(const char *path, test_alloc *alloc)
+{
+    polis_options o = test_options(NULL, alloc);
+    polis_env *env = NULL;
+    polis_error err;
+    if (polis_env_create_file(path, &o, &env, &err) != POLIS_OK) {
+        fprintf(stderr, "%s: %s\n", path, err.message);
+        return NULL;
+    }
+    return env;
+}
+
+/* Agent's bytes of the observation field `name` (its layout into *out when out is not
+ * NULL); NULL, after a message, when the env has no such field. */
+static inline const void *test_obs_field(polis_env *env, int32_t agent, const char *name,
+                                         polis_obs_field *out)
+{
+    const polis_io *io = polis_env_io(env);
+    if (out) memset(out, 0, sizeof *out);
+    for (int32_t i = 0; i < polis_env_n_obs_fields(env); i++) {
+        polis_obs_field f;
+        polis_env_obs_field(env, i, &f);
+        if (strcmp(f.name, name) == 0) {
+            if (out) *out = f;
+            return io->obs + (size_t)agent * io->obs_size + f.offset;
+        }
+    }
+    fprintf(stderr, "no observation field %s\n", name);
+    return NULL;
+}
+
+/* The failing-allocator sweep over creating an env from a scenario file: the creation is
+ * repeated with each of its allocations failing in turn, and each must fail cleanly
+ * (POLIS_ERR_NOMEM, or the society plugin's config reader reporting the JSON wrapper it
+ * could not allocate: POLIS_ERR_PLUGIN with "society: (out of memory)") and leak nothing.
+ * Returns the number of creations that broke that rule (each printed); *out_total is the
+ * number of allocations of a successful creation, *out_failures how many sweeps failed. */
+static inline long test_create_sweep(const char *path, long *out_total, long *out_failures)
+{
+    test_alloc probe = {0};
+    polis_env *env = test_env_file(path, &probe);
+    if (!env) return 1;
+    polis_env_destroy(env);
+    long bad = 0, failures = 0;
+    for (long k = 1; k <= probe.calls; k++) {
+        test_alloc al = {0};
+        al.fail_at = k;
+        polis_options o = test_options(NULL, &al);
+        polis_error err;
+        env = NULL;
+        polis_status st = polis_env_create_file(path, &o, &env, &err);
+        if (st == POLIS_OK) {
+            polis_env_destroy(env);
+        } else {
+            failures++;
+            int society_oom = st == POLIS_ERR_PLUGIN &&
+                              strstr(err.message, "society: (out of memory)") != NULL;
+            if (st != POLIS_ERR_NOMEM && !society_oom) {
+                fprintf(stderr, "%s, allocation %ld failing: %s\n", path, k, err.message);
+                bad++;
+            }
+        }
+        if (al.live != 0) {
+            fprintf(stderr, "%s, allocation %ld failing: %lld bytes leaked\n", path, k, al.live);
+            bad++;
+        }
+    }
+    *out_total = probe.calls;
+    *out_failures = failures;
+    return bad;
+}
+
 #endif

@@ -7,17 +7,7 @@
 
 #define DIR POLIS_SOURCE_DIR "/rulesets/exploration/"
 
-static polis_env *open_file(const char *path)
-{
-    polis_options o = test_options(NULL, NULL);
-    polis_env *env = NULL;
-    polis_error err;
-    if (polis_env_create_file(path, &o, &env, &err) != POLIS_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        return NULL;
-    }
-    return env;
-}
+static polis_env *open_file(const char *path) { return test_env_file(path, NULL); }
 
 static int field(polis_env *env, const char *name, polis_obs_field *out)
 {

@@ -13,31 +13,11 @@
 #define DIR POLIS_SOURCE_DIR "/rulesets/negotiation/"
 #define NEAR(a, b) (fabs((double)(a) - (double)(b)) < 1e-6)
 
-static polis_env *open_file(const char *path)
-{
-    polis_options o = test_options(NULL, NULL);
-    polis_env *env = NULL;
-    polis_error err;
-    if (polis_env_create_file(path, &o, &env, &err) != POLIS_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        return NULL;
-    }
-    return env;
-}
+static polis_env *open_file(const char *path) { return test_env_file(path, NULL); }
 
 static const void *field(polis_env *env, int32_t agent, const char *name, polis_obs_field *out)
 {
-    const polis_io *io = polis_env_io(env);
-    for (int32_t i = 0; i < polis_env_n_obs_fields(env); i++) {
-        polis_obs_field f;
-        polis_env_obs_field(env, i, &f);
-        if (strcmp(f.name, name) == 0) {
-            if (out) *out = f;
-            return io->obs + (size_t)agent * io->obs_size + f.offset;
-        }
-    }
-    fprintf(stderr, "no field %s\n", name);
-    return NULL;
+    return test_obs_field(env, agent, name, out);
 }
 
 /* negotiation field: [stage, opponent, my turn, steps left] */
@@ -608,34 +588,8 @@ static void test_golden(const char *file, int length, uint64_t golden1, uint64_t
  * POLIS_ERR_NOMEM and leaks nothing. */
 static void test_alloc_sweep(void)
 {
-    test_alloc probe = {0};
-    polis_options o = test_options(NULL, &probe);
-    polis_env *env = NULL;
-    polis_error err;
-    CHECK_EQ_INT(polis_env_create_file(DIR "negotiation.json", &o, &env, &err), POLIS_OK);
-    if (env) polis_env_destroy(env);
-    long total = probe.calls, failures = 0;
-    for (long k = 1; k <= total; k++) {
-        test_alloc al = {0};
-        al.fail_at = k;
-        o = test_options(NULL, &al);
-        env = NULL;
-        polis_status st = polis_env_create_file(DIR "negotiation.json", &o, &env, &err);
-        if (st == POLIS_OK) {
-            polis_env_destroy(env);
-        } else {
-            failures++;
-            /* society's config reader reports a JSON wrapper it could not allocate as a
-             * config error: "(out of memory)" in the message, POLIS_ERR_PLUGIN (society's
-             * to fix) */
-            bool society_oom = st == POLIS_ERR_PLUGIN && strstr(err.message, "society: (out of "
-                                                                             "memory)");
-            if (st != POLIS_ERR_NOMEM && !society_oom)
-                fprintf(stderr, "fail_at %ld: %s\n", k, err.message);
-            CHECK(st == POLIS_ERR_NOMEM || society_oom);
-        }
-        CHECK_EQ_INT(al.live, 0);
-    }
+    long total = 0, failures = 0;
+    CHECK_EQ_INT(test_create_sweep(DIR "negotiation.json", &total, &failures), 0);
     CHECK(failures > total / 2);
 }
 

@@ -80,29 +80,12 @@ static polis_env *open_file(const char *name, bool hard)
 {
     char path[512];
     snprintf(path, sizeof path, DIR "%s%s.json", name, hard ? "_hard" : "");
-    polis_options o = test_options(NULL, NULL);
-    polis_env *env = NULL;
-    polis_error err;
-    if (polis_env_create_file(path, &o, &env, &err) != POLIS_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        return NULL;
-    }
-    return env;
+    return test_env_file(path, NULL);
 }
 
 static const void *field(polis_env *env, int32_t agent, const char *name, polis_obs_field *out)
 {
-    const polis_io *io = polis_env_io(env);
-    for (int32_t i = 0; i < polis_env_n_obs_fields(env); i++) {
-        polis_obs_field f;
-        polis_env_obs_field(env, i, &f);
-        if (strcmp(f.name, name) == 0) {
-            if (out) *out = f;
-            return io->obs + (size_t)agent * io->obs_size + f.offset;
-        }
-    }
-    fprintf(stderr, "no field %s\n", name);
-    return NULL;
+    return test_obs_field(env, agent, name, out);
 }
 
 /* social_state ([to][from]) equals the expected graph, entry by entry. */

@@ -8,17 +8,7 @@
 
 #define EXPLORATION POLIS_SOURCE_DIR "/rulesets/exploration/exploration_physical.json"
 
-static polis_env *open_file(const char *path)
-{
-    polis_options o = test_options(NULL, NULL);
-    polis_env *env = NULL;
-    polis_error err;
-    if (polis_env_create_file(path, &o, &env, &err) != POLIS_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        return NULL;
-    }
-    return env;
-}
+static polis_env *open_file(const char *path) { return test_env_file(path, NULL); }
 
 /* A crowded world where every rule binds: small capacities and sizes, initial inventories
  * that make recipes runnable, every recipe, piles everywhere. */
