@@ -86,7 +86,8 @@ static const char HELP_DESCRIBE[] =
     "\n"
     "Lists what SCENARIO registers: plugins and scripts with their parameters, actions, the\n"
     "observation layout, reward functions and transforms, event types, hooks per phase,\n"
-    "components, services, exports, renderers, action parsers and policies.\n"
+    "components, services, exports, renderers, action parsers, policies and\n"
+    "macros (plan commands).\n"
     "\n"
     "options:\n"
     "  --json               print the JSON document of polis_env_describe_json()\n"
@@ -1124,6 +1125,16 @@ static bool describe_text(const cJSON *d)
         table t = {.ncols = 2};
         table_row(&t, "name", "owner");
         cJSON_ArrayForEach(it, policies) table_row(&t, jstr(it, "name"), jstr(it, "owner"));
+        ok = table_done(&t, "  ") && ok;
+    }
+
+    const cJSON *macros = cJSON_GetObjectItemCaseSensitive(d, "macros");
+    heading("macros", cJSON_GetArraySize(macros));
+    if (cJSON_GetArraySize(macros) > 0) {
+        table t = {.ncols = 3};
+        table_row(&t, "usage", "owner", "doc");
+        cJSON_ArrayForEach(it, macros)
+            table_row(&t, jstr(it, "usage"), jstr(it, "owner"), jstr(it, "doc"));
         ok = table_done(&t, "  ") && ok;
     }
     return ok;

@@ -10,6 +10,11 @@
  * {"ok": false, "error": {"code", "message", "agent"}}. Actions go through
  * polis_env_parse_action, so the server accepts whatever the scenario's parsers accept.
  * Like the rest of the CLI it uses only the public API (polis.h).
+ *
+ * Plans (macro actions, polis_env_plan_*): an action whose first word names a macro starts
+ * a plan. After every tick the server asks each running plan for its next action at once
+ * (the kernel keeps it for that tick), so a plan that has reached its goal, or cannot, is
+ * reported in the reply of the tick that ended it rather than one request later.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
@@ -25,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,8 +49,10 @@ const char CLI_SERVE_HELP[] =
     "Serves SCENARIO to agents over the agent protocol: JSON lines, one request per line,\n"
     "one reply per line (docs/clients.md). Requests: {\"op\": \"describe\"},\n"
     "{\"op\": \"reset\", \"seed\": N}, {\"op\": \"step\", \"actions\": {AGENT: ACTION}},\n"
-    "{\"op\": \"close\"}. An ACTION is an action id, an action name, a text action\n"
-    "(\"move north\") or a JSON action object; agents left out do noop.\n"
+    "{\"op\": \"advance\", \"max_ticks\": N}, {\"op\": \"close\"}. An ACTION is an action id,\n"
+    "an action name, a text action (\"move north\"), a JSON action object, or a plan\n"
+    "command (\"GATHER 3 wood\", a macro of the scenario); agents left out do noop or\n"
+    "follow their plan. \"advance\" runs the plans until one ends.\n"
     "\n"
     "options:\n"
     "  --stdio              serve one client on stdin/stdout; exit when it closes\n"
@@ -129,6 +137,28 @@ static int parse_args(int argc, char **argv, serve_args *a)
 
 /* ---- one client's session ------------------------------------------------------------------ */
 
+/* How a plan turned out in the ticks a reply covers (plans still running are read from the
+ * env). */
+enum { PLAN_NONE = 0, PLAN_DONE, PLAN_IMPOSSIBLE, PLAN_CANCELLED };
+static const char *const PLAN_STATUS[] = {"running", "done", "impossible", "cancelled"};
+
+/* What a request says for one agent. */
+enum { GIVEN_NONE = 0, GIVEN_ACTION, GIVEN_PLAN };
+
+#define PLAN_COMMAND_MAX 256
+#define PLAN_WHY_MAX 1280
+
+typedef struct plan_event {
+    int status; /* PLAN_* */
+    char command[PLAN_COMMAND_MAX];
+    char why[PLAN_WHY_MAX];
+} plan_event;
+
+/* An "advance" runs at most this many ticks per request, so one request cannot hold the
+ * client's thread for an unbounded time. */
+#define ADVANCE_MAX_TICKS 10000
+#define ADVANCE_DEFAULT_TICKS 100
+
 typedef struct session {
     polis_env *env;
     bool bad_is_noop;
@@ -139,6 +169,13 @@ typedef struct session {
     int64_t *illegal;     /* [n_agents], this episode: masked actions the env made no-ops */
     int32_t *chosen;      /* [n_agents], scratch for a step */
     char **bad_message;   /* [n_agents], scratch: why an action became a noop */
+    /* plans (scratch for one request, [n_agents] each) */
+    int32_t n_macros;
+    plan_event *plan_events; /* how plans ended in the ticks this reply covers */
+    int8_t *given;           /* GIVEN_* */
+    const char **plan_text;  /* a GIVEN_PLAN agent's command (borrowed from the request) */
+    double *reward_sum;      /* rewards over the ticks of an advance */
+    uint8_t *illegal_any;    /* an illegal action in some tick of an advance */
 } session;
 
 static void session_free(session *s)
@@ -150,6 +187,11 @@ static void session_free(session *s)
     free(s->bad_actions);
     free(s->illegal);
     free(s->chosen);
+    free(s->plan_events);
+    free(s->given);
+    free(s->plan_text);
+    free(s->reward_sum);
+    free(s->illegal_any);
     polis_env_destroy(s->env);
     memset(s, 0, sizeof *s);
 }
@@ -183,7 +225,13 @@ static polis_status session_open(session *s, const serve_args *a, polis_error *e
     s->illegal = calloc(cnt, sizeof *s->illegal);
     s->chosen = calloc(cnt, sizeof *s->chosen);
     s->bad_message = calloc(cnt, sizeof *s->bad_message);
-    if (!s->bad_actions || !s->illegal || !s->chosen || !s->bad_message) {
+    s->plan_events = calloc(cnt, sizeof *s->plan_events);
+    s->given = calloc(cnt, sizeof *s->given);
+    s->plan_text = calloc(cnt, sizeof *s->plan_text);
+    s->reward_sum = calloc(cnt, sizeof *s->reward_sum);
+    s->illegal_any = calloc(cnt, sizeof *s->illegal_any);
+    if (!s->bad_actions || !s->illegal || !s->chosen || !s->bad_message || !s->plan_events ||
+        !s->given || !s->plan_text || !s->reward_sum || !s->illegal_any) {
         session_free(s);
         err->status = POLIS_ERR_NOMEM;
         snprintf(err->message, sizeof err->message, "out of memory");
@@ -193,6 +241,7 @@ static polis_status session_open(session *s, const serve_args *a, polis_error *e
     s->has_json = has_format(formats, "json");
     s->has_text = has_format(formats, "text");
     s->bad_is_noop = a->bad_is_noop;
+    s->n_macros = polis_env_n_macros(s->env);
     return POLIS_OK;
 }
 
@@ -313,11 +362,36 @@ static cJSON *op_describe(session *s)
     cJSON_AddNumberToObject(r, "max_steps", (double)polis_env_max_steps(s->env));
     cJSON_AddStringToObject(r, "on_bad_action", s->bad_is_noop ? "noop" : "error");
     cJSON_AddBoolToObject(r, "in_episode", s->in_episode);
+    cJSON *macros = cJSON_AddArrayToObject(r, "macros");
+    for (int32_t m = 0; m < s->n_macros; m++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(macros, o);
+        cJSON_AddStringToObject(o, "name", polis_env_macro_name(s->env, m));
+        cJSON_AddStringToObject(o, "usage", polis_env_macro_usage(s->env, m));
+        cJSON_AddStringToObject(o, "doc", polis_env_macro_doc(s->env, m));
+    }
     return r;
 }
 
-/* The per-agent part of reset and step replies, and tick/done. */
-static cJSON *add_agents(session *s, cJSON *r, bool with_step)
+/* The agent's plan, if one runs or one ended in the ticks this reply covers. A running plan
+ * wins over an ended one: a plan command replaced it in the same request. */
+static void add_plan(session *s, int32_t agent, cJSON *a)
+{
+    const char *running = polis_env_plan_command(s->env, agent);
+    const plan_event *ev = &s->plan_events[agent];
+    if (!running && ev->status == PLAN_NONE) return;
+    cJSON *p = cJSON_AddObjectToObject(a, "plan");
+    cJSON_AddStringToObject(p, "command", running ? running : ev->command);
+    cJSON_AddStringToObject(p, "status", PLAN_STATUS[running ? PLAN_NONE : ev->status]);
+    if (running)
+        cJSON_AddNullToObject(p, "why");
+    else
+        cJSON_AddStringToObject(p, "why", ev->why);
+}
+
+/* The per-agent part of reset, step and advance replies, and tick/done. `sums`: rewards
+ * and illegal flags over the ticks of an advance rather than the last tick's. */
+static cJSON *add_agents(session *s, cJSON *r, bool with_step, bool sums)
 {
     const polis_io *io = polis_env_io(s->env);
     cJSON_AddNumberToObject(r, "tick", (double)polis_env_tick(s->env));
@@ -326,15 +400,16 @@ static cJSON *add_agents(session *s, cJSON *r, bool with_step)
     for (int32_t i = 0; i < io->n_agents; i++) {
         cJSON *a = cJSON_AddObjectToObject(agents, polis_env_agent_name(s->env, i));
         if (with_step) {
-            cJSON_AddNumberToObject(a, "reward", io->rewards[i]);
+            cJSON_AddNumberToObject(a, "reward", sums ? s->reward_sum[i] : io->rewards[i]);
             cJSON_AddBoolToObject(a, "terminated", io->terminations[i]);
             cJSON_AddBoolToObject(a, "truncated", io->truncations[i]);
-            cJSON_AddBoolToObject(a, "illegal", io->illegal[i]);
+            cJSON_AddBoolToObject(a, "illegal", sums ? s->illegal_any[i] : io->illegal[i]);
             if (s->bad_message[i])
                 cJSON_AddStringToObject(a, "bad_action", s->bad_message[i]);
             else
                 cJSON_AddNullToObject(a, "bad_action");
         }
+        add_plan(s, i, a);
         cJSON *err = add_views(s, i, a);
         if (err) {
             cJSON_Delete(r);
@@ -372,6 +447,15 @@ static cJSON *op_reset(session *s, const cJSON *req)
                                "\"seed\" must be an integer or a decimal string");
         }
     }
+    /* the reset ends every plan: the reply says which */
+    for (int32_t i = 0; i < polis_env_n_agents(s->env); i++) {
+        const char *cmd = polis_env_plan_command(s->env, i);
+        s->plan_events[i].status = cmd ? PLAN_CANCELLED : PLAN_NONE;
+        if (cmd) {
+            snprintf(s->plan_events[i].command, PLAN_COMMAND_MAX, "%s", cmd);
+            snprintf(s->plan_events[i].why, PLAN_WHY_MAX, "reset");
+        }
+    }
     s->in_episode = false;
     if (polis_env_reset(s->env, seed) != POLIS_OK)
         return error_reply("engine_error", NULL, "%s", polis_env_error(s->env));
@@ -387,7 +471,7 @@ static cJSON *op_reset(session *s, const cJSON *req)
     char buf[32];
     snprintf(buf, sizeof buf, "%" PRIu64, seed);
     cJSON_AddRawToObject(r, "seed", buf);
-    return add_agents(s, r, false);
+    return add_agents(s, r, false, false);
 }
 
 /* Resolves one agent's action into s->chosen[agent]. Returns NULL, or the error reply when
@@ -452,26 +536,86 @@ static cJSON *resolve_action(session *s, int32_t agent, const cJSON *v)
     return NULL;
 }
 
-static cJSON *op_step(session *s, const cJSON *req)
+/* Whether text's first word names one of the scenario's macros (case-insensitively). */
+static bool is_plan_command(const session *s, const char *text)
 {
-    const cJSON *acts = cJSON_GetObjectItemCaseSensitive(req, "actions");
-    if (acts && !cJSON_IsObject(acts))
-        return error_reply("bad_request", NULL,
-                           "\"actions\" must be an object {agent name: action}");
-    if (!s->in_episode)
-        return error_reply("no_episode", NULL, "no episode: send {\"op\": \"reset\"} first");
-    if (polis_env_done(s->env))
-        return error_reply("episode_over", NULL,
-                           "the episode ended at tick %" PRId64 ": send {\"op\": \"reset\"}",
-                           polis_env_tick(s->env));
-    int32_t n = polis_env_n_agents(s->env);
-    for (int32_t i = 0; i < n; i++) {
+    while (*text == ' ' || *text == '\t') text++;
+    size_t len = strcspn(text, " \t\r\n");
+    for (int32_t m = 0; len && m < s->n_macros; m++) {
+        const char *name = polis_env_macro_name(s->env, m);
+        if (strlen(name) == len && strncasecmp(name, text, len) == 0) return true;
+    }
+    return false;
+}
+
+static void plan_end(session *s, int32_t agent, int status, const char *command, const char *why)
+{
+    plan_event *ev = &s->plan_events[agent];
+    ev->status = status;
+    snprintf(ev->command, sizeof ev->command, "%s", command ? command : "");
+    snprintf(ev->why, sizeof ev->why, "%s", why);
+}
+
+/* Asks agent's running plan for this tick's action into s->chosen (noop when it has just
+ * ended). A macro that fails ends its plan as impossible, with the engine's message: the
+ * fault is the macro's, not the client's, and the episode goes on. */
+static void plan_follow(session *s, int32_t agent)
+{
+    char command[PLAN_COMMAND_MAX];
+    snprintf(command, sizeof command, "%s", polis_env_plan_command(s->env, agent));
+    polis_plan_state st;
+    int32_t act = 0;
+    const char *why = NULL;
+    s->chosen[agent] = 0;
+    if (polis_env_plan_next(s->env, agent, &st, &act, &why) != POLIS_OK) {
+        char msg[PLAN_WHY_MAX];
+        snprintf(msg, sizeof msg, "macro error: %s", polis_env_error(s->env));
+        plan_end(s, agent, PLAN_IMPOSSIBLE, command, msg);
+        return;
+    }
+    if (st == POLIS_PLAN_RUNNING)
+        s->chosen[agent] = act;
+    else
+        plan_end(s, agent, st == POLIS_PLAN_DONE ? PLAN_DONE : PLAN_IMPOSSIBLE, command, why);
+}
+
+/* Clears the per-request scratch: nobody chose anything and no plan ended yet. */
+static void choices_clear(session *s)
+{
+    for (int32_t i = 0; i < polis_env_n_agents(s->env); i++) {
         s->chosen[i] = 0; /* kernel noop */
+        s->given[i] = GIVEN_NONE;
+        s->plan_text[i] = NULL;
+        s->plan_events[i].status = PLAN_NONE;
+        s->reward_sum[i] = 0;
+        s->illegal_any[i] = 0;
         free(s->bad_message[i]);
         s->bad_message[i] = NULL;
     }
-    /* Check every agent before anything runs, so a refused step changes nothing (except the
-     * bad-action counts). */
+}
+
+/* A refused plan command: the error reply under "error"; under "noop" the agent does noop
+ * and its bad_action says why. */
+static cJSON *plan_refused(session *s, int32_t agent, const char *msg)
+{
+    const char *name = polis_env_agent_name(s->env, agent);
+    s->bad_actions[agent]++;
+    if (!s->bad_is_noop) return error_reply("bad_plan", name, "%s", msg);
+    s->chosen[agent] = 0;
+    free(s->bad_message[agent]);
+    s->bad_message[agent] = strdup(msg);
+    return NULL;
+}
+
+/* The actions of one tick from a request's "actions" (may be NULL) into s->chosen: explicit
+ * actions, plan commands (started here, their first action taken this tick), and the running
+ * plans of agents left out. Every action is checked before any plan changes, so a bad action
+ * leaves the plans as they were; after a refused plan command every agent given a plan
+ * command in the request is left without a plan (a start replaces the old plan even when it
+ * fails, so keeping the others' old plans would depend on the order of the agents). */
+static cJSON *choose_actions(session *s, const cJSON *acts)
+{
+    int32_t n = polis_env_n_agents(s->env);
     const cJSON *v;
     cJSON_ArrayForEach(v, acts) {
         int32_t agent = find_agent(s, v->string);
@@ -489,9 +633,59 @@ static cJSON *op_step(session *s, const cJSON *req)
                                "\"actions\": no agent named \"%.64s\" (agents: %s)", v->string,
                                list);
         }
+        const cJSON *plan = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "plan") : NULL;
+        if (plan) {
+            if (!cJSON_IsString(plan))
+                return error_reply("bad_request", v->string,
+                                   "\"actions\".\"%s\".\"plan\" must be a plan command (a string "
+                                   "such as \"GATHER 3 wood\")",
+                                   v->string);
+            s->given[agent] = GIVEN_PLAN;
+            s->plan_text[agent] = plan->valuestring;
+            continue;
+        }
+        /* an action's exact name stays that action even when a macro shares the word */
+        if (cJSON_IsString(v) && polis_env_action_id(s->env, v->valuestring) < 0 &&
+            is_plan_command(s, v->valuestring)) {
+            s->given[agent] = GIVEN_PLAN;
+            s->plan_text[agent] = v->valuestring;
+            continue;
+        }
         cJSON *err = resolve_action(s, agent, v);
         if (err) return err;
+        s->given[agent] = GIVEN_ACTION;
     }
+    for (int32_t i = 0; i < n; i++) {
+        if (s->given[i] != GIVEN_PLAN) continue;
+        if (polis_env_plan_start(s->env, i, s->plan_text[i]) == POLIS_OK) continue;
+        char msg[PLAN_WHY_MAX];
+        snprintf(msg, sizeof msg, "%s", polis_env_error(s->env));
+        cJSON *err = plan_refused(s, i, msg);
+        if (err) {
+            for (int32_t k = 0; k < n; k++)
+                if (s->given[k] == GIVEN_PLAN) polis_env_plan_cancel(s->env, k);
+            return err;
+        }
+        s->given[i] = GIVEN_ACTION; /* its noop */
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const char *running = polis_env_plan_command(s->env, i);
+        if (!running) continue;
+        if (s->given[i] == GIVEN_ACTION) {
+            plan_end(s, i, PLAN_CANCELLED, running, "an action was given instead");
+            polis_env_plan_cancel(s->env, i);
+        } else {
+            plan_follow(s, i);
+        }
+    }
+    return NULL;
+}
+
+/* Steps the env with s->chosen, adds up the tick's rewards and illegal flags, then asks
+ * every running plan for its next action, so a plan that just ended is reported now. */
+static cJSON *run_tick(session *s)
+{
+    int32_t n = polis_env_n_agents(s->env);
     const polis_io *io = polis_env_io(s->env);
     memcpy(io->actions, s->chosen, (size_t)n * sizeof *s->chosen);
     if (polis_env_step(s->env) != POLIS_OK) {
@@ -500,8 +694,91 @@ static cJSON *op_step(session *s, const cJSON *req)
                            polis_env_error(s->env));
     }
     s->steps++;
-    for (int32_t i = 0; i < n; i++) s->illegal[i] += io->illegal[i];
-    return add_agents(s, ok_reply("step"), true);
+    for (int32_t i = 0; i < n; i++) {
+        s->illegal[i] += io->illegal[i];
+        s->illegal_any[i] |= io->illegal[i];
+        s->reward_sum[i] += io->rewards[i];
+    }
+    for (int32_t i = 0; i < n; i++)
+        if (polis_env_plan_command(s->env, i)) plan_follow(s, i);
+    return NULL;
+}
+
+/* Whether the request can run a tick: an episode is on. NULL or the error reply. */
+static cJSON *check_episode(session *s, const cJSON *acts)
+{
+    if (acts && !cJSON_IsObject(acts))
+        return error_reply("bad_request", NULL,
+                           "\"actions\" must be an object {agent name: action}");
+    if (!s->in_episode)
+        return error_reply("no_episode", NULL, "no episode: send {\"op\": \"reset\"} first");
+    if (polis_env_done(s->env))
+        return error_reply("episode_over", NULL,
+                           "the episode ended at tick %" PRId64 ": send {\"op\": \"reset\"}",
+                           polis_env_tick(s->env));
+    return NULL;
+}
+
+static cJSON *op_step(session *s, const cJSON *req)
+{
+    const cJSON *acts = cJSON_GetObjectItemCaseSensitive(req, "actions");
+    cJSON *err = check_episode(s, acts);
+    if (err) return err;
+    choices_clear(s);
+    if ((err = choose_actions(s, acts))) return err;
+    if ((err = run_tick(s))) return err;
+    return add_agents(s, ok_reply("step"), true, false);
+}
+
+/* Ticks until a plan ends (done or impossible), the episode ends, or max_ticks: the first
+ * tick takes "actions" like a step; then agents with a running plan follow it and the
+ * others do noop. */
+static cJSON *op_advance(session *s, const cJSON *req)
+{
+    const cJSON *acts = cJSON_GetObjectItemCaseSensitive(req, "actions");
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(req, "max_ticks");
+    int64_t max_ticks = ADVANCE_DEFAULT_TICKS;
+    if (mt && !cJSON_IsNull(mt)) {
+        double d = cJSON_IsNumber(mt) ? mt->valuedouble : -1;
+        if (!cJSON_IsNumber(mt) || d != floor(d) || d < 1 || d > ADVANCE_MAX_TICKS)
+            return error_reply("bad_request", NULL,
+                               "\"max_ticks\" must be an integer in [1, %d] (default %d)",
+                               ADVANCE_MAX_TICKS, ADVANCE_DEFAULT_TICKS);
+        max_ticks = (int64_t)d;
+    }
+    cJSON *err = check_episode(s, acts);
+    if (err) return err;
+    choices_clear(s);
+    if ((err = choose_actions(s, acts))) return err;
+    int32_t n = polis_env_n_agents(s->env);
+    int64_t ticks = 0;
+    const char *stopped = "max_ticks";
+    for (;;) {
+        if ((err = run_tick(s))) return err;
+        ticks++;
+        bool ended = false;
+        for (int32_t i = 0; i < n; i++)
+            ended |= s->plan_events[i].status == PLAN_DONE ||
+                     s->plan_events[i].status == PLAN_IMPOSSIBLE;
+        /* the end of the episode ends every plan too; it is the better reason to give */
+        if (polis_env_done(s->env)) {
+            stopped = "episode_done";
+            break;
+        }
+        if (ended) {
+            stopped = "plan_ended";
+            break;
+        }
+        if (ticks >= max_ticks) break;
+        for (int32_t i = 0; i < n; i++) {
+            s->chosen[i] = 0;
+            if (polis_env_plan_command(s->env, i)) plan_follow(s, i);
+        }
+    }
+    cJSON *r = ok_reply("advance");
+    cJSON_AddNumberToObject(r, "ticks", (double)ticks);
+    cJSON_AddStringToObject(r, "stopped", stopped);
+    return add_agents(s, r, true, true);
 }
 
 /* Answers one request line. *close is set when the client asked to close. */
@@ -526,19 +803,21 @@ static char *handle_line(session *s, const char *line, size_t len, bool *close)
         else if (!cJSON_IsString(op))
             reply = error_reply("bad_request", NULL,
                                 "\"op\" is missing or not a string (ops: describe, reset, step, "
-                                "close)");
+                                "advance, close)");
         else if (strcmp(op->valuestring, "describe") == 0)
             reply = op_describe(s);
         else if (strcmp(op->valuestring, "reset") == 0)
             reply = op_reset(s, req);
         else if (strcmp(op->valuestring, "step") == 0)
             reply = op_step(s, req);
+        else if (strcmp(op->valuestring, "advance") == 0)
+            reply = op_advance(s, req);
         else if (strcmp(op->valuestring, "close") == 0) {
             reply = ok_reply("close");
             *close = true;
         } else
             reply = error_reply("unknown_op", NULL,
-                                "unknown op \"%.64s\" (ops: describe, reset, step, close)",
+                                "unknown op \"%.64s\" (ops: describe, reset, step, advance, close)",
                                 op->valuestring);
         /* Echo the client's request id so pipelined clients can match replies. */
         const cJSON *id = cJSON_IsObject(req) ? cJSON_GetObjectItemCaseSensitive(req, "id") : NULL;

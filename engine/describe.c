@@ -489,6 +489,19 @@ static void describe_policies(describe_builder *b, cJSON *root, const polis_env 
     }
 }
 
+/* Macros (plan.c) in registration order: the plan commands a client can give an agent. */
+static void describe_macros(describe_builder *b, cJSON *root, const polis_env *env)
+{
+    cJSON *arr = add_arr(b, root, "macros");
+    for (int32_t i = 0; i < env->n_macros; i++) {
+        cJSON *o = add_obj(b, arr, NULL);
+        add_str(b, o, "name", env->macros[i].name);
+        add_str(b, o, "usage", env->macros[i].usage);
+        add_str(b, o, "doc", env->macros[i].doc);
+        add_str(b, o, "owner", owner_name(env->macros[i].ctx));
+    }
+}
+
 char *polis_env_describe_json(const polis_env *env)
 {
     if (!env) return NULL;
@@ -510,6 +523,7 @@ char *polis_env_describe_json(const polis_env *env)
     describe_exports(&b, root, env);
     describe_views(&b, root, env);
     describe_policies(&b, root, env);
+    describe_macros(&b, root, env);
 
     char *out = NULL;
     if (!b.failed) {

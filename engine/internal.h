@@ -235,6 +235,34 @@ typedef struct polis__policy {
     polis_ctx *ctx;
 } polis__policy;
 
+/* A macro (plan.c): a multi-tick controller started by a text command (host->macro). */
+typedef struct polis__macro {
+    char *name;             /* [A-Z][A-Z0-9_]*, matched case-insensitively */
+    char *usage;
+    char *doc;
+    size_t plan_size;
+    polis_status (*start)(polis_ctx *, void *, int32_t, const char *, void *);
+    polis_status (*next)(polis_ctx *, void *, int32_t, void *, polis_plan_state *, int32_t *,
+                         char *, size_t);
+    void *ud;
+    polis_ctx *ctx;
+} polis__macro;
+
+/* Longest plan command (NUL included) and plan reason the kernel keeps per agent. */
+#define POLIS__PLAN_COMMAND_MAX 256
+#define POLIS__PLAN_WHY_MAX 256
+
+/* One agent's plan (plan.c). A plan belongs to the episode it was started in, so a reset
+ * ends every plan without visiting them. */
+typedef struct polis__plan {
+    int32_t macro;          /* index in env->macros, -1 = no plan */
+    int64_t episode;        /* env->episode when it started */
+    int64_t tick;           /* tick of the last `next` call, -1 = none yet */
+    int32_t action;         /* the action `next` chose at `tick` */
+    char command[POLIS__PLAN_COMMAND_MAX];
+    char why[POLIS__PLAN_WHY_MAX];
+} polis__plan;
+
 /* A queued event (bus.c): published during a dispatch, delivered after it. */
 typedef struct polis__queued {
     int32_t type;
@@ -303,6 +331,12 @@ struct polis_env {
     /* scripted policies (policy.c) and their generator, seeded at every reset */
     polis__policy *policies; int32_t n_policies, cap_policies;
     polis_rng policy_rng;
+    /* macros (plan.c) and, when there are any, every agent's plan, allocated at freeze:
+     * plans[n_agents] and plan_mem[n_agents][plan_stride] (the largest plan_size, aligned) */
+    polis__macro *macros; int32_t n_macros, cap_macros;
+    polis__plan *plans;
+    uint8_t *plan_mem;
+    size_t plan_stride;
 
     /* agents */
     int32_t n_agents;
@@ -484,6 +518,13 @@ POLIS_INTERNAL polis_status polis__policy_add(polis_ctx *ctx, const char *name, 
                                               void *ud);
 POLIS_INTERNAL polis_rng *polis__policy_rng(polis_ctx *ctx);
 POLIS_INTERNAL void polis__policies_free(polis_env *env);
+
+/* ---- plan.c: plans (macro actions) ----------------------------------------------------- */
+/* The host-table function (ABI 1.2). */
+POLIS_INTERNAL polis_status polis__macro_add(polis_ctx *ctx, const polis_macro_def *def);
+/* Allocates every agent's plan state at freeze (nothing when no macro is registered). */
+POLIS_INTERNAL polis_status polis__plans_alloc(polis_env *env);
+POLIS_INTERNAL void polis__plans_free(polis_env *env);
 
 /* ---- lua_host.c ------------------------------------------------------------------------ */
 POLIS_INTERNAL polis_status polis__scripts_load(polis_env *env);  /* run each script's chunk */

@@ -329,6 +329,36 @@ static int l_policy(lua_State *L)
     return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
 }
 
+/* polis.macro{name=, usage=, doc=, start=, next=}: a plan command (docs/kernel.md,
+ * "Plans"). The plans start returns live in a table per macro, one slot per agent, which a
+ * new plan overwrites: nothing grows while the episode runs. */
+static int l_macro(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (!s->loading) return polis__lua_not_loading(L, "polis.macro");
+    lua_settop(L, 1);
+    const char *name = field_string(L, "polis.macro", "name", true);
+    const char *usage = field_string(L, "polis.macro", "usage", false);
+    const char *doc = field_string(L, "polis.macro", "doc", false);
+    int start = field_function(L, "polis.macro", "start", true);
+    int next = field_function(L, "polis.macro", "next", true);
+    lua_createtable(L, s->h->n_agents(s->ctx), 0);
+    int plans = luaL_ref(L, LUA_REGISTRYINDEX);
+    polis__lua_cb *cb = cb_new(L, s, start, name);
+    cb->macro_next = next;
+    cb->macro_plans = plans;
+    polis_macro_def def = {.name = name,
+                           .usage = usage,
+                           .doc = doc,
+                           .plan_size = 0,
+                           .start = polis__lua_tramp_macro_start,
+                           .next = polis__lua_tramp_macro_next,
+                           .ud = cb};
+    polis_status st = s->h->macro(s->ctx, &def);
+    return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
+}
+
 static int l_reward_transform(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
@@ -744,6 +774,7 @@ static const luaL_Reg polis_funcs[] = {{"params", l_params},
                                        {"renderer", l_renderer},
                                        {"action_parser", l_action_parser},
                                        {"policy", l_policy},
+                                       {"macro", l_macro},
                                        {"reward_transform", l_reward_transform},
                                        {"event", l_event},
                                        {"publish", polis__lua_publish},

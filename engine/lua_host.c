@@ -50,6 +50,10 @@ typedef struct call_args {
     polis_status status;
     bool legal;
     int32_t action; /* action parsers: -1 = not mine */
+    /* macros: the refusal of a start, or the state and reason next returned */
+    bool refused;
+    polis_plan_state plan_state;
+    char reason[POLIS_ERRMAX];
 } call_args;
 
 /* ---- memory ------------------------------------------------------------------------------ */
@@ -491,6 +495,114 @@ polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent,
     s->in_policy = was;
     if (st == POLIS_OK) *out_action = a.action;
     return st;
+}
+
+/* A Lua macro's start returns the plan (any value but nil or false, kept for next), or nil
+ * (or false) and a reason to refuse the arguments. */
+static int body_macro_start(lua_State *L)
+{
+    call_args *a = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn); /* 2 */
+    lua_pushinteger(L, a->agent);
+    lua_pushstring(L, a->input);
+    lua_call(L, 2, 2);
+    if (!lua_toboolean(L, -2)) {
+        const char *why = lua_tostring(L, -1);
+        a->refused = true;
+        snprintf(a->reason, sizeof a->reason, "%s", why ? why : "refused the arguments");
+        return 0;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->macro_plans);
+    lua_pushvalue(L, -3);
+    lua_rawseti(L, -2, (lua_Integer)a->agent + 1);
+    return 0;
+}
+
+polis_status polis__lua_tramp_macro_start(polis_ctx *ctx, void *ud, int32_t agent,
+                                          const char *args, void *plan)
+{
+    (void)plan;
+    call_args a = {.cb = ud, .agent = agent, .input = args};
+    polis__lua_script *s = a.cb->s;
+    bool was = s->in_policy;
+    s->in_policy = true;
+    polis_status st = run_protected(s, body_macro_start, &a);
+    s->in_policy = was;
+    if (st == POLIS_OK && a.refused) {
+        s->h->error(ctx, "%s", a.reason);
+        return POLIS_ERR_ACTION;
+    }
+    return st;
+}
+
+/* next(agent, plan) returns "running" and an action id or name, or "done" / "impossible"
+ * and a reason. */
+static int body_macro_next(lua_State *L)
+{
+    call_args *a = lua_touserdata(L, 1);
+    polis__lua_script *s = a->cb->s;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->macro_next); /* 2 */
+    lua_pushvalue(L, 2);
+    lua_pushinteger(L, a->agent);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->macro_plans);
+    lua_rawgeti(L, -1, (lua_Integer)a->agent + 1);
+    lua_remove(L, -2);
+    lua_call(L, 2, 2); /* 3: state, 4: action or reason */
+    const char *state = lua_type(L, 3) == LUA_TSTRING ? lua_tostring(L, 3) : NULL;
+    if (state && (strcmp(state, "done") == 0 || strcmp(state, "impossible") == 0)) {
+        a->plan_state = state[0] == 'd' ? POLIS_PLAN_DONE : POLIS_PLAN_IMPOSSIBLE;
+        const char *why = lua_type(L, 4) == LUA_TSTRING ? lua_tostring(L, 4) : "";
+        snprintf(a->reason, sizeof a->reason, "%s", why);
+        return 0;
+    }
+    if (state && strcmp(state, "running") != 0)
+        return luaL_error(L, "macro %s next for agent %d returned '%s', expected 'running', "
+                             "'done' or 'impossible'",
+                          a->cb->name, (int)a->agent, state);
+    if (!state) {
+        const char *what = lua_pushfstring(L, "macro %s next for agent %d", a->cb->name,
+                                           (int)a->agent);
+        return bad_return(L, 2, what, "'running', 'done' or 'impossible'", 3);
+    }
+    a->plan_state = POLIS_PLAN_RUNNING;
+    if (lua_type(L, 4) == LUA_TSTRING) {
+        const char *name = lua_tostring(L, 4);
+        int32_t id = s->h->action_find(s->ctx, name);
+        if (id < 0)
+            return luaL_error(L, "macro %s returned 'running', '%s', which is not an action name",
+                              a->cb->name, name);
+        a->action = id;
+        return 0;
+    }
+    int isint = 0;
+    lua_Integer id = lua_type(L, 4) == LUA_TNUMBER ? lua_tointegerx(L, 4, &isint) : 0;
+    if (!isint) {
+        const char *what = lua_pushfstring(L, "macro %s next for agent %d (running)",
+                                           a->cb->name, (int)a->agent);
+        return bad_return(L, 2, what, "an action id or an action name after 'running'", 4);
+    }
+    a->action = id < INT32_MIN || id > INT32_MAX ? -1 : (int32_t)id;
+    return 0;
+}
+
+polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud, int32_t agent, void *plan,
+                                         polis_plan_state *state, int32_t *out_action,
+                                         char *why, size_t cap)
+{
+    (void)ctx, (void)plan;
+    call_args a = {.cb = ud, .agent = agent, .action = -1};
+    polis__lua_script *s = a.cb->s;
+    bool was = s->in_policy;
+    s->in_policy = true;
+    polis_status st = run_protected(s, body_macro_next, &a);
+    s->in_policy = was;
+    if (st != POLIS_OK) return st;
+    *state = a.plan_state;
+    if (a.plan_state == POLIS_PLAN_RUNNING)
+        *out_action = a.action;
+    else
+        snprintf(why, cap, "%s", a.reason);
+    return POLIS_OK;
 }
 
 static int body_transform(lua_State *L)

@@ -24,6 +24,8 @@ typedef struct polis__lua_cb {
     char *name;        /* what it was registered as, for messages */
     polis_dtype dtype; /* observations */
     size_t count;      /* observations: elements per agent */
+    int macro_next;    /* macros: ref of the next function */
+    int macro_plans;   /* macros: ref of the table agent + 1 -> the plan start returned */
 } polis__lua_cb;
 
 /* The observation buffer a writer gets: valid only while the writer runs. */
@@ -105,6 +107,14 @@ POLIS_INTERNAL polis_status polis__lua_tramp_parse(polis_ctx *ctx, void *ud, int
                                                    const char *input, int32_t *out_action);
 POLIS_INTERNAL polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent,
                                                     int32_t *out_action);
+/* polis.macro: start and next of polis_macro_def (the kernel's plan memory is unused; the
+ * plan start returns is kept in the callback's table). */
+POLIS_INTERNAL polis_status polis__lua_tramp_macro_start(polis_ctx *ctx, void *ud, int32_t agent,
+                                                         const char *args, void *plan);
+POLIS_INTERNAL polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud, int32_t agent,
+                                                        void *plan, polis_plan_state *state,
+                                                        int32_t *out_action, char *why,
+                                                        size_t cap);
 
 /* ---- lua_api.c -------------------------------------------------------------------------- */
 

@@ -793,6 +793,7 @@ static const polis_host host_table = {
     .policy_rng = polis__policy_rng,
     .mask_filter = h_mask_filter,
     .action_family = h_action_family,
+    .macro = polis__macro_add,
 };
 
 const polis_host *polis__host(void) { return &host_table; }
@@ -903,6 +904,7 @@ polis_status polis__registry_freeze(polis_env *env)
                                cp->name);
     }
     if ((st = polis__grid_alloc(env))) return st;
+    if ((st = polis__plans_alloc(env))) return st;
     return polis__bus_freeze(env);
 }
 
@@ -943,6 +945,8 @@ void polis__registry_free(polis_env *env)
     polis__free(env, env->components, sizeof *env->components * (size_t)env->cap_components);
     for (int32_t i = 0; i < env->n_services; i++) polis__strfree(env, env->services[i].name);
     polis__free(env, env->services, sizeof *env->services * (size_t)env->cap_services);
+
+    polis__plans_free(env);
 
     size_t n = (size_t)env->n_agents;
     polis_io *io = &env->io;

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """An LLM-agent driver for polis over the agent protocol (docs/clients.md). Stdlib only.
 
-It starts `polis serve SCENARIO --stdio`, resets, and every step asks each agent's "model"
-for an action given the agent's text observation and its legal actions. The model here is
-a scripted stand-in (choose_action_offline) so the example runs offline; replace it with
-a real LLM call in choose_action_llm. An action the server refuses (code "bad_action" or
-"illegal_action") is re-asked with the server's message, TextArena style, up to a bounded
-number of times; after that the agent is left out of the step, which makes it do noop.
+It starts `polis serve SCENARIO --stdio` and resets. When the scenario offers plan
+commands (macros such as GATHER <n> <resource> or EXPLORE, listed by "describe"), it plays
+at that level: each agent's "model" is asked for a plan, the server runs every plan with
+{"op": "advance"} until one of them ends, and only the agents whose plan ended are asked
+again, with the outcome ("done: gathered 3 wood", "impossible: no wood in view").
+Otherwise (or with --primitive) every step asks each agent for a primitive action. The
+model here is a scripted stand-in (choose_*_offline) so the example runs offline; replace it
+with a real LLM call in choose_action_llm. An answer the server refuses (code "bad_action",
+"illegal_action" or "bad_plan") is re-asked with the server's message, TextArena style, up
+to a bounded number of times; after that the agent is left out, which makes it do noop.
 
     python3 examples/llm_agent.py rulesets/gather/gather.json --steps 20 --sloppy 0.2
     python3 examples/llm_agent.py rulesets/exploration/exploration.json --polis build/polis
@@ -14,6 +18,7 @@ number of times; after that the agent is left out of the step, which makes it do
 import argparse
 import json
 import random
+import re
 import subprocess
 import sys
 
@@ -22,6 +27,15 @@ SYSTEM_PROMPT = (
     "legal actions. Answer with one line 'Action: <action>', where <action> is one of the "
     "legal actions or a text action such as 'move north'."
 )
+
+
+PLAN_PROMPT = (
+    "You are {agent} in a grid world. You act through plans that run over many ticks; you "
+    "are asked again when your plan ends. Answer with one line 'Plan: <command>', where "
+    "<command> is one of:\n{commands}"
+)
+
+REFUSED = ("bad_action", "illegal_action", "bad_plan")
 
 
 class PolisServer:
@@ -76,6 +90,60 @@ def choose_action_offline(prompt, legal, rng):
     return "Thoughts: I will keep exploring.\nAction: " + rng.choice(moves).replace("_", " ")
 
 
+def build_plan_prompt(agent, view, macros, outcome, feedback):
+    """The plan-level prompt: the commands with their docs, what the agent sees, how its
+    last plan went, and the server's reason when the previous answer was refused."""
+    commands = "\n".join("  %s: %s" % (m["usage"], m["doc"]) for m in macros)
+    parts = [PLAN_PROMPT.format(agent=agent, commands=commands), "",
+             view["text"] or json.dumps(view["observation"])]
+    if outcome:
+        parts += ["", "Your last plan: " + outcome]
+    if feedback:
+        parts += ["", "Your previous plan was refused: " + feedback + " Try again."]
+    return "\n".join(parts)
+
+
+def choose_plan_offline(macros, legal, feedback, rng):
+    """The scripted stand-in at the plan level: picks a macro and fills in its usage's
+    placeholders (counts 1..3, coordinates 0..7, names from the reason of a refusal when it
+    lists them, else from the legal actions' names such as pick_wood; optional [parts] half
+    of the time)."""
+    names = []
+    if feedback:
+        for group in re.findall(r"\(([^()]*)\)", feedback):
+            names += [w.strip() for w in group.split(",") if re.fullmatch(r"[a-z_]+", w.strip())]
+    if not names:
+        names = sorted({a.split("_", 1)[1] for a in legal
+                        if "_" in a and not a.split("_", 1)[1][-1].isdigit()})
+    m = rng.choice(macros)
+    words = [m["name"]]
+    for token in m["usage"].split()[1:]:
+        inner = token.strip("[]")
+        if token.startswith("[") and rng.random() < 0.5:
+            continue  # an optional part, left out
+        if not inner.startswith("<"):
+            words.append(inner)  # a literal keyword
+            continue
+        t = inner.strip("<>").lower()
+        if t in ("n", "count", "amount", "number", "ticks"):
+            words.append(str(rng.randint(1, 3)))
+        elif t in ("x", "y", "row", "col", "column"):
+            words.append(str(rng.randint(0, 7)))
+        else:
+            words.append(rng.choice(names) if names else t)
+    return "Thoughts: this looks useful now.\nPlan: " + " ".join(words)
+
+
+def ask_plan(agent, view, macros, outcome, feedback, args, rng):
+    prompt = build_plan_prompt(agent, view, macros, outcome, feedback)
+    if args.llm:
+        return parse_answer(choose_action_llm(prompt), "plan")
+    if not feedback and rng.random() < args.sloppy:
+        return "FLY to the moon"  # what a model gets wrong now and then
+    return parse_answer(choose_plan_offline(macros, view["legal_actions"], feedback, rng),
+                        "plan")
+
+
 def ask_model(agent, view, feedback, args, rng):
     prompt = build_prompt(agent, view, feedback)
     if args.llm:
@@ -85,12 +153,68 @@ def ask_model(agent, view, feedback, args, rng):
     return parse_answer(choose_action_offline(prompt, view["legal_actions"], rng))
 
 
-def parse_answer(text):
-    """The text after 'Action:', as the server's parser expects it."""
+def parse_answer(text, key="action"):
+    """The text after 'Action:' (or 'Plan:'), as the server expects it."""
     for line in text.splitlines():
-        if line.strip().lower().startswith("action:"):
+        if line.strip().lower().startswith(key + ":"):
             return line.split(":", 1)[1].strip()
     return text.strip()
+
+
+def send_with_retries(server, op, actions, ask, args, **extra):
+    """Sends a step or advance; an answer the server refuses is re-asked (ask(agent,
+    message)) up to --retries times, then that agent is left out. Returns the reply and
+    the number of refusals."""
+    tries, refused = {}, 0
+    while True:
+        reply = server.request(op=op, actions=actions, **extra)
+        if reply["ok"]:
+            return reply, refused
+        err = reply["error"]
+        agent = err["agent"]
+        if err["code"] not in REFUSED or agent not in actions:
+            raise RuntimeError("server refused the %s: %s" % (op, err["message"]))
+        refused += 1
+        tries[agent] = tries.get(agent, 0) + 1
+        if tries[agent] > args.retries:
+            del actions[agent]
+        else:
+            actions[agent] = ask(agent, err["message"])
+
+
+def play_plans(server, info, reply, args, rng):
+    """The plan-level loop: ask the agents without a running plan for one, advance until a
+    plan ends, repeat. Returns (final reply, returns, refusals, plans ended)."""
+    macros = info["macros"]
+    totals = {agent: 0.0 for agent in info["agents"]}
+    outcome = {agent: None for agent in info["agents"]}
+    refused = ended = 0
+    while not reply["done"] and reply["tick"] < args.steps:
+        views = reply["agents"]
+        idle = [a for a in info["agents"]
+                if not views[a].get("terminated") and not views[a].get("truncated")
+                and (views[a].get("plan") or {}).get("status") != "running"]
+        plans = {a: {"plan": ask_plan(a, views[a], macros, outcome[a], None, args, rng)}
+                 for a in idle}
+
+        def reask(agent, message):
+            return {"plan": ask_plan(agent, views[agent], macros, outcome[agent], message,
+                                     args, rng)}
+
+        reply, n = send_with_retries(server, "advance", plans, reask, args,
+                                     max_ticks=args.steps - reply["tick"])
+        refused += n
+        notes = []
+        for agent, res in reply["agents"].items():
+            totals[agent] += res["reward"]
+            plan = res.get("plan")
+            if plan and plan["status"] != "running":
+                ended += 1
+                outcome[agent] = "%s: %s (%s)" % (plan["command"], plan["status"], plan["why"])
+                notes.append("%s %s" % (agent, outcome[agent]))
+        print("tick %d (+%d, %s): %s" % (reply["tick"], reply["ticks"], reply["stopped"],
+                                         "; ".join(notes) or "no plan ended"))
+    return reply, totals, refused, ended
 
 
 def main():
@@ -101,12 +225,15 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--retries", type=int, default=2, help="re-asks after a refused action")
     ap.add_argument("--llm", action="store_true", help="call choose_action_llm")
+    ap.add_argument("--primitive", action="store_true",
+                    help="ask for primitive actions every step even when the scenario has "
+                         "plan commands")
     ap.add_argument("--sloppy", type=float, default=0.0,
                     help="how often the offline stand-in answers nonsense (0..1), to show "
                          "the re-ask path")
     ap.add_argument("--check", action="store_true",
                     help="fail unless every step ran (and, with --sloppy, some action was "
-                         "refused and re-asked)")
+                         "refused and re-asked; with plans, some plan ended)")
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
@@ -115,6 +242,18 @@ def main():
     print("scenario %s: agents %s, %d actions" % (info["scenario"], ", ".join(info["agents"]),
                                                  len(info["actions"])))
     reply = server.request(op="reset", seed=args.seed)
+    if info.get("macros") and not args.primitive:
+        print("plan commands: " + ", ".join(m["usage"] for m in info["macros"]))
+        reply, totals, refused, ended = play_plans(server, info, reply, args, rng)
+        print("returns: " + ", ".join("%s %g" % (a, r) for a, r in totals.items()))
+        print("plans ended: %d; refused answers re-asked: %d" % (ended, refused))
+        server.close()
+        if args.check and ((reply["tick"] != args.steps and not reply["done"]) or ended == 0
+                           or (args.sloppy > 0 and refused == 0)):
+            print("check failed: tick %s of %d, %d plans ended, %d refused"
+                  % (reply["tick"], args.steps, ended, refused), file=sys.stderr)
+            return 1
+        return 0
     totals = {agent: 0.0 for agent in info["agents"]}
     refused = 0
     for _ in range(args.steps):
@@ -123,25 +262,13 @@ def main():
         views = reply["agents"]
         live = [a for a in info["agents"]
                 if not views[a].get("terminated") and not views[a].get("truncated")]
-        actions, tries = {}, {}
-        for agent in live:
-            actions[agent] = ask_model(agent, views[agent], None, args, rng)
-        while True:
-            step = server.request(op="step", actions=actions)
-            if step["ok"]:
-                break
-            err = step["error"]
-            agent = err["agent"]
-            if err["code"] not in ("bad_action", "illegal_action") or agent not in actions:
-                raise RuntimeError("server refused the step: %s" % err["message"])
-            # Re-ask only the agent the server named, with its reason; after --retries
-            # refusals that agent is left out of the step (it does noop).
-            refused += 1
-            tries[agent] = tries.get(agent, 0) + 1
-            if tries[agent] > args.retries:
-                del actions[agent]
-            else:
-                actions[agent] = ask_model(agent, views[agent], err["message"], args, rng)
+        actions = {agent: ask_model(agent, views[agent], None, args, rng) for agent in live}
+        # Re-ask only the agent the server named, with its reason; after --retries
+        # refusals that agent is left out of the step (it does noop).
+        step, n = send_with_retries(
+            server, "step", actions,
+            lambda agent, message: ask_model(agent, views[agent], message, args, rng), args)
+        refused += n
         reply = step
         for agent, res in reply["agents"].items():
             totals[agent] += res["reward"]

@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define POLIS_ABI_MAJOR 1
-#define POLIS_ABI_MINOR 1
+#define POLIS_ABI_MINOR 2
 #define POLIS_PLUGIN_ENTRY "polis_plugin_entry"
 
 #if defined(__GNUC__)
@@ -175,6 +175,32 @@ typedef void (*polis_mask_fn)(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *
 /* A policy writes one action id for `agent` (it should be legal under the current mask). */
 typedef polis_status (*polis_policy_fn)(polis_ctx *ctx, void *ud, int32_t agent,
                                         int32_t *out_action);
+
+/* ABI 1.2: plans (macro actions). A macro is a multi-tick controller a client starts for one
+ * agent with a text command ("GATHER 3 wood", "GOTO 4 7"); from then on it chooses the
+ * agent's primitive action at every tick until it reports that its goal is reached or can
+ * no longer be reached, and why (polis_plan_state, types.h). LLM agents plan at this level
+ * (docs/clients.md). */
+typedef struct polis_macro_def {
+    const char *name;  /* the command word, [A-Z][A-Z0-9_]*, matched case-insensitively */
+    const char *usage; /* "GATHER <n> <resource>" */
+    const char *doc;   /* one or two sentences: what it does, when it ends */
+    size_t plan_size;  /* bytes of per-agent plan state the kernel keeps (<= 4096) */
+    /* Starts a plan for agent from the words after the name (trimmed; "" when none) into
+     * `plan` (plan_size bytes, zeroed by the kernel). Arguments it cannot accept: set
+     * host->error and return POLIS_ERR_ACTION (no plan is started). Reads state, never
+     * changes it. Called only after a successful reset. */
+    polis_status (*start)(polis_ctx *ctx, void *ud, int32_t agent, const char *args,
+                          void *plan);
+    /* Called at most once per tick while the plan runs, between steps: sets *state and,
+     * when RUNNING, *out_action (it must be legal under the agent's current mask); when DONE
+     * or IMPOSSIBLE it writes a one-line reason into why (cap bytes, NUL-terminated). May
+     * update `plan`; reads the env's state and draws randomness only from
+     * host->policy_rng. */
+    polis_status (*next)(polis_ctx *ctx, void *ud, int32_t agent, void *plan,
+                         polis_plan_state *state, int32_t *out_action, char *why, size_t cap);
+    void *ud;
+} polis_macro_def;
 
 /* The grid: width x height cells in `layers` int32 layers, stored [layer][y][x]. Cleared to
  * 0 at every reset. Plugins index `cells` directly in hot loops. */
@@ -340,6 +366,9 @@ typedef struct polis_host {
      * is registered, so a failure registers nothing. Registration during init/start only. */
     polis_status (*action_family)(polis_ctx *ctx, const polis_action_family_def *def,
                                   int32_t *out_first_id);
+    /* ABI 1.2 (check struct_size before use). Registers a macro (polis_macro_def). Names
+     * are unique per env. Registration during init/start only. */
+    polis_status (*macro)(polis_ctx *ctx, const polis_macro_def *def);
 } polis_host;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

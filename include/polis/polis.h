@@ -311,6 +311,33 @@ int32_t polis_env_policy_find(const polis_env *env, const char *name);
 polis_status polis_env_policy_act(polis_env *env, int32_t policy, const int32_t *agents,
                                   int32_t n);
 
+/* ---- plans (macro actions) ------------------------------------------------------------------ */
+
+/* Macros plugins registered (host->macro): count, name ("GATHER"), usage
+ * ("GATHER <n> <resource>"), doc; NULL for an index out of range. */
+int32_t polis_env_n_macros(const polis_env *env);
+const char *polis_env_macro_name(const polis_env *env, int32_t macro);
+const char *polis_env_macro_usage(const polis_env *env, int32_t macro);
+const char *polis_env_macro_doc(const polis_env *env, int32_t macro);
+/* Starts a plan for agent from a command, "GATHER 3 wood" (the first word names the macro,
+ * case-insensitively; the rest are its arguments), replacing any plan the agent had.
+ * Allowed after a successful reset, for an agent not yet finished. An unknown macro or
+ * arguments the macro refuses: POLIS_ERR_ACTION with the reason in the env's error, and the
+ * agent keeps no plan. Allocates nothing. */
+polis_status polis_env_plan_start(polis_env *env, int32_t agent, const char *command);
+/* Asks agent's plan for this tick's action. POLIS_OK with *state RUNNING and *out_action
+ * set, or *state DONE / IMPOSSIBLE with *why (owned by the env, valid until the next plan
+ * call for that agent) — the plan has then ended. An agent that finished ends its plan as
+ * IMPOSSIBLE. POLIS_ERR_INVALID if the agent has no plan; a macro that fails or returns an
+ * action outside the agent's mask: POLIS_ERR_ACTION naming the macro, agent and tick (the
+ * plan ends). Call once per tick, before polis_env_step. */
+polis_status polis_env_plan_next(polis_env *env, int32_t agent, polis_plan_state *state,
+                                 int32_t *out_action, const char **why);
+/* Ends agent's plan, if any. Reset ends every plan. */
+void polis_env_plan_cancel(polis_env *env, int32_t agent);
+/* The command of agent's running plan as it was started, or NULL if it has none. */
+const char *polis_env_plan_command(const polis_env *env, int32_t agent);
+
 /* A 64-bit FNV-1a hash of the observable episode state: observations, masks, rewards,
  * terminations, truncations and tick. Golden tests compare it across versions. */
 uint64_t polis_env_state_hash(const polis_env *env);

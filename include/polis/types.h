@@ -96,6 +96,13 @@ typedef struct polis_io {
     uint8_t *illegal;       /* [n_agents], 1 = last action was illegal (a no-op) */
 } polis_io;
 
+/* Where a plan (macro action, polis_env_plan_next / polis_macro_def) stands after a tick. */
+typedef enum polis_plan_state {
+    POLIS_PLAN_RUNNING = 0,    /* the plan chose the agent's action for this tick */
+    POLIS_PLAN_DONE = 1,       /* the goal is reached; the reason says what was achieved */
+    POLIS_PLAN_IMPOSSIBLE = 2, /* the goal cannot be reached (any more); the reason says why */
+} polis_plan_state;
+
 #ifdef __cplusplus
 }
 #endif

@@ -134,49 +134,90 @@ static bool blocked(const soc *s, int32_t x, int32_t y)
     return *soc_layer(s, s->L_blocks, y * s->W + x) != 0;
 }
 
-/* Breadth-first search over the agent's window (window coordinates i along x, j along y,
- * the agent at (fh, fv)); returns the first move towards the nearest cell with an offer, or
- * -1 when the window offers nothing reachable. */
+void soc_bfs_run(const soc_bfs *b, int32_t start)
+{
+    int32_t head = 0, tail = 0;
+    b->dist[start] = 0;
+    b->first[start] = -1;
+    b->queue[tail++] = start;
+    while (head < tail) {
+        int32_t w = b->queue[head++], d = b->dist[w];
+        if (b->visit && b->visit(b->ud, w, d, b->first[w])) return;
+        for (int32_t dir = 0; dir < 4; dir++) {
+            int32_t nw = b->step(b->ud, w, dir);
+            if (nw < 0 || b->dist[nw] >= 0) continue;
+            b->dist[nw] = d + 1;
+            b->first[nw] = (int8_t)(d == 0 ? dir : b->first[w]);
+            b->queue[tail++] = nw;
+        }
+    }
+}
+
+/* The greedy search's nodes are the cells of the agent's window, w = i * B + j (i along x,
+ * j along y, the agent at (fh, fv)): a window wider than the map holds a cell twice, as the
+ * observation does. */
+typedef struct win_search {
+    soc *s;
+    int32_t agent, fh, fv, B, rows, cols;
+    int32_t best_dir, best_dist;
+    double best;
+} win_search;
+
+static int32_t win_step(void *ud, int32_t w, int32_t dir)
+{
+    const win_search *q = ud;
+    int32_t ni = w / q->B + DX[dir], nj = w % q->B + DY[dir];
+    if (ni < 0 || ni >= q->rows || nj < 0 || nj >= q->cols) return -1;
+    const soc *s = q->s;
+    int32_t x = soc_wrap(s->ax[q->agent] + ni - q->fh, s->W),
+            y = soc_wrap(s->ay[q->agent] + nj - q->fv, s->H);
+    return blocked(s, x, y) ? -1 : ni * q->B + nj;
+}
+
+/* The nearest cell with an offer wins; among cells at its distance, the best offer. */
+static bool win_visit(void *ud, int32_t w, int32_t d, int32_t first)
+{
+    win_search *q = ud;
+    if (q->best_dist >= 0 && d > q->best_dist) return true;
+    if (d == 0) return false;
+    const soc *s = q->s;
+    int32_t x = soc_wrap(s->ax[q->agent] + w / q->B - q->fh, s->W),
+            y = soc_wrap(s->ay[q->agent] + w % q->B - q->fv, s->H);
+    int32_t act = 0;
+    double v = offer(s, q->agent, y * s->W + x, &act);
+    if (v > q->best) {
+        q->best = v;
+        q->best_dir = first;
+        q->best_dist = d;
+    }
+    return false;
+}
+
+/* Breadth-first search over the agent's window; returns the first move towards the nearest
+ * cell with an offer, or -1 when the window offers nothing reachable. */
 static int32_t towards_target(soc *s, int32_t agent)
 {
     const soc_job *job = &s->jobs[s->agent_job[agent]];
-    int32_t fh = job->fov_h, fv = job->fov_v, B = 2 * s->g_win_v + 1;
-    int32_t rows = 2 * fh + 1, cols = 2 * fv + 1;
-    for (int32_t i = 0; i < rows; i++)
-        for (int32_t j = 0; j < cols; j++) s->g_dist[i * B + j] = -1;
-    int32_t head = 0, tail = 0, centre = fh * B + fv;
-    s->g_dist[centre] = 0;
-    s->g_first[centre] = -1;
-    s->g_queue[tail++] = centre;
-    int32_t best_dir = -1, best_dist = -1;
-    double best = 0;
-    while (head < tail) {
-        int32_t w = s->g_queue[head++];
-        int32_t i = w / B, j = w % B, d = s->g_dist[w];
-        if (best_dist >= 0 && d > best_dist) break;
-        int32_t x = soc_wrap(s->ax[agent] + i - fh, s->W),
-                y = soc_wrap(s->ay[agent] + j - fv, s->H);
-        if (d > 0) {
-            int32_t act = 0;
-            double v = offer(s, agent, y * s->W + x, &act);
-            if (v > best) {
-                best = v;
-                best_dir = s->g_first[w];
-                best_dist = d;
-            }
-        }
-        for (int32_t dir = 0; dir < 4; dir++) {
-            int32_t ni = i + DX[dir], nj = j + DY[dir];
-            if (ni < 0 || ni >= rows || nj < 0 || nj >= cols) continue;
-            int32_t nw = ni * B + nj;
-            if (s->g_dist[nw] >= 0) continue;
-            if (blocked(s, soc_wrap(x + DX[dir], s->W), soc_wrap(y + DY[dir], s->H))) continue;
-            s->g_dist[nw] = d + 1;
-            s->g_first[nw] = (int8_t)(d == 0 ? dir : s->g_first[w]);
-            s->g_queue[tail++] = nw;
-        }
-    }
-    return best_dir;
+    win_search q = {.s = s,
+                    .agent = agent,
+                    .fh = job->fov_h,
+                    .fv = job->fov_v,
+                    .B = 2 * s->g_win_v + 1,
+                    .rows = 2 * job->fov_h + 1,
+                    .cols = 2 * job->fov_v + 1,
+                    .best_dir = -1,
+                    .best_dist = -1,
+                    .best = 0};
+    for (int32_t i = 0; i < q.rows; i++)
+        for (int32_t j = 0; j < q.cols; j++) s->g_dist[i * q.B + j] = -1;
+    soc_bfs b = {.dist = s->g_dist,
+                 .first = s->g_first,
+                 .queue = s->g_queue,
+                 .step = win_step,
+                 .visit = win_visit,
+                 .ud = &q};
+    soc_bfs_run(&b, q.fh * q.B + q.fv);
+    return q.best_dir;
 }
 
 static int32_t explore(soc *s, int32_t agent)

@@ -50,6 +50,9 @@ typedef struct soc_params {
     const char *resources_in_play;
     const char *view;
     bool terminate_at_limit;
+    /* plans (plan.c) */
+    int64_t plan_patience;      /* ticks in a row without progress before a plan gives up */
+    int64_t plan_explore_ticks; /* EXPLORE's default length */
 } soc_params;
 
 enum { SOC_VIEW_WINDOW = 0, SOC_VIEW_MAP = 1 };
@@ -273,6 +276,11 @@ typedef struct soc {
     int32_t g_win_h, g_win_v;
     bool g_has_rng;      /* the host has policy_rng */
 
+    /* ---- plans (plan.c): the macro actions; full-map search arrays, sized at start ---- */
+    int32_t *p_dist;  /* [cells] BFS distance, -1 not reached */
+    int8_t *p_first;  /* [cells] first move of the shortest path */
+    int32_t *p_queue; /* [cells] */
+
     polis_society_api api;
 } soc;
 
@@ -395,5 +403,25 @@ polis_status soc_register_renderers(soc *s);
  * observations, when the jobs and their fields of view are known). */
 polis_status soc_register_policy(soc *s);
 polis_status soc_greedy_action(soc *s, int32_t agent, int32_t *out_action);
+
+/* A breadth-first search over nodes the caller numbers (the cells of a window for the
+ * greedy baseline, of the whole map for plans). Nodes leave the queue nearest first; moves
+ * are tried in rules.c's order (up, down, left, right), so ties go to the earlier move. */
+typedef struct soc_bfs {
+    int32_t *dist;  /* [nodes] -1: not reached; the caller sets -1 on every node it can reach */
+    int8_t *first;  /* [nodes] the first move of the path found (0..3), -1 at the start */
+    int32_t *queue; /* [nodes] */
+    int32_t (*step)(void *ud, int32_t node, int32_t dir); /* the neighbour, -1: none/blocked */
+    bool (*visit)(void *ud, int32_t node, int32_t dist, int32_t first); /* true stops; NULL */
+    void *ud;
+} soc_bfs;
+void soc_bfs_run(const soc_bfs *b, int32_t start);
+
+/* ---- plan.c ------------------------------------------------------------------------------------
+ */
+
+/* Registers the macros GATHER, CRAFT, EXPLORE, DUMP and GOTO (host->macro, ABI 1.2) and sizes
+ * their search arrays; nothing on an older host. Start, after soc_register_policy. */
+polis_status soc_register_plans(soc *s);
 
 #endif

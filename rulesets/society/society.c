@@ -431,6 +431,11 @@ static const polis_param_def PARAMS[] = {
     P("terminate_at_limit", POLIS_PARAM_BOOL, terminate_at_limit, 0, 1, 0, NULL,
       "at the time limit report agents terminated as well as truncated (AdaSociety reports "
       "both)"),
+    P("plan_patience", POLIS_PARAM_INT, plan_patience, 1, 1e6, 30, NULL,
+      "plans (GATHER, CRAFT, DUMP, GOTO) give up after this many ticks in a row without "
+      "progress (README \"Plans\")"),
+    P("plan_explore_ticks", POLIS_PARAM_INT, plan_explore_ticks, 1, 1e6, 20, NULL,
+      "ticks an EXPLORE plan walks when nothing new comes into view"),
 };
 #undef P
 
@@ -543,7 +548,7 @@ static polis_status society_start(polis_ctx *ctx, void *state)
         soc_api->sharers)
         s->social = soc_api;
     if ((st = soc_register_actions(s)) || (st = soc_register_observations(s)) ||
-        (st = soc_register_policy(s)))
+        (st = soc_register_policy(s)) || (st = soc_register_plans(s)))
         return st;
     soc_free_adasociety(s);
     return POLIS_OK;

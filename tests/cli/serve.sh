@@ -46,7 +46,7 @@ polis 0 serve "$GATHER" --stdio <<'EOF'
 EOF
 err_empty
 out_lines 6
-out_line '{"ok":true,"op":"describe","scenario":"gather","agents":["agent_0","agent_1","agent_2","agent_3"],"actions":["noop","move_north","move_south","move_west","move_east"],"formats":["json","text"],"default_seed":1,"max_steps":200,"on_bad_action":"error","in_episode":false,"id":7}'
+out_line '{"ok":true,"op":"describe","scenario":"gather","agents":["agent_0","agent_1","agent_2","agent_3"],"actions":["noop","move_north","move_south","move_west","move_east"],"formats":["json","text"],"default_seed":1,"max_steps":200,"on_bad_action":"error","in_episode":false,"macros":[],"id":7}'
 # reset: the JSON view, the text view and the legal actions in mask order (agent_2 is
 # at the east wall).
 out_has '{"ok":true,"op":"reset","seed":3,"tick":0,"done":false,"agents":{"agent_0":{"observation":{"gather":{"position":[9,4],'
@@ -111,8 +111,8 @@ out_line '{"ok":false,"error":{"code":"no_episode","message":"no episode: send {
 out_line '{"ok":false,"error":{"code":"bad_json","message":"malformed JSON at byte 0 of the request","agent":null}}'
 out_line '{"ok":false,"error":{"code":"bad_json","message":"unexpected text at byte 19 after the request","agent":null}}'
 out_line '{"ok":false,"error":{"code":"bad_request","message":"a request is a JSON object with \"op\"","agent":null}}'
-out_line '{"ok":false,"error":{"code":"bad_request","message":"\"op\" is missing or not a string (ops: describe, reset, step, close)","agent":null},"id":1}'
-out_line '{"ok":false,"error":{"code":"unknown_op","message":"unknown op \"fly\" (ops: describe, reset, step, close)","agent":null}}'
+out_line '{"ok":false,"error":{"code":"bad_request","message":"\"op\" is missing or not a string (ops: describe, reset, step, advance, close)","agent":null},"id":1}'
+out_line '{"ok":false,"error":{"code":"unknown_op","message":"unknown op \"fly\" (ops: describe, reset, step, advance, close)","agent":null}}'
 out_line '{"ok":false,"error":{"code":"bad_request","message":"\"seed\": -1 is not an integer in [0, 2^53] (give larger seeds as a decimal string)","agent":null}}'
 out_line '{"ok":false,"error":{"code":"bad_request","message":"\"seed\": 1.5 is not an integer in [0, 2^53] (give larger seeds as a decimal string)","agent":null}}'
 out_line '{"ok":false,"error":{"code":"bad_request","message":"\"seed\": \"12x\" is not a decimal integer in [0, 2^64)","agent":null}}'
@@ -127,7 +127,7 @@ out_line '{"ok":false,"error":{"code":"bad_action","message":"agent agent_0: act
 out_has '{"ok":false,"error":{"code":"bad_action","message":"agent 0 (agent_0): '
 out_line '{"ok":false,"error":{"code":"illegal_action","message":"agent agent_2: action move_east is not legal at tick 0 (legal: noop, move_north, move_south, move_west)","agent":"agent_2"}}'
 # The refused steps were not taken, and counted as bad actions.
-out_has '"on_bad_action":"error","in_episode":true,"id":"after"}'
+out_has '"on_bad_action":"error","in_episode":true,"macros":[],"id":"after"}'
 out_lacks '"op":"step"'
 
 polis 0 serve "$GATHER" --stdio <<'EOF'

@@ -24,7 +24,7 @@ docs/python.md is the guide.
 from . import errors, spaces
 from ._compat import HAVE_NUMPY
 from ._lib import load_library
-from .core import Env, EventInfo, ObsFieldInfo
+from .core import Env, EventInfo, MacroInfo, ObsFieldInfo, PlanStep
 from .errors import (ActionError, ConfigError, FFIError, InvalidArgumentError, LibraryError,
                      LimitError, OutOfMemoryError, PluginError, PolisError, PolisIOError,
                      ScriptError, StateError, UnknownAgentError)
@@ -42,8 +42,9 @@ def library_version(library=None):
 
 __all__ = [
     "ActionError", "ConfigError", "Env", "EventInfo", "FFIError", "HAVE_NUMPY",
-    "InvalidArgumentError", "LibraryError", "LimitError", "ObsFieldInfo", "OutOfMemoryError",
-    "ParallelEnv", "PluginError", "PolisError", "PolisIOError", "ScriptError", "StateError",
+    "InvalidArgumentError", "LibraryError", "LimitError", "MacroInfo", "ObsFieldInfo",
+    "OutOfMemoryError", "ParallelEnv", "PlanStep", "PluginError", "PolisError", "PolisIOError",
+    "ScriptError", "StateError",
     "UnknownAgentError", "apply_overrides", "errors", "find_scenario", "library_version",
     "load_library", "parallel_env", "spaces", "VectorEnv", "vector_env",
 ]

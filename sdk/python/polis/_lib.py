@@ -151,6 +151,15 @@ PROTOTYPES = {
     "polis_env_render_formats": (_cp, [c_env_p]),
     "polis_env_parse_action": (c_status, [c_env_p, _i32, _cp, _P(_i32)]),
     "polis_env_state_hash": (_u64, [c_env_p]),
+    # plans (macro actions); polis_plan_state is a C enum, passed as int
+    "polis_env_n_macros": (_i32, [c_env_p]),
+    "polis_env_macro_name": (_cp, [c_env_p, _i32]),
+    "polis_env_macro_usage": (_cp, [c_env_p, _i32]),
+    "polis_env_macro_doc": (_cp, [c_env_p, _i32]),
+    "polis_env_plan_start": (c_status, [c_env_p, _i32, _cp]),
+    "polis_env_plan_next": (c_status, [c_env_p, _i32, _P(ctypes.c_int), _P(_i32), _P(_cp)]),
+    "polis_env_plan_cancel": (None, [c_env_p, _i32]),
+    "polis_env_plan_command": (_cp, [c_env_p, _i32]),
     # vectorised envs (polis.vector): a polis_vec* is opaque like a polis_env*
     "polis_vec_create_file": (c_status, [_cp, _P(Options), _i32, _i32, _P(c_vec_p),
                                          _P(CreateError)]),

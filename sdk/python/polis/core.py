@@ -42,6 +42,17 @@ ObsFieldInfo.__doc__ = """One field of the per-agent observation record (polis_o
 dtype is "u8", "i8", "i16", "i32" or "f32"; shape a tuple; offset in bytes from the start of
 the agent's record."""
 
+MacroInfo = namedtuple("MacroInfo", "name usage doc")
+MacroInfo.__doc__ = """A plan command the scenario offers (``polis_env_macro_*``): ``name``
+("GATHER"), ``usage`` ("GATHER <n> <resource>") and a one- or two-sentence ``doc``."""
+
+PlanStep = namedtuple("PlanStep", "status action why")
+PlanStep.__doc__ = """What ``Env.plan_next`` answers: ``status`` "running" with the tick's
+``action`` id (``why`` None), or "done" / "impossible" with the reason ``why`` (``action``
+None): the plan has then ended."""
+
+_PLAN_STATUS = ("running", "done", "impossible")
+
 EventInfo = namedtuple("EventInfo", "type name tick seq data")
 EventInfo.__doc__ = """An event as a host subscriber sees it: ``data`` is a dict of the
 payload's fields by name."""
@@ -211,6 +222,10 @@ class Env(_BufferOwner):
         self.render_formats = tuple((_decode(lib.env_render_formats(p)) or "").split())
         self.event_types = tuple(_decode(lib.env_event_name(p, t))
                                  for t in range(lib.env_n_event_types(p)))
+        self.macros = tuple(MacroInfo(_decode(lib.env_macro_name(p, m)),
+                                      _decode(lib.env_macro_usage(p, m)),
+                                      _decode(lib.env_macro_doc(p, m)))
+                            for m in range(lib.env_n_macros(p)))
 
     def _raw(self, addr, ctype, count):
         """A ctypes array over engine memory that keeps the handle (so the env) alive."""
@@ -445,6 +460,65 @@ class Env(_BufferOwner):
             return json.loads(_decode(ctypes.string_at(raw)))
         finally:
             self._lib.free(raw)
+
+    # ---- plans (macro actions) -----------------------------------------------------------
+
+    def plan(self, agent, command):
+        """Starts a plan for ``agent`` from a command such as ``"GATHER 3 wood"`` (its first
+        word names one of ``macros``, in any case), replacing the agent's plan if it had one
+        (``polis_env_plan_start``). ActionError with the engine's reason for an unknown macro
+        or arguments the macro refuses (the agent then has no plan); StateError for a
+        finished agent or before ``reset``."""
+        p = self._ptr()
+        a = self.agent_id(agent)
+        if not isinstance(command, str):
+            raise InvalidArgumentError(f"plan: expected a command string, got "
+                                       f"{type(command).__name__}")
+        self._check(self._lib.env_plan_start(p, a, command.encode()))
+
+    def plan_next(self, agent):
+        """This tick's step of ``agent``'s plan, a ``PlanStep`` (``polis_env_plan_next``):
+        write a running plan's ``action`` into ``actions`` before ``step``. A second call in
+        the same tick answers the same. InvalidArgumentError when the agent has no plan;
+        ActionError (or the macro's error) when the macro fails or picks an action the
+        agent's mask forbids: the plan has then ended."""
+        p = self._ptr()
+        a = self.agent_id(agent)
+        state = ctypes.c_int(0)
+        action = ctypes.c_int32(0)
+        why = ctypes.c_char_p()
+        self._check(self._lib.env_plan_next(p, a, ctypes.byref(state), ctypes.byref(action),
+                                            ctypes.byref(why)))
+        self._raise_pending()
+        status = _PLAN_STATUS[state.value]
+        if status == "running":
+            return PlanStep(status, action.value, None)
+        return PlanStep(status, None, _decode(why.value))
+
+    def plan_cancel(self, agent):
+        """Ends ``agent``'s plan, if it has one. ``reset`` ends every plan."""
+        self._lib.env_plan_cancel(self._ptr(), self.agent_id(agent))
+
+    def plan_command(self, agent):
+        """The command of ``agent``'s running plan as it was started (trimmed), or None."""
+        return _decode(self._lib.env_plan_command(self._ptr(), self.agent_id(agent)))
+
+    def plan_actions(self):
+        """Writes the action of every running plan into ``actions`` (other agents' entries
+        are left as they are) and returns ``{agent name: PlanStep}`` for the plans that
+        ended now. The loop of a plan-level agent: ``ended = env.plan_actions()``,
+        ``env.step()``, and give the agents in ``ended`` new plans."""
+        ended = {}
+        buf = self.actions
+        for a, name in enumerate(self.agent_names):
+            if self.plan_command(a) is None:
+                continue
+            r = self.plan_next(a)
+            if r.status == "running":
+                buf[a] = r.action
+            else:
+                ended[name] = r
+        return ended
 
     # ---- masks and observations as plain Python ------------------------------------------
 
