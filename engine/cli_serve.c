@@ -497,7 +497,12 @@ static cJSON *resolve_action(session *s, int32_t agent, const cJSON *v)
         if (!text) return error_reply("engine_error", name, "out of memory");
         if (polis_env_parse_action(s->env, agent, text, &id) != POLIS_OK) {
             code = "bad_action";
-            snprintf(msg, sizeof msg, "%s", polis_env_error(s->env));
+            int w = snprintf(msg, sizeof msg, "%s", polis_env_error(s->env));
+            /* a client that misspelt a plan command learns that plans exist */
+            int32_t nm = polis_env_n_macros(s->env);
+            for (int32_t k = 0; k < nm && w > 0 && (size_t)w < sizeof msg; k++)
+                w += snprintf(msg + w, sizeof msg - (size_t)w, "%s%s", k ? ", " : "; plan commands: ",
+                              polis_env_macro_usage(s->env, k));
             id = -1;
         }
         if (!cJSON_IsString(v)) cJSON_free(text);

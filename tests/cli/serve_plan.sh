@@ -118,7 +118,7 @@ out_lines 16
 out_line '{"ok":false,"error":{"code":"no_episode","message":"no episode: send {\"op\": \"reset\"} first","agent":null}}'
 out_line '{"ok":false,"error":{"code":"bad_plan","message":"plan_start: agent 0 (agent_0): unknown macro \"FLY\" (macros: WALK, BACK, WANDER, BAD)","agent":"agent_0"}}'
 # a string whose first word is no macro is an ordinary (here unparseable) action
-out_line '{"ok":false,"error":{"code":"bad_action","message":"agent 0 (agent_0): cannot parse action \"FLY 2\" (action names: noop, fwd, back; 0 parsers tried)","agent":"agent_0"}}'
+out_line '{"ok":false,"error":{"code":"bad_action","message":"agent 0 (agent_0): cannot parse action \"FLY 2\" (action names: noop, fwd, back; 0 parsers tried); plan commands: WALK <n>, BACK <n>, WANDER <n>, BAD <how>","agent":"agent_0"}}'
 out_line '{"ok":false,"error":{"code":"bad_request","message":"\"actions\".\"agent_0\".\"plan\" must be a plan command (a string such as \"GATHER 3 wood\")","agent":"agent_0"}}'
 out_line '{"ok":false,"error":{"code":"unknown_agent","message":"\"actions\": no agent named \"bob\" (agents: agent_0, agent_1)","agent":"bob"}}'
 out_line '{"ok":false,"error":{"code":"bad_plan","message":"plan_start: agent 1 (agent_1): WALK: macro_probe: WALK: the step count must be 1 to 100, got \"x\"","agent":"agent_1"}}'
