@@ -425,5 +425,25 @@ class TestEventsAndLog(unittest.TestCase):
         env.close()
 
 
+class TestNoRewardFunctions(unittest.TestCase):
+    """A scenario may register no reward function: reward_components is then empty (a
+    [0, n] array with numpy, an empty one-dimensional memoryview without)."""
+
+    def test_env_without_reward_functions(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "tick.lua"), "w") as f:
+                f.write('polis.observation{name = "tick", dtype = "i32", shape = {1},\n'
+                        '  write = function(agent, buf) buf[1] = polis.tick() end}\n')
+            scenario = {"polis": 1, "name": "still", "max_steps": 3, "agents": 2,
+                        "scripts": [{"path": "tick.lua"}]}
+            with polis.Env(scenario, base_dir=d) as env:
+                self.assertEqual(env.reward_fn_names, ())
+                self.assertEqual(len(env.reward_components), 0)
+                env.reset(1)
+                env.step()
+                self.assertEqual(tolist(env.rewards), [0.0, 0.0])
+                self.assertEqual(env.obs_dict(1, copy=True)["tick"][0], 1)
+
+
 if __name__ == "__main__":
     unittest.main()

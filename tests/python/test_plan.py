@@ -133,5 +133,84 @@ class TestPlans(unittest.TestCase):
         return int(env.obs_dict(agent, copy=True)["pos"][0])
 
 
+@unittest.skipUnless(PLUGINS and os.path.isdir(PLUGINS),
+                     "POLIS_TEST_PLUGIN_DIR (the kernel's test plugins) is not set")
+class TestParallelPlans(unittest.TestCase):
+    """Plans through the PettingZoo-shaped env: plan commands as actions, agents left out
+    following their plans, infos[agent]["plan"]."""
+
+    def setUp(self):
+        self.env = polis.parallel_env(LINE, plugin_path=PLUGINS, action_mask=None)
+
+    def tearDown(self):
+        self.env.close()
+
+    def pos(self, agent):
+        return int(self.env.core.obs_dict(agent, copy=True)["pos"][0])
+
+    def test_plan_runs_until_done(self):
+        env = self.env
+        env.reset(seed=1)
+        _, _, _, _, infos = env.step({"agent_0": "walk 3", "agent_1": {"plan": "WALK 1"}})
+        self.assertEqual(infos["agent_0"]["plan"],
+                         {"command": "walk 3", "status": "running", "why": None})
+        self.assertEqual(infos["agent_1"]["plan"],
+                         {"command": "WALK 1", "status": "done",
+                          "why": "walked 1 steps, now at 1"})
+        self.assertEqual((self.pos(0), self.pos(1)), (1, 1))
+        _, _, _, _, infos = env.step({})
+        self.assertEqual(infos["agent_0"]["plan"]["status"], "running")
+        self.assertNotIn("plan", infos["agent_1"])  # its plan ended in the step before
+        _, _, _, _, infos = env.step({})
+        self.assertEqual(infos["agent_0"]["plan"],
+                         {"command": "walk 3", "status": "done",
+                          "why": "walked 3 steps, now at 3"})
+        self.assertEqual((self.pos(0), self.pos(1)), (3, 1))
+        _, _, _, _, infos = env.step({})
+        self.assertNotIn("plan", infos["agent_0"])
+        self.assertEqual(self.pos(0), 3)  # no plan: noop
+
+    def test_explicit_action_cancels(self):
+        env = self.env
+        env.reset(seed=1)
+        env.step({"agent_0": "WALK 5"})
+        _, _, _, _, infos = env.step({"agent_0": "back"})  # an action name, not the macro
+        self.assertEqual(infos["agent_0"]["plan"],
+                         {"command": "WALK 5", "status": "cancelled", "why": None})
+        self.assertEqual(self.pos(0), 0)
+        self.assertIsNone(env.core.plan_command(0))
+
+    def test_impossible_and_refused(self):
+        env = self.env
+        env.reset(seed=1)
+        _, _, _, _, infos = env.step({"agent_1": "BACK 2"})
+        self.assertEqual(infos["agent_1"]["plan"],
+                         {"command": "BACK 2", "status": "impossible",
+                          "why": "hit the wall at 0 with 2 steps to go"})
+        env.step({"agent_0": "WALK 4"})
+        tick = env.core.tick
+        with self.assertRaises(polis.ActionError) as cm:
+            env.step({"agent_0": "WALK 2", "agent_1": "WALK many"})
+        self.assertIn('the step count must be 1 to 100, got "many"', str(cm.exception))
+        self.assertEqual(env.core.tick, tick)  # the step was not taken
+        self.assertIsNone(env.core.plan_command(0))
+        self.assertIsNone(env.core.plan_command(1))
+        with self.assertRaises(polis.InvalidArgumentError):
+            env.step({"agent_0": {"plan": 7}})
+
+    def test_finished_agent(self):
+        env = polis.parallel_env(LINE, plugin_path=PLUGINS, action_mask=None,
+                                 overrides={"plugins.macro_probe.params.finish_at": 2})
+        with env:
+            env.reset(seed=1)
+            env.step({"agent_0": "WALK 9"})
+            _, _, term, _, infos = env.step({})
+            self.assertTrue(term["agent_0"])
+            self.assertEqual(infos["agent_0"]["plan"],
+                             {"command": "WALK 9", "status": "impossible",
+                              "why": "agent finished"})
+            self.assertEqual(env.agents, ["agent_1"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -11,7 +11,7 @@ attribute                     with numpy                  without numpy
 ``rewards``                   float32 ``[n_agents]``          memoryview ``"f"``
 ``terminations``,             uint8 ``[n_agents]``            memoryview ``"B"``
 ``truncations``, ``illegal``
-``reward_components``         float32 ``[n_fns, n_agents]``   memoryview, same shape
+``reward_components``         float32 ``[n_fns, n_agents]``   memoryview, same shape (empty 1-D if n_fns is 0)
 ``fields[name]``              typed ``[n_agents, *shape]``    (numpy only: strided)
 ``agent_fields[a][name]``     typed ``[*shape]``              memoryview, typed and shaped
 ============================  ==========================  =============================
@@ -263,8 +263,10 @@ class Env(_BufferOwner):
                 view = _readonly(view)
             setattr(self, key, view)
         if not n_fns:
+            # memoryview refuses a 0 in a shape, so without numpy an env without reward
+            # functions has an empty one-dimensional view (len 0, like the [0, n] array).
             self.reward_components = (np.zeros((0, n), np.float32) if np is not None
-                                      else memoryview(b"").cast("f", (0, n)))
+                                      else memoryview(b"").cast("f"))
         # Each agent's mask row; int8 with numpy because gymnasium's Discrete.sample(mask=)
         # requires an int8 array (the values are the engine's 0/1 bytes, not a copy).
         if np is not None:

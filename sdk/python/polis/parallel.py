@@ -22,6 +22,13 @@ Conventions (docs/python.md has the full text):
   ``reset()`` uses the scenario's ``seed`` the first time and then a new seed derived from
   the previous one, so a sequence of unseeded resets is reproducible too.
 - There is no autoreset: a parallel env is reset by its caller.
+- Plans (macro actions, docs/clients.md): in a scenario with macros, an action
+  ``{"plan": "GATHER 3 wood"}``, or a string whose first word names a macro (and which is
+  not an action's name), starts a plan for that agent; its first action is taken in the
+  same step. A live agent missing from the dict follows its running plan (otherwise it does
+  ``noop``); an explicit action cancels the plan. ``infos[agent]["plan"]`` is
+  ``{"command", "status", "why"}`` while the agent has a plan and in the step it ends:
+  ``status`` is ``"running"``, ``"done"``, ``"impossible"`` or ``"cancelled"``.
 """
 
 from collections.abc import Mapping
@@ -68,6 +75,8 @@ class ParallelEnv:
         self.core = Env(scenario, merged, library=library, plugin_path=plugin_path,
                         base_dir=base_dir, log=log)
         core = self.core
+        self._macro_words = frozenset(m.name.upper() for m in core.macros)
+        self._action_names = frozenset(core.action_names)
         self.render_mode = render_mode
         self.action_mask_mode = action_mask
         self.copy_obs = bool(copy_obs)
@@ -206,18 +215,30 @@ class ParallelEnv:
                 raise StateError(f"step: {name} is done ({why}); it takes no more actions "
                                  f"this episode (live agents: {', '.join(live)})")
             ids.append(a)
-        values = []
+        values, commands = [], {}
         for name, a in zip(actions, ids):
             act = actions[name]
-            if isinstance(act, str):
+            command = self._plan_command(name, act)
+            if command is not None:
+                commands[a] = command
+                values.append(0)
+            elif isinstance(act, str):
                 values.append(core.parse_action(a, act))
             else:
                 values.append(core._checked_action(a, act))
+        plans = self._start_plans(live, ids, commands)
         buf = core.actions
         for a in range(core.n_agents):
             buf[a] = 0
         for a, v in zip(ids, values):
             buf[a] = v
+        for a, (command, status, _) in list(plans.items()):
+            if status == "running":
+                r = core.plan_next(a)
+                if r.status == "running":
+                    buf[a] = r.action
+                else:  # ended before acting (the agent does noop)
+                    plans[a] = (command, r.status, r.why)
         core.step()
         rew = core.rewards.tolist()
         term = core.terminations.tolist()
@@ -234,8 +255,65 @@ class ParallelEnv:
             infos[name] = self._info(a, illegal[a])
             if not term[a] and not trunc[a]:
                 survivors.append(name)
+        # A plan is asked for its next action right after the tick, so one that ends is
+        # reported in the step that ended it; a running plan's answer is kept for the next
+        # step (the kernel answers the same within a tick).
+        for a, (command, status, why) in plans.items():
+            if status == "running" and core.plan_command(a) is not None:
+                r = core.plan_next(a)
+                status, why = r.status, r.why
+            infos[self.possible_agents[a]]["plan"] = {"command": command, "status": status,
+                                                     "why": why}
         self.agents = survivors
         return obs, rewards, terminations, truncations, infos
+
+    def _plan_command(self, name, act):
+        """The plan command in an action, or None when it is an ordinary action."""
+        if isinstance(act, Mapping):
+            if set(act) != {"plan"}:
+                return None
+            if not isinstance(act["plan"], str):
+                raise InvalidArgumentError(f"step: {name}: \"plan\" must be a plan command "
+                                           f"(a string such as \"GATHER 3 wood\"), got "
+                                           f"{type(act['plan']).__name__}")
+            return act["plan"]
+        if isinstance(act, str) and self._macro_words:
+            words = act.split(None, 1)
+            if (words and words[0].upper() in self._macro_words
+                    and act.strip() not in self._action_names):
+                return act
+        return None
+
+    def _start_plans(self, live, ids, commands):
+        """Starts the plans of this step and returns {agent id: (command, status, why)} for
+        every agent whose plan runs in it or is cancelled by an explicit action. A refused
+        command raises (ActionError with the macro's reason) and the step is not taken;
+        every agent given a plan command in it is then left without a plan (as in
+        ``polis serve``)."""
+        core = self.core
+        plans = {}
+        explicit = set(ids)
+        for name in live:
+            a = self._ids[name]
+            running = core.plan_command(a)
+            if running is None:
+                continue
+            if a not in explicit:
+                plans[a] = (running, "running", None)
+            elif a not in commands:
+                plans[a] = (running, "cancelled", None)
+        try:
+            for a, command in commands.items():
+                core.plan(a, command)
+                plans[a] = (core.plan_command(a), "running", None)
+        except Exception:
+            for a in commands:
+                core.plan_cancel(a)
+            raise
+        for a, (command, status, _) in plans.items():
+            if status == "cancelled":
+                core.plan_cancel(a)
+        return plans
 
     def state(self):
         """The global state for centralised critics: every agent's observation fields
