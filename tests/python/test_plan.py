@@ -176,7 +176,8 @@ class TestParallelPlans(unittest.TestCase):
         env.step({"agent_0": "WALK 5"})
         _, _, _, _, infos = env.step({"agent_0": "back"})  # an action name, not the macro
         self.assertEqual(infos["agent_0"]["plan"],
-                         {"command": "WALK 5", "status": "cancelled", "why": None})
+                         {"command": "WALK 5", "status": "cancelled",
+                          "why": "an action was given instead"})
         self.assertEqual(self.pos(0), 0)
         self.assertIsNone(env.core.plan_command(0))
 

@@ -301,7 +301,7 @@ class ParallelEnv:
             if a not in explicit:
                 plans[a] = (running, "running", None)
             elif a not in commands:
-                plans[a] = (running, "cancelled", None)
+                plans[a] = (running, "cancelled", "an action was given instead")
         try:
             for a, command in commands.items():
                 core.plan(a, command)
