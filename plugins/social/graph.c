@@ -88,13 +88,23 @@ polis_status soc_graph_alloc(social *s)
     s->scr_kv = soc_alloc(s, K, sizeof(soc_kv));
     s->a_words = soc_alloc(s, (size_t)s->L, sizeof(int32_t));
     s->gate = soc_alloc(s, (size_t)s->P, sizeof(uint64_t));
-    if (s->p.social_state) s->dense = soc_alloc(s, N * N, 1);
+    if (s->p.social_state) {
+        s->dense = soc_alloc(s, N * N, 1);
+        s->dense_dst = soc_alloc(s, (size_t)s->P, sizeof(void *));
+        s->dense_gen_of = soc_alloc(s, (size_t)s->P, sizeof(uint64_t));
+        s->dense_set = soc_alloc(s, E, sizeof(uint32_t));
+        s->dense_next = soc_alloc(s, E, sizeof(uint32_t));
+        s->dense_chg = soc_alloc(s, 2 * E, sizeof(uint32_t));
+    }
+    s->pid_dst = soc_alloc(s, (size_t)s->P, sizeof(void *));
     if (!s->attr_names || !s->attr_len || !s->attr_hash || !s->out_head || !s->out_tail ||
         !s->in_head || !s->in_tail || !s->out_deg || !s->in_deg || !s->group_live ||
         !s->e_from || !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev ||
         !s->e_in_next || !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket ||
         !s->pot || !s->acc || !s->touched || !s->scr_a || !s->scr_b || !s->scr_c ||
-        !s->scr_kv || !s->a_words || !s->gate || (s->p.social_state && !s->dense)) {
+        !s->scr_kv || !s->a_words || !s->gate || !s->pid_dst ||
+        (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_set ||
+                               !s->dense_next || !s->dense_chg))) {
         s->h->error(s->ctx, "out of memory for a graph of %d nodes and %d edges", s->N,
                     s->max_edges);
         return POLIS_ERR_NOMEM;
@@ -142,6 +152,12 @@ void soc_graph_free(social *s)
     soc_free(s, s->a_words, (size_t)s->L, sizeof(int32_t));
     soc_free(s, s->gate, (size_t)s->P, sizeof(uint64_t));
     soc_free(s, s->dense, N * N, 1);
+    soc_free(s, s->dense_dst, (size_t)s->P, sizeof(void *));
+    soc_free(s, s->dense_gen_of, (size_t)s->P, sizeof(uint64_t));
+    soc_free(s, s->dense_set, E, sizeof(uint32_t));
+    soc_free(s, s->dense_next, E, sizeof(uint32_t));
+    soc_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
+    soc_free(s, s->pid_dst, (size_t)s->P, sizeof(void *));
 }
 
 /* ---- attribute names ------------------------------------------------------------------------ */

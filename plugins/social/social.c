@@ -91,38 +91,81 @@ static polis_status on_end(polis_ctx *ctx, void *ud)
     return POLIS_OK;
 }
 
+/* Rebuilds dense from the edges and lists the entries that changed: every entry set now is
+ * marked (2: set before too, 3: new), then the entries set before and not now are cleared.
+ * The change list is what a record holding the previous rebuild needs (write_social_state):
+ * a few entries per step instead of the (P+G)^2 matrix. */
 static polis_status on_observe(polis_ctx *ctx, void *ud)
 {
     social *s = ud;
     (void)ctx;
     if (s->dense_valid && s->dense_rev == s->revision) return POLIS_OK;
-    size_t N = (size_t)s->N;
-    memset(s->dense, 0, N * N);
+    const uint32_t N = (uint32_t)s->N;
+    int8_t *d = s->dense;
+    int32_t n_next = 0, n_chg = 0;
     for (int32_t u = 0; u < s->N; u++)
-        for (int32_t e = s->out_head[u]; e >= 0; e = s->e_out_next[e])
-            s->dense[(size_t)s->e_to[e] * N + (size_t)u] = 1;
+        for (int32_t e = s->out_head[u]; e >= 0; e = s->e_out_next[e]) {
+            uint32_t p = (uint32_t)s->e_to[e] * N + (uint32_t)u;
+            d[p] = d[p] ? 2 : 3;
+            s->dense_next[n_next++] = p;
+        }
+    for (int32_t i = 0; i < s->n_dense_set; i++) {
+        uint32_t p = s->dense_set[i];
+        if (d[p] == 1) s->dense_chg[n_chg++] = p;
+        d[p] = d[p] == 2;
+    }
+    for (int32_t i = 0; i < n_next; i++) {
+        uint32_t p = s->dense_next[i];
+        if (d[p] == 3) s->dense_chg[n_chg++] = p;
+        d[p] = 1;
+    }
+    uint32_t *t = s->dense_set;
+    s->dense_set = s->dense_next;
+    s->dense_next = t;
+    s->n_dense_set = n_next;
+    s->n_dense_chg = n_chg;
     s->dense_rev = s->revision;
     s->dense_valid = true;
+    s->dense_gen++;
     return POLIS_OK;
 }
 
 /* ---- observations ---------------------------------------------------------------------------- */
 
+/* The same matrix for every agent. A record that holds this rebuild is left alone, one that
+ * holds the previous rebuild gets its changes, any other the whole copy: copying O((P+G)^2)
+ * bytes per agent-step was most of the 1000-agent Exploration step (docs/performance.md). */
 static void write_social_state(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     social *s = ud;
     (void)ctx;
-    (void)agent;
-    memcpy(dst, s->dense, (size_t)s->N * (size_t)s->N);
+    size_t NN = (size_t)s->N * (size_t)s->N;
+    if (s->dense_dst[agent] == dst) {
+        if (s->dense_gen_of[agent] == s->dense_gen) return;
+        /* one rebuild behind: apply its changes, unless copying is cheaper */
+        if (s->dense_gen_of[agent] + 1 == s->dense_gen && (size_t)s->n_dense_chg * 16 < NN) {
+            int8_t *out = dst;
+            for (int32_t i = 0; i < s->n_dense_chg; i++)
+                out[s->dense_chg[i]] = s->dense[s->dense_chg[i]];
+            s->dense_gen_of[agent] = s->dense_gen;
+            return;
+        }
+    }
+    memcpy(dst, s->dense, NN);
+    s->dense_dst[agent] = dst;
+    s->dense_gen_of[agent] = s->dense_gen;
 }
 
+/* Constant per agent: written once into each record. */
 static void write_player_id(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     social *s = ud;
     (void)ctx;
+    if (s->pid_dst[agent] == dst) return;
     int8_t *out = dst;
     memset(out, 0, (size_t)s->N);
     out[agent] = 1;
+    s->pid_dst[agent] = dst;
 }
 
 static int8_t word_i8(double v)

@@ -175,6 +175,19 @@ typedef struct social {
     int8_t *dense;                /* [N][N] when social_state is on */
     uint64_t dense_rev;
     bool dense_valid;
+    /* Observation records already holding their content (the kernel never clears a record,
+     * and clients must not write into one): agent a's social_state record is dense_dst[a]
+     * when it holds the matrix of rebuild dense_gen_of[a]; its player_id record is
+     * pid_dst[a] once written. NULL: not known. */
+    uint64_t dense_gen;           /* rebuilds of dense so far */
+    /* the entries set in dense (positions to * N + from, one per edge) and those the last
+     * rebuild changed, so a record one rebuild behind is brought up to date in place */
+    uint32_t *dense_set, *dense_next; /* [max_edges] */
+    uint32_t *dense_chg;              /* [2 max_edges] */
+    int32_t n_dense_set, n_dense_chg;
+    void **dense_dst;             /* [P] when social_state is on */
+    uint64_t *dense_gen_of;       /* [P] */
+    void **pid_dst;               /* [P] */
 
     polis_social_api api;
 } social;

@@ -25,6 +25,30 @@
 
 #include "soc.h"
 
+/* Distinct (resources, recipes) visibility pairs the column merge of shared maps handles;
+ * more fall back to the per-cell merge. */
+#define SOC_COV_GROUPS 4
+
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+static inline int32_t lowest_bit(uint64_t v) /* v != 0 */
+{
+#if defined(__GNUC__)
+    return __builtin_ctzll(v);
+#else
+    int32_t n = 0;
+    while (!(v & 1u)) {
+        v >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
 static inline int16_t sat16(int32_t v)
 {
     return (int16_t)(v > 32767 ? 32767 : v < -32767 ? -32767 : v);
@@ -40,17 +64,87 @@ int32_t soc_views(soc *s, int32_t agent)
     return n < 0 ? 1 : 1 + n;
 }
 
+/* ---- incremental writing -------------------------------------------------------------------
+ *
+ * The kernel never clears an observation record: each writer owns its bytes, and a client
+ * must not write into them (docs/kernel.md). So an agent's grid still holds what write_grid
+ * painted there at the previous write, and clearing only the elements painted then gives the
+ * same all-zero start as clearing the whole record: a 5x5 window paints a few dozen elements
+ * of a 262 KB map-sized record (64x64, 32 channels), and the clear was most of the cost of
+ * the map view (docs/performance.md). The record is cleared whole when its content is not
+ * known (the first write into it, a record at another address than last time, a list that
+ * overflowed) or when that is cheaper (small records, long lists): see write_grid and
+ * og_cap in soc_register_observations. */
+
+/* What painting needs, copied into a local at the top of each painting function so the
+ * compiler keeps it in registers: through a pointer, every store into the int32 offset list
+ * could alias the soc's int32 fields and forced them to be reloaded per element. */
+typedef struct painter {
+    int16_t *o;
+    const int32_t *ag, *bl, *rc; /* the agents, blocks and recipes layers */
+    const uint16_t *kinds;
+    const int32_t *piles;
+    const soc_recipe *rec;
+    const soc_amount *amounts;
+    size_t plane;
+    int32_t R;
+    int32_t *list;  /* element offsets written */
+    int32_t n, cap; /* n > cap: overflowed */
+} painter;
+
+/* rec_ (a constant in each painting function): list the element; false when p.cap == 0
+ * (the record is cleared whole every time) */
+#define PUT(p, off, v)                                                                           \
+    do {                                                                                         \
+        size_t off_ = (off);                                                                     \
+        (p).o[off_] = (v);                                                                       \
+        if (rec_) {                                                                              \
+            if ((p).n < (p).cap) (p).list[(p).n] = (int32_t)off_;                                \
+            (p).n += (p).n <= (p).cap;                                                           \
+        }                                                                                        \
+    } while (0)
+
+/* Writes map cell `cell` at grid position `at`: agents and blocks always, a station's
+ * recipe if recipe_seen(k), a pile's units of r if res_seen(r); the two visibility tests
+ * come as a byte row (one owner's seen) or as bit sets (the union of several owners'). */
+#define PAINT_CELL(p, cell, at, recipe_seen, res_seen)                                           \
+    do {                                                                                         \
+        int32_t ag_ = (p).ag[cell];                                                              \
+        if (ag_) PUT(p, (size_t)(at), sat16(ag_));                                               \
+        if ((p).bl[cell]) PUT(p, (p).plane + (size_t)(at), 1);                                   \
+        int32_t k = (p).rc[cell] - 1;                                                            \
+        if (k >= 0 && (recipe_seen)) {                                                           \
+            const soc_recipe *rc_ = &(p).rec[k];                                                 \
+            size_t base_ = 2 * (p).plane + (size_t)(at);                                         \
+            for (int32_t q_ = 0; q_ < rc_->n_in; q_++) {                                         \
+                const soc_amount *a_ = &(p).amounts[rc_->in + q_];                               \
+                PUT(p, base_ + (size_t)a_->res * (p).plane, sat16(-a_->n));                      \
+            }                                                                                    \
+            for (int32_t q_ = 0; q_ < rc_->n_out; q_++) {                                        \
+                const soc_amount *a_ = &(p).amounts[rc_->out + q_];                              \
+                PUT(p, base_ + (size_t)a_->res * (p).plane, sat16(a_->n));                       \
+            }                                                                                    \
+        }                                                                                        \
+        if ((p).kinds[cell]) {                                                                   \
+            const int32_t *pile_ = (p).piles + (size_t)(cell) * (size_t)(p).R;                   \
+            size_t base_ = (size_t)(2 + (p).R) * (p).plane + (size_t)(at);                       \
+            for (int32_t r = 0; r < (p).R; r++)                                                  \
+                if (pile_[r] && (res_seen))                                                      \
+                    PUT(p, base_ + (size_t)r * (p).plane, sat16(pile_[r]));                      \
+        }                                                                                        \
+    } while (0)
+
 /* Paints owner's window into viewer's grid: torus (map view) puts the viewer's own cell at
  * (W/2, H/2), otherwise the window is centred on (hmax, vmax).
  * The map and grid coordinates are wrapped once per window and then stepped by one with a
  * compare: two soc_wrap divisions per cell were the hottest instructions of write_grid
  * (docs/performance.md). Stepping wraps exactly as soc_wrap(first + k) does. */
-static void paint(soc *s, int32_t viewer, int32_t owner, int16_t *o, bool torus)
+static ALWAYS_INLINE void paint_as(const soc *s, int32_t viewer, int32_t owner, bool torus,
+                                    painter *pp, const bool rec_)
 {
+    painter p = *pp;
     const soc_job *job = &s->jobs[s->agent_job[owner]];
-    const int32_t plane = s->A * s->B, R = s->R, W = s->W, H = s->H;
-    int16_t *ch_agents = o, *ch_blocks = o + plane, *ch_rec = o + 2 * plane,
-            *ch_res = o + (size_t)(2 + R) * (size_t)plane;
+    const int32_t W = s->W, H = s->H, B = s->B, R = s->R;
     /* what owner's inventory lets it see: vis[r] resources, vis[R + k] recipes */
     const uint8_t *vis = s->seen + (size_t)owner * (size_t)(R + s->K);
     const int32_t x0 = soc_wrap(s->ax[owner] - job->fov_h, W);
@@ -61,47 +155,242 @@ static void paint(soc *s, int32_t viewer, int32_t owner, int16_t *o, bool torus)
     for (int32_t dx = -job->fov_h; dx <= job->fov_h; dx++) {
         int32_t y = y0, j = j0;
         for (int32_t dy = -job->fov_v; dy <= job->fov_v; dy++) {
-            int32_t cell = y * W + x, at = i * s->B + j;
-            int32_t ag = *soc_layer(s, s->L_agents, cell);
-            if (ag) ch_agents[at] = sat16(ag);
-            if (*soc_layer(s, s->L_blocks, cell)) ch_blocks[at] = 1;
-            int32_t k = *soc_layer(s, s->L_recipes, cell) - 1;
-            if (k >= 0 && vis[R + k]) {
-                const soc_recipe *rc = &s->rec[k];
-                for (int32_t q = 0; q < rc->n_in; q++) {
-                    const soc_amount *a = &s->amounts[rc->in + q];
-                    ch_rec[(size_t)a->res * (size_t)plane + (size_t)at] = sat16(-a->n);
-                }
-                for (int32_t q = 0; q < rc->n_out; q++) {
-                    const soc_amount *a = &s->amounts[rc->out + q];
-                    ch_rec[(size_t)a->res * (size_t)plane + (size_t)at] = sat16(a->n);
-                }
-            }
-            if (s->kinds[cell]) {
-                const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
-                for (int32_t r = 0; r < R; r++)
-                    if (pile[r] && vis[r])
-                        ch_res[(size_t)r * (size_t)plane + (size_t)at] = sat16(pile[r]);
-            }
+            int32_t cell = y * W + x, at = i * B + j;
+            PAINT_CELL(p, cell, at, vis[R + k], vis[r]);
             if (++y == H) y = 0;
             if (++j == H && torus) j = 0;
         }
         if (++x == W) x = 0;
         if (++i == W && torus) i = 0;
     }
+    pp->n = p.n;
+}
+
+/* Painting without the list is a separate copy: small records (Contract's window) were
+ * 10% slower with the listing's test in every store. */
+static void paint_listed(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
+{
+    paint_as(s, viewer, owner, torus, pp, true);
+}
+
+static void paint_unlisted(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
+{
+    paint_as(s, viewer, owner, torus, pp, false);
+}
+
+static void paint(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
+{
+    if (pp->cap) paint_listed(s, viewer, owner, torus, pp);
+    else paint_unlisted(s, viewer, owner, torus, pp);
+}
+
+/* Bits j0 .. j0 + len - 1 (mod h) of an h-bit column, h <= 64. */
+static inline uint64_t column_bits(int32_t j0, int32_t len, int32_t h)
+{
+    const uint64_t full = h == 64 ? ~(uint64_t)0 : ((uint64_t)1 << h) - 1;
+    if (len >= h) return full;
+    uint64_t run = ((uint64_t)1 << len) - 1;
+    return j0 == 0 ? run : ((run << j0) | (run >> (h - j0))) & full;
+}
+
+/* paint_merged for maps at most 64 cells high, when the owners' vis come in at most
+ * SOC_COV_GROUPS distinct pairs (in Exploration every explorer starts seeing the same):
+ * each group's coverage is a bit set per grid column, so a window costs one OR per column
+ * instead of one update per cell. false: more groups, nothing painted. */
+static bool paint_merged_columns(soc *s, int32_t viewer, int32_t n, painter *pp)
+{
+    painter p = *pp;
+    const bool rec_ = p.cap != 0;
+    const int32_t W = s->W, H = s->H;
+    uint64_t gres[SOC_COV_GROUPS], grec[SOC_COV_GROUPS];
+    int32_t ng = 0;
+    for (int32_t v = 0; v < n; v++) {
+        int32_t owner = s->views[v], g = 0;
+        const uint64_t vres = s->vis_res[owner], vrec = s->vis_rec[owner];
+        while (g < ng && (gres[g] != vres || grec[g] != vrec)) g++;
+        if (g == ng) {
+            if (ng == SOC_COV_GROUPS) {
+                memset(s->cov_cols, 0, sizeof *s->cov_cols * (size_t)ng * (size_t)W);
+                return false;
+            }
+            gres[ng] = vres;
+            grec[ng++] = vrec;
+        }
+        const soc_job *job = &s->jobs[s->agent_job[owner]];
+        uint64_t *cols = s->cov_cols + (size_t)g * (size_t)W;
+        const int32_t y0 = soc_wrap(s->ay[owner] - job->fov_v, H);
+        const uint64_t bits = column_bits(soc_wrap(y0 - s->ay[viewer] + H / 2, H),
+                                          2 * job->fov_v + 1, H);
+        const int32_t x0 = soc_wrap(s->ax[owner] - job->fov_h, W);
+        int32_t i = soc_wrap(x0 - s->ax[viewer] + W / 2, W);
+        int32_t w = 2 * job->fov_h + 1 < W ? 2 * job->fov_h + 1 : W;
+        for (int32_t dx = 0; dx < w; dx++) {
+            cols[i] |= bits;
+            if (++i == W) i = 0;
+        }
+    }
+    /* grid column i is map column x = i + ax - W/2, grid row j is map row j + ay - H/2 */
+    int32_t x = soc_wrap(s->ax[viewer] - W / 2, W);
+    const int32_t ybase = soc_wrap(s->ay[viewer] - H / 2, H);
+    for (int32_t i = 0; i < W; i++) {
+        uint64_t any = 0;
+        for (int32_t g = 0; g < ng; g++) any |= s->cov_cols[(size_t)g * (size_t)W + (size_t)i];
+        while (any) {
+            int32_t j = lowest_bit(any);
+            any &= any - 1;
+            uint64_t vres = 0, vrec = 0;
+            for (int32_t g = 0; g < ng; g++)
+                if ((s->cov_cols[(size_t)g * (size_t)W + (size_t)i] >> j) & 1u) {
+                    vres |= gres[g];
+                    vrec |= grec[g];
+                }
+            int32_t y = ybase + j;
+            if (y >= H) y -= H;
+            const int32_t at = i * s->B + j, cell = y * W + x;
+            PAINT_CELL(p, cell, at, (vrec >> k) & 1u, (vres >> r) & 1u);
+        }
+        if (++x == W) x = 0;
+    }
+    memset(s->cov_cols, 0, sizeof *s->cov_cols * (size_t)ng * (size_t)W);
+    pp->n = p.n;
+    return true;
+}
+
+/* The map view merged with n - 1 shared maps, each covered cell painted once: first the
+ * union of the windows, with per cell the union of what the owners covering it see (an owner
+ * sees a station's recipe or a pile's resource by its own inventory), then one paint per
+ * cell. The values written never depend on which owner saw a cell, only whether one did, so
+ * this writes exactly what painting every window in turn writes; painting each window cost
+ * O(sharers x window) strided writes per agent (docs/performance.md). Needs R, K <= 64. */
+static void paint_merged(soc *s, int32_t viewer, int32_t n, painter *pp)
+{
+    painter p = *pp;
+    const bool rec_ = p.cap != 0;
+    const int32_t plane = s->A * s->B, W = s->W, H = s->H;
+    uint32_t now = ++s->cov_now;
+    if (now == 0) { /* the stamps wrapped: forget every old one */
+        memset(s->cov_stamp, 0, sizeof *s->cov_stamp * (size_t)plane);
+        now = s->cov_now = 1;
+    }
+    int32_t nc = 0;
+    /* Windows as large as the map (Social Structure's Easy task: 7x7, fov 3) cover every
+     * cell: their owners' vis is merged once, not cell by cell. */
+    uint64_t all_res = 0, all_rec = 0;
+    bool all = false;
+    for (int32_t v = 0; v < n; v++) {
+        int32_t owner = s->views[v];
+        const soc_job *job = &s->jobs[s->agent_job[owner]];
+        const uint64_t vres = s->vis_res[owner], vrec = s->vis_rec[owner];
+        if (2 * job->fov_h + 1 >= W && 2 * job->fov_v + 1 >= H) {
+            all = true;
+            all_res |= vres;
+            all_rec |= vrec;
+            continue;
+        }
+        const int32_t x0 = soc_wrap(s->ax[owner] - job->fov_h, W);
+        const int32_t y0 = soc_wrap(s->ay[owner] - job->fov_v, H);
+        const int32_t i0 = soc_wrap(x0 - s->ax[viewer] + W / 2, W);
+        const int32_t j0 = soc_wrap(y0 - s->ay[viewer] + H / 2, H);
+        int32_t x = x0, i = i0;
+        for (int32_t dx = -job->fov_h; dx <= job->fov_h; dx++) {
+            int32_t y = y0, j = j0;
+            for (int32_t dy = -job->fov_v; dy <= job->fov_v; dy++) {
+                int32_t at = i * s->B + j;
+                if (s->cov_stamp[at] != now) {
+                    s->cov_stamp[at] = now;
+                    s->cov_res[at] = vres;
+                    s->cov_rec[at] = vrec;
+                    s->cov_at[nc] = at;
+                    s->cov_cell[nc++] = y * W + x;
+                } else {
+                    s->cov_res[at] |= vres;
+                    s->cov_rec[at] |= vrec;
+                }
+                if (++y == H) y = 0;
+                if (++j == H) j = 0;
+            }
+            if (++x == W) x = 0;
+            if (++i == W) i = 0;
+        }
+    }
+    if (all) {
+        /* every cell, at grid (i, j) = map (x, y) shifted by the viewer's position */
+        int32_t x = soc_wrap(s->ax[viewer] - W / 2, W), y0 = soc_wrap(s->ay[viewer] - H / 2, H);
+        for (int32_t i = 0; i < W; i++) {
+            int32_t y = y0;
+            for (int32_t j = 0; j < H; j++) {
+                int32_t at = i * s->B + j, cell = y * W + x;
+                uint64_t vres = all_res, vrec = all_rec;
+                if (s->cov_stamp[at] == now) {
+                    vres |= s->cov_res[at];
+                    vrec |= s->cov_rec[at];
+                }
+                PAINT_CELL(p, cell, at, (vrec >> k) & 1u, (vres >> r) & 1u);
+                if (++y == H) y = 0;
+            }
+            if (++x == W) x = 0;
+        }
+        pp->n = p.n;
+        return;
+    }
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t at = s->cov_at[c], cell = s->cov_cell[c];
+        const uint64_t vres = s->cov_res[at], vrec = s->cov_rec[at];
+        PAINT_CELL(p, cell, at, (vrec >> k) & 1u, (vres >> r) & 1u);
+    }
+    pp->n = p.n;
 }
 
 static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
     int16_t *o = dst;
-    memset(o, 0, sizeof *o * (size_t)(2 + 2 * s->R) * (size_t)s->A * (size_t)s->B);
-    if (s->view == SOC_VIEW_WINDOW) {
-        paint(s, agent, agent, o, false);
-        return;
+    painter p = {.o = o,
+                 .ag = soc_layer(s, s->L_agents, 0),
+                 .bl = soc_layer(s, s->L_blocks, 0),
+                 .rc = soc_layer(s, s->L_recipes, 0),
+                 .kinds = s->kinds,
+                 .piles = s->piles,
+                 .rec = s->rec,
+                 .amounts = s->amounts,
+                 .plane = (size_t)s->A * (size_t)s->B,
+                 .R = s->R,
+                 .list = s->og_list + (size_t)agent * (size_t)s->og_cap,
+                 .n = 0,
+                 .cap = s->og_cap};
+    int32_t last = s->og_n[agent];
+    const size_t elems = (size_t)(2 + 2 * s->R) * p.plane;
+    /* memset clears about 16 elements in the time of one scattered store: past elems / 16
+     * listed elements the whole clear is the cheaper one (the Hard mini-games' merged maps) */
+    if (s->og_dst[agent] != o || last < 0 || (size_t)last > elems / 16) {
+        memset(o, 0, sizeof *o * elems);
+        s->og_dst[agent] = o;
+    } else {
+        for (int32_t i = 0; i < last; i++) o[p.list[i]] = 0;
     }
-    int32_t n = soc_views(s, agent);
-    for (int32_t i = 0; i < n; i++) paint(s, agent, s->views[i], o, true);
+    if (s->view == SOC_VIEW_WINDOW) {
+        paint(s, agent, agent, false, &p);
+    } else {
+        int32_t n = soc_views(s, agent);
+        if (s->vis_bits && (n > 1 || s->self_overlap)) {
+            if (s->H > 64 || !paint_merged_columns(s, agent, n, &p))
+                paint_merged(s, agent, n, &p);
+        } else {
+            for (int32_t i = 0; i < n; i++) paint(s, agent, s->views[i], true, &p);
+        }
+    }
+    s->og_n[agent] = p.n > p.cap || !p.cap ? -1 : p.n;
+}
+
+void soc_seen_bits(soc *s, int32_t agent)
+{
+    if (!s->vis_bits) return;
+    const uint8_t *row = s->seen + (size_t)agent * (size_t)(s->R + s->K);
+    uint64_t res = 0, rec = 0;
+    for (int32_t r = 0; r < s->R; r++) res |= (uint64_t)(row[r] != 0) << r;
+    for (int32_t k = 0; k < s->K; k++) rec |= (uint64_t)(row[s->R + k] != 0) << k;
+    s->vis_res[agent] = res;
+    s->vis_rec[agent] = rec;
 }
 
 static void write_inventory(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
@@ -161,6 +450,33 @@ polis_status soc_register_observations(soc *s)
                  (long long)elems);
         return POLIS_ERR_CONFIG;
     }
+    /* The painted-element lists. A record of up to 4 KB is cleared whole (no list): that is
+     * as cheap as listing what was painted (Contract's window, the 7x7 mini-games). Up to 16
+     * Ki elements (20x20 Exploration has 12,800) the list can hold every element; a larger
+     * record lists up to one element in 16, past which clearing the whole record is about as
+     * cheap as clearing the listed elements one by one (and the list stays 1/8 of the
+     * record's size). */
+    int64_t og_cap = elems <= 2048 ? 0 : elems <= 16384 ? elems : elems / 16;
+    size_t n = (size_t)s->n_agents, plane = (size_t)s->A * (size_t)s->B;
+    s->og_cap = (int32_t)og_cap;
+    s->vis_bits = s->R <= 64 && s->K <= 64;
+    s->self_overlap = 2 * s->hmax + 1 > s->W || 2 * s->vmax + 1 > s->H;
+    if (!(s->og_dst = soc_alloc(s, sizeof *s->og_dst * n)) ||
+        !(s->og_n = soc_alloc(s, sizeof *s->og_n * n)) ||
+        !(s->og_list = soc_alloc(s, sizeof *s->og_list * n * (size_t)og_cap)))
+        return POLIS_ERR_NOMEM;
+    if (s->vis_bits && s->view == SOC_VIEW_MAP &&
+        (!(s->vis_res = soc_alloc(s, sizeof *s->vis_res * n)) ||
+         !(s->vis_rec = soc_alloc(s, sizeof *s->vis_rec * n)) ||
+         !(s->cov_stamp = soc_alloc(s, sizeof *s->cov_stamp * plane)) ||
+         !(s->cov_res = soc_alloc(s, sizeof *s->cov_res * plane)) ||
+         !(s->cov_rec = soc_alloc(s, sizeof *s->cov_rec * plane)) ||
+         !(s->cov_at = soc_alloc(s, sizeof *s->cov_at * plane)) ||
+         !(s->cov_cell = soc_alloc(s, sizeof *s->cov_cell * plane)) ||
+         !(s->cov_cols = soc_alloc(s, sizeof *s->cov_cols * SOC_COV_GROUPS * (size_t)s->W))))
+        return POLIS_ERR_NOMEM;
+    if (s->view != SOC_VIEW_MAP) s->vis_bits = false;
+    for (int32_t a = 0; a < s->n_agents; a++) soc_seen_bits(s, a);
     size_t cap = 4096 + (size_t)s->R * (SOC_NAME_MAX + 8);
     char *list = soc_alloc(s, cap), *doc = soc_alloc(s, cap * 2 + 1024);
     if (!list || !doc) return POLIS_ERR_NOMEM;

@@ -46,6 +46,7 @@ void soc_refresh_seen(soc *s, int32_t agent)
     for (int32_t r = 0; r < s->R; r++) row[r] = soc_meets(s, agent, s->res[r].req, s->res[r].n_req);
     for (int32_t k = 0; k < s->K; k++)
         row[s->R + k] = soc_meets(s, agent, s->rec[k].req, s->rec[k].n_req);
+    soc_seen_bits(s, agent);
 }
 
 bool soc_resource_visible(const soc *s, int32_t agent, int32_t r)

@@ -259,6 +259,23 @@ typedef struct soc {
                        recipes), refreshed whenever the inventory changes */
     const polis_social_api *social;
 
+    /* ---- incremental observation writing (observe.c) ----
+     * Each agent's grid record keeps what write_grid painted there last; the next write
+     * clears only those elements (docs/performance.md, "Incremental observations"). */
+    int16_t **og_dst;  /* [n] the record the agent's last painting went into, NULL: none */
+    int32_t *og_n;     /* [n] offsets listed in og_list; -1: too many, clear the record */
+    int32_t *og_list;  /* [n][og_cap] the elements painted (int16 offsets in the record) */
+    int32_t og_cap;
+    bool self_overlap; /* a map-view window wraps onto itself (2 fov + 1 > W or H) */
+    /* merged shared maps, when R, K <= 64 and the view is "map" */
+    bool vis_bits;
+    uint64_t *vis_res, *vis_rec; /* [n] seen as bit sets: resources, recipes */
+    uint32_t *cov_stamp;         /* [A*B] cov_now: the cell is covered in this merge */
+    uint32_t cov_now;
+    uint64_t *cov_res, *cov_rec; /* [A*B] union of the covering owners' vis_res / vis_rec */
+    int32_t *cov_at, *cov_cell;  /* [A*B] the covered cells in first-cover order */
+    uint64_t *cov_cols;          /* [SOC_COV_GROUPS][W] coverage bits per grid column (H <= 64) */
+
     /* actions and events */
     int32_t act_move[4], act_produce;
     int32_t *act_pick, *act_dump; /* [R] */
@@ -390,6 +407,8 @@ static inline int32_t *soc_layer(const soc *s, int32_t layer, int32_t cell)
 polis_status soc_register_observations(soc *s);
 /* Self and the agents sharing their map with `agent` (social service), self first. */
 int32_t soc_views(soc *s, int32_t agent);
+/* Refreshes agent's vis_res / vis_rec from its seen row (after soc_refresh_seen). */
+void soc_seen_bits(soc *s, int32_t agent);
 
 /* ---- render.c ---------------------------------------------------------------------------------
  */
