@@ -562,6 +562,52 @@ static polis_status gather_start(polis_ctx *ctx, void *ud, int32_t agent, const 
     return POLIS_OK;
 }
 
+/* The common course of GATHER and CRAFT once the plan goes on: `act` (>= 0) when the agent
+ * stands on a target, else a step along the route to the nearest one, else exploring; and
+ * the end when there was no progress for plan_patience ticks. The reasons read "no <kind>
+ * <name> found ...", "the nearest <kind><name> is ...", "(<verb> <got> of <n>)". */
+static polis_status seek(soc *s, plan *p, int32_t agent, int32_t act, bool progress,
+                         const char *verb, const char *name, const char *kind,
+                         polis_plan_state *state, int32_t *out, char *why, size_t cap)
+{
+    int32_t action = 0, dist = NO_DIST;
+    if (act >= 0) {
+        action = act;
+        dist = 0;
+    } else {
+        search q = {.s = s, .p = p, .agent = agent, .goal = -1};
+        if (route(&q)) {
+            dist = q.found_dist;
+            action = move_action(s, q.found_first);
+        }
+    }
+    if (dist != NO_DIST && closer(p, dist)) progress = true;
+    if (stalled(s, p, progress)) {
+        if (p->masked)
+            return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
+                       "no progress for %d ticks: the agent's actions are masked (%s %d of %d)",
+                       (int)s->p.plan_patience, verb, (int)p->got, (int)p->n);
+        if (dist == NO_DIST)
+            return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
+                       "no %s%s found in %d ticks of exploring (%s %d of %d)", kind, name,
+                       (int)s->p.plan_patience, verb, (int)p->got, (int)p->n);
+        return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
+                   "no progress for %d ticks: the nearest %s%s is %d step%s away and the way is "
+                   "blocked (%s %d of %d)",
+                   (int)s->p.plan_patience, kind, name, (int)dist, dist == 1 ? "" : "s", verb,
+                   (int)p->got, (int)p->n);
+    }
+    if (dist == NO_DIST) {
+        int32_t m = explore_move(s, p, agent);
+        action = m < 0 ? 0 : m;
+    } else {
+        p->gx = -1; /* a new exploration starts afresh */
+    }
+    choose(s, p, agent, action, out);
+    *state = POLIS_PLAN_RUNNING;
+    return POLIS_OK;
+}
+
 static polis_status gather_next(soc *s, plan *p, int32_t agent, polis_plan_state *state,
                                 int32_t *out, char *why, size_t cap)
 {
@@ -578,43 +624,9 @@ static polis_status gather_next(soc *s, plan *p, int32_t agent, polis_plan_state
         return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap, "%s (gathered %d of %d %s)", reason,
                    (int)p->got, (int)p->n, name);
     remember(s, p, agent);
-    int32_t cell = here(s, agent), action = 0, dist = NO_DIST;
-    if (pile_at(s, cell, p->res) > 0) {
-        action = s->act_pick[p->res];
-        dist = 0;
-    } else {
-        search q = {.s = s, .p = p, .agent = agent, .goal = -1};
-        if (route(&q)) {
-            dist = q.found_dist;
-            action = move_action(s, q.found_first);
-        }
-    }
-    if (dist != NO_DIST && closer(p, dist)) progress = true;
-    if (stalled(s, p, progress)) {
-        if (p->masked)
-            return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
-                       "no progress for %d ticks: the agent's actions are masked (gathered %d "
-                       "of %d)",
-                       (int)s->p.plan_patience, (int)p->got, (int)p->n);
-        if (dist == NO_DIST)
-            return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
-                       "no %s found in %d ticks of exploring (gathered %d of %d)", name,
-                       (int)s->p.plan_patience, (int)p->got, (int)p->n);
-        return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
-                   "no progress for %d ticks: the nearest %s is %d step%s away and the way is "
-                   "blocked (gathered %d of %d)",
-                   (int)s->p.plan_patience, name, (int)dist, dist == 1 ? "" : "s", (int)p->got,
-                   (int)p->n);
-    }
-    if (dist == NO_DIST) {
-        int32_t m = explore_move(s, p, agent);
-        action = m < 0 ? 0 : m;
-    } else {
-        p->gx = -1; /* a new exploration starts afresh */
-    }
-    choose(s, p, agent, action, out);
-    *state = POLIS_PLAN_RUNNING;
-    return POLIS_OK;
+    bool there = pile_at(s, here(s, agent), p->res) > 0;
+    return seek(s, p, agent, there ? s->act_pick[p->res] : -1, progress, "gathered", name, "",
+                state, out, why, cap);
 }
 
 /* ---- CRAFT ------------------------------------------------------------------------------- */
@@ -756,44 +768,10 @@ static polis_status craft_next(soc *s, plan *p, int32_t agent, polis_plan_state 
         return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap, "%s (crafted %d of %d %s)", reason,
                    (int)p->got, (int)p->n, name);
     remember(s, p, agent);
-    int32_t cell = here(s, agent), action = 0, dist = NO_DIST;
-    int32_t k = *soc_layer(s, s->L_recipes, cell) - 1;
-    if (k >= 0 && target_seen(s, p, agent, cell)) {
-        action = s->act_produce;
-        dist = 0;
-    } else {
-        search q = {.s = s, .p = p, .agent = agent, .goal = -1};
-        if (route(&q)) {
-            dist = q.found_dist;
-            action = move_action(s, q.found_first);
-        }
-    }
-    if (dist != NO_DIST && closer(p, dist)) progress = true;
-    if (stalled(s, p, progress)) {
-        if (p->masked)
-            return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
-                       "no progress for %d ticks: the agent's actions are masked (crafted %d "
-                       "of %d)",
-                       (int)s->p.plan_patience, (int)p->got, (int)p->n);
-        if (dist == NO_DIST)
-            return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
-                       "no station making %s found in %d ticks of exploring (crafted %d of %d)",
-                       name, (int)s->p.plan_patience, (int)p->got, (int)p->n);
-        return end(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
-                   "no progress for %d ticks: the nearest station making %s is %d step%s away "
-                   "and the way is blocked (crafted %d of %d)",
-                   (int)s->p.plan_patience, name, (int)dist, dist == 1 ? "" : "s", (int)p->got,
-                   (int)p->n);
-    }
-    if (dist == NO_DIST) {
-        int32_t m = explore_move(s, p, agent);
-        action = m < 0 ? 0 : m;
-    } else {
-        p->gx = -1;
-    }
-    choose(s, p, agent, action, out);
-    *state = POLIS_PLAN_RUNNING;
-    return POLIS_OK;
+    int32_t cell = here(s, agent);
+    bool there = *soc_layer(s, s->L_recipes, cell) > 0 && target_seen(s, p, agent, cell);
+    return seek(s, p, agent, there ? s->act_produce : -1, progress, "crafted", name,
+                "station making ", state, out, why, cap);
 }
 
 /* ---- EXPLORE ------------------------------------------------------------------------------ */

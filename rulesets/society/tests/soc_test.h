@@ -88,17 +88,7 @@ static inline polis_status soc_step(polis_env *env, const char *const *names)
 static inline const void *soc_field(polis_env *env, int32_t agent, const char *name,
                                     polis_obs_field *out)
 {
-    const polis_io *io = polis_env_io(env);
-    for (int32_t i = 0; i < polis_env_n_obs_fields(env); i++) {
-        polis_obs_field f;
-        polis_env_obs_field(env, i, &f);
-        if (strcmp(f.name, name) == 0) {
-            if (out) *out = f;
-            return io->obs + (size_t)agent * io->obs_size + f.offset;
-        }
-    }
-    fprintf(stderr, "no observation field %s\n", name);
-    return NULL;
+    return test_obs_field(env, agent, name, out);
 }
 
 /* grid[c][x][y] of an agent's "grid" field. */
