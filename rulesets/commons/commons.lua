@@ -1361,3 +1361,77 @@ polis.action_parser(function(a, input)
   if input:sub(1, 1) == "{" then return parse_json(a, input) end
   return parse_text(a, input)
 end)
+
+-- ---- plans (macro actions) ------------------------------------------------------------------
+-- Multi-tick commands for LLM agents (docs/clients.md, "Plans"): HARVEST walks to the nearest
+-- apple and eats, as the pacifist bot does; GOTO walks a shortest path to a position. A plan
+-- waits while its player is off the map (zapped) and gives up after PLAN_PATIENCE ticks in a
+-- row without a way forward.
+local PLAN_PATIENCE = 30
+
+polis.macro{
+  name = "HARVEST", usage = "HARVEST [<n>]",
+  doc = "Walks to the nearest apple and eats until n more apples (default 1) are eaten; " ..
+        "impossible when no apple is left, or no way to one, for 30 ticks in a row.",
+  start = function(a, args)
+    local n = 1
+    if args ~= "" then
+      n = math.tointeger(tonumber(args))
+      if not n or n < 1 or n > 1000000 then
+        return nil, string.format("HARVEST takes a number of apples from 1 to 1000000, got '%s'",
+                                  args)
+      end
+    end
+    -- ret[a] holds the apples eaten this episode up to the last step, whoever chose them
+    return {n = n, base = ret[a], stuck = 0}
+  end,
+  next = function(a, plan)
+    local got = ret[a] - plan.base
+    if got >= plan.n then
+      return "done", string.format("ate %d apple%s", got, got == 1 and "" or "s")
+    end
+    if not on_map[a] then return "running", 0 end
+    local code = live_apples > 0 and bot_action(a, false) or 0
+    if code ~= 0 then
+      plan.stuck = 0
+      return "running", ACTION_ID[code]
+    end
+    plan.stuck = plan.stuck + 1
+    if plan.stuck >= PLAN_PATIENCE then
+      return "impossible", string.format("%s for %d ticks (ate %d of %d)",
+                                         live_apples == 0 and "no apple left on the map" or
+                                         "no way to an apple", PLAN_PATIENCE, got, plan.n)
+    end
+    return "running", 0
+  end}
+
+polis.macro{
+  name = "GOTO", usage = "GOTO <row> <column>",
+  doc = "Walks a shortest path to the position ([row, column], as the text view gives them), " ..
+        "around walls and players; impossible when there is no way for 30 ticks in a row.",
+  start = function(a, args)
+    local r, c = parse_position(args:gsub("^%s*(%-?%d+)%s+(%-?%d+)%s*$", "%1, %2"))
+    if not r then return nil, string.format("GOTO needs a position: <row> <column>, got '%s'", args) end
+    if r < 0 or r >= H or c < 0 or c >= W then
+      return nil, string.format("position [%d, %d] is outside the %d x %d map (rows x columns)",
+                                r, c, H, W)
+    end
+    if wall[cell_of(c, r)] then return nil, string.format("position [%d, %d] is a wall", r, c) end
+    return {x = c, y = r, stuck = 0}
+  end,
+  next = function(a, plan)
+    if on_map[a] and px[a] == plan.x and py[a] == plan.y then
+      return "done", "arrived at " .. pos(plan.x, plan.y)
+    end
+    if not on_map[a] then return "running", 0 end
+    local ok, code = pcall(step_towards, a, plan.x, plan.y)
+    if ok then
+      plan.stuck = 0
+      return "running", ACTION_ID[code]
+    end
+    plan.stuck = plan.stuck + 1
+    if plan.stuck >= PLAN_PATIENCE then
+      return "impossible", string.format("%s for %d ticks", code, PLAN_PATIENCE)
+    end
+    return "running", 0
+  end}

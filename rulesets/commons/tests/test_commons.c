@@ -833,6 +833,96 @@ static void test_failing_allocator(void)
     CHECK(failed >= 100);
 }
 
+/* ---- plans -------------------------------------------------------------------------------- */
+
+/* Runs agent's plan (the other agents do noop) until it ends or `max` ticks passed; returns
+ * the ticks stepped, the final state in *state and its reason in why. */
+static int run_plan(polis_env *env, int32_t agent, int max, polis_plan_state *state, char *why,
+                    size_t cap)
+{
+    const polis_io *io = polis_env_io(env);
+    why[0] = '\0';
+    for (int t = 0; t <= max; t++) {
+        int32_t action = 0;
+        const char *r = NULL;
+        if (polis_env_plan_next(env, agent, state, &action, &r) != POLIS_OK) {
+            fprintf(stderr, "plan_next: %s\n", polis_env_error(env));
+            *state = POLIS_PLAN_IMPOSSIBLE;
+            return -1;
+        }
+        if (*state != POLIS_PLAN_RUNNING) {
+            snprintf(why, cap, "%s", r ? r : "");
+            return t;
+        }
+        set_all(env, 0);
+        io->actions[agent] = action;
+        if (polis_env_step(env) != POLIS_OK) return -1;
+    }
+    return max + 1;
+}
+
+/* HARVEST and GOTO (Lua macros) on a small map: exact path lengths, the counted apples, the
+ * refusals, and the endings when nothing is left or no way exists. */
+static void test_plans(void)
+{
+    /* (x, y): apple (2, 1); player 0 at (1, 3), player 1 at (4, 3); (5, 1) is walled in */
+    char *json = scenario(2, 200,
+                          "{\"map\": \"WWWWWWW\\nW.A.W.W\\nW....WW\\nW0..1.W\\nWP....W\\nWWWWWWW\", "
+                          "\"facing\": \"north\", \"shuffle_order\": false, "
+                          "\"end_min_steps\": 1000000, \"regrowth_p1\": 0, \"regrowth_p2\": 0, "
+                          "\"regrowth_p3\": 0}",
+                          false);
+    polis_env *env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_n_macros(env), 2);
+    CHECK_EQ_STR(polis_env_macro_usage(env, 0), "HARVEST [<n>]");
+    CHECK_EQ_STR(polis_env_macro_usage(env, 1), "GOTO <row> <column>");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    polis_plan_state st;
+    char why[256];
+
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, "HARVEST 1"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), 3); /* 1 right, 2 up */
+    CHECK_EQ_INT(st, POLIS_PLAN_DONE);
+    CHECK_EQ_STR(why, "ate 1 apple");
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, "harvest"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 100, &st, why, sizeof why), 29); /* 30 checks, 29 steps */
+    CHECK_EQ_INT(st, POLIS_PLAN_IMPOSSIBLE);
+    CHECK_EQ_STR(why, "no apple left on the map for 30 ticks (ate 0 of 1)");
+
+    CHECK_EQ_INT(polis_env_plan_start(env, 1, "GOTO 4 5"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 1, 20, &st, why, sizeof why), 2);
+    CHECK_EQ_INT(st, POLIS_PLAN_DONE);
+    CHECK_EQ_STR(why, "arrived at [4, 5]");
+    CHECK_EQ_INT(polis_env_plan_start(env, 1, "GOTO 1 5"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 1, 100, &st, why, sizeof why), 29);
+    CHECK_EQ_INT(st, POLIS_PLAN_IMPOSSIBLE);
+    CHECK_EQ_STR(why, "no way from [4, 5] to [1, 5] now (walls or players block it) for 30 ticks");
+
+    const struct {
+        const char *command, *message;
+    } bad[] = {
+        {"HARVEST 0", "HARVEST takes a number of apples from 1 to 1000000, got '0'"},
+        {"HARVEST lots", "HARVEST takes a number of apples from 1 to 1000000, got 'lots'"},
+        {"GOTO", "GOTO needs a position: <row> <column>, got ''"},
+        {"GOTO north", "GOTO needs a position: <row> <column>, got 'north'"},
+        {"GOTO 0 0", "position [0, 0] is a wall"},
+        {"GOTO 9 2", "position [9, 2] is outside the 6 x 7 map (rows x columns)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ_INT(polis_env_plan_start(env, 0, bad[i].command), POLIS_ERR_ACTION);
+        CHECK_CONTAINS(polis_env_error(env), bad[i].message);
+        CHECK(polis_env_plan_command(env, 0) == NULL);
+    }
+    /* "GOTO (2, 3)" is the text view's own notation; player 0 stands on (x, y) = (2, 1) */
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, "GOTO (2, 3)"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), 2);
+    CHECK_EQ_STR(why, "arrived at [2, 3]");
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
     test_variants();
@@ -844,5 +934,6 @@ int main(void)
     test_views_and_parser();
     test_metrics_and_bots();
     test_failing_allocator();
+    test_plans();
     CHECK_DONE();
 }
