@@ -179,6 +179,28 @@ static void test_gather(void)
         polis_env_destroy(env);
     }
 
+    /* The requirement is lost during the plan: lua/take_hammer.lua takes the hammer away at
+     * the end of the first step, and coal can no longer be seen or picked. */
+    {
+        char *json = soc_scenario(
+            1, 100,
+            "{\"map\": " BLANK7 ", \"resources_in_play\": \"all\", \"jobs\": {\"smith\": "
+            "{\"fov\": 3, \"inventory\": {\"hammer\": 1}}},"
+            " \"static\": {\"players\": [{\"job\": \"smith\", \"positions\": [0, 0]}],"
+            " \"resources\": [{\"name\": \"coal\", \"positions\": [0, 3], \"num\": 1}]}}",
+            ", \"scripts\": [\"lua/take_hammer.lua\"]");
+        env = soc_open(json, NULL, NULL);
+        free(json);
+        CHECK(env != NULL);
+        if (!env) return;
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        r = start_run(env, "GATHER 1 coal", 20);
+        CHECK_EQ_INT(r.state, POLIS_PLAN_IMPOSSIBLE);
+        CHECK_EQ_STR(r.why, "cannot see or pick coal: it requires hammer 1 (gathered 0 of 1 coal)");
+        CHECK_EQ_STR(r.trace, "move_right");
+        polis_env_destroy(env);
+    }
+
     /* Another agent stands on the only pile: the plan walks up to it and waits. */
     env = world(BLANK7, "{\"fov\": 2}", "[3, 3], [3, 5]",
                 ", \"resources\": [{\"name\": \"wood\", \"positions\": [3, 5], \"num\": 1}]",
