@@ -340,10 +340,10 @@ class TestCreateErrors(unittest.TestCase):
             with self.assertRaises(polis.ConfigError) as cm:
                 polis.Env(path)
             self.assertTrue(str(cm.exception).startswith(path + ":"), str(cm.exception))
-            # with overrides Python does not parse it either: the engine's message stands
+            # with overrides the engine reads the file as well, and says overrides were set
             with self.assertRaises(polis.ConfigError) as cm2:
                 polis.Env(path, {"max_steps": 3})
-            self.assertEqual(str(cm2.exception), str(cm.exception))
+            self.assertEqual(str(cm2.exception), str(cm.exception) + " (scenario with overrides)")
 
     def test_unknown_plugin_and_failing_script(self):
         with self.assertRaises(polis.PluginError) as cm:

@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 import polis
-from polis.scenario import apply_overrides, resolve
+from polis.scenario import overrides_json, resolve
 from common import GATHER, GATHER_LUA, STAGGERED, tolist
 
 
@@ -66,8 +66,8 @@ class TestScenarioArguments(unittest.TestCase):
         env.close()
         with self.assertRaises(polis.ConfigError) as cm:
             polis.Env(json.dumps(doc), {"plugins.gather.params.coins": -2})
-        self.assertEqual(str(cm.exception), "<string> (with overrides): plugins[0].params.coins: "
-                         "expected integer in [0, 1000000], got -2")
+        self.assertEqual(str(cm.exception), "<string>: plugins[0].params.coins: expected integer "
+                         "in [0, 1000000], got -2 (scenario with overrides)")
         with self.assertRaises(polis.ConfigError):
             polis.Env(42)
 
@@ -122,8 +122,8 @@ class TestOverrides(unittest.TestCase):
     def test_engine_message_for_a_bad_value(self):
         with self.assertRaises(polis.ConfigError) as cm:
             polis.Env(GATHER, {"plugins.gather.params.coins": -1})
-        self.assertEqual(str(cm.exception), f"{GATHER} (with overrides): plugins[0].params.coins: "
-                         f"expected integer in [0, 1000000], got -1")
+        self.assertEqual(str(cm.exception), f"{GATHER}: plugins[0].params.coins: expected integer "
+                         f"in [0, 1000000], got -1 (scenario with overrides)")
         with self.assertRaises(polis.ConfigError) as cm:
             polis.Env(GATHER, {"max_steps": 0})
         self.assertIn("max_steps: expected integer in [1, 1000000000], got 0", str(cm.exception))
@@ -134,13 +134,13 @@ class TestOverrides(unittest.TestCase):
 
     def test_override_path_errors(self):
         cases = {
-            "plugins.3.params.coins": 'override "plugins.3.params.coins": plugins has 1 '
-                                      'element, no [3]',
-            "plugins.nope.params.coins": 'override "plugins.nope.params.coins": plugins has no '
-                                         'element named "nope" (names: gather)',
-            "max_steps.x": 'override "max_steps.x": max_steps is a number, not an object or '
+            "plugins.3.params.coins": 'overrides: "plugins.3.params.coins": plugins has 1 '
+                                      'element (indices 0 to 0)',
+            "plugins.nope.params.coins": 'overrides: "plugins.nope.params.coins": no element of '
+                                         'plugins is named "nope"',
+            "max_steps.x": 'overrides: "max_steps.x": max_steps is a number, not an object or '
                            'array',
-            "grid..width": 'override "grid..width": empty path segment',
+            "grid..width": 'overrides: "grid..width": empty key in the path',
         }
         for key, msg in cases.items():
             with self.assertRaises(polis.ConfigError) as cm:
@@ -149,19 +149,28 @@ class TestOverrides(unittest.TestCase):
         with self.assertRaises(polis.ConfigError) as cm:
             polis.Env(GATHER, {"seed": float("nan")})
         self.assertIn("Out of range float values are not JSON compliant", str(cm.exception))
+        with self.assertRaises(polis.ConfigError) as cm:
+            polis.Env(GATHER, {"": 1})
+        self.assertEqual(str(cm.exception), "override key '': expected a non-empty string")
 
-    def test_apply_overrides_directly(self):
-        doc = {"agents": 2, "plugins": ["gather", {"path": "x/metrics.so"}],
-               "scripts": ["rules.lua"]}
-        apply_overrides(doc, {"plugins.gather.params.coins": 3,
-                              "plugins.metrics.params.every": 2,
-                              "scripts.rules.params.k": 1,
-                              "lua.memory_limit": 0})
-        self.assertEqual(doc, {"agents": 2,
-                               "plugins": [{"name": "gather", "params": {"coins": 3}},
-                                           {"path": "x/metrics.so", "params": {"every": 2}}],
-                               "scripts": [{"path": "rules.lua", "params": {"k": 1}}],
-                               "lua": {"memory_limit": 0}})
+    def test_objects_merge_and_none_removes(self):
+        """The engine's rules: an object merges into an object; None restores a default."""
+        env = polis.Env(GATHER, {"grid": {"width": 9}})
+        grid = env.describe()["grid"]
+        self.assertEqual((grid["width"], grid["height"]), (9, 12))  # height kept from the file
+        env.close()
+        env = polis.Env(GATHER, {"plugins.gather.params.coins": None})
+        self.assertEqual(params_of(env)["coins"], 8)  # gather's default
+        env.close()
+        env = polis.Env(GATHER_LUA, {"scripts.bonus.params.bonus": 3, "lua.memory_limit": 0})
+        self.assertEqual(params_of(env, "bonus")["bonus"], 3)
+        env.close()
+
+    def test_override_keys(self):
+        self.assertIsNone(overrides_json({}))
+        self.assertEqual(overrides_json({"plugins__gather__params__coins": 3, "grid.width": 8,
+                                         "max_steps": 5}),
+                         '{"plugins.gather.params.coins": 3, "grid.width": 8, "max_steps": 5}')
 
     def test_numpy_values(self):
         from common import np
@@ -171,15 +180,12 @@ class TestOverrides(unittest.TestCase):
         self.assertEqual(env.max_steps, 6)
         env.close()
 
-    def test_resolve_without_overrides_hands_the_file_to_the_engine(self):
+    def test_resolve_hands_the_file_and_the_overrides_to_the_engine(self):
         src = resolve(GATHER)
-        self.assertEqual((src.kind, src.path), ("file", GATHER))
+        self.assertEqual((src.kind, src.path, src.overrides), ("file", GATHER, None))
         src = resolve(GATHER, {"max_steps": 3})
-        self.assertEqual(src.kind, "json")
-        self.assertEqual(src.base_dir, os.path.dirname(os.path.abspath(GATHER)))
-        self.assertEqual(json.loads(src.text)["max_steps"], 3)
-        obs_doc = tolist(json.loads(src.text)["plugins"])
-        self.assertEqual(obs_doc[0]["name"], "gather")
+        self.assertEqual((src.kind, src.path), ("file", GATHER))
+        self.assertEqual(json.loads(src.overrides), {"max_steps": 3})
 
 
 if __name__ == "__main__":

@@ -318,10 +318,10 @@ class TestErrors(unittest.TestCase):
                               overrides={"plugins.gather.params.coins": 0}) as v:
             self.assertEqual((v.agents_per_env, v.num_rows), (2, 4))
         with self.assertRaisesRegex(polis.ConfigError,
-                                    r"^env 0: .*gather\.json \(with overrides\): "
-                                    r"plugins\[0\]\.params\.coins"):
+                                    r"^env 0: .*gather\.json: plugins\[0\]\.params\.coins: "
+                                    r".*\(scenario with overrides\)$"):
             polis.vector_env(GATHER, num_envs=2, plugins__gather__params__coins=-1)
-        with self.assertRaisesRegex(polis.ConfigError, r'no element named "nope"'):
+        with self.assertRaisesRegex(polis.ConfigError, r'no element of plugins is named "nope"'):
             polis.vector_env(GATHER, num_envs=2, **{"plugins.nope.params.coins": 1})
 
 

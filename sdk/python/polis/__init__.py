@@ -29,10 +29,10 @@ from .errors import (ActionError, ConfigError, FFIError, InvalidArgumentError, L
                      LimitError, OutOfMemoryError, PluginError, PolisError, PolisIOError,
                      ScriptError, StateError, UnknownAgentError)
 from .parallel import ParallelEnv, parallel_env
-from .scenario import apply_overrides, find_scenario
+from .scenario import find_scenario
 from .vector import VectorEnv, vector_env
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def library_version(library=None):
@@ -45,6 +45,6 @@ __all__ = [
     "InvalidArgumentError", "LibraryError", "LimitError", "MacroInfo", "ObsFieldInfo",
     "OutOfMemoryError", "ParallelEnv", "PlanStep", "PluginError", "PolisError", "PolisIOError",
     "ScriptError", "StateError",
-    "UnknownAgentError", "apply_overrides", "errors", "find_scenario", "library_version",
+    "UnknownAgentError", "errors", "find_scenario", "library_version",
     "load_library", "parallel_env", "spaces", "VectorEnv", "vector_env",
 ]

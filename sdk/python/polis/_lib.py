@@ -52,6 +52,8 @@ class Options(ctypes.Structure):
         ("base_dir", ctypes.c_char_p),
         ("log", ctypes.c_void_p),
         ("log_ud", ctypes.c_void_p),
+        ("overrides", ctypes.c_char_p),
+        ("no_observations", ctypes.c_bool),
     ]
 
 

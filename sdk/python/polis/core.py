@@ -170,6 +170,8 @@ class Env(_BufferOwner):
             opts.plugin_path = os.fsencode(plugin_path)
         if src.base_dir:
             opts.base_dir = os.fsencode(src.base_dir)
+        if src.overrides is not None:
+            opts.overrides = src.overrides.encode()  # copied by the engine at create
         if log is not None:
             pending = self._h.pending
 
@@ -192,7 +194,7 @@ class Env(_BufferOwner):
             st = lib.env_create_json(text, len(text), ctypes.byref(opts), ctypes.byref(out),
                                      ctypes.byref(err))
         if st != _lib.POLIS_OK:
-            msg = src.relabel(_decode(err.message) or lib.status_name(st))
+            msg = _decode(err.message) or lib.status_name(st)
             raise error_for(st, msg)
         self._h.ptr = out.value
         self._raise_pending()

@@ -17,7 +17,6 @@ numpy is required here (the whole point is batched arrays).
 import ctypes
 import operator
 import os
-import re
 
 from . import _lib
 from . import spaces as _spaces
@@ -121,6 +120,8 @@ class VectorEnv(_BufferOwner):
             opts.plugin_path = os.fsencode(plugin_path)
         if src.base_dir:
             opts.base_dir = os.fsencode(src.base_dir)
+        if src.overrides is not None:
+            opts.overrides = src.overrides.encode()  # copied by the engine at create
         if log is not None:
             pending = self._h.pending
 
@@ -144,12 +145,7 @@ class VectorEnv(_BufferOwner):
             st = lib.vec_create_json(text, len(text), ctypes.byref(opts), m, t,
                                      ctypes.byref(out), ctypes.byref(err))
         if st != _lib.POLIS_OK:
-            msg = _decode(err.message) or lib.status_name(st)
-            # "env k: <string>: ...": the scenario's label goes after the env prefix
-            m = re.match(r"env \d+: ", msg)
-            if m:
-                msg = m.group(0) + src.relabel(msg[m.end():])
-            raise error_for(st, msg)
+            raise error_for(st, _decode(err.message) or lib.status_name(st))
         self._h.ptr = out.value
         self._raise_pending()
 
