@@ -68,10 +68,11 @@ static const char HELP_RUN[] =
     "                       (`polis describe` lists them, e.g. greedy, scripted)\n"
     "  --quiet              print only the closing summary line\n"
     "  --json               print one JSON object per episode (one per line)\n"
+    CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 static const char HELP_VALIDATE[] =
-    "usage: polis validate SCENARIO [--plugin-path DIRS]\n"
+    "usage: polis validate SCENARIO [--set PATH=JSON]... [--agents N] [--plugin-path DIRS]\n"
     "\n"
     "Creates an env from SCENARIO: parses it, loads its plugins and scripts, validates every\n"
     "parameter and freezes registration. Prints\n"
@@ -79,10 +80,11 @@ static const char HELP_VALIDATE[] =
     "or the error with its place (JSON path, file:line).\n"
     "\n"
     "options:\n"
+    CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 static const char HELP_DESCRIBE[] =
-    "usage: polis describe SCENARIO [--json] [--plugin-path DIRS]\n"
+    "usage: polis describe SCENARIO [--json] [--set PATH=JSON]... [--plugin-path DIRS]\n"
     "\n"
     "Lists what SCENARIO registers: plugins and scripts with their parameters, actions, the\n"
     "observation layout, reward functions and transforms, event types, hooks per phase,\n"
@@ -91,6 +93,7 @@ static const char HELP_DESCRIBE[] =
     "\n"
     "options:\n"
     "  --json               print the JSON document of polis_env_describe_json()\n"
+    CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 static const char HELP_RENDER[] =
@@ -108,6 +111,7 @@ static const char HELP_RENDER[] =
     "                       under a \"== name ==\" heading, or one JSON object by name)\n"
     "  --format F           text (default), json, or another format a plugin renders\n"
     "  --policy NAME        as for `polis run` (default random)\n"
+    CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 static const char HELP_PARSE[] =
@@ -122,6 +126,7 @@ static const char HELP_PARSE[] =
     "options:\n"
     "  --agent A            the acting agent, an id or an agent name (default 0)\n"
     "  --seed N             seed of the reset (default: the scenario's \"seed\")\n"
+    CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 static const char HELP_HELP[] =
@@ -168,6 +173,7 @@ typedef struct cli_args {
     bool quiet;
     bool json;
     bool help;
+    cli_overrides overrides; /* --set, --agents */
 } cli_args;
 
 /* Which options each command takes. */
@@ -180,7 +186,9 @@ enum {
     OPT_JSON = 1 << 5,
     OPT_PLUGIN_PATH = 1 << 6,
     OPT_AGENT = 1 << 7,
-    OPT_FORMAT = 1 << 8
+    OPT_FORMAT = 1 << 8,
+    OPT_SET = 1 << 9,    /* --set PATH=JSON */
+    OPT_AGENTS = 1 << 10 /* --agents N */
 };
 
 typedef struct cli_option {
@@ -199,6 +207,8 @@ static const cli_option OPTIONS[] = {
     {"--plugin-path", OPT_PLUGIN_PATH, true},
     {"--agent", OPT_AGENT, true},
     {"--format", OPT_FORMAT, true},
+    {"--set", OPT_SET, true},
+    {"--agents", OPT_AGENTS, true},
 };
 
 /* A format name as renderers register it: [a-z0-9_]+. */
@@ -309,6 +319,16 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
                                  value);
             a->format = value;
             break;
+        case OPT_SET: {
+            int rc = cli_overrides_set(&a->overrides, a->cmd, value);
+            if (rc) return rc;
+            break;
+        }
+        case OPT_AGENTS: {
+            int rc = cli_overrides_agents(&a->overrides, a->cmd, value);
+            if (rc) return rc;
+            break;
+        }
         }
     }
     if (!a->scenario) return cli_usage(a->cmd, "missing SCENARIO (a scenario .json file)");
@@ -328,10 +348,19 @@ static polis_env *create_env(const cli_args *a, bool show_logs)
     opts.struct_size = sizeof opts;
     opts.plugin_path = a->plugin_path;
     opts.log = show_logs ? log_to_stderr : NULL; /* NULL: the env discards log lines */
+    bool oom = false;
+    char *overrides = cli_overrides_text(&a->overrides, &oom);
+    if (oom) {
+        fprintf(stderr, "polis: out of memory\n");
+        return NULL;
+    }
+    opts.overrides = overrides; /* copied by the env */
     polis_env *env = NULL;
     polis_error err;
     memset(&err, 0, sizeof err);
-    if (polis_env_create_file(a->scenario, &opts, &env, &err) != POLIS_OK) {
+    polis_status st = polis_env_create_file(a->scenario, &opts, &env, &err);
+    cJSON_free(overrides);
+    if (st != POLIS_OK) {
         fprintf(stderr, "polis: %s\n", err.message[0] ? err.message : polis_status_str(err.status));
         return NULL;
     }
@@ -1205,19 +1234,20 @@ int main(int argc, char **argv)
     int (*run)(const cli_args *);
     if (strcmp(cmd, "run") == 0) {
         allowed = OPT_SEED | OPT_STEPS | OPT_EPISODES | OPT_POLICY | OPT_QUIET | OPT_JSON |
-                  OPT_PLUGIN_PATH;
+                  OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS;
         run = cmd_run;
     } else if (strcmp(cmd, "validate") == 0) {
-        allowed = OPT_PLUGIN_PATH;
+        allowed = OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS;
         run = cmd_validate;
     } else if (strcmp(cmd, "describe") == 0) {
-        allowed = OPT_JSON | OPT_PLUGIN_PATH;
+        allowed = OPT_JSON | OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS;
         run = cmd_describe;
     } else if (strcmp(cmd, "render") == 0) {
-        allowed = OPT_SEED | OPT_STEPS | OPT_AGENT | OPT_FORMAT | OPT_POLICY | OPT_PLUGIN_PATH;
+        allowed = OPT_SEED | OPT_STEPS | OPT_AGENT | OPT_FORMAT | OPT_POLICY | OPT_PLUGIN_PATH |
+                  OPT_SET | OPT_AGENTS;
         run = cmd_render;
     } else if (strcmp(cmd, "parse") == 0) {
-        allowed = OPT_AGENT | OPT_SEED | OPT_PLUGIN_PATH;
+        allowed = OPT_AGENT | OPT_SEED | OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS;
         a.wants_action = true;
         run = cmd_parse;
     } else if (cmd[0] == '-') {
@@ -1226,10 +1256,8 @@ int main(int argc, char **argv)
         return cli_usage(NULL, "unknown command '%s' (commands: " COMMAND_LIST ")", cmd);
     }
     int rc = parse_args(argc, argv, allowed, &a);
-    if (rc) return rc;
-    if (a.help) {
-        fputs(command_help(cmd), stdout);
-        return 0;
-    }
-    return run(&a);
+    if (rc == 0 && a.help) fputs(command_help(cmd), stdout);
+    if (rc == 0 && !a.help) rc = run(&a);
+    cli_overrides_free(&a.overrides);
+    return rc;
 }

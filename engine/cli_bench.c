@@ -71,7 +71,7 @@ const char CLI_BENCH_HELP[] =
 typedef struct bench_args {
     const char *scenario;
     const char *plugin_path;
-    cJSON *overrides; /* object; NULL if none */
+    cli_overrides overrides;
     int64_t steps, repeat, warmup;
     int32_t envs, threads;
     bool physical;
@@ -82,20 +82,6 @@ typedef struct bench_args {
     bool json;
     bool help;
 } bench_args;
-
-/* Adds "path": value to the overrides, keeping the command-line order. */
-static bool add_override(bench_args *b, const char *path, cJSON *value)
-{
-    if (!b->overrides && !(b->overrides = cJSON_CreateObject())) {
-        cJSON_Delete(value);
-        return false;
-    }
-    if (!cJSON_AddItemToObject(b->overrides, path, value)) {
-        cJSON_Delete(value);
-        return false;
-    }
-    return true;
-}
 
 static const char *const VALUE_OPTIONS[] = {"--agents",  "--set",    "--steps",           "--envs",
                                             "--threads", "--policy", "--exclude-actions", "--seed",
@@ -156,31 +142,11 @@ static int parse_bench_args(int argc, char **argv, bench_args *b)
             return cli_usage("bench", "%s takes no value", name);
         }
         int64_t v;
+        int rc;
         if (strcmp(name, "--agents") == 0) {
-            if (!cli_parse_int(value, 1, INT32_MAX, &v))
-                return cli_usage("bench", "--agents: '%s' is not a positive integer", value);
-            cJSON *n = cJSON_CreateNumber((double)v);
-            if (!n || !add_override(b, "agents", n)) return cli_usage("bench", "out of memory");
+            if ((rc = cli_overrides_agents(&b->overrides, "bench", value))) return rc;
         } else if (strcmp(name, "--set") == 0) {
-            const char *sep = strchr(value, '=');
-            if (!sep || sep == value)
-                return cli_usage("bench", "--set: '%s' is not PATH=JSON (e.g. grid.width=64)",
-                                 value);
-            cJSON *json = cJSON_Parse(sep + 1);
-            if (!json)
-                return cli_usage("bench",
-                                 "--set: '%s': the value is not JSON (quote strings: "
-                                 "name='\"text\"')",
-                                 value);
-            char path[1024];
-            if ((size_t)(sep - value) >= sizeof path) {
-                cJSON_Delete(json);
-                return cli_usage("bench", "--set: the path is longer than %zu bytes",
-                                 sizeof path - 1);
-            }
-            memcpy(path, value, (size_t)(sep - value));
-            path[sep - value] = '\0';
-            if (!add_override(b, path, json)) return cli_usage("bench", "out of memory");
+            if ((rc = cli_overrides_set(&b->overrides, "bench", value))) return rc;
         } else if (strcmp(name, "--steps") == 0) {
             if (!cli_parse_int(value, 1, INT64_MAX, &b->steps))
                 return cli_usage("bench", "--steps: '%s' is not a positive integer", value);
@@ -478,8 +444,9 @@ static int vec_failure(polis_vec *vec)
 
 static int run_bench(const bench_args *b)
 {
-    char *overrides = NULL;
-    if (b->overrides && !(overrides = cJSON_PrintUnformatted(b->overrides))) {
+    bool oom = false;
+    char *overrides = cli_overrides_text(&b->overrides, &oom);
+    if (oom) {
         fprintf(stderr, "polis: out of memory\n");
         return EXIT_ENV;
     }
@@ -602,6 +569,6 @@ int cli_bench_main(int argc, char **argv)
     int rc = parse_bench_args(argc, argv, &b);
     if (rc == 0 && b.help) fputs(CLI_BENCH_HELP, stdout);
     if (rc == 0 && !b.help) rc = run_bench(&b);
-    cJSON_Delete(b.overrides);
+    cli_overrides_free(&b.overrides);
     return rc;
 }

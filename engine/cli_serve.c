@@ -67,6 +67,7 @@ const char CLI_SERVE_HELP[] =
     "  --on-bad-action P    what an unparseable or illegal action becomes: 'error' (default;\n"
     "                       the step is refused and the client asked again) or 'noop' (the\n"
     "                       agent does noop and the episode's stats count it)\n"
+    CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 /* ---- arguments ---------------------------------------------------------------------------- */
@@ -79,6 +80,8 @@ typedef struct serve_args {
     bool allow_remote;
     bool bad_is_noop;
     int max_clients;
+    cli_overrides overrides; /* --set, --agents */
+    char *overrides_text;    /* what every session's env is created with; NULL: none */
 } serve_args;
 
 /* Returns 0, EXIT_USAGE after printing the problem, or -1 for --help. */
@@ -101,10 +104,16 @@ static int parse_args(int argc, char **argv, serve_args *a)
         } else if (strcmp(arg, "--allow-remote") == 0) {
             a->allow_remote = true;
         } else if (strcmp(arg, "--tcp") == 0 || strcmp(arg, "--max-clients") == 0 ||
-                   strcmp(arg, "--on-bad-action") == 0 || strcmp(arg, "--plugin-path") == 0) {
+                   strcmp(arg, "--on-bad-action") == 0 || strcmp(arg, "--plugin-path") == 0 ||
+                   strcmp(arg, "--set") == 0 || strcmp(arg, "--agents") == 0) {
             if (i + 1 >= argc) return cli_usage("serve", "%s needs a value", arg);
             const char *v = argv[++i];
-            if (strcmp(arg, "--tcp") == 0) {
+            int rc;
+            if (strcmp(arg, "--set") == 0) {
+                if ((rc = cli_overrides_set(&a->overrides, "serve", v))) return rc;
+            } else if (strcmp(arg, "--agents") == 0) {
+                if ((rc = cli_overrides_agents(&a->overrides, "serve", v))) return rc;
+            } else if (strcmp(arg, "--tcp") == 0) {
                 a->tcp = v;
             } else if (strcmp(arg, "--max-clients") == 0) {
                 char *end;
@@ -132,6 +141,9 @@ static int parse_args(int argc, char **argv, serve_args *a)
     if (a->stdio && a->tcp) return cli_usage("serve", "--stdio and --tcp exclude each other");
     if (!a->stdio && !a->tcp)
         return cli_usage("serve", "choose a transport: --stdio or --tcp [HOST:]PORT");
+    bool oom = false;
+    a->overrides_text = cli_overrides_text(&a->overrides, &oom);
+    if (oom) return cli_usage("serve", "out of memory");
     return 0;
 }
 
@@ -217,6 +229,7 @@ static polis_status session_open(session *s, const serve_args *a, polis_error *e
     memset(&opts, 0, sizeof opts);
     opts.struct_size = sizeof opts;
     opts.plugin_path = a->plugin_path;
+    opts.overrides = a->overrides_text;
     polis_status st = polis_env_create_file(a->scenario, &opts, &s->env, err);
     if (st != POLIS_OK) return st;
     int32_t n = polis_env_n_agents(s->env);
@@ -1087,10 +1100,13 @@ int cli_serve_main(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc < 0) {
         fputs(CLI_SERVE_HELP, stdout);
-        return 0;
+        rc = 0;
+    } else if (rc == 0) {
+        /* A client that vanishes must not kill the server with SIGPIPE. */
+        signal(SIGPIPE, SIG_IGN);
+        rc = a.stdio ? serve_stdio(&a) : serve_tcp(&a);
     }
-    if (rc) return rc;
-    /* A client that vanishes must not kill the server with SIGPIPE. */
-    signal(SIGPIPE, SIG_IGN);
-    return a.stdio ? serve_stdio(&a) : serve_tcp(&a);
+    cJSON_free(a.overrides_text);
+    cli_overrides_free(&a.overrides);
+    return rc;
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
@@ -40,4 +41,60 @@ bool cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
     if (!cli_parse_u64(s, &v) || v > (uint64_t)hi || (int64_t)v < lo) return false;
     *out = (int64_t)v;
     return true;
+}
+
+/* Adds "path": value (which it owns) to the overrides. */
+static bool add_override(cli_overrides *o, const char *path, cJSON *value)
+{
+    if (!o->obj && !(o->obj = cJSON_CreateObject())) {
+        cJSON_Delete(value);
+        return false;
+    }
+    if (!cJSON_AddItemToObject(o->obj, path, value)) {
+        cJSON_Delete(value);
+        return false;
+    }
+    return true;
+}
+
+int cli_overrides_set(cli_overrides *o, const char *cmd, const char *value)
+{
+    const char *sep = strchr(value, '=');
+    if (!sep || sep == value)
+        return cli_usage(cmd, "--set: '%s' is not PATH=JSON (e.g. grid.width=64)", value);
+    char path[1024];
+    if ((size_t)(sep - value) >= sizeof path)
+        return cli_usage(cmd, "--set: the path is longer than %zu bytes", sizeof path - 1);
+    cJSON *json = cJSON_Parse(sep + 1);
+    if (!json)
+        return cli_usage(cmd, "--set: '%s': the value is not JSON (quote strings: name='\"text\"')",
+                         value);
+    memcpy(path, value, (size_t)(sep - value));
+    path[sep - value] = '\0';
+    if (!add_override(o, path, json)) return cli_usage(cmd, "out of memory");
+    return 0;
+}
+
+int cli_overrides_agents(cli_overrides *o, const char *cmd, const char *value)
+{
+    int64_t v;
+    if (!cli_parse_int(value, 1, INT32_MAX, &v))
+        return cli_usage(cmd, "--agents: '%s' is not a positive integer", value);
+    cJSON *n = cJSON_CreateNumber((double)v);
+    if (!n || !add_override(o, "agents", n)) return cli_usage(cmd, "out of memory");
+    return 0;
+}
+
+char *cli_overrides_text(const cli_overrides *o, bool *oom)
+{
+    if (!o->obj) return NULL;
+    char *text = cJSON_PrintUnformatted(o->obj);
+    if (!text) *oom = true;
+    return text;
+}
+
+void cli_overrides_free(cli_overrides *o)
+{
+    cJSON_Delete(o->obj);
+    o->obj = NULL;
 }

@@ -35,4 +35,25 @@ polis 1 validate "$SCN/not_json.json"
 err_has "polis: "
 err_has "not_json.json"
 
+# Scenario overrides on the command line (--set PATH=JSON, --agents N), in order; the engine
+# applies them (polis_options.overrides) and reports bad values at their JSON path.
+polis 0 validate "$GATHER" --agents 2 --set plugins.gather.params.view=1 --set 'name="tiny"'
+out_line "ok: tiny: 2 agents, 5 actions, 32 obs bytes"
+polis 0 validate "$GATHER" --agents=3 --set agents=5
+out_line "ok: gather: 5 agents, 5 actions, 64 obs bytes"
+polis 1 validate "$GATHER" --set plugins.gather.params.coins=-1
+err_line "polis: $GATHER: plugins[0].params.coins: expected integer in [0, 1000000], got -1 (scenario with overrides)"
+polis 1 validate "$GATHER" --set plugins.nope.params.coins=1
+err_line 'polis: overrides: "plugins.nope.params.coins": no element of plugins is named "nope"'
+polis 2 validate "$GATHER" --set coins
+err_has "polis: validate: --set: 'coins' is not PATH=JSON (e.g. grid.width=64)"
+polis 2 validate "$GATHER" --set 'name=tiny'
+err_has "polis: validate: --set: 'name=tiny': the value is not JSON (quote strings: name='\"text\"')"
+polis 2 validate "$GATHER" --agents 0
+err_has "polis: validate: --agents: '0' is not a positive integer"
+polis 0 run "$GATHER" --agents 2 --set max_steps=7 --quiet
+out_has "gather: 1 episode, 7 steps,"
+polis 0 describe "$GATHER" --set plugins.gather.params.coins=3
+out_has "    coins       int     3      8 "
+
 finish
