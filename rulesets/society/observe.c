@@ -184,14 +184,268 @@ static void paint(const soc *s, int32_t viewer, int32_t owner, bool torus, paint
     else paint_unlisted(s, viewer, owner, torus, pp);
 }
 
-/* Bits j0 .. j0 + len - 1 (mod h) of an h-bit column, h <= 64. */
-static inline uint64_t column_bits(int32_t j0, int32_t len, int32_t h)
+/* ---- merged views -----------------------------------------------------------------------
+ *
+ * An agent's map view merged with the maps shared with it is the union of its owners'
+ * windows, each covered cell painted once with the union of what the owners covering it see
+ * (an owner sees a station's recipe or a pile's resource by its own inventory; the values
+ * written never depend on which owner saw a cell, only whether one did). Painting every
+ * window in turn painted the same cells up to P times (docs/performance.md).
+ *
+ * The union depends only on the set of owners, not on the viewer: it is built in map
+ * coordinates into one of SOC_MV_SLOTS slots and each viewer with the same owners (in the
+ * Social Structure games a group shares its maps, so every member has the same set) only
+ * shifts the slot's elements to its own position and stores them. The cells' elements come
+ * from a table built once per observation pass that uses slots, shared by all of them:
+ * adding a covered cell copies its few nonzero elements instead of reading the layers, the
+ * recipe's amounts and the R pile counts. Everything here is valid for one pass: the OBSERVE
+ * hook starts a new one, and the world does not change while the observations are written. */
+
+#define SOC_MV_SLOTS 4
+#define SOC_PT_MAX (1 << 20) /* the most table elements (see soc_register_observations) */
+
+/* One nonzero element of a cell: its offset in a grid whose own cell is the map's (0, 0)
+ * (channel x plane + x B + y), its value and its cell's map coordinates. The table and the
+ * merged views hold the same records, so building a view copies them whole. */
+typedef struct soc_pel {
+    int32_t at;
+    int16_t val;
+    int16_t x, y; /* SOC_MAX_MAP fits */
+    int16_t res;  /* a pile's resource (what an owner must see), else -1 */
+} soc_pel;
+
+typedef struct soc_mview {
+    uint32_t pass; /* the pass it was built in; another: unused */
+    int32_t n_owners;
+    uint64_t hash;   /* of the owner set, order-independent */
+    int32_t *owners; /* [n_agents] */
+    int32_t n_el;
+    soc_pel *el; /* [pt_cap] */
+} soc_mview;
+
+static polis_status on_observe(polis_ctx *ctx, void *ud)
+{
+    (void)ctx;
+    soc *s = ud;
+    if (++s->pt_pass == 0) { /* wrapped: no slot may look current */
+        for (int32_t i = 0; i < SOC_MV_SLOTS; i++) s->mv[i].pass = 0;
+        s->pt_pass = 1;
+    }
+    /* The table and the slots pay when owner sets repeat within a pass (a group sharing its
+     * maps); when they do not (Exploration's random sharing) building them costs more than
+     * it saves and the pass paints each view directly. The last pass with merged views
+     * decides (while painting directly, one pass in 16 looks): a slot is built once and
+     * painted by every repeat, so at least one viewer in three repeating a set is where the
+     * two cost about the same (docs/performance.md). */
+    if (s->mv_viewers) s->mv_use = s->mv_hits * 3 >= s->mv_viewers;
+    s->mv_viewers = s->mv_hits = 0;
+    return POLIS_OK;
+}
+
+static void pt_build(soc *s)
+{
+    const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
+                  *rc = soc_layer(s, s->L_recipes, 0);
+    const int32_t R = s->R, W = s->W, H = s->H, B = s->B;
+    const int32_t plane = s->A * s->B;
+    soc_pel *el = s->pt_el;
+    int32_t ne = 0;
+    for (int32_t y = 0, cell = 0; y < H; y++)
+        for (int32_t x = 0; x < W; x++, cell++) {
+            s->pt_start[cell] = ne;
+            const int32_t at = x * B + y;
+            const int16_t x16 = (int16_t)x, y16 = (int16_t)y;
+            uint64_t need_rec = 0, need_res = 0;
+            if (ag[cell]) el[ne++] = (soc_pel){at, sat16(ag[cell]), x16, y16, -1};
+            if (bl[cell]) el[ne++] = (soc_pel){plane + at, 1, x16, y16, -1};
+            const int32_t first_rec = ne;
+            const int32_t k = rc[cell] - 1;
+            if (k >= 0) {
+                const soc_recipe *rec = &s->rec[k];
+                const soc_amount *a = &s->amounts[rec->in];
+                for (int32_t q = 0; q < rec->n_in; q++, a++)
+                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(-a->n), x16, y16,
+                                         -1};
+                a = &s->amounts[rec->out];
+                for (int32_t q = 0; q < rec->n_out; q++, a++)
+                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(a->n), x16, y16,
+                                         -1};
+                need_rec = (uint64_t)1 << k;
+            }
+            s->pt_part[2 * cell] = first_rec;
+            s->pt_part[2 * cell + 1] = ne;
+            s->pt_need[2 * cell] = need_rec & -(uint64_t)(ne > first_rec);
+            if (s->kinds[cell]) {
+                const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
+                for (int32_t r = 0; r < R; r++)
+                    if (pile[r]) {
+                        el[ne++] = (soc_pel){(2 + R + r) * plane + at, sat16(pile[r]), x16, y16,
+                                             (int16_t)r};
+                        need_res |= (uint64_t)1 << r;
+                    }
+            }
+            s->pt_need[2 * cell + 1] = need_res;
+        }
+    s->pt_start[s->cells] = ne;
+    s->pt_built = s->pt_pass;
+}
+
+/* Appends the cell's elements that owners seeing (vres, vrec) paint: a cell's elements are
+ * its agent and block (always painted), its recipe's amounts (painted together) and its
+ * piles (each by its resource), in that order, so the first two parts are copied whole when
+ * the recipe is seen and the piles one by one only when some are not. Each cell at most
+ * once per slot, so the store ahead of the count stays inside el. */
+static inline void mv_emit(const soc *s, soc_mview *mv, int32_t cell, uint64_t vres,
+                           uint64_t vrec)
+{
+    const int32_t b = s->pt_start[cell], e = s->pt_start[cell + 1];
+    if (b == e) return;
+    const int32_t piles = s->pt_part[2 * cell + 1];
+    soc_pel *out = mv->el + mv->n_el;
+    const soc_pel *in = s->pt_el + b;
+    const int32_t n = (s->pt_need[2 * cell] & ~vrec) ? s->pt_part[2 * cell] - b : piles - b;
+    for (int32_t q = 0; q < n; q++) out[q] = in[q];
+    int32_t m = n;
+    if (!(s->pt_need[2 * cell + 1] & ~vres)) {
+        for (int32_t q = piles - b; q < e - b; q++) out[m++] = in[q];
+    } else {
+        for (int32_t q = piles - b; q < e - b; q++) {
+            out[m] = in[q];
+            m += (int32_t)((vres >> in[q].res) & 1u);
+        }
+    }
+    mv->n_el += m;
+}
+
+/* Bits y0 .. y0 + len - 1 (mod h) of an h-bit column, h <= 64. */
+static inline uint64_t column_bits(int32_t y0, int32_t len, int32_t h)
 {
     const uint64_t full = h == 64 ? ~(uint64_t)0 : ((uint64_t)1 << h) - 1;
     if (len >= h) return full;
     uint64_t run = ((uint64_t)1 << len) - 1;
-    return j0 == 0 ? run : ((run << j0) | (run >> (h - j0))) & full;
+    return y0 == 0 ? run : ((run << y0) | (run >> (h - y0))) & full;
 }
+
+/* The union for maps at most 64 cells high when the owners' vis come in at most
+ * SOC_COV_GROUPS distinct pairs (in Exploration every explorer starts seeing the same):
+ * each group's coverage is a bit set per map column, so a window costs one OR per column
+ * instead of one update per cell. false: more groups, nothing built. */
+static bool mv_build_columns(soc *s, int32_t n, soc_mview *mv)
+{
+    const int32_t W = s->W, H = s->H;
+    uint64_t gres[SOC_COV_GROUPS], grec[SOC_COV_GROUPS];
+    int32_t ng = 0;
+    for (int32_t v = 0; v < n; v++) {
+        int32_t owner = s->views[v], g = 0;
+        const uint64_t vres = s->vis_res[owner], vrec = s->vis_rec[owner];
+        while (g < ng && (gres[g] != vres || grec[g] != vrec)) g++;
+        if (g == ng) {
+            if (ng == SOC_COV_GROUPS) {
+                memset(s->cov_cols, 0, sizeof *s->cov_cols * (size_t)ng * (size_t)W);
+                return false;
+            }
+            gres[ng] = vres;
+            grec[ng++] = vrec;
+        }
+        const soc_job *job = &s->jobs[s->agent_job[owner]];
+        uint64_t *cols = s->cov_cols + (size_t)g * (size_t)W;
+        const uint64_t bits =
+            column_bits(soc_wrap(s->ay[owner] - job->fov_v, H), 2 * job->fov_v + 1, H);
+        int32_t x = soc_wrap(s->ax[owner] - job->fov_h, W);
+        const int32_t w = 2 * job->fov_h + 1 < W ? 2 * job->fov_h + 1 : W;
+        for (int32_t dx = 0; dx < w; dx++) {
+            cols[x] |= bits;
+            if (++x == W) x = 0;
+        }
+    }
+    for (int32_t x = 0; x < W; x++) {
+        uint64_t any = 0;
+        for (int32_t g = 0; g < ng; g++) any |= s->cov_cols[(size_t)g * (size_t)W + (size_t)x];
+        while (any) {
+            const int32_t y = lowest_bit(any);
+            any &= any - 1;
+            uint64_t vres = 0, vrec = 0;
+            for (int32_t g = 0; g < ng; g++) { /* without a branch: it mispredicted */
+                const uint64_t in = -((s->cov_cols[(size_t)g * (size_t)W + (size_t)x] >> y) & 1u);
+                vres |= gres[g] & in;
+                vrec |= grec[g] & in;
+            }
+            mv_emit(s, mv, y * W + x, vres, vrec);
+        }
+    }
+    memset(s->cov_cols, 0, sizeof *s->cov_cols * (size_t)ng * (size_t)W);
+    return true;
+}
+
+/* The union for any map: one stamp per covered cell. Needs R, K <= 64. */
+static void mv_build_cells(soc *s, int32_t n, soc_mview *mv)
+{
+    const int32_t W = s->W, H = s->H;
+    uint32_t now = ++s->cov_now;
+    if (now == 0) { /* the stamps wrapped: forget every old one */
+        memset(s->cov_stamp, 0, sizeof *s->cov_stamp * (size_t)s->cells);
+        now = s->cov_now = 1;
+    }
+    int32_t nc = 0;
+    /* Windows as large as the map (Social Structure's Easy task: 7x7, fov 3) cover every
+     * cell: their owners' vis is merged once, not cell by cell. */
+    uint64_t all_res = 0, all_rec = 0;
+    bool all = false;
+    for (int32_t v = 0; v < n; v++) {
+        int32_t owner = s->views[v];
+        const soc_job *job = &s->jobs[s->agent_job[owner]];
+        const uint64_t vres = s->vis_res[owner], vrec = s->vis_rec[owner];
+        if (2 * job->fov_h + 1 >= W && 2 * job->fov_v + 1 >= H) {
+            all = true;
+            all_res |= vres;
+            all_rec |= vrec;
+            continue;
+        }
+        const int32_t x0 = soc_wrap(s->ax[owner] - job->fov_h, W);
+        const int32_t y0 = soc_wrap(s->ay[owner] - job->fov_v, H);
+        int32_t x = x0;
+        for (int32_t dx = -job->fov_h; dx <= job->fov_h; dx++) {
+            int32_t y = y0;
+            for (int32_t dy = -job->fov_v; dy <= job->fov_v; dy++) {
+                const int32_t cell = y * W + x;
+                if (s->cov_stamp[cell] != now) {
+                    s->cov_stamp[cell] = now;
+                    s->cov_res[cell] = vres;
+                    s->cov_rec[cell] = vrec;
+                    s->cov_cell[nc++] = cell;
+                } else {
+                    s->cov_res[cell] |= vres;
+                    s->cov_rec[cell] |= vrec;
+                }
+                if (++y == H) y = 0;
+            }
+            if (++x == W) x = 0;
+        }
+    }
+    if (all) {
+        for (int32_t y = 0; y < H; y++)
+            for (int32_t x = 0; x < W; x++) {
+                const int32_t cell = y * W + x;
+                uint64_t vres = all_res, vrec = all_rec;
+                if (s->cov_stamp[cell] == now) {
+                    vres |= s->cov_res[cell];
+                    vrec |= s->cov_rec[cell];
+                }
+                mv_emit(s, mv, cell, vres, vrec);
+            }
+        return;
+    }
+    for (int32_t c = 0; c < nc; c++) {
+        const int32_t cell = s->cov_cell[c];
+        mv_emit(s, mv, cell, s->cov_res[cell], s->cov_rec[cell]);
+    }
+}
+
+/* ---- the direct merge, for passes where owner sets do not repeat ----
+ *
+ * Each viewer's union is built in grid coordinates and painted straight into its record
+ * from the layers. (Painting these from the pass's table as well was slower: with sets that
+ * do not repeat, building the table costs more than reading the layers saves.) */
 
 /* paint_merged for maps at most 64 cells high, when the owners' vis come in at most
  * SOC_COV_GROUPS distinct pairs (in Exploration every explorer starts seeing the same):
@@ -341,6 +595,85 @@ static void paint_merged(soc *s, int32_t viewer, int32_t n, painter *pp)
     pp->n = p.n;
 }
 
+/* The slot holding this pass's union for the owners in views[0 .. n-1], built if none does;
+ * NULL when this pass paints directly (mv_use), after noting whether the set repeated. */
+static const soc_mview *mv_find(soc *s, int32_t n)
+{
+    /* painting directly, one pass in 16 checks whether sets repeat again */
+    if (!s->mv_use && (s->pt_pass & 15) != 0) return NULL;
+    uint32_t now = ++s->mv_mark_now;
+    if (now == 0) {
+        memset(s->mv_mark, 0, sizeof *s->mv_mark * (size_t)s->n_agents);
+        now = s->mv_mark_now = 1;
+    }
+    uint64_t hash = 0;
+    bool dup = false;
+    for (int32_t v = 0; v < n; v++) {
+        const int32_t o = s->views[v];
+        dup |= s->mv_mark[o] == now;
+        s->mv_mark[o] = now;
+        hash += ((uint64_t)o + 1) * 0x9e3779b97f4a7c15ULL; /* collisions only cost a compare */
+    }
+    s->mv_viewers++;
+    /* both sets without repeats, the same size, and every owner of the slot marked: equal */
+    for (int32_t i = 0; i < SOC_MV_SLOTS && !dup; i++) {
+        const soc_mview *mv = &s->mv[i];
+        if (mv->pass != s->pt_pass || s->pt_pass == 0 || mv->n_owners != n || mv->hash != hash)
+            continue;
+        int32_t v = 0;
+        while (v < n && s->mv_mark[mv->owners[v]] == now) v++;
+        if (v == n) {
+            s->mv_hits++;
+            return s->mv_use ? mv : NULL;
+        }
+    }
+    soc_mview *mv = &s->mv[s->mv_next];
+    s->mv_next = (s->mv_next + 1) % SOC_MV_SLOTS;
+    /* a set with repeats is never matched: its slot is left unused */
+    mv->pass = dup ? 0 : s->pt_pass;
+    mv->n_owners = n;
+    mv->hash = hash;
+    memcpy(mv->owners, s->views, sizeof *mv->owners * (size_t)n);
+    if (!s->mv_use) return NULL;
+    if (s->pt_built != s->pt_pass || s->pt_pass == 0) pt_build(s);
+    mv->n_el = 0;
+    if (s->H > 64 || !mv_build_columns(s, n, mv)) mv_build_cells(s, n, mv);
+    return mv;
+}
+
+/* Stores the slot's elements into viewer's grid: map (x, y) is grid
+ * (x - ax + W/2, y - ay + H/2), wrapped; an element's offset is its `at` shifted by
+ * (di B + dj), less W B past the last column and H past the last row. One flat loop
+ * without a branch per element: the loop per cell mispredicted on the cells' lengths. */
+static ALWAYS_INLINE void mv_paint_as(const soc *s, int32_t viewer, const soc_mview *mv,
+                                      painter *pp, const bool rec_)
+{
+    painter p = *pp;
+    const int32_t W = s->W, H = s->H, B = s->B;
+    const int32_t di = soc_wrap(W / 2 - s->ax[viewer], W), dj = soc_wrap(H / 2 - s->ay[viewer], H);
+    const int32_t xlim = W - di, ylim = H - dj, shift = di * B + dj, wb = W * B;
+    const soc_pel *el = mv->el;
+    for (int32_t q = 0; q < mv->n_el; q++) {
+        int32_t at = el[q].at + shift;
+        at -= el[q].x >= xlim ? wb : 0;
+        at -= el[q].y >= ylim ? H : 0;
+        PUT(p, (size_t)at, el[q].val);
+    }
+    pp->n = p.n;
+}
+
+static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter *pp)
+{
+    if (!pp->cap) {
+        mv_paint_as(s, viewer, mv, pp, false);
+    } else if (mv->n_el > pp->cap) { /* the list would overflow: the next write clears all */
+        mv_paint_as(s, viewer, mv, pp, false);
+        pp->n = pp->cap + 1;
+    } else {
+        mv_paint_as(s, viewer, mv, pp, true);
+    }
+}
+
 static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
@@ -373,7 +706,9 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     } else {
         int32_t n = soc_views(s, agent);
         if (s->vis_bits && (n > 1 || s->self_overlap)) {
-            if (s->H > 64 || !paint_merged_columns(s, agent, n, &p))
+            const soc_mview *mv = s->pt_cap ? mv_find(s, n) : NULL;
+            if (mv) mv_paint(s, agent, mv, &p);
+            else if (s->H > 64 || !paint_merged_columns(s, agent, n, &p))
                 paint_merged(s, agent, n, &p);
         } else {
             for (int32_t i = 0; i < n; i++) paint(s, agent, s->views[i], true, &p);
@@ -451,12 +786,11 @@ polis_status soc_register_observations(soc *s)
         return POLIS_ERR_CONFIG;
     }
     /* The painted-element lists. A record of up to 4 KB is cleared whole (no list): that is
-     * as cheap as listing what was painted (Contract's window, the 7x7 mini-games). Up to 16
-     * Ki elements (20x20 Exploration has 12,800) the list can hold every element; a larger
+     * as cheap as listing what was painted (Contract's window, the 7x7 mini-games). A larger
      * record lists up to one element in 16, past which clearing the whole record is about as
-     * cheap as clearing the listed elements one by one (and the list stays 1/8 of the
-     * record's size). */
-    int64_t og_cap = elems <= 2048 ? 0 : elems <= 16384 ? elems : elems / 16;
+     * cheap as clearing the listed elements one by one (write_grid), so a longer list would
+     * never be used (and the list stays 1/8 of the record's size). */
+    int64_t og_cap = elems <= 2048 ? 0 : elems / 16;
     size_t n = (size_t)s->n_agents, plane = (size_t)s->A * (size_t)s->B;
     s->og_cap = (int32_t)og_cap;
     s->vis_bits = s->R <= 64 && s->K <= 64;
@@ -475,6 +809,34 @@ polis_status soc_register_observations(soc *s)
          !(s->cov_cell = soc_alloc(s, sizeof *s->cov_cell * plane)) ||
          !(s->cov_cols = soc_alloc(s, sizeof *s->cov_cols * SOC_COV_GROUPS * (size_t)s->W))))
         return POLIS_ERR_NOMEM;
+    if (s->vis_bits && s->view == SOC_VIEW_MAP) {
+        /* a cell holds at most an agent, a block, one recipe's amounts and R piles */
+        int32_t most = 0;
+        for (int32_t k = 0; k < s->K; k++)
+            if (s->rec[k].n_in + s->rec[k].n_out > most) most = s->rec[k].n_in + s->rec[k].n_out;
+        int64_t pt_cap = (int64_t)s->cells * (2 + most + s->R);
+        s->pt_cap = (int32_t)(pt_cap < SOC_PT_MAX ? pt_cap : 0);
+    }
+    /* Maps past SOC_PT_MAX table elements (a 256x256 map with 14 resources) paint every pass
+     * directly: the table and the slots would be 12 bytes an element, five times over. */
+    if (s->pt_cap) {
+        s->mv_use = true;
+        if (!(s->pt_start = soc_alloc(s, sizeof *s->pt_start * ((size_t)s->cells + 1))) ||
+            !(s->pt_need = soc_alloc(s, sizeof *s->pt_need * 2 * (size_t)s->cells)) ||
+            !(s->pt_part = soc_alloc(s, sizeof *s->pt_part * 2 * (size_t)s->cells)) ||
+            !(s->pt_el = soc_alloc(s, sizeof *s->pt_el * (size_t)s->pt_cap)) ||
+            !(s->mv = soc_alloc(s, sizeof *s->mv * SOC_MV_SLOTS)) ||
+            !(s->mv_mark = soc_alloc(s, sizeof *s->mv_mark * n)))
+            return POLIS_ERR_NOMEM;
+        for (int32_t i = 0; i < SOC_MV_SLOTS; i++) {
+            soc_mview *mv = &s->mv[i];
+            if (!(mv->owners = soc_alloc(s, sizeof *mv->owners * n)) ||
+                !(mv->el = soc_alloc(s, sizeof *mv->el * (size_t)s->pt_cap)))
+                return POLIS_ERR_NOMEM;
+        }
+        if ((st = h->hook(s->ctx, POLIS_PHASE_OBSERVE, SOC_LAST_PRIORITY, on_observe, s)))
+            return st;
+    }
     if (s->view != SOC_VIEW_MAP) s->vis_bits = false;
     for (int32_t a = 0; a < s->n_agents; a++) soc_seen_bits(s, a);
     size_t cap = 4096 + (size_t)s->R * (SOC_NAME_MAX + 8);

@@ -275,6 +275,26 @@ typedef struct soc {
     uint64_t *cov_res, *cov_rec; /* [A*B] union of the covering owners' vis_res / vis_rec */
     int32_t *cov_at, *cov_cell;  /* [A*B] the covered cells in first-cover order */
     uint64_t *cov_cols;          /* [SOC_COV_GROUPS][W] coverage bits per grid column (H <= 64) */
+    /* ---- merged views from per-pass caches (observe.c) ----
+     * When owner sets repeat within a pass (a group sharing its maps), the union of a set's
+     * windows is built once, in map coordinates, from a table of each cell's nonzero
+     * elements, and every viewer with that set only shifts and stores it. Both are valid for
+     * one observation pass (the OBSERVE hook starts the next): the world changes only
+     * between passes. */
+    uint32_t pt_pass;       /* observation passes so far */
+    uint32_t pt_built;      /* the pass the table was built in (0: never) */
+    int32_t *pt_start;      /* [cells + 1] each cell's elements in pt_el */
+    struct soc_pel *pt_el;  /* [pt_cap] */
+    uint64_t *pt_need;      /* [cells][2] the cell's recipe and piled resources, as bits */
+    int32_t *pt_part;       /* [cells][2] where the cell's recipe and pile elements start */
+    int32_t pt_cap;         /* the most elements the map can hold; 0: no table, no slots
+                               (view "window", or a map too large: observe.c) */
+    struct soc_mview *mv;   /* [SOC_MV_SLOTS] merged views of this pass */
+    int32_t mv_next;        /* the slot the next new owner set replaces */
+    uint32_t *mv_mark;      /* [n] owner marks for comparing owner sets */
+    uint32_t mv_mark_now;
+    bool mv_use;            /* this pass paints from slots (else directly, as above) */
+    int32_t mv_viewers, mv_hits; /* merged views in this pass; those repeating an owner set */
 
     /* actions and events */
     int32_t act_move[4], act_produce;
