@@ -1,5 +1,6 @@
 /* engine/cli_util.h — what every `polis` subcommand shares: exit codes, the usage-error
- * message shape, and strict number parsing. Part of the CLI, not of libpolis. */
+ * message shape, strict number parsing and scenario overrides. Part of the CLI, not of
+ * libpolis. */
 #ifndef POLIS_CLI_UTIL_H
 #define POLIS_CLI_UTIL_H
 
@@ -16,30 +17,6 @@ enum { EXIT_ENV = 1, EXIT_USAGE = 2 };
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #else
 int cli_usage(const char *cmd, const char *fmt, ...);
-/* Scenario overrides from the command line (polis_options.overrides, docs/scenario.md):
- * `--set PATH=JSON` and `--agents N` (the same as --set agents=N), kept in command-line order
- * (a later one sees the result of the earlier ones). Zero-initialise; free with
- * cli_overrides_free. */
-typedef struct cli_overrides {
-    cJSON *obj; /* NULL: none */
-} cli_overrides;
-
-/* Adds the value of --set ("grid.width=64") or of --agents ("100"). Returns 0, or
- * EXIT_USAGE after printing the problem as a usage error of `cmd`. */
-int cli_overrides_set(cli_overrides *o, const char *cmd, const char *value);
-int cli_overrides_agents(cli_overrides *o, const char *cmd, const char *value);
-/* The JSON text for polis_options.overrides (cJSON_free it), or NULL when there are none.
- * Sets *oom when it cannot be made. */
-char *cli_overrides_text(const cli_overrides *o, bool *oom);
-void cli_overrides_free(cli_overrides *o);
-
-/* The help lines of the two options, for the commands that take them. */
-#define CLI_OVERRIDES_HELP                                                                     \
-    "  --set PATH=JSON      override a value of the scenario (repeatable; docs/scenario.md,\n"  \
-    "                       \"Overrides\"): --set max_steps=50, --set grid.width=64,\n"          \
-    "                       --set plugins.gather.params.coins=3, --set 'name=\"x\"'\n"        \
-    "  --agents N           the scenario's agent count (as --set agents=N)\n"
-
 #endif
 
 /* Decimal digits only (strtoull alone would accept "-1", " 7" and "0x10"), no overflow. */
