@@ -227,8 +227,9 @@ static polis_status on_observe(polis_ctx *ctx, void *ud)
 {
     (void)ctx;
     soc *s = ud;
-    if (++s->pt_pass == 0) { /* wrapped: no slot may look current */
+    if (++s->pt_pass == 0) { /* wrapped: no slot or table may look current */
         for (int32_t i = 0; i < SOC_MV_SLOTS; i++) s->mv[i].pass = 0;
+        s->pt_built = s->pf_built = 0;
         s->pt_pass = 1;
     }
     /* The table and the slots pay when owner sets repeat within a pass (a group sharing its
@@ -288,6 +289,52 @@ static void pt_build(soc *s)
         }
     s->pt_start[s->cells] = ne;
     s->pt_built = s->pt_pass;
+}
+
+/* The table again, for owners that all see (vres, vrec): only the elements they paint, the
+ * cells by column (x H + y), so the covered run of a column in a window's union is one
+ * contiguous range, copied whole. In the Social Structure games a union's owners nearly
+ * always see the same, and copying the cells' elements one cell at a time, each filtered,
+ * was most of building a merged view (docs/performance.md). */
+static void pf_build(soc *s, uint64_t vres, uint64_t vrec)
+{
+    const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
+                  *rc = soc_layer(s, s->L_recipes, 0);
+    const int32_t R = s->R, W = s->W, H = s->H, B = s->B;
+    const int32_t plane = s->A * s->B;
+    soc_pel *el = s->pf_el;
+    int32_t ne = 0;
+    for (int32_t x = 0, at0 = 0, col = 0; x < W; x++, at0 += B)
+        for (int32_t y = 0, cell = x; y < H; y++, cell += W) {
+            s->pf_start[col++] = ne;
+            const int32_t at = at0 + y;
+            const int16_t x16 = (int16_t)x, y16 = (int16_t)y;
+            if (ag[cell]) el[ne++] = (soc_pel){at, sat16(ag[cell]), x16, y16, -1};
+            if (bl[cell]) el[ne++] = (soc_pel){plane + at, 1, x16, y16, -1};
+            const int32_t k = rc[cell] - 1;
+            if (k >= 0 && ((vrec >> k) & 1u)) {
+                const soc_recipe *rec = &s->rec[k];
+                const soc_amount *a = &s->amounts[rec->in];
+                for (int32_t q = 0; q < rec->n_in; q++, a++)
+                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(-a->n), x16, y16,
+                                         -1};
+                a = &s->amounts[rec->out];
+                for (int32_t q = 0; q < rec->n_out; q++, a++)
+                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(a->n), x16, y16,
+                                         -1};
+            }
+            if (s->kinds[cell]) {
+                const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
+                for (int32_t r = 0; r < R; r++)
+                    if (pile[r] && ((vres >> r) & 1u))
+                        el[ne++] = (soc_pel){(2 + R + r) * plane + at, sat16(pile[r]), x16, y16,
+                                             (int16_t)r};
+            }
+        }
+    s->pf_start[W * H] = ne;
+    s->pf_built = s->pt_pass;
+    s->pf_res = vres;
+    s->pf_rec = vrec;
 }
 
 /* Appends the cell's elements that owners seeing (vres, vrec) paint: a cell's elements are
@@ -358,6 +405,27 @@ static bool mv_build_columns(soc *s, int32_t n, soc_mview *mv)
             if (++x == W) x = 0;
         }
     }
+    if (ng == 1) { /* one vis: each column's covered runs are ranges of the filtered table */
+        if (s->pf_built != s->pt_pass || s->pt_pass == 0 || s->pf_res != gres[0] ||
+            s->pf_rec != grec[0])
+            pf_build(s, gres[0], grec[0]);
+        const int32_t *start = s->pf_start;
+        for (int32_t x = 0; x < W; x++) {
+            uint64_t any = s->cov_cols[x];
+            while (any) {
+                const int32_t y = lowest_bit(any);
+                const uint64_t from = any >> y;
+                const int32_t len = ~from ? lowest_bit(~from) : 64;
+                any = len + y >= 64 ? 0 : any & ~((((uint64_t)1 << len) - 1) << y);
+                const int32_t b = start[x * H + y], e = start[x * H + y + len];
+                memcpy(mv->el + mv->n_el, s->pf_el + b, sizeof *mv->el * (size_t)(e - b));
+                mv->n_el += e - b;
+            }
+            s->cov_cols[x] = 0;
+        }
+        return true;
+    }
+    if (s->pt_built != s->pt_pass || s->pt_pass == 0) pt_build(s);
     for (int32_t x = 0; x < W; x++) {
         uint64_t any = 0;
         for (int32_t g = 0; g < ng; g++) any |= s->cov_cols[(size_t)g * (size_t)W + (size_t)x];
@@ -635,9 +703,11 @@ static const soc_mview *mv_find(soc *s, int32_t n)
     mv->hash = hash;
     memcpy(mv->owners, s->views, sizeof *mv->owners * (size_t)n);
     if (!s->mv_use) return NULL;
-    if (s->pt_built != s->pt_pass || s->pt_pass == 0) pt_build(s);
     mv->n_el = 0;
-    if (s->H > 64 || !mv_build_columns(s, n, mv)) mv_build_cells(s, n, mv);
+    if (s->H > 64 || !mv_build_columns(s, n, mv)) {
+        if (s->pt_built != s->pt_pass || s->pt_pass == 0) pt_build(s);
+        mv_build_cells(s, n, mv);
+    }
     return mv;
 }
 
@@ -825,6 +895,8 @@ polis_status soc_register_observations(soc *s)
             !(s->pt_need = soc_alloc(s, sizeof *s->pt_need * 2 * (size_t)s->cells)) ||
             !(s->pt_part = soc_alloc(s, sizeof *s->pt_part * 2 * (size_t)s->cells)) ||
             !(s->pt_el = soc_alloc(s, sizeof *s->pt_el * (size_t)s->pt_cap)) ||
+            !(s->pf_start = soc_alloc(s, sizeof *s->pf_start * ((size_t)s->cells + 1))) ||
+            !(s->pf_el = soc_alloc(s, sizeof *s->pf_el * (size_t)s->pt_cap)) ||
             !(s->mv = soc_alloc(s, sizeof *s->mv * SOC_MV_SLOTS)) ||
             !(s->mv_mark = soc_alloc(s, sizeof *s->mv_mark * n)))
             return POLIS_ERR_NOMEM;

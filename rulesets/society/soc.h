@@ -289,6 +289,11 @@ typedef struct soc {
     int32_t *pt_part;       /* [cells][2] where the cell's recipe and pile elements start */
     int32_t pt_cap;         /* the most elements the map can hold; 0: no table, no slots
                                (view "window", or a map too large: observe.c) */
+    uint32_t pf_built;      /* the pass the filtered table was built in (0: never) */
+    uint64_t pf_res;        /* the vis it was filtered by: resources (bits) */
+    uint64_t pf_rec;        /* and recipes (bits) */
+    int32_t *pf_start;      /* [W*H + 1] by column (x H + y): each cell's elements in pf_el */
+    struct soc_pel *pf_el;  /* [pt_cap] the elements owners with that vis paint */
     struct soc_mview *mv;   /* [SOC_MV_SLOTS] merged views of this pass */
     int32_t mv_next;        /* the slot the next new owner set replaces */
     uint32_t *mv_mark;      /* [n] owner marks for comparing owner sets */

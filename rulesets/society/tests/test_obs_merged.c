@@ -126,14 +126,14 @@ static void add_map(expect *e, const cJSON *map, int cx, int cy, int owner)
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(map, "players"))
     {
-        int x, y;
+        int x = 0, y = 0;
         CHECK(pos(it, &x, &y));
         put16(e, &e->agent[y * e->W + x],
               (int16_t)(cJSON_GetObjectItemCaseSensitive(it, "id")->valueint + 1));
     }
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(map, "resources"))
     {
-        int x, y, r = res_index(e, cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring);
+        int x = 0, y = 0, r = res_index(e, cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring);
         CHECK(pos(it, &x, &y) && r >= 0);
         if (r < 0) continue;
         int v = cJSON_GetObjectItemCaseSensitive(it, "amount")->valueint;
@@ -142,7 +142,7 @@ static void add_map(expect *e, const cJSON *map, int cx, int cy, int owner)
     }
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(map, "events"))
     {
-        int x, y, k = recipe_index(e, cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring);
+        int x = 0, y = 0, k = recipe_index(e, cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring);
         CHECK(pos(it, &x, &y) && k >= 0);
         if (k >= 0) put16(e, &e->station[y * e->W + x], (int16_t)(k + 1));
     }
@@ -167,7 +167,7 @@ static long check_agent(polis_env *env, expect *e, int32_t agent, long *painted)
         cJSON_Delete(j);
         return 1;
     }
-    int vx, vy;
+    int vx = 0, vy = 0;
     CHECK(pos(cJSON_GetObjectItemCaseSensitive(soc, "Player"), &vx, &vy));
     add_map(e, cJSON_GetObjectItemCaseSensitive(soc, "Map"), vx, vy, agent);
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(
@@ -333,6 +333,19 @@ int main(void)
                     "{\"max_steps\": 40, " MIXED ", \"plugins.society.params.map.size\": "
                     "{\"x\": 9, \"y\": 70}, " PAIRS "}",
                     80, 6) > 0);
+    /* 64 cells high, the most a column's coverage bit set holds: windows wrap across its
+     * last bit, and with fov 32 every window covers whole columns (the covered run is the
+     * full 64 bits) */
+    CHECK(check_run(e,
+                    "{\"max_steps\": 40, \"agents\": 6, \"plugins.society.params.map.size\": "
+                    "{\"x\": 12, \"y\": 64}, " PAIRS "}",
+                    80, 8) > 0);
+    CHECK(check_run(e,
+                    "{\"max_steps\": 20, \"agents\": 6, \"plugins.society.params.map.size\": "
+                    "{\"x\": 9, \"y\": 64}, \"plugins.society.params.jobs\": {\"seer\": "
+                    "{\"fov\": 32}}, \"plugins.society.params.random.players\": [{\"job\": "
+                    "\"seer\", \"repeat\": 6}], " PAIRS "}",
+                    40, 9) > 0);
     CHECK(check_run(e,
                     "{\"max_steps\": 30, \"agents\": 6, \"plugins.society.params.map.size\": "
                     "{\"x\": 4, \"y\": 3}, \"plugins.society.params.random\": {\"blocks\": 1, "
