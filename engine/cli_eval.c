@@ -49,6 +49,7 @@ const char CLI_EVAL_HELP[] =
     "                       FILE ('-': stdout, instead of the table)\n"
     "  --no-metrics         do not add the metrics plugin when the scenario lacks it\n"
     "  --quiet              no progress bar\n"
+    CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 /* ---- arguments ---------------------------------------------------------------------------- */
@@ -62,6 +63,7 @@ typedef struct eval_args {
     bool has_seed;
     uint64_t seed;
     bool no_metrics, quiet, help;
+    cli_overrides overrides; /* --set, --agents: applied after the metrics plugin is added */
 } eval_args;
 
 static int parse_args(int argc, char **argv, eval_args *a)
@@ -89,12 +91,12 @@ static int parse_args(int argc, char **argv, eval_args *a)
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         static const char *const flags[] = {"--no-metrics", "--quiet"};
-        static const char *const valued[] = {"--episodes", "--policy", "--seed",
-                                             "--steps",    "--json",   "--plugin-path"};
+        static const char *const valued[] = {"--episodes", "--policy", "--seed",  "--steps",
+                                             "--json",     "--plugin-path", "--set", "--agents"};
         int flag = -1, val = -1;
         for (int k = 0; k < 2; k++)
             if (strlen(flags[k]) == name_len && strncmp(arg, flags[k], name_len) == 0) flag = k;
-        for (int k = 0; k < 6; k++)
+        for (int k = 0; k < 8; k++)
             if (strlen(valued[k]) == name_len && strncmp(arg, valued[k], name_len) == 0) val = k;
         if (flag >= 0) {
             if (eq) return cli_usage("eval", "%s takes no value", flags[flag]);
@@ -137,6 +139,16 @@ static int parse_args(int argc, char **argv, eval_args *a)
             if (!*value) return cli_usage("eval", "--plugin-path: empty directory list");
             a->plugin_path = value;
             break;
+        case 6: {
+            int rc = cli_overrides_set(&a->overrides, "eval", value);
+            if (rc) return rc;
+            break;
+        }
+        case 7: {
+            int rc = cli_overrides_agents(&a->overrides, "eval", value);
+            if (rc) return rc;
+            break;
+        }
         }
     }
     if (a->help) return 0;
@@ -438,6 +450,27 @@ static char *json_document(const table *t, cJSON *raws, const char *scenario, co
 /* ---- running ------------------------------------------------------------------------------------
  */
 
+/* The metrics override (cJSON text, or NULL), followed by the user's --set / --agents, as one
+ * overrides object: the user's paths apply to the plugin list with metrics in it. Frees
+ * `metrics`; the result is cJSON text. */
+static char *with_user_overrides(char *metrics, const cli_overrides *user, bool *oom)
+{
+    cJSON *all = metrics ? cJSON_Parse(metrics) : cJSON_CreateObject();
+    if (metrics) cJSON_free(metrics);
+    bool ok = all != NULL;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, user->obj)
+    {
+        cJSON *copy = ok ? cJSON_Duplicate(it, true) : NULL;
+        ok = copy && cJSON_AddItemToObject(all, it->string, copy);
+        if (!ok) cJSON_Delete(copy);
+    }
+    char *text = ok ? cJSON_PrintUnformatted(all) : NULL;
+    cJSON_Delete(all);
+    if (!text) *oom = true;
+    return text;
+}
+
 static int env_failure(polis_env *env)
 {
     fprintf(stderr, "polis: %s\n", polis_env_error(env));
@@ -449,14 +482,16 @@ int cli_eval_main(int argc, char **argv)
     eval_args a;
     memset(&a, 0, sizeof a);
     int rc = parse_args(argc, argv, &a);
-    if (rc) return rc;
-    if (a.help) {
-        fputs(CLI_EVAL_HELP, stdout);
-        return 0;
+    if (rc || a.help) {
+        if (rc == 0) fputs(CLI_EVAL_HELP, stdout);
+        cli_overrides_free(&a.overrides);
+        return rc;
     }
 
     bool oom = false;
     char *overrides = a.no_metrics ? NULL : metrics_override(a.scenario, &oom);
+    if (!oom && a.overrides.obj) overrides = with_user_overrides(overrides, &a.overrides, &oom);
+    cli_overrides_free(&a.overrides);
     if (oom) {
         fprintf(stderr, "polis: out of memory\n");
         return EXIT_ENV;

@@ -113,4 +113,16 @@ out_has "  return.focal_per_capita "
 polis 1 eval "$GATHER" --episodes 1 --json "$TMP/no/such/dir/x.json"
 err_has "polis: cannot write $TMP/no/such/dir/x.json"
 
+# Overrides apply after the metrics plugin is added (its paths see the extended plugin list).
+polis 0 eval "$EXPLORATION" --episodes 2 --agents 4 --set max_steps=50 --quiet
+out_has "exploration: 2 episodes, policy random, seeds 0..1, 100 steps"
+out_has "  degree.agent.in_mean "
+polis 0 eval "$EXPLORATION" --episodes 1 --set max_steps=5 --set plugins.metrics.params.split_jobs='"explorer,explorer"' --quiet
+out_has "1 episode"
+polis 1 eval "$EXPLORATION" --episodes 1 --set plugins.society.params.nope=1 --quiet
+err_has "plugins[0].params.nope: unknown key"
+err_has "(scenario with overrides)"
+polis 2 eval "$EXPLORATION" --set max_steps
+err_line "polis: eval: --set: 'max_steps' is not PATH=JSON (e.g. grid.width=64)"
+
 finish
