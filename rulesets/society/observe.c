@@ -445,15 +445,22 @@ static bool mv_build_columns(soc *s, int32_t n, soc_mview *mv)
     return true;
 }
 
+/* A new coverage stamp: cov_stamp[cell] == it marks the cells covered by the merge being
+ * built (map view, where the grid's A x B is the map's W x H). */
+static uint32_t cov_next(soc *s)
+{
+    if (++s->cov_now == 0) { /* the stamps wrapped: forget every old one */
+        memset(s->cov_stamp, 0, sizeof *s->cov_stamp * (size_t)s->cells);
+        s->cov_now = 1;
+    }
+    return s->cov_now;
+}
+
 /* The union for any map: one stamp per covered cell. Needs R, K <= 64. */
 static void mv_build_cells(soc *s, int32_t n, soc_mview *mv)
 {
     const int32_t W = s->W, H = s->H;
-    uint32_t now = ++s->cov_now;
-    if (now == 0) { /* the stamps wrapped: forget every old one */
-        memset(s->cov_stamp, 0, sizeof *s->cov_stamp * (size_t)s->cells);
-        now = s->cov_now = 1;
-    }
+    const uint32_t now = cov_next(s);
     int32_t nc = 0;
     /* Windows as large as the map (Social Structure's Easy task: 7x7, fov 3) cover every
      * cell: their owners' vis is merged once, not cell by cell. */
@@ -588,12 +595,8 @@ static void paint_merged(soc *s, int32_t viewer, int32_t n, painter *pp)
 {
     painter p = *pp;
     const bool rec_ = p.cap != 0;
-    const int32_t plane = s->A * s->B, W = s->W, H = s->H;
-    uint32_t now = ++s->cov_now;
-    if (now == 0) { /* the stamps wrapped: forget every old one */
-        memset(s->cov_stamp, 0, sizeof *s->cov_stamp * (size_t)plane);
-        now = s->cov_now = 1;
-    }
+    const int32_t W = s->W, H = s->H;
+    const uint32_t now = cov_next(s);
     int32_t nc = 0;
     /* Windows as large as the map (Social Structure's Easy task: 7x7, fov 3) cover every
      * cell: their owners' vis is merged once, not cell by cell. */

@@ -63,6 +63,34 @@ U64 = 1 << 64
 I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
 
 
+
+def _create_options(src, plugin_path, log, handle):
+    """The polis_options of a create (an env's or a vec's) from a resolved Source. The engine
+    copies the strings at create; the log callback it keeps, so `handle` owns it until
+    destroy, and an exception the callback raises waits in handle.pending (the callback may
+    run on a vec's worker threads: ctypes takes the GIL for it)."""
+    opts = _lib.Options()
+    opts.struct_size = ctypes.sizeof(_lib.Options)
+    if plugin_path:
+        opts.plugin_path = os.fsencode(plugin_path)
+    if src.base_dir:
+        opts.base_dir = os.fsencode(src.base_dir)
+    if src.overrides is not None:
+        opts.overrides = src.overrides.encode()
+    if log is not None:
+        pending = handle.pending
+
+        def on_log(_ud, msg):
+            try:
+                log(_decode(msg))
+            except BaseException as e:  # never unwind through C
+                if pending[0] is None:
+                    pending[0] = e
+        cb = _lib.LOG_FN(on_log)
+        handle.callbacks.append(cb)
+        opts.log = ctypes.cast(cb, ctypes.c_void_p)
+    return opts
+
 class _Handle:
     """Owns the polis_env pointer. Every buffer view holds a reference to it, so the env is
     destroyed only once it was closed and no view remains (see the module docstring)."""
@@ -162,28 +190,7 @@ class Env(_BufferOwner):
 
     def _create(self, plugin_path, log):
         lib, src = self._lib, self.source
-        opts = _lib.Options()
-        opts.struct_size = ctypes.sizeof(_lib.Options)
-        # The engine copies plugin_path and base_dir at create; the log callback it keeps,
-        # so the handle owns it until destroy.
-        if plugin_path:
-            opts.plugin_path = os.fsencode(plugin_path)
-        if src.base_dir:
-            opts.base_dir = os.fsencode(src.base_dir)
-        if src.overrides is not None:
-            opts.overrides = src.overrides.encode()  # copied by the engine at create
-        if log is not None:
-            pending = self._h.pending
-
-            def on_log(_ud, msg):
-                try:
-                    log(_decode(msg))
-                except BaseException as e:  # never unwind through C
-                    if pending[0] is None:
-                        pending[0] = e
-            cb = _lib.LOG_FN(on_log)
-            self._h.callbacks.append(cb)
-            opts.log = ctypes.cast(cb, ctypes.c_void_p)
+        opts = _create_options(src, plugin_path, log, self._h)
         out = ctypes.c_void_p()
         err = _lib.CreateError()
         if src.kind == "file":

@@ -21,7 +21,8 @@ import os
 from . import _lib
 from . import spaces as _spaces
 from ._compat import np
-from .core import U64, I32_MAX, I32_MIN, _BufferOwner, _decode, _index, ObsFieldInfo
+from .core import (U64, I32_MAX, I32_MIN, _BufferOwner, _create_options, _decode, _index,
+                   ObsFieldInfo)
 from .errors import ActionError, InvalidArgumentError, StateError, error_for
 from .parallel import _field_space, _splitmix64
 from .scenario import resolve
@@ -114,27 +115,7 @@ class VectorEnv(_BufferOwner):
 
     def _create(self, m, t, plugin_path, log):
         lib, src = self._lib, self.source
-        opts = _lib.Options()
-        opts.struct_size = ctypes.sizeof(_lib.Options)
-        if plugin_path:
-            opts.plugin_path = os.fsencode(plugin_path)
-        if src.base_dir:
-            opts.base_dir = os.fsencode(src.base_dir)
-        if src.overrides is not None:
-            opts.overrides = src.overrides.encode()  # copied by the engine at create
-        if log is not None:
-            pending = self._h.pending
-
-            # With threads > 1 this runs on worker threads: ctypes takes the GIL for it.
-            def on_log(_ud, msg):
-                try:
-                    log(_decode(msg))
-                except BaseException as e:  # never unwind through C
-                    if pending[0] is None:
-                        pending[0] = e
-            cb = _lib.LOG_FN(on_log)
-            self._h.callbacks.append(cb)
-            opts.log = ctypes.cast(cb, ctypes.c_void_p)
+        opts = _create_options(src, plugin_path, log, self._h)
         out = ctypes.c_void_p()
         err = _lib.CreateError()
         if src.kind == "file":
