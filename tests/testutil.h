@@ -140,6 +140,33 @@ static inline const void *test_obs_field(polis_env *env, int32_t agent, const ch
     return NULL;
 }
 
+/* An action's id by name; -1, after a message, when there is none. */
+static inline int32_t test_action_id(polis_env *env, const char *name)
+{
+    int32_t id = polis_env_action_id(env, name);
+    if (id < 0) fprintf(stderr, "no action named %s\n", name);
+    return id;
+}
+
+/* Agent's mask bit of the named action. */
+static inline uint8_t test_mask(polis_env *env, int32_t agent, const char *action)
+{
+    const polis_io *io = polis_env_io(env);
+    return io->masks[(size_t)agent * (size_t)io->n_actions + (size_t)test_action_id(env, action)];
+}
+
+/* Sets every agent's action by name (names[a], noop when NULL) and steps; a failing step
+ * prints the env's error. */
+static inline polis_status test_step_names(polis_env *env, const char *const *names)
+{
+    const polis_io *io = polis_env_io(env);
+    for (int32_t a = 0; a < io->n_agents; a++)
+        io->actions[a] = names[a] ? test_action_id(env, names[a]) : 0;
+    polis_status st = polis_env_step(env);
+    if (st) fprintf(stderr, "step failed: %s\n", polis_env_error(env));
+    return st;
+}
+
 /* The failing-allocator sweep over creating an env from a scenario file: the creation is
  * repeated with each of its allocations failing in turn, and each must fail cleanly
  * (POLIS_ERR_NOMEM, or the society plugin's config reader reporting the JSON wrapper it

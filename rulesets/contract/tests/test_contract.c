@@ -23,27 +23,17 @@ static int stage_of(polis_env *env, int k)
     return ((const int32_t *)field(env, 0, "contract", NULL))[k];
 }
 
-static int32_t id(polis_env *env, const char *name)
-{
-    int32_t a = polis_env_action_id(env, name);
-    if (a < 0) fprintf(stderr, "no action %s\n", name);
-    return a;
-}
+static int32_t id(polis_env *env, const char *name) { return test_action_id(env, name); }
 
 static uint8_t mask(polis_env *env, int32_t agent, const char *action)
 {
-    const polis_io *io = polis_env_io(env);
-    return io->masks[(size_t)agent * (size_t)io->n_actions + (size_t)id(env, action)];
+    return test_mask(env, agent, action);
 }
 
 /* Steps with actions by name (NULL: noop). */
 static polis_status step(polis_env *env, const char *const *names)
 {
-    const polis_io *io = polis_env_io(env);
-    for (int32_t a = 0; a < io->n_agents; a++) io->actions[a] = names[a] ? id(env, names[a]) : 0;
-    polis_status st = polis_env_step(env);
-    if (st) fprintf(stderr, "step: %s\n", polis_env_error(env));
-    return st;
+    return test_step_names(env, names);
 }
 
 /* The agent's membership of group g in social_state ([to][from], nodes: agents, groups). */

@@ -41,26 +41,16 @@ static int available(polis_env *env, int32_t agent, int32_t j)
     return ((const int8_t *)field(env, agent, "available_player", NULL))[j];
 }
 
-static int32_t id(polis_env *env, const char *name)
-{
-    int32_t a = polis_env_action_id(env, name);
-    if (a < 0) fprintf(stderr, "no action %s\n", name);
-    return a;
-}
+static int32_t id(polis_env *env, const char *name) { return test_action_id(env, name); }
 
 static uint8_t mask(polis_env *env, int32_t agent, const char *action)
 {
-    const polis_io *io = polis_env_io(env);
-    return io->masks[(size_t)agent * (size_t)io->n_actions + (size_t)id(env, action)];
+    return test_mask(env, agent, action);
 }
 
 static polis_status step(polis_env *env, const char *const *names)
 {
-    const polis_io *io = polis_env_io(env);
-    for (int32_t a = 0; a < io->n_agents; a++) io->actions[a] = names[a] ? id(env, names[a]) : 0;
-    polis_status st = polis_env_step(env);
-    if (st) fprintf(stderr, "step: %s\n", polis_env_error(env));
-    return st;
+    return test_step_names(env, names);
 }
 
 #define STEP(env, a0, a1, a2, a3) CHECK_EQ_INT(step(env, (const char *[]){a0, a1, a2, a3}), 0)

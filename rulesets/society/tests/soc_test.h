@@ -64,9 +64,7 @@ static inline const char *soc_error(const char *json)
 
 static inline int32_t soc_action(polis_env *env, const char *name)
 {
-    int32_t id = polis_env_action_id(env, name);
-    if (id < 0) fprintf(stderr, "no action named %s\n", name);
-    return id;
+    return test_action_id(env, name);
 }
 
 /* Sets every agent's action: names[a] ("noop" when NULL). */
@@ -79,10 +77,7 @@ static inline void soc_set(polis_env *env, const char *const *names)
 
 static inline polis_status soc_step(polis_env *env, const char *const *names)
 {
-    soc_set(env, names);
-    polis_status st = polis_env_step(env);
-    if (st) fprintf(stderr, "step failed: %s\n", polis_env_error(env));
-    return st;
+    return test_step_names(env, names);
 }
 
 static inline const void *soc_field(polis_env *env, int32_t agent, const char *name,
