@@ -292,6 +292,8 @@ class ParallelEnv:
         ``polis serve``)."""
         core = self.core
         plans = {}
+        if not self._macro_words:  # no macros: no plans, and no per-agent call on each step
+            return plans
         explicit = set(ids)
         for name in live:
             a = self._ids[name]
