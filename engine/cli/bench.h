@@ -1,4 +1,4 @@
-/* engine/cli_bench.h — `polis bench` (cli_bench.c), called from the CLI's main (cli.c). */
+/* engine/cli/bench.h — `polis bench` (bench.c), called from the CLI's main (main.c). */
 #ifndef POLIS_CLI_BENCH_H
 #define POLIS_CLI_BENCH_H
 

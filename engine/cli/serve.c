@@ -1,5 +1,5 @@
 /*
- * engine/cli_serve.c — `polis serve`: the agent protocol (docs/clients.md). One env per
+ * engine/cli/serve.c — `polis serve`: the agent protocol (docs/clients.md). One env per
  * client, driven by JSON lines: one request per line in, one reply per line out.
  *
  * Over --stdio the process serves one client and exits when stdin ends or the client sends
@@ -36,8 +36,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli_serve.h"
-#include "cli_util.h"
+#include "serve.h"
+#include "util.h"
 #include "polis/polis.h"
 
 /* A request line longer than this is refused (and skipped) rather than parsed. */

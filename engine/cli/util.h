@@ -1,4 +1,4 @@
-/* engine/cli_util.h — what every `polis` subcommand shares: exit codes, the usage-error
+/* engine/cli/util.h — what every `polis` subcommand shares: exit codes, the usage-error
  * message shape, strict number parsing and scenario overrides. Part of the CLI, not of
  * libpolis. */
 #ifndef POLIS_CLI_UTIL_H

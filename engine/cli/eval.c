@@ -1,5 +1,5 @@
 /*
- * engine/cli_eval.c — `polis eval`: N episodes of a scenario under a policy, and the mean ±
+ * engine/cli/eval.c — `polis eval`: N episodes of a scenario under a policy, and the mean ±
  * standard deviation of every per-episode metric.
  *
  * The metrics come from the `metrics` plugin's "metrics" rendering (plugins/metrics), read
@@ -25,8 +25,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli_eval.h"
-#include "cli_util.h"
+#include "eval.h"
+#include "util.h"
 #include "polis/polis.h"
 
 const char CLI_EVAL_HELP[] =

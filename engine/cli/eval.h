@@ -1,4 +1,4 @@
-/* engine/cli_eval.h — `polis eval` (cli_eval.c), called from the CLI's main (cli.c). */
+/* engine/cli/eval.h — `polis eval` (eval.c), called from the CLI's main (main.c). */
 #ifndef POLIS_CLI_EVAL_H
 #define POLIS_CLI_EVAL_H
 

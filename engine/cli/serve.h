@@ -1,4 +1,4 @@
-/* engine/cli_serve.h — `polis serve` (cli_serve.c), called from the CLI's main (cli.c). */
+/* engine/cli/serve.h — `polis serve` (serve.c), called from the CLI's main (main.c). */
 #ifndef POLIS_CLI_SERVE_H
 #define POLIS_CLI_SERVE_H
 

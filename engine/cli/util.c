@@ -1,5 +1,5 @@
-/* engine/cli_util.c — the pieces every `polis` subcommand shares (cli_util.h). */
-#include "cli_util.h"
+/* engine/cli/util.c — the pieces every `polis` subcommand shares (util.h). */
+#include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>

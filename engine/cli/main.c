@@ -1,5 +1,5 @@
 /*
- * engine/cli.c — the `polis` command: run, validate and describe scenarios, render an
+ * engine/cli/main.c — the `polis` command: run, validate and describe scenarios, render an
  * agent's view and parse a text action.
  *
  * The CLI is a client of the public embedding API only (polis.h): it sees what any host
@@ -16,10 +16,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli_bench.h"
-#include "cli_util.h"
-#include "cli_eval.h"
-#include "cli_serve.h"
+#include "bench.h"
+#include "util.h"
+#include "eval.h"
+#include "serve.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
 

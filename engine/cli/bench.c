@@ -1,5 +1,5 @@
 /*
- * engine/cli_bench.c — `polis bench`: how fast a scenario steps.
+ * engine/cli/bench.c — `polis bench`: how fast a scenario steps.
  *
  * M envs run as one polis_vec (T threads, next-step auto-reset), driven by a random policy
  * over the legal actions of the masks, so the numbers are those of a training loop's env
@@ -24,8 +24,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli_bench.h"
-#include "cli_util.h"
+#include "bench.h"
+#include "util.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
 
