@@ -3,8 +3,16 @@
  * client, driven by JSON lines: one request per line in, one reply per line out.
  *
  * Over --stdio the process serves one client and exits when stdin ends or the client sends
- * "close". Over --tcp every connection gets its own env on its own thread (at most
- * --max-clients at once); a connection that drops mid-episode just frees its env.
+ * "close". Over --tcp every connection gets its own env on its own thread, or with --isolate
+ * in its own forked process (at most --max-clients at once); a connection that drops
+ * mid-episode just frees its env.
+ *
+ * No client can hold the server: a request line is limited while it is read (the bytes of a
+ * longer line are counted and dropped, so a connection's input buffer stays under about
+ * 1 MiB), and over TCP a client whose next request does not arrive within --idle-timeout, or
+ * who does not take a reply within --write-timeout, is dropped with a line in the server's
+ * log. Plugins are trusted code, but under --isolate a plugin that crashes takes down one
+ * session's process only: the server reports it to that client and in its log.
  *
  * Nothing a client sends ends the server: every request is answered, failures with
  * {"ok": false, "error": {"code", "message", "agent"}}. Actions go through
@@ -19,10 +27,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,7 +43,12 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include <cjson/cJSON.h>
 
@@ -40,8 +56,16 @@
 #include "util.h"
 #include "polis/polis.h"
 
-/* A request line longer than this is refused (and skipped) rather than parsed. */
+/* A request line longer than this is refused (and skipped) rather than parsed. The limit
+ * holds while the line is read: the bytes beyond it are counted and dropped, never kept. */
 #define SERVE_MAX_LINE (1u << 20)
+/* Bytes asked of read() at a time; the input buffer never holds more than
+ * SERVE_MAX_LINE + 1 + SERVE_READ_CHUNK bytes. */
+#define SERVE_READ_CHUNK (64u << 10)
+/* The TCP timeouts' defaults (seconds; docs/clients.md, "Limits") and their bound. */
+#define SERVE_IDLE_TIMEOUT 600
+#define SERVE_WRITE_TIMEOUT 60
+#define SERVE_TIMEOUT_MAX 86400
 
 const char CLI_SERVE_HELP[] =
     "usage: polis serve SCENARIO (--stdio | --tcp [HOST:]PORT) [options]\n"
@@ -64,6 +88,12 @@ const char CLI_SERVE_HELP[] =
     "                       no authentication: anyone who can connect can play)\n"
     "  --max-clients N      TCP connections served at once (default 8); others are told\n"
     "                       'server_full' and closed\n"
+    "  --idle-timeout S     TCP: drop a client whose next request has not fully arrived\n"
+    "                       S seconds after the last reply (default 600; 0: never)\n"
+    "  --write-timeout S    TCP: drop a client that has not taken a reply within S\n"
+    "                       seconds (default 60; 0: never)\n"
+    "  --isolate            TCP: serve each client in its own process, so a plugin that\n"
+    "                       crashes ends that client's session only (and is reported)\n"
     "  --on-bad-action P    what an unparseable or illegal action becomes: 'error' (default;\n"
     "                       the step is refused and the client asked again) or 'noop' (the\n"
     "                       agent does noop and the episode's stats count it)\n"
@@ -79,7 +109,10 @@ typedef struct serve_args {
     bool stdio;
     bool allow_remote;
     bool bad_is_noop;
+    bool isolate; /* --isolate: a process per TCP client */
     int max_clients;
+    int idle_timeout;        /* seconds, 0: none (TCP only) */
+    int write_timeout;       /* seconds, 0: none (TCP only) */
     cli_overrides overrides; /* --set, --agents */
     char *overrides_text;    /* what every session's env is created with; NULL: none */
 } serve_args;
@@ -89,6 +122,9 @@ static int parse_args(int argc, char **argv, serve_args *a)
 {
     memset(a, 0, sizeof *a);
     a->max_clients = 8;
+    a->idle_timeout = SERVE_IDLE_TIMEOUT;
+    a->write_timeout = SERVE_WRITE_TIMEOUT;
+    const char *tcp_only = NULL; /* the first option given that only --tcp takes */
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return -1;
@@ -103,6 +139,18 @@ static int parse_args(int argc, char **argv, serve_args *a)
             a->stdio = true;
         } else if (strcmp(arg, "--allow-remote") == 0) {
             a->allow_remote = true;
+        } else if (strcmp(arg, "--isolate") == 0) {
+            a->isolate = true;
+            if (!tcp_only) tcp_only = arg;
+        } else if (strcmp(arg, "--idle-timeout") == 0 || strcmp(arg, "--write-timeout") == 0) {
+            if (i + 1 >= argc) return cli_usage("serve", "%s needs a value", arg);
+            const char *v = argv[++i];
+            int64_t secs;
+            if (!cli_parse_int(v, 0, SERVE_TIMEOUT_MAX, &secs))
+                return cli_usage("serve", "%s: '%s' is not a whole number of seconds in [0, %d]", arg, v,
+                                 SERVE_TIMEOUT_MAX);
+            *(arg[2] == 'i' ? &a->idle_timeout : &a->write_timeout) = (int)secs;
+            if (!tcp_only) tcp_only = arg;
         } else if (strcmp(arg, "--tcp") == 0 || strcmp(arg, "--max-clients") == 0 ||
                    strcmp(arg, "--on-bad-action") == 0 || strcmp(arg, "--plugin-path") == 0 ||
                    strcmp(arg, "--set") == 0 || strcmp(arg, "--agents") == 0) {
@@ -141,6 +189,9 @@ static int parse_args(int argc, char **argv, serve_args *a)
     if (a->stdio && a->tcp) return cli_usage("serve", "--stdio and --tcp exclude each other");
     if (!a->stdio && !a->tcp)
         return cli_usage("serve", "choose a transport: --stdio or --tcp [HOST:]PORT");
+    if (a->stdio && tcp_only)
+        return cli_usage("serve", "%s is for --tcp (a --stdio server has one client, its parent)",
+                         tcp_only);
     bool oom = false;
     a->overrides_text = cli_overrides_text(&a->overrides, &oom);
     if (oom) return cli_usage("serve", "out of memory");
@@ -514,8 +565,8 @@ static cJSON *resolve_action(session *s, int32_t agent, const cJSON *v)
             /* a client that misspelt a plan command learns that plans exist */
             int32_t nm = polis_env_n_macros(s->env);
             for (int32_t k = 0; k < nm && w > 0 && (size_t)w < sizeof msg; k++)
-                w += snprintf(msg + w, sizeof msg - (size_t)w, "%s%s", k ? ", " : "; plan commands: ",
-                              polis_env_macro_usage(s->env, k));
+                w += snprintf(msg + w, sizeof msg - (size_t)w, "%s%s",
+                              k ? ", " : "; plan commands: ", polis_env_macro_usage(s->env, k));
             id = -1;
         }
         if (!cJSON_IsString(v)) cJSON_free(text);
@@ -847,36 +898,205 @@ static char *handle_line(session *s, const char *line, size_t len, bool *close)
     return text;
 }
 
-/* Serves one client: requests from in, replies to out, until EOF, "close" or a failed
- * write. */
-static void serve_stream(session *s, FILE *in, FILE *out)
+/* ---- the line transport ------------------------------------------------------------------- */
+
+/* How a client's session ended (END_NONE: it goes on). */
+typedef enum end_reason {
+    END_NONE = 0,
+    END_EOF,           /* the client closed its side (or stdin ended) */
+    END_CLOSE,         /* the client sent "close" */
+    END_IDLE,          /* no complete request within --idle-timeout */
+    END_WRITE_TIMEOUT, /* a reply not taken within --write-timeout */
+    END_WRITE_FAILED,  /* the client went away while a reply was written */
+    END_READ_FAILED,   /* the connection failed (reset) */
+    END_NOMEM,
+} end_reason;
+
+/* One client's byte streams. Reads go through buf, which never holds more than one line's
+ * worth of the limit plus one read (SERVE_MAX_LINE + 1 + SERVE_READ_CHUNK bytes): a longer
+ * line is counted while it arrives and dropped, not buffered. Timeouts are in ms (0: none)
+ * and need non-blocking fds; without them blocking fds work as well. */
+typedef struct line_io {
+    int in_fd, out_fd;
+    int idle_ms, write_ms;
+    int64_t read_deadline; /* CLOCK_MONOTONIC ms by which the next line must be in; 0: none */
+    char *buf;
+    size_t cap, beg, end; /* the unread bytes are buf[beg, end) */
+    size_t scan;          /* buf[beg, scan) holds no newline */
+    bool eof;
+    bool discarding;    /* the current line is over the limit: counted, not kept */
+    uint64_t discarded; /* its bytes dropped so far */
+    bool discarded_cr;  /* the last of them was '\r' */
+} line_io;
+
+typedef enum { LINE_OK, LINE_TOO_LONG, LINE_EOF, LINE_TIMEOUT, LINE_ERROR, LINE_NOMEM } line_status;
+
+static int64_t now_ms(void)
 {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until fd is ready for `events` or the deadline (0: none) passes. Returns 1 when
+ * ready (or failed: the next read or write says how), 0 at the deadline, -1 on error. */
+static int wait_ready(int fd, short events, int64_t deadline)
+{
+    for (;;) {
+        int ms = -1;
+        if (deadline) {
+            int64_t left = deadline - now_ms();
+            if (left <= 0) return 0;
+            ms = left > INT_MAX ? INT_MAX : (int)left;
+        }
+        struct pollfd p = {.fd = fd, .events = events, .revents = 0};
+        int r = poll(&p, 1, ms);
+        if (r > 0) return 1;
+        if (r < 0 && errno != EINTR) return -1;
+    }
+}
+
+/* Reads the next line (its '\n' and trailing '\r's cut off) into *line and *len, valid until the
+ * next call. A line over SERVE_MAX_LINE is LINE_TOO_LONG with its length in *too_long. A last
+ * line without '\n' before the end of the input counts as a line. */
+static line_status read_line(line_io *io, char **line, size_t *len, uint64_t *too_long)
+{
+    /* give back what a long line made the buffer grow to */
+    if (io->beg == io->end && io->cap > 2 * SERVE_READ_CHUNK) {
+        free(io->buf);
+        io->buf = NULL;
+        io->cap = io->beg = io->end = io->scan = 0;
+    }
+    for (;;) {
+        char *nl = io->end > io->scan ? memchr(io->buf + io->scan, '\n', io->end - io->scan) : NULL;
+        if (nl || (io->eof && (io->end > io->beg || io->discarding))) {
+            size_t stop = nl ? (size_t)(nl - io->buf) : io->end;
+            char *start = io->buf + io->beg;
+            size_t n = stop - io->beg;
+            io->beg = io->scan = nl ? stop + 1 : stop;
+            if (io->discarding) {
+                bool cr = n ? start[n - 1] == '\r' : io->discarded_cr;
+                io->discarding = false;
+                *too_long = io->discarded + n - (cr ? 1 : 0);
+                return LINE_TOO_LONG;
+            }
+            while (n && start[n - 1] == '\r') n--;
+            if (n > SERVE_MAX_LINE) {
+                *too_long = n;
+                return LINE_TOO_LONG;
+            }
+            *line = start;
+            *len = n;
+            return LINE_OK;
+        }
+        if (io->eof) return LINE_EOF;
+        /* no newline in buf[beg, end): keep the line, or count and drop it when too long */
+        size_t pending = io->end - io->beg;
+        if (io->discarding || pending > SERVE_MAX_LINE + 1) {
+            if (!io->discarding) io->discarded = 0;
+            io->discarding = true;
+            io->discarded += pending;
+            if (pending) io->discarded_cr = io->buf[io->end - 1] == '\r';
+            io->beg = io->end = 0;
+        } else if (io->beg > 0) {
+            memmove(io->buf, io->buf + io->beg, pending);
+            io->beg = 0;
+            io->end = pending;
+        }
+        io->scan = io->end;
+        if (io->cap - io->end < SERVE_READ_CHUNK) {
+            size_t cap = io->cap ? io->cap : SERVE_READ_CHUNK;
+            while (cap < io->end + SERVE_READ_CHUNK) cap *= 2;
+            if (cap > SERVE_MAX_LINE + 1 + SERVE_READ_CHUNK)
+                cap = SERVE_MAX_LINE + 1 + SERVE_READ_CHUNK;
+            char *grown = realloc(io->buf, cap);
+            if (!grown) return LINE_NOMEM;
+            io->buf = grown;
+            io->cap = cap;
+        }
+        ssize_t r = read(io->in_fd, io->buf + io->end, io->cap - io->end);
+        if (r > 0) {
+            io->end += (size_t)r;
+            /* a client that trickles bytes does not get more time than a silent one */
+            if (io->read_deadline && now_ms() >= io->read_deadline) return LINE_TIMEOUT;
+        } else if (r == 0) {
+            io->eof = true;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            int w = wait_ready(io->in_fd, POLLIN, io->read_deadline);
+            if (w == 0) return LINE_TIMEOUT;
+            if (w < 0) return LINE_ERROR;
+        } else if (errno != EINTR) {
+            return LINE_ERROR;
+        }
+    }
+}
+
+/* Writes text and a newline, all within --write-timeout, and frees text (which has room for
+ * the newline in place of its terminating NUL). */
+static end_reason write_reply(line_io *io, char *text)
+{
+    size_t len = strlen(text);
+    text[len++] = '\n';
+    int64_t deadline = io->write_ms ? now_ms() + io->write_ms : 0;
+    end_reason why = END_NONE;
+    size_t off = 0;
+    while (off < len && why == END_NONE) {
+        ssize_t w = write(io->out_fd, text + off, len - off);
+        if (w > 0) {
+            off += (size_t)w;
+            /* a client that takes a byte at a time does not get more time either */
+            if (off < len && deadline && now_ms() >= deadline) why = END_WRITE_TIMEOUT;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int r = wait_ready(io->out_fd, POLLOUT, deadline);
+            if (r == 0) why = END_WRITE_TIMEOUT;
+            if (r < 0) why = END_WRITE_FAILED;
+        } else if (w == 0 || errno != EINTR) {
+            why = END_WRITE_FAILED;
+        }
+    }
+    free(text);
+    return why;
+}
+
+static char *print_reply(cJSON *r)
+{
+    char *text = r ? cJSON_PrintUnformatted(r) : NULL;
+    cJSON_Delete(r);
+    return text;
+}
+
+/* Serves one client until it closes, sends "close", or is dropped; returns why it ended. */
+static end_reason serve_stream(session *s, line_io *io)
+{
     bool close = false;
-    while (!close && (n = getline(&line, &cap, in)) >= 0) {
-        size_t len = (size_t)n;
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-        if (len == 0) continue;
-        char *text;
-        if (len > SERVE_MAX_LINE) {
-            cJSON *r =
-                error_reply("line_too_long", NULL, "the request is %zu bytes; the limit is %u", len,
-                            SERVE_MAX_LINE);
-            text = cJSON_PrintUnformatted(r);
-            cJSON_Delete(r);
-        } else {
-            text = handle_line(s, line, len, &close);
+    while (!close) {
+        io->read_deadline = io->idle_ms ? now_ms() + io->idle_ms : 0;
+        char *line = NULL, *text = NULL;
+        size_t len = 0;
+        uint64_t too_long = 0;
+        line_status ls;
+        do ls = read_line(io, &line, &len, &too_long);
+        while (ls == LINE_OK && len == 0); /* blank lines are ignored (and give no more time) */
+        switch (ls) {
+        case LINE_EOF: return END_EOF;
+        case LINE_TIMEOUT: return END_IDLE;
+        case LINE_ERROR: return END_READ_FAILED;
+        case LINE_NOMEM: return END_NOMEM;
+        case LINE_TOO_LONG:
+            text = print_reply(error_reply("line_too_long", NULL,
+                                           "the request is %" PRIu64 " bytes; the limit is %u",
+                                           too_long, SERVE_MAX_LINE));
+            break;
+        case LINE_OK: text = handle_line(s, line, len, &close); break;
         }
         if (!text)
             text = strdup("{\"ok\":false,\"error\":{\"code\":\"engine_error\","
                           "\"message\":\"out of memory\",\"agent\":null}}");
-        int w = text ? fprintf(out, "%s\n", text) : -1;
-        free(text);
-        if (w < 0 || fflush(out) != 0) break;
+        if (!text) return END_NOMEM;
+        end_reason why = write_reply(io, text);
+        if (why != END_NONE) return why;
     }
-    free(line);
+    return END_CLOSE;
 }
 
 /* ---- stdio ---------------------------------------------------------------------------------- */
@@ -889,12 +1109,131 @@ static int serve_stdio(const serve_args *a)
         fprintf(stderr, "polis: serve: %s\n", err.message);
         return EXIT_ENV;
     }
-    serve_stream(&s, stdin, stdout);
+    line_io io;
+    memset(&io, 0, sizeof io);
+    io.in_fd = STDIN_FILENO;
+    io.out_fd = STDOUT_FILENO;
+    serve_stream(&s, &io);
+    free(io.buf);
     session_free(&s);
     return 0;
 }
 
 /* ---- tcp ------------------------------------------------------------------------------------ */
+
+/* A line on the server's log (stderr), "polis serve: ...", in one write so the lines of
+ * concurrent sessions (threads or processes) do not interleave. */
+#if defined(__GNUC__)
+static void serve_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#endif
+static void serve_log(const char *fmt, ...)
+{
+    char msg[1024];
+    int n = snprintf(msg, sizeof msg, "polis serve: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + n, sizeof msg - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = strlen(msg);
+    msg[len++] = '\n';
+    ssize_t w = write(STDERR_FILENO, msg, len);
+    (void)w;
+}
+
+/* Sends r as one line if the socket takes it now; never waits (a client that is not
+ * reading just misses it). */
+static void send_line_nowait(int fd, cJSON *r)
+{
+    char *text = print_reply(r);
+    if (!text) return;
+    size_t len = strlen(text);
+    text[len++] = '\n';
+    ssize_t w = send(fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)w;
+    free(text);
+}
+
+/* The client's name in the log: its number and address, "client 3 (127.0.0.1:40512)". */
+static void client_name(char *out, size_t cap, unsigned id, const struct sockaddr *sa,
+                        socklen_t len)
+{
+    char host[INET6_ADDRSTRLEN] = "?", port[16] = "?";
+    if (getnameinfo(sa, len, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+        snprintf(host, sizeof host, "?");
+    bool v6 = sa->sa_family == AF_INET6;
+    snprintf(out, cap, "client %u (%s%s%s:%s)", id, v6 ? "[" : "", host, v6 ? "]" : "", port);
+}
+
+/* Serves one TCP client on fd (the caller closes it): its own env, the timeouts, and a log
+ * line when it is dropped. */
+static void serve_client(const serve_args *a, int fd, const char *who)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+        serve_log("%s: %s", who, strerror(errno));
+        return;
+    }
+    session s;
+    polis_error err;
+    if (session_open(&s, a, &err) != POLIS_OK) {
+        send_line_nowait(fd, error_reply("engine_error", NULL, "%s", err.message));
+        serve_log("%s: no env: %s", who, err.message);
+        shutdown(fd, SHUT_WR);
+        return;
+    }
+    line_io io;
+    memset(&io, 0, sizeof io);
+    io.in_fd = io.out_fd = fd;
+    io.idle_ms = a->idle_timeout * 1000;
+    io.write_ms = a->write_timeout * 1000;
+    end_reason why = serve_stream(&s, &io);
+    free(io.buf);
+    session_free(&s);
+    if (why == END_IDLE) {
+        send_line_nowait(fd, error_reply("idle_timeout", NULL,
+                                         "no complete request in %d s: the server closes the "
+                                         "connection (--idle-timeout)",
+                                         a->idle_timeout));
+        serve_log("%s dropped: no complete request in %d s (--idle-timeout)", who, a->idle_timeout);
+    } else if (why == END_WRITE_TIMEOUT) {
+        serve_log("%s dropped: a reply was not taken within %d s (--write-timeout)", who,
+                  a->write_timeout);
+    } else if (why == END_NOMEM) {
+        serve_log("%s dropped: out of memory", who);
+    }
+    if (why == END_WRITE_TIMEOUT) {
+        /* reset rather than leave the unsent reply to the kernel */
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    } else {
+        /* the end of the stream now, even while another process holds the socket (--isolate) */
+        shutdown(fd, SHUT_WR);
+    }
+}
+
+/* An accept() failure that leaves the listening socket usable. Out of descriptors waits a
+ * little, as the connection stays queued and would be reported again at once. */
+static bool accept_can_go_on(void)
+{
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        struct timespec pause = {0, 50 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+        return true;
+    }
+    return errno == EINTR || errno == ECONNABORTED || errno == EAGAIN || errno == EWOULDBLOCK ||
+           errno == EPROTO;
+}
+
+static void refuse_full(int fd, int max_clients)
+{
+    send_line_nowait(fd,
+                     error_reply("server_full", NULL,
+                                 "the server already has %d clients (--max-clients)", max_clients));
+    close(fd);
+}
+
+/* -- a thread per client (the default) -- */
 
 typedef struct server {
     const serve_args *args;
@@ -905,52 +1244,226 @@ typedef struct server {
 typedef struct connection {
     server *srv;
     int fd;
+    char who[96];
 } connection;
-
-static void send_line(int fd, cJSON *r)
-{
-    char *text = cJSON_PrintUnformatted(r);
-    cJSON_Delete(r);
-    if (!text) return;
-    size_t len = strlen(text);
-    text[len] = '\n';
-    size_t off = 0;
-    while (off < len + 1) {
-        ssize_t w = send(fd, text + off, len + 1 - off, MSG_NOSIGNAL);
-        if (w <= 0) break;
-        off += (size_t)w;
-    }
-    free(text);
-}
 
 static void *connection_main(void *p)
 {
     connection *c = p;
-    session s;
-    polis_error err;
-    if (session_open(&s, c->srv->args, &err) != POLIS_OK) {
-        send_line(c->fd, error_reply("engine_error", NULL, "%s", err.message));
-        close(c->fd);
-    } else {
-        int wfd = dup(c->fd);
-        FILE *in = fdopen(c->fd, "r");
-        FILE *out = wfd >= 0 ? fdopen(wfd, "w") : NULL;
-        if (in && out) serve_stream(&s, in, out);
-        if (in)
-            fclose(in);
-        else
-            close(c->fd);
-        if (out)
-            fclose(out);
-        else if (wfd >= 0)
-            close(wfd);
-        session_free(&s);
-    }
+    serve_client(c->srv->args, c->fd, c->who);
+    close(c->fd);
     pthread_mutex_lock(&c->srv->lock);
     c->srv->active--;
     pthread_mutex_unlock(&c->srv->lock);
     free(c);
     return NULL;
+}
+
+static int serve_threads(const serve_args *a, int lfd)
+{
+    server srv;
+    srv.args = a;
+    srv.active = 0;
+    pthread_mutex_init(&srv.lock, NULL);
+    unsigned next_id = 0;
+    for (;;) {
+        struct sockaddr_storage peer;
+        socklen_t plen = sizeof peer;
+        int fd = accept(lfd, (struct sockaddr *)&peer, &plen);
+        if (fd < 0) {
+            if (accept_can_go_on()) continue;
+            fprintf(stderr, "polis: serve: accept: %s\n", strerror(errno));
+            break;
+        }
+        unsigned id = ++next_id;
+        pthread_mutex_lock(&srv.lock);
+        bool full = srv.active >= a->max_clients;
+        if (!full) srv.active++;
+        pthread_mutex_unlock(&srv.lock);
+        if (full) {
+            refuse_full(fd, a->max_clients);
+            continue;
+        }
+        connection *c = malloc(sizeof *c);
+        pthread_t t;
+        pthread_attr_t attr;
+        bool started = false;
+        if (c && pthread_attr_init(&attr) == 0) {
+            c->srv = &srv;
+            c->fd = fd;
+            client_name(c->who, sizeof c->who, id, (struct sockaddr *)&peer, plen);
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            started = pthread_create(&t, &attr, connection_main, c) == 0;
+            pthread_attr_destroy(&attr);
+        }
+        if (!started) {
+            free(c);
+            send_line_nowait(fd, error_reply("server_full", NULL, "cannot start a client thread"));
+            close(fd);
+            pthread_mutex_lock(&srv.lock);
+            srv.active--;
+            pthread_mutex_unlock(&srv.lock);
+        }
+    }
+    return EXIT_ENV;
+}
+
+/* -- a process per client (--isolate) -- */
+
+/* A client being served by a child process. The server keeps its own copy of the socket so
+ * it can tell the client when that process dies. */
+typedef struct seat {
+    pid_t pid; /* 0: free */
+    int fd;
+    char who[96];
+} seat;
+
+/* SIGCHLD is turned into a byte on this pipe, which the accept loop polls. */
+static int sigchld_pipe[2] = {-1, -1};
+
+static void on_sigchld(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    ssize_t w = write(sigchld_pipe[1], "c", 1);
+    (void)w;
+    errno = saved;
+}
+
+/* The child: serves its client and exits; nothing of it outlives the session. */
+static void isolated_child(const serve_args *a, int fd, const char *who, int lfd, seat *seats,
+                           pid_t server_pid)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &dfl, NULL);
+#ifdef __linux__
+    /* sessions end with the server, as they do when they are its threads */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != server_pid) _exit(0);
+#else
+    (void)server_pid;
+#endif
+    close(lfd);
+    close(sigchld_pipe[0]);
+    close(sigchld_pipe[1]);
+    for (int i = 0; i < a->max_clients; i++)
+        if (seats[i].pid) close(seats[i].fd);
+    serve_client(a, fd, who);
+    close(fd);
+    _exit(0);
+}
+
+/* Frees the seats of the children that ended; a child that did not end normally (a signal,
+ * a non-zero status: a plugin crashed or called exit) is logged and reported to its client
+ * in place of the reply it was working on. */
+static void reap_children(const serve_args *a, seat *seats, int *active)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        seat *s = NULL;
+        for (int i = 0; i < a->max_clients && !s; i++)
+            if (seats[i].pid == pid) s = &seats[i];
+        if (!s) continue;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            char how[160];
+            if (WIFSIGNALED(status))
+                snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(status),
+                         strsignal(WTERMSIG(status)));
+            else
+                snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+            serve_log("%s: its session process %ld %s; the session is over, the other clients "
+                      "go on",
+                      s->who, (long)pid, how);
+            send_line_nowait(s->fd, error_reply("session_crashed", NULL,
+                                                "the process serving this session (pid %ld) %s: "
+                                                "the session and its env are gone; connect "
+                                                "again for a new one",
+                                                (long)pid, how));
+            shutdown(s->fd, SHUT_WR);
+            /* read what the client already sent, so closing does not reset the connection
+             * (which could discard the report before the client reads it) */
+            char sink[4096];
+            for (int k = 0; k < 256 && recv(s->fd, sink, sizeof sink, MSG_DONTWAIT) > 0; k++) {
+            }
+        }
+        close(s->fd);
+        s->pid = 0;
+        (*active)--;
+    }
+}
+
+static int serve_isolated(const serve_args *a, int lfd)
+{
+    seat *seats = calloc((size_t)a->max_clients, sizeof *seats);
+    int fl = fcntl(lfd, F_GETFL);
+    if (!seats || pipe(sigchld_pipe) != 0 || fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) != 0 ||
+        fcntl(sigchld_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
+        fcntl(sigchld_pipe[1], F_SETFL, O_NONBLOCK) != 0) {
+        fprintf(stderr, "polis: serve: --isolate: %s\n", seats ? strerror(errno) : "out of memory");
+        free(seats);
+        return EXIT_ENV;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigchld;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, NULL);
+    pid_t server_pid = getpid();
+    int active = 0;
+    unsigned next_id = 0;
+    for (;;) {
+        struct pollfd p[2] = {{.fd = lfd, .events = POLLIN, .revents = 0},
+                              {.fd = sigchld_pipe[0], .events = POLLIN, .revents = 0}};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            fprintf(stderr, "polis: serve: poll: %s\n", strerror(errno));
+            break;
+        }
+        if (p[1].revents) {
+            char sink[64];
+            while (read(sigchld_pipe[0], sink, sizeof sink) > 0) {
+            }
+            reap_children(a, seats, &active);
+        }
+        if (!(p[0].revents & POLLIN)) continue;
+        struct sockaddr_storage peer;
+        socklen_t plen = sizeof peer;
+        int fd = accept(lfd, (struct sockaddr *)&peer, &plen);
+        if (fd < 0) {
+            if (accept_can_go_on()) continue;
+            fprintf(stderr, "polis: serve: accept: %s\n", strerror(errno));
+            break;
+        }
+        unsigned id = ++next_id;
+        if (active >= a->max_clients) {
+            refuse_full(fd, a->max_clients);
+            continue;
+        }
+        seat *s = NULL;
+        for (int i = 0; i < a->max_clients && !s; i++)
+            if (!seats[i].pid) s = &seats[i];
+        char who[96];
+        client_name(who, sizeof who, id, (struct sockaddr *)&peer, plen);
+        pid_t pid = fork();
+        if (pid == 0) isolated_child(a, fd, who, lfd, seats, server_pid);
+        if (pid < 0) {
+            send_line_nowait(fd,
+                             error_reply("server_full", NULL, "cannot start a session process: %s",
+                                         strerror(errno)));
+            close(fd);
+            continue;
+        }
+        s->pid = pid;
+        s->fd = fd;
+        snprintf(s->who, sizeof s->who, "%s", who);
+        active++;
+    }
+    free(seats);
+    return EXIT_ENV;
 }
 
 static bool is_loopback(const struct sockaddr *sa)
@@ -1047,51 +1560,9 @@ static int serve_tcp(const serve_args *a)
             bport);
     fflush(stderr);
 
-    server srv;
-    srv.args = a;
-    srv.active = 0;
-    pthread_mutex_init(&srv.lock, NULL);
-    for (;;) {
-        int fd = accept(lfd, NULL, NULL);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE)
-                continue;
-            fprintf(stderr, "polis: serve: accept: %s\n", strerror(errno));
-            break;
-        }
-        pthread_mutex_lock(&srv.lock);
-        bool full = srv.active >= a->max_clients;
-        if (!full) srv.active++;
-        pthread_mutex_unlock(&srv.lock);
-        if (full) {
-            send_line(fd, error_reply("server_full", NULL,
-                                      "the server already has %d clients (--max-clients)",
-                                      a->max_clients));
-            close(fd);
-            continue;
-        }
-        connection *c = malloc(sizeof *c);
-        pthread_t t;
-        pthread_attr_t attr;
-        bool started = false;
-        if (c && pthread_attr_init(&attr) == 0) {
-            c->srv = &srv;
-            c->fd = fd;
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            started = pthread_create(&t, &attr, connection_main, c) == 0;
-            pthread_attr_destroy(&attr);
-        }
-        if (!started) {
-            free(c);
-            send_line(fd, error_reply("server_full", NULL, "cannot start a client thread"));
-            close(fd);
-            pthread_mutex_lock(&srv.lock);
-            srv.active--;
-            pthread_mutex_unlock(&srv.lock);
-        }
-    }
+    int rc = a->isolate ? serve_isolated(a, lfd) : serve_threads(a, lfd);
     close(lfd);
-    return EXIT_ENV;
+    return rc;
 }
 
 int cli_serve_main(int argc, char **argv)
