@@ -14,6 +14,8 @@ EOF
 polis 0 serve --help
 out_has "usage: polis serve SCENARIO (--stdio | --tcp [HOST:]PORT) [options]"
 out_has "--on-bad-action P"
+out_has "--idle-timeout S     TCP: drop a client whose next request has not fully arrived"
+out_has "--isolate            TCP: serve each client in its own process, so a plugin that"
 polis 2 serve "$GATHER"
 err_line "polis: serve: choose a transport: --stdio or --tcp [HOST:]PORT"
 polis 2 serve --stdio
@@ -24,6 +26,16 @@ polis 2 serve "$GATHER" --stdio --on-bad-action retry
 err_line "polis: serve: --on-bad-action: 'retry' is neither 'error' nor 'noop'"
 polis 2 serve "$GATHER" --tcp 0 --max-clients 0
 err_line "polis: serve: --max-clients: '0' is not an integer in [1, 1024]"
+polis 2 serve "$GATHER" --tcp 0 --idle-timeout 1.5
+err_line "polis: serve: --idle-timeout: '1.5' is not a whole number of seconds in [0, 86400]"
+polis 2 serve "$GATHER" --tcp 0 --write-timeout -1
+err_line "polis: serve: --write-timeout: '-1' is not a whole number of seconds in [0, 86400]"
+polis 2 serve "$GATHER" --tcp 0 --idle-timeout
+err_line "polis: serve: --idle-timeout needs a value"
+polis 2 serve "$GATHER" --isolate --stdio
+err_line "polis: serve: --isolate is for --tcp (a --stdio server has one client, its parent)"
+polis 2 serve "$GATHER" --stdio --write-timeout 5 --isolate
+err_line "polis: serve: --write-timeout is for --tcp (a --stdio server has one client, its parent)"
 polis 2 serve "$GATHER" --tcp 127.0.0.1:99999
 err_line "polis: serve: --tcp: '127.0.0.1:99999' is not [HOST:]PORT with PORT in [0, 65535]"
 polis 2 serve "$GATHER" --tcp 0.0.0.0:0
