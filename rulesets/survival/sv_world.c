@@ -127,7 +127,7 @@ bool sv_in_map(int32_t r, int32_t c)
 bool sv_solid(int32_t block)
 {
     /* WATER STONE TREE COAL IRON DIAMOND TABLE FURNACE PLANT RIPE_PLANT */
-    return (0x1DF38u >> block) & 1u;
+    return (0x19F38u >> block) & 1u;
 }
 
 float sv_light(int32_t t, int32_t day_length)
