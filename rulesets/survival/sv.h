@@ -189,8 +189,10 @@ typedef struct sv_player {
     float reward;        /* this step's reward (after the reward mode) */
     /* counters for metrics (this episode) */
     int32_t crafts, crafts_others; /* crafts, and those that used another player's station */
-    /* incremental observation: what the last write set in the map block */
+    /* incremental observation: the buffer written last, its view cells' block ids (255 =
+     * unknown) and the mob and player marks it set */
     void *obs_dst;
+    uint8_t obs_view[64]; /* SV_VIEW_CELLS used, padded for word compares */
     int32_t obs_n;
     uint16_t *obs_set;
 } sv_player;
@@ -224,7 +226,6 @@ typedef struct sv_world {
     sv_player *players;
     /* scratch */
     uint16_t *cand;     /* [SV_MAP * SV_MAP] spawn candidates */
-    uint8_t *dist;      /* [SV_MAP * SV_MAP] distance to the nearest living player, capped */
     int32_t *order;     /* [n_players] */
     int32_t *saved;     /* [n_players] */
     sv_note *notes;     /* [note_cap] */
@@ -245,8 +246,14 @@ void sv_generate(sv_world *w, polis_rng *rng);
 void sv_step(sv_world *w, polis_rng *rng);
 
 float sv_light(int32_t t, int32_t day_length);
-bool sv_in_map(int32_t r, int32_t c);
-bool sv_solid(int32_t block);
+static inline bool sv_in_map(int32_t r, int32_t c)
+{
+    return (uint32_t)r < SV_MAP && (uint32_t)c < SV_MAP;
+}
+
+/* WATER STONE TREE COAL IRON DIAMOND TABLE FURNACE PLANT RIPE_PLANT block movement */
+static inline bool sv_solid(int32_t block) { return (0x19F38u >> block) & 1u; }
+
 int32_t sv_damage(const sv_world *w, const sv_player *pl);
 
 /* Observation floats per agent for a layout: the main vector, and ShareStats' others block. */

@@ -49,28 +49,73 @@ static void write_scalars(const sv_world *w, const sv_player *pl, float *v, bool
     if (alive_flag) *v++ = pl->alive ? 1.0f : 0.0f;
 }
 
+/* Incremental: only view cells whose block changed since the last write into the same
+ * buffer are rewritten (most do not, even when the player moves: grass next to grass), and
+ * the few mob and player marks are cleared and set again. */
 void sv_write_obs(sv_world *w, int32_t agent, float *dst)
 {
     sv_player *pl = &w->players[agent];
     int32_t layout = w->p.obs_layout, ch = sv_obs_channels(layout);
     int32_t block = SV_VIEW_CELLS * ch;
+    uint8_t *view = pl->obs_view;
     if (pl->obs_dst != dst) {
         memset(dst, 0, sizeof(float) * (size_t)block);
+        memset(view, 255, 64);
         pl->obs_dst = dst;
     } else {
         for (int32_t k = 0; k < pl->obs_n; k++) dst[pl->obs_set[k]] = 0.0f;
     }
-    uint16_t *set = pl->obs_set;
-    int32_t n = 0, r0 = pl->r - 3, c0 = pl->c - 4;
+    uint8_t now[64];
+    now[63] = view[63] = 0;
+    int32_t r0 = pl->r - 3, c0 = pl->c - 4;
+    bool cols_in = c0 >= 0 && c0 + SV_VIEW_COLS <= SV_MAP;
     for (int32_t vr = 0; vr < SV_VIEW_ROWS; vr++) {
         int32_t r = r0 + vr;
-        for (int32_t vc = 0; vc < SV_VIEW_COLS; vc++) {
-            int32_t c = c0 + vc, base = (vr * SV_VIEW_COLS + vc) * ch;
-            int32_t b = sv_in_map(r, c) ? w->map[r][c] : SV_OUT_OF_BOUNDS;
-            set[n++] = (uint16_t)(base + b);
-            if (layout == SV_OBS_MAC && sv_in_map(r, c)) {
-                int32_t others = w->player_map[r][c] - (pl->alive && r == pl->r && c == pl->c);
-                if (others > 0) set[n++] = (uint16_t)(base + 21);
+        uint8_t *out = now + vr * SV_VIEW_COLS;
+        if ((uint32_t)r >= SV_MAP) {
+            memset(out, SV_OUT_OF_BOUNDS, SV_VIEW_COLS);
+        } else if (cols_in) {
+            memcpy(out, w->map[r] + c0, SV_VIEW_COLS);
+        } else {
+            for (int32_t vc = 0; vc < SV_VIEW_COLS; vc++) {
+                int32_t c = c0 + vc;
+                out[vc] = (uint32_t)c < SV_MAP ? w->map[r][c] : SV_OUT_OF_BOUNDS;
+            }
+        }
+    }
+    for (int32_t q = 0; q < 64; q += 8) {
+        uint64_t a, b;
+        memcpy(&a, now + q, 8);
+        memcpy(&b, view + q, 8);
+        if (a == b) continue;
+        for (int32_t i = q; i < q + 8 && i < SV_VIEW_CELLS; i++) {
+            if (now[i] == view[i]) continue;
+            if (view[i] != 255) dst[i * ch + view[i]] = 0.0f;
+            dst[i * ch + now[i]] = 1.0f;
+            view[i] = now[i];
+        }
+    }
+    uint16_t *set = pl->obs_set;
+    int32_t n = 0;
+    if (layout == SV_OBS_MAC && w->p.n_players - 1 < SV_VIEW_CELLS) {
+        /* fewer others than view cells: look at each of them */
+        for (int32_t j = 0; j < w->p.n_players; j++) {
+            const sv_player *o = &w->players[j];
+            if (j == agent || !o->alive) continue;
+            int32_t vr = o->r - r0, vc = o->c - c0;
+            if ((uint32_t)vr < SV_VIEW_ROWS && (uint32_t)vc < SV_VIEW_COLS)
+                set[n++] = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 21);
+        }
+    } else if (layout == SV_OBS_MAC) {
+        for (int32_t vr = 0; vr < SV_VIEW_ROWS; vr++) {
+            int32_t r = r0 + vr;
+            if ((uint32_t)r >= SV_MAP) continue;
+            const uint8_t *pm = w->player_map[r];
+            for (int32_t vc = 0; vc < SV_VIEW_COLS; vc++) {
+                int32_t c = c0 + vc;
+                if ((uint32_t)c >= SV_MAP || !pm[c]) continue;
+                int32_t others = pm[c] - (pl->alive && r == pl->r && c == pl->c);
+                if (others > 0) set[n++] = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 21);
             }
         }
     }
@@ -109,7 +154,7 @@ void sv_write_others(const sv_world *w, int32_t agent, float *dst)
             *v++ = tenth(o->food);
             *v++ = tenth(o->drink);
             *v++ = tenth(o->energy);
-            *v++ = o->sleeping ? 0.1f : 0.0f;
+            *v++ = o->sleeping ? tenth(1) : 0.0f;
             v[o->dir - 1] = 1.0f;
         }
         row += 84;

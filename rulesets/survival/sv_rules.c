@@ -514,46 +514,6 @@ static void arrows(sv_world *w)
 
 /* ---- spawning (§6.5) --------------------------------------------------------------------- */
 
-/* Distances to the nearest living player, capped at 255, inside the box that holds every
- * living player widened by the despawn distance (a tile outside it can hold no candidate). */
-static bool distances(sv_world *w, int32_t *r0, int32_t *r1, int32_t *c0, int32_t *c1)
-{
-    int32_t lo_r = SV_MAP, hi_r = -1, lo_c = SV_MAP, hi_c = -1, reach = w->p.despawn_distance;
-    for (int32_t j = 0; j < w->p.n_players; j++) {
-        const sv_player *pl = &w->players[j];
-        if (!pl->alive) continue;
-        if (pl->r < lo_r) lo_r = pl->r;
-        if (pl->r > hi_r) hi_r = pl->r;
-        if (pl->c < lo_c) lo_c = pl->c;
-        if (pl->c > hi_c) hi_c = pl->c;
-    }
-    if (hi_r < 0) return false;
-    *r0 = lo_r - reach < 0 ? 0 : lo_r - reach;
-    *r1 = hi_r + reach >= SV_MAP ? SV_MAP - 1 : hi_r + reach;
-    *c0 = lo_c - reach < 0 ? 0 : lo_c - reach;
-    *c1 = hi_c + reach >= SV_MAP ? SV_MAP - 1 : hi_c + reach;
-    uint8_t *d = w->dist;
-    for (int32_t r = *r0; r <= *r1; r++)
-        for (int32_t c = *c0; c <= *c1; c++)
-            d[r * SV_MAP + c] = w->player_map[r][c] ? 0 : 255;
-    /* two chamfer passes: exact L1 distances inside a rectangle */
-    for (int32_t r = *r0; r <= *r1; r++)
-        for (int32_t c = *c0; c <= *c1; c++) {
-            int32_t k = r * SV_MAP + c, v = d[k];
-            if (r > *r0 && d[k - SV_MAP] + 1 < v) v = d[k - SV_MAP] + 1;
-            if (c > *c0 && d[k - 1] + 1 < v) v = d[k - 1] + 1;
-            d[k] = (uint8_t)v;
-        }
-    for (int32_t r = *r1; r >= *r0; r--)
-        for (int32_t c = *c1; c >= *c0; c--) {
-            int32_t k = r * SV_MAP + c, v = d[k];
-            if (r < *r1 && d[k + SV_MAP] + 1 < v) v = d[k + SV_MAP] + 1;
-            if (c < *c1 && d[k + 1] + 1 < v) v = d[k + 1] + 1;
-            d[k] = (uint8_t)v;
-        }
-    return true;
-}
-
 static bool spawn_tile_ok(int32_t kind, int32_t b)
 {
     return kind == SV_COW ? b == SV_GRASS
@@ -562,52 +522,63 @@ static bool spawn_tile_ok(int32_t kind, int32_t b)
 }
 
 /* A uniformly random candidate tile for a mob of `kind` (its block, free of mobs, its
- * distance to the nearest living player d with lo < d < despawn distance), or -1.
- * Rejection sampling first: pick a living player uniformly and a tile uniformly in the
- * square of side 2 * hi - 1 around it, and accept a candidate with probability 1/m, m the
- * number of living players whose square holds it; every candidate is then equally likely.
- * When that keeps failing (few or no candidates), an exact scan decides. */
-static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo, int32_t n_alive)
+ * distance d to the nearest living player with lo < d < despawn distance), or -1. Every
+ * candidate lies in the box around the living players widened by despawn distance - 1:
+ * rejection sampling from that box first (each candidate equally likely), and when that
+ * keeps failing (few or no candidates) an exact scan of the box decides. */
+static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
 {
-    int32_t hi = w->p.despawn_distance, side = 2 * hi - 1;
+    int32_t hi = w->p.despawn_distance, n_players = w->p.n_players;
     const sv_player *ps = w->players;
-    for (int32_t tries = 0; tries < 24; tries++) {
-        int32_t pick = (int32_t)polis_rng_below(rng, (uint32_t)n_alive), who = -1;
-        for (int32_t j = 0; j < w->p.n_players; j++)
-            if (ps[j].alive && pick-- == 0) {
-                who = j;
-                break;
-            }
-        int32_t off = (int32_t)polis_rng_below(rng, (uint32_t)(side * side));
-        int32_t r = ps[who].r - (hi - 1) + off / side, c = ps[who].c - (hi - 1) + off % side;
-        if (!sv_in_map(r, c) || w->mob_map[r][c] || !spawn_tile_ok(kind, w->map[r][c])) continue;
-        int32_t best = 999, m = 0;
-        for (int32_t j = 0; j < w->p.n_players; j++) {
-            if (!ps[j].alive) continue;
-            int32_t dr = iabs(ps[j].r - r), dc = iabs(ps[j].c - c);
-            if (dr + dc < best) best = dr + dc;
-            m += dr < hi && dc < hi;
-        }
-        if (best <= lo || best >= hi) continue;
-        if (m > 1 && polis_rng_below(rng, (uint32_t)m) != 0) continue;
-        return r * SV_MAP + c;
+    int32_t lo_r = SV_MAP, hi_r = -1, lo_c = SV_MAP, hi_c = -1;
+    for (int32_t j = 0; j < n_players; j++) {
+        if (!ps[j].alive) continue;
+        lo_r = ps[j].r < lo_r ? ps[j].r : lo_r;
+        hi_r = ps[j].r > hi_r ? ps[j].r : hi_r;
+        lo_c = ps[j].c < lo_c ? ps[j].c : lo_c;
+        hi_c = ps[j].c > hi_c ? ps[j].c : hi_c;
     }
-    int32_t box[4], n = 0;
-    if (!distances(w, &box[0], &box[1], &box[2], &box[3])) return -1;
-    for (int32_t r = box[0]; r <= box[1]; r++)
-        for (int32_t c = box[2]; c <= box[3]; c++) {
-            int32_t d = w->dist[r * SV_MAP + c];
-            if (d > lo && d < hi && !w->mob_map[r][c] && spawn_tile_ok(kind, w->map[r][c]))
-                w->cand[n++] = (uint16_t)(r * SV_MAP + c);
+    if (hi_r < 0) return -1;
+    int32_t r0 = lo_r - hi + 1 < 0 ? 0 : lo_r - hi + 1;
+    int32_t r1 = hi_r + hi - 1 >= SV_MAP ? SV_MAP - 1 : hi_r + hi - 1;
+    int32_t c0 = lo_c - hi + 1 < 0 ? 0 : lo_c - hi + 1;
+    int32_t c1 = hi_c + hi - 1 >= SV_MAP ? SV_MAP - 1 : hi_c + hi - 1;
+    int32_t rows = r1 - r0 + 1, cols = c1 - c0 + 1;
+    for (int32_t tries = 0; tries < 16; tries++) {
+        int32_t off = (int32_t)polis_rng_below(rng, (uint32_t)(rows * cols));
+        int32_t r = r0 + off / cols, c = c0 + off % cols;
+        if (w->mob_map[r][c] || !spawn_tile_ok(kind, w->map[r][c])) continue;
+        int32_t best = 999;
+        for (int32_t j = 0; j < n_players; j++) {
+            if (!ps[j].alive) continue;
+            int32_t d = iabs(ps[j].r - r) + iabs(ps[j].c - c);
+            best = d < best ? d : best;
         }
-    return n ? w->cand[polis_rng_below(rng, (uint32_t)n)] : -1;
+        if (best > lo && best < hi) return r * SV_MAP + c;
+    }
+    int32_t n = 0;
+    for (int32_t r = r0; r <= r1; r++)
+        for (int32_t c = c0; c <= c1; c++)
+            if (spawn_tile_ok(kind, w->map[r][c]) && !w->mob_map[r][c])
+                w->cand[n++] = (uint16_t)(r * SV_MAP + c);
+    int32_t keep = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t r = w->cand[k] / SV_MAP, c = w->cand[k] % SV_MAP, best = 999;
+        for (int32_t j = 0; j < n_players; j++) {
+            if (!ps[j].alive) continue;
+            int32_t d = iabs(ps[j].r - r) + iabs(ps[j].c - c);
+            best = d < best ? d : best;
+        }
+        if (best > lo && best < hi) w->cand[keep++] = w->cand[k];
+    }
+    return keep ? w->cand[polis_rng_below(rng, (uint32_t)keep)] : -1;
 }
 
 static void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32_t n_alive)
 {
     if (n_alive == 0 || w->n_active[kind] >= w->p.max_mobs[kind] || uniform(rng) >= chance)
         return;
-    int32_t t = spawn_tile(w, rng, kind, kind == SV_COW ? 3 : 9, n_alive);
+    int32_t t = spawn_tile(w, rng, kind, kind == SV_COW ? 3 : 9);
     if (t < 0) return;
     sv_mob *ms = w->mobs[kind];
     int32_t health = kind == SV_COW ? w->p.cow_health

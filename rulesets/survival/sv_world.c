@@ -3,6 +3,9 @@
  * (README "World generation"; specs/survival.md §2).
  */
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +84,6 @@ size_t sv_world_bytes(const sv_params *p)
     n += ALIGN16(sizeof(sv_player) * (size_t)p->n_players);
     n += ALIGN16(sizeof(uint16_t) * (size_t)p->n_players * SV_VIEW_CELLS * 8);
     n += ALIGN16(sizeof(uint16_t) * SV_MAP * SV_MAP);
-    n += ALIGN16(SV_MAP * SV_MAP);
     n += 2 * ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
     n += ALIGN16(sizeof(sv_note) * note_cap(p));
     return n;
@@ -106,8 +108,6 @@ sv_world *sv_layout(void *mem, const sv_params *p)
     b += ALIGN16(sizeof(uint16_t) * (size_t)p->n_players * SV_VIEW_CELLS * 8);
     w->cand = (uint16_t *)(void *)b;
     b += ALIGN16(sizeof(uint16_t) * SV_MAP * SV_MAP);
-    w->dist = b;
-    b += ALIGN16(SV_MAP * SV_MAP);
     w->order = (int32_t *)(void *)b;
     b += ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
     w->saved = (int32_t *)(void *)b;
@@ -118,17 +118,6 @@ sv_world *sv_layout(void *mem, const sv_params *p)
 }
 
 /* ---- small shared helpers --------------------------------------------------------------- */
-
-bool sv_in_map(int32_t r, int32_t c)
-{
-    return (uint32_t)r < SV_MAP && (uint32_t)c < SV_MAP;
-}
-
-bool sv_solid(int32_t block)
-{
-    /* WATER STONE TREE COAL IRON DIAMOND TABLE FURNACE PLANT RIPE_PLANT */
-    return (0x19F38u >> block) & 1u;
-}
 
 float sv_light(int32_t t, int32_t day_length)
 {
@@ -145,6 +134,36 @@ static inline float uniform(polis_rng *rng)
 }
 
 static inline float fade(float t) { return t * t * t * (t * (t * 6.0f - 15.0f) + 10.0f); }
+
+/* The smallest and largest value of a map-sized field (GCC does not vectorise a float
+ * min/max reduction on its own, and this runs four times per reset). */
+static void field_range(const float *f, float *out_lo, float *out_hi)
+{
+#if defined(__SSE2__)
+    __m128 lo = _mm_loadu_ps(f), hi = lo;
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 4) {
+        __m128 x = _mm_loadu_ps(f + k);
+        lo = _mm_min_ps(lo, x);
+        hi = _mm_max_ps(hi, x);
+    }
+    float l[4], h[4];
+    _mm_storeu_ps(l, lo);
+    _mm_storeu_ps(h, hi);
+#else
+    float l[4] = {f[0], f[0], f[0], f[0]}, h[4] = {f[0], f[0], f[0], f[0]};
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 4)
+        for (int32_t q = 0; q < 4; q++) {
+            l[q] = f[k + q] < l[q] ? f[k + q] : l[q];
+            h[q] = f[k + q] > h[q] ? f[k + q] : h[q];
+        }
+#endif
+    *out_lo = l[0];
+    *out_hi = h[0];
+    for (int32_t q = 1; q < 4; q++) {
+        *out_lo = l[q] < *out_lo ? l[q] : *out_lo;
+        *out_hi = h[q] > *out_hi ? h[q] : *out_hi;
+    }
+}
 
 /* One octave of Perlin noise at resolution (rr, rc) over the map, rescaled to [0, 1].
  * Along a row the fraction fx is fixed, so each lattice column b contributes a line in fy:
@@ -184,65 +203,55 @@ static void perlin(polis_rng *rng, int32_t rr, int32_t rc, float *out)
             }
         }
     }
-    /* eight independent running extremes, so the loop vectorises */
-    float lo8[8], hi8[8];
-    for (int32_t l = 0; l < 8; l++) lo8[l] = hi8[l] = out[l];
-    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 8)
-        for (int32_t l = 0; l < 8; l++) {
-            lo8[l] = out[k + l] < lo8[l] ? out[k + l] : lo8[l];
-            hi8[l] = out[k + l] > hi8[l] ? out[k + l] : hi8[l];
-        }
-    float lo = lo8[0], hi = hi8[0];
-    for (int32_t l = 1; l < 8; l++) {
-        lo = lo8[l] < lo ? lo8[l] : lo;
-        hi = hi8[l] > hi ? hi8[l] : hi;
-    }
+    float lo, hi;
+    field_range(out, &lo, &hi);
     float scale = hi > lo ? 1.0f / (hi - lo) : 0.0f;
     for (int32_t k = 0; k < SV_MAP * SV_MAP; k++) out[k] = (out[k] - lo) * scale;
 }
 
 /* ---- generation --------------------------------------------------------------------------- */
 
+/* The start-area term: prox - 1 is 0 at distance 5 or more from the start, so only the 41
+ * tiles nearer than that change. */
+static void start_area(float *field)
+{
+    for (int32_t dr = -4; dr <= 4; dr++)
+        for (int32_t dc = -4; dc <= 4; dc++) {
+            int32_t d = abs(dr) + abs(dc);
+            if (d < 5) field[(SV_MAP / 2 + dr) * SV_MAP + SV_MAP / 2 + dc] += (float)d / 5.0f - 1.0f;
+        }
+}
+
+/* Each layer is one pass over the map without branches where possible, so the compiler
+ * vectorises it; random draws happen only on the tiles they can change. */
 void sv_generate(sv_world *w, polis_rng *rng)
 {
-    static const int32_t PR = SV_MAP / 2, PC = SV_MAP / 2;
-    float water[SV_MAP * SV_MAP], mountain[SV_MAP * SV_MAP], field[SV_MAP * SV_MAP];
+    enum { N = SV_MAP * SV_MAP };
+    float water[N], mountain[N], field[N], tfield[N];
     uint8_t *m = &w->map[0][0];
 
     perlin(rng, 4, 4, water);
-    for (int32_t i = 0; i < SV_MAP; i++)
-        for (int32_t j = 0; j < SV_MAP; j++) {
-            int32_t d = abs(i - PR) + abs(j - PC);
-            float prox = d >= 5 ? 1.0f : (float)d / 5.0f;
-            float wv = water[i * SV_MAP + j] + prox - 1.0f;
-            water[i * SV_MAP + j] = wv;
-            uint8_t b = SV_GRASS;
-            if (wv > 0.7f)
-                b = SV_WATER;
-            else if (wv > 0.6f && wv < 0.75f)
-                b = SV_SAND;
-            m[i * SV_MAP + j] = b;
-        }
+    start_area(water);
+    for (int32_t k = 0; k < N; k++) {
+        float v = water[k];
+        uint8_t sand = (uint8_t)(v > 0.6f && v < 0.75f ? SV_SAND : SV_GRASS);
+        m[k] = (uint8_t)(v > 0.7f ? SV_WATER : sand);
+    }
     perlin(rng, 4, 4, mountain);
-    for (int32_t i = 0; i < SV_MAP; i++)
-        for (int32_t j = 0; j < SV_MAP; j++) {
-            int32_t d = abs(i - PR) + abs(j - PC);
-            float prox = d >= 5 ? 1.0f : (float)d / 5.0f;
-            float mv = mountain[i * SV_MAP + j] + 0.05f + prox - 1.0f;
-            mountain[i * SV_MAP + j] = mv;
-            if (mv > 0.7f) m[i * SV_MAP + j] = SV_STONE;
-        }
+    for (int32_t k = 0; k < N; k++) mountain[k] += 0.05f;
+    start_area(mountain);
     /* tunnels: one (8, 32) field and its transpose */
     perlin(rng, 8, 32, field);
     for (int32_t i = 0; i < SV_MAP; i++)
-        for (int32_t j = 0; j < SV_MAP; j++) {
-            int32_t k = i * SV_MAP + j;
-            if (mountain[k] > 0.7f && (field[k] > 0.8f || field[j * SV_MAP + i] > 0.8f))
-                m[k] = SV_PATH;
-        }
-    /* caves, then ores (independent draws, only where they can matter) */
-    for (int32_t k = 0; k < SV_MAP * SV_MAP; k++) {
-        if (mountain[k] > 0.85f && water[k] > 0.4f) m[k] = SV_PATH;
+        for (int32_t j = 0; j < SV_MAP; j++) tfield[i * SV_MAP + j] = field[j * SV_MAP + i];
+    for (int32_t k = 0; k < N; k++) {
+        float mv = mountain[k];
+        uint8_t b = mv > 0.7f ? SV_STONE : m[k];
+        b = mv > 0.7f && (field[k] > 0.8f || tfield[k] > 0.8f) ? SV_PATH : b;
+        m[k] = mv > 0.85f && water[k] > 0.4f ? SV_PATH : b; /* caves */
+    }
+    /* ores, with independent draws on stone tiles only */
+    for (int32_t k = 0; k < N; k++) {
         if (m[k] != SV_STONE) continue;
         if (uniform(rng) < 0.04f)
             m[k] = SV_COAL;
@@ -253,17 +262,17 @@ void sv_generate(sv_world *w, polis_rng *rng)
     }
     /* trees, then lava over everything */
     perlin(rng, 16, 16, field);
-    for (int32_t k = 0; k < SV_MAP * SV_MAP; k++) {
+    for (int32_t k = 0; k < N; k++)
         if (field[k] > 0.5f && m[k] == SV_GRASS && uniform(rng) > 0.8f) m[k] = SV_TREE;
-        if (mountain[k] > 0.85f && field[k] > 0.7f) m[k] = SV_LAVA;
-    }
-    m[PR * SV_MAP + PC] = SV_GRASS;
+    for (int32_t k = 0; k < N; k++)
+        m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
+    m[(SV_MAP / 2) * SV_MAP + SV_MAP / 2] = SV_GRASS;
     if (w->p.always_diamond) {
         int32_t stones = 0;
-        for (int32_t k = 0; k < SV_MAP * SV_MAP; k++) stones += m[k] == SV_STONE;
+        for (int32_t k = 0; k < N; k++) stones += m[k] == SV_STONE;
         if (stones > 0) {
             int32_t pick = (int32_t)polis_rng_below(rng, (uint32_t)stones);
-            for (int32_t k = 0; k < SV_MAP * SV_MAP; k++)
+            for (int32_t k = 0; k < N; k++)
                 if (m[k] == SV_STONE && pick-- == 0) {
                     m[k] = SV_DIAMOND;
                     break;
@@ -284,18 +293,22 @@ void sv_generate(sv_world *w, polis_rng *rng)
     w->n_notes = 0;
     for (int32_t i = 0; i < w->p.n_players; i++) {
         sv_player *pl = &w->players[i];
+        /* keep what the incremental observation writer knows about its buffer */
         uint16_t *keep_set = pl->obs_set;
         void *keep_dst = pl->obs_dst;
         int32_t keep_n = pl->obs_n;
+        uint8_t keep_view[64];
+        memcpy(keep_view, pl->obs_view, sizeof keep_view);
         memset(pl, 0, sizeof *pl);
         pl->obs_set = keep_set;
         pl->obs_dst = keep_dst;
         pl->obs_n = keep_n;
-        pl->r = PR;
-        pl->c = PC;
+        memcpy(pl->obs_view, keep_view, sizeof keep_view);
+        pl->r = SV_MAP / 2;
+        pl->c = SV_MAP / 2;
         pl->dir = SV_UP;
         pl->alive = true;
         pl->health = pl->food = pl->drink = pl->energy = 9;
-        w->player_map[PR][PC]++;
+        w->player_map[SV_MAP / 2][SV_MAP / 2]++;
     }
 }
