@@ -430,7 +430,7 @@ static polis_status register_all(survival *s)
         (st = h->hook(ctx, POLIS_PHASE_END, 0, on_end, s)) ||
         (st = h->hook(ctx, POLIS_PHASE_OBSERVE, 0, on_observe, s)))
         return st;
-    return POLIS_OK;
+    return sv_register_views(s);
 }
 
 static polis_status survival_init(const polis_host *h, polis_ctx *ctx, const void *params,
@@ -467,6 +467,7 @@ static void survival_destroy(polis_ctx *ctx, void *state)
     if (!s) return;
     if (s->w) s->h->free(ctx, s->w, s->w_bytes);
     if (s->legal) s->h->free(ctx, s->legal, sizeof(uint32_t) * (size_t)s->n);
+    sv_free_policies(s);
     s->h->free(ctx, s, sizeof *s);
 }
 

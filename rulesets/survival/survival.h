@@ -17,6 +17,13 @@ typedef struct survival {
     int32_t action_id[SV_N_ACTIONS];
     int32_t ev_achievement, ev_crafted, ev_killed, ev_death, ev_attack, ev_placed;
     int64_t deaths[SV_N_CAUSES]; /* deaths by cause since create */
+    struct sv_search *search;    /* the scripted policy's path search scratch */
 } survival;
+
+/* render.c: renderers and the action parser; then policy.c's policies */
+polis_status sv_register_views(survival *s);
+/* policy.c: "scripted" and "uniform" */
+polis_status sv_register_policies(survival *s);
+void sv_free_policies(survival *s);
 
 #endif
