@@ -1,0 +1,151 @@
+/* The survival views and policies through the kernel: the text view (grid, legend, vitals,
+ * legal actions), the JSON view (valid, checked by the kernel's parser), the action parser
+ * (names, phrases, verbs, JSON, malformed commands), and the scripted and uniform policies
+ * (legal actions, reproducible from the seed, and better than chance). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "sv.h"
+#include "testutil.h"
+
+#define CLASSIC POLIS_SOURCE_DIR "/rulesets/survival/survival_classic.json"
+#define MAC POLIS_SOURCE_DIR "/rulesets/survival/survival_mac.json"
+
+static void test_text(void)
+{
+    polis_env *env = test_env_file(MAC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_reset(env, 4) == POLIS_OK);
+    char *out = NULL;
+    CHECK(polis_env_render(env, 1, "text", &out) == POLIS_OK);
+    CHECK_CONTAINS(out, "You are agent_1 (player 1 of 3), awake, at row 32, column 32");
+    CHECK_CONTAINS(out, "facing up");
+    CHECK_CONTAINS(out, "Health 9/9, food 9/9, drink 9/9, energy 9/9.");
+    CHECK_CONTAINS(out, "Inventory: nothing.");
+    CHECK_CONTAINS(out, "Achievements 0/22: none yet.");
+    CHECK_CONTAINS(out, "Legend: . grass");
+    CHECK_CONTAINS(out, "Legal actions: noop, left, right, up, down");
+    /* the view: 7 lines of 9 characters, @ in the middle of the fourth */
+    const char *v = strstr(out, "up is row - 1):\n");
+    CHECK(v != NULL);
+    if (v) {
+        v += strlen("up is row - 1):\n");
+        int lines = 0;
+        for (const char *p = v; lines < 7; lines++) {
+            const char *nl = strchr(p, '\n');
+            CHECK(nl && nl - p == 11);
+            if (!nl) break;
+            if (lines == 3) CHECK(p[2 + 4] == '@');
+            p = nl + 1;
+        }
+    }
+    polis_free(out);
+    CHECK(polis_env_render(env, 0, "json", &out) == POLIS_OK);
+    CHECK_CONTAINS(out, "{\"survival\":{\"player\":0,\"alive\":true,\"sleeping\":false,\"row\":32");
+    CHECK_CONTAINS(out, "\"inventory\":{\"wood\":0,");
+    CHECK_CONTAINS(out, "\"legal\":[\"noop\",");
+    polis_free(out);
+    polis_env_destroy(env);
+}
+
+static void test_parser(void)
+{
+    polis_env *env = test_env_file(CLASSIC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    static const struct {
+        const char *in;
+        int32_t want;
+    } OK[] = {
+        {"left", SV_LEFT},
+        {"move left", SV_LEFT},
+        {"Go North", SV_UP},
+        {"walk south.", SV_DOWN},
+        {"east", SV_RIGHT},
+        {"do", SV_DO},
+        {"mine", SV_DO},
+        {"drink", SV_DO},
+        {"sleep", SV_SLEEP},
+        {"rest", SV_SLEEP},
+        {"place table", SV_PLACE_TABLE},
+        {"place_crafting_table", SV_PLACE_TABLE},
+        {"plant sapling", SV_PLACE_PLANT},
+        {"make wood pickaxe", SV_MAKE_WOOD_PICKAXE},
+        {"craft iron_sword", SV_MAKE_IRON_SWORD},
+        {"make_stone_sword", SV_MAKE_STONE_SWORD},
+        {"wait", SV_NOOP},
+        {"{\"action\": \"place furnace\"}", SV_PLACE_FURNACE},
+        {"{\"action\": \"make_iron_pickaxe\", \"why\": \"diamonds\"}", SV_MAKE_IRON_PICKAXE},
+    };
+    for (size_t k = 0; k < sizeof OK / sizeof OK[0]; k++) {
+        int32_t id = -1;
+        CHECK(polis_env_parse_action(env, 0, OK[k].in, &id) == POLIS_OK);
+        if (id != OK[k].want) fprintf(stderr, "parse \"%s\": %d\n", OK[k].in, id);
+        CHECK_EQ_INT(id, OK[k].want);
+    }
+    int32_t id;
+    CHECK(polis_env_parse_action(env, 0, "move sideways", &id) == POLIS_ERR_INVALID);
+    CHECK_CONTAINS(polis_env_error(env), "survival: \"move sideways\": the direction must be left, right");
+    CHECK(polis_env_parse_action(env, 0, "craft spaceship", &id) == POLIS_ERR_INVALID);
+    CHECK_CONTAINS(polis_env_error(env), "can make wood_pickaxe");
+    CHECK(polis_env_parse_action(env, 0, "dance", &id) == POLIS_ERR_ACTION);
+    CHECK(polis_env_parse_action(env, 0, "{\"act\": \"sleep\"}", &id) == POLIS_ERR_ACTION);
+    polis_env_destroy(env);
+}
+
+/* A policy's episode: every action legal, and the same actions from the same seed. */
+static uint64_t policy_run(const char *path, const char *policy, uint64_t seed, int *ach,
+                           int *illegal)
+{
+    polis_env *env = test_env_file(path, NULL);
+    if (!env) return 0;
+    const polis_io *io = polis_env_io(env);
+    int32_t pid = polis_env_policy_find(env, policy);
+    CHECK(pid >= 0);
+    int32_t ev = polis_env_event_find(env, "survival.achievement");
+    (void)ev;
+    polis_env_reset(env, seed);
+    uint64_t h = 0;
+    double ret = 0;
+    int t = 0;
+    while (!polis_env_done(env) && t < 3000) {
+        CHECK(polis_env_policy_act(env, pid, NULL, 0) == POLIS_OK);
+        for (int32_t a = 0; a < io->n_agents; a++) h = h * 131 + (uint64_t)io->actions[a];
+        CHECK(polis_env_step(env) == POLIS_OK);
+        for (int32_t a = 0; a < io->n_agents; a++) {
+            *illegal += io->illegal[a];
+            ret += io->rewards[a];
+        }
+        t++;
+    }
+    *ach += (int)(ret + 1.0); /* achievements dominate the return (health change >= -0.9) */
+    polis_env_destroy(env);
+    return h;
+}
+
+static void test_policies(void)
+{
+    int ach_scripted = 0, ach_uniform = 0, illegal = 0;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        int dummy = 0, ill2 = 0;
+        uint64_t a = policy_run(CLASSIC, "scripted", seed, &ach_scripted, &illegal);
+        CHECK(a == policy_run(CLASSIC, "scripted", seed, &dummy, &ill2));
+        policy_run(CLASSIC, "uniform", seed, &ach_uniform, &illegal);
+    }
+    CHECK_EQ_INT(illegal, 0);
+    CHECK(ach_scripted > ach_uniform);
+    CHECK(ach_scripted >= 5 * 6); /* wood, table, wood pickaxe, drink, ... every episode */
+    int ill3 = 0, dummy = 0;
+    policy_run(MAC, "scripted", 3, &dummy, &ill3);
+    CHECK_EQ_INT(ill3, 0);
+}
+
+int main(void)
+{
+    test_text();
+    test_parser();
+    test_policies();
+    CHECK_DONE();
+}
