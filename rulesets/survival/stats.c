@@ -6,6 +6,7 @@
  * crafts that used a table or furnace placed by another player.
  *
  *   survival_stats SCENARIO [--policy NAME] [--episodes N] [--seed S] [--agents N]
+ *   survival_stats SCENARIO --time-resets N     CPU time of one reset (world generation)
  *
  * Built on the public API only (polis.h): the numbers come from the survival.* bus events.
  */
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "polis/polis.h"
 #include "sv.h"
@@ -39,7 +41,7 @@ static void on_event(void *ud, const polis_event *ev)
 int main(int argc, char **argv)
 {
     const char *path = NULL, *policy = "random";
-    long episodes = 100, seed = 1, agents = 0;
+    long episodes = 100, seed = 1, agents = 0, resets = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc)
             policy = argv[++i];
@@ -47,13 +49,15 @@ int main(int argc, char **argv)
             episodes = atol(argv[++i]);
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
             seed = atol(argv[++i]);
+        else if (strcmp(argv[i], "--time-resets") == 0 && i + 1 < argc)
+            resets = atol(argv[++i]);
         else if (strcmp(argv[i], "--agents") == 0 && i + 1 < argc)
             agents = atol(argv[++i]);
         else if (argv[i][0] != '-' && !path)
             path = argv[i];
         else {
             fprintf(stderr, "usage: survival_stats SCENARIO [--policy NAME] [--episodes N] "
-                            "[--seed S] [--agents N]\n");
+                            "[--seed S] [--agents N] [--time-resets N]\n");
             return 2;
         }
     }
@@ -74,6 +78,16 @@ int main(int argc, char **argv)
     if (polis_env_create_file(path, &o, &env, &err) != POLIS_OK) {
         fprintf(stderr, "survival_stats: %s\n", err.message);
         return 1;
+    }
+    if (resets > 0) {
+        /* CPU time (not wall time: the machine may be shared) of N resets, each a new world */
+        clock_t t0 = clock();
+        for (long k = 0; k < resets; k++) polis_env_reset(env, (uint64_t)(seed + k));
+        double us = (double)(clock() - t0) / CLOCKS_PER_SEC * 1e6 / (double)resets;
+        printf("%s: %ld resets, %.1f us of CPU time per reset (world generation, observations "
+               "and masks)\n", path, resets, us);
+        polis_env_destroy(env);
+        return 0;
     }
     int32_t pid = polis_env_policy_find(env, policy), n = polis_env_n_agents(env);
     if (pid < 0) {
