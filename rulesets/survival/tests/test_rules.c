@@ -654,6 +654,89 @@ static void test_dead(void)
     free(w);
 }
 
+/* seeds/003's PvP, the shared rewards and tool ownership (§11.9). */
+static void test_social(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(3, &rng);
+    sv_player *a = &w->players[0], *b = &w->players[1];
+    put(w, 1, 31, 32, SV_UP);
+    put(w, 2, 50, 50, SV_UP);
+    /* without pvp, DO on a player does nothing */
+    CHECK(!(sv_legal(w, 0) & 1u << SV_DO) || w->map[31][32] == SV_GRASS);
+    w->map[31][32] = SV_PATH;
+    CHECK(!(sv_legal(w, 0) & 1u << SV_DO));
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(b->health, 9);
+    w->p.pvp = true;
+    CHECK(sv_legal(w, 0) & 1u << SV_DO);
+    a->health = 5;
+    b->sleeping = true;
+    b->energy = 3;
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(b->health, 8);
+    CHECK(!b->sleeping);
+    CHECK_EQ_INT(a->health, 5); /* half a point so far */
+    CHECK(fabsf(a->reward - 1.0f) < 1e-6f);
+    CHECK(fabsf(b->reward - (-0.5f - 0.1f)) < 1e-6f);
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(a->health, 6); /* the second half point */
+    CHECK(fabsf(a->reward - 1.1f) < 1e-6f);
+    CHECK_EQ_INT(b->health, 7);
+    /* a PvP death */
+    b->health = 1;
+    step1(w, &rng, SV_DO);
+    CHECK(!b->alive);
+    CHECK_EQ_INT(b->cause, SV_CAUSE_PLAYER);
+    free(w);
+
+    /* shared rewards: every player gets the mean (or the sum) */
+    w = flat(2, &rng);
+    w->p.reward_mode = SV_REWARD_SHARED_MEAN;
+    w->map[31][32] = SV_TREE;
+    put(w, 1, 40, 40, SV_UP);
+    step1(w, &rng, SV_DO);
+    CHECK(fabsf(w->players[0].reward - 0.5f) < 1e-6f && fabsf(w->players[1].reward - 0.5f) < 1e-6f);
+    w->p.reward_mode = SV_REWARD_SHARED_SUM;
+    w->players[0].inv[SV_INV_WOOD] = 5;
+    step1(w, &rng, SV_PLACE_TABLE);
+    CHECK(fabsf(w->players[1].reward - 1.0f) < 1e-6f);
+    /* weights */
+    w->p.reward_mode = SV_REWARD_INDIVIDUAL;
+    w->p.weights[SV_ACH_MAKE_WOOD_PICKAXE] = 2.5f;
+    put(w, 0, 32, 33, SV_UP); /* the table at (31, 32) is a diagonal neighbour */
+    step1(w, &rng, SV_MAKE_WOOD_PICKAXE);
+    CHECK(fabsf(w->players[0].reward - 2.5f) < 1e-6f);
+    /* ownership: player 1 crafts at player 0's table */
+    CHECK_EQ_INT(w->placed_by[31][32], 0);
+    CHECK_EQ_INT(w->players[0].crafts, 1);
+    CHECK_EQ_INT(w->players[0].crafts_others, 0);
+    put(w, 1, 31, 33, SV_UP);
+    w->players[1].inv[SV_INV_WOOD] = 1;
+    w->players[1].act = SV_MAKE_WOOD_SWORD;
+    w->players[0].act = SV_NOOP;
+    sv_step(w, &rng);
+    CHECK_EQ_INT(w->players[1].crafts, 1);
+    CHECK_EQ_INT(w->players[1].crafts_others, 1);
+    int craft_notes = 0;
+    for (int32_t k = 0; k < w->n_notes; k++)
+        if (w->notes[k].kind == SV_NOTE_CRAFT) {
+            craft_notes++;
+            CHECK_EQ_INT(w->notes[k].player, 1);
+            CHECK_EQ_INT(w->notes[k].b, 0); /* the table's owner */
+            CHECK_EQ_INT(w->notes[k].c, -1);
+        }
+    CHECK_EQ_INT(craft_notes, 1);
+    /* an arrow destroys the table: no owner any more */
+    int32_t q = add_mob(w, SV_ARROW, 31, 30, 1);
+    w->mobs[SV_ARROW][q].dc = 1;
+    step1(w, &rng, SV_NOOP);
+    step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(w->map[31][32], SV_PATH);
+    CHECK_EQ_INT(w->placed_by[31][32], -1);
+    free(w);
+}
+
 static int32_t argmax_block(const float *cell)
 {
     int32_t best = -1, ones = 0;
@@ -860,6 +943,7 @@ int main(void)
     test_plants();
     test_contested();
     test_dead();
+    test_social();
     test_observation();
     test_generation();
     test_golden();
