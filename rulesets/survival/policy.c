@@ -30,7 +30,7 @@ static bool walk_ok(const sv_world *w, int32_t r, int32_t c)
 /* The first move toward the nearest tile from which a tile matching `want` (a block, or
  * -kind-1 for a mob kind) is orthogonally adjacent; 0 when the player is already there (then
  * *face is the direction to face), -1 when none is reachable. */
-static int32_t path_to(survival *s, int32_t agent, int32_t want, int32_t *face)
+int32_t sv_path_to(survival *s, int32_t agent, int32_t want, int32_t *face)
 {
     const sv_world *w = s->w;
     const sv_player *pl = &w->players[agent];
@@ -62,17 +62,17 @@ static int32_t path_to(survival *s, int32_t agent, int32_t want, int32_t *face)
 }
 
 /* Go to the nearest `want` and DO on it: the action for this step, or -1 if unreachable. */
-static int32_t fetch(survival *s, int32_t agent, int32_t want)
+int32_t sv_fetch(survival *s, int32_t agent, int32_t want)
 {
     const sv_player *pl = &s->w->players[agent];
-    int32_t face, step = path_to(s, agent, want, &face);
+    int32_t face, step = sv_path_to(s, agent, want, &face);
     if (step < 0) return -1;
     if (step > 0) return step;
     if (pl->dir != face) return face; /* the target blocks the move, so this only turns */
     return SV_DO;
 }
 
-static bool near_block(const sv_world *w, const sv_player *pl, int32_t block)
+bool sv_near_block(const sv_world *w, const sv_player *pl, int32_t block)
 {
     for (int32_t dr = -1; dr <= 1; dr++)
         for (int32_t dc = -1; dc <= 1; dc++)
@@ -108,10 +108,10 @@ static int32_t decide(survival *s, int32_t agent, uint32_t legal)
             return d;
     }
     /* vitals */
-    if (pl->drink < 5 && (a = fetch(s, agent, SV_WATER)) >= 0) return a;
+    if (pl->drink < 5 && (a = sv_fetch(s, agent, SV_WATER)) >= 0) return a;
     if (pl->food < 5) {
-        if ((a = fetch(s, agent, SV_RIPE_PLANT)) >= 0) return a;
-        if ((a = fetch(s, agent, -SV_COW - 1)) >= 0) return a;
+        if ((a = sv_fetch(s, agent, SV_RIPE_PLANT)) >= 0) return a;
+        if ((a = sv_fetch(s, agent, -SV_COW - 1)) >= 0) return a;
     }
     /* sleep when tired, by day (few zombies spawn), healthy and with no zombie near; a
      * stone in front first when there is one to place */
@@ -132,14 +132,14 @@ static int32_t decide(survival *s, int32_t agent, uint32_t legal)
         {SV_MAKE_IRON_PICKAXE, SV_INV_IRON_PICKAXE},   {SV_MAKE_IRON_SWORD, SV_INV_IRON_SWORD}};
     for (int32_t k = 0; k < 6; k++)
         if (inv[TOOLS[k][1]] == 0 && (legal >> TOOLS[k][0] & 1u)) return TOOLS[k][0];
-    bool table = near_block(w, pl, SV_TABLE);
+    bool table = sv_near_block(w, pl, SV_TABLE);
     bool wood_tools = inv[SV_INV_WOOD_PICKAXE] && inv[SV_INV_WOOD_SWORD];
     bool stone_tools = inv[SV_INV_STONE_PICKAXE] && inv[SV_INV_STONE_SWORD];
     bool iron_tools = inv[SV_INV_IRON_PICKAXE] && inv[SV_INV_IRON_SWORD];
     /* wood first: enough for a table and the wood tools */
     int32_t want_wood = !wood_tools ? (table ? 1 : 3) : !stone_tools ? 2 : !iron_tools ? 2 : 0;
     if (inv[SV_INV_WOOD] < want_wood) {
-        if ((a = fetch(s, agent, SV_TREE)) >= 0) return a;
+        if ((a = sv_fetch(s, agent, SV_TREE)) >= 0) return a;
     }
     if (!table && inv[SV_INV_WOOD] >= 2 && (!wood_tools || !stone_tools || !iron_tools) &&
         (a = place(s, agent, SV_PLACE_TABLE, legal)) >= 0)
@@ -147,18 +147,18 @@ static int32_t decide(survival *s, int32_t agent, uint32_t legal)
     if (!wood_tools) return -1;
     /* stone: for the stone tools, a furnace, one placed stone and the iron tools */
     int32_t want_stone = !stone_tools ? 2 : 2;
-    if (inv[SV_INV_STONE] < want_stone && (a = fetch(s, agent, SV_STONE)) >= 0) return a;
-    if (!stone_tools && !table && (a = fetch(s, agent, SV_TABLE)) >= 0) return a;
+    if (inv[SV_INV_STONE] < want_stone && (a = sv_fetch(s, agent, SV_STONE)) >= 0) return a;
+    if (!stone_tools && !table && (a = sv_fetch(s, agent, SV_TABLE)) >= 0) return a;
     if (!stone_tools) return -1;
     if (!(pl->ach & 1u << SV_ACH_PLACE_STONE) && inv[SV_INV_STONE] > 0 &&
         (a = place(s, agent, SV_PLACE_STONE, legal)) >= 0)
         return a;
     if (!iron_tools) {
-        if (inv[SV_INV_COAL] < 1 && (a = fetch(s, agent, SV_COAL)) >= 0) return a;
-        if (inv[SV_INV_IRON] < 1 && (a = fetch(s, agent, SV_IRON)) >= 0) return a;
+        if (inv[SV_INV_COAL] < 1 && (a = sv_fetch(s, agent, SV_COAL)) >= 0) return a;
+        if (inv[SV_INV_IRON] < 1 && (a = sv_fetch(s, agent, SV_IRON)) >= 0) return a;
         if (inv[SV_INV_COAL] >= 1 && inv[SV_INV_IRON] >= 1) {
-            if (!table && (a = fetch(s, agent, SV_TABLE)) >= 0) return a;
-            if (table && !near_block(w, pl, SV_FURNACE) &&
+            if (!table && (a = sv_fetch(s, agent, SV_TABLE)) >= 0) return a;
+            if (table && !sv_near_block(w, pl, SV_FURNACE) &&
                 (a = place(s, agent, SV_PLACE_FURNACE, legal)) >= 0)
                 return a;
         }
@@ -166,7 +166,7 @@ static int32_t decide(survival *s, int32_t agent, uint32_t legal)
     if (!(pl->ach & 1u << SV_ACH_PLACE_FURNACE) && inv[SV_INV_STONE] > 0 && table &&
         (a = place(s, agent, SV_PLACE_FURNACE, legal)) >= 0)
         return a;
-    if (inv[SV_INV_IRON_PICKAXE] && (a = fetch(s, agent, SV_DIAMOND)) >= 0) return a;
+    if (inv[SV_INV_IRON_PICKAXE] && (a = sv_fetch(s, agent, SV_DIAMOND)) >= 0) return a;
     return -1;
 }
 
@@ -217,8 +217,9 @@ polis_status sv_register_policies(survival *s)
     s->search = h->alloc(s->ctx, sizeof(sv_search));
     if (!s->search) return POLIS_ERR_NOMEM;
     polis_status st = h->policy(s->ctx, "scripted", scripted, s);
-    if (st) return st;
-    return h->policy(s->ctx, "uniform", uniform_all, s);
+    if (!st) st = h->policy(s->ctx, "uniform", uniform_all, s);
+    if (!st) st = sv_register_macros(s);
+    return st;
 }
 
 void sv_free_policies(survival *s)

@@ -25,5 +25,13 @@ polis_status sv_register_views(survival *s);
 /* policy.c: "scripted" and "uniform" */
 polis_status sv_register_policies(survival *s);
 void sv_free_policies(survival *s);
+/* policy.c's path search, shared with plan.c: the first move toward the nearest tile next to
+ * a `want` block (or -kind-1 for a mob kind), 0 when already there (*face = the way to it), -1
+ * when unreachable; sv_fetch turns that into this step's action for walking there and DOing. */
+int32_t sv_path_to(survival *s, int32_t agent, int32_t want, int32_t *face);
+int32_t sv_fetch(survival *s, int32_t agent, int32_t want);
+bool sv_near_block(const sv_world *w, const sv_player *pl, int32_t block);
+/* plan.c: the macros (plans for LLM agents) */
+polis_status sv_register_macros(survival *s);
 
 #endif

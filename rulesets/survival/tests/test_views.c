@@ -142,8 +142,74 @@ static void test_policies(void)
     CHECK_EQ_INT(ill3, 0);
 }
 
+/* Runs agent 0's plan until it ends (others noop); returns its final state, why in *why. */
+static polis_plan_state run_plan(polis_env *env, const char *cmd, const char **why, int *ticks)
+{
+    const polis_io *io = polis_env_io(env);
+    *ticks = 0;
+    if (polis_env_plan_start(env, 0, cmd) != POLIS_OK) {
+        fprintf(stderr, "plan_start %s: %s\n", cmd, polis_env_error(env));
+        return POLIS_PLAN_IMPOSSIBLE;
+    }
+    for (;;) {
+        polis_plan_state st;
+        int32_t a;
+        if (polis_env_plan_next(env, 0, &st, &a, why) != POLIS_OK) {
+            fprintf(stderr, "plan_next: %s\n", polis_env_error(env));
+            return POLIS_PLAN_IMPOSSIBLE;
+        }
+        if (st != POLIS_PLAN_RUNNING) return st;
+        for (int32_t k = 0; k < io->n_agents; k++) io->actions[k] = 0;
+        io->actions[0] = a;
+        if (polis_env_step(env) != POLIS_OK || io->illegal[0]) return POLIS_PLAN_IMPOSSIBLE;
+        (*ticks)++;
+    }
+}
+
+static void test_plans(void)
+{
+    char json[256];
+    snprintf(json, sizeof json,
+             "{\"agents\": 1, \"max_steps\": 10000, \"plugins\": [{\"name\": \"survival\", "
+             "\"params\": {\"god_mode\": true}}]}");
+    polis_env *env = test_env(json, NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_n_macros(env), 6);
+    int done = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        CHECK(polis_env_reset(env, seed) == POLIS_OK);
+        const char *why = NULL;
+        int ticks;
+        CHECK(run_plan(env, "MAKE wood_pickaxe", &why, &ticks) == POLIS_PLAN_IMPOSSIBLE);
+        CHECK_CONTAINS(why, "needs 1 wood");
+        CHECK(run_plan(env, "COLLECT stone", &why, &ticks) == POLIS_PLAN_IMPOSSIBLE);
+        CHECK_CONTAINS(why, "mining stone needs a wood_pickaxe");
+        if (run_plan(env, "collect 3 wood", &why, &ticks) != POLIS_PLAN_DONE) continue;
+        CHECK_CONTAINS(why, "holding 3 wood");
+        CHECK(run_plan(env, "PLACE table", &why, &ticks) == POLIS_PLAN_DONE);
+        CHECK_CONTAINS(why, "placed a table");
+        CHECK(run_plan(env, "MAKE wood_pickaxe", &why, &ticks) == POLIS_PLAN_DONE);
+        CHECK_CONTAINS(why, "made a wood_pickaxe");
+        CHECK(run_plan(env, "SLEEP", &why, &ticks) == POLIS_PLAN_IMPOSSIBLE);
+        CHECK_CONTAINS(why, "energy is full");
+        CHECK(run_plan(env, "DRINK", &why, &ticks) != POLIS_PLAN_RUNNING);
+        done++;
+    }
+    CHECK(done >= 3);
+    CHECK(polis_env_plan_start(env, 0, "COLLECT 12 wood") == POLIS_ERR_ACTION);
+    CHECK_CONTAINS(polis_env_error(env), "COLLECT: the count must be 1 to 9");
+    CHECK(polis_env_plan_start(env, 0, "MAKE bow") == POLIS_ERR_ACTION);
+    CHECK_CONTAINS(polis_env_error(env), "MAKE <tool>: the tool is wood_pickaxe");
+    CHECK(polis_env_plan_start(env, 0, "PLACE") == POLIS_ERR_ACTION);
+    CHECK(polis_env_plan_start(env, 0, "DRINK now") == POLIS_ERR_ACTION);
+    CHECK_CONTAINS(polis_env_error(env), "DRINK takes no arguments");
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
+    test_plans();
     test_text();
     test_parser();
     test_policies();
