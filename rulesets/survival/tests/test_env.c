@@ -297,8 +297,66 @@ static void test_many(void)
     polis_env_destroy(env);
 }
 
+typedef struct bounty_count {
+    int32_t killed, paid;
+    long kills, pays, stones, night_kills;
+} bounty_count;
+
+static void bounty_event(void *ud, const polis_event *ev)
+{
+    bounty_count *b = ud;
+    const int32_t *f = ev->data;
+    if (ev->type == b->killed && f[1] == SV_ZOMBIE) {
+        b->kills++;
+        int t = (int)(ev->tick % 300);
+        b->night_kills += t >= 148 && t <= 272;
+    }
+    if (ev->type == b->paid) {
+        b->pays++;
+        b->stones += f[1];
+    }
+}
+
+/* The Lua rule on top of survival (bounty.lua): one payment per zombie killed, in reward
+ * (the "bounty" reward function) and by night in stone. */
+static void test_lua_rule(void)
+{
+    polis_env *env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_bounty.json", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    bounty_count b = {0};
+    b.killed = polis_env_event_find(env, "survival.mob_killed");
+    b.paid = polis_env_event_find(env, "bounty.paid");
+    CHECK(b.paid >= 0);
+    polis_env_subscribe(env, -1, bounty_event, &b);
+    int32_t fn = -1, scripted = polis_env_policy_find(env, "scripted");
+    for (int32_t i = 0; i < polis_env_n_reward_fns(env); i++)
+        if (strcmp(polis_env_reward_fn_name(env, i), "bounty") == 0) fn = i;
+    CHECK(fn >= 0);
+    double bounty = 0.0;
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        polis_env_reset(env, seed);
+        while (!polis_env_done(env)) {
+            CHECK(polis_env_policy_act(env, scripted, NULL, 0) == POLIS_OK);
+            if (polis_env_step(env) != POLIS_OK) {
+                fprintf(stderr, "%s\n", polis_env_error(env));
+                CHECK(false);
+                break;
+            }
+            const float *row = polis_env_reward_components(env) + (size_t)fn * 3;
+            for (int a = 0; a < 3; a++) bounty += row[a];
+        }
+    }
+    CHECK(b.kills > 5);
+    CHECK_EQ_INT(b.pays, b.kills);
+    CHECK_EQ_INT(b.stones, b.night_kills);
+    CHECK(fabs(bounty - 0.5 * (double)b.kills) < 1e-3);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
+    test_lua_rule();
     test_layout();
     test_dead_and_done();
     test_golden();
