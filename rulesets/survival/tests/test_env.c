@@ -354,8 +354,32 @@ static void test_lua_rule(void)
     polis_env_destroy(env);
 }
 
+/* The larger social scenario: inside a tribe every step's reward is shared equally. */
+static void test_tribes(void)
+{
+    polis_env *env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_tribes.json", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    const polis_io *io = polis_env_io(env);
+    int32_t random = polis_env_policy_find(env, "random");
+    polis_env_reset(env, 5);
+    int unequal = 0, nonzero = 0;
+    for (int t = 0; t < 400 && !polis_env_done(env); t++) {
+        polis_env_policy_act(env, random, NULL, 0);
+        CHECK(polis_env_step(env) == POLIS_OK);
+        for (int tribe = 0; tribe < 2; tribe++)
+            for (int a = 1; a < 6; a++)
+                unequal += fabsf(io->rewards[tribe * 6 + a] - io->rewards[tribe * 6]) > 1e-5f;
+        nonzero += io->rewards[0] != 0.0f;
+    }
+    CHECK_EQ_INT(unequal, 0);
+    CHECK(nonzero > 0);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
+    test_tribes();
     test_lua_rule();
     test_layout();
     test_dead_and_done();
