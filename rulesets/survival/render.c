@@ -151,6 +151,41 @@ static polis_status render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_t
     return POLIS_OK;
 }
 
+/* ---- metrics for `polis eval` ---------------------------------------------------------------- */
+
+/* One JSON object per episode (eval averages every number over episodes): the share of players
+ * that unlocked each achievement (so the mean is the success rate), the mean count of
+ * achievements, deaths by cause, crafts and the share that used another player's table or
+ * furnace. */
+static polis_status render_metrics(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
+{
+    (void)ctx;
+    (void)agent;
+    survival *s = ud;
+    const polis_host *h = s->h;
+    const sv_world *w = s->w;
+    int32_t n = w->p.n_players, crafts = 0, others = 0, got = 0, deaths[SV_N_CAUSES] = {0};
+    for (int32_t i = 0; i < n; i++) {
+        crafts += w->players[i].crafts;
+        others += w->players[i].crafts_others;
+        got += __builtin_popcount(w->players[i].ach);
+        if (!w->players[i].alive) deaths[w->players[i].cause]++;
+    }
+    h->text_printf(t, "{\"achievements\":{");
+    for (int32_t k = 0; k < SV_N_ACHIEVEMENTS; k++) {
+        int32_t c = 0;
+        for (int32_t i = 0; i < n; i++) c += (w->players[i].ach >> k) & 1u;
+        h->text_printf(t, "%s\"%s\":%.6g", k ? "," : "", sv_achievement_names[k], (double)c / n);
+    }
+    h->text_printf(t, "},\"achievements_per_player\":%.6g,\"deaths\":{", (double)got / n);
+    for (int32_t c = 1; c < SV_N_CAUSES; c++)
+        h->text_printf(t, "%s\"%s\":%d", c > 1 ? "," : "", sv_cause_names[c], deaths[c]);
+    h->text_printf(t, "},\"crafts\":%d", crafts);
+    if (crafts) h->text_printf(t, ",\"crafts_with_others_share\":%.6g", (double)others / crafts);
+    h->text_printf(t, "}");
+    return POLIS_OK;
+}
+
 /* ---- the action parser ----------------------------------------------------------------- */
 
 /* Phrases (after lower-casing, '_' and '-' as spaces, one trailing '.' dropped, spaces
@@ -284,6 +319,7 @@ polis_status sv_register_views(survival *s)
     polis_status st;
     if ((st = h->renderer(s->ctx, "text", render_text, s)) ||
         (st = h->renderer(s->ctx, "json", render_json, s)) ||
+        (st = h->renderer(s->ctx, "metrics", render_metrics, s)) ||
         (st = h->action_parser(s->ctx, parse_action, s)))
         return st;
     return sv_register_policies(s);

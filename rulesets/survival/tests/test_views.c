@@ -207,8 +207,36 @@ static void test_plans(void)
     polis_env_destroy(env);
 }
 
+/* The "metrics" rendering polis eval reads: shares of players per achievement, deaths. */
+static void test_metrics(void)
+{
+    polis_env *env = test_env_file(MAC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    int32_t pid = polis_env_policy_find(env, "scripted");
+    polis_env_reset(env, 2);
+    while (!polis_env_done(env)) {
+        polis_env_policy_act(env, pid, NULL, 0);
+        if (polis_env_step(env) != POLIS_OK) break;
+    }
+    char *out = NULL;
+    CHECK(polis_env_render(env, 0, "metrics", &out) == POLIS_OK);
+    CHECK_CONTAINS(out, "{\"achievements\":{\"collect_wood\":1,\"place_table\":1,");
+    CHECK_CONTAINS(out, "\"deaths\":{\"zombie\":");
+    CHECK_CONTAINS(out, "\"crafts_with_others_share\":");
+    /* the deaths add up to the three players */
+    int dead = 0;
+    const char *d = strstr(out, "\"deaths\":{");
+    for (const char *p = d; p && *p && *p != '}'; p++)
+        if (*p == ':' && p > d + 10) dead += atoi(p + 1);
+    CHECK_EQ_INT(dead, 3);
+    polis_free(out);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
+    test_metrics();
     test_plans();
     test_text();
     test_parser();
