@@ -1,0 +1,556 @@
+/*
+ * survival — Craftax-Classic with MAC's many players as a polis ruleset (README.md has the
+ * rules; specs/survival.md every number).
+ *
+ * The game itself is the core in sv_world.c, sv_rules.c and sv_obs.c (sv.h); this file
+ * makes it a plugin:
+ *   init():  parameters into sv_params, one allocation for the world, the 16 actions (their
+ *            handlers only record the choice: the game resolves all players at once), the
+ *            observation fields, the reward function, event types, hooks, renderers,
+ *            policies and exports.
+ *   reset:   sv_generate() makes a new world from the env's RNG.
+ *   step:    BEGIN clears the choices, the action handlers record them, WORLD runs
+ *            sv_step() and publishes what happened on the bus, the reward function hands out
+ *            sv_step's rewards, END terminates the players who died (the kernel then skips
+ *            them and the episode ends when every player is done), OBSERVE computes the
+ *            masks the legality callbacks read.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "survival.h"
+
+/* ---- actions and masks ------------------------------------------------------------------ */
+
+static polis_status act(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    (void)ctx;
+    survival *s = ud;
+    s->w->players[agent].act = arg;
+    return POLIS_OK;
+}
+
+static bool legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    (void)ctx;
+    survival *s = ud;
+    return (s->legal[agent] >> arg) & 1u;
+}
+
+static polis_status on_observe(polis_ctx *ctx, void *ud)
+{
+    (void)ctx;
+    survival *s = ud;
+    for (int32_t a = 0; a < s->n; a++) s->legal[a] = sv_legal(s->w, a);
+    return POLIS_OK;
+}
+
+/* ---- lifecycle hooks ---------------------------------------------------------------------- */
+
+static polis_status on_reset(polis_ctx *ctx, void *ud)
+{
+    survival *s = ud;
+    sv_generate(s->w, s->h->rng(ctx));
+    for (int32_t a = 0; a < s->n; a++) s->w->players[a].act = SV_NOOP;
+    return POLIS_OK;
+}
+
+static polis_status on_begin(polis_ctx *ctx, void *ud)
+{
+    (void)ctx;
+    survival *s = ud;
+    for (int32_t a = 0; a < s->n; a++) s->w->players[a].act = SV_NOOP;
+    return POLIS_OK;
+}
+
+static polis_status publish_notes(survival *s)
+{
+    const polis_host *h = s->h;
+    for (int32_t k = 0; k < s->w->n_notes; k++) {
+        const sv_note *nt = &s->w->notes[k];
+        polis_status st = POLIS_OK;
+        switch (nt->kind) {
+        case SV_NOTE_ACHIEVEMENT: {
+            int32_t ev[2] = {nt->player, nt->a};
+            st = h->publish(s->ctx, s->ev_achievement, ev, sizeof ev);
+            break;
+        }
+        case SV_NOTE_CRAFT: {
+            int32_t ev[4] = {nt->player, nt->a, nt->b, nt->c};
+            st = h->publish(s->ctx, s->ev_crafted, ev, sizeof ev);
+            break;
+        }
+        case SV_NOTE_KILL: {
+            int32_t ev[4] = {nt->player, nt->a, nt->b, nt->c};
+            st = h->publish(s->ctx, s->ev_killed, ev, sizeof ev);
+            break;
+        }
+        case SV_NOTE_DEATH: {
+            int32_t ev[4] = {nt->player, nt->a, nt->b, nt->c};
+            s->deaths[nt->a]++;
+            st = h->publish(s->ctx, s->ev_death, ev, sizeof ev);
+            break;
+        }
+        case SV_NOTE_ATTACK: {
+            int32_t ev[2] = {nt->player, nt->a};
+            st = h->publish(s->ctx, s->ev_attack, ev, sizeof ev);
+            break;
+        }
+        case SV_NOTE_PLACE: {
+            int32_t ev[4] = {nt->player, nt->a, nt->b, nt->c};
+            st = h->publish(s->ctx, s->ev_placed, ev, sizeof ev);
+            break;
+        }
+        default: break;
+        }
+        if (st) return st;
+    }
+    return POLIS_OK;
+}
+
+static polis_status on_world(polis_ctx *ctx, void *ud)
+{
+    survival *s = ud;
+    sv_step(s->w, s->h->rng(ctx));
+    return s->w->n_notes ? publish_notes(s) : POLIS_OK;
+}
+
+static polis_status reward_fn(polis_ctx *ctx, void *ud, float *out)
+{
+    (void)ctx;
+    survival *s = ud;
+    for (int32_t a = 0; a < s->n; a++) out[a] = s->w->players[a].reward;
+    return POLIS_OK;
+}
+
+static polis_status on_end(polis_ctx *ctx, void *ud)
+{
+    survival *s = ud;
+    const polis_io *io = s->h->io(ctx);
+    for (int32_t a = 0; a < s->n; a++)
+        if (!s->w->players[a].alive) io->terminations[a] = 1;
+    return POLIS_OK;
+}
+
+/* ---- observations ------------------------------------------------------------------------ */
+
+static void write_symbolic(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+{
+    (void)ctx;
+    survival *s = ud;
+    sv_write_obs(s->w, agent, dst);
+}
+
+static void write_others(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+{
+    (void)ctx;
+    survival *s = ud;
+    sv_write_others(s->w, agent, dst);
+}
+
+/* ---- parameters -------------------------------------------------------------------------- */
+
+typedef struct sv_cfg {
+    int64_t day_length;
+    bool always_diamond;
+    int64_t zombie_health, cow_health, skeleton_health, despawn_distance;
+    double spawn_cow_chance, spawn_zombie_base_chance, spawn_zombie_night_chance,
+        spawn_skeleton_chance;
+    int64_t max_zombies, max_cows, max_skeletons, max_arrows, max_plants;
+    bool god_mode, count_scaled_damage, place_on_players, unclamped_health, pvp;
+    const char *observation, *tie_break, *reward_mode;
+    int64_t pvp_damage;
+    double pvp_heal, pvp_attack_reward, pvp_attacked_penalty;
+    const polis_json *achievement_weights;
+} sv_cfg;
+
+#define P(key, type, field, lo, hi, def, sdef, doc)                                           \
+    {key, type, offsetof(sv_cfg, field), lo, hi, def, sdef, doc, false}
+static const polis_param_def PARAMS[] = {
+    P("day_length", POLIS_PARAM_INT, day_length, 1, 1e6, 300, NULL,
+      "steps of one day-night cycle"),
+    P("always_diamond", POLIS_PARAM_BOOL, always_diamond, 0, 1, 1, NULL,
+      "world generation turns one random stone tile into a diamond"),
+    P("zombie_health", POLIS_PARAM_INT, zombie_health, 1, 100, 5, NULL, "health of a new zombie"),
+    P("cow_health", POLIS_PARAM_INT, cow_health, 1, 100, 3, NULL, "health of a new cow"),
+    P("skeleton_health", POLIS_PARAM_INT, skeleton_health, 1, 100, 3, NULL,
+      "health of a new skeleton"),
+    P("mob_despawn_distance", POLIS_PARAM_INT, despawn_distance, 4, 64, 14, NULL,
+      "a mob at this L1 distance or more from every living player despawns; spawns happen "
+      "below it"),
+    P("spawn_cow_chance", POLIS_PARAM_DOUBLE, spawn_cow_chance, 0, 1, 0.1, NULL,
+      "chance per step that a cow spawns (MAC: 0.3)"),
+    P("spawn_zombie_base_chance", POLIS_PARAM_DOUBLE, spawn_zombie_base_chance, 0, 1, 0.02,
+      NULL, "chance per step that a zombie spawns in full daylight"),
+    P("spawn_zombie_night_chance", POLIS_PARAM_DOUBLE, spawn_zombie_night_chance, 0, 1, 0.1,
+      NULL, "added to the zombie chance times (1 - light)^2"),
+    P("spawn_skeleton_chance", POLIS_PARAM_DOUBLE, spawn_skeleton_chance, 0, 1, 0.05, NULL,
+      "chance per step that a skeleton spawns on a path tile"),
+    P("max_zombies", POLIS_PARAM_INT, max_zombies, 0, SV_MAX_MOBS, 3, NULL,
+      "zombies alive at once"),
+    P("max_cows", POLIS_PARAM_INT, max_cows, 0, SV_MAX_MOBS, 3, NULL,
+      "cows alive at once (MAC: 10)"),
+    P("max_skeletons", POLIS_PARAM_INT, max_skeletons, 0, SV_MAX_MOBS, 2, NULL,
+      "skeletons alive at once"),
+    P("max_arrows", POLIS_PARAM_INT, max_arrows, 0, SV_MAX_MOBS, 3, NULL,
+      "arrows in flight at once"),
+    P("max_growing_plants", POLIS_PARAM_INT, max_plants, 0, SV_MAX_PLANTS, 10, NULL,
+      "saplings that can ripen per episode; later ones never do"),
+    P("god_mode", POLIS_PARAM_BOOL, god_mode, 0, 1, 0, NULL,
+      "health, food, drink and energy never change and nobody dies"),
+    P("count_scaled_damage", POLIS_PARAM_BOOL, count_scaled_damage, 0, 1, 1, NULL,
+      "damage = max(1, 2 x wood swords, 3 x stone swords, 5 x iron swords) counting every "
+      "sword held (Craftax); false: 1, 2, 3 or 5 by the best sword held (Crafter)"),
+    P("place_on_players", POLIS_PARAM_BOOL, place_on_players, 0, 1, 0, NULL,
+      "a player may place a block on a tile where another living player stands (MAC's "
+      "code)"),
+    P("unclamped_health", POLIS_PARAM_BOOL, unclamped_health, 0, 1, 0, NULL,
+      "MAC's code: lava does not set health to 0 and health may go below 0 (only the "
+      "reward differs)"),
+    P("pvp", POLIS_PARAM_BOOL, pvp, 0, 1, 0, NULL,
+      "DO on a tile with another living player attacks it (MAC paper)"),
+    P("pvp_damage", POLIS_PARAM_INT, pvp_damage, 0, 9, 1, NULL,
+      "health the attacked player loses per hit"),
+    P("pvp_heal", POLIS_PARAM_DOUBLE, pvp_heal, 0, 9, 0.5, NULL,
+      "health the attacker gains per hit, in steps of 0.5 (half points carry over)"),
+    P("pvp_attack_reward", POLIS_PARAM_DOUBLE, pvp_attack_reward, -100, 100, 1.0, NULL,
+      "reward to the attacker per hit"),
+    P("pvp_attacked_penalty", POLIS_PARAM_DOUBLE, pvp_attacked_penalty, -100, 100, -0.5, NULL,
+      "reward to the attacked player per hit"),
+    P("observation", POLIS_PARAM_STRING, observation, 0, 0, 0, "auto",
+      "\"classic\" (1345 floats), \"mac\" (1409: other-players channel and is_alive), "
+      "\"share_stats\" (1346 plus an (n-1) x 84 \"others\" field), \"auto\" (classic for one "
+      "player, mac otherwise)"),
+    P("tie_break", POLIS_PARAM_STRING, tie_break, 0, 0, 0, "intended",
+      "contested DO and placement tiles: \"intended\" (one random actor per tile) or "
+      "\"reference\" (MAC's code, asymmetric)"),
+    P("reward_mode", POLIS_PARAM_STRING, reward_mode, 0, 0, 0, "individual",
+      "\"individual\", \"shared_mean\" or \"shared_sum\" of every player's reward"),
+    P("achievement_weights", POLIS_PARAM_JSON, achievement_weights, 0, 0, 0, NULL,
+      "reward per achievement: an object {name: weight} (others stay 1) or an array of 22"),
+};
+#undef P
+
+static bool pick(const char *v, const char *const *names, int32_t n, int32_t *out)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = i;
+            return true;
+        }
+    return false;
+}
+
+static polis_status read_weights(survival *s, const polis_json *j, float *weights)
+{
+    const polis_host *h = s->h;
+    int kind = h->json_kind(j);
+    if (kind == -1 || kind == 0) return POLIS_OK;
+    if (kind == -2) return POLIS_ERR_NOMEM;
+    if (kind == 4) {
+        if (h->json_len(j) != SV_N_ACHIEVEMENTS) {
+            h->error(s->ctx, "%s: expected 22 weights (one per achievement), got %d",
+                     h->json_path(j), h->json_len(j));
+            return POLIS_ERR_CONFIG;
+        }
+        for (int32_t k = 0; k < SV_N_ACHIEVEMENTS; k++) {
+            double v;
+            polis_status st = h->json_double(s->ctx, h->json_at(s->ctx, j, k), -1e6, 1e6, &v);
+            if (st) return st;
+            weights[k] = (float)v;
+        }
+        return POLIS_OK;
+    }
+    if (kind != 5) {
+        h->error(s->ctx, "%s: expected an object {achievement: weight} or an array of 22",
+                 h->json_path(j));
+        return POLIS_ERR_CONFIG;
+    }
+    for (int32_t i = 0; i < h->json_len(j); i++) {
+        const char *key = h->json_key(j, i);
+        const polis_json *v = h->json_at(s->ctx, j, i);
+        int32_t k;
+        if (!pick(key, sv_achievement_names, SV_N_ACHIEVEMENTS, &k)) {
+            h->error(s->ctx, "%s: unknown achievement \"%s\" (collect_wood, place_table, ...; "
+                     "README \"Achievements\")", h->json_path(v), key);
+            return POLIS_ERR_CONFIG;
+        }
+        double d;
+        polis_status st = h->json_double(s->ctx, v, -1e6, 1e6, &d);
+        if (st) return st;
+        weights[k] = (float)d;
+    }
+    return POLIS_OK;
+}
+
+static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
+{
+    const polis_host *h = s->h;
+    sv_params_default(p, s->n);
+    p->day_length = (int32_t)c->day_length;
+    p->always_diamond = c->always_diamond;
+    p->zombie_health = (int32_t)c->zombie_health;
+    p->cow_health = (int32_t)c->cow_health;
+    p->skeleton_health = (int32_t)c->skeleton_health;
+    p->despawn_distance = (int32_t)c->despawn_distance;
+    p->spawn_cow_chance = (float)c->spawn_cow_chance;
+    p->spawn_zombie_base_chance = (float)c->spawn_zombie_base_chance;
+    p->spawn_zombie_night_chance = (float)c->spawn_zombie_night_chance;
+    p->spawn_skeleton_chance = (float)c->spawn_skeleton_chance;
+    p->max_mobs[SV_ZOMBIE] = (int32_t)c->max_zombies;
+    p->max_mobs[SV_COW] = (int32_t)c->max_cows;
+    p->max_mobs[SV_SKELETON] = (int32_t)c->max_skeletons;
+    p->max_mobs[SV_ARROW] = (int32_t)c->max_arrows;
+    p->max_plants = (int32_t)c->max_plants;
+    p->god_mode = c->god_mode;
+    p->count_scaled_damage = c->count_scaled_damage;
+    p->place_on_players = c->place_on_players;
+    p->unclamped_health = c->unclamped_health;
+    p->pvp = c->pvp;
+    p->pvp_damage = (int32_t)c->pvp_damage;
+    p->pvp_attack_reward = (float)c->pvp_attack_reward;
+    p->pvp_attacked_penalty = (float)c->pvp_attacked_penalty;
+    double halves = c->pvp_heal * 2.0;
+    if (halves != (double)(int32_t)halves) {
+        h->error(s->ctx, "params.pvp_heal: expected a multiple of 0.5, got %g", c->pvp_heal);
+        return POLIS_ERR_CONFIG;
+    }
+    p->pvp_heal_halves = (int32_t)halves;
+
+    static const char *const OBS[4] = {"classic", "mac", "share_stats", "auto"};
+    static const char *const TIE[2] = {"intended", "reference"};
+    static const char *const REW[3] = {"individual", "shared_mean", "shared_sum"};
+    int32_t v;
+    if (!pick(c->observation, OBS, 4, &v)) {
+        h->error(s->ctx, "params.observation: expected \"classic\", \"mac\", \"share_stats\" or "
+                 "\"auto\", got \"%s\"", c->observation);
+        return POLIS_ERR_CONFIG;
+    }
+    p->obs_layout = v == 3 ? (s->n > 1 ? SV_OBS_MAC : SV_OBS_CLASSIC) : v;
+    if (p->obs_layout == SV_OBS_SHARE_STATS && s->n < 2) {
+        h->error(s->ctx, "params.observation: \"share_stats\" needs at least 2 players, the "
+                 "scenario has 1");
+        return POLIS_ERR_CONFIG;
+    }
+    if (!pick(c->tie_break, TIE, 2, &p->tie_break)) {
+        h->error(s->ctx, "params.tie_break: expected \"intended\" or \"reference\", got \"%s\"",
+                 c->tie_break);
+        return POLIS_ERR_CONFIG;
+    }
+    if (!pick(c->reward_mode, REW, 3, &p->reward_mode)) {
+        h->error(s->ctx, "params.reward_mode: expected \"individual\", \"shared_mean\" or "
+                 "\"shared_sum\", got \"%s\"", c->reward_mode);
+        return POLIS_ERR_CONFIG;
+    }
+    return read_weights(s, c->achievement_weights, p->weights);
+}
+
+/* ---- init / destroy ---------------------------------------------------------------------- */
+
+static polis_status register_all(survival *s)
+{
+    const polis_host *h = s->h;
+    polis_ctx *ctx = s->ctx;
+    polis_status st;
+    static const char *const DOCS[SV_N_ACTIONS] = {
+        "do nothing",
+        "face left (column - 1) and step there if it is free",
+        "face right (column + 1) and step there if it is free",
+        "face up (row - 1) and step there if it is free",
+        "face down (row + 1) and step there if it is free",
+        "interact with the facing tile: attack a mob, collect, drink, eat",
+        "fall asleep (energy below 9); wakes when energy is back to 9 or when hurt",
+        "place stone (1 stone) on the facing tile: grass, sand, path, water or lava",
+        "place a crafting table (2 wood) on the facing tile: grass, sand, path or lava",
+        "place a furnace (1 stone) on the facing tile: grass, sand, path or lava",
+        "plant a sapling (1 sapling) on the facing grass tile",
+        "make a wood pickaxe next to a table (1 wood)",
+        "make a stone pickaxe next to a table (1 wood, 1 stone)",
+        "make an iron pickaxe next to a table and a furnace (1 wood, stone, iron, coal)",
+        "make a wood sword next to a table (1 wood)",
+        "make a stone sword next to a table (1 wood, 1 stone)",
+        "make an iron sword next to a table and a furnace (1 wood, stone, iron, coal)"};
+    for (int32_t a = 1; a < SV_N_ACTIONS; a++) {
+        polis_action_def def = {.name = sv_action_names[a], .doc = DOCS[a], .handler = act,
+                                .legal = legal, .arg = a, .ud = s};
+        if ((st = h->action(ctx, &def, &s->action_id[a]))) return st;
+    }
+    int32_t len = sv_obs_len(s->w->p.obs_layout);
+    polis_obs_def sym = {.name = "symbolic",
+                         .doc = "Craftax symbolic vector: 7x9 view x (17 block one-hots, zombie, "
+                                "cow, skeleton, arrow[, other players]), inventory/10, health, "
+                                "food, drink, energy /10, facing one-hot, light, sleeping[, "
+                                "alive]",
+                         .dtype = POLIS_DTYPE_F32, .ndim = 1, .shape = {len},
+                         .write = write_symbolic, .ud = s};
+    if ((st = h->observation(ctx, &sym, NULL))) return st;
+    if (s->w->p.obs_layout == SV_OBS_SHARE_STATS) {
+        polis_obs_def others = {.name = "others",
+                                .doc = "per other player: view-cell one-hot (63), inventory, "
+                                       "health, food, drink, energy, sleeping /10 (17), facing "
+                                       "(4); zeros when dead or out of view",
+                                .dtype = POLIS_DTYPE_F32, .ndim = 2, .shape = {s->n - 1, 84},
+                                .write = write_others, .ud = s};
+        if ((st = h->observation(ctx, &others, NULL))) return st;
+    }
+    if ((st = h->reward(ctx, "survival", reward_fn, s))) return st;
+
+    static const polis_field_def ACH[2] = {{"agent", POLIS_FIELD_I32},
+                                           {"achievement", POLIS_FIELD_I32}};
+    static const polis_field_def CRAFT[4] = {{"agent", POLIS_FIELD_I32},
+                                             {"action", POLIS_FIELD_I32},
+                                             {"table_owner", POLIS_FIELD_I32},
+                                             {"furnace_owner", POLIS_FIELD_I32}};
+    static const polis_field_def KILL[4] = {{"agent", POLIS_FIELD_I32},
+                                            {"mob", POLIS_FIELD_I32},
+                                            {"row", POLIS_FIELD_I32},
+                                            {"col", POLIS_FIELD_I32}};
+    static const polis_field_def DEATH[4] = {{"agent", POLIS_FIELD_I32},
+                                             {"cause", POLIS_FIELD_I32},
+                                             {"row", POLIS_FIELD_I32},
+                                             {"col", POLIS_FIELD_I32}};
+    static const polis_field_def ATTACK[2] = {{"agent", POLIS_FIELD_I32},
+                                              {"victim", POLIS_FIELD_I32}};
+    static const polis_field_def PLACE[4] = {{"agent", POLIS_FIELD_I32},
+                                             {"block", POLIS_FIELD_I32},
+                                             {"row", POLIS_FIELD_I32},
+                                             {"col", POLIS_FIELD_I32}};
+    if ((st = h->event_type(ctx, "survival.achievement", ACH, 2, &s->ev_achievement)) ||
+        (st = h->event_type(ctx, "survival.crafted", CRAFT, 4, &s->ev_crafted)) ||
+        (st = h->event_type(ctx, "survival.mob_killed", KILL, 4, &s->ev_killed)) ||
+        (st = h->event_type(ctx, "survival.death", DEATH, 4, &s->ev_death)) ||
+        (st = h->event_type(ctx, "survival.attack", ATTACK, 2, &s->ev_attack)) ||
+        (st = h->event_type(ctx, "survival.placed", PLACE, 4, &s->ev_placed)))
+        return st;
+
+    if ((st = h->hook(ctx, POLIS_PHASE_RESET, 0, on_reset, s)) ||
+        (st = h->hook(ctx, POLIS_PHASE_BEGIN, 0, on_begin, s)) ||
+        (st = h->hook(ctx, POLIS_PHASE_WORLD, 0, on_world, s)) ||
+        (st = h->hook(ctx, POLIS_PHASE_END, 0, on_end, s)) ||
+        (st = h->hook(ctx, POLIS_PHASE_OBSERVE, 0, on_observe, s)))
+        return st;
+    return sv_register_views(s);
+}
+
+static polis_status survival_init(const polis_host *h, polis_ctx *ctx, const void *params,
+                                  void **state)
+{
+    survival *s = h->alloc(ctx, sizeof *s);
+    if (!s) return POLIS_ERR_NOMEM;
+    *state = s;
+    s->h = h;
+    s->ctx = ctx;
+    s->n = h->n_agents(ctx);
+    if (s->n < 1 || s->n > SV_MAX_PLAYERS) {
+        h->error(ctx, "needs 1 to %d players (agents), the scenario has %d", SV_MAX_PLAYERS,
+                 s->n);
+        return POLIS_ERR_CONFIG;
+    }
+    sv_params p;
+    polis_status st = read_params(s, params, &p);
+    if (st) return st;
+    s->w_bytes = sv_world_bytes(&p);
+    void *mem = h->alloc(ctx, s->w_bytes);
+    s->legal = h->alloc(ctx, sizeof(uint32_t) * (size_t)s->n);
+    if (!mem || !s->legal) {
+        if (mem) h->free(ctx, mem, s->w_bytes);
+        return POLIS_ERR_NOMEM;
+    }
+    s->w = sv_layout(mem, &p);
+    return register_all(s);
+}
+
+static void survival_destroy(polis_ctx *ctx, void *state)
+{
+    survival *s = state;
+    if (!s) return;
+    if (s->w) s->h->free(ctx, s->w, s->w_bytes);
+    if (s->legal) s->h->free(ctx, s->legal, sizeof(uint32_t) * (size_t)s->n);
+    sv_free_policies(s);
+    s->h->free(ctx, s, sizeof *s);
+}
+
+/* ---- exports (scenarios and Lua: polis.call("survival.stat", agent, "health")) ----------- */
+
+static int32_t stat_of(const sv_world *w, int32_t agent, const char *name)
+{
+    if (!w || agent < 0 || agent >= w->p.n_players || !name) return -1;
+    const sv_player *pl = &w->players[agent];
+    int32_t k;
+    if (pick(name, sv_item_names, SV_N_ITEMS, &k)) return pl->inv[k];
+    if (strcmp(name, "health") == 0) return pl->health;
+    if (strcmp(name, "food") == 0) return pl->food;
+    if (strcmp(name, "drink") == 0) return pl->drink;
+    if (strcmp(name, "energy") == 0) return pl->energy;
+    if (strcmp(name, "row") == 0) return pl->r;
+    if (strcmp(name, "col") == 0) return pl->c;
+    if (strcmp(name, "facing") == 0) return pl->dir;
+    if (strcmp(name, "alive") == 0) return pl->alive;
+    if (strcmp(name, "sleeping") == 0) return pl->sleeping;
+    if (strcmp(name, "achievements") == 0) return (int32_t)pl->ach;
+    if (strcmp(name, "crafts") == 0) return pl->crafts;
+    if (strcmp(name, "crafts_with_others") == 0) return pl->crafts_others;
+    return -1;
+}
+
+static int32_t ex_stat(polis_ctx *ctx, int32_t agent, const char *name)
+{
+    survival *s = polis_ctx_state(ctx);
+    return stat_of(s->w, agent, name);
+}
+
+static int32_t ex_give(polis_ctx *ctx, int32_t agent, const char *item, int32_t amount)
+{
+    survival *s = polis_ctx_state(ctx);
+    int32_t k;
+    if (agent < 0 || agent >= s->n || !item || !pick(item, sv_item_names, SV_N_ITEMS, &k))
+        return -1;
+    int32_t *inv = &s->w->players[agent].inv[k];
+    int64_t v = (int64_t)*inv + amount;
+    *inv = v < 0 ? 0 : v > 9 ? 9 : (int32_t)v;
+    return *inv;
+}
+
+static int32_t ex_block(polis_ctx *ctx, int32_t row, int32_t col)
+{
+    survival *s = polis_ctx_state(ctx);
+    return sv_in_map(row, col) ? s->w->map[row][col] : SV_OUT_OF_BOUNDS;
+}
+
+static int32_t ex_active(polis_ctx *ctx, int32_t kind)
+{
+    survival *s = polis_ctx_state(ctx);
+    return kind >= 0 && kind < SV_N_MOB_KINDS ? s->w->n_active[kind] : -1;
+}
+
+static const polis_export EXPORTS[] = {
+    {"stat", "i32(ctx,i32,str)", (void (*)(void))ex_stat,
+     "a player's value by name: an item (wood, ..., iron_sword), health, food, drink, energy, "
+     "row, col, facing, alive, sleeping, achievements (bit mask), crafts, crafts_with_others; "
+     "-1 for a bad agent or name"},
+    {"give", "i32(ctx,i32,str,i32)", (void (*)(void))ex_give,
+     "adds amount (may be negative) of an item to a player, kept in 0..9; the new count or -1"},
+    {"block", "i32(ctx,i32,i32)", (void (*)(void))ex_block,
+     "the block id at (row, col); 1 (out of bounds) outside the map"},
+    {"active_mobs", "i32(ctx,i32)", (void (*)(void))ex_active,
+     "active mobs of a kind (0 zombie, 1 cow, 2 skeleton, 3 arrow); -1 for a bad kind"},
+};
+
+static const polis_plugin_desc survival_desc = {
+    .abi_major = POLIS_ABI_MAJOR,
+    .struct_size = sizeof(polis_plugin_desc),
+    .name = "survival",
+    .abi_minor = POLIS_ABI_MINOR,
+    .version = "1.0.0",
+    .doc = "Craftax-Classic survival with many players (Multi-Agent Craftax)",
+    .params = PARAMS,
+    .n_params = (int32_t)(sizeof PARAMS / sizeof PARAMS[0]),
+    .params_size = sizeof(sv_cfg),
+    .init = survival_init,
+    .destroy = survival_destroy,
+    .exports = EXPORTS,
+    .n_exports = (int32_t)(sizeof EXPORTS / sizeof EXPORTS[0]),
+};
+
+POLIS_PLUGIN(survival_desc)

@@ -1,0 +1,37 @@
+/* survival.h — the survival plugin's state, shared by survival.c (lifecycle, parameters,
+ * hooks), render.c (text and JSON views, the action parser) and policy.c (the scripted
+ * baseline). The game itself is the core in sv.h. */
+#ifndef SURVIVAL_H
+#define SURVIVAL_H
+
+#include "polis/plugin.h"
+#include "sv.h"
+
+typedef struct survival {
+    const polis_host *h;
+    polis_ctx *ctx;
+    int32_t n;
+    sv_world *w;
+    size_t w_bytes;
+    uint32_t *legal; /* [n] mask bits, computed in OBSERVE */
+    int32_t action_id[SV_N_ACTIONS];
+    int32_t ev_achievement, ev_crafted, ev_killed, ev_death, ev_attack, ev_placed;
+    int64_t deaths[SV_N_CAUSES]; /* deaths by cause since create */
+    struct sv_search *search;    /* the scripted policy's path search scratch */
+} survival;
+
+/* render.c: renderers and the action parser; then policy.c's policies */
+polis_status sv_register_views(survival *s);
+/* policy.c: "scripted" and "uniform" */
+polis_status sv_register_policies(survival *s);
+void sv_free_policies(survival *s);
+/* policy.c's path search, shared with plan.c: the first move toward the nearest tile next to
+ * a `want` block (or -kind-1 for a mob kind), 0 when already there (*face = the way to it), -1
+ * when unreachable; sv_fetch turns that into this step's action for walking there and DOing. */
+int32_t sv_path_to(survival *s, int32_t agent, int32_t want, int32_t *face);
+int32_t sv_fetch(survival *s, int32_t agent, int32_t want);
+bool sv_near_block(const sv_world *w, const sv_player *pl, int32_t block);
+/* plan.c: the macros (plans for LLM agents) */
+polis_status sv_register_macros(survival *s);
+
+#endif

@@ -1,0 +1,277 @@
+/*
+ * sv.h — the survival game's core: Craftax-Classic's world and rules with MAC's many players
+ * (README.md is the reference of the rules; specs/survival.md the source of every number).
+ *
+ * The core knows nothing of the kernel: a sv_world is one game (map, mobs, plants, players),
+ * sv_generate() makes a new world, sv_step() runs one step for the actions in
+ * players[i].act, sv_write_obs() and sv_legal() give an agent's observation and action mask.
+ * Every random draw comes from the polis_rng passed in. survival.c wraps this as a polis
+ * plugin; the tests drive it directly to check the rules on crafted states.
+ *
+ * Positions are (row, col), both 0..63: UP decreases the row, LEFT decreases the column.
+ */
+#ifndef SV_H
+#define SV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "polis/rng.h"
+
+#define SV_MAP 64
+#define SV_VIEW_ROWS 7
+#define SV_VIEW_COLS 9
+#define SV_VIEW_CELLS (SV_VIEW_ROWS * SV_VIEW_COLS)
+#define SV_MAX_PLAYERS 256
+#define SV_MAX_MOBS 64 /* per kind */
+#define SV_MAX_PLANTS 1024
+
+enum sv_block {
+    SV_INVALID = 0,
+    SV_OUT_OF_BOUNDS = 1,
+    SV_GRASS = 2,
+    SV_WATER = 3,
+    SV_STONE = 4,
+    SV_TREE = 5,
+    SV_WOOD = 6,
+    SV_PATH = 7,
+    SV_COAL = 8,
+    SV_IRON = 9,
+    SV_DIAMOND = 10,
+    SV_TABLE = 11,
+    SV_FURNACE = 12,
+    SV_SAND = 13,
+    SV_LAVA = 14,
+    SV_PLANT = 15,
+    SV_RIPE_PLANT = 16,
+    SV_N_BLOCKS = 17
+};
+
+enum sv_action {
+    SV_NOOP = 0,
+    SV_LEFT = 1,
+    SV_RIGHT = 2,
+    SV_UP = 3,
+    SV_DOWN = 4,
+    SV_DO = 5,
+    SV_SLEEP = 6,
+    SV_PLACE_STONE = 7,
+    SV_PLACE_TABLE = 8,
+    SV_PLACE_FURNACE = 9,
+    SV_PLACE_PLANT = 10,
+    SV_MAKE_WOOD_PICKAXE = 11,
+    SV_MAKE_STONE_PICKAXE = 12,
+    SV_MAKE_IRON_PICKAXE = 13,
+    SV_MAKE_WOOD_SWORD = 14,
+    SV_MAKE_STONE_SWORD = 15,
+    SV_MAKE_IRON_SWORD = 16,
+    SV_N_ACTIONS = 17
+};
+
+enum sv_achievement {
+    SV_ACH_COLLECT_WOOD = 0,
+    SV_ACH_PLACE_TABLE,
+    SV_ACH_EAT_COW,
+    SV_ACH_COLLECT_SAPLING,
+    SV_ACH_COLLECT_DRINK,
+    SV_ACH_MAKE_WOOD_PICKAXE,
+    SV_ACH_MAKE_WOOD_SWORD,
+    SV_ACH_PLACE_PLANT,
+    SV_ACH_DEFEAT_ZOMBIE,
+    SV_ACH_COLLECT_STONE,
+    SV_ACH_PLACE_STONE,
+    SV_ACH_EAT_PLANT,
+    SV_ACH_DEFEAT_SKELETON,
+    SV_ACH_MAKE_STONE_PICKAXE,
+    SV_ACH_MAKE_STONE_SWORD,
+    SV_ACH_WAKE_UP,
+    SV_ACH_PLACE_FURNACE,
+    SV_ACH_COLLECT_COAL,
+    SV_ACH_COLLECT_IRON,
+    SV_ACH_COLLECT_DIAMOND,
+    SV_ACH_MAKE_IRON_PICKAXE,
+    SV_ACH_MAKE_IRON_SWORD,
+    SV_N_ACHIEVEMENTS = 22
+};
+
+enum sv_item {
+    SV_INV_WOOD = 0,
+    SV_INV_STONE,
+    SV_INV_COAL,
+    SV_INV_IRON,
+    SV_INV_DIAMOND,
+    SV_INV_SAPLING,
+    SV_INV_WOOD_PICKAXE,
+    SV_INV_STONE_PICKAXE,
+    SV_INV_IRON_PICKAXE,
+    SV_INV_WOOD_SWORD,
+    SV_INV_STONE_SWORD,
+    SV_INV_IRON_SWORD,
+    SV_N_ITEMS = 12
+};
+
+enum sv_mob_kind { SV_ZOMBIE = 0, SV_COW = 1, SV_SKELETON = 2, SV_ARROW = 3, SV_N_MOB_KINDS = 4 };
+
+/* Why a player died (the last harm before health reached 0). */
+enum sv_cause {
+    SV_CAUSE_NONE = 0,
+    SV_CAUSE_ZOMBIE,
+    SV_CAUSE_ARROW,
+    SV_CAUSE_LAVA,
+    SV_CAUSE_NEEDS, /* starving, thirsty or exhausted */
+    SV_CAUSE_PLAYER,
+    SV_N_CAUSES
+};
+
+/* How contested tiles are settled when several players DO or place on one tile. */
+enum sv_tie_break { SV_TIE_INTENDED = 0, SV_TIE_REFERENCE = 1 };
+
+/* Observation layouts (README "Observations"). */
+enum sv_obs_layout { SV_OBS_CLASSIC = 0, SV_OBS_MAC = 1, SV_OBS_SHARE_STATS = 2 };
+
+enum sv_reward_mode { SV_REWARD_INDIVIDUAL = 0, SV_REWARD_SHARED_MEAN, SV_REWARD_SHARED_SUM };
+
+typedef struct sv_params {
+    int32_t n_players;
+    int32_t day_length;
+    bool always_diamond;
+    int32_t zombie_health, cow_health, skeleton_health;
+    int32_t despawn_distance;
+    float spawn_cow_chance, spawn_zombie_base_chance, spawn_zombie_night_chance,
+        spawn_skeleton_chance;
+    int32_t max_mobs[SV_N_MOB_KINDS]; /* zombies, cows, skeletons, arrows */
+    int32_t max_plants;
+    bool god_mode;
+    bool count_scaled_damage;  /* damage from sword counts (Craftax) or from the best tier */
+    int32_t tie_break;         /* sv_tie_break */
+    bool place_on_players;     /* placement may cover a living player's tile (MAC quirk) */
+    bool unclamped_health;     /* MAC: no lava rule, health may go negative */
+    int32_t obs_layout;        /* sv_obs_layout */
+    int32_t reward_mode;       /* sv_reward_mode */
+    bool pvp;                  /* DO on another living player attacks it (seeds/003) */
+    int32_t pvp_damage;        /* health the victim loses per hit */
+    int32_t pvp_heal_halves;   /* attacker's health gain per hit, in half points */
+    float pvp_attack_reward, pvp_attacked_penalty;
+    float weights[SV_N_ACHIEVEMENTS];
+} sv_params;
+
+typedef struct sv_mob {
+    int32_t r, c;
+    int32_t health;
+    int32_t cooldown;
+    int32_t dr, dc; /* arrows: direction */
+    bool active;
+} sv_mob;
+
+typedef struct sv_plant {
+    int32_t r, c;
+    int32_t age;
+} sv_plant;
+
+typedef struct sv_player {
+    int32_t r, c;
+    int32_t dir; /* SV_LEFT..SV_DOWN */
+    bool sleeping;
+    bool alive;
+    int32_t health, food, drink, energy;
+    float recover, hunger, thirst, fatigue;
+    int32_t heal_halves; /* PvP half points of health not yet whole */
+    int32_t inv[SV_N_ITEMS];
+    uint32_t ach; /* bit k: achievement k unlocked this episode */
+    /* per step */
+    int32_t act;         /* chosen action, SV_NOOP..; the plugin's handlers write it */
+    int32_t health0;     /* health at step start */
+    uint32_t ach0;       /* achievements at step start */
+    bool alive0;         /* alive at step start */
+    int32_t pvp_hits, pvp_hurt; /* successful PvP hits given / taken this step */
+    int32_t cause;       /* sv_cause of the last harm */
+    float reward;        /* this step's reward (after the reward mode) */
+    /* counters for metrics (this episode) */
+    int32_t crafts, crafts_others; /* crafts, and those that used another player's station */
+    /* incremental observation: the buffer written last, its view cells' block ids (255 =
+     * unknown) and the mob and player marks it set */
+    void *obs_dst;
+    uint8_t obs_view[64]; /* SV_VIEW_CELLS used, padded for word compares */
+    int32_t obs_n;
+    uint16_t *obs_set;
+} sv_player;
+
+/* Something a step did that the plugin turns into bus events. */
+typedef enum sv_note_kind {
+    SV_NOTE_ACHIEVEMENT = 0, /* a = achievement */
+    SV_NOTE_CRAFT,           /* a = action, b = table owner, c = furnace owner (-1 none) */
+    SV_NOTE_KILL,            /* a = mob kind */
+    SV_NOTE_DEATH,           /* a = cause */
+    SV_NOTE_ATTACK,          /* a = victim player */
+    SV_NOTE_PLACE,           /* a = block, b = row, c = col */
+} sv_note_kind;
+
+typedef struct sv_note {
+    int32_t kind, player, a, b, c;
+} sv_note;
+
+typedef struct sv_world {
+    sv_params p;
+    int32_t timestep;
+    float light;
+    uint8_t map[SV_MAP][SV_MAP];
+    uint16_t mob_map[SV_MAP][SV_MAP];   /* 0, or (kind << 8 | slot) + 1 for zombie/cow/skeleton */
+    uint8_t player_map[SV_MAP][SV_MAP]; /* living players on the tile */
+    int16_t placed_by[SV_MAP][SV_MAP];  /* table/furnace owner, -1 none */
+    sv_mob *mobs[SV_N_MOB_KINDS];       /* [max_mobs[kind]] each */
+    int32_t n_active[SV_N_MOB_KINDS];
+    sv_plant *plants; /* [max_plants] */
+    int32_t n_plants;
+    sv_player *players;
+    /* scratch */
+    uint16_t *cand;     /* [SV_MAP * SV_MAP] spawn candidates */
+    int32_t *order;     /* [n_players] */
+    int32_t *saved;     /* [n_players] */
+    sv_note *notes;     /* [note_cap] */
+    int32_t n_notes, note_cap;
+    int64_t gen_ns;     /* not used by the core; the plugin may time generation */
+} sv_world;
+
+/* Bytes the world needs beyond its struct, for one allocation: sv_layout() places the
+ * arrays in `mem` (sv_world_bytes(p) bytes, zeroed) and returns the world. */
+size_t sv_world_bytes(const sv_params *p);
+sv_world *sv_layout(void *mem, const sv_params *p);
+
+void sv_params_default(sv_params *p, int32_t n_players);
+
+/* A new world: terrain from noise, players at the centre, no mobs. */
+void sv_generate(sv_world *w, polis_rng *rng);
+/* One step for the actions in players[].act (any value outside 0..16 is NOOP). */
+void sv_step(sv_world *w, polis_rng *rng);
+
+float sv_light(int32_t t, int32_t day_length);
+static inline bool sv_in_map(int32_t r, int32_t c)
+{
+    return (uint32_t)r < SV_MAP && (uint32_t)c < SV_MAP;
+}
+
+/* WATER STONE TREE COAL IRON DIAMOND TABLE FURNACE PLANT RIPE_PLANT block movement */
+static inline bool sv_solid(int32_t block) { return (0x19F38u >> block) & 1u; }
+
+int32_t sv_damage(const sv_world *w, const sv_player *pl);
+
+/* Observation floats per agent for a layout: the main vector, and ShareStats' others block. */
+int32_t sv_obs_len(int32_t layout);
+int32_t sv_obs_channels(int32_t layout);
+int32_t sv_others_len(int32_t n_players);
+/* Writes the agent's main vector into dst (sv_obs_len floats); incremental when dst is the
+ * buffer it wrote last time. */
+void sv_write_obs(sv_world *w, int32_t agent, float *dst);
+void sv_write_others(const sv_world *w, int32_t agent, float *dst);
+/* The action mask as bits (bit a = action a can apply now; bit 0 always set). */
+uint32_t sv_legal(const sv_world *w, int32_t agent);
+
+extern const char *const sv_action_names[SV_N_ACTIONS];
+extern const char *const sv_achievement_names[SV_N_ACHIEVEMENTS];
+extern const char *const sv_block_names[SV_N_BLOCKS];
+extern const char *const sv_item_names[SV_N_ITEMS];
+extern const char *const sv_cause_names[SV_N_CAUSES];
+extern const char *const sv_mob_names[SV_N_MOB_KINDS];
+
+#endif

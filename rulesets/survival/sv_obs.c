@@ -1,0 +1,217 @@
+/*
+ * sv_obs.c — observations and action masks (README "Observations", "Masks";
+ * specs/survival.md §9.1, §11.8).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sv.h"
+
+static const int32_t DR[5] = {0, 0, 0, -1, 1};
+static const int32_t DC[5] = {0, -1, 1, 0, 0};
+
+int32_t sv_obs_channels(int32_t layout) { return layout == SV_OBS_MAC ? 22 : 21; }
+
+int32_t sv_obs_len(int32_t layout)
+{
+    int32_t ch = sv_obs_channels(layout);
+    return SV_VIEW_CELLS * ch + 22 + (layout != SV_OBS_CLASSIC);
+}
+
+int32_t sv_others_len(int32_t n_players) { return (n_players - 1) * 84; }
+
+/* k/10 as the reference computes it: in half precision, then widened (§9.1). */
+static float tenth(int32_t k)
+{
+    static const float T[10] = {0.0f,          0.0999755859375f, 0.199951171875f,
+                                0.300048828125f, 0.39990234375f,  0.5f,
+                                0.60009765625f, 0.7001953125f,    0.7998046875f,
+                                0.89990234375f};
+    if (k >= 0 && k < 10) return T[k];
+    /* other values (health below 0 when unclamped): round k/10 to 11 significant bits */
+    double x = (double)k / 10.0;
+    int e;
+    frexp(x, &e);
+    double scale = ldexp(1.0, 11 - e);
+    return (float)(nearbyint(x * scale) / scale);
+}
+
+static void write_scalars(const sv_world *w, const sv_player *pl, float *v, bool alive_flag)
+{
+    for (int32_t k = 0; k < SV_N_ITEMS; k++) *v++ = tenth(pl->inv[k]);
+    *v++ = tenth(pl->health);
+    *v++ = tenth(pl->food);
+    *v++ = tenth(pl->drink);
+    *v++ = tenth(pl->energy);
+    for (int32_t d = 1; d <= 4; d++) *v++ = pl->dir == d ? 1.0f : 0.0f;
+    *v++ = w->light;
+    *v++ = pl->sleeping ? 1.0f : 0.0f;
+    if (alive_flag) *v++ = pl->alive ? 1.0f : 0.0f;
+}
+
+/* Incremental: only view cells whose block changed since the last write into the same
+ * buffer are rewritten (most do not, even when the player moves: grass next to grass), and
+ * the few mob and player marks are cleared and set again. */
+void sv_write_obs(sv_world *w, int32_t agent, float *dst)
+{
+    sv_player *pl = &w->players[agent];
+    int32_t layout = w->p.obs_layout, ch = sv_obs_channels(layout);
+    int32_t block = SV_VIEW_CELLS * ch;
+    uint8_t *view = pl->obs_view;
+    if (pl->obs_dst != dst) {
+        memset(dst, 0, sizeof(float) * (size_t)block);
+        memset(view, 255, 64);
+        pl->obs_dst = dst;
+    } else {
+        for (int32_t k = 0; k < pl->obs_n; k++) dst[pl->obs_set[k]] = 0.0f;
+    }
+    uint8_t now[64];
+    now[63] = view[63] = 0;
+    int32_t r0 = pl->r - 3, c0 = pl->c - 4;
+    bool cols_in = c0 >= 0 && c0 + SV_VIEW_COLS <= SV_MAP;
+    for (int32_t vr = 0; vr < SV_VIEW_ROWS; vr++) {
+        int32_t r = r0 + vr;
+        uint8_t *out = now + vr * SV_VIEW_COLS;
+        if ((uint32_t)r >= SV_MAP) {
+            memset(out, SV_OUT_OF_BOUNDS, SV_VIEW_COLS);
+        } else if (cols_in) {
+            memcpy(out, w->map[r] + c0, SV_VIEW_COLS);
+        } else {
+            for (int32_t vc = 0; vc < SV_VIEW_COLS; vc++) {
+                int32_t c = c0 + vc;
+                out[vc] = (uint32_t)c < SV_MAP ? w->map[r][c] : SV_OUT_OF_BOUNDS;
+            }
+        }
+    }
+    for (int32_t q = 0; q < 64; q += 8) {
+        uint64_t a, b;
+        memcpy(&a, now + q, 8);
+        memcpy(&b, view + q, 8);
+        if (a == b) continue;
+        for (int32_t i = q; i < q + 8 && i < SV_VIEW_CELLS; i++) {
+            if (now[i] == view[i]) continue;
+            if (view[i] != 255) dst[i * ch + view[i]] = 0.0f;
+            dst[i * ch + now[i]] = 1.0f;
+            view[i] = now[i];
+        }
+    }
+    uint16_t *set = pl->obs_set;
+    int32_t n = 0;
+    if (layout == SV_OBS_MAC && w->p.n_players - 1 < SV_VIEW_CELLS) {
+        /* fewer others than view cells: look at each of them */
+        for (int32_t j = 0; j < w->p.n_players; j++) {
+            const sv_player *o = &w->players[j];
+            if (j == agent || !o->alive) continue;
+            int32_t vr = o->r - r0, vc = o->c - c0;
+            if ((uint32_t)vr < SV_VIEW_ROWS && (uint32_t)vc < SV_VIEW_COLS)
+                set[n++] = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 21);
+        }
+    } else if (layout == SV_OBS_MAC) {
+        for (int32_t vr = 0; vr < SV_VIEW_ROWS; vr++) {
+            int32_t r = r0 + vr;
+            if ((uint32_t)r >= SV_MAP) continue;
+            const uint8_t *pm = w->player_map[r];
+            for (int32_t vc = 0; vc < SV_VIEW_COLS; vc++) {
+                int32_t c = c0 + vc;
+                if ((uint32_t)c >= SV_MAP || !pm[c]) continue;
+                int32_t others = pm[c] - (pl->alive && r == pl->r && c == pl->c);
+                if (others > 0) set[n++] = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 21);
+            }
+        }
+    }
+    for (int32_t kind = 0; kind < SV_N_MOB_KINDS; kind++) {
+        if (!w->n_active[kind]) continue;
+        const sv_mob *ms = w->mobs[kind];
+        for (int32_t s = 0; s < w->p.max_mobs[kind]; s++) {
+            if (!ms[s].active) continue;
+            int32_t vr = ms[s].r - r0, vc = ms[s].c - c0;
+            if ((uint32_t)vr >= SV_VIEW_ROWS || (uint32_t)vc >= SV_VIEW_COLS) continue;
+            set[n++] = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 17 + kind);
+        }
+    }
+    for (int32_t k = 0; k < n; k++) dst[set[k]] = 1.0f;
+    pl->obs_n = n;
+    write_scalars(w, pl, dst + block, layout != SV_OBS_CLASSIC);
+}
+
+/* ShareStats: per other player (index order, self left out) a one-hot of its view cell, 12
+ * inventory values, health, food, drink, energy, sleeping (all /10), and its facing; zeros
+ * when it is dead or out of view. */
+void sv_write_others(const sv_world *w, int32_t agent, float *dst)
+{
+    const sv_player *me = &w->players[agent];
+    memset(dst, 0, sizeof(float) * (size_t)sv_others_len(w->p.n_players));
+    float *row = dst;
+    for (int32_t j = 0; j < w->p.n_players; j++) {
+        if (j == agent) continue;
+        const sv_player *o = &w->players[j];
+        int32_t vr = o->r - me->r + 3, vc = o->c - me->c + 4;
+        if (o->alive && (uint32_t)vr < SV_VIEW_ROWS && (uint32_t)vc < SV_VIEW_COLS) {
+            row[vr * SV_VIEW_COLS + vc] = 1.0f;
+            float *v = row + SV_VIEW_CELLS;
+            for (int32_t k = 0; k < SV_N_ITEMS; k++) *v++ = tenth(o->inv[k]);
+            *v++ = tenth(o->health);
+            *v++ = tenth(o->food);
+            *v++ = tenth(o->drink);
+            *v++ = tenth(o->energy);
+            *v++ = o->sleeping ? tenth(1) : 0.0f;
+            v[o->dir - 1] = 1.0f;
+        }
+        row += 84;
+    }
+}
+
+/* ---- masks ---------------------------------------------------------------------------------- */
+
+bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a);
+
+uint32_t sv_legal(const sv_world *w, int32_t agent)
+{
+    const sv_player *pl = &w->players[agent];
+    uint32_t m = 1u;
+    if (!pl->alive || pl->sleeping) return m;
+    const int32_t *inv = pl->inv;
+    for (int32_t d = SV_LEFT; d <= SV_DOWN; d++) {
+        int32_t r = pl->r + DR[d], c = pl->c + DC[d];
+        if (pl->dir != d || (sv_in_map(r, c) && !sv_solid(w->map[r][c]) && !w->mob_map[r][c]))
+            m |= 1u << d;
+    }
+    int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
+    if (sv_in_map(r, c)) {
+        bool ok = w->mob_map[r][c] != 0;
+        if (!ok && w->p.pvp && w->player_map[r][c]) ok = true;
+        switch (w->map[r][c]) {
+        case SV_TREE:
+        case SV_GRASS:
+        case SV_WATER:
+        case SV_RIPE_PLANT: ok = true; break;
+        case SV_STONE:
+        case SV_COAL: ok = ok || inv[SV_INV_WOOD_PICKAXE] > 0; break;
+        case SV_IRON: ok = ok || inv[SV_INV_STONE_PICKAXE] > 0; break;
+        case SV_DIAMOND: ok = ok || inv[SV_INV_IRON_PICKAXE] > 0; break;
+        default: break;
+        }
+        if (ok) m |= 1u << SV_DO;
+    }
+    if (pl->energy < 9) m |= 1u << SV_SLEEP;
+    for (int32_t a = SV_PLACE_STONE; a <= SV_PLACE_PLANT; a++)
+        if (sv_place_ok(w, pl, a)) m |= 1u << a;
+    bool table = false, furnace = false;
+    for (int32_t dr = -1; dr <= 1; dr++)
+        for (int32_t dc = -1; dc <= 1; dc++) {
+            int32_t rr = pl->r + dr, cc = pl->c + dc;
+            if ((dr || dc) && sv_in_map(rr, cc)) {
+                table |= w->map[rr][cc] == SV_TABLE;
+                furnace |= w->map[rr][cc] == SV_FURNACE;
+            }
+        }
+    if (table && inv[SV_INV_WOOD] >= 1) {
+        m |= 1u << SV_MAKE_WOOD_PICKAXE | 1u << SV_MAKE_WOOD_SWORD;
+        if (inv[SV_INV_STONE] >= 1) {
+            m |= 1u << SV_MAKE_STONE_PICKAXE | 1u << SV_MAKE_STONE_SWORD;
+            if (furnace && inv[SV_INV_IRON] >= 1 && inv[SV_INV_COAL] >= 1)
+                m |= 1u << SV_MAKE_IRON_PICKAXE | 1u << SV_MAKE_IRON_SWORD;
+        }
+    }
+    return m;
+}

@@ -1,0 +1,746 @@
+/*
+ * sv_rules.c — one step of the survival game (README "A step"; specs/survival.md §4–§8,
+ * §11): contested tiles, crafting, DO, placement, movement, mobs, spawning, plants,
+ * intrinsics, health, reward.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sv.h"
+
+static const int32_t DR[5] = {0, 0, 0, -1, 1}; /* by action id 0..4 */
+static const int32_t DC[5] = {0, -1, 1, 0, 0};
+
+static inline float uniform(polis_rng *rng)
+{
+    return (float)(polis_rng_next(rng) >> 8) * (1.0f / 16777216.0f);
+}
+
+static inline int32_t iabs(int32_t v) { return v < 0 ? -v : v; }
+
+static void note(sv_world *w, int32_t kind, int32_t player, int32_t a, int32_t b, int32_t c)
+{
+    if (w->n_notes < w->note_cap) w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c};
+}
+
+static void unlock(sv_world *w, int32_t player, int32_t ach)
+{
+    sv_player *pl = &w->players[player];
+    if (pl->ach & (1u << ach)) return;
+    pl->ach |= 1u << ach;
+    note(w, SV_NOTE_ACHIEVEMENT, player, ach, 0, 0);
+}
+
+static inline int32_t mini(int32_t a, int32_t b) { return a < b ? a : b; }
+
+int32_t sv_damage(const sv_world *w, const sv_player *pl)
+{
+    const int32_t *inv = pl->inv;
+    if (w->p.count_scaled_damage) {
+        int32_t d = 1;
+        if (2 * inv[SV_INV_WOOD_SWORD] > d) d = 2 * inv[SV_INV_WOOD_SWORD];
+        if (3 * inv[SV_INV_STONE_SWORD] > d) d = 3 * inv[SV_INV_STONE_SWORD];
+        if (5 * inv[SV_INV_IRON_SWORD] > d) d = 5 * inv[SV_INV_IRON_SWORD];
+        return d;
+    }
+    if (inv[SV_INV_IRON_SWORD] > 0) return 5;
+    if (inv[SV_INV_STONE_SWORD] > 0) return 3;
+    if (inv[SV_INV_WOOD_SWORD] > 0) return 2;
+    return 1;
+}
+
+/* ---- contested tiles (§11.4) ----------------------------------------------------------- */
+
+static bool is_place(int32_t a) { return a >= SV_PLACE_STONE && a <= SV_PLACE_PLANT; }
+
+static inline int32_t facing_key(const sv_player *pl)
+{
+    return (pl->r + DR[pl->dir] + 1) * (SV_MAP + 2) + (pl->c + DC[pl->dir] + 1);
+}
+
+/* Intended rule: among the players doing DO (then: any placement) on one facing tile, one
+ * chosen uniformly keeps its action, the others do nothing. */
+static void settle_intended(sv_world *w, polis_rng *rng, bool placing)
+{
+    sv_player *ps = w->players;
+    int32_t n = w->p.n_players, m = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (placing ? is_place(ps[i].act) : ps[i].act == SV_DO) w->order[m++] = i;
+    for (int32_t x = 0; x < m; x++) {
+        int32_t i = w->order[x];
+        if (i < 0) continue;
+        int32_t key = facing_key(&ps[i]), k = 0;
+        for (int32_t y = x; y < m; y++)
+            if (w->order[y] >= 0 && facing_key(&ps[w->order[y]]) == key) w->saved[k++] = y;
+        if (k == 1) continue;
+        int32_t win = (int32_t)polis_rng_below(rng, (uint32_t)k);
+        for (int32_t z = 0; z < k; z++) {
+            int32_t j = w->order[w->saved[z]];
+            if (z != win) ps[j].act = SV_NOOP;
+            w->order[w->saved[z]] = -1;
+        }
+    }
+}
+
+/* The reference's rule, kept for parity studies (README "Contested tiles"). */
+static void settle_reference(sv_world *w, polis_rng *rng)
+{
+    static const int32_t KINDS[5] = {SV_DO, SV_PLACE_TABLE, SV_PLACE_STONE, SV_PLACE_PLANT,
+                                     SV_PLACE_FURNACE};
+    sv_player *ps = w->players;
+    int32_t n = w->p.n_players;
+    for (int32_t t = 0; t < 5; t++)
+        for (int32_t i = 0; i < n; i++) {
+            if (ps[i].act != KINDS[t]) continue;
+            int32_t key = facing_key(&ps[i]), k = 0;
+            for (int32_t j = i; j < n; j++)
+                if (facing_key(&ps[j]) == key) w->order[k++] = j;
+            if (k == 1) continue;
+            int32_t win = w->order[polis_rng_below(rng, (uint32_t)k)];
+            int32_t keep = ps[win].act;
+            for (int32_t z = 0; z < k; z++) ps[w->order[z]].act = SV_NOOP;
+            ps[win].act = keep;
+        }
+}
+
+/* ---- crafting (§5.2) ------------------------------------------------------------------------ */
+
+/* The table or furnace next to the player (8 neighbours) that enables a craft: one owned by
+ * another player when there is one, else any. Returns false when there is none. */
+static bool station_near(const sv_world *w, const sv_player *pl, int32_t block, int32_t me,
+                         int32_t *owner)
+{
+    bool found = false;
+    for (int32_t dr = -1; dr <= 1; dr++)
+        for (int32_t dc = -1; dc <= 1; dc++) {
+            int32_t r = pl->r + dr, c = pl->c + dc;
+            if ((dr == 0 && dc == 0) || !sv_in_map(r, c) || w->map[r][c] != block) continue;
+            int32_t o = w->placed_by[r][c];
+            if (!found || (*owner == me || *owner < 0)) *owner = o;
+            found = true;
+        }
+    return found;
+}
+
+static void craft(sv_world *w, int32_t i)
+{
+    sv_player *pl = &w->players[i];
+    int32_t a = pl->act, *inv = pl->inv, table = -1, furnace = -1;
+    if (a < SV_MAKE_WOOD_PICKAXE || !station_near(w, pl, SV_TABLE, i, &table)) return;
+    bool iron = a == SV_MAKE_IRON_PICKAXE || a == SV_MAKE_IRON_SWORD;
+    bool stone = a == SV_MAKE_STONE_PICKAXE || a == SV_MAKE_STONE_SWORD;
+    if (iron && !station_near(w, pl, SV_FURNACE, i, &furnace)) return;
+    if (inv[SV_INV_WOOD] < 1) return;
+    if ((stone || iron) && inv[SV_INV_STONE] < 1) return;
+    if (iron && (inv[SV_INV_IRON] < 1 || inv[SV_INV_COAL] < 1)) return;
+    inv[SV_INV_WOOD]--;
+    if (stone || iron) inv[SV_INV_STONE]--;
+    if (iron) {
+        inv[SV_INV_IRON]--;
+        inv[SV_INV_COAL]--;
+    }
+    static const int32_t ITEM[6] = {SV_INV_WOOD_PICKAXE, SV_INV_STONE_PICKAXE,
+                                    SV_INV_IRON_PICKAXE, SV_INV_WOOD_SWORD,
+                                    SV_INV_STONE_SWORD,  SV_INV_IRON_SWORD};
+    static const int32_t ACH[6] = {SV_ACH_MAKE_WOOD_PICKAXE, SV_ACH_MAKE_STONE_PICKAXE,
+                                   SV_ACH_MAKE_IRON_PICKAXE, SV_ACH_MAKE_WOOD_SWORD,
+                                   SV_ACH_MAKE_STONE_SWORD,  SV_ACH_MAKE_IRON_SWORD};
+    inv[ITEM[a - SV_MAKE_WOOD_PICKAXE]]++;
+    unlock(w, i, ACH[a - SV_MAKE_WOOD_PICKAXE]);
+    pl->crafts++;
+    if ((table >= 0 && table != i) || (furnace >= 0 && furnace != i)) pl->crafts_others++;
+    note(w, SV_NOTE_CRAFT, i, a, table, furnace);
+}
+
+/* ---- DO (§5.3) ------------------------------------------------------------------------------ */
+
+static void kill_mob(sv_world *w, int32_t kind, int32_t slot)
+{
+    sv_mob *mb = &w->mobs[kind][slot];
+    mb->active = false;
+    w->n_active[kind]--;
+    w->mob_map[mb->r][mb->c] = 0;
+}
+
+/* A living player other than `me` on (r, c), lowest index first; -1 if none. */
+static int32_t player_at(const sv_world *w, int32_t r, int32_t c, int32_t me)
+{
+    if (!w->player_map[r][c]) return -1;
+    for (int32_t j = 0; j < w->p.n_players; j++)
+        if (j != me && w->players[j].alive && w->players[j].r == r && w->players[j].c == c)
+            return j;
+    return -1;
+}
+
+static void do_action(sv_world *w, polis_rng *rng, int32_t i)
+{
+    sv_player *pl = &w->players[i];
+    int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
+    if (!sv_in_map(r, c)) return;
+    uint16_t mm = w->mob_map[r][c];
+    if (mm) {
+        int32_t kind = (mm - 1) >> 8, slot = (mm - 1) & 0xff;
+        sv_mob *mb = &w->mobs[kind][slot];
+        mb->health -= sv_damage(w, pl);
+        if (mb->health <= 0) {
+            kill_mob(w, kind, slot);
+            note(w, SV_NOTE_KILL, i, kind, r, c);
+            if (kind == SV_ZOMBIE) unlock(w, i, SV_ACH_DEFEAT_ZOMBIE);
+            if (kind == SV_SKELETON) unlock(w, i, SV_ACH_DEFEAT_SKELETON);
+            if (kind == SV_COW) {
+                unlock(w, i, SV_ACH_EAT_COW);
+                pl->food = mini(9, pl->food + 6);
+                pl->hunger = 0.0f;
+            }
+        }
+        return;
+    }
+    if (w->p.pvp) {
+        int32_t v = player_at(w, r, c, i);
+        if (v >= 0) {
+            sv_player *vi = &w->players[v];
+            vi->health -= w->p.pvp_damage;
+            vi->sleeping = false;
+            vi->cause = SV_CAUSE_PLAYER;
+            vi->pvp_hurt++;
+            pl->pvp_hits++;
+            pl->heal_halves += w->p.pvp_heal_halves;
+            pl->health = mini(9, pl->health + pl->heal_halves / 2);
+            pl->heal_halves %= 2;
+            note(w, SV_NOTE_ATTACK, i, v, r, c);
+            return;
+        }
+    }
+    int32_t *inv = pl->inv;
+    switch (w->map[r][c]) {
+    case SV_TREE:
+        inv[SV_INV_WOOD]++;
+        w->map[r][c] = SV_GRASS;
+        unlock(w, i, SV_ACH_COLLECT_WOOD);
+        break;
+    case SV_STONE:
+        if (inv[SV_INV_WOOD_PICKAXE] < 1) break;
+        inv[SV_INV_STONE]++;
+        w->map[r][c] = SV_PATH;
+        unlock(w, i, SV_ACH_COLLECT_STONE);
+        break;
+    case SV_COAL:
+        if (inv[SV_INV_WOOD_PICKAXE] < 1) break;
+        inv[SV_INV_COAL]++;
+        w->map[r][c] = SV_PATH;
+        unlock(w, i, SV_ACH_COLLECT_COAL);
+        break;
+    case SV_IRON:
+        if (inv[SV_INV_STONE_PICKAXE] < 1) break;
+        inv[SV_INV_IRON]++;
+        w->map[r][c] = SV_PATH;
+        unlock(w, i, SV_ACH_COLLECT_IRON);
+        break;
+    case SV_DIAMOND:
+        if (inv[SV_INV_IRON_PICKAXE] < 1) break;
+        inv[SV_INV_DIAMOND]++;
+        w->map[r][c] = SV_PATH;
+        unlock(w, i, SV_ACH_COLLECT_DIAMOND);
+        break;
+    case SV_GRASS:
+        if (uniform(rng) < 0.1f) {
+            inv[SV_INV_SAPLING]++;
+            unlock(w, i, SV_ACH_COLLECT_SAPLING);
+        }
+        break;
+    case SV_WATER:
+        pl->drink = mini(9, pl->drink + 1);
+        pl->thirst = 0.0f;
+        unlock(w, i, SV_ACH_COLLECT_DRINK);
+        break;
+    case SV_RIPE_PLANT:
+        pl->food = mini(9, pl->food + 4);
+        pl->hunger = 0.0f;
+        w->map[r][c] = SV_PLANT;
+        for (int32_t k = 0; k < w->n_plants; k++)
+            if (w->plants[k].r == r && w->plants[k].c == c) w->plants[k].age = 0;
+        unlock(w, i, SV_ACH_EAT_PLANT);
+        break;
+    default: break;
+    }
+}
+
+/* ---- placement (§5.4) ---------------------------------------------------------------------- */
+
+bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a);
+
+bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a)
+{
+    int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
+    if (!sv_in_map(r, c) || w->mob_map[r][c]) return false;
+    if (!w->p.place_on_players && w->player_map[r][c]) return false;
+    int32_t b = w->map[r][c];
+    const int32_t *inv = pl->inv;
+    switch (a) {
+    case SV_PLACE_STONE: return inv[SV_INV_STONE] >= 1 && (!sv_solid(b) || b == SV_WATER);
+    case SV_PLACE_TABLE: return inv[SV_INV_WOOD] >= 2 && !sv_solid(b);
+    case SV_PLACE_FURNACE: return inv[SV_INV_STONE] >= 1 && !sv_solid(b);
+    case SV_PLACE_PLANT: return inv[SV_INV_SAPLING] >= 1 && b == SV_GRASS;
+    default: return false;
+    }
+}
+
+static void place(sv_world *w, int32_t i)
+{
+    sv_player *pl = &w->players[i];
+    int32_t a = pl->act;
+    if (!is_place(a) || !sv_place_ok(w, pl, a)) return;
+    int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir], b = SV_STONE;
+    switch (a) {
+    case SV_PLACE_STONE:
+        pl->inv[SV_INV_STONE]--;
+        unlock(w, i, SV_ACH_PLACE_STONE);
+        break;
+    case SV_PLACE_TABLE:
+        pl->inv[SV_INV_WOOD] -= 2;
+        b = SV_TABLE;
+        unlock(w, i, SV_ACH_PLACE_TABLE);
+        break;
+    case SV_PLACE_FURNACE:
+        pl->inv[SV_INV_STONE]--;
+        b = SV_FURNACE;
+        unlock(w, i, SV_ACH_PLACE_FURNACE);
+        break;
+    default:
+        pl->inv[SV_INV_SAPLING]--;
+        b = SV_PLANT;
+        /* the next free slot in player order; with every slot used it never ripens */
+        if (w->n_plants < w->p.max_plants) w->plants[w->n_plants++] = (sv_plant){r, c, 0};
+        unlock(w, i, SV_ACH_PLACE_PLANT);
+        break;
+    }
+    w->map[r][c] = (uint8_t)b;
+    w->placed_by[r][c] = (int16_t)(b == SV_TABLE || b == SV_FURNACE ? i : -1);
+    note(w, SV_NOTE_PLACE, i, b, r, c);
+}
+
+/* ---- movement (§5.5) ------------------------------------------------------------------------ */
+
+static bool walkable(const sv_world *w, int32_t r, int32_t c)
+{
+    return sv_in_map(r, c) && (!sv_solid(w->map[r][c]) && !w->mob_map[r][c]);
+}
+
+static void move(sv_world *w, int32_t i)
+{
+    sv_player *pl = &w->players[i];
+    int32_t a = pl->act;
+    if (a < SV_LEFT || a > SV_DOWN) return;
+    pl->dir = a;
+    int32_t r = pl->r + DR[a], c = pl->c + DC[a];
+    if (!walkable(w, r, c)) return;
+    w->player_map[pl->r][pl->c]--;
+    w->player_map[r][c]++;
+    pl->r = r;
+    pl->c = c;
+}
+
+/* ---- mobs (§6, §11.6) ------------------------------------------------------------------- */
+
+/* The nearest living player (ties: lowest index) and its distance; 999 when none. */
+static int32_t nearest(const sv_world *w, int32_t r, int32_t c, int32_t *who)
+{
+    int32_t best = 999;
+    *who = -1;
+    for (int32_t j = 0; j < w->p.n_players; j++) {
+        const sv_player *pl = &w->players[j];
+        if (!pl->alive) continue;
+        int32_t d = iabs(pl->r - r) + iabs(pl->c - c);
+        if (d < best) {
+            best = d;
+            *who = j;
+        }
+    }
+    return best;
+}
+
+static bool mob_can_enter(const sv_world *w, int32_t r, int32_t c)
+{
+    return sv_in_map(r, c) && !sv_solid(w->map[r][c]) && w->map[r][c] != SV_LAVA &&
+           !w->mob_map[r][c] && !w->player_map[r][c];
+}
+
+/* One step toward (dr, dc) along its major axis, ties 50/50. */
+static void toward(polis_rng *rng, int32_t dr, int32_t dc, int32_t *sr, int32_t *sc)
+{
+    bool row = iabs(dr) > iabs(dc) || (iabs(dr) == iabs(dc) && (polis_rng_next(rng) & 1u));
+    *sr = row ? (dr > 0) - (dr < 0) : 0;
+    *sc = row ? 0 : (dc > 0) - (dc < 0);
+}
+
+/* Moves a zombie/cow/skeleton by (sr, sc) when it can, then applies the despawn rule from
+ * its old distance `dist`. */
+static void mob_move(sv_world *w, int32_t kind, int32_t slot, int32_t sr, int32_t sc,
+                     int32_t dist)
+{
+    sv_mob *mb = &w->mobs[kind][slot];
+    int32_t r = mb->r + sr, c = mb->c + sc;
+    w->mob_map[mb->r][mb->c] = 0;
+    if ((sr || sc) && mob_can_enter(w, r, c)) {
+        mb->r = r;
+        mb->c = c;
+    }
+    if (dist >= w->p.despawn_distance) {
+        mb->active = false;
+        w->n_active[kind]--;
+        return;
+    }
+    w->mob_map[mb->r][mb->c] = (uint16_t)(((kind << 8) | slot) + 1);
+}
+
+static void hurt(sv_world *w, int32_t j, int32_t amount, int32_t cause)
+{
+    sv_player *pl = &w->players[j];
+    pl->health -= amount;
+    pl->cause = cause;
+}
+
+static void zombies(sv_world *w, polis_rng *rng)
+{
+    sv_mob *zs = w->mobs[SV_ZOMBIE];
+    for (int32_t s = 0; s < w->p.max_mobs[SV_ZOMBIE]; s++) {
+        sv_mob *z = &zs[s];
+        if (!z->active) continue;
+        int32_t who, dist = nearest(w, z->r, z->c, &who), sr = 0, sc = 0;
+        if (who >= 0 && dist == 1 && z->cooldown <= 0) {
+            sv_player *t = &w->players[who];
+            hurt(w, who, t->sleeping ? 7 : 2, SV_CAUSE_ZOMBIE);
+            z->cooldown = 5;
+            if (t->sleeping) {
+                t->sleeping = false;
+                unlock(w, who, SV_ACH_WAKE_UP);
+            }
+            continue;
+        }
+        z->cooldown--;
+        if (who >= 0 && dist < 10 && uniform(rng) < 0.75f) {
+            toward(rng, w->players[who].r - z->r, w->players[who].c - z->c, &sr, &sc);
+        } else {
+            int32_t d = 1 + (int32_t)polis_rng_below(rng, 4);
+            sr = DR[d];
+            sc = DC[d];
+        }
+        mob_move(w, SV_ZOMBIE, s, sr, sc, dist);
+    }
+}
+
+static void cows(sv_world *w, polis_rng *rng)
+{
+    sv_mob *cs = w->mobs[SV_COW];
+    for (int32_t s = 0; s < w->p.max_mobs[SV_COW]; s++) {
+        sv_mob *cw = &cs[s];
+        if (!cw->active) continue;
+        int32_t who, dist = nearest(w, cw->r, cw->c, &who);
+        int32_t d = (int32_t)polis_rng_below(rng, 8);
+        mob_move(w, SV_COW, s, d < 4 ? DR[d + 1] : 0, d < 4 ? DC[d + 1] : 0, dist);
+    }
+}
+
+static void skeletons(sv_world *w, polis_rng *rng)
+{
+    sv_mob *ks = w->mobs[SV_SKELETON];
+    for (int32_t s = 0; s < w->p.max_mobs[SV_SKELETON]; s++) {
+        sv_mob *k = &ks[s];
+        if (!k->active) continue;
+        int32_t who, dist = nearest(w, k->r, k->c, &who);
+        int32_t d = 1 + (int32_t)polis_rng_below(rng, 4), rr = DR[d], rc = DC[d], tr = 0, tc = 0;
+        if (who >= 0) toward(rng, w->players[who].r - k->r, w->players[who].c - k->c, &tr, &tc);
+        int32_t mr = rr, mc = rc;
+        if (who >= 0 && dist >= 10) {
+            mr = tr;
+            mc = tc;
+        } else if (who >= 0 && dist <= 3) {
+            mr = -tr;
+            mc = -tc;
+        }
+        if (uniform(rng) < 0.85f) {
+            mr = rr;
+            mc = rc;
+        }
+        bool blocked = !mob_can_enter(w, k->r + mr, k->c + mc);
+        if (who >= 0 && k->cooldown <= 0 && (dist == 4 || dist == 5 || (dist <= 3 && blocked))) {
+            k->cooldown = 4;
+            if (w->n_active[SV_ARROW] < w->p.max_mobs[SV_ARROW]) {
+                sv_mob *as = w->mobs[SV_ARROW];
+                for (int32_t q = 0; q < w->p.max_mobs[SV_ARROW]; q++)
+                    if (!as[q].active) {
+                        as[q] = (sv_mob){k->r, k->c, 1, 0, tr, tc, true};
+                        w->n_active[SV_ARROW]++;
+                        break;
+                    }
+            }
+            continue;
+        }
+        k->cooldown--;
+        mob_move(w, SV_SKELETON, s, mr, mc, dist);
+    }
+}
+
+static void arrows(sv_world *w)
+{
+    sv_mob *as = w->mobs[SV_ARROW];
+    for (int32_t q = 0; q < w->p.max_mobs[SV_ARROW]; q++) {
+        sv_mob *a = &as[q];
+        if (!a->active) continue;
+        int32_t r = a->r + a->dr, c = a->c + a->dc;
+        bool in = sv_in_map(r, c), hit = in && w->player_map[r][c];
+        if (hit)
+            for (int32_t j = 0; j < w->p.n_players; j++) {
+                sv_player *pl = &w->players[j];
+                if (pl->alive && pl->r == r && pl->c == c) {
+                    hurt(w, j, 2, SV_CAUSE_ARROW);
+                    pl->sleeping = false;
+                }
+            }
+        int32_t b = in ? w->map[r][c] : SV_OUT_OF_BOUNDS;
+        bool stays = in && (!sv_solid(b) || b == SV_WATER) && !w->mob_map[r][c] && !hit;
+        if (in && (b == SV_TABLE || b == SV_FURNACE)) {
+            w->map[r][c] = SV_PATH;
+            w->placed_by[r][c] = -1;
+        }
+        a->r = r;
+        a->c = c;
+        if (!stays) {
+            a->active = false;
+            w->n_active[SV_ARROW]--;
+        }
+    }
+}
+
+/* ---- spawning (§6.5) --------------------------------------------------------------------- */
+
+static bool spawn_tile_ok(int32_t kind, int32_t b)
+{
+    return kind == SV_COW ? b == SV_GRASS
+           : kind == SV_ZOMBIE ? (b == SV_GRASS || b == SV_PATH)
+                               : b == SV_PATH;
+}
+
+/* A uniformly random candidate tile for a mob of `kind` (its block, free of mobs, its
+ * distance d to the nearest living player with lo < d < despawn distance), or -1. Every
+ * candidate lies in the box around the living players widened by despawn distance - 1:
+ * rejection sampling from that box first (each candidate equally likely), and when that
+ * keeps failing (few or no candidates) an exact scan of the box decides. */
+static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
+{
+    int32_t hi = w->p.despawn_distance, n_players = w->p.n_players;
+    const sv_player *ps = w->players;
+    int32_t lo_r = SV_MAP, hi_r = -1, lo_c = SV_MAP, hi_c = -1;
+    for (int32_t j = 0; j < n_players; j++) {
+        if (!ps[j].alive) continue;
+        lo_r = ps[j].r < lo_r ? ps[j].r : lo_r;
+        hi_r = ps[j].r > hi_r ? ps[j].r : hi_r;
+        lo_c = ps[j].c < lo_c ? ps[j].c : lo_c;
+        hi_c = ps[j].c > hi_c ? ps[j].c : hi_c;
+    }
+    if (hi_r < 0) return -1;
+    int32_t r0 = lo_r - hi + 1 < 0 ? 0 : lo_r - hi + 1;
+    int32_t r1 = hi_r + hi - 1 >= SV_MAP ? SV_MAP - 1 : hi_r + hi - 1;
+    int32_t c0 = lo_c - hi + 1 < 0 ? 0 : lo_c - hi + 1;
+    int32_t c1 = hi_c + hi - 1 >= SV_MAP ? SV_MAP - 1 : hi_c + hi - 1;
+    int32_t rows = r1 - r0 + 1, cols = c1 - c0 + 1;
+    for (int32_t tries = 0; tries < 16; tries++) {
+        int32_t off = (int32_t)polis_rng_below(rng, (uint32_t)(rows * cols));
+        int32_t r = r0 + off / cols, c = c0 + off % cols;
+        if (w->mob_map[r][c] || !spawn_tile_ok(kind, w->map[r][c])) continue;
+        int32_t best = 999;
+        for (int32_t j = 0; j < n_players; j++) {
+            if (!ps[j].alive) continue;
+            int32_t d = iabs(ps[j].r - r) + iabs(ps[j].c - c);
+            best = d < best ? d : best;
+        }
+        if (best > lo && best < hi) return r * SV_MAP + c;
+    }
+    int32_t n = 0;
+    for (int32_t r = r0; r <= r1; r++)
+        for (int32_t c = c0; c <= c1; c++)
+            if (spawn_tile_ok(kind, w->map[r][c]) && !w->mob_map[r][c])
+                w->cand[n++] = (uint16_t)(r * SV_MAP + c);
+    int32_t keep = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t r = w->cand[k] / SV_MAP, c = w->cand[k] % SV_MAP, best = 999;
+        for (int32_t j = 0; j < n_players; j++) {
+            if (!ps[j].alive) continue;
+            int32_t d = iabs(ps[j].r - r) + iabs(ps[j].c - c);
+            best = d < best ? d : best;
+        }
+        if (best > lo && best < hi) w->cand[keep++] = w->cand[k];
+    }
+    return keep ? w->cand[polis_rng_below(rng, (uint32_t)keep)] : -1;
+}
+
+static void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32_t n_alive)
+{
+    if (n_alive == 0 || w->n_active[kind] >= w->p.max_mobs[kind] || uniform(rng) >= chance)
+        return;
+    int32_t t = spawn_tile(w, rng, kind, kind == SV_COW ? 3 : 9);
+    if (t < 0) return;
+    sv_mob *ms = w->mobs[kind];
+    int32_t health = kind == SV_COW ? w->p.cow_health
+                     : kind == SV_ZOMBIE ? w->p.zombie_health
+                                         : w->p.skeleton_health;
+    for (int32_t s = 0; s < w->p.max_mobs[kind]; s++)
+        if (!ms[s].active) {
+            ms[s].r = t / SV_MAP;
+            ms[s].c = t % SV_MAP;
+            ms[s].health = health;
+            ms[s].active = true;
+            w->n_active[kind]++;
+            w->mob_map[ms[s].r][ms[s].c] = (uint16_t)(((kind << 8) | s) + 1);
+            return;
+        }
+}
+
+/* ---- intrinsics (§7) --------------------------------------------------------------------- */
+
+static void intrinsics(sv_world *w, int32_t i)
+{
+    sv_player *pl = &w->players[i];
+    if (pl->act == SV_SLEEP && pl->energy < 9) pl->sleeping = true;
+    if (pl->sleeping && pl->energy >= 9) {
+        pl->sleeping = false;
+        unlock(w, i, SV_ACH_WAKE_UP);
+    }
+    bool sl = pl->sleeping;
+    pl->hunger += sl ? 0.5f : 1.0f;
+    if (pl->hunger > 25.0f) {
+        pl->food = pl->food > 0 ? pl->food - 1 : 0;
+        pl->hunger = 0.0f;
+    }
+    pl->thirst += sl ? 0.5f : 1.0f;
+    if (pl->thirst > 20.0f) {
+        pl->drink = pl->drink > 0 ? pl->drink - 1 : 0;
+        pl->thirst = 0.0f;
+    }
+    if (sl)
+        pl->fatigue = pl->fatigue - 1.0f < 0.0f ? pl->fatigue - 1.0f : 0.0f;
+    else
+        pl->fatigue += 1.0f;
+    if (pl->fatigue > 30.0f) {
+        pl->energy = pl->energy > 0 ? pl->energy - 1 : 0;
+        pl->fatigue = 0.0f;
+    }
+    if (pl->fatigue < -10.0f) {
+        pl->energy = mini(9, pl->energy + 1);
+        pl->fatigue = 0.0f;
+    }
+    bool met = pl->food > 0 && pl->drink > 0 && (pl->energy > 0 || sl);
+    if (met)
+        pl->recover += sl ? 2.0f : 1.0f;
+    else
+        pl->recover -= sl ? 0.5f : 1.0f;
+    if (pl->recover > 25.0f) {
+        pl->health = mini(9, pl->health + 1);
+        pl->recover = 0.0f;
+    }
+    if (pl->recover < -15.0f) {
+        pl->health--;
+        pl->recover = 0.0f;
+        pl->cause = SV_CAUSE_NEEDS;
+    }
+}
+
+/* ---- the step ------------------------------------------------------------------------------ */
+
+void sv_step(sv_world *w, polis_rng *rng)
+{
+    int32_t n = w->p.n_players;
+    sv_player *ps = w->players;
+    w->n_notes = 0;
+    for (int32_t i = 0; i < n; i++) {
+        sv_player *pl = &ps[i];
+        pl->health0 = pl->health;
+        pl->ach0 = pl->ach;
+        pl->alive0 = pl->alive;
+        pl->pvp_hits = pl->pvp_hurt = 0;
+        if ((uint32_t)pl->act >= SV_N_ACTIONS || !pl->alive || pl->sleeping) pl->act = SV_NOOP;
+        /* god mode restores these at the end; the others use w->saved for health only */
+        w->saved[i] = pl->food | pl->drink << 8 | pl->energy << 16;
+    }
+    if (n > 1) {
+        if (w->p.tie_break == SV_TIE_REFERENCE) {
+            settle_reference(w, rng);
+        } else {
+            settle_intended(w, rng, false);
+            settle_intended(w, rng, true);
+        }
+    }
+    for (int32_t i = 0; i < n; i++) craft(w, i);
+    for (int32_t i = 0; i < n; i++)
+        if (ps[i].act == SV_DO) do_action(w, rng, i);
+    for (int32_t i = 0; i < n; i++) place(w, i);
+    for (int32_t i = 0; i < n; i++) move(w, i);
+
+    zombies(w, rng);
+    cows(w, rng);
+    skeletons(w, rng);
+    arrows(w);
+
+    int32_t n_alive = 0;
+    for (int32_t i = 0; i < n; i++) n_alive += ps[i].alive;
+    float dark = 1.0f - w->light;
+    spawn(w, rng, SV_COW, w->p.spawn_cow_chance, n_alive);
+    spawn(w, rng, SV_ZOMBIE,
+          w->p.spawn_zombie_base_chance + w->p.spawn_zombie_night_chance * dark * dark, n_alive);
+    spawn(w, rng, SV_SKELETON, w->p.spawn_skeleton_chance, n_alive);
+
+    for (int32_t k = 0; k < w->n_plants; k++) {
+        sv_plant *pt = &w->plants[k];
+        pt->age++;
+        if (pt->age >= 600 && w->map[pt->r][pt->c] == SV_PLANT) w->map[pt->r][pt->c] = SV_RIPE_PLANT;
+    }
+
+    float total = 0.0f;
+    for (int32_t i = 0; i < n; i++) {
+        sv_player *pl = &ps[i];
+        if (!pl->alive0) {
+            pl->reward = 0.0f;
+            continue;
+        }
+        intrinsics(w, i);
+        for (int32_t k = 0; k < SV_N_ITEMS; k++)
+            if (pl->inv[k] > 9) pl->inv[k] = 9;
+        bool lava = w->map[pl->r][pl->c] == SV_LAVA;
+        if (!w->p.unclamped_health) {
+            if (lava) {
+                pl->health = 0;
+                pl->cause = SV_CAUSE_LAVA;
+            }
+            if (pl->health < 0) pl->health = 0;
+        }
+        if (w->p.god_mode) {
+            pl->health = pl->health0;
+            pl->food = w->saved[i] & 0xff;
+            pl->drink = (w->saved[i] >> 8) & 0xff;
+            pl->energy = (w->saved[i] >> 16) & 0xff;
+        } else if (pl->health <= 0 || lava) {
+            if (lava) pl->cause = SV_CAUSE_LAVA;
+            pl->alive = false;
+            pl->sleeping = false;
+            w->player_map[pl->r][pl->c]--;
+            note(w, SV_NOTE_DEATH, i, pl->cause, pl->r, pl->c);
+        }
+        uint32_t gained = pl->ach & ~pl->ach0;
+        float r = 0.1f * (float)(pl->health - pl->health0);
+        while (gained) {
+            int k = __builtin_ctz(gained);
+            r += w->p.weights[k];
+            gained &= gained - 1;
+        }
+        r += w->p.pvp_attack_reward * (float)pl->pvp_hits +
+             w->p.pvp_attacked_penalty * (float)pl->pvp_hurt;
+        pl->reward = r;
+        total += r;
+    }
+    if (w->p.reward_mode != SV_REWARD_INDIVIDUAL) {
+        float v = w->p.reward_mode == SV_REWARD_SHARED_SUM ? total : total / (float)n;
+        for (int32_t i = 0; i < n; i++) ps[i].reward = v;
+    }
+    w->timestep++;
+    w->light = sv_light(w->timestep, w->p.day_length);
+}

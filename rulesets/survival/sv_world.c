@@ -1,0 +1,314 @@
+/*
+ * sv_world.c — the survival world's memory layout, defaults, names and generation
+ * (README "World generation"; specs/survival.md §2).
+ */
+#include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "sv.h"
+
+const char *const sv_action_names[SV_N_ACTIONS] = {
+    "noop",          "left",          "right",           "up",
+    "down",          "do",            "sleep",           "place_stone",
+    "place_table",   "place_furnace", "place_plant",     "make_wood_pickaxe",
+    "make_stone_pickaxe", "make_iron_pickaxe", "make_wood_sword", "make_stone_sword",
+    "make_iron_sword"};
+
+const char *const sv_achievement_names[SV_N_ACHIEVEMENTS] = {
+    "collect_wood",       "place_table",      "eat_cow",         "collect_sapling",
+    "collect_drink",      "make_wood_pickaxe", "make_wood_sword", "place_plant",
+    "defeat_zombie",      "collect_stone",    "place_stone",     "eat_plant",
+    "defeat_skeleton",    "make_stone_pickaxe", "make_stone_sword", "wake_up",
+    "place_furnace",      "collect_coal",     "collect_iron",    "collect_diamond",
+    "make_iron_pickaxe",  "make_iron_sword"};
+
+const char *const sv_block_names[SV_N_BLOCKS] = {
+    "invalid", "out_of_bounds", "grass",   "water", "stone",   "tree", "wood",  "path",
+    "coal",    "iron",          "diamond", "table", "furnace", "sand", "lava",  "plant",
+    "ripe_plant"};
+
+const char *const sv_item_names[SV_N_ITEMS] = {
+    "wood",          "stone",       "coal",       "iron",         "diamond",    "sapling",
+    "wood_pickaxe",  "stone_pickaxe", "iron_pickaxe", "wood_sword", "stone_sword",
+    "iron_sword"};
+
+const char *const sv_cause_names[SV_N_CAUSES] = {"none", "zombie", "arrow",
+                                                 "lava", "needs",  "player"};
+
+const char *const sv_mob_names[SV_N_MOB_KINDS] = {"zombie", "cow", "skeleton", "arrow"};
+
+void sv_params_default(sv_params *p, int32_t n_players)
+{
+    memset(p, 0, sizeof *p);
+    p->n_players = n_players;
+    p->day_length = 300;
+    p->always_diamond = true;
+    p->zombie_health = 5;
+    p->cow_health = 3;
+    p->skeleton_health = 3;
+    p->despawn_distance = 14;
+    p->spawn_cow_chance = 0.1f;
+    p->spawn_zombie_base_chance = 0.02f;
+    p->spawn_zombie_night_chance = 0.1f;
+    p->spawn_skeleton_chance = 0.05f;
+    p->max_mobs[SV_ZOMBIE] = 3;
+    p->max_mobs[SV_COW] = 3;
+    p->max_mobs[SV_SKELETON] = 2;
+    p->max_mobs[SV_ARROW] = 3;
+    p->max_plants = 10;
+    p->count_scaled_damage = true;
+    p->tie_break = SV_TIE_INTENDED;
+    p->obs_layout = n_players > 1 ? SV_OBS_MAC : SV_OBS_CLASSIC;
+    p->pvp_damage = 1;
+    p->pvp_heal_halves = 1;
+    p->pvp_attack_reward = 1.0f;
+    p->pvp_attacked_penalty = -0.5f;
+    for (int k = 0; k < SV_N_ACHIEVEMENTS; k++) p->weights[k] = 1.0f;
+}
+
+/* ---- memory: one block, arrays after the struct --------------------------------------- */
+
+#define ALIGN16(n) (((n) + 15) & ~(size_t)15)
+
+static size_t note_cap(const sv_params *p) { return (size_t)p->n_players * 32 + 64; }
+
+size_t sv_world_bytes(const sv_params *p)
+{
+    size_t n = ALIGN16(sizeof(sv_world));
+    for (int k = 0; k < SV_N_MOB_KINDS; k++) n += ALIGN16(sizeof(sv_mob) * (size_t)(p->max_mobs[k] + 1));
+    n += ALIGN16(sizeof(sv_plant) * (size_t)(p->max_plants + 1));
+    n += ALIGN16(sizeof(sv_player) * (size_t)p->n_players);
+    n += ALIGN16(sizeof(uint16_t) * (size_t)p->n_players * SV_VIEW_CELLS * 8);
+    n += ALIGN16(sizeof(uint16_t) * SV_MAP * SV_MAP);
+    n += 2 * ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
+    n += ALIGN16(sizeof(sv_note) * note_cap(p));
+    return n;
+}
+
+sv_world *sv_layout(void *mem, const sv_params *p)
+{
+    uint8_t *b = mem;
+    sv_world *w = (sv_world *)(void *)b;
+    b += ALIGN16(sizeof(sv_world));
+    w->p = *p;
+    for (int k = 0; k < SV_N_MOB_KINDS; k++) {
+        w->mobs[k] = (sv_mob *)(void *)b;
+        b += ALIGN16(sizeof(sv_mob) * (size_t)(p->max_mobs[k] + 1));
+    }
+    w->plants = (sv_plant *)(void *)b;
+    b += ALIGN16(sizeof(sv_plant) * (size_t)(p->max_plants + 1));
+    w->players = (sv_player *)(void *)b;
+    b += ALIGN16(sizeof(sv_player) * (size_t)p->n_players);
+    for (int32_t i = 0; i < p->n_players; i++)
+        w->players[i].obs_set = (uint16_t *)(void *)b + (size_t)i * SV_VIEW_CELLS * 8;
+    b += ALIGN16(sizeof(uint16_t) * (size_t)p->n_players * SV_VIEW_CELLS * 8);
+    w->cand = (uint16_t *)(void *)b;
+    b += ALIGN16(sizeof(uint16_t) * SV_MAP * SV_MAP);
+    w->order = (int32_t *)(void *)b;
+    b += ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
+    w->saved = (int32_t *)(void *)b;
+    b += ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
+    w->notes = (sv_note *)(void *)b;
+    w->note_cap = (int32_t)note_cap(p);
+    return w;
+}
+
+/* ---- small shared helpers --------------------------------------------------------------- */
+
+float sv_light(int32_t t, int32_t day_length)
+{
+    double phase = (double)(t % day_length) / (double)day_length + 0.3;
+    double c = fabs(cos(3.14159265358979323846 * phase));
+    return (float)(1.0 - c * c * c);
+}
+
+/* ---- noise ------------------------------------------------------------------------------- */
+
+static inline float uniform(polis_rng *rng)
+{
+    return (float)(polis_rng_next(rng) >> 8) * (1.0f / 16777216.0f);
+}
+
+static inline float fade(float t) { return t * t * t * (t * (t * 6.0f - 15.0f) + 10.0f); }
+
+/* The smallest and largest value of a map-sized field (GCC does not vectorise a float
+ * min/max reduction on its own, and this runs four times per reset). */
+static void field_range(const float *f, float *out_lo, float *out_hi)
+{
+#if defined(__SSE2__)
+    __m128 lo = _mm_loadu_ps(f), hi = lo;
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 4) {
+        __m128 x = _mm_loadu_ps(f + k);
+        lo = _mm_min_ps(lo, x);
+        hi = _mm_max_ps(hi, x);
+    }
+    float l[4], h[4];
+    _mm_storeu_ps(l, lo);
+    _mm_storeu_ps(h, hi);
+#else
+    float l[4] = {f[0], f[0], f[0], f[0]}, h[4] = {f[0], f[0], f[0], f[0]};
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 4)
+        for (int32_t q = 0; q < 4; q++) {
+            l[q] = f[k + q] < l[q] ? f[k + q] : l[q];
+            h[q] = f[k + q] > h[q] ? f[k + q] : h[q];
+        }
+#endif
+    *out_lo = l[0];
+    *out_hi = h[0];
+    for (int32_t q = 1; q < 4; q++) {
+        *out_lo = l[q] < *out_lo ? l[q] : *out_lo;
+        *out_hi = h[q] > *out_hi ? h[q] : *out_hi;
+    }
+}
+
+/* One octave of Perlin noise at resolution (rr, rc) over the map, rescaled to [0, 1].
+ * Along a row the fraction fx is fixed, so each lattice column b contributes a line in fy:
+ * x0 = A[b] + B[b] * fy and x1 = A[b+1] + B[b+1] * (fy - 1), the blends of the corner dot
+ * products across the row's two lattice rows; the inner loop is then a few flops per cell
+ * with loop-invariant coefficients, which the compiler vectorises. */
+static void perlin(polis_rng *rng, int32_t rr, int32_t rc, float *out)
+{
+    float gc[17 * 33], gs[17 * 33], A[33], B[33], fys[SV_MAP], vs[SV_MAP];
+    int32_t nc = rc + 1;
+    for (int32_t i = 0; i < (rr + 1) * nc; i++) {
+        float th = 6.28318530717958647692f * uniform(rng);
+        gc[i] = cosf(th);
+        gs[i] = sinf(th);
+    }
+    int32_t dr = SV_MAP / rr, dc = SV_MAP / rc;
+    for (int32_t j = 0; j < dc; j++) {
+        fys[j] = (float)j / (float)dc;
+        vs[j] = fade(fys[j]);
+    }
+    for (int32_t i = 0; i < SV_MAP; i++) {
+        int32_t a = i / dr;
+        float fx = (float)(i % dr) / (float)dr, u = fade(fx);
+        const float *c0 = gc + a * nc, *c1 = c0 + nc, *s0 = gs + a * nc, *s1 = s0 + nc;
+        for (int32_t b = 0; b < nc; b++) {
+            A[b] = c0[b] * fx * (1.0f - u) + c1[b] * (fx - 1.0f) * u;
+            B[b] = s0[b] * (1.0f - u) + s1[b] * u;
+        }
+        float *row = out + i * SV_MAP;
+        for (int32_t b = 0; b < rc; b++) {
+            float a0 = A[b], b0 = B[b], a1 = A[b + 1], b1 = B[b + 1];
+            float *cell = row + b * dc;
+            for (int32_t j = 0; j < dc; j++) {
+                float fy = fys[j];
+                float x0 = a0 + b0 * fy, x1 = a1 + b1 * (fy - 1.0f);
+                cell[j] = 1.41421356237f * (x0 + vs[j] * (x1 - x0));
+            }
+        }
+    }
+    float lo, hi;
+    field_range(out, &lo, &hi);
+    float scale = hi > lo ? 1.0f / (hi - lo) : 0.0f;
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k++) out[k] = (out[k] - lo) * scale;
+}
+
+/* ---- generation --------------------------------------------------------------------------- */
+
+/* The start-area term: prox - 1 is 0 at distance 5 or more from the start, so only the 41
+ * tiles nearer than that change. */
+static void start_area(float *field)
+{
+    for (int32_t dr = -4; dr <= 4; dr++)
+        for (int32_t dc = -4; dc <= 4; dc++) {
+            int32_t d = abs(dr) + abs(dc);
+            if (d < 5) field[(SV_MAP / 2 + dr) * SV_MAP + SV_MAP / 2 + dc] += (float)d / 5.0f - 1.0f;
+        }
+}
+
+/* Each layer is one pass over the map without branches where possible, so the compiler
+ * vectorises it; random draws happen only on the tiles they can change. */
+void sv_generate(sv_world *w, polis_rng *rng)
+{
+    enum { N = SV_MAP * SV_MAP };
+    float water[N], mountain[N], field[N], tfield[N];
+    uint8_t *m = &w->map[0][0];
+
+    perlin(rng, 4, 4, water);
+    start_area(water);
+    for (int32_t k = 0; k < N; k++) {
+        float v = water[k];
+        uint8_t sand = (uint8_t)(v > 0.6f && v < 0.75f ? SV_SAND : SV_GRASS);
+        m[k] = (uint8_t)(v > 0.7f ? SV_WATER : sand);
+    }
+    perlin(rng, 4, 4, mountain);
+    for (int32_t k = 0; k < N; k++) mountain[k] += 0.05f;
+    start_area(mountain);
+    /* tunnels: one (8, 32) field and its transpose */
+    perlin(rng, 8, 32, field);
+    for (int32_t i = 0; i < SV_MAP; i++)
+        for (int32_t j = 0; j < SV_MAP; j++) tfield[i * SV_MAP + j] = field[j * SV_MAP + i];
+    for (int32_t k = 0; k < N; k++) {
+        float mv = mountain[k];
+        uint8_t b = mv > 0.7f ? SV_STONE : m[k];
+        b = mv > 0.7f && (field[k] > 0.8f || tfield[k] > 0.8f) ? SV_PATH : b;
+        m[k] = mv > 0.85f && water[k] > 0.4f ? SV_PATH : b; /* caves */
+    }
+    /* ores, with independent draws on stone tiles only */
+    for (int32_t k = 0; k < N; k++) {
+        if (m[k] != SV_STONE) continue;
+        if (uniform(rng) < 0.04f)
+            m[k] = SV_COAL;
+        else if (uniform(rng) < 0.03f)
+            m[k] = SV_IRON;
+        else if (mountain[k] > 0.8f && uniform(rng) < 0.005f)
+            m[k] = SV_DIAMOND;
+    }
+    /* trees, then lava over everything */
+    perlin(rng, 16, 16, field);
+    for (int32_t k = 0; k < N; k++)
+        if (field[k] > 0.5f && m[k] == SV_GRASS && uniform(rng) > 0.8f) m[k] = SV_TREE;
+    for (int32_t k = 0; k < N; k++)
+        m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
+    m[(SV_MAP / 2) * SV_MAP + SV_MAP / 2] = SV_GRASS;
+    if (w->p.always_diamond) {
+        int32_t stones = 0;
+        for (int32_t k = 0; k < N; k++) stones += m[k] == SV_STONE;
+        if (stones > 0) {
+            int32_t pick = (int32_t)polis_rng_below(rng, (uint32_t)stones);
+            for (int32_t k = 0; k < N; k++)
+                if (m[k] == SV_STONE && pick-- == 0) {
+                    m[k] = SV_DIAMOND;
+                    break;
+                }
+        }
+    }
+
+    memset(w->mob_map, 0, sizeof w->mob_map);
+    memset(w->player_map, 0, sizeof w->player_map);
+    memset(w->placed_by, 0xff, sizeof w->placed_by);
+    for (int k = 0; k < SV_N_MOB_KINDS; k++) {
+        memset(w->mobs[k], 0, sizeof(sv_mob) * (size_t)w->p.max_mobs[k]);
+        w->n_active[k] = 0;
+    }
+    w->n_plants = 0;
+    w->timestep = 0;
+    w->light = sv_light(0, w->p.day_length);
+    w->n_notes = 0;
+    for (int32_t i = 0; i < w->p.n_players; i++) {
+        sv_player *pl = &w->players[i];
+        /* keep what the incremental observation writer knows about its buffer */
+        uint16_t *keep_set = pl->obs_set;
+        void *keep_dst = pl->obs_dst;
+        int32_t keep_n = pl->obs_n;
+        uint8_t keep_view[64];
+        memcpy(keep_view, pl->obs_view, sizeof keep_view);
+        memset(pl, 0, sizeof *pl);
+        pl->obs_set = keep_set;
+        pl->obs_dst = keep_dst;
+        pl->obs_n = keep_n;
+        memcpy(pl->obs_view, keep_view, sizeof keep_view);
+        pl->r = SV_MAP / 2;
+        pl->c = SV_MAP / 2;
+        pl->dir = SV_UP;
+        pl->alive = true;
+        pl->health = pl->food = pl->drink = pl->energy = 9;
+        w->player_map[SV_MAP / 2][SV_MAP / 2]++;
+    }
+}

@@ -1,0 +1,392 @@
+/* survival.so through the kernel: the shipped scenarios, the observation field and action
+ * layout, masks, rewards against the achievement events, dead players frozen and the episode
+ * ending only when every player is done, golden state hashes of seeded episodes, no
+ * allocation in the step loop, a failing-allocator sweep, and bad parameters refused with
+ * their JSON path. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "sv.h"
+#include "testutil.h"
+
+#define CLASSIC POLIS_SOURCE_DIR "/rulesets/survival/survival_classic.json"
+#define MAC POLIS_SOURCE_DIR "/rulesets/survival/survival_mac.json"
+
+static char *scenario(int agents, const char *params)
+{
+    size_t n = strlen(params) + 256;
+    char *s = malloc(n);
+    snprintf(s, n,
+             "{\"agents\": %d, \"max_steps\": 10000, \"plugins\": [{\"name\": \"survival\", "
+             "\"params\": %s}]}",
+             agents, params);
+    return s;
+}
+
+static void test_layout(void)
+{
+    polis_env *env = test_env_file(CLASSIC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_n_actions(env), SV_N_ACTIONS);
+    for (int32_t a = 0; a < SV_N_ACTIONS; a++)
+        CHECK_EQ_STR(polis_env_action_name(env, a), sv_action_names[a]);
+    CHECK_EQ_INT(polis_env_n_obs_fields(env), 1);
+    polis_obs_field f;
+    CHECK(polis_env_reset(env, 3) == POLIS_OK);
+    const float *obs = test_obs_field(env, 0, "symbolic", &f);
+    CHECK_EQ_INT(f.ndim, 1);
+    CHECK_EQ_INT(f.shape[0], 1345);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_F32);
+    CHECK_EQ_INT(polis_env_io(env)->obs_size, 1345 * 4 + 4); /* padded to 8 bytes */
+    /* the player on grass at the centre, facing up, full vitals, light(0) */
+    CHECK(obs[(3 * 9 + 4) * 21 + SV_GRASS] == 1.0f);
+    CHECK(obs[1323 + 12] == 0.89990234375f);
+    CHECK(obs[1323 + 16 + 2] == 1.0f);
+    CHECK(fabsf(obs[1343] - 0.797f) < 0.001f);
+    CHECK(test_mask(env, 0, "noop") == 1);
+    CHECK(test_mask(env, 0, "sleep") == 0); /* energy 9 */
+    CHECK(test_mask(env, 0, "make_wood_pickaxe") == 0);
+    CHECK(test_mask(env, 0, "place_table") == 0);
+    polis_env_destroy(env);
+
+    env = test_env_file(MAC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_reset(env, 3) == POLIS_OK);
+    obs = test_obs_field(env, 2, "symbolic", &f);
+    CHECK_EQ_INT(f.shape[0], 1409);
+    /* all three start on one tile: the others are on the player's own cell */
+    CHECK(obs[(3 * 9 + 4) * 22 + 21] == 1.0f);
+    CHECK(obs[1408] == 1.0f);
+    polis_env_destroy(env);
+
+    char *json = scenario(4, "{\"observation\": \"share_stats\"}");
+    env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_reset(env, 3) == POLIS_OK);
+    test_obs_field(env, 0, "symbolic", &f);
+    CHECK_EQ_INT(f.shape[0], 1346);
+    const float *others = test_obs_field(env, 0, "others", &f);
+    CHECK_EQ_INT(f.ndim, 2);
+    CHECK_EQ_INT(f.shape[0], 3);
+    CHECK_EQ_INT(f.shape[1], 84);
+    for (int k = 0; k < 3; k++) CHECK(others[k * 84 + 3 * 9 + 4] == 1.0f);
+    polis_env_destroy(env);
+}
+
+typedef struct counts {
+    int32_t ach_type, death_type;
+    int32_t ach[8];
+    int32_t deaths;
+} counts;
+
+static void count_event(void *ud, const polis_event *ev)
+{
+    counts *c = ud;
+    const int32_t *f = ev->data;
+    if (ev->type == c->ach_type && f[0] < 8) c->ach[f[0]]++;
+    if (ev->type == c->death_type) c->deaths++;
+}
+
+/* Three players at random: after the first one dies the episode goes on, the dead player's
+ * observation stays frozen (vitals, inventory, is_alive 0), its mask allows only noop; the
+ * episode ends only when all are done. Each return equals the player's achievement events
+ * plus 0.1 x its health change. */
+static void test_dead_and_done(void)
+{
+    polis_env *env = test_env_file(MAC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    const polis_io *io = polis_env_io(env);
+    counts c = {0};
+    c.ach_type = polis_env_event_find(env, "survival.achievement");
+    c.death_type = polis_env_event_find(env, "survival.death");
+    polis_env_subscribe(env, -1, count_event, &c);
+    int firsts_checked = 0;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        memset(c.ach, 0, sizeof c.ach);
+        c.deaths = 0;
+        CHECK(polis_env_reset(env, seed) == POLIS_OK);
+        double ret[3] = {0};
+        float frozen[3][23];
+        bool dead[3] = {false, false, false};
+        int32_t random = polis_env_policy_find(env, "random");
+        while (!polis_env_done(env)) {
+            CHECK(polis_env_policy_act(env, random, NULL, 0) == POLIS_OK);
+            if (polis_env_step(env) != POLIS_OK) {
+                fprintf(stderr, "%s\n", polis_env_error(env));
+                CHECK(false);
+                break;
+            }
+            int32_t n_dead = 0;
+            for (int a = 0; a < 3; a++) {
+                ret[a] += io->rewards[a];
+                const float *o = test_obs_field(env, a, "symbolic", NULL);
+                if (io->terminations[a] && !dead[a]) {
+                    dead[a] = true;
+                    memcpy(frozen[a], o + 1386, sizeof frozen[a]);
+                    CHECK(o[1408] == 0.0f);
+                } else if (dead[a]) {
+                    CHECK(io->rewards[a] == 0.0f);
+                    /* inventory, vitals and facing as they were at death */
+                    CHECK(memcmp(frozen[a], o + 1386, sizeof(float) * 20) == 0);
+                    uint8_t only_noop = 1;
+                    for (int32_t k = 1; k < io->n_actions; k++)
+                        only_noop &= io->masks[a * io->n_actions + k] == 0;
+                    CHECK(only_noop);
+                }
+                n_dead += dead[a];
+            }
+            if (n_dead > 0 && n_dead < 3) {
+                CHECK(!polis_env_done(env));
+                firsts_checked++;
+            }
+        }
+        for (int a = 0; a < 3; a++) {
+            CHECK(io->terminations[a] || io->truncations[a]);
+            const float *o = test_obs_field(env, a, "symbolic", NULL);
+            int health = (int)lroundf(o[1386 + 12] * 10.0f);
+            double want = c.ach[a] + 0.1 * (health - 9);
+            CHECK(fabs(ret[a] - want) < 1e-3);
+        }
+        CHECK_EQ_INT(c.deaths, 3);
+        CHECK(polis_env_step(env) == POLIS_ERR_STATE);
+    }
+    CHECK(firsts_checked > 0);
+    polis_env_destroy(env);
+}
+
+/* The state hash of seeded random episodes through the kernel, pinned. */
+static uint64_t run_hash(const char *path, uint64_t seed, int steps)
+{
+    polis_env *env = test_env_file(path, NULL);
+    if (!env) return 0;
+    int32_t random = polis_env_policy_find(env, "random");
+    uint64_t h = 0;
+    polis_env_reset(env, seed);
+    for (int t = 0; t < steps; t++) {
+        if (polis_env_done(env)) polis_env_reset(env, seed + (uint64_t)t);
+        polis_env_policy_act(env, random, NULL, 0);
+        polis_env_step(env);
+        h = h * 31 + polis_env_state_hash(env);
+    }
+    polis_env_destroy(env);
+    return h;
+}
+
+static void test_golden(void)
+{
+    uint64_t a = run_hash(CLASSIC, 11, 600), b = run_hash(MAC, 11, 600);
+    CHECK(a == run_hash(CLASSIC, 11, 600));
+    CHECK(a != run_hash(CLASSIC, 12, 600));
+    fprintf(stderr, "golden classic %016llx mac %016llx\n", (unsigned long long)a,
+            (unsigned long long)b);
+    CHECK(a == 0xe1d220c4144496b4ULL);
+    CHECK(b == 0x0365809cefb2dd99ULL);
+}
+
+/* No allocation in the step loop, resets included, for 1 and 16 players. */
+static void test_no_alloc(void)
+{
+    for (int n = 1; n <= 16; n += 15) {
+        test_alloc al = {0};
+        char *json = scenario(n, "{\"max_cows\": 10, \"spawn_cow_chance\": 0.3}");
+        polis_env *env = test_env(json, NULL, &al);
+        free(json);
+        CHECK(env != NULL);
+        if (!env) continue;
+        int32_t random = polis_env_policy_find(env, "random");
+        polis_env_reset(env, 1);
+        long before = al.calls;
+        int resets = 0;
+        for (int t = 0; t < 10000; t++) {
+            if (polis_env_done(env)) {
+                polis_env_reset(env, (uint64_t)t);
+                resets++;
+            }
+            polis_env_policy_act(env, random, NULL, 0);
+            polis_env_step(env);
+        }
+        CHECK_EQ_INT(al.calls, before);
+        CHECK(resets > 0);
+        polis_env_destroy(env);
+        CHECK_EQ_INT(al.live, 0);
+    }
+}
+
+static void test_alloc_sweep(void)
+{
+    long total, failures;
+    CHECK_EQ_INT(test_create_sweep(CLASSIC, &total, &failures), 0);
+    CHECK(failures > 0);
+    CHECK_EQ_INT(test_create_sweep(MAC, &total, &failures), 0);
+    CHECK(failures > 0);
+}
+
+static void expect_error(int agents, const char *params, const char *want)
+{
+    char *json = scenario(agents, params);
+    CHECK_CONTAINS(test_env_error(json), want);
+    free(json);
+}
+
+static void test_bad_params(void)
+{
+    expect_error(1, "{\"observation\": \"pixels\"}",
+                 "survival: params.observation: expected \"classic\", \"mac\", \"share_stats\" "
+                 "or \"auto\", got \"pixels\"");
+    expect_error(1, "{\"observation\": \"share_stats\"}",
+                 "params.observation: \"share_stats\" needs at least 2 players");
+    expect_error(2, "{\"tie_break\": \"first\"}",
+                 "params.tie_break: expected \"intended\" or \"reference\", got \"first\"");
+    expect_error(2, "{\"reward_mode\": \"shared\"}", "params.reward_mode: expected");
+    expect_error(1, "{\"achievement_weights\": {\"collect_wood\": 2, \"eat_bread\": 1}}",
+                 "plugins[0].params.achievement_weights.eat_bread: unknown achievement "
+                 "\"eat_bread\"");
+    expect_error(1, "{\"achievement_weights\": {\"collect_wood\": \"a lot\"}}",
+                 "plugins[0].params.achievement_weights.collect_wood");
+    expect_error(1, "{\"achievement_weights\": [1, 2, 3]}",
+                 "plugins[0].params.achievement_weights: expected 22 weights (one per "
+                 "achievement), got 3");
+    expect_error(1, "{\"achievement_weights\": 5}",
+                 "plugins[0].params.achievement_weights: expected an object");
+    expect_error(1, "{\"max_cows\": 65}", "plugins[0].params.max_cows");
+    expect_error(1, "{\"spawn_cow_chance\": 1.5}", "plugins[0].params.spawn_cow_chance");
+    expect_error(1, "{\"pvp_heal\": 0.3}", "params.pvp_heal: expected a multiple of 0.5");
+    expect_error(300, "{}", "needs 1 to 256 players (agents), the scenario has 300");
+
+    /* weights that parse: an object and an array */
+    char *json = scenario(1, "{\"achievement_weights\": {\"collect_wood\": 2.5}}");
+    polis_env *env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (env) polis_env_destroy(env);
+    json = scenario(1, "{\"achievement_weights\": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,0]}");
+    env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (env) polis_env_destroy(env);
+}
+
+/* 64 players in one world step and stay consistent. */
+static void test_many(void)
+{
+    char *json = scenario(64, "{}");
+    polis_env *env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    const polis_io *io = polis_env_io(env);
+    int32_t random = polis_env_policy_find(env, "random");
+    CHECK(polis_env_reset(env, 9) == POLIS_OK);
+    int t = 0;
+    while (!polis_env_done(env) && t < 3000) {
+        CHECK(polis_env_policy_act(env, random, NULL, 0) == POLIS_OK);
+        CHECK(polis_env_step(env) == POLIS_OK);
+        t++;
+    }
+    int done = 0;
+    for (int a = 0; a < 64; a++) done += io->terminations[a] || io->truncations[a];
+    CHECK(t > 50);
+    CHECK(done == 64 || t == 3000);
+    polis_env_destroy(env);
+}
+
+typedef struct bounty_count {
+    int32_t killed, paid;
+    long kills, pays, stones, night_kills;
+} bounty_count;
+
+static void bounty_event(void *ud, const polis_event *ev)
+{
+    bounty_count *b = ud;
+    const int32_t *f = ev->data;
+    if (ev->type == b->killed && f[1] == SV_ZOMBIE) {
+        b->kills++;
+        int t = (int)(ev->tick % 300);
+        b->night_kills += t >= 148 && t <= 272;
+    }
+    if (ev->type == b->paid) {
+        b->pays++;
+        b->stones += f[1];
+    }
+}
+
+/* The Lua rule on top of survival (bounty.lua): one payment per zombie killed, in reward
+ * (the "bounty" reward function) and by night in stone. */
+static void test_lua_rule(void)
+{
+    polis_env *env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_bounty.json", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    bounty_count b = {0};
+    b.killed = polis_env_event_find(env, "survival.mob_killed");
+    b.paid = polis_env_event_find(env, "bounty.paid");
+    CHECK(b.paid >= 0);
+    polis_env_subscribe(env, -1, bounty_event, &b);
+    int32_t fn = -1, scripted = polis_env_policy_find(env, "scripted");
+    for (int32_t i = 0; i < polis_env_n_reward_fns(env); i++)
+        if (strcmp(polis_env_reward_fn_name(env, i), "bounty") == 0) fn = i;
+    CHECK(fn >= 0);
+    double bounty = 0.0;
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        polis_env_reset(env, seed);
+        while (!polis_env_done(env)) {
+            CHECK(polis_env_policy_act(env, scripted, NULL, 0) == POLIS_OK);
+            if (polis_env_step(env) != POLIS_OK) {
+                fprintf(stderr, "%s\n", polis_env_error(env));
+                CHECK(false);
+                break;
+            }
+            const float *row = polis_env_reward_components(env) + (size_t)fn * 3;
+            for (int a = 0; a < 3; a++) bounty += row[a];
+        }
+    }
+    CHECK(b.kills > 5);
+    CHECK_EQ_INT(b.pays, b.kills);
+    CHECK_EQ_INT(b.stones, b.night_kills);
+    CHECK(fabs(bounty - 0.5 * (double)b.kills) < 1e-3);
+    polis_env_destroy(env);
+}
+
+/* The larger social scenario: inside a tribe every step's reward is shared equally. */
+static void test_tribes(void)
+{
+    polis_env *env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_tribes.json", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    const polis_io *io = polis_env_io(env);
+    int32_t random = polis_env_policy_find(env, "random");
+    polis_env_reset(env, 5);
+    int unequal = 0, nonzero = 0;
+    for (int t = 0; t < 400 && !polis_env_done(env); t++) {
+        polis_env_policy_act(env, random, NULL, 0);
+        CHECK(polis_env_step(env) == POLIS_OK);
+        for (int tribe = 0; tribe < 2; tribe++)
+            for (int a = 1; a < 6; a++)
+                unequal += fabsf(io->rewards[tribe * 6 + a] - io->rewards[tribe * 6]) > 1e-5f;
+        nonzero += io->rewards[0] != 0.0f;
+    }
+    CHECK_EQ_INT(unequal, 0);
+    CHECK(nonzero > 0);
+    polis_env_destroy(env);
+}
+
+int main(void)
+{
+    test_tribes();
+    test_lua_rule();
+    test_layout();
+    test_dead_and_done();
+    test_golden();
+    test_no_alloc();
+    test_alloc_sweep();
+    test_bad_params();
+    test_many();
+    CHECK_DONE();
+}

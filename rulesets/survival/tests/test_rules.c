@@ -1,0 +1,951 @@
+/* The survival rules on crafted states (README; specs/survival.md §13): the core (sv.h) is
+ * driven directly — a flat grass world, players and mobs put where a check needs them — so
+ * every number of the spec is pinned: light samples, intrinsic timings, the crafting and
+ * placement tables, DO, movement, damage, mobs and their attacks, spawn and despawn
+ * distances, plants, one actor per contested tile, frozen dead players, observation layout,
+ * world generation, and a golden hash of seeded episodes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "sv.h"
+
+static sv_world *world_new(const sv_params *p)
+{
+    void *mem = calloc(1, sv_world_bytes(p));
+    return sv_layout(mem, p);
+}
+
+/* A world of grass with n players at (32, 32), facing up, no mobs; spawning off. */
+static sv_world *flat(int32_t n, polis_rng *rng)
+{
+    sv_params p;
+    sv_params_default(&p, n);
+    p.spawn_cow_chance = p.spawn_zombie_base_chance = p.spawn_zombie_night_chance =
+        p.spawn_skeleton_chance = 0.0f;
+    sv_world *w = world_new(&p);
+    polis_rng_seed(rng, 42, 1);
+    sv_generate(w, rng);
+    memset(w->map, SV_GRASS, sizeof w->map);
+    return w;
+}
+
+static void put(sv_world *w, int32_t i, int32_t r, int32_t c, int32_t dir)
+{
+    sv_player *pl = &w->players[i];
+    if (pl->alive) w->player_map[pl->r][pl->c]--;
+    pl->r = r;
+    pl->c = c;
+    pl->dir = dir;
+    if (pl->alive) w->player_map[r][c]++;
+}
+
+static int32_t add_mob(sv_world *w, int32_t kind, int32_t r, int32_t c, int32_t health)
+{
+    sv_mob *ms = w->mobs[kind];
+    for (int32_t s = 0; s < w->p.max_mobs[kind]; s++)
+        if (!ms[s].active) {
+            ms[s] = (sv_mob){r, c, health, 0, 0, 0, true};
+            w->n_active[kind]++;
+            if (kind != SV_ARROW) w->mob_map[r][c] = (uint16_t)(((kind << 8) | s) + 1);
+            return s;
+        }
+    return -1;
+}
+
+static void step1(sv_world *w, polis_rng *rng, int32_t a0)
+{
+    w->players[0].act = a0;
+    for (int32_t i = 1; i < w->p.n_players; i++) w->players[i].act = SV_NOOP;
+    sv_step(w, rng);
+}
+
+static void test_light(void)
+{
+    static const int32_t T[11] = {0, 30, 60, 90, 120, 150, 180, 210, 240, 270, 299};
+    static const double L[11] = {0.797, 0.971, 1.0, 0.971, 0.797, 0.471,
+                                 0.140, 0.0,   0.140, 0.471, 0.788};
+    for (int k = 0; k < 11; k++) CHECK(fabs(sv_light(T[k], 300) - L[k]) < 0.0015);
+    CHECK(fabs(sv_light(300 + 60, 300) - 1.0) < 1e-6);
+    /* below 0.5 for t mod 300 in about [148, 272] */
+    CHECK(sv_light(147, 300) > 0.5f && sv_light(149, 300) < 0.5f);
+    CHECK(sv_light(271, 300) < 0.5f && sv_light(273, 300) > 0.5f);
+}
+
+/* The step at which a stat first changes, from a fresh player doing `act` every step. */
+static int32_t first_change(int32_t which, bool asleep, int32_t start, int32_t *out_after)
+{
+    polis_rng rng;
+    sv_world *w = flat(1, &rng);
+    sv_player *pl = &w->players[0];
+    pl->food = pl->drink = pl->energy = pl->health = start;
+    if (which == 4) pl->food = 0; /* starving: health falls */
+    int32_t *v = which == 0   ? &pl->food
+                 : which == 1 ? &pl->drink
+                 : which == 2 ? &pl->energy
+                              : &pl->health;
+    int32_t before = *v;
+    for (int32_t t = 1; t <= 200; t++) {
+        if (asleep) {
+            pl->sleeping = true;
+            if (which != 2) pl->energy = 5; /* keep sleeping */
+        }
+        step1(w, &rng, SV_NOOP);
+        if (*v != before) {
+            *out_after = *v;
+            free(w);
+            return t;
+        }
+    }
+    free(w);
+    return -1;
+}
+
+static void test_intrinsics(void)
+{
+    int32_t after;
+    CHECK_EQ_INT(first_change(0, false, 9, &after), 26); /* food, awake */
+    CHECK_EQ_INT(after, 8);
+    CHECK_EQ_INT(first_change(1, false, 9, &after), 21); /* drink */
+    CHECK_EQ_INT(first_change(2, false, 9, &after), 31); /* energy */
+    /* asleep the accumulators grow by 0.5: past 25 after 51 steps, past 20 after 41 */
+    CHECK_EQ_INT(first_change(0, true, 5, &after), 51);
+    CHECK_EQ_INT(first_change(1, true, 5, &after), 41);
+    CHECK_EQ_INT(first_change(2, true, 5, &after), 11); /* asleep: energy +1 every 11 */
+    CHECK_EQ_INT(after, 6);
+    CHECK_EQ_INT(first_change(3, false, 5, &after), 26); /* health +1 awake */
+    CHECK_EQ_INT(after, 6);
+    CHECK_EQ_INT(first_change(3, true, 5, &after), 13); /* asleep */
+    CHECK_EQ_INT(first_change(4, false, 5, &after), 16); /* starving: -1 every 16 */
+    CHECK_EQ_INT(after, 4);
+    CHECK_EQ_INT(first_change(4, true, 5, &after), 31); /* -0.5 a step: below -15 after 31 */
+
+    /* sleeping: SLEEP needs energy < 9; a sleeper wakes one step after energy is back at 9,
+     * with WAKE_UP; every action of a sleeper is a noop */
+    polis_rng rng;
+    sv_world *w = flat(1, &rng);
+    sv_player *pl = &w->players[0];
+    step1(w, &rng, SV_SLEEP);
+    CHECK(!pl->sleeping);
+    pl->energy = 8;
+    step1(w, &rng, SV_SLEEP);
+    CHECK(pl->sleeping);
+    CHECK_EQ_INT(sv_legal(w, 0), 1);
+    step1(w, &rng, SV_LEFT);
+    CHECK_EQ_INT(pl->dir, SV_UP);
+    int32_t t = 0;
+    while (pl->sleeping && t < 100) {
+        step1(w, &rng, SV_NOOP);
+        t++;
+    }
+    CHECK(!pl->sleeping);
+    CHECK(pl->ach & 1u << SV_ACH_WAKE_UP);
+    CHECK_EQ_INT(pl->energy, 9);
+    free(w);
+}
+
+static void test_crafting(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(1, &rng);
+    sv_player *pl = &w->players[0];
+    /* no table: nothing */
+    pl->inv[SV_INV_WOOD] = 5;
+    step1(w, &rng, SV_MAKE_WOOD_PICKAXE);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD_PICKAXE], 0);
+    CHECK(!(sv_legal(w, 0) & 1u << SV_MAKE_WOOD_PICKAXE));
+    /* a table on a diagonal neighbour counts */
+    w->map[31][31] = SV_TABLE;
+    CHECK(sv_legal(w, 0) & 1u << SV_MAKE_WOOD_PICKAXE);
+    CHECK(!(sv_legal(w, 0) & 1u << SV_MAKE_STONE_PICKAXE));
+    step1(w, &rng, SV_MAKE_WOOD_PICKAXE);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD_PICKAXE], 1);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD], 4);
+    CHECK(pl->ach & 1u << SV_ACH_MAKE_WOOD_PICKAXE);
+    CHECK(fabsf(pl->reward - 1.0f) < 1e-6f);
+    step1(w, &rng, SV_MAKE_WOOD_SWORD);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD_SWORD], 1);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD], 3);
+    /* stone tools: 1 wood + 1 stone */
+    pl->inv[SV_INV_STONE] = 2;
+    step1(w, &rng, SV_MAKE_STONE_PICKAXE);
+    step1(w, &rng, SV_MAKE_STONE_SWORD);
+    CHECK_EQ_INT(pl->inv[SV_INV_STONE_PICKAXE], 1);
+    CHECK_EQ_INT(pl->inv[SV_INV_STONE_SWORD], 1);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD], 1);
+    CHECK_EQ_INT(pl->inv[SV_INV_STONE], 0);
+    /* iron tools need a furnace too, and wood, stone, iron and coal */
+    pl->inv[SV_INV_WOOD] = 2;
+    pl->inv[SV_INV_STONE] = 2;
+    pl->inv[SV_INV_IRON] = 2;
+    pl->inv[SV_INV_COAL] = 2;
+    step1(w, &rng, SV_MAKE_IRON_PICKAXE);
+    CHECK_EQ_INT(pl->inv[SV_INV_IRON_PICKAXE], 0);
+    w->map[33][32] = SV_FURNACE;
+    CHECK(sv_legal(w, 0) & 1u << SV_MAKE_IRON_SWORD);
+    step1(w, &rng, SV_MAKE_IRON_PICKAXE);
+    step1(w, &rng, SV_MAKE_IRON_SWORD);
+    CHECK_EQ_INT(pl->inv[SV_INV_IRON_PICKAXE], 1);
+    CHECK_EQ_INT(pl->inv[SV_INV_IRON_SWORD], 1);
+    for (int k = SV_INV_WOOD; k <= SV_INV_IRON; k++)
+        if (k != SV_INV_DIAMOND) CHECK_EQ_INT(pl->inv[k], 0);
+    CHECK(!(sv_legal(w, 0) & 1u << SV_MAKE_WOOD_SWORD)); /* no wood left */
+    /* crafting at 9 still spends the materials; the count stays 9 */
+    pl->inv[SV_INV_WOOD] = 1;
+    pl->inv[SV_INV_WOOD_SWORD] = 9;
+    step1(w, &rng, SV_MAKE_WOOD_SWORD);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD_SWORD], 9);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD], 0);
+    /* damage: counts (Craftax) or tiers (Crafter) */
+    pl->inv[SV_INV_WOOD_SWORD] = 2;
+    pl->inv[SV_INV_STONE_SWORD] = 1;
+    pl->inv[SV_INV_IRON_SWORD] = 0;
+    CHECK_EQ_INT(sv_damage(w, pl), 4);
+    pl->inv[SV_INV_IRON_SWORD] = 9;
+    CHECK_EQ_INT(sv_damage(w, pl), 45);
+    w->p.count_scaled_damage = false;
+    CHECK_EQ_INT(sv_damage(w, pl), 5);
+    memset(pl->inv, 0, sizeof pl->inv);
+    CHECK_EQ_INT(sv_damage(w, pl), 1);
+    free(w);
+}
+
+/* Places `a` from a player at (32,32) facing up on a tile holding `block`; returns whether it
+ * was placed (the cost paid, the tile now `want`). */
+static bool placed(int32_t a, int32_t block, int32_t want)
+{
+    polis_rng rng;
+    sv_world *w = flat(1, &rng);
+    sv_player *pl = &w->players[0];
+    pl->inv[SV_INV_WOOD] = 2;
+    pl->inv[SV_INV_STONE] = 1;
+    pl->inv[SV_INV_SAPLING] = 1;
+    w->map[31][32] = (uint8_t)block;
+    bool legal = (sv_legal(w, 0) >> a) & 1u;
+    step1(w, &rng, a);
+    bool paid = pl->inv[SV_INV_WOOD] < 2 || pl->inv[SV_INV_STONE] < 1 ||
+                pl->inv[SV_INV_SAPLING] < 1;
+    bool ok = paid && w->map[31][32] == want;
+    CHECK(legal == ok);
+    free(w);
+    return ok;
+}
+
+static void test_placement(void)
+{
+    static const int32_t BLOCKS[] = {SV_GRASS, SV_SAND, SV_PATH, SV_LAVA, SV_WATER, SV_STONE,
+                                     SV_TREE,  SV_TABLE, SV_PLANT};
+    for (size_t k = 0; k < sizeof BLOCKS / sizeof BLOCKS[0]; k++) {
+        int32_t b = BLOCKS[k];
+        bool open = b == SV_GRASS || b == SV_SAND || b == SV_PATH || b == SV_LAVA;
+        CHECK(placed(SV_PLACE_TABLE, b, SV_TABLE) == open);
+        CHECK(placed(SV_PLACE_FURNACE, b, SV_FURNACE) == open);
+        CHECK(placed(SV_PLACE_STONE, b, SV_STONE) == (open || b == SV_WATER));
+        CHECK(placed(SV_PLACE_PLANT, b, SV_PLANT) == (b == SV_GRASS));
+    }
+    polis_rng rng;
+    sv_world *w = flat(2, &rng);
+    sv_player *pl = &w->players[0];
+    /* costs: a table is 2 wood, a furnace 1 stone; not enough: nothing */
+    pl->inv[SV_INV_WOOD] = 1;
+    step1(w, &rng, SV_PLACE_TABLE);
+    CHECK_EQ_INT(w->map[31][32], SV_GRASS);
+    pl->inv[SV_INV_WOOD] = 3;
+    step1(w, &rng, SV_PLACE_TABLE);
+    CHECK_EQ_INT(w->map[31][32], SV_TABLE);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD], 1);
+    CHECK_EQ_INT(w->placed_by[31][32], 0);
+    CHECK(pl->ach & 1u << SV_ACH_PLACE_TABLE);
+    /* not on a mob, not on another living player */
+    put(w, 0, 32, 32, SV_DOWN);
+    pl->inv[SV_INV_STONE] = 5;
+    add_mob(w, SV_COW, 33, 32, 3);
+    CHECK(!(sv_legal(w, 0) & 1u << SV_PLACE_STONE));
+    step1(w, &rng, SV_PLACE_STONE);
+    CHECK_EQ_INT(w->map[33][32], SV_GRASS);
+    put(w, 0, 32, 32, SV_LEFT);
+    put(w, 1, 32, 31, SV_UP);
+    CHECK(!(sv_legal(w, 0) & 1u << SV_PLACE_STONE));
+    step1(w, &rng, SV_PLACE_STONE);
+    CHECK_EQ_INT(w->map[32][31], SV_GRASS);
+    w->p.place_on_players = true;
+    step1(w, &rng, SV_PLACE_STONE);
+    CHECK_EQ_INT(w->map[32][31], SV_STONE);
+    free(w);
+}
+
+static void test_do(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(1, &rng);
+    sv_player *pl = &w->players[0];
+    uint8_t *t = &w->map[31][32];
+    *t = SV_TREE;
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(pl->inv[SV_INV_WOOD], 1);
+    CHECK_EQ_INT(*t, SV_GRASS);
+    /* stone needs a wood pickaxe, iron a stone one, diamond an iron one */
+    static const int32_t B[4] = {SV_STONE, SV_COAL, SV_IRON, SV_DIAMOND};
+    static const int32_t NEED[4] = {SV_INV_WOOD_PICKAXE, SV_INV_WOOD_PICKAXE,
+                                    SV_INV_STONE_PICKAXE, SV_INV_IRON_PICKAXE};
+    static const int32_t GET[4] = {SV_INV_STONE, SV_INV_COAL, SV_INV_IRON, SV_INV_DIAMOND};
+    for (int k = 0; k < 4; k++) {
+        memset(pl->inv, 0, sizeof pl->inv);
+        *t = (uint8_t)B[k];
+        CHECK(!(sv_legal(w, 0) & 1u << SV_DO));
+        step1(w, &rng, SV_DO);
+        CHECK_EQ_INT(*t, B[k]);
+        pl->inv[NEED[k]] = 1;
+        CHECK(sv_legal(w, 0) & 1u << SV_DO);
+        step1(w, &rng, SV_DO);
+        CHECK_EQ_INT(*t, SV_PATH);
+        CHECK_EQ_INT(pl->inv[GET[k]], 1);
+    }
+    CHECK(pl->ach & 1u << SV_ACH_COLLECT_DIAMOND);
+    /* water: drink + 1, thirst reset */
+    *t = SV_WATER;
+    pl->drink = 5;
+    pl->thirst = 10.0f;
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(pl->drink, 6);
+    CHECK(pl->thirst <= 1.0f);
+    /* ripe plant: food + 4 and back to a sapling */
+    *t = SV_RIPE_PLANT;
+    pl->food = 3;
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(pl->food, 7);
+    CHECK_EQ_INT(*t, SV_PLANT);
+    CHECK(pl->ach & 1u << SV_ACH_EAT_PLANT);
+    /* grass: a sapling with chance 0.1 */
+    *t = SV_GRASS;
+    int saplings = 0;
+    for (int k = 0; k < 2000; k++) {
+        pl->inv[SV_INV_SAPLING] = 0;
+        pl->food = pl->drink = pl->energy = 9;
+        step1(w, &rng, SV_DO);
+        saplings += pl->inv[SV_INV_SAPLING];
+    }
+    CHECK(saplings > 140 && saplings < 260);
+    /* a cow: 3 bare-hand hits, then food + 6 */
+    pl->food = 2;
+    pl->hunger = 0.0f;
+    pl->health = 9;
+    int32_t s = add_mob(w, SV_COW, 31, 32, 3);
+    w->mobs[SV_COW][s].cooldown = 0;
+    int hits = 0;
+    while (w->mobs[SV_COW][s].active && hits < 10) {
+        /* keep the cow in front of the player whatever it chose to do */
+        sv_mob *cw = &w->mobs[SV_COW][s];
+        w->mob_map[cw->r][cw->c] = 0;
+        cw->r = 31;
+        cw->c = 32;
+        w->mob_map[31][32] = (uint16_t)(((SV_COW << 8) | s) + 1);
+        step1(w, &rng, SV_DO);
+        hits++;
+    }
+    CHECK_EQ_INT(hits, 3);
+    CHECK_EQ_INT(pl->food, 8);
+    CHECK(pl->ach & 1u << SV_ACH_EAT_COW);
+    CHECK_EQ_INT(w->mob_map[31][32], 0);
+    /* a zombie with one stone sword: 5 health, 3 per hit, 2 hits */
+    pl->inv[SV_INV_STONE_SWORD] = 1;
+    s = add_mob(w, SV_ZOMBIE, 31, 32, 5);
+    w->mobs[SV_ZOMBIE][s].cooldown = 100; /* it will not attack here */
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(w->mobs[SV_ZOMBIE][s].health, 2);
+    sv_mob *z = &w->mobs[SV_ZOMBIE][s];
+    if (z->active) {
+        w->mob_map[z->r][z->c] = 0;
+        z->r = 31;
+        z->c = 32;
+        w->mob_map[31][32] = (uint16_t)(((SV_ZOMBIE << 8) | s) + 1);
+    }
+    step1(w, &rng, SV_DO);
+    CHECK(!z->active);
+    CHECK(pl->ach & 1u << SV_ACH_DEFEAT_ZOMBIE);
+    free(w);
+}
+
+static void test_movement(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(1, &rng);
+    sv_player *pl = &w->players[0];
+    step1(w, &rng, SV_LEFT);
+    CHECK_EQ_INT(pl->c, 31);
+    CHECK_EQ_INT(pl->dir, SV_LEFT);
+    w->map[32][30] = SV_STONE;
+    step1(w, &rng, SV_LEFT);
+    CHECK_EQ_INT(pl->c, 31); /* blocked, still facing left */
+    CHECK(!(sv_legal(w, 0) & 1u << SV_LEFT));
+    CHECK(sv_legal(w, 0) & 1u << SV_RIGHT); /* turning is an effect */
+    w->map[31][31] = SV_WATER;
+    step1(w, &rng, SV_UP);
+    CHECK_EQ_INT(pl->r, 32);
+    CHECK_EQ_INT(pl->dir, SV_UP);
+    /* out of the map is blocked (no wrap) */
+    put(w, 0, 0, 0, SV_UP);
+    w->map[63][0] = SV_LAVA;
+    step1(w, &rng, SV_UP);
+    CHECK(pl->alive);
+    CHECK_EQ_INT(pl->r, 0);
+    step1(w, &rng, SV_LEFT);
+    CHECK_EQ_INT(pl->c, 0);
+    /* lava: the player walks in and dies, health 0 */
+    put(w, 0, 10, 10, SV_UP);
+    w->map[10][11] = SV_LAVA;
+    pl->health = 7;
+    step1(w, &rng, SV_RIGHT);
+    CHECK(!pl->alive);
+    CHECK_EQ_INT(pl->health, 0);
+    CHECK(fabsf(pl->reward + 0.7f) < 1e-5f);
+    CHECK_EQ_INT(pl->cause, SV_CAUSE_LAVA);
+    free(w);
+}
+
+static void test_mobs(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(1, &rng);
+    sv_player *pl = &w->players[0];
+    /* an adjacent zombie with cooldown 0: 2 damage, cooldown 5; 7 on a sleeper, who wakes */
+    int32_t s = add_mob(w, SV_ZOMBIE, 32, 33, 5);
+    step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(pl->health, 7);
+    CHECK_EQ_INT(w->mobs[SV_ZOMBIE][s].cooldown, 5);
+    CHECK_EQ_INT(w->mobs[SV_ZOMBIE][s].c, 33); /* it stayed */
+    sv_mob *z = &w->mobs[SV_ZOMBIE][s];
+    z->cooldown = 0;
+    w->mob_map[z->r][z->c] = 0;
+    z->r = 33;
+    z->c = 32;
+    w->mob_map[33][32] = (uint16_t)(((SV_ZOMBIE << 8) | s) + 1);
+    pl->health = 9;
+    pl->sleeping = true;
+    pl->energy = 3;
+    step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(pl->health, 2);
+    CHECK(!pl->sleeping);
+    CHECK(pl->ach & 1u << SV_ACH_WAKE_UP);
+    free(w);
+
+    /* despawn: a cow whose old position is 14 or more from the player goes; 13 stays */
+    w = flat(1, &rng);
+    int32_t far = add_mob(w, SV_COW, 32, 32 + 14, 3), near = add_mob(w, SV_COW, 32 - 13, 32, 3);
+    step1(w, &rng, SV_NOOP);
+    CHECK(!w->mobs[SV_COW][far].active);
+    CHECK(w->mobs[SV_COW][near].active);
+    CHECK_EQ_INT(w->n_active[SV_COW], 1);
+    free(w);
+
+    /* arrows: every living player on the next tile loses 2; a table there becomes path */
+    w = flat(3, &rng);
+    put(w, 0, 30, 32, SV_UP);
+    put(w, 1, 30, 32, SV_UP);
+    put(w, 2, 20, 20, SV_UP);
+    int32_t q = add_mob(w, SV_ARROW, 31, 32, 1);
+    w->mobs[SV_ARROW][q].dr = -1;
+    step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(w->players[0].health, 7);
+    CHECK_EQ_INT(w->players[1].health, 7);
+    CHECK_EQ_INT(w->players[2].health, 9);
+    CHECK(!w->mobs[SV_ARROW][q].active);
+    w->map[40][40] = SV_TABLE;
+    q = add_mob(w, SV_ARROW, 40, 38, 1);
+    w->mobs[SV_ARROW][q].dc = 1;
+    step1(w, &rng, SV_NOOP);
+    CHECK(w->mobs[SV_ARROW][q].active);
+    step1(w, &rng, SV_NOOP);
+    CHECK(!w->mobs[SV_ARROW][q].active);
+    CHECK_EQ_INT(w->map[40][40], SV_PATH);
+    free(w);
+
+    /* zombies chase the nearest living player: with player 0 dead, player 1 */
+    w = flat(2, &rng);
+    put(w, 0, 10, 10, SV_UP);
+    put(w, 1, 10, 18, SV_UP);
+    w->players[0].alive = false;
+    w->player_map[10][10]--;
+    s = add_mob(w, SV_ZOMBIE, 10, 12, 5);
+    w->mobs[SV_ZOMBIE][s].cooldown = 100;
+    int toward = 0;
+    for (int k = 0; k < 4; k++) {
+        int32_t c0 = w->mobs[SV_ZOMBIE][s].c;
+        step1(w, &rng, SV_NOOP);
+        toward += w->mobs[SV_ZOMBIE][s].c > c0;
+    }
+    CHECK(toward >= 2);
+    free(w);
+}
+
+/* Spawning with chance 1: every new mob lands on its block, free of mobs, at a distance in
+ * its band from the nearest living player. */
+static void test_spawning(void)
+{
+    for (int32_t n = 1; n <= 4; n += 3) {
+        sv_params p;
+        sv_params_default(&p, n);
+        p.spawn_cow_chance = p.spawn_zombie_base_chance = p.spawn_skeleton_chance = 1.0f;
+        p.max_mobs[SV_COW] = p.max_mobs[SV_ZOMBIE] = p.max_mobs[SV_SKELETON] = 60;
+        sv_world *w = world_new(&p);
+        polis_rng rng;
+        polis_rng_seed(&rng, 5, 5);
+        int bad = 0, spawned[3] = {0};
+        for (int ep = 0; ep < 6; ep++) {
+            sv_generate(w, &rng);
+            for (int32_t i = 0; i < n; i++) {
+                w->players[i].health = 9;
+                put(w, i, 20 + 8 * i, 20 + 6 * i, SV_UP);
+            }
+            for (int t = 0; t < 40; t++) {
+                bool was[3][60];
+                for (int k = 0; k < 3; k++)
+                    for (int s = 0; s < 60; s++) was[k][s] = w->mobs[k][s].active;
+                for (int32_t i = 0; i < n; i++) {
+                    w->players[i].act = SV_NOOP;
+                    w->players[i].health = 9;
+                }
+                sv_step(w, &rng);
+                for (int k = 0; k < 3; k++)
+                    for (int s = 0; s < 60; s++) {
+                        const sv_mob *m = &w->mobs[k][s];
+                        if (!m->active || was[k][s]) continue;
+                        spawned[k]++;
+                        int best = 999;
+                        for (int32_t i = 0; i < n; i++) {
+                            if (!w->players[i].alive0) continue; /* alive when it spawned */
+                            int d = abs(w->players[i].r - m->r) + abs(w->players[i].c - m->c);
+                            if (d < best) best = d;
+                        }
+                        int b = w->map[m->r][m->c], lo = k == SV_COW ? 3 : 9;
+                        bool block = k == SV_COW    ? b == SV_GRASS
+                                     : k == SV_ZOMBIE ? (b == SV_GRASS || b == SV_PATH)
+                                                      : b == SV_PATH;
+                        if (best <= lo || best >= 14 || !block) {
+                            bad++;
+                            fprintf(stderr, "spawn %d at %d,%d block %d dist %d\n", k, m->r,
+                                    m->c, b, best);
+                        }
+                    }
+            }
+        }
+        CHECK_EQ_INT(bad, 0);
+        CHECK(spawned[SV_COW] > 20 && spawned[SV_ZOMBIE] > 20);
+        free(w);
+    }
+}
+
+static void test_plants(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(1, &rng);
+    sv_player *pl = &w->players[0];
+    pl->inv[SV_INV_SAPLING] = 1;
+    step1(w, &rng, SV_PLACE_PLANT);
+    CHECK_EQ_INT(w->map[31][32], SV_PLANT);
+    CHECK(pl->ach & 1u << SV_ACH_PLACE_PLANT);
+    CHECK(!(sv_legal(w, 0) & 1u << SV_DO)); /* an unripe plant: nothing to do */
+    int t = 1;
+    while (w->map[31][32] == SV_PLANT && t < 1000) {
+        pl->food = pl->drink = pl->energy = 9;
+        step1(w, &rng, SV_NOOP);
+        t++;
+    }
+    CHECK_EQ_INT(t, 600); /* planted at step 1, age 600 at the end of step 600 */
+    free(w);
+}
+
+/* §11.4: however many players DO or place on one tile, exactly one acts; each of them wins
+ * about equally often. */
+static void test_contested(void)
+{
+    for (int32_t n = 2; n <= 8; n += 3) {
+        polis_rng rng;
+        sv_world *w = flat(n, &rng);
+        int wins[8] = {0};
+        for (int round = 0; round < 400; round++) {
+            w->map[31][32] = SV_TREE;
+            for (int32_t i = 0; i < n; i++) {
+                put(w, i, 32, 32, SV_UP);
+                memset(w->players[i].inv, 0, sizeof w->players[i].inv);
+                w->players[i].act = SV_DO;
+                w->players[i].food = w->players[i].drink = w->players[i].energy = 9;
+            }
+            sv_step(w, &rng);
+            int got = 0;
+            for (int32_t i = 0; i < n; i++)
+                if (w->players[i].inv[SV_INV_WOOD]) {
+                    got++;
+                    wins[i]++;
+                }
+            CHECK_EQ_INT(got, 1);
+            /* placement: one table, one player pays */
+            w->map[31][32] = SV_GRASS;
+            for (int32_t i = 0; i < n; i++) {
+                w->players[i].inv[SV_INV_WOOD] = 2;
+                w->players[i].act = i % 2 ? SV_PLACE_TABLE : SV_PLACE_STONE;
+                w->players[i].inv[SV_INV_STONE] = 1;
+            }
+            sv_step(w, &rng);
+            int paid = 0;
+            for (int32_t i = 0; i < n; i++)
+                paid += w->players[i].inv[SV_INV_WOOD] == 0 || w->players[i].inv[SV_INV_STONE] == 0;
+            CHECK_EQ_INT(paid, 1);
+        }
+        for (int32_t i = 0; i < n; i++) CHECK(wins[i] > 400 / n / 2);
+        free(w);
+    }
+    /* the reference rule is kept: with DO against a move, the mover can lose its action */
+    polis_rng rng;
+    sv_world *w = flat(2, &rng);
+    w->p.tie_break = SV_TIE_REFERENCE;
+    int mover_stuck = 0;
+    for (int round = 0; round < 200; round++) {
+        put(w, 0, 32, 32, SV_UP);
+        put(w, 1, 32, 32, SV_UP);
+        w->players[0].act = SV_DO;
+        w->players[1].act = SV_RIGHT;
+        sv_step(w, &rng);
+        mover_stuck += w->players[1].c == 32;
+    }
+    CHECK(mover_stuck > 50 && mover_stuck < 150);
+    free(w);
+}
+
+/* Dead players stay where they died, frozen, reward 0, ignored by mobs. */
+static void test_dead(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(2, &rng);
+    sv_player *a = &w->players[0], *b = &w->players[1];
+    put(w, 1, 40, 40, SV_UP);
+    a->health = 1;
+    a->food = 0;
+    a->recover = -15.0f;
+    step1(w, &rng, SV_NOOP);
+    CHECK(!a->alive);
+    CHECK_EQ_INT(a->health, 0);
+    CHECK_EQ_INT(a->cause, SV_CAUSE_NEEDS);
+    CHECK(fabsf(a->reward + 0.1f) < 1e-6f);
+    CHECK_EQ_INT(w->player_map[32][32], 0);
+    int32_t food = a->food, drink = a->drink, energy = a->energy;
+    for (int t = 0; t < 100; t++) {
+        a->act = SV_LEFT;
+        b->act = SV_NOOP;
+        sv_step(w, &rng);
+        CHECK(a->reward == 0.0f);
+    }
+    CHECK_EQ_INT(a->c, 32);
+    CHECK_EQ_INT(a->food, food);
+    CHECK_EQ_INT(a->drink, drink);
+    CHECK_EQ_INT(a->energy, energy);
+    CHECK_EQ_INT(a->health, 0);
+    CHECK(b->alive);
+    /* god mode: nobody dies */
+    sv_world *g = flat(1, &rng);
+    g->p.god_mode = true;
+    g->players[0].food = 0;
+    g->map[31][32] = SV_LAVA;
+    step1(g, &rng, SV_UP);
+    CHECK(g->players[0].alive);
+    CHECK_EQ_INT(g->players[0].health, 9);
+    free(g);
+    free(w);
+}
+
+/* seeds/003's PvP, the shared rewards and tool ownership (§11.9). */
+static void test_social(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(3, &rng);
+    sv_player *a = &w->players[0], *b = &w->players[1];
+    put(w, 1, 31, 32, SV_UP);
+    put(w, 2, 50, 50, SV_UP);
+    /* without pvp, DO on a player does nothing */
+    CHECK(!(sv_legal(w, 0) & 1u << SV_DO) || w->map[31][32] == SV_GRASS);
+    w->map[31][32] = SV_PATH;
+    CHECK(!(sv_legal(w, 0) & 1u << SV_DO));
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(b->health, 9);
+    w->p.pvp = true;
+    CHECK(sv_legal(w, 0) & 1u << SV_DO);
+    a->health = 5;
+    b->sleeping = true;
+    b->energy = 3;
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(b->health, 8);
+    CHECK(!b->sleeping);
+    CHECK_EQ_INT(a->health, 5); /* half a point so far */
+    CHECK(fabsf(a->reward - 1.0f) < 1e-6f);
+    CHECK(fabsf(b->reward - (-0.5f - 0.1f)) < 1e-6f);
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(a->health, 6); /* the second half point */
+    CHECK(fabsf(a->reward - 1.1f) < 1e-6f);
+    CHECK_EQ_INT(b->health, 7);
+    /* a PvP death */
+    b->health = 1;
+    step1(w, &rng, SV_DO);
+    CHECK(!b->alive);
+    CHECK_EQ_INT(b->cause, SV_CAUSE_PLAYER);
+    free(w);
+
+    /* shared rewards: every player gets the mean (or the sum) */
+    w = flat(2, &rng);
+    w->p.reward_mode = SV_REWARD_SHARED_MEAN;
+    w->map[31][32] = SV_TREE;
+    put(w, 1, 40, 40, SV_UP);
+    step1(w, &rng, SV_DO);
+    CHECK(fabsf(w->players[0].reward - 0.5f) < 1e-6f && fabsf(w->players[1].reward - 0.5f) < 1e-6f);
+    w->p.reward_mode = SV_REWARD_SHARED_SUM;
+    w->players[0].inv[SV_INV_WOOD] = 5;
+    step1(w, &rng, SV_PLACE_TABLE);
+    CHECK(fabsf(w->players[1].reward - 1.0f) < 1e-6f);
+    /* weights */
+    w->p.reward_mode = SV_REWARD_INDIVIDUAL;
+    w->p.weights[SV_ACH_MAKE_WOOD_PICKAXE] = 2.5f;
+    put(w, 0, 32, 33, SV_UP); /* the table at (31, 32) is a diagonal neighbour */
+    step1(w, &rng, SV_MAKE_WOOD_PICKAXE);
+    CHECK(fabsf(w->players[0].reward - 2.5f) < 1e-6f);
+    /* ownership: player 1 crafts at player 0's table */
+    CHECK_EQ_INT(w->placed_by[31][32], 0);
+    CHECK_EQ_INT(w->players[0].crafts, 1);
+    CHECK_EQ_INT(w->players[0].crafts_others, 0);
+    put(w, 1, 31, 33, SV_UP);
+    w->players[1].inv[SV_INV_WOOD] = 1;
+    w->players[1].act = SV_MAKE_WOOD_SWORD;
+    w->players[0].act = SV_NOOP;
+    sv_step(w, &rng);
+    CHECK_EQ_INT(w->players[1].crafts, 1);
+    CHECK_EQ_INT(w->players[1].crafts_others, 1);
+    int craft_notes = 0;
+    for (int32_t k = 0; k < w->n_notes; k++)
+        if (w->notes[k].kind == SV_NOTE_CRAFT) {
+            craft_notes++;
+            CHECK_EQ_INT(w->notes[k].player, 1);
+            CHECK_EQ_INT(w->notes[k].b, 0); /* the table's owner */
+            CHECK_EQ_INT(w->notes[k].c, -1);
+        }
+    CHECK_EQ_INT(craft_notes, 1);
+    /* an arrow destroys the table: no owner any more */
+    int32_t q = add_mob(w, SV_ARROW, 31, 30, 1);
+    w->mobs[SV_ARROW][q].dc = 1;
+    step1(w, &rng, SV_NOOP);
+    step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(w->map[31][32], SV_PATH);
+    CHECK_EQ_INT(w->placed_by[31][32], -1);
+    free(w);
+}
+
+static int32_t argmax_block(const float *cell)
+{
+    int32_t best = -1, ones = 0;
+    for (int32_t b = 0; b < SV_N_BLOCKS; b++)
+        if (cell[b] != 0.0f) {
+            ones++;
+            best = b;
+        }
+    return ones == 1 ? best : -1;
+}
+
+static void test_observation(void)
+{
+    CHECK_EQ_INT(sv_obs_len(SV_OBS_CLASSIC), 1345);
+    CHECK_EQ_INT(sv_obs_len(SV_OBS_MAC), 1409);
+    CHECK_EQ_INT(sv_obs_len(SV_OBS_SHARE_STATS), 1346);
+    CHECK_EQ_INT(sv_others_len(3), 168);
+    polis_rng rng;
+    sv_world *w = flat(1, &rng);
+    float obs[1409];
+    w->map[31][32] = SV_TREE;
+    add_mob(w, SV_COW, 33, 30, 3);
+    w->players[0].inv[SV_INV_WOOD] = 3;
+    w->players[0].health = 7;
+    sv_write_obs(w, 0, obs);
+    int bad = 0;
+    for (int32_t cell = 0; cell < SV_VIEW_CELLS; cell++)
+        if (argmax_block(obs + cell * 21) < 0) bad++;
+    CHECK_EQ_INT(bad, 0);
+    CHECK(obs[(2 * 9 + 4) * 21 + SV_TREE] == 1.0f);  /* the tree above the player */
+    CHECK(obs[(4 * 9 + 2) * 21 + 17 + SV_COW] == 1.0f); /* row +1, column -2 */
+    CHECK(obs[1323 + SV_INV_WOOD] == 0.300048828125f); /* 3/10 in half precision */
+    CHECK(obs[1323 + 12] == 0.7001953125f);             /* health 7 */
+    CHECK(obs[1323 + 16 + SV_UP - 1] == 1.0f);          /* facing up */
+    CHECK(obs[1343] == w->light);
+    /* the corner: cells outside the map read out-of-bounds; an incremental rewrite into the
+     * same buffer equals a fresh write */
+    put(w, 0, 0, 0, SV_UP);
+    sv_write_obs(w, 0, obs);
+    float fresh[1409];
+    sv_write_obs(w, 0, fresh);
+    CHECK(memcmp(obs, fresh, sizeof(float) * 1345) == 0);
+    CHECK_EQ_INT(argmax_block(obs + 0), SV_OUT_OF_BOUNDS);
+    CHECK_EQ_INT(argmax_block(obs + (3 * 9 + 3) * 21), SV_OUT_OF_BOUNDS);
+    CHECK_EQ_INT(argmax_block(obs + (3 * 9 + 4) * 21), SV_GRASS);
+    int oob = 0;
+    for (int32_t cell = 0; cell < SV_VIEW_CELLS; cell++)
+        oob += argmax_block(obs + cell * 21) == SV_OUT_OF_BOUNDS;
+    CHECK_EQ_INT(oob, 63 - 4 * 5);
+    free(w);
+
+    /* MAC: the other-players channel (living others only) and is_alive */
+    w = flat(3, &rng);
+    w->p.obs_layout = SV_OBS_MAC;
+    put(w, 1, 32, 33, SV_UP);
+    put(w, 2, 30, 32, SV_UP);
+    w->players[2].alive = false;
+    w->player_map[30][32]--;
+    sv_write_obs(w, 0, obs);
+    CHECK(obs[(3 * 9 + 5) * 22 + 21] == 1.0f);
+    CHECK(obs[(1 * 9 + 4) * 22 + 21] == 0.0f);
+    CHECK(obs[(3 * 9 + 4) * 22 + 21] == 0.0f); /* not itself */
+    CHECK(obs[1408] == 1.0f);
+    int ones = 0;
+    for (int32_t cell = 0; cell < SV_VIEW_CELLS; cell++) ones += obs[cell * 22 + 21] != 0.0f;
+    CHECK_EQ_INT(ones, 1);
+    sv_write_obs(w, 2, obs);
+    CHECK(obs[1408] == 0.0f);
+    /* ShareStats: player 1 one cell right of player 0 */
+    float others[168];
+    w->players[1].inv[SV_INV_STONE] = 2;
+    sv_write_others(w, 0, others);
+    CHECK(others[3 * 9 + 5] == 1.0f);
+    CHECK(others[63 + SV_INV_STONE] == 0.199951171875f);
+    CHECK(others[63 + 17 + SV_UP - 1] == 1.0f);
+    for (int k = 84; k < 168; k++) CHECK(others[k] == 0.0f); /* player 2 is dead */
+    free(w);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+static uint64_t world_hash(const sv_world *w)
+{
+    uint64_t h = 14695981039346656037ULL;
+    h = fnv(h, w->map, sizeof w->map);
+    for (int32_t i = 0; i < w->p.n_players; i++) {
+        const sv_player *pl = &w->players[i];
+        int32_t v[8] = {pl->r, pl->c, pl->dir, pl->health, pl->food, pl->drink, pl->energy,
+                        (int32_t)pl->ach};
+        h = fnv(h, v, sizeof v);
+        h = fnv(h, pl->inv, sizeof pl->inv);
+        h = fnv(h, &pl->reward, sizeof pl->reward);
+    }
+    for (int k = 0; k < SV_N_MOB_KINDS; k++)
+        for (int32_t s = 0; s < w->p.max_mobs[k]; s++)
+            if (w->mobs[k][s].active) {
+                const sv_mob *m = &w->mobs[k][s];
+                int32_t v[4] = {k, m->r, m->c, m->health};
+                h = fnv(h, v, sizeof v);
+            }
+    return h;
+}
+
+/* Seeded episodes of players acting at random (from their own generator) until all die:
+ * the final hash is pinned, so any change to the rules or the draws is seen. */
+static uint64_t episode_hash(int32_t n, uint64_t seed, int32_t *steps)
+{
+    sv_params p;
+    sv_params_default(&p, n);
+    if (n > 1) {
+        p.max_mobs[SV_COW] = 10;
+        p.spawn_cow_chance = 0.3f;
+    }
+    sv_world *w = world_new(&p);
+    polis_rng rng, pol;
+    polis_rng_seed(&rng, seed, 11);
+    polis_rng_seed(&pol, seed, 12);
+    sv_generate(w, &rng);
+    uint64_t h = world_hash(w);
+    int32_t t = 0;
+    for (; t < 10000; t++) {
+        int alive = 0;
+        for (int32_t i = 0; i < n; i++) {
+            uint32_t m = sv_legal(w, i);
+            int32_t a;
+            do a = (int32_t)polis_rng_below(&pol, SV_N_ACTIONS);
+            while (!((m >> a) & 1u));
+            w->players[i].act = a;
+            alive += w->players[i].alive;
+        }
+        if (!alive) break;
+        sv_step(w, &rng);
+        h = fnv(h, &(uint64_t){world_hash(w)}, 8);
+    }
+    *steps = t;
+    free(w);
+    return h;
+}
+
+static void test_golden(void)
+{
+    int32_t steps;
+    uint64_t h1 = episode_hash(1, 7, &steps);
+    int32_t steps_b;
+    CHECK(h1 == episode_hash(1, 7, &steps_b) && steps == steps_b);
+    fprintf(stderr, "golden: 1 player %d steps %016llx\n", steps, (unsigned long long)h1);
+    uint64_t h3 = episode_hash(3, 7, &steps_b);
+    fprintf(stderr, "golden: 3 players %d steps %016llx\n", steps_b, (unsigned long long)h3);
+    CHECK(h1 == 0xce3dbdddbfe19206ULL && steps == 105);
+    CHECK(h3 == 0x926f600770a4a044ULL && steps_b == 122);
+}
+
+static void test_generation(void)
+{
+    sv_params p;
+    sv_params_default(&p, 1);
+    sv_world *w = world_new(&p);
+    polis_rng rng;
+    polis_rng_seed(&rng, 1, 1);
+    long count[SV_N_BLOCKS] = {0};
+    int with_diamond = 0, maps = 50;
+    for (int k = 0; k < maps; k++) {
+        sv_generate(w, &rng);
+        CHECK_EQ_INT(w->map[32][32], SV_GRASS);
+        /* the start area: nothing solid within distance 2 but trees */
+        int dia = 0;
+        for (int r = 0; r < SV_MAP; r++)
+            for (int c = 0; c < SV_MAP; c++) {
+                count[w->map[r][c]]++;
+                dia += w->map[r][c] == SV_DIAMOND;
+                int d = abs(r - 32) + abs(c - 32);
+                if (d < 3 && w->map[r][c] != SV_GRASS && w->map[r][c] != SV_TREE &&
+                    w->map[r][c] != SV_SAND)
+                    CHECK(false);
+            }
+        with_diamond += dia > 0;
+    }
+    CHECK_EQ_INT(with_diamond, maps);
+    static const int32_t EVERY[] = {SV_GRASS, SV_WATER, SV_STONE, SV_TREE, SV_PATH, SV_COAL,
+                                    SV_IRON,  SV_DIAMOND, SV_SAND, SV_LAVA};
+    for (size_t k = 0; k < sizeof EVERY / sizeof EVERY[0]; k++) CHECK(count[EVERY[k]] > 0);
+    CHECK_EQ_INT(count[SV_TABLE] + count[SV_FURNACE] + count[SV_PLANT] + count[SV_WOOD], 0);
+    /* grass is the commonest; ores are rarer than stone */
+    CHECK(count[SV_GRASS] > count[SV_STONE] && count[SV_STONE] > 10 * count[SV_COAL]);
+    CHECK(count[SV_COAL] > count[SV_IRON] && count[SV_IRON] > count[SV_DIAMOND]);
+    free(w);
+}
+
+int main(void)
+{
+    test_light();
+    test_intrinsics();
+    test_crafting();
+    test_placement();
+    test_do();
+    test_movement();
+    test_mobs();
+    test_spawning();
+    test_plants();
+    test_contested();
+    test_dead();
+    test_social();
+    test_observation();
+    test_generation();
+    test_golden();
+    CHECK_DONE();
+}

@@ -1,0 +1,245 @@
+/* The survival views and policies through the kernel: the text view (grid, legend, vitals,
+ * legal actions), the JSON view (valid, checked by the kernel's parser), the action parser
+ * (names, phrases, verbs, JSON, malformed commands), and the scripted and uniform policies
+ * (legal actions, reproducible from the seed, and better than chance). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "sv.h"
+#include "testutil.h"
+
+#define CLASSIC POLIS_SOURCE_DIR "/rulesets/survival/survival_classic.json"
+#define MAC POLIS_SOURCE_DIR "/rulesets/survival/survival_mac.json"
+
+static void test_text(void)
+{
+    polis_env *env = test_env_file(MAC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_reset(env, 4) == POLIS_OK);
+    char *out = NULL;
+    CHECK(polis_env_render(env, 1, "text", &out) == POLIS_OK);
+    CHECK_CONTAINS(out, "You are agent_1 (player 1 of 3), awake, at row 32, column 32");
+    CHECK_CONTAINS(out, "facing up");
+    CHECK_CONTAINS(out, "Health 9/9, food 9/9, drink 9/9, energy 9/9.");
+    CHECK_CONTAINS(out, "Inventory: nothing.");
+    CHECK_CONTAINS(out, "Achievements 0/22: none yet.");
+    CHECK_CONTAINS(out, "Legend: . grass");
+    CHECK_CONTAINS(out, "Legal actions: noop, left, right, up, down");
+    /* the view: 7 lines of 9 characters, @ in the middle of the fourth */
+    const char *v = strstr(out, "up is row - 1):\n");
+    CHECK(v != NULL);
+    if (v) {
+        v += strlen("up is row - 1):\n");
+        int lines = 0;
+        for (const char *p = v; lines < 7; lines++) {
+            const char *nl = strchr(p, '\n');
+            CHECK(nl && nl - p == 11);
+            if (!nl) break;
+            if (lines == 3) CHECK(p[2 + 4] == '@');
+            p = nl + 1;
+        }
+    }
+    polis_free(out);
+    CHECK(polis_env_render(env, 0, "json", &out) == POLIS_OK);
+    CHECK_CONTAINS(out, "{\"survival\":{\"player\":0,\"alive\":true,\"sleeping\":false,\"row\":32");
+    CHECK_CONTAINS(out, "\"inventory\":{\"wood\":0,");
+    CHECK_CONTAINS(out, "\"legal\":[\"noop\",");
+    polis_free(out);
+    polis_env_destroy(env);
+}
+
+static void test_parser(void)
+{
+    polis_env *env = test_env_file(CLASSIC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    static const struct {
+        const char *in;
+        int32_t want;
+    } OK[] = {
+        {"left", SV_LEFT},
+        {"move left", SV_LEFT},
+        {"Go North", SV_UP},
+        {"walk south.", SV_DOWN},
+        {"east", SV_RIGHT},
+        {"do", SV_DO},
+        {"mine", SV_DO},
+        {"drink", SV_DO},
+        {"sleep", SV_SLEEP},
+        {"rest", SV_SLEEP},
+        {"place table", SV_PLACE_TABLE},
+        {"place_crafting_table", SV_PLACE_TABLE},
+        {"plant sapling", SV_PLACE_PLANT},
+        {"make wood pickaxe", SV_MAKE_WOOD_PICKAXE},
+        {"craft iron_sword", SV_MAKE_IRON_SWORD},
+        {"make_stone_sword", SV_MAKE_STONE_SWORD},
+        {"wait", SV_NOOP},
+        {"{\"action\": \"place furnace\"}", SV_PLACE_FURNACE},
+        {"{\"action\": \"make_iron_pickaxe\", \"why\": \"diamonds\"}", SV_MAKE_IRON_PICKAXE},
+    };
+    for (size_t k = 0; k < sizeof OK / sizeof OK[0]; k++) {
+        int32_t id = -1;
+        CHECK(polis_env_parse_action(env, 0, OK[k].in, &id) == POLIS_OK);
+        if (id != OK[k].want) fprintf(stderr, "parse \"%s\": %d\n", OK[k].in, id);
+        CHECK_EQ_INT(id, OK[k].want);
+    }
+    int32_t id;
+    CHECK(polis_env_parse_action(env, 0, "move sideways", &id) == POLIS_ERR_INVALID);
+    CHECK_CONTAINS(polis_env_error(env), "survival: \"move sideways\": the direction must be left, right");
+    CHECK(polis_env_parse_action(env, 0, "craft spaceship", &id) == POLIS_ERR_INVALID);
+    CHECK_CONTAINS(polis_env_error(env), "can make wood_pickaxe");
+    CHECK(polis_env_parse_action(env, 0, "dance", &id) == POLIS_ERR_ACTION);
+    CHECK(polis_env_parse_action(env, 0, "{\"act\": \"sleep\"}", &id) == POLIS_ERR_ACTION);
+    polis_env_destroy(env);
+}
+
+/* A policy's episode: every action legal, and the same actions from the same seed. */
+static uint64_t policy_run(const char *path, const char *policy, uint64_t seed, int *ach,
+                           int *illegal)
+{
+    polis_env *env = test_env_file(path, NULL);
+    if (!env) return 0;
+    const polis_io *io = polis_env_io(env);
+    int32_t pid = polis_env_policy_find(env, policy);
+    CHECK(pid >= 0);
+    int32_t ev = polis_env_event_find(env, "survival.achievement");
+    (void)ev;
+    polis_env_reset(env, seed);
+    uint64_t h = 0;
+    double ret = 0;
+    int t = 0;
+    while (!polis_env_done(env) && t < 3000) {
+        CHECK(polis_env_policy_act(env, pid, NULL, 0) == POLIS_OK);
+        for (int32_t a = 0; a < io->n_agents; a++) h = h * 131 + (uint64_t)io->actions[a];
+        CHECK(polis_env_step(env) == POLIS_OK);
+        for (int32_t a = 0; a < io->n_agents; a++) {
+            *illegal += io->illegal[a];
+            ret += io->rewards[a];
+        }
+        t++;
+    }
+    *ach += (int)(ret + 1.0); /* achievements dominate the return (health change >= -0.9) */
+    polis_env_destroy(env);
+    return h;
+}
+
+static void test_policies(void)
+{
+    int ach_scripted = 0, ach_uniform = 0, illegal = 0;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        int dummy = 0, ill2 = 0;
+        uint64_t a = policy_run(CLASSIC, "scripted", seed, &ach_scripted, &illegal);
+        CHECK(a == policy_run(CLASSIC, "scripted", seed, &dummy, &ill2));
+        policy_run(CLASSIC, "uniform", seed, &ach_uniform, &illegal);
+    }
+    CHECK_EQ_INT(illegal, 0);
+    CHECK(ach_scripted > ach_uniform);
+    CHECK(ach_scripted >= 5 * 6); /* wood, table, wood pickaxe, drink, ... every episode */
+    int ill3 = 0, dummy = 0;
+    policy_run(MAC, "scripted", 3, &dummy, &ill3);
+    CHECK_EQ_INT(ill3, 0);
+}
+
+/* Runs agent 0's plan until it ends (others noop); returns its final state, why in *why. */
+static polis_plan_state run_plan(polis_env *env, const char *cmd, const char **why, int *ticks)
+{
+    const polis_io *io = polis_env_io(env);
+    *ticks = 0;
+    if (polis_env_plan_start(env, 0, cmd) != POLIS_OK) {
+        fprintf(stderr, "plan_start %s: %s\n", cmd, polis_env_error(env));
+        return POLIS_PLAN_IMPOSSIBLE;
+    }
+    for (;;) {
+        polis_plan_state st;
+        int32_t a;
+        if (polis_env_plan_next(env, 0, &st, &a, why) != POLIS_OK) {
+            fprintf(stderr, "plan_next: %s\n", polis_env_error(env));
+            return POLIS_PLAN_IMPOSSIBLE;
+        }
+        if (st != POLIS_PLAN_RUNNING) return st;
+        for (int32_t k = 0; k < io->n_agents; k++) io->actions[k] = 0;
+        io->actions[0] = a;
+        if (polis_env_step(env) != POLIS_OK || io->illegal[0]) return POLIS_PLAN_IMPOSSIBLE;
+        (*ticks)++;
+    }
+}
+
+static void test_plans(void)
+{
+    char json[256];
+    snprintf(json, sizeof json,
+             "{\"agents\": 1, \"max_steps\": 10000, \"plugins\": [{\"name\": \"survival\", "
+             "\"params\": {\"god_mode\": true}}]}");
+    polis_env *env = test_env(json, NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_n_macros(env), 6);
+    int done = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        CHECK(polis_env_reset(env, seed) == POLIS_OK);
+        const char *why = NULL;
+        int ticks;
+        CHECK(run_plan(env, "MAKE wood_pickaxe", &why, &ticks) == POLIS_PLAN_IMPOSSIBLE);
+        CHECK_CONTAINS(why, "needs 1 wood");
+        CHECK(run_plan(env, "COLLECT stone", &why, &ticks) == POLIS_PLAN_IMPOSSIBLE);
+        CHECK_CONTAINS(why, "mining stone needs a wood_pickaxe");
+        if (run_plan(env, "collect 3 wood", &why, &ticks) != POLIS_PLAN_DONE) continue;
+        CHECK_CONTAINS(why, "holding 3 wood");
+        CHECK(run_plan(env, "PLACE table", &why, &ticks) == POLIS_PLAN_DONE);
+        CHECK_CONTAINS(why, "placed a table");
+        CHECK(run_plan(env, "MAKE wood_pickaxe", &why, &ticks) == POLIS_PLAN_DONE);
+        CHECK_CONTAINS(why, "made a wood_pickaxe");
+        CHECK(run_plan(env, "SLEEP", &why, &ticks) == POLIS_PLAN_IMPOSSIBLE);
+        CHECK_CONTAINS(why, "energy is full");
+        CHECK(run_plan(env, "DRINK", &why, &ticks) != POLIS_PLAN_RUNNING);
+        done++;
+    }
+    CHECK(done >= 3);
+    CHECK(polis_env_plan_start(env, 0, "COLLECT 12 wood") == POLIS_ERR_ACTION);
+    CHECK_CONTAINS(polis_env_error(env), "COLLECT: the count must be 1 to 9");
+    CHECK(polis_env_plan_start(env, 0, "MAKE bow") == POLIS_ERR_ACTION);
+    CHECK_CONTAINS(polis_env_error(env), "MAKE <tool>: the tool is wood_pickaxe");
+    CHECK(polis_env_plan_start(env, 0, "PLACE") == POLIS_ERR_ACTION);
+    CHECK(polis_env_plan_start(env, 0, "DRINK now") == POLIS_ERR_ACTION);
+    CHECK_CONTAINS(polis_env_error(env), "DRINK takes no arguments");
+    polis_env_destroy(env);
+}
+
+/* The "metrics" rendering polis eval reads: shares of players per achievement, deaths. */
+static void test_metrics(void)
+{
+    polis_env *env = test_env_file(MAC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    int32_t pid = polis_env_policy_find(env, "scripted");
+    polis_env_reset(env, 2);
+    while (!polis_env_done(env)) {
+        polis_env_policy_act(env, pid, NULL, 0);
+        if (polis_env_step(env) != POLIS_OK) break;
+    }
+    char *out = NULL;
+    CHECK(polis_env_render(env, 0, "metrics", &out) == POLIS_OK);
+    CHECK_CONTAINS(out, "{\"achievements\":{\"collect_wood\":1,\"place_table\":1,");
+    CHECK_CONTAINS(out, "\"deaths\":{\"zombie\":");
+    CHECK_CONTAINS(out, "\"crafts_with_others_share\":");
+    /* the deaths add up to the three players */
+    int dead = 0;
+    const char *d = strstr(out, "\"deaths\":{");
+    for (const char *p = d; p && *p && *p != '}'; p++)
+        if (*p == ':' && p > d + 10) dead += atoi(p + 1);
+    CHECK_EQ_INT(dead, 3);
+    polis_free(out);
+    polis_env_destroy(env);
+}
+
+int main(void)
+{
+    test_metrics();
+    test_plans();
+    test_text();
+    test_parser();
+    test_policies();
+    CHECK_DONE();
+}
