@@ -440,8 +440,10 @@ static polis_status resolve_with(polis_env *env, swap_kind k, int32_t index, con
         if (k == SK_OBSERVATION)
             snprintf(extra, sizeof extra, " (observation %s is %s)", env->obs[index].name,
                      polis_dtype_name(elem));
-        return at_fail(env, POLIS_ERR_FFI, path, "%s has signature %s, but a %s needs %s%s", with,
-                       polis__ffi_signature(w->fn), KINDS[k].what, need, extra);
+        return at_fail(env, POLIS_ERR_FFI, path, "%s has signature %s, but %s %s needs %s%s",
+                       with, polis__ffi_signature(w->fn),
+                       strchr("aeiou", KINDS[k].what[0]) ? "an" : "a", KINDS[k].what, need,
+                       extra);
     }
     w->ctx = polis__ffi_owner(w->fn);
     return POLIS_OK;
