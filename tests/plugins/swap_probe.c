@@ -216,6 +216,9 @@ static const polis_export exports[] = {
     {"keep_half", "i32(ctx,f32*)", (void (*)(void))x_keep_half, "Contract: keep half"},
     {"wrong", "f32(ctx,i32)", (void (*)(void))x_wrong, "fits no kind"},
     {"write_f32", "void(ctx,i32,f32*)", (void (*)(void))x_write_f32, "an f32 writer"},
+    /* malformed pointer signatures (never called) */
+    {"ptr_i64", "void(ctx,i64*)", (void (*)(void))x_write_f32, "no such pointer"},
+    {"ptr_ret", "f32*(ctx)", (void (*)(void))x_write_f32, "a pointer return"},
 };
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */

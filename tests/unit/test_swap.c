@@ -392,6 +392,12 @@ static void test_pointer_exports(void)
     char why[256];
     CHECK_EQ_INT(polis__ffi_find(env, "swap_probe.halve", &f, why, sizeof why), POLIS_OK);
     if (f) CHECK_EQ_STR(polis__ffi_signature(f), "i32(ctx,f32*)"); /* declared "i32(ctx, f32 *)" */
+    CHECK_EQ_INT(polis__ffi_find(env, "swap_probe.ptr_i64", &f, why, sizeof why), POLIS_ERR_FFI);
+    CHECK_EQ_STR(why, "plugin swap_probe: export \"ptr_i64\": signature \"void(ctx,i64*)\": no "
+                      "pointer to \"i64\" at column 10 (pointers: u8*, i8*, i16*, i32*, f32*)");
+    CHECK_EQ_INT(polis__ffi_find(env, "swap_probe.ptr_ret", &f, why, sizeof why), POLIS_ERR_FFI);
+    CHECK_EQ_STR(why, "plugin swap_probe: export \"ptr_ret\": signature \"f32*(ctx)\": a pointer "
+                      "is not a return type, at column 1");
     CHECK_EQ_INT(polis__ffi_lookup(env, "swap_probe.halve", &f), POLIS_ERR_FFI);
     CHECK_EQ_STR(polis_env_error(env),
                  "swap_probe.halve has signature i32(ctx,f32*): an export taking a pointer only "
