@@ -5,7 +5,9 @@
  * An export is prepared once per env (signature parsed, ffi_cif built) and cached in
  * env->ffi; the cached record never moves, so callers (Lua's polis.call, scenario bindings)
  * keep the pointer for the env's life. Calls allocate nothing: argument values live in a
- * local array and avalue[] points into it, or straight into a bus event's payload.
+ * local array and avalue[] points into it, or straight into a bus event's payload. Exports
+ * that replace a registered handler (swap.c) have one of a few fixed signatures and are
+ * called directly with that C type (the callbacks at the end of the file).
  */
 #include <ffi.h>
 #include <stdio.h>
@@ -529,76 +531,132 @@ static polis_status ffi_hook_trampoline(polis_ctx *ctx, void *ud)
 }
 
 /* ---- handler replacements (swap.c) -------------------------------------------------------
- * Each has the C type of its registry's callback and ud = the prepared export, whose
- * signature swap.c matched against the kind: the step pays one indirect call and the
- * libffi call, and allocates nothing. ctx is the exporter's own (the registry entry's). */
+ * Each has the C type of its registry's callback and ud = the prepared export. swap.c
+ * matched the export's declared signature against the kind, which fixes its C type
+ * exactly (i32 is int32_t, f32* is float *, ...), so these call the export directly with
+ * that type instead of through ffi_call: the step pays two indirect calls and allocates
+ * nothing. ctx is the exporter's own (the registry entry's). The void and i32 returns have
+ * separate callbacks, chosen when the replacement is installed. */
 
-static void ffi_tramp_call(const polis__ffi_fn *f, ffi_ret_slot *r, void **avalue)
+static polis_status ffi_status_of(polis_ctx *ctx, const polis__ffi_fn *f, int32_t v)
 {
-    memset(r, 0, sizeof *r);
-    ffi_call((ffi_cif *)&f->cif, f->exp->fn, r, avalue);
+    if (v >= POLIS_OK && v <= POLIS_ERR_FFI) return (polis_status)v;
+    polis__host()->error(ctx, "%s returned %d, which is not a polis_status", f->qualified,
+                         (int)v);
+    return POLIS_ERR_FFI;
 }
 
-polis_status polis__ffi_tramp_hook(polis_ctx *ctx, void *ud)
+#define FN(f, type) ((type)(((const polis__ffi_fn *)(f))->exp->fn))
+
+typedef int32_t (*x_hook_i32)(polis_ctx *);
+typedef void (*x_hook_void)(polis_ctx *);
+typedef int32_t (*x_action_i32)(polis_ctx *, int32_t, int32_t);
+typedef void (*x_action_void)(polis_ctx *, int32_t, int32_t);
+typedef bool (*x_legal)(polis_ctx *, int32_t, int32_t);
+typedef int32_t (*x_rewards_i32)(polis_ctx *, float *);
+typedef void (*x_rewards_void)(polis_ctx *, float *);
+typedef int32_t (*x_policy)(polis_ctx *, int32_t);
+
+static polis_status tramp_hook_i32(polis_ctx *ctx, void *ud)
 {
-    const polis__ffi_fn *f = ud;
-    void *self = ctx;
-    void *avalue[1] = {&self};
-    ffi_ret_slot r;
-    ffi_tramp_call(f, &r, avalue);
-    return ffi_fn_status(ctx, f, &r);
+    return ffi_status_of(ctx, ud, FN(ud, x_hook_i32)(ctx));
 }
 
-polis_status polis__ffi_tramp_action(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+static polis_status tramp_hook_void(polis_ctx *ctx, void *ud)
 {
-    const polis__ffi_fn *f = ud;
-    void *self = ctx;
-    void *avalue[3] = {&self, &agent, &arg};
-    ffi_ret_slot r;
-    ffi_tramp_call(f, &r, avalue);
-    return ffi_fn_status(ctx, f, &r);
+    FN(ud, x_hook_void)(ctx);
+    return POLIS_OK;
 }
 
-bool polis__ffi_tramp_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+static polis_status tramp_action_i32(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
-    const polis__ffi_fn *f = ud;
-    void *self = ctx;
-    void *avalue[3] = {&self, &agent, &arg};
-    ffi_ret_slot r;
-    ffi_tramp_call(f, &r, avalue);
-    return (uint8_t)r.u != 0;
+    return ffi_status_of(ctx, ud, FN(ud, x_action_i32)(ctx, agent, arg));
 }
 
-void polis__ffi_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+static polis_status tramp_action_void(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
-    const polis__ffi_fn *f = ud;
-    void *self = ctx;
-    void *avalue[3] = {&self, &agent, &dst};
-    ffi_ret_slot r;
-    ffi_tramp_call(f, &r, avalue);
+    FN(ud, x_action_void)(ctx, agent, arg);
+    return POLIS_OK;
 }
 
-polis_status polis__ffi_tramp_rewards(polis_ctx *ctx, void *ud, float *rewards)
+static bool tramp_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
-    const polis__ffi_fn *f = ud;
-    void *self = ctx;
-    void *avalue[2] = {&self, &rewards};
-    ffi_ret_slot r;
-    ffi_tramp_call(f, &r, avalue);
-    return ffi_fn_status(ctx, f, &r);
+    return FN(ud, x_legal)(ctx, agent, arg);
+}
+
+static polis_status tramp_rewards_i32(polis_ctx *ctx, void *ud, float *rewards)
+{
+    return ffi_status_of(ctx, ud, FN(ud, x_rewards_i32)(ctx, rewards));
+}
+
+static polis_status tramp_rewards_void(polis_ctx *ctx, void *ud, float *rewards)
+{
+    FN(ud, x_rewards_void)(ctx, rewards);
+    return POLIS_OK;
 }
 
 /* A replacement policy returns the action id; policy_act checks its range. */
-polis_status polis__ffi_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out_action)
+static polis_status tramp_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out_action)
 {
-    const polis__ffi_fn *f = ud;
-    void *self = ctx;
-    void *avalue[2] = {&self, &agent};
-    ffi_ret_slot r;
-    ffi_tramp_call(f, &r, avalue);
-    *out_action = (int32_t)r.s;
+    *out_action = FN(ud, x_policy)(ctx, agent);
     return POLIS_OK;
 }
+
+/* One observation writer per dtype: the export's pointer parameter has the field's type. */
+#define OBS_TRAMP(name, ctype)                                                                \
+    typedef void (*x_obs_##name)(polis_ctx *, int32_t, ctype *);                              \
+    static void tramp_obs_##name(polis_ctx *ctx, void *ud, int32_t agent, void *dst)          \
+    {                                                                                         \
+        FN(ud, x_obs_##name)(ctx, agent, dst);                                                \
+    }
+OBS_TRAMP(u8, uint8_t)
+OBS_TRAMP(i8, int8_t)
+OBS_TRAMP(i16, int16_t)
+OBS_TRAMP(i32, int32_t)
+OBS_TRAMP(f32, float)
+#undef OBS_TRAMP
+
+polis__ffi_hook_fn polis__ffi_tramp_hook(const polis__ffi_fn *f)
+{
+    return f->ret == POLIS__FT_VOID ? tramp_hook_void : tramp_hook_i32;
+}
+
+polis__ffi_action_fn polis__ffi_tramp_action(const polis__ffi_fn *f)
+{
+    return f->ret == POLIS__FT_VOID ? tramp_action_void : tramp_action_i32;
+}
+
+polis__ffi_legal_fn polis__ffi_tramp_legal(const polis__ffi_fn *f)
+{
+    (void)f;
+    return tramp_legal;
+}
+
+polis__ffi_obs_fn polis__ffi_tramp_obs(const polis__ffi_fn *f, polis_dtype dtype)
+{
+    (void)f;
+    switch (dtype) {
+    case POLIS_DTYPE_U8: return tramp_obs_u8;
+    case POLIS_DTYPE_I8: return tramp_obs_i8;
+    case POLIS_DTYPE_I16: return tramp_obs_i16;
+    case POLIS_DTYPE_I32: return tramp_obs_i32;
+    case POLIS_DTYPE_F32: return tramp_obs_f32;
+    }
+    return tramp_obs_u8;
+}
+
+polis__ffi_rewards_fn polis__ffi_tramp_rewards(const polis__ffi_fn *f)
+{
+    return f->ret == POLIS__FT_VOID ? tramp_rewards_void : tramp_rewards_i32;
+}
+
+polis_policy_fn polis__ffi_tramp_policy(const polis__ffi_fn *f)
+{
+    (void)f;
+    return tramp_policy;
+}
+
+#undef FN
 
 /* Writes "<ret>(ctx,<field types>)" for an event's required subscriber signature. */
 static void ffi_event_sig(const polis__event_type *et, const char *ret, char *buf, size_t n)

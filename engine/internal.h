@@ -582,16 +582,21 @@ POLIS_INTERNAL polis_ctx *polis__ffi_owner(const polis__ffi_fn *f);
  * at a JSON path). Exports with pointer parameters are found too. */
 POLIS_INTERNAL polis_status polis__ffi_find(polis_env *env, const char *qualified,
                                             const polis__ffi_fn **out, char *why, size_t n);
-/* Callbacks of each registry kind that call an export (ud is the polis__ffi_fn), for handler
- * replacements (swap.c); the signature was checked when the replacement was made. */
-POLIS_INTERNAL polis_status polis__ffi_tramp_hook(polis_ctx *ctx, void *ud);
-POLIS_INTERNAL polis_status polis__ffi_tramp_action(polis_ctx *ctx, void *ud, int32_t agent,
-                                                    int32_t arg);
-POLIS_INTERNAL bool polis__ffi_tramp_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg);
-POLIS_INTERNAL void polis__ffi_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst);
-POLIS_INTERNAL polis_status polis__ffi_tramp_rewards(polis_ctx *ctx, void *ud, float *rewards);
-POLIS_INTERNAL polis_status polis__ffi_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent,
-                                                    int32_t *out_action);
+/* The registry callbacks that call export f in place of a replaced handler (swap.c), ud =
+ * f. The signature must have been matched against the kind first (swap.c does): they call
+ * the export directly with the C type the signature fixes, the observation writer with the
+ * pointer type of `dtype`. */
+typedef polis_status (*polis__ffi_hook_fn)(polis_ctx *, void *);
+typedef polis_status (*polis__ffi_action_fn)(polis_ctx *, void *, int32_t, int32_t);
+typedef bool (*polis__ffi_legal_fn)(polis_ctx *, void *, int32_t, int32_t);
+typedef void (*polis__ffi_obs_fn)(polis_ctx *, void *, int32_t, void *);
+typedef polis_status (*polis__ffi_rewards_fn)(polis_ctx *, void *, float *);
+POLIS_INTERNAL polis__ffi_hook_fn polis__ffi_tramp_hook(const polis__ffi_fn *f);
+POLIS_INTERNAL polis__ffi_action_fn polis__ffi_tramp_action(const polis__ffi_fn *f);
+POLIS_INTERNAL polis__ffi_legal_fn polis__ffi_tramp_legal(const polis__ffi_fn *f);
+POLIS_INTERNAL polis__ffi_obs_fn polis__ffi_tramp_obs(const polis__ffi_fn *f, polis_dtype dtype);
+POLIS_INTERNAL polis__ffi_rewards_fn polis__ffi_tramp_rewards(const polis__ffi_fn *f);
+POLIS_INTERNAL polis_policy_fn polis__ffi_tramp_policy(const polis__ffi_fn *f);
 /* Calls f. args[] holds one value per non-ctx parameter (nargs must equal the count); a ctx
  * parameter receives the exporting plugin's own ctx (so the export reaches its state through
  * the public ctx head), whoever the caller is. No allocation. */

@@ -187,7 +187,8 @@ static polis_status unknown_name(polis_env *env, const char *path, swap_kind k, 
 /* ---- what a replacement must look like ---------------------------------------------------- */
 
 /* Whether f's parameters after ctx are exactly `want` (a pointer's element dtype in elem). */
-static bool params_are(const polis__ffi_fn *f, const polis__ftype *want, int32_t n, polis_dtype elem)
+static bool params_are(const polis__ffi_fn *f, const polis__ftype *want, int32_t n,
+                       polis_dtype elem)
 {
     if (polis__ffi_nparams(f) != n + 1 || polis__ffi_param(f, 0) != POLIS__FT_CTX) return false;
     for (int32_t i = 0; i < n; i++) {
@@ -282,14 +283,14 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
             a->legal_ud = NULL;
             break;
         }
-        a->handler = c ? polis__ffi_tramp_action : polis__lua_tramp_action;
+        a->handler = c ? polis__ffi_tramp_action(w->fn) : polis__lua_tramp_action;
         a->ud = ud;
         a->ctx = ctx;
         break;
     }
     case SK_LEGAL: {
         polis__action *a = &env->actions[i];
-        a->legal = !w ? NULL : c ? polis__ffi_tramp_legal : polis__lua_tramp_legal;
+        a->legal = !w ? NULL : c ? polis__ffi_tramp_legal(w->fn) : polis__lua_tramp_legal;
         if (w) {
             a->legal_ud = ud;
             a->legal_ctx = ctx;
@@ -298,7 +299,9 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
     }
     case SK_OBSERVATION: {
         polis__obs *o = &env->obs[i];
-        o->write = !w ? off_obs : c ? polis__ffi_tramp_obs : polis__lua_tramp_obs;
+        o->write = !w  ? off_obs
+                   : c ? polis__ffi_tramp_obs(w->fn, o->dtype)
+                       : polis__lua_tramp_obs;
         if (w) {
             o->ud = ud;
             o->ctx = ctx;
@@ -307,7 +310,9 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
     }
     case SK_REWARD: {
         polis__reward *r = &env->rewards[i];
-        r->fn = !w ? off_rewards : c ? polis__ffi_tramp_rewards : polis__lua_tramp_reward;
+        r->fn = !w  ? off_rewards
+                : c ? polis__ffi_tramp_rewards(w->fn)
+                    : polis__lua_tramp_reward;
         if (w) {
             r->ud = ud;
             r->ctx = ctx;
@@ -316,7 +321,9 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
     }
     case SK_TRANSFORM: {
         polis__transform *t = &env->transforms[i];
-        t->fn = !w ? off_rewards : c ? polis__ffi_tramp_rewards : polis__lua_tramp_transform;
+        t->fn = !w  ? off_rewards
+                : c ? polis__ffi_tramp_rewards(w->fn)
+                    : polis__lua_tramp_transform;
         if (w) {
             t->ud = ud;
             t->ctx = ctx;
@@ -326,7 +333,7 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
     case SK_TERMINATION:
     case SK_HOOK: {
         polis__hook *h = &env->hooks[i];
-        h->fn = !w ? off_status : c ? polis__ffi_tramp_hook : polis__lua_tramp_hook;
+        h->fn = !w ? off_status : c ? polis__ffi_tramp_hook(w->fn) : polis__lua_tramp_hook;
         if (w) {
             h->ud = ud;
             h->ctx = ctx;
@@ -335,7 +342,7 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
     }
     case SK_POLICY: {
         polis__policy *p = &env->policies[i];
-        p->fn = c ? polis__ffi_tramp_policy : polis__lua_tramp_policy;
+        p->fn = c ? polis__ffi_tramp_policy(w->fn) : polis__lua_tramp_policy;
         p->ud = ud;
         p->ctx = ctx;
         break;

@@ -185,7 +185,8 @@ static int32_t x_keep_half(polis_ctx *ctx, float *r)
         for (int32_t b = 0; b < n; b++) members += s->get(s->self, n + g, b, p->division, &w);
         r[a] -= 0.5f * shared[a];
         for (int32_t b = 0; b < n; b++)
-            if (s->get(s->self, n + g, b, p->division, &w)) r[b] += 0.5f * shared[a] / (float)members;
+            if (s->get(s->self, n + g, b, p->division, &w))
+                r[b] += 0.5f * shared[a] / (float)members;
     }
     return POLIS_OK;
 }
