@@ -624,7 +624,8 @@ static char *stem_dup(polis_env *env, const char *path, bool only_so)
 
 static const char *const top_keys[] = {
     "polis", "name",        "doc", "seed",    "max_steps", "agents",  "max_entities",
-    "grid",  "event_queue", "lua", "plugins", "scripts",   "rewards", "bindings"};
+    "grid",  "event_queue", "lua", "plugins", "scripts",   "rewards", "bindings",
+    "replace" /* read by swap.c when registration freezes */};
 
 static polis_status read_agents(polis_env *env, const cJSON *root)
 {

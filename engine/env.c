@@ -438,10 +438,10 @@ static polis_status write_observations(polis_env *env)
             if (ac->family_count) {
                 /* one call for the whole family (host->action_family) */
                 n = ac->family_count;
-                if (ac->legal_row) ac->legal_row(ac->ctx, ac->ud, a, row + k);
+                if (ac->legal_row) ac->legal_row(ac->legal_ctx, ac->legal_ud, a, row + k);
                 else memset(row + k, 1, (size_t)n);
             } else {
-                row[k] = ac->legal ? (uint8_t)ac->legal(ac->ctx, ac->ud, a, ac->arg) : 1;
+                row[k] = ac->legal ? (uint8_t)ac->legal(ac->legal_ctx, ac->legal_ud, a, ac->arg) : 1;
             }
             if (env->cb_status != POLIS_OK) {
                 char what[320];
@@ -450,7 +450,7 @@ static polis_status write_observations(polis_env *env)
                              env->actions[k + n - 1].name, a);
                 else
                     snprintf(what, sizeof what, "legality of %s, agent %d", ac->name, a);
-                polis__place_error(env, ac->ctx, env->cb_status, what);
+                polis__place_error(env, ac->legal_ctx, env->cb_status, what);
                 return env->cb_status;
             }
             k += n;

@@ -5,7 +5,9 @@
  * An export is prepared once per env (signature parsed, ffi_cif built) and cached in
  * env->ffi; the cached record never moves, so callers (Lua's polis.call, scenario bindings)
  * keep the pointer for the env's life. Calls allocate nothing: argument values live in a
- * local array and avalue[] points into it, or straight into a bus event's payload.
+ * local array and avalue[] points into it, or straight into a bus event's payload. Exports
+ * that replace a registered handler (swap.c) have one of a few fixed signatures and are
+ * called directly with that C type (the callbacks at the end of the file).
  */
 #include <ffi.h>
 #include <stdio.h>
@@ -16,7 +18,9 @@
 /* bool crosses the ABI as a 1-byte unsigned integer (C _Bool on every ABI libffi knows). */
 _Static_assert(sizeof(bool) == 1, "bool is passed to libffi as uint8");
 
-#define FFI_SIGMAX 96 /* "void(" + 16 * "bool," + ")" fits with room to spare */
+#define FFI_SIGMAX 128 /* canonical signatures; the longest is checked below */
+_Static_assert(sizeof "void(" - 1 + POLIS__FFI_MAXARGS * sizeof "i16*," <= FFI_SIGMAX,
+               "the canonical signature fits");
 
 struct polis__ffi_fn {
     char *qualified; /* "plugin.export", the cache key */
@@ -26,6 +30,8 @@ struct polis__ffi_fn {
     int32_t nparams; /* including a leading ctx */
     int32_t nargs;   /* nparams without the ctx */
     polis__ftype params[POLIS__FFI_MAXARGS];
+    polis_dtype elems[POLIS__FFI_MAXARGS]; /* element dtype of each POLIS__FT_PTR parameter */
+    bool has_ptr;
     ffi_type *atypes[POLIS__FFI_MAXARGS];
     ffi_cif cif;
     char sig[FFI_SIGMAX]; /* canonical: no whitespace */
@@ -45,8 +51,11 @@ struct polis__ffi_state {
 
 /* ---- signatures ------------------------------------------------------------------------- */
 
-static const char *const ffi_type_names[] = {"void", "i32",  "i64", "f32",
-                                             "f64",  "bool", "str", "ctx"};
+static const char *const ffi_type_names[] = {"void", "i32", "i64", "f32", "f64",
+                                             "bool", "str", "ctx", "ptr"};
+
+/* Pointer element types ("f32*"): the observation dtypes, named as polis_dtype_name does. */
+static const char *const ffi_elem_names[] = {"u8", "i8", "i16", "i32", "f32"};
 
 static ffi_type *ffi_type_of(polis__ftype t)
 {
@@ -58,7 +67,8 @@ static ffi_type *ffi_type_of(polis__ftype t)
     case POLIS__FT_F64: return &ffi_type_double;
     case POLIS__FT_BOOL: return &ffi_type_uint8;
     case POLIS__FT_STR:
-    case POLIS__FT_CTX: return &ffi_type_pointer;
+    case POLIS__FT_CTX:
+    case POLIS__FT_PTR: return &ffi_type_pointer;
     }
     return NULL;
 }
@@ -87,8 +97,10 @@ static size_t ffi_skip_space(const char *s, size_t i)
     return i;
 }
 
-/* Reads one type name at s[*i]. Columns in messages are 1-based. */
-static bool ffi_parse_type(const char *s, size_t *i, polis__ftype *out, char *why, size_t n)
+/* Reads one type name at s[*i]: a scalar type, or an element type followed by '*' (ABI
+ * 1.3), whose dtype goes to *elem. Columns in messages are 1-based. */
+static bool ffi_parse_type(const char *s, size_t *i, polis__ftype *out, polis_dtype *elem,
+                           char *why, size_t n)
 {
     size_t start = *i, end = start;
     while (ffi_is_word(s[end])) end++;
@@ -96,7 +108,23 @@ static bool ffi_parse_type(const char *s, size_t *i, polis__ftype *out, char *wh
         snprintf(why, n, "expected a type at column %zu", start + 1);
         return false;
     }
-    for (size_t t = 0; t < sizeof ffi_type_names / sizeof ffi_type_names[0]; t++) {
+    size_t after = ffi_skip_space(s, end);
+    if (s[after] == '*') {
+        for (size_t t = 0; t < sizeof ffi_elem_names / sizeof ffi_elem_names[0]; t++) {
+            if (strlen(ffi_elem_names[t]) == end - start &&
+                memcmp(ffi_elem_names[t], s + start, end - start) == 0) {
+                *out = POLIS__FT_PTR;
+                *elem = (polis_dtype)t;
+                *i = after + 1;
+                return true;
+            }
+        }
+        snprintf(why, n,
+                 "no pointer to \"%.*s\" at column %zu (pointers: u8*, i8*, i16*, i32*, f32*)",
+                 (int)(end - start), s + start, start + 1);
+        return false;
+    }
+    for (size_t t = 0; t < POLIS__FT_PTR; t++) {
         if (strlen(ffi_type_names[t]) == end - start &&
             memcmp(ffi_type_names[t], s + start, end - start) == 0) {
             *out = (polis__ftype)t;
@@ -106,16 +134,29 @@ static bool ffi_parse_type(const char *s, size_t *i, polis__ftype *out, char *wh
     }
     snprintf(why, n,
              "unknown type \"%.*s\" at column %zu (types: void, i32, i64, f32, f64, bool, str, "
-             "ctx)",
+             "ctx; pointers: u8*, i8*, i16*, i32*, f32*)",
              (int)(end - start), s + start, start + 1);
     return false;
+}
+
+/* The canonical name of a parameter type: "i32", or "f32*" for a pointer. */
+static const char *ffi_param_name(polis__ftype t, polis_dtype elem, char buf[8])
+{
+    if (t != POLIS__FT_PTR) return ffi_type_names[t];
+    snprintf(buf, 8, "%s*", ffi_elem_names[elem]);
+    return buf;
 }
 
 /* Parses "ret(param,...)" into f->ret/params/nparams and writes the canonical form. */
 static bool ffi_parse_signature(const char *s, polis__ffi_fn *f, char *why, size_t n)
 {
     size_t i = ffi_skip_space(s, 0), col;
-    if (!ffi_parse_type(s, &i, &f->ret, why, n)) return false;
+    polis_dtype elem = POLIS_DTYPE_U8;
+    if (!ffi_parse_type(s, &i, &f->ret, &elem, why, n)) return false;
+    if (f->ret == POLIS__FT_PTR) {
+        snprintf(why, n, "a pointer is not a return type, at column %zu", ffi_skip_space(s, 0) + 1);
+        return false;
+    }
     if (f->ret == POLIS__FT_CTX) {
         snprintf(why, n, "ctx is not a return type, at column %zu", ffi_skip_space(s, 0) + 1);
         return false;
@@ -137,7 +178,7 @@ static bool ffi_parse_signature(const char *s, polis__ffi_fn *f, char *why, size
                 return false;
             }
             polis__ftype t;
-            if (!ffi_parse_type(s, &i, &t, why, n)) return false;
+            if (!ffi_parse_type(s, &i, &t, &elem, why, n)) return false;
             if (t == POLIS__FT_VOID) {
                 snprintf(why, n, "void is only a return type, at column %zu", col);
                 return false;
@@ -146,6 +187,8 @@ static bool ffi_parse_signature(const char *s, polis__ffi_fn *f, char *why, size
                 snprintf(why, n, "ctx must be the first parameter, at column %zu", col);
                 return false;
             }
+            f->elems[f->nparams] = t == POLIS__FT_PTR ? elem : POLIS_DTYPE_U8;
+            f->has_ptr |= t == POLIS__FT_PTR;
             f->params[f->nparams++] = t;
             i = ffi_skip_space(s, i);
             if (s[i] == ')') {
@@ -167,9 +210,11 @@ static bool ffi_parse_signature(const char *s, polis__ffi_fn *f, char *why, size
     f->nargs = f->nparams - (f->nparams > 0 && f->params[0] == POLIS__FT_CTX ? 1 : 0);
 
     size_t len = (size_t)snprintf(f->sig, sizeof f->sig, "%s(", ffi_type_names[f->ret]);
-    for (int32_t k = 0; k < f->nparams; k++)
+    for (int32_t k = 0; k < f->nparams; k++) {
+        char pb[8];
         len += (size_t)snprintf(f->sig + len, sizeof f->sig - len, "%s%s", k ? "," : "",
-                                ffi_type_names[f->params[k]]);
+                                ffi_param_name(f->params[k], f->elems[k], pb));
+    }
     snprintf(f->sig + len, sizeof f->sig - len, ")");
     return true;
 }
@@ -319,8 +364,30 @@ polis_status polis__ffi_lookup(polis_env *env, const char *qualified, const poli
     char why[POLIS_ERRMAX];
     polis_status st = ffi_find(env, qualified, out, why, sizeof why);
     if (st != POLIS_OK) return polis__fail(env, st, "%s", why);
+    if ((*out)->has_ptr) {
+        const polis__ffi_fn *f = *out;
+        *out = NULL;
+        return polis__fail(env, POLIS_ERR_FFI,
+                           "%s has signature %s: an export taking a pointer only replaces a "
+                           "handler (scenario \"replace\"), it cannot be called with values",
+                           f->qualified, f->sig);
+    }
     return POLIS_OK;
 }
+
+polis_status polis__ffi_find(polis_env *env, const char *qualified, const polis__ffi_fn **out,
+                             char *why, size_t n)
+{
+    return ffi_find(env, qualified, out, why, n);
+}
+
+polis_dtype polis__ffi_param_elem(const polis__ffi_fn *f, int32_t i)
+{
+    return i >= 0 && i < f->nparams ? f->elems[i] : POLIS_DTYPE_U8;
+}
+
+const char *polis__ffi_name(const polis__ffi_fn *f) { return f->qualified; }
+polis_ctx *polis__ffi_owner(const polis__ffi_fn *f) { return f->ctx; }
 
 polis__ftype polis__ffi_ret(const polis__ffi_fn *f) { return f->ret; }
 int32_t polis__ffi_nparams(const polis__ffi_fn *f) { return f->nparams; }
@@ -367,7 +434,8 @@ static void ffi_read_ret(polis__ftype t, const ffi_ret_slot *r, polis__ffi_value
     case POLIS__FT_BOOL: out->b = (uint8_t)r->u != 0; break;
     case POLIS__FT_STR: out->str = r->str; break;
     case POLIS__FT_VOID:
-    case POLIS__FT_CTX: break;
+    case POLIS__FT_CTX:
+    case POLIS__FT_PTR: break;
     }
 }
 
@@ -381,6 +449,9 @@ polis_status polis__ffi_call(polis_env *env, const polis__ffi_fn *f, polis_ctx *
                            f->nargs == 1 ? "" : "s", (int)nargs);
     if (nargs > 0 && !args)
         return polis__fail(env, POLIS_ERR_INVALID, "%s: no argument values", f->qualified);
+    if (f->has_ptr)
+        return polis__fail(env, POLIS_ERR_FFI, "%s%s takes a pointer: it cannot be called with "
+                           "values", f->qualified, f->sig + strlen(ffi_type_names[f->ret]));
 
     ffi_slot slots[POLIS__FFI_MAXARGS];
     void *avalue[POLIS__FFI_MAXARGS];
@@ -400,7 +471,8 @@ polis_status polis__ffi_call(polis_env *env, const polis__ffi_fn *f, polis_ctx *
                                    f->qualified, (int)a + 1);
             s->str = args[a++].str;
             break;
-        case POLIS__FT_VOID: break;
+        case POLIS__FT_VOID:
+        case POLIS__FT_PTR: break;
         }
         avalue[k] = s;
     }
@@ -415,14 +487,19 @@ polis_status polis__ffi_call(polis_env *env, const polis__ffi_fn *f, polis_ctx *
 /* ---- scenario bindings ------------------------------------------------------------------ */
 
 /* An i32 return of a bound export is a polis_status; the callee reported the details. */
-static polis_status ffi_bound_status(polis_ctx *ctx, const ffi_binding *b, const ffi_ret_slot *r)
+static polis_status ffi_fn_status(polis_ctx *ctx, const polis__ffi_fn *f, const ffi_ret_slot *r)
 {
-    if (b->fn->ret != POLIS__FT_I32) return POLIS_OK;
+    if (f->ret != POLIS__FT_I32) return POLIS_OK;
     int32_t v = (int32_t)r->s;
     if (v >= POLIS_OK && v <= POLIS_ERR_FFI) return (polis_status)v;
-    polis__host()->error(ctx, "%s returned %d, which is not a polis_status", b->fn->qualified,
+    polis__host()->error(ctx, "%s returned %d, which is not a polis_status", f->qualified,
                          (int)v);
     return POLIS_ERR_FFI;
+}
+
+static polis_status ffi_bound_status(polis_ctx *ctx, const ffi_binding *b, const ffi_ret_slot *r)
+{
+    return ffi_fn_status(ctx, b->fn, r);
 }
 
 /* The payload is the natural C struct of the event's fields, so each argument is a pointer
@@ -452,6 +529,134 @@ static polis_status ffi_hook_trampoline(polis_ctx *ctx, void *ud)
     ffi_call((ffi_cif *)&b->fn->cif, b->fn->exp->fn, &r, avalue);
     return ffi_bound_status(ctx, b, &r);
 }
+
+/* ---- handler replacements (swap.c) -------------------------------------------------------
+ * Each has the C type of its registry's callback and ud = the prepared export. swap.c
+ * matched the export's declared signature against the kind, which fixes its C type
+ * exactly (i32 is int32_t, f32* is float *, ...), so these call the export directly with
+ * that type instead of through ffi_call: the step pays two indirect calls and allocates
+ * nothing. ctx is the exporter's own (the registry entry's). The void and i32 returns have
+ * separate callbacks, chosen when the replacement is installed. */
+
+static polis_status ffi_status_of(polis_ctx *ctx, const polis__ffi_fn *f, int32_t v)
+{
+    if (v >= POLIS_OK && v <= POLIS_ERR_FFI) return (polis_status)v;
+    polis__host()->error(ctx, "%s returned %d, which is not a polis_status", f->qualified,
+                         (int)v);
+    return POLIS_ERR_FFI;
+}
+
+#define FN(f, type) ((type)(((const polis__ffi_fn *)(f))->exp->fn))
+
+typedef int32_t (*x_hook_i32)(polis_ctx *);
+typedef void (*x_hook_void)(polis_ctx *);
+typedef int32_t (*x_action_i32)(polis_ctx *, int32_t, int32_t);
+typedef void (*x_action_void)(polis_ctx *, int32_t, int32_t);
+typedef bool (*x_legal)(polis_ctx *, int32_t, int32_t);
+typedef int32_t (*x_rewards_i32)(polis_ctx *, float *);
+typedef void (*x_rewards_void)(polis_ctx *, float *);
+typedef int32_t (*x_policy)(polis_ctx *, int32_t);
+
+static polis_status tramp_hook_i32(polis_ctx *ctx, void *ud)
+{
+    return ffi_status_of(ctx, ud, FN(ud, x_hook_i32)(ctx));
+}
+
+static polis_status tramp_hook_void(polis_ctx *ctx, void *ud)
+{
+    FN(ud, x_hook_void)(ctx);
+    return POLIS_OK;
+}
+
+static polis_status tramp_action_i32(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    return ffi_status_of(ctx, ud, FN(ud, x_action_i32)(ctx, agent, arg));
+}
+
+static polis_status tramp_action_void(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    FN(ud, x_action_void)(ctx, agent, arg);
+    return POLIS_OK;
+}
+
+static bool tramp_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    return FN(ud, x_legal)(ctx, agent, arg);
+}
+
+static polis_status tramp_rewards_i32(polis_ctx *ctx, void *ud, float *rewards)
+{
+    return ffi_status_of(ctx, ud, FN(ud, x_rewards_i32)(ctx, rewards));
+}
+
+static polis_status tramp_rewards_void(polis_ctx *ctx, void *ud, float *rewards)
+{
+    FN(ud, x_rewards_void)(ctx, rewards);
+    return POLIS_OK;
+}
+
+/* A replacement policy returns the action id; policy_act checks its range. */
+static polis_status tramp_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out_action)
+{
+    *out_action = FN(ud, x_policy)(ctx, agent);
+    return POLIS_OK;
+}
+
+/* One observation writer per dtype: the export's pointer parameter has the field's type. */
+#define OBS_TRAMP(name, ctype)                                                                \
+    typedef void (*x_obs_##name)(polis_ctx *, int32_t, ctype *);                              \
+    static void tramp_obs_##name(polis_ctx *ctx, void *ud, int32_t agent, void *dst)          \
+    {                                                                                         \
+        FN(ud, x_obs_##name)(ctx, agent, dst);                                                \
+    }
+OBS_TRAMP(u8, uint8_t)
+OBS_TRAMP(i8, int8_t)
+OBS_TRAMP(i16, int16_t)
+OBS_TRAMP(i32, int32_t)
+OBS_TRAMP(f32, float)
+#undef OBS_TRAMP
+
+polis__ffi_hook_fn polis__ffi_tramp_hook(const polis__ffi_fn *f)
+{
+    return f->ret == POLIS__FT_VOID ? tramp_hook_void : tramp_hook_i32;
+}
+
+polis__ffi_action_fn polis__ffi_tramp_action(const polis__ffi_fn *f)
+{
+    return f->ret == POLIS__FT_VOID ? tramp_action_void : tramp_action_i32;
+}
+
+polis__ffi_legal_fn polis__ffi_tramp_legal(const polis__ffi_fn *f)
+{
+    (void)f;
+    return tramp_legal;
+}
+
+polis__ffi_obs_fn polis__ffi_tramp_obs(const polis__ffi_fn *f, polis_dtype dtype)
+{
+    (void)f;
+    switch (dtype) {
+    case POLIS_DTYPE_U8: return tramp_obs_u8;
+    case POLIS_DTYPE_I8: return tramp_obs_i8;
+    case POLIS_DTYPE_I16: return tramp_obs_i16;
+    case POLIS_DTYPE_I32: return tramp_obs_i32;
+    case POLIS_DTYPE_F32: return tramp_obs_f32;
+    }
+    return tramp_obs_u8;
+}
+
+polis__ffi_rewards_fn polis__ffi_tramp_rewards(const polis__ffi_fn *f)
+{
+    return f->ret == POLIS__FT_VOID ? tramp_rewards_void : tramp_rewards_i32;
+}
+
+polis_policy_fn polis__ffi_tramp_policy(const polis__ffi_fn *f)
+{
+    (void)f;
+    return tramp_policy;
+}
+
+#undef FN
 
 /* Writes "<ret>(ctx,<field types>)" for an event's required subscriber signature. */
 static void ffi_event_sig(const polis__event_type *et, const char *ret, char *buf, size_t n)

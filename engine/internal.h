@@ -24,6 +24,7 @@
 struct cJSON;
 typedef struct polis__lua_script polis__lua_script; /* lua_host.c */
 typedef struct polis__ffi_state polis__ffi_state;   /* ffi.c */
+typedef struct polis__swap_state polis__swap_state; /* swap.c */
 
 #define POLIS_ERRMAX 1024
 
@@ -130,6 +131,10 @@ typedef struct polis__action {
     int32_t arg;
     void *ud;
     polis_ctx *ctx; /* NULL for the kernel's noop */
+    /* The ctx and user data `legal` and `legal_row` receive: the registration's, until a
+     * scenario replaces the handler or the legality function alone (swap.c). */
+    polis_ctx *legal_ctx;
+    void *legal_ud;
     /* On the first action of a family (host->action_family): the family's size and its
      * row writer, so the mask costs one call per family per agent; 0 everywhere else. */
     int32_t family_count;
@@ -381,6 +386,7 @@ struct polis_env {
     /* Lua (lua_host.c) and foreign calls (ffi.c) */
     int64_t lua_memory_used;  /* bytes across this env's Lua states */
     polis__ffi_state *ffi;
+    polis__swap_state *swap; /* the scenario's "replace" entries, applied at freeze */
 
     /* JSON wrappers handed to plugins during init (config.c), freed after create */
     void *json_arena;
@@ -536,7 +542,10 @@ POLIS_INTERNAL void polis__scripts_reset(polis_env *env); /* re-seed math.random
 /* Types of foreign-call signatures ("i32(ctx,i32,f64)"). */
 typedef enum polis__ftype {
     POLIS__FT_VOID = 0, POLIS__FT_I32, POLIS__FT_I64, POLIS__FT_F32, POLIS__FT_F64,
-    POLIS__FT_BOOL, POLIS__FT_STR, POLIS__FT_CTX
+    POLIS__FT_BOOL, POLIS__FT_STR, POLIS__FT_CTX,
+    /* ABI 1.3: a pointer to an array of elements of a polis_dtype ("f32*", "u8*"); only
+     * handler replacements (swap.c) call exports that take one. */
+    POLIS__FT_PTR
 } polis__ftype;
 
 typedef union polis__ffi_value {
@@ -564,6 +573,30 @@ POLIS_INTERNAL polis__ftype polis__ffi_ret(const polis__ffi_fn *f);
 POLIS_INTERNAL int32_t polis__ffi_nparams(const polis__ffi_fn *f);
 POLIS_INTERNAL polis__ftype polis__ffi_param(const polis__ffi_fn *f, int32_t i);
 POLIS_INTERNAL const char *polis__ffi_signature(const polis__ffi_fn *f);
+/* The element dtype of pointer parameter i (POLIS__FT_PTR). */
+POLIS_INTERNAL polis_dtype polis__ffi_param_elem(const polis__ffi_fn *f, int32_t i);
+/* The export's qualified name ("plugin.export") and the ctx its ctx parameter receives. */
+POLIS_INTERNAL const char *polis__ffi_name(const polis__ffi_fn *f);
+POLIS_INTERNAL polis_ctx *polis__ffi_owner(const polis__ffi_fn *f);
+/* ffi_lookup without touching env->err: the message goes to why (for callers that place it
+ * at a JSON path). Exports with pointer parameters are found too. */
+POLIS_INTERNAL polis_status polis__ffi_find(polis_env *env, const char *qualified,
+                                            const polis__ffi_fn **out, char *why, size_t n);
+/* The registry callbacks that call export f in place of a replaced handler (swap.c), ud =
+ * f. The signature must have been matched against the kind first (swap.c does): they call
+ * the export directly with the C type the signature fixes, the observation writer with the
+ * pointer type of `dtype`. */
+typedef polis_status (*polis__ffi_hook_fn)(polis_ctx *, void *);
+typedef polis_status (*polis__ffi_action_fn)(polis_ctx *, void *, int32_t, int32_t);
+typedef bool (*polis__ffi_legal_fn)(polis_ctx *, void *, int32_t, int32_t);
+typedef void (*polis__ffi_obs_fn)(polis_ctx *, void *, int32_t, void *);
+typedef polis_status (*polis__ffi_rewards_fn)(polis_ctx *, void *, float *);
+POLIS_INTERNAL polis__ffi_hook_fn polis__ffi_tramp_hook(const polis__ffi_fn *f);
+POLIS_INTERNAL polis__ffi_action_fn polis__ffi_tramp_action(const polis__ffi_fn *f);
+POLIS_INTERNAL polis__ffi_legal_fn polis__ffi_tramp_legal(const polis__ffi_fn *f);
+POLIS_INTERNAL polis__ffi_obs_fn polis__ffi_tramp_obs(const polis__ffi_fn *f, polis_dtype dtype);
+POLIS_INTERNAL polis__ffi_rewards_fn polis__ffi_tramp_rewards(const polis__ffi_fn *f);
+POLIS_INTERNAL polis_policy_fn polis__ffi_tramp_policy(const polis__ffi_fn *f);
 /* Calls f. args[] holds one value per non-ctx parameter (nargs must equal the count); a ctx
  * parameter receives the exporting plugin's own ctx (so the export reaches its state through
  * the public ctx head), whoever the caller is. No allocation. */
@@ -571,6 +604,22 @@ POLIS_INTERNAL polis_status polis__ffi_call(polis_env *env, const polis__ffi_fn 
                                             polis_ctx *caller, const polis__ffi_value *args,
                                             int32_t nargs, polis__ffi_value *ret);
 POLIS_INTERNAL void polis__ffi_free(polis_env *env);
+
+/* ---- swap.c: replacing registered handlers by name (the scenario's "replace") ---------- */
+/* Reads the scenario's "replace" array, checks every entry against the registries (name,
+ * kind, the replacement's signature, what can be disabled, one replacement per handler) and
+ * writes the replacements into the registries. Called by registry_freeze before anything is
+ * copied or sorted, so the step runs replaced handlers through the same indirect calls. */
+POLIS_INTERNAL polis_status polis__swap_apply(polis_env *env);
+POLIS_INTERNAL void polis__swap_free(polis_env *env);
+
+/* lua_api.c: a callback record for the global function `fn` of a script, as if the script
+ * had registered it under `name` (dtype and count for an observation writer; as_legal for a
+ * legality function). NULL with the reason in why when there is no such function. */
+struct polis__lua_cb;
+POLIS_INTERNAL polis_status polis__lua_swap_cb(polis_ctx *script, const char *fn, const char *name,
+                                               polis_dtype dtype, size_t count, bool as_legal,
+                                               struct polis__lua_cb **out, char *why, size_t n);
 
 /* ---- bus.c ------------------------------------------------------------------------------ */
 POLIS_INTERNAL polis_status polis__bus_freeze(polis_env *env);

@@ -81,6 +81,78 @@ static polis__lua_cb *cb_new(lua_State *L, polis__lua_script *s, int fn_ref, con
     return cb;
 }
 
+/* ---- handler replacements (swap.c): a script's global function as a callback ------------- */
+
+typedef struct swap_ref_args {
+    const char *fn;
+    int type; /* of the global */
+    int ref;
+} swap_ref_args;
+
+static int body_swap_ref(lua_State *L)
+{
+    swap_ref_args *a = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    lua_pushstring(L, a->fn);
+    a->type = lua_rawget(L, -2);
+    if (a->type == LUA_TFUNCTION) a->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+polis_status polis__lua_swap_cb(polis_ctx *script, const char *fn, const char *name,
+                                polis_dtype dtype, size_t count, bool as_legal,
+                                polis__lua_cb **out, char *why, size_t n)
+{
+    polis__lua_script *s = script->script;
+    *out = NULL;
+    if (!s || !s->L) {
+        snprintf(why, n, "script %s is not loaded", script->name);
+        return POLIS_ERR_SCRIPT;
+    }
+    polis__lua_cb *cb = polis__alloc(s->env, sizeof *cb);
+    char *nm = cb ? polis__strdup(s->env, name) : NULL;
+    if (!nm) {
+        polis__free(s->env, cb, sizeof *cb);
+        snprintf(why, n, "out of memory");
+        return POLIS_ERR_NOMEM;
+    }
+    /* A raw read of the global (no metamethod runs) under a protected call, since the
+     * reference may need memory the script's cap refuses. */
+    swap_ref_args a = {.fn = fn, .type = LUA_TNIL, .ref = LUA_NOREF};
+    lua_State *L = s->L;
+    int top = lua_gettop(L);
+    lua_pushcfunction(L, body_swap_ref);
+    lua_pushlightuserdata(L, &a);
+    int rc = lua_pcall(L, 1, 0, 0);
+    if (rc != LUA_OK || a.type != LUA_TFUNCTION) {
+        if (rc != LUA_OK)
+            snprintf(why, n, "script %s: %s", script->name,
+                     rc == LUA_ERRMEM ? "out of memory" : "cannot read its globals");
+        else
+            snprintf(why, n, "script %s has no global function \"%s\"%s%s", script->name, fn,
+                     a.type == LUA_TNIL ? "" : " (it is a ",
+                     a.type == LUA_TNIL ? "" : lua_typename(L, a.type));
+        if (rc == LUA_OK && a.type != LUA_TNIL) strncat(why, ")", n - strlen(why) - 1);
+        lua_settop(L, top);
+        polis__strfree(s->env, nm);
+        polis__free(s->env, cb, sizeof *cb);
+        return rc == LUA_ERRMEM ? POLIS_ERR_NOMEM : POLIS_ERR_SCRIPT;
+    }
+    lua_settop(L, top);
+    cb->s = s;
+    cb->fn = as_legal ? LUA_NOREF : a.ref;
+    cb->legal = as_legal ? a.ref : LUA_NOREF;
+    cb->name = nm;
+    cb->dtype = dtype;
+    cb->count = count;
+    cb->macro_next = LUA_NOREF;
+    cb->macro_plans = LUA_NOREF;
+    cb->next = s->cbs;
+    s->cbs = cb;
+    *out = cb;
+    return POLIS_OK;
+}
+
 /* ---- views: observation buffers and rewards ------------------------------------------------ */
 
 static polis__lua_obs_view *check_obs_view(lua_State *L)

@@ -623,7 +623,8 @@ int polis__lua_call(lua_State *L)
             if (ok) v->str = lua_tostring(L, idx);
             break;
         case POLIS__FT_VOID:
-        case POLIS__FT_CTX: break;
+        case POLIS__FT_CTX:
+        case POLIS__FT_PTR: break; /* polis__ffi_lookup refuses exports taking pointers */
         }
         if (!ok) {
             const char *got_s =
@@ -648,7 +649,8 @@ int polis__lua_call(lua_State *L)
             lua_pushnil(L);
         return 1;
     case POLIS__FT_VOID:
-    case POLIS__FT_CTX: break;
+    case POLIS__FT_CTX:
+    case POLIS__FT_PTR: break;
     }
     return 0;
 }

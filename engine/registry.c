@@ -202,6 +202,8 @@ static polis_status h_action(polis_ctx *ctx, const polis_action_def *def, int32_
     a->arg = def->arg;
     a->ud = def->ud;
     a->ctx = ctx;
+    a->legal_ctx = ctx;
+    a->legal_ud = def->ud;
     a->family_count = 0;
     a->legal_row = NULL;
     if (out_id) *out_id = env->n_actions;
@@ -286,6 +288,8 @@ static polis_status h_action_family(polis_ctx *ctx, const polis_action_family_de
         a->arg = i;
         a->ud = def->ud;
         a->ctx = ctx;
+        a->legal_ctx = ctx;
+        a->legal_ud = def->ud;
         a->family_count = i == 0 ? def->count : 0;
         a->legal_row = i == 0 ? def->legal_row : NULL;
     }
@@ -840,6 +844,9 @@ polis_status polis__registry_freeze(polis_env *env)
 {
     polis_status st;
     if ((st = apply_weights(env))) return st;
+    /* Handler replacements first: the per-phase hook copies and the sorted transforms below
+     * then carry the replaced functions, and the step calls them like any other. */
+    if ((st = polis__swap_apply(env))) return st;
 
     /* Per-phase hook arrays: one sorted copy per phase, so the step walks flat arrays. */
     for (int32_t p = 0; p < POLIS_PHASE_COUNT; p++) {
@@ -947,6 +954,7 @@ void polis__registry_free(polis_env *env)
     polis__free(env, env->services, sizeof *env->services * (size_t)env->cap_services);
 
     polis__plans_free(env);
+    polis__swap_free(env);
 
     size_t n = (size_t)env->n_agents;
     polis_io *io = &env->io;

@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define POLIS_ABI_MAJOR 1
-#define POLIS_ABI_MINOR 2
+#define POLIS_ABI_MINOR 3
 #define POLIS_PLUGIN_ENTRY "polis_plugin_entry"
 
 #if defined(__GNUC__)
@@ -98,7 +98,11 @@ typedef struct polis_param_def {
  * Types: void (return only), i32, i64, f32, f64, bool, str (const char *), ctx (the
  * caller's polis_ctx *; first parameter only). A subscriber bound to a bus event from the
  * scenario must have signature "void(ctx,<the event's field types in order>)" or
- * "i32(ctx,...)" returning a polis_status. */
+ * "i32(ctx,...)" returning a polis_status. ABI 1.3 adds pointer parameters to arrays of an
+ * observation dtype, "u8*", "i8*", "i16*", "i32*", "f32*" (uint8_t *, ..., float *), for
+ * exports that replace a registered handler by name from the scenario's "replace" list
+ * (docs/ffi.md gives each kind's signature: reward functions "i32(ctx,f32*)", observation
+ * writers "void(ctx,i32,u8*)", ...); such exports cannot be called with values (polis.call). */
 typedef struct polis_export {
     const char *name;
     const char *signature;

@@ -95,7 +95,7 @@ static polis_status parse(polis_env *env, const char *json)
 
 #define TOP_KEYS                                                                                   \
     "polis, name, doc, seed, max_steps, agents, max_entities, grid, event_queue, lua, "            \
-    "plugins, scripts, rewards, bindings"
+    "plugins, scripts, rewards, bindings, replace"
 
 /* ---- bad JSON --------------------------------------------------------------------------- */
 

@@ -269,7 +269,7 @@ static void test_lookup(polis_env *env)
     check_lookup_refused(env, "ffi_exports.unknown_type",
                          "plugin ffi_exports: export \"unknown_type\": signature \"i32(int)\": "
                          "unknown type \"int\" at column 5 (types: void, i32, i64, f32, f64, "
-                         "bool, str, ctx)");
+                         "bool, str, ctx; pointers: u8*, i8*, i16*, i32*, f32*)");
     check_lookup_refused(env, "ffi_exports.void_param",
                          "plugin ffi_exports: export \"void_param\": signature \"void(void)\": "
                          "void is only a return type, at column 6");
