@@ -28,6 +28,7 @@ from .core import Env, EventInfo, MacroInfo, ObsFieldInfo, PlanStep
 from .errors import (ActionError, ConfigError, FFIError, InvalidArgumentError, LibraryError,
                      LimitError, OutOfMemoryError, PluginError, PolisError, PolisIOError,
                      ScriptError, StateError, UnknownAgentError)
+from .gym import GymEnv, aec_env, gym_env
 from .parallel import ParallelEnv, parallel_env
 from .scenario import find_scenario
 from .vector import VectorEnv, vector_env
@@ -41,7 +42,7 @@ def library_version(library=None):
 
 
 __all__ = [
-    "ActionError", "ConfigError", "Env", "EventInfo", "FFIError", "HAVE_NUMPY",
+    "ActionError", "ConfigError", "Env", "GymEnv", "aec_env", "gym_env", "EventInfo", "FFIError", "HAVE_NUMPY",
     "InvalidArgumentError", "LibraryError", "LimitError", "MacroInfo", "ObsFieldInfo",
     "OutOfMemoryError", "ParallelEnv", "PlanStep", "PluginError", "PolisError", "PolisIOError",
     "ScriptError", "StateError",
