@@ -3,6 +3,7 @@ across thread counts, next-step auto-reset, errors. numpy only (skipped, with th
 in the no-numpy run, which checks the error instead)."""
 
 import gc
+import importlib.util
 import unittest
 
 import polis
@@ -44,7 +45,12 @@ class TestShapes(unittest.TestCase):
         self.assertEqual(v.name, "gather")
         self.assertEqual(v.agent_names, ("agent_0", "agent_1", "agent_2", "agent_3"))
         self.assertEqual(v.n_actions, N_ACTIONS)
-        self.assertEqual(v.metadata["autoreset_mode"], "NextStep")
+        mode = v.metadata["autoreset_mode"]
+        if importlib.util.find_spec("gymnasium") is not None:
+            from gymnasium.vector import AutoresetMode
+            self.assertIs(mode, AutoresetMode.NEXT_STEP)
+        else:
+            self.assertEqual(mode, "NextStep")
         np.testing.assert_array_equal(v.row_env, [0] * 4 + [1] * 4 + [2] * 4)
         np.testing.assert_array_equal(v.row_agent, [0, 1, 2, 3] * 3)
         self.assertEqual(v.rows(1), slice(4, 8))

@@ -12,6 +12,8 @@ With gymnasium importable the class is a ``gymnasium.Env`` subclass and ``reset(
 seeds ``np_random`` through ``gymnasium.Env.reset``. Envs pickle as ``parallel_env`` does.
 """
 
+import random as _random
+
 from ._compat import GYM_ENV_BASE, bases, np
 from .core import U64
 from .errors import InvalidArgumentError
@@ -57,7 +59,8 @@ class GymEnv(*bases(GYM_ENV_BASE)):
         @property
         def np_random(self):
             if self._np_random is None:
-                self._np_random = np.random.default_rng() if np is not None else None
+                self._np_random = (np.random.default_rng() if np is not None
+                                   else _random.Random())
             return self._np_random
 
         @property
@@ -68,8 +71,9 @@ class GymEnv(*bases(GYM_ENV_BASE)):
         """Starts an episode; returns ``(observation, info)`` of the controlled agent."""
         if GYM_ENV_BASE is not None:
             super().reset(seed=seed)
-        elif seed is not None and np is not None:
-            self._np_random = np.random.default_rng(seed % U64)
+        elif seed is not None:
+            self._np_random = (np.random.default_rng(seed % U64) if np is not None
+                               else _random.Random(seed % U64))
         obs, infos = self.parallel.reset(seed=seed, options=options)
         self._last_obs = obs
         return obs[self.agent], infos[self.agent]
@@ -86,8 +90,14 @@ class GymEnv(*bases(GYM_ENV_BASE)):
             o = obs[name]
             mask = o["action_mask"] if isinstance(o, dict) and "action_mask" in o \
                 else par.action_mask(name)
-            legal = np.flatnonzero(np.asarray(mask))
-            actions[name] = int(legal[rng.integers(len(legal))]) if len(legal) else 0
+            legal = [i for i, v in enumerate(mask.tolist() if hasattr(mask, "tolist")
+                                             else mask) if v]
+            if not legal:
+                actions[name] = 0
+            elif np is not None:
+                actions[name] = legal[int(rng.integers(len(legal)))]
+            else:
+                actions[name] = legal[rng.randrange(len(legal))]
         return actions
 
     def step(self, action):
