@@ -185,6 +185,14 @@ def _rebuild(cls, kwargs, seeds):
     return env
 
 
+def _abs(path):
+    """A path (or ``:``-separated paths) made absolute, so it means the same elsewhere."""
+    if not path:
+        return path
+    parts = os.fspath(path).split(os.pathsep)
+    return os.pathsep.join(os.path.abspath(p) if os.sep in p else p for p in parts)
+
+
 def _picklable_scenario(scenario):
     """A scenario argument that means the same in another process (relative paths made
     absolute)."""
@@ -222,8 +230,8 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         self._init_kwargs = dict(
             scenario=_picklable_scenario(scenario), overrides=merged, action_mask=action_mask,
             render_mode=render_mode, copy_obs=copy_obs, flatten=flatten,
-            library=core._lib.path, plugin_path=plugin_path,
-            base_dir=base_dir if base_dir is not None or not isinstance(scenario, dict)
+            library=_abs(core._lib.path), plugin_path=_abs(plugin_path),
+            base_dir=_abs(base_dir) if base_dir is not None or not isinstance(scenario, dict)
             else os.getcwd(), log=log)
         self.flatten = bool(flatten)
         self.layout = FlatLayout(core.obs_fields)

@@ -42,7 +42,7 @@ from ._compat import GYM_AUTORESET, GYM_VECTOR_BASE, bases, np
 from .core import (U64, I32_MAX, I32_MIN, _BufferOwner, _create_options, _decode, _index,
                    ObsFieldInfo)
 from .errors import ActionError, InvalidArgumentError, StateError, error_for
-from .parallel import (FlatLayout, _field_space, _merge_overrides, _picklable_scenario,
+from .parallel import (FlatLayout, _abs, _field_space, _merge_overrides, _picklable_scenario,
                        _rebuild, _splitmix64, check_reset_options, parse_metrics, with_metrics)
 from .scenario import resolve
 
@@ -124,8 +124,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         self._init_kwargs = dict(
             scenario=_picklable_scenario(scenario), num_envs=num_envs, threads=threads,
             seed=seed, overrides=merged, action_mask=action_mask, flatten=flatten,
-            library=lib.path, plugin_path=plugin_path,
-            base_dir=base_dir if base_dir is not None or not isinstance(scenario, dict)
+            library=_abs(lib.path), plugin_path=_abs(plugin_path),
+            base_dir=_abs(base_dir) if base_dir is not None or not isinstance(scenario, dict)
             else os.getcwd(), log=log)
         self.action_mask_mode = action_mask
         self.flatten = bool(flatten)
