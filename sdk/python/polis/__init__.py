@@ -22,6 +22,7 @@ docs/python.md is the guide.
 """
 
 from . import errors, spaces
+from ._version import __version__
 from ._compat import HAVE_NUMPY
 from ._lib import load_library
 from .core import Env, EventInfo, MacroInfo, ObsFieldInfo, PlanStep
@@ -33,10 +34,9 @@ from .parallel import ParallelEnv, parallel_env
 from .scenario import find_scenario
 from .vector import VectorEnv, vector_env
 
-__version__ = "0.2.0"
 
 
-def library_version(library=None):
+def library_version(library=None) -> str:
     """The version string of the libpolis the SDK loads (``polis_version()``)."""
     return load_library(library).version_string
 

@@ -12,7 +12,11 @@ With gymnasium importable the class is a ``gymnasium.Env`` subclass and ``reset(
 seeds ``np_random`` through ``gymnasium.Env.reset``. Envs pickle as ``parallel_env`` does.
 """
 
+from __future__ import annotations
+
 import random as _random
+from collections.abc import Mapping
+from typing import Any
 
 from ._compat import GYM_ENV_BASE, bases, np
 from .core import U64
@@ -67,7 +71,8 @@ class GymEnv(*bases(GYM_ENV_BASE)):
         def unwrapped(self):
             return self
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None,
+              options: Mapping[str, Any] | None = None) -> tuple[Any, dict]:
         """Starts an episode; returns ``(observation, info)`` of the controlled agent."""
         if GYM_ENV_BASE is not None:
             super().reset(seed=seed)
@@ -100,7 +105,7 @@ class GymEnv(*bases(GYM_ENV_BASE)):
                 actions[name] = legal[rng.randrange(len(legal))]
         return actions
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         """One tick: the controlled agent plays ``action``, the others ``others``. Returns
         ``(observation, reward, terminated, truncated, info)``."""
         actions = self._other_actions(self._last_obs)
@@ -110,7 +115,7 @@ class GymEnv(*bases(GYM_ENV_BASE)):
         a = self.agent
         return obs[a], float(rew[a]), bool(term[a]), bool(trunc[a]), infos[a]
 
-    def render(self):
+    def render(self) -> str | None:
         """The controlled agent's text view: returned (``render_mode`` None or "ansi") or
         printed ("human")."""
         text = self.parallel.render_agent(self.agent)
@@ -119,20 +124,20 @@ class GymEnv(*bases(GYM_ENV_BASE)):
             return None
         return text
 
-    def close(self):
+    def close(self) -> None:
         self.parallel.close()
 
     def __repr__(self):
         return f"<polis.GymEnv {self.metadata['name']!r}: agent {self.agent}>"
 
 
-def gym_env(scenario, **kwargs):
+def gym_env(scenario: Any, **kwargs: Any) -> GymEnv:
     """A ``GymEnv``: ``agent`` (name; default the first), ``others`` ("noop" or "random"),
     and every ``parallel_env`` option and override."""
     return GymEnv(scenario, **kwargs)
 
 
-def aec_env(scenario, **kwargs):
+def aec_env(scenario: Any, **kwargs: Any) -> Any:
     """PettingZoo's AEC form of ``parallel_env(scenario, **kwargs)``
     (``pettingzoo.utils.parallel_to_aec``); needs pettingzoo."""
     try:

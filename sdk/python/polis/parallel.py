@@ -45,10 +45,13 @@ Conventions (docs/python.md has the full text):
   ``status`` is ``"running"``, ``"done"``, ``"impossible"`` or ``"cancelled"``.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 from . import spaces as _spaces
 from ._compat import PZ_PARALLEL_BASE, bases, np
@@ -303,12 +306,12 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
             raise UnknownAgentError(f"unknown agent {agent!r} (agents: "
                                     f"{', '.join(self.possible_agents)})") from None
 
-    def observation_space(self, agent):
+    def observation_space(self, agent: str) -> Any:
         """The observation space of an agent: the same object on every call."""
         self._id(agent)
         return self.observation_spaces[agent]
 
-    def action_space(self, agent):
+    def action_space(self, agent: str) -> Any:
         """The action space of an agent (``Discrete(n_actions)``): the same object on every
         call."""
         self._id(agent)
@@ -382,7 +385,8 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
 
     # ---- episode -------------------------------------------------------------------------
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None,
+              options: Mapping[str, Any] | None = None) -> tuple[dict, dict]:
         """Starts an episode; returns ``(observations, infos)`` for every agent. ``options``:
         any dict (see ``RESET_OPTIONS``; unknown keys warn once)."""
         check_reset_options(self, options)
@@ -411,7 +415,7 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         infos = {name: self._info(self._ids[name], False) for name in self.agents}
         return obs, infos
 
-    def step(self, actions):
+    def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """One tick. ``actions``: {agent: id or text}. Returns ``(observations, rewards,
         terminations, truncations, infos)``, each keyed by the agents that were live before
         the step."""
@@ -547,7 +551,7 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
                 core.plan_cancel(a)
         return plans
 
-    def state(self):
+    def state(self) -> Any:
         """The global state for centralised critics: every agent's observation flattened
         (``flatten=True``'s layout), a fresh float32 ndarray ``[n_agents, D]`` in agent
         order (``state_space``); without numpy, nested lists of numbers. Agents that are
@@ -560,7 +564,7 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         return self.layout.fill(np.empty((core.n_agents, self.layout.dim), np.float32),
                                 core.fields)
 
-    def state_fields(self):
+    def state_fields(self) -> dict:
         """Every agent's observation fields stacked, ``{field: array [n_agents, *shape]}``:
         fresh copies (zero-copy strided views with ``copy_obs=False``); without numpy,
         nested lists."""
@@ -574,7 +578,7 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
 
     # ---- text ----------------------------------------------------------------------------
 
-    def render(self):
+    def render(self) -> str | None:
         """Every agent's text view (the ``"text"`` renderer), each under ``== agent ==``
         when there are several agents, as ``polis render`` prints them. Returns the string
         (``render_mode`` None or ``"ansi"``) or prints it (``"human"``)."""
@@ -589,14 +593,14 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
             return None
         return text
 
-    def render_agent(self, agent, format="text"):
+    def render_agent(self, agent: str, format: str = "text") -> Any:
         """One agent's view: a string, or the parsed object for ``format="json"``."""
         a = self._id(agent)
         if format == "json":
             return self.core.render_json(a)
         return self.core.render(a, format)
 
-    def parse_action(self, agent, text):
+    def parse_action(self, agent: str, text: str) -> int:
         """A text or JSON action as an action id (not checked against the mask)."""
         return self.core.parse_action(self._id(agent), text)
 
@@ -604,13 +608,13 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         """An agent's current mask (int8 view with numpy, else a list)."""
         return self._mask(self._id(agent))
 
-    def legal_actions(self, agent):
+    def legal_actions(self, agent: str) -> list[str]:
         """The names of the actions the agent's mask allows now, in id order."""
         a = self._id(agent)
         names = self.core.action_names
         return [names[i] for i, v in enumerate(self.core.agent_masks[a].tolist()) if v]
 
-    def close(self):
+    def close(self) -> None:
         """Ends the env; see ``polis.Env.close`` for what happens to held observations."""
         self._obs_cache = None
         self.agents = []
@@ -648,7 +652,7 @@ def _merge_overrides(overrides, kw_overrides, max_cycles):
     return merged
 
 
-def parallel_env(scenario, **kwargs):
+def parallel_env(scenario: Any, **kwargs: Any) -> ParallelEnv:
     """A ``ParallelEnv`` for ``scenario`` (a path, a ruleset name such as ``"gather"``, a
     dict or a JSON string).
 

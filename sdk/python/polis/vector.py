@@ -32,7 +32,11 @@ first observation with rewards and flags 0, and sets ``autoreset[k]``.
 numpy is required here (the whole point is batched arrays).
 """
 
+from __future__ import annotations
+
 import ctypes
+from collections.abc import Mapping
+from typing import Any
 import operator
 import os
 
@@ -319,7 +323,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
 
     # ---- episodes ------------------------------------------------------------------------
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None,
+              options: Mapping[str, Any] | None = None) -> tuple[dict, dict]:
         """Resets every env (env k with ``env_seed(seed, k, 0)``); returns ``(observations,
         infos)``. ``seed=None``: the ``seed`` given at creation (else the scenario's) the
         first time, then a seed derived from the previous one (splitmix64), as
@@ -350,7 +355,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
             self.layout.fill(self.flat, self.fields)
         return self.observations, self.infos
 
-    def step(self, actions=None):
+    def step(self, actions: Any = None) -> tuple[Any, Any, Any, Any, dict]:
         """Steps every env with its rows of ``actions`` (``[num_rows]`` or ``[num_envs,
         agents_per_env]`` integer ids; ``None``: the ``actions`` buffer as it is). Returns
         ``(observations, rewards, terminations, truncations, infos)``, all views."""
@@ -459,7 +464,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         return self._addresses[name]
 
 
-def vector_env(scenario, num_envs=1, threads=1, seed=None, **kwargs):
+def vector_env(scenario: Any, num_envs: int = 1, threads: int = 1, seed: int | None = None,
+               **kwargs: Any) -> VectorEnv:
     """A ``VectorEnv``: ``num_envs`` envs of ``scenario`` on ``threads`` threads; every
     keyword that is not an option (``overrides``, ``action_mask``, ``flatten``,
     ``metrics``, ``max_cycles``, ``library``, ``plugin_path``, ``base_dir``, ``log``) is a
