@@ -80,6 +80,9 @@ def parse_args(argv):
                     help="scenario override, e.g. --set max_steps=60 (repeatable)")
     ap.add_argument("--out", default=None, help="output directory (runs/<scenario>)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless the log, the summary (and with matplotlib the plot) "
+                         "were written with finite losses (the test suite's smoke run)")
     return ap.parse_args(argv)
 
 
@@ -359,8 +362,33 @@ def main(argv=None):
           f"({summary['seconds_per_million_agent_steps']} s per million); final return "
           f"{summary['final']['return']}, normalised {summary['final']['reward_normalised']}"
           f" (random {rand_ret}, {rand_norm}); {csv_path}")
-    plot(history, summary, os.path.join(out, "curve.png"), name)
+    plotted = plot(history, summary, os.path.join(out, "curve.png"), name)
+    if args.check:
+        return check(out, history, plotted)
     return 0
+
+
+def check(out, history, plotted):
+    """The smoke run's verdict: every output written, the losses finite."""
+    problems = []
+    with open(os.path.join(out, "log.csv")) as f:
+        rows = list(csv.DictReader(f))
+    if len(rows) != len(history) or not rows:
+        problems.append(f"log.csv has {len(rows)} rows for {len(history)} updates")
+    for r in rows:
+        for k in ("policy_loss", "value_loss", "entropy"):
+            if not np.isfinite(float(r[k])):
+                problems.append(f"update {r['update']}: {k} is {r[k]}")
+    with open(os.path.join(out, "summary.json")) as f:
+        summary = json.load(f)
+    if summary["agent_steps"] <= 0:
+        problems.append("summary.json: no agent-steps")
+    if plotted and not os.path.getsize(os.path.join(out, "curve.png")):
+        problems.append("curve.png is empty")
+    for p in problems:
+        print("check failed:", p)
+    print("check:", "ok" if not problems else f"{len(problems)} problems")
+    return 1 if problems else 0
 
 
 def plot(history, summary, path, name):
@@ -370,7 +398,7 @@ def plot(history, summary, path, name):
         import matplotlib.pyplot as plt
     except ImportError:
         print("matplotlib is not installed: no plot (apt-get install python3-matplotlib)")
-        return
+        return False
     xs = [r["agent_steps"] for r in history]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for ax, key, label in ((axes[0], "return", "mean episode return per agent"),
@@ -386,7 +414,9 @@ def plot(history, summary, path, name):
     fig.suptitle(name)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+    plt.close(fig)
     print(f"plot: {path}")
+    return True
 
 
 if __name__ == "__main__":
