@@ -50,7 +50,8 @@ def bench(scenario, overrides, envs, threads, steps, seed, policy, flatten, warm
 
         def one(i):
             if policy == "masked":
-                np.add(masks, noise[i & 63], out=score)
+                np.copyto(score, masks)  # a plain cast: no buffer (an int8+float add makes one)
+                np.add(score, noise[i & 63], out=score)
                 np.argmax(score, axis=1, out=pick)
                 acts[:] = pick
             else:

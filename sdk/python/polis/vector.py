@@ -280,6 +280,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
             self.observations = inner
         # Episode statistics (updated in place each step, nothing allocated).
         self._ep_ret = np.zeros(rows, np.float64)
+        self._rew64 = np.zeros(rows, np.float64)
         self._ep_len = np.zeros(rows, np.int64)
         self._done = np.zeros(rows, np.bool_)
         self._prev_done = np.zeros(rows, np.bool_)
@@ -378,7 +379,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         reset_rows = self.autoreset[:, None]  # envs that started a new episode in this step
         np.copyto(ret.reshape(m, k), 0.0, where=reset_rows)
         np.copyto(self._prev_done.reshape(m, k), False, where=reset_rows)
-        ret += self.rewards
+        np.copyto(self._rew64, self.rewards)  # a plain cast; `+=` of float32 would buffer
+        ret += self._rew64
         length += 1
         np.copyto(length.reshape(m, k), 0, where=reset_rows)
         done = np.logical_or(self.terminations, self.truncations, out=self._done)
