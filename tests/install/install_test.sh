@@ -132,10 +132,13 @@ step "pip install ./sdk/python: the Python SDK finds the installed libpolis by i
 # In a venv that sees Debian's packages (numpy), from a copy of sdk/python (pip builds in
 # the directory it is given). No LD_LIBRARY_PATH, no POLIS_LIBRARY: the SDK finds the
 # library through pkg-config, then through the polis program on PATH.
-if python3 -m pip --version >/dev/null 2>&1 && python3 -c "import setuptools" 2>/dev/null; then
+# Debian's python3 (the one the Python tests use), else python3 from PATH.
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+if "$PY" -m pip --version >/dev/null 2>&1 && "$PY" -c "import setuptools, wheel" 2>/dev/null; then
     cp -R "$SRC/sdk/python" "$WORK/sdk"
     rm -rf "$WORK/sdk/build" "$WORK/sdk"/*.egg-info
-    python3 -m venv --system-site-packages --without-pip "$WORK/venv" || die "python3 -m venv"
+    "$PY" -m venv --system-site-packages --without-pip "$WORK/venv" || die "$PY -m venv"
     "$WORK/venv/bin/python" -m pip install --no-build-isolation --no-deps --no-index \
         "$WORK/sdk" >"$WORK/pip.log" 2>&1 || { cat "$WORK/pip.log"; die "pip install sdk/python"; }
     cat >"$WORK/sdk_check.py" <<'PY'
@@ -165,7 +168,7 @@ PY
         cat "$WORK/out"
     done
 else
-    echo "skipped: python3 -m pip or setuptools is missing (Debian: python3-pip)"
+    echo "skipped: $PY lacks pip, setuptools or wheel (Debian: python3-pip)"
 fi
 
 step "a relocated install finds its own plugins"

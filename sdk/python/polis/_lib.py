@@ -233,7 +233,7 @@ def _pkg_config_libdir():
     except (OSError, subprocess.SubprocessError):
         return None
     d = r.stdout.strip()
-    return d if r.returncode == 0 and d else None
+    return os.path.normpath(d) if r.returncode == 0 and d else None
 
 
 def _prefix_libdirs(prefix):
