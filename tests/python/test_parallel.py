@@ -81,7 +81,12 @@ class TestApiShape(unittest.TestCase):
         self.assertEqual(set(infos), set(env.agents))
         for a in env.agents:
             self.assertTrue(env.observation_space(a).contains(obs[a]), a)
-            self.assertEqual(infos[a], {"illegal_action": False})
+            self.assertEqual(set(infos[a]), {"illegal_action", "action_mask"})
+            self.assertFalse(infos[a]["illegal_action"])
+            # the default ("both"): the same mask in the observation and in the infos
+            if np is not None:
+                self.assertIs(infos[a]["action_mask"], obs[a]["action_mask"])
+            self.assertEqual(tolist(infos[a]["action_mask"]), tolist(obs[a]["action_mask"]))
         out = env.step({a: 0 for a in env.agents})
         self.assertEqual(len(out), 5)
         obs, rewards, terms, truncs, infos = out

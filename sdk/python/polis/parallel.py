@@ -11,10 +11,11 @@ Conventions (docs/python.md has the full text):
   parsed by the scenario's action parsers). A live agent missing from the dict does
   ``noop`` (id 0, always legal). A masked action is a no-op reported as
   ``infos[agent]["illegal_action"] = True``.
-- Action masks (``action_mask=``): ``"obs"`` (default) makes each observation
+- Action masks (``action_mask=``): ``"both"`` (default) makes each observation
   ``{"observation": {field: array}, "action_mask": int8 array}``, the layout of
-  PettingZoo's classic games; ``"info"`` keeps observations as ``{field: array}`` and puts
-  the mask in ``infos[agent]["action_mask"]``; ``"both"``; ``None``.
+  PettingZoo's classic games, and puts the same mask in ``infos[agent]["action_mask"]``
+  (as the vector env does); ``"obs"`` only the former; ``"info"`` keeps observations as
+  ``{field: array}`` with the mask in the infos only; ``None`` neither.
 - Observations are fresh, writable numpy arrays every step (``copy_obs=True``, the
   default): a rollout buffer can keep them and normalise them in place. ``copy_obs=False``
   is the zero-copy opt-in: read-only views of the engine's buffers, the same objects every
@@ -213,7 +214,7 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
     ``core`` is the underlying ``polis.Env`` (buffers, render, parse_action, describe).
     """
 
-    def __init__(self, scenario, *, overrides=None, action_mask="obs", render_mode=None,
+    def __init__(self, scenario, *, overrides=None, action_mask="both", render_mode=None,
                  copy_obs=True, flatten=False, metrics=False, max_cycles=None, library=None,
                  plugin_path=None, base_dir=None, log=None, **kw_overrides):
         if action_mask not in MASK_MODES:
@@ -348,8 +349,8 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
                 self.layout.fill(self._flat_buf, core.fields)
             self._step_obs = (None, None)
             return
-        masks = core.masks.view(np.int8).copy()
-        if self.flatten:
+        masks = list(core.masks.view(np.int8).copy())  # one row view per agent, shared by
+        if self.flatten:                               # the observation and the infos
             flat = self.layout.fill(np.empty((core.n_agents, self.layout.dim), np.float32),
                                     core.fields)
             self._step_obs = (flat, masks)
@@ -656,7 +657,7 @@ def parallel_env(scenario: Any, **kwargs: Any) -> ParallelEnv:
     """A ``ParallelEnv`` for ``scenario`` (a path, a ruleset name such as ``"gather"``, a
     dict or a JSON string).
 
-    Keyword arguments are the env's options — ``action_mask`` ("obs", "info", "both" or
+    Keyword arguments are the env's options — ``action_mask`` ("both", "obs", "info" or
     None), ``render_mode`` (None, "ansi", "human"), ``copy_obs`` (default True: fresh
     arrays; False: zero-copy views), ``flatten``, ``metrics``, ``max_cycles`` (=
     ``max_steps``), ``library``, ``plugin_path``, ``base_dir``, ``log``, ``overrides`` (a
