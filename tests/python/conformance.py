@@ -24,6 +24,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 
+# Checks a game refuses by its own rules, with the refusal expected word for word: the
+# formation / negotiation stage of Contract and Negotiation cannot fit in max_cycles_test's
+# 4-step episode, and those plugins refuse an episode without a physical stage. A check
+# listed here that passes fails the run (so the list stays true).
+KNOWN_REFUSALS = {
+    ("contract", "max_cycles_test"): "leaves no physical stage: max_steps is 4",
+    ("contract_hard", "max_cycles_test"): "leaves no physical stage: max_steps is 4",
+    ("negotiation", "max_cycles_test"): "leaves no physical stage: max_steps is 4",
+    ("negotiation_hard", "max_cycles_test"): "leaves no physical stage: max_steps is 4",
+}
+
+
 def scenarios():
     out = []
     for path in sorted(glob.glob(os.path.join(ROOT, "rulesets", "*", "*.json"))):
@@ -52,7 +64,7 @@ def main(argv):
     names = [a for a in argv if not a.startswith("-")]
     paths = [p for p in scenarios()
              if not names or os.path.splitext(os.path.basename(p))[0] in names]
-    passed = failed = 0
+    passed = failed = refused = 0
     for path in paths:
         name = os.path.splitext(os.path.basename(path))[0]
         t0 = time.time()
@@ -74,17 +86,27 @@ def main(argv):
             ("pickle", lambda: check_pickle(polis, path)),
         ]
         for what, fn in checks:
+            known = KNOWN_REFUSALS.get((name, what))
             try:
                 # the checks print progress and the "human" renderings: kept out of the log
                 with warnings.catch_warnings(), open(os.devnull, "w") as null, \
                         contextlib.redirect_stdout(null):
                     warnings.simplefilter("ignore")
                     fn()
-                passed += 1
+                if known:
+                    failed += 1
+                    print(f"FAIL {name}: {what} passes now: drop it from KNOWN_REFUSALS")
+                else:
+                    passed += 1
             except Exception as e:  # report every failure, then fail the run
-                failed += 1
-                print(f"FAIL {name}: {what}: {type(e).__name__}: {e}")
+                if known and isinstance(e, polis.PolisError) and known in str(e):
+                    refused += 1
+                    print(f"expected refusal {name}: {what}: {e}")
+                else:
+                    failed += 1
+                    print(f"FAIL {name}: {what}: {type(e).__name__}: {e}")
         print(f"{name}: {len(checks)} checks in {time.time() - t0:.1f}s", flush=True)
+    print(f"{refused} checks refused by a game's own rules (KNOWN_REFUSALS)")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
