@@ -279,13 +279,13 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         else:
             self.observations = inner
         # Episode statistics (updated in place each step, nothing allocated).
-        self._ep_ret = np.zeros(rows, np.float64)
-        self._rew64 = np.zeros(rows, np.float64)
+        self._ep_ret = np.zeros(rows, np.float32)  # the engine's reward type: no cast
         self._ep_len = np.zeros(rows, np.int64)
         self._done = np.zeros(rows, np.bool_)
         self._prev_done = np.zeros(rows, np.bool_)
         self._ended = np.zeros(rows, np.bool_)
-        self._ep_r = np.zeros(rows, np.float64)
+        self._ep_r = np.zeros(rows, np.float32)
+        self._metrics_any = False
         self._ep_l = np.zeros(rows, np.int64)
         self._metrics_list = [None] * m
         self._metrics_mask = np.zeros(m, np.bool_)
@@ -373,28 +373,32 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
 
     def _account(self):
         """Episode statistics of this step, with numpy ufuncs writing into preallocated
-        buffers (no per-row Python, no allocation)."""
-        m, k = self.num_envs, self.agents_per_env
+        buffers (no per-row Python, no allocation); six calls when no episode ended."""
         ret, length = self._ep_ret, self._ep_len
-        reset_rows = self.autoreset[:, None]  # envs that started a new episode in this step
-        np.copyto(ret.reshape(m, k), 0.0, where=reset_rows)
-        np.copyto(self._prev_done.reshape(m, k), False, where=reset_rows)
-        np.copyto(self._rew64, self.rewards)  # a plain cast; `+=` of float32 would buffer
-        ret += self._rew64
+        if self._metrics_any:  # last step's marks
+            self._metrics_mask[:] = False
+            self._metrics_any = False
+        if self.autoreset.any():  # games that started a new episode in this step
+            m, k = self.num_envs, self.agents_per_env
+            reset_rows = self.autoreset[:, None]
+            np.copyto(ret.reshape(m, k), 0.0, where=reset_rows)
+            np.copyto(length.reshape(m, k), -1, where=reset_rows)  # 0 after the += below
+            np.copyto(self._prev_done.reshape(m, k), False, where=reset_rows)
+        ret += self.rewards
         length += 1
-        np.copyto(length.reshape(m, k), 0, where=reset_rows)
         done = np.logical_or(self.terminations, self.truncations, out=self._done)
         ended = np.greater(done, self._prev_done, out=self._ended)
-        np.copyto(self._prev_done, done)
-        np.copyto(self._ep_r, ret, where=ended)
-        np.copyto(self._ep_l, length, where=ended)
-        if self._metrics:
-            self._metrics_mask[:] = False
-            if ended.any():
+        self._done, self._prev_done = self._prev_done, done
+        if ended.any():
+            np.copyto(self._ep_r, ret, where=ended)
+            np.copyto(self._ep_l, length, where=ended)
+            if self._metrics:
+                m, k = self.num_envs, self.agents_per_env
                 over = done.reshape(m, k).all(axis=1) & ended.reshape(m, k).any(axis=1)
                 for e in np.flatnonzero(over):
                     self._metrics_list[e] = self._env_metrics(int(e))
                     self._metrics_mask[e] = True
+                    self._metrics_any = True
 
     def _env_metrics(self, k):
         """Env k's metrics rendering, parsed."""
