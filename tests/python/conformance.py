@@ -78,7 +78,7 @@ def main(argv):
                 parallel_env=partial(polis.parallel_env, path),
                 env=partial(polis.aec_env, path)))),
             ("render_test", lambda: render_test(partial(polis.aec_env, path))),
-            ("render_test(parallel)", lambda: render_test(partial(polis.aec_env, path,
+            ("render_test(flatten)", lambda: render_test(partial(polis.aec_env, path,
                                                                   flatten=True))),
             ("check_env(gym_env)", lambda: check_env(polis.gym_env(path))),
             ("check_env(gym_env, flatten, others=random)", lambda: check_env(
