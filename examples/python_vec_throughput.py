@@ -1,44 +1,89 @@
 #!/usr/bin/env python3
 """How fast polis steps M envs at once from Python: ``polis.vector_env`` (the C vector API,
-``polis_vec``) with random actions, for each thread count asked for.
+``polis_vec``) driven by a numpy random policy, for each thread count asked for, beside
+``polis bench`` (the same envs stepped from C) with ``--compare``.
 
     python3 examples/python_vec_throughput.py                          # gather, 64 envs
+    python3 examples/python_vec_throughput.py contract --envs 64 --threads 1 --compare
     python3 examples/python_vec_throughput.py gather --envs 256 --threads 1 2 4 --steps 2000
 
-Prints vec steps/s, env steps/s and agent-steps/s per thread count. Each vec step is one
-Python->C call that steps every env (auto-resetting finished ones); the actions are a
-precomputed table of random ids written into the ``actions`` view (moves off the map are
-flagged illegal no-ops, as the engine defines them). Needs numpy.
+Prints vec steps/s, env steps/s and agent-steps/s per thread count. The loop is what a
+learner's rollout does, minus the model: read the batched observations and masks, pick
+an action for every row, step. ``--policy masked`` (default) picks a uniformly random
+*legal* action per row from the mask — argmax of mask + uniform noise, written into
+preallocated arrays, so the loop allocates nothing and has no per-agent Python;
+``--policy table`` writes precomputed random ids (illegal ones are flagged no-ops).
+``--flatten`` also builds the float32 flat observation each step. The step includes the
+SDK's episode statistics (infos["episode"]). Needs numpy.
 """
 
 import argparse
+import json
 import os
+import shutil
+import subprocess
 import sys
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 try:
     import polis
 except ImportError:  # running from the source tree
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sdk",
-                                    "python"))
+    sys.path.insert(0, os.path.join(HERE, "..", "sdk", "python"))
     import polis
 
 
-def bench(scenario, overrides, envs, threads, steps, seed):
+def bench(scenario, overrides, envs, threads, steps, seed, policy, flatten, warmup=100):
     import numpy as np
-    with polis.vector_env(scenario, num_envs=envs, threads=threads, **overrides) as v:
-        table = np.random.default_rng(seed).integers(0, v.n_actions, size=(256, v.num_rows),
-                                                     dtype=np.int32)
+    with polis.vector_env(scenario, num_envs=envs, threads=threads, flatten=flatten,
+                          **overrides) as v:
+        rng = np.random.default_rng(seed)
+        rows, na = v.num_rows, v.n_actions
+        table = rng.integers(0, na, size=(256, rows), dtype=np.int32)
+        noise = rng.random((64, rows, na), dtype=np.float32)  # reused noise pages
+        score = np.empty((rows, na), np.float32)
+        pick = np.empty(rows, np.intp)
         acts = v.actions
-        v.reset(seed=seed)
-        autoresets = 0
+        obs, _ = v.reset(seed=seed)
+        masks = v.masks
+
+        def one(i):
+            if policy == "masked":
+                np.copyto(score, masks)  # a plain cast: no buffer (an int8+float add makes one)
+                np.add(score, noise[i & 63], out=score)
+                np.argmax(score, axis=1, out=pick)
+                acts[:] = pick
+            else:
+                acts[:] = table[i & 255]
+            v.step()
+
+        for i in range(warmup):
+            one(i)
+        before = sum(v.episode(k) for k in range(envs))
         t0 = time.perf_counter()
         for i in range(steps):
-            acts[:] = table[i & 255]
-            v.step()
-            autoresets += int(v.autoreset.sum())
+            one(i)
         dt = time.perf_counter() - t0
-        return v.num_rows, autoresets, dt
+        autoresets = sum(v.episode(k) for k in range(envs)) - before
+        illegal = int(v.illegal.sum())
+        return rows, autoresets, dt, illegal
+
+
+def c_bench(scenario, overrides, envs, threads, steps, seed):
+    """``polis bench --json``'s median agent-steps/s, or None when polis is not found."""
+    exe = os.environ.get("POLIS") or shutil.which("polis")
+    if not exe:
+        cand = os.path.join(os.path.dirname(polis.load_library().path), "polis")
+        exe = cand if os.path.exists(cand) else None
+    if not exe:
+        return None
+    path = polis.find_scenario(scenario) if not os.path.exists(scenario) else scenario
+    cmd = [exe, "bench", path, "--envs", str(envs), "--threads", str(threads), "--steps",
+           str(steps), "--seed", str(seed), "--repeat", "3", "--json"]
+    for k, val in overrides.items():
+        cmd += ["--set", f"{k}={json.dumps(val)}"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["agent_steps_per_s"]["median"]
 
 
 def main(argv=None):
@@ -49,6 +94,10 @@ def main(argv=None):
                     help="thread counts to run (default: 1 2)")
     ap.add_argument("--steps", type=int, default=2000, help="vec steps per run (default 2000)")
     ap.add_argument("--agents", type=int, help="override the scenario's agent count")
+    ap.add_argument("--policy", choices=("masked", "table"), default="masked")
+    ap.add_argument("--flatten", action="store_true", help="flat float32 observations")
+    ap.add_argument("--compare", action="store_true",
+                    help="also run `polis bench` with the same settings and print the ratio")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if not polis.HAVE_NUMPY:
@@ -56,14 +105,21 @@ def main(argv=None):
         return 1
     overrides = {"agents": args.agents} if args.agents else {}
     print(f"polis {polis.library_version()} from {polis.load_library().path}; "
-          f"{args.scenario}, {args.envs} envs, {args.steps} vec steps; {os.cpu_count()} CPUs")
+          f"{args.scenario}, {args.envs} envs, {args.steps} vec steps, policy {args.policy}"
+          f"{', flatten' if args.flatten else ''}; {os.cpu_count()} CPUs")
     for t in args.threads:
-        rows, autoresets, dt = bench(args.scenario, overrides, args.envs, t, args.steps,
-                                     args.seed)
-        print(f"threads {t:3d}: {args.steps / dt:10,.0f} vec steps/s "
-              f"{args.steps * args.envs / dt:12,.0f} env steps/s "
-              f"{args.steps * rows / dt:14,.0f} agent-steps/s  "
-              f"({rows} rows, {autoresets} auto-resets, {dt:.2f} s)")
+        rows, autoresets, dt, illegal = bench(args.scenario, overrides, args.envs, t,
+                                              args.steps, args.seed, args.policy, args.flatten)
+        rate = args.steps * rows / dt
+        line = (f"threads {t:3d}: {args.steps / dt:10,.0f} vec steps/s "
+                f"{args.steps * args.envs / dt:12,.0f} env steps/s "
+                f"{rate:14,.0f} agent-steps/s  ({rows} rows, {autoresets} auto-resets, "
+                f"{dt:.2f} s)")
+        if args.compare:
+            c = c_bench(args.scenario, overrides, args.envs, t, args.steps, args.seed)
+            line += ("  polis bench: not found" if c is None else
+                     f"  polis bench {c:,.0f} agent-steps/s: Python is {rate / c:.0%} of C")
+        print(line, flush=True)
     return 0
 
 

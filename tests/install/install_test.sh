@@ -128,6 +128,49 @@ for lib in -llua5.4 -lcjson -lffi -ldl -lm; do
     case " $STATIC_LIBS " in *" $lib "*) ;; *) die "pkg-config --static --libs polis lacks $lib: $STATIC_LIBS" ;; esac
 done
 
+step "pip install ./sdk/python: the Python SDK finds the installed libpolis by itself"
+# In a venv that sees Debian's packages (numpy), from a copy of sdk/python (pip builds in
+# the directory it is given). No LD_LIBRARY_PATH, no POLIS_LIBRARY: the SDK finds the
+# library through pkg-config, then through the polis program on PATH.
+# Debian's python3 (the one the Python tests use), else python3 from PATH.
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+if "$PY" -m pip --version >/dev/null 2>&1 && "$PY" -c "import setuptools, wheel" 2>/dev/null; then
+    cp -R "$SRC/sdk/python" "$WORK/sdk"
+    rm -rf "$WORK/sdk/build" "$WORK/sdk"/*.egg-info
+    "$PY" -m venv --system-site-packages --without-pip "$WORK/venv" || die "$PY -m venv"
+    "$WORK/venv/bin/python" -m pip install --no-build-isolation --no-deps --no-index \
+        "$WORK/sdk" >"$WORK/pip.log" 2>&1 || { cat "$WORK/pip.log"; die "pip install sdk/python"; }
+    cat >"$WORK/sdk_check.py" <<'PY'
+import os, sys
+import polis
+want_lib, version = sys.argv[1], sys.argv[2]
+assert "site-packages" in polis.__file__, polis.__file__
+assert os.path.isfile(os.path.join(os.path.dirname(polis.__file__), "py.typed"))
+assert polis.__version__ == version == polis.library_version(), polis.__version__
+lib = polis.load_library().path
+assert os.path.realpath(lib).startswith(os.path.realpath(want_lib)), lib
+env = polis.parallel_env("gather", max_steps=20)
+obs, infos = env.reset(seed=1)
+while env.agents:
+    obs, rew, term, trunc, infos = env.step({})
+print("sdk ok:", lib, infos["agent_0"]["episode"])
+PY
+    for how in pkg-config PATH; do
+        if [ "$how" = pkg-config ]; then
+            p=$PATH pc=$LIBDIR/pkgconfig
+        else
+            p=$PREFIX/bin:$PATH pc=$WORK
+        fi
+        (cd "$WORK" && env -u LD_LIBRARY_PATH -u POLIS_LIBRARY -u PYTHONPATH PATH="$p" \
+            PKG_CONFIG_PATH="$pc" "$WORK/venv/bin/python" "$WORK/sdk_check.py" "$LIBDIR" \
+            0.1.0) >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the installed SDK ($how)"; }
+        cat "$WORK/out"
+    done
+else
+    echo "skipped: $PY lacks pip, setuptools or wheel (Debian: python3-pip)"
+fi
+
 step "a relocated install finds its own plugins"
 mv "$PREFIX" "$WORK/moved"
 MOVED_LIBDIR=$WORK/moved${LIBDIR#"$PREFIX"}

@@ -16,7 +16,7 @@ import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HIDDEN = ("numpy", "gymnasium", "ray")
+HIDDEN = ("numpy", "gymnasium", "pettingzoo", "ray", "cloudpickle")
 
 
 class _CountingResult(unittest.TextTestResult):

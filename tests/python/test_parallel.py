@@ -62,8 +62,9 @@ class TestApiShape(unittest.TestCase):
         asp = env.action_space("agent_0")
         self.assertEqual(asp.n, 5)
         self.assertEqual(tuple(asp.shape), ())
-        self.assertEqual(str(env.state_space["view"].dtype), "int8")
-        self.assertEqual(tuple(env.state_space["view"].shape), (4, 2, 5, 5))
+        # state: every agent's fields flattened (view 2*5*5, position 2), float32
+        self.assertEqual(str(env.state_space.dtype), "float32")
+        self.assertEqual(tuple(env.state_space.shape), (4, 52))
 
     def test_unknown_agent(self):
         with self.assertRaises(polis.UnknownAgentError) as cm:
@@ -80,7 +81,12 @@ class TestApiShape(unittest.TestCase):
         self.assertEqual(set(infos), set(env.agents))
         for a in env.agents:
             self.assertTrue(env.observation_space(a).contains(obs[a]), a)
-            self.assertEqual(infos[a], {"illegal_action": False})
+            self.assertEqual(set(infos[a]), {"illegal_action", "action_mask"})
+            self.assertFalse(infos[a]["illegal_action"])
+            # the default ("both"): the same mask in the observation and in the infos
+            if np is not None:
+                self.assertIs(infos[a]["action_mask"], obs[a]["action_mask"])
+            self.assertEqual(tolist(infos[a]["action_mask"]), tolist(obs[a]["action_mask"]))
         out = env.step({a: 0 for a in env.agents})
         self.assertEqual(len(out), 5)
         obs, rewards, terms, truncs, infos = out
@@ -107,27 +113,60 @@ class TestApiShape(unittest.TestCase):
             self.assertIsInstance(ob["action_mask"], list)
 
     def test_reset_options(self):
-        self.env.reset(seed=1, options={})
-        self.env.reset(seed=1, options=None)
+        import warnings
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.env.reset(seed=1, options={})
+            self.env.reset(seed=1, options=None)
+            self.assertEqual(w, [])
+            # unknown keys (PettingZoo's own test passes {"options": 1}) are accepted with
+            # one warning per env
+            obs, _ = self.env.reset(seed=1, options={"map": "small"})
+            self.env.reset(seed=1, options={"other": 2})
+            self.assertEqual(len(w), 1)
+            self.assertIs(w[0].category, UserWarning)
+            self.assertIn("polis reads no reset option ['map']", str(w[0].message))
+        self.assertEqual(tolist(obs), tolist(self.env.reset(seed=1)[0]))
         with self.assertRaises(polis.InvalidArgumentError) as cm:
-            self.env.reset(options={"map": "small"})
-        self.assertEqual(str(cm.exception), "reset: polis takes no reset options, got ['map']")
+            self.env.reset(options=["map"])
+        self.assertEqual(str(cm.exception), "reset: options must be a dict or None, got list")
+
+    def test_max_cycles(self):
+        env = polis.parallel_env(GATHER, max_cycles=4)
+        self.assertEqual(env.core.max_steps, 4)
+        env.reset(seed=0)
+        steps = 0
+        while env.agents:
+            _, _, _, trunc, _ = env.step({})
+            steps += 1
+        self.assertEqual(steps, 4)
+        self.assertTrue(all(trunc.values()))
+        with self.assertRaises(polis.InvalidArgumentError) as cm:
+            polis.parallel_env(GATHER, max_cycles=4, max_steps=5)
+        self.assertIn("max_cycles=4 and max_steps=5 disagree", str(cm.exception))
 
     def test_state(self):
         env = self.env
         env.reset(seed=2)
         st = env.state()
-        self.assertEqual(set(st), {"view", "position"})
         self.assertTrue(env.state_space.contains(st))
         for i, a in enumerate(env.possible_agents):
-            self.assertEqual(tolist(st["position"])[i],
+            # the last two entries of each row are the position field
+            self.assertEqual([int(x) for x in tolist(st)[i][-2:]],
                              env.render_agent(a, "json")["gather"]["position"])
+        fields = env.state_fields()
+        self.assertEqual(set(fields), {"view", "position"})
+        if np is not None:
+            self.assertIsInstance(st, np.ndarray)
+            self.assertEqual(st.dtype, np.float32)
+            self.assertTrue(st.flags.writeable)
+            np.testing.assert_array_equal(st[:, :50], fields["view"].reshape(4, 50))
 
 
 class TestZeroCopyObservations(unittest.TestCase):
     @needs_numpy
     def test_observations_are_engine_memory_and_the_same_objects(self):
-        env = polis.parallel_env(GATHER)
+        env = polis.parallel_env(GATHER, copy_obs=False)
         core = env.core
         obs, _ = env.reset(seed=3)
         first = {a: obs[a] for a in env.agents}
@@ -144,14 +183,14 @@ class TestZeroCopyObservations(unittest.TestCase):
                 self.assertEqual(address(obs[a]["action_mask"]), masks + i * core.n_actions)
                 self.assertEqual(obs[a]["observation"]["position"].tolist(),
                                  env.render_agent(a, "json")["gather"]["position"])
-        st = env.state()
+        st = env.state_fields()
         for name, v in st.items():
             self.assertTrue(np.shares_memory(v, core.obs), name)
         env.close()
 
     @needs_numpy
     def test_info_masks_are_views_too(self):
-        env = polis.parallel_env(GATHER, action_mask="info")
+        env = polis.parallel_env(GATHER, action_mask="info", copy_obs=False)
         obs, infos = env.reset(seed=3)
         m = infos["agent_1"]["action_mask"]
         self.assertEqual(address(m), env.core.buffer_address("masks") + env.core.n_actions)
@@ -161,18 +200,71 @@ class TestZeroCopyObservations(unittest.TestCase):
         env.close()
 
     @needs_numpy
-    def test_copy_obs(self):
-        env = polis.parallel_env(GATHER, copy_obs=True)
-        obs0, _ = env.reset(seed=3)
+    def test_fresh_arrays_by_default(self):
+        env = polis.parallel_env(GATHER)
+        self.assertTrue(env.copy_obs)
+        obs0, infos0 = env.reset(seed=3)
         kept = obs0["agent_0"]["observation"]["position"]
         self.assertTrue(kept.flags.writeable)
         self.assertFalse(np.shares_memory(kept, env.core.obs))
         before = kept.tolist()
-        obs1, *_ = env.step({"agent_0": 1})
+        # a rollout buffer keeps 5 steps: each entry stays what it was
+        buffer, seen = [obs0], [env.core.agent_fields[0]["view"].tolist()]
+        for i in range(4):
+            obs1, *_ = env.step({"agent_0": 1 + i % 4})
+            buffer.append(obs1)
+            seen.append(env.core.agent_fields[0]["view"].tolist())
         self.assertEqual(kept.tolist(), before)  # a copy does not follow the engine
-        self.assertNotEqual(obs1["agent_0"]["observation"]["position"].tolist(), before)
-        self.assertFalse(np.shares_memory(env.state()["view"], env.core.obs))
+        self.assertEqual([b["agent_0"]["observation"]["view"].tolist() for b in buffer], seen)
+        self.assertGreater(len({str(v) for v in seen}), 1)
+        # in-place normalisation works and touches nothing else
+        v = buffer[-1]["agent_0"]["observation"]["view"]
+        v //= 2
+        self.assertTrue(np.array_equal(buffer[-1]["agent_1"]["observation"]["position"],
+                                       env.core.agent_fields[1]["position"]))
+        m = buffer[-1]["agent_0"]["action_mask"]
+        self.assertTrue(m.flags.writeable)
+        self.assertEqual(m.dtype, np.int8)
+        self.assertFalse(np.shares_memory(env.state_fields()["view"], env.core.obs))
+        self.assertFalse(np.shares_memory(env.state(), env.core.obs))
         env.close()
+
+    @needs_numpy
+    def test_flatten(self):
+        env = polis.parallel_env(GATHER, flatten=True)
+        sp = env.observation_space("agent_0")
+        flat = sp["observation"]
+        self.assertEqual(tuple(flat.shape), (52,))
+        self.assertEqual(flat.dtype, np.float32)
+        self.assertEqual(flat.low[0], -128)     # view: int8
+        self.assertEqual(flat.high[49], 127)
+        self.assertEqual(flat.low[50], -(2 ** 31))  # position: int32
+        obs, _ = env.reset(seed=4)
+        o = obs["agent_1"]["observation"]
+        self.assertIsInstance(o, np.ndarray)
+        self.assertTrue(sp.contains(obs["agent_1"]))
+        self.assertEqual(o[:50].tolist(),
+                         env.core.agent_fields[1]["view"].ravel().astype(float).tolist())
+        self.assertEqual(o[50:].tolist(), env.core.agent_fields[1]["position"].tolist())
+        obs2, *_ = env.step({"agent_1": 1})
+        self.assertEqual(o[50:].tolist(), obs["agent_1"]["observation"][50:].tolist())
+        self.assertNotEqual(o[50:].tolist(), obs2["agent_1"]["observation"][50:].tolist())
+        # no mask in the observation: the box alone
+        env2 = polis.parallel_env(GATHER, flatten=True, action_mask="info")
+        obs, infos = env2.reset(seed=4)
+        self.assertEqual(obs["agent_0"].shape, (52,))
+        self.assertEqual(tuple(env2.observation_space("agent_0").shape), (52,))
+        self.assertIn("action_mask", infos["agent_0"])
+        # zero-copy opt-in: the same flat buffer rows every step
+        env3 = polis.parallel_env(GATHER, flatten=True, copy_obs=False)
+        o1, _ = env3.reset(seed=4)
+        o2, *_ = env3.step({})
+        self.assertIs(o1["agent_0"]["observation"], o2["agent_0"]["observation"])
+        self.assertEqual(o2["agent_0"]["observation"].tolist(),
+                         env.layout.fill(np.zeros((4, 52), np.float32),
+                                         env3.core.fields)[0].tolist())
+        for e in (env, env2, env3):
+            e.close()
 
     def test_close_releases_the_env_when_nothing_is_held(self):
         env = polis.parallel_env(GATHER)
@@ -540,7 +632,8 @@ class TestNoNumpy(unittest.TestCase):
         self.assertEqual(obs["agent_0"]["observation"]["position"],
                          env.render_agent("agent_0", "json")["gather"]["position"])
         st = env.state()
-        self.assertEqual(len(st["view"]), 4)
+        self.assertEqual(len(st), 4)
+        self.assertEqual(len(st[0]), 52)
         self.assertTrue(env.state_space.contains(st))
         env.close()
 

@@ -3,6 +3,7 @@ across thread counts, next-step auto-reset, errors. numpy only (skipped, with th
 in the no-numpy run, which checks the error instead)."""
 
 import gc
+import importlib.util
 import unittest
 
 import polis
@@ -44,7 +45,12 @@ class TestShapes(unittest.TestCase):
         self.assertEqual(v.name, "gather")
         self.assertEqual(v.agent_names, ("agent_0", "agent_1", "agent_2", "agent_3"))
         self.assertEqual(v.n_actions, N_ACTIONS)
-        self.assertEqual(v.metadata["autoreset_mode"], "NextStep")
+        mode = v.metadata["autoreset_mode"]
+        if importlib.util.find_spec("gymnasium") is not None:
+            from gymnasium.vector import AutoresetMode
+            self.assertIs(mode, AutoresetMode.NEXT_STEP)
+        else:
+            self.assertEqual(mode, "NextStep")
         np.testing.assert_array_equal(v.row_env, [0] * 4 + [1] * 4 + [2] * 4)
         np.testing.assert_array_equal(v.row_agent, [0, 1, 2, 3] * 3)
         self.assertEqual(v.rows(1), slice(4, 8))
@@ -69,13 +75,24 @@ class TestShapes(unittest.TestCase):
         self.assertEqual(v.fields["position"].shape, (rows, 2))
         self.assertEqual(v.fields["position"].dtype, np.int32)
         self.assertEqual(v.single_action_space.n, N_ACTIONS)
-        self.assertEqual(v.single_observation_space["view"].shape, (2, 5, 5))
-        self.assertEqual(v.observation_space["position"].shape, (rows, 2))
+        so, bo = v.single_observation_space, v.observation_space
+        self.assertEqual(so["observation"]["view"].shape, (2, 5, 5))
+        self.assertEqual(so["action_mask"].shape, (N_ACTIONS,))
+        self.assertEqual(bo["observation"]["position"].shape, (rows, 2))
+        self.assertEqual(bo["action_mask"].shape, (rows, N_ACTIONS))
+        self.assertEqual(tuple(v.action_space.shape), (rows,))
+        self.assertEqual(v.action_space.nvec.tolist(), [N_ACTIONS] * rows)
+        self.assertTrue(v.action_space.contains(v.action_space.sample()))
+        self.assertEqual(getattr(v.metadata["autoreset_mode"], "value",
+                                 v.metadata["autoreset_mode"]), "NextStep")
+        obs, _ = v.reset(seed=0)
+        self.assertTrue(bo.contains(obs))
 
     def test_rows_match_a_lone_env_layout(self):
         # Each env's rows hold the same observation a lone env of that seed shows.
         v = self.v
         obs, _ = v.reset(seed=4)
+        obs = obs["observation"]
         for k in range(M):
             with polis.Env(GATHER) as e:
                 e.reset(v.env_seed(4, k, 0))
@@ -103,20 +120,22 @@ class TestZeroCopy(unittest.TestCase):
 
     def test_same_objects_every_call_and_engine_writes_show(self):
         with polis.vector_env(GATHER, num_envs=M, threads=M, max_steps=5) as v:
-            obs, infos = v.reset(seed=1)
+            full, infos = v.reset(seed=1)
+            obs = full["observation"]
             self.assertIs(obs, v.fields)
+            self.assertIs(full["action_mask"], v.masks)
             self.assertIs(infos["autoreset"], v.autoreset)
             self.assertIs(infos["action_mask"], v.masks)
             pos_before = obs["position"].copy()
             moved = False
             for _ in range(12):  # crosses two auto-resets
                 out = v.step(np.full(v.num_rows, 4, np.int32))  # move_east
-                self.assertIs(out[0], obs)
+                self.assertIs(out[0], full)
                 self.assertIs(out[1], v.rewards)
                 self.assertIs(out[2], v.terminations)
                 self.assertIs(out[3], v.truncations)
                 self.assertIs(out[4], infos)
-                self.assertIs(out[0]["position"], obs["position"])
+                self.assertIs(out[0]["observation"]["position"], obs["position"])
                 moved = moved or not np.array_equal(obs["position"], pos_before)
             self.assertTrue(moved, "the views never changed: not the engine's memory")
 
@@ -306,8 +325,10 @@ class TestErrors(unittest.TestCase):
         with polis.vector_env(GATHER, num_envs=2) as v:
             with self.assertRaisesRegex(polis.StateError, r"reset"):
                 v.step()
-            with self.assertRaisesRegex(polis.InvalidArgumentError, r"reset options"):
+            with self.assertWarnsRegex(UserWarning, r"polis reads no reset option \['x'\]"):
                 v.reset(options={"x": 1})
+            with self.assertRaisesRegex(polis.InvalidArgumentError, r"options must be a dict"):
+                v.reset(options=3)
             with self.assertRaisesRegex(polis.InvalidArgumentError, r"outside \[0, 2\^64\)"):
                 v.reset(seed=-1)
             with self.assertRaisesRegex(polis.InvalidArgumentError, r"env 2 is outside"):

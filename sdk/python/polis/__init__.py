@@ -22,26 +22,27 @@ docs/python.md is the guide.
 """
 
 from . import errors, spaces
+from ._version import __version__
 from ._compat import HAVE_NUMPY
 from ._lib import load_library
 from .core import Env, EventInfo, MacroInfo, ObsFieldInfo, PlanStep
 from .errors import (ActionError, ConfigError, FFIError, InvalidArgumentError, LibraryError,
                      LimitError, OutOfMemoryError, PluginError, PolisError, PolisIOError,
                      ScriptError, StateError, UnknownAgentError)
+from .gym import GymEnv, aec_env, gym_env
 from .parallel import ParallelEnv, parallel_env
 from .scenario import find_scenario
 from .vector import VectorEnv, vector_env
 
-__version__ = "0.2.0"
 
 
-def library_version(library=None):
+def library_version(library=None) -> str:
     """The version string of the libpolis the SDK loads (``polis_version()``)."""
     return load_library(library).version_string
 
 
 __all__ = [
-    "ActionError", "ConfigError", "Env", "EventInfo", "FFIError", "HAVE_NUMPY",
+    "ActionError", "ConfigError", "Env", "GymEnv", "aec_env", "gym_env", "EventInfo", "FFIError", "HAVE_NUMPY",
     "InvalidArgumentError", "LibraryError", "LimitError", "MacroInfo", "ObsFieldInfo",
     "OutOfMemoryError", "ParallelEnv", "PlanStep", "PluginError", "PolisError", "PolisIOError",
     "ScriptError", "StateError",

@@ -5,7 +5,9 @@ Discovery order (the first that loads wins; see ``find_library_candidates``):
 1. an explicit path (``polis.load_library(path)`` or ``library=`` of every constructor);
 2. ``$POLIS_LIBRARY``;
 3. the build tree, when this package runs from the source tree: ``<repo>/build/libpolis.so``;
-4. the system loader (``libpolis.so.0``, then ``ctypes.util.find_library("polis")``), which
+4. an installed polis: ``pkg-config --variable=libdir polis``, the prefix of the ``polis``
+   program on ``$PATH``, the prefix Python is installed in (``installed_libdirs``);
+5. the system loader (``libpolis.so.0``, then ``ctypes.util.find_library("polis")``), which
    finds an installed polis through ``ld.so``'s cache, ``LD_LIBRARY_PATH`` and the usual
    directories.
 
@@ -16,7 +18,11 @@ SDK needs is refused with a ``LibraryError`` naming the symbol.
 
 import ctypes
 import ctypes.util
+import glob
 import os
+import shutil
+import subprocess
+import sys
 import threading
 
 from .errors import LibraryError
@@ -206,12 +212,59 @@ def find_library_candidates(explicit=None):
     root = source_root()
     if root:
         out.append(("build tree", os.path.join(root, "build", "libpolis.so")))
+    for how, libdir in installed_libdirs():
+        for name in SYSTEM_NAMES:
+            out.append((how, os.path.join(libdir, name)))
     for name in SYSTEM_NAMES:
         out.append(("system loader", name))
     found = ctypes.util.find_library("polis")
     if found and found not in SYSTEM_NAMES:
         out.append(("system loader", found))
     return out
+
+
+def _pkg_config_libdir():
+    exe = shutil.which("pkg-config")
+    if not exe:
+        return None
+    try:
+        r = subprocess.run([exe, "--variable=libdir", "polis"], capture_output=True,
+                           text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    d = r.stdout.strip()
+    return os.path.normpath(d) if r.returncode == 0 and d else None
+
+
+def _prefix_libdirs(prefix):
+    """The library directories GNUInstallDirs may have used under an install prefix."""
+    dirs = [os.path.join(prefix, "lib"), os.path.join(prefix, "lib64")]
+    dirs += sorted(glob.glob(os.path.join(glob.escape(prefix), "lib", "*-linux-gnu*")))
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def installed_libdirs():
+    """Where an installed polis keeps libpolis, in order: ``pkg-config --variable=libdir
+    polis`` (honours ``$PKG_CONFIG_PATH``), the prefix of the ``polis`` program on
+    ``$PATH``, then the prefix Python itself is installed in (a ``pip install`` beside
+    ``cmake --install`` into one prefix or venv)."""
+    out = []
+    d = _pkg_config_libdir()
+    if d:
+        out.append(("pkg-config", d))
+    exe = shutil.which("polis")
+    if exe:
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(exe)))
+        out += [("install prefix of " + exe, d) for d in _prefix_libdirs(prefix)]
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        out += [("Python's prefix", d) for d in _prefix_libdirs(prefix)
+                if os.path.realpath(d) not in ("/usr/lib", "/usr/lib64")]
+    seen, uniq = set(), []
+    for how, d in out:
+        if d not in seen:
+            seen.add(d)
+            uniq.append((how, d))
+    return uniq
 
 
 class Library:

@@ -25,7 +25,10 @@ as soon as no view of its buffers remains, so a view held past ``close()`` is ne
 dangling; it simply stops changing.
 """
 
+from __future__ import annotations
+
 import ctypes
+from typing import Any
 import json
 import operator
 import os
@@ -340,7 +343,7 @@ class Env(_BufferOwner):
 
     # ---- episode -------------------------------------------------------------------------
 
-    def reset(self, seed=None):
+    def reset(self, seed: int | None = None) -> None:
         """Starts an episode from ``seed`` (default: the scenario's ``seed``)."""
         p = self._ptr()
         if seed is None:
@@ -352,7 +355,7 @@ class Env(_BufferOwner):
         self._check(st)
         self._raise_pending()
 
-    def step(self, actions=None):
+    def step(self, actions: Any = None) -> None:
         """Runs one tick. ``actions``: a sequence of ``n_agents`` action ids written to the
         ``actions`` buffer first (default: use the buffer as it is)."""
         p = self._ptr()
@@ -400,7 +403,7 @@ class Env(_BufferOwner):
         """True when every agent is terminated or truncated."""
         return bool(self._lib.env_done(self._ptr()))
 
-    def state_hash(self):
+    def state_hash(self) -> int:
         """The engine's 64-bit hash of observations, masks, rewards, flags and tick."""
         return self._lib.env_state_hash(self._ptr())
 
@@ -430,7 +433,7 @@ class Env(_BufferOwner):
 
     # ---- views and text actions ----------------------------------------------------------
 
-    def render(self, agent, format="text"):
+    def render(self, agent: int | str, format: str = "text") -> str:
         """An agent's view as a string (``polis_env_render``); ``format`` is one of
         ``render_formats``. The ``"json"`` view is a JSON text: ``json.loads`` it, or use
         ``render_json``."""
@@ -449,7 +452,7 @@ class Env(_BufferOwner):
         """The ``"json"`` view parsed: ``{"<plugin>": {...}, ...}``."""
         return json.loads(self.render(agent, "json"))
 
-    def parse_action(self, agent, text):
+    def parse_action(self, agent: int | str, text: str) -> int:
         """A text or JSON action of an agent as an action id (``polis_env_parse_action``).
         The id is not checked against the mask. ActionError with the engine's message when
         nothing accepts the input."""
@@ -462,7 +465,7 @@ class Env(_BufferOwner):
         self._check(self._lib.env_parse_action(p, a, text.encode(), ctypes.byref(out)))
         return out.value
 
-    def describe(self):
+    def describe(self) -> dict:
         """Everything the scenario registered, as the dict of ``polis describe --json``."""
         raw = self._lib.env_describe_json(self._ptr())
         if not raw:

@@ -11,13 +11,28 @@ Conventions (docs/python.md has the full text):
   parsed by the scenario's action parsers). A live agent missing from the dict does
   ``noop`` (id 0, always legal). A masked action is a no-op reported as
   ``infos[agent]["illegal_action"] = True``.
-- Action masks (``action_mask=``): ``"obs"`` (default) makes each observation
+- Action masks (``action_mask=``): ``"both"`` (default) makes each observation
   ``{"observation": {field: array}, "action_mask": int8 array}``, the layout of
-  PettingZoo's classic games; ``"info"`` keeps observations as ``{field: array}`` and puts
-  the mask in ``infos[agent]["action_mask"]``; ``"both"``; ``None``.
-- Observations are zero-copy read-only views of the engine's buffers, the same objects
-  every step: they change in place when the env steps. Copy what you keep (or pass
-  ``copy_obs=True``).
+  PettingZoo's classic games, and puts the same mask in ``infos[agent]["action_mask"]``
+  (as the vector env does); ``"obs"`` only the former; ``"info"`` keeps observations as
+  ``{field: array}`` with the mask in the infos only; ``None`` neither.
+- Observations are fresh, writable numpy arrays every step (``copy_obs=True``, the
+  default): a rollout buffer can keep them and normalise them in place. ``copy_obs=False``
+  is the zero-copy opt-in: read-only views of the engine's buffers, the same objects every
+  step, changing in place when the env steps (copy what you keep).
+- ``flatten=True``: each agent's observation fields are one float32 vector (a ``Box`` with
+  the bounds of each field's dtype), still beside the mask in ``"obs"`` mode.
+- ``state()``: every agent's flattened observation, a float32 ndarray ``[n_agents, D]``
+  (``state_space``).
+- ``reset(seed=None, options=None)``: ``options`` may be any dict; polis reads no reset
+  option today, so every key is accepted and unknown keys give one ``UserWarning`` per env.
+- ``max_cycles=N`` (PettingZoo's name) is ``max_steps=N``.
+- At the step an agent finishes, ``infos[agent]["episode"]`` is ``{"r": return, "l":
+  length}`` (``RecordEpisodeStatistics``'s keys) and, when the scenario has the metrics
+  plugin (``metrics=True`` adds it), ``infos[agent]["metrics"]`` its figures.
+- With pettingzoo importable the class is a ``pettingzoo.ParallelEnv`` subclass; envs
+  pickle (also with cloudpickle) by re-creating themselves from scenario, overrides and
+  options (the copy starts un-reset, continuing the seed sequence).
 - Seeding: ``reset(seed=s)`` starts the episode from ``s`` and seeds the action spaces;
   ``reset()`` uses the scenario's ``seed`` the first time and then a new seed derived from
   the previous one, so a sequence of unseeded resets is reproducible too.
@@ -31,10 +46,16 @@ Conventions (docs/python.md has the full text):
   ``status`` is ``"running"``, ``"done"``, ``"impossible"`` or ``"cancelled"``.
 """
 
+from __future__ import annotations
+
+import json
+import os
+import warnings
 from collections.abc import Mapping
+from typing import Any
 
 from . import spaces as _spaces
-from ._compat import np
+from ._compat import PZ_PARALLEL_BASE, bases, np
 from ._lib import DTYPE_INFO
 from .core import U64, Env, _index
 from .errors import InvalidArgumentError, StateError, UnknownAgentError
@@ -55,26 +76,169 @@ def _field_space(f, leading=()):
     return _spaces.box(lo, hi, tuple(leading) + f.shape, dtype)
 
 
-class ParallelEnv:
+# Reset options polis reads ({key: what it does}); every other key is accepted and ignored
+# with one warning per env (Gymnasium and PettingZoo treat options as env-specific).
+RESET_OPTIONS = {}
+
+
+def check_reset_options(owner, options, where="reset"):
+    """Validates ``options`` of a reset: None or a mapping; warns once per ``owner`` about
+    keys polis does not read."""
+    if options is None:
+        return
+    if not isinstance(options, Mapping):
+        raise InvalidArgumentError(f"{where}: options must be a dict or None, got "
+                                   f"{type(options).__name__}")
+    unknown = sorted(str(k) for k in options if k not in RESET_OPTIONS)
+    if unknown and not getattr(owner, "_warned_options", False):
+        owner._warned_options = True
+        warnings.warn(f"{where}: polis reads no reset option {unknown} (it reads "
+                      f"{sorted(RESET_OPTIONS) or 'none'}); ignored", UserWarning,
+                      stacklevel=3)
+
+
+def parse_metrics(text):
+    """The metrics rendering (one JSON object per plugin that renders the format, concatenated)
+    as one dict, the first object's value winning a name several use."""
+    out, dec, i = {}, json.JSONDecoder(), 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return out
+        obj, i = dec.raw_decode(text, i)
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                out.setdefault(k, v)
+
+
+def metrics_overrides(scenario, overrides=None, library_path=None):
+    """Overrides that append the ``metrics`` plugin to a scenario file's plugins, or {} when it
+    lists it already (or is not a file): what ``metrics=True`` adds."""
+    from .scenario import resolve
+    src = resolve(scenario, None, None, library_path)
+    if src.kind == "file":
+        with open(src.path, encoding="utf-8") as f:
+            doc = json.load(f)
+    else:
+        doc = json.loads(src.text)
+    plugins = list((overrides or {}).get("plugins", doc.get("plugins", [])))
+
+    def name(p):
+        n = p.get("name", "") if isinstance(p, dict) else str(p)
+        return os.path.basename(n).split(".")[0]
+    if any(name(p) == "metrics" for p in plugins):
+        return {}
+    return {"plugins": plugins + ["metrics"]}
+
+
+def with_metrics(scenario, overrides, library=None):
+    """``overrides`` with the metrics plugin appended to the scenario's plugins (first, so
+    later overrides of ``plugins.<name>...`` still apply)."""
+    from ._lib import Library, load_library
+    lib = library if isinstance(library, Library) else load_library(library)
+    extra = metrics_overrides(scenario, overrides, lib.path)
+    if not extra:
+        return overrides
+    return {**extra, **{k: v for k, v in overrides.items() if k != "plugins"}}
+
+
+class FlatLayout:
+    """How observation fields flatten into one float32 vector (``flatten=True``): each field's
+    elements in order, bounded by its dtype's range."""
+
+    def __init__(self, obs_fields):
+        self.parts = []
+        lo, hi, off = [], [], 0
+        for f in obs_fields:
+            size = 1
+            for d in f.shape:
+                size *= d
+            _, _, _, flo, fhi = DTYPE_INFO[f.dtype]
+            self.parts.append((f.name, off, size))
+            lo += [flo] * size
+            hi += [fhi] * size
+            off += size
+        self.dim = off
+        if np is not None:
+            self.low = np.asarray(lo, np.float32)
+            self.high = np.asarray(hi, np.float32)
+        else:
+            self.low, self.high = lo, hi
+
+    def fill(self, out, fields):
+        """Writes ``fields`` ({name: [rows, *shape]}) into ``out`` [rows, dim]: one numpy
+        copy per field, no allocation."""
+        rows = out.shape[0]
+        for name, off, size in self.parts:
+            out[:, off:off + size] = fields[name].reshape(rows, size)
+        return out
+
+    def space(self, leading=()):
+        if np is None:
+            return _spaces.box(min(self.low, default=0), max(self.high, default=0),
+                               tuple(leading) + (self.dim,), "float32")
+        shape = tuple(leading) + (self.dim,)
+        return _spaces.box_bounds(np.broadcast_to(self.low, shape),
+                                  np.broadcast_to(self.high, shape), "float32")
+
+
+def _rebuild(cls, kwargs, seeds):
+    env = cls(**kwargs)
+    env._restore_seeds(seeds)
+    return env
+
+
+def _abs(path):
+    """A path (or ``:``-separated paths) made absolute, so it means the same elsewhere."""
+    if not path:
+        return path
+    parts = os.fspath(path).split(os.pathsep)
+    return os.pathsep.join(os.path.abspath(p) if os.sep in p else p for p in parts)
+
+
+def _picklable_scenario(scenario):
+    """A scenario argument that means the same in another process (relative paths made
+    absolute)."""
+    if isinstance(scenario, (str, os.PathLike)) and not isinstance(scenario, bytes):
+        s = os.fspath(scenario)
+        if not s.lstrip().startswith("{") and os.path.exists(s):
+            return os.path.abspath(s)
+        return s
+    return scenario
+
+
+class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
     """A polis env with PettingZoo's ParallelEnv API. Build it with ``polis.parallel_env``.
 
     ``core`` is the underlying ``polis.Env`` (buffers, render, parse_action, describe).
     """
 
-    def __init__(self, scenario, *, overrides=None, action_mask="obs", render_mode=None,
-                 copy_obs=False, library=None, plugin_path=None, base_dir=None, log=None,
-                 **kw_overrides):
+    def __init__(self, scenario, *, overrides=None, action_mask="both", render_mode=None,
+                 copy_obs=True, flatten=False, metrics=False, max_cycles=None, library=None,
+                 plugin_path=None, base_dir=None, log=None, **kw_overrides):
         if action_mask not in MASK_MODES:
             raise InvalidArgumentError(f"action_mask must be one of {MASK_MODES}, got "
                                        f"{action_mask!r}")
         if render_mode not in (None, "ansi", "human"):
             raise InvalidArgumentError(f'render_mode must be None, "ansi" or "human", got '
                                        f"{render_mode!r}")
-        merged = dict(overrides or {})
-        merged.update(kw_overrides)
+        if flatten and np is None:
+            raise InvalidArgumentError("flatten=True needs numpy (install python3-numpy)")
+        merged = _merge_overrides(overrides, kw_overrides, max_cycles)
+        if metrics:
+            merged = with_metrics(scenario, merged, library)
         self.core = Env(scenario, merged, library=library, plugin_path=plugin_path,
                         base_dir=base_dir, log=log)
         core = self.core
+        self._init_kwargs = dict(
+            scenario=_picklable_scenario(scenario), overrides=merged, action_mask=action_mask,
+            render_mode=render_mode, copy_obs=copy_obs, flatten=flatten,
+            library=_abs(core._lib.path), plugin_path=_abs(plugin_path),
+            base_dir=_abs(base_dir) if base_dir is not None or not isinstance(scenario, dict)
+            else os.getcwd(), log=log)
+        self.flatten = bool(flatten)
+        self.layout = FlatLayout(core.obs_fields)
         self._macro_words = frozenset(m.name.upper() for m in core.macros)
         self._action_names = frozenset(core.action_names)
         self.render_mode = render_mode
@@ -89,21 +253,48 @@ class ParallelEnv:
         self.action_spaces = {name: _spaces.discrete(core.n_actions)
                               for name in self.possible_agents}
         n = core.n_agents
-        self.state_space = _spaces.dict_space({f.name: _field_space(f, (n,))
-                                               for f in core.obs_fields})
+        self.state_space = self.layout.space((n,))
         self.last_seed = None
         self._next_seed = None
         self._obs_cache = None
+        self._metrics = "metrics" in core.render_formats
+        self._ret = np.zeros(n, np.float64) if np is not None else [0.0] * n
+        self._t = 0
         if np is not None:
+            # Records of one agent's observation as a structured dtype, so one copy of the
+            # whole buffer gives every field of every agent (copy_obs=True).
+            self._rec_dtype = np.dtype({
+                "names": [f.name for f in core.obs_fields],
+                "formats": [(np.dtype(DTYPE_INFO[f.dtype][1]), f.shape) if f.shape
+                            else np.dtype(DTYPE_INFO[f.dtype][1]) for f in core.obs_fields],
+                "offsets": [f.offset for f in core.obs_fields],
+                "itemsize": core.obs_size})
+            self._flat_buf = np.zeros((n, self.layout.dim), np.float32)
             # The per-agent observation objects, built once over the engine's buffers.
-            self._obs_cache = [self._wrap(dict(core.agent_fields[a]), core.agent_masks[a])
-                               for a in range(n)]
+            if self.flatten:
+                self._obs_cache = [self._wrap(self._flat_buf[a], core.agent_masks[a])
+                                   for a in range(n)]
+            else:
+                self._obs_cache = [self._wrap(dict(core.agent_fields[a]), core.agent_masks[a])
+                                   for a in range(n)]
+        self._step_obs = None
+
+    # ---- pickling ------------------------------------------------------------------------
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self._init_kwargs, (self.last_seed, self._next_seed)))
+
+    def _restore_seeds(self, seeds):
+        self.last_seed, self._next_seed = seeds
 
     # ---- spaces --------------------------------------------------------------------------
 
     def _make_obs_space(self):
         core = self.core
-        fields = _spaces.dict_space({f.name: _field_space(f) for f in core.obs_fields})
+        if self.flatten:
+            fields = self.layout.space()
+        else:
+            fields = _spaces.dict_space({f.name: _field_space(f) for f in core.obs_fields})
         if self.action_mask_mode in ("obs", "both"):
             mask = _spaces.box(0, 1, (core.n_actions,), "int8")
             return _spaces.dict_space({"observation": fields, "action_mask": mask})
@@ -116,12 +307,12 @@ class ParallelEnv:
             raise UnknownAgentError(f"unknown agent {agent!r} (agents: "
                                     f"{', '.join(self.possible_agents)})") from None
 
-    def observation_space(self, agent):
+    def observation_space(self, agent: str) -> Any:
         """The observation space of an agent: the same object on every call."""
         self._id(agent)
         return self.observation_spaces[agent]
 
-    def action_space(self, agent):
+    def action_space(self, agent: str) -> Any:
         """The action space of an agent (``Discrete(n_actions)``): the same object on every
         call."""
         self._id(agent)
@@ -146,21 +337,46 @@ class ParallelEnv:
             return {"observation": fields, "action_mask": mask}
         return fields
 
+    def _snapshot(self):
+        """This step's observations of every agent, taken once per reset/step: fresh arrays
+        (one copy of the record buffer, one of the masks) or the zero-copy cache."""
+        core = self.core
+        if np is None:
+            self._step_obs = None
+            return
+        if not self.copy_obs:
+            if self.flatten:
+                self.layout.fill(self._flat_buf, core.fields)
+            self._step_obs = (None, None)
+            return
+        masks = list(core.masks.view(np.int8).copy())  # one row view per agent, shared by
+        if self.flatten:                               # the observation and the infos
+            flat = self.layout.fill(np.empty((core.n_agents, self.layout.dim), np.float32),
+                                    core.fields)
+            self._step_obs = (flat, masks)
+        else:
+            rec = core.obs.copy().view(self._rec_dtype).reshape(core.n_agents)
+            self._step_obs = ({f.name: rec[f.name] for f in core.obs_fields}, masks)
+
     def _obs(self, a):
         core = self.core
         if np is None:
             fields = {k: v.tolist() for k, v in core.agent_fields[a].items()}
             return self._wrap(fields, core.agent_masks[a].tolist())
-        if self.copy_obs:
-            fields = {k: v.copy() for k, v in core.agent_fields[a].items()}
-            return self._wrap(fields, core.agent_masks[a].copy())
-        return self._obs_cache[a]
+        if not self.copy_obs:
+            return self._obs_cache[a]
+        fields, masks = self._step_obs
+        if self.flatten:
+            return self._wrap(fields[a], masks[a])
+        return self._wrap({k: v[a] for k, v in fields.items()}, masks[a])
 
     def _mask(self, a):
         core = self.core
         if np is None:
             return core.agent_masks[a].tolist()
-        return core.agent_masks[a].copy() if self.copy_obs else core.agent_masks[a]
+        if self.copy_obs:
+            return self._step_obs[1][a] if self._step_obs else core.agent_masks[a].copy()
+        return core.agent_masks[a]
 
     def _info(self, a, illegal):
         info = {"illegal_action": bool(illegal)}
@@ -170,11 +386,11 @@ class ParallelEnv:
 
     # ---- episode -------------------------------------------------------------------------
 
-    def reset(self, seed=None, options=None):
-        """Starts an episode; returns ``(observations, infos)`` for every agent."""
-        if options:
-            raise InvalidArgumentError(f"reset: polis takes no reset options, got "
-                                       f"{sorted(options)}")
+    def reset(self, seed: int | None = None,
+              options: Mapping[str, Any] | None = None) -> tuple[dict, dict]:
+        """Starts an episode; returns ``(observations, infos)`` for every agent. ``options``:
+        any dict (see ``RESET_OPTIONS``; unknown keys warn once)."""
+        check_reset_options(self, options)
         core = self.core
         if seed is None:
             seed = self._next_seed if self._next_seed is not None else core.default_seed
@@ -190,11 +406,17 @@ class ParallelEnv:
         term, trunc = core.terminations, core.truncations
         self.agents = [name for a, name in enumerate(self.possible_agents)
                        if not term[a] and not trunc[a]]
+        self._t = 0
+        if np is not None:
+            self._ret[:] = 0.0
+        else:
+            self._ret = [0.0] * core.n_agents
+        self._snapshot()
         obs = {name: self._obs(self._ids[name]) for name in self.agents}
         infos = {name: self._info(self._ids[name], False) for name in self.agents}
         return obs, infos
 
-    def step(self, actions):
+    def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """One tick. ``actions``: {agent: id or text}. Returns ``(observations, rewards,
         terminations, truncations, infos)``, each keyed by the agents that were live before
         the step."""
@@ -240,21 +462,34 @@ class ParallelEnv:
                 else:  # ended before acting (the agent does noop)
                     plans[a] = (command, r.status, r.why)
         core.step()
+        self._t += 1
         rew = core.rewards.tolist()
         term = core.terminations.tolist()
         trunc = core.truncations.tolist()
         illegal = core.illegal.tolist()
+        if np is not None:
+            self._ret += core.rewards
+        else:
+            self._ret = [r + x for r, x in zip(self._ret, rew)]
+        self._snapshot()
         obs, rewards, terminations, truncations, infos = {}, {}, {}, {}, {}
         survivors = []
+        metrics = None
         for name in live:
             a = self._ids[name]
             obs[name] = self._obs(a)
             rewards[name] = rew[a]
             terminations[name] = bool(term[a])
             truncations[name] = bool(trunc[a])
-            infos[name] = self._info(a, illegal[a])
+            infos[name] = info = self._info(a, illegal[a])
             if not term[a] and not trunc[a]:
                 survivors.append(name)
+            else:
+                info["episode"] = {"r": float(self._ret[a]), "l": self._t}
+                if self._metrics:
+                    if metrics is None:
+                        metrics = parse_metrics(core.render(0, "metrics"))
+                    info["metrics"] = metrics
         # A plan is asked for its next action right after the tick, so one that ends is
         # reported in the step that ended it; a running plan's answer is kept for the next
         # step (the kernel answers the same within a tick).
@@ -317,11 +552,23 @@ class ParallelEnv:
                 core.plan_cancel(a)
         return plans
 
-    def state(self):
-        """The global state for centralised critics: every agent's observation fields
-        stacked, ``{field: array [n_agents, *shape]}`` in agent order (``state_space``).
-        With numpy these are zero-copy strided views (copies with ``copy_obs=True``);
-        without numpy, nested lists. Agents that are done keep their last observation."""
+    def state(self) -> Any:
+        """The global state for centralised critics: every agent's observation flattened
+        (``flatten=True``'s layout), a fresh float32 ndarray ``[n_agents, D]`` in agent
+        order (``state_space``); without numpy, nested lists of numbers. Agents that are
+        done keep their last observation. ``state_fields()`` has the fields unflattened."""
+        core = self.core
+        if np is None:
+            return [[float(x) for name, _, _ in self.layout.parts
+                     for x in _flat_list(core.agent_fields[a][name].tolist())]
+                    for a in range(core.n_agents)]
+        return self.layout.fill(np.empty((core.n_agents, self.layout.dim), np.float32),
+                                core.fields)
+
+    def state_fields(self) -> dict:
+        """Every agent's observation fields stacked, ``{field: array [n_agents, *shape]}``:
+        fresh copies (zero-copy strided views with ``copy_obs=False``); without numpy,
+        nested lists."""
         core = self.core
         if np is None:
             return {f.name: [core.agent_fields[a][f.name].tolist()
@@ -332,7 +579,7 @@ class ParallelEnv:
 
     # ---- text ----------------------------------------------------------------------------
 
-    def render(self):
+    def render(self) -> str | None:
         """Every agent's text view (the ``"text"`` renderer), each under ``== agent ==``
         when there are several agents, as ``polis render`` prints them. Returns the string
         (``render_mode`` None or ``"ansi"``) or prints it (``"human"``)."""
@@ -347,14 +594,14 @@ class ParallelEnv:
             return None
         return text
 
-    def render_agent(self, agent, format="text"):
+    def render_agent(self, agent: str, format: str = "text") -> Any:
         """One agent's view: a string, or the parsed object for ``format="json"``."""
         a = self._id(agent)
         if format == "json":
             return self.core.render_json(a)
         return self.core.render(a, format)
 
-    def parse_action(self, agent, text):
+    def parse_action(self, agent: str, text: str) -> int:
         """A text or JSON action as an action id (not checked against the mask)."""
         return self.core.parse_action(self._id(agent), text)
 
@@ -362,13 +609,13 @@ class ParallelEnv:
         """An agent's current mask (int8 view with numpy, else a list)."""
         return self._mask(self._id(agent))
 
-    def legal_actions(self, agent):
+    def legal_actions(self, agent: str) -> list[str]:
         """The names of the actions the agent's mask allows now, in id order."""
         a = self._id(agent)
         names = self.core.action_names
         return [names[i] for i, v in enumerate(self.core.agent_masks[a].tolist()) if v]
 
-    def close(self):
+    def close(self) -> None:
         """Ends the env; see ``polis.Env.close`` for what happens to held observations."""
         self._obs_cache = None
         self.agents = []
@@ -385,14 +632,36 @@ class ParallelEnv:
                f"agents>"
 
 
-def parallel_env(scenario, **kwargs):
+def _flat_list(v):
+    if isinstance(v, list):
+        out = []
+        for x in v:
+            out.extend(_flat_list(x))
+        return out
+    return [v]
+
+
+def _merge_overrides(overrides, kw_overrides, max_cycles):
+    merged = dict(overrides or {})
+    merged.update(kw_overrides)
+    if max_cycles is not None:
+        max_cycles = _index(max_cycles, "max_cycles")
+        if "max_steps" in merged and merged["max_steps"] != max_cycles:
+            raise InvalidArgumentError(f"max_cycles={max_cycles} and max_steps="
+                                       f"{merged['max_steps']} disagree: give one of them")
+        merged["max_steps"] = max_cycles
+    return merged
+
+
+def parallel_env(scenario: Any, **kwargs: Any) -> ParallelEnv:
     """A ``ParallelEnv`` for ``scenario`` (a path, a ruleset name such as ``"gather"``, a
     dict or a JSON string).
 
-    Keyword arguments are the env's options — ``action_mask`` ("obs", "info", "both" or
-    None), ``render_mode`` (None, "ansi", "human"), ``copy_obs``, ``library``,
-    ``plugin_path``, ``base_dir``, ``log``, ``overrides`` (a dict) — and otherwise scenario
-    overrides: ``max_steps=50``, ``agents=2``, ``plugins__gather__params__coins=3`` or
+    Keyword arguments are the env's options — ``action_mask`` ("both", "obs", "info" or
+    None), ``render_mode`` (None, "ansi", "human"), ``copy_obs`` (default True: fresh
+    arrays; False: zero-copy views), ``flatten``, ``metrics``, ``max_cycles`` (=
+    ``max_steps``), ``library``, ``plugin_path``, ``base_dir``, ``log``, ``overrides`` (a
+    dict) — and otherwise scenario overrides: ``max_steps=50``, ``agents=2``, ``plugins__gather__params__coins=3`` or
     ``**{"plugins.gather.params.coins": 3}`` (see ``polis.scenario``).
     """
     return ParallelEnv(scenario, **kwargs)

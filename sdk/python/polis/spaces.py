@@ -40,6 +40,25 @@ def box(low, high, shape, dtype):
     return Box(low, high, shape, dtype)
 
 
+def box_bounds(low, high, dtype):
+    """A box with one bound per element: ``low`` and ``high`` are numpy arrays of its shape
+    (numpy only)."""
+    gs = gymnasium_spaces()
+    dt = np.dtype(dtype)
+    if gs is not None:
+        return gs.Box(low=np.asarray(low, dt), high=np.asarray(high, dt), dtype=dt)
+    return Box(np.asarray(low, dt), np.asarray(high, dt), np.shape(low), dt)
+
+
+def multi_discrete(nvec):
+    """``MultiDiscrete(nvec)``: one discrete choice per entry (a vector env's batched
+    action space)."""
+    gs = gymnasium_spaces()
+    if gs is not None:
+        return gs.MultiDiscrete(np.asarray(nvec, np.int64))
+    return MultiDiscrete(nvec)
+
+
 def dict_space(spaces):
     gs = gymnasium_spaces()
     return gs.Dict(spaces) if gs is not None else Dict(spaces)
@@ -176,8 +195,10 @@ class Box(Space):
         shape = tuple(int(d) for d in shape)
         if np is not None:
             dt = np.dtype(dtype)
-            self.low = np.full(shape, low, dtype=dt)
-            self.high = np.full(shape, high, dtype=dt)
+            self.low = np.broadcast_to(np.asarray(low, dt), shape).copy()
+            self.high = np.broadcast_to(np.asarray(high, dt), shape).copy()
+            if np.ndim(low) or np.ndim(high):  # one bound per element
+                low, high = self.low, self.high
         else:
             dt = str(dtype)
             self.low, self.high = low, high
@@ -199,9 +220,13 @@ class Box(Space):
         if np is not None:
             if self._int:
                 return rng.integers(lo, hi, size=self.shape, endpoint=True).astype(self.dtype)
-            bounded = lo > float("-inf") and hi < float("inf")
-            v = rng.uniform(lo, hi, self.shape) if bounded else rng.normal(size=self.shape)
-            return v.astype(self.dtype)
+            lo = np.broadcast_to(np.asarray(lo, np.float64), self.shape)
+            hi = np.broadcast_to(np.asarray(hi, np.float64), self.shape)
+            bounded = np.isfinite(lo) & np.isfinite(hi)
+            v = np.where(bounded, rng.uniform(np.where(bounded, lo, 0.0),
+                                              np.where(bounded, hi, 1.0)),
+                         rng.normal(size=self.shape))
+            return np.clip(v, lo, hi).astype(self.dtype)
         vals = []
         for _ in range(self._size()):
             if self._int:
@@ -243,12 +268,48 @@ class Box(Space):
         return True
 
     def __repr__(self):
+        if np is not None and isinstance(self._lo, np.ndarray):
+            return f"Box({self.low.min()}, {self.high.max()}, {self.shape}, {self.dtype})"
         return f"Box({self._lo}, {self._hi}, {self.shape}, {self.dtype})"
 
     def __eq__(self, other):
-        return (isinstance(other, Box) and self.shape == other.shape
-                and str(self.dtype) == str(other.dtype)
-                and (self._lo, self._hi) == (other._lo, other._hi))
+        if not (isinstance(other, Box) and self.shape == other.shape
+                and str(self.dtype) == str(other.dtype)):
+            return False
+        if np is not None:
+            return bool(np.array_equal(self.low, other.low)
+                        and np.array_equal(self.high, other.high))
+        return (self._lo, self._hi) == (other._lo, other._hi)
+
+    __hash__ = None
+
+
+class MultiDiscrete(Space):
+    """One ``Discrete(nvec[i])`` per entry: ``sample()`` an int64 array, ``contains``."""
+
+    def __init__(self, nvec, seed=None):
+        if np is None:
+            raise ValueError("MultiDiscrete needs numpy")
+        self.nvec = np.asarray(nvec, np.int64)
+        if self.nvec.size == 0 or (self.nvec <= 0).any():
+            raise ValueError(f"MultiDiscrete: entries of nvec must be positive, got {nvec}")
+        super().__init__(self.nvec.shape, np.dtype(np.int64), seed)
+
+    def sample(self, mask=None):
+        if mask is not None:
+            raise ValueError("MultiDiscrete.sample: masks are not supported here")
+        return self.np_random.integers(self.nvec).astype(np.int64)
+
+    def contains(self, x):
+        x = np.asarray(x)
+        return bool(x.shape == self.shape and x.dtype.kind in "iu"
+                    and (x >= 0).all() and (x < self.nvec).all())
+
+    def __repr__(self):
+        return f"MultiDiscrete({self.nvec.tolist()})"
+
+    def __eq__(self, other):
+        return isinstance(other, MultiDiscrete) and np.array_equal(self.nvec, other.nvec)
 
     __hash__ = None
 

@@ -6,6 +6,24 @@ k's agent a is row ``k * agents_per_env + a``), so this is a *multi-agent* vecto
 Every buffer is mapped once, at create, as a numpy view of the engine's memory; ``reset``
 and ``step`` copy nothing and return the same objects every call.
 
+Observations (``action_mask="obs"``, the default) are ``{"observation": {field: [rows,
+*shape]}, "action_mask": int8 [rows, n_actions]}`` — PettingZoo's place for the mask, as
+``parallel_env`` — or with ``flatten=True`` ``{"observation": float32 [rows, D], ...}``;
+``action_mask="info"`` returns the fields alone. ``infos["action_mask"]`` always has the
+masks. The batched buffers are reused every step (Gymnasium's vector convention): copy what
+you keep across steps.
+
+At the step a row's episode ends, ``infos["episode"]`` holds ``{"r": returns, "l":
+lengths}`` per row and ``infos["_episode"]`` marks the rows that ended then
+(``RecordEpisodeStatistics``'s keys); with the metrics plugin (``metrics=True``),
+``infos["metrics"]`` is a list with each env's last figures and ``infos["_metrics"]`` marks
+the envs whose episode ended in the step.
+
+With gymnasium importable the class is a ``gymnasium.vector.VectorEnv`` subclass
+(``single_observation_space``, ``single_action_space``, a batched ``MultiDiscrete``
+``action_space``, ``metadata["autoreset_mode"]`` the ``AutoresetMode`` enum). Note that
+``num_envs`` counts games; the batch dimension is ``num_rows`` (agents of every game).
+
 Auto-reset is Gymnasium's ``"NextStep"`` mode (``metadata["autoreset_mode"]``): the step
 that ends env k's episode shows its final observation, rewards and flags; the next step
 resets env k instead of stepping it (its actions are ignored), shows the new episode's
@@ -14,20 +32,26 @@ first observation with rewards and flags 0, and sets ``autoreset[k]``.
 numpy is required here (the whole point is batched arrays).
 """
 
+from __future__ import annotations
+
 import ctypes
+from collections.abc import Mapping
+from typing import Any
 import operator
 import os
 
 from . import _lib
 from . import spaces as _spaces
-from ._compat import np
+from ._compat import GYM_AUTORESET, GYM_VECTOR_BASE, bases, np
 from .core import (U64, I32_MAX, I32_MIN, _BufferOwner, _create_options, _decode, _index,
                    ObsFieldInfo)
 from .errors import ActionError, InvalidArgumentError, StateError, error_for
-from .parallel import _field_space, _splitmix64
+from .parallel import (FlatLayout, _abs, _field_space, _merge_overrides, _picklable_scenario,
+                       _rebuild, _splitmix64, check_reset_options, parse_metrics, with_metrics)
 from .scenario import resolve
 
-AUTORESET_MODE = "NextStep"  # gymnasium.vector.AutoresetMode.NEXT_STEP.value
+# gymnasium.vector.AutoresetMode.NEXT_STEP when gymnasium is importable, else its value
+AUTORESET_MODE = GYM_AUTORESET.NEXT_STEP if GYM_AUTORESET is not None else "NextStep"
 
 _BUFFER_ATTRS = ("obs", "masks", "actions", "rewards", "terminations", "truncations",
                  "illegal", "autoreset", "fields", "infos", "observations")
@@ -74,7 +98,7 @@ def _count(v, what):
     return v
 
 
-class VectorEnv(_BufferOwner):
+class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
     """M envs of one scenario in one set of contiguous buffers (``polis_vec``).
 
     ``vector_env(scenario, num_envs=M, threads=T, seed=S, **overrides)``; see docs/python.md
@@ -82,18 +106,33 @@ class VectorEnv(_BufferOwner):
     """
 
     metadata = {"autoreset_mode": AUTORESET_MODE, "render_modes": []}
+    render_mode = None
+    spec = None
 
     _BUFFER_ATTRS = _BUFFER_ATTRS
     _KIND = "vector env"
 
     def __init__(self, scenario, num_envs=1, threads=1, seed=None, *, overrides=None,
+                 action_mask="obs", flatten=False, metrics=False, max_cycles=None,
                  library=None, plugin_path=None, base_dir=None, log=None, **kw_overrides):
         if np is None:
             raise ImportError("polis.vector_env needs numpy (install python3-numpy): its "
                               "buffers are numpy views of the engine's memory")
-        merged = dict(overrides or {})
-        merged.update(kw_overrides)
+        if action_mask not in ("obs", "info"):
+            raise InvalidArgumentError(f'action_mask must be "obs" or "info" for a vector '
+                                       f'env, got {action_mask!r}')
+        merged = _merge_overrides(overrides, kw_overrides, max_cycles)
         lib = library if isinstance(library, _lib.Library) else _lib.load_library(library)
+        if metrics:
+            merged = with_metrics(scenario, merged, lib)
+        self._init_kwargs = dict(
+            scenario=_picklable_scenario(scenario), num_envs=num_envs, threads=threads,
+            seed=seed, overrides=merged, action_mask=action_mask, flatten=flatten,
+            library=_abs(lib.path), plugin_path=_abs(plugin_path),
+            base_dir=_abs(base_dir) if base_dir is not None or not isinstance(scenario, dict)
+            else os.getcwd(), log=log)
+        self.action_mask_mode = action_mask
+        self.flatten = bool(flatten)
         self._lib = lib
         self._h = _VecHandle(lib)
         self.name = "polis_vec"
@@ -110,6 +149,14 @@ class VectorEnv(_BufferOwner):
         self._next_seed = None
         self.last_seed = None
         self._map_buffers()
+
+    # ---- pickling ------------------------------------------------------------------------
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self._init_kwargs, (self.last_seed, self._next_seed)))
+
+    def _restore_seeds(self, seeds):
+        self.last_seed, self._next_seed = seeds
 
     # ---- creation ------------------------------------------------------------------------
 
@@ -156,12 +203,23 @@ class VectorEnv(_BufferOwner):
         self.obs_fields = tuple(fields)
         self.default_seed = lib.env_default_seed(e0)
         self.max_steps = lib.env_max_steps(e0)
+        self.layout = FlatLayout(fields)
+        self._metrics = "metrics" in (_decode(lib.env_render_formats(e0)) or "").split()
+
         # Gymnasium's VectorEnv attributes, per row (an agent of an env).
-        self.single_observation_space = _spaces.dict_space(
-            {fi.name: _field_space(fi) for fi in fields})
+        def obs_space(leading):
+            if self.flatten:
+                o = self.layout.space(leading)
+            else:
+                o = _spaces.dict_space({fi.name: _field_space(fi, leading) for fi in fields})
+            if self.action_mask_mode == "obs":
+                mask = _spaces.box(0, 1, tuple(leading) + (self.n_actions,), "int8")
+                return _spaces.dict_space({"observation": o, "action_mask": mask})
+            return o
+        self.single_observation_space = obs_space(())
         self.single_action_space = _spaces.discrete(self.n_actions)
-        self.observation_space = _spaces.dict_space(
-            {fi.name: _field_space(fi, (self.num_rows,)) for fi in fields})
+        self.observation_space = obs_space((self.num_rows,))
+        self.action_space = _spaces.multi_discrete([self.n_actions] * self.num_rows)
         # Rows of this (constant) array say which env a row belongs to.
         self.row_env = np.repeat(np.arange(self.num_envs, dtype=np.int32), self.agents_per_env)
         self.row_env.flags.writeable = False
@@ -213,9 +271,30 @@ class VectorEnv(_BufferOwner):
             fv.flags.writeable = False
             self.fields[f.name] = fv
         # What reset/step return: the same dict objects every call (nothing is rebuilt).
-        self.observations = self.fields
+        rows = self.num_rows
+        self.flat = np.zeros((rows, self.layout.dim), np.float32) if self.flatten else None
+        inner = self.flat if self.flatten else self.fields
+        if self.action_mask_mode == "obs":
+            self.observations = {"observation": inner, "action_mask": self.masks}
+        else:
+            self.observations = inner
+        # Episode statistics (updated in place each step, nothing allocated).
+        self._ep_ret = np.zeros(rows, np.float32)  # the engine's reward type: no cast
+        self._ep_len = np.zeros(rows, np.int64)
+        self._done = np.zeros(rows, np.bool_)
+        self._prev_done = np.zeros(rows, np.bool_)
+        self._ended = np.zeros(rows, np.bool_)
+        self._ep_r = np.zeros(rows, np.float32)
+        self._metrics_any = False
+        self._ep_l = np.zeros(rows, np.int64)
+        self._metrics_list = [None] * m
+        self._metrics_mask = np.zeros(m, np.bool_)
         self.infos = {"autoreset": self.autoreset, "illegal_action": self.illegal,
-                      "action_mask": self.masks}
+                      "action_mask": self.masks,
+                      "episode": {"r": self._ep_r, "l": self._ep_l}, "_episode": self._ended}
+        if self._metrics:
+            self.infos["metrics"] = self._metrics_list
+            self.infos["_metrics"] = self._metrics_mask
 
     # ---- status and lifecycle ------------------------------------------------------------
 
@@ -245,15 +324,14 @@ class VectorEnv(_BufferOwner):
 
     # ---- episodes ------------------------------------------------------------------------
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None,
+              options: Mapping[str, Any] | None = None) -> tuple[dict, dict]:
         """Resets every env (env k with ``env_seed(seed, k, 0)``); returns ``(observations,
         infos)``. ``seed=None``: the ``seed`` given at creation (else the scenario's) the
         first time, then a seed derived from the previous one (splitmix64), as
         ``parallel_env`` does."""
         v = self._ptr()
-        if options:
-            raise InvalidArgumentError(f"reset: polis takes no reset options, got "
-                                       f"{sorted(options)}")
+        check_reset_options(self, options)
         if seed is None:
             if self._next_seed is not None:
                 seed = self._next_seed
@@ -269,9 +347,16 @@ class VectorEnv(_BufferOwner):
         self._raise_pending()
         self.last_seed = seed
         self._next_seed = _splitmix64(seed)
+        self._ep_ret[:] = 0.0
+        self._ep_len[:] = 0
+        np.logical_or(self.terminations, self.truncations, out=self._prev_done)
+        self._ended[:] = False
+        self._metrics_mask[:] = False
+        if self.flatten:
+            self.layout.fill(self.flat, self.fields)
         return self.observations, self.infos
 
-    def step(self, actions=None):
+    def step(self, actions: Any = None) -> tuple[Any, Any, Any, Any, dict]:
         """Steps every env with its rows of ``actions`` (``[num_rows]`` or ``[num_envs,
         agents_per_env]`` integer ids; ``None``: the ``actions`` buffer as it is). Returns
         ``(observations, rewards, terminations, truncations, infos)``, all views."""
@@ -280,8 +365,53 @@ class VectorEnv(_BufferOwner):
             self._set_actions(actions)
         self._check(self._lib.vec_step(v))
         self._raise_pending()
+        self._account()
+        if self.flatten:
+            self.layout.fill(self.flat, self.fields)
         return (self.observations, self.rewards, self.terminations, self.truncations,
                 self.infos)
+
+    def _account(self):
+        """Episode statistics of this step, with numpy ufuncs writing into preallocated
+        buffers (no per-row Python, no allocation); six calls when no episode ended."""
+        ret, length = self._ep_ret, self._ep_len
+        if self._metrics_any:  # last step's marks
+            self._metrics_mask[:] = False
+            self._metrics_any = False
+        if self.autoreset.any():  # games that started a new episode in this step
+            m, k = self.num_envs, self.agents_per_env
+            reset_rows = self.autoreset[:, None]
+            np.copyto(ret.reshape(m, k), 0.0, where=reset_rows)
+            np.copyto(length.reshape(m, k), -1, where=reset_rows)  # 0 after the += below
+            np.copyto(self._prev_done.reshape(m, k), False, where=reset_rows)
+        ret += self.rewards
+        length += 1
+        done = np.logical_or(self.terminations, self.truncations, out=self._done)
+        ended = np.greater(done, self._prev_done, out=self._ended)
+        self._done, self._prev_done = self._prev_done, done
+        if ended.any():
+            np.copyto(self._ep_r, ret, where=ended)
+            np.copyto(self._ep_l, length, where=ended)
+            if self._metrics:
+                m, k = self.num_envs, self.agents_per_env
+                over = done.reshape(m, k).all(axis=1) & ended.reshape(m, k).any(axis=1)
+                for e in np.flatnonzero(over):
+                    self._metrics_list[e] = self._env_metrics(int(e))
+                    self._metrics_mask[e] = True
+                    self._metrics_any = True
+
+    def _env_metrics(self, k):
+        """Env k's metrics rendering, parsed."""
+        lib, e = self._lib, self._lib.vec_env(self._h.ptr, k)
+        out = ctypes.c_void_p()
+        st = lib.env_render(e, 0, b"metrics", ctypes.byref(out))
+        try:
+            if st != _lib.POLIS_OK:
+                raise error_for(st, _decode(lib.env_error(e)))
+            return parse_metrics(_decode(ctypes.string_at(out.value)))
+        finally:
+            if out.value:
+                lib.free(out)
 
     def _set_actions(self, actions):
         a = np.asarray(actions)
@@ -340,8 +470,10 @@ class VectorEnv(_BufferOwner):
         return self._addresses[name]
 
 
-def vector_env(scenario, num_envs=1, threads=1, seed=None, **kwargs):
+def vector_env(scenario: Any, num_envs: int = 1, threads: int = 1, seed: int | None = None,
+               **kwargs: Any) -> VectorEnv:
     """A ``VectorEnv``: ``num_envs`` envs of ``scenario`` on ``threads`` threads; every
-    keyword that is not an option (``overrides``, ``library``, ``plugin_path``,
-    ``base_dir``, ``log``) is a scenario override, as for ``parallel_env``."""
+    keyword that is not an option (``overrides``, ``action_mask``, ``flatten``,
+    ``metrics``, ``max_cycles``, ``library``, ``plugin_path``, ``base_dir``, ``log``) is a
+    scenario override, as for ``parallel_env``."""
     return VectorEnv(scenario, num_envs, threads, seed, **kwargs)
