@@ -129,6 +129,13 @@ POLIS_INTERNAL polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud
 
 /* ---- lua_api.c -------------------------------------------------------------------------- */
 
+/* Refuses (raises) engine memory a script asks for (an observation field, a grid layer)
+ * when it would take the env past lua_memory_limit together with what the scripts' Lua
+ * states hold; `what` names the request. The caller adds the bytes to env->lua_engine_bytes
+ * once the engine accepted the request. */
+POLIS_INTERNAL void polis__lua_engine_memory(lua_State *L, polis__lua_script *s,
+                                             const char *what, uint64_t bytes);
+
 /* Argument helpers lua_run.c shares: an integer argument that must fit in 32 bits, and the
  * error of a load-time-only call made while the script runs. Both raise. */
 POLIS_INTERNAL int32_t polis__lua_check_i32(lua_State *L, int arg);
