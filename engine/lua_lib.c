@@ -23,6 +23,8 @@
 #define BYTES_PER_UNIT 64
 /* Elements table.move moves between two charges. */
 #define MOVE_PIECE 4096
+/* The most values a Lua stack holds (LUAI_MAXSTACK). */
+#define STACK_MAX 1000000
 
 /* Calls the original function (upvalue 1) with this call's arguments. */
 static int call_original(lua_State *L)
@@ -37,6 +39,14 @@ static int call_original(lua_State *L)
 static lua_Integer opt_int(lua_State *L, int arg, lua_Integer def)
 {
     return lua_isnoneornil(L, arg) ? def : luaL_checkinteger(L, arg);
+}
+
+/* The number of integers in [i, j] as units (saturated; 0 when j < i). */
+static int64_t span(lua_Integer i, lua_Integer j)
+{
+    if (j < i) return 0;
+    lua_Unsigned d = (lua_Unsigned)j - (lua_Unsigned)i;
+    return d >= (lua_Unsigned)INT64_MAX ? INT64_MAX : (int64_t)d + 1;
 }
 
 static int64_t units_of_bytes(uint64_t n)
@@ -603,8 +613,8 @@ static int b_move(lua_State *L)
     lua_Integer e = luaL_checkinteger(L, 3);
     lua_Integer t = luaL_checkinteger(L, 4);
     int tt = !lua_isnoneornil(L, 5) ? 5 : 1;
-    if (e < f || e - f < MOVE_PIECE) {
-        if (e >= f) polis__lua_charge(L, (int64_t)(e - f + 1));
+    if (span(f, e) <= MOVE_PIECE) {
+        polis__lua_charge(L, span(f, e));
         return call_original(L);
     }
     luaL_argcheck(L, f > 0 || e < LUA_MAXINTEGER + f, 3, "too many elements to move");
@@ -691,14 +701,17 @@ static int b_remove(lua_State *L)
     return 1;
 }
 
-/* table.concat(t, sep, i, j) and table.unpack(t, i, j): one unit per element (the bytes
- * produced are charged by the allocator). */
+/* table.concat(t, sep, i, j) and table.unpack(t, i, j): one unit per element, at most as
+ * many as the table holds (concat stops at the first missing one; the bytes it produces
+ * are charged by the allocator) or the stack can take (unpack refuses more before any
+ * work), so an absurd range still gets Lua's own error. */
 static int b_concat(lua_State *L)
 {
     if (lua_type(L, 1) == LUA_TTABLE) {
         lua_Integer i = opt_int(L, 3, 1);
         lua_Integer j = lua_isnoneornil(L, 4) ? luaL_len(L, 1) : luaL_checkinteger(L, 4);
-        if (j >= i) polis__lua_charge(L, j - i >= INT64_MAX ? INT64_MAX : (int64_t)(j - i) + 1);
+        int64_t n = span(i, j), held = (int64_t)lua_rawlen(L, 1) + 1;
+        polis__lua_charge(L, n < held ? n : held);
     }
     return call_original(L);
 }
@@ -707,7 +720,8 @@ static int b_unpack(lua_State *L)
 {
     lua_Integer i = opt_int(L, 2, 1);
     lua_Integer j = lua_isnoneornil(L, 3) ? luaL_len(L, 1) : luaL_checkinteger(L, 3);
-    if (j >= i) polis__lua_charge(L, j - i >= INT64_MAX ? INT64_MAX : (int64_t)(j - i) + 1);
+    int64_t n = span(i, j);
+    polis__lua_charge(L, n < STACK_MAX ? n : STACK_MAX);
     return call_original(L);
 }
 

@@ -72,6 +72,8 @@ out[#out + 1] = "cat " .. table.concat({1, 2, "x"}, "-") .. " " .. table.concat(
 local srt = {5, 3, 9, 1} table.sort(srt) out[#out + 1] = "sort " .. show(table.unpack(srt))
 out[#out + 1] = "utf8 " .. show(utf8.len("héllo")) .. " " .. show(utf8.codepoint("héllo", 1, -1)) .. " " .. show(utf8.offset("héllo", 3))
 for _, l in ipairs(out) do polis.log(l) end
+local function e(f, ...) local ok, m = pcall(f, ...) return tostring(ok) .. " " .. tostring(m):gsub("^[^:]*:%d+: ", "") end
+polis.log("edge " .. e(table.move, {}, math.mininteger, math.maxinteger, 1) .. " | " .. e(table.move, {}, 1, math.maxinteger, 2) .. " | " .. e(table.concat, {}, "", math.mininteger, math.maxinteger) .. " | " .. e(table.unpack, {}, math.mininteger, math.maxinteger))
 -- expect: 1 find 5,7
 -- expect: 2 find 3,4
 -- expect: 3 find 4,4
@@ -161,3 +163,4 @@ for _, l in ipairs(out) do polis.log(l) end
 -- expect: cat 1-2-x 23 error invalid value (table) at index 2 in table for 'concat'
 -- expect: sort 1,3,5,9
 -- expect: utf8 5 104,233,108,108,111 4
+-- expect: edge false bad argument #3 to 'table.move' (too many elements to move) | false bad argument #4 to 'table.move' (destination wrap around) | false invalid value (nil) at index -9223372036854775808 in table for 'concat' | false too many results to unpack
