@@ -715,14 +715,18 @@ static polis_status read_lua(polis_env *env, const cJSON *root)
     polis__scenario *s = &env->scn;
     s->lua_instruction_limit = 10000000;
     s->lua_memory_limit = 67108864;
+    s->lua_time_limit_ms = 5000;
     const cJSON *l = member(root, "lua");
     if (!l) return POLIS_OK;
-    static const char *const keys[] = {"instruction_limit", "memory_limit"};
+    static const char *const keys[] = {"instruction_limit", "memory_limit", "time_limit_ms"};
     polis_status st;
     if ((st = want_type(env, l, "lua", cJSON_Object)) != POLIS_OK) return st;
     if ((st = REFUSE_UNKNOWN(env, l, "lua", keys)) != POLIS_OK) return st;
     if ((st = opt_int(env, l, "lua", "instruction_limit", 0, INT64_C(1000000000000),
                       &s->lua_instruction_limit, NULL)) != POLIS_OK)
+        return st;
+    if ((st = opt_int(env, l, "lua", "time_limit_ms", 0, INT64_C(86400000),
+                      &s->lua_time_limit_ms, NULL)) != POLIS_OK)
         return st;
     return opt_int(env, l, "lua", "memory_limit", 0, INT64_C(1099511627776), &s->lua_memory_limit,
                    NULL);

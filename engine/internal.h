@@ -76,6 +76,7 @@ typedef struct polis__scenario {
     int32_t event_queue;    /* capacity in events */
     int64_t lua_instruction_limit; /* per hook call; 0 = unlimited */
     int64_t lua_memory_limit;      /* bytes per env across its scripts; 0 = unlimited */
+    int64_t lua_time_limit_ms;     /* wall clock per hook call; 0 = unlimited */
     polis__scn_plugin *plugins;
     int32_t n_plugins;
     polis__scn_script *scripts;
@@ -385,6 +386,7 @@ struct polis_env {
 
     /* Lua (lua_host.c) and foreign calls (ffi.c) */
     int64_t lua_memory_used;  /* bytes across this env's Lua states */
+    int64_t lua_engine_bytes; /* engine memory the scripts asked for (observations, layers) */
     polis__ffi_state *ffi;
     polis__swap_state *swap; /* the scenario's "replace" entries, applied at freeze */
 

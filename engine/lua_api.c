@@ -11,6 +11,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,21 @@
 #include "lua_host.h"
 
 /* ---- argument helpers -------------------------------------------------------------------- */
+
+void polis__lua_engine_memory(lua_State *L, polis__lua_script *s, const char *what,
+                              uint64_t bytes)
+{
+    polis_env *env = s->env;
+    int64_t limit = env->scn.lua_memory_limit;
+    int64_t used = env->lua_memory_used + env->lua_engine_bytes;
+    if (limit <= 0) return;
+    if (bytes > (uint64_t)INT64_MAX || (int64_t)bytes > limit - used)
+        luaL_error(L,
+                   "%s needs %I bytes of engine memory; with the %I bytes the env's scripts "
+                   "already hold that exceeds lua_memory_limit of %I bytes",
+                   what, (lua_Integer)(bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes),
+                   (lua_Integer)used, (lua_Integer)limit);
+}
 
 int32_t polis__lua_check_i32(lua_State *L, int arg)
 {
@@ -569,11 +585,21 @@ static int l_observation(lua_State *L)
                               "16777216]",
                               name, d);
         def.shape[d - 1] = (int32_t)v;
-        count *= (size_t)v;
+        count = count > SIZE_MAX / (size_t)v ? SIZE_MAX : count * (size_t)v;
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
     def.ndim = (int32_t)nd;
+    size_t per_agent = count > SIZE_MAX / polis_dtype_size(def.dtype)
+                           ? SIZE_MAX
+                           : count * polis_dtype_size(def.dtype);
+    int32_t n_agents = s->h->n_agents(s->ctx);
+    uint64_t bytes = per_agent > UINT64_MAX / (uint64_t)(n_agents > 0 ? n_agents : 1)
+                         ? UINT64_MAX
+                         : (uint64_t)per_agent * (uint64_t)(n_agents > 0 ? n_agents : 1);
+    const char *what = lua_pushfstring(L, "polis.observation('%s')", name);
+    polis__lua_engine_memory(L, s, what, bytes);
+    lua_pop(L, 1);
     int fn = field_function(L, "polis.observation", "write", true);
     polis__lua_cb *cb = cb_new(L, s, fn, name);
     cb->dtype = def.dtype;
@@ -582,6 +608,7 @@ static int l_observation(lua_State *L)
     int32_t id = -1;
     polis_status st = s->h->observation(s->ctx, &def, &id);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    s->env->lua_engine_bytes += (int64_t)bytes;
     lua_pushinteger(L, id);
     return 1;
 }

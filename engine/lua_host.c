@@ -23,6 +23,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -31,8 +32,11 @@
 #include "lua_host.h"
 
 /* The count hook fires at least this often so coroutines, which keep their own counters,
- * cannot run far past the budget they share with the main thread. */
+ * cannot run far past the budget they share with the main thread; it is also how often the
+ * clock is read. */
 #define BUDGET_SLICE 1000
+/* Bytes a script allocates per unit of work charged to its budget. */
+#define ALLOC_BYTES_PER_UNIT 64
 
 /* The arguments of one protected call into Lua. */
 typedef struct call_args {
@@ -56,10 +60,129 @@ typedef struct call_args {
     char reason[POLIS_ERRMAX];
 } call_args;
 
+static void count_hook(lua_State *L, lua_Debug *ar);
+
+/* ---- limits ------------------------------------------------------------------------------- */
+
+/* Every callback runs under two limits, started afresh by the outermost one: a budget of VM
+ * instructions (deterministic: a script that exceeds it does so at the same instruction on
+ * every run) and a wall-clock limit (a backstop that only aborts: nothing a script computes
+ * can see the clock). The count hook charges instructions and reads the clock every slice;
+ * library functions that do more than an instruction's work (lua_lib.c) and allocations
+ * charge their work too, so no single C call or cheap loop over such calls escapes. */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* Charges units of work; true when a limit is (now or already) hit. */
+static bool limits_spent(polis__lua_script *s, int64_t units)
+{
+    if (s->exhausted) return true;
+    if (s->env->scn.lua_instruction_limit > 0) {
+        s->budget_left -= units;
+        if (s->budget_left <= 0) {
+            s->exhausted = true;
+            return true;
+        }
+    }
+    if (s->deadline_ns) {
+        s->unclocked += units;
+        if (s->unclocked >= BUDGET_SLICE) {
+            s->unclocked = 0;
+            if (now_ns() >= s->deadline_ns) {
+                s->exhausted = s->timed_out = true;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static int next_slice(const polis__lua_script *s)
+{
+    return s->budget_left < BUDGET_SLICE ? (int)s->budget_left : BUDGET_SLICE;
+}
+
+/* Once a limit is hit the hook fires on every instruction, so a script that catches the
+ * error (pcall, xpcall, coroutine.resume) meets it again at once and it reaches the engine.
+ * Coroutines other than L notice at the end of their slice. */
+static void fire_every_instruction(polis__lua_script *s, lua_State *L)
+{
+    if (L) lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+    if (L != s->L) lua_sethook(s->L, count_hook, LUA_MASKCOUNT, 1);
+}
+
+/* "file:line" of the innermost running Lua function, or "" when none runs. */
+static void locate(lua_State *L, char *out, size_t cap)
+{
+    lua_Debug ar;
+    out[0] = '\0';
+    for (int level = 0; lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+        snprintf(out, cap, "%s:%d", ar.short_src, ar.currentline);
+        return;
+    }
+}
+
+static int raise_limit(lua_State *L, polis__lua_script *s)
+{
+    char where[96];
+    locate(L, where, sizeof where);
+    if (s->timed_out)
+        lua_pushfstring(L, "%s: time limit of %I ms exceeded", where[0] ? where : s->display,
+                        (lua_Integer)s->env->scn.lua_time_limit_ms);
+    else
+        lua_pushfstring(L, "%s: instruction limit of %I exceeded", where[0] ? where : s->display,
+                        (lua_Integer)s->env->scn.lua_instruction_limit);
+    return lua_error(L);
+}
+
+static void count_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    polis__lua_script *s = polis__lua_script_of(L);
+    if (!limits_spent(s, lua_gethookcount(L))) {
+        lua_sethook(L, count_hook, LUA_MASKCOUNT, next_slice(s));
+        return;
+    }
+    fire_every_instruction(s, L);
+    raise_limit(L, s);
+}
+
+void polis__lua_charge(lua_State *L, int64_t units)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    if (units < 0) units = INT64_MAX;
+    if (!limits_spent(s, units)) return;
+    fire_every_instruction(s, L);
+    raise_limit(L, s);
+}
+
+static void budget_start(polis__lua_script *s)
+{
+    int64_t limit = s->env->scn.lua_instruction_limit;
+    int64_t ms = s->env->scn.lua_time_limit_ms;
+    s->exhausted = s->timed_out = false;
+    s->unclocked = 0;
+    s->budget_left = limit > 0 ? limit : INT64_MAX;
+    s->deadline_ns = ms > 0 ? now_ns() + (uint64_t)ms * UINT64_C(1000000) : 0;
+    if (limit <= 0 && ms <= 0) {
+        lua_sethook(s->L, NULL, 0, 0);
+        return;
+    }
+    lua_sethook(s->L, count_hook, LUA_MASKCOUNT, next_slice(s));
+}
+
 /* ---- memory ------------------------------------------------------------------------------ */
 
-/* lua_Alloc over the env allocator. The cap counts every byte of every Lua state of the env;
- * a refused allocation makes Lua collect garbage and retry, then raise a memory error. */
+/* lua_Alloc over the env allocator. The cap counts every byte of every Lua state of the env
+ * and the engine memory the scripts asked for; a refused allocation makes Lua collect
+ * garbage and retry, then raise a memory error. While a callback runs, what it allocates is
+ * charged to its limits: a limit hit here raises at the next instruction. */
 static void *script_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     polis__lua_script *s = ud;
@@ -73,56 +196,23 @@ static void *script_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         return NULL;
     }
     int64_t limit = env->scn.lua_memory_limit;
+    int64_t used = env->lua_memory_used + env->lua_engine_bytes;
     if (limit > 0 && nsize > old &&
-        (nsize - old > (size_t)INT64_MAX ||
-         env->lua_memory_used > limit - (int64_t)(nsize - old))) {
+        (nsize - old > (size_t)INT64_MAX || used > limit - (int64_t)(nsize - old))) {
+        /* Lua does not run the message handler for memory errors: keep the place here
+         * (reading the stack allocates nothing). */
+        if (!s->limit_hit && s->L && s->depth > 0)
+            locate(s->L, s->limit_where, sizeof s->limit_where);
         s->limit_hit = true;
         return NULL;
     }
     void *p = polis__realloc(env, ptr, old, nsize);
-    if (p) env->lua_memory_used += (int64_t)nsize - (int64_t)old;
+    if (!p) return NULL;
+    env->lua_memory_used += (int64_t)nsize - (int64_t)old;
+    if (nsize > old && s->depth > 0 && s->L && !s->exhausted &&
+        limits_spent(s, (int64_t)((nsize - old) / ALLOC_BYTES_PER_UNIT)))
+        fire_every_instruction(s, NULL);
     return p;
-}
-
-/* ---- instruction budget ------------------------------------------------------------------ */
-
-static void count_hook(lua_State *L, lua_Debug *ar)
-{
-    (void)ar;
-    polis__lua_script *s = polis__lua_script_of(L);
-    int64_t limit = s->env->scn.lua_instruction_limit;
-    if (!s->exhausted) {
-        s->budget_left -= lua_gethookcount(L);
-        if (s->budget_left > 0) {
-            int next = s->budget_left < BUDGET_SLICE ? (int)s->budget_left : BUDGET_SLICE;
-            lua_sethook(L, count_hook, LUA_MASKCOUNT, next);
-            return;
-        }
-        s->exhausted = true;
-    }
-    /* Fire on every instruction from now on, so a script that catches the error with pcall
-     * meets it again at once and the error reaches the engine. */
-    lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
-    if (L != s->L) lua_sethook(s->L, count_hook, LUA_MASKCOUNT, 1);
-    lua_Debug here;
-    if (lua_getstack(L, 0, &here) && lua_getinfo(L, "Sl", &here) && here.currentline > 0)
-        lua_pushfstring(L, "%s:%d: instruction limit of %I exceeded", here.short_src,
-                        here.currentline, (lua_Integer)limit);
-    else
-        lua_pushfstring(L, "%s: instruction limit of %I exceeded", s->display, (lua_Integer)limit);
-    lua_error(L);
-}
-
-static void budget_start(polis__lua_script *s)
-{
-    int64_t limit = s->env->scn.lua_instruction_limit;
-    s->exhausted = false;
-    if (limit <= 0) {
-        lua_sethook(s->L, NULL, 0, 0);
-        return;
-    }
-    s->budget_left = limit;
-    lua_sethook(s->L, count_hook, LUA_MASKCOUNT, limit < BUDGET_SLICE ? (int)limit : BUDGET_SLICE);
 }
 
 /* ---- the protected boundary -------------------------------------------------------------- */
@@ -170,18 +260,21 @@ static polis_status report(polis__lua_script *s, int rc)
     polis_status st = POLIS_ERR_SCRIPT;
     bool placed = false;
     char msg[POLIS_ERRMAX];
-    if (rc == LUA_ERRMEM) {
+    const char *m = rc == LUA_ERRMEM ? NULL : lua_tostring(L, -1);
+    /* A memory error that left a coroutine arrives as an ordinary error with Lua's message. */
+    bool mem = rc == LUA_ERRMEM || (s->limit_hit && m && ends_with(m, "not enough memory"));
+    if (mem) {
         if (s->limit_hit) {
             snprintf(msg, sizeof msg,
                      "%s: memory limit of %lld bytes exceeded (lua_memory_limit, shared by "
                      "the env's scripts)",
-                     s->display, (long long)s->env->scn.lua_memory_limit);
+                     s->limit_where[0] ? s->limit_where : s->display,
+                     (long long)s->env->scn.lua_memory_limit);
         } else {
             snprintf(msg, sizeof msg, "%s: out of memory", s->display);
             st = POLIS_ERR_NOMEM;
         }
     } else {
-        const char *m = lua_tostring(L, -1);
         if (!m) m = "(error without a message)";
         if (rc == LUA_ERRERR)
             snprintf(msg, sizeof msg, "%s: error in the error handler: %s", s->display, m);
@@ -207,6 +300,7 @@ static polis_status run_protected(polis__lua_script *s, lua_CFunction body, call
     lua_State *L = s->L;
     if (s->depth == 0) {
         s->limit_hit = false;
+        s->limit_where[0] = '\0';
         s->host_status = POLIS_OK;
         s->host_msg[0] = '\0';
     }
@@ -217,7 +311,8 @@ static polis_status run_protected(polis__lua_script *s, lua_CFunction body, call
             s->h->error(s->ctx,
                         "%s: memory limit of %lld bytes exceeded (lua_memory_limit, "
                         "shared by the env's scripts)",
-                        s->display, (long long)s->env->scn.lua_memory_limit);
+                        s->limit_where[0] ? s->limit_where : s->display,
+                        (long long)s->env->scn.lua_memory_limit);
             return POLIS_ERR_SCRIPT;
         }
         s->h->error(s->ctx, "%s: out of memory", s->display);
@@ -786,6 +881,59 @@ static int l_setmetatable(lua_State *L)
     return 1;
 }
 
+/* xpcall's message handler runs inside the error it handles, and an error raised by the
+ * count hook is raised with hooks off: a handler run then would be unbounded. Once a limit
+ * is hit the script's handler is not run; the error passes through unchanged. */
+static int xpcall_handler(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    if (s->exhausted) return 1;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+static int xpcall_done(lua_State *L, int status, lua_KContext ctx)
+{
+    (void)status, (void)ctx;
+    return lua_gettop(L);
+}
+
+static int l_xpcall(lua_State *L)
+{
+    int n = lua_gettop(L);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, xpcall_handler, 1);
+    lua_replace(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_callk(L, n, LUA_MULTRET, 0, xpcall_done);
+    return lua_gettop(L);
+}
+
+/* The function coroutine.wrap returns puts the place of its caller in front of a string
+ * error, so an error in nested coroutines carried one "file:line:" per level. Called from
+ * this C function, it finds no place to add: the error keeps the one of where it happened. */
+static int wrapped_call(lua_State *L)
+{
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, xpcall_done);
+    return lua_gettop(L);
+}
+
+static int l_coroutine_wrap(lua_State *L)
+{
+    lua_settop(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 1, 1);
+    lua_pushcclosure(L, wrapped_call, 1);
+    return 1;
+}
+
 /* Replaces global `name` by fn with the original as its upvalue. */
 static void wrap_global(lua_State *L, const char *name, lua_CFunction fn)
 {
@@ -812,10 +960,17 @@ static int body_setup(lua_State *L)
     wrap_global(L, "load", l_load);
     wrap_global(L, "collectgarbage", l_collectgarbage);
     wrap_global(L, "setmetatable", l_setmetatable);
+    wrap_global(L, "xpcall", l_xpcall);
     lua_getglobal(L, LUA_STRLIBNAME);
     lua_pushnil(L);
     lua_setfield(L, -2, "dump");
     lua_pop(L, 1);
+    lua_getglobal(L, LUA_COLIBNAME);
+    lua_getfield(L, -1, "wrap");
+    lua_pushcclosure(L, l_coroutine_wrap, 1);
+    lua_setfield(L, -2, "wrap");
+    lua_pop(L, 1);
+    polis__lua_open_bounded(L);
 
     polis__lua_open_api(L);
 
@@ -958,7 +1113,7 @@ void polis__scripts_reset(polis_env *env)
         s->obs->p = NULL;
         s->rewards->p = NULL;
         s->depth = 0;
-        s->exhausted = false;
+        s->exhausted = s->timed_out = false;
     }
 }
 

@@ -62,11 +62,15 @@ struct polis__lua_script {
     bool in_policy; /* a policy runs: math.random draws from the policy generator */
     int depth;      /* nesting of run_protected on this state */
 
-    /* instruction budget of the outermost callback now running */
-    int64_t budget_left;
-    bool exhausted;
+    /* The limits of the outermost callback now running (lua_host.c, "limits"). */
+    int64_t budget_left;  /* instructions left; INT64_MAX when instruction_limit is 0 */
+    uint64_t deadline_ns; /* monotonic clock; 0 when time_limit_ms is 0 */
+    int64_t unclocked;    /* work charged since the clock was last read */
+    bool exhausted;       /* a limit was hit: every further instruction raises */
+    bool timed_out;       /* ... and it was the time limit */
 
     bool limit_hit; /* the allocator refused an allocation at the memory cap */
+    char limit_where[96]; /* "file:line" running when it first did, or "" */
 
     /* The last failed host call made from Lua: its status and message, so the outermost
      * report keeps the status (out of memory, config error) and the engine's placement. */
@@ -90,6 +94,13 @@ static inline polis__lua_script *polis__lua_script_of(lua_State *L)
  * keeps the status and the engine's placement for the report at the protected boundary.
  * Call only from a lua_CFunction, after the host call returned; does not return. */
 POLIS_INTERNAL int polis__lua_raise_host(lua_State *L, polis__lua_script *s, polis_status st);
+
+/* Charges `units` of work done by a library function (one unit is about one VM
+ * instruction: an element moved, a matching step, 64 bytes produced) to the running
+ * callback's instruction budget, and reads the clock once enough work has been charged.
+ * When a limit is hit, raises the located limit error; call only from a lua_CFunction,
+ * before the work (or between pieces of it). */
+POLIS_INTERNAL void polis__lua_charge(lua_State *L, int64_t units);
 
 /* The C callbacks a script's registrations hand to the host table; ud is the polis__lua_cb.
  * Each runs the Lua function under the script's protected boundary and budget. */
@@ -118,6 +129,13 @@ POLIS_INTERNAL polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud
 
 /* ---- lua_api.c -------------------------------------------------------------------------- */
 
+/* Refuses (raises) engine memory a script asks for (an observation field, a grid layer)
+ * when it would take the env past lua_memory_limit together with what the scripts' Lua
+ * states hold; `what` names the request. The caller adds the bytes to env->lua_engine_bytes
+ * once the engine accepted the request. */
+POLIS_INTERNAL void polis__lua_engine_memory(lua_State *L, polis__lua_script *s,
+                                             const char *what, uint64_t bytes);
+
 /* Argument helpers lua_run.c shares: an integer argument that must fit in 32 bits, and the
  * error of a load-time-only call made while the script runs. Both raise. */
 POLIS_INTERNAL int32_t polis__lua_check_i32(lua_State *L, int arg);
@@ -136,6 +154,13 @@ POLIS_INTERNAL void polis__lua_open_api(lua_State *L);
 /* Creates the observation-buffer and rewards views (s->obs, s->rewards) that writers and
  * reward transforms receive. */
 POLIS_INTERNAL void polis__lua_open_views(lua_State *L, polis__lua_script *s);
+
+/* ---- lua_lib.c -------------------------------------------------------------------------- */
+
+/* Replaces the standard library functions whose work is not bounded by one VM instruction
+ * (string.rep, table.move, the pattern functions, ...) by versions that charge their work
+ * with polis__lua_charge. Runs inside the protected setup call, after the libraries opened. */
+POLIS_INTERNAL void polis__lua_open_bounded(lua_State *L);
 
 /* ---- lua_run.c -------------------------------------------------------------------------- */
 

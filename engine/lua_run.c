@@ -248,7 +248,22 @@ int polis__lua_log(lua_State *L)
         luaL_addvalue(&b);
     }
     luaL_pushresult(&b);
-    s->h->log(s->ctx, "%s", lua_tostring(L, -1));
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    if (memchr(text, '\0', len)) {
+        /* The log takes C strings: an embedded NUL is written as \0, not an end. */
+        luaL_Buffer e;
+        luaL_buffinit(L, &e);
+        for (size_t i = 0; i < len; i++) {
+            if (text[i])
+                luaL_addchar(&e, text[i]);
+            else
+                luaL_addstring(&e, "\\0");
+        }
+        luaL_pushresult(&e);
+        text = lua_tostring(L, -1);
+    }
+    s->h->log(s->ctx, "%s", text);
     return 0;
 }
 
@@ -347,9 +362,20 @@ int polis__lua_grid_layer(lua_State *L)
     polis__lua_script *s = polis__lua_script_of(L);
     const char *name = luaL_checkstring(L, 1);
     if (!s->loading) return polis__lua_not_loading(L, "polis.grid_layer");
+    /* A new layer of a grid whose size is known adds width x height cells. */
+    polis_env *env = s->env;
+    uint64_t bytes = 0;
+    bool known = false;
+    for (int32_t i = 0; i < env->n_layers; i++) known |= strcmp(env->layer_names[i], name) == 0;
+    if (!known && env->grid_sized) {
+        bytes = sizeof(int32_t) * (uint64_t)env->grid.width * (uint64_t)env->grid.height;
+        polis__lua_engine_memory(L, s, lua_pushfstring(L, "polis.grid_layer('%s')", name), bytes);
+        lua_pop(L, 1);
+    }
     int32_t layer = -1;
     polis_status st = s->h->grid_layer(s->ctx, name, &layer);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    env->lua_engine_bytes += (int64_t)bytes;
     lua_pushinteger(L, layer);
     return 1;
 }

@@ -20,6 +20,10 @@
  *   -- plugins: test          search the test plugins directory for .so plugins
  *   -- determinism: A B       run with seed A twice and seed B once: the first two runs
  *                             must give the same lines, the third different ones
+ *   -- timeout: S             fail (rather than hang) when the whole run takes more than S
+ *                             seconds
+ *   -- max-ms: N              add an error line for every create, reset or step that takes
+ *                             more than N milliseconds
  *
  * Expectations, anywhere on a line (so they can follow the code that causes them):
  *
@@ -39,6 +43,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "polis/polis.h"
 
@@ -77,6 +84,8 @@ typedef struct spec {
     bool test_plugins;
     bool determinism;
     uint64_t det_a, det_b;
+    unsigned timeout;
+    long max_ms;
     lines expect;
 } spec;
 
@@ -241,6 +250,10 @@ static void parse_spec(spec *sp, const char *path)
             sp->on_error_reset = strstr(d, "reset") != NULL;
         } else if ((d = after(v, "plugins:"))) {
             sp->test_plugins = strstr(d, "test") != NULL;
+        } else if ((d = after(v, "timeout:"))) {
+            sp->timeout = (unsigned)atoi(d);
+        } else if ((d = after(v, "max-ms:"))) {
+            sp->max_ms = atol(d);
         } else if ((d = after(v, "determinism:"))) {
             sp->determinism = true;
             if (sscanf(d, "%" SCNu64 " %" SCNu64, &sp->det_a, &sp->det_b) != 2)
@@ -380,6 +393,21 @@ static void record_error(lines *out, const char *what, polis_status st, const ch
     linef(out, true, "%s: %s: %s", what, polis_status_str(st), msg);
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* With max-ms: an error line when the call that started at t0 took too long. */
+static void check_time(const spec *sp, lines *out, const char *what, double t0)
+{
+    double ms = now_ms() - t0;
+    if (sp->max_ms > 0 && ms > (double)sp->max_ms)
+        linef(out, true, "runner: %s took %.0f ms, more than %ld", what, ms, sp->max_ms);
+}
+
 /* Runs the scenario once; every output line goes to `out`. */
 static void run_once(const spec *sp, bool use_seed, uint64_t seed, lines *out)
 {
@@ -397,13 +425,18 @@ static void run_once(const spec *sp, bool use_seed, uint64_t seed, lines *out)
 #endif
     polis_env *env = NULL;
     polis_error err;
+    double t0 = now_ms();
     polis_status st = polis_env_create_json(sp->scenario, strlen(sp->scenario), &opts, &env, &err);
+    check_time(sp, out, "create", t0);
     if (st != POLIS_OK) {
         record_error(out, "create", st, err.message);
     } else {
         uint64_t base = use_seed ? seed : polis_env_default_seed(env);
         for (int ep = 0; ep < sp->episodes; ep++) {
-            if ((st = polis_env_reset(env, base + (uint64_t)ep)) != POLIS_OK) {
+            t0 = now_ms();
+            st = polis_env_reset(env, base + (uint64_t)ep);
+            check_time(sp, out, "reset", t0);
+            if (st != POLIS_OK) {
                 record_error(out, "reset", st, polis_env_error(env));
                 if (sp->on_error_reset) continue;
                 break;
@@ -415,7 +448,10 @@ static void run_once(const spec *sp, bool use_seed, uint64_t seed, lines *out)
                     failed = true;
                     break;
                 }
-                if ((st = polis_env_step(env)) != POLIS_OK) {
+                t0 = now_ms();
+                st = polis_env_step(env);
+                check_time(sp, out, "step", t0);
+                if (st != POLIS_OK) {
                     record_error(out, "step", st, polis_env_error(env));
                     polis_status again = polis_env_step(env);
                     if (again != POLIS_ERR_STATE)
@@ -470,11 +506,26 @@ static bool check_expect(const spec *sp, const lines *got)
     return true;
 }
 
+static const char *g_path;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = ": FAILED: the run did not end within its timeout\n";
+    if (write(2, g_path, strlen(g_path)) < 0 || write(2, msg, sizeof msg - 1) < 0) _exit(1);
+    _exit(1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) die("usage: run_lua_tests SCRIPT.lua");
     spec sp;
     parse_spec(&sp, argv[1]);
+    if (sp.timeout) {
+        g_path = argv[1];
+        signal(SIGALRM, on_alarm);
+        alarm(sp.timeout);
+    }
     bool ok = true;
     lines first = {0};
     if (sp.determinism) {

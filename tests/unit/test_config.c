@@ -352,7 +352,7 @@ static void test_schema_errors(void)
                "1099511627777");
     EXPECT_ERR("{\"agents\": 2, \"lua\": {\"memory\": 1}}",
                "demo.json: lua.memory: unknown key (expected one of instruction_limit, "
-               "memory_limit)");
+               "memory_limit, time_limit_ms)");
 
     EXPECT_ERR("{\"agents\": 2, \"plugins\": {}}", "demo.json: plugins: expected array, got {}");
     EXPECT_ERR("{\"agents\": 2, \"plugins\": [5]}",

@@ -3,7 +3,7 @@
 -- on-error: reset
 -- An endless loop is stopped by the per-callback instruction budget with script:line, the
 -- hook and the tick; catching the error with pcall or running the loop in a coroutine does
--- not escape it (coroutine.wrap adds the place of the call in front). After a reset the
+-- not escape it (the error keeps the one place where it happened). After a reset the
 -- state is usable again.
 polis.on("post", function()
   polis.log("post", polis.episode(), polis.tick())
@@ -26,7 +26,7 @@ end)
 -- expect error: step: script error: instruction_limit: instruction_limit.lua:15: instruction limit of 100000 exceeded [hook post, tick 1]
 -- expect: post 3 0
 -- expect: post 3 1
--- expect error: step: script error: instruction_limit: instruction_limit.lua:18: instruction_limit.lua:17: instruction limit of 100000 exceeded [hook post, tick 1]
+-- expect error: step: script error: instruction_limit: instruction_limit.lua:17: instruction limit of 100000 exceeded [hook post, tick 1]
 -- expect: post 4 0
 -- expect: post 4 1
 -- expect: post 4 2

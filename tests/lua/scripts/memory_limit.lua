@@ -13,6 +13,6 @@ polis.on("post", function()
   for i = 1, 1000 do t[i] = {i} end
   polis.log("post", polis.episode(), polis.tick(), #t)
 end)
--- expect error: step: script error: memory_limit: memory_limit.lua: memory limit of 1000000 bytes exceeded (lua_memory_limit, shared by the env's scripts) [hook post, tick 0]
+-- expect error: step: script error: memory_limit: memory_limit.lua:10: memory limit of 1000000 bytes exceeded (lua_memory_limit, shared by the env's scripts) [hook post, tick 0]
 -- expect: post 2 0 1000
 -- expect: post 2 1 1000

@@ -4,4 +4,4 @@
 big = string.rep("x", 350000)
 polis.log("kept", #big)
 -- expect: kept 350000
--- expect error: create: script error: hog: helpers/hog.lua: memory limit of 1000000 bytes exceeded
+-- expect error: create: script error: hog: helpers/hog.lua:2: memory limit of 1000000 bytes exceeded
