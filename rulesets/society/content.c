@@ -209,7 +209,7 @@ static polis_status refs_from_node(soc *s, const soc_node *n, soc_ref **out, int
             return soc_fail(s, &v,
                             "invalid resource name \"%s\" (expected 1 to 63 characters "
                             "from a-z, 0-9 and _)",
-                            key);
+                            key ? key : "");
         int64_t amount;
         if ((st = soc_int(s, &v, 1, SOC_MAX_AMOUNT, &amount))) return st;
         refs[i].name = soc_strdup(s, key);
