@@ -507,6 +507,7 @@ int cli_eval_main(int argc, char **argv)
     if (overrides) cJSON_free(overrides);
     if (st != POLIS_OK) {
         fprintf(stderr, "polis: %s\n", err.message);
+        cli_scenario_hint(a.scenario);
         return EXIT_ENV;
     }
     int32_t policy = polis_env_policy_find(env, a.policy);

@@ -460,11 +460,17 @@ polis_status soc_load_adasociety(soc *s, const char *main_path)
     return POLIS_OK;
 }
 
+polis_status soc_parse_json_file(soc *s, const char *path, cJSON **out)
+{
+    return parse_file(s, path, out);
+}
+
 const char *soc_resolve_ada_path(soc *s, const char *p) { return resolve(s, s->ada_main_path, p); }
 
 void soc_free_adasociety(soc *s)
 {
-    cJSON **trees[] = {&s->ada_main, &s->ada_task, &s->ada_job, &s->ada_resource, &s->ada_event};
+    cJSON **trees[] = {&s->ada_main,  &s->ada_task,  &s->ada_job,
+                       &s->ada_resource, &s->ada_event, &s->jobs_file};
     for (size_t i = 0; i < sizeof trees / sizeof trees[0]; i++) {
         cJSON_Delete(*trees[i]);
         *trees[i] = NULL;

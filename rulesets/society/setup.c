@@ -269,7 +269,14 @@ static polis_status static_entries(soc *s, const soc_node *list, int kind, const
         /* Blocks have no name key: their "names" node stays missing (never a NULL key). */
         soc_node names = kind == KIND_BLOCK ? soc_get(s, &e, NULL) : soc_get(s, &e, name_key),
                  pos = soc_get(s, &e, "positions"), num = soc_get(s, &e, "num");
-        if (soc_kind(s, &pos) == -1) return soc_fail(s, &e, "missing \"positions\"");
+        if (soc_kind(s, &pos) == -1) {
+            soc_node one = soc_get(s, &e, "position");
+            if (soc_kind(s, &one) != -1)
+                return soc_fail(s, &e,
+                                "missing \"positions\" (this entry has \"position\"; rename "
+                                "it: AdaSociety reads \"positions\" and fails on it too)");
+            return soc_fail(s, &e, "missing \"positions\"");
+        }
         if (kind != KIND_BLOCK && soc_kind(s, &names) == -1)
             return soc_fail(s, &e, "missing \"%s\"", name_key);
         if (kind == KIND_PILE && soc_kind(s, &num) == -1) return soc_fail(s, &e, "missing \"num\"");

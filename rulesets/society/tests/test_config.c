@@ -230,6 +230,53 @@ static void test_every_key(void)
     polis_env_destroy(same);
 }
 
+/* "jobs" in a polis scenario takes AdaSociety's job.json form too: a path to such a file
+ * (relative to the scenario), or entries with "inventory": {"max", "size", "init", "score"}.
+ * A resource missing from a present "max" has capacity 0 (the repository's miner). */
+static void test_jobs_in_adasociety_form(void)
+{
+    static const char *const jobs[] = {
+        "\"adasociety/config/common/job.json\"",
+        "{\"miner\": {\"fov\": 1, \"inventory\": {\"max\": {\"hammer\": 100}, "
+        "\"init\": [{\"name\": \"hammer\", \"num\": 1}]}}}",
+        "{\"miner\": {\"fov\": 1, \"inventory\": {\"hammer\": 1}}}", /* polis's form */
+    };
+    for (int i = 0; i < 3; i++) {
+        char params[1024];
+        snprintf(params, sizeof params,
+                 "{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}}, "
+                 "\"jobs\": %s, \"static\": {\"resources\": [{\"name\": \"wood\", "
+                 "\"positions\": [0, 0], \"num\": 5}], \"recipes\": [{\"name\": "
+                 "\"hammer_craft\", \"positions\": [2, 2]}], \"players\": [{\"job\": \"miner\", "
+                 "\"positions\": [0, 0]}]}}",
+                 jobs[i]);
+        char *json = soc_scenario(1, 10, params, "");
+        polis_env *env = soc_open(json, NULL, NULL);
+        free(json);
+        CHECK(env != NULL);
+        if (!env) continue;
+        polis_env_reset(env, 1);
+        CHECK_EQ_INT(soc_inv(env, 0, 2), 1);                       /* the initial hammer */
+        CHECK_EQ_INT(soc_mask(env, 0, "pick_wood"), i == 2 ? 1 : 0); /* max without wood: 0 */
+        polis_env_destroy(env);
+    }
+    char *json = soc_scenario(1, 10,
+                              "{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": "
+                              "3}}, \"jobs\": \"adasociety/nope.json\"}",
+                              "");
+    CHECK_CONTAINS(soc_error(json), "rulesets/society/tests/adasociety/nope.json: cannot read the "
+                                    "file: No such file or directory");
+    free(json);
+    json = soc_scenario(1, 10,
+                        "{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}}, "
+                        "\"jobs\": {\"miner\": {\"fov\": 1, \"inventory\": {\"max\": {\"wod\": "
+                        "1}}}}}",
+                        "");
+    CHECK_CONTAINS(soc_error(json), "plugins[0].params.jobs.miner.inventory.max.wod: \"wod\" is "
+                                    "not a resource");
+    free(json);
+}
+
 typedef struct bad {
     const char *params;
     const char *want;
@@ -350,6 +397,7 @@ int main(void)
     test_static_map();
     test_ragged_map();
     test_every_key();
+    test_jobs_in_adasociety_form();
     test_bad_configs();
     CHECK_DONE();
 }
