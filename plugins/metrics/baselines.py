@@ -6,7 +6,8 @@
 
 Runs `polis eval` (20 episodes, seeds 0..19) on every shipped mini-game scenario with the
 random policy and the mini-game's baseline (Contract, Negotiation: `scripted`; Exploration,
-Social Structure: society's `greedy`), and Contract and Negotiation once more under the
+Social Structure: society's `greedy`; Negotiation also `random_ada`, AdaSociety's random
+agents, who never pass in the negotiation stage), and Contract and Negotiation once more under the
 repository's job tables (rulesets/society/jobs/), then writes one table per mini-game with
 the paper's Random rows (seeds/000 Table 2: Contract, Negotiation; Table 8: Exploration)
 beside polis's. The paper's normalised reward is the sum of all agents' returns over the
@@ -125,17 +126,22 @@ def tables(polis, episodes):
         "agents, 40 + 200 steps, oracle 940). The shipped scenarios use the paper's Table 7 "
         "jobs; *repository jobs* runs them with AdaSociety's repository job tables "
         "(`--set 'plugins.society.params.jobs=\"../society/jobs/repository[_hard].json\"'`), "
-        "whose Hard miner cannot hold wood:")
+        "whose Hard miner cannot hold wood. `random_ada` is AdaSociety's random agent, which "
+        "never passes in the negotiation stage (its mask had no `no_act` there):")
     say("")
     say(HEADER)
     for game, title in (("contract", "Contract"), ("negotiation", "Negotiation")):
         for level, suffix in (("Easy", ""), ("Hard", "_hard")):
             scen = "rulesets/%s/%s%s.json" % (game, game, suffix)
             key = game + suffix
-            for policy in ("random", "scripted"):
+            # random_ada: AdaSociety's random baseline (no pass while another action is
+            # legal in the negotiation stage; rulesets/negotiation/README.md)
+            policies = ("random", "random_ada", "scripted") if game == "negotiation" else (
+                "random", "scripted")
+            for policy in policies:
                 s = evaluate(polis, scen, policy, episodes)
                 say(row("%s %s" % (title, level), policy, s, episodes,
-                        paper(key) if policy == "random" else "—"))
+                        paper(key) if policy.startswith("random") else "—"))
             jobs = '"../society/jobs/repository%s.json"' % suffix
             s = evaluate(polis, scen, "random", episodes,
                          ["plugins.society.params.jobs=" + jobs])

@@ -25,6 +25,7 @@ for g in "Contract Easy:0.0046 ± 0.0002" "Contract Hard:0.0021 ± 0.0000" \
     grep -q "^| $name | scripted | " "$r" || fail "$name scripted row"
     grep -q "^| $name | random, repository jobs | .* | $paper |" "$r" || fail "$name repository row"
 done
+grep -q "^| Negotiation Easy | random_ada | .* | 0.0040 ± 0.0001 |" "$r" || fail "random_ada row"
 for s in Isolation Connection "Independent groups" "Overlapping groups" Inequality Dynamic; do
     for l in Easy Hard; do
         grep -q "^| $s $l | random | " "$r" && grep -q "^| $s $l | greedy | " "$r" ||
