@@ -268,6 +268,7 @@ polis_status soc_want_object(soc *s, const soc_node *n)
 {
     int k = soc_kind(s, n);
     if (k == 5) return POLIS_OK;
+    if (k == -2) return POLIS_ERR_NOMEM; /* the host's node for no memory */
     if (k == -1) return soc_fail(s, n, "missing (expected an object)");
     if (n->pj) return soc_fail(s, n, "expected an object");
     return mismatch(s, n, "an object");

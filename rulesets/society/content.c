@@ -730,7 +730,9 @@ polis_status soc_jobs_build(soc *s)
             static const char *const ada_inv_keys[] = {"size", "init", "max", "score"};
             for (size_t k = 0; k < sizeof ada_inv_keys / sizeof ada_inv_keys[0]; k++) {
                 soc_node m = soc_get(s, &inv, ada_inv_keys[k]);
-                if (soc_kind(s, &m) != -1) ada_form = true;
+                int kind = soc_kind(s, &m);
+                if (kind == -2) return POLIS_ERR_NOMEM; /* the host's node for no memory */
+                if (kind >= 0) ada_form = true;
             }
             if ((st = ada_form ? job_from_ada(s, &d, name) : job_from_params(s, &d, name)))
                 return st;
