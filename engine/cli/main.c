@@ -362,6 +362,7 @@ static polis_env *create_env(const cli_args *a, bool show_logs)
     cJSON_free(overrides);
     if (st != POLIS_OK) {
         fprintf(stderr, "polis: %s\n", err.message[0] ? err.message : polis_status_str(err.status));
+        cli_scenario_hint(a->scenario);
         return NULL;
     }
     return env;

@@ -98,3 +98,85 @@ void cli_overrides_free(cli_overrides *o)
     cJSON_Delete(o->obj);
     o->obj = NULL;
 }
+
+/* ---- AdaSociety's files given where a scenario belongs ---------------------------------- */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            if (cap > ((size_t)64 << 20)) break; /* a scenario is never this big */
+            size_t ncap = cap ? cap * 2 : 8192;
+            char *nb = realloc(buf, ncap);
+            if (!nb) break;
+            buf = nb;
+            cap = ncap;
+        }
+        size_t r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0) break;
+    }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    return buf;
+}
+
+/* Every member of the object is an object carrying `key` (a job, resource or event table). */
+static bool table_of(const cJSON *j, const char *key)
+{
+    int n = 0;
+    for (const cJSON *c = j->child; c; c = c->next) {
+        if (c->string && strcmp(c->string, "__COMMENT__") == 0) continue;
+        if (!cJSON_IsObject(c) || !cJSON_GetObjectItemCaseSensitive(c, key)) return false;
+        n++;
+    }
+    return n > 0;
+}
+
+void cli_scenario_hint(const char *path)
+{
+    char *text = slurp(path);
+    if (!text) return;
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    if (!cJSON_IsObject(j) || cJSON_GetObjectItemCaseSensitive(j, "plugins") ||
+        cJSON_GetObjectItemCaseSensitive(j, "polis")) {
+        cJSON_Delete(j);
+        return;
+    }
+    const char *importer = "python3 rulesets/society/import_adasociety.py";
+    const char *where = "(the importer is rulesets/society/import_adasociety.py in the source "
+                        "tree, share/polis/rulesets/society/ once installed)";
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "task"))) {
+        fprintf(stderr,
+                "polis: %s is AdaSociety's main.json, not a polis scenario. Import it (the "
+                "task's mini-game, with its stages and parameters), then give polis the "
+                "result:\n  %s %s > scenario.json\n  polis run scenario.json\n%s\n",
+                path, importer, path, where);
+    } else if (cJSON_GetObjectItemCaseSensitive(j, "base_map")) {
+        fprintf(stderr,
+                "polis: %s is an AdaSociety task file, not a polis scenario. AdaSociety reads "
+                "it through a main.json naming it (\"task\") with the job, resource and event "
+                "files; import that main.json:\n  %s main.json > scenario.json\n  polis run "
+                "scenario.json\n%s\n",
+                path, importer, where);
+    } else if (table_of(j, "inventory") || table_of(j, "out") || table_of(j, "type")) {
+        fprintf(stderr,
+                "polis: %s looks like an AdaSociety %s table, not a polis scenario: AdaSociety's "
+                "main.json names it (\"%s\"); import that main.json:\n  %s main.json > "
+                "scenario.json\n",
+                path,
+                table_of(j, "inventory") ? "job"
+                : table_of(j, "out")     ? "event"
+                                         : "resource",
+                table_of(j, "inventory") ? "job"
+                : table_of(j, "out")     ? "event"
+                                         : "resource",
+                importer);
+    }
+    cJSON_Delete(j);
+}

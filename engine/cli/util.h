@@ -41,6 +41,11 @@ int cli_overrides_agents(cli_overrides *o, const char *cmd, const char *value);
 char *cli_overrides_text(const cli_overrides *o, bool *oom);
 void cli_overrides_free(cli_overrides *o);
 
+/* After a scenario failed to load: when the file is one of AdaSociety's own (a main.json, a
+ * task file, a job/resource/event table), prints to stderr what to do with it instead (the
+ * importer's command line). Prints nothing for anything else. */
+void cli_scenario_hint(const char *path);
+
 /* The help lines of the two options, for the commands that take them. */
 #define CLI_OVERRIDES_HELP                                                                     \
     "  --set PATH=JSON      override a value of the scenario (repeatable; docs/scenario.md,\n"  \

@@ -183,10 +183,12 @@ static bool value_of(const metrics *m, const char *key, double *out)
     if (strcmp(key, "steps") == 0) return *out = (double)m->steps, true;
     if (strcmp(key, "fairness") == 0) return s.fair_ok && (*out = s.fairness, true);
     if (strcmp(key, "oracle") == 0) return m->has_oracle && (*out = m->oracle, true);
-    if (strcmp(key, "reward_normalised") == 0)
-        return m->has_oracle && m->oracle != 0 && (*out = s.mean / m->oracle, true);
-    if (strcmp(key, "total_normalised") == 0)
+    /* The paper's normalised reward (Tables 2, 3, 8): the sum of all agents' returns over the
+     * oracle; the per-agent mean over the oracle is N times smaller. */
+    if (strcmp(key, "total_reward_normalised") == 0 || strcmp(key, "total_normalised") == 0)
         return m->has_oracle && m->oracle != 0 && (*out = s.total / m->oracle, true);
+    if (strcmp(key, "mean_reward_normalised") == 0 || strcmp(key, "reward_normalised") == 0)
+        return m->has_oracle && m->oracle != 0 && (*out = s.mean / m->oracle, true);
     if (strcmp(key, "split_ratio") == 0) return s.split_ok && (*out = s.split, true);
     if (strncmp(key, "completion.", 11) == 0 && m->soc) {
         int32_t k = m->soc->recipe_find(m->soc->self, key + 11);
@@ -264,10 +266,10 @@ static polis_status render(polis_ctx *ctx, void *ud, int32_t agent, polis_text *
     num(m, t, s.fair_ok, s.fairness);
     h->text_printf(t, ", \"oracle\": ");
     num(m, t, m->has_oracle, m->oracle);
-    h->text_printf(t, ", \"reward_normalised\": ");
-    num(m, t, m->has_oracle && m->oracle != 0, m->oracle ? s.mean / m->oracle : 0);
-    h->text_printf(t, ", \"total_normalised\": ");
+    h->text_printf(t, ", \"total_reward_normalised\": ");
     num(m, t, m->has_oracle && m->oracle != 0, m->oracle ? s.total / m->oracle : 0);
+    h->text_printf(t, ", \"mean_reward_normalised\": ");
+    num(m, t, m->has_oracle && m->oracle != 0, m->oracle ? s.mean / m->oracle : 0);
     if (m->soc) {
         h->text_printf(t, ", \"completion\": {");
         for (int32_t k = 0; k < m->K; k++) {

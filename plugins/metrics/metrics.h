@@ -7,7 +7,10 @@
  *   if (m && m->value(m->self, "fairness", &f)) ...
  *
  * Keys are the flattened names of the numbers in the plugin's "metrics" rendering
- * (README): "reward.mean", "reward.total", "fairness", "oracle", "reward_normalised",
+ * (README): "reward.mean", "reward.total", "fairness", "oracle", "total_reward_normalised"
+ * (the paper's normalised reward: the sum of the returns over the oracle),
+ * "mean_reward_normalised" (the mean per agent over the oracle; "reward_normalised" and
+ * "total_normalised" are the old names of the two, still answered),
  * "completion.<recipe>", "degree.agent.in_mean", "split_ratio", ... value() returns false
  * for an unknown key and for a metric that is undefined now (null in the rendering, e.g.
  * fairness while every reward is 0). Valid after create; the values describe the episode in

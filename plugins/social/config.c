@@ -84,6 +84,28 @@ static polis_status want_kind(social *s, const polis_json *j, int kind)
     return jfail(s, j, "expected %s, got %s", kind_name(kind), kind_name(k));
 }
 
+/* The optimal-string-alignment distance of two short keys (edits and adjacent swaps), capped
+ * at 3; longer keys count as far apart. For "did you mean" hints only. */
+static int key_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 31 || m > 31) return 3;
+    int d[32][32];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t k = 0; k <= m; k++) d[0][k] = (int)k;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t k = 1; k <= m; k++) {
+            int best = d[i - 1][k - 1] + (a[i - 1] != b[k - 1]);
+            if (d[i - 1][k] + 1 < best) best = d[i - 1][k] + 1;
+            if (d[i][k - 1] + 1 < best) best = d[i][k - 1] + 1;
+            if (i > 1 && k > 1 && a[i - 1] == b[k - 2] && a[i - 2] == b[k - 1] &&
+                d[i - 2][k - 2] + 1 < best)
+                best = d[i - 2][k - 2] + 1;
+            d[i][k] = best;
+        }
+    return d[n][m] < 3 ? d[n][m] : 3;
+}
+
 /* Every member key of object j is in keys (NULL-terminated). */
 static polis_status check_keys(social *s, const polis_json *j, const char *const *keys)
 {
@@ -100,6 +122,12 @@ static polis_status check_keys(social *s, const polis_json *j, const char *const
             if (w < 0 || (size_t)w >= sizeof list - len) break;
             len += (size_t)w;
         }
+        const char *near = NULL;
+        for (const char *const *p = keys; k && *p && !near; p++)
+            if (key_distance(k, *p) == 1) near = *p;
+        if (near)
+            return jfail(s, jat(s, j, i), "unknown key (did you mean \"%s\"? expected one of %s)",
+                         near, list);
         return jfail(s, jat(s, j, i), "unknown key (expected one of %s)", list);
     }
     return POLIS_OK;

@@ -133,10 +133,16 @@ soc_node soc_get(soc *s, const soc_node *n, const char *key)
 {
     soc_node c = *n;
     if (n->pj) {
+        /* the host's json_get answers a NULL key with a missing node too */
         c.pj = s->h->json_get(s->ctx, n->pj, key);
         return c;
     }
     c.cj = NULL;
+    if (!key) {
+        /* No key is no member: a missing node, never a string comparison with NULL. */
+        path_step(c.path, sizeof c.path, n->path, "?", 0);
+        return c;
+    }
     if (n->cj && cJSON_IsObject(n->cj) && strcmp(key, COMMENT) != 0)
         for (const cJSON *m = n->cj->child; m; m = m->next)
             if (m->string && strcmp(m->string, key) == 0) c.cj = m;
@@ -262,6 +268,7 @@ polis_status soc_want_object(soc *s, const soc_node *n)
 {
     int k = soc_kind(s, n);
     if (k == 5) return POLIS_OK;
+    if (k == -2) return POLIS_ERR_NOMEM; /* the host's node for no memory */
     if (k == -1) return soc_fail(s, n, "missing (expected an object)");
     if (n->pj) return soc_fail(s, n, "expected an object");
     return mismatch(s, n, "an object");
@@ -269,9 +276,14 @@ polis_status soc_want_object(soc *s, const soc_node *n)
 
 polis_status soc_check_keys(soc *s, const soc_node *n, const char *const *keys)
 {
+    /* Keys are only read from an object: an array (or anything else) where an object belongs
+     * is an error here, so no caller can be handed a NULL key name. */
+    polis_status st = soc_want_object(s, n);
+    if (st) return st;
     int32_t len = soc_len(s, n);
     for (int32_t i = 0; i < len; i++) {
         const char *k = soc_key(s, n, i);
+        if (!k) return soc_fail(s, n, "member %d has no key", (int)i);
         bool known = false;
         for (const char *const *q = keys; *q && !known; q++) known = strcmp(*q, k) == 0;
         if (known) continue;
@@ -449,11 +461,17 @@ polis_status soc_load_adasociety(soc *s, const char *main_path)
     return POLIS_OK;
 }
 
+polis_status soc_parse_json_file(soc *s, const char *path, cJSON **out)
+{
+    return parse_file(s, path, out);
+}
+
 const char *soc_resolve_ada_path(soc *s, const char *p) { return resolve(s, s->ada_main_path, p); }
 
 void soc_free_adasociety(soc *s)
 {
-    cJSON **trees[] = {&s->ada_main, &s->ada_task, &s->ada_job, &s->ada_resource, &s->ada_event};
+    cJSON **trees[] = {&s->ada_main,  &s->ada_task,  &s->ada_job,
+                       &s->ada_resource, &s->ada_event, &s->jobs_file};
     for (size_t i = 0; i < sizeof trees / sizeof trees[0]; i++) {
         cJSON_Delete(*trees[i]);
         *trees[i] = NULL;

@@ -209,7 +209,7 @@ static polis_status refs_from_node(soc *s, const soc_node *n, soc_ref **out, int
             return soc_fail(s, &v,
                             "invalid resource name \"%s\" (expected 1 to 63 characters "
                             "from a-z, 0-9 and _)",
-                            key);
+                            key ? key : "");
         int64_t amount;
         if ((st = soc_int(s, &v, 1, SOC_MAX_AMOUNT, &amount))) return st;
         refs[i].name = soc_strdup(s, key);
@@ -703,6 +703,16 @@ polis_status soc_jobs_build(soc *s)
         }
     }
     soc_node t = soc_node_params(s, s->p.jobs);
+    if (soc_kind(s, &t) == 3) {
+        /* "jobs": "job.json": an AdaSociety job table, relative to the scenario's directory */
+        const char *p;
+        if ((st = soc_string(s, &t, &p))) return st;
+        const char *path = soc_scenario_path(s, p);
+        if (!path) return POLIS_ERR_NOMEM;
+        s->jobs_file_path = path;
+        if ((st = soc_parse_json_file(s, path, &s->jobs_file))) return st;
+        t = soc_node_file(s->jobs_file, s->jobs_file_path);
+    }
     if (soc_kind(s, &t) != -1) {
         if ((st = soc_want_object(s, &t))) return st;
         int32_t len = soc_len(s, &t);
@@ -713,7 +723,19 @@ polis_status soc_jobs_build(soc *s)
                 return soc_fail(s, &d,
                                 "invalid job name (expected 1 to 63 characters from "
                                 "a-z, 0-9 and _)");
-            if ((st = job_from_params(s, &d, name))) return st;
+            /* A job in AdaSociety's job.json form (it has "inventory": {"max", ...}) reads as
+             * AdaSociety reads it; polis's form has "capacity" and a flat "inventory". */
+            soc_node inv = soc_get(s, &d, "inventory");
+            bool ada_form = d.ada;
+            static const char *const ada_inv_keys[] = {"size", "init", "max", "score"};
+            for (size_t k = 0; k < sizeof ada_inv_keys / sizeof ada_inv_keys[0]; k++) {
+                soc_node m = soc_get(s, &inv, ada_inv_keys[k]);
+                int kind = soc_kind(s, &m);
+                if (kind == -2) return POLIS_ERR_NOMEM; /* the host's node for no memory */
+                if (kind >= 0) ada_form = true;
+            }
+            if ((st = ada_form ? job_from_ada(s, &d, name) : job_from_params(s, &d, name)))
+                return st;
         }
     }
     return POLIS_OK;

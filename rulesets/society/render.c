@@ -393,8 +393,9 @@ static polis_status parse_json(soc *s, int32_t agent, const cJSON *j, int32_t *o
     if (strcmp(name, "move") == 0) {
         const cJSON *dx = cJSON_GetObjectItemCaseSensitive(kw, "dx");
         const cJSON *dy = cJSON_GetObjectItemCaseSensitive(kw, "dy");
-        int ix = cJSON_IsNumber(dx) ? (int)dx->valuedouble : 0;
-        int iy = cJSON_IsNumber(dy) ? (int)dy->valuedouble : 0;
+        /* compared as doubles: converting an out-of-range number to int is undefined */
+        double ix = cJSON_IsNumber(dx) ? dx->valuedouble : 0.0;
+        double iy = cJSON_IsNumber(dy) ? dy->valuedouble : 0.0;
         int d = ix == -1 && iy == 0   ? 0
                 : ix == 1 && iy == 0  ? 1
                 : ix == 0 && iy == -1 ? 2

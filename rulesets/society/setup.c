@@ -13,6 +13,11 @@
 
 /* ---- the base map ------------------------------------------------------------------------- */
 
+static bool map_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
 static polis_status parse_map_file(soc *s, const soc_node *where, const char *path)
 {
     char *text;
@@ -22,7 +27,11 @@ static polis_status parse_map_file(soc *s, const soc_node *where, const char *pa
     if (st) return soc_fail(s, where, "cannot read the map file \"%s\"", path);
     /* Rows are lines; a line that is empty (or only spaces) or starts with '#' is skipped.
      * ' ' is a free cell, every other character a block. A row shorter than the longest is
-     * padded with free cells, so an editor trimming trailing spaces changes nothing. */
+     * padded with free cells, so an editor trimming trailing spaces changes nothing.
+     * A map named by an AdaSociety task file is read as AdaSociety reads it: each line is
+     * stripped of its leading and trailing blanks first (Python's str.strip), so a leading
+     * blank is no free cell there and "  # note" is a comment. */
+    bool strip = s->ada_task != NULL;
     int32_t w = 0, hgt = 0;
     for (int pass = 0; pass < 2; pass++) {
         int32_t y = 0;
@@ -32,6 +41,10 @@ static polis_status parse_map_file(soc *s, const soc_node *where, const char *pa
             if (!eol) eol = end;
             const char *q = eol;
             if (q > p && q[-1] == '\r') q--;
+            if (strip) {
+                while (p < q && map_space(*p)) p++;
+                while (q > p && map_space(q[-1])) q--;
+            }
             bool blank = true;
             for (const char *c = p; c < q; c++)
                 if (*c != ' ' && *c != '\t') blank = false;
@@ -253,9 +266,17 @@ static polis_status static_entries(soc *s, const soc_node *list, int kind, const
     for (int32_t i = 0; i < len; i++) {
         soc_node e = soc_at(s, list, i);
         if ((st = soc_want_object(s, &e)) || (st = soc_check_keys(s, &e, keys))) return st;
-        soc_node names = soc_get(s, &e, name_key), pos = soc_get(s, &e, "positions"),
-                 num = soc_get(s, &e, "num");
-        if (soc_kind(s, &pos) == -1) return soc_fail(s, &e, "missing \"positions\"");
+        /* Blocks have no name key: their "names" node stays missing (never a NULL key). */
+        soc_node names = kind == KIND_BLOCK ? soc_get(s, &e, NULL) : soc_get(s, &e, name_key),
+                 pos = soc_get(s, &e, "positions"), num = soc_get(s, &e, "num");
+        if (soc_kind(s, &pos) == -1) {
+            soc_node one = soc_get(s, &e, "position");
+            if (soc_kind(s, &one) != -1)
+                return soc_fail(s, &e,
+                                "missing \"positions\" (this entry has \"position\"; rename "
+                                "it: AdaSociety reads \"positions\" and fails on it too)");
+            return soc_fail(s, &e, "missing \"positions\"");
+        }
         if (kind != KIND_BLOCK && soc_kind(s, &names) == -1)
             return soc_fail(s, &e, "missing \"%s\"", name_key);
         if (kind == KIND_PILE && soc_kind(s, &num) == -1) return soc_fail(s, &e, "missing \"num\"");
@@ -428,7 +449,8 @@ polis_status soc_world_setup(soc *s)
             "agent",    "env_handler", "base_map",          "static",
             "random",   "max_length",  "pre_updates",       "post_updates",
             "contract", "negotiation", "negotiation_steps", NULL};
-        if ((st = soc_check_keys(s, &top, task_keys))) return st;
+        if ((st = soc_want_object(s, &top)) || (st = soc_check_keys(s, &top, task_keys)))
+            return st;
         stat = soc_get(s, &top, "static");
         rnd = soc_get(s, &top, "random");
         rec_key = "events";
@@ -457,7 +479,17 @@ polis_status soc_world_setup(soc *s)
             return st;
         soc_node n;
         n = soc_get(s, &stat, "blocks");
-        if ((st = static_entries(s, &n, KIND_BLOCK, NULL))) return st;
+        if (ada) {
+            /* AdaSociety reads static.blocks and places nothing ("TODO load static blocks"):
+             * the same task plays the same map here. The entries are logged, not checked. */
+            if (soc_kind(s, &n) != -1 && !(soc_kind(s, &n) == 4 && soc_len(s, &n) == 0))
+                s->h->log(s->ctx,
+                          "%s: %s: ignored, as AdaSociety ignores it (it places no static "
+                          "blocks; use random.blocks or a map file)",
+                          n.file, n.path);
+        } else if ((st = static_entries(s, &n, KIND_BLOCK, NULL))) {
+            return st;
+        }
         n = soc_get(s, &stat, "resources");
         if ((st = static_entries(s, &n, KIND_PILE, "name"))) return st;
         n = soc_get(s, &stat, rec_key);

@@ -199,6 +199,9 @@ typedef struct soc {
     /* AdaSociety files, from init to start */
     cJSON *ada_main, *ada_task, *ada_job, *ada_resource, *ada_event;
     const char *ada_main_path, *ada_task_path, *ada_job_path, *ada_resource_path, *ada_event_path;
+    /* an AdaSociety job.json named by the "jobs" parameter (a path) */
+    cJSON *jobs_file;
+    const char *jobs_file_path;
 
     /* content */
     int32_t R, K, J;
@@ -360,6 +363,9 @@ polis_status soc_check_keys(soc *s, const soc_node *n, const char *const *keys);
 polis_status soc_want_object(soc *s, const soc_node *n);
 polis_status soc_load_adasociety(soc *s, const char *main_path);
 void soc_free_adasociety(soc *s);
+/* Reads and parses a JSON file in AdaSociety's dialect (repeated keys allowed); errors name
+ * the file (and line:column for bad JSON). */
+polis_status soc_parse_json_file(soc *s, const char *path, cJSON **out);
 polis_status soc_read_file(soc *s, const char *path, char **out, size_t *len);
 /* A path named by an AdaSociety file, resolved like the files main.json names. */
 const char *soc_resolve_ada_path(soc *s, const char *p);

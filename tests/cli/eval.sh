@@ -46,6 +46,12 @@ out_has "  reward.mean "
 out_has "  fairness "
 out_has "  oracle "
 out_lacks "["  # no progress bar when stdout is not a terminal
+# the paper's normalised reward (the sum of the returns over the oracle) is the first row
+checks=$((checks + 1))
+sed -n 3p "$TMP/out" | grep -q '^  total_reward_normalised ' || fail "eval: the paper's metric is not first"
+checks=$((checks + 1))
+sed -n 4p "$TMP/out" | grep -q '^  mean_reward_normalised ' || fail "eval: the per-agent metric is not second"
+out_has "total_reward_normalised: the paper's normalised reward (Tables 2, 3, 8): the sum of all agents'"
 polis 0 eval "$GATHER" --episodes 2 --no-metrics
 out_has "  reward.mean "
 out_lacks "fairness"

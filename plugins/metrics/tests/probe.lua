@@ -9,4 +9,7 @@ polis.on("end", function()
   polis.log(string.format("fairness=%s total=%s oracle=%s split=%s hammer=%s bogus=%s",
     m("fairness"), m("reward.total"), m("oracle"), m("split_ratio"),
     m("completion.hammer_craft"), m("no.such.key")))
+  polis.log(string.format("total_normalised=%s mean_normalised=%s old_total=%s old_mean=%s",
+    m("total_reward_normalised"), m("mean_reward_normalised"), m("total_normalised"),
+    m("reward_normalised")))
 end)

@@ -121,8 +121,8 @@ static void test_episode(void)
     CHECK(jnum(j, "reward.total") == 6);
     CHECK(jnum(j, "reward.max") == 6 && jnum(j, "reward.min") == 0);
     CHECK(near(jnum(j, "fairness"), 0.25));
-    CHECK(near(jnum(j, "reward_normalised"), 1.5 / 12));
-    CHECK(near(jnum(j, "total_normalised"), 0.5));
+    CHECK(near(jnum(j, "total_reward_normalised"), 0.5));
+    CHECK(near(jnum(j, "mean_reward_normalised"), 1.5 / 12));
     CHECK(jnum(j, "completion.hammer_craft") == 1);
     const cJSON *rec = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "recipes"), 0);
     CHECK(rec && jnum(rec, "executions") == 1 && jnum(rec, "oracle") == 1);
@@ -170,6 +170,10 @@ static void test_service_and_export(void)
      * END hook, so it sees the previous step's numbers). */
     step(env, "pick_stone");
     CHECK_CONTAINS(log.text, "fairness=0.25 total=2 oracle=12 split=1.3077 hammer=0 bogus=nan");
+    /* the paper's metric (the total, 2, over the oracle, 12) and the per-agent one (4 agents);
+     * the old names answer too */
+    CHECK_CONTAINS(log.text, "total_normalised=0.16667 mean_normalised=0.041667 "
+                             "old_total=0.16667 old_mean=0.041667");
     polis_env_destroy(env);
 }
 
@@ -186,8 +190,8 @@ static void test_undefined(void)
     CHECK_EQ_STR(text, "{\"episode\": 1, \"steps\": 0, \"reward\": {\"mean\": 0, \"total\": 0, "
                        "\"min\": 0, \"max\": 0}, \"per_agent\": [{\"agent\": \"agent_0\", "
                        "\"reward\": 0}, {\"agent\": \"agent_1\", \"reward\": 0}], \"fairness\": "
-                       "null, \"oracle\": null, \"reward_normalised\": null, "
-                       "\"total_normalised\": null}");
+                       "null, \"oracle\": null, \"total_reward_normalised\": null, "
+                       "\"mean_reward_normalised\": null}");
     polis_free(text);
     polis_env_destroy(env);
 

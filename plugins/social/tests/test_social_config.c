@@ -15,7 +15,8 @@ static const bad_case CASES[] = {
     {"{\"social\": {\"relations\": [{\"players\": [{\"from\": 0, \"to\": 4}]}]}}",
      PRE "<string>: " P "social.relations[0].players[0].to: expected integer in [0, 3], got 4"},
     {"{\"social\": {\"relations\": [{\"player\": []}]}}",
-     PRE "social: " P "social.relations[0].player: unknown key (expected one of name, "
+     PRE "social: " P "social.relations[0].player: unknown key (did you mean \"players\"? "
+                       "expected one of name, "
          "attributes, players, requests, offers)"},
     {"{\"social\": {\"relations\": [{\"name\": \"x\"}]}}",
      PRE "social: " P "social.relations[0].players: expected an array, got missing"},
@@ -29,7 +30,8 @@ static const bad_case CASES[] = {
          "\"max_groups\")"},
     {"{\"social\": []}", PRE "social: " P "social: expected an object, got an array"},
     {"{\"social\": {\"relation\": []}}",
-     PRE "social: " P "social.relation: unknown key (expected one of relations, groups)"},
+     PRE "social: " P "social.relation: unknown key (did you mean \"relations\"? expected one of "
+                       "relations, groups)"},
     {"{\"social_schedule\": {\"ten\": {}}}",
      PRE "social: " P "social_schedule.ten: schedule key \"ten\" is not a step number (an "
          "integer in [0, 1000000000])"},

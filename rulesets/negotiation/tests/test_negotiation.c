@@ -651,6 +651,51 @@ static void test_scripted(const char *file)
     }
     polis_env_destroy(env);
 }
+
+/* random_ada: AdaSociety's random baseline. In the negotiation stage it never passes while
+ * another action is legal (AdaSociety's mask had no no_act there), and only sends legal
+ * actions; in the physical stage noop is one of its choices. */
+static void test_random_ada(const char *file)
+{
+    polis_env *env = open_file(file);
+    CHECK(env != NULL);
+    if (!env) return;
+    int32_t pol = polis_env_policy_find(env, "random_ada");
+    CHECK(pol >= 0);
+    if (pol < 0) {
+        polis_env_destroy(env);
+        return;
+    }
+    const polis_io *io = polis_env_io(env);
+    int32_t P = io->n_agents, A = io->n_actions;
+    long passes_forced = 0, passes_free = 0, physical_noops = 0, illegal = 0, matched = 0;
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        polis_env_reset(env, seed);
+        for (int64_t t = 0; !polis_env_done(env); t++) {
+            CHECK_EQ_INT(polis_env_policy_act(env, pol, NULL, 0), POLIS_OK);
+            for (int32_t a = 0; a < P; a++) {
+                const uint8_t *row = io->masks + (size_t)a * (size_t)A;
+                int others = 0;
+                for (int32_t k = 1; k < A; k++) others += row[k];
+                if (t < 20 && io->actions[a] == 0) {
+                    if (others) passes_forced++;
+                    else passes_free++;
+                }
+                if (t >= 20 && io->actions[a] == 0) physical_noops++;
+            }
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            for (int32_t a = 0; a < P; a++) illegal += io->illegal[a];
+            if (t < 20)
+                for (int32_t a = 0; a < P; a++) matched += state(env, a, 1) >= 0;
+        }
+    }
+    CHECK_EQ_INT(passes_forced, 0); /* never a pass while something else is legal */
+    CHECK(passes_free > 0);         /* waiting for the other side's turn: noop only */
+    CHECK(physical_noops > 0);
+    CHECK_EQ_INT(illegal, 0);
+    CHECK(matched > 0); /* requests meet: sessions happen */
+    polis_env_destroy(env);
+}
 #endif
 
 int main(void)
@@ -669,6 +714,7 @@ int main(void)
 #ifdef POLIS_TEST_POLICIES
     test_scripted(DIR "negotiation.json");
     test_scripted(DIR "negotiation_hard.json");
+    test_random_ada(DIR "negotiation.json");
 #endif
     CHECK_DONE();
 }

@@ -161,6 +161,122 @@ static void test_ragged_map(void)
     polis_env_destroy(env);
 }
 
+/* Every key of AdaSociety's format at once (main.json: task, render, job, resource, event,
+ * __COMMENT__; the task: agent, env_handler, base_map with a map file whose rows carry
+ * leading and trailing blanks, static with social, social_schedule, communication_length,
+ * stackable and a NON-EMPTY blocks list, random with every entry kind, max_length, the
+ * social rule lists, contract, negotiation and negotiation_steps). The world is checked cell
+ * by cell, and is the same as with an empty static.blocks: AdaSociety places no static
+ * blocks. Agent 0 (the static carpenter at (1, 2)) sees the 6 x 5 map centred on itself. */
+static int every_cell(polis_env *env, int c, int x, int y)
+{
+    return soc_grid(env, 0, c, (x - 1 + 3 + 6) % 6, (y - 2 + 2 + 5) % 5);
+}
+
+static void test_every_key(void)
+{
+    test_log log = {0};
+    polis_env *env = open_ada("main_every_key.json", 2, ", \"view\": \"map\"", &log);
+    polis_env *same = open_ada("main_every_key_empty.json", 2, ", \"view\": \"map\"", NULL);
+    CHECK(env != NULL);
+    CHECK(same != NULL);
+    if (!env || !same) return;
+    CHECK_CONTAINS(log.text, "every_key.json: static.blocks: ignored, as AdaSociety ignores it");
+    CHECK(strstr(log.text, "ignoring unknown key") == NULL); /* every key is known */
+    /* in play: wood, stone, hammer: 1 + 4 moves + produce + 3 picks + 3 dumps */
+    CHECK_EQ_INT(polis_env_n_actions(env), 12);
+    polis_obs_field f;
+    soc_field(env, 0, "grid", &f);
+    CHECK_EQ_INT(f.shape[0], 2 + 2 * 3);
+    CHECK_EQ_INT(f.shape[1], 6); /* the stripped rows are 6 wide ("size" 32 x 32 is ignored) */
+    CHECK_EQ_INT(f.shape[2], 5); /* 5 rows: blank and comment lines skipped */
+    const polis_io *io = polis_env_io(env);
+    for (uint64_t seed = 0; seed < 12; seed++) {
+        polis_env_reset(env, seed);
+        polis_env_reset(same, seed);
+        CHECK_EQ_INT(soc_pos(env, 0, 0), 1);
+        CHECK_EQ_INT(soc_pos(env, 0, 1), 2);
+        CHECK_EQ_INT(soc_inv(env, 1, 2), 1); /* the miner's initial hammer (job.json "init") */
+        int inner_blocks = 0, wood = 0, stone = 0;
+        for (int x = 0; x < 6; x++)
+            for (int y = 0; y < 5; y++) {
+                int border = x == 0 || x == 5 || y == 0 || y == 4;
+                int b = every_cell(env, 1, x, y);
+                if (border) CHECK_EQ_INT(b, 1);
+                if (!border) inner_blocks += b;
+                wood += every_cell(env, 2 + 3 + 0, x, y);
+                stone += every_cell(env, 2 + 3 + 1, x, y);
+            }
+        CHECK_EQ_INT(inner_blocks, 1); /* random.blocks' single block, no static one */
+        CHECK_EQ_INT(wood, 3 + 2 + 7); /* static 3 and 2, random "static" rule 7 */
+        CHECK_EQ_INT(stone, 4 + 2);    /* static 4, random 2..2 */
+        CHECK(every_cell(env, 2 + 3 + 0, 1, 1) >= 3);
+        CHECK(every_cell(env, 2 + 3 + 1, 2, 1) >= 4);
+        CHECK(every_cell(env, 2 + 3 + 0, 4, 3) >= 2);
+        /* with "blocks": [] the world is the same, cell for cell */
+        polis_obs_field g;
+        const int16_t *a = soc_field(env, 0, "grid", &f);
+        const int16_t *b = soc_field(same, 0, "grid", &g);
+        CHECK(a && b && memcmp(a, b, f.nbytes) == 0);
+    }
+    int steps = 0;
+    while (!polis_env_done(env) && steps < 50) {
+        soc_step(env, (const char *[]){"move_right", "move_left"});
+        steps++;
+    }
+    CHECK_EQ_INT(steps, 9); /* max_length */
+    CHECK_EQ_INT(io->truncations[1], 1);
+    polis_env_destroy(env);
+    polis_env_destroy(same);
+}
+
+/* "jobs" in a polis scenario takes AdaSociety's job.json form too: a path to such a file
+ * (relative to the scenario), or entries with "inventory": {"max", "size", "init", "score"}.
+ * A resource missing from a present "max" has capacity 0 (the repository's miner). */
+static void test_jobs_in_adasociety_form(void)
+{
+    static const char *const jobs[] = {
+        "\"adasociety/config/common/job.json\"",
+        "{\"miner\": {\"fov\": 1, \"inventory\": {\"max\": {\"hammer\": 100}, "
+        "\"init\": [{\"name\": \"hammer\", \"num\": 1}]}}}",
+        "{\"miner\": {\"fov\": 1, \"inventory\": {\"hammer\": 1}}}", /* polis's form */
+    };
+    for (int i = 0; i < 3; i++) {
+        char params[1024];
+        snprintf(params, sizeof params,
+                 "{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}}, "
+                 "\"jobs\": %s, \"static\": {\"resources\": [{\"name\": \"wood\", "
+                 "\"positions\": [0, 0], \"num\": 5}], \"recipes\": [{\"name\": "
+                 "\"hammer_craft\", \"positions\": [2, 2]}], \"players\": [{\"job\": \"miner\", "
+                 "\"positions\": [0, 0]}]}}",
+                 jobs[i]);
+        char *json = soc_scenario(1, 10, params, "");
+        polis_env *env = soc_open(json, NULL, NULL);
+        free(json);
+        CHECK(env != NULL);
+        if (!env) continue;
+        polis_env_reset(env, 1);
+        CHECK_EQ_INT(soc_inv(env, 0, 2), 1);                       /* the initial hammer */
+        CHECK_EQ_INT(soc_mask(env, 0, "pick_wood"), i == 2 ? 1 : 0); /* max without wood: 0 */
+        polis_env_destroy(env);
+    }
+    char *json = soc_scenario(1, 10,
+                              "{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": "
+                              "3}}, \"jobs\": \"adasociety/nope.json\"}",
+                              "");
+    CHECK_CONTAINS(soc_error(json), "rulesets/society/tests/adasociety/nope.json: cannot read the "
+                                    "file: No such file or directory");
+    free(json);
+    json = soc_scenario(1, 10,
+                        "{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}}, "
+                        "\"jobs\": {\"miner\": {\"fov\": 1, \"inventory\": {\"max\": {\"wod\": "
+                        "1}}}}}",
+                        "");
+    CHECK_CONTAINS(soc_error(json), "plugins[0].params.jobs.miner.inventory.max.wod: \"wod\" is "
+                                    "not a resource");
+    free(json);
+}
+
 typedef struct bad {
     const char *params;
     const char *want;
@@ -261,6 +377,9 @@ static void test_bad_configs(void)
         {"{\"adasociety\": \"adasociety/bad/main.json\"}",
          "society: " POLIS_SOURCE_DIR "/rulesets/society/tests/adasociety/bad/task.json:4:21: "
          "invalid JSON"},
+        {"{\"adasociety\": \"adasociety/bad/main_array.json\"}",
+         "society: " POLIS_SOURCE_DIR "/rulesets/society/tests/adasociety/bad/array_task.json: "
+         "expected an object, got [{\"base_map\":{}}]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *json = soc_scenario(1, 50, cases[i].params, "");
@@ -277,6 +396,8 @@ int main(void)
     test_contract_capacities();
     test_static_map();
     test_ragged_map();
+    test_every_key();
+    test_jobs_in_adasociety_form();
     test_bad_configs();
     CHECK_DONE();
 }
