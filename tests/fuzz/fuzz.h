@@ -9,6 +9,8 @@
 #ifndef POLIS_FUZZ_H
 #define POLIS_FUZZ_H
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +29,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
             abort();                                                                         \
         }                                                                                    \
     } while (0)
+
+/* libFuzzer counts coverage in every instrumented module, plugins included, through counters
+ * registered when a module loads; a plugin unloaded after an input leaves them dangling. So
+ * harnesses that create and destroy envs per input load every built plugin once, for good
+ * (RTLD_NODELETE): polis's own dlopen and dlclose of them then only count references. */
+static inline void fuzz_pin_plugins(void)
+{
+    DIR *d = opendir(POLIS_PLUGIN_DIR);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".so") != 0) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", POLIS_PLUGIN_DIR, e->d_name);
+        if (!dlopen(path, RTLD_NOW | RTLD_NODELETE)) fprintf(stderr, "fuzz: %s\n", dlerror());
+    }
+    closedir(d);
+}
 
 /* ---- a capped allocator ------------------------------------------------------------------ */
 

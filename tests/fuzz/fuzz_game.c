@@ -28,6 +28,7 @@ static int32_t n_agents, n_actions, n_policies, n_macros;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    fuzz_pin_plugins();
     polis_options opts = fuzz_options(&heap, NULL);
     polis_error err;
     if (polis_env_create_file(FUZZ_SCENARIO, &opts, &env, &err) != POLIS_OK) {

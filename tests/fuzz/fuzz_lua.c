@@ -21,6 +21,7 @@ static void remove_dir(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    fuzz_pin_plugins();
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/polis-fuzz-lua-XXXXXX", tmp && strlen(tmp) < 30 ? tmp : "/tmp");
     if (!mkdtemp(dir)) {

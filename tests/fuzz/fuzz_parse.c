@@ -24,6 +24,7 @@ static fuzz_heap heaps[N_GAMES];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    fuzz_pin_plugins();
     for (size_t g = 0; g < N_GAMES; g++) {
         heaps[g] = (fuzz_heap){0, FUZZ_HEAP_CAP};
         polis_options opts = fuzz_options(&heaps[g], NULL);

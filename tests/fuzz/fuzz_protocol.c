@@ -22,6 +22,7 @@ static int input_fd = -1;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    fuzz_pin_plugins();
     /* The session reads stdin: make fd 0 a temporary file each input is written to. */
     FILE *tmp = tmpfile();
     if (!tmp || (input_fd = dup(fileno(tmp))) < 0) {

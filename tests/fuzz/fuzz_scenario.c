@@ -10,6 +10,7 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    fuzz_pin_plugins();
     return 0;
 }
 

@@ -111,6 +111,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "replay: no input\n");
         rc = 1;
     }
-    printf("replay: %d inputs, %s\n", count, rc ? "failed" : "ok");
+    fprintf(stderr, "replay: %d inputs, %s\n", count, rc ? "failed" : "ok");
     return rc;
 }
