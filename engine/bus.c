@@ -112,8 +112,14 @@ static polis_status deliver_range(polis_env *env, const polis__sub *s, int32_t n
 static polis_status deliver(polis_env *env, const polis_event *ev)
 {
     const polis__event_type *et = &env->events[ev->type];
-    polis_status st = deliver_range(env, env->subs + et->sub_begin, et->sub_end - et->sub_begin, ev);
-    if (st) return st;
+    /* env->subs is NULL when nothing subscribes: NULL + 0 is undefined in C, so an empty
+     * range forms no pointer at all. */
+    if (et->sub_end > et->sub_begin) {
+        polis_status st =
+            deliver_range(env, env->subs + et->sub_begin, et->sub_end - et->sub_begin, ev);
+        if (st) return st;
+    }
+    if (env->n_any_subs == 0) return POLIS_OK;
     return deliver_range(env, env->any_subs, env->n_any_subs, ev);
 }
 

@@ -4,14 +4,24 @@
 #   ./tests/run.sh                    build/ (RelWithDebInfo)
 #   POLIS_SANITIZE=1 ./tests/run.sh   build-asan/ with AddressSanitizer (+LeakSanitizer) and
 #                                     UndefinedBehaviorSanitizer
+#   CC=clang ./tests/run.sh           the same with clang, in build-clang/ (build-clang-asan/
+#                                     with POLIS_SANITIZE=1): clang's sanitizers and warnings
+#                                     catch what gcc's do not
 # With CI=true warnings are errors. Extra arguments go to ctest (e.g. -R cli).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A build tree keeps the compiler it was configured with: each compiler has its own.
 dir=build
 cmake_args=()
+case "$(basename "${CC:-cc}")" in
+clang*)
+    dir=build-clang
+    cmake_args+=(-DCMAKE_C_COMPILER="$CC")
+    ;;
+esac
 if [ "${POLIS_SANITIZE:-0}" = 1 ]; then
-    dir=build-asan
+    dir=$dir-asan
     cmake_args+=(-DPOLIS_SANITIZE=ON)
     # LeakSanitizer checks at exit. It cannot run under ptrace (gdb, strace): there it
     # stops with "LeakSanitizer has encountered a fatal error"; run those without it

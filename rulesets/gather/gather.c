@@ -455,7 +455,12 @@ static polis_status parse_words(gather *g, const char *s, int32_t *out)
 
 /* A minimal reader for the one JSON shape this parser takes, {"action": "move",
  * "direction": "north"}: plugins never link the engine (or its cJSON), and a flat object of
- * strings needs little. Other members are skipped whatever their type. */
+ * strings needs little. Other members are skipped whatever their type.
+ *
+ * The input is untrusted (any `polis serve` client writes it), so the reader keeps one
+ * invariant: r->s never moves past the terminating NUL. Every step that consumes a
+ * character first checks which one it is (jr_eat), so a truncated input stops at its end
+ * and reads nothing after it. */
 typedef struct jreader {
     const char *s;
     bool bad;
@@ -464,6 +469,14 @@ typedef struct jreader {
 static void jr_ws(jreader *r)
 {
     while (*r->s == ' ' || *r->s == '\t' || *r->s == '\n' || *r->s == '\r') r->s++;
+}
+
+/* Consumes `c` if it is the next character; false (and nothing consumed) otherwise. */
+static bool jr_eat(jreader *r, char c)
+{
+    if (*r->s != c) return false;
+    r->s++;
+    return true;
 }
 
 /* A string into buf (cut to size-1; *cut set when longer). Non-ASCII escapes become '?'. */
@@ -484,7 +497,12 @@ static void jr_string(jreader *r, char *buf, size_t size, bool *cut)
         r->s++;
         if (c == '"') break;
         if (c == '\\') {
-            char e = *r->s++;
+            char e = *r->s;
+            if (e == '\0') {
+                r->bad = true;
+                return;
+            }
+            r->s++;
             switch (e) {
             case '"':
             case '\\':
@@ -497,7 +515,7 @@ static void jr_string(jreader *r, char *buf, size_t size, bool *cut)
             case 'u': {
                 unsigned v = 0;
                 for (int k = 0; k < 4; k++) {
-                    char hx = *r->s++;
+                    char hx = *r->s;
                     v <<= 4;
                     if (hx >= '0' && hx <= '9')
                         v |= (unsigned)(hx - '0');
@@ -506,9 +524,10 @@ static void jr_string(jreader *r, char *buf, size_t size, bool *cut)
                     else if (hx >= 'A' && hx <= 'F')
                         v |= (unsigned)(hx - 'A' + 10);
                     else {
-                        r->bad = true;
+                        r->bad = true; /* also the NUL of a truncated escape */
                         return;
                     }
+                    r->s++;
                 }
                 c = v > 0 && v < 0x80 ? (char)v : '?';
                 break;
@@ -545,19 +564,15 @@ static void jr_value(jreader *r, int depth)
                 jr_ws(r);
                 jr_string(r, NULL, 0, NULL);
                 jr_ws(r);
-                if (*r->s++ != ':') r->bad = true;
+                if (!r->bad && !jr_eat(r, ':')) r->bad = true;
             }
             if (r->bad) return;
             jr_value(r, depth + 1);
+            if (r->bad) return;
             jr_ws(r);
-            if (*r->s == ',') {
-                r->s++;
-            } else if (*r->s == close) {
-                r->s++;
-                return;
-            } else {
-                r->bad = true;
-            }
+            if (jr_eat(r, ',')) continue;
+            if (!jr_eat(r, close)) r->bad = true;
+            return;
         }
     } else {
         /* numbers, true, false, null: their characters; the exact grammar does not matter
@@ -576,18 +591,16 @@ static polis_status parse_json_action(gather *g, const char *s, int32_t *out)
     char action[32] = "", direction[32] = "";
     bool has_action = false, has_direction = false, cut = false;
     jr_ws(&r);
-    if (*r.s++ != '{') return POLIS_ERR_ACTION;
+    if (!jr_eat(&r, '{')) return POLIS_ERR_ACTION;
     jr_ws(&r);
-    if (*r.s == '}') {
-        r.s++;
-    } else {
+    if (!jr_eat(&r, '}')) {
         while (!r.bad) {
             char key[16];
             bool key_cut = false;
             jr_ws(&r);
             jr_string(&r, key, sizeof key, &key_cut);
             jr_ws(&r);
-            if (r.bad || *r.s++ != ':') return POLIS_ERR_ACTION;
+            if (r.bad || !jr_eat(&r, ':')) return POLIS_ERR_ACTION;
             jr_ws(&r);
             bool is_action = !key_cut && strcmp(key, "action") == 0;
             bool is_dir = !key_cut && strcmp(key, "direction") == 0;
@@ -600,15 +613,11 @@ static polis_status parse_json_action(gather *g, const char *s, int32_t *out)
             } else {
                 jr_value(&r, 1);
             }
+            if (r.bad) return POLIS_ERR_ACTION;
             jr_ws(&r);
-            if (*r.s == ',') {
-                r.s++;
-            } else if (*r.s == '}') {
-                r.s++;
-                break;
-            } else {
-                r.bad = true;
-            }
+            if (jr_eat(&r, ',')) continue;
+            if (!jr_eat(&r, '}')) r.bad = true;
+            break;
         }
     }
     jr_ws(&r);

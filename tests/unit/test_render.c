@@ -613,6 +613,29 @@ static void test_parse_gather(void)
     int32_t id = 7;
     CHECK_EQ_INT(polis_env_parse_action(NULL, 0, "north", &id), POLIS_ERR_INVALID);
 
+    /* Truncated JSON ends at its NUL: every prefix of these, followed by blanks (so the
+     * kernel hands the parser an exact-size heap copy, where ASan sees any read past the
+     * end), is nobody's action or gather's error, never a read beyond the input. The first
+     * is the input a fuzzer found reading past the end of the copy. */
+    const char *json_inputs[] = {
+        "{\"\":{\"",
+        "{\"action\": \"move\", \"direction\": \"\\u006eorth\"}",
+        "{\"why\": {\"a\": [1, \"x\\\"\", {\"b\": null}]}, \"action\": \"stay\"}",
+        "{\"direction\": \"\\n\\u00e9\", \"action\": \"go\"}",
+    };
+    for (size_t k = 0; k < sizeof json_inputs / sizeof *json_inputs; k++) {
+        size_t len = strlen(json_inputs[k]);
+        for (size_t cut = 1; cut < len; cut++) {
+            char in[128];
+            snprintf(in, sizeof in, "%.*s   ", (int)cut, json_inputs[k]);
+            const char *got = parse(env, 0, in);
+            CHECK(strncmp(got, "ERR 9: ", 7) == 0 || strncmp(got, "ERR 1: gather: ", 15) == 0);
+        }
+    }
+    CHECK_EQ_STR(parse(env, 0, "{\"\":{\"      "),
+                 "ERR 9: agent 0 (agent_0): cannot parse action \"{\\\"\\\":{\\\"\" (action "
+                 "names: noop, move_north, move_south, move_west, move_east; 1 parser tried)");
+
     /* not checked against the mask: agent_2 stands on the south edge */
     CHECK_EQ_INT(polis_env_io(env)->masks[2 * 5 + 2], 0);
     CHECK_EQ_STR(parse(env, 2, "south"), "2 move_south");
