@@ -382,7 +382,7 @@ struct polis_env {
     int64_t lua_memory_used;  /* bytes across this env's Lua states */
     polis__ffi_state *ffi;
 
-    /* JSON wrappers handed to plugins during init (config.c), freed after create */
+    /* JSON wrappers handed to plugins during init (params.c), freed after create */
     void *json_arena;
 
     /* creation options beyond the allocator (env.c) */
@@ -443,12 +443,13 @@ POLIS_INTERNAL void polis__registry_free(polis_env *env);
 POLIS_INTERNAL const char *polis__phase_name(polis_phase p);
 POLIS_INTERNAL int32_t polis__phase_parse(const char *name); /* -1 if unknown */
 
-/* ---- config.c --------------------------------------------------------------------------- */
+/* ---- config.c: the scenario schema (the JSON text itself is json.c's, json.h) ----------- */
 POLIS_INTERNAL polis_status polis__scenario_parse(polis_env *env, const char *text, size_t len,
                                                   const char *source, const char *base_dir);
 POLIS_INTERNAL void polis__scenario_free(polis_env *env);
 /* Drops the JSON tree and the wrappers handed out during init. */
 POLIS_INTERNAL void polis__scenario_release_json(polis_env *env);
+/* ---- params.c: parameter tables and the polis_json wrappers ------------------------------ */
 /* Validates `obj` (a JSON object or NULL) against a parameter table and fills a newly
  * allocated struct of `size` bytes (defaults for missing keys). `jpath` names obj in
  * messages ("plugins[1].params"). */
@@ -476,6 +477,7 @@ POLIS_INTERNAL polis_status polis__json_double(polis_ctx *ctx, const polis_json 
 POLIS_INTERNAL polis_status polis__json_string(polis_ctx *ctx, const polis_json *j,
                                                const char **out);
 POLIS_INTERNAL polis_status polis__json_bool(polis_ctx *ctx, const polis_json *j, bool *out);
+/* ---- config.c: files ---------------------------------------------------------------------- */
 /* Reads a whole file into a NUL-terminated buffer from the env allocator. */
 POLIS_INTERNAL polis_status polis__read_file(polis_env *env, const char *path, char **out,
                                              size_t *len);
