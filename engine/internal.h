@@ -494,7 +494,7 @@ POLIS_INTERNAL polis_status polis__plugins_load(polis_env *env);  /* dlopen + ch
 POLIS_INTERNAL polis_status polis__plugins_start(polis_env *env);
 POLIS_INTERNAL void polis__plugins_unload(polis_env *env);
 /* Resolves a plugin name to a new .so path string using the search path: the options'
- * plugin_path, the scenario's directory, $POLIS_PLUGIN_PATH, the directories beside the
+ * plugin_path, $POLIS_PLUGIN_PATH (never the scenario's or the current directory), the directories beside the
  * running libpolis (build-tree and install layouts, so an installed or relocated polis
  * finds its own plugins), then the configured build and install directories. */
 POLIS_INTERNAL polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out);

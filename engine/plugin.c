@@ -105,10 +105,13 @@ polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out)
     char tried[4096] = "";
     char near[3 * PATH_MAX + 64];
     self_dirs(near, sizeof near);
-    const char *dirs[6] = {env->plugin_path, env->scn.base_dir, getenv("POLIS_PLUGIN_PATH"),
-                           near, POLIS_PLUGIN_BUILD_DIR, POLIS_PLUGIN_INSTALL_DIR};
+    /* Never the scenario's directory or the current directory: a bare name loads code only
+     * from places the user configured or polis installed, so a downloaded scenario folder
+     * that holds a `<name>.so` does not run it. A scenario-local plugin needs its "path". */
+    const char *dirs[5] = {env->plugin_path, getenv("POLIS_PLUGIN_PATH"), near,
+                           POLIS_PLUGIN_BUILD_DIR, POLIS_PLUGIN_INSTALL_DIR};
     char *found = NULL;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 5; i++) {
         int r = search(env, dirs[i], name, tried, sizeof tried, &found);
         if (r > 0) {
             *out = found;
@@ -116,8 +119,16 @@ polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out)
         }
         if (r < 0) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     }
-    return polis__fail(env, POLIS_ERR_PLUGIN, "cannot find plugin \"%s\" (tried %s)", name,
-                       tried[0] ? tried : "no directories");
+    /* Say so when the scenario's directory holds the file: the old search order found it. */
+    const char *base = env->scn.base_dir ? env->scn.base_dir : ".";
+    char local[PATH_MAX], hint[PATH_MAX + 160] = "";
+    if ((size_t)snprintf(local, sizeof local, "%s/%s.so", base, name) < sizeof local &&
+        access(local, F_OK) == 0)
+        snprintf(hint, sizeof hint,
+                 "; %s is not searched by name, write {\"path\": \"./%s.so\"} to load it",
+                 local, name);
+    return polis__fail(env, POLIS_ERR_PLUGIN, "cannot find plugin \"%s\"%s (tried %s)", name,
+                       hint, tried[0] ? tried : "no directories");
 }
 
 static bool valid_plugin_name(const char *s)
