@@ -9,11 +9,14 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "json.h"
 
@@ -477,8 +480,11 @@ polis_status polis__read_file(polis_env *env, const char *path, char **out, size
     if (!out || !path) return polis__fail(env, POLIS_ERR_INVALID, "read_file: NULL argument");
     *out = NULL;
     if (len) *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return io_fail(env, path, errno);
+    char why[160];
+    FILE *f = NULL;
+    int oerr = polis__file_open(path, POLIS__FILE_MAX, &f, why, sizeof why);
+    if (oerr > 0) return io_fail(env, path, oerr);
+    if (oerr < 0) return polis__fail(env, POLIS_ERR_IO, "cannot read %s: %s", path, why);
     size_t cap = 4096, n = 0;
     char *buf = polis__realloc(env, NULL, 0, cap);
     int err = 0;
@@ -517,6 +523,46 @@ polis_status polis__read_file(polis_env *env, const char *path, char **out, size
     *out = exact;
     if (len) *len = n;
     return POLIS_OK;
+}
+
+int polis__file_open(const char *path, size_t max, FILE **out, char *why, size_t why_cap)
+{
+    *out = NULL;
+    why[0] = '\0';
+    /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer; the type check
+     * below refuses it before anything is read. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return e;
+    }
+    const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISREG(st.st_mode)  ? NULL
+                                              : "not a regular file";
+    if (kind) {
+        snprintf(why, why_cap, "not a regular file (%s)", kind);
+    } else if ((uintmax_t)st.st_size > max) {
+        snprintf(why, why_cap, "%jd bytes, more than the limit of %zu bytes", (intmax_t)st.st_size,
+                 max);
+    } else {
+        int flags = fcntl(fd, F_GETFL);
+        if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+        if (!(*out = fdopen(fd, "rb"))) {
+            int e = errno;
+            close(fd);
+            return e;
+        }
+        return 0;
+    }
+    close(fd);
+    return -1;
 }
 
 char *polis__path_join(polis_env *env, const char *base, const char *rel)

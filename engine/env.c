@@ -287,12 +287,14 @@ polis_status polis__scenario_file(const char *path, char **text, size_t *len, ch
 {
     *text = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    FILE *f = NULL;
+    char why[160];
+    int oerr = polis__file_open(path, POLIS__FILE_MAX, &f, why, sizeof why);
+    if (oerr != 0) {
         if (err) {
             err->status = POLIS_ERR_IO;
             snprintf(err->message, sizeof err->message, "cannot read %s: %s", path,
-                     strerror(errno));
+                     oerr > 0 ? strerror(oerr) : why);
         }
         return POLIS_ERR_IO;
     }

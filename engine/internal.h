@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "polis/plugin.h"
 #include "polis/polis.h"
@@ -481,6 +482,14 @@ POLIS_INTERNAL polis_status polis__json_bool(polis_ctx *ctx, const polis_json *j
 /* Reads a whole file into a NUL-terminated buffer from the env allocator. */
 POLIS_INTERNAL polis_status polis__read_file(polis_env *env, const char *path, char **out,
                                              size_t *len);
+/* The largest scenario file, Lua script or engine Lua module the engine reads (64 MiB). */
+#define POLIS__FILE_MAX ((size_t)64 << 20)
+/* Opens a file for reading only if it is a regular file of at most `max` bytes, without
+ * blocking on a FIFO. Returns 0 with *out open, an errno value when the file cannot be
+ * opened, or -1 with the reason ("not a regular file (a FIFO)", "N bytes, more than the
+ * limit of M bytes") in why. */
+POLIS_INTERNAL int polis__file_open(const char *path, size_t max, FILE **out, char *why,
+                                    size_t why_cap);
 /* Joins base_dir and a relative path (absolute paths are kept). */
 POLIS_INTERNAL char *polis__path_join(polis_env *env, const char *base, const char *rel);
 
