@@ -165,6 +165,21 @@ static polis_status check_desc(polis_env *env, const char *where, const char *fi
                            "%s: %s: %s: descriptor struct_size %u is smaller than the ABI 1.0 "
                            "descriptor (%zu bytes)",
                            src, where, file, d->struct_size, (size_t)DESC_V1_0_SIZE);
+    /* A newer minor may rely on host functions or descriptor fields this engine lacks. */
+    if (d->abi_minor > POLIS_ABI_MINOR)
+        return polis__fail(env, POLIS_ERR_PLUGIN,
+                           "%s: %s: %s: plugin ABI version %u.%u is newer than this engine's "
+                           "%u.%u (rebuild the plugin against this engine's headers, or update "
+                           "polis)",
+                           src, where, file, d->abi_major, d->abi_minor, POLIS_ABI_MAJOR,
+                           POLIS_ABI_MINOR);
+    /* Up to this engine's minor, the descriptor is at most the engine's own. */
+    if (d->struct_size > sizeof(polis_plugin_desc))
+        return polis__fail(env, POLIS_ERR_PLUGIN,
+                           "%s: %s: %s: descriptor struct_size %u is larger than the ABI %u.%u "
+                           "descriptor (%zu bytes)",
+                           src, where, file, d->struct_size, POLIS_ABI_MAJOR, POLIS_ABI_MINOR,
+                           sizeof(polis_plugin_desc));
     if (!valid_plugin_name(d->name))
         return polis__fail(env, POLIS_ERR_PLUGIN,
                            "%s: %s: %s: plugin name %s%s%s is not 1-63 characters of [a-z0-9_]",

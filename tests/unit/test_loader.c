@@ -38,6 +38,17 @@ int main(void)
              "than the ABI 1.0 descriptor (%zu bytes)",
              offsetof(polis_plugin_desc, n_exports) + sizeof(int32_t));
     CHECK_EQ_STR(load("[\"broken_size\"]"), msg);
+    snprintf(msg, sizeof msg,
+             "<string>: plugins[0]: " DIR "/broken_minor.so: plugin ABI version %u.%u is newer "
+             "than this engine's %u.%u (rebuild the plugin against this engine's headers, or "
+             "update polis)",
+             POLIS_ABI_MAJOR, POLIS_ABI_MINOR + 1, POLIS_ABI_MAJOR, POLIS_ABI_MINOR);
+    CHECK_EQ_STR(load("[\"broken_minor\"]"), msg);
+    snprintf(msg, sizeof msg,
+             "<string>: plugins[0]: " DIR "/broken_bigsize.so: descriptor struct_size 1048576 is "
+             "larger than the ABI %u.%u descriptor (%zu bytes)",
+             POLIS_ABI_MAJOR, POLIS_ABI_MINOR, sizeof(polis_plugin_desc));
+    CHECK_EQ_STR(load("[\"broken_bigsize\"]"), msg);
     CHECK_EQ_STR(load("[\"broken_name\"]"),
                  "<string>: plugins[0]: " DIR "/broken_name.so: plugin name \"Bad Name\" is not "
                  "1-63 characters of [a-z0-9_]");
