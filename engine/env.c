@@ -26,7 +26,10 @@ void *polis__alloc(polis_env *env, size_t size)
 {
     if (size == 0) size = 1;
     void *p = env->alloc(env->alloc_ud, NULL, 0, size);
-    if (p) memset(p, 0, size);
+    if (p)
+        memset(p, 0, size);
+    else
+        env->alloc_failures++;
     return p;
 }
 
@@ -36,7 +39,9 @@ void *polis__realloc(polis_env *env, void *p, size_t osize, size_t nsize)
         polis__free(env, p, osize);
         return NULL;
     }
-    return env->alloc(env->alloc_ud, p, p ? osize : 0, nsize);
+    void *q = env->alloc(env->alloc_ud, p, p ? osize : 0, nsize);
+    if (!q) env->alloc_failures++;
+    return q;
 }
 
 void polis__free(polis_env *env, void *p, size_t size)
@@ -49,7 +54,10 @@ char *polis__strdup(polis_env *env, const char *s)
     if (!s) return NULL;
     size_t n = strlen(s) + 1;
     char *d = env->alloc(env->alloc_ud, NULL, 0, n);
-    if (d) memcpy(d, s, n);
+    if (d)
+        memcpy(d, s, n);
+    else
+        env->alloc_failures++;
     return d;
 }
 

@@ -385,6 +385,10 @@ struct polis_env {
 
     /* JSON wrappers handed to plugins during init (params.c), freed after create */
     void *json_arena;
+    /* Allocations through the env's allocator that failed (polis__alloc, _realloc, _strdup,
+     * host->alloc): a plugin call that fails after one is reported as out of memory,
+     * whatever status the plugin returned. */
+    uint64_t alloc_failures;
 
     /* creation options beyond the allocator (env.c) */
     char *overrides;        /* polis_options.overrides copy, applied by config.c, or NULL */

@@ -357,8 +357,10 @@ polis_status polis__plugins_load(polis_env *env)
         if (st) return st;
         polis__clear_error(env);
         env->current = ctx;
+        uint64_t failures = env->alloc_failures;
         st = d->init(host, ctx, ctx->params, &ctx->head.state);
         env->current = NULL;
+        if (st != POLIS_OK && env->alloc_failures != failures) st = POLIS_ERR_NOMEM;
         /* A failed init that already created its state still gets destroy(), so a plugin
          * frees in one place whatever it allocated before failing. */
         ctx->initialised = ctx->head.state != NULL || st == POLIS_OK;
@@ -380,8 +382,10 @@ polis_status polis__plugins_start(polis_env *env)
         if (ctx->kind != POLIS__CTX_PLUGIN || !ctx->desc->start) continue;
         polis__clear_error(env);
         env->current = ctx;
+        uint64_t failures = env->alloc_failures;
         polis_status st = ctx->desc->start(ctx, ctx->head.state);
         env->current = NULL;
+        if (st != POLIS_OK && env->alloc_failures != failures) st = POLIS_ERR_NOMEM;
         if (st != POLIS_OK) {
             char msg[POLIS_ERRMAX];
             snprintf(msg, sizeof msg, "%s", env->err[0] ? env->err : polis_status_str(st));
