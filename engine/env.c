@@ -26,7 +26,10 @@ void *polis__alloc(polis_env *env, size_t size)
 {
     if (size == 0) size = 1;
     void *p = env->alloc(env->alloc_ud, NULL, 0, size);
-    if (p) memset(p, 0, size);
+    if (p)
+        memset(p, 0, size);
+    else
+        env->alloc_failures++;
     return p;
 }
 
@@ -36,7 +39,9 @@ void *polis__realloc(polis_env *env, void *p, size_t osize, size_t nsize)
         polis__free(env, p, osize);
         return NULL;
     }
-    return env->alloc(env->alloc_ud, p, p ? osize : 0, nsize);
+    void *q = env->alloc(env->alloc_ud, p, p ? osize : 0, nsize);
+    if (!q) env->alloc_failures++;
+    return q;
 }
 
 void polis__free(polis_env *env, void *p, size_t size)
@@ -49,7 +54,10 @@ char *polis__strdup(polis_env *env, const char *s)
     if (!s) return NULL;
     size_t n = strlen(s) + 1;
     char *d = env->alloc(env->alloc_ud, NULL, 0, n);
-    if (d) memcpy(d, s, n);
+    if (d)
+        memcpy(d, s, n);
+    else
+        env->alloc_failures++;
     return d;
 }
 
@@ -287,12 +295,14 @@ polis_status polis__scenario_file(const char *path, char **text, size_t *len, ch
 {
     *text = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    FILE *f = NULL;
+    char why[160];
+    int oerr = polis__file_open(path, POLIS__FILE_MAX, &f, why, sizeof why);
+    if (oerr != 0) {
         if (err) {
             err->status = POLIS_ERR_IO;
             snprintf(err->message, sizeof err->message, "cannot read %s: %s", path,
-                     strerror(errno));
+                     oerr > 0 ? strerror(oerr) : why);
         }
         return POLIS_ERR_IO;
     }

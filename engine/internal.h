@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "polis/plugin.h"
 #include "polis/polis.h"
@@ -390,8 +391,12 @@ struct polis_env {
     polis__ffi_state *ffi;
     polis__swap_state *swap; /* the scenario's "replace" entries, applied at freeze */
 
-    /* JSON wrappers handed to plugins during init (config.c), freed after create */
+    /* JSON wrappers handed to plugins during init (params.c), freed after create */
     void *json_arena;
+    /* Allocations through the env's allocator that failed (polis__alloc, _realloc, _strdup,
+     * host->alloc): a plugin call that fails after one is reported as out of memory,
+     * whatever status the plugin returned. */
+    uint64_t alloc_failures;
 
     /* creation options beyond the allocator (env.c) */
     char *overrides;        /* polis_options.overrides copy, applied by config.c, or NULL */
@@ -451,12 +456,13 @@ POLIS_INTERNAL void polis__registry_free(polis_env *env);
 POLIS_INTERNAL const char *polis__phase_name(polis_phase p);
 POLIS_INTERNAL int32_t polis__phase_parse(const char *name); /* -1 if unknown */
 
-/* ---- config.c --------------------------------------------------------------------------- */
+/* ---- config.c: the scenario schema (the JSON text itself is json.c's, json.h) ----------- */
 POLIS_INTERNAL polis_status polis__scenario_parse(polis_env *env, const char *text, size_t len,
                                                   const char *source, const char *base_dir);
 POLIS_INTERNAL void polis__scenario_free(polis_env *env);
 /* Drops the JSON tree and the wrappers handed out during init. */
 POLIS_INTERNAL void polis__scenario_release_json(polis_env *env);
+/* ---- params.c: parameter tables and the polis_json wrappers ------------------------------ */
 /* Validates `obj` (a JSON object or NULL) against a parameter table and fills a newly
  * allocated struct of `size` bytes (defaults for missing keys). `jpath` names obj in
  * messages ("plugins[1].params"). */
@@ -484,9 +490,18 @@ POLIS_INTERNAL polis_status polis__json_double(polis_ctx *ctx, const polis_json 
 POLIS_INTERNAL polis_status polis__json_string(polis_ctx *ctx, const polis_json *j,
                                                const char **out);
 POLIS_INTERNAL polis_status polis__json_bool(polis_ctx *ctx, const polis_json *j, bool *out);
+/* ---- config.c: files ---------------------------------------------------------------------- */
 /* Reads a whole file into a NUL-terminated buffer from the env allocator. */
 POLIS_INTERNAL polis_status polis__read_file(polis_env *env, const char *path, char **out,
                                              size_t *len);
+/* The largest scenario file, Lua script or engine Lua module the engine reads (64 MiB). */
+#define POLIS__FILE_MAX ((size_t)64 << 20)
+/* Opens a file for reading only if it is a regular file of at most `max` bytes, without
+ * blocking on a FIFO. Returns 0 with *out open, an errno value when the file cannot be
+ * opened, or -1 with the reason ("not a regular file (a FIFO)", "N bytes, more than the
+ * limit of M bytes") in why. */
+POLIS_INTERNAL int polis__file_open(const char *path, size_t max, FILE **out, char *why,
+                                    size_t why_cap);
 /* Joins base_dir and a relative path (absolute paths are kept). */
 POLIS_INTERNAL char *polis__path_join(polis_env *env, const char *base, const char *rel);
 
@@ -500,7 +515,7 @@ POLIS_INTERNAL polis_status polis__plugins_load(polis_env *env);  /* dlopen + ch
 POLIS_INTERNAL polis_status polis__plugins_start(polis_env *env);
 POLIS_INTERNAL void polis__plugins_unload(polis_env *env);
 /* Resolves a plugin name to a new .so path string using the search path: the options'
- * plugin_path, the scenario's directory, $POLIS_PLUGIN_PATH, the directories beside the
+ * plugin_path, $POLIS_PLUGIN_PATH (never the scenario's or the current directory), the directories beside the
  * running libpolis (build-tree and install layouts, so an installed or relocated polis
  * finds its own plugins), then the configured build and install directories. */
 POLIS_INTERNAL polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out);

@@ -614,7 +614,7 @@ static int l_observation(lua_State *L)
 }
 
 /* polis.params: the definitions become a polis_param_def table over a struct of 8-byte
- * slots (int64_t, double, bool or const char *), validated by config.c like a plugin's. */
+ * slots (int64_t, double, bool or const char *), validated by params.c like a plugin's. */
 typedef struct params_read {
     const polis_param_def *defs;
     int32_t n;

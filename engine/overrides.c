@@ -12,7 +12,7 @@
  * string element, the "name" member, or the stem of "path"), so
  * `plugins.gather.params.coins` does not depend on plugin order.
  *
- * The tree is cJSON's (C heap, as config.c explains); this file only edits it.
+ * The tree is cJSON's (C heap, as json.c explains); this file only edits it.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -342,7 +342,7 @@ static polis_status descend(walk *w, cJSON *cur, const seg *s, cJSON **out)
     return wfail(w, "%s is %s, not an object or array", where_or_top(w), kind_name(cur));
 }
 
-/* What config.c's tree check refuses in the file, refused in override values too: numbers
+/* What json.c's tree check refuses in the file, refused in override values too: numbers
  * that overflowed a double and keys repeated in one object. */
 static polis_status check_value(walk *w, const cJSON *v)
 {

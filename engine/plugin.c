@@ -105,10 +105,13 @@ polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out)
     char tried[4096] = "";
     char near[3 * PATH_MAX + 64];
     self_dirs(near, sizeof near);
-    const char *dirs[6] = {env->plugin_path, env->scn.base_dir, getenv("POLIS_PLUGIN_PATH"),
-                           near, POLIS_PLUGIN_BUILD_DIR, POLIS_PLUGIN_INSTALL_DIR};
+    /* Never the scenario's directory or the current directory: a bare name loads code only
+     * from places the user configured or polis installed, so a downloaded scenario folder
+     * that holds a `<name>.so` does not run it. A scenario-local plugin needs its "path". */
+    const char *dirs[5] = {env->plugin_path, getenv("POLIS_PLUGIN_PATH"), near,
+                           POLIS_PLUGIN_BUILD_DIR, POLIS_PLUGIN_INSTALL_DIR};
     char *found = NULL;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 5; i++) {
         int r = search(env, dirs[i], name, tried, sizeof tried, &found);
         if (r > 0) {
             *out = found;
@@ -116,8 +119,16 @@ polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out)
         }
         if (r < 0) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     }
-    return polis__fail(env, POLIS_ERR_PLUGIN, "cannot find plugin \"%s\" (tried %s)", name,
-                       tried[0] ? tried : "no directories");
+    /* Say so when the scenario's directory holds the file: the old search order found it. */
+    const char *base = env->scn.base_dir ? env->scn.base_dir : ".";
+    char local[PATH_MAX], hint[PATH_MAX + 160] = "";
+    if ((size_t)snprintf(local, sizeof local, "%s/%s.so", base, name) < sizeof local &&
+        access(local, F_OK) == 0)
+        snprintf(hint, sizeof hint,
+                 "; %s is not searched by name, write {\"path\": \"./%s.so\"} to load it",
+                 local, name);
+    return polis__fail(env, POLIS_ERR_PLUGIN, "cannot find plugin \"%s\"%s (tried %s)", name,
+                       hint, tried[0] ? tried : "no directories");
 }
 
 static bool valid_plugin_name(const char *s)
@@ -154,6 +165,21 @@ static polis_status check_desc(polis_env *env, const char *where, const char *fi
                            "%s: %s: %s: descriptor struct_size %u is smaller than the ABI 1.0 "
                            "descriptor (%zu bytes)",
                            src, where, file, d->struct_size, (size_t)DESC_V1_0_SIZE);
+    /* A newer minor may rely on host functions or descriptor fields this engine lacks. */
+    if (d->abi_minor > POLIS_ABI_MINOR)
+        return polis__fail(env, POLIS_ERR_PLUGIN,
+                           "%s: %s: %s: plugin ABI version %u.%u is newer than this engine's "
+                           "%u.%u (rebuild the plugin against this engine's headers, or update "
+                           "polis)",
+                           src, where, file, d->abi_major, d->abi_minor, POLIS_ABI_MAJOR,
+                           POLIS_ABI_MINOR);
+    /* Up to this engine's minor, the descriptor is at most the engine's own. */
+    if (d->struct_size > sizeof(polis_plugin_desc))
+        return polis__fail(env, POLIS_ERR_PLUGIN,
+                           "%s: %s: %s: descriptor struct_size %u is larger than the ABI %u.%u "
+                           "descriptor (%zu bytes)",
+                           src, where, file, d->struct_size, POLIS_ABI_MAJOR, POLIS_ABI_MINOR,
+                           sizeof(polis_plugin_desc));
     if (!valid_plugin_name(d->name))
         return polis__fail(env, POLIS_ERR_PLUGIN,
                            "%s: %s: %s: plugin name %s%s%s is not 1-63 characters of [a-z0-9_]",
@@ -331,8 +357,10 @@ polis_status polis__plugins_load(polis_env *env)
         if (st) return st;
         polis__clear_error(env);
         env->current = ctx;
+        uint64_t failures = env->alloc_failures;
         st = d->init(host, ctx, ctx->params, &ctx->head.state);
         env->current = NULL;
+        if (st != POLIS_OK && env->alloc_failures != failures) st = POLIS_ERR_NOMEM;
         /* A failed init that already created its state still gets destroy(), so a plugin
          * frees in one place whatever it allocated before failing. */
         ctx->initialised = ctx->head.state != NULL || st == POLIS_OK;
@@ -354,8 +382,10 @@ polis_status polis__plugins_start(polis_env *env)
         if (ctx->kind != POLIS__CTX_PLUGIN || !ctx->desc->start) continue;
         polis__clear_error(env);
         env->current = ctx;
+        uint64_t failures = env->alloc_failures;
         polis_status st = ctx->desc->start(ctx, ctx->head.state);
         env->current = NULL;
+        if (st != POLIS_OK && env->alloc_failures != failures) st = POLIS_ERR_NOMEM;
         if (st != POLIS_OK) {
             char msg[POLIS_ERRMAX];
             snprintf(msg, sizeof msg, "%s", env->err[0] ? env->err : polis_status_str(st));

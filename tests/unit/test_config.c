@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -653,12 +654,45 @@ static void test_files(void)
     CHECK_EQ_STR(env->err, "cannot read " FIXTURES "/nope.json: No such file or directory");
     CHECK(text == NULL);
     CHECK_EQ_INT(polis__read_file(env, FIXTURES, &text, &len), POLIS_ERR_IO);
-    CHECK_EQ_STR(env->err, "cannot read " FIXTURES ": Is a directory");
+    CHECK_EQ_STR(env->err, "cannot read " FIXTURES ": not a regular file (a directory)");
     CHECK(text == NULL);
+    /* What cannot be a scenario or a script is refused before a byte is read: /dev/zero
+     * would be read until memory ran out, a FIFO would block forever. */
+    CHECK_EQ_INT(polis__read_file(env, "/dev/zero", &text, &len), POLIS_ERR_IO);
+    CHECK_EQ_STR(env->err, "cannot read /dev/zero: not a regular file (a character device)");
+    CHECK(text == NULL);
+    const char *fifo = POLIS_BINARY_DIR "/test_config.fifo";
+    unlink(fifo);
+    CHECK_EQ_INT(mkfifo(fifo, 0600), 0);
+    CHECK_EQ_INT(polis__read_file(env, fifo, &text, &len), POLIS_ERR_IO);
+    CHECK_EQ_STR(env->err, "cannot read " POLIS_BINARY_DIR "/test_config.fifo: not a regular "
+                           "file (a FIFO)");
+    polis_env *fenv = NULL;
+    polis_error ferr;
+    CHECK_EQ_INT(polis_env_create_file(fifo, NULL, &fenv, &ferr), POLIS_ERR_IO);
+    CHECK_EQ_STR(ferr.message, "cannot read " POLIS_BINARY_DIR "/test_config.fifo: not a regular "
+                               "file (a FIFO)");
+    CHECK_EQ_INT(polis_env_create_file("/dev/zero", NULL, &fenv, &ferr), POLIS_ERR_IO);
+    CHECK_EQ_STR(ferr.message, "cannot read /dev/zero: not a regular file (a character device)");
+    unlink(fifo);
+    /* A file beyond the limit (sparse: no disk used) is refused by its size. */
+    const char *big = POLIS_BINARY_DIR "/test_config.big.json";
+    FILE *bf = fopen(big, "w");
+    CHECK(bf != NULL);
+    if (bf) fclose(bf);
+    CHECK_EQ_INT(truncate(big, (off_t)POLIS__FILE_MAX + 1), 0);
+    CHECK_EQ_INT(polis__read_file(env, big, &text, &len), POLIS_ERR_IO);
+    CHECK_EQ_STR(env->err, "cannot read " POLIS_BINARY_DIR "/test_config.big.json: 67108865 "
+                           "bytes, more than the limit of 67108864 bytes");
+    CHECK_EQ_INT(polis_env_create_file(big, NULL, &fenv, &ferr), POLIS_ERR_IO);
+    CHECK_EQ_STR(ferr.message, "cannot read " POLIS_BINARY_DIR "/test_config.big.json: 67108865 "
+                               "bytes, more than the limit of 67108864 bytes");
     /* Empty files read as an empty, terminated buffer. */
-    CHECK_EQ_INT(polis__read_file(env, "/dev/null", &text, &len), POLIS_OK);
+    CHECK_EQ_INT(truncate(big, 0), 0);
+    CHECK_EQ_INT(polis__read_file(env, big, &text, &len), POLIS_OK);
     CHECK(text && len == 0 && text[0] == '\0');
     polis__free(env, text, len + 1);
+    unlink(big);
     env_end(env);
 
     env = env_new(&t);

@@ -1,4 +1,5 @@
 /* plugin.c: every refusal of the loader, with its exact message, and dependency order. */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -37,6 +38,17 @@ int main(void)
              "than the ABI 1.0 descriptor (%zu bytes)",
              offsetof(polis_plugin_desc, n_exports) + sizeof(int32_t));
     CHECK_EQ_STR(load("[\"broken_size\"]"), msg);
+    snprintf(msg, sizeof msg,
+             "<string>: plugins[0]: " DIR "/broken_minor.so: plugin ABI version %u.%u is newer "
+             "than this engine's %u.%u (rebuild the plugin against this engine's headers, or "
+             "update polis)",
+             POLIS_ABI_MAJOR, POLIS_ABI_MINOR + 1, POLIS_ABI_MAJOR, POLIS_ABI_MINOR);
+    CHECK_EQ_STR(load("[\"broken_minor\"]"), msg);
+    snprintf(msg, sizeof msg,
+             "<string>: plugins[0]: " DIR "/broken_bigsize.so: descriptor struct_size 1048576 is "
+             "larger than the ABI %u.%u descriptor (%zu bytes)",
+             POLIS_ABI_MAJOR, POLIS_ABI_MINOR, sizeof(polis_plugin_desc));
+    CHECK_EQ_STR(load("[\"broken_bigsize\"]"), msg);
     CHECK_EQ_STR(load("[\"broken_name\"]"),
                  "<string>: plugins[0]: " DIR "/broken_name.so: plugin name \"Bad Name\" is not "
                  "1-63 characters of [a-z0-9_]");
@@ -65,6 +77,44 @@ int main(void)
                       "{\"list\": [1, 12]}}}]"),
                  "<string>: plugins[0]: plugin \"probe\" init failed: <string>: "
                  "plugins[0].params.extra.list[1]: expected integer in [0, 9], got 12");
+
+    /* A bare name is never looked up beside the scenario (nor in the current directory for
+     * a string scenario): a downloaded folder's probe.so (here the broken_null plugin) runs
+     * only when the scenario names its path. */
+    {
+        const char *local = POLIS_BINARY_DIR "/local_plugin";
+        mkdir(local, 0755);
+        unlink(POLIS_BINARY_DIR "/local_plugin/probe.so");
+        unlink(POLIS_BINARY_DIR "/local_plugin/localonly.so");
+        CHECK_EQ_INT(symlink(DIR "/broken_null.so", POLIS_BINARY_DIR "/local_plugin/probe.so"), 0);
+        CHECK_EQ_INT(symlink(DIR "/broken_null.so", POLIS_BINARY_DIR "/local_plugin/localonly.so"),
+                     0);
+        FILE *f = fopen(POLIS_BINARY_DIR "/local_plugin/s.json", "w");
+        CHECK(f != NULL);
+        if (f) {
+            fputs("{\"agents\": 1, \"plugins\": [\"probe\"]}", f);
+            fclose(f);
+        }
+        polis_options o = test_options(NULL, NULL);
+        o.plugin_path = NULL; /* the built-in directories beside the program hold probe.so */
+        polis_env *e = NULL;
+        polis_error err;
+        CHECK_EQ_INT(polis_env_create_file(POLIS_BINARY_DIR "/local_plugin/s.json", &o, &e, &err),
+                     POLIS_OK);
+        polis_env_destroy(e);
+        e = NULL;
+        const char *json = "{\"agents\": 1, \"plugins\": [\"localonly\"]}";
+        o.base_dir = local;
+        CHECK_EQ_INT(polis_env_create_json(json, strlen(json), &o, &e, &err), POLIS_ERR_PLUGIN);
+        CHECK_CONTAINS(err.message, "<string>: plugins[0]: cannot find plugin \"localonly\"; "
+                                    POLIS_BINARY_DIR "/local_plugin/localonly.so is not searched "
+                                    "by name, write {\"path\": \"./localonly.so\"} to load it "
+                                    "(tried ");
+        json = "{\"agents\": 1, \"plugins\": [{\"path\": \"./localonly.so\"}]}";
+        CHECK_EQ_INT(polis_env_create_json(json, strlen(json), &o, &e, &err), POLIS_ERR_PLUGIN);
+        CHECK_EQ_STR(err.message, "<string>: plugins[0]: " POLIS_BINARY_DIR
+                                  "/local_plugin/./localonly.so: polis_plugin_entry returned NULL");
+    }
 
     /* Dependencies init first even when listed later. */
     test_log log = {0};
