@@ -206,4 +206,20 @@ out_has '"agent":"explorer_0"}}'
 out_has '{"ok":false,"error":{"code":"bad_plan","message":"plan_start: agent 0 (explorer_0): GOTO: society: '
 
 
+# ---- Survival through the protocol: primitive text actions, a plan that ends, advance ----
+SURVIVAL=$SRC/rulesets/survival/survival_mac.json
+polis 0 serve "$SURVIVAL" --stdio <<'EOF2'
+{"op":"reset","seed":1}
+{"op":"step","actions":{"agent_0":"do","agent_1":"move left"}}
+{"op":"step","actions":{"agent_0":"COLLECT wood"}}
+{"op":"advance","max_ticks":30}
+{"op":"step","actions":{"agent_2":"fly away"}}
+EOF2
+out_has '"op":"reset","seed":1,"tick":0,"done":false,"agents":{"agent_0":{"observation":{"survival":{"player":0,"alive":true'
+out_has '"plan":{"command":"COLLECT wood","status":"running","why":null}'
+out_has '"op":"advance","ticks":1,"stopped":"plan_ended","tick":3'
+out_has '"reward":1,"terminated":false,"truncated":false,"illegal":false,"bad_action":null,"plan":{"command":"COLLECT wood","status":"done","why":"holding 1 wood"}'
+out_has '"code":"bad_action","message":"agent 2 (agent_2): cannot parse action \"fly away\"'
+out_has 'plan commands: COLLECT [<n>] <wood|stone|coal|iron|diamond|sapling>, DRINK, EAT, SLEEP'
+
 finish
