@@ -10,6 +10,10 @@
  * original ignores them.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -307,10 +311,31 @@ polis_status soc_check_keys(soc *s, const soc_node *n, const char *const *keys)
 
 /* ---- files ------------------------------------------------------------------------------- */
 
-polis_status soc_read_file(soc *s, const char *path, char **out, size_t *len)
+polis_status soc_read_file(soc *s, const char *path, char **out, size_t *len, const char **why)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return POLIS_ERR_IO;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        *why = strerror(errno);
+        return POLIS_ERR_IO;
+    }
+    struct stat sb;
+    *why = fstat(fd, &sb) != 0            ? strerror(errno)
+           : S_ISDIR(sb.st_mode)          ? "not a regular file (a directory)"
+           : S_ISFIFO(sb.st_mode)         ? "not a regular file (a FIFO)"
+           : !S_ISREG(sb.st_mode)         ? "not a regular file (a device or socket)"
+           : (uint64_t)sb.st_size > SOC_FILE_MAX ? "larger than the limit of 67108864 bytes"
+                                                 : NULL;
+    if (*why) {
+        close(fd);
+        return POLIS_ERR_IO;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        *why = strerror(errno);
+        close(fd);
+        return POLIS_ERR_IO;
+    }
     char *buf = NULL;
     size_t n = 0, cap = 0;
     polis_status st = POLIS_OK;
@@ -331,7 +356,10 @@ polis_status soc_read_file(soc *s, const char *path, char **out, size_t *len)
         n += r;
         if (r == 0) break;
     }
-    if (st == POLIS_OK && ferror(f)) st = POLIS_ERR_IO;
+    if (st == POLIS_OK && ferror(f)) {
+        st = POLIS_ERR_IO;
+        *why = "a read error";
+    }
     fclose(f);
     if (st != POLIS_OK) {
         soc_heap_free(s, buf, cap);
@@ -355,13 +383,14 @@ static polis_status parse_file(soc *s, const char *path, cJSON **out)
 {
     char *text;
     size_t len;
-    polis_status st = soc_read_file(s, path, &text, &len);
+    const char *why = NULL;
+    polis_status st = soc_read_file(s, path, &text, &len, &why);
     if (st == POLIS_ERR_NOMEM) {
         s->h->error(s->ctx, "out of memory");
         return st;
     }
     if (st != POLIS_OK) {
-        s->h->error(s->ctx, "%s: cannot read the file: %s", path, strerror(errno));
+        s->h->error(s->ctx, "%s: cannot read the file: %s", path, why);
         return POLIS_ERR_IO;
     }
     const char *end = NULL;

@@ -22,9 +22,10 @@ static polis_status parse_map_file(soc *s, const soc_node *where, const char *pa
 {
     char *text;
     size_t len;
-    polis_status st = soc_read_file(s, path, &text, &len);
+    const char *why = NULL;
+    polis_status st = soc_read_file(s, path, &text, &len, &why);
     if (st == POLIS_ERR_NOMEM) return st;
-    if (st) return soc_fail(s, where, "cannot read the map file \"%s\"", path);
+    if (st) return soc_fail(s, where, "cannot read the map file \"%s\": %s", path, why);
     /* Rows are lines; a line that is empty (or only spaces) or starts with '#' is skipped.
      * ' ' is a free cell, every other character a block. A row shorter than the longest is
      * padded with free cells, so an editor trimming trailing spaces changes nothing.

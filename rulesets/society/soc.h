@@ -366,7 +366,11 @@ void soc_free_adasociety(soc *s);
 /* Reads and parses a JSON file in AdaSociety's dialect (repeated keys allowed); errors name
  * the file (and line:column for bad JSON). */
 polis_status soc_parse_json_file(soc *s, const char *path, cJSON **out);
-polis_status soc_read_file(soc *s, const char *path, char **out, size_t *len);
+/* Reads a whole regular file of at most SOC_FILE_MAX bytes into the env heap (NUL-terminated,
+ * len + 1 bytes). POLIS_ERR_IO with *why set (a short reason) when the file is missing, is
+ * not a regular file (a FIFO is never waited on, a device never read) or is too large. */
+#define SOC_FILE_MAX ((size_t)64 << 20)
+polis_status soc_read_file(soc *s, const char *path, char **out, size_t *len, const char **why);
 /* A path named by an AdaSociety file, resolved like the files main.json names. */
 const char *soc_resolve_ada_path(soc *s, const char *p);
 

@@ -2,6 +2,8 @@
  * event files; repeated __COMMENT__ and repeated keys; a map file; cyclic static entries;
  * capacities from "max"; max_length), and bad configs refused with the exact place. */
 #include "soc_test.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Relative file names in params resolve against the scenario's directory (soc_test.h sets it
  * to this tests directory); messages name the resolved file. */
@@ -297,7 +299,10 @@ static void test_bad_configs(void)
          "plugins[0].params.map.size.x: expected integer in [1, 4096], got 0"},
         {"{\"map\": {\"init_rule\": \"map_file\", \"file_path\": \"no/such.map\"}}",
          "society: plugins[0].params.map.file_path: cannot read the map file \"" POLIS_SOURCE_DIR
-         "/rulesets/society/tests/no/such.map\""},
+         "/rulesets/society/tests/no/such.map\": No such file or directory"},
+        {"{\"map\": {\"init_rule\": \"map_file\", \"file_path\": \"/dev/zero\"}}",
+         "society: plugins[0].params.map.file_path: cannot read the map file \"/dev/zero\": not "
+         "a regular file (a device or socket)"},
         {"{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}},"
          " \"random\": {\"resources\": [{\"name\": \"wood\", \"num\": 1, \"repeat\": 1},"
          "                            {\"name\": \"wod\", \"num\": 1, \"repeat\": 1}],"
@@ -369,6 +374,10 @@ static void test_bad_configs(void)
          "and no station (set \"resources_in_play\": \"all\" to keep them all)"},
         {"{\"adasociety\": \"" ADA "/nope.json\"}",
          "society: " ADA_FULL "/nope.json: cannot read the file: No such file or directory"},
+        {"{\"adasociety\": \"/dev/zero\"}",
+         "society: /dev/zero: cannot read the file: not a regular file (a device or socket)"},
+        {"{\"adasociety\": \"" ADA "/common\"}",
+         "society: " ADA_FULL "/common: cannot read the file: not a regular file (a directory)"},
         {"{\"adasociety\": \"" ADA "/main.json\", \"map\": {}}",
          "society: plugins[0].params.map: \"map\", \"static\" and \"random\" come from the "
          "AdaSociety task file when \"adasociety\" is given; remove them"},
@@ -390,8 +399,34 @@ static void test_bad_configs(void)
     }
 }
 
+/* A FIFO named as an AdaSociety file or a map is refused at once, never waited on. */
+static void test_fifo(void)
+{
+    char dir[] = "/tmp/polis_soc_fifoXXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char fifo[64], params[160], want[160];
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    CHECK_EQ_INT(mkfifo(fifo, 0600), 0);
+    snprintf(params, sizeof params, "{\"adasociety\": \"%s\"}", fifo);
+    snprintf(want, sizeof want, "society: %s: cannot read the file: not a regular file (a FIFO)",
+             fifo);
+    char *json = soc_scenario(1, 50, params, "");
+    CHECK_CONTAINS(soc_error(json), want);
+    free(json);
+    snprintf(params, sizeof params,
+             "{\"map\": {\"init_rule\": \"map_file\", \"file_path\": \"%s\"}}", fifo);
+    snprintf(want, sizeof want, "cannot read the map file \"%s\": not a regular file (a FIFO)",
+             fifo);
+    json = soc_scenario(1, 50, params, "");
+    CHECK_CONTAINS(soc_error(json), want);
+    free(json);
+    unlink(fifo);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    test_fifo();
     test_contract_like();
     test_contract_capacities();
     test_static_map();
