@@ -239,8 +239,8 @@ static void test_jobs_in_adasociety_form(void)
 {
     static const char *const jobs[] = {
         "\"adasociety/config/common/job.json\"",
-        "{\"miner\": {\"fov\": 1, \"inventory\": {\"max\": {\"hammer\": 100}, "
-        "\"init\": [{\"name\": \"hammer\", \"num\": 1}]}}}",
+        ("{\"miner\": {\"fov\": 1, \"inventory\": {\"max\": {\"hammer\": 100}, "
+         "\"init\": [{\"name\": \"hammer\", \"num\": 1}]}}}"),
         "{\"miner\": {\"fov\": 1, \"inventory\": {\"hammer\": 1}}}", /* polis's form */
     };
     for (int i = 0; i < 3; i++) {
