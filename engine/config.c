@@ -55,8 +55,9 @@ static char *stem_dup(polis_env *env, const char *path, bool only_so)
 /* ---- the scenario schema ------------------------------------------------------------------ */
 
 static const char *const top_keys[] = {
-    "polis", "name",        "doc", "seed",    "max_steps", "agents",  "max_entities",
-    "grid",  "event_queue", "lua", "plugins", "scripts",   "rewards", "bindings",
+    "polis",   "name",    "doc",     "seed",    "max_steps", "agents",
+    "max_entities", "grid", "event_queue", "max_memory", "lua", "plugins",
+    "scripts", "rewards", "bindings",
     "replace" /* read by swap.c when registration freezes */};
 
 static polis_status read_agents(polis_env *env, const cJSON *root)
@@ -135,6 +136,12 @@ static polis_status read_grid(polis_env *env, const cJSON *root)
     if ((st = opt_int(env, g, "grid", "width", 1, 65536, NULL, &s->grid_width)) != POLIS_OK ||
         (st = opt_int(env, g, "grid", "height", 1, 65536, NULL, &s->grid_height)) != POLIS_OK)
         return st;
+    /* The kernel's bound on cells (grid.c), checked here to name the keys. */
+    int64_t cells = (int64_t)s->grid_width * s->grid_height;
+    if (cells > ((int64_t)1 << 28))
+        return cfg_fail(env, "grid",
+                        "width %d x height %d is %" PRId64 " cells, more than 2^28 (268435456)",
+                        (int)s->grid_width, (int)s->grid_height, cells);
     const cJSON *wrap = member(g, "wrap");
     s->grid_wrap = false;
     if (wrap && (st = want_bool(env, wrap, "grid.wrap", &s->grid_wrap)) != POLIS_OK) return st;
@@ -394,7 +401,9 @@ static polis_status read_scenario(polis_env *env, const cJSON *root)
     if ((st = opt_int(env, root, "", "max_entities", s->n_agents, 16777216, NULL,
                       &s->max_entities)) ||
         (st = read_grid(env, root)) ||
-        (st = opt_int(env, root, "", "event_queue", 16, 1048576, NULL, &s->event_queue)))
+        (st = opt_int(env, root, "", "event_queue", 16, 1048576, NULL, &s->event_queue)) ||
+        (st = opt_int(env, root, "", "max_memory", INT64_C(1048576), INT64_C(9007199254740992),
+                      &s->max_memory, NULL)))
         return st;
 
     if ((st = read_lua(env, root)) != POLIS_OK) return st;

@@ -3,6 +3,7 @@
  * observations and masks, destroy; the env allocator and error messages.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,14 @@ static polis_status read_options(polis_env *env, const polis_options *opts,
         !(env->overrides = polis__strdup(env, opts->overrides)))
         return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     if (OPTIONS_HAS(opts, no_observations)) env->no_obs = opts->no_observations;
+    if (OPTIONS_HAS(opts, max_memory)) {
+        if (opts->max_memory < 0)
+            return polis__fail(env, POLIS_ERR_INVALID,
+                               "polis_options.max_memory is %" PRId64 ", expected 0 (the "
+                               "default) or a number of bytes",
+                               opts->max_memory);
+        env->opt_max_memory = opts->max_memory;
+    }
     return POLIS_OK;
 }
 

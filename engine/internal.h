@@ -75,6 +75,7 @@ typedef struct polis__scenario {
     int32_t grid_width, grid_height;
     bool grid_wrap;
     int32_t event_queue;    /* capacity in events */
+    int64_t max_memory;     /* bytes the kernel may allocate for the env; 0 = not given */
     int64_t lua_instruction_limit; /* per hook call; 0 = unlimited */
     int64_t lua_memory_limit;      /* bytes per env across its scripts; 0 = unlimited */
     int64_t lua_time_limit_ms;     /* wall clock per hook call; 0 = unlimited */
@@ -401,6 +402,7 @@ struct polis_env {
     /* creation options beyond the allocator (env.c) */
     char *overrides;        /* polis_options.overrides copy, applied by config.c, or NULL */
     bool no_obs;            /* polis_options.no_observations: field writers are skipped */
+    int64_t opt_max_memory; /* polis_options.max_memory; 0 = not given */
     polis__io_fn io_fn;     /* non-NULL: io buffers come from io_fn (vec.c) */
     void *io_ud;
     bool io_borrowed;       /* io_fn supplied the buffers: registry_free leaves them */

@@ -3,6 +3,7 @@
  * turns the growable registries into the flat per-phase arrays and buffers the step loop
  * runs on.
  */
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -840,6 +841,106 @@ static polis_status apply_weights(polis_env *env)
     return POLIS_OK;
 }
 
+/* ---- the memory estimate ------------------------------------------------------------------ */
+
+/* Saturating: an estimate beyond 2^64 reads as UINT64_MAX, which no cap admits. */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
+static const char *human_bytes(char *buf, size_t cap, uint64_t n)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (n < 1024) {
+        snprintf(buf, cap, "%" PRIu64 " bytes", n);
+        return buf;
+    }
+    double v = (double)n;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) v /= 1024.0, u++;
+    snprintf(buf, cap, v == (double)(uint64_t)v ? "%.0f %s" : "%.1f %s", v, unit[u]);
+    return buf;
+}
+
+/* What registry_freeze, the grid, the entity table, the plans and the bus are about to
+ * allocate, in 64-bit arithmetic, refused beyond the cap before any of it is allocated. The
+ * message names the keys of every part, biggest first. */
+static polis_status check_memory(polis_env *env, size_t obs_size)
+{
+    enum { GRID, AGENTS, ENTITIES, EVENTS, N_PARTS };
+    uint64_t part[N_PARTS] = {0};
+    uint64_t n = (uint64_t)env->n_agents;
+    if (env->grid_enabled && env->grid_sized && env->n_layers > 0)
+        part[GRID] = mul_sat(mul_sat((uint64_t)env->grid.width, (uint64_t)env->grid.height),
+                             (uint64_t)env->n_layers * sizeof(int32_t));
+    size_t plan = 0;
+    for (int32_t i = 0; i < env->n_macros; i++)
+        if (env->macros[i].plan_size > plan) plan = env->macros[i].plan_size;
+    if (env->n_macros) plan = ((plan + 15) & ~(size_t)15) + sizeof *env->plans;
+    uint64_t per_agent = add_sat(obs_size, (uint64_t)env->n_actions);
+    per_agent = add_sat(per_agent, 3 * sizeof(int32_t) + sizeof(float) + 3 +
+                                       sizeof(polis_entity) + plan);
+    per_agent = add_sat(per_agent, mul_sat((uint64_t)env->n_rewards, sizeof(float)));
+    part[AGENTS] = mul_sat(n, per_agent);
+    uint64_t per_entity = 2 * sizeof(uint32_t) + 1;
+    for (int32_t c = 0; c < env->n_components; c++)
+        per_entity = add_sat(per_entity, env->components[c].elem_size);
+    part[ENTITIES] = mul_sat((uint64_t)env->max_entities, per_entity);
+    uint64_t slot = 8;
+    for (int32_t t = 0; t < env->n_events; t++)
+        if (env->events[t].size > slot) slot = (env->events[t].size + 7) & ~(uint64_t)7;
+    uint64_t events = env->scn.event_queue > 0 ? (uint64_t)env->scn.event_queue : 4096;
+    if (!env->bus_queue) part[EVENTS] = mul_sat(events, add_sat(slot, sizeof *env->bus_queue));
+    uint64_t total = 0;
+    for (int k = 0; k < N_PARTS; k++) total = add_sat(total, part[k]);
+
+    uint64_t scn_cap = (uint64_t)env->scn.max_memory, opt_cap = (uint64_t)env->opt_max_memory;
+    uint64_t cap = opt_cap ? (scn_cap && scn_cap < opt_cap ? scn_cap : opt_cap)
+                           : (scn_cap ? scn_cap : (uint64_t)POLIS_DEFAULT_MAX_MEMORY);
+    if (total <= cap) return POLIS_OK;
+
+    char what[N_PARTS][192], b[32], t[32], c[32];
+    if (env->scn.has_grid)
+        snprintf(what[GRID], sizeof what[GRID],
+                 "grid.width %d x grid.height %d x %d layers x 4 bytes", (int)env->grid.width,
+                 (int)env->grid.height, (int)env->n_layers);
+    else
+        snprintf(what[GRID], sizeof what[GRID],
+                 "a %d x %d grid (sized by a plugin) x %d layers x 4 bytes", (int)env->grid.width,
+                 (int)env->grid.height, (int)env->n_layers);
+    snprintf(what[AGENTS], sizeof what[AGENTS],
+             "agents %d x %" PRIu64 " bytes (observations, masks, io, plans)", (int)n, per_agent);
+    snprintf(what[ENTITIES], sizeof what[ENTITIES], "max_entities %d x %" PRIu64 " bytes",
+             (int)env->max_entities, per_entity);
+    snprintf(what[EVENTS], sizeof what[EVENTS], "event_queue %" PRIu64 " x %" PRIu64 " bytes",
+             events, add_sat(slot, sizeof *env->bus_queue));
+    char list[1024];
+    size_t len = 0;
+    bool used[N_PARTS] = {false};
+    for (int round = 0; round < N_PARTS; round++) {
+        int best = -1;
+        for (int k = 0; k < N_PARTS; k++)
+            if (!used[k] && part[k] && (best < 0 || part[k] > part[best])) best = k;
+        if (best < 0) break;
+        used[best] = true;
+        int w = snprintf(list + len, sizeof list - len, "%s%s = %s", len ? "; " : "",
+                         what[best], human_bytes(b, sizeof b, part[best]));
+        if (w < 0 || (size_t)w >= sizeof list - len) break;
+        len += (size_t)w;
+    }
+    const char *how = !opt_cap       ? "raise \"max_memory\" in the scenario, or "
+                                       "polis_options.max_memory"
+                      : cap < opt_cap ? "raise \"max_memory\" in the scenario"
+                                      : "the host's polis_options.max_memory";
+    return polis__fail(env, POLIS_ERR_LIMIT,
+                       "%s: the env needs %s, more than the memory cap of %s (%s): %s",
+                       env->scn.source, human_bytes(t, sizeof t, total),
+                       human_bytes(c, sizeof c, cap), how, list);
+}
+
 polis_status polis__registry_freeze(polis_env *env)
 {
     polis_status st;
@@ -876,6 +977,7 @@ polis_status polis__registry_freeze(polis_env *env)
     io->n_agents = env->n_agents;
     io->n_actions = env->n_actions;
     io->obs_size = off;
+    if ((st = check_memory(env, off))) return st;
     if (off && n > SIZE_MAX / off)
         return polis__fail(env, POLIS_ERR_LIMIT, "observation buffer too large");
     size_t obs_bytes = off * n;

@@ -44,6 +44,7 @@ typedef struct test_alloc {
     long calls;      /* allocations and reallocations that asked for memory */
     long fail_at;    /* 0 = never */
     long long live;  /* bytes currently allocated */
+    long long peak;  /* the most bytes allocated at once */
     int failed;      /* an allocation was refused */
 } test_alloc;
 
@@ -62,6 +63,7 @@ static inline void *test_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsiz
     }
     void *p = realloc(ptr, nsize);
     if (p) a->live += (long long)nsize - (ptr ? (long long)osize : 0);
+    if (a->live > a->peak) a->peak = a->live;
     return p;
 }
 

@@ -84,7 +84,19 @@ typedef struct polis_options {
      * io->obs stays all zero. For benchmarks of the simulation alone, and for hosts that
      * read only text or JSON views. */
     bool no_observations;
+
+    /* ---- since 0.1 with max_memory ---- */
+
+    /* The most bytes the kernel may allocate for one env's buffers (grid, io and observation
+     * buffers, entity and component tables, event queue, plan state), estimated before it
+     * allocates them; beyond it the create fails with POLIS_ERR_LIMIT naming the scenario
+     * keys responsible (docs/scenario.md, "Memory"). 0: the scenario's "max_memory", or
+     * POLIS_DEFAULT_MAX_MEMORY (4 GiB). When set, the scenario's "max_memory" can lower the
+     * cap but not raise it. Plugins' and scripts' own allocations are not counted. */
+    int64_t max_memory;
 } polis_options;
+
+#define POLIS_DEFAULT_MAX_MEMORY (INT64_C(4) << 30)
 
 /* A creation error. */
 typedef struct polis_error {

@@ -24,7 +24,8 @@ typedef enum polis_status {
     POLIS_ERR_SCRIPT = 5,  /* a Lua script failed: error, instruction budget, memory cap */
     POLIS_ERR_STATE = 6,   /* wrong lifecycle: step before reset, step after the episode ended */
     POLIS_ERR_IO = 7,      /* a file could not be read */
-    POLIS_ERR_LIMIT = 8,   /* a preallocated capacity was exceeded (entities, event queue) */
+    POLIS_ERR_LIMIT = 8,   /* a preallocated capacity was exceeded (entities, event queue), or
+                            * a scenario needs more memory than its cap */
     POLIS_ERR_ACTION = 9,  /* an action id outside [0, n_actions) */
     POLIS_ERR_FFI = 10     /* a foreign call or signature was refused */
 } polis_status;

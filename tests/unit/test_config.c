@@ -95,8 +95,8 @@ static polis_status parse(polis_env *env, const char *json)
     } while (0)
 
 #define TOP_KEYS                                                                                   \
-    "polis, name, doc, seed, max_steps, agents, max_entities, grid, event_queue, lua, "            \
-    "plugins, scripts, rewards, bindings, replace"
+    "polis, name, doc, seed, max_steps, agents, max_entities, grid, event_queue, max_memory, "   \
+    "lua, plugins, scripts, rewards, bindings, replace"
 
 /* ---- bad JSON --------------------------------------------------------------------------- */
 

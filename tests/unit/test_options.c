@@ -1,6 +1,6 @@
 /* polis_options beyond the allocator: scenario overrides (every rule and every message of
- * docs/scenario.md "Overrides"), no_observations, and hosts built with the older, shorter
- * polis_options. */
+ * docs/scenario.md "Overrides"), no_observations, max_memory (docs/scenario.md "Memory"), and
+ * hosts built with the older, shorter polis_options. */
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -155,8 +155,8 @@ static void test_overrides_errors(void)
                  "(scenario with overrides)");
     CHECK_EQ_STR(ov_error("{\"max_stepz\": 3}"),
                  "gather.json: max_stepz: unknown key (expected one of polis, name, doc, seed, "
-                 "max_steps, agents, max_entities, grid, event_queue, lua, plugins, scripts, "
-                 "rewards, bindings, replace) (scenario with overrides)");
+                 "max_steps, agents, max_entities, grid, event_queue, max_memory, lua, plugins, "
+                 "scripts, rewards, bindings, replace) (scenario with overrides)");
     CHECK_CONTAINS(ov_error("{\"plugins.gather.params.coins\": 400}"),
                    "gather: 4 agents and 400 coins do not fit on a 12x12 grid (scenario with "
                    "overrides)");
@@ -169,6 +169,7 @@ static void test_old_struct(void)
     polis_options o = test_options(NULL, NULL);
     o.overrides = "this is not read";
     o.no_observations = true;
+    o.max_memory = -1; /* refused if it were read */
     o.struct_size = offsetof(polis_options, log_ud) + sizeof(void *);
     polis_env *env = NULL;
     polis_error err;
@@ -226,11 +227,101 @@ out:
     polis_env_destroy(b);
 }
 
+/* The memory estimate: a grid beyond 2^28 cells is refused at its keys, and a scenario beyond
+ * the cap before the kernel allocates its buffers, naming the keys; the scenario's
+ * "max_memory" lowers the default cap, polis_options.max_memory sets it, and a scenario can
+ * lower the host's cap but not raise it. */
+static polis_status mem_create(const char *ov, int64_t max_memory, test_alloc *al,
+                               polis_error *err)
+{
+    polis_options o = test_options(NULL, al);
+    o.overrides = ov;
+    o.max_memory = max_memory;
+    polis_env *env = NULL;
+    polis_status st = polis_env_create_file(GATHER, &o, &env, err);
+    polis_env_destroy(env);
+    return st;
+}
+
+static const char *cut(const polis_error *err)
+{
+    const char *p = strstr(err->message, "gather.json: ");
+    return p ? p : err->message;
+}
+
+#define BIG_GRID "{\"grid\": {\"width\": 4096, \"height\": 4096}"
+#define BIG_GRID_NEEDS                                                                             \
+    "the env needs 128.3 MiB, more than the memory cap of 64 MiB (%s): grid.width 4096 x "         \
+    "grid.height 4096 x 2 layers x 4 bytes = 128 MiB; event_queue 4096 x 56 bytes = 224 KiB; "    \
+    "max_entities 4100 x 17 bytes = 68.1 KiB; agents 4 x 100 bytes (observations, masks, io, "     \
+    "plans) = 400 bytes (scenario with overrides)"
+
+static void test_max_memory(void)
+{
+    polis_error err;
+    test_alloc al = {0};
+    char want[1024];
+    /* 65536 x 65536: refused while reading the scenario, at its keys, nothing big allocated */
+    CHECK_EQ_INT(mem_create("{\"agents\": 65536, \"grid\": {\"width\": 65536, \"height\": "
+                            "65536}}",
+                            0, &al, &err),
+                 POLIS_ERR_CONFIG);
+    CHECK_EQ_STR(cut(&err), "gather.json: grid: width 65536 x height 65536 is 4294967296 cells, "
+                            "more than 2^28 (268435456) (scenario with overrides)");
+    CHECK(al.peak < (4 << 20)); /* 65536 agent names, the parsed JSON */
+    CHECK_EQ_INT(al.live, 0);
+
+    /* 128 MiB of grid under a 64 MiB cap from the scenario: refused before the kernel
+     * allocates its buffers (what the plugin allocated for itself is all there is) */
+    memset(&al, 0, sizeof al);
+    CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 67108864}", 0, &al, &err),
+                 POLIS_ERR_LIMIT);
+    snprintf(want, sizeof want, "gather.json: " BIG_GRID_NEEDS,
+             "raise \"max_memory\" in the scenario, or polis_options.max_memory");
+    CHECK_EQ_STR(cut(&err), want);
+    CHECK(al.peak < (8 << 20));
+    CHECK_EQ_INT(al.live, 0);
+    /* the same from the host's cap */
+    memset(&al, 0, sizeof al);
+    CHECK_EQ_INT(mem_create(BIG_GRID "}", INT64_C(67108864), &al, &err), POLIS_ERR_LIMIT);
+    snprintf(want, sizeof want, "gather.json: " BIG_GRID_NEEDS,
+             "the host's polis_options.max_memory");
+    CHECK_EQ_STR(cut(&err), want);
+    CHECK(al.peak < (8 << 20));
+    /* the scenario lowers the host's cap, never raises it */
+    CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 67108864}", INT64_C(1) << 30, NULL, &err),
+                 POLIS_ERR_LIMIT);
+    snprintf(want, sizeof want, "gather.json: " BIG_GRID_NEEDS,
+             "raise \"max_memory\" in the scenario");
+    CHECK_EQ_STR(cut(&err), want);
+    CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 1073741824}", INT64_C(67108864), NULL,
+                            &err),
+                 POLIS_ERR_LIMIT);
+    CHECK_CONTAINS(err.message, "the host's polis_options.max_memory");
+
+    /* under the cap: the default, a raised scenario cap, a raised host cap */
+    memset(&al, 0, sizeof al);
+    CHECK_EQ_INT(mem_create(BIG_GRID "}", 0, &al, &err), POLIS_OK);
+    CHECK(al.peak > (128 << 20)); /* the grid was allocated */
+    CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 268435456}", 0, NULL, &err), POLIS_OK);
+    CHECK_EQ_INT(mem_create(BIG_GRID "}", INT64_C(268435456), NULL, &err), POLIS_OK);
+    CHECK_EQ_INT(mem_create(NULL, INT64_C(1048576), NULL, &err), POLIS_OK); /* gather: 12x12 */
+
+    /* the bounds of both settings */
+    CHECK_EQ_INT(mem_create("{\"max_memory\": 1048575}", 0, NULL, &err), POLIS_ERR_CONFIG);
+    CHECK_EQ_STR(cut(&err), "gather.json: max_memory: expected integer in [1048576, "
+                            "9007199254740992], got 1048575 (scenario with overrides)");
+    CHECK_EQ_INT(mem_create(NULL, -1, NULL, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(err.message, "polis_options.max_memory is -1, expected 0 (the default) or a "
+                              "number of bytes");
+}
+
 int main(void)
 {
     test_overrides_apply();
     test_overrides_errors();
     test_old_struct();
     test_no_obs();
+    test_max_memory();
     CHECK_DONE();
 }
