@@ -1038,7 +1038,12 @@ static polis_status script_load(polis_env *env, const polis__scn_script *scn)
     char *text = NULL;
     size_t len = 0;
     polis_status st = polis__read_file(env, scn->path, &text, &len);
-    if (st != POLIS_OK) return st;
+    if (st != POLIS_OK) {
+        /* name the scenario entry that asked for the file, as plugin load errors do */
+        char why[POLIS_ERRMAX];
+        snprintf(why, sizeof why, "%s", env->err);
+        return polis__fail(env, st, "%s: %s: %s", env->scn.source, scn->jpath, why);
+    }
     s->L = lua_newstate(script_alloc, s);
     if (!s->L) {
         polis__free(env, text, len + 1);

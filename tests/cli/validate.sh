@@ -56,4 +56,12 @@ out_has "gather: 1 episode, 7 steps,"
 polis 0 describe "$GATHER" --set plugins.gather.params.coins=3
 out_has "    coins       int     3      8 "
 
+# A script that cannot be read: the error names the scenario entry (JSON path) and the reason.
+printf '{"polis": 1, "agents": 1, "grid": {"width": 4, "height": 4}, "plugins": ["gather"], "scripts": ["nope.lua"]}' >"$TMP/missing_script.json"
+polis 1 validate "$TMP/missing_script.json"
+err_has "$TMP/missing_script.json: scripts[0]: cannot read $TMP/nope.lua: No such file or directory"
+printf '{"polis": 1, "agents": 1, "grid": {"width": 4, "height": 4}, "plugins": ["gather"], "scripts": [{"path": "/dev/zero"}]}' >"$TMP/zero_script.json"
+polis 1 validate "$TMP/zero_script.json"
+err_has "$TMP/zero_script.json: scripts[0]: cannot read /dev/zero: not a regular file (a character device)"
+
 finish
