@@ -2,13 +2,9 @@
  * engine/cli/eval.c — `polis eval`: N episodes of a scenario under a policy, and the mean ±
  * standard deviation of every per-episode metric.
  *
- * The metrics come from the `metrics` plugin's "metrics" rendering (plugins/metrics), read
- * once at the end of each episode and flattened: every number of the JSON object, nested
- * keys joined with '.', arrays left out (per-agent lists, the oracle's table). When the
- * scenario does not load the plugin, eval appends it to the scenario's plugins through an
- * override (polis_options.overrides), so every scenario is evaluated the same way;
- * --no-metrics leaves the scenario as it is. eval itself counts the steps and the illegal
- * actions, and, without the plugin, the episode returns.
+ * The episodes and their metrics are episode.c's (shared with `polis sweep`): the metrics
+ * plugin's "metrics" rendering flattened, the plugin added through an override when the
+ * scenario lacks it (--no-metrics leaves the scenario as it is).
  *
  * Actions come from polis_env_policy_act: the kernel's "random" and "noop" or any policy the
  * scenario registers (society's "greedy", a mini-game's "scripted"). Like the rest of the
@@ -25,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "episode.h"
 #include "eval.h"
 #include "util.h"
 #include "polis/polis.h"
@@ -158,213 +155,12 @@ static int parse_args(int argc, char **argv, eval_args *a)
     return 0;
 }
 
-/* ---- adding the metrics plugin ------------------------------------------------------------- */
-
-/* Whether a plugins[] entry is the metrics plugin: "metrics", {"name": "metrics"} or a path
- * whose file is metrics.so. */
-static bool is_metrics(const cJSON *entry)
-{
-    const char *s = cJSON_IsString(entry) ? entry->valuestring : NULL;
-    if (cJSON_IsObject(entry)) {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(entry, "name");
-        const cJSON *p = cJSON_GetObjectItemCaseSensitive(entry, "path");
-        s = cJSON_IsString(n) ? n->valuestring : cJSON_IsString(p) ? p->valuestring : NULL;
-    }
-    if (!s) return false;
-    const char *base = strrchr(s, '/') ? strrchr(s, '/') + 1 : s;
-    return strcmp(base, "metrics") == 0 || strcmp(base, "metrics.so") == 0;
-}
-
-/* The overrides that append "metrics" to the scenario's plugins, or NULL when it has it (or
- * the file is not a readable JSON object: creating the env then reports that). Sets *oom. */
-static char *metrics_override(const char *path, bool *oom)
-{
-    *oom = false;
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 14, n = 0;
-    char *text = malloc(cap);
-    while (text) {
-        n += fread(text + n, 1, cap - n - 1, f);
-        if (n < cap - 1) break;
-        char *t = realloc(text, cap * 2);
-        if (!t) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        text = t;
-        cap *= 2;
-    }
-    fclose(f);
-    if (!text) {
-        *oom = true;
-        return NULL;
-    }
-    text[n] = '\0';
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    cJSON *plugins = root ? cJSON_GetObjectItemCaseSensitive(root, "plugins") : NULL;
-    char *out = NULL;
-    if (cJSON_IsObject(root) && (!plugins || cJSON_IsArray(plugins))) {
-        bool has = false;
-        const cJSON *it;
-        cJSON_ArrayForEach(it, plugins) has = has || is_metrics(it);
-        if (!has) {
-            cJSON *list = plugins ? cJSON_Duplicate(plugins, true) : cJSON_CreateArray();
-            cJSON *o = cJSON_CreateObject();
-            cJSON *name = cJSON_CreateString("metrics");
-            bool ok = list && o && name && cJSON_AddItemToArray(list, name);
-            if (!ok) cJSON_Delete(name);
-            ok = ok && cJSON_AddItemToObject(o, "plugins", list);
-            if (!ok && list && (!o || !cJSON_GetObjectItemCaseSensitive(o, "plugins")))
-                cJSON_Delete(list);
-            out = ok ? cJSON_PrintUnformatted(o) : NULL;
-            if (!out) *oom = true;
-            cJSON_Delete(o);
-        }
-    }
-    cJSON_Delete(root);
-    return out;
-}
-
-/* ---- metrics of one episode ------------------------------------------------------------------ */
-
-/* The "metrics" rendering: every plugin that renders the format contributes one JSON
- * object, and the kernel concatenates non-"json" formats (the metrics plugin's, a Lua
- * game's own). Merges them into one object, the first plugin's value winning a name both
- * use; NULL when a piece is not an object (or out of memory). */
-static cJSON *parse_metrics(const char *text)
-{
-    cJSON *all = cJSON_CreateObject();
-    const char *p = text;
-    while (all) {
-        while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
-        if (!*p) break;
-        const char *end = NULL;
-        cJSON *m = cJSON_ParseWithOpts(p, &end, false);
-        if (!cJSON_IsObject(m) || !end) {
-            cJSON_Delete(m);
-            cJSON_Delete(all);
-            return NULL;
-        }
-        for (const cJSON *it = m->child; it; it = it->next) {
-            if (cJSON_GetObjectItemCaseSensitive(all, it->string)) continue;
-            cJSON *dup = cJSON_Duplicate(it, true);
-            if (!dup || !cJSON_AddItemToObject(all, it->string, dup)) {
-                cJSON_Delete(dup);
-                cJSON_Delete(m);
-                cJSON_Delete(all);
-                return NULL;
-            }
-        }
-        cJSON_Delete(m);
-        p = end;
-    }
-    return all;
-}
-
-/* The metric names in first-seen order and every episode's values (NAN: undefined). */
-typedef struct table {
-    char **keys;
-    int32_t n_keys, cap_keys;
-    double *values; /* [episodes][cap_keys], grown with the keys */
-    int64_t episodes;
-    bool oom;
-} table;
-
-static int32_t key_index(table *t, const char *key)
-{
-    for (int32_t i = 0; i < t->n_keys; i++)
-        if (strcmp(t->keys[i], key) == 0) return i;
-    if (t->n_keys == t->cap_keys) {
-        int32_t ncap = t->cap_keys ? t->cap_keys * 2 : 32;
-        char **k = realloc(t->keys, sizeof *k * (size_t)ncap);
-        double *v = k ? malloc(sizeof *v * (size_t)ncap * (size_t)t->episodes) : NULL;
-        if (!v) {
-            if (k) t->keys = k;
-            t->oom = true;
-            return -1;
-        }
-        t->keys = k;
-        for (int64_t e = 0; e < t->episodes; e++)
-            for (int32_t i = 0; i < ncap; i++)
-                v[e * ncap + i] = i < t->n_keys ? t->values[e * t->cap_keys + i] : NAN;
-        free(t->values);
-        t->values = v;
-        t->cap_keys = ncap;
-    }
-    if (!(t->keys[t->n_keys] = strdup(key))) {
-        t->oom = true;
-        return -1;
-    }
-    return t->n_keys++;
-}
-
-static void put(table *t, int64_t episode, const char *key, double v)
-{
-    int32_t i = key_index(t, key);
-    if (i >= 0) t->values[episode * t->cap_keys + i] = v;
-}
-
-/* Every number (and null) of a JSON object, under dotted keys; arrays are left out. */
-static void flatten(table *t, int64_t episode, const cJSON *o, const char *prefix)
-{
-    const cJSON *it;
-    cJSON_ArrayForEach(it, o) {
-        char key[256];
-        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
-        if (!*prefix && strcmp(it->string, "episode") == 0) continue;
-        if (cJSON_IsNumber(it))
-            put(t, episode, key, it->valuedouble);
-        else if (cJSON_IsNull(it))
-            put(t, episode, key, NAN);
-        else if (cJSON_IsObject(it))
-            flatten(t, episode, it, key);
-    }
-}
-
-typedef struct stat {
-    double mean, std;
-    int64_t n;
-} stat;
-
-static stat stat_of(const table *t, int32_t key)
-{
-    stat s = {0, 0, 0};
-    double sum = 0;
-    for (int64_t e = 0; e < t->episodes; e++) {
-        double v = t->values[e * t->cap_keys + key];
-        if (isnan(v)) continue;
-        sum += v;
-        s.n++;
-    }
-    if (!s.n) return s;
-    s.mean = sum / (double)s.n;
-    double sq = 0;
-    for (int64_t e = 0; e < t->episodes; e++) {
-        double v = t->values[e * t->cap_keys + key];
-        if (!isnan(v)) sq += (v - s.mean) * (v - s.mean);
-    }
-    /* The sample standard deviation (n - 1); 0 for a single value. */
-    s.std = s.n > 1 ? sqrt(sq / (double)(s.n - 1)) : 0;
-    return s;
-}
-
 /* ---- output -----------------------------------------------------------------------------------
  */
 
-static void progress(int64_t done, int64_t total)
-{
-    int width = 30, filled = (int)(done * width / total);
-    printf("\r[%.*s%*s] %" PRId64 "/%" PRId64 " episodes", filled, "##############################",
-           width - filled, "", done, total);
-    fflush(stdout);
-}
-
 static const char PAPER_METRIC[] = "total_reward_normalised";
 
-static void print_table(const table *t, const char *scenario, const char *policy, uint64_t seed0,
+static void print_table(const cli_table *t, const char *scenario, const char *policy, uint64_t seed0,
                         int64_t total_steps)
 {
     printf("%s: %" PRId64 " episode%s, policy %s, seeds %" PRIu64 "..%" PRIu64 ", %" PRId64
@@ -376,9 +172,9 @@ static void print_table(const table *t, const char *scenario, const char *policy
         if ((int)strlen(t->keys[i]) > width) width = (int)strlen(t->keys[i]);
     printf("  %-*s  %12s  %10s  %s\n", width, "metric", "mean", "std", "episodes");
     for (int32_t i = 0; i < t->n_keys; i++) {
-        stat s = stat_of(t, i);
+        cli_stat s = cli_table_stat(t, i);
         if (s.n)
-            printf("  %-*s  %12.6g  %10.4g  %" PRId64 "\n", width, t->keys[i], s.mean, s.std, s.n);
+            printf("  %-*s  %12.6g  %10.4g  %" PRId64 "\n", width, t->keys[i], s.mean, s.sd, s.n);
         else
             printf("  %-*s  %12s  %10s  0\n", width, t->keys[i], "undefined", "-");
     }
@@ -395,7 +191,7 @@ static cJSON *number_or_null(double v)
 
 /* The JSON document: the run, every episode (its flattened metrics and the metrics plugin's
  * own object), and the summary. NULL on allocation failure. */
-static char *json_document(const table *t, cJSON *raws, const char *scenario, const char *file,
+static char *json_document(const cli_table *t, cJSON *raws, const char *scenario, const char *file,
                            const char *policy, uint64_t seed0, int64_t steps_limit)
 {
     cJSON *o = cJSON_CreateObject();
@@ -434,7 +230,7 @@ static char *json_document(const table *t, cJSON *raws, const char *scenario, co
         }
     }
     for (int32_t i = 0; ok && i < t->n_keys; i++) {
-        stat s = stat_of(t, i);
+        cli_stat s = cli_table_stat(t, i);
         cJSON *m = cJSON_CreateObject();
         ok = m && cJSON_AddItemToObject(sum, t->keys[i], m);
         if (!ok) {
@@ -442,7 +238,7 @@ static char *json_document(const table *t, cJSON *raws, const char *scenario, co
             break;
         }
         cJSON *mean = s.n ? number_or_null(s.mean) : cJSON_CreateNull();
-        cJSON *std = s.n ? number_or_null(s.std) : cJSON_CreateNull();
+        cJSON *std = s.n ? number_or_null(s.sd) : cJSON_CreateNull();
         ok = mean && cJSON_AddItemToObject(m, "mean", mean);
         if (!ok) cJSON_Delete(mean);
         ok = ok && std && cJSON_AddItemToObject(m, "std", std);
@@ -458,33 +254,6 @@ static char *json_document(const table *t, cJSON *raws, const char *scenario, co
 /* ---- running ------------------------------------------------------------------------------------
  */
 
-/* The metrics override (cJSON text, or NULL), followed by the user's --set / --agents, as one
- * overrides object: the user's paths apply to the plugin list with metrics in it. Frees
- * `metrics`; the result is cJSON text. */
-static char *with_user_overrides(char *metrics, const cli_overrides *user, bool *oom)
-{
-    cJSON *all = metrics ? cJSON_Parse(metrics) : cJSON_CreateObject();
-    if (metrics) cJSON_free(metrics);
-    bool ok = all != NULL;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, user->obj)
-    {
-        cJSON *copy = ok ? cJSON_Duplicate(it, true) : NULL;
-        ok = copy && cJSON_AddItemToObject(all, it->string, copy);
-        if (!ok) cJSON_Delete(copy);
-    }
-    char *text = ok ? cJSON_PrintUnformatted(all) : NULL;
-    cJSON_Delete(all);
-    if (!text) *oom = true;
-    return text;
-}
-
-static int env_failure(polis_env *env)
-{
-    fprintf(stderr, "polis: %s\n", polis_env_error(env));
-    return EXIT_ENV;
-}
-
 int cli_eval_main(int argc, char **argv)
 {
     eval_args a;
@@ -497,8 +266,7 @@ int cli_eval_main(int argc, char **argv)
     }
 
     bool oom = false;
-    char *overrides = a.no_metrics ? NULL : metrics_override(a.scenario, &oom);
-    if (!oom && a.overrides.obj) overrides = with_user_overrides(overrides, &a.overrides, &oom);
+    char *overrides = cli_eval_overrides(a.scenario, a.overrides.obj, !a.no_metrics, &oom);
     cli_overrides_free(&a.overrides);
     if (oom) {
         fprintf(stderr, "polis: out of memory\n");
@@ -518,34 +286,22 @@ int cli_eval_main(int argc, char **argv)
         cli_scenario_hint(a.scenario);
         return EXIT_ENV;
     }
-    int32_t policy = polis_env_policy_find(env, a.policy);
-    if (policy < 0) {
-        char list[1024] = "";
-        size_t len = 0;
-        for (int32_t i = 0; i < polis_env_n_policies(env) && len < sizeof list; i++)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                                    polis_env_policy_name(env, i));
+    int32_t policy;
+    if ((rc = cli_find_policy(env, "eval", a.policy, &policy)) != 0) {
         polis_env_destroy(env);
-        return cli_usage("eval", "--policy: '%s' is not a policy of this scenario (policies: %s)",
-                         a.policy, list);
+        return rc;
     }
-    bool has_metrics = false;
-    {
-        const char *formats = polis_env_render_formats(env);
-        for (const char *p = formats; (p = strstr(p, "metrics")) != NULL; p += 7)
-            if ((p == formats || p[-1] == ' ') && (p[7] == '\0' || p[7] == ' ')) has_metrics = true;
-    }
+    bool has_metrics = cli_has_metrics(env);
     bool to_stdout = a.json && strcmp(a.json, "-") == 0;
     bool bar = !a.quiet && !to_stdout && isatty(STDOUT_FILENO);
 
     int32_t n = polis_env_n_agents(env);
-    const polis_io *io = polis_env_io(env);
     uint64_t seed0 = a.has_seed ? a.seed : polis_env_default_seed(env);
-    table t = {.episodes = a.episodes};
+    cli_table t = {.episodes = a.episodes};
     cJSON *raws = a.json ? cJSON_CreateArray() : NULL;
     double *returns = calloc((size_t)n + 1, sizeof *returns);
     int64_t total_steps = 0;
-    rc = 0;
+    double t0 = cli_now();
     if (!returns || (a.json && !raws)) {
         fprintf(stderr, "polis: out of memory\n");
         rc = EXIT_ENV;
@@ -555,60 +311,28 @@ int cli_eval_main(int argc, char **argv)
      * return over the oracle) comes first, the per-agent figure next to it; the rest in the
      * order the metrics plugin writes them. */
     if (has_metrics) {
-        key_index(&t, PAPER_METRIC);
-        key_index(&t, "mean_reward_normalised");
+        cli_table_key(&t, PAPER_METRIC);
+        cli_table_key(&t, "mean_reward_normalised");
     }
     for (int64_t ep = 0; ep < a.episodes; ep++) {
-        uint64_t seed = seed0 + (uint64_t)ep;
-        if (polis_env_reset(env, seed) != POLIS_OK) {
-            rc = env_failure(env);
+        cli_episode e;
+        char why[1024];
+        if (!cli_play_episode(env, policy, seed0 + (uint64_t)ep, a.steps, has_metrics,
+                              raws != NULL, returns, &e, why, sizeof why)) {
+            fprintf(stderr, "polis: %s\n", why);
+            rc = EXIT_ENV;
             goto out;
         }
-        memset(returns, 0, sizeof *returns * (size_t)n);
-        int64_t steps = 0, illegal = 0;
-        while (!polis_env_done(env) && (a.steps == 0 || steps < a.steps)) {
-            if (polis_env_policy_act(env, policy, NULL, 0) != POLIS_OK ||
-                polis_env_step(env) != POLIS_OK) {
-                rc = env_failure(env);
-                goto out;
-            }
-            steps++;
-            for (int32_t ag = 0; ag < n; ag++) {
-                returns[ag] += io->rewards[ag];
-                illegal += io->illegal[ag] != 0;
-            }
-        }
-        total_steps += steps;
-        put(&t, ep, "steps", (double)steps);
-        put(&t, ep, "illegal_actions", (double)illegal);
-        if (has_metrics) {
-            char *text = NULL;
-            if (polis_env_render(env, 0, "metrics", &text) != POLIS_OK) {
-                rc = env_failure(env);
-                goto out;
-            }
-            cJSON *m = parse_metrics(text);
-            polis_free(text);
-            if (!m) {
-                fprintf(stderr, "polis: the \"metrics\" rendering is not a sequence of JSON "
-                                "objects\n");
-                rc = EXIT_ENV;
-                goto out;
-            }
-            flatten(&t, ep, m, "");
-            if (!raws || !cJSON_AddItemToArray(raws, m)) cJSON_Delete(m);
-        } else {
-            double total = 0;
-            for (int32_t ag = 0; ag < n; ag++) total += returns[ag];
-            put(&t, ep, "reward.mean", n ? total / n : 0);
-            put(&t, ep, "reward.total", total);
-        }
+        total_steps += e.steps;
+        cli_table_add(&t, ep, e.metrics);
+        if (e.raw && cJSON_AddItemToArray(raws, e.raw)) e.raw = NULL;
+        cli_episode_free(&e);
         if (t.oom) {
             fprintf(stderr, "polis: out of memory\n");
             rc = EXIT_ENV;
             goto out;
         }
-        if (bar) progress(ep + 1, a.episodes);
+        if (bar) cli_progress(stdout, ep + 1, a.episodes, 0, cli_now() - t0);
     }
     if (bar) fputs("\r\033[K", stdout);
     if (!to_stdout) print_table(&t, polis_env_name(env), a.policy, seed0, total_steps);
@@ -631,9 +355,7 @@ int cli_eval_main(int argc, char **argv)
     }
     fflush(stdout);
 out:
-    for (int32_t i = 0; i < t.n_keys; i++) free(t.keys[i]);
-    free(t.keys);
-    free(t.values);
+    cli_table_free(&t);
     free(returns);
     cJSON_Delete(raws);
     polis_env_destroy(env);

@@ -1,0 +1,1428 @@
+/*
+ * engine/cli/sweep.c — `polis sweep`: a grid of scenarios × override values × policies × seeds,
+ * one episode per job, run on the machine's cores (threads) or, built with MPI, over the ranks
+ * of `mpirun` / `srun`; every finished episode appended to a results file at once, then a
+ * summary per cell (mean, standard deviation, 95% interval of the mean).
+ *
+ * Jobs are numbered cell-major: job = cell × seeds + k, cells ordered scenario, then the grid's
+ * combinations (the last grid path varying fastest), then policy. A job's episode depends on
+ * its cell and seed only (each worker keeps one env per cell and resets it with the job's
+ * seed), so its final state hash is the same whichever thread or rank played it.
+ *
+ * One writer: rank 0 (or, without MPI, whichever thread holds the lock) appends each result
+ * as one complete line with write(2) and fsyncs every SYNC_LINES lines or SYNC_SECONDS
+ * seconds. A run killed at any point leaves whole lines (a torn last line is cut off by the
+ * next --resume), so it loses the episodes in flight and nothing else. --resume reads the
+ * file, checks its first line (the sweep's normalised spec) against this sweep and plays only
+ * the jobs missing. The summary is computed from the file, in job order, so a resumed sweep's
+ * summary is the uninterrupted one's, byte for byte.
+ *
+ * MPI (POLIS_HAVE_MPI, docs/sweep.md): rank 0 hands out job numbers one at a time to whichever
+ * rank asks (dynamic load balancing: episodes differ in length), plays jobs itself on its
+ * own threads, and is the only rank that touches the results. Other ranks play one job at a
+ * time and send the result line back. MPI is initialised only when the process was started
+ * by an MPI launcher (its environment says so), so the same binary runs alone as well.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#ifdef POLIS_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "episode.h"
+#include "sweep.h"
+#include "util.h"
+#include "polis/polis.h"
+
+#define SYNC_LINES 64
+#define SYNC_SECONDS 1.0
+/* Seeds are JSON numbers: integers up to 2^53 are exact. */
+#define MAX_SEED 9007199254740992.0
+#define MAX_JOBS 100000000
+
+const char CLI_SWEEP_HELP[] =
+    "usage: polis sweep [SPEC] [options]\n"
+    "\n"
+    "Plays every job of a sweep: each scenario x each combination of the grid's override\n"
+    "values x each policy (a cell) x each seed, one episode per job. Every finished episode\n"
+    "is appended at once to OUT/results.jsonl as one JSON line (job, cell, scenario, policy,\n"
+    "params, seed, steps, final state hash, every metric of `polis eval`); then the summary\n"
+    "per cell (n, mean, sd and the 95% interval of the mean of every metric) is written to\n"
+    "OUT/summary.txt, OUT/summary.json and OUT/summary.csv and printed. SPEC is a JSON file\n"
+    "(docs/sweep.md); the options below add to it or replace its keys. A progress bar with\n"
+    "the time left is shown on stderr when it is a terminal.\n"
+    "\n"
+    "Started by mpirun or srun, in a build with MPI (the last line below says), the ranks\n"
+    "share the jobs: rank 0 hands them out and writes the results, every rank plays them.\n"
+    "\n"
+    "options:\n"
+    "  --scenario FILE      a scenario (repeatable; replaces the spec's \"scenarios\")\n"
+    "  --grid PATH=ARRAY    an override path and its values, e.g. --grid 'max_steps=[50,100]'\n"
+    "                       (repeatable; added to the spec's \"grid\")\n"
+    "  --set PATH=JSON      an override of every cell (repeatable; added to \"set\")\n"
+    "  --agents N           as --set agents=N\n"
+    "  --policy NAME        a policy (repeatable; replaces \"policies\"; default random)\n"
+    "  --seed S             first seed (default 1); the seeds are S..S+N-1\n"
+    "  --episodes N         seeds (episodes) per cell (default 10)\n"
+    "  --steps N            stop each episode after N steps (default: until it ends)\n"
+    "  --no-metrics         do not add the metrics plugin when a scenario lacks it\n"
+    "  --out DIR            where the results go (required unless the spec has \"out\")\n"
+    "  --resume             finish the sweep OUT/results.jsonl holds: play only the jobs\n"
+    "                       missing from it (without the file: start it)\n"
+    "  --threads N          threads playing jobs (default: the machine's cores; under MPI 1\n"
+    "                       per rank)\n"
+    "  --format F           what to print at the end: table (default), json or csv\n"
+    "  --quiet              no progress bar\n"
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n"
+    "\n"
+#ifdef POLIS_HAVE_MPI
+    "This polis is built with MPI.\n";
+#else
+    "This polis is built without MPI (configure with -DPOLIS_MPI=ON and an MPI installed).\n";
+#endif
+
+/* ---- the sweep ------------------------------------------------------------------------- */
+
+typedef enum out_format { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV } out_format;
+
+typedef struct sweep_cell {
+    const char *file;   /* in sweep.spec */
+    const char *policy; /* in sweep.spec */
+    cJSON *params;      /* {path: value} of the grid for this cell */
+    char *overrides;    /* polis_options.overrides text, or NULL */
+} sweep_cell;
+
+typedef struct sweep {
+    cJSON *spec; /* normalised: scenarios, set, grid, policies, seeds, steps, metrics */
+    char *out;
+    const char *plugin_path;
+    uint64_t *seeds;
+    int64_t n_seeds, steps;
+    bool metrics;
+    sweep_cell *cells;
+    int64_t n_cells, n_jobs;
+    int threads;
+    bool quiet;
+    out_format format;
+
+    /* rank 0 */
+    char *results;          /* OUT/results.jsonl */
+    int64_t *pending;       /* the jobs to play, in order */
+    int64_t n_pending, next;
+    int64_t done_before, done_now;
+    int fd;
+    int64_t unsynced;
+    double last_sync, t0, last_bar;
+    bool bar, failed;
+    char error[2048];
+    pthread_mutex_t mu;
+} sweep;
+
+static int spec_error(const char *where, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static int spec_error(const char *where, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "polis: %s: ", where);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_ENV;
+}
+
+static char *join_path(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s%s%s", dir, *dir && dir[strlen(dir) - 1] != '/' ? "/" : "", name);
+    return s;
+}
+
+/* A path of the spec file, relative to the spec's directory unless absolute. */
+static char *spec_path(const char *spec_file, const char *path)
+{
+    if (!spec_file || path[0] == '/') return strdup(path);
+    const char *slash = strrchr(spec_file, '/');
+    if (!slash) return strdup(path);
+    char *dir = strndup(spec_file, (size_t)(slash - spec_file + 1));
+    char *s = dir ? join_path(dir, path) : NULL;
+    free(dir);
+    return s;
+}
+
+/* A JSON number that is an integer in [lo, hi]. */
+static bool json_int(const cJSON *v, double lo, double hi, int64_t *out)
+{
+    if (!cJSON_IsNumber(v)) return false;
+    double d = v->valuedouble;
+    if (!(d >= lo && d <= hi) || d != floor(d)) return false;
+    *out = (int64_t)d;
+    return true;
+}
+
+/* ---- arguments -------------------------------------------------------------------------- */
+
+typedef struct sweep_args {
+    const char *spec;
+    const char **scenarios, **policies;
+    int n_scenarios, n_policies;
+    cli_overrides set, grid;
+    bool has_seed, has_episodes, has_steps, no_metrics, resume, quiet, help;
+    int64_t seed, episodes, steps, threads;
+    const char *out, *plugin_path;
+    out_format format;
+} sweep_args;
+
+enum {
+    OPT_SCENARIO, OPT_GRID, OPT_SET, OPT_AGENTS, OPT_POLICY, OPT_SEED, OPT_EPISODES, OPT_STEPS,
+    OPT_NO_METRICS, OPT_OUT, OPT_RESUME, OPT_THREADS, OPT_FORMAT, OPT_QUIET, OPT_PLUGIN_PATH
+};
+
+static const struct {
+    const char *name;
+    bool takes_value;
+} SWEEP_OPTIONS[] = {
+    [OPT_SCENARIO] = {"--scenario", true},   [OPT_GRID] = {"--grid", true},
+    [OPT_SET] = {"--set", true},             [OPT_AGENTS] = {"--agents", true},
+    [OPT_POLICY] = {"--policy", true},       [OPT_SEED] = {"--seed", true},
+    [OPT_EPISODES] = {"--episodes", true},   [OPT_STEPS] = {"--steps", true},
+    [OPT_NO_METRICS] = {"--no-metrics", false}, [OPT_OUT] = {"--out", true},
+    [OPT_RESUME] = {"--resume", false},      [OPT_THREADS] = {"--threads", true},
+    [OPT_FORMAT] = {"--format", true},       [OPT_QUIET] = {"--quiet", false},
+    [OPT_PLUGIN_PATH] = {"--plugin-path", true},
+};
+#define N_SWEEP_OPTIONS ((int)(sizeof SWEEP_OPTIONS / sizeof SWEEP_OPTIONS[0]))
+
+static bool push_name(const char ***list, int *n, const char *name)
+{
+    const char **l = realloc(*list, sizeof *l * (size_t)(*n + 1));
+    if (!l) return false;
+    l[(*n)++] = name;
+    *list = l;
+    return true;
+}
+
+/* --grid PATH=ARRAY: a non-empty JSON array of values. */
+static int add_grid(cli_overrides *grid, const char *value)
+{
+    const char *sep = strchr(value, '=');
+    if (!sep || sep == value)
+        return cli_usage("sweep", "--grid: '%s' is not PATH=ARRAY (e.g. 'max_steps=[50,100]')",
+                         value);
+    cJSON *values = cJSON_Parse(sep + 1);
+    if (!cJSON_IsArray(values) || cJSON_GetArraySize(values) == 0) {
+        cJSON_Delete(values);
+        return cli_usage("sweep", "--grid: '%s': the values are not a non-empty JSON array",
+                         value);
+    }
+    char *path = strndup(value, (size_t)(sep - value));
+    bool ok = path && (grid->obj || (grid->obj = cJSON_CreateObject())) &&
+              cJSON_AddItemToObject(grid->obj, path, values);
+    free(path);
+    if (!ok) {
+        cJSON_Delete(values);
+        return cli_usage("sweep", "out of memory");
+    }
+    return 0;
+}
+
+static int parse_option(sweep_args *a, int opt, const char *value)
+{
+    switch (opt) {
+    case OPT_SCENARIO:
+        if (!*value) return cli_usage("sweep", "--scenario: empty file name");
+        if (!push_name(&a->scenarios, &a->n_scenarios, value))
+            return cli_usage("sweep", "out of memory");
+        return 0;
+    case OPT_GRID: return add_grid(&a->grid, value);
+    case OPT_SET: return cli_overrides_set(&a->set, "sweep", value);
+    case OPT_AGENTS: return cli_overrides_agents(&a->set, "sweep", value);
+    case OPT_POLICY:
+        if (!*value) return cli_usage("sweep", "--policy: empty name");
+        if (!push_name(&a->policies, &a->n_policies, value))
+            return cli_usage("sweep", "out of memory");
+        return 0;
+    case OPT_SEED:
+        if (!cli_parse_int(value, 0, (int64_t)MAX_SEED, &a->seed))
+            return cli_usage("sweep", "--seed: '%s' is not an integer in [0, 2^53]", value);
+        a->has_seed = true;
+        return 0;
+    case OPT_EPISODES:
+        if (!cli_parse_int(value, 1, 1000000, &a->episodes))
+            return cli_usage("sweep", "--episodes: '%s' is not an integer in [1, 1000000]",
+                             value);
+        a->has_episodes = true;
+        return 0;
+    case OPT_STEPS:
+        if (!cli_parse_int(value, 1, INT64_MAX, &a->steps))
+            return cli_usage("sweep", "--steps: '%s' is not a positive integer", value);
+        a->has_steps = true;
+        return 0;
+    case OPT_NO_METRICS: a->no_metrics = true; return 0;
+    case OPT_OUT:
+        if (!*value) return cli_usage("sweep", "--out: empty directory name");
+        a->out = value;
+        return 0;
+    case OPT_RESUME: a->resume = true; return 0;
+    case OPT_THREADS:
+        if (!cli_parse_int(value, 1, 1024, &a->threads))
+            return cli_usage("sweep", "--threads: '%s' is not an integer in [1, 1024]", value);
+        return 0;
+    case OPT_FORMAT:
+        if (strcmp(value, "table") == 0)
+            a->format = FORMAT_TABLE;
+        else if (strcmp(value, "json") == 0)
+            a->format = FORMAT_JSON;
+        else if (strcmp(value, "csv") == 0)
+            a->format = FORMAT_CSV;
+        else
+            return cli_usage("sweep", "--format: '%s' is not table, json or csv", value);
+        return 0;
+    case OPT_QUIET: a->quiet = true; return 0;
+    case OPT_PLUGIN_PATH:
+        if (!*value) return cli_usage("sweep", "--plugin-path: empty directory list");
+        a->plugin_path = value;
+        return 0;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, sweep_args *a)
+{
+    bool only_positional = false;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!only_positional && strcmp(arg, "--") == 0) {
+            only_positional = true;
+        } else if (only_positional || arg[0] != '-' || arg[1] == '\0') {
+            if (a->spec)
+                return cli_usage("sweep", "unexpected argument '%s' (SPEC is '%s')", arg,
+                                 a->spec);
+            a->spec = arg;
+        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            a->help = true;
+        } else {
+            const char *eq = strchr(arg, '=');
+            size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+            int opt = -1;
+            for (int k = 0; k < N_SWEEP_OPTIONS && opt < 0; k++)
+                if (strlen(SWEEP_OPTIONS[k].name) == len &&
+                    strncmp(arg, SWEEP_OPTIONS[k].name, len) == 0)
+                    opt = k;
+            if (opt < 0) return cli_usage("sweep", "unknown option '%.*s'", (int)len, arg);
+            const char *value = NULL;
+            if (!SWEEP_OPTIONS[opt].takes_value) {
+                if (eq) return cli_usage("sweep", "%s takes no value", SWEEP_OPTIONS[opt].name);
+            } else if (eq) {
+                value = eq + 1;
+            } else if (i + 1 < argc) {
+                value = argv[++i];
+            } else {
+                return cli_usage("sweep", "%s needs a value", SWEEP_OPTIONS[opt].name);
+            }
+            int rc = parse_option(a, opt, value);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+static void args_free(sweep_args *a)
+{
+    free(a->scenarios);
+    free(a->policies);
+    cli_overrides_free(&a->set);
+    cli_overrides_free(&a->grid);
+}
+
+/* ---- the spec ---------------------------------------------------------------------------- */
+
+/* Adds a string array named `key` to the normalised spec: the spec file's (paths resolved
+ * against its directory when `paths`), unless the command line gave some. */
+static int spec_names(cJSON *norm, const cJSON *file_spec, const char *spec_file, const char *key,
+                      const char **cli, int n_cli, bool paths, const char *fallback)
+{
+    cJSON *list = cJSON_AddArrayToObject(norm, key);
+    if (!list) return spec_error("sweep", "out of memory");
+    if (n_cli > 0) {
+        for (int i = 0; i < n_cli; i++)
+            if (!cJSON_AddItemToArray(list, cJSON_CreateString(cli[i])))
+                return spec_error("sweep", "out of memory");
+        return 0;
+    }
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(file_spec, key);
+    if (!given && fallback) {
+        if (!cJSON_AddItemToArray(list, cJSON_CreateString(fallback)))
+            return spec_error("sweep", "out of memory");
+        return 0;
+    }
+    if (!given)
+        return spec_error(spec_file ? spec_file : "sweep",
+                          "no %s: give them in the spec's \"%s\" or with --%.*s", key, key,
+                          (int)strlen(key) - 1, key);
+    if (!cJSON_IsArray(given) || cJSON_GetArraySize(given) == 0)
+        return spec_error(spec_file, "%s: expected a non-empty array of names", key);
+    int i = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, given)
+    {
+        if (!cJSON_IsString(it) || !*it->valuestring)
+            return spec_error(spec_file, "%s[%d]: expected a non-empty string", key, i);
+        char *s = paths ? spec_path(spec_file, it->valuestring) : strdup(it->valuestring);
+        cJSON *str = s ? cJSON_CreateString(s) : NULL;
+        free(s);
+        if (!cJSON_AddItemToArray(list, str)) return spec_error("sweep", "out of memory");
+        i++;
+    }
+    return 0;
+}
+
+/* "set" / "grid": the spec file's object, then the command line's members. */
+static int spec_overrides(cJSON *norm, const cJSON *file_spec, const char *spec_file,
+                          const char *key, const cJSON *cli)
+{
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(file_spec, key);
+    if (given && !cJSON_IsObject(given))
+        return spec_error(spec_file, "%s: expected an object of override paths", key);
+    cJSON *o = given ? cJSON_Duplicate(given, true) : cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToObject(norm, key, o)) {
+        cJSON_Delete(o);
+        return spec_error("sweep", "out of memory");
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cli)
+    {
+        cJSON *copy = cJSON_Duplicate(it, true);
+        if (!copy || !cJSON_AddItemToObject(o, it->string, copy)) {
+            cJSON_Delete(copy);
+            return spec_error("sweep", "out of memory");
+        }
+    }
+    if (strcmp(key, "grid") == 0)
+        cJSON_ArrayForEach(it, o) if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0) return
+            spec_error(spec_file ? spec_file : "sweep",
+                       "grid.%s: expected a non-empty array of values", it->string);
+    return 0;
+}
+
+static int spec_seeds(cJSON *norm, const cJSON *file_spec, const char *spec_file,
+                      const sweep_args *a)
+{
+    const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(file_spec, "seeds");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(file_spec, "seed");
+    const cJSON *episodes = cJSON_GetObjectItemCaseSensitive(file_spec, "episodes");
+    cJSON *list = cJSON_AddArrayToObject(norm, "seeds");
+    if (!list) return spec_error("sweep", "out of memory");
+    if (seeds && (seed || episodes))
+        return spec_error(spec_file, "seeds: give either \"seeds\" or \"seed\" and \"episodes\"");
+    if (seeds && !a->has_seed && !a->has_episodes) {
+        if (!cJSON_IsArray(seeds) || cJSON_GetArraySize(seeds) == 0)
+            return spec_error(spec_file, "seeds: expected a non-empty array of integers");
+        int i = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, seeds)
+        {
+            int64_t v;
+            if (!json_int(it, 0, MAX_SEED, &v))
+                return spec_error(spec_file, "seeds[%d]: expected an integer in [0, 2^53]", i);
+            if (!cJSON_AddItemToArray(list, cJSON_CreateNumber((double)v)))
+                return spec_error("sweep", "out of memory");
+            i++;
+        }
+        return 0;
+    }
+    int64_t first = 1, count = 10;
+    if (seed && !json_int(seed, 0, MAX_SEED, &first))
+        return spec_error(spec_file, "seed: expected an integer in [0, 2^53]");
+    if (episodes && !json_int(episodes, 1, 1000000, &count))
+        return spec_error(spec_file, "episodes: expected an integer in [1, 1000000]");
+    if (a->has_seed) first = a->seed;
+    if (a->has_episodes) count = a->episodes;
+    if ((double)first + (double)(count - 1) > MAX_SEED)
+        return spec_error(spec_file ? spec_file : "sweep", "seeds: %" PRId64 "..%" PRId64
+                          " goes beyond 2^53", first, first + count - 1);
+    for (int64_t k = 0; k < count; k++)
+        if (!cJSON_AddItemToArray(list, cJSON_CreateNumber((double)(first + k))))
+            return spec_error("sweep", "out of memory");
+    return 0;
+}
+
+/* The normalised spec (what the results file's first line records) from the spec file and
+ * the command line, plus the output directory. */
+static int build_spec(const sweep_args *a, sweep *sw)
+{
+    static const char *const KEYS[] = {"doc",  "scenarios", "set",   "grid",    "policies",
+                                       "seed", "episodes",  "seeds", "steps",   "metrics",
+                                       "out"};
+    cJSON *file_spec = NULL;
+    if (a->spec) {
+        char *text = cli_read_file(a->spec, NULL);
+        if (!text) return spec_error("sweep", "cannot read %s: %s", a->spec, strerror(errno));
+        const char *end = NULL;
+        file_spec = cJSON_ParseWithOpts(text, &end, true);
+        if (!file_spec) {
+            int line = 1;
+            for (const char *p = text; end && p < end; p++) line += *p == '\n';
+            free(text);
+            return spec_error(a->spec, "%d: not valid JSON", line);
+        }
+        free(text);
+        if (!cJSON_IsObject(file_spec)) {
+            cJSON_Delete(file_spec);
+            return spec_error(a->spec, "expected a JSON object");
+        }
+        const cJSON *it;
+        cJSON_ArrayForEach(it, file_spec)
+        {
+            bool known = false;
+            for (size_t k = 0; k < sizeof KEYS / sizeof KEYS[0]; k++)
+                known = known || strcmp(it->string, KEYS[k]) == 0;
+            if (!known) {
+                int rc = spec_error(a->spec,
+                                    "%s: unknown key (known: scenarios, set, grid, policies, "
+                                    "seed, episodes, seeds, steps, metrics, out, doc)",
+                                    it->string);
+                cJSON_Delete(file_spec);
+                return rc;
+            }
+        }
+    }
+    sw->spec = cJSON_CreateObject();
+    int rc = sw->spec ? 0 : spec_error("sweep", "out of memory");
+    if (!rc)
+        rc = spec_names(sw->spec, file_spec, a->spec, "scenarios", a->scenarios, a->n_scenarios,
+                        true, NULL);
+    if (!rc) rc = spec_overrides(sw->spec, file_spec, a->spec, "set", a->set.obj);
+    if (!rc) rc = spec_overrides(sw->spec, file_spec, a->spec, "grid", a->grid.obj);
+    if (!rc)
+        rc = spec_names(sw->spec, file_spec, a->spec, "policies", a->policies, a->n_policies,
+                        false, "random");
+    if (!rc) rc = spec_seeds(sw->spec, file_spec, a->spec, a);
+    if (!rc) {
+        const cJSON *steps = cJSON_GetObjectItemCaseSensitive(file_spec, "steps");
+        sw->steps = 0;
+        if (steps && !cJSON_IsNull(steps) && !json_int(steps, 1, 1e15, &sw->steps))
+            rc = spec_error(a->spec, "steps: expected a positive integer or null");
+        if (a->has_steps) sw->steps = a->steps;
+        cJSON *v = sw->steps ? cJSON_CreateNumber((double)sw->steps) : cJSON_CreateNull();
+        if (!rc && !cJSON_AddItemToObject(sw->spec, "steps", v)) {
+            cJSON_Delete(v);
+            rc = spec_error("sweep", "out of memory");
+        }
+    }
+    if (!rc) {
+        const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(file_spec, "metrics");
+        if (metrics && !cJSON_IsBool(metrics))
+            rc = spec_error(a->spec, "metrics: expected true or false");
+        sw->metrics = !a->no_metrics && !cJSON_IsFalse(metrics);
+        if (!rc && !cJSON_AddBoolToObject(sw->spec, "metrics", sw->metrics))
+            rc = spec_error("sweep", "out of memory");
+    }
+    if (!rc) {
+        const cJSON *out = cJSON_GetObjectItemCaseSensitive(file_spec, "out");
+        if (out && (!cJSON_IsString(out) || !*out->valuestring))
+            rc = spec_error(a->spec, "out: expected a directory name");
+        else if (a->out)
+            sw->out = strdup(a->out);
+        else if (out)
+            sw->out = spec_path(a->spec, out->valuestring);
+        else
+            rc = cli_usage("sweep", "missing --out DIR (or \"out\" in the spec): where the "
+                                    "results go");
+        if (!rc && !sw->out) rc = spec_error("sweep", "out of memory");
+    }
+    cJSON_Delete(file_spec);
+    return rc;
+}
+
+/* ---- cells and jobs ---------------------------------------------------------------------- */
+
+static int expand_cells(sweep *sw)
+{
+    const cJSON *scenarios = cJSON_GetObjectItemCaseSensitive(sw->spec, "scenarios");
+    const cJSON *policies = cJSON_GetObjectItemCaseSensitive(sw->spec, "policies");
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(sw->spec, "set");
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(sw->spec, "grid");
+    const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(sw->spec, "seeds");
+    int n_axes = cJSON_GetArraySize(grid);
+    int64_t combos = 1;
+    const cJSON *axis;
+    cJSON_ArrayForEach(axis, grid) combos *= cJSON_GetArraySize(axis);
+    sw->n_seeds = cJSON_GetArraySize(seeds);
+    sw->n_cells = (int64_t)cJSON_GetArraySize(scenarios) * combos * cJSON_GetArraySize(policies);
+    if (sw->n_cells * sw->n_seeds > MAX_JOBS)
+        return spec_error("sweep", "%" PRId64 " cells x %" PRId64 " seeds is more than %d jobs",
+                          sw->n_cells, sw->n_seeds, MAX_JOBS);
+    sw->n_jobs = sw->n_cells * sw->n_seeds;
+    sw->seeds = malloc(sizeof *sw->seeds * (size_t)sw->n_seeds);
+    sw->cells = calloc((size_t)sw->n_cells, sizeof *sw->cells);
+    if (!sw->seeds || !sw->cells) return spec_error("sweep", "out of memory");
+    int64_t k = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, seeds) sw->seeds[k++] = (uint64_t)it->valuedouble;
+
+    int64_t c = 0;
+    const cJSON *scn;
+    cJSON_ArrayForEach(scn, scenarios) for (int64_t g = 0; g < combos; g++)
+    {
+        const cJSON *pol;
+        cJSON_ArrayForEach(pol, policies)
+        {
+            sweep_cell *ce = &sw->cells[c++];
+            ce->file = scn->valuestring;
+            ce->policy = pol->valuestring;
+            ce->params = cJSON_CreateObject();
+            if (!ce->params) return spec_error("sweep", "out of memory");
+            /* The combination's index in mixed radix, the last axis fastest. */
+            int64_t rest = g, stride = combos;
+            (void)n_axes;
+            cJSON_ArrayForEach(axis, grid)
+            {
+                stride /= cJSON_GetArraySize(axis);
+                const cJSON *v = cJSON_GetArrayItem(axis, (int)(rest / stride));
+                rest %= stride;
+                cJSON *copy = cJSON_Duplicate(v, true);
+                if (!copy || !cJSON_AddItemToObject(ce->params, axis->string, copy)) {
+                    cJSON_Delete(copy);
+                    return spec_error("sweep", "out of memory");
+                }
+            }
+            /* The fixed overrides first, the cell's grid values after them. */
+            cJSON *user = cJSON_Duplicate(set, true);
+            bool ok = user != NULL;
+            cJSON_ArrayForEach(it, ce->params)
+            {
+                cJSON *copy = ok ? cJSON_Duplicate(it, true) : NULL;
+                ok = copy && cJSON_AddItemToObject(user, it->string, copy);
+                if (!ok) cJSON_Delete(copy);
+            }
+            bool oom = !ok;
+            if (ok) ce->overrides = cli_eval_overrides(ce->file, user, sw->metrics, &oom);
+            cJSON_Delete(user);
+            if (oom) return spec_error("sweep", "out of memory");
+        }
+    }
+    return 0;
+}
+
+/* "cell 3 (gather.json, policy random, max_steps=50)" */
+static void cell_text(const sweep *sw, int64_t c, char *buf, size_t size)
+{
+    const sweep_cell *ce = &sw->cells[c];
+    const char *base = strrchr(ce->file, '/') ? strrchr(ce->file, '/') + 1 : ce->file;
+    size_t n = (size_t)snprintf(buf, size, "cell %" PRId64 " (%s, policy %s", c, base, ce->policy);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, ce->params)
+    {
+        char *v = n < size ? cJSON_PrintUnformatted(it) : NULL;
+        if (v) n += (size_t)snprintf(buf + n, size - n, ", %s=%s", it->string, v);
+        cJSON_free(v);
+    }
+    if (n < size) snprintf(buf + n, size - n, ")");
+}
+
+static void cell_env_free(polis_env **env)
+{
+    polis_env_destroy(*env);
+    *env = NULL;
+}
+
+/* A new env for cell c and its policy, or NULL with the reason in err. */
+static polis_env *cell_env(const sweep *sw, int64_t c, int32_t *policy, char *err, size_t size)
+{
+    polis_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.plugin_path = sw->plugin_path;
+    o.overrides = sw->cells[c].overrides;
+    polis_env *env = NULL;
+    polis_error e;
+    char where[512];
+    cell_text(sw, c, where, sizeof where);
+    if (polis_env_create_file(sw->cells[c].file, &o, &env, &e) != POLIS_OK) {
+        snprintf(err, size, "%s: %s", where, e.message);
+        return NULL;
+    }
+    *policy = polis_env_policy_find(env, sw->cells[c].policy);
+    if (*policy < 0) {
+        char list[512] = "";
+        size_t len = 0;
+        for (int32_t i = 0; i < polis_env_n_policies(env) && len < sizeof list; i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                                    polis_env_policy_name(env, i));
+        snprintf(err, size, "%s: '%s' is not a policy of this scenario (policies: %s)", where,
+                 sw->cells[c].policy, list);
+        cell_env_free(&env);
+    }
+    return env;
+}
+
+/* ---- playing jobs ------------------------------------------------------------------------ */
+
+typedef struct worker {
+    sweep *sw;
+    int64_t cell; /* of env; -1: none */
+    polis_env *env;
+    int32_t policy;
+    bool has_metrics;
+    double *returns;
+    pthread_t thread;
+} worker;
+
+static void worker_free(worker *w)
+{
+    cell_env_free(&w->env);
+    free(w->returns);
+    w->returns = NULL;
+    w->cell = -1;
+}
+
+/* The result line of a job ("...}\n", free it), or NULL with the reason in err. */
+static char *play_job(worker *w, int64_t job, char *err, size_t size)
+{
+    const sweep *sw = w->sw;
+    int64_t c = job / sw->n_seeds;
+    uint64_t seed = sw->seeds[job % sw->n_seeds];
+    if (w->cell != c) {
+        worker_free(w);
+        if (!(w->env = cell_env(sw, c, &w->policy, err, size))) return NULL;
+        w->cell = c;
+        w->has_metrics = cli_has_metrics(w->env);
+        w->returns = calloc((size_t)polis_env_n_agents(w->env) + 1, sizeof *w->returns);
+        if (!w->returns) {
+            snprintf(err, size, "out of memory");
+            return NULL;
+        }
+    }
+    cli_episode e;
+    char why[1024];
+    if (!cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics, false, w->returns,
+                          &e, why, sizeof why)) {
+        char where[512];
+        cell_text(sw, c, where, sizeof where);
+        snprintf(err, size, "job %" PRId64 ", %s, seed %" PRIu64 ": %s", job, where, seed, why);
+        /* The env is in an unknown state: the next job of the cell gets a new one. */
+        worker_free(w);
+        return NULL;
+    }
+    cJSON *o = cJSON_CreateObject();
+    char buf[32];
+    bool ok = o != NULL;
+    snprintf(buf, sizeof buf, "%" PRId64, job);
+    ok = ok && cJSON_AddRawToObject(o, "job", buf);
+    snprintf(buf, sizeof buf, "%" PRId64, c);
+    ok = ok && cJSON_AddRawToObject(o, "cell", buf);
+    ok = ok && cJSON_AddStringToObject(o, "scenario", polis_env_name(w->env));
+    ok = ok && cJSON_AddStringToObject(o, "policy", sw->cells[c].policy);
+    cJSON *params = ok ? cJSON_Duplicate(sw->cells[c].params, true) : NULL;
+    ok = params && cJSON_AddItemToObject(o, "params", params);
+    if (!ok && params && !cJSON_GetObjectItemCaseSensitive(o, "params")) cJSON_Delete(params);
+    snprintf(buf, sizeof buf, "%" PRIu64, seed);
+    ok = ok && cJSON_AddRawToObject(o, "seed", buf);
+    snprintf(buf, sizeof buf, "%" PRId64, e.steps);
+    ok = ok && cJSON_AddRawToObject(o, "steps", buf);
+    snprintf(buf, sizeof buf, "%016" PRIx64, e.hash);
+    ok = ok && cJSON_AddStringToObject(o, "hash", buf);
+    ok = ok && cJSON_AddItemToObject(o, "metrics", e.metrics);
+    if (ok) e.metrics = NULL;
+    cli_episode_free(&e);
+    char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    char *line = text ? malloc(strlen(text) + 2) : NULL;
+    if (line) sprintf(line, "%s\n", text);
+    cJSON_free(text);
+    if (!line) snprintf(err, size, "out of memory");
+    return line;
+}
+
+/* ---- the writer (rank 0; the caller holds sw->mu) ---------------------------------------- */
+
+static void fail(sweep *sw, const char *msg)
+{
+    if (!sw->failed) snprintf(sw->error, sizeof sw->error, "%s", msg);
+    sw->failed = true;
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+static void sync_results(sweep *sw)
+{
+    if (sw->unsynced == 0) return;
+    if (fsync(sw->fd) != 0) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s: cannot sync: %s", sw->results, strerror(errno));
+        fail(sw, msg);
+    }
+    sw->unsynced = 0;
+    sw->last_sync = cli_now();
+}
+
+static void record(sweep *sw, const char *line)
+{
+    if (!write_all(sw->fd, line, strlen(line))) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s: cannot write: %s", sw->results, strerror(errno));
+        fail(sw, msg);
+        return;
+    }
+    sw->done_now++;
+    sw->unsynced++;
+    double now = cli_now();
+    if (sw->unsynced >= SYNC_LINES || now - sw->last_sync >= SYNC_SECONDS) sync_results(sw);
+    if (sw->bar && (now - sw->last_bar >= 0.1 || sw->done_before + sw->done_now == sw->n_jobs)) {
+        cli_progress(stderr, sw->done_before + sw->done_now, sw->n_jobs, sw->done_before,
+                     now - sw->t0);
+        sw->last_bar = now;
+    }
+}
+
+/* The next job to hand out, or -1 when there is none left or the sweep failed. */
+static int64_t take_job(sweep *sw)
+{
+    pthread_mutex_lock(&sw->mu);
+    int64_t job = !sw->failed && sw->next < sw->n_pending ? sw->pending[sw->next++] : -1;
+    pthread_mutex_unlock(&sw->mu);
+    return job;
+}
+
+static void *local_worker(void *arg)
+{
+    worker *w = arg;
+    sweep *sw = w->sw;
+    for (int64_t job; (job = take_job(sw)) >= 0;) {
+        char err[2048];
+        char *line = play_job(w, job, err, sizeof err);
+        pthread_mutex_lock(&sw->mu);
+        if (line)
+            record(sw, line);
+        else
+            fail(sw, err);
+        pthread_mutex_unlock(&sw->mu);
+        free(line);
+    }
+    worker_free(w);
+    return NULL;
+}
+
+/* ---- the results file -------------------------------------------------------------------- */
+
+/* Where each job's line starts in the results text (-1: not there), from a whole-line scan
+ * that checks every line against the sweep. `*good` is the length of the text up to the end
+ * of the last complete line. Returns 0 or EXIT_ENV (message printed). */
+static int scan_results(const sweep *sw, const char *text, size_t len, int64_t *line_of,
+                        size_t *good)
+{
+    for (int64_t j = 0; j < sw->n_jobs; j++) line_of[j] = -1;
+    *good = 0;
+    char *header = cJSON_PrintUnformatted(sw->spec);
+    if (!header) return spec_error("sweep", "out of memory");
+    int64_t line = 0;
+    int rc = 0;
+    for (size_t pos = 0; pos < len && !rc;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        if (!nl) break; /* a torn last line: the run was killed while writing it */
+        size_t end = (size_t)(nl - text);
+        line++;
+        const char *parse_end = NULL;
+        cJSON *o = cJSON_ParseWithLengthOpts(text + pos, end - pos, &parse_end, false);
+        if (!cJSON_IsObject(o)) {
+            rc = spec_error(sw->results, "%" PRId64 ": not a JSON object", line);
+        } else if (line == 1) {
+            const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
+            char *theirs = spec ? cJSON_PrintUnformatted(spec) : NULL;
+            if (!cJSON_GetObjectItemCaseSensitive(o, "polis_sweep") || !theirs)
+                rc = spec_error(sw->results, "1: not the header of a polis sweep");
+            else if (strcmp(theirs, header) != 0)
+                rc = spec_error(sw->results,
+                                "1: written by a different sweep (its spec differs from this "
+                                "one's); give another --out");
+            cJSON_free(theirs);
+        } else {
+            int64_t job, cell, seed;
+            if (!json_int(cJSON_GetObjectItemCaseSensitive(o, "job"), 0,
+                          (double)(sw->n_jobs - 1), &job) ||
+                !json_int(cJSON_GetObjectItemCaseSensitive(o, "cell"), 0, 1e15, &cell) ||
+                !json_int(cJSON_GetObjectItemCaseSensitive(o, "seed"), 0, MAX_SEED, &seed) ||
+                !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "metrics")))
+                rc = spec_error(sw->results,
+                                "%" PRId64 ": not a result of this sweep (job, cell, seed, "
+                                "metrics)",
+                                line);
+            else if (cell != job / sw->n_seeds || (uint64_t)seed != sw->seeds[job % sw->n_seeds])
+                rc = spec_error(sw->results,
+                                "%" PRId64 ": job %" PRId64 " is cell %" PRId64 " seed %" PRIu64
+                                " in this sweep, not cell %" PRId64 " seed %" PRId64,
+                                line, job, job / sw->n_seeds, sw->seeds[job % sw->n_seeds],
+                                cell, seed);
+            else if (line_of[job] < 0)
+                line_of[job] = (int64_t)pos;
+        }
+        cJSON_Delete(o);
+        pos = end + 1;
+        *good = pos;
+    }
+    cJSON_free(header);
+    return rc;
+}
+
+static int make_dirs(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p) return spec_error("sweep", "out of memory");
+    for (char *s = p + 1;; s++) {
+        bool last = *s == '\0';
+        if (*s == '/' || last) {
+            *s = '\0';
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                int rc = spec_error(dir, "cannot create the directory: %s", strerror(errno));
+                free(p);
+                return rc;
+            }
+            if (last) break;
+            *s = '/';
+        }
+    }
+    free(p);
+    return 0;
+}
+
+/* Opens OUT/results.jsonl for appending: a new file gets the header line; with --resume an
+ * existing one is checked, its torn last line cut off, and the jobs it holds are not played
+ * again. Fills sw->pending. */
+static int open_results(sweep *sw, bool resume)
+{
+    int rc = make_dirs(sw->out);
+    if (rc) return rc;
+    if (!(sw->results = join_path(sw->out, "results.jsonl")))
+        return spec_error("sweep", "out of memory");
+    int64_t *line_of = malloc(sizeof *line_of * (size_t)sw->n_jobs);
+    sw->pending = malloc(sizeof *sw->pending * (size_t)sw->n_jobs);
+    if (!line_of || !sw->pending) {
+        free(line_of);
+        return spec_error("sweep", "out of memory");
+    }
+    for (int64_t j = 0; j < sw->n_jobs; j++) line_of[j] = -1;
+    size_t len = 0, good = 0;
+    char *text = cli_read_file(sw->results, &len);
+    if (!text && errno != ENOENT) {
+        free(line_of);
+        return spec_error(sw->results, "cannot read: %s", strerror(errno));
+    }
+    if (text && len > 0 && !resume) {
+        free(text);
+        free(line_of);
+        return spec_error(sw->results, "already holds a sweep: --resume finishes it; remove it "
+                                       "to start again");
+    }
+    if (text) rc = scan_results(sw, text, len, line_of, &good);
+    free(text);
+    if (!rc) {
+        sw->fd = open(sw->results, O_WRONLY | O_CREAT | O_APPEND, 0666);
+        if (sw->fd < 0)
+            rc = spec_error(sw->results, "cannot open: %s", strerror(errno));
+        else if (good < len && ftruncate(sw->fd, (off_t)good) != 0)
+            rc = spec_error(sw->results, "cannot cut off the torn last line: %s",
+                            strerror(errno));
+    }
+    if (!rc && good == 0) {
+        /* A new file (or one killed before its header was complete): the header first. */
+        cJSON *h = cJSON_CreateObject();
+        char *line = NULL;
+        if (h && cJSON_AddNumberToObject(h, "polis_sweep", 1) &&
+            cJSON_AddItemReferenceToObject(h, "spec", sw->spec) &&
+            cJSON_AddNumberToObject(h, "jobs", (double)sw->n_jobs))
+            line = cJSON_PrintUnformatted(h);
+        cJSON_Delete(h);
+        if (!line)
+            rc = spec_error("sweep", "out of memory");
+        else if ((good < len && ftruncate(sw->fd, 0) != 0) || !write_all(sw->fd, line, strlen(line)) ||
+                 !write_all(sw->fd, "\n", 1) || fsync(sw->fd) != 0)
+            rc = spec_error(sw->results, "cannot write: %s", strerror(errno));
+        cJSON_free(line);
+    }
+    for (int64_t j = 0; !rc && j < sw->n_jobs; j++) {
+        if (line_of[j] >= 0)
+            sw->done_before++;
+        else
+            sw->pending[sw->n_pending++] = j;
+    }
+    free(line_of);
+    return rc;
+}
+
+/* ---- the summary ------------------------------------------------------------------------- */
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_number(FILE *f, double v, bool defined)
+{
+    if (defined && isfinite(v)) fprintf(f, "%.17g", v);
+}
+
+static cJSON *json_number(double v, bool defined)
+{
+    return defined && isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+typedef struct summary_out {
+    FILE *txt, *csv;
+    cJSON *json; /* {"cells": [...]} */
+    cJSON *cells;
+    bool ok;
+} summary_out;
+
+static void summarise_cell(const sweep *sw, int64_t c, const char *scenario, const cli_table *t,
+                           summary_out *so)
+{
+    const sweep_cell *ce = &sw->cells[c];
+    fprintf(so->txt, "\ncell %" PRId64 ": %s, policy %s", c, scenario, ce->policy);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, ce->params)
+    {
+        char *v = cJSON_PrintUnformatted(it);
+        fprintf(so->txt, ", %s=%s", it->string, v ? v : "?");
+        so->ok = so->ok && v;
+        cJSON_free(v);
+    }
+    fprintf(so->txt, " (%" PRId64 " episodes)\n", t->episodes);
+    int width = 6;
+    for (int32_t i = 0; i < t->n_keys; i++)
+        if ((int)strlen(t->keys[i]) > width) width = (int)strlen(t->keys[i]);
+    fprintf(so->txt, "  %-*s  %6s  %12s  %10s  %s\n", width, "metric", "n", "mean", "sd",
+            "95% interval");
+
+    cJSON *o = cJSON_CreateObject();
+    so->ok = so->ok && o && cJSON_AddItemToArray(so->cells, o);
+    if (!so->ok) {
+        cJSON_Delete(o);
+        return;
+    }
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, c);
+    so->ok = cJSON_AddRawToObject(o, "cell", buf) && cJSON_AddStringToObject(o, "scenario", scenario) &&
+             cJSON_AddStringToObject(o, "file", ce->file) &&
+             cJSON_AddStringToObject(o, "policy", ce->policy);
+    cJSON *params = so->ok ? cJSON_Duplicate(ce->params, true) : NULL;
+    so->ok = params && cJSON_AddItemToObject(o, "params", params);
+    if (!so->ok && params && !cJSON_GetObjectItemCaseSensitive(o, "params")) cJSON_Delete(params);
+    snprintf(buf, sizeof buf, "%" PRId64, t->episodes);
+    so->ok = so->ok && cJSON_AddRawToObject(o, "episodes", buf);
+    cJSON *metrics = so->ok ? cJSON_AddObjectToObject(o, "metrics") : NULL;
+    so->ok = metrics != NULL;
+
+    for (int32_t i = 0; so->ok && i < t->n_keys; i++) {
+        cli_stat s = cli_table_stat(t, i);
+        bool def = s.n > 0;
+        if (def)
+            fprintf(so->txt, "  %-*s  %6" PRId64 "  %12.6g  %10.4g  [%.6g, %.6g]\n", width,
+                    t->keys[i], s.n, s.mean, s.sd, s.mean - s.ci95, s.mean + s.ci95);
+        else
+            fprintf(so->txt, "  %-*s  %6d  %12s  %10s  -\n", width, t->keys[i], 0, "undefined",
+                    "-");
+        fprintf(so->csv, "%" PRId64 ",", c);
+        csv_field(so->csv, scenario);
+        fputc(',', so->csv);
+        csv_field(so->csv, ce->policy);
+        cJSON_ArrayForEach(it, ce->params)
+        {
+            char *v = cJSON_PrintUnformatted(it);
+            fputc(',', so->csv);
+            csv_field(so->csv, v ? v : "");
+            so->ok = so->ok && v;
+            cJSON_free(v);
+        }
+        fputc(',', so->csv);
+        csv_field(so->csv, t->keys[i]);
+        fprintf(so->csv, ",%" PRId64 ",", s.n);
+        csv_number(so->csv, s.mean, def);
+        fputc(',', so->csv);
+        csv_number(so->csv, s.sd, def);
+        fputc(',', so->csv);
+        csv_number(so->csv, s.mean - s.ci95, def);
+        fputc(',', so->csv);
+        csv_number(so->csv, s.mean + s.ci95, def);
+        fputc('\n', so->csv);
+
+        cJSON *m = cJSON_CreateObject();
+        so->ok = so->ok && m && cJSON_AddItemToObject(metrics, t->keys[i], m);
+        if (!so->ok) {
+            cJSON_Delete(m);
+            break;
+        }
+        snprintf(buf, sizeof buf, "%" PRId64, s.n);
+        cJSON *ci = cJSON_CreateArray();
+        so->ok = cJSON_AddRawToObject(m, "n", buf) &&
+                 cJSON_AddItemToObject(m, "mean", json_number(s.mean, def)) &&
+                 cJSON_AddItemToObject(m, "sd", json_number(s.sd, def)) && ci &&
+                 cJSON_AddItemToObject(m, "ci95", ci);
+        if (!so->ok && ci && !cJSON_GetObjectItemCaseSensitive(m, "ci95")) cJSON_Delete(ci);
+        so->ok = so->ok && cJSON_AddItemToArray(ci, json_number(s.mean - s.ci95, def)) &&
+                 cJSON_AddItemToArray(ci, json_number(s.mean + s.ci95, def));
+    }
+}
+
+/* Writes `text` to OUT/name through a temporary file renamed over it. */
+static int write_summary_file(const sweep *sw, const char *name, const char *text)
+{
+    char *path = join_path(sw->out, name);
+    char *tmp = path ? join_path(sw->out, ".summary.tmp") : NULL;
+    int rc = 0;
+    FILE *f = tmp ? fopen(tmp, "w") : NULL;
+    if (!path || !tmp)
+        rc = spec_error("sweep", "out of memory");
+    else if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0)
+        rc = spec_error(path, "cannot write: %s", strerror(errno));
+    free(path);
+    free(tmp);
+    return rc;
+}
+
+/* Reads the whole results file, checks every job is in it, and writes and prints the
+ * summary. */
+static int summarise(const sweep *sw)
+{
+    size_t len = 0, good = 0;
+    char *text = cli_read_file(sw->results, &len);
+    if (!text) return spec_error(sw->results, "cannot read: %s", strerror(errno));
+    int64_t *line_of = malloc(sizeof *line_of * (size_t)sw->n_jobs);
+    if (!line_of) {
+        free(text);
+        return spec_error("sweep", "out of memory");
+    }
+    int rc = scan_results(sw, text, len, line_of, &good);
+    for (int64_t j = 0; !rc && j < sw->n_jobs; j++)
+        if (line_of[j] < 0) rc = spec_error(sw->results, "job %" PRId64 " is missing", j);
+
+    summary_out so = {0};
+    char *txt_text = NULL, *csv_text = NULL;
+    size_t txt_len = 0, csv_len = 0;
+    so.txt = rc ? NULL : open_memstream(&txt_text, &txt_len);
+    so.csv = so.txt ? open_memstream(&csv_text, &csv_len) : NULL;
+    so.json = cJSON_CreateObject();
+    so.cells = so.json ? cJSON_AddArrayToObject(so.json, "cells") : NULL;
+    so.ok = so.txt && so.csv && so.cells;
+    if (!rc && !so.ok) rc = spec_error("sweep", "out of memory");
+    if (!rc) {
+        const cJSON *grid = cJSON_GetObjectItemCaseSensitive(sw->spec, "grid");
+        fprintf(so.txt, "sweep: %" PRId64 " cells x %" PRId64 " seeds = %" PRId64 " episodes\n",
+                sw->n_cells, sw->n_seeds, sw->n_jobs);
+        fputs("cell,scenario,policy", so.csv);
+        const cJSON *it;
+        cJSON_ArrayForEach(it, grid)
+        {
+            fputc(',', so.csv);
+            csv_field(so.csv, it->string);
+        }
+        fputs(",metric,n,mean,sd,ci95_low,ci95_high\n", so.csv);
+    }
+    for (int64_t c = 0; !rc && c < sw->n_cells; c++) {
+        cli_table t = {.episodes = sw->n_seeds};
+        char scenario[256] = "";
+        for (int64_t k = 0; k < sw->n_seeds && !rc; k++) {
+            int64_t j = c * sw->n_seeds + k;
+            const char *start = text + line_of[j];
+            const char *nl = strchr(start, '\n');
+            cJSON *o = cJSON_ParseWithLength(start, (size_t)(nl - start));
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "scenario");
+            if (k == 0 && cJSON_IsString(name))
+                snprintf(scenario, sizeof scenario, "%s", name->valuestring);
+            if (!o) rc = spec_error("sweep", "out of memory");
+            else cli_table_add(&t, k, cJSON_GetObjectItemCaseSensitive(o, "metrics"));
+            cJSON_Delete(o);
+        }
+        if (!rc && t.oom) rc = spec_error("sweep", "out of memory");
+        if (!rc) summarise_cell(sw, c, scenario, &t, &so);
+        if (!rc && !so.ok) rc = spec_error("sweep", "out of memory");
+        cli_table_free(&t);
+    }
+    if (so.txt && fclose(so.txt) != 0 && !rc) rc = spec_error("sweep", "out of memory");
+    if (so.csv && fclose(so.csv) != 0 && !rc) rc = spec_error("sweep", "out of memory");
+    char *json_text = rc ? NULL : cJSON_Print(so.json);
+    if (!rc && !json_text) rc = spec_error("sweep", "out of memory");
+    if (!rc) rc = write_summary_file(sw, "summary.txt", txt_text);
+    if (!rc) rc = write_summary_file(sw, "summary.csv", csv_text);
+    if (!rc) {
+        size_t n = strlen(json_text);
+        char *with_nl = malloc(n + 2);
+        if (!with_nl) {
+            rc = spec_error("sweep", "out of memory");
+        } else {
+            snprintf(with_nl, n + 2, "%s\n", json_text);
+            rc = write_summary_file(sw, "summary.json", with_nl);
+            free(with_nl);
+        }
+    }
+    if (!rc) {
+        if (sw->format == FORMAT_TABLE) fputs(txt_text, stdout);
+        if (sw->format == FORMAT_CSV) fputs(csv_text, stdout);
+        if (sw->format == FORMAT_JSON) printf("%s\n", json_text);
+        fflush(stdout);
+    }
+    cJSON_free(json_text);
+    cJSON_Delete(so.json);
+    free(txt_text);
+    free(csv_text);
+    free(line_of);
+    free(text);
+    return rc;
+}
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+/* Before anything is played: every cell's env can be made and has its policy. */
+static int check_cells(const sweep *sw)
+{
+    for (int64_t c = 0; c < sw->n_cells; c++) {
+        char err[2048];
+        int32_t policy;
+        polis_env *env = cell_env(sw, c, &policy, err, sizeof err);
+        if (!env) {
+            fprintf(stderr, "polis: %s\n", err);
+            return EXIT_ENV;
+        }
+        cell_env_free(&env);
+    }
+    return 0;
+}
+
+static int start_threads(sweep *sw, worker *workers, int n)
+{
+    for (int i = 0; i < n; i++) {
+        workers[i] = (worker){.sw = sw, .cell = -1};
+        if (pthread_create(&workers[i].thread, NULL, local_worker, &workers[i]) != 0) {
+            pthread_mutex_lock(&sw->mu);
+            fail(sw, "cannot start a thread");
+            pthread_mutex_unlock(&sw->mu);
+            return i;
+        }
+    }
+    return n;
+}
+
+#ifdef POLIS_HAVE_MPI
+enum { TAG_READY = 1, TAG_RESULT, TAG_ERROR, TAG_JOB };
+
+/* Rank 0: answers every other rank's requests until each was told to stop. */
+static void serve_ranks(sweep *sw, int size)
+{
+    int active = size - 1;
+    while (active > 0) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) {
+            /* OpenMPI's blocking receive spins: poll gently, the local threads need the core. */
+            nanosleep(&(struct timespec){0, 100000}, NULL);
+            continue;
+        }
+        int len = 0;
+        MPI_Get_count(&st, MPI_CHAR, &len);
+        char *msg = malloc((size_t)len + 1);
+        if (!msg) {
+            fprintf(stderr, "polis: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, EXIT_ENV);
+        }
+        MPI_Recv(msg, len, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        msg[len] = '\0';
+        pthread_mutex_lock(&sw->mu);
+        if (st.MPI_TAG == TAG_RESULT) record(sw, msg);
+        if (st.MPI_TAG == TAG_ERROR) fail(sw, msg);
+        pthread_mutex_unlock(&sw->mu);
+        free(msg);
+        int64_t job = take_job(sw);
+        MPI_Send(&job, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_JOB, MPI_COMM_WORLD);
+        if (job < 0) active--;
+    }
+}
+
+/* A rank other than 0: plays the jobs rank 0 hands it. */
+static void rank_worker(sweep *sw)
+{
+    worker w = {.sw = sw, .cell = -1};
+    MPI_Send("", 0, MPI_CHAR, 0, TAG_READY, MPI_COMM_WORLD);
+    for (;;) {
+        int64_t job;
+        MPI_Recv(&job, 1, MPI_INT64_T, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (job < 0) break;
+        char err[2048];
+        char *line = play_job(&w, job, err, sizeof err);
+        if (line)
+            MPI_Send(line, (int)strlen(line), MPI_CHAR, 0, TAG_RESULT, MPI_COMM_WORLD);
+        else
+            MPI_Send(err, (int)strlen(err), MPI_CHAR, 0, TAG_ERROR, MPI_COMM_WORLD);
+        free(line);
+    }
+    worker_free(&w);
+}
+
+/* Whether an MPI launcher (mpirun, srun, hydra) started this process. */
+static bool launched_by_mpi(void)
+{
+    static const char *const VARS[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+                                       "PMI_SIZE"};
+    for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++)
+        if (getenv(VARS[i])) return true;
+    return false;
+}
+#endif
+
+/* Rank 0 (or the only process): prepares the results, plays the jobs with its threads while
+ * serving the other ranks, and summarises. `size` ranks in all. */
+static int run_rank0(sweep *sw, bool resume, int size)
+{
+    int rc = check_cells(sw);
+    if (!rc) rc = open_results(sw, resume);
+#ifdef POLIS_HAVE_MPI
+    if (size > 1) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+    if (rc) return rc;
+    if (sw->done_before > 0)
+        fprintf(stderr, "polis: sweep: %" PRId64 " of %" PRId64 " jobs already in %s\n",
+                sw->done_before, sw->n_jobs, sw->results);
+    sw->t0 = sw->last_sync = cli_now();
+    int n = sw->threads;
+    if (n > sw->n_pending) n = sw->n_pending > 0 ? (int)sw->n_pending : 1;
+    worker *workers = calloc((size_t)n, sizeof *workers);
+    int started = workers ? start_threads(sw, workers, n) : 0;
+    if (!workers) {
+        pthread_mutex_lock(&sw->mu);
+        fail(sw, "out of memory");
+        pthread_mutex_unlock(&sw->mu);
+    }
+#ifdef POLIS_HAVE_MPI
+    if (size > 1) serve_ranks(sw, size);
+#else
+    (void)size;
+#endif
+    for (int i = 0; i < started; i++) pthread_join(workers[i].thread, NULL);
+    free(workers);
+    pthread_mutex_lock(&sw->mu);
+    sync_results(sw);
+    pthread_mutex_unlock(&sw->mu);
+    if (sw->bar) fputs("\r\033[K", stderr);
+    if (close(sw->fd) != 0 && !sw->failed) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s: cannot close: %s", sw->results, strerror(errno));
+        fail(sw, msg);
+    }
+    sw->fd = -1;
+    if (sw->failed) {
+        fprintf(stderr, "polis: %s\n", sw->error);
+        fprintf(stderr, "polis: sweep: %" PRId64 " of %" PRId64 " jobs are in %s; --resume "
+                        "plays the rest\n",
+                sw->done_before + sw->done_now, sw->n_jobs, sw->results);
+        return EXIT_ENV;
+    }
+    return summarise(sw);
+}
+
+static void sweep_free(sweep *sw)
+{
+    for (int64_t c = 0; sw->cells && c < sw->n_cells; c++) {
+        cJSON_Delete(sw->cells[c].params);
+        cJSON_free(sw->cells[c].overrides);
+    }
+    free(sw->cells);
+    free(sw->seeds);
+    free(sw->pending);
+    free(sw->results);
+    free(sw->out);
+    cJSON_Delete(sw->spec);
+    if (sw->fd >= 0) close(sw->fd);
+    pthread_mutex_destroy(&sw->mu);
+}
+
+int cli_sweep_main(int argc, char **argv)
+{
+    sweep_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse_args(argc, argv, &a);
+    if (rc || a.help) {
+        if (rc == 0) fputs(CLI_SWEEP_HELP, stdout);
+        args_free(&a);
+        return rc;
+    }
+    sweep sw;
+    memset(&sw, 0, sizeof sw);
+    sw.fd = -1;
+    pthread_mutex_init(&sw.mu, NULL);
+    sw.plugin_path = a.plugin_path;
+    sw.quiet = a.quiet;
+    sw.format = a.format;
+    rc = build_spec(&a, &sw);
+    if (!rc) rc = expand_cells(&sw);
+
+    int rank = 0, size = 1;
+#ifdef POLIS_HAVE_MPI
+    bool mpi = launched_by_mpi();
+    if (mpi) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        /* Every rank read the same spec; one that failed stops them all the same way. */
+        int worst = rc;
+        MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (worst && !rc) rc = worst;
+    }
+#endif
+    if (!rc) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        sw.threads = a.threads ? (int)a.threads : size > 1 ? 1 : cores > 0 ? (int)cores : 1;
+        sw.bar = rank == 0 && !a.quiet && isatty(STDERR_FILENO);
+        if (rank == 0) {
+            rc = run_rank0(&sw, a.resume, size);
+        } else {
+#ifdef POLIS_HAVE_MPI
+            MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            if (!rc) rank_worker(&sw);
+#endif
+        }
+    }
+#ifdef POLIS_HAVE_MPI
+    if (mpi) MPI_Finalize();
+#endif
+    sweep_free(&sw);
+    args_free(&a);
+    return rc;
+}
