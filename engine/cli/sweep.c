@@ -178,6 +178,25 @@ static bool json_int(const cJSON *v, double lo, double hi, int64_t *out)
     return true;
 }
 
+/* The shortest decimal that reads back as exactly v (cJSON's own printing stops at 15 digits
+ * when the value is merely close). */
+static void exact_text(char buf[32], double v)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, 32, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+/* A JSON number printed exactly, or null for NaN and the infinities (undefined). */
+static cJSON *exact_number(double v, bool defined)
+{
+    char buf[32];
+    if (!defined || !isfinite(v)) return cJSON_CreateNull();
+    exact_text(buf, v);
+    return cJSON_CreateRaw(buf);
+}
+
 /* ---- arguments -------------------------------------------------------------------------- */
 
 typedef struct sweep_args {
@@ -741,8 +760,15 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
     ok = ok && cJSON_AddRawToObject(o, "steps", buf);
     snprintf(buf, sizeof buf, "%016" PRIx64, e.hash);
     ok = ok && cJSON_AddStringToObject(o, "hash", buf);
-    ok = ok && cJSON_AddItemToObject(o, "metrics", e.metrics);
-    if (ok) e.metrics = NULL;
+    cJSON *metrics = ok ? cJSON_AddObjectToObject(o, "metrics") : NULL;
+    ok = metrics != NULL;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, e.metrics)
+    {
+        cJSON *v = ok ? exact_number(it->valuedouble, cJSON_IsNumber(it)) : NULL;
+        ok = v && cJSON_AddItemToObject(metrics, it->string, v);
+        if (!ok) cJSON_Delete(v);
+    }
     cli_episode_free(&e);
     char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
@@ -996,12 +1022,10 @@ static void csv_field(FILE *f, const char *s)
 
 static void csv_number(FILE *f, double v, bool defined)
 {
-    if (defined && isfinite(v)) fprintf(f, "%.17g", v);
-}
-
-static cJSON *json_number(double v, bool defined)
-{
-    return defined && isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+    char buf[32];
+    if (!defined || !isfinite(v)) return;
+    exact_text(buf, v);
+    fputs(buf, f);
 }
 
 typedef struct summary_out {
@@ -1092,12 +1116,12 @@ static void summarise_cell(const sweep *sw, int64_t c, const char *scenario, con
         snprintf(buf, sizeof buf, "%" PRId64, s.n);
         cJSON *ci = cJSON_CreateArray();
         so->ok = cJSON_AddRawToObject(m, "n", buf) &&
-                 cJSON_AddItemToObject(m, "mean", json_number(s.mean, def)) &&
-                 cJSON_AddItemToObject(m, "sd", json_number(s.sd, def)) && ci &&
+                 cJSON_AddItemToObject(m, "mean", exact_number(s.mean, def)) &&
+                 cJSON_AddItemToObject(m, "sd", exact_number(s.sd, def)) && ci &&
                  cJSON_AddItemToObject(m, "ci95", ci);
         if (!so->ok && ci && !cJSON_GetObjectItemCaseSensitive(m, "ci95")) cJSON_Delete(ci);
-        so->ok = so->ok && cJSON_AddItemToArray(ci, json_number(s.mean - s.ci95, def)) &&
-                 cJSON_AddItemToArray(ci, json_number(s.mean + s.ci95, def));
+        so->ok = so->ok && cJSON_AddItemToArray(ci, exact_number(s.mean - s.ci95, def)) &&
+                 cJSON_AddItemToArray(ci, exact_number(s.mean + s.ci95, def));
     }
 }
 
