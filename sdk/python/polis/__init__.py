@@ -17,6 +17,9 @@
 - ``polis.vector_env(scenario, num_envs=M, threads=T, seed=S, **overrides)``: M envs
   stepped together by the C vector API (``polis_vec``), batched zero-copy numpy buffers
   with one row per agent of every env, next-step auto-reset (``polis.vector``).
+- ``polis.sweep(spec, out=DIR, ...)``: a grid of scenarios x overrides x policies x seeds
+  played by ``polis sweep`` (threads or MPI ranks), resumable, as records or a numpy
+  structured array; ``polis.sweep_summary(DIR)`` its per-cell summary.
 
 docs/python.md is the guide.
 """
@@ -32,6 +35,7 @@ from .errors import (ActionError, ConfigError, FFIError, InvalidArgumentError, L
 from .gym import GymEnv, aec_env, gym_env
 from .parallel import ParallelEnv, parallel_env
 from .scenario import find_scenario
+from ._sweep import SweepError, read_results, sweep, sweep_summary
 from .vector import VectorEnv, vector_env
 
 
@@ -45,7 +49,7 @@ __all__ = [
     "ActionError", "ConfigError", "Env", "GymEnv", "aec_env", "gym_env", "EventInfo", "FFIError", "HAVE_NUMPY",
     "InvalidArgumentError", "LibraryError", "LimitError", "MacroInfo", "ObsFieldInfo",
     "OutOfMemoryError", "ParallelEnv", "PlanStep", "PluginError", "PolisError", "PolisIOError",
-    "ScriptError", "StateError",
+    "ScriptError", "StateError", "SweepError", "read_results", "sweep", "sweep_summary",
     "UnknownAgentError", "errors", "find_scenario", "library_version",
     "load_library", "parallel_env", "spaces", "VectorEnv", "vector_env",
 ]
