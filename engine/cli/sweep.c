@@ -799,35 +799,39 @@ static bool write_all(int fd, const char *p, size_t n)
     return true;
 }
 
+/* fsync without the lock (writers go on appending meanwhile); a failure fails the sweep. */
 static void sync_results(sweep *sw)
 {
-    if (sw->unsynced == 0) return;
-    if (fsync(sw->fd) != 0) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s: cannot sync: %s", sw->results, strerror(errno));
-        fail(sw, msg);
-    }
-    sw->unsynced = 0;
-    sw->last_sync = cli_now();
+    if (fsync(sw->fd) == 0) return;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s: cannot sync: %s", sw->results, strerror(errno));
+    pthread_mutex_lock(&sw->mu);
+    fail(sw, msg);
+    pthread_mutex_unlock(&sw->mu);
 }
 
-static void record(sweep *sw, const char *line)
+/* Appends one result line (the caller holds sw->mu). Returns true when a batch is complete:
+ * the caller then calls sync_results once it has let go of the lock. */
+static bool record(sweep *sw, const char *line)
 {
     if (!write_all(sw->fd, line, strlen(line))) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s: cannot write: %s", sw->results, strerror(errno));
         fail(sw, msg);
-        return;
+        return false;
     }
     sw->done_now++;
     sw->unsynced++;
     double now = cli_now();
-    if (sw->unsynced >= SYNC_LINES || now - sw->last_sync >= SYNC_SECONDS) sync_results(sw);
     if (sw->bar && (now - sw->last_bar >= 0.1 || sw->done_before + sw->done_now == sw->n_jobs)) {
         cli_progress(stderr, sw->done_before + sw->done_now, sw->n_jobs, sw->done_before,
                      now - sw->t0);
         sw->last_bar = now;
     }
+    if (sw->unsynced < SYNC_LINES && now - sw->last_sync < SYNC_SECONDS) return false;
+    sw->unsynced = 0;
+    sw->last_sync = now;
+    return true;
 }
 
 /* The next job to hand out, or -1 when there is none left or the sweep failed. */
@@ -847,11 +851,13 @@ static void *local_worker(void *arg)
         char err[2048];
         char *line = play_job(w, job, err, sizeof err);
         pthread_mutex_lock(&sw->mu);
+        bool sync = false;
         if (line)
-            record(sw, line);
+            sync = record(sw, line);
         else
             fail(sw, err);
         pthread_mutex_unlock(&sw->mu);
+        if (sync) sync_results(sw);
         free(line);
     }
     worker_free(w);
@@ -1289,13 +1295,14 @@ static void serve_ranks(sweep *sw, int size)
         MPI_Recv(msg, len, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         msg[len] = '\0';
         pthread_mutex_lock(&sw->mu);
-        if (st.MPI_TAG == TAG_RESULT) record(sw, msg);
+        bool sync = st.MPI_TAG == TAG_RESULT && record(sw, msg);
         if (st.MPI_TAG == TAG_ERROR) fail(sw, msg);
         pthread_mutex_unlock(&sw->mu);
         free(msg);
         int64_t job = take_job(sw);
         MPI_Send(&job, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_JOB, MPI_COMM_WORLD);
         if (job < 0) active--;
+        if (sync) sync_results(sw);
     }
 }
 
@@ -1360,9 +1367,7 @@ static int run_rank0(sweep *sw, bool resume, int size)
 #endif
     for (int i = 0; i < started; i++) pthread_join(workers[i].thread, NULL);
     free(workers);
-    pthread_mutex_lock(&sw->mu);
     sync_results(sw);
-    pthread_mutex_unlock(&sw->mu);
     if (sw->bar) fputs("\r\033[K", stderr);
     if (close(sw->fd) != 0 && !sw->failed) {
         char msg[1024];
