@@ -289,7 +289,7 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
 /* ---- statistics ------------------------------------------------------------------------- */
 
 /* Student's t quantile t(0.975, df): tabulated to 30 degrees of freedom, beyond that the
- * Cornish-Fisher expansion around the normal quantile (its error there is below 1e-5). */
+ * Cornish-Fisher expansion around the normal quantile (its error there is below 1e-7). */
 static double t975(int64_t df)
 {
     static const double table[30] = {

@@ -1272,10 +1272,15 @@ static int start_threads(sweep *sw, worker *workers, int n)
 #ifdef POLIS_HAVE_MPI
 enum { TAG_READY = 1, TAG_RESULT, TAG_ERROR, TAG_JOB };
 
-/* Rank 0: answers every other rank's requests until each was told to stop. */
+/* Job requests a rank keeps outstanding: it asks for its next job when it sends a result,
+ * and plays the one it asked for a job earlier, so the round trip to rank 0 overlaps an
+ * episode instead of adding to it. Every request gets one reply: a job, or -1 (stop). */
+#define RANK_REQUESTS 2
+
+/* Rank 0: answers every other rank's requests until each request line was told to stop. */
 static void serve_ranks(sweep *sw, int size)
 {
-    int active = size - 1;
+    int active = (size - 1) * RANK_REQUESTS;
     while (active > 0) {
         int flag = 0;
         MPI_Status st;
@@ -1310,11 +1315,14 @@ static void serve_ranks(sweep *sw, int size)
 static void rank_worker(sweep *sw)
 {
     worker w = {.sw = sw, .cell = -1};
-    MPI_Send("", 0, MPI_CHAR, 0, TAG_READY, MPI_COMM_WORLD);
-    for (;;) {
+    for (int i = 0; i < RANK_REQUESTS; i++)
+        MPI_Send("", 0, MPI_CHAR, 0, TAG_READY, MPI_COMM_WORLD);
+    for (int outstanding = RANK_REQUESTS; outstanding > 0;) {
         int64_t job;
         MPI_Recv(&job, 1, MPI_INT64_T, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (job < 0) break;
+        outstanding--;
+        if (job < 0) continue;
+        outstanding++; /* the result below asks for the next job */
         char err[2048];
         char *line = play_job(&w, job, err, sizeof err);
         if (line)
@@ -1324,6 +1332,21 @@ static void rank_worker(sweep *sw)
         free(line);
     }
     worker_free(&w);
+}
+
+/* FNV-1a of the normalised spec and the options that change results lines; 0 on oom. */
+static uint64_t spec_digest(const sweep *sw)
+{
+    char *text = cJSON_PrintUnformatted(sw->spec);
+    if (!text) return 0;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    cJSON_free(text);
+    const char *pp = sw->plugin_path ? sw->plugin_path : "";
+    for (const unsigned char *p = (const unsigned char *)pp; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    return h ? h : 1;
 }
 
 /* Whether an MPI launcher (mpirun, srun, hydra) started this process. */
@@ -1432,7 +1455,22 @@ int cli_sweep_main(int argc, char **argv)
         /* Every rank read the same spec; one that failed stops them all the same way. */
         int worst = rc;
         MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (worst && !rc) rc = worst;
+        if (worst && !rc) {
+            if (rank == 0)
+                fprintf(stderr, "polis: sweep: another rank could not read the spec (every "
+                                "rank reads it: the same paths on every node)\n");
+            rc = worst;
+        }
+        /* A rank must hand job numbers to ranks that number the same jobs. */
+        uint64_t mine = rc ? 0 : spec_digest(&sw), lo = mine, hi = mine;
+        MPI_Allreduce(&mine, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&mine, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+        if (!rc && lo != hi) {
+            if (rank == 0)
+                fprintf(stderr, "polis: sweep: the ranks were not given the same sweep (their "
+                                "specs and options differ)\n");
+            rc = EXIT_USAGE;
+        }
     }
 #endif
     if (!rc) {

@@ -86,6 +86,19 @@ tail -n +2 "$TMP/rank_killed/results.jsonl" | sort >"$TMP/killed.sorted"
 checks=$((checks + 1))
 cmp -s "$TMP/threads.sorted" "$TMP/killed.sorted" || fail "a rank killed, resumed: the result lines differ"
 
+# ---- ranks started with different sweeps (MPMD): refused before anything is played ----
+checks=$((checks + 1))
+mpi 1 "$POLIS" sweep "$SPEC" --out "$TMP/mpmd" --episodes 5 : -np 1 "$POLIS" sweep "$SPEC" \
+    --out "$TMP/mpmd" --episodes 6 >"$TMP/out" 2>"$TMP/err" && fail "mpirun with two sweeps exited 0"
+err_has "polis: sweep: the ranks were not given the same sweep (their specs and options differ)"
+checks=$((checks + 1))
+[ ! -e "$TMP/mpmd/results.jsonl" ] || fail "mpirun with two sweeps started the results"
+checks=$((checks + 1))
+mpi 1 "$POLIS" sweep "$SPEC" --out "$TMP/mpmd" : -np 1 "$POLIS" sweep "$TMP/missing.json" \
+    --out "$TMP/mpmd" >"$TMP/out" 2>"$TMP/err" && fail "mpirun with a rank missing the spec exited 0"
+err_has "polis: sweep: another rank could not read the spec (every rank reads it: the same paths on every node)"
+err_has "polis: sweep: cannot read $TMP/missing.json: "
+
 # ---- 1 rank: rank 0 alone plays everything ----
 checks=$((checks + 1))
 mpi 1 "$POLIS" sweep "$SPEC" --out "$TMP/one" --quiet --episodes 10 >/dev/null 2>"$TMP/err" ||
