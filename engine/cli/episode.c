@@ -114,8 +114,7 @@ char *cli_eval_overrides(const char *path, const cJSON *user, bool add_metrics, 
     bool ok = all != NULL;
     if (ok && add_metrics) ok = add_metrics_override(all, path, oom);
     const cJSON *it;
-    cJSON_ArrayForEach(it, user)
-    {
+    cJSON_ArrayForEach(it, user) {
         cJSON *copy = ok ? cJSON_Duplicate(it, true) : NULL;
         ok = copy && cJSON_AddItemToObject(all, it->string, copy);
         if (!ok) cJSON_Delete(copy);
@@ -200,8 +199,7 @@ static bool put(cJSON *flat, const char *key, double v)
 static bool flatten(cJSON *flat, const cJSON *o, const char *prefix)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, o)
-    {
+    cJSON_ArrayForEach(it, o) {
         char key[256];
         snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
         if (!*prefix && strcmp(it->string, "episode") == 0) continue;
@@ -225,8 +223,8 @@ void cli_episode_free(cli_episode *e)
 }
 
 bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t steps_limit,
-                      bool has_metrics, bool want_raw, double *returns, cli_episode *out,
-                      char *err, size_t err_size)
+                      bool has_metrics, bool want_raw, double *returns, cli_episode *out, char *err,
+                      size_t err_size)
 {
     memset(out, 0, sizeof *out);
     int32_t n = polis_env_n_agents(env);
@@ -293,10 +291,9 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
 static double t975(int64_t df)
 {
     static const double table[30] = {
-        12.70620, 4.30265, 3.18245, 2.77645, 2.57058, 2.44691, 2.36462, 2.30600,
-        2.26216,  2.22814, 2.20099, 2.17881, 2.16037, 2.14479, 2.13145, 2.11991,
-        2.10982,  2.10092, 2.09302, 2.08596, 2.07961, 2.07387, 2.06866, 2.06390,
-        2.05954,  2.05553, 2.05183, 2.04841, 2.04523, 2.04227};
+        12.70620, 4.30265, 3.18245, 2.77645, 2.57058, 2.44691, 2.36462, 2.30600, 2.26216, 2.22814,
+        2.20099,  2.17881, 2.16037, 2.14479, 2.13145, 2.11991, 2.10982, 2.10092, 2.09302, 2.08596,
+        2.07961,  2.07387, 2.06866, 2.06390, 2.05954, 2.05553, 2.05183, 2.04841, 2.04523, 2.04227};
     if (df <= 30) return table[df - 1];
     double z = 1.959963984540054, v = (double)df, z2 = z * z;
     double g1 = (z2 + 1) * z / 4;

@@ -43,8 +43,8 @@ typedef struct cli_episode {
  * filled (cli_episode_free it), or false with the reason in err (the env's message, or "out
  * of memory"). */
 bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t steps_limit,
-                      bool has_metrics, bool want_raw, double *returns, cli_episode *out,
-                      char *err, size_t err_size);
+                      bool has_metrics, bool want_raw, double *returns, cli_episode *out, char *err,
+                      size_t err_size);
 void cli_episode_free(cli_episode *e);
 
 /* A metric over episodes: the defined values (not NaN) among `count` values `stride` apart,

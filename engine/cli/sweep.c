@@ -119,8 +119,8 @@ typedef struct sweep {
     out_format format;
 
     /* rank 0 */
-    char *results;          /* OUT/results.jsonl */
-    int64_t *pending;       /* the jobs to play, in order */
+    char *results;    /* OUT/results.jsonl */
+    int64_t *pending; /* the jobs to play, in order */
     int64_t n_pending, next;
     int64_t done_before, done_now;
     int fd;
@@ -211,21 +211,41 @@ typedef struct sweep_args {
 } sweep_args;
 
 enum {
-    OPT_SCENARIO, OPT_GRID, OPT_SET, OPT_AGENTS, OPT_POLICY, OPT_SEED, OPT_EPISODES, OPT_STEPS,
-    OPT_NO_METRICS, OPT_OUT, OPT_RESUME, OPT_THREADS, OPT_FORMAT, OPT_QUIET, OPT_PLUGIN_PATH
+    OPT_SCENARIO,
+    OPT_GRID,
+    OPT_SET,
+    OPT_AGENTS,
+    OPT_POLICY,
+    OPT_SEED,
+    OPT_EPISODES,
+    OPT_STEPS,
+    OPT_NO_METRICS,
+    OPT_OUT,
+    OPT_RESUME,
+    OPT_THREADS,
+    OPT_FORMAT,
+    OPT_QUIET,
+    OPT_PLUGIN_PATH
 };
 
 static const struct {
     const char *name;
     bool takes_value;
 } SWEEP_OPTIONS[] = {
-    [OPT_SCENARIO] = {"--scenario", true},   [OPT_GRID] = {"--grid", true},
-    [OPT_SET] = {"--set", true},             [OPT_AGENTS] = {"--agents", true},
-    [OPT_POLICY] = {"--policy", true},       [OPT_SEED] = {"--seed", true},
-    [OPT_EPISODES] = {"--episodes", true},   [OPT_STEPS] = {"--steps", true},
-    [OPT_NO_METRICS] = {"--no-metrics", false}, [OPT_OUT] = {"--out", true},
-    [OPT_RESUME] = {"--resume", false},      [OPT_THREADS] = {"--threads", true},
-    [OPT_FORMAT] = {"--format", true},       [OPT_QUIET] = {"--quiet", false},
+    [OPT_SCENARIO] = {"--scenario", true},
+    [OPT_GRID] = {"--grid", true},
+    [OPT_SET] = {"--set", true},
+    [OPT_AGENTS] = {"--agents", true},
+    [OPT_POLICY] = {"--policy", true},
+    [OPT_SEED] = {"--seed", true},
+    [OPT_EPISODES] = {"--episodes", true},
+    [OPT_STEPS] = {"--steps", true},
+    [OPT_NO_METRICS] = {"--no-metrics", false},
+    [OPT_OUT] = {"--out", true},
+    [OPT_RESUME] = {"--resume", false},
+    [OPT_THREADS] = {"--threads", true},
+    [OPT_FORMAT] = {"--format", true},
+    [OPT_QUIET] = {"--quiet", false},
     [OPT_PLUGIN_PATH] = {"--plugin-path", true},
 };
 #define N_SWEEP_OPTIONS ((int)(sizeof SWEEP_OPTIONS / sizeof SWEEP_OPTIONS[0]))
@@ -249,8 +269,7 @@ static int add_grid(cli_overrides *grid, const char *value)
     cJSON *values = cJSON_Parse(sep + 1);
     if (!cJSON_IsArray(values) || cJSON_GetArraySize(values) == 0) {
         cJSON_Delete(values);
-        return cli_usage("sweep", "--grid: '%s': the values are not a non-empty JSON array",
-                         value);
+        return cli_usage("sweep", "--grid: '%s': the values are not a non-empty JSON array", value);
     }
     char *path = strndup(value, (size_t)(sep - value));
     bool ok = path && (grid->obj || (grid->obj = cJSON_CreateObject())) &&
@@ -286,8 +305,7 @@ static int parse_option(sweep_args *a, int opt, const char *value)
         return 0;
     case OPT_EPISODES:
         if (!cli_parse_int(value, 1, 1000000, &a->episodes))
-            return cli_usage("sweep", "--episodes: '%s' is not an integer in [1, 1000000]",
-                             value);
+            return cli_usage("sweep", "--episodes: '%s' is not an integer in [1, 1000000]", value);
         a->has_episodes = true;
         return 0;
     case OPT_STEPS:
@@ -333,8 +351,7 @@ static int parse_args(int argc, char **argv, sweep_args *a)
             only_positional = true;
         } else if (only_positional || arg[0] != '-' || arg[1] == '\0') {
             if (a->spec)
-                return cli_usage("sweep", "unexpected argument '%s' (SPEC is '%s')", arg,
-                                 a->spec);
+                return cli_usage("sweep", "unexpected argument '%s' (SPEC is '%s')", arg, a->spec);
             a->spec = arg;
         } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             a->help = true;
@@ -401,8 +418,7 @@ static int spec_names(cJSON *norm, const cJSON *file_spec, const char *spec_file
         return spec_error(spec_file, "%s: expected a non-empty array of names", key);
     int i = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, given)
-    {
+    cJSON_ArrayForEach(it, given) {
         if (!cJSON_IsString(it) || !*it->valuestring)
             return spec_error(spec_file, "%s[%d]: expected a non-empty string", key, i);
         char *s = paths ? spec_path(spec_file, it->valuestring) : strdup(it->valuestring);
@@ -427,8 +443,7 @@ static int spec_overrides(cJSON *norm, const cJSON *file_spec, const char *spec_
         return spec_error("sweep", "out of memory");
     }
     const cJSON *it;
-    cJSON_ArrayForEach(it, cli)
-    {
+    cJSON_ArrayForEach(it, cli) {
         cJSON *copy = cJSON_Duplicate(it, true);
         if (!copy || !cJSON_AddItemToObject(o, it->string, copy)) {
             cJSON_Delete(copy);
@@ -436,9 +451,10 @@ static int spec_overrides(cJSON *norm, const cJSON *file_spec, const char *spec_
         }
     }
     if (strcmp(key, "grid") == 0)
-        cJSON_ArrayForEach(it, o) if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0) return
-            spec_error(spec_file ? spec_file : "sweep",
-                       "grid.%s: expected a non-empty array of values", it->string);
+        cJSON_ArrayForEach(it, o)
+            if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0)
+                return spec_error(spec_file ? spec_file : "sweep",
+                                  "grid.%s: expected a non-empty array of values", it->string);
     return 0;
 }
 
@@ -457,8 +473,7 @@ static int spec_seeds(cJSON *norm, const cJSON *file_spec, const char *spec_file
             return spec_error(spec_file, "seeds: expected a non-empty array of integers");
         int i = 0;
         const cJSON *it;
-        cJSON_ArrayForEach(it, seeds)
-        {
+        cJSON_ArrayForEach(it, seeds) {
             int64_t v;
             if (!json_int(it, 0, MAX_SEED, &v))
                 return spec_error(spec_file, "seeds[%d]: expected an integer in [0, 2^53]", i);
@@ -476,8 +491,9 @@ static int spec_seeds(cJSON *norm, const cJSON *file_spec, const char *spec_file
     if (a->has_seed) first = a->seed;
     if (a->has_episodes) count = a->episodes;
     if ((double)first + (double)(count - 1) > MAX_SEED)
-        return spec_error(spec_file ? spec_file : "sweep", "seeds: %" PRId64 "..%" PRId64
-                          " goes beyond 2^53", first, first + count - 1);
+        return spec_error(spec_file ? spec_file : "sweep",
+                          "seeds: %" PRId64 "..%" PRId64 " goes beyond 2^53", first,
+                          first + count - 1);
     for (int64_t k = 0; k < count; k++)
         if (!cJSON_AddItemToArray(list, cJSON_CreateNumber((double)(first + k))))
             return spec_error("sweep", "out of memory");
@@ -488,9 +504,9 @@ static int spec_seeds(cJSON *norm, const cJSON *file_spec, const char *spec_file
  * the command line, plus the output directory. */
 static int build_spec(const sweep_args *a, sweep *sw)
 {
-    static const char *const KEYS[] = {"doc",  "scenarios", "set",   "grid",    "policies",
-                                       "seed", "episodes",  "seeds", "steps",   "metrics",
-                                       "out"};
+    static const char *const KEYS[] = {"doc",      "scenarios", "set",      "grid",
+                                       "policies", "seed",      "episodes", "seeds",
+                                       "steps",    "metrics",   "out"};
     cJSON *file_spec = NULL;
     if (a->spec) {
         char *text = cli_read_file(a->spec, NULL);
@@ -509,8 +525,7 @@ static int build_spec(const sweep_args *a, sweep *sw)
             return spec_error(a->spec, "expected a JSON object");
         }
         const cJSON *it;
-        cJSON_ArrayForEach(it, file_spec)
-        {
+        cJSON_ArrayForEach(it, file_spec) {
             bool known = false;
             for (size_t k = 0; k < sizeof KEYS / sizeof KEYS[0]; k++)
                 known = known || strcmp(it->string, KEYS[k]) == 0;
@@ -532,8 +547,8 @@ static int build_spec(const sweep_args *a, sweep *sw)
     if (!rc) rc = spec_overrides(sw->spec, file_spec, a->spec, "set", a->set.obj);
     if (!rc) rc = spec_overrides(sw->spec, file_spec, a->spec, "grid", a->grid.obj);
     if (!rc)
-        rc = spec_names(sw->spec, file_spec, a->spec, "policies", a->policies, a->n_policies,
-                        false, "random");
+        rc = spec_names(sw->spec, file_spec, a->spec, "policies", a->policies, a->n_policies, false,
+                        "random");
     if (!rc) rc = spec_seeds(sw->spec, file_spec, a->spec, a);
     if (!rc) {
         const cJSON *steps = cJSON_GetObjectItemCaseSensitive(file_spec, "steps");
@@ -581,7 +596,6 @@ static int expand_cells(sweep *sw)
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(sw->spec, "set");
     const cJSON *grid = cJSON_GetObjectItemCaseSensitive(sw->spec, "grid");
     const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(sw->spec, "seeds");
-    int n_axes = cJSON_GetArraySize(grid);
     int64_t combos = 1;
     const cJSON *axis;
     cJSON_ArrayForEach(axis, grid) combos *= cJSON_GetArraySize(axis);
@@ -600,45 +614,41 @@ static int expand_cells(sweep *sw)
 
     int64_t c = 0;
     const cJSON *scn;
-    cJSON_ArrayForEach(scn, scenarios) for (int64_t g = 0; g < combos; g++)
-    {
-        const cJSON *pol;
-        cJSON_ArrayForEach(pol, policies)
-        {
-            sweep_cell *ce = &sw->cells[c++];
-            ce->file = scn->valuestring;
-            ce->policy = pol->valuestring;
-            ce->params = cJSON_CreateObject();
-            if (!ce->params) return spec_error("sweep", "out of memory");
-            /* The combination's index in mixed radix, the last axis fastest. */
-            int64_t rest = g, stride = combos;
-            (void)n_axes;
-            cJSON_ArrayForEach(axis, grid)
-            {
-                stride /= cJSON_GetArraySize(axis);
-                const cJSON *v = cJSON_GetArrayItem(axis, (int)(rest / stride));
-                rest %= stride;
-                cJSON *copy = cJSON_Duplicate(v, true);
-                if (!copy || !cJSON_AddItemToObject(ce->params, axis->string, copy)) {
-                    cJSON_Delete(copy);
-                    return spec_error("sweep", "out of memory");
+    cJSON_ArrayForEach(scn, scenarios)
+        for (int64_t g = 0; g < combos; g++) {
+            const cJSON *pol;
+            cJSON_ArrayForEach(pol, policies) {
+                sweep_cell *ce = &sw->cells[c++];
+                ce->file = scn->valuestring;
+                ce->policy = pol->valuestring;
+                ce->params = cJSON_CreateObject();
+                if (!ce->params) return spec_error("sweep", "out of memory");
+                /* The combination's index in mixed radix, the last axis fastest. */
+                int64_t rest = g, stride = combos;
+                cJSON_ArrayForEach(axis, grid) {
+                    stride /= cJSON_GetArraySize(axis);
+                    const cJSON *v = cJSON_GetArrayItem(axis, (int)(rest / stride));
+                    rest %= stride;
+                    cJSON *copy = cJSON_Duplicate(v, true);
+                    if (!copy || !cJSON_AddItemToObject(ce->params, axis->string, copy)) {
+                        cJSON_Delete(copy);
+                        return spec_error("sweep", "out of memory");
+                    }
                 }
+                /* The fixed overrides first, the cell's grid values after them. */
+                cJSON *user = cJSON_Duplicate(set, true);
+                bool ok = user != NULL;
+                cJSON_ArrayForEach(it, ce->params) {
+                    cJSON *copy = ok ? cJSON_Duplicate(it, true) : NULL;
+                    ok = copy && cJSON_AddItemToObject(user, it->string, copy);
+                    if (!ok) cJSON_Delete(copy);
+                }
+                bool oom = !ok;
+                if (ok) ce->overrides = cli_eval_overrides(ce->file, user, sw->metrics, &oom);
+                cJSON_Delete(user);
+                if (oom) return spec_error("sweep", "out of memory");
             }
-            /* The fixed overrides first, the cell's grid values after them. */
-            cJSON *user = cJSON_Duplicate(set, true);
-            bool ok = user != NULL;
-            cJSON_ArrayForEach(it, ce->params)
-            {
-                cJSON *copy = ok ? cJSON_Duplicate(it, true) : NULL;
-                ok = copy && cJSON_AddItemToObject(user, it->string, copy);
-                if (!ok) cJSON_Delete(copy);
-            }
-            bool oom = !ok;
-            if (ok) ce->overrides = cli_eval_overrides(ce->file, user, sw->metrics, &oom);
-            cJSON_Delete(user);
-            if (oom) return spec_error("sweep", "out of memory");
         }
-    }
     return 0;
 }
 
@@ -649,8 +659,7 @@ static void cell_text(const sweep *sw, int64_t c, char *buf, size_t size)
     const char *base = strrchr(ce->file, '/') ? strrchr(ce->file, '/') + 1 : ce->file;
     size_t n = (size_t)snprintf(buf, size, "cell %" PRId64 " (%s, policy %s", c, base, ce->policy);
     const cJSON *it;
-    cJSON_ArrayForEach(it, ce->params)
-    {
+    cJSON_ArrayForEach(it, ce->params) {
         char *v = n < size ? cJSON_PrintUnformatted(it) : NULL;
         if (v) n += (size_t)snprintf(buf + n, size - n, ", %s=%s", it->string, v);
         cJSON_free(v);
@@ -733,8 +742,8 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
     }
     cli_episode e;
     char why[1024];
-    if (!cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics, false, w->returns,
-                          &e, why, sizeof why)) {
+    if (!cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics, false, w->returns, &e,
+                          why, sizeof why)) {
         char where[512];
         cell_text(sw, c, where, sizeof where);
         snprintf(err, size, "job %" PRId64 ", %s, seed %" PRIu64 ": %s", job, where, seed, why);
@@ -763,8 +772,7 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
     cJSON *metrics = ok ? cJSON_AddObjectToObject(o, "metrics") : NULL;
     ok = metrics != NULL;
     const cJSON *it;
-    cJSON_ArrayForEach(it, e.metrics)
-    {
+    cJSON_ArrayForEach(it, e.metrics) {
         cJSON *v = ok ? exact_number(it->valuedouble, cJSON_IsNumber(it)) : NULL;
         ok = v && cJSON_AddItemToObject(metrics, it->string, v);
         if (!ok) cJSON_Delete(v);
@@ -899,8 +907,8 @@ static int scan_results(const sweep *sw, const char *text, size_t len, int64_t *
             cJSON_free(theirs);
         } else {
             int64_t job, cell, seed;
-            if (!json_int(cJSON_GetObjectItemCaseSensitive(o, "job"), 0,
-                          (double)(sw->n_jobs - 1), &job) ||
+            if (!json_int(cJSON_GetObjectItemCaseSensitive(o, "job"), 0, (double)(sw->n_jobs - 1),
+                          &job) ||
                 !json_int(cJSON_GetObjectItemCaseSensitive(o, "cell"), 0, 1e15, &cell) ||
                 !json_int(cJSON_GetObjectItemCaseSensitive(o, "seed"), 0, MAX_SEED, &seed) ||
                 !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "metrics")))
@@ -912,8 +920,8 @@ static int scan_results(const sweep *sw, const char *text, size_t len, int64_t *
                 rc = spec_error(sw->results,
                                 "%" PRId64 ": job %" PRId64 " is cell %" PRId64 " seed %" PRIu64
                                 " in this sweep, not cell %" PRId64 " seed %" PRId64,
-                                line, job, job / sw->n_seeds, sw->seeds[job % sw->n_seeds],
-                                cell, seed);
+                                line, job, job / sw->n_seeds, sw->seeds[job % sw->n_seeds], cell,
+                                seed);
             else if (line_of[job] < 0)
                 line_of[job] = (int64_t)pos;
         }
@@ -981,8 +989,7 @@ static int open_results(sweep *sw, bool resume)
         if (sw->fd < 0)
             rc = spec_error(sw->results, "cannot open: %s", strerror(errno));
         else if (good < len && ftruncate(sw->fd, (off_t)good) != 0)
-            rc = spec_error(sw->results, "cannot cut off the torn last line: %s",
-                            strerror(errno));
+            rc = spec_error(sw->results, "cannot cut off the torn last line: %s", strerror(errno));
     }
     if (!rc && good == 0) {
         /* A new file (or one killed before its header was complete): the header first. */
@@ -995,8 +1002,9 @@ static int open_results(sweep *sw, bool resume)
         cJSON_Delete(h);
         if (!line)
             rc = spec_error("sweep", "out of memory");
-        else if ((good < len && ftruncate(sw->fd, 0) != 0) || !write_all(sw->fd, line, strlen(line)) ||
-                 !write_all(sw->fd, "\n", 1) || fsync(sw->fd) != 0)
+        else if ((good < len && ftruncate(sw->fd, 0) != 0) ||
+                 !write_all(sw->fd, line, strlen(line)) || !write_all(sw->fd, "\n", 1) ||
+                 fsync(sw->fd) != 0)
             rc = spec_error(sw->results, "cannot write: %s", strerror(errno));
         cJSON_free(line);
     }
@@ -1047,8 +1055,7 @@ static void summarise_cell(const sweep *sw, int64_t c, const char *scenario, con
     const sweep_cell *ce = &sw->cells[c];
     fprintf(so->txt, "\ncell %" PRId64 ": %s, policy %s", c, scenario, ce->policy);
     const cJSON *it;
-    cJSON_ArrayForEach(it, ce->params)
-    {
+    cJSON_ArrayForEach(it, ce->params) {
         char *v = cJSON_PrintUnformatted(it);
         fprintf(so->txt, ", %s=%s", it->string, v ? v : "?");
         so->ok = so->ok && v;
@@ -1069,7 +1076,8 @@ static void summarise_cell(const sweep *sw, int64_t c, const char *scenario, con
     }
     char buf[32];
     snprintf(buf, sizeof buf, "%" PRId64, c);
-    so->ok = cJSON_AddRawToObject(o, "cell", buf) && cJSON_AddStringToObject(o, "scenario", scenario) &&
+    so->ok = cJSON_AddRawToObject(o, "cell", buf) &&
+             cJSON_AddStringToObject(o, "scenario", scenario) &&
              cJSON_AddStringToObject(o, "file", ce->file) &&
              cJSON_AddStringToObject(o, "policy", ce->policy);
     cJSON *params = so->ok ? cJSON_Duplicate(ce->params, true) : NULL;
@@ -1093,8 +1101,7 @@ static void summarise_cell(const sweep *sw, int64_t c, const char *scenario, con
         csv_field(so->csv, scenario);
         fputc(',', so->csv);
         csv_field(so->csv, ce->policy);
-        cJSON_ArrayForEach(it, ce->params)
-        {
+        cJSON_ArrayForEach(it, ce->params) {
             char *v = cJSON_PrintUnformatted(it);
             fputc(',', so->csv);
             csv_field(so->csv, v ? v : "");
@@ -1178,8 +1185,7 @@ static int summarise(const sweep *sw)
                 sw->n_cells, sw->n_seeds, sw->n_jobs);
         fputs("cell,scenario,policy", so.csv);
         const cJSON *it;
-        cJSON_ArrayForEach(it, grid)
-        {
+        cJSON_ArrayForEach(it, grid) {
             fputc(',', so.csv);
             csv_field(so.csv, it->string);
         }
@@ -1196,8 +1202,10 @@ static int summarise(const sweep *sw)
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "scenario");
             if (k == 0 && cJSON_IsString(name))
                 snprintf(scenario, sizeof scenario, "%s", name->valuestring);
-            if (!o) rc = spec_error("sweep", "out of memory");
-            else cli_table_add(&t, k, cJSON_GetObjectItemCaseSensitive(o, "metrics"));
+            if (!o)
+                rc = spec_error("sweep", "out of memory");
+            else
+                cli_table_add(&t, k, cJSON_GetObjectItemCaseSensitive(o, "metrics"));
             cJSON_Delete(o);
         }
         if (!rc && t.oom) rc = spec_error("sweep", "out of memory");
@@ -1281,15 +1289,20 @@ enum { TAG_READY = 1, TAG_RESULT, TAG_ERROR, TAG_JOB };
 static void serve_ranks(sweep *sw, int size)
 {
     int active = (size - 1) * RANK_REQUESTS;
+    long idle_ns = 20000;
     while (active > 0) {
         int flag = 0;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
         if (!flag) {
-            /* OpenMPI's blocking receive spins: poll gently, the local threads need the core. */
-            nanosleep(&(struct timespec){0, 100000}, NULL);
+            /* OpenMPI's blocking receive spins: poll instead, backing off to 1 ms while no
+             * rank asks, so rank 0's own threads keep the core (the ranks' second request
+             * hides the wait). */
+            nanosleep(&(struct timespec){0, idle_ns}, NULL);
+            if (idle_ns < 1000000) idle_ns *= 2;
             continue;
         }
+        idle_ns = 20000;
         int len = 0;
         MPI_Get_count(&st, MPI_CHAR, &len);
         char *msg = malloc((size_t)len + 1);
@@ -1315,8 +1328,7 @@ static void serve_ranks(sweep *sw, int size)
 static void rank_worker(sweep *sw)
 {
     worker w = {.sw = sw, .cell = -1};
-    for (int i = 0; i < RANK_REQUESTS; i++)
-        MPI_Send("", 0, MPI_CHAR, 0, TAG_READY, MPI_COMM_WORLD);
+    for (int i = 0; i < RANK_REQUESTS; i++) MPI_Send("", 0, MPI_CHAR, 0, TAG_READY, MPI_COMM_WORLD);
     for (int outstanding = RANK_REQUESTS; outstanding > 0;) {
         int64_t job;
         MPI_Recv(&job, 1, MPI_INT64_T, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -1352,8 +1364,7 @@ static uint64_t spec_digest(const sweep *sw)
 /* Whether an MPI launcher (mpirun, srun, hydra) started this process. */
 static bool launched_by_mpi(void)
 {
-    static const char *const VARS[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
-                                       "PMI_SIZE"};
+    static const char *const VARS[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
     for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++)
         if (getenv(VARS[i])) return true;
     return false;
@@ -1400,8 +1411,9 @@ static int run_rank0(sweep *sw, bool resume, int size)
     sw->fd = -1;
     if (sw->failed) {
         fprintf(stderr, "polis: %s\n", sw->error);
-        fprintf(stderr, "polis: sweep: %" PRId64 " of %" PRId64 " jobs are in %s; --resume "
-                        "plays the rest\n",
+        fprintf(stderr,
+                "polis: sweep: %" PRId64 " of %" PRId64 " jobs are in %s; --resume "
+                "plays the rest\n",
                 sw->done_before + sw->done_now, sw->n_jobs, sw->results);
         return EXIT_ENV;
     }
