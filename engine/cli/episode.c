@@ -133,15 +133,21 @@ bool cli_has_metrics(polis_env *env)
     return false;
 }
 
+void cli_policy_names(polis_env *env, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int32_t i = 0; i < polis_env_n_policies(env) && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
+                                polis_env_policy_name(env, i));
+}
+
 int cli_find_policy(polis_env *env, const char *cmd, const char *name, int32_t *out)
 {
     *out = polis_env_policy_find(env, name);
     if (*out >= 0) return 0;
-    char list[1024] = "";
-    size_t len = 0;
-    for (int32_t i = 0; i < polis_env_n_policies(env) && len < sizeof list; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                                polis_env_policy_name(env, i));
+    char list[1024];
+    cli_policy_names(env, list, sizeof list);
     return cli_usage(cmd, "--policy: '%s' is not a policy of this scenario (policies: %s)", name,
                      list);
 }

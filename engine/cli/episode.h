@@ -24,6 +24,9 @@ char *cli_eval_overrides(const char *path, const cJSON *user, bool add_metrics, 
 /* Whether the env renders the "metrics" format (the metrics plugin, or a game's own). */
 bool cli_has_metrics(polis_env *env);
 
+/* The names of the env's policies, ", "-separated, in buf (truncated to size). */
+void cli_policy_names(polis_env *env, char *buf, size_t size);
+
 /* The policy named `name` in *out. Returns 0, or EXIT_USAGE after printing the usage error of
  * `cmd` naming the scenario's policies. */
 int cli_find_policy(polis_env *env, const char *cmd, const char *name, int32_t *out);

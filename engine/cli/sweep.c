@@ -691,11 +691,8 @@ static polis_env *cell_env(const sweep *sw, int64_t c, int32_t *policy, char *er
     }
     *policy = polis_env_policy_find(env, sw->cells[c].policy);
     if (*policy < 0) {
-        char list[512] = "";
-        size_t len = 0;
-        for (int32_t i = 0; i < polis_env_n_policies(env) && len < sizeof list; i++)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                                    polis_env_policy_name(env, i));
+        char list[512];
+        cli_policy_names(env, list, sizeof list);
         snprintf(err, size, "%s: '%s' is not a policy of this scenario (policies: %s)", where,
                  sw->cells[c].policy, list);
         cell_env_free(&env);
@@ -1280,10 +1277,12 @@ static int start_threads(sweep *sw, worker *workers, int n)
 #ifdef POLIS_HAVE_MPI
 enum { TAG_READY = 1, TAG_RESULT, TAG_ERROR, TAG_JOB };
 
-/* Job requests a rank keeps outstanding: it asks for its next job when it sends a result,
- * and plays the one it asked for a job earlier, so the round trip to rank 0 overlaps an
- * episode instead of adding to it. Every request gets one reply: a job, or -1 (stop). */
-#define RANK_REQUESTS 2
+/* Job requests a rank keeps outstanding: it asks for another job with each result it
+ * sends and plays the ones it asked for earlier, so the round trips to rank 0 overlap
+ * episodes instead of adding to them (episodes can be shorter than a round trip on a busy
+ * machine). A killed rank loses the episode it was playing; the jobs queued for it are
+ * played on --resume. Every request gets one reply: a job, or -1 (stop). */
+#define RANK_REQUESTS 4
 
 /* Rank 0: answers every other rank's requests until each request line was told to stop. */
 static void serve_ranks(sweep *sw, int size)
@@ -1295,11 +1294,11 @@ static void serve_ranks(sweep *sw, int size)
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
         if (!flag) {
-            /* OpenMPI's blocking receive spins: poll instead, backing off to 1 ms while no
-             * rank asks, so rank 0's own threads keep the core (the ranks' second request
-             * hides the wait). */
+            /* OpenMPI's blocking receive spins: poll instead, backing off to a quarter of a
+             * millisecond while no rank asks, so rank 0's own thread keeps the core (the
+             * ranks' queued requests hide the wait). */
             nanosleep(&(struct timespec){0, idle_ns}, NULL);
-            if (idle_ns < 1000000) idle_ns *= 2;
+            if (idle_ns < 250000) idle_ns *= 2;
             continue;
         }
         idle_ns = 20000;
