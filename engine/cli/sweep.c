@@ -596,14 +596,17 @@ static int expand_cells(sweep *sw)
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(sw->spec, "set");
     const cJSON *grid = cJSON_GetObjectItemCaseSensitive(sw->spec, "grid");
     const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(sw->spec, "seeds");
-    int64_t combos = 1;
+    /* Counted in doubles first: a grid of many long axes must not overflow on the way. */
+    double jobs = (double)cJSON_GetArraySize(scenarios) * cJSON_GetArraySize(policies) *
+                  cJSON_GetArraySize(seeds);
     const cJSON *axis;
+    cJSON_ArrayForEach(axis, grid) jobs *= cJSON_GetArraySize(axis);
+    if (jobs > MAX_JOBS)
+        return spec_error("sweep", "the sweep has %.0f jobs, more than %d", jobs, MAX_JOBS);
+    int64_t combos = 1;
     cJSON_ArrayForEach(axis, grid) combos *= cJSON_GetArraySize(axis);
     sw->n_seeds = cJSON_GetArraySize(seeds);
     sw->n_cells = (int64_t)cJSON_GetArraySize(scenarios) * combos * cJSON_GetArraySize(policies);
-    if (sw->n_cells * sw->n_seeds > MAX_JOBS)
-        return spec_error("sweep", "%" PRId64 " cells x %" PRId64 " seeds is more than %d jobs",
-                          sw->n_cells, sw->n_seeds, MAX_JOBS);
     sw->n_jobs = sw->n_cells * sw->n_seeds;
     sw->seeds = malloc(sizeof *sw->seeds * (size_t)sw->n_seeds);
     sw->cells = calloc((size_t)sw->n_cells, sizeof *sw->cells);

@@ -58,6 +58,10 @@ err_line "polis: $TMP/bad.json: scenarios[0]: expected a non-empty string"
 printf '{"policies": ["random"], "out": "o"}' >"$TMP/bad.json"
 polis 1 sweep "$TMP/bad.json"
 err_line "polis: $TMP/bad.json: no scenarios: give them in the spec's \"scenarios\" or with --scenario"
+ten='[1,2,3,4,5,6,7,8,9,10]'
+polis 1 sweep --scenario "$CONTRACT" --out "$TMP/huge" --episodes 1000 --grid "a=$ten" \
+    --grid "b=$ten" --grid "c=$ten" --grid "d=$ten" --grid "e=$ten" --grid "f=$ten"
+err_line "polis: sweep: the sweep has 1000000000 jobs, more than 100000000"
 # a cell the engine refuses: nothing is played, the message names the cell
 polis 1 sweep --scenario "$CONTRACT" --grid 'max_steps=[10,-1]' --out "$TMP/bad_cell" --episodes 2
 err_has "polis: cell 1 (contract.json, policy random, max_steps=-1): "
@@ -185,7 +189,7 @@ polis 0 sweep "$SPEC" --out "$TMP/whole" --threads 2 --quiet
 "$POLIS" sweep "$SPEC" --out "$TMP/killed" --threads 2 --quiet >/dev/null 2>&1 &
 pid=$!
 n=0
-while [ "$n" -lt 40 ] && kill -0 "$pid" 2>/dev/null; do
+while [ "$n" -lt 10 ] && kill -0 "$pid" 2>/dev/null; do
     sleep 0.01
     n=$(cat "$TMP/killed/results.jsonl" 2>/dev/null | wc -l)
 done

@@ -46,18 +46,21 @@ cmp -s "$TMP/threads.sorted" "$TMP/mpi.sorted" || fail "mpirun -np 3: a job's re
 # ---- a rank killed midway, then --resume under mpirun ----
 mpi 3 "$POLIS" sweep "$SPEC" --out "$TMP/rank_killed" --quiet >/dev/null 2>"$TMP/killed.err" &
 pid=$!
-n=0
+# rank 1 of this run (its environment names the rank, its command line our directory),
+# found while the run starts, then killed once results are coming in
 victim=
 while [ -z "$victim" ] && kill -0 "$pid" 2>/dev/null; do
-    sleep 0.01
-    n=$(cat "$TMP/rank_killed/results.jsonl" 2>/dev/null | wc -l)
-    [ "$n" -ge 20 ] || continue
-    # rank 1 of this run: its environment names the rank, its command line our directory
     for env in $(grep -lzx OMPI_COMM_WORLD_RANK=1 /proc/[0-9]*/environ 2>/dev/null); do
         p=${env%/environ}
         tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF "$TMP/rank_killed" || continue
         victim=${p#/proc/}
     done
+    [ -n "$victim" ] || sleep 0.01
+done
+n=0
+while [ "$n" -lt 10 ] && kill -0 "$pid" 2>/dev/null; do
+    sleep 0.01
+    n=$(cat "$TMP/rank_killed/results.jsonl" 2>/dev/null | wc -l)
 done
 checks=$((checks + 1))
 if [ -n "$victim" ]; then
