@@ -687,8 +687,17 @@ static polis_status gather_init(const polis_host *h, polis_ctx *ctx, const void 
                           .write = write_view, .ud = g};
     polis_obs_def position = {.name = "position", .doc = "own (x, y)", .dtype = POLIS_DTYPE_I32,
                               .ndim = 1, .shape = {2}, .write = write_position, .ud = g};
-    if ((st = h->observation(ctx, &view, NULL))) return st;
-    if ((st = h->observation(ctx, &position, NULL))) return st;
+    int32_t id_view, id_pos;
+    if ((st = h->observation(ctx, &view, &id_view))) return st;
+    if ((st = h->observation(ctx, &position, &id_pos))) return st;
+    if (h->struct_size > offsetof(polis_host, obs_range)) { /* ABI 1.4: value ranges */
+        const polis_grid *grid = h->grid(ctx);
+        const double vlo[2] = {-1, 0}, vhi[2] = {2, 1}; /* agents (2 self, 1 other), coins */
+        const double plo[2] = {0, 0}, phi[2] = {grid->width - 1, grid->height - 1};
+        if ((st = h->obs_range(ctx, id_view, 0, 2, vlo, vhi)) ||
+            (st = h->obs_range(ctx, id_pos, 0, 2, plo, phi)))
+            return st;
+    }
     if ((st = h->reward(ctx, "coins", reward_coins, g))) return st;
 
     static const polis_field_def moved_fields[5] = {{"agent", POLIS_FIELD_I32},
