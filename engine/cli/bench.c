@@ -409,7 +409,6 @@ static bool print_json(const bench_args *b, const bench_result *r)
               cJSON_AddNumberToObject(o, "actions", r->n_actions) &&
               cJSON_AddNumberToObject(o, "excluded_actions", r->excluded) &&
               cJSON_AddBoolToObject(o, "observations", !b->no_obs) &&
-              cJSON_AddBoolToObject(o, "compact", b->compact) &&
               cJSON_AddRawToObject(o, "seed", seed) &&
               cJSON_AddNumberToObject(o, "steps", (double)b->steps) &&
               cJSON_AddNumberToObject(o, "repeat", (double)b->repeat) &&
@@ -420,6 +419,7 @@ static bool print_json(const bench_args *b, const bench_result *r)
               add_stat(o, "ns_per_agent_step", r->ns) &&
               cJSON_AddNumberToObject(o, "obs_bytes_per_agent_step", (double)r->obs_size) &&
               cJSON_AddNumberToObject(o, "obs_bytes_per_step", (double)per_step) &&
+              cJSON_AddBoolToObject(o, "compact", b->compact) &&
               (b->no_obs ? cJSON_AddNullToObject(o, "obs_write_bytes_per_s") != NULL
                          : add_stat(o, "obs_write_bytes_per_s", r->obs_rate)) &&
               cJSON_AddNumberToObject(o, "memset_same_bytes_per_s", r->memset_same) &&

@@ -814,9 +814,7 @@ void soc_seen_bits(soc *s, int32_t agent)
 static void write_inventory(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
-    const int32_t *inv = s->inv + (size_t)agent * (size_t)s->R;
-    int32_t *o = dst;
-    for (int32_t r = 0; r < s->R; r++) o[r] = inv[r] > s->inv_obs[r] ? s->inv_obs[r] : inv[r];
+    memcpy(dst, s->inv + (size_t)agent * (size_t)s->R, sizeof(int32_t) * (size_t)s->R);
 }
 
 static void write_position(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
@@ -847,67 +845,16 @@ static void names(const soc *s, char *buf, size_t cap)
 
 /* ---- ranges (plugin ABI 1.4) ---------------------------------------------------------------
  *
- * The most units of each resource the scenario can ever make, into u[R]: what world
- * generation can pile (every pile at its num's maximum) and the players start with, plus
- * what recipes can produce from that: a recipe runs at most min(units of an input / units it
- * takes) times over an episode, so its outputs are bounded by a fixed point over the recipes.
- * A recipe without inputs, or a cycle that keeps growing, makes its outputs unbounded
- * (INT32_MAX). A script's give or set_pile can add units beyond these; the observation then
- * shows the bound (pile_obs, inv_obs), as it showed 32767 for larger piles before. */
-static void soc_units_bound(const soc *s, int64_t *u)
-{
-    const int64_t BIG = INT32_MAX;
-    for (int32_t r = 0; r < s->R; r++) u[r] = 0;
-    for (int32_t i = 0; i < s->st_piles.n; i++) u[s->st_piles.v[i].what] += s->st_piles.v[i].num.hi;
-    for (int32_t i = 0; i < s->rnd_piles.n; i++) u[s->rnd_piles.v[i].what] += s->rnd_piles.v[i].num.hi;
-    for (int32_t a = 0; a < s->n_agents; a++)
-        for (int32_t r = 0; r < s->R; r++)
-            u[r] += s->init[(size_t)s->agent_job[a] * (size_t)s->R + (size_t)r];
-    for (int32_t r = 0; r < s->R; r++)
-        if (u[r] > BIG) u[r] = BIG;
-    /* produced[r]: units of r recipes can add, recomputed from the current totals until
-     * nothing changes (a chain of K recipes settles in K + 1 passes) */
-    int64_t base[SOC_MAX_RESOURCES];
-    memcpy(base, u, sizeof *u * (size_t)s->R);
-    bool changed = true;
-    for (int32_t pass = 0; pass <= s->K + 1 && changed; pass++) {
-        changed = false;
-        int64_t next[SOC_MAX_RESOURCES];
-        memcpy(next, base, sizeof *next * (size_t)s->R);
-        for (int32_t k = 0; k < s->K; k++) {
-            const soc_recipe *rc = &s->rec[k];
-            int64_t runs = BIG;
-            for (int32_t q = 0; q < rc->n_in; q++) {
-                const soc_amount *a = &s->amounts[rc->in + q];
-                int64_t can = a->res < 0 ? 0 : a->n > 0 ? u[a->res] / a->n : BIG;
-                if (can < runs) runs = can;
-            }
-            for (int32_t q = 0; q < rc->n_out; q++) {
-                const soc_amount *a = &s->amounts[rc->out + q];
-                if (a->res < 0) continue;
-                int64_t add = runs >= BIG / (a->n > 0 ? a->n : 1) ? BIG : runs * a->n;
-                next[a->res] = next[a->res] + add > BIG ? BIG : next[a->res] + add;
-            }
-        }
-        for (int32_t r = 0; r < s->R; r++) {
-            if (next[r] != u[r]) changed = true;
-            u[r] = next[r];
-        }
-    }
-    if (changed) /* still growing: a cycle of recipes */
-        for (int32_t k = 0; k < s->K; k++)
-            for (int32_t q = 0; q < s->rec[k].n_out; q++)
-                if (s->amounts[s->rec[k].out + q].res >= 0)
-                    u[s->amounts[s->rec[k].out + q].res] = BIG;
-}
-
+ * Declared from invariants the rules keep whatever scripts do: an inventory never exceeds
+ * its job's capacity and size (give and every pick check them), a pile shows at most
+ * pile_shown units (the grid saturates, as it always did at 32767), a recipe station shows
+ * its recipes' amounts. Totals of what the world generates are no bound: a script's give or
+ * set_pile may add units. */
 static polis_status declare_ranges(soc *s, int32_t grid, int32_t inv, int32_t pos, int32_t time)
 {
     const polis_host *h = s->h;
     if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK; /* engine < 1.4 */
     const int32_t R = s->R, C = 2 + 2 * R;
-    int64_t u[SOC_MAX_RESOURCES];
-    soc_units_bound(s, u);
     double lo[2 + 2 * SOC_MAX_RESOURCES] = {0}, hi[2 + 2 * SOC_MAX_RESOURCES] = {0};
     for (int32_t c = 0; c < C; c++) lo[c] = hi[c] = 0;
     hi[0] = s->n_agents < 32767 ? s->n_agents : 32767;
@@ -928,23 +875,20 @@ static polis_status declare_ranges(soc *s, int32_t grid, int32_t inv, int32_t po
         }
     }
     for (int32_t r = 0; r < R; r++) {
-        int64_t most = s->p.pile_shown ? s->p.pile_shown : 32767;
-        s->pile_obs[r] = (int32_t)(u[r] < most ? u[r] : most);
+        s->pile_obs[r] = (int32_t)s->p.pile_shown;
         hi[2 + R + r] = s->pile_obs[r];
     }
     polis_status st = h->obs_range(s->ctx, grid, 0, C, lo, hi);
     if (st) return st;
     for (int32_t r = 0; r < R; r++) {
-        int64_t most = u[r], size = 0;
+        int64_t most = 0;
         for (int32_t j = 0; j < s->J; j++) {
             int64_t c = s->cap[(size_t)j * (size_t)R + (size_t)r];
             if (c > s->jobs[j].size) c = s->jobs[j].size;
-            if (c > size) size = c;
+            if (c > most) most = c;
         }
-        if (size < most) most = size;
-        s->inv_obs[r] = (int32_t)most;
         lo[r] = 0;
-        hi[r] = (double)most;
+        hi[r] = (double)(most < INT32_MAX ? most : INT32_MAX);
     }
     if ((st = h->obs_range(s->ctx, inv, 0, R, lo, hi))) return st;
     const double plo[2] = {0, 0}, phi[2] = {s->W - 1, s->H - 1};
@@ -1042,8 +986,8 @@ polis_status soc_register_observations(soc *s)
     snprintf(doc, cap * 2 + 1024,
              "%s, indexed [channel][x][y]; channels: 0 agents (id+1), 1 blocks, 2..%d recipe "
              "stations (-input/+output units per resource), %d..%d piles (units per "
-             "resource, at most the units the scenario can make); resources: %s; unseen cells 0, "
-             "values saturate at +-32767",
+             "resource, at most pile_shown); resources: %s; unseen cells 0, values saturate at "
+             "+-32767",
              s->view == SOC_VIEW_MAP
                  ? "map-sized egocentric view (own cell at [W/2][H/2]) merged with the maps "
                    "shared with the agent"
@@ -1058,10 +1002,9 @@ polis_status soc_register_observations(soc *s)
                           .write = write_grid,
                           .ud = s};
     int32_t id_grid, id_inv, id_pos, id_time;
-    if (!(s->pile_obs = soc_alloc(s, sizeof *s->pile_obs * (size_t)s->R + 1)) ||
-        !(s->inv_obs = soc_alloc(s, sizeof *s->inv_obs * (size_t)s->R + 1)))
+    if (!(s->pile_obs = soc_alloc(s, sizeof *s->pile_obs * (size_t)s->R + 1)))
         return POLIS_ERR_NOMEM;
-    for (int32_t r = 0; r < s->R; r++) s->pile_obs[r] = 32767, s->inv_obs[r] = INT32_MAX;
+    for (int32_t r = 0; r < s->R; r++) s->pile_obs[r] = (int32_t)s->p.pile_shown;
     if ((st = h->observation(s->ctx, &grid, &id_grid))) return st;
     snprintf(doc, cap * 2 + 1024, "own units per resource: %s", list);
     polis_obs_def inv = {.name = "inventory",
