@@ -420,8 +420,124 @@ static void test_scenario_key(void)
     CHECK(env == NULL);
 }
 
+/* ---- a C plugin's declarations ------------------------------------------------------------ */
+
+static polis_env *probe_env(const char *mode, int value, bool compact, const char *before,
+                            polis_error *err)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"polis\": 1, \"agents\": 2, \"max_steps\": 20, \"grid\": {\"width\": 6, "
+             "\"height\": 6}, \"plugins\": [%s{\"name\": \"range_probe\", \"params\": "
+             "{\"mode\": \"%s\", \"value\": %d}}]}",
+             before, mode, value);
+    polis_options o = test_options(NULL, NULL);
+    o.compact_observations = compact;
+    polis_env *env = NULL;
+    memset(err, 0, sizeof *err);
+    polis_env_create_json(json, strlen(json), &o, &env, err);
+    return env;
+}
+
+static void probe_refused(const char *mode, const char *before, const char *want)
+{
+    polis_error err;
+    polis_env *env = probe_env(mode, 0, false, before, &err);
+    if (!strcmp(mode, "late")) { /* registration closes at create: the reset hook fails */
+        CHECK(env != NULL);
+        if (!env) return;
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_ERR_STATE);
+        CHECK_CONTAINS(polis_env_error(env), want);
+        polis_env_destroy(env);
+        return;
+    }
+    CHECK(env == NULL);
+    polis_env_destroy(env);
+    CHECK_EQ_INT(err.status, POLIS_ERR_PLUGIN);
+    CHECK_CONTAINS(err.message, want);
+}
+
+static void test_c_plugin(void)
+{
+    probe_refused("twice", "", "range_probe: observation r: range declared twice");
+    probe_refused("foreign", "\"gather\", ",
+                  "range_probe: obs_range: field 0 is not an observation field this plugin "
+                  "registered");
+    probe_refused("badid", "", "obs_range: field 99 is not an observation field");
+    probe_refused("badn", "",
+                  "observation r: a range per index of dim 1 has n = shape[1] = 3, got 2");
+    probe_refused("baddim", "", "observation r: range dim 2 is outside [-1, 2)");
+    probe_refused("nulls", "", "observation r: range bounds are NULL");
+    probe_refused("late", "",
+                  "obs_range: registration is closed once the env is created (register in init "
+                  "or start)");
+
+    /* value 35: the elements are 35 + tick, past 40 at tick 6 */
+    polis_error err;
+    polis_env *env = probe_env("ok", 35, true, "", &err);
+    CHECK(env != NULL);
+    if (!env) {
+        fprintf(stderr, "%s\n", err.message);
+        return;
+    }
+    polis_obs_field f;
+    polis_env_obs_field(env, 0, &f);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_U8);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    for (int t = 1; t <= 5; t++) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_io(env)->obs[5], 40);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_PLUGIN);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "range_probe: observation r, agent 0 (agent_0), element 0 = 41 is outside its "
+                 "declared range [0, 40] (per index of a dimension) [observation r, tick 6]");
+    polis_env_destroy(env);
+    /* the same without compact observations: the step succeeds, the checker sees it */
+    env = probe_env("ok", 35, false, "", &err);
+    CHECK(env != NULL);
+    if (!env) return;
+    char msg[256];
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    for (int t = 1; t <= 6; t++) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(check_ranges(env, true, msg, sizeof msg), 12);
+    CHECK_CONTAINS(msg, "field r, agent 0, element 0 = 41 outside [0, 40] (tick 6)");
+    polis_env_destroy(env);
+}
+
+/* A vec of compact envs: the shared buffers take the compact layout; no allocation per step. */
+static void test_vec(void)
+{
+    test_alloc alloc = {0};
+    polis_options o = test_options(NULL, &alloc);
+    o.compact_observations = true;
+    polis_vec *vec = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_vec_create_file(POLIS_SOURCE_DIR "/rulesets/gather/gather.json", &o, 3, 2,
+                                       &vec, &err),
+                 POLIS_OK);
+    if (!vec) return;
+    polis_obs_field f;
+    polis_env_obs_field(polis_vec_env(vec, 1), 1, &f);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_U8);
+    CHECK_EQ_INT(polis_vec_reset(vec, 7), POLIS_OK);
+    const polis_io *io = polis_vec_io(vec);
+    long calls = alloc.calls;
+    for (int t = 0; t < 300; t++) {
+        for (int32_t r = 0; r < io->n_agents; r++) io->actions[r] = (r + t) % io->n_actions;
+        CHECK_EQ_INT(polis_vec_step(vec), POLIS_OK);
+    }
+    CHECK_EQ_INT(alloc.calls, calls);
+    /* every row's position equals its env's own record */
+    for (int32_t k = 0; k < 3; k++) {
+        const polis_io *eio = polis_env_io(polis_vec_env(vec, k));
+        CHECK(eio->obs == io->obs + (size_t)k * 4 * io->obs_size);
+    }
+    polis_vec_destroy(vec);
+}
+
 int main(void)
 {
+    test_c_plugin();
+    test_vec();
     test_broken_range();
     test_bad_declarations();
     test_report();
