@@ -414,6 +414,26 @@ static void test_scenario_key(void)
         polis_env_destroy(env);
         env = NULL;
     }
+    /* a disabled (or replaced) writer's field loses its range: the zeros or the new writer's
+     * values were never promised; compact observations leave it as it is */
+    o.overrides = "{\"compact_observations\": true, \"replace\": [{\"kind\": \"observation\", "
+                  "\"name\": \"position\", \"disable\": true}]}";
+    CHECK_EQ_INT(polis_env_create_file(base, &o, &env, &err), POLIS_OK);
+    if (env) {
+        polis_obs_field f;
+        int32_t dim, n;
+        const double *lo, *hi;
+        polis_env_obs_field(env, 1, &f);
+        CHECK_EQ_INT(f.dtype, POLIS_DTYPE_I32);
+        CHECK_EQ_INT(polis_env_obs_field_range(env, 1, &dim, &n, &lo, &hi), POLIS_OK);
+        CHECK_EQ_INT(n, 0);
+        CHECK_EQ_INT(polis_env_obs_field_range(env, 0, &dim, &n, &lo, &hi), POLIS_OK);
+        CHECK_EQ_INT(n, 2); /* view keeps its own */
+        CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        polis_env_destroy(env);
+        env = NULL;
+    }
     o.overrides = "{\"compact_observations\": 1}";
     CHECK_EQ_INT(polis_env_create_file(base, &o, &env, &err), POLIS_ERR_CONFIG);
     CHECK_CONTAINS(err.message, "compact_observations");
