@@ -57,7 +57,7 @@ static char *stem_dup(polis_env *env, const char *path, bool only_so)
 static const char *const top_keys[] = {
     "polis",   "name",    "doc",     "seed",    "max_steps", "agents",
     "max_entities", "grid", "event_queue", "max_memory", "lua", "plugins",
-    "scripts", "rewards", "bindings",
+    "scripts", "rewards", "bindings", "compact_observations",
     "replace" /* read by swap.c when registration freezes */};
 
 static polis_status read_agents(polis_env *env, const cJSON *root)
@@ -404,6 +404,11 @@ static polis_status read_scenario(polis_env *env, const cJSON *root)
         (st = opt_int(env, root, "", "event_queue", 16, 1048576, NULL, &s->event_queue)) ||
         (st = opt_int(env, root, "", "max_memory", INT64_C(1048576), INT64_C(9007199254740992),
                       &s->max_memory, NULL)))
+        return st;
+
+    s->compact_observations = false;
+    if ((n = member(root, "compact_observations")) &&
+        (st = want_bool(env, n, "compact_observations", &s->compact_observations)) != POLIS_OK)
         return st;
 
     if ((st = read_lua(env, root)) != POLIS_OK) return st;

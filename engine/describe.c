@@ -270,16 +270,28 @@ static void describe_observation(describe_builder *b, cJSON *root, const polis_e
 {
     cJSON *obs = add_obj(b, root, "observation");
     add_u64(b, obs, "obs_size", env->io.obs_size);
+    add_bool(b, obs, "compact", env->compact);
     cJSON *arr = add_arr(b, obs, "fields");
     for (int32_t i = 0; i < env->n_obs; i++) {
         const polis__obs *f = &env->obs[i];
         cJSON *o = add_obj(b, arr, NULL);
         add_str(b, o, "name", f->name);
-        add_str(b, o, "dtype", polis_dtype_name(f->dtype));
+        add_str(b, o, "dtype", polis_dtype_name(f->out_dtype));
+        if (f->out_dtype != f->dtype) add_str(b, o, "written_dtype", polis_dtype_name(f->dtype));
         cJSON *shape = add_arr(b, o, "shape");
         for (int32_t d = 0; d < f->ndim && d < 4; d++) add_i64(b, shape, NULL, f->shape[d]);
         add_u64(b, o, "offset", f->offset);
-        add_u64(b, o, "nbytes", f->nbytes);
+        add_u64(b, o, "nbytes", f->out_nbytes);
+        /* ABI 1.4: {"dim": -1, "lo": [l], "hi": [h]}, or one bound per index of dim */
+        if (f->range_n) {
+            cJSON *r = add_obj(b, o, "range");
+            add_i64(b, r, "dim", f->range_dim);
+            cJSON *lo = add_arr(b, r, "lo"), *hi = add_arr(b, r, "hi");
+            for (int32_t k = 0; k < f->range_n; k++) {
+                add_num(b, lo, NULL, f->range_lo[k]);
+                add_num(b, hi, NULL, f->range_hi[k]);
+            }
+        }
         add_str(b, o, "doc", f->doc);
         add_str(b, o, "owner", owner_name(f->ctx));
     }

@@ -213,6 +213,7 @@ static polis_status read_options(polis_env *env, const polis_options *opts,
         !(env->overrides = polis__strdup(env, opts->overrides)))
         return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     if (OPTIONS_HAS(opts, no_observations)) env->no_obs = opts->no_observations;
+    if (OPTIONS_HAS(opts, compact_observations)) env->opt_compact = opts->compact_observations;
     if (OPTIONS_HAS(opts, max_memory)) {
         if (opts->max_memory < 0)
             return polis__fail(env, POLIS_ERR_INVALID,
@@ -425,6 +426,79 @@ static inline bool agent_done(const polis_env *env, int32_t a)
     return env->io.terminations[a] || env->io.truncations[a];
 }
 
+/* ---- compact observations: narrowing a writer's shadow record into the buffer ------------ */
+
+/* Copies len elements of src type ST into dst type DT; true when all lie in [lo, hi]. The
+ * test is accumulated without a branch so the loop vectorises. */
+#define POLIS_NARROW(name, ST, DT)                                                             \
+    static bool name(const void *src, void *dst, size_t len, int32_t lo, int32_t hi)          \
+    {                                                                                          \
+        const ST *s = src;                                                                     \
+        DT *d = dst;                                                                           \
+        const ST l = (ST)lo, h = (ST)hi;                                                       \
+        int bad = 0;                                                                           \
+        for (size_t i = 0; i < len; i++) {                                                     \
+            ST v = s[i];                                                                       \
+            bad |= (v < l) | (v > h);                                                          \
+            d[i] = (DT)v;                                                                      \
+        }                                                                                      \
+        return !bad;                                                                           \
+    }
+POLIS_NARROW(narrow_i16_u8, int16_t, uint8_t)
+POLIS_NARROW(narrow_i16_i8, int16_t, int8_t)
+POLIS_NARROW(narrow_i32_u8, int32_t, uint8_t)
+POLIS_NARROW(narrow_i32_i8, int32_t, int8_t)
+POLIS_NARROW(narrow_i32_i16, int32_t, int16_t)
+#undef POLIS_NARROW
+
+typedef bool (*narrow_fn)(const void *, void *, size_t, int32_t, int32_t);
+
+static narrow_fn narrow_for(polis_dtype from, polis_dtype to)
+{
+    if (from == POLIS_DTYPE_I16) return to == POLIS_DTYPE_U8 ? narrow_i16_u8 : narrow_i16_i8;
+    if (to == POLIS_DTYPE_U8) return narrow_i32_u8;
+    return to == POLIS_DTYPE_I8 ? narrow_i32_i8 : narrow_i32_i16;
+}
+
+static int64_t read_int(const void *p, polis_dtype t, size_t i)
+{
+    return t == POLIS_DTYPE_I16 ? ((const int16_t *)p)[i] : ((const int32_t *)p)[i];
+}
+
+/* Narrows agent a's shadow record of field o into dst, run by run of elements sharing a
+ * range. A value outside its range fails the step (a range is a promise, never a clamp). */
+static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a, uint8_t *dst)
+{
+    const size_t in = polis_dtype_size(o->dtype), out = polis_dtype_size(o->out_dtype);
+    const size_t count = o->nbytes / in;
+    const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
+    narrow_fn fn = narrow_for(o->dtype, o->out_dtype);
+    size_t stride = count, outer = 1, n = 1;
+    if (o->range_dim >= 0) {
+        n = (size_t)o->shape[o->range_dim];
+        stride = 1;
+        for (int32_t d = o->range_dim + 1; d < o->ndim; d++) stride *= (size_t)o->shape[d];
+        outer = count / (stride * n);
+    }
+    size_t e = 0;
+    for (size_t q = 0; q < outer; q++)
+        for (size_t k = 0; k < n; k++, e += stride) {
+            int32_t lo = (int32_t)o->range_lo[k], hi = (int32_t)o->range_hi[k];
+            if (fn(src + e * in, dst + e * out, stride, lo, hi)) continue;
+            size_t i = e;
+            while (read_int(src, o->dtype, i) >= lo && read_int(src, o->dtype, i) <= hi) i++;
+            polis__clear_error(env);
+            snprintf(env->err, sizeof env->err,
+                     "%s: observation %s, agent %d (%s), element %zu = %lld is outside its "
+                     "declared range [%d, %d]%s",
+                     o->ctx->name, o->name, (int)a, env->scn.agent_names[a], i,
+                     (long long)read_int(src, o->dtype, i), (int)lo, (int)hi,
+                     o->range_dim >= 0 ? " (per index of a dimension)" : "");
+            return o->ctx->kind == POLIS__CTX_SCRIPT ? POLIS_ERR_SCRIPT : POLIS_ERR_PLUGIN;
+        }
+    return POLIS_OK;
+}
+
 static polis_status write_observations(polis_env *env)
 {
     polis_status st = run_hooks(env, POLIS_PHASE_OBSERVE);
@@ -436,7 +510,17 @@ static polis_status write_observations(polis_env *env)
         const polis__obs *o = &env->obs[f];
         env->current = o->ctx;
         uint8_t *dst = io->obs + o->offset;
-        for (int32_t a = 0; a < io->n_agents; a++, dst += io->obs_size) o->write(o->ctx, o->ud, a, dst);
+        if (o->shadow) {
+            uint8_t *sh = o->shadow;
+            for (int32_t a = 0; a < io->n_agents && env->cb_status == POLIS_OK;
+                 a++, dst += io->obs_size, sh += o->nbytes) {
+                o->write(o->ctx, o->ud, a, sh);
+                if (env->cb_status == POLIS_OK) env->cb_status = narrow_field(env, o, a, dst);
+            }
+        } else {
+            for (int32_t a = 0; a < io->n_agents; a++, dst += io->obs_size)
+                o->write(o->ctx, o->ud, a, dst);
+        }
         if (env->cb_status != POLIS_OK) {
             char what[160];
             snprintf(what, sizeof what, "observation %s", o->name);
@@ -677,12 +761,29 @@ polis_status polis_env_obs_field(const polis_env *env, int32_t i, polis_obs_fiel
     const polis__obs *o = &env->obs[i];
     out->name = o->name;
     out->doc = o->doc;
-    out->dtype = o->dtype;
+    out->dtype = o->out_dtype;
     out->ndim = o->ndim;
     memcpy(out->shape, o->shape, sizeof out->shape);
     out->offset = o->offset;
-    out->nbytes = o->nbytes;
+    out->nbytes = o->out_nbytes;
     return POLIS_OK;
+}
+
+polis_status polis_env_obs_field_range(const polis_env *env, int32_t i, int32_t *dim,
+                                       int32_t *n, const double **lo, const double **hi)
+{
+    if (!env || i < 0 || i >= env->n_obs || !dim || !n || !lo || !hi) return POLIS_ERR_INVALID;
+    const polis__obs *o = &env->obs[i];
+    *dim = o->range_n ? o->range_dim : -1;
+    *n = o->range_n;
+    *lo = o->range_lo;
+    *hi = o->range_hi;
+    return POLIS_OK;
+}
+
+polis_dtype polis_env_obs_field_written_dtype(const polis_env *env, int32_t i)
+{
+    return env && i >= 0 && i < env->n_obs ? env->obs[i].dtype : (polis_dtype)-1;
 }
 
 size_t polis_dtype_size(polis_dtype t)

@@ -76,6 +76,7 @@ typedef struct polis__scenario {
     bool grid_wrap;
     int32_t event_queue;    /* capacity in events */
     int64_t max_memory;     /* bytes the kernel may allocate for the env; 0 = not given */
+    bool compact_observations; /* "compact_observations" */
     int64_t lua_instruction_limit; /* per hook call; 0 = unlimited */
     int64_t lua_memory_limit;      /* bytes per env across its scripts; 0 = unlimited */
     int64_t lua_time_limit_ms;     /* wall clock per hook call; 0 = unlimited */
@@ -155,6 +156,17 @@ typedef struct polis__obs {
     void (*write)(polis_ctx *, void *, int32_t, void *);
     void *ud;
     polis_ctx *ctx;
+    /* ABI 1.4 ranges (host->obs_range): none (range_n 0), one for the field (range_dim -1,
+     * range_n 1) or one per index along range_dim; range_lo/hi hold range_n bounds. */
+    int32_t range_dim, range_n;
+    double *range_lo, *range_hi;
+    /* Compact observations (freeze): the buffer's dtype and bytes when narrower than what
+     * the writer writes (dtype, nbytes); the writer then writes into `shadow`
+     * ([n_agents][nbytes], stable per agent like the record it replaces) and the kernel
+     * narrows it into the buffer, checking the range. Equal to dtype, nbytes otherwise. */
+    polis_dtype out_dtype;
+    size_t out_nbytes;
+    uint8_t *shadow;
 } polis__obs;
 
 typedef struct polis__reward {
@@ -402,6 +414,8 @@ struct polis_env {
     /* creation options beyond the allocator (env.c) */
     char *overrides;        /* polis_options.overrides copy, applied by config.c, or NULL */
     bool no_obs;            /* polis_options.no_observations: field writers are skipped */
+    bool opt_compact;       /* polis_options.compact_observations */
+    bool compact;           /* compact observations: the option or the scenario's key */
     int64_t opt_max_memory; /* polis_options.max_memory; 0 = not given */
     polis__io_fn io_fn;     /* non-NULL: io buffers come from io_fn (vec.c) */
     void *io_ud;

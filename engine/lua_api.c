@@ -551,6 +551,63 @@ static bool parse_dtype(const char *t, polis_dtype *out)
     return false;
 }
 
+/* The "range" key of polis.observation (plugin ABI 1.4, host->obs_range) at the top of the
+ * stack: {lo, hi} for the whole field, or {dim = d, lo = {...}, hi = {...}} with one bound
+ * per index of dimension d (1-based, as shape). The bounds live in a userdata left on the
+ * stack below the key until the call returns. Returns the number of ranges. */
+static int32_t obs_range_read(lua_State *L, const char *name, const polis_obs_def *def,
+                              int32_t *dim, double **lo, double **hi)
+{
+    int t = lua_gettop(L);
+    if (!lua_istable(L, t))
+        luaL_error(L, "polis.observation('%s'): range must be {lo, hi} or {dim = d, lo = {...}, "
+                      "hi = {...}}, got %s",
+                   name, luaL_typename(L, t));
+    int32_t n = 1;
+    lua_getfield(L, t, "dim");
+    bool per_index = !lua_isnil(L, -1);
+    if (per_index) {
+        int isint = 0;
+        lua_Integer d = lua_tointegerx(L, -1, &isint);
+        if (!isint || d < 1 || d > def->ndim)
+            luaL_error(L, "polis.observation('%s'): range.dim must be an integer in [1, %d]", name,
+                       (int)def->ndim);
+        *dim = (int32_t)d - 1;
+        n = def->shape[d - 1];
+    }
+    lua_pop(L, 1);
+    double *b = lua_newuserdatauv(L, sizeof *b * 2 * (size_t)n, 0);
+    lua_insert(L, t); /* below the range table, which is now at t + 1 */
+    t++;
+    for (int side = 0; side < 2; side++) {
+        double *out = b + (size_t)side * (size_t)n;
+        const char *key = side ? "hi" : "lo";
+        if (!per_index) {
+            if (lua_rawgeti(L, t, side + 1) != LUA_TNUMBER)
+                luaL_error(L, "polis.observation('%s'): range[%d] (%s) must be a number", name,
+                           side + 1, key);
+            out[0] = lua_tonumber(L, -1);
+            lua_pop(L, 1);
+            continue;
+        }
+        if (lua_getfield(L, t, key) != LUA_TTABLE || luaL_len(L, -1) != n)
+            luaL_error(L, "polis.observation('%s'): range.%s must be a table of %d numbers (one "
+                          "per index of dim %d)",
+                       name, key, (int)n, (int)*dim + 1);
+        for (int32_t k = 0; k < n; k++) {
+            if (lua_rawgeti(L, -1, k + 1) != LUA_TNUMBER)
+                luaL_error(L, "polis.observation('%s'): range.%s[%d] must be a number", name, key,
+                           (int)k + 1);
+            out[k] = lua_tonumber(L, -1);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    *lo = b;
+    *hi = b + n;
+    return n;
+}
+
 static int l_observation(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
@@ -606,7 +663,12 @@ static int l_observation(lua_State *L)
     cb->count = count;
     def.ud = cb;
     int32_t id = -1;
+    int32_t rdim = -1, rn = 0;
+    double *rlo = NULL, *rhi = NULL;
+    if (lua_getfield(L, 1, "range") != LUA_TNIL) rn = obs_range_read(L, name, &def, &rdim, &rlo, &rhi);
+    lua_pop(L, 1);
     polis_status st = s->h->observation(s->ctx, &def, &id);
+    if (st == POLIS_OK && rn) st = s->h->obs_range(s->ctx, id, rdim, rn, rlo, rhi);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
     s->env->lua_engine_bytes += (int64_t)bytes;
     lua_pushinteger(L, id);

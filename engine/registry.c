@@ -4,6 +4,7 @@
  * runs on.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,6 +351,9 @@ static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int3
     memcpy(o->shape, def->shape, sizeof o->shape);
     for (int32_t d = def->ndim; d < 4; d++) o->shape[d] = 0;
     o->nbytes = count * polis_dtype_size(def->dtype);
+    o->out_dtype = o->dtype;
+    o->out_nbytes = o->nbytes;
+    o->range_dim = -1;
     o->write = def->write;
     o->ud = def->ud;
     o->ctx = ctx;
@@ -737,6 +741,85 @@ static const char *h_scenario_dir(polis_ctx *ctx)
 
 static void *h_alloc(polis_ctx *ctx, size_t size) { return polis__alloc(ctx->env, size); }
 static void h_free(polis_ctx *ctx, void *p, size_t size) { polis__free(ctx->env, p, size); }
+/* The bounds a value of dtype t can take (f32: the finite floats). */
+static void dtype_bounds(polis_dtype t, double *lo, double *hi)
+{
+    switch (t) {
+    case POLIS_DTYPE_U8: *lo = 0, *hi = 255; return;
+    case POLIS_DTYPE_I8: *lo = -128, *hi = 127; return;
+    case POLIS_DTYPE_I16: *lo = -32768, *hi = 32767; return;
+    case POLIS_DTYPE_I32: *lo = -2147483648.0, *hi = 2147483647.0; return;
+    case POLIS_DTYPE_F32: *lo = -3.4028234663852886e38, *hi = 3.4028234663852886e38; return;
+    }
+    *lo = *hi = 0;
+}
+
+static polis_status h_obs_range(polis_ctx *ctx, int32_t field, int32_t dim, int32_t n,
+                                const double *lo, const double *hi)
+{
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "obs_range");
+    if (st) return st;
+    if (field < 0 || field >= env->n_obs || env->obs[field].ctx != ctx) {
+        h_error(ctx, "obs_range: field %d is not an observation field this plugin registered",
+                field);
+        return POLIS_ERR_INVALID;
+    }
+    polis__obs *o = &env->obs[field];
+    if (o->range_n) {
+        h_error(ctx, "observation %s: range declared twice", o->name);
+        return POLIS_ERR_INVALID;
+    }
+    if (dim < -1 || dim >= o->ndim) {
+        h_error(ctx, "observation %s: range dim %d is outside [-1, %d)", o->name, dim, o->ndim);
+        return POLIS_ERR_INVALID;
+    }
+    int32_t want = dim < 0 ? 1 : o->shape[dim];
+    if (n != want) {
+        if (dim < 0)
+            h_error(ctx, "observation %s: a whole-field range (dim -1) has n 1, got %d",
+                    o->name, n);
+        else
+            h_error(ctx, "observation %s: a range per index of dim %d has n = shape[%d] = %d, "
+                         "got %d",
+                    o->name, dim, dim, want, n);
+        return POLIS_ERR_INVALID;
+    }
+    if (!lo || !hi) {
+        h_error(ctx, "observation %s: range bounds are NULL", o->name);
+        return POLIS_ERR_INVALID;
+    }
+    double tlo, thi;
+    dtype_bounds(o->dtype, &tlo, &thi);
+    bool integral = o->dtype != POLIS_DTYPE_F32;
+    for (int32_t k = 0; k < n; k++) {
+        const char *bad = NULL;
+        if (!isfinite(lo[k]) || !isfinite(hi[k])) bad = "bounds must be finite";
+        else if (lo[k] > hi[k]) bad = "lo is above hi";
+        else if (lo[k] < tlo || hi[k] > thi) bad = "outside the dtype's range";
+        else if (integral && (lo[k] != floor(lo[k]) || hi[k] != floor(hi[k])))
+            bad = "an integer dtype needs integer bounds";
+        if (bad) {
+            h_error(ctx, "observation %s: range[%d] = [%g, %g]: %s (dtype %s)", o->name, k,
+                    lo[k], hi[k], bad, polis_dtype_name(o->dtype));
+            return POLIS_ERR_INVALID;
+        }
+    }
+    double *l = polis__alloc(env, sizeof *l * (size_t)n), *u = polis__alloc(env, sizeof *u * (size_t)n);
+    if (!l || !u) {
+        polis__free(env, l, sizeof *l * (size_t)n);
+        polis__free(env, u, sizeof *u * (size_t)n);
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    }
+    memcpy(l, lo, sizeof *l * (size_t)n);
+    memcpy(u, hi, sizeof *u * (size_t)n);
+    o->range_lo = l;
+    o->range_hi = u;
+    o->range_dim = dim;
+    o->range_n = n;
+    return POLIS_OK;
+}
+
 
 static const polis_host host_table = {
     .abi_major = POLIS_ABI_MAJOR,
@@ -799,6 +882,7 @@ static const polis_host host_table = {
     .mask_filter = h_mask_filter,
     .action_family = h_action_family,
     .macro = polis__macro_add,
+    .obs_range = h_obs_range, /* ABI 1.4 */
 };
 
 const polis_host *polis__host(void) { return &host_table; }
@@ -941,6 +1025,31 @@ static polis_status check_memory(polis_env *env, size_t obs_size)
                        human_bytes(c, sizeof c, cap), how, list);
 }
 
+/* The narrowest integer dtype holding field o's declared range, when narrower than the
+ * field's own (compact observations); floats and fields without a range stay as they are. */
+static void compact_field(polis__obs *o)
+{
+    if (!o->range_n || o->dtype == POLIS_DTYPE_F32 || o->dtype == POLIS_DTYPE_U8 ||
+        o->dtype == POLIS_DTYPE_I8)
+        return;
+    double lo = o->range_lo[0], hi = o->range_hi[0];
+    for (int32_t k = 1; k < o->range_n; k++) {
+        if (o->range_lo[k] < lo) lo = o->range_lo[k];
+        if (o->range_hi[k] > hi) hi = o->range_hi[k];
+    }
+    static const polis_dtype order[] = {POLIS_DTYPE_U8, POLIS_DTYPE_I8, POLIS_DTYPE_I16};
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        double tlo, thi;
+        dtype_bounds(order[i], &tlo, &thi);
+        if (polis_dtype_size(order[i]) >= polis_dtype_size(o->dtype)) return;
+        if (lo >= tlo && hi <= thi) {
+            o->out_dtype = order[i];
+            o->out_nbytes = o->nbytes / polis_dtype_size(o->dtype) * polis_dtype_size(order[i]);
+            return;
+        }
+    }
+}
+
 polis_status polis__registry_freeze(polis_env *env)
 {
     polis_status st;
@@ -966,18 +1075,32 @@ polis_status polis__registry_freeze(polis_env *env)
         qsort(env->transforms, (size_t)env->n_transforms, sizeof *env->transforms,
               cmp_transform);
 
-    /* Observation layout: each field starts on an 8-byte boundary. */
-    size_t off = 0;
+    /* Observation layout: each field starts on an 8-byte boundary. Compact observations
+     * store an integer field with a declared range in the smallest dtype holding it, the
+     * writer writing into a per-agent shadow record the kernel narrows from. */
+    env->compact = env->opt_compact || env->scn.compact_observations;
+    size_t off = 0, shadow = 0;
     for (int32_t i = 0; i < env->n_obs; i++) {
-        env->obs[i].offset = off;
-        off += (env->obs[i].nbytes + 7) & ~(size_t)7;
+        polis__obs *o = &env->obs[i];
+        if (env->compact && !env->no_obs) compact_field(o);
+        if (o->out_dtype != o->dtype) shadow += o->nbytes;
+        o->offset = off;
+        off += (o->out_nbytes + 7) & ~(size_t)7;
     }
     size_t n = (size_t)env->n_agents;
     polis_io *io = &env->io;
     io->n_agents = env->n_agents;
     io->n_actions = env->n_actions;
     io->obs_size = off;
-    if ((st = check_memory(env, off))) return st;
+    if ((st = check_memory(env, off + shadow))) return st;
+    for (int32_t i = 0; i < env->n_obs && shadow; i++) {
+        polis__obs *o = &env->obs[i];
+        if (o->out_dtype == o->dtype) continue;
+        size_t bytes = o->nbytes * n;
+        if (!(o->shadow = polis__alloc(env, bytes ? bytes : 1)))
+            return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating observation %s",
+                               o->name);
+    }
     if (off && n > SIZE_MAX / off)
         return polis__fail(env, POLIS_ERR_LIMIT, "observation buffer too large");
     size_t obs_bytes = off * n;
@@ -1028,8 +1151,15 @@ void polis__registry_free(polis_env *env)
     }
     polis__free(env, env->actions, sizeof *env->actions * (size_t)env->cap_actions);
     for (int32_t i = 0; i < env->n_obs; i++) {
-        polis__strfree(env, env->obs[i].name);
-        polis__strfree(env, env->obs[i].doc);
+        polis__obs *o = &env->obs[i];
+        polis__strfree(env, o->name);
+        polis__strfree(env, o->doc);
+        polis__free(env, o->range_lo, sizeof *o->range_lo * (size_t)o->range_n);
+        polis__free(env, o->range_hi, sizeof *o->range_hi * (size_t)o->range_n);
+        if (o->shadow) {
+            size_t b = o->nbytes * (size_t)env->n_agents;
+            polis__free(env, o->shadow, b ? b : 1);
+        }
     }
     polis__free(env, env->obs, sizeof *env->obs * (size_t)env->cap_obs);
     for (int32_t i = 0; i < env->n_rewards; i++) polis__strfree(env, env->rewards[i].name);

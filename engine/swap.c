@@ -306,6 +306,13 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
             o->ud = ud;
             o->ctx = ctx;
         }
+        /* The declared range was the replaced writer's promise: a replacement (or the zeros
+         * of a disabled field) need not keep it, so the field has none (ABI 1.4). */
+        polis__free(env, o->range_lo, sizeof *o->range_lo * (size_t)o->range_n);
+        polis__free(env, o->range_hi, sizeof *o->range_hi * (size_t)o->range_n);
+        o->range_lo = o->range_hi = NULL;
+        o->range_n = 0;
+        o->range_dim = -1;
         break;
     }
     case SK_REWARD: {

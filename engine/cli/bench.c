@@ -60,6 +60,7 @@ const char CLI_BENCH_HELP[] =
     "                       with NAME, @PLUGIN the actions PLUGIN registered; an agent with no\n"
     "                       other legal action takes noop\n"
     "  --no-obs             do not write observation fields (masks are still written)\n"
+    "  --compact            compact observations (polis_options.compact_observations)\n"
     "  --seed N             vec seed (default: the scenario's \"seed\")\n"
     "  --repeat R           timed repetitions (default 5)\n"
     "  --warmup W           untimed vec steps before them (default 200; 0 for none)\n"
@@ -77,6 +78,7 @@ typedef struct bench_args {
     bool physical;
     const char *exclude; /* as given, or NULL */
     bool no_obs;
+    bool compact;
     bool has_seed;
     uint64_t seed;
     bool json;
@@ -86,7 +88,7 @@ typedef struct bench_args {
 static const char *const VALUE_OPTIONS[] = {"--agents",  "--set",    "--steps",           "--envs",
                                             "--threads", "--policy", "--exclude-actions", "--seed",
                                             "--repeat",  "--warmup", "--plugin-path"};
-static const char *const FLAG_OPTIONS[] = {"--no-obs", "--json"};
+static const char *const FLAG_OPTIONS[] = {"--no-obs", "--json", "--compact"};
 
 static bool option_is(const char *option, const char *arg, size_t name_len)
 {
@@ -193,6 +195,8 @@ static int parse_bench_args(int argc, char **argv, bench_args *b)
             b->plugin_path = value;
         } else if (strcmp(name, "--no-obs") == 0) {
             b->no_obs = true;
+        } else if (strcmp(name, "--compact") == 0) {
+            b->compact = true;
         } else if (strcmp(name, "--json") == 0) {
             b->json = true;
         }
@@ -353,7 +357,8 @@ static void print_text(const bench_args *b, const bench_result *r)
            r->agents == 1 ? "" : "s", r->envs, r->envs == 1 ? "" : "s", r->threads,
            r->threads == 1 ? "" : "s", b->physical ? "physical" : "random");
     if (r->excluded) printf(" (%d of %d actions excluded)", r->excluded, r->n_actions);
-    printf(", observations %s, seed %" PRIu64 "\n", b->no_obs ? "off" : "on", r->seed);
+    printf(", observations %s, seed %" PRIu64 "\n",
+           b->no_obs ? "off" : b->compact ? "on (compact)" : "on", r->seed);
     printf("timed: %" PRId64 " repetition%s x %" PRId64 " steps after %" PRId64
            " warm-up steps; %" PRId64 " auto-reset%s\n",
            b->repeat, b->repeat == 1 ? "" : "s", b->steps, b->warmup, r->autoresets,
@@ -414,6 +419,7 @@ static bool print_json(const bench_args *b, const bench_result *r)
               add_stat(o, "ns_per_agent_step", r->ns) &&
               cJSON_AddNumberToObject(o, "obs_bytes_per_agent_step", (double)r->obs_size) &&
               cJSON_AddNumberToObject(o, "obs_bytes_per_step", (double)per_step) &&
+              cJSON_AddBoolToObject(o, "compact", b->compact) &&
               (b->no_obs ? cJSON_AddNullToObject(o, "obs_write_bytes_per_s") != NULL
                          : add_stat(o, "obs_write_bytes_per_s", r->obs_rate)) &&
               cJSON_AddNumberToObject(o, "memset_same_bytes_per_s", r->memset_same) &&
@@ -457,6 +463,7 @@ static int run_bench(const bench_args *b)
     opts.log = b->json ? NULL : log_to_stderr;
     opts.overrides = overrides;
     opts.no_observations = b->no_obs;
+    opts.compact_observations = b->compact;
     polis_vec *vec = NULL;
     polis_error err;
     memset(&err, 0, sizeof err);

@@ -906,6 +906,32 @@ static void jkey_text(const cJSON *obj, const char *key, char *buf, size_t size)
     jtext(cJSON_GetObjectItemCaseSensitive(obj, key), buf, size);
 }
 
+/* An observation field's declared range: "[lo, hi]", or "dim D: [lo, hi] ..." with one
+ * range per index of dimension D (the first four, then the count); "-" when none. */
+static void describe_range(const cJSON *r, char *buf, size_t size)
+{
+    if (!r) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(r, "lo");
+    const cJSON *hi = cJSON_GetObjectItemCaseSensitive(r, "hi");
+    int dim = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "dim"));
+    int n = cJSON_GetArraySize(lo);
+    size_t used = 0;
+    int w = dim >= 0 ? snprintf(buf, size, "dim %d:", dim) : 0;
+    if (w > 0 && (size_t)w < size) used = (size_t)w;
+    buf[used] = '\0';
+    for (int k = 0; k < n && k < 4; k++) {
+        char l[32], h[32];
+        jtext(cJSON_GetArrayItem(lo, k), l, sizeof l);
+        jtext(cJSON_GetArrayItem(hi, k), h, sizeof h);
+        w = snprintf(buf + used, size - used, "%s[%s, %s]", used ? " " : "", l, h);
+        if (w > 0 && (size_t)w < size - used) used += (size_t)w;
+    }
+    if (n > 4) snprintf(buf + used, size - used, " ... (%d)", n);
+}
+
 static void heading(const char *title, int count)
 {
     if (count >= 0)
@@ -1008,8 +1034,8 @@ static bool describe_text(const cJSON *d)
     printf("\nobservation (%d field%s, %s bytes per agent)\n", n_fields, n_fields == 1 ? "" : "s",
            b1);
     {
-        table t = {.ncols = 7};
-        table_row(&t, "name", "dtype", "shape", "offset", "bytes", "owner", "doc");
+        table t = {.ncols = 8};
+        table_row(&t, "name", "dtype", "shape", "offset", "bytes", "range", "owner", "doc");
         cJSON_ArrayForEach(it, fields) {
             char shape[64] = "";
             size_t used = 0;
@@ -1021,7 +1047,14 @@ static bool describe_text(const cJSON *d)
             }
             jkey_text(it, "offset", b2, sizeof b2);
             jkey_text(it, "nbytes", b3, sizeof b3);
-            table_row(&t, jstr(it, "name"), jstr(it, "dtype"), shape, b2, b3, jstr(it, "owner"),
+            char dtype[32], range[160];
+            const char *written = jstr(it, "written_dtype");
+            if (written && *written)
+                snprintf(dtype, sizeof dtype, "%s (from %s)", jstr(it, "dtype"), written);
+            else
+                snprintf(dtype, sizeof dtype, "%s", jstr(it, "dtype"));
+            describe_range(cJSON_GetObjectItemCaseSensitive(it, "range"), range, sizeof range);
+            table_row(&t, jstr(it, "name"), dtype, shape, b2, b3, range, jstr(it, "owner"),
                       jstr(it, "doc"));
         }
         ok = table_done(&t, "  ") && ok;

@@ -136,7 +136,7 @@ polis.reward("catch", function(a) return reward[a] end)
 
 local R = p.view
 polis.observation{
-  name = "view", dtype = "u8", shape = {2 * R + 1, 2 * R + 1},
+  name = "view", dtype = "u8", shape = {2 * R + 1, 2 * R + 1}, range = {0, SELF},
   doc = "cells around the player, north up: 0 outside, 1 floor, 2 wall, 3 hare, 4 stag, " ..
         "5 player, 6 self",
   write = function(a, buf)

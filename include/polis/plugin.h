@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define POLIS_ABI_MAJOR 1
-#define POLIS_ABI_MINOR 3
+#define POLIS_ABI_MINOR 4
 #define POLIS_PLUGIN_ENTRY "polis_plugin_entry"
 
 #if defined(__GNUC__)
@@ -373,6 +373,19 @@ typedef struct polis_host {
     /* ABI 1.2 (check struct_size before use). Registers a macro (polis_macro_def). Names
      * are unique per env. Registration during init/start only. */
     polis_status (*macro)(polis_ctx *ctx, const polis_macro_def *def);
+    /* ABI 1.4 (check struct_size before use). Declares the values an observation field
+     * registered by this plugin can hold (init/start only; once per field): every element
+     * written lies in [lo[k], hi[k]]. dim -1 and n 1: one range for the whole field;
+     * dim in [0, ndim) and n == shape[dim]: one range per index along that dimension (a
+     * channel dimension such as society's grid [channel][x][y], dim 0). Bounds are finite
+     * with lo <= hi; for an integer dtype they are integers inside the dtype's range. The
+     * kernel reports them (polis_env_obs_field_range, `polis describe`, the Python SDK's
+     * spaces), packs integer fields into the smallest dtype holding the range when an env
+     * asks for compact observations (docs/scenario.md), and then fails the step naming
+     * the field, agent, tick and value if a writer breaks its range: a range is a promise
+     * the tests check, never a clamp. */
+    polis_status (*obs_range)(polis_ctx *ctx, int32_t field, int32_t dim, int32_t n,
+                              const double *lo, const double *hi);
 } polis_host;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

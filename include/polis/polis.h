@@ -94,6 +94,14 @@ typedef struct polis_options {
      * POLIS_DEFAULT_MAX_MEMORY (4 GiB). When set, the scenario's "max_memory" can lower the
      * cap but not raise it. Plugins' and scripts' own allocations are not counted. */
     int64_t max_memory;
+
+    /* ---- since 0.1 with compact observations (plugin ABI 1.4) ---- */
+
+    /* true: integer observation fields whose declared range (host->obs_range) fits a
+     * narrower dtype are stored in it (u8, then i8, then i16), as the scenario key
+     * "compact_observations" does (docs/scenario.md, "Compact observations"); either one
+     * turns it on. polis_env_obs_field reports the buffer's dtype. */
+    bool compact_observations;
 } polis_options;
 
 #define POLIS_DEFAULT_MAX_MEMORY (INT64_C(4) << 30)
@@ -158,7 +166,21 @@ typedef struct polis_obs_field {
 } polis_obs_field;
 
 int32_t polis_env_n_obs_fields(const polis_env *env);
+/* dtype and nbytes are those of the buffer: with compact observations, the narrower dtype
+ * the kernel stores the field in (polis_env_obs_field_written_dtype says what its writer
+ * writes). */
 polis_status polis_env_obs_field(const polis_env *env, int32_t i, polis_obs_field *out);
+/* The value range declared for field i (plugin ABI 1.4, host->obs_range; Lua: the "range"
+ * key of polis.observation). *n is 0 when none was declared (then *dim is -1 and *lo, *hi
+ * NULL); 1 with *dim -1 for one range over the field; else shape[*dim] with one range per
+ * index along dimension *dim. The arrays are borrowed, valid until polis_env_destroy.
+ * Every element of the field lies in [lo[k], hi[k]]. POLIS_ERR_INVALID for a bad index or
+ * a NULL pointer. */
+polis_status polis_env_obs_field_range(const polis_env *env, int32_t i, int32_t *dim,
+                                       int32_t *n, const double **lo, const double **hi);
+/* The dtype field i's writer writes (the registered one), which compact observations may
+ * narrow in the buffer; -1 (cast) for a bad index. */
+polis_dtype polis_env_obs_field_written_dtype(const polis_env *env, int32_t i);
 size_t polis_dtype_size(polis_dtype t);
 const char *polis_dtype_name(polis_dtype t);
 

@@ -719,30 +719,41 @@ static polis_status register_events(social *s)
     return POLIS_OK;
 }
 
+/* Declares field id's range [lo, hi] (plugin ABI 1.4; nothing on an older engine). */
+static polis_status obs_range(social *s, int32_t id, double lo, double hi)
+{
+    const polis_host *h = s->h;
+    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK;
+    return h->obs_range(s->ctx, id, -1, 1, &lo, &hi);
+}
+
 static polis_status register_observations(social *s)
 {
     const polis_host *h = s->h;
     polis_status st;
+    int32_t id;
     if (s->p.social_state) {
         polis_obs_def d = {.name = "social_state",
                            .doc = "[to][from] = 1 for every edge from -> to (transposed "
                                   "adjacency); nodes: agents, then groups",
                            .dtype = POLIS_DTYPE_I8, .ndim = 2, .shape = {s->N, s->N},
                            .write = write_social_state, .ud = s};
-        if ((st = h->observation(s->ctx, &d, NULL))) return st;
+        if ((st = h->observation(s->ctx, &d, &id)) || (st = obs_range(s, id, 0, 1))) return st;
     }
     if (s->p.player_id) {
         polis_obs_def d = {.name = "player_id", .doc = "one-hot of the agent's node",
                            .dtype = POLIS_DTYPE_I8, .ndim = 1, .shape = {s->N},
                            .write = write_player_id, .ud = s};
-        if ((st = h->observation(s->ctx, &d, NULL))) return st;
+        if ((st = h->observation(s->ctx, &d, &id)) || (st = obs_range(s, id, 0, 1))) return st;
     }
     if (s->L > 0) {
         polis_obs_def d = {.name = "communication",
                            .doc = "row q: the words of the message agent q sent this agent",
                            .dtype = POLIS_DTYPE_I8, .ndim = 2, .shape = {s->P, s->L},
                            .write = write_communication, .ud = s};
-        if ((st = h->observation(s->ctx, &d, NULL))) return st;
+        /* words are rounded and saturated to i8 (word_i8): scripts may send any value */
+        if ((st = h->observation(s->ctx, &d, &id)) || (st = obs_range(s, id, -128, 127)))
+            return st;
     }
     return POLIS_OK;
 }

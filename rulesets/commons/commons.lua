@@ -952,6 +952,7 @@ local grid_view = polis.grid_view
 polis.observation{
   name = "view", dtype = "u8", shape = {ROWS, COLS},
   doc = "the egocentric window, rotated so the player faces up (codes in the README)",
+  range = {OUTSIDE, AGENT0 + N - 1}, -- 0 outside .. 7 + the last player's id
   write = function(a, buf)
     if on_map[a] then
       grid_view(buf, VIEW, px[a], py[a], face[a], AHEAD, BEHIND, SIDE, SIDE, OUTSIDE)
@@ -967,7 +968,7 @@ local function ready_to_shoot(a)
 end
 
 polis.observation{
-  name = "READY_TO_SHOOT", dtype = "f32", shape = {1},
+  name = "READY_TO_SHOOT", dtype = "f32", shape = {1}, range = {0, 1},
   doc = "1 when the beam can fire, rising from 0 while it recharges; 0 when off the map",
   write = function(a, buf)
     local r = ready_to_shoot(a)

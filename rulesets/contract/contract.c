@@ -360,6 +360,16 @@ static void assign_kinds(contract *c)
 
 static bool host_has(const polis_host *h, size_t end) { return h->struct_size >= end; }
 
+/* [stage 0..1, turn -1..P-1, formation steps left 0..c·N] (plugin ABI 1.4). */
+static polis_status declare_range(const contract *c, polis_ctx *ctx, int32_t id)
+{
+    const polis_host *h = c->h;
+    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK;
+    const double lo[3] = {0, -1, 0},
+                 hi[3] = {1, c->P - 1, (double)(c->formation < INT32_MAX ? c->formation : INT32_MAX)};
+    return h->obs_range(ctx, id, 0, 3, lo, hi);
+}
+
 static polis_status contract_init(const polis_host *h, polis_ctx *ctx, const void *params,
                                   void **state)
 {
@@ -385,7 +395,9 @@ static polis_status contract_init(const polis_host *h, polis_ctx *ctx, const voi
                          .shape = {3},
                          .write = write_contract,
                          .ud = c};
-    if ((st = h->observation(ctx, &obs, NULL)) ||
+    int32_t id_obs;
+    if ((st = h->observation(ctx, &obs, &id_obs)) ||
+        (st = declare_range(c, ctx, id_obs)) ||
         (st = h->hook(ctx, POLIS_PHASE_RESET, 0, on_reset, c)) ||
         (st = h->mask_filter(ctx, mask_stage, c)) ||
         (st = h->hook(ctx, POLIS_PHASE_OBSERVE, 0, on_observe, c)))

@@ -52,6 +52,7 @@ typedef struct gather {
     gather_params p;
     int32_t n_agents;
     int32_t layer_agents, layer_coins;
+    int32_t obs_view, obs_position; /* observation field ids */
     int32_t comp_pos;
     int32_t ev_moved, ev_coin;
     int32_t coins_left;
@@ -687,8 +688,8 @@ static polis_status gather_init(const polis_host *h, polis_ctx *ctx, const void 
                           .write = write_view, .ud = g};
     polis_obs_def position = {.name = "position", .doc = "own (x, y)", .dtype = POLIS_DTYPE_I32,
                               .ndim = 1, .shape = {2}, .write = write_position, .ud = g};
-    if ((st = h->observation(ctx, &view, NULL))) return st;
-    if ((st = h->observation(ctx, &position, NULL))) return st;
+    if ((st = h->observation(ctx, &view, &g->obs_view))) return st;
+    if ((st = h->observation(ctx, &position, &g->obs_position))) return st;
     if ((st = h->reward(ctx, "coins", reward_coins, g))) return st;
 
     static const polis_field_def moved_fields[5] = {{"agent", POLIS_FIELD_I32},
@@ -727,6 +728,14 @@ static polis_status gather_start(polis_ctx *ctx, void *state)
         g->h->error(ctx, "%d agents and %lld coins do not fit on a %dx%d grid", g->n_agents,
                     (long long)g->p.coins, grid->width, grid->height);
         return POLIS_ERR_CONFIG;
+    }
+    if (g->h->struct_size > offsetof(polis_host, obs_range)) { /* ABI 1.4: value ranges */
+        const double vlo[2] = {-1, 0}, vhi[2] = {2, 1}; /* agents (2 self, 1 other), coins */
+        const double plo[2] = {0, 0}, phi[2] = {grid->width - 1, grid->height - 1};
+        polis_status st;
+        if ((st = g->h->obs_range(ctx, g->obs_view, 0, 2, vlo, vhi)) ||
+            (st = g->h->obs_range(ctx, g->obs_position, 0, 2, plo, phi)))
+            return st;
     }
     return POLIS_OK;
 }

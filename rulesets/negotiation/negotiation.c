@@ -854,8 +854,18 @@ static polis_status register_fields(nego *n)
          .write = write_state,
          .ud = n},
     };
+    int32_t ids[4];
     for (int i = 0; i < 4; i++)
-        if ((st = h->observation(n->ctx, &defs[i], NULL))) return st;
+        if ((st = h->observation(n->ctx, &defs[i], &ids[i]))) return st;
+    if (h->struct_size > offsetof(polis_host, obs_range)) { /* ABI 1.4: value ranges */
+        const double zero = 0, one = 1;
+        const double slo[4] = {0, -1, 0, 0},
+                     shi[4] = {1, n->P - 1, 1, (double)(n->p.steps < INT32_MAX ? n->p.steps
+                                                                                : INT32_MAX)};
+        for (int i = 0; i < 3; i++)
+            if ((st = h->obs_range(n->ctx, ids[i], -1, 1, &zero, &one))) return st;
+        if ((st = h->obs_range(n->ctx, ids[3], 0, 4, slo, shi))) return st;
+    }
     static const polis_field_def pair[3] = {
         {"a", POLIS_FIELD_I32}, {"b", POLIS_FIELD_I32}, {"first", POLIS_FIELD_I32}};
     static const polis_field_def prop[3] = {

@@ -54,6 +54,12 @@ static inline int16_t sat16(int32_t v)
     return (int16_t)(v > 32767 ? 32767 : v < -32767 ? -32767 : v);
 }
 
+/* A pile's units as the grid shows them: at most cap (soc->pile_obs, <= 32767). */
+static inline int16_t pile16(int32_t v, int32_t cap)
+{
+    return (int16_t)(v > cap ? cap : v);
+}
+
 int32_t soc_views(soc *s, int32_t agent)
 {
     s->views[0] = agent;
@@ -84,6 +90,7 @@ typedef struct painter {
     const int32_t *ag, *bl, *rc; /* the agents, blocks and recipes layers */
     const uint16_t *kinds;
     const int32_t *piles;
+    const int32_t *pcap; /* soc->pile_obs */
     const soc_recipe *rec;
     const soc_amount *amounts;
     size_t plane;
@@ -130,7 +137,7 @@ typedef struct painter {
             size_t base_ = (size_t)(2 + (p).R) * (p).plane + (size_t)(at);                       \
             for (int32_t r = 0; r < (p).R; r++)                                                  \
                 if (pile_[r] && (res_seen))                                                      \
-                    PUT(p, base_ + (size_t)r * (p).plane, sat16(pile_[r]));                      \
+                    PUT(p, base_ + (size_t)r * (p).plane, pile16(pile_[r], (p).pcap[r]));        \
         }                                                                                        \
     } while (0)
 
@@ -280,7 +287,8 @@ static void pt_build(soc *s)
                 const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
                 for (int32_t r = 0; r < R; r++)
                     if (pile[r]) {
-                        el[ne++] = (soc_pel){(2 + R + r) * plane + at, sat16(pile[r]), x16, y16,
+                        el[ne++] = (soc_pel){(2 + R + r) * plane + at,
+                                             pile16(pile[r], s->pile_obs[r]), x16, y16,
                                              (int16_t)r};
                         need_res |= (uint64_t)1 << r;
                     }
@@ -327,7 +335,8 @@ static void pf_build(soc *s, uint64_t vres, uint64_t vrec)
                 const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
                 for (int32_t r = 0; r < R; r++)
                     if (pile[r] && ((vres >> r) & 1u))
-                        el[ne++] = (soc_pel){(2 + R + r) * plane + at, sat16(pile[r]), x16, y16,
+                        el[ne++] = (soc_pel){(2 + R + r) * plane + at,
+                                             pile16(pile[r], s->pile_obs[r]), x16, y16,
                                              (int16_t)r};
             }
         }
@@ -757,6 +766,7 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
                  .rc = soc_layer(s, s->L_recipes, 0),
                  .kinds = s->kinds,
                  .piles = s->piles,
+                 .pcap = s->pile_obs,
                  .rec = s->rec,
                  .amounts = s->amounts,
                  .plane = (size_t)s->A * (size_t)s->B,
@@ -831,6 +841,61 @@ static void names(const soc *s, char *buf, size_t cap)
         if (w < 0 || (size_t)w >= cap - used) return;
         used += (size_t)w;
     }
+}
+
+/* ---- ranges (plugin ABI 1.4) ---------------------------------------------------------------
+ *
+ * Declared from invariants the rules keep whatever scripts do: an inventory never exceeds
+ * its job's capacity and size (give and every pick check them), a pile shows at most
+ * pile_shown units (the grid saturates, as it always did at 32767), a recipe station shows
+ * its recipes' amounts. Totals of what the world generates are no bound: a script's give or
+ * set_pile may add units. */
+static polis_status declare_ranges(soc *s, int32_t grid, int32_t inv, int32_t pos, int32_t time)
+{
+    const polis_host *h = s->h;
+    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK; /* engine < 1.4 */
+    const int32_t R = s->R, C = 2 + 2 * R;
+    double lo[2 + 2 * SOC_MAX_RESOURCES] = {0}, hi[2 + 2 * SOC_MAX_RESOURCES] = {0};
+    for (int32_t c = 0; c < C; c++) lo[c] = hi[c] = 0;
+    hi[0] = s->n_agents < 32767 ? s->n_agents : 32767;
+    hi[1] = 1;
+    for (int32_t k = 0; k < s->K; k++) {
+        const soc_recipe *rc = &s->rec[k];
+        for (int32_t q = 0; q < rc->n_in; q++) {
+            const soc_amount *a = &s->amounts[rc->in + q];
+            if (a->res < 0) continue;
+            double v = sat16(-a->n);
+            if (v < lo[2 + a->res]) lo[2 + a->res] = v;
+        }
+        for (int32_t q = 0; q < rc->n_out; q++) {
+            const soc_amount *a = &s->amounts[rc->out + q];
+            if (a->res < 0) continue;
+            double v = sat16(a->n);
+            if (v > hi[2 + a->res]) hi[2 + a->res] = v;
+        }
+    }
+    for (int32_t r = 0; r < R; r++) {
+        s->pile_obs[r] = (int32_t)s->p.pile_shown;
+        hi[2 + R + r] = s->pile_obs[r];
+    }
+    polis_status st = h->obs_range(s->ctx, grid, 0, C, lo, hi);
+    if (st) return st;
+    for (int32_t r = 0; r < R; r++) {
+        int64_t most = 0;
+        for (int32_t j = 0; j < s->J; j++) {
+            int64_t c = s->cap[(size_t)j * (size_t)R + (size_t)r];
+            if (c > s->jobs[j].size) c = s->jobs[j].size;
+            if (c > most) most = c;
+        }
+        lo[r] = 0;
+        hi[r] = (double)(most < INT32_MAX ? most : INT32_MAX);
+    }
+    if ((st = h->obs_range(s->ctx, inv, 0, R, lo, hi))) return st;
+    const double plo[2] = {0, 0}, phi[2] = {s->W - 1, s->H - 1};
+    if ((st = h->obs_range(s->ctx, pos, 0, 2, plo, phi))) return st;
+    const double tlo = 0, thi = (double)(h->max_steps(s->ctx) < INT32_MAX ? h->max_steps(s->ctx)
+                                                                           : INT32_MAX);
+    return h->obs_range(s->ctx, time, -1, 1, &tlo, &thi);
 }
 
 polis_status soc_register_observations(soc *s)
@@ -921,7 +986,8 @@ polis_status soc_register_observations(soc *s)
     snprintf(doc, cap * 2 + 1024,
              "%s, indexed [channel][x][y]; channels: 0 agents (id+1), 1 blocks, 2..%d recipe "
              "stations (-input/+output units per resource), %d..%d piles (units per "
-             "resource); resources: %s; unseen cells 0, values saturate at +-32767",
+             "resource, at most pile_shown); resources: %s; unseen cells 0, values saturate at "
+             "+-32767",
              s->view == SOC_VIEW_MAP
                  ? "map-sized egocentric view (own cell at [W/2][H/2]) merged with the maps "
                    "shared with the agent"
@@ -935,7 +1001,11 @@ polis_status soc_register_observations(soc *s)
                           .shape = {2 + 2 * s->R, s->A, s->B},
                           .write = write_grid,
                           .ud = s};
-    if ((st = h->observation(s->ctx, &grid, NULL))) return st;
+    int32_t id_grid, id_inv, id_pos, id_time;
+    if (!(s->pile_obs = soc_alloc(s, sizeof *s->pile_obs * (size_t)s->R + 1)))
+        return POLIS_ERR_NOMEM;
+    for (int32_t r = 0; r < s->R; r++) s->pile_obs[r] = (int32_t)s->p.pile_shown;
+    if ((st = h->observation(s->ctx, &grid, &id_grid))) return st;
     snprintf(doc, cap * 2 + 1024, "own units per resource: %s", list);
     polis_obs_def inv = {.name = "inventory",
                          .doc = doc,
@@ -944,7 +1014,7 @@ polis_status soc_register_observations(soc *s)
                          .shape = {s->R},
                          .write = write_inventory,
                          .ud = s};
-    if ((st = h->observation(s->ctx, &inv, NULL))) return st;
+    if ((st = h->observation(s->ctx, &inv, &id_inv))) return st;
     polis_obs_def pos = {.name = "position",
                          .doc = "own (x, y)",
                          .dtype = POLIS_DTYPE_I32,
@@ -952,7 +1022,7 @@ polis_status soc_register_observations(soc *s)
                          .shape = {2},
                          .write = write_position,
                          .ud = s};
-    if ((st = h->observation(s->ctx, &pos, NULL))) return st;
+    if ((st = h->observation(s->ctx, &pos, &id_pos))) return st;
     polis_obs_def time = {.name = "time",
                           .doc = "steps completed in the episode",
                           .dtype = POLIS_DTYPE_I32,
@@ -960,5 +1030,6 @@ polis_status soc_register_observations(soc *s)
                           .shape = {1},
                           .write = write_time,
                           .ud = s};
-    return h->observation(s->ctx, &time, NULL);
+    if ((st = h->observation(s->ctx, &time, &id_time))) return st;
+    return declare_ranges(s, id_grid, id_inv, id_pos, id_time);
 }

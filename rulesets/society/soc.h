@@ -50,6 +50,7 @@ typedef struct soc_params {
     const char *resources_in_play;
     const char *view;
     bool terminate_at_limit;
+    int64_t pile_shown; /* the most units the grid shows on one pile (observe.c) */
     /* plans (plan.c) */
     int64_t plan_patience;      /* ticks in a row without progress before a plan gives up */
     int64_t plan_explore_ticks; /* EXPLORE's default length */
@@ -236,6 +237,9 @@ typedef struct soc {
     int32_t L_blocks, L_agents, L_recipes;
     int32_t *gcells;  /* the kernel grid's cells, cached at reset */
     int32_t *piles;   /* [cells][R] */
+    /* The most units of each resource the grid observation shows on one pile (observe.c;
+     * params pile_shown): larger piles saturate. */
+    int32_t *pile_obs; /* [R] */
     uint16_t *kinds;  /* [cells] resources with a pile on the cell */
     int32_t *scratch; /* [cells] world generation */
 

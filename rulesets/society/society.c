@@ -428,6 +428,10 @@ static const polis_param_def PARAMS[] = {
     P("view", POLIS_PARAM_STRING, view, 0, 0, 0, "window",
       "grid observation: \"window\" (egocentric fov window) or \"map\" (map-sized, merged with "
       "shared maps, as AdaSociety's Exploration)"),
+    P("pile_shown", POLIS_PARAM_INT, pile_shown, 1, 32767, 32767, NULL,
+      "the most units of a resource the grid observation shows on one pile (larger piles "
+      "show this many) and the top of the pile channels' declared range; 127 lets compact "
+      "observations store the grid as i8 (docs/scenario.md)"),
     P("terminate_at_limit", POLIS_PARAM_BOOL, terminate_at_limit, 0, 1, 0, NULL,
       "at the time limit report agents terminated as well as truncated (AdaSociety reports "
       "both)"),

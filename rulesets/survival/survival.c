@@ -348,6 +348,36 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
 
 /* ---- init / destroy ---------------------------------------------------------------------- */
 
+/* The observation's ranges (plugin ABI 1.4): every value is a one-hot, a flag, the light
+ * level or a count /10 of at most 9, so [0, 1] — except the player's own health with
+ * unclamped_health (MAC), which a dead player keeps below 0: at worst what one step can take
+ * from 1 point (every zombie hitting a sleeper, every arrow, every other player, starving). */
+static polis_status declare_ranges(survival *s, polis_ctx *ctx, int32_t id_sym, int32_t id_others)
+{
+    const polis_host *h = s->h;
+    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK; /* engine < 1.4 */
+    const sv_params *p = &s->w->p;
+    int32_t len = sv_obs_len(p->obs_layout);
+    double *lo = h->alloc(ctx, sizeof *lo * (size_t)len), *hi = h->alloc(ctx, sizeof *hi * (size_t)len);
+    polis_status st = POLIS_ERR_NOMEM;
+    if (lo && hi) {
+        for (int32_t i = 0; i < len; i++) lo[i] = 0, hi[i] = 1;
+        if (p->unclamped_health) {
+            int64_t worst = 7 * (int64_t)p->max_mobs[0] + 2 * (int64_t)p->max_mobs[3] + 3 +
+                            (p->pvp ? (int64_t)p->pvp_damage * (p->n_players - 1) : 0);
+            /* health is the 13th value after the view block (12 inventory counts first) */
+            lo[SV_VIEW_CELLS * sv_obs_channels(p->obs_layout) + SV_N_ITEMS] =
+                -(double)worst / 10.0 - 0.01;
+        }
+        st = h->obs_range(ctx, id_sym, 0, len, lo, hi);
+        double zero = 0, one = 1;
+        if (!st && id_others >= 0) st = h->obs_range(ctx, id_others, -1, 1, &zero, &one);
+    }
+    if (lo) h->free(ctx, lo, sizeof *lo * (size_t)len);
+    if (hi) h->free(ctx, hi, sizeof *hi * (size_t)len);
+    return st;
+}
+
 static polis_status register_all(survival *s)
 {
     const polis_host *h = s->h;
@@ -384,7 +414,8 @@ static polis_status register_all(survival *s)
                                 "alive]",
                          .dtype = POLIS_DTYPE_F32, .ndim = 1, .shape = {len},
                          .write = write_symbolic, .ud = s};
-    if ((st = h->observation(ctx, &sym, NULL))) return st;
+    int32_t id_sym, id_others = -1;
+    if ((st = h->observation(ctx, &sym, &id_sym))) return st;
     if (s->w->p.obs_layout == SV_OBS_SHARE_STATS) {
         polis_obs_def others = {.name = "others",
                                 .doc = "per other player: view-cell one-hot (63), inventory, "
@@ -392,8 +423,9 @@ static polis_status register_all(survival *s)
                                        "(4); zeros when dead or out of view",
                                 .dtype = POLIS_DTYPE_F32, .ndim = 2, .shape = {s->n - 1, 84},
                                 .write = write_others, .ud = s};
-        if ((st = h->observation(ctx, &others, NULL))) return st;
+        if ((st = h->observation(ctx, &others, &id_others))) return st;
     }
+    if ((st = declare_ranges(s, ctx, id_sym, id_others))) return st;
     if ((st = h->reward(ctx, "survival", reward_fn, s))) return st;
 
     static const polis_field_def ACH[2] = {{"agent", POLIS_FIELD_I32},

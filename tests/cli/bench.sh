@@ -124,5 +124,18 @@ out_has '"peak_rss_mib":'
 err_empty
 polis 0 bench "$GATHER" $Q --no-obs --json
 out_has '"obs_write_bytes_per_s":null,'
+out_has '"compact":false,'
+
+# --compact: integer fields in the narrowest dtype their declared range fits (Exploration's
+# grid becomes i8 once piles show at most 127 units: 25,976 -> 13,176 bytes per agent)
+EXPLORATION=$SRC/rulesets/exploration/exploration.json
+polis 0 bench "$EXPLORATION" $Q --compact --set plugins.society.params.pile_shown=127
+out_line "bench exploration: 8 agents x 1 env, 1 thread, policy random, observations on (compact), seed 0"
+out_has "observations: 13176 bytes/agent-step, 105408 bytes/vec step, written at "
+polis 0 bench "$EXPLORATION" $Q --set plugins.society.params.pile_shown=127 --json
+out_has '"obs_bytes_per_agent_step":25976,'
+out_has '"compact":false,'
+polis 2 bench "$GATHER" --compact=yes
+err_line "polis: bench: --compact takes no value"
 
 finish

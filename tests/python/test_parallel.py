@@ -2,11 +2,12 @@
 
 import gc
 import importlib.util
+import os
 import unittest
 import weakref
 
 import polis
-from common import (GATHER, STAGGERED, legal_ids, needs_no_numpy, needs_numpy, np,
+from common import (GATHER, ROOT, STAGGERED, legal_ids, needs_no_numpy, needs_numpy, np,
                     run_episode, tolist)
 
 
@@ -236,9 +237,12 @@ class TestZeroCopyObservations(unittest.TestCase):
         flat = sp["observation"]
         self.assertEqual(tuple(flat.shape), (52,))
         self.assertEqual(flat.dtype, np.float32)
-        self.assertEqual(flat.low[0], -128)     # view: int8
-        self.assertEqual(flat.high[49], 127)
-        self.assertEqual(flat.low[50], -(2 ** 31))  # position: int32
+        # the declared ranges, not the dtypes': view agents [-1, 2], coins [0, 1]; position
+        # [0, 11] on the 12x12 grid
+        self.assertEqual((flat.low[0], flat.high[0]), (-1, 2))
+        self.assertEqual((flat.low[49], flat.high[49]), (0, 1))
+        self.assertEqual((flat.low[50], flat.high[51]), (0, 11))
+        self.assertTrue(np.isfinite(flat.low).all() and np.isfinite(flat.high).all())
         obs, _ = env.reset(seed=4)
         o = obs["agent_1"]["observation"]
         self.assertIsInstance(o, np.ndarray)
@@ -612,6 +616,80 @@ class TestPettingZooHarness(unittest.TestCase):
         parallel_api_test(polis.parallel_env(STAGGERED), num_cycles=100)
         parallel_api_test(polis.parallel_env(GATHER, max_steps=50), num_cycles=100)
         parallel_seed_test(lambda: polis.parallel_env(GATHER, max_steps=60))
+
+
+class TestRangesAndCompact(unittest.TestCase):
+    """Spaces from the ranges games declare (plugin ABI 1.4) and compact=True."""
+
+    def test_field_ranges(self):
+        env = polis.parallel_env(GATHER)
+        view, pos = env.core.obs_fields
+        self.assertEqual((view.range_dim, view.low, view.high), (0, (-1.0, 0.0), (2.0, 1.0)))
+        self.assertEqual((pos.range_dim, pos.low, pos.high), (0, (0.0, 0.0), (11.0, 11.0)))
+        env.close()
+
+    @needs_numpy
+    def test_spaces_contain_every_observation(self):
+        # exploration: grid ranges per channel, inventories, time; social fields
+        for path in (GATHER, os.path.join(ROOT, "rulesets", "exploration", "exploration.json"),
+                     os.path.join(ROOT, "rulesets", "commons", "commons_open.json")):
+            for flatten in (False, True):
+                env = polis.parallel_env(path, flatten=flatten, max_steps=25)
+                rng = np.random.default_rng(1)
+                obs, _ = env.reset(seed=2)
+                while env.agents:
+                    for a in env.agents:
+                        self.assertTrue(env.observation_space(a).contains(obs[a]), (path, a))
+                    obs, *_ = env.step({a: int(rng.choice(legal_ids(obs[a]["action_mask"])))
+                                        for a in env.agents})
+                env.close()
+
+    @needs_numpy
+    def test_compact(self):
+        plain = polis.parallel_env(GATHER, max_steps=15)
+        small = polis.parallel_env(GATHER, max_steps=15, compact=True)
+        self.assertEqual([f.dtype for f in small.core.obs_fields], ["i8", "u8"])
+        sp = small.observation_space("agent_0")["observation"]["position"]
+        self.assertEqual((sp.dtype, sp.low.tolist(), sp.high.tolist()),
+                         (np.dtype(np.uint8), [0, 0], [11, 11]))
+        o1, _ = plain.reset(seed=5)
+        o2, _ = small.reset(seed=5)
+        rng = np.random.default_rng(3)
+        while plain.agents:
+            for a in plain.agents:
+                self.assertEqual(o2[a]["observation"]["position"].dtype, np.uint8)
+                self.assertEqual(o1[a]["observation"]["position"].tolist(),
+                                 o2[a]["observation"]["position"].tolist())
+                self.assertTrue(small.observation_space(a).contains(o2[a]))
+            acts = {a: int(rng.choice(legal_ids(o1[a]["action_mask"]))) for a in plain.agents}
+            o1, *_ = plain.step(acts)
+            o2, *_ = small.step(acts)
+        # the scenario key is what compact= sets; False overrides a scenario that asks for it
+        env = polis.parallel_env(GATHER, compact_observations=True)
+        self.assertEqual(env.core.obs_fields[1].dtype, "u8")
+        env.close()
+        env = polis.parallel_env(GATHER, compact_observations=True, compact=False)
+        self.assertEqual(env.core.obs_fields[1].dtype, "i32")
+        env.close()
+        with self.assertRaises(polis.InvalidArgumentError) as cm:
+            polis.parallel_env(GATHER, compact="yes")
+        self.assertIn("compact must be True, False or None, got 'yes'", str(cm.exception))
+        # survives pickling (the option travels in the overrides)
+        import pickle
+        again = pickle.loads(pickle.dumps(small))
+        self.assertEqual(again.core.obs_fields[1].dtype, "u8")
+        again.close()
+        plain.close()
+        small.close()
+
+    @needs_numpy
+    def test_vector_compact(self):
+        with polis.vector_env(GATHER, num_envs=2, compact=True) as v:
+            self.assertEqual(v.single_observation_space["observation"]["position"].dtype,
+                             np.uint8)
+            obs, _ = v.reset(seed=1)
+            self.assertEqual(obs["observation"]["position"].dtype, np.uint8)
+            self.assertTrue(v.observation_space.contains(obs))
 
 
 class TestNoNumpy(unittest.TestCase):

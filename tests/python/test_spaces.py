@@ -157,9 +157,18 @@ class TestBackendChoice(unittest.TestCase):
             mask = top["action_mask"]
             self.assertEqual(mask.kwargs, {"low": 0, "high": 1, "shape": (5,),
                                            "dtype": np.dtype(np.int8)})
+            # the view's declared range per channel: agents [-1, 2], coins [0, 1]
             view = top["observation"].args[0]["view"]
-            self.assertEqual(view.kwargs, {"low": -128, "high": 127, "shape": (2, 5, 5),
-                                           "dtype": np.dtype(np.int8)})
+            self.assertEqual(set(view.kwargs), {"low", "high", "dtype"})
+            self.assertEqual(view.kwargs["dtype"], np.dtype(np.int8))
+            low, high = view.kwargs["low"], view.kwargs["high"]
+            self.assertEqual((low.shape, low.dtype), ((2, 5, 5), np.dtype(np.int8)))
+            self.assertEqual((low[0].min(), low[0].max(), high[0].min(), high[0].max()),
+                             (-1, -1, 2, 2))
+            self.assertEqual((low[1].min(), low[1].max(), high[1].min(), high[1].max()),
+                             (0, 0, 1, 1))
+            pos = top["observation"].args[0]["position"]
+            self.assertEqual(pos.kwargs["high"].tolist(), [11, 11])  # a 12x12 grid
             self.assertIs(env.observation_space("agent_0"), o)
             env.close()
         finally:

@@ -141,6 +141,8 @@ PROTOTYPES = {
     "polis_env_action_id": (_i32, [c_env_p, _cp]),
     "polis_env_n_obs_fields": (_i32, [c_env_p]),
     "polis_env_obs_field": (c_status, [c_env_p, _i32, _P(ObsField)]),
+    "polis_env_obs_field_range": (c_status, [c_env_p, _i32, _P(_i32), _P(_i32),
+                                             _P(_P(ctypes.c_double)), _P(_P(ctypes.c_double))]),
     "polis_dtype_name": (_cp, [ctypes.c_int]),
     "polis_env_n_reward_fns": (_i32, [c_env_p]),
     "polis_env_reward_fn_name": (_cp, [c_env_p, _i32]),

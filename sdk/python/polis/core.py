@@ -40,10 +40,36 @@ from .errors import (ActionError, InvalidArgumentError, StateError, UnknownAgent
                      error_for)
 from .scenario import resolve
 
-ObsFieldInfo = namedtuple("ObsFieldInfo", "name doc dtype shape offset nbytes")
+ObsFieldInfo = namedtuple("ObsFieldInfo", "name doc dtype shape offset nbytes range_dim low high",
+                          defaults=(-1, None, None))
 ObsFieldInfo.__doc__ = """One field of the per-agent observation record (polis_obs_field):
-dtype is "u8", "i8", "i16", "i32" or "f32"; shape a tuple; offset in bytes from the start of
-the agent's record."""
+dtype is "u8", "i8", "i16", "i32" or "f32" (the buffer's: with compact observations, the
+narrow dtype the engine stores the field in); shape a tuple; offset in bytes from the start of
+the agent's record. ``low`` and ``high`` are the value range the game declared
+(polis_env_obs_field_range): None when it declared none, else tuples of one bound
+(``range_dim`` -1, the whole field) or one per index along dimension ``range_dim``."""
+
+
+def read_obs_fields(lib, p):
+    """The ObsFieldInfo of every observation field of env pointer ``p``, with its range."""
+    fields = []
+    f = _lib.ObsField()
+    dim, n = ctypes.c_int32(), ctypes.c_int32()
+    lo, hi = ctypes.POINTER(ctypes.c_double)(), ctypes.POINTER(ctypes.c_double)()
+    for i in range(lib.env_n_obs_fields(p)):
+        st = lib.env_obs_field(p, i, ctypes.byref(f))
+        if st == _lib.POLIS_OK:
+            st = lib.env_obs_field_range(p, i, ctypes.byref(dim), ctypes.byref(n),
+                                         ctypes.byref(lo), ctypes.byref(hi))
+        if st != _lib.POLIS_OK:
+            raise error_for(st, _decode(lib.env_error(p)) or lib.status_name(st))
+        low = tuple(lo[k] for k in range(n.value)) if n.value else None
+        high = tuple(hi[k] for k in range(n.value)) if n.value else None
+        fields.append(ObsFieldInfo(_decode(f.name), _decode(f.doc) or "",
+                                   _lib.DTYPE_NAMES[f.dtype],
+                                   tuple(f.shape[d] for d in range(f.ndim)), f.offset, f.nbytes,
+                                   dim.value if n.value else -1, low, high))
+    return tuple(fields)
 
 MacroInfo = namedtuple("MacroInfo", "name usage doc")
 MacroInfo.__doc__ = """A plan command the scenario offers (``polis_env_macro_*``): ``name``
@@ -218,15 +244,7 @@ class Env(_BufferOwner):
         self.action_names = tuple(_decode(lib.env_action_name(p, i))
                                   for i in range(self.n_actions))
         self._agent_ids = {n: a for a, n in enumerate(self.agent_names)}
-        fields = []
-        f = _lib.ObsField()
-        for i in range(lib.env_n_obs_fields(p)):
-            self._check(lib.env_obs_field(p, i, ctypes.byref(f)))
-            fields.append(ObsFieldInfo(_decode(f.name), _decode(f.doc) or "",
-                                       _lib.DTYPE_NAMES[f.dtype],
-                                       tuple(f.shape[d] for d in range(f.ndim)),
-                                       f.offset, f.nbytes))
-        self.obs_fields = tuple(fields)
+        self.obs_fields = read_obs_fields(lib, p)
         self.reward_fn_names = tuple(_decode(lib.env_reward_fn_name(p, i))
                                      for i in range(lib.env_n_reward_fns(p)))
         self.default_seed = lib.env_default_seed(p)

@@ -71,9 +71,40 @@ def _splitmix64(x):
     return z ^ (z >> 31)
 
 
+def _f32_outward(lo, hi):
+    """float32 bounds that contain [lo, hi] (rounding a double to float32 may move it in)."""
+    lo32, hi32 = np.float32(lo), np.float32(hi)
+    lo32 = np.where(lo32 > lo, np.nextafter(lo32, np.float32(-np.inf)), lo32)
+    hi32 = np.where(hi32 < hi, np.nextafter(hi32, np.float32(np.inf)), hi32)
+    return lo32.astype(np.float32), hi32.astype(np.float32)
+
+
+def field_bounds(f):
+    """The bounds of field ``f``'s values: the range the game declared for it
+    (``f.low``/``f.high``), else its dtype's. Scalars for one range over the field; with
+    numpy, arrays of ``f.shape`` for one range per index along ``f.range_dim``; without
+    numpy, the lowest and highest of those."""
+    _, _, _, dlo, dhi = DTYPE_INFO[f.dtype]
+    if f.low is None:
+        return dlo, dhi
+    if f.range_dim < 0 or np is None:
+        return min(f.low), max(f.high)
+    view = [1] * len(f.shape)
+    view[f.range_dim] = f.shape[f.range_dim]
+    lo = np.broadcast_to(np.asarray(f.low, np.float64).reshape(view), f.shape)
+    hi = np.broadcast_to(np.asarray(f.high, np.float64).reshape(view), f.shape)
+    return lo, hi
+
+
 def _field_space(f, leading=()):
-    _, dtype, _, lo, hi = DTYPE_INFO[f.dtype]
-    return _spaces.box(lo, hi, tuple(leading) + f.shape, dtype)
+    _, dtype, _, _, _ = DTYPE_INFO[f.dtype]
+    lo, hi = field_bounds(f)
+    shape = tuple(leading) + f.shape
+    if np is None or (np.ndim(lo) == 0 and dtype != "float32"):
+        return _spaces.box(lo, hi, shape, dtype)
+    if dtype == "float32":
+        lo, hi = _f32_outward(lo, hi)
+    return _spaces.box_bounds(np.broadcast_to(lo, shape), np.broadcast_to(hi, shape), dtype)
 
 
 # Reset options polis reads ({key: what it does}); every other key is accepted and ignored
@@ -132,6 +163,17 @@ def metrics_overrides(scenario, overrides=None, library_path=None):
     return {"plugins": plugins + ["metrics"]}
 
 
+def with_compact(overrides, compact):
+    """``overrides`` with the scenario key ``compact_observations`` set when ``compact`` is
+    True or False (None: the scenario decides, off by default). Compact observations store
+    integer fields in the narrowest dtype their declared range fits (docs/python.md)."""
+    if compact is None:
+        return overrides
+    if not isinstance(compact, bool):
+        raise InvalidArgumentError(f"compact must be True, False or None, got {compact!r}")
+    return {**(overrides or {}), "compact_observations": compact}
+
+
 def with_metrics(scenario, overrides, library=None):
     """``overrides`` with the metrics plugin appended to the scenario's plugins (first, so
     later overrides of ``plugins.<name>...`` still apply)."""
@@ -145,7 +187,8 @@ def with_metrics(scenario, overrides, library=None):
 
 class FlatLayout:
     """How observation fields flatten into one float32 vector (``flatten=True``): each field's
-    elements in order, bounded by its dtype's range."""
+    elements in order, bounded by the range the game declared for it (its dtype's range
+    when it declared none)."""
 
     def __init__(self, obs_fields):
         self.parts = []
@@ -154,15 +197,20 @@ class FlatLayout:
             size = 1
             for d in f.shape:
                 size *= d
-            _, _, _, flo, fhi = DTYPE_INFO[f.dtype]
+            flo, fhi = field_bounds(f)
             self.parts.append((f.name, off, size))
-            lo += [flo] * size
-            hi += [fhi] * size
+            if np is not None:
+                lo.append(np.broadcast_to(np.asarray(flo, np.float64), f.shape).ravel())
+                hi.append(np.broadcast_to(np.asarray(fhi, np.float64), f.shape).ravel())
+            else:
+                lo += [flo] * size
+                hi += [fhi] * size
             off += size
         self.dim = off
         if np is not None:
-            self.low = np.asarray(lo, np.float32)
-            self.high = np.asarray(hi, np.float32)
+            lo = np.concatenate(lo) if lo else np.zeros(0)
+            hi = np.concatenate(hi) if hi else np.zeros(0)
+            self.low, self.high = _f32_outward(lo, hi)
         else:
             self.low, self.high = lo, hi
 
@@ -216,7 +264,7 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
 
     def __init__(self, scenario, *, overrides=None, action_mask="both", render_mode=None,
                  copy_obs=True, flatten=False, metrics=False, max_cycles=None, library=None,
-                 plugin_path=None, base_dir=None, log=None, **kw_overrides):
+                 plugin_path=None, base_dir=None, log=None, compact=None, **kw_overrides):
         if action_mask not in MASK_MODES:
             raise InvalidArgumentError(f"action_mask must be one of {MASK_MODES}, got "
                                        f"{action_mask!r}")
@@ -225,7 +273,7 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
                                        f"{render_mode!r}")
         if flatten and np is None:
             raise InvalidArgumentError("flatten=True needs numpy (install python3-numpy)")
-        merged = _merge_overrides(overrides, kw_overrides, max_cycles)
+        merged = with_compact(_merge_overrides(overrides, kw_overrides, max_cycles), compact)
         if metrics:
             merged = with_metrics(scenario, merged, library)
         self.core = Env(scenario, merged, library=library, plugin_path=plugin_path,

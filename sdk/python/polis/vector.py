@@ -44,10 +44,11 @@ from . import _lib
 from . import spaces as _spaces
 from ._compat import GYM_AUTORESET, GYM_VECTOR_BASE, bases, np
 from .core import (U64, I32_MAX, I32_MIN, _BufferOwner, _create_options, _decode, _index,
-                   ObsFieldInfo)
+                   ObsFieldInfo, read_obs_fields)
 from .errors import ActionError, InvalidArgumentError, StateError, error_for
 from .parallel import (FlatLayout, _abs, _field_space, _merge_overrides, _picklable_scenario,
-                       _rebuild, _splitmix64, check_reset_options, parse_metrics, with_metrics)
+                       _rebuild, _splitmix64, check_reset_options, parse_metrics, with_compact,
+                       with_metrics)
 from .scenario import resolve
 
 # gymnasium.vector.AutoresetMode.NEXT_STEP when gymnasium is importable, else its value
@@ -114,14 +115,15 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
 
     def __init__(self, scenario, num_envs=1, threads=1, seed=None, *, overrides=None,
                  action_mask="obs", flatten=False, metrics=False, max_cycles=None,
-                 library=None, plugin_path=None, base_dir=None, log=None, **kw_overrides):
+                 library=None, plugin_path=None, base_dir=None, log=None, compact=None,
+                 **kw_overrides):
         if np is None:
             raise ImportError("polis.vector_env needs numpy (install python3-numpy): its "
                               "buffers are numpy views of the engine's memory")
         if action_mask not in ("obs", "info"):
             raise InvalidArgumentError(f'action_mask must be "obs" or "info" for a vector '
                                        f'env, got {action_mask!r}')
-        merged = _merge_overrides(overrides, kw_overrides, max_cycles)
+        merged = with_compact(_merge_overrides(overrides, kw_overrides, max_cycles), compact)
         lib = library if isinstance(library, _lib.Library) else _lib.load_library(library)
         if metrics:
             merged = with_metrics(scenario, merged, lib)
@@ -190,17 +192,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
                                  for a in range(self.agents_per_env))
         self.action_names = tuple(_decode(lib.env_action_name(e0, i))
                                   for i in range(self.n_actions))
-        fields = []
-        f = _lib.ObsField()
-        for i in range(lib.env_n_obs_fields(e0)):
-            st = lib.env_obs_field(e0, i, ctypes.byref(f))
-            if st != _lib.POLIS_OK:
-                raise error_for(st, _decode(lib.env_error(e0)))
-            fields.append(ObsFieldInfo(_decode(f.name), _decode(f.doc) or "",
-                                       _lib.DTYPE_NAMES[f.dtype],
-                                       tuple(f.shape[d] for d in range(f.ndim)),
-                                       f.offset, f.nbytes))
-        self.obs_fields = tuple(fields)
+        fields = read_obs_fields(lib, e0)
+        self.obs_fields = fields
         self.default_seed = lib.env_default_seed(e0)
         self.max_steps = lib.env_max_steps(e0)
         self.layout = FlatLayout(fields)

@@ -1,0 +1,567 @@
+/* Observation ranges (plugin ABI 1.4) and compact observations:
+ *   - every shipped scenario declares a range for every observation field, and its
+ *     observations stay inside them over seeded random episodes (three seeds each);
+ *   - the same episodes with compact observations give the same values, element for
+ *     element, in the narrower dtypes, and the step allocates nothing;
+ *   - a range a writer breaks is found by the checker here and, with compact observations,
+ *     fails the step naming the field, agent, tick and value;
+ *   - bad declarations (Lua "range" key) are refused with a message naming the field;
+ *   - describe and polis_env_obs_field_range report what was declared. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "testutil.h"
+
+#define STEPS 120
+#define SEEDS 3
+
+static double elem(const uint8_t *p, polis_dtype t, size_t i)
+{
+    switch (t) {
+    case POLIS_DTYPE_U8: return p[i];
+    case POLIS_DTYPE_I8: return ((const int8_t *)p)[i];
+    case POLIS_DTYPE_I16: {
+        int16_t v;
+        memcpy(&v, p + 2 * i, 2);
+        return v;
+    }
+    case POLIS_DTYPE_I32: {
+        int32_t v;
+        memcpy(&v, p + 4 * i, 4);
+        return v;
+    }
+    case POLIS_DTYPE_F32: {
+        float v;
+        memcpy(&v, p + 4 * i, 4);
+        return v;
+    }
+    }
+    return NAN;
+}
+
+/* The range index of element i of field f (declared per index of dim, or one range). */
+static int32_t range_index(const polis_obs_field *f, int32_t dim, size_t i)
+{
+    if (dim < 0) return 0;
+    size_t stride = 1;
+    for (int32_t d = dim + 1; d < f->ndim; d++) stride *= (size_t)f->shape[d];
+    return (int32_t)((i / stride) % (size_t)f->shape[dim]);
+}
+
+/* Checks every element of every field with a range; returns the number of elements outside
+ * theirs (the first one described in msg). `need_all`: a field without a range counts too. */
+static long check_ranges(polis_env *env, bool need_all, char *msg, size_t cap)
+{
+    const polis_io *io = polis_env_io(env);
+    long bad = 0;
+    for (int32_t i = 0; i < polis_env_n_obs_fields(env); i++) {
+        polis_obs_field f;
+        int32_t dim, n;
+        const double *lo, *hi;
+        if (polis_env_obs_field(env, i, &f) != POLIS_OK ||
+            polis_env_obs_field_range(env, i, &dim, &n, &lo, &hi) != POLIS_OK)
+            return -1;
+        if (n == 0) {
+            if (need_all && bad++ == 0) snprintf(msg, cap, "field %s has no range", f.name);
+            continue;
+        }
+        size_t count = f.nbytes / polis_dtype_size(f.dtype);
+        for (int32_t a = 0; a < io->n_agents; a++) {
+            const uint8_t *rec = io->obs + (size_t)a * io->obs_size + f.offset;
+            for (size_t e = 0; e < count; e++) {
+                double v = elem(rec, f.dtype, e);
+                int32_t k = range_index(&f, dim, e);
+                if (v >= lo[k] && v <= hi[k]) continue;
+                if (bad++ == 0)
+                    snprintf(msg, cap, "field %s, agent %d, element %zu = %g outside [%g, %g] "
+                                       "(tick %lld)",
+                             f.name, (int)a, e, v, lo[k], hi[k], (long long)polis_env_tick(env));
+            }
+        }
+    }
+    return bad;
+}
+
+/* Element-for-element equality of two envs' observations (any dtypes). */
+static bool same_values(polis_env *a, polis_env *b, char *msg, size_t cap)
+{
+    const polis_io *ia = polis_env_io(a), *ib = polis_env_io(b);
+    for (int32_t i = 0; i < polis_env_n_obs_fields(a); i++) {
+        polis_obs_field fa, fb;
+        polis_env_obs_field(a, i, &fa);
+        polis_env_obs_field(b, i, &fb);
+        size_t count = fa.nbytes / polis_dtype_size(fa.dtype);
+        if (count != fb.nbytes / polis_dtype_size(fb.dtype)) {
+            snprintf(msg, cap, "field %s: %zu vs %zu elements", fa.name, count,
+                     fb.nbytes / polis_dtype_size(fb.dtype));
+            return false;
+        }
+        for (int32_t ag = 0; ag < ia->n_agents; ag++) {
+            const uint8_t *ra = ia->obs + (size_t)ag * ia->obs_size + fa.offset;
+            const uint8_t *rb = ib->obs + (size_t)ag * ib->obs_size + fb.offset;
+            for (size_t e = 0; e < count; e++)
+                if (elem(ra, fa.dtype, e) != elem(rb, fb.dtype, e)) {
+                    snprintf(msg, cap, "field %s agent %d element %zu: %g vs %g (compact)",
+                             fa.name, (int)ag, e, elem(ra, fa.dtype, e), elem(rb, fb.dtype, e));
+                    return false;
+                }
+        }
+    }
+    return true;
+}
+
+static polis_env *open_env(const char *path, bool compact, test_alloc *alloc)
+{
+    polis_options o = test_options(NULL, alloc);
+    o.compact_observations = compact;
+    polis_env *env = NULL;
+    polis_error err;
+    if (polis_env_create_file(path, &o, &env, &err) != POLIS_OK) {
+        fprintf(stderr, "%s: %s\n", path, err.message);
+        return NULL;
+    }
+    return env;
+}
+
+/* Whether a scenario file names a Lua script (scripts allocate as they run). */
+static bool uses_lua(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return true;
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return strstr(text, ".lua") != NULL;
+}
+
+/* Seeded random episodes of one scenario, plain and compact in lockstep. */
+static void scenario_episodes(const char *path)
+{
+    test_alloc alloc = {0};
+    polis_env *env = open_env(path, false, NULL), *cenv = open_env(path, true, &alloc);
+    CHECK(env != NULL);
+    CHECK(cenv != NULL);
+    if (!env || !cenv) {
+        polis_env_destroy(env);
+        polis_env_destroy(cenv);
+        return;
+    }
+    char msg[512] = "";
+    long bad = 0;
+    bool same = true, ok = true;
+    int32_t random = polis_env_policy_find(env, "random");
+    const polis_io *io = polis_env_io(env), *cio = polis_env_io(cenv);
+    CHECK(cio->obs_size <= io->obs_size);
+    long alloc_calls = -1, steps = 0;
+    for (uint64_t seed = 1; seed <= SEEDS && ok; seed++) {
+        ok = polis_env_reset(env, seed) == POLIS_OK && polis_env_reset(cenv, seed) == POLIS_OK;
+        for (int t = 0; ok; t++) {
+            if (!bad) bad = check_ranges(env, true, msg, sizeof msg);
+            if (same) same = same_values(env, cenv, msg + strlen(msg), sizeof msg - strlen(msg));
+            if (t == STEPS || polis_env_done(env)) break;
+            memset(io->actions, 0, sizeof *io->actions * (size_t)io->n_agents);
+            ok = polis_env_policy_act(env, random, NULL, 0) == POLIS_OK;
+            memcpy(cio->actions, io->actions, sizeof *io->actions * (size_t)io->n_agents);
+            if (alloc_calls < 0 && seed == 1 && t == 2) alloc_calls = alloc.calls;
+            ok = ok && polis_env_step(env) == POLIS_OK;
+            if (ok && polis_env_step(cenv) != POLIS_OK) {
+                fprintf(stderr, "%s: compact step: %s\n", path, polis_env_error(cenv));
+                ok = false;
+            }
+            steps += seed == 1 && t >= 2;
+        }
+    }
+    if (!ok) fprintf(stderr, "%s: %s | %s\n", path, polis_env_error(env), polis_env_error(cenv));
+    if (bad) fprintf(stderr, "%s: %ld elements outside their ranges; first: %s\n", path, bad, msg);
+    if (!same) fprintf(stderr, "%s: %s\n", path, msg);
+    CHECK(ok);
+    CHECK_EQ_INT(bad, 0);
+    CHECK(same);
+    /* the compact step (writers into the shadow, narrowing) allocates nothing; Lua scripts
+     * allocate from the env allocator as they run, so only C-only scenarios are counted */
+    if (steps > 0 && !uses_lua(path)) CHECK_EQ_INT(alloc.calls, alloc_calls);
+    polis_env_destroy(env);
+    polis_env_destroy(cenv);
+}
+
+static int scenarios_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    char paths[64][512];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 64) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0)
+            snprintf(paths[n++], sizeof paths[0], "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        printf("  %s\n", paths[i]);
+        fflush(stdout);
+        scenario_episodes(paths[i]);
+    }
+    return n;
+}
+
+static void test_shipped_scenarios(void)
+{
+    static const char *const DIRS[] = {"rulesets/commons",   "rulesets/contract",
+                                       "rulesets/exploration", "rulesets/gather",
+                                       "rulesets/negotiation", "rulesets/social_structure",
+                                       "rulesets/survival",   "plugins/social",
+                                       "examples/lua_game"};
+    int total = 0;
+    for (size_t i = 0; i < sizeof DIRS / sizeof *DIRS; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/%s", POLIS_SOURCE_DIR, DIRS[i]);
+        int n = scenarios_in(dir);
+        CHECK(n > 0);
+        total += n;
+    }
+    CHECK(total >= 30);
+}
+
+/* ---- a writer that breaks its range, and bad declarations ------------------------------- */
+
+static const char *lua_scenario(const char *script_body, char *buf, size_t cap)
+{
+    (void)script_body;
+    snprintf(buf, cap,
+             "{\"polis\": 1, \"agents\": 2, \"max_steps\": 10, \"scripts\": "
+             "[{\"path\": \"ranged.lua\"}]}");
+    return buf;
+}
+
+static polis_env *lua_env(const char *script, bool compact, char *err_out, size_t cap)
+{
+    char dir[] = "/tmp/polis_obs_range_XXXXXX";
+    if (!mkdtemp(dir)) return NULL;
+    char path[600];
+    snprintf(path, sizeof path, "%s/ranged.lua", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return NULL;
+    fputs(script, f);
+    fclose(f);
+    char json[512];
+    lua_scenario(script, json, sizeof json);
+    polis_options o = test_options(NULL, NULL);
+    o.base_dir = dir;
+    o.compact_observations = compact;
+    polis_env *env = NULL;
+    polis_error err;
+    polis_status st = polis_env_create_json(json, strlen(json), &o, &env, &err);
+    if (st != POLIS_OK) snprintf(err_out, cap, "%s", err.message);
+    remove(path);
+    rmdir(dir);
+    return env;
+}
+
+/* writes tick * 3 into element 2 of agent 1: 0, 3, 6 — the declared [0, 4] breaks at tick 2 */
+#define BREAKER                                                                                  \
+    "polis.observation{name = 'x', dtype = 'i32', shape = {2, 3},\n"                             \
+    "  range = {dim = 2, lo = {0, 0, 0}, hi = {9, 9, 4}},\n"                                     \
+    "  write = function(a, buf)\n"                                                               \
+    "    for i = 1, 6 do buf[i] = 0 end\n"                                                       \
+    "    if a == 1 then buf[6] = polis.tick() * 3 end\n"                                         \
+    "  end}\n"
+
+static void test_broken_range(void)
+{
+    char err[1024] = "", msg[512] = "";
+    polis_env *env = lua_env(BREAKER, false, err, sizeof err);
+    CHECK(env != NULL);
+    if (!env) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(check_ranges(env, true, msg, sizeof msg), 0);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(check_ranges(env, true, msg, sizeof msg), 0); /* 3 <= 4 */
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(check_ranges(env, true, msg, sizeof msg), 1); /* 6 > 4: the checker sees it */
+    CHECK(strstr(msg, "field x, agent 1, element 5 = 6 outside [0, 4]") != NULL);
+    polis_env_destroy(env);
+
+    /* compact: x fits u8 ([0, 9]); the kernel narrows and refuses the 6 at tick 2 */
+    env = lua_env(BREAKER, true, err, sizeof err);
+    CHECK(env != NULL);
+    if (!env) return;
+    polis_obs_field f;
+    CHECK_EQ_INT(polis_env_obs_field(env, 0, &f), POLIS_OK);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_U8);
+    CHECK_EQ_INT(f.nbytes, 6);
+    CHECK_EQ_INT(polis_env_obs_field_written_dtype(env, 0), POLIS_DTYPE_I32);
+    CHECK_EQ_INT(polis_env_io(env)->obs_size, 8);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_io(env)->obs[(size_t)polis_env_io(env)->obs_size + 5], 3);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_SCRIPT);
+    CHECK_CONTAINS(polis_env_error(env),
+                   "observation x, agent 1 (agent_1), element 5 = 6 is outside its declared "
+                   "range [0, 4]");
+    CHECK_CONTAINS(polis_env_error(env), "tick 2]");
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_STATE); /* needs a reset, as after any failure */
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    polis_env_destroy(env);
+}
+
+static void expect_refused(const char *range, const char *dtype, const char *want)
+{
+    char script[1024], err[1024] = "";
+    snprintf(script, sizeof script,
+             "polis.observation{name = 'y', dtype = '%s', shape = {2, 3}, range = %s,\n"
+             "  write = function(a, buf) end}\n",
+             dtype, range);
+    polis_env *env = lua_env(script, false, err, sizeof err);
+    CHECK(env == NULL);
+    polis_env_destroy(env);
+    if (!strstr(err, want)) fprintf(stderr, "range %s: got \"%s\"\n", range, err);
+    CHECK(strstr(err, want) != NULL);
+}
+
+static void test_bad_declarations(void)
+{
+    expect_refused("{3, 1}", "i32", "observation y: range[0] = [3, 1]: lo is above hi");
+    expect_refused("{0, 300}", "u8", "range[0] = [0, 300]: outside the dtype's range (dtype u8)");
+    expect_refused("{0, 1.5}", "i16", "an integer dtype needs integer bounds");
+    expect_refused("{0, 1/0}", "f32", "bounds must be finite");
+    expect_refused("{dim = 3, lo = {0}, hi = {1}}", "i32", "range.dim must be an integer in [1, 2]");
+    expect_refused("{dim = 1, lo = {0, 0, 0}, hi = {1, 1, 1}}", "i32",
+                   "range.lo must be a table of 2 numbers (one per index of dim 1)");
+    expect_refused("{dim = 2, lo = {0, 0, 0}, hi = {1, 'a', 1}}", "i32", "range.hi[2] must be a number");
+    expect_refused("7", "i32", "range must be {lo, hi} or {dim = d, lo = {...}, hi = {...}}");
+    expect_refused("{0}", "i32", "range[2] (hi) must be a number");
+}
+
+/* A range on an f32 field and one declared per row: reported, f32 never narrowed. */
+static void test_report(void)
+{
+    char err[1024] = "";
+    polis_env *env = lua_env("polis.observation{name = 'f', dtype = 'f32', shape = {3},\n"
+                             "  range = {-0.5, 2}, write = function(a, buf) end}\n"
+                             "polis.observation{name = 'g', dtype = 'i16', shape = {2, 2},\n"
+                             "  range = {dim = 1, lo = {-1, 0}, hi = {1, 300}},\n"
+                             "  write = function(a, buf) end}\n"
+                             "polis.observation{name = 'h', dtype = 'i32', shape = {1},\n"
+                             "  write = function(a, buf) end}\n",
+                             true, err, sizeof err);
+    CHECK(env != NULL);
+    if (!env) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    int32_t dim, n;
+    const double *lo, *hi;
+    polis_obs_field f;
+    CHECK_EQ_INT(polis_env_obs_field_range(env, 0, &dim, &n, &lo, &hi), POLIS_OK);
+    CHECK_EQ_INT(dim, -1);
+    CHECK_EQ_INT(n, 1);
+    CHECK(lo[0] == -0.5 && hi[0] == 2);
+    polis_env_obs_field(env, 0, &f);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_F32);
+    CHECK_EQ_INT(polis_env_obs_field_range(env, 1, &dim, &n, &lo, &hi), POLIS_OK);
+    CHECK_EQ_INT(dim, 0);
+    CHECK_EQ_INT(n, 2);
+    CHECK(lo[0] == -1 && hi[1] == 300);
+    polis_env_obs_field(env, 1, &f);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_I16); /* [-1, 300] fits neither u8 nor i8 */
+    CHECK_EQ_INT(polis_env_obs_field_range(env, 2, &dim, &n, &lo, &hi), POLIS_OK);
+    CHECK_EQ_INT(n, 0);
+    CHECK_EQ_INT(dim, -1);
+    CHECK(lo == NULL && hi == NULL);
+    polis_env_obs_field(env, 2, &f);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_I32); /* no range: never narrowed */
+    CHECK_EQ_INT(polis_env_obs_field_range(env, 3, &dim, &n, &lo, &hi), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_obs_field_range(env, 0, NULL, &n, &lo, &hi), POLIS_ERR_INVALID);
+    CHECK_EQ_INT((int)polis_env_obs_field_written_dtype(env, 3), -1);
+    char *d = polis_env_describe_json(env);
+    CHECK(d != NULL);
+    if (d) { /* compared without whitespace */
+        size_t w = 0;
+        for (size_t r = 0; d[r]; r++)
+            if (d[r] != ' ' && d[r] != '\t' && d[r] != '\n') d[w++] = d[r];
+        d[w] = '\0';
+        CHECK_CONTAINS(d, "\"compact\":true");
+        CHECK_CONTAINS(d, "\"range\":{\"dim\":-1,\"lo\":[-0.5],\"hi\":[2]}");
+        CHECK_CONTAINS(d, "\"range\":{\"dim\":0,\"lo\":[-1,0],\"hi\":[1,300]}");
+    }
+    polis_free(d);
+    polis_env_destroy(env);
+}
+
+/* The scenario key turns compact observations on like the option; a non-boolean is refused. */
+static void test_scenario_key(void)
+{
+    static const char *const base = POLIS_SOURCE_DIR "/rulesets/gather/gather.json";
+    polis_options o = test_options(NULL, NULL);
+    o.overrides = "{\"compact_observations\": true}";
+    polis_env *env = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_env_create_file(base, &o, &env, &err), POLIS_OK);
+    if (env) {
+        polis_obs_field f;
+        polis_env_obs_field(env, 1, &f); /* position: i32 in [0, 15] */
+        CHECK_EQ_STR(f.name, "position");
+        CHECK_EQ_INT(f.dtype, POLIS_DTYPE_U8);
+        polis_env_destroy(env);
+        env = NULL;
+    }
+    /* a disabled (or replaced) writer's field loses its range: the zeros or the new writer's
+     * values were never promised; compact observations leave it as it is */
+    o.overrides = "{\"compact_observations\": true, \"replace\": [{\"kind\": \"observation\", "
+                  "\"name\": \"position\", \"disable\": true}]}";
+    CHECK_EQ_INT(polis_env_create_file(base, &o, &env, &err), POLIS_OK);
+    if (env) {
+        polis_obs_field f;
+        int32_t dim, n;
+        const double *lo, *hi;
+        polis_env_obs_field(env, 1, &f);
+        CHECK_EQ_INT(f.dtype, POLIS_DTYPE_I32);
+        CHECK_EQ_INT(polis_env_obs_field_range(env, 1, &dim, &n, &lo, &hi), POLIS_OK);
+        CHECK_EQ_INT(n, 0);
+        CHECK_EQ_INT(polis_env_obs_field_range(env, 0, &dim, &n, &lo, &hi), POLIS_OK);
+        CHECK_EQ_INT(n, 2); /* view keeps its own */
+        CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        polis_env_destroy(env);
+        env = NULL;
+    }
+    o.overrides = "{\"compact_observations\": 1}";
+    CHECK_EQ_INT(polis_env_create_file(base, &o, &env, &err), POLIS_ERR_CONFIG);
+    CHECK_CONTAINS(err.message, "compact_observations");
+    CHECK(env == NULL);
+}
+
+/* ---- a C plugin's declarations ------------------------------------------------------------ */
+
+static polis_env *probe_env(const char *mode, int value, bool compact, const char *before,
+                            polis_error *err)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"polis\": 1, \"agents\": 2, \"max_steps\": 20, \"grid\": {\"width\": 6, "
+             "\"height\": 6}, \"plugins\": [%s{\"name\": \"range_probe\", \"params\": "
+             "{\"mode\": \"%s\", \"value\": %d}}]}",
+             before, mode, value);
+    polis_options o = test_options(NULL, NULL);
+    o.compact_observations = compact;
+    polis_env *env = NULL;
+    memset(err, 0, sizeof *err);
+    polis_env_create_json(json, strlen(json), &o, &env, err);
+    return env;
+}
+
+static void probe_refused(const char *mode, const char *before, const char *want)
+{
+    polis_error err;
+    polis_env *env = probe_env(mode, 0, false, before, &err);
+    if (!strcmp(mode, "late")) { /* registration closes at create: the reset hook fails */
+        CHECK(env != NULL);
+        if (!env) return;
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_ERR_STATE);
+        CHECK_CONTAINS(polis_env_error(env), want);
+        polis_env_destroy(env);
+        return;
+    }
+    CHECK(env == NULL);
+    polis_env_destroy(env);
+    CHECK_EQ_INT(err.status, POLIS_ERR_PLUGIN);
+    CHECK_CONTAINS(err.message, want);
+}
+
+static void test_c_plugin(void)
+{
+    probe_refused("twice", "", "range_probe: observation r: range declared twice");
+    probe_refused("foreign", "\"gather\", ",
+                  "range_probe: obs_range: field 0 is not an observation field this plugin "
+                  "registered");
+    probe_refused("badid", "", "obs_range: field 99 is not an observation field");
+    probe_refused("badn", "",
+                  "observation r: a range per index of dim 1 has n = shape[1] = 3, got 2");
+    probe_refused("baddim", "", "observation r: range dim 2 is outside [-1, 2)");
+    probe_refused("nulls", "", "observation r: range bounds are NULL");
+    probe_refused("late", "",
+                  "obs_range: registration is closed once the env is created (register in init "
+                  "or start)");
+
+    /* value 35: the elements are 35 + tick, past 40 at tick 6 */
+    polis_error err;
+    polis_env *env = probe_env("ok", 35, true, "", &err);
+    CHECK(env != NULL);
+    if (!env) {
+        fprintf(stderr, "%s\n", err.message);
+        return;
+    }
+    polis_obs_field f;
+    polis_env_obs_field(env, 0, &f);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_U8);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    for (int t = 1; t <= 5; t++) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_io(env)->obs[5], 40);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_PLUGIN);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "range_probe: observation r, agent 0 (agent_0), element 0 = 41 is outside its "
+                 "declared range [0, 40] (per index of a dimension) [observation r, tick 6]");
+    polis_env_destroy(env);
+    /* the same without compact observations: the step succeeds, the checker sees it */
+    env = probe_env("ok", 35, false, "", &err);
+    CHECK(env != NULL);
+    if (!env) return;
+    char msg[256];
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    for (int t = 1; t <= 6; t++) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(check_ranges(env, true, msg, sizeof msg), 12);
+    CHECK_CONTAINS(msg, "field r, agent 0, element 0 = 41 outside [0, 40] (tick 6)");
+    polis_env_destroy(env);
+}
+
+/* A vec of compact envs: the shared buffers take the compact layout; no allocation per step. */
+static void test_vec(void)
+{
+    test_alloc alloc = {0};
+    polis_options o = test_options(NULL, &alloc);
+    o.compact_observations = true;
+    polis_vec *vec = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_vec_create_file(POLIS_SOURCE_DIR "/rulesets/gather/gather.json", &o, 3, 2,
+                                       &vec, &err),
+                 POLIS_OK);
+    if (!vec) return;
+    polis_obs_field f;
+    polis_env_obs_field(polis_vec_env(vec, 1), 1, &f);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_U8);
+    CHECK_EQ_INT(polis_vec_reset(vec, 7), POLIS_OK);
+    const polis_io *io = polis_vec_io(vec);
+    long calls = alloc.calls;
+    for (int t = 0; t < 300; t++) {
+        for (int32_t r = 0; r < io->n_agents; r++) io->actions[r] = (r + t) % io->n_actions;
+        CHECK_EQ_INT(polis_vec_step(vec), POLIS_OK);
+    }
+    CHECK_EQ_INT(alloc.calls, calls);
+    /* every row's position equals its env's own record */
+    for (int32_t k = 0; k < 3; k++) {
+        const polis_io *eio = polis_env_io(polis_vec_env(vec, k));
+        CHECK(eio->obs == io->obs + (size_t)k * 4 * io->obs_size);
+    }
+    polis_vec_destroy(vec);
+}
+
+int main(void)
+{
+    test_c_plugin();
+    test_vec();
+    test_broken_range();
+    test_bad_declarations();
+    test_report();
+    test_scenario_key();
+    test_shipped_scenarios();
+    CHECK_DONE();
+}
