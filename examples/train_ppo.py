@@ -99,6 +99,12 @@ def parse_args(argv):
     ap.add_argument("--set", action="append", default=[], metavar="PATH=JSON",
                     help="scenario override, e.g. --set max_steps=60 (repeatable)")
     ap.add_argument("--out", default=None, help="output directory (runs/<scenario>)")
+    ap.add_argument("--baseline", action="append", default=[], metavar="LABEL=RETURN[:NORM]",
+                    help="another policy's mean return per agent (and normalised reward), "
+                         "drawn on the curve, e.g. --baseline scripted=11.5:0.23 (repeatable)")
+    ap.add_argument("--replot", action="store_true",
+                    help="train nothing: redraw <out>/curve.png from <out>/log.csv and "
+                         "summary.json (with the --baseline lines given now)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless the log, the summary (and with matplotlib the plot) "
@@ -323,13 +329,48 @@ def random_baseline(make_env, episodes, seed):
     return log.drain()
 
 
+def baselines_of(pairs):
+    out = {}
+    for p in pairs:
+        label, sep, vals = p.partition("=")
+        ret, _, norm = vals.partition(":")
+        try:
+            out[label] = {"return": float(ret),
+                          "total_reward_normalised": float(norm) if norm else None}
+        except ValueError:
+            sep = ""
+        if not sep or not label:
+            raise SystemExit(f"--baseline {p!r}: expected LABEL=RETURN[:NORM]")
+    return out
+
+
+def replot(out, name, baselines):
+    """Redraws <out>/curve.png from a finished run's log.csv and summary.json."""
+    try:
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+        with open(os.path.join(out, "log.csv")) as f:
+            history = [{k: (float(v) if v not in ("", None) else None) for k, v in r.items()}
+                       for r in csv.DictReader(f)]
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"--replot: {e}")
+    summary["baselines"] = {**summary.get("baselines", {}), **baselines}
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    plot(history, summary, os.path.join(out, "curve.png"), name)
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
+    baselines = baselines_of(args.baseline)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
     overrides = overrides_of(args.set)
     name = os.path.splitext(os.path.basename(args.scenario))[0]
     out = args.out or os.path.join("runs", name)
+    if args.replot:
+        return replot(out, name, baselines)
     os.makedirs(out, exist_ok=True)
 
     def make_env():
@@ -500,6 +541,7 @@ def main(argv=None):
         "agent_steps": steps_done, "train_seconds": round(wall, 1),
         "seconds_per_million_agent_steps": round(wall / max(steps_done, 1) * 1e6, 1),
         "random": {"return": rand_ret, "total_reward_normalised": rand_norm},
+        "baselines": baselines,
         "final": {
             "return": float(np.mean([r["return"] for r in final])) if final else None,
             "total_reward_normalised": (
@@ -516,13 +558,30 @@ def main(argv=None):
           f" (random {rand_ret}, {rand_norm}); {csv_path}")
     plotted = plot(history, summary, os.path.join(out, "curve.png"), name)
     if args.check:
-        return check(out, history, plotted)
+        return check(out, history, plotted, args, maps, prep)
     return 0
 
 
-def check(out, history, plotted):
-    """The smoke run's verdict: every output written, the losses finite."""
+def check(out, history, plotted, args, maps, prep):
+    """The smoke run's verdict: every output written, the losses finite, the encoder asked
+    for, and the conv input holding each map's central cells, scaled."""
     problems = []
+    with open(os.path.join(out, "summary.json")) as f:
+        summary = json.load(f)
+    if args.encoder != "auto" and summary["encoder"] != args.encoder:
+        problems.append(f"summary.json: encoder {summary['encoder']}, asked {args.encoder}")
+    if maps:
+        x = np.arange(-7.0, prep.norm.mean.size + sum(c * h * w for _, c, h, w in maps) - 7,
+                      dtype=np.float32)
+        x = np.stack([x, -x])
+        y = prep(x, update=False)
+        for (off, c, h, w), (o2, _, kh, kw) in zip(maps, prep.maps):
+            r0, c0 = h // 2 - kh // 2, w // 2 - kw // 2
+            want = x[:, off:off + c * h * w].reshape(2, c, h, w)[:, :, r0:r0 + kh, c0:c0 + kw]
+            got = y[:, o2:o2 + c * kh * kw].reshape(2, c, kh, kw)
+            if not np.allclose(got, np.sign(want) * np.log1p(np.abs(want)), atol=1e-6):
+                problems.append(f"the conv input of the map at offset {off} is not its "
+                                f"central {kh}x{kw} cells scaled")
     with open(os.path.join(out, "log.csv")) as f:
         rows = list(csv.DictReader(f))
     if len(rows) != len(history) or not rows:
@@ -531,8 +590,6 @@ def check(out, history, plotted):
         for k in ("policy_loss", "value_loss", "entropy"):
             if not np.isfinite(float(r[k])):
                 problems.append(f"update {r['update']}: {k} is {r[k]}")
-    with open(os.path.join(out, "summary.json")) as f:
-        summary = json.load(f)
     if summary["agent_steps"] <= 0:
         problems.append("summary.json: no agent-steps")
     if plotted and not os.path.getsize(os.path.join(out, "curve.png")):
@@ -558,13 +615,15 @@ def plot(history, summary, path, name):
                             "normalised reward (total_reward_normalised)")):
         ys = [r[key] if r[key] is not None else np.nan for r in history]
         ax.plot(xs, ys, label="PPO")
-        base = summary["random"][key if key != "return" else "return"]
-        if base is not None:
-            ax.axhline(base, color="grey", linestyle="--", label="random")
+        styles = ("--", ":", "-.")
+        others = [("random", summary["random"])] + list(summary.get("baselines", {}).items())
+        for i, (who, b) in enumerate(others):
+            if b.get(key) is not None:
+                ax.axhline(b[key], color=f"C{i + 1}", linestyle=styles[i % 3], label=who)
         ax.set_xlabel("agent-steps")
         ax.set_title(label)
         ax.legend()
-    fig.suptitle(name)
+    fig.suptitle(f"{name}: PPO, {summary.get('encoder', 'mlp')} encoder")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
