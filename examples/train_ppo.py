@@ -614,6 +614,13 @@ def plot(history, summary, path, name):
                            (axes[1], "total_reward_normalised",
                             "normalised reward (total_reward_normalised)")):
         ys = [r[key] if r[key] is not None else np.nan for r in history]
+        if key != "return" and all(np.isnan(y) for y in ys):
+            ax.text(0.5, 0.5, "no oracle in this scenario:\nno normalised reward",
+                    ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_title(label)
+            continue
         ax.plot(xs, ys, label="PPO")
         styles = ("--", ":", "-.")
         others = [("random", summary["random"])] + list(summary.get("baselines", {}).items())
