@@ -465,7 +465,8 @@ def main(argv=None):
             prev_done = done.copy()
             log.take(infos)
         with torch.no_grad():
-            b_val[T] = agent.value(torch.from_numpy(prep(obs["observation"], update=False))).numpy()
+            x = torch.from_numpy(prep(obs["observation"], update=False))
+            b_val[T] = agent.value(x).numpy()
         steps_done += T * rows
         # ---- GAE: the value after step t is that of the observation it returned (the final
         # one when the episode ended there); terminations do not bootstrap ----------------
