@@ -15,6 +15,11 @@ preallocated arrays, so the loop allocates nothing and has no per-agent Python;
 ``--policy table`` writes precomputed random ids (illegal ones are flagged no-ops).
 ``--flatten`` also builds the float32 flat observation each step. The step includes the
 SDK's episode statistics (infos["episode"]). Needs numpy.
+
+``--overhead`` measures what the SDK adds on a machine too loaded for wall-clock figures:
+the same loop, from the same seed (so the same episodes), once with ``VectorEnv.step`` and
+once calling the engine's ``polis_vec_step`` directly, in CPU time of this process,
+alternated five times; it prints the median of engine time / SDK time.
 """
 
 import argparse
@@ -69,6 +74,39 @@ def bench(scenario, overrides, envs, threads, steps, seed, policy, flatten, warm
         return rows, autoresets, dt, illegal
 
 
+def overhead(scenario, overrides, envs, steps, seed, reps=5):
+    """CPU time of ``steps`` SDK steps and of as many direct ``polis_vec_step`` calls from
+    the same seed (identical episodes), alternated ``reps`` times: the median ratio."""
+    import numpy as np
+    with polis.vector_env(scenario, num_envs=envs, threads=1, **overrides) as v:
+        rng = np.random.default_rng(seed)
+        noise = rng.random((64, v.num_rows, v.n_actions), dtype=np.float32)
+        score = np.empty((v.num_rows, v.n_actions), np.float32)
+        pick = np.empty(v.num_rows, np.intp)
+        acts, masks = v.actions, v.masks
+        lib, ptr = v._lib, v._h.ptr  # the engine's own call, without the SDK's work
+
+        def run(direct):
+            v.reset(seed=seed)
+            t0 = time.process_time()
+            for i in range(steps):
+                np.copyto(score, masks)
+                np.add(score, noise[i & 63], out=score)
+                np.argmax(score, axis=1, out=pick)
+                acts[:] = pick
+                if direct:
+                    lib.vec_step(ptr)
+                else:
+                    v.step()
+            return time.process_time() - t0
+
+        ratios = []
+        for _ in range(reps):
+            c, py = run(True), run(False)
+            ratios.append(c / py)
+        return sorted(ratios)[reps // 2], ratios, v.num_rows
+
+
 def c_bench(scenario, overrides, envs, threads, steps, seed):
     """``polis bench --json``'s median agent-steps/s, or None when polis is not found."""
     exe = os.environ.get("POLIS") or shutil.which("polis")
@@ -98,6 +136,8 @@ def main(argv=None):
     ap.add_argument("--flatten", action="store_true", help="flat float32 observations")
     ap.add_argument("--compare", action="store_true",
                     help="also run `polis bench` with the same settings and print the ratio")
+    ap.add_argument("--overhead", action="store_true",
+                    help="CPU time of the SDK's step against the engine's own call (below)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if not polis.HAVE_NUMPY:
@@ -107,6 +147,11 @@ def main(argv=None):
     print(f"polis {polis.library_version()} from {polis.load_library().path}; "
           f"{args.scenario}, {args.envs} envs, {args.steps} vec steps, policy {args.policy}"
           f"{', flatten' if args.flatten else ''}; {os.cpu_count()} CPUs")
+    if args.overhead:
+        med, ratios, rows = overhead(args.scenario, overrides, args.envs, args.steps, args.seed)
+        print(f"{rows} rows, 1 thread: the SDK's step runs at {med:.0%} of the engine's "
+              f"speed (CPU time; the five runs: {', '.join(f'{r:.0%}' for r in ratios)})")
+        return 0
     for t in args.threads:
         rows, autoresets, dt, illegal = bench(args.scenario, overrides, args.envs, t,
                                               args.steps, args.seed, args.policy, args.flatten)

@@ -128,10 +128,13 @@ def check_reset_options(owner, options, where="reset"):
                       stacklevel=3)
 
 
+_DECODER = json.JSONDecoder()  # one for every episode's metrics, not one per call
+
+
 def parse_metrics(text):
     """The metrics rendering (one JSON object per plugin that renders the format, concatenated)
     as one dict, the first object's value winning a name several use."""
-    out, dec, i = {}, json.JSONDecoder(), 0
+    out, dec, i = {}, _DECODER, 0
     while True:
         while i < len(text) and text[i].isspace():
             i += 1
