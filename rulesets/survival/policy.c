@@ -196,19 +196,6 @@ static polis_status scripted(polis_ctx *ctx, void *ud, int32_t agent, int32_t *o
     return POLIS_OK;
 }
 
-/* ---- uniform over all 17 actions, ignoring the mask, as Crafter's random agent ---------- */
-
-static polis_status uniform_all(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out)
-{
-    (void)ctx;
-    survival *s = ud;
-    int32_t a = (int32_t)polis_rng_below(s->h->policy_rng(s->ctx), SV_N_ACTIONS);
-    /* an action that cannot apply does nothing in Craftax: send noop for it, so the step
-     * does not count it as an illegal action */
-    *out = (s->legal[agent] >> a & 1u) ? s->action_id[a] : 0;
-    return POLIS_OK;
-}
-
 polis_status sv_register_policies(survival *s)
 {
     const polis_host *h = s->h;
@@ -217,7 +204,6 @@ polis_status sv_register_policies(survival *s)
     s->search = h->alloc(s->ctx, sizeof(sv_search));
     if (!s->search) return POLIS_ERR_NOMEM;
     polis_status st = h->policy(s->ctx, "scripted", scripted, s);
-    if (!st) st = h->policy(s->ctx, "uniform", uniform_all, s);
     if (!st) st = sv_register_macros(s);
     return st;
 }
