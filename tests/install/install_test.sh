@@ -66,6 +66,26 @@ grep -qxF "ok: commons_open: 7 agents, 8 actions, 136 obs bytes" "$WORK/out" ||
     { cat "$WORK/out"; die "validate commons_open.json output"; }
 "$POLIS" run "$COMMONS" --steps 50 --quiet >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "polis run $COMMONS"; }
 
+step "the installed Lua test runner checks a script's expectations"
+[ -x "$PREFIX/bin/polis-lua-test" ] || die "bin/polis-lua-test not installed"
+cat >"$WORK/hello_test.lua" <<'LUA'
+-- scenario: {"agents": 2, "max_steps": 2}
+-- dump: rewards done
+polis.log("hello from the script")
+-- expect: hello from the script
+-- expect: t0 rewards: 0 0
+-- expect: t0 done: term 0 0 trunc 0 0
+-- expect: t1 rewards: 0 0
+-- expect: t1 done: term 0 0 trunc 0 0
+-- expect: t2 rewards: 0 0
+-- expect: t2 done: term 0 0 trunc 1 1
+LUA
+"$PREFIX/bin/polis-lua-test" "$WORK/hello_test.lua" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "polis-lua-test hello_test.lua"; }
+grep -qxF "$WORK/hello_test.lua: ok" "$WORK/out" || { cat "$WORK/out"; die "polis-lua-test output"; }
+sed 's/t1 rewards: 0 0/t1 rewards: 0 1/' "$WORK/hello_test.lua" >"$WORK/wrong_test.lua"
+"$PREFIX/bin/polis-lua-test" "$WORK/wrong_test.lua" >"$WORK/out" 2>&1 && die "polis-lua-test passed a wrong expectation"
+grep -qF "expected: t1 rewards: 0 1" "$WORK/out" || { cat "$WORK/out"; die "polis-lua-test failure output"; }
+
 step "find_package(polis): build the out-of-tree plugin example"
 "$CMAKE" -S "$SRC/examples/out_of_tree_plugin" -B "$WORK/plugin" -G "$GEN" \
     -DCMAKE_C_COMPILER="$CC" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
