@@ -523,7 +523,8 @@ static void on_alarm(int sig)
 
 int main(int argc, char **argv)
 {
-    if (argc > 0 && argv[0][0]) g_prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    if (argc > 0 && argv[0][0])
+        g_prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
     if (argc != 2) die("usage: %s SCRIPT.lua (docs/lua.md, \"Testing a Lua game\")", g_prog);
     spec sp;
     parse_spec(&sp, argv[1]);

@@ -189,8 +189,8 @@ static void test_scripted_ladder(void)
         CHECK(env != NULL);
         if (!env) return;
         ladder l = {0};
-        polis_env_subscribe(env, polis_env_event_find(env, "survival.achievement"),
-                            on_achievement, &l);
+        polis_env_subscribe(env, polis_env_event_find(env, "survival.achievement"), on_achievement,
+                            &l);
         int32_t pid = polis_env_policy_find(env, "scripted");
         polis_obs_field f;
         const float *obs = test_obs_field(env, 0, "symbolic", &f);
