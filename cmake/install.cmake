@@ -5,6 +5,7 @@
 #   lib/libpolis.so*, lib/libpolis.a      the engine, shared and static
 #   lib/polis/plugins/*.so                built-in plugins (polis_add_plugin installs them)
 #   bin/polis                             the CLI
+#   bin/polis-lua-test                    the Lua script test runner (docs/lua.md)
 #   lib/pkgconfig/polis.pc
 #   lib/cmake/polis/                      polisConfig.cmake, version file, exported targets
 include(CMakePackageConfigHelpers)
@@ -20,7 +21,7 @@ install(TARGETS polis_shared polis_static EXPORT polisTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS polis RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS polis polis_lua_test RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/polis
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 

@@ -488,8 +488,8 @@ static void describe_views(describe_builder *b, cJSON *root, const polis_env *en
     }
 }
 
-/* Scripted policies (policy.c) by id: the kernel's "noop" and "random", then the registered
- * ones in registration order. */
+/* Scripted policies (policy.c) by id: the kernel's "noop", "random" and "uniform", then the
+ * registered ones in registration order. */
 static void describe_policies(describe_builder *b, cJSON *root, const polis_env *env)
 {
     cJSON *arr = add_arr(b, root, "policies");
@@ -497,7 +497,10 @@ static void describe_policies(describe_builder *b, cJSON *root, const polis_env 
         cJSON *o = add_obj(b, arr, NULL);
         add_i64(b, o, "id", i);
         add_str(b, o, "name", polis_env_policy_name(env, i));
-        add_str(b, o, "owner", i < 2 ? "polis" : owner_name(env->policies[i - 2].ctx));
+        add_str(b, o, "owner",
+                i < POLIS__POLICY_BUILTINS
+                    ? "polis"
+                    : owner_name(env->policies[i - POLIS__POLICY_BUILTINS].ctx));
     }
 }
 

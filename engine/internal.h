@@ -247,7 +247,8 @@ typedef struct polis__parser {
 } polis__parser;
 
 /* A scripted policy a plugin or script registered (policy.c); public ids start after the
- * kernel's built-ins "noop" and "random". */
+ * kernel's built-ins "noop", "random" and "uniform" (ids 0..POLIS__POLICY_BUILTINS-1). */
+#define POLIS__POLICY_BUILTINS 3
 typedef struct polis__policy {
     char *name;
     polis_policy_fn fn;

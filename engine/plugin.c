@@ -21,6 +21,9 @@
 #ifndef POLIS_PLUGIN_BUILD_DIR
 #define POLIS_PLUGIN_BUILD_DIR ""
 #endif
+#ifndef POLIS_BUILD_ROOT
+#define POLIS_BUILD_ROOT ""
+#endif
 #ifndef POLIS_PLUGIN_INSTALL_DIR
 #define POLIS_PLUGIN_INSTALL_DIR ""
 #endif
@@ -100,6 +103,21 @@ static void self_dirs(char *buf, size_t cap)
              POLIS_PLUGIN_REL_BINDIR);
 }
 
+/* Whether this libpolis (or the program it is linked into) runs from the build tree it was
+ * built in: only then is the build tree's plugin directory searched. An installed copy
+ * carries the same compiled-in path but must not load plugins from a source checkout that
+ * may have changed since, or belong to someone else. */
+static bool in_build_tree(void)
+{
+    char self[PATH_MAX];
+    size_t n = strlen(POLIS_BUILD_ROOT);
+    if (n == 0 || !polis__self_dir(self, sizeof self)) return false;
+    char root[PATH_MAX];
+    const char *r = realpath(POLIS_BUILD_ROOT, root) ? root : POLIS_BUILD_ROOT;
+    n = strlen(r);
+    return strncmp(self, r, n) == 0 && (self[n] == '\0' || self[n] == '/');
+}
+
 polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out)
 {
     char tried[4096] = "";
@@ -109,7 +127,8 @@ polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out)
      * from places the user configured or polis installed, so a downloaded scenario folder
      * that holds a `<name>.so` does not run it. A scenario-local plugin needs its "path". */
     const char *dirs[5] = {env->plugin_path, getenv("POLIS_PLUGIN_PATH"), near,
-                           POLIS_PLUGIN_BUILD_DIR, POLIS_PLUGIN_INSTALL_DIR};
+                           in_build_tree() ? POLIS_PLUGIN_BUILD_DIR : NULL,
+                           POLIS_PLUGIN_INSTALL_DIR};
     char *found = NULL;
     for (int i = 0; i < 5; i++) {
         int r = search(env, dirs[i], name, tried, sizeof tried, &found);

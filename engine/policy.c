@@ -4,9 +4,10 @@
  * `--policy`), and the policy generator they draw from.
  *
  * Ids: 0 is the kernel's "noop", 1 the kernel's "random" (uniform over the legal actions of
- * the agent's current mask), then the policies plugins and scripts registered, in
- * registration order. The built-ins have no record in env->policies, so an env without
- * plugin policies allocates nothing here.
+ * the agent's current mask), 2 the kernel's "uniform" (uniform over all actions, ignoring
+ * the mask), then the policies plugins and scripts registered, in registration order. The
+ * built-ins have no record in env->policies, so an env without plugin policies allocates
+ * nothing here. Their names are reserved: a plugin or script registering one is refused.
  *
  * The policy generator (env->policy_rng) is seeded at every reset from the reset seed on
  * its own stream, so running policies never draws from the env's generator: an episode with
@@ -18,9 +19,14 @@
 
 #include "internal.h"
 
-enum { POLICY_NOOP = 0, POLICY_RANDOM = 1, POLICY_BUILTINS = 2 };
+enum {
+    POLICY_NOOP = 0,
+    POLICY_RANDOM = 1,
+    POLICY_UNIFORM = 2,
+    POLICY_BUILTINS = POLIS__POLICY_BUILTINS
+};
 
-static const char *const BUILTIN_NAMES[POLICY_BUILTINS] = {"noop", "random"};
+static const char *const BUILTIN_NAMES[POLICY_BUILTINS] = {"noop", "random", "uniform"};
 
 /* [a-z0-9_]+, at most 63 characters: policies are named on command lines and in configs. */
 static bool valid_policy_name(const char *name)
@@ -50,11 +56,16 @@ polis_status polis__policy_add(polis_ctx *ctx, const char *name, polis_policy_fn
         return POLIS_ERR_INVALID;
     }
     int32_t dup = polis_env_policy_find(env, name);
+    if (dup >= 0 && dup < POLICY_BUILTINS) {
+        h->error(ctx,
+                 "policy \"%s\" is the kernel's (noop, random and uniform are reserved); "
+                 "choose another name",
+                 name);
+        return POLIS_ERR_INVALID;
+    }
     if (dup >= 0) {
-        const polis_ctx *owner =
-            dup < POLICY_BUILTINS ? NULL : env->policies[dup - POLICY_BUILTINS].ctx;
         h->error(ctx, "policy \"%s\" is already registered by %s", name,
-                 owner ? owner->name : "polis");
+                 env->policies[dup - POLICY_BUILTINS].ctx->name);
         return POLIS_ERR_INVALID;
     }
     polis_status st = polis__grow(env, (void **)&env->policies, &env->cap_policies, env->n_policies,
@@ -116,6 +127,16 @@ static int32_t random_legal(polis_env *env, int32_t agent)
     return 0;
 }
 
+/* Uniform over all n_actions actions, whatever the mask says (the random agents of Crafter
+ * and Craftax). A drawn action the mask forbids would be a no-op flagged illegal at the
+ * step; it is sent as noop instead, which has the same effect without the flag. */
+static int32_t uniform_any(polis_env *env, int32_t agent)
+{
+    const polis_io *io = &env->io;
+    int32_t k = (int32_t)polis_rng_below(&env->policy_rng, (uint32_t)io->n_actions);
+    return io->masks[(size_t)agent * (size_t)io->n_actions + (size_t)k] ? k : 0;
+}
+
 static polis_status act_one(polis_env *env, int32_t policy, int32_t agent)
 {
     polis_io *io = &env->io;
@@ -125,6 +146,10 @@ static polis_status act_one(polis_env *env, int32_t policy, int32_t agent)
     }
     if (policy == POLICY_RANDOM) {
         io->actions[agent] = random_legal(env, agent);
+        return POLIS_OK;
+    }
+    if (policy == POLICY_UNIFORM) {
+        io->actions[agent] = uniform_any(env, agent);
         return POLIS_OK;
     }
     const polis__policy *p = &env->policies[policy - POLICY_BUILTINS];

@@ -205,6 +205,7 @@ static int parse_bench_args(int argc, char **argv, bench_args *b)
     if (b->threads > b->envs)
         return cli_usage("bench", "--threads %d is more than --envs %d (a thread steps whole envs)",
                          b->threads, b->envs);
+    if (!(b->scenario = cli_scenario("bench", b->scenario))) return EXIT_ENV;
     return 0;
 }
 

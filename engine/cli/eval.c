@@ -6,8 +6,8 @@
  * plugin's "metrics" rendering flattened, the plugin added through an override when the
  * scenario lacks it (--no-metrics leaves the scenario as it is).
  *
- * Actions come from polis_env_policy_act: the kernel's "random" and "noop" or any policy the
- * scenario registers (society's "greedy", a mini-game's "scripted"). Like the rest of the
+ * Actions come from polis_env_policy_act: the kernel's "random", "noop" and "uniform" or any
+ * policy the scenario registers (society's "greedy", a mini-game's "scripted"). Like the rest of the
  * CLI it uses only the public API (polis.h).
  */
 #include <errno.h>
@@ -39,9 +39,10 @@ const char CLI_EVAL_HELP[] =
     "\n"
     "options:\n"
     "  --episodes N         episodes (default 10)\n"
-    "  --policy NAME        random (default: uniform over the legal actions), noop, or a\n"
-    "                       policy the scenario registers (polis describe lists them,\n"
-    "                       e.g. greedy)\n"
+    "  --policy NAME        random (default: uniform over the legal actions), noop,\n"
+    "                       uniform (over all actions, ignoring the mask), or a policy\n"
+    "                       the scenario registers (polis describe lists them, e.g.\n"
+    "                       greedy)\n"
     "  --seed S             seed of the first episode (default: the scenario's \"seed\")\n"
     "  --steps N            stop each episode after N steps (default: until it ends)\n"
     "  --json FILE          also write every episode's metrics and the summary as JSON to\n"
@@ -152,6 +153,7 @@ static int parse_args(int argc, char **argv, eval_args *a)
     }
     if (a->help) return 0;
     if (!a->scenario) return cli_usage("eval", "missing SCENARIO (a scenario .json file)");
+    if (!(a->scenario = cli_scenario("eval", a->scenario))) return EXIT_ENV;
     return 0;
 }
 

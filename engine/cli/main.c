@@ -66,7 +66,8 @@ static const char HELP_RUN[] =
     "  --episodes N         number of episodes (default 1)\n"
     "  --policy NAME        random: each agent picks uniformly among its legal actions,\n"
     "                       from a generator seeded by the episode seed (reproducible);\n"
-    "                       noop: every agent takes action 0 (default random); any\n"
+    "                       noop: every agent takes action 0 (default random);\n"
+    "                       uniform: uniform over all actions, ignoring the mask; any\n"
     "                       other name: a policy the scenario's plugins register\n"
     "                       (`polis describe` lists them, e.g. greedy, scripted)\n"
     "  --quiet              print only the closing summary line\n"
@@ -338,6 +339,7 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
     if (!a->scenario) return cli_usage(a->cmd, "missing SCENARIO (a scenario .json file)");
     if (a->wants_action && !a->action)
         return cli_usage(a->cmd, "missing ACTION (an action text, e.g. \"move north\")");
+    if (!(a->scenario = cli_scenario(a->cmd, a->scenario))) return EXIT_ENV;
     return 0;
 }
 
@@ -403,6 +405,14 @@ static double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The name of the policy that plays, as --policy gave it. */
+static const char *policy_name(const cli_args *a)
+{
+    return a->policy == POLICY_NAMED ? a->policy_name
+           : a->policy == POLICY_NOOP ? "noop"
+                                      : "random";
 }
 
 /* The id of a --policy NAME in env, or -1 after printing what the scenario offers. */
@@ -514,13 +524,14 @@ static void print_episode_text(polis_env *env, int64_t episode, uint64_t seed,
 }
 
 /* One line per episode; false on allocation failure. */
-static bool print_episode_json(polis_env *env, int64_t episode, uint64_t seed,
-                               const episode_stats *st, uint64_t hash)
+static bool print_episode_json(polis_env *env, const char *policy, int64_t episode,
+                               uint64_t seed, const episode_stats *st, uint64_t hash)
 {
     char buf[64];
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
     ok = ok && cJSON_AddStringToObject(o, "scenario", polis_env_name(env));
+    ok = ok && cJSON_AddStringToObject(o, "policy", policy);
     snprintf(buf, sizeof buf, "%" PRId64, episode);
     ok = ok && cJSON_AddRawToObject(o, "episode", buf);
     snprintf(buf, sizeof buf, "%" PRIu64, seed);
@@ -626,7 +637,7 @@ static int cmd_run(const cli_args *a)
         total_steps += st.steps;
         total_seconds += st.seconds;
         if (a->json) {
-            if (!print_episode_json(env, ep, seed, &st, hash)) {
+            if (!print_episode_json(env, policy_name(a), ep, seed, &st, hash)) {
                 fprintf(stderr, "polis: out of memory\n");
                 rc = EXIT_ENV;
                 goto out;
@@ -636,9 +647,9 @@ static int cmd_run(const cli_args *a)
         }
     }
     if (!a->json)
-        printf("%s: %" PRId64 " episode%s, %" PRId64 " steps, %.0f steps/s\n", polis_env_name(env),
-               a->episodes, a->episodes == 1 ? "" : "s", total_steps,
-               steps_per_second(total_steps, total_seconds));
+        printf("%s: %" PRId64 " episode%s, policy %s, %" PRId64 " steps, %.0f steps/s\n",
+               polis_env_name(env), a->episodes, a->episodes == 1 ? "" : "s", policy_name(a),
+               total_steps, steps_per_second(total_steps, total_seconds));
     fflush(stdout);
 
 out:

@@ -192,6 +192,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
     if (a->stdio && tcp_only)
         return cli_usage("serve", "%s is for --tcp (a --stdio server has one client, its parent)",
                          tcp_only);
+    if (!(a->scenario = cli_scenario("serve", a->scenario))) return EXIT_ENV;
     bool oom = false;
     a->overrides_text = cli_overrides_text(&a->overrides, &oom);
     if (oom) return cli_usage("serve", "out of memory");

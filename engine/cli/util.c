@@ -1,11 +1,32 @@
 /* engine/cli/util.c — the pieces every `polis` subcommand shares (util.h). */
+#define _DEFAULT_SOURCE /* readlink, realpath, strdup */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Where shipped scenarios are (CMakeLists.txt): share/polis/rulesets relative to the
+ * installed program, the install prefix's, and the source tree's (searched only by a polis
+ * running from its build tree). */
+#ifndef POLIS_CLI_RULESETS_REL_BINDIR
+#define POLIS_CLI_RULESETS_REL_BINDIR "../share/polis/rulesets"
+#endif
+#ifndef POLIS_CLI_RULESETS_INSTALL_DIR
+#define POLIS_CLI_RULESETS_INSTALL_DIR ""
+#endif
+#ifndef POLIS_CLI_SOURCE_RULESETS
+#define POLIS_CLI_SOURCE_RULESETS ""
+#endif
+#ifndef POLIS_CLI_BUILD_ROOT
+#define POLIS_CLI_BUILD_ROOT ""
+#endif
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
@@ -179,4 +200,186 @@ void cli_scenario_hint(const char *path)
                 importer);
     }
     cJSON_Delete(j);
+}
+
+/* ---- scenario names ------------------------------------------------------------------------ */
+
+enum { MAX_SCENARIO_DIRS = 24 };
+
+/* The directories searched for bare scenario names, in order (see util.h); returns how many. */
+static int scenario_dirs(char dirs[][PATH_MAX])
+{
+    int n = 0;
+    const char *env = getenv("POLIS_SCENARIO_PATH");
+    for (const char *p = env ? env : ""; *p && n < MAX_SCENARIO_DIRS - 3;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > 0 && len < PATH_MAX) snprintf(dirs[n++], PATH_MAX, "%.*s", (int)len, p);
+        if (!end) break;
+        p = end + 1;
+    }
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            if ((size_t)snprintf(dirs[n], PATH_MAX, "%s/%s", exe, POLIS_CLI_RULESETS_REL_BINDIR) <
+                PATH_MAX)
+                n++;
+            char root[PATH_MAX];
+            size_t rl = 0;
+            if (POLIS_CLI_BUILD_ROOT[0] && realpath(POLIS_CLI_BUILD_ROOT, root)) rl = strlen(root);
+            if (rl && strncmp(exe, root, rl) == 0 && (exe[rl] == '\0' || exe[rl] == '/') &&
+                POLIS_CLI_SOURCE_RULESETS[0])
+                snprintf(dirs[n++], PATH_MAX, "%s", POLIS_CLI_SOURCE_RULESETS);
+        }
+    }
+    if (POLIS_CLI_RULESETS_INSTALL_DIR[0])
+        snprintf(dirs[n++], PATH_MAX, "%s", POLIS_CLI_RULESETS_INSTALL_DIR);
+    return n;
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Subdirectories of dir, sorted (so a name found in two rulesets resolves the same way on
+ * every machine). Returns the count; *out is a malloc'ed array of malloc'ed names. */
+static int subdirs(const char *dir, char ***out)
+{
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0, cap = 0;
+    char **v = NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char sub[PATH_MAX];
+        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) >= sizeof sub ||
+            !is_dir(sub))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **w = realloc(v, sizeof *v * (size_t)cap);
+            if (!w) break;
+            v = w;
+        }
+        if ((v[n] = strdup(e->d_name))) n++;
+    }
+    closedir(d);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+            char *t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    *out = v;
+    return n;
+}
+
+static void free_names(char **v, int n)
+{
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* Adds the scenario names (<name>.json) of dir to the sorted, distinct list. */
+static void add_names(const char *dir, char ***names, int *n, int *cap)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
+        char path[PATH_MAX];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path ||
+            !is_file(path))
+            continue;
+        char *name = strndup(e->d_name, len - 5);
+        if (!name) continue;
+        int at = 0;
+        while (at < *n && strcmp((*names)[at], name) < 0) at++;
+        if (at < *n && strcmp((*names)[at], name) == 0) {
+            free(name);
+            continue;
+        }
+        if (*n == *cap) {
+            int nc = *cap ? 2 * *cap : 32;
+            char **w = realloc(*names, sizeof **names * (size_t)nc);
+            if (!w) {
+                free(name);
+                continue;
+            }
+            *names = w;
+            *cap = nc;
+        }
+        memmove(*names + at + 1, *names + at, sizeof **names * (size_t)(*n - at));
+        (*names)[at] = name;
+        (*n)++;
+    }
+    closedir(d);
+}
+
+const char *cli_scenario(const char *cmd, const char *arg)
+{
+    static char found[PATH_MAX];
+    size_t len = strlen(arg);
+    bool bare = !strchr(arg, '/') && !(len >= 5 && strcmp(arg + len - 5, ".json") == 0) &&
+                arg[0] != '{' && arg[0] != '\0';
+    if (!bare || access(arg, F_OK) == 0) return arg;
+    static char dirs[MAX_SCENARIO_DIRS][PATH_MAX];
+    int nd = scenario_dirs(dirs);
+    for (int i = 0; i < nd; i++) {
+        if ((size_t)snprintf(found, sizeof found, "%s/%s.json", dirs[i], arg) < sizeof found &&
+            is_file(found))
+            return found;
+        char **subs;
+        int ns = subdirs(dirs[i], &subs);
+        for (int k = 0; k < ns; k++)
+            if ((size_t)snprintf(found, sizeof found, "%s/%s/%s.json", dirs[i], subs[k], arg) <
+                    sizeof found &&
+                is_file(found)) {
+                free_names(subs, ns);
+                return found;
+            }
+        free_names(subs, ns);
+    }
+    /* Not found: say where we looked and which names there are. */
+    char **names = NULL;
+    int n = 0, cap = 0;
+    for (int i = 0; i < nd; i++) {
+        add_names(dirs[i], &names, &n, &cap);
+        char **subs;
+        int ns = subdirs(dirs[i], &subs);
+        for (int k = 0; k < ns; k++) {
+            char sub[PATH_MAX];
+            if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dirs[i], subs[k]) < sizeof sub)
+                add_names(sub, &names, &n, &cap);
+        }
+        free_names(subs, ns);
+    }
+    fprintf(stderr, "polis: %s: '%s' is neither a file nor a scenario name; ", cmd, arg);
+    if (n == 0) {
+        fprintf(stderr, "no scenarios found (looked in");
+        for (int i = 0; i < nd; i++) fprintf(stderr, "%s %s", i ? "," : "", dirs[i]);
+        fprintf(stderr, "%s; set POLIS_SCENARIO_PATH)\n", nd ? "" : " nothing");
+    } else {
+        fprintf(stderr, "scenario names:");
+        for (int i = 0; i < n; i++) fprintf(stderr, " %s", names[i]);
+        fprintf(stderr, "\n");
+    }
+    free_names(names, n);
+    return NULL;
 }

@@ -46,6 +46,15 @@ void cli_overrides_free(cli_overrides *o);
  * importer's command line). Prints nothing for anything else. */
 void cli_scenario_hint(const char *path);
 
+/* The scenario file of a SCENARIO argument: `arg` itself when it names an existing file or
+ * is not a bare name (it holds a '/', ends in .json or starts with '{'); else the first
+ * <arg>.json, itself or one directory down (sorted), in $POLIS_SCENARIO_PATH (':'-separated),
+ * share/polis/rulesets beside the installed program, the source tree's rulesets/ (only for a
+ * polis running from its build tree) and the install prefix's share/polis/rulesets — the
+ * places the Python SDK searches. NULL after printing "polis: CMD: 'x' is neither a file nor
+ * a scenario name; scenario names: ..." to stderr. The result lives until the next call. */
+const char *cli_scenario(const char *cmd, const char *arg);
+
 /* The help lines of the two options, for the commands that take them. */
 #define CLI_OVERRIDES_HELP                                                                     \
     "  --set PATH=JSON      override a value of the scenario (repeatable; docs/scenario.md,\n"  \

@@ -333,8 +333,11 @@ uint64_t polis_vec_env_seed(uint64_t seed, int32_t k, int64_t episode);
 /* ---- scripted policies ---------------------------------------------------------------------- */
 
 /* Policies plugins registered (host->policy): count, name, lookup (-1 if unknown). The
- * kernel also provides "random" (uniform over the legal actions of the current mask, drawn
- * from the policy generator) and "noop". */
+ * kernel also provides, as ids 0, 1 and 2: "noop"; "random" (uniform over the legal actions
+ * of the current mask, drawn from the policy generator); "uniform" (uniform over all
+ * actions, ignoring the mask, from the policy generator; a masked draw is sent as noop,
+ * which is what the step would make of it, without the illegal flag). Plugin and script
+ * policies follow from id 3; a plugin may not register a kernel policy's name. */
 int32_t polis_env_n_policies(const polis_env *env);
 const char *polis_env_policy_name(const polis_env *env, int32_t policy);
 int32_t polis_env_policy_find(const polis_env *env, const char *name);

@@ -92,11 +92,138 @@ static int32_t place(survival *s, int32_t agent, int32_t action, uint32_t legal)
     return legal >> d & 1u ? d : -1;
 }
 
+/* ---- shelter: a two-tile pocket sealed with one stone, to sleep where no zombie reaches -- */
+
+static inline int32_t opposite(int32_t d) { return ((d - 1) ^ 1) + 1; }
+
+/* A tile no mob can enter (out of the map counts). */
+static bool wall(const sv_world *w, int32_t r, int32_t c)
+{
+    if (!sv_in_map(r, c)) return true;
+    int32_t b = w->map[r][c];
+    return sv_solid(b) || b == SV_LAVA;
+}
+
+/* A tile the player can stand on now, or stone it can mine first. */
+static bool inner(const sv_world *w, const sv_player *pl, int32_t r, int32_t c)
+{
+    if (!sv_in_map(r, c) || w->mob_map[r][c]) return false;
+    int32_t b = w->map[r][c];
+    return b == SV_GRASS || b == SV_SAND || b == SV_PATH ||
+           (b == SV_STONE && pl->inv[SV_INV_WOOD_PICKAXE] > 0);
+}
+
+/* Whether (er, ec) is the mouth of a pocket in direction d: Y = E + d and X = E + 2d can be
+ * stood on (or mined), every other neighbour of X and Y is a wall, and E takes a stone. The
+ * player walks in to X, steps back to Y (now facing E) and places the stone: X and Y are then
+ * closed off. */
+static bool pocket(const sv_world *w, const sv_player *pl, int32_t er, int32_t ec, int32_t d)
+{
+    int32_t yr = er + DR[d], yc = ec + DC[d], xr = yr + DR[d], xc = yc + DC[d];
+    int32_t p = d <= 2 ? 3 : 1; /* a perpendicular direction; p + 1 is the other */
+    if (!sv_in_map(er, ec) || sv_solid(w->map[er][ec]) || w->map[er][ec] == SV_LAVA) return false;
+    if (!inner(w, pl, yr, yc) || !inner(w, pl, xr, xc) || !wall(w, xr + DR[d], xc + DC[d]))
+        return false;
+    for (int32_t q = p; q <= p + 1; q++)
+        if (!wall(w, yr + DR[q], yc + DC[q]) || !wall(w, xr + DR[q], xc + DC[q])) return false;
+    return pl->inv[SV_INV_STONE] + (w->map[yr][yc] == SV_STONE) + (w->map[xr][xc] == SV_STONE) >= 1;
+}
+
+/* Whether at most `limit` tiles mobs could walk on are connected to the player's tile. */
+static bool enclosed(survival *s, const sv_player *pl, int32_t limit)
+{
+    const sv_world *w = s->w;
+    uint16_t *q = s->search->queue;
+    int32_t n = 0, head = 0;
+    q[n++] = (uint16_t)(pl->r * SV_MAP + pl->c);
+    while (head < n) {
+        int32_t k = q[head++], r = k / SV_MAP, c = k % SV_MAP;
+        for (int32_t d = 1; d <= 4; d++) {
+            int32_t nr = r + DR[d], nc = c + DC[d], nk = nr * SV_MAP + nc;
+            if (wall(w, nr, nc)) continue;
+            bool seen = false;
+            for (int32_t i = 0; i < n && !seen; i++) seen = q[i] == nk;
+            if (seen) continue;
+            if (n == limit) return false;
+            q[n++] = (uint16_t)nk;
+        }
+    }
+    return true;
+}
+
+/* The first move toward the nearest pocket mouth (breadth-first over walkable tiles), or the
+ * pocket's direction when the player stands on one; -1 when none is reachable. */
+static int32_t find_pocket(survival *s, int32_t agent)
+{
+    const sv_world *w = s->w;
+    const sv_player *pl = &w->players[agent];
+    sv_search *sr = s->search;
+    memset(sr->from, 0, sizeof sr->from);
+    int32_t head = 0, tail = 0, start = pl->r * SV_MAP + pl->c;
+    sr->queue[tail++] = (uint16_t)start;
+    sr->from[start] = 5;
+    while (head < tail) {
+        int32_t k = sr->queue[head++], r = k / SV_MAP, c = k % SV_MAP;
+        for (int32_t d = 1; d <= 4; d++)
+            if (pocket(w, pl, r, c, d)) return k == start ? d : sr->from[k];
+        for (int32_t d = 1; d <= 4; d++) {
+            int32_t nr = r + DR[d], nc = c + DC[d], nk = nr * SV_MAP + nc;
+            if (!walk_ok(w, nr, nc) || sr->from[nk]) continue;
+            sr->from[nk] = (int16_t)(k == start ? d : sr->from[k]);
+            sr->queue[tail++] = (uint16_t)nk;
+        }
+    }
+    return -1;
+}
+
+/* This step's action toward sleeping sealed in: -1 when no shelter can be had. */
+static int32_t shelter(survival *s, int32_t agent, uint32_t legal)
+{
+    const sv_world *w = s->w;
+    const sv_player *pl = &w->players[agent];
+    int32_t r = pl->r, c = pl->c, d = pl->dir, fr = r + DR[d], fc = c + DC[d];
+    if (enclosed(s, pl, 3)) return legal >> SV_SLEEP & 1u ? SV_SLEEP : SV_NOOP;
+    /* at Y facing the mouth, X behind: seal it */
+    if (pocket(w, pl, fr, fc, opposite(d)) && w->map[r][c] != SV_STONE) {
+        if (legal >> SV_PLACE_STONE & 1u) return SV_PLACE_STONE;
+        if (w->mob_map[fr][fc]) return SV_DO;
+    }
+    /* at X: step back to Y, which turns the player toward the mouth */
+    for (int32_t e = 1; e <= 4; e++)
+        if (pocket(w, pl, r + 2 * DR[e], c + 2 * DC[e], opposite(e))) return e;
+    /* on the way in: at Y facing X, or at the mouth facing Y: mine, else step */
+    if (pocket(w, pl, r - DR[d], c - DC[d], d) || pocket(w, pl, r, c, d))
+        return w->map[fr][fc] == SV_STONE ? SV_DO : d;
+    return find_pocket(s, agent);
+}
+
+/* Out of a shelter: mine the stone in front, else turn to one. */
+static int32_t leave(const sv_world *w, const sv_player *pl, uint32_t legal)
+{
+    int32_t fr = pl->r + DR[pl->dir], fc = pl->c + DC[pl->dir];
+    if (sv_in_map(fr, fc) && (w->map[fr][fc] == SV_STONE || w->map[fr][fc] == SV_TREE) &&
+        (legal >> SV_DO & 1u))
+        return SV_DO;
+    for (int32_t d = 1; d <= 4; d++) {
+        int32_t r = pl->r + DR[d], c = pl->c + DC[d];
+        if (d != pl->dir && sv_in_map(r, c) &&
+            (w->map[r][c] == SV_TREE ||
+             (w->map[r][c] == SV_STONE && pl->inv[SV_INV_WOOD_PICKAXE] > 0)))
+            return d;
+    }
+    for (int32_t d = 1; d <= 4; d++)
+        if (legal >> d & 1u) return d;
+    return SV_NOOP;
+}
+
+/* ---- the ladder ------------------------------------------------------------------------- */
+
 static int32_t decide(survival *s, int32_t agent, uint32_t legal)
 {
     const sv_world *w = s->w;
     const sv_player *pl = &w->players[agent];
     const int32_t *inv = pl->inv;
+    uint32_t ach = pl->ach;
     int32_t a;
     /* fight what is next to us */
     int32_t fr = pl->r + DR[pl->dir], fc = pl->c + DC[pl->dir];
@@ -107,24 +234,31 @@ static int32_t decide(survival *s, int32_t agent, uint32_t legal)
         if (sv_in_map(r, c) && w->mob_map[r][c] && ((w->mob_map[r][c] - 1) >> 8) == SV_ZOMBIE)
             return d;
     }
-    /* vitals */
-    if (pl->drink < 5 && (a = sv_fetch(s, agent, SV_WATER)) >= 0) return a;
-    if (pl->food < 5) {
+    bool night = w->light < 0.35f, safe = enclosed(s, pl, 3);
+    /* vitals (a shelter is left for them only when they run low) */
+    int32_t low = safe ? 3 : 5;
+    if (pl->drink < low && (a = sv_fetch(s, agent, SV_WATER)) >= 0) return a;
+    if (pl->food < low) {
         if ((a = sv_fetch(s, agent, SV_RIPE_PLANT)) >= 0) return a;
         if ((a = sv_fetch(s, agent, -SV_COW - 1)) >= 0) return a;
     }
-    /* sleep when tired, by day (few zombies spawn), healthy and with no zombie near; a
-     * stone in front first when there is one to place */
-    bool zombie_near = false;
-    for (int32_t q = 0; q < w->p.max_mobs[SV_ZOMBIE]; q++) {
-        const sv_mob *z = &w->mobs[SV_ZOMBIE][q];
-        zombie_near |= z->active && abs(z->r - pl->r) + abs(z->c - pl->c) <= 8;
+    /* sleep sealed in a pocket when tired or by night; sleep where we are only when
+     * exhausted and no pocket can be had */
+    bool tired = pl->energy <= 3 || (night && pl->energy < 8);
+    if (tired || (safe && night && pl->drink >= 3 && pl->food >= 3)) {
+        if (safe) return legal >> SV_SLEEP & 1u ? SV_SLEEP : SV_NOOP;
+        if (inv[SV_INV_WOOD_PICKAXE] > 0 || inv[SV_INV_STONE] > 0) {
+            if ((a = shelter(s, agent, legal)) >= 0) return a;
+        }
+        if (pl->energy < 2 && (legal >> SV_SLEEP & 1u)) {
+            if (legal >> SV_PLACE_STONE & 1u) return SV_PLACE_STONE;
+            return SV_SLEEP;
+        }
     }
-    bool tired = pl->energy < 2 || (pl->energy < 6 && w->light > 0.6f && pl->health >= 6);
-    if (tired && !zombie_near && (legal >> SV_SLEEP & 1u)) {
-        if (legal >> SV_PLACE_STONE & 1u) return SV_PLACE_STONE;
-        return SV_SLEEP;
-    }
+    if (safe) return leave(w, pl, legal);
+    /* achievements on the way: a ripe plant, a cow */
+    if (!(ach & 1u << SV_ACH_EAT_PLANT) && (a = sv_fetch(s, agent, SV_RIPE_PLANT)) >= 0) return a;
+    if (!(ach & 1u << SV_ACH_EAT_COW) && (a = sv_fetch(s, agent, -SV_COW - 1)) >= 0) return a;
     /* crafting whatever is missing and possible here */
     static const int32_t TOOLS[6][2] = {
         {SV_MAKE_WOOD_PICKAXE, SV_INV_WOOD_PICKAXE},   {SV_MAKE_WOOD_SWORD, SV_INV_WOOD_SWORD},
@@ -133,38 +267,65 @@ static int32_t decide(survival *s, int32_t agent, uint32_t legal)
     for (int32_t k = 0; k < 6; k++)
         if (inv[TOOLS[k][1]] == 0 && (legal >> TOOLS[k][0] & 1u)) return TOOLS[k][0];
     bool table = sv_near_block(w, pl, SV_TABLE);
-    bool wood_tools = inv[SV_INV_WOOD_PICKAXE] && inv[SV_INV_WOOD_SWORD];
-    bool stone_tools = inv[SV_INV_STONE_PICKAXE] && inv[SV_INV_STONE_SWORD];
-    bool iron_tools = inv[SV_INV_IRON_PICKAXE] && inv[SV_INV_IRON_SWORD];
-    /* wood first: enough for a table and the wood tools */
-    int32_t want_wood = !wood_tools ? (table ? 1 : 3) : !stone_tools ? 2 : !iron_tools ? 2 : 0;
-    if (inv[SV_INV_WOOD] < want_wood) {
-        if ((a = sv_fetch(s, agent, SV_TREE)) >= 0) return a;
+    int32_t wood_missing = !inv[SV_INV_WOOD_PICKAXE] + !inv[SV_INV_WOOD_SWORD];
+    int32_t stone_missing = !inv[SV_INV_STONE_PICKAXE] + !inv[SV_INV_STONE_SWORD];
+    int32_t iron_missing = !inv[SV_INV_IRON_PICKAXE] + !inv[SV_INV_IRON_SWORD];
+    /* 1: wood for a table and the wood tools */
+    if (wood_missing) {
+        if (inv[SV_INV_WOOD] < wood_missing + (table ? 0 : 2) &&
+            (a = sv_fetch(s, agent, SV_TREE)) >= 0)
+            return a;
+        if (!table && inv[SV_INV_WOOD] >= 2 && (a = place(s, agent, SV_PLACE_TABLE, legal)) >= 0)
+            return a;
+        return -1;
     }
-    if (!table && inv[SV_INV_WOOD] >= 2 && (!wood_tools || !stone_tools || !iron_tools) &&
-        (a = place(s, agent, SV_PLACE_TABLE, legal)) >= 0)
+    /* 2: a sapling, planted */
+    if (!(ach & 1u << SV_ACH_COLLECT_SAPLING) && (a = sv_fetch(s, agent, SV_GRASS)) >= 0) return a;
+    if (inv[SV_INV_SAPLING] > 0 && !(ach & 1u << SV_ACH_PLACE_PLANT) &&
+        (a = place(s, agent, SV_PLACE_PLANT, legal)) >= 0)
         return a;
-    if (!wood_tools) return -1;
-    /* stone: for the stone tools, a furnace, one placed stone and the iron tools */
-    int32_t want_stone = !stone_tools ? 2 : 2;
+    /* 3: stone for the stone tools, a placed stone, a furnace, a shelter and the iron tools;
+     * wood for the stone and iron tools and a second table */
+    int32_t want_stone = stone_missing + iron_missing + 3;
+    int32_t want_wood = stone_missing + iron_missing + 2;
+    if (inv[SV_INV_WOOD] < want_wood && inv[SV_INV_STONE] >= 1 &&
+        (a = sv_fetch(s, agent, SV_TREE)) >= 0)
+        return a;
     if (inv[SV_INV_STONE] < want_stone && (a = sv_fetch(s, agent, SV_STONE)) >= 0) return a;
-    if (!stone_tools && !table && (a = sv_fetch(s, agent, SV_TABLE)) >= 0) return a;
-    if (!stone_tools) return -1;
-    if (!(pl->ach & 1u << SV_ACH_PLACE_STONE) && inv[SV_INV_STONE] > 0 &&
+    if (inv[SV_INV_WOOD] < want_wood && (a = sv_fetch(s, agent, SV_TREE)) >= 0) return a;
+    if (!(ach & 1u << SV_ACH_PLACE_STONE) && inv[SV_INV_STONE] > 0 &&
         (a = place(s, agent, SV_PLACE_STONE, legal)) >= 0)
         return a;
-    if (!iron_tools) {
-        if (inv[SV_INV_COAL] < 1 && (a = sv_fetch(s, agent, SV_COAL)) >= 0) return a;
-        if (inv[SV_INV_IRON] < 1 && (a = sv_fetch(s, agent, SV_IRON)) >= 0) return a;
-        if (inv[SV_INV_COAL] >= 1 && inv[SV_INV_IRON] >= 1) {
+    if (stone_missing) {
+        if (table) return -1;
+        if (inv[SV_INV_WOOD] >= stone_missing + 2 &&
+            (a = place(s, agent, SV_PLACE_TABLE, legal)) >= 0)
+            return a;
+        if ((a = sv_fetch(s, agent, SV_TABLE)) >= 0) return a;
+        return -1;
+    }
+    /* 4: the furnace, coal and iron, the iron tools at a table with a furnace beside it */
+    if (!(ach & 1u << SV_ACH_PLACE_FURNACE) && inv[SV_INV_STONE] > 0 &&
+        (a = place(s, agent, SV_PLACE_FURNACE, legal)) >= 0)
+        return a;
+    if (iron_missing) {
+        if (inv[SV_INV_COAL] < iron_missing && (a = sv_fetch(s, agent, SV_COAL)) >= 0) return a;
+        if (inv[SV_INV_IRON] < iron_missing && (a = sv_fetch(s, agent, SV_IRON)) >= 0) return a;
+        if (inv[SV_INV_COAL] >= 1 && inv[SV_INV_IRON] >= 1 && inv[SV_INV_STONE] >= 1 &&
+            inv[SV_INV_WOOD] >= 1) {
+            bool furnace = sv_near_block(w, pl, SV_FURNACE);
+            if (!table && inv[SV_INV_WOOD] >= 3 &&
+                (a = place(s, agent, SV_PLACE_TABLE, legal)) >= 0)
+                return a;
             if (!table && (a = sv_fetch(s, agent, SV_TABLE)) >= 0) return a;
-            if (table && !sv_near_block(w, pl, SV_FURNACE) &&
+            if (table && !furnace && inv[SV_INV_STONE] >= 2 &&
                 (a = place(s, agent, SV_PLACE_FURNACE, legal)) >= 0)
                 return a;
         }
     }
-    if (!(pl->ach & 1u << SV_ACH_PLACE_FURNACE) && inv[SV_INV_STONE] > 0 && table &&
-        (a = place(s, agent, SV_PLACE_FURNACE, legal)) >= 0)
+    /* 5: a skeleton, then diamonds */
+    if (!(ach & 1u << SV_ACH_DEFEAT_SKELETON) && inv[SV_INV_STONE_SWORD] && pl->health >= 6 &&
+        (a = sv_fetch(s, agent, -SV_SKELETON - 1)) >= 0)
         return a;
     if (inv[SV_INV_IRON_PICKAXE] && (a = sv_fetch(s, agent, SV_DIAMOND)) >= 0) return a;
     return -1;
@@ -192,20 +353,11 @@ static polis_status scripted(polis_ctx *ctx, void *ud, int32_t agent, int32_t *o
             a = 1 + (int32_t)polis_rng_below(rng, 4);
     }
     if (!(legal >> a & 1u)) a = 0;
+    /* never a step into lava (wandering and turning pick directions at random) */
+    if (a >= 1 && a <= 4 && sv_in_map(pl->r + DR[a], pl->c + DC[a]) &&
+        w->map[pl->r + DR[a]][pl->c + DC[a]] == SV_LAVA)
+        a = 0;
     *out = s->action_id[a];
-    return POLIS_OK;
-}
-
-/* ---- uniform over all 17 actions, ignoring the mask, as Crafter's random agent ---------- */
-
-static polis_status uniform_all(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out)
-{
-    (void)ctx;
-    survival *s = ud;
-    int32_t a = (int32_t)polis_rng_below(s->h->policy_rng(s->ctx), SV_N_ACTIONS);
-    /* an action that cannot apply does nothing in Craftax: send noop for it, so the step
-     * does not count it as an illegal action */
-    *out = (s->legal[agent] >> a & 1u) ? s->action_id[a] : 0;
     return POLIS_OK;
 }
 
@@ -217,7 +369,6 @@ polis_status sv_register_policies(survival *s)
     s->search = h->alloc(s->ctx, sizeof(sv_search));
     if (!s->search) return POLIS_ERR_NOMEM;
     polis_status st = h->policy(s->ctx, "scripted", scripted, s);
-    if (!st) st = h->policy(s->ctx, "uniform", uniform_all, s);
     if (!st) st = sv_register_macros(s);
     return st;
 }

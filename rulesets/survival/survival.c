@@ -159,7 +159,7 @@ typedef struct sv_cfg {
         spawn_skeleton_chance;
     int64_t max_zombies, max_cows, max_skeletons, max_arrows, max_plants;
     bool god_mode, count_scaled_damage, place_on_players, unclamped_health, pvp;
-    const char *observation, *tie_break, *reward_mode;
+    const char *observation, *tie_break, *reward_mode, *ghost_mobs;
     int64_t pvp_damage;
     double pvp_heal, pvp_attack_reward, pvp_attacked_penalty;
     const polis_json *achievement_weights;
@@ -225,6 +225,10 @@ static const polis_param_def PARAMS[] = {
     P("tie_break", POLIS_PARAM_STRING, tie_break, 0, 0, 0, "intended",
       "contested DO and placement tiles: \"intended\" (one random actor per tile) or "
       "\"reference\" (MAC's code, asymmetric)"),
+    P("ghost_mobs", POLIS_PARAM_STRING, ghost_mobs, 0, 0, 0, "off",
+      "quirk Q1 of the reference: \"off\" (inactive mob slots stay put and dead), \"on_do\" "
+      "(Craftax-Classic: they drift, and every slot with health left revives at its stored "
+      "position on a step where a player does DO) or \"every_step\" (MAC: revives every step)"),
     P("reward_mode", POLIS_PARAM_STRING, reward_mode, 0, 0, 0, "individual",
       "\"individual\", \"shared_mean\" or \"shared_sum\" of every player's reward"),
     P("achievement_weights", POLIS_PARAM_JSON, achievement_weights, 0, 0, 0, NULL,
@@ -320,6 +324,7 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
 
     static const char *const OBS[4] = {"classic", "mac", "share_stats", "auto"};
     static const char *const TIE[2] = {"intended", "reference"};
+    static const char *const GHOST[3] = {"off", "on_do", "every_step"};
     static const char *const REW[3] = {"individual", "shared_mean", "shared_sum"};
     int32_t v;
     if (!pick(c->observation, OBS, 4, &v)) {
@@ -336,6 +341,11 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
     if (!pick(c->tie_break, TIE, 2, &p->tie_break)) {
         h->error(s->ctx, "params.tie_break: expected \"intended\" or \"reference\", got \"%s\"",
                  c->tie_break);
+        return POLIS_ERR_CONFIG;
+    }
+    if (!pick(c->ghost_mobs, GHOST, 3, &p->ghost_mobs)) {
+        h->error(s->ctx, "params.ghost_mobs: expected \"off\", \"on_do\" or \"every_step\", "
+                 "got \"%s\"", c->ghost_mobs);
         return POLIS_ERR_CONFIG;
     }
     if (!pick(c->reward_mode, REW, 3, &p->reward_mode)) {

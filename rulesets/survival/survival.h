@@ -22,7 +22,7 @@ typedef struct survival {
 
 /* render.c: renderers and the action parser; then policy.c's policies */
 polis_status sv_register_views(survival *s);
-/* policy.c: "scripted" and "uniform" */
+/* policy.c: "scripted" (the kernel provides "random" and "uniform") */
 polis_status sv_register_policies(survival *s);
 void sv_free_policies(survival *s);
 /* policy.c's path search, shared with plan.c: the first move toward the nearest tile next to

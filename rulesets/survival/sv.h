@@ -126,6 +126,8 @@ enum sv_cause {
 
 /* How contested tiles are settled when several players DO or place on one tile. */
 enum sv_tie_break { SV_TIE_INTENDED = 0, SV_TIE_REFERENCE = 1 };
+/* Quirk Q1 (spec §5.3, §11.6): inactive mob slots with health left drift and come back */
+enum sv_ghost { SV_GHOST_OFF = 0, SV_GHOST_ON_DO = 1, SV_GHOST_EVERY_STEP = 2 };
 
 /* Observation layouts (README "Observations"). */
 enum sv_obs_layout { SV_OBS_CLASSIC = 0, SV_OBS_MAC = 1, SV_OBS_SHARE_STATS = 2 };
@@ -147,6 +149,7 @@ typedef struct sv_params {
     int32_t tie_break;         /* sv_tie_break */
     bool place_on_players;     /* placement may cover a living player's tile (MAC quirk) */
     bool unclamped_health;     /* MAC: no lava rule, health may go negative */
+    int32_t ghost_mobs;        /* sv_ghost */
     int32_t obs_layout;        /* sv_obs_layout */
     int32_t reward_mode;       /* sv_reward_mode */
     bool pvp;                  /* DO on another living player attacks it (seeds/003) */

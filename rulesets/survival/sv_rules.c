@@ -393,6 +393,32 @@ static void mob_move(sv_world *w, int32_t kind, int32_t slot, int32_t sr, int32_
     w->mob_map[mb->r][mb->c] = (uint16_t)(((kind << 8) | slot) + 1);
 }
 
+/* Quirk Q1: an inactive slot still moves (with the draws an active one makes) but never
+ * enters the mob map, attacks or despawns. */
+static void ghost_move(sv_world *w, sv_mob *mb, int32_t sr, int32_t sc)
+{
+    int32_t r = mb->r + sr, c = mb->c + sc;
+    if ((sr || sc) && mob_can_enter(w, r, c)) {
+        mb->r = r;
+        mb->c = c;
+    }
+}
+
+/* Quirk Q1: every inactive zombie, cow and skeleton slot with health left becomes active at
+ * its stored position. One whose tile already holds a mob stays inactive (the reference
+ * would put two mobs on one tile under a single mark). */
+static void revive_ghosts(sv_world *w)
+{
+    for (int32_t kind = SV_ZOMBIE; kind <= SV_SKELETON; kind++)
+        for (int32_t q = 0; q < w->p.max_mobs[kind]; q++) {
+            sv_mob *mb = &w->mobs[kind][q];
+            if (mb->active || mb->health <= 0 || w->mob_map[mb->r][mb->c]) continue;
+            mb->active = true;
+            w->n_active[kind]++;
+            w->mob_map[mb->r][mb->c] = (uint16_t)(((kind << 8) | q) + 1);
+        }
+}
+
 static void hurt(sv_world *w, int32_t j, int32_t amount, int32_t cause)
 {
     sv_player *pl = &w->players[j];
@@ -403,11 +429,12 @@ static void hurt(sv_world *w, int32_t j, int32_t amount, int32_t cause)
 static void zombies(sv_world *w, polis_rng *rng)
 {
     sv_mob *zs = w->mobs[SV_ZOMBIE];
+    bool ghosts = w->p.ghost_mobs != SV_GHOST_OFF;
     for (int32_t s = 0; s < w->p.max_mobs[SV_ZOMBIE]; s++) {
         sv_mob *z = &zs[s];
-        if (!z->active) continue;
+        if (!z->active && !ghosts) continue;
         int32_t who, dist = nearest(w, z->r, z->c, &who), sr = 0, sc = 0;
-        if (who >= 0 && dist == 1 && z->cooldown <= 0) {
+        if (z->active && who >= 0 && dist == 1 && z->cooldown <= 0) {
             sv_player *t = &w->players[who];
             hurt(w, who, t->sleeping ? 7 : 2, SV_CAUSE_ZOMBIE);
             z->cooldown = 5;
@@ -425,28 +452,37 @@ static void zombies(sv_world *w, polis_rng *rng)
             sr = DR[d];
             sc = DC[d];
         }
-        mob_move(w, SV_ZOMBIE, s, sr, sc, dist);
+        if (z->active)
+            mob_move(w, SV_ZOMBIE, s, sr, sc, dist);
+        else
+            ghost_move(w, z, sr, sc);
     }
 }
 
 static void cows(sv_world *w, polis_rng *rng)
 {
     sv_mob *cs = w->mobs[SV_COW];
+    bool ghosts = w->p.ghost_mobs != SV_GHOST_OFF;
     for (int32_t s = 0; s < w->p.max_mobs[SV_COW]; s++) {
         sv_mob *cw = &cs[s];
-        if (!cw->active) continue;
+        if (!cw->active && !ghosts) continue;
         int32_t who, dist = nearest(w, cw->r, cw->c, &who);
         int32_t d = (int32_t)polis_rng_below(rng, 8);
-        mob_move(w, SV_COW, s, d < 4 ? DR[d + 1] : 0, d < 4 ? DC[d + 1] : 0, dist);
+        int32_t sr = d < 4 ? DR[d + 1] : 0, sc = d < 4 ? DC[d + 1] : 0;
+        if (cw->active)
+            mob_move(w, SV_COW, s, sr, sc, dist);
+        else
+            ghost_move(w, cw, sr, sc);
     }
 }
 
 static void skeletons(sv_world *w, polis_rng *rng)
 {
     sv_mob *ks = w->mobs[SV_SKELETON];
+    bool ghosts = w->p.ghost_mobs != SV_GHOST_OFF;
     for (int32_t s = 0; s < w->p.max_mobs[SV_SKELETON]; s++) {
         sv_mob *k = &ks[s];
-        if (!k->active) continue;
+        if (!k->active && !ghosts) continue;
         int32_t who, dist = nearest(w, k->r, k->c, &who);
         int32_t d = 1 + (int32_t)polis_rng_below(rng, 4), rr = DR[d], rc = DC[d], tr = 0, tc = 0;
         if (who >= 0) toward(rng, w->players[who].r - k->r, w->players[who].c - k->c, &tr, &tc);
@@ -463,7 +499,8 @@ static void skeletons(sv_world *w, polis_rng *rng)
             mc = rc;
         }
         bool blocked = !mob_can_enter(w, k->r + mr, k->c + mc);
-        if (who >= 0 && k->cooldown <= 0 && (dist == 4 || dist == 5 || (dist <= 3 && blocked))) {
+        if (k->active && who >= 0 && k->cooldown <= 0 &&
+            (dist == 4 || dist == 5 || (dist <= 3 && blocked))) {
             k->cooldown = 4;
             if (w->n_active[SV_ARROW] < w->p.max_mobs[SV_ARROW]) {
                 sv_mob *as = w->mobs[SV_ARROW];
@@ -477,7 +514,10 @@ static void skeletons(sv_world *w, polis_rng *rng)
             continue;
         }
         k->cooldown--;
-        mob_move(w, SV_SKELETON, s, mr, mc, dist);
+        if (k->active)
+            mob_move(w, SV_SKELETON, s, mr, mc, dist);
+        else
+            ghost_move(w, k, mr, mc);
     }
 }
 
@@ -671,8 +711,14 @@ void sv_step(sv_world *w, polis_rng *rng)
         }
     }
     for (int32_t i = 0; i < n; i++) craft(w, i);
+    bool any_do = false;
     for (int32_t i = 0; i < n; i++)
-        if (ps[i].act == SV_DO) do_action(w, rng, i);
+        if (ps[i].act == SV_DO) {
+            do_action(w, rng, i);
+            any_do = true;
+        }
+    if (w->p.ghost_mobs == SV_GHOST_EVERY_STEP || (w->p.ghost_mobs == SV_GHOST_ON_DO && any_do))
+        revive_ghosts(w);
     for (int32_t i = 0; i < n; i++) place(w, i);
     for (int32_t i = 0; i < n; i++) move(w, i);
 

@@ -287,6 +287,13 @@ void sv_generate(sv_world *w, polis_rng *rng)
         memset(w->mobs[k], 0, sizeof(sv_mob) * (size_t)w->p.max_mobs[k]);
         w->n_active[k] = 0;
     }
+    if (w->p.ghost_mobs != SV_GHOST_OFF) {
+        /* the reference's initial slots (spec §2.2): unused zombies hold 1 health and cows a
+         * cow's, at (0, 0); they matter only to the ghost-mob quirk */
+        for (int32_t q = 0; q < w->p.max_mobs[SV_ZOMBIE]; q++) w->mobs[SV_ZOMBIE][q].health = 1;
+        for (int32_t q = 0; q < w->p.max_mobs[SV_COW]; q++)
+            w->mobs[SV_COW][q].health = w->p.cow_health;
+    }
     w->n_plants = 0;
     w->timestep = 0;
     w->light = sv_light(0, w->p.day_length);

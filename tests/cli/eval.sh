@@ -25,7 +25,7 @@ err_line "polis: eval: unknown option '--frob'"
 polis 2 eval "$GATHER" "$GATHER"
 err_has "polis: eval: unexpected argument"
 polis 2 eval "$GATHER" --policy greedy
-err_line "polis: eval: --policy: 'greedy' is not a policy of this scenario (policies: noop, random)"
+err_line "polis: eval: --policy: 'greedy' is not a policy of this scenario (policies: noop, random, uniform)"
 polis 0 help eval
 out_has "usage: polis eval SCENARIO [options]"
 out_has "--policy NAME"

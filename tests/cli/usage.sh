@@ -77,7 +77,7 @@ err_line "polis: run: --steps: '1.5' is not a positive integer"
 polis 2 run "$GATHER" --episodes x
 err_line "polis: run: --episodes: 'x' is not a positive integer"
 polis 1 run "$GATHER" --policy greedy
-err_line "polis: run: --policy: the scenario has no policy named 'greedy' (policies: noop random)"
+err_line "polis: run: --policy: the scenario has no policy named 'greedy' (policies: noop random uniform)"
 polis 2 run "$GATHER" --policy ""
 err_line "polis: run: --policy: the policy name is empty"
 polis 2 run "$GATHER" --bogus

@@ -52,7 +52,7 @@ err_has "polis: validate: --set: 'name=tiny': the value is not JSON (quote strin
 polis 2 validate "$GATHER" --agents 0
 err_has "polis: validate: --agents: '0' is not a positive integer"
 polis 0 run "$GATHER" --agents 2 --set max_steps=7 --quiet
-out_has "gather: 1 episode, 7 steps,"
+out_has "gather: 1 episode, policy random, 7 steps,"
 polis 0 describe "$GATHER" --set plugins.gather.params.coins=3
 out_has "    coins       int     3      8 "
 

@@ -66,10 +66,35 @@ grep -qxF "ok: commons_open: 7 agents, 8 actions, 136 obs bytes" "$WORK/out" ||
     { cat "$WORK/out"; die "validate commons_open.json output"; }
 "$POLIS" run "$COMMONS" --steps 50 --quiet >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "polis run $COMMONS"; }
 
+step "the installed Lua test runner checks a script's expectations"
+[ -x "$PREFIX/bin/polis-lua-test" ] || die "bin/polis-lua-test not installed"
+cat >"$WORK/hello_test.lua" <<'LUA'
+-- scenario: {"agents": 2, "max_steps": 2}
+-- dump: rewards done
+polis.log("hello from the script")
+-- expect: hello from the script
+-- expect: t0 rewards: 0 0
+-- expect: t0 done: term 0 0 trunc 0 0
+-- expect: t1 rewards: 0 0
+-- expect: t1 done: term 0 0 trunc 0 0
+-- expect: t2 rewards: 0 0
+-- expect: t2 done: term 0 0 trunc 1 1
+LUA
+"$PREFIX/bin/polis-lua-test" "$WORK/hello_test.lua" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "polis-lua-test hello_test.lua"; }
+grep -qxF "$WORK/hello_test.lua: ok" "$WORK/out" || { cat "$WORK/out"; die "polis-lua-test output"; }
+sed 's/t1 rewards: 0 0/t1 rewards: 0 1/' "$WORK/hello_test.lua" >"$WORK/wrong_test.lua"
+"$PREFIX/bin/polis-lua-test" "$WORK/wrong_test.lua" >"$WORK/out" 2>&1 && die "polis-lua-test passed a wrong expectation"
+grep -qF "expected: t1 rewards: 0 1" "$WORK/out" || { cat "$WORK/out"; die "polis-lua-test failure output"; }
+
 step "find_package(polis): build the out-of-tree plugin example"
 "$CMAKE" -S "$SRC/examples/out_of_tree_plugin" -B "$WORK/plugin" -G "$GEN" \
-    -DCMAKE_C_COMPILER="$CC" -DCMAKE_PREFIX_PATH="$PREFIX" >"$WORK/plugin.log" ||
-    { cat "$WORK/plugin.log"; die "configure examples/out_of_tree_plugin"; }
+    -DCMAKE_C_COMPILER="$CC" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+    >"$WORK/plugin.log" || { cat "$WORK/plugin.log"; die "configure examples/out_of_tree_plugin"; }
+# No build type chosen: polis_add_plugin still compiles with -O2 -Wall -Wextra.
+CMD=$(grep -F '"command"' "$WORK/plugin/compile_commands.json" | grep -F hot_potato.c || true)
+for flag in -O2 -Wall -Wextra; do
+    case " $CMD " in *" $flag "*) ;; *) die "the out-of-tree plugin is not compiled with $flag: $CMD" ;; esac
+done
 "$CMAKE" --build "$WORK/plugin" >>"$WORK/plugin.log" 2>&1 ||
     { cat "$WORK/plugin.log"; die "build examples/out_of_tree_plugin"; }
 [ -f "$WORK/plugin/hot_potato.so" ] || die "no hot_potato.so (the plugin must have no lib prefix)"
@@ -170,6 +195,20 @@ PY
 else
     echo "skipped: $PY lacks pip, setuptools or wheel (Debian: python3-pip)"
 fi
+
+step "an installed polis does not search the build tree it was built in for plugins"
+# The library was compiled in $WORK/build; put a plugin back where that tree kept them.
+mkdir -p "$WORK/build/plugins"
+cp "$LIBDIR/polis/plugins/gather.so" "$WORK/build/plugins/planted.so"
+printf '{"agents": 1, "plugins": [{"name": "planted"}]}\n' >"$WORK/planted.json"
+"$POLIS" validate "$WORK/planted.json" >"$WORK/out" 2>&1 && { cat "$WORK/out"; die "the installed polis loaded planted.so from the build tree"; }
+grep -qF 'cannot find plugin "planted"' "$WORK/out" || { cat "$WORK/out"; die "planted.json: no 'cannot find plugin'"; }
+grep -qF "$LIBDIR/polis/plugins/planted.so" "$WORK/out" || { cat "$WORK/out"; die "planted.json: the install dir was not tried"; }
+if grep -qF "$WORK/build/plugins" "$WORK/out" || grep -qF "$(cd "$WORK/build" && pwd -P)/plugins" "$WORK/out"; then
+    cat "$WORK/out"
+    die "the installed polis searched the build tree"
+fi
+rm -rf "$WORK/build"
 
 step "a relocated install finds its own plugins"
 mv "$PREFIX" "$WORK/moved"

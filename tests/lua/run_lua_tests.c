@@ -1,5 +1,8 @@
 /*
  * tests/lua/run_lua_tests.c — runs one Lua test script and checks its inline expectations.
+ * Built twice: run_lua_tests for the test suite (it also finds the kernel's test plugins)
+ * and polis-lua-test, installed beside the CLI. docs/lua.md ("Testing a Lua game") is the
+ * user's reference of the directives below.
  *
  * A test script is an ordinary polis script whose comments tell the runner what to do and
  * what must happen (Wren-style). Directives, each on a line of its own:
@@ -89,11 +92,13 @@ typedef struct spec {
     lines expect;
 } spec;
 
+static const char *g_prog = "run_lua_tests"; /* the program's name, for messages */
+
 static void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "run_lua_tests: ");
+    fprintf(stderr, "%s: ", g_prog);
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n");
     va_end(ap);
@@ -518,7 +523,9 @@ static void on_alarm(int sig)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) die("usage: run_lua_tests SCRIPT.lua");
+    if (argc > 0 && argv[0][0])
+        g_prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    if (argc != 2) die("usage: %s SCRIPT.lua (docs/lua.md, \"Testing a Lua game\")", g_prog);
     spec sp;
     parse_spec(&sp, argv[1]);
     if (sp.timeout) {

@@ -11,8 +11,9 @@
  *             for agent 1), "fail" (an error for agent 1), "silent" (an error without a
  *             message), "thief" (draws from the env generator: what a policy must not do,
  *             to show the test can see it)
- *   dup, builtin, bad_name, null_fn, late      a refused registration ("late": in a reset
- *                                              hook, after creation)
+ *   dup, builtin, builtin_uniform, bad_name, null_fn, late
+ *             a refused registration ("builtin": the kernel's "random", "builtin_uniform":
+ *             the kernel's "uniform"; "late": in a reset hook, after creation)
  */
 #include <string.h>
 
@@ -139,6 +140,7 @@ static polis_status start(polis_ctx *ctx, void *state)
         return h->policy(ctx, "dice", dice, p);
     }
     if (strcmp(m, "builtin") == 0) return h->policy(ctx, "random", dice, p);
+    if (strcmp(m, "builtin_uniform") == 0) return h->policy(ctx, "uniform", dice, p);
     if (strcmp(m, "bad_name") == 0) return h->policy(ctx, "Dice!", dice, p);
     if (strcmp(m, "null_fn") == 0) return h->policy(ctx, "dice", NULL, p);
     return POLIS_OK;

@@ -1,4 +1,4 @@
-/* Scripted policies (engine/policy.c): the kernel's noop and random, plugin and Lua
+/* Scripted policies (engine/policy.c): the kernel's noop, random and uniform, plugin and Lua
  * policies, the policy generator's determinism and its independence from the env stream,
  * exact error messages, and no allocation while acting. */
 #include "check.h"
@@ -23,13 +23,14 @@ static void test_listing(void)
     polis_env *env = test_env(PROBE("ok"), NULL, NULL);
     CHECK(env != NULL);
     if (!env) return;
-    const char *want[] = {"noop", "random", "last_legal", "dice", "bad", "fail", "silent", "thief"};
-    CHECK_EQ_INT(polis_env_n_policies(env), 8);
-    for (int32_t i = 0; i < 8; i++) {
+    const char *want[] = {"noop", "random", "uniform", "last_legal", "dice",
+                          "bad",  "fail",   "silent",  "thief"};
+    CHECK_EQ_INT(polis_env_n_policies(env), 9);
+    for (int32_t i = 0; i < 9; i++) {
         CHECK_EQ_STR(polis_env_policy_name(env, i), want[i]);
         CHECK_EQ_INT(polis_env_policy_find(env, want[i]), i);
     }
-    CHECK(polis_env_policy_name(env, 8) == NULL);
+    CHECK(polis_env_policy_name(env, 9) == NULL);
     CHECK(polis_env_policy_name(env, -1) == NULL);
     CHECK_EQ_INT(polis_env_policy_find(env, "greedy"), -1);
     CHECK_EQ_INT(polis_env_policy_find(env, NULL), -1);
@@ -37,6 +38,8 @@ static void test_listing(void)
     char *d = polis_env_describe_json(env);
     CHECK_CONTAINS(d, "\"policies\":");
     CHECK_CONTAINS(d, "\"name\":\t\"random\",\n\t\t\t\"owner\":\t\"polis\"");
+    CHECK_CONTAINS(d, "\"id\":\t2,\n\t\t\t\"name\":\t\"uniform\",\n\t\t\t\"owner\":\t\"polis\"");
+    CHECK_CONTAINS(d, "\"id\":\t3,\n\t\t\t\"name\":\t\"last_legal\"");
     CHECK_CONTAINS(d, "\"name\":\t\"dice\",\n\t\t\t\"owner\":\t\"policy_probe\"");
     polis_free(d);
     polis_env_destroy(env);
@@ -45,7 +48,7 @@ static void test_listing(void)
     env = test_env("{\"agents\": 1}", NULL, NULL);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_INT(polis_env_n_policies(env), 2);
+    CHECK_EQ_INT(polis_env_n_policies(env), 3);
     polis_env_destroy(env);
 }
 
@@ -60,8 +63,8 @@ static void test_act(void)
     CHECK_EQ_STR(polis_env_error(env), "policy_act: call reset before choosing actions");
 
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_EQ_INT(polis_env_policy_act(env, 8, NULL, 0), POLIS_ERR_INVALID);
-    CHECK_EQ_STR(polis_env_error(env), "policy_act: policy 8 is not a policy id (0..7)");
+    CHECK_EQ_INT(polis_env_policy_act(env, 9, NULL, 0), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "policy_act: policy 9 is not a policy id (0..8)");
     CHECK_EQ_INT(polis_env_policy_act(env, -1, NULL, 0), POLIS_ERR_INVALID);
     int32_t bad_agents[] = {0, 4};
     CHECK_EQ_INT(polis_env_policy_act(env, 1, bad_agents, 2), POLIS_ERR_INVALID);
@@ -113,6 +116,45 @@ static void test_act(void)
     polis_env_destroy(env);
 }
 
+/* uniform: every action is drawn with probability 1/3 whatever the mask says; a masked
+ * draw ("right" for odd agents) is sent as noop, so nothing is flagged illegal and odd
+ * agents play noop about twice as often as even ones. */
+static void test_uniform(void)
+{
+    polis_env *env = test_env(PROBE("ok"), NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    const polis_io *io = polis_env_io(env);
+    int32_t uniform = find(env, "uniform");
+    CHECK_EQ_INT(uniform, 2);
+    int seen[4][3] = {{0}}, n = 0;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        CHECK_EQ_INT(polis_env_reset(env, seed), POLIS_OK);
+        while (!polis_env_done(env)) {
+            CHECK_EQ_INT(polis_env_policy_act(env, uniform, NULL, 0), POLIS_OK);
+            for (int32_t a = 0; a < 4; a++) {
+                int32_t k = io->actions[a];
+                CHECK(k >= 0 && k < 3);
+                CHECK(io->masks[a * 3 + k] == 1);
+                seen[a][k]++;
+            }
+            n++;
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            for (int32_t a = 0; a < 4; a++) CHECK_EQ_INT(io->illegal[a], 0);
+        }
+    }
+    /* n = 2400 draws per agent: 1/3 is 800 (sd about 23), 2/3 is 1600 */
+    CHECK_EQ_INT(n, 2400);
+    for (int32_t a = 0; a < 4; a += 2)
+        for (int32_t k = 0; k < 3; k++) CHECK(seen[a][k] > 700 && seen[a][k] < 900);
+    for (int32_t a = 1; a < 4; a += 2) {
+        CHECK(seen[a][0] > 1500 && seen[a][0] < 1700);
+        CHECK(seen[a][1] > 700 && seen[a][1] < 900);
+        CHECK_EQ_INT(seen[a][2], 0);
+    }
+    polis_env_destroy(env);
+}
+
 /* The actions "random" and "dice" choose over `steps` steps from a reset with `seed`. */
 static void policy_trace(const char *policy, uint64_t seed, int32_t *out, int steps)
 {
@@ -132,8 +174,8 @@ static void policy_trace(const char *policy, uint64_t seed, int32_t *out, int st
 
 static void test_determinism(void)
 {
-    for (int p = 0; p < 2; p++) {
-        const char *policy = p ? "dice" : "random";
+    for (int p = 0; p < 3; p++) {
+        const char *policy = p == 2 ? "uniform" : p ? "dice" : "random";
         int32_t a[120], b[120], c[120];
         policy_trace(policy, 11, a, 30);
         policy_trace(policy, 11, b, 30);
@@ -229,7 +271,11 @@ static void test_errors(void)
     CHECK_CONTAINS(test_env_error(PROBE("dup")),
                    "policy_probe: policy \"dice\" is already registered by policy_probe");
     CHECK_CONTAINS(test_env_error(PROBE("builtin")),
-                   "policy_probe: policy \"random\" is already registered by polis");
+                   "policy_probe: policy \"random\" is the kernel's (noop, random and uniform are "
+                   "reserved); choose another name");
+    CHECK_CONTAINS(test_env_error(PROBE("builtin_uniform")),
+                   "policy_probe: policy \"uniform\" is the kernel's (noop, random and uniform "
+                   "are reserved); choose another name");
     CHECK_CONTAINS(test_env_error(PROBE("bad_name")),
                    "policy_probe: policy name \"Dice!\" is not 1 to 63 characters from a-z, 0-9 "
                    "and _");
@@ -254,7 +300,7 @@ static void test_lua(void)
     if (!env) return;
     const polis_io *io = polis_env_io(env);
     int32_t jump = polis_env_action_id(env, "jump");
-    CHECK_EQ_INT(polis_env_n_policies(env), 8);
+    CHECK_EQ_INT(polis_env_n_policies(env), 9);
     CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
     CHECK_EQ_INT(polis_env_policy_act(env, find(env, "by_name"), NULL, 0), POLIS_OK);
     for (int32_t a = 0; a < 3; a++) CHECK_EQ_INT(io->actions[a], jump);
@@ -291,11 +337,11 @@ static void test_no_alloc(void)
         CHECK(env != NULL);
         if (!env) continue;
         CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
-        int32_t ids[3] = {0, 1, find(env, s ? "lua_dice" : "dice")};
+        int32_t ids[4] = {0, 1, 2, find(env, s ? "lua_dice" : "dice")};
         long before = al.calls;
         for (int ep = 0; ep < 3; ep++) {
             while (!polis_env_done(env)) {
-                for (int i = 0; i < 3; i++)
+                for (int i = 0; i < 4; i++)
                     CHECK_EQ_INT(polis_env_policy_act(env, ids[i], NULL, 0), POLIS_OK);
                 CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
             }
@@ -337,6 +383,7 @@ int main(void)
 {
     test_listing();
     test_act();
+    test_uniform();
     test_determinism();
     test_independence();
     test_errors();

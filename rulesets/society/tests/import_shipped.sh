@@ -24,7 +24,7 @@ for t in contract contract_hard negotiation negotiation_hard exploration \
     "$polis" run "$out" --quiet > "$tmp/$t.run" 2>&1 || { cat "$tmp/$t.run"; fail "run $t"; }
     len=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['max_length'])" \
           "$dir/config/task/$t.json")
-    grep -q "^$t: 1 episode, $len steps" "$tmp/$t.run" || fail "$t: $(cat "$tmp/$t.run")"
+    grep -q "^$t: 1 episode, policy random, $len steps" "$tmp/$t.run" || fail "$t: $(cat "$tmp/$t.run")"
 done
 
 # The mini-games and their parameters, from the tasks

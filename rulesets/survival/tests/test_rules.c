@@ -479,6 +479,99 @@ static void test_mobs(void)
     free(w);
 }
 
+/* A flat world as flat(1) with the ghost-mob quirk (Q1) in `mode`. */
+static sv_world *flat_ghosts(int32_t mode, polis_rng *rng)
+{
+    sv_params p;
+    sv_params_default(&p, 1);
+    p.spawn_cow_chance = p.spawn_zombie_base_chance = p.spawn_zombie_night_chance =
+        p.spawn_skeleton_chance = 0.0f;
+    p.ghost_mobs = mode;
+    sv_world *w = world_new(&p);
+    polis_rng_seed(rng, 42, 1);
+    sv_generate(w, rng);
+    memset(w->map, SV_GRASS, sizeof w->map);
+    return w;
+}
+
+/* A cow 4 tiles right of the player that has just despawned: inactive, health left. */
+static int32_t ghost_cow(sv_world *w)
+{
+    int32_t s = add_mob(w, SV_COW, 32, 36, 3);
+    w->mobs[SV_COW][s].active = false;
+    w->n_active[SV_COW]--;
+    w->mob_map[32][36] = 0;
+    return s;
+}
+
+/* Quirk Q1 (spec §5.3, §11.6): off, inactive slots stay inactive and still; "on_do" (Craftax-
+ * Classic), they drift and revive on a DO step; "every_step" (MAC), on every step. */
+static void test_ghosts(void)
+{
+    polis_rng rng;
+    /* off: nothing revives or moves, whatever the action */
+    sv_world *w = flat_ghosts(SV_GHOST_OFF, &rng);
+    CHECK_EQ_INT(w->mobs[SV_ZOMBIE][0].health, 0);
+    int32_t s = ghost_cow(w);
+    for (int k = 0; k < 20; k++) step1(w, &rng, k % 2 ? SV_DO : SV_NOOP);
+    CHECK(!w->mobs[SV_COW][s].active);
+    CHECK_EQ_INT(w->mobs[SV_COW][s].r * 100 + w->mobs[SV_COW][s].c, 3236);
+    CHECK_EQ_INT(w->n_active[SV_COW] + w->n_active[SV_ZOMBIE], 0);
+    free(w);
+
+    /* on_do: the reference's initial slots, drifting ghosts, revival on DO only */
+    w = flat_ghosts(SV_GHOST_ON_DO, &rng);
+    for (int32_t q = 0; q < 3; q++) {
+        CHECK_EQ_INT(w->mobs[SV_ZOMBIE][q].health, 1);
+        CHECK_EQ_INT(w->mobs[SV_COW][q].health, 3);
+        CHECK(!w->mobs[SV_ZOMBIE][q].active && !w->mobs[SV_COW][q].active);
+    }
+    CHECK_EQ_INT(w->mobs[SV_SKELETON][0].health, 0);
+    CHECK_EQ_INT(w->mobs[SV_ZOMBIE][0].r + w->mobs[SV_ZOMBIE][0].c, 0);
+    for (int k = 0; k < 10; k++) step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(w->n_active[SV_COW] + w->n_active[SV_ZOMBIE], 0);
+    int moved = 0;
+    for (int32_t q = 0; q < 3; q++) moved += w->mobs[SV_ZOMBIE][q].r + w->mobs[SV_ZOMBIE][q].c > 0;
+    CHECK(moved > 0); /* the corner zombies drift */
+    s = ghost_cow(w);
+    step1(w, &rng, SV_NOOP);
+    CHECK(!w->mobs[SV_COW][s].active);
+    step1(w, &rng, SV_DO);
+    /* the cow is back (and marked where it moved); the far corner ghosts revived and were
+     * despawned again by the same step's mob update */
+    CHECK(w->mobs[SV_COW][s].active);
+    CHECK_EQ_INT(w->mob_map[w->mobs[SV_COW][s].r][w->mobs[SV_COW][s].c],
+                 ((SV_COW << 8) | s) + 1);
+    CHECK_EQ_INT(w->n_active[SV_COW], 1);
+    CHECK_EQ_INT(w->n_active[SV_ZOMBIE], 0);
+    /* a killed mob (no health left) never comes back */
+    sv_mob *cw = &w->mobs[SV_COW][s];
+    w->mob_map[cw->r][cw->c] = 0;
+    cw->r = 31;
+    cw->c = 32;
+    w->mob_map[31][32] = (uint16_t)(((SV_COW << 8) | s) + 1);
+    cw->health = 1;
+    step1(w, &rng, SV_DO);
+    CHECK(!cw->active);
+    CHECK(w->players[0].ach & 1u << SV_ACH_EAT_COW);
+    for (int k = 0; k < 5; k++) step1(w, &rng, SV_DO);
+    CHECK(!cw->active);
+    free(w);
+
+    /* every_step: revival without any DO; a ghost on a tile holding a mob waits */
+    w = flat_ghosts(SV_GHOST_EVERY_STEP, &rng);
+    s = ghost_cow(w);
+    int32_t z = add_mob(w, SV_ZOMBIE, 34, 34, 5);
+    w->mobs[SV_ZOMBIE][z].cooldown = 100;
+    sv_mob *gc = &w->mobs[SV_COW][s + 1]; /* a ghost under the zombie */
+    *gc = (sv_mob){34, 34, 3, 0, 0, 0, false};
+    step1(w, &rng, SV_NOOP);
+    CHECK(w->mobs[SV_COW][s].active);
+    CHECK_EQ_INT(w->n_active[SV_COW], 1);
+    CHECK(!gc->active);
+    free(w);
+}
+
 /* Spawning with chance 1: every new mob lands on its block, free of mobs, at a distance in
  * its band from the nearest living player. */
 static void test_spawning(void)
@@ -939,6 +1032,7 @@ int main(void)
     test_do();
     test_movement();
     test_mobs();
+    test_ghosts();
     test_spawning();
     test_plants();
     test_contested();

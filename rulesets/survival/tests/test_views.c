@@ -142,6 +142,80 @@ static void test_policies(void)
     CHECK_EQ_INT(ill3, 0);
 }
 
+typedef struct ladder {
+    uint32_t ach; /* achievements of the episode */
+} ladder;
+
+static void on_achievement(void *ud, const polis_event *ev)
+{
+    ladder *l = ud;
+    l->ach |= 1u << ((const int32_t *)ev->data)[1];
+}
+
+/* Whether the player, seen in its classic observation, is closed in: at most 3 tiles a mob
+ * could walk on (not solid, not lava) are connected to its own inside the view. */
+static bool sealed(const float *obs)
+{
+    int32_t q[64], n = 0;
+    bool seen[7][9] = {{false}};
+    q[n++] = 3 * 9 + 4;
+    seen[3][4] = true;
+    for (int32_t h = 0; h < n; h++) {
+        static const int32_t D[4][2] = {{0, 1}, {0, -1}, {1, 0}, {-1, 0}};
+        for (int32_t d = 0; d < 4; d++) {
+            int32_t r = q[h] / 9 + D[d][0], c = q[h] % 9 + D[d][1], b = -1;
+            if (r < 0 || r >= 7 || c < 0 || c >= 9) return false;
+            if (seen[r][c]) continue;
+            for (int32_t k = 0; k < 17; k++)
+                if (obs[(r * 9 + c) * 21 + k] == 1.0f) b = k;
+            if (b == SV_OUT_OF_BOUNDS || sv_solid(b) || b == SV_LAVA) continue;
+            seen[r][c] = true;
+            if (n == 3) return false;
+            q[n++] = r * 9 + c;
+        }
+    }
+    return true;
+}
+
+/* The scripted baseline climbs the whole tree (README "Baselines"): over eight seeded
+ * episodes of Craftax-Classic it makes iron tools and eats a plant it planted, and it sleeps
+ * sealed in (a pocket closed with a stone) rather than in the open. */
+static void test_scripted_ladder(void)
+{
+    uint32_t any = 0;
+    int total = 0, asleep = 0, asleep_sealed = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        polis_env *env = test_env_file(CLASSIC, NULL);
+        CHECK(env != NULL);
+        if (!env) return;
+        ladder l = {0};
+        polis_env_subscribe(env, polis_env_event_find(env, "survival.achievement"), on_achievement,
+                            &l);
+        int32_t pid = polis_env_policy_find(env, "scripted");
+        polis_obs_field f;
+        const float *obs = test_obs_field(env, 0, "symbolic", &f);
+        CHECK(polis_env_reset(env, seed) == POLIS_OK);
+        for (int t = 0; t < 4000 && !polis_env_done(env); t++) {
+            CHECK(polis_env_policy_act(env, pid, NULL, 0) == POLIS_OK);
+            CHECK(polis_env_step(env) == POLIS_OK);
+            if (obs[1344] == 1.0f) {
+                asleep++;
+                asleep_sealed += sealed(obs);
+            }
+        }
+        any |= l.ach;
+        total += __builtin_popcount(l.ach);
+        polis_env_destroy(env);
+    }
+    static const int32_t DEEP[6] = {SV_ACH_MAKE_STONE_PICKAXE, SV_ACH_PLACE_FURNACE,
+                                    SV_ACH_COLLECT_IRON,       SV_ACH_MAKE_IRON_PICKAXE,
+                                    SV_ACH_EAT_PLANT,          SV_ACH_DEFEAT_SKELETON};
+    for (int k = 0; k < 6; k++) CHECK(any >> DEEP[k] & 1u);
+    CHECK(total >= 8 * 15);
+    CHECK(asleep > 100);
+    CHECK(asleep_sealed * 10 >= asleep * 9);
+}
+
 /* Runs agent 0's plan until it ends (others noop); returns its final state, why in *why. */
 static polis_plan_state run_plan(polis_env *env, const char *cmd, const char **why, int *ticks)
 {
@@ -241,5 +315,6 @@ int main(void)
     test_text();
     test_parser();
     test_policies();
+    test_scripted_ladder();
     CHECK_DONE();
 }
