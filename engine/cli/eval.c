@@ -234,7 +234,7 @@ static char *metrics_override(const char *path, bool *oom)
  * object, and the kernel concatenates non-"json" formats (the metrics plugin's, a Lua
  * game's own). Merges them into one object, the first plugin's value winning a name both
  * use; NULL when a piece is not an object (or out of memory). */
-static cJSON *parse_metrics(const char *text)
+cJSON *cli_metrics_parse(const char *text)
 {
     cJSON *all = cJSON_CreateObject();
     const char *p = text;
@@ -322,6 +322,36 @@ static void flatten(table *t, int64_t episode, const cJSON *o, const char *prefi
         else if (cJSON_IsObject(it))
             flatten(t, episode, it, key);
     }
+}
+
+/* The same flattening into a JSON object (`polis serve` reports it at an episode's end). */
+static bool flatten_json(cJSON *out, const cJSON *o, const char *prefix)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o) {
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
+        if (!*prefix && strcmp(it->string, "episode") == 0) continue;
+        if (cJSON_GetObjectItemCaseSensitive(out, key)) continue;
+        if (cJSON_IsNumber(it)) {
+            if (!cJSON_AddNumberToObject(out, key, it->valuedouble)) return false;
+        } else if (cJSON_IsNull(it)) {
+            if (!cJSON_AddNullToObject(out, key)) return false;
+        } else if (cJSON_IsObject(it) && !flatten_json(out, it, key)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+cJSON *cli_metrics_flat(const cJSON *metrics)
+{
+    cJSON *out = cJSON_CreateObject();
+    if (out && !flatten_json(out, metrics, "")) {
+        cJSON_Delete(out);
+        out = NULL;
+    }
+    return out;
 }
 
 typedef struct stat {
@@ -479,6 +509,15 @@ static char *with_user_overrides(char *metrics, const cli_overrides *user, bool 
     return text;
 }
 
+char *cli_metrics_overrides(const char *scenario, bool no_metrics, const cli_overrides *user,
+                            bool *oom)
+{
+    *oom = false;
+    char *overrides = no_metrics ? NULL : metrics_override(scenario, oom);
+    if (!*oom && user->obj) overrides = with_user_overrides(overrides, user, oom);
+    return overrides;
+}
+
 static int env_failure(polis_env *env)
 {
     fprintf(stderr, "polis: %s\n", polis_env_error(env));
@@ -497,8 +536,7 @@ int cli_eval_main(int argc, char **argv)
     }
 
     bool oom = false;
-    char *overrides = a.no_metrics ? NULL : metrics_override(a.scenario, &oom);
-    if (!oom && a.overrides.obj) overrides = with_user_overrides(overrides, &a.overrides, &oom);
+    char *overrides = cli_metrics_overrides(a.scenario, a.no_metrics, &a.overrides, &oom);
     cli_overrides_free(&a.overrides);
     if (oom) {
         fprintf(stderr, "polis: out of memory\n");
@@ -587,7 +625,7 @@ int cli_eval_main(int argc, char **argv)
                 rc = env_failure(env);
                 goto out;
             }
-            cJSON *m = parse_metrics(text);
+            cJSON *m = cli_metrics_parse(text);
             polis_free(text);
             if (!m) {
                 fprintf(stderr, "polis: the \"metrics\" rendering is not a sequence of JSON "

@@ -145,6 +145,9 @@ const char *polis_env_agent_name(const polis_env *env, int32_t agent);
 int32_t polis_env_n_actions(const polis_env *env);
 const char *polis_env_action_name(const polis_env *env, int32_t action);
 int32_t polis_env_action_id(const polis_env *env, const char *name); /* -1 if unknown */
+/* The one-line doc of an action ("" when its plugin gave none; NULL for a bad id), as
+ * `polis describe` shows it. Borrowed, valid until polis_env_destroy. */
+const char *polis_env_action_doc(const polis_env *env, int32_t action);
 
 /* One field of the per-agent observation record. */
 typedef struct polis_obs_field {
