@@ -365,10 +365,10 @@ static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_t
             sep = ", ";
         }
     if (*sep == ' ') put(s, t, " empty");
-    put(s, t, ". Value of one unit to you:");
+    put(s, t, ".\nValue of one unit to you:");
     for (int32_t r = 0; r < s->R; r++)
         h->text_printf(t, "%s%s %g", r ? ", " : " ", s->res[r].name, soc_unit_value(s, agent, r));
-    put(s, t, ". Capacity:");
+    put(s, t, ".\nCapacity:");
     sep = " ";
     for (int32_t r = 0; r < s->R; r++)
         if (cap[r] != SOC_UNLIMITED) {

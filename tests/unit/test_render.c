@@ -99,7 +99,7 @@ static void test_gather_exact(void)
                  "Other agents in view: 1.\n"
                  "- agent_3 at (10, 7): 1 east (1 step)\n"
                  "Coins you collected this episode: 0.\n"
-                 "Legal moves: north, south, west, east, stay.\n");
+                 "Legal actions: noop, move_north, move_south, move_west, move_east.\n");
     /* agent_3 walks east then south onto the coin at (11, 8) */
     int32_t east[4] = {0, 0, 0, polis_env_action_id(env, "move_east")};
     int32_t south[4] = {0, 0, 0, polis_env_action_id(env, "move_south")};
@@ -113,7 +113,7 @@ static void test_gather_exact(void)
                  "Other agents in view: 1.\n"
                  "- agent_0 at (9, 7): 1 north, 2 west (3 steps)\n"
                  "Coins you collected this episode: 1.\n"
-                 "Legal moves: north, south, west, stay.\n");
+                 "Legal actions: noop, move_north, move_south, move_west.\n");
     CHECK_EQ_STR(render(env, 3, "json"),
                  "{\"gather\":{\"position\":[11,8],\"coins\":[],\"agents\":[{\"id\":0,\"name\":"
                  "\"agent_0\",\"position\":[9,7]}],\"collected\":1}}");
@@ -123,7 +123,7 @@ static void test_gather_exact(void)
                  "Coins in view (up to 2 cells away in x and y): none.\n"
                  "Other agents in view: none.\n"
                  "Coins you collected this episode: 0.\n"
-                 "Legal moves: north, west, east, stay.\n");
+                 "Legal actions: noop, move_north, move_west, move_east.\n");
     CHECK_EQ_STR(
         render(env, 1, "json"),
         "{\"gather\":{\"position\":[6,2],\"coins\":[[7,1]],\"agents\":[],\"collected\":0}}");
@@ -152,7 +152,7 @@ static void test_gather_torus(void)
     CHECK_CONTAINS(text, "on the 6x5 grid (it wraps around at the edges; x grows east");
     CHECK_CONTAINS(text, "Tick 0 of 5.\n");
     CHECK_CONTAINS(text, "Coins in view (up to 1 cells away in x and y): ");
-    CHECK_CONTAINS(text, "Legal moves: north, south, west, east, stay.\n");
+    CHECK_CONTAINS(text, "Legal actions: noop, move_north, move_south, move_west, move_east.\n");
     polis_env_destroy(env);
 }
 
@@ -312,10 +312,21 @@ static void test_ordering(void)
     CHECK(strncmp(gj, "{\"gather\":", 10) == 0);
     snprintf(gjson, sizeof gjson, "%.*s", (int)strlen(gj) - 11, gj + 10);
 
-    /* text: the pieces in registration order, concatenated as written */
-    snprintf(want, sizeof want, "%srenderer sees agent_1 at tick 1.\n", gtext);
+    /* text: the pieces in registration order, concatenated as written, then the kernel's
+     * line of legal actions (once, whatever the number of pieces; both plugins' actions) */
+    char *legal = strstr(gtext, "Legal actions: ");
+    CHECK(legal != NULL && strchr(legal, '\n') == legal + strlen(legal) - 1);
+    if (!legal) goto out;
+    *legal = '\0'; /* gtext is gather's piece alone now */
+    snprintf(want, sizeof want,
+             "%srenderer sees agent_1 at tick 1.\nLegal actions: noop, move_north, move_south, "
+             "move_west, move_east, wave.\n",
+             gtext);
     CHECK_EQ_STR(render(gr, 1, "text"), want);
-    snprintf(want, sizeof want, "renderer sees agent_1 at tick 1.\n%s", gtext);
+    snprintf(want, sizeof want,
+             "renderer sees agent_1 at tick 1.\n%sLegal actions: noop, wave, move_north, "
+             "move_south, move_west, move_east.\n",
+             gtext);
     CHECK_EQ_STR(render(rg, 1, "text"), want);
 
     /* json: one member per plugin, in registration order, each piece verbatim */
@@ -351,7 +362,7 @@ static void test_start_registration(void)
     if (!env) return;
     CHECK_EQ_STR(polis_env_render_formats(env), "ascii json text");
     CHECK_EQ_INT(polis_env_reset(env, 0), POLIS_OK);
-    CHECK_EQ_STR(render(env, 2, "text"), "renderer sees agent_2 at tick 0.\n");
+    CHECK_EQ_STR(render(env, 2, "text"), "renderer sees agent_2 at tick 0.\nLegal actions: noop, wave.\n");
     CHECK_EQ_STR(render(env, 0, "json"),
                  "{\"renderer\":{\"agent\":0,\"tick\":0,\"note\":\"a \\\"quoted\\\" word\"}}");
     CHECK_EQ_STR(parse(env, 0, "wave"), "1 wave");
@@ -423,14 +434,14 @@ static void test_states(void)
     if (!env) return;
     int32_t one[1] = {0};
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_CONTAINS(render(env, 0, "text"), "Legal moves: ");
+    CHECK_CONTAINS(render(env, 0, "text"), "Legal actions: noop, move_");
     step_with(env, one);
     step_with(env, one);
     CHECK(polis_env_done(env));
     const char *text = render(env, 0, "text");
     CHECK_CONTAINS(text, "Tick 2 of 2.\n");
     CHECK_CONTAINS(text, "Your episode is over (truncated).\n");
-    CHECK(strstr(text, "Legal moves") == NULL);
+    CHECK(strstr(text, "Legal actions: noop.\n") != NULL); /* the mask of a finished agent */
     polis_env_destroy(env);
 }
 
@@ -463,7 +474,8 @@ static void test_renderer_errors(void)
                  "(agent_0), tick 1]");
     CHECK_EQ_STR(render_error("fail", 1, "text"),
                  "ERR 1: renderer: cannot see agent 1 [render text, agent 1 (agent_1), tick 1]");
-    CHECK_EQ_STR(render_error("fail", 0, "text"), "renderer sees agent_0 at tick 1.\n");
+    CHECK_EQ_STR(render_error("fail", 0, "text"),
+                 "renderer sees agent_0 at tick 1.\nLegal actions: noop, wave.\n");
     CHECK_EQ_STR(render_error("fail_silent", 0, "text"),
                  "ERR 8: renderer: failed (limit exceeded) [render text, agent 0 (agent_0), "
                  "tick 1]");

@@ -62,7 +62,7 @@ int main(void)
                  "Relations to you: from bo (shares map); from cy (shares inventory, "
                  "communication.0 3, communication.1 3)\n"
                  "Messages: cy says [3, 3]\n"
-                 "Legal actions: noop.\n");
+                 "Legal actions: noop, communicate_0..2 (x_i..j: each of x_i to x_j).\n");
     polis_free(text);
     text = render(env, 2, "text");
     CHECK_EQ_STR(text,
@@ -70,7 +70,7 @@ int main(void)
                  "Your groups: none\n"
                  "Your relations: to ada (shares inventory, communication.0 3, communication.1 3)\n"
                  "Relations to you: from ada (trust 0.5)\n"
-                 "Legal actions: noop.\n");
+                 "Legal actions: noop, communicate_0..2 (x_i..j: each of x_i to x_j).\n");
     polis_free(text);
     json = render(env, 2, "json");
     CHECK_CONTAINS(json, "\"communications\": []}}");
