@@ -110,7 +110,10 @@ class Client:
                                 stderr=stderr, text=True, encoding="utf-8")
 
         def closer():
-            proc.stdin.close()
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass  # the server is gone already
             try:
                 proc.wait(timeout=30)
             finally:
@@ -148,12 +151,22 @@ class Client:
             self._writer(json.dumps(msg) + "\n")
             line = self._reader()
         except (BrokenPipeError, ConnectionError, OSError) as e:
-            raise ProtocolError("disconnected", f"the server went away ({e})") from e
+            raise ProtocolError("disconnected",
+                                f"the server went away ({e}){self._exit_status()}") from e
         if not line:
-            proc = getattr(self, "process", None)
-            why = f" (exit status {proc.poll()})" if proc and proc.poll() is not None else ""
-            raise ProtocolError("disconnected", "the server closed the connection" + why)
+            raise ProtocolError("disconnected", "the server closed the connection" +
+                                self._exit_status())
         return json.loads(line)
+
+    def _exit_status(self):
+        """" (exit status N)" for a spawned server that ended (its stderr says why)."""
+        proc = getattr(self, "process", None)
+        if proc is None:
+            return ""
+        try:
+            return f" (exit status {proc.wait(timeout=5)})"
+        except subprocess.TimeoutExpired:
+            return ""
 
     def call(self, op, **members):
         """Like request, but an error reply raises ProtocolError."""
