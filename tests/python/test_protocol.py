@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -104,6 +105,36 @@ class TestClient(unittest.TestCase):
             proc.terminate()
             proc.wait(timeout=30)
             proc.stderr.close()
+
+
+class TestLLMExample(unittest.TestCase):
+    EXAMPLE = os.path.join(ROOT, "examples", "llm_agent.py")
+
+    def test_every_option_it_names_exists(self):
+        with open(self.EXAMPLE) as f:
+            named = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", f.read()))
+        self.assertIn("--llm", named)
+        own = subprocess.run([sys.executable, self.EXAMPLE, "--help"], check=True,
+                             capture_output=True, text=True).stdout
+        serve = subprocess.run([find_polis(), "help", "serve"], check=True,
+                               capture_output=True, text=True).stdout
+        for opt in sorted(named):
+            self.assertTrue(re.search(re.escape(opt) + r"\b", own + serve),
+                            f"{opt} is named in llm_agent.py but is neither its option nor "
+                            f"polis serve's")
+
+    def test_it_says_how_when_polis_is_missing(self):
+        env = dict(os.environ, PATH="/nonexistent", POLIS_BIN="/nonexistent/polis")
+        r = subprocess.run([sys.executable, self.EXAMPLE, GATHER, "--polis", "/no/polis"],
+                           capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("polis binary '/no/polis' not found", r.stderr)
+
+    def test_it_plays_and_prints_the_metrics(self):
+        r = subprocess.run([sys.executable, self.EXAMPLE, GATHER, "--polis", find_polis(),
+                            "--steps", "200", "--check"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("metrics: steps 200, reward.mean ", r.stdout)
 
 
 class TestFindPolis(unittest.TestCase):
