@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
+#define EXPLORATION POLIS_SOURCE_DIR "/rulesets/exploration/exploration.json"
 
 static polis_env *gather_env(test_log *log, test_alloc *alloc)
 {
@@ -786,8 +787,50 @@ static void test_alloc_failures(void)
     }
 }
 
+/* The kernel's "Legal actions" line is written from the mask row as it is at render time:
+ * rows written here by hand pin the format (families as runs, the note on ranges only when
+ * a range is there); a reset writes the real masks again. */
+static void test_legal_line(void)
+{
+    polis_env *env = test_env_file(EXPLORATION, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    int32_t n = io->n_actions, share = polis_env_action_id(env, "share_map_0");
+    int32_t up = polis_env_action_id(env, "move_up");
+    CHECK(share > 0 && up > 0 && polis_env_action_id(env, "share_map_7") == share + 7);
+    uint8_t *row = io->masks + (size_t)n; /* agent 1 */
+    memset(row, 0, (size_t)n);
+    row[0] = 1;
+    const char *text = render(env, 1, "text");
+    CHECK(strstr(text, "\nLegal actions: noop.\n") != NULL);
+    CHECK_EQ_INT((int)strlen(strstr(text, "Legal actions:")), (int)strlen("Legal actions: noop.\n"));
+    /* runs of 3+ are ranges; runs of 1 or 2 are names */
+    static const uint8_t bits[8] = {1, 1, 1, 0, 1, 0, 1, 1};
+    memcpy(row + share, bits, sizeof bits);
+    row[up] = 1;
+    CHECK_CONTAINS(render(env, 1, "text"),
+                   "\nLegal actions: noop, share_map_0..2, share_map_4, share_map_6, share_map_7, "
+                   "move_up (x_i..j: each of x_i to x_j).\n");
+    static const uint8_t pairs[8] = {0, 1, 1, 0, 0, 0, 0, 1};
+    memcpy(row + share, pairs, sizeof pairs);
+    CHECK_CONTAINS(render(env, 1, "text"),
+                   "\nLegal actions: noop, share_map_1, share_map_2, share_map_7, move_up.\n");
+    memset(row + share, 1, 8);
+    CHECK_CONTAINS(render(env, 1, "text"), "noop, share_map_0..7, move_up (x_i..j");
+    /* the other formats are the plugins' own */
+    CHECK(strstr(render(env, 1, "json"), "Legal actions") == NULL);
+    /* the describe-level doc of each action */
+    CHECK_EQ_STR(polis_env_action_doc(env, 0), "do nothing");
+    CHECK(polis_env_action_doc(env, n) == NULL && polis_env_action_doc(env, -1) == NULL);
+    CHECK(strlen(polis_env_action_doc(env, share + 3)) > 0);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
+    test_legal_line();
     test_gather_exact();
     test_gather_torus();
     cross_check(4, 9, 7, false, 14, 2, 5, 60);
