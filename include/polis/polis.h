@@ -206,7 +206,9 @@ void polis_free(void *p);
 /* Renders agent's current view in `format` ("text", "json", or another format a plugin
  * registered) into a newly allocated NUL-terminated string (*out, free with polis_free; NULL
  * on failure). "json" is one object with a member per rendering plugin, in registration
- * order; other formats are the plugins' pieces concatenated in registration order.
+ * order; other formats are the plugins' pieces concatenated in registration order, and
+ * "text" ends with the kernel's line of the agent's legal actions from its current mask
+ * ("Legal actions: noop, move_up, share_map_0..7 (...)."; docs/kernel.md).
  * POLIS_ERR_INVALID if no plugin renders that format or the agent id is bad;
  * POLIS_ERR_STATE before the first successful reset and after a failed step or reset
  * (a finished episode still renders). A failing renderer fails the call with its message
