@@ -745,6 +745,11 @@ const char *polis_env_action_name(const polis_env *env, int32_t action)
     return action >= 0 && action < env->n_actions ? env->actions[action].name : NULL;
 }
 
+const char *polis_env_action_doc(const polis_env *env, int32_t action)
+{
+    return action >= 0 && action < env->n_actions ? env->actions[action].doc : NULL;
+}
+
 int32_t polis_env_action_id(const polis_env *env, const char *name)
 {
     if (!name) return -1;

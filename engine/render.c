@@ -333,6 +333,46 @@ static polis_status kernel_puts(polis_env *env, polis_text *t, const char *s)
     return POLIS_OK;
 }
 
+/* The kernel's legal-action line, written from the agent's current mask row after the
+ * renderers' pieces of every "text" rendering, so no text view can disagree with the mask:
+ * "Legal actions: noop, move_up, join_group_0..3 (x_i..j: each of x_i to x_j).". A family's
+ * (host->action_family) legal members are written as runs, "prefix_i..j" for three or more
+ * consecutive ones; the note on ranges is there only when a range is. */
+static polis_status legal_actions(polis_env *env, int32_t agent, polis_text *t)
+{
+    const uint8_t *row = env->io.masks + (size_t)agent * (size_t)env->io.n_actions;
+    const char *sep = "";
+    bool range = false;
+    text_puts(t, "Legal actions: ");
+    for (int32_t k = 0; k < env->n_actions;) {
+        const polis__action *a = &env->actions[k];
+        int32_t n = a->family_count > 0 ? a->family_count : 1;
+        /* "<prefix>_0": the family's prefix is the first name without its "_0". */
+        int plen = (int)strlen(a->name) - 2;
+        for (int32_t i = 0; i < n;) {
+            if (!row[k + i]) {
+                i++;
+                continue;
+            }
+            int32_t j = i;
+            while (j + 1 < n && row[k + j + 1]) j++;
+            if (j - i >= 2) {
+                polis__text_printf(t, "%s%.*s_%d..%d", sep, plen, a->name, (int)i, (int)j);
+                range = true;
+            } else {
+                for (int32_t m = i; m <= j; m++)
+                    polis__text_printf(t, "%s%s", m == i ? sep : ", ", env->actions[k + m].name);
+            }
+            sep = ", ";
+            i = j + 1;
+        }
+        k += n;
+    }
+    text_puts(t, range ? " (x_i..j: each of x_i to x_j).\n" : ".\n");
+    if (t->st) return polis__fail(env, t->st, "render: %s", t->why);
+    return POLIS_OK;
+}
+
 static polis_status run_renderers(polis_env *env, int32_t agent, const char *format, polis_text *t)
 {
     bool json = strcmp(format, "json") == 0;
@@ -366,6 +406,7 @@ static polis_status run_renderers(polis_env *env, int32_t agent, const char *for
         }
     }
     if (json && (st = kernel_puts(env, t, "}"))) return st;
+    if (strcmp(format, "text") == 0 && (st = legal_actions(env, agent, t))) return st;
     return POLIS_OK;
 }
 

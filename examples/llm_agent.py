@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""An LLM-agent driver for polis over the agent protocol (docs/clients.md). Stdlib only.
+"""An LLM-agent driver for polis over the agent protocol (docs/clients.md). Stdlib and the
+SDK's protocol client (sdk/python/polis/protocol.py, found beside this file when polis is
+not installed).
 
-It starts `polis serve SCENARIO --stdio` and resets. When the scenario offers plan
+It starts `polis serve SCENARIO --stdio` (the binary given by --polis, else $POLIS_BIN,
+else build/polis of this source tree, else polis in PATH) and resets. When the scenario offers plan
 commands (macros such as GATHER <n> <resource> or EXPLORE, listed by "describe"), it plays
 at that level: each agent's "model" is asked for a plan, the server runs every plan with
 {"op": "advance"} until one of them ends, and only the agents whose plan ended are asked
@@ -11,21 +14,31 @@ model here is a scripted stand-in (choose_*_offline) so the example runs offline
 with a real LLM call in choose_action_llm. An answer the server refuses (code "bad_action",
 "illegal_action" or "bad_plan") is re-asked with the server's message, TextArena style, up
 to a bounded number of times; after that the agent is left out, which makes it do noop.
+At the end it prints the episode's metrics as the server reports them (the figures `polis
+eval` gives an RL policy), when the episode ended within --steps.
 
     python3 examples/llm_agent.py rulesets/gather/gather.json --steps 20 --sloppy 0.2
     python3 examples/llm_agent.py rulesets/exploration/exploration.json --polis build/polis
+    python3 examples/llm_agent.py rulesets/contract/contract.json --steps 120 --primitive
 """
 import argparse
 import json
+import os
 import random
 import re
-import subprocess
 import sys
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+try:
+    from polis.protocol import Client, ProtocolError, find_polis
+except ImportError:  # run from a source checkout: the SDK is in ../sdk/python
+    sys.path.insert(0, os.path.join(HERE, "..", "sdk", "python"))
+    from polis.protocol import Client, ProtocolError, find_polis
+
 SYSTEM_PROMPT = (
-    "You are {agent} in a grid world. Each turn you get what you see and the list of "
-    "legal actions. Answer with one line 'Action: <action>', where <action> is one of the "
-    "legal actions or a text action such as 'move north'."
+    "You are {agent} in a grid world. Each turn you get what you see, ending with the list "
+    "of legal actions. Answer with one line 'Action: <action>', where <action> is one of the "
+    "legal actions or a text action such as 'move north'. The actions:\n{docs}"
 )
 
 
@@ -38,36 +51,35 @@ PLAN_PROMPT = (
 REFUSED = ("bad_action", "illegal_action", "bad_plan")
 
 
-class PolisServer:
-    """One `polis serve --stdio` process: one request line in, one reply line out."""
-
-    def __init__(self, polis, scenario, on_bad_action="error"):
-        self.proc = subprocess.Popen(
-            [polis, "serve", scenario, "--stdio", "--on-bad-action", on_bad_action],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def request(self, **msg):
-        self.proc.stdin.write(json.dumps(msg) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("polis serve exited (see its stderr)")
-        return json.loads(line)
-
-    def close(self):
-        try:
-            self.request(op="close")
-        finally:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=30)
-            self.proc.stdout.close()
+def action_docs(info):
+    """The actions with their docs from "describe", one line each; a family ("share_map_0"
+    .. "share_map_7") as one line with its first doc."""
+    lines, seen = [], set()
+    for name in info["actions"]:
+        m = re.fullmatch(r"(.*)_(\d+)", name)
+        family = [n for n in info["actions"] if m and re.fullmatch(re.escape(m.group(1)) +
+                                                                   r"_\d+", n)]
+        if len(family) > 2:
+            if m.group(1) in seen:
+                continue
+            seen.add(m.group(1))
+            lines.append("  %s_0..%d: %s (..)" % (m.group(1), len(family) - 1,
+                                                  info["action_docs"].get(name, "")))
+        else:
+            lines.append("  %s: %s" % (name, info["action_docs"].get(name, "")))
+    return "\n".join(lines)
 
 
-def build_prompt(agent, view, feedback):
-    """What an LLM would be sent: the rules, the text view, the legal actions, and the
-    server's reason when the previous answer was refused."""
-    parts = [SYSTEM_PROMPT.format(agent=agent), "", view["text"] or json.dumps(
-        view["observation"]), "", "Legal actions: " + ", ".join(view["legal_actions"])]
+def build_prompt(agent, view, docs, feedback):
+    """What an LLM would be sent: the rules with the action docs, the text view (its last
+    line lists the legal actions, from the mask), and the server's reason when the previous
+    answer was refused. Without a text view: the JSON view and the legal actions."""
+    parts = [SYSTEM_PROMPT.format(agent=agent, docs=docs), ""]
+    if view["text"]:
+        parts.append(view["text"].rstrip("\n"))
+    else:
+        parts += [json.dumps(view["observation"]), "",
+                  "Legal actions: " + ", ".join(view["legal_actions"])]
     if feedback:
         parts += ["", "Your previous action was refused: " + feedback + " Try again."]
     return "\n".join(parts)
@@ -80,7 +92,9 @@ def choose_action_llm(prompt):
             {"role": "user", "content": prompt}])
         return reply.choices[0].message.content
     """
-    raise NotImplementedError("plug your model in here, or run with --offline (default)")
+    raise NotImplementedError("plug your model in here (choose_action_llm in "
+                              "examples/llm_agent.py), or run without --llm to use the "
+                              "offline stand-in")
 
 
 def choose_action_offline(prompt, legal, rng):
@@ -144,8 +158,8 @@ def ask_plan(agent, view, macros, outcome, feedback, args, rng):
                         "plan")
 
 
-def ask_model(agent, view, feedback, args, rng):
-    prompt = build_prompt(agent, view, feedback)
+def ask_model(agent, view, docs, feedback, args, rng):
+    prompt = build_prompt(agent, view, docs, feedback)
     if args.llm:
         return parse_answer(choose_action_llm(prompt))
     if not feedback and rng.random() < args.sloppy:
@@ -167,7 +181,7 @@ def send_with_retries(server, op, actions, ask, args, **extra):
     the number of refusals."""
     tries, refused = {}, 0
     while True:
-        reply = server.request(op=op, actions=actions, **extra)
+        reply = server.request(op, actions=actions, **extra)
         if reply["ok"]:
             return reply, refused
         err = reply["error"]
@@ -220,7 +234,9 @@ def play_plans(server, info, reply, args, rng):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenario")
-    ap.add_argument("--polis", default="polis", help="the polis binary (default: in PATH)")
+    ap.add_argument("--polis", default=None,
+                    help="the polis binary (default: $POLIS_BIN, else build/polis of this "
+                         "source tree, else polis in PATH)")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--retries", type=int, default=2, help="re-asks after a refused action")
@@ -237,17 +253,40 @@ def main():
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
-    server = PolisServer(args.polis, args.scenario)
-    info = server.request(op="describe")
+    try:
+        polis = find_polis(args.polis, near=[HERE])
+    except FileNotFoundError as e:
+        print("llm_agent.py: %s" % e, file=sys.stderr)
+        return 2
+    server = Client.spawn(args.scenario, polis=polis)
+    try:
+        return play(server, args, rng)
+    except ProtocolError as e:
+        print("llm_agent.py: %s" % e, file=sys.stderr)
+        return 1
+    finally:
+        server.close()
+
+
+def print_metrics(reply):
+    """The figures `polis eval` reports, which the server sends when the episode ends."""
+    if "metrics" in reply:
+        print("metrics: " + ", ".join("%s %s" % (k, "undefined" if v is None else "%g" % v)
+                                      for k, v in reply["metrics"].items()))
+
+
+def play(server, args, rng):
+    info = server.describe()
+    docs = action_docs(info)
     print("scenario %s: agents %s, %d actions" % (info["scenario"], ", ".join(info["agents"]),
                                                  len(info["actions"])))
-    reply = server.request(op="reset", seed=args.seed)
+    reply = server.reset(seed=args.seed)
     if info.get("macros") and not args.primitive:
         print("plan commands: " + ", ".join(m["usage"] for m in info["macros"]))
         reply, totals, refused, ended = play_plans(server, info, reply, args, rng)
         print("returns: " + ", ".join("%s %g" % (a, r) for a, r in totals.items()))
         print("plans ended: %d; refused answers re-asked: %d" % (ended, refused))
-        server.close()
+        print_metrics(reply)
         if args.check and ((reply["tick"] != args.steps and not reply["done"]) or ended == 0
                            or (args.sloppy > 0 and refused == 0)):
             print("check failed: tick %s of %d, %d plans ended, %d refused"
@@ -262,12 +301,14 @@ def main():
         views = reply["agents"]
         live = [a for a in info["agents"]
                 if not views[a].get("terminated") and not views[a].get("truncated")]
-        actions = {agent: ask_model(agent, views[agent], None, args, rng) for agent in live}
+        actions = {agent: ask_model(agent, views[agent], docs, None, args, rng)
+                   for agent in live}
         # Re-ask only the agent the server named, with its reason; after --retries
         # refusals that agent is left out of the step (it does noop).
         step, n = send_with_retries(
             server, "step", actions,
-            lambda agent, message: ask_model(agent, views[agent], message, args, rng), args)
+            lambda agent, message: ask_model(agent, views[agent], docs, message, args, rng),
+            args)
         refused += n
         reply = step
         for agent, res in reply["agents"].items():
@@ -276,7 +317,7 @@ def main():
             "%s %s" % (a, actions.get(a, "noop")) for a in info["agents"])))
     print("returns: " + ", ".join("%s %g" % (a, r) for a, r in totals.items()))
     print("refused actions re-asked: %d" % refused)
-    server.close()
+    print_metrics(reply)
     if args.check and (reply.get("tick") != args.steps or (args.sloppy > 0 and refused == 0)):
         print("check failed: tick %s of %d, %d refused" % (reply.get("tick"), args.steps,
                                                            refused), file=sys.stderr)

@@ -158,7 +158,7 @@ int cli_find_policy(polis_env *env, const char *cmd, const char *name, int32_t *
  * object, and the kernel concatenates non-"json" formats (the metrics plugin's, a Lua
  * game's own). Merges them into one object, the first plugin's value winning a name both
  * use; NULL when a piece is not an object (or out of memory). */
-static cJSON *parse_metrics(const char *text)
+cJSON *cli_metrics_parse(const char *text)
 {
     cJSON *all = cJSON_CreateObject();
     const char *p = text;
@@ -221,6 +221,16 @@ static bool flatten(cJSON *flat, const cJSON *o, const char *prefix)
     return true;
 }
 
+cJSON *cli_metrics_flat(const cJSON *metrics)
+{
+    cJSON *flat = cJSON_CreateObject();
+    if (flat && !flatten(flat, metrics, "")) {
+        cJSON_Delete(flat);
+        flat = NULL;
+    }
+    return flat;
+}
+
 void cli_episode_free(cli_episode *e)
 {
     cJSON_Delete(e->metrics);
@@ -265,7 +275,7 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
             cli_episode_free(out);
             return false;
         }
-        cJSON *m = parse_metrics(text);
+        cJSON *m = cli_metrics_parse(text);
         polis_free(text);
         if (!m) {
             snprintf(err, err_size, "the \"metrics\" rendering is not a sequence of JSON objects");

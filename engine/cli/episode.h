@@ -31,6 +31,14 @@ void cli_policy_names(polis_env *env, char *buf, size_t size);
  * `cmd` naming the scenario's policies. */
 int cli_find_policy(polis_env *env, const char *cmd, const char *name, int32_t *out);
 
+/* The "metrics" rendering's pieces merged into one object (the first plugin's value wins a
+ * name both use; NULL: a piece is not a JSON object, or out of memory), and that object
+ * flattened as `polis eval` reports it: every number and null under dotted keys, arrays and
+ * the top-level "episode" left out (NULL on out of memory). `polis serve` reports the latter
+ * at an episode's end. */
+cJSON *cli_metrics_parse(const char *text);
+cJSON *cli_metrics_flat(const cJSON *metrics);
+
 /* One finished episode. */
 typedef struct cli_episode {
     int64_t steps;

@@ -52,6 +52,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "episode.h"
+#include "eval.h"
 #include "serve.h"
 #include "util.h"
 #include "polis/polis.h"
@@ -97,6 +99,8 @@ const char CLI_SERVE_HELP[] =
     "  --on-bad-action P    what an unparseable or illegal action becomes: 'error' (default;\n"
     "                       the step is refused and the client asked again) or 'noop' (the\n"
     "                       agent does noop and the episode's stats count it)\n"
+    "  --no-metrics         do not add the metrics plugin when the scenario lacks it (the\n"
+    "                       reply that ends an episode then has no \"metrics\")\n"
     CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
@@ -110,6 +114,7 @@ typedef struct serve_args {
     bool allow_remote;
     bool bad_is_noop;
     bool isolate; /* --isolate: a process per TCP client */
+    bool no_metrics; /* --no-metrics: leave the scenario's plugins as they are */
     int max_clients;
     int idle_timeout;        /* seconds, 0: none (TCP only) */
     int write_timeout;       /* seconds, 0: none (TCP only) */
@@ -137,6 +142,8 @@ static int parse_args(int argc, char **argv, serve_args *a)
         }
         if (strcmp(arg, "--stdio") == 0) {
             a->stdio = true;
+        } else if (strcmp(arg, "--no-metrics") == 0) {
+            a->no_metrics = true;
         } else if (strcmp(arg, "--allow-remote") == 0) {
             a->allow_remote = true;
         } else if (strcmp(arg, "--isolate") == 0) {
@@ -194,7 +201,9 @@ static int parse_args(int argc, char **argv, serve_args *a)
                          tcp_only);
     if (!(a->scenario = cli_scenario("serve", a->scenario))) return EXIT_ENV;
     bool oom = false;
-    a->overrides_text = cli_overrides_text(&a->overrides, &oom);
+    /* Like `polis eval`, every session's env has the metrics plugin, so the reply that ends
+     * an episode carries the figures eval prints for an RL policy. */
+    a->overrides_text = cli_eval_overrides(a->scenario, a->overrides.obj, !a->no_metrics, &oom);
     if (oom) return cli_usage("serve", "out of memory");
     return 0;
 }
@@ -227,7 +236,7 @@ typedef struct session {
     polis_env *env;
     bool bad_is_noop;
     bool in_episode; /* a reset succeeded and no step failed since */
-    bool has_json, has_text;
+    bool has_json, has_text, has_metrics;
     int64_t steps;
     int64_t *bad_actions; /* [n_agents], this episode */
     int64_t *illegal;     /* [n_agents], this episode: masked actions the env made no-ops */
@@ -305,6 +314,7 @@ static polis_status session_open(session *s, const serve_args *a, polis_error *e
     const char *formats = polis_env_render_formats(s->env);
     s->has_json = has_format(formats, "json");
     s->has_text = has_format(formats, "text");
+    s->has_metrics = has_format(formats, "metrics");
     s->bad_is_noop = a->bad_is_noop;
     s->n_macros = polis_env_n_macros(s->env);
     return POLIS_OK;
@@ -410,6 +420,10 @@ static cJSON *op_describe(session *s)
     cJSON *actions = cJSON_AddArrayToObject(r, "actions");
     for (int32_t k = 0; k < polis_env_n_actions(s->env); k++)
         cJSON_AddItemToArray(actions, cJSON_CreateString(polis_env_action_name(s->env, k)));
+    cJSON *docs = cJSON_AddObjectToObject(r, "action_docs");
+    for (int32_t k = 0; k < polis_env_n_actions(s->env); k++)
+        cJSON_AddStringToObject(docs, polis_env_action_name(s->env, k),
+                                polis_env_action_doc(s->env, k));
     cJSON *formats = cJSON_AddArrayToObject(r, "formats");
     const char *f = polis_env_render_formats(s->env);
     while (*f) {
@@ -454,6 +468,32 @@ static void add_plan(session *s, int32_t agent, cJSON *a)
         cJSON_AddStringToObject(p, "why", ev->why);
 }
 
+/* The episode's figures, as `polis eval` reports them for one episode: the metrics plugin's
+ * rendering flattened, and eval's own "steps" and "illegal_actions" (summed over agents).
+ * NULL, or an engine_error reply. */
+static cJSON *add_metrics(session *s, cJSON *r)
+{
+    char *text = NULL;
+    if (polis_env_render(s->env, 0, "metrics", &text) != POLIS_OK)
+        return error_reply("engine_error", NULL, "metrics: %s", polis_env_error(s->env));
+    cJSON *m = cli_metrics_parse(text);
+    polis_free(text);
+    cJSON *flat = m ? cli_metrics_flat(m) : NULL;
+    cJSON_Delete(m);
+    if (!flat)
+        return error_reply("engine_error", NULL,
+                           "metrics: the \"metrics\" rendering is not a sequence of JSON objects");
+    int64_t illegal = 0;
+    for (int32_t i = 0; i < polis_env_n_agents(s->env); i++) illegal += s->illegal[i];
+    /* eval's own counts, unless the plugin reports the same names (its value wins there) */
+    if (!cJSON_GetObjectItemCaseSensitive(flat, "steps"))
+        cJSON_AddNumberToObject(flat, "steps", (double)s->steps);
+    if (!cJSON_GetObjectItemCaseSensitive(flat, "illegal_actions"))
+        cJSON_AddNumberToObject(flat, "illegal_actions", (double)illegal);
+    cJSON_AddItemToObject(r, "metrics", flat);
+    return NULL;
+}
+
 /* The per-agent part of reset, step and advance replies, and tick/done. `sums`: rewards
  * and illegal flags over the ticks of an advance rather than the last tick's. */
 static cJSON *add_agents(session *s, cJSON *r, bool with_step, bool sums)
@@ -482,6 +522,13 @@ static cJSON *add_agents(session *s, cJSON *r, bool with_step, bool sums)
         }
     }
     add_stats(s, r);
+    if (with_step && s->has_metrics && polis_env_done(s->env)) {
+        cJSON *err = add_metrics(s, r);
+        if (err) {
+            cJSON_Delete(r);
+            return err;
+        }
+    }
     return r;
 }
 

@@ -321,7 +321,9 @@ typedef struct polis_host {
     void (*text_append)(polis_text *t, const char *s, size_t n);
     void (*text_printf)(polis_text *t, const char *fmt, ...) POLIS_PRINTF(2, 3);
     /* Registers a renderer of one agent's view in a named format (init/start only; one per
-     * format per plugin): "text" (for LLM agents, deterministic prose; end lines with '\n')
+     * format per plugin): "text" (for LLM agents, deterministic prose; end lines with '\n';
+     * the kernel appends the line of legal actions from the mask, so a renderer does not
+     * list them)
      * and "json" (exactly one JSON value, checked by the kernel: invalid JSON fails the
      * rendering with a message naming the plugin and agent) are the conventional ones; any
      * 1-63 character [a-z0-9_] name is allowed. Several plugins may register the same

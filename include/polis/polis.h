@@ -153,6 +153,9 @@ const char *polis_env_agent_name(const polis_env *env, int32_t agent);
 int32_t polis_env_n_actions(const polis_env *env);
 const char *polis_env_action_name(const polis_env *env, int32_t action);
 int32_t polis_env_action_id(const polis_env *env, const char *name); /* -1 if unknown */
+/* The one-line doc of an action ("" when its plugin gave none; NULL for a bad id), as
+ * `polis describe` shows it. Borrowed, valid until polis_env_destroy. */
+const char *polis_env_action_doc(const polis_env *env, int32_t action);
 
 /* One field of the per-agent observation record. */
 typedef struct polis_obs_field {
@@ -225,7 +228,9 @@ void polis_free(void *p);
 /* Renders agent's current view in `format` ("text", "json", or another format a plugin
  * registered) into a newly allocated NUL-terminated string (*out, free with polis_free; NULL
  * on failure). "json" is one object with a member per rendering plugin, in registration
- * order; other formats are the plugins' pieces concatenated in registration order.
+ * order; other formats are the plugins' pieces concatenated in registration order, and
+ * "text" ends with the kernel's line of the agent's legal actions from its current mask
+ * ("Legal actions: noop, move_up, share_map_0..7 (...)."; docs/kernel.md).
  * POLIS_ERR_INVALID if no plugin renders that format or the agent id is bad;
  * POLIS_ERR_STATE before the first successful reset and after a failed step or reset
  * (a finished episode still renders). A failing renderer fails the call with its message

@@ -6,8 +6,10 @@
  * it, using the `sharers` service function):
  *   {"global": {"nodes": [...], "edges": [...]}, "communications": [...]}
  * Attributes appear under their flattened names ({"sharing.Map": 1}).
- * "text" is the same for one agent in short prose. Both are deterministic: nodes in id
- * order, edges by source then insertion, in-edges by source.
+ * "text" is the same for one agent in short prose: attributes by what they mean ("shares
+ * map", a label's own name) rather than their internal names, and the relations that carry
+ * the same attributes written once with all their endpoints. Both are deterministic: nodes
+ * in id order, edges by source then insertion, in-edges by source.
  */
 #include <math.h>
 #include <stdio.h>
@@ -131,15 +133,44 @@ polis_status soc_render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_text
 
 /* ---- text ------------------------------------------------------------------------------------ */
 
-static void put_attrs_text(const social *s, polis_text *t, int32_t e)
+/* An attribute as prose: the sharing flags as what they share ("shares map"), a label
+ * ("name.share_obs") as its name, a flag's value only when it is not 1, others as
+ * "<name> <value>". Writes into buf (NUL-terminated, cut at size). */
+static void attr_text(const social *s, int32_t e, int32_t i, char *buf, size_t size)
 {
     size_t base = (size_t)e * (size_t)s->K;
+    int32_t a = s->e_attr[base + (size_t)i];
+    double val = s->e_val[base + (size_t)i];
+    char v[40];
+    soc_fmt_double(v, sizeof v, val);
+    const char *name = s->attr_names[a];
+    const char *label = a == s->a_map ? "shares map" : a == s->a_player ? "shares inventory" : NULL;
+    if (!label && strncmp(name, "name.", 5) == 0) label = name + 5;
+    if (label)
+        snprintf(buf, size, val == 1.0 ? "%s" : "%s %s", label, v);
+    else
+        snprintf(buf, size, "%s %s", name, v);
+}
+
+static void put_attrs_text(const social *s, polis_text *t, int32_t e)
+{
     for (int32_t i = 0; i < s->e_nattr[e]; i++) {
-        char v[40];
-        soc_fmt_double(v, sizeof v, s->e_val[base + (size_t)i]);
-        s->h->text_printf(t, "%s%s %s", i ? ", " : "", s->attr_names[s->e_attr[base + (size_t)i]],
-                          v);
+        char a[160];
+        attr_text(s, e, i, a, sizeof a);
+        s->h->text_printf(t, "%s%s", i ? ", " : "", a);
     }
+}
+
+/* Whether edges e and f carry the same attributes with the same values. */
+static bool same_attrs(const social *s, int32_t e, int32_t f)
+{
+    if (s->e_nattr[e] != s->e_nattr[f]) return false;
+    size_t be = (size_t)e * (size_t)s->K, bf = (size_t)f * (size_t)s->K;
+    for (int32_t i = 0; i < s->e_nattr[e]; i++)
+        if (s->e_attr[be + (size_t)i] != s->e_attr[bf + (size_t)i] ||
+            s->e_val[be + (size_t)i] != s->e_val[bf + (size_t)i])
+            return false;
+    return true;
 }
 
 static const char *name_of(const social *s, int32_t agent)
@@ -173,25 +204,6 @@ static void text_groups(const social *s, polis_text *t, int32_t agent)
     PUT(s, t, "\n");
 }
 
-static void text_sharing(const social *s, polis_text *t, int32_t agent)
-{
-    const polis_host *h = s->h;
-    bool any = false;
-    for (int32_t e = s->in_head[agent]; e >= 0 && s->e_from[e] < s->P; e = s->e_in_next[e]) {
-        double map = 0.0, player = 0.0;
-        if (s->e_from[e] == agent) continue;
-        soc_edge_get(s, e, s->a_map, &map);
-        soc_edge_get(s, e, s->a_player, &player);
-        if (map == 0.0 && player == 0.0) continue;
-        h->text_printf(t, "%s %s (%s%s%s)", any ? "," : "", name_of(s, s->e_from[e]),
-                       map != 0.0 ? "map" : "", map != 0.0 && player != 0.0 ? ", " : "",
-                       player != 0.0 ? "inventory" : "");
-        any = true;
-    }
-    if (!any) PUT(s, t, " nobody");
-    PUT(s, t, "\n");
-}
-
 static void put_endpoint(const social *s, polis_text *t, int32_t node, int32_t agent)
 {
     if (node == agent)
@@ -202,6 +214,40 @@ static void put_endpoint(const social *s, polis_text *t, int32_t node, int32_t a
         s->h->text_printf(t, "group %d", node - s->P);
 }
 
+/* The agent's out-edges (to players and groups) or in-edges from other players, edges with
+ * the same attributes written once: " to bo, cy (trust 0.5); to group 1 (member 1)". */
+static void text_relations(const social *s, polis_text *t, int32_t agent, bool out)
+{
+    bool any = false;
+#define REL_FIRST(a) (out ? s->out_head[a] : s->in_head[a])
+#define REL_NEXT(e) (out ? s->e_out_next[e] : s->e_in_next[e])
+#define REL_SKIP(e) (!out && (s->e_from[e] >= s->P || s->e_from[e] == agent))
+#define REL_END(e) (e < 0 || (!out && s->e_from[e] >= s->P))
+    for (int32_t e = REL_FIRST(agent); !REL_END(e); e = REL_NEXT(e)) {
+        if (REL_SKIP(e)) continue;
+        bool earlier = false; /* written with an earlier edge of the same attributes */
+        for (int32_t f = REL_FIRST(agent); f != e && !earlier; f = REL_NEXT(f))
+            earlier = !REL_SKIP(f) && same_attrs(s, e, f);
+        if (earlier) continue;
+        s->h->text_printf(t, "%s%s ", any ? ";" : "", out ? " to" : " from");
+        put_endpoint(s, t, out ? s->e_to[e] : s->e_from[e], agent);
+        for (int32_t f = REL_NEXT(e); !REL_END(f); f = REL_NEXT(f))
+            if (!REL_SKIP(f) && same_attrs(s, e, f)) {
+                PUT(s, t, ", ");
+                put_endpoint(s, t, out ? s->e_to[f] : s->e_from[f], agent);
+            }
+        PUT(s, t, " (");
+        put_attrs_text(s, t, e);
+        PUT(s, t, ")");
+        any = true;
+    }
+#undef REL_FIRST
+#undef REL_NEXT
+#undef REL_SKIP
+#undef REL_END
+    if (!any) PUT(s, t, " none");
+}
+
 polis_status soc_render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
 {
     social *s = ud;
@@ -210,39 +256,12 @@ polis_status soc_render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_text
     h->text_printf(t, "Social: you are %s (agent %d).\n", name_of(s, agent), agent);
     PUT(s, t, "Your groups:");
     text_groups(s, t, agent);
-    PUT(s, t, "Sharing with you:");
-    text_sharing(s, t, agent);
     PUT(s, t, "Your relations:");
-    bool any = false;
-    for (int32_t e = s->out_head[agent]; e >= 0; e = s->e_out_next[e]) {
-        if (any)
-            PUT(s, t, "; to ");
-        else
-            PUT(s, t, " to ");
-        put_endpoint(s, t, s->e_to[e], agent);
-        PUT(s, t, " (");
-        put_attrs_text(s, t, e);
-        PUT(s, t, ")");
-        any = true;
-    }
-    if (!any) PUT(s, t, " none");
+    text_relations(s, t, agent, true);
     PUT(s, t, "\nRelations to you:");
-    any = false;
-    for (int32_t e = s->in_head[agent]; e >= 0 && s->e_from[e] < s->P; e = s->e_in_next[e]) {
-        if (s->e_from[e] == agent) continue;
-        if (any)
-            PUT(s, t, "; from ");
-        else
-            PUT(s, t, " from ");
-        put_endpoint(s, t, s->e_from[e], agent);
-        PUT(s, t, " (");
-        put_attrs_text(s, t, e);
-        PUT(s, t, ")");
-        any = true;
-    }
-    if (!any) PUT(s, t, " none");
+    text_relations(s, t, agent, false);
     PUT(s, t, "\n");
-    any = false;
+    bool any = false;
     for (int32_t e = s->in_head[agent]; e >= 0 && s->e_from[e] < s->P; e = s->e_in_next[e]) {
         if (!has_words(s, e)) continue;
         h->text_printf(t, "%s %s says ", any ? ";" : "Messages:", name_of(s, s->e_from[e]));

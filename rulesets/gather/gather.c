@@ -352,12 +352,7 @@ static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_t
                        io->terminations[agent] ? "terminated" : "truncated");
         return POLIS_OK;
     }
-    /* From the action mask, so the prose offers exactly what the next step accepts. */
-    const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
-    h->text_printf(t, "Legal moves:");
-    for (int32_t d = 0; d < 4; d++)
-        if (mask[g->act[d]]) h->text_printf(t, " %s,", DIR_NAMES[d]);
-    h->text_printf(t, " stay.\n");
+    /* The legal actions follow: the kernel appends them from the mask (docs/kernel.md). */
     return POLIS_OK;
 }
 

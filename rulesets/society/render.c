@@ -5,9 +5,11 @@
  *           episode_id, step_id, Map {block_grids, resources, events, players},
  *           Player {id, name, job, position, inventory}, Social {sharings}. The social
  *           plugin renders the graph itself (its own member of the kernel's JSON object).
- *   "text"  deterministic prose: position, inventory, capacities, everything visible with
- *           positions, amounts, directions and distances (nearest first), shared views, and
- *           the legal physical actions written as text actions.
+ *   "text"  deterministic prose: position, inventory, capacities, and everything visible in
+ *           the agent's window and the windows shared with it, each cell once, grouped by
+ *           kind (blocks, each resource's piles, each station type with its recipe, agents),
+ *           nearest first, with positions, amounts and directions. The kernel appends the
+ *           legal actions from the mask (docs/kernel.md).
  *
  * Actions: the kernel matches action names ("pick_wood", "move_up") itself; this parser adds
  * AdaSociety's JSON actions ({"action": "pick_by_name", "kwargs": {"resource_name":
@@ -199,77 +201,144 @@ static void recipe_text(soc *s, polis_text *t, int32_t k)
                        s->res[s->amounts[rc->out + i].res].name);
 }
 
-/* One cell as seen by owner, or nothing if it shows nothing. */
-static bool cell_text(soc *s, polis_text *t, int32_t owner, int32_t viewer, int32_t dx, int32_t dy)
+/* The text view states every visible cell once: the agent's window and the windows shared
+ * with it are merged, and what they show is grouped by kind (blocks, each resource's piles,
+ * each station type with its recipe once, agents), each group nearest first. A cell's pile
+ * or station shows when at least one window covering it shows it to its owner. */
+typedef struct seen_cell {
+    int32_t d, rx, ry; /* from the viewer, on the torus */
+    int32_t cell, owner;
+} seen_cell;
+
+static int seen_cmp(const void *pa, const void *pb)
+{
+    const seen_cell *a = pa, *b = pb;
+    if (a->d != b->d) return a->d < b->d ? -1 : 1;
+    if (a->rx != b->rx) return a->rx < b->rx ? -1 : 1;
+    if (a->ry != b->ry) return a->ry < b->ry ? -1 : 1;
+    return (a->owner > b->owner) - (a->owner < b->owner);
+}
+
+/* Every (cell, owner) pair of the merged windows, sorted nearest first; NULL when out of
+ * memory (host->error set). *n gets the count, *size the bytes to free. */
+static seen_cell *seen_cells(soc *s, int32_t agent, int32_t n_owners, int32_t *n, size_t *size)
+{
+    size_t total = 0;
+    for (int32_t i = 0; i < n_owners; i++) {
+        const soc_job *job = &s->jobs[s->agent_job[s->views[i]]];
+        total += (size_t)(2 * job->fov_h + 1) * (size_t)(2 * job->fov_v + 1);
+    }
+    *size = total * sizeof(seen_cell);
+    seen_cell *c = s->h->alloc(s->ctx, *size ? *size : 1);
+    if (!c) {
+        s->h->error(s->ctx, "text view: out of memory (%zu bytes)", *size);
+        return NULL;
+    }
+    size_t k = 0;
+    for (int32_t i = 0; i < n_owners; i++) {
+        int32_t owner = s->views[i];
+        const soc_job *job = &s->jobs[s->agent_job[owner]];
+        for (int32_t dx = -job->fov_h; dx <= job->fov_h; dx++)
+            for (int32_t dy = -job->fov_v; dy <= job->fov_v; dy++) {
+                int32_t x = soc_wrap(s->ax[owner] + dx, s->W), y = soc_wrap(s->ay[owner] + dy, s->H);
+                int32_t rx = soc_wrap(x - s->ax[agent] + s->W / 2, s->W) - s->W / 2;
+                int32_t ry = soc_wrap(y - s->ay[agent] + s->H / 2, s->H) - s->H / 2;
+                c[k++] = (seen_cell){.d = (rx < 0 ? -rx : rx) + (ry < 0 ? -ry : ry),
+                                     .rx = rx, .ry = ry, .cell = y * s->W + x, .owner = owner};
+            }
+    }
+    qsort(c, k, sizeof *c, seen_cmp);
+    *n = (int32_t)k;
+    return c;
+}
+
+/* What one group lists: blocks, piles of resource `r`, stations of recipe `r`, agents. */
+enum { SEE_BLOCK, SEE_PILE, SEE_STATION, SEE_AGENT };
+
+/* Whether the cell of c[i..j) (one cell, every owner whose window covers it) shows the kind;
+ * for piles *amount gets the pile, for agents *who the agent. */
+static bool cell_shows(soc *s, int32_t agent, const seen_cell *c, int32_t i, int32_t j, int kind,
+                       int32_t r, int32_t *val)
+{
+    int32_t cell = c[i].cell;
+    switch (kind) {
+    case SEE_BLOCK: return *soc_layer(s, s->L_blocks, cell) != 0;
+    case SEE_AGENT: {
+        int32_t q = *soc_layer(s, s->L_agents, cell) - 1;
+        *val = q;
+        return q >= 0 && q != agent;
+    }
+    case SEE_PILE:
+        if (!s->kinds[cell]) return false;
+        *val = s->piles[(size_t)cell * (size_t)s->R + (size_t)r];
+        if (!*val) return false;
+        for (int32_t m = i; m < j; m++)
+            if (soc_resource_visible(s, c[m].owner, r)) return true;
+        return false;
+    default:
+        if (*soc_layer(s, s->L_recipes, cell) - 1 != r) return false;
+        for (int32_t m = i; m < j; m++)
+            if (soc_recipe_visible(s, c[m].owner, r)) return true;
+        return false;
+    }
+}
+
+static int32_t cell_end(const seen_cell *c, int32_t n, int32_t i)
+{
+    int32_t j = i + 1;
+    while (j < n && c[j].rx == c[i].rx && c[j].ry == c[i].ry) j++;
+    return j;
+}
+
+static void group_label(soc *s, polis_text *t, int kind, int32_t r)
+{
+    switch (kind) {
+    case SEE_BLOCK: put(s, t, "- blocks:"); break;
+    case SEE_PILE: s->h->text_printf(t, "- %s piles:", s->res[r].name); break;
+    case SEE_STATION:
+        s->h->text_printf(t, "- station %s (", s->rec[r].name);
+        recipe_text(s, t, r);
+        put(s, t, "):");
+        break;
+    default: put(s, t, "- agents:"); break;
+    }
+}
+
+static void cell_pos(soc *s, polis_text *t, const seen_cell *c)
+{
+    s->h->text_printf(t, "(%d, %d) ", (int)(c->cell % s->W), (int)(c->cell / s->W));
+    direction(s, t, c->rx, c->ry);
+}
+
+/* One group's line, "- <label>: (x, y) <direction>; ...", or nothing when it is empty. A
+ * block or station kind on most visible cells is written by its exceptions instead:
+ * "on every visible cell except (x, y) <direction>; ...". */
+static bool group_text(soc *s, polis_text *t, int32_t agent, const seen_cell *c, int32_t n,
+                       int kind, int32_t r)
 {
     const polis_host *h = s->h;
-    int32_t x = soc_wrap(s->ax[owner] + dx, s->W), y = soc_wrap(s->ay[owner] + dy, s->H);
-    int32_t cell = y * s->W + x;
-    int32_t q = *soc_layer(s, s->L_agents, cell) - 1;
-    int32_t k = *soc_layer(s, s->L_recipes, cell) - 1;
-    bool block = *soc_layer(s, s->L_blocks, cell) != 0;
-    bool agent = q >= 0 && q != viewer, station = k >= 0 && soc_recipe_visible(s, owner, k);
-    bool pile = false;
-    const int32_t *piles = s->piles + (size_t)cell * (size_t)s->R;
-    for (int32_t r = 0; r < s->R && s->kinds[cell]; r++)
-        if (piles[r] && soc_resource_visible(s, owner, r)) pile = true;
-    if (!block && !agent && !station && !pile) return false;
-    /* Directions and distances are from the viewer, also inside shared views. */
-    int32_t rx = soc_wrap(x - s->ax[viewer] + s->W / 2, s->W) - s->W / 2;
-    int32_t ry = soc_wrap(y - s->ay[viewer] + s->H / 2, s->H) - s->H / 2;
-    h->text_printf(t, "- (%d, %d), ", (int)x, (int)y);
-    direction(s, t, rx, ry);
-    h->text_printf(t, ", distance %d:", (int)((rx < 0 ? -rx : rx) + (ry < 0 ? -ry : ry)));
-    const char *sep = " ";
-    if (block) {
-        h->text_printf(t, "%sblock", sep);
-        sep = "; ";
+    int32_t cells = 0, shown = 0, val = 0;
+    for (int32_t i = 0; i < n; i = cell_end(c, n, i)) {
+        cells++;
+        shown += cell_shows(s, agent, c, i, cell_end(c, n, i), kind, r, &val);
     }
-    if (pile) {
-        h->text_printf(t, "%spile", sep);
-        const char *c = " ";
-        for (int32_t r = 0; r < s->R; r++)
-            if (piles[r] && soc_resource_visible(s, owner, r)) {
-                h->text_printf(t, "%s%s x%d", c, s->res[r].name, (int)piles[r]);
-                c = ", ";
-            }
-        sep = "; ";
-    }
-    if (station) {
-        h->text_printf(t, "%sstation %s (", sep, s->rec[k].name);
-        recipe_text(s, t, k);
-        put(s, t, ")");
-        sep = "; ";
-    }
-    if (agent) {
-        h->text_printf(t, "%sagent %s", sep, h->agent_name(s->ctx, q));
-        sep = "; ";
+    if (!shown) return false;
+    group_label(s, t, kind, r);
+    bool inverse = (kind == SEE_BLOCK || kind == SEE_STATION) && shown > 4 && 2 * shown > cells;
+    if (inverse) put(s, t, shown == cells ? " on every visible cell" : " on every visible cell except");
+    bool any = false;
+    for (int32_t i = 0, j; i < n; i = j) {
+        j = cell_end(c, n, i);
+        if (cell_shows(s, agent, c, i, j, kind, r, &val) == inverse) continue;
+        put(s, t, any ? "; " : " ");
+        if (kind == SEE_PILE) h->text_printf(t, "%d at ", (int)val);
+        if (kind == SEE_AGENT) h->text_printf(t, "%s at ", h->agent_name(s->ctx, val));
+        cell_pos(s, t, &c[i]);
+        any = true;
     }
     put(s, t, "\n");
     return true;
 }
-
-/* Owner's window, nearest to the viewer first (Manhattan distance on the torus), then in
- * scan order (dx, then dy). */
-static void window_text(soc *s, polis_text *t, int32_t owner, int32_t viewer)
-{
-    const soc_job *job = &s->jobs[s->agent_job[owner]];
-    bool any = false;
-    int32_t maxd = s->W / 2 + s->H / 2;
-    for (int32_t d = 0; d <= maxd; d++)
-        for (int32_t dx = -job->fov_h; dx <= job->fov_h; dx++)
-            for (int32_t dy = -job->fov_v; dy <= job->fov_v; dy++) {
-                int32_t x = soc_wrap(s->ax[owner] + dx, s->W),
-                        y = soc_wrap(s->ay[owner] + dy, s->H);
-                int32_t rx = soc_wrap(x - s->ax[viewer] + s->W / 2, s->W) - s->W / 2;
-                int32_t ry = soc_wrap(y - s->ay[viewer] + s->H / 2, s->H) - s->H / 2;
-                if ((rx < 0 ? -rx : rx) + (ry < 0 ? -ry : ry) == d)
-                    any |= cell_text(s, t, owner, viewer, dx, dy);
-            }
-    if (!any) put(s, t, "- nothing\n");
-}
-
-static const char *const MOVE_TEXT[4] = {"move up", "move down", "move left", "move right"};
 
 static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
 {
@@ -285,8 +354,8 @@ static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_t
                                    ? s->max_length
                                    : h->max_steps(ctx)));
     h->text_printf(t,
-                   "The map is %d x %d and wraps around; move up/down change x by -1/+1, "
-                   "move left/right change y by -1/+1.\n",
+                   "The map is %d x %d and wraps around; move_up/move_down change x by -1/+1, "
+                   "move_left/move_right change y by -1/+1.\n",
                    (int)s->W, (int)s->H);
     put(s, t, "Inventory:");
     const char *sep = " ";
@@ -311,31 +380,40 @@ static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_t
         sep = ", ";
     }
     h->text_printf(t, "%s.\n", *sep == ' ' ? " unlimited" : "");
-    h->text_printf(t, "You see %d cell%s up/down and %d left/right:\n", (int)job->fov_h,
+    h->text_printf(t, "You see %d cell%s up/down and %d left/right", (int)job->fov_h,
                    job->fov_h == 1 ? "" : "s", (int)job->fov_v);
-    window_text(s, t, agent, agent);
-    int32_t n = soc_views(s, agent);
-    for (int32_t i = 1; i < n; i++) {
+    int32_t n_owners = soc_views(s, agent);
+    /* The sharers' windows, their size once when all have the same. */
+    bool same = true;
+    for (int32_t i = 2; i < n_owners; i++)
+        same &= s->agent_job[s->views[i]] == s->agent_job[s->views[1]] ||
+                (s->jobs[s->agent_job[s->views[i]]].fov_h ==
+                     s->jobs[s->agent_job[s->views[1]]].fov_h &&
+                 s->jobs[s->agent_job[s->views[i]]].fov_v ==
+                     s->jobs[s->agent_job[s->views[1]]].fov_v);
+    for (int32_t i = 1; i < n_owners; i++) {
         int32_t u = s->views[i];
-        h->text_printf(t, "%s shares its view from (%d, %d):\n", h->agent_name(ctx, u),
+        const soc_job *uj = &s->jobs[s->agent_job[u]];
+        if (i == 1)
+            put(s, t, n_owners == 2 ? "; also the view of" : "; also the views of");
+        h->text_printf(t, "%s %s at (%d, %d)", i > 1 ? "," : "", h->agent_name(ctx, u),
                        (int)s->ax[u], (int)s->ay[u]);
-        window_text(s, t, u, agent);
+        if (!same || i == n_owners - 1)
+            h->text_printf(t, " (%s%d up/down, %d left/right)",
+                           same && n_owners > 2 ? "each " : "", (int)uj->fov_h, (int)uj->fov_v);
     }
-    put(s, t, "Legal actions: noop");
-    for (int d = 0; d < 4; d++) h->text_printf(t, ", %s", MOVE_TEXT[d]);
-    if (soc_action_legal(s, agent, s->act_produce)) {
-        int32_t k = *soc_layer(s, s->L_recipes, s->ay[agent] * s->W + s->ax[agent]) - 1;
-        h->text_printf(t, ", produce (%s: ", s->rec[k].name);
-        recipe_text(s, t, k);
-        put(s, t, ")");
-    }
-    for (int32_t r = 0; r < s->R; r++)
-        if (soc_action_legal(s, agent, s->act_pick[r]))
-            h->text_printf(t, ", pick %s", s->res[r].name);
-    for (int32_t r = 0; r < s->R; r++)
-        if (soc_action_legal(s, agent, s->act_dump[r]))
-            h->text_printf(t, ", dump %s", s->res[r].name);
-    put(s, t, ".\n");
+    if (n_owners > 1) put(s, t, ", shared with you");
+    put(s, t, ". Visible, nearest first (position, direction from you):\n");
+    int32_t n = 0;
+    size_t size = 0;
+    seen_cell *c = seen_cells(s, agent, n_owners, &n, &size);
+    if (!c) return POLIS_ERR_NOMEM;
+    bool any = group_text(s, t, agent, c, n, SEE_BLOCK, 0);
+    for (int32_t r = 0; r < s->R; r++) any |= group_text(s, t, agent, c, n, SEE_PILE, r);
+    for (int32_t k = 0; k < s->K; k++) any |= group_text(s, t, agent, c, n, SEE_STATION, k);
+    any |= group_text(s, t, agent, c, n, SEE_AGENT, 0);
+    h->free(ctx, c, size ? size : 1);
+    if (!any) put(s, t, "- nothing\n");
     return POLIS_OK;
 }
 

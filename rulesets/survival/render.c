@@ -1,7 +1,7 @@
 /*
  * render.c — the survival views for LLM agents and tools: "text" (the local view as a
- * character grid with a legend, vitals, inventory, achievements, what can be crafted, the
- * legal actions) and "json" (the same as one object), and the action parser ("move left",
+ * character grid with a legend, vitals, inventory, achievements; the kernel appends the
+ * legal actions from the mask) and "json" (the same as one object), and the action parser ("move left",
  * "go north", "mine", "place table", "craft wood pickaxe", {"action": "sleep"}).
  */
 #include <stdio.h>
@@ -94,21 +94,6 @@ static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_t
                    "d diamond, t table, f furnace, : sand, L lava (deadly), p sapling, P ripe "
                    "plant, X outside the map, Z zombie, C cow, S skeleton, > arrow, A another "
                    "player.\n");
-    uint32_t legal = s->legal[agent];
-    const polis_io *io = h->io(ctx);
-    if (io->terminations[agent] || io->truncations[agent]) legal = 1;
-    h->text_printf(t, "Can craft now:");
-    int crafts = 0;
-    for (int32_t a = SV_MAKE_WOOD_PICKAXE; a < SV_N_ACTIONS; a++)
-        if (legal >> a & 1u) h->text_printf(t, "%s %s", crafts++ ? "," : "", sv_action_names[a]);
-    h->text_printf(t, "%s\n", crafts ? "." : " nothing.");
-    h->text_printf(t, "Legal actions:");
-    for (int32_t a = 0, first = 1; a < SV_N_ACTIONS; a++)
-        if (legal >> a & 1u) {
-            h->text_printf(t, "%s %s", first ? "" : ",", sv_action_names[a]);
-            first = 0;
-        }
-    h->text_printf(t, ".\n");
     return POLIS_OK;
 }
 
@@ -138,12 +123,12 @@ static polis_status render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_t
     h->text_printf(t, "],\"view\":[");
     for (int32_t vr = 0; vr < SV_VIEW_ROWS; vr++)
         h->text_printf(t, "%s\"%s\"", vr ? "," : "", grid[vr]);
-    uint32_t legal = s->legal[agent];
+    /* from the mask, like the kernel's line in the text view */
     const polis_io *io = h->io(ctx);
-    if (io->terminations[agent] || io->truncations[agent]) legal = 1;
+    const uint8_t *row = io->masks + (size_t)agent * (size_t)io->n_actions;
     h->text_printf(t, "],\"legal\":[");
     for (int32_t a = 0, first = 1; a < SV_N_ACTIONS; a++)
-        if (legal >> a & 1u) {
+        if (row[s->action_id[a]]) {
             h->text_printf(t, "%s\"%s\"", first ? "" : ",", sv_action_names[a]);
             first = 0;
         }

@@ -11,7 +11,7 @@ out_line "- coin at (11, 8): 1 south, 2 east (3 steps)"
 out_line "- agent_3 at (10, 7): 1 east (1 step)"
 out_line "== agent_3 =="
 out_line "- agent_0 at (9, 7): 1 west (1 step)"
-out_line "Legal moves: north, west, east, stay."
+out_line "Legal actions: noop, move_north, move_west, move_east."
 out_lines 32
 err_empty
 
@@ -60,7 +60,12 @@ polis 0 render "$PAIR" --plugin-path "$TESTPLUG" --agent 1 --steps 3
 out_line "renderer sees agent_1 at tick 3."
 out_has "You are agent_1 at "
 checks=$((checks + 1))
-[ "$(tail -n 1 "$TMP/out")" = "renderer sees agent_1 at tick 3." ] || fail "the renderer plugin's piece is not last"
+[ "$(tail -n 2 "$TMP/out" | head -n 1)" = "renderer sees agent_1 at tick 3." ] || fail "the renderer plugin's piece is not last"
+checks=$((checks + 1))
+case "$(tail -n 1 "$TMP/out")" in
+"Legal actions: noop, "*wave*) ;;
+*) fail "the kernel's legal actions (both plugins') are not the last line" ;;
+esac
 polis 0 render "$PAIR" --plugin-path "$TESTPLUG" --agent agent_0 --format json
 checks=$((checks + 1))
 python3 - "$TMP/out" <<'EOF' || fail "render_pair json: wrong members"

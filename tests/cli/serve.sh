@@ -58,7 +58,7 @@ polis 0 serve "$GATHER" --stdio <<'EOF'
 EOF
 err_empty
 out_lines 6
-out_line '{"ok":true,"op":"describe","scenario":"gather","agents":["agent_0","agent_1","agent_2","agent_3"],"actions":["noop","move_north","move_south","move_west","move_east"],"formats":["json","text"],"default_seed":1,"max_steps":200,"on_bad_action":"error","in_episode":false,"macros":[],"id":7}'
+out_line '{"ok":true,"op":"describe","scenario":"gather","agents":["agent_0","agent_1","agent_2","agent_3"],"actions":["noop","move_north","move_south","move_west","move_east"],"action_docs":{"noop":"do nothing","move_north":"move to y-1","move_south":"move to y+1","move_west":"move to x-1","move_east":"move to x+1"},"formats":["json","metrics","text"],"default_seed":1,"max_steps":200,"on_bad_action":"error","in_episode":false,"macros":[],"id":7}'
 # reset: the JSON view, the text view and the legal actions in mask order (agent_2 is
 # at the east wall).
 out_has '{"ok":true,"op":"reset","seed":3,"tick":0,"done":false,"agents":{"agent_0":{"observation":{"gather":{"position":[9,4],'
@@ -215,6 +215,29 @@ out_has '{"ok":false,"error":{"code":"illegal_action","message":"agent explorer_
 out_has '{"ok":false,"error":{"code":"bad_action",'
 out_has '"agent":"explorer_0"}}'
 out_lines 4
+
+# The reply that ends an episode (step or advance) carries the figures `polis eval` reports
+# for it (the metrics plugin, added like eval adds it); earlier replies do not.
+# --no-metrics leaves the scenario as it is.
+polis 0 serve "$GATHER" --stdio --set max_steps=2 <<'EOF'
+{"op": "reset", "seed": 3}
+{"op": "step"}
+{"op": "step", "actions": {"agent_0": "move north"}}
+EOF
+out_lines 3
+checks=$((checks + 1))
+[ "$(head -n 2 "$TMP/out" | grep -c '"metrics"')" = 0 ] || fail "metrics before the episode ended"
+checks=$((checks + 1))
+tail -n 1 "$TMP/out" | grep -qF '"done":true' || fail "the last step did not end the episode"
+out_has ',"metrics":{"steps":2,"reward.mean":0,"reward.total":0,"reward.min":0,"reward.max":0,"fairness":null,"oracle":null,"total_reward_normalised":null,"mean_reward_normalised":null,"illegal_actions":0}}'
+polis 0 serve "$GATHER" --stdio --set max_steps=1 --no-metrics <<'EOF'
+{"op": "describe"}
+{"op": "reset"}
+{"op": "advance"}
+EOF
+out_has '"formats":["json","text"]'
+out_has '"stopped":"episode_done"'
+out_lacks '"metrics"'
 
 # A client that closes stdin without "close" ends the session cleanly; blank lines are
 # ignored; an overlong line is refused and the session goes on.

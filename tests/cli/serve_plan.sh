@@ -26,7 +26,7 @@ polis 0 serve "$LINE" --plugin-path "$TESTPLUG" --stdio <<'EOF'
 {"op": "describe"}
 EOF
 err_empty
-out_line '{"ok":true,"op":"describe","scenario":"line","agents":["agent_0","agent_1"],"actions":["noop","fwd","back"],"formats":[],"default_seed":1,"max_steps":12,"on_bad_action":"error","in_episode":false,"macros":[{"name":"WALK","usage":"WALK <n>","doc":"Steps forward n times (1..100); done when walked."},{"name":"BACK","usage":"BACK <n>","doc":"Steps back n times; impossible at the wall (0)."},{"name":"WANDER","usage":"WANDER <n>","doc":"n ticks of random steps forward or pauses."},{"name":"BAD","usage":"BAD <how>","doc":"A broken macro."}]}'
+out_line '{"ok":true,"op":"describe","scenario":"line","agents":["agent_0","agent_1"],"actions":["noop","fwd","back"],"action_docs":{"noop":"do nothing","fwd":"one step forward","back":"one step back"},"formats":["metrics"],"default_seed":1,"max_steps":12,"on_bad_action":"error","in_episode":false,"macros":[{"name":"WALK","usage":"WALK <n>","doc":"Steps forward n times (1..100); done when walked."},{"name":"BACK","usage":"BACK <n>","doc":"Steps back n times; impossible at the wall (0)."},{"name":"WANDER","usage":"WANDER <n>","doc":"n ticks of random steps forward or pauses."},{"name":"BAD","usage":"BAD <how>","doc":"A broken macro."}]}'
 
 # ---- a plan runs to done, one is impossible at once, an action cancels one, reset ends one ----
 polis 0 serve "$LINE" --plugin-path "$TESTPLUG" --stdio <<'EOF'

@@ -168,7 +168,7 @@ class TestEnvBasics(unittest.TestCase):
         env.reset(1)
         text = env.render("agent_0")
         self.assertTrue(text.startswith("You are agent_0 at (9, 7) on the 12x12 grid"), text)
-        self.assertIn("Legal moves: north, south, west, east, stay.", text)
+        self.assertIn("Legal actions: noop, move_north, move_south, move_west, move_east.\n", text)
         self.assertEqual(env.render_json(2), json.loads(env.render(2, "json")))
         with self.assertRaises(polis.InvalidArgumentError):
             env.render(0, "html")

@@ -16,7 +16,7 @@ int main(void)
     CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
     char *out = NULL;
     CHECK_EQ_INT(polis_env_render(env, 0, "text", &out), POLIS_OK);
-    CHECK_EQ_STR(out, "agent 0 at tick 1\n");
+    CHECK_EQ_STR(out, "agent 0 at tick 1\nLegal actions: noop, wave.\n");
     polis_free(out);
     out = NULL;
     CHECK_EQ_INT(polis_env_render(env, 0, "json", &out), POLIS_OK);

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
+#define EXPLORATION POLIS_SOURCE_DIR "/rulesets/exploration/exploration.json"
 
 static polis_env *gather_env(test_log *log, test_alloc *alloc)
 {
@@ -99,7 +100,7 @@ static void test_gather_exact(void)
                  "Other agents in view: 1.\n"
                  "- agent_3 at (10, 7): 1 east (1 step)\n"
                  "Coins you collected this episode: 0.\n"
-                 "Legal moves: north, south, west, east, stay.\n");
+                 "Legal actions: noop, move_north, move_south, move_west, move_east.\n");
     /* agent_3 walks east then south onto the coin at (11, 8) */
     int32_t east[4] = {0, 0, 0, polis_env_action_id(env, "move_east")};
     int32_t south[4] = {0, 0, 0, polis_env_action_id(env, "move_south")};
@@ -113,7 +114,7 @@ static void test_gather_exact(void)
                  "Other agents in view: 1.\n"
                  "- agent_0 at (9, 7): 1 north, 2 west (3 steps)\n"
                  "Coins you collected this episode: 1.\n"
-                 "Legal moves: north, south, west, stay.\n");
+                 "Legal actions: noop, move_north, move_south, move_west.\n");
     CHECK_EQ_STR(render(env, 3, "json"),
                  "{\"gather\":{\"position\":[11,8],\"coins\":[],\"agents\":[{\"id\":0,\"name\":"
                  "\"agent_0\",\"position\":[9,7]}],\"collected\":1}}");
@@ -123,7 +124,7 @@ static void test_gather_exact(void)
                  "Coins in view (up to 2 cells away in x and y): none.\n"
                  "Other agents in view: none.\n"
                  "Coins you collected this episode: 0.\n"
-                 "Legal moves: north, west, east, stay.\n");
+                 "Legal actions: noop, move_north, move_west, move_east.\n");
     CHECK_EQ_STR(
         render(env, 1, "json"),
         "{\"gather\":{\"position\":[6,2],\"coins\":[[7,1]],\"agents\":[],\"collected\":0}}");
@@ -152,7 +153,7 @@ static void test_gather_torus(void)
     CHECK_CONTAINS(text, "on the 6x5 grid (it wraps around at the edges; x grows east");
     CHECK_CONTAINS(text, "Tick 0 of 5.\n");
     CHECK_CONTAINS(text, "Coins in view (up to 1 cells away in x and y): ");
-    CHECK_CONTAINS(text, "Legal moves: north, south, west, east, stay.\n");
+    CHECK_CONTAINS(text, "Legal actions: noop, move_north, move_south, move_west, move_east.\n");
     polis_env_destroy(env);
 }
 
@@ -312,10 +313,21 @@ static void test_ordering(void)
     CHECK(strncmp(gj, "{\"gather\":", 10) == 0);
     snprintf(gjson, sizeof gjson, "%.*s", (int)strlen(gj) - 11, gj + 10);
 
-    /* text: the pieces in registration order, concatenated as written */
-    snprintf(want, sizeof want, "%srenderer sees agent_1 at tick 1.\n", gtext);
+    /* text: the pieces in registration order, concatenated as written, then the kernel's
+     * line of legal actions (once, whatever the number of pieces; both plugins' actions) */
+    char *legal = strstr(gtext, "Legal actions: ");
+    CHECK(legal != NULL && strchr(legal, '\n') == legal + strlen(legal) - 1);
+    if (!legal) goto out;
+    *legal = '\0'; /* gtext is gather's piece alone now */
+    snprintf(want, sizeof want,
+             "%srenderer sees agent_1 at tick 1.\nLegal actions: noop, move_north, move_south, "
+             "move_west, move_east, wave.\n",
+             gtext);
     CHECK_EQ_STR(render(gr, 1, "text"), want);
-    snprintf(want, sizeof want, "renderer sees agent_1 at tick 1.\n%s", gtext);
+    snprintf(want, sizeof want,
+             "renderer sees agent_1 at tick 1.\n%sLegal actions: noop, wave, move_north, "
+             "move_south, move_west, move_east.\n",
+             gtext);
     CHECK_EQ_STR(render(rg, 1, "text"), want);
 
     /* json: one member per plugin, in registration order, each piece verbatim */
@@ -351,7 +363,7 @@ static void test_start_registration(void)
     if (!env) return;
     CHECK_EQ_STR(polis_env_render_formats(env), "ascii json text");
     CHECK_EQ_INT(polis_env_reset(env, 0), POLIS_OK);
-    CHECK_EQ_STR(render(env, 2, "text"), "renderer sees agent_2 at tick 0.\n");
+    CHECK_EQ_STR(render(env, 2, "text"), "renderer sees agent_2 at tick 0.\nLegal actions: noop, wave.\n");
     CHECK_EQ_STR(render(env, 0, "json"),
                  "{\"renderer\":{\"agent\":0,\"tick\":0,\"note\":\"a \\\"quoted\\\" word\"}}");
     CHECK_EQ_STR(parse(env, 0, "wave"), "1 wave");
@@ -423,14 +435,14 @@ static void test_states(void)
     if (!env) return;
     int32_t one[1] = {0};
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_CONTAINS(render(env, 0, "text"), "Legal moves: ");
+    CHECK_CONTAINS(render(env, 0, "text"), "Legal actions: noop, move_");
     step_with(env, one);
     step_with(env, one);
     CHECK(polis_env_done(env));
     const char *text = render(env, 0, "text");
     CHECK_CONTAINS(text, "Tick 2 of 2.\n");
     CHECK_CONTAINS(text, "Your episode is over (truncated).\n");
-    CHECK(strstr(text, "Legal moves") == NULL);
+    CHECK(strstr(text, "Legal actions: noop.\n") != NULL); /* the mask of a finished agent */
     polis_env_destroy(env);
 }
 
@@ -463,7 +475,8 @@ static void test_renderer_errors(void)
                  "(agent_0), tick 1]");
     CHECK_EQ_STR(render_error("fail", 1, "text"),
                  "ERR 1: renderer: cannot see agent 1 [render text, agent 1 (agent_1), tick 1]");
-    CHECK_EQ_STR(render_error("fail", 0, "text"), "renderer sees agent_0 at tick 1.\n");
+    CHECK_EQ_STR(render_error("fail", 0, "text"),
+                 "renderer sees agent_0 at tick 1.\nLegal actions: noop, wave.\n");
     CHECK_EQ_STR(render_error("fail_silent", 0, "text"),
                  "ERR 8: renderer: failed (limit exceeded) [render text, agent 0 (agent_0), "
                  "tick 1]");
@@ -774,8 +787,50 @@ static void test_alloc_failures(void)
     }
 }
 
+/* The kernel's "Legal actions" line is written from the mask row as it is at render time:
+ * rows written here by hand pin the format (families as runs, the note on ranges only when
+ * a range is there); a reset writes the real masks again. */
+static void test_legal_line(void)
+{
+    polis_env *env = test_env_file(EXPLORATION, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    int32_t n = io->n_actions, share = polis_env_action_id(env, "share_map_0");
+    int32_t up = polis_env_action_id(env, "move_up");
+    CHECK(share > 0 && up > 0 && polis_env_action_id(env, "share_map_7") == share + 7);
+    uint8_t *row = io->masks + (size_t)n; /* agent 1 */
+    memset(row, 0, (size_t)n);
+    row[0] = 1;
+    const char *text = render(env, 1, "text");
+    CHECK(strstr(text, "\nLegal actions: noop.\n") != NULL);
+    CHECK_EQ_INT((int)strlen(strstr(text, "Legal actions:")), (int)strlen("Legal actions: noop.\n"));
+    /* runs of 3+ are ranges; runs of 1 or 2 are names */
+    static const uint8_t bits[8] = {1, 1, 1, 0, 1, 0, 1, 1};
+    memcpy(row + share, bits, sizeof bits);
+    row[up] = 1;
+    CHECK_CONTAINS(render(env, 1, "text"),
+                   "\nLegal actions: noop, share_map_0..2, share_map_4, share_map_6, share_map_7, "
+                   "move_up (x_i..j: each of x_i to x_j).\n");
+    static const uint8_t pairs[8] = {0, 1, 1, 0, 0, 0, 0, 1};
+    memcpy(row + share, pairs, sizeof pairs);
+    CHECK_CONTAINS(render(env, 1, "text"),
+                   "\nLegal actions: noop, share_map_1, share_map_2, share_map_7, move_up.\n");
+    memset(row + share, 1, 8);
+    CHECK_CONTAINS(render(env, 1, "text"), "noop, share_map_0..7, move_up (x_i..j");
+    /* the other formats are the plugins' own */
+    CHECK(strstr(render(env, 1, "json"), "Legal actions") == NULL);
+    /* the describe-level doc of each action */
+    CHECK_EQ_STR(polis_env_action_doc(env, 0), "do nothing");
+    CHECK(polis_env_action_doc(env, n) == NULL && polis_env_action_doc(env, -1) == NULL);
+    CHECK(strlen(polis_env_action_doc(env, share + 3)) > 0);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
+    test_legal_line();
     test_gather_exact();
     test_gather_torus();
     cross_check(4, 9, 7, false, 14, 2, 5, 60);

@@ -58,19 +58,19 @@ int main(void)
     CHECK_EQ_STR(text,
                  "Social: you are ada (agent 0).\n"
                  "Your groups: group 0 (division_weight 0.85) with bo (division_weight 0.15)\n"
-                 "Sharing with you: bo (map), cy (inventory)\n"
                  "Your relations: to cy (trust 0.5)\n"
-                 "Relations to you: from bo (sharing.Map 1); from cy (sharing.Player 1, "
+                 "Relations to you: from bo (shares map); from cy (shares inventory, "
                  "communication.0 3, communication.1 3)\n"
-                 "Messages: cy says [3, 3]\n");
+                 "Messages: cy says [3, 3]\n"
+                 "Legal actions: noop, communicate_0..2 (x_i..j: each of x_i to x_j).\n");
     polis_free(text);
     text = render(env, 2, "text");
     CHECK_EQ_STR(text,
                  "Social: you are cy (agent 2).\n"
                  "Your groups: none\n"
-                 "Sharing with you: nobody\n"
-                 "Your relations: to ada (sharing.Player 1, communication.0 3, communication.1 3)\n"
-                 "Relations to you: from ada (trust 0.5)\n");
+                 "Your relations: to ada (shares inventory, communication.0 3, communication.1 3)\n"
+                 "Relations to you: from ada (trust 0.5)\n"
+                 "Legal actions: noop, communicate_0..2 (x_i..j: each of x_i to x_j).\n");
     polis_free(text);
     json = render(env, 2, "json");
     CHECK_CONTAINS(json, "\"communications\": []}}");

@@ -21,31 +21,33 @@ static const char *PARAMS =
 
 static const char *TEXT_ADA =
     "You are ada (agent 0, job smith) at (1, 1). Step 0 of 50.\n"
-    "The map is 6 x 6 and wraps around; move up/down change x by -1/+1, move left/right change y "
-    "by -1/+1.\n"
+    "The map is 6 x 6 and wraps around; move_up/move_down change x by -1/+1, move_left/move_right "
+    "change y by -1/+1.\n"
     "Inventory: wood 1, stone 2.\n"
     "Value of one unit to you: wood 2, stone 1, hammer 5, coal 2.\n"
     "Capacity: hammer 1.\n"
-    "You see 1 cell up/down and 1 left/right:\n"
-    "- (1, 1), here, distance 0: pile wood x3, stone x2; station hammer_craft (1 wood + 1 stone "
-    "-> 1 hammer)\n"
-    "- (0, 2), 1 up 1 right, distance 2: block\n"
-    "bob shares its view from (4, 3):\n"
-    "- (4, 3), 3 up 2 right, distance 5: agent bob\n"
-    "- (4, 4), 3 up 3 left, distance 6: pile coal x5\n"
-    "Legal actions: noop, move up, move down, move left, move right, produce (hammer_craft: 1 "
-    "wood + 1 stone -> 1 hammer), pick wood, pick stone, dump wood, dump stone.\n";
+    "You see 1 cell up/down and 1 left/right; also the view of bob at (4, 3) (1 up/down, 2 "
+    "left/right), shared with you. Visible, nearest first (position, direction from you):\n"
+    "- blocks: (0, 2) 1 up 1 right\n"
+    "- wood piles: 3 at (1, 1) here\n"
+    "- stone piles: 2 at (1, 1) here\n"
+    "- coal piles: 5 at (4, 4) 3 up 3 left\n"
+    "- station hammer_craft (1 wood + 1 stone -> 1 hammer): (1, 1) here\n"
+    "- agents: bob at (4, 3) 3 up 2 right\n"
+    "Legal actions: noop, move_up, move_down, move_left, move_right, produce, pick_wood, "
+    "pick_stone, dump_wood, dump_stone.\n";
 
 static const char *TEXT_BOB =
     "You are bob (agent 1, job miner) at (4, 3). Step 0 of 50.\n"
-    "The map is 6 x 6 and wraps around; move up/down change x by -1/+1, move left/right change y "
-    "by -1/+1.\n"
+    "The map is 6 x 6 and wraps around; move_up/move_down change x by -1/+1, move_left/move_right "
+    "change y by -1/+1.\n"
     "Inventory: hammer 1.\n"
     "Value of one unit to you: wood 1, stone 1, hammer 5, coal 2.\n"
     "Capacity: 10 units in all.\n"
-    "You see 1 cell up/down and 2 left/right:\n"
-    "- (4, 4), 1 right, distance 1: pile coal x5\n"
-    "Legal actions: noop, move up, move down, move left, move right, dump hammer.\n";
+    "You see 1 cell up/down and 2 left/right. Visible, nearest first (position, direction from "
+    "you):\n"
+    "- coal piles: 5 at (4, 4) 1 right\n"
+    "Legal actions: noop, move_up, move_down, move_left, move_right, dump_hammer.\n";
 
 static const char *JSON_ADA =
     "{\"episode_id\": 0, \"step_id\": 0, \"Map\": {\"block_grids\": [[0, 0, 1], [0, 0, 0], "
@@ -113,8 +115,8 @@ static void test_views(void)
     CHECK_EQ_INT(polis_env_render(env, 0, "text", &out), POLIS_OK);
     CHECK_CONTAINS(out, "(1, 1). Step 1 of 50.\n");
     CHECK_CONTAINS(out, "Inventory: stone 1, hammer 1.\n");
-    CHECK_CONTAINS(out, "Legal actions: noop, move up, move down, move left, move right, pick "
-                        "wood, pick stone, dump stone, dump hammer.\n");
+    CHECK_CONTAINS(out, "Legal actions: noop, move_up, move_down, move_left, move_right, "
+                        "pick_wood, pick_stone, dump_stone, dump_hammer.\n");
     polis_free(out);
     /* episode_id counts the episodes (AdaSociety's was always 0) */
     polis_env_reset(env, 2);

@@ -39,8 +39,10 @@ int main(void)
     CHECK_EQ_INT(soc_grid(env, 2, 0, 2, 7), 0);         /* agent 2 sees nothing of it */
     char *out = NULL;
     CHECK_EQ_INT(polis_env_render(env, 1, "text", &out), POLIS_OK);
-    CHECK_CONTAINS(out, "agent_0 shares its view from (1, 1):\n- (1, 1), 4 up 4 left, "
-                        "distance 8: pile wood x5; agent agent_0\n");
+    CHECK_CONTAINS(out, "; also the view of agent_0 at (1, 1) (2 up/down, 2 left/right), shared "
+                        "with you.");
+    CHECK_CONTAINS(out, "- wood piles: 5 at (1, 1) 4 up 4 left\n");
+    CHECK_CONTAINS(out, "- agents: agent_2 at (3, 6) 2 up 1 right; agent_0 at (1, 1) 4 up 4 left\n");
     polis_free(out);
     soc_step(env, (const char *[]){"share_player_2", NULL, NULL});
     CHECK_EQ_INT(polis_env_render(env, 2, "json", &out), POLIS_OK);

@@ -27,6 +27,7 @@ static void test_text(void)
     CHECK_CONTAINS(out, "Achievements 0/22: none yet.");
     CHECK_CONTAINS(out, "Legend: . grass");
     CHECK_CONTAINS(out, "Legal actions: noop, left, right, up, down");
+    CHECK(strstr(out, "Can craft now") == NULL); /* the legal actions say it, from the mask */
     /* the view: 7 lines of 9 characters, @ in the middle of the fourth */
     const char *v = strstr(out, "up is row - 1):\n");
     CHECK(v != NULL);
@@ -45,7 +46,7 @@ static void test_text(void)
     CHECK(polis_env_render(env, 0, "json", &out) == POLIS_OK);
     CHECK_CONTAINS(out, "{\"survival\":{\"player\":0,\"alive\":true,\"sleeping\":false,\"row\":32");
     CHECK_CONTAINS(out, "\"inventory\":{\"wood\":0,");
-    CHECK_CONTAINS(out, "\"legal\":[\"noop\",");
+    CHECK_CONTAINS(out, "\"legal\":[\"noop\",\"left\",");
     polis_free(out);
     polis_env_destroy(env);
 }
