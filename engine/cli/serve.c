@@ -53,7 +53,6 @@
 #include <cjson/cJSON.h>
 
 #include "episode.h"
-#include "eval.h"
 #include "serve.h"
 #include "util.h"
 #include "polis/polis.h"
