@@ -20,6 +20,7 @@
 #include "util.h"
 #include "eval.h"
 #include "serve.h"
+#include "view.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
 
@@ -41,6 +42,7 @@ static const char USAGE[] =
     "  bench SCENARIO      measure steps per second (vectorised envs, threads)\n"
     "  eval SCENARIO       evaluate a policy: metrics over N episodes (mean and std)\n"
     "  serve SCENARIO      serve agents (LLM or any language) over JSON lines on stdio/TCP\n"
+    "  view FILE           watch a recording in the browser viewer (served on 127.0.0.1)\n"
     "  help [COMMAND]      show this help or a command's help\n"
     "\n"
     "options:\n"
@@ -135,7 +137,7 @@ static const char HELP_HELP[] =
     "Shows the list of commands, or the help of COMMAND (run, validate, describe, render,\n"
     "parse, bench, eval, serve, help).\n";
 
-#define COMMAND_LIST "run, validate, describe, render, parse, bench, eval, serve, help"
+#define COMMAND_LIST "run, validate, describe, render, parse, bench, eval, serve, view, help"
 
 static const char *command_help(const char *cmd)
 {
@@ -147,6 +149,7 @@ static const char *command_help(const char *cmd)
     if (strcmp(cmd, "bench") == 0) return CLI_BENCH_HELP;
     if (strcmp(cmd, "eval") == 0) return CLI_EVAL_HELP;
     if (strcmp(cmd, "serve") == 0) return CLI_SERVE_HELP;
+    if (strcmp(cmd, "view") == 0) return CLI_VIEW_HELP;
     if (strcmp(cmd, "help") == 0) return HELP_HELP;
     return NULL;
 }
@@ -1227,6 +1230,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "bench") == 0) return cli_bench_main(argc, argv);
     if (strcmp(cmd, "eval") == 0) return cli_eval_main(argc, argv);
     if (strcmp(cmd, "serve") == 0) return cli_serve_main(argc, argv);
+    if (strcmp(cmd, "view") == 0) return cli_view_main(argc, argv);
 
     cli_args a;
     memset(&a, 0, sizeof a);
