@@ -13,7 +13,7 @@ export const EMPTY_COLOR = '#0e0f12';
 // The cell size in pixels for a viewport of vw x vh cells in at most maxW x maxH pixels.
 export function cellSize(vw, vh, maxW, maxH) {
     const c = Math.floor(Math.min(maxW / Math.max(vw, 1), maxH / Math.max(vh, 1)));
-    return Math.max(6, Math.min(40, c));
+    return Math.max(6, Math.min(64, c));
 }
 
 function shapePath(ctx, shape, x, y, c) {

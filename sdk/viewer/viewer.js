@@ -240,7 +240,8 @@ function renderEdges() {
     $('edges').querySelector('tbody').innerHTML = edges.map((e) =>
         `<tr class="edge"><td>${esc(e.from)}</td><td>${esc(e.to)}</td><td>${esc(e.kind)}</td><td>${esc(e.weight)}</td></tr>`).join('');
     const nodes = [...st.scene.nodes.values()];
-    $('nodes').innerHTML = nodes.length ? 'nodes: ' + nodes.map((n) => `<span class="stat">${esc(n.label)} <b>${esc(n.kind)}</b></span>`).join('') : '';
+    $('nodes').innerHTML = (nodes.length ? 'nodes: ' + nodes.map((n) => `<span class="stat">${esc(n.label)} <b>${esc(n.kind)}</b></span>`).join('') : '') +
+        (edges.length ? '' : '<div class="stat">no social edges at this tick</div>');
 }
 
 function eventText(h, e) {
@@ -308,6 +309,7 @@ function wire() {
     $('episode').addEventListener('change', (ev) => { pause(); selectEpisode(Number(ev.target.value)); });
     $('viewof').addEventListener('change', (ev) => {
         st.focus = ev.target.value === '' ? null : Number(ev.target.value);
+        if (st.focus !== null) st.selected = st.focus;
         if (st.ep) render();
     });
     $('glyphs').addEventListener('change', () => st.ep && render());

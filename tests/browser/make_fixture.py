@@ -39,7 +39,7 @@ SURVIVAL_KINDS = [
     {"name": "grass", "glyph": ".", "color": "#24401a", "shape": "square"},
     {"name": "tree", "glyph": "T", "color": "#0f5f2f", "shape": "triangle"},
     {"name": "lava", "glyph": "^", "color": "#6a2000", "shape": "square"},
-    {"name": "zombie", "glyph": "Z", "color": "#4f7f4f", "shape": "cross"},
+    {"name": "zombie", "glyph": "Z", "color": "#b8ff3a", "shape": "cross"},
     {"name": "cow", "glyph": "C", "color": "#c8a080", "shape": "circle"},
 ]
 ACTIONS = [
@@ -278,9 +278,10 @@ def survival_episode(rng, ticks, out, truth):
             dx, dy = rng.choice([(0, 1), (1, 0), (0, -1), (-1, 0), (0, 0)])
             t[1] = min(W - 1, max(0, t[1] + dx))
             t[2] = min(H - 1, max(0, t[2] + dy))
-            if tick % 9 == 0 and i == min(world.things):
-                del world.things[i]
-                events.append({"type": "mob.despawned", "id": i})
+        if tick % 9 == 0 and world.things:
+            oldest = min(world.things)
+            del world.things[oldest]
+            events.append({"type": "mob.despawned", "id": oldest})
         actions, rewards = [], []
         for i, a in enumerate(world.agents):
             if not a["alive"]:
