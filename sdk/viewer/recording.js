@@ -43,49 +43,62 @@ export async function readRecording(byteStream, name, onProgress) {
     if (gz) bytes = gunzip(chunks);
     const rec = new Recording(name);
     const decoder = new TextDecoder('utf-8', { fatal: true });
-    let pending = '';
+    const decode = (u8, n) => {
+        try {
+            return decoder.decode(u8);
+        } catch (e) {
+            throw new RecordingError(n, 'not UTF-8 text');
+        }
+    };
+    let pending = [];   // the pieces of a line that spans chunks
     let lineNo = 0;
     let total = 0;
     try {
         for await (const chunk of bytes) {
             total += chunk.length;
-            let text;
-            try {
-                text = decoder.decode(chunk, { stream: true });
-            } catch (e) {
-                throw new RecordingError(lineNo + 1, 'not UTF-8 text');
-            }
-            pending += text;
-            let nl;
-            while ((nl = pending.indexOf('\n')) >= 0) {
-                const line = pending.slice(0, nl);
-                pending = pending.slice(nl + 1);
+            let start = 0;
+            for (;;) {
+                const nl = chunk.indexOf(10, start);
+                if (nl < 0) break;
+                let piece = chunk.subarray(start, nl);
+                if (pending.length) {
+                    pending.push(piece);
+                    piece = concat(pending);
+                    pending = [];
+                }
                 lineNo++;
-                rec.addLine(line, lineNo);
+                rec.addLine(decode(piece, lineNo), lineNo);
+                start = nl + 1;
             }
+            if (start < chunk.length) pending.push(chunk.slice(start));
             if (onProgress) onProgress(total, lineNo);
         }
-        if (pending.length > 0) {
+        if (pending.length) {
             // A last line without its newline: the writer stopped in the middle of it.
             lineNo++;
+            const text = decode(concat(pending), lineNo);
+            let whole = true;
             try {
-                JSON.parse(pending);
+                JSON.parse(text);
             } catch (e) {
+                whole = false;
+            }
+            if (!whole) {
                 rec.lineCount = lineNo;
                 rec.markTruncated(lineNo, 'the last line is cut off');
                 rec.finish();
                 return rec;
             }
-            rec.addLine(pending, lineNo);
+            rec.addLine(text, lineNo);
         }
     } catch (e) {
         rec.lineCount = lineNo;
         if (e instanceof RecordingError) {
             rec.error = e.message;
             rec.errorLine = e.line;
-        } else if (e && e.name === 'TypeError' && gz) {
-            // DecompressionStream rejects a gzip stream that stops early or is damaged.
-            rec.markTruncated(lineNo + 1, 'the gzip stream ends early or is damaged');
+        } else if (e instanceof GzipError) {
+            // The gzip stream stops early or is damaged: what came before it is kept.
+            rec.markTruncated(lineNo + 1, `the gzip stream ends early or is damaged (${e.message})`);
         } else {
             rec.error = `line ${lineNo + 1}: ${e && e.message ? e.message : e}`;
             rec.errorLine = lineNo + 1;
@@ -97,6 +110,20 @@ export async function readRecording(byteStream, name, onProgress) {
     rec.finish();
     return rec;
 }
+
+function concat(parts) {
+    let n = 0;
+    for (const p of parts) n += p.length;
+    const out = new Uint8Array(n);
+    let o = 0;
+    for (const p of parts) {
+        out.set(p, o);
+        o += p.length;
+    }
+    return out;
+}
+
+class GzipError extends Error {}
 
 async function* gunzip(chunks) {
     const ds = new DecompressionStream('gzip');
@@ -112,9 +139,14 @@ async function* gunzip(chunks) {
     const r = ds.readable.getReader();
     try {
         for (;;) {
-            const { value, done } = await r.read();
-            if (done) break;
-            yield value;
+            let got;
+            try {
+                got = await r.read();
+            } catch (e) {
+                throw new GzipError(e && e.message ? e.message : String(e));
+            }
+            if (got.done) break;
+            yield got.value;
         }
     } finally {
         await pump;
