@@ -165,8 +165,10 @@ export function drawMap(canvas, header, scene, vp, c, glyphs) {
     return placed;
 }
 
-// The social graph: agents on the left half of a circle, other nodes on the right; edges as
-// lines (width by weight), an arrow to the "to" end, coloured by edge kind.
+// The social graph: every node on one circle, agents first (in their colours, circles), then
+// the other nodes (groups and anything a game adds, squares), labels outside the circle;
+// edges as arrows to their "to" end, coloured by kind (edges of different kinds between the
+// same pair side by side), thicker with weight.
 const EDGE_COLORS = ['#5fb3ff', '#ffb35f', '#8fe38f', '#ff7ad9', '#c0c0c0', '#ffe066'];
 export function drawGraph(canvas, header, scene) {
     const ctx = canvas.getContext('2d');
@@ -176,26 +178,28 @@ export function drawGraph(canvas, header, scene) {
     const ids = header.agents.slice();
     for (const id of scene.nodes.keys()) if (!ids.includes(id)) ids.push(id);
     for (const e of scene.edges.values()) for (const id of [e.from, e.to]) if (!ids.includes(id)) ids.push(id);
+    const na = header.agents.length;
     const pos = new Map();
-    const na = header.agents.length, no = ids.length - na;
-    const cx = W / 2, cy = H / 2, r = Math.min(W, H) / 2 - 30;
+    const cx = W / 2, cy = H / 2 + 6, r = Math.max(20, Math.min(W / 2 - 90, H / 2 - 34));
     ids.forEach((id, i) => {
-        let ang;
-        if (i < na) ang = Math.PI / 2 + Math.PI * ((i + 0.5) / Math.max(na, 1));
-        else ang = -Math.PI / 2 + Math.PI * ((i - na + 0.5) / Math.max(no, 1));
-        pos.set(id, [cx + r * Math.cos(ang), cy + r * Math.sin(ang)]);
+        const ang = Math.PI * 2 * (i / ids.length) + Math.PI / 2;
+        pos.set(id, [cx + r * Math.cos(ang), cy + r * Math.sin(ang), ang]);
     });
     const kinds = [];
+    for (const e of scene.edges.values()) if (!kinds.includes(e.kind)) kinds.push(e.kind);
     for (const e of scene.edges.values()) {
-        if (!kinds.includes(e.kind)) kinds.push(e.kind);
         const [x1, y1] = pos.get(e.from), [x2, y2] = pos.get(e.to);
-        const col = EDGE_COLORS[kinds.indexOf(e.kind) % EDGE_COLORS.length];
+        const ki = kinds.indexOf(e.kind);
+        const col = EDGE_COLORS[ki % EDGE_COLORS.length];
+        const len = Math.hypot(x2 - x1, y2 - y1) || 1;
+        const off = (ki - (kinds.length - 1) / 2) * 3;   // side by side by kind
+        const ox = (-(y2 - y1) / len) * off, oy = ((x2 - x1) / len) * off;
         ctx.strokeStyle = col;
         ctx.fillStyle = col;
-        ctx.lineWidth = Math.max(1, Math.min(5, Math.abs(Number(e.weight) || 1) * 1.5));
-        ctx.beginPath(); ctx.moveTo(x1, y1); ctx.lineTo(x2, y2); ctx.stroke();
+        ctx.lineWidth = Math.max(1, Math.min(5, Math.abs(Number(e.weight) || 1) * 1.2));
+        ctx.beginPath(); ctx.moveTo(x1 + ox, y1 + oy); ctx.lineTo(x2 + ox, y2 + oy); ctx.stroke();
         const ang = Math.atan2(y2 - y1, x2 - x1);
-        const tx = x2 - Math.cos(ang) * 11, ty = y2 - Math.sin(ang) * 11;
+        const tx = x2 + ox - Math.cos(ang) * 11, ty = y2 + oy - Math.sin(ang) * 11;
         ctx.beginPath();
         ctx.moveTo(tx, ty);
         ctx.lineTo(tx - Math.cos(ang - 0.4) * 8, ty - Math.sin(ang - 0.4) * 8);
@@ -203,22 +207,25 @@ export function drawGraph(canvas, header, scene) {
         ctx.closePath(); ctx.fill();
     }
     ctx.font = '11px system-ui, sans-serif';
-    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
     ids.forEach((id, i) => {
-        const [x, y] = pos.get(id);
+        const [x, y, ang] = pos.get(id);
         ctx.beginPath();
         if (i < na) {
             ctx.fillStyle = agentColor(i);
-            ctx.arc(x, y, 9, 0, Math.PI * 2);
+            ctx.arc(x, y, 8, 0, Math.PI * 2);
         } else {
             ctx.fillStyle = scene.nodes.has(id) ? '#d0d0d0' : '#666666';
-            ctx.rect(x - 8, y - 8, 16, 16);
+            ctx.rect(x - 7, y - 7, 14, 14);
         }
         ctx.fill();
         const nd = scene.nodes.get(id);
+        const c = Math.cos(ang), s = Math.sin(ang);
         ctx.fillStyle = '#e6e6e6';
-        ctx.fillText(nd && nd.label ? nd.label : id, x, y + 21);
+        ctx.textAlign = c > 0.3 ? 'left' : c < -0.3 ? 'right' : 'center';
+        ctx.fillText(nd && nd.label ? nd.label : id, x + c * 13, y + s * 15);
     });
+    ctx.textBaseline = 'alphabetic';
     kinds.forEach((k, i) => {
         ctx.fillStyle = EDGE_COLORS[i % EDGE_COLORS.length];
         ctx.textAlign = 'left';
