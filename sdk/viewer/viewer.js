@@ -73,7 +73,7 @@ async function openURL(url) {
 function setupRecording() {
     const { rec } = st;
     const h = rec.header;
-    $('title').textContent = `${rec.name} — ${h.scenario_path || (h.scenario && h.scenario.name) || 'scenario'}, seed ${h.seed}, ${h.agents.length} agents, ${rec.episodes.length} episode(s)`;
+    $('title').textContent = `${rec.name} — ${h.scenario_path || h.name || (h.scenario && h.scenario.name) || 'scenario'}, seed ${h.seed}, ${h.agents.length} agents, ${rec.episodes.length} episode(s)`;
     const eps = $('episode');
     eps.innerHTML = rec.episodes.map((e) => `<option value="${e.index}">episode ${e.index}${e.end ? '' : ' (truncated)'}</option>`).join('');
     const vo = $('viewof');
@@ -82,6 +82,9 @@ function setupRecording() {
     vo.disabled = !h.view;
     const legend = h.kinds.map((k) => `<span><i style="background:${esc(k.color || '#888')}"></i>${esc(k.glyph || '')} ${esc(k.name)}</span>`);
     h.agents.forEach((a, i) => legend.push(`<span><i style="background:${agentColor(i)};border-radius:50%"></i>${esc(a)}</span>`));
+    if (h.map.width === 0 || h.map.height === 0) {
+        legend.unshift('<div class="stat">no map: the game registered no looks (docs/recording.md); agents, events and the social graph are shown</div>');
+    }
     $('legend').innerHTML = legend.join('');
     $('evagent').innerHTML = '<option value="">all agents</option>' + h.agents.map((a, i) => `<option value="${i}">${esc(a)}</option>`).join('');
     const meta = {
