@@ -6,7 +6,9 @@
  * HTTP is libwebsockets' (Debian's libwebsockets-dev): a file mount serves the viewer's
  * directory, and a callback mount serves the recording under /recording/NAME and nothing
  * else there. The served set is exactly those two; any other path is 404 (libwebsockets
- * normalises "..", and the recording mount compares the whole name). Built without
+ * normalises "..", and the recording mount compares the whole name). With --follow a
+ * WebSocket protocol ("polis-follow") streams the recording from its start and then what is
+ * appended to it, so the page can watch a recording being written. Built without
  * libwebsockets, `polis view` says so and exits 1.
  */
 /* realpath() (XSI), for the served paths. */
@@ -29,7 +31,7 @@
 #endif
 
 const char CLI_VIEW_HELP[] =
-    "usage: polis view FILE [--port P]\n"
+    "usage: polis view FILE [--port P] [--follow]\n"
     "\n"
     "Serves the browser viewer and the recording FILE (a .jsonl or .jsonl.gz written with\n"
     "--record, docs/recording.md) on 127.0.0.1 and prints the URL that opens it; open the URL\n"
@@ -38,6 +40,9 @@ const char CLI_VIEW_HELP[] =
     "\n"
     "options:\n"
     "  --port P             the TCP port on 127.0.0.1 (default 0: any free port)\n"
+    "  --follow             stream FILE to the page over a WebSocket as it grows, for a\n"
+    "                       recording still being written (polis run --record FILE): the\n"
+    "                       page shows each tick as it arrives\n"
     "\n"
     "The viewer's files are found in $POLIS_VIEWER_DIR, else beside the executable\n"
     "(../share/polis/viewer), else in the source tree, else under the install prefix.\n"
@@ -97,6 +102,52 @@ typedef struct view_state {
     const char *mime;
 } view_state;
 
+/* --follow: one WebSocket client reading the recording from its start, then what is appended,
+ * in binary messages of at most FOLLOW_CHUNK bytes; polled every FOLLOW_POLL_US when it has
+ * caught up. */
+enum { FOLLOW_CHUNK = 64 * 1024, FOLLOW_POLL_US = 100 * 1000 };
+
+typedef struct follow_session {
+    FILE *f;
+    unsigned char buf[LWS_PRE + FOLLOW_CHUNK];
+} follow_session;
+
+static int view_follow(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                       size_t len)
+{
+    follow_session *fs = user;
+    switch (reason) {
+    case LWS_CALLBACK_ESTABLISHED: {
+        const view_state *vs = lws_context_user(lws_get_context(wsi));
+        fs->f = fopen(vs->file, "rb");
+        if (!fs->f) return -1;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    case LWS_CALLBACK_SERVER_WRITEABLE: {
+        if (!fs->f) return -1;
+        size_t n = fread(fs->buf + LWS_PRE, 1, FOLLOW_CHUNK, fs->f);
+        if (n == 0) {
+            clearerr(fs->f); /* at the end for now: look again later */
+            lws_set_timer_usecs(wsi, FOLLOW_POLL_US);
+            return 0;
+        }
+        if (lws_write(wsi, fs->buf + LWS_PRE, n, LWS_WRITE_BINARY) < (int)n) return -1;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    case LWS_CALLBACK_TIMER:
+        lws_callback_on_writable(wsi);
+        return 0;
+    case LWS_CALLBACK_CLOSED:
+        if (fs->f) fclose(fs->f);
+        fs->f = NULL;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
 static volatile sig_atomic_t view_interrupted;
 
 static void view_on_signal(int sig)
@@ -123,10 +174,16 @@ static int view_http(struct lws *wsi, enum lws_callback_reasons reason, void *us
     return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
-static int serve(const char *viewer, view_state *vs, int port, const char *name)
+static int serve(const char *viewer, view_state *vs, int port, const char *name, bool follow)
 {
     static const struct lws_protocols protocols[] = {
         {"http", view_http, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 0, 0, 0, NULL, 0},
+    };
+    /* --follow adds the WebSocket protocol the page asks for ("polis-follow"). */
+    static const struct lws_protocols follow_protocols[] = {
+        {"http", view_http, 0, 0, 0, NULL, 0},
+        {"polis-follow", view_follow, sizeof(follow_session), 0, 0, NULL, 0},
         {NULL, NULL, 0, 0, 0, NULL, 0},
     };
     struct lws_http_mount rec_mount, viewer_mount;
@@ -155,7 +212,7 @@ static int serve(const char *viewer, view_state *vs, int port, const char *name)
     }
     info.port = port;
     info.iface = "127.0.0.1";
-    info.protocols = protocols;
+    info.protocols = follow ? follow_protocols : protocols;
     info.mounts = &viewer_mount;
     info.vhost_name = "localhost";
     struct lws_vhost *vh = lws_create_vhost(ctx, &info);
@@ -165,7 +222,7 @@ static int serve(const char *viewer, view_state *vs, int port, const char *name)
         return EXIT_ENV;
     }
     int bound = lws_get_vhost_listen_port(vh);
-    printf("http://127.0.0.1:%d/?file=/recording/%s\n", bound, name);
+    printf("http://127.0.0.1:%d/?file=/recording/%s%s\n", bound, name, follow ? "&follow=1" : "");
     fflush(stdout);
     fprintf(stderr, "polis view: serving %s and the viewer in %s; Ctrl-C stops\n", vs->file, viewer);
 
@@ -187,6 +244,7 @@ int cli_view_main(int argc, char **argv)
 {
     const char *file = NULL;
     int64_t port = 0;
+    bool follow = false;
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -201,6 +259,10 @@ int cli_view_main(int argc, char **argv)
             }
             if (!cli_parse_int(value, 0, 65535, &port))
                 return cli_usage("view", "--port: '%s' is not a port number in [0, 65535]", value);
+            continue;
+        }
+        if (strcmp(arg, "--follow") == 0) {
+            follow = true;
             continue;
         }
         if (arg[0] == '-' && arg[1]) return cli_usage("view", "unknown option '%s'", arg);
@@ -248,10 +310,11 @@ int cli_view_main(int argc, char **argv)
     snprintf(vs->url_path, sizeof vs->url_path, "/%s", name);
     size_t nl = strlen(name);
     vs->mime = nl > 3 && strcmp(name + nl - 3, ".gz") == 0 ? "application/gzip" : "application/x-ndjson";
-    int rc = serve(viewer, vs, (int)port, name);
+    int rc = serve(viewer, vs, (int)port, name, follow);
     free(vs);
     return rc;
 #else
+    (void)follow;
     fprintf(stderr,
             "polis: view: this polis was built without libwebsockets (install libwebsockets-dev "
             "and rebuild); open %s/index.html from a web server of your own, or choose the file "

@@ -25,7 +25,9 @@ function isGzip(name, firstBytes) {
 // Reads a whole recording from a ReadableStream of bytes (a File's or a fetch Response's body),
 // gunzipping when it is gzip. Returns a Recording; a line that is not JSON or not in place
 // stops the reading with .error set (the lines before it are kept); a file that ends inside an
-// episode (no end line) or inside a gzip member is marked .truncated.
+// episode (no end line) or inside a gzip member is marked .truncated. onProgress(bytes, lines,
+// rec) is called after every chunk: a page following a live stream shows rec as it grows
+// (rec.refresh() brings its return curves up to date).
 export async function readRecording(byteStream, name, onProgress) {
     const reader = byteStream.getReader();
     // Peek the first chunk to tell gzip from plain text.
@@ -71,7 +73,7 @@ export async function readRecording(byteStream, name, onProgress) {
                 start = nl + 1;
             }
             if (start < chunk.length) pending.push(chunk.slice(start));
-            if (onProgress) onProgress(total, lineNo);
+            if (onProgress) onProgress(total, lineNo, rec);
         }
         if (pending.length) {
             // A last line without its newline: the writer stopped in the middle of it.
@@ -292,7 +294,17 @@ export class Recording {
         if (!this.truncated && !this.error && this.header && this.episodes.length === 0) {
             this.markTruncated(this.lineCount, 'no episode after the header');
         }
-        for (const ep of this.episodes) ep.returns = returnCurves(this.header, ep);
+        this.refresh();
+    }
+
+    // The return curves of every episode, for the lines read so far.
+    refresh() {
+        for (const ep of this.episodes) {
+            if (!ep.keys.has(0)) continue;
+            if (!ep.returns || ep.returns[0] === undefined || ep.returns[0].length !== ep.lastTick + 1 || !ep.end) {
+                ep.returns = returnCurves(this.header, ep);
+            }
+        }
     }
 }
 

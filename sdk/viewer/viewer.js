@@ -21,20 +21,43 @@ function setBanner(kind, text) {
     b.hidden = !text;
 }
 
-async function openStream(stream, name) {
+async function openStream(stream, name, live) {
     pause();
     st.status = 'loading';
+    st.rec = null;
+    st.ep = null;
     setBanner('', '');
     $('title').textContent = `reading ${name}…`;
     let rec;
+    let pending = null;
     try {
-        rec = await readRecording(stream, name, (bytes, lines) => {
-            $('title').textContent = `reading ${name}… ${lines} lines`;
+        rec = await readRecording(stream, name, (bytes, lines, r) => {
+            if (!live) {
+                $('title').textContent = `reading ${name}… ${lines} lines`;
+                return;
+            }
+            // Following a recording being written: show it from its first keyframe on,
+            // then keep up with it.
+            if (!st.rec && r.header && r.episodes.length && r.episodes[0].keys.has(0)) {
+                r.refresh();
+                st.rec = r;
+                st.status = 'live';
+                setBanner('live', `Live: following ${name} as it is written`);
+                setupRecording();
+                seek(st.ep.lastTick);   // a live page starts at the newest tick
+            } else if (st.rec === r && !pending) {
+                // at most one update every 150 ms, and always one after the last chunk
+                pending = setTimeout(() => {
+                    pending = null;
+                    if (st.rec === r) liveUpdate();
+                }, 150);
+            }
         });
     } catch (e) {
         fail(`${name}: ${e.message || e}`);
         return;
     }
+    const wasLive = st.rec === rec;
     st.rec = rec;
     if (rec.error) setBanner('error', `${name}: ${rec.error}` + (rec.episodes.length ? ' — showing the lines before it' : ''));
     else if (rec.truncated) setBanner('truncated', `Truncated recording: ${rec.truncated.why} (the file ends at line ${rec.truncated.line}) — showing what is there`);
@@ -45,7 +68,45 @@ async function openStream(stream, name) {
         return;
     }
     st.status = rec.error ? 'error' : rec.truncated ? 'truncated' : 'ok';
-    setupRecording();
+    if (wasLive) liveUpdate();
+    else setupRecording();
+}
+
+// New lines arrived (--follow): more episodes, a longer scrub range, the new events; a page
+// at the last tick moves on to the new last tick.
+function liveUpdate() {
+    const { rec } = st;
+    rec.refresh();
+    const eps = $('episode');
+    if (eps.options.length !== rec.episodes.length) {
+        const cur = st.ep ? st.ep.index : 0;
+        eps.innerHTML = rec.episodes.map((e) => `<option value="${e.index}">episode ${e.index}</option>`).join('');
+        eps.value = String(cur);
+    }
+    if (!st.ep) return;
+    const atEnd = st.tick >= Number($('scrub').max);
+    $('scrub').max = st.ep.lastTick;
+    collectEvents(st.ep);
+    if (st.status === 'live') {
+        const last = rec.episodes[rec.episodes.length - 1];
+        if (last.end) setBanner('live', `Live: following ${rec.name} — episode ${last.index} ended at tick ${last.lastTick}`);
+    }
+    if (atEnd && !st.playing) seek(st.ep.lastTick);
+    else render();
+}
+
+// A stream of the bytes the server sends over the "polis-follow" WebSocket (polis view
+// --follow): the recording from its start, then whatever is appended to it.
+function followStream(url) {
+    return new ReadableStream({
+        start(controller) {
+            const ws = new WebSocket(url, 'polis-follow');
+            ws.binaryType = 'arraybuffer';
+            ws.onmessage = (ev) => controller.enqueue(new Uint8Array(ev.data));
+            ws.onclose = () => { try { controller.close(); } catch (_) { /* closed already */ } };
+            ws.onerror = () => { try { controller.error(new Error('the WebSocket failed')); } catch (_) { /* closed already */ } };
+        },
+    });
 }
 
 function fail(text) {
@@ -100,7 +161,15 @@ function selectEpisode(i) {
     const ep = st.rec.episodes[i];
     st.ep = ep;
     st.scene = null;
-    // Every event of the episode, once, with its tick.
+    collectEvents(ep);
+    const sc = $('scrub');
+    sc.max = ep.lastTick;
+    $('episode').value = String(i);
+    seek(0);
+}
+
+// Every event of the episode, once, with its tick; the type filter lists their types.
+function collectEvents(ep) {
     st.events = [];
     const types = new Set();
     for (const s of ep.steps) {
@@ -109,11 +178,13 @@ function selectEpisode(i) {
             types.add(e.type);
         }
     }
-    $('evtype').innerHTML = '<option value="">all types</option>' + [...types].sort().map((t) => `<option>${esc(t)}</option>`).join('');
-    const sc = $('scrub');
-    sc.max = ep.lastTick;
-    $('episode').value = String(i);
-    seek(0);
+    const list = [...types].sort();
+    const sel = $('evtype');
+    if (sel.options.length !== list.length + 1) {
+        const cur = sel.value;
+        sel.innerHTML = '<option value="">all types</option>' + list.map((t) => `<option>${esc(t)}</option>`).join('');
+        sel.value = list.includes(cur) ? cur : '';
+    }
 }
 
 // ---- playing -----------------------------------------------------------------------------
@@ -341,7 +412,7 @@ function wire() {
 
 // The test hook: read-only views of what the page shows, and the same controls a person uses.
 window.polisViewer = {
-    get status() { return st.status; },            // empty | loading | ok | truncated | error
+    get status() { return st.status; },            // empty | loading | live | ok | truncated | error
     get tick() { return st.tick; },
     get lastTick() { return st.ep ? st.ep.lastTick : 0; },
     get episode() { return st.ep ? st.ep.index : -1; },
@@ -374,5 +445,11 @@ window.polisViewer = {
 };
 
 wire();
-const param = new URLSearchParams(location.search).get('file');
-if (param) openURL(param);
+const params = new URLSearchParams(location.search);
+const param = params.get('file');
+if (param && params.get('follow') === '1') {
+    const name = decodeURIComponent(param.split('/').pop());
+    openStream(followStream(`ws://${location.host}/`), name, true);
+} else if (param) {
+    openURL(param);
+}

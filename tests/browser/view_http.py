@@ -153,6 +153,17 @@ def main():
     finally:
         stop(p)
 
+    # --follow: the URL asks the page to follow (the WebSocket itself: viewer.test.mjs)
+    p, url = start(rec, "--follow")
+    try:
+        check(url.startswith("http://127.0.0.1:") and url.endswith("/?file=/recording/society.jsonl&follow=1"),
+              f"--follow URL {url!r}")
+        port = int(url.split(":")[2].split("/")[0])
+        st, _, body = get(port, "/recording/society.jsonl")
+        check(st == 200 and body == recbytes, f"--follow still serves the file: {st}")
+    finally:
+        check(stop(p) == 0, "--follow: SIGTERM")
+
     def run(*args):
         return subprocess.run([POLIS, *args], capture_output=True, text=True, timeout=TIMEOUT)
 

@@ -7,11 +7,12 @@
 // agent's colour, read from the canvas), the social panel lists the recorded edges, scrubbing
 // (slider, step buttons, backwards across keyframes) gives the state of that tick, playing
 // advances, the event filters, an agent's own view, gzip, truncated files (plain and gzip)
-// with their banner, a bad line with its line number, and the survival-like file's mobs.
+// with their banner, a bad line with its line number, the survival-like file's mobs, and
+// `polis view --follow` showing a recording while it is written.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -42,9 +43,9 @@ after(async () => {
 });
 
 // Starts `polis view FILE --port 0`; resolves with the URL it prints.
-function serve(file) {
+function serve(file, ...extra) {
     return new Promise((resolve, reject) => {
-        const p = spawn(POLIS, ['view', path.join(FIX, file), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const p = spawn(POLIS, ['view', path.join(FIX, file), '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
         servers.push(p);
         let out = '';
         let err = '';
@@ -60,14 +61,14 @@ function serve(file) {
 }
 
 // Opens a recording in a new page through `polis view`; waits until it is read.
-async function open(file) {
-    const url = await serve(file);
+async function open(file, ...extra) {
+    const url = await serve(file, ...extra);
     const page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     await page.goto(url);
-    await page.waitForFunction(() => window.polisViewer && ['ok', 'truncated', 'error'].includes(window.polisViewer.status),
+    await page.waitForFunction(() => window.polisViewer && ['ok', 'truncated', 'error', 'live'].includes(window.polisViewer.status),
                                null, { timeout: 20000 });
     page.errors = errors;
     return page;
@@ -296,5 +297,34 @@ test('survival: mobs appear, move and go; vitals; a death', async () => {
     assert.equal(agents[1].alive, 0, 'player_1 died');
     assert.match(await page.textContent('#agents'), /vitals:.*health/s);
     if (process.env.SCREENSHOTS) await page.screenshot({ path: path.join(process.env.SCREENSHOTS, 'viewer-survival-fixture.png') });
+    await page.close();
+});
+
+test('follow: a recording being written is shown as it grows (polis view --follow, WebSocket)', async () => {
+    const all = readFileSync(path.join(FIX, 'society.jsonl'), 'utf8').split('\n').filter((l) => l);
+    const upTo = (tick) => all.findIndex((l) => l.startsWith(`{"t":"step","tick":${tick},`)) + 1;
+    const truth = expected.society.episodes[0];
+    const live = path.join(FIX, 'live.jsonl');
+    writeFileSync(live, all.slice(0, upTo(12)).join('\n') + '\n');
+    const page = await open('live.jsonl', '--follow');
+    await page.waitForFunction(() => polisViewer.status === 'live' && polisViewer.tick === 12, null, { timeout: 10000 });
+    assert.match(await hook(page, () => polisViewer.banner), /^Live: following live\.jsonl/);
+    await checkTick(page, { ...truth, lastTick: 12 }, 12, 'live at 12');
+    // more ticks, the last of them cut in the middle of its line
+    const next = all.slice(upTo(12), upTo(30));
+    const half = Math.floor(all[upTo(30)].length / 2);
+    appendFileSync(live, next.join('\n') + '\n' + all[upTo(30)].slice(0, half));
+    await page.waitForFunction(() => polisViewer.tick === 30, null, { timeout: 10000 });
+    await checkTick(page, { ...truth, lastTick: 30 }, 30, 'live at 30 (the page follows the last tick)');
+    // the rest of the line and of the file: both episodes, to their end lines
+    appendFileSync(live, all[upTo(30)].slice(half) + '\n' + all.slice(upTo(30) + 1).join('\n') + '\n');
+    await page.waitForFunction(() => document.getElementById('episode').options.length === 2 &&
+                               /episode 1 ended at tick 20/.test(polisViewer.banner), null, { timeout: 10000 });
+    assert.equal(await hook(page, () => polisViewer.lastTick), truth.lastTick);
+    for (const t of [45, 7, 33]) {
+        await hook(page, (x) => polisViewer.seek(x), t);
+        await checkTick(page, truth, t, `live, complete, tick ${t}`);
+    }
+    assert.deepEqual(page.errors, []);
     await page.close();
 });
