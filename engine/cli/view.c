@@ -70,7 +70,8 @@ static bool find_viewer(char *out)
             *slash = '\0';
             char dir[PATH_MAX];
             int m = snprintf(dir, sizeof dir, "%s/%s", exe, POLIS_VIEWER_REL_BINDIR);
-            if (m > 0 && (size_t)m < sizeof dir && viewer_at(dir) && realpath(dir, out)) return true;
+            if (m > 0 && (size_t)m < sizeof dir && viewer_at(dir) && realpath(dir, out))
+                return true;
         }
     }
     if (viewer_at(POLIS_VIEWER_SOURCE_DIR) && realpath(POLIS_VIEWER_SOURCE_DIR, out)) return true;
@@ -136,15 +137,12 @@ static int view_follow(struct lws *wsi, enum lws_callback_reasons reason, void *
         lws_callback_on_writable(wsi);
         return 0;
     }
-    case LWS_CALLBACK_TIMER:
-        lws_callback_on_writable(wsi);
-        return 0;
+    case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); return 0;
     case LWS_CALLBACK_CLOSED:
         if (fs->f) fclose(fs->f);
         fs->f = NULL;
         return 0;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -224,7 +222,8 @@ static int serve(const char *viewer, view_state *vs, int port, const char *name,
     int bound = lws_get_vhost_listen_port(vh);
     printf("http://127.0.0.1:%d/?file=/recording/%s%s\n", bound, name, follow ? "&follow=1" : "");
     fflush(stdout);
-    fprintf(stderr, "polis view: serving %s and the viewer in %s; Ctrl-C stops\n", vs->file, viewer);
+    fprintf(stderr, "polis view: serving %s and the viewer in %s; Ctrl-C stops\n", vs->file,
+            viewer);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -291,7 +290,8 @@ int cli_view_main(int argc, char **argv)
         fprintf(stderr, "polis: view: the viewer's files (index.html) are not in %s\n",
                 getenv("POLIS_VIEWER_DIR") && *getenv("POLIS_VIEWER_DIR")
                     ? "$POLIS_VIEWER_DIR"
-                    : "../share/polis/viewer beside polis, " POLIS_VIEWER_SOURCE_DIR " or " POLIS_VIEWER_INSTALL_DIR);
+                    : "../share/polis/viewer beside polis, " POLIS_VIEWER_SOURCE_DIR
+                      " or " POLIS_VIEWER_INSTALL_DIR);
         return EXIT_ENV;
     }
 #ifdef POLIS_HAVE_LWS
@@ -309,7 +309,8 @@ int cli_view_main(int argc, char **argv)
     served_name(vs->file, name, sizeof name);
     snprintf(vs->url_path, sizeof vs->url_path, "/%s", name);
     size_t nl = strlen(name);
-    vs->mime = nl > 3 && strcmp(name + nl - 3, ".gz") == 0 ? "application/gzip" : "application/x-ndjson";
+    vs->mime =
+        nl > 3 && strcmp(name + nl - 3, ".gz") == 0 ? "application/gzip" : "application/x-ndjson";
     int rc = serve(viewer, vs, (int)port, name, follow);
     free(vs);
     return rc;
