@@ -21,6 +21,7 @@
 #include "eval.h"
 #include "serve.h"
 #include "sweep.h"
+#include "view.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
 
@@ -44,6 +45,7 @@ static const char USAGE[] =
     "  serve SCENARIO      serve agents (LLM or any language) over JSON lines on stdio/TCP\n"
     "  sweep [SPEC]        play a grid of scenarios x overrides x policies x seeds (threads\n"
     "                      or MPI ranks), resumable; a summary per cell\n"
+    "  view FILE           watch a recording in the browser viewer (served on 127.0.0.1)\n"
     "  help [COMMAND]      show this help or a command's help\n"
     "\n"
     "options:\n"
@@ -137,9 +139,9 @@ static const char HELP_HELP[] =
     "usage: polis help [COMMAND]\n"
     "\n"
     "Shows the list of commands, or the help of COMMAND (run, validate, describe, render,\n"
-    "parse, bench, eval, serve, sweep, help).\n";
+    "parse, bench, eval, serve, sweep, view, help).\n";
 
-#define COMMAND_LIST "run, validate, describe, render, parse, bench, eval, serve, sweep, help"
+#define COMMAND_LIST "run, validate, describe, render, parse, bench, eval, serve, sweep, view, help"
 
 static const char *command_help(const char *cmd)
 {
@@ -152,6 +154,7 @@ static const char *command_help(const char *cmd)
     if (strcmp(cmd, "eval") == 0) return CLI_EVAL_HELP;
     if (strcmp(cmd, "serve") == 0) return CLI_SERVE_HELP;
     if (strcmp(cmd, "sweep") == 0) return CLI_SWEEP_HELP;
+    if (strcmp(cmd, "view") == 0) return CLI_VIEW_HELP;
     if (strcmp(cmd, "help") == 0) return HELP_HELP;
     return NULL;
 }
@@ -1276,6 +1279,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "eval") == 0) return cli_eval_main(argc, argv);
     if (strcmp(cmd, "serve") == 0) return cli_serve_main(argc, argv);
     if (strcmp(cmd, "sweep") == 0) return cli_sweep_main(argc, argv);
+    if (strcmp(cmd, "view") == 0) return cli_view_main(argc, argv);
 
     cli_args a;
     memset(&a, 0, sizeof a);

@@ -230,4 +230,28 @@ grep -qF "looked for $WORK/moved/share/polis/lua/polis/no_such_module.lua" "$WOR
 PKG_CONFIG_PATH="$MOVED_LIBDIR/pkgconfig" pkg-config --cflags polis | grep -qF -- "-I$WORK/moved/" ||
     die "pkg-config of the relocated install: $(PKG_CONFIG_PATH="$MOVED_LIBDIR/pkgconfig" pkg-config --cflags polis)"
 
+step "the relocated polis view serves its own installed viewer"
+for f in index.html viewer.js recording.js draw.js viewer.css; do
+    [ -f "$WORK/moved/share/polis/viewer/$f" ] || die "viewer/$f not installed"
+done
+printf '{"t":"header"}\n' >"$WORK/rec.jsonl"
+if pkg-config --exists libwebsockets; then
+    "$WORK/moved/bin/polis" view "$WORK/rec.jsonl" >"$WORK/view.out" 2>"$WORK/view.err" &
+    view_pid=$!
+    i=0
+    while [ ! -s "$WORK/view.out" ] && [ $i -lt 100 ] && kill -0 $view_pid 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    kill $view_pid 2>/dev/null || true
+    wait $view_pid || true
+    grep -q '^http://127\.0\.0\.1:[0-9]*/?file=/recording/rec\.jsonl$' "$WORK/view.out" ||
+        { cat "$WORK/view.out" "$WORK/view.err"; die "polis view printed no URL"; }
+    grep -qF "the viewer in $(cd "$WORK/moved/share/polis/viewer" && pwd -P)" "$WORK/view.err" ||
+        { cat "$WORK/view.err"; die "polis view did not serve the installed viewer"; }
+else
+    "$WORK/moved/bin/polis" view "$WORK/rec.jsonl" 2>"$WORK/view.err" && die "polis view without libwebsockets"
+    grep -qF "built without libwebsockets" "$WORK/view.err" || { cat "$WORK/view.err"; die "polis view message"; }
+fi
+
 printf '\ninstall test: all checks passed\n'

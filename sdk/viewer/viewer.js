@@ -1,0 +1,455 @@
+// viewer.js — the polis viewer page: opens a recording (file picker, drag and drop, ?file=URL),
+// plays it, and shows the map, the agents, the social graph, events, messages and returns.
+// window.polisViewer is the hook the browser tests read (tests/browser/).
+import { readRecording, sceneAt, facingName } from './recording.js';
+import { agentColor, cellSize, viewport, drawMap, drawGraph, drawCurves } from './draw.js';
+
+const $ = (id) => document.getElementById(id);
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
+
+const st = {
+    rec: null, ep: null, scene: null, tick: 0, playing: false, timer: null,
+    focus: null, selected: 0, placed: [], cell: 0, vp: null, status: 'empty', events: [],
+};
+
+// ---- loading -----------------------------------------------------------------------------
+
+function setBanner(kind, text) {
+    const b = $('banner');
+    b.className = kind || '';
+    b.textContent = text || '';
+    b.hidden = !text;
+}
+
+async function openStream(stream, name, live) {
+    pause();
+    st.status = 'loading';
+    st.rec = null;
+    st.ep = null;
+    setBanner('', '');
+    $('title').textContent = `reading ${name}…`;
+    let rec;
+    let pending = null;
+    try {
+        rec = await readRecording(stream, name, (bytes, lines, r) => {
+            if (!live) {
+                $('title').textContent = `reading ${name}… ${lines} lines`;
+                return;
+            }
+            // Following a recording being written: show it from its first keyframe on,
+            // then keep up with it.
+            if (!st.rec && r.header && r.episodes.length && r.episodes[0].keys.has(0)) {
+                r.refresh();
+                st.rec = r;
+                st.status = 'live';
+                setBanner('live', `Live: following ${name} as it is written`);
+                setupRecording();
+                seek(st.ep.lastTick);   // a live page starts at the newest tick
+            } else if (st.rec === r && !pending) {
+                // at most one update every 150 ms, and always one after the last chunk
+                pending = setTimeout(() => {
+                    pending = null;
+                    if (st.rec === r) liveUpdate();
+                }, 150);
+            }
+        });
+    } catch (e) {
+        fail(`${name}: ${e.message || e}`);
+        return;
+    }
+    const wasLive = st.rec === rec;
+    st.rec = rec;
+    if (rec.error) setBanner('error', `${name}: ${rec.error}` + (rec.episodes.length ? ' — showing the lines before it' : ''));
+    else if (rec.truncated) setBanner('truncated', `Truncated recording: ${rec.truncated.why} (the file ends at line ${rec.truncated.line}) — showing what is there`);
+    if (!rec.header || rec.episodes.length === 0 || !rec.episodes[0].keys.has(0)) {
+        $('title').textContent = name;
+        st.status = rec.error ? 'error' : 'truncated';
+        if (!rec.error && !rec.truncated) setBanner('error', `${name}: no episode to show`);
+        return;
+    }
+    st.status = rec.error ? 'error' : rec.truncated ? 'truncated' : 'ok';
+    if (wasLive) liveUpdate();
+    else setupRecording();
+}
+
+// New lines arrived (--follow): more episodes, a longer scrub range, the new events; a page
+// at the last tick moves on to the new last tick.
+function liveUpdate() {
+    const { rec } = st;
+    rec.refresh();
+    const eps = $('episode');
+    if (eps.options.length !== rec.episodes.length) {
+        const cur = st.ep ? st.ep.index : 0;
+        eps.innerHTML = rec.episodes.map((e) => `<option value="${e.index}">episode ${e.index}</option>`).join('');
+        eps.value = String(cur);
+    }
+    if (!st.ep) return;
+    const atEnd = st.tick >= Number($('scrub').max);
+    $('scrub').max = st.ep.lastTick;
+    collectEvents(st.ep);
+    if (st.status === 'live') {
+        const last = rec.episodes[rec.episodes.length - 1];
+        if (last.end) setBanner('live', `Live: following ${rec.name} — episode ${last.index} ended at tick ${last.lastTick}`);
+    }
+    if (atEnd && !st.playing) seek(st.ep.lastTick);
+    else render();
+}
+
+// A stream of the bytes the server sends over the "polis-follow" WebSocket (polis view
+// --follow): the recording from its start, then whatever is appended to it.
+function followStream(url) {
+    return new ReadableStream({
+        start(controller) {
+            const ws = new WebSocket(url, 'polis-follow');
+            ws.binaryType = 'arraybuffer';
+            ws.onmessage = (ev) => controller.enqueue(new Uint8Array(ev.data));
+            ws.onclose = () => { try { controller.close(); } catch (_) { /* closed already */ } };
+            ws.onerror = () => { try { controller.error(new Error('the WebSocket failed')); } catch (_) { /* closed already */ } };
+        },
+    });
+}
+
+function fail(text) {
+    st.status = 'error';
+    setBanner('error', text);
+    $('title').textContent = 'no recording';
+}
+
+async function openURL(url) {
+    let resp;
+    try {
+        resp = await fetch(url);
+    } catch (e) {
+        fail(`${url}: cannot fetch (${e.message})`);
+        return;
+    }
+    if (!resp.ok) {
+        fail(`${url}: HTTP ${resp.status} ${resp.statusText}`);
+        return;
+    }
+    const name = decodeURIComponent(url.split('?')[0].split('/').pop() || url);
+    await openStream(resp.body, name);
+}
+
+function setupRecording() {
+    const { rec } = st;
+    const h = rec.header;
+    $('title').textContent = `${rec.name} — ${h.scenario_path || h.name || (h.scenario && h.scenario.name) || 'scenario'}, seed ${h.seed}, ${h.agents.length} agents, ${rec.episodes.length} episode(s)`;
+    const eps = $('episode');
+    eps.innerHTML = rec.episodes.map((e) => `<option value="${e.index}">episode ${e.index}${e.end ? '' : ' (truncated)'}</option>`).join('');
+    const vo = $('viewof');
+    vo.innerHTML = '<option value="">whole map</option>' +
+        (h.view ? h.agents.map((a, i) => `<option value="${i}">${esc(a)}'s view</option>`).join('') : '');
+    vo.disabled = !h.view;
+    const legend = h.kinds.map((k) => `<span><i style="background:${esc(k.color || '#888')}"></i>${esc(k.glyph || '')} ${esc(k.name)}</span>`);
+    h.agents.forEach((a, i) => legend.push(`<span><i style="background:${agentColor(i)};border-radius:50%"></i>${esc(a)}</span>`));
+    if (h.map.width === 0 || h.map.height === 0) {
+        legend.unshift('<div class="stat">no map: the game registered no looks (docs/recording.md); agents, events and the social graph are shown</div>');
+    }
+    $('legend').innerHTML = legend.join('');
+    $('evagent').innerHTML = '<option value="">all agents</option>' + h.agents.map((a, i) => `<option value="${i}">${esc(a)}</option>`).join('');
+    const meta = {
+        scenario_path: h.scenario_path, scenario_hash: h.scenario_hash, seed: h.seed, polis: h.polis,
+        abi: h.abi, source: h.source, plugins: h.plugins, keyframe_every: h.keyframe_every,
+        map: h.map, view: h.view, policies: h.policies, lines: rec.lineCount,
+    };
+    $('meta').textContent = JSON.stringify(meta, null, 1);
+    selectEpisode(0);
+}
+
+function selectEpisode(i) {
+    const ep = st.rec.episodes[i];
+    st.ep = ep;
+    st.scene = null;
+    collectEvents(ep);
+    const sc = $('scrub');
+    sc.max = ep.lastTick;
+    $('episode').value = String(i);
+    seek(0);
+}
+
+// Every event of the episode, once, with its tick; the type filter lists their types.
+function collectEvents(ep) {
+    st.events = [];
+    const types = new Set();
+    for (const s of ep.steps) {
+        for (const e of s.events || []) {
+            st.events.push({ tick: s.tick, ev: e });
+            types.add(e.type);
+        }
+    }
+    const list = [...types].sort();
+    const sel = $('evtype');
+    if (sel.options.length !== list.length + 1) {
+        const cur = sel.value;
+        sel.innerHTML = '<option value="">all types</option>' + list.map((t) => `<option>${esc(t)}</option>`).join('');
+        sel.value = list.includes(cur) ? cur : '';
+    }
+}
+
+// ---- playing -----------------------------------------------------------------------------
+
+function seek(t) {
+    if (!st.ep) return;
+    t = Math.max(0, Math.min(t | 0, st.ep.lastTick));
+    st.scene = sceneAt(st.rec.header, st.ep, t, st.scene && st.scene.tick <= t ? st.scene : null);
+    st.tick = t;
+    render();
+}
+
+function play() {
+    if (!st.ep || st.playing) return;
+    if (st.tick >= st.ep.lastTick) seek(0);
+    st.playing = true;
+    $('play').textContent = '❚❚';
+    const tickOnce = () => {
+        if (!st.playing) return;
+        if (st.tick >= st.ep.lastTick) { pause(); return; }
+        seek(st.tick + 1);
+        st.timer = setTimeout(tickOnce, 1000 / Number($('speed').value));
+    };
+    st.timer = setTimeout(tickOnce, 1000 / Number($('speed').value));
+}
+
+function pause() {
+    st.playing = false;
+    if (st.timer) clearTimeout(st.timer);
+    st.timer = null;
+    $('play').textContent = '▶︎';
+}
+
+// ---- drawing -----------------------------------------------------------------------------
+
+function render() {
+    const { rec, ep, scene } = st;
+    const h = rec.header;
+    $('scrub').value = String(st.tick);
+    $('tick').textContent = `tick ${st.tick} / ${ep.lastTick}`;
+    const vp = viewport(h, scene, st.focus);
+    const maxW = Math.max(240, Math.min(window.innerWidth * 0.45, 900));
+    const maxH = Math.max(240, window.innerHeight - 170);
+    const c = cellSize(vp.w, vp.h, maxW, maxH);
+    st.placed = drawMap($('map'), h, scene, vp, c, $('glyphs').checked);
+    st.cell = c;
+    st.vp = vp;
+    renderAgents();
+    renderActions();
+    fitWidth($('curves'));
+    fitWidth($('graph'));
+    drawCurves($('curves'), h, ep, st.tick);
+    drawGraph($('graph'), h, scene);
+    renderEdges();
+    renderEvents();
+    renderMsgs();
+}
+
+// A side canvas takes its panel's width (its drawing is redone at every render anyway).
+function fitWidth(canvas) {
+    const w = Math.max(200, Math.floor(canvas.parentElement.clientWidth) - 4);
+    if (canvas.width !== w) canvas.width = w;
+}
+
+function statHTML(h, a) {
+    const groups = new Map();
+    h.stats.forEach((s, i) => {
+        const g = s.group || 'stats';
+        if (!groups.has(g)) groups.set(g, []);
+        groups.get(g).push([s, a.stats[i]]);
+    });
+    let out = '';
+    for (const [g, list] of groups) {
+        const items = list.filter(([, v]) => g === 'vitals' || (v !== 0 && v !== undefined))
+            .map(([s, v]) => {
+                const bar = g === 'vitals' && s.max ? `<span class="bar"><i style="width:${Math.max(0, Math.min(100, 100 * (v || 0) / s.max))}%"></i></span>` : '';
+                return `<span class="stat">${esc(s.name)} <b>${esc(v ?? '?')}</b>${bar}</span>`;
+            });
+        out += `<div><span class="stat">${esc(g)}:</span>${items.join('') || '<span class="stat">—</span>'}</div>`;
+    }
+    return out;
+}
+
+function renderAgents() {
+    const { rec, scene } = st;
+    const h = rec.header;
+    $('agents').innerHTML = scene.agents.map((a, i) => `
+      <div class="agent${a.alive ? '' : ' dead'}${st.selected === i ? ' selected' : ''}" data-i="${i}" style="border-color:${agentColor(i)}">
+        <span class="name">${esc(h.agents[i])}</span> <span class="stat">(${a.x}, ${a.y}) ${facingName(a.facing)}${a.alive ? '' : ', dead'}</span>
+        <span class="ret" title="return">${Number(a.return).toFixed(3)}</span>
+        ${statHTML(h, a)}
+      </div>`).join('');
+}
+
+function actionName(h, id) {
+    const a = h.actions[id];
+    return a ? a.name : `#${id}`;
+}
+
+function renderActions() {
+    const { rec, scene } = st;
+    const h = rec.header;
+    const s = scene.step;
+    if (!s) {
+        $('actions').innerHTML = '<div class="stat">tick 0: the episode starts</div>';
+        return;
+    }
+    const msgs = s.msgs || [];
+    $('actions').innerHTML = `<table><tr><th>agent</th><th>action</th><th>reward</th><th>messages</th></tr>${
+        h.agents.map((name, i) => {
+            const act = s.actions[i];
+            const doc = h.actions[act] ? h.actions[act].doc || '' : '';
+            const illegal = s.illegal && s.illegal[i] ? ' <span class="illegal">(illegal)</span>' : '';
+            const term = (s.term && s.term[i]) ? ' term' : (s.trunc && s.trunc[i]) ? ' trunc' : '';
+            const m = msgs.filter((x) => x.agent === i).map((x) => `<div class="msg">[${esc(x.kind)}] ${esc(x.text)}</div>`).join('');
+            return `<tr><td style="color:${agentColor(i)}">${esc(name)}</td><td title="${esc(doc)}">${esc(actionName(h, act))}${illegal}${term}</td><td>${esc(s.rewards[i])}</td><td>${m}</td></tr>`;
+        }).join('')}</table>`;
+}
+
+function edgeList() {
+    return [...st.scene.edges.values()].map((e) => ({ from: e.from, to: e.to, kind: e.kind, weight: e.weight }))
+        .sort((a, b) => (a.from + a.to + a.kind < b.from + b.to + b.kind ? -1 : 1));
+}
+
+function renderEdges() {
+    const edges = edgeList();
+    $('edges').querySelector('tbody').innerHTML = edges.map((e) =>
+        `<tr class="edge"><td>${esc(e.from)}</td><td>${esc(e.to)}</td><td>${esc(e.kind)}</td><td>${esc(e.weight)}</td></tr>`).join('');
+    const nodes = [...st.scene.nodes.values()];
+    $('nodes').innerHTML = (nodes.length ? 'nodes: ' + nodes.map((n) => `<span class="stat">${esc(n.label)} <b>${esc(n.kind)}</b></span>`).join('') : '') +
+        (edges.length ? '' : '<div class="stat">no social edges at this tick</div>');
+}
+
+function eventText(h, e) {
+    const parts = [];
+    for (const [k, v] of Object.entries(e)) {
+        if (k === 'type') continue;
+        if (k === 'agent' && h.agents[v] !== undefined) parts.push(`agent=${h.agents[v]}`);
+        else parts.push(`${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`);
+    }
+    return parts.join(' ');
+}
+
+// The events the filters let through, up to the current tick (or at it only).
+function filteredEvents() {
+    const type = $('evtype').value, agent = $('evagent').value, now = $('evnow').checked;
+    const out = [];
+    for (const x of st.events) {
+        if (x.tick > st.tick) break;
+        if (now && x.tick !== st.tick) continue;
+        if (type && x.ev.type !== type) continue;
+        if (agent !== '' && x.ev.agent !== Number(agent)) continue;
+        out.push(x);
+    }
+    return out;
+}
+
+function renderEvents() {
+    const h = st.rec.header;
+    const list = filteredEvents();
+    const shown = list.slice(-300).reverse();
+    $('events').innerHTML = shown.map((x) => `<li class="event${x.tick === st.tick ? ' now' : ''}" data-tick="${x.tick}"><span class="t">${x.tick}</span><b>${esc(x.ev.type)}</b> ${esc(eventText(h, x.ev))}</li>`).join('') +
+        (list.length > shown.length ? `<li class="stat">… ${list.length - shown.length} earlier</li>` : '');
+}
+
+function renderMsgs() {
+    const h = st.rec.header;
+    const out = [];
+    for (const s of st.ep.steps) {
+        if (s.tick > st.tick) break;
+        for (const m of s.msgs || []) out.push({ tick: s.tick, m });
+    }
+    $('msgs').innerHTML = out.slice(-200).reverse().map(({ tick, m }) =>
+        `<li class="${tick === st.tick ? 'now' : ''}"><span class="t">${tick}</span><span style="color:${agentColor(m.agent)}">${esc(h.agents[m.agent] ?? m.agent)}</span> [${esc(m.kind)}] <span class="msg">${esc(m.text)}</span></li>`).join('');
+}
+
+// ---- wiring ------------------------------------------------------------------------------
+
+function wire() {
+    $('file').addEventListener('change', (ev) => {
+        const f = ev.target.files[0];
+        if (f) openStream(f.stream(), f.name);
+    });
+    window.addEventListener('dragover', (ev) => { ev.preventDefault(); document.body.classList.add('dragging'); });
+    window.addEventListener('dragleave', () => document.body.classList.remove('dragging'));
+    window.addEventListener('drop', (ev) => {
+        ev.preventDefault();
+        document.body.classList.remove('dragging');
+        const f = ev.dataTransfer.files[0];
+        if (f) openStream(f.stream(), f.name);
+    });
+    $('play').addEventListener('click', () => (st.playing ? pause() : play()));
+    $('back').addEventListener('click', () => { pause(); seek(st.tick - 1); });
+    $('fwd').addEventListener('click', () => { pause(); seek(st.tick + 1); });
+    $('scrub').addEventListener('input', (ev) => seek(Number(ev.target.value)));
+    $('episode').addEventListener('change', (ev) => { pause(); selectEpisode(Number(ev.target.value)); });
+    $('viewof').addEventListener('change', (ev) => {
+        st.focus = ev.target.value === '' ? null : Number(ev.target.value);
+        if (st.focus !== null) st.selected = st.focus;
+        if (st.ep) render();
+    });
+    $('glyphs').addEventListener('change', () => st.ep && render());
+    for (const id of ['evtype', 'evagent', 'evnow']) $(id).addEventListener('change', () => st.ep && renderEvents());
+    $('events').addEventListener('click', (ev) => {
+        const li = ev.target.closest('li[data-tick]');
+        if (li) { pause(); seek(Number(li.dataset.tick)); }
+    });
+    $('agents').addEventListener('click', (ev) => {
+        const d = ev.target.closest('.agent');
+        if (!d) return;
+        st.selected = Number(d.dataset.i);
+        $('evagent').value = String(st.selected);
+        if (st.ep) render();
+    });
+    window.addEventListener('keydown', (ev) => {
+        if (!st.ep || ev.target.tagName === 'SELECT' || ev.target.tagName === 'INPUT' && ev.target.type !== 'range') return;
+        if (ev.key === ' ') { ev.preventDefault(); st.playing ? pause() : play(); }
+        else if (ev.key === 'ArrowRight') { ev.preventDefault(); pause(); seek(st.tick + 1); }
+        else if (ev.key === 'ArrowLeft') { ev.preventDefault(); pause(); seek(st.tick - 1); }
+        else if (ev.key === 'Home') { pause(); seek(0); }
+        else if (ev.key === 'End') { pause(); seek(st.ep.lastTick); }
+    });
+    window.addEventListener('resize', () => st.ep && render());
+}
+
+// The test hook: read-only views of what the page shows, and the same controls a person uses.
+window.polisViewer = {
+    get status() { return st.status; },            // empty | loading | live | ok | truncated | error
+    get tick() { return st.tick; },
+    get lastTick() { return st.ep ? st.ep.lastTick : 0; },
+    get episode() { return st.ep ? st.ep.index : -1; },
+    get banner() { const b = $('banner'); return b.hidden ? '' : b.textContent; },
+    get cell() { return st.cell; },
+    get viewport() { return st.vp; },
+    agents() {
+        return st.placed.map((p) => {
+            const a = st.scene.agents[p.index];
+            return { index: p.index, name: st.rec.header.agents[p.index], x: p.x, y: p.y, px: p.px, py: p.py,
+                     facing: a.facing, alive: a.alive, stats: a.stats.slice(), return: a.return, color: agentColor(p.index) };
+        });
+    },
+    edges() { return st.scene ? edgeList() : []; },
+    listedEdges() {
+        return [...document.querySelectorAll('#edges tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent));
+    },
+    listedEvents() {
+        return [...document.querySelectorAll('#events li.event')].map((li) => ({ tick: Number(li.dataset.tick), text: li.textContent }));
+    },
+    things() { return st.scene ? [...st.scene.things.values()].map((t) => ({ ...t })) : []; },
+    pixel(px, py) {
+        const d = $('map').getContext('2d').getImageData(Math.floor(px), Math.floor(py), 1, 1).data;
+        return [d[0], d[1], d[2]];
+    },
+    seek(t) { pause(); seek(t); return st.tick; },
+    play, pause,
+    view(i) { st.focus = i === null || i === undefined ? null : i; $('viewof').value = st.focus === null ? '' : String(i); render(); },
+    open: openURL,
+};
+
+wire();
+const params = new URLSearchParams(location.search);
+const param = params.get('file');
+if (param && params.get('follow') === '1') {
+    const name = decodeURIComponent(param.split('/').pop());
+    openStream(followStream(`ws://${location.host}/`), name, true);
+} else if (param) {
+    openURL(param);
+}
