@@ -14,7 +14,7 @@
 
 #include "internal.h"
 
-#define LOOK_NAME_MAX 63
+#define LOOK_NAME_MAX 127
 
 typedef struct look_kind {
     char *name;
