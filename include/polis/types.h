@@ -120,7 +120,7 @@ typedef enum polis_shape {
 /* Fixed sizes of a scene's strings, NUL included. A longer string is refused (POLIS_ERR_LIMIT
  * naming it), never cut. */
 #define POLIS_SCENE_ID_MAX 48
-#define POLIS_SCENE_KIND_MAX 24
+#define POLIS_SCENE_KIND_MAX 64
 #define POLIS_SCENE_LABEL_MAX 48
 
 /* A thing on the map: a mob, an arrow, a pile. `id` is stable for the thing's life within an
