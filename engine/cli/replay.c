@@ -584,8 +584,8 @@ int cli_replay_main(int argc, char **argv)
             if (rp.r.line == 0) {
                 rc = fail(&rp, "the file is empty (no header)");
             } else if (rp.in_episode) {
-                rc = fail(&rp, "the file ends inside episode %" PRId64 " (no end line): it is "
-                               "truncated",
+                rc = fail(&rp, "the file ends here, inside episode %" PRId64 " (no end line): "
+                               "it is truncated",
                           rp.episode);
             } else if (rp.episode < 0) {
                 rc = fail(&rp, "the file has a header but no episode");
