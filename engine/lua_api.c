@@ -733,7 +733,9 @@ static int l_look(lua_State *L)
         }
         lua_pop(L, 1);
     }
+    lua_pushvalue(L, 1);
     int fn = field_function(L, "polis.look", "scene", false);
+    lua_pop(L, 1);
     if (fn != LUA_NOREF) {
         polis_scene_def def = {.fn = polis__lua_tramp_scene,
                                .max_things = opt_count(L, "things"),

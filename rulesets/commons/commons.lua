@@ -1441,7 +1441,8 @@ polis.macro{
 -- The ground (floor and walls), the apple cells (a live apple, grass that can regrow one, or
 -- bare ground with no live apple near), and per player its position, facing, whether it is
 -- on the map, its apples this episode and its zap cooldown.
-local LOOK = polis.look{
+local LOOK -- the ids polis.look returns, read by the scene function
+LOOK = polis.look{
   kinds = {
     {name = "floor", glyph = ".", color = "#3b3024", shape = "square"},
     {name = "wall", glyph = "#", color = "#7a7a7a", shape = "square"},

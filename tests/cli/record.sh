@@ -109,6 +109,8 @@ polis 0 run "$SRC/rulesets/commons/commons_open.json" --steps 5 --record "$TMP/c
 checks=$((checks + 1))
 head -n 1 "$TMP/c.jsonl" | grep -qF '{"name":"apple","glyph":"@","color":"#d83a3a","shape":"circle","plugin":"commons"}' ||
     fail "Commons header lacks the apple kind"
+checks=$((checks + 1))
+sed -n 3p "$TMP/c.jsonl" | grep -qF '"tiles":[[1,25,0,22,1,2,0,22,' || fail "Commons keyframe lacks its walls"
 polis 0 run "$SRC/rulesets/survival/survival_tribes.json" --steps 30 --record "$TMP/s.jsonl" --quiet
 checks=$((checks + 1))
 head -n 1 "$TMP/s.jsonl" | grep -qF '"stats":[{"name":"health","group":"vitals","max":9}' ||
