@@ -97,6 +97,29 @@ polis 0 replay "$TMP/ev.jsonl"
 out_line "$TMP/ev.jsonl: replay matches: 2 episodes, 80 steps, every keyframe and final hash checked"
 polis 0 replay "$TMP/ev.jsonl" --tick 5 --episode 1 --render text --agent 0
 
+# serve --stdio --record: the clients' text actions and plan commands in "msgs"; a second
+# reset ends the first episode.
+printf '%s\n' '{"op":"reset","seed":5}' \
+    '{"op":"step","actions":{"agent_0":"move north","agent_1":"east"}}' \
+    '{"op":"step","actions":{"agent_0":"bogus"}}' '{"op":"step","actions":{"agent_2":2}}' \
+    '{"op":"reset","seed":6}' '{"op":"step"}' '{"op":"close"}' |
+    "$POLIS" serve "$GATHER" --stdio --record "$TMP/sv.jsonl" >/dev/null 2>"$TMP/err"
+checks=$((checks + 1))
+grep -qF '"msgs":[{"agent":0,"kind":"action","text":"move north"},{"agent":1,"kind":"action","text":"east"}]' \
+    "$TMP/sv.jsonl" || fail "serve recording lacks the clients' text actions"
+polis 0 replay "$TMP/sv.jsonl"
+out_line "$TMP/sv.jsonl: replay matches: 2 episodes, 3 steps, every keyframe and final hash checked"
+printf '%s\n' '{"op":"reset"}' '{"op":"step","actions":{"explorer_0":"GATHER 2 wood"}}' \
+    '{"op":"advance","max_ticks":5}' |
+    "$POLIS" serve "$SRC/rulesets/exploration/exploration.json" --stdio --record "$TMP/sv2.jsonl" \
+    >/dev/null 2>"$TMP/err"
+checks=$((checks + 1))
+[ "$(grep -c '"kind":"plan","text":"GATHER 2 wood"' "$TMP/sv2.jsonl")" -eq 1 ] ||
+    fail "serve recording lacks the plan command once"
+polis 0 replay "$TMP/sv2.jsonl"
+polis 2 serve "$GATHER" --tcp 0 --record "$TMP/x.jsonl"
+err_line "polis: serve: --record is for --stdio (one client, one recording)"
+
 # Every shipped game records and replays (society games, Commons, gather, Survival).
 for scn in "$SRC"/rulesets/*/*.json; do
     name=$(basename "$scn" .json)
