@@ -75,6 +75,27 @@ static void rb_printf(rbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+/* An integer, without printf (the recorder writes thousands per tick). */
+static void rb_int(rbuf *b, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) tmp[sizeof tmp - 1 - n++] = '-';
+    rb_put(b, tmp + sizeof tmp - n, (size_t)n);
+}
+
+/* ",v" or "v" */
+static void rb_item(rbuf *b, bool comma, int64_t v)
+{
+    if (comma) rb_put(b, ",", 1);
+    rb_int(b, v);
+}
+
 /* A JSON string literal (RFC 8259 escapes; bytes >= 0x80 are passed through as UTF-8). */
 static void rb_str(rbuf *b, const char *s)
 {
@@ -101,6 +122,8 @@ static void rb_f32(rbuf *b, float v)
 {
     if (v != v || v > FLT_MAX || v < -FLT_MAX)
         rb_puts(b, "null");
+    else if (v == (float)(int32_t)v && v < 16777216.0f && v > -16777216.0f)
+        rb_int(b, (int32_t)v); /* what %.9g prints for a whole number (0 for -0) */
     else
         rb_printf(b, "%.9g", (double)v);
 }
@@ -193,13 +216,13 @@ static void on_event(void *ud, const polis_event *ev)
         case POLIS_FIELD_I32: {
             int32_t v;
             memcpy(&v, p, sizeof v);
-            rb_printf(b, "%" PRId32, v);
+            rb_int(b, v);
             break;
         }
         case POLIS_FIELD_I64: {
             int64_t v;
             memcpy(&v, p, sizeof v);
-            rb_printf(b, "%" PRId64, v);
+            rb_int(b, v);
             break;
         }
         case POLIS_FIELD_F32: {
@@ -438,7 +461,7 @@ polis_status polis_recorder_open(const char *path, polis_env *env, const polis_r
     size_t n = strlen(path);
     bool gz = n > 3 && strcmp(path + n - 3, ".gz") == 0;
     if (gz)
-        r->gz = gzopen(path, "wb");
+        r->gz = gzopen(path, "wb1"); /* fast deflate: recording runs beside the step */
     else
         r->f = fopen(path, "wb");
     if (!r->gz && !r->f) {
@@ -618,7 +641,12 @@ static void keep_scene(polis_recorder *r, const polis_scene *s)
 
 static void put_thing(rbuf *b, const polis_scene_thing *t)
 {
-    rb_printf(b, "[%d,%d,%d,%d,", (int)t->id, (int)t->kind, (int)t->x, (int)t->y);
+    rb_put(b, "[", 1);
+    rb_int(b, t->id);
+    rb_item(b, true, t->kind);
+    rb_item(b, true, t->x);
+    rb_item(b, true, t->y);
+    rb_put(b, ",", 1);
     rb_str(b, t->label);
     rb_put(b, "]", 1);
 }
@@ -662,7 +690,8 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
         for (size_t i = 0; i < plane;) {
             size_t j = i + 1;
             while (j < plane && t[j] == t[i]) j++;
-            rb_printf(b, "%s%d,%zu", i ? "," : "", (int)t[i], j - i);
+            rb_item(b, i != 0, t[i]);
+            rb_item(b, true, (int64_t)(j - i));
             i = j;
         }
         rb_put(b, "]", 1);
@@ -678,7 +707,7 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
         rb_printf(b, "%s{\"x\":%d,\"y\":%d,\"facing\":%d,\"alive\":%d,\"stats\":[", a ? "," : "",
                   (int)ag->x, (int)ag->y, (int)ag->facing, (int)ag->alive);
         for (int32_t k = 0; k < s->n_stats; k++)
-            rb_printf(b, "%s%d", k ? "," : "", (int)s->stats[(size_t)a * (size_t)s->n_stats + (size_t)k]);
+            rb_item(b, k != 0, s->stats[(size_t)a * (size_t)s->n_stats + (size_t)k]);
         rb_puts(b, "],\"return\":");
         rb_f64(b, r->returns[a]);
         rb_put(b, "}", 1);
@@ -708,8 +737,12 @@ static void diff(polis_recorder *r, const polis_scene *s)
         for (size_t i = 0; i < plane; i++) {
             size_t k = (size_t)l * plane + i;
             if (s->tiles[k] == p->tiles[k]) continue;
-            rb_printf(b, "%s[%d,%d,%d,%d]", any ? "," : ",\"tiles\":[", (int)l,
-                      (int)(i % (size_t)s->width), (int)(i / (size_t)s->width), (int)s->tiles[k]);
+            rb_puts(b, any ? ",[" : ",\"tiles\":[[");
+            rb_item(b, false, l);
+            rb_item(b, true, (int64_t)(i % (size_t)s->width));
+            rb_item(b, true, (int64_t)(i / (size_t)s->width));
+            rb_item(b, true, s->tiles[k]);
+            rb_put(b, "]", 1);
             any = true;
         }
     if (any) rb_put(b, "]", 1);
@@ -742,7 +775,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
                 if (pass == 2) {
                     if (!*flag) rb_puts(b, b->len > start ? ",\"del\":[" : open);
                     else rb_put(b, ",", 1);
-                    rb_printf(b, "%d", (int)pt[j].id);
+                    rb_int(b, pt[j].id);
                     *flag = true;
                 }
                 j++;
@@ -903,7 +936,7 @@ polis_status polis_recorder_msg(polis_recorder *r, int32_t agent, const char *ki
 static void put_u8s(rbuf *b, const char *name, const uint8_t *v, int32_t n)
 {
     rb_printf(b, ",\"%s\":[", name);
-    for (int32_t a = 0; a < n; a++) rb_printf(b, a ? ",%d" : "%d", (int)v[a]);
+    for (int32_t a = 0; a < n; a++) rb_item(b, a != 0, v[a]);
     rb_put(b, "]", 1);
 }
 
@@ -921,7 +954,7 @@ polis_status polis_recorder_step(polis_recorder *r)
     int64_t tick = polis_env_tick(env);
     rbuf *b = &r->line;
     rb_printf(b, "{\"t\":\"step\",\"tick\":%" PRId64 ",\"actions\":[", tick);
-    for (int32_t a = 0; a < r->n_agents; a++) rb_printf(b, a ? ",%d" : "%d", (int)io->actions[a]);
+    for (int32_t a = 0; a < r->n_agents; a++) rb_item(b, a != 0, io->actions[a]);
     rb_puts(b, "],\"rewards\":[");
     for (int32_t a = 0; a < r->n_agents; a++) {
         if (a) rb_put(b, ",", 1);
