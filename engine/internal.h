@@ -421,6 +421,9 @@ struct polis_env {
     polis__io_fn io_fn;     /* non-NULL: io buffers come from io_fn (vec.c) */
     void *io_ud;
     bool io_borrowed;       /* io_fn supplied the buffers: registry_free leaves them */
+
+    /* looks and scenes (scene.c, ABI 1.5): NULL until something registers or asks */
+    struct polis__looks *looks;
 };
 
 /* ---- memory (env.c) ------------------------------------------------------------------- */
@@ -565,6 +568,30 @@ POLIS_INTERNAL polis_status polis__macro_add(polis_ctx *ctx, const polis_macro_d
 /* Allocates every agent's plan state at freeze (nothing when no macro is registered). */
 POLIS_INTERNAL polis_status polis__plans_alloc(polis_env *env);
 POLIS_INTERNAL void polis__plans_free(polis_env *env);
+
+/* ---- scene.c: looks and scenes (ABI 1.5) ---------------------------------------------- */
+typedef struct polis__looks polis__looks;
+/* The host-table functions. */
+POLIS_INTERNAL polis_status polis__look_kind(polis_ctx *ctx, const polis_kind_def *def,
+                                             int32_t *out_id);
+POLIS_INTERNAL polis_status polis__look_layer(polis_ctx *ctx, const char *name, int32_t *out);
+POLIS_INTERNAL polis_status polis__look_stat(polis_ctx *ctx, const char *name, const char *group,
+                                             int32_t max, int32_t *out);
+POLIS_INTERNAL polis_status polis__look_map(polis_ctx *ctx, int32_t width, int32_t height);
+POLIS_INTERNAL polis_status polis__look_view(polis_ctx *ctx, int32_t rx, int32_t ry);
+POLIS_INTERNAL polis_status polis__look_scene(polis_ctx *ctx, const polis_scene_def *def);
+POLIS_INTERNAL polis_status polis__scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id,
+                                               int32_t kind, int32_t x, int32_t y,
+                                               const char *label);
+POLIS_INTERNAL polis_status polis__scene_node(polis_ctx *ctx, polis_scene *scene, const char *id,
+                                              const char *kind, const char *label);
+POLIS_INTERNAL polis_status polis__scene_edge(polis_ctx *ctx, polis_scene *scene, const char *from,
+                                              const char *to, const char *kind, float weight);
+POLIS_INTERNAL int32_t polis__h_look_kind_find(polis_ctx *ctx, const char *name);
+POLIS_INTERNAL int32_t polis__look_kind_find(const polis_env *env, const char *name);
+/* "square" -> POLIS_SHAPE_SQUARE, ...; -1 if unknown. */
+POLIS_INTERNAL int32_t polis__shape_parse(const char *name);
+POLIS_INTERNAL void polis__looks_free(polis_env *env);
 
 /* ---- lua_host.c ------------------------------------------------------------------------ */
 POLIS_INTERNAL polis_status polis__scripts_load(polis_env *env);  /* run each script's chunk */

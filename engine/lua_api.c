@@ -447,6 +447,320 @@ static int l_macro(lua_State *L)
     return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
 }
 
+/* ---- polis.look: looks and scenes (ABI 1.5) ----------------------------------------------- */
+
+#define SCENE_WRITER "polis.scene_writer"
+
+static polis__lua_scene_writer *check_writer(lua_State *L)
+{
+    polis__lua_scene_writer *w = luaL_checkudata(L, 1, SCENE_WRITER);
+    if (!w->scene) luaL_error(L, "the scene writer is used outside its scene function");
+    return w;
+}
+
+/* A kind, layer or stat argument: an id or a name. */
+static int32_t look_id(lua_State *L, int arg, const char *what, int32_t n,
+                       int32_t (*find)(const polis_env *, const char *), polis_env *env)
+{
+    if (lua_type(L, arg) == LUA_TSTRING) {
+        const char *name = lua_tostring(L, arg);
+        int32_t id = find(env, name);
+        if (id < 0) luaL_error(L, "no %s named '%s'", what, name);
+        return id;
+    }
+    int isint = 0;
+    lua_Integer v = lua_tointegerx(L, arg, &isint);
+    if (!isint || v < 0 || v >= n)
+        luaL_error(L, "bad %s (argument %d): expected a name or an id in 0..%d", what, arg,
+                   (int)n - 1);
+    return (int32_t)v;
+}
+
+static int32_t find_layer(const polis_env *env, const char *name)
+{
+    for (int32_t i = 0; i < polis_env_scene_n_layers(env); i++)
+        if (strcmp(polis_env_scene_layer_name(env, i), name) == 0) return i;
+    return -1;
+}
+
+static int32_t find_stat(const polis_env *env, const char *name)
+{
+    for (int32_t i = 0; i < polis_env_scene_n_stats(env); i++) {
+        const char *n;
+        polis_env_scene_stat(env, i, &n, NULL, NULL);
+        if (strcmp(n, name) == 0) return i;
+    }
+    return -1;
+}
+
+static int32_t cell_arg(lua_State *L, int arg, int32_t n, const char *what)
+{
+    lua_Integer v = luaL_checkinteger(L, arg);
+    if (v < 0 || v >= n) luaL_error(L, "%s %I is outside the map (0..%d)", what, v, (int)n - 1);
+    return (int32_t)v;
+}
+
+static int32_t agent_arg(lua_State *L, int arg, const polis_scene *sc)
+{
+    lua_Integer a = luaL_checkinteger(L, arg);
+    if (a < 0 || a >= sc->n_agents)
+        luaL_error(L, "agent %I is not an agent id (0..%d)", a, (int)sc->n_agents - 1);
+    return (int32_t)a;
+}
+
+/* w:tile(layer, x, y, kind): kind nil or -1 clears the cell. */
+static int w_tile(lua_State *L)
+{
+    polis__lua_scene_writer *w = check_writer(L);
+    polis_scene *sc = w->scene;
+    polis_env *env = w->s->env;
+    int32_t layer = look_id(L, 2, "layer", sc->n_layers, find_layer, env);
+    int32_t x = cell_arg(L, 3, sc->width, "x"), y = cell_arg(L, 4, sc->height, "y");
+    int32_t kind = -1;
+    if (!lua_isnoneornil(L, 5) && !(lua_isinteger(L, 5) && lua_tointeger(L, 5) == -1))
+        kind = look_id(L, 5, "kind", polis_env_scene_n_kinds(env), polis_env_scene_kind_find, env);
+    sc->tiles[((size_t)layer * (size_t)sc->height + (size_t)y) * (size_t)sc->width + (size_t)x] =
+        kind;
+    return 0;
+}
+
+static int w_thing(lua_State *L)
+{
+    polis__lua_scene_writer *w = check_writer(L);
+    polis__lua_script *s = w->s;
+    lua_Integer id = luaL_checkinteger(L, 2);
+    if (id < INT32_MIN || id > INT32_MAX) return luaL_error(L, "thing id %I is not a 32-bit integer", id);
+    int32_t kind = look_id(L, 3, "kind", polis_env_scene_n_kinds(s->env), polis_env_scene_kind_find,
+                           s->env);
+    lua_Integer x = luaL_checkinteger(L, 4), y = luaL_checkinteger(L, 5);
+    const char *label = luaL_optstring(L, 6, "");
+    if (x < INT32_MIN || x > INT32_MAX || y < INT32_MIN || y > INT32_MAX)
+        return luaL_error(L, "thing %I: position out of range", id);
+    polis_status st = s->h->scene_thing(s->ctx, w->scene, (int32_t)id, kind, (int32_t)x,
+                                        (int32_t)y, label);
+    return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
+}
+
+static int32_t facing_arg(lua_State *L, int arg)
+{
+    static const char *const names[] = {"none", "up", "right", "down", "left", NULL};
+    if (lua_type(L, arg) == LUA_TSTRING) return (int32_t)luaL_checkoption(L, arg, NULL, names);
+    lua_Integer f = luaL_optinteger(L, arg, 0);
+    if (f < 0 || f > 4) luaL_error(L, "facing %I is not 0..4 (none, up, right, down, left)", f);
+    return (int32_t)f;
+}
+
+/* w:agent(a, x, y [, facing [, alive]]): x, y nil or -1 when the agent is off the map. */
+static int w_agent(lua_State *L)
+{
+    polis__lua_scene_writer *w = check_writer(L);
+    polis_scene *sc = w->scene;
+    int32_t a = agent_arg(L, 2, sc);
+    int32_t x = -1, y = -1;
+    if (!lua_isnoneornil(L, 3) && !(lua_isinteger(L, 3) && lua_tointeger(L, 3) == -1)) {
+        x = cell_arg(L, 3, sc->width, "x");
+        y = cell_arg(L, 4, sc->height, "y");
+    }
+    sc->agents[a].x = x;
+    sc->agents[a].y = y;
+    if (!lua_isnoneornil(L, 5)) sc->agents[a].facing = facing_arg(L, 5);
+    if (!lua_isnoneornil(L, 6)) sc->agents[a].alive = lua_toboolean(L, 6) ? 1 : 0;
+    return 0;
+}
+
+static int w_stat(lua_State *L)
+{
+    polis__lua_scene_writer *w = check_writer(L);
+    polis_scene *sc = w->scene;
+    int32_t a = agent_arg(L, 2, sc);
+    int32_t k = look_id(L, 3, "stat", sc->n_stats, find_stat, w->s->env);
+    lua_Number v = luaL_checknumber(L, 4);
+    if (!(v >= INT32_MIN && v <= INT32_MAX)) return luaL_error(L, "stat value %f is not a 32-bit integer", v);
+    sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)k] = (int32_t)v;
+    return 0;
+}
+
+static int w_node(lua_State *L)
+{
+    polis__lua_scene_writer *w = check_writer(L);
+    polis__lua_script *s = w->s;
+    polis_status st = s->h->scene_node(s->ctx, w->scene, luaL_checkstring(L, 2),
+                                       luaL_checkstring(L, 3), luaL_optstring(L, 4, ""));
+    return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
+}
+
+static int w_edge(lua_State *L)
+{
+    polis__lua_scene_writer *w = check_writer(L);
+    polis__lua_script *s = w->s;
+    polis_status st = s->h->scene_edge(s->ctx, w->scene, luaL_checkstring(L, 2),
+                                       luaL_checkstring(L, 3), luaL_checkstring(L, 4),
+                                       (float)luaL_optnumber(L, 5, 1.0));
+    return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
+}
+
+static int w_size(lua_State *L)
+{
+    polis__lua_scene_writer *w = check_writer(L);
+    lua_pushinteger(L, w->scene->width);
+    lua_pushinteger(L, w->scene->height);
+    return 2;
+}
+
+static const luaL_Reg writer_methods[] = {{"tile", w_tile},   {"thing", w_thing}, {"agent", w_agent},
+                                          {"stat", w_stat},   {"node", w_node},   {"edge", w_edge},
+                                          {"size", w_size},   {NULL, NULL}};
+
+static int32_t opt_count(lua_State *L, const char *key)
+{
+    int t = lua_getfield(L, 1, key);
+    int isint = 0;
+    lua_Integer v = t == LUA_TNIL ? 0 : lua_tointegerx(L, -1, &isint);
+    if (t != LUA_TNIL && (!isint || v < 0 || v > (1 << 24)))
+        luaL_error(L, "polis.look: field '%s' must be an integer in 0..16777216", key);
+    lua_pop(L, 1);
+    return (int32_t)v;
+}
+
+/* polis.look{kinds=, layers=, stats=, map=, view=, things=, nodes=, edges=, scene=}: how the
+ * script's game looks (docs/lua-api.md, "Looks and scenes"). Returns {kinds = {name = id},
+ * layers = {name = id}, stats = {name = id}}. */
+static int l_look(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (!s->loading) return polis__lua_not_loading(L, "polis.look");
+    lua_settop(L, 1);
+    polis_status st;
+    lua_createtable(L, 0, 3); /* 2: the result */
+    /* kinds */
+    lua_newtable(L);
+    if (lua_getfield(L, 1, "kinds") == LUA_TTABLE) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+            if (!lua_istable(L, -1))
+                return luaL_error(L, "polis.look: kinds[%I] must be a table {name=, glyph=, "
+                                     "color=, shape=}", i);
+            lua_getfield(L, -1, "name");
+            lua_getfield(L, -2, "glyph");
+            lua_getfield(L, -3, "color");
+            lua_getfield(L, -4, "shape");
+            const char *shape = lua_isnil(L, -1) ? "square" : lua_tostring(L, -1);
+            int32_t sh = polis__shape_parse(shape);
+            if (sh < 0)
+                return luaL_error(L, "polis.look: kinds[%I]: shape '%s' is not one of square, "
+                                     "circle, triangle, diamond, cross, dot, agent",
+                                  i, shape ? shape : "?");
+            polis_kind_def def = {lua_tostring(L, -4), lua_tostring(L, -3), lua_tostring(L, -2),
+                                  (polis_shape)sh};
+            int32_t id;
+            if ((st = s->h->look_kind(s->ctx, &def, &id))) return polis__lua_raise_host(L, s, st);
+            lua_pushinteger(L, id);
+            lua_setfield(L, -8, def.name);
+            lua_pop(L, 5);
+        }
+        lua_pop(L, 1);
+    } else if (!lua_isnil(L, -1)) {
+        return luaL_error(L, "polis.look: field 'kinds' must be an array of tables");
+    }
+    lua_pop(L, 1);
+    lua_setfield(L, 2, "kinds");
+    /* layers */
+    lua_newtable(L);
+    if (lua_getfield(L, 1, "layers") == LUA_TTABLE) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+            const char *name = lua_tostring(L, -1);
+            if (!name) return luaL_error(L, "polis.look: layers[%I] must be a string", i);
+            int32_t id;
+            if ((st = s->h->look_layer(s->ctx, name, &id))) return polis__lua_raise_host(L, s, st);
+            lua_pushinteger(L, id);
+            lua_setfield(L, -4, name);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    } else if (!lua_isnil(L, -1)) {
+        return luaL_error(L, "polis.look: field 'layers' must be an array of names");
+    }
+    lua_pop(L, 1);
+    lua_setfield(L, 2, "layers");
+    /* stats */
+    lua_newtable(L);
+    if (lua_getfield(L, 1, "stats") == LUA_TTABLE) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+            if (!lua_istable(L, -1))
+                return luaL_error(L, "polis.look: stats[%I] must be a table {name=, group=, max=}",
+                                  i);
+            lua_getfield(L, -1, "name");
+            lua_getfield(L, -2, "group");
+            lua_getfield(L, -3, "max");
+            int isint = 0;
+            lua_Integer max = lua_isnil(L, -1) ? 0 : lua_tointegerx(L, -1, &isint);
+            if (!lua_isnil(L, -1) && (!isint || max < 0 || max > INT32_MAX))
+                return luaL_error(L, "polis.look: stats[%I].max must be a non-negative integer", i);
+            const char *name = lua_tostring(L, -3);
+            const char *group = lua_isnil(L, -2) ? "vitals" : lua_tostring(L, -2);
+            int32_t id;
+            if ((st = s->h->look_stat(s->ctx, name, group, (int32_t)max, &id)))
+                return polis__lua_raise_host(L, s, st);
+            lua_pushinteger(L, id);
+            lua_setfield(L, -7, name);
+            lua_pop(L, 4);
+        }
+        lua_pop(L, 1);
+    } else if (!lua_isnil(L, -1)) {
+        return luaL_error(L, "polis.look: field 'stats' must be an array of tables");
+    }
+    lua_pop(L, 1);
+    lua_setfield(L, 2, "stats");
+    /* map and view: {w, h} / {rx, ry} */
+    static const char *const pair_keys[2] = {"map", "view"};
+    for (int k = 0; k < 2; k++) {
+        int t = lua_getfield(L, 1, pair_keys[k]);
+        if (t == LUA_TTABLE) {
+            lua_rawgeti(L, -1, 1);
+            lua_rawgeti(L, -2, 2);
+            int i1 = 0, i2 = 0;
+            lua_Integer a = lua_tointegerx(L, -2, &i1), b = lua_tointegerx(L, -1, &i2);
+            if (!i1 || !i2 || a < 0 || b < 0 || a > 65536 || b > 65536)
+                return luaL_error(L, "polis.look: field '%s' must be {%s} of integers in 0..65536",
+                                  pair_keys[k], k ? "rx, ry" : "width, height");
+            st = k ? s->h->look_view(s->ctx, (int32_t)a, (int32_t)b)
+                   : s->h->look_map(s->ctx, (int32_t)a, (int32_t)b);
+            if (st) return polis__lua_raise_host(L, s, st);
+            lua_pop(L, 2);
+        } else if (t != LUA_TNIL) {
+            return luaL_error(L, "polis.look: field '%s' must be a table of two integers",
+                              pair_keys[k]);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pushvalue(L, 1);
+    int fn = field_function(L, "polis.look", "scene", false);
+    lua_pop(L, 1);
+    if (fn != LUA_NOREF) {
+        polis_scene_def def = {.fn = polis__lua_tramp_scene,
+                               .max_things = opt_count(L, "things"),
+                               .max_nodes = opt_count(L, "nodes"),
+                               .max_edges = opt_count(L, "edges")};
+        polis__lua_scene_writer *w = lua_newuserdatauv(L, sizeof *w, 0);
+        w->s = s;
+        w->scene = NULL;
+        if (luaL_newmetatable(L, SCENE_WRITER)) {
+            luaL_newlib(L, writer_methods);
+            lua_setfield(L, -2, "__index");
+            lua_pushliteral(L, "locked");
+            lua_setfield(L, -2, "__metatable");
+        }
+        lua_setmetatable(L, -2);
+        int wref = luaL_ref(L, LUA_REGISTRYINDEX);
+        polis__lua_cb *cb = cb_new(L, s, fn, "scene");
+        cb->scene_writer = wref;
+        def.ud = cb;
+        if ((st = s->h->look_scene(s->ctx, &def))) return polis__lua_raise_host(L, s, st);
+    }
+    lua_settop(L, 2);
+    return 1;
+}
+
 static int l_reward_transform(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
@@ -936,6 +1250,7 @@ static const luaL_Reg polis_funcs[] = {{"params", l_params},
                                        {"action_parser", l_action_parser},
                                        {"policy", l_policy},
                                        {"macro", l_macro},
+                                       {"look", l_look},
                                        {"reward_transform", l_reward_transform},
                                        {"event", l_event},
                                        {"publish", polis__lua_publish},

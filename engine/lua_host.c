@@ -592,6 +592,30 @@ polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent,
     return st;
 }
 
+/* A polis.look scene function gets the script's writer, pointed at the scene for the call. */
+static int body_scene(lua_State *L)
+{
+    call_args *a = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn); /* 2 */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->scene_writer);
+    lua_call(L, 1, 0);
+    return 0;
+}
+
+polis_status polis__lua_tramp_scene(polis_ctx *ctx, void *ud, polis_scene *scene)
+{
+    (void)ctx;
+    call_args a = {.cb = ud};
+    polis__lua_script *s = a.cb->s;
+    lua_rawgeti(s->L, LUA_REGISTRYINDEX, a.cb->scene_writer);
+    polis__lua_scene_writer *w = lua_touserdata(s->L, -1);
+    lua_pop(s->L, 1);
+    w->scene = scene;
+    polis_status st = run_protected(s, body_scene, &a);
+    w->scene = NULL;
+    return st;
+}
+
 /* A Lua macro's start returns the plan (any value but nil or false, kept for next), or nil
  * (or false) and a reason to refuse the arguments. */
 static int body_macro_start(lua_State *L)

@@ -26,7 +26,15 @@ typedef struct polis__lua_cb {
     size_t count;      /* observations: elements per agent */
     int macro_next;    /* macros: ref of the next function */
     int macro_plans;   /* macros: ref of the table agent + 1 -> the plan start returned */
+    int scene_writer;  /* polis.look: ref of the scene writer handed to the scene function */
 } polis__lua_cb;
+
+/* The writer a polis.look scene function receives (lua_api.c): the scene while the
+ * function runs, NULL otherwise. */
+typedef struct polis__lua_scene_writer {
+    polis__lua_script *s;
+    polis_scene *scene;
+} polis__lua_scene_writer;
 
 /* The observation buffer a writer gets: valid only while the writer runs. */
 typedef struct polis__lua_obs_view {
@@ -120,6 +128,7 @@ POLIS_INTERNAL polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, in
                                                     int32_t *out_action);
 /* polis.macro: start and next of polis_macro_def (the kernel's plan memory is unused; the
  * plan start returns is kept in the callback's table). */
+POLIS_INTERNAL polis_status polis__lua_tramp_scene(polis_ctx *ctx, void *ud, polis_scene *scene);
 POLIS_INTERNAL polis_status polis__lua_tramp_macro_start(polis_ctx *ctx, void *ud, int32_t agent,
                                                          const char *args, void *plan);
 POLIS_INTERNAL polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud, int32_t agent,

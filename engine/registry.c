@@ -883,6 +883,17 @@ static const polis_host host_table = {
     .action_family = h_action_family,
     .macro = polis__macro_add,
     .obs_range = h_obs_range, /* ABI 1.4 */
+    /* ABI 1.5: looks and scenes (scene.c) */
+    .look_kind = polis__look_kind,
+    .look_layer = polis__look_layer,
+    .look_stat = polis__look_stat,
+    .look_map = polis__look_map,
+    .look_view = polis__look_view,
+    .look_scene = polis__look_scene,
+    .scene_thing = polis__scene_thing,
+    .scene_node = polis__scene_node,
+    .scene_edge = polis__scene_edge,
+    .look_kind_find = polis__h_look_kind_find,
 };
 
 const polis_host *polis__host(void) { return &host_table; }
@@ -1186,6 +1197,7 @@ void polis__registry_free(polis_env *env)
     polis__free(env, env->services, sizeof *env->services * (size_t)env->cap_services);
 
     polis__plans_free(env);
+    polis__looks_free(env);
     polis__swap_free(env);
 
     size_t n = (size_t)env->n_agents;

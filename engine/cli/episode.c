@@ -238,9 +238,16 @@ void cli_episode_free(cli_episode *e)
     e->metrics = e->raw = NULL;
 }
 
+/* The recorder's failure as the episode's reason. */
+static bool rec_failed(polis_recorder *rec, char *err, size_t err_size)
+{
+    snprintf(err, err_size, "--record: %s", polis_recorder_error(rec));
+    return false;
+}
+
 bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t steps_limit,
-                      bool has_metrics, bool want_raw, double *returns, cli_episode *out, char *err,
-                      size_t err_size)
+                      bool has_metrics, bool want_raw, double *returns, polis_recorder *rec,
+                      cli_episode *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
     int32_t n = polis_env_n_agents(env);
@@ -249,6 +256,8 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
         snprintf(err, err_size, "%s", polis_env_error(env));
         return false;
     }
+    if (rec && polis_recorder_begin_episode(rec, seed) != POLIS_OK)
+        return rec_failed(rec, err, err_size);
     memset(returns, 0, sizeof *returns * (size_t)n);
     int64_t steps = 0, illegal = 0;
     while (!polis_env_done(env) && (steps_limit == 0 || steps < steps_limit)) {
@@ -262,6 +271,7 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
             returns[ag] += io->rewards[ag];
             illegal += io->illegal[ag] != 0;
         }
+        if (rec && polis_recorder_step(rec) != POLIS_OK) return rec_failed(rec, err, err_size);
     }
     out->steps = steps;
     out->hash = polis_env_state_hash(env);
@@ -283,6 +293,21 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
             return false;
         }
         ok = flatten(out->metrics, m, "");
+        if (ok && rec) { /* the end line carries the episode's metrics */
+            char *text = cJSON_PrintUnformatted(m);
+            polis_status rs = text ? polis_recorder_end_episode(rec, text) : POLIS_ERR_NOMEM;
+            cJSON_free(text);
+            if (rs != POLIS_OK) {
+                cJSON_Delete(m);
+                cli_episode_free(out);
+                if (rs == POLIS_ERR_NOMEM && !text) {
+                    snprintf(err, err_size, "out of memory");
+                    return false;
+                }
+                return rec_failed(rec, err, err_size);
+            }
+            rec = NULL;
+        }
         if (want_raw)
             out->raw = m;
         else
@@ -292,6 +317,10 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
         for (int32_t ag = 0; ag < n; ag++) total += returns[ag];
         ok = put(out->metrics, "reward.mean", n ? total / n : 0) &&
              put(out->metrics, "reward.total", total);
+    }
+    if (ok && rec && polis_recorder_end_episode(rec, NULL) != POLIS_OK) {
+        cli_episode_free(out);
+        return rec_failed(rec, err, err_size);
     }
     if (!ok) {
         snprintf(err, err_size, "out of memory");

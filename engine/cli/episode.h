@@ -50,12 +50,13 @@ typedef struct cli_episode {
 } cli_episode;
 
 /* Resets env with `seed` and lets `policy` act until the episode ends or after `steps_limit`
- * steps (0: no limit). `returns` has room for one double per agent. Returns true with *out
+ * steps (0: no limit), recording the episode into `rec` when not NULL (its end line with the
+ * metrics rendering). `returns` has room for one double per agent. Returns true with *out
  * filled (cli_episode_free it), or false with the reason in err (the env's message, or "out
  * of memory"). */
 bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t steps_limit,
-                      bool has_metrics, bool want_raw, double *returns, cli_episode *out, char *err,
-                      size_t err_size);
+                      bool has_metrics, bool want_raw, double *returns, polis_recorder *rec,
+                      cli_episode *out, char *err, size_t err_size);
 void cli_episode_free(cli_episode *e);
 
 /* A metric over episodes: the defined values (not NaN) among `count` values `stride` apart,

@@ -24,6 +24,7 @@
 #include "episode.h"
 #include "eval.h"
 #include "util.h"
+#include "record.h"
 #include "polis/polis.h"
 
 const char CLI_EVAL_HELP[] =
@@ -50,6 +51,7 @@ const char CLI_EVAL_HELP[] =
     "  --no-metrics         do not add the metrics plugin when the scenario lacks it\n"
     "  --quiet              no progress bar\n"
     CLI_OVERRIDES_HELP
+    CLI_RECORD_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 /* ---- arguments ---------------------------------------------------------------------------- */
@@ -64,6 +66,8 @@ typedef struct eval_args {
     uint64_t seed;
     bool no_metrics, quiet, help;
     cli_overrides overrides; /* --set, --agents: applied after the metrics plugin is added */
+    const char *record;      /* --record FILE */
+    int64_t keyframe_every;  /* --keyframe-every K */
 } eval_args;
 
 static int parse_args(int argc, char **argv, eval_args *a)
@@ -92,11 +96,12 @@ static int parse_args(int argc, char **argv, eval_args *a)
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         static const char *const flags[] = {"--no-metrics", "--quiet"};
         static const char *const valued[] = {"--episodes", "--policy", "--seed",  "--steps",
-                                             "--json",     "--plugin-path", "--set", "--agents"};
+                                             "--json",     "--plugin-path", "--set", "--agents",
+                                             "--record",   "--keyframe-every"};
         int flag = -1, val = -1;
         for (int k = 0; k < 2; k++)
             if (strlen(flags[k]) == name_len && strncmp(arg, flags[k], name_len) == 0) flag = k;
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < 10; k++)
             if (strlen(valued[k]) == name_len && strncmp(arg, valued[k], name_len) == 0) val = k;
         if (flag >= 0) {
             if (eq) return cli_usage("eval", "%s takes no value", flags[flag]);
@@ -127,6 +132,15 @@ static int parse_args(int argc, char **argv, eval_args *a)
                 return cli_usage("eval", "--seed: '%s' is not an integer in [0, 2^64)", value);
             a->has_seed = true;
             break;
+        case 8:
+            if (!*value) return cli_usage("eval", "--record: empty file name");
+            a->record = value;
+            break;
+        case 9:
+            if (!cli_parse_int(value, 1, INT32_MAX, &a->keyframe_every))
+                return cli_usage("eval", "--keyframe-every: '%s' is not an integer in [1, %d]",
+                                 value, INT32_MAX);
+            break;
         case 3:
             if (!cli_parse_int(value, 1, INT64_MAX, &a->steps))
                 return cli_usage("eval", "--steps: '%s' is not a positive integer", value);
@@ -154,6 +168,8 @@ static int parse_args(int argc, char **argv, eval_args *a)
     if (a->help) return 0;
     if (!a->scenario) return cli_usage("eval", "missing SCENARIO (a scenario .json file)");
     if (!(a->scenario = cli_scenario("eval", a->scenario))) return EXIT_ENV;
+    if (a->keyframe_every && !a->record)
+        return cli_usage("eval", "--keyframe-every needs --record FILE");
     return 0;
 }
 
@@ -282,17 +298,38 @@ int cli_eval_main(int argc, char **argv)
     polis_env *env = NULL;
     polis_error err;
     polis_status st = polis_env_create_file(a.scenario, &o, &env, &err);
-    if (overrides) cJSON_free(overrides);
     if (st != POLIS_OK) {
+        if (overrides) cJSON_free(overrides);
         fprintf(stderr, "polis: %s\n", err.message);
         cli_scenario_hint(a.scenario);
         return EXIT_ENV;
     }
     int32_t policy;
     if ((rc = cli_find_policy(env, "eval", a.policy, &policy)) != 0) {
+        if (overrides) cJSON_free(overrides);
         polis_env_destroy(env);
         return rc;
     }
+    /* every episode into one recording, each end line with the episode's metrics */
+    polis_recorder *rec = NULL;
+    if (a.record) {
+        cJSON *pol = cJSON_CreateArray();
+        for (int32_t ag = 0; pol && ag < polis_env_n_agents(env); ag++)
+            cJSON_AddItemToArray(pol, cJSON_CreateString(a.policy));
+        char *pol_text = pol ? cJSON_PrintUnformatted(pol) : NULL;
+        cJSON_Delete(pol);
+        uint64_t first = a.has_seed ? a.seed : polis_env_default_seed(env);
+        if (pol_text)
+            rec = cli_record_open(a.record, env, a.scenario, overrides, first, a.keyframe_every,
+                                  pol_text, "eval");
+        cJSON_free(pol_text);
+        if (!rec) {
+            if (overrides) cJSON_free(overrides);
+            polis_env_destroy(env);
+            return EXIT_ENV;
+        }
+    }
+    if (overrides) cJSON_free(overrides);
     bool has_metrics = cli_has_metrics(env);
     bool to_stdout = a.json && strcmp(a.json, "-") == 0;
     bool bar = !a.quiet && !to_stdout && isatty(STDOUT_FILENO);
@@ -320,7 +357,7 @@ int cli_eval_main(int argc, char **argv)
         cli_episode e;
         char why[1024];
         if (!cli_play_episode(env, policy, seed0 + (uint64_t)ep, a.steps, has_metrics,
-                              raws != NULL, returns, &e, why, sizeof why)) {
+                              raws != NULL, returns, rec, &e, why, sizeof why)) {
             fprintf(stderr, "polis: %s\n", why);
             rc = EXIT_ENV;
             goto out;
@@ -356,7 +393,12 @@ int cli_eval_main(int argc, char **argv)
         cJSON_free(doc);
     }
     fflush(stdout);
+    goto out;
 out:
+    if (rec && polis_recorder_close(rec) != POLIS_OK && rc == 0) {
+        fprintf(stderr, "polis: --record %s: writing the recording failed\n", a.record);
+        rc = EXIT_ENV;
+    }
     cli_table_free(&t);
     free(returns);
     cJSON_Delete(raws);

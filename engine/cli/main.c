@@ -22,6 +22,8 @@
 #include "serve.h"
 #include "sweep.h"
 #include "view.h"
+#include "record.h"
+#include "replay.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
 
@@ -46,6 +48,7 @@ static const char USAGE[] =
     "  sweep [SPEC]        play a grid of scenarios x overrides x policies x seeds (threads\n"
     "                      or MPI ranks), resumable; a summary per cell\n"
     "  view FILE           watch a recording in the browser viewer (served on 127.0.0.1)\n"
+    "  replay FILE         check a recording (--record) by re-simulating it; show a tick\n"
     "  help [COMMAND]      show this help or a command's help\n"
     "\n"
     "options:\n"
@@ -75,6 +78,7 @@ static const char HELP_RUN[] =
     "  --quiet              print only the closing summary line\n"
     "  --json               print one JSON object per episode (one per line)\n"
     CLI_OVERRIDES_HELP
+    CLI_RECORD_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 static const char HELP_VALIDATE[] =
@@ -139,9 +143,10 @@ static const char HELP_HELP[] =
     "usage: polis help [COMMAND]\n"
     "\n"
     "Shows the list of commands, or the help of COMMAND (run, validate, describe, render,\n"
-    "parse, bench, eval, serve, sweep, view, help).\n";
+    "parse, bench, eval, serve, sweep, replay, view, help).\n";
 
-#define COMMAND_LIST "run, validate, describe, render, parse, bench, eval, serve, sweep, view, help"
+#define COMMAND_LIST                                                                           \
+    "run, validate, describe, render, parse, bench, eval, serve, sweep, replay, view, help"
 
 static const char *command_help(const char *cmd)
 {
@@ -155,6 +160,7 @@ static const char *command_help(const char *cmd)
     if (strcmp(cmd, "serve") == 0) return CLI_SERVE_HELP;
     if (strcmp(cmd, "sweep") == 0) return CLI_SWEEP_HELP;
     if (strcmp(cmd, "view") == 0) return CLI_VIEW_HELP;
+    if (strcmp(cmd, "replay") == 0) return cli_replay_help();
     if (strcmp(cmd, "help") == 0) return HELP_HELP;
     return NULL;
 }
@@ -182,6 +188,8 @@ typedef struct cli_args {
     bool json;
     bool help;
     cli_overrides overrides; /* --set, --agents */
+    const char *record;      /* --record FILE */
+    int64_t keyframe_every;  /* --keyframe-every K; 0: the default */
 } cli_args;
 
 /* Which options each command takes. */
@@ -196,7 +204,9 @@ enum {
     OPT_AGENT = 1 << 7,
     OPT_FORMAT = 1 << 8,
     OPT_SET = 1 << 9,    /* --set PATH=JSON */
-    OPT_AGENTS = 1 << 10 /* --agents N */
+    OPT_AGENTS = 1 << 10, /* --agents N */
+    OPT_RECORD = 1 << 11, /* --record FILE */
+    OPT_KEYFRAME = 1 << 12 /* --keyframe-every K */
 };
 
 typedef struct cli_option {
@@ -217,6 +227,8 @@ static const cli_option OPTIONS[] = {
     {"--format", OPT_FORMAT, true},
     {"--set", OPT_SET, true},
     {"--agents", OPT_AGENTS, true},
+    {"--record", OPT_RECORD, true},
+    {"--keyframe-every", OPT_KEYFRAME, true},
 };
 
 /* A format name as renderers register it: [a-z0-9_]+. */
@@ -337,9 +349,20 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
             if (rc) return rc;
             break;
         }
+        case OPT_RECORD:
+            if (!*value) return cli_usage(a->cmd, "--record: empty file name");
+            a->record = value;
+            break;
+        case OPT_KEYFRAME:
+            if (!cli_parse_int(value, 1, INT32_MAX, &a->keyframe_every))
+                return cli_usage(a->cmd, "--keyframe-every: '%s' is not an integer in [1, %d]",
+                                 value, INT32_MAX);
+            break;
         }
     }
     if (!a->scenario) return cli_usage(a->cmd, "missing SCENARIO (a scenario .json file)");
+    if (a->keyframe_every && !a->record)
+        return cli_usage(a->cmd, "--keyframe-every needs --record FILE");
     if (a->wants_action && !a->action)
         return cli_usage(a->cmd, "missing ACTION (an action text, e.g. \"move north\")");
     if (!(a->scenario = cli_scenario(a->cmd, a->scenario))) return EXIT_ENV;
@@ -573,6 +596,7 @@ static int cmd_run(const cli_args *a)
     polis_env *env = create_env(a, !a->quiet && !a->json);
     if (!env) return EXIT_ENV;
 
+    polis_recorder *rec = NULL;
     int32_t n_agents = polis_env_n_agents(env);
     episode_stats st;
     memset(&st, 0, sizeof st);
@@ -599,6 +623,29 @@ static int cmd_run(const cli_args *a)
         goto out;
     }
     uint64_t seed0 = a->has_seed ? a->seed : polis_env_default_seed(env);
+    if (a->record) {
+        bool oom = false;
+        char *ov = cli_overrides_text(&a->overrides, &oom);
+        const char *pname = a->policy == POLICY_RANDOM ? "random"
+                            : a->policy == POLICY_NOOP ? "noop"
+                                                       : a->policy_name;
+        cJSON *pol = cJSON_CreateArray();
+        for (int32_t ag = 0; pol && ag < n_agents; ag++)
+            cJSON_AddItemToArray(pol, cJSON_CreateString(pname));
+        char *pol_text = pol ? cJSON_PrintUnformatted(pol) : NULL;
+        cJSON_Delete(pol);
+        if (!oom && pol_text)
+            rec = cli_record_open(a->record, env, a->scenario, ov, seed0, a->keyframe_every,
+                                  pol_text, "run");
+        else
+            fprintf(stderr, "polis: out of memory\n");
+        cJSON_free(ov);
+        cJSON_free(pol_text);
+        if (!rec) {
+            rc = EXIT_ENV;
+            goto out;
+        }
+    }
     int64_t total_steps = 0;
     double total_seconds = 0;
     for (int64_t ep = 1; ep <= a->episodes; ep++) {
@@ -615,6 +662,7 @@ static int cmd_run(const cli_args *a)
             env = NULL;
             goto out;
         }
+        if (rec && polis_recorder_begin_episode(rec, seed) != POLIS_OK) goto rec_failed;
         while (!polis_env_done(env) && (a->steps == 0 || st.steps < a->steps)) {
             if (choose_actions(env, io, a->policy, policy_id, &rng) != POLIS_OK) {
                 rc = env_failure(env);
@@ -634,7 +682,9 @@ static int cmd_run(const cli_args *a)
                 st.returns[ag] += io->rewards[ag];
                 st.illegal[ag] += io->illegal[ag] != 0;
             }
+            if (rec && polis_recorder_step(rec) != POLIS_OK) goto rec_failed;
         }
+        if (rec && polis_recorder_end_episode(rec, NULL) != POLIS_OK) goto rec_failed;
         st.done = polis_env_done(env);
         uint64_t hash = polis_env_state_hash(env);
         total_steps += st.steps;
@@ -654,8 +704,16 @@ static int cmd_run(const cli_args *a)
                polis_env_name(env), a->episodes, a->episodes == 1 ? "" : "s", policy_name(a),
                total_steps, steps_per_second(total_steps, total_seconds));
     fflush(stdout);
+    goto out;
 
+rec_failed:
+    fprintf(stderr, "polis: --record %s: %s\n", a->record, polis_recorder_error(rec));
+    rc = EXIT_ENV;
 out:
+    if (rec && polis_recorder_close(rec) != POLIS_OK && rc == 0) {
+        fprintf(stderr, "polis: --record %s: writing the recording failed\n", a->record);
+        rc = EXIT_ENV;
+    }
     free(st.returns);
     free(st.illegal);
     free(st.events);
@@ -1280,6 +1338,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "serve") == 0) return cli_serve_main(argc, argv);
     if (strcmp(cmd, "sweep") == 0) return cli_sweep_main(argc, argv);
     if (strcmp(cmd, "view") == 0) return cli_view_main(argc, argv);
+    if (strcmp(cmd, "replay") == 0) return cli_replay_main(argc, argv);
 
     cli_args a;
     memset(&a, 0, sizeof a);
@@ -1288,7 +1347,7 @@ int main(int argc, char **argv)
     int (*run)(const cli_args *);
     if (strcmp(cmd, "run") == 0) {
         allowed = OPT_SEED | OPT_STEPS | OPT_EPISODES | OPT_POLICY | OPT_QUIET | OPT_JSON |
-                  OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS;
+                  OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS | OPT_RECORD | OPT_KEYFRAME;
         run = cmd_run;
     } else if (strcmp(cmd, "validate") == 0) {
         allowed = OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS;

@@ -55,6 +55,7 @@
 #include "episode.h"
 #include "serve.h"
 #include "util.h"
+#include "record.h"
 #include "polis/polis.h"
 
 /* A request line longer than this is refused (and skipped) rather than parsed. The limit
@@ -95,6 +96,10 @@ const char CLI_SERVE_HELP[] =
     "                       seconds (default 60; 0: never)\n"
     "  --isolate            TCP: serve each client in its own process, so a plugin that\n"
     "                       crashes ends that client's session only (and is reported)\n"
+    "  --record FILE        --stdio: record the client's episodes to FILE (docs/recording.md;\n"
+    "                       gzip when it ends in .gz), its text actions and plan commands in\n"
+    "                       \"msgs\"; check it with `polis replay FILE --verify`\n"
+    "  --keyframe-every K   a full keyframe every K ticks in the recording (default 100)\n"
     "  --on-bad-action P    what an unparseable or illegal action becomes: 'error' (default;\n"
     "                       the step is refused and the client asked again) or 'noop' (the\n"
     "                       agent does noop and the episode's stats count it)\n"
@@ -119,6 +124,8 @@ typedef struct serve_args {
     int write_timeout;       /* seconds, 0: none (TCP only) */
     cli_overrides overrides; /* --set, --agents */
     char *overrides_text;    /* what every session's env is created with; NULL: none */
+    const char *record;      /* --record FILE (--stdio only) */
+    int64_t keyframe_every;  /* --keyframe-every K */
 } serve_args;
 
 /* Returns 0, EXIT_USAGE after printing the problem, or -1 for --help. */
@@ -159,11 +166,19 @@ static int parse_args(int argc, char **argv, serve_args *a)
             if (!tcp_only) tcp_only = arg;
         } else if (strcmp(arg, "--tcp") == 0 || strcmp(arg, "--max-clients") == 0 ||
                    strcmp(arg, "--on-bad-action") == 0 || strcmp(arg, "--plugin-path") == 0 ||
-                   strcmp(arg, "--set") == 0 || strcmp(arg, "--agents") == 0) {
+                   strcmp(arg, "--set") == 0 || strcmp(arg, "--agents") == 0 ||
+                   strcmp(arg, "--record") == 0 || strcmp(arg, "--keyframe-every") == 0) {
             if (i + 1 >= argc) return cli_usage("serve", "%s needs a value", arg);
             const char *v = argv[++i];
             int rc;
-            if (strcmp(arg, "--set") == 0) {
+            if (strcmp(arg, "--record") == 0) {
+                if (!*v) return cli_usage("serve", "--record: empty file name");
+                a->record = v;
+            } else if (strcmp(arg, "--keyframe-every") == 0) {
+                if (!cli_parse_int(v, 1, INT32_MAX, &a->keyframe_every))
+                    return cli_usage("serve", "--keyframe-every: '%s' is not an integer in [1, %d]",
+                                     v, INT32_MAX);
+            } else if (strcmp(arg, "--set") == 0) {
                 if ((rc = cli_overrides_set(&a->overrides, "serve", v))) return rc;
             } else if (strcmp(arg, "--agents") == 0) {
                 if ((rc = cli_overrides_agents(&a->overrides, "serve", v))) return rc;
@@ -195,6 +210,10 @@ static int parse_args(int argc, char **argv, serve_args *a)
     if (a->stdio && a->tcp) return cli_usage("serve", "--stdio and --tcp exclude each other");
     if (!a->stdio && !a->tcp)
         return cli_usage("serve", "choose a transport: --stdio or --tcp [HOST:]PORT");
+    if (a->record && !a->stdio)
+        return cli_usage("serve", "--record is for --stdio (one client, one recording)");
+    if (a->keyframe_every && !a->record)
+        return cli_usage("serve", "--keyframe-every needs --record FILE");
     if (a->stdio && tcp_only)
         return cli_usage("serve", "%s is for --tcp (a --stdio server has one client, its parent)",
                          tcp_only);
@@ -248,6 +267,11 @@ typedef struct session {
     const char **plan_text;  /* a GIVEN_PLAN agent's command (borrowed from the request) */
     double *reward_sum;      /* rewards over the ticks of an advance */
     uint8_t *illegal_any;    /* an illegal action in some tick of an advance */
+    /* --record: the recorder, and what each agent's client sent for the next tick (borrowed
+     * from the request; written into the step line's "msgs" once) */
+    polis_recorder *rec;
+    bool rec_failed;
+    const char **sent_text;
 } session;
 
 static void session_free(session *s)
@@ -264,6 +288,11 @@ static void session_free(session *s)
     free(s->plan_text);
     free(s->reward_sum);
     free(s->illegal_any);
+    free(s->sent_text);
+    if (s->rec) {
+        if (s->in_episode && !s->rec_failed) polis_recorder_end_episode(s->rec, NULL);
+        polis_recorder_close(s->rec);
+    }
     polis_env_destroy(s->env);
     memset(s, 0, sizeof *s);
 }
@@ -303,8 +332,9 @@ static polis_status session_open(session *s, const serve_args *a, polis_error *e
     s->plan_text = calloc(cnt, sizeof *s->plan_text);
     s->reward_sum = calloc(cnt, sizeof *s->reward_sum);
     s->illegal_any = calloc(cnt, sizeof *s->illegal_any);
+    s->sent_text = calloc(cnt, sizeof *s->sent_text);
     if (!s->bad_actions || !s->illegal || !s->chosen || !s->bad_message || !s->plan_events ||
-        !s->given || !s->plan_text || !s->reward_sum || !s->illegal_any) {
+        !s->given || !s->plan_text || !s->reward_sum || !s->illegal_any || !s->sent_text) {
         session_free(s);
         err->status = POLIS_ERR_NOMEM;
         snprintf(err->message, sizeof err->message, "out of memory");
@@ -316,7 +346,32 @@ static polis_status session_open(session *s, const serve_args *a, polis_error *e
     s->has_metrics = has_format(formats, "metrics");
     s->bad_is_noop = a->bad_is_noop;
     s->n_macros = polis_env_n_macros(s->env);
+    if (a->record) {
+        cJSON *pol = cJSON_CreateArray();
+        for (int32_t i = 0; pol && i < n; i++) cJSON_AddItemToArray(pol, cJSON_CreateString("client"));
+        char *pol_text = pol ? cJSON_PrintUnformatted(pol) : NULL;
+        cJSON_Delete(pol);
+        if (pol_text)
+            s->rec = cli_record_open(a->record, s->env, a->scenario, a->overrides_text,
+                                     polis_env_default_seed(s->env), a->keyframe_every, pol_text,
+                                     "serve");
+        cJSON_free(pol_text);
+        if (!s->rec) {
+            session_free(s);
+            err->status = POLIS_ERR_IO;
+            snprintf(err->message, sizeof err->message, "--record %s: cannot record", a->record);
+            return POLIS_ERR_IO;
+        }
+    }
     return POLIS_OK;
+}
+
+/* --record: a recorder failure ends the recording (the reply says so once); the session goes
+ * on. */
+static void record_failed(session *s)
+{
+    fprintf(stderr, "polis: serve: --record: %s; recording stopped\n", polis_recorder_error(s->rec));
+    s->rec_failed = true;
 }
 
 /* ---- replies ----------------------------------------------------------------------------- */
@@ -567,10 +622,13 @@ static cJSON *op_reset(session *s, const cJSON *req)
             snprintf(s->plan_events[i].why, PLAN_WHY_MAX, "reset");
         }
     }
+    if (s->rec && !s->rec_failed && s->in_episode && polis_recorder_end_episode(s->rec, NULL))
+        record_failed(s);
     s->in_episode = false;
     if (polis_env_reset(s->env, seed) != POLIS_OK)
         return error_reply("engine_error", NULL, "%s", polis_env_error(s->env));
     s->in_episode = true;
+    if (s->rec && !s->rec_failed && polis_recorder_begin_episode(s->rec, seed)) record_failed(s);
     s->steps = 0;
     for (int32_t i = 0; i < polis_env_n_agents(s->env); i++) {
         s->bad_actions[i] = 0;
@@ -703,6 +761,7 @@ static void choices_clear(session *s)
         s->given[i] = GIVEN_NONE;
         s->plan_text[i] = NULL;
         s->plan_events[i].status = PLAN_NONE;
+        s->sent_text[i] = NULL;
         s->reward_sum[i] = 0;
         s->illegal_any[i] = 0;
         free(s->bad_message[i]);
@@ -770,6 +829,7 @@ static cJSON *choose_actions(session *s, const cJSON *acts)
         cJSON *err = resolve_action(s, agent, v);
         if (err) return err;
         s->given[agent] = GIVEN_ACTION;
+        if (cJSON_IsString(v)) s->sent_text[agent] = v->valuestring;
     }
     for (int32_t i = 0; i < n; i++) {
         if (s->given[i] != GIVEN_PLAN) continue;
@@ -804,11 +864,22 @@ static cJSON *run_tick(session *s)
     int32_t n = polis_env_n_agents(s->env);
     const polis_io *io = polis_env_io(s->env);
     memcpy(io->actions, s->chosen, (size_t)n * sizeof *s->chosen);
+    if (s->rec && !s->rec_failed) {
+        /* what the clients sent for this tick, once */
+        for (int32_t i = 0; i < n; i++) {
+            const char *kind = s->given[i] == GIVEN_PLAN ? "plan" : "action";
+            const char *text = s->given[i] == GIVEN_PLAN ? s->plan_text[i] : s->sent_text[i];
+            if (text && polis_recorder_msg(s->rec, i, kind, text)) record_failed(s);
+            s->sent_text[i] = NULL;
+            if (s->given[i] == GIVEN_PLAN) s->plan_text[i] = NULL;
+        }
+    }
     if (polis_env_step(s->env) != POLIS_OK) {
         s->in_episode = false;
         return error_reply("engine_error", NULL, "%s (send {\"op\": \"reset\"})",
                            polis_env_error(s->env));
     }
+    if (s->rec && !s->rec_failed && polis_recorder_step(s->rec)) record_failed(s);
     s->steps++;
     for (int32_t i = 0; i < n; i++) {
         s->illegal[i] += io->illegal[i];

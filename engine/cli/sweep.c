@@ -742,8 +742,8 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
     }
     cli_episode e;
     char why[1024];
-    if (!cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics, false, w->returns, &e,
-                          why, sizeof why)) {
+    if (!cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics, false, w->returns,
+                          NULL, &e, why, sizeof why)) {
         char where[512];
         cell_text(sw, c, where, sizeof where);
         snprintf(err, size, "job %" PRId64 ", %s, seed %" PRIu64 ": %s", job, where, seed, why);

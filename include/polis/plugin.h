@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define POLIS_ABI_MAJOR 1
-#define POLIS_ABI_MINOR 4
+#define POLIS_ABI_MINOR 5
 #define POLIS_PLUGIN_ENTRY "polis_plugin_entry"
 
 #if defined(__GNUC__)
@@ -205,6 +205,31 @@ typedef struct polis_macro_def {
                          polis_plan_state *state, int32_t *out_action, char *why, size_t cap);
     void *ud;
 } polis_macro_def;
+
+/* ABI 1.5: looks and scenes (docs/kernel.md, "Looks and scenes"). A kind of tile or thing and
+ * how it is drawn: name [a-z0-9_]+ (unique per env), glyph one UTF-8 character (the text
+ * renderer's), color "#rrggbb", shape. Tiles and things share one kind table. */
+typedef struct polis_kind_def {
+    const char *name;
+    const char *glyph;
+    const char *color;
+    polis_shape shape;
+} polis_kind_def;
+
+/* Writes this plugin's part of the current scene (tiles of its layers, things, agents'
+ * positions and stats, social nodes and edges) into kernel buffers. Reads state, never
+ * changes it; allocates nothing. Things, nodes and edges are appended with host->scene_thing,
+ * scene_node and scene_edge; tiles, agents and stats are written directly. */
+typedef polis_status (*polis_scene_fn)(polis_ctx *ctx, void *ud, polis_scene *scene);
+
+/* A scene callback with the most things, social nodes and edges it ever appends: the kernel
+ * allocates the scene once from the sum over plugins, and an append beyond a plugin's own
+ * declaration fails with POLIS_ERR_LIMIT. */
+typedef struct polis_scene_def {
+    polis_scene_fn fn;
+    void *ud;
+    int32_t max_things, max_nodes, max_edges;
+} polis_scene_def;
 
 /* The grid: width x height cells in `layers` int32 layers, stored [layer][y][x]. Cleared to
  * 0 at every reset. Plugins index `cells` directly in hot loops. */
@@ -388,6 +413,37 @@ typedef struct polis_host {
      * the tests check, never a clamp. */
     polis_status (*obs_range)(polis_ctx *ctx, int32_t field, int32_t dim, int32_t n,
                               const double *lo, const double *hi);
+    /* ABI 1.5 (check struct_size before use): looks and scenes, what a recording, the
+     * replay and the viewer draw (docs/kernel.md, "Looks and scenes"). Registration during
+     * init/start only. A kind (polis_kind_def), written to *out_id (ids from 0, in
+     * registration order across plugins). */
+    polis_status (*look_kind)(polis_ctx *ctx, const polis_kind_def *def, int32_t *out_id);
+    /* A tile layer of the scene (drawn in registration order), written to *out_layer. Not
+     * the kernel grid's layers: a game shows what it chooses, in kinds. */
+    polis_status (*look_layer)(polis_ctx *ctx, const char *name, int32_t *out_layer);
+    /* A per-agent stat: name, group ("vitals", "inventory" or any [a-z0-9_]+), the largest
+     * value (0: unbounded), written to *out_stat. */
+    polis_status (*look_stat)(polis_ctx *ctx, const char *name, const char *group, int32_t max,
+                              int32_t *out_stat);
+    /* The scene map's size (1..65536 each); default the kernel grid's size. One plugin sets
+     * it; a second, different size is refused. */
+    polis_status (*look_map)(polis_ctx *ctx, int32_t width, int32_t height);
+    /* An agent's view half-extent (what the agent sees: (2rx+1) x (2ry+1) cells around it). */
+    polis_status (*look_view)(polis_ctx *ctx, int32_t rx, int32_t ry);
+    /* Registers a scene callback (one per plugin) with its capacities. */
+    polis_status (*look_scene)(polis_ctx *ctx, const polis_scene_def *def);
+    /* Appends to the scene handed to a scene callback (valid only during that call). Bad
+     * kinds, ids or strings longer than the POLIS_SCENE_*_MAX sizes fail with
+     * POLIS_ERR_INVALID, more than the plugin declared with POLIS_ERR_LIMIT, both with the
+     * message set (return the status). label may be NULL (""). */
+    polis_status (*scene_thing)(polis_ctx *ctx, polis_scene *scene, int32_t id, int32_t kind,
+                                int32_t x, int32_t y, const char *label);
+    polis_status (*scene_node)(polis_ctx *ctx, polis_scene *scene, const char *id,
+                               const char *kind, const char *label);
+    polis_status (*scene_edge)(polis_ctx *ctx, polis_scene *scene, const char *from,
+                               const char *to, const char *kind, float weight);
+    /* A kind's id by name, -1 if unknown (kinds of other plugins too). */
+    int32_t (*look_kind_find)(polis_ctx *ctx, const char *name);
 } polis_host;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

@@ -250,6 +250,92 @@ const char *polis_env_render_formats(const polis_env *env);
 polis_status polis_env_parse_action(polis_env *env, int32_t agent, const char *input,
                                     int32_t *out_action);
 
+/* ---- looks and scenes (plugin ABI 1.5; docs/kernel.md, "Looks and scenes") ---------------- */
+
+/* What the game registered about how it looks: the scene map's size (0 x 0 when the game has
+ * none), its tile layers, the kind table shared by tiles and things, per-agent stats, and an
+ * agent's view half-extent. Names are borrowed, valid until polis_env_destroy. */
+int32_t polis_env_scene_width(const polis_env *env);
+int32_t polis_env_scene_height(const polis_env *env);
+int32_t polis_env_scene_n_layers(const polis_env *env);
+const char *polis_env_scene_layer_name(const polis_env *env, int32_t layer); /* NULL if bad */
+int32_t polis_env_scene_n_kinds(const polis_env *env);
+typedef struct polis_kind_info {
+    const char *name;
+    const char *glyph;  /* one UTF-8 character */
+    const char *color;  /* "#rrggbb" */
+    polis_shape shape;
+    const char *plugin; /* who registered it */
+} polis_kind_info;
+polis_status polis_env_scene_kind(const polis_env *env, int32_t kind, polis_kind_info *out);
+int32_t polis_env_scene_kind_find(const polis_env *env, const char *name); /* -1 if unknown */
+int32_t polis_env_scene_n_stats(const polis_env *env);
+/* Stat i: name, group ("vitals", "inventory", ...), largest value (0: unbounded). */
+polis_status polis_env_scene_stat(const polis_env *env, int32_t stat, const char **name,
+                                  const char **group, int32_t *max);
+/* true and the half-extent when the game registered an agent's view. */
+bool polis_env_scene_view(const polis_env *env, int32_t *rx, int32_t *ry);
+/* "square", "circle", ...; NULL for a value outside polis_shape. */
+const char *polis_shape_name(polis_shape shape);
+/* Writes the current scene (every plugin's scene callback, in registration order) into the
+ * env's scene buffers and points *out at them (borrowed; overwritten by the next call, valid
+ * until polis_env_destroy). Allowed after a successful reset, also when the episode ended;
+ * POLIS_ERR_STATE otherwise. The first call allocates the buffers; later calls allocate
+ * nothing. A failing callback fails the call with its message placed
+ * ("<plugin>: ... [scene, tick 5]"); the env is unchanged. */
+polis_status polis_env_scene_get(polis_env *env, const polis_scene **out);
+
+/* ---- recordings (docs/recording.md) ------------------------------------------------------ */
+
+/*
+ * A recorder writes the episodes of one env as a polis recording: a header (scenario, its
+ * hash, seed, plugins, agents, actions and their docs, the looks), then per episode a reset
+ * line, a keyframe at tick 0, one step line per tick (actions, rewards, flags, every bus
+ * event, what changed in the scene, messages) with a keyframe every keyframe_every ticks,
+ * and an end line (returns, metrics, state hash). Nothing in it is game-specific.
+ *
+ * Use: open it after polis_env_create and before the first polis_env_reset (it subscribes
+ * to every event); after each polis_env_reset call polis_recorder_begin_episode, after each
+ * polis_env_step polis_recorder_step, when the episode is over polis_recorder_end_episode;
+ * polis_recorder_close at the end (it flushes; the env may be destroyed after). Failures
+ * return a status with the reason in polis_recorder_error. The recorder allocates while it
+ * builds lines (amortised: its buffers only grow); the env's step allocates nothing more.
+ */
+#define POLIS_RECORDING_VERSION 1
+typedef struct polis_recorder polis_recorder;
+typedef struct polis_record_info {
+    const char *scenario_text; /* the scenario JSON as read (required): header and hash */
+    size_t scenario_len;
+    const char *scenario_path; /* the file it came from, or NULL */
+    const char *base_dir;      /* where its relative paths resolve (replay uses it), or NULL */
+    const char *overrides;     /* polis_options.overrides text, or NULL */
+    uint64_t seed;             /* the first episode's seed */
+    int32_t keyframe_every;    /* 0: 100 */
+    const char *policies;      /* a JSON array of per-agent policy names, or NULL */
+    const char *source;        /* "run", "eval", "serve", "python"; NULL: "api" */
+} polis_record_info;
+
+/* Creates FILE (gzip-compressed when the name ends in ".gz") and writes the header.
+ * POLIS_ERR_IO when the file cannot be created, POLIS_ERR_INVALID for bad info, with err
+ * (if not NULL) saying why. */
+polis_status polis_recorder_open(const char *path, polis_env *env, const polis_record_info *info,
+                                 polis_recorder **out, polis_error *err);
+/* The same, handing every line (with its '\n') to sink instead of a file. */
+polis_status polis_recorder_open_sink(void (*sink)(void *ud, const char *line, size_t len),
+                                      void *ud, polis_env *env, const polis_record_info *info,
+                                      polis_recorder **out, polis_error *err);
+polis_status polis_recorder_begin_episode(polis_recorder *rec, uint64_t seed);
+polis_status polis_recorder_step(polis_recorder *rec);
+/* A message of a protocol client ("text", "plan", "action") written into the next step
+ * line's "msgs". */
+polis_status polis_recorder_msg(polis_recorder *rec, int32_t agent, const char *kind,
+                                const char *text);
+/* metrics_json: a JSON object text (what `polis eval` prints for the episode) or NULL. */
+polis_status polis_recorder_end_episode(polis_recorder *rec, const char *metrics_json);
+/* Flushes and closes; POLIS_ERR_IO if any write failed. NULL is a no-op. */
+polis_status polis_recorder_close(polis_recorder *rec);
+const char *polis_recorder_error(const polis_recorder *rec);
+
 /* ---- vectorised envs ------------------------------------------------------------------- */
 
 /*

@@ -104,6 +104,73 @@ typedef enum polis_plan_state {
     POLIS_PLAN_IMPOSSIBLE = 2, /* the goal cannot be reached (any more); the reason says why */
 } polis_plan_state;
 
+/* ---- looks and scenes (plugin ABI 1.5, docs/kernel.md "Looks and scenes") -------------------- */
+
+/* How the viewer and the renderer draw a kind of tile or thing. */
+typedef enum polis_shape {
+    POLIS_SHAPE_SQUARE = 0,   /* fills the cell */
+    POLIS_SHAPE_CIRCLE = 1,
+    POLIS_SHAPE_TRIANGLE = 2,
+    POLIS_SHAPE_DIAMOND = 3,
+    POLIS_SHAPE_CROSS = 4,
+    POLIS_SHAPE_DOT = 5,
+    POLIS_SHAPE_AGENT = 6     /* a circle with a facing mark */
+} polis_shape;
+
+/* Fixed sizes of a scene's strings, NUL included. A longer string is refused (POLIS_ERR_LIMIT
+ * naming it), never cut. */
+#define POLIS_SCENE_ID_MAX 48
+#define POLIS_SCENE_KIND_MAX 64
+#define POLIS_SCENE_LABEL_MAX 48
+
+/* A thing on the map: a mob, an arrow, a pile. `id` is stable for the thing's life within an
+ * episode (the viewer follows it from tick to tick); `kind` indexes the kind table. */
+typedef struct polis_scene_thing {
+    int32_t id, kind, x, y;
+    char label[POLIS_SCENE_LABEL_MAX];
+} polis_scene_thing;
+
+/* Facing of an agent in a scene. */
+enum { POLIS_FACING_NONE = 0, POLIS_FACING_UP = 1, POLIS_FACING_RIGHT = 2, POLIS_FACING_DOWN = 3,
+       POLIS_FACING_LEFT = 4 };
+
+typedef struct polis_scene_agent {
+    int32_t x, y;   /* -1, -1 when the agent is not on the map */
+    int32_t facing; /* POLIS_FACING_* */
+    int32_t alive;  /* 1 or 0 */
+} polis_scene_agent;
+
+/* A social node other than an agent (agents are nodes "agent_0", ... implicitly). */
+typedef struct polis_scene_node {
+    char id[POLIS_SCENE_ID_MAX];
+    char kind[POLIS_SCENE_KIND_MAX];
+    char label[POLIS_SCENE_LABEL_MAX];
+} polis_scene_node;
+
+typedef struct polis_scene_edge {
+    char from[POLIS_SCENE_ID_MAX], to[POLIS_SCENE_ID_MAX];
+    char kind[POLIS_SCENE_KIND_MAX];
+    float weight;
+} polis_scene_edge;
+
+/* What the world looks like at one moment, in buffers the kernel allocates once. Before the
+ * scene callbacks run, the kernel sets every tile to -1 (empty), every agent to x = y = -1,
+ * facing 0, alive 1 (0 once it terminated), every stat to 0 and the counts to 0. Map
+ * coordinates: x to the right, y down; tiles are [layer][y][x]. */
+typedef struct polis_scene {
+    int32_t width, height, n_layers;
+    int32_t *tiles;              /* [n_layers][height][width], kind id or -1 */
+    int32_t n_agents, n_stats;
+    polis_scene_agent *agents;   /* [n_agents] */
+    int32_t *stats;              /* [n_agents][n_stats], in the stat table's order */
+    int32_t n_things, cap_things;
+    polis_scene_thing *things;   /* [cap_things], the first n_things used */
+    int32_t n_nodes, cap_nodes;
+    polis_scene_node *nodes;
+    int32_t n_edges, cap_edges;
+    polis_scene_edge *edges;
+} polis_scene;
+
 #ifdef __cplusplus
 }
 #endif

@@ -790,6 +790,7 @@ static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void 
         return st;
     fill_api(s);
     if ((st = h->service_provide(ctx, POLIS_SOCIAL_SERVICE, &s->api))) return st;
+    if ((st = soc_register_looks(s))) return st;
     if (host_has_views(h)) {
         if ((st = h->renderer(ctx, "json", soc_render_json, s)) ||
             (st = h->renderer(ctx, "text", soc_render_text, s)))

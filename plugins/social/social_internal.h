@@ -252,6 +252,8 @@ SOC_INTERNAL polis_status soc_end_bargaining(social *s, polis_ctx *who, int32_t 
 
 /* ---- render.c ----------------------------------------------------------------------------- */
 
+/* looks.c: groups and edges in the scene (ABI 1.5; nothing on an older host). */
+SOC_INTERNAL polis_status soc_register_looks(social *s);
 SOC_INTERNAL polis_status soc_render_json(polis_ctx *ctx, void *ud, int32_t agent,
                                          polis_text *out);
 SOC_INTERNAL polis_status soc_render_text(polis_ctx *ctx, void *ud, int32_t agent,

@@ -1436,3 +1436,44 @@ polis.macro{
     end
     return "running", 0
   end}
+
+-- ---- looks (plugin ABI 1.5): what recordings, replays and the viewer draw ----------------------
+
+-- The ground (floor and walls), the apple cells (a live apple, grass that can regrow one, or
+-- bare ground with no live apple near), and per player its position, facing, whether it is
+-- on the map, its apples this episode and its zap cooldown.
+local LOOK -- the ids polis.look returns, read by the scene function
+LOOK = polis.look{
+  kinds = {
+    {name = "floor", glyph = ".", color = "#3b3024", shape = "square"},
+    {name = "wall", glyph = "#", color = "#7a7a7a", shape = "square"},
+    {name = "apple", glyph = "@", color = "#d83a3a", shape = "circle"},
+    {name = "grass", glyph = ",", color = "#4f8a3a", shape = "square"},
+    {name = "bare", glyph = "_", color = "#5a4a36", shape = "square"},
+  },
+  layers = {"ground", "apples"},
+  stats = {
+    {name = "apples", group = "inventory"},
+    {name = "cooldown", group = "vitals"},
+  },
+  scene = function(s)
+    local K = LOOK.kinds
+    for y = 0, H - 1 do
+      for x = 0, W - 1 do
+        local c = cell_of(x, y)
+        s:tile(0, x, y, wall[c] and K.wall or K.floor)
+        local i = apple_of[c]
+        if i then s:tile(1, x, y, alive[i] and K.apple or (nbr[i] > 0 and K.grass or K.bare)) end
+      end
+    end
+    for a = 0, N - 1 do
+      if on_map[a] then
+        s:agent(a, px[a], py[a], face[a] + 1, true)
+      else
+        s:agent(a, -1, -1, 0, false)
+      end
+      s:stat(a, 0, ret[a] or 0)
+      s:stat(a, 1, cool[a] or 0)
+    end
+  end,
+}

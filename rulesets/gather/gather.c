@@ -60,6 +60,7 @@ typedef struct gather {
     int32_t *total_coins; /* [n_agents] collected this episode */
     int32_t *window;      /* (2v+1)^2 scratch for grid_window */
     int32_t act[4];       /* action ids of move_north, move_south, move_west, move_east */
+    int32_t kind_floor, kind_coin, look_ground, look_coins, stat_coins; /* looks (ABI 1.5) */
 } gather;
 
 static const int32_t DX[4] = {0, 0, -1, 1};
@@ -708,6 +709,49 @@ static polis_status gather_init(const polis_host *h, polis_ctx *ctx, const void 
     return POLIS_OK;
 }
 
+/* The scene (ABI 1.5): the floor, a layer of coins, each agent's position, facing the way it
+ * last moved, and the coins it collected this episode. */
+static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
+{
+    gather *g = ud;
+    const polis_grid *grid = g->h->grid(ctx);
+    size_t plane = (size_t)sc->width * (size_t)sc->height;
+    int32_t *ground = sc->tiles + (size_t)g->look_ground * plane;
+    int32_t *coins = sc->tiles + (size_t)g->look_coins * plane;
+    for (int32_t y = 0; y < grid->height; y++)
+        for (int32_t x = 0; x < grid->width; x++) {
+            size_t i = (size_t)y * (size_t)sc->width + (size_t)x;
+            ground[i] = g->kind_floor;
+            if (*polis_grid_cell(grid, g->layer_coins, x, y)) coins[i] = g->kind_coin;
+        }
+    for (int32_t a = 0; a < g->n_agents; a++) {
+        const pos *p = agent_pos(g, a);
+        sc->agents[a].x = p->x;
+        sc->agents[a].y = p->y;
+        sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)g->stat_coins] = g->total_coins[a];
+    }
+    return POLIS_OK;
+}
+
+static polis_status register_looks(gather *g)
+{
+    const polis_host *h = g->h;
+    if (h->struct_size <= offsetof(polis_host, look_kind_find)) return POLIS_OK;
+    static const polis_kind_def floor = {"floor", ".", "#2b2f36", POLIS_SHAPE_SQUARE};
+    static const polis_kind_def coin = {"coin", "o", "#f2c94c", POLIS_SHAPE_CIRCLE};
+    polis_scene_def scene = {.fn = write_scene, .ud = g};
+    polis_status st;
+    if ((st = h->look_kind(g->ctx, &floor, &g->kind_floor)) ||
+        (st = h->look_kind(g->ctx, &coin, &g->kind_coin)) ||
+        (st = h->look_layer(g->ctx, "ground", &g->look_ground)) ||
+        (st = h->look_layer(g->ctx, "coins", &g->look_coins)) ||
+        (st = h->look_stat(g->ctx, "coins", "inventory", 0, &g->stat_coins)) ||
+        (st = h->look_view(g->ctx, (int32_t)g->p.view, (int32_t)g->p.view)) ||
+        (st = h->look_scene(g->ctx, &scene)))
+        return st;
+    return POLIS_OK;
+}
+
 /* Runs after every plugin's init, when the grid size is final. */
 static polis_status gather_start(polis_ctx *ctx, void *state)
 {
@@ -732,7 +776,7 @@ static polis_status gather_start(polis_ctx *ctx, void *state)
             (st = g->h->obs_range(ctx, g->obs_position, 0, 2, plo, phi)))
             return st;
     }
-    return POLIS_OK;
+    return register_looks(g);
 }
 
 static void gather_destroy(polis_ctx *ctx, void *state)

@@ -331,6 +331,10 @@ typedef struct soc {
     int32_t *p_queue; /* [cells] */
 
     polis_society_api api;
+
+    /* looks (looks.c, ABI 1.5): kind ids, scene layers, the first inventory stat */
+    int32_t kind_floor, kind_block, kind_res0, kind_station0, look_ground, look_stations,
+        stat_res0;
 } soc;
 
 /* ---- society.c ---------------------------------------------------------------------------------
@@ -481,5 +485,8 @@ void soc_bfs_run(const soc_bfs *b, int32_t start);
 /* Registers the macros GATHER, CRAFT, EXPLORE, DUMP and GOTO (host->macro, ABI 1.2) and sizes
  * their search arrays; nothing on an older host. Start, after soc_register_policy. */
 polis_status soc_register_plans(soc *s);
+/* looks.c: kinds, layers, inventory stats and the scene (ABI 1.5; nothing on an older host).
+ * Start, once the content is frozen. */
+polis_status soc_register_looks(soc *s);
 
 #endif

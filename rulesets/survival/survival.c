@@ -472,6 +472,7 @@ static polis_status register_all(survival *s)
         (st = h->hook(ctx, POLIS_PHASE_END, 0, on_end, s)) ||
         (st = h->hook(ctx, POLIS_PHASE_OBSERVE, 0, on_observe, s)))
         return st;
+    if ((st = sv_register_looks(s))) return st;
     return sv_register_views(s);
 }
 
@@ -510,6 +511,7 @@ static void survival_destroy(polis_ctx *ctx, void *state)
     if (s->w) s->h->free(ctx, s->w, s->w_bytes);
     if (s->legal) s->h->free(ctx, s->legal, sizeof(uint32_t) * (size_t)s->n);
     sv_free_policies(s);
+    sv_free_looks(s);
     s->h->free(ctx, s, sizeof *s);
 }
 

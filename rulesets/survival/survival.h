@@ -18,6 +18,7 @@ typedef struct survival {
     int32_t ev_achievement, ev_crafted, ev_killed, ev_death, ev_attack, ev_placed;
     int64_t deaths[SV_N_CAUSES]; /* deaths by cause since create */
     struct sv_search *search;    /* the scripted policy's path search scratch */
+    struct sv_looks *looks;      /* looks.c: kind ids, the scene layer and stats (ABI 1.5) */
 } survival;
 
 /* render.c: renderers and the action parser; then policy.c's policies */
@@ -31,6 +32,10 @@ void sv_free_policies(survival *s);
 int32_t sv_path_to(survival *s, int32_t agent, int32_t want, int32_t *face);
 int32_t sv_fetch(survival *s, int32_t agent, int32_t want);
 bool sv_near_block(const sv_world *w, const sv_player *pl, int32_t block);
+/* looks.c: kinds, the terrain layer, stats and the scene (ABI 1.5; nothing on an older
+ * host) */
+polis_status sv_register_looks(survival *s);
+void sv_free_looks(survival *s);
 /* plan.c: the macros (plans for LLM agents) */
 polis_status sv_register_macros(survival *s);
 

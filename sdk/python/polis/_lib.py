@@ -109,6 +109,21 @@ class Event(ctypes.Structure):
 
 EVENT_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(Event))
 
+
+class RecordInfo(ctypes.Structure):
+    """polis_record_info (polis.h, "recordings")."""
+    _fields_ = [
+        ("scenario_text", ctypes.c_char_p),
+        ("scenario_len", ctypes.c_size_t),
+        ("scenario_path", ctypes.c_char_p),
+        ("base_dir", ctypes.c_char_p),
+        ("overrides", ctypes.c_char_p),
+        ("seed", ctypes.c_uint64),
+        ("keyframe_every", ctypes.c_int32),
+        ("policies", ctypes.c_char_p),
+        ("source", ctypes.c_char_p),
+    ]
+
 _P = ctypes.POINTER
 _cp = ctypes.c_char_p
 _i32 = ctypes.c_int32
@@ -161,6 +176,13 @@ PROTOTYPES = {
     "polis_env_render_formats": (_cp, [c_env_p]),
     "polis_env_parse_action": (c_status, [c_env_p, _i32, _cp, _P(_i32)]),
     "polis_env_state_hash": (_u64, [c_env_p]),
+    # recordings (docs/recording.md); a polis_recorder* is opaque
+    "polis_recorder_open": (c_status, [_cp, c_env_p, _P(RecordInfo), _P(_vp), _P(CreateError)]),
+    "polis_recorder_begin_episode": (c_status, [_vp, _u64]),
+    "polis_recorder_step": (c_status, [_vp]),
+    "polis_recorder_end_episode": (c_status, [_vp, _cp]),
+    "polis_recorder_close": (c_status, [_vp]),
+    "polis_recorder_error": (_cp, [_vp]),
     # plans (macro actions); polis_plan_state is a C enum, passed as int
     "polis_env_n_macros": (_i32, [c_env_p]),
     "polis_env_macro_name": (_cp, [c_env_p, _i32]),

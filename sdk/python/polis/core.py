@@ -124,18 +124,31 @@ class _Handle:
     """Owns the polis_env pointer. Every buffer view holds a reference to it, so the env is
     destroyed only once it was closed and no view remains (see the module docstring)."""
 
-    __slots__ = ("lib", "ptr", "closed", "callbacks", "pending", "__weakref__")
+    __slots__ = ("lib", "ptr", "closed", "callbacks", "pending", "rec", "rec_episode",
+                 "__weakref__")
 
     def __init__(self, lib):
         self.lib = lib
         self.ptr = None
+        self.rec = None          # a polis_recorder* (Env(record=...)), closed before the env
+        self.rec_episode = False
         self.closed = False
         self.callbacks = []  # ctypes callbacks the engine may call until destroy
         # [the first exception raised inside a callback]; callbacks hold this list, not the
         # handle, so no reference cycle delays the env's destruction
         self.pending = [None]
 
+    def finish_record(self):
+        """Writes the running episode's end line and closes the recording, if any."""
+        if self.rec is not None:
+            rec, self.rec = self.rec, None
+            if self.rec_episode:
+                self.lib.recorder_end_episode(rec, None)
+            self.rec_episode = False
+            self.lib.recorder_close(rec)
+
     def destroy(self):
+        self.finish_record()
         if self.ptr is not None:
             ptr, self.ptr = self.ptr, None
             self.lib.env_destroy(ptr)
@@ -194,7 +207,10 @@ class Env(_BufferOwner):
     ``Library``; default: ``polis.load_library()``. ``plugin_path``: extra plugin
     directories, ``:``-separated. ``base_dir``: where a dict or JSON scenario's relative
     paths start (default: the current directory). ``log``: a callable receiving each plugin
-    log line (``str``); default: discarded.
+    log line (``str``); default: discarded. ``record``: a file to record every episode to
+    (docs/recording.md; gzip when it ends in ``.gz``; check it with ``polis replay FILE
+    --verify``), a keyframe every ``keyframe_every`` ticks (default 100); an episode's end line
+    is written at the next reset or at close.
 
     Raises the ``PolisError`` subclass of the engine's status with its message (JSON path,
     file:line) when the scenario does not load.
@@ -203,7 +219,7 @@ class Env(_BufferOwner):
     _BUFFER_ATTRS = _BUFFER_ATTRS
 
     def __init__(self, scenario, overrides=None, *, library=None, plugin_path=None,
-                 base_dir=None, log=None):
+                 base_dir=None, log=None, record=None, keyframe_every=0):
         if isinstance(library, _lib.Library):
             lib = library
         else:
@@ -214,6 +230,8 @@ class Env(_BufferOwner):
         self._create(plugin_path, log)
         self._introspect()
         self._map_buffers()
+        if record is not None:
+            self._record(os.fspath(record), keyframe_every)
 
     # ---- creation ------------------------------------------------------------------------
 
@@ -234,6 +252,44 @@ class Env(_BufferOwner):
             raise error_for(st, msg)
         self._h.ptr = out.value
         self._raise_pending()
+
+    def _record(self, path, keyframe_every):
+        keyframe_every = _index(keyframe_every, "keyframe_every")
+        if not 0 <= keyframe_every <= I32_MAX:
+            raise InvalidArgumentError(f"keyframe_every {keyframe_every} is outside [0, 2^31)")
+        src = self.source
+        if src.kind == "file":
+            with open(src.path, "rb") as f:
+                text = f.read()
+            base = os.path.dirname(os.path.abspath(src.path))
+        else:
+            text, base = src.text.encode(), os.path.abspath(src.base_dir or os.getcwd())
+        info = _lib.RecordInfo()
+        info.scenario_text = text
+        info.scenario_len = len(text)
+        info.scenario_path = os.fsencode(src.path) if src.kind == "file" else None
+        info.base_dir = os.fsencode(base)
+        info.overrides = src.overrides.encode() if src.overrides is not None else None
+        info.seed = self.default_seed
+        info.keyframe_every = keyframe_every
+        info.source = b"python"
+        out = ctypes.c_void_p()
+        err = _lib.CreateError()
+        st = self._lib.recorder_open(os.fsencode(path), self._h.ptr, ctypes.byref(info),
+                                     ctypes.byref(out), ctypes.byref(err))
+        if st != _lib.POLIS_OK:
+            raise error_for(st, _decode(err.message) or self._lib.status_name(st))
+        self._h.rec = out.value
+
+    def close(self):
+        """Ends the env (idempotent); a recording is completed and closed now."""
+        if not self._h.closed:
+            self._h.finish_record()
+        super().close()
+
+    def _record_check(self, st):
+        if st != _lib.POLIS_OK:
+            raise error_for(st, _decode(self._lib.recorder_error(self._h.rec)))
 
     def _introspect(self):
         lib, p = self._lib, self._h.ptr
@@ -369,9 +425,16 @@ class Env(_BufferOwner):
         seed = _index(seed, "seed")
         if not 0 <= seed < U64:
             raise InvalidArgumentError(f"reset: seed {seed} is outside [0, 2^64)")
+        h = self._h
+        if h.rec is not None and h.rec_episode:
+            h.rec_episode = False
+            self._record_check(self._lib.recorder_end_episode(h.rec, None))
         st = self._lib.env_reset(p, seed)
         self._check(st)
         self._raise_pending()
+        if h.rec is not None:
+            self._record_check(self._lib.recorder_begin_episode(h.rec, seed))
+            h.rec_episode = True
 
     def step(self, actions: Any = None) -> None:
         """Runs one tick. ``actions``: a sequence of ``n_agents`` action ids written to the
@@ -382,6 +445,8 @@ class Env(_BufferOwner):
         st = self._lib.env_step(p)
         self._check(st)
         self._raise_pending()
+        if self._h.rec is not None:
+            self._record_check(self._lib.recorder_step(self._h.rec))
 
     def set_actions(self, actions):
         if len(actions) != self.n_agents:

@@ -267,7 +267,8 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
 
     def __init__(self, scenario, *, overrides=None, action_mask="both", render_mode=None,
                  copy_obs=True, flatten=False, metrics=False, max_cycles=None, library=None,
-                 plugin_path=None, base_dir=None, log=None, compact=None, **kw_overrides):
+                 plugin_path=None, base_dir=None, log=None, compact=None, record=None,
+                 keyframe_every=0, **kw_overrides):
         if action_mask not in MASK_MODES:
             raise InvalidArgumentError(f"action_mask must be one of {MASK_MODES}, got "
                                        f"{action_mask!r}")
@@ -280,7 +281,8 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         if metrics:
             merged = with_metrics(scenario, merged, library)
         self.core = Env(scenario, merged, library=library, plugin_path=plugin_path,
-                        base_dir=base_dir, log=log)
+                        base_dir=base_dir, log=log, record=record,
+                        keyframe_every=keyframe_every)
         core = self.core
         self._init_kwargs = dict(
             scenario=_picklable_scenario(scenario), overrides=merged, action_mask=action_mask,

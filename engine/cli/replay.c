@@ -1,0 +1,635 @@
+/*
+ * engine/cli/replay.c — `polis replay FILE`: re-simulates a recording (docs/recording.md)
+ * from its header (the scenario, its overrides) and the recorded seeds and actions, and
+ * compares every line the recorder writes while doing so with the recorded line, member by
+ * member: the first difference is reported with its line, tick and member ("line 83: tick
+ * 40: agents[2].stats.wood: recorded 3, replayed 4"). Keyframes (the full scene and the
+ * state hash) and the end line's hash are therefore checked, and so is every step line in
+ * between. `--tick T --render FORMAT` stops at a moment and prints polis_env_render.
+ *
+ * A line that is not JSON, a missing end line, a wrong version, a step out of order: an error
+ * naming the line, exit 1. Nothing is skipped.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <zlib.h>
+
+#include "replay.h"
+#include "util.h"
+#include "polis/polis.h"
+
+static const char HELP[] =
+    "usage: polis replay FILE [--verify] [--tick T --render FORMAT [--agent A] [--episode E]]\n"
+    "\n"
+    "Re-simulates a recording made with --record (docs/recording.md) from its header\n"
+    "(scenario, overrides) and its recorded seeds and actions, and checks every line the\n"
+    "recording holds against the replay: each step (rewards, flags, events, scene changes),\n"
+    "each keyframe (the whole scene and the state hash) and each end line's hash. The first\n"
+    "difference is reported with its line, tick and member, and the exit status is 1.\n"
+    "\n"
+    "options:\n"
+    "  --verify             check the whole file (the default without --tick)\n"
+    "  --tick T             stop at tick T of the episode (checking everything before it)\n"
+    "  --render FORMAT      with --tick: print the agent's view in FORMAT (text, json, ...)\n"
+    "  --agent A            the agent to render, an id or a name (default 0)\n"
+    "  --episode E          the episode of --tick, from 0 (default 0)\n"
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n"
+    "\n"
+    "Exit status: 0 the replay matches, 1 it differs or the file is bad, 2 bad usage.\n";
+
+const char *cli_replay_help(void) { return HELP; }
+
+/* ---- reading lines ------------------------------------------------------------------------ */
+
+typedef struct reader {
+    gzFile gz;
+    char *buf;
+    size_t cap;
+    int64_t line;
+} reader;
+
+/* The next line without its '\n' in r->buf: 1, 0 at the end, -1 when the last line has no
+ * '\n' (cut off), -2 on a read error. */
+static int next_line(reader *r)
+{
+    size_t len = 0;
+    for (;;) {
+        if (r->cap - len < 2) {
+            size_t cap = r->cap ? r->cap * 2 : 1 << 16;
+            char *p = realloc(r->buf, cap);
+            if (!p) return -2;
+            r->buf = p;
+            r->cap = cap;
+        }
+        if (!gzgets(r->gz, r->buf + len, (int)(r->cap - len > INT32_MAX ? INT32_MAX : r->cap - len))) {
+            int e;
+            gzerror(r->gz, &e);
+            if (e != Z_OK && e != Z_STREAM_END) return -2;
+            if (len == 0) return 0;
+            r->line++;
+            return -1;
+        }
+        len += strlen(r->buf + len);
+        if (len && r->buf[len - 1] == '\n') {
+            r->buf[len - 1] = '\0';
+            r->line++;
+            return 1;
+        }
+        if (gzeof(r->gz)) {
+            r->line++;
+            return len ? -1 : 0;
+        }
+    }
+}
+
+/* ---- produced lines ------------------------------------------------------------------------ */
+
+typedef struct produced {
+    char **lines;
+    int32_t head, n, cap;
+    bool oom;
+} produced;
+
+static void sink(void *ud, const char *line, size_t len)
+{
+    produced *p = ud;
+    if (p->head + p->n >= p->cap) {
+        if (p->head > 0) {
+            memmove(p->lines, p->lines + p->head, sizeof *p->lines * (size_t)p->n);
+            p->head = 0;
+        }
+        if (p->n >= p->cap) {
+            int32_t cap = p->cap ? p->cap * 2 : 8;
+            char **l = realloc(p->lines, sizeof *l * (size_t)cap);
+            if (!l) {
+                p->oom = true;
+                return;
+            }
+            p->lines = l;
+            p->cap = cap;
+        }
+    }
+    char *s = malloc(len + 1);
+    if (!s) {
+        p->oom = true;
+        return;
+    }
+    memcpy(s, line, len);
+    s[len] = '\0';
+    if (len && s[len - 1] == '\n') s[len - 1] = '\0';
+    p->lines[p->head + p->n++] = s;
+}
+
+static char *pop(produced *p)
+{
+    if (!p->n) return NULL;
+    char *s = p->lines[p->head++];
+    p->n--;
+    if (!p->n) p->head = 0;
+    return s;
+}
+
+/* ---- comparing ---------------------------------------------------------------------------- */
+
+typedef struct diff {
+    char path[512];
+    char recorded[160], replayed[160];
+} diff;
+
+static void value_text(const cJSON *v, char *buf, size_t cap)
+{
+    if (!v) {
+        snprintf(buf, cap, "(absent)");
+        return;
+    }
+    char *s = cJSON_PrintUnformatted(v);
+    if (!s) {
+        snprintf(buf, cap, "?");
+        return;
+    }
+    if (strlen(s) >= cap)
+        snprintf(buf, cap, "%.*s...", (int)cap - 4, s);
+    else
+        snprintf(buf, cap, "%s", s);
+    cJSON_free(s);
+}
+
+/* The first difference between a and b below `path`; skip names top-level members not
+ * compared. */
+static bool compare(const cJSON *a, const cJSON *b, char *path, size_t plen, diff *d,
+                    const char *const *skip)
+{
+    bool same_type = a && b && (a->type & 0xff) == (b->type & 0xff);
+    if (same_type && cJSON_IsObject(a)) {
+        for (int pass = 0; pass < 2; pass++) {
+            const cJSON *outer = pass ? b : a, *other = pass ? a : b;
+            for (const cJSON *m = outer->child; m; m = m->next) {
+                bool skipped = false;
+                for (const char *const *k = skip; k && *k && !skipped; k++)
+                    skipped = strcmp(*k, m->string) == 0;
+                if (skipped) continue;
+                const cJSON *o = cJSON_GetObjectItemCaseSensitive(other, m->string);
+                if (pass && o) continue; /* compared in the first pass */
+                int n = snprintf(path + plen, sizeof d->path - plen, "%s%s", plen ? "." : "",
+                                 m->string);
+                size_t np = n < 0 ? plen : plen + (size_t)n >= sizeof d->path ? sizeof d->path - 1
+                                                                                : plen + (size_t)n;
+                if (!compare(pass ? o : m, pass ? m : o, path, np, d, NULL)) return false;
+                path[plen] = '\0';
+            }
+        }
+        return true;
+    }
+    if (same_type && cJSON_IsArray(a)) {
+        int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b);
+        const cJSON *x = a->child, *y = b->child;
+        for (int i = 0; i < (na > nb ? na : nb); i++) {
+            int n = snprintf(path + plen, sizeof d->path - plen, "[%d]", i);
+            size_t np = n < 0 ? plen : plen + (size_t)n >= sizeof d->path ? sizeof d->path - 1
+                                                                            : plen + (size_t)n;
+            if (!compare(x, y, path, np, d, NULL)) return false;
+            path[plen] = '\0';
+            if (x) x = x->next;
+            if (y) y = y->next;
+        }
+        return true;
+    }
+    bool equal = same_type;
+    if (equal && cJSON_IsNumber(a)) equal = a->valuedouble == b->valuedouble;
+    if (equal && cJSON_IsString(a)) equal = strcmp(a->valuestring, b->valuestring) == 0;
+    if (equal) return true;
+    snprintf(d->path, sizeof d->path, "%s", path);
+    value_text(a, d->recorded, sizeof d->recorded);
+    value_text(b, d->replayed, sizeof d->replayed);
+    return false;
+}
+
+/* "agents[2].stats[3]" (a keyframe) and "agents[0][1].stats.3" (a step line, whose agents
+ * are [index, changes] pairs) as "agents[2].stats.wood". */
+static void pretty_path(char *path, size_t cap, const cJSON *line, const cJSON *stats)
+{
+    int i = -1, k = -1, used = 0;
+    char rest[512] = "";
+    const cJSON *agents = cJSON_GetObjectItemCaseSensitive(line, "agents");
+    int agent = -1;
+    if (sscanf(path, "agents[%d][1].stats.%d%n", &i, &k, &used) == 2) {
+        const cJSON *pair = cJSON_GetArrayItem(agents, i);
+        const cJSON *idx = pair ? cJSON_GetArrayItem(pair, 0) : NULL;
+        agent = cJSON_IsNumber(idx) ? idx->valueint : -1;
+    } else if (sscanf(path, "agents[%d].stats[%d]%n", &i, &k, &used) == 2) {
+        agent = i;
+    } else if (sscanf(path, "agents[%d][1]%n", &i, &used) == 1) {
+        const cJSON *pair = cJSON_GetArrayItem(agents, i);
+        const cJSON *idx = pair ? cJSON_GetArrayItem(pair, 0) : NULL;
+        if (cJSON_IsNumber(idx)) {
+            snprintf(rest, sizeof rest, "%s", path + used);
+            snprintf(path, cap, "agents[%d]%s", idx->valueint, rest);
+        }
+        return;
+    } else {
+        return;
+    }
+    snprintf(rest, sizeof rest, "%s", path + used);
+    const cJSON *st = cJSON_GetArrayItem(stats, k);
+    const cJSON *name = st ? cJSON_GetObjectItemCaseSensitive(st, "name") : NULL;
+    if (agent < 0) agent = i;
+    if (cJSON_IsString(name))
+        snprintf(path, cap, "agents[%d].stats.%s%s", agent, name->valuestring, rest);
+    else
+        snprintf(path, cap, "agents[%d].stats.%d%s", agent, k, rest);
+}
+
+/* ---- the command ---------------------------------------------------------------------------- */
+
+typedef struct replay_args {
+    const char *file;
+    const char *plugin_path;
+    bool verify;
+    bool has_tick;
+    int64_t tick;
+    int64_t episode;
+    const char *format;
+    const char *agent;
+} replay_args;
+
+typedef struct replay {
+    const replay_args *a;
+    reader r;
+    polis_env *env;
+    polis_recorder *rec;
+    produced out;
+    cJSON *header;
+    const cJSON *stats; /* header.stats */
+    int64_t episode;     /* the episode running, -1 before the first reset line */
+    bool in_episode;
+    int64_t steps;
+} replay;
+
+static int fail(replay *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(replay *rp, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "polis: replay %s: line %" PRId64 ": %s\n", rp->a->file, rp->r.line, msg);
+    return EXIT_ENV;
+}
+
+/* Compares the recorded line with the next line the replay wrote, which must be of type t. */
+static int check_line(replay *rp, const cJSON *recorded, const char *t, const char *const *skip)
+{
+    if (rp->out.oom) return fail(rp, "out of memory");
+    char *mine = pop(&rp->out);
+    if (!mine) return fail(rp, "a \"%s\" line where the replay wrote nothing", t);
+    cJSON *j = cJSON_Parse(mine);
+    free(mine);
+    if (!j) return fail(rp, "out of memory");
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "t");
+    const cJSON *tick = cJSON_GetObjectItemCaseSensitive(j, "tick");
+    if (!cJSON_IsString(mt) || strcmp(mt->valuestring, t) != 0) {
+        int rc = fail(rp, "a \"%s\" line where the replay wrote a \"%s\" line%s", t,
+                      cJSON_IsString(mt) ? mt->valuestring : "?",
+                      cJSON_IsString(mt) && strcmp(mt->valuestring, "key") == 0
+                          ? " (a keyframe is missing)"
+                          : "");
+        cJSON_Delete(j);
+        return rc;
+    }
+    diff d;
+    char path[512] = "";
+    memset(&d, 0, sizeof d);
+    int rc = 0;
+    if (!compare(recorded, j, path, 0, &d, skip)) {
+        pretty_path(d.path, sizeof d.path, recorded, rp->stats);
+        if (cJSON_IsNumber(tick))
+            rc = fail(rp, "tick %" PRId64 ": %s: recorded %s, replayed %s",
+                      (int64_t)tick->valuedouble, d.path, d.recorded, d.replayed);
+        else
+            rc = fail(rp, "%s line: %s: recorded %s, replayed %s", t, d.path, d.recorded,
+                      d.replayed);
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+static const cJSON *member(const cJSON *o, const char *key, int type_check(const cJSON *))
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, key);
+    return m && type_check(m) ? m : NULL;
+}
+
+static int start_env(replay *rp)
+{
+    const cJSON *h = rp->header;
+    const cJSON *t = member(h, "t", cJSON_IsString);
+    if (!t || strcmp(t->valuestring, "header") != 0)
+        return fail(rp, "the first line is not a header (\"t\": \"header\")");
+    const cJSON *format = member(h, "format", cJSON_IsString);
+    if (!format || strcmp(format->valuestring, "polis-recording") != 0)
+        return fail(rp, "\"format\" is not \"polis-recording\"");
+    const cJSON *version = member(h, "version", cJSON_IsNumber);
+    if (!version) return fail(rp, "the header has no \"version\"");
+    if (version->valuedouble != POLIS_RECORDING_VERSION)
+        return fail(rp, "version %g is not supported (this polis reads version %d)",
+                    version->valuedouble, POLIS_RECORDING_VERSION);
+    const cJSON *scenario = member(h, "scenario", cJSON_IsObject);
+    if (!scenario) return fail(rp, "the header has no \"scenario\" object");
+    const cJSON *seed = member(h, "seed", cJSON_IsNumber);
+    const cJSON *every = member(h, "keyframe_every", cJSON_IsNumber);
+    if (!seed || !every || every->valuedouble < 1)
+        return fail(rp, "the header needs \"seed\" and a positive \"keyframe_every\"");
+    rp->stats = cJSON_GetObjectItemCaseSensitive(h, "stats");
+    const cJSON *base = member(h, "base_dir", cJSON_IsString);
+    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(h, "overrides");
+    char *scn = cJSON_PrintUnformatted(scenario);
+    char *ovt = cJSON_IsObject(ov) ? cJSON_PrintUnformatted(ov) : NULL;
+    polis_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    opts.plugin_path = rp->a->plugin_path;
+    opts.base_dir = base ? base->valuestring : ".";
+    opts.overrides = ovt;
+    polis_error err;
+    memset(&err, 0, sizeof err);
+    polis_status st = scn ? polis_env_create_json(scn, strlen(scn), &opts, &rp->env, &err)
+                          : POLIS_ERR_NOMEM;
+    int rc = 0;
+    if (st != POLIS_OK) {
+        rc = fail(rp, "the recorded scenario does not load: %s", err.message);
+    } else {
+        polis_record_info info = {.scenario_text = scn,
+                                  .scenario_len = strlen(scn),
+                                  .overrides = ovt,
+                                  .seed = (uint64_t)seed->valuedouble,
+                                  .keyframe_every = (int32_t)every->valuedouble,
+                                  .source = "replay"};
+        if (polis_recorder_open_sink(sink, &rp->out, rp->env, &info, &rp->rec, &err) != POLIS_OK)
+            rc = fail(rp, "%s", err.message);
+    }
+    cJSON_free(scn);
+    cJSON_free(ovt);
+    if (rc) return rc;
+    /* what the game registered must be what was recorded */
+    static const char *const header_skip[] = {"t", "format", "version", "polis", "abi",
+                                              "scenario", "scenario_path", "base_dir",
+                                              "scenario_hash", "overrides", "seed",
+                                              "keyframe_every", "plugins", "policies", "source",
+                                              "name", NULL};
+    return check_line(rp, h, "header", header_skip);
+}
+
+static int32_t agent_index(replay *rp)
+{
+    if (!rp->a->agent) return 0;
+    int32_t n = polis_env_n_agents(rp->env);
+    for (int32_t i = 0; i < n; i++)
+        if (strcmp(polis_env_agent_name(rp->env, i), rp->a->agent) == 0) return i;
+    int64_t v;
+    if (cli_parse_int(rp->a->agent, 0, n - 1, &v)) return (int32_t)v;
+    return -1;
+}
+
+static int render_now(replay *rp)
+{
+    int32_t agent = agent_index(rp);
+    if (agent < 0) {
+        fprintf(stderr, "polis: replay %s: --agent %s: no such agent (0..%d or a name)\n",
+                rp->a->file, rp->a->agent, (int)polis_env_n_agents(rp->env) - 1);
+        return EXIT_ENV;
+    }
+    char *out = NULL;
+    if (polis_env_render(rp->env, agent, rp->a->format, &out) != POLIS_OK) {
+        fprintf(stderr, "polis: replay %s: %s\n", rp->a->file, polis_env_error(rp->env));
+        return EXIT_ENV;
+    }
+    fputs(out, stdout);
+    if (*out && out[strlen(out) - 1] != '\n') fputc('\n', stdout);
+    polis_free(out);
+    return 0;
+}
+
+/* One recorded line after the header. *stop is set when --tick is reached. */
+static int replay_line(replay *rp, const cJSON *line, bool *stop)
+{
+    const cJSON *t = member(line, "t", cJSON_IsString);
+    if (!t) return fail(rp, "no \"t\" member (the line type)");
+    const char *type = t->valuestring;
+    polis_status st;
+    if (strcmp(type, "reset") == 0) {
+        if (rp->in_episode)
+            return fail(rp, "a reset line inside episode %" PRId64 " (its end line is missing)",
+                        rp->episode);
+        const cJSON *seed = member(line, "seed", cJSON_IsNumber);
+        if (!seed || seed->valuedouble < 0) return fail(rp, "the reset line has no \"seed\"");
+        /* JSON numbers beyond 2^53 lose digits in cJSON: read the seed from its text */
+        char *txt = cJSON_PrintUnformatted(seed);
+        uint64_t s = 0;
+        bool ok = txt && cli_parse_u64(txt, &s);
+        cJSON_free(txt);
+        if (!ok) return fail(rp, "the reset seed is not an integer in [0, 2^64)");
+        rp->episode++;
+        rp->in_episode = true;
+        if ((st = polis_env_reset(rp->env, s)))
+            return fail(rp, "reset failed: %s", polis_env_error(rp->env));
+        if (polis_recorder_begin_episode(rp->rec, s))
+            return fail(rp, "%s", polis_recorder_error(rp->rec));
+        int rc = check_line(rp, line, "reset", NULL);
+        if (rc) return rc;
+        if (rp->a->has_tick && rp->a->tick == 0 && rp->episode == rp->a->episode) *stop = true;
+        return 0;
+    }
+    if (!rp->in_episode)
+        return fail(rp, "a \"%s\" line outside an episode (no reset line before it)", type);
+    if (strcmp(type, "key") == 0) return check_line(rp, line, "key", NULL);
+    if (strcmp(type, "step") == 0) {
+        if (rp->out.n) return check_line(rp, line, "step", NULL); /* reports the missing key */
+        const cJSON *tick = member(line, "tick", cJSON_IsNumber);
+        int64_t want = polis_env_tick(rp->env) + 1;
+        if (!tick) return fail(rp, "the step line has no \"tick\"");
+        if ((int64_t)tick->valuedouble != want || tick->valuedouble != (double)want)
+            return fail(rp, "step tick %g is out of order (expected tick %" PRId64 ")",
+                        tick->valuedouble, want);
+        if (polis_env_done(rp->env))
+            return fail(rp, "tick %" PRId64 ": a step after the episode ended", want);
+        const cJSON *acts = member(line, "actions", cJSON_IsArray);
+        int32_t n = polis_env_n_agents(rp->env), na = polis_env_n_actions(rp->env);
+        if (!acts || cJSON_GetArraySize(acts) != n)
+            return fail(rp, "tick %" PRId64 ": \"actions\" must be an array of %d action ids",
+                        want, (int)n);
+        const polis_io *io = polis_env_io(rp->env);
+        int32_t i = 0;
+        for (const cJSON *v = acts->child; v; v = v->next, i++) {
+            if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int32_t)v->valuedouble ||
+                v->valuedouble < 0 || v->valuedouble >= na)
+                return fail(rp, "tick %" PRId64 ": actions[%d] is not an action id (0..%d)",
+                            want, (int)i, (int)na - 1);
+            io->actions[i] = (int32_t)v->valuedouble;
+        }
+        if ((st = polis_env_step(rp->env)))
+            return fail(rp, "tick %" PRId64 ": the step failed: %s", want,
+                        polis_env_error(rp->env));
+        rp->steps++;
+        if (polis_recorder_step(rp->rec))
+            return fail(rp, "%s", polis_recorder_error(rp->rec));
+        static const char *const step_skip[] = {"msgs", NULL};
+        int rc = check_line(rp, line, "step", step_skip);
+        if (rc) return rc;
+        if (rp->a->has_tick && rp->a->tick == want && rp->episode == rp->a->episode) *stop = true;
+        return 0;
+    }
+    if (strcmp(type, "end") == 0) {
+        if (rp->out.n) return check_line(rp, line, "end", NULL);
+        if (polis_recorder_end_episode(rp->rec, NULL))
+            return fail(rp, "%s", polis_recorder_error(rp->rec));
+        rp->in_episode = false;
+        static const char *const end_skip[] = {"metrics", NULL};
+        return check_line(rp, line, "end", end_skip);
+    }
+    if (strcmp(type, "header") == 0) return fail(rp, "a second header line");
+    return fail(rp, "unknown line type \"%s\"", type);
+}
+
+static int parse(int argc, char **argv, replay_args *a)
+{
+    a->episode = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *value = NULL;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(HELP, stdout);
+            return -1;
+        }
+        if (strcmp(arg, "--verify") == 0) {
+            a->verify = true;
+            continue;
+        }
+        static const char *const with_value[] = {"--tick", "--render", "--agent", "--episode",
+                                                 "--plugin-path"};
+        int k = -1;
+        for (int j = 0; j < 5; j++) {
+            size_t n = strlen(with_value[j]);
+            if (strncmp(arg, with_value[j], n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
+                k = j;
+                value = arg[n] == '=' ? arg + n + 1 : NULL;
+                break;
+            }
+        }
+        if (k < 0 && arg[0] == '-' && arg[1]) return cli_usage("replay", "unknown option '%s'", arg);
+        if (k < 0) {
+            if (a->file) return cli_usage("replay", "unexpected argument '%s' (FILE is '%s')", arg, a->file);
+            a->file = arg;
+            continue;
+        }
+        if (!value) {
+            if (i + 1 >= argc) return cli_usage("replay", "%s needs a value", with_value[k]);
+            value = argv[++i];
+        }
+        switch (k) {
+        case 0:
+            if (!cli_parse_int(value, 0, INT64_MAX, &a->tick))
+                return cli_usage("replay", "--tick: '%s' is not a tick (an integer >= 0)", value);
+            a->has_tick = true;
+            break;
+        case 1: a->format = value; break;
+        case 2: a->agent = value; break;
+        case 3:
+            if (!cli_parse_int(value, 0, INT64_MAX, &a->episode))
+                return cli_usage("replay", "--episode: '%s' is not an integer >= 0", value);
+            break;
+        default: a->plugin_path = value; break;
+        }
+    }
+    if (!a->file) return cli_usage("replay", "missing FILE (a recording made with --record)");
+    if (a->format && !a->has_tick) return cli_usage("replay", "--render needs --tick T");
+    if (a->has_tick && !a->format) return cli_usage("replay", "--tick needs --render FORMAT");
+    if (a->agent && !a->format) return cli_usage("replay", "--agent needs --render FORMAT");
+    if (!a->has_tick) a->verify = true;
+    return 0;
+}
+
+int cli_replay_main(int argc, char **argv)
+{
+    replay_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    replay rp;
+    memset(&rp, 0, sizeof rp);
+    rp.a = &a;
+    rp.episode = -1;
+    rp.r.gz = gzopen(a.file, "rb");
+    if (!rp.r.gz) {
+        fprintf(stderr, "polis: replay: cannot open %s\n", a.file);
+        return EXIT_ENV;
+    }
+    bool stop = false;
+    int64_t episodes = 0;
+    for (;;) {
+        int got = next_line(&rp.r);
+        if (got == -2) {
+            rc = fail(&rp, "cannot read the file (a damaged gzip stream?)");
+            break;
+        }
+        if (got == -1) {
+            rc = fail(&rp, "the line is cut off (no newline at its end): the file is truncated");
+            break;
+        }
+        if (got == 0) {
+            if (rp.r.line == 0) {
+                rc = fail(&rp, "the file is empty (no header)");
+            } else if (rp.in_episode) {
+                rc = fail(&rp, "the file ends here, inside episode %" PRId64 " (no end line): "
+                               "it is truncated",
+                          rp.episode);
+            } else if (rp.episode < 0) {
+                rc = fail(&rp, "the file has a header but no episode");
+            } else if (a.has_tick) {
+                rc = fail(&rp, "episode %" PRId64 " has no tick %" PRId64 " in this recording",
+                          a.episode, a.tick);
+            }
+            break;
+        }
+        cJSON *line = cJSON_Parse(rp.r.buf);
+        if (!line || !cJSON_IsObject(line)) {
+            const char *at = line ? NULL : cJSON_GetErrorPtr();
+            rc = at && at >= rp.r.buf && at <= rp.r.buf + strlen(rp.r.buf)
+                     ? fail(&rp, "not a JSON object (bad JSON at column %d)",
+                            (int)(at - rp.r.buf) + 1)
+                     : fail(&rp, "not a JSON object");
+            cJSON_Delete(line);
+            break;
+        }
+        if (rp.r.line == 1) {
+            rp.header = line;
+            if ((rc = start_env(&rp))) break;
+            continue;
+        }
+        bool was_in = rp.in_episode;
+        rc = replay_line(&rp, line, &stop);
+        cJSON_Delete(line);
+        if (rc) break;
+        if (was_in && !rp.in_episode) episodes++;
+        if (stop) {
+            rc = render_now(&rp);
+            break;
+        }
+    }
+    if (!rc && !stop)
+        printf("%s: replay matches: %" PRId64 " episode%s, %" PRId64 " steps, every keyframe "
+               "and final hash checked\n",
+               a.file, episodes, episodes == 1 ? "" : "s", rp.steps);
+    polis_recorder_close(rp.rec);
+    if (rp.env) polis_env_destroy(rp.env);
+    cJSON_Delete(rp.header);
+    for (char *s; (s = pop(&rp.out));) free(s);
+    free(rp.out.lines);
+    free(rp.r.buf);
+    gzclose(rp.r.gz);
+    return rc;
+}

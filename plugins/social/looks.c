@@ -1,0 +1,60 @@
+/*
+ * looks.c — the social graph in the scene (plugin ABI 1.5): live groups as nodes
+ * ("group_3", kind "group"), and every attribute of every edge as a scene edge from its
+ * source to its target, kind = the attribute's name, weight = its value. Agents are the
+ * scene's implicit nodes, named by their agent names.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "social_internal.h"
+
+/* Scene edges at most (an edge per attribute per graph edge); beyond it the scene fails with
+ * POLIS_ERR_LIMIT. */
+#define SOC_SCENE_EDGES_MAX (1 << 20)
+
+static const char *node_id(const social *s, int32_t node, char *buf, size_t cap)
+{
+    if (node < s->P) return s->h->agent_name(s->ctx, node);
+    snprintf(buf, cap, "group_%d", (int)(node - s->P));
+    return buf;
+}
+
+static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
+{
+    social *s = ud;
+    const polis_host *h = s->h;
+    polis_status st;
+    char id[32], label[32], a[32], b[32], kind[SOC_NAME_MAX];
+    for (int32_t g = 0; g < s->G; g++) {
+        if (!s->group_live[g]) continue;
+        snprintf(id, sizeof id, "group_%d", (int)g);
+        snprintf(label, sizeof label, "Group %d", (int)g);
+        if ((st = h->scene_node(ctx, sc, id, "group", label))) return st;
+    }
+    for (int32_t n = 0; n < s->N; n++)
+        for (int32_t e = s->out_head[n]; e >= 0; e = s->e_out_next[e]) {
+            const char *from = node_id(s, s->e_from[e], a, sizeof a);
+            const char *to = node_id(s, s->e_to[e], b, sizeof b);
+            for (int32_t i = 0; i < s->e_nattr[e]; i++) {
+                int32_t attr = s->e_attr[(size_t)e * (size_t)s->K + (size_t)i];
+                snprintf(kind, sizeof kind, "%.*s", (int)s->attr_len[attr], s->attr_names[attr]);
+                double v = s->e_val[(size_t)e * (size_t)s->K + (size_t)i];
+                if ((st = h->scene_edge(ctx, sc, from, to, kind, (float)v))) return st;
+            }
+        }
+    return POLIS_OK;
+}
+
+polis_status soc_register_looks(social *s)
+{
+    const polis_host *h = s->h;
+    if (h->struct_size <= offsetof(polis_host, look_kind_find)) return POLIS_OK;
+    int64_t edges = (int64_t)s->max_edges * s->K;
+    polis_scene_def def = {.fn = social_scene,
+                           .ud = s,
+                           .max_nodes = s->G,
+                           .max_edges = (int32_t)(edges < SOC_SCENE_EDGES_MAX ? edges
+                                                                              : SOC_SCENE_EDGES_MAX)};
+    return h->look_scene(s->ctx, &def);
+}

@@ -1,0 +1,113 @@
+/*
+ * looks.c — how the society world looks (plugin ABI 1.5): the ground (floor and blocks), a
+ * layer of recipe stations, resource piles as things labelled with their amounts, and each
+ * agent's position and inventory. Recordings, replays and the viewer draw from it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "soc.h"
+
+/* Piles in a scene at most (a thing per resource per cell); beyond it the scene fails with
+ * POLIS_ERR_LIMIT rather than dropping piles. */
+#define SOC_SCENE_PILES_MAX (1 << 18)
+
+/* A colour per index from a fixed table of distinct hues (light for resources, dark for
+ * stations); more than twelve repeat. */
+static void palette(int32_t i, bool dark, char out[8])
+{
+    static const char *const light[12] = {"#e6b333", "#3cb44b", "#4363d8", "#f58231",
+                                          "#911eb4", "#42d4f4", "#f032e6", "#bfef45",
+                                          "#fabed4", "#469990", "#dcbeff", "#9a6324"};
+    static const char *const deep[12] = {"#7a5c0a", "#1d5e26", "#1f3273", "#8a4210",
+                                         "#4b0f5e", "#177a8c", "#7a1474", "#5f7a14",
+                                         "#8c4a5e", "#1f4a45", "#5e4a8c", "#4a2f05"};
+    snprintf(out, 8, "%s", (dark ? deep : light)[i % 12]);
+}
+
+static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
+{
+    soc *s = ud;
+    const polis_host *h = s->h;
+    size_t plane = (size_t)sc->width * (size_t)sc->height;
+    int32_t *ground = sc->tiles + (size_t)s->look_ground * plane;
+    int32_t *stations = sc->tiles + (size_t)s->look_stations * plane;
+    for (int32_t c = 0; c < s->cells; c++) {
+        ground[c] = *soc_layer(s, s->L_blocks, c) ? s->kind_block : s->kind_floor;
+        int32_t k = *soc_layer(s, s->L_recipes, c);
+        if (k > 0) stations[c] = s->kind_station0 + k - 1;
+        if (!s->kinds[c]) continue;
+        for (int32_t r = 0; r < s->R; r++) {
+            int32_t n = s->piles[(size_t)c * (size_t)s->R + (size_t)r];
+            if (n <= 0) continue;
+            char label[16];
+            snprintf(label, sizeof label, "%d", (int)n);
+            polis_status st = h->scene_thing(ctx, sc, c * s->R + r, s->kind_res0 + r, c % s->W,
+                                             c / s->W, label);
+            if (st) return st;
+        }
+    }
+    for (int32_t a = 0; a < s->n_agents; a++) {
+        sc->agents[a].x = s->ax[a];
+        sc->agents[a].y = s->ay[a];
+        int32_t *row = sc->stats + (size_t)a * (size_t)sc->n_stats + (size_t)s->stat_res0;
+        for (int32_t r = 0; r < s->R; r++) row[r] = s->inv[(size_t)a * (size_t)s->R + (size_t)r];
+    }
+    return POLIS_OK;
+}
+
+polis_status soc_register_looks(soc *s)
+{
+    const polis_host *h = s->h;
+    polis_ctx *ctx = s->ctx;
+    if (h->struct_size <= offsetof(polis_host, look_kind_find)) return POLIS_OK;
+    polis_status st;
+    polis_kind_def floor = {"floor", ".", "#d9cfb8", POLIS_SHAPE_SQUARE};
+    polis_kind_def block = {"block", "#", "#4a4a4a", POLIS_SHAPE_SQUARE};
+    if ((st = h->look_kind(ctx, &floor, &s->kind_floor)) ||
+        (st = h->look_kind(ctx, &block, &s->kind_block)))
+        return st;
+    char name[160], glyph[2] = {0, 0}, color[8];
+    for (int32_t r = 0; r < s->R; r++) {
+        snprintf(name, sizeof name, "res_%s", s->res[r].name);
+        glyph[0] = s->res[r].name[0];
+        palette(r, false, color);
+        polis_kind_def k = {name, glyph, color, POLIS_SHAPE_CIRCLE};
+        int32_t id;
+        if ((st = h->look_kind(ctx, &k, &id))) return st;
+        if (r == 0) s->kind_res0 = id;
+    }
+    for (int32_t k = 0; k < s->K; k++) {
+        snprintf(name, sizeof name, "station_%s", s->rec[k].name);
+        char c = s->rec[k].name[0];
+        glyph[0] = c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+        palette(k, true, color);
+        polis_kind_def d = {name, glyph, color, POLIS_SHAPE_DIAMOND};
+        int32_t id;
+        if ((st = h->look_kind(ctx, &d, &id))) return st;
+        if (k == 0) s->kind_station0 = id;
+    }
+    if ((st = h->look_layer(ctx, "ground", &s->look_ground)) ||
+        (st = h->look_layer(ctx, "stations", &s->look_stations)))
+        return st;
+    for (int32_t r = 0; r < s->R; r++) {
+        int32_t max = 0;
+        for (int32_t j = 0; j < s->J; j++) {
+            int32_t c = s->cap[(size_t)j * (size_t)s->R + (size_t)r];
+            if (c == SOC_UNLIMITED) {
+                max = 0;
+                break;
+            }
+            if (c > max) max = c;
+        }
+        int32_t id;
+        if ((st = h->look_stat(ctx, s->res[r].name, "inventory", max, &id))) return st;
+        if (r == 0) s->stat_res0 = id;
+    }
+    int64_t piles = (int64_t)s->cells * s->R;
+    polis_scene_def def = {.fn = soc_scene,
+                           .ud = s,
+                           .max_things = (int32_t)(piles < SOC_SCENE_PILES_MAX ? piles
+                                                                               : SOC_SCENE_PILES_MAX)};
+    return h->look_scene(ctx, &def);
+}

@@ -1,0 +1,139 @@
+/*
+ * looks.c — how Survival looks (plugin ABI 1.5): the terrain (every block but "invalid" and
+ * "out_of_bounds") as one tile layer, zombies, cows, skeletons and arrows as things, and per
+ * player its position, facing, whether it lives, its vitals (health, food, drink, energy),
+ * whether it sleeps, the daylight it sees (0..100) and its inventory. An agent's view is the
+ * game's 9x7 window.
+ *
+ * A mob's thing id is its kind * 65536 + its slot: stable while the mob lives; a slot reused
+ * by a new mob of the same kind reads as the old one moving.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "survival.h"
+
+extern const char *const sv_block_names[SV_N_BLOCKS];
+extern const char *const sv_item_names[SV_N_ITEMS];
+
+static const struct {
+    const char *glyph, *color;
+    polis_shape shape;
+} BLOCK_LOOK[SV_N_BLOCKS] = {
+    [SV_GRASS] = {".", "#5a9e3a", POLIS_SHAPE_SQUARE},
+    [SV_WATER] = {"~", "#3a6ec8", POLIS_SHAPE_SQUARE},
+    [SV_STONE] = {"s", "#8a8a8a", POLIS_SHAPE_SQUARE},
+    [SV_TREE] = {"T", "#1f5a1f", POLIS_SHAPE_TRIANGLE},
+    [SV_WOOD] = {"w", "#8b5a2b", POLIS_SHAPE_SQUARE},
+    [SV_PATH] = {"_", "#c8b48c", POLIS_SHAPE_SQUARE},
+    [SV_COAL] = {"c", "#2a2a2a", POLIS_SHAPE_DIAMOND},
+    [SV_IRON] = {"i", "#b7805a", POLIS_SHAPE_DIAMOND},
+    [SV_DIAMOND] = {"d", "#6fe3e6", POLIS_SHAPE_DIAMOND},
+    [SV_TABLE] = {"t", "#a0703a", POLIS_SHAPE_SQUARE},
+    [SV_FURNACE] = {"f", "#5a3a3a", POLIS_SHAPE_SQUARE},
+    [SV_SAND] = {":", "#e8d9a0", POLIS_SHAPE_SQUARE},
+    [SV_LAVA] = {"^", "#e0501e", POLIS_SHAPE_SQUARE},
+    [SV_PLANT] = {"p", "#7ac74f", POLIS_SHAPE_DOT},
+    [SV_RIPE_PLANT] = {"P", "#d94f70", POLIS_SHAPE_CIRCLE},
+};
+
+static const struct {
+    const char *name, *glyph, *color;
+    polis_shape shape;
+} MOB_LOOK[SV_N_MOB_KINDS] = {
+    [SV_ZOMBIE] = {"zombie", "Z", "#2e8b57", POLIS_SHAPE_CIRCLE},
+    [SV_COW] = {"cow", "C", "#f5f5f5", POLIS_SHAPE_CIRCLE},
+    [SV_SKELETON] = {"skeleton", "K", "#d8d8c0", POLIS_SHAPE_CIRCLE},
+    [SV_ARROW] = {"arrow", "*", "#ffffff", POLIS_SHAPE_CROSS},
+};
+
+enum { ST_HEALTH = 0, ST_FOOD, ST_DRINK, ST_ENERGY, ST_SLEEPING, ST_DAYLIGHT, ST_ITEMS };
+
+/* kind ids of blocks and mobs, the terrain layer and the first stat */
+typedef struct sv_looks {
+    int32_t block_kind[SV_N_BLOCKS];
+    int32_t mob_kind[SV_N_MOB_KINDS];
+    int32_t layer, stat0;
+} sv_looks;
+
+static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
+{
+    survival *s = ud;
+    const sv_looks *lk = s->looks;
+    const sv_world *w = s->w;
+    int32_t *t = sc->tiles + (size_t)lk->layer * (size_t)sc->width * (size_t)sc->height;
+    for (int32_t r = 0; r < SV_MAP; r++)
+        for (int32_t c = 0; c < SV_MAP; c++) t[r * SV_MAP + c] = lk->block_kind[w->map[r][c]];
+    polis_status st;
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++)
+        for (int32_t i = 0; i < w->p.max_mobs[k]; i++) {
+            const sv_mob *m = &w->mobs[k][i];
+            if (!m->active || m->r < 0 || m->c < 0 || m->r >= SV_MAP || m->c >= SV_MAP) continue;
+            if ((st = s->h->scene_thing(ctx, sc, k * 65536 + i, lk->mob_kind[k], m->c, m->r, "")))
+                return st;
+        }
+    static const int32_t FACING[5] = {POLIS_FACING_NONE, POLIS_FACING_LEFT, POLIS_FACING_RIGHT,
+                                      POLIS_FACING_UP, POLIS_FACING_DOWN};
+    int32_t light = (int32_t)(w->light * 100.0f + 0.5f);
+    for (int32_t a = 0; a < s->n; a++) {
+        const sv_player *pl = &w->players[a];
+        sc->agents[a].x = pl->c;
+        sc->agents[a].y = pl->r;
+        sc->agents[a].facing = pl->dir >= 1 && pl->dir <= 4 ? FACING[pl->dir] : 0;
+        sc->agents[a].alive = pl->alive ? 1 : 0;
+        int32_t *row = sc->stats + (size_t)a * (size_t)sc->n_stats + (size_t)lk->stat0;
+        row[ST_HEALTH] = pl->health;
+        row[ST_FOOD] = pl->food;
+        row[ST_DRINK] = pl->drink;
+        row[ST_ENERGY] = pl->energy;
+        row[ST_SLEEPING] = pl->sleeping ? 1 : 0;
+        row[ST_DAYLIGHT] = light < 0 ? 0 : light;
+        for (int32_t i = 0; i < SV_N_ITEMS; i++) row[ST_ITEMS + i] = pl->inv[i];
+    }
+    return POLIS_OK;
+}
+
+polis_status sv_register_looks(survival *s)
+{
+    const polis_host *h = s->h;
+    polis_ctx *ctx = s->ctx;
+    if (h->struct_size <= offsetof(polis_host, look_kind_find)) return POLIS_OK;
+    sv_looks *lk = h->alloc(ctx, sizeof *lk);
+    if (!lk) return POLIS_ERR_NOMEM;
+    s->looks = lk;
+    polis_status st;
+    for (int32_t b = 0; b < SV_N_BLOCKS; b++) {
+        lk->block_kind[b] = -1;
+        if (!BLOCK_LOOK[b].glyph) continue;
+        polis_kind_def d = {sv_block_names[b], BLOCK_LOOK[b].glyph, BLOCK_LOOK[b].color,
+                            BLOCK_LOOK[b].shape};
+        if ((st = h->look_kind(ctx, &d, &lk->block_kind[b]))) return st;
+    }
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
+        polis_kind_def d = {MOB_LOOK[k].name, MOB_LOOK[k].glyph, MOB_LOOK[k].color,
+                            MOB_LOOK[k].shape};
+        if ((st = h->look_kind(ctx, &d, &lk->mob_kind[k]))) return st;
+    }
+    if ((st = h->look_map(ctx, SV_MAP, SV_MAP)) ||
+        (st = h->look_layer(ctx, "terrain", &lk->layer)) ||
+        (st = h->look_view(ctx, SV_VIEW_COLS / 2, SV_VIEW_ROWS / 2)) ||
+        (st = h->look_stat(ctx, "health", "vitals", 9, &lk->stat0)) ||
+        (st = h->look_stat(ctx, "food", "vitals", 9, NULL)) ||
+        (st = h->look_stat(ctx, "drink", "vitals", 9, NULL)) ||
+        (st = h->look_stat(ctx, "energy", "vitals", 9, NULL)) ||
+        (st = h->look_stat(ctx, "sleeping", "state", 1, NULL)) ||
+        (st = h->look_stat(ctx, "daylight", "world", 100, NULL)))
+        return st;
+    for (int32_t i = 0; i < SV_N_ITEMS; i++)
+        if ((st = h->look_stat(ctx, sv_item_names[i], "inventory", 9, NULL))) return st;
+    int32_t things = 0;
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) things += s->w->p.max_mobs[k];
+    polis_scene_def def = {.fn = sv_scene, .ud = s, .max_things = things};
+    return h->look_scene(ctx, &def);
+}
+
+void sv_free_looks(survival *s)
+{
+    if (s->looks) s->h->free(s->ctx, s->looks, sizeof(sv_looks));
+    s->looks = NULL;
+}

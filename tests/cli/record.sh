@@ -1,0 +1,161 @@
+# record and replay: --record on run and eval writes a recording (docs/recording.md) of every
+# shipped game that `polis replay --verify` re-simulates and matches; a tampered recording
+# fails naming the line, tick and member; truncated and corrupt files fail naming the line.
+. "$(dirname "$0")/lib.sh"
+
+R=$TMP/g.jsonl
+
+# gather, 30 steps, a keyframe every 10 ticks: header, reset, key, 30 steps, 3 keys, end.
+polis 0 run "$GATHER" --steps 30 --keyframe-every 10 --record "$R" --quiet
+checks=$((checks + 1))
+[ "$(wc -l <"$R")" -eq 37 ] || fail "gather recording has $(wc -l <"$R") lines, expected 37"
+checks=$((checks + 1))
+head -n 1 "$R" | grep -qF '"kinds":[{"name":"floor","glyph":".","color":"#2b2f36","shape":"square","plugin":"gather"},{"name":"coin","glyph":"o"' ||
+    fail "gather header lacks its kinds"
+checks=$((checks + 1))
+sed -n 3p "$R" | grep -qF '{"t":"key","tick":0,' || fail "line 3 is not the tick-0 keyframe"
+checks=$((checks + 1))
+sed -n 5p "$R" | grep -qF '[1,{"x":7,"y":1,"stats":{"0":1}}]' ||
+    fail "tick 2 does not record agent 1 picking a coin at (7, 1)"
+polis 0 replay "$R" --verify
+out_line "$R: replay matches: 1 episode, 30 steps, every keyframe and final hash checked"
+
+# A moment of the recording is the moment `polis render` shows (same seed, same policy).
+polis 0 replay "$R" --tick 2 --render text --agent agent_1
+cp "$TMP/out" "$TMP/replayed"
+polis 0 render "$GATHER" --steps 2 --agent agent_1
+checks=$((checks + 1))
+cmp -s "$TMP/replayed" "$TMP/out" || fail "replay --tick 2 and render --steps 2 differ"
+polis 0 replay "$R" --tick 0 --render json
+out_has '"gather":'
+polis 1 replay "$R" --tick 31 --render text
+err_line "polis: replay $R: line 37: episode 0 has no tick 31 in this recording"
+polis 1 replay "$R" --tick 3 --render text --agent nobody
+err_line "polis: replay $R: --agent nobody: no such agent (0..3 or a name)"
+
+# Tampered: a stat in a step line, a keyframe's hash, an end line's return.
+sed '5s/"stats":{"0":1}/"stats":{"0":4}/' "$R" >"$TMP/t1.jsonl"
+polis 1 replay "$TMP/t1.jsonl" --verify
+err_line "polis: replay $TMP/t1.jsonl: line 5: tick 2: agents[1].stats.coins: recorded 4, replayed 1"
+sed '14s/"hash":"[0-9a-f]*"/"hash":"0000000000000000"/' "$R" >"$TMP/t2.jsonl"
+polis 1 replay "$TMP/t2.jsonl"
+err_has "polis: replay $TMP/t2.jsonl: line 14: tick 10: hash: recorded \"0000000000000000\", replayed \""
+sed '37s/"returns":\[0,/"returns":[5,/' "$R" >"$TMP/t3.jsonl"
+polis 1 replay "$TMP/t3.jsonl"
+err_line "polis: replay $TMP/t3.jsonl: line 37: tick 30: returns[0]: recorded 5, replayed 0"
+# an action changed: the replay diverges at that tick
+sed '4s/"actions":\[0,4,0,4\]/"actions":[0,3,0,4]/' "$R" >"$TMP/t4.jsonl"
+polis 1 replay "$TMP/t4.jsonl"
+err_has "polis: replay $TMP/t4.jsonl: line 4: tick 1: "
+
+# Truncated and corrupt files.
+head -n 20 "$R" >"$TMP/trunc.jsonl"
+polis 1 replay "$TMP/trunc.jsonl" --verify
+err_line "polis: replay $TMP/trunc.jsonl: line 20: the file ends here, inside episode 0 (no end line): it is truncated"
+head -c 3000 "$R" >"$TMP/cut.jsonl"
+polis 1 replay "$TMP/cut.jsonl"
+err_has "the line is cut off (no newline at its end): the file is truncated"
+sed '6s/.*/{"t":"step","tick":3,"actions":[0,/' "$R" >"$TMP/bad.jsonl"
+polis 1 replay "$TMP/bad.jsonl"
+err_has "polis: replay $TMP/bad.jsonl: line 6: not a JSON object (bad JSON at column"
+sed '1s/"version":1/"version":2/' "$R" >"$TMP/v2.jsonl"
+polis 1 replay "$TMP/v2.jsonl"
+err_line "polis: replay $TMP/v2.jsonl: line 1: version 2 is not supported (this polis reads version 1)"
+sed '5d' "$R" >"$TMP/order.jsonl"
+polis 1 replay "$TMP/order.jsonl"
+err_line "polis: replay $TMP/order.jsonl: line 5: step tick 3 is out of order (expected tick 2)"
+sed '14d' "$R" >"$TMP/nokey.jsonl"
+polis 1 replay "$TMP/nokey.jsonl"
+err_line "polis: replay $TMP/nokey.jsonl: line 14: a \"step\" line where the replay wrote a \"key\" line (a keyframe is missing)"
+sed '7s/"t":"step"/"t":"stop"/' "$R" >"$TMP/type.jsonl"
+polis 1 replay "$TMP/type.jsonl"
+err_line "polis: replay $TMP/type.jsonl: line 7: unknown line type \"stop\""
+sed '2d' "$R" >"$TMP/noreset.jsonl"
+polis 1 replay "$TMP/noreset.jsonl"
+err_line "polis: replay $TMP/noreset.jsonl: line 2: a \"key\" line outside an episode (no reset line before it)"
+: >"$TMP/empty.jsonl"
+polis 1 replay "$TMP/empty.jsonl"
+err_line "polis: replay $TMP/empty.jsonl: line 0: the file is empty (no header)"
+polis 1 replay "$TMP/missing.jsonl"
+err_line "polis: replay: cannot open $TMP/missing.jsonl"
+
+# gzip: written by the name, read either way; a damaged stream is an error.
+polis 0 run "$GATHER" --steps 30 --record "$TMP/g.jsonl.gz" --quiet
+checks=$((checks + 1))
+gzip -dc "$TMP/g.jsonl.gz" | head -n 1 | grep -qF '"format":"polis-recording"' || fail "the .gz recording is not gzip"
+polis 0 replay "$TMP/g.jsonl.gz"
+head -c 2000 "$TMP/g.jsonl.gz" >"$TMP/cut.jsonl.gz"
+polis 1 replay "$TMP/cut.jsonl.gz"
+
+# eval: every episode in one file, each end line with the episode's metrics.
+polis 0 eval "$SRC/rulesets/exploration/exploration.json" --episodes 2 --steps 40 --quiet \
+    --record "$TMP/ev.jsonl" --keyframe-every 15
+checks=$((checks + 1))
+[ "$(grep -c '"t":"end".*"metrics":{.*"total_reward_normalised"' "$TMP/ev.jsonl")" -eq 2 ] ||
+    fail "eval recording lacks two end lines with metrics"
+polis 0 replay "$TMP/ev.jsonl"
+out_line "$TMP/ev.jsonl: replay matches: 2 episodes, 80 steps, every keyframe and final hash checked"
+polis 0 replay "$TMP/ev.jsonl" --tick 5 --episode 1 --render text --agent 0
+
+# serve --stdio --record: the clients' text actions and plan commands in "msgs"; a second
+# reset ends the first episode.
+printf '%s\n' '{"op":"reset","seed":5}' \
+    '{"op":"step","actions":{"agent_0":"move north","agent_1":"east"}}' \
+    '{"op":"step","actions":{"agent_0":"bogus"}}' '{"op":"step","actions":{"agent_2":2}}' \
+    '{"op":"reset","seed":6}' '{"op":"step"}' '{"op":"close"}' |
+    "$POLIS" serve "$GATHER" --stdio --record "$TMP/sv.jsonl" >/dev/null 2>"$TMP/err"
+checks=$((checks + 1))
+grep -qF '"msgs":[{"agent":0,"kind":"action","text":"move north"},{"agent":1,"kind":"action","text":"east"}]' \
+    "$TMP/sv.jsonl" || fail "serve recording lacks the clients' text actions"
+polis 0 replay "$TMP/sv.jsonl"
+out_line "$TMP/sv.jsonl: replay matches: 2 episodes, 3 steps, every keyframe and final hash checked"
+printf '%s\n' '{"op":"reset"}' '{"op":"step","actions":{"explorer_0":"GATHER 2 wood"}}' \
+    '{"op":"advance","max_ticks":5}' |
+    "$POLIS" serve "$SRC/rulesets/exploration/exploration.json" --stdio --record "$TMP/sv2.jsonl" \
+    >/dev/null 2>"$TMP/err"
+checks=$((checks + 1))
+[ "$(grep -c '"kind":"plan","text":"GATHER 2 wood"' "$TMP/sv2.jsonl")" -eq 1 ] ||
+    fail "serve recording lacks the plan command once"
+polis 0 replay "$TMP/sv2.jsonl"
+polis 2 serve "$GATHER" --tcp 0 --record "$TMP/x.jsonl"
+err_line "polis: serve: --record is for --stdio (one client, one recording)"
+
+# Every shipped game records and replays (society games, Commons, gather, Survival).
+for scn in "$SRC"/rulesets/*/*.json; do
+    name=$(basename "$scn" .json)
+    polis 0 run "$scn" --steps 60 --keyframe-every 25 --record "$TMP/game.jsonl" --quiet
+    polis 0 replay "$TMP/game.jsonl" --verify
+    out_has "replay matches: 1 episode"
+done
+# ... and their looks are in the header: Commons (Lua), Survival, the social graph.
+polis 0 run "$SRC/rulesets/commons/commons_open.json" --steps 5 --record "$TMP/c.jsonl" --quiet
+checks=$((checks + 1))
+head -n 1 "$TMP/c.jsonl" | grep -qF '{"name":"apple","glyph":"@","color":"#d83a3a","shape":"circle","plugin":"commons"}' ||
+    fail "Commons header lacks the apple kind"
+checks=$((checks + 1))
+sed -n 3p "$TMP/c.jsonl" | grep -qF '"tiles":[[1,25,0,22,1,2,0,22,' || fail "Commons keyframe lacks its walls"
+polis 0 run "$SRC/rulesets/survival/survival_tribes.json" --steps 30 --record "$TMP/s.jsonl" --quiet
+checks=$((checks + 1))
+head -n 1 "$TMP/s.jsonl" | grep -qF '"stats":[{"name":"health","group":"vitals","max":9}' ||
+    fail "Survival header lacks the vitals"
+checks=$((checks + 1))
+grep -qF '"things":{"add":[[65536,' "$TMP/s.jsonl" || fail "no cow appears in Survival"
+polis 0 run "$SRC/rulesets/social_structure/ovlp_group.json" --steps 5 --record "$TMP/o.jsonl" --quiet
+checks=$((checks + 1))
+sed -n 3p "$TMP/o.jsonl" | grep -qF '"nodes":[["group_0","group","Group 0"]' || fail "no group nodes"
+
+# Usage.
+polis 2 replay
+err_line "polis: replay: missing FILE (a recording made with --record)"
+polis 2 replay "$R" --render text
+err_line "polis: replay: --render needs --tick T"
+polis 2 replay "$R" --tick x --render text
+err_line "polis: replay: --tick: 'x' is not a tick (an integer >= 0)"
+polis 2 run "$GATHER" --keyframe-every 5
+err_line "polis: run: --keyframe-every needs --record FILE"
+polis 2 run "$GATHER" --record "$R" --keyframe-every 0
+err_line "polis: run: --keyframe-every: '0' is not an integer in [1, 2147483647]"
+polis 1 run "$GATHER" --record "$TMP/no/such/dir/r.jsonl" --quiet
+err_has "polis: --record $TMP/no/such/dir/r.jsonl: recorder: cannot create $TMP/no/such/dir/r.jsonl: No such file or directory"
+
+finish

@@ -1,0 +1,114 @@
+/*
+ * look_probe — a test plugin for looks and scenes (ABI 1.5). Its "mode" parameter picks what
+ * it registers and how its scene callback misbehaves, so tests/unit/test_scene.c asserts the
+ * kernel's exact scene and messages:
+ *   ok          kinds "sand" and "rock", a layer "ground" (rock on the diagonal, sand
+ *               elsewhere), a stat "tick" (the env tick), a 6x4 map, a 1x2 view, and per
+ *               tick one thing per agent (id 100 + agent, at (agent, 0), label = tick), a node
+ *               "club" and an edge agent_0 -> club
+ *   over        the ok registrations with max_things 1: two agents' things exceed it
+ *   bad_kind, bad_pos, long_label, late
+ *               the scene appends a thing of kind 99, outside the map, with a 60-byte label,
+ *               or registers a kind while the scene is written
+ *   dup_kind, bad_color, bad_glyph, bad_shape, two_scenes, map_twice
+ *               a refused registration
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "polis/plugin.h"
+
+typedef struct lparams {
+    const char *mode;
+} lparams;
+
+typedef struct lstate {
+    const polis_host *h;
+    char mode[32];
+    int32_t sand, rock, layer, stat;
+} lstate;
+
+static bool is(const lstate *l, const char *m) { return strcmp(l->mode, m) == 0; }
+
+static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
+{
+    lstate *l = ud;
+    const polis_host *h = l->h;
+    polis_status st;
+    int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
+    for (int32_t y = 0; y < sc->height; y++)
+        for (int32_t x = 0; x < sc->width; x++) t[y * sc->width + x] = x == y ? l->rock : l->sand;
+    char label[64];
+    snprintf(label, sizeof label, "%lld", (long long)h->tick(ctx));
+    if (is(l, "long_label")) memset(label, 'x', 60), label[60] = '\0';
+    for (int32_t a = 0; a < sc->n_agents; a++) {
+        int32_t kind = is(l, "bad_kind") ? 99 : l->rock;
+        int32_t x = is(l, "bad_pos") ? 6 : a;
+        if ((st = h->scene_thing(ctx, sc, 100 + a, kind, x, 0, label))) return st;
+        sc->agents[a].x = a;
+        sc->agents[a].y = 1;
+        sc->agents[a].facing = POLIS_FACING_RIGHT;
+        sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)l->stat] = (int32_t)h->tick(ctx);
+    }
+    if (is(l, "late")) {
+        polis_kind_def k = {"late", "l", "#000000", POLIS_SHAPE_DOT};
+        return h->look_kind(ctx, &k, NULL);
+    }
+    if ((st = h->scene_node(ctx, sc, "club", "group", "The club"))) return st;
+    return h->scene_edge(ctx, sc, h->agent_name(ctx, 0), "club", "member", 0.5f);
+}
+
+static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params, void **state)
+{
+    lstate *l = h->alloc(ctx, sizeof *l);
+    if (!l) return POLIS_ERR_NOMEM;
+    *state = l;
+    l->h = h;
+    const lparams *p = params;
+    snprintf(l->mode, sizeof l->mode, "%s", p->mode);
+    polis_status st;
+    polis_kind_def sand = {"sand", ".", "#E8D9A0", POLIS_SHAPE_SQUARE};
+    polis_kind_def rock = {"rock", "\xe2\x96\xb2", "#555555", POLIS_SHAPE_TRIANGLE};
+    if (is(l, "bad_color")) sand.color = "e8d9a0";
+    if (is(l, "bad_glyph")) sand.glyph = "ab";
+    if (is(l, "bad_shape")) sand.shape = (polis_shape)42;
+    if (is(l, "dup_kind")) rock.name = "sand";
+    if ((st = h->look_kind(ctx, &sand, &l->sand)) || (st = h->look_kind(ctx, &rock, &l->rock)) ||
+        (st = h->look_layer(ctx, "ground", &l->layer)) ||
+        (st = h->look_stat(ctx, "tick", "clock", 0, &l->stat)) ||
+        (st = h->look_map(ctx, 6, 4)) || (st = h->look_view(ctx, 1, 2)))
+        return st;
+    if (is(l, "map_twice") && (st = h->look_map(ctx, 7, 4))) return st;
+    polis_scene_def def = {.fn = scene, .ud = l, .max_things = is(l, "over") ? 1 : 8,
+                           .max_nodes = 1, .max_edges = 1};
+    if ((st = h->look_scene(ctx, &def))) return st;
+    if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
+    return POLIS_OK;
+}
+
+static void destroy(polis_ctx *ctx, void *state)
+{
+    lstate *l = state;
+    if (l) l->h->free(ctx, l, sizeof *l);
+}
+
+static const polis_param_def params_table[] = {
+    {"mode", POLIS_PARAM_STRING, offsetof(lparams, mode), 0, 0, 0, "ok", "what to do", false},
+};
+
+static const polis_plugin_desc desc = {
+    .abi_major = POLIS_ABI_MAJOR,
+    .struct_size = sizeof(polis_plugin_desc),
+    .name = "look_probe",
+    .abi_minor = POLIS_ABI_MINOR,
+    .version = "0.1.0",
+    .doc = "looks and scenes test plugin",
+    .params = params_table,
+    .n_params = 1,
+    .params_size = sizeof(lparams),
+    .init = init,
+    .destroy = destroy,
+};
+
+POLIS_PLUGIN(desc)

@@ -1,0 +1,321 @@
+/* test_scene.c — looks and scenes (plugin ABI 1.5) and the recorder: what a plugin and a Lua
+ * script register, the scene the kernel assembles, every refused registration and append
+ * with its message, no allocation per scene once the buffers exist, and the lines the
+ * recorder writes. */
+#include "check.h"
+#include "testutil.h"
+
+#define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
+
+static polis_env *probe_env(const char *mode, test_alloc *alloc)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"agents\": 2, \"max_steps\": 20, \"plugins\": [{\"name\": \"look_probe\", "
+             "\"params\": {\"mode\": \"%s\"}}]}",
+             mode);
+    return test_env(json, NULL, alloc);
+}
+
+static const char *probe_error(const char *mode)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"agents\": 2, \"max_steps\": 20, \"plugins\": [{\"name\": \"look_probe\", "
+             "\"params\": {\"mode\": \"%s\"}}]}",
+             mode);
+    return test_env_error(json);
+}
+
+static void test_probe_scene(void)
+{
+    test_alloc alloc = {0};
+    polis_env *env = probe_env("ok", &alloc);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_scene_width(env), 6);
+    CHECK_EQ_INT(polis_env_scene_height(env), 4);
+    CHECK_EQ_INT(polis_env_scene_n_layers(env), 1);
+    CHECK_EQ_STR(polis_env_scene_layer_name(env, 0), "ground");
+    CHECK(polis_env_scene_layer_name(env, 1) == NULL);
+    CHECK_EQ_INT(polis_env_scene_n_kinds(env), 2);
+    polis_kind_info k;
+    CHECK_EQ_INT(polis_env_scene_kind(env, 0, &k), POLIS_OK);
+    CHECK_EQ_STR(k.name, "sand");
+    CHECK_EQ_STR(k.color, "#e8d9a0"); /* written in upper case, kept in lower case */
+    CHECK_EQ_STR(k.plugin, "look_probe");
+    CHECK_EQ_INT(polis_env_scene_kind(env, 1, &k), POLIS_OK);
+    CHECK_EQ_STR(k.glyph, "\xe2\x96\xb2");
+    CHECK_EQ_STR(polis_shape_name(k.shape), "triangle");
+    CHECK_EQ_INT(polis_env_scene_kind(env, 2, &k), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_scene_kind_find(env, "rock"), 1);
+    CHECK_EQ_INT(polis_env_scene_kind_find(env, "lava"), -1);
+    const char *name, *group;
+    int32_t max = -1, rx = 0, ry = 0;
+    CHECK_EQ_INT(polis_env_scene_stat(env, 0, &name, &group, &max), POLIS_OK);
+    CHECK_EQ_STR(name, "tick");
+    CHECK_EQ_STR(group, "clock");
+    CHECK_EQ_INT(max, 0);
+    CHECK(polis_env_scene_view(env, &rx, &ry));
+    CHECK_EQ_INT(rx, 1);
+    CHECK_EQ_INT(ry, 2);
+
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env), "scene: no episode yet; call reset first");
+    CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    CHECK(sc != NULL);
+    if (!sc) return;
+    CHECK_EQ_INT(sc->tiles[0], 1);
+    CHECK_EQ_INT(sc->tiles[1], 0);
+    CHECK_EQ_INT(sc->tiles[3 * 6 + 3], 1);
+    CHECK_EQ_INT(sc->n_things, 2);
+    CHECK_EQ_INT(sc->things[1].id, 101);
+    CHECK_EQ_STR(sc->things[1].label, "0");
+    CHECK_EQ_INT(sc->agents[1].x, 1);
+    CHECK_EQ_INT(sc->agents[1].facing, POLIS_FACING_RIGHT);
+    CHECK_EQ_INT(sc->n_nodes, 1);
+    CHECK_EQ_STR(sc->nodes[0].label, "The club");
+    CHECK_EQ_INT(sc->n_edges, 1);
+    CHECK_EQ_STR(sc->edges[0].from, "agent_0");
+    CHECK(sc->edges[0].weight == 0.5f);
+    /* no allocation per step or per scene once the buffers exist */
+    long before = alloc.calls;
+    for (int i = 0; i < 5; i++) {
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    }
+    CHECK_EQ_INT(alloc.calls, before);
+    CHECK_EQ_STR(sc->things[0].label, "5");
+    CHECK_EQ_INT(sc->stats[1], 5);
+    polis_env_destroy(env);
+    CHECK_EQ_INT(alloc.live, 0);
+}
+
+static void check_scene_error(const char *mode, polis_status want, const char *msg)
+{
+    polis_env *env = probe_env(mode, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), want);
+    CHECK(sc == NULL);
+    CHECK_EQ_STR(polis_env_error(env), msg);
+    /* the env is unchanged: it still steps */
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    polis_env_destroy(env);
+}
+
+static void test_errors(void)
+{
+    check_scene_error("over", POLIS_ERR_LIMIT,
+                      "look_probe: scene_thing: more than the 1 things this plugin declared "
+                      "(look_scene max_things) [scene, tick 0]");
+    check_scene_error("bad_kind", POLIS_ERR_INVALID,
+                      "look_probe: scene_thing 100: kind 99 is not a kind id (0..1) [scene, tick 0]");
+    check_scene_error("bad_pos", POLIS_ERR_INVALID,
+                      "look_probe: scene_thing 100: (6, 0) is outside the 6 x 4 map [scene, tick 0]");
+    check_scene_error("long_label", POLIS_ERR_LIMIT,
+                      "look_probe: scene_thing: label \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\" "
+                      "is 60 bytes, longer than 47 [scene, tick 0]");
+    check_scene_error("late", POLIS_ERR_STATE,
+                      "look_probe: look_kind: registration is closed once the env is created "
+                      "(register in init or start) [scene, tick 0]");
+    CHECK_CONTAINS(probe_error("dup_kind"), "look_kind: kind \"sand\" is already registered by look_probe");
+    CHECK_CONTAINS(probe_error("bad_color"), "look_kind sand: color \"e8d9a0\" is not \"#rrggbb\"");
+    CHECK_CONTAINS(probe_error("bad_glyph"),
+                   "look_kind sand: glyph \"ab\" is not one printable UTF-8 character");
+    CHECK_CONTAINS(probe_error("bad_shape"), "look_kind sand: shape 42 is not a polis_shape");
+    CHECK_CONTAINS(probe_error("two_scenes"),
+                   "look_scene: a scene callback is already registered (one per plugin)");
+    CHECK_CONTAINS(probe_error("map_twice"), "look_map: 7 x 4, but look_probe set the map to 6 x 4");
+}
+
+/* A game without looks has a scene of agents only. */
+static void test_no_looks(void)
+{
+    polis_env *env = test_env("{\"agents\": 3, \"max_steps\": 5}", NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_scene_width(env), 0);
+    CHECK_EQ_INT(polis_env_reset(env, 0), POLIS_OK);
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    CHECK(sc && sc->n_agents == 3 && sc->agents[2].x == -1 && sc->n_layers == 0);
+    polis_env_destroy(env);
+}
+
+/* ---- Lua: polis.look -------------------------------------------------------------------- */
+
+static const char *LUA_GAME =
+    "local L\n"
+    "L = polis.look{\n"
+    "  kinds = {{name = 'grass', glyph = '.', color = '#00ff00'},\n"
+    "           {name = 'sheep', glyph = 'S', color = '#ffffff', shape = 'circle'}},\n"
+    "  layers = {'ground'}, stats = {{name = 'wool', group = 'inventory', max = 9}},\n"
+    "  map = {3, 2}, view = {1, 1}, things = 1, nodes = 1, edges = 2,\n"
+    "  scene = function(s)\n"
+    "    local w, h = s:size()\n"
+    "    for y = 0, h - 1 do for x = 0, w - 1 do s:tile('ground', x, y, L.kinds.grass) end end\n"
+    "    s:thing(7, 'sheep', 2, 1, tostring(polis.tick()))\n"
+    "    s:agent(0, 1, 0, 'left')\n"
+    "    s:agent(1, nil, nil, 0, false)\n"
+    "    s:stat(0, 'wool', polis.tick() * 2)\n"
+    "    s:node('herd', 'group', 'The herd')\n"
+    "    s:edge('agent_0', 'herd', 'shepherd', 2)\n"
+    "    if polis.tick() == 3 then s:tile('ground', 5, 0, 0) end\n"
+    "  end}\n"
+    "assert(L.kinds.sheep == 1 and L.layers.ground == 0 and L.stats.wool == 0)\n";
+
+static polis_env *lua_env(const char *body, const char **err)
+{
+    FILE *f = fopen("/tmp/polis_test_scene.lua", "w");
+    if (!f) return NULL;
+    fputs(body, f);
+    fclose(f);
+    const char *json = "{\"agents\": 2, \"max_steps\": 10, \"scripts\": "
+                       "[\"/tmp/polis_test_scene.lua\"]}";
+    if (err) {
+        *err = test_env_error(json);
+        return NULL;
+    }
+    return test_env(json, NULL, NULL);
+}
+
+static void test_lua(void)
+{
+    polis_env *env = lua_env(LUA_GAME, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_scene_width(env), 3);
+    polis_kind_info k;
+    CHECK_EQ_INT(polis_env_scene_kind(env, 0, &k), POLIS_OK);
+    CHECK_EQ_STR(polis_shape_name(k.shape), "square");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    if (!sc) {
+        fprintf(stderr, "%s\n", polis_env_error(env));
+        polis_env_destroy(env);
+        return;
+    }
+    CHECK_EQ_INT(sc->tiles[5], 0);
+    CHECK_EQ_INT(sc->n_things, 1);
+    CHECK_EQ_STR(sc->things[0].label, "1");
+    CHECK_EQ_INT(sc->agents[0].facing, POLIS_FACING_LEFT);
+    CHECK_EQ_INT(sc->agents[1].alive, 0);
+    CHECK_EQ_INT(sc->agents[1].x, -1);
+    CHECK_EQ_INT(sc->stats[0], 2);
+    CHECK_EQ_STR(sc->edges[0].kind, "shepherd");
+    CHECK(sc->edges[0].weight == 2.0f);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_ERR_SCRIPT);
+    CHECK_CONTAINS(polis_env_error(env), "x 5 is outside the map (0..2)");
+    polis_env_destroy(env);
+
+    const char *err = NULL;
+    lua_env("polis.look{kinds = {{name = 'a', glyph = 'a', color = '#000000', shape = 'blob'}}}",
+            &err);
+    CHECK_CONTAINS(err, "polis.look: kinds[1]: shape 'blob' is not one of square, circle, "
+                        "triangle, diamond, cross, dot, agent");
+    lua_env("polis.look{kinds = {{name = 'A', glyph = 'a', color = '#000000'}}}", &err);
+    CHECK_CONTAINS(err, "look_kind: name \"A\" is not 1 to 127 characters from a-z, 0-9 and _");
+    lua_env("polis.look{map = {0, 'x'}}", &err);
+    CHECK_CONTAINS(err, "polis.look: field 'map' must be {width, height} of integers in 0..65536");
+    lua_env("polis.on('reset', function() polis.look{} end)\n", &err);
+    CHECK_CONTAINS(err, "(created successfully)");
+}
+
+/* ---- the recorder ------------------------------------------------------------------------ */
+
+typedef struct lines {
+    char text[1 << 16];
+    size_t len;
+    int n;
+} lines;
+
+static void sink(void *ud, const char *line, size_t len)
+{
+    lines *l = ud;
+    if (l->len + len < sizeof l->text) {
+        memcpy(l->text + l->len, line, len);
+        l->len += len;
+        l->text[l->len] = '\0';
+    }
+    l->n++;
+}
+
+static void test_recorder(void)
+{
+    polis_env *env = probe_env("ok", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    static lines l;
+    memset(&l, 0, sizeof l);
+    const char *scn = "{\"agents\": 2}";
+    polis_record_info info = {.scenario_text = scn, .scenario_len = strlen(scn),
+                              .keyframe_every = 2, .seed = 9, .source = "test"};
+    polis_recorder *rec = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_OK);
+    CHECK_EQ_INT(l.n, 1);
+    CHECK_CONTAINS(l.text, "\"map\":{\"width\":6,\"height\":4,\"layers\":[\"ground\"]},"
+                           "\"kinds\":[{\"name\":\"sand\",\"glyph\":\".\",\"color\":\"#e8d9a0\","
+                           "\"shape\":\"square\",\"plugin\":\"look_probe\"}");
+    CHECK_CONTAINS(l.text, "\"view\":{\"rx\":1,\"ry\":2},\"policies\":null,\"source\":\"test\"}");
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_ERR_STATE);
+    CHECK_EQ_INT(polis_env_reset(env, 9), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 9), POLIS_OK);
+    CHECK_CONTAINS(l.text, "{\"t\":\"reset\",\"episode\":0,\"seed\":9}\n");
+    CHECK_CONTAINS(l.text, "\"tiles\":[[1,1,0,6,1,1,0,6,1,1,0,6,1,1,0,2]],"
+                           "\"things\":[[100,1,0,0,\"0\"],[101,1,1,0,\"0\"]],"
+                           "\"agents\":[{\"x\":0,\"y\":1,\"facing\":2,\"alive\":1,\"stats\":[0],"
+                           "\"return\":0},");
+    CHECK_CONTAINS(l.text, "\"nodes\":[[\"club\",\"group\",\"The club\"]],"
+                           "\"edges\":[[\"agent_0\",\"club\",\"member\",0.5]]}\n");
+    CHECK_EQ_INT(polis_recorder_msg(rec, 1, "text", "hello \"there\"\n"), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_msg(rec, 2, "text", "x"), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK_CONTAINS(l.text, "\"illegal\":[0,0],\"things\":{\"add\":[[100,1,0,0,\"1\"],"
+                           "[101,1,1,0,\"1\"]]},\"agents\":[[0,{\"stats\":{\"0\":1}}],"
+                           "[1,{\"stats\":{\"0\":1}}]],"
+                           "\"msgs\":[{\"agent\":1,\"kind\":\"text\","
+                           "\"text\":\"hello \\\"there\\\"\\n\"}]}\n");
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK_CONTAINS(l.text, "{\"t\":\"key\",\"tick\":2,");
+    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 1), POLIS_ERR_STATE);
+    CHECK_EQ_INT(polis_recorder_end_episode(rec, "[1"), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_recorder_error(rec), "recorder: the metrics are not valid JSON");
+    CHECK_EQ_INT(polis_recorder_end_episode(rec, "{\"a\": 1}"), POLIS_OK);
+    CHECK_CONTAINS(l.text, "{\"t\":\"end\",\"episode\":0,\"tick\":2,\"returns\":[0,0],"
+                           "\"metrics\":{\"a\":1},\"hash\":\"");
+    CHECK_EQ_INT(l.n, 7);
+    CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
+
+    /* too late: the env was reset already */
+    CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_ERR_STATE);
+    CHECK_CONTAINS(err.message, "open the recorder before the first reset");
+    info.scenario_text = "{";
+    info.scenario_len = 1;
+    polis_env_destroy(env);
+    env = probe_env("ok", NULL);
+    CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(err.message, "recorder: the scenario text is not valid JSON");
+    polis_env_destroy(env);
+}
+
+int main(void)
+{
+    test_probe_scene();
+    test_errors();
+    test_no_looks();
+    test_lua();
+    test_recorder();
+    CHECK_DONE();
+}
