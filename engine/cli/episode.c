@@ -294,13 +294,13 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
         }
         ok = flatten(out->metrics, m, "");
         if (ok && rec) { /* the end line carries the episode's metrics */
-            char *text = cJSON_PrintUnformatted(m);
-            polis_status rs = text ? polis_recorder_end_episode(rec, text) : POLIS_ERR_NOMEM;
-            cJSON_free(text);
+            char *line = cJSON_PrintUnformatted(m);
+            polis_status rs = line ? polis_recorder_end_episode(rec, line) : POLIS_ERR_NOMEM;
+            cJSON_free(line);
             if (rs != POLIS_OK) {
                 cJSON_Delete(m);
                 cli_episode_free(out);
-                if (rs == POLIS_ERR_NOMEM && !text) {
+                if (!line) {
                     snprintf(err, err_size, "out of memory");
                     return false;
                 }
