@@ -152,6 +152,7 @@ oracle_status oracle_solve(const oracle_problem *p, const oracle_alloc *al, doub
 #undef Y
     if (t.failed) {
         glp_delete_prob(lp);
+        glp_free_env();
         snprintf(detail, detail_size, "out of memory");
         return ORACLE_NOMEM;
     }
@@ -178,5 +179,8 @@ oracle_status oracle_solve(const oracle_problem *p, const oracle_alloc *al, doub
         for (int32_t e = 0; e < K; e++) x[e] = (int64_t)llround(glp_mip_col_val(lp, 1 + e));
     }
     glp_delete_prob(lp);
+    /* GLPK keeps an environment per thread until glp_free_env: a thread that ends without it
+     * (polis sweep's workers, any host's) leaks it. Nothing of GLPK is alive here any more. */
+    glp_free_env();
     return result;
 }
