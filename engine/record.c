@@ -610,9 +610,10 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                         polis_env_error(r->env));
     const polis_scene *s = *out;
     if ((st = sized(r, s))) return st;
-    memcpy(r->cur_things, s->things, (size_t)s->n_things * sizeof *s->things);
-    memcpy(r->cur_nodes, s->nodes, (size_t)s->n_nodes * sizeof *s->nodes);
-    memcpy(r->cur_edges, s->edges, (size_t)s->n_edges * sizeof *s->edges);
+    /* a game without things, nodes or edges has no such buffers (NULL) */
+    if (s->n_things) memcpy(r->cur_things, s->things, (size_t)s->n_things * sizeof *s->things);
+    if (s->n_nodes) memcpy(r->cur_nodes, s->nodes, (size_t)s->n_nodes * sizeof *s->nodes);
+    if (s->n_edges) memcpy(r->cur_edges, s->edges, (size_t)s->n_edges * sizeof *s->edges);
     heap_sort(r->cur_things, (size_t)s->n_things, sizeof *s->things, cmp_thing);
     heap_sort(r->cur_nodes, (size_t)s->n_nodes, sizeof *s->nodes, cmp_node);
     heap_sort(r->cur_edges, (size_t)s->n_edges, sizeof *s->edges, cmp_edge);
@@ -628,7 +629,7 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
 static void keep_scene(polis_recorder *r, const polis_scene *s)
 {
     if (r->prev_cells) memcpy(r->prev.tiles, s->tiles, r->prev_cells * sizeof *s->tiles);
-    memcpy(r->prev.agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
+    if (s->n_agents) memcpy(r->prev.agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
     if (r->prev_stats) memcpy(r->prev.stats, s->stats, r->prev_stats * sizeof *s->stats);
     memcpy(r->prev.things, r->cur_things, (size_t)s->n_things * sizeof *s->things);
     memcpy(r->prev.nodes, r->cur_nodes, (size_t)s->n_nodes * sizeof *s->nodes);
