@@ -68,6 +68,12 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     return POLIS_ERR_CONFIG;
 }
 
+static void destroy(polis_ctx *ctx, void *state)
+{
+    rstate *s = state;
+    if (s) s->h->free(ctx, s, sizeof *s);
+}
+
 static const polis_param_def PARAMS[] = {
     {"mode", POLIS_PARAM_STRING, offsetof(rparams, mode), 0, 0, 0, "ok", "what to declare",
      false},
@@ -86,5 +92,6 @@ static const polis_plugin_desc DESC = {
     .n_params = 2,
     .params_size = sizeof(rparams),
     .init = init,
+    .destroy = destroy,
 };
 POLIS_PLUGIN(DESC)
