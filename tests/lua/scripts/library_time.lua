@@ -7,7 +7,7 @@
 -- a cheap loop over such calls cannot either: each charges its work, and the clock is read
 -- wall-clock limit (here alone, without the instruction budget), so every vector fails at
 -- its line within the limit. Then the env works again.
-local s200 = string.rep("a", 200)
+local s200, s800 = string.rep("a", 200), string.rep("a", 800)
 local big = {}
 for i = 1, 30000 do big[i] = i end -- (the loop of episode 7 stops between insert and remove)
 polis.on("world", function()
@@ -16,9 +16,9 @@ polis.on("world", function()
   if e == 1 then while true do string.rep("", 2^34) end end
   if e == 2 then string.rep("x", 2^34) end
   if e == 3 then table.move({}, 1, 2^30, 2) end
-  if e == 4 then s200:find(".-.-.-.-b") end
-  if e == 5 then for _ in s200:gmatch(".-.-.-.-b") do end end
-  if e == 6 then s200:gsub("(.-)(.-)(.-)b", "") end
+  if e == 4 then s800:find(".-.-.-.-b") end
+  if e == 5 then for _ in s800:gmatch(".-.-.-.-b") do end end
+  if e == 6 then s800:gsub("(.-)(.-)(.-)b", "") end
   if e == 7 then while true do table.insert(big, 1, 0); table.remove(big, 1) end end
   polis.log("usable", e, #big, s200:find("a+$"))
 end)
