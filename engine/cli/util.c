@@ -230,9 +230,10 @@ static int scenario_dirs(char dirs[][PATH_MAX])
                 n++;
             char root[PATH_MAX];
             size_t rl = 0;
-            if (POLIS_CLI_BUILD_ROOT[0] && realpath(POLIS_CLI_BUILD_ROOT, root)) rl = strlen(root);
+            if (POLIS_CLI_BUILD_ROOT[0] != '\0' && realpath(POLIS_CLI_BUILD_ROOT, root))
+                rl = strlen(root);
             if (rl && strncmp(exe, root, rl) == 0 && (exe[rl] == '\0' || exe[rl] == '/') &&
-                POLIS_CLI_SOURCE_RULESETS[0])
+                POLIS_CLI_SOURCE_RULESETS[0] != '\0')
                 snprintf(dirs[n++], PATH_MAX, "%s", POLIS_CLI_SOURCE_RULESETS);
         }
     }
