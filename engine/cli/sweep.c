@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -43,6 +44,7 @@
 #endif
 
 #include "episode.h"
+#include "record.h"
 #include "sweep.h"
 #include "util.h"
 #include "polis/polis.h"
@@ -86,6 +88,9 @@ const char CLI_SWEEP_HELP[] =
     "                       per rank)\n"
     "  --format F           what to print at the end: table (default), json or csv\n"
     "  --quiet              no progress bar\n"
+    "  --record             record every episode to OUT/recordings/job-N.jsonl.gz\n"
+    "                       (docs/recording.md; the result line names it; under MPI, OUT\n"
+    "                       must be a directory every rank can write)\n"
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n"
     "\n"
 #ifdef POLIS_HAVE_MPI
@@ -115,7 +120,7 @@ typedef struct sweep {
     sweep_cell *cells;
     int64_t n_cells, n_jobs;
     int threads;
-    bool quiet;
+    bool quiet, record;
     out_format format;
 
     /* rank 0 */
@@ -204,7 +209,7 @@ typedef struct sweep_args {
     const char **scenarios, **policies;
     int n_scenarios, n_policies;
     cli_overrides set, grid;
-    bool has_seed, has_episodes, has_steps, no_metrics, resume, quiet, help;
+    bool has_seed, has_episodes, has_steps, no_metrics, resume, quiet, record, help;
     int64_t seed, episodes, steps, threads;
     const char *out, *plugin_path;
     out_format format;
@@ -225,6 +230,7 @@ enum {
     OPT_THREADS,
     OPT_FORMAT,
     OPT_QUIET,
+    OPT_RECORD,
     OPT_PLUGIN_PATH
 };
 
@@ -246,6 +252,7 @@ static const struct {
     [OPT_THREADS] = {"--threads", true},
     [OPT_FORMAT] = {"--format", true},
     [OPT_QUIET] = {"--quiet", false},
+    [OPT_RECORD] = {"--record", false},
     [OPT_PLUGIN_PATH] = {"--plugin-path", true},
 };
 #define N_SWEEP_OPTIONS ((int)(sizeof SWEEP_OPTIONS / sizeof SWEEP_OPTIONS[0]))
@@ -334,6 +341,7 @@ static int parse_option(sweep_args *a, int opt, const char *value)
             return cli_usage("sweep", "--format: '%s' is not table, json or csv", value);
         return 0;
     case OPT_QUIET: a->quiet = true; return 0;
+    case OPT_RECORD: a->record = true; return 0;
     case OPT_PLUGIN_PATH:
         if (!*value) return cli_usage("sweep", "--plugin-path: empty directory list");
         a->plugin_path = value;
@@ -723,13 +731,46 @@ static void worker_free(worker *w)
     w->cell = -1;
 }
 
+/* A recorder of job's episode into OUT/<name> (the cell's scenario, overrides, policy and
+ * seed in its header), or NULL with the reason in err. */
+static polis_recorder *record_job(worker *w, int64_t job, uint64_t seed, const char *name,
+                                  char *err, size_t size)
+{
+    const sweep *sw = w->sw;
+    const sweep_cell *cell = &sw->cells[job / sw->n_seeds];
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", sw->out, name) >= sizeof path) {
+        snprintf(err, size, "job %" PRId64 ": --record: the path under %.900s is too long", job,
+                 sw->out);
+        return NULL;
+    }
+    cJSON *pol = cJSON_CreateArray();
+    for (int32_t ag = 0; pol && ag < polis_env_n_agents(w->env); ag++)
+        if (!cJSON_AddItemToArray(pol, cJSON_CreateString(cell->policy))) {
+            cJSON_Delete(pol);
+            pol = NULL;
+        }
+    char *policies = pol ? cJSON_PrintUnformatted(pol) : NULL;
+    cJSON_Delete(pol);
+    polis_recorder *rec = policies ? cli_record_open(path, w->env, cell->file, cell->overrides,
+                                                     seed, 0, policies, "sweep")
+                                   : NULL;
+    if (!rec)
+        snprintf(err, size, "job %" PRId64 ": --record: cannot record to %.1024s%s", job, path,
+                 policies ? " (the reason is above)" : ": out of memory");
+    cJSON_free(policies);
+    return rec;
+}
+
 /* The result line of a job ("...}\n", free it), or NULL with the reason in err. */
 static char *play_job(worker *w, int64_t job, char *err, size_t size)
 {
     const sweep *sw = w->sw;
     int64_t c = job / sw->n_seeds;
     uint64_t seed = sw->seeds[job % sw->n_seeds];
-    if (w->cell != c) {
+    /* A recorder subscribes to an env's events before its first reset: with --record every
+     * job gets a fresh env (the same episode, bit for bit, as a reused one). */
+    if (w->cell != c || sw->record) {
         worker_free(w);
         if (!(w->env = cell_env(sw, c, &w->policy, err, size))) return NULL;
         w->cell = c;
@@ -740,10 +781,25 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
             return NULL;
         }
     }
+    char rec_name[64] = "";
+    polis_recorder *rec = NULL;
+    if (sw->record) {
+        snprintf(rec_name, sizeof rec_name, "recordings/job-%06" PRId64 ".jsonl.gz", job);
+        if (!(rec = record_job(w, job, seed, rec_name, err, size))) {
+            worker_free(w);
+            return NULL;
+        }
+    }
     cli_episode e;
     char why[1024];
-    if (!cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics, false, w->returns,
-                          NULL, &e, why, sizeof why)) {
+    bool played = cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics, false,
+                                   w->returns, rec, &e, why, sizeof why);
+    if (rec && polis_recorder_close(rec) != POLIS_OK && played) {
+        cli_episode_free(&e);
+        snprintf(why, sizeof why, "--record: writing %.900s/%s failed", sw->out, rec_name);
+        played = false;
+    }
+    if (!played) {
         char where[512];
         cell_text(sw, c, where, sizeof where);
         snprintf(err, size, "job %" PRId64 ", %s, seed %" PRIu64 ": %s", job, where, seed, why);
@@ -769,6 +825,7 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
     ok = ok && cJSON_AddRawToObject(o, "steps", buf);
     snprintf(buf, sizeof buf, "%016" PRIx64, e.hash);
     ok = ok && cJSON_AddStringToObject(o, "hash", buf);
+    if (*rec_name) ok = ok && cJSON_AddStringToObject(o, "recording", rec_name);
     cJSON *metrics = ok ? cJSON_AddObjectToObject(o, "metrics") : NULL;
     ok = metrics != NULL;
     const cJSON *it;
@@ -960,6 +1017,14 @@ static int make_dirs(const char *dir)
 static int open_results(sweep *sw, bool resume)
 {
     int rc = make_dirs(sw->out);
+    if (!rc && sw->record) {
+        size_t n = strlen(sw->out) + sizeof "/recordings";
+        char *dir = malloc(n);
+        if (!dir) return spec_error("sweep", "out of memory");
+        snprintf(dir, n, "%s/recordings", sw->out);
+        rc = make_dirs(dir);
+        free(dir);
+    }
     if (rc) return rc;
     if (!(sw->results = join_path(sw->out, "results.jsonl")))
         return spec_error("sweep", "out of memory");
@@ -1454,6 +1519,7 @@ int cli_sweep_main(int argc, char **argv)
     pthread_mutex_init(&sw.mu, NULL);
     sw.plugin_path = a.plugin_path;
     sw.quiet = a.quiet;
+    sw.record = a.record;
     sw.format = a.format;
     rc = build_spec(&a, &sw);
     if (!rc) rc = expand_cells(&sw);

@@ -209,6 +209,34 @@ done
 checks=$((checks + 1))
 [ "$(wc -l <"$TMP/killed/results.jsonl")" -eq 401 ] || fail "sweep killed and resumed: not 400 results"
 
+# ---- --record: one recording per job, named in its result line, replayed and verified;
+# the results are those of a sweep without recordings ----
+GATHER=$SRC/rulesets/gather/gather.json
+polis 0 sweep --scenario "$CONTRACT" --scenario "$GATHER" --episodes 3 --steps 40 --record \
+    --out "$TMP/rec" --threads 2 --quiet
+polis 0 sweep --scenario "$CONTRACT" --scenario "$GATHER" --episodes 3 --steps 40 \
+    --out "$TMP/norec" --threads 1 --quiet
+checks=$((checks + 1))
+[ "$(ls "$TMP/rec/recordings" | wc -l)" -eq 6 ] || fail "sweep --record: not 6 recordings"
+sed 's/,"recording":"[^"]*"//' "$TMP/rec/results.jsonl" | sort >"$TMP/rec.sorted"
+sort "$TMP/norec/results.jsonl" >"$TMP/norec.sorted"
+checks=$((checks + 1))
+cmp -s "$TMP/rec.sorted" "$TMP/norec.sorted" || fail "sweep --record: results differ from a sweep without recordings"
+for job in 0 1 2 3 4 5; do
+    name=$(printf 'recordings/job-%06d.jsonl.gz' "$job")
+    line=$(grep "^{\"job\":$job," "$TMP/rec/results.jsonl")
+    checks=$((checks + 1))
+    case "$line" in *"\"recording\":\"$name\""*) ;; *) fail "sweep --record: job $job does not name $name" ;; esac
+    hash=$(printf '%s' "$line" | sed 's/.*"hash":"\([0-9a-f]*\)".*/\1/')
+    checks=$((checks + 1))
+    gzip -dc "$TMP/rec/$name" | tail -n 1 | grep -q "\"hash\":\"$hash\"" ||
+        fail "sweep --record: job $job's recording does not end with the result's hash $hash"
+    polis 0 replay "$TMP/rec/$name" --verify
+    out_has "replay matches: 1 episode"
+done
+polis 1 sweep --scenario "$CONTRACT" --episodes 1 --record --out /proc/polis-no-such-dir --quiet
+err_has "polis: /proc/polis-no-such-dir: cannot create the directory: "
+
 # ---- the progress bar on a terminal (script(1) gives it one) ----
 if command -v script >/dev/null 2>&1; then
     script -qec "'$POLIS' sweep --scenario '$CONTRACT' --episodes 30 --out '$TMP/bar' --threads 1 --format csv" /dev/null >"$TMP/bar.out" 2>&1

@@ -44,6 +44,23 @@ class TestSweep(unittest.TestCase):
         self.assertAlmostEqual(c0["mean"], math.fsum(vals) / 4, places=12)
         self.assertEqual(c0["n"], 4)
 
+    def test_record(self):
+        out = os.path.join(self.tmp, "rec")
+        rows = polis.sweep({"scenarios": [CONTRACT]}, out=out, episodes=2, seed=3, steps=30,
+                           threads=1, record=True)
+        plain = polis.sweep({"scenarios": [CONTRACT]}, out=os.path.join(self.tmp, "plain"),
+                            episodes=2, seed=3, steps=30, threads=1)
+        self.assertEqual([r["recording"] for r in rows],
+                         ["recordings/job-000000.jsonl.gz", "recordings/job-000001.jsonl.gz"])
+        self.assertEqual([{k: v for k, v in r.items() if k != "recording"} for r in rows], plain)
+        import gzip
+        for r in rows:
+            with gzip.open(os.path.join(out, r["recording"]), "rt", encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            self.assertEqual(json.loads(lines[0])["t"], "header")
+            end = json.loads(lines[-1])
+            self.assertEqual((end["t"], end["hash"]), ("end", r["hash"]))
+
     def test_resume_finishes_a_cut_sweep(self):
         out = os.path.join(self.tmp, "r")
         whole = polis.sweep(scenarios=[CONTRACT], grid={"max_steps": [20, 40]}, episodes=5,

@@ -130,7 +130,7 @@ def _json_default(v):
 def sweep(spec=None, *, out, scenarios=None, grid=None, set=None, policies=None, seed=None,
           episodes=None, seeds=None, steps=None, metrics=None, resume=False, threads=None,
           mpi=None, format="records", polis=None, library=None, plugin_path=None,
-          timeout=None):
+          timeout=None, record=False):
     """Plays a sweep with ``polis sweep`` and returns every job's result, in job order.
 
     ``spec`` is a spec file (docs/sweep.md) or a dict of its keys; the keywords ``scenarios``
@@ -140,6 +140,8 @@ def sweep(spec=None, *, out, scenarios=None, grid=None, set=None, policies=None,
     is kept there as ``spec.json``). ``resume=True`` finishes the sweep ``out`` holds.
     ``threads``: threads of each process (default: the machine's cores); ``mpi``: a launcher
     command line (``["mpirun", "-np", "4"]``, ``["srun"]``) to run it over MPI ranks.
+    ``record=True``: every episode is also recorded to ``out/recordings/job-<N>.jsonl.gz``
+    (docs/recording.md), named by its record's ``recording``.
 
     ``format="records"``: a list of dicts, one per job, as the results file has them (job,
     cell, scenario, policy, params, seed, steps, hash, metrics). ``format="array"`` (numpy):
@@ -165,6 +167,8 @@ def sweep(spec=None, *, out, scenarios=None, grid=None, set=None, policies=None,
                              out, "--quiet", "--format", "json"]
     if resume:
         cmd.append("--resume")
+    if record:
+        cmd.append("--record")
     if threads is not None:
         cmd += ["--threads", str(int(threads))]
     if plugin_path:
