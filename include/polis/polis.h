@@ -285,6 +285,27 @@ const char *polis_shape_name(polis_shape shape);
  * ("<plugin>: ... [scene, tick 5]"); the env is unchanged. */
 polis_status polis_env_scene_get(polis_env *env, const polis_scene **out);
 
+/* Pixels: the current scene as an RGB frame (3 bytes a pixel, rows top to bottom), drawn
+ * like the browser viewer (sdk/viewer/draw.js): tile layers in order then things, each in
+ * its kind's colour and shape, then agents (a disc in the agent's own colour,
+ * polis_agent_rgb, with a black facing mark; a black cross when dead). Cells are cell_px
+ * pixels square (1 to 64); from 10 px on, a faint grid marks the cells. agent = -1 draws the
+ * whole scene map; agent A draws A's view window, (2 rx + 1) x (2 ry + 1) cells centred on A
+ * (cells off the map in the background colour), when the game registered a view, and the
+ * whole map otherwise. polis_env_render_rgb_size gives the frame's size without drawing;
+ * polis_env_render_rgb draws into out (cap bytes, at least w * h * 3: POLIS_ERR_LIMIT
+ * otherwise) and allocates nothing once the scene buffers exist (after the first
+ * polis_env_scene_get). POLIS_ERR_INVALID for a bad agent or cell_px or a game without a
+ * scene map; the errors of polis_env_scene_get (no episode yet). *w and *h are set on
+ * success and on a too-small buffer, 0 for bad arguments. docs/kernel.md, "Pixels". */
+polis_status polis_env_render_rgb_size(polis_env *env, int32_t agent, int32_t cell_px,
+                                       int32_t *w, int32_t *h);
+polis_status polis_env_render_rgb(polis_env *env, int32_t agent, int32_t cell_px, uint8_t *out,
+                                  size_t cap, int32_t *w, int32_t *h);
+/* Agent i's colour in frames and in the viewer, {r, g, b} (the palette repeats after 10
+ * agents); NULL for i < 0. */
+const uint8_t *polis_agent_rgb(int32_t agent);
+
 /* ---- recordings (docs/recording.md) ------------------------------------------------------ */
 
 /*

@@ -1,0 +1,257 @@
+/*
+ * engine/raster.c — pixels: polis_env_render_rgb draws the current scene (docs/kernel.md,
+ * "Looks and scenes") as an RGB frame, the whole map or one agent's view window, with the
+ * look of the browser viewer (sdk/viewer/draw.js): the same background and empty-cell
+ * colours, the same shapes at the same proportions, the same agent colours, the facing mark
+ * and the cross over a dead agent. Only shapes are drawn, never glyphs.
+ *
+ * Every pixel is decided by whether its centre lies inside a shape (no anti-aliasing), so a
+ * frame is exact and the same on every machine. Nothing is allocated: the caller owns the
+ * buffer and the scene buffers exist after the first polis_env_scene_get.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The viewer's colours (draw.js): AGENT_COLORS, the off-map background, an empty cell. */
+static const uint8_t agent_rgb[][3] = {
+    {0xff, 0x3b, 0x30}, {0x2f, 0x7b, 0xff}, {0xff, 0xd6, 0x0a}, {0xff, 0x2f, 0xd0},
+    {0x00, 0xe5, 0xff}, {0xff, 0x8a, 0x00}, {0xa0, 0x5b, 0xff}, {0x7d, 0xff, 0x3b},
+    {0xff, 0xff, 0xff}, {0xb3, 0x6b, 0x00}};
+#define N_AGENT_RGB ((int32_t)(sizeof agent_rgb / sizeof agent_rgb[0]))
+static const uint8_t offmap_rgb[3] = {0x05, 0x06, 0x0a};
+static const uint8_t empty_rgb[3] = {0x0e, 0x0f, 0x12};
+static const uint8_t black_rgb[3] = {0, 0, 0};
+#define CELL_PX_MAX 64
+
+typedef struct frame {
+    uint8_t *px;
+    int32_t w, h, c; /* pixels, cell size */
+} frame;
+
+static int hexval(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                                          : ch >= 'A' && ch <= 'F'   ? ch - 'A' + 10
+                                                                     : 0;
+}
+
+static void parse_color(const char *s, uint8_t rgb[3])
+{
+    for (int i = 0; i < 3; i++)
+        rgb[i] = (uint8_t)(hexval(s[1 + 2 * i]) * 16 + hexval(s[2 + 2 * i]));
+}
+
+static void put(frame *f, int32_t x, int32_t y, const uint8_t rgb[3])
+{
+    uint8_t *p = f->px + ((size_t)y * (size_t)f->w + (size_t)x) * 3;
+    p[0] = rgb[0];
+    p[1] = rgb[1];
+    p[2] = rgb[2];
+}
+
+static void fill_cell(frame *f, int32_t vx, int32_t vy, const uint8_t rgb[3])
+{
+    for (int32_t y = 0; y < f->c; y++)
+        for (int32_t x = 0; x < f->c; x++) put(f, vx * f->c + x, vy * f->c + y, rgb);
+}
+
+/* Which side of the line a->b the point p is on (the sign of the cross product). */
+static double edge(double ax, double ay, double bx, double by, double px, double py)
+{
+    return (bx - ax) * (py - ay) - (by - ay) * (px - ax);
+}
+
+static bool in_triangle(double ax, double ay, double bx, double by, double cx, double cy,
+                        double px, double py)
+{
+    double e0 = edge(ax, ay, bx, by, px, py), e1 = edge(bx, by, cx, cy, px, py),
+           e2 = edge(cx, cy, ax, ay, px, py);
+    return (e0 >= 0 && e1 >= 0 && e2 >= 0) || (e0 <= 0 && e1 <= 0 && e2 <= 0);
+}
+
+/* The distance from p to the segment a-b. */
+static double seg_dist(double ax, double ay, double bx, double by, double px, double py)
+{
+    double dx = bx - ax, dy = by - ay, l2 = dx * dx + dy * dy;
+    double t = l2 > 0 ? ((px - ax) * dx + (py - ay) * dy) / l2 : 0;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    double qx = ax + t * dx - px, qy = ay + t * dy - py;
+    return sqrt(qx * qx + qy * qy);
+}
+
+/* Whether the point (x, y), relative to the cell's corner, is inside `shape` in a cell of c
+ * pixels: the proportions of draw.js's shapePath. */
+static bool in_shape(polis_shape shape, double x, double y, double c)
+{
+    double m = c / 2, dx = x - m, dy = y - m;
+    switch (shape) {
+    case POLIS_SHAPE_CIRCLE:
+    case POLIS_SHAPE_AGENT: return dx * dx + dy * dy <= (c * 0.38) * (c * 0.38);
+    case POLIS_SHAPE_TRIANGLE:
+        return in_triangle(m, c * 0.12, c * 0.88, c * 0.85, c * 0.12, c * 0.85, x, y);
+    case POLIS_SHAPE_DIAMOND: return fabs(dx) + fabs(dy) <= c * 0.4;
+    case POLIS_SHAPE_CROSS: {
+        double a = c * 0.15, b = c * 0.35;
+        return (fabs(dx) <= a && fabs(dy) <= b) || (fabs(dx) <= b && fabs(dy) <= a);
+    }
+    case POLIS_SHAPE_DOT: return dx * dx + dy * dy <= (c * 0.16) * (c * 0.16);
+    case POLIS_SHAPE_SQUARE:
+    default: return true;
+    }
+}
+
+static void draw_kind(frame *f, const polis_env *env, int32_t kind, int32_t vx, int32_t vy)
+{
+    polis_kind_info k;
+    if (polis_env_scene_kind(env, kind, &k) != POLIS_OK) return;
+    uint8_t rgb[3];
+    parse_color(k.color, rgb);
+    if (k.shape == POLIS_SHAPE_SQUARE) {
+        fill_cell(f, vx, vy, rgb);
+        return;
+    }
+    for (int32_t y = 0; y < f->c; y++)
+        for (int32_t x = 0; x < f->c; x++)
+            if (in_shape(k.shape, x + 0.5, y + 0.5, f->c)) put(f, vx * f->c + x, vy * f->c + y, rgb);
+}
+
+/* An agent as draw.js draws it: a disc of radius 0.42c in its colour with a black outline,
+ * a black triangle on its edge pointing where it faces, a black cross over a dead one. */
+static void draw_agent(frame *f, int32_t i, const polis_scene_agent *a, int32_t vx, int32_t vy)
+{
+    double c = f->c, m = c / 2, r = c * 0.42;
+    double lw = c / 14 > 1 ? c / 14 : 1, xw = c / 8 > 1 ? c / 8 : 1;
+    static const int dirs[5][2] = {{0, 0}, {0, -1}, {1, 0}, {0, 1}, {-1, 0}};
+    bool facing = a->facing >= POLIS_FACING_UP && a->facing <= POLIS_FACING_LEFT;
+    double fdx = facing ? dirs[a->facing][0] : 0, fdy = facing ? dirs[a->facing][1] : 0;
+    double tip = c * 0.5, base = c * 0.26, half = c * 0.14;
+    for (int32_t y = 0; y < f->c; y++)
+        for (int32_t x = 0; x < f->c; x++) {
+            double px = x + 0.5, py = y + 0.5, dx = px - m, dy = py - m;
+            double d = sqrt(dx * dx + dy * dy);
+            const uint8_t *rgb = NULL;
+            if (d <= r) rgb = agent_rgb[i % N_AGENT_RGB];
+            if (fabs(d - r) <= lw / 2) rgb = black_rgb;
+            if (facing &&
+                in_triangle(m + fdx * tip, m + fdy * tip, m + fdx * base - fdy * half,
+                            m + fdy * base + fdx * half, m + fdx * base + fdy * half,
+                            m + fdy * base - fdx * half, px, py))
+                rgb = black_rgb;
+            if (!a->alive && (seg_dist(c * 0.2, c * 0.2, c * 0.8, c * 0.8, px, py) <= xw / 2 ||
+                              seg_dist(c * 0.8, c * 0.2, c * 0.2, c * 0.8, px, py) <= xw / 2))
+                rgb = black_rgb;
+            if (rgb) put(f, vx * f->c + x, vy * f->c + y, rgb);
+        }
+}
+
+/* The faint grid of draw.js (white at 6% over whatever is below), cells of 10 px and more:
+ * the first pixel row and column of every cell. */
+static void draw_grid(frame *f)
+{
+    for (int32_t y = 0; y < f->h; y++)
+        for (int32_t x = 0; x < f->w; x++) {
+            if (x % f->c && y % f->c) continue;
+            uint8_t *p = f->px + ((size_t)y * (size_t)f->w + (size_t)x) * 3;
+            for (int i = 0; i < 3; i++) p[i] = (uint8_t)(p[i] + ((255 - p[i]) * 6 + 50) / 100);
+        }
+}
+
+polis_status polis_env_render_rgb_size(polis_env *env, int32_t agent, int32_t cell_px,
+                                       int32_t *w, int32_t *h)
+{
+    if (w) *w = 0;
+    if (h) *h = 0;
+    if (!env) return POLIS_ERR_INVALID;
+    polis__clear_error(env);
+    if (cell_px < 1 || cell_px > CELL_PX_MAX)
+        return polis__fail(env, POLIS_ERR_INVALID, "render_rgb: cell_px %d is not 1 to %d",
+                           (int)cell_px, CELL_PX_MAX);
+    if (agent < -1 || agent >= polis_env_n_agents(env))
+        return polis__fail(env, POLIS_ERR_INVALID,
+                           "render_rgb: agent %d is not -1 (the map) or 0 to %d", (int)agent,
+                           (int)polis_env_n_agents(env) - 1);
+    int32_t mw = polis_env_scene_width(env), mh = polis_env_scene_height(env), rx = 0, ry = 0;
+    if (mw <= 0 || mh <= 0)
+        return polis__fail(env, POLIS_ERR_INVALID,
+                           "render_rgb: the game registered no scene map (look_map), nothing "
+                           "to draw");
+    int32_t cw = mw, ch = mh;
+    if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
+        cw = 2 * rx + 1;
+        ch = 2 * ry + 1;
+    }
+    if ((int64_t)cw * cell_px > INT32_MAX / 4 || (int64_t)ch * cell_px > INT32_MAX / 4 ||
+        (int64_t)cw * cell_px * ch * cell_px > INT32_MAX / 4)
+        return polis__fail(env, POLIS_ERR_LIMIT,
+                           "render_rgb: a frame of %d x %d cells at %d px is too large",
+                           (int)cw, (int)ch, (int)cell_px);
+    if (w) *w = cw * cell_px;
+    if (h) *h = ch * cell_px;
+    return POLIS_OK;
+}
+
+polis_status polis_env_render_rgb(polis_env *env, int32_t agent, int32_t cell_px, uint8_t *out,
+                                  size_t cap, int32_t *out_w, int32_t *out_h)
+{
+    int32_t w = 0, h = 0;
+    polis_status st = polis_env_render_rgb_size(env, agent, cell_px, &w, &h);
+    if (out_w) *out_w = w;
+    if (out_h) *out_h = h;
+    if (st) return st;
+    size_t need = (size_t)w * (size_t)h * 3;
+    if (!out)
+        return polis__fail(env, POLIS_ERR_INVALID, "render_rgb: out is NULL (%zu bytes needed)",
+                           need);
+    if (cap < need)
+        return polis__fail(env, POLIS_ERR_LIMIT,
+                           "render_rgb: the buffer holds %zu bytes, a %d x %d frame needs %zu",
+                           cap, (int)w, (int)h, need);
+    const polis_scene *s = NULL;
+    if ((st = polis_env_scene_get(env, &s))) return st;
+
+    frame f = {out, w, h, cell_px};
+    int32_t vw = w / cell_px, vh = h / cell_px, x0 = 0, y0 = 0, rx = 0, ry = 0;
+    if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
+        const polis_scene_agent *a = &s->agents[agent];
+        x0 = (a->x >= 0 ? a->x : 0) - rx;
+        y0 = (a->y >= 0 ? a->y : 0) - ry;
+    }
+    for (int32_t vy = 0; vy < vh; vy++)
+        for (int32_t vx = 0; vx < vw; vx++) {
+            int32_t x = x0 + vx, y = y0 + vy;
+            if (x < 0 || y < 0 || x >= s->width || y >= s->height) {
+                fill_cell(&f, vx, vy, offmap_rgb);
+                continue;
+            }
+            fill_cell(&f, vx, vy, empty_rgb);
+            for (int32_t l = 0; l < s->n_layers; l++) {
+                int32_t k = s->tiles[((size_t)l * (size_t)s->height + (size_t)y) * (size_t)s->width +
+                                     (size_t)x];
+                if (k >= 0) draw_kind(&f, env, k, vx, vy);
+            }
+        }
+    if (cell_px >= 10) draw_grid(&f);
+    for (int32_t i = 0; i < s->n_things; i++) {
+        const polis_scene_thing *t = &s->things[i];
+        int32_t vx = t->x - x0, vy = t->y - y0;
+        if (vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
+        draw_kind(&f, env, t->kind, vx, vy);
+    }
+    /* Dead agents first, so a living one on the same cell is drawn on top. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t i = 0; i < s->n_agents; i++) {
+            const polis_scene_agent *a = &s->agents[i];
+            if ((a->alive != 0) != (pass == 1)) continue;
+            int32_t vx = a->x - x0, vy = a->y - y0;
+            if (a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
+            draw_agent(&f, i, a, vx, vy);
+        }
+    return POLIS_OK;
+}
+
+const uint8_t *polis_agent_rgb(int32_t agent)
+{
+    return agent >= 0 ? agent_rgb[agent % N_AGENT_RGB] : NULL;
+}

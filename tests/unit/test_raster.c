@@ -1,0 +1,161 @@
+/* test_raster.c — pixels (polis_env_render_rgb): frames of the look_probe scene checked pixel
+ * by pixel against the scene (tiles in their kind's colour and shape, things, agents in
+ * their own colours with the facing mark, the view window with off-map cells), every refused
+ * argument with its message, and no allocation per frame. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "testutil.h"
+
+static polis_env *probe_env(test_alloc *alloc)
+{
+    return test_env("{\"agents\": 2, \"max_steps\": 20, \"plugins\": [{\"name\": \"look_probe\"}]}",
+                    NULL, alloc);
+}
+
+static const uint8_t SAND[3] = {0xe8, 0xd9, 0xa0}, ROCK[3] = {0x55, 0x55, 0x55},
+                     EMPTY[3] = {0x0e, 0x0f, 0x12}, OFFMAP[3] = {0x05, 0x06, 0x0a},
+                     BLACK[3] = {0, 0, 0};
+
+/* Whether pixel (x, y) of a w-wide frame is rgb; reports the pixel when it is not. */
+static bool px_is(const uint8_t *f, int32_t w, int32_t x, int32_t y, const uint8_t rgb[3])
+{
+    const uint8_t *p = f + ((size_t)y * (size_t)w + (size_t)x) * 3;
+    if (p[0] == rgb[0] && p[1] == rgb[1] && p[2] == rgb[2]) return true;
+    fprintf(stderr, "pixel (%d, %d) is #%02x%02x%02x, want #%02x%02x%02x\n", (int)x, (int)y, p[0],
+            p[1], p[2], rgb[0], rgb[1], rgb[2]);
+    return false;
+}
+
+static void test_map(void)
+{
+    test_alloc alloc = {0};
+    polis_env *env = probe_env(&alloc);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    int32_t w = -1, h = -1;
+    const int32_t c = 20;
+    CHECK_EQ_INT(polis_env_render_rgb_size(env, -1, c, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(w, 6 * c);
+    CHECK_EQ_INT(h, 4 * c);
+    size_t cap = (size_t)w * (size_t)h * 3;
+    uint8_t *f = malloc(cap), *g = malloc(cap);
+    CHECK(f && g);
+    if (!f || !g) return;
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, f, cap, &w, &h), POLIS_OK);
+    /* (3, 2) is sand: a square filling the cell (its first row and column carry the grid) */
+    CHECK(px_is(f, w, 3 * c + c / 2, 2 * c + c / 2, SAND));
+    CHECK(px_is(f, w, 3 * c + 1, 2 * c + 1, SAND));
+    CHECK(px_is(f, w, 3 * c + c - 1, 2 * c + c - 1, SAND));
+    /* the grid: white at 6% over sand */
+    const uint8_t sand_grid[3] = {0xe8 + 1, 0xd9 + 2, 0xa0 + 6};
+    CHECK(px_is(f, w, 3 * c, 2 * c + 5, sand_grid));
+    /* (2, 2) is rock: a triangle, the cell's empty colour around it */
+    CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + c / 2, ROCK));
+    CHECK(px_is(f, w, 2 * c + 2, 2 * c + 2, EMPTY));
+    CHECK(px_is(f, w, 2 * c + c - 3, 2 * c + 3, EMPTY));
+    CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + 4, ROCK)); /* near the apex */
+    /* things: a rock per agent at (agent, 0), drawn over the sand of (1, 0) */
+    CHECK(px_is(f, w, 1 * c + c / 2, c / 2, ROCK));
+    CHECK(px_is(f, w, 1 * c + 2, 2, SAND));
+    /* agents at (agent, 1) in their own colours, facing right: the mark is on the right */
+    for (int32_t a = 0; a < 2; a++) {
+        const uint8_t *col = polis_agent_rgb(a);
+        CHECK(px_is(f, w, a * c + c / 2, c + c / 2, col));
+        CHECK(px_is(f, w, a * c + 3, c + c / 2, col));
+        CHECK(px_is(f, w, a * c + 17, c + c / 2, BLACK));
+    }
+    CHECK(polis_agent_rgb(0)[0] == 0xff && polis_agent_rgb(1)[2] == 0xff);
+    CHECK(polis_agent_rgb(-1) == NULL);
+    CHECK(polis_agent_rgb(10) == polis_agent_rgb(0));
+    /* the same scene gives the same frame; no allocation per step and frame */
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, g, cap, NULL, NULL), POLIS_OK);
+    CHECK(memcmp(f, g, cap) == 0);
+    long before = alloc.calls;
+    for (int i = 0; i < 5; i++) {
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, f, cap, &w, &h), POLIS_OK);
+        CHECK_EQ_INT(polis_env_render_rgb(env, 1, 7, g, cap, &w, &h), POLIS_OK);
+    }
+    CHECK_EQ_INT(alloc.calls, before);
+    /* small cells: no grid, the shapes still at their centres */
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 4, f, cap, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(w, 24);
+    CHECK(px_is(f, w, 3 * 4, 2 * 4, SAND));
+    CHECK(px_is(f, w, 0 * 4 + 2, 1 * 4 + 2, polis_agent_rgb(0)));
+    free(f);
+    free(g);
+    polis_env_destroy(env);
+    CHECK_EQ_INT(alloc.live, 0);
+}
+
+/* Agent 1 at (1, 1) with a 1 x 2 view: cells x 0..2, y -1..3, the top row off the map. */
+static void test_view(void)
+{
+    polis_env *env = probe_env(NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const int32_t c = 8;
+    int32_t w = 0, h = 0;
+    uint8_t f[3 * 8 * 5 * 8 * 3];
+    CHECK_EQ_INT(polis_env_render_rgb(env, 1, c, f, sizeof f, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(w, 3 * c);
+    CHECK_EQ_INT(h, 5 * c);
+    CHECK(px_is(f, w, 0, 0, OFFMAP));
+    CHECK(px_is(f, w, 2 * c + 4, 4, OFFMAP));
+    CHECK(px_is(f, w, 1 * c + 4, 2 * c + 4, polis_agent_rgb(1))); /* the centre: agent 1 */
+    CHECK(px_is(f, w, 0 * c + 4, 2 * c + 4, polis_agent_rgb(0))); /* on its left: agent 0 */
+    CHECK(px_is(f, w, 2 * c + 4, 3 * c + 4, ROCK));               /* (2, 2) */
+    CHECK(px_is(f, w, 0 * c + 4, 4 * c + 4, SAND));               /* (0, 3) */
+    polis_env_destroy(env);
+}
+
+static void test_errors(void)
+{
+    polis_env *env = probe_env(NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    uint8_t buf[64];
+    int32_t w = -1, h = -1;
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 1, buf, sizeof buf, &w, &h), POLIS_ERR_LIMIT);
+    CHECK_EQ_STR(polis_env_error(env), "render_rgb: the buffer holds 64 bytes, a 6 x 4 frame needs 72");
+    CHECK_EQ_INT(w, 6);
+    CHECK_EQ_INT(h, 4);
+    uint8_t big[6 * 4 * 3];
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 1, big, sizeof big, &w, &h), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env), "scene: no episode yet; call reset first");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 1, big, sizeof big, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 0, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "render_rgb: cell_px 0 is not 1 to 64");
+    CHECK_EQ_INT(w, 0);
+    CHECK_EQ_INT(polis_env_render_rgb_size(env, -1, 65, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "render_rgb: cell_px 65 is not 1 to 64");
+    CHECK_EQ_INT(polis_env_render_rgb(env, 2, 1, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "render_rgb: agent 2 is not -1 (the map) or 0 to 1");
+    CHECK_EQ_INT(polis_env_render_rgb(env, -2, 1, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 1, NULL, 0, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "render_rgb: out is NULL (72 bytes needed)");
+    CHECK_EQ_INT(polis_env_render_rgb(NULL, -1, 1, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
+    polis_env_destroy(env);
+
+    /* a game without a scene map has nothing to draw */
+    env = test_env("{\"agents\": 3, \"max_steps\": 5}", NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_render_rgb_size(env, -1, 8, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "render_rgb: the game registered no scene map (look_map), nothing to draw");
+    polis_env_destroy(env);
+}
+
+int main(void)
+{
+    test_map();
+    test_view();
+    test_errors();
+    CHECK_DONE();
+}
