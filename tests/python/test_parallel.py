@@ -552,7 +552,70 @@ class TestRender(unittest.TestCase):
         self.assertTrue(buf.getvalue().startswith("You are agent_0 at"))  # one agent: no heading
         env.close()
         with self.assertRaises(polis.InvalidArgumentError):
+            polis.parallel_env(GATHER, render_mode="rgb")
+        with self.assertRaises(polis.InvalidArgumentError):
+            polis.parallel_env({"agents": 2, "max_steps": 5}, render_mode="rgb_array")
+
+    @needs_no_numpy
+    def test_rgb_array_needs_numpy(self):
+        with self.assertRaises(polis.InvalidArgumentError):
             polis.parallel_env(GATHER, render_mode="rgb_array")
+        env = polis.parallel_env(GATHER)
+        self.assertNotIn("rgb_array", env.metadata["render_modes"])
+        env.close()
+
+    @needs_numpy
+    def test_rgb_array(self):
+        """Frames from the C renderer: the whole map for the parallel env, the agent's 5 x 5
+        view for the gym env, each agent's colour at the centre of its cell, every cell's
+        corner in the floor's colour and the coins' colour at the centre of some cells."""
+        import re
+        env = polis.parallel_env(GATHER, render_mode="rgb_array")
+        self.assertIn("rgb_array", env.metadata["render_modes"])
+        env.reset(seed=3)
+        env.step({a: 0 for a in env.agents})
+        frame = env.render()
+        c = polis.parallel.RGB_CELL_PX
+        self.assertEqual(frame.shape, (12 * c, 12 * c, 3))
+        self.assertEqual(frame.dtype, np.uint8)
+        colours = [(0xff, 0x3b, 0x30), (0x2f, 0x7b, 0xff), (0xff, 0xd6, 0x0a), (0xff, 0x2f, 0xd0)]
+        at = {}
+        for a, name in enumerate(env.possible_agents):
+            m = re.search(r"at \((\d+), (\d+)\)", env.render_agent(name))
+            x, y = int(m.group(1)), int(m.group(2))
+            at[(x, y)] = a
+            self.assertEqual(tuple(frame[y * c + c // 2, x * c + c // 2]), colours[a], name)
+        coins = 0
+        for y in range(12):
+            for x in range(12):
+                if (x, y) in at:
+                    continue
+                self.assertEqual(tuple(frame[y * c + 2, x * c + 2]), (0x2b, 0x2f, 0x36))
+                centre = tuple(frame[y * c + c // 2, x * c + c // 2])
+                self.assertIn(centre, [(0x2b, 0x2f, 0x36), (0xf2, 0xc9, 0x4c)])
+                coins += centre == (0xf2, 0xc9, 0x4c)
+        self.assertGreater(coins, 0)
+        # the same moment drawn into a caller's array; a wrong array is refused
+        out = np.zeros_like(frame)
+        self.assertIs(env.core.render_rgb(None, c, out=out), out)
+        self.assertTrue((out == frame).all())
+        with self.assertRaises(polis.InvalidArgumentError):
+            env.core.render_rgb(None, c, out=np.zeros((3, 3, 3), np.uint8))
+        with self.assertRaisesRegex(polis.InvalidArgumentError, "cell_px 0 is not 1 to 64"):
+            env.core.render_rgb(None, 0)
+        with self.assertRaises(polis.UnknownAgentError):
+            env.core.render_rgb("agent_9")
+        view = env.core.render_rgb("agent_1", 4)
+        self.assertEqual(view.shape, (20, 20, 3))
+        self.assertEqual(tuple(view[10, 10]), colours[1])
+        env.close()
+        g = polis.gym_env(GATHER, render_mode="rgb_array")
+        self.assertIn("rgb_array", g.metadata["render_modes"])
+        g.reset(seed=3)
+        f = g.render()
+        self.assertEqual(f.shape, (5 * c, 5 * c, 3))
+        self.assertEqual(tuple(f[2 * c + c // 2, 2 * c + c // 2]), colours[0])
+        g.close()
 
 
 class TestPettingZooHarness(unittest.TestCase):

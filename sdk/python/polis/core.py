@@ -535,6 +535,32 @@ class Env(_BufferOwner):
         """The ``"json"`` view parsed: ``{"<plugin>": {...}, ...}``."""
         return json.loads(self.render(agent, "json"))
 
+    def render_rgb(self, agent: int | str | None = None, cell_px: int = 16, out=None):
+        """The current scene as pixels (``polis_env_render_rgb``): an ``(H, W, 3)`` uint8
+        array, the whole scene map (``agent`` None) or the agent's view window, cells of
+        ``cell_px`` pixels (1 to 64), drawn like the browser viewer. ``out``: an array of that
+        shape to draw into instead of a new one (C-contiguous uint8). Needs numpy; a game
+        without a scene map raises InvalidArgumentError."""
+        if np is None:
+            raise InvalidArgumentError("render_rgb needs numpy (install python3-numpy)")
+        p = self._ptr()
+        a = -1 if agent is None else self.agent_id(agent)
+        if isinstance(cell_px, bool) or not isinstance(cell_px, int):
+            raise InvalidArgumentError(f"cell_px must be an int, got {cell_px!r}")
+        w, h = ctypes.c_int32(), ctypes.c_int32()
+        self._check(self._lib.env_render_rgb_size(p, a, cell_px, ctypes.byref(w),
+                                                  ctypes.byref(h)))
+        shape = (h.value, w.value, 3)
+        if out is None:
+            out = np.empty(shape, np.uint8)
+        elif (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.uint8
+              or not out.flags.c_contiguous or not out.flags.writeable):
+            raise InvalidArgumentError(f"out must be a writeable C-contiguous uint8 array of "
+                                       f"shape {shape}")
+        self._check(self._lib.env_render_rgb(p, a, cell_px, out.ctypes.data, out.nbytes,
+                                             ctypes.byref(w), ctypes.byref(h)))
+        return out
+
     def parse_action(self, agent: int | str, text: str) -> int:
         """A text or JSON action of an agent as an action id (``polis_env_parse_action``).
         The id is not checked against the mask. ActionError with the engine's message when

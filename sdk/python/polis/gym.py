@@ -21,7 +21,7 @@ from typing import Any
 from ._compat import GYM_ENV_BASE, bases, np
 from .core import U64
 from .errors import InvalidArgumentError
-from .parallel import ParallelEnv, _rebuild
+from .parallel import RGB_CELL_PX, ParallelEnv, _rebuild
 
 OTHERS = ("noop", "random")
 
@@ -29,7 +29,7 @@ OTHERS = ("noop", "random")
 class GymEnv(*bases(GYM_ENV_BASE)):
     """A single-agent view of a polis scenario; build it with ``polis.gym_env``."""
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"]}
 
     def __init__(self, scenario, *, agent=None, others="noop", render_mode=None, **kwargs):
         if others not in OTHERS:
@@ -45,7 +45,8 @@ class GymEnv(*bases(GYM_ENV_BASE)):
         self.render_mode = render_mode
         self.observation_space = par.observation_space(agent)
         self.action_space = par.action_space(agent)
-        self.metadata = dict(self.metadata, name=par.metadata["name"])
+        self.metadata = dict(self.metadata, name=par.metadata["name"],
+                             render_modes=par.metadata["render_modes"])
         if GYM_ENV_BASE is None:
             self._np_random = None
         self._names = par.possible_agents
@@ -115,9 +116,13 @@ class GymEnv(*bases(GYM_ENV_BASE)):
         a = self.agent
         return obs[a], float(rew[a]), bool(term[a]), bool(trunc[a]), infos[a]
 
-    def render(self) -> str | None:
+    def render(self):
         """The controlled agent's text view: returned (``render_mode`` None or "ansi") or
-        printed ("human")."""
+        printed ("human"); with ``render_mode="rgb_array"`` its view window as an
+        ``(H, W, 3)`` uint8 array (the whole map when the game registered no view)."""
+        if self.render_mode == "rgb_array":
+            p = self.parallel
+            return p.core.render_rgb(p._id(self.agent), RGB_CELL_PX)
         text = self.parallel.render_agent(self.agent)
         if self.render_mode == "human":
             print(text, end="")

@@ -61,6 +61,9 @@ from .core import U64, Env, _index
 from .errors import InvalidArgumentError, StateError, UnknownAgentError
 
 MASK_MODES = ("obs", "info", "both", None)
+RENDER_MODES = (None, "ansi", "human", "rgb_array")
+# The cell size of render_mode="rgb_array" frames, in pixels.
+RGB_CELL_PX = 16
 
 
 def _splitmix64(x):
@@ -272,9 +275,12 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         if action_mask not in MASK_MODES:
             raise InvalidArgumentError(f"action_mask must be one of {MASK_MODES}, got "
                                        f"{action_mask!r}")
-        if render_mode not in (None, "ansi", "human"):
-            raise InvalidArgumentError(f'render_mode must be None, "ansi" or "human", got '
-                                       f"{render_mode!r}")
+        if render_mode not in RENDER_MODES:
+            raise InvalidArgumentError(f'render_mode must be None, "ansi", "human" or '
+                                       f'"rgb_array", got {render_mode!r}')
+        if render_mode == "rgb_array" and np is None:
+            raise InvalidArgumentError('render_mode="rgb_array" needs numpy (install '
+                                       'python3-numpy)')
         if flatten and np is None:
             raise InvalidArgumentError("flatten=True needs numpy (install python3-numpy)")
         merged = with_compact(_merge_overrides(overrides, kw_overrides, max_cycles), compact)
@@ -297,7 +303,14 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         self.render_mode = render_mode
         self.action_mask_mode = action_mask
         self.copy_obs = bool(copy_obs)
-        self.metadata = {"name": core.name, "render_modes": ["ansi", "human"],
+        # frames need the game's scene map (docs/kernel.md, "Pixels") and numpy
+        has_map = core._lib.env_scene_width(core._ptr()) > 0
+        if render_mode == "rgb_array" and not has_map:
+            core.close()
+            raise InvalidArgumentError(f'render_mode="rgb_array": {core.name} registers no '
+                                       f'scene map to draw (look_map)')
+        modes = ["ansi", "human"] + (["rgb_array"] if has_map and np is not None else [])
+        self.metadata = {"name": core.name, "render_modes": modes,
                          "is_parallelizable": True}
         self.possible_agents = list(core.agent_names)
         self.agents = []
@@ -632,11 +645,15 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
 
     # ---- text ----------------------------------------------------------------------------
 
-    def render(self) -> str | None:
+    def render(self) -> Any:
         """Every agent's text view (the ``"text"`` renderer), each under ``== agent ==``
         when there are several agents, as ``polis render`` prints them. Returns the string
-        (``render_mode`` None or ``"ansi"``) or prints it (``"human"``)."""
+        (``render_mode`` None or ``"ansi"``) or prints it (``"human"``). With
+        ``render_mode="rgb_array"``: the whole scene map as an ``(H, W, 3)`` uint8 array
+        (``Env.render_rgb``, cells of ``RGB_CELL_PX`` pixels)."""
         core = self.core
+        if self.render_mode == "rgb_array":
+            return core.render_rgb(None, RGB_CELL_PX)
         if core.n_agents == 1:
             text = core.render(0, "text")
         else:
@@ -711,8 +728,8 @@ def parallel_env(scenario: Any, **kwargs: Any) -> ParallelEnv:
     dict or a JSON string).
 
     Keyword arguments are the env's options — ``action_mask`` ("both", "obs", "info" or
-    None), ``render_mode`` (None, "ansi", "human"), ``copy_obs`` (default True: fresh
-    arrays; False: zero-copy views), ``flatten``, ``metrics``, ``max_cycles`` (=
+    None), ``render_mode`` (None, "ansi", "human", "rgb_array"), ``copy_obs`` (default
+    True: fresh arrays; False: zero-copy views), ``flatten``, ``metrics``, ``max_cycles`` (=
     ``max_steps``), ``library``, ``plugin_path``, ``base_dir``, ``log``, ``overrides`` (a
     dict) — and otherwise scenario overrides: ``max_steps=50``, ``agents=2``, ``plugins__gather__params__coins=3`` or
     ``**{"plugins.gather.params.coins": 3}`` (see ``polis.scenario``).
