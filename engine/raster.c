@@ -114,7 +114,8 @@ static void draw_kind(frame *f, const polis_env *env, int32_t kind, int32_t vx, 
     }
     for (int32_t y = 0; y < f->c; y++)
         for (int32_t x = 0; x < f->c; x++)
-            if (in_shape(k.shape, x + 0.5, y + 0.5, f->c)) put(f, vx * f->c + x, vy * f->c + y, rgb);
+            if (in_shape(k.shape, x + 0.5, y + 0.5, f->c))
+                put(f, vx * f->c + x, vy * f->c + y, rgb);
 }
 
 /* An agent as draw.js draws it: a disc of radius 0.42c in its colour with a black outline,
@@ -227,8 +228,8 @@ polis_status polis_env_render_rgb(polis_env *env, int32_t agent, int32_t cell_px
             }
             fill_cell(&f, vx, vy, empty_rgb);
             for (int32_t l = 0; l < s->n_layers; l++) {
-                int32_t k = s->tiles[((size_t)l * (size_t)s->height + (size_t)y) * (size_t)s->width +
-                                     (size_t)x];
+                size_t at = ((size_t)l * (size_t)s->height + (size_t)y) * (size_t)s->width;
+                int32_t k = s->tiles[at + (size_t)x];
                 if (k >= 0) draw_kind(&f, env, k, vx, vy);
             }
         }

@@ -5,7 +5,9 @@
  * member: the first difference is reported with its line, tick and member ("line 83: tick
  * 40: agents[2].stats.wood: recorded 3, replayed 4"). Keyframes (the full scene and the
  * state hash) and the end line's hash are therefore checked, and so is every step line in
- * between. `--tick T --render FORMAT` stops at a moment and prints polis_env_render.
+ * between. `--tick T --render FORMAT` stops at a moment and prints polis_env_render;
+ * `--tick T --png OUT` draws that moment with polis_env_render_rgb into a PNG, and `--video
+ * OUT` draws every tick of an episode into a video (frames.c: ffmpeg, or image files).
  *
  * A line that is not JSON, a missing end line, a wrong version, a step out of order: an error
  * naming the line, exit 1. Nothing is skipped.
@@ -18,12 +20,16 @@
 #include <cjson/cJSON.h>
 #include <zlib.h>
 
+#include "frames.h"
 #include "replay.h"
 #include "util.h"
 #include "polis/polis.h"
 
 static const char HELP[] =
     "usage: polis replay FILE [--verify] [--tick T --render FORMAT [--agent A] [--episode E]]\n"
+    "       polis replay FILE --tick T --png OUT.png [--agent A] [--cell PX] [--episode E]\n"
+    "       polis replay FILE --video OUT.mp4|OUT.gif [--agent A] [--fps N] [--cell PX]\n"
+    "                                                 [--episode E]\n"
     "\n"
     "Re-simulates a recording made with --record (docs/recording.md) from its header\n"
     "(scenario, overrides) and its recorded seeds and actions, and checks every line the\n"
@@ -35,8 +41,15 @@ static const char HELP[] =
     "  --verify             check the whole file (the default without --tick)\n"
     "  --tick T             stop at tick T of the episode (checking everything before it)\n"
     "  --render FORMAT      with --tick: print the agent's view in FORMAT (text, json, ...)\n"
-    "  --agent A            the agent to render, an id or a name (default 0)\n"
-    "  --episode E          the episode of --tick, from 0 (default 0)\n"
+    "  --png OUT.png        with --tick: draw the scene at that moment (the map, or with\n"
+    "                       --agent the agent's view) into a PNG file\n"
+    "  --video OUT          draw every tick of the episode into OUT.mp4 or OUT.gif (ffmpeg;\n"
+    "                       without ffmpeg, numbered PNG files into OUT.frames/)\n"
+    "  --fps N              frames per second of --video (1 to 120, default 8)\n"
+    "  --cell PX            pixels per cell of --png and --video (1 to 64, default 16)\n"
+    "  --agent A            the agent to render, an id or a name (default 0; for --png and\n"
+    "                       --video the whole map unless given)\n"
+    "  --episode E          the episode of --tick or --video, from 0 (default 0)\n"
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n"
     "\n"
     "Exit status: 0 the replay matches, 1 it differs or the file is bad, 2 bad usage.\n";
@@ -254,6 +267,9 @@ typedef struct replay_args {
     int64_t episode;
     const char *format;
     const char *agent;
+    const char *png;
+    const char *video;
+    int64_t fps, cell;
 } replay_args;
 
 typedef struct replay {
@@ -267,6 +283,12 @@ typedef struct replay {
     int64_t episode;     /* the episode running, -1 before the first reset line */
     bool in_episode;
     int64_t steps;
+    /* --png and --video */
+    uint8_t *rgb;
+    int32_t w, h, frame_agent;
+    cli_video video;
+    bool video_open;
+    int64_t framed_tick; /* the tick of the last video frame, -1 before the first */
 } replay;
 
 static int fail(replay *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -395,8 +417,87 @@ static int32_t agent_index(replay *rp)
     return -1;
 }
 
+/* The frame buffer of --png and --video, once the env exists and the episode is reset. */
+static int frames_start(replay *rp)
+{
+    if (rp->rgb) return 0;
+    int32_t agent = -1;
+    if (rp->a->agent && (agent = agent_index(rp)) < 0) {
+        fprintf(stderr, "polis: replay %s: --agent %s: no such agent (0..%d or a name)\n",
+                rp->a->file, rp->a->agent, (int)polis_env_n_agents(rp->env) - 1);
+        return EXIT_ENV;
+    }
+    rp->frame_agent = agent;
+    if (polis_env_render_rgb_size(rp->env, agent, (int32_t)rp->a->cell, &rp->w, &rp->h)) {
+        fprintf(stderr, "polis: replay %s: %s\n", rp->a->file, polis_env_error(rp->env));
+        return EXIT_ENV;
+    }
+    rp->rgb = malloc((size_t)rp->w * (size_t)rp->h * 3);
+    if (!rp->rgb) {
+        fprintf(stderr, "polis: replay %s: out of memory for a %d x %d frame\n", rp->a->file,
+                (int)rp->w, (int)rp->h);
+        return EXIT_ENV;
+    }
+    return 0;
+}
+
+static int draw(replay *rp)
+{
+    if (polis_env_render_rgb(rp->env, rp->frame_agent, (int32_t)rp->a->cell, rp->rgb,
+                             (size_t)rp->w * (size_t)rp->h * 3, NULL, NULL)) {
+        fprintf(stderr, "polis: replay %s: tick %" PRId64 ": %s\n", rp->a->file,
+                polis_env_tick(rp->env), polis_env_error(rp->env));
+        return EXIT_ENV;
+    }
+    return 0;
+}
+
+static int png_now(replay *rp)
+{
+    int rc = frames_start(rp);
+    if (rc || (rc = draw(rp))) return rc;
+    char err[4400];
+    if (cli_frames_write_image(rp->a->png, rp->rgb, rp->w, rp->h, false, err, sizeof err)) {
+        fprintf(stderr, "polis: replay %s: %s\n", rp->a->file, err);
+        return EXIT_ENV;
+    }
+    printf("%s: tick %" PRId64 " of episode %" PRId64 ", %d x %d pixels\n", rp->a->png,
+           polis_env_tick(rp->env), rp->episode, (int)rp->w, (int)rp->h);
+    return 0;
+}
+
+/* --video: a frame for each new tick of the episode. */
+static int video_frame(replay *rp)
+{
+    if (polis_env_tick(rp->env) == rp->framed_tick) return 0;
+    int rc = frames_start(rp);
+    if (rc) return rc;
+    char err[4400];
+    if (!rp->video_open) {
+        bool fallback = false;
+        if (cli_video_open(&rp->video, rp->a->video, rp->w, rp->h, (int32_t)rp->a->fps,
+                           &fallback, err, sizeof err)) {
+            fprintf(stderr, "polis: replay %s: %s\n", rp->a->file, err);
+            return EXIT_ENV;
+        }
+        rp->video_open = true;
+        if (fallback)
+            fprintf(stderr, "polis: replay: ffmpeg is not on PATH: writing the frames as "
+                            "images into %s/ instead of %s\n",
+                    rp->video.dir, rp->a->video);
+    }
+    if ((rc = draw(rp))) return rc;
+    if (cli_video_frame(&rp->video, rp->rgb, err, sizeof err)) {
+        fprintf(stderr, "polis: replay %s: %s\n", rp->a->file, err);
+        return EXIT_ENV;
+    }
+    rp->framed_tick = polis_env_tick(rp->env);
+    return 0;
+}
+
 static int render_now(replay *rp)
 {
+    if (rp->a->png) return png_now(rp);
     int32_t agent = agent_index(rp);
     if (agent < 0) {
         fprintf(stderr, "polis: replay %s: --agent %s: no such agent (0..%d or a name)\n",
@@ -509,10 +610,11 @@ static int parse(int argc, char **argv, replay_args *a)
             a->verify = true;
             continue;
         }
-        static const char *const with_value[] = {"--tick", "--render", "--agent", "--episode",
-                                                 "--plugin-path"};
+        static const char *const with_value[] = {"--tick",  "--render", "--agent", "--episode",
+                                                 "--plugin-path", "--png", "--video", "--fps",
+                                                 "--cell"};
         int k = -1;
-        for (int j = 0; j < 5; j++) {
+        for (int j = 0; j < (int)(sizeof with_value / sizeof with_value[0]); j++) {
             size_t n = strlen(with_value[j]);
             if (strncmp(arg, with_value[j], n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
                 k = j;
@@ -542,14 +644,49 @@ static int parse(int argc, char **argv, replay_args *a)
             if (!cli_parse_int(value, 0, INT64_MAX, &a->episode))
                 return cli_usage("replay", "--episode: '%s' is not an integer >= 0", value);
             break;
-        default: a->plugin_path = value; break;
+        case 4: a->plugin_path = value; break;
+        case 5: a->png = value; break;
+        case 6: a->video = value; break;
+        case 7:
+            if (!cli_parse_int(value, 1, 120, &a->fps))
+                return cli_usage("replay", "--fps: '%s' is not 1 to 120", value);
+            break;
+        default:
+            if (!cli_parse_int(value, 1, 64, &a->cell))
+                return cli_usage("replay", "--cell: '%s' is not 1 to 64 (pixels per cell)",
+                                 value);
+            break;
         }
     }
     if (!a->file) return cli_usage("replay", "missing FILE (a recording made with --record)");
+    if (a->png && !*a->png) return cli_usage("replay", "--png needs a file name");
+    if (a->video && !*a->video) return cli_usage("replay", "--video needs a file name");
+    if (a->video && (a->has_tick || a->format || a->png))
+        return cli_usage("replay", "--video draws a whole episode: not with --tick, --render "
+                                   "or --png");
+    if (a->format && a->png) return cli_usage("replay", "--render and --png: choose one");
+    if (a->video) {
+        size_t n = strlen(a->video);
+        const char *ext = n >= 5 ? a->video + n - 4 : "";
+        if (strcmp(ext, ".mp4") != 0 && strcmp(ext, ".gif") != 0)
+            return cli_usage("replay", "--video %s: the name must end in .mp4 or .gif", a->video);
+    }
+    if (a->fps && !a->video) return cli_usage("replay", "--fps needs --video OUT");
+    if (a->cell && !a->video && !a->png)
+        return cli_usage("replay", "--cell needs --png OUT or --video OUT");
+    if (a->png && !a->has_tick) return cli_usage("replay", "--png needs --tick T");
+    if (a->png && !cli_frames_have_png())
+        return cli_usage("replay", "--png: this polis was built without libpng (install "
+                                   "libpng-dev and rebuild)");
     if (a->format && !a->has_tick) return cli_usage("replay", "--render needs --tick T");
-    if (a->has_tick && !a->format) return cli_usage("replay", "--tick needs --render FORMAT");
-    if (a->agent && !a->format) return cli_usage("replay", "--agent needs --render FORMAT");
-    if (!a->has_tick) a->verify = true;
+    if (a->has_tick && !a->format && !a->png)
+        return cli_usage("replay", "--tick needs --render FORMAT or --png OUT");
+    if (a->agent && !a->format && !a->png && !a->video)
+        return cli_usage("replay", "--agent needs --render FORMAT, --png OUT or --video OUT");
+    if (!a->fps) a->fps = 8;
+    if (!a->cell) a->cell = 16;
+    if (a->video) a->verify = false;
+    if (!a->has_tick && !a->video) a->verify = true;
     return 0;
 }
 
@@ -563,6 +700,7 @@ int cli_replay_main(int argc, char **argv)
     memset(&rp, 0, sizeof rp);
     rp.a = &a;
     rp.episode = -1;
+    rp.framed_tick = -1;
     rp.r.gz = gzopen(a.file, "rb");
     if (!rp.r.gz) {
         fprintf(stderr, "polis: replay: cannot open %s\n", a.file);
@@ -592,6 +730,10 @@ int cli_replay_main(int argc, char **argv)
             } else if (a.has_tick) {
                 rc = fail(&rp, "episode %" PRId64 " has no tick %" PRId64 " in this recording",
                           a.episode, a.tick);
+            } else if (a.video) {
+                rc = fail(&rp, "there is no episode %" PRId64 " in this recording (%" PRId64
+                               " episode%s)",
+                          a.episode, rp.episode + 1, rp.episode == 0 ? "" : "s");
             }
             break;
         }
@@ -615,11 +757,40 @@ int cli_replay_main(int argc, char **argv)
         cJSON_Delete(line);
         if (rc) break;
         if (was_in && !rp.in_episode) episodes++;
+        if (a.video && rp.episode == a.episode) {
+            if (rp.in_episode && (rc = video_frame(&rp))) break;
+            if (was_in && !rp.in_episode) {
+                char err[4400];
+                rc = cli_video_close(&rp.video, err, sizeof err);
+                rp.video_open = false;
+                if (rc) {
+                    fprintf(stderr, "polis: replay %s: %s\n", a.file, err);
+                    rc = EXIT_ENV;
+                } else if (rp.video.dir[0]) {
+                    printf("%s/: %" PRId64 " frames of episode %" PRId64 ", %d x %d pixels "
+                           "(no ffmpeg: images, not %s)\n",
+                           rp.video.dir, rp.video.frames, a.episode, (int)rp.w, (int)rp.h,
+                           a.video);
+                } else {
+                    printf("%s: %" PRId64 " frames of episode %" PRId64 ", %d x %d pixels at "
+                           "%d fps\n",
+                           a.video, rp.video.frames, a.episode, (int)rp.w, (int)rp.h,
+                           (int)a.fps);
+                }
+                stop = true;
+                break;
+            }
+        }
         if (stop) {
             rc = render_now(&rp);
             break;
         }
     }
+    if (rp.video_open) {
+        char err[4400];
+        cli_video_close(&rp.video, err, sizeof err);
+    }
+    free(rp.rgb);
     if (!rc && !stop)
         printf("%s: replay matches: %" PRId64 " episode%s, %" PRId64 " steps, every keyframe "
                "and final hash checked\n",

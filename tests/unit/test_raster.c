@@ -120,7 +120,8 @@ static void test_errors(void)
     uint8_t buf[64];
     int32_t w = -1, h = -1;
     CHECK_EQ_INT(polis_env_render_rgb(env, -1, 1, buf, sizeof buf, &w, &h), POLIS_ERR_LIMIT);
-    CHECK_EQ_STR(polis_env_error(env), "render_rgb: the buffer holds 64 bytes, a 6 x 4 frame needs 72");
+    CHECK_EQ_STR(polis_env_error(env),
+                 "render_rgb: the buffer holds 64 bytes, a 6 x 4 frame needs 72");
     CHECK_EQ_INT(w, 6);
     CHECK_EQ_INT(h, 4);
     uint8_t big[6 * 4 * 3];

@@ -1,0 +1,187 @@
+/*
+ * engine/cli/frames.c — the frames of `polis replay --png/--video` (docs/recording.md):
+ * a PNG through libpng's simplified API (optional at build: POLIS_HAVE_PNG), a PPM without
+ * it, and videos by piping raw rgb24 frames into ffmpeg's stdin. ffmpeg is looked up on PATH
+ * when the video starts; without it the frames are written as numbered images into a
+ * directory and the caller says so.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if POLIS_HAVE_PNG
+#include <png.h>
+#endif
+
+#include "frames.h"
+
+static int errf(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int errf(char *err, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+bool cli_frames_have_png(void) { return POLIS_HAVE_PNG; }
+
+static int write_ppm(const char *path, const uint8_t *rgb, int32_t w, int32_t h, char *err,
+                     size_t cap)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return errf(err, cap, "cannot write %s: %s", path, strerror(errno));
+    fprintf(f, "P6\n%d %d\n255\n", (int)w, (int)h);
+    size_t n = (size_t)w * (size_t)h * 3;
+    bool ok = fwrite(rgb, 1, n, f) == n;
+    if (fclose(f) != 0) ok = false;
+    if (!ok) return errf(err, cap, "cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
+int cli_frames_write_image(const char *path, const uint8_t *rgb, int32_t w, int32_t h, bool ppm,
+                           char *err, size_t errcap)
+{
+#if POLIS_HAVE_PNG
+    if (!ppm) {
+        png_image img;
+        memset(&img, 0, sizeof img);
+        img.version = PNG_IMAGE_VERSION;
+        img.width = (png_uint_32)w;
+        img.height = (png_uint_32)h;
+        img.format = PNG_FORMAT_RGB;
+        if (!png_image_write_to_file(&img, path, 0, rgb, 0, NULL)) {
+            int rc = errf(err, errcap, "cannot write %s: %s", path, img.message);
+            png_image_free(&img);
+            return rc;
+        }
+        return 0;
+    }
+#else
+    if (!ppm)
+        return errf(err, errcap, "cannot write %s: this polis was built without libpng "
+                                 "(install libpng-dev and rebuild)",
+                    path);
+#endif
+    return write_ppm(path, rgb, w, h, err, errcap);
+}
+
+bool cli_frames_find_ffmpeg(char *out, size_t cap)
+{
+    const char *path = getenv("PATH");
+    if (!path) return false;
+    for (const char *p = path; *p;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n && n + sizeof "/ffmpeg" <= cap) {
+            memcpy(out, p, n);
+            memcpy(out + n, "/ffmpeg", sizeof "/ffmpeg");
+            if (access(out, X_OK) == 0) return true;
+        }
+        if (!end) break;
+        p = end + 1;
+    }
+    return false;
+}
+
+/* s in single quotes for sh ('\'' for a quote inside); false if it does not fit. */
+static bool shell_quote(char *out, size_t cap, const char *s)
+{
+    size_t o = 0;
+    if (cap < 3) return false;
+    out[o++] = '\'';
+    for (; *s; s++) {
+        if (*s == '\'') {
+            if (o + 4 >= cap) return false;
+            memcpy(out + o, "'\\''", 4);
+            o += 4;
+        } else {
+            if (o + 1 >= cap) return false;
+            out[o++] = *s;
+        }
+    }
+    if (o + 2 > cap) return false;
+    out[o++] = '\'';
+    out[o] = '\0';
+    return true;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+int cli_video_open(cli_video *v, const char *path, int32_t w, int32_t h, int32_t fps,
+                   bool *fallback, char *err, size_t errcap)
+{
+    memset(v, 0, sizeof *v);
+    v->w = w;
+    v->h = h;
+    *fallback = false;
+    bool gif = ends_with(path, ".gif");
+    if (!gif && !ends_with(path, ".mp4"))
+        return errf(err, errcap, "--video %s: the name must end in .mp4 or .gif", path);
+    char ffmpeg[4096];
+    if (!cli_frames_find_ffmpeg(ffmpeg, sizeof ffmpeg)) {
+        *fallback = true;
+        v->ppm = !cli_frames_have_png();
+        if ((size_t)snprintf(v->dir, sizeof v->dir, "%s.frames", path) >= sizeof v->dir)
+            return errf(err, errcap, "--video %s: the name is too long", path);
+        if (mkdir(v->dir, 0777) != 0 && errno != EEXIST)
+            return errf(err, errcap, "cannot create %s: %s", v->dir, strerror(errno));
+        return 0;
+    }
+    char qprog[8300], qpath[8300], cmd[17000];
+    if (!shell_quote(qprog, sizeof qprog, ffmpeg) || !shell_quote(qpath, sizeof qpath, path))
+        return errf(err, errcap, "--video %s: the name is too long", path);
+    /* mp4: yuv420p wants even sizes; gif: a palette made from the frames themselves */
+    snprintf(cmd, sizeof cmd,
+             "%s -hide_banner -loglevel error -nostdin -y -f rawvideo -pix_fmt rgb24 -s %dx%d "
+             "-framerate %d -i - %s %s",
+             qprog, (int)w, (int)h, (int)fps,
+             gif ? "-filter_complex 'split[a][b];[a]palettegen=reserve_transparent=0[p];"
+                   "[b][p]paletteuse=dither=none'"
+                 : "-vf 'pad=ceil(iw/2)*2:ceil(ih/2)*2' -pix_fmt yuv420p",
+             qpath);
+    /* a dying ffmpeg must fail a write, not kill polis */
+    signal(SIGPIPE, SIG_IGN);
+    v->pipe = popen(cmd, "w");
+    if (!v->pipe) return errf(err, errcap, "cannot start %s: %s", ffmpeg, strerror(errno));
+    return 0;
+}
+
+int cli_video_frame(cli_video *v, const uint8_t *rgb, char *err, size_t errcap)
+{
+    size_t n = (size_t)v->w * (size_t)v->h * 3;
+    if (v->pipe) {
+        if (fwrite(rgb, 1, n, v->pipe) != n)
+            return errf(err, errcap, "ffmpeg stopped reading frames (frame %lld): %s",
+                        (long long)v->frames, strerror(errno));
+    } else {
+        char file[4200];
+        snprintf(file, sizeof file, "%s/frame-%06lld.%s", v->dir, (long long)v->frames,
+                 v->ppm ? "ppm" : "png");
+        if (cli_frames_write_image(file, rgb, v->w, v->h, v->ppm, err, errcap)) return -1;
+    }
+    v->frames++;
+    return 0;
+}
+
+int cli_video_close(cli_video *v, char *err, size_t errcap)
+{
+    if (!v->pipe) return 0;
+    int st = pclose(v->pipe);
+    v->pipe = NULL;
+    if (st == -1) return errf(err, errcap, "ffmpeg: %s", strerror(errno));
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return errf(err, errcap, "ffmpeg failed (exit status %d; its messages are above)",
+                    WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    return 0;
+}

@@ -1,0 +1,42 @@
+/* engine/cli/frames.h — writing the frames of polis_env_render_rgb: one PNG (libpng, when
+ * polis was built with it), or a video by piping raw frames to ffmpeg, or, without ffmpeg,
+ * numbered image files in a directory (frames.c). Part of the CLI, not of libpolis. */
+#ifndef POLIS_CLI_FRAMES_H
+#define POLIS_CLI_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Whether this polis writes PNG files (built with libpng). */
+bool cli_frames_have_png(void);
+
+/* Writes w x h RGB pixels (3 bytes each, rows top to bottom) to path: PNG when built with
+ * libpng and `ppm` is false, binary PPM (P6) otherwise. 0 on success; -1 with a message in
+ * err otherwise. */
+int cli_frames_write_image(const char *path, const uint8_t *rgb, int32_t w, int32_t h, bool ppm,
+                           char *err, size_t errcap);
+
+/* A video being written: through ffmpeg (`pipe`) or as numbered images in `dir`. */
+typedef struct cli_video {
+    FILE *pipe;
+    char dir[4096];
+    bool ppm;
+    int32_t w, h;
+    int64_t frames;
+} cli_video;
+
+/* The ffmpeg program on PATH ("/usr/bin/ffmpeg"), or false when there is none. */
+bool cli_frames_find_ffmpeg(char *out, size_t cap);
+
+/* Starts a video of w x h frames at fps into path (.mp4 or .gif, by its name). With ffmpeg:
+ * frames go to its stdin. Without: into the directory "<path>.frames/" (created; numbered
+ * frame-000000.png, or .ppm without libpng), and *fallback is set. 0 or -1 with err. */
+int cli_video_open(cli_video *v, const char *path, int32_t w, int32_t h, int32_t fps,
+                   bool *fallback, char *err, size_t errcap);
+int cli_video_frame(cli_video *v, const uint8_t *rgb, char *err, size_t errcap);
+/* Finishes the video (waits for ffmpeg: its failure is an error). 0 or -1 with err. */
+int cli_video_close(cli_video *v, char *err, size_t errcap);
+
+#endif
