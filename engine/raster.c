@@ -25,9 +25,13 @@ static const uint8_t empty_rgb[3] = {0x0e, 0x0f, 0x12};
 static const uint8_t black_rgb[3] = {0, 0, 0};
 #define CELL_PX_MAX 64
 
+#define N_SHAPES (POLIS_SHAPE_AGENT + 1)
+
 typedef struct frame {
     uint8_t *px;
     int32_t w, h, c; /* pixels, cell size */
+    /* per shape, which pixels of a cell it covers (computed once per frame) */
+    uint8_t mask[N_SHAPES][CELL_PX_MAX * CELL_PX_MAX];
 } frame;
 
 static int hexval(char ch)
@@ -51,10 +55,14 @@ static void put(frame *f, int32_t x, int32_t y, const uint8_t rgb[3])
     p[2] = rgb[2];
 }
 
+/* The cell's first row pixel by pixel, the other rows copied from it. */
 static void fill_cell(frame *f, int32_t vx, int32_t vy, const uint8_t rgb[3])
 {
-    for (int32_t y = 0; y < f->c; y++)
-        for (int32_t x = 0; x < f->c; x++) put(f, vx * f->c + x, vy * f->c + y, rgb);
+    for (int32_t x = 0; x < f->c; x++) put(f, vx * f->c + x, vy * f->c, rgb);
+    size_t x0 = (size_t)vx * (size_t)f->c, y0 = (size_t)vy * (size_t)f->c, w = (size_t)f->w;
+    const uint8_t *row = f->px + (y0 * w + x0) * 3;
+    for (size_t y = 1; y < (size_t)f->c; y++)
+        memcpy(f->px + ((y0 + y) * w + x0) * 3, row, (size_t)f->c * 3);
 }
 
 /* Which side of the line a->b the point p is on (the sign of the cross product). */
@@ -112,10 +120,10 @@ static void draw_kind(frame *f, const polis_env *env, int32_t kind, int32_t vx, 
         fill_cell(f, vx, vy, rgb);
         return;
     }
+    const uint8_t *m = f->mask[(unsigned)k.shape < N_SHAPES ? k.shape : POLIS_SHAPE_SQUARE];
     for (int32_t y = 0; y < f->c; y++)
         for (int32_t x = 0; x < f->c; x++)
-            if (in_shape(k.shape, x + 0.5, y + 0.5, f->c))
-                put(f, vx * f->c + x, vy * f->c + y, rgb);
+            if (m[y * f->c + x]) put(f, vx * f->c + x, vy * f->c + y, rgb);
 }
 
 /* An agent as draw.js draws it: a disc of radius 0.42c in its colour with a black outline,
@@ -149,14 +157,18 @@ static void draw_agent(frame *f, int32_t i, const polis_scene_agent *a, int32_t 
 
 /* The faint grid of draw.js (white at 6% over whatever is below), cells of 10 px and more:
  * the first pixel row and column of every cell. */
+static void blend_grid(uint8_t *p)
+{
+    for (int i = 0; i < 3; i++) p[i] = (uint8_t)(p[i] + ((255 - p[i]) * 6 + 50) / 100);
+}
+
 static void draw_grid(frame *f)
 {
-    for (int32_t y = 0; y < f->h; y++)
-        for (int32_t x = 0; x < f->w; x++) {
-            if (x % f->c && y % f->c) continue;
-            uint8_t *p = f->px + ((size_t)y * (size_t)f->w + (size_t)x) * 3;
-            for (int i = 0; i < 3; i++) p[i] = (uint8_t)(p[i] + ((255 - p[i]) * 6 + 50) / 100);
-        }
+    for (int32_t y = 0; y < f->h; y++) {
+        uint8_t *row = f->px + (size_t)y * (size_t)f->w * 3;
+        int32_t step = y % f->c ? f->c : 1;
+        for (int32_t x = 0; x < f->w; x += step) blend_grid(row + (size_t)x * 3);
+    }
 }
 
 polis_status polis_env_render_rgb_size(polis_env *env, int32_t agent, int32_t cell_px,
@@ -212,7 +224,15 @@ polis_status polis_env_render_rgb(polis_env *env, int32_t agent, int32_t cell_px
     const polis_scene *s = NULL;
     if ((st = polis_env_scene_get(env, &s))) return st;
 
-    frame f = {out, w, h, cell_px};
+    frame f;
+    f.px = out;
+    f.w = w;
+    f.h = h;
+    f.c = cell_px;
+    for (int sh = 0; sh < N_SHAPES; sh++)
+        for (int32_t y = 0; y < cell_px; y++)
+            for (int32_t x = 0; x < cell_px; x++)
+                f.mask[sh][y * cell_px + x] = in_shape((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
     int32_t vw = w / cell_px, vh = h / cell_px, x0 = 0, y0 = 0, rx = 0, ry = 0;
     if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
         const polis_scene_agent *a = &s->agents[agent];
