@@ -112,6 +112,35 @@ static void test_view(void)
     polis_env_destroy(env);
 }
 
+/* swap_probe terminates agent 0 in the sixth step: from then on a black cross lies over its disc,
+ * whose outline and colour stay, and agent 1 is unchanged. */
+static void test_dead(void)
+{
+    polis_env *env = test_env("{\"agents\": 2, \"max_steps\": 20, \"plugins\": "
+                              "[\"look_probe\", \"swap_probe\"]}",
+                              NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const int32_t c = 20;
+    uint8_t f[6 * 20 * 4 * 20 * 3];
+    int32_t w = 0, h = 0;
+    /* agent 0 at (0, 1): its centre and a point on the cross's diagonal, off the centre */
+    int32_t cx = c / 2, cy = c + c / 2, dx = 6, dy = c + 6;
+    for (int t = 0; t < 6; t++) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, f, sizeof f, &w, &h), POLIS_OK);
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    if (!sc) return;
+    CHECK_EQ_INT(sc->agents[0].alive, 0);
+    CHECK_EQ_INT(sc->agents[1].alive, 1);
+    CHECK(px_is(f, w, cx, cy, BLACK));
+    CHECK(px_is(f, w, dx, dy, BLACK));
+    CHECK(px_is(f, w, c / 2, c + 3, polis_agent_rgb(0))); /* above the centre, off the cross */
+    CHECK(px_is(f, w, c + c / 2, c + c / 2, polis_agent_rgb(1)));
+    polis_env_destroy(env);
+}
+
 static void test_errors(void)
 {
     polis_env *env = probe_env(NULL);
@@ -157,6 +186,7 @@ int main(void)
 {
     test_map();
     test_view();
+    test_dead();
     test_errors();
     CHECK_DONE();
 }
