@@ -572,6 +572,8 @@ class TestRender(unittest.TestCase):
         import re
         env = polis.parallel_env(GATHER, render_mode="rgb_array")
         self.assertIn("rgb_array", env.metadata["render_modes"])
+        with self.assertRaisesRegex(polis.StateError, "no episode yet"):
+            env.render()
         env.reset(seed=3)
         env.step({a: 0 for a in env.agents})
         frame = env.render()
