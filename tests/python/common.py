@@ -1,6 +1,9 @@
 """Shared by the SDK tests: scenario paths, the numpy mode of this run, small helpers."""
 
+import atexit
 import os
+import shutil
+import tempfile
 import unittest
 
 import polis
@@ -12,6 +15,29 @@ GATHER_LUA = os.path.join(ROOT, "rulesets", "gather", "gather_lua.json")
 STAGGERED = os.path.join(HERE, "scenarios", "staggered.json")
 
 NO_NUMPY = os.environ.get("POLIS_TEST_NO_NUMPY") == "1"
+
+
+def _polis_cli():
+    """The `polis` program the tests start: $POLIS_BIN (set by CTest), else the one beside the
+    tested libpolis. Under a sanitizer build CTest preloads the ASan runtime into python; a
+    `polis` started from a test must not inherit that preload (clang links its own runtime
+    into the program, and two runtimes refuse to start), so it is started through a wrapper
+    that drops it, and $POLIS_BIN names the wrapper for the SDK's own lookups too."""
+    real = os.environ.get("POLIS_BIN") or os.path.join(
+        os.path.dirname(os.environ.get("POLIS_LIBRARY", "")), "polis")
+    if "asan" not in os.environ.get("LD_PRELOAD", "") or not os.path.isfile(real):
+        return real
+    d = tempfile.mkdtemp(prefix="polis_cli_")
+    atexit.register(shutil.rmtree, d, True)
+    wrapper = os.path.join(d, "polis")
+    with open(wrapper, "w", encoding="utf-8") as f:
+        f.write("#!/bin/sh\nunset LD_PRELOAD\nexec '%s' \"$@\"\n" % real.replace("'", "'\\''"))
+    os.chmod(wrapper, 0o755)
+    os.environ["POLIS_BIN"] = wrapper
+    return wrapper
+
+
+POLIS_CLI = _polis_cli()
 
 if polis.HAVE_NUMPY:
     import numpy as np

@@ -10,10 +10,10 @@ import tempfile
 import unittest
 
 import polis
+from common import POLIS_CLI as CLI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GATHER = os.path.join(HERE, "..", "..", "rulesets", "gather", "gather.json")
-CLI = os.path.join(os.path.dirname(os.environ.get("POLIS_LIBRARY", "")), "polis")
 
 
 def lines(path):
