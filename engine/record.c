@@ -687,7 +687,7 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     size_t plane = (size_t)s->width * (size_t)s->height;
     for (int32_t l = 0; l < s->n_layers; l++) {
         rb_puts(b, l ? ",[" : "[");
-        const int32_t *t = s->tiles + (size_t)l * plane;
+        const int32_t *t = plane ? s->tiles + (size_t)l * plane : NULL; /* no map: no cells */
         for (size_t i = 0; i < plane;) {
             size_t j = i + 1;
             while (j < plane && t[j] == t[i]) j++;
@@ -801,8 +801,9 @@ static void diff(polis_recorder *r, const polis_scene *s)
     any = false;
     for (int32_t a = 0; a < s->n_agents; a++) {
         const polis_scene_agent *c = &s->agents[a], *o = &p->agents[a];
-        const int32_t *cs = s->stats + (size_t)a * (size_t)s->n_stats;
-        const int32_t *os = p->stats + (size_t)a * (size_t)s->n_stats;
+        /* a game without stats has no stats buffers (NULL; no offset may be applied) */
+        const int32_t *cs = s->n_stats ? s->stats + (size_t)a * (size_t)s->n_stats : NULL;
+        const int32_t *os = s->n_stats ? p->stats + (size_t)a * (size_t)s->n_stats : NULL;
         bool pos = c->x != o->x || c->y != o->y, face = c->facing != o->facing,
              alive = c->alive != o->alive;
         bool stats = s->n_stats && memcmp(cs, os, (size_t)s->n_stats * sizeof *cs) != 0;
