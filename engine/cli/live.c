@@ -408,7 +408,7 @@ static cJSON *op_act(live *lv, seat_client *c, const cJSON *req)
         if (!cJSON_IsString(plan))
             return live_error("bad_request", "\"plan\" must be a plan command (a string)");
         if (polis_env_plan_start(lv->env, i, plan->valuestring) != POLIS_OK)
-            return live_error("bad_plan", "agent %s: %s", name, polis_env_error(lv->env));
+            return live_error("bad_plan", "%s", polis_env_error(lv->env));
         lv->pending[i] = -1;
         free(lv->pending_text[i]);
         lv->pending_text[i] = strdup(plan->valuestring);

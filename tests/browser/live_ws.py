@@ -233,7 +233,6 @@ for msg, code, needle in [
     check(r.get("type") == "error" and r.get("code") == code and needle in r.get("message", ""),
           "%r -> %s (%r): got %s" % (msg, code, needle, r))
 illegal = [n for n in ("move_north", "move_south", "move_west", "move_east") if n not in legal]
-print("legal at tick 0:", sorted(legal), "illegal:", illegal)
 for name in illegal:
     r = seat.ask({"op": "act", "action": name})
     check(r.get("code") == "illegal_action" and "not legal at tick 0" in r.get("message", ""),
@@ -309,6 +308,41 @@ with open(rec, "rb") as f:
     check(f.read() == b1, "--record writes the same lines as the stream")
 r = subprocess.run([POLIS, "replay", rec, "--verify"], capture_output=True, text=True, timeout=60)
 check(r.returncode == 0, "polis replay --verify accepts the live recording: %s%s" % (r.stdout, r.stderr))
+
+# ---- a game with masks and plans (survival): illegal actions, plan commands ---------------------
+surv = os.path.join(SRC, "rulesets", "survival", "survival_classic.json")
+p = subprocess.Popen([POLIS, "serve", surv, "--http", "127.0.0.1:0", "--seat", "agent_0=human"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+port = int(p.stdout.readline().strip().split(":")[2].split("/")[0])
+watch = WS(port, "polis-follow")
+seat = WS(port, "polis-seat")
+seat.json()
+turn = seat.ask({"op": "take", "agent": "agent_0"})
+names = [a["name"] for a in turn.get("legal", [])]
+usages = [q["usage"] for q in turn.get("plans", [])]
+check(any(u.startswith("COLLECT") for u in usages) and all(q["doc"] for q in turn["plans"]),
+      "the turn lists the game's plan commands with their docs: %s" % usages)
+check("place_table" not in names and "noop" in names,
+      "crafting is not legal at the start: %s" % names)
+r = seat.ask({"op": "act", "action": "place_table"})
+check(r.get("code") == "illegal_action" and "agent_0: action place_table is not legal at tick 0"
+      in r.get("message", ""), "a masked action is refused as illegal: %s" % r)
+r = seat.ask({"op": "act", "plan": "COLLECT 3 unobtainium"})
+check(r.get("code") == "bad_plan" and "COLLECT" in r.get("message", ""),
+      "a plan command the macro refuses: %s" % r)
+r = seat.ask({"op": "act", "plan": "COLLECT 1 wood"})
+check(r.get("type") == "accepted" and r.get("plan") == "COLLECT 1 wood", "a plan is accepted: %s" % r)
+# waiting mode: an agent following a plan has acted, so the game runs on by itself until the
+# plan ends (here after two ticks: a tree is next to the start)
+_, lines = lines_until(watch, lambda ls: sum(l.get("t") == "step" for l in ls) >= 2, 30)
+steps = [l for l in lines if l.get("t") == "step"]
+check(len(steps) >= 2 and {"agent": 0, "kind": "plan", "text": "COLLECT 1 wood"} in steps[0].get("msgs", []),
+      "the plan drives the agent tick after tick, its command in the first step's msgs: %s"
+      % (steps[0].get("msgs") if steps else None))
+check(any(s["actions"][0] != 0 for s in steps), "the plan's actions are not all noop")
+seat.close()
+watch.close()
+stop(p)
 
 if failures:
     print("%d check(s) failed" % len(failures))
