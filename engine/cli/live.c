@@ -103,6 +103,7 @@ typedef struct live {
     bool log_failed;
     struct lws_context *ctx;
     lws_sorted_usec_list_t sul;
+    struct seat_client *clients; /* every "polis-seat" connection */
 } live;
 
 typedef struct stream_client {
@@ -115,6 +116,7 @@ typedef struct seat_client {
     char *out;     /* the replies not yet sent, '\n'-free JSON texts each ending in '\0' */
     size_t out_len, out_cap;
     struct lws *wsi;
+    struct seat_client *next; /* the list of every seat connection */
 } seat_client;
 
 static live *the_live; /* the one live episode of this process (lws callbacks reach it) */
@@ -242,6 +244,18 @@ static cJSON *turn_reply(const live *lv, int32_t agent)
     else
         cJSON_AddNullToObject(r, "plan");
     return r;
+}
+
+/* Tells every seat connection but `except` that the seats changed (a seat taken or freed):
+ * the seats with "changed": true, so a client can tell it from an answer. */
+static void seats_changed(live *lv, const seat_client *except)
+{
+    for (seat_client *c = lv->clients; c; c = c->next) {
+        if (c == except) continue;
+        cJSON *r = seats_reply(lv, c);
+        cJSON_AddTrueToObject(r, "changed");
+        seat_send(c, r);
+    }
 }
 
 static void send_turns(live *lv)
@@ -381,6 +395,7 @@ static cJSON *op_take(live *lv, seat_client *c, const cJSON *req)
     lv->holder[i] = c;
     c->agent = i;
     fprintf(stderr, "polis serve: agent %s's seat taken\n", ag->valuestring);
+    seats_changed(lv, c);
     return turn_reply(lv, i);
 }
 
@@ -389,6 +404,7 @@ static void seat_leave(live *lv, seat_client *c)
     if (c->agent < 0) return;
     lv->holder[c->agent] = NULL;
     c->agent = -1;
+    seats_changed(lv, c);
 }
 
 /* {"op": "act", "action": NAME | ID | TEXT} or {"op": "act", "plan": COMMAND}. */
@@ -498,6 +514,8 @@ static int live_seat(struct lws *wsi, enum lws_callback_reasons reason, void *us
         memset(ss, 0, sizeof *ss);
         ss->c.agent = -1;
         ss->c.wsi = wsi;
+        ss->c.next = lv->clients;
+        lv->clients = &ss->c;
         seat_send(&ss->c, seats_reply(lv, &ss->c));
         return 0;
     case LWS_CALLBACK_RECEIVE: {
@@ -539,6 +557,12 @@ static int live_seat(struct lws *wsi, enum lws_callback_reasons reason, void *us
         if (ss->c.agent >= 0)
             fprintf(stderr, "polis serve: agent %s's seat left\n",
                     polis_env_agent_name(lv->env, ss->c.agent));
+        for (seat_client **pp = &lv->clients; *pp; pp = &(*pp)->next) {
+            if (*pp == &ss->c) {
+                *pp = ss->c.next;
+                break;
+            }
+        }
         seat_leave(lv, &ss->c);
         free(ss->c.out);
         free(ss->in);

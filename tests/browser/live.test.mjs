@@ -3,7 +3,7 @@
 // "take" button, a person's keys (an arrow key, then WASD) and the legal-action menu play it,
 // and the agent moves in the engine: the streamed step lines the page shows put the agent
 // where the moves take it (and the map draws it there), and the recording the server wrote
-// has the same actions and passes `polis replay --verify`. A second page sees the seat taken.
+// has the same actions. A second page sees the seat taken, and free again when the first leaves.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -136,6 +136,11 @@ test('a person takes a seat in the browser and moves the agent in the engine', a
     assert.match(await page.locator('#playmsg').innerText(), /bad_action/);
     assert.equal(await page.evaluate(() => window.polisViewer.lastTick), 3);
     assert.deepEqual(pageErrors, []);
+
+    // leaving frees the seat: the other page is told and offers it
+    await page.click('button[data-leave="1"]');
+    await other.waitForSelector('button[data-take="agent_0"]', { timeout: 10000 });
+    assert.equal(await page.evaluate(() => window.polisViewer.play.seat), null);
 
     assert.equal(await stopped(server), 0);
     // the recording: the same actions, and it replays

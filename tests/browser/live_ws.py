@@ -44,6 +44,7 @@ class WS:
                         "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n\r\n"
                         % (port, key, protocol)).encode())
         self.buf = b""
+        self.changes = 0
         while b"\r\n\r\n" not in self.buf:
             chunk = self.s.recv(4096)
             if not chunk:
@@ -104,8 +105,13 @@ class WS:
         return json.loads(self.recv(timeout))
 
     def ask(self, msg):
+        """Sends msg and returns the answer, counting the seat changes other pages caused."""
         self.send(msg if isinstance(msg, str) else json.dumps(msg))
-        return self.json()
+        while True:
+            r = self.json()
+            if not r.get("changed"):
+                return r
+            self.changes += 1
 
     def close(self):
         self.s.close()
@@ -204,6 +210,8 @@ for msg, code, needle in [
     check(r.get("type") == "error" and r.get("code") == code and needle in r.get("message", ""),
           "%r -> %s (%r): got %s" % (msg, code, needle, r))
 
+other = WS(port, "polis-seat")
+other.json()
 turn = seat.ask({"op": "take", "agent": "agent_0"})
 check(turn.get("type") == "turn" and turn.get("agent") == "agent_0" and turn.get("tick") == 0,
       "taking agent_0's seat answers with its turn: %s" % turn)
@@ -212,8 +220,9 @@ check("noop" in legal and all("doc" in a for a in legal.values()) and
       legal.get("move_east", {}).get("doc") == "move to x+1" or "move_east" not in legal,
       "the legal actions come with their docs: %s" % list(legal.values())[:2])
 
-other = WS(port, "polis-seat")
-other.json()
+r = other.json()
+check(r.get("type") == "seats" and r.get("changed") and not r["seats"][0]["free"],
+      "the other page is told the seat was taken: %s" % r)
 r = other.ask({"op": "take", "agent": "agent_0"})
 check(r.get("code") == "seat_taken", "a second page cannot take a taken seat: %s" % r)
 r = other.ask({"op": "seats"})
@@ -273,12 +282,15 @@ check(r.get("type") == "accepted" and r.get("action") == "noop", "an action id: 
 check(seat.json().get("tick") == 2, "tick 2 after the second action")
 r = seat.ask({"op": "leave"})
 check(r.get("type") == "seats" and r["seats"][0]["free"], "leave frees the seat: %s" % r)
+r = other.json()
+check(r.get("changed") and r["seats"][0]["free"], "the other page is told the seat is free: %s" % r)
 r = other.ask({"op": "take", "agent": "agent_0"})
 check(r.get("type") == "turn" and r.get("tick") == 2, "another page takes the freed seat: %s" % r)
 other.close()  # a page that goes away frees its seat too
 time.sleep(0.2)
 r = seat.ask({"op": "take", "agent": "agent_0"})
 check(r.get("type") == "turn", "the seat of a closed page is free again: %s" % r)
+check(seat.changes == 2, "the seat page was told of the other's take and close (%d)" % seat.changes)
 # a long message is refused, the server stays up
 r = seat.ask(json.dumps({"op": "seats", "pad": "x" * 70000}))
 check(r.get("code") == "too_long", "a message over 64 KiB is refused: %s" % r)
