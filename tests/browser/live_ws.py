@@ -170,6 +170,21 @@ for args, needle in [
     check(r.returncode == 2 and needle in r.stderr,
           "%s: exit 2 with %r (got %d: %s)" % (args, needle, r.returncode, r.stderr.strip()))
 
+# a scenario that does not load, a port in use: exit 1 with the reason
+bad = os.path.join(TMP, "bad.json")
+with open(bad, "w") as f:
+    f.write('{"polis": 1, "name": "bad", "agents": 2, "plugins": [{"name": "no_such_plugin"}]}')
+r = subprocess.run([POLIS, "serve", bad, "--http", "0"], capture_output=True, text=True, timeout=30)
+check(r.returncode == 1 and "no_such_plugin" in r.stderr, "a bad scenario: exit 1 (%d: %s)" % (r.returncode, r.stderr))
+busy = socket.socket()
+busy.bind(("127.0.0.1", 0))
+busy.listen(1)
+r = subprocess.run([POLIS, "serve", SCENARIO, "--http", "127.0.0.1:%d" % busy.getsockname()[1]],
+                   capture_output=True, text=True, timeout=30)
+check(r.returncode == 1 and "cannot listen on 127.0.0.1:" in r.stderr,
+      "a busy port: exit 1 (%d: %s)" % (r.returncode, r.stderr))
+busy.close()
+
 # ---- waiting mode: a human seat, the seat protocol's errors ------------------------------------
 p, port, url = start("--seat", "agent_0=human", "--seed", "3")
 check(url.endswith("/?live=1"), "the URL opens the page in live mode: " + url)
