@@ -53,6 +53,7 @@
 #include <cjson/cJSON.h>
 
 #include "episode.h"
+#include "live.h"
 #include "serve.h"
 #include "util.h"
 #include "record.h"
@@ -106,7 +107,10 @@ const char CLI_SERVE_HELP[] =
     "  --no-metrics         do not add the metrics plugin when the scenario lacks it (the\n"
     "                       reply that ends an episode then has no \"metrics\")\n"
     CLI_OVERRIDES_HELP
-    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n"
+    "\n"
+    "polis serve SCENARIO --http [HOST:]PORT [--seat AGENT=human|POLICY] [--tick-ms N] ...\n"
+    "plays one episode live in the browser (`polis serve x --http 0 --help` for its options).\n";
 
 /* ---- arguments ---------------------------------------------------------------------------- */
 
@@ -1685,6 +1689,9 @@ static int serve_tcp(const serve_args *a)
 
 int cli_serve_main(int argc, char **argv)
 {
+    /* --http: one episode played live in the browser (live.c) */
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--http") == 0) return cli_live_main(argc, argv);
     serve_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc < 0) {

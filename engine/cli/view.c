@@ -57,7 +57,7 @@ static bool viewer_at(const char *dir)
 }
 
 /* The viewer's directory, as a real path, into out (PATH_MAX). False when none is found. */
-static bool find_viewer(char *out)
+bool cli_find_viewer(char *out)
 {
     const char *env = getenv("POLIS_VIEWER_DIR");
     if (env && *env) return viewer_at(env) && realpath(env, out) != NULL;
@@ -286,7 +286,7 @@ int cli_view_main(int argc, char **argv)
     }
     fclose(f);
     char viewer[PATH_MAX];
-    if (!find_viewer(viewer)) {
+    if (!cli_find_viewer(viewer)) {
         fprintf(stderr, "polis: view: the viewer's files (index.html) are not in %s\n",
                 getenv("POLIS_VIEWER_DIR") && *getenv("POLIS_VIEWER_DIR")
                     ? "$POLIS_VIEWER_DIR"

@@ -9,4 +9,11 @@ extern const char CLI_VIEW_HELP[];
  * an interrupt, 1 the file, the viewer or the socket failed (or no libwebsockets), 2 bad usage. */
 int cli_view_main(int argc, char **argv);
 
+#include <stdbool.h>
+
+/* The viewer's directory (sdk/viewer, installed to share/polis/viewer) as a real path into
+ * out (PATH_MAX bytes): $POLIS_VIEWER_DIR, beside the executable, the source tree, the install
+ * prefix. False when none holds index.html. Also used by `polis serve --http` (live.c). */
+bool cli_find_viewer(char *out);
+
 #endif

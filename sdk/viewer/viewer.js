@@ -3,6 +3,7 @@
 // window.polisViewer is the hook the browser tests read (tests/browser/).
 import { readRecording, sceneAt, facingName } from './recording.js';
 import { agentColor, cellSize, viewport, drawMap, drawGraph, drawCurves } from './draw.js';
+import { startPlay } from './play.js';
 
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
@@ -447,7 +448,11 @@ window.polisViewer = {
 wire();
 const params = new URLSearchParams(location.search);
 const param = params.get('file');
-if (param && params.get('follow') === '1') {
+if (params.get('live') === '1') {
+    // `polis serve SCENARIO --http`: the episode as it is played, and its seats
+    openStream(followStream(`ws://${location.host}/`), 'the live episode', true);
+    window.polisViewer.play = startPlay(`ws://${location.host}/`);
+} else if (param && params.get('follow') === '1') {
     const name = decodeURIComponent(param.split('/').pop());
     openStream(followStream(`ws://${location.host}/`), name, true);
 } else if (param) {

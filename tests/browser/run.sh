@@ -1,8 +1,9 @@
 #!/bin/sh
-# tests/browser/run.sh POLIS SRCDIR TMPDIR [reader] — the viewer's browser test
+# tests/browser/run.sh POLIS SRCDIR TMPDIR [reader|live] — the viewer's browser test
 # (viewer.test.mjs): writes the fixture recordings, then runs node's test runner, which drives
 # Debian's chromium headless with playwright-core against `polis view`. With "reader", the
-# reader's test under node alone instead (recording.test.mjs: no browser, no npm package).
+# reader's test under node alone instead (recording.test.mjs: no browser, no npm package);
+# with "live", live play through `polis serve --http` (live.test.mjs).
 # Exits 77 (CTest: skipped), saying why, only when chromium or node is not installed; a
 # missing playwright-core is installed from package-lock.json (npm ci) and is a failure if
 # that fails.
@@ -32,6 +33,9 @@ cd "$SRC/tests/browser" || exit 1
 if [ ! -f node_modules/playwright-core/package.json ]; then
     echo "tests/browser: npm ci (playwright-core, from package-lock.json)"
     npm ci --no-audit --no-fund || { echo "FAIL: npm ci in tests/browser"; exit 1; }
+fi
+if [ "${4:-}" = live ]; then
+    POLIS="$POLIS" SRC="$SRC" CHROMIUM="$CHROMIUM" exec node --test live.test.mjs
 fi
 rm -rf "$TMP" && mkdir -p "$TMP" || exit 1
 /usr/bin/python3 make_fixture.py "$TMP" || exit 1

@@ -1,0 +1,156 @@
+// live.test.mjs — live play in a real browser: `polis serve gather --http 127.0.0.1:0` with a
+// human seat, Debian's chromium headless (playwright-core). The page takes the seat with its
+// "take" button, a person's keys (an arrow key, then WASD) and the legal-action menu play it,
+// and the agent moves in the engine: the streamed step lines the page shows put the agent
+// where the moves take it (and the map draws it there), and the recording the server wrote
+// has the same actions. A second page sees the seat taken, and free again when the first leaves.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const POLIS = process.env.POLIS;
+const SRC = process.env.SRC;
+let browser;
+let profile;
+let tmp;
+const servers = [];
+
+before(async () => {
+    profile = mkdtempSync(path.join(tmpdir(), 'polis-live-chromium-'));
+    tmp = mkdtempSync(path.join(tmpdir(), 'polis-live-'));
+    browser = await chromium.launchPersistentContext(profile, {
+        executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+        headless: true,
+        viewport: { width: 1500, height: 950 },
+        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+               '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+});
+
+after(async () => {
+    for (const s of servers) if (s.exitCode === null) s.kill('SIGTERM');
+    if (browser) await browser.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+// Starts `polis serve SCENARIO --http 127.0.0.1:0 ...`; resolves with [process, URL].
+function serveLive(scenario, ...extra) {
+    return new Promise((resolve, reject) => {
+        const p = spawn(POLIS, ['serve', scenario, '--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+        servers.push(p);
+        let out = '';
+        let err = '';
+        const timer = setTimeout(() => reject(new Error(`polis serve --http: no URL after 20 s (${err})`)), 20000);
+        p.stdout.on('data', (d) => {
+            out += d;
+            const nl = out.indexOf('\n');
+            if (nl >= 0) { clearTimeout(timer); resolve([p, out.slice(0, nl)]); }
+        });
+        p.stderr.on('data', (d) => { err += d; });
+        p.on('exit', (code) => { clearTimeout(timer); reject(new Error(`polis serve --http exited ${code}: ${err}`)); });
+    });
+}
+
+const stopped = (p) => new Promise((resolve) => { p.on('exit', (code) => resolve(code)); p.kill('SIGTERM'); });
+
+// The agent's cell as the page shows it at the page's current tick.
+const cellOf = (page, i) => page.evaluate((k) => {
+    const a = window.polisViewer.agents().find((x) => x.index === k);
+    return { x: a.x, y: a.y, px: a.px, py: a.py, color: a.color, tick: window.polisViewer.tick };
+}, i);
+
+const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+const DELTA = { move_north: [0, -1], move_south: [0, 1], move_west: [-1, 0], move_east: [1, 0] };
+const KEY_OF = { move_north: 'ArrowUp', move_south: 'ArrowDown', move_west: 'ArrowLeft', move_east: 'ArrowRight' };
+const WASD_OF = { move_north: 'w', move_south: 's', move_west: 'a', move_east: 'd' };
+
+test('a person takes a seat in the browser and moves the agent in the engine', async () => {
+    const rec = path.join(tmp, 'live.jsonl');
+    const [server, url] = await serveLive(path.join(SRC, 'rulesets/gather/gather.json'),
+        '--seat', 'agent_0=human', '--seed', '3', '--record', rec);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?live=1$/);
+    const page = await browser.newPage();
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.goto(url);
+    await page.waitForFunction(() => window.polisViewer.status === 'live' && window.polisViewer.play
+        && window.polisViewer.play.seats.length === 4);
+    assert.match(await page.evaluate(() => window.polisViewer.banner), /^Live/);
+    assert.equal(await page.locator('#seats').innerText().then((t) => t.includes('agent_1: random')), true);
+
+    // take the seat with the page's button
+    await page.click('button[data-take="agent_0"]');
+    await page.waitForFunction(() => window.polisViewer.play.turn && window.polisViewer.play.turn.tick === 0);
+    assert.equal(await page.evaluate(() => window.polisViewer.play.seat), 'agent_0');
+    assert.equal(await page.locator('button[data-take]').count(), 0, 'no take button once seated');
+    const legal = await page.evaluate(() => window.polisViewer.play.turn.legal.map((a) => a.name));
+    const menu = await page.locator('#legal option').allTextContents();
+    assert.ok(menu.includes('move_east — move to x+1') || !legal.includes('move_east'), `the menu shows the docs: ${menu}`);
+
+    // a second page sees the seat taken
+    const other = await browser.newPage();
+    await other.goto(url);
+    await other.waitForFunction(() => window.polisViewer.play && window.polisViewer.play.seats.length === 4);
+    assert.equal(await other.locator('button[data-take]').count(), 0, 'the taken seat has no take button elsewhere');
+    assert.equal(await other.evaluate(() => window.polisViewer.play.seats[0].free), false);
+
+    // the game waits for the person
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => window.polisViewer.lastTick), 0, 'no tick before the person acts');
+    const start = await cellOf(page, 0);
+
+    // an arrow key
+    const first = Object.keys(KEY_OF).find((m) => legal.includes(m));
+    await page.keyboard.press(KEY_OF[first]);
+    await page.waitForFunction(() => window.polisViewer.lastTick === 1 && window.polisViewer.tick === 1);
+    const after1 = await cellOf(page, 0);
+    assert.deepEqual([after1.x, after1.y], [start.x + DELTA[first][0], start.y + DELTA[first][1]],
+        `${first} moved agent_0 from ${start.x},${start.y}`);
+    assert.deepEqual(await page.evaluate(([x, y]) => window.polisViewer.pixel(x, y), [after1.px, after1.py]),
+        rgb(after1.color), 'the map draws agent_0 at its new cell');
+
+    // WASD: the move back (legal: the agent just came from there)
+    const back = { move_north: 'move_south', move_south: 'move_north', move_west: 'move_east', move_east: 'move_west' }[first];
+    await page.waitForFunction(() => window.polisViewer.play.turn.tick === 1);
+    await page.keyboard.press(WASD_OF[back]);
+    await page.waitForFunction(() => window.polisViewer.lastTick === 2 && window.polisViewer.tick === 2);
+    const after2 = await cellOf(page, 0);
+    assert.deepEqual([after2.x, after2.y], [start.x, start.y], `${back} (WASD) moved agent_0 back`);
+
+    // the legal-action menu: noop
+    await page.waitForFunction(() => window.polisViewer.play.turn.tick === 2);
+    await page.selectOption('#legal', 'noop');
+    await page.click('#doact');
+    await page.waitForFunction(() => window.polisViewer.lastTick === 3);
+    const after3 = await cellOf(page, 0);
+    assert.deepEqual([after3.x, after3.y], [start.x, start.y], 'noop from the menu leaves agent_0 in place');
+
+    // a bad action from the page gets the server's error on the page; nothing ticks
+    await page.evaluate(() => window.polisViewer.play.act('fly'));
+    await page.waitForFunction(() => window.polisViewer.play.error.startsWith('bad_action'));
+    assert.match(await page.locator('#playmsg').innerText(), /bad_action/);
+    assert.equal(await page.evaluate(() => window.polisViewer.lastTick), 3);
+    assert.deepEqual(pageErrors, []);
+
+    // leaving frees the seat: the other page is told and offers it
+    await page.click('button[data-leave="1"]');
+    await other.waitForSelector('button[data-take="agent_0"]', { timeout: 10000 });
+    assert.equal(await page.evaluate(() => window.polisViewer.play.seat), null);
+
+    assert.equal(await stopped(server), 0);
+    // the recording: the same actions, and it replays
+    const lines = readFileSync(rec, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const steps = lines.filter((l) => l.t === 'step');
+    const ids = lines[0].actions.map((a) => a.name);
+    assert.deepEqual(steps.map((s) => ids[s.actions[0]]), [first, back, 'noop']);
+    const r = spawnSync(POLIS, ['replay', rec, '--verify'], { encoding: 'utf8' });
+    // the episode did not end (the server was stopped), so the replay calls it truncated
+    assert.match(r.stdout + r.stderr, /the file ends here, inside episode 0 \(no end line\)/, `replay: ${r.stdout}${r.stderr}`);
+    await page.close();
+    await other.close();
+});
