@@ -58,7 +58,35 @@ static const char *const top_keys[] = {
     "polis",   "name",    "doc",     "seed",    "max_steps", "agents",
     "max_entities", "grid", "event_queue", "max_memory", "lua", "plugins",
     "scripts", "rewards", "bindings", "compact_observations",
-    "replace" /* read by swap.c when registration freezes */};
+    "replace" /* read by swap.c when registration freezes */, "live"};
+
+/* "live": who plays each seat in `polis serve --http` and how the game ticks
+ * (docs/scenario.md, "Live play"). The engine checks its shape; the live server reads it
+ * and checks the agent and policy names. */
+static polis_status read_live(polis_env *env, const cJSON *root)
+{
+    const cJSON *l = member(root, "live");
+    if (!l) return POLIS_OK;
+    static const char *const keys[] = {"seats", "tick_ms", "episodes"};
+    polis_status st;
+    if ((st = want_type(env, l, "live", cJSON_Object)) != POLIS_OK) return st;
+    if ((st = REFUSE_UNKNOWN(env, l, "live", keys)) != POLIS_OK) return st;
+    if ((st = opt_int(env, l, "live", "tick_ms", 0, 3600000, NULL, NULL)) != POLIS_OK ||
+        (st = opt_int(env, l, "live", "episodes", 0, INT32_MAX, NULL, NULL)) != POLIS_OK)
+        return st;
+    const cJSON *seats = member(l, "seats");
+    if (!seats) return POLIS_OK;
+    if ((st = want_type(env, seats, "live.seats", cJSON_Object)) != POLIS_OK) return st;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, seats) {
+        if (is_comment_key(s->string)) continue;
+        char path[192];
+        snprintf(path, sizeof path, "live.seats.%.128s", s->string);
+        const char *who = NULL;
+        if ((st = want_string(env, s, path, true, &who)) != POLIS_OK) return st;
+    }
+    return POLIS_OK;
+}
 
 static polis_status read_agents(polis_env *env, const cJSON *root)
 {
@@ -412,6 +440,7 @@ static polis_status read_scenario(polis_env *env, const cJSON *root)
         return st;
 
     if ((st = read_lua(env, root)) != POLIS_OK) return st;
+    if ((st = read_live(env, root)) != POLIS_OK) return st;
     if ((st = read_list(env, root, "plugins", LIST_PLUGINS)) != POLIS_OK) return st;
     if ((st = read_list(env, root, "scripts", LIST_SCRIPTS)) != POLIS_OK) return st;
     if ((st = read_rewards(env, root)) != POLIS_OK) return st;

@@ -1,16 +1,20 @@
 /*
- * engine/cli/live.c — `polis serve SCENARIO --http [HOST:]PORT`: one episode played live in
- * the browser (docs/viewer.md, "Live play"; docs/clients.md, "Seats over a WebSocket").
+ * engine/cli/live.c — `polis serve SCENARIO --http [HOST:]PORT`: episodes played live by
+ * people, agent-protocol clients (LLM agents) and the scenario's policies together
+ * (docs/viewer.md, "Live play"; docs/clients.md, "Live games").
  *
- * One env, one thread, one libwebsockets event loop. The episode's record lines (the same
- * lines `--record` writes: header, reset, keyframes, steps, end) come from a recorder whose
- * sink appends them to an in-memory log; every page that connects with the WebSocket
- * protocol "polis-follow" gets the log from its start and then each line as it is written,
- * so any number of watchers see identical bytes. Over the protocol "polis-seat" a page (or
- * any client) takes a free human seat and sends its agent's actions as JSON; every message is
- * checked and a bad one answered with {"type": "error", "code", "message"}. Other seats are
- * played by the scenario's policies. The game ticks every --tick-ms, a human who did not act
- * doing noop, or (the default) waits until every human seat has acted.
+ * One env, one thread, one libwebsockets event loop. The episodes' record lines (the same
+ * lines `--record` writes: header, then per episode reset, keyframes, steps, end) come from a
+ * recorder whose sink appends them to an in-memory log; every page that connects with the
+ * WebSocket protocol "polis-follow" gets the log from its start and then each line as it is
+ * written, so any number of watchers see identical bytes. Over the protocol "polis-seat" a
+ * page (or any client) takes a free human seat and sends its agent's actions as JSON. With
+ * --tcp the same loop listens for agent-protocol clients (JSON lines, the requests of
+ * `polis serve --tcp`): a client joins with "reset", which gives it the client seats, and
+ * each "step" or "advance" is answered after the tick(s) that used it. Other seats are
+ * played by the scenario's policies. The game ticks every --tick-ms, a seat whose player did
+ * not act doing noop, or (the default) waits until every human and client seat has acted.
+ * Every message is checked and a bad one answered with an error naming it.
  *
  * Like the rest of the CLI it uses only the public API (polis.h).
  */
@@ -31,6 +35,7 @@
 
 #include "episode.h"
 #include "live.h"
+#include "proto.h"
 #include "record.h"
 #include "util.h"
 #include "view.h"
@@ -43,46 +48,74 @@
 const char CLI_LIVE_HELP[] =
     "usage: polis serve SCENARIO --http [HOST:]PORT [options]\n"
     "\n"
-    "Plays one episode of SCENARIO live: serves the browser viewer on HOST (default\n"
-    "127.0.0.1) and PORT (0: any free port), prints the page's URL on stdout, and streams\n"
-    "the episode's record lines to every page that watches. From the page a person takes a\n"
-    "human seat and plays its agent (docs/viewer.md, \"Live play\"). Runs until killed.\n"
+    "Plays SCENARIO live: serves the browser viewer on HOST (default 127.0.0.1) and PORT (0:\n"
+    "any free port), prints the page's URL on stdout, and streams the episodes' record lines\n"
+    "to every page that watches. From the page a person takes a human seat and plays its\n"
+    "agent (docs/viewer.md, \"Live play\"); agent-protocol clients (LLM agents) play the\n"
+    "client seats over --tcp (docs/clients.md, \"Live games\"). Runs until killed.\n"
     "\n"
     "options:\n"
     "  --seat AGENT=WHO     who plays AGENT: 'human' (a person on the page, or any client of\n"
-    "                       the \"polis-seat\" WebSocket protocol) or a policy of the scenario\n"
-    "                       (random, greedy, ...); repeatable. Other agents: --policy\n"
-    "  --policy P           the policy of the seats no --seat names (default random)\n"
-    "  --tick-ms N          tick every N ms, a human seat that did not act doing noop\n"
-    "                       (default 0: wait until every human seat has acted)\n"
-    "  --seed S             the episode's seed (default: the scenario's)\n"
-    "  --record FILE        also record the episode to FILE (gzip when it ends in .gz)\n"
+    "                       the \"polis-seat\" WebSocket protocol), 'client' (an agent-protocol\n"
+    "                       client over --tcp) or a policy of the scenario (random, greedy,\n"
+    "                       ...); repeatable; wins over the scenario's \"live\" seats\n"
+    "  --policy P           the policy of the seats nobody names (default random)\n"
+    "  --tcp [HOST:]PORT    listen for the agent-protocol clients of the client seats (JSON\n"
+    "                       lines); the address is printed on stdout as tcp://HOST:PORT\n"
+    "  --tick-ms N          tick every N ms, a seat whose player did not act doing noop\n"
+    "                       (default: the scenario's \"live\" tick_ms, else 0: wait until\n"
+    "                       every human and client seat has acted)\n"
+    "  --episodes N         play N episodes, then keep serving the page (default: the\n"
+    "                       scenario's \"live\" episodes, else 0: no end)\n"
+    "  --seed S             the first episode's seed (default: the scenario's); then S+1, ...\n"
+    "  --record FILE        also record every episode to FILE (gzip when it ends in .gz)\n"
     "  --keyframe-every K   a keyframe every K ticks (default 100)\n"
     "  --allow-remote       allow a HOST that is not a loopback address (anyone who can\n"
     "                       connect can take a seat)\n"
+    CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 #ifdef POLIS_HAVE_LWS
 
-enum { SEAT_POLICY = 0, SEAT_HUMAN };
+enum { SEAT_POLICY = 0, SEAT_HUMAN, SEAT_CLIENT };
 enum { STREAM_CHUNK = 64 * 1024 };
+/* An agent-protocol request line longer than this is refused (its bytes dropped as they come),
+ * as in `polis serve --tcp`. */
+enum { CLIENT_MAX_LINE = 1 << 20 };
+/* "advance": at most this many ticks per request (default 100), as in `polis serve`. */
+enum { ADVANCE_MAX_TICKS = 10000, ADVANCE_DEFAULT_TICKS = 100 };
 
 typedef struct live_args {
     const char *scenario;
     const char *http;
+    const char *tcp;
     const char *record;
     const char *plugin_path;
     const char *policy;
-    int64_t tick_ms;
+    int64_t tick_ms;  /* -1: the scenario's */
+    int64_t episodes; /* -1: the scenario's */
     int64_t keyframe_every;
     uint64_t seed;
     bool has_seed;
     bool allow_remote;
     const char *seat_arg[256]; /* the --seat values, checked once the env exists */
     int n_seat_args;
+    cli_overrides overrides; /* --set, --agents */
+    char *overrides_text;
 } live_args;
 
 struct seat_client;
+struct agent_client;
+
+/* How a client seat's plan ended since its holder's last reply. */
+enum { NOTE_NONE = 0, NOTE_DONE, NOTE_IMPOSSIBLE, NOTE_CANCELLED };
+static const char *const NOTE_STATUS[] = {"running", "done", "impossible", "cancelled"};
+
+typedef struct plan_note {
+    int status; /* NOTE_* */
+    char command[256];
+    char why[1280];
+} plan_note;
 
 typedef struct live {
     polis_env *env;
@@ -91,11 +124,23 @@ typedef struct live {
     int *seat_kind;   /* [n] SEAT_* */
     int32_t *policy;  /* [n] the policy of a SEAT_POLICY seat */
     struct seat_client **holder; /* [n] who holds a human seat, or NULL */
-    int32_t *pending; /* [n] a human's action for the next tick, -1: none */
-    char **pending_text; /* [n] what the human sent (for the step line's "msgs") */
+    struct agent_client **client; /* [n] who holds a client seat, or NULL */
+    int32_t *pending; /* [n] a human's or client's action for the next tick, -1: none */
+    char **pending_text; /* [n] what the player sent (for the step line's "msgs") */
+    const char **pending_kind; /* [n] "action" or "plan" */
+    int32_t *planned; /* [n] a client seat's plan action for the next tick, -1: none */
+    plan_note *note;  /* [n] a client seat's plan that ended since its holder's last reply */
+    double *reward;   /* [n] a client seat's rewards since its holder's last reply */
+    uint8_t *illegal; /* [n] an illegal flag since its holder's last reply */
+    int64_t *n_illegal; /* [n] this episode's illegal flags */
+    int64_t *n_bad;     /* [n] this episode's refused actions of a client */
     int64_t tick_ms;
-    bool over;        /* the episode has ended */
+    int64_t episode;  /* the episode being played, from 0 */
+    int64_t episodes; /* how many to play; 0: no end */
+    uint64_t seed;    /* the episode's */
+    bool over;        /* no episode is being played: all were, or a step failed */
     bool tick_queued;
+    bool has_json, has_text, has_metrics;
     polis_recorder *rec;  /* the stream's */
     polis_recorder *file; /* --record */
     char *log;            /* every record line so far */
@@ -103,7 +148,9 @@ typedef struct live {
     bool log_failed;
     struct lws_context *ctx;
     lws_sorted_usec_list_t sul;
-    struct seat_client *clients; /* every "polis-seat" connection */
+    struct seat_client *clients;  /* every "polis-seat" connection */
+    struct agent_client *agents;  /* every --tcp connection */
+    unsigned n_connected;         /* --tcp connections so far (their numbers in the log) */
 } live;
 
 typedef struct stream_client {
@@ -119,7 +166,28 @@ typedef struct seat_client {
     struct seat_client *next; /* the list of every seat connection */
 } seat_client;
 
-static live *the_live; /* the one live episode of this process (lws callbacks reach it) */
+/* What an agent-protocol client waits for. */
+enum { WAIT_NONE = 0, WAIT_STEP, WAIT_ADVANCE };
+
+typedef struct agent_client {
+    struct lws *wsi;
+    unsigned number;   /* counted from 1 in the order of connection */
+    char *in;          /* received bytes not yet handled */
+    size_t in_len;
+    uint64_t dropping; /* >0: the bytes so far of a line over CLIENT_MAX_LINE */
+    char *out;         /* replies not yet sent */
+    size_t out_len, out_sent, out_cap;
+    int wait;          /* WAIT_*: a step or advance waits for its tick(s) */
+    cJSON *wait_id;    /* that request's "id" */
+    int64_t wait_left; /* advance: ticks it may still take */
+    int64_t episode;   /* the episode it joined with "reset"; -1: none */
+    int64_t ticks;     /* ticks since its last step reply (or its reset) */
+    bool closing;      /* "close" answered: close once the reply is out */
+    struct agent_client *next;
+    unsigned char buf[LWS_PRE + STREAM_CHUNK];
+} agent_client;
+
+static live *the_live; /* the one live game of this process (lws callbacks reach it) */
 
 /* ---- the log of record lines ---------------------------------------------------------------- */
 
@@ -141,6 +209,21 @@ static void log_sink(void *ud, const char *line, size_t len)
     }
     memcpy(lv->log + lv->log_len, line, len);
     lv->log_len += len;
+}
+
+static const char *player_name(const live *lv, int32_t i)
+{
+    switch (lv->seat_kind[i]) {
+    case SEAT_HUMAN: return "human";
+    case SEAT_CLIENT: return "client";
+    default: return polis_env_policy_name(lv->env, lv->policy[i]);
+    }
+}
+
+static bool finished(const live *lv, int32_t i)
+{
+    const polis_io *io = polis_env_io(lv->env);
+    return io->terminations[i] || io->truncations[i];
 }
 
 /* ---- replies to seat clients ------------------------------------------------------------- */
@@ -192,6 +275,7 @@ static cJSON *seats_reply(const live *lv, const seat_client *c)
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "type", "seats");
     cJSON_AddNumberToObject(r, "tick", (double)polis_env_tick(lv->env));
+    cJSON_AddNumberToObject(r, "episode", (double)lv->episode);
     cJSON_AddBoolToObject(r, "over", lv->over);
     cJSON_AddStringToObject(r, "mode", lv->tick_ms ? "fixed" : "wait");
     cJSON_AddNumberToObject(r, "tick_ms", (double)lv->tick_ms);
@@ -199,10 +283,9 @@ static cJSON *seats_reply(const live *lv, const seat_client *c)
     for (int32_t i = 0; i < lv->n; i++) {
         cJSON *s = cJSON_CreateObject();
         cJSON_AddStringToObject(s, "agent", polis_env_agent_name(lv->env, i));
-        cJSON_AddStringToObject(s, "player", lv->seat_kind[i] == SEAT_HUMAN
-                                                 ? "human"
-                                                 : polis_env_policy_name(lv->env, lv->policy[i]));
-        cJSON_AddBoolToObject(s, "free", lv->seat_kind[i] == SEAT_HUMAN && !lv->holder[i]);
+        cJSON_AddStringToObject(s, "player", player_name(lv, i));
+        cJSON_AddBoolToObject(s, "free", (lv->seat_kind[i] == SEAT_HUMAN && !lv->holder[i]) ||
+                                             (lv->seat_kind[i] == SEAT_CLIENT && !lv->client[i]));
         cJSON_AddBoolToObject(s, "yours", c && c->agent == i);
         cJSON_AddItemToArray(arr, s);
     }
@@ -218,7 +301,8 @@ static cJSON *turn_reply(const live *lv, int32_t agent)
     cJSON_AddStringToObject(r, "type", "turn");
     cJSON_AddStringToObject(r, "agent", polis_env_agent_name(lv->env, agent));
     cJSON_AddNumberToObject(r, "tick", (double)polis_env_tick(lv->env));
-    bool done = lv->over || io->terminations[agent] || io->truncations[agent];
+    cJSON_AddNumberToObject(r, "episode", (double)lv->episode);
+    bool done = lv->over || finished(lv, agent);
     cJSON_AddBoolToObject(r, "done", done);
     cJSON_AddBoolToObject(r, "acted", lv->pending[agent] >= 0);
     cJSON *legal = cJSON_AddArrayToObject(r, "legal");
@@ -264,6 +348,119 @@ static void send_turns(live *lv)
         if (lv->holder[i]) seat_send(lv->holder[i], turn_reply(lv, i));
 }
 
+/* ---- replies to agent-protocol clients ---------------------------------------------------- */
+
+/* Queues r (consumed) as one line for c, with the request's id (not consumed; may be NULL). */
+static void client_send(agent_client *c, cJSON *r, const cJSON *id)
+{
+    if (r && id) cJSON_AddItemToObject(r, "id", cJSON_Duplicate(id, true));
+    char *text = r ? cJSON_PrintUnformatted(r) : NULL;
+    cJSON_Delete(r);
+    if (!text) return;
+    size_t len = strlen(text);
+    if (c->out_len + len + 1 > c->out_cap) {
+        size_t cap = c->out_cap ? c->out_cap : 4096;
+        while (cap < c->out_len + len + 1) cap *= 2;
+        char *p = realloc(c->out, cap);
+        if (!p) {
+            cJSON_free(text);
+            return;
+        }
+        c->out = p;
+        c->out_cap = cap;
+    }
+    memcpy(c->out + c->out_len, text, len);
+    c->out[c->out_len + len] = '\n';
+    c->out_len += len + 1;
+    cJSON_free(text);
+    lws_callback_on_writable(c->wsi);
+}
+
+static bool holds_any(const live *lv, const agent_client *c)
+{
+    for (int32_t i = 0; i < lv->n; i++)
+        if (lv->client[i] == c) return true;
+    return false;
+}
+
+/* The per-agent part of a client's reset and step replies, for its seats: with_step adds the
+ * rewards and flags since its last reply and how its plans ended (then forgotten). NULL, or
+ * an engine_error reply. */
+static cJSON *client_agents(live *lv, agent_client *c, cJSON *r, bool with_step)
+{
+    const polis_io *io = polis_env_io(lv->env);
+    cJSON_AddNumberToObject(r, "tick", (double)polis_env_tick(lv->env));
+    cJSON_AddBoolToObject(r, "done", polis_env_done(lv->env));
+    cJSON *agents = cJSON_AddObjectToObject(r, "agents");
+    for (int32_t i = 0; i < lv->n; i++) {
+        if (lv->client[i] != c) continue;
+        cJSON *a = cJSON_AddObjectToObject(agents, polis_env_agent_name(lv->env, i));
+        if (with_step) {
+            cJSON_AddNumberToObject(a, "reward", lv->reward[i]);
+            cJSON_AddBoolToObject(a, "terminated", io->terminations[i]);
+            cJSON_AddBoolToObject(a, "truncated", io->truncations[i]);
+            cJSON_AddBoolToObject(a, "illegal", lv->illegal[i]);
+            cJSON_AddNullToObject(a, "bad_action");
+        }
+        const char *running = polis_env_plan_command(lv->env, i);
+        const plan_note *nt = &lv->note[i];
+        if (running || (with_step && nt->status != NOTE_NONE)) {
+            cJSON *p = cJSON_AddObjectToObject(a, "plan");
+            cJSON_AddStringToObject(p, "command", running ? running : nt->command);
+            cJSON_AddStringToObject(p, "status", NOTE_STATUS[running ? NOTE_NONE : nt->status]);
+            if (running)
+                cJSON_AddNullToObject(p, "why");
+            else
+                cJSON_AddStringToObject(p, "why", nt->why);
+        }
+        cJSON *err = cli_proto_views(lv->env, i, a, lv->has_json, lv->has_text);
+        if (err) {
+            cJSON_Delete(r);
+            return err;
+        }
+        if (with_step) {
+            lv->reward[i] = 0;
+            lv->illegal[i] = 0;
+            lv->note[i].status = NOTE_NONE;
+        }
+    }
+    cJSON *st = cJSON_AddObjectToObject(r, "stats");
+    cJSON_AddNumberToObject(st, "steps", (double)polis_env_tick(lv->env));
+    cJSON *bad = cJSON_AddObjectToObject(st, "bad_actions");
+    cJSON *ill = cJSON_AddObjectToObject(st, "illegal_actions");
+    int64_t illegal = 0;
+    for (int32_t i = 0; i < lv->n; i++) {
+        illegal += lv->n_illegal[i];
+        if (lv->client[i] != c) continue;
+        cJSON_AddNumberToObject(bad, polis_env_agent_name(lv->env, i), (double)lv->n_bad[i]);
+        cJSON_AddNumberToObject(ill, polis_env_agent_name(lv->env, i), (double)lv->n_illegal[i]);
+    }
+    if (with_step && lv->has_metrics && polis_env_done(lv->env)) {
+        cJSON *err = cli_proto_metrics(lv->env, polis_env_tick(lv->env), illegal, r);
+        if (err) {
+            cJSON_Delete(r);
+            return err;
+        }
+    }
+    return r;
+}
+
+static void client_pump(live *lv, agent_client *c);
+
+/* Answers c's waiting step or advance (after the tick(s) that used it). */
+static void client_answer(live *lv, agent_client *c, const char *stopped)
+{
+    cJSON *r = cli_proto_ok(c->wait == WAIT_ADVANCE ? "advance" : "step");
+    cJSON_AddNumberToObject(r, "ticks", (double)c->ticks);
+    if (c->wait == WAIT_ADVANCE) cJSON_AddStringToObject(r, "stopped", stopped);
+    client_send(c, client_agents(lv, c, r, true), c->wait_id);
+    cJSON_Delete(c->wait_id);
+    c->wait_id = NULL;
+    c->wait = WAIT_NONE;
+    c->ticks = 0;
+    client_pump(lv, c);
+}
+
 /* ---- the episode ------------------------------------------------------------------------ */
 
 static void tick_cb(lws_sorted_usec_list_t *sul);
@@ -274,16 +471,32 @@ static void schedule_tick(live *lv, int64_t us)
     lv->tick_queued = true;
 }
 
-/* Whether the game may tick now in waiting mode: every human seat acted (or follows a plan,
- * or is finished). */
-static bool all_humans_acted(const live *lv)
+/* Whether seat i has what the coming tick needs from its player, in waiting mode: a human's
+ * action (or a plan it follows), a client's step or advance. A finished agent needs none. */
+static bool seat_ready(const live *lv, int32_t i)
 {
-    const polis_io *io = polis_env_io(lv->env);
-    for (int32_t i = 0; i < lv->n; i++) {
-        if (lv->seat_kind[i] != SEAT_HUMAN || io->terminations[i] || io->truncations[i]) continue;
-        if (lv->pending[i] < 0 && !polis_env_plan_command(lv->env, i)) return false;
+    if (finished(lv, i)) return true;
+    if (lv->seat_kind[i] == SEAT_HUMAN)
+        return lv->pending[i] >= 0 || polis_env_plan_command(lv->env, i);
+    if (lv->seat_kind[i] == SEAT_CLIENT) {
+        const agent_client *c = lv->client[i];
+        return c && c->wait != WAIT_NONE && c->episode == lv->episode;
     }
     return true;
+}
+
+/* Whether the game may tick now in waiting mode: every seat is ready. */
+static bool all_ready(const live *lv)
+{
+    for (int32_t i = 0; i < lv->n; i++)
+        if (!seat_ready(lv, i)) return false;
+    return true;
+}
+
+/* In waiting mode, ticks as soon as every seat is ready. */
+static void maybe_tick(live *lv)
+{
+    if (!lv->tick_ms && !lv->tick_queued && !lv->over && all_ready(lv)) schedule_tick(lv, 0);
 }
 
 static void stream_wake(live *lv);
@@ -302,20 +515,121 @@ static void record_both(live *lv, polis_status (*fn)(polis_recorder *))
 
 static polis_status end_no_metrics(polis_recorder *rec) { return polis_recorder_end_episode(rec, NULL); }
 
-/* One tick: policies act, humans' actions (noop if none), plans, step, record. */
+static void note_plan(live *lv, int32_t i, int status, const char *command, const char *why)
+{
+    plan_note *nt = &lv->note[i];
+    nt->status = status;
+    snprintf(nt->command, sizeof nt->command, "%s", command ? command : "");
+    snprintf(nt->why, sizeof nt->why, "%s", why ? why : "");
+}
+
+/* Asks client seat i's running plan for the next tick's action (lv->planned), noting a plan
+ * that has ended: a client learns of it in the reply of the tick that ended it. A macro that
+ * fails ends its plan as impossible, the episode goes on. */
+static void plan_ahead(live *lv, int32_t i)
+{
+    char command[256];
+    snprintf(command, sizeof command, "%s", polis_env_plan_command(lv->env, i));
+    polis_plan_state ps;
+    int32_t act = 0;
+    const char *why = NULL;
+    lv->planned[i] = -1;
+    if (polis_env_plan_next(lv->env, i, &ps, &act, &why) != POLIS_OK) {
+        char msg[1280];
+        snprintf(msg, sizeof msg, "macro error: %s", polis_env_error(lv->env));
+        note_plan(lv, i, NOTE_IMPOSSIBLE, command, msg);
+    } else if (ps == POLIS_PLAN_RUNNING) {
+        lv->planned[i] = act;
+    } else {
+        note_plan(lv, i, ps == POLIS_PLAN_DONE ? NOTE_DONE : NOTE_IMPOSSIBLE, command, why);
+    }
+}
+
+/* Starts episode lv->episode (seed: the first one's plus its number). */
+static bool begin_episode(live *lv, uint64_t seed)
+{
+    lv->seed = seed;
+    for (int32_t i = 0; i < lv->n; i++) {
+        lv->pending[i] = -1;
+        lv->planned[i] = -1;
+        lv->note[i].status = NOTE_NONE;
+        lv->reward[i] = 0;
+        lv->illegal[i] = 0;
+        lv->n_illegal[i] = 0;
+        lv->n_bad[i] = 0;
+        free(lv->pending_text[i]);
+        lv->pending_text[i] = NULL;
+    }
+    if (polis_env_reset(lv->env, seed) != POLIS_OK) {
+        fprintf(stderr, "polis: serve: %s\n", polis_env_error(lv->env));
+        return false;
+    }
+    if ((lv->rec && polis_recorder_begin_episode(lv->rec, seed) != POLIS_OK) ||
+        (lv->file && polis_recorder_begin_episode(lv->file, seed) != POLIS_OK)) {
+        fprintf(stderr, "polis: serve: cannot record the reset\n");
+        return false;
+    }
+    return true;
+}
+
+/* The end of an episode: the end lines, then the next episode or none. */
+static void episode_ended(live *lv)
+{
+    char *metrics = NULL;
+    if (lv->has_metrics) {
+        int64_t illegal = 0;
+        for (int32_t i = 0; i < lv->n; i++) illegal += lv->n_illegal[i];
+        cJSON *holder = cJSON_CreateObject();
+        cJSON *err = holder ? cli_proto_metrics(lv->env, polis_env_tick(lv->env), illegal, holder)
+                            : NULL;
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(holder, "metrics");
+        if (!err && m) metrics = cJSON_PrintUnformatted(m);
+        cJSON_Delete(err);
+        cJSON_Delete(holder);
+    }
+    if (lv->rec && polis_recorder_end_episode(lv->rec, metrics) != POLIS_OK)
+        fprintf(stderr, "polis: serve: live stream: %s\n", polis_recorder_error(lv->rec));
+    if (lv->file && polis_recorder_end_episode(lv->file, metrics) != POLIS_OK) {
+        fprintf(stderr, "polis: serve: --record: %s; recording stopped\n",
+                polis_recorder_error(lv->file));
+        polis_recorder_close(lv->file);
+        lv->file = NULL;
+    }
+    cJSON_free(metrics);
+    fprintf(stderr, "polis serve: episode %" PRId64 " ended at tick %" PRId64 "\n", lv->episode,
+            polis_env_tick(lv->env));
+    if (lv->episodes && lv->episode + 1 >= lv->episodes) {
+        lv->over = true;
+        if (lv->file) {
+            if (polis_recorder_close(lv->file) != POLIS_OK)
+                fprintf(stderr, "polis: serve: --record: %s\n", polis_recorder_error(lv->file));
+            lv->file = NULL;
+        }
+        fprintf(stderr, "polis serve: all %" PRId64 " episodes played\n", lv->episodes);
+        return;
+    }
+    lv->episode++;
+    if (!begin_episode(lv, lv->seed + 1)) lv->over = true;
+}
+
+/* One tick: policies act, humans' and clients' actions (noop if none), plans, step, record;
+ * then the replies of the clients whose requests the tick answers. */
 static void live_tick(live *lv)
 {
     const polis_io *io = polis_env_io(lv->env);
     for (int32_t i = 0; i < lv->n; i++) {
         io->actions[i] = 0;
-        if (io->terminations[i] || io->truncations[i]) continue;
-        if (lv->seat_kind[i] == SEAT_POLICY) {
+        if (finished(lv, i)) {
+            /* nothing to do: the env ignores a finished agent's action */
+        } else if (lv->seat_kind[i] == SEAT_POLICY) {
             if (polis_env_policy_act(lv->env, lv->policy[i], &i, 1) != POLIS_OK) {
                 fprintf(stderr, "polis: serve: %s\n", polis_env_error(lv->env));
                 io->actions[i] = 0;
             }
         } else if (lv->pending[i] >= 0) {
             io->actions[i] = lv->pending[i];
+        } else if (lv->seat_kind[i] == SEAT_CLIENT) {
+            if (lv->planned[i] >= 0) io->actions[i] = lv->planned[i];
         } else if (polis_env_plan_command(lv->env, i)) {
             polis_plan_state ps;
             int32_t act = 0;
@@ -325,31 +639,61 @@ static void live_tick(live *lv)
                 io->actions[i] = act;
         }
         if (lv->pending_text[i]) {
-            const char *kind = lv->pending[i] >= 0 ? "action" : "plan";
-            if (lv->rec) polis_recorder_msg(lv->rec, i, kind, lv->pending_text[i]);
-            if (lv->file) polis_recorder_msg(lv->file, i, kind, lv->pending_text[i]);
+            if (lv->rec) polis_recorder_msg(lv->rec, i, lv->pending_kind[i], lv->pending_text[i]);
+            if (lv->file) polis_recorder_msg(lv->file, i, lv->pending_kind[i], lv->pending_text[i]);
             free(lv->pending_text[i]);
             lv->pending_text[i] = NULL;
         }
         lv->pending[i] = -1;
+        lv->planned[i] = -1;
     }
     if (polis_env_step(lv->env) != POLIS_OK) {
-        fprintf(stderr, "polis: serve: %s; the episode stops\n", polis_env_error(lv->env));
+        fprintf(stderr, "polis: serve: %s; the game stops\n", polis_env_error(lv->env));
         lv->over = true;
-    } else {
-        record_both(lv, polis_recorder_step);
-        if (polis_env_done(lv->env)) {
-            lv->over = true;
-            record_both(lv, end_no_metrics);
-            if (lv->file) {
-                if (polis_recorder_close(lv->file) != POLIS_OK)
-                    fprintf(stderr, "polis: serve: --record: %s\n", polis_recorder_error(lv->file));
-                lv->file = NULL;
-            }
-            fprintf(stderr, "polis serve: the episode ended at tick %" PRId64 "\n",
-                    polis_env_tick(lv->env));
+        for (agent_client *c = lv->agents; c; c = c->next) {
+            if (c->wait == WAIT_NONE) continue;
+            cJSON_Delete(c->wait_id);
+            c->wait_id = NULL;
+            c->wait = WAIT_NONE;
+            client_send(c, cli_proto_error("engine_error", NULL, "%s; the game stops",
+                                           polis_env_error(lv->env)),
+                        NULL);
+        }
+        stream_wake(lv);
+        send_turns(lv);
+        return;
+    }
+    record_both(lv, polis_recorder_step);
+    bool done = polis_env_done(lv->env);
+    for (int32_t i = 0; i < lv->n; i++) {
+        lv->n_illegal[i] += io->illegal[i];
+        if (lv->seat_kind[i] != SEAT_CLIENT) continue;
+        lv->reward[i] += io->rewards[i];
+        lv->illegal[i] |= io->illegal[i];
+        if (polis_env_plan_command(lv->env, i)) plan_ahead(lv, i);
+    }
+    /* the clients this tick answers: every step; an advance when one of its plans ended, the
+     * episode ended, or its ticks are used up */
+    for (agent_client *c = lv->agents; c; c = c->next) {
+        if (c->episode != lv->episode) continue;
+        c->ticks++;
+        if (c->wait == WAIT_STEP) {
+            client_answer(lv, c, NULL);
+        } else if (c->wait == WAIT_ADVANCE) {
+            bool ended = false;
+            for (int32_t i = 0; i < lv->n; i++)
+                ended |= lv->client[i] == c &&
+                         (lv->note[i].status == NOTE_DONE || lv->note[i].status == NOTE_IMPOSSIBLE);
+            c->wait_left--;
+            if (done)
+                client_answer(lv, c, "episode_done");
+            else if (ended)
+                client_answer(lv, c, "plan_ended");
+            else if (c->wait_left <= 0)
+                client_answer(lv, c, "max_ticks");
         }
     }
+    if (done) episode_ended(lv);
     stream_wake(lv);
     send_turns(lv);
 }
@@ -362,28 +706,25 @@ static void tick_cb(lws_sorted_usec_list_t *sul)
     if (lv->tick_ms) {
         live_tick(lv);
         if (!lv->over) schedule_tick(lv, lv->tick_ms * 1000);
-    } else if (all_humans_acted(lv)) {
+    } else if (all_ready(lv)) {
         live_tick(lv);
-        if (!lv->over && all_humans_acted(lv)) schedule_tick(lv, 0);
+        maybe_tick(lv);
     }
 }
 
 /* ---- the seat protocol -------------------------------------------------------------------- */
-
-static int32_t agent_by_name(const live *lv, const char *name)
-{
-    for (int32_t i = 0; i < lv->n; i++)
-        if (strcmp(polis_env_agent_name(lv->env, i), name) == 0) return i;
-    return -1;
-}
 
 static cJSON *op_take(live *lv, seat_client *c, const cJSON *req)
 {
     const cJSON *ag = cJSON_GetObjectItemCaseSensitive(req, "agent");
     if (!cJSON_IsString(ag))
         return live_error("bad_request", "\"take\" needs \"agent\": the name of a human seat");
-    int32_t i = agent_by_name(lv, ag->valuestring);
+    int32_t i = cli_agent_find(lv->env, ag->valuestring);
     if (i < 0) return live_error("unknown_seat", "no agent named \"%.64s\"", ag->valuestring);
+    if (lv->seat_kind[i] == SEAT_CLIENT)
+        return live_error("not_human", "agent %s is played by an agent-protocol client (--tcp), "
+                                       "not by a person",
+                          ag->valuestring);
     if (lv->seat_kind[i] != SEAT_HUMAN)
         return live_error("not_human", "agent %s is played by the policy %s, not by a person",
                           ag->valuestring, polis_env_policy_name(lv->env, lv->policy[i]));
@@ -416,8 +757,7 @@ static cJSON *op_act(live *lv, seat_client *c, const cJSON *req)
     const char *name = polis_env_agent_name(lv->env, i);
     const polis_io *io = polis_env_io(lv->env);
     if (lv->over) return live_error("episode_over", "the episode is over");
-    if (io->terminations[i] || io->truncations[i])
-        return live_error("agent_done", "agent %s is finished for this episode", name);
+    if (finished(lv, i)) return live_error("agent_done", "agent %s is finished for this episode", name);
     const cJSON *plan = cJSON_GetObjectItemCaseSensitive(req, "plan");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, "action");
     if (plan) {
@@ -428,6 +768,7 @@ static cJSON *op_act(live *lv, seat_client *c, const cJSON *req)
         lv->pending[i] = -1;
         free(lv->pending_text[i]);
         lv->pending_text[i] = strdup(plan->valuestring);
+        lv->pending_kind[i] = "plan";
     } else {
         int32_t id = -1;
         if (cJSON_IsNumber(v)) {
@@ -452,6 +793,7 @@ static cJSON *op_act(live *lv, seat_client *c, const cJSON *req)
         free(lv->pending_text[i]);
         lv->pending_text[i] = strdup(cJSON_IsString(v) ? v->valuestring
                                                        : polis_env_action_name(lv->env, id));
+        lv->pending_kind[i] = "action";
     }
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "type", "accepted");
@@ -461,7 +803,7 @@ static cJSON *op_act(live *lv, seat_client *c, const cJSON *req)
         cJSON_AddStringToObject(r, "plan", plan->valuestring);
     else
         cJSON_AddStringToObject(r, "action", polis_env_action_name(lv->env, lv->pending[i]));
-    if (!lv->tick_ms && !lv->tick_queued && all_humans_acted(lv)) schedule_tick(lv, 0);
+    maybe_tick(lv);
     return r;
 }
 
@@ -572,6 +914,436 @@ static int live_seat(struct lws *wsi, enum lws_callback_reasons reason, void *us
     }
 }
 
+/* ---- the agent protocol over --tcp (client seats) ------------------------------------------- */
+
+static const char CLIENT_OPS[] = "describe, reset, step, advance, close";
+
+/* Frees c's client seats (a waiting request is dropped with them). */
+static void client_release(live *lv, agent_client *c)
+{
+    bool any = false;
+    for (int32_t i = 0; i < lv->n; i++) {
+        if (lv->client[i] != c) continue;
+        lv->client[i] = NULL;
+        any = true;
+        if (lv->pending_text[i]) {
+            free(lv->pending_text[i]);
+            lv->pending_text[i] = NULL;
+        }
+        lv->pending[i] = -1;
+    }
+    if (any) {
+        fprintf(stderr, "polis serve: client %u left its seats\n", c->number);
+        seats_changed(lv, NULL);
+    }
+}
+
+static cJSON *client_describe(live *lv, agent_client *c)
+{
+    cJSON *r = cli_proto_ok("describe");
+    cli_proto_describe(lv->env, r, false, !lv->over && c->episode == lv->episode);
+    cJSON *l = cJSON_AddObjectToObject(r, "live");
+    cJSON_AddStringToObject(l, "mode", lv->tick_ms ? "fixed" : "wait");
+    cJSON_AddNumberToObject(l, "tick_ms", (double)lv->tick_ms);
+    cJSON_AddNumberToObject(l, "episode", (double)lv->episode);
+    cJSON_AddNumberToObject(l, "episodes", (double)lv->episodes);
+    cJSON_AddNumberToObject(l, "tick", (double)polis_env_tick(lv->env));
+    cJSON *seats = cJSON_AddObjectToObject(l, "seats");
+    cJSON *yours = cJSON_AddArrayToObject(l, "yours");
+    cJSON *fr = cJSON_AddArrayToObject(l, "free");
+    for (int32_t i = 0; i < lv->n; i++) {
+        const char *name = polis_env_agent_name(lv->env, i);
+        cJSON_AddStringToObject(seats, name, player_name(lv, i));
+        if (lv->client[i] == c) cJSON_AddItemToArray(yours, cJSON_CreateString(name));
+        if (lv->seat_kind[i] == SEAT_CLIENT && !lv->client[i])
+            cJSON_AddItemToArray(fr, cJSON_CreateString(name));
+    }
+    return r;
+}
+
+/* "reset": joins the episode being played, taking the client seats named by "agents" (an
+ * array of names; default: the seats the client holds, or when it holds none, every free
+ * client seat). The reply is the episode as it is now, for those seats. */
+static cJSON *client_join(live *lv, agent_client *c, const cJSON *req)
+{
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(req, "seed");
+    if (seed && !cJSON_IsNull(seed))
+        return cli_proto_error("bad_request", NULL,
+                               "\"seed\": the live server chooses the seeds (--seed, then one "
+                               "more per episode); leave it out");
+    if (lv->over)
+        return cli_proto_error("no_episode", NULL, "no episode is being played: %s",
+                               lv->episodes && lv->episode + 1 >= lv->episodes
+                                   ? "every episode (--episodes) has been played"
+                                   : "the game stopped after an engine error");
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(req, "agents");
+    uint8_t *want = calloc((size_t)lv->n, 1);
+    if (!want) return cli_proto_error("engine_error", NULL, "out of memory");
+    int32_t n_want = 0;
+    if (names && !cJSON_IsNull(names)) {
+        if (!cJSON_IsArray(names) || !cJSON_GetArraySize(names)) {
+            free(want);
+            return cli_proto_error("bad_request", NULL,
+                                   "\"agents\" must be a non-empty array of agent names (the "
+                                   "client seats to play)");
+        }
+        const cJSON *v;
+        int k = 0;
+        cJSON_ArrayForEach(v, names) {
+            int32_t i = cJSON_IsString(v) ? cli_agent_find(lv->env, v->valuestring) : -1;
+            cJSON *err = NULL;
+            char list[512];
+            if (!cJSON_IsString(v)) {
+                err = cli_proto_error("bad_request", NULL, "\"agents\"[%d] is not a string (an agent's name)", k);
+            } else if (i < 0) {
+                cli_agent_names(lv->env, list, sizeof list);
+                err = cli_proto_error("unknown_agent", v->valuestring,
+                                      "\"agents\"[%d]: no agent named \"%.64s\" (agents: %s)", k,
+                                      v->valuestring, list);
+            } else if (lv->seat_kind[i] != SEAT_CLIENT) {
+                err = cli_proto_error("not_client", v->valuestring,
+                                      "agent %s is played by %s, not by a client (--seat %s=client)",
+                                      v->valuestring,
+                                      lv->seat_kind[i] == SEAT_HUMAN ? "a person (human)"
+                                                                     : player_name(lv, i),
+                                      v->valuestring);
+            } else if (lv->client[i] && lv->client[i] != c) {
+                err = cli_proto_error("seat_taken", v->valuestring,
+                                      "agent %s's seat is held by another client", v->valuestring);
+            }
+            if (err) {
+                free(want);
+                return err;
+            }
+            n_want += !want[i];
+            want[i] = 1;
+            k++;
+        }
+    } else if (holds_any(lv, c)) {
+        for (int32_t i = 0; i < lv->n; i++) want[i] = lv->client[i] == c, n_want += want[i];
+    } else {
+        for (int32_t i = 0; i < lv->n; i++)
+            if (lv->seat_kind[i] == SEAT_CLIENT && !lv->client[i]) want[i] = 1, n_want++;
+        if (!n_want) {
+            free(want);
+            return cli_proto_error("no_free_seat", NULL,
+                                   "every client seat is held by another client (or the game "
+                                   "has none: --seat AGENT=client)");
+        }
+    }
+    bool changed = false;
+    for (int32_t i = 0; i < lv->n; i++) {
+        if (want[i] && lv->client[i] != c) {
+            lv->client[i] = c;
+            lv->reward[i] = 0;
+            lv->illegal[i] = 0;
+            lv->note[i].status = NOTE_NONE;
+            changed = true;
+            fprintf(stderr, "polis serve: client %u takes agent %s's seat\n", c->number,
+                    polis_env_agent_name(lv->env, i));
+        } else if (!want[i] && lv->client[i] == c) {
+            lv->client[i] = NULL;
+            changed = true;
+        }
+    }
+    free(want);
+    c->episode = lv->episode;
+    c->ticks = 0;
+    if (changed) seats_changed(lv, NULL);
+    cJSON *r = cli_proto_ok("reset");
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRIu64, lv->seed);
+    cJSON_AddRawToObject(r, "seed", buf);
+    cJSON_AddNumberToObject(r, "episode", (double)lv->episode);
+    return client_agents(lv, c, r, false);
+}
+
+/* One agent's action or plan command in a client's step; fills *id or *plan. NULL, or the
+ * error reply. */
+static cJSON *client_action(live *lv, int32_t i, const cJSON *v, int32_t *id, const char **plan)
+{
+    const char *name = polis_env_agent_name(lv->env, i);
+    const polis_io *io = polis_env_io(lv->env);
+    *id = -1;
+    *plan = NULL;
+    const cJSON *pl = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "plan") : NULL;
+    if (pl) {
+        if (!cJSON_IsString(pl))
+            return cli_proto_error("bad_request", name,
+                                   "\"actions\".\"%s\".\"plan\" must be a plan command (a string "
+                                   "such as \"GATHER 3 wood\")",
+                                   name);
+        *plan = pl->valuestring;
+        return NULL;
+    }
+    if (cJSON_IsString(v) && polis_env_action_id(lv->env, v->valuestring) < 0) {
+        const char *t = v->valuestring;
+        while (*t == ' ' || *t == '\t') t++;
+        size_t len = strcspn(t, " \t\r\n");
+        for (int32_t m = 0; len && m < polis_env_n_macros(lv->env); m++) {
+            const char *mn = polis_env_macro_name(lv->env, m);
+            if (strlen(mn) == len && strncasecmp(mn, t, len) == 0) {
+                *plan = v->valuestring;
+                return NULL;
+            }
+        }
+    }
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d != floor(d) || d < 0 || d >= lv->n_actions)
+            return cli_proto_error("bad_action", name, "agent %s: action %g is not an action id (0..%d)",
+                                   name, d, lv->n_actions - 1);
+        *id = (int32_t)d;
+    } else if (cJSON_IsString(v) || cJSON_IsObject(v)) {
+        char *text = cJSON_IsString(v) ? v->valuestring : cJSON_PrintUnformatted(v);
+        if (!text) return cli_proto_error("engine_error", name, "out of memory");
+        polis_status st = polis_env_parse_action(lv->env, i, text, id);
+        if (!cJSON_IsString(v)) cJSON_free(text);
+        if (st != POLIS_OK) return cli_proto_error("bad_action", name, "%s", polis_env_error(lv->env));
+    } else {
+        return cli_proto_error("bad_request", name,
+                               "\"actions\".\"%s\": an action is an id, a name or text (a "
+                               "string), or a JSON action (an object)",
+                               name);
+    }
+    if (!io->masks[(size_t)i * (size_t)lv->n_actions + (size_t)*id]) {
+        char list[512] = "";
+        size_t used = 0;
+        const uint8_t *mask = io->masks + (size_t)i * (size_t)lv->n_actions;
+        for (int32_t k = 0; k < lv->n_actions && used < sizeof list - 1; k++) {
+            if (!mask[k]) continue;
+            int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                             polis_env_action_name(lv->env, k));
+            if (w < 0) break;
+            used += (size_t)w;
+        }
+        return cli_proto_error("illegal_action", name,
+                               "agent %s: action %s is not legal at tick %" PRId64 " (legal: %s)",
+                               name, polis_env_action_name(lv->env, *id), polis_env_tick(lv->env),
+                               list);
+    }
+    return NULL;
+}
+
+/* "step" / "advance": the actions of the client's seats for the coming tick; the reply comes
+ * after it (advance: after the tick in which a plan of the client's ended, the episode ended,
+ * or max_ticks). NULL when the reply waits, else the error reply. */
+static cJSON *client_play(live *lv, agent_client *c, const cJSON *req, bool advance)
+{
+    const cJSON *acts = cJSON_GetObjectItemCaseSensitive(req, "actions");
+    int64_t max_ticks = ADVANCE_DEFAULT_TICKS;
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(req, "max_ticks");
+    if (advance && mt && !cJSON_IsNull(mt)) {
+        double d = cJSON_IsNumber(mt) ? mt->valuedouble : -1;
+        if (!cJSON_IsNumber(mt) || d != floor(d) || d < 1 || d > ADVANCE_MAX_TICKS)
+            return cli_proto_error("bad_request", NULL,
+                                   "\"max_ticks\" must be an integer in [1, %d] (default %d)",
+                                   ADVANCE_MAX_TICKS, ADVANCE_DEFAULT_TICKS);
+        max_ticks = (int64_t)d;
+    }
+    if (acts && !cJSON_IsNull(acts) && !cJSON_IsObject(acts))
+        return cli_proto_error("bad_request", NULL, "\"actions\" must be an object {agent name: action}");
+    if (c->episode < 0 || !holds_any(lv, c))
+        return cli_proto_error("no_episode", NULL,
+                               "no seat: send {\"op\": \"reset\"} first to join the game");
+    if (lv->over || c->episode != lv->episode || polis_env_done(lv->env))
+        return cli_proto_error("episode_over", NULL,
+                               "the episode you joined is over%s: send {\"op\": \"reset\"} to join "
+                               "the %s",
+                               lv->over ? " and no other is being played" : "",
+                               lv->over ? "next one if there is one" : "next one");
+    int32_t *id = malloc(sizeof *id * (size_t)lv->n);
+    const char **plan = calloc((size_t)lv->n, sizeof *plan);
+    cJSON *err = NULL;
+    if (!id || !plan) err = cli_proto_error("engine_error", NULL, "out of memory");
+    for (int32_t i = 0; !err && i < lv->n; i++) id[i] = -2; /* not given */
+    const cJSON *v;
+    cJSON_ArrayForEach(v, acts) {
+        if (err) break;
+        int32_t i = cli_agent_find(lv->env, v->string);
+        char list[512];
+        if (i < 0) {
+            cli_agent_names(lv->env, list, sizeof list);
+            err = cli_proto_error("unknown_agent", v->string,
+                                  "\"actions\": no agent named \"%.64s\" (agents: %s)", v->string, list);
+        } else if (lv->client[i] != c) {
+            err = cli_proto_error("not_your_seat", v->string,
+                                  "\"actions\": agent %s is not one of your seats (%s plays it)",
+                                  v->string, lv->client[i] ? "another client" : player_name(lv, i));
+        } else if (!finished(lv, i)) { /* a finished agent's action is ignored, as by the env */
+            err = client_action(lv, i, v, &id[i], &plan[i]);
+            if (err) lv->n_bad[i]++;
+        }
+    }
+    /* every action checked; now the plans start (their first action is this tick's) */
+    for (int32_t i = 0; !err && i < lv->n; i++) {
+        if (!plan[i]) continue;
+        if (polis_env_plan_start(lv->env, i, plan[i]) != POLIS_OK) {
+            lv->n_bad[i]++;
+            err = cli_proto_error("bad_plan", polis_env_agent_name(lv->env, i), "%s",
+                                  polis_env_error(lv->env));
+            for (int32_t k = 0; k < lv->n; k++)
+                if (plan[k]) polis_env_plan_cancel(lv->env, k);
+        }
+    }
+    for (int32_t i = 0; !err && i < lv->n; i++) {
+        if (lv->client[i] != c) continue;
+        const char *running = polis_env_plan_command(lv->env, i);
+        if (plan[i]) {
+            free(lv->pending_text[i]);
+            lv->pending_text[i] = strdup(plan[i]);
+            lv->pending_kind[i] = "plan";
+            lv->pending[i] = -1;
+            if (running) plan_ahead(lv, i);
+        } else if (id[i] >= 0) {
+            if (running) {
+                note_plan(lv, i, NOTE_CANCELLED, running, "an action was given instead");
+                polis_env_plan_cancel(lv->env, i);
+                lv->planned[i] = -1;
+            }
+            lv->pending[i] = id[i];
+            free(lv->pending_text[i]);
+            const cJSON *given = cJSON_GetObjectItemCaseSensitive(acts, polis_env_agent_name(lv->env, i));
+            lv->pending_text[i] = cJSON_IsString(given) ? strdup(given->valuestring) : NULL;
+            lv->pending_kind[i] = "action";
+        }
+    }
+    free(id);
+    free(plan);
+    if (err) return err;
+    c->wait = advance ? WAIT_ADVANCE : WAIT_STEP;
+    c->wait_left = max_ticks;
+    const cJSON *rid = cJSON_GetObjectItemCaseSensitive(req, "id");
+    c->wait_id = rid ? cJSON_Duplicate(rid, true) : NULL;
+    maybe_tick(lv);
+    return NULL;
+}
+
+/* Answers one request line of c (a step or advance may wait for its tick). */
+static void client_line(live *lv, agent_client *c, const char *line, size_t len)
+{
+    cJSON *reply, *req;
+    const char *op;
+    cli_proto_parse(line, len, CLIENT_OPS, &req, &op, &reply);
+    if (!op)
+        ;
+    else if (strcmp(op, "describe") == 0)
+        reply = client_describe(lv, c);
+    else if (strcmp(op, "reset") == 0)
+        reply = client_join(lv, c, req);
+    else if (strcmp(op, "step") == 0 || strcmp(op, "advance") == 0)
+        reply = client_play(lv, c, req, op[0] == 'a');
+    else if (strcmp(op, "close") == 0) {
+        reply = cli_proto_ok("close");
+        client_release(lv, c);
+        c->closing = true;
+    } else
+        reply = cli_proto_error("unknown_op", NULL, "unknown op \"%.64s\" (ops: %s)", op, CLIENT_OPS);
+    if (reply)
+        client_send(c, reply, cJSON_IsObject(req) ? cJSON_GetObjectItemCaseSensitive(req, "id") : NULL);
+    cJSON_Delete(req);
+}
+
+/* Handles c's complete lines while nothing waits; a line over the limit is refused. Reading
+ * stops while a request waits for its tick, so the requests are answered in order. */
+static void client_pump(live *lv, agent_client *c)
+{
+    while (c->wait == WAIT_NONE && !c->closing) {
+        char *nl = c->in_len ? memchr(c->in, '\n', c->in_len) : NULL;
+        if (!nl) {
+            if (c->in_len > CLIENT_MAX_LINE) {
+                c->dropping = c->in_len;
+                c->in_len = 0;
+            }
+            break;
+        }
+        size_t len = (size_t)(nl - c->in);
+        size_t line_len = len;
+        while (line_len && c->in[line_len - 1] == '\r') line_len--;
+        bool blank = true;
+        for (size_t k = 0; k < line_len && blank; k++) blank = c->in[k] == ' ' || c->in[k] == '\t';
+        if (line_len > CLIENT_MAX_LINE)
+            client_send(c, cli_proto_error("line_too_long", NULL,
+                                           "the request is %zu bytes; the limit is %d", line_len,
+                                           CLIENT_MAX_LINE),
+                        NULL);
+        else if (!blank)
+            client_line(lv, c, c->in, line_len);
+        memmove(c->in, nl + 1, c->in_len - len - 1);
+        c->in_len -= len + 1;
+    }
+    if (c->wsi) lws_rx_flow_control(c->wsi, c->wait == WAIT_NONE && !c->closing);
+}
+
+/* New bytes from c. */
+static int client_receive(live *lv, agent_client *c, const char *data, size_t len)
+{
+    if (c->dropping) {
+        const char *nl = memchr(data, '\n', len);
+        if (!nl) {
+            c->dropping += len;
+            return 0;
+        }
+        size_t line = c->dropping + (size_t)(nl - data);
+        c->dropping = 0;
+        client_send(c, cli_proto_error("line_too_long", NULL, "the request is %zu bytes; the limit is %d",
+                                       line, CLIENT_MAX_LINE),
+                    NULL);
+        len -= (size_t)(nl + 1 - data);
+        data = nl + 1;
+    }
+    char *p = realloc(c->in, c->in_len + len + 1);
+    if (!p) return -1;
+    c->in = p;
+    memcpy(c->in + c->in_len, data, len);
+    c->in_len += len;
+    client_pump(lv, c);
+    return 0;
+}
+
+static int live_agent(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                      size_t len)
+{
+    agent_client *c = user;
+    live *lv = the_live;
+    switch (reason) {
+    case LWS_CALLBACK_RAW_ADOPT:
+        memset(c, 0, offsetof(agent_client, buf));
+        c->wsi = wsi;
+        c->episode = -1;
+        c->number = ++lv->n_connected;
+        c->next = lv->agents;
+        lv->agents = c;
+        return 0;
+    case LWS_CALLBACK_RAW_RX: return client_receive(lv, c, in, len);
+    case LWS_CALLBACK_RAW_WRITEABLE: {
+        if (c->out_sent == c->out_len) return c->closing ? -1 : 0;
+        size_t n = c->out_len - c->out_sent;
+        if (n > STREAM_CHUNK) n = STREAM_CHUNK;
+        memcpy(c->buf + LWS_PRE, c->out + c->out_sent, n);
+        if (lws_write(wsi, c->buf + LWS_PRE, n, LWS_WRITE_RAW) < (int)n) return -1;
+        c->out_sent += n;
+        if (c->out_sent == c->out_len) c->out_sent = c->out_len = 0;
+        if (c->out_len || c->closing) lws_callback_on_writable(wsi);
+        return 0;
+    }
+    case LWS_CALLBACK_RAW_CLOSE:
+        for (agent_client **pp = &lv->agents; *pp; pp = &(*pp)->next) {
+            if (*pp == c) {
+                *pp = c->next;
+                break;
+            }
+        }
+        client_release(lv, c);
+        cJSON_Delete(c->wait_id);
+        free(c->in);
+        free(c->out);
+        memset(c, 0, offsetof(agent_client, buf));
+        return 0;
+    default: return 0;
+    }
+}
+
 /* ---- the record stream ------------------------------------------------------------------ */
 
 static const struct lws_protocols *stream_protocol;
@@ -618,69 +1390,102 @@ static void live_on_signal(int sig)
     live_interrupted = 1;
 }
 
+/* The options that take a value, and what to do with it. */
+static int take_value(live_args *a, const char *arg, const char *v)
+{
+    int64_t num;
+    if (strcmp(arg, "--http") == 0) {
+        a->http = v;
+    } else if (strcmp(arg, "--tcp") == 0) {
+        a->tcp = v;
+    } else if (strcmp(arg, "--seat") == 0) {
+        if (!strchr(v, '=') || v[0] == '=' || !strchr(v, '=')[1])
+            return cli_usage("serve", "--seat: '%s' is not AGENT=human|client|POLICY", v);
+        if (a->n_seat_args == (int)(sizeof a->seat_arg / sizeof a->seat_arg[0]))
+            return cli_usage("serve", "--seat: too many");
+        a->seat_arg[a->n_seat_args++] = v;
+    } else if (strcmp(arg, "--policy") == 0) {
+        a->policy = v;
+    } else if (strcmp(arg, "--tick-ms") == 0) {
+        if (!cli_parse_int(v, 0, 3600000, &a->tick_ms))
+            return cli_usage("serve", "--tick-ms: '%s' is not an integer in [0, 3600000]", v);
+    } else if (strcmp(arg, "--episodes") == 0) {
+        if (!cli_parse_int(v, 0, INT32_MAX, &a->episodes))
+            return cli_usage("serve", "--episodes: '%s' is not an integer in [0, %d] (0: no end)", v,
+                             INT32_MAX);
+    } else if (strcmp(arg, "--seed") == 0) {
+        if (!cli_parse_int(v, 0, INT64_MAX, &num))
+            return cli_usage("serve", "--seed: '%s' is not a non-negative integer", v);
+        a->seed = (uint64_t)num;
+        a->has_seed = true;
+    } else if (strcmp(arg, "--record") == 0) {
+        if (!*v) return cli_usage("serve", "--record: empty file name");
+        a->record = v;
+    } else if (strcmp(arg, "--keyframe-every") == 0) {
+        if (!cli_parse_int(v, 1, INT32_MAX, &a->keyframe_every))
+            return cli_usage("serve", "--keyframe-every: '%s' is not an integer in [1, %d]", v,
+                             INT32_MAX);
+    } else if (strcmp(arg, "--set") == 0) {
+        return cli_overrides_set(&a->overrides, "serve", v);
+    } else if (strcmp(arg, "--agents") == 0) {
+        return cli_overrides_agents(&a->overrides, "serve", v);
+    } else {
+        if (!*v) return cli_usage("serve", "--plugin-path: empty directory list");
+        a->plugin_path = v;
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, live_args *a)
 {
     memset(a, 0, sizeof *a);
     a->policy = "random";
+    a->tick_ms = -1;
+    a->episodes = -1;
+    static const char *const with_value[] = {"--http", "--tcp", "--seat", "--policy", "--tick-ms",
+                                             "--episodes", "--seed", "--record",
+                                             "--keyframe-every", "--set", "--agents",
+                                             "--plugin-path", NULL};
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return -1;
-        if (arg[0] != '-' || arg[1] == '\0') {
+        bool known = false;
+        for (int k = 0; with_value[k]; k++) known |= strcmp(arg, with_value[k]) == 0;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            return -1;
+        } else if (arg[0] != '-' || arg[1] == '\0') {
             if (a->scenario)
                 return cli_usage("serve", "unexpected argument '%s' (SCENARIO is '%s')", arg,
                                  a->scenario);
             a->scenario = arg;
-            continue;
-        }
-        if (strcmp(arg, "--allow-remote") == 0) {
+        } else if (strcmp(arg, "--allow-remote") == 0) {
             a->allow_remote = true;
-            continue;
-        }
-        static const char *const with_value[] = {"--http", "--seat", "--policy", "--tick-ms",
-                                                 "--seed", "--record", "--keyframe-every",
-                                                 "--plugin-path", NULL};
-        bool known = false;
-        for (int k = 0; with_value[k]; k++) known |= strcmp(arg, with_value[k]) == 0;
-        if (!known)
-            return cli_usage("serve", "unknown option '%s' (with --http: --seat, --policy, "
-                                      "--tick-ms, --seed, --record, --keyframe-every, "
-                                      "--allow-remote, --plugin-path)",
+        } else if (!known) {
+            return cli_usage("serve", "unknown option '%s' (with --http: --seat, --policy, --tcp, "
+                                      "--tick-ms, --episodes, --seed, --record, --keyframe-every, "
+                                      "--set, --agents, --allow-remote, --plugin-path)",
                              arg);
-        if (i + 1 >= argc) return cli_usage("serve", "%s needs a value", arg);
-        const char *v = argv[++i];
-        int64_t num;
-        if (strcmp(arg, "--http") == 0) {
-            a->http = v;
-        } else if (strcmp(arg, "--seat") == 0) {
-            if (!strchr(v, '=') || v[0] == '=' || !strchr(v, '=')[1])
-                return cli_usage("serve", "--seat: '%s' is not AGENT=human|POLICY", v);
-            if (a->n_seat_args == (int)(sizeof a->seat_arg / sizeof a->seat_arg[0]))
-                return cli_usage("serve", "--seat: too many");
-            a->seat_arg[a->n_seat_args++] = v;
-        } else if (strcmp(arg, "--policy") == 0) {
-            a->policy = v;
-        } else if (strcmp(arg, "--tick-ms") == 0) {
-            if (!cli_parse_int(v, 0, 3600000, &a->tick_ms))
-                return cli_usage("serve", "--tick-ms: '%s' is not an integer in [0, 3600000]", v);
-        } else if (strcmp(arg, "--seed") == 0) {
-            if (!cli_parse_int(v, 0, INT64_MAX, &num))
-                return cli_usage("serve", "--seed: '%s' is not a non-negative integer", v);
-            a->seed = (uint64_t)num;
-            a->has_seed = true;
-        } else if (strcmp(arg, "--record") == 0) {
-            if (!*v) return cli_usage("serve", "--record: empty file name");
-            a->record = v;
-        } else if (strcmp(arg, "--keyframe-every") == 0) {
-            if (!cli_parse_int(v, 1, INT32_MAX, &a->keyframe_every))
-                return cli_usage("serve", "--keyframe-every: '%s' is not an integer in [1, %d]", v,
-                                 INT32_MAX);
+        } else if (i + 1 >= argc) {
+            return cli_usage("serve", "%s needs a value", arg);
         } else {
-            if (!*v) return cli_usage("serve", "--plugin-path: empty directory list");
-            a->plugin_path = v;
+            int rc = take_value(a, arg, argv[++i]);
+            if (rc) return rc;
         }
     }
     if (!a->scenario) return cli_usage("serve", "missing SCENARIO (a scenario .json file)");
+    /* the live game's own key is read here from the file, so it is set with --seat and
+     * --tick-ms rather than --set */
+    const cJSON *ov;
+    cJSON_ArrayForEach(ov, a->overrides.obj)
+        if (strncmp(ov->string, "live", 4) == 0 && (!ov->string[4] || ov->string[4] == '.'))
+            return cli_usage("serve", "--set %s: set the live game with --seat, --tick-ms and "
+                                      "--episodes",
+                             ov->string);
     if (!(a->scenario = cli_scenario("serve", a->scenario))) return EXIT_ENV;
+    bool oom = false;
+    /* as with `polis serve --tcp`, the env has the metrics plugin, so the reply that ends a
+     * client's episode and the recording's end lines carry the figures eval prints */
+    a->overrides_text = cli_eval_overrides(a->scenario, a->overrides.obj, true, &oom);
+    if (oom) return cli_usage("serve", "out of memory");
     return 0;
 }
 
@@ -708,8 +1513,43 @@ static bool is_loopback_host(const char *h)
     return strncmp(h, "127.", 4) == 0 || strcmp(h, "localhost") == 0;
 }
 
-/* Assigns every seat from --seat and --policy. Returns 0 or EXIT_USAGE. */
-static int assign_seats(live *lv, const live_args *a)
+/* Sets seat i from WHO ("human", "client" or a policy). `where` names the setting in an
+ * error ("--seat agent_0=x", "live.seats.agent_0"). Returns 0 or EXIT_USAGE. */
+static int set_seat(live *lv, int32_t i, const char *who, const char *where)
+{
+    if (strcmp(who, "human") == 0) {
+        lv->seat_kind[i] = SEAT_HUMAN;
+        return 0;
+    }
+    if (strcmp(who, "client") == 0) {
+        lv->seat_kind[i] = SEAT_CLIENT;
+        return 0;
+    }
+    int32_t p = polis_env_policy_find(lv->env, who);
+    if (p < 0) {
+        char names[512];
+        cli_policy_names(lv->env, names, sizeof names);
+        return cli_usage("serve", "%s: '%s' is neither 'human', 'client' nor a policy (%s)", where,
+                         who, names);
+    }
+    lv->seat_kind[i] = SEAT_POLICY;
+    lv->policy[i] = p;
+    return 0;
+}
+
+/* The scenario's "live" key (checked by the scenario reader: docs/scenario.md, "Live play"),
+ * or NULL. */
+static cJSON *scenario_live(const char *text, size_t len)
+{
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    cJSON *l = cJSON_DetachItemFromObjectCaseSensitive(root, "live");
+    cJSON_Delete(root);
+    return l;
+}
+
+/* Assigns every seat: --seat, else the scenario's "live" seats, else --policy. Returns 0 or
+ * EXIT_USAGE. */
+static int assign_seats(live *lv, const live_args *a, const cJSON *conf)
 {
     int32_t def = polis_env_policy_find(lv->env, a->policy);
     if (def < 0) {
@@ -722,72 +1562,82 @@ static int assign_seats(live *lv, const live_args *a)
         lv->seat_kind[i] = SEAT_POLICY;
         lv->policy[i] = def;
         lv->pending[i] = -1;
+        lv->planned[i] = -1;
+    }
+    char list[512], where[256];
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(conf, "seats")) {
+        if (s->string[0] == '_') continue; /* a comment, as everywhere in a scenario */
+        int32_t i = cli_agent_find(lv->env, s->string);
+        snprintf(where, sizeof where, "live.seats.%.128s", s->string);
+        if (!cJSON_IsString(s))
+            return cli_usage("serve", "%s: not a string ('human', 'client' or a policy)", where);
+        if (i < 0) {
+            cli_agent_names(lv->env, list, sizeof list);
+            return cli_usage("serve", "%s: no agent named '%s' (agents: %s)", where, s->string, list);
+        }
+        int rc = set_seat(lv, i, s->valuestring, where);
+        if (rc) return rc;
     }
     for (int k = 0; k < a->n_seat_args; k++) {
         const char *v = a->seat_arg[k];
         const char *eq = strchr(v, '=');
         char agent[128];
         snprintf(agent, sizeof agent, "%.*s", (int)(eq - v), v);
-        int32_t i = agent_by_name(lv, agent);
+        int32_t i = cli_agent_find(lv->env, agent);
+        snprintf(where, sizeof where, "--seat %.200s", v);
         if (i < 0) {
-            char list[512] = "";
-            size_t used = 0;
-            for (int32_t j = 0; j < lv->n && used + 1 < sizeof list; j++) {
-                int w = snprintf(list + used, sizeof list - used, "%s%s", j ? ", " : "",
-                                 polis_env_agent_name(lv->env, j));
-                if (w < 0) break;
-                used += (size_t)w;
-            }
-            return cli_usage("serve", "--seat %s: no agent named '%s' (agents: %s)", v, agent, list);
+            cli_agent_names(lv->env, list, sizeof list);
+            return cli_usage("serve", "%s: no agent named '%s' (agents: %s)", where, agent, list);
         }
-        if (strcmp(eq + 1, "human") == 0) {
-            lv->seat_kind[i] = SEAT_HUMAN;
-            continue;
-        }
-        int32_t p = polis_env_policy_find(lv->env, eq + 1);
-        if (p < 0) {
-            char names[512];
-            cli_policy_names(lv->env, names, sizeof names);
-            return cli_usage("serve", "--seat %s: '%s' is neither 'human' nor a policy (%s)", v,
-                             eq + 1, names);
-        }
-        lv->seat_kind[i] = SEAT_POLICY;
-        lv->policy[i] = p;
+        int rc = set_seat(lv, i, eq + 1, where);
+        if (rc) return rc;
     }
     return 0;
 }
 
-/* The recorder's "policies" array: "human" or the policy's name per agent. */
+/* The recorder's "policies" array: "human", "client" or the policy's name per agent. */
 static char *policies_json(const live *lv)
 {
     cJSON *pol = cJSON_CreateArray();
     for (int32_t i = 0; pol && i < lv->n; i++)
-        cJSON_AddItemToArray(pol, cJSON_CreateString(lv->seat_kind[i] == SEAT_HUMAN
-                                                         ? "human"
-                                                         : polis_env_policy_name(lv->env, lv->policy[i])));
+        cJSON_AddItemToArray(pol, cJSON_CreateString(player_name(lv, i)));
     char *t = pol ? cJSON_PrintUnformatted(pol) : NULL;
     cJSON_Delete(pol);
     return t;
 }
 
-static int run_live(const live_args *a, live *lv, const char *viewer)
+/* Reads the scenario file (for the header and the "live" key). */
+static char *read_text(const char *path, size_t *len)
 {
-    char host[256];
-    int port;
-    if (!parse_http(a->http, host, sizeof host, &port))
-        return cli_usage("serve", "--http: '%s' is not [HOST:]PORT (PORT in [0, 65535])", a->http);
-    if (!is_loopback_host(host) && !a->allow_remote)
-        return cli_usage("serve", "--http: %s is not a loopback address; add --allow-remote to "
-                                  "let anyone who can connect take a seat",
-                         host);
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    *len = 0;
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        long sz = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        text = sz >= 0 ? malloc((size_t)sz + 1) : NULL;
+        if (text) *len = fread(text, 1, (size_t)sz, f);
+        fclose(f);
+    }
+    return text;
+}
+
+/* Creates the env and the live state, the seats and the recorders. Returns 0 or the exit
+ * status. */
+static int live_open(const live_args *a, live *lv)
+{
     polis_options opts;
     memset(&opts, 0, sizeof opts);
     opts.struct_size = sizeof opts;
     opts.plugin_path = a->plugin_path;
+    opts.overrides = a->overrides_text;
     polis_error err;
     memset(&err, 0, sizeof err);
     if (polis_env_create_file(a->scenario, &opts, &lv->env, &err) != POLIS_OK) {
         fprintf(stderr, "polis: serve: %s\n", err.message);
+        cli_scenario_hint(a->scenario);
         return EXIT_ENV;
     }
     lv->n = polis_env_n_agents(lv->env);
@@ -796,36 +1646,54 @@ static int run_live(const live_args *a, live *lv, const char *viewer)
     lv->seat_kind = calloc(cnt, sizeof *lv->seat_kind);
     lv->policy = calloc(cnt, sizeof *lv->policy);
     lv->holder = calloc(cnt, sizeof *lv->holder);
+    lv->client = calloc(cnt, sizeof *lv->client);
     lv->pending = calloc(cnt, sizeof *lv->pending);
     lv->pending_text = calloc(cnt, sizeof *lv->pending_text);
-    if (!lv->seat_kind || !lv->policy || !lv->holder || !lv->pending || !lv->pending_text) {
+    lv->pending_kind = calloc(cnt, sizeof *lv->pending_kind);
+    lv->planned = calloc(cnt, sizeof *lv->planned);
+    lv->note = calloc(cnt, sizeof *lv->note);
+    lv->reward = calloc(cnt, sizeof *lv->reward);
+    lv->illegal = calloc(cnt, sizeof *lv->illegal);
+    lv->n_illegal = calloc(cnt, sizeof *lv->n_illegal);
+    lv->n_bad = calloc(cnt, sizeof *lv->n_bad);
+    if (!lv->seat_kind || !lv->policy || !lv->holder || !lv->client || !lv->pending ||
+        !lv->pending_text || !lv->pending_kind || !lv->planned || !lv->note || !lv->reward ||
+        !lv->illegal || !lv->n_illegal || !lv->n_bad) {
         fprintf(stderr, "polis: serve: out of memory\n");
         return EXIT_ENV;
     }
-    int rc = assign_seats(lv, a);
-    if (rc) return rc;
-    lv->tick_ms = a->tick_ms;
+    const char *formats = polis_env_render_formats(lv->env);
+    lv->has_json = cli_proto_has_format(formats, "json");
+    lv->has_text = cli_proto_has_format(formats, "text");
+    lv->has_metrics = cli_proto_has_format(formats, "metrics");
+
+    size_t tlen = 0;
+    char *text = read_text(a->scenario, &tlen);
+    if (!text) {
+        fprintf(stderr, "polis: serve: cannot read %s again for the header\n", a->scenario);
+        return EXIT_ENV;
+    }
+    cJSON *conf = scenario_live(text, tlen);
+    int rc = assign_seats(lv, a, conf);
+    const cJSON *tm = cJSON_GetObjectItemCaseSensitive(conf, "tick_ms");
+    const cJSON *ep = cJSON_GetObjectItemCaseSensitive(conf, "episodes");
+    lv->tick_ms = a->tick_ms >= 0 ? a->tick_ms : cJSON_IsNumber(tm) ? (int64_t)tm->valuedouble : 0;
+    lv->episodes = a->episodes >= 0 ? a->episodes : cJSON_IsNumber(ep) ? (int64_t)ep->valuedouble : 0;
+    cJSON_Delete(conf);
+    bool any_client = false;
+    for (int32_t i = 0; i < lv->n; i++) any_client |= lv->seat_kind[i] == SEAT_CLIENT;
+    if (!rc && any_client && !a->tcp)
+        rc = cli_usage("serve", "a client seat needs --tcp [HOST:]PORT for its client to connect");
+    if (!rc && a->tcp && !any_client)
+        rc = cli_usage("serve", "--tcp: no seat is played by a client (--seat AGENT=client)");
+    if (rc) {
+        free(text);
+        return rc;
+    }
     uint64_t seed = a->has_seed ? a->seed : polis_env_default_seed(lv->env);
 
     /* the stream's recorder: the header's text is the scenario file's, as --record has it */
     char *pol = policies_json(lv);
-    if (!pol) return EXIT_ENV;
-    FILE *f = fopen(a->scenario, "rb");
-    char *text = NULL;
-    size_t tlen = 0;
-    if (f) {
-        fseek(f, 0, SEEK_END);
-        long sz = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        text = sz >= 0 ? malloc((size_t)sz + 1) : NULL;
-        if (text) tlen = fread(text, 1, (size_t)sz, f);
-        fclose(f);
-    }
-    if (!text) {
-        fprintf(stderr, "polis: serve: cannot read %s again for the header\n", a->scenario);
-        cJSON_free(pol);
-        return EXIT_ENV;
-    }
     char dir[PATH_MAX], abs_dir[PATH_MAX];
     const char *slash = strrchr(a->scenario, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - a->scenario) : 1,
@@ -835,40 +1703,58 @@ static int run_live(const live_args *a, live *lv, const char *viewer)
                               .scenario_len = tlen,
                               .scenario_path = a->scenario,
                               .base_dir = realpath(dir, abs_dir) ? abs_dir : dir,
+                              .overrides = a->overrides_text,
                               .seed = seed,
                               .keyframe_every = (int32_t)a->keyframe_every,
                               .policies = pol,
                               .source = "serve"};
-    polis_status st = polis_recorder_open_sink(log_sink, lv, lv->env, &info, &lv->rec, &err);
+    polis_status st = pol ? polis_recorder_open_sink(log_sink, lv, lv->env, &info, &lv->rec, &err)
+                          : POLIS_ERR_NOMEM;
     free(text);
     if (st != POLIS_OK) {
-        fprintf(stderr, "polis: serve: live stream: %s\n", err.message);
+        fprintf(stderr, "polis: serve: live stream: %s\n", pol ? err.message : "out of memory");
         cJSON_free(pol);
         return EXIT_ENV;
     }
     if (a->record) {
-        lv->file = cli_record_open(a->record, lv->env, a->scenario, NULL, seed, a->keyframe_every,
-                                   pol, "serve");
+        lv->file = cli_record_open(a->record, lv->env, a->scenario, a->overrides_text, seed,
+                                   a->keyframe_every, pol, "serve");
         if (!lv->file) {
             cJSON_free(pol);
             return EXIT_ENV;
         }
     }
     cJSON_free(pol);
-    if (polis_env_reset(lv->env, seed) != POLIS_OK) {
-        fprintf(stderr, "polis: serve: %s\n", polis_env_error(lv->env));
-        return EXIT_ENV;
-    }
-    if (polis_recorder_begin_episode(lv->rec, seed) != POLIS_OK ||
-        (lv->file && polis_recorder_begin_episode(lv->file, seed) != POLIS_OK)) {
-        fprintf(stderr, "polis: serve: cannot record the reset\n");
-        return EXIT_ENV;
-    }
+    return begin_episode(lv, seed) ? 0 : EXIT_ENV;
+}
+
+static int run_live(const live_args *a, live *lv, const char *viewer)
+{
+    char host[256], tcp_host[256];
+    int port, tcp_port = 0;
+    if (!parse_http(a->http, host, sizeof host, &port))
+        return cli_usage("serve", "--http: '%s' is not [HOST:]PORT (PORT in [0, 65535])", a->http);
+    if (a->tcp && !parse_http(a->tcp, tcp_host, sizeof tcp_host, &tcp_port))
+        return cli_usage("serve", "--tcp: '%s' is not [HOST:]PORT (PORT in [0, 65535])", a->tcp);
+    if (!is_loopback_host(host) && !a->allow_remote)
+        return cli_usage("serve", "--http: %s is not a loopback address; add --allow-remote to "
+                                  "let anyone who can connect take a seat",
+                         host);
+    if (a->tcp && !is_loopback_host(tcp_host) && !a->allow_remote)
+        return cli_usage("serve", "--tcp: %s is not a loopback address; add --allow-remote to "
+                                  "let anyone who can connect take a seat",
+                         tcp_host);
+    int rc = live_open(a, lv);
+    if (rc) return rc;
 
     static const struct lws_protocols protocols[] = {
         {"http", lws_callback_http_dummy, 0, 0, 0, NULL, 0},
         {"polis-follow", live_stream, sizeof(stream_client), 0, 0, NULL, 0},
         {"polis-seat", live_seat, sizeof(seat_session), SEAT_MAX_MESSAGE, 0, NULL, 0},
+        {NULL, NULL, 0, 0, 0, NULL, 0},
+    };
+    static const struct lws_protocols agent_protocols[] = {
+        {"polis-agent", live_agent, sizeof(agent_client), STREAM_CHUNK, 0, NULL, 0},
         {NULL, NULL, 0, 0, 0, NULL, 0},
     };
     stream_protocol = &protocols[1];
@@ -898,15 +1784,37 @@ static int run_live(const live_args *a, live *lv, const char *viewer)
         fprintf(stderr, "polis: serve: cannot listen on %s:%d\n", host, port);
         return EXIT_ENV;
     }
-    int bound = lws_get_vhost_listen_port(vh);
+    int bound = lws_get_vhost_listen_port(vh), tcp_bound = 0;
+    if (a->tcp) {
+        /* the agent-protocol clients: raw TCP connections in the same loop */
+        struct lws_context_creation_info ti;
+        memset(&ti, 0, sizeof ti);
+        ti.options = LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG |
+                     LWS_SERVER_OPTION_DISABLE_IPV6;
+        ti.listen_accept_role = "raw-skt";
+        ti.listen_accept_protocol = "polis-agent";
+        ti.port = tcp_port;
+        ti.iface = tcp_host;
+        ti.protocols = agent_protocols;
+        ti.vhost_name = "agents";
+        struct lws_vhost *tv = lws_create_vhost(lv->ctx, &ti);
+        if (!tv) {
+            fprintf(stderr, "polis: serve: --tcp: cannot listen on %s:%d\n", tcp_host, tcp_port);
+            return EXIT_ENV;
+        }
+        tcp_bound = lws_get_vhost_listen_port(tv);
+    }
     printf("http://%s:%d/?live=1\n", host, bound);
+    if (a->tcp) printf("tcp://%s:%d\n", tcp_host, tcp_bound);
     fflush(stdout);
     fprintf(stderr, "polis serve: live on %s:%d (%s), the viewer in %s; Ctrl-C stops\n", host,
-            bound, lv->tick_ms ? "fixed tick rate" : "waiting for the human seats", viewer);
+            bound, lv->tick_ms ? "fixed tick rate" : "waiting for the human and client seats",
+            viewer);
+    if (a->tcp) fprintf(stderr, "polis serve: agent clients on %s:%d\n", tcp_host, tcp_bound);
     if (lv->tick_ms)
         schedule_tick(lv, lv->tick_ms * 1000);
-    else if (all_humans_acted(lv))
-        schedule_tick(lv, 0);
+    else
+        maybe_tick(lv);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -916,6 +1824,12 @@ static int run_live(const live_args *a, live *lv, const char *viewer)
     sigaction(SIGTERM, &sa, NULL);
     int n = 0;
     while (n >= 0 && !live_interrupted) n = lws_service(lv->ctx, 0);
+    /* a server stopped mid-episode ends that episode's recording where it is */
+    if (!lv->over && lv->file) {
+        record_both(lv, end_no_metrics);
+        fprintf(stderr, "polis serve: stopped in episode %" PRId64 " at tick %" PRId64 "\n",
+                lv->episode, polis_env_tick(lv->env));
+    }
     return 0;
 }
 
@@ -926,10 +1840,18 @@ static void live_free(live *lv)
     if (lv->rec) polis_recorder_close(lv->rec);
     for (int32_t i = 0; lv->pending_text && i < lv->n; i++) free(lv->pending_text[i]);
     free(lv->pending_text);
+    free(lv->pending_kind);
     free(lv->seat_kind);
     free(lv->policy);
     free(lv->holder);
+    free(lv->client);
     free(lv->pending);
+    free(lv->planned);
+    free(lv->note);
+    free(lv->reward);
+    free(lv->illegal);
+    free(lv->n_illegal);
+    free(lv->n_bad);
     free(lv->log);
     polis_env_destroy(lv->env);
 }
@@ -943,24 +1865,31 @@ int cli_live_main(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc < 0) {
         fputs(CLI_LIVE_HELP, stdout);
-        return 0;
+        rc = 0;
+    } else if (rc == 0 && !a.http) {
+        rc = cli_usage("serve", "--http needs [HOST:]PORT");
+    } else if (rc == 0) {
+        char viewer[PATH_MAX];
+        if (!cli_find_viewer(viewer)) {
+            fprintf(stderr, "polis: serve: the viewer's files (index.html) are not found (set "
+                            "$POLIS_VIEWER_DIR)\n");
+            rc = EXIT_ENV;
+        } else {
+            signal(SIGPIPE, SIG_IGN);
+            live *lv = calloc(1, sizeof *lv);
+            if (!lv) {
+                rc = EXIT_ENV;
+            } else {
+                the_live = lv;
+                rc = run_live(&a, lv, viewer);
+                live_free(lv);
+                the_live = NULL;
+                free(lv);
+            }
+        }
     }
-    if (rc) return rc;
-    if (!a.http) return cli_usage("serve", "--http needs [HOST:]PORT");
-    char viewer[PATH_MAX];
-    if (!cli_find_viewer(viewer)) {
-        fprintf(stderr, "polis: serve: the viewer's files (index.html) are not found (set "
-                        "$POLIS_VIEWER_DIR)\n");
-        return EXIT_ENV;
-    }
-    signal(SIGPIPE, SIG_IGN);
-    live *lv = calloc(1, sizeof *lv);
-    if (!lv) return EXIT_ENV;
-    the_live = lv;
-    rc = run_live(&a, lv, viewer);
-    live_free(lv);
-    the_live = NULL;
-    free(lv);
+    cJSON_free(a.overrides_text);
+    cli_overrides_free(&a.overrides);
     return rc;
 #else
     (void)argc;

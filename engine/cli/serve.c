@@ -54,6 +54,7 @@
 
 #include "episode.h"
 #include "live.h"
+#include "proto.h"
 #include "serve.h"
 #include "util.h"
 #include "record.h"
@@ -301,19 +302,6 @@ static void session_free(session *s)
     memset(s, 0, sizeof *s);
 }
 
-static bool has_format(const char *formats, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = formats; *p;) {
-        const char *sp = strchr(p, ' ');
-        size_t len = sp ? (size_t)(sp - p) : strlen(p);
-        if (len == n && memcmp(p, name, n) == 0) return true;
-        if (!sp) break;
-        p = sp + 1;
-    }
-    return false;
-}
-
 /* Creates the client's env; on failure fills err and returns its status. */
 static polis_status session_open(session *s, const serve_args *a, polis_error *err)
 {
@@ -345,9 +333,9 @@ static polis_status session_open(session *s, const serve_args *a, polis_error *e
         return POLIS_ERR_NOMEM;
     }
     const char *formats = polis_env_render_formats(s->env);
-    s->has_json = has_format(formats, "json");
-    s->has_text = has_format(formats, "text");
-    s->has_metrics = has_format(formats, "metrics");
+    s->has_json = cli_proto_has_format(formats, "json");
+    s->has_text = cli_proto_has_format(formats, "text");
+    s->has_metrics = cli_proto_has_format(formats, "metrics");
     s->bad_is_noop = a->bad_is_noop;
     s->n_macros = polis_env_n_macros(s->env);
     if (a->record) {
@@ -388,63 +376,20 @@ static cJSON *error_reply(const char *code, const char *agent, const char *fmt, 
 #endif
 static cJSON *error_reply(const char *code, const char *agent, const char *fmt, ...)
 {
-    char msg[1536];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    cJSON *r = cli_proto_verror(code, agent, fmt, ap);
     va_end(ap);
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddFalseToObject(r, "ok");
-    cJSON *e = cJSON_AddObjectToObject(r, "error");
-    cJSON_AddStringToObject(e, "code", code);
-    cJSON_AddStringToObject(e, "message", msg);
-    if (agent)
-        cJSON_AddStringToObject(e, "agent", agent);
-    else
-        cJSON_AddNullToObject(e, "agent");
     return r;
 }
 
-static cJSON *ok_reply(const char *op)
-{
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddTrueToObject(r, "ok");
-    cJSON_AddStringToObject(r, "op", op);
-    return r;
-}
+static cJSON *ok_reply(const char *op) { return cli_proto_ok(op); }
 
 /* Adds one agent's views and legal actions to obj. Returns NULL, or an engine_error reply
  * when a renderer fails (the env is unchanged by that). */
 static cJSON *add_views(session *s, int32_t agent, cJSON *obj)
 {
-    const char *name = polis_env_agent_name(s->env, agent);
-    if (s->has_json) {
-        char *out = NULL;
-        if (polis_env_render(s->env, agent, "json", &out) != POLIS_OK)
-            return error_reply("engine_error", name, "%s", polis_env_error(s->env));
-        cJSON *v = cJSON_Parse(out);
-        polis_free(out);
-        if (!v) return error_reply("engine_error", name, "the json rendering did not parse");
-        cJSON_AddItemToObject(obj, "observation", v);
-    } else {
-        cJSON_AddNullToObject(obj, "observation");
-    }
-    if (s->has_text) {
-        char *out = NULL;
-        if (polis_env_render(s->env, agent, "text", &out) != POLIS_OK)
-            return error_reply("engine_error", name, "%s", polis_env_error(s->env));
-        cJSON_AddStringToObject(obj, "text", out);
-        polis_free(out);
-    } else {
-        cJSON_AddNullToObject(obj, "text");
-    }
-    const polis_io *io = polis_env_io(s->env);
-    cJSON *legal = cJSON_AddArrayToObject(obj, "legal_actions");
-    const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
-    for (int32_t k = 0; k < io->n_actions; k++)
-        if (mask[k])
-            cJSON_AddItemToArray(legal, cJSON_CreateString(polis_env_action_name(s->env, k)));
-    return NULL;
+    return cli_proto_views(s->env, agent, obj, s->has_json, s->has_text);
 }
 
 static void add_stats(session *s, cJSON *r)
@@ -459,54 +404,14 @@ static void add_stats(session *s, cJSON *r)
     }
 }
 
-static int32_t find_agent(session *s, const char *name)
-{
-    for (int32_t i = 0; i < polis_env_n_agents(s->env); i++)
-        if (strcmp(polis_env_agent_name(s->env, i), name) == 0) return i;
-    return -1;
-}
+static int32_t find_agent(session *s, const char *name) { return cli_agent_find(s->env, name); }
 
 /* ---- ops ------------------------------------------------------------------------------------ */
 
 static cJSON *op_describe(session *s)
 {
     cJSON *r = ok_reply("describe");
-    cJSON_AddStringToObject(r, "scenario", polis_env_name(s->env));
-    cJSON *agents = cJSON_AddArrayToObject(r, "agents");
-    for (int32_t i = 0; i < polis_env_n_agents(s->env); i++)
-        cJSON_AddItemToArray(agents, cJSON_CreateString(polis_env_agent_name(s->env, i)));
-    cJSON *actions = cJSON_AddArrayToObject(r, "actions");
-    for (int32_t k = 0; k < polis_env_n_actions(s->env); k++)
-        cJSON_AddItemToArray(actions, cJSON_CreateString(polis_env_action_name(s->env, k)));
-    cJSON *docs = cJSON_AddObjectToObject(r, "action_docs");
-    for (int32_t k = 0; k < polis_env_n_actions(s->env); k++)
-        cJSON_AddStringToObject(docs, polis_env_action_name(s->env, k),
-                                polis_env_action_doc(s->env, k));
-    cJSON *formats = cJSON_AddArrayToObject(r, "formats");
-    const char *f = polis_env_render_formats(s->env);
-    while (*f) {
-        const char *sp = strchr(f, ' ');
-        size_t len = sp ? (size_t)(sp - f) : strlen(f);
-        char buf[64];
-        snprintf(buf, sizeof buf, "%.*s", (int)len, f);
-        cJSON_AddItemToArray(formats, cJSON_CreateString(buf));
-        f += len;
-        if (*f == ' ') f++;
-    }
-    char seed[32];
-    snprintf(seed, sizeof seed, "%" PRIu64, polis_env_default_seed(s->env));
-    cJSON_AddRawToObject(r, "default_seed", seed);
-    cJSON_AddNumberToObject(r, "max_steps", (double)polis_env_max_steps(s->env));
-    cJSON_AddStringToObject(r, "on_bad_action", s->bad_is_noop ? "noop" : "error");
-    cJSON_AddBoolToObject(r, "in_episode", s->in_episode);
-    cJSON *macros = cJSON_AddArrayToObject(r, "macros");
-    for (int32_t m = 0; m < s->n_macros; m++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToArray(macros, o);
-        cJSON_AddStringToObject(o, "name", polis_env_macro_name(s->env, m));
-        cJSON_AddStringToObject(o, "usage", polis_env_macro_usage(s->env, m));
-        cJSON_AddStringToObject(o, "doc", polis_env_macro_doc(s->env, m));
-    }
+    cli_proto_describe(s->env, r, s->bad_is_noop, s->in_episode);
     return r;
 }
 
@@ -531,25 +436,9 @@ static void add_plan(session *s, int32_t agent, cJSON *a)
  * NULL, or an engine_error reply. */
 static cJSON *add_metrics(session *s, cJSON *r)
 {
-    char *text = NULL;
-    if (polis_env_render(s->env, 0, "metrics", &text) != POLIS_OK)
-        return error_reply("engine_error", NULL, "metrics: %s", polis_env_error(s->env));
-    cJSON *m = cli_metrics_parse(text);
-    polis_free(text);
-    cJSON *flat = m ? cli_metrics_flat(m) : NULL;
-    cJSON_Delete(m);
-    if (!flat)
-        return error_reply("engine_error", NULL,
-                           "metrics: the \"metrics\" rendering is not a sequence of JSON objects");
     int64_t illegal = 0;
     for (int32_t i = 0; i < polis_env_n_agents(s->env); i++) illegal += s->illegal[i];
-    /* eval's own counts, unless the plugin reports the same names (its value wins there) */
-    if (!cJSON_GetObjectItemCaseSensitive(flat, "steps"))
-        cJSON_AddNumberToObject(flat, "steps", (double)s->steps);
-    if (!cJSON_GetObjectItemCaseSensitive(flat, "illegal_actions"))
-        cJSON_AddNumberToObject(flat, "illegal_actions", (double)illegal);
-    cJSON_AddItemToObject(r, "metrics", flat);
-    return NULL;
+    return cli_proto_metrics(s->env, s->steps, illegal, r);
 }
 
 /* The per-agent part of reset, step and advance replies, and tick/done. `sums`: rewards
@@ -799,15 +688,8 @@ static cJSON *choose_actions(session *s, const cJSON *acts)
     cJSON_ArrayForEach(v, acts) {
         int32_t agent = find_agent(s, v->string);
         if (agent < 0) {
-            char list[512] = "";
-            size_t used = 0;
-            for (int32_t i = 0; i < n && used < sizeof list - 8; i++) {
-                int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                                 polis_env_agent_name(s->env, i));
-                if (w < 0) break;
-                used += (size_t)w;
-            }
-            if (used >= sizeof list - 8) strcpy(list + sizeof list - 8, ", ...");
+            char list[512];
+            cli_agent_names(s->env, list, sizeof list);
             return error_reply("unknown_agent", v->string,
                                "\"actions\": no agent named \"%.64s\" (agents: %s)", v->string,
                                list);
@@ -975,45 +857,28 @@ static cJSON *op_advance(session *s, const cJSON *req)
 /* Answers one request line. *close is set when the client asked to close. */
 static char *handle_line(session *s, const char *line, size_t len, bool *close)
 {
-    cJSON *reply;
-    const char *end = NULL;
-    cJSON *req = cJSON_ParseWithLengthOpts(line, len, &end, false);
-    if (!req) {
-        size_t at = end ? (size_t)(end - line) : 0;
-        if (at > len) at = len;
-        reply = error_reply("bad_json", NULL, "malformed JSON at byte %zu of the request", at);
-    } else {
-        while (end && (size_t)(end - line) < len && (*end == ' ' || *end == '\t' || *end == '\r'))
-            end++;
-        const cJSON *op = cJSON_GetObjectItemCaseSensitive(req, "op");
-        if (end && (size_t)(end - line) < len)
-            reply = error_reply("bad_json", NULL, "unexpected text at byte %zu after the request",
-                                (size_t)(end - line));
-        else if (!cJSON_IsObject(req))
-            reply = error_reply("bad_request", NULL, "a request is a JSON object with \"op\"");
-        else if (!cJSON_IsString(op))
-            reply = error_reply("bad_request", NULL,
-                                "\"op\" is missing or not a string (ops: describe, reset, step, "
-                                "advance, close)");
-        else if (strcmp(op->valuestring, "describe") == 0)
-            reply = op_describe(s);
-        else if (strcmp(op->valuestring, "reset") == 0)
-            reply = op_reset(s, req);
-        else if (strcmp(op->valuestring, "step") == 0)
-            reply = op_step(s, req);
-        else if (strcmp(op->valuestring, "advance") == 0)
-            reply = op_advance(s, req);
-        else if (strcmp(op->valuestring, "close") == 0) {
-            reply = ok_reply("close");
-            *close = true;
-        } else
-            reply = error_reply("unknown_op", NULL,
-                                "unknown op \"%.64s\" (ops: describe, reset, step, advance, close)",
-                                op->valuestring);
-        /* Echo the client's request id so pipelined clients can match replies. */
-        const cJSON *id = cJSON_IsObject(req) ? cJSON_GetObjectItemCaseSensitive(req, "id") : NULL;
-        if (reply && id) cJSON_AddItemToObject(reply, "id", cJSON_Duplicate(id, true));
-    }
+    cJSON *reply, *req;
+    const char *op;
+    cli_proto_parse(line, len, "describe, reset, step, advance, close", &req, &op, &reply);
+    if (!op)
+        ;
+    else if (strcmp(op, "describe") == 0)
+        reply = op_describe(s);
+    else if (strcmp(op, "reset") == 0)
+        reply = op_reset(s, req);
+    else if (strcmp(op, "step") == 0)
+        reply = op_step(s, req);
+    else if (strcmp(op, "advance") == 0)
+        reply = op_advance(s, req);
+    else if (strcmp(op, "close") == 0) {
+        reply = ok_reply("close");
+        *close = true;
+    } else
+        reply = error_reply("unknown_op", NULL,
+                            "unknown op \"%.64s\" (ops: describe, reset, step, advance, close)", op);
+    /* Echo the client's request id so pipelined clients can match replies. */
+    const cJSON *id = cJSON_IsObject(req) ? cJSON_GetObjectItemCaseSensitive(req, "id") : NULL;
+    if (reply && id) cJSON_AddItemToObject(reply, "id", cJSON_Duplicate(id, true));
     cJSON_Delete(req);
     char *text = reply ? cJSON_PrintUnformatted(reply) : NULL;
     cJSON_Delete(reply);
