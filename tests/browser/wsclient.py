@@ -1,0 +1,94 @@
+"""tests/browser/wsclient.py — a small WebSocket client on Python's standard library (the
+handshake and frames of RFC 6455, client side only), for the tests of `polis serve --http`
+(live_ws.py, live_seats.py)."""
+import base64
+import json
+import os
+import select
+import socket
+import struct
+import time
+
+
+class WS:
+    """A WebSocket client: connect with a subprotocol, send text, read messages."""
+
+    def __init__(self, port, protocol):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.s.sendall(("GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+                        "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n\r\n"
+                        % (port, key, protocol)).encode())
+        self.buf = b""
+        self.changes = 0
+        while b"\r\n\r\n" not in self.buf:
+            chunk = self.s.recv(4096)
+            if not chunk:
+                raise RuntimeError("the server closed during the handshake")
+            self.buf += chunk
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise RuntimeError("handshake refused: %r" % head[:80])
+
+    def send(self, text):
+        data = text.encode() if isinstance(text, str) else text
+        mask = os.urandom(4)
+        n = len(data)
+        if n < 126:
+            hdr = struct.pack("!BB", 0x81, 0x80 | n)
+        elif n < 65536:
+            hdr = struct.pack("!BBH", 0x81, 0x80 | 126, n)
+        else:
+            hdr = struct.pack("!BBQ", 0x81, 0x80 | 127, n)
+        self.s.sendall(hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def _need(self, n, deadline):
+        while len(self.buf) < n:
+            left = deadline - time.time()
+            if left <= 0 or not select.select([self.s], [], [], left)[0]:
+                raise TimeoutError("no message in time")
+            chunk = self.s.recv(65536)
+            if not chunk:
+                raise EOFError("the server closed the connection")
+            self.buf += chunk
+
+    def recv(self, timeout=10):
+        """The next whole message's payload (bytes); None when the server closed."""
+        deadline = time.time() + timeout
+        payload = b""
+        while True:
+            self._need(2, deadline)
+            b0, b1 = self.buf[0], self.buf[1]
+            n, at = b1 & 0x7F, 2
+            if n == 126:
+                self._need(4, deadline)
+                n, at = struct.unpack("!H", self.buf[2:4])[0], 4
+            elif n == 127:
+                self._need(10, deadline)
+                n, at = struct.unpack("!Q", self.buf[2:10])[0], 10
+            self._need(at + n, deadline)
+            data, self.buf = self.buf[at:at + n], self.buf[at + n:]
+            op = b0 & 0x0F
+            if op == 8:
+                return None
+            if op in (9, 10):
+                continue
+            payload += data
+            if b0 & 0x80:
+                return payload
+
+    def json(self, timeout=10):
+        return json.loads(self.recv(timeout))
+
+    def ask(self, msg):
+        """Sends msg and returns the answer, counting the seat changes other pages caused."""
+        self.send(msg if isinstance(msg, str) else json.dumps(msg))
+        while True:
+            r = self.json()
+            if not r.get("changed"):
+                return r
+            self.changes += 1
+
+    def close(self):
+        self.s.close()
