@@ -4,9 +4,13 @@
 // and the agent moves in the engine: the streamed step lines the page shows put the agent
 // where the moves take it (and the map draws it there), and the recording the server wrote
 // has the same actions. A second page sees the seat taken, and free again when the first leaves.
+// Then two pages take two seats while an agent-protocol client (a plain TCP socket, as an LLM
+// agent would use) plays a third: the game waits for both people, and one tick moves both
+// agents, as both pages show; the recording names each seat's player and replays.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,8 +42,10 @@ after(async () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-// Starts `polis serve SCENARIO --http 127.0.0.1:0 ...`; resolves with [process, URL].
+// Starts `polis serve SCENARIO --http 127.0.0.1:0 ...`; resolves with [process, URL], and with
+// --tcp the agent clients' port third.
 function serveLive(scenario, ...extra) {
+    const want = extra.includes('--tcp') ? 2 : 1;
     return new Promise((resolve, reject) => {
         const p = spawn(POLIS, ['serve', scenario, '--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
         servers.push(p);
@@ -48,8 +54,11 @@ function serveLive(scenario, ...extra) {
         const timer = setTimeout(() => reject(new Error(`polis serve --http: no URL after 20 s (${err})`)), 20000);
         p.stdout.on('data', (d) => {
             out += d;
-            const nl = out.indexOf('\n');
-            if (nl >= 0) { clearTimeout(timer); resolve([p, out.slice(0, nl)]); }
+            const lines = out.split('\n');
+            if (lines.length > want) {
+                clearTimeout(timer);
+                resolve([p, lines[0], want > 1 ? Number(lines[1].split(':').pop()) : null]);
+            }
         });
         p.stderr.on('data', (d) => { err += d; });
         p.on('exit', (code) => { clearTimeout(timer); reject(new Error(`polis serve --http exited ${code}: ${err}`)); });
@@ -148,9 +157,98 @@ test('a person takes a seat in the browser and moves the agent in the engine', a
     const steps = lines.filter((l) => l.t === 'step');
     const ids = lines[0].actions.map((a) => a.name);
     assert.deepEqual(steps.map((s) => ids[s.actions[0]]), [first, back, 'noop']);
+    // the server was stopped mid-episode: it ended the recording there, and it replays
+    assert.equal(lines[lines.length - 1].t, 'end');
     const r = spawnSync(POLIS, ['replay', rec, '--verify'], { encoding: 'utf8' });
-    // the episode did not end (the server was stopped), so the replay calls it truncated
-    assert.match(r.stdout + r.stderr, /the file ends here, inside episode 0 \(no end line\)/, `replay: ${r.stdout}${r.stderr}`);
+    assert.equal(r.status, 0, `replay: ${r.stdout}${r.stderr}`);
     await page.close();
     await other.close();
+});
+
+// An agent-protocol client over --tcp (what an LLM agent runs): joins with "reset", then steps
+// its agent with noop each time its last step was answered, until stopped.
+function protocolClient(port) {
+    const sock = net.connect(port, '127.0.0.1');
+    const st = { replies: [], stopped: false, sock };
+    let buf = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d) => {
+        buf += d;
+        let nl;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+            const r = JSON.parse(buf.slice(0, nl));
+            buf = buf.slice(nl + 1);
+            st.replies.push(r);
+            if (r.ok && !r.done && !st.stopped) sock.write(JSON.stringify({ op: 'step', actions: {} }) + '\n');
+        }
+    });
+    sock.on('error', () => {});
+    sock.write(JSON.stringify({ op: 'reset' }) + '\n');
+    return st;
+}
+
+test('two people in two browsers and an agent-protocol client play one game; both people move their agents', async () => {
+    const rec = path.join(tmp, 'two.jsonl');
+    const [server, url, tcp] = await serveLive(path.join(SRC, 'rulesets/gather/gather.json'),
+        '--seat', 'agent_0=human', '--seat', 'agent_1=human', '--seat', 'agent_2=client',
+        '--tcp', '127.0.0.1:0', '--seed', '4', '--record', rec);
+    const pages = [await browser.newPage(), await browser.newPage()];
+    const pageErrors = [];
+    for (const pg of pages) {
+        pg.on('pageerror', (e) => pageErrors.push(String(e)));
+        await pg.goto(url);
+        await pg.waitForFunction(() => window.polisViewer.status === 'live' && window.polisViewer.play
+            && window.polisViewer.play.seats.length === 4);
+    }
+    // each page takes its own seat with its button; the other page's button goes
+    await pages[0].click('button[data-take="agent_0"]');
+    await pages[0].waitForFunction(() => window.polisViewer.play.seat === 'agent_0' && window.polisViewer.play.turn);
+    await pages[1].waitForFunction(() => !window.polisViewer.play.seats[0].free);
+    assert.equal(await pages[1].locator('button[data-take="agent_0"]').count(), 0);
+    await pages[1].click('button[data-take="agent_1"]');
+    await pages[1].waitForFunction(() => window.polisViewer.play.seat === 'agent_1' && window.polisViewer.play.turn);
+    assert.match(await pages[0].locator('#seats').innerText(), /agent_2: client/);
+
+    const client = protocolClient(tcp);
+    const start = [await cellOf(pages[0], 0), await cellOf(pages[0], 1)];
+    const moves = [];
+    for (const k of [0, 1]) {
+        const legal = await pages[k].evaluate(() => window.polisViewer.play.turn.legal.map((a) => a.name));
+        moves.push(Object.keys(KEY_OF).find((m) => legal.includes(m)));
+    }
+    // the first person moves: the game waits for the second
+    await pages[0].keyboard.press(KEY_OF[moves[0]]);
+    await pages[0].waitForFunction(() => window.polisViewer.play.turn.acted);
+    await pages[0].waitForTimeout(300);
+    assert.equal(await pages[0].evaluate(() => window.polisViewer.lastTick), 0, 'no tick before both people act');
+    // the second person moves (WASD): the tick comes, both agents moved in the engine
+    await pages[1].keyboard.press(WASD_OF[moves[1]]);
+    for (const pg of pages) await pg.waitForFunction(() => window.polisViewer.lastTick === 1 && window.polisViewer.tick === 1);
+    for (const pg of pages) {
+        for (const k of [0, 1]) {
+            const c = await cellOf(pg, k);
+            assert.deepEqual([c.x, c.y], [start[k].x + DELTA[moves[k]][0], start[k].y + DELTA[moves[k]][1]],
+                `agent_${k} moved by ${moves[k]}, as both pages show`);
+            assert.deepEqual(await pg.evaluate(([x, y]) => window.polisViewer.pixel(x, y), [c.px, c.py]), rgb(c.color));
+        }
+    }
+    // the client's step was answered after that tick
+    const deadline = Date.now() + 10000;
+    while (!client.replies.some((r) => r.op === 'step') && Date.now() < deadline) await pages[0].waitForTimeout(50);
+    const step = client.replies.find((r) => r.op === 'step');
+    assert.ok(client.replies[0].ok && Object.keys(client.replies[0].agents).join() === 'agent_2', `the client joined: ${JSON.stringify(client.replies[0]).slice(0, 200)}`);
+    assert.ok(step && step.ok && step.tick === 1, `the client's step is answered at tick 1: ${JSON.stringify(step).slice(0, 200)}`);
+    client.stopped = true;
+    client.sock.end();
+    assert.deepEqual(pageErrors, []);
+
+    assert.equal(await stopped(server), 0);
+    const lines = readFileSync(rec, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(lines[0].policies, ['human', 'human', 'client', 'random']);
+    const ids = lines[0].actions.map((a) => a.name);
+    const s1 = lines.find((l) => l.t === 'step');
+    assert.deepEqual([ids[s1.actions[0]], ids[s1.actions[1]], ids[s1.actions[2]]], [moves[0], moves[1], 'noop']);
+    const r = spawnSync(POLIS, ['replay', rec, '--verify'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `replay: ${r.stdout}${r.stderr}`);
+    for (const pg of pages) await pg.close();
 });
