@@ -20,6 +20,12 @@ eval` gives an RL policy), when the episode ended within --steps.
     python3 examples/llm_agent.py rulesets/gather/gather.json --steps 20 --sloppy 0.2
     python3 examples/llm_agent.py rulesets/exploration/exploration.json --polis build/polis
     python3 examples/llm_agent.py rulesets/contract/contract.json --steps 120 --primitive
+
+With --connect HOST:PORT it starts no server: it joins a live game that people may be playing
+in their browsers (`polis serve SCENARIO --http 8080 --tcp 7000 --seat agent_1=client`,
+docs/clients.md, "Live games") and plays the client seats it is given, the same way.
+
+    python3 examples/llm_agent.py --connect 127.0.0.1:7000 --steps 50
 """
 import argparse
 import json
@@ -196,16 +202,17 @@ def send_with_retries(server, op, actions, ask, args, **extra):
             actions[agent] = ask(agent, err["message"])
 
 
-def play_plans(server, info, reply, args, rng):
-    """The plan-level loop: ask the agents without a running plan for one, advance until a
-    plan ends, repeat. Returns (final reply, returns, refusals, plans ended)."""
+def play_plans(server, info, mine, reply, args, rng):
+    """The plan-level loop for the agents `mine`: ask those without a running plan for one,
+    advance until a plan ends, repeat. Returns (final reply, returns, refusals, plans
+    ended)."""
     macros = info["macros"]
-    totals = {agent: 0.0 for agent in info["agents"]}
-    outcome = {agent: None for agent in info["agents"]}
+    totals = {agent: 0.0 for agent in mine}
+    outcome = {agent: None for agent in mine}
     refused = ended = 0
     while not reply["done"] and reply["tick"] < args.steps:
         views = reply["agents"]
-        idle = [a for a in info["agents"]
+        idle = [a for a in mine
                 if not views[a].get("terminated") and not views[a].get("truncated")
                 and (views[a].get("plan") or {}).get("status") != "running"]
         plans = {a: {"plan": ask_plan(a, views[a], macros, outcome[a], None, args, rng)}
@@ -233,7 +240,11 @@ def play_plans(server, info, reply, args, rng):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("scenario")
+    ap.add_argument("scenario", nargs="?",
+                    help="the scenario to serve (not with --connect)")
+    ap.add_argument("--connect", metavar="HOST:PORT", default=None,
+                    help="join a live game's client seats (polis serve SCENARIO --http ... "
+                         "--tcp HOST:PORT) instead of starting a server")
     ap.add_argument("--polis", default=None,
                     help="the polis binary (default: $POLIS_BIN, else build/polis of this "
                          "source tree, else polis in PATH)")
@@ -253,12 +264,26 @@ def main():
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
-    try:
-        polis = find_polis(args.polis, near=[HERE])
-    except FileNotFoundError as e:
-        print("llm_agent.py: %s" % e, file=sys.stderr)
-        return 2
-    server = Client.spawn(args.scenario, polis=polis)
+    if args.connect:
+        if args.scenario:
+            ap.error("give either a scenario or --connect, not both")
+        host, _, port = args.connect.rpartition(":")
+        if not host or not port.isdigit():
+            ap.error("--connect: %r is not HOST:PORT" % args.connect)
+        try:
+            server = Client.connect(host, int(port), timeout=600)
+        except OSError as e:
+            print("llm_agent.py: --connect %s: %s" % (args.connect, e), file=sys.stderr)
+            return 1
+    else:
+        if not args.scenario:
+            ap.error("a scenario is needed (or --connect HOST:PORT)")
+        try:
+            polis = find_polis(args.polis, near=[HERE])
+        except FileNotFoundError as e:
+            print("llm_agent.py: %s" % e, file=sys.stderr)
+            return 2
+        server = Client.spawn(args.scenario, polis=polis)
     try:
         return play(server, args, rng)
     except ProtocolError as e:
@@ -280,10 +305,15 @@ def play(server, args, rng):
     docs = action_docs(info)
     print("scenario %s: agents %s, %d actions" % (info["scenario"], ", ".join(info["agents"]),
                                                  len(info["actions"])))
-    reply = server.reset(seed=args.seed)
+    # a live game chooses the seed and gives this client its seats: the reply's agents
+    reply = server.reset() if "live" in info else server.reset(seed=args.seed)
+    mine = list(reply["agents"])
+    if "live" in info:
+        print("joined the live game at tick %d, episode %d: playing %s"
+              % (reply["tick"], reply["episode"], ", ".join(mine)))
     if info.get("macros") and not args.primitive:
         print("plan commands: " + ", ".join(m["usage"] for m in info["macros"]))
-        reply, totals, refused, ended = play_plans(server, info, reply, args, rng)
+        reply, totals, refused, ended = play_plans(server, info, mine, reply, args, rng)
         print("returns: " + ", ".join("%s %g" % (a, r) for a, r in totals.items()))
         print("plans ended: %d; refused answers re-asked: %d" % (ended, refused))
         print_metrics(reply)
@@ -293,13 +323,13 @@ def play(server, args, rng):
                   % (reply["tick"], args.steps, ended, refused), file=sys.stderr)
             return 1
         return 0
-    totals = {agent: 0.0 for agent in info["agents"]}
+    totals = {agent: 0.0 for agent in mine}
     refused = 0
     for _ in range(args.steps):
         if reply["done"]:
             break
         views = reply["agents"]
-        live = [a for a in info["agents"]
+        live = [a for a in mine
                 if not views[a].get("terminated") and not views[a].get("truncated")]
         actions = {agent: ask_model(agent, views[agent], docs, None, args, rng)
                    for agent in live}
@@ -314,7 +344,7 @@ def play(server, args, rng):
         for agent, res in reply["agents"].items():
             totals[agent] += res["reward"]
         print("tick %d: %s" % (reply["tick"], ", ".join(
-            "%s %s" % (a, actions.get(a, "noop")) for a in info["agents"])))
+            "%s %s" % (a, actions.get(a, "noop")) for a in mine)))
     print("returns: " + ", ".join("%s %g" % (a, r) for a, r in totals.items()))
     print("refused actions re-asked: %d" % refused)
     print_metrics(reply)

@@ -110,8 +110,9 @@ const char CLI_SERVE_HELP[] =
     CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n"
     "\n"
-    "polis serve SCENARIO --http [HOST:]PORT [--seat AGENT=human|POLICY] [--tick-ms N] ...\n"
-    "plays one episode live in the browser (`polis serve x --http 0 --help` for its options).\n";
+    "polis serve SCENARIO --http [HOST:]PORT [--seat AGENT=human|client|POLICY] [--tcp ...]\n"
+    "plays live: people in the browser, agent-protocol clients over --tcp and policies\n"
+    "together (`polis serve x --http 0 --help` for its options).\n";
 
 /* ---- arguments ---------------------------------------------------------------------------- */
 

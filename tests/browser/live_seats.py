@@ -451,6 +451,29 @@ for rel, sets, actions, what in [
           "%s: the client's messages are recorded" % what)
     verify(rec, what)
 
+# ---- examples/llm_agent.py --connect: the LLM-agent example joins a live game ----------------
+example = os.path.join(SRC, "examples", "llm_agent.py")
+for rel, seat, steps, needle in [
+    ("gather/gather.json", "agent_2", "6", "tick 6: agent_2 "),
+    ("exploration/exploration.json", None, "12", "plans ended: "),
+]:
+    scen = os.path.join(SRC, "rulesets", rel)
+    with Client.spawn(scen, polis=POLIS) as probe:
+        agents = probe.describe()["agents"]
+    seat = seat or agents[1]
+    p, port, tcp = start(scen, "--seat", seat + "=client", "--tcp", "127.0.0.1:0", "--episodes", "1")
+    r = subprocess.run([sys.executable, example, "--connect", "127.0.0.1:%d" % tcp, "--steps", steps,
+                        "--check", "--sloppy", "0.3"], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and "joined the live game at tick 0, episode 0: playing " + seat in r.stdout
+          and needle in r.stdout,
+          "llm_agent.py --connect plays %s's client seat on %s: %d %s%s" % (seat, rel, r.returncode,
+                                                                       r.stdout[-600:], r.stderr[-600:]))
+    stop(p)
+r = subprocess.run([sys.executable, example, GATHER, "--connect", "127.0.0.1:1"], capture_output=True,
+                   text=True, timeout=60)
+check(r.returncode == 2 and "either a scenario or --connect" in r.stderr,
+      "the example refuses a scenario with --connect: %s" % r.stderr)
+
 if failures:
     print("%d check(s) failed" % len(failures))
     sys.exit(1)

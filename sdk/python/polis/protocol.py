@@ -10,7 +10,8 @@ per line, one reply per line. Pure stdlib; it does not load libpolis.
         print(reply["metrics"])              # the figures `polis eval` reports
 
 ``Client.spawn`` starts ``polis serve SCENARIO --stdio`` (the binary from ``find_polis``);
-``Client.connect`` talks to a ``polis serve --tcp`` server. A reply with ``"ok": false``
+``Client.connect`` talks to a ``polis serve --tcp`` server, or joins a live game's client
+seats (``polis serve SCENARIO --http PORT --tcp PORT2 --seat AGENT=client``). A reply with ``"ok": false``
 raises ``ProtocolError`` (its ``code``, ``message`` and ``agent``), except through
 ``request``, which returns every reply as it came.
 """
@@ -126,7 +127,8 @@ class Client:
 
     @classmethod
     def connect(cls, host, port, timeout=None):
-        """Connects to ``polis serve --tcp HOST:PORT``."""
+        """Connects to ``polis serve --tcp HOST:PORT`` (also with ``--http``: a live game,
+        where ``reset`` takes the client seats)."""
         sock = socket.create_connection((host, port), timeout=timeout)
         rf = sock.makefile("r", encoding="utf-8", newline="\n")
         wf = sock.makefile("w", encoding="utf-8", newline="\n")
@@ -182,10 +184,16 @@ class Client:
         doc), formats, default_seed, max_steps, on_bad_action, in_episode, macros."""
         return self.call("describe")
 
-    def reset(self, seed=None):
+    def reset(self, seed=None, agents=None):
         """Starts an episode; the reply has each agent's observation, text and
-        legal_actions."""
-        return self.call("reset", **({} if seed is None else {"seed": seed}))
+        legal_actions. In a live game (``polis serve SCENARIO --http ... --tcp``) it joins
+        the episode being played instead, taking the client seats named by `agents` (default:
+        every free one) — the reply's "agents" are this client's; `seed` is the server's to
+        choose there (docs/clients.md, "Live games")."""
+        members = {} if seed is None else {"seed": seed}
+        if agents is not None:
+            members["agents"] = list(agents)
+        return self.call("reset", **members)
 
     def step(self, actions=None):
         """One tick: `actions` maps agent names to an action id, name, text, JSON action or
