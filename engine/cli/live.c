@@ -228,28 +228,36 @@ static bool finished(const live *lv, int32_t i)
 
 /* ---- replies to seat clients ------------------------------------------------------------- */
 
-/* Queues r (consumed) for c and asks to write. */
-static void seat_send(seat_client *c, cJSON *r)
+/* Appends r's compact text (r is consumed) and then `end` (a '\0' or a '\n') to a growing
+ * buffer. False when memory runs out (nothing is appended). */
+static bool out_append(char **buf, size_t *len, size_t *cap, cJSON *r, char end)
 {
     char *text = r ? cJSON_PrintUnformatted(r) : NULL;
     cJSON_Delete(r);
-    if (!text) return;
-    size_t len = strlen(text) + 1;
-    if (c->out_len + len > c->out_cap) {
-        size_t cap = c->out_cap ? c->out_cap : 4096;
-        while (cap < c->out_len + len) cap *= 2;
-        char *p = realloc(c->out, cap);
+    if (!text) return false;
+    size_t n = strlen(text);
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n + 1) c *= 2;
+        char *p = realloc(*buf, c);
         if (!p) {
             cJSON_free(text);
-            return;
+            return false;
         }
-        c->out = p;
-        c->out_cap = cap;
+        *buf = p;
+        *cap = c;
     }
-    memcpy(c->out + c->out_len, text, len);
-    c->out_len += len;
+    memcpy(*buf + *len, text, n);
+    (*buf)[*len + n] = end;
+    *len += n + 1;
     cJSON_free(text);
-    lws_callback_on_writable(c->wsi);
+    return true;
+}
+
+/* Queues r (consumed) for c and asks to write. */
+static void seat_send(seat_client *c, cJSON *r)
+{
+    if (out_append(&c->out, &c->out_len, &c->out_cap, r, '\0')) lws_callback_on_writable(c->wsi);
 }
 
 #if defined(__GNUC__)
@@ -354,26 +362,7 @@ static void send_turns(live *lv)
 static void client_send(agent_client *c, cJSON *r, const cJSON *id)
 {
     if (r && id) cJSON_AddItemToObject(r, "id", cJSON_Duplicate(id, true));
-    char *text = r ? cJSON_PrintUnformatted(r) : NULL;
-    cJSON_Delete(r);
-    if (!text) return;
-    size_t len = strlen(text);
-    if (c->out_len + len + 1 > c->out_cap) {
-        size_t cap = c->out_cap ? c->out_cap : 4096;
-        while (cap < c->out_len + len + 1) cap *= 2;
-        char *p = realloc(c->out, cap);
-        if (!p) {
-            cJSON_free(text);
-            return;
-        }
-        c->out = p;
-        c->out_cap = cap;
-    }
-    memcpy(c->out + c->out_len, text, len);
-    c->out[c->out_len + len] = '\n';
-    c->out_len += len + 1;
-    cJSON_free(text);
-    lws_callback_on_writable(c->wsi);
+    if (out_append(&c->out, &c->out_len, &c->out_cap, r, '\n')) lws_callback_on_writable(c->wsi);
 }
 
 static bool holds_any(const live *lv, const agent_client *c)
@@ -404,15 +393,8 @@ static cJSON *client_agents(live *lv, agent_client *c, cJSON *r, bool with_step)
         }
         const char *running = polis_env_plan_command(lv->env, i);
         const plan_note *nt = &lv->note[i];
-        if (running || (with_step && nt->status != NOTE_NONE)) {
-            cJSON *p = cJSON_AddObjectToObject(a, "plan");
-            cJSON_AddStringToObject(p, "command", running ? running : nt->command);
-            cJSON_AddStringToObject(p, "status", NOTE_STATUS[running ? NOTE_NONE : nt->status]);
-            if (running)
-                cJSON_AddNullToObject(p, "why");
-            else
-                cJSON_AddStringToObject(p, "why", nt->why);
-        }
+        if (running || (with_step && nt->status != NOTE_NONE))
+            cli_proto_plan(a, running, NOTE_STATUS[nt->status], nt->command, nt->why);
         cJSON *err = cli_proto_views(lv->env, i, a, lv->has_json, lv->has_text);
         if (err) {
             cJSON_Delete(r);
@@ -1107,16 +1089,8 @@ static cJSON *client_action(live *lv, int32_t i, const cJSON *v, int32_t *id, co
                                name);
     }
     if (!io->masks[(size_t)i * (size_t)lv->n_actions + (size_t)*id]) {
-        char list[512] = "";
-        size_t used = 0;
-        const uint8_t *mask = io->masks + (size_t)i * (size_t)lv->n_actions;
-        for (int32_t k = 0; k < lv->n_actions && used < sizeof list - 1; k++) {
-            if (!mask[k]) continue;
-            int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
-                             polis_env_action_name(lv->env, k));
-            if (w < 0) break;
-            used += (size_t)w;
-        }
+        char list[512];
+        cli_legal_names(lv->env, i, list, sizeof list);
         return cli_proto_error("illegal_action", name,
                                "agent %s: action %s is not legal at tick %" PRId64 " (legal: %s)",
                                name, polis_env_action_name(lv->env, *id), polis_env_tick(lv->env),
@@ -1381,14 +1355,6 @@ static int live_stream(struct lws *wsi, enum lws_callback_reasons reason, void *
 }
 
 /* ---- setup -------------------------------------------------------------------------------- */
-
-static volatile sig_atomic_t live_interrupted;
-
-static void live_on_signal(int sig)
-{
-    (void)sig;
-    live_interrupted = 1;
-}
 
 /* The options that take a value, and what to do with it. */
 static int take_value(live_args *a, const char *arg, const char *v)
@@ -1816,14 +1782,7 @@ static int run_live(const live_args *a, live *lv, const char *viewer)
     else
         maybe_tick(lv);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = live_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    int n = 0;
-    while (n >= 0 && !live_interrupted) n = lws_service(lv->ctx, 0);
+    cli_lws_run(lv->ctx);
     /* a server stopped mid-episode ends that episode's recording where it is */
     if (!lv->over && lv->file) {
         record_both(lv, end_no_metrics);

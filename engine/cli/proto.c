@@ -190,3 +190,29 @@ cJSON *cli_proto_metrics(polis_env *env, int64_t steps, int64_t illegal, cJSON *
     cJSON_AddItemToObject(r, "metrics", flat);
     return NULL;
 }
+
+void cli_legal_names(polis_env *env, int32_t agent, char *buf, size_t cap)
+{
+    const polis_io *io = polis_env_io(env);
+    const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int32_t k = 0; k < io->n_actions && used < cap - 1; k++) {
+        if (!mask[k]) continue;
+        int w = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", polis_env_action_name(env, k));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
+
+void cli_proto_plan(cJSON *a, const char *running, const char *status, const char *command,
+                    const char *why)
+{
+    cJSON *p = cJSON_AddObjectToObject(a, "plan");
+    cJSON_AddStringToObject(p, "command", running ? running : command);
+    cJSON_AddStringToObject(p, "status", running ? "running" : status);
+    if (running)
+        cJSON_AddNullToObject(p, "why");
+    else
+        cJSON_AddStringToObject(p, "why", why);
+}

@@ -53,5 +53,13 @@ bool cli_proto_has_format(const char *formats, const char *name);
 int32_t cli_agent_find(polis_env *env, const char *name);
 /* "agent_0, agent_1, ..." into buf (cap bytes; ", ..." when it does not fit). */
 void cli_agent_names(polis_env *env, char *buf, size_t cap);
+/* Adds an agent's "plan" to a: {"command", "status": "running", "why": null} for the running
+ * plan (when `running` is not NULL), else the ended plan's command, status and why. */
+void cli_proto_plan(cJSON *a, const char *running, const char *status, const char *command,
+                    const char *why);
+
+/* The names of the actions agent's mask allows now, ", "-separated, into buf (cap bytes;
+ * cut short when they do not fit). */
+void cli_legal_names(polis_env *env, int32_t agent, char *buf, size_t cap);
 
 #endif

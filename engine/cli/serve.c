@@ -423,13 +423,7 @@ static void add_plan(session *s, int32_t agent, cJSON *a)
     const char *running = polis_env_plan_command(s->env, agent);
     const plan_event *ev = &s->plan_events[agent];
     if (!running && ev->status == PLAN_NONE) return;
-    cJSON *p = cJSON_AddObjectToObject(a, "plan");
-    cJSON_AddStringToObject(p, "command", running ? running : ev->command);
-    cJSON_AddStringToObject(p, "status", PLAN_STATUS[running ? PLAN_NONE : ev->status]);
-    if (running)
-        cJSON_AddNullToObject(p, "why");
-    else
-        cJSON_AddStringToObject(p, "why", ev->why);
+    cli_proto_plan(a, running, PLAN_STATUS[ev->status], ev->command, ev->why);
 }
 
 /* The episode's figures, as `polis eval` reports them for one episode: the metrics plugin's
@@ -578,16 +572,8 @@ static cJSON *resolve_action(session *s, int32_t agent, const cJSON *v)
     if (id >= 0 && !io->masks[(size_t)agent * (size_t)io->n_actions + (size_t)id] &&
         !io->terminations[agent] && !io->truncations[agent]) {
         code = "illegal_action";
-        char list[512] = "";
-        size_t used = 0;
-        const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
-        for (int32_t k = 0; k < io->n_actions && used < sizeof list - 1; k++) {
-            if (!mask[k]) continue;
-            int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
-                             polis_env_action_name(s->env, k));
-            if (w < 0) break;
-            used += (size_t)w;
-        }
+        char list[512];
+        cli_legal_names(s->env, agent, list, sizeof list);
         snprintf(msg, sizeof msg,
                  "agent %s: action %s is not legal at tick %" PRId64 " (legal: %s)", name,
                  polis_env_action_name(s->env, id), polis_env_tick(s->env), list);

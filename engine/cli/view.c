@@ -154,6 +154,18 @@ static void view_on_signal(int sig)
     view_interrupted = 1;
 }
 
+void cli_lws_run(struct lws_context *ctx)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = view_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int n = 0;
+    while (n >= 0 && !view_interrupted) n = lws_service(ctx, 0);
+}
+
 /* The /recording mount: the one file, or 404. */
 static int view_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                      size_t len)
@@ -225,14 +237,7 @@ static int serve(const char *viewer, view_state *vs, int port, const char *name,
     fprintf(stderr, "polis view: serving %s and the viewer in %s; Ctrl-C stops\n", vs->file,
             viewer);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = view_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    int n = 0;
-    while (n >= 0 && !view_interrupted) n = lws_service(ctx, 0);
+    cli_lws_run(ctx);
     lws_context_destroy(ctx);
     return 0;
 }

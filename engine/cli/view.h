@@ -16,4 +16,11 @@ int cli_view_main(int argc, char **argv);
  * prefix. False when none holds index.html. Also used by `polis serve --http` (live.c). */
 bool cli_find_viewer(char *out);
 
+#ifdef POLIS_HAVE_LWS
+struct lws_context;
+/* Serves ctx until SIGINT or SIGTERM (or until libwebsockets fails): the loop of `polis view`
+ * and `polis serve --http`. */
+void cli_lws_run(struct lws_context *ctx);
+#endif
+
 #endif

@@ -16,7 +16,6 @@ is late does noop. The scenario's "live" key sets the seats and the rate, --seat
 each recording verified by replay. Bad command lines exit 2 naming the problem."""
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from wsclient import WS  # noqa: E402
+from wsclient import WS, serve_live, stop_live  # noqa: E402
 
 POLIS, SRC, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(SRC, "sdk", "python"))
@@ -42,30 +41,13 @@ def check(cond, what):
 
 def start(scenario, *extra):
     """polis serve SCENARIO --http 127.0.0.1:0 EXTRA...: (process, http port, tcp port)."""
-    p = subprocess.Popen([POLIS, "serve", scenario, "--http", "127.0.0.1:0", *extra],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = p.stdout.readline().strip()
-    if not url.startswith("http://127.0.0.1:"):
-        p.kill()
-        print(p.stderr.read())
-        raise SystemExit("FAIL: no URL from polis serve --http: %r" % url)
-    tcp = None
-    if "--tcp" in extra:
-        line = p.stdout.readline().strip()
-        check(line.startswith("tcp://127.0.0.1:"), "the client address on stdout: %r" % line)
-        tcp = int(line.rsplit(":", 1)[1])
-    return p, int(url.split(":")[2].split("/")[0]), tcp
+    return serve_live(POLIS, scenario, *extra)
 
 
 def stop(p):
-    p.send_signal(signal.SIGTERM)
-    try:
-        rc = p.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = "hung"
+    rc, err = stop_live(p)
     check(rc == 0, "polis serve --http exits 0 on SIGTERM (got %r)" % rc)
-    return p.stderr.read()
+    return err
 
 
 class Stream:

@@ -13,14 +13,13 @@ game waits for the human seat (waiting mode); and with --tick-ms and --record tw
 accepts; bad command lines exit 2 naming the problem."""
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wsclient import WS  # noqa: E402
+from wsclient import WS, serve_live, stop_live  # noqa: E402
 
 POLIS, SRC, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 SCENARIO = os.path.join(SRC, "rulesets", "gather", "gather.json")
@@ -34,25 +33,14 @@ def check(cond, what):
 
 
 def start(*extra):
-    p = subprocess.Popen([POLIS, "serve", SCENARIO, "--http", "127.0.0.1:0", *extra],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = p.stdout.readline().strip()
-    if not url.startswith("http://127.0.0.1:"):
-        p.kill()
-        print(p.stderr.read())
-        raise SystemExit("FAIL: no URL from polis serve --http: %r" % url)
-    return p, int(url.split(":")[2].split("/")[0]), url
+    p, port, _ = serve_live(POLIS, SCENARIO, *extra)
+    return p, port, p.url
 
 
 def stop(p):
-    p.send_signal(signal.SIGTERM)
-    try:
-        rc = p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = "hung"
+    rc, err = stop_live(p, 10)
     check(rc == 0, "polis serve --http exits 0 on SIGTERM (got %r)" % rc)
-    return p.stderr.read()
+    return err
 
 
 def lines_until(ws, pred, timeout=10):

@@ -5,9 +5,38 @@ import base64
 import json
 import os
 import select
+import signal
 import socket
 import struct
+import subprocess
 import time
+
+
+def serve_live(polis, scenario, *extra):
+    """Starts `polis serve SCENARIO --http 127.0.0.1:0 EXTRA...`: (process, http port, the
+    --tcp port or None); p.url is the page's URL as printed. Exits the test, with the server's
+    stderr, when no URL comes."""
+    p = subprocess.Popen([polis, "serve", scenario, "--http", "127.0.0.1:0", *extra],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = p.stdout.readline().strip()
+    tcp = p.stdout.readline().strip() if "--tcp" in extra else ""
+    if not url.startswith("http://127.0.0.1:") or ("--tcp" in extra and not tcp.startswith("tcp://")):
+        p.kill()
+        print(p.stderr.read())
+        raise SystemExit("FAIL: no address from polis serve --http: %r %r" % (url, tcp))
+    p.url = url
+    return p, int(url.split(":")[2].split("/")[0]), int(tcp.rsplit(":", 1)[1]) if tcp else None
+
+
+def stop_live(p, timeout=20):
+    """SIGTERM, then the exit status ("hung" if it did not exit) and the server's stderr."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        rc = p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = "hung"
+    return rc, p.stderr.read()
 
 
 class WS:
