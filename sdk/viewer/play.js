@@ -1,5 +1,5 @@
-// play.js — live play on the viewer page (`polis serve SCENARIO --http`): the seats, taking a
-// free human seat, and playing it — arrow keys / WASD for the game's moves (found by name),
+// play.js — live play on the viewer page (`polis serve SCENARIO --http`): the seats (people's,
+// agent-protocol clients' and policies'), taking a free human seat, and playing it — arrow keys / WASD for the game's moves (found by name),
 // a menu of the legal actions with their docs, plan commands where the game has macros.
 // Talks the "polis-seat" WebSocket protocol (docs/clients.md, "Seats over a WebSocket").
 const $ = (id) => document.getElementById(id);
@@ -32,13 +32,14 @@ export function startPlay(url) {
     }
     function renderSeats() {
         const rows = st.seats.map((s) => {
-            let what = s.player === 'human' ? (s.yours ? 'you' : s.free ? 'free' : 'taken') : s.player;
+            let what = s.player === 'human' ? (s.yours ? 'you' : s.free ? 'free' : 'taken')
+                : s.player === 'client' ? `client (${s.free ? 'none connected' : 'connected'})` : s.player;
             const btn = s.player === 'human' && s.free && !st.seat
                 ? ` <button data-take="${esc(s.agent)}">take</button>` : '';
             if (s.yours) what = `<b>you</b> <button data-leave="1">leave</button>`;
             return `<div class="seat">${esc(s.agent)}: ${s.yours ? what : esc(what)}${btn}</div>`;
         });
-        $('seats').innerHTML = `<div class="dim">${st.mode === 'wait' ? 'the game waits for every human seat'
+        $('seats').innerHTML = `<div class="dim">${st.mode === 'wait' ? 'the game waits for every human and client seat'
             : 'the game ticks at a fixed rate'}</div>` + rows.join('');
     }
     function renderTurn() {

@@ -45,7 +45,10 @@ async function openStream(stream, name, live) {
                 st.status = 'live';
                 setBanner('live', `Live: following ${name} as it is written`);
                 setupRecording();
-                seek(st.ep.lastTick);   // a live page starts at the newest tick
+                // a live page starts at the newest tick of the newest episode
+                const newest = r.episodes.length - 1;
+                if (newest > 0 && r.episodes[newest].keys.has(0)) selectEpisode(newest);
+                seek(st.ep.lastTick);
             } else if (st.rec === r && !pending) {
                 // at most one update every 150 ms, and always one after the last chunk
                 pending = setTimeout(() => {
@@ -85,6 +88,11 @@ function liveUpdate() {
         eps.value = String(cur);
     }
     if (!st.ep) return;
+    // a live page that watched an episode to its end moves on to the next one (`polis serve
+    // --http` plays episode after episode)
+    const next = rec.episodes[st.ep.index + 1];
+    if (st.status === 'live' && st.ep.end && next && next.keys.has(0) && !st.playing
+        && st.tick >= st.ep.lastTick) selectEpisode(next.index);
     const atEnd = st.tick >= Number($('scrub').max);
     $('scrub').max = st.ep.lastTick;
     collectEvents(st.ep);

@@ -6,7 +6,8 @@
 // has the same actions. A second page sees the seat taken, and free again when the first leaves.
 // Then two pages take two seats while an agent-protocol client (a plain TCP socket, as an LLM
 // agent would use) plays a third: the game waits for both people, and one tick moves both
-// agents, as both pages show; the recording names each seat's player and replays.
+// agents, as both pages show; the recording names each seat's player and replays. Last, a page
+// opened late follows a game of several episodes from one episode to the next.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -251,4 +252,21 @@ test('two people in two browsers and an agent-protocol client play one game; bot
     const r = spawnSync(POLIS, ['replay', rec, '--verify'], { encoding: 'utf8' });
     assert.equal(r.status, 0, `replay: ${r.stdout}${r.stderr}`);
     for (const pg of pages) await pg.close();
+});
+
+test('a live page follows the game from episode to episode', async () => {
+    const [server, url] = await serveLive(path.join(SRC, 'rulesets/gather/gather.json'),
+        '--tick-ms', '30', '--set', 'max_steps=8', '--episodes', '4', '--seed', '7');
+    await new Promise((r) => setTimeout(r, 600)); // the game is past its first episode
+    const page = await browser.newPage();
+    await page.goto(url);
+    await page.waitForFunction(() => window.polisViewer.status === 'live' && window.polisViewer.play);
+    const first = await page.evaluate(() => window.polisViewer.episode);
+    assert.ok(first >= 1, `a page opened late starts at the newest episode (${first})`);
+    // it moves on by itself to the last episode, and stays at its end
+    await page.waitForFunction(() => window.polisViewer.episode === 3 && window.polisViewer.lastTick === 8
+        && window.polisViewer.tick === 8, null, { timeout: 20000 });
+    assert.match(await page.locator('#seats').innerText(), /agent_0: random/);
+    assert.equal(await stopped(server), 0);
+    await page.close();
 });
