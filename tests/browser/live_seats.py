@@ -326,11 +326,15 @@ out = verify(rec, "the mixed game")
 check("2 episodes" in out, "replay checks both episodes: %s" % out)
 
 # ---- fixed rate: a late client does noop; "ticks" counts the ticks since its last reply ---------
-p, port, tcp = start(GATHER, "--seat", "agent_1=client", "--tcp", "127.0.0.1:0", "--tick-ms", "40",
-                     "--seed", "5")
+p, port, tcp = start(GATHER, "--seat", "agent_1=client", "--seat", "agent_3=client", "--tcp",
+                     "127.0.0.1:0", "--tick-ms", "40", "--seed", "5")
 watch = Stream(port)
 client = Client.connect("127.0.0.1", tcp, timeout=20)
-j = client.reset()
+j = client.reset(agents=["agent_1"])
+check(list(j["agents"]) == ["agent_1"], "reset(agents=...) takes just the seats named: %s" % list(j["agents"]))
+both = Client.connect("127.0.0.1", tcp, timeout=20)
+check(list(both.reset()["agents"]) == ["agent_3"], "reset() takes the client seats still free")
+both.close()
 time.sleep(0.5)  # the client thinks for many ticks
 step = client.step({"agent_1": "noop"})
 check(step["ticks"] >= 5 and step["tick"] - j["tick"] == step["ticks"],
@@ -345,7 +349,8 @@ check(client.describe()["live"]["mode"] == "fixed", "describe says the rate is f
 client.close()
 time.sleep(0.2)
 c2 = Client.connect("127.0.0.1", tcp, timeout=20)
-check(list(c2.reset()["agents"]) == ["agent_1"], "a closed client's seat is free for the next one")
+check(list(c2.reset()["agents"]) == ["agent_1", "agent_3"],
+      "the closed clients' seats are free for the next one, which takes both")
 c2.close()
 watch.close()
 stop(p)
