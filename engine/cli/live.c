@@ -1218,8 +1218,8 @@ static void client_line(live *lv, agent_client *c, const char *line, size_t len)
     cJSON_Delete(req);
 }
 
-/* Handles c's complete lines while nothing waits; a line over the limit is refused. Reading
- * stops while a request waits for its tick, so the requests are answered in order. */
+/* Handles c's complete lines while nothing waits (the lines after a waiting step wait for
+ * its answer, so the requests are answered in order); a line over the limit is refused. */
 static void client_pump(live *lv, agent_client *c)
 {
     while (c->wait == WAIT_NONE && !c->closing) {
@@ -1246,7 +1246,9 @@ static void client_pump(live *lv, agent_client *c)
         memmove(c->in, nl + 1, c->in_len - len - 1);
         c->in_len -= len + 1;
     }
-    if (c->wsi) lws_rx_flow_control(c->wsi, c->wait == WAIT_NONE && !c->closing);
+    /* reading goes on while a request waits, so a client that goes away is seen at once (its
+     * seats freed); only a client that sends more than a line's worth meanwhile is held */
+    if (c->wsi) lws_rx_flow_control(c->wsi, c->in_len <= CLIENT_MAX_LINE);
 }
 
 /* New bytes from c. */

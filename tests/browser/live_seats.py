@@ -104,6 +104,10 @@ class RawClient:
         self.s.sendall((line + "\n").encode())
         return json.loads(self.f.readline())
 
+    def close(self):
+        self.f.close()  # the socket's file holds the connection open too
+        self.s.close()
+
 
 def error_code(reply):
     return None if reply.get("ok") else reply["error"]["code"]
@@ -354,6 +358,35 @@ check(list(c2.reset()["agents"]) == ["agent_1", "agent_3"],
 c2.close()
 watch.close()
 stop(p)
+
+# ---- a client that goes away while its step waits: its seat and its action go with it ---------
+p, port, tcp = start(GATHER, "--seat", "agent_0=human", "--seat", "agent_1=client", "--tcp",
+                     "127.0.0.1:0", "--seed", "6")
+watch = Stream(port)
+watch.until(lambda ls: any(l.get("t") == "key" for l in ls))
+seat = WS(port, "polis-seat")
+seat.json()
+seat.ask({"op": "take", "agent": "agent_0"})
+gone = RawClient(tcp)
+check(gone.ask('{"op": "reset"}').get("ok"), "the first client joins")
+gone.s.sendall(b'{"op": "step", "actions": {"agent_1": "move_north"}}\n')
+time.sleep(0.2)
+gone.close()
+time.sleep(0.2)
+seat.ask({"op": "act", "action": "noop"})
+watch.quiet("the person acted, the client seat is free again")
+nxt = Client.connect("127.0.0.1", tcp, timeout=20)
+check(nxt.reset().get("tick") == 0, "another client takes the seat at tick 0")
+step = nxt.step({})
+lines = watch.until(lambda ls: any(l.get("t") == "step" for l in ls))
+s1 = next(l for l in lines if l.get("t") == "step")
+check(step["tick"] == 1 and s1["actions"][1] == 0 and not any(m["agent"] == 1 for m in s1.get("msgs", [])),
+      "the gone client's move was dropped with its seat: %s %s" % (s1["actions"], s1.get("msgs")))
+nxt.close()
+seat.close()
+watch.close()
+err = stop(p)
+check("client 1 left its seats" in err, "the server logs the client that left: %s" % err)
 
 # ---- the scenario's "live" key: seats and rate from the file, the command line wins ------------
 path = os.path.join(gdir, ".live_seats_key.json")
