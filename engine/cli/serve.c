@@ -271,11 +271,12 @@ typedef struct session {
     const char **plan_text;  /* a GIVEN_PLAN agent's command (borrowed from the request) */
     double *reward_sum;      /* rewards over the ticks of an advance */
     uint8_t *illegal_any;    /* an illegal action in some tick of an advance */
-    /* --record: the recorder, and what each agent's client sent for the next tick (borrowed
-     * from the request; written into the step line's "msgs" once) */
+    /* --record: the recorder, and the action each agent's client sent for the next tick as
+     * text (owned: a text action as sent, a JSON action compact, an id as the action's name;
+     * written into the step line's "msgs" once, with the plan commands of plan_text) */
     polis_recorder *rec;
     bool rec_failed;
-    const char **sent_text;
+    char **sent_text;
 } session;
 
 static void session_free(session *s)
@@ -292,6 +293,8 @@ static void session_free(session *s)
     free(s->plan_text);
     free(s->reward_sum);
     free(s->illegal_any);
+    for (int32_t i = 0; s->sent_text && s->env && i < polis_env_n_agents(s->env); i++)
+        free(s->sent_text[i]);
     free(s->sent_text);
     if (s->rec) {
         if (s->in_episode && !s->rec_failed) polis_recorder_end_episode(s->rec, NULL);
@@ -765,6 +768,7 @@ static void choices_clear(session *s)
         s->given[i] = GIVEN_NONE;
         s->plan_text[i] = NULL;
         s->plan_events[i].status = PLAN_NONE;
+        free(s->sent_text[i]);
         s->sent_text[i] = NULL;
         s->reward_sum[i] = 0;
         s->illegal_any[i] = 0;
@@ -784,6 +788,31 @@ static cJSON *plan_refused(session *s, int32_t agent, const char *msg)
     free(s->bad_message[agent]);
     s->bad_message[agent] = strdup(msg);
     return NULL;
+}
+
+/* --record: what the client sent as agent's action, as text for the step line's "msgs": a
+ * text action as sent, a JSON action compact (what the parser read), an action id as the
+ * action's name (the number itself when it is not an id). False when out of memory. */
+static bool sent(session *s, int32_t agent, const cJSON *v)
+{
+    free(s->sent_text[agent]);
+    s->sent_text[agent] = NULL;
+    if (cJSON_IsString(v)) {
+        s->sent_text[agent] = strdup(v->valuestring);
+    } else if (cJSON_IsObject(v)) {
+        char *t = cJSON_PrintUnformatted(v);
+        s->sent_text[agent] = t ? strdup(t) : NULL;
+        cJSON_free(t);
+    } else {
+        double d = v->valuedouble;
+        const char *name = d == floor(d) && d >= 0 && d < polis_env_n_actions(s->env)
+                               ? polis_env_action_name(s->env, (int32_t)d)
+                               : NULL;
+        char num[64];
+        snprintf(num, sizeof num, "%.17g", d);
+        s->sent_text[agent] = strdup(name ? name : num);
+    }
+    return s->sent_text[agent] != NULL;
 }
 
 /* The actions of one tick from a request's "actions" (may be NULL) into s->chosen: explicit
@@ -833,7 +862,8 @@ static cJSON *choose_actions(session *s, const cJSON *acts)
         cJSON *err = resolve_action(s, agent, v);
         if (err) return err;
         s->given[agent] = GIVEN_ACTION;
-        if (cJSON_IsString(v)) s->sent_text[agent] = v->valuestring;
+        if (s->rec && !s->rec_failed && !sent(s, agent, v))
+            return error_reply("engine_error", v->string, "out of memory");
     }
     for (int32_t i = 0; i < n; i++) {
         if (s->given[i] != GIVEN_PLAN) continue;
@@ -869,13 +899,16 @@ static cJSON *run_tick(session *s)
     const polis_io *io = polis_env_io(s->env);
     memcpy(io->actions, s->chosen, (size_t)n * sizeof *s->chosen);
     if (s->rec && !s->rec_failed) {
-        /* what the clients sent for this tick, once */
+        /* what the clients sent for this tick, once: a plan command (also one the game
+         * refused, played as noop: the agent's old plan ended) or an action */
         for (int32_t i = 0; i < n; i++) {
-            const char *kind = s->given[i] == GIVEN_PLAN ? "plan" : "action";
-            const char *text = s->given[i] == GIVEN_PLAN ? s->plan_text[i] : s->sent_text[i];
-            if (text && polis_recorder_msg(s->rec, i, kind, text)) record_failed(s);
+            const char *kind = s->plan_text[i] ? "plan" : "action";
+            const char *text = s->plan_text[i] ? s->plan_text[i] : s->sent_text[i];
+            if (text && !s->rec_failed && polis_recorder_msg(s->rec, i, kind, text))
+                record_failed(s);
+            free(s->sent_text[i]);
             s->sent_text[i] = NULL;
-            if (s->given[i] == GIVEN_PLAN) s->plan_text[i] = NULL;
+            s->plan_text[i] = NULL;
         }
     }
     if (polis_env_step(s->env) != POLIS_OK) {
