@@ -97,9 +97,12 @@ const char CLI_SERVE_HELP[] =
     "                       seconds (default 60; 0: never)\n"
     "  --isolate            TCP: serve each client in its own process, so a plugin that\n"
     "                       crashes ends that client's session only (and is reported)\n"
-    "  --record FILE        --stdio: record the client's episodes to FILE (docs/recording.md;\n"
-    "                       gzip when it ends in .gz), its text actions and plan commands in\n"
-    "                       \"msgs\"; check it with `polis replay FILE --verify`\n"
+    "  --record FILE        record the client's episodes to FILE (docs/recording.md; gzip\n"
+    "                       when it ends in .gz), the actions and plan commands it sent in\n"
+    "                       \"msgs\"; check it with `polis replay FILE --verify`. TCP: each\n"
+    "                       client N to its own file, FILE with {client} replaced by N, or\n"
+    "                       else with -N before the first '.' of its name (ep.jsonl.gz:\n"
+    "                       ep-1.jsonl.gz, ep-2.jsonl.gz, ...)\n"
     "  --keyframe-every K   a full keyframe every K ticks in the recording (default 100)\n"
     "  --on-bad-action P    what an unparseable or illegal action becomes: 'error' (default;\n"
     "                       the step is refused and the client asked again) or 'noop' (the\n"
@@ -128,7 +131,7 @@ typedef struct serve_args {
     int write_timeout;       /* seconds, 0: none (TCP only) */
     cli_overrides overrides; /* --set, --agents */
     char *overrides_text;    /* what every session's env is created with; NULL: none */
-    const char *record;      /* --record FILE (--stdio only) */
+    const char *record;      /* --record FILE (TCP: a file per client, record_name) */
     int64_t keyframe_every;  /* --keyframe-every K */
 } serve_args;
 
@@ -214,8 +217,6 @@ static int parse_args(int argc, char **argv, serve_args *a)
     if (a->stdio && a->tcp) return cli_usage("serve", "--stdio and --tcp exclude each other");
     if (!a->stdio && !a->tcp)
         return cli_usage("serve", "choose a transport: --stdio or --tcp [HOST:]PORT");
-    if (a->record && !a->stdio)
-        return cli_usage("serve", "--record is for --stdio (one client, one recording)");
     if (a->keyframe_every && !a->record)
         return cli_usage("serve", "--keyframe-every needs --record FILE");
     if (a->stdio && tcp_only)
@@ -317,8 +318,52 @@ static bool has_format(const char *formats, const char *name)
     return false;
 }
 
-/* Creates the client's env; on failure fills err and returns its status. */
-static polis_status session_open(session *s, const serve_args *a, polis_error *err)
+/* --record FILE for TCP client `id` (docs/clients.md, "Recording"): every "{client}" in FILE
+ * replaced by id, or without one, "-<id>" inserted before the first '.' of FILE's base name
+ * (not a leading one): "runs/ep.jsonl.gz" -> "runs/ep-3.jsonl.gz", "ep" -> "ep-3". False
+ * when the name does not fit. */
+static bool record_name(const char *file, unsigned id, char *out, size_t cap)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%u", id);
+    size_t used = 0;
+    bool fits = true;
+#define PUT(p, n)                                                                              \
+    do {                                                                                       \
+        size_t n_ = (n);                                                                       \
+        if (used + n_ >= cap) fits = false;                                                    \
+        else memcpy(out + used, (p), n_);                                                      \
+        used += n_;                                                                            \
+    } while (0)
+    if (strstr(file, "{client}")) {
+        for (const char *p = file; *p;) {
+            const char *at = strstr(p, "{client}");
+            size_t n = at ? (size_t)(at - p) : strlen(p);
+            PUT(p, n);
+            if (!at) break;
+            PUT(num, strlen(num));
+            p = at + 8;
+        }
+    } else {
+        const char *slash = strrchr(file, '/');
+        const char *base = slash ? slash + 1 : file;
+        const char *dot = *base ? strchr(base + 1, '.') : NULL;
+        size_t head = dot ? (size_t)(dot - file) : strlen(file);
+        PUT(file, head);
+        PUT("-", 1);
+        PUT(num, strlen(num));
+        PUT(file + head, strlen(file + head));
+    }
+#undef PUT
+    if (!fits) return false;
+    out[used] = '\0';
+    return true;
+}
+
+/* Creates the client's env, and its recorder when `record` names a file; on failure fills
+ * err and returns its status. */
+static polis_status session_open(session *s, const serve_args *a, const char *record,
+                                 polis_error *err)
 {
     memset(s, 0, sizeof *s);
     polis_options opts;
@@ -353,20 +398,20 @@ static polis_status session_open(session *s, const serve_args *a, polis_error *e
     s->has_metrics = has_format(formats, "metrics");
     s->bad_is_noop = a->bad_is_noop;
     s->n_macros = polis_env_n_macros(s->env);
-    if (a->record) {
+    if (record) {
         cJSON *pol = cJSON_CreateArray();
         for (int32_t i = 0; pol && i < n; i++) cJSON_AddItemToArray(pol, cJSON_CreateString("client"));
         char *pol_text = pol ? cJSON_PrintUnformatted(pol) : NULL;
         cJSON_Delete(pol);
         if (pol_text)
-            s->rec = cli_record_open(a->record, s->env, a->scenario, a->overrides_text,
+            s->rec = cli_record_open(record, s->env, a->scenario, a->overrides_text,
                                      polis_env_default_seed(s->env), a->keyframe_every, pol_text,
                                      "serve");
         cJSON_free(pol_text);
         if (!s->rec) {
             session_free(s);
             err->status = POLIS_ERR_IO;
-            snprintf(err->message, sizeof err->message, "--record %s: cannot record", a->record);
+            snprintf(err->message, sizeof err->message, "--record %s: cannot record", record);
             return POLIS_ERR_IO;
         }
     }
@@ -1260,7 +1305,7 @@ static int serve_stdio(const serve_args *a)
 {
     session s;
     polis_error err;
-    if (session_open(&s, a, &err) != POLIS_OK) {
+    if (session_open(&s, a, a->record, &err) != POLIS_OK) {
         fprintf(stderr, "polis: serve: %s\n", err.message);
         return EXIT_ENV;
     }
@@ -1322,7 +1367,7 @@ static void client_name(char *out, size_t cap, unsigned id, const struct sockadd
 
 /* Serves one TCP client on fd (the caller closes it): its own env, the timeouts, and a log
  * line when it is dropped. */
-static void serve_client(const serve_args *a, int fd, const char *who)
+static void serve_client(const serve_args *a, int fd, unsigned id, const char *who)
 {
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
@@ -1331,7 +1376,15 @@ static void serve_client(const serve_args *a, int fd, const char *who)
     }
     session s;
     polis_error err;
-    if (session_open(&s, a, &err) != POLIS_OK) {
+    char record[PATH_MAX + 32];
+    if (a->record && !record_name(a->record, id, record, sizeof record)) {
+        send_line_nowait(fd, error_reply("engine_error", NULL, "--record: the file name of "
+                                                                "client %u is too long", id));
+        serve_log("%s: --record: the file name is too long", who);
+        shutdown(fd, SHUT_WR);
+        return;
+    }
+    if (session_open(&s, a, a->record ? record : NULL, &err) != POLIS_OK) {
         send_line_nowait(fd, error_reply("engine_error", NULL, "%s", err.message));
         serve_log("%s: no env: %s", who, err.message);
         shutdown(fd, SHUT_WR);
@@ -1342,6 +1395,7 @@ static void serve_client(const serve_args *a, int fd, const char *who)
     io.in_fd = io.out_fd = fd;
     io.idle_ms = a->idle_timeout * 1000;
     io.write_ms = a->write_timeout * 1000;
+    if (s.rec) serve_log("%s: recording to %s", who, record);
     end_reason why = serve_stream(&s, &io);
     free(io.buf);
     session_free(&s);
@@ -1399,13 +1453,14 @@ typedef struct server {
 typedef struct connection {
     server *srv;
     int fd;
+    unsigned id;
     char who[96];
 } connection;
 
 static void *connection_main(void *p)
 {
     connection *c = p;
-    serve_client(c->srv->args, c->fd, c->who);
+    serve_client(c->srv->args, c->fd, c->id, c->who);
     close(c->fd);
     pthread_mutex_lock(&c->srv->lock);
     c->srv->active--;
@@ -1446,6 +1501,7 @@ static int serve_threads(const serve_args *a, int lfd)
         if (c && pthread_attr_init(&attr) == 0) {
             c->srv = &srv;
             c->fd = fd;
+            c->id = id;
             client_name(c->who, sizeof c->who, id, (struct sockaddr *)&peer, plen);
             pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
             started = pthread_create(&t, &attr, connection_main, c) == 0;
@@ -1486,8 +1542,8 @@ static void on_sigchld(int sig)
 }
 
 /* The child: serves its client and exits; nothing of it outlives the session. */
-static void isolated_child(const serve_args *a, int fd, const char *who, int lfd, seat *seats,
-                           pid_t server_pid)
+static void isolated_child(const serve_args *a, int fd, unsigned id, const char *who, int lfd,
+                           seat *seats, pid_t server_pid)
 {
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
@@ -1505,7 +1561,7 @@ static void isolated_child(const serve_args *a, int fd, const char *who, int lfd
     close(sigchld_pipe[1]);
     for (int i = 0; i < a->max_clients; i++)
         if (seats[i].pid) close(seats[i].fd);
-    serve_client(a, fd, who);
+    serve_client(a, fd, id, who);
     close(fd);
     _exit(0);
 }
@@ -1604,7 +1660,7 @@ static int serve_isolated(const serve_args *a, int lfd)
         char who[96];
         client_name(who, sizeof who, id, (struct sockaddr *)&peer, plen);
         pid_t pid = fork();
-        if (pid == 0) isolated_child(a, fd, who, lfd, seats, server_pid);
+        if (pid == 0) isolated_child(a, fd, id, who, lfd, seats, server_pid);
         if (pid < 0) {
             send_line_nowait(fd,
                              error_reply("server_full", NULL, "cannot start a session process: %s",
@@ -1678,7 +1734,7 @@ static int serve_tcp(const serve_args *a)
     /* Check the scenario loads before listening, so a bad scenario fails at once. */
     session probe;
     polis_error err;
-    if (session_open(&probe, a, &err) != POLIS_OK) {
+    if (session_open(&probe, a, NULL, &err) != POLIS_OK) {
         freeaddrinfo(res);
         fprintf(stderr, "polis: serve: %s\n", err.message);
         return EXIT_ENV;

@@ -180,8 +180,8 @@ err_has "polis: replay $TMP/p1.jsonl: line 6: tick 3: actions[0]: recorded 27 (m
 sed 's/"GATHER 2 wood"/"GATHER x wood"/' "$TMP/sv3.jsonl" >"$TMP/p2.jsonl"
 polis 1 replay "$TMP/p2.jsonl"
 err_has "polis: replay $TMP/p2.jsonl: line 4: tick 1: msgs[0]: agent 0's plan \"GATHER x wood\" does not start ("
-polis 2 serve "$GATHER" --tcp 0 --record "$TMP/x.jsonl"
-err_line "polis: serve: --record is for --stdio (one client, one recording)"
+polis 2 serve "$GATHER" --tcp 0 --keyframe-every 5
+err_line "polis: serve: --keyframe-every needs --record FILE"
 
 # Every shipped game records and replays (society games, Commons, gather, Survival).
 for scn in "$SRC"/rulesets/*/*.json; do
