@@ -202,7 +202,24 @@ checks=$((checks + 1))
 head -n 1 "$TMP/s.jsonl" | grep -qF '"stats":[{"name":"health","group":"vitals","max":9}' ||
     fail "Survival header lacks the vitals"
 checks=$((checks + 1))
-grep -qF '"things":{"add":[[65536,' "$TMP/s.jsonl" || fail "no cow appears in Survival"
+grep -qF '"things":{"add":[[1,' "$TMP/s.jsonl" || fail "no mob appears in Survival"
+# Survival's mobs have ids never reused in an episode: a new mob in a dead one's slot is a new
+# thing, not the old one moving (300 ticks: mobs die, despawn and spawn again).
+polis 0 run "$SRC/rulesets/survival/survival_tribes.json" --steps 300 --record "$TMP/s300.jsonl" --quiet
+polis 0 replay "$TMP/s300.jsonl"
+checks=$((checks + 1))
+/usr/bin/python3 - "$TMP/s300.jsonl" <<'EOF' || fail "Survival reuses a thing id"
+import json, sys
+gone, added = set(), 0
+for text in open(sys.argv[1]):
+    line = json.loads(text)
+    things = line.get("things", {}) if line["t"] == "step" else {}
+    for t in things.get("add", []):
+        assert t[0] not in gone, "thing %d added again at tick %d" % (t[0], line["tick"])
+        added += 1
+    gone.update(things.get("del", []))
+assert len(gone) > 10 and added > len(gone), (len(gone), added)
+EOF
 polis 0 run "$SRC/rulesets/social_structure/ovlp_group.json" --steps 5 --record "$TMP/o.jsonl" --quiet
 checks=$((checks + 1))
 sed -n 3p "$TMP/o.jsonl" | grep -qF '"nodes":[["group_0","group","Group 0"]' || fail "no group nodes"
