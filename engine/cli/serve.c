@@ -326,38 +326,24 @@ static bool record_name(const char *file, unsigned id, char *out, size_t cap)
 {
     char num[16];
     snprintf(num, sizeof num, "%u", id);
-    size_t used = 0;
-    bool fits = true;
-#define PUT(p, n)                                                                              \
-    do {                                                                                       \
-        size_t n_ = (n);                                                                       \
-        if (used + n_ >= cap) fits = false;                                                    \
-        else memcpy(out + used, (p), n_);                                                      \
-        used += n_;                                                                            \
-    } while (0)
     if (strstr(file, "{client}")) {
-        for (const char *p = file; *p;) {
+        size_t used = 0;
+        for (const char *p = file;;) {
             const char *at = strstr(p, "{client}");
-            size_t n = at ? (size_t)(at - p) : strlen(p);
-            PUT(p, n);
-            if (!at) break;
-            PUT(num, strlen(num));
-            p = at + 8;
+            int n = at ? snprintf(out + used, cap - used, "%.*s%s", (int)(at - p), p, num)
+                       : snprintf(out + used, cap - used, "%s", p);
+            if (n < 0 || (size_t)n >= cap - used) return false;
+            used += (size_t)n;
+            if (!at) return true;
+            p = at + strlen("{client}");
         }
-    } else {
-        const char *slash = strrchr(file, '/');
-        const char *base = slash ? slash + 1 : file;
-        const char *dot = *base ? strchr(base + 1, '.') : NULL;
-        size_t head = dot ? (size_t)(dot - file) : strlen(file);
-        PUT(file, head);
-        PUT("-", 1);
-        PUT(num, strlen(num));
-        PUT(file + head, strlen(file + head));
     }
-#undef PUT
-    if (!fits) return false;
-    out[used] = '\0';
-    return true;
+    const char *slash = strrchr(file, '/');
+    const char *base = slash ? slash + 1 : file;
+    const char *dot = *base ? strchr(base + 1, '.') : NULL;
+    int head = (int)(dot ? dot - file : (ptrdiff_t)strlen(file));
+    int n = snprintf(out, cap, "%.*s-%s%s", head, file, num, file + head);
+    return n >= 0 && (size_t)n < cap;
 }
 
 /* Creates the client's env, and its recorder when `record` names a file; on failure fills

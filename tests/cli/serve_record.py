@@ -157,6 +157,20 @@ def main():
         server.kill()
         server.wait(timeout=TIMEOUT)
         err.close()
+    # a numbered name that does not fit a path is refused to that client
+    rec = os.path.join(scratch, "x" * 4200 + ".jsonl")
+    server, err = serve(polis, scenario, rec, [], os.path.join(scratch, "err4"))
+    try:
+        port = port_of(err, server)
+        c = Client(port)
+        r = json.loads(c.file.readline())
+        check(not r["ok"] and r["error"]["message"] ==
+              "--record: the file name of client 1 is too long", "long name: %r" % r)
+        check(server.poll() is None, "the server exited after a client's name was too long")
+    finally:
+        server.kill()
+        server.wait(timeout=TIMEOUT)
+        err.close()
     print("serve_record: ok")
 
 
