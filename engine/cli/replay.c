@@ -4,8 +4,9 @@
  * compares every line the recorder writes while doing so with the recorded line, member by
  * member: the first difference is reported with its line, tick and member ("line 83: tick
  * 40: agents[2].stats.wood: recorded 3, replayed 4"). Keyframes (the full scene and the
- * state hash) and the end line's hash are therefore checked, and so is every step line in
- * between. `--tick T --render FORMAT` stops at a moment and prints polis_env_render;
+ * state hash), the end line's hash and metrics and the header's scenario hash are therefore
+ * checked, and so is every step line in between; the clients' messages are re-derived
+ * against the recorded actions (check_msgs). `--tick T --render FORMAT` stops at a moment and prints polis_env_render;
  * `--tick T --png OUT` draws that moment with polis_env_render_rgb into a PNG, and `--video
  * OUT` draws every tick of an episode into a video (frames.c: ffmpeg, or image files).
  *
@@ -34,9 +35,11 @@ static const char HELP[] =
     "\n"
     "Re-simulates a recording made with --record (docs/recording.md) from its header\n"
     "(scenario, overrides) and its recorded seeds and actions, and checks every line the\n"
-    "recording holds against the replay: each step (rewards, flags, events, scene changes),\n"
-    "each keyframe (the whole scene and the state hash) and each end line's hash. The first\n"
-    "difference is reported with its line, tick and member, and the exit status is 1.\n"
+    "recording holds against the replay: the header (the game's looks, the scenario and its\n"
+    "hash), each step (rewards, flags, events, scene changes, and the clients' messages\n"
+    "against the actions), each keyframe (the whole scene and the state hash) and each end\n"
+    "line (returns, metrics, hash). The first difference is reported with its line, tick and\n"
+    "member, and the exit status is 1. docs/recording.md lists what is compared.\n"
     "\n"
     "options:\n"
     "  --verify             check the whole file (the default without --tick)\n"
