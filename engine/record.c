@@ -278,6 +278,8 @@ static polis_status header(polis_recorder *r, const polis_record_info *info)
     if (!scn)
         return rec_fail(r, POLIS_ERR_INVALID, "recorder: the scenario text is not valid JSON");
     rb_puts(b, scn);
+    /* the hash of the scenario as the header holds it, so a replay re-checks it */
+    uint64_t scn_hash = fnv1a(scn, strlen(scn));
     cJSON_free(scn);
     rb_puts(b, ",\"scenario_path\":");
     if (info->scenario_path)
@@ -289,8 +291,7 @@ static polis_status header(polis_recorder *r, const polis_record_info *info)
         rb_str(b, info->base_dir);
     else
         rb_puts(b, "null");
-    rb_printf(b, ",\"scenario_hash\":\"%016" PRIx64 "\",\"overrides\":",
-              fnv1a(info->scenario_text, info->scenario_len));
+    rb_printf(b, ",\"scenario_hash\":\"%016" PRIx64 "\",\"overrides\":", scn_hash);
     if (info->overrides && *info->overrides) {
         char *ov = one_line(info->overrides, strlen(info->overrides));
         if (!ov) return rec_fail(r, POLIS_ERR_INVALID, "recorder: the overrides are not valid JSON");

@@ -1,34 +1,27 @@
-/* engine/cli/record.c — `--record FILE` for run and eval (record.h). */
+/* engine/cli/record.c — `--record FILE` for run, eval and serve (record.h). */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "record.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "episode.h"
+
 polis_recorder *cli_record_open(const char *file, polis_env *env, const char *scenario_path,
                                 const char *overrides, uint64_t seed, int64_t keyframe_every,
                                 const char *policies, const char *source)
 {
-    FILE *f = fopen(scenario_path, "rb");
-    if (!f) {
-        fprintf(stderr, "polis: --record: cannot read %s again for the header\n", scenario_path);
-        return NULL;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    for (size_t n; text && (n = fread(text + len, 1, cap - len, f)) > 0;) {
-        len += n;
-        if (len == cap) {
-            char *p = realloc(text, cap *= 2);
-            if (!p) free(text);
-            text = p;
-        }
-    }
-    fclose(f);
+    size_t len = 0;
+    char *text = cli_read_file(scenario_path, &len);
     if (!text) {
-        fprintf(stderr, "polis: out of memory\n");
+        if (errno == ENOMEM)
+            fprintf(stderr, "polis: out of memory\n");
+        else
+            fprintf(stderr, "polis: --record: cannot read %s again for the header: %s\n",
+                    scenario_path, strerror(errno));
         return NULL;
     }
     /* the directory relative plugin and script paths resolve against, absolute, so a replay

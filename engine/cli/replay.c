@@ -4,8 +4,9 @@
  * compares every line the recorder writes while doing so with the recorded line, member by
  * member: the first difference is reported with its line, tick and member ("line 83: tick
  * 40: agents[2].stats.wood: recorded 3, replayed 4"). Keyframes (the full scene and the
- * state hash) and the end line's hash are therefore checked, and so is every step line in
- * between. `--tick T --render FORMAT` stops at a moment and prints polis_env_render;
+ * state hash), the end line's hash and metrics and the header's scenario hash are therefore
+ * checked, and so is every step line in between; the clients' messages are re-derived
+ * against the recorded actions (check_msgs). `--tick T --render FORMAT` stops at a moment and prints polis_env_render;
  * `--tick T --png OUT` draws that moment with polis_env_render_rgb into a PNG, and `--video
  * OUT` draws every tick of an episode into a video (frames.c: ffmpeg, or image files).
  *
@@ -20,6 +21,7 @@
 #include <cjson/cJSON.h>
 #include <zlib.h>
 
+#include "episode.h"
 #include "frames.h"
 #include "replay.h"
 #include "util.h"
@@ -33,9 +35,11 @@ static const char HELP[] =
     "\n"
     "Re-simulates a recording made with --record (docs/recording.md) from its header\n"
     "(scenario, overrides) and its recorded seeds and actions, and checks every line the\n"
-    "recording holds against the replay: each step (rewards, flags, events, scene changes),\n"
-    "each keyframe (the whole scene and the state hash) and each end line's hash. The first\n"
-    "difference is reported with its line, tick and member, and the exit status is 1.\n"
+    "recording holds against the replay: the header (the game's looks, the scenario and its\n"
+    "hash), each step (rewards, flags, events, scene changes, and the clients' messages\n"
+    "against the actions), each keyframe (the whole scene and the state hash) and each end\n"
+    "line (returns, metrics, hash). The first difference is reported with its line, tick and\n"
+    "member, and the exit status is 1. docs/recording.md lists what is compared.\n"
     "\n"
     "options:\n"
     "  --verify             check the whole file (the default without --tick)\n"
@@ -283,6 +287,7 @@ typedef struct replay {
     int64_t episode;     /* the episode running, -1 before the first reset line */
     bool in_episode;
     int64_t steps;
+    uint8_t *given; /* [n_agents] scratch of check_msgs: MSG_* */
     /* --png and --video */
     uint8_t *rgb;
     int32_t w, h, frame_agent;
@@ -366,6 +371,12 @@ static int start_env(replay *rp)
     const cJSON *every = member(h, "keyframe_every", cJSON_IsNumber);
     if (!seed || !every || every->valuedouble < 1)
         return fail(rp, "the header needs \"seed\" and a positive \"keyframe_every\"");
+    /* JSON numbers beyond 2^53 lose digits in cJSON: read the seed from its text */
+    char *seed_text = cJSON_PrintUnformatted(seed);
+    uint64_t seed0 = 0;
+    bool seed_ok = seed_text && cli_parse_u64(seed_text, &seed0);
+    cJSON_free(seed_text);
+    if (!seed_ok) return fail(rp, "the header's \"seed\" is not an integer in [0, 2^64)");
     rp->stats = cJSON_GetObjectItemCaseSensitive(h, "stats");
     const cJSON *base = member(h, "base_dir", cJSON_IsString);
     const cJSON *ov = cJSON_GetObjectItemCaseSensitive(h, "overrides");
@@ -388,7 +399,7 @@ static int start_env(replay *rp)
         polis_record_info info = {.scenario_text = scn,
                                   .scenario_len = strlen(scn),
                                   .overrides = ovt,
-                                  .seed = (uint64_t)seed->valuedouble,
+                                  .seed = seed0,
                                   .keyframe_every = (int32_t)every->valuedouble,
                                   .source = "replay"};
         if (polis_recorder_open_sink(sink, &rp->out, rp->env, &info, &rp->rec, &err) != POLIS_OK)
@@ -397,12 +408,14 @@ static int start_env(replay *rp)
     cJSON_free(scn);
     cJSON_free(ovt);
     if (rc) return rc;
-    /* what the game registered must be what was recorded */
-    static const char *const header_skip[] = {"t", "format", "version", "polis", "abi",
-                                              "scenario", "scenario_path", "base_dir",
-                                              "scenario_hash", "overrides", "seed",
-                                              "keyframe_every", "plugins", "policies", "source",
-                                              "name", NULL};
+    rp->given = calloc((size_t)polis_env_n_agents(rp->env) + 1, 1);
+    if (!rp->given) return fail(rp, "out of memory");
+    /* What the game registered must be what was recorded, and the scenario the replay loaded
+     * must hash to the recorded scenario_hash (FNV-1a 64 of its compact text). Not compared:
+     * who wrote the file and where (the polis and ABI versions, the scenario's path and base
+     * directory, the plugins' paths and versions, the policies and the source). */
+    static const char *const header_skip[] = {"polis", "abi", "scenario_path", "base_dir",
+                                              "plugins", "policies", "source", NULL};
     return check_line(rp, h, "header", header_skip);
 }
 
@@ -515,6 +528,119 @@ static int render_now(replay *rp)
     return 0;
 }
 
+/* ---- the messages of a step line ------------------------------------------------------------ */
+
+enum { MSG_NONE = 0, MSG_ACTION, MSG_PLAN };
+
+static const char *action_name(replay *rp, int32_t id)
+{
+    const char *name = polis_env_action_name(rp->env, id);
+    return name ? name : "?";
+}
+
+/* Re-derives the recorded actions from the step line's "msgs" (docs/recording.md) before the
+ * replay steps, as `polis serve` and the live server derived them: an "action" message is
+ * parsed as its agent's action (text the parser refuses, or an action the mask forbids, was
+ * played as noop) and ends the agent's plan; a "plan" message starts the plan (a command the
+ * game refuses was played as noop); an agent with a running plan and no action message plays
+ * the plan's next action (noop once the plan has ended). The replay env keeps the plans, as
+ * the server's did. Messages of other kinds ("text") are free text and not checked. */
+static int check_msgs(replay *rp, const cJSON *line, int64_t tick)
+{
+    const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(line, "msgs");
+    int32_t n = polis_env_n_agents(rp->env);
+    const polis_io *io = polis_env_io(rp->env);
+    memset(rp->given, MSG_NONE, (size_t)n);
+    if (msgs && !cJSON_IsArray(msgs))
+        return fail(rp, "tick %" PRId64 ": \"msgs\" is not an array", tick);
+    int k = 0;
+    for (const cJSON *m = msgs ? msgs->child : NULL; m; m = m->next, k++) {
+        const cJSON *ag = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "agent") : NULL;
+        const cJSON *kind = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "kind") : NULL;
+        const cJSON *text = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "text") : NULL;
+        if (!cJSON_IsNumber(ag) || !cJSON_IsString(kind) || !cJSON_IsString(text) ||
+            ag->valuedouble != (double)(int32_t)ag->valuedouble || ag->valuedouble < 0 ||
+            ag->valuedouble >= n)
+            return fail(rp, "tick %" PRId64 ": msgs[%d]: not {\"agent\": 0..%d, \"kind\": "
+                            "string, \"text\": string}",
+                        tick, k, (int)n - 1);
+        int32_t a = (int32_t)ag->valuedouble, got = io->actions[a];
+        if (strcmp(kind->valuestring, "action") == 0) {
+            rp->given[a] = MSG_ACTION;
+            polis_env_plan_cancel(rp->env, a);
+            int32_t id = -1;
+            const char *why = NULL;
+            if (polis_env_parse_action(rp->env, a, text->valuestring, &id) != POLIS_OK)
+                why = "is not an action";
+            else if (!io->masks[(size_t)a * (size_t)io->n_actions + (size_t)id] &&
+                     !io->terminations[a] && !io->truncations[a])
+                why = "is not legal at this tick";
+            int32_t want = why ? 0 : id;
+            if (got != want) {
+                char what[160];
+                if (why)
+                    snprintf(what, sizeof what, "which %s (played as noop)", why);
+                else
+                    snprintf(what, sizeof what, "which is action %d (%s)", (int)id,
+                             action_name(rp, id));
+                return fail(rp, "tick %" PRId64 ": msgs[%d]: agent %d sent \"%.200s\", %s, but "
+                                "actions[%d] is %d (%s)",
+                            tick, k, (int)a, text->valuestring, what, (int)a, (int)got,
+                            action_name(rp, got));
+            }
+        } else if (strcmp(kind->valuestring, "plan") == 0) {
+            rp->given[a] = MSG_PLAN;
+            if (polis_env_plan_start(rp->env, a, text->valuestring) != POLIS_OK) {
+                rp->given[a] = MSG_ACTION; /* refused: played as noop */
+                if (got != 0)
+                    return fail(rp, "tick %" PRId64 ": msgs[%d]: agent %d's plan \"%.200s\" does "
+                                    "not start (%s; played as noop), but actions[%d] is %d (%s)",
+                                tick, k, (int)a, text->valuestring, polis_env_error(rp->env),
+                                (int)a, (int)got, action_name(rp, got));
+            }
+        }
+    }
+    for (int32_t a = 0; a < n; a++) {
+        const char *cmd = polis_env_plan_command(rp->env, a);
+        if (rp->given[a] == MSG_ACTION || !cmd) continue;
+        char command[256];
+        snprintf(command, sizeof command, "%s", cmd);
+        polis_plan_state st;
+        int32_t act = 0, want = 0;
+        const char *why = NULL;
+        if (polis_env_plan_next(rp->env, a, &st, &act, &why) == POLIS_OK &&
+            st == POLIS_PLAN_RUNNING)
+            want = act;
+        if (io->actions[a] != want)
+            return fail(rp, "tick %" PRId64 ": actions[%d]: recorded %d (%s), agent %d's plan "
+                            "\"%s\" %s %d (%s)",
+                        tick, (int)a, (int)io->actions[a], action_name(rp, io->actions[a]), (int)a,
+                        command, st == POLIS_PLAN_RUNNING ? "chose" : "has ended: noop,",
+                        (int)want, action_name(rp, want));
+    }
+    return 0;
+}
+
+/* The end line's "metrics" as `polis eval` writes them (the "metrics" rendering merged into
+ * one object), into *out (cJSON_free it); NULL when the recorded line has none (null) or the
+ * game renders no metrics (the comparison then names the difference). */
+static int end_metrics(replay *rp, const cJSON *line, char **out)
+{
+    *out = NULL;
+    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(line, "metrics")) ||
+        !cli_has_metrics(rp->env))
+        return 0;
+    char *text = NULL;
+    if (polis_env_render(rp->env, 0, "metrics", &text) != POLIS_OK)
+        return fail(rp, "the metrics rendering failed: %s", polis_env_error(rp->env));
+    cJSON *m = cli_metrics_parse(text);
+    polis_free(text);
+    if (!m) return fail(rp, "the \"metrics\" rendering is not a sequence of JSON objects");
+    *out = cJSON_PrintUnformatted(m);
+    cJSON_Delete(m);
+    return *out ? 0 : fail(rp, "out of memory");
+}
+
 /* One recorded line after the header. *stop is set when --tick is reached. */
 static int replay_line(replay *rp, const cJSON *line, bool *stop)
 {
@@ -572,25 +698,31 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
                             want, (int)i, (int)na - 1);
             io->actions[i] = (int32_t)v->valuedouble;
         }
+        int rc = check_msgs(rp, line, want);
+        if (rc) return rc;
         if ((st = polis_env_step(rp->env)))
             return fail(rp, "tick %" PRId64 ": the step failed: %s", want,
                         polis_env_error(rp->env));
         rp->steps++;
         if (polis_recorder_step(rp->rec))
             return fail(rp, "%s", polis_recorder_error(rp->rec));
+        /* the replay's recorder has no messages: they were checked above */
         static const char *const step_skip[] = {"msgs", NULL};
-        int rc = check_line(rp, line, "step", step_skip);
+        rc = check_line(rp, line, "step", step_skip);
         if (rc) return rc;
         if (rp->a->has_tick && rp->a->tick == want && rp->episode == rp->a->episode) *stop = true;
         return 0;
     }
     if (strcmp(type, "end") == 0) {
         if (rp->out.n) return check_line(rp, line, "end", NULL);
-        if (polis_recorder_end_episode(rp->rec, NULL))
-            return fail(rp, "%s", polis_recorder_error(rp->rec));
+        char *metrics = NULL;
+        int rc = end_metrics(rp, line, &metrics);
+        if (rc) return rc;
+        st = polis_recorder_end_episode(rp->rec, metrics);
+        cJSON_free(metrics);
+        if (st) return fail(rp, "%s", polis_recorder_error(rp->rec));
         rp->in_episode = false;
-        static const char *const end_skip[] = {"metrics", NULL};
-        return check_line(rp, line, "end", end_skip);
+        return check_line(rp, line, "end", NULL);
     }
     if (strcmp(type, "header") == 0) return fail(rp, "a second header line");
     return fail(rp, "unknown line type \"%s\"", type);
@@ -791,6 +923,7 @@ int cli_replay_main(int argc, char **argv)
         cli_video_close(&rp.video, err, sizeof err);
     }
     free(rp.rgb);
+    free(rp.given);
     if (!rc && !stop)
         printf("%s: replay matches: %" PRId64 " episode%s, %" PRId64 " steps, every keyframe "
                "and final hash checked\n",

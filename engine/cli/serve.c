@@ -98,9 +98,12 @@ const char CLI_SERVE_HELP[] =
     "                       seconds (default 60; 0: never)\n"
     "  --isolate            TCP: serve each client in its own process, so a plugin that\n"
     "                       crashes ends that client's session only (and is reported)\n"
-    "  --record FILE        --stdio: record the client's episodes to FILE (docs/recording.md;\n"
-    "                       gzip when it ends in .gz), its text actions and plan commands in\n"
-    "                       \"msgs\"; check it with `polis replay FILE --verify`\n"
+    "  --record FILE        record the client's episodes to FILE (docs/recording.md; gzip\n"
+    "                       when it ends in .gz), the actions and plan commands it sent in\n"
+    "                       \"msgs\"; check it with `polis replay FILE --verify`. TCP: each\n"
+    "                       client N to its own file, FILE with {client} replaced by N, or\n"
+    "                       else with -N before the first '.' of its name (ep.jsonl.gz:\n"
+    "                       ep-1.jsonl.gz, ep-2.jsonl.gz, ...)\n"
     "  --keyframe-every K   a full keyframe every K ticks in the recording (default 100)\n"
     "  --on-bad-action P    what an unparseable or illegal action becomes: 'error' (default;\n"
     "                       the step is refused and the client asked again) or 'noop' (the\n"
@@ -130,7 +133,7 @@ typedef struct serve_args {
     int write_timeout;       /* seconds, 0: none (TCP only) */
     cli_overrides overrides; /* --set, --agents */
     char *overrides_text;    /* what every session's env is created with; NULL: none */
-    const char *record;      /* --record FILE (--stdio only) */
+    const char *record;      /* --record FILE (TCP: a file per client, record_name) */
     int64_t keyframe_every;  /* --keyframe-every K */
 } serve_args;
 
@@ -216,8 +219,6 @@ static int parse_args(int argc, char **argv, serve_args *a)
     if (a->stdio && a->tcp) return cli_usage("serve", "--stdio and --tcp exclude each other");
     if (!a->stdio && !a->tcp)
         return cli_usage("serve", "choose a transport: --stdio or --tcp [HOST:]PORT");
-    if (a->record && !a->stdio)
-        return cli_usage("serve", "--record is for --stdio (one client, one recording)");
     if (a->keyframe_every && !a->record)
         return cli_usage("serve", "--keyframe-every needs --record FILE");
     if (a->stdio && tcp_only)
@@ -273,11 +274,12 @@ typedef struct session {
     const char **plan_text;  /* a GIVEN_PLAN agent's command (borrowed from the request) */
     double *reward_sum;      /* rewards over the ticks of an advance */
     uint8_t *illegal_any;    /* an illegal action in some tick of an advance */
-    /* --record: the recorder, and what each agent's client sent for the next tick (borrowed
-     * from the request; written into the step line's "msgs" once) */
+    /* --record: the recorder, and the action each agent's client sent for the next tick as
+     * text (owned: a text action as sent, a JSON action compact, an id as the action's name;
+     * written into the step line's "msgs" once, with the plan commands of plan_text) */
     polis_recorder *rec;
     bool rec_failed;
-    const char **sent_text;
+    char **sent_text;
 } session;
 
 static void session_free(session *s)
@@ -294,6 +296,8 @@ static void session_free(session *s)
     free(s->plan_text);
     free(s->reward_sum);
     free(s->illegal_any);
+    for (int32_t i = 0; s->sent_text && s->env && i < polis_env_n_agents(s->env); i++)
+        free(s->sent_text[i]);
     free(s->sent_text);
     if (s->rec) {
         if (s->in_episode && !s->rec_failed) polis_recorder_end_episode(s->rec, NULL);
@@ -303,8 +307,38 @@ static void session_free(session *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Creates the client's env; on failure fills err and returns its status. */
-static polis_status session_open(session *s, const serve_args *a, polis_error *err)
+/* --record FILE for TCP client `id` (docs/clients.md, "Recording"): every "{client}" in FILE
+ * replaced by id, or without one, "-<id>" inserted before the first '.' of FILE's base name
+ * (not a leading one): "runs/ep.jsonl.gz" -> "runs/ep-3.jsonl.gz", "ep" -> "ep-3". False
+ * when the name does not fit. */
+static bool record_name(const char *file, unsigned id, char *out, size_t cap)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%u", id);
+    if (strstr(file, "{client}")) {
+        size_t used = 0;
+        for (const char *p = file;;) {
+            const char *at = strstr(p, "{client}");
+            int n = at ? snprintf(out + used, cap - used, "%.*s%s", (int)(at - p), p, num)
+                       : snprintf(out + used, cap - used, "%s", p);
+            if (n < 0 || (size_t)n >= cap - used) return false;
+            used += (size_t)n;
+            if (!at) return true;
+            p = at + strlen("{client}");
+        }
+    }
+    const char *slash = strrchr(file, '/');
+    const char *base = slash ? slash + 1 : file;
+    const char *dot = *base ? strchr(base + 1, '.') : NULL;
+    int head = (int)(dot ? dot - file : (ptrdiff_t)strlen(file));
+    int n = snprintf(out, cap, "%.*s-%s%s", head, file, num, file + head);
+    return n >= 0 && (size_t)n < cap;
+}
+
+/* Creates the client's env, and its recorder when `record` names a file; on failure fills
+ * err and returns its status. */
+static polis_status session_open(session *s, const serve_args *a, const char *record,
+                                 polis_error *err)
 {
     memset(s, 0, sizeof *s);
     polis_options opts;
@@ -339,20 +373,20 @@ static polis_status session_open(session *s, const serve_args *a, polis_error *e
     s->has_metrics = cli_proto_has_format(formats, "metrics");
     s->bad_is_noop = a->bad_is_noop;
     s->n_macros = polis_env_n_macros(s->env);
-    if (a->record) {
+    if (record) {
         cJSON *pol = cJSON_CreateArray();
         for (int32_t i = 0; pol && i < n; i++) cJSON_AddItemToArray(pol, cJSON_CreateString("client"));
         char *pol_text = pol ? cJSON_PrintUnformatted(pol) : NULL;
         cJSON_Delete(pol);
         if (pol_text)
-            s->rec = cli_record_open(a->record, s->env, a->scenario, a->overrides_text,
+            s->rec = cli_record_open(record, s->env, a->scenario, a->overrides_text,
                                      polis_env_default_seed(s->env), a->keyframe_every, pol_text,
                                      "serve");
         cJSON_free(pol_text);
         if (!s->rec) {
             session_free(s);
             err->status = POLIS_ERR_IO;
-            snprintf(err->message, sizeof err->message, "--record %s: cannot record", a->record);
+            snprintf(err->message, sizeof err->message, "--record %s: cannot record", record);
             return POLIS_ERR_IO;
         }
     }
@@ -641,6 +675,7 @@ static void choices_clear(session *s)
         s->given[i] = GIVEN_NONE;
         s->plan_text[i] = NULL;
         s->plan_events[i].status = PLAN_NONE;
+        free(s->sent_text[i]);
         s->sent_text[i] = NULL;
         s->reward_sum[i] = 0;
         s->illegal_any[i] = 0;
@@ -660,6 +695,31 @@ static cJSON *plan_refused(session *s, int32_t agent, const char *msg)
     free(s->bad_message[agent]);
     s->bad_message[agent] = strdup(msg);
     return NULL;
+}
+
+/* --record: what the client sent as agent's action, as text for the step line's "msgs": a
+ * text action as sent, a JSON action compact (what the parser read), an action id as the
+ * action's name (the number itself when it is not an id). False when out of memory. */
+static bool sent(session *s, int32_t agent, const cJSON *v)
+{
+    free(s->sent_text[agent]);
+    s->sent_text[agent] = NULL;
+    if (cJSON_IsString(v)) {
+        s->sent_text[agent] = strdup(v->valuestring);
+    } else if (cJSON_IsObject(v)) {
+        char *t = cJSON_PrintUnformatted(v);
+        s->sent_text[agent] = t ? strdup(t) : NULL;
+        cJSON_free(t);
+    } else {
+        double d = v->valuedouble;
+        const char *name = d == floor(d) && d >= 0 && d < polis_env_n_actions(s->env)
+                               ? polis_env_action_name(s->env, (int32_t)d)
+                               : NULL;
+        char num[64];
+        snprintf(num, sizeof num, "%.17g", d);
+        s->sent_text[agent] = strdup(name ? name : num);
+    }
+    return s->sent_text[agent] != NULL;
 }
 
 /* The actions of one tick from a request's "actions" (may be NULL) into s->chosen: explicit
@@ -702,7 +762,8 @@ static cJSON *choose_actions(session *s, const cJSON *acts)
         cJSON *err = resolve_action(s, agent, v);
         if (err) return err;
         s->given[agent] = GIVEN_ACTION;
-        if (cJSON_IsString(v)) s->sent_text[agent] = v->valuestring;
+        if (s->rec && !s->rec_failed && !sent(s, agent, v))
+            return error_reply("engine_error", v->string, "out of memory");
     }
     for (int32_t i = 0; i < n; i++) {
         if (s->given[i] != GIVEN_PLAN) continue;
@@ -738,13 +799,16 @@ static cJSON *run_tick(session *s)
     const polis_io *io = polis_env_io(s->env);
     memcpy(io->actions, s->chosen, (size_t)n * sizeof *s->chosen);
     if (s->rec && !s->rec_failed) {
-        /* what the clients sent for this tick, once */
+        /* what the clients sent for this tick, once: a plan command (also one the game
+         * refused, played as noop: the agent's old plan ended) or an action */
         for (int32_t i = 0; i < n; i++) {
-            const char *kind = s->given[i] == GIVEN_PLAN ? "plan" : "action";
-            const char *text = s->given[i] == GIVEN_PLAN ? s->plan_text[i] : s->sent_text[i];
-            if (text && polis_recorder_msg(s->rec, i, kind, text)) record_failed(s);
+            const char *kind = s->plan_text[i] ? "plan" : "action";
+            const char *text = s->plan_text[i] ? s->plan_text[i] : s->sent_text[i];
+            if (text && !s->rec_failed && polis_recorder_msg(s->rec, i, kind, text))
+                record_failed(s);
+            free(s->sent_text[i]);
             s->sent_text[i] = NULL;
-            if (s->given[i] == GIVEN_PLAN) s->plan_text[i] = NULL;
+            s->plan_text[i] = NULL;
         }
     }
     if (polis_env_step(s->env) != POLIS_OK) {
@@ -1079,7 +1143,7 @@ static int serve_stdio(const serve_args *a)
 {
     session s;
     polis_error err;
-    if (session_open(&s, a, &err) != POLIS_OK) {
+    if (session_open(&s, a, a->record, &err) != POLIS_OK) {
         fprintf(stderr, "polis: serve: %s\n", err.message);
         return EXIT_ENV;
     }
@@ -1141,7 +1205,7 @@ static void client_name(char *out, size_t cap, unsigned id, const struct sockadd
 
 /* Serves one TCP client on fd (the caller closes it): its own env, the timeouts, and a log
  * line when it is dropped. */
-static void serve_client(const serve_args *a, int fd, const char *who)
+static void serve_client(const serve_args *a, int fd, unsigned id, const char *who)
 {
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
@@ -1150,7 +1214,15 @@ static void serve_client(const serve_args *a, int fd, const char *who)
     }
     session s;
     polis_error err;
-    if (session_open(&s, a, &err) != POLIS_OK) {
+    char record[PATH_MAX + 32];
+    if (a->record && !record_name(a->record, id, record, sizeof record)) {
+        send_line_nowait(fd, error_reply("engine_error", NULL, "--record: the file name of "
+                                                                "client %u is too long", id));
+        serve_log("%s: --record: the file name is too long", who);
+        shutdown(fd, SHUT_WR);
+        return;
+    }
+    if (session_open(&s, a, a->record ? record : NULL, &err) != POLIS_OK) {
         send_line_nowait(fd, error_reply("engine_error", NULL, "%s", err.message));
         serve_log("%s: no env: %s", who, err.message);
         shutdown(fd, SHUT_WR);
@@ -1161,6 +1233,7 @@ static void serve_client(const serve_args *a, int fd, const char *who)
     io.in_fd = io.out_fd = fd;
     io.idle_ms = a->idle_timeout * 1000;
     io.write_ms = a->write_timeout * 1000;
+    if (s.rec) serve_log("%s: recording to %s", who, record);
     end_reason why = serve_stream(&s, &io);
     free(io.buf);
     session_free(&s);
@@ -1218,13 +1291,14 @@ typedef struct server {
 typedef struct connection {
     server *srv;
     int fd;
+    unsigned id;
     char who[96];
 } connection;
 
 static void *connection_main(void *p)
 {
     connection *c = p;
-    serve_client(c->srv->args, c->fd, c->who);
+    serve_client(c->srv->args, c->fd, c->id, c->who);
     close(c->fd);
     pthread_mutex_lock(&c->srv->lock);
     c->srv->active--;
@@ -1265,6 +1339,7 @@ static int serve_threads(const serve_args *a, int lfd)
         if (c && pthread_attr_init(&attr) == 0) {
             c->srv = &srv;
             c->fd = fd;
+            c->id = id;
             client_name(c->who, sizeof c->who, id, (struct sockaddr *)&peer, plen);
             pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
             started = pthread_create(&t, &attr, connection_main, c) == 0;
@@ -1305,8 +1380,8 @@ static void on_sigchld(int sig)
 }
 
 /* The child: serves its client and exits; nothing of it outlives the session. */
-static void isolated_child(const serve_args *a, int fd, const char *who, int lfd, seat *seats,
-                           pid_t server_pid)
+static void isolated_child(const serve_args *a, int fd, unsigned id, const char *who, int lfd,
+                           seat *seats, pid_t server_pid)
 {
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
@@ -1324,7 +1399,7 @@ static void isolated_child(const serve_args *a, int fd, const char *who, int lfd
     close(sigchld_pipe[1]);
     for (int i = 0; i < a->max_clients; i++)
         if (seats[i].pid) close(seats[i].fd);
-    serve_client(a, fd, who);
+    serve_client(a, fd, id, who);
     close(fd);
     _exit(0);
 }
@@ -1423,7 +1498,7 @@ static int serve_isolated(const serve_args *a, int lfd)
         char who[96];
         client_name(who, sizeof who, id, (struct sockaddr *)&peer, plen);
         pid_t pid = fork();
-        if (pid == 0) isolated_child(a, fd, who, lfd, seats, server_pid);
+        if (pid == 0) isolated_child(a, fd, id, who, lfd, seats, server_pid);
         if (pid < 0) {
             send_line_nowait(fd,
                              error_reply("server_full", NULL, "cannot start a session process: %s",
@@ -1497,7 +1572,7 @@ static int serve_tcp(const serve_args *a)
     /* Check the scenario loads before listening, so a bad scenario fails at once. */
     session probe;
     polis_error err;
-    if (session_open(&probe, a, &err) != POLIS_OK) {
+    if (session_open(&probe, a, NULL, &err) != POLIS_OK) {
         freeaddrinfo(res);
         fprintf(stderr, "polis: serve: %s\n", err.message);
         return EXIT_ENV;

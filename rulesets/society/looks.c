@@ -1,7 +1,10 @@
 /*
  * looks.c — how the society world looks (plugin ABI 1.5): the ground (floor and blocks), a
  * layer of recipe stations, resource piles as things labelled with their amounts, and each
- * agent's position and inventory. Recordings, replays and the viewer draw from it.
+ * agent's position and inventory. An agent's view is its field of view: the largest fov among
+ * the players' jobs (h, v), the window the "window" observation has and the part of the "map"
+ * observation the agent sees itself (shared views aside). Recordings, replays, the viewer and
+ * the RGB renderer draw from it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -88,7 +91,8 @@ polis_status soc_register_looks(soc *s)
         if (k == 0) s->kind_station0 = id;
     }
     if ((st = h->look_layer(ctx, "ground", &s->look_ground)) ||
-        (st = h->look_layer(ctx, "stations", &s->look_stations)))
+        (st = h->look_layer(ctx, "stations", &s->look_stations)) ||
+        (st = h->look_view(ctx, s->hmax, s->vmax)))
         return st;
     for (int32_t r = 0; r < s->R; r++) {
         int32_t max = 0;

@@ -5,8 +5,9 @@
  * whether it sleeps, the daylight it sees (0..100) and its inventory. An agent's view is the
  * game's 9x7 window.
  *
- * A mob's thing id is its kind * 65536 + its slot: stable while the mob lives; a slot reused
- * by a new mob of the same kind reads as the old one moving.
+ * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
+ * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
+ * one's slot is a new thing (an add and a del in a recording, not a move).
  */
 #include <stdio.h>
 #include <string.h>
@@ -69,7 +70,7 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         for (int32_t i = 0; i < w->p.max_mobs[k]; i++) {
             const sv_mob *m = &w->mobs[k][i];
             if (!m->active || m->r < 0 || m->c < 0 || m->r >= SV_MAP || m->c >= SV_MAP) continue;
-            if ((st = s->h->scene_thing(ctx, sc, k * 65536 + i, lk->mob_kind[k], m->c, m->r, "")))
+            if ((st = s->h->scene_thing(ctx, sc, m->uid, lk->mob_kind[k], m->c, m->r, "")))
                 return st;
         }
     static const int32_t FACING[5] = {POLIS_FACING_NONE, POLIS_FACING_LEFT, POLIS_FACING_RIGHT,

@@ -165,6 +165,8 @@ typedef struct sv_mob {
     int32_t cooldown;
     int32_t dr, dc; /* arrows: direction */
     bool active;
+    int32_t uid; /* from w->next_uid when the slot last became active: never reused in an
+                    episode, so a new mob in a dead one's slot is told apart (looks.c) */
 } sv_mob;
 
 typedef struct sv_plant {
@@ -224,6 +226,7 @@ typedef struct sv_world {
     int16_t placed_by[SV_MAP][SV_MAP];  /* table/furnace owner, -1 none */
     sv_mob *mobs[SV_N_MOB_KINDS];       /* [max_mobs[kind]] each */
     int32_t n_active[SV_N_MOB_KINDS];
+    int32_t next_uid; /* the next mob's uid: 1 after the reset, counting every kind */
     sv_plant *plants; /* [max_plants] */
     int32_t n_plants;
     sv_player *players;

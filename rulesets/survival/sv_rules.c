@@ -414,6 +414,7 @@ static void revive_ghosts(sv_world *w)
             sv_mob *mb = &w->mobs[kind][q];
             if (mb->active || mb->health <= 0 || w->mob_map[mb->r][mb->c]) continue;
             mb->active = true;
+            mb->uid = w->next_uid++;
             w->n_active[kind]++;
             w->mob_map[mb->r][mb->c] = (uint16_t)(((kind << 8) | q) + 1);
         }
@@ -506,7 +507,7 @@ static void skeletons(sv_world *w, polis_rng *rng)
                 sv_mob *as = w->mobs[SV_ARROW];
                 for (int32_t q = 0; q < w->p.max_mobs[SV_ARROW]; q++)
                     if (!as[q].active) {
-                        as[q] = (sv_mob){k->r, k->c, 1, 0, tr, tc, true};
+                        as[q] = (sv_mob){k->r, k->c, 1, 0, tr, tc, true, w->next_uid++};
                         w->n_active[SV_ARROW]++;
                         break;
                     }
@@ -630,6 +631,7 @@ static void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32
             ms[s].c = t % SV_MAP;
             ms[s].health = health;
             ms[s].active = true;
+            ms[s].uid = w->next_uid++;
             w->n_active[kind]++;
             w->mob_map[ms[s].r][ms[s].c] = (uint16_t)(((kind << 8) | s) + 1);
             return;

@@ -287,6 +287,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
         memset(w->mobs[k], 0, sizeof(sv_mob) * (size_t)w->p.max_mobs[k]);
         w->n_active[k] = 0;
     }
+    w->next_uid = 1;
     if (w->p.ghost_mobs != SV_GHOST_OFF) {
         /* the reference's initial slots (spec §2.2): unused zombies hold 1 health and cows a
          * cow's, at (0, 0); they matter only to the ghost-mob quirk */

@@ -43,6 +43,13 @@ err_has "polis: replay $TMP/t2.jsonl: line 14: tick 10: hash: recorded \"0000000
 sed '37s/"returns":\[0,/"returns":[5,/' "$R" >"$TMP/t3.jsonl"
 polis 1 replay "$TMP/t3.jsonl"
 err_line "polis: replay $TMP/t3.jsonl: line 37: tick 30: returns[0]: recorded 5, replayed 0"
+# the header's scenario_hash, and the scenario it pins (the replay loads the changed one)
+sed '1s/"scenario_hash":"[0-9a-f]*"/"scenario_hash":"0000000000000000"/' "$R" >"$TMP/t5.jsonl"
+polis 1 replay "$TMP/t5.jsonl" --verify
+err_has "polis: replay $TMP/t5.jsonl: line 1: header line: scenario_hash: recorded \"0000000000000000\", replayed \""
+sed '1s/"max_steps":200/"max_steps":201/' "$R" >"$TMP/t6.jsonl"
+polis 1 replay "$TMP/t6.jsonl" --verify
+err_has "polis: replay $TMP/t6.jsonl: line 1: header line: scenario_hash: recorded \""
 # an action changed: the replay diverges at that tick
 sed '4s/"actions":\[0,4,0,4\]/"actions":[0,3,0,4]/' "$R" >"$TMP/t4.jsonl"
 polis 1 replay "$TMP/t4.jsonl"
@@ -96,6 +103,14 @@ checks=$((checks + 1))
 polis 0 replay "$TMP/ev.jsonl"
 out_line "$TMP/ev.jsonl: replay matches: 2 episodes, 80 steps, every keyframe and final hash checked"
 polis 0 replay "$TMP/ev.jsonl" --tick 5 --episode 1 --render text --agent 0
+# the end lines' metrics are re-derived from the replayed episode
+end1=$(grep -n '"t":"end"' "$TMP/ev.jsonl" | head -n 1 | cut -d: -f1)
+sed "${end1}s/\"reward\":{\"mean\":[-0-9.e]*,/\"reward\":{\"mean\":7,/" "$TMP/ev.jsonl" >"$TMP/t7.jsonl"
+polis 1 replay "$TMP/t7.jsonl"
+err_has "polis: replay $TMP/t7.jsonl: line $end1: tick 40: metrics.reward.mean: recorded 7, replayed "
+sed '$s/"metrics":null/"metrics":{"coins":1}/' "$R" >"$TMP/t8.jsonl"
+polis 1 replay "$TMP/t8.jsonl"
+err_line "polis: replay $TMP/t8.jsonl: line 37: tick 30: metrics: recorded {\"coins\":1}, replayed null"
 
 # serve --stdio --record: the clients' text actions and plan commands in "msgs"; a second
 # reset ends the first episode.
@@ -107,8 +122,37 @@ printf '%s\n' '{"op":"reset","seed":5}' \
 checks=$((checks + 1))
 grep -qF '"msgs":[{"agent":0,"kind":"action","text":"move north"},{"agent":1,"kind":"action","text":"east"}]' \
     "$TMP/sv.jsonl" || fail "serve recording lacks the clients' text actions"
+checks=$((checks + 1))
+grep -qF '"msgs":[{"agent":2,"kind":"action","text":"move_south"}]' "$TMP/sv.jsonl" ||
+    fail "serve recording lacks agent_2's action id (by name)"
 polis 0 replay "$TMP/sv.jsonl"
 out_line "$TMP/sv.jsonl: replay matches: 2 episodes, 3 steps, every keyframe and final hash checked"
+# the messages are checked against the actions: text that is another action, or no action
+sed '4s/"text":"move north"/"text":"move south"/' "$TMP/sv.jsonl" >"$TMP/m1.jsonl"
+polis 1 replay "$TMP/m1.jsonl"
+err_line "polis: replay $TMP/m1.jsonl: line 4: tick 1: msgs[0]: agent 0 sent \"move south\", which is action 2 (move_south), but actions[0] is 1 (move_north)"
+sed '4s/"text":"east"/"text":"bogus"/' "$TMP/sv.jsonl" >"$TMP/m2.jsonl"
+polis 1 replay "$TMP/m2.jsonl"
+err_line "polis: replay $TMP/m2.jsonl: line 4: tick 1: msgs[1]: agent 1 sent \"bogus\", which is not an action (played as noop), but actions[1] is 4 (move_east)"
+sed '4s/"msgs":\[{"agent":0,/"msgs":[{"agent":9,/' "$TMP/sv.jsonl" >"$TMP/m3.jsonl"
+polis 1 replay "$TMP/m3.jsonl"
+err_line "polis: replay $TMP/m3.jsonl: line 4: tick 1: msgs[0]: not {\"agent\": 0..3, \"kind\": string, \"text\": string}"
+# A JSON action is recorded as its compact text; a bad one (played as noop) too.
+printf '%s\n' '{"op":"reset","seed":5}' \
+    '{"op":"step","actions":{"agent_0":{"action": "move", "direction": "north"}}}' \
+    '{"op":"step","actions":{"agent_1":{"action": "fly"}}}' |
+    "$POLIS" serve "$GATHER" --stdio --on-bad-action noop --record "$TMP/sj.jsonl" \
+    >/dev/null 2>"$TMP/err"
+checks=$((checks + 1))
+grep -qF '"msgs":[{"agent":0,"kind":"action","text":"{\"action\":\"move\",\"direction\":\"north\"}"}]' \
+    "$TMP/sj.jsonl" || fail "serve recording lacks the JSON action"
+checks=$((checks + 1))
+grep -qF '"msgs":[{"agent":1,"kind":"action","text":"{\"action\":\"fly\"}"}]' "$TMP/sj.jsonl" ||
+    fail "serve recording lacks the bad JSON action"
+polis 0 replay "$TMP/sj.jsonl"
+sed '4s/north/south/' "$TMP/sj.jsonl" >"$TMP/m4.jsonl"
+polis 1 replay "$TMP/m4.jsonl"
+err_line "polis: replay $TMP/m4.jsonl: line 4: tick 1: msgs[0]: agent 0 sent \"{\"action\":\"move\",\"direction\":\"south\"}\", which is action 2 (move_south), but actions[0] is 1 (move_north)"
 printf '%s\n' '{"op":"reset"}' '{"op":"step","actions":{"explorer_0":"GATHER 2 wood"}}' \
     '{"op":"advance","max_ticks":5}' |
     "$POLIS" serve "$SRC/rulesets/exploration/exploration.json" --stdio --record "$TMP/sv2.jsonl" \
@@ -117,8 +161,27 @@ checks=$((checks + 1))
 [ "$(grep -c '"kind":"plan","text":"GATHER 2 wood"' "$TMP/sv2.jsonl")" -eq 1 ] ||
     fail "serve recording lacks the plan command once"
 polis 0 replay "$TMP/sv2.jsonl"
-polis 2 serve "$GATHER" --tcp 0 --record "$TMP/x.jsonl"
-err_line "polis: serve: --record is for --stdio (one client, one recording)"
+# Plans re-run in the replay: each tick's action is the plan's; an action id ends the plan (it
+# is recorded by name), and so does a plan command the game refuses (played as noop).
+printf '%s\n' '{"op":"reset"}' '{"op":"step","actions":{"explorer_0":"GATHER 2 wood"}}' \
+    '{"op":"advance","max_ticks":3}' '{"op":"step","actions":{"explorer_0":1}}' \
+    '{"op":"step","actions":{"explorer_0":"GATHER 1 stone"}}' \
+    '{"op":"step","actions":{"explorer_0":"GATHER 1 bogus"}}' '{"op":"advance","max_ticks":2}' |
+    "$POLIS" serve "$SRC/rulesets/exploration/exploration.json" --stdio --on-bad-action noop \
+    --record "$TMP/sv3.jsonl" >/dev/null 2>"$TMP/err"
+polis 0 replay "$TMP/sv3.jsonl"
+out_line "$TMP/sv3.jsonl: replay matches: 1 episode, 9 steps, every keyframe and final hash checked"
+checks=$((checks + 1))
+grep -qF '"msgs":[{"agent":0,"kind":"plan","text":"GATHER 1 bogus"}]' "$TMP/sv3.jsonl" ||
+    fail "serve recording lacks the refused plan command"
+sed 's/"GATHER 2 wood"/"GATHER 2 stone"/' "$TMP/sv3.jsonl" >"$TMP/p1.jsonl"
+polis 1 replay "$TMP/p1.jsonl"
+err_has "polis: replay $TMP/p1.jsonl: line 6: tick 3: actions[0]: recorded 27 (move_left), agent 0's plan \"GATHER 2 stone\" chose "
+sed 's/"GATHER 2 wood"/"GATHER x wood"/' "$TMP/sv3.jsonl" >"$TMP/p2.jsonl"
+polis 1 replay "$TMP/p2.jsonl"
+err_has "polis: replay $TMP/p2.jsonl: line 4: tick 1: msgs[0]: agent 0's plan \"GATHER x wood\" does not start ("
+polis 2 serve "$GATHER" --tcp 0 --keyframe-every 5
+err_line "polis: serve: --keyframe-every needs --record FILE"
 
 # Every shipped game records and replays (society games, Commons, gather, Survival).
 for scn in "$SRC"/rulesets/*/*.json; do
@@ -139,7 +202,24 @@ checks=$((checks + 1))
 head -n 1 "$TMP/s.jsonl" | grep -qF '"stats":[{"name":"health","group":"vitals","max":9}' ||
     fail "Survival header lacks the vitals"
 checks=$((checks + 1))
-grep -qF '"things":{"add":[[65536,' "$TMP/s.jsonl" || fail "no cow appears in Survival"
+grep -qF '"things":{"add":[[1,' "$TMP/s.jsonl" || fail "no mob appears in Survival"
+# Survival's mobs have ids never reused in an episode: a new mob in a dead one's slot is a new
+# thing, not the old one moving (300 ticks: mobs die, despawn and spawn again).
+polis 0 run "$SRC/rulesets/survival/survival_tribes.json" --steps 300 --record "$TMP/s300.jsonl" --quiet
+polis 0 replay "$TMP/s300.jsonl"
+checks=$((checks + 1))
+/usr/bin/python3 - "$TMP/s300.jsonl" <<'EOF' || fail "Survival reuses a thing id"
+import json, sys
+gone, added = set(), 0
+for text in open(sys.argv[1]):
+    line = json.loads(text)
+    things = line.get("things", {}) if line["t"] == "step" else {}
+    for t in things.get("add", []):
+        assert t[0] not in gone, "thing %d added again at tick %d" % (t[0], line["tick"])
+        added += 1
+    gone.update(things.get("del", []))
+assert len(gone) > 10 and added > len(gone), (len(gone), added)
+EOF
 polis 0 run "$SRC/rulesets/social_structure/ovlp_group.json" --steps 5 --record "$TMP/o.jsonl" --quiet
 checks=$((checks + 1))
 sed -n 3p "$TMP/o.jsonl" | grep -qF '"nodes":[["group_0","group","Group 0"]' || fail "no group nodes"

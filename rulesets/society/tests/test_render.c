@@ -192,9 +192,40 @@ static void test_parser(void)
     polis_env_destroy(env);
 }
 
+/* The view the looks register (recordings, the viewer, polis_env_render_rgb with an agent)
+ * is the field of view: the largest fov among the players' jobs, here smith's 1 and miner's
+ * [1, 2]; a window-view scenario's too. */
+static void test_look_view(void)
+{
+    polis_env *env = open_render();
+    CHECK(env != NULL);
+    if (!env) return;
+    int32_t rx = -1, ry = -1, w = 0, h = 0;
+    CHECK(polis_env_scene_view(env, &rx, &ry));
+    CHECK_EQ_INT(rx, 1);
+    CHECK_EQ_INT(ry, 2);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_render_rgb_size(env, 0, 4, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(w, 3 * 4);
+    CHECK_EQ_INT(h, 5 * 4);
+    polis_env_destroy(env);
+
+    polis_options o = test_options(NULL, NULL);
+    env = NULL;
+    CHECK_EQ_INT(polis_env_create_file(POLIS_SOURCE_DIR "/rulesets/contract/contract.json", &o,
+                                       &env, NULL),
+                 POLIS_OK);
+    if (!env) return;
+    CHECK(polis_env_scene_view(env, &rx, &ry));
+    CHECK_EQ_INT(rx, 3);
+    CHECK_EQ_INT(ry, 3);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
     test_views();
+    test_look_view();
     test_parser();
     CHECK_DONE();
 }

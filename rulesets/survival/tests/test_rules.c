@@ -46,7 +46,7 @@ static int32_t add_mob(sv_world *w, int32_t kind, int32_t r, int32_t c, int32_t 
     sv_mob *ms = w->mobs[kind];
     for (int32_t s = 0; s < w->p.max_mobs[kind]; s++)
         if (!ms[s].active) {
-            ms[s] = (sv_mob){r, c, health, 0, 0, 0, true};
+            ms[s] = (sv_mob){r, c, health, 0, 0, 0, true, w->next_uid++};
             w->n_active[kind]++;
             if (kind != SV_ARROW) w->mob_map[r][c] = (uint16_t)(((kind << 8) | s) + 1);
             return s;
@@ -564,7 +564,7 @@ static void test_ghosts(void)
     int32_t z = add_mob(w, SV_ZOMBIE, 34, 34, 5);
     w->mobs[SV_ZOMBIE][z].cooldown = 100;
     sv_mob *gc = &w->mobs[SV_COW][s + 1]; /* a ghost under the zombie */
-    *gc = (sv_mob){34, 34, 3, 0, 0, 0, false};
+    *gc = (sv_mob){34, 34, 3, 0, 0, 0, false, 0};
     step1(w, &rng, SV_NOOP);
     CHECK(w->mobs[SV_COW][s].active);
     CHECK_EQ_INT(w->n_active[SV_COW], 1);
@@ -584,9 +584,12 @@ static void test_spawning(void)
         sv_world *w = world_new(&p);
         polis_rng rng;
         polis_rng_seed(&rng, 5, 5);
-        int bad = 0, spawned[3] = {0};
+        int bad = 0, spawned[3] = {0}, reused = 0;
         for (int ep = 0; ep < 6; ep++) {
             sv_generate(w, &rng);
+            CHECK_EQ_INT(w->next_uid, 1);
+            int32_t seen = 0;        /* the largest uid of the episode so far */
+            bool once[3][60] = {{0}}; /* the slot held a mob before in this episode */
             for (int32_t i = 0; i < n; i++) {
                 w->players[i].health = 9;
                 put(w, i, 20 + 8 * i, 20 + 6 * i, SV_UP);
@@ -605,6 +608,14 @@ static void test_spawning(void)
                         const sv_mob *m = &w->mobs[k][s];
                         if (!m->active || was[k][s]) continue;
                         spawned[k]++;
+                        /* a new mob has a new uid, also in a slot a mob held before */
+                        if (m->uid <= seen) {
+                            bad++;
+                            fprintf(stderr, "mob %d/%d has uid %d, not above %d\n", k, s,
+                                    (int)m->uid, (int)seen);
+                        }
+                        reused += once[k][s];
+                        once[k][s] = true;
                         int best = 999;
                         for (int32_t i = 0; i < n; i++) {
                             if (!w->players[i].alive0) continue; /* alive when it spawned */
@@ -621,10 +632,15 @@ static void test_spawning(void)
                                     m->c, b, best);
                         }
                     }
+                for (int k = 0; k < SV_N_MOB_KINDS; k++)
+                    for (int32_t s = 0; s < w->p.max_mobs[k]; s++)
+                        if (w->mobs[k][s].active && w->mobs[k][s].uid > seen)
+                            seen = w->mobs[k][s].uid;
             }
         }
         CHECK_EQ_INT(bad, 0);
         CHECK(spawned[SV_COW] > 20 && spawned[SV_ZOMBIE] > 20);
+        CHECK(reused > 0); /* slots were reused, by mobs with new uids */
         free(w);
     }
 }
