@@ -298,12 +298,15 @@ static void blend_grid(uint8_t *p)
     for (int i = 0; i < 3; i++) p[i] = (uint8_t)(p[i] + (255 - p[i]) * 15 / 255);
 }
 
+/* Where a row and a column cross, the pixel is blended twice (the canvas strokes the lines
+ * one over the other). */
 static void draw_grid(frame *f)
 {
     for (int32_t y = 0; y < f->h; y++) {
         uint8_t *row = f->px + (size_t)y * (size_t)f->w * 3;
-        int32_t step = y % f->c ? f->c : 1;
-        for (int32_t x = 0; x < f->w; x += step) blend_grid(row + (size_t)x * 3);
+        if (y % f->c == 0)
+            for (int32_t x = 0; x < f->w; x++) blend_grid(row + (size_t)x * 3);
+        for (int32_t x = 0; x < f->w; x += f->c) blend_grid(row + (size_t)x * 3);
     }
 }
 

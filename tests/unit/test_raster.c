@@ -52,6 +52,10 @@ static void test_map(void)
     /* the grid: white at 6% (15/255, rounded down as the canvas does) over sand */
     const uint8_t sand_grid[3] = {0xe8 + 1, 0xd9 + 2, 0xa0 + 5};
     CHECK(px_is(f, w, 3 * c, 2 * c + 5, sand_grid));
+    /* where a grid row and column cross: blended twice */
+    uint8_t cross[3];
+    for (int i = 0; i < 3; i++) cross[i] = (uint8_t)(sand_grid[i] + (255 - sand_grid[i]) * 15 / 255);
+    CHECK(px_is(f, w, 3 * c, 2 * c, cross));
     /* (2, 2) is rock: a triangle, the cell's empty colour around it */
     CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + c / 2, ROCK));
     CHECK(px_is(f, w, 2 * c + 2, 2 * c + 2, EMPTY));
