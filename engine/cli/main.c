@@ -133,6 +133,7 @@ static const char HELP_RENDER[] =
 static const char HELP_RECORD[] =
     "usage: polis record SCENARIO [options of run] [--out FILE.jsonl[.gz]]\n"
     "                    [--video OUT.mp4|OUT.gif|DIR] [--agent A] [--cell PX] [--fps N]\n"
+    "                    [--glyphs]\n"
     "\n"
     "Plays episodes of SCENARIO exactly like `polis run` (same seeds, policies and summary)\n"
     "and writes what happened: --out the recording (docs/recording.md; check it with `polis\n"
@@ -438,7 +439,8 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
     if (!a->scenario) return cli_usage(a->cmd, "missing SCENARIO (a scenario .json file)");
     bool record_cmd = strcmp(a->cmd, "record") == 0;
     if (a->keyframe_every && !a->record)
-        return cli_usage(a->cmd, "--keyframe-every needs %s FILE", record_cmd ? "--out" : "--record");
+        return cli_usage(a->cmd, "--keyframe-every needs %s FILE",
+                         record_cmd ? "--out" : "--record");
     if (record_cmd && !a->record && !a->video)
         return cli_usage(a->cmd, "nothing to write: give --out FILE.jsonl[.gz], --video OUT, "
                                  "or both");

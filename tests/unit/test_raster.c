@@ -54,7 +54,8 @@ static void test_map(void)
     CHECK(px_is(f, w, 3 * c, 2 * c + 5, sand_grid));
     /* where a grid row and column cross: blended twice */
     uint8_t cross[3];
-    for (int i = 0; i < 3; i++) cross[i] = (uint8_t)(sand_grid[i] + (255 - sand_grid[i]) * 15 / 255);
+    for (int i = 0; i < 3; i++)
+        cross[i] = (uint8_t)(sand_grid[i] + (255 - sand_grid[i]) * 15 / 255);
     CHECK(px_is(f, w, 3 * c, 2 * c, cross));
     /* (2, 2) is rock: a triangle, the cell's empty colour around it */
     CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + c / 2, ROCK));
