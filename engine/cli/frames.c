@@ -1,9 +1,9 @@
 /*
- * engine/cli/frames.c — the frames of `polis replay --png/--video` (docs/recording.md):
- * a PNG through libpng's simplified API (optional at build: POLIS_HAVE_PNG), a PPM without
- * it, and videos by piping raw rgb24 frames into ffmpeg's stdin. ffmpeg is looked up on PATH
- * when the video starts; without it the frames are written as numbered images into a
- * directory and the caller says so.
+ * engine/cli/frames.c — the frames of `polis replay --png/--video`, `polis record --video`
+ * and `polis render --png` (docs/recording.md): a PNG through libpng's simplified API
+ * (optional at build: POLIS_HAVE_PNG), a PPM without it, and videos by piping raw rgb24
+ * frames into ffmpeg's stdin. ffmpeg is looked up on PATH when the video starts; without it
+ * the frames are written as numbered images into a directory and the caller says so.
  */
 #include <errno.h>
 #include <signal.h>
@@ -118,6 +118,16 @@ static bool ends_with(const char *s, const char *tail)
     return n >= t && strcmp(s + n - t, tail) == 0;
 }
 
+int cli_video_kind(const char *path)
+{
+    if (ends_with(path, ".mp4") || ends_with(path, ".gif")) return 1;
+    struct stat sb;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!*base || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) || !strchr(base, '.')) return 0;
+    return -1;
+}
+
 int cli_video_open(cli_video *v, const char *path, int32_t w, int32_t h, int32_t fps,
                    bool *fallback, char *err, size_t errcap)
 {
@@ -126,13 +136,15 @@ int cli_video_open(cli_video *v, const char *path, int32_t w, int32_t h, int32_t
     v->h = h;
     *fallback = false;
     bool gif = ends_with(path, ".gif");
-    if (!gif && !ends_with(path, ".mp4"))
+    int kind = cli_video_kind(path);
+    if (kind < 0)
         return errf(err, errcap, "--video %s: the name must end in .mp4 or .gif", path);
     char ffmpeg[4096];
-    if (!cli_frames_find_ffmpeg(ffmpeg, sizeof ffmpeg)) {
-        *fallback = true;
+    if (kind == 0 || !cli_frames_find_ffmpeg(ffmpeg, sizeof ffmpeg)) {
+        *fallback = kind == 1;
         v->ppm = !cli_frames_have_png();
-        if ((size_t)snprintf(v->dir, sizeof v->dir, "%s.frames", path) >= sizeof v->dir)
+        if ((size_t)snprintf(v->dir, sizeof v->dir, kind ? "%s.frames" : "%s", path) >=
+            sizeof v->dir)
             return errf(err, errcap, "--video %s: the name is too long", path);
         if (mkdir(v->dir, 0777) != 0 && errno != EEXIST)
             return errf(err, errcap, "cannot create %s: %s", v->dir, strerror(errno));
@@ -161,9 +173,19 @@ int cli_video_frame(cli_video *v, const uint8_t *rgb, char *err, size_t errcap)
 {
     size_t n = (size_t)v->w * (size_t)v->h * 3;
     if (v->pipe) {
-        if (fwrite(rgb, 1, n, v->pipe) != n)
+        if (fwrite(rgb, 1, n, v->pipe) != n) {
+            /* ffmpeg quit: its exit status says why (its messages are on stderr) */
+            int e = errno, st = pclose(v->pipe);
+            v->pipe = NULL;
+            if (st != -1 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+                return errf(err, errcap,
+                            "ffmpeg failed at frame %lld (exit status %d; its messages are "
+                            "above)",
+                            (long long)v->frames,
+                            WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
             return errf(err, errcap, "ffmpeg stopped reading frames (frame %lld): %s",
-                        (long long)v->frames, strerror(errno));
+                        (long long)v->frames, strerror(e));
+        }
     } else {
         char file[4200];
         snprintf(file, sizeof file, "%s/frame-%06lld.%s", v->dir, (long long)v->frames,
@@ -184,4 +206,43 @@ int cli_video_close(cli_video *v, char *err, size_t errcap)
         return errf(err, errcap, "ffmpeg failed (exit status %d; its messages are above)",
                     WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
     return 0;
+}
+
+/* ---- frames of an env being played ------------------------------------------------------- */
+
+int cli_frames_draw(cli_frames *fr, polis_env *env, char *err, size_t errcap)
+{
+    if (!fr->rgb) {
+        if (polis_env_render_rgb_size(env, fr->agent, fr->cell, &fr->w, &fr->h) != POLIS_OK)
+            return errf(err, errcap, "%s", polis_env_error(env));
+        fr->rgb = malloc((size_t)fr->w * (size_t)fr->h * 3);
+        if (!fr->rgb) return errf(err, errcap, "out of memory (a %d x %d frame)", fr->w, fr->h);
+    }
+    int32_t w = 0, h = 0;
+    if (polis_env_render_rgb_ex(env, fr->agent, fr->cell, fr->flags, fr->rgb,
+                                (size_t)fr->w * (size_t)fr->h * 3, &w, &h) != POLIS_OK)
+        return errf(err, errcap, "%s", polis_env_error(env));
+    return 0;
+}
+
+int cli_frames_add(cli_frames *fr, polis_env *env, char *err, size_t errcap)
+{
+    if (cli_frames_draw(fr, env, err, errcap)) return -1;
+    if (!fr->open) {
+        if (cli_video_open(&fr->v, fr->video, fr->w, fr->h, fr->fps, &fr->fallback, err,
+                           errcap))
+            return -1;
+        fr->open = true;
+    }
+    return cli_video_frame(&fr->v, fr->rgb, err, errcap);
+}
+
+int cli_frames_finish(cli_frames *fr, char *err, size_t errcap)
+{
+    int rc = 0;
+    if (fr->open) rc = cli_video_close(&fr->v, err, errcap);
+    fr->open = false;
+    free(fr->rgb);
+    fr->rgb = NULL;
+    return rc;
 }

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "bench.h"
+#include "frames.h"
 #include "util.h"
 #include "eval.h"
 #include "serve.h"
@@ -39,7 +40,8 @@ static const char USAGE[] =
     "  run SCENARIO        play episodes with a built-in policy and print what happened\n"
     "  validate SCENARIO   load the scenario, its plugins and scripts; report errors\n"
     "  describe SCENARIO   list everything the scenario registers\n"
-    "  render SCENARIO     print agents' views (text or JSON) after K steps\n"
+    "  render SCENARIO     print agents' views (text or JSON) or draw a PNG after K steps\n"
+    "  record SCENARIO     play episodes like run into a recording and/or a video\n"
     "  parse SCENARIO ACTION\n"
     "                      turn a text or JSON action into an action id\n"
     "  bench SCENARIO      measure steps per second (vectorised envs, threads)\n"
@@ -121,8 +123,34 @@ static const char HELP_RENDER[] =
     "                       under a \"== name ==\" heading, or one JSON object by name)\n"
     "  --format F           text (default), json, or another format a plugin renders\n"
     "  --policy NAME        as for `polis run` (default random)\n"
+    "  --png OUT.png        draw the map (with --agent: that agent's view) into a PNG file\n"
+    "                       instead of printing (docs/recording.md, \"Pixels\")\n"
+    "  --cell PX            pixels per cell of --png (1 to 64, default 16)\n"
+    "  --glyphs             with --png: draw kinds with an ASCII glyph as that glyph\n"
     CLI_OVERRIDES_HELP
     "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+
+static const char HELP_RECORD[] =
+    "usage: polis record SCENARIO [options of run] [--out FILE.jsonl[.gz]]\n"
+    "                    [--video OUT.mp4|OUT.gif|DIR] [--agent A] [--cell PX] [--fps N]\n"
+    "                    [--glyphs]\n"
+    "\n"
+    "Plays episodes of SCENARIO exactly like `polis run` (same seeds, policies and summary)\n"
+    "and writes what happened: --out the recording (docs/recording.md; check it with `polis\n"
+    "replay FILE`, watch it with `polis view FILE`), --video the pixels of every tick, one\n"
+    "frame after each reset and after each step of every episode played, drawn like the\n"
+    "viewer draws the map (polis_env_render_rgb). At least one of the two.\n"
+    "\n"
+    "options (and those of run, but --record):\n"
+    "  --out FILE           the recording (gzip when FILE ends in .gz)\n"
+    "  --keyframe-every K   a full keyframe every K ticks in the recording (default 100)\n"
+    "  --video OUT          OUT.mp4 or OUT.gif through ffmpeg (without ffmpeg on PATH:\n"
+    "                       numbered PNG files into OUT.frames/, said on stdout), or DIR (a\n"
+    "                       name ending in '/' or without a '.'): numbered PNG files there\n"
+    "  --agent A            draw agent A's view (an id or a name; default the whole map)\n"
+    "  --cell PX            pixels per cell (1 to 64, default 16)\n"
+    "  --fps N              frames per second of the video (1 to 120, default 8)\n"
+    "  --glyphs             draw kinds with an ASCII glyph as that glyph (cells of 8 px on)\n";
 
 static const char HELP_PARSE[] =
     "usage: polis parse SCENARIO [options] ACTION\n"
@@ -143,10 +171,11 @@ static const char HELP_HELP[] =
     "usage: polis help [COMMAND]\n"
     "\n"
     "Shows the list of commands, or the help of COMMAND (run, validate, describe, render,\n"
-    "parse, bench, eval, serve, sweep, replay, view, help).\n";
+    "record, parse, bench, eval, serve, sweep, replay, view, help).\n";
 
 #define COMMAND_LIST                                                                           \
-    "run, validate, describe, render, parse, bench, eval, serve, sweep, replay, view, help"
+    "run, validate, describe, render, record, parse, bench, eval, serve, sweep, replay, view, " \
+    "help"
 
 static const char *command_help(const char *cmd)
 {
@@ -154,6 +183,7 @@ static const char *command_help(const char *cmd)
     if (strcmp(cmd, "validate") == 0) return HELP_VALIDATE;
     if (strcmp(cmd, "describe") == 0) return HELP_DESCRIBE;
     if (strcmp(cmd, "render") == 0) return HELP_RENDER;
+    if (strcmp(cmd, "record") == 0) return HELP_RECORD;
     if (strcmp(cmd, "parse") == 0) return HELP_PARSE;
     if (strcmp(cmd, "bench") == 0) return CLI_BENCH_HELP;
     if (strcmp(cmd, "eval") == 0) return CLI_EVAL_HELP;
@@ -190,6 +220,10 @@ typedef struct cli_args {
     cli_overrides overrides; /* --set, --agents */
     const char *record;      /* --record FILE */
     int64_t keyframe_every;  /* --keyframe-every K; 0: the default */
+    const char *video;       /* record --video OUT */
+    const char *png;         /* render --png OUT */
+    int64_t cell, fps;       /* --cell PX, --fps N; 0: the defaults */
+    bool glyphs;             /* --glyphs */
 } cli_args;
 
 /* Which options each command takes. */
@@ -206,7 +240,13 @@ enum {
     OPT_SET = 1 << 9,    /* --set PATH=JSON */
     OPT_AGENTS = 1 << 10, /* --agents N */
     OPT_RECORD = 1 << 11, /* --record FILE */
-    OPT_KEYFRAME = 1 << 12 /* --keyframe-every K */
+    OPT_KEYFRAME = 1 << 12, /* --keyframe-every K */
+    OPT_OUT = 1 << 13,      /* record --out FILE */
+    OPT_VIDEO = 1 << 14,    /* record --video OUT */
+    OPT_PNG = 1 << 15,      /* render --png OUT */
+    OPT_CELL = 1 << 16,     /* --cell PX */
+    OPT_FPS = 1 << 17,      /* --fps N */
+    OPT_GLYPHS = 1 << 18    /* --glyphs */
 };
 
 typedef struct cli_option {
@@ -229,6 +269,12 @@ static const cli_option OPTIONS[] = {
     {"--agents", OPT_AGENTS, true},
     {"--record", OPT_RECORD, true},
     {"--keyframe-every", OPT_KEYFRAME, true},
+    {"--out", OPT_OUT, true},
+    {"--video", OPT_VIDEO, true},
+    {"--png", OPT_PNG, true},
+    {"--cell", OPT_CELL, true},
+    {"--fps", OPT_FPS, true},
+    {"--glyphs", OPT_GLYPHS, false},
 };
 
 /* A format name as renderers register it: [a-z0-9_]+. */
@@ -358,11 +404,52 @@ static int parse_args(int argc, char **argv, int allowed, cli_args *a)
                 return cli_usage(a->cmd, "--keyframe-every: '%s' is not an integer in [1, %d]",
                                  value, INT32_MAX);
             break;
+        case OPT_OUT:
+            if (!*value) return cli_usage(a->cmd, "--out: empty file name");
+            a->record = value;
+            break;
+        case OPT_VIDEO:
+            if (!*value) return cli_usage(a->cmd, "--video: empty name");
+            if (cli_video_kind(value) < 0)
+                return cli_usage(a->cmd,
+                                 "--video %s: the name must end in .mp4 or .gif, or name a "
+                                 "directory (ending in '/' or without a '.')",
+                                 value);
+            a->video = value;
+            break;
+        case OPT_PNG:
+            if (!*value) return cli_usage(a->cmd, "--png: empty file name");
+            if (!cli_frames_have_png())
+                return cli_usage(a->cmd, "--png: this polis was built without libpng (install "
+                                         "libpng-dev and rebuild)");
+            a->png = value;
+            break;
+        case OPT_CELL:
+            if (!cli_parse_int(value, 1, 64, &a->cell))
+                return cli_usage(a->cmd, "--cell: '%s' is not 1 to 64 (pixels per cell)", value);
+            break;
+        case OPT_FPS:
+            if (!cli_parse_int(value, 1, 120, &a->fps))
+                return cli_usage(a->cmd, "--fps: '%s' is not 1 to 120 (frames per second)",
+                                 value);
+            break;
+        case OPT_GLYPHS: a->glyphs = true; break;
         }
     }
     if (!a->scenario) return cli_usage(a->cmd, "missing SCENARIO (a scenario .json file)");
+    bool record_cmd = strcmp(a->cmd, "record") == 0;
     if (a->keyframe_every && !a->record)
-        return cli_usage(a->cmd, "--keyframe-every needs --record FILE");
+        return cli_usage(a->cmd, "--keyframe-every needs %s FILE",
+                         record_cmd ? "--out" : "--record");
+    if (record_cmd && !a->record && !a->video)
+        return cli_usage(a->cmd, "nothing to write: give --out FILE.jsonl[.gz], --video OUT, "
+                                 "or both");
+    const char *pixels = record_cmd ? "--video OUT" : "--png OUT";
+    if ((a->cell || a->glyphs || (record_cmd && (a->fps || a->agent))) && !a->video && !a->png)
+        return cli_usage(a->cmd, "%s needs %s",
+                         a->cell ? "--cell" : a->glyphs ? "--glyphs" : a->fps ? "--fps" : "--agent",
+                         pixels);
+    if (a->png && a->format) return cli_usage(a->cmd, "--format and --png: choose one");
     if (a->wants_action && !a->action)
         return cli_usage(a->cmd, "missing ACTION (an action text, e.g. \"move north\")");
     if (!(a->scenario = cli_scenario(a->cmd, a->scenario))) return EXIT_ENV;
@@ -591,10 +678,38 @@ static bool print_episode_json(polis_env *env, const char *policy, int64_t episo
     return text != NULL;
 }
 
+static int resolve_agent(polis_env *env, const cli_args *a, int32_t *out);
+
+/* `polis record --video`: where the frames went. */
+static void print_video(const cli_args *a, const cli_frames *fr)
+{
+    FILE *o = a->json ? stderr : stdout;
+    if (fr->fallback)
+        fprintf(o, "%s: ffmpeg not found on PATH: %" PRId64 " frames written as %s files into "
+                   "%s/ (%d x %d pixels)\n",
+                a->video, fr->v.frames, fr->v.ppm ? "PPM" : "PNG", fr->v.dir, (int)fr->w,
+                (int)fr->h);
+    else if (fr->v.dir[0])
+        fprintf(o, "%s: %" PRId64 " frames written as %s files, %d x %d pixels\n", a->video,
+                fr->v.frames, fr->v.ppm ? "PPM" : "PNG", (int)fr->w, (int)fr->h);
+    else
+        fprintf(o, "%s: %" PRId64 " frames, %d x %d pixels\n", a->video, fr->v.frames,
+                (int)fr->w, (int)fr->h);
+}
+
 static int cmd_run(const cli_args *a)
 {
     polis_env *env = create_env(a, !a->quiet && !a->json);
     if (!env) return EXIT_ENV;
+    /* record --video: a frame after each reset and each step */
+    cli_frames fr;
+    memset(&fr, 0, sizeof fr);
+    char ferr[1024] = "";
+    fr.agent = -1;
+    fr.cell = a->cell ? (int32_t)a->cell : 16;
+    fr.fps = a->fps ? (int32_t)a->fps : 8;
+    fr.flags = a->glyphs ? POLIS_RENDER_GLYPHS : 0;
+    fr.video = a->video;
 
     polis_recorder *rec = NULL;
     int32_t n_agents = polis_env_n_agents(env);
@@ -622,6 +737,10 @@ static int cmd_run(const cli_args *a)
         rc = EXIT_ENV;
         goto out;
     }
+    if (a->video && a->agent && resolve_agent(env, a, &fr.agent)) {
+        rc = EXIT_USAGE;
+        goto out;
+    }
     uint64_t seed0 = a->has_seed ? a->seed : polis_env_default_seed(env);
     if (a->record) {
         bool oom = false;
@@ -636,7 +755,7 @@ static int cmd_run(const cli_args *a)
         cJSON_Delete(pol);
         if (!oom && pol_text)
             rec = cli_record_open(a->record, env, a->scenario, ov, seed0, a->keyframe_every,
-                                  pol_text, "run");
+                                  pol_text, a->cmd);
         else
             fprintf(stderr, "polis: out of memory\n");
         cJSON_free(ov);
@@ -663,6 +782,7 @@ static int cmd_run(const cli_args *a)
             goto out;
         }
         if (rec && polis_recorder_begin_episode(rec, seed) != POLIS_OK) goto rec_failed;
+        if (a->video && cli_frames_add(&fr, env, ferr, sizeof ferr)) goto frames_failed;
         while (!polis_env_done(env) && (a->steps == 0 || st.steps < a->steps)) {
             if (choose_actions(env, io, a->policy, policy_id, &rng) != POLIS_OK) {
                 rc = env_failure(env);
@@ -683,6 +803,7 @@ static int cmd_run(const cli_args *a)
                 st.illegal[ag] += io->illegal[ag] != 0;
             }
             if (rec && polis_recorder_step(rec) != POLIS_OK) goto rec_failed;
+            if (a->video && cli_frames_add(&fr, env, ferr, sizeof ferr)) goto frames_failed;
         }
         if (rec && polis_recorder_end_episode(rec, NULL) != POLIS_OK) goto rec_failed;
         st.done = polis_env_done(env);
@@ -703,15 +824,26 @@ static int cmd_run(const cli_args *a)
         printf("%s: %" PRId64 " episode%s, policy %s, %" PRId64 " steps, %.0f steps/s\n",
                polis_env_name(env), a->episodes, a->episodes == 1 ? "" : "s", policy_name(a),
                total_steps, steps_per_second(total_steps, total_seconds));
+    if (a->video) {
+        if (cli_frames_finish(&fr, ferr, sizeof ferr)) goto frames_failed;
+        print_video(a, &fr);
+    }
     fflush(stdout);
     goto out;
 
 rec_failed:
-    fprintf(stderr, "polis: --record %s: %s\n", a->record, polis_recorder_error(rec));
+    fprintf(stderr, "polis: %s %s: %s\n", strcmp(a->cmd, "record") == 0 ? "--out" : "--record",
+            a->record, polis_recorder_error(rec));
+    rc = EXIT_ENV;
+    goto out;
+frames_failed:
+    fprintf(stderr, "polis: --video %s: %s\n", a->video, ferr);
     rc = EXIT_ENV;
 out:
+    cli_frames_finish(&fr, ferr, sizeof ferr);
     if (rec && polis_recorder_close(rec) != POLIS_OK && rc == 0) {
-        fprintf(stderr, "polis: --record %s: writing the recording failed\n", a->record);
+        fprintf(stderr, "polis: %s %s: writing the recording failed\n",
+                strcmp(a->cmd, "record") == 0 ? "--out" : "--record", a->record);
         rc = EXIT_ENV;
     }
     free(st.returns);
@@ -795,10 +927,32 @@ static int cmd_render(const cli_args *a)
     polis_rng_seed(&rng, seed, CLI_POLICY_STREAM);
     if (polis_env_reset(env, seed) != POLIS_OK) return env_failure(env);
     const polis_io *io = polis_env_io(env);
-    for (int64_t k = 0; k < a->steps && !polis_env_done(env); k++) {
+    int64_t played = 0;
+    for (; played < a->steps && !polis_env_done(env); played++) {
         if (choose_actions(env, io, a->policy, policy_id, &rng) != POLIS_OK ||
             polis_env_step(env) != POLIS_OK)
             return env_failure(env);
+    }
+    if (a->png) {
+        /* the map, or the --agent's view, into a PNG */
+        cli_frames fr;
+        memset(&fr, 0, sizeof fr);
+        fr.agent = only;
+        fr.cell = a->cell ? (int32_t)a->cell : 16;
+        fr.flags = a->glyphs ? POLIS_RENDER_GLYPHS : 0;
+        char err[1024];
+        int rc = 0;
+        if (cli_frames_draw(&fr, env, err, sizeof err) ||
+            cli_frames_write_image(a->png, fr.rgb, fr.w, fr.h, false, err, sizeof err)) {
+            fprintf(stderr, "polis: render --png %s: %s\n", a->png, err);
+            rc = EXIT_ENV;
+        } else {
+            printf("%s: after %" PRId64 " step%s, %d x %d pixels\n", a->png, played,
+                   played == 1 ? "" : "s", (int)fr.w, (int)fr.h);
+        }
+        cli_frames_finish(&fr, err, sizeof err);
+        polis_env_destroy(env);
+        return rc;
     }
 
     /* Everything is rendered before anything is printed, so a failing renderer leaves no
@@ -1349,6 +1503,11 @@ int main(int argc, char **argv)
         allowed = OPT_SEED | OPT_STEPS | OPT_EPISODES | OPT_POLICY | OPT_QUIET | OPT_JSON |
                   OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS | OPT_RECORD | OPT_KEYFRAME;
         run = cmd_run;
+    } else if (strcmp(cmd, "record") == 0) {
+        allowed = OPT_SEED | OPT_STEPS | OPT_EPISODES | OPT_POLICY | OPT_QUIET | OPT_JSON |
+                  OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS | OPT_OUT | OPT_KEYFRAME | OPT_VIDEO |
+                  OPT_AGENT | OPT_CELL | OPT_FPS | OPT_GLYPHS;
+        run = cmd_run;
     } else if (strcmp(cmd, "validate") == 0) {
         allowed = OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS;
         run = cmd_validate;
@@ -1357,7 +1516,7 @@ int main(int argc, char **argv)
         run = cmd_describe;
     } else if (strcmp(cmd, "render") == 0) {
         allowed = OPT_SEED | OPT_STEPS | OPT_AGENT | OPT_FORMAT | OPT_POLICY | OPT_PLUGIN_PATH |
-                  OPT_SET | OPT_AGENTS;
+                  OPT_SET | OPT_AGENTS | OPT_PNG | OPT_CELL | OPT_GLYPHS;
         run = cmd_render;
     } else if (strcmp(cmd, "parse") == 0) {
         allowed = OPT_AGENT | OPT_SEED | OPT_PLUGIN_PATH | OPT_SET | OPT_AGENTS;

@@ -302,6 +302,16 @@ polis_status polis_env_render_rgb_size(polis_env *env, int32_t agent, int32_t ce
                                        int32_t *w, int32_t *h);
 polis_status polis_env_render_rgb(polis_env *env, int32_t agent, int32_t cell_px, uint8_t *out,
                                   size_t cap, int32_t *w, int32_t *h);
+/* polis_env_render_rgb with flags (0: the same frame). POLIS_RENDER_GLYPHS: a kind whose
+ * glyph is one printable ASCII character (' ' to '~') is drawn as that glyph in its colour,
+ * from a built-in 5 x 7 pixel font scaled to cell_px / 8 pixels a font pixel and centred in
+ * the cell (the viewer's "glyphs" box draws the same pixels), instead of its shape; other
+ * glyphs, and every glyph in cells under 8 px, keep the shape. POLIS_ERR_INVALID for an
+ * unknown flag. docs/kernel.md, "Pixels". */
+#define POLIS_RENDER_GLYPHS 1u
+polis_status polis_env_render_rgb_ex(polis_env *env, int32_t agent, int32_t cell_px,
+                                     uint32_t flags, uint8_t *out, size_t cap, int32_t *w,
+                                     int32_t *h);
 /* Agent i's colour in frames and in the viewer, {r, g, b} (the palette repeats after 10
  * agents); NULL for i < 0. */
 const uint8_t *polis_agent_rgb(int32_t agent);

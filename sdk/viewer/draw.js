@@ -2,6 +2,10 @@
 // and the return curves. Everything is drawn from the header's look descriptions ("kinds":
 // colour, shape, glyph); agents get colours of their own (agentColor), never used by a kind
 // in the palette below, so a test can find an agent by the colour at its cell's centre.
+// The map is drawn like engine/raster.c draws a frame (`polis replay --png`), and with
+// "glyphs" ticked, an ASCII glyph comes from the same 5 x 7 font (font.js) pixel for pixel.
+
+import { FONT_W, FONT_H, GLYPH_MIN_PX, fontRows } from './font.js';
 
 // Distinct, saturated agent colours (index modulo the list).
 const AGENT_COLORS = ['#ff3b30', '#2f7bff', '#ffd60a', '#ff2fd0', '#00e5ff', '#ff8a00', '#a05bff',
@@ -52,10 +56,29 @@ function shapePath(ctx, shape, x, y, c) {
     }
 }
 
+// A glyph of the font: font pixels of floor(c / 8) px, the box centred in the cell (rounded
+// towards the top left), as engine/raster.c draws it.
+function drawFontGlyph(ctx, rows, x, y, c) {
+    const p = Math.floor(c / GLYPH_MIN_PX);
+    const ox = Math.floor((c - FONT_W * p) / 2), oy = Math.floor((c - FONT_H * p) / 2);
+    for (let r = 0; r < FONT_H; r++)
+        for (let col = 0; col < FONT_W; col++)
+            if ((rows[r] >> (FONT_W - 1 - col)) & 1) ctx.fillRect(x + ox + col * p, y + oy + r * p, p, p);
+}
+
+// A kind: its shape, or with `glyphs` its glyph — from the font when it is printable ASCII
+// (cells of 8 px and more; smaller cells keep the shape), other characters in the browser's
+// monospace font (frames drawn in C keep the shape for those).
 function drawKind(ctx, kind, x, y, c, glyphs) {
     if (!kind) return;
     const color = kind.color || '#888888';
-    if (glyphs && kind.glyph) {
+    const rows = glyphs && kind.glyph ? fontRows(kind.glyph) : null;
+    if (rows && c >= GLYPH_MIN_PX) {
+        ctx.fillStyle = color;
+        drawFontGlyph(ctx, rows, x, y, c);
+        return;
+    }
+    if (glyphs && kind.glyph && !rows) {
         ctx.fillStyle = color;
         ctx.font = `${Math.floor(c * 0.8)}px monospace`;
         ctx.textAlign = 'center';

@@ -3,7 +3,8 @@
 # (viewer.test.mjs): writes the fixture recordings, then runs node's test runner, which drives
 # Debian's chromium headless with playwright-core against `polis view`. With "reader", the
 # reader's test under node alone instead (recording.test.mjs: no browser, no npm package);
-# with "live", live play through `polis serve --http` (live.test.mjs).
+# with "live", live play through `polis serve --http` (live.test.mjs); with "raster", the
+# viewer's canvas against the frames polis draws in C (raster.test.mjs).
 # Exits 77 (CTest: skipped), saying why, only when chromium or node is not installed; a
 # missing playwright-core is installed from package-lock.json (npm ci) and is a failure if
 # that fails.
@@ -36,6 +37,9 @@ if [ ! -f node_modules/playwright-core/package.json ]; then
 fi
 if [ "${4:-}" = live ]; then
     POLIS="$POLIS" SRC="$SRC" CHROMIUM="$CHROMIUM" exec node --test live.test.mjs
+fi
+if [ "${4:-}" = raster ]; then
+    POLIS="$POLIS" SRC="$SRC" CHROMIUM="$CHROMIUM" exec node --test --test-concurrency=1 raster.test.mjs
 fi
 rm -rf "$TMP" && mkdir -p "$TMP" || exit 1
 /usr/bin/python3 make_fixture.py "$TMP" || exit 1

@@ -80,7 +80,7 @@ def main():
         check(st == 200 and body == viewer_index and ct.startswith("text/html"), f"/ -> {st} {ct}")
         st, ct, body = get(port, "/?file=/recording/society.jsonl")
         check(st == 200 and body == viewer_index, f"/?file=... -> {st}")
-        for js in ("viewer.js", "recording.js", "draw.js"):
+        for js in ("viewer.js", "recording.js", "draw.js", "font.js"):
             st, ct, body = get(port, "/" + js)
             check(st == 200 and "javascript" in ct and body == open(os.path.join(SRC, "sdk/viewer", js), "rb").read(),
                   f"/{js} -> {st} {ct}")

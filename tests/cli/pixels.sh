@@ -9,38 +9,7 @@ R=$TMP/g.jsonl
 polis 0 run "$GATHER" --steps 12 --record "$R" --quiet
 
 # A PNG reader (zlib, the five filters) that prints the colour at pixel (x, y).
-cat >"$TMP/px.py" <<'PY'
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-pos, idat = 8, b""
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-        assert (depth, ctype) == (8, 2), "not 8-bit RGB"
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-raw, stride, rows, prev = zlib.decompress(idat), w * 3, [], bytearray(w * 3)
-for y in range(h):
-    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - 3] if i >= 3 else 0
-        b, c = prev[i], prev[i - 3] if i >= 3 else 0
-        if f == 1: line[i] = (line[i] + a) & 255
-        elif f == 2: line[i] = (line[i] + b) & 255
-        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    rows.append(line)
-    prev = line
-print(f"{w}x{h}", *("#%02x%02x%02x" % tuple(rows[int(y)][int(x) * 3:int(x) * 3 + 3])
-                    for x, y in zip(sys.argv[2::2], sys.argv[3::2])))
-PY
+cp "$SRC/tests/cli/pngpx.py" "$TMP/px.py"
 
 # A polis built without libpng refuses --png (and writes video frames as PPM): those checks
 # are skipped, saying so.

@@ -16,7 +16,7 @@ polis 0 -h
 out_has "usage: polis <command> [options]"
 polis 0 help
 out_has "usage: polis <command> [options]"
-for cmd in run validate describe render parse bench eval serve sweep help; do
+for cmd in run validate describe render record parse bench eval serve sweep help; do
     polis 0 help $cmd
     out_has "usage: polis $cmd"
     polis 0 $cmd --help
@@ -33,13 +33,13 @@ polis 0 help parse
 out_has "usage: polis parse SCENARIO [options] ACTION"
 
 polis 2 frobnicate
-err_line "polis: unknown command 'frobnicate' (commands: run, validate, describe, render, parse, bench, eval, serve, sweep, replay, view, help)"
+err_line "polis: unknown command 'frobnicate' (commands: run, validate, describe, render, record, parse, bench, eval, serve, sweep, replay, view, help)"
 err_line "Try 'polis --help'."
 out_empty
 polis 2 --frob
 err_line "polis: unknown option '--frob'"
 polis 2 help frobnicate
-err_line "polis: help: unknown command 'frobnicate' (commands: run, validate, describe, render, parse, bench, eval, serve, sweep, replay, view, help)"
+err_line "polis: help: unknown command 'frobnicate' (commands: run, validate, describe, render, record, parse, bench, eval, serve, sweep, replay, view, help)"
 polis 2 --version extra
 err_line "polis: --version takes no arguments"
 

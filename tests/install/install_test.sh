@@ -231,7 +231,7 @@ PKG_CONFIG_PATH="$MOVED_LIBDIR/pkgconfig" pkg-config --cflags polis | grep -qF -
     die "pkg-config of the relocated install: $(PKG_CONFIG_PATH="$MOVED_LIBDIR/pkgconfig" pkg-config --cflags polis)"
 
 step "the relocated polis view serves its own installed viewer"
-for f in index.html viewer.js recording.js draw.js viewer.css; do
+for f in index.html viewer.js recording.js draw.js font.js viewer.css; do
     [ -f "$WORK/moved/share/polis/viewer/$f" ] || die "viewer/$f not installed"
 done
 printf '{"t":"header"}\n' >"$WORK/rec.jsonl"

@@ -346,6 +346,111 @@ class TestErrors(unittest.TestCase):
             polis.vector_env(GATHER, num_envs=2, **{"plugins.nope.params.coins": 1})
 
 
+@needs_numpy
+class TestRender(unittest.TestCase):
+    """render_mode (docs/python.md, "Render modes"): frames of every env from the C
+    renderer, each the frame a single env reset with that env's seed draws; the text views;
+    refused modes and games without a scene map."""
+
+    COLOURS = [(0xff, 0x3b, 0x30), (0x2f, 0x7b, 0xff), (0xff, 0xd6, 0x0a), (0xff, 0x2f, 0xd0)]
+
+    def test_rgb_array(self):
+        import pickle
+        import re
+        c = polis.parallel.RGB_CELL_PX
+        with polis.vector_env(GATHER, num_envs=M, seed=5, render_mode="rgb_array") as v:
+            self.assertEqual(v.metadata["render_modes"], ["ansi", "human", "rgb_array"])
+            with self.assertRaisesRegex(polis.StateError, r"^env 0: .*no episode yet"):
+                v.render()
+            v.reset()
+            v.step(np.zeros(v.num_rows, np.int32))
+            frames = v.render()
+            self.assertIsInstance(frames, tuple)
+            self.assertEqual(len(frames), M)
+            batch = v.render_rgb()
+            self.assertEqual(batch.shape, (M, 12 * c, 12 * c, 3))
+            self.assertEqual(batch.dtype, np.uint8)
+            for k in range(M):
+                self.assertEqual(frames[k].shape, (12 * c, 12 * c, 3))
+                np.testing.assert_array_equal(frames[k], batch[k])
+                # the frame of a single env at the same moment, each agent's colour at the
+                # centre of the cell its text view names
+                with polis.Env(GATHER) as e:
+                    e.reset(v.env_seed(5, k, 0))
+                    e.step([0] * N_AGENTS)
+                    np.testing.assert_array_equal(frames[k], e.render_rgb(None, c), f"env {k}")
+                    for a in range(N_AGENTS):
+                        x, y = map(int, re.search(r"at \((\d+), (\d+)\)", e.render(a)).groups())
+                        self.assertEqual(tuple(frames[k][y * c + c // 2, x * c + c // 2]),
+                                         self.COLOURS[a], (k, a))
+            self.assertFalse((batch[0] == batch[1]).all(), "two envs, two seeds, one frame")
+            # agents' views: agent_1 at the centre of each env's 5 x 5 window
+            views = v.render_rgb("agent_1", 4)
+            self.assertEqual(views.shape, (M, 20, 20, 3))
+            for k in range(M):
+                self.assertEqual(tuple(views[k, 10, 10]), self.COLOURS[1])
+            np.testing.assert_array_equal(v.render_rgb(1, 4), views)
+            # into a caller's array; bad arguments
+            out = np.zeros_like(batch)
+            self.assertIs(v.render_rgb(out=out), out)
+            np.testing.assert_array_equal(out, batch)
+            with self.assertRaisesRegex(polis.InvalidArgumentError, r"out must be"):
+                v.render_rgb(out=np.zeros((M, 3, 3, 3), np.uint8))
+            with self.assertRaisesRegex(polis.InvalidArgumentError, r"cell_px 65 is not 1 to 64"):
+                v.render_rgb(cell_px=65)
+            with self.assertRaisesRegex(polis.InvalidArgumentError, r"no agent named 'x'"):
+                v.render_rgb("x")
+            with self.assertRaisesRegex(polis.InvalidArgumentError, r"agent 4 is not -1"):
+                v.render_rgb(4)
+            # glyphs: gather's floor "." leaves the cell's centre empty (#0e0f12)
+            g = v.render_rgb(glyphs=True)
+            floor = (batch[:, c // 2::c, c // 2::c] == (0x2b, 0x2f, 0x36)).all(axis=-1)
+            self.assertTrue(floor.sum() > 50)
+            centres = g[:, c // 2::c, c // 2::c][floor]
+            self.assertTrue((centres == (0x0e, 0x0f, 0x12)).all())
+            # the pickled copy renders the same way
+            v2 = pickle.loads(pickle.dumps(v))
+            self.assertEqual(v2.render_mode, "rgb_array")
+            v2.close()
+        with self.assertRaisesRegex(polis.StateError, r"closed"):
+            v.render()
+
+    def test_text_modes(self):
+        import contextlib
+        import io
+        for mode in (None, "ansi"):
+            with polis.vector_env(GATHER, num_envs=2, seed=1, render_mode=mode) as v:
+                v.reset()
+                texts = v.render()
+                self.assertEqual(len(texts), 2)
+                for k, t in enumerate(texts):
+                    self.assertTrue(t.startswith("== agent_0 ==\nYou are agent_0 at"), t)
+                    self.assertIn("== agent_3 ==\nYou are agent_3 at", t)
+                    with polis.Env(GATHER) as e:
+                        e.reset(v.env_seed(1, k, 0))
+                        self.assertIn(e.render(2), t)
+        with polis.vector_env(GATHER, num_envs=2, seed=1, agents=1, render_mode="human") as v:
+            v.reset()
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                self.assertIsNone(v.render())
+            out = buf.getvalue()
+            self.assertTrue(out.startswith("=== env 0 ===\nYou are agent_0 at"), out)
+            self.assertIn("=== env 1 ===\nYou are agent_0 at", out)
+
+    def test_refused(self):
+        with self.assertRaisesRegex(polis.InvalidArgumentError, r'render_mode must be None'):
+            polis.vector_env(GATHER, num_envs=2, render_mode="rgb")
+        with self.assertRaisesRegex(polis.InvalidArgumentError,
+                                    r'render_mode="rgb_array": .* registers no scene map'):
+            polis.vector_env({"agents": 2, "max_steps": 5}, num_envs=2, render_mode="rgb_array")
+        with polis.vector_env({"agents": 2, "max_steps": 5}, num_envs=2) as v:
+            self.assertEqual(v.metadata["render_modes"], ["ansi", "human"])
+            v.reset()
+            with self.assertRaisesRegex(polis.InvalidArgumentError, r"no scene map"):
+                v.render_rgb()
+
+
 @needs_no_numpy
 class TestWithoutNumpy(unittest.TestCase):
     def test_needs_numpy(self):

@@ -1,7 +1,8 @@
 /* test_raster.c — pixels (polis_env_render_rgb): frames of the look_probe scene checked pixel
  * by pixel against the scene (tiles in their kind's colour and shape, things, agents in
  * their own colours with the facing mark, the view window with off-map cells), every refused
- * argument with its message, and no allocation per frame. */
+ * argument with its message, and no allocation per frame; with POLIS_RENDER_GLYPHS, ASCII
+ * glyphs from the built-in font in place of the shapes. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -48,9 +49,14 @@ static void test_map(void)
     CHECK(px_is(f, w, 3 * c + c / 2, 2 * c + c / 2, SAND));
     CHECK(px_is(f, w, 3 * c + 1, 2 * c + 1, SAND));
     CHECK(px_is(f, w, 3 * c + c - 1, 2 * c + c - 1, SAND));
-    /* the grid: white at 6% over sand */
-    const uint8_t sand_grid[3] = {0xe8 + 1, 0xd9 + 2, 0xa0 + 6};
+    /* the grid: white at 6% (15/255, rounded down as the canvas does) over sand */
+    const uint8_t sand_grid[3] = {0xe8 + 1, 0xd9 + 2, 0xa0 + 5};
     CHECK(px_is(f, w, 3 * c, 2 * c + 5, sand_grid));
+    /* where a grid row and column cross: blended twice */
+    uint8_t cross[3];
+    for (int i = 0; i < 3; i++)
+        cross[i] = (uint8_t)(sand_grid[i] + (255 - sand_grid[i]) * 15 / 255);
+    CHECK(px_is(f, w, 3 * c, 2 * c, cross));
     /* (2, 2) is rock: a triangle, the cell's empty colour around it */
     CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + c / 2, ROCK));
     CHECK(px_is(f, w, 2 * c + 2, 2 * c + 2, EMPTY));
@@ -182,9 +188,66 @@ static void test_errors(void)
     polis_env_destroy(env);
 }
 
+/* POLIS_RENDER_GLYPHS: sand's glyph "." is drawn from the font (cells of 16 px: font pixels
+ * of 2 px, the 10 x 14 box at (3, 1) in the cell; "." is columns 1-2 of rows 5-6), on the
+ * empty colour; rock's glyph is not ASCII ("\u25b2"), so rock keeps its triangle; cells
+ * under 8 px keep every shape; an unknown flag is refused. */
+static void test_glyphs(void)
+{
+    test_alloc alloc = {0};
+    polis_env *env = probe_env(&alloc);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const int32_t c = 16;
+    enum { CAP = 6 * 16 * 4 * 16 * 3 };
+    static uint8_t f[CAP], g[CAP];
+    int32_t w = 0, h = 0;
+    CHECK_EQ_INT(polis_env_render_rgb_ex(env, -1, c, POLIS_RENDER_GLYPHS, f, CAP, &w, &h),
+                 POLIS_OK);
+    CHECK_EQ_INT(w, 6 * c);
+    int32_t x0 = 3 * c, y0 = 2 * c; /* sand at (3, 2) */
+    for (int32_t y = 1; y < c; y++)
+        for (int32_t x = 1; x < c; x++) {
+            bool ink = x >= 3 + 2 && x < 3 + 6 && y >= 1 + 10 && y < 1 + 14;
+            if (!px_is(f, w, x0 + x, y0 + y, ink ? SAND : EMPTY)) {
+                CHECK(false);
+                y = c;
+                break;
+            }
+        }
+    CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + c / 2, ROCK)); /* rock: the triangle */
+    CHECK(px_is(f, w, 2 * c + 2, 2 * c + 2, EMPTY));
+    CHECK(px_is(f, w, 0 * c + c / 2, c + c / 2, polis_agent_rgb(0))); /* agents unchanged */
+    /* flags 0 is polis_env_render_rgb */
+    CHECK_EQ_INT(polis_env_render_rgb_ex(env, -1, c, 0, f, CAP, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, g, CAP, &w, &h), POLIS_OK);
+    CHECK(memcmp(f, g, CAP) == 0);
+    CHECK(px_is(f, w, x0 + c / 2, y0 + c / 2, SAND));
+    /* 7 px cells: too small for the font, the shapes stay */
+    CHECK_EQ_INT(polis_env_render_rgb_ex(env, -1, 7, POLIS_RENDER_GLYPHS, f, CAP, &w, &h),
+                 POLIS_OK);
+    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 7, g, CAP, &w, &h), POLIS_OK);
+    CHECK(memcmp(f, g, (size_t)w * (size_t)h * 3) == 0);
+    /* no allocation per frame */
+    long before = alloc.calls;
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_env_render_rgb_ex(env, 1, c, POLIS_RENDER_GLYPHS, f, CAP, &w, &h),
+                     POLIS_OK);
+    }
+    CHECK_EQ_INT(alloc.calls, before);
+    CHECK_EQ_INT(polis_env_render_rgb_ex(env, -1, c, 2, f, CAP, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "render_rgb: flags 0x2 has bits other than POLIS_RENDER_GLYPHS (0x1)");
+    polis_env_destroy(env);
+    CHECK_EQ_INT(alloc.live, 0);
+}
+
 int main(void)
 {
     test_map();
+    test_glyphs();
     test_view();
     test_dead();
     test_errors();

@@ -177,6 +177,8 @@ PROTOTYPES = {
     "polis_env_scene_width": (_i32, [c_env_p]),
     "polis_env_render_rgb_size": (c_status, [c_env_p, _i32, _i32, _P(_i32), _P(_i32)]),
     "polis_env_render_rgb": (c_status, [c_env_p, _i32, _i32, _vp, _sz, _P(_i32), _P(_i32)]),
+    "polis_env_render_rgb_ex": (c_status, [c_env_p, _i32, _i32, ctypes.c_uint32, _vp, _sz,
+                                            _P(_i32), _P(_i32)]),
     "polis_env_parse_action": (c_status, [c_env_p, _i32, _cp, _P(_i32)]),
     "polis_env_state_hash": (_u64, [c_env_p]),
     # recordings (docs/recording.md); a polis_recorder* is opaque

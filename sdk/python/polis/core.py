@@ -535,12 +535,15 @@ class Env(_BufferOwner):
         """The ``"json"`` view parsed: ``{"<plugin>": {...}, ...}``."""
         return json.loads(self.render(agent, "json"))
 
-    def render_rgb(self, agent: int | str | None = None, cell_px: int = 16, out=None):
+    def render_rgb(self, agent: int | str | None = None, cell_px: int = 16, out=None,
+                   glyphs: bool = False):
         """The current scene as pixels (``polis_env_render_rgb``): an ``(H, W, 3)`` uint8
         array, the whole scene map (``agent`` None) or the agent's view window, cells of
         ``cell_px`` pixels (1 to 64), drawn like the browser viewer. ``out``: an array of that
-        shape to draw into instead of a new one (C-contiguous uint8). Needs numpy; a game
-        without a scene map raises InvalidArgumentError."""
+        shape to draw into instead of a new one (C-contiguous uint8). ``glyphs``: kinds whose
+        glyph is printable ASCII are drawn as that glyph (``POLIS_RENDER_GLYPHS``; cells of
+        8 px and more). Needs numpy; a game without a scene map raises
+        InvalidArgumentError."""
         if np is None:
             raise InvalidArgumentError("render_rgb needs numpy (install python3-numpy)")
         p = self._ptr()
@@ -557,8 +560,9 @@ class Env(_BufferOwner):
               or not out.flags.c_contiguous or not out.flags.writeable):
             raise InvalidArgumentError(f"out must be a writeable C-contiguous uint8 array of "
                                        f"shape {shape}")
-        self._check(self._lib.env_render_rgb(p, a, cell_px, out.ctypes.data, out.nbytes,
-                                             ctypes.byref(w), ctypes.byref(h)))
+        self._check(self._lib.env_render_rgb_ex(p, a, cell_px, 1 if glyphs else 0,
+                                                out.ctypes.data, out.nbytes, ctypes.byref(w),
+                                                ctypes.byref(h)))
         return out
 
     def parse_action(self, agent: int | str, text: str) -> int:

@@ -29,6 +29,12 @@ that ends env k's episode shows its final observation, rewards and flags; the ne
 resets env k instead of stepping it (its actions are ignored), shows the new episode's
 first observation with rewards and flags 0, and sets ``autoreset[k]``.
 
+Rendering (``render_mode``, docs/python.md "Render modes"): ``"rgb_array"`` returns a tuple
+of ``num_envs`` frames, each env's whole scene map as an ``(H, W, 3)`` uint8 array drawn by
+the C renderer (as ``SyncVectorEnv`` returns its sub-envs' frames; ``render_rgb`` gives the
+``(num_envs, H, W, 3)`` batch and agents' views); ``None`` and ``"ansi"`` a tuple of each
+env's text view; ``"human"`` prints the text views, one heading per env.
+
 numpy is required here (the whole point is batched arrays).
 """
 
@@ -46,7 +52,8 @@ from ._compat import GYM_AUTORESET, GYM_VECTOR_BASE, bases, np
 from .core import (U64, I32_MAX, I32_MIN, _BufferOwner, _create_options, _decode, _index,
                    ObsFieldInfo, read_obs_fields)
 from .errors import ActionError, InvalidArgumentError, StateError, error_for
-from .parallel import (FlatLayout, _abs, _field_space, _merge_overrides, _picklable_scenario,
+from .parallel import (RENDER_MODES, RGB_CELL_PX, FlatLayout, _abs, _field_space,
+                       _merge_overrides, _picklable_scenario,
                        _rebuild, _splitmix64, check_reset_options, parse_metrics, with_compact,
                        with_metrics)
 from .scenario import resolve
@@ -116,13 +123,16 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
     def __init__(self, scenario, num_envs=1, threads=1, seed=None, *, overrides=None,
                  action_mask="obs", flatten=False, metrics=False, max_cycles=None,
                  library=None, plugin_path=None, base_dir=None, log=None, compact=None,
-                 **kw_overrides):
+                 render_mode=None, **kw_overrides):
         if np is None:
             raise ImportError("polis.vector_env needs numpy (install python3-numpy): its "
                               "buffers are numpy views of the engine's memory")
         if action_mask not in ("obs", "info"):
             raise InvalidArgumentError(f'action_mask must be "obs" or "info" for a vector '
                                        f'env, got {action_mask!r}')
+        if render_mode not in RENDER_MODES:
+            raise InvalidArgumentError(f'render_mode must be None, "ansi", "human" or '
+                                       f'"rgb_array", got {render_mode!r}')
         merged = with_compact(_merge_overrides(overrides, kw_overrides, max_cycles), compact)
         lib = library if isinstance(library, _lib.Library) else _lib.load_library(library)
         if metrics:
@@ -132,7 +142,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
             seed=seed, overrides=merged, action_mask=action_mask, flatten=flatten,
             library=_abs(lib.path), plugin_path=_abs(plugin_path),
             base_dir=_abs(base_dir) if base_dir is not None or not isinstance(scenario, dict)
-            else os.getcwd(), log=log)
+            else os.getcwd(), log=log, render_mode=render_mode)
         self.action_mask_mode = action_mask
         self.flatten = bool(flatten)
         self._lib = lib
@@ -143,6 +153,15 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         self.source = resolve(scenario, merged, base_dir, lib.path)
         self._create(m, t, plugin_path, log)
         self._introspect()
+        self.render_mode = render_mode
+        has_map = lib.env_scene_width(lib.vec_env(self._h.ptr, 0)) > 0
+        if render_mode == "rgb_array" and not has_map:
+            name = self.name
+            self.close()
+            raise InvalidArgumentError(f'render_mode="rgb_array": {name} registers no scene '
+                                       f'map to draw (look_map)')
+        self.metadata = {"autoreset_mode": AUTORESET_MODE,
+                         "render_modes": ["ansi", "human"] + (["rgb_array"] if has_map else [])}
         if seed is not None:
             seed = _index(seed, "seed")
             if not 0 <= seed < U64:
@@ -456,6 +475,84 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         self._env(k)
         return slice(k * self.agents_per_env, (k + 1) * self.agents_per_env)
 
+    # ---- rendering -------------------------------------------------------------------------
+
+    def _text(self, k):
+        """Env k's text views, each agent's under ``== agent ==`` when there are several (as
+        ``ParallelEnv.render``)."""
+        lib, e = self._lib, self._env(k)
+        views = []
+        for a in range(self.agents_per_env):
+            out = ctypes.c_void_p()
+            st = lib.env_render(e, a, b"text", ctypes.byref(out))
+            try:
+                if st != _lib.POLIS_OK:
+                    raise error_for(st, f"env {k}: {_decode(lib.env_error(e))}")
+                views.append(_decode(ctypes.string_at(out.value)))
+            finally:
+                if out.value:
+                    lib.free(out)
+        if self.agents_per_env == 1:
+            return views[0]
+        return "".join(f"== {name} ==\n{v}" for name, v in zip(self.agent_names, views))
+
+    def render_rgb(self, agent: int | str | None = None, cell_px: int = RGB_CELL_PX, out=None,
+                   glyphs: bool = False):
+        """Every env's current scene as pixels, drawn by the C renderer
+        (``polis_env_render_rgb``): a ``(num_envs, H, W, 3)`` uint8 array, each env's whole
+        scene map (``agent`` None) or that agent's view window (an id or a name), cells of
+        ``cell_px`` pixels (1 to 64); ``glyphs`` draws kinds with an ASCII glyph as that
+        glyph. ``out``: an array of that shape to draw into (C-contiguous uint8), returned;
+        else a new one. Needs a reset first (StateError) and a game with a scene map."""
+        lib, v = self._lib, self._ptr()
+        if agent is None:
+            a = -1
+        elif isinstance(agent, str):
+            if agent not in self.agent_names:
+                raise InvalidArgumentError(f"render_rgb: no agent named {agent!r} (agents: "
+                                           f"{', '.join(self.agent_names)})")
+            a = self.agent_names.index(agent)
+        else:
+            a = _index(agent, "agent")
+        if isinstance(cell_px, bool) or not isinstance(cell_px, int):
+            raise InvalidArgumentError(f"cell_px must be an int, got {cell_px!r}")
+        e0 = lib.vec_env(v, 0)
+        w, h = ctypes.c_int32(), ctypes.c_int32()
+        st = lib.env_render_rgb_size(e0, a, cell_px, ctypes.byref(w), ctypes.byref(h))
+        if st != _lib.POLIS_OK:
+            raise error_for(st, _decode(lib.env_error(e0)))
+        shape = (self.num_envs, h.value, w.value, 3)
+        if out is None:
+            out = np.empty(shape, np.uint8)
+        elif (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.uint8
+              or not out.flags.c_contiguous or not out.flags.writeable):
+            raise InvalidArgumentError(f"out must be a writeable C-contiguous uint8 array of "
+                                       f"shape {shape}")
+        size = h.value * w.value * 3
+        for k in range(self.num_envs):
+            e = lib.vec_env(v, k)
+            st = lib.env_render_rgb_ex(e, a, cell_px, 1 if glyphs else 0,
+                                       out.ctypes.data + k * size, size, ctypes.byref(w),
+                                       ctypes.byref(h))
+            if st != _lib.POLIS_OK:
+                raise error_for(st, f"env {k}: {_decode(lib.env_error(e))}")
+        return out
+
+    def render(self) -> Any:
+        """The envs as ``render_mode`` says (Gymnasium's vector API: one frame per env):
+        ``"rgb_array"``: a tuple of ``num_envs`` ``(H, W, 3)`` uint8 frames, each env's whole
+        scene map (cells of ``RGB_CELL_PX`` pixels; ``render_rgb`` for the stacked batch or
+        agents' views); ``None`` / ``"ansi"``: a tuple of each env's text views;
+        ``"human"``: prints them, each under ``=== env k ===``, and returns None."""
+        if self.render_mode == "rgb_array":
+            return tuple(self.render_rgb())
+        self._ptr()
+        texts = tuple(self._text(k) for k in range(self.num_envs))
+        if self.render_mode == "human":
+            print("".join(f"=== env {k} ===\n{t}" for k, t in enumerate(texts)), end="")
+            return None
+        return texts
+
     def buffer_address(self, name):
         """The engine address of a buffer (``"obs"``, ..., ``"autoreset"``), as
         ``polis_vec_io`` / ``polis_vec_autoreset`` give it."""
@@ -467,6 +564,6 @@ def vector_env(scenario: Any, num_envs: int = 1, threads: int = 1, seed: int | N
                **kwargs: Any) -> VectorEnv:
     """A ``VectorEnv``: ``num_envs`` envs of ``scenario`` on ``threads`` threads; every
     keyword that is not an option (``overrides``, ``action_mask``, ``flatten``,
-    ``metrics``, ``max_cycles``, ``library``, ``plugin_path``, ``base_dir``, ``log``) is a
-    scenario override, as for ``parallel_env``."""
+    ``metrics``, ``max_cycles``, ``library``, ``plugin_path``, ``base_dir``, ``log``,
+    ``compact``, ``render_mode``) is a scenario override, as for ``parallel_env``."""
     return VectorEnv(scenario, num_envs, threads, seed, **kwargs)
