@@ -2,7 +2,7 @@
 // plays it, and shows the map, the agents, the social graph, events, messages and returns.
 // window.polisViewer is the hook the browser tests read (tests/browser/).
 import { readRecording, sceneAt, facingName } from './recording.js';
-import { agentColor, cellSize, viewport, drawMap, drawGraph, drawCurves } from './draw.js';
+import { agentColor, setPalette, cellSize, viewport, drawMap, drawGraph, drawCurves, drawKind, EMPTY_COLOR } from './draw.js';
 import { startPlay } from './play.js';
 
 const $ = (id) => document.getElementById(id);
@@ -142,12 +142,20 @@ function setupRecording() {
     vo.innerHTML = '<option value="">whole map</option>' +
         (h.view ? h.agents.map((a, i) => `<option value="${i}">${esc(a)}'s view</option>`).join('') : '');
     vo.disabled = !h.view;
-    const legend = h.kinds.map((k) => `<span><i style="background:${esc(k.color || '#888')}"></i>${esc(k.glyph || '')} ${esc(k.name)}</span>`);
-    h.agents.forEach((a, i) => legend.push(`<span><i style="background:${agentColor(i)};border-radius:50%"></i>${esc(a)}</span>`));
+    setPalette(h);
+    const legend = h.kinds.map((k, i) => `<span title="${esc(k.shape || 'square')}${k.plugin ? ', from ' + esc(k.plugin) : ''}"><canvas class="swatch" data-kind="${i}" width="14" height="14"></canvas>${esc(k.glyph || '')} ${esc(k.name)}</span>`);
+    h.agents.forEach((a, i) => legend.push(`<span data-agent="${i}"><i style="background:${agentColor(i)};border-radius:50%"></i>${esc(a)}</span>`));
     if (h.map.width === 0 || h.map.height === 0) {
         legend.unshift('<div class="stat">no map: the game registered no looks (docs/recording.md); agents, events and the social graph are shown</div>');
     }
     $('legend').innerHTML = legend.join('');
+    for (const cv of $('legend').querySelectorAll('canvas.swatch')) {
+        // each kind as the map draws it, on an empty cell
+        const ctx = cv.getContext('2d');
+        ctx.fillStyle = EMPTY_COLOR;
+        ctx.fillRect(0, 0, 14, 14);
+        drawKind(ctx, h.kinds[Number(cv.dataset.kind)], 0, 0, 14, false);
+    }
     $('evagent').innerHTML = '<option value="">all agents</option>' + h.agents.map((a, i) => `<option value="${i}">${esc(a)}</option>`).join('');
     const meta = {
         scenario_path: h.scenario_path, scenario_hash: h.scenario_hash, seed: h.seed, polis: h.polis,
