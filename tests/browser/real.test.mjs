@@ -239,9 +239,10 @@ function expectedCell(h, s, colours, x, y) {
     return [[EMPTY], 'empty'];
 }
 
-// The map canvas: cells w x h from (x0, y0); the pixel at the centre of every cell.
-async function checkMap(page, h, s, colours, x0, y0, w, hh, where) {
-    const got = await page.evaluate(([w, hh]) => {
+// What the page shows, in one round trip: the tick, the pixel at the centre of every cell of
+// the map canvas (w x hh cells), the Agents panel, the actions table, the edges and nodes.
+function pageState(page, w, hh) {
+    return page.evaluate(([w, hh]) => {
         const cv = document.getElementById('map');
         const c = cv.width / w;
         const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
@@ -252,8 +253,24 @@ async function checkMap(page, h, s, colours, x0, y0, w, hh, where) {
                 out.push(`${d[o]},${d[o + 1]},${d[o + 2]}`);
             }
         }
-        return { width: cv.width, height: cv.height, out };
+        return {
+            tick: polisViewer.tick, width: cv.width, height: cv.height, out,
+            readout: document.getElementById('tick').textContent,
+            agents: [...document.querySelectorAll('#agents .agent')].map((el) => ({
+                name: el.querySelector('.name').textContent,
+                where: el.querySelector('.name + .stat').textContent,
+                ret: el.querySelector('.ret').textContent,
+                groups: [...el.querySelectorAll(':scope > div')].map((g) => [...g.querySelectorAll('.stat')].map((x) => x.textContent.trim())),
+            })),
+            actions: [...document.querySelectorAll('#actions tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent)),
+            edges: [...document.querySelectorAll('#edges tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent)),
+            nodes: document.getElementById('nodes').textContent,
+        };
     }, [w, hh]);
+}
+
+// The map canvas (got: pageState) shows cells w x hh from (x0, y0) of state s.
+function checkMap(got, h, s, colours, x0, y0, w, hh, where) {
     const c = got.width / w;
     assert.ok(Number.isInteger(c) && c >= 4, `${where}: the map canvas is ${w} cells of ${c} px`);
     assert.equal(got.height, hh * c, `${where}: the map canvas is ${hh} cells high`);
@@ -270,20 +287,8 @@ async function checkMap(page, h, s, colours, x0, y0, w, hh, where) {
 
 const near = (a, b) => Math.abs(a - b) <= 5e-4 + 1e-6 * Math.abs(b);
 
-// The side panels at state s (tick t): agents, actions, edges and nodes.
-async function checkPanels(page, h, s, step, t, social, where) {
-    const got = await page.evaluate(() => ({
-        readout: document.getElementById('tick').textContent,
-        agents: [...document.querySelectorAll('#agents .agent')].map((d) => ({
-            name: d.querySelector('.name').textContent,
-            where: d.querySelector('.name + .stat').textContent,
-            ret: d.querySelector('.ret').textContent,
-            groups: [...d.querySelectorAll(':scope > div')].map((g) => [...g.querySelectorAll('.stat')].map((x) => x.textContent.trim())),
-        })),
-        actions: [...document.querySelectorAll('#actions tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent)),
-        edges: [...document.querySelectorAll('#edges tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent)),
-        nodes: document.getElementById('nodes').textContent,
-    }));
+// The side panels (got: pageState) at state s, tick t: agents, actions, edges and nodes.
+function checkPanels(got, h, s, step, t, social, where) {
     assert.match(got.readout, new RegExp(`^tick ${t} / `), `${where}: tick read-out`);
     assert.equal(got.agents.length, h.agents.length, `${where}: one panel per agent`);
     s.agents.forEach((a, i) => {
@@ -318,9 +323,10 @@ async function checkPanels(page, h, s, step, t, social, where) {
 async function checkTick(page, name, colours, t, where) {
     const { header: h, episodes: [ep] } = truths[name];
     const s = ep.states[t];
-    assert.equal(await page.evaluate(() => polisViewer.tick), t, `${where}: tick`);
-    await checkMap(page, h, s, colours, 0, 0, h.map.width, h.map.height, where);
-    await checkPanels(page, h, s, ep.steps[t], t, GAMES[name].social, where);
+    const got = await pageState(page, h.map.width, h.map.height);
+    assert.equal(got.tick, t, `${where}: tick`);
+    checkMap(got, h, s, colours, 0, 0, h.map.width, h.map.height, where);
+    checkPanels(got, h, s, ep.steps[t], t, GAMES[name].social, where);
 }
 
 // Seeks (hook), the slider, the step buttons and the keys, each tick checked.
@@ -406,8 +412,9 @@ async function checkView(page, name, colours, agent, ticks) {
     for (const t of ticks) {
         await page.evaluate((x) => polisViewer.seek(x), t);
         const a = ep.states[t].agents[agent];
-        await checkMap(page, h, ep.states[t], colours, a.x - rx, a.y - ry, 2 * rx + 1, 2 * ry + 1,
-                       `${h.agents[agent]}'s view at tick ${t}`);
+        const got = await pageState(page, 2 * rx + 1, 2 * ry + 1);
+        checkMap(got, h, ep.states[t], colours, a.x - rx, a.y - ry, 2 * rx + 1, 2 * ry + 1,
+                 `${h.agents[agent]}'s view at tick ${t}`);
     }
     await page.selectOption('#viewof', '');
 }
