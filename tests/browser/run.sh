@@ -1,5 +1,5 @@
 #!/bin/sh
-live]|live] — the viewer's browser test
+# tests/browser/run.sh POLIS SRCDIR TMPDIR [reader|live|real] — the viewer's browser test
 # (viewer.test.mjs): writes the fixture recordings, then runs node's test runner, which drives
 # Debian's chromium headless with playwright-core against `polis view`. With "reader", the
 # reader's test under node alone instead (recording.test.mjs: no browser, no npm package);
