@@ -23,12 +23,12 @@ export function colorDistance(a, b) {
 }
 
 // Chooses the agents' colours for a recording: the list above in order, without those closer
-// than 100 to a kind's colour (they go last, the farthest first).
+// than 120 to a kind's colour (they go last, the farthest first).
 export function setPalette(header) {
     const kinds = (header.kinds || []).map((k) => k.color || '#888888');
     const far = AGENT_COLORS.map((c) => [c, Math.min(Infinity, ...kinds.map((k) => colorDistance(c, k)))]);
-    palette = far.filter(([, d]) => d >= 100).map(([c]) => c)
-        .concat(far.filter(([, d]) => d < 100).sort((a, b) => b[1] - a[1]).map(([c]) => c));
+    palette = far.filter(([, d]) => d >= 120).map(([c]) => c)
+        .concat(far.filter(([, d]) => d < 120).sort((a, b) => b[1] - a[1]).map(([c]) => c));
     return palette;
 }
 
@@ -88,8 +88,15 @@ export function drawKind(ctx, kind, x, y, c, glyphs) {
         return;
     }
     ctx.fillStyle = color;
-    shapePath(ctx, kind.shape || 'square', x, y, c);
+    const shape = kind.shape || 'square';
+    shapePath(ctx, shape, x, y, c);
     ctx.fill();
+    if (shape !== 'square' && c >= (shape === 'dot' ? 20 : 8)) {   // a small dot stays its colour
+        // a dark edge sets a thing or an item apart from the ground it stands on
+        ctx.strokeStyle = 'rgba(0,0,0,0.55)';
+        ctx.lineWidth = Math.max(1, c / 18);
+        ctx.stroke();
+    }
 }
 
 // Draws an agent: a filled circle in its colour inside a white and a black ring (no kind is

@@ -10,7 +10,7 @@ const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&l
 
 const st = {
     rec: null, ep: null, scene: null, tick: 0, playing: false, timer: null,
-    focus: null, selected: 0, placed: [], cell: 0, vp: null, status: 'empty', events: [],
+    focus: null, selected: 0, placed: [], cell: 0, vp: null, status: 'empty', events: [], social: null,
 };
 
 // ---- loading -----------------------------------------------------------------------------
@@ -73,6 +73,18 @@ async function openStream(stream, name, live) {
     else setupRecording();
 }
 
+// A recording without social nodes or edges has its empty graph folded away; one that gets
+// some later (followed live) unfolds it once.
+function noteSocial() {
+    if (st.social) return;
+    const social = st.rec.episodes.some((e) => [...e.keys.values()].some((k) => (k.nodes || []).length || (k.edges || []).length) ||
+                                               e.steps.some((s) => s.nodes || s.edges));
+    if (social === st.social) return;
+    st.social = social;
+    $('socialbox').open = social;
+    $('socialnote').textContent = social ? '' : ' (none recorded)';
+}
+
 // New lines arrived (--follow): more episodes, a longer scrub range, the new events; a page
 // at the last tick moves on to the new last tick.
 function liveUpdate() {
@@ -88,6 +100,7 @@ function liveUpdate() {
     const atEnd = st.tick >= Number($('scrub').max);
     $('scrub').max = st.ep.lastTick;
     collectEvents(st.ep);
+    noteSocial();
     if (st.status === 'live') {
         const last = rec.episodes[rec.episodes.length - 1];
         if (last.end) setBanner('live', `Live: following ${rec.name} — episode ${last.index} ended at tick ${last.lastTick}`);
@@ -163,6 +176,8 @@ function setupRecording() {
         map: h.map, view: h.view, policies: h.policies, lines: rec.lineCount,
     };
     $('meta').textContent = JSON.stringify(meta, null, 1);
+    st.social = null;
+    noteSocial();
     selectEpisode(0);
 }
 
@@ -235,8 +250,9 @@ function render() {
     $('scrub').value = String(st.tick);
     $('tick').textContent = `tick ${st.tick} / ${ep.lastTick}`;
     const vp = viewport(h, scene, st.focus);
+    // the map and its legend fit in the window's height, below the controls
     const maxW = Math.max(240, Math.min(window.innerWidth * 0.45, 900));
-    const maxH = Math.max(240, window.innerHeight - 170);
+    const maxH = Math.max(240, window.innerHeight - $('map').offsetTop - $('legend').offsetHeight - 40);
     const c = cellSize(vp.w, vp.h, maxW, maxH);
     st.placed = drawMap($('map'), h, scene, vp, c, $('glyphs').checked);
     st.cell = c;
