@@ -261,6 +261,8 @@ function pageState(page, w, hh) {
                 where: el.querySelector('.name + .stat').textContent,
                 ret: el.querySelector('.ret').textContent,
                 groups: [...el.querySelectorAll(':scope > div')].map((g) => [...g.querySelectorAll('.stat')].map((x) => x.textContent.trim())),
+                bars: [...el.querySelectorAll('.stat')].filter((x) => x.querySelector('.bar i'))
+                    .map((x) => [x.textContent.trim().split(' ')[0], parseFloat(x.querySelector('.bar i').style.width)]),
             })),
             actions: [...document.querySelectorAll('#actions tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent)),
             edges: [...document.querySelectorAll('#edges tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent)),
@@ -307,6 +309,11 @@ function checkPanels(got, h, s, step, t, social, where) {
         });
         for (const e of groups) if (e.length === 1) e.push('—');
         assert.deepEqual(p.groups, groups, `${who}: stats by group`);
+        // vitals with a maximum have a bar that long
+        const bars = h.stats.map((st, si) => [st, a.stats[si]]).filter(([st]) => st.group === 'vitals' && st.max);
+        assert.deepEqual(p.bars.map(([n]) => n), bars.map(([st]) => st.name), `${who}: vitals bars`);
+        bars.forEach(([st, v], k) => assert.ok(Math.abs(p.bars[k][1] - Math.max(0, Math.min(100, 100 * v / st.max))) < 0.01,
+                                               `${who}: ${st.name} bar ${p.bars[k][1]}% for ${v} of ${st.max}`));
     });
     if (step) {
         assert.deepEqual(got.actions.map((r) => [r[0], r[1].replace(/ \(illegal\)| term| trunc/g, ''), Number(r[2])]),
@@ -428,11 +435,13 @@ for (const name of Object.keys(GAMES)) {
             await checkEvents(page, name, Math.floor((ep.states.length - 1) * 0.75));
         }
         if (h.view) {
-            // an agent whose view crosses the map's edge at some tick, when there is one
-            const edge = (i) => ep.states.some((s) => s.agents[i].alive && (s.agents[i].x < h.view.rx || s.agents[i].y < h.view.ry ||
-                s.agents[i].x >= h.map.width - h.view.rx || s.agents[i].y >= h.map.height - h.view.ry));
-            const agent = Math.max(0, h.agents.findIndex((_, i) => edge(i)));
-            const ticks = GAMES[name].seeks.filter((t) => ep.states[t].agents[agent].alive).slice(0, 4);
+            // an agent whose view crosses the map's edge at some tick, when there is one: two
+            // such ticks and two of the ticks seeked to above
+            const { rx, ry } = h.view;
+            const crosses = (a) => a.alive && (a.x < rx || a.y < ry || a.x >= h.map.width - rx || a.y >= h.map.height - ry);
+            const agent = Math.max(0, h.agents.findIndex((_, i) => ep.states.some((s) => crosses(s.agents[i]))));
+            const ticks = [...ep.states.keys()].filter((t) => crosses(ep.states[t].agents[agent])).slice(0, 2)
+                .concat(GAMES[name].seeks.filter((t) => ep.states[t].agents[agent].alive).slice(0, 2));
             await checkView(page, name, colours, agent, ticks);
         }
         assert.deepEqual(page.errors, [], `${name}: no errors on the page`);
@@ -449,5 +458,8 @@ test('the recordings hold what the tests above need', () => {
     const mobs = truths.survival.episodes[0].states.map((s) => [...s.things.values()].filter((t) => /cow|zombie|skeleton/.test(h.kinds[t.kind].name)).length);
     assert.ok(Math.max(...GAMES.survival.seeks.map((t) => mobs[t])) > 0, 'mobs at the ticks checked');
     assert.ok(h.agents.length >= 2);
+    const g = truths.gather;
+    assert.ok(g.episodes[0].states.some((s) => s.agents.some((a) => a.x < 2 || a.y < 2 || a.x > 9 || a.y > 9)),
+              "a gather agent's view crosses the map's edge");
     assert.ok(truths.survival.header.stats.some((s) => s.group === 'vitals'));
 });
