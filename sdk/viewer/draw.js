@@ -7,10 +7,34 @@
 
 import { FONT_W, FONT_H, GLYPH_MIN_PX, fontRows } from './font.js';
 
-// Distinct, saturated agent colours (index modulo the list).
+// Distinct, saturated agent colours. A recording's agents take them in this order, except
+// those too close to a colour of the game's own kinds (an agent must never look like an
+// apple or a cow): setPalette(header) moves those to the end of the list.
 const AGENT_COLORS = ['#ff3b30', '#2f7bff', '#ffd60a', '#ff2fd0', '#00e5ff', '#ff8a00', '#a05bff',
-                      '#7dff3b', '#ffffff', '#b36b00'];
-export function agentColor(i) { return AGENT_COLORS[i % AGENT_COLORS.length]; }
+                      '#7dff3b', '#ffffff', '#b36b00', '#00ffa8', '#ff7aa8', '#5d5dff', '#d4ff00',
+                      '#00a0a0', '#ffb38a'];
+let palette = AGENT_COLORS;
+export function agentColor(i) { return palette[i % palette.length]; }
+
+function rgbOf(c) { return [1, 3, 5].map((i) => parseInt(String(c).slice(i, i + 2), 16) || 0); }
+
+// How different two colours look ("redmean" weighted RGB distance: 0 the same, about 765 black
+// to white).
+export function colorDistance(a, b) {
+    const [r1, g1, b1] = rgbOf(a), [r2, g2, b2] = rgbOf(b);
+    const rm = (r1 + r2) / 2, dr = r1 - r2, dg = g1 - g2, db = b1 - b2;
+    return Math.sqrt((2 + rm / 256) * dr * dr + 4 * dg * dg + (2 + (255 - rm) / 256) * db * db);
+}
+
+// Chooses the agents' colours for a recording: the list above in order, without those closer
+// than 120 to a kind's colour (they go last, the farthest first).
+export function setPalette(header) {
+    const kinds = (header.kinds || []).map((k) => k.color || '#888888');
+    const far = AGENT_COLORS.map((c) => [c, Math.min(Infinity, ...kinds.map((k) => colorDistance(c, k)))]);
+    palette = far.filter(([, d]) => d >= 120).map(([c]) => c)
+        .concat(far.filter(([, d]) => d < 120).sort((a, b) => b[1] - a[1]).map(([c]) => c));
+    return palette;
+}
 
 export const EMPTY_COLOR = '#0e0f12';
 
@@ -69,7 +93,7 @@ function drawFontGlyph(ctx, rows, x, y, c) {
 // A kind: its shape, or with `glyphs` its glyph — from the font when it is printable ASCII
 // (cells of 8 px and more; smaller cells keep the shape), other characters in the browser's
 // monospace font (frames drawn in C keep the shape for those).
-function drawKind(ctx, kind, x, y, c, glyphs) {
+export function drawKind(ctx, kind, x, y, c, glyphs) {
     if (!kind) return;
     const color = kind.color || '#888888';
     const rows = glyphs && kind.glyph ? fontRows(kind.glyph) : null;
@@ -87,26 +111,41 @@ function drawKind(ctx, kind, x, y, c, glyphs) {
         return;
     }
     ctx.fillStyle = color;
-    shapePath(ctx, kind.shape || 'square', x, y, c);
+    const shape = kind.shape || 'square';
+    shapePath(ctx, shape, x, y, c);
     ctx.fill();
+    if (shape !== 'square' && c >= (shape === 'dot' ? 20 : 8)) {   // a small dot stays its colour
+        // a dark edge sets a thing or an item apart from the ground it stands on
+        ctx.strokeStyle = 'rgba(0,0,0,0.55)';
+        ctx.lineWidth = Math.max(1, c / 18);
+        ctx.stroke();
+    }
 }
 
-// Draws an agent: a filled circle in its colour, a small dark triangle on its edge pointing
-// where it faces (the centre stays the agent's colour), an X over a dead one.
-function drawAgent(ctx, i, facing, alive, x, y, c) {
+// Draws an agent: a filled circle in its colour inside a white and a black ring (no kind is
+// drawn so), a small dark triangle on its edge pointing where it faces (the centre stays the
+// agent's colour), an X over a dead one. `stacked` agents on the same cell get a badge with
+// their number at the cell's corner.
+function drawAgent(ctx, i, facing, alive, x, y, c, stacked) {
     const cx = x + c / 2, cy = y + c / 2;
+    const r = c * 0.4;
+    ctx.fillStyle = '#000000';
+    ctx.beginPath();
+    ctx.arc(cx, cy, r + Math.max(1, c / 16) + Math.max(1, c / 14), 0, Math.PI * 2);
+    ctx.fill();
+    ctx.fillStyle = '#ffffff';
+    ctx.beginPath();
+    ctx.arc(cx, cy, r + Math.max(1, c / 16), 0, Math.PI * 2);
+    ctx.fill();
     ctx.fillStyle = agentColor(i);
     ctx.beginPath();
-    ctx.arc(cx, cy, c * 0.42, 0, Math.PI * 2);
+    ctx.arc(cx, cy, r, 0, Math.PI * 2);
     ctx.fill();
-    ctx.lineWidth = Math.max(1, c / 14);
-    ctx.strokeStyle = '#000000';
-    ctx.stroke();
     const dirs = { 1: [0, -1], 2: [1, 0], 3: [0, 1], 4: [-1, 0] };
     const d = dirs[facing];
     if (d) {
         const [dx, dy] = d;
-        const tip = c * 0.5, base = c * 0.26, half = c * 0.14;
+        const tip = c * 0.5, base = c * 0.24, half = c * 0.15;
         ctx.fillStyle = '#000000';
         ctx.beginPath();
         ctx.moveTo(cx + dx * tip, cy + dy * tip);
@@ -122,6 +161,27 @@ function drawAgent(ctx, i, facing, alive, x, y, c) {
         ctx.moveTo(x + c * 0.2, y + c * 0.2); ctx.lineTo(x + c * 0.8, y + c * 0.8);
         ctx.moveTo(x + c * 0.8, y + c * 0.2); ctx.lineTo(x + c * 0.2, y + c * 0.8);
         ctx.stroke();
+    }
+    if (stacked > 1 && c >= 14) {
+        const br = c * 0.2, bx = x + c - br * 0.8, by = y + br * 0.8;
+        ctx.fillStyle = '#ffffff';
+        ctx.strokeStyle = '#000000';
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        ctx.arc(bx, by, br, 0, Math.PI * 2);
+        ctx.fill();
+        ctx.stroke();
+        ctx.fillStyle = '#000000';
+        ctx.font = `bold ${Math.floor(br * 1.5)}px system-ui, sans-serif`;
+        ctx.textAlign = 'center';
+        ctx.textBaseline = 'middle';
+        ctx.fillText(String(stacked), bx, by + 0.5);
+    } else if (stacked > 1) {
+        // too small for a number: a white dot in the corner
+        ctx.fillStyle = '#ffffff';
+        ctx.beginPath();
+        ctx.arc(x + c - 2, y + 2, 1.6, 0, Math.PI * 2);
+        ctx.fill();
     }
 }
 
@@ -140,7 +200,8 @@ export function viewport(header, scene, focus) {
 // landed: [{index, x, y, px, py}] (px, py = the centre of its cell on the canvas, or null when
 // it is not in the viewport or not on the map).
 export function drawMap(canvas, header, scene, vp, c, glyphs) {
-    const ctx = canvas.getContext('2d');
+    // read back by pixel() (the tests): a canvas kept in memory reads fast
+    const ctx = canvas.getContext('2d', { willReadFrequently: true });
     const W = header.map.width, H = header.map.height;
     canvas.width = vp.w * c;
     canvas.height = vp.h * c;
@@ -178,12 +239,31 @@ export function drawMap(canvas, header, scene, vp, c, glyphs) {
         const on = a.x >= 0 && a.y >= 0 && vx >= 0 && vy >= 0 && vx < vp.w && vy < vp.h;
         placed.push({ index: i, x: a.x, y: a.y, px: on ? vx * c + c / 2 : null, py: on ? vy * c + c / 2 : null });
     });
-    // Dead agents first, so a living one on the same cell is drawn on top.
+    // Dead agents first, so a living one on the same cell is drawn on top; the last one drawn
+    // on a cell gets a badge counting the agents there.
     const order = placed.filter((p) => p.px !== null)
         .sort((p, q) => (scene.agents[p.index].alive ? 1 : 0) - (scene.agents[q.index].alive ? 1 : 0));
+    if (c < 16) {
+        // On small cells a wide white ring around each living agent keeps it visible: it reaches
+        // into the neighbouring cells, never to their centres.
+        ctx.strokeStyle = '#ffffff';
+        ctx.lineWidth = 1.5;
+        for (const p of order) {
+            if (!scene.agents[p.index].alive) continue;
+            ctx.beginPath();
+            ctx.arc((p.x - vp.x0) * c + c / 2, (p.y - vp.y0) * c + c / 2, c * 0.66, 0, Math.PI * 2);
+            ctx.stroke();
+        }
+    }
+    const count = new Map();
+    for (const p of order) count.set(`${p.x},${p.y}`, (count.get(`${p.x},${p.y}`) || 0) + 1);
+    const drawn = new Map();
     for (const p of order) {
         const a = scene.agents[p.index];
-        drawAgent(ctx, p.index, a.facing, a.alive, (p.x - vp.x0) * c, (p.y - vp.y0) * c, c);
+        const key = `${p.x},${p.y}`;
+        drawn.set(key, (drawn.get(key) || 0) + 1);
+        const last = drawn.get(key) === count.get(key);
+        drawAgent(ctx, p.index, a.facing, a.alive, (p.x - vp.x0) * c, (p.y - vp.y0) * c, c, last ? count.get(key) : 1);
     }
     return placed;
 }

@@ -391,15 +391,16 @@ export class Scene {
             if (ch.stats) for (const [si, v] of Object.entries(ch.stats)) a.stats[Number(si)] = v;
         }
         s.rewards.forEach((r, i) => { this.agents[i].return += Number(r) || 0; });
+        // "del" before "add": a node or edge that changed (kind, label, weight) is both, in one line
         const nd = s.nodes;
         if (nd) {
-            for (const n of nd.add || []) this.nodes.set(n[0], { id: n[0], kind: n[1], label: n[2] ?? n[0] });
             for (const id of nd.del || []) this.nodes.delete(id);
+            for (const n of nd.add || []) this.nodes.set(n[0], { id: n[0], kind: n[1], label: n[2] ?? n[0] });
         }
         const ed = s.edges;
         if (ed) {
-            for (const e of ed.add || []) this.edges.set(edgeKey(e[0], e[1], e[2]), { from: e[0], to: e[1], kind: e[2], weight: e[3] ?? 1 });
             for (const e of ed.del || []) this.edges.delete(edgeKey(e[0], e[1], e[2]));
+            for (const e of ed.add || []) this.edges.set(edgeKey(e[0], e[1], e[2]), { from: e[0], to: e[1], kind: e[2], weight: e[3] ?? 1 });
         }
         this.tick = s.tick;
         this.step = s;

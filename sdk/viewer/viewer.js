@@ -2,7 +2,7 @@
 // plays it, and shows the map, the agents, the social graph, events, messages and returns.
 // window.polisViewer is the hook the browser tests read (tests/browser/).
 import { readRecording, sceneAt, facingName } from './recording.js';
-import { agentColor, cellSize, viewport, drawMap, drawGraph, drawCurves } from './draw.js';
+import { agentColor, setPalette, cellSize, viewport, drawMap, drawGraph, drawCurves, drawKind, EMPTY_COLOR } from './draw.js';
 import { startPlay } from './play.js';
 
 const $ = (id) => document.getElementById(id);
@@ -10,7 +10,7 @@ const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&l
 
 const st = {
     rec: null, ep: null, scene: null, tick: 0, playing: false, timer: null,
-    focus: null, selected: 0, placed: [], cell: 0, vp: null, status: 'empty', events: [],
+    focus: null, selected: 0, placed: [], cell: 0, vp: null, status: 'empty', events: [], social: null,
 };
 
 // ---- loading -----------------------------------------------------------------------------
@@ -76,6 +76,18 @@ async function openStream(stream, name, live) {
     else setupRecording();
 }
 
+// A recording without social nodes or edges has its empty graph folded away; one that gets
+// some later (followed live) unfolds it once.
+function noteSocial() {
+    if (st.social) return;
+    const social = st.rec.episodes.some((e) => [...e.keys.values()].some((k) => (k.nodes || []).length || (k.edges || []).length) ||
+                                               e.steps.some((s) => s.nodes || s.edges));
+    if (social === st.social) return;
+    st.social = social;
+    $('socialbox').open = social;
+    $('socialnote').textContent = social ? '' : ' (none recorded)';
+}
+
 // New lines arrived (--follow): more episodes, a longer scrub range, the new events; a page
 // at the last tick moves on to the new last tick.
 function liveUpdate() {
@@ -96,6 +108,7 @@ function liveUpdate() {
     const atEnd = st.tick >= Number($('scrub').max);
     $('scrub').max = st.ep.lastTick;
     collectEvents(st.ep);
+    noteSocial();
     if (st.status === 'live') {
         const last = rec.episodes[rec.episodes.length - 1];
         if (last.end) setBanner('live', `Live: following ${rec.name} — episode ${last.index} ended at tick ${last.lastTick}`);
@@ -150,12 +163,20 @@ function setupRecording() {
     vo.innerHTML = '<option value="">whole map</option>' +
         (h.view ? h.agents.map((a, i) => `<option value="${i}">${esc(a)}'s view</option>`).join('') : '');
     vo.disabled = !h.view;
-    const legend = h.kinds.map((k) => `<span><i style="background:${esc(k.color || '#888')}"></i>${esc(k.glyph || '')} ${esc(k.name)}</span>`);
-    h.agents.forEach((a, i) => legend.push(`<span><i style="background:${agentColor(i)};border-radius:50%"></i>${esc(a)}</span>`));
+    setPalette(h);
+    const legend = h.kinds.map((k, i) => `<span title="${esc(k.shape || 'square')}${k.plugin ? ', from ' + esc(k.plugin) : ''}"><canvas class="swatch" data-kind="${i}" width="14" height="14"></canvas>${esc(k.glyph || '')} ${esc(k.name)}</span>`);
+    h.agents.forEach((a, i) => legend.push(`<span data-agent="${i}"><i style="background:${agentColor(i)};border-radius:50%"></i>${esc(a)}</span>`));
     if (h.map.width === 0 || h.map.height === 0) {
         legend.unshift('<div class="stat">no map: the game registered no looks (docs/recording.md); agents, events and the social graph are shown</div>');
     }
     $('legend').innerHTML = legend.join('');
+    for (const cv of $('legend').querySelectorAll('canvas.swatch')) {
+        // each kind as the map draws it, on an empty cell
+        const ctx = cv.getContext('2d');
+        ctx.fillStyle = EMPTY_COLOR;
+        ctx.fillRect(0, 0, 14, 14);
+        drawKind(ctx, h.kinds[Number(cv.dataset.kind)], 0, 0, 14, false);
+    }
     $('evagent').innerHTML = '<option value="">all agents</option>' + h.agents.map((a, i) => `<option value="${i}">${esc(a)}</option>`).join('');
     const meta = {
         scenario_path: h.scenario_path, scenario_hash: h.scenario_hash, seed: h.seed, polis: h.polis,
@@ -163,6 +184,8 @@ function setupRecording() {
         map: h.map, view: h.view, policies: h.policies, lines: rec.lineCount,
     };
     $('meta').textContent = JSON.stringify(meta, null, 1);
+    st.social = null;
+    noteSocial();
     selectEpisode(0);
 }
 
@@ -235,8 +258,9 @@ function render() {
     $('scrub').value = String(st.tick);
     $('tick').textContent = `tick ${st.tick} / ${ep.lastTick}`;
     const vp = viewport(h, scene, st.focus);
+    // the map and its legend fit in the window's height, below the controls
     const maxW = Math.max(240, Math.min(window.innerWidth * 0.45, 900));
-    const maxH = Math.max(240, window.innerHeight - 170);
+    const maxH = Math.max(240, window.innerHeight - $('map').offsetTop - $('legend').offsetHeight - 40);
     const c = cellSize(vp.w, vp.h, maxW, maxH);
     st.placed = drawMap($('map'), h, scene, vp, c, $('glyphs').checked);
     st.cell = c;

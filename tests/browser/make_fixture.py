@@ -119,15 +119,17 @@ class World:
                 agents.append([i, ch])
         if agents:
             d["agents"] = agents
+        # as the recorder writes them (docs/recording.md): a node whose kind or label changed and
+        # an edge whose weight changed are a "del" and an "add" of the same key in one line
         bn = before["nodes"]
         nodes = {"add": [[i] + v for i, v in sorted(self.nodes.items()) if i not in bn or bn[i] != v],
-                 "del": [i for i in sorted(bn) if i not in self.nodes]}
+                 "del": [i for i in sorted(bn) if i not in self.nodes or self.nodes[i] != bn[i]]}
         nodes = {k: v for k, v in nodes.items() if v}
         if nodes:
             d["nodes"] = nodes
         be = {tuple(k): v for k, v in before["edges"]}
         edges = {"add": [[f, t, k, w] for (f, t, k), w in sorted(self.edges.items()) if be.get((f, t, k)) != w],
-                 "del": [list(k) for k in sorted(be) if k not in self.edges]}
+                 "del": [list(k) for k in sorted(be) if self.edges.get(k) != be[k]]}
         edges = {k: v for k, v in edges.items() if v}
         if edges:
             d["edges"] = edges

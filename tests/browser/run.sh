@@ -1,10 +1,11 @@
 #!/bin/sh
-# tests/browser/run.sh POLIS SRCDIR TMPDIR [reader|live] — the viewer's browser test
+# tests/browser/run.sh POLIS SRCDIR TMPDIR [reader|live|raster|real] — the viewer's browser test
 # (viewer.test.mjs): writes the fixture recordings, then runs node's test runner, which drives
 # Debian's chromium headless with playwright-core against `polis view`. With "reader", the
 # reader's test under node alone instead (recording.test.mjs: no browser, no npm package);
 # with "live", live play through `polis serve --http` (live.test.mjs); with "raster", the
-# viewer's canvas against the frames polis draws in C (raster.test.mjs).
+# viewer's canvas against the frames polis draws in C (raster.test.mjs); with "real", the
+# viewer on recordings of real games that real.test.mjs makes with `polis run --record`.
 # Exits 77 (CTest: skipped), saying why, only when chromium or node is not installed; a
 # missing playwright-core is installed from package-lock.json (npm ci) and is a failure if
 # that fails.
@@ -34,6 +35,11 @@ cd "$SRC/tests/browser" || exit 1
 if [ ! -f node_modules/playwright-core/package.json ]; then
     echo "tests/browser: npm ci (playwright-core, from package-lock.json)"
     npm ci --no-audit --no-fund || { echo "FAIL: npm ci in tests/browser"; exit 1; }
+fi
+if [ "${4:-}" = real ]; then
+    # real.test.mjs records its games with `polis run --record` into $TMP
+    rm -rf "$TMP" && mkdir -p "$TMP" || exit 1
+    POLIS="$POLIS" SRC="$SRC" TMP="$TMP" CHROMIUM="$CHROMIUM" exec node --test --test-concurrency=1 real.test.mjs
 fi
 if [ "${4:-}" = live ]; then
     POLIS="$POLIS" SRC="$SRC" CHROMIUM="$CHROMIUM" exec node --test live.test.mjs
