@@ -1035,7 +1035,10 @@ static void diff(polis_recorder *r, const polis_scene *s)
     rbuf *b = &r->line;
     size_t w = (size_t)s->width, plane = w * (size_t)s->height;
     bool any = false;
-    for (int32_t l = 0; r->cells && l < s->n_layers; l++)
+    for (int32_t l = 0; r->cells && l < s->n_layers; l++) {
+        if (memcmp(s->tiles + (size_t)l * plane, r->prev_tiles + (size_t)l * plane,
+                   plane * sizeof *s->tiles) == 0)
+            continue; /* most layers of most ticks */
         for (size_t y = 0; y < (size_t)s->height; y++) {
             size_t row = (size_t)l * plane + y * w;
             const int32_t *ct = s->tiles + row;
@@ -1057,6 +1060,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
                 pt[x] = ct[x];
             }
         }
+    }
     if (any) rb_ch(b, ']');
 
     diff_list(r, L_THINGS);
