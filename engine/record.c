@@ -213,8 +213,9 @@ static void rb_f64(rbuf *b, num_memo *memo, double v)
 typedef struct sorted_list {
     const void *el;   /* the scene's own array when it came sorted, else `copy` */
     void *copy;       /* [cap + 1] */
+    void *raw;        /* [cap + 1]: the unsorted list `copy` was sorted from (n_raw long) */
     void *prev;       /* the previous line's list, sorted: [cap + 1] */
-    int32_t n, n_prev;
+    int32_t n, n_prev, n_raw;
 } sorted_list;
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
@@ -556,6 +557,7 @@ static void rec_free(polis_recorder *r)
     free(r->prev_stats);
     for (int i = 0; i < L_COUNT; i++) {
         free(r->lists[i].copy);
+        free(r->lists[i].raw);
         free(r->lists[i].prev);
     }
     free(r);
@@ -856,8 +858,9 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
         int32_t n, cap;
         scene_list(s, i, &n, &cap);
         r->lists[i].copy = rec_calloc(r, (size_t)cap, LISTS[i].size);
+        r->lists[i].raw = rec_calloc(r, (size_t)cap, LISTS[i].size);
         r->lists[i].prev = rec_calloc(r, (size_t)cap, LISTS[i].size);
-        ok = ok && r->lists[i].copy && r->lists[i].prev;
+        ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev;
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
     r->sized = true;
@@ -865,7 +868,8 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
 }
 
 /* Reads the scene and puts its things, nodes and edges in key order: as they are when a game
- * appends them sorted (no copy), else a sorted copy. */
+ * appends them sorted (no copy), else a sorted copy, sorted again only when the game's list
+ * differs from the one it was sorted from (a social graph's edges rarely change). */
 static polis_status take_scene(polis_recorder *r, const polis_scene **out)
 {
     polis_status st = polis_env_scene_get(r->env, out);
@@ -880,10 +884,17 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
         int32_t cap;
         const char *el = scene_list(s, i, &l->n, &cap);
         l->el = el;
+        size_t bytes = (size_t)l->n * d->size;
+        if (l->n && l->n == l->n_raw && memcmp(el, l->raw, bytes) == 0) {
+            l->el = l->copy;
+            continue;
+        }
         for (int32_t k = 1; k < l->n; k++)
             if (d->cmp(el + (size_t)(k - 1) * d->size, el + (size_t)k * d->size) > 0) {
                 /* a game without things, nodes or edges has no such buffers: n is 0 here */
-                memcpy(l->copy, el, (size_t)l->n * d->size);
+                memcpy(l->raw, el, bytes);
+                l->n_raw = l->n;
+                memcpy(l->copy, el, bytes);
                 heap_sort(l->copy, (size_t)l->n, d->size, d->cmp);
                 l->el = l->copy;
                 break;
