@@ -187,7 +187,7 @@ static void rb_f32(rbuf *b, num_memo *memo, float v)
 {
     if (v != v || v > FLT_MAX || v < -FLT_MAX) {
         RB_LIT(b, "null");
-    } else if (v == (float)(int32_t)v && v < 16777216.0f && v > -16777216.0f) {
+    } else if (v < 16777216.0f && v > -16777216.0f && v == (float)(int32_t)v) {
         rb_int(b, (int32_t)v); /* what %.9g prints for a whole number (0 for -0) */
     } else {
         uint32_t bits;
@@ -200,7 +200,7 @@ static void rb_f64(rbuf *b, num_memo *memo, double v)
 {
     if (v != v || v > DBL_MAX || v < -DBL_MAX) {
         RB_LIT(b, "null");
-    } else if (v == (double)(int64_t)v && v < 1e15 && v > -1e15 && (v != 0 || !signbit(v))) {
+    } else if (v < 1e15 && v > -1e15 && v == (double)(int64_t)v && (v != 0 || !signbit(v))) {
         rb_int(b, (int64_t)v); /* what %.17g prints for a whole number */
     } else {
         uint64_t bits;
