@@ -459,6 +459,8 @@ POLIS_INTERNAL polis_status polis__fail(polis_env *env, polis_status st, const c
 POLIS_INTERNAL polis_status polis__vfail(polis_env *env, polis_status st, const char *fmt,
                                          va_list ap);
 POLIS_INTERNAL void polis__logf(polis_env *env, const char *fmt, ...) POLIS_PRINTF(2, 3);
+/* A plugin's error (the host's error(), registry.c): "<plugin>: <message>" into env->err. */
+POLIS_INTERNAL void polis__ctx_error(polis_ctx *ctx, const char *fmt, ...) POLIS_PRINTF(2, 3);
 /* After a callback failed: appends " [<what>, tick T]" to env->err unless an inner frame
  * already did (an error inside an event dispatched from a hook is placed at the event). */
 POLIS_INTERNAL void polis__place_error(polis_env *env, polis_ctx *ctx, polis_status st,
@@ -588,10 +590,18 @@ POLIS_INTERNAL polis_status polis__scene_node(polis_ctx *ctx, polis_scene *scene
 POLIS_INTERNAL polis_status polis__scene_edge(polis_ctx *ctx, polis_scene *scene, const char *from,
                                               const char *to, const char *kind, float weight);
 POLIS_INTERNAL int32_t polis__h_look_kind_find(polis_ctx *ctx, const char *name);
+/* ABI 1.6: kept layers and the scene's fresh flag. */
+POLIS_INTERNAL polis_status polis__look_keep_layer(polis_ctx *ctx, int32_t layer);
+POLIS_INTERNAL bool polis__scene_fresh(polis_ctx *ctx, const polis_scene *scene);
 POLIS_INTERNAL int32_t polis__look_kind_find(const polis_env *env, const char *name);
 /* "square" -> POLIS_SHAPE_SQUARE, ...; -1 if unknown. */
 POLIS_INTERNAL int32_t polis__shape_parse(const char *name);
 POLIS_INTERNAL void polis__looks_free(polis_env *env);
+
+/* ---- record.c ---------------------------------------------------------------------------- */
+/* Allocations the recorder made so far (its line buffers and scene copies): the tests check
+ * that recording a tick allocates nothing once the first lines are written. */
+POLIS_INTERNAL int64_t polis__recorder_allocs(const polis_recorder *rec);
 
 /* ---- lua_host.c ------------------------------------------------------------------------ */
 POLIS_INTERNAL polis_status polis__scripts_load(polis_env *env);  /* run each script's chunk */

@@ -607,9 +607,18 @@ static int w_size(lua_State *L)
     return 2;
 }
 
+/* s:fresh(): true when the kept layers were cleared for this scene (ABI 1.6). */
+static int w_fresh(lua_State *L)
+{
+    polis__lua_scene_writer *w = check_writer(L);
+    lua_pushboolean(L, w->s->h->scene_fresh(w->s->ctx, w->scene));
+    return 1;
+}
+
 static const luaL_Reg writer_methods[] = {{"tile", w_tile},   {"thing", w_thing}, {"agent", w_agent},
                                           {"stat", w_stat},   {"node", w_node},   {"edge", w_edge},
-                                          {"size", w_size},   {NULL, NULL}};
+                                          {"size", w_size},   {"fresh", w_fresh},
+                                          {NULL, NULL}};
 
 static int32_t opt_count(lua_State *L, const char *key)
 {
@@ -679,6 +688,32 @@ static int l_look(lua_State *L)
         lua_pop(L, 1);
     } else if (!lua_isnil(L, -1)) {
         return luaL_error(L, "polis.look: field 'layers' must be an array of names");
+    }
+    lua_pop(L, 1);
+    /* keep = true (every layer of this call) or an array of layer names (ABI 1.6) */
+    int kt = lua_getfield(L, 1, "keep");
+    if (kt == LUA_TBOOLEAN) {
+        if (lua_toboolean(L, -1)) {
+            lua_pushnil(L);
+            while (lua_next(L, -3)) {
+                if ((st = s->h->look_keep_layer(s->ctx, (int32_t)lua_tointeger(L, -1))))
+                    return polis__lua_raise_host(L, s, st);
+                lua_pop(L, 1);
+            }
+        }
+    } else if (kt == LUA_TTABLE) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+            const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+            int32_t id = name ? find_layer(s->env, name) : -1;
+            if (id < 0)
+                return luaL_error(L, "polis.look: keep[%I] must be the name of a layer, not %s",
+                                  i, name ? name : luaL_typename(L, -1));
+            if ((st = s->h->look_keep_layer(s->ctx, id))) return polis__lua_raise_host(L, s, st);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    } else if (kt != LUA_TNIL) {
+        return luaL_error(L, "polis.look: field 'keep' must be true or an array of layer names");
     }
     lua_pop(L, 1);
     lua_setfield(L, 2, "layers");

@@ -592,13 +592,16 @@ polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent,
     return st;
 }
 
-/* A polis.look scene function gets the script's writer, pointed at the scene for the call. */
+/* A polis.look scene function gets the script's writer, pointed at the scene for the call,
+ * and whether the kept layers were cleared for it (ABI 1.6). */
 static int body_scene(lua_State *L)
 {
     call_args *a = lua_touserdata(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn); /* 2 */
     lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->scene_writer);
-    lua_call(L, 1, 0);
+    polis__lua_scene_writer *w = lua_touserdata(L, -1);
+    lua_pushboolean(L, polis__scene_fresh(a->cb->s->ctx, w->scene));
+    lua_call(L, 2, 0);
     return 0;
 }
 

@@ -7,13 +7,18 @@
  * Each line is built in one growable buffer and handed to a sink: a file (gzip through zlib
  * when the name ends in ".gz") or the caller's function (the replay check compares the lines
  * it would write with the recorded ones). Per tick the recorder writes what changed since the
- * previous line: it keeps a copy of the last scene, and things, nodes and edges are compared
- * by key after an in-place sort of both sides (no allocation once the buffers are sized).
+ * previous line: it keeps a copy of the last scene, compares tiles a row and agents a record
+ * at a time, and things, nodes and edges first byte for byte, then (when they differ) by key
+ * in one merge of the two key-sorted lists (sorted in place when a game appends them out of
+ * order). Only what changed is formatted: integers without printf, floats through a memo of
+ * their printf text, each event type's keys written once. Nothing is allocated once the
+ * buffers are sized (the first lines; tests/unit/test_scene.c counts).
  */
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +32,12 @@ typedef struct rbuf {
     char *p;
     size_t len, cap;
     bool oom;
+    int64_t grows; /* allocations so far (the buffers only grow; tests count them) */
 } rbuf;
 
-static void rb_reserve(rbuf *b, size_t more)
+static void rb_grow(rbuf *b, size_t more)
 {
-    if (b->oom || b->len + more + 1 <= b->cap) return;
+    if (b->oom) return;
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + more + 1) cap *= 2;
     char *p = realloc(b->p, cap);
@@ -41,18 +47,33 @@ static void rb_reserve(rbuf *b, size_t more)
     }
     b->p = p;
     b->cap = cap;
+    b->grows++;
 }
 
-static void rb_put(rbuf *b, const char *s, size_t n)
+/* Room for `more` bytes and a terminating NUL (written by emit). */
+static inline bool rb_room(rbuf *b, size_t more)
 {
-    rb_reserve(b, n);
-    if (b->oom) return;
+    if (b->len + more + 1 > b->cap) rb_grow(b, more);
+    return !b->oom;
+}
+
+static inline void rb_put(rbuf *b, const char *s, size_t n)
+{
+    if (!rb_room(b, n)) return;
     memcpy(b->p + b->len, s, n);
     b->len += n;
-    b->p[b->len] = '\0';
+}
+
+static inline void rb_ch(rbuf *b, char c)
+{
+    if (!rb_room(b, 1)) return;
+    b->p[b->len++] = c;
 }
 
 static void rb_puts(rbuf *b, const char *s) { rb_put(b, s, strlen(s)); }
+
+/* A string literal, its length known at compile time. */
+#define RB_LIT(b, lit) rb_put((b), "" lit, sizeof(lit) - 1)
 
 static void rb_printf(rbuf *b, const char *fmt, ...) POLIS_PRINTF(2, 3);
 static void rb_printf(rbuf *b, const char *fmt, ...)
@@ -67,16 +88,15 @@ static void rb_printf(rbuf *b, const char *fmt, ...)
         rb_put(b, small, (size_t)n);
         return;
     }
-    rb_reserve(b, (size_t)n);
-    if (b->oom) return;
+    if (!rb_room(b, (size_t)n)) return;
     va_start(ap, fmt);
     vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
 }
 
-/* An integer, without printf (the recorder writes thousands per tick). */
-static void rb_int(rbuf *b, int64_t v)
+/* An integer, without printf (the recorder writes thousands per tick); most are small. */
+static void rb_int_long(rbuf *b, int64_t v)
 {
     char tmp[24];
     int n = 0;
@@ -89,52 +109,130 @@ static void rb_int(rbuf *b, int64_t v)
     rb_put(b, tmp + sizeof tmp - n, (size_t)n);
 }
 
-/* ",v" or "v" */
-static void rb_item(rbuf *b, bool comma, int64_t v)
+static inline void rb_int(rbuf *b, int64_t v)
 {
-    if (comma) rb_put(b, ",", 1);
+    if (v >= 0 && v < 100 && rb_room(b, 2)) {
+        if (v >= 10) b->p[b->len++] = (char)('0' + v / 10);
+        b->p[b->len++] = (char)('0' + v % 10);
+        return;
+    }
+    rb_int_long(b, v);
+}
+
+/* ",v" or "v" */
+static inline void rb_item(rbuf *b, bool comma, int64_t v)
+{
+    if (comma) rb_ch(b, ',');
     rb_int(b, v);
 }
 
-/* A JSON string literal (RFC 8259 escapes; bytes >= 0x80 are passed through as UTF-8). */
+/* A JSON string literal (RFC 8259 escapes; bytes >= 0x80 are passed through as UTF-8). Runs
+ * of bytes that need no escape are copied at once. */
 static void rb_str(rbuf *b, const char *s)
 {
-    rb_put(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': rb_put(b, "\\\"", 2); break;
-        case '\\': rb_put(b, "\\\\", 2); break;
-        case '\n': rb_put(b, "\\n", 2); break;
-        case '\r': rb_put(b, "\\r", 2); break;
-        case '\t': rb_put(b, "\\t", 2); break;
-        default:
-            if (*p < 0x20)
-                rb_printf(b, "\\u%04x", *p);
-            else
-                rb_put(b, (const char *)p, 1);
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    rb_ch(b, '"');
+    for (;;) {
+        const unsigned char *q = p;
+        while (*q >= 0x20 && *q != '"' && *q != '\\') q++;
+        if (q > p) rb_put(b, (const char *)p, (size_t)(q - p));
+        if (!*q) break;
+        switch (*q) {
+        case '"': RB_LIT(b, "\\\""); break;
+        case '\\': RB_LIT(b, "\\\\"); break;
+        case '\n': RB_LIT(b, "\\n"); break;
+        case '\r': RB_LIT(b, "\\r"); break;
+        case '\t': RB_LIT(b, "\\t"); break;
+        default: {
+            char u[6] = {'\\', 'u', '0', '0', hex[*q >> 4], hex[*q & 15]};
+            rb_put(b, u, sizeof u);
         }
+        }
+        p = q + 1;
     }
-    rb_put(b, "\"", 1);
+    rb_ch(b, '"');
+}
+
+/* Floats as printf writes them ("%.9g" for f32, "%.17g" for f64), remembered by their bits:
+ * a game's rewards and event values take few distinct values, so printf runs once per value
+ * (a direct-mapped table; a collision only costs a printf). */
+#define MEMO_SLOTS 256
+
+typedef struct num_memo {
+    uint64_t bits;
+    uint8_t len; /* 0: empty */
+    char s[31];
+} num_memo;
+
+static void rb_memo(rbuf *b, num_memo *memo, uint64_t bits, double v, bool f32)
+{
+    uint64_t h = (bits * 0x9e3779b97f4a7c15ULL) >> 56; /* 0..255 */
+    num_memo *m = &memo[h];
+    if (m->len == 0 || m->bits != bits) {
+        int n = snprintf(m->s, sizeof m->s, f32 ? "%.9g" : "%.17g", v);
+        if (n <= 0 || (size_t)n >= sizeof m->s) {
+            m->len = 0;
+            rb_printf(b, f32 ? "%.9g" : "%.17g", v);
+            return;
+        }
+        m->bits = bits;
+        m->len = (uint8_t)n;
+    }
+    rb_put(b, m->s, m->len);
 }
 
 /* A float with enough digits to round-trip as f32; JSON has no infinities or NaN. */
-static void rb_f32(rbuf *b, float v)
+static void rb_f32(rbuf *b, num_memo *memo, float v)
 {
-    if (v != v || v > FLT_MAX || v < -FLT_MAX)
-        rb_puts(b, "null");
-    else if (v == (float)(int32_t)v && v < 16777216.0f && v > -16777216.0f)
+    if (v != v || v > FLT_MAX || v < -FLT_MAX) {
+        RB_LIT(b, "null");
+    } else if (v < 16777216.0f && v > -16777216.0f && v == (float)(int32_t)v) {
         rb_int(b, (int32_t)v); /* what %.9g prints for a whole number (0 for -0) */
-    else
-        rb_printf(b, "%.9g", (double)v);
+    } else {
+        uint32_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        rb_memo(b, memo, bits, (double)v, true);
+    }
 }
 
-static void rb_f64(rbuf *b, double v)
+static void rb_f64(rbuf *b, num_memo *memo, double v)
 {
-    if (v != v || v > DBL_MAX || v < -DBL_MAX)
-        rb_puts(b, "null");
-    else
-        rb_printf(b, "%.17g", v);
+    if (v != v || v > DBL_MAX || v < -DBL_MAX) {
+        RB_LIT(b, "null");
+    } else if (v < 1e15 && v > -1e15 && v == (double)(int64_t)v && (v != 0 || !signbit(v))) {
+        rb_int(b, (int64_t)v); /* what %.17g prints for a whole number */
+    } else {
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        rb_memo(b, memo + MEMO_SLOTS, bits, v, false);
+    }
 }
+
+/* A list of the scene (things, nodes or edges) as the diff needs it: sorted by key. */
+typedef struct sorted_list {
+    const void *el;   /* the scene's own array when it came sorted, else `copy` */
+    void *copy;       /* [cap + 1] */
+    void *raw;        /* [cap + 1]: the unsorted list `copy` was sorted from (n_raw long) */
+    void *prev;       /* the previous line's list, sorted: [cap + 1] */
+    int32_t n, n_prev, n_raw;
+} sorted_list;
+
+/* What the diff needs to know of a list: its element size, key order, and how elements
+ * are written. */
+typedef struct list_desc {
+    const char *member;                          /* ",\"things\":{" */
+    size_t size;
+    int (*cmp)(const void *, const void *);      /* key order */
+    bool (*changed)(const void *, const void *); /* same key, replaced (new kind, label, weight) */
+    bool (*moved)(const void *, const void *);   /* same key, new position; NULL: no "move" */
+    bool del_changed;                            /* a replaced element is a "del" and an "add" */
+    void (*put_add)(rbuf *, num_memo *, const void *);
+    void (*put_move)(rbuf *, num_memo *, const void *);
+    void (*put_del)(rbuf *, num_memo *, const void *);
+} list_desc;
+
+enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
 
 struct polis_recorder {
     polis_env *env;
@@ -153,14 +251,20 @@ struct polis_recorder {
     rbuf events;              /* the current tick's events, ",{...}" each */
     rbuf msgs;                /* messages for the next step line, ",{...}" each */
     bool events_on;
+    num_memo *memo;           /* [2 * MEMO_SLOTS]: f32, then f64 */
+    /* each event type's JSON text written once: ",{\"type\":\"name\"" then ",\"field\":" per
+     * field, at ev_keys.p + ev_off[ev_first[type] + i] (i = 0: the prefix, i > 0: field i-1) */
+    rbuf ev_keys;
+    size_t *ev_off;
+    int32_t *ev_first;
     /* the previous line's scene */
-    bool have_prev;
-    polis_scene prev;
-    size_t prev_cells, prev_stats;
-    polis_scene_thing *cur_things; /* sorted copy of the current things */
-    polis_scene_node *cur_nodes;
-    polis_scene_edge *cur_edges;
-    int32_t cap_things, cap_nodes, cap_edges;
+    bool sized;
+    int32_t *prev_tiles;      /* [cells + 1] */
+    polis_scene_agent *prev_agents;
+    int32_t *prev_stats;
+    size_t cells, n_stats;
+    sorted_list lists[L_COUNT];
+    int64_t allocs;           /* allocations of the scene copies */
 };
 
 static polis_status rec_fail(polis_recorder *r, polis_status st, const char *fmt, ...)
@@ -179,9 +283,10 @@ const char *polis_recorder_error(const polis_recorder *r) { return r ? r->err : 
 /* Hands the finished line (with its '\n') to the sink. */
 static polis_status emit(polis_recorder *r)
 {
-    rb_put(&r->line, "\n", 1);
+    rb_ch(&r->line, '\n');
     if (r->line.oom || r->events.oom || r->msgs.oom)
         return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
+    r->line.p[r->line.len] = '\0'; /* rb_room kept a byte for it */
     if (r->sink) {
         r->sink(r->sink_ud, r->line.p, r->line.len);
     } else if (r->gz) {
@@ -201,17 +306,15 @@ static void on_event(void *ud, const polis_event *ev)
 {
     polis_recorder *r = ud;
     if (!r->events_on) return;
-    const polis_env *env = r->env;
-    const polis__event_type *t = &env->events[ev->type];
+    const polis__event_type *t = &r->env->events[ev->type];
     rbuf *b = &r->events;
-    rb_puts(b, ",{\"type\":");
-    rb_str(b, t->name);
+    const size_t *off = r->ev_off + r->ev_first[ev->type];
+    const char *keys = r->ev_keys.p;
+    rb_put(b, keys + off[0], off[1] - off[0]);
     for (int32_t i = 0; i < t->n_fields; i++) {
         const polis__field *f = &t->fields[i];
         const uint8_t *p = (const uint8_t *)ev->data + f->offset;
-        rb_put(b, ",", 1);
-        rb_str(b, f->name);
-        rb_put(b, ":", 1);
+        rb_put(b, keys + off[i + 1], off[i + 2] - off[i + 1]);
         switch (f->type) {
         case POLIS_FIELD_I32: {
             int32_t v;
@@ -228,18 +331,46 @@ static void on_event(void *ud, const polis_event *ev)
         case POLIS_FIELD_F32: {
             float v;
             memcpy(&v, p, sizeof v);
-            rb_f32(b, v);
+            rb_f32(b, r->memo, v);
             break;
         }
         case POLIS_FIELD_F64: {
             double v;
             memcpy(&v, p, sizeof v);
-            rb_f64(b, v);
+            rb_f64(b, r->memo, v);
             break;
         }
         }
     }
-    rb_put(b, "}", 1);
+    rb_ch(b, '}');
+}
+
+/* Writes every event type's keys once (event types are fixed once the env is created). */
+static polis_status event_keys(polis_recorder *r)
+{
+    const polis_env *env = r->env;
+    size_t n = 1;
+    for (int32_t t = 0; t < env->n_events; t++) n += (size_t)env->events[t].n_fields + 1;
+    r->ev_off = calloc(n + 1, sizeof *r->ev_off);
+    r->ev_first = calloc((size_t)env->n_events + 1, sizeof *r->ev_first);
+    if (!r->ev_off || !r->ev_first) return POLIS_ERR_NOMEM;
+    rbuf *b = &r->ev_keys;
+    size_t k = 0;
+    for (int32_t t = 0; t < env->n_events; t++) {
+        const polis__event_type *et = &env->events[t];
+        r->ev_first[t] = (int32_t)k;
+        r->ev_off[k++] = b->len;
+        RB_LIT(b, ",{\"type\":");
+        rb_str(b, et->name);
+        for (int32_t i = 0; i < et->n_fields; i++) {
+            r->ev_off[k++] = b->len;
+            rb_ch(b, ',');
+            rb_str(b, et->fields[i].name);
+            rb_ch(b, ':');
+        }
+    }
+    r->ev_off[k] = b->len;
+    return b->oom ? POLIS_ERR_NOMEM : POLIS_OK;
 }
 
 /* ---- opening: the header ---------------------------------------------------------------- */
@@ -396,7 +527,8 @@ static polis_status open_common(polis_recorder *r, polis_env *env, const polis_r
     r->keyframe_every = info->keyframe_every > 0 ? info->keyframe_every : 100;
     r->events_on = true; /* the first reset's events go into its reset line */
     r->returns = calloc((size_t)(r->n_agents ? r->n_agents : 1), sizeof *r->returns);
-    if (!r->returns) return POLIS_ERR_NOMEM;
+    r->memo = calloc(2 * MEMO_SLOTS, sizeof *r->memo);
+    if (!r->returns || !r->memo) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory");
     polis_status st = polis_env_subscribe(env, -1, on_event, r);
     if (st) {
         snprintf(err->message, sizeof err->message,
@@ -405,6 +537,7 @@ static polis_status open_common(polis_recorder *r, polis_env *env, const polis_r
                  polis_env_error(env));
         return st;
     }
+    if ((st = event_keys(r))) return rec_fail(r, st, "recorder: out of memory");
     if ((st = header(r, info))) snprintf(err->message, sizeof err->message, "%s", r->err);
     return st;
 }
@@ -413,19 +546,27 @@ static void rec_free(polis_recorder *r)
 {
     if (!r) return;
     free(r->returns);
+    free(r->memo);
     free(r->line.p);
     free(r->events.p);
     free(r->msgs.p);
-    free(r->prev.tiles);
-    free(r->prev.agents);
-    free(r->prev.stats);
-    free(r->prev.things);
-    free(r->prev.nodes);
-    free(r->prev.edges);
-    free(r->cur_things);
-    free(r->cur_nodes);
-    free(r->cur_edges);
+    free(r->ev_keys.p);
+    free(r->ev_off);
+    free(r->ev_first);
+    free(r->prev_tiles);
+    free(r->prev_agents);
+    free(r->prev_stats);
+    for (int i = 0; i < L_COUNT; i++) {
+        free(r->lists[i].copy);
+        free(r->lists[i].raw);
+        free(r->lists[i].prev);
+    }
     free(r);
+}
+
+int64_t polis__recorder_allocs(const polis_recorder *r)
+{
+    return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows : 0;
 }
 
 static polis_status check_info(polis_env *env, const polis_record_info *info, polis_error *err)
@@ -461,10 +602,15 @@ polis_status polis_recorder_open(const char *path, polis_env *env, const polis_r
     }
     size_t n = strlen(path);
     bool gz = n > 3 && strcmp(path + n - 3, ".gz") == 0;
-    if (gz)
+    /* large buffers: a tick's line is a few hundred bytes, a write call per 4 KiB cost more
+     * than formatting them */
+    if (gz) {
         r->gz = gzopen(path, "wb1"); /* fast deflate: recording runs beside the step */
-    else
+        if (r->gz) gzbuffer(r->gz, 1 << 17);
+    } else {
         r->f = fopen(path, "wb");
+        if (r->f) setvbuf(r->f, NULL, _IOFBF, 1 << 17);
+    }
     if (!r->gz && !r->f) {
         snprintf(err->message, sizeof err->message, "recorder: cannot create %s: %s", path,
                  strerror(errno));
@@ -578,31 +724,153 @@ static int cmp_edge(const void *a, const void *b)
     return c;
 }
 
+static bool thing_changed(const void *a, const void *b)
+{
+    const polis_scene_thing *x = a, *y = b;
+    return x->kind != y->kind || strcmp(x->label, y->label) != 0;
+}
+
+static bool thing_moved(const void *a, const void *b)
+{
+    const polis_scene_thing *x = a, *y = b;
+    return x->x != y->x || x->y != y->y;
+}
+
+static bool node_changed(const void *a, const void *b)
+{
+    const polis_scene_node *x = a, *y = b;
+    return strcmp(x->kind, y->kind) != 0 || strcmp(x->label, y->label) != 0;
+}
+
+static bool edge_changed(const void *a, const void *b)
+{
+    return ((const polis_scene_edge *)a)->weight != ((const polis_scene_edge *)b)->weight;
+}
+
+static void put_thing(rbuf *b, num_memo *memo, const void *v)
+{
+    (void)memo;
+    const polis_scene_thing *t = v;
+    rb_ch(b, '[');
+    rb_int(b, t->id);
+    rb_item(b, true, t->kind);
+    rb_item(b, true, t->x);
+    rb_item(b, true, t->y);
+    rb_ch(b, ',');
+    rb_str(b, t->label);
+    rb_ch(b, ']');
+}
+
+static void put_thing_move(rbuf *b, num_memo *memo, const void *v)
+{
+    (void)memo;
+    const polis_scene_thing *t = v;
+    rb_ch(b, '[');
+    rb_int(b, t->id);
+    rb_item(b, true, t->x);
+    rb_item(b, true, t->y);
+    rb_ch(b, ']');
+}
+
+static void put_thing_del(rbuf *b, num_memo *memo, const void *v)
+{
+    (void)memo;
+    rb_int(b, ((const polis_scene_thing *)v)->id);
+}
+
+static void put_node(rbuf *b, num_memo *memo, const void *v)
+{
+    (void)memo;
+    const polis_scene_node *n = v;
+    rb_ch(b, '[');
+    rb_str(b, n->id);
+    rb_ch(b, ',');
+    rb_str(b, n->kind);
+    rb_ch(b, ',');
+    rb_str(b, n->label);
+    rb_ch(b, ']');
+}
+
+static void put_node_del(rbuf *b, num_memo *memo, const void *v)
+{
+    (void)memo;
+    rb_str(b, ((const polis_scene_node *)v)->id);
+}
+
+/* [from, to, kind] and, unless memo is NULL (a "del"), the weight */
+static void put_edge_key(rbuf *b, num_memo *memo, const polis_scene_edge *e)
+{
+    rb_ch(b, '[');
+    rb_str(b, e->from);
+    rb_ch(b, ',');
+    rb_str(b, e->to);
+    rb_ch(b, ',');
+    rb_str(b, e->kind);
+    if (memo) {
+        rb_ch(b, ',');
+        rb_f32(b, memo, e->weight);
+    }
+    rb_ch(b, ']');
+}
+
+static void put_edge(rbuf *b, num_memo *memo, const void *v) { put_edge_key(b, memo, v); }
+static void put_edge_del(rbuf *b, num_memo *memo, const void *v)
+{
+    (void)memo;
+    put_edge_key(b, NULL, v);
+}
+
+static const list_desc LISTS[L_COUNT] = {
+    [L_THINGS] = {",\"things\":{", sizeof(polis_scene_thing), cmp_thing, thing_changed,
+                  thing_moved, false, put_thing, put_thing_move, put_thing_del},
+    [L_NODES] = {",\"nodes\":{", sizeof(polis_scene_node), cmp_node, node_changed, NULL, true,
+                 put_node, NULL, put_node_del},
+    [L_EDGES] = {",\"edges\":{", sizeof(polis_scene_edge), cmp_edge, edge_changed, NULL, true,
+                 put_edge, NULL, put_edge_del},
+};
+
+static const void *scene_list(const polis_scene *s, int which, int32_t *n, int32_t *cap)
+{
+    switch (which) {
+    case L_THINGS: *n = s->n_things, *cap = s->cap_things; return s->things;
+    case L_NODES: *n = s->n_nodes, *cap = s->cap_nodes; return s->nodes;
+    default: *n = s->n_edges, *cap = s->cap_edges; return s->edges;
+    }
+}
+
+static void *rec_calloc(polis_recorder *r, size_t n, size_t size)
+{
+    r->allocs++;
+    return calloc(n + 1, size);
+}
+
+/* The copies of the previous line's scene, allocated at the first scene (its sizes are fixed
+ * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
 {
-    if (r->prev.tiles || r->prev.agents || r->cur_things || r->cur_nodes || r->cur_edges ||
-        r->have_prev)
-        return POLIS_OK;
-    r->prev = *s;
-    r->prev_cells = (size_t)s->n_layers * (size_t)s->width * (size_t)s->height;
-    r->prev_stats = (size_t)s->n_agents * (size_t)s->n_stats;
-    size_t na = (size_t)s->n_agents;
-    r->prev.tiles = calloc(r->prev_cells + 1, sizeof *r->prev.tiles);
-    r->prev.agents = calloc(na + 1, sizeof *r->prev.agents);
-    r->prev.stats = calloc(r->prev_stats + 1, sizeof *r->prev.stats);
-    r->prev.things = calloc((size_t)s->cap_things + 1, sizeof *r->prev.things);
-    r->prev.nodes = calloc((size_t)s->cap_nodes + 1, sizeof *r->prev.nodes);
-    r->prev.edges = calloc((size_t)s->cap_edges + 1, sizeof *r->prev.edges);
-    r->cur_things = calloc((size_t)s->cap_things + 1, sizeof *r->cur_things);
-    r->cur_nodes = calloc((size_t)s->cap_nodes + 1, sizeof *r->cur_nodes);
-    r->cur_edges = calloc((size_t)s->cap_edges + 1, sizeof *r->cur_edges);
-    if (!r->prev.tiles || !r->prev.agents || !r->prev.stats || !r->prev.things || !r->prev.nodes ||
-        !r->prev.edges || !r->cur_things || !r->cur_nodes || !r->cur_edges)
-        return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
+    if (r->sized) return POLIS_OK;
+    r->cells = (size_t)s->n_layers * (size_t)s->width * (size_t)s->height;
+    r->n_stats = (size_t)s->n_agents * (size_t)s->n_stats;
+    r->prev_tiles = rec_calloc(r, r->cells, sizeof *r->prev_tiles);
+    r->prev_agents = rec_calloc(r, (size_t)s->n_agents, sizeof *r->prev_agents);
+    r->prev_stats = rec_calloc(r, r->n_stats, sizeof *r->prev_stats);
+    bool ok = r->prev_tiles && r->prev_agents && r->prev_stats;
+    for (int i = 0; i < L_COUNT; i++) {
+        int32_t n, cap;
+        scene_list(s, i, &n, &cap);
+        r->lists[i].copy = rec_calloc(r, (size_t)cap, LISTS[i].size);
+        r->lists[i].raw = rec_calloc(r, (size_t)cap, LISTS[i].size);
+        r->lists[i].prev = rec_calloc(r, (size_t)cap, LISTS[i].size);
+        ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev;
+    }
+    if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
+    r->sized = true;
     return POLIS_OK;
 }
 
-/* Reads the scene and sorts its things, nodes and edges into the cur_ copies. */
+/* Reads the scene and puts its things, nodes and edges in key order: as they are when a game
+ * appends them sorted (no copy), else a sorted copy, sorted again only when the game's list
+ * differs from the one it was sorted from (a social graph's edges rarely change). */
 static polis_status take_scene(polis_recorder *r, const polis_scene **out)
 {
     polis_status st = polis_env_scene_get(r->env, out);
@@ -611,72 +879,57 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                         polis_env_error(r->env));
     const polis_scene *s = *out;
     if ((st = sized(r, s))) return st;
-    /* a game without things, nodes or edges has no such buffers (NULL) */
-    if (s->n_things) memcpy(r->cur_things, s->things, (size_t)s->n_things * sizeof *s->things);
-    if (s->n_nodes) memcpy(r->cur_nodes, s->nodes, (size_t)s->n_nodes * sizeof *s->nodes);
-    if (s->n_edges) memcpy(r->cur_edges, s->edges, (size_t)s->n_edges * sizeof *s->edges);
-    heap_sort(r->cur_things, (size_t)s->n_things, sizeof *s->things, cmp_thing);
-    heap_sort(r->cur_nodes, (size_t)s->n_nodes, sizeof *s->nodes, cmp_node);
-    heap_sort(r->cur_edges, (size_t)s->n_edges, sizeof *s->edges, cmp_edge);
-    for (int32_t i = 1; i < s->n_things; i++)
-        if (r->cur_things[i].id == r->cur_things[i - 1].id)
+    for (int i = 0; i < L_COUNT; i++) {
+        const list_desc *d = &LISTS[i];
+        sorted_list *l = &r->lists[i];
+        int32_t cap;
+        const char *el = scene_list(s, i, &l->n, &cap);
+        l->el = el;
+        size_t bytes = (size_t)l->n * d->size;
+        if (l->n && l->n == l->n_raw && memcmp(el, l->raw, bytes) == 0) {
+            l->el = l->copy;
+            continue;
+        }
+        for (int32_t k = 1; k < l->n; k++)
+            if (d->cmp(el + (size_t)(k - 1) * d->size, el + (size_t)k * d->size) > 0) {
+                /* a game without things, nodes or edges has no such buffers: n is 0 here */
+                memcpy(l->raw, el, bytes);
+                l->n_raw = l->n;
+                memcpy(l->copy, el, bytes);
+                heap_sort(l->copy, (size_t)l->n, d->size, d->cmp);
+                l->el = l->copy;
+                break;
+            }
+    }
+    const polis_scene_thing *t = r->lists[L_THINGS].el;
+    for (int32_t i = 1; i < r->lists[L_THINGS].n; i++)
+        if (t[i].id == t[i - 1].id)
             return rec_fail(r, POLIS_ERR_INVALID,
                             "recorder: tick %" PRId64 ": two things have id %d in the scene",
-                            polis_env_tick(r->env), (int)r->cur_things[i].id);
+                            polis_env_tick(r->env), (int)t[i].id);
     return POLIS_OK;
 }
 
-/* Remembers the scene just written, for the next diff. */
+/* Remembers a whole scene (after a keyframe) for the next diff. */
 static void keep_scene(polis_recorder *r, const polis_scene *s)
 {
-    if (r->prev_cells) memcpy(r->prev.tiles, s->tiles, r->prev_cells * sizeof *s->tiles);
-    if (s->n_agents) memcpy(r->prev.agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
-    if (r->prev_stats) memcpy(r->prev.stats, s->stats, r->prev_stats * sizeof *s->stats);
-    memcpy(r->prev.things, r->cur_things, (size_t)s->n_things * sizeof *s->things);
-    memcpy(r->prev.nodes, r->cur_nodes, (size_t)s->n_nodes * sizeof *s->nodes);
-    memcpy(r->prev.edges, r->cur_edges, (size_t)s->n_edges * sizeof *s->edges);
-    r->prev.n_things = s->n_things;
-    r->prev.n_nodes = s->n_nodes;
-    r->prev.n_edges = s->n_edges;
-    r->have_prev = true;
-}
-
-static void put_thing(rbuf *b, const polis_scene_thing *t)
-{
-    rb_put(b, "[", 1);
-    rb_int(b, t->id);
-    rb_item(b, true, t->kind);
-    rb_item(b, true, t->x);
-    rb_item(b, true, t->y);
-    rb_put(b, ",", 1);
-    rb_str(b, t->label);
-    rb_put(b, "]", 1);
-}
-
-static void put_node(rbuf *b, const polis_scene_node *n)
-{
-    rb_put(b, "[", 1);
-    rb_str(b, n->id);
-    rb_put(b, ",", 1);
-    rb_str(b, n->kind);
-    rb_put(b, ",", 1);
-    rb_str(b, n->label);
-    rb_put(b, "]", 1);
-}
-
-static void put_edge(rbuf *b, const polis_scene_edge *e, bool weight)
-{
-    rb_put(b, "[", 1);
-    rb_str(b, e->from);
-    rb_put(b, ",", 1);
-    rb_str(b, e->to);
-    rb_put(b, ",", 1);
-    rb_str(b, e->kind);
-    if (weight) {
-        rb_put(b, ",", 1);
-        rb_f32(b, e->weight);
+    if (r->cells) memcpy(r->prev_tiles, s->tiles, r->cells * sizeof *s->tiles);
+    if (s->n_agents) memcpy(r->prev_agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
+    if (r->n_stats) memcpy(r->prev_stats, s->stats, r->n_stats * sizeof *s->stats);
+    for (int i = 0; i < L_COUNT; i++) {
+        sorted_list *l = &r->lists[i];
+        if (l->n) memcpy(l->prev, l->el, (size_t)l->n * LISTS[i].size);
+        l->n_prev = l->n;
     }
-    rb_put(b, "]", 1);
+}
+
+static void put_list(polis_recorder *r, rbuf *b, int which)
+{
+    const sorted_list *l = &r->lists[which];
+    for (int32_t i = 0; i < l->n; i++) {
+        if (i) rb_ch(b, ',');
+        LISTS[which].put_add(b, r->memo, (const char *)l->el + (size_t)i * LISTS[which].size);
+    }
 }
 
 static polis_status keyframe(polis_recorder *r, const polis_scene *s)
@@ -696,192 +949,199 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
             rb_item(b, true, (int64_t)(j - i));
             i = j;
         }
-        rb_put(b, "]", 1);
+        rb_ch(b, ']');
     }
-    rb_puts(b, "],\"things\":[");
-    for (int32_t i = 0; i < s->n_things; i++) {
-        if (i) rb_put(b, ",", 1);
-        put_thing(b, &r->cur_things[i]);
-    }
-    rb_puts(b, "],\"agents\":[");
+    RB_LIT(b, "],\"things\":[");
+    put_list(r, b, L_THINGS);
+    RB_LIT(b, "],\"agents\":[");
     for (int32_t a = 0; a < s->n_agents; a++) {
         const polis_scene_agent *ag = &s->agents[a];
-        rb_printf(b, "%s{\"x\":%d,\"y\":%d,\"facing\":%d,\"alive\":%d,\"stats\":[", a ? "," : "",
-                  (int)ag->x, (int)ag->y, (int)ag->facing, (int)ag->alive);
+        if (a) rb_ch(b, ',');
+        RB_LIT(b, "{\"x\":");
+        rb_int(b, ag->x);
+        RB_LIT(b, ",\"y\":");
+        rb_int(b, ag->y);
+        RB_LIT(b, ",\"facing\":");
+        rb_int(b, ag->facing);
+        RB_LIT(b, ",\"alive\":");
+        rb_int(b, ag->alive);
+        RB_LIT(b, ",\"stats\":[");
         for (int32_t k = 0; k < s->n_stats; k++)
             rb_item(b, k != 0, s->stats[(size_t)a * (size_t)s->n_stats + (size_t)k]);
-        rb_puts(b, "],\"return\":");
-        rb_f64(b, r->returns[a]);
-        rb_put(b, "}", 1);
+        RB_LIT(b, "],\"return\":");
+        rb_f64(b, r->memo, r->returns[a]);
+        rb_ch(b, '}');
     }
-    rb_puts(b, "],\"nodes\":[");
-    for (int32_t i = 0; i < s->n_nodes; i++) {
-        if (i) rb_put(b, ",", 1);
-        put_node(b, &r->cur_nodes[i]);
-    }
-    rb_puts(b, "],\"edges\":[");
-    for (int32_t i = 0; i < s->n_edges; i++) {
-        if (i) rb_put(b, ",", 1);
-        put_edge(b, &r->cur_edges[i], true);
-    }
-    rb_puts(b, "]}");
+    RB_LIT(b, "],\"nodes\":[");
+    put_list(r, b, L_NODES);
+    RB_LIT(b, "],\"edges\":[");
+    put_list(r, b, L_EDGES);
+    RB_LIT(b, "]}");
     return emit(r);
 }
 
-/* The members of a step line that say what changed since the previous line. */
+/* One list's member of a step line: a merge of the previous and the current key-sorted lists
+ * in up to three passes ("add", "move", "del", in that order). A list byte for byte as before
+ * writes nothing without a merge. Then the current list becomes the previous one. */
+static void diff_list(polis_recorder *r, int which)
+{
+    static const char *const open[3] = {"\"add\":[", "\"move\":[", "\"del\":["};
+    const list_desc *d = &LISTS[which];
+    sorted_list *l = &r->lists[which];
+    const char *cur = l->el, *prev = l->prev;
+    int32_t nc = l->n, np = l->n_prev;
+    if (nc == np && (nc == 0 || memcmp(cur, prev, (size_t)nc * d->size) == 0)) return;
+    rbuf *b = &r->line;
+    size_t mark = b->len;
+    rb_puts(b, d->member);
+    size_t start = b->len;
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1 && !d->moved) continue;
+        void (*put)(rbuf *, num_memo *, const void *) =
+            pass == 0 ? d->put_add : pass == 1 ? d->put_move : d->put_del;
+        bool opened = false;
+        for (int32_t i = 0, j = 0; i < nc || j < np;) {
+            const char *c_el = cur + (size_t)i * d->size, *p_el = prev + (size_t)j * d->size;
+            int c = i >= nc ? 1 : j >= np ? -1 : d->cmp(c_el, p_el);
+            const void *out = NULL;
+            if (c < 0) {
+                if (pass == 0) out = c_el; /* new */
+            } else if (c > 0) {
+                if (pass == 2) out = p_el; /* gone */
+            } else if (d->changed(c_el, p_el)) {
+                /* replaced: added again (a thing's add replaces it; a node or edge is also
+                 * deleted first) */
+                if (pass == 0) out = c_el;
+                else if (pass == 2 && d->del_changed) out = p_el;
+            } else if (pass == 1 && d->moved(c_el, p_el)) {
+                out = c_el;
+            }
+            if (out) {
+                if (opened) {
+                    rb_ch(b, ',');
+                } else {
+                    if (b->len > start) rb_ch(b, ',');
+                    rb_puts(b, open[pass]);
+                    opened = true;
+                }
+                put(b, r->memo, out);
+            }
+            if (c <= 0) i++;
+            if (c >= 0) j++;
+        }
+        if (opened) rb_ch(b, ']');
+    }
+    if (b->len > start)
+        rb_ch(b, '}');
+    else
+        b->len = mark; /* only bytes past the strings' ends differed */
+    memcpy(l->prev, cur, (size_t)nc * d->size);
+    l->n_prev = nc;
+}
+
+/* The members of a step line that say what changed since the previous line; the previous
+ * scene becomes this one. Tiles are compared a row at a time, agents and stats a whole
+ * record at a time: only what changed is formatted. */
 static void diff(polis_recorder *r, const polis_scene *s)
 {
     rbuf *b = &r->line;
-    const polis_scene *p = &r->prev;
-    size_t plane = (size_t)s->width * (size_t)s->height;
+    size_t w = (size_t)s->width, plane = w * (size_t)s->height;
     bool any = false;
-    for (int32_t l = 0; l < s->n_layers; l++)
-        for (size_t i = 0; i < plane; i++) {
-            size_t k = (size_t)l * plane + i;
-            if (s->tiles[k] == p->tiles[k]) continue;
-            rb_puts(b, any ? ",[" : ",\"tiles\":[[");
-            rb_item(b, false, l);
-            rb_item(b, true, (int64_t)(i % (size_t)s->width));
-            rb_item(b, true, (int64_t)(i / (size_t)s->width));
-            rb_item(b, true, s->tiles[k]);
-            rb_put(b, "]", 1);
-            any = true;
-        }
-    if (any) rb_put(b, "]", 1);
-
-    /* things: a merge of the two id-sorted lists */
-    const polis_scene_thing *ct = r->cur_things, *pt = p->things;
-    int32_t nc = s->n_things, np = p->n_things;
-    bool add = false, move = false, del = false;
-    size_t mark = b->len;
-    rb_puts(b, ",\"things\":{");
-    size_t start = b->len;
-    for (int pass = 0; pass < 3; pass++) {
-        bool *flag = pass == 0 ? &add : pass == 1 ? &move : &del;
-        int32_t i = 0, j = 0;
-        while (i < nc || j < np) {
-            int c = i >= nc ? 1 : j >= np ? -1 : cmp_thing(&ct[i], &pt[j]);
-            const char *open = pass == 0 ? "\"add\":[" : pass == 1 ? "\"move\":[" : "\"del\":[";
-            if (c < 0 || (c == 0 && (ct[i].kind != pt[j].kind ||
-                                     strcmp(ct[i].label, pt[j].label) != 0))) {
-                /* new, or changed in kind or label: added again (replacing the old one) */
-                if (pass == 0) {
-                    if (!*flag) rb_puts(b, b->len > start ? ",\"add\":[" : open);
-                    else rb_put(b, ",", 1);
-                    put_thing(b, &ct[i]);
-                    *flag = true;
+    for (int32_t l = 0; r->cells && l < s->n_layers; l++) {
+        if (memcmp(s->tiles + (size_t)l * plane, r->prev_tiles + (size_t)l * plane,
+                   plane * sizeof *s->tiles) == 0)
+            continue; /* most layers of most ticks */
+        for (size_t y = 0; y < (size_t)s->height; y++) {
+            size_t row = (size_t)l * plane + y * w;
+            const int32_t *ct = s->tiles + row;
+            int32_t *pt = r->prev_tiles + row;
+            if (memcmp(ct, pt, w * sizeof *ct) == 0) continue;
+            for (size_t x = 0; x < w; x++) {
+                if (ct[x] == pt[x]) continue;
+                if (any) {
+                    RB_LIT(b, ",[");
+                } else {
+                    RB_LIT(b, ",\"tiles\":[[");
+                    any = true;
                 }
-                i++;
-                if (c == 0) j++;
-            } else if (c > 0) {
-                if (pass == 2) {
-                    if (!*flag) rb_puts(b, b->len > start ? ",\"del\":[" : open);
-                    else rb_put(b, ",", 1);
-                    rb_int(b, pt[j].id);
-                    *flag = true;
-                }
-                j++;
-            } else {
-                if (pass == 1 && (ct[i].x != pt[j].x || ct[i].y != pt[j].y)) {
-                    if (!*flag) rb_puts(b, b->len > start ? ",\"move\":[" : open);
-                    else rb_put(b, ",", 1);
-                    rb_printf(b, "[%d,%d,%d]", (int)ct[i].id, (int)ct[i].x, (int)ct[i].y);
-                    *flag = true;
-                }
-                i++, j++;
+                rb_int(b, l);
+                rb_item(b, true, (int64_t)x);
+                rb_item(b, true, (int64_t)y);
+                rb_item(b, true, ct[x]);
+                rb_ch(b, ']');
+                pt[x] = ct[x];
             }
         }
-        if (*flag) rb_put(b, "]", 1);
     }
-    if (add || move || del)
-        rb_put(b, "}", 1);
-    else
-        b->len = mark;
+    if (any) rb_ch(b, ']');
+
+    diff_list(r, L_THINGS);
 
     /* agents: changed members only */
     any = false;
+    size_t ns = (size_t)s->n_stats;
     for (int32_t a = 0; a < s->n_agents; a++) {
-        const polis_scene_agent *c = &s->agents[a], *o = &p->agents[a];
+        const polis_scene_agent *c = &s->agents[a];
+        polis_scene_agent *o = &r->prev_agents[a];
         /* a game without stats has no stats buffers (NULL; no offset may be applied) */
-        const int32_t *cs = s->n_stats ? s->stats + (size_t)a * (size_t)s->n_stats : NULL;
-        const int32_t *os = s->n_stats ? p->stats + (size_t)a * (size_t)s->n_stats : NULL;
+        const int32_t *cs = ns ? s->stats + (size_t)a * ns : NULL;
+        int32_t *os = ns ? r->prev_stats + (size_t)a * ns : NULL;
         bool pos = c->x != o->x || c->y != o->y, face = c->facing != o->facing,
              alive = c->alive != o->alive;
-        bool stats = s->n_stats && memcmp(cs, os, (size_t)s->n_stats * sizeof *cs) != 0;
+        bool stats = ns && memcmp(cs, os, ns * sizeof *cs) != 0;
         if (!pos && !face && !alive && !stats) continue;
-        rb_printf(b, "%s[%d,{", any ? "," : ",\"agents\":[", (int)a);
-        any = true;
+        if (any) {
+            RB_LIT(b, ",[");
+        } else {
+            RB_LIT(b, ",\"agents\":[[");
+            any = true;
+        }
+        rb_int(b, a);
+        RB_LIT(b, ",{");
         bool first = true;
         if (pos) {
-            rb_printf(b, "\"x\":%d,\"y\":%d", (int)c->x, (int)c->y);
+            RB_LIT(b, "\"x\":");
+            rb_int(b, c->x);
+            RB_LIT(b, ",\"y\":");
+            rb_int(b, c->y);
             first = false;
         }
         if (face) {
-            rb_printf(b, "%s\"facing\":%d", first ? "" : ",", (int)c->facing);
+            if (!first) rb_ch(b, ',');
+            RB_LIT(b, "\"facing\":");
+            rb_int(b, c->facing);
             first = false;
         }
         if (alive) {
-            rb_printf(b, "%s\"alive\":%d", first ? "" : ",", (int)c->alive);
+            if (!first) rb_ch(b, ',');
+            RB_LIT(b, "\"alive\":");
+            rb_int(b, c->alive);
             first = false;
         }
         if (stats) {
-            rb_puts(b, first ? "\"stats\":{" : ",\"stats\":{");
+            if (!first) rb_ch(b, ',');
+            RB_LIT(b, "\"stats\":{");
             bool f2 = true;
-            for (int32_t k = 0; k < s->n_stats; k++) {
+            for (size_t k = 0; k < ns; k++) {
                 if (cs[k] == os[k]) continue;
-                rb_printf(b, "%s\"%d\":%d", f2 ? "" : ",", (int)k, (int)cs[k]);
+                if (!f2) rb_ch(b, ',');
+                rb_ch(b, '"');
+                rb_int(b, (int64_t)k);
+                RB_LIT(b, "\":");
+                rb_int(b, cs[k]);
                 f2 = false;
             }
-            rb_put(b, "}", 1);
+            rb_ch(b, '}');
+            memcpy(os, cs, ns * sizeof *cs);
         }
-        rb_puts(b, "}]");
+        RB_LIT(b, "}]");
+        *o = *c;
     }
-    if (any) rb_put(b, "]", 1);
+    if (any) rb_ch(b, ']');
 
     /* nodes and edges: a changed label or weight is a del and an add of the same key */
-    for (int which = 0; which < 2; which++) {
-        int32_t n1 = which ? s->n_edges : s->n_nodes, n0 = which ? p->n_edges : p->n_nodes;
-        bool a1 = false, d1 = false;
-        mark = b->len;
-        rb_puts(b, which ? ",\"edges\":{" : ",\"nodes\":{");
-        for (int pass = 0; pass < 2; pass++) {
-            int32_t i = 0, j = 0;
-            bool *flag = pass == 0 ? &a1 : &d1;
-            while (i < n1 || j < n0) {
-                int c;
-                bool changed = false;
-                if (which) {
-                    c = i >= n1 ? 1 : j >= n0 ? -1 : cmp_edge(&r->cur_edges[i], &p->edges[j]);
-                    if (c == 0) changed = r->cur_edges[i].weight != p->edges[j].weight;
-                } else {
-                    c = i >= n1 ? 1 : j >= n0 ? -1 : cmp_node(&r->cur_nodes[i], &p->nodes[j]);
-                    if (c == 0)
-                        changed = strcmp(r->cur_nodes[i].kind, p->nodes[j].kind) != 0 ||
-                                  strcmp(r->cur_nodes[i].label, p->nodes[j].label) != 0;
-                }
-                bool put_add = pass == 0 && (c < 0 || (c == 0 && changed));
-                bool put_del = pass == 1 && (c > 0 || (c == 0 && changed));
-                if (put_add || put_del) {
-                    if (!*flag) rb_puts(b, pass == 0 ? "\"add\":[" : a1 ? ",\"del\":[" : "\"del\":[");
-                    else rb_put(b, ",", 1);
-                    *flag = true;
-                    if (which)
-                        put_edge(b, put_add ? &r->cur_edges[i] : &p->edges[j], put_add);
-                    else if (put_add)
-                        put_node(b, &r->cur_nodes[i]);
-                    else
-                        rb_str(b, p->nodes[j].id);
-                }
-                if (c <= 0) i++;
-                if (c >= 0) j++;
-            }
-            if (*flag) rb_put(b, "]", 1);
-        }
-        if (a1 || d1)
-            rb_put(b, "}", 1);
-        else
-            b->len = mark;
-    }
+    diff_list(r, L_NODES);
+    diff_list(r, L_EDGES);
 }
 
 /* ---- episodes ------------------------------------------------------------------------------ */
@@ -936,11 +1196,18 @@ polis_status polis_recorder_msg(polis_recorder *r, int32_t agent, const char *ki
     return r->msgs.oom ? rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory") : POLIS_OK;
 }
 
-static void put_u8s(rbuf *b, const char *name, const uint8_t *v, int32_t n)
+/* ",\"name\":[...]" of flags */
+static void put_u8s(rbuf *b, const char *member, const uint8_t *v, int32_t n)
 {
-    rb_printf(b, ",\"%s\":[", name);
-    for (int32_t a = 0; a < n; a++) rb_item(b, a != 0, v[a]);
-    rb_put(b, "]", 1);
+    rb_puts(b, member);
+    for (int32_t a = 0; a < n; a++) {
+        if (a) rb_ch(b, ',');
+        if (v[a] < 10)
+            rb_ch(b, (char)('0' + v[a]));
+        else
+            rb_int(b, v[a]);
+    }
+    rb_ch(b, ']');
 }
 
 polis_status polis_recorder_step(polis_recorder *r)
@@ -956,18 +1223,20 @@ polis_status polis_recorder_step(polis_recorder *r)
     if (st) return st;
     int64_t tick = polis_env_tick(env);
     rbuf *b = &r->line;
-    rb_printf(b, "{\"t\":\"step\",\"tick\":%" PRId64 ",\"actions\":[", tick);
+    RB_LIT(b, "{\"t\":\"step\",\"tick\":");
+    rb_int(b, tick);
+    RB_LIT(b, ",\"actions\":[");
     for (int32_t a = 0; a < r->n_agents; a++) rb_item(b, a != 0, io->actions[a]);
     rb_puts(b, "],\"rewards\":[");
     for (int32_t a = 0; a < r->n_agents; a++) {
         if (a) rb_put(b, ",", 1);
-        rb_f32(b, io->rewards[a]);
+        rb_f32(b, r->memo, io->rewards[a]);
         r->returns[a] += io->rewards[a];
     }
     rb_put(b, "]", 1);
-    put_u8s(b, "term", io->terminations, r->n_agents);
-    put_u8s(b, "trunc", io->truncations, r->n_agents);
-    put_u8s(b, "illegal", io->illegal, r->n_agents);
+    put_u8s(b, ",\"term\":[", io->terminations, r->n_agents);
+    put_u8s(b, ",\"trunc\":[", io->truncations, r->n_agents);
+    put_u8s(b, ",\"illegal\":[", io->illegal, r->n_agents);
     if (r->events.len) {
         rb_puts(b, ",\"events\":[");
         rb_put(b, r->events.p + 1, r->events.len - 1);
@@ -984,7 +1253,6 @@ polis_status polis_recorder_step(polis_recorder *r)
     rb_put(b, "}", 1);
     if ((st = emit(r))) return st;
     if (tick % r->keyframe_every == 0 && (st = keyframe(r, s))) return st;
-    keep_scene(r, s);
     return POLIS_OK;
 }
 
@@ -998,7 +1266,7 @@ polis_status polis_recorder_end_episode(polis_recorder *r, const char *metrics_j
               r->episode, polis_env_tick(r->env));
     for (int32_t a = 0; a < r->n_agents; a++) {
         if (a) rb_put(b, ",", 1);
-        rb_f64(b, r->returns[a]);
+        rb_f64(b, r->memo, r->returns[a]);
     }
     rb_puts(b, "],\"metrics\":");
     if (metrics_json && *metrics_json) {

@@ -14,6 +14,8 @@
 
 static const polis_host host_table;
 
+#define h_error polis__ctx_error
+
 /* ---- contexts -------------------------------------------------------------------------- */
 
 polis_ctx *polis__ctx_new(polis_env *env, int32_t kind, const char *name)
@@ -59,7 +61,8 @@ int32_t polis__phase_parse(const char *name)
 
 /* ---- host: errors, identity, time --------------------------------------------------------- */
 
-static void h_error(polis_ctx *ctx, const char *fmt, ...)
+/* The host's error(): "<plugin>: <message>" into env->err (scene.c's registrations too). */
+void polis__ctx_error(polis_ctx *ctx, const char *fmt, ...)
 {
     polis_env *env = ctx->env;
     int n = snprintf(env->err, sizeof env->err, "%s: ", ctx->name);
@@ -894,6 +897,8 @@ static const polis_host host_table = {
     .scene_node = polis__scene_node,
     .scene_edge = polis__scene_edge,
     .look_kind_find = polis__h_look_kind_find,
+    .look_keep_layer = polis__look_keep_layer,
+    .scene_fresh = polis__scene_fresh,
 };
 
 const polis_host *polis__host(void) { return &host_table; }

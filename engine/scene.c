@@ -8,6 +8,11 @@
  * The scene buffers are allocated at the first polis_env_scene_get, from the capacities the
  * callbacks declared; every later call only overwrites them, so recording allocates nothing
  * per step. A registry is kept only once a plugin registers something (env->looks).
+ *
+ * Kept layers (ABI 1.6) are not cleared between scenes: their callbacks write only the cells
+ * that changed since their previous call, and host->scene_fresh tells them when the kernel
+ * cleared the layers (the first scene of an episode, or after a scene failed) and every
+ * cell is to be written again.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +47,7 @@ typedef struct look_fn {
 struct polis__looks {
     look_kind *kinds; int32_t n_kinds, cap_kinds;
     char **layers; int32_t n_layers, cap_layers;
+    bool *kept; int32_t cap_kept; /* [layer]: kept between scenes (ABI 1.6) */
     look_stat *stats; int32_t n_stats, cap_stats;
     look_fn *fns; int32_t n_fns, cap_fns;
     int32_t map_w, map_h;       /* 0: the grid's size */
@@ -51,6 +57,10 @@ struct polis__looks {
     polis_scene scene;
     bool allocated;
     const look_fn *running;     /* the callback running now (appends check its share) */
+    /* kept layers: the episode the last scene was read in (-1: none yet, or it failed);
+     * fresh while the callbacks of a scene that cleared them run */
+    int64_t scene_episode;
+    bool fresh;
 };
 
 static const char *const shape_names[] = {"square", "circle", "triangle", "diamond",
@@ -68,19 +78,6 @@ int32_t polis__shape_parse(const char *name)
     return -1;
 }
 
-static void err(polis_ctx *ctx, const char *fmt, ...) POLIS_PRINTF(2, 3);
-static void err(polis_ctx *ctx, const char *fmt, ...)
-{
-    polis_env *env = ctx->env;
-    int n = snprintf(env->err, sizeof env->err, "%s: ", ctx->name);
-    if (n < 0 || (size_t)n >= sizeof env->err) n = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(env->err + n, sizeof env->err - (size_t)n, fmt, ap);
-    va_end(ap);
-    env->err_placed = false;
-}
-
 static bool valid_name(const char *s)
 {
     if (!s || !*s) return false;
@@ -96,9 +93,10 @@ static polis_status registering(polis_ctx *ctx, const char *what, polis__looks *
 {
     polis_env *env = ctx->env;
     if (env->state != POLIS__ENV_LOADING) {
-        err(ctx, "%s: registration is closed once the env is created (register in init or "
-                 "start)",
-            what);
+        polis__ctx_error(ctx,
+                         "%s: registration is closed once the env is created (register in init or "
+                         "start)",
+                         what);
         return POLIS_ERR_STATE;
     }
     if (!env->looks) {
@@ -146,32 +144,34 @@ polis_status polis__look_kind(polis_ctx *ctx, const polis_kind_def *def, int32_t
     polis_status st = registering(ctx, "look_kind", &lk);
     if (st) return st;
     if (!def) {
-        err(ctx, "look_kind: definition is NULL");
+        polis__ctx_error(ctx, "look_kind: definition is NULL");
         return POLIS_ERR_INVALID;
     }
     if (!valid_name(def->name)) {
-        err(ctx, "look_kind: name \"%s\" is not 1 to %d characters from a-z, 0-9 and _",
-            def->name ? def->name : "(null)", LOOK_NAME_MAX);
+        polis__ctx_error(ctx,
+                         "look_kind: name \"%s\" is not 1 to %d characters from a-z, 0-9 and _",
+                         def->name ? def->name : "(null)", LOOK_NAME_MAX);
         return POLIS_ERR_INVALID;
     }
     int32_t dup = polis__look_kind_find(ctx->env, def->name);
     if (dup >= 0) {
-        err(ctx, "look_kind: kind \"%s\" is already registered by %s", def->name,
-            lk->kinds[dup].ctx->name);
+        polis__ctx_error(ctx, "look_kind: kind \"%s\" is already registered by %s", def->name,
+                         lk->kinds[dup].ctx->name);
         return POLIS_ERR_INVALID;
     }
     if (!one_char(def->glyph)) {
-        err(ctx, "look_kind %s: glyph \"%s\" is not one printable UTF-8 character", def->name,
-            def->glyph ? def->glyph : "(null)");
+        polis__ctx_error(ctx, "look_kind %s: glyph \"%s\" is not one printable UTF-8 character",
+                         def->name, def->glyph ? def->glyph : "(null)");
         return POLIS_ERR_INVALID;
     }
     if (!valid_color(def->color)) {
-        err(ctx, "look_kind %s: color \"%s\" is not \"#rrggbb\"", def->name,
-            def->color ? def->color : "(null)");
+        polis__ctx_error(ctx, "look_kind %s: color \"%s\" is not \"#rrggbb\"", def->name,
+                         def->color ? def->color : "(null)");
         return POLIS_ERR_INVALID;
     }
     if (!polis_shape_name(def->shape)) {
-        err(ctx, "look_kind %s: shape %d is not a polis_shape", def->name, (int)def->shape);
+        polis__ctx_error(ctx, "look_kind %s: shape %d is not a polis_shape", def->name,
+                         (int)def->shape);
         return POLIS_ERR_INVALID;
     }
     if ((st = polis__grow(ctx->env, (void **)&lk->kinds, &lk->cap_kinds, lk->n_kinds,
@@ -197,22 +197,41 @@ polis_status polis__look_layer(polis_ctx *ctx, const char *name, int32_t *out_la
     polis_status st = registering(ctx, "look_layer", &lk);
     if (st) return st;
     if (!valid_name(name)) {
-        err(ctx, "look_layer: name \"%s\" is not 1 to %d characters from a-z, 0-9 and _",
-            name ? name : "(null)", LOOK_NAME_MAX);
+        polis__ctx_error(ctx,
+                         "look_layer: name \"%s\" is not 1 to %d characters from a-z, 0-9 and _",
+                         name ? name : "(null)", LOOK_NAME_MAX);
         return POLIS_ERR_INVALID;
     }
     for (int32_t i = 0; i < lk->n_layers; i++)
         if (strcmp(lk->layers[i], name) == 0) {
-            err(ctx, "look_layer: layer \"%s\" is already registered", name);
+            polis__ctx_error(ctx, "look_layer: layer \"%s\" is already registered", name);
             return POLIS_ERR_INVALID;
         }
     if ((st = polis__grow(ctx->env, (void **)&lk->layers, &lk->cap_layers, lk->n_layers,
                           sizeof *lk->layers)))
         return st;
+    if ((st = polis__grow(ctx->env, (void **)&lk->kept, &lk->cap_kept, lk->n_layers,
+                          sizeof *lk->kept)))
+        return st;
+    lk->kept[lk->n_layers] = false;
     lk->layers[lk->n_layers] = polis__strdup(ctx->env, name);
     if (!lk->layers[lk->n_layers]) return polis__fail(ctx->env, POLIS_ERR_NOMEM, "out of memory");
     if (out_layer) *out_layer = lk->n_layers;
     lk->n_layers++;
+    return POLIS_OK;
+}
+
+polis_status polis__look_keep_layer(polis_ctx *ctx, int32_t layer)
+{
+    polis__looks *lk = NULL;
+    polis_status st = registering(ctx, "look_keep_layer", &lk);
+    if (st) return st;
+    if (layer < 0 || layer >= lk->n_layers) {
+        polis__ctx_error(ctx, "look_keep_layer: %d is not a layer id (0..%d)", (int)layer,
+                         (int)lk->n_layers - 1);
+        return POLIS_ERR_INVALID;
+    }
+    lk->kept[layer] = true;
     return POLIS_OK;
 }
 
@@ -223,19 +242,20 @@ polis_status polis__look_stat(polis_ctx *ctx, const char *name, const char *grou
     polis_status st = registering(ctx, "look_stat", &lk);
     if (st) return st;
     if (!valid_name(name) || !valid_name(group)) {
-        err(ctx, "look_stat: %s \"%s\" is not 1 to %d characters from a-z, 0-9 and _",
-            valid_name(name) ? "group" : "name",
-            valid_name(name) ? (group ? group : "(null)") : (name ? name : "(null)"),
-            LOOK_NAME_MAX);
+        polis__ctx_error(ctx, "look_stat: %s \"%s\" is not 1 to %d characters from a-z, 0-9 and _",
+                         valid_name(name) ? "group" : "name",
+                         valid_name(name) ? (group ? group : "(null)") : (name ? name : "(null)"),
+                         LOOK_NAME_MAX);
         return POLIS_ERR_INVALID;
     }
     if (max < 0) {
-        err(ctx, "look_stat %s: max %d is negative (0 means unbounded)", name, (int)max);
+        polis__ctx_error(ctx, "look_stat %s: max %d is negative (0 means unbounded)", name,
+                         (int)max);
         return POLIS_ERR_INVALID;
     }
     for (int32_t i = 0; i < lk->n_stats; i++)
         if (strcmp(lk->stats[i].name, name) == 0) {
-            err(ctx, "look_stat: stat \"%s\" is already registered", name);
+            polis__ctx_error(ctx, "look_stat: stat \"%s\" is already registered", name);
             return POLIS_ERR_INVALID;
         }
     if ((st = polis__grow(ctx->env, (void **)&lk->stats, &lk->cap_stats, lk->n_stats,
@@ -262,12 +282,13 @@ polis_status polis__look_map(polis_ctx *ctx, int32_t width, int32_t height)
     polis_status st = registering(ctx, "look_map", &lk);
     if (st) return st;
     if (width < 1 || height < 1 || width > 65536 || height > 65536) {
-        err(ctx, "look_map: %d x %d is outside 1..65536 x 1..65536", (int)width, (int)height);
+        polis__ctx_error(ctx, "look_map: %d x %d is outside 1..65536 x 1..65536", (int)width,
+                         (int)height);
         return POLIS_ERR_INVALID;
     }
     if (lk->map_w && (lk->map_w != width || lk->map_h != height)) {
-        err(ctx, "look_map: %d x %d, but %s set the map to %d x %d", (int)width, (int)height,
-            lk->map_ctx->name, (int)lk->map_w, (int)lk->map_h);
+        polis__ctx_error(ctx, "look_map: %d x %d, but %s set the map to %d x %d", (int)width,
+                         (int)height, lk->map_ctx->name, (int)lk->map_w, (int)lk->map_h);
         return POLIS_ERR_INVALID;
     }
     lk->map_w = width;
@@ -282,7 +303,8 @@ polis_status polis__look_view(polis_ctx *ctx, int32_t rx, int32_t ry)
     polis_status st = registering(ctx, "look_view", &lk);
     if (st) return st;
     if (rx < 0 || ry < 0 || rx > 65536 || ry > 65536) {
-        err(ctx, "look_view: half-extent %d x %d is outside 0..65536", (int)rx, (int)ry);
+        polis__ctx_error(ctx, "look_view: half-extent %d x %d is outside 0..65536", (int)rx,
+                         (int)ry);
         return POLIS_ERR_INVALID;
     }
     lk->has_view = true;
@@ -299,18 +321,20 @@ polis_status polis__look_scene(polis_ctx *ctx, const polis_scene_def *def)
     polis_status st = registering(ctx, "look_scene", &lk);
     if (st) return st;
     if (!def || !def->fn) {
-        err(ctx, "look_scene: %s is NULL", def ? "fn" : "definition");
+        polis__ctx_error(ctx, "look_scene: %s is NULL", def ? "fn" : "definition");
         return POLIS_ERR_INVALID;
     }
     if (def->max_things < 0 || def->max_nodes < 0 || def->max_edges < 0 ||
         def->max_things > CAP_MAX || def->max_nodes > CAP_MAX || def->max_edges > CAP_MAX) {
-        err(ctx, "look_scene: capacities (things %d, nodes %d, edges %d) must be in 0..%d",
-            (int)def->max_things, (int)def->max_nodes, (int)def->max_edges, CAP_MAX);
+        polis__ctx_error(ctx,
+                         "look_scene: capacities (things %d, nodes %d, edges %d) must be in 0..%d",
+                         (int)def->max_things, (int)def->max_nodes, (int)def->max_edges, CAP_MAX);
         return POLIS_ERR_INVALID;
     }
     for (int32_t i = 0; i < lk->n_fns; i++)
         if (lk->fns[i].ctx == ctx) {
-            err(ctx, "look_scene: a scene callback is already registered (one per plugin)");
+            polis__ctx_error(ctx,
+                             "look_scene: a scene callback is already registered (one per plugin)");
             return POLIS_ERR_INVALID;
         }
     if ((st = polis__grow(ctx->env, (void **)&lk->fns, &lk->cap_fns, lk->n_fns, sizeof *lk->fns)))
@@ -332,9 +356,10 @@ static polis_status appending(polis_ctx *ctx, polis_scene *scene, const char *wh
 {
     polis__looks *lk = ctx->env->looks;
     if (!lk || !lk->running || lk->running->ctx != ctx || scene != &lk->scene) {
-        err(ctx, "%s: only the plugin's own scene callback may append, to the scene it was "
-                 "handed",
-            what);
+        polis__ctx_error(ctx,
+                         "%s: only the plugin's own scene callback may append, to the scene it was "
+                         "handed",
+                         what);
         return POLIS_ERR_STATE;
     }
     return POLIS_OK;
@@ -346,8 +371,8 @@ static polis_status copy_str(polis_ctx *ctx, char *dst, size_t cap, const char *
     if (!src) src = "";
     size_t n = strlen(src);
     if (n >= cap) {
-        err(ctx, "%s: %s \"%.40s...\" is %zu bytes, longer than %zu", what, member, src, n,
-            cap - 1);
+        polis__ctx_error(ctx, "%s: %s \"%.40s...\" is %zu bytes, longer than %zu", what, member,
+                         src, n, cap - 1);
         return POLIS_ERR_LIMIT;
     }
     memcpy(dst, src, n + 1);
@@ -361,19 +386,20 @@ polis_status polis__scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id, 
     if (st) return st;
     polis__looks *lk = ctx->env->looks;
     if (kind < 0 || kind >= lk->n_kinds) {
-        err(ctx, "scene_thing %d: kind %d is not a kind id (0..%d)", (int)id, (int)kind,
-            (int)lk->n_kinds - 1);
+        polis__ctx_error(ctx, "scene_thing %d: kind %d is not a kind id (0..%d)", (int)id,
+                         (int)kind, (int)lk->n_kinds - 1);
         return POLIS_ERR_INVALID;
     }
     if (x < 0 || y < 0 || x >= scene->width || y >= scene->height) {
-        err(ctx, "scene_thing %d: (%d, %d) is outside the %d x %d map", (int)id, (int)x, (int)y,
-            (int)scene->width, (int)scene->height);
+        polis__ctx_error(ctx, "scene_thing %d: (%d, %d) is outside the %d x %d map", (int)id,
+                         (int)x, (int)y, (int)scene->width, (int)scene->height);
         return POLIS_ERR_INVALID;
     }
     if (scene->n_things >= lk->running->end_things) {
-        err(ctx, "scene_thing: more than the %d things this plugin declared (look_scene "
-                 "max_things)",
-            (int)lk->running->max_things);
+        polis__ctx_error(ctx,
+                         "scene_thing: more than the %d things this plugin declared (look_scene "
+                         "max_things)",
+                         (int)lk->running->max_things);
         return POLIS_ERR_LIMIT;
     }
     polis_scene_thing *t = &scene->things[scene->n_things];
@@ -393,11 +419,12 @@ polis_status polis__scene_node(polis_ctx *ctx, polis_scene *scene, const char *i
     if (st) return st;
     polis__looks *lk = ctx->env->looks;
     if (!id || !*id) {
-        err(ctx, "scene_node: the id is empty");
+        polis__ctx_error(ctx, "scene_node: the id is empty");
         return POLIS_ERR_INVALID;
     }
     if (scene->n_nodes >= lk->running->end_nodes) {
-        err(ctx, "scene_node: more than the %d nodes this plugin declared (look_scene max_nodes)",
+        polis__ctx_error(
+            ctx, "scene_node: more than the %d nodes this plugin declared (look_scene max_nodes)",
             (int)lk->running->max_nodes);
         return POLIS_ERR_LIMIT;
     }
@@ -417,15 +444,16 @@ polis_status polis__scene_edge(polis_ctx *ctx, polis_scene *scene, const char *f
     if (st) return st;
     polis__looks *lk = ctx->env->looks;
     if (!from || !*from || !to || !*to) {
-        err(ctx, "scene_edge: an end is empty");
+        polis__ctx_error(ctx, "scene_edge: an end is empty");
         return POLIS_ERR_INVALID;
     }
     if (weight != weight) {
-        err(ctx, "scene_edge %s -> %s: the weight is NaN", from, to);
+        polis__ctx_error(ctx, "scene_edge %s -> %s: the weight is NaN", from, to);
         return POLIS_ERR_INVALID;
     }
     if (scene->n_edges >= lk->running->end_edges) {
-        err(ctx, "scene_edge: more than the %d edges this plugin declared (look_scene max_edges)",
+        polis__ctx_error(
+            ctx, "scene_edge: more than the %d edges this plugin declared (look_scene max_edges)",
             (int)lk->running->max_edges);
         return POLIS_ERR_LIMIT;
     }
@@ -437,6 +465,13 @@ polis_status polis__scene_edge(polis_ctx *ctx, polis_scene *scene, const char *f
     e->weight = weight;
     scene->n_edges++;
     return POLIS_OK;
+}
+
+bool polis__scene_fresh(polis_ctx *ctx, const polis_scene *scene)
+{
+    const polis__looks *lk = ctx->env->looks;
+    /* outside a scene callback nothing was kept for the caller: everything is to be written */
+    return !lk || !lk->running || scene != &lk->scene || lk->fresh;
 }
 
 int32_t polis__h_look_kind_find(polis_ctx *ctx, const char *name)
@@ -565,6 +600,7 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
         (things && !s->things) || (nodes && !s->nodes) || (edges && !s->edges))
         return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
     lk->allocated = true;
+    lk->scene_episode = -1;
     return POLIS_OK;
 }
 
@@ -595,8 +631,15 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     polis__looks *lk = env->looks;
     if (!lk->allocated && (st = scene_alloc(env, lk))) return st;
     polis_scene *s = &lk->scene;
-    size_t cells = (size_t)s->n_layers * (size_t)s->width * (size_t)s->height;
-    for (size_t i = 0; i < cells; i++) s->tiles[i] = -1;
+    /* kept layers hold what the callbacks wrote last, unless this is the first scene of the
+     * episode or the previous one failed half-written */
+    bool fresh = lk->scene_episode != env->episode;
+    size_t plane = (size_t)s->width * (size_t)s->height;
+    for (int32_t l = 0; l < s->n_layers; l++)
+        if (fresh || !lk->kept[l]) /* every byte 0xff: -1 */
+            memset(s->tiles + (size_t)l * plane, 0xff, plane * sizeof *s->tiles);
+    lk->scene_episode = -1;
+    lk->fresh = fresh;
     for (int32_t a = 0; a < s->n_agents; a++) {
         s->agents[a].x = s->agents[a].y = -1;
         s->agents[a].facing = POLIS_FACING_NONE;
@@ -619,6 +662,7 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
             return st;
         }
     }
+    lk->scene_episode = env->episode;
     *out = s;
     return POLIS_OK;
 }
@@ -631,6 +675,7 @@ void polis__looks_free(polis_env *env)
     polis__free(env, lk->kinds, sizeof *lk->kinds * (size_t)lk->cap_kinds);
     for (int32_t i = 0; i < lk->n_layers; i++) polis__strfree(env, lk->layers[i]);
     polis__free(env, lk->layers, sizeof *lk->layers * (size_t)lk->cap_layers);
+    polis__free(env, lk->kept, sizeof *lk->kept * (size_t)lk->cap_kept);
     for (int32_t i = 0; i < lk->n_stats; i++) {
         polis__strfree(env, lk->stats[i].name);
         polis__strfree(env, lk->stats[i].group);

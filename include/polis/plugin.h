@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define POLIS_ABI_MAJOR 1
-#define POLIS_ABI_MINOR 5
+#define POLIS_ABI_MINOR 6
 #define POLIS_PLUGIN_ENTRY "polis_plugin_entry"
 
 #if defined(__GNUC__)
@@ -444,6 +444,15 @@ typedef struct polis_host {
                                const char *to, const char *kind, float weight);
     /* A kind's id by name, -1 if unknown (kinds of other plugins too). */
     int32_t (*look_kind_find)(polis_ctx *ctx, const char *name);
+    /* ABI 1.6 (check struct_size before use): scenes that write only what changed
+     * (docs/kernel.md, "Kept layers"). Registration only: the kernel keeps this tile layer from one scene to
+     * the next instead of clearing it to -1 before the callbacks run, so the callback that
+     * draws it writes only the cells that changed since its previous call. */
+    polis_status (*look_keep_layer)(polis_ctx *ctx, int32_t layer);
+    /* In a scene callback: true when the kept layers were cleared to -1 for this scene (its
+     * first of the episode, or the previous scene failed): write every cell of them. True
+     * outside a scene callback. */
+    bool (*scene_fresh)(polis_ctx *ctx, const polis_scene *scene);
 } polis_host;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

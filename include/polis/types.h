@@ -154,7 +154,8 @@ typedef struct polis_scene_edge {
 } polis_scene_edge;
 
 /* What the world looks like at one moment, in buffers the kernel allocates once. Before the
- * scene callbacks run, the kernel sets every tile to -1 (empty), every agent to x = y = -1,
+ * scene callbacks run, the kernel sets every tile to -1 (empty; a kept layer, plugin ABI 1.6,
+ * only at the first scene of an episode), every agent to x = y = -1,
  * facing 0, alive 1 (0 once it terminated), every stat to 0 and the counts to 0. Map
  * coordinates: x to the right, y down; tiles are [layer][y][x]. */
 typedef struct polis_scene {

@@ -1441,8 +1441,11 @@ polis.macro{
 
 -- The ground (floor and walls), the apple cells (a live apple, grass that can regrow one, or
 -- bare ground with no live apple near), and per player its position, facing, whether it is
--- on the map, its apples this episode and its zap cooldown.
+-- on the map, its apples this episode and its zap cooldown. Both layers are kept between
+-- scenes (plugin ABI 1.6): the ground is written when the kernel cleared them (fresh), the
+-- apple cells only when their kind changed since the last scene.
 local LOOK -- the ids polis.look returns, read by the scene function
+local SHOWN = {} -- [apple]: the kind the apples layer shows now
 LOOK = polis.look{
   kinds = {
     {name = "floor", glyph = ".", color = "#3b3024", shape = "square"},
@@ -1456,14 +1459,21 @@ LOOK = polis.look{
     {name = "apples", group = "inventory"},
     {name = "cooldown", group = "vitals"},
   },
-  scene = function(s)
+  keep = true,
+  scene = function(s, fresh)
     local K = LOOK.kinds
-    for y = 0, H - 1 do
-      for x = 0, W - 1 do
-        local c = cell_of(x, y)
-        s:tile(0, x, y, wall[c] and K.wall or K.floor)
-        local i = apple_of[c]
-        if i then s:tile(1, x, y, alive[i] and K.apple or (nbr[i] > 0 and K.grass or K.bare)) end
+    if fresh then
+      for y = 0, H - 1 do
+        for x = 0, W - 1 do s:tile(0, x, y, wall[cell_of(x, y)] and K.wall or K.floor) end
+      end
+      for i = 1, NA do SHOWN[i] = nil end
+    end
+    local apple, grass, bare = K.apple, K.grass, K.bare
+    for i = 1, NA do
+      local k = alive[i] and apple or (nbr[i] > 0 and grass or bare)
+      if SHOWN[i] ~= k then
+        s:tile(1, AX[i], AY[i], k)
+        SHOWN[i] = k
       end
     end
     for a = 0, N - 1 do

@@ -43,10 +43,11 @@ static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         for (int32_t r = 0; r < s->R; r++) {
             int32_t n = s->piles[(size_t)c * (size_t)s->R + (size_t)r];
             if (n <= 0) continue;
-            char label[16];
-            snprintf(label, sizeof label, "%d", (int)n);
+            char label[16], *e = label + sizeof label - 1; /* the amount, without printf */
+            *e = '\0';
+            for (int32_t v = n; v; v /= 10) *--e = (char)('0' + v % 10);
             polis_status st = h->scene_thing(ctx, sc, c * s->R + r, s->kind_res0 + r, c % s->W,
-                                             c / s->W, label);
+                                             c / s->W, e);
             if (st) return st;
         }
     }

@@ -1,7 +1,7 @@
 /*
- * look_probe — a test plugin for looks and scenes (ABI 1.5). Its "mode" parameter picks what
- * it registers and how its scene callback misbehaves, so tests/unit/test_scene.c asserts the
- * kernel's exact scene and messages:
+ * look_probe — a test plugin for looks and scenes (ABI 1.5; kept layers, 1.6). Its "mode"
+ * parameter picks what it registers and how its scene callback misbehaves, so
+ * tests/unit/test_scene.c asserts the kernel's exact scene and messages:
  *   ok          kinds "sand" and "rock", a layer "ground" (rock on the diagonal, sand
  *               elsewhere), a stat "tick" (the env tick), a 6x4 map, a 1x2 view, and per
  *               tick one thing per agent (id 100 + agent, at (agent, 0), label = tick), a node
@@ -10,8 +10,13 @@
  *   bad_kind, bad_pos, long_label, late
  *               the scene appends a thing of kind 99, outside the map, with a 60-byte label,
  *               or registers a kind while the scene is written
- *   dup_kind, bad_color, bad_glyph, bad_shape, two_scenes, map_twice
+ *   dup_kind, bad_color, bad_glyph, bad_shape, two_scenes, map_twice, bad_keep
  *               a refused registration
+ *   keep        (ABI 1.6) the ok looks with "ground" a kept layer: the callback writes the
+ *               whole layer only when the scene is fresh, and otherwise just turns cell
+ *               (tick % 6, 3) to rock; the things come in descending id order (the recorder
+ *               sorts them) with empty labels, agent 0's at (tick % 6, 0), agent 1's gone at
+ *               odd ticks, when the club is "The clubhouse" and the edge weighs 0.75
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -37,15 +42,24 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     const polis_host *h = l->h;
     polis_status st;
     int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
-    for (int32_t y = 0; y < sc->height; y++)
-        for (int32_t x = 0; x < sc->width; x++) t[y * sc->width + x] = x == y ? l->rock : l->sand;
+    bool keep = is(l, "keep");
+    if (!keep || h->scene_fresh(ctx, sc)) {
+        for (int32_t y = 0; y < sc->height; y++)
+            for (int32_t x = 0; x < sc->width; x++)
+                t[y * sc->width + x] = x == y ? l->rock : l->sand;
+    } else {
+        t[3 * sc->width + (int32_t)(h->tick(ctx) % 6)] = l->rock;
+    }
     char label[64];
     snprintf(label, sizeof label, "%lld", (long long)h->tick(ctx));
     if (is(l, "long_label")) memset(label, 'x', 60), label[60] = '\0';
-    for (int32_t a = 0; a < sc->n_agents; a++) {
+    for (int32_t i = 0; i < sc->n_agents; i++) {
+        int32_t a = keep ? sc->n_agents - 1 - i : i;
         int32_t kind = is(l, "bad_kind") ? 99 : l->rock;
-        int32_t x = is(l, "bad_pos") ? 6 : a;
-        if ((st = h->scene_thing(ctx, sc, 100 + a, kind, x, 0, label))) return st;
+        int32_t x = is(l, "bad_pos") ? 6 : keep && a == 0 ? (int32_t)(h->tick(ctx) % 6) : a;
+        bool gone = keep && a == 1 && h->tick(ctx) % 2;
+        if (!gone && (st = h->scene_thing(ctx, sc, 100 + a, kind, x, 0, keep ? "" : label)))
+            return st;
         sc->agents[a].x = a;
         sc->agents[a].y = 1;
         sc->agents[a].facing = POLIS_FACING_RIGHT;
@@ -55,8 +69,10 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         polis_kind_def k = {"late", "l", "#000000", POLIS_SHAPE_DOT};
         return h->look_kind(ctx, &k, NULL);
     }
-    if ((st = h->scene_node(ctx, sc, "club", "group", "The club"))) return st;
-    return h->scene_edge(ctx, sc, h->agent_name(ctx, 0), "club", "member", 0.5f);
+    bool odd = keep && h->tick(ctx) % 2;
+    if ((st = h->scene_node(ctx, sc, "club", "group", odd ? "The clubhouse" : "The club")))
+        return st;
+    return h->scene_edge(ctx, sc, h->agent_name(ctx, 0), "club", "member", odd ? 0.75f : 0.5f);
 }
 
 static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params, void **state)
@@ -80,6 +96,9 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         (st = h->look_map(ctx, 6, 4)) || (st = h->look_view(ctx, 1, 2)))
         return st;
     if (is(l, "map_twice") && (st = h->look_map(ctx, 7, 4))) return st;
+    if ((is(l, "keep") || is(l, "bad_keep")) &&
+        (st = h->look_keep_layer(ctx, is(l, "keep") ? l->layer : 5)))
+        return st;
     polis_scene_def def = {.fn = scene, .ud = l, .max_things = is(l, "over") ? 1 : 8,
                            .max_nodes = 1, .max_edges = 1};
     if ((st = h->look_scene(ctx, &def))) return st;

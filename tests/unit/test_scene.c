@@ -1,9 +1,11 @@
-/* test_scene.c — looks and scenes (plugin ABI 1.5) and the recorder: what a plugin and a Lua
- * script register, the scene the kernel assembles, every refused registration and append
- * with its message, no allocation per scene once the buffers exist, and the lines the
- * recorder writes. */
+/* test_scene.c — looks and scenes (plugin ABI 1.5, kept layers 1.6) and the recorder: what a
+ * plugin and a Lua script register, the scene the kernel assembles, every refused
+ * registration and append with its message, no allocation per scene or per recorded tick
+ * once the buffers exist, and the lines the recorder writes. */
 #include "check.h"
 #include "testutil.h"
+
+#include "internal.h" /* polis__recorder_allocs */
 
 #define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
 
@@ -310,6 +312,183 @@ static void test_recorder(void)
     polis_env_destroy(env);
 }
 
+/* ---- kept layers (ABI 1.6) and what the recorder writes of them --------------------------- */
+
+static int32_t tile(const polis_scene *sc, int32_t x, int32_t y)
+{
+    return sc->tiles[(size_t)y * (size_t)sc->width + (size_t)x];
+}
+
+/* The probe keeps "ground": a fresh scene writes the diagonal, later ones add one rock in row
+ * 3 per tick, and the kernel keeps the rest; a reset makes the scene fresh again. Its things
+ * come unsorted and come and go, its node and edge change at odd ticks: the step lines say
+ * exactly that (one diff helper for things, nodes and edges). */
+static void test_keep_probe(void)
+{
+    test_alloc alloc = {0};
+    polis_env *env = probe_env("keep", &alloc);
+    CHECK(env != NULL);
+    if (!env) return;
+    static lines l;
+    memset(&l, 0, sizeof l);
+    const char *scn = "{\"agents\": 2}";
+    polis_record_info info = {.scenario_text = scn, .scenario_len = strlen(scn),
+                              .keyframe_every = 100, .seed = 4, .source = "test"};
+    polis_recorder *rec = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
+    CHECK_CONTAINS(l.text, "\"tiles\":[[1,1,0,6,1,1,0,6,1,1,0,6,1,1,0,2]],"
+                           "\"things\":[[100,1,0,0,\"\"],[101,1,1,0,\"\"]],");
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK_CONTAINS(l.text, "\"illegal\":[0,0],\"tiles\":[[0,1,3,1]],"
+                           "\"things\":{\"move\":[[100,1,0]],\"del\":[101]},"
+                           "\"agents\":[[0,{\"stats\":{\"0\":1}}],[1,{\"stats\":{\"0\":1}}]],"
+                           "\"nodes\":{\"add\":[[\"club\",\"group\",\"The clubhouse\"]],"
+                           "\"del\":[\"club\"]},"
+                           "\"edges\":{\"add\":[[\"agent_0\",\"club\",\"member\",0.75]],"
+                           "\"del\":[[\"agent_0\",\"club\",\"member\"]]}}\n");
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK_CONTAINS(l.text, "\"illegal\":[0,0],\"tiles\":[[0,2,3,1]],"
+                           "\"things\":{\"add\":[[101,1,1,0,\"\"]],\"move\":[[100,2,0]]},"
+                           "\"agents\":[[0,{\"stats\":{\"0\":2}}],[1,{\"stats\":{\"0\":2}}]],"
+                           "\"nodes\":{\"add\":[[\"club\",\"group\",\"The club\"]],"
+                           "\"del\":[\"club\"]},"
+                           "\"edges\":{\"add\":[[\"agent_0\",\"club\",\"member\",0.5]],"
+                           "\"del\":[[\"agent_0\",\"club\",\"member\"]]}}\n");
+    /* the kernel kept both rocks the callback wrote in earlier scenes */
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    if (!sc) return;
+    CHECK_EQ_INT(tile(sc, 1, 3), 1);
+    CHECK_EQ_INT(tile(sc, 2, 3), 1);
+    CHECK_EQ_INT(tile(sc, 0, 3), 0);
+    CHECK_EQ_INT(tile(sc, 3, 3), 1);
+
+    /* recording a tick allocates nothing once the first lines are written, neither in the env
+     * (scene buffers) nor in the recorder (line buffers, scene copies) */
+    long calls = alloc.calls;
+    int64_t rec_allocs = polis__recorder_allocs(rec);
+    CHECK(rec_allocs > 0);
+    for (int i = 0; i < 12; i++) {
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    }
+    CHECK_EQ_INT(alloc.calls, calls);
+    CHECK_EQ_INT(polis__recorder_allocs(rec), rec_allocs);
+    CHECK_EQ_INT(polis_recorder_end_episode(rec, NULL), POLIS_OK);
+
+    /* a reset makes the next scene fresh: the layer is the diagonal again (the recorder read
+     * it; this second scene of tick 0 adds the rock at (0, 3)) */
+    CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 5), POLIS_OK);
+    CHECK_CONTAINS(l.text, "{\"t\":\"reset\",\"episode\":1,\"seed\":5}\n{\"t\":\"key\",\"tick\":0,");
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    for (int32_t x = 0; x < 6; x++) CHECK_EQ_INT(tile(sc, x, 3), (x == 3 || x == 0 ? 1 : 0));
+    CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
+    polis_env_destroy(env);
+    CHECK_EQ_INT(alloc.live, 0);
+
+    CHECK_CONTAINS(probe_error("bad_keep"), "look_probe: look_keep_layer: 5 is not a layer id (0..0)");
+}
+
+/* gather (a real game with events and rewards): no allocation per recorded tick either. */
+static void test_recorder_no_alloc(void)
+{
+    test_alloc alloc = {0};
+    polis_env *env = test_env_file(GATHER, &alloc);
+    CHECK(env != NULL);
+    if (!env) return;
+    static lines l;
+    memset(&l, 0, sizeof l);
+    const char *scn = "{}";
+    polis_record_info info = {.scenario_text = scn, .scenario_len = strlen(scn),
+                              .keyframe_every = 10, .seed = 1, .source = "test"};
+    polis_recorder *rec = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 1), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    int32_t n = polis_env_n_agents(env);
+    long calls = 0;
+    int64_t rec_allocs = 0;
+    for (int t = 1; t <= 150; t++) {
+        for (int32_t a = 0; a < n; a++) io->actions[a] = (t + a) % 5; /* walk about */
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+        if (t == 20) {
+            calls = alloc.calls;
+            rec_allocs = polis__recorder_allocs(rec);
+        }
+    }
+    CHECK_EQ_INT(alloc.calls, calls);
+    CHECK_EQ_INT(polis__recorder_allocs(rec), rec_allocs);
+    CHECK_CONTAINS(l.text, "{\"type\":\"agent.moved\",\"agent\":");
+    CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
+    polis_env_destroy(env);
+}
+
+static const char *LUA_KEEP =
+    "local L\n"
+    "L = polis.look{\n"
+    "  kinds = {{name = 'a', glyph = 'a', color = '#000000'}},\n"
+    "  layers = {'g', 'h'}, keep = {'h'}, map = {2, 1},\n"
+    "  scene = function(s, fresh)\n"
+    "    assert(s:fresh() == fresh)\n"
+    "    s:tile('h', fresh and 0 or 1, 0, 'a')\n"
+    "    s:tile('g', 1, 0, 'a')\n"
+    "    if polis.tick() == 2 and not FAILED then FAILED = true; error('scene fails once') end\n"
+    "  end}\n";
+
+/* Lua: keep = {names} keeps those layers only; the scene function's second argument and
+ * s:fresh() say when the kernel cleared them (the first scene of an episode, or after a
+ * scene failed). */
+static void test_lua_keep(void)
+{
+    polis_env *env = lua_env(LUA_KEEP, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    const polis_scene *sc = NULL;
+    size_t plane = 2;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    if (!sc) return;
+    /* fresh: h = [a, -]; g (not kept) = [-, a] */
+    CHECK(sc->tiles[0] == -1 && sc->tiles[1] == 0);
+    CHECK(sc->tiles[plane + 0] == 0 && sc->tiles[plane + 1] == -1);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    /* not fresh: h keeps (0,0) and gets (1,0) */
+    CHECK(sc->tiles[plane + 0] == 0 && sc->tiles[plane + 1] == 0);
+    CHECK(sc->tiles[0] == -1 && sc->tiles[1] == 0);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_ERR_SCRIPT);
+    CHECK_CONTAINS(polis_env_error(env), "scene fails once");
+    /* after the failure the scene is fresh again */
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    if (!sc) return;
+    CHECK(sc->tiles[plane + 0] == 0 && sc->tiles[plane + 1] == -1);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    CHECK(sc->tiles[plane + 0] == 0 && sc->tiles[plane + 1] == 0);
+    /* and after a reset */
+    CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    CHECK(sc->tiles[plane + 0] == 0 && sc->tiles[plane + 1] == -1);
+    polis_env_destroy(env);
+
+    const char *err = NULL;
+    lua_env("polis.look{layers = {'g'}, keep = 5}", &err);
+    CHECK_CONTAINS(err, "polis.look: field 'keep' must be true or an array of layer names");
+    lua_env("polis.look{layers = {'g'}, keep = {'g', 'nope'}}", &err);
+    CHECK_CONTAINS(err, "polis.look: keep[2] must be the name of a layer, not nope");
+    lua_env("polis.look{layers = {'g'}, keep = {3}}", &err);
+    CHECK_CONTAINS(err, "polis.look: keep[1] must be the name of a layer, not number");
+}
+
 int main(void)
 {
     test_probe_scene();
@@ -317,5 +496,8 @@ int main(void)
     test_no_looks();
     test_lua();
     test_recorder();
+    test_keep_probe();
+    test_recorder_no_alloc();
+    test_lua_keep();
     CHECK_DONE();
 }
