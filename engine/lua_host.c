@@ -540,6 +540,17 @@ polis_status polis__lua_tramp_parse(polis_ctx *ctx, void *ud, int32_t agent, con
     return POLIS_OK;
 }
 
+/* Runs body the way policies and macros run: math.random and polis.random draw from the
+ * policy generator meanwhile; the previous setting comes back after, as calls can nest. */
+static polis_status run_as_policy(polis__lua_script *s, lua_CFunction body, call_args *a)
+{
+    bool was = s->in_policy;
+    s->in_policy = true;
+    polis_status st = run_protected(s, body, a);
+    s->in_policy = was;
+    return st;
+}
+
 /* A Lua policy returns an action id or an action name. While it runs, math.random and
  * polis.random draw from the policy generator, so a policy never moves the env's stream. */
 static int body_policy(lua_State *L)
@@ -584,10 +595,7 @@ polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent,
     (void)ctx;
     call_args a = {.cb = ud, .agent = agent, .action = -1};
     polis__lua_script *s = a.cb->s;
-    bool was = s->in_policy;
-    s->in_policy = true;
-    polis_status st = run_protected(s, body_policy, &a);
-    s->in_policy = was;
+    polis_status st = run_as_policy(s, body_policy, &a);
     if (st == POLIS_OK) *out_action = a.action;
     return st;
 }
@@ -646,10 +654,7 @@ polis_status polis__lua_tramp_macro_start(polis_ctx *ctx, void *ud, int32_t agen
     (void)plan;
     call_args a = {.cb = ud, .agent = agent, .input = args};
     polis__lua_script *s = a.cb->s;
-    bool was = s->in_policy;
-    s->in_policy = true;
-    polis_status st = run_protected(s, body_macro_start, &a);
-    s->in_policy = was;
+    polis_status st = run_as_policy(s, body_macro_start, &a);
     if (st == POLIS_OK && a.refused) {
         s->h->error(ctx, "%s", a.reason);
         return POLIS_ERR_ACTION;
@@ -714,10 +719,7 @@ polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud, int32_t agent
     (void)ctx, (void)plan;
     call_args a = {.cb = ud, .agent = agent, .action = -1};
     polis__lua_script *s = a.cb->s;
-    bool was = s->in_policy;
-    s->in_policy = true;
-    polis_status st = run_protected(s, body_macro_next, &a);
-    s->in_policy = was;
+    polis_status st = run_as_policy(s, body_macro_next, &a);
     if (st != POLIS_OK) return st;
     *state = a.plan_state;
     if (a.plan_state == POLIS_PLAN_RUNNING)

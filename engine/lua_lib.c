@@ -75,18 +75,27 @@ static int b_rep(lua_State *L)
     return call_original(L);
 }
 
-/* string.byte(s, i, j): one unit per value returned. */
-static int b_byte(lua_State *L)
+/* The bytes of s[i..j] that string.byte, utf8.len and utf8.codepoint read: s is argument 1,
+ * i and j arguments 2 and 3 (negative counts from the end), clamped to the string as Lua
+ * clamps them; i defaults to 1, j to i when j_is_i, else to def_j. 0 for an empty span. */
+static lua_Integer string_span(lua_State *L, bool j_is_i, lua_Integer def_j)
 {
     size_t l;
     luaL_checklstring(L, 1, &l);
     lua_Integer i = opt_int(L, 2, 1);
-    lua_Integer j = opt_int(L, 3, i);
+    lua_Integer j = opt_int(L, 3, j_is_i ? i : def_j);
     if (i < 0) i = (lua_Integer)l + i + 1;
     if (j < 0) j = (lua_Integer)l + j + 1;
     if (i < 1) i = 1;
     if (j > (lua_Integer)l) j = (lua_Integer)l;
-    if (j >= i) polis__lua_charge(L, (int64_t)(j - i + 1));
+    return j >= i ? j - i + 1 : 0;
+}
+
+/* string.byte(s, i, j): one unit per value returned. */
+static int b_byte(lua_State *L)
+{
+    lua_Integer n = string_span(L, true, 0);
+    if (n) polis__lua_charge(L, (int64_t)n);
     return call_original(L);
 }
 
@@ -740,38 +749,19 @@ static int b_sort(lua_State *L)
 
 /* ---- utf8 --------------------------------------------------------------------------------- */
 
-/* utf8.len(s, i, j) and utf8.codepoint(s, i, j): the bytes they decode. */
-static int b_utf8_span(lua_State *L, lua_Integer def_j)
-{
-    size_t l;
-    luaL_checklstring(L, 1, &l);
-    lua_Integer i = opt_int(L, 2, 1);
-    lua_Integer j = opt_int(L, 3, def_j);
-    if (i < 0) i = (lua_Integer)l + i + 1;
-    if (j < 0) j = (lua_Integer)l + j + 1;
-    if (i < 1) i = 1;
-    if (j > (lua_Integer)l) j = (lua_Integer)l;
-    if (j >= i) polis__lua_charge(L, units_of_bytes((uint64_t)(j - i + 1)));
-    return call_original(L);
-}
-
+/* utf8.len(s, i, j) and utf8.codepoint(s, i, j): the bytes they decode (string_span). */
 static int b_utf8_len(lua_State *L)
 {
-    return b_utf8_span(L, -1);
+    lua_Integer n = string_span(L, false, -1);
+    if (n) polis__lua_charge(L, units_of_bytes((uint64_t)n));
+    return call_original(L);
 }
 
 static int b_utf8_codepoint(lua_State *L)
 {
     /* one value per byte at most: charge them as values */
-    size_t l;
-    luaL_checklstring(L, 1, &l);
-    lua_Integer i = opt_int(L, 2, 1);
-    lua_Integer j = opt_int(L, 3, i);
-    if (i < 0) i = (lua_Integer)l + i + 1;
-    if (j < 0) j = (lua_Integer)l + j + 1;
-    if (i < 1) i = 1;
-    if (j > (lua_Integer)l) j = (lua_Integer)l;
-    if (j >= i) polis__lua_charge(L, (int64_t)(j - i + 1));
+    lua_Integer n = string_span(L, true, 0);
+    if (n) polis__lua_charge(L, (int64_t)n);
     return call_original(L);
 }
 

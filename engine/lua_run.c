@@ -322,10 +322,9 @@ int polis__lua_set_agent_order(lua_State *L)
     return 0;
 }
 
-int polis__lua_action_id(lua_State *L)
+/* The id a host lookup found, or nil for an unknown name (-1). */
+static int push_found_id(lua_State *L, int32_t id)
 {
-    polis__lua_script *s = polis__lua_script_of(L);
-    int32_t id = s->h->action_find(s->ctx, luaL_checkstring(L, 1));
     if (id < 0)
         lua_pushnil(L);
     else
@@ -333,15 +332,16 @@ int polis__lua_action_id(lua_State *L)
     return 1;
 }
 
+int polis__lua_action_id(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    return push_found_id(L, s->h->action_find(s->ctx, luaL_checkstring(L, 1)));
+}
+
 int polis__lua_event_id(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
-    int32_t id = s->h->event_find(s->ctx, luaL_checkstring(L, 1));
-    if (id < 0)
-        lua_pushnil(L);
-    else
-        lua_pushinteger(L, id);
-    return 1;
+    return push_found_id(L, s->h->event_find(s->ctx, luaL_checkstring(L, 1)));
 }
 
 /* ---- polis.*: grid ---------------------------------------------------------------------- */

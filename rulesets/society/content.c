@@ -560,6 +560,19 @@ static polis_status check_init(soc *s, const soc_node *n, int32_t j)
     return POLIS_OK;
 }
 
+/* How both forms of a job start: d is an object with only `keys`, the job `name` gets its
+ * slot (*out) and its "fov" (required). */
+static polis_status job_begin(soc *s, const soc_node *d, const char *const *keys,
+                              const char *name, int32_t *out)
+{
+    polis_status st;
+    if ((st = soc_want_object(s, d)) || (st = soc_check_keys(s, d, keys))) return st;
+    if ((st = job_slot(s, name, out))) return st;
+    soc_node n = soc_get(s, d, "fov");
+    if (soc_kind(s, &n) == -1) return soc_fail(s, d, "missing \"fov\"");
+    return fov_from_node(s, &n, &s->jobs[*out]);
+}
+
 /* A job in polis's own form:
  *   {"fov": 2 | [h, v], "capacity": {res: n}, "default_capacity": n, "size": n,
  *    "preference": {res: h}, "score": {res: v}, "inventory": {res: n}} */
@@ -568,15 +581,11 @@ static polis_status job_from_params(soc *s, const soc_node *d, const char *name)
     static const char *const keys[] = {"fov",        "capacity", "default_capacity", "size",
                                        "preference", "score",    "inventory",        NULL};
     polis_status st;
-    if ((st = soc_want_object(s, d)) || (st = soc_check_keys(s, d, keys))) return st;
     int32_t j;
-    if ((st = job_slot(s, name, &j))) return st;
+    if ((st = job_begin(s, d, keys, name, &j))) return st;
     soc_job *job = &s->jobs[j];
     size_t row = (size_t)j * (size_t)s->R;
-    soc_node n = soc_get(s, d, "fov");
-    if (soc_kind(s, &n) == -1) return soc_fail(s, d, "missing \"fov\"");
-    if ((st = fov_from_node(s, &n, job))) return st;
-    n = soc_get(s, d, "default_capacity");
+    soc_node n = soc_get(s, d, "default_capacity");
     if (soc_kind(s, &n) != -1) {
         int64_t c;
         if ((st = soc_int(s, &n, 0, SOC_UNLIMITED, &c))) return st;
@@ -630,15 +639,11 @@ static polis_status job_from_ada(soc *s, const soc_node *d, const char *name)
     static const char *const keys[] = {"fov", "inventory", NULL};
     static const char *const inv_keys[] = {"size", "init", "max", "score", NULL};
     polis_status st;
-    if ((st = soc_want_object(s, d)) || (st = soc_check_keys(s, d, keys))) return st;
     int32_t j;
-    if ((st = job_slot(s, name, &j))) return st;
+    if ((st = job_begin(s, d, keys, name, &j))) return st;
     soc_job *job = &s->jobs[j];
     size_t row = (size_t)j * (size_t)s->R;
-    soc_node n = soc_get(s, d, "fov");
-    if (soc_kind(s, &n) == -1) return soc_fail(s, d, "missing \"fov\"");
-    if ((st = fov_from_node(s, &n, job))) return st;
-    soc_node inv = soc_get(s, d, "inventory");
+    soc_node n, inv = soc_get(s, d, "inventory");
     if (soc_kind(s, &inv) == -1) return POLIS_OK;
     if ((st = soc_want_object(s, &inv)) || (st = soc_check_keys(s, &inv, inv_keys))) return st;
     n = soc_get(s, &inv, "size");

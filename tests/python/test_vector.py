@@ -154,7 +154,7 @@ class TestZeroCopy(unittest.TestCase):
         kept = pos.copy()
         v.close()
         self.assertTrue(v.closed)
-        with self.assertRaises(polis.StateError):
+        with self.assertRaisesRegex(polis.StateError, r"^gather: the vector env is closed$"):
             v.step()
         with self.assertRaises(polis.StateError):
             v.rewards

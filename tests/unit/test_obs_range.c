@@ -313,6 +313,70 @@ static void test_broken_range(void)
     polis_env_destroy(env);
 }
 
+/* The narrowing runs element by element through runs of equal ranges (the first two
+ * channels share one, so they are narrowed as one run of 80, the third alone: 40, not a
+ * multiple of the 16-element blocks): every element of both agents' compact records equals
+ * what the writer wrote, and the first element outside its channel's range fails the step
+ * with its index, value and range. `bad` = {tick, agent, 0-based element, value}. */
+#define RUNS_SCRIPT                                                                              \
+    "polis.observation{name = 'g', dtype = 'i16', shape = {3, 40},\n"                            \
+    "  range = {dim = 1, lo = {-5, -5, 0}, hi = {9, 9, 99}},\n"                                  \
+    "  write = function(a, buf)\n"                                                               \
+    "    local t = polis.tick()\n"                                                               \
+    "    for i = 1, 120 do\n"                                                                    \
+    "      buf[i] = i <= 80 and (i + t + a) %% 15 - 5 or (i * 7 + t + a) %% 100\n"                \
+    "    end\n"                                                                                  \
+    "    if t == %d and a == %d then buf[%d + 1] = %d end\n"                                     \
+    "  end}\n"
+
+static int32_t runs_value(int32_t a, int64_t t, int32_t i)
+{
+    int32_t k = i + 1;
+    return k <= 80 ? (int32_t)((k + t + a) % 15) - 5 : (int32_t)((k * 7 + t + a) % 100);
+}
+
+static void narrow_runs_case(int32_t elem_bad, int32_t value, const char *want)
+{
+    char script[1024], err[1024] = "";
+    snprintf(script, sizeof script, RUNS_SCRIPT, 4, 1, elem_bad, value);
+    polis_env *env = lua_env(script, true, err, sizeof err);
+    CHECK(env != NULL);
+    if (!env) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    polis_obs_field f;
+    CHECK_EQ_INT(polis_env_obs_field(env, 0, &f), POLIS_OK);
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_I8);
+    const polis_io *io = polis_env_io(env);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    int wrong = 0;
+    for (int64_t t = 0; t <= 3; t++) {
+        if (t > 0) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        for (int32_t a = 0; a < 2; a++)
+            for (int32_t i = 0; i < 120; i++)
+                wrong += ((const int8_t *)(io->obs + (size_t)a * io->obs_size + f.offset))[i] !=
+                         runs_value(a, t, i);
+    }
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_SCRIPT);
+    CHECK_CONTAINS(polis_env_error(env), want);
+    CHECK_CONTAINS(polis_env_error(env), "tick 4]");
+    polis_env_destroy(env);
+}
+
+static void test_narrow_runs(void)
+{
+    /* in the merged run of channels 0 and 1, in its second channel */
+    narrow_runs_case(45, 10,
+                     "observation g, agent 1 (agent_1), element 45 = 10 is outside its declared "
+                     "range [-5, 9] (per index of a dimension)");
+    narrow_runs_case(0, -6, "element 0 = -6 is outside its declared range [-5, 9]");
+    /* channel 2, in the elements past the last whole block */
+    narrow_runs_case(117, -1, "element 117 = -1 is outside its declared range [0, 99]");
+    narrow_runs_case(80, 100, "element 80 = 100 is outside its declared range [0, 99]");
+}
+
 static void expect_refused(const char *range, const char *dtype, const char *want)
 {
     char script[1024], err[1024] = "";
@@ -559,6 +623,7 @@ int main(void)
     test_c_plugin();
     test_vec();
     test_broken_range();
+    test_narrow_runs();
     test_bad_declarations();
     test_report();
     test_scenario_key();

@@ -292,6 +292,16 @@ static void test_bad_configs(void)
         {"{\"map\": {\"init_rule\": \"blank\", \"sise\": {\"x\": 3, \"y\": 3}}}",
          "society: plugins[0].params.map.sise: unknown key (expected one of init_rule, size, "
          "file_path)"},
+        {"{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}},"
+         " \"jobs\": {\"miner\": {\"size\": 2}}}",
+         "society: plugins[0].params.jobs.miner: missing \"fov\""},
+        {"{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}},"
+         " \"jobs\": {\"miner\": {\"fov\": 1, \"sight\": 2}}}",
+         "society: plugins[0].params.jobs.miner.sight: unknown key (expected one of fov, "
+         "capacity, default_capacity, size, preference, score, inventory)"},
+        {"{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}},"
+         " \"jobs\": {\"miner\": [1]}}",
+         "society: plugins[0].params.jobs.miner: expected an object"},
         {"{\"map\": {\"init_rule\": \"round\", \"size\": {\"x\": 3, \"y\": 3}}}",
          "society: plugins[0].params.map.init_rule: expected \"blank\", \"box\" or "
          "\"map_file\", got \"round\""},

@@ -167,11 +167,33 @@ def _decode(b):
 class _BufferOwner:
     """close() and the context-manager protocol shared by Env and VectorEnv: buffer views
     keep the engine memory alive, so close() drops this object's own references and the
-    engine is destroyed once no view remains. Subclasses set _BUFFER_ATTRS, _KIND and
-    _closed_handle."""
+    engine is destroyed once no view remains. Also the status helpers both share: the
+    handle's state, its pointer (refused once closed) and its error message, read with the
+    library function named by _ERROR_FN. Subclasses set _BUFFER_ATTRS, _KIND and
+    _ERROR_FN."""
 
     _BUFFER_ATTRS = ()
     _KIND = "env"
+    _ERROR_FN = "env_error"
+
+    @property
+    def closed(self):
+        return self._h.closed
+
+    def _ptr(self):
+        if self._h.closed:
+            raise StateError(f"{self.name}: the {self._KIND} is closed")
+        return self._h.ptr
+
+    def _check(self, st):
+        if st != _lib.POLIS_OK:
+            raise error_for(st, _decode(getattr(self._lib, self._ERROR_FN)(self._h.ptr)))
+
+    def _raise_pending(self):
+        pending = self._h.pending
+        e, pending[0] = pending[0], None
+        if e is not None:
+            raise e
 
     def close(self):
         """Ends it (idempotent). Its memory is freed once no buffer view remains."""
@@ -390,25 +412,6 @@ class Env(_BufferOwner):
                     self.agent_fields[a][f.name] = mv.toreadonly()
 
     # ---- status and lifecycle ------------------------------------------------------------
-
-    @property
-    def closed(self):
-        return self._h.closed
-
-    def _ptr(self):
-        if self._h.closed:
-            raise StateError(f"{self.name}: the env is closed")
-        return self._h.ptr
-
-    def _check(self, st):
-        if st != _lib.POLIS_OK:
-            raise error_for(st, _decode(self._lib.env_error(self._h.ptr)))
-
-    def _raise_pending(self):
-        pending = self._h.pending
-        e, pending[0] = pending[0], None
-        if e is not None:
-            raise e
 
     def __repr__(self):
         state = "closed" if self.closed else f"tick {self.tick}"

@@ -119,6 +119,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
 
     _BUFFER_ATTRS = _BUFFER_ATTRS
     _KIND = "vector env"
+    _ERROR_FN = "vec_error"
 
     def __init__(self, scenario, num_envs=1, threads=1, seed=None, *, overrides=None,
                  action_mask="obs", flatten=False, metrics=False, max_cycles=None,
@@ -309,25 +310,6 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
             self.infos["_metrics"] = self._metrics_mask
 
     # ---- status and lifecycle ------------------------------------------------------------
-
-    @property
-    def closed(self):
-        return self._h.closed
-
-    def _ptr(self):
-        if self._h.closed:
-            raise StateError(f"{self.name}: the vector env is closed")
-        return self._h.ptr
-
-    def _check(self, st):
-        if st != _lib.POLIS_OK:
-            raise error_for(st, _decode(self._lib.vec_error(self._h.ptr)))
-
-    def _raise_pending(self):
-        pending = self._h.pending
-        e, pending[0] = pending[0], None
-        if e is not None:
-            raise e
 
     def __repr__(self):
         state = "closed" if self.closed else f"{self.num_threads} threads"
