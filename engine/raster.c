@@ -11,19 +11,24 @@
  * buffer and the scene buffers exist after the first polis_env_scene_get.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* The viewer's colours (draw.js): AGENT_COLORS, the off-map background, an empty cell. */
+/* The viewer's colours (draw.js): AGENT_COLORS, the off-map background, an empty cell. A
+ * frame takes the agent colours in this order, except those that look like one of the game's
+ * kinds (agent_palette). */
 static const uint8_t agent_rgb[][3] = {
     {0xff, 0x3b, 0x30}, {0x2f, 0x7b, 0xff}, {0xff, 0xd6, 0x0a}, {0xff, 0x2f, 0xd0},
     {0x00, 0xe5, 0xff}, {0xff, 0x8a, 0x00}, {0xa0, 0x5b, 0xff}, {0x7d, 0xff, 0x3b},
-    {0xff, 0xff, 0xff}, {0xb3, 0x6b, 0x00}};
+    {0xff, 0xff, 0xff}, {0xb3, 0x6b, 0x00}, {0x00, 0xff, 0xa8}, {0xff, 0x7a, 0xa8},
+    {0x5d, 0x5d, 0xff}, {0xd4, 0xff, 0x00}, {0x00, 0xa0, 0xa0}, {0xff, 0xb3, 0x8a}};
 #define N_AGENT_RGB ((int32_t)(sizeof agent_rgb / sizeof agent_rgb[0]))
 static const uint8_t offmap_rgb[3] = {0x05, 0x06, 0x0a};
 static const uint8_t empty_rgb[3] = {0x0e, 0x0f, 0x12};
 static const uint8_t black_rgb[3] = {0, 0, 0};
+static const uint8_t white_rgb[3] = {0xff, 0xff, 0xff};
 #define CELL_PX_MAX 64
 
 #define N_SHAPES (POLIS_SHAPE_AGENT + 1)
@@ -137,8 +142,11 @@ typedef struct frame {
     uint8_t *px;
     int32_t w, h, c; /* pixels, cell size */
     bool glyphs;     /* POLIS_RENDER_GLYPHS */
-    /* per shape, which pixels of a cell it covers (computed once per frame) */
+    uint8_t palette[N_AGENT_RGB]; /* agent i's colour: agent_rgb[palette[i % N_AGENT_RGB]] */
+    /* per shape, which pixels of a cell it covers, and which its dark edge darkens (computed
+     * once per frame) */
     uint8_t mask[N_SHAPES][CELL_PX_MAX * CELL_PX_MAX];
+    uint8_t edge[N_SHAPES][CELL_PX_MAX * CELL_PX_MAX];
 } frame;
 
 static int hexval(char ch)
@@ -156,6 +164,7 @@ static void parse_color(const char *s, uint8_t rgb[3])
 
 static void put(frame *f, int32_t x, int32_t y, const uint8_t rgb[3])
 {
+    if (x < 0 || y < 0 || x >= f->w || y >= f->h) return;
     uint8_t *p = f->px + ((size_t)y * (size_t)f->w + (size_t)x) * 3;
     p[0] = rgb[0];
     p[1] = rgb[1];
@@ -217,6 +226,94 @@ static bool in_shape(polis_shape shape, double x, double y, double c)
     }
 }
 
+/* The distance from p to the closed polygon of n vertices xy. */
+static double poly_dist(const double *xy, int n, double px, double py)
+{
+    double best = INFINITY;
+    for (int i = 0; i < n; i++) {
+        int j = (i + 1) % n;
+        double d = seg_dist(xy[2 * i], xy[2 * i + 1], xy[2 * j], xy[2 * j + 1], px, py);
+        if (d < best) best = d;
+    }
+    return best;
+}
+
+/* Whether draw.js's dark edge of `shape` (a stroke of its path, max(1, c / 18) wide; none on
+ * squares, nor on dots in cells under 20 px, nor on any shape under 8 px) covers the pixel
+ * centre (x, y). The cross's path is its two rectangles, stroked both. */
+static bool on_edge(polis_shape shape, double x, double y, double c)
+{
+    if (shape == POLIS_SHAPE_SQUARE || c < (shape == POLIS_SHAPE_DOT ? 20 : 8)) return false;
+    double half = (c / 18 > 1 ? c / 18 : 1) / 2, m = c / 2, dx = x - m, dy = y - m;
+    double r = sqrt(dx * dx + dy * dy);
+    switch (shape) {
+    case POLIS_SHAPE_CIRCLE:
+    case POLIS_SHAPE_AGENT: return fabs(r - c * 0.38) <= half;
+    case POLIS_SHAPE_DOT: return fabs(r - c * 0.16) <= half;
+    case POLIS_SHAPE_TRIANGLE: {
+        const double t[] = {m, c * 0.12, c * 0.88, c * 0.85, c * 0.12, c * 0.85};
+        return poly_dist(t, 3, x, y) <= half;
+    }
+    case POLIS_SHAPE_DIAMOND: {
+        const double d[] = {m, c * 0.1, c * 0.9, m, m, c * 0.9, c * 0.1, m};
+        return poly_dist(d, 4, x, y) <= half;
+    }
+    case POLIS_SHAPE_CROSS: {
+        double a = c * 0.15, b = c * 0.35;
+        const double v[] = {m - a, m - b, m + a, m - b, m + a, m + b, m - a, m + b};
+        const double h[] = {m - b, m - a, m + b, m - a, m + b, m + a, m - b, m + a};
+        return poly_dist(v, 4, x, y) <= half || poly_dist(h, 4, x, y) <= half;
+    }
+    default: return false;
+    }
+}
+
+/* The canvas's rgba(0,0,0,0.55) over a pixel: p * 116 >> 8 per channel (measured in
+ * chromium for every p: the same). */
+static void darken(frame *f, int32_t x, int32_t y)
+{
+    if (x < 0 || y < 0 || x >= f->w || y >= f->h) return;
+    uint8_t *p = f->px + ((size_t)y * (size_t)f->w + (size_t)x) * 3;
+    for (int i = 0; i < 3; i++) p[i] = (uint8_t)((p[i] * 116) >> 8);
+}
+
+/* draw.js's colorDistance: the "redmean" weighted RGB distance, in the same operations. */
+static double color_distance(const uint8_t a[3], const uint8_t b[3])
+{
+    double rm = (a[0] + b[0]) / 2.0, dr = a[0] - b[0], dg = a[1] - b[1], db = a[2] - b[2];
+    return sqrt((2 + rm / 256) * dr * dr + 4 * dg * dg + (2 + (255 - rm) / 256) * db * db);
+}
+
+/* draw.js's setPalette: the agent colours in order, without those closer than 120 to a kind's
+ * colour, which follow, the farthest first (a stable sort, as the browser's). */
+static void agent_palette(const polis_env *env, uint8_t pal[N_AGENT_RGB])
+{
+    double dist[N_AGENT_RGB];
+    int32_t nk = polis_env_scene_n_kinds(env), n = 0;
+    for (int32_t i = 0; i < N_AGENT_RGB; i++) {
+        dist[i] = INFINITY;
+        for (int32_t k = 0; k < nk; k++) {
+            polis_kind_info info;
+            uint8_t rgb[3] = {0x88, 0x88, 0x88};
+            if (polis_env_scene_kind(env, k, &info) != POLIS_OK) continue;
+            if (info.color && info.color[0]) parse_color(info.color, rgb);
+            double d = color_distance(agent_rgb[i], rgb);
+            if (d < dist[i]) dist[i] = d;
+        }
+        if (dist[i] >= 120) pal[n++] = (uint8_t)i;
+    }
+    int32_t first_close = n;
+    for (int32_t i = 0; i < N_AGENT_RGB; i++) {
+        if (dist[i] >= 120) continue;
+        int32_t at = n++;
+        while (at > first_close && dist[pal[at - 1]] < dist[i]) {
+            pal[at] = pal[at - 1];
+            at--;
+        }
+        pal[at] = (uint8_t)i;
+    }
+}
+
 /* The glyph's font rows, or NULL when it is not one printable ASCII character. */
 static const uint8_t *font_rows(const char *glyph)
 {
@@ -255,29 +352,36 @@ static void draw_kind(frame *f, const polis_env *env, int32_t kind, int32_t vx, 
         fill_cell(f, vx, vy, rgb);
         return;
     }
-    const uint8_t *m = f->mask[(unsigned)k.shape < N_SHAPES ? k.shape : POLIS_SHAPE_SQUARE];
+    int sh = (unsigned)k.shape < N_SHAPES ? (int)k.shape : POLIS_SHAPE_SQUARE;
+    const uint8_t *m = f->mask[sh], *e = f->edge[sh];
     for (int32_t y = 0; y < f->c; y++)
-        for (int32_t x = 0; x < f->c; x++)
+        for (int32_t x = 0; x < f->c; x++) {
             if (m[y * f->c + x]) put(f, vx * f->c + x, vy * f->c + y, rgb);
+            if (e[y * f->c + x]) darken(f, vx * f->c + x, vy * f->c + y);
+        }
 }
 
-/* An agent as draw.js draws it: a disc of radius 0.42c in its colour with a black outline,
- * a black triangle on its edge pointing where it faces, a black cross over a dead one. */
-static void draw_agent(frame *f, int32_t i, const polis_scene_agent *a, int32_t vx, int32_t vy)
+/* An agent as draw.js draws it: a disc of radius 0.4c in its colour inside a white and a black
+ * ring (reaching into the neighbouring cells), a black triangle on its edge pointing where it
+ * faces, a black cross over a dead one; `stacked` > 1 agents on its cell give it a badge. */
+static void draw_agent(frame *f, int32_t i, const polis_scene_agent *a, int32_t vx, int32_t vy,
+                       int32_t stacked)
 {
-    double c = f->c, m = c / 2, r = c * 0.42;
-    double lw = c / 14 > 1 ? c / 14 : 1, xw = c / 8 > 1 ? c / 8 : 1;
+    double c = f->c, m = c / 2, r = c * 0.4;
+    double r1 = r + (c / 16 > 1 ? c / 16 : 1), r2 = r1 + (c / 14 > 1 ? c / 14 : 1);
+    double xw = c / 8 > 1 ? c / 8 : 1;
     static const int dirs[5][2] = {{0, 0}, {0, -1}, {1, 0}, {0, 1}, {-1, 0}};
     bool facing = a->facing >= POLIS_FACING_UP && a->facing <= POLIS_FACING_LEFT;
     double fdx = facing ? dirs[a->facing][0] : 0, fdy = facing ? dirs[a->facing][1] : 0;
-    double tip = c * 0.5, base = c * 0.26, half = c * 0.14;
-    for (int32_t y = 0; y < f->c; y++)
-        for (int32_t x = 0; x < f->c; x++) {
+    double tip = c * 0.5, base = c * 0.24, half = c * 0.15;
+    const uint8_t *own = agent_rgb[f->palette[i % N_AGENT_RGB]];
+    int32_t reach = (int32_t)ceil(r2 - m) + 1;
+    for (int32_t y = -reach; y < f->c + reach; y++)
+        for (int32_t x = -reach; x < f->c + reach; x++) {
             double px = x + 0.5, py = y + 0.5, dx = px - m, dy = py - m;
-            double d = sqrt(dx * dx + dy * dy);
-            const uint8_t *rgb = NULL;
-            if (d <= r) rgb = agent_rgb[i % N_AGENT_RGB];
-            if (fabs(d - r) <= lw / 2) rgb = black_rgb;
+            double d2 = dx * dx + dy * dy;
+            if (d2 > r2 * r2) continue;
+            const uint8_t *rgb = d2 <= r * r ? own : d2 <= r1 * r1 ? white_rgb : black_rgb;
             if (facing &&
                 in_triangle(m + fdx * tip, m + fdy * tip, m + fdx * base - fdy * half,
                             m + fdy * base + fdx * half, m + fdx * base + fdy * half,
@@ -286,8 +390,43 @@ static void draw_agent(frame *f, int32_t i, const polis_scene_agent *a, int32_t 
             if (!a->alive && (seg_dist(c * 0.2, c * 0.2, c * 0.8, c * 0.8, px, py) <= xw / 2 ||
                               seg_dist(c * 0.8, c * 0.2, c * 0.2, c * 0.8, px, py) <= xw / 2))
                 rgb = black_rgb;
-            if (rgb) put(f, vx * f->c + x, vy * f->c + y, rgb);
+            put(f, vx * f->c + x, vy * f->c + y, rgb);
         }
+    if (stacked < 2) return;
+    if (f->c < 14) { /* too small for a number: a white dot in the corner */
+        for (int32_t y = 0; y < 4; y++)
+            for (int32_t x = f->c - 4; x < f->c; x++) {
+                double dx = x + 0.5 - (c - 2), dy = y + 0.5 - 2;
+                if (dx * dx + dy * dy <= 1.6 * 1.6) put(f, vx * f->c + x, vy * f->c + y, white_rgb);
+            }
+        return;
+    }
+    /* the badge: a white disc with a black outline at the cell's top right corner, the count
+     * in the font (pixels of floor(2 br / 9)) when it fits */
+    double br = c * 0.2, bx = c - br * 0.8, by = br * 0.8;
+    for (int32_t y = (int32_t)floor(by - br - 1); y <= (int32_t)ceil(by + br + 1); y++)
+        for (int32_t x = (int32_t)floor(bx - br - 1); x <= (int32_t)ceil(bx + br + 1); x++) {
+            double dx = x + 0.5 - bx, dy = y + 0.5 - by, d = sqrt(dx * dx + dy * dy);
+            if (d <= br + 0.5)
+                put(f, vx * f->c + x, vy * f->c + y, fabs(d - br) <= 0.5 ? black_rgb : white_rgb);
+        }
+    int32_t p = (int32_t)floor(2 * br / 9);
+    if (p < 1) return;
+    char digits[12];
+    int n = snprintf(digits, sizeof digits, "%d", (int)stacked);
+    int32_t ox = (int32_t)floor(bx - (n * (FONT_W + 1) * p - p) / 2.0);
+    int32_t oy = (int32_t)floor(by - FONT_H * p / 2.0);
+    for (int k = 0; k < n; k++) {
+        const uint8_t *rows = font5x7[digits[k] - 0x20];
+        for (int32_t row = 0; row < FONT_H; row++)
+            for (int32_t col = 0; col < FONT_W; col++) {
+                if (!(rows[row] >> (FONT_W - 1 - col) & 1)) continue;
+                for (int32_t y = 0; y < p; y++)
+                    for (int32_t x = 0; x < p; x++)
+                        put(f, vx * f->c + ox + (k * (FONT_W + 1) + col) * p + x,
+                            vy * f->c + oy + row * p + y, black_rgb);
+            }
+    }
 }
 
 /* The faint grid of draw.js (white at 6% over whatever is below), cells of 10 px and more:
@@ -383,7 +522,9 @@ polis_status polis_env_render_rgb_ex(polis_env *env, int32_t agent, int32_t cell
     for (int sh = 0; sh < N_SHAPES; sh++)
         for (int32_t y = 0; y < cell_px; y++)
             for (int32_t x = 0; x < cell_px; x++)
-                f.mask[sh][y * cell_px + x] = in_shape((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
+                f.mask[sh][y * cell_px + x] = in_shape((polis_shape)sh, x + 0.5, y + 0.5, cell_px),
+                f.edge[sh][y * cell_px + x] = on_edge((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
+    agent_palette(env, f.palette);
     int32_t vw = w / cell_px, vh = h / cell_px, x0 = 0, y0 = 0, rx = 0, ry = 0;
     if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
         const polis_scene_agent *a = &s->agents[agent];
@@ -411,14 +552,39 @@ polis_status polis_env_render_rgb_ex(polis_env *env, int32_t agent, int32_t cell
         if (vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
         draw_kind(&f, env, t->kind, vx, vy);
     }
-    /* Dead agents first, so a living one on the same cell is drawn on top. */
+    /* On small cells a wide white ring (1.5 px, radius 0.66c) around each living agent keeps
+     * it visible; then the agents, dead ones first so a living one on the same cell is drawn
+     * on top, the last one drawn on a cell with a badge counting the agents there. */
+    if (cell_px < 16)
+        for (int32_t i = 0; i < s->n_agents; i++) {
+            const polis_scene_agent *a = &s->agents[i];
+            int32_t vx = a->x - x0, vy = a->y - y0;
+            if (!a->alive || a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw || vy >= vh)
+                continue;
+            double c = cell_px, ring = c * 0.66, mx = vx * c + c / 2, my = vy * c + c / 2;
+            for (int32_t y = (int32_t)floor(my - ring - 1); y <= (int32_t)ceil(my + ring + 1); y++)
+                for (int32_t x = (int32_t)floor(mx - ring - 1); x <= (int32_t)ceil(mx + ring + 1);
+                     x++) {
+                    double dx = x + 0.5 - mx, dy = y + 0.5 - my;
+                    if (fabs(sqrt(dx * dx + dy * dy) - ring) <= 0.75) put(&f, x, y, white_rgb);
+                }
+        }
     for (int pass = 0; pass < 2; pass++)
         for (int32_t i = 0; i < s->n_agents; i++) {
             const polis_scene_agent *a = &s->agents[i];
             if ((a->alive != 0) != (pass == 1)) continue;
             int32_t vx = a->x - x0, vy = a->y - y0;
             if (a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
-            draw_agent(&f, i, a, vx, vy);
+            /* the agents on this cell, and whether i is the last one drawn there */
+            int32_t here = 0, after = 0;
+            for (int32_t j = 0; j < s->n_agents; j++) {
+                const polis_scene_agent *b = &s->agents[j];
+                if (b->x != a->x || b->y != a->y) continue;
+                here++;
+                int pj = b->alive != 0, pi = a->alive != 0;
+                if (pj > pi || (pj == pi && j > i)) after++;
+            }
+            draw_agent(&f, i, a, vx, vy, after == 0 ? here : 1);
         }
     return POLIS_OK;
 }
@@ -426,4 +592,12 @@ polis_status polis_env_render_rgb_ex(polis_env *env, int32_t agent, int32_t cell
 const uint8_t *polis_agent_rgb(int32_t agent)
 {
     return agent >= 0 ? agent_rgb[agent % N_AGENT_RGB] : NULL;
+}
+
+const uint8_t *polis_env_agent_rgb(const polis_env *env, int32_t agent)
+{
+    if (!env || agent < 0) return NULL;
+    uint8_t pal[N_AGENT_RGB];
+    agent_palette(env, pal);
+    return agent_rgb[pal[agent % N_AGENT_RGB]];
 }

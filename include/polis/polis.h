@@ -312,9 +312,12 @@ polis_status polis_env_render_rgb(polis_env *env, int32_t agent, int32_t cell_px
 polis_status polis_env_render_rgb_ex(polis_env *env, int32_t agent, int32_t cell_px,
                                      uint32_t flags, uint8_t *out, size_t cap, int32_t *w,
                                      int32_t *h);
-/* Agent i's colour in frames and in the viewer, {r, g, b} (the palette repeats after 10
- * agents); NULL for i < 0. */
+/* The agent colours of frames and of the viewer, {r, g, b}: entry i of the base list of 16
+ * (repeating; NULL for i < 0). A frame of a game skips the colours that look like one of its
+ * kinds (a redmean RGB distance under 120), putting them last: polis_env_agent_rgb gives agent
+ * i's colour in env's frames (NULL for i < 0 or no env). */
 const uint8_t *polis_agent_rgb(int32_t agent);
+const uint8_t *polis_env_agent_rgb(const polis_env *env, int32_t agent);
 
 /* ---- recordings (docs/recording.md) ------------------------------------------------------ */
 

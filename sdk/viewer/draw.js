@@ -84,10 +84,14 @@ function shapePath(ctx, shape, x, y, c) {
 // towards the top left), as engine/raster.c draws it.
 function drawFontGlyph(ctx, rows, x, y, c) {
     const p = Math.floor(c / GLYPH_MIN_PX);
-    const ox = Math.floor((c - FONT_W * p) / 2), oy = Math.floor((c - FONT_H * p) / 2);
+    drawFontRows(ctx, rows, x + Math.floor((c - FONT_W * p) / 2), y + Math.floor((c - FONT_H * p) / 2), p);
+}
+
+// The font's pixels of one glyph, p x p each, its box's top left at (x, y).
+function drawFontRows(ctx, rows, x, y, p) {
     for (let r = 0; r < FONT_H; r++)
         for (let col = 0; col < FONT_W; col++)
-            if ((rows[r] >> (FONT_W - 1 - col)) & 1) ctx.fillRect(x + ox + col * p, y + oy + r * p, p, p);
+            if ((rows[r] >> (FONT_W - 1 - col)) & 1) ctx.fillRect(x + col * p, y + r * p, p, p);
 }
 
 // A kind: its shape, or with `glyphs` its glyph — from the font when it is printable ASCII
@@ -171,11 +175,16 @@ function drawAgent(ctx, i, facing, alive, x, y, c, stacked) {
         ctx.arc(bx, by, br, 0, Math.PI * 2);
         ctx.fill();
         ctx.stroke();
-        ctx.fillStyle = '#000000';
-        ctx.font = `bold ${Math.floor(br * 1.5)}px system-ui, sans-serif`;
-        ctx.textAlign = 'center';
-        ctx.textBaseline = 'middle';
-        ctx.fillText(String(stacked), bx, by + 0.5);
+        // the count in the font, pixels of floor(2 br / 9) (none when that is 0), as
+        // engine/raster.c draws it
+        const p = Math.floor(2 * br / 9), digits = String(stacked);
+        if (p >= 1) {
+            ctx.fillStyle = '#000000';
+            const ox = Math.floor(bx - (digits.length * (FONT_W + 1) * p - p) / 2);
+            const oy = Math.floor(by - FONT_H * p / 2);
+            for (let k = 0; k < digits.length; k++)
+                drawFontRows(ctx, fontRows(digits[k]), ox + k * (FONT_W + 1) * p, oy, p);
+        }
     } else if (stacked > 1) {
         // too small for a number: a white dot in the corner
         ctx.fillStyle = '#ffffff';

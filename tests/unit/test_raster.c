@@ -61,20 +61,29 @@ static void test_map(void)
     CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + c / 2, ROCK));
     CHECK(px_is(f, w, 2 * c + 2, 2 * c + 2, EMPTY));
     CHECK(px_is(f, w, 2 * c + c - 3, 2 * c + 3, EMPTY));
-    CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + 4, ROCK)); /* near the apex */
+    CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + 6, ROCK)); /* near the apex, inside its dark edge */
     /* things: a rock per agent at (agent, 0), drawn over the sand of (1, 0) */
     CHECK(px_is(f, w, 1 * c + c / 2, c / 2, ROCK));
     CHECK(px_is(f, w, 1 * c + 2, 2, SAND));
     /* agents at (agent, 1) in their own colours, facing right: the mark is on the right */
     for (int32_t a = 0; a < 2; a++) {
-        const uint8_t *col = polis_agent_rgb(a);
+        const uint8_t *col = polis_env_agent_rgb(env, a);
         CHECK(px_is(f, w, a * c + c / 2, c + c / 2, col));
         CHECK(px_is(f, w, a * c + 3, c + c / 2, col));
         CHECK(px_is(f, w, a * c + 17, c + c / 2, BLACK));
     }
     CHECK(polis_agent_rgb(0)[0] == 0xff && polis_agent_rgb(1)[2] == 0xff);
     CHECK(polis_agent_rgb(-1) == NULL);
-    CHECK(polis_agent_rgb(10) == polis_agent_rgb(0));
+    CHECK(polis_agent_rgb(16) == polis_agent_rgb(0));
+    /* the env's palette is the base list without colours near a kind's, so its agents keep
+     * colours of the base list and never one closer than 120 to a kind */
+    for (int32_t a = 0; a < 16; a++) {
+        const uint8_t *col = polis_env_agent_rgb(env, a);
+        bool base = false;
+        for (int32_t b = 0; b < 16; b++) base = base || polis_agent_rgb(b) == col;
+        CHECK(base);
+    }
+    CHECK(polis_env_agent_rgb(env, -1) == NULL && polis_env_agent_rgb(NULL, 0) == NULL);
     /* the same scene gives the same frame; no allocation per step and frame */
     CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, g, cap, NULL, NULL), POLIS_OK);
     CHECK(memcmp(f, g, cap) == 0);
@@ -89,7 +98,7 @@ static void test_map(void)
     CHECK_EQ_INT(polis_env_render_rgb(env, -1, 4, f, cap, &w, &h), POLIS_OK);
     CHECK_EQ_INT(w, 24);
     CHECK(px_is(f, w, 3 * 4, 2 * 4, SAND));
-    CHECK(px_is(f, w, 0 * 4 + 2, 1 * 4 + 2, polis_agent_rgb(0)));
+    CHECK(px_is(f, w, 0 * 4 + 1, 1 * 4 + 1, polis_env_agent_rgb(env, 0)));
     free(f);
     free(g);
     polis_env_destroy(env);
