@@ -96,7 +96,7 @@ static polis_status parse(polis_env *env, const char *json)
 
 #define TOP_KEYS                                                                                   \
     "polis, name, doc, seed, max_steps, agents, max_entities, grid, event_queue, max_memory, "   \
-    "lua, plugins, scripts, rewards, bindings, compact_observations, replace"
+    "lua, plugins, scripts, rewards, bindings, compact_observations, replace, live"
 
 /* ---- bad JSON --------------------------------------------------------------------------- */
 
@@ -264,6 +264,13 @@ static void test_schema_errors(void)
     EXPECT_ERR("{\"agents\": 2, \"bad key\": 5}",
                "demo.json: [\"bad key\"]: unknown key (expected one of " TOP_KEYS ")");
     EXPECT_ERR("{}", "demo.json: top level: missing required key \"agents\"");
+    /* "live" (polis serve --http): its shape is the engine's to check */
+    EXPECT_ERR("{\"agents\": 2, \"live\": {\"tick_ms\": -4}}",
+               "demo.json: live.tick_ms: expected integer in [0, 3600000], got -4");
+    EXPECT_ERR("{\"agents\": 2, \"live\": {\"seat\": {}}}",
+               "demo.json: live.seat: unknown key (expected one of seats, tick_ms, episodes)");
+    EXPECT_ERR("{\"agents\": 2, \"live\": {\"seats\": {\"agent_0\": 3}}}",
+               "demo.json: live.seats.agent_0: expected non-empty string, got 3");
 
     EXPECT_ERR("{\"polis\": 2, \"agents\": 2}",
                "demo.json: polis: unsupported format version 2 (this engine reads 1)");

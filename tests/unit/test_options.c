@@ -156,7 +156,7 @@ static void test_overrides_errors(void)
     CHECK_EQ_STR(ov_error("{\"max_stepz\": 3}"),
                  "gather.json: max_stepz: unknown key (expected one of polis, name, doc, seed, "
                  "max_steps, agents, max_entities, grid, event_queue, max_memory, lua, plugins, "
-                 "scripts, rewards, bindings, compact_observations, replace) (scenario with overrides)");
+                 "scripts, rewards, bindings, compact_observations, replace, live) (scenario with overrides)");
     CHECK_CONTAINS(ov_error("{\"plugins.gather.params.coins\": 400}"),
                    "gather: 4 agents and 400 coins do not fit on a 12x12 grid (scenario with "
                    "overrides)");
