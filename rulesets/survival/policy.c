@@ -27,58 +27,6 @@ static bool walk_ok(const sv_world *w, int32_t r, int32_t c)
     return !sv_solid(b) && b != SV_LAVA && !w->mob_map[r][c];
 }
 
-/* What a search looks for: whether, standing on (r, c), direction d is the goal. */
-typedef bool (*sv_goal)(const sv_world *w, const sv_player *pl, int32_t r, int32_t c, int32_t d,
-                        int32_t want);
-
-/* Breadth-first over walkable tiles from the player's to the nearest tile where some
- * direction d meets the goal (directions tried in order 1..4): the first move toward that
- * tile, 0 when it is the player's own; *face is d. -1 when no such tile is reachable. */
-static int32_t search(survival *s, int32_t agent, sv_goal goal, int32_t want, int32_t *face)
-{
-    const sv_world *w = s->w;
-    const sv_player *pl = &w->players[agent];
-    sv_search *sr = s->search;
-    memset(sr->from, 0, sizeof sr->from);
-    int32_t head = 0, tail = 0, start = pl->r * SV_MAP + pl->c;
-    sr->queue[tail++] = (uint16_t)start;
-    sr->from[start] = 5;
-    while (head < tail) {
-        int32_t k = sr->queue[head++], r = k / SV_MAP, c = k % SV_MAP;
-        for (int32_t d = 1; d <= 4; d++)
-            if (goal(w, pl, r, c, d, want)) {
-                *face = d;
-                return k == start ? 0 : sr->from[k];
-            }
-        for (int32_t d = 1; d <= 4; d++) {
-            int32_t nr = r + DR[d], nc = c + DC[d], nk = nr * SV_MAP + nc;
-            if (!walk_ok(w, nr, nc) || sr->from[nk]) continue;
-            sr->from[nk] = (int16_t)(k == start ? d : sr->from[k]);
-            sr->queue[tail++] = (uint16_t)nk;
-        }
-    }
-    return -1;
-}
-
-/* The tile in direction d holds `want`: a block, or -kind-1 for a mob kind. */
-static bool adjacent_to(const sv_world *w, const sv_player *pl, int32_t r, int32_t c, int32_t d,
-                        int32_t want)
-{
-    (void)pl;
-    int32_t nr = r + DR[d], nc = c + DC[d];
-    if (!sv_in_map(nr, nc)) return false;
-    return want >= 0 ? w->map[nr][nc] == want
-                     : w->mob_map[nr][nc] && ((w->mob_map[nr][nc] - 1) >> 8) == -want - 1;
-}
-
-/* The first move toward the nearest tile from which a tile matching `want` (a block, or
- * -kind-1 for a mob kind) is orthogonally adjacent; 0 when the player is already there (then
- * *face is the direction to face), -1 when none is reachable. */
-int32_t sv_path_to(survival *s, int32_t agent, int32_t want, int32_t *face)
-{
-    return search(s, agent, adjacent_to, want, face);
-}
-
 /* Go to the nearest `want` and DO on it: the action for this step, or -1 if unreachable. */
 int32_t sv_fetch(survival *s, int32_t agent, int32_t want)
 {
@@ -169,18 +117,62 @@ static bool enclosed(survival *s, const sv_player *pl, int32_t limit)
     return true;
 }
 
-static bool pocket_goal(const sv_world *w, const sv_player *pl, int32_t r, int32_t c, int32_t d,
-                        int32_t want)
+/* What a search looks for from a tile, in a direction: a tile holding `want`, or a pocket
+ * mouth. */
+typedef enum sv_goal { SV_GOAL_ADJACENT, SV_GOAL_POCKET } sv_goal;
+
+/* The tile in direction d holds `want`: a block, or -kind-1 for a mob kind. */
+static bool adjacent_to(const sv_world *w, int32_t r, int32_t c, int32_t d, int32_t want)
 {
-    (void)want;
-    return pocket(w, pl, r, c, d);
+    int32_t nr = r + DR[d], nc = c + DC[d];
+    if (!sv_in_map(nr, nc)) return false;
+    return want >= 0 ? w->map[nr][nc] == want
+                     : w->mob_map[nr][nc] && ((w->mob_map[nr][nc] - 1) >> 8) == -want - 1;
+}
+
+/* Breadth-first over walkable tiles from the player's to the nearest tile where some
+ * direction d meets the goal (directions tried in order 1..4): the first move toward that
+ * tile, 0 when it is the player's own; *face is d. -1 when no such tile is reachable. */
+static int32_t search(survival *s, int32_t agent, sv_goal goal, int32_t want, int32_t *face)
+{
+    const sv_world *w = s->w;
+    const sv_player *pl = &w->players[agent];
+    sv_search *sr = s->search;
+    memset(sr->from, 0, sizeof sr->from);
+    int32_t head = 0, tail = 0, start = pl->r * SV_MAP + pl->c;
+    sr->queue[tail++] = (uint16_t)start;
+    sr->from[start] = 5;
+    while (head < tail) {
+        int32_t k = sr->queue[head++], r = k / SV_MAP, c = k % SV_MAP;
+        for (int32_t d = 1; d <= 4; d++)
+            if (goal == SV_GOAL_POCKET ? pocket(w, pl, r, c, d)
+                                       : adjacent_to(w, r, c, d, want)) {
+                *face = d;
+                return k == start ? 0 : sr->from[k];
+            }
+        for (int32_t d = 1; d <= 4; d++) {
+            int32_t nr = r + DR[d], nc = c + DC[d], nk = nr * SV_MAP + nc;
+            if (!walk_ok(w, nr, nc) || sr->from[nk]) continue;
+            sr->from[nk] = (int16_t)(k == start ? d : sr->from[k]);
+            sr->queue[tail++] = (uint16_t)nk;
+        }
+    }
+    return -1;
+}
+
+/* The first move toward the nearest tile from which a tile matching `want` (a block, or
+ * -kind-1 for a mob kind) is orthogonally adjacent; 0 when the player is already there (then
+ * *face is the direction to face), -1 when none is reachable. */
+int32_t sv_path_to(survival *s, int32_t agent, int32_t want, int32_t *face)
+{
+    return search(s, agent, SV_GOAL_ADJACENT, want, face);
 }
 
 /* The first move toward the nearest pocket mouth (breadth-first over walkable tiles), or the
  * pocket's direction when the player stands on one; -1 when none is reachable. */
 static int32_t find_pocket(survival *s, int32_t agent)
 {
-    int32_t face, step = search(s, agent, pocket_goal, 0, &face);
+    int32_t face, step = search(s, agent, SV_GOAL_POCKET, 0, &face);
     return step == 0 ? face : step;
 }
 
