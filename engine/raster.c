@@ -368,7 +368,10 @@ static void draw_agent(frame *f, int32_t i, const polis_scene_agent *a, int32_t 
                        int32_t stacked)
 {
     double c = f->c, m = c / 2, r = c * 0.4;
-    double r1 = r + (c / 16 > 1 ? c / 16 : 1), r2 = r1 + (c / 14 > 1 ? c / 14 : 1);
+    /* the rings are at least a pixel wide from cells of 8 px on; below, c / 16 and c / 14, so
+     * that an agent never covers the centre of the next cell */
+    double r1 = r + (c >= 8 && c / 16 < 1 ? 1 : c / 16);
+    double r2 = r1 + (c >= 8 && c / 14 < 1 ? 1 : c / 14);
     double xw = c / 8 > 1 ? c / 8 : 1;
     static const int dirs[5][2] = {{0, 0}, {0, -1}, {1, 0}, {0, 1}, {-1, 0}};
     bool facing = a->facing >= POLIS_FACING_UP && a->facing <= POLIS_FACING_LEFT;

@@ -133,13 +133,16 @@ export function drawKind(ctx, kind, x, y, c, glyphs) {
 function drawAgent(ctx, i, facing, alive, x, y, c, stacked) {
     const cx = x + c / 2, cy = y + c / 2;
     const r = c * 0.4;
+    // the rings are at least a pixel wide from cells of 8 px on; below, c / 16 and c / 14, so
+    // that an agent never covers the centre of the next cell (engine/raster.c: the same)
+    const r1 = r + (c >= 8 ? Math.max(1, c / 16) : c / 16), r2 = r1 + (c >= 8 ? Math.max(1, c / 14) : c / 14);
     ctx.fillStyle = '#000000';
     ctx.beginPath();
-    ctx.arc(cx, cy, r + Math.max(1, c / 16) + Math.max(1, c / 14), 0, Math.PI * 2);
+    ctx.arc(cx, cy, r2, 0, Math.PI * 2);
     ctx.fill();
     ctx.fillStyle = '#ffffff';
     ctx.beginPath();
-    ctx.arc(cx, cy, r + Math.max(1, c / 16), 0, Math.PI * 2);
+    ctx.arc(cx, cy, r1, 0, Math.PI * 2);
     ctx.fill();
     ctx.fillStyle = agentColor(i);
     ctx.beginPath();

@@ -580,7 +580,8 @@ class TestRender(unittest.TestCase):
         c = polis.parallel.RGB_CELL_PX
         self.assertEqual(frame.shape, (12 * c, 12 * c, 3))
         self.assertEqual(frame.dtype, np.uint8)
-        colours = [(0xff, 0x3b, 0x30), (0x2f, 0x7b, 0xff), (0xff, 0xd6, 0x0a), (0xff, 0x2f, 0xd0)]
+        # the agents' palette: the base list without #ffd60a, which looks like a coin
+        colours = [(0xff, 0x3b, 0x30), (0x2f, 0x7b, 0xff), (0xff, 0x2f, 0xd0), (0x00, 0xe5, 0xff)]
         at = {}
         for a, name in enumerate(env.possible_agents):
             m = re.search(r"at \((\d+), (\d+)\)", env.render_agent(name))
@@ -592,7 +593,9 @@ class TestRender(unittest.TestCase):
             for x in range(12):
                 if (x, y) in at:
                     continue
-                self.assertEqual(tuple(frame[y * c + 2, x * c + 2]), (0x2b, 0x2f, 0x36))
+                # an agent's rings reach into the cells next to it
+                if not any(abs(x - ax) <= 1 and abs(y - ay) <= 1 for ax, ay in at):
+                    self.assertEqual(tuple(frame[y * c + 2, x * c + 2]), (0x2b, 0x2f, 0x36))
                 centre = tuple(frame[y * c + c // 2, x * c + c // 2])
                 self.assertIn(centre, [(0x2b, 0x2f, 0x36), (0xf2, 0xc9, 0x4c)])
                 coins += centre == (0xf2, 0xc9, 0x4c)

@@ -352,7 +352,8 @@ class TestRender(unittest.TestCase):
     renderer, each the frame a single env reset with that env's seed draws; the text views;
     refused modes and games without a scene map."""
 
-    COLOURS = [(0xff, 0x3b, 0x30), (0x2f, 0x7b, 0xff), (0xff, 0xd6, 0x0a), (0xff, 0x2f, 0xd0)]
+    # the agents' palette in gather: the base list without #ffd60a, which looks like a coin
+    COLOURS = [(0xff, 0x3b, 0x30), (0x2f, 0x7b, 0xff), (0xff, 0x2f, 0xd0), (0x00, 0xe5, 0xff)]
 
     def test_rgb_array(self):
         import pickle
