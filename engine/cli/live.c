@@ -557,17 +557,17 @@ static bool begin_episode(live *lv, uint64_t seed)
 /* The end of an episode: the end lines, then the next episode or none. */
 static void episode_ended(live *lv)
 {
+    /* the end lines carry the metrics as `polis eval` records them: the "metrics" rendering
+     * merged into one object (what `polis replay --verify` recomputes) */
     char *metrics = NULL;
     if (lv->has_metrics) {
-        int64_t illegal = 0;
-        for (int32_t i = 0; i < lv->n; i++) illegal += lv->n_illegal[i];
-        cJSON *holder = cJSON_CreateObject();
-        cJSON *err = holder ? cli_proto_metrics(lv->env, polis_env_tick(lv->env), illegal, holder)
-                            : NULL;
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(holder, "metrics");
-        if (!err && m) metrics = cJSON_PrintUnformatted(m);
-        cJSON_Delete(err);
-        cJSON_Delete(holder);
+        char *text = NULL;
+        if (polis_env_render(lv->env, 0, "metrics", &text) == POLIS_OK) {
+            cJSON *m = cli_metrics_parse(text);
+            if (m) metrics = cJSON_PrintUnformatted(m);
+            cJSON_Delete(m);
+        }
+        polis_free(text);
     }
     if (lv->rec && polis_recorder_end_episode(lv->rec, metrics) != POLIS_OK)
         fprintf(stderr, "polis: serve: live stream: %s\n", polis_recorder_error(lv->rec));
@@ -1675,7 +1675,7 @@ static int live_open(const live_args *a, live *lv)
                               .seed = seed,
                               .keyframe_every = (int32_t)a->keyframe_every,
                               .policies = pol,
-                              .source = "serve"};
+                              .source = "live"};
     polis_status st = pol ? polis_recorder_open_sink(log_sink, lv, lv->env, &info, &lv->rec, &err)
                           : POLIS_ERR_NOMEM;
     free(text);
@@ -1686,7 +1686,7 @@ static int live_open(const live_args *a, live *lv)
     }
     if (a->record) {
         lv->file = cli_record_open(a->record, lv->env, a->scenario, a->overrides_text, seed,
-                                   a->keyframe_every, pol, "serve");
+                                   a->keyframe_every, pol, "live");
         if (!lv->file) {
             cJSON_free(pol);
             return EXIT_ENV;

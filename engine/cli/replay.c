@@ -600,9 +600,17 @@ static int check_msgs(replay *rp, const cJSON *line, int64_t tick)
             }
         }
     }
+    const cJSON *pol = cJSON_GetObjectItemCaseSensitive(rp->header, "policies");
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(rp->header, "source");
+    bool live = cJSON_IsString(src) && strcmp(src->valuestring, "live") == 0;
     for (int32_t a = 0; a < n; a++) {
         const char *cmd = polis_env_plan_command(rp->env, a);
         if (rp->given[a] == MSG_ACTION || !cmd) continue;
+        /* a live game's client seat asks its plan for the next action when the previous tick
+         * ends (docs/clients.md, "Live games"), not just before the step as here: its plans'
+         * actions are replayed as recorded, not re-derived */
+        const cJSON *who = cJSON_IsArray(pol) ? cJSON_GetArrayItem(pol, a) : NULL;
+        if (live && cJSON_IsString(who) && strcmp(who->valuestring, "client") == 0) continue;
         char command[256];
         snprintf(command, sizeof command, "%s", cmd);
         polis_plan_state st;
