@@ -2,7 +2,7 @@
 // and the return curves. Everything is drawn from the header's look descriptions ("kinds":
 // colour, shape, glyph); agents get colours of their own (agentColor), never used by a kind
 // in the palette below, so a test can find an agent by the colour at its cell's centre.
-// The map is drawn like engine/raster.c draws a frame (`polis replay --png`), and with
+// The map is drawn like engine/pixels/raster.c draws a frame (`polis replay --png`), and with
 // "glyphs" ticked, an ASCII glyph comes from the same 5 x 7 font (font.js) pixel for pixel.
 
 import { FONT_W, FONT_H, GLYPH_MIN_PX, fontRows } from './font.js';
@@ -81,7 +81,7 @@ function shapePath(ctx, shape, x, y, c) {
 }
 
 // A glyph of the font: font pixels of floor(c / 8) px, the box centred in the cell (rounded
-// towards the top left), as engine/raster.c draws it.
+// towards the top left), as engine/pixels/raster.c draws it.
 function drawFontGlyph(ctx, rows, x, y, c) {
     const p = Math.floor(c / GLYPH_MIN_PX);
     drawFontRows(ctx, rows, x + Math.floor((c - FONT_W * p) / 2), y + Math.floor((c - FONT_H * p) / 2), p);
@@ -134,7 +134,7 @@ function drawAgent(ctx, i, facing, alive, x, y, c, stacked) {
     const cx = x + c / 2, cy = y + c / 2;
     const r = c * 0.4;
     // the rings are at least a pixel wide from cells of 8 px on; below, c / 16 and c / 14, so
-    // that an agent never covers the centre of the next cell (engine/raster.c: the same)
+    // that an agent never covers the centre of the next cell (engine/pixels/raster.c: the same)
     const r1 = r + (c >= 8 ? Math.max(1, c / 16) : c / 16), r2 = r1 + (c >= 8 ? Math.max(1, c / 14) : c / 14);
     ctx.fillStyle = '#000000';
     ctx.beginPath();
@@ -179,7 +179,7 @@ function drawAgent(ctx, i, facing, alive, x, y, c, stacked) {
         ctx.fill();
         ctx.stroke();
         // the count in the font, pixels of floor(2 br / 9) (none when that is 0), as
-        // engine/raster.c draws it
+        // engine/pixels/raster.c draws it
         const p = Math.floor(2 * br / 9), digits = String(stacked);
         if (p >= 1) {
             ctx.fillStyle = '#000000';

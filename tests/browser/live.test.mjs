@@ -150,7 +150,8 @@ test('a person takes a seat in the browser and moves the agent in the engine', a
     // leaving frees the seat: the other page is told and offers it
     await page.click('button[data-leave="1"]');
     await other.waitForSelector('button[data-take="agent_0"]', { timeout: 10000 });
-    assert.equal(await page.evaluate(() => window.polisViewer.play.seat), null);
+    // the other page may hear of the free seat before this page reads its own reply
+    await page.waitForFunction(() => window.polisViewer.play.seat === null, null, { timeout: 10000 });
 
     assert.equal(await stopped(server), 0);
     // the recording: the same actions, and it replays

@@ -1,4 +1,4 @@
-// raster.test.mjs — the frame polis draws in C (engine/raster.c: `polis replay --tick T --png`,
+// raster.test.mjs — the frame polis draws in C (engine/pixels/raster.c: `polis replay --tick T --png`,
 // `polis record --video`) is the map the viewer draws on its canvas (sdk/viewer/draw.js), in
 // Debian's chromium, headless, driven by playwright-core on the page `polis view` serves.
 //

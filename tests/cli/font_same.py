@@ -1,4 +1,4 @@
-"""font_same.py SRC — the glyph font is held twice, in engine/raster.c (frames drawn in C)
+"""font_same.py SRC — the glyph font is held twice, in engine/pixels/raster.c (frames drawn in C)
 and in sdk/viewer/font.js (the browser viewer): the two tables must be the same 95 glyphs
 of 7 rows of 5 bits, in the same order, or a frame and the viewer draw different glyphs."""
 import re
@@ -15,11 +15,11 @@ def table(path, start, end):
     return [int(v, 16) for v in re.findall(r"0x[0-9a-fA-F]+", body)]
 
 
-c = table("engine/raster.c", "font5x7[95][FONT_H] = {", "\n};")
+c = table("engine/pixels/raster.c", "font5x7[95][FONT_H] = {", "\n};")
 js = table("sdk/viewer/font.js", "FONT5X7 = [", "\n];")
 bad = []
 if len(c) != 95 * 7:
-    bad.append(f"engine/raster.c: {len(c)} rows, want {95 * 7}")
+    bad.append(f"engine/pixels/raster.c: {len(c)} rows, want {95 * 7}")
 if len(js) != 95 * 7:
     bad.append(f"sdk/viewer/font.js: {len(js)} rows, want {95 * 7}")
 if any(v > 0x1F for v in c + js):

@@ -1,6 +1,6 @@
 /*
  * tests/plugins/ffi_exports.c — a plugin whose exports are called through libffi
- * (engine/ffi.c): typed bus subscribers and phase hooks bound from a scenario's "bindings",
+ * (engine/ffi/ffi.c): typed bus subscribers and phase hooks bound from a scenario's "bindings",
  * helpers for Lua's polis.call with every signature type, and deliberately wrong exports
  * whose refusal tests/unit/test_ffi.c asserts word for word.
  *

@@ -1,5 +1,5 @@
 /*
- * swap_probe — a test plugin for handler replacements (engine/swap.c, the scenario's
+ * swap_probe — a test plugin for handler replacements (engine/ffi/swap.c, the scenario's
  * "replace"). With "game": true (the default) it registers one handler of every kind a
  * scenario can replace, and exports a replacement of the right signature for each (plus a
  * few of the wrong one); with "game": false it registers nothing and only exports, e.g.

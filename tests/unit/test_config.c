@@ -1,4 +1,4 @@
-/* tests/unit/test_config.c — the scenario JSON layer (engine/config.c): syntax errors as
+/* tests/unit/test_config.c — the scenario JSON layer (engine/core/config.c): syntax errors as
  * cJSON reports them, the checks added on top of cJSON, the scenario schema with its exact
  * messages, parameter tables, the host-table JSON accessors, files and paths, and clean
  * out-of-memory failures. */
@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #define FIXTURES POLIS_TEST_SOURCE_DIR "/scenarios/config"
 

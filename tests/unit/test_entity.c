@@ -1,7 +1,7 @@
 /* entity.c: generational ids, stale ids after destroy and reset, capacity, component rows
  * zeroed on create, agents own the first slots. */
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "testutil.h"
 
 int main(void)

@@ -1,4 +1,4 @@
-/* tests/unit/test_ffi.c — engine/ffi.c: exports of tests/plugins/ffi_exports.c bound from
+/* tests/unit/test_ffi.c — engine/ffi/ffi.c: exports of tests/plugins/ffi_exports.c bound from
  * scenarios (tests/scenarios/ffi/) and called directly, every refusal with its exact text,
  * no allocation on the call paths, and clean out-of-memory failures. */
 #include <float.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "plugins/ffi_exports.h"
 
 #define FIXTURE(name) POLIS_TEST_SOURCE_DIR "/scenarios/ffi/" name

@@ -1,7 +1,7 @@
 /* grid.c: configuration conflicts, layers shared by name, windows on a torus and on a
  * bounded grid. */
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "testutil.h"
 
 int main(void)

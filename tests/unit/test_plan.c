@@ -1,4 +1,4 @@
-/* Plans (engine/plan.c): macro registration and its errors, starting and running plans to
+/* Plans (engine/policy/plan.c): macro registration and its errors, starting and running plans to
  * DONE and IMPOSSIBLE, refused commands, macros that misbehave, finished agents, reset,
  * determinism, no allocation while planning, a failing-allocator sweep, and Lua macros
  * (polis.macro). */

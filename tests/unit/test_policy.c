@@ -1,4 +1,4 @@
-/* Scripted policies (engine/policy.c): the kernel's noop, random and uniform, plugin and Lua
+/* Scripted policies (engine/policy/policy.c): the kernel's noop, random and uniform, plugin and Lua
  * policies, the policy generator's determinism and its independence from the env stream,
  * exact error messages, and no allocation while acting. */
 #include "check.h"

@@ -5,7 +5,7 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "internal.h" /* polis__recorder_allocs */
+#include "core/internal.h" /* polis__recorder_allocs */
 
 #define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_swap.c — engine/swap.c: the scenario's "replace" list. Every kind of
+/* tests/unit/test_swap.c — engine/ffi/swap.c: the scenario's "replace" list. Every kind of
  * handler of tests/plugins/swap_probe.c replaced by a C export and by a Lua function
  * (tests/scenarios/swap/), disabled, every refusal with its JSON path, no allocation in the
  * step with replaced handlers, clean out-of-memory failures, and the Contract game with two
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "testutil.h"
 
 #define FIXTURE(name) POLIS_TEST_SOURCE_DIR "/scenarios/swap/" name

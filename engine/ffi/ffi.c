@@ -1,5 +1,5 @@
 /*
- * engine/ffi.c — calls into plugin-exported C functions whose signatures are declared at run
+ * engine/ffi/ffi.c — calls into plugin-exported C functions whose signatures are declared at run
  * time (plugin.h, polis_export).
  *
  * An export is prepared once per env (signature parsed, ffi_cif built) and cached in
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 /* bool crosses the ABI as a 1-byte unsigned integer (C _Bool on every ABI libffi knows). */
 _Static_assert(sizeof(bool) == 1, "bool is passed to libffi as uint8");

@@ -1,5 +1,5 @@
 /*
- * engine/policy.c — scripted policies: named controllers that pick an action for an agent
+ * engine/policy/policy.c — scripted policies: named controllers that pick an action for an agent
  * from the current state (baselines such as society's "greedy", background bots, the CLI's
  * `--policy`), and the policy generator they draw from.
  *
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 enum {
     POLICY_NOOP = 0,

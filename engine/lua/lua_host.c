@@ -1,5 +1,5 @@
 /*
- * engine/lua_host.c — the embedded Lua 5.4 host.
+ * engine/lua/lua_host.c — the embedded Lua 5.4 host.
  *
  * Each scenario script gets its own lua_State and its own polis_ctx, and registers through
  * the same host table as a .so plugin (polis__host()): a Lua function becomes a C callback

@@ -1,5 +1,5 @@
 /*
- * engine/plan.c — plans (macro actions): multi-tick controllers a client starts for one
+ * engine/policy/plan.c — plans (macro actions): multi-tick controllers a client starts for one
  * agent with a text command ("GATHER 3 wood") and then asks, tick by tick, for the agent's
  * primitive action until the macro reports that the goal is reached or cannot be.
  *
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 #define PLAN_SIZE_MAX 4096
 #define MACRO_NAME_MAX 63

@@ -1,5 +1,5 @@
 /*
- * engine/describe.c — polis_env_describe_json: everything a scenario registered, as one JSON
+ * engine/core/describe.c — polis_env_describe_json: everything a scenario registered, as one JSON
  * document read straight from the frozen registries, so what `polis describe` (or any tool
  * reading the document) shows cannot drift from what the engine actually runs.
  *

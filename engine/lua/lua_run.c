@@ -1,5 +1,5 @@
 /*
- * engine/lua_run.c — the running-time half of the `polis` library the scripts call
+ * engine/lua/lua_run.c — the running-time half of the `polis` library the scripts call
  * (docs/lua-api.md): publish, random, grid, entities, polis.call and polis.require. The
  * registration calls, the views and the table that installs all of these are in lua_api.c.
  *

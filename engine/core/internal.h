@@ -1,5 +1,5 @@
 /*
- * engine/internal.h — the kernel's private structures and cross-file functions.
+ * engine/core/internal.h — the kernel's private structures and cross-file functions.
  *
  * Cross-file functions are named polis__<file>_<verb> and have hidden visibility; nothing
  * here is part of the public API or the plugin ABI.

@@ -1,5 +1,5 @@
 /*
- * engine/raster.c — pixels: polis_env_render_rgb draws the current scene (docs/kernel.md,
+ * engine/pixels/raster.c — pixels: polis_env_render_rgb draws the current scene (docs/kernel.md,
  * "Looks and scenes") as an RGB frame, the whole map or one agent's view window, with the
  * look of the browser viewer (sdk/viewer/draw.js): the same background and empty-cell
  * colours, the same shapes at the same proportions, the same agent colours, the facing mark
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 /* The viewer's colours (draw.js): AGENT_COLORS, the off-map background, an empty cell. A
  * frame takes the agent colours in this order, except those that look like one of the game's

@@ -1,5 +1,5 @@
 /*
- * engine/vec.c — vectorised envs (polis_vec, declared in polis.h): M envs of one scenario
+ * engine/vec/vec.c — vectorised envs (polis_vec, declared in polis.h): M envs of one scenario
  * stepped in one call into one set of shared buffers, by a persistent pool of T threads,
  * with next-step auto-reset.
  *
@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 #define SPIN_ROUNDS 2000 /* pause instructions before a waiting thread sleeps */
 

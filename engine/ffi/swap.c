@@ -1,5 +1,5 @@
 /*
- * engine/swap.c — replacing registered handlers by name, from the scenario (docs/ffi.md,
+ * engine/ffi/swap.c — replacing registered handlers by name, from the scenario (docs/ffi.md,
  * "Replacing handlers").
  *
  *   "replace": [
@@ -24,7 +24,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "lua_host.h"
+#include "lua/lua_host.h"
 
 typedef enum swap_kind {
     SK_ACTION = 0, SK_LEGAL, SK_OBSERVATION, SK_REWARD, SK_TRANSFORM, SK_TERMINATION, SK_HOOK,

@@ -1,5 +1,5 @@
 /*
- * engine/params.c — what plugins and scripts read from the scenario: parameter tables
+ * engine/core/params.c — what plugins and scripts read from the scenario: parameter tables
  * validated into plain C structs, and the polis_json wrappers behind the host table's
  * json_* functions, allocated from an arena released with the JSON tree.
  */

@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 /* One render's output. A failed append (no memory, too long, bad input) is remembered and
  * makes every later append a no-op: host->text_* return nothing, so the kernel checks once

@@ -1,5 +1,5 @@
 /*
- * engine/scene.c — looks and scenes (plugin ABI 1.5): what each game registers about how it
+ * engine/scene/scene.c — looks and scenes (plugin ABI 1.5): what each game registers about how it
  * looks (kinds of tiles and things with a glyph, a colour and a shape, tile layers, per-agent
  * stats, the map size, an agent's view) and the scene callbacks that write the current
  * moment into buffers the kernel owns. Recordings (record.c), the replay check and the
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 #define LOOK_NAME_MAX 127
 

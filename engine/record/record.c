@@ -1,5 +1,5 @@
 /*
- * engine/record.c — the recorder: writes an episode of any game as a polis recording
+ * engine/record/record.c — the recorder: writes an episode of any game as a polis recording
  * (docs/recording.md) from what the kernel already knows — the scenario, the action table,
  * the looks the game registered (scene.c), every bus event (through a host subscriber), the
  * io buffers and the state hash. No per-game code.
@@ -26,7 +26,7 @@
 #include <cjson/cJSON.h>
 #include <zlib.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 typedef struct rbuf {
     char *p;

@@ -1,5 +1,5 @@
 /*
- * engine/json.h — what json.c (JSON text: parsing, paths, messages, typed reads) offers to
+ * engine/core/json.h — what json.c (JSON text: parsing, paths, messages, typed reads) offers to
  * config.c (the scenario schema) and params.c (parameter tables and polis_json wrappers).
  * Internal to the engine, like internal.h.
  *

@@ -1,5 +1,5 @@
 /*
- * engine/overrides.c — scenario overrides (polis_options.overrides): a JSON object of
+ * engine/core/overrides.c — scenario overrides (polis_options.overrides): a JSON object of
  * "path": value members applied, in order, to the parsed scenario tree before config.c
  * reads it. So every override is checked by the same reader, with the same messages, as
  * the file itself, and a host (the CLI's `bench --agents`, the Python SDK's

@@ -1,5 +1,5 @@
 /*
- * engine/lua_lib.c — the standard library functions a polis script gets in bounded form.
+ * engine/lua/lua_lib.c — the standard library functions a polis script gets in bounded form.
  *
  * The instruction budget counts VM instructions, but one call of some library functions
  * does work without bound in a single instruction: string.rep of an empty string 2^34

@@ -1,8 +1,8 @@
 /*
- * engine/json.c — JSON text for the engine: parsing with cJSON, the checks cJSON does not
+ * engine/core/json.c — JSON text for the engine: parsing with cJSON, the checks cJSON does not
  * make, JSON paths, and typed reads whose messages name the path and the value found.
  * config.c (the scenario schema) and params.c (parameter tables, the polis_json wrappers)
- * read the tree through these; engine/json.h lists them.
+ * read the tree through these; engine/core/json.h lists them.
  *
  * Where memory comes from: cJSON allocates its nodes with the C library's malloc. The only
  * way to redirect it, cJSON_InitHooks, sets process-wide state, which polis does not touch.

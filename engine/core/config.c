@@ -1,5 +1,5 @@
 /*
- * engine/config.c — the scenario schema: the top-level keys, agents, grid, lua limits,
+ * engine/core/config.c — the scenario schema: the top-level keys, agents, grid, lua limits,
  * plugins, scripts, rewards and bindings, read from the tree json.c parsed into
  * env->scn; and the engine's file reading.
  */

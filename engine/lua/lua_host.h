@@ -1,5 +1,5 @@
 /*
- * engine/lua_host.h — what the Lua host (lua_host.c) and the `polis` library the scripts
+ * engine/lua/lua_host.h — what the Lua host (lua_host.c) and the `polis` library the scripts
  * call (lua_api.c, lua_run.c) share: the per-script state, the callback and view records, and
  * the few functions one file calls in another. Internal to the engine, like internal.h.
  */
@@ -10,7 +10,7 @@
 
 #include <lua.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 _Static_assert(LUA_EXTRASPACE >= sizeof(void *), "the script pointer lives in the extra space");
 

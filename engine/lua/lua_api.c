@@ -1,5 +1,5 @@
 /*
- * engine/lua_api.c — the load-time half of the `polis` library the scripts call
+ * engine/lua/lua_api.c — the load-time half of the `polis` library the scripts call
  * (docs/lua-api.md): registration (polis.on, polis.action, polis.params, ...), the
  * observation-buffer and rewards views, and opening the library; the running-time calls are
  * in lua_run.c.
