@@ -76,10 +76,10 @@ polis 2 run "$GATHER" --steps 1.5
 err_line "polis: run: --steps: '1.5' is not a positive integer"
 polis 2 run "$GATHER" --episodes x
 err_line "polis: run: --episodes: 'x' is not a positive integer"
-polis 1 run "$GATHER" --policy greedy
-err_line "polis: run: --policy: the scenario has no policy named 'greedy' (policies: noop random uniform)"
+polis 2 run "$GATHER" --policy greedy
+err_line "polis: run: --policy: 'greedy' is not a policy of this scenario (policies: noop, random, uniform)"
 polis 2 run "$GATHER" --policy ""
-err_line "polis: run: --policy: the policy name is empty"
+err_line "polis: run: --policy: empty policy name"
 polis 2 run "$GATHER" --bogus
 err_line "polis: run: unknown option '--bogus'"
 polis 2 run "$GATHER" --quiet=yes

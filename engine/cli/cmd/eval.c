@@ -1,5 +1,5 @@
 /*
- * engine/cli/eval.c — `polis eval`: N episodes of a scenario under a policy, and the mean ±
+ * engine/cli/cmd/eval.c — `polis eval`: N episodes of a scenario under a policy, and the mean ±
  * standard deviation of every per-episode metric.
  *
  * The episodes and their metrics are episode.c's (shared with `polis sweep`): the metrics
@@ -21,40 +21,55 @@
 
 #include <cjson/cJSON.h>
 
-#include "episode.h"
-#include "eval.h"
-#include "util.h"
-#include "record.h"
+#include "session/episode.h"
+#include "cmd/commands.h"
+#include "util/util.h"
+#include "session/record.h"
 #include "polis/polis.h"
 
-const char CLI_EVAL_HELP[] =
-    "usage: polis eval SCENARIO [options]\n"
-    "\n"
-    "Plays N episodes of SCENARIO with a policy and prints, for every metric of the\n"
-    "metrics plugin (individual reward, fairness, the oracle and the normalised reward,\n"
-    "completion rate per recipe, degrees, split ratio; plugins/metrics/README.md), its mean\n"
-    "and standard deviation over the episodes and in how many episodes it was defined.\n"
-    "First comes the paper's normalised reward, total_reward_normalised: the sum of all\n"
-    "agents' returns over the oracle (mean_reward_normalised is the mean per agent).\n"
-    "Episode k uses seed S+k-1. A progress bar is shown when stdout is a terminal.\n"
-    "\n"
-    "options:\n"
-    "  --episodes N         episodes (default 10)\n"
-    "  --policy NAME        random (default: uniform over the legal actions), noop,\n"
-    "                       uniform (over all actions, ignoring the mask), or a policy\n"
-    "                       the scenario registers (polis describe lists them, e.g.\n"
-    "                       greedy)\n"
-    "  --seed S             seed of the first episode (default: the scenario's \"seed\")\n"
-    "  --steps N            stop each episode after N steps (default: until it ends)\n"
-    "  --json FILE          also write every episode's metrics and the summary as JSON to\n"
-    "                       FILE ('-': stdout, instead of the table)\n"
-    "  --no-metrics         do not add the metrics plugin when the scenario lacks it\n"
-    "  --quiet              no progress bar\n"
-    CLI_OVERRIDES_HELP
-    CLI_RECORD_HELP
-    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
+static int eval_main(cli_args *a);
 
-/* ---- arguments ---------------------------------------------------------------------------- */
+static const cli_use USES[] = {
+    {.id = CLI_OPT_EPISODES, .help = "episodes (default 10)", .def = "10", .lo = 1, .hi = 1000000},
+    {.id = CLI_OPT_POLICY, .help = "random (default: uniform over the legal actions), noop,\n"
+                     "uniform (over all actions, ignoring the mask), or a policy\n"
+                     "the scenario registers (polis describe lists them, e.g.\n"
+                     "greedy)",
+     .def = "random"},
+    {.id = CLI_OPT_SEED, .help = "seed of the first episode (default: the scenario's \"seed\")",
+     .metavar = "S"},
+    {.id = CLI_OPT_STEPS},
+    {.id = CLI_OPT_JSON_FILE, .help = "also write every episode's metrics and the summary as JSON to\n"
+                        "FILE ('-': stdout, instead of the table)"},
+    {.id = CLI_OPT_NO_METRICS},
+    {.id = CLI_OPT_QUIET, .help = "no progress bar"},
+    {.id = CLI_OPT_SET},
+    {.id = CLI_OPT_AGENTS},
+    {.id = CLI_OPT_RECORD},
+    {.id = CLI_OPT_KEYFRAME_EVERY, .needs = CLI_BIT(CLI_OPT_RECORD)},
+    {.id = CLI_OPT_PLUGIN_PATH},
+};
+
+const cli_command CLI_CMD_EVAL = {
+    .name = "eval",
+    .args = "SCENARIO",
+    .summary = "evaluate a policy: metrics over N episodes (mean and std)",
+    .about = "Plays N episodes of SCENARIO with a policy and prints, for every metric of the\n"
+             "metrics plugin (individual reward, fairness, the oracle and the normalised reward,\n"
+             "completion rate per recipe, degrees, split ratio; plugins/metrics/README.md), its mean\n"
+             "and standard deviation over the episodes and in how many episodes it was defined.\n"
+             "On a game with an oracle, first comes the paper's normalised reward,\n"
+             "total_reward_normalised: the sum of all agents' returns over the oracle\n"
+             "(mean_reward_normalised is the mean per agent). Episode k uses seed S+k-1. A\n"
+             "progress bar is shown when stdout is a terminal.\n",
+    .uses = USES,
+    .n_uses = sizeof USES / sizeof USES[0],
+    .pos_name = {"SCENARIO"},
+    .pos_what = {"a scenario .json file"},
+    .n_pos = 1,
+    .n_required = 1,
+    .run = eval_main,
+};
 
 typedef struct eval_args {
     const char *scenario;
@@ -64,119 +79,32 @@ typedef struct eval_args {
     int64_t episodes, steps;
     bool has_seed;
     uint64_t seed;
-    bool no_metrics, quiet, help;
-    cli_overrides overrides; /* --set, --agents: applied after the metrics plugin is added */
-    const char *record;      /* --record FILE */
-    int64_t keyframe_every;  /* --keyframe-every K */
+    bool no_metrics, quiet;
+    const cli_overrides *overrides; /* --set, --agents: applied after the metrics plugin is added */
+    const char *record;             /* --record FILE */
+    int64_t keyframe_every;         /* --keyframe-every K */
 } eval_args;
-
-static int parse_args(int argc, char **argv, eval_args *a)
-{
-    a->episodes = 10;
-    a->policy = "random";
-    bool only_positional = false;
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!only_positional && strcmp(arg, "--") == 0) {
-            only_positional = true;
-            continue;
-        }
-        if (only_positional || arg[0] != '-' || arg[1] == '\0') {
-            if (a->scenario)
-                return cli_usage("eval", "unexpected argument '%s' (SCENARIO is '%s')", arg,
-                                 a->scenario);
-            a->scenario = arg;
-            continue;
-        }
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            a->help = true;
-            continue;
-        }
-        const char *eq = strchr(arg, '=');
-        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-        static const char *const flags[] = {"--no-metrics", "--quiet"};
-        static const char *const valued[] = {"--episodes", "--policy", "--seed",  "--steps",
-                                             "--json",     "--plugin-path", "--set", "--agents",
-                                             "--record",   "--keyframe-every"};
-        int flag = -1, val = -1;
-        for (int k = 0; k < 2; k++)
-            if (strlen(flags[k]) == name_len && strncmp(arg, flags[k], name_len) == 0) flag = k;
-        for (int k = 0; k < 10; k++)
-            if (strlen(valued[k]) == name_len && strncmp(arg, valued[k], name_len) == 0) val = k;
-        if (flag >= 0) {
-            if (eq) return cli_usage("eval", "%s takes no value", flags[flag]);
-            if (flag == 0) a->no_metrics = true;
-            if (flag == 1) a->quiet = true;
-            continue;
-        }
-        if (val < 0) return cli_usage("eval", "unknown option '%.*s'", (int)name_len, arg);
-        const char *value;
-        if (eq) {
-            value = eq + 1;
-        } else {
-            if (i + 1 >= argc) return cli_usage("eval", "%s needs a value", valued[val]);
-            value = argv[++i];
-        }
-        switch (val) {
-        case 0:
-            if (!cli_parse_int(value, 1, 1000000, &a->episodes))
-                return cli_usage("eval", "--episodes: '%s' is not an integer in [1, 1000000]",
-                                 value);
-            break;
-        case 1:
-            if (!*value) return cli_usage("eval", "--policy: empty name");
-            a->policy = value;
-            break;
-        case 2:
-            if (!cli_parse_u64(value, &a->seed))
-                return cli_usage("eval", "--seed: '%s' is not an integer in [0, 2^64)", value);
-            a->has_seed = true;
-            break;
-        case 8:
-            if (!*value) return cli_usage("eval", "--record: empty file name");
-            a->record = value;
-            break;
-        case 9:
-            if (!cli_parse_int(value, 1, INT32_MAX, &a->keyframe_every))
-                return cli_usage("eval", "--keyframe-every: '%s' is not an integer in [1, %d]",
-                                 value, INT32_MAX);
-            break;
-        case 3:
-            if (!cli_parse_int(value, 1, INT64_MAX, &a->steps))
-                return cli_usage("eval", "--steps: '%s' is not a positive integer", value);
-            break;
-        case 4:
-            if (!*value) return cli_usage("eval", "--json: empty file name");
-            a->json = value;
-            break;
-        case 5:
-            if (!*value) return cli_usage("eval", "--plugin-path: empty directory list");
-            a->plugin_path = value;
-            break;
-        case 6: {
-            int rc = cli_overrides_set(&a->overrides, "eval", value);
-            if (rc) return rc;
-            break;
-        }
-        case 7: {
-            int rc = cli_overrides_agents(&a->overrides, "eval", value);
-            if (rc) return rc;
-            break;
-        }
-        }
-    }
-    if (a->help) return 0;
-    if (!a->scenario) return cli_usage("eval", "missing SCENARIO (a scenario .json file)");
-    if (!(a->scenario = cli_scenario("eval", a->scenario))) return EXIT_ENV;
-    if (a->keyframe_every && !a->record)
-        return cli_usage("eval", "--keyframe-every needs --record FILE");
-    return 0;
-}
 
 /* ---- output -----------------------------------------------------------------------------------
  */
 
 static const char PAPER_METRIC[] = "total_reward_normalised";
+
+/* The rows of the oracle (plugins/metrics/README.md): printed on a game that has one, one
+ * whose "oracle" metric is defined in some episode, and left out elsewhere, where they could
+ * only say "undefined". */
+static bool oracle_row(const char *key)
+{
+    return strcmp(key, PAPER_METRIC) == 0 || strcmp(key, "mean_reward_normalised") == 0 ||
+           strcmp(key, "oracle") == 0;
+}
+
+static bool has_oracle(const cli_table *t)
+{
+    for (int32_t i = 0; i < t->n_keys; i++)
+        if (strcmp(t->keys[i], "oracle") == 0) return cli_table_stat(t, i).n > 0;
+    return false;
+}
 
 static void print_table(const cli_table *t, const char *scenario, const char *policy, uint64_t seed0,
                         int64_t total_steps)
@@ -185,18 +113,21 @@ static void print_table(const cli_table *t, const char *scenario, const char *po
            " steps\n",
            scenario, t->episodes, t->episodes == 1 ? "" : "s", policy, seed0,
            seed0 + (uint64_t)(t->episodes - 1), total_steps);
+    bool oracle = has_oracle(t);
     int width = 6;
     for (int32_t i = 0; i < t->n_keys; i++)
-        if ((int)strlen(t->keys[i]) > width) width = (int)strlen(t->keys[i]);
+        if ((oracle || !oracle_row(t->keys[i])) && (int)strlen(t->keys[i]) > width)
+            width = (int)strlen(t->keys[i]);
     printf("  %-*s  %12s  %10s  %s\n", width, "metric", "mean", "std", "episodes");
     for (int32_t i = 0; i < t->n_keys; i++) {
+        if (!oracle && oracle_row(t->keys[i])) continue;
         cli_stat s = cli_table_stat(t, i);
         if (s.n)
             printf("  %-*s  %12.6g  %10.4g  %" PRId64 "\n", width, t->keys[i], s.mean, s.sd, s.n);
         else
             printf("  %-*s  %12s  %10s  0\n", width, t->keys[i], "undefined", "-");
     }
-    if (t->n_keys > 0 && strcmp(t->keys[0], PAPER_METRIC) == 0)
+    if (oracle && t->n_keys > 0 && strcmp(t->keys[0], PAPER_METRIC) == 0)
         printf("%s: the paper's normalised reward (Tables 2, 3, 8): the sum of all agents'\n"
                "  returns / oracle. mean_reward_normalised: the mean per agent / oracle.\n",
                PAPER_METRIC);
@@ -272,20 +203,26 @@ static char *json_document(const cli_table *t, cJSON *raws, const char *scenario
 /* ---- running ------------------------------------------------------------------------------------
  */
 
-int cli_eval_main(int argc, char **argv)
+static int eval_main(cli_args *args)
 {
-    eval_args a;
-    memset(&a, 0, sizeof a);
-    int rc = parse_args(argc, argv, &a);
-    if (rc || a.help) {
-        if (rc == 0) fputs(CLI_EVAL_HELP, stdout);
-        cli_overrides_free(&a.overrides);
-        return rc;
-    }
-
+    eval_args a = {
+        .plugin_path = cli_text(args, CLI_OPT_PLUGIN_PATH),
+        .policy = cli_text(args, CLI_OPT_POLICY),
+        .json = cli_text(args, CLI_OPT_JSON_FILE),
+        .episodes = cli_num(args, CLI_OPT_EPISODES),
+        .steps = cli_num(args, CLI_OPT_STEPS),
+        .has_seed = cli_has(args, CLI_OPT_SEED),
+        .seed = args->v[CLI_OPT_SEED].u64,
+        .no_metrics = cli_has(args, CLI_OPT_NO_METRICS),
+        .quiet = cli_has(args, CLI_OPT_QUIET),
+        .overrides = &args->overrides,
+        .record = cli_text(args, CLI_OPT_RECORD),
+        .keyframe_every = cli_num(args, CLI_OPT_KEYFRAME_EVERY),
+    };
+    int rc;
+    if (!(a.scenario = cli_scenario(args->name, args->pos[0]))) return EXIT_ENV;
     bool oom = false;
-    char *overrides = cli_eval_overrides(a.scenario, a.overrides.obj, !a.no_metrics, &oom);
-    cli_overrides_free(&a.overrides);
+    char *overrides = cli_eval_overrides(a.scenario, a.overrides->obj, !a.no_metrics, &oom);
     if (oom) {
         fprintf(stderr, "polis: out of memory\n");
         return EXIT_ENV;

@@ -1,5 +1,5 @@
 /*
- * engine/cli/sweep.c — `polis sweep`: a grid of scenarios × override values × policies × seeds,
+ * engine/cli/cmd/sweep.c — `polis sweep`: a grid of scenarios × override values × policies × seeds,
  * one episode per job, run on the machine's cores (threads) or, built with MPI, over the ranks
  * of `mpirun` / `srun`; every finished episode appended to a results file at once, then a
  * summary per cell (mean, standard deviation, 95% interval of the mean).
@@ -43,10 +43,10 @@
 #include <mpi.h>
 #endif
 
-#include "episode.h"
-#include "record.h"
-#include "sweep.h"
-#include "util.h"
+#include "session/episode.h"
+#include "session/record.h"
+#include "cmd/commands.h"
+#include "util/util.h"
 #include "polis/polis.h"
 
 #define SYNC_LINES 64
@@ -54,50 +54,6 @@
 /* Seeds are JSON numbers: integers up to 2^53 are exact. */
 #define MAX_SEED 9007199254740992.0
 #define MAX_JOBS 100000000
-
-const char CLI_SWEEP_HELP[] =
-    "usage: polis sweep [SPEC] [options]\n"
-    "\n"
-    "Plays every job of a sweep: each scenario x each combination of the grid's override\n"
-    "values x each policy (a cell) x each seed, one episode per job. Every finished episode\n"
-    "is appended at once to OUT/results.jsonl as one JSON line (job, cell, scenario, policy,\n"
-    "params, seed, steps, final state hash, every metric of `polis eval`); then the summary\n"
-    "per cell (n, mean, sd and the 95% interval of the mean of every metric) is written to\n"
-    "OUT/summary.txt, OUT/summary.json and OUT/summary.csv and printed. SPEC is a JSON file\n"
-    "(docs/sweep.md); the options below add to it or replace its keys. A progress bar with\n"
-    "the time left is shown on stderr when it is a terminal.\n"
-    "\n"
-    "Started by mpirun or srun, in a build with MPI (the last line below says), the ranks\n"
-    "share the jobs: rank 0 hands them out and writes the results, every rank plays them.\n"
-    "\n"
-    "options:\n"
-    "  --scenario FILE      a scenario (repeatable; replaces the spec's \"scenarios\")\n"
-    "  --grid PATH=ARRAY    an override path and its values, e.g. --grid 'max_steps=[50,100]'\n"
-    "                       (repeatable; added to the spec's \"grid\")\n"
-    "  --set PATH=JSON      an override of every cell (repeatable; added to \"set\")\n"
-    "  --agents N           as --set agents=N\n"
-    "  --policy NAME        a policy (repeatable; replaces \"policies\"; default random)\n"
-    "  --seed S             first seed (default 1); the seeds are S..S+N-1\n"
-    "  --episodes N         seeds (episodes) per cell (default 10)\n"
-    "  --steps N            stop each episode after N steps (default: until it ends)\n"
-    "  --no-metrics         do not add the metrics plugin when a scenario lacks it\n"
-    "  --out DIR            where the results go (required unless the spec has \"out\")\n"
-    "  --resume             finish the sweep OUT/results.jsonl holds: play only the jobs\n"
-    "                       missing from it (without the file: start it)\n"
-    "  --threads N          threads playing jobs (default: the machine's cores; under MPI 1\n"
-    "                       per rank)\n"
-    "  --format F           what to print at the end: table (default), json or csv\n"
-    "  --quiet              no progress bar\n"
-    "  --record             record every episode to OUT/recordings/job-N.jsonl.gz\n"
-    "                       (docs/recording.md; the result line names it; under MPI, OUT\n"
-    "                       must be a directory every rank can write)\n"
-    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n"
-    "\n"
-#ifdef POLIS_HAVE_MPI
-    "This polis is built with MPI.\n";
-#else
-    "This polis is built without MPI (configure with -DPOLIS_MPI=ON and an MPI installed).\n";
-#endif
 
 /* ---- the sweep ------------------------------------------------------------------------- */
 
@@ -204,205 +160,87 @@ static cJSON *exact_number(double v, bool defined)
 
 /* ---- arguments -------------------------------------------------------------------------- */
 
+static const char *const FORMATS[] = {"table", "json", "csv", NULL};
+
+static const cli_use USES[] = {
+    {.id = CLI_OPT_SCENARIO, .help = "a scenario (repeatable; replaces the spec's \"scenarios\")"},
+    {.id = CLI_OPT_GRID, .help = "an override path and its values, e.g. --grid 'max_steps=[50,100]'\n"
+                   "(repeatable; added to the spec's \"grid\")"},
+    {.id = CLI_OPT_SET, .help = "an override of every cell (repeatable; added to \"set\")"},
+    {.id = CLI_OPT_AGENTS, .help = "as --set agents=N"},
+    {.id = CLI_OPT_POLICY, .help = "a policy (repeatable; replaces \"policies\"; default random)",
+     .flags = CLI_MANY},
+    {.id = CLI_OPT_SEED, .help = "first seed (default 1); the seeds are S..S+N-1", .metavar = "S",
+     .hi = (int64_t)1 << 53},
+    {.id = CLI_OPT_EPISODES, .help = "seeds (episodes) per cell (default 10)", .lo = 1, .hi = 1000000},
+    {.id = CLI_OPT_STEPS},
+    {.id = CLI_OPT_NO_METRICS},
+    {.id = CLI_OPT_OUT, .help = "where the results go (required unless the spec has \"out\")",
+     .metavar = "DIR"},
+    {.id = CLI_OPT_RESUME, .help = "finish the sweep OUT/results.jsonl holds: play only the jobs\n"
+                     "missing from it (without the file: start it)"},
+    {.id = CLI_OPT_THREADS, .help = "threads playing jobs (default: the machine's cores; under MPI 1\n"
+                      "per rank)",
+     .metavar = "N", .lo = 1, .hi = 1024},
+    {.id = CLI_OPT_FORMAT, .help = "what to print at the end: table (default), json or csv",
+     .choices = FORMATS},
+    {.id = CLI_OPT_QUIET, .help = "no progress bar"},
+    {.id = CLI_OPT_RECORD_ALL, .help = "record every episode to OUT/recordings/job-N.jsonl.gz\n"
+                         "(docs/recording.md; the result line names it; under MPI, OUT\n"
+                         "must be a directory every rank can write)"},
+    {.id = CLI_OPT_PLUGIN_PATH},
+};
+
+static int sweep_main(cli_args *args);
+
+const cli_command CLI_CMD_SWEEP = {
+    .name = "sweep",
+    .args = "[SPEC]",
+    .summary = "play a grid of scenarios x overrides x policies x seeds (threads\n"
+               "or MPI ranks), resumable; a summary per cell",
+    .usage = "sweep [SPEC] [options]",
+    .about = "Plays every job of a sweep: each scenario x each combination of the grid's override\n"
+             "values x each policy (a cell) x each seed, one episode per job. Every finished episode\n"
+             "is appended at once to OUT/results.jsonl as one JSON line (job, cell, scenario, policy,\n"
+             "params, seed, steps, final state hash, every metric of `polis eval`); then the summary\n"
+             "per cell (n, mean, sd and the 95% interval of the mean of every metric) is written to\n"
+             "OUT/summary.txt, OUT/summary.json and OUT/summary.csv and printed. SPEC is a JSON file\n"
+             "(docs/sweep.md); the options below add to it or replace its keys. A progress bar with\n"
+             "the time left is shown on stderr when it is a terminal.\n"
+             "\n"
+             "Started by mpirun or srun, in a build with MPI (the last line below says), the ranks\n"
+             "share the jobs: rank 0 hands them out and writes the results, every rank plays them.\n",
+    .uses = USES,
+    .n_uses = sizeof USES / sizeof USES[0],
+#ifdef POLIS_HAVE_MPI
+    .notes = "This polis is built with MPI.\n",
+#else
+    .notes = "This polis is built without MPI (configure with -DPOLIS_MPI=ON and an MPI installed).\n",
+#endif
+    .pos_name = {"SPEC"},
+    .pos_what = {"a sweep .json file"},
+    .n_pos = 1,
+    .run = sweep_main,
+};
+
+/* What the command line adds to the spec, or replaces in it. */
 typedef struct sweep_args {
     const char *spec;
-    const char **scenarios, **policies;
+    const char *const *scenarios, *const *policies;
     int n_scenarios, n_policies;
-    cli_overrides set, grid;
-    bool has_seed, has_episodes, has_steps, no_metrics, resume, quiet, record, help;
+    const cli_overrides *set, *grid;
+    bool has_seed, has_episodes, has_steps, no_metrics, resume, quiet, record;
     int64_t seed, episodes, steps, threads;
     const char *out, *plugin_path;
     out_format format;
 } sweep_args;
-
-enum {
-    OPT_SCENARIO,
-    OPT_GRID,
-    OPT_SET,
-    OPT_AGENTS,
-    OPT_POLICY,
-    OPT_SEED,
-    OPT_EPISODES,
-    OPT_STEPS,
-    OPT_NO_METRICS,
-    OPT_OUT,
-    OPT_RESUME,
-    OPT_THREADS,
-    OPT_FORMAT,
-    OPT_QUIET,
-    OPT_RECORD,
-    OPT_PLUGIN_PATH
-};
-
-static const struct {
-    const char *name;
-    bool takes_value;
-} SWEEP_OPTIONS[] = {
-    [OPT_SCENARIO] = {"--scenario", true},
-    [OPT_GRID] = {"--grid", true},
-    [OPT_SET] = {"--set", true},
-    [OPT_AGENTS] = {"--agents", true},
-    [OPT_POLICY] = {"--policy", true},
-    [OPT_SEED] = {"--seed", true},
-    [OPT_EPISODES] = {"--episodes", true},
-    [OPT_STEPS] = {"--steps", true},
-    [OPT_NO_METRICS] = {"--no-metrics", false},
-    [OPT_OUT] = {"--out", true},
-    [OPT_RESUME] = {"--resume", false},
-    [OPT_THREADS] = {"--threads", true},
-    [OPT_FORMAT] = {"--format", true},
-    [OPT_QUIET] = {"--quiet", false},
-    [OPT_RECORD] = {"--record", false},
-    [OPT_PLUGIN_PATH] = {"--plugin-path", true},
-};
-#define N_SWEEP_OPTIONS ((int)(sizeof SWEEP_OPTIONS / sizeof SWEEP_OPTIONS[0]))
-
-static bool push_name(const char ***list, int *n, const char *name)
-{
-    const char **l = realloc(*list, sizeof *l * (size_t)(*n + 1));
-    if (!l) return false;
-    l[(*n)++] = name;
-    *list = l;
-    return true;
-}
-
-/* --grid PATH=ARRAY: a non-empty JSON array of values. */
-static int add_grid(cli_overrides *grid, const char *value)
-{
-    const char *sep = strchr(value, '=');
-    if (!sep || sep == value)
-        return cli_usage("sweep", "--grid: '%s' is not PATH=ARRAY (e.g. 'max_steps=[50,100]')",
-                         value);
-    cJSON *values = cJSON_Parse(sep + 1);
-    if (!cJSON_IsArray(values) || cJSON_GetArraySize(values) == 0) {
-        cJSON_Delete(values);
-        return cli_usage("sweep", "--grid: '%s': the values are not a non-empty JSON array", value);
-    }
-    char *path = strndup(value, (size_t)(sep - value));
-    bool ok = path && (grid->obj || (grid->obj = cJSON_CreateObject())) &&
-              cJSON_AddItemToObject(grid->obj, path, values);
-    free(path);
-    if (!ok) {
-        cJSON_Delete(values);
-        return cli_usage("sweep", "out of memory");
-    }
-    return 0;
-}
-
-static int parse_option(sweep_args *a, int opt, const char *value)
-{
-    switch (opt) {
-    case OPT_SCENARIO:
-        if (!*value) return cli_usage("sweep", "--scenario: empty file name");
-        if (!push_name(&a->scenarios, &a->n_scenarios, value))
-            return cli_usage("sweep", "out of memory");
-        return 0;
-    case OPT_GRID: return add_grid(&a->grid, value);
-    case OPT_SET: return cli_overrides_set(&a->set, "sweep", value);
-    case OPT_AGENTS: return cli_overrides_agents(&a->set, "sweep", value);
-    case OPT_POLICY:
-        if (!*value) return cli_usage("sweep", "--policy: empty name");
-        if (!push_name(&a->policies, &a->n_policies, value))
-            return cli_usage("sweep", "out of memory");
-        return 0;
-    case OPT_SEED:
-        if (!cli_parse_int(value, 0, (int64_t)MAX_SEED, &a->seed))
-            return cli_usage("sweep", "--seed: '%s' is not an integer in [0, 2^53]", value);
-        a->has_seed = true;
-        return 0;
-    case OPT_EPISODES:
-        if (!cli_parse_int(value, 1, 1000000, &a->episodes))
-            return cli_usage("sweep", "--episodes: '%s' is not an integer in [1, 1000000]", value);
-        a->has_episodes = true;
-        return 0;
-    case OPT_STEPS:
-        if (!cli_parse_int(value, 1, INT64_MAX, &a->steps))
-            return cli_usage("sweep", "--steps: '%s' is not a positive integer", value);
-        a->has_steps = true;
-        return 0;
-    case OPT_NO_METRICS: a->no_metrics = true; return 0;
-    case OPT_OUT:
-        if (!*value) return cli_usage("sweep", "--out: empty directory name");
-        a->out = value;
-        return 0;
-    case OPT_RESUME: a->resume = true; return 0;
-    case OPT_THREADS:
-        if (!cli_parse_int(value, 1, 1024, &a->threads))
-            return cli_usage("sweep", "--threads: '%s' is not an integer in [1, 1024]", value);
-        return 0;
-    case OPT_FORMAT:
-        if (strcmp(value, "table") == 0)
-            a->format = FORMAT_TABLE;
-        else if (strcmp(value, "json") == 0)
-            a->format = FORMAT_JSON;
-        else if (strcmp(value, "csv") == 0)
-            a->format = FORMAT_CSV;
-        else
-            return cli_usage("sweep", "--format: '%s' is not table, json or csv", value);
-        return 0;
-    case OPT_QUIET: a->quiet = true; return 0;
-    case OPT_RECORD: a->record = true; return 0;
-    case OPT_PLUGIN_PATH:
-        if (!*value) return cli_usage("sweep", "--plugin-path: empty directory list");
-        a->plugin_path = value;
-        return 0;
-    }
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, sweep_args *a)
-{
-    bool only_positional = false;
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!only_positional && strcmp(arg, "--") == 0) {
-            only_positional = true;
-        } else if (only_positional || arg[0] != '-' || arg[1] == '\0') {
-            if (a->spec)
-                return cli_usage("sweep", "unexpected argument '%s' (SPEC is '%s')", arg, a->spec);
-            a->spec = arg;
-        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            a->help = true;
-        } else {
-            const char *eq = strchr(arg, '=');
-            size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-            int opt = -1;
-            for (int k = 0; k < N_SWEEP_OPTIONS && opt < 0; k++)
-                if (strlen(SWEEP_OPTIONS[k].name) == len &&
-                    strncmp(arg, SWEEP_OPTIONS[k].name, len) == 0)
-                    opt = k;
-            if (opt < 0) return cli_usage("sweep", "unknown option '%.*s'", (int)len, arg);
-            const char *value = NULL;
-            if (!SWEEP_OPTIONS[opt].takes_value) {
-                if (eq) return cli_usage("sweep", "%s takes no value", SWEEP_OPTIONS[opt].name);
-            } else if (eq) {
-                value = eq + 1;
-            } else if (i + 1 < argc) {
-                value = argv[++i];
-            } else {
-                return cli_usage("sweep", "%s needs a value", SWEEP_OPTIONS[opt].name);
-            }
-            int rc = parse_option(a, opt, value);
-            if (rc) return rc;
-        }
-    }
-    return 0;
-}
-
-static void args_free(sweep_args *a)
-{
-    free(a->scenarios);
-    free(a->policies);
-    cli_overrides_free(&a->set);
-    cli_overrides_free(&a->grid);
-}
 
 /* ---- the spec ---------------------------------------------------------------------------- */
 
 /* Adds a string array named `key` to the normalised spec: the spec file's (paths resolved
  * against its directory when `paths`), unless the command line gave some. */
 static int spec_names(cJSON *norm, const cJSON *file_spec, const char *spec_file, const char *key,
-                      const char **cli, int n_cli, bool paths, const char *fallback)
+                      const char *const *cli, int n_cli, bool paths, const char *fallback)
 {
     cJSON *list = cJSON_AddArrayToObject(norm, key);
     if (!list) return spec_error("sweep", "out of memory");
@@ -552,8 +390,8 @@ static int build_spec(const sweep_args *a, sweep *sw)
     if (!rc)
         rc = spec_names(sw->spec, file_spec, a->spec, "scenarios", a->scenarios, a->n_scenarios,
                         true, NULL);
-    if (!rc) rc = spec_overrides(sw->spec, file_spec, a->spec, "set", a->set.obj);
-    if (!rc) rc = spec_overrides(sw->spec, file_spec, a->spec, "grid", a->grid.obj);
+    if (!rc) rc = spec_overrides(sw->spec, file_spec, a->spec, "set", a->set->obj);
+    if (!rc) rc = spec_overrides(sw->spec, file_spec, a->spec, "grid", a->grid->obj);
     if (!rc)
         rc = spec_names(sw->spec, file_spec, a->spec, "policies", a->policies, a->n_policies, false,
                         "random");
@@ -1503,16 +1341,35 @@ static void sweep_free(sweep *sw)
     pthread_mutex_destroy(&sw->mu);
 }
 
-int cli_sweep_main(int argc, char **argv)
+static int sweep_main(cli_args *args)
 {
-    sweep_args a;
-    memset(&a, 0, sizeof a);
-    int rc = parse_args(argc, argv, &a);
-    if (rc || a.help) {
-        if (rc == 0) fputs(CLI_SWEEP_HELP, stdout);
-        args_free(&a);
-        return rc;
-    }
+    const char *format = cli_text(args, CLI_OPT_FORMAT);
+    sweep_args a = {
+        .spec = args->n_pos ? args->pos[0] : NULL,
+        .scenarios = args->v[CLI_OPT_SCENARIO].list,
+        .n_scenarios = args->v[CLI_OPT_SCENARIO].n,
+        .policies = args->v[CLI_OPT_POLICY].list,
+        .n_policies = args->v[CLI_OPT_POLICY].n,
+        .set = &args->overrides,
+        .grid = &args->grid,
+        .has_seed = cli_has(args, CLI_OPT_SEED),
+        .has_episodes = cli_has(args, CLI_OPT_EPISODES),
+        .has_steps = cli_has(args, CLI_OPT_STEPS),
+        .no_metrics = cli_has(args, CLI_OPT_NO_METRICS),
+        .resume = cli_has(args, CLI_OPT_RESUME),
+        .quiet = cli_has(args, CLI_OPT_QUIET),
+        .record = cli_has(args, CLI_OPT_RECORD_ALL),
+        .seed = (int64_t)args->v[CLI_OPT_SEED].u64,
+        .episodes = cli_num(args, CLI_OPT_EPISODES),
+        .steps = cli_num(args, CLI_OPT_STEPS),
+        .threads = cli_num(args, CLI_OPT_THREADS),
+        .out = cli_text(args, CLI_OPT_OUT),
+        .plugin_path = cli_text(args, CLI_OPT_PLUGIN_PATH),
+        .format = !format || strcmp(format, "table") == 0 ? FORMAT_TABLE
+                  : strcmp(format, "json") == 0          ? FORMAT_JSON
+                                                         : FORMAT_CSV,
+    };
+    int rc;
     sweep sw;
     memset(&sw, 0, sizeof sw);
     sw.fd = -1;
@@ -1529,7 +1386,7 @@ int cli_sweep_main(int argc, char **argv)
     bool mpi = launched_by_mpi();
     if (mpi) {
         int provided;
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+        MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         MPI_Comm_size(MPI_COMM_WORLD, &size);
         /* Every rank read the same spec; one that failed stops them all the same way. */
@@ -1570,6 +1427,5 @@ int cli_sweep_main(int argc, char **argv)
     if (mpi) MPI_Finalize();
 #endif
     sweep_free(&sw);
-    args_free(&a);
     return rc;
 }

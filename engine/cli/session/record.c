@@ -1,6 +1,6 @@
-/* engine/cli/record.c — `--record FILE` for run, eval and serve (record.h). */
+/* engine/cli/session/record.c — `--record FILE` for run, eval and serve (record.h). */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "record.h"
+#include "session/record.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "episode.h"
+#include "session/episode.h"
 
 polis_recorder *cli_record_open(const char *file, polis_env *env, const char *scenario_path,
                                 const char *overrides, uint64_t seed, int64_t keyframe_every,

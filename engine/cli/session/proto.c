@@ -1,7 +1,7 @@
-/* engine/cli/proto.c — the shared parts of the agent protocol's servers (proto.h). */
-#include "proto.h"
+/* engine/cli/session/proto.c — the shared parts of the agent protocol's servers (proto.h). */
+#include "session/proto.h"
 
-#include "episode.h"
+#include "session/episode.h"
 
 #include <inttypes.h>
 #include <stdio.h>

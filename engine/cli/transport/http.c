@@ -1,15 +1,14 @@
 /*
- * engine/cli/view.c — `polis view FILE [--port P]`: serves the browser viewer (sdk/viewer,
- * installed to share/polis/viewer) and one recording on 127.0.0.1 and prints the URL that
- * opens the recording in it.
+ * engine/cli/transport/http.c — HTTP and WebSocket over libwebsockets (Debian's
+ * libwebsockets-dev): where the browser viewer's files are, the event loop `polis view` and
+ * `polis serve --http` run, and the server of `polis view` (http.h).
  *
- * HTTP is libwebsockets' (Debian's libwebsockets-dev): a file mount serves the viewer's
- * directory, and a callback mount serves the recording under /recording/NAME and nothing
- * else there. The served set is exactly those two; any other path is 404 (libwebsockets
- * normalises "..", and the recording mount compares the whole name). With --follow a
- * WebSocket protocol ("polis-follow") streams the recording from its start and then what is
- * appended to it, so the page can watch a recording being written. Built without
- * libwebsockets, `polis view` says so and exits 1.
+ * `polis view` serves two mounts: a file mount with the viewer's directory, and a callback mount
+ * with the recording under /recording/NAME and nothing else there. The served set is exactly
+ * those two; any other path is 404 (libwebsockets normalises "..", and the recording mount
+ * compares the whole name). With follow a WebSocket protocol ("polis-follow") streams the
+ * recording from its start and then what is appended to it, so the page can watch a recording
+ * being written.
  */
 /* realpath() (XSI), for the served paths. */
 #define _XOPEN_SOURCE 700
@@ -20,33 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
-#include "view.h"
+#include "transport/http.h"
+#include "util/util.h"
 
 #ifdef POLIS_HAVE_LWS
 #include <libwebsockets.h>
 #endif
-
-const char CLI_VIEW_HELP[] =
-    "usage: polis view FILE [--port P] [--follow]\n"
-    "\n"
-    "Serves the browser viewer and the recording FILE (a .jsonl or .jsonl.gz written with\n"
-    "--record, docs/recording.md) on 127.0.0.1 and prints the URL that opens it; open the URL\n"
-    "in a browser. Runs until interrupted (Ctrl-C). Only the viewer's files and FILE are\n"
-    "served, nothing else. The viewer also opens a file chosen or dropped on its page.\n"
-    "\n"
-    "options:\n"
-    "  --port P             the TCP port on 127.0.0.1 (default 0: any free port)\n"
-    "  --follow             stream FILE to the page over a WebSocket as it grows, for a\n"
-    "                       recording still being written (polis run --record FILE): the\n"
-    "                       page shows each tick as it arrives\n"
-    "\n"
-    "The viewer's files are found in $POLIS_VIEWER_DIR, else beside the executable\n"
-    "(../share/polis/viewer), else in the source tree, else under the install prefix.\n"
-    "Docs: docs/viewer.md.\n";
 
 /* Does dir hold the viewer (its index.html)? */
 static bool viewer_at(const char *dir)
@@ -244,61 +224,8 @@ static int serve(const char *viewer, view_state *vs, int port, const char *name,
 
 #endif
 
-int cli_view_main(int argc, char **argv)
+int cli_http_serve_recording(const char *viewer, const char *file, int port, bool follow)
 {
-    const char *file = NULL;
-    int64_t port = 0;
-    bool follow = false;
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(CLI_VIEW_HELP, stdout);
-            return 0;
-        }
-        if (strcmp(arg, "--port") == 0 || strncmp(arg, "--port=", 7) == 0) {
-            const char *value = arg[6] == '=' ? arg + 7 : NULL;
-            if (!value) {
-                if (i + 1 >= argc) return cli_usage("view", "--port needs a value");
-                value = argv[++i];
-            }
-            if (!cli_parse_int(value, 0, 65535, &port))
-                return cli_usage("view", "--port: '%s' is not a port number in [0, 65535]", value);
-            continue;
-        }
-        if (strcmp(arg, "--follow") == 0) {
-            follow = true;
-            continue;
-        }
-        if (arg[0] == '-' && arg[1]) return cli_usage("view", "unknown option '%s'", arg);
-        if (file) return cli_usage("view", "unexpected argument '%s' (FILE is '%s')", arg, file);
-        file = arg;
-    }
-    if (!file) return cli_usage("view", "missing FILE (a recording, .jsonl or .jsonl.gz)");
-
-    struct stat sb;
-    if (stat(file, &sb) != 0) {
-        fprintf(stderr, "polis: view: %s: %s\n", file, strerror(errno));
-        return EXIT_ENV;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        fprintf(stderr, "polis: view: %s: not a regular file\n", file);
-        return EXIT_ENV;
-    }
-    FILE *f = fopen(file, "rb");
-    if (!f) {
-        fprintf(stderr, "polis: view: %s: %s\n", file, strerror(errno));
-        return EXIT_ENV;
-    }
-    fclose(f);
-    char viewer[PATH_MAX];
-    if (!cli_find_viewer(viewer)) {
-        fprintf(stderr, "polis: view: the viewer's files (index.html) are not in %s\n",
-                getenv("POLIS_VIEWER_DIR") && *getenv("POLIS_VIEWER_DIR")
-                    ? "$POLIS_VIEWER_DIR"
-                    : "../share/polis/viewer beside polis, " POLIS_VIEWER_SOURCE_DIR
-                      " or " POLIS_VIEWER_INSTALL_DIR);
-        return EXIT_ENV;
-    }
 #ifdef POLIS_HAVE_LWS
     view_state *vs = calloc(1, sizeof *vs);
     if (!vs) {
@@ -316,10 +243,12 @@ int cli_view_main(int argc, char **argv)
     size_t nl = strlen(name);
     vs->mime =
         nl > 3 && strcmp(name + nl - 3, ".gz") == 0 ? "application/gzip" : "application/x-ndjson";
-    int rc = serve(viewer, vs, (int)port, name, follow);
+    int rc = serve(viewer, vs, port, name, follow);
     free(vs);
     return rc;
 #else
+    (void)file;
+    (void)port;
     (void)follow;
     fprintf(stderr,
             "polis: view: this polis was built without libwebsockets (install libwebsockets-dev "

@@ -1,5 +1,5 @@
 /*
- * engine/cli/episode.c — episodes played by a policy and the metrics they end with, shared by
+ * engine/cli/session/episode.c — episodes played by a policy and the metrics they end with, shared by
  * `polis eval` (eval.c) and `polis sweep` (sweep.c).
  *
  * The metrics come from the `metrics` plugin's "metrics" rendering (plugins/metrics), read
@@ -18,8 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "episode.h"
-#include "util.h"
+#include "session/episode.h"
+#include "util/util.h"
 
 /* ---- adding the metrics plugin ----------------------------------------------------------- */
 
@@ -429,13 +429,6 @@ void cli_table_free(cli_table *t)
 }
 
 /* ---- progress ---------------------------------------------------------------------------- */
-
-double cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void cli_progress(FILE *f, int64_t done, int64_t total, int64_t started, double elapsed)
 {

@@ -1,5 +1,5 @@
 /*
- * engine/cli/frames.c — the frames of `polis replay --png/--video`, `polis record --video`
+ * engine/cli/session/frames.c — the frames of `polis replay --png/--video`, `polis record --video`
  * and `polis render --png` (docs/recording.md): a PNG through libpng's simplified API
  * (optional at build: POLIS_HAVE_PNG), a PPM without it, and videos by piping raw rgb24
  * frames into ffmpeg's stdin. ffmpeg is looked up on PATH when the video starts; without it
@@ -18,7 +18,7 @@
 #include <png.h>
 #endif
 
-#include "frames.h"
+#include "session/frames.h"
 
 static int errf(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int errf(char *err, size_t cap, const char *fmt, ...)
@@ -31,6 +31,24 @@ static int errf(char *err, size_t cap, const char *fmt, ...)
 }
 
 bool cli_frames_have_png(void) { return POLIS_HAVE_PNG; }
+
+bool cli_check_png(const char *value, char *why, size_t cap)
+{
+    (void)value;
+    if (POLIS_HAVE_PNG) return true;
+    snprintf(why, cap, "this polis was built without libpng (install libpng-dev and rebuild)");
+    return false;
+}
+
+bool cli_check_video(const char *value, char *why, size_t cap)
+{
+    if (cli_video_kind(value) >= 0) return true;
+    snprintf(why, cap,
+             "'%s' is not OUT.mp4, OUT.gif or a directory (a name ending in '/' or without a "
+             "'.')",
+             value);
+    return false;
+}
 
 static int write_ppm(const char *path, const uint8_t *rgb, int32_t w, int32_t h, char *err,
                      size_t cap)

@@ -1,15 +1,17 @@
-/* engine/cli/util.c — the pieces every `polis` subcommand shares (util.h). */
+/* engine/cli/util/util.c — the pieces every `polis` command shares (util.h). */
 #define _DEFAULT_SOURCE /* readlink, realpath, strdup */
-#include "util.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Where shipped scenarios are (CMakeLists.txt): share/polis/rulesets relative to the
@@ -41,6 +43,28 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     else
         fputs("\nTry 'polis --help'.\n", stderr);
     return EXIT_USAGE;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int cli_int_error(const char *cmd, const char *name, const char *value, int64_t lo, int64_t hi,
+                  const char *unit)
+{
+    char range[96];
+    if (hi == INT64_MAX && lo <= 1)
+        snprintf(range, sizeof range, "%s",
+                 lo == 1 ? "a positive integer" : "a non-negative integer");
+    else if (hi == ((int64_t)1 << 53))
+        snprintf(range, sizeof range, "an integer in [%" PRId64 ", 2^53]", lo);
+    else
+        snprintf(range, sizeof range, "an integer in [%" PRId64 ", %" PRId64 "]", lo, hi);
+    return cli_usage(cmd, "%s: '%s' is not %s%s%s%s", name, value, range, unit ? " (" : "",
+                     unit ? unit : "", unit ? ")" : "");
 }
 
 bool cli_parse_u64(const char *s, uint64_t *out)
@@ -100,10 +124,28 @@ int cli_overrides_agents(cli_overrides *o, const char *cmd, const char *value)
 {
     int64_t v;
     if (!cli_parse_int(value, 1, INT32_MAX, &v))
-        return cli_usage(cmd, "--agents: '%s' is not a positive integer", value);
+        return cli_int_error(cmd, "--agents", value, 1, INT32_MAX, NULL);
     cJSON *n = cJSON_CreateNumber((double)v);
     if (!n || !add_override(o, "agents", n)) return cli_usage(cmd, "out of memory");
     return 0;
+}
+
+int cli_overrides_grid(cli_overrides *o, const char *cmd, const char *value)
+{
+    const char *sep = strchr(value, '=');
+    if (!sep || sep == value)
+        return cli_usage(cmd, "--grid: '%s' is not PATH=ARRAY (e.g. 'max_steps=[50,100]')",
+                         value);
+    cJSON *values = cJSON_Parse(sep + 1);
+    if (!cJSON_IsArray(values) || cJSON_GetArraySize(values) == 0) {
+        cJSON_Delete(values);
+        return cli_usage(cmd, "--grid: '%s': the values are not a non-empty JSON array", value);
+    }
+    char *path = strndup(value, (size_t)(sep - value));
+    if (!path) cJSON_Delete(values);
+    bool ok = path && add_override(o, path, values);
+    free(path);
+    return ok ? 0 : cli_usage(cmd, "out of memory");
 }
 
 char *cli_overrides_text(const cli_overrides *o, bool *oom)

@@ -1,5 +1,5 @@
 /*
- * engine/cli/live.c — `polis serve SCENARIO --http [HOST:]PORT`: episodes played live by
+ * engine/cli/session/live.c — `polis serve SCENARIO --http [HOST:]PORT`: episodes played live by
  * people, agent-protocol clients (LLM agents) and the scenario's policies together
  * (docs/viewer.md, "Live play"; docs/clients.md, "Live games").
  *
@@ -33,47 +33,17 @@
 
 #include <cjson/cJSON.h>
 
-#include "episode.h"
-#include "live.h"
-#include "proto.h"
-#include "record.h"
-#include "util.h"
-#include "view.h"
+#include "session/episode.h"
+#include "session/live.h"
+#include "session/proto.h"
+#include "session/record.h"
+#include "util/util.h"
+#include "transport/http.h"
 #include "polis/polis.h"
 
 #ifdef POLIS_HAVE_LWS
 #include <libwebsockets.h>
 #endif
-
-const char CLI_LIVE_HELP[] =
-    "usage: polis serve SCENARIO --http [HOST:]PORT [options]\n"
-    "\n"
-    "Plays SCENARIO live: serves the browser viewer on HOST (default 127.0.0.1) and PORT (0:\n"
-    "any free port), prints the page's URL on stdout, and streams the episodes' record lines\n"
-    "to every page that watches. From the page a person takes a human seat and plays its\n"
-    "agent (docs/viewer.md, \"Live play\"); agent-protocol clients (LLM agents) play the\n"
-    "client seats over --tcp (docs/clients.md, \"Live games\"). Runs until killed.\n"
-    "\n"
-    "options:\n"
-    "  --seat AGENT=WHO     who plays AGENT: 'human' (a person on the page, or any client of\n"
-    "                       the \"polis-seat\" WebSocket protocol), 'client' (an agent-protocol\n"
-    "                       client over --tcp) or a policy of the scenario (random, greedy,\n"
-    "                       ...); repeatable; wins over the scenario's \"live\" seats\n"
-    "  --policy P           the policy of the seats nobody names (default random)\n"
-    "  --tcp [HOST:]PORT    listen for the agent-protocol clients of the client seats (JSON\n"
-    "                       lines); the address is printed on stdout as tcp://HOST:PORT\n"
-    "  --tick-ms N          tick every N ms, a seat whose player did not act doing noop\n"
-    "                       (default: the scenario's \"live\" tick_ms, else 0: wait until\n"
-    "                       every human and client seat has acted)\n"
-    "  --episodes N         play N episodes, then keep serving the page (default: the\n"
-    "                       scenario's \"live\" episodes, else 0: no end)\n"
-    "  --seed S             the first episode's seed (default: the scenario's); then S+1, ...\n"
-    "  --record FILE        also record every episode to FILE (gzip when it ends in .gz)\n"
-    "  --keyframe-every K   a keyframe every K ticks (default 100)\n"
-    "  --allow-remote       allow a HOST that is not a loopback address (anyone who can\n"
-    "                       connect can take a seat)\n"
-    CLI_OVERRIDES_HELP
-    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
 
 #ifdef POLIS_HAVE_LWS
 
@@ -85,24 +55,7 @@ enum { CLIENT_MAX_LINE = 1 << 20 };
 /* "advance": at most this many ticks per request (default 100), as in `polis serve`. */
 enum { ADVANCE_MAX_TICKS = 10000, ADVANCE_DEFAULT_TICKS = 100 };
 
-typedef struct live_args {
-    const char *scenario;
-    const char *http;
-    const char *tcp;
-    const char *record;
-    const char *plugin_path;
-    const char *policy;
-    int64_t tick_ms;  /* -1: the scenario's */
-    int64_t episodes; /* -1: the scenario's */
-    int64_t keyframe_every;
-    uint64_t seed;
-    bool has_seed;
-    bool allow_remote;
-    const char *seat_arg[256]; /* the --seat values, checked once the env exists */
-    int n_seat_args;
-    cli_overrides overrides; /* --set, --agents */
-    char *overrides_text;
-} live_args;
+typedef cli_live_args live_args;
 
 struct seat_client;
 struct agent_client;
@@ -1358,105 +1311,6 @@ static int live_stream(struct lws *wsi, enum lws_callback_reasons reason, void *
 
 /* ---- setup -------------------------------------------------------------------------------- */
 
-/* The options that take a value, and what to do with it. */
-static int take_value(live_args *a, const char *arg, const char *v)
-{
-    int64_t num;
-    if (strcmp(arg, "--http") == 0) {
-        a->http = v;
-    } else if (strcmp(arg, "--tcp") == 0) {
-        a->tcp = v;
-    } else if (strcmp(arg, "--seat") == 0) {
-        if (!strchr(v, '=') || v[0] == '=' || !strchr(v, '=')[1])
-            return cli_usage("serve", "--seat: '%s' is not AGENT=human|client|POLICY", v);
-        if (a->n_seat_args == (int)(sizeof a->seat_arg / sizeof a->seat_arg[0]))
-            return cli_usage("serve", "--seat: too many");
-        a->seat_arg[a->n_seat_args++] = v;
-    } else if (strcmp(arg, "--policy") == 0) {
-        a->policy = v;
-    } else if (strcmp(arg, "--tick-ms") == 0) {
-        if (!cli_parse_int(v, 0, 3600000, &a->tick_ms))
-            return cli_usage("serve", "--tick-ms: '%s' is not an integer in [0, 3600000]", v);
-    } else if (strcmp(arg, "--episodes") == 0) {
-        if (!cli_parse_int(v, 0, INT32_MAX, &a->episodes))
-            return cli_usage("serve", "--episodes: '%s' is not an integer in [0, %d] (0: no end)", v,
-                             INT32_MAX);
-    } else if (strcmp(arg, "--seed") == 0) {
-        if (!cli_parse_int(v, 0, INT64_MAX, &num))
-            return cli_usage("serve", "--seed: '%s' is not a non-negative integer", v);
-        a->seed = (uint64_t)num;
-        a->has_seed = true;
-    } else if (strcmp(arg, "--record") == 0) {
-        if (!*v) return cli_usage("serve", "--record: empty file name");
-        a->record = v;
-    } else if (strcmp(arg, "--keyframe-every") == 0) {
-        if (!cli_parse_int(v, 1, INT32_MAX, &a->keyframe_every))
-            return cli_usage("serve", "--keyframe-every: '%s' is not an integer in [1, %d]", v,
-                             INT32_MAX);
-    } else if (strcmp(arg, "--set") == 0) {
-        return cli_overrides_set(&a->overrides, "serve", v);
-    } else if (strcmp(arg, "--agents") == 0) {
-        return cli_overrides_agents(&a->overrides, "serve", v);
-    } else {
-        if (!*v) return cli_usage("serve", "--plugin-path: empty directory list");
-        a->plugin_path = v;
-    }
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, live_args *a)
-{
-    memset(a, 0, sizeof *a);
-    a->policy = "random";
-    a->tick_ms = -1;
-    a->episodes = -1;
-    static const char *const with_value[] = {"--http", "--tcp", "--seat", "--policy", "--tick-ms",
-                                             "--episodes", "--seed", "--record",
-                                             "--keyframe-every", "--set", "--agents",
-                                             "--plugin-path", NULL};
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        bool known = false;
-        for (int k = 0; with_value[k]; k++) known |= strcmp(arg, with_value[k]) == 0;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            return -1;
-        } else if (arg[0] != '-' || arg[1] == '\0') {
-            if (a->scenario)
-                return cli_usage("serve", "unexpected argument '%s' (SCENARIO is '%s')", arg,
-                                 a->scenario);
-            a->scenario = arg;
-        } else if (strcmp(arg, "--allow-remote") == 0) {
-            a->allow_remote = true;
-        } else if (!known) {
-            return cli_usage("serve", "unknown option '%s' (with --http: --seat, --policy, --tcp, "
-                                      "--tick-ms, --episodes, --seed, --record, --keyframe-every, "
-                                      "--set, --agents, --allow-remote, --plugin-path)",
-                             arg);
-        } else if (i + 1 >= argc) {
-            return cli_usage("serve", "%s needs a value", arg);
-        } else {
-            int rc = take_value(a, arg, argv[++i]);
-            if (rc) return rc;
-        }
-    }
-    if (!a->scenario) return cli_usage("serve", "missing SCENARIO (a scenario .json file)");
-    /* the live game's own key is read here from the file, so it is set with --seat and
-     * --tick-ms rather than --set */
-    const cJSON *ov;
-    cJSON_ArrayForEach(ov, a->overrides.obj)
-        if (strncmp(ov->string, "live", 4) == 0 && (!ov->string[4] || ov->string[4] == '.'))
-            return cli_usage("serve", "--set %s: set the live game with --seat, --tick-ms and "
-                                      "--episodes",
-                             ov->string);
-    if (!(a->scenario = cli_scenario("serve", a->scenario))) return EXIT_ENV;
-    bool oom = false;
-    /* as with `polis serve --tcp`, the env has the metrics plugin, so the reply that ends a
-     * client's episode and the recording's end lines carry the figures eval prints */
-    a->overrides_text = cli_eval_overrides(a->scenario, a->overrides.obj, true, &oom);
-    if (oom) return cli_usage("serve", "out of memory");
-    return 0;
-}
-
 /* HOST:PORT or PORT into host (cap bytes) and *port. */
 static bool parse_http(const char *v, char *host, size_t cap, int *port)
 {
@@ -1819,42 +1673,26 @@ static void live_free(live *lv)
 
 #endif
 
-int cli_live_main(int argc, char **argv)
+int cli_live_run(const cli_live_args *a)
 {
 #ifdef POLIS_HAVE_LWS
-    live_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc < 0) {
-        fputs(CLI_LIVE_HELP, stdout);
-        rc = 0;
-    } else if (rc == 0 && !a.http) {
-        rc = cli_usage("serve", "--http needs [HOST:]PORT");
-    } else if (rc == 0) {
-        char viewer[PATH_MAX];
-        if (!cli_find_viewer(viewer)) {
-            fprintf(stderr, "polis: serve: the viewer's files (index.html) are not found (set "
-                            "$POLIS_VIEWER_DIR)\n");
-            rc = EXIT_ENV;
-        } else {
-            signal(SIGPIPE, SIG_IGN);
-            live *lv = calloc(1, sizeof *lv);
-            if (!lv) {
-                rc = EXIT_ENV;
-            } else {
-                the_live = lv;
-                rc = run_live(&a, lv, viewer);
-                live_free(lv);
-                the_live = NULL;
-                free(lv);
-            }
-        }
+    char viewer[PATH_MAX];
+    if (!cli_find_viewer(viewer)) {
+        fprintf(stderr, "polis: serve: the viewer's files (index.html) are not found (set "
+                        "$POLIS_VIEWER_DIR)\n");
+        return EXIT_ENV;
     }
-    cJSON_free(a.overrides_text);
-    cli_overrides_free(&a.overrides);
+    signal(SIGPIPE, SIG_IGN);
+    live *lv = calloc(1, sizeof *lv);
+    if (!lv) return EXIT_ENV;
+    the_live = lv;
+    int rc = run_live(a, lv, viewer);
+    live_free(lv);
+    the_live = NULL;
+    free(lv);
     return rc;
 #else
-    (void)argc;
-    (void)argv;
+    (void)a;
     fprintf(stderr, "polis: serve: --http needs libwebsockets; this polis was built without it "
                     "(install libwebsockets-dev and rebuild)\n");
     return EXIT_ENV;

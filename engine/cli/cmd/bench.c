@@ -1,5 +1,5 @@
 /*
- * engine/cli/bench.c — `polis bench`: how fast a scenario steps.
+ * engine/cli/cmd/bench.c — `polis bench`: how fast a scenario steps.
  *
  * M envs run as one polis_vec (T threads, next-step auto-reset), driven by a random policy
  * over the legal actions of the masks, so the numbers are those of a training loop's env
@@ -10,7 +10,7 @@
  * observation buffer's size gives the machine's write bandwidth for the same bytes, to
  * compare with the rate at which the env writes observations.
  *
- * Like the rest of the CLI it uses only the public API (polis.h).
+ * Like the rest of the CLI it uses only the public API (include/polis).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,8 +24,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "bench.h"
-#include "util.h"
+#include "cmd/commands.h"
+#include "session/play.h"
 #include "polis/polis.h"
 #include "polis/rng.h"
 
@@ -33,46 +33,35 @@
 #define BENCH_POLICY_STREAM 0x62656e6368ULL
 #define BIG_MEMSET_BYTES ((size_t)64 << 20)
 
-const char CLI_BENCH_HELP[] =
-    "usage: polis bench SCENARIO [options]\n"
-    "\n"
-    "Measures how fast SCENARIO steps: M envs stepped together as one vectorised env\n"
-    "(polis_vec) by T threads, each agent taking a random legal action from its mask. Prints\n"
-    "env steps/s, agent-steps/s, ns per agent-step, observation bytes per step and the rate\n"
-    "they are written at (beside a plain memset of as many bytes), the policy's own cost and\n"
-    "the peak memory. Only the env steps are timed; warm-up steps are not; each repetition\n"
-    "is timed alone and the median, minimum and maximum are shown.\n"
-    "\n"
-    "options:\n"
-    "  --agents N           override the scenario's agent count (as --set agents=N)\n"
-    "  --set PATH=JSON      override a scenario value (repeatable, applied in order), e.g.\n"
-    "                       --set grid='{\"width\": 64, \"height\": 64}'\n"
-    "                       --set plugins.gather.params.coins=400 (docs/scenario.md)\n"
-    "  --steps N            timed vec steps per repetition (default 2000)\n"
-    "  --envs M             envs stepped together (default 1)\n"
-    "  --threads T          threads stepping them, 1 to M (default 1)\n"
-    "  --policy random|physical\n"
-    "                       random: uniform over each agent's legal actions (default);\n"
-    "                       physical: the same without the excluded actions, by default\n"
-    "                       those of the social plugin (--exclude-actions @social)\n"
-    "  --exclude-actions LIST\n"
-    "                       comma-separated: NAME excludes the actions whose names start\n"
-    "                       with NAME, @PLUGIN the actions PLUGIN registered; an agent with no\n"
-    "                       other legal action takes noop\n"
-    "  --no-obs             do not write observation fields (masks are still written)\n"
-    "  --compact            compact observations (polis_options.compact_observations)\n"
-    "  --seed N             vec seed (default: the scenario's \"seed\")\n"
-    "  --repeat R           timed repetitions (default 5)\n"
-    "  --warmup W           untimed vec steps before them (default 200; 0 for none)\n"
-    "  --json               print one JSON object\n"
-    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n";
-
 /* ---- arguments ---------------------------------------------------------------------------- */
+
+static const char *const BENCH_POLICIES[] = {"random", "physical", NULL};
+
+static const cli_use USES[] = {
+    {.id = CLI_OPT_AGENTS},
+    {.id = CLI_OPT_SET},
+    {.id = CLI_OPT_STEPS, .help = "timed vec steps per repetition (default 2000)", .def = "2000"},
+    {.id = CLI_OPT_ENVS, .def = "1"},
+    {.id = CLI_OPT_THREADS, .help = "threads stepping them, 1 to M (default 1)", .def = "1"},
+    {.id = CLI_OPT_POLICY, .help =
+     "random: uniform over each agent's legal actions (default);\n"
+     "physical: the same without the excluded actions, by default\n"
+     "those of the social plugin (--exclude-actions @social)",
+     .metavar = "random|physical", .choices = BENCH_POLICIES},
+    {.id = CLI_OPT_EXCLUDE_ACTIONS},
+    {.id = CLI_OPT_NO_OBS},
+    {.id = CLI_OPT_COMPACT},
+    {.id = CLI_OPT_SEED, .help = "vec seed (default: the scenario's \"seed\")"},
+    {.id = CLI_OPT_REPEAT, .def = "5"},
+    {.id = CLI_OPT_WARMUP, .def = "200"},
+    {.id = CLI_OPT_JSON, .help = "print one JSON object"},
+    {.id = CLI_OPT_PLUGIN_PATH},
+};
 
 typedef struct bench_args {
     const char *scenario;
     const char *plugin_path;
-    cli_overrides overrides;
+    const cli_overrides *overrides;
     int64_t steps, repeat, warmup;
     int32_t envs, threads;
     bool physical;
@@ -82,132 +71,7 @@ typedef struct bench_args {
     bool has_seed;
     uint64_t seed;
     bool json;
-    bool help;
 } bench_args;
-
-static const char *const VALUE_OPTIONS[] = {"--agents",  "--set",    "--steps",           "--envs",
-                                            "--threads", "--policy", "--exclude-actions", "--seed",
-                                            "--repeat",  "--warmup", "--plugin-path"};
-static const char *const FLAG_OPTIONS[] = {"--no-obs", "--json", "--compact"};
-
-static bool option_is(const char *option, const char *arg, size_t name_len)
-{
-    return strlen(option) == name_len && strncmp(option, arg, name_len) == 0;
-}
-
-static int parse_bench_args(int argc, char **argv, bench_args *b)
-{
-    b->steps = 2000;
-    b->repeat = 5;
-    b->warmup = 200;
-    b->envs = 1;
-    b->threads = 1;
-    bool only_positional = false;
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!only_positional && strcmp(arg, "--") == 0) {
-            only_positional = true;
-            continue;
-        }
-        if (!only_positional && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)) {
-            b->help = true;
-            return 0;
-        }
-        if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (b->scenario)
-                return cli_usage("bench", "unexpected argument '%s' (SCENARIO is '%s')", arg,
-                                 b->scenario);
-            b->scenario = arg;
-            continue;
-        }
-        const char *eq = strchr(arg, '=');
-        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-        const char *name = NULL;
-        bool takes_value = false;
-        for (size_t k = 0; k < sizeof VALUE_OPTIONS / sizeof *VALUE_OPTIONS; k++)
-            if (option_is(VALUE_OPTIONS[k], arg, name_len)) {
-                name = VALUE_OPTIONS[k];
-                takes_value = true;
-            }
-        for (size_t k = 0; k < sizeof FLAG_OPTIONS / sizeof *FLAG_OPTIONS; k++)
-            if (option_is(FLAG_OPTIONS[k], arg, name_len)) name = FLAG_OPTIONS[k];
-        if (!name) return cli_usage("bench", "unknown option '%.*s'", (int)name_len, arg);
-        const char *value = NULL;
-        if (takes_value) {
-            if (eq) {
-                value = eq + 1;
-            } else {
-                if (i + 1 >= argc) return cli_usage("bench", "%s needs a value", name);
-                value = argv[++i];
-            }
-        } else if (eq) {
-            return cli_usage("bench", "%s takes no value", name);
-        }
-        int64_t v;
-        int rc;
-        if (strcmp(name, "--agents") == 0) {
-            if ((rc = cli_overrides_agents(&b->overrides, "bench", value))) return rc;
-        } else if (strcmp(name, "--set") == 0) {
-            if ((rc = cli_overrides_set(&b->overrides, "bench", value))) return rc;
-        } else if (strcmp(name, "--steps") == 0) {
-            if (!cli_parse_int(value, 1, INT64_MAX, &b->steps))
-                return cli_usage("bench", "--steps: '%s' is not a positive integer", value);
-        } else if (strcmp(name, "--envs") == 0) {
-            if (!cli_parse_int(value, 1, INT32_MAX, &v))
-                return cli_usage("bench", "--envs: '%s' is not a positive integer", value);
-            b->envs = (int32_t)v;
-        } else if (strcmp(name, "--threads") == 0) {
-            if (!cli_parse_int(value, 1, INT32_MAX, &v))
-                return cli_usage("bench", "--threads: '%s' is not a positive integer", value);
-            b->threads = (int32_t)v;
-        } else if (strcmp(name, "--policy") == 0) {
-            if (strcmp(value, "random") == 0)
-                b->physical = false;
-            else if (strcmp(value, "physical") == 0)
-                b->physical = true;
-            else
-                return cli_usage("bench", "--policy: '%s' is not one of: random, physical", value);
-        } else if (strcmp(name, "--exclude-actions") == 0) {
-            if (!*value) return cli_usage("bench", "--exclude-actions: empty list");
-            for (const char *p = value; *p;) {
-                const char *c = strchr(p, ',');
-                size_t n = c ? (size_t)(c - p) : strlen(p);
-                if (n == 0 || (n == 1 && *p == '@'))
-                    return cli_usage("bench", "--exclude-actions: '%s' has an empty item", value);
-                p += n + (c != NULL);
-                if (c && !*p)
-                    return cli_usage("bench", "--exclude-actions: '%s' has an empty item", value);
-            }
-            b->exclude = value;
-        } else if (strcmp(name, "--seed") == 0) {
-            if (!cli_parse_u64(value, &b->seed))
-                return cli_usage("bench", "--seed: '%s' is not an integer in [0, 2^64)", value);
-            b->has_seed = true;
-        } else if (strcmp(name, "--repeat") == 0) {
-            if (!cli_parse_int(value, 1, 1000000, &b->repeat))
-                return cli_usage("bench", "--repeat: '%s' is not an integer in [1, 1000000]",
-                                 value);
-        } else if (strcmp(name, "--warmup") == 0) {
-            if (!cli_parse_int(value, 0, INT64_MAX, &b->warmup))
-                return cli_usage("bench", "--warmup: '%s' is not a non-negative integer", value);
-        } else if (strcmp(name, "--plugin-path") == 0) {
-            if (!*value) return cli_usage("bench", "--plugin-path: empty directory list");
-            b->plugin_path = value;
-        } else if (strcmp(name, "--no-obs") == 0) {
-            b->no_obs = true;
-        } else if (strcmp(name, "--compact") == 0) {
-            b->compact = true;
-        } else if (strcmp(name, "--json") == 0) {
-            b->json = true;
-        }
-    }
-    if (!b->scenario) return cli_usage("bench", "missing SCENARIO (a scenario .json file)");
-    if (b->threads > b->envs)
-        return cli_usage("bench", "--threads %d is more than --envs %d (a thread steps whole envs)",
-                         b->threads, b->envs);
-    if (!(b->scenario = cli_scenario("bench", b->scenario))) return EXIT_ENV;
-    return 0;
-}
 
 /* ---- the policy ---------------------------------------------------------------------------- */
 
@@ -292,13 +156,6 @@ static void choose(const polis_io *io, const uint8_t *allowed, polis_rng *rng)
 
 /* ---- measuring ----------------------------------------------------------------------------- */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -325,9 +182,9 @@ static double memset_rate(uint8_t *buf, size_t bytes)
     size_t rounds = ((size_t)256 << 20) / (bytes ? bytes : 1) + 1;
     double r[3];
     for (int t = 0; t < 3; t++) {
-        double t0 = now();
+        double t0 = cli_now();
         for (size_t i = 0; i < rounds; i++) set(buf, (int)(i & 0x7f), bytes);
-        double dt = now() - t0;
+        double dt = cli_now() - t0;
         r[t] = dt > 0 ? (double)bytes * (double)rounds / dt : 0;
     }
     return summarise(r, 3).median;
@@ -437,12 +294,6 @@ static bool print_json(const bench_args *b, const bench_result *r)
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
-static void log_to_stderr(void *ud, const char *msg)
-{
-    (void)ud;
-    fprintf(stderr, "%s\n", msg);
-}
-
 static int vec_failure(polis_vec *vec)
 {
     fprintf(stderr, "polis: %s\n", polis_vec_error(vec));
@@ -452,7 +303,7 @@ static int vec_failure(polis_vec *vec)
 static int run_bench(const bench_args *b)
 {
     bool oom = false;
-    char *overrides = cli_overrides_text(&b->overrides, &oom);
+    char *overrides = cli_overrides_text(b->overrides, &oom);
     if (oom) {
         fprintf(stderr, "polis: out of memory\n");
         return EXIT_ENV;
@@ -461,7 +312,7 @@ static int run_bench(const bench_args *b)
     memset(&opts, 0, sizeof opts);
     opts.struct_size = sizeof opts;
     opts.plugin_path = b->plugin_path;
-    opts.log = b->json ? NULL : log_to_stderr;
+    opts.log = b->json ? NULL : cli_log_stderr;
     opts.overrides = overrides;
     opts.no_observations = b->no_obs;
     opts.compact_observations = b->compact;
@@ -521,19 +372,19 @@ static int run_bench(const bench_args *b)
     double policy_total = 0, step_total = 0;
     double agent_steps = (double)b->steps * (double)b->envs * (double)r.agents;
     for (int64_t rep = 0; rep < b->repeat; rep++) {
-        double stepping = 0, t_loop = now();
+        double stepping = 0, t_loop = cli_now();
         for (int64_t s = 0; s < b->steps; s++) {
             choose(io, allowed, &rng);
-            double t0 = now();
+            double t0 = cli_now();
             polis_status st = polis_vec_step(vec);
-            stepping += now() - t0;
+            stepping += cli_now() - t0;
             if (st != POLIS_OK) {
                 rc = vec_failure(vec);
                 goto out;
             }
             for (int32_t k = 0; k < b->envs; k++) r.autoresets += autoreset[k];
         }
-        double loop = now() - t_loop;
+        double loop = cli_now() - t_loop;
         policy_total += loop - stepping;
         step_total += stepping;
         if (stepping <= 0) stepping = 1e-9;
@@ -570,13 +421,47 @@ out:
     return rc;
 }
 
-int cli_bench_main(int argc, char **argv)
+static int bench_main(cli_args *a)
 {
-    bench_args b;
-    memset(&b, 0, sizeof b);
-    int rc = parse_bench_args(argc, argv, &b);
-    if (rc == 0 && b.help) fputs(CLI_BENCH_HELP, stdout);
-    if (rc == 0 && !b.help) rc = run_bench(&b);
-    cli_overrides_free(&b.overrides);
-    return rc;
+    bench_args b = {
+        .plugin_path = cli_text(a, CLI_OPT_PLUGIN_PATH),
+        .overrides = &a->overrides,
+        .steps = cli_num(a, CLI_OPT_STEPS),
+        .repeat = cli_num(a, CLI_OPT_REPEAT),
+        .warmup = cli_num(a, CLI_OPT_WARMUP),
+        .envs = (int32_t)cli_num(a, CLI_OPT_ENVS),
+        .threads = (int32_t)cli_num(a, CLI_OPT_THREADS),
+        .physical = cli_has(a, CLI_OPT_POLICY) && strcmp(cli_text(a, CLI_OPT_POLICY), "physical") == 0,
+        .exclude = cli_text(a, CLI_OPT_EXCLUDE_ACTIONS),
+        .no_obs = cli_has(a, CLI_OPT_NO_OBS),
+        .compact = cli_has(a, CLI_OPT_COMPACT),
+        .has_seed = cli_has(a, CLI_OPT_SEED),
+        .seed = a->v[CLI_OPT_SEED].u64,
+        .json = cli_has(a, CLI_OPT_JSON),
+    };
+    if (b.threads > b.envs)
+        return cli_usage(a->name,
+                         "--threads %d is more than --envs %d (a thread steps whole envs)",
+                         b.threads, b.envs);
+    if (!(b.scenario = cli_scenario(a->name, a->pos[0]))) return EXIT_ENV;
+    return run_bench(&b);
 }
+
+const cli_command CLI_CMD_BENCH = {
+    .name = "bench",
+    .args = "SCENARIO",
+    .summary = "measure steps per second (vectorised envs, threads)",
+    .about = "Measures how fast SCENARIO steps: M envs stepped together as one vectorised env\n"
+             "(polis_vec) by T threads, each agent taking a random legal action from its mask. Prints\n"
+             "env steps/s, agent-steps/s, ns per agent-step, observation bytes per step and the rate\n"
+             "they are written at (beside a plain memset of as many bytes), the policy's own cost and\n"
+             "the peak memory. Only the env steps are timed; warm-up steps are not; each repetition\n"
+             "is timed alone and the median, minimum and maximum are shown.\n",
+    .uses = USES,
+    .n_uses = sizeof USES / sizeof USES[0],
+    .pos_name = {"SCENARIO"},
+    .pos_what = {"a scenario .json file"},
+    .n_pos = 1,
+    .n_required = 1,
+    .run = bench_main,
+};

@@ -1,4 +1,4 @@
-/* engine/cli/frames.h — writing the frames of polis_env_render_rgb: one PNG (libpng, when
+/* engine/cli/session/frames.h — writing the frames of polis_env_render_rgb: one PNG (libpng, when
  * polis was built with it), or a video by piping raw frames to ffmpeg, or, without ffmpeg or
  * when asked, numbered image files in a directory (frames.c). Part of the CLI, not of
  * libpolis. */
@@ -14,6 +14,11 @@
 
 /* Whether this polis writes PNG files (built with libpng). */
 bool cli_frames_have_png(void);
+
+/* Checks of the --png and --video values (cli_use.check): this polis writes PNG files; a
+ * --video name is a video or a directory (cli_video_kind). */
+bool cli_check_png(const char *value, char *why, size_t cap);
+bool cli_check_video(const char *value, char *why, size_t cap);
 
 /* Writes w x h RGB pixels (3 bytes each, rows top to bottom) to path: PNG when built with
  * libpng and `ppm` is false, binary PPM (P6) otherwise. 0 on success; -1 with a message in

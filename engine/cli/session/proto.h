@@ -1,4 +1,4 @@
-/* engine/cli/proto.h — the parts of the agent protocol (docs/clients.md) that both of its
+/* engine/cli/session/proto.h — the parts of the agent protocol (docs/clients.md) that both of its
  * servers use: `polis serve --stdio|--tcp` (serve.c) and the client seats of a live episode,
  * `polis serve --http ... --tcp` (live.c). Part of the CLI, not of libpolis. */
 #ifndef POLIS_CLI_PROTO_H

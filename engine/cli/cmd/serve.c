@@ -1,5 +1,5 @@
 /*
- * engine/cli/serve.c — `polis serve`: the agent protocol (docs/clients.md). One env per
+ * engine/cli/cmd/serve.c — `polis serve`: the agent protocol (docs/clients.md). One env per
  * client, driven by JSON lines: one request per line in, one reply per line out.
  *
  * Over --stdio the process serves one client and exits when stdin ends or the client sends
@@ -52,12 +52,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "episode.h"
-#include "live.h"
-#include "proto.h"
-#include "serve.h"
-#include "util.h"
-#include "record.h"
+#include "session/episode.h"
+#include "session/live.h"
+#include "session/proto.h"
+#include "cmd/commands.h"
+#include "util/util.h"
+#include "session/record.h"
 #include "polis/polis.h"
 
 /* A request line longer than this is refused (and skipped) rather than parsed. The limit
@@ -66,56 +66,6 @@
 /* Bytes asked of read() at a time; the input buffer never holds more than
  * SERVE_MAX_LINE + 1 + SERVE_READ_CHUNK bytes. */
 #define SERVE_READ_CHUNK (64u << 10)
-/* The TCP timeouts' defaults (seconds; docs/clients.md, "Limits") and their bound. */
-#define SERVE_IDLE_TIMEOUT 600
-#define SERVE_WRITE_TIMEOUT 60
-#define SERVE_TIMEOUT_MAX 86400
-
-const char CLI_SERVE_HELP[] =
-    "usage: polis serve SCENARIO (--stdio | --tcp [HOST:]PORT) [options]\n"
-    "\n"
-    "Serves SCENARIO to agents over the agent protocol: JSON lines, one request per line,\n"
-    "one reply per line (docs/clients.md). Requests: {\"op\": \"describe\"},\n"
-    "{\"op\": \"reset\", \"seed\": N}, {\"op\": \"step\", \"actions\": {AGENT: ACTION}},\n"
-    "{\"op\": \"advance\", \"max_ticks\": N}, {\"op\": \"close\"}. An ACTION is an action id,\n"
-    "an action name, a text action (\"move north\"), a JSON action object, or a plan\n"
-    "command (\"GATHER 3 wood\", a macro of the scenario); agents left out do noop or\n"
-    "follow their plan. \"advance\" runs the plans until one ends.\n"
-    "\n"
-    "options:\n"
-    "  --stdio              serve one client on stdin/stdout; exit when it closes\n"
-    "  --tcp [HOST:]PORT    listen on HOST (default 127.0.0.1) and PORT (0: any free\n"
-    "                       port); the bound address is printed on stderr as\n"
-    "                       'polis serve: listening on HOST:PORT'. Each connection gets its\n"
-    "                       own env. Runs until killed.\n"
-    "  --allow-remote       allow a HOST that is not a loopback address (the protocol has\n"
-    "                       no authentication: anyone who can connect can play)\n"
-    "  --max-clients N      TCP connections served at once (default 8); others are told\n"
-    "                       'server_full' and closed\n"
-    "  --idle-timeout S     TCP: drop a client whose next request has not fully arrived\n"
-    "                       S seconds after the last reply (default 600; 0: never)\n"
-    "  --write-timeout S    TCP: drop a client that has not taken a reply within S\n"
-    "                       seconds (default 60; 0: never)\n"
-    "  --isolate            TCP: serve each client in its own process, so a plugin that\n"
-    "                       crashes ends that client's session only (and is reported)\n"
-    "  --record FILE        record the client's episodes to FILE (docs/recording.md; gzip\n"
-    "                       when it ends in .gz), the actions and plan commands it sent in\n"
-    "                       \"msgs\"; check it with `polis replay FILE --verify`. TCP: each\n"
-    "                       client N to its own file, FILE with {client} replaced by N, or\n"
-    "                       else with -N before the first '.' of its name (ep.jsonl.gz:\n"
-    "                       ep-1.jsonl.gz, ep-2.jsonl.gz, ...)\n"
-    "  --keyframe-every K   a full keyframe every K ticks in the recording (default 100)\n"
-    "  --on-bad-action P    what an unparseable or illegal action becomes: 'error' (default;\n"
-    "                       the step is refused and the client asked again) or 'noop' (the\n"
-    "                       agent does noop and the episode's stats count it)\n"
-    "  --no-metrics         do not add the metrics plugin when the scenario lacks it (the\n"
-    "                       reply that ends an episode then has no \"metrics\")\n"
-    CLI_OVERRIDES_HELP
-    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n"
-    "\n"
-    "polis serve SCENARIO --http [HOST:]PORT [--seat AGENT=human|client|POLICY] [--tcp ...]\n"
-    "plays live: people in the browser, agent-protocol clients over --tcp and policies\n"
-    "together (`polis serve x --http 0 --help` for its options).\n";
 
 /* ---- arguments ---------------------------------------------------------------------------- */
 
@@ -131,105 +81,52 @@ typedef struct serve_args {
     int max_clients;
     int idle_timeout;        /* seconds, 0: none (TCP only) */
     int write_timeout;       /* seconds, 0: none (TCP only) */
-    cli_overrides overrides; /* --set, --agents */
     char *overrides_text;    /* what every session's env is created with; NULL: none */
     const char *record;      /* --record FILE (TCP: a file per client, record_name) */
     int64_t keyframe_every;  /* --keyframe-every K */
 } serve_args;
 
-/* Returns 0, EXIT_USAGE after printing the problem, or -1 for --help. */
-static int parse_args(int argc, char **argv, serve_args *a)
+/* Checks the command line and makes the overrides every session's env is created with.
+ * Returns 0, EXIT_USAGE or EXIT_ENV after printing the problem. */
+static int serve_args_of(const cli_args *c, serve_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->max_clients = 8;
-    a->idle_timeout = SERVE_IDLE_TIMEOUT;
-    a->write_timeout = SERVE_WRITE_TIMEOUT;
-    const char *tcp_only = NULL; /* the first option given that only --tcp takes */
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return -1;
-        if (arg[0] != '-' || arg[1] == '\0') {
-            if (a->scenario)
-                return cli_usage("serve", "unexpected argument '%s' (SCENARIO is '%s')", arg,
-                                 a->scenario);
-            a->scenario = arg;
-            continue;
-        }
-        if (strcmp(arg, "--stdio") == 0) {
-            a->stdio = true;
-        } else if (strcmp(arg, "--no-metrics") == 0) {
-            a->no_metrics = true;
-        } else if (strcmp(arg, "--allow-remote") == 0) {
-            a->allow_remote = true;
-        } else if (strcmp(arg, "--isolate") == 0) {
-            a->isolate = true;
-            if (!tcp_only) tcp_only = arg;
-        } else if (strcmp(arg, "--idle-timeout") == 0 || strcmp(arg, "--write-timeout") == 0) {
-            if (i + 1 >= argc) return cli_usage("serve", "%s needs a value", arg);
-            const char *v = argv[++i];
-            int64_t secs;
-            if (!cli_parse_int(v, 0, SERVE_TIMEOUT_MAX, &secs))
-                return cli_usage("serve", "%s: '%s' is not a whole number of seconds in [0, %d]", arg, v,
-                                 SERVE_TIMEOUT_MAX);
-            *(arg[2] == 'i' ? &a->idle_timeout : &a->write_timeout) = (int)secs;
-            if (!tcp_only) tcp_only = arg;
-        } else if (strcmp(arg, "--tcp") == 0 || strcmp(arg, "--max-clients") == 0 ||
-                   strcmp(arg, "--on-bad-action") == 0 || strcmp(arg, "--plugin-path") == 0 ||
-                   strcmp(arg, "--set") == 0 || strcmp(arg, "--agents") == 0 ||
-                   strcmp(arg, "--record") == 0 || strcmp(arg, "--keyframe-every") == 0) {
-            if (i + 1 >= argc) return cli_usage("serve", "%s needs a value", arg);
-            const char *v = argv[++i];
-            int rc;
-            if (strcmp(arg, "--record") == 0) {
-                if (!*v) return cli_usage("serve", "--record: empty file name");
-                a->record = v;
-            } else if (strcmp(arg, "--keyframe-every") == 0) {
-                if (!cli_parse_int(v, 1, INT32_MAX, &a->keyframe_every))
-                    return cli_usage("serve", "--keyframe-every: '%s' is not an integer in [1, %d]",
-                                     v, INT32_MAX);
-            } else if (strcmp(arg, "--set") == 0) {
-                if ((rc = cli_overrides_set(&a->overrides, "serve", v))) return rc;
-            } else if (strcmp(arg, "--agents") == 0) {
-                if ((rc = cli_overrides_agents(&a->overrides, "serve", v))) return rc;
-            } else if (strcmp(arg, "--tcp") == 0) {
-                a->tcp = v;
-            } else if (strcmp(arg, "--max-clients") == 0) {
-                char *end;
-                errno = 0;
-                long n = strtol(v, &end, 10);
-                if (!*v || *end || errno || n < 1 || n > 1024)
-                    return cli_usage("serve", "--max-clients: '%s' is not an integer in [1, 1024]",
-                                     v);
-                a->max_clients = (int)n;
-            } else if (strcmp(arg, "--on-bad-action") == 0) {
-                if (strcmp(v, "noop") == 0)
-                    a->bad_is_noop = true;
-                else if (strcmp(v, "error") != 0)
-                    return cli_usage("serve", "--on-bad-action: '%s' is neither 'error' nor 'noop'",
-                                     v);
-            } else {
-                if (!*v) return cli_usage("serve", "--plugin-path: empty directory list");
-                a->plugin_path = v;
-            }
-        } else {
-            return cli_usage("serve", "unknown option '%s'", arg);
+    a->plugin_path = cli_text(c, CLI_OPT_PLUGIN_PATH);
+    a->tcp = cli_text(c, CLI_OPT_TCP);
+    a->stdio = cli_has(c, CLI_OPT_STDIO);
+    a->allow_remote = cli_has(c, CLI_OPT_ALLOW_REMOTE);
+    a->bad_is_noop = strcmp(cli_text(c, CLI_OPT_ON_BAD_ACTION), "noop") == 0;
+    a->isolate = cli_has(c, CLI_OPT_ISOLATE);
+    a->no_metrics = cli_has(c, CLI_OPT_NO_METRICS);
+    a->max_clients = (int)cli_num(c, CLI_OPT_MAX_CLIENTS);
+    a->idle_timeout = (int)cli_num(c, CLI_OPT_IDLE_TIMEOUT);
+    a->write_timeout = (int)cli_num(c, CLI_OPT_WRITE_TIMEOUT);
+    a->record = cli_text(c, CLI_OPT_RECORD);
+    a->keyframe_every = cli_num(c, CLI_OPT_KEYFRAME_EVERY);
+    if (a->stdio && a->tcp) return cli_usage(c->name, "--stdio and --tcp exclude each other");
+    if (!a->stdio && !a->tcp)
+        return cli_usage(c->name, "choose a transport: --stdio or --tcp [HOST:]PORT");
+    /* the first option given that only --tcp takes */
+    static const cli_opt_id tcp_only[] = {CLI_OPT_ISOLATE, CLI_OPT_IDLE_TIMEOUT,
+                                          CLI_OPT_WRITE_TIMEOUT};
+    const cli_value *first = NULL;
+    cli_opt_id first_id = CLI_OPT_ISOLATE;
+    for (size_t k = 0; k < sizeof tcp_only / sizeof tcp_only[0]; k++) {
+        const cli_value *v = &c->v[tcp_only[k]];
+        if (v->n > 0 && (!first || v->at < first->at)) {
+            first = v;
+            first_id = tcp_only[k];
         }
     }
-    if (!a->scenario) return cli_usage("serve", "missing SCENARIO (a scenario .json file)");
-    if (a->stdio && a->tcp) return cli_usage("serve", "--stdio and --tcp exclude each other");
-    if (!a->stdio && !a->tcp)
-        return cli_usage("serve", "choose a transport: --stdio or --tcp [HOST:]PORT");
-    if (a->keyframe_every && !a->record)
-        return cli_usage("serve", "--keyframe-every needs --record FILE");
-    if (a->stdio && tcp_only)
-        return cli_usage("serve", "%s is for --tcp (a --stdio server has one client, its parent)",
-                         tcp_only);
-    if (!(a->scenario = cli_scenario("serve", a->scenario))) return EXIT_ENV;
+    if (a->stdio && first)
+        return cli_usage(c->name, "%s is for --tcp (a --stdio server has one client, its parent)",
+                         CLI_OPTIONS[first_id].name);
+    if (!(a->scenario = cli_scenario(c->name, c->pos[0]))) return EXIT_ENV;
     bool oom = false;
     /* Like `polis eval`, every session's env has the metrics plugin, so the reply that ends
      * an episode carries the figures eval prints for an RL policy. */
-    a->overrides_text = cli_eval_overrides(a->scenario, a->overrides.obj, !a->no_metrics, &oom);
-    if (oom) return cli_usage("serve", "out of memory");
+    a->overrides_text = cli_eval_overrides(a->scenario, c->overrides.obj, !a->no_metrics, &oom);
+    if (oom) return cli_usage(c->name, "out of memory");
     return 0;
 }
 
@@ -1614,22 +1511,162 @@ static int serve_tcp(const serve_args *a)
     return rc;
 }
 
-int cli_serve_main(int argc, char **argv)
+static int serve_main(cli_args *c)
 {
-    /* --http: one episode played live in the browser (live.c) */
-    for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], "--http") == 0) return cli_live_main(argc, argv);
     serve_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc < 0) {
-        fputs(CLI_SERVE_HELP, stdout);
-        rc = 0;
-    } else if (rc == 0) {
+    int rc = serve_args_of(c, &a);
+    if (rc == 0) {
         /* A client that vanishes must not kill the server with SIGPIPE. */
         signal(SIGPIPE, SIG_IGN);
         rc = a.stdio ? serve_stdio(&a) : serve_tcp(&a);
     }
     cJSON_free(a.overrides_text);
-    cli_overrides_free(&a.overrides);
     return rc;
+}
+
+/* `polis serve --http`: the live game (session/live.c). */
+static int live_main(cli_args *c)
+{
+    /* the live game's own key is read from the file, so it is set with --seat and --tick-ms
+     * rather than --set */
+    const cJSON *ov;
+    cJSON_ArrayForEach(ov, c->overrides.obj)
+        if (strncmp(ov->string, "live", 4) == 0 && (!ov->string[4] || ov->string[4] == '.'))
+            return cli_usage(c->name, "--set %s: set the live game with --seat, --tick-ms and "
+                                      "--episodes",
+                             ov->string);
+    cli_live_args a = {
+        .http = cli_text(c, CLI_OPT_HTTP),
+        .tcp = cli_text(c, CLI_OPT_TCP),
+        .record = cli_text(c, CLI_OPT_RECORD),
+        .plugin_path = cli_text(c, CLI_OPT_PLUGIN_PATH),
+        .policy = cli_text(c, CLI_OPT_POLICY),
+        .tick_ms = cli_has(c, CLI_OPT_TICK_MS) ? cli_num(c, CLI_OPT_TICK_MS) : -1,
+        .episodes = cli_has(c, CLI_OPT_EPISODES) ? cli_num(c, CLI_OPT_EPISODES) : -1,
+        .keyframe_every = cli_num(c, CLI_OPT_KEYFRAME_EVERY),
+        .seed = c->v[CLI_OPT_SEED].u64,
+        .has_seed = cli_has(c, CLI_OPT_SEED),
+        .allow_remote = cli_has(c, CLI_OPT_ALLOW_REMOTE),
+        .seat_arg = c->v[CLI_OPT_SEAT].list,
+        .n_seat_args = c->v[CLI_OPT_SEAT].n,
+    };
+    if (!(a.scenario = cli_scenario(c->name, c->pos[0]))) return EXIT_ENV;
+    bool oom = false;
+    /* as with `polis serve --tcp`, the env has the metrics plugin, so the reply that ends a
+     * client's episode and the recording's end lines carry the figures eval prints */
+    char *overrides = cli_eval_overrides(a.scenario, c->overrides.obj, true, &oom);
+    if (oom) return cli_usage(c->name, "out of memory");
+    a.overrides_text = overrides;
+    int rc = cli_live_run(&a);
+    cJSON_free(overrides);
+    return rc;
+}
+
+static const char *const BAD_ACTION[] = {"error", "noop", NULL};
+
+static const cli_use SERVE_USES[] = {
+    {.id = CLI_OPT_STDIO},
+    {.id = CLI_OPT_TCP, .help = "listen on HOST (default 127.0.0.1) and PORT (0: any free\n"
+                  "port); the bound address is printed on stderr as\n"
+                  "'polis serve: listening on HOST:PORT'. Each connection gets its\n"
+                  "own env. Runs until killed."},
+    {.id = CLI_OPT_ALLOW_REMOTE},
+    {.id = CLI_OPT_MAX_CLIENTS, .def = "8"},
+    {.id = CLI_OPT_IDLE_TIMEOUT, .def = "600"},
+    {.id = CLI_OPT_WRITE_TIMEOUT, .def = "60"},
+    {.id = CLI_OPT_ISOLATE},
+    {.id = CLI_OPT_RECORD, .help = "record the client's episodes to FILE (docs/recording.md; gzip\n"
+                     "when it ends in .gz), the actions and plan commands it sent in\n"
+                     "\"msgs\"; check it with `polis replay FILE --verify`. TCP: each\n"
+                     "client N to its own file, FILE with {client} replaced by N, or\n"
+                     "else with -N before the first '.' of its name (ep.jsonl.gz:\n"
+                     "ep-1.jsonl.gz, ep-2.jsonl.gz, ...)"},
+    {.id = CLI_OPT_KEYFRAME_EVERY, .needs = CLI_BIT(CLI_OPT_RECORD)},
+    {.id = CLI_OPT_ON_BAD_ACTION, .def = "error", .choices = BAD_ACTION},
+    {.id = CLI_OPT_NO_METRICS, .help = "do not add the metrics plugin when the scenario lacks it (the\n"
+                         "reply that ends an episode then has no \"metrics\")"},
+    {.id = CLI_OPT_SET},
+    {.id = CLI_OPT_AGENTS},
+    {.id = CLI_OPT_PLUGIN_PATH},
+};
+
+const cli_command CLI_CMD_SERVE = {
+    .name = "serve",
+    .args = "SCENARIO",
+    .summary = "serve agents (LLM or any language) over JSON lines on stdio/TCP",
+    .usage = "serve SCENARIO (--stdio | --tcp [HOST:]PORT) [options]",
+    .about = "Serves SCENARIO to agents over the agent protocol: JSON lines, one request per line,\n"
+             "one reply per line (docs/clients.md). Requests: {\"op\": \"describe\"},\n"
+             "{\"op\": \"reset\", \"seed\": N}, {\"op\": \"step\", \"actions\": {AGENT: ACTION}},\n"
+             "{\"op\": \"advance\", \"max_ticks\": N}, {\"op\": \"close\"}. An ACTION is an action id,\n"
+             "an action name, a text action (\"move north\"), a JSON action object, or a plan\n"
+             "command (\"GATHER 3 wood\", a macro of the scenario); agents left out do noop or\n"
+             "follow their plan. \"advance\" runs the plans until one ends.\n",
+    .uses = SERVE_USES,
+    .n_uses = sizeof SERVE_USES / sizeof SERVE_USES[0],
+    .notes = "polis serve SCENARIO --http [HOST:]PORT [--seat AGENT=human|client|POLICY] [--tcp ...]\n"
+             "plays live: people in the browser, agent-protocol clients over --tcp and policies\n"
+             "together (`polis serve x --http 0 --help` for its options).\n",
+    .pos_name = {"SCENARIO"},
+    .pos_what = {"a scenario .json file"},
+    .n_pos = 1,
+    .n_required = 1,
+    .run = serve_main,
+};
+
+static const cli_use LIVE_USES[] = {
+    {.id = CLI_OPT_HTTP},
+    {.id = CLI_OPT_SEAT, .help = "who plays AGENT: 'human' (a person on the page, or any client of\n"
+                   "the \"polis-seat\" WebSocket protocol), 'client' (an agent-protocol\n"
+                   "client over --tcp) or a policy of the scenario (random, greedy,\n"
+                   "...); repeatable; wins over the scenario's \"live\" seats"},
+    {.id = CLI_OPT_POLICY, .help = "the policy of the seats nobody names (default random)", .def = "random",
+     .metavar = "P"},
+    {.id = CLI_OPT_TCP, .help = "listen for the agent-protocol clients of the client seats (JSON\n"
+                  "lines); the address is printed on stdout as tcp://HOST:PORT"},
+    {.id = CLI_OPT_TICK_MS, .help = "tick every N ms, a seat whose player did not act doing noop\n"
+                      "(default: the scenario's \"live\" tick_ms, else 0: wait until\n"
+                      "every human and client seat has acted)"},
+    {.id = CLI_OPT_EPISODES, .help = "play N episodes, then keep serving the page (default: the\n"
+                       "scenario's \"live\" episodes, else 0: no end)",
+     .lo = 0, .hi = INT32_MAX},
+    {.id = CLI_OPT_SEED, .help = "the first episode's seed (default: the scenario's); then S+1, ...",
+     .metavar = "S"},
+    {.id = CLI_OPT_RECORD, .help = "also record every episode to FILE (gzip when it ends in .gz)"},
+    {.id = CLI_OPT_KEYFRAME_EVERY, .help = "a keyframe every K ticks (default 100)",
+     .needs = CLI_BIT(CLI_OPT_RECORD)},
+    {.id = CLI_OPT_ALLOW_REMOTE, .help = "allow a HOST that is not a loopback address (anyone who can\n"
+                           "connect can take a seat)"},
+    {.id = CLI_OPT_SET},
+    {.id = CLI_OPT_AGENTS},
+    {.id = CLI_OPT_PLUGIN_PATH},
+};
+
+const cli_command CLI_CMD_LIVE = {
+    .name = "serve",
+    .args = "SCENARIO",
+    .summary = "play live: the browser viewer's seats, agent-protocol clients and policies",
+    .usage = "serve SCENARIO --http [HOST:]PORT [options]",
+    .about = "Plays SCENARIO live: serves the browser viewer on HOST (default 127.0.0.1) and PORT (0:\n"
+             "any free port), prints the page's URL on stdout, and streams the episodes' record lines\n"
+             "to every page that watches. From the page a person takes a human seat and plays its\n"
+             "agent (docs/viewer.md, \"Live play\"); agent-protocol clients (LLM agents) play the\n"
+             "client seats over --tcp (docs/clients.md, \"Live games\"). Runs until killed.\n",
+    .uses = LIVE_USES,
+    .n_uses = sizeof LIVE_USES / sizeof LIVE_USES[0],
+    .pos_name = {"SCENARIO"},
+    .pos_what = {"a scenario .json file"},
+    .n_pos = 1,
+    .n_required = 1,
+    .unknown_lists = "with --http",
+    .run = live_main,
+};
+
+int cli_serve_main(int argc, char **argv)
+{
+    /* --http: one game played live in the browser */
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--http") == 0 || strncmp(argv[i], "--http=", 7) == 0)
+            return cli_command_main(&CLI_CMD_LIVE, argc, argv);
+    return cli_command_main(&CLI_CMD_SERVE, argc, argv);
 }

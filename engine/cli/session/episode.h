@@ -1,4 +1,4 @@
-/* engine/cli/episode.h — what `polis eval` and `polis sweep` share: the scenario overrides that
+/* engine/cli/session/episode.h — what `polis eval` and `polis sweep` share: the scenario overrides that
  * add the metrics plugin, one episode played by a policy and flattened into its metrics, the
  * summary statistics of a metric over episodes and the progress bar. Part of the CLI. */
 #ifndef POLIS_CLI_EPISODE_H
@@ -87,9 +87,6 @@ void cli_table_put(cli_table *t, int64_t episode, const char *key, double v);
 void cli_table_add(cli_table *t, int64_t episode, const cJSON *flat);
 cli_stat cli_table_stat(const cli_table *t, int32_t key);
 void cli_table_free(cli_table *t);
-
-/* Seconds on the monotonic clock. */
-double cli_now(void);
 
 /* "\r[#####     ] 12/40 episodes, 3.2 s left" on f (a terminal). The estimate is made from
  * the episodes done since `started` of them were (resumed ones) `elapsed` seconds ago;

@@ -1,5 +1,5 @@
 /*
- * engine/cli/replay.c — `polis replay FILE`: re-simulates a recording (docs/recording.md)
+ * engine/cli/cmd/replay.c — `polis replay FILE`: re-simulates a recording (docs/recording.md)
  * from its header (the scenario, its overrides) and the recorded seeds and actions, and
  * compares every line the recorder writes while doing so with the recorded line, member by
  * member: the first difference is reported with its line, tick and member ("line 83: tick
@@ -21,44 +21,11 @@
 #include <cjson/cJSON.h>
 #include <zlib.h>
 
-#include "episode.h"
-#include "frames.h"
-#include "replay.h"
-#include "util.h"
+#include "session/episode.h"
+#include "session/frames.h"
+#include "cmd/commands.h"
+#include "util/util.h"
 #include "polis/polis.h"
-
-static const char HELP[] =
-    "usage: polis replay FILE [--verify] [--tick T --render FORMAT [--agent A] [--episode E]]\n"
-    "       polis replay FILE --tick T --png OUT.png [--agent A] [--cell PX] [--episode E]\n"
-    "       polis replay FILE --video OUT.mp4|OUT.gif [--agent A] [--fps N] [--cell PX]\n"
-    "                                                 [--episode E]\n"
-    "\n"
-    "Re-simulates a recording made with --record (docs/recording.md) from its header\n"
-    "(scenario, overrides) and its recorded seeds and actions, and checks every line the\n"
-    "recording holds against the replay: the header (the game's looks, the scenario and its\n"
-    "hash), each step (rewards, flags, events, scene changes, and the clients' messages\n"
-    "against the actions), each keyframe (the whole scene and the state hash) and each end\n"
-    "line (returns, metrics, hash). The first difference is reported with its line, tick and\n"
-    "member, and the exit status is 1. docs/recording.md lists what is compared.\n"
-    "\n"
-    "options:\n"
-    "  --verify             check the whole file (the default without --tick)\n"
-    "  --tick T             stop at tick T of the episode (checking everything before it)\n"
-    "  --render FORMAT      with --tick: print the agent's view in FORMAT (text, json, ...)\n"
-    "  --png OUT.png        with --tick: draw the scene at that moment (the map, or with\n"
-    "                       --agent the agent's view) into a PNG file\n"
-    "  --video OUT          draw every tick of the episode into OUT.mp4 or OUT.gif (ffmpeg;\n"
-    "                       without ffmpeg, numbered PNG files into OUT.frames/)\n"
-    "  --fps N              frames per second of --video (1 to 120, default 8)\n"
-    "  --cell PX            pixels per cell of --png and --video (1 to 64, default 16)\n"
-    "  --agent A            the agent to render, an id or a name (default 0; for --png and\n"
-    "                       --video the whole map unless given)\n"
-    "  --episode E          the episode of --tick or --video, from 0 (default 0)\n"
-    "  --plugin-path DIRS   extra ':'-separated plugin directories, searched first\n"
-    "\n"
-    "Exit status: 0 the replay matches, 1 it differs or the file is bad, 2 bad usage.\n";
-
-const char *cli_replay_help(void) { return HELP; }
 
 /* ---- reading lines ------------------------------------------------------------------------ */
 
@@ -736,106 +703,84 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
     return fail(rp, "unknown line type \"%s\"", type);
 }
 
-static int parse(int argc, char **argv, replay_args *a)
+/* --video of a replay: a video file, not a directory of frames. */
+static bool check_video_file(const char *s, char *why, size_t cap)
 {
-    a->episode = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *value = NULL;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(HELP, stdout);
-            return -1;
-        }
-        if (strcmp(arg, "--verify") == 0) {
-            a->verify = true;
-            continue;
-        }
-        static const char *const with_value[] = {"--tick",  "--render", "--agent", "--episode",
-                                                 "--plugin-path", "--png", "--video", "--fps",
-                                                 "--cell"};
-        int k = -1;
-        for (int j = 0; j < (int)(sizeof with_value / sizeof with_value[0]); j++) {
-            size_t n = strlen(with_value[j]);
-            if (strncmp(arg, with_value[j], n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
-                k = j;
-                value = arg[n] == '=' ? arg + n + 1 : NULL;
-                break;
-            }
-        }
-        if (k < 0 && arg[0] == '-' && arg[1]) return cli_usage("replay", "unknown option '%s'", arg);
-        if (k < 0) {
-            if (a->file) return cli_usage("replay", "unexpected argument '%s' (FILE is '%s')", arg, a->file);
-            a->file = arg;
-            continue;
-        }
-        if (!value) {
-            if (i + 1 >= argc) return cli_usage("replay", "%s needs a value", with_value[k]);
-            value = argv[++i];
-        }
-        switch (k) {
-        case 0:
-            if (!cli_parse_int(value, 0, INT64_MAX, &a->tick))
-                return cli_usage("replay", "--tick: '%s' is not a tick (an integer >= 0)", value);
-            a->has_tick = true;
-            break;
-        case 1: a->format = value; break;
-        case 2: a->agent = value; break;
-        case 3:
-            if (!cli_parse_int(value, 0, INT64_MAX, &a->episode))
-                return cli_usage("replay", "--episode: '%s' is not an integer >= 0", value);
-            break;
-        case 4: a->plugin_path = value; break;
-        case 5: a->png = value; break;
-        case 6: a->video = value; break;
-        case 7:
-            if (!cli_parse_int(value, 1, 120, &a->fps))
-                return cli_usage("replay", "--fps: '%s' is not 1 to 120", value);
-            break;
-        default:
-            if (!cli_parse_int(value, 1, 64, &a->cell))
-                return cli_usage("replay", "--cell: '%s' is not 1 to 64 (pixels per cell)",
-                                 value);
-            break;
-        }
-    }
-    if (!a->file) return cli_usage("replay", "missing FILE (a recording made with --record)");
-    if (a->png && !*a->png) return cli_usage("replay", "--png needs a file name");
-    if (a->video && !*a->video) return cli_usage("replay", "--video needs a file name");
-    if (a->video && (a->has_tick || a->format || a->png))
-        return cli_usage("replay", "--video draws a whole episode: not with --tick, --render "
-                                   "or --png");
-    if (a->format && a->png) return cli_usage("replay", "--render and --png: choose one");
-    if (a->video) {
-        size_t n = strlen(a->video);
-        const char *ext = n >= 5 ? a->video + n - 4 : "";
-        if (strcmp(ext, ".mp4") != 0 && strcmp(ext, ".gif") != 0)
-            return cli_usage("replay", "--video %s: the name must end in .mp4 or .gif", a->video);
-    }
-    if (a->fps && !a->video) return cli_usage("replay", "--fps needs --video OUT");
-    if (a->cell && !a->video && !a->png)
-        return cli_usage("replay", "--cell needs --png OUT or --video OUT");
-    if (a->png && !a->has_tick) return cli_usage("replay", "--png needs --tick T");
-    if (a->png && !cli_frames_have_png())
-        return cli_usage("replay", "--png: this polis was built without libpng (install "
-                                   "libpng-dev and rebuild)");
-    if (a->format && !a->has_tick) return cli_usage("replay", "--render needs --tick T");
-    if (a->has_tick && !a->format && !a->png)
-        return cli_usage("replay", "--tick needs --render FORMAT or --png OUT");
-    if (a->agent && !a->format && !a->png && !a->video)
-        return cli_usage("replay", "--agent needs --render FORMAT, --png OUT or --video OUT");
-    if (!a->fps) a->fps = 8;
-    if (!a->cell) a->cell = 16;
-    if (a->video) a->verify = false;
-    if (!a->has_tick && !a->video) a->verify = true;
-    return 0;
+    if (cli_video_kind(s) == 1) return true;
+    snprintf(why, cap, "'%s' is not OUT.mp4 or OUT.gif", s);
+    return false;
 }
 
-int cli_replay_main(int argc, char **argv)
+#define DRAWN (CLI_BIT(CLI_OPT_RENDER) | CLI_BIT(CLI_OPT_PNG) | CLI_BIT(CLI_OPT_VIDEO))
+
+static const cli_use USES[] = {
+    {.id = CLI_OPT_VERIFY},
+    {.id = CLI_OPT_TICK, .needs = CLI_BIT(CLI_OPT_RENDER) | CLI_BIT(CLI_OPT_PNG)},
+    {.id = CLI_OPT_RENDER, .needs = CLI_BIT(CLI_OPT_TICK), .excludes = CLI_BIT(CLI_OPT_PNG)},
+    {.id = CLI_OPT_PNG, .help = "with --tick: draw the scene at that moment (the map, or with\n"
+                  "--agent the agent's view) into a PNG file",
+     .check = cli_check_png, .needs = CLI_BIT(CLI_OPT_TICK)},
+    {.id = CLI_OPT_VIDEO, .help = "draw every tick of the episode into OUT.mp4 or OUT.gif (ffmpeg;\n"
+                    "without ffmpeg, numbered PNG files into OUT.frames/)",
+     .check = check_video_file,
+     .excludes = CLI_BIT(CLI_OPT_TICK) | CLI_BIT(CLI_OPT_RENDER) | CLI_BIT(CLI_OPT_PNG)},
+    {.id = CLI_OPT_FPS, .help = "frames per second of --video (1 to 120, default 8)", .def = "8",
+     .needs = CLI_BIT(CLI_OPT_VIDEO)},
+    {.id = CLI_OPT_CELL, .help = "pixels per cell of --png and --video (1 to 64, default 16)", .def = "16",
+     .needs = CLI_BIT(CLI_OPT_PNG) | CLI_BIT(CLI_OPT_VIDEO)},
+    {.id = CLI_OPT_AGENT, .help = "the agent to render, an id or a name (default 0; for --png and\n"
+                    "--video the whole map unless given)",
+     .needs = DRAWN},
+    {.id = CLI_OPT_EPISODE, .def = "0"},
+    {.id = CLI_OPT_PLUGIN_PATH},
+};
+
+static int replay_main(cli_args *args);
+
+const cli_command CLI_CMD_REPLAY = {
+    .name = "replay",
+    .args = "FILE",
+    .summary = "check a recording (--record) by re-simulating it; show a tick",
+    .usage = "replay FILE [--verify] [--tick T --render FORMAT [--agent A] [--episode E]]\n"
+             "       polis replay FILE --tick T --png OUT.png [--agent A] [--cell PX] [--episode E]\n"
+             "       polis replay FILE --video OUT.mp4|OUT.gif [--agent A] [--fps N] [--cell PX]\n"
+             "                                                 [--episode E]",
+    .about = "Re-simulates a recording made with --record (docs/recording.md) from its header\n"
+             "(scenario, overrides) and its recorded seeds and actions, and checks every line the\n"
+             "recording holds against the replay: the header (the game's looks, the scenario and its\n"
+             "hash), each step (rewards, flags, events, scene changes, and the clients' messages\n"
+             "against the actions), each keyframe (the whole scene and the state hash) and each end\n"
+             "line (returns, metrics, hash). The first difference is reported with its line, tick and\n"
+             "member, and the exit status is 1. docs/recording.md lists what is compared.\n",
+    .uses = USES,
+    .n_uses = sizeof USES / sizeof USES[0],
+    .notes = "Exit status: 0 the replay matches, 1 it differs or the file is bad, 2 bad usage.\n",
+    .pos_name = {"FILE"},
+    .pos_what = {"a recording made with --record"},
+    .n_pos = 1,
+    .n_required = 1,
+    .run = replay_main,
+};
+
+static int replay_main(cli_args *args)
 {
-    replay_args a;
-    memset(&a, 0, sizeof a);
-    int rc = parse(argc, argv, &a);
-    if (rc) return rc < 0 ? 0 : rc;
+    replay_args a = {
+        .file = args->pos[0],
+        .plugin_path = cli_text(args, CLI_OPT_PLUGIN_PATH),
+        .verify = cli_has(args, CLI_OPT_VERIFY),
+        .has_tick = cli_has(args, CLI_OPT_TICK),
+        .tick = cli_num(args, CLI_OPT_TICK),
+        .episode = cli_num(args, CLI_OPT_EPISODE),
+        .format = cli_text(args, CLI_OPT_RENDER),
+        .agent = cli_text(args, CLI_OPT_AGENT),
+        .png = cli_text(args, CLI_OPT_PNG),
+        .video = cli_text(args, CLI_OPT_VIDEO),
+        .fps = cli_num(args, CLI_OPT_FPS),
+        .cell = cli_num(args, CLI_OPT_CELL),
+    };
+    if (a.video) a.verify = false;
+    if (!a.has_tick && !a.video) a.verify = true;
+    int rc;
     replay rp;
     memset(&rp, 0, sizeof rp);
     rp.a = &a;

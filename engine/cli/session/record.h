@@ -1,4 +1,4 @@
-/* engine/cli/record.h — `--record FILE` for the commands that play episodes (run, eval):
+/* engine/cli/session/record.h — `--record FILE` for the commands that play episodes (run, eval):
  * opens a recorder (docs/recording.md) with the scenario file's text, its directory and the
  * command line's overrides in the header. Part of the CLI, not of libpolis. */
 #ifndef POLIS_CLI_RECORD_H
@@ -14,11 +14,5 @@
 polis_recorder *cli_record_open(const char *file, polis_env *env, const char *scenario_path,
                                 const char *overrides, uint64_t seed, int64_t keyframe_every,
                                 const char *policies, const char *source);
-
-/* The help lines of the two options. */
-#define CLI_RECORD_HELP                                                                        \
-    "  --record FILE        record every episode to FILE (docs/recording.md; gzip when it\n"   \
-    "                       ends in .gz); check it with `polis replay FILE --verify`\n"       \
-    "  --keyframe-every K   a full keyframe every K ticks in the recording (default 100)\n"
 
 #endif

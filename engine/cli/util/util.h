@@ -1,6 +1,6 @@
-/* engine/cli/util.h — what every `polis` subcommand shares: exit codes, the usage-error
- * message shape, strict number parsing and scenario overrides. Part of the CLI, not of
- * libpolis. */
+/* engine/cli/util/util.h — what every `polis` command shares: exit codes, the usage-error
+ * message shape, strict number parsing, scenario overrides and scenario names. Part of the
+ * CLI, not of libpolis. */
 #ifndef POLIS_CLI_UTIL_H
 #define POLIS_CLI_UTIL_H
 
@@ -19,6 +19,15 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_usage(const char *cmd, const char *fmt, ...);
 #endif
 
+/* The usage error "NAME: 'VALUE' is not <the integers in [lo, hi]> (unit)" of cmd: "a positive
+ * integer" for [1, 2^63), "a non-negative integer" for [0, 2^63), else "an integer in [lo, hi]"
+ * (2^53 written so). unit may be NULL. Returns EXIT_USAGE. */
+int cli_int_error(const char *cmd, const char *name, const char *value, int64_t lo, int64_t hi,
+                  const char *unit);
+
+/* Seconds on the monotonic clock. */
+double cli_now(void);
+
 /* Decimal digits only (strtoull alone would accept "-1", " 7" and "0x10"), no overflow. */
 bool cli_parse_u64(const char *s, uint64_t *out);
 /* The same, within [lo, hi] (lo >= 0). */
@@ -36,6 +45,9 @@ typedef struct cli_overrides {
  * EXIT_USAGE after printing the problem as a usage error of `cmd`. */
 int cli_overrides_set(cli_overrides *o, const char *cmd, const char *value);
 int cli_overrides_agents(cli_overrides *o, const char *cmd, const char *value);
+/* Adds the value of sweep's --grid ("max_steps=[50,100]": a path and a non-empty JSON array of
+ * values) to o. Returns 0, or EXIT_USAGE after printing the problem. */
+int cli_overrides_grid(cli_overrides *o, const char *cmd, const char *value);
 /* The JSON text for polis_options.overrides (cJSON_free it), or NULL when there are none.
  * Sets *oom when it cannot be made. */
 char *cli_overrides_text(const cli_overrides *o, bool *oom);
@@ -54,12 +66,5 @@ void cli_scenario_hint(const char *path);
  * places the Python SDK searches. NULL after printing "polis: CMD: 'x' is neither a file nor
  * a scenario name; scenario names: ..." to stderr. The result lives until the next call. */
 const char *cli_scenario(const char *cmd, const char *arg);
-
-/* The help lines of the two options, for the commands that take them. */
-#define CLI_OVERRIDES_HELP                                                                     \
-    "  --set PATH=JSON      override a value of the scenario (repeatable; docs/scenario.md,\n"  \
-    "                       \"Overrides\"): --set max_steps=50, --set grid.width=64,\n"          \
-    "                       --set plugins.gather.params.coins=3, --set 'name=\"x\"'\n"        \
-    "  --agents N           the scenario's agent count (as --set agents=N)\n"
 
 #endif
