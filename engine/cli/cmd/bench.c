@@ -449,7 +449,7 @@ static int bench_main(cli_args *a)
 
 const cli_command CLI_CMD_BENCH = {
     .name = "bench",
-    .args = "SCENARIO",
+    CLI_SCENARIO_AND(USES),
     .summary = "measure steps per second (vectorised envs, threads)",
     .about = "Measures how fast SCENARIO steps: M envs stepped together as one vectorised env\n"
              "(polis_vec) by T threads, each agent taking a random legal action from its mask. Prints\n"
@@ -457,11 +457,5 @@ const cli_command CLI_CMD_BENCH = {
              "they are written at (beside a plain memset of as many bytes), the policy's own cost and\n"
              "the peak memory. Only the env steps are timed; warm-up steps are not; each repetition\n"
              "is timed alone and the median, minimum and maximum are shown.\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
-    .pos_name = {"SCENARIO"},
-    .pos_what = {"a scenario .json file"},
-    .n_pos = 1,
-    .n_required = 1,
     .run = bench_main,
 };

@@ -37,6 +37,11 @@ int cli_unknown_command(const char *cmd, const char *name);
  * The agent protocol's fuzz harness calls it as main does. */
 int cli_serve_main(int argc, char **argv);
 
+/* The options `polis run` and `polis record` share (run.c). */
+#define CLI_RUN_OPTIONS                                                                        \
+    {.id = CLI_OPT_SEED}, {.id = CLI_OPT_STEPS}, {.id = CLI_OPT_EPISODES, .def = "1"},         \
+        {.id = CLI_OPT_POLICY}, {.id = CLI_OPT_QUIET}, {.id = CLI_OPT_JSON}, CLI_SCENARIO_OPTIONS
+
 /* `polis run` and `polis record`: episodes played by a built-in policy (run.c). */
 int cli_run_episodes(cli_args *a);
 

@@ -443,17 +443,12 @@ static bool describe_text(const cJSON *d)
 
 static const cli_use USES[] = {
     {.id = CLI_OPT_JSON, .help = "print the JSON document of polis_env_describe_json()"},
-    {.id = CLI_OPT_SET},
-    {.id = CLI_OPT_AGENTS},
-    {.id = CLI_OPT_PLUGIN_PATH},
+    CLI_SCENARIO_OPTIONS,
 };
 
 static int describe_main(cli_args *a)
 {
-    const char *scenario = cli_scenario(a->name, a->pos[0]);
-    polis_env *env = scenario ? cli_env_open(scenario, cli_text(a, CLI_OPT_PLUGIN_PATH),
-                                             &a->overrides, false)
-                              : NULL;
+    polis_env *env = cli_env_of(a, false, NULL);
     if (!env) return EXIT_ENV;
     char *json = polis_env_describe_json(env);
     polis_env_destroy(env);
@@ -478,17 +473,11 @@ static int describe_main(cli_args *a)
 
 const cli_command CLI_CMD_DESCRIBE = {
     .name = "describe",
-    .args = "SCENARIO",
+    CLI_SCENARIO_AND(USES),
     .summary = "list everything the scenario registers",
     .about = "Lists what SCENARIO registers: plugins and scripts with their parameters, actions, the\n"
              "observation layout, reward functions and transforms, event types, hooks per phase,\n"
              "components, services, exports, renderers, action parsers, policies and\n"
              "macros (plan commands).\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
-    .pos_name = {"SCENARIO"},
-    .pos_what = {"a scenario .json file"},
-    .n_pos = 1,
-    .n_required = 1,
     .run = describe_main,
 };

@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "session/episode.h"
+#include "session/play.h"
 #include "cmd/commands.h"
 #include "util/util.h"
 #include "session/record.h"
@@ -52,7 +53,7 @@ static const cli_use USES[] = {
 
 const cli_command CLI_CMD_EVAL = {
     .name = "eval",
-    .args = "SCENARIO",
+    CLI_SCENARIO_AND(USES),
     .summary = "evaluate a policy: metrics over N episodes (mean and std)",
     .about = "Plays N episodes of SCENARIO with a policy and prints, for every metric of the\n"
              "metrics plugin (individual reward, fairness, the oracle and the normalised reward,\n"
@@ -62,12 +63,6 @@ const cli_command CLI_CMD_EVAL = {
              "total_reward_normalised: the sum of all agents' returns over the oracle\n"
              "(mean_reward_normalised is the mean per agent). Episode k uses seed S+k-1. A\n"
              "progress bar is shown when stdout is a terminal.\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
-    .pos_name = {"SCENARIO"},
-    .pos_what = {"a scenario .json file"},
-    .n_pos = 1,
-    .n_required = 1,
     .run = eval_main,
 };
 
@@ -227,18 +222,9 @@ static int eval_main(cli_args *args)
         fprintf(stderr, "polis: out of memory\n");
         return EXIT_ENV;
     }
-    polis_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.plugin_path = a.plugin_path;
-    o.overrides = overrides;
-    polis_env *env = NULL;
-    polis_error err;
-    polis_status st = polis_env_create_file(a.scenario, &o, &env, &err);
-    if (st != POLIS_OK) {
-        if (overrides) cJSON_free(overrides);
-        fprintf(stderr, "polis: %s\n", err.message);
-        cli_scenario_hint(a.scenario);
+    polis_env *env = cli_env_open(a.scenario, a.plugin_path, overrides, false);
+    if (!env) {
+        cJSON_free(overrides);
         return EXIT_ENV;
     }
     int32_t policy;
@@ -250,11 +236,7 @@ static int eval_main(cli_args *args)
     /* every episode into one recording, each end line with the episode's metrics */
     polis_recorder *rec = NULL;
     if (a.record) {
-        cJSON *pol = cJSON_CreateArray();
-        for (int32_t ag = 0; pol && ag < polis_env_n_agents(env); ag++)
-            cJSON_AddItemToArray(pol, cJSON_CreateString(a.policy));
-        char *pol_text = pol ? cJSON_PrintUnformatted(pol) : NULL;
-        cJSON_Delete(pol);
+        char *pol_text = cli_record_policies(env, a.policy);
         uint64_t first = a.has_seed ? a.seed : polis_env_default_seed(env);
         if (pol_text)
             rec = cli_record_open(a.record, env, a.scenario, overrides, first, a.keyframe_every,

@@ -8,17 +8,12 @@
 static const cli_use USES[] = {
     {.id = CLI_OPT_AGENT, .help = "the acting agent, an id or an agent name (default 0)"},
     {.id = CLI_OPT_SEED, .help = "seed of the reset (default: the scenario's \"seed\")"},
-    {.id = CLI_OPT_SET},
-    {.id = CLI_OPT_AGENTS},
-    {.id = CLI_OPT_PLUGIN_PATH},
+    CLI_SCENARIO_OPTIONS,
 };
 
 static int parse_main(cli_args *a)
 {
-    const char *scenario = cli_scenario(a->name, a->pos[0]);
-    polis_env *env = scenario ? cli_env_open(scenario, cli_text(a, CLI_OPT_PLUGIN_PATH),
-                                             &a->overrides, false)
-                              : NULL;
+    polis_env *env = cli_env_of(a, false, NULL);
     if (!env) return EXIT_ENV;
     int32_t agent = 0;
     if (cli_has(a, CLI_OPT_AGENT)) {
@@ -50,8 +45,7 @@ const cli_command CLI_CMD_PARSE = {
              "polis_env_parse_action does: an exact action name first, then the registered parsers in\n"
              "order. Prints \"<id> <name>\"; exits 1 with the reason when nothing accepts ACTION. The\n"
              "action mask is not consulted. Put ACTION after -- if it starts with '-'.\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
+    CLI_USES(USES),
     .pos_name = {"SCENARIO", "ACTION"},
     .pos_what = {"a scenario .json file", "an action text, e.g. \"move north\""},
     .n_pos = 2,

@@ -9,15 +9,7 @@
 #define PIXELS CLI_BIT(CLI_OPT_VIDEO)
 
 static const cli_use USES[] = {
-    {.id = CLI_OPT_SEED},
-    {.id = CLI_OPT_STEPS},
-    {.id = CLI_OPT_EPISODES, .def = "1"},
-    {.id = CLI_OPT_POLICY},
-    {.id = CLI_OPT_QUIET},
-    {.id = CLI_OPT_JSON},
-    {.id = CLI_OPT_SET},
-    {.id = CLI_OPT_AGENTS},
-    {.id = CLI_OPT_PLUGIN_PATH},
+    CLI_RUN_OPTIONS,
     {.id = CLI_OPT_OUT, .help = "the recording (gzip when FILE ends in .gz)"},
     {.id = CLI_OPT_KEYFRAME_EVERY, .needs = CLI_BIT(CLI_OPT_OUT)},
     {.id = CLI_OPT_VIDEO, .check = cli_check_video},
@@ -38,7 +30,7 @@ static int record_main(cli_args *a)
 
 const cli_command CLI_CMD_RECORD = {
     .name = "record",
-    .args = "SCENARIO",
+    CLI_SCENARIO_AND(USES),
     .summary = "play episodes like run into a recording and/or a video",
     .usage = "record SCENARIO [options] (--out FILE.jsonl[.gz] | --video OUT.mp4|OUT.gif|DIR)",
     .about =
@@ -47,11 +39,5 @@ const cli_command CLI_CMD_RECORD = {
         "replay FILE`, watch it with `polis view FILE`), --video the pixels of every tick, one\n"
         "frame after each reset and after each step of every episode played, drawn like the\n"
         "viewer draws the map (polis_env_render_rgb). At least one of the two.\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
-    .pos_name = {"SCENARIO"},
-    .pos_what = {"a scenario .json file"},
-    .n_pos = 1,
-    .n_required = 1,
     .run = record_main,
 };

@@ -28,9 +28,7 @@ static const cli_use USES[] = {
      .needs = CLI_BIT(CLI_OPT_PNG)},
     {.id = CLI_OPT_GLYPHS, .help = "with --png: draw kinds with an ASCII glyph as that glyph",
      .needs = CLI_BIT(CLI_OPT_PNG)},
-    {.id = CLI_OPT_SET},
-    {.id = CLI_OPT_AGENTS},
-    {.id = CLI_OPT_PLUGIN_PATH},
+    CLI_SCENARIO_OPTIONS,
 };
 
 /* Prints a rendering, ending it with a newline if it has none. */
@@ -113,10 +111,7 @@ static int print_views(polis_env *env, const char *format, int32_t only)
 
 static int render_main(cli_args *a)
 {
-    const char *scenario = cli_scenario(a->name, a->pos[0]);
-    polis_env *env = scenario ? cli_env_open(scenario, cli_text(a, CLI_OPT_PLUGIN_PATH),
-                                             &a->overrides, false)
-                              : NULL;
+    polis_env *env = cli_env_of(a, false, NULL);
     if (!env) return EXIT_ENV;
     int32_t only = -1;
     cli_play_policy policy;
@@ -148,17 +143,11 @@ static int render_main(cli_args *a)
 
 const cli_command CLI_CMD_RENDER = {
     .name = "render",
-    .args = "SCENARIO",
+    CLI_SCENARIO_AND(USES),
     .summary = "print agents' views (text or JSON) or draw a PNG after K steps",
     .about = "Resets SCENARIO, plays K steps with a built-in policy, then prints what the registered\n"
              "renderers make of the state: each agent's view, or one agent's. The policy and seeds are\n"
              "those of `polis run`, so `render --seed N --steps K` shows the state that\n"
              "`run --seed N --steps K` ends in (fewer steps if the episode ends first).\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
-    .pos_name = {"SCENARIO"},
-    .pos_what = {"a scenario .json file"},
-    .n_pos = 1,
-    .n_required = 1,
     .run = render_main,
 };

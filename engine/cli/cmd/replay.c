@@ -752,8 +752,7 @@ const cli_command CLI_CMD_REPLAY = {
              "against the actions), each keyframe (the whole scene and the state hash) and each end\n"
              "line (returns, metrics, hash). The first difference is reported with its line, tick and\n"
              "member, and the exit status is 1. docs/recording.md lists what is compared.\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
+    CLI_USES(USES),
     .notes = "Exit status: 0 the replay matches, 1 it differs or the file is bad, 2 bad usage.\n",
     .pos_name = {"FILE"},
     .pos_what = {"a recording made with --record"},

@@ -17,34 +17,20 @@
 #include "session/record.h"
 
 static const cli_use USES[] = {
-    {.id = CLI_OPT_SEED},
-    {.id = CLI_OPT_STEPS},
-    {.id = CLI_OPT_EPISODES, .def = "1"},
-    {.id = CLI_OPT_POLICY},
-    {.id = CLI_OPT_QUIET},
-    {.id = CLI_OPT_JSON},
-    {.id = CLI_OPT_SET},
-    {.id = CLI_OPT_AGENTS},
+    CLI_RUN_OPTIONS,
     {.id = CLI_OPT_RECORD},
     {.id = CLI_OPT_KEYFRAME_EVERY, .needs = CLI_BIT(CLI_OPT_RECORD)},
-    {.id = CLI_OPT_PLUGIN_PATH},
 };
 
 static int run_main(cli_args *a);
 
 const cli_command CLI_CMD_RUN = {
     .name = "run",
-    .args = "SCENARIO",
+    CLI_SCENARIO_AND(USES),
     .summary = "play episodes with a built-in policy and print what happened",
     .about = "Plays episodes of SCENARIO and prints, per episode: steps, the return of each agent\n"
              "(sum of its rewards), its count of illegal actions, the count of each event type, the\n"
              "final state hash and the env's speed in steps per second.\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
-    .pos_name = {"SCENARIO"},
-    .pos_what = {"a scenario .json file"},
-    .n_pos = 1,
-    .n_required = 1,
     .run = run_main,
 };
 
@@ -201,11 +187,7 @@ static polis_recorder *open_recording(const cli_args *a, polis_env *env, const c
 {
     bool oom = false;
     char *ov = cli_overrides_text(&a->overrides, &oom);
-    cJSON *pol = cJSON_CreateArray();
-    for (int32_t ag = 0; pol && ag < polis_env_n_agents(env); ag++)
-        cJSON_AddItemToArray(pol, cJSON_CreateString(policy));
-    char *pol_text = pol ? cJSON_PrintUnformatted(pol) : NULL;
-    cJSON_Delete(pol);
+    char *pol_text = cli_record_policies(env, policy);
     polis_recorder *rec = NULL;
     if (!oom && pol_text)
         rec = cli_record_open(file, env, scenario, ov, seed0, cli_num(a, CLI_OPT_KEYFRAME_EVERY),
@@ -227,10 +209,8 @@ int cli_run_episodes(cli_args *a)
     const char *video = cli_text(a, CLI_OPT_VIDEO);
     bool json = cli_has(a, CLI_OPT_JSON), quiet = cli_has(a, CLI_OPT_QUIET);
     int64_t steps_limit = cli_num(a, CLI_OPT_STEPS), episodes = cli_num(a, CLI_OPT_EPISODES);
-    const char *scenario = cli_scenario(a->name, a->pos[0]);
-    if (!scenario) return EXIT_ENV;
-    polis_env *env = cli_env_open(scenario, cli_text(a, CLI_OPT_PLUGIN_PATH), &a->overrides,
-                                  !quiet && !json);
+    const char *scenario;
+    polis_env *env = cli_env_of(a, !quiet && !json, &scenario);
     if (!env) return EXIT_ENV;
     /* record --video: a frame after each reset and each step */
     cli_frames fr;

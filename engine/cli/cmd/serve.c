@@ -271,10 +271,7 @@ static polis_status session_open(session *s, const serve_args *a, const char *re
     s->bad_is_noop = a->bad_is_noop;
     s->n_macros = polis_env_n_macros(s->env);
     if (record) {
-        cJSON *pol = cJSON_CreateArray();
-        for (int32_t i = 0; pol && i < n; i++) cJSON_AddItemToArray(pol, cJSON_CreateString("client"));
-        char *pol_text = pol ? cJSON_PrintUnformatted(pol) : NULL;
-        cJSON_Delete(pol);
+        char *pol_text = cli_record_policies(s->env, "client");
         if (pol_text)
             s->rec = cli_record_open(record, s->env, a->scenario, a->overrides_text,
                                      polis_env_default_seed(s->env), a->keyframe_every, pol_text,
@@ -1585,14 +1582,12 @@ static const cli_use SERVE_USES[] = {
     {.id = CLI_OPT_ON_BAD_ACTION, .def = "error", .choices = BAD_ACTION},
     {.id = CLI_OPT_NO_METRICS, .help = "do not add the metrics plugin when the scenario lacks it (the\n"
                          "reply that ends an episode then has no \"metrics\")"},
-    {.id = CLI_OPT_SET},
-    {.id = CLI_OPT_AGENTS},
-    {.id = CLI_OPT_PLUGIN_PATH},
+    CLI_SCENARIO_OPTIONS,
 };
 
 const cli_command CLI_CMD_SERVE = {
     .name = "serve",
-    .args = "SCENARIO",
+    CLI_SCENARIO_AND(SERVE_USES),
     .summary = "serve agents (LLM or any language) over JSON lines on stdio/TCP",
     .usage = "serve SCENARIO (--stdio | --tcp [HOST:]PORT) [options]",
     .about = "Serves SCENARIO to agents over the agent protocol: JSON lines, one request per line,\n"
@@ -1602,15 +1597,9 @@ const cli_command CLI_CMD_SERVE = {
              "an action name, a text action (\"move north\"), a JSON action object, or a plan\n"
              "command (\"GATHER 3 wood\", a macro of the scenario); agents left out do noop or\n"
              "follow their plan. \"advance\" runs the plans until one ends.\n",
-    .uses = SERVE_USES,
-    .n_uses = sizeof SERVE_USES / sizeof SERVE_USES[0],
     .notes = "polis serve SCENARIO --http [HOST:]PORT [--seat AGENT=human|client|POLICY] [--tcp ...]\n"
              "plays live: people in the browser, agent-protocol clients over --tcp and policies\n"
              "together (`polis serve x --http 0 --help` for its options).\n",
-    .pos_name = {"SCENARIO"},
-    .pos_what = {"a scenario .json file"},
-    .n_pos = 1,
-    .n_required = 1,
     .run = serve_main,
 };
 
@@ -1637,14 +1626,12 @@ static const cli_use LIVE_USES[] = {
      .needs = CLI_BIT(CLI_OPT_RECORD)},
     {.id = CLI_OPT_ALLOW_REMOTE, .help = "allow a HOST that is not a loopback address (anyone who can\n"
                            "connect can take a seat)"},
-    {.id = CLI_OPT_SET},
-    {.id = CLI_OPT_AGENTS},
-    {.id = CLI_OPT_PLUGIN_PATH},
+    CLI_SCENARIO_OPTIONS,
 };
 
 const cli_command CLI_CMD_LIVE = {
     .name = "serve",
-    .args = "SCENARIO",
+    CLI_SCENARIO_AND(LIVE_USES),
     .summary = "play live: the browser viewer's seats, agent-protocol clients and policies",
     .usage = "serve SCENARIO --http [HOST:]PORT [options]",
     .about = "Plays SCENARIO live: serves the browser viewer on HOST (default 127.0.0.1) and PORT (0:\n"
@@ -1652,12 +1639,6 @@ const cli_command CLI_CMD_LIVE = {
              "to every page that watches. From the page a person takes a human seat and plays its\n"
              "agent (docs/viewer.md, \"Live play\"); agent-protocol clients (LLM agents) play the\n"
              "client seats over --tcp (docs/clients.md, \"Live games\"). Runs until killed.\n",
-    .uses = LIVE_USES,
-    .n_uses = sizeof LIVE_USES / sizeof LIVE_USES[0],
-    .pos_name = {"SCENARIO"},
-    .pos_what = {"a scenario .json file"},
-    .n_pos = 1,
-    .n_required = 1,
     .unknown_lists = "with --http",
     .run = live_main,
 };

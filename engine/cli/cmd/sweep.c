@@ -210,8 +210,7 @@ const cli_command CLI_CMD_SWEEP = {
              "\n"
              "Started by mpirun or srun, in a build with MPI (the last line below says), the ranks\n"
              "share the jobs: rank 0 hands them out and writes the results, every rank plays them.\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
+    CLI_USES(USES),
 #ifdef POLIS_HAVE_MPI
     .notes = "This polis is built with MPI.\n",
 #else
@@ -582,14 +581,7 @@ static polis_recorder *record_job(worker *w, int64_t job, uint64_t seed, const c
                  sw->out);
         return NULL;
     }
-    cJSON *pol = cJSON_CreateArray();
-    for (int32_t ag = 0; pol && ag < polis_env_n_agents(w->env); ag++)
-        if (!cJSON_AddItemToArray(pol, cJSON_CreateString(cell->policy))) {
-            cJSON_Delete(pol);
-            pol = NULL;
-        }
-    char *policies = pol ? cJSON_PrintUnformatted(pol) : NULL;
-    cJSON_Delete(pol);
+    char *policies = cli_record_policies(w->env, cell->policy);
     polis_recorder *rec = policies ? cli_record_open(path, w->env, cell->file, cell->overrides,
                                                      seed, 0, policies, "sweep")
                                    : NULL;

@@ -5,14 +5,11 @@
 #include "cmd/commands.h"
 #include "session/play.h"
 
-static const cli_use USES[] = {{.id = CLI_OPT_SET}, {.id = CLI_OPT_AGENTS}, {.id = CLI_OPT_PLUGIN_PATH}};
+static const cli_use USES[] = {CLI_SCENARIO_OPTIONS};
 
 static int validate_main(cli_args *a)
 {
-    const char *scenario = cli_scenario(a->name, a->pos[0]);
-    polis_env *env = scenario ? cli_env_open(scenario, cli_text(a, CLI_OPT_PLUGIN_PATH),
-                                             &a->overrides, false)
-                              : NULL;
+    polis_env *env = cli_env_of(a, false, NULL);
     if (!env) return EXIT_ENV;
     const polis_io *io = polis_env_io(env);
     printf("ok: %s: %d agent%s, %d action%s, %zu obs bytes\n", polis_env_name(env),
@@ -24,17 +21,11 @@ static int validate_main(cli_args *a)
 
 const cli_command CLI_CMD_VALIDATE = {
     .name = "validate",
-    .args = "SCENARIO",
+    CLI_SCENARIO_AND(USES),
     .summary = "load the scenario, its plugins and scripts; report errors",
     .about = "Creates an env from SCENARIO: parses it, loads its plugins and scripts, validates every\n"
              "parameter and freezes registration. Prints\n"
              "  ok: <name>: N agents, M actions, K obs bytes\n"
              "or the error with its place (JSON path, file:line).\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
-    .pos_name = {"SCENARIO"},
-    .pos_what = {"a scenario .json file"},
-    .n_pos = 1,
-    .n_required = 1,
     .run = validate_main,
 };

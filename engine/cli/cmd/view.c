@@ -60,8 +60,7 @@ const cli_command CLI_CMD_VIEW = {
              "--record, docs/recording.md) on 127.0.0.1 and prints the URL that opens it; open the URL\n"
              "in a browser. Runs until interrupted (Ctrl-C). Only the viewer's files and FILE are\n"
              "served, nothing else. The viewer also opens a file chosen or dropped on its page.\n",
-    .uses = USES,
-    .n_uses = sizeof USES / sizeof USES[0],
+    CLI_USES(USES),
     .notes = "The viewer's files are found in $POLIS_VIEWER_DIR, else beside the executable\n"
              "(../share/polis/viewer), else in the source tree, else under the install prefix.\n"
              "Docs: docs/viewer.md.\n",

@@ -1429,23 +1429,6 @@ static char *policies_json(const live *lv)
     return t;
 }
 
-/* Reads the scenario file (for the header and the "live" key). */
-static char *read_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    *len = 0;
-    if (f) {
-        fseek(f, 0, SEEK_END);
-        long sz = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        text = sz >= 0 ? malloc((size_t)sz + 1) : NULL;
-        if (text) *len = fread(text, 1, (size_t)sz, f);
-        fclose(f);
-    }
-    return text;
-}
-
 /* Creates the env and the live state, the seats and the recorders. Returns 0 or the exit
  * status. */
 static int live_open(const live_args *a, live *lv)
@@ -1489,12 +1472,14 @@ static int live_open(const live_args *a, live *lv)
     lv->has_text = cli_proto_has_format(formats, "text");
     lv->has_metrics = cli_proto_has_format(formats, "metrics");
 
-    size_t tlen = 0;
-    char *text = read_text(a->scenario, &tlen);
-    if (!text) {
-        fprintf(stderr, "polis: serve: cannot read %s again for the header\n", a->scenario);
-        return EXIT_ENV;
-    }
+    /* the stream's recorder: the header's text is the scenario file's, as --record has it */
+    char dir[PATH_MAX];
+    polis_record_info info = {.overrides = a->overrides_text,
+                              .keyframe_every = (int32_t)a->keyframe_every,
+                              .source = "live"};
+    if (!cli_record_scenario(&info, a->scenario, dir, "serve")) return EXIT_ENV;
+    char *text = (char *)info.scenario_text;
+    size_t tlen = info.scenario_len;
     cJSON *conf = scenario_live(text, tlen);
     int rc = assign_seats(lv, a, conf);
     const cJSON *tm = cJSON_GetObjectItemCaseSensitive(conf, "tick_ms");
@@ -1514,22 +1499,9 @@ static int live_open(const live_args *a, live *lv)
     }
     uint64_t seed = a->has_seed ? a->seed : polis_env_default_seed(lv->env);
 
-    /* the stream's recorder: the header's text is the scenario file's, as --record has it */
     char *pol = policies_json(lv);
-    char dir[PATH_MAX], abs_dir[PATH_MAX];
-    const char *slash = strrchr(a->scenario, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - a->scenario) : 1,
-             slash ? a->scenario : ".");
-    if (slash == a->scenario) snprintf(dir, sizeof dir, "/");
-    polis_record_info info = {.scenario_text = text,
-                              .scenario_len = tlen,
-                              .scenario_path = a->scenario,
-                              .base_dir = realpath(dir, abs_dir) ? abs_dir : dir,
-                              .overrides = a->overrides_text,
-                              .seed = seed,
-                              .keyframe_every = (int32_t)a->keyframe_every,
-                              .policies = pol,
-                              .source = "live"};
+    info.seed = seed;
+    info.policies = pol;
     polis_status st = pol ? polis_recorder_open_sink(log_sink, lv, lv->env, &info, &lv->rec, &err)
                           : POLIS_ERR_NOMEM;
     free(text);

@@ -9,6 +9,7 @@
 
 #include "session/episode.h"
 #include "session/proto.h"
+#include "util/options.h"
 
 /* The random policy's own generator stream, so it never shares draws with the env. */
 #define CLI_POLICY_STREAM 0x706f6c69637955ULL
@@ -19,7 +20,7 @@ void cli_log_stderr(void *ud, const char *msg)
     fprintf(stderr, "%s\n", msg);
 }
 
-polis_env *cli_env_open(const char *path, const char *plugin_path, const cli_overrides *ov,
+polis_env *cli_env_open(const char *path, const char *plugin_path, const char *overrides,
                         bool show_logs)
 {
     polis_options opts;
@@ -27,23 +28,32 @@ polis_env *cli_env_open(const char *path, const char *plugin_path, const cli_ove
     opts.struct_size = sizeof opts;
     opts.plugin_path = plugin_path;
     opts.log = show_logs ? cli_log_stderr : NULL; /* NULL: the env discards log lines */
-    bool oom = false;
-    char *overrides = ov ? cli_overrides_text(ov, &oom) : NULL;
-    if (oom) {
-        fprintf(stderr, "polis: out of memory\n");
-        return NULL;
-    }
-    opts.overrides = overrides; /* copied by the env */
+    opts.overrides = overrides;                   /* copied by the env */
     polis_env *env = NULL;
     polis_error err;
     memset(&err, 0, sizeof err);
     polis_status st = polis_env_create_file(path, &opts, &env, &err);
-    cJSON_free(overrides);
     if (st != POLIS_OK) {
         fprintf(stderr, "polis: %s\n", err.message[0] ? err.message : polis_status_str(err.status));
         cli_scenario_hint(path);
         return NULL;
     }
+    return env;
+}
+
+polis_env *cli_env_of(const cli_args *a, bool show_logs, const char **path)
+{
+    const char *file = cli_scenario(a->name, a->pos[0]);
+    if (path) *path = file;
+    if (!file) return NULL;
+    bool oom = false;
+    char *overrides = cli_overrides_text(&a->overrides, &oom);
+    if (oom) {
+        fprintf(stderr, "polis: out of memory\n");
+        return NULL;
+    }
+    polis_env *env = cli_env_open(file, cli_text(a, CLI_OPT_PLUGIN_PATH), overrides, show_logs);
+    cJSON_free(overrides);
     return env;
 }
 

@@ -15,11 +15,18 @@
 /* A polis_options.log that prints each line to stderr. */
 void cli_log_stderr(void *ud, const char *msg);
 
-/* The env of the scenario file `path`, created with the overrides and the extra plugin
- * directories (NULL: none); log lines go to stderr when `show_logs`. NULL after printing
- * "polis: <the env's message>" (and, for one of AdaSociety's own files, what to do instead). */
-polis_env *cli_env_open(const char *path, const char *plugin_path, const cli_overrides *ov,
+/* The env of the scenario file `path`, created with the overrides (polis_options.overrides
+ * text, or NULL) and the extra plugin directories (NULL: none); log lines go to stderr when
+ * `show_logs`. NULL after printing "polis: <the env's message>" (and, for one of AdaSociety's
+ * own files, what to do instead). */
+polis_env *cli_env_open(const char *path, const char *plugin_path, const char *overrides,
                         bool show_logs);
+
+struct cli_args;
+/* The env of the command's SCENARIO (its first argument, a file or a scenario name:
+ * cli_scenario) with its --plugin-path and overrides; *path (when not NULL) gets the file.
+ * NULL after printing why. */
+polis_env *cli_env_of(const struct cli_args *a, bool show_logs, const char **path);
 
 /* Prints "polis: <the env's last error>", destroys env and returns EXIT_ENV. */
 int cli_env_failure(polis_env *env);

@@ -174,6 +174,17 @@ struct cli_command {
     int (*run)(cli_args *a);
 };
 
+/* The fields of a cli_command that name its options, and those of a command that takes one
+ * SCENARIO and its options. */
+#define CLI_USES(uses_) .uses = (uses_), .n_uses = (int)(sizeof(uses_) / sizeof((uses_)[0]))
+#define CLI_SCENARIO_AND(uses_)                                                                \
+    .args = "SCENARIO", CLI_USES(uses_), .pos_name = {"SCENARIO"},                            \
+    .pos_what = {"a scenario .json file"}, .n_pos = 1, .n_required = 1
+
+/* The options of the scenario every command that loads one takes. */
+#define CLI_SCENARIO_OPTIONS                                                                   \
+    {.id = CLI_OPT_SET}, {.id = CLI_OPT_AGENTS}, {.id = CLI_OPT_PLUGIN_PATH}
+
 /* Parses argv[2..] against cmd's options and runs it (or prints its help for --help/-h).
  * Returns the exit status: 0, EXIT_ENV or EXIT_USAGE (after printing "polis: CMD: ..." and
  * "Try 'polis help CMD'." to stderr). */
