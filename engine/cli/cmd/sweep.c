@@ -17,11 +17,10 @@
  * the jobs missing. The summary is computed from the file, in job order, so a resumed sweep's
  * summary is the uninterrupted one's, byte for byte.
  *
- * MPI (POLIS_HAVE_MPI, docs/sweep.md): rank 0 hands out job numbers one at a time to whichever
- * rank asks (dynamic load balancing: episodes differ in length), plays jobs itself on its
- * own threads, and is the only rank that touches the results. Other ranks play one job at a
- * time and send the result line back. MPI is initialised only when the process was started
- * by an MPI launcher (its environment says so), so the same binary runs alone as well.
+ * MPI (POLIS_HAVE_MPI, docs/sweep.md; the protocol is transport/mpi.c): rank 0 hands out job
+ * numbers one at a time to whichever rank asks (dynamic load balancing: episodes differ in
+ * length), plays jobs itself on its own threads, and is the only rank that touches the
+ * results. Other ranks play one job at a time and send the result line back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,13 +38,10 @@
 
 #include <cjson/cJSON.h>
 
-#ifdef POLIS_HAVE_MPI
-#include <mpi.h>
-#endif
-
 #include "session/episode.h"
 #include "session/record.h"
 #include "cmd/commands.h"
+#include "transport/mpi.h"
 #include "util/util.h"
 #include "polis/polis.h"
 
@@ -1172,76 +1168,23 @@ static int start_threads(sweep *sw, worker *workers, int n)
     return n;
 }
 
-#ifdef POLIS_HAVE_MPI
-enum { TAG_READY = 1, TAG_RESULT, TAG_ERROR, TAG_JOB };
+/* ---- the other ranks (transport/mpi.c) ------------------------------------------------------- */
 
-/* Job requests a rank keeps outstanding: it asks for another job with each result it
- * sends and plays the ones it asked for earlier, so the round trips to rank 0 overlap
- * episodes instead of adding to them (episodes can be shorter than a round trip on a busy
- * machine). A killed rank loses the episode it was playing; the jobs queued for it are
- * played on --resume. Every request gets one reply: a job, or -1 (stop). */
-#define RANK_REQUESTS 4
+static int64_t job_take(void *ud) { return take_job(ud); }
 
-/* Rank 0: answers every other rank's requests until each request line was told to stop. */
-static void serve_ranks(sweep *sw, int size)
+static bool job_result(void *ud, const char *line, bool failed)
 {
-    int active = (size - 1) * RANK_REQUESTS;
-    long idle_ns = 20000;
-    while (active > 0) {
-        int flag = 0;
-        MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
-        if (!flag) {
-            /* OpenMPI's blocking receive spins: poll instead, backing off to a quarter of a
-             * millisecond while no rank asks, so rank 0's own thread keeps the core (the
-             * ranks' queued requests hide the wait). */
-            nanosleep(&(struct timespec){0, idle_ns}, NULL);
-            if (idle_ns < 250000) idle_ns *= 2;
-            continue;
-        }
-        idle_ns = 20000;
-        int len = 0;
-        MPI_Get_count(&st, MPI_CHAR, &len);
-        char *msg = malloc((size_t)len + 1);
-        if (!msg) {
-            fprintf(stderr, "polis: out of memory\n");
-            MPI_Abort(MPI_COMM_WORLD, EXIT_ENV);
-        }
-        MPI_Recv(msg, len, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        msg[len] = '\0';
-        pthread_mutex_lock(&sw->mu);
-        bool sync = st.MPI_TAG == TAG_RESULT && record(sw, msg);
-        if (st.MPI_TAG == TAG_ERROR) fail(sw, msg);
-        pthread_mutex_unlock(&sw->mu);
-        free(msg);
-        int64_t job = take_job(sw);
-        MPI_Send(&job, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_JOB, MPI_COMM_WORLD);
-        if (job < 0) active--;
-        if (sync) sync_results(sw);
-    }
+    sweep *sw = ud;
+    pthread_mutex_lock(&sw->mu);
+    bool sync = !failed && record(sw, line);
+    if (failed) fail(sw, line);
+    pthread_mutex_unlock(&sw->mu);
+    return sync;
 }
 
-/* A rank other than 0: plays the jobs rank 0 hands it. */
-static void rank_worker(sweep *sw)
-{
-    worker w = {.sw = sw, .cell = -1};
-    for (int i = 0; i < RANK_REQUESTS; i++) MPI_Send("", 0, MPI_CHAR, 0, TAG_READY, MPI_COMM_WORLD);
-    for (int outstanding = RANK_REQUESTS; outstanding > 0;) {
-        int64_t job;
-        MPI_Recv(&job, 1, MPI_INT64_T, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        outstanding--;
-        if (job < 0) continue;
-        outstanding++; /* the result below asks for the next job */
-        char err[2048];
-        char *line = play_job(&w, job, err, sizeof err);
-        if (line)
-            MPI_Send(line, (int)strlen(line), MPI_CHAR, 0, TAG_RESULT, MPI_COMM_WORLD);
-        else
-            MPI_Send(err, (int)strlen(err), MPI_CHAR, 0, TAG_ERROR, MPI_COMM_WORLD);
-        free(line);
-    }
-    worker_free(&w);
-}
+static void job_sync(void *ud) { sync_results(ud); }
+
+static char *job_play(void *ud, int64_t job, char *err, size_t cap) { return play_job(ud, job, err, cap); }
 
 /* FNV-1a of the normalised spec and the options that change results lines; 0 on oom. */
 static uint64_t spec_digest(const sweep *sw)
@@ -1258,25 +1201,13 @@ static uint64_t spec_digest(const sweep *sw)
     return h ? h : 1;
 }
 
-/* Whether an MPI launcher (mpirun, srun, hydra) started this process. */
-static bool launched_by_mpi(void)
-{
-    static const char *const VARS[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
-    for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++)
-        if (getenv(VARS[i])) return true;
-    return false;
-}
-#endif
-
 /* Rank 0 (or the only process): prepares the results, plays the jobs with its threads while
  * serving the other ranks, and summarises. `size` ranks in all. */
-static int run_rank0(sweep *sw, bool resume, int size)
+static int run_rank0(sweep *sw, bool resume, const cli_ranks *ranks)
 {
     int rc = check_cells(sw);
     if (!rc) rc = open_results(sw, resume);
-#ifdef POLIS_HAVE_MPI
-    if (size > 1) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-#endif
+    rc = cli_mpi_bcast(ranks, rc);
     if (rc) return rc;
     if (sw->done_before > 0)
         fprintf(stderr, "polis: sweep: %" PRId64 " of %" PRId64 " jobs already in %s\n",
@@ -1291,11 +1222,8 @@ static int run_rank0(sweep *sw, bool resume, int size)
         fail(sw, "out of memory");
         pthread_mutex_unlock(&sw->mu);
     }
-#ifdef POLIS_HAVE_MPI
-    if (size > 1) serve_ranks(sw, size);
-#else
-    (void)size;
-#endif
+    cli_job_source jobs = {.ud = sw, .take = job_take, .result = job_result, .sync = job_sync};
+    if (ranks->size > 1) cli_mpi_serve_jobs(ranks, &jobs);
     for (int i = 0; i < started; i++) pthread_join(workers[i].thread, NULL);
     free(workers);
     sync_results(sw);
@@ -1373,51 +1301,37 @@ static int sweep_main(cli_args *args)
     rc = build_spec(&a, &sw);
     if (!rc) rc = expand_cells(&sw);
 
-    int rank = 0, size = 1;
-#ifdef POLIS_HAVE_MPI
-    bool mpi = launched_by_mpi();
-    if (mpi) {
-        int provided;
-        MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
+    cli_ranks ranks = cli_mpi_start();
+    if (ranks.mpi) {
         /* Every rank read the same spec; one that failed stops them all the same way. */
-        int worst = rc;
-        MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        int worst = cli_mpi_max(&ranks, rc);
         if (worst && !rc) {
-            if (rank == 0)
+            if (ranks.rank == 0)
                 fprintf(stderr, "polis: sweep: another rank could not read the spec (every "
                                 "rank reads it: the same paths on every node)\n");
             rc = worst;
         }
         /* A rank must hand job numbers to ranks that number the same jobs. */
-        uint64_t mine = rc ? 0 : spec_digest(&sw), lo = mine, hi = mine;
-        MPI_Allreduce(&mine, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-        MPI_Allreduce(&mine, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-        if (!rc && lo != hi) {
-            if (rank == 0)
+        if (!cli_mpi_same(&ranks, rc ? 0 : spec_digest(&sw)) && !rc) {
+            if (ranks.rank == 0)
                 fprintf(stderr, "polis: sweep: the ranks were not given the same sweep (their "
                                 "specs and options differ)\n");
             rc = EXIT_USAGE;
         }
     }
-#endif
     if (!rc) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        sw.threads = a.threads ? (int)a.threads : size > 1 ? 1 : cores > 0 ? (int)cores : 1;
-        sw.bar = rank == 0 && !a.quiet && isatty(STDERR_FILENO);
-        if (rank == 0) {
-            rc = run_rank0(&sw, a.resume, size);
-        } else {
-#ifdef POLIS_HAVE_MPI
-            MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-            if (!rc) rank_worker(&sw);
-#endif
+        sw.threads = a.threads ? (int)a.threads : ranks.size > 1 ? 1 : cores > 0 ? (int)cores : 1;
+        sw.bar = ranks.rank == 0 && !a.quiet && isatty(STDERR_FILENO);
+        if (ranks.rank == 0) {
+            rc = run_rank0(&sw, a.resume, &ranks);
+        } else if (!(rc = cli_mpi_bcast(&ranks, rc))) {
+            worker w = {.sw = &sw, .cell = -1};
+            cli_mpi_work(&ranks, job_play, &w);
+            worker_free(&w);
         }
     }
-#ifdef POLIS_HAVE_MPI
-    if (mpi) MPI_Finalize();
-#endif
+    cli_mpi_end(&ranks);
     sweep_free(&sw);
     return rc;
 }
