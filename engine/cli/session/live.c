@@ -3,11 +3,12 @@
  * people, agent-protocol clients (LLM agents) and the scenario's policies together
  * (docs/viewer.md, "Live play"; docs/clients.md, "Live games").
  *
- * One env, one thread, one libwebsockets event loop. The episodes' record lines (the same
- * lines `--record` writes: header, then per episode reset, keyframes, steps, end) come from a
- * recorder whose sink appends them to an in-memory log; every page that connects with the
- * WebSocket protocol "polis-follow" gets the log from its start and then each line as it is
- * written, so any number of watchers see identical bytes. Over the protocol "polis-seat" a
+ * One env, one thread, one event loop (the connections are transport/ws.c's). The episodes'
+ * record lines (the same lines `--record` writes: header, then per episode reset, keyframes,
+ * steps, end) come from a recorder whose sink appends them to an in-memory log; every page
+ * that connects with the WebSocket protocol "polis-follow" gets the log from its start and
+ * then each line as it is written, so any number of watchers see identical bytes. Over the
+ * protocol "polis-seat" a
  * page (or any client) takes a free human seat and sends its agent's actions as JSON. With
  * --tcp the same loop listens for agent-protocol clients (JSON lines, the requests of
  * `polis serve --tcp`): a client joins with "reset", which gives it the client seats, and
@@ -16,7 +17,7 @@
  * not act doing noop, or (the default) waits until every human and client seat has acted.
  * Every message is checked and a bad one answered with an error naming it.
  *
- * Like the rest of the CLI it uses only the public API (polis.h).
+ * Like the rest of the CLI it uses only the public API (include/polis).
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -39,16 +40,12 @@
 #include "session/record.h"
 #include "util/util.h"
 #include "transport/http.h"
+#include "transport/ws.h"
 #include "polis/polis.h"
-
-#ifdef POLIS_HAVE_LWS
-#include <libwebsockets.h>
-#endif
 
 #ifdef POLIS_HAVE_LWS
 
 enum { SEAT_POLICY = 0, SEAT_HUMAN, SEAT_CLIENT };
-enum { STREAM_CHUNK = 64 * 1024 };
 /* An agent-protocol request line longer than this is refused (its bytes dropped as they come),
  * as in `polis serve --tcp`. */
 enum { CLIENT_MAX_LINE = 1 << 20 };
@@ -99,23 +96,15 @@ typedef struct live {
     char *log;            /* every record line so far */
     size_t log_len, log_cap;
     bool log_failed;
-    struct lws_context *ctx;
-    lws_sorted_usec_list_t sul;
+    cli_ws *ws;                   /* the connections (transport/ws.c) */
     struct seat_client *clients;  /* every "polis-seat" connection */
     struct agent_client *agents;  /* every --tcp connection */
     unsigned n_connected;         /* --tcp connections so far (their numbers in the log) */
 } live;
 
-typedef struct stream_client {
-    size_t sent; /* bytes of the log sent */
-    unsigned char buf[LWS_PRE + STREAM_CHUNK];
-} stream_client;
-
 typedef struct seat_client {
     int32_t agent; /* -1: none taken */
-    char *out;     /* the replies not yet sent, '\n'-free JSON texts each ending in '\0' */
-    size_t out_len, out_cap;
-    struct lws *wsi;
+    cli_ws_conn *conn;
     struct seat_client *next; /* the list of every seat connection */
 } seat_client;
 
@@ -123,13 +112,11 @@ typedef struct seat_client {
 enum { WAIT_NONE = 0, WAIT_STEP, WAIT_ADVANCE };
 
 typedef struct agent_client {
-    struct lws *wsi;
+    cli_ws_conn *conn;
     unsigned number;   /* counted from 1 in the order of connection */
     char *in;          /* received bytes not yet handled */
     size_t in_len;
     uint64_t dropping; /* >0: the bytes so far of a line over CLIENT_MAX_LINE */
-    char *out;         /* replies not yet sent */
-    size_t out_len, out_sent, out_cap;
     int wait;          /* WAIT_*: a step or advance waits for its tick(s) */
     cJSON *wait_id;    /* that request's "id" */
     int64_t wait_left; /* advance: ticks it may still take */
@@ -137,10 +124,7 @@ typedef struct agent_client {
     int64_t ticks;     /* ticks since its last step reply (or its reset) */
     bool closing;      /* "close" answered: close once the reply is out */
     struct agent_client *next;
-    unsigned char buf[LWS_PRE + STREAM_CHUNK];
 } agent_client;
-
-static live *the_live; /* the one live game of this process (lws callbacks reach it) */
 
 /* ---- the log of record lines ---------------------------------------------------------------- */
 
@@ -181,36 +165,19 @@ static bool finished(const live *lv, int32_t i)
 
 /* ---- replies to seat clients ------------------------------------------------------------- */
 
-/* Appends r's compact text (r is consumed) and then `end` (a '\0' or a '\n') to a growing
- * buffer. False when memory runs out (nothing is appended). */
-static bool out_append(char **buf, size_t *len, size_t *cap, cJSON *r, char end)
+/* Queues r's compact text (r is consumed) on the connection. */
+static void send_reply(cli_ws_conn *c, cJSON *r)
 {
     char *text = r ? cJSON_PrintUnformatted(r) : NULL;
     cJSON_Delete(r);
-    if (!text) return false;
-    size_t n = strlen(text);
-    if (*len + n + 1 > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (c < *len + n + 1) c *= 2;
-        char *p = realloc(*buf, c);
-        if (!p) {
-            cJSON_free(text);
-            return false;
-        }
-        *buf = p;
-        *cap = c;
-    }
-    memcpy(*buf + *len, text, n);
-    (*buf)[*len + n] = end;
-    *len += n + 1;
+    if (text) cli_ws_send(c, text);
     cJSON_free(text);
-    return true;
 }
 
 /* Queues r (consumed) for c and asks to write. */
 static void seat_send(seat_client *c, cJSON *r)
 {
-    if (out_append(&c->out, &c->out_len, &c->out_cap, r, '\0')) lws_callback_on_writable(c->wsi);
+    send_reply(c->conn, r);
 }
 
 #if defined(__GNUC__)
@@ -315,7 +282,7 @@ static void send_turns(live *lv)
 static void client_send(agent_client *c, cJSON *r, const cJSON *id)
 {
     if (r && id) cJSON_AddItemToObject(r, "id", cJSON_Duplicate(id, true));
-    if (out_append(&c->out, &c->out_len, &c->out_cap, r, '\n')) lws_callback_on_writable(c->wsi);
+    send_reply(c->conn, r);
 }
 
 static bool holds_any(const live *lv, const agent_client *c)
@@ -398,11 +365,9 @@ static void client_answer(live *lv, agent_client *c, const char *stopped)
 
 /* ---- the episode ------------------------------------------------------------------------ */
 
-static void tick_cb(lws_sorted_usec_list_t *sul);
-
 static void schedule_tick(live *lv, int64_t us)
 {
-    lws_sul_schedule(lv->ctx, 0, &lv->sul, tick_cb, us);
+    cli_ws_timer(lv->ws, us);
     lv->tick_queued = true;
 }
 
@@ -434,7 +399,8 @@ static void maybe_tick(live *lv)
     if (!lv->tick_ms && !lv->tick_queued && !lv->over && all_ready(lv)) schedule_tick(lv, 0);
 }
 
-static void stream_wake(live *lv);
+/* Sends the pages that follow the stream what it grew by. */
+static void stream_wake(live *lv) { cli_ws_stream_grew(lv->ws); }
 
 static void record_both(live *lv, polis_status (*fn)(polis_recorder *))
 {
@@ -633,9 +599,10 @@ static void live_tick(live *lv)
     send_turns(lv);
 }
 
-static void tick_cb(lws_sorted_usec_list_t *sul)
+/* The timer of schedule_tick. */
+static void tick_fired(void *ud)
 {
-    live *lv = lws_container_of(sul, live, sul);
+    live *lv = ud;
     lv->tick_queued = false;
     if (lv->over) return;
     if (lv->tick_ms) {
@@ -771,82 +738,43 @@ static cJSON *handle_message(live *lv, seat_client *c, const char *text, size_t 
     return r;
 }
 
-/* The largest seat message taken; a longer one is refused. */
-enum { SEAT_MAX_MESSAGE = 64 * 1024 };
-
-typedef struct seat_session {
-    seat_client c;
-    char *in; /* a message arriving in fragments */
-    size_t in_len;
-    bool in_too_long;
-} seat_session;
-
-static int live_seat(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                     size_t len)
+static void *seat_open(void *ud, cli_ws_conn *conn)
 {
-    seat_session *ss = user;
-    live *lv = the_live;
-    switch (reason) {
-    case LWS_CALLBACK_ESTABLISHED:
-        memset(ss, 0, sizeof *ss);
-        ss->c.agent = -1;
-        ss->c.wsi = wsi;
-        ss->c.next = lv->clients;
-        lv->clients = &ss->c;
-        seat_send(&ss->c, seats_reply(lv, &ss->c));
-        return 0;
-    case LWS_CALLBACK_RECEIVE: {
-        if (!ss->in_too_long) {
-            if (ss->in_len + len > SEAT_MAX_MESSAGE) {
-                ss->in_too_long = true;
-            } else {
-                char *p = realloc(ss->in, ss->in_len + len + 1);
-                if (!p) return -1;
-                ss->in = p;
-                memcpy(ss->in + ss->in_len, in, len);
-                ss->in_len += len;
-            }
+    live *lv = ud;
+    seat_client *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->agent = -1;
+    c->conn = conn;
+    c->next = lv->clients;
+    lv->clients = c;
+    seat_send(c, seats_reply(lv, c));
+    return c;
+}
+
+static void seat_message(void *ud, void *game, const char *text, size_t len, bool too_long)
+{
+    live *lv = ud;
+    seat_client *c = game;
+    seat_send(c, too_long ? live_error("too_long", "a message is at most %d bytes",
+                                       CLI_WS_MAX_MESSAGE)
+                          : handle_message(lv, c, text, len));
+}
+
+static void seat_close(void *ud, void *game)
+{
+    live *lv = ud;
+    seat_client *c = game;
+    if (c->agent >= 0)
+        fprintf(stderr, "polis serve: agent %s's seat left\n",
+                polis_env_agent_name(lv->env, c->agent));
+    for (seat_client **pp = &lv->clients; *pp; pp = &(*pp)->next) {
+        if (*pp == c) {
+            *pp = c->next;
+            break;
         }
-        if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) return 0;
-        cJSON *r = ss->in_too_long
-                       ? live_error("too_long", "a message is at most %d bytes", SEAT_MAX_MESSAGE)
-                       : handle_message(lv, &ss->c, ss->in ? ss->in : "", ss->in_len);
-        ss->in_len = 0;
-        ss->in_too_long = false;
-        seat_send(&ss->c, r);
-        return 0;
     }
-    case LWS_CALLBACK_SERVER_WRITEABLE: {
-        if (!ss->c.out_len) return 0;
-        size_t n = strlen(ss->c.out);
-        unsigned char *buf = malloc(LWS_PRE + n);
-        if (!buf) return -1;
-        memcpy(buf + LWS_PRE, ss->c.out, n);
-        int w = lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_TEXT);
-        free(buf);
-        if (w < (int)n) return -1;
-        memmove(ss->c.out, ss->c.out + n + 1, ss->c.out_len - n - 1);
-        ss->c.out_len -= n + 1;
-        if (ss->c.out_len) lws_callback_on_writable(wsi);
-        return 0;
-    }
-    case LWS_CALLBACK_CLOSED:
-        if (ss->c.agent >= 0)
-            fprintf(stderr, "polis serve: agent %s's seat left\n",
-                    polis_env_agent_name(lv->env, ss->c.agent));
-        for (seat_client **pp = &lv->clients; *pp; pp = &(*pp)->next) {
-            if (*pp == &ss->c) {
-                *pp = ss->c.next;
-                break;
-            }
-        }
-        seat_leave(lv, &ss->c);
-        free(ss->c.out);
-        free(ss->in);
-        memset(ss, 0, sizeof *ss);
-        return 0;
-    default: return 0;
-    }
+    seat_leave(lv, c);
+    free(c);
 }
 
 /* ---- the agent protocol over --tcp (client seats) ------------------------------------------- */
@@ -1164,6 +1092,7 @@ static void client_line(live *lv, agent_client *c, const char *line, size_t len)
         reply = cli_proto_ok("close");
         client_release(lv, c);
         c->closing = true;
+        cli_ws_close_when_sent(c->conn);
     } else
         reply = cli_proto_error("unknown_op", NULL, "unknown op \"%.64s\" (ops: %s)", op, CLIENT_OPS);
     if (reply)
@@ -1201,7 +1130,7 @@ static void client_pump(live *lv, agent_client *c)
     }
     /* reading goes on while a request waits, so a client that goes away is seen at once (its
      * seats freed); only a client that sends more than a line's worth meanwhile is held */
-    if (c->wsi) lws_rx_flow_control(c->wsi, c->in_len <= CLIENT_MAX_LINE);
+    cli_ws_hold(c->conn, c->in_len > CLIENT_MAX_LINE);
 }
 
 /* New bytes from c. */
@@ -1230,83 +1159,47 @@ static int client_receive(live *lv, agent_client *c, const char *data, size_t le
     return 0;
 }
 
-static int live_agent(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                      size_t len)
+static void *client_open(void *ud, cli_ws_conn *conn)
 {
-    agent_client *c = user;
-    live *lv = the_live;
-    switch (reason) {
-    case LWS_CALLBACK_RAW_ADOPT:
-        memset(c, 0, offsetof(agent_client, buf));
-        c->wsi = wsi;
-        c->episode = -1;
-        c->number = ++lv->n_connected;
-        c->next = lv->agents;
-        lv->agents = c;
-        return 0;
-    case LWS_CALLBACK_RAW_RX: return client_receive(lv, c, in, len);
-    case LWS_CALLBACK_RAW_WRITEABLE: {
-        if (c->out_sent == c->out_len) return c->closing ? -1 : 0;
-        size_t n = c->out_len - c->out_sent;
-        if (n > STREAM_CHUNK) n = STREAM_CHUNK;
-        memcpy(c->buf + LWS_PRE, c->out + c->out_sent, n);
-        if (lws_write(wsi, c->buf + LWS_PRE, n, LWS_WRITE_RAW) < (int)n) return -1;
-        c->out_sent += n;
-        if (c->out_sent == c->out_len) c->out_sent = c->out_len = 0;
-        if (c->out_len || c->closing) lws_callback_on_writable(wsi);
-        return 0;
-    }
-    case LWS_CALLBACK_RAW_CLOSE:
-        for (agent_client **pp = &lv->agents; *pp; pp = &(*pp)->next) {
-            if (*pp == c) {
-                *pp = c->next;
-                break;
-            }
+    live *lv = ud;
+    agent_client *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->conn = conn;
+    c->episode = -1;
+    c->number = ++lv->n_connected;
+    c->next = lv->agents;
+    lv->agents = c;
+    return c;
+}
+
+static int client_data(void *ud, void *game, const char *data, size_t len)
+{
+    return client_receive(ud, game, data, len);
+}
+
+static void client_close(void *ud, void *game)
+{
+    live *lv = ud;
+    agent_client *c = game;
+    for (agent_client **pp = &lv->agents; *pp; pp = &(*pp)->next) {
+        if (*pp == c) {
+            *pp = c->next;
+            break;
         }
-        client_release(lv, c);
-        cJSON_Delete(c->wait_id);
-        free(c->in);
-        free(c->out);
-        memset(c, 0, offsetof(agent_client, buf));
-        return 0;
-    default: return 0;
     }
+    client_release(lv, c);
+    cJSON_Delete(c->wait_id);
+    free(c->in);
+    free(c);
 }
 
 /* ---- the record stream ------------------------------------------------------------------ */
 
-static const struct lws_protocols *stream_protocol;
-
-static void stream_wake(live *lv)
+static const char *stream_bytes(void *ud, size_t *len)
 {
-    if (lv->ctx && stream_protocol)
-        lws_callback_on_writable_all_protocol(lv->ctx, stream_protocol);
-}
-
-static int live_stream(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                       size_t len)
-{
-    (void)in;
-    (void)len;
-    stream_client *sc = user;
-    live *lv = the_live;
-    switch (reason) {
-    case LWS_CALLBACK_ESTABLISHED:
-        sc->sent = 0;
-        lws_callback_on_writable(wsi);
-        return 0;
-    case LWS_CALLBACK_SERVER_WRITEABLE: {
-        size_t n = lv->log_len - sc->sent;
-        if (n == 0) return 0;
-        if (n > STREAM_CHUNK) n = STREAM_CHUNK;
-        memcpy(sc->buf + LWS_PRE, lv->log + sc->sent, n);
-        if (lws_write(wsi, sc->buf + LWS_PRE, n, LWS_WRITE_BINARY) < (int)n) return -1;
-        sc->sent += n;
-        if (sc->sent < lv->log_len) lws_callback_on_writable(wsi);
-        return 0;
-    }
-    default: return 0;
-    }
+    const live *lv = ud;
+    *len = lv->log_len;
+    return lv->log;
 }
 
 /* ---- setup -------------------------------------------------------------------------------- */
@@ -1541,63 +1434,22 @@ static int run_live(const live_args *a, live *lv, const char *viewer)
     int rc = live_open(a, lv);
     if (rc) return rc;
 
-    static const struct lws_protocols protocols[] = {
-        {"http", lws_callback_http_dummy, 0, 0, 0, NULL, 0},
-        {"polis-follow", live_stream, sizeof(stream_client), 0, 0, NULL, 0},
-        {"polis-seat", live_seat, sizeof(seat_session), SEAT_MAX_MESSAGE, 0, NULL, 0},
-        {NULL, NULL, 0, 0, 0, NULL, 0},
-    };
-    static const struct lws_protocols agent_protocols[] = {
-        {"polis-agent", live_agent, sizeof(agent_client), STREAM_CHUNK, 0, NULL, 0},
-        {NULL, NULL, 0, 0, 0, NULL, 0},
-    };
-    stream_protocol = &protocols[1];
-    struct lws_http_mount mount;
-    memset(&mount, 0, sizeof mount);
-    mount.mountpoint = "/";
-    mount.mountpoint_len = 1;
-    mount.origin = viewer;
-    mount.def = "index.html";
-    mount.origin_protocol = LWSMPRO_FILE;
-    lws_set_log_level(LLL_ERR, NULL);
-    struct lws_context_creation_info ci;
-    memset(&ci, 0, sizeof ci);
-    ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_DISABLE_IPV6;
-    lv->ctx = lws_create_context(&ci);
-    if (!lv->ctx) {
-        fprintf(stderr, "polis: serve: cannot start libwebsockets\n");
-        return EXIT_ENV;
-    }
-    ci.port = port;
-    ci.iface = host;
-    ci.protocols = protocols;
-    ci.mounts = &mount;
-    ci.vhost_name = "localhost";
-    struct lws_vhost *vh = lws_create_vhost(lv->ctx, &ci);
-    if (!vh) {
-        fprintf(stderr, "polis: serve: cannot listen on %s:%d\n", host, port);
-        return EXIT_ENV;
-    }
-    int bound = lws_get_vhost_listen_port(vh), tcp_bound = 0;
-    if (a->tcp) {
-        /* the agent-protocol clients: raw TCP connections in the same loop */
-        struct lws_context_creation_info ti;
-        memset(&ti, 0, sizeof ti);
-        ti.options = LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG |
-                     LWS_SERVER_OPTION_DISABLE_IPV6;
-        ti.listen_accept_role = "raw-skt";
-        ti.listen_accept_protocol = "polis-agent";
-        ti.port = tcp_port;
-        ti.iface = tcp_host;
-        ti.protocols = agent_protocols;
-        ti.vhost_name = "agents";
-        struct lws_vhost *tv = lws_create_vhost(lv->ctx, &ti);
-        if (!tv) {
-            fprintf(stderr, "polis: serve: --tcp: cannot listen on %s:%d\n", tcp_host, tcp_port);
-            return EXIT_ENV;
-        }
-        tcp_bound = lws_get_vhost_listen_port(tv);
-    }
+    cli_ws_config cfg = {.viewer = viewer,
+                         .http_host = host,
+                         .http_port = port,
+                         .tcp_host = a->tcp ? tcp_host : NULL,
+                         .tcp_port = tcp_port};
+    cli_ws_handlers h = {.ud = lv,
+                         .seat_open = seat_open,
+                         .seat_message = seat_message,
+                         .seat_close = seat_close,
+                         .client_open = client_open,
+                         .client_data = client_data,
+                         .client_close = client_close,
+                         .stream = stream_bytes,
+                         .timer = tick_fired};
+    int bound, tcp_bound;
+    if (!(lv->ws = cli_ws_open(&cfg, &h, &bound, &tcp_bound))) return EXIT_ENV;
     printf("http://%s:%d/?live=1\n", host, bound);
     if (a->tcp) printf("tcp://%s:%d\n", tcp_host, tcp_bound);
     fflush(stdout);
@@ -1610,7 +1462,7 @@ static int run_live(const live_args *a, live *lv, const char *viewer)
     else
         maybe_tick(lv);
 
-    cli_lws_run(lv->ctx);
+    cli_ws_run(lv->ws);
     /* a server stopped mid-episode ends that episode's recording where it is */
     if (!lv->over && lv->file) {
         record_both(lv, end_no_metrics);
@@ -1622,7 +1474,7 @@ static int run_live(const live_args *a, live *lv, const char *viewer)
 
 static void live_free(live *lv)
 {
-    if (lv->ctx) lws_context_destroy(lv->ctx);
+    cli_ws_free(lv->ws); /* first: closing the connections frees their seats */
     if (lv->file) polis_recorder_close(lv->file);
     if (lv->rec) polis_recorder_close(lv->rec);
     for (int32_t i = 0; lv->pending_text && i < lv->n; i++) free(lv->pending_text[i]);
@@ -1657,10 +1509,8 @@ int cli_live_run(const cli_live_args *a)
     signal(SIGPIPE, SIG_IGN);
     live *lv = calloc(1, sizeof *lv);
     if (!lv) return EXIT_ENV;
-    the_live = lv;
     int rc = run_live(a, lv, viewer);
     live_free(lv);
-    the_live = NULL;
     free(lv);
     return rc;
 #else
