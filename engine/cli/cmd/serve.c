@@ -18,7 +18,9 @@
 #include "session/episode.h"
 #include "session/live.h"
 #include "session/proto.h"
+#include "transport/http.h"
 #include "transport/lines.h"
+#include "transport/ws.h"
 
 /* ---- arguments ---------------------------------------------------------------------------- */
 
@@ -187,7 +189,107 @@ static int serve_main(cli_args *c)
     return rc;
 }
 
-/* `polis serve --http`: the live game (session/live.c). */
+/* ---- live play: the game (session/live.c) over libwebsockets (transport/ws.c) ------------ */
+
+#ifdef POLIS_HAVE_LWS
+/* HOST:PORT or PORT into host (cap bytes) and *port. */
+static bool parse_http(const char *v, char *host, size_t cap, int *port)
+{
+    const char *colon = strrchr(v, ':');
+    const char *p = colon ? colon + 1 : v;
+    int64_t num;
+    if (!cli_parse_int(p, 0, 65535, &num)) return false;
+    *port = (int)num;
+    if (!colon) {
+        snprintf(host, cap, "127.0.0.1");
+        return true;
+    }
+    size_t hl = (size_t)(colon - v);
+    if (hl == 0 || hl >= cap) return false;
+    memcpy(host, v, hl);
+    host[hl] = '\0';
+    return true;
+}
+
+static bool is_loopback_host(const char *h)
+{
+    return strncmp(h, "127.", 4) == 0 || strcmp(h, "localhost") == 0;
+}
+
+/* the connections' events, handed to the game */
+static void *ws_seat_open(void *ud, cli_ws_conn *c) { return cli_live_seat_open(ud, c); }
+static void ws_seat_message(void *ud, void *seat, const char *text, size_t len, bool too_long)
+{
+    cli_live_seat_message(ud, seat, text, len, too_long ? CLI_WS_MAX_MESSAGE : 0);
+}
+static void ws_seat_close(void *ud, void *seat) { cli_live_seat_close(ud, seat); }
+static void *ws_client_open(void *ud, cli_ws_conn *c) { return cli_live_client_open(ud, c); }
+static int ws_client_data(void *ud, void *client, const char *data, size_t len)
+{
+    return cli_live_client_data(ud, client, data, len);
+}
+static void ws_client_close(void *ud, void *client) { cli_live_client_close(ud, client); }
+static const char *ws_stream(void *ud, size_t *len) { return cli_live_stream(ud, len); }
+static void ws_timer(void *ud) { cli_live_tick(ud); }
+
+/* what the game asks of the connections */
+static bool link_send(void *conn, const char *text) { return cli_ws_send(conn, text); }
+static void link_close(void *conn) { cli_ws_close_when_sent(conn); }
+static void link_hold(void *conn, bool hold) { cli_ws_hold(conn, hold); }
+static void link_stream(void *ws) { cli_ws_stream_grew(ws); }
+static void link_timer(void *ws, int64_t us) { cli_ws_timer(ws, us); }
+
+/* Plays the game on the page's address and, with --tcp, the clients'; until interrupted. */
+static int play_live(const cli_live_args *a, const char *viewer, const char *host, int port,
+                     const char *tcp_host, int tcp_port)
+{
+    int rc;
+    cli_live *lv = cli_live_open(a, &rc);
+    if (!lv) return rc;
+    cli_ws_config cfg = {.viewer = viewer,
+                         .http_host = host,
+                         .http_port = port,
+                         .tcp_host = a->tcp ? tcp_host : NULL,
+                         .tcp_port = tcp_port};
+    cli_ws_handlers h = {.ud = lv,
+                         .seat_open = ws_seat_open,
+                         .seat_message = ws_seat_message,
+                         .seat_close = ws_seat_close,
+                         .client_open = ws_client_open,
+                         .client_data = ws_client_data,
+                         .client_close = ws_client_close,
+                         .stream = ws_stream,
+                         .timer = ws_timer};
+    int bound, tcp_bound;
+    cli_ws *ws = cli_ws_open(&cfg, &h, &bound, &tcp_bound);
+    if (!ws) {
+        cli_live_free(lv);
+        return EXIT_ENV;
+    }
+    printf("http://%s:%d/?live=1\n", host, bound);
+    if (a->tcp) printf("tcp://%s:%d\n", tcp_host, tcp_bound);
+    fflush(stdout);
+    fprintf(stderr, "polis serve: live on %s:%d (%s), the viewer in %s; Ctrl-C stops\n", host,
+            bound,
+            cli_live_fixed_rate(lv) ? "fixed tick rate" : "waiting for the human and client seats",
+            viewer);
+    if (a->tcp) fprintf(stderr, "polis serve: agent clients on %s:%d\n", tcp_host, tcp_bound);
+    cli_live_link link = {.ud = ws,
+                          .send = link_send,
+                          .close_when_sent = link_close,
+                          .hold = link_hold,
+                          .stream_grew = link_stream,
+                          .timer = link_timer};
+    cli_live_start(lv, &link);
+    cli_ws_run(ws);
+    cli_live_stop(lv);
+    cli_ws_free(ws); /* first: closing the connections frees their seats */
+    cli_live_free(lv);
+    return 0;
+}
+#endif
+
+/* `polis serve --http`: the live game. */
 static int live_main(cli_args *c)
 {
     /* the live game's own key is read from the file, so it is set with --seat and --tick-ms
@@ -199,7 +301,6 @@ static int live_main(cli_args *c)
                                       "--episodes",
                              ov->string);
     cli_live_args a = {
-        .http = cli_text(c, CLI_OPT_HTTP),
         .tcp = cli_text(c, CLI_OPT_TCP),
         .record = cli_text(c, CLI_OPT_RECORD),
         .plugin_path = cli_text(c, CLI_OPT_PLUGIN_PATH),
@@ -209,10 +310,32 @@ static int live_main(cli_args *c)
         .keyframe_every = cli_num(c, CLI_OPT_KEYFRAME_EVERY),
         .seed = c->v[CLI_OPT_SEED].u64,
         .has_seed = cli_has(c, CLI_OPT_SEED),
-        .allow_remote = cli_has(c, CLI_OPT_ALLOW_REMOTE),
         .seat_arg = c->v[CLI_OPT_SEAT].list,
         .n_seat_args = c->v[CLI_OPT_SEAT].n,
     };
+#ifdef POLIS_HAVE_LWS
+    char viewer[PATH_MAX];
+    if (!cli_find_viewer(viewer)) {
+        fprintf(stderr, "polis: serve: the viewer's files (index.html) are not found (set "
+                        "$POLIS_VIEWER_DIR)\n");
+        return EXIT_ENV;
+    }
+    const char *http = cli_text(c, CLI_OPT_HTTP);
+    bool remote = cli_has(c, CLI_OPT_ALLOW_REMOTE);
+    char host[256], tcp_host[256];
+    int port, tcp_port = 0;
+    if (!parse_http(http, host, sizeof host, &port))
+        return cli_usage(c->name, "--http: '%s' is not [HOST:]PORT (PORT in [0, 65535])", http);
+    if (a.tcp && !parse_http(a.tcp, tcp_host, sizeof tcp_host, &tcp_port))
+        return cli_usage(c->name, "--tcp: '%s' is not [HOST:]PORT (PORT in [0, 65535])", a.tcp);
+    if (!is_loopback_host(host) && !remote)
+        return cli_usage(c->name, "--http: %s is not a loopback address; add --allow-remote to "
+                                  "let anyone who can connect take a seat",
+                         host);
+    if (a.tcp && !is_loopback_host(tcp_host) && !remote)
+        return cli_usage(c->name, "--tcp: %s is not a loopback address; add --allow-remote to "
+                                  "let anyone who can connect take a seat",
+                         tcp_host);
     if (!(a.scenario = cli_scenario(c->name, c->pos[0]))) return EXIT_ENV;
     bool oom = false;
     /* as with `polis serve --tcp`, the env has the metrics plugin, so the reply that ends a
@@ -220,9 +343,17 @@ static int live_main(cli_args *c)
     char *overrides = cli_eval_overrides(a.scenario, c->overrides.obj, true, &oom);
     if (oom) return cli_usage(c->name, "out of memory");
     a.overrides_text = overrides;
-    int rc = cli_live_run(&a);
+    /* a page or client that vanishes must not kill the server with SIGPIPE */
+    signal(SIGPIPE, SIG_IGN);
+    int rc = play_live(&a, viewer, host, port, tcp_host, tcp_port);
     cJSON_free(overrides);
     return rc;
+#else
+    (void)a;
+    fprintf(stderr, "polis: serve: --http needs libwebsockets; this polis was built without it "
+                    "(install libwebsockets-dev and rebuild)\n");
+    return EXIT_ENV;
+#endif
 }
 
 static const char *const BAD_ACTION[] = {"error", "noop", NULL};

@@ -39,11 +39,7 @@
 #include "session/proto.h"
 #include "session/record.h"
 #include "util/util.h"
-#include "transport/http.h"
-#include "transport/ws.h"
 #include "polis/polis.h"
-
-#ifdef POLIS_HAVE_LWS
 
 enum { SEAT_POLICY = 0, SEAT_HUMAN, SEAT_CLIENT };
 /* An agent-protocol request line longer than this is refused (its bytes dropped as they come),
@@ -67,7 +63,7 @@ typedef struct plan_note {
     char why[1280];
 } plan_note;
 
-typedef struct live {
+struct cli_live {
     polis_env *env;
     int32_t n;
     int32_t n_actions;
@@ -96,15 +92,18 @@ typedef struct live {
     char *log;            /* every record line so far */
     size_t log_len, log_cap;
     bool log_failed;
-    cli_ws *ws;                   /* the connections (transport/ws.c) */
+    cli_live_link link;           /* the connections (cli_live_start) */
+    bool linked;
     struct seat_client *clients;  /* every "polis-seat" connection */
     struct agent_client *agents;  /* every --tcp connection */
     unsigned n_connected;         /* --tcp connections so far (their numbers in the log) */
-} live;
+};
+typedef cli_live live;
 
 typedef struct seat_client {
     int32_t agent; /* -1: none taken */
-    cli_ws_conn *conn;
+    void *conn;
+    const cli_live_link *link;
     struct seat_client *next; /* the list of every seat connection */
 } seat_client;
 
@@ -112,7 +111,8 @@ typedef struct seat_client {
 enum { WAIT_NONE = 0, WAIT_STEP, WAIT_ADVANCE };
 
 typedef struct agent_client {
-    cli_ws_conn *conn;
+    void *conn;
+    const cli_live_link *link;
     unsigned number;   /* counted from 1 in the order of connection */
     char *in;          /* received bytes not yet handled */
     size_t in_len;
@@ -166,18 +166,18 @@ static bool finished(const live *lv, int32_t i)
 /* ---- replies to seat clients ------------------------------------------------------------- */
 
 /* Queues r's compact text (r is consumed) on the connection. */
-static void send_reply(cli_ws_conn *c, cJSON *r)
+static void send_reply(const cli_live_link *link, void *conn, cJSON *r)
 {
     char *text = r ? cJSON_PrintUnformatted(r) : NULL;
     cJSON_Delete(r);
-    if (text) cli_ws_send(c, text);
+    if (text) link->send(conn, text);
     cJSON_free(text);
 }
 
 /* Queues r (consumed) for c and asks to write. */
 static void seat_send(seat_client *c, cJSON *r)
 {
-    send_reply(c->conn, r);
+    send_reply(c->link, c->conn, r);
 }
 
 #if defined(__GNUC__)
@@ -282,7 +282,7 @@ static void send_turns(live *lv)
 static void client_send(agent_client *c, cJSON *r, const cJSON *id)
 {
     if (r && id) cJSON_AddItemToObject(r, "id", cJSON_Duplicate(id, true));
-    send_reply(c->conn, r);
+    send_reply(c->link, c->conn, r);
 }
 
 static bool holds_any(const live *lv, const agent_client *c)
@@ -367,7 +367,7 @@ static void client_answer(live *lv, agent_client *c, const char *stopped)
 
 static void schedule_tick(live *lv, int64_t us)
 {
-    cli_ws_timer(lv->ws, us);
+    lv->link.timer(lv->link.ud, us);
     lv->tick_queued = true;
 }
 
@@ -400,7 +400,10 @@ static void maybe_tick(live *lv)
 }
 
 /* Sends the pages that follow the stream what it grew by. */
-static void stream_wake(live *lv) { cli_ws_stream_grew(lv->ws); }
+static void stream_wake(live *lv)
+{
+    if (lv->linked) lv->link.stream_grew(lv->link.ud);
+}
 
 static void record_both(live *lv, polis_status (*fn)(polis_recorder *))
 {
@@ -599,10 +602,8 @@ static void live_tick(live *lv)
     send_turns(lv);
 }
 
-/* The timer of schedule_tick. */
-static void tick_fired(void *ud)
+void cli_live_tick(cli_live *lv)
 {
-    live *lv = ud;
     lv->tick_queued = false;
     if (lv->over) return;
     if (lv->tick_ms) {
@@ -738,32 +739,30 @@ static cJSON *handle_message(live *lv, seat_client *c, const char *text, size_t 
     return r;
 }
 
-static void *seat_open(void *ud, cli_ws_conn *conn)
+void *cli_live_seat_open(cli_live *lv, void *conn)
 {
-    live *lv = ud;
     seat_client *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->agent = -1;
     c->conn = conn;
+    c->link = &lv->link;
     c->next = lv->clients;
     lv->clients = c;
     seat_send(c, seats_reply(lv, c));
     return c;
 }
 
-static void seat_message(void *ud, void *game, const char *text, size_t len, bool too_long)
+void cli_live_seat_message(cli_live *lv, void *seat, const char *text, size_t len,
+                           size_t too_long)
 {
-    live *lv = ud;
-    seat_client *c = game;
-    seat_send(c, too_long ? live_error("too_long", "a message is at most %d bytes",
-                                       CLI_WS_MAX_MESSAGE)
+    seat_client *c = seat;
+    seat_send(c, too_long ? live_error("too_long", "a message is at most %zu bytes", too_long)
                           : handle_message(lv, c, text, len));
 }
 
-static void seat_close(void *ud, void *game)
+void cli_live_seat_close(cli_live *lv, void *seat)
 {
-    live *lv = ud;
-    seat_client *c = game;
+    seat_client *c = seat;
     if (c->agent >= 0)
         fprintf(stderr, "polis serve: agent %s's seat left\n",
                 polis_env_agent_name(lv->env, c->agent));
@@ -1092,7 +1091,7 @@ static void client_line(live *lv, agent_client *c, const char *line, size_t len)
         reply = cli_proto_ok("close");
         client_release(lv, c);
         c->closing = true;
-        cli_ws_close_when_sent(c->conn);
+        c->link->close_when_sent(c->conn);
     } else
         reply = cli_proto_error("unknown_op", NULL, "unknown op \"%.64s\" (ops: %s)", op, CLIENT_OPS);
     if (reply)
@@ -1130,7 +1129,7 @@ static void client_pump(live *lv, agent_client *c)
     }
     /* reading goes on while a request waits, so a client that goes away is seen at once (its
      * seats freed); only a client that sends more than a line's worth meanwhile is held */
-    cli_ws_hold(c->conn, c->in_len > CLIENT_MAX_LINE);
+    c->link->hold(c->conn, c->in_len > CLIENT_MAX_LINE);
 }
 
 /* New bytes from c. */
@@ -1159,12 +1158,12 @@ static int client_receive(live *lv, agent_client *c, const char *data, size_t le
     return 0;
 }
 
-static void *client_open(void *ud, cli_ws_conn *conn)
+void *cli_live_client_open(cli_live *lv, void *conn)
 {
-    live *lv = ud;
     agent_client *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->conn = conn;
+    c->link = &lv->link;
     c->episode = -1;
     c->number = ++lv->n_connected;
     c->next = lv->agents;
@@ -1172,15 +1171,14 @@ static void *client_open(void *ud, cli_ws_conn *conn)
     return c;
 }
 
-static int client_data(void *ud, void *game, const char *data, size_t len)
+int cli_live_client_data(cli_live *lv, void *client, const char *data, size_t len)
 {
-    return client_receive(ud, game, data, len);
+    return client_receive(lv, client, data, len);
 }
 
-static void client_close(void *ud, void *game)
+void cli_live_client_close(cli_live *lv, void *client)
 {
-    live *lv = ud;
-    agent_client *c = game;
+    agent_client *c = client;
     for (agent_client **pp = &lv->agents; *pp; pp = &(*pp)->next) {
         if (*pp == c) {
             *pp = c->next;
@@ -1195,38 +1193,13 @@ static void client_close(void *ud, void *game)
 
 /* ---- the record stream ------------------------------------------------------------------ */
 
-static const char *stream_bytes(void *ud, size_t *len)
+const char *cli_live_stream(const cli_live *lv, size_t *len)
 {
-    const live *lv = ud;
     *len = lv->log_len;
     return lv->log;
 }
 
 /* ---- setup -------------------------------------------------------------------------------- */
-
-/* HOST:PORT or PORT into host (cap bytes) and *port. */
-static bool parse_http(const char *v, char *host, size_t cap, int *port)
-{
-    const char *colon = strrchr(v, ':');
-    const char *p = colon ? colon + 1 : v;
-    int64_t num;
-    if (!cli_parse_int(p, 0, 65535, &num)) return false;
-    *port = (int)num;
-    if (!colon) {
-        snprintf(host, cap, "127.0.0.1");
-        return true;
-    }
-    size_t hl = (size_t)(colon - v);
-    if (hl == 0 || hl >= cap) return false;
-    memcpy(host, v, hl);
-    host[hl] = '\0';
-    return true;
-}
-
-static bool is_loopback_host(const char *h)
-{
-    return strncmp(h, "127.", 4) == 0 || strcmp(h, "localhost") == 0;
-}
 
 /* Sets seat i from WHO ("human", "client" or a policy). `where` names the setting in an
  * error ("--seat agent_0=x", "live.seats.agent_0"). Returns 0 or EXIT_USAGE. */
@@ -1415,66 +1388,46 @@ static int live_open(const live_args *a, live *lv)
     return begin_episode(lv, seed) ? 0 : EXIT_ENV;
 }
 
-static int run_live(const live_args *a, live *lv, const char *viewer)
+cli_live *cli_live_open(const cli_live_args *a, int *rc)
 {
-    char host[256], tcp_host[256];
-    int port, tcp_port = 0;
-    if (!parse_http(a->http, host, sizeof host, &port))
-        return cli_usage("serve", "--http: '%s' is not [HOST:]PORT (PORT in [0, 65535])", a->http);
-    if (a->tcp && !parse_http(a->tcp, tcp_host, sizeof tcp_host, &tcp_port))
-        return cli_usage("serve", "--tcp: '%s' is not [HOST:]PORT (PORT in [0, 65535])", a->tcp);
-    if (!is_loopback_host(host) && !a->allow_remote)
-        return cli_usage("serve", "--http: %s is not a loopback address; add --allow-remote to "
-                                  "let anyone who can connect take a seat",
-                         host);
-    if (a->tcp && !is_loopback_host(tcp_host) && !a->allow_remote)
-        return cli_usage("serve", "--tcp: %s is not a loopback address; add --allow-remote to "
-                                  "let anyone who can connect take a seat",
-                         tcp_host);
-    int rc = live_open(a, lv);
-    if (rc) return rc;
+    live *lv = calloc(1, sizeof *lv);
+    if (!lv) {
+        fprintf(stderr, "polis: serve: out of memory\n");
+        *rc = EXIT_ENV;
+        return NULL;
+    }
+    if ((*rc = live_open(a, lv)) != 0) {
+        cli_live_free(lv);
+        return NULL;
+    }
+    return lv;
+}
 
-    cli_ws_config cfg = {.viewer = viewer,
-                         .http_host = host,
-                         .http_port = port,
-                         .tcp_host = a->tcp ? tcp_host : NULL,
-                         .tcp_port = tcp_port};
-    cli_ws_handlers h = {.ud = lv,
-                         .seat_open = seat_open,
-                         .seat_message = seat_message,
-                         .seat_close = seat_close,
-                         .client_open = client_open,
-                         .client_data = client_data,
-                         .client_close = client_close,
-                         .stream = stream_bytes,
-                         .timer = tick_fired};
-    int bound, tcp_bound;
-    if (!(lv->ws = cli_ws_open(&cfg, &h, &bound, &tcp_bound))) return EXIT_ENV;
-    printf("http://%s:%d/?live=1\n", host, bound);
-    if (a->tcp) printf("tcp://%s:%d\n", tcp_host, tcp_bound);
-    fflush(stdout);
-    fprintf(stderr, "polis serve: live on %s:%d (%s), the viewer in %s; Ctrl-C stops\n", host,
-            bound, lv->tick_ms ? "fixed tick rate" : "waiting for the human and client seats",
-            viewer);
-    if (a->tcp) fprintf(stderr, "polis serve: agent clients on %s:%d\n", tcp_host, tcp_bound);
+bool cli_live_fixed_rate(const cli_live *lv) { return lv->tick_ms != 0; }
+
+void cli_live_start(cli_live *lv, const cli_live_link *link)
+{
+    lv->link = *link;
+    lv->linked = true;
     if (lv->tick_ms)
         schedule_tick(lv, lv->tick_ms * 1000);
     else
         maybe_tick(lv);
+}
 
-    cli_ws_run(lv->ws);
+void cli_live_stop(cli_live *lv)
+{
     /* a server stopped mid-episode ends that episode's recording where it is */
     if (!lv->over && lv->file) {
         record_both(lv, end_no_metrics);
         fprintf(stderr, "polis serve: stopped in episode %" PRId64 " at tick %" PRId64 "\n",
                 lv->episode, polis_env_tick(lv->env));
     }
-    return 0;
 }
 
-static void live_free(live *lv)
+void cli_live_free(cli_live *lv)
 {
-    cli_ws_free(lv->ws); /* first: closing the connections frees their seats */
+    if (!lv) return;
     if (lv->file) polis_recorder_close(lv->file);
     if (lv->rec) polis_recorder_close(lv->rec);
     for (int32_t i = 0; lv->pending_text && i < lv->n; i++) free(lv->pending_text[i]);
@@ -1493,30 +1446,5 @@ static void live_free(live *lv)
     free(lv->n_bad);
     free(lv->log);
     polis_env_destroy(lv->env);
-}
-
-#endif
-
-int cli_live_run(const cli_live_args *a)
-{
-#ifdef POLIS_HAVE_LWS
-    char viewer[PATH_MAX];
-    if (!cli_find_viewer(viewer)) {
-        fprintf(stderr, "polis: serve: the viewer's files (index.html) are not found (set "
-                        "$POLIS_VIEWER_DIR)\n");
-        return EXIT_ENV;
-    }
-    signal(SIGPIPE, SIG_IGN);
-    live *lv = calloc(1, sizeof *lv);
-    if (!lv) return EXIT_ENV;
-    int rc = run_live(a, lv, viewer);
-    live_free(lv);
     free(lv);
-    return rc;
-#else
-    (void)a;
-    fprintf(stderr, "polis: serve: --http needs libwebsockets; this polis was built without it "
-                    "(install libwebsockets-dev and rebuild)\n");
-    return EXIT_ENV;
-#endif
 }
