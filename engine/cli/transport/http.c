@@ -42,17 +42,10 @@ bool cli_find_viewer(char *out)
     const char *env = getenv("POLIS_VIEWER_DIR");
     if (env && *env) return viewer_at(env) && realpath(env, out) != NULL;
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            char dir[PATH_MAX];
-            int m = snprintf(dir, sizeof dir, "%s/%s", exe, POLIS_VIEWER_REL_BINDIR);
-            if (m > 0 && (size_t)m < sizeof dir && viewer_at(dir) && realpath(dir, out))
-                return true;
-        }
+    if (cli_exe_dir(exe)) {
+        char dir[PATH_MAX];
+        int m = snprintf(dir, sizeof dir, "%s/%s", exe, POLIS_VIEWER_REL_BINDIR);
+        if (m > 0 && (size_t)m < sizeof dir && viewer_at(dir) && realpath(dir, out)) return true;
     }
     if (viewer_at(POLIS_VIEWER_SOURCE_DIR) && realpath(POLIS_VIEWER_SOURCE_DIR, out)) return true;
     return viewer_at(POLIS_VIEWER_INSTALL_DIR) && realpath(POLIS_VIEWER_INSTALL_DIR, out) != NULL;

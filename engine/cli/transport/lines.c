@@ -387,6 +387,30 @@ static void refuse_full(const cli_line_service *svc, int fd, int max_clients)
     close(fd);
 }
 
+/* A client just accepted: its socket, its number (from 1) and its name in the log. */
+typedef struct accepted {
+    int fd;
+    unsigned id;
+    char who[96];
+} accepted;
+
+/* The next connection on lfd into *c (*count clients so far): 1, 0 to try again, or -1 after
+ * saying why accepting failed for good. */
+static int next_client(int lfd, unsigned *count, accepted *c)
+{
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof peer;
+    c->fd = accept(lfd, (struct sockaddr *)&peer, &plen);
+    if (c->fd < 0) {
+        if (accept_can_go_on()) return 0;
+        fprintf(stderr, "polis: serve: accept: %s\n", strerror(errno));
+        return -1;
+    }
+    c->id = ++*count;
+    client_name(c->who, sizeof c->who, c->id, (struct sockaddr *)&peer, plen);
+    return 1;
+}
+
 /* -- a thread per client (the default) -- */
 
 typedef struct server {
@@ -423,16 +447,10 @@ static int serve_threads(const cli_line_service *svc, const cli_tcp_options *a, 
     srv.active = 0;
     pthread_mutex_init(&srv.lock, NULL);
     unsigned next_id = 0;
-    for (;;) {
-        struct sockaddr_storage peer;
-        socklen_t plen = sizeof peer;
-        int fd = accept(lfd, (struct sockaddr *)&peer, &plen);
-        if (fd < 0) {
-            if (accept_can_go_on()) continue;
-            fprintf(stderr, "polis: serve: accept: %s\n", strerror(errno));
-            break;
-        }
-        unsigned id = ++next_id;
+    accepted ac;
+    for (int got; (got = next_client(lfd, &next_id, &ac)) >= 0;) {
+        if (!got) continue;
+        int fd = ac.fd;
         pthread_mutex_lock(&srv.lock);
         bool full = srv.active >= a->max_clients;
         if (!full) srv.active++;
@@ -448,8 +466,8 @@ static int serve_threads(const cli_line_service *svc, const cli_tcp_options *a, 
         if (c && pthread_attr_init(&attr) == 0) {
             c->srv = &srv;
             c->fd = fd;
-            c->id = id;
-            client_name(c->who, sizeof c->who, id, (struct sockaddr *)&peer, plen);
+            c->id = ac.id;
+            snprintf(c->who, sizeof c->who, "%s", ac.who);
             pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
             started = pthread_create(&t, &attr, connection_main, c) == 0;
             pthread_attr_destroy(&attr);
@@ -589,15 +607,11 @@ static int serve_isolated(const cli_line_service *svc, const cli_tcp_options *a,
             reap_children(svc, a, seats, &active);
         }
         if (!(p[0].revents & POLLIN)) continue;
-        struct sockaddr_storage peer;
-        socklen_t plen = sizeof peer;
-        int fd = accept(lfd, (struct sockaddr *)&peer, &plen);
-        if (fd < 0) {
-            if (accept_can_go_on()) continue;
-            fprintf(stderr, "polis: serve: accept: %s\n", strerror(errno));
-            break;
-        }
-        unsigned id = ++next_id;
+        accepted ac;
+        int got = next_client(lfd, &next_id, &ac);
+        if (got < 0) break;
+        if (!got) continue;
+        int fd = ac.fd;
         if (active >= a->max_clients) {
             refuse_full(svc, fd, a->max_clients);
             continue;
@@ -605,10 +619,8 @@ static int serve_isolated(const cli_line_service *svc, const cli_tcp_options *a,
         seat *s = NULL;
         for (int i = 0; i < a->max_clients && !s; i++)
             if (!seats[i].pid) s = &seats[i];
-        char who[96];
-        client_name(who, sizeof who, id, (struct sockaddr *)&peer, plen);
         pid_t pid = fork();
-        if (pid == 0) isolated_child(svc, a, fd, id, who, lfd, seats, server_pid);
+        if (pid == 0) isolated_child(svc, a, fd, ac.id, ac.who, lfd, seats, server_pid);
         if (pid < 0) {
             send_line_nowait(fd, error_line(svc, "server_full", "cannot start a session process: %s",
                                             strerror(errno)));
@@ -617,7 +629,7 @@ static int serve_isolated(const cli_line_service *svc, const cli_tcp_options *a,
         }
         s->pid = pid;
         s->fd = fd;
-        snprintf(s->who, sizeof s->who, "%s", who);
+        snprintf(s->who, sizeof s->who, "%s", ac.who);
         active++;
     }
     free(seats);

@@ -45,6 +45,17 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+bool cli_exe_dir(char *out)
+{
+    ssize_t n = readlink("/proc/self/exe", out, PATH_MAX - 1);
+    if (n <= 0) return false;
+    out[n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (!slash) return false;
+    *slash = '\0';
+    return true;
+}
+
 double cli_now(void)
 {
     struct timespec ts;
@@ -261,23 +272,17 @@ static int scenario_dirs(char dirs[][PATH_MAX])
         p = end + 1;
     }
     char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k > 0) {
-        exe[k] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            if ((size_t)snprintf(dirs[n], PATH_MAX, "%s/%s", exe, POLIS_CLI_RULESETS_REL_BINDIR) <
-                PATH_MAX)
-                n++;
-            char root[PATH_MAX];
-            size_t rl = 0;
-            if (POLIS_CLI_BUILD_ROOT[0] != '\0' && realpath(POLIS_CLI_BUILD_ROOT, root))
-                rl = strlen(root);
-            if (rl && strncmp(exe, root, rl) == 0 && (exe[rl] == '\0' || exe[rl] == '/') &&
-                POLIS_CLI_SOURCE_RULESETS[0] != '\0')
-                snprintf(dirs[n++], PATH_MAX, "%s", POLIS_CLI_SOURCE_RULESETS);
-        }
+    if (cli_exe_dir(exe)) {
+        if ((size_t)snprintf(dirs[n], PATH_MAX, "%s/%s", exe, POLIS_CLI_RULESETS_REL_BINDIR) <
+            PATH_MAX)
+            n++;
+        char root[PATH_MAX];
+        size_t rl = 0;
+        if (POLIS_CLI_BUILD_ROOT[0] != '\0' && realpath(POLIS_CLI_BUILD_ROOT, root))
+            rl = strlen(root);
+        if (rl && strncmp(exe, root, rl) == 0 && (exe[rl] == '\0' || exe[rl] == '/') &&
+            POLIS_CLI_SOURCE_RULESETS[0] != '\0')
+            snprintf(dirs[n++], PATH_MAX, "%s", POLIS_CLI_SOURCE_RULESETS);
     }
     if (POLIS_CLI_RULESETS_INSTALL_DIR[0])
         snprintf(dirs[n++], PATH_MAX, "%s", POLIS_CLI_RULESETS_INSTALL_DIR);

@@ -25,6 +25,9 @@ int cli_usage(const char *cmd, const char *fmt, ...);
 int cli_int_error(const char *cmd, const char *name, const char *value, int64_t lo, int64_t hi,
                   const char *unit);
 
+/* The directory of the running executable into out (PATH_MAX bytes); false when unknown. */
+bool cli_exe_dir(char *out);
+
 /* Seconds on the monotonic clock. */
 double cli_now(void);
 
