@@ -22,8 +22,6 @@ static const cli_use USES[] = {
     {.id = CLI_OPT_KEYFRAME_EVERY, .needs = CLI_BIT(CLI_OPT_RECORD)},
 };
 
-static int run_main(cli_args *a);
-
 const cli_command CLI_CMD_RUN = {
     .name = "run",
     CLI_SCENARIO_AND(USES),
@@ -31,10 +29,8 @@ const cli_command CLI_CMD_RUN = {
     .about = "Plays episodes of SCENARIO and prints, per episode: steps, the return of each agent\n"
              "(sum of its rewards), its count of illegal actions, the count of each event type, the\n"
              "final state hash and the env's speed in steps per second.\n",
-    .run = run_main,
+    .run = cli_run_episodes,
 };
-
-static int run_main(cli_args *a) { return cli_run_episodes(a); }
 
 /* ---- one episode's figures ----------------------------------------------------------------- */
 
