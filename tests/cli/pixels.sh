@@ -90,7 +90,7 @@ err_line "polis: replay: --png needs --tick T"
 polis 2 replay "$R" --video "$TMP/x.avi"
 err_line "polis: replay: --video: '$TMP/x.avi' is not OUT.mp4 or OUT.gif"
 polis 2 replay "$R" --video "$TMP/x.gif" --tick 3
-err_line "polis: replay: --video and --tick: choose one"
+err_line "polis: replay: --video and --tick: choose one (--video draws a whole episode)"
 polis 2 replay "$R" --tick 3 --png "$TMP/x.png" --render text
 err_line "polis: replay: --render and --png: choose one"
 polis 2 replay "$R" --video "$TMP/x.gif" --fps 0

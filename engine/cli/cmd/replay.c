@@ -723,7 +723,8 @@ static const cli_use USES[] = {
     {.id = CLI_OPT_VIDEO, .help = "draw every tick of the episode into OUT.mp4 or OUT.gif (ffmpeg;\n"
                     "without ffmpeg, numbered PNG files into OUT.frames/)",
      .check = check_video_file,
-     .excludes = CLI_BIT(CLI_OPT_TICK) | CLI_BIT(CLI_OPT_RENDER) | CLI_BIT(CLI_OPT_PNG)},
+     .excludes = CLI_BIT(CLI_OPT_TICK) | CLI_BIT(CLI_OPT_RENDER) | CLI_BIT(CLI_OPT_PNG),
+     .why = "--video draws a whole episode"},
     {.id = CLI_OPT_FPS, .help = "frames per second of --video (1 to 120, default 8)", .def = "8",
      .needs = CLI_BIT(CLI_OPT_VIDEO)},
     {.id = CLI_OPT_CELL, .help = "pixels per cell of --png and --video (1 to 64, default 16)", .def = "16",

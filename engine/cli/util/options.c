@@ -315,7 +315,9 @@ static int relation(const cli_args *a, const cli_use *u, bool excludes)
     if (excludes) {
         for (int k = 0; k < CLI_OPT_COUNT; k++)
             if ((u->excludes & CLI_BIT(k)) && a->v[k].n > 0)
-                return cli_usage(a->name, "%s and %s: choose one", name, CLI_OPTIONS[k].name);
+                return cli_usage(a->name, "%s and %s: choose one%s%s%s", name,
+                                 CLI_OPTIONS[k].name, u->why ? " (" : "", u->why ? u->why : "",
+                                 u->why ? ")" : "");
         return 0;
     }
     int left = 0;

@@ -124,6 +124,7 @@ typedef struct cli_use {
     unsigned flags;              /* CLI_MANY here */
     uint64_t needs;              /* CLI_BIT()s: given, it needs one of these given too */
     uint64_t excludes;           /* CLI_BIT()s: given, none of these may be */
+    const char *why;             /* said after a refused `excludes`, or NULL */
 } cli_use;
 
 #define CLI_BIT(id) ((uint64_t)1 << (id))
