@@ -157,5 +157,22 @@ polis 0 --help eval
 out_has "usage: polis eval SCENARIO [options]"
 polis 2 help run extra
 err_line "polis: help: unexpected argument 'extra' (COMMAND is 'run')"
+# every command's options, as its help lists them from the table: each once, each with a help
+for cmd in run validate describe render record parse bench eval serve sweep replay view; do
+    "$POLIS" help $cmd >"$TMP/help" 2>&1
+    checks=$((checks + 1))
+    twice=$(awk '/^options:/ { f = 1; next } f && /^  --/ { print $1 }' "$TMP/help" | sort | uniq -d)
+    [ -z "$twice" ] || fail "polis help $cmd: $twice listed twice"
+    checks=$((checks + 1))
+    bare=$(awk '/^options:/ { f = 1; next }
+                pending && !/^                       [^ ]/ { print pending }
+                { pending = "" }
+                f && /^  --[^ ]+( [^ ]+)?$/ { pending = $1 }
+                END { if (pending) print pending }' "$TMP/help")
+    [ -z "$bare" ] || fail "polis help $cmd: no help for $bare"
+done
+"$POLIS" serve "$GATHER" --http 0 --help >"$TMP/help" 2>&1
+checks=$((checks + 1))
+[ "$(grep -c '^  --' "$TMP/help")" -eq 13 ] || fail "serve --http --help: not its 13 options"
 
 finish
