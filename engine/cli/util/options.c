@@ -72,6 +72,9 @@ static int apply_grid(cli_args *a, const char *value)
      .help = help_}
 #define FLAG(name_, help_) {.name = name_, .kind = CLI_FLAG, .help = help_}
 
+/* needs and excludes are bit sets of option ids */
+_Static_assert(CLI_OPT_COUNT <= 64, "cli_use.needs holds 64 options");
+
 const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
     [CLI_OPT_SEED] = {.name = "--seed", .metavar = "N", .kind = CLI_U64,
                       .help = "seed of the first episode; episode k uses N+k-1\n"
