@@ -25,11 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "polis/metrics.h"
 #include "oracle.h"
 #include "polis/plugin.h"
 #include "polis/social.h"
-#include "society.h"
+#include "polis/society.h"
 
 typedef struct mparams {
     bool oracle;

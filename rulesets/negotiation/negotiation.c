@@ -30,7 +30,7 @@
 
 #include "polis/plugin.h"
 #include "polis/social.h"
-#include "society.h"
+#include "polis/society.h"
 
 typedef struct nego_params {
     int64_t steps;

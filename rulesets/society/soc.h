@@ -24,7 +24,7 @@
 
 #include "polis/plugin.h"
 #include "polis/social.h"
-#include "society.h"
+#include "polis/society.h"
 
 #define SOC_NAME_MAX 64 /* names are [a-z0-9_], 1 to 63 characters */
 #define SOC_MAX_RESOURCES 256

@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
-#include "metrics.h"
+#include "polis/metrics.h"
 #include "testutil.h"
 
 /* 4 agents on a 3x3 map: carpenter_0 at (0, 0) on wood 3, stone 1 and a hammer station;
