@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* move_up, move_down, move_left, move_right: AdaSociety's axes (x is vertical). */
 static const int32_t DX[4] = {-1, 1, 0, 0};

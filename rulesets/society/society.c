@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* ---- memory --------------------------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * soc.h — the society ruleset's internal state and the functions its files share.
+ * internal.h — the society ruleset's internal state and the functions its files share.
  *
  *   society.c   plugin descriptor, parameters, init/start/destroy, exports, the service
  *   cfg.c       config nodes over two backends (scenario JSON, AdaSociety files), file loading
@@ -12,9 +12,11 @@
  *
  * Geometry (README "Geometry"): positions are (x, y) with 0 <= x < W, 0 <= y < H on a torus;
  * x is the vertical axis (move_up is x-1) as in AdaSociety, and tensors are indexed [x][y].
+ *
+ * Names shared between the files start with soc_ / SOC_ (the social plugin's are sg_).
  */
-#ifndef SOCIETY_SOC_H
-#define SOCIETY_SOC_H
+#ifndef SOCIETY_INTERNAL_H
+#define SOCIETY_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
