@@ -430,6 +430,39 @@ polis_status soc_set_pile(soc *s, int32_t x, int32_t y, int32_t r, int32_t amoun
     return s->h->publish(s->ctx, s->ev_pile, &ev, sizeof ev);
 }
 
+/* ---- AdaSociety's masks (the random_ada policy) -------------------------------------------- */
+
+/* AdaSociety's task layer masked less than polis (README "Decisions" 4 and 5): produce on a
+ * station the agent sees whenever every result fits the per-resource capacities, whether or
+ * not it holds the inputs (the env then does nothing); a pick of a pile it sees on its cell
+ * while it holds fewer than the capacity; neither checked the total `size`. Moves and dumps
+ * are as in polis. */
+bool soc_ada_legal(const soc *s, int32_t agent, int32_t what)
+{
+    const int32_t *inv = inv_of(s, agent);
+    int32_t cell = cell_of(s, agent);
+    if (what == SOC_ADA_MOVE) return true;
+    if (what == SOC_ADA_PRODUCE) {
+        int32_t k = *soc_layer(s, s->L_recipes, cell) - 1;
+        if (k < 0 || !soc_recipe_visible(s, agent, k)) return false;
+        const soc_recipe *rc = &s->rec[k];
+        for (int32_t i = 0; i < rc->n_out; i++) {
+            const soc_amount *a = &s->amounts[rc->out + i];
+            int64_t after = (int64_t)inv[a->res] + a->n;
+            for (int32_t j = 0; j < rc->n_in; j++)
+                if (s->amounts[rc->in + j].res == a->res) after -= s->amounts[rc->in + j].n;
+            if (after > cap_of(s, agent, a->res)) return false;
+        }
+        return true;
+    }
+    int32_t r = what - SOC_ADA_PICK;
+    if (r >= 0 && r < s->R)
+        return s->piles[(size_t)cell * (size_t)s->R + (size_t)r] > 0 &&
+               soc_resource_visible(s, agent, r) && inv[r] < cap_of(s, agent, r);
+    r -= s->R;
+    return r >= 0 && r < s->R && dump_ok(s, agent, r);
+}
+
 /* ---- registration --------------------------------------------------------------------------- */
 
 bool soc_action_legal(soc *s, int32_t agent, int32_t id)
