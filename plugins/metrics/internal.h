@@ -1,6 +1,7 @@
 /*
  * internal.h — the metrics plugin's state, shared by its two parts:
- *   metrics.c     the plugin, and what any game can use: returns, fairness, steps
+ *   metrics.c     the plugin, and what any game can use: returns, fairness, steps, counts of
+ *                 the events named in count_events
  *   adasociety.c  AdaSociety's metrics: the oracle, normalised rewards, completion rates,
  *                 degrees, the split ratio; it reads the game only through the public
  *                 services polis/society.h and polis/social.h
@@ -22,9 +23,20 @@ typedef struct mparams {
     int64_t oracle_time_limit;
     const char *split_attribute;
     const char *split_jobs;
+    const char *count_events;
 } mparams;
 
 typedef struct metrics_ada metrics_ada; /* adasociety.c */
+
+#define METRICS_MAX_EVENTS 32 /* names in count_events */
+#define METRICS_EVENT_NAME 64 /* event type names: 1..63 characters */
+
+/* One event type whose publications the episode counts (count_events). */
+typedef struct metrics_count {
+    struct metrics *m;
+    char name[METRICS_EVENT_NAME];
+    int64_t n; /* this episode */
+} metrics_count;
 
 typedef struct metrics {
     const polis_host *h;
@@ -33,6 +45,8 @@ typedef struct metrics {
     int32_t n;
     double *ret; /* [n] episode returns */
     int64_t steps;
+    metrics_count *counts; /* [n_counts] */
+    int32_t n_counts;
     metrics_ada *ada; /* AdaSociety's part; NULL only while init fails */
     polis_metrics_api api;
 } metrics;

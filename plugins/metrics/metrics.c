@@ -5,7 +5,8 @@
  *   metrics.c      the plugin, and what any game can use: each agent's return (read from the
  *                  env's rewards in an END hook that runs after every other one), their mean,
  *                  total, minimum and maximum, fairness (1 − Gini, the paper's eq. 2; null
- *                  when the returns sum to 0) and the steps
+ *                  when the returns sum to 0), the steps, and how often each event type
+ *                  named in count_events was published
  *   adasociety.c   AdaSociety's (seeds/000 Appendix A.5): the oracle and the normalised
  *                  rewards, completion rates, degrees, the split ratio — read through the
  *                  public services of society and social when the scenario loads them
@@ -69,6 +70,9 @@ static bool value_of(const metrics *m, const char *key, double *out)
     if (strcmp(key, "reward.max") == 0) return *out = s.max, true;
     if (strcmp(key, "steps") == 0) return *out = (double)m->steps, true;
     if (strcmp(key, "fairness") == 0) return s.fair_ok && (*out = s.fairness, true);
+    if (strncmp(key, "events.", 7) == 0)
+        for (int32_t i = 0; i < m->n_counts; i++)
+            if (strcmp(key + 7, m->counts[i].name) == 0) return *out = (double)m->counts[i].n, true;
     return metrics_ada_value(m, key, s.mean, s.total, out);
 }
 
@@ -129,6 +133,15 @@ static polis_status render(polis_ctx *ctx, void *ud, int32_t agent, polis_text *
     h->text_printf(t, "], \"fairness\": ");
     metrics_num(m, t, s.fair_ok, s.fairness);
     metrics_ada_render(m, t, s.mean, s.total);
+    if (m->n_counts) {
+        h->text_printf(t, ", \"events\": {");
+        for (int32_t i = 0; i < m->n_counts; i++) {
+            h->text_printf(t, "%s", i ? ", " : "");
+            metrics_str(m, t, m->counts[i].name);
+            h->text_printf(t, ": %lld", (long long)m->counts[i].n);
+        }
+        h->text_append(t, "}", 1);
+    }
     h->text_append(t, "}", 1);
     return POLIS_OK;
 }
@@ -140,6 +153,7 @@ static polis_status on_reset(polis_ctx *ctx, void *ud)
     metrics *m = ud;
     memset(m->ret, 0, sizeof *m->ret * (size_t)m->n);
     m->steps = 0;
+    for (int32_t i = 0; i < m->n_counts; i++) m->counts[i].n = 0;
     metrics_ada_reset(m);
     return POLIS_OK;
 }
@@ -151,6 +165,14 @@ static polis_status on_end(polis_ctx *ctx, void *ud)
     const polis_io *io = m->h->io(ctx);
     for (int32_t a = 0; a < m->n; a++) m->ret[a] += io->rewards[a];
     m->steps = m->h->tick(ctx) + 1;
+    return POLIS_OK;
+}
+
+static polis_status on_counted(polis_ctx *ctx, void *ud, const polis_event *ev)
+{
+    metrics_count *c = ud;
+    (void)ctx, (void)ev;
+    c->n++;
     return POLIS_OK;
 }
 
@@ -183,6 +205,64 @@ static const polis_export EXPORTS[] = {
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
+/* count_events: event type names separated by commas (blanks around them ignored). */
+static polis_status parse_counts(metrics *m)
+{
+    const polis_host *h = m->h;
+    const char *p = m->p.count_events;
+    while (*p == ' ') p++;
+    if (!*p) return POLIS_OK;
+    int32_t n = 1;
+    for (const char *q = p; *q; q++) n += *q == ',';
+    if (n > METRICS_MAX_EVENTS) {
+        h->error(m->ctx, "params.count_events: %d names, at most %d", n, METRICS_MAX_EVENTS);
+        return POLIS_ERR_CONFIG;
+    }
+    if (!(m->counts = h->alloc(m->ctx, sizeof *m->counts * (size_t)n))) return POLIS_ERR_NOMEM;
+    m->n_counts = n;
+    for (int32_t i = 0; i < n; i++) {
+        while (*p == ' ') p++;
+        size_t len = strcspn(p, ",");
+        const char *next = p + len + (p[len] == ',');
+        while (len > 0 && p[len - 1] == ' ') len--;
+        if (len == 0 || len >= METRICS_EVENT_NAME) {
+            h->error(m->ctx,
+                     "params.count_events: name %d of \"%s\" is %s (event type names have 1 "
+                     "to %d characters)",
+                     i + 1, m->p.count_events, len ? "too long" : "empty", METRICS_EVENT_NAME - 1);
+            return POLIS_ERR_CONFIG;
+        }
+        metrics_count *c = &m->counts[i];
+        c->m = m;
+        memcpy(c->name, p, len);
+        for (int32_t j = 0; j < i; j++)
+            if (strcmp(m->counts[j].name, c->name) == 0) {
+                h->error(m->ctx, "params.count_events: \"%s\" is named twice", c->name);
+                return POLIS_ERR_CONFIG;
+            }
+        p = next;
+    }
+    return POLIS_OK;
+}
+
+/* The counted event types exist once every plugin has registered its own. */
+static polis_status subscribe_counts(metrics *m)
+{
+    const polis_host *h = m->h;
+    polis_status st;
+    for (int32_t i = 0; i < m->n_counts; i++) {
+        if (h->event_find(m->ctx, m->counts[i].name) < 0) {
+            h->error(m->ctx,
+                     "params.count_events: no event type \"%s\" in this scenario (`polis "
+                     "describe` lists them)",
+                     m->counts[i].name);
+            return POLIS_ERR_CONFIG;
+        }
+        if ((st = h->subscribe(m->ctx, m->counts[i].name, 0, on_counted, &m->counts[i]))) return st;
+    }
+    return POLIS_OK;
+}
+
 static polis_status metrics_init(const polis_host *h, polis_ctx *ctx, const void *params,
                                  void **state)
 {
@@ -194,6 +274,7 @@ static polis_status metrics_init(const polis_host *h, polis_ctx *ctx, const void
     memcpy(&m->p, params, sizeof m->p);
     m->n = h->n_agents(ctx);
     polis_status ada = metrics_ada_init(m);
+    if (ada == POLIS_OK) ada = parse_counts(m);
     if (ada != POLIS_OK) return ada;
     if (!(m->ret = h->alloc(ctx, sizeof *m->ret * (size_t)(m->n ? m->n : 1))))
         return POLIS_ERR_NOMEM;
@@ -217,8 +298,10 @@ static polis_status metrics_init(const polis_host *h, polis_ctx *ctx, const void
 
 static polis_status metrics_start(polis_ctx *ctx, void *state)
 {
+    metrics *m = state;
+    polis_status st = subscribe_counts(m);
     (void)ctx;
-    return metrics_ada_start(state);
+    return st ? st : metrics_ada_start(m);
 }
 
 static void metrics_destroy(polis_ctx *ctx, void *state)
@@ -227,6 +310,7 @@ static void metrics_destroy(polis_ctx *ctx, void *state)
     if (!m) return;
     const polis_host *h = m->h;
     metrics_ada_destroy(m);
+    if (m->counts) h->free(ctx, m->counts, sizeof *m->counts * (size_t)m->n_counts);
     if (m->ret) h->free(ctx, m->ret, sizeof *m->ret * (size_t)(m->n ? m->n : 1));
     h->free(ctx, m, sizeof *m);
 }
@@ -246,6 +330,9 @@ static const polis_param_def PARAMS[] = {
     P("split_jobs", POLIS_PARAM_STRING, split_jobs, 0, 0, 0, "carpenter,miner",
       "\"numerator,denominator\": job-name prefixes (agent-name prefixes without society) of "
       "the split ratio"),
+    P("count_events", POLIS_PARAM_STRING, count_events, 0, 0, 0, "",
+      "event types whose publications each episode counts (\"events.<name>\"), separated "
+      "by commas"),
 };
 #undef P
 

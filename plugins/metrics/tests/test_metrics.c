@@ -195,6 +195,7 @@ static void test_service_and_export(void)
         CHECK_CONTAINS(log.text,
                        "total_normalised=nan mean_normalised=nan old_total=nan old_mean=nan");
     }
+    CHECK_CONTAINS(log.text, "picked=nan"); /* not counted: count_events is empty */
     polis_env_destroy(env);
 }
 
@@ -279,6 +280,81 @@ static void test_oracle_off(void)
     polis_env_destroy(env);
 }
 
+/* count_events: how often each named event type was published this episode (the generic
+ * part: any game's events). */
+static void test_counts(void)
+{
+    const char *scn = SCN("", ", {\"name\": \"metrics\", \"params\": {\"count_events\": "
+                              "\" resource.picked ,recipe.produced\"}}");
+    test_alloc al = {0};
+    polis_env *env = test_env(scn, NULL, &al);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    long before = al.calls;
+    step(env, "pick_wood");
+    step(env, "pick_wood");
+    step(env, "pick_stone");
+    step(env, "produce");
+    CHECK_EQ_INT(al.calls, before); /* counting allocates nothing */
+    cJSON *j = metrics_json(env);
+    const cJSON *ev = cJSON_GetObjectItem(j, "events");
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "resource.picked")) == 3);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "recipe.produced")) == 1);
+    cJSON_Delete(j);
+    char *text = NULL;
+    CHECK_EQ_INT(polis_env_render(env, 0, "metrics", &text), POLIS_OK);
+    CHECK_CONTAINS(text, ", \"events\": {\"resource.picked\": 3, \"recipe.produced\": 1}}");
+    polis_free(text);
+    CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
+    j = metrics_json(env);
+    CHECK(cJSON_GetNumberValue(
+              cJSON_GetObjectItem(cJSON_GetObjectItem(j, "events"), "resource.picked")) == 0);
+    cJSON_Delete(j);
+    polis_env_destroy(env);
+
+    /* The export answers "events.<name>" (probe.lua logs it at every END). */
+    char json[8192];
+    snprintf(json, sizeof json, "%.*s, \"scripts\": [\"%s\"]}", (int)strlen(scn) - 1, scn,
+             POLIS_SOURCE_DIR "/plugins/metrics/tests/probe.lua");
+    test_log log = {0};
+    env = test_env(json, &log, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    step(env, "pick_wood");
+    step(env, "pick_wood");
+    CHECK_CONTAINS(log.text, "picked=2\n");
+    polis_env_destroy(env);
+
+    /* Without count_events the rendering has no "events" (test_undefined pins it whole). */
+    env = test_env(BASIC, NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_render(env, 0, "metrics", &text), POLIS_OK);
+    CHECK(strstr(text, "\"events\"") == NULL);
+    polis_free(text);
+    polis_env_destroy(env);
+
+#define COUNT_ERROR(names)                                                                         \
+    test_env_error(                                                                                \
+        SCN("", ", {\"name\": \"metrics\", \"params\": {\"count_events\": \"" names "\"}}"))
+    CHECK_CONTAINS(COUNT_ERROR("resource.picked,no.such"),
+                   "metrics: params.count_events: no event type \"no.such\" in this scenario "
+                   "(`polis describe` lists them)");
+    CHECK_CONTAINS(COUNT_ERROR("resource.picked,,recipe.produced"),
+                   "metrics: params.count_events: name 2 of \"resource.picked,,recipe.produced\" "
+                   "is empty (event type names have 1 to 63 characters)");
+    CHECK_CONTAINS(COUNT_ERROR("a234567890123456789012345678901234567890123456789012345678901234"),
+                   "is too long");
+    CHECK_CONTAINS(COUNT_ERROR("resource.picked, resource.picked"),
+                   "metrics: params.count_events: \"resource.picked\" is named twice");
+    CHECK_CONTAINS(COUNT_ERROR("a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a"),
+                   "metrics: params.count_events: 33 names, at most 32");
+#undef COUNT_ERROR
+}
+
 static void test_errors(void)
 {
     CHECK_CONTAINS(
@@ -346,6 +422,7 @@ int main(void)
     test_service_and_export();
     test_undefined();
     test_oracle_off();
+    test_counts();
     test_errors();
     test_allocation();
     CHECK_DONE();
