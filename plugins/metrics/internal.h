@@ -33,7 +33,6 @@ typedef struct metrics_ada metrics_ada; /* adasociety.c */
 
 /* One event type whose publications the episode counts (count_events). */
 typedef struct metrics_count {
-    struct metrics *m;
     char name[METRICS_EVENT_NAME];
     int64_t n; /* this episode */
 } metrics_count;

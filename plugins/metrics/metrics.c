@@ -233,7 +233,6 @@ static polis_status parse_counts(metrics *m)
             return POLIS_ERR_CONFIG;
         }
         metrics_count *c = &m->counts[i];
-        c->m = m;
         memcpy(c->name, p, len);
         for (int32_t j = 0; j < i; j++)
             if (strcmp(m->counts[j].name, c->name) == 0) {
