@@ -1,7 +1,8 @@
 /*
- * oracle.h — AdaSociety's oracle (seeds/002 eq. 5, as specs/adasociety.md §16 states it):
- * the most value one agent holding every skill could make from the world's resources,
- * ignoring time, distances and capacities, as a mixed-integer program solved with GLPK.
+ * core.h — the metrics plugin's core, which knows nothing of the engine: AdaSociety's
+ * oracle (seeds/002 eq. 5, as specs/adasociety.md §16 states it), the most value one agent
+ * holding every skill could make from the world's resources, ignoring time, distances and
+ * capacities, as a mixed-integer program solved with GLPK.
  *
  *   variables  x_e ∈ ℤ≥0 executions of recipe e, r_k ∈ ℤ≥0 final units of resource k,
  *              d_e ∈ {0,1} recipe e used, y_k ∈ {0,1} resource k accessible
@@ -19,9 +20,11 @@
  *
  * Pure C over plain arrays so the tests solve hand-made cases; memory for the model comes
  * from the caller's allocator, GLPK's own from malloc (GLPK offers no allocator hook).
+ * oracle.c solves it with GLPK; a build without GLPK compiles oracle_none.c instead, whose
+ * oracle_solve always answers ORACLE_UNAVAILABLE (the oracle is off).
  */
-#ifndef POLIS_METRICS_ORACLE_H
-#define POLIS_METRICS_ORACLE_H
+#ifndef METRICS_CORE_H
+#define METRICS_CORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,7 +46,8 @@ typedef struct oracle_problem {
 typedef enum oracle_status {
     ORACLE_OPTIMAL = 0,
     ORACLE_NOT_OPTIMAL = 1, /* time limit or a solver failure: no value */
-    ORACLE_NOMEM = 2
+    ORACLE_NOMEM = 2,
+    ORACLE_UNAVAILABLE = 3 /* polis was built without a solver (GLPK): the oracle is off */
 } oracle_status;
 
 typedef struct oracle_alloc {

@@ -1,8 +1,8 @@
-/* soc_test.h — helpers for the society tests: envs from scenario strings, actions by name,
+/* fixture.h — helpers for the society tests: envs from scenario strings, actions by name,
  * observation fields by name, and a log of bus events as text lines
  * ("resource.picked agent=0 resource=0 x=1 y=1 amount=1 left=4"). */
-#ifndef SOC_TEST_H
-#define SOC_TEST_H
+#ifndef SOCIETY_TESTS_FIXTURE_H
+#define SOCIETY_TESTS_FIXTURE_H
 
 #include <stdarg.h>
 #include <stdint.h>

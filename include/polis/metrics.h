@@ -11,9 +11,10 @@
  * (the paper's normalised reward: the sum of the returns over the oracle),
  * "mean_reward_normalised" (the mean per agent over the oracle; "reward_normalised" and
  * "total_normalised" are the old names of the two, still answered),
- * "completion.<recipe>", "degree.agent.in_mean", "split_ratio", ... value() returns false
- * for an unknown key and for a metric that is undefined now (null in the rendering, e.g.
- * fairness while every reward is 0). Valid after create; the values describe the episode in
+ * "completion.<recipe>", "degree.agent.in_mean", "split_ratio", "events.<name>" (the event
+ * types of the count_events parameter), ... value() returns false for an unknown key and for
+ * a metric that is undefined now (null in the rendering, e.g. fairness while every reward is
+ * 0, or the oracle in a build without GLPK). Valid after create; the values describe the episode in
  * progress (or the last one, once it ended) and restart at every reset.
  *
  * Service version 1. Functions are only ever appended; check struct_size.

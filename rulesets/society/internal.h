@@ -1,5 +1,5 @@
 /*
- * soc.h — the society ruleset's internal state and the functions its files share.
+ * internal.h — the society ruleset's internal state and the functions its files share.
  *
  *   society.c   plugin descriptor, parameters, init/start/destroy, exports, the service
  *   cfg.c       config nodes over two backends (scenario JSON, AdaSociety files), file loading
@@ -12,9 +12,11 @@
  *
  * Geometry (README "Geometry"): positions are (x, y) with 0 <= x < W, 0 <= y < H on a torus;
  * x is the vertical axis (move_up is x-1) as in AdaSociety, and tensors are indexed [x][y].
+ *
+ * Names shared between the files start with soc_ / SOC_ (the social plugin's are sg_).
  */
-#ifndef SOCIETY_SOC_H
-#define SOCIETY_SOC_H
+#ifndef SOCIETY_INTERNAL_H
+#define SOCIETY_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,7 +26,7 @@
 
 #include "polis/plugin.h"
 #include "polis/social.h"
-#include "society.h"
+#include "polis/society.h"
 
 #define SOC_NAME_MAX 64 /* names are [a-z0-9_], 1 to 63 characters */
 #define SOC_MAX_RESOURCES 256
@@ -325,6 +327,10 @@ typedef struct soc {
     int32_t g_win_h, g_win_v;
     bool g_has_rng;      /* the host has policy_rng */
 
+    /* AdaSociety's random baseline ("random_ada", policy.c) */
+    int32_t ada_lo, ada_n; /* society's action ids are within [ada_lo, ada_lo + ada_n) */
+    int32_t *ada_what;     /* [ada_n] soc_ada_legal's `what` of each id; -1: not society's */
+
     /* ---- plans (plan.c): the macro actions; full-map search arrays, sized at start ---- */
     int32_t *p_dist;  /* [cells] BFS distance, -1 not reached */
     int8_t *p_first;  /* [cells] first move of the shortest path */
@@ -432,6 +438,11 @@ bool soc_action_legal(soc *s, int32_t agent, int32_t action_id);
  * the pile is; and whether it could run recipe k (visible, inputs held, results fit). */
 bool soc_can_pick(const soc *s, int32_t agent, int32_t r);
 bool soc_can_run(const soc *s, int32_t agent, int32_t k);
+/* AdaSociety's mask of one of society's actions (spec §14.3), which the random_ada policy
+ * plays: `what` is SOC_ADA_MOVE, SOC_ADA_PRODUCE, SOC_ADA_PICK + r or SOC_ADA_PICK + R + r
+ * (dump r). */
+enum { SOC_ADA_MOVE = 0, SOC_ADA_PRODUCE = 1, SOC_ADA_PICK = 2 };
+bool soc_ada_legal(const soc *s, int32_t agent, int32_t what);
 
 static inline int32_t soc_wrap(int32_t v, int32_t n)
 {
@@ -465,6 +476,8 @@ polis_status soc_register_renderers(soc *s);
  * observations, when the jobs and their fields of view are known). */
 polis_status soc_register_policy(soc *s);
 polis_status soc_greedy_action(soc *s, int32_t agent, int32_t *out_action);
+/* Registers "random_ada", AdaSociety's random baseline (start, after the actions). */
+polis_status soc_register_random_ada(soc *s);
 
 /* A breadth-first search over nodes the caller numbers (the cells of a window for the
  * greedy baseline, of the whole map for plans). Nodes leave the queue nearest first; moves
