@@ -102,10 +102,12 @@ function liveUpdate() {
     if (!st.ep) return;
     // a live page that watched an episode to its end moves on to the next one (`polis serve
     // --http` plays episode after episode)
+    // (it follows the new one to its last tick however much of it arrived at once)
     const next = rec.episodes[st.ep.index + 1];
-    if (st.status === 'live' && st.ep.end && next && next.keys.has(0) && !st.playing
-        && st.tick >= st.ep.lastTick) selectEpisode(next.index);
-    const atEnd = st.tick >= Number($('scrub').max);
+    const moved = st.status === 'live' && st.ep.end && next && next.keys.has(0) && !st.playing
+        && st.tick >= st.ep.lastTick;
+    if (moved) selectEpisode(next.index);
+    const atEnd = moved || st.tick >= Number($('scrub').max);
     $('scrub').max = st.ep.lastTick;
     collectEvents(st.ep);
     noteSocial();
