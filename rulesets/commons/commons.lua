@@ -61,6 +61,11 @@ local p = polis.params{
    doc = "game: the game plays the background bots itself; host: the host runs the policy"},
   {key = "sample_every", type = "int", default = 100, min = 0, max = 1000000000,
    doc = "publish commons.apples every this many steps (0: never)"},
+  {key = "bot_every", type = "int", default = 1, min = 1, max = 1000000,
+   doc = "game-driven bots move on steps t with t % bot_every == 0 and wait otherwise " ..
+         "(2: once per two moves of the others, as in the Melting Pot LLM study)"},
+  {key = "end_when_no_apples", type = "bool", default = false,
+   doc = "end the episode (terminate everyone) when the last apple on the map is eaten"},
 }
 
 local MAPS = {
@@ -361,6 +366,10 @@ local zaps, zap_hits, zaps_landed = 0, 0, 0
 local apple_version = 0           -- bumps whenever an apple appears or disappears
 local finished = false
 local later = timers.new()
+-- per player, for the welfare statistics: zaps fired, zaps that hit someone, times hit, last
+-- apples of a patch eaten; and the sum over steps of the live apples (their mean)
+local zaps_by, landed_by, zapped_n, last_by = {}, {}, {}, {}
+local apples_sum = 0
 
 -- Changes during the current step, for the views (cleared when the next step begins).
 local ch_eat_x, ch_eat_y, ch_eat_a, n_ch_eat = {}, {}, {}, 0
@@ -465,6 +474,7 @@ local function eat(a, i)
   local k = PATCH[i]
   patch_live[k] = patch_live[k] - 1
   if patch_live[k] == 0 then
+    last_by[a] = last_by[a] + 1
     patches_depleted = patches_depleted + 1
     EV_DEPLETED.patch, EV_DEPLETED.x, EV_DEPLETED.y = k, PATCH_X[k], PATCH_Y[k]
     EV_DEPLETED.remaining = NPATCH - patches_depleted
@@ -617,7 +627,11 @@ local function fire(a)
   beam_from, beam_count = a, 0
   grid.trace(BEAM[face[a]], px[a], py[a], beam_cell)
   zaps = zaps + 1
-  if beam_count > 0 then zaps_landed = zaps_landed + 1 end
+  zaps_by[a] = zaps_by[a] + 1
+  if beam_count > 0 then
+    zaps_landed = zaps_landed + 1
+    landed_by[a] = landed_by[a] + 1
+  end
   n_ch_beam = n_ch_beam + 1
   ch_beam_x[n_ch_beam], ch_beam_y[n_ch_beam], ch_beam_a[n_ch_beam] = px[a], py[a], a
   EV_ZAP.agent, EV_ZAP.x, EV_ZAP.y, EV_ZAP.facing, EV_ZAP.hits = a, px[a], py[a], face[a],
@@ -683,9 +697,9 @@ local function apple_distances()
   end
 end
 
--- Is another player in the beam of `a` if it faced `facing`? (grid.trace without a
--- callback per cell: the bots ask this up to three times a step.)
-local function target_in_beam(a, facing)
+-- Is another player (`only`, when given) in the beam of `a` if it faced `facing`?
+-- (grid.trace without a callback per cell: the bots ask this up to three times a step.)
+local function target_in_beam(a, facing, only)
   local x, y = px[a], py[a]
   local lines = BEAM[facing]
   local stopped_left, stopped_right = false, false
@@ -699,8 +713,13 @@ local function target_in_beam(a, facing)
         local blocked = cx < 0 or cx >= W or cy < 0 or cy >= H
         if not blocked then
           local c = cy * W + cx + 1
-          if occ[c] ~= 0 then return true end
-          blocked = wall[c]
+          local o = occ[c]
+          if o ~= 0 then
+            if only == nil or o == only + 1 then return true end
+            blocked = true
+          else
+            blocked = wall[c]
+          end
         end
         if blocked then
           if i == 1 then
@@ -795,13 +814,15 @@ polis.on("reset", function()
   for a = 0, N - 1 do
     on_map[a], cool[a], eaten[a], ret[a], pending[a] = false, 0, 0, 0, 0
     zapped_by[a], zapped_at[a] = -1, -1
+    zaps_by[a], landed_by[a], zapped_n[a], last_by[a] = 0, 0, 0, 0
   end
+  apples_sum = 0
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
   for c = 1, W * H do repaint(c) end
   spawn_all()
   -- apples eaten by spawning players are not rewarded (there is no step to reward them in)
   for a = 0, N - 1 do
-    ret[a], eaten[a] = 0, 0
+    ret[a], eaten[a], last_by[a] = 0, 0, 0
   end
   n_ch_eat = 0
 end)
@@ -811,6 +832,7 @@ polis.on("begin", function()
     eaten[a], pending[a] = 0, 0
   end
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
+  if polis.tick() % p.bot_every ~= 0 then return end
   for j = 1, #driven_list do
     local a = driven_list[j]
     pending[a] = bot_action(a, BOT_ZAPS)
@@ -864,6 +886,7 @@ polis.on("resolve", function()
     for j = 1, n_hits do
       local t, by = hit_t[j], hit_by[j]
       zap_hits = zap_hits + 1
+      zapped_n[t] = zapped_n[t] + 1
       n_ch_hit = n_ch_hit + 1
       ch_hit_x[n_ch_hit], ch_hit_y[n_ch_hit] = px[t], py[t]
       ch_hit_a[n_ch_hit], ch_hit_by[n_ch_hit] = t, by
@@ -937,8 +960,12 @@ polis.on("end", function()
   if t >= p.end_min_steps and t % p.end_interval == 0 and p.end_probability > 0 and
      random() < p.end_probability then
     ended = true
+  end
+  if p.end_when_no_apples and live_apples == 0 then ended = true end
+  if ended then
     for a = 0, N - 1 do polis.terminate(a) end
   end
+  apples_sum = apples_sum + live_apples
   if not finished and (ended or t >= polis.max_steps()) then finish(t, ended) end
 end)
 
@@ -1221,8 +1248,21 @@ polis.renderer("metrics", function()
   local per_agent = {}
   for a = 0, N - 1 do
     per_agent[a + 1] = {agent = polis.agent_name(a), ["return"] = ret[a],
-                        role = is_background[a] and "background" or "focal"}
+                        role = is_background[a] and "background" or "focal",
+                        zaps = zaps_by[a], zaps_landed = landed_by[a], zapped = zapped_n[a],
+                        last_apples = last_by[a]}
   end
+  local function sum(list, t)
+    local s = 0
+    for _, a in ipairs(list) do s = s + t[a] end
+    return s
+  end
+  local function group(list)
+    if #list == 0 then return json.null end
+    return {zaps = sum(list, zaps_by), zaps_landed = sum(list, landed_by),
+            zapped = sum(list, zapped_n), last_apples = sum(list, last_by)}
+  end
+  local steps = polis.tick()
   return json.encode({
     steps = polis.tick(),
     ["return"] = {
@@ -1233,6 +1273,8 @@ polis.renderer("metrics", function()
     patches = {total = NPATCH, depleted = patches_depleted},
     zaps = {fired = zaps, landed = zaps_landed, hits = zap_hits},
     population = {focal = #focal_list, background = #background_list},
+    welfare = {apples_mean = steps > 0 and apples_sum / steps or live_apples,
+               focal = group(focal_list), background = group(background_list)},
     per_agent = per_agent,
   })
 end)
@@ -1423,6 +1465,138 @@ polis.macro{
   next = function(a, plan)
     if on_map[a] and px[a] == plan.x and py[a] == plan.y then
       return "done", "arrived at " .. pos(plan.x, plan.y)
+    end
+    if not on_map[a] then return "running", 0 end
+    local ok, code = pcall(step_towards, a, plan.x, plan.y)
+    if ok then
+      plan.stuck = 0
+      return "running", ACTION_ID[code]
+    end
+    plan.stuck = plan.stuck + 1
+    if plan.stuck >= PLAN_PATIENCE then
+      return "impossible", string.format("%s for %d ticks", code, PLAN_PATIENCE)
+    end
+    return "running", 0
+  end}
+
+-- The high-level actions of the Melting Pot LLM study (seeds/004, §3.1.1): "immobilize
+-- player (name) at (x, y)", "stay put" and "explore (x, y)" ("go to (x, y)" is GOTO).
+local function agent_by_name(word)
+  for b = 0, N - 1 do
+    if polis.agent_name(b):lower() == word:lower() then return b end
+  end
+  if word:match("^%d+$") and tonumber(word) < N then return math.tointeger(tonumber(word)) end
+  return nil
+end
+
+local function agent_names()
+  local names = {}
+  for b = 0, N - 1 do names[#names + 1] = polis.agent_name(b) end
+  return table.concat(names, ", ")
+end
+
+local IMMOBILIZE_TICKS = 60
+
+polis.macro{
+  name = "IMMOBILIZE", usage = "IMMOBILIZE <player> [<row> <column>]",
+  doc = "Chases the player (its position now; [row, column] is where it was seen) and zaps " ..
+        "it when it is in the beam; done when this player's beam hits it, impossible when " ..
+        "it is out of the game or not hit within 60 ticks.",
+  start = function(a, args)
+    local name, rest = args:match("^%s*(%S+)%s*(.-)%s*$")
+    if not name or name == "" then
+      return nil, string.format("IMMOBILIZE needs a player name (players: %s)", agent_names())
+    end
+    name = name:gsub("[,;:]$", "")
+    local b = agent_by_name(name)
+    if not b then
+      return nil, string.format("IMMOBILIZE: no player named '%s' (players: %s)", name,
+                                agent_names())
+    end
+    if b == a then return nil, "IMMOBILIZE: a player cannot immobilize itself" end
+    rest = rest:gsub("^[Aa][Tt]%s+", ""):gsub("^position%s+", "")
+    if rest ~= "" then
+      local r, c = parse_position(rest:gsub("^%s*(%-?%d+)%s+(%-?%d+)%s*$", "%1, %2"))
+      if not r then
+        return nil, string.format("IMMOBILIZE: '%s' is not a position <row> <column>", rest)
+      end
+      if r < 0 or r >= H or c < 0 or c >= W then
+        return nil, string.format("position [%d, %d] is outside the %d x %d map (rows x " ..
+                                  "columns)", r, c, H, W)
+      end
+    end
+    return {target = b, t0 = polis.tick(), ticks = 0, stuck = 0}
+  end,
+  next = function(a, plan)
+    local b = plan.target
+    local name = polis.agent_name(b)
+    if zapped_by[b] == a and zapped_at[b] >= plan.t0 then
+      return "done", string.format("immobilized %s", name)
+    end
+    plan.ticks = plan.ticks + 1
+    if plan.ticks > IMMOBILIZE_TICKS then
+      return "impossible", string.format("%s was not hit within %d ticks", name,
+                                         IMMOBILIZE_TICKS)
+    end
+    if not on_map[a] then return "running", 0 end
+    if not on_map[b] then
+      return "impossible", string.format("%s is out of the game", name)
+    end
+    if p.beam_length == 0 then return "impossible", "zapping is off in this game" end
+    if target_in_beam(a, face[a], b) then
+      return "running", cool[a] == 0 and ACTION_ID[FIRE_ZAP] or 0
+    end
+    if target_in_beam(a, (face[a] + 1) % 4, b) then return "running", ACTION_ID[TURN_RIGHT] end
+    if target_in_beam(a, (face[a] + 3) % 4, b) then return "running", ACTION_ID[TURN_LEFT] end
+    local ok, code = pcall(step_towards, a, px[b], py[b])
+    if ok and code ~= 0 then return "running", ACTION_ID[code] end
+    -- next to it but not facing it: turn (twice when it is behind)
+    return "running", ACTION_ID[TURN_RIGHT]
+  end}
+
+polis.macro{
+  name = "STAY", usage = "STAY [<ticks>]",
+  doc = "Stays put for the given number of ticks (default 1).",
+  start = function(a, args)
+    local n = 1
+    if args:match("%S") then
+      n = math.tointeger(tonumber((args:gsub("%s*[Pp][Uu][Tt]%s*", ""))))
+      if not n or n < 1 or n > 1000000 then
+        return nil, string.format("STAY takes a number of ticks from 1 to 1000000, got '%s'",
+                                  args)
+      end
+    end
+    return {left = n, n = n}
+  end,
+  next = function(a, plan)
+    if plan.left == 0 then
+      return "done", string.format("stayed %d tick%s", plan.n, plan.n == 1 and "" or "s")
+    end
+    plan.left = plan.left - 1
+    return "running", 0
+  end}
+
+polis.macro{
+  name = "EXPLORE", usage = "EXPLORE <row> <column>",
+  doc = "Walks to the position to see what is around it; done on arrival (saying how many " ..
+        "apples are in view), impossible when there is no way for 30 ticks in a row.",
+  start = function(a, args)
+    local r, c = parse_position(args:gsub("^%s*(%-?%d+)%s+(%-?%d+)%s*$", "%1, %2"))
+    if not r then
+      return nil, string.format("EXPLORE needs a position: <row> <column>, got '%s'", args)
+    end
+    if r < 0 or r >= H or c < 0 or c >= W then
+      return nil, string.format("position [%d, %d] is outside the %d x %d map (rows x columns)",
+                                r, c, H, W)
+    end
+    if wall[cell_of(c, r)] then return nil, string.format("position [%d, %d] is a wall", r, c) end
+    return {x = c, y = r, stuck = 0}
+  end,
+  next = function(a, plan)
+    if on_map[a] and px[a] == plan.x and py[a] == plan.y then
+      local seen = observe(a)
+      return "done", string.format("explored %s: %d apple%s in view", pos(plan.x, plan.y),
+                                   #seen.apples, #seen.apples == 1 and "" or "s")
     end
     if not on_map[a] then return "running", 0 end
     local ok, code = pcall(step_towards, a, plan.x, plan.y)

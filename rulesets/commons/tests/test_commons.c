@@ -876,9 +876,12 @@ static void test_plans(void)
     free(json);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_INT(polis_env_n_macros(env), 2);
+    CHECK_EQ_INT(polis_env_n_macros(env), 5);
     CHECK_EQ_STR(polis_env_macro_usage(env, 0), "HARVEST [<n>]");
     CHECK_EQ_STR(polis_env_macro_usage(env, 1), "GOTO <row> <column>");
+    CHECK_EQ_STR(polis_env_macro_usage(env, 2), "IMMOBILIZE <player> [<row> <column>]");
+    CHECK_EQ_STR(polis_env_macro_usage(env, 3), "STAY [<ticks>]");
+    CHECK_EQ_STR(polis_env_macro_usage(env, 4), "EXPLORE <row> <column>");
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
     polis_plan_state st;
     char why[256];
@@ -923,6 +926,120 @@ static void test_plans(void)
     polis_env_destroy(env);
 }
 
+/* The Melting Pot LLM study's high-level actions (IMMOBILIZE, STAY, EXPLORE), the welfare
+ * statistics, the bots' cadence (bot_every) and the end when the apples run out. */
+static void test_study_plans(void)
+{
+    /* player 0 at [3, 1] and player 1 at [3, 4], both facing north; one apple at [1, 2] */
+    char *json = scenario(2, 200,
+                          "{\"map\": \"WWWWWWW\\nW.A.W.W\\nW....WW\\nW0..1.W\\nWP....W\\nWWWWWWW\", "
+                          "\"facing\": \"north\", \"shuffle_order\": false, \"respawn_delay\": 4, "
+                          "\"end_min_steps\": 1000000, \"regrowth_p1\": 0, \"regrowth_p2\": 0, "
+                          "\"regrowth_p3\": 0}",
+                          false);
+    polis_env *env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    polis_plan_state st;
+    char why[256];
+    /* turn right (east): agent_1 is 3 cells ahead, in the beam; fire; the hit ends it */
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, "IMMOBILIZE agent_1 at [3, 4]"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), 2);
+    CHECK_EQ_INT(st, POLIS_PLAN_DONE);
+    CHECK_EQ_STR(why, "immobilized agent_1");
+    /* agent_1 is off the map now: chasing it is impossible */
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, "immobilize AGENT_1"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), 0);
+    CHECK_EQ_INT(st, POLIS_PLAN_IMPOSSIBLE);
+    CHECK_EQ_STR(why, "agent_1 is out of the game");
+    char *m = render(env, 0, "metrics");
+    CHECK_CONTAINS(m, "\"focal\":{\"last_apples\":0,\"zapped\":1,\"zaps\":1,\"zaps_landed\":1}");
+    CHECK_CONTAINS(m, "\"background\":null");
+    CHECK_CONTAINS(m, "{\"agent\":\"agent_0\",\"last_apples\":0,\"return\":0,\"role\":\"focal\","
+                      "\"zapped\":0,\"zaps\":1,\"zaps_landed\":1}");
+    CHECK_CONTAINS(m, "\"apples_mean\":1");
+    polis_free(m);
+
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, "STAY 3"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), 3);
+    CHECK_EQ_STR(why, "stayed 3 ticks");
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, "stay"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), 1);
+    CHECK_EQ_STR(why, "stayed 1 tick");
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, "EXPLORE 2 3"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), 3);
+    CHECK_EQ_INT(st, POLIS_PLAN_DONE);
+    CHECK_EQ_STR(why, "explored [2, 3]: 1 apple in view");
+    /* the last apple of its patch, eaten: a last apple in the welfare statistics */
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, "HARVEST"), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), 2);
+    m = render(env, 0, "metrics");
+    CHECK_CONTAINS(m, "\"focal\":{\"last_apples\":1,");
+    polis_free(m);
+
+    const struct {
+        const char *command, *message;
+    } bad[] = {
+        {"IMMOBILIZE", "IMMOBILIZE needs a player name (players: agent_0, agent_1)"},
+        {"IMMOBILIZE bob", "IMMOBILIZE: no player named 'bob' (players: agent_0, agent_1)"},
+        {"IMMOBILIZE agent_0", "IMMOBILIZE: a player cannot immobilize itself"},
+        {"IMMOBILIZE agent_1 at north", "IMMOBILIZE: 'north' is not a position <row> <column>"},
+        {"IMMOBILIZE agent_1 9 9", "position [9, 9] is outside the 6 x 7 map"},
+        {"STAY 0", "STAY takes a number of ticks from 1 to 1000000, got '0'"},
+        {"STAY long", "STAY takes a number of ticks from 1 to 1000000, got 'long'"},
+        {"EXPLORE", "EXPLORE needs a position: <row> <column>, got ''"},
+        {"EXPLORE 0 0", "position [0, 0] is a wall"},
+        {"EXPLORE 2 9", "position [2, 9] is outside the 6 x 7 map (rows x columns)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ_INT(polis_env_plan_start(env, 0, bad[i].command), POLIS_ERR_ACTION);
+        CHECK_CONTAINS(polis_env_error(env), bad[i].message);
+    }
+    polis_env_destroy(env);
+
+    /* bot_every 2: the game's bot (agent 1) moves on steps 0, 2, 4 and waits on 1, 3; the
+     * episode ends (everyone terminated) once its last apple is eaten */
+    json = scenario(2, 200,
+                    "{\"map\": \"WWWWWWWWW\\nW0.....PW\\nW......1W\\nWA......W\\nWWWWWWWWW\", "
+                    "\"facing\": \"west\", \"shuffle_order\": false, \"background\": \"1\", "
+                    "\"background_bot\": \"pacifist\", \"bot_every\": 2, "
+                    "\"end_when_no_apples\": true, \"end_min_steps\": 1000000, "
+                    "\"regrowth_p1\": 0, \"regrowth_p2\": 0, \"regrowth_p3\": 0}",
+                    false);
+    env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    const char *want[] = {"[2,6]", "[2,6]", "[2,5]", "[2,5]", "[2,4]"};
+    for (int t = 0; t < 5; t++) {
+        set_all(env, 0);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        char *j = render(env, 1, "json");
+        char pos[64];
+        snprintf(pos, sizeof pos, "\"position\":%s", want[t]);
+        CHECK_CONTAINS(j, pos);
+        polis_free(j);
+    }
+    CHECK(!io->terminations[0]);
+    int steps = 5;
+    while (!polis_env_done(env) && steps < 100) {
+        set_all(env, 0);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        steps++;
+    }
+    CHECK(polis_env_done(env));
+    CHECK(io->terminations[0] && io->terminations[1]);
+    m = render(env, 0, "metrics");
+    CHECK_CONTAINS(m, "\"remaining\":0");
+    CHECK_CONTAINS(m, "\"background\":{\"last_apples\":1,");
+    polis_free(m);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
     test_variants();
@@ -935,5 +1052,6 @@ int main(void)
     test_metrics_and_bots();
     test_failing_allocator();
     test_plans();
+    test_study_plans();
     CHECK_DONE();
 }
