@@ -188,7 +188,12 @@ class BaseAgent:
                 feedback = ("\n\nThe previous request failed (%s). Answer in the format "
                             "asked." % e.reason)
                 continue
-            entry.update(answer=c.text, usage=c.usage(), model=c.model)
+            usage = c.usage()
+            meter = getattr(self.llm, "meter", None)
+            if meter is not None:  # the call's price, as the meter booked it (None: unpriced)
+                usage["cost"] = 0.0 if c.cached else meter.prices.cost(
+                    self.llm.model, c.prompt_tokens, c.completion_tokens)
+            entry.update(answer=c.text, usage=usage, model=c.model)
             try:
                 value = parse(c.text)
             except ValueError as e:
