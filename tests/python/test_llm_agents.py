@@ -276,6 +276,9 @@ class RunnerTest(unittest.TestCase):
                          "reflect_insights"} <= mods, mods)
         notes = {json.loads(m["text"])["type"] for _, m in msgs(rl, "note")}
         self.assertTrue({"memory", "plan", "reflection"} <= notes, notes)
+        # every turn is in the recording (6 rounds of 3 agents), even one that took no tick
+        kinds = [json.loads(m["text"])["type"] for _, m in msgs(rl, "note")]
+        self.assertEqual(kinds.count("memory"), 18)
         plays = msgs(rl, "plan")
         self.assertGreaterEqual(len(plays), 6 * 3)
         # the sequential protocol: one LLM agent acts per tick, the others noop
@@ -367,6 +370,26 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(plays, ["STAY", "STAY", "STAY"])
         self.verify(ln["recording"])
 
+    def test_memory_by_embeddings_in_a_run(self):
+        spec = self.spec(os.path.join(COMMONS_LLM, "set2_single_tree_none.json"), rounds=4,
+                         agent={"reflect_every": 10})
+        c = self.client(embed_model="mock-embed")
+        c.embed_enabled = True
+        ln = run([spec], c, os.path.join(self.tmp, "out"), log=lambda s: None)[0]
+        emb = [b for p, b in self.srv.requests if p.endswith("/embeddings")]
+        self.assertTrue(emb)
+        self.assertTrue(all(b["model"] == "mock-embed" for b in emb))
+        self.assertEqual(ln["costs"]["total"]["embedding_calls"], len(emb))
+        # every memory is embedded once, and each reflection question is a query
+        rl = read_recording(ln["recording"])
+        notes = [json.loads(m["text"])["type"] for _, m in msgs(rl, "note")]
+        questions = sum(len(json.loads(m["text"]).get("questions", []))
+                        for _, m in msgs(rl, "note") if json.loads(m["text"])["type"] ==
+                        "reflection")
+        mems = notes.count("memory") + notes.count("plan") + 3 * notes.count("reflection")
+        self.assertEqual(len(emb), mems + questions)
+        self.verify(ln["recording"])
+
     def test_llmc_contract(self):
         spec = self.spec(os.path.join(LLMC, "llmc_contract_easy.json"),
                          overrides={"max_steps": 40})
@@ -427,6 +450,18 @@ class RunnerTest(unittest.TestCase):
             ln = json.loads(f.readline())
         self.assertEqual(ln["agents"], ["Laura", "Juan"])
         self.assertEqual(ln["metrics"]["population.background"], 2)
+        summ = io.StringIO()
+        with redirect_stdout(summ), redirect_stderr(err):
+            self.assertEqual(cli.main(["summary", os.path.join(self.tmp, "o"), "--json"]), 0)
+        table = json.loads(summ.getvalue())["set2_agents_vs_bots"]
+        self.assertEqual(table["episodes"], 1)
+        self.assertEqual(table["return.focal_per_capita"]["mean"],
+                         ln["metrics"]["return.focal_per_capita"])
+        self.assertEqual(table["cost"]["mean"], ln["costs"]["total"]["cost"])
+        self.assertIn("welfare.background.zaps", table)
+        with redirect_stdout(outp), redirect_stderr(err):
+            self.assertEqual(cli.main(["summary", os.path.join(self.tmp, "none")]), 1)
+        self.assertIn("results.jsonl: No such file", err.getvalue())
         with redirect_stdout(outp), redirect_stderr(err):
             rc = cli.main(["run", os.path.join(self.tmp, "nope.json"), "--base-url",
                            self.srv.url, "--model", "m", "--out", os.path.join(self.tmp, "o")])

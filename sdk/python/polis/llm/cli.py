@@ -1,6 +1,7 @@
 """The command line of polis.llm (docs/llm.md).
 
     python3 -m polis.llm run SCENARIO... --base-url URL --model NAME [--episodes N] --out DIR
+    python3 -m polis.llm summary DIR [--metric KEY]...
     python3 -m polis.llm mock [--port P]
 
 ``run`` plays every LLM scenario file given (a directory: every LLM scenario in it, a
@@ -9,6 +10,11 @@ under ``--out`` (polis/llm/runner.py). The endpoint comes from the flags, else f
 ``POLIS_LLM_BASE_URL`` / ``POLIS_LLM_MODEL`` / ``POLIS_LLM_API_KEY`` (``OPENAI_BASE_URL``,
 ``OPENAI_API_KEY`` also work). Exit status: 0 done, 1 a run failed (the message says where),
 2 a usage error.
+
+``summary`` reads DIR/results.jsonl and prints, per scenario, the mean (standard deviation)
+over its episodes of the score and welfare figures (default: the Melting Pot study's; any
+flattened metric with ``--metric``), the cost and the minutes per episode: the study's
+figures and its Appendix G table, from one's own runs.
 
 ``mock`` serves :class:`polis.llm.mock.MockServer` until interrupted, printing its URL: a
 model that plays polis's prompts in their formats, to try a run without a real one.
@@ -57,6 +63,11 @@ def _parser():
     r.add_argument("--price-completion", type=float,
                    help="$ per million completion tokens of --model")
     r.add_argument("--quiet", action="store_true", help="no line per episode")
+    sm = sub.add_parser("summary", help="mean (sd) per scenario of a results.jsonl")
+    sm.add_argument("dir", metavar="DIR", help="a --out directory of run (or its results.jsonl)")
+    sm.add_argument("--metric", action="append", default=None,
+                    help="a metric key of the results (repeatable; default: the study's)")
+    sm.add_argument("--json", action="store_true", help="print the table as JSON")
     m = sub.add_parser("mock", help="serve the mock model on 127.0.0.1")
     m.add_argument("--port", type=int, default=0, help="default 0: any free port")
     return ap
@@ -74,6 +85,8 @@ def main(argv=None):
                     time.sleep(3600)
             except KeyboardInterrupt:
                 return 0
+    if args.cmd == "summary":
+        return summary(args)
     if args.episodes < 1:
         ap.error("--episodes must be at least 1")
     try:
@@ -114,4 +127,66 @@ def main(argv=None):
                     total[k] = total.get(k, 0) + v
         print("%d episode%s: %s" % (len(lines), "" if len(lines) == 1 else "s",
                                     json.dumps({k: round(v, 6) for k, v in total.items()})))
+    return 0
+
+
+STUDY_METRICS = ("return.focal_per_capita", "return.background_per_capita",
+                 "welfare.apples_mean", "welfare.focal.zaps", "welfare.focal.zaps_landed",
+                 "welfare.focal.last_apples", "welfare.background.zaps",
+                 "welfare.background.zaps_landed", "welfare.background.last_apples",
+                 "fairness", "reward.mean", "completion.hammer_craft", "completion.torch_craft",
+                 "degree.group.out_max", "degree.group.out_mean")
+
+
+def _mean_sd(xs):
+    xs = [x for x in xs if isinstance(x, (int, float))]
+    if not xs:
+        return None
+    m = sum(xs) / len(xs)
+    sd = (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 if len(xs) > 1 else 0.0
+    return m, sd, len(xs)
+
+
+def summary(args):
+    import os
+    path = args.dir if args.dir.endswith(".jsonl") else os.path.join(args.dir, "results.jsonl")
+    rows = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                    rows.setdefault(r["scenario"], []).append(r)
+                except (ValueError, KeyError, TypeError):
+                    print("polis.llm: %s:%d: not a result line" % (path, n), file=sys.stderr)
+                    return 1
+    except OSError as e:
+        print("polis.llm: %s: %s" % (path, e.strerror or e), file=sys.stderr)
+        return 1
+    keys = args.metric or [k for k in STUDY_METRICS
+                           if any(k in r["metrics"] for rs in rows.values() for r in rs)]
+    table = {}
+    for scen, rs in rows.items():
+        t = {"episodes": len(rs)}
+        for k in keys:
+            ms = _mean_sd([r["metrics"].get(k) for r in rs])
+            t[k] = None if ms is None else {"mean": ms[0], "sd": ms[1]}
+        for k, xs in (("cost", [r["costs"]["total"]["cost"] for r in rs]),
+                      ("minutes", [r["seconds"] / 60.0 for r in rs]),
+                      ("calls", [r["costs"]["total"]["calls"] for r in rs])):
+            ms = _mean_sd(xs)
+            t[k] = None if ms is None else {"mean": ms[0], "sd": ms[1]}
+        table[scen] = t
+    if args.json:
+        print(json.dumps(table, indent=1, sort_keys=True))
+        return 0
+    cols = list(keys) + ["cost", "minutes", "calls"]
+    for scen, t in table.items():
+        print("%s (%d episode%s)" % (scen, t["episodes"], "" if t["episodes"] == 1 else "s"))
+        for k in cols:
+            v = t[k]
+            print("  %-34s %s" % (k, "undefined" if v is None else "%.4g (%.3g)"
+                                  % (v["mean"], v["sd"])))
     return 0

@@ -296,10 +296,16 @@ def play(body):
                                          "Consequences": "more apples",
                                          "Final analysis": "take the best option",
                                          "Answer": ans}) + "\n```"
-    if "Plan:" in prompt and "options" in prompt.lower():
-        plans = [c for c in (_fill(u, prompt) for u in _options(prompt, "Plans:")) if c]
+    if "Plan:" in prompt and ("options" in prompt.lower() or "one of:" in prompt):
+        usages = _options(prompt, "Plans:") or _options(prompt, "one of:")
+        plans = [c for c in (_fill(u, prompt) for u in usages) if c]
         return "Thoughts: I follow the rules.\nPlan: %s" % (_pick(plans, prompt) or "EXPLORE")
     if "Action:" in prompt:
         acts = _options(prompt, "Actions:")
+        if not acts:  # a text view's last line: "Legal actions: noop, move_up, ..."
+            i = prompt.rfind("Legal actions:")
+            if i >= 0:
+                line = prompt[i + len("Legal actions:"):].split("\n")[0].strip().rstrip(".")
+                acts = [a.strip().split(" ")[0] for a in line.split(",") if a.strip()]
         return "Thoughts: my turn.\nAction: %s" % (_pick(acts, prompt) or "noop")
     return "OK"

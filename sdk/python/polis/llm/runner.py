@@ -237,6 +237,7 @@ class Episode:
         self.pending_noop = set()
         self.explicit = {}
         self.last_cmd = {}
+        self.unrecorded = False  # messages wait for the next step line
         self.returns = [0.0] * env.n_agents
 
     def _is_focal(self, name):
@@ -280,13 +281,17 @@ class Episode:
         legal = [env.action_names[i] for i, m in enumerate(env.mask_list(a)) if m]
         return {"text": text, "legal_actions": legal}
 
+    def record(self, agent, kind, text):
+        self.env.record_msg(agent, kind, text)
+        self.unrecorded = True
+
     def flush(self, name):
         """Writes the agent's log (model calls, notes) into the recording's next step."""
         for kind, entry in self.agents[name].drain():
             if kind == "note" and entry["type"] == "fallback":
                 self.fallbacks += 1
-            self.env.record_msg(name, kind, json.dumps(entry, ensure_ascii=False,
-                                                       separators=(",", ":")))
+            self.record(name, kind, json.dumps(entry, ensure_ascii=False,
+                                               separators=(",", ":")))
 
     def is_command(self, text):
         return bool(text.split()) and text.split()[0].upper() in self.macros
@@ -305,7 +310,7 @@ class Episode:
             # one as noop); refusals are notes. Agents are asked with no plan running, so
             # a refused start ended nothing.
             self.flush(name)
-            env.record_msg(a, "plan", text)
+            self.record(a, "plan", text)
             self.last_cmd[name] = text
             return None
         try:
@@ -317,7 +322,7 @@ class Episode:
                 env.action_names[act], ", ".join(self.view(name)["legal_actions"]))
         env.plan_cancel(a)
         self.flush(name)
-        env.record_msg(a, "action", text)
+        self.record(a, "action", text)
         self.explicit[a] = act
         self.last_cmd[name] = text
         return None
@@ -384,6 +389,7 @@ class Episode:
                     ended[env.agent_names[a]] = r
         self.explicit = {}
         env.step(acts)
+        self.unrecorded = False
         for a in range(env.n_agents):
             self.returns[a] += float(env.rewards[a])
         return ended
@@ -428,7 +434,7 @@ class Episode:
                 a = env.agent_id(name)
                 cmd = self.agents[name].decide(self.view(name), env.tick)
                 for other in self.pending_noop:
-                    env.record_msg(other, "action", "noop")
+                    self.record(other, "action", "noop")
                     self.explicit[env.agent_id(other)] = 0
                 self.pending_noop = set()
                 self.settle([name], {name: cmd})
@@ -453,6 +459,14 @@ class Episode:
                     self.step()
                     ticks += 1
             rounds += 1
+        if self.unrecorded and not self.done():
+            # the last turns took no tick (their plans ended at once): one closing tick, in
+            # which every LLM agent does noop, carries their calls and notes into the
+            # recording (messages are written with a step line)
+            for name in self.seats:
+                if not self.finished(name):
+                    self.try_start(name, "noop")
+            self.step()
         return rounds, "rounds"
 
     def run_simultaneous(self):
