@@ -1448,36 +1448,44 @@ polis.macro{
     return "running", 0
   end}
 
+-- GOTO and EXPLORE: a walk to a position, its start (the position checked) and its steps.
+local function walk_start(name, args)
+  local r, c = parse_position(args:gsub("^%s*(%-?%d+)%s+(%-?%d+)%s*$", "%1, %2"))
+  if not r then
+    return nil, string.format("%s needs a position: <row> <column>, got '%s'", name, args)
+  end
+  if r < 0 or r >= H or c < 0 or c >= W then
+    return nil, string.format("position [%d, %d] is outside the %d x %d map (rows x columns)",
+                              r, c, H, W)
+  end
+  if wall[cell_of(c, r)] then return nil, string.format("position [%d, %d] is a wall", r, c) end
+  return {x = c, y = r, stuck = 0}
+end
+
+local function arrived_at(_, plan) return "arrived at " .. pos(plan.x, plan.y) end
+
+-- A walk's next step; `arrived(a, plan)` gives the account once the player is there.
+local function walk_next(a, plan, arrived)
+  if on_map[a] and px[a] == plan.x and py[a] == plan.y then return "done", arrived(a, plan) end
+  if not on_map[a] then return "running", 0 end
+  local ok, code = pcall(step_towards, a, plan.x, plan.y)
+  if ok then
+    plan.stuck = 0
+    return "running", ACTION_ID[code]
+  end
+  plan.stuck = plan.stuck + 1
+  if plan.stuck >= PLAN_PATIENCE then
+    return "impossible", string.format("%s for %d ticks", code, PLAN_PATIENCE)
+  end
+  return "running", 0
+end
+
 polis.macro{
   name = "GOTO", usage = "GOTO <row> <column>",
   doc = "Walks a shortest path to the position ([row, column], as the text view gives them), " ..
         "around walls and players; impossible when there is no way for 30 ticks in a row.",
-  start = function(a, args)
-    local r, c = parse_position(args:gsub("^%s*(%-?%d+)%s+(%-?%d+)%s*$", "%1, %2"))
-    if not r then return nil, string.format("GOTO needs a position: <row> <column>, got '%s'", args) end
-    if r < 0 or r >= H or c < 0 or c >= W then
-      return nil, string.format("position [%d, %d] is outside the %d x %d map (rows x columns)",
-                                r, c, H, W)
-    end
-    if wall[cell_of(c, r)] then return nil, string.format("position [%d, %d] is a wall", r, c) end
-    return {x = c, y = r, stuck = 0}
-  end,
-  next = function(a, plan)
-    if on_map[a] and px[a] == plan.x and py[a] == plan.y then
-      return "done", "arrived at " .. pos(plan.x, plan.y)
-    end
-    if not on_map[a] then return "running", 0 end
-    local ok, code = pcall(step_towards, a, plan.x, plan.y)
-    if ok then
-      plan.stuck = 0
-      return "running", ACTION_ID[code]
-    end
-    plan.stuck = plan.stuck + 1
-    if plan.stuck >= PLAN_PATIENCE then
-      return "impossible", string.format("%s for %d ticks", code, PLAN_PATIENCE)
-    end
-    return "running", 0
-  end}
+  start = function(a, args) return walk_start("GOTO", args) end,
+  next = function(a, plan) return walk_next(a, plan, arrived_at) end}
 
 -- The high-level actions of the Melting Pot LLM study (seeds/004, §3.1.1): "immobilize
 -- player (name) at (x, y)", "stay put" and "explore (x, y)" ("go to (x, y)" is GOTO).
@@ -1496,6 +1504,12 @@ local function agent_names()
 end
 
 local IMMOBILIZE_TICKS = 60
+
+local function explored(a, plan)
+  local n = #observe(a).apples
+  return string.format("explored %s: %d apple%s in view", pos(plan.x, plan.y), n,
+                       n == 1 and "" or "s")
+end
 
 polis.macro{
   name = "IMMOBILIZE", usage = "IMMOBILIZE <player> [<row> <column>]",
@@ -1580,36 +1594,8 @@ polis.macro{
   name = "EXPLORE", usage = "EXPLORE <row> <column>",
   doc = "Walks to the position to see what is around it; done on arrival (saying how many " ..
         "apples are in view), impossible when there is no way for 30 ticks in a row.",
-  start = function(a, args)
-    local r, c = parse_position(args:gsub("^%s*(%-?%d+)%s+(%-?%d+)%s*$", "%1, %2"))
-    if not r then
-      return nil, string.format("EXPLORE needs a position: <row> <column>, got '%s'", args)
-    end
-    if r < 0 or r >= H or c < 0 or c >= W then
-      return nil, string.format("position [%d, %d] is outside the %d x %d map (rows x columns)",
-                                r, c, H, W)
-    end
-    if wall[cell_of(c, r)] then return nil, string.format("position [%d, %d] is a wall", r, c) end
-    return {x = c, y = r, stuck = 0}
-  end,
-  next = function(a, plan)
-    if on_map[a] and px[a] == plan.x and py[a] == plan.y then
-      local seen = observe(a)
-      return "done", string.format("explored %s: %d apple%s in view", pos(plan.x, plan.y),
-                                   #seen.apples, #seen.apples == 1 and "" or "s")
-    end
-    if not on_map[a] then return "running", 0 end
-    local ok, code = pcall(step_towards, a, plan.x, plan.y)
-    if ok then
-      plan.stuck = 0
-      return "running", ACTION_ID[code]
-    end
-    plan.stuck = plan.stuck + 1
-    if plan.stuck >= PLAN_PATIENCE then
-      return "impossible", string.format("%s for %d ticks", code, PLAN_PATIENCE)
-    end
-    return "running", 0
-  end}
+  start = function(a, args) return walk_start("EXPLORE", args) end,
+  next = function(a, plan) return walk_next(a, plan, explored) end}
 
 -- ---- looks (plugin ABI 1.5): what recordings, replays and the viewer draw ----------------------
 

@@ -142,6 +142,21 @@ def get_key(obj, key):
     return None
 
 
+def numbered(obj, key, n):
+    """The texts of ``{"<key>_1": {"<key>": text, ...}, ...}`` (or ``"<key>_1": text``), at
+    most n, in order; ValueError when there is none."""
+    out = []
+    for k in range(1, max(n, len(obj)) + 1):
+        v = get_key(obj, "%s_%d" % (key, k))
+        if isinstance(v, dict):
+            v = get_key(v, key)
+        if isinstance(v, str) and v.strip():
+            out.append(v.strip())
+    if not out:
+        raise ValueError('no %s_1 .. %s_%d with a "%s"' % (key, key, n, key))
+    return out[:n]
+
+
 class Command:
     """A plan command the agent may give: name (``GOTO``), usage, doc."""
 
@@ -345,17 +360,7 @@ class GenerativeAgent(BaseAgent):
                                      **self._common())
 
         def parse_q(answer):
-            j = parse_json_block(answer)
-            qs = []
-            for k in range(1, n + 1):
-                q = get_key(j, "Question_%d" % k)
-                if isinstance(q, dict):
-                    q = get_key(q, "Question")
-                if isinstance(q, str) and q.strip():
-                    qs.append(q.strip())
-            if not qs:
-                raise ValueError("no Question_1 .. Question_%d with a \"Question\"" % n)
-            return qs
+            return numbered(parse_json_block(answer), "Question", n)
         qs, ok = self.ask("reflect_questions", prompt, parse_q)
         if not ok:
             self.note("fallback", "reflection skipped: no usable questions")
@@ -370,17 +375,7 @@ class GenerativeAgent(BaseAgent):
                                      **self._common())
 
         def parse_i(answer):
-            j = parse_json_block(answer)
-            out = []
-            for k in range(1, max(m, len(j)) + 1):
-                v = get_key(j, "Insight_%d" % k)
-                if isinstance(v, dict):
-                    v = get_key(v, "Insight")
-                if isinstance(v, str) and v.strip():
-                    out.append(v.strip())
-            if not out:
-                raise ValueError("no Insight_1 .. Insight_%d with an \"Insight\"" % m)
-            return out[:m]
+            return numbered(parse_json_block(answer), "Insight", m)
         ins, ok = self.ask("reflect_insights", prompt, parse_i)
         if not ok:
             self.note("fallback", "reflection skipped: no usable insights")
