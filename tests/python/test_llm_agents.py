@@ -417,6 +417,20 @@ class RunnerTest(unittest.TestCase):
         formation = [c for c in social if c["tick"] < 20]
         self.assertEqual(len({c["tick"] for c in formation}), len(formation))
 
+    def test_commands_the_game_cannot_take(self):
+        from polis.llm.runner import Episode
+        spec = load_spec(self.spec(os.path.join(COMMONS_LLM, "set1_none.json")))
+        ep = Episode(spec, self.client(), 1, os.path.join(self.tmp, "r.jsonl"))
+        try:
+            ep.env.reset(1)
+            self.assertIn("control characters", ep.try_start("Laura", "GOTO 3\x00 4"))
+            self.assertIn("is a wall", ep.try_start("Laura", "GOTO 0 0"))
+            self.assertIn('cannot parse action "fly away"', ep.try_start("Laura", "fly away"))
+            self.assertIsNone(ep.try_start("Laura", "STAY 2"))
+            self.assertEqual(ep.env.plan_command("Laura"), "STAY 2")
+        finally:
+            ep.env.close()
+
     def test_bad_scenario_files(self):
         good = os.path.join(COMMONS_LLM, "set1_none.json")
         cases = [({"llm": 2}, '"llm": 1 is missing'),

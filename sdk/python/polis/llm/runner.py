@@ -301,6 +301,8 @@ class Episode:
         action is checked (parsed, legal). Returns None, or the game's reason for refusing."""
         env = self.env
         a = env.agent_id(name)
+        if any(ord(c) < 32 for c in text):
+            return "the answer has control characters (%r)" % text[:80]
         if self.is_command(text):
             try:
                 env.plan(a, text)
