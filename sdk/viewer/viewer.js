@@ -461,12 +461,15 @@ function llmState() {
     return any ? out : null;
 }
 
-// Whether the episode has LLM messages at all (checked again while it is not known to have
-// some: a followed recording may get them later).
+// Whether the episode has LLM messages at all.
 function episodeHasLLM() {
     const ep = st.ep;
-    if (!ep._hasLLM) ep._hasLLM = ep.steps.some((s) => (s.msgs || []).some((m) => m.kind === 'llm' || m.kind === 'note'));
-    return ep._hasLLM;
+    // only the steps not looked at yet (a followed recording grows)
+    for (let i = ep._llmScanned || 0; i < ep.steps.length && !ep._hasLLM; i++) {
+        ep._hasLLM = (ep.steps[i].msgs || []).some((m) => m.kind === 'llm' || m.kind === 'note');
+    }
+    ep._llmScanned = ep.steps.length;
+    return !!ep._hasLLM;
 }
 
 function renderLLM() {
