@@ -369,6 +369,7 @@ local later = timers.new()
 -- per player, for the welfare statistics: zaps fired, zaps that hit someone, times hit, last
 -- apples of a patch eaten; and the sum over steps of the live apples (their mean)
 local zaps_by, landed_by, zapped_n, last_by = {}, {}, {}, {}
+local hits_from = {} -- [target][attacker]: hits (who zapped whom: the study's Figure 10)
 local apples_sum = 0
 
 -- Changes during the current step, for the views (cleared when the next step begins).
@@ -815,6 +816,9 @@ polis.on("reset", function()
     on_map[a], cool[a], eaten[a], ret[a], pending[a] = false, 0, 0, 0, 0
     zapped_by[a], zapped_at[a] = -1, -1
     zaps_by[a], landed_by[a], zapped_n[a], last_by[a] = 0, 0, 0, 0
+    local row = hits_from[a] or {}
+    for b = 0, N - 1 do row[b] = 0 end
+    hits_from[a] = row
   end
   apples_sum = 0
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
@@ -887,6 +891,7 @@ polis.on("resolve", function()
       local t, by = hit_t[j], hit_by[j]
       zap_hits = zap_hits + 1
       zapped_n[t] = zapped_n[t] + 1
+      hits_from[t][by] = hits_from[t][by] + 1
       n_ch_hit = n_ch_hit + 1
       ch_hit_x[n_ch_hit], ch_hit_y[n_ch_hit] = px[t], py[t]
       ch_hit_a[n_ch_hit], ch_hit_by[n_ch_hit] = t, by
@@ -1247,10 +1252,14 @@ end)
 polis.renderer("metrics", function()
   local per_agent = {}
   for a = 0, N - 1 do
+    local by = json.object()
+    for b = 0, N - 1 do
+      if hits_from[a][b] > 0 then by[polis.agent_name(b)] = hits_from[a][b] end
+    end
     per_agent[a + 1] = {agent = polis.agent_name(a), ["return"] = ret[a],
                         role = is_background[a] and "background" or "focal",
                         zaps = zaps_by[a], zaps_landed = landed_by[a], zapped = zapped_n[a],
-                        last_apples = last_by[a]}
+                        zapped_by = by, last_apples = last_by[a]}
   end
   local function sum(list, t)
     local s = 0

@@ -973,7 +973,8 @@ static void test_study_plans(void)
     CHECK_CONTAINS(m, "\"focal\":{\"last_apples\":0,\"zapped\":1,\"zaps\":1,\"zaps_landed\":1}");
     CHECK_CONTAINS(m, "\"background\":null");
     CHECK_CONTAINS(m, "{\"agent\":\"agent_0\",\"last_apples\":0,\"return\":0,\"role\":\"focal\","
-                      "\"zapped\":0,\"zaps\":1,\"zaps_landed\":1}");
+                      "\"zapped\":0,\"zapped_by\":{},\"zaps\":1,\"zaps_landed\":1}");
+    CHECK_CONTAINS(m, "\"zapped\":1,\"zapped_by\":{\"agent_0\":1},\"zaps\":0");
     CHECK_CONTAINS(m, "\"apples_mean\":1");
     polis_free(m);
 
