@@ -121,6 +121,23 @@ class PartsTest(unittest.TestCase):
         self.assertEqual(m.retrieve("apple tree", now=0, k=1)[0].text, "the red apple tree")
         self.assertEqual(len(calls), 4)  # three records and the query
 
+    def test_failing_embeddings_fall_back_to_lexical(self):
+        from polis.llm.client import LLMError
+        calls = []
+
+        def embedder(texts):
+            calls.append(texts)
+            if len(calls) > 2:
+                raise LLMError("HTTP 503 from /embeddings: down (after 4 attempts)", 503)
+            return [embed(t) for t in texts]
+        m = LongTermMemory(embedder, weights=(1, 0, 0))
+        m.add("the red apple tree", "perception", 0)
+        m.add("a grey wall", "perception", 0)
+        m.add("bots zap players", "perception", 0)       # the endpoint fails here
+        self.assertIn("HTTP 503", m.fell_back)
+        self.assertEqual(m.retrieve("zap players", now=0, k=1)[0].text, "bots zap players")
+        self.assertEqual(len(calls), 3)                  # not asked again
+
     def test_prompts_override_and_missing_value(self):
         d = tempfile.mkdtemp()
         try:
@@ -484,6 +501,19 @@ class RunnerTest(unittest.TestCase):
         with redirect_stdout(outp), redirect_stderr(err), self.assertRaises(SystemExit) as cm:
             cli.main(["run", spec, "--out", "x", "--base-url", "ftp://h", "--model", "m"])
         self.assertEqual(cm.exception.code, 2)
+
+    def test_a_dead_endpoint_stops_the_run(self):
+        port = self.srv.httpd.server_address[1]
+        self.srv.stop()
+        spec = self.spec(os.path.join(COMMONS_LLM, "set2_single_tree_none.json"), rounds=50)
+        err, outp = io.StringIO(), io.StringIO()
+        with redirect_stdout(outp), redirect_stderr(err):
+            rc = cli.main(["run", spec, "--base-url", "http://127.0.0.1:%d/v1" % port,
+                           "--model", "m", "--out", os.path.join(self.tmp, "o"),
+                           "--retries", "0", "--max-failures", "4"])
+        self.assertEqual(rc, 1)
+        self.assertIn("4 calls in a row failed (the last: cannot reach", err.getvalue())
+        self.srv = MockServer().start()
 
     def test_every_shipped_scenario_loads(self):
         for d in (COMMONS_LLM, LLMC):

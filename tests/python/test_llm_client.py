@@ -126,6 +126,27 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(r.prompt_tokens,
                          messages_tokens([{"content": "count these tokens please"}]))
 
+    def test_max_failures_in_a_row(self):
+        from polis.llm.client import ModelUnavailable
+        c = self.client(retries=0, max_failures=3)
+        self.srv.script(500, 500, "fine", 500, 500)
+        for _ in range(2):
+            with self.assertRaises(LLMError):
+                c.chat("x")
+        self.assertEqual(c.chat("x").text, "fine")     # a success resets the count
+        for _ in range(2):
+            with self.assertRaises(LLMError) as cm:
+                c.chat("x")
+            self.assertNotIsInstance(cm.exception, ModelUnavailable)
+        self.srv.script(500)
+        with self.assertRaises(ModelUnavailable) as cm:
+            c.chat("x")
+        self.assertIn("3 calls in a row failed (the last: HTTP 500", cm.exception.reason)
+        # chat_many lets it through instead of returning it
+        self.srv.script(500, 500)
+        with self.assertRaises(ModelUnavailable):
+            c.chat_many([("a", {}), ("b", {})])
+
     def test_unreachable_server(self):
         port = self.srv.httpd.server_address[1]
         self.srv.stop()

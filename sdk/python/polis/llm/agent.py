@@ -36,7 +36,7 @@ import os
 import re
 import string
 
-from .client import LLMError
+from .client import LLMError, ModelUnavailable
 from .memory import LongTermMemory, ShortTermMemory, SpatialMemory
 
 PROMPT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prompts")
@@ -197,6 +197,8 @@ class BaseAgent:
             entry = {"module": module, "tick": self.tick, "attempt": attempt, "prompt": full}
             try:
                 c = self.llm.chat(full, **kw)
+            except ModelUnavailable:
+                raise
             except LLMError as e:
                 entry.update(answer=None, error=e.reason)
                 self.log.append(("llm", entry))

@@ -53,6 +53,9 @@ def _parser():
                    "(default 3)")
     r.add_argument("--concurrency", type=int, default=8,
                    help="requests in flight at once (default 8)")
+    r.add_argument("--max-failures", type=int, default=20,
+                   help="stop the run after this many model calls in a row failed for good "
+                        "(after their retries; default 20; 0: never stop)")
     r.add_argument("--temperature", type=float, default=0.0)
     r.add_argument("--max-tokens", type=int)
     r.add_argument("--request-seed", type=int, help='sent as the request\'s "seed" (servers '
@@ -98,7 +101,7 @@ def main(argv=None):
             args.base_url, args.model, args.api_key, timeout=args.timeout,
             retries=args.retries, concurrency=args.concurrency, cache_dir=args.cache,
             temperature=args.temperature, max_tokens=args.max_tokens, seed=args.request_seed,
-            embed_model=args.embed_model)
+            embed_model=args.embed_model, max_failures=args.max_failures or None)
     except ValueError as e:
         ap.error(str(e))
     if args.price_prompt is not None or args.price_completion is not None:

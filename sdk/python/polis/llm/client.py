@@ -61,6 +61,12 @@ class LLMError(Exception):
         self.attempts = attempts
 
 
+class ModelUnavailable(LLMError):
+    """``max_failures`` calls in a row failed for good: the endpoint is down or refuses
+    everything, and an experiment should stop rather than play fallbacks for hours. Agents
+    do not catch it (they catch other LLMErrors and fall back)."""
+
+
 class _Retryable(Exception):
     def __init__(self, reason, status=None, retry_after=None):
         super().__init__(reason)
@@ -171,7 +177,7 @@ class ChatClient:
     def __init__(self, base_url, model, api_key=None, *, timeout=60.0, retries=3, backoff=0.5,
                  max_backoff=8.0, concurrency=8, cache_dir=None, temperature=0.0,
                  max_tokens=None, seed=None, extra=None, embed_model=None,
-                 max_reply_bytes=4 << 20, meter=None, sleep=time.sleep):
+                 max_reply_bytes=4 << 20, meter=None, max_failures=None, sleep=time.sleep):
         if not base_url:
             raise ValueError("no base URL: give --base-url or set POLIS_LLM_BASE_URL")
         if not model:
@@ -198,6 +204,8 @@ class ChatClient:
         self.max_reply_bytes = int(max_reply_bytes)
         self.cache = ResponseCache(cache_dir) if cache_dir else None
         self.meter = meter
+        self.max_failures = max_failures
+        self._streak = 0  # calls failed for good in a row (successes and cache hits reset it)
         self._sleep = sleep
         self._slots = threading.BoundedSemaphore(self.concurrency)
         self._jitter = random.Random(0)
@@ -341,9 +349,11 @@ class ChatClient:
             except LLMError as e:
                 if self.meter is not None:
                     self.meter.add_error(agent, e.attempts)
+                self._failed(e)
                 raise
             if key:
                 self.cache.put(key, {"request": body, "reply": reply, "latency": secs})
+        self._streak = 0
         if self.meter is not None:
             self.meter.add(agent, c, body["model"])
         return c
@@ -366,6 +376,15 @@ class ChatClient:
         return Completion(text, pt, ct, estimated, latency, False, attempts,
                           reply.get("model") or self.model, ch.get("finish_reason"))
 
+    def _failed(self, e):
+        with self._jitter_lock:
+            self._streak += 1
+            streak = self._streak
+        if self.max_failures is not None and streak >= self.max_failures:
+            raise ModelUnavailable("%d calls in a row failed (the last: %s); giving up "
+                                   "(max_failures)" % (streak, e.reason), e.status,
+                                   e.attempts) from None
+
     def chat_many(self, requests):
         """Asks every request at once (at most ``concurrency`` in flight): ``requests`` is a
         list of ``(messages, kwargs)``; returns, in the same order, a Completion or the
@@ -374,6 +393,8 @@ class ChatClient:
             messages, kw = r
             try:
                 return self.chat(messages, **kw)
+            except ModelUnavailable:
+                raise
             except LLMError as e:
                 return e
         if len(requests) <= 1:
@@ -398,6 +419,7 @@ class ChatClient:
             except LLMError as e:
                 if self.meter is not None:
                     self.meter.add_error(agent, e.attempts)
+                self._failed(e)
                 raise
         data = reply.get("data")
         if not isinstance(data, list) or len(data) != len(body["input"]):

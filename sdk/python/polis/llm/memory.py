@@ -9,7 +9,9 @@
   sublinear tf = 1 + ln(count)). Recency is ``decay ** (now - last_access)`` in ticks (a
   retrieved record is accessed again); importance is the record's score / 10 (the study
   scored every memory 10). Each component is min-max normalised over the candidates before
-  weighting, as Park et al. do.
+  weighting, as Park et al. do. When the embeddings endpoint fails for good (after the
+  client's retries), the memory says so (``fell_back``) and uses the lexical fallback from
+  then on, for every record.
 - :class:`ShortTermMemory`: a dict of what the agent needs at hand (name, current plan and
   goals, the last observations, the last action and its outcome).
 - :class:`SpatialMemory`: the agent's position and facing, the cells it has seen, the trees
@@ -18,6 +20,8 @@
 import math
 import re
 from collections import Counter
+
+from .client import LLMError, ModelUnavailable
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -71,14 +75,29 @@ class LongTermMemory:
         self.decay = float(decay)
         self.records = []
         self._df = Counter()
+        self.fell_back = None  # why the embeddings were given up, if they were
+
+    def _embed(self, texts):
+        """Vectors of texts, or None once the embeddings have failed (lexical from then)."""
+        if self.embedder is None:
+            return None
+        try:
+            return self.embedder(texts)
+        except ModelUnavailable:
+            raise
+        except LLMError as e:
+            self.embedder = None
+            self.fell_back = e.reason
+            return None
 
     def __len__(self):
         return len(self.records)
 
     def add(self, text, kind, tick, importance=10.0):
         r = Record(len(self.records), text, kind, tick, float(importance))
-        if self.embedder is not None:
-            r.vector = self.embedder([text])[0]
+        v = self._embed([text])
+        if v is not None:
+            r.vector = v[0]
         self.records.append(r)
         self._df.update(set(r.bag))
         return r
@@ -89,9 +108,9 @@ class LongTermMemory:
                 for w, c in bag.items()}
 
     def similarities(self, query, candidates):
-        if self.embedder is not None:
-            q = self.embedder([query])[0]
-            return [cosine(q, r.vector) for r in candidates]
+        q = self._embed([query])
+        if q is not None:
+            return [cosine(q[0], r.vector) for r in candidates]
         q = self._tfidf(Counter(words(query)))
         return [cosine(q, self._tfidf(r.bag)) for r in candidates]
 
