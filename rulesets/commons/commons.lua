@@ -66,6 +66,9 @@ local p = polis.params{
          "(2: once per two moves of the others, as in the Melting Pot LLM study)"},
   {key = "end_when_no_apples", type = "bool", default = false,
    doc = "end the episode (terminate everyone) when the last apple on the map is eaten"},
+  {key = "study_metrics", type = "bool", default = false,
+   doc = "count the LLM study's last-apple approaches (a scan of the apples per player and " ..
+         "step): steps whose nearest apple was the last of its tree, and those that got closer"},
 }
 
 local MAPS = {
@@ -366,11 +369,14 @@ local zaps, zap_hits, zaps_landed = 0, 0, 0
 local apple_version = 0           -- bumps whenever an apple appears or disappears
 local finished = false
 local later = timers.new()
--- per player, for the welfare statistics: zaps fired, zaps that hit someone, times hit, last
--- apples of a patch eaten; and the sum over steps of the live apples (their mean)
-local zaps_by, landed_by, zapped_n, last_by = {}, {}, {}, {}
-local hits_from = {} -- [target][attacker]: hits (who zapped whom: the study's Figure 10)
-local apples_sum = 0
+-- The welfare statistics (one table: the main chunk's locals are limited). Per player: zaps
+-- fired, zaps that hit someone, times hit, last apples of a patch eaten, hits by attacker
+-- ([target][attacker], who zapped whom: the study's Figure 10); with study_metrics, steps
+-- that began with the nearest apple the last of its tree (near), those in which the player
+-- got closer to it (approach), and that apple and distance (ti, td); and the sum over steps of
+-- the live apples (their mean).
+local wf = {zaps = {}, landed = {}, zapped = {}, last = {}, hits_from = {}, near = {},
+            approach = {}, ti = {}, td = {}, apples_sum = 0}
 
 -- Changes during the current step, for the views (cleared when the next step begins).
 local ch_eat_x, ch_eat_y, ch_eat_a, n_ch_eat = {}, {}, {}, 0
@@ -475,7 +481,7 @@ local function eat(a, i)
   local k = PATCH[i]
   patch_live[k] = patch_live[k] - 1
   if patch_live[k] == 0 then
-    last_by[a] = last_by[a] + 1
+    wf.last[a] = wf.last[a] + 1
     patches_depleted = patches_depleted + 1
     EV_DEPLETED.patch, EV_DEPLETED.x, EV_DEPLETED.y = k, PATCH_X[k], PATCH_Y[k]
     EV_DEPLETED.remaining = NPATCH - patches_depleted
@@ -628,10 +634,10 @@ local function fire(a)
   beam_from, beam_count = a, 0
   grid.trace(BEAM[face[a]], px[a], py[a], beam_cell)
   zaps = zaps + 1
-  zaps_by[a] = zaps_by[a] + 1
+  wf.zaps[a] = wf.zaps[a] + 1
   if beam_count > 0 then
     zaps_landed = zaps_landed + 1
-    landed_by[a] = landed_by[a] + 1
+    wf.landed[a] = wf.landed[a] + 1
   end
   n_ch_beam = n_ch_beam + 1
   ch_beam_x[n_ch_beam], ch_beam_y[n_ch_beam], ch_beam_a[n_ch_beam] = px[a], py[a], a
@@ -815,27 +821,62 @@ polis.on("reset", function()
   for a = 0, N - 1 do
     on_map[a], cool[a], eaten[a], ret[a], pending[a] = false, 0, 0, 0, 0
     zapped_by[a], zapped_at[a] = -1, -1
-    zaps_by[a], landed_by[a], zapped_n[a], last_by[a] = 0, 0, 0, 0
-    local row = hits_from[a] or {}
+    wf.zaps[a], wf.landed[a], wf.zapped[a], wf.last[a] = 0, 0, 0, 0
+    wf.near[a], wf.approach[a], wf.ti[a] = 0, 0, 0
+    local row = wf.hits_from[a] or {}
     for b = 0, N - 1 do row[b] = 0 end
-    hits_from[a] = row
+    wf.hits_from[a] = row
   end
-  apples_sum = 0
+  wf.apples_sum = 0
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
   for c = 1, W * H do repaint(c) end
   spawn_all()
   -- apples eaten by spawning players are not rewarded (there is no step to reward them in)
   for a = 0, N - 1 do
-    ret[a], eaten[a], last_by[a] = 0, 0, 0
+    ret[a], eaten[a], wf.last[a] = 0, 0, 0
   end
   n_ch_eat = 0
 end)
+
+-- Before the moves: each player's nearest live apple (squared Euclidean distance, the first
+-- in row order on ties), remembered when it is the last of its patch.
+local function last_apple_targets()
+  for a = 0, N - 1 do
+    wf.ti[a] = 0
+    if on_map[a] and live_apples > 0 then
+      local best, bi = math.huge, 0
+      for i = 1, NA do
+        if alive[i] then
+          local dx, dy = AX[i] - px[a], AY[i] - py[a]
+          local d = dx * dx + dy * dy
+          if d < best then best, bi = d, i end
+        end
+      end
+      if patch_live[PATCH[bi]] == 1 then
+        wf.near[a] = wf.near[a] + 1
+        wf.ti[a], wf.td[a] = bi, best
+      end
+    end
+  end
+end
+
+-- After the moves: a player nearer its remembered last apple (or on it) approached it.
+local function last_apple_approaches()
+  for a = 0, N - 1 do
+    local i = wf.ti[a]
+    if i > 0 and on_map[a] then
+      local dx, dy = AX[i] - px[a], AY[i] - py[a]
+      if dx * dx + dy * dy < wf.td[a] then wf.approach[a] = wf.approach[a] + 1 end
+    end
+  end
+end
 
 polis.on("begin", function()
   for a = 0, N - 1 do
     eaten[a], pending[a] = 0, 0
   end
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
+  if p.study_metrics then last_apple_targets() end
   if polis.tick() % p.bot_every ~= 0 then return end
   for j = 1, #driven_list do
     local a = driven_list[j]
@@ -890,8 +931,8 @@ polis.on("resolve", function()
     for j = 1, n_hits do
       local t, by = hit_t[j], hit_by[j]
       zap_hits = zap_hits + 1
-      zapped_n[t] = zapped_n[t] + 1
-      hits_from[t][by] = hits_from[t][by] + 1
+      wf.zapped[t] = wf.zapped[t] + 1
+      wf.hits_from[t][by] = wf.hits_from[t][by] + 1
       n_ch_hit = n_ch_hit + 1
       ch_hit_x[n_ch_hit], ch_hit_y[n_ch_hit] = px[t], py[t]
       ch_hit_a[n_ch_hit], ch_hit_by[n_ch_hit] = t, by
@@ -956,6 +997,7 @@ end
 
 polis.on("end", function()
   for a = 0, N - 1 do ret[a] = ret[a] + eaten[a] end
+  if p.study_metrics then last_apple_approaches() end
   local t = polis.tick() + 1
   if p.sample_every > 0 and t % p.sample_every == 0 then
     EV_APPLES.count, EV_APPLES.depleted = live_apples, patches_depleted
@@ -970,7 +1012,7 @@ polis.on("end", function()
   if ended then
     for a = 0, N - 1 do polis.terminate(a) end
   end
-  apples_sum = apples_sum + live_apples
+  wf.apples_sum = wf.apples_sum + live_apples
   if not finished and (ended or t >= polis.max_steps()) then finish(t, ended) end
 end)
 
@@ -1254,12 +1296,14 @@ polis.renderer("metrics", function()
   for a = 0, N - 1 do
     local by = json.object()
     for b = 0, N - 1 do
-      if hits_from[a][b] > 0 then by[polis.agent_name(b)] = hits_from[a][b] end
+      if wf.hits_from[a][b] > 0 then by[polis.agent_name(b)] = wf.hits_from[a][b] end
     end
     per_agent[a + 1] = {agent = polis.agent_name(a), ["return"] = ret[a],
                         role = is_background[a] and "background" or "focal",
-                        zaps = zaps_by[a], zaps_landed = landed_by[a], zapped = zapped_n[a],
-                        zapped_by = by, last_apples = last_by[a]}
+                        zaps = wf.zaps[a], zaps_landed = wf.landed[a], zapped = wf.zapped[a],
+                        zapped_by = by, last_apples = wf.last[a],
+                        last_apple_near = p.study_metrics and wf.near[a] or json.null,
+                        last_apple_approach = p.study_metrics and wf.approach[a] or json.null}
   end
   local function sum(list, t)
     local s = 0
@@ -1268,8 +1312,15 @@ polis.renderer("metrics", function()
   end
   local function group(list)
     if #list == 0 then return json.null end
-    return {zaps = sum(list, zaps_by), zaps_landed = sum(list, landed_by),
-            zapped = sum(list, zapped_n), last_apples = sum(list, last_by)}
+    local g = {zaps = sum(list, wf.zaps), zaps_landed = sum(list, wf.landed),
+               zapped = sum(list, wf.zapped), last_apples = sum(list, wf.last),
+               last_apple_ratio = json.null}
+    if p.study_metrics then
+      local near = sum(list, wf.near)
+      g.last_apple_near, g.last_apple_approach = near, sum(list, wf.approach)
+      if near > 0 then g.last_apple_ratio = g.last_apple_approach / near end
+    end
+    return g
   end
   local steps = polis.tick()
   return json.encode({
@@ -1282,7 +1333,7 @@ polis.renderer("metrics", function()
     patches = {total = NPATCH, depleted = patches_depleted},
     zaps = {fired = zaps, landed = zaps_landed, hits = zap_hits},
     population = {focal = #focal_list, background = #background_list},
-    welfare = {apples_mean = steps > 0 and apples_sum / steps or live_apples,
+    welfare = {apples_mean = steps > 0 and wf.apples_sum / steps or live_apples,
                focal = group(focal_list), background = group(background_list)},
     per_agent = per_agent,
   })

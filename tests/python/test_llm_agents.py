@@ -280,6 +280,7 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(ln["agents"], ["Laura", "Juan", "Pedro"])
         self.assertIn("return.focal_per_capita", ln["metrics"])
         self.assertIn("welfare.apples_mean", ln["metrics"])
+        self.assertIn("welfare.focal.last_apple_near", ln["metrics"])  # study_metrics on
         self.assertEqual(sum(ln["returns"].values()) / 3, ln["metrics"]["return.focal_per_capita"])
         self.assertEqual({p["agent"] for p in ln["per_agent"]}, {"Laura", "Juan", "Pedro"})
         with open(os.path.join(out, "results.jsonl")) as f:

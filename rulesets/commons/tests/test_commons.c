@@ -970,10 +970,12 @@ static void test_study_plans(void)
     /* agent_1 is off the map now: chasing it is impossible */
     check_plan(env, "immobilize AGENT_1", 0, POLIS_PLAN_IMPOSSIBLE, "agent_1 is out of the game");
     char *m = render(env, 0, "metrics");
-    CHECK_CONTAINS(m, "\"focal\":{\"last_apples\":0,\"zapped\":1,\"zaps\":1,\"zaps_landed\":1}");
+    CHECK_CONTAINS(m, "\"focal\":{\"last_apple_ratio\":null,\"last_apples\":0,\"zapped\":1,"
+                      "\"zaps\":1,\"zaps_landed\":1}");
     CHECK_CONTAINS(m, "\"background\":null");
-    CHECK_CONTAINS(m, "{\"agent\":\"agent_0\",\"last_apples\":0,\"return\":0,\"role\":\"focal\","
-                      "\"zapped\":0,\"zapped_by\":{},\"zaps\":1,\"zaps_landed\":1}");
+    CHECK_CONTAINS(m, "{\"agent\":\"agent_0\",\"last_apple_approach\":null,\"last_apple_near\":null,"
+                      "\"last_apples\":0,\"return\":0,\"role\":\"focal\",\"zapped\":0,"
+                      "\"zapped_by\":{},\"zaps\":1,\"zaps_landed\":1}");
     CHECK_CONTAINS(m, "\"zapped\":1,\"zapped_by\":{\"agent_0\":1},\"zaps\":0");
     CHECK_CONTAINS(m, "\"apples_mean\":1");
     polis_free(m);
@@ -984,7 +986,7 @@ static void test_study_plans(void)
     /* the last apple of its patch, eaten: a last apple in the welfare statistics */
     check_plan(env, "HARVEST", 2, POLIS_PLAN_DONE, "ate 1 apple");
     m = render(env, 0, "metrics");
-    CHECK_CONTAINS(m, "\"focal\":{\"last_apples\":1,");
+    CHECK_CONTAINS(m, "\"focal\":{\"last_apple_ratio\":null,\"last_apples\":1,");
     polis_free(m);
 
     polis_env_destroy(env);
@@ -1025,7 +1027,32 @@ static void test_study_plans(void)
     CHECK(io->terminations[0] && io->terminations[1]);
     m = render(env, 0, "metrics");
     CHECK_CONTAINS(m, "\"remaining\":0");
-    CHECK_CONTAINS(m, "\"background\":{\"last_apples\":1,");
+    CHECK_CONTAINS(m, "\"background\":{\"last_apple_ratio\":null,\"last_apples\":1,");
+    polis_free(m);
+    polis_env_destroy(env);
+
+    /* study_metrics: player 0 steps away from the only apple (the last of its tree), then
+     * walks to it and eats it: 5 steps began with it nearest, 4 got closer */
+    json = scenario(1, 200,
+                    "{\"map\": \"WWWWWWW\\nW.0..AW\\nWP....W\\nWWWWWWW\", \"facing\": \"east\", "
+                    "\"study_metrics\": true, \"end_min_steps\": 1000000, \"regrowth_p1\": 0, "
+                    "\"regrowth_p2\": 0, \"regrowth_p3\": 0}",
+                    false);
+    env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    io = polis_env_io(env);
+    const int32_t walk[] = {2, 1, 1, 1, 1, 1}; /* backward, then forward (the last: no apple) */
+    for (size_t t = 0; t < sizeof walk / sizeof walk[0]; t++) {
+        io->actions[0] = walk[t];
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    }
+    m = render(env, 0, "metrics");
+    CHECK_CONTAINS(m, "\"last_apple_approach\":4,\"last_apple_near\":5,\"last_apples\":1");
+    CHECK_CONTAINS(m, "\"focal\":{\"last_apple_approach\":4,\"last_apple_near\":5,"
+                      "\"last_apple_ratio\":0.8,");
     polis_free(m);
     polis_env_destroy(env);
 }

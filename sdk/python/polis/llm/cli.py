@@ -135,8 +135,9 @@ def main(argv=None):
 
 STUDY_METRICS = ("return.focal_per_capita", "return.background_per_capita",
                  "welfare.apples_mean", "welfare.focal.zaps", "welfare.focal.zaps_landed",
-                 "welfare.focal.last_apples", "welfare.background.zaps",
-                 "welfare.background.zaps_landed", "welfare.background.last_apples",
+                 "welfare.focal.last_apples", "welfare.focal.last_apple_ratio",
+                 "welfare.background.zaps", "welfare.background.zaps_landed",
+                 "welfare.background.last_apples", "welfare.background.last_apple_ratio",
                  "fairness", "reward.mean", "completion.hammer_craft", "completion.torch_craft",
                  "degree.group.out_max", "degree.group.out_mean")
 
