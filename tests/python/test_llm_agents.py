@@ -478,6 +478,20 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(rc, 0, err.getvalue())
         self.assertIn("set2_agents_vs_bots episode 0 (seed 1): 2 rounds", outp.getvalue())
         self.assertIn("cost $", outp.getvalue())
+        # --module-model: the act module asked of another model, priced as that model
+        with redirect_stdout(outp), redirect_stderr(err):
+            rc = cli.main(["run", spec, "--base-url", self.srv.url, "--model", "small",
+                           "--module-model", "act=big", "--out", os.path.join(self.tmp, "o2")])
+        self.assertEqual(rc, 0, err.getvalue())
+        asked = {(("act" if "Valid actions:" in b["messages"][0]["content"] else "other"),
+                  b["model"]) for b in self.srv.chat_requests()[-20:]}
+        self.assertIn(("act", "big"), asked)
+        self.assertNotIn(("act", "small"), asked)
+        self.assertIn(("other", "small"), asked)
+        with redirect_stdout(outp), redirect_stderr(err), self.assertRaises(SystemExit):
+            cli.main(["run", spec, "--out", "x", "--base-url", self.srv.url, "--model", "m",
+                      "--module-model", "dance=big"])
+        self.assertIn("--module-model: 'dance=big' is not MODULE=MODEL", err.getvalue())
         with open(os.path.join(self.tmp, "o", "results.jsonl")) as f:
             ln = json.loads(f.readline())
         self.assertEqual(ln["agents"], ["Laura", "Juan"])

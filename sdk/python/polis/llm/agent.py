@@ -178,6 +178,9 @@ class BaseAgent:
         self.temperature = temperature
         self.log = []
         self.tick = 0
+        # {module: model}: a module asked of another model than the client's (the study
+        # asked GPT-4 for act and GPT-3.5 for the rest)
+        self.module_models = {}
 
     def note(self, kind, text, **extra):
         entry = {"type": kind, "tick": self.tick, "text": text}
@@ -191,7 +194,8 @@ class BaseAgent:
         feedback = ""
         for attempt in range(self.max_reasks + 1):
             full = prompt + feedback
-            kw = {"agent": self.name}
+            model = self.module_models.get(module) or self.llm.model
+            kw = {"agent": self.name, "model": model}
             if self.temperature is not None:
                 kw["temperature"] = self.temperature
             entry = {"module": module, "tick": self.tick, "attempt": attempt, "prompt": full}
@@ -209,7 +213,7 @@ class BaseAgent:
             meter = getattr(self.llm, "meter", None)
             if meter is not None:  # the call's price, as the meter booked it (None: unpriced)
                 usage["cost"] = 0.0 if c.cached else meter.prices.cost(
-                    self.llm.model, c.prompt_tokens, c.completion_tokens)
+                    model, c.prompt_tokens, c.completion_tokens)
             entry.update(answer=c.text, usage=usage, model=c.model)
             try:
                 value = parse(c.text)

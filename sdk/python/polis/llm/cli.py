@@ -28,6 +28,9 @@ from .client import ChatClient, LLMError
 from .cost import CostMeter, PriceTable
 
 
+MODULES = ("react", "plan", "reflect_questions", "reflect_insights", "act", "social")
+
+
 def _parser():
     ap = argparse.ArgumentParser(prog="python3 -m polis.llm",
                                  description="LLM agents for polis (docs/llm.md)")
@@ -39,6 +42,11 @@ def _parser():
     r.add_argument("--model", help="the model name (default: $POLIS_LLM_MODEL)")
     r.add_argument("--api-key", help="sent as a Bearer token (default: $POLIS_LLM_API_KEY, "
                    "else $OPENAI_API_KEY; none for local servers)")
+    r.add_argument("--module-model", action="append", default=[], metavar="MODULE=MODEL",
+                   help="ask one module of another model on the same endpoint, e.g. "
+                        "act=gpt-4o (the study asked GPT-4 for act, GPT-3.5 for the rest); "
+                        "modules: react, plan, reflect_questions, reflect_insights, act, "
+                        "social (repeatable)")
     r.add_argument("--embed-model", help="a model for /embeddings: memory retrieval by "
                    "embedding similarity (default: the lexical fallback, no embeddings)")
     r.add_argument("--episodes", type=int, default=1, help="episodes per scenario (default 1)")
@@ -108,6 +116,13 @@ def main(argv=None):
         prices.prices[client.model] = {"prompt": args.price_prompt or 0.0,
                                        "completion": args.price_completion or 0.0}
     client.meter = CostMeter(prices)
+    client.module_models = {}
+    for mm in args.module_model:
+        mod, _, model = mm.partition("=")
+        if mod not in MODULES or not model:
+            ap.error("--module-model: %r is not MODULE=MODEL (modules: %s)"
+                     % (mm, ", ".join(MODULES)))
+        client.module_models[mod] = model
     client.embed_enabled = bool(args.embed_model)
     from .runner import SpecError, run
     try:

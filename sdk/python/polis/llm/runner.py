@@ -232,6 +232,8 @@ class Episode:
         self.commands = [Command(self.macros[c.upper()]["name"], self.macros[c.upper()]["usage"],
                                  self.macros[c.upper()]["doc"]) for c in cmds]
         self.agents = {a: self._make_agent(a) for a in seats}
+        for ag in self.agents.values():
+            ag.module_models = dict(getattr(client, "module_models", None) or {})
         self.refusals = 0
         self.fallbacks = 0
         self.pending_noop = set()
