@@ -89,6 +89,24 @@ class PartsTest(unittest.TestCase):
         self.assertEqual(sp.landmarks, {"tree 1": (3, 6)})
         self.assertIn("of the 9 x 13 map", sp.explored())
 
+    def test_observations_nearest_first(self):
+        from polis.llm.agent import by_distance
+        lines = ["Observed agent Juan at position [1, 1].",
+                 "Observed an apple at position [6, 7].",
+                 "Observed tree 1 at position [6, 5].",
+                 "Observed something far away."]
+        self.assertEqual(by_distance(lines, (6, 6)), [lines[1], lines[2], lines[0], lines[3]])
+        self.assertEqual(by_distance(lines, None), lines)
+        a = GenerativeAgent("Laura", None, CMDS, attention_bandwidth=2)
+        obs, _ = a.perceive(VIEW)  # Laura at [6, 6]: the apple [4, 6] after Juan [5, 6]
+        self.assertEqual([o.split(" at ")[0] for o in obs],
+                         ["Observed agent Juan", "Observed an apple"])
+        far = VIEW.replace("Observed agent Juan at position [5, 6].",
+                           "Observed agent Juan at position [1, 1].")
+        obs, _ = a.perceive(far)   # now the apple and the tree are nearer than Juan
+        self.assertEqual([o.split(" at ")[0] for o in obs],
+                         ["Observed an apple", "Observed tree 1"])
+
     def test_retrieval_lexical_recency_importance(self):
         m = LongTermMemory()
         m.add("Juan took an apple from tree 2", "perception", 0)

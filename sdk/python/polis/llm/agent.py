@@ -5,9 +5,9 @@ Every time the agent is asked (its turn, or its plan ended) it runs the study's 
 sequence:
 
 1. **perceive** -- the text view is split into the agent's own state, its observations and
-   the changes since the last step; the observations (nearest first, as the views list
-   them) are cut to ``attention_bandwidth`` (10) and stored, with the changes and the last
-   action's outcome, as one long-term memory;
+   the changes since the last step; the observations, sorted nearest first by the distance
+   of their ``[row, column]`` to the agent, are cut to ``attention_bandwidth`` (10) and
+   stored, with the changes and the last action's outcome, as one long-term memory;
 2. **react** -- with a plan already made, the model decides whether the new observations
    call for a new one (the study's react prompt, Appendix C);
 3. **plan** -- without a plan, or when it reacts, the model writes goals and a long-term plan
@@ -129,6 +129,28 @@ def split_view(text):
         else:
             state.append(s)
     return state, obs, changes
+
+
+_POSITION = re.compile(r"\[(\d+), (\d+)\]")
+
+
+def by_distance(lines, position):
+    """Observation lines nearest first (the study sorts every observation by its distance to
+    the agent before the attention bandwidth cuts them): by the Euclidean distance of a
+    line's first ``[row, column]`` to ``position``; lines without one keep their order after
+    the others. Unchanged when the position is unknown. Ties keep the view's order."""
+    if position is None:
+        return list(lines)
+    r0, c0 = position
+
+    def key(item):
+        i, line = item
+        m = _POSITION.search(line)
+        if not m:
+            return (1, 0, i)
+        dr, dc = int(m.group(1)) - r0, int(m.group(2)) - c0
+        return (0, dr * dr + dc * dc, i)
+    return [line for _, line in sorted(enumerate(lines), key=key)]
 
 
 def get_key(obj, key):
@@ -289,7 +311,7 @@ class GenerativeAgent(BaseAgent):
     def perceive(self, text):
         state, obs, changes = split_view(text)
         self.spatial.update(text)
-        obs = obs[:self.attention_bandwidth]
+        obs = by_distance(obs, self.spatial.position)[:self.attention_bandwidth]
         self.stm["state"] = state
         self.stm["observations"] = obs
         self.stm["changes"] = changes
