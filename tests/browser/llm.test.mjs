@@ -97,7 +97,12 @@ test('the LLM panel adds up calls, tokens and costs to the tick shown', async ()
     assert.match(log, /the answer has no JSON object/);
     const prompt = await page.evaluate(() => document.querySelector('#llmlog pre.llmtext').textContent);
     assert.match(prompt, /You have this information about an agent called Laura/);
-    assert.ok((await page.$$('#llmreflections li')).length >= 1, 'a reflection is listed');
+    // the agent with the most reflections: the last three are listed
+    const r = want.reflecting;
+    const nrefl = want.at_last[want.agents[r]].reflections;
+    assert.ok(nrefl >= 1, 'the fixture has a reflection');
+    await page.evaluate((i) => polisViewer.select(i), r);
+    assert.equal((await page.$$('#llmreflections li')).length, Math.min(nrefl, 3), 'reflections listed');
     // another agent
     await page.click('#agents .agent[data-i="1"]');
     assert.match(await page.textContent('#llmagent'), new RegExp(want.agents[1]));

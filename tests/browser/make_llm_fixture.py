@@ -21,7 +21,7 @@ from polis.llm.runner import run  # noqa: E402
 base = os.path.join(src, "rulesets", "commons", "llm", "set2_single_tree_none.json")
 with open(base) as f:
     spec = json.load(f)
-spec.update(rounds=3, agent={"reflect_every": 10},
+spec.update(rounds=3, agent={"reflect_every": 5},
             scenario=os.path.join(src, "rulesets", "commons", "commons_llm_single_tree.json"),
             world="@" + os.path.join(src, "rulesets", "commons", "llm", "world_single_tree.txt"))
 path = os.path.join(out, "spec.json")
@@ -41,8 +41,8 @@ steps = [x for x in lines if x["t"] == "step"]
 
 
 def totals(upto):
-    t = {a: {"calls": 0, "errors": 0, "prompt": 0, "completion": 0, "cost": 0.0, "plan": None}
-         for a in agents}
+    t = {a: {"calls": 0, "errors": 0, "prompt": 0, "completion": 0, "cost": 0.0, "plan": None,
+             "reflections": 0} for a in agents}
     for s in steps:
         if s["tick"] > upto:
             break
@@ -61,6 +61,8 @@ def totals(upto):
                 j = json.loads(m["text"])
                 if j["type"] == "plan":
                     a["plan"] = j["text"]
+                elif j["type"] == "reflection":
+                    a["reflections"] += 1
     return t
 
 
@@ -69,6 +71,9 @@ expected = {"file": os.path.basename(rec), "last": last, "at_last": totals(last)
             "at_1": totals(1), "agents": agents, "results_cost": line["costs"]["total"]["cost"]}
 os.replace(rec, os.path.join(out, "llm.jsonl.gz"))
 expected["file"] = "llm.jsonl.gz"
+# the agent the test looks at for reflections: the one with most
+expected["reflecting"] = max(range(len(agents)),
+                             key=lambda i: expected["at_last"][agents[i]]["reflections"])
 with open(os.path.join(out, "expected_llm.json"), "w") as f:
     json.dump(expected, f)
 print("llm fixture: %d ticks, %d calls" % (last, sum(v["calls"] for v in
