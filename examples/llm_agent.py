@@ -9,9 +9,13 @@ commands (macros such as GATHER <n> <resource> or EXPLORE, listed by "describe")
 at that level: each agent's "model" is asked for a plan, the server runs every plan with
 {"op": "advance"} until one of them ends, and only the agents whose plan ended are asked
 again, with the outcome ("done: gathered 3 wood", "impossible: no wood in view").
-Otherwise (or with --primitive) every step asks each agent for a primitive action. The
-model here is a scripted stand-in (choose_*_offline) so the example runs offline; replace it
-with a real LLM call in choose_action_llm. An answer the server refuses (code "bad_action",
+Otherwise (or with --primitive) every step asks each agent for a primitive action. By
+default the model is a scripted stand-in (choose_*_offline), so the example runs offline; with
+--llm it asks an OpenAI-compatible endpoint through polis.llm (--base-url, --model,
+--api-key, else $POLIS_LLM_BASE_URL, $POLIS_LLM_MODEL, $POLIS_LLM_API_KEY; an Ollama, vLLM or
+llama.cpp server works the same), every agent of a step at once, with polis.llm's timeouts,
+retries and (--cache DIR) response cache; --mock starts polis.llm's local mock model instead
+of a real one. An answer the server refuses (code "bad_action",
 "illegal_action" or "bad_plan") is re-asked with the server's message, TextArena style, up
 to a bounded number of times; after that the agent is left out, which makes it do noop.
 At the end it prints the episode's metrics as the server reports them (the figures `polis
@@ -20,6 +24,12 @@ eval` gives an RL policy), when the episode ended within --steps.
     python3 examples/llm_agent.py rulesets/gather/gather.json --steps 20 --sloppy 0.2
     python3 examples/llm_agent.py rulesets/exploration/exploration.json --polis build/polis
     python3 examples/llm_agent.py rulesets/contract/contract.json --steps 120 --primitive
+    python3 examples/llm_agent.py rulesets/gather/gather.json --llm \
+        --base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b
+    python3 examples/llm_agent.py rulesets/exploration/exploration.json --llm --mock --steps 40
+
+For the generative-agent architecture, LLM-C and whole experiments with recordings and costs,
+see `python3 -m polis.llm run` (docs/llm.md).
 
 With --connect HOST:PORT it starts no server: it joins a live game that people may be playing
 in their browsers (`polis serve SCENARIO --http 8080 --tcp 7000 --seat agent_1=client`,
@@ -40,6 +50,7 @@ try:
 except ImportError:  # run from a source checkout: the SDK is in ../sdk/python
     sys.path.insert(0, os.path.join(HERE, "..", "sdk", "python"))
     from polis.protocol import Client, ProtocolError, find_polis
+from polis.llm.client import ChatClient, LLMError
 
 SYSTEM_PROMPT = (
     "You are {agent} in a grid world. Each turn you get what you see, ending with the list "
@@ -91,16 +102,23 @@ def build_prompt(agent, view, docs, feedback):
     return "\n".join(parts)
 
 
-def choose_action_llm(prompt):
-    """Where the LLM call goes: send `prompt` to your model and return its answer text,
-    e.g. with an OpenAI-compatible client:
-        reply = client.chat.completions.create(model=..., messages=[
-            {"role": "user", "content": prompt}])
-        return reply.choices[0].message.content
-    """
-    raise NotImplementedError("plug your model in here (choose_action_llm in "
-                              "examples/llm_agent.py), or run without --llm to use the "
-                              "offline stand-in")
+def choose_action_llm(prompt, args, agent=None):
+    """The model's answer to `prompt` (polis.llm's client: deadline, retries, cache). A call
+    that fails for good answers "" (the server then refuses it and the agent is re-asked,
+    or left out after --retries)."""
+    try:
+        return args.client.chat(prompt, agent=agent).text
+    except LLMError as e:
+        print("%s: the model failed: %s" % (agent, e), file=sys.stderr)
+        return ""
+
+
+def ask_all(asks, args):
+    """{agent: answer} for {agent: prompt}: every agent at once (at most --concurrency calls
+    in flight)."""
+    agents = list(asks)
+    out = args.client.chat_many([(asks[a], {"agent": a}) for a in agents])
+    return {a: (r.text if not isinstance(r, LLMError) else "") for a, r in zip(agents, out)}
 
 
 def choose_action_offline(prompt, legal, rng):
@@ -157,7 +175,7 @@ def choose_plan_offline(macros, legal, feedback, rng):
 def ask_plan(agent, view, macros, outcome, feedback, args, rng):
     prompt = build_plan_prompt(agent, view, macros, outcome, feedback)
     if args.llm:
-        return parse_answer(choose_action_llm(prompt), "plan")
+        return parse_answer(choose_action_llm(prompt, args, agent), "plan")
     if not feedback and rng.random() < args.sloppy:
         return "FLY to the moon"  # what a model gets wrong now and then
     return parse_answer(choose_plan_offline(macros, view["legal_actions"], feedback, rng),
@@ -167,7 +185,7 @@ def ask_plan(agent, view, macros, outcome, feedback, args, rng):
 def ask_model(agent, view, docs, feedback, args, rng):
     prompt = build_prompt(agent, view, docs, feedback)
     if args.llm:
-        return parse_answer(choose_action_llm(prompt))
+        return parse_answer(choose_action_llm(prompt, args, agent))
     if not feedback and rng.random() < args.sloppy:
         return "dance wildly"  # what a model gets wrong now and then
     return parse_answer(choose_action_offline(prompt, view["legal_actions"], rng))
@@ -215,8 +233,13 @@ def play_plans(server, info, mine, reply, args, rng):
         idle = [a for a in mine
                 if not views[a].get("terminated") and not views[a].get("truncated")
                 and (views[a].get("plan") or {}).get("status") != "running"]
-        plans = {a: {"plan": ask_plan(a, views[a], macros, outcome[a], None, args, rng)}
-                 for a in idle}
+        if args.llm:  # every idle agent at once
+            answers = ask_all({a: build_plan_prompt(a, views[a], macros, outcome[a], None)
+                               for a in idle}, args)
+            plans = {a: {"plan": parse_answer(answers[a], "plan")} for a in idle}
+        else:
+            plans = {a: {"plan": ask_plan(a, views[a], macros, outcome[a], None, args, rng)}
+                     for a in idle}
 
         def reask(agent, message):
             return {"plan": ask_plan(agent, views[agent], macros, outcome[agent], message,
@@ -251,7 +274,17 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--retries", type=int, default=2, help="re-asks after a refused action")
-    ap.add_argument("--llm", action="store_true", help="call choose_action_llm")
+    ap.add_argument("--llm", action="store_true",
+                    help="ask an OpenAI-compatible model (--base-url, --model) instead of the "
+                         "offline stand-in")
+    ap.add_argument("--base-url", help="the model's endpoint, e.g. http://127.0.0.1:8000/v1 "
+                    "(default: $POLIS_LLM_BASE_URL)")
+    ap.add_argument("--model", help="the model name (default: $POLIS_LLM_MODEL)")
+    ap.add_argument("--api-key", help="default: $POLIS_LLM_API_KEY (none for local servers)")
+    ap.add_argument("--cache", help="a response cache directory (a rerun is free and identical)")
+    ap.add_argument("--concurrency", type=int, default=8, help="model calls in flight at once")
+    ap.add_argument("--mock", action="store_true",
+                    help="with --llm: start polis.llm's local mock model and ask it")
     ap.add_argument("--primitive", action="store_true",
                     help="ask for primitive actions every step even when the scenario has "
                          "plan commands")
@@ -264,6 +297,26 @@ def main():
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
+    mock = None
+    if args.llm:
+        if args.mock:
+            from polis.llm.mock import MockServer
+            mock = MockServer().start()
+            args.base_url, args.model = mock.url, args.model or "mock"
+        try:
+            args.client = ChatClient.from_env(args.base_url, args.model, args.api_key,
+                                              cache_dir=args.cache,
+                                              concurrency=args.concurrency)
+        except ValueError as e:
+            ap.error(str(e))
+    try:
+        return run(ap, args, rng)
+    finally:
+        if mock:
+            mock.stop()
+
+
+def run(ap, args, rng):
     if args.connect:
         if args.scenario:
             ap.error("give either a scenario or --connect, not both")
@@ -331,8 +384,12 @@ def play(server, args, rng):
         views = reply["agents"]
         live = [a for a in mine
                 if not views[a].get("terminated") and not views[a].get("truncated")]
-        actions = {agent: ask_model(agent, views[agent], docs, None, args, rng)
-                   for agent in live}
+        if args.llm:  # every agent at once
+            answers = ask_all({a: build_prompt(a, views[a], docs, None) for a in live}, args)
+            actions = {a: parse_answer(answers[a]) for a in live}
+        else:
+            actions = {agent: ask_model(agent, views[agent], docs, None, args, rng)
+                       for agent in live}
         # Re-ask only the agent the server named, with its reason; after --retries
         # refusals that agent is left out of the step (it does noop).
         step, n = send_with_retries(

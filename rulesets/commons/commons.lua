@@ -61,6 +61,14 @@ local p = polis.params{
    doc = "game: the game plays the background bots itself; host: the host runs the policy"},
   {key = "sample_every", type = "int", default = 100, min = 0, max = 1000000000,
    doc = "publish commons.apples every this many steps (0: never)"},
+  {key = "bot_every", type = "int", default = 1, min = 1, max = 1000000,
+   doc = "game-driven bots move on steps t with t % bot_every == 0 and wait otherwise " ..
+         "(2: once per two moves of the others, as in the Melting Pot LLM study)"},
+  {key = "end_when_no_apples", type = "bool", default = false,
+   doc = "end the episode (terminate everyone) when the last apple on the map is eaten"},
+  {key = "study_metrics", type = "bool", default = false,
+   doc = "count the LLM study's last-apple approaches (a scan of the apples per player and " ..
+         "step): steps whose nearest apple was the last of its tree, and those that got closer"},
 }
 
 local MAPS = {
@@ -361,6 +369,14 @@ local zaps, zap_hits, zaps_landed = 0, 0, 0
 local apple_version = 0           -- bumps whenever an apple appears or disappears
 local finished = false
 local later = timers.new()
+-- The welfare statistics (one table: the main chunk's locals are limited). Per player: zaps
+-- fired, zaps that hit someone, times hit, last apples of a patch eaten, hits by attacker
+-- ([target][attacker], who zapped whom: the study's Figure 10); with study_metrics, steps
+-- that began with the nearest apple the last of its tree (near), those in which the player
+-- got closer to it (approach), and that apple and distance (ti, td); and the sum over steps of
+-- the live apples (their mean).
+local wf = {zaps = {}, landed = {}, zapped = {}, last = {}, hits_from = {}, near = {},
+            approach = {}, ti = {}, td = {}, apples_sum = 0}
 
 -- Changes during the current step, for the views (cleared when the next step begins).
 local ch_eat_x, ch_eat_y, ch_eat_a, n_ch_eat = {}, {}, {}, 0
@@ -465,6 +481,7 @@ local function eat(a, i)
   local k = PATCH[i]
   patch_live[k] = patch_live[k] - 1
   if patch_live[k] == 0 then
+    wf.last[a] = wf.last[a] + 1
     patches_depleted = patches_depleted + 1
     EV_DEPLETED.patch, EV_DEPLETED.x, EV_DEPLETED.y = k, PATCH_X[k], PATCH_Y[k]
     EV_DEPLETED.remaining = NPATCH - patches_depleted
@@ -617,7 +634,11 @@ local function fire(a)
   beam_from, beam_count = a, 0
   grid.trace(BEAM[face[a]], px[a], py[a], beam_cell)
   zaps = zaps + 1
-  if beam_count > 0 then zaps_landed = zaps_landed + 1 end
+  wf.zaps[a] = wf.zaps[a] + 1
+  if beam_count > 0 then
+    zaps_landed = zaps_landed + 1
+    wf.landed[a] = wf.landed[a] + 1
+  end
   n_ch_beam = n_ch_beam + 1
   ch_beam_x[n_ch_beam], ch_beam_y[n_ch_beam], ch_beam_a[n_ch_beam] = px[a], py[a], a
   EV_ZAP.agent, EV_ZAP.x, EV_ZAP.y, EV_ZAP.facing, EV_ZAP.hits = a, px[a], py[a], face[a],
@@ -683,9 +704,9 @@ local function apple_distances()
   end
 end
 
--- Is another player in the beam of `a` if it faced `facing`? (grid.trace without a
--- callback per cell: the bots ask this up to three times a step.)
-local function target_in_beam(a, facing)
+-- Is another player (`only`, when given) in the beam of `a` if it faced `facing`?
+-- (grid.trace without a callback per cell: the bots ask this up to three times a step.)
+local function target_in_beam(a, facing, only)
   local x, y = px[a], py[a]
   local lines = BEAM[facing]
   local stopped_left, stopped_right = false, false
@@ -699,8 +720,13 @@ local function target_in_beam(a, facing)
         local blocked = cx < 0 or cx >= W or cy < 0 or cy >= H
         if not blocked then
           local c = cy * W + cx + 1
-          if occ[c] ~= 0 then return true end
-          blocked = wall[c]
+          local o = occ[c]
+          if o ~= 0 then
+            if only == nil or o == only + 1 then return true end
+            blocked = true
+          else
+            blocked = wall[c]
+          end
         end
         if blocked then
           if i == 1 then
@@ -795,22 +821,63 @@ polis.on("reset", function()
   for a = 0, N - 1 do
     on_map[a], cool[a], eaten[a], ret[a], pending[a] = false, 0, 0, 0, 0
     zapped_by[a], zapped_at[a] = -1, -1
+    wf.zaps[a], wf.landed[a], wf.zapped[a], wf.last[a] = 0, 0, 0, 0
+    wf.near[a], wf.approach[a], wf.ti[a] = 0, 0, 0
+    local row = wf.hits_from[a] or {}
+    for b = 0, N - 1 do row[b] = 0 end
+    wf.hits_from[a] = row
   end
+  wf.apples_sum = 0
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
   for c = 1, W * H do repaint(c) end
   spawn_all()
   -- apples eaten by spawning players are not rewarded (there is no step to reward them in)
   for a = 0, N - 1 do
-    ret[a], eaten[a] = 0, 0
+    ret[a], eaten[a], wf.last[a] = 0, 0, 0
   end
   n_ch_eat = 0
 end)
+
+-- Before the moves: each player's nearest live apple (squared Euclidean distance, the first
+-- in row order on ties), remembered when it is the last of its patch.
+local function last_apple_targets()
+  for a = 0, N - 1 do
+    wf.ti[a] = 0
+    if on_map[a] and live_apples > 0 then
+      local best, bi = math.huge, 0
+      for i = 1, NA do
+        if alive[i] then
+          local dx, dy = AX[i] - px[a], AY[i] - py[a]
+          local d = dx * dx + dy * dy
+          if d < best then best, bi = d, i end
+        end
+      end
+      if patch_live[PATCH[bi]] == 1 then
+        wf.near[a] = wf.near[a] + 1
+        wf.ti[a], wf.td[a] = bi, best
+      end
+    end
+  end
+end
+
+-- After the moves: a player nearer its remembered last apple (or on it) approached it.
+local function last_apple_approaches()
+  for a = 0, N - 1 do
+    local i = wf.ti[a]
+    if i > 0 and on_map[a] then
+      local dx, dy = AX[i] - px[a], AY[i] - py[a]
+      if dx * dx + dy * dy < wf.td[a] then wf.approach[a] = wf.approach[a] + 1 end
+    end
+  end
+end
 
 polis.on("begin", function()
   for a = 0, N - 1 do
     eaten[a], pending[a] = 0, 0
   end
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
+  if p.study_metrics then last_apple_targets() end
+  if polis.tick() % p.bot_every ~= 0 then return end
   for j = 1, #driven_list do
     local a = driven_list[j]
     pending[a] = bot_action(a, BOT_ZAPS)
@@ -864,6 +931,8 @@ polis.on("resolve", function()
     for j = 1, n_hits do
       local t, by = hit_t[j], hit_by[j]
       zap_hits = zap_hits + 1
+      wf.zapped[t] = wf.zapped[t] + 1
+      wf.hits_from[t][by] = wf.hits_from[t][by] + 1
       n_ch_hit = n_ch_hit + 1
       ch_hit_x[n_ch_hit], ch_hit_y[n_ch_hit] = px[t], py[t]
       ch_hit_a[n_ch_hit], ch_hit_by[n_ch_hit] = t, by
@@ -928,6 +997,7 @@ end
 
 polis.on("end", function()
   for a = 0, N - 1 do ret[a] = ret[a] + eaten[a] end
+  if p.study_metrics then last_apple_approaches() end
   local t = polis.tick() + 1
   if p.sample_every > 0 and t % p.sample_every == 0 then
     EV_APPLES.count, EV_APPLES.depleted = live_apples, patches_depleted
@@ -937,8 +1007,12 @@ polis.on("end", function()
   if t >= p.end_min_steps and t % p.end_interval == 0 and p.end_probability > 0 and
      random() < p.end_probability then
     ended = true
+  end
+  if p.end_when_no_apples and live_apples == 0 then ended = true end
+  if ended then
     for a = 0, N - 1 do polis.terminate(a) end
   end
+  wf.apples_sum = wf.apples_sum + live_apples
   if not finished and (ended or t >= polis.max_steps()) then finish(t, ended) end
 end)
 
@@ -1220,9 +1294,35 @@ end)
 polis.renderer("metrics", function()
   local per_agent = {}
   for a = 0, N - 1 do
+    local by = json.object()
+    for b = 0, N - 1 do
+      if wf.hits_from[a][b] > 0 then by[polis.agent_name(b)] = wf.hits_from[a][b] end
+    end
     per_agent[a + 1] = {agent = polis.agent_name(a), ["return"] = ret[a],
-                        role = is_background[a] and "background" or "focal"}
+                        role = is_background[a] and "background" or "focal",
+                        zaps = wf.zaps[a], zaps_landed = wf.landed[a], zapped = wf.zapped[a],
+                        zapped_by = by, last_apples = wf.last[a],
+                        last_apple_near = p.study_metrics and wf.near[a] or json.null,
+                        last_apple_approach = p.study_metrics and wf.approach[a] or json.null}
   end
+  local function sum(list, t)
+    local s = 0
+    for _, a in ipairs(list) do s = s + t[a] end
+    return s
+  end
+  local function group(list)
+    if #list == 0 then return json.null end
+    local g = {zaps = sum(list, wf.zaps), zaps_landed = sum(list, wf.landed),
+               zapped = sum(list, wf.zapped), last_apples = sum(list, wf.last),
+               last_apple_ratio = json.null}
+    if p.study_metrics then
+      local near = sum(list, wf.near)
+      g.last_apple_near, g.last_apple_approach = near, sum(list, wf.approach)
+      if near > 0 then g.last_apple_ratio = g.last_apple_approach / near end
+    end
+    return g
+  end
+  local steps = polis.tick()
   return json.encode({
     steps = polis.tick(),
     ["return"] = {
@@ -1233,6 +1333,8 @@ polis.renderer("metrics", function()
     patches = {total = NPATCH, depleted = patches_depleted},
     zaps = {fired = zaps, landed = zaps_landed, hits = zap_hits},
     population = {focal = #focal_list, background = #background_list},
+    welfare = {apples_mean = steps > 0 and wf.apples_sum / steps or live_apples,
+               focal = group(focal_list), background = group(background_list)},
     per_agent = per_agent,
   })
 end)
@@ -1406,36 +1508,154 @@ polis.macro{
     return "running", 0
   end}
 
+-- GOTO and EXPLORE: a walk to a position, its start (the position checked) and its steps.
+local function walk_start(name, args)
+  local r, c = parse_position(args:gsub("^%s*(%-?%d+)%s+(%-?%d+)%s*$", "%1, %2"))
+  if not r then
+    return nil, string.format("%s needs a position: <row> <column>, got '%s'", name, args)
+  end
+  if r < 0 or r >= H or c < 0 or c >= W then
+    return nil, string.format("position [%d, %d] is outside the %d x %d map (rows x columns)",
+                              r, c, H, W)
+  end
+  if wall[cell_of(c, r)] then return nil, string.format("position [%d, %d] is a wall", r, c) end
+  return {x = c, y = r, stuck = 0}
+end
+
+local function arrived_at(_, plan) return "arrived at " .. pos(plan.x, plan.y) end
+
+-- A walk's next step; `arrived(a, plan)` gives the account once the player is there.
+local function walk_next(a, plan, arrived)
+  if on_map[a] and px[a] == plan.x and py[a] == plan.y then return "done", arrived(a, plan) end
+  if not on_map[a] then return "running", 0 end
+  local ok, code = pcall(step_towards, a, plan.x, plan.y)
+  if ok then
+    plan.stuck = 0
+    return "running", ACTION_ID[code]
+  end
+  plan.stuck = plan.stuck + 1
+  if plan.stuck >= PLAN_PATIENCE then
+    return "impossible", string.format("%s for %d ticks", code, PLAN_PATIENCE)
+  end
+  return "running", 0
+end
+
 polis.macro{
   name = "GOTO", usage = "GOTO <row> <column>",
   doc = "Walks a shortest path to the position ([row, column], as the text view gives them), " ..
         "around walls and players; impossible when there is no way for 30 ticks in a row.",
+  start = function(a, args) return walk_start("GOTO", args) end,
+  next = function(a, plan) return walk_next(a, plan, arrived_at) end}
+
+-- The high-level actions of the Melting Pot LLM study (seeds/004, §3.1.1): "immobilize
+-- player (name) at (x, y)", "stay put" and "explore (x, y)" ("go to (x, y)" is GOTO).
+local function agent_by_name(word)
+  for b = 0, N - 1 do
+    if polis.agent_name(b):lower() == word:lower() then return b end
+  end
+  if word:match("^%d+$") and tonumber(word) < N then return math.tointeger(tonumber(word)) end
+  return nil
+end
+
+local function agent_names()
+  local names = {}
+  for b = 0, N - 1 do names[#names + 1] = polis.agent_name(b) end
+  return table.concat(names, ", ")
+end
+
+local IMMOBILIZE_TICKS = 60
+
+local function explored(a, plan)
+  local n = #observe(a).apples
+  return string.format("explored %s: %d apple%s in view", pos(plan.x, plan.y), n,
+                       n == 1 and "" or "s")
+end
+
+polis.macro{
+  name = "IMMOBILIZE", usage = "IMMOBILIZE <player> [<row> <column>]",
+  doc = "Chases the player (its position now; [row, column] is where it was seen) and zaps " ..
+        "it when it is in the beam; done when this player's beam hits it, impossible when " ..
+        "it is out of the game or not hit within 60 ticks.",
   start = function(a, args)
-    local r, c = parse_position(args:gsub("^%s*(%-?%d+)%s+(%-?%d+)%s*$", "%1, %2"))
-    if not r then return nil, string.format("GOTO needs a position: <row> <column>, got '%s'", args) end
-    if r < 0 or r >= H or c < 0 or c >= W then
-      return nil, string.format("position [%d, %d] is outside the %d x %d map (rows x columns)",
-                                r, c, H, W)
+    local name, rest = args:match("^%s*(%S+)%s*(.-)%s*$")
+    if not name or name == "" then
+      return nil, string.format("IMMOBILIZE needs a player name (players: %s)", agent_names())
     end
-    if wall[cell_of(c, r)] then return nil, string.format("position [%d, %d] is a wall", r, c) end
-    return {x = c, y = r, stuck = 0}
+    name = name:gsub("[,;:]$", "")
+    local b = agent_by_name(name)
+    if not b then
+      return nil, string.format("IMMOBILIZE: no player named '%s' (players: %s)", name,
+                                agent_names())
+    end
+    if b == a then return nil, "IMMOBILIZE: a player cannot immobilize itself" end
+    rest = rest:gsub("^[Aa][Tt]%s+", ""):gsub("^position%s+", "")
+    if rest ~= "" then
+      local r, c = parse_position(rest:gsub("^%s*(%-?%d+)%s+(%-?%d+)%s*$", "%1, %2"))
+      if not r then
+        return nil, string.format("IMMOBILIZE: '%s' is not a position <row> <column>", rest)
+      end
+      if r < 0 or r >= H or c < 0 or c >= W then
+        return nil, string.format("position [%d, %d] is outside the %d x %d map (rows x " ..
+                                  "columns)", r, c, H, W)
+      end
+    end
+    return {target = b, t0 = polis.tick(), ticks = 0, stuck = 0}
   end,
   next = function(a, plan)
-    if on_map[a] and px[a] == plan.x and py[a] == plan.y then
-      return "done", "arrived at " .. pos(plan.x, plan.y)
+    local b = plan.target
+    local name = polis.agent_name(b)
+    if zapped_by[b] == a and zapped_at[b] >= plan.t0 then
+      return "done", string.format("immobilized %s", name)
+    end
+    plan.ticks = plan.ticks + 1
+    if plan.ticks > IMMOBILIZE_TICKS then
+      return "impossible", string.format("%s was not hit within %d ticks", name,
+                                         IMMOBILIZE_TICKS)
     end
     if not on_map[a] then return "running", 0 end
-    local ok, code = pcall(step_towards, a, plan.x, plan.y)
-    if ok then
-      plan.stuck = 0
-      return "running", ACTION_ID[code]
+    if not on_map[b] then
+      return "impossible", string.format("%s is out of the game", name)
     end
-    plan.stuck = plan.stuck + 1
-    if plan.stuck >= PLAN_PATIENCE then
-      return "impossible", string.format("%s for %d ticks", code, PLAN_PATIENCE)
+    if p.beam_length == 0 then return "impossible", "zapping is off in this game" end
+    if target_in_beam(a, face[a], b) then
+      return "running", cool[a] == 0 and ACTION_ID[FIRE_ZAP] or 0
     end
+    if target_in_beam(a, (face[a] + 1) % 4, b) then return "running", ACTION_ID[TURN_RIGHT] end
+    if target_in_beam(a, (face[a] + 3) % 4, b) then return "running", ACTION_ID[TURN_LEFT] end
+    local ok, code = pcall(step_towards, a, px[b], py[b])
+    if ok and code ~= 0 then return "running", ACTION_ID[code] end
+    -- next to it but not facing it: turn (twice when it is behind)
+    return "running", ACTION_ID[TURN_RIGHT]
+  end}
+
+polis.macro{
+  name = "STAY", usage = "STAY [<ticks>]",
+  doc = "Stays put for the given number of ticks (default 1).",
+  start = function(a, args)
+    local n = 1
+    if args:match("%S") then
+      n = math.tointeger(tonumber((args:gsub("%s*[Pp][Uu][Tt]%s*", ""))))
+      if not n or n < 1 or n > 1000000 then
+        return nil, string.format("STAY takes a number of ticks from 1 to 1000000, got '%s'",
+                                  args)
+      end
+    end
+    return {left = n, n = n}
+  end,
+  next = function(a, plan)
+    if plan.left == 0 then
+      return "done", string.format("stayed %d tick%s", plan.n, plan.n == 1 and "" or "s")
+    end
+    plan.left = plan.left - 1
     return "running", 0
   end}
+
+polis.macro{
+  name = "EXPLORE", usage = "EXPLORE <row> <column>",
+  doc = "Walks to the position to see what is around it; done on arrival (saying how many " ..
+        "apples are in view), impossible when there is no way for 30 ticks in a row.",
+  start = function(a, args) return walk_start("EXPLORE", args) end,
+  next = function(a, plan) return walk_next(a, plan, explored) end}
 
 -- ---- looks (plugin ABI 1.5): what recordings, replays and the viewer draw ----------------------
 

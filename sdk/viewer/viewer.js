@@ -276,6 +276,7 @@ function render() {
     renderEdges();
     renderEvents();
     renderMsgs();
+    renderLLM();
 }
 
 // A side canvas takes its panel's width (its drawing is redone at every render anyway).
@@ -334,7 +335,7 @@ function renderActions() {
             const doc = h.actions[act] ? h.actions[act].doc || '' : '';
             const illegal = s.illegal && s.illegal[i] ? ' <span class="illegal">(illegal)</span>' : '';
             const term = (s.term && s.term[i]) ? ' term' : (s.trunc && s.trunc[i]) ? ' trunc' : '';
-            const m = msgs.filter((x) => x.agent === i).map((x) => `<div class="msg">[${esc(x.kind)}] ${esc(x.text)}</div>`).join('');
+            const m = msgs.filter((x) => x.agent === i).map((x) => `<div class="msg">[${esc(x.kind)}] ${esc(msgSummary(x))}</div>`).join('');
             return `<tr><td style="color:${agentColor(i)}">${esc(name)}</td><td title="${esc(doc)}">${esc(actionName(h, act))}${illegal}${term}</td><td>${esc(s.rewards[i])}</td><td>${m}</td></tr>`;
         }).join('')}</table>`;
 }
@@ -393,7 +394,116 @@ function renderMsgs() {
         for (const m of s.msgs || []) out.push({ tick: s.tick, m });
     }
     $('msgs').innerHTML = out.slice(-200).reverse().map(({ tick, m }) =>
-        `<li class="${tick === st.tick ? 'now' : ''}"><span class="t">${tick}</span><span style="color:${agentColor(m.agent)}">${esc(h.agents[m.agent] ?? m.agent)}</span> [${esc(m.kind)}] <span class="msg">${esc(m.text)}</span></li>`).join('');
+        `<li class="${tick === st.tick ? 'now' : ''}"><span class="t">${tick}</span><span style="color:${agentColor(m.agent)}">${esc(h.agents[m.agent] ?? m.agent)}</span> [${esc(m.kind)}] <span class="msg">${esc(msgSummary(m))}</span></li>`).join('');
+}
+
+// ---- LLM agents (python3 -m polis.llm, docs/llm.md) ----------------------------------------
+// Their recordings carry, per agent and tick, every model call as a message of kind "llm"
+// (JSON: module, prompt, answer, usage, error) and every memory, plan, reflection, refusal
+// and fallback as kind "note" (JSON: type, text); the commands they played are "plan" and
+// "action" messages. The panel adds them up to the current tick.
+
+// The JSON of an "llm" or "note" message, parsed once; null for other kinds or bad JSON.
+function msgJSON(m) {
+    if (m.kind !== 'llm' && m.kind !== 'note') return null;
+    if (m._j === undefined) {
+        try { m._j = JSON.parse(m.text); } catch (e) { m._j = null; }
+    }
+    return m._j;
+}
+
+const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+
+// One line for a message in the tick's table and the message list.
+function msgSummary(m) {
+    const j = msgJSON(m);
+    if (!j) return m.text;
+    if (m.kind === 'note') return `${j.type}: ${cut(String(j.text || ''), 160)}`;
+    const ans = j.error ? `error: ${j.error}` : String(j.answer ?? '');
+    return `${j.module}${j.attempt ? ` (re-ask ${j.attempt})` : ''}: ${cut(ans.replace(/\s+/g, ' '), 160)}`;
+}
+
+// Per agent, up to the current tick: {calls, cached, errors, prompt, completion, latency,
+// cost (null once a call had no price), plan, goals, memory, reflections[], log[]}.
+function llmState() {
+    const h = st.rec.header;
+    const out = h.agents.map(() => ({ calls: 0, cached: 0, errors: 0, prompt: 0, completion: 0, latency: 0, cost: 0, priced: true,
+        plan: null, goals: null, memory: null, reflections: [], log: [] }));
+    let any = false;
+    for (const s of st.ep.steps) {
+        if (s.tick > st.tick) break;
+        for (const m of s.msgs || []) {
+            const j = msgJSON(m);
+            const a = out[m.agent];
+            if (!j || !a) continue;
+            any = true;
+            if (m.kind === 'llm') {
+                a.log.push({ tick: s.tick, j });
+                if (j.error && !j.usage) { a.errors++; continue; }
+                const u = j.usage || {};
+                a.calls++;
+                if (u.cached) a.cached++;
+                if (j.error) a.errors++;
+                a.prompt += u.prompt_tokens || 0;
+                a.completion += u.completion_tokens || 0;
+                if (!u.cached) a.latency += u.latency || 0;
+                if (typeof u.cost === 'number') a.cost += u.cost;
+                else if (!u.cached) a.priced = false;
+            } else if (j.type === 'plan') {
+                a.plan = j.text; a.goals = j.goals || null;
+            } else if (j.type === 'memory') {
+                a.memory = { tick: s.tick, text: j.text };
+            } else if (j.type === 'reflection') {
+                a.reflections.push({ tick: s.tick, text: j.text, questions: j.questions || [] });
+            } else {
+                a.log.push({ tick: s.tick, note: j });
+            }
+        }
+    }
+    return any ? out : null;
+}
+
+// Whether the episode has LLM messages at all.
+function episodeHasLLM() {
+    const ep = st.ep;
+    // only the steps not looked at yet (a followed recording grows)
+    for (let i = ep._llmScanned || 0; i < ep.steps.length && !ep._hasLLM; i++) {
+        ep._hasLLM = (ep.steps[i].msgs || []).some((m) => m.kind === 'llm' || m.kind === 'note');
+    }
+    ep._llmScanned = ep.steps.length;
+    return !!ep._hasLLM;
+}
+
+function renderLLM() {
+    const box = $('llmbox');
+    box.hidden = !episodeHasLLM();
+    if (box.hidden) return;
+    const data = llmState() || st.rec.header.agents.map(() => ({ calls: 0, cached: 0, errors: 0, prompt: 0, completion: 0, latency: 0,
+        cost: 0, priced: true, plan: null, goals: null, memory: null, reflections: [], log: [] }));
+    const h = st.rec.header;
+    const money = (a) => (a.priced ? `$${a.cost.toFixed(4)}` : 'n/a');
+    const tot = data.reduce((t, a) => ({ calls: t.calls + a.calls, cached: t.cached + a.cached, errors: t.errors + a.errors,
+        prompt: t.prompt + a.prompt, completion: t.completion + a.completion, latency: t.latency + a.latency,
+        cost: t.cost + a.cost, priced: t.priced && a.priced }), { calls: 0, cached: 0, errors: 0, prompt: 0, completion: 0, latency: 0, cost: 0, priced: true });
+    const row = (name, a, color) => `<tr><td style="color:${color}">${esc(name)}</td><td>${a.calls}</td><td>${a.cached}</td><td>${a.errors}</td><td>${a.prompt}</td><td>${a.completion}</td><td>${a.latency.toFixed(2)}</td><td>${money(a)}</td></tr>`;
+    $('llmcosts').innerHTML = `<table><tr><th>agent</th><th>calls</th><th>cached</th><th>errors</th><th title="prompt tokens">tok in</th><th title="completion tokens">tok out</th><th title="seconds waiting for the model">secs</th><th>cost</th></tr>${
+        data.map((a, i) => (a.calls || a.errors ? row(h.agents[i], a, agentColor(i)) : '')).join('')}${row('total', tot, 'inherit')}</table>`;
+    const i = st.selected ?? 0;
+    const a = data[i] || data[0];
+    const refl = a.reflections.slice(-3).reverse().map((r) => `<li><span class="t">${r.tick}</span><span class="msg">${esc(r.text)}</span></li>`).join('');
+    const log = a.log.slice(-40).reverse().map((x) => {
+        if (x.note) return `<li class="${x.tick === st.tick ? 'now' : ''}"><span class="t">${x.tick}</span><b>${esc(x.note.type)}</b> <span class="msg">${esc(x.note.text)}</span></li>`;
+        const j = x.j;
+        const ans = j.error ? `error: ${j.error}` + (j.answer ? `\n${j.answer}` : '') : String(j.answer ?? '');
+        return `<li class="${x.tick === st.tick ? 'now' : ''}"><span class="t">${x.tick}</span><b>${esc(j.module)}</b>${j.attempt ? ` re-ask ${j.attempt}` : ''}
+          <details><summary class="msg">${esc(cut(ans.replace(/\s+/g, ' '), 140))}</summary><div class="llmhead">prompt</div><pre class="llmtext">${esc(j.prompt || '')}</pre><div class="llmhead">answer</div><pre class="llmtext">${esc(ans)}</pre></details></li>`;
+    }).join('');
+    $('llmagent').innerHTML = `<div><b style="color:${agentColor(i)}">${esc(h.agents[i])}</b> <span class="dim">(click an agent to choose)</span></div>
+      <div><span class="stat">plan</span><span class="msg" id="llmplan">${esc(a.plan ?? '—')}</span></div>
+      <div><span class="stat">goals</span><span class="msg" id="llmgoals">${esc(a.goals ?? '—')}</span></div>
+      <details><summary class="stat">last memory${a.memory ? ` (tick ${a.memory.tick})` : ''}</summary><pre class="llmtext" id="llmmemory">${esc(a.memory ? a.memory.text : '—')}</pre></details>
+      <div class="stat">reflections (${a.reflections.length})</div><ol id="llmreflections">${refl}</ol>
+      <div class="stat">calls and notes (newest first)</div><ol id="llmlog">${log}</ol>`;
 }
 
 // ---- wiring ------------------------------------------------------------------------------
@@ -474,6 +584,10 @@ window.polisViewer = {
         return [d[0], d[1], d[2]];
     },
     seek(t) { pause(); seek(t); return st.tick; },
+    // the LLM panel: its cost table as text rows, and the selected agent's plan and counts
+    llmRows() { return [...document.querySelectorAll('#llmcosts tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent)); },
+    get llmShown() { return !$('llmbox').hidden; },
+    select(i) { st.selected = i; render(); },
     play, pause,
     view(i) { st.focus = i === null || i === undefined ? null : i; $('viewof').value = st.focus === null ? '' : String(i); render(); },
     open: openURL,

@@ -5,7 +5,8 @@
 # reader's test under node alone instead (recording.test.mjs: no browser, no npm package);
 # with "live", live play through `polis serve --http` (live.test.mjs); with "raster", the
 # viewer's canvas against the frames polis draws in C (raster.test.mjs); with "real", the
-# viewer on recordings of real games that real.test.mjs makes with `polis run --record`.
+# viewer on recordings of real games that real.test.mjs makes with `polis run --record`; with
+# "llm", the viewer's LLM panel on a recording of polis.llm's agents (llm.test.mjs).
 # Exits 77 (CTest: skipped), saying why, only when chromium or node is not installed; a
 # missing playwright-core is installed from package-lock.json (npm ci) and is a failure if
 # that fails.
@@ -43,6 +44,13 @@ if [ "${4:-}" = real ]; then
 fi
 if [ "${4:-}" = live ]; then
     POLIS="$POLIS" SRC="$SRC" CHROMIUM="$CHROMIUM" exec node --test live.test.mjs
+fi
+if [ "${4:-}" = llm ]; then
+    # llm.test.mjs: a recording of polis.llm's agents against the mock model
+    rm -rf "$TMP" && mkdir -p "$TMP" || exit 1
+    /usr/bin/python3 make_llm_fixture.py "$TMP" "$SRC" "$(dirname "$POLIS")/libpolis.so" || exit 1
+    "$POLIS" run "$SRC/rulesets/gather/gather.json" --steps 5 --record "$TMP/plain.jsonl" >/dev/null || exit 1
+    POLIS="$POLIS" FIXTURES="$TMP" CHROMIUM="$CHROMIUM" exec node --test --test-concurrency=1 llm.test.mjs
 fi
 if [ "${4:-}" = raster ]; then
     POLIS="$POLIS" SRC="$SRC" CHROMIUM="$CHROMIUM" exec node --test --test-concurrency=1 raster.test.mjs

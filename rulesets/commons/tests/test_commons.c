@@ -876,9 +876,12 @@ static void test_plans(void)
     free(json);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_INT(polis_env_n_macros(env), 2);
+    CHECK_EQ_INT(polis_env_n_macros(env), 5);
     CHECK_EQ_STR(polis_env_macro_usage(env, 0), "HARVEST [<n>]");
     CHECK_EQ_STR(polis_env_macro_usage(env, 1), "GOTO <row> <column>");
+    CHECK_EQ_STR(polis_env_macro_usage(env, 2), "IMMOBILIZE <player> [<row> <column>]");
+    CHECK_EQ_STR(polis_env_macro_usage(env, 3), "STAY [<ticks>]");
+    CHECK_EQ_STR(polis_env_macro_usage(env, 4), "EXPLORE <row> <column>");
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
     polis_plan_state st;
     char why[256];
@@ -910,6 +913,16 @@ static void test_plans(void)
         {"GOTO north", "GOTO needs a position: <row> <column>, got 'north'"},
         {"GOTO 0 0", "position [0, 0] is a wall"},
         {"GOTO 9 2", "position [9, 2] is outside the 6 x 7 map (rows x columns)"},
+        {"IMMOBILIZE", "IMMOBILIZE needs a player name (players: agent_0, agent_1)"},
+        {"IMMOBILIZE bob", "IMMOBILIZE: no player named 'bob' (players: agent_0, agent_1)"},
+        {"IMMOBILIZE agent_0", "IMMOBILIZE: a player cannot immobilize itself"},
+        {"IMMOBILIZE agent_1 at north", "IMMOBILIZE: 'north' is not a position <row> <column>"},
+        {"IMMOBILIZE agent_1 9 9", "position [9, 9] is outside the 6 x 7 map"},
+        {"STAY 0", "STAY takes a number of ticks from 1 to 1000000, got '0'"},
+        {"STAY long", "STAY takes a number of ticks from 1 to 1000000, got 'long'"},
+        {"EXPLORE", "EXPLORE needs a position: <row> <column>, got ''"},
+        {"EXPLORE 0 0", "position [0, 0] is a wall"},
+        {"EXPLORE 2 9", "position [2, 9] is outside the 6 x 7 map (rows x columns)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_EQ_INT(polis_env_plan_start(env, 0, bad[i].command), POLIS_ERR_ACTION);
@@ -920,6 +933,127 @@ static void test_plans(void)
     CHECK_EQ_INT(polis_env_plan_start(env, 0, "GOTO (2, 3)"), POLIS_OK);
     CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), 2);
     CHECK_EQ_STR(why, "arrived at [2, 3]");
+    polis_env_destroy(env);
+}
+
+/* The Melting Pot LLM study's high-level actions (IMMOBILIZE, STAY, EXPLORE), the welfare
+ * statistics, the bots' cadence (bot_every) and the end when the apples run out. */
+/* Starts `command` for player 0 and runs it: it must end after `steps` steps in `state`,
+ * saying `want`. */
+static void check_plan(polis_env *env, const char *command, int steps, polis_plan_state state,
+                       const char *want)
+{
+    polis_plan_state st;
+    char why[256];
+    CHECK_EQ_INT(polis_env_plan_start(env, 0, command), POLIS_OK);
+    CHECK_EQ_INT(run_plan(env, 0, 20, &st, why, sizeof why), steps);
+    CHECK_EQ_INT(st, state);
+    CHECK_EQ_STR(why, want);
+}
+
+static void test_study_plans(void)
+{
+    /* player 0 at [3, 1] and player 1 at [3, 4], both facing north; one apple at [1, 2] */
+    char *json = scenario(2, 200,
+                          "{\"map\": \"WWWWWWW\\nW.A.W.W\\nW....WW\\nW0..1.W\\nWP....W\\nWWWWWWW\", "
+                          "\"facing\": \"north\", \"shuffle_order\": false, \"respawn_delay\": 4, "
+                          "\"end_min_steps\": 1000000, \"regrowth_p1\": 0, \"regrowth_p2\": 0, "
+                          "\"regrowth_p3\": 0}",
+                          false);
+    polis_env *env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    /* turn right (east): agent_1 is 3 cells ahead, in the beam; fire; the hit ends it */
+    check_plan(env, "IMMOBILIZE agent_1 at [3, 4]", 2, POLIS_PLAN_DONE, "immobilized agent_1");
+    /* agent_1 is off the map now: chasing it is impossible */
+    check_plan(env, "immobilize AGENT_1", 0, POLIS_PLAN_IMPOSSIBLE, "agent_1 is out of the game");
+    char *m = render(env, 0, "metrics");
+    CHECK_CONTAINS(m, "\"focal\":{\"last_apple_ratio\":null,\"last_apples\":0,\"zapped\":1,"
+                      "\"zaps\":1,\"zaps_landed\":1}");
+    CHECK_CONTAINS(m, "\"background\":null");
+    CHECK_CONTAINS(m, "{\"agent\":\"agent_0\",\"last_apple_approach\":null,\"last_apple_near\":null,"
+                      "\"last_apples\":0,\"return\":0,\"role\":\"focal\",\"zapped\":0,"
+                      "\"zapped_by\":{},\"zaps\":1,\"zaps_landed\":1}");
+    CHECK_CONTAINS(m, "\"zapped\":1,\"zapped_by\":{\"agent_0\":1},\"zaps\":0");
+    CHECK_CONTAINS(m, "\"apples_mean\":1");
+    polis_free(m);
+
+    check_plan(env, "STAY 3", 3, POLIS_PLAN_DONE, "stayed 3 ticks");
+    check_plan(env, "stay", 1, POLIS_PLAN_DONE, "stayed 1 tick");
+    check_plan(env, "EXPLORE 2 3", 3, POLIS_PLAN_DONE, "explored [2, 3]: 1 apple in view");
+    /* the last apple of its patch, eaten: a last apple in the welfare statistics */
+    check_plan(env, "HARVEST", 2, POLIS_PLAN_DONE, "ate 1 apple");
+    m = render(env, 0, "metrics");
+    CHECK_CONTAINS(m, "\"focal\":{\"last_apple_ratio\":null,\"last_apples\":1,");
+    polis_free(m);
+
+    polis_env_destroy(env);
+
+    /* bot_every 2: the game's bot (agent 1) moves on steps 0, 2, 4 and waits on 1, 3; the
+     * episode ends (everyone terminated) once its last apple is eaten */
+    json = scenario(2, 200,
+                    "{\"map\": \"WWWWWWWWW\\nW0.....PW\\nW......1W\\nWA......W\\nWWWWWWWWW\", "
+                    "\"facing\": \"west\", \"shuffle_order\": false, \"background\": \"1\", "
+                    "\"background_bot\": \"pacifist\", \"bot_every\": 2, "
+                    "\"end_when_no_apples\": true, \"end_min_steps\": 1000000, "
+                    "\"regrowth_p1\": 0, \"regrowth_p2\": 0, \"regrowth_p3\": 0}",
+                    false);
+    env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    const char *want[] = {"[2,6]", "[2,6]", "[2,5]", "[2,5]", "[2,4]"};
+    for (int t = 0; t < 5; t++) {
+        set_all(env, 0);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        char *j = render(env, 1, "json");
+        char pos[64];
+        snprintf(pos, sizeof pos, "\"position\":%s", want[t]);
+        CHECK_CONTAINS(j, pos);
+        polis_free(j);
+    }
+    CHECK(!io->terminations[0]);
+    int steps = 5;
+    while (!polis_env_done(env) && steps < 100) {
+        set_all(env, 0);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        steps++;
+    }
+    CHECK(polis_env_done(env));
+    CHECK(io->terminations[0] && io->terminations[1]);
+    m = render(env, 0, "metrics");
+    CHECK_CONTAINS(m, "\"remaining\":0");
+    CHECK_CONTAINS(m, "\"background\":{\"last_apple_ratio\":null,\"last_apples\":1,");
+    polis_free(m);
+    polis_env_destroy(env);
+
+    /* study_metrics: player 0 steps away from the only apple (the last of its tree), then
+     * walks to it and eats it: 5 steps began with it nearest, 4 got closer */
+    json = scenario(1, 200,
+                    "{\"map\": \"WWWWWWW\\nW.0..AW\\nWP....W\\nWWWWWWW\", \"facing\": \"east\", "
+                    "\"study_metrics\": true, \"end_min_steps\": 1000000, \"regrowth_p1\": 0, "
+                    "\"regrowth_p2\": 0, \"regrowth_p3\": 0}",
+                    false);
+    env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    io = polis_env_io(env);
+    const int32_t walk[] = {2, 1, 1, 1, 1, 1}; /* backward, then forward (the last: no apple) */
+    for (size_t t = 0; t < sizeof walk / sizeof walk[0]; t++) {
+        io->actions[0] = walk[t];
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    }
+    m = render(env, 0, "metrics");
+    CHECK_CONTAINS(m, "\"last_apple_approach\":4,\"last_apple_near\":5,\"last_apples\":1");
+    CHECK_CONTAINS(m, "\"focal\":{\"last_apple_approach\":4,\"last_apple_near\":5,"
+                      "\"last_apple_ratio\":0.8,");
+    polis_free(m);
     polis_env_destroy(env);
 }
 
@@ -935,5 +1069,6 @@ int main(void)
     test_metrics_and_bots();
     test_failing_allocator();
     test_plans();
+    test_study_plans();
     CHECK_DONE();
 }

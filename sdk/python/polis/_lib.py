@@ -185,6 +185,7 @@ PROTOTYPES = {
     "polis_recorder_open": (c_status, [_cp, c_env_p, _P(RecordInfo), _P(_vp), _P(CreateError)]),
     "polis_recorder_begin_episode": (c_status, [_vp, _u64]),
     "polis_recorder_step": (c_status, [_vp]),
+    "polis_recorder_msg": (c_status, [_vp, _i32, _cp, _cp]),
     "polis_recorder_end_episode": (c_status, [_vp, _cp]),
     "polis_recorder_close": (c_status, [_vp]),
     "polis_recorder_error": (_cp, [_vp]),

@@ -303,6 +303,51 @@ class Env(_BufferOwner):
             raise error_for(st, _decode(err.message) or self._lib.status_name(st))
         self._h.rec = out.value
 
+    def record_msg(self, agent, kind, text):
+        """Adds a message to the recording's next step line (``"msgs"``, docs/recording.md):
+        what ``agent`` was told, answered or decided before the next ``step``. ``polis replay
+        --verify`` re-derives the step's actions from messages of kind ``"action"`` (a text
+        action, parsed as the server parses it; it ends the agent's plan) and ``"plan"`` (a
+        plan command, started before the step), exactly as `polis serve --record` writes
+        them; other kinds (``"text"``, and the LLM runner's ``"llm"`` and ``"note"``) are kept
+        as free text. StateError when the env records nothing."""
+        h = self._h
+        if h.rec is None:
+            raise StateError("record_msg: this env has no recording (Env(..., record=FILE))")
+        if not isinstance(kind, str) or not isinstance(text, str):
+            raise InvalidArgumentError("record_msg: kind and text must be strings")
+        self._record_check(self._lib.recorder_msg(h.rec, self.agent_id(agent), kind.encode(),
+                                                  text.encode("utf-8")))
+
+    def record_end(self, metrics=None):
+        """Writes the running episode's end line now (instead of at the next ``reset`` or
+        ``close``), with ``metrics`` (a dict) in it: the game's ``"metrics"`` rendering merged
+        into one object, as `polis eval` writes it and `polis replay --verify` re-derives it
+        (:meth:`episode_metrics`). No-op when nothing is being recorded."""
+        h = self._h
+        if h.rec is None or not h.rec_episode:
+            return
+        h.rec_episode = False
+        text = json.dumps(metrics, separators=(",", ":")) if metrics is not None else None
+        self._record_check(self._lib.recorder_end_episode(
+            h.rec, text.encode("utf-8") if text is not None else None))
+
+    def episode_metrics(self):
+        """The game's ``"metrics"`` rendering (every plugin's object, merged; the first one
+        wins a name two use) as a dict, or None when no plugin renders metrics."""
+        if "metrics" not in (self.render_formats or ()):
+            return None
+        text = self.render(0, "metrics")
+        dec, out, i = json.JSONDecoder(), {}, 0
+        while True:
+            while i < len(text) and text[i] in " \t\r\n":
+                i += 1
+            if i >= len(text):
+                return out
+            obj, i = dec.raw_decode(text, i)
+            for k, v in obj.items():
+                out.setdefault(k, v)
+
     def close(self):
         """Ends the env (idempotent); a recording is completed and closed now."""
         if not self._h.closed:
