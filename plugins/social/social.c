@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "polis/kit.h"
 #include "social_internal.h"
 
 /* ---- hooks ----------------------------------------------------------------------------------- */
@@ -367,26 +368,8 @@ static void family_doc_cb(polis_ctx *ctx, void *ud, int32_t index, char *buf, si
 static polis_status register_families(social *s)
 {
     polis_status st;
-    const polis_host *h = s->h;
-    bool has_families = h->struct_size >= offsetof(polis_host, action_family) +
-                                               sizeof h->action_family &&
-                        h->action_family;
     for (int32_t i = 0; i < s->n_fams; i++) {
         soc_family *f = &s->fams[i];
-        if (!has_families) {
-            /* an engine before host->action_family: one action (and one legal call) each */
-            for (int32_t t = 0; t < f->n_actions; t++) {
-                char name[96], doc[256];
-                snprintf(name, sizeof name, "%s_%d", f->name, t);
-                family_doc(s, f, t, doc, sizeof doc);
-                polis_action_def one = {.name = name, .doc = doc, .handler = family_act,
-                                        .legal = family_legal, .arg = t, .ud = f};
-                int32_t id;
-                if ((st = s->h->action(s->ctx, &one, &id))) return st;
-                if (t == 0) f->first_action = id;
-            }
-            continue;
-        }
         polis_action_family_def def = {.prefix = f->name, .count = f->n_actions,
                                        .doc = family_doc_cb, .handler = family_act,
                                        .legal_row = family_legal_row, .ud = f};
@@ -680,18 +663,19 @@ static int64_t ex_revision(polis_ctx *ctx)
 }
 
 static const polis_export social_exports[] = {
-    {"allow", "i32(ctx,i32,i32,bool)", (void (*)(void))ex_allow,
-     "gate family f (-1 all) for agent a (-1 all): allow(a, f, on) -> status"},
-    {"family", "i32(ctx,str)", (void (*)(void))ex_family, "a family's index by name, -1 if none"},
-    {"attr", "i32(ctx,str)", (void (*)(void))ex_attr,
-     "interns an attribute name, -1 if invalid or the table is full"},
-    {"get", "f64(ctx,i32,i32,str)", (void (*)(void))ex_get,
-     "get(from, to, attr): the value, NaN when absent (nodes: agents, then P + group)"},
-    {"set", "i32(ctx,i32,i32,str,f64)", (void (*)(void))ex_set,
-     "set(from, to, attr, value) -> status"},
-    {"remove", "i32(ctx,i32,i32,str)", (void (*)(void))ex_remove,
-     "remove(from, to, attr): attr and everything below it -> status"},
-    {"revision", "i64(ctx)", (void (*)(void))ex_revision, "graph revision (changes count)"},
+    POLIS_EXPORT_FN("allow", "i32(ctx,i32,i32,bool)", ex_allow,
+                    "gate family f (-1 all) for agent a (-1 all): allow(a, f, on) -> status"),
+    POLIS_EXPORT_FN("family", "i32(ctx,str)", ex_family, "a family's index by name, -1 if none"),
+    POLIS_EXPORT_FN("attr", "i32(ctx,str)", ex_attr,
+                    "interns an attribute name, -1 if invalid or the table is full"),
+    POLIS_EXPORT_FN(
+        "get", "f64(ctx,i32,i32,str)", ex_get,
+        "get(from, to, attr): the value, NaN when absent (nodes: agents, then P + group)"),
+    POLIS_EXPORT_FN("set", "i32(ctx,i32,i32,str,f64)", ex_set,
+                    "set(from, to, attr, value) -> status"),
+    POLIS_EXPORT_FN("remove", "i32(ctx,i32,i32,str)", ex_remove,
+                    "remove(from, to, attr): attr and everything below it -> status"),
+    POLIS_EXPORT_FN("revision", "i64(ctx)", ex_revision, "graph revision (changes count)"),
 };
 
 /* ---- lifecycle ------------------------------------------------------------------------------- */
@@ -719,12 +703,10 @@ static polis_status register_events(social *s)
     return POLIS_OK;
 }
 
-/* Declares field id's range [lo, hi] (plugin ABI 1.4; nothing on an older engine). */
+/* Declares field id's range [lo, hi] (plugin ABI 1.4). */
 static polis_status obs_range(social *s, int32_t id, double lo, double hi)
 {
-    const polis_host *h = s->h;
-    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK;
-    return h->obs_range(s->ctx, id, -1, 1, &lo, &hi);
+    return s->h->obs_range(s->ctx, id, -1, 1, &lo, &hi);
 }
 
 static polis_status register_observations(social *s)
@@ -758,12 +740,6 @@ static polis_status register_observations(social *s)
     return POLIS_OK;
 }
 
-static bool host_has_views(const polis_host *h)
-{
-    return h->struct_size >= offsetof(polis_host, action_parser) + sizeof h->action_parser &&
-           h->renderer && h->text_append && h->text_printf;
-}
-
 static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void *params,
                                 void **state)
 {
@@ -791,11 +767,9 @@ static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void 
     fill_api(s);
     if ((st = h->service_provide(ctx, POLIS_SOCIAL_SERVICE, &s->api))) return st;
     if ((st = soc_register_looks(s))) return st;
-    if (host_has_views(h)) {
-        if ((st = h->renderer(ctx, "json", soc_render_json, s)) ||
-            (st = h->renderer(ctx, "text", soc_render_text, s)))
-            return st;
-    }
+    if ((st = h->renderer(ctx, "json", soc_render_json, s)) ||
+        (st = h->renderer(ctx, "text", soc_render_text, s)))
+        return st;
     return POLIS_OK;
 }
 
@@ -810,50 +784,42 @@ static void social_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def social_params[] = {
-    {"max_groups", POLIS_PARAM_INT, offsetof(soc_params, max_groups), -1, 65536, -1, NULL,
-     "group ids per graph (group nodes in the observations); -1: the most groups a structure "
-     "creates (at least the agent count with merge_relation_to_group)",
-     false},
-    {"max_edges", POLIS_PARAM_INT, offsetof(soc_params, max_edges), 0, 16777216, 0, NULL,
-     "edge capacity; 0: min(P x (P + max_groups), max(262144, the largest structure))", false},
-    {"max_attrs", POLIS_PARAM_INT, offsetof(soc_params, max_attrs), 16, 65536, 256, NULL,
-     "distinct attribute names", false},
-    {"max_edge_attrs", POLIS_PARAM_INT, offsetof(soc_params, max_edge_attrs), 0, 64, 0, NULL,
-     "attributes per edge; 0: 8 + communication_length", false},
-    {"communication_length", POLIS_PARAM_INT, offsetof(soc_params, communication_length), 0,
-     1024, 0, NULL, "words per message (AdaSociety's static.communication_length)", false},
-    {"social_state", POLIS_PARAM_BOOL, offsetof(soc_params, social_state), 0, 1, 0, NULL,
-     "add the dense int8 [P+G, P+G] social_state observation (O((P+G)^2) per agent)", false},
-    {"player_id", POLIS_PARAM_BOOL, offsetof(soc_params, player_id), 0, 1, 1, NULL,
-     "add the int8 [P+G] player_id one-hot observation", false},
-    {"priority", POLIS_PARAM_INT, offsetof(soc_params, priority), -1000000, 1000000, 0, NULL,
-     "priority of the plugin's hooks and of its reward transform", false},
-    {"social", POLIS_PARAM_JSON, offsetof(soc_params, social), 0, 0, 0, NULL,
-     "initial graph {relations, groups}: AdaSociety's static.social", false},
-    {"social_schedule", POLIS_PARAM_JSON, offsetof(soc_params, social_schedule), 0, 0, 0, NULL,
-     "{\"<step>\": {relations, groups}}: snapshots that replace the graph", false},
-    {"pre_updates", POLIS_PARAM_JSON, offsetof(soc_params, pre_updates), 0, 0, 0, NULL,
-     "rule functions run before the actions", false},
-    {"post_updates", POLIS_PARAM_JSON, offsetof(soc_params, post_updates), 0, 0, 0, NULL,
-     "rule functions run after the actions (split_score_to_group shares rewards)", false},
-    {"actions", POLIS_PARAM_JSON, offsetof(soc_params, actions), 0, 0, 0, NULL,
-     "social action families: [{\"family\": ..., ...}]", false},
+    POLIS_P_INT(
+        soc_params, "max_groups", max_groups, -1, 65536, -1,
+        "group ids per graph (group nodes in the observations); -1: the most groups a structure "
+        "creates (at least the agent count with merge_relation_to_group)"),
+    POLIS_P_INT(soc_params, "max_edges", max_edges, 0, 16777216, 0,
+                "edge capacity; 0: min(P x (P + max_groups), max(262144, the largest structure))"),
+    POLIS_P_INT(soc_params, "max_attrs", max_attrs, 16, 65536, 256, "distinct attribute names"),
+    POLIS_P_INT(soc_params, "max_edge_attrs", max_edge_attrs, 0, 64, 0,
+                "attributes per edge; 0: 8 + communication_length"),
+    POLIS_P_INT(soc_params, "communication_length", communication_length, 0, 1024, 0,
+                "words per message (AdaSociety's static.communication_length)"),
+    POLIS_P_BOOL(soc_params, "social_state", social_state, false,
+                 "add the dense int8 [P+G, P+G] social_state observation (O((P+G)^2) per agent)"),
+    POLIS_P_BOOL(soc_params, "player_id", player_id, true,
+                 "add the int8 [P+G] player_id one-hot observation"),
+    POLIS_P_INT(soc_params, "priority", priority, -1000000, 1000000, 0,
+                "priority of the plugin's hooks and of its reward transform"),
+    POLIS_P_JSON(soc_params, "social", social,
+                 "initial graph {relations, groups}: AdaSociety's static.social"),
+    POLIS_P_JSON(soc_params, "social_schedule", social_schedule,
+                 "{\"<step>\": {relations, groups}}: snapshots that replace the graph"),
+    POLIS_P_JSON(soc_params, "pre_updates", pre_updates, "rule functions run before the actions"),
+    POLIS_P_JSON(soc_params, "post_updates", post_updates,
+                 "rule functions run after the actions (split_score_to_group shares rewards)"),
+    POLIS_P_JSON(soc_params, "actions", actions,
+                 "social action families: [{\"family\": ..., ...}]"),
 };
 
 static const polis_plugin_desc social_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "social",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("social", 5),
     .version = "1.0.0",
     .doc = "AdaSociety's social graph: relations, groups, social actions, reward sharing",
-    .params = social_params,
-    .n_params = (int32_t)(sizeof social_params / sizeof social_params[0]),
-    .params_size = sizeof(soc_params),
+    POLIS_DESC_PARAMS(social_params, soc_params),
     .init = social_init,
     .destroy = social_destroy,
-    .exports = social_exports,
-    .n_exports = (int32_t)(sizeof social_exports / sizeof social_exports[0]),
+    POLIS_DESC_EXPORTS(social_exports),
 };
 
 POLIS_PLUGIN(social_desc)

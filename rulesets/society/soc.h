@@ -323,7 +323,6 @@ typedef struct soc {
     int8_t *g_first;     /* [window] first move of the shortest path */
     int32_t *g_queue;    /* [window] */
     int32_t g_win_h, g_win_v;
-    bool g_has_rng;      /* the host has policy_rng */
 
     /* ---- plans (plan.c): the macro actions; full-map search arrays, sized at start ---- */
     int32_t *p_dist;  /* [cells] BFS distance, -1 not reached */
