@@ -208,4 +208,51 @@ static inline long test_create_sweep(const char *path, long *out_total, long *ou
     return bad;
 }
 
+/* A deterministic policy: uniform over each agent's legal actions, drawn from a generator
+ * of its own (not the env's), so the policy does not perturb the env stream. */
+static inline void test_uniform_policy(polis_env *env, polis_rng *r)
+{
+    const polis_io *io = polis_env_io(env);
+    for (int32_t a = 0; a < io->n_agents; a++) {
+        const uint8_t *m = io->masks + (size_t)a * (size_t)io->n_actions;
+        int32_t legal[64], n = 0;
+        for (int32_t k = 0; k < io->n_actions && n < 64; k++)
+            if (m[k]) legal[n++] = k;
+        io->actions[a] = legal[polis_rng_below(r, (uint32_t)n)];
+    }
+}
+
+/* A seeded trajectory of a scenario file under test_uniform_policy: `steps` steps (an
+ * episode that ends is reset with seed + the step number), every step's state hash folded
+ * into one. 0 on any failure (printed); *ret, when given, is the summed reward. The golden
+ * hashes of the kernel (tests/unit/test_determinism.c) and of games (their tests) are such
+ * trajectories. */
+static inline uint64_t test_trajectory(const char *path, uint64_t seed, int steps, float *ret)
+{
+    polis_env *env = test_env_file(path, NULL);
+    if (!env) return 0;
+    polis_rng r;
+    polis_rng_seed(&r, seed, 99);
+    uint64_t h = 0;
+    float total = 0;
+    if (polis_env_reset(env, seed) != POLIS_OK) {
+        polis_env_destroy(env);
+        return 0;
+    }
+    for (int t = 0; t < steps; t++) {
+        if (polis_env_done(env)) polis_env_reset(env, seed + (uint64_t)t);
+        test_uniform_policy(env, &r);
+        if (polis_env_step(env) != POLIS_OK) {
+            fprintf(stderr, "step: %s\n", polis_env_error(env));
+            polis_env_destroy(env);
+            return 0;
+        }
+        for (int32_t a = 0; a < polis_env_n_agents(env); a++) total += polis_env_io(env)->rewards[a];
+        h = h * 31 + polis_env_state_hash(env);
+    }
+    polis_env_destroy(env);
+    if (ret) *ret = total;
+    return h;
+}
+
 #endif
