@@ -17,9 +17,9 @@
 
 /* What the scenario can set (the plugin's parameter table in game.c fills it). */
 typedef struct orchard_params {
-    int64_t trees;  /* trees planted at reset */
-    int64_t ripen;  /* steps a picked tree needs to bear fruit again */
-    double value;   /* reward per fruit */
+    int64_t trees; /* trees planted at reset */
+    int64_t ripen; /* steps a picked tree needs to bear fruit again */
+    double value;  /* reward per fruit */
 } orchard_params;
 
 /* The actions besides the kernel's noop, in the order game.c registers them. */
@@ -29,10 +29,10 @@ typedef struct orchard_core {
     orchard_params p;
     int32_t n_agents, width, height;
     /* [height * width] each, owned by the caller */
-    int32_t *tree;  /* 0 no tree; else 1 + steps until ripe (1: ripe now) */
-    int32_t *agent; /* 0 empty; else agent id + 1 */
-    int32_t *x, *y; /* [n_agents] positions */
-    float *reward;  /* [n_agents] this step */
+    int32_t *tree;   /* 0 no tree; else 1 + steps until ripe (1: ripe now) */
+    int32_t *agent;  /* 0 empty; else agent id + 1 */
+    int32_t *x, *y;  /* [n_agents] positions */
+    float *reward;   /* [n_agents] this step */
     int32_t *picked; /* [n_agents] fruit picked this episode */
 } orchard_core;
 

@@ -88,16 +88,24 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
                                                       "move to x+1", "pick the ripe fruit here"};
     polis_status st;
     for (int32_t a = 0; a < ORCHARD_ACTIONS; a++) {
-        polis_action_def def = {.name = names[a], .doc = docs[a], .handler = act,
-                                .legal = legal, .arg = a, .ud = o};
+        polis_action_def def = {
+            .name = names[a], .doc = docs[a], .handler = act, .legal = legal, .arg = a, .ud = o};
         if ((st = h->action(ctx, &def, &o->act[a]))) return st;
     }
     polis_obs_def around = {.name = "around",
                             .doc = "the 3x3 cells around: 0 nothing, 1 tree, 2 ripe tree, 3 agent",
-                            .dtype = POLIS_DTYPE_I8, .ndim = 2, .shape = {3, 3},
-                            .write = write_around, .ud = o};
-    polis_obs_def position = {.name = "position", .doc = "own (x, y)", .dtype = POLIS_DTYPE_I32,
-                              .ndim = 1, .shape = {2}, .write = write_position, .ud = o};
+                            .dtype = POLIS_DTYPE_I8,
+                            .ndim = 2,
+                            .shape = {3, 3},
+                            .write = write_around,
+                            .ud = o};
+    polis_obs_def position = {.name = "position",
+                              .doc = "own (x, y)",
+                              .dtype = POLIS_DTYPE_I32,
+                              .ndim = 1,
+                              .shape = {2},
+                              .write = write_position,
+                              .ud = o};
     static const polis_field_def picked[] = {
         {"agent", POLIS_FIELD_I32}, {"x", POLIS_FIELD_I32}, {"y", POLIS_FIELD_I32}};
     if ((st = h->observation(ctx, &around, &o->obs_around)) ||

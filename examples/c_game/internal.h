@@ -15,7 +15,7 @@ typedef struct orchard {
     int32_t act[ORCHARD_ACTIONS]; /* action ids */
     int32_t ev_picked;            /* "fruit.picked" {agent, x, y} */
     int32_t obs_around, obs_position;
-    const polis_json_api *json;   /* for JSON actions */
+    const polis_json_api *json;                              /* for JSON actions */
     int32_t kind_tree, kind_fruit, layer_trees, stat_picked; /* looks */
 } orchard;
 

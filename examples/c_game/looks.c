@@ -12,7 +12,9 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     for (int32_t y = 0; y < g->height; y++)
         for (int32_t x = 0; x < g->width; x++) {
             int32_t t = g->tree[y * g->width + x];
-            if (t) tiles[(size_t)y * (size_t)sc->width + (size_t)x] = t == 1 ? o->kind_fruit : o->kind_tree;
+            if (t)
+                tiles[(size_t)y * (size_t)sc->width + (size_t)x] =
+                    t == 1 ? o->kind_fruit : o->kind_tree;
         }
     for (int32_t a = 0; a < g->n_agents; a++) {
         sc->agents[a].x = g->x[a];

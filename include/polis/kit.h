@@ -50,8 +50,8 @@ extern "C" {
 /* The head every descriptor starts with. `minor` is the oldest host ABI minor the plugin
  * needs (plugin.h, "Versions"): the newest "ABI 1.N" slot it uses, written as a number. */
 #define POLIS_DESC_HEAD(plugin_name, minor)                                                        \
-    .abi_major = POLIS_ABI_MAJOR, .struct_size = sizeof(polis_plugin_desc),                        \
-    .name = (plugin_name), .abi_minor = (minor)
+    .abi_major = POLIS_ABI_MAJOR, .struct_size = sizeof(polis_plugin_desc), .name = (plugin_name), \
+    .abi_minor = (minor)
 
 /* A parameter table and the struct it fills. */
 #define POLIS_DESC_PARAMS(table, params_type)                                                      \
@@ -61,7 +61,10 @@ extern "C" {
 #define POLIS_DESC_EXPORTS(table) .exports = (table), .n_exports = POLIS_COUNT(table)
 
 /* One export: its name, signature (docs/ffi.md), the function, one line of doc. */
-#define POLIS_EXPORT_FN(export_name, signature, fn, doc) {(export_name), (signature), (void (*)(void))(fn), (doc)}
+#define POLIS_EXPORT_FN(export_name, signature, fn, doc)                                           \
+    {                                                                                              \
+        (export_name), (signature), (void (*)(void))(fn), (doc)                                    \
+    }
 
 /* ---- parameter tables ------------------------------------------------------------------- */
 
@@ -70,33 +73,43 @@ extern "C" {
 #define POLIS_KIT_FIELD(S, field, T) offsetof(S, field)
 #else
 #define POLIS_KIT_FIELD(S, field, T)                                                               \
-    (offsetof(S, field) +                                                                          \
-     0 * sizeof(struct {                                                                           \
-         _Static_assert(_Generic(((S *)0)->field, T: 1, default: 0),                               \
-                        "parameter field " #field " must be of type " #T);                         \
-         int polis_kit_unused;                                                                     \
-     }))
+    (offsetof(S, field) + 0 * sizeof(struct {                                                      \
+                              _Static_assert(_Generic(((S *)0)->field, T : 1, default : 0),        \
+                                             "parameter field " #field " must be of type " #T);    \
+                              int polis_kit_unused;                                                \
+                          }))
 #endif
 
 /* An integer parameter in [lo, hi] (stored as int64_t), default def. */
 #define POLIS_P_INT(S, key, field, lo, hi, def, doc)                                               \
-    {(key), POLIS_PARAM_INT, POLIS_KIT_FIELD(S, field, int64_t), (lo), (hi), (def), NULL, (doc), false}
+    {                                                                                              \
+        (key), POLIS_PARAM_INT, POLIS_KIT_FIELD(S, field, int64_t), (lo), (hi), (def), NULL,       \
+            (doc), false                                                                           \
+    }
 /* A number in [lo, hi] (stored as double), default def. */
 #define POLIS_P_DOUBLE(S, key, field, lo, hi, def, doc)                                            \
-    {(key), POLIS_PARAM_DOUBLE, POLIS_KIT_FIELD(S, field, double), (lo), (hi), (def), NULL, (doc),  \
-     false}
+    {                                                                                              \
+        (key), POLIS_PARAM_DOUBLE, POLIS_KIT_FIELD(S, field, double), (lo), (hi), (def), NULL,     \
+            (doc), false                                                                           \
+    }
 /* A bool, default def (true or false). */
 #define POLIS_P_BOOL(S, key, field, def, doc)                                                      \
-    {(key), POLIS_PARAM_BOOL, POLIS_KIT_FIELD(S, field, bool), 0, 1, (def) ? 1 : 0, NULL, (doc),    \
-     false}
+    {                                                                                              \
+        (key), POLIS_PARAM_BOOL, POLIS_KIT_FIELD(S, field, bool), 0, 1, (def) ? 1 : 0, NULL,       \
+            (doc), false                                                                           \
+    }
 /* A string (stored as const char *, owned by the env), default def (may be NULL). */
 #define POLIS_P_STRING(S, key, field, def, doc)                                                    \
-    {(key), POLIS_PARAM_STRING, POLIS_KIT_FIELD(S, field, const char *), 0, 0, 0, (def), (doc),     \
-     false}
+    {                                                                                              \
+        (key), POLIS_PARAM_STRING, POLIS_KIT_FIELD(S, field, const char *), 0, 0, 0, (def), (doc), \
+            false                                                                                  \
+    }
 /* Any JSON value (stored as const polis_json *, readable during init and start). */
 #define POLIS_P_JSON(S, key, field, doc)                                                           \
-    {(key), POLIS_PARAM_JSON, POLIS_KIT_FIELD(S, field, const polis_json *), 0, 0, 0, NULL, (doc),  \
-     false}
+    {                                                                                              \
+        (key), POLIS_PARAM_JSON, POLIS_KIT_FIELD(S, field, const polis_json *), 0, 0, 0, NULL,     \
+            (doc), false                                                                           \
+    }
 
 /* ---- text for views (renderers) -------------------------------------------------------- */
 
@@ -197,7 +210,8 @@ static inline bool polis_kit_lower(char *buf, size_t cap, const char *s)
 {
     size_t n = strlen(s);
     if (n >= cap) return false;
-    for (size_t i = 0; i <= n; i++) buf[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
+    for (size_t i = 0; i <= n; i++)
+        buf[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
     return true;
 }
 
@@ -237,8 +251,8 @@ static inline int32_t polis_kit_name_index(const char *name, const char *stem, i
 {
     size_t k = strlen(stem);
     int64_t v;
-    if (strncmp(name, stem, k) != 0 || name[k] != '_' || name[k + 1] == '+' ||
-        name[k + 1] == '-' || !polis_kit_parse_int(name + k + 1, 0, (int64_t)limit - 1, &v))
+    if (strncmp(name, stem, k) != 0 || name[k] != '_' || name[k + 1] == '+' || name[k + 1] == '-' ||
+        !polis_kit_parse_int(name + k + 1, 0, (int64_t)limit - 1, &v))
         return -1;
     return (int32_t)v;
 }

@@ -17,7 +17,7 @@
 #define POLIS_VERSION_STRING "0.8.0"
 
 /* A version as one comparable number: POLIS_VERSION_NUMBER >= POLIS_VERSION_AT(0, 8, 0). */
-#define POLIS_VERSION_AT(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define POLIS_VERSION_AT(major, minor, patch) ((major)*10000 + (minor)*100 + (patch))
 #define POLIS_VERSION_NUMBER                                                                       \
     POLIS_VERSION_AT(POLIS_VERSION_MAJOR, POLIS_VERSION_MINOR, POLIS_VERSION_PATCH)
 

@@ -153,18 +153,30 @@ static polis_status gather_init(const polis_host *h, polis_ctx *ctx, const void 
     static const char *const docs[GATHER_DIRS] = {"move to y-1", "move to y+1", "move to x-1",
                                                   "move to x+1"};
     for (int32_t d = 0; d < GATHER_DIRS; d++) {
-        polis_action_def a = {.name = names[d], .doc = docs[d], .handler = move,
-                              .legal = move_legal, .arg = d, .ud = g};
+        polis_action_def a = {.name = names[d],
+                              .doc = docs[d],
+                              .handler = move,
+                              .legal = move_legal,
+                              .arg = d,
+                              .ud = g};
         if ((st = h->action(ctx, &a, &g->act[d]))) return st;
     }
     int32_t s = (int32_t)side;
     polis_obs_def view = {.name = "view",
                           .doc = "egocentric window: [0] agents (2 self, 1 other, -1 outside), "
                                  "[1] coins",
-                          .dtype = POLIS_DTYPE_I8, .ndim = 3, .shape = {2, s, s},
-                          .write = write_view, .ud = g};
-    polis_obs_def position = {.name = "position", .doc = "own (x, y)", .dtype = POLIS_DTYPE_I32,
-                              .ndim = 1, .shape = {2}, .write = write_position, .ud = g};
+                          .dtype = POLIS_DTYPE_I8,
+                          .ndim = 3,
+                          .shape = {2, s, s},
+                          .write = write_view,
+                          .ud = g};
+    polis_obs_def position = {.name = "position",
+                              .doc = "own (x, y)",
+                              .dtype = POLIS_DTYPE_I32,
+                              .ndim = 1,
+                              .shape = {2},
+                              .write = write_position,
+                              .ud = g};
     if ((st = h->observation(ctx, &view, &g->obs_view)) ||
         (st = h->observation(ctx, &position, &g->obs_position)) ||
         (st = h->reward(ctx, "coins", reward_coins, g)))

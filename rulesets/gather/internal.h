@@ -16,9 +16,9 @@ typedef struct gather {
     int32_t obs_view, obs_position;    /* observation field ids */
     int32_t comp_pos;                  /* "gather.position": the positions, for other plugins */
     int32_t ev_moved, ev_coin;
-    int32_t act[GATHER_DIRS];          /* action ids of move_north .. move_east */
-    int32_t *window;                   /* (2v+1)^2 scratch for windows */
-    const polis_json_api *json;        /* for JSON actions */
+    int32_t act[GATHER_DIRS];   /* action ids of move_north .. move_east */
+    int32_t *window;            /* (2v+1)^2 scratch for windows */
+    const polis_json_api *json; /* for JSON actions */
     int32_t kind_floor, kind_coin, look_ground, look_coins, stat_coins; /* looks */
 } gather;
 

@@ -29,8 +29,7 @@ typedef struct jp {
 
 static polis_status act(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg) { return POLIS_OK; }
 
-static polis_status parse(polis_ctx *ctx, void *ud, int32_t agent, const char *input,
-                          int32_t *out)
+static polis_status parse(polis_ctx *ctx, void *ud, int32_t agent, const char *input, int32_t *out)
 {
     jp *p = ud;
     if (input[0] != '{' && input[0] != '[' && input[0] != '"') return POLIS_ERR_ACTION;

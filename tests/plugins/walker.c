@@ -180,7 +180,8 @@ static void write_view(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     int32_t v = (int32_t)w->p.view, n = (2 * v + 1) * (2 * v + 1);
     xy p = *where(w, agent);
     w->h->grid_window(ctx, w->l_agents, p.x, p.y, v, v, -1, w->win);
-    for (int32_t i = 0; i < n; i++) out[i] = (int8_t)(w->win[i] > 0 ? 1 + (w->win[i] == agent + 1) : w->win[i]);
+    for (int32_t i = 0; i < n; i++)
+        out[i] = (int8_t)(w->win[i] > 0 ? 1 + (w->win[i] == agent + 1) : w->win[i]);
     w->h->grid_window(ctx, w->l_items, p.x, p.y, v, v, 0, w->win);
     for (int32_t i = 0; i < n; i++) out[n + i] = (int8_t)w->win[i];
 }
@@ -234,7 +235,8 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         for (int32_t x = 0; x < g->width; x++) {
             size_t i = (size_t)y * (size_t)sc->width + (size_t)x;
             sc->tiles[(size_t)w->t_ground * plane + i] = w->k_ground;
-            if (*polis_grid_cell(g, w->l_items, x, y)) sc->tiles[(size_t)w->t_items * plane + i] = w->k_item;
+            if (*polis_grid_cell(g, w->l_items, x, y))
+                sc->tiles[(size_t)w->t_items * plane + i] = w->k_item;
         }
     for (int32_t a = 0; a < w->agents; a++) {
         xy p = *where(w, a);
@@ -262,14 +264,28 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     polis_status st;
     static const char *const names[4] = {"move_north", "move_south", "move_west", "move_east"};
     for (int32_t d = 0; d < 4; d++) {
-        polis_action_def a = {.name = names[d], .doc = "one cell", .handler = do_move,
-                              .legal = can_move, .arg = d, .ud = w};
+        polis_action_def a = {.name = names[d],
+                              .doc = "one cell",
+                              .handler = do_move,
+                              .legal = can_move,
+                              .arg = d,
+                              .ud = w};
         if ((st = h->action(ctx, &a, &w->moves[d]))) return st;
     }
-    polis_obs_def view = {.name = "view", .doc = "[agents, items] window", .dtype = POLIS_DTYPE_I8,
-                          .ndim = 3, .shape = {2, side, side}, .write = write_view, .ud = w};
-    polis_obs_def pos = {.name = "position", .doc = "own (x, y)", .dtype = POLIS_DTYPE_I32,
-                         .ndim = 1, .shape = {2}, .write = write_pos, .ud = w};
+    polis_obs_def view = {.name = "view",
+                          .doc = "[agents, items] window",
+                          .dtype = POLIS_DTYPE_I8,
+                          .ndim = 3,
+                          .shape = {2, side, side},
+                          .write = write_view,
+                          .ud = w};
+    polis_obs_def pos = {.name = "position",
+                         .doc = "own (x, y)",
+                         .dtype = POLIS_DTYPE_I32,
+                         .ndim = 1,
+                         .shape = {2},
+                         .write = write_pos,
+                         .ud = w};
     static const polis_field_def fields[3] = {
         {"agent", POLIS_FIELD_I32}, {"x", POLIS_FIELD_I32}, {"y", POLIS_FIELD_I32}};
     if ((st = h->grid_layer(ctx, "agents", &w->l_agents)) ||
@@ -343,7 +359,8 @@ static int32_t carrying(polis_ctx *ctx, int32_t agent)
 
 static const polis_export EXPORTS[] = {
     POLIS_EXPORT_FN("items_left", "i32(ctx)", items_left, "items on the grid"),
-    POLIS_EXPORT_FN("carrying", "i32(ctx,i32)", carrying, "items an agent picked up (-1: no agent)"),
+    POLIS_EXPORT_FN("carrying", "i32(ctx,i32)", carrying,
+                    "items an agent picked up (-1: no agent)"),
 };
 
 static const polis_param_def PARAMS[] = {

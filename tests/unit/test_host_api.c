@@ -5,7 +5,9 @@
 #include "check.h"
 #include "testutil.h"
 
-#define PROBE(mode) "{\"agents\": 1, \"plugins\": [{\"name\": \"json_probe\", \"params\": {\"mode\": \"" mode "\"}}]}"
+#define PROBE(mode)                                                                                \
+    "{\"agents\": 1, \"plugins\": [{\"name\": \"json_probe\", \"params\": {\"mode\": \"" mode      \
+    "\"}}]}"
 
 /* Parses and returns "<id> <name>" or "ERR <status>: <message>". */
 static const char *parse(polis_env *env, const char *input)
@@ -53,18 +55,21 @@ static void test_documents(void)
                  "1 jp_a");
     CHECK_EQ_STR(parse(env, "  {\"act\":\"jp_a\"}\n"), "1 jp_a");
     /* read errors name the plugin, the document and the path */
-    CHECK_EQ_STR(parse(env, "{\"act\": 3}"),
-                 "ERR 3: json_probe: action: act: expected string, got 3 [parse \"{\\\"act\\\": 3}\", "
-                 "agent 0 (agent_0), tick 0]");
+    CHECK_EQ_STR(
+        parse(env, "{\"act\": 3}"),
+        "ERR 3: json_probe: action: act: expected string, got 3 [parse \"{\\\"act\\\": 3}\", "
+        "agent 0 (agent_0), tick 0]");
     CHECK_EQ_STR(parse(env, "[\"act\"]"),
                  "ERR 3: json_probe: action: act: missing (expected string) [parse "
                  "\"[\\\"act\\\"]\", agent 0 (agent_0), tick 0]");
-    CHECK_EQ_STR(parse(env, "\"jp_a\""),
-                 "ERR 3: json_probe: action: act: missing (expected string) [parse \"\\\"jp_a\\\"\", "
-                 "agent 0 (agent_0), tick 0]");
-    CHECK_EQ_STR(parse(env, "{\"act\": \"jp_c\"}"),
-                 "ERR 1: json_probe: no action \"jp_c\" [parse \"{\\\"act\\\": \\\"jp_c\\\"}\", agent 0 "
-                 "(agent_0), tick 0]");
+    CHECK_EQ_STR(
+        parse(env, "\"jp_a\""),
+        "ERR 3: json_probe: action: act: missing (expected string) [parse \"\\\"jp_a\\\"\", "
+        "agent 0 (agent_0), tick 0]");
+    CHECK_EQ_STR(
+        parse(env, "{\"act\": \"jp_c\"}"),
+        "ERR 1: json_probe: no action \"jp_c\" [parse \"{\\\"act\\\": \\\"jp_c\\\"}\", agent 0 "
+        "(agent_0), tick 0]");
     /* invalid: line and column, what is wrong */
     CHECK_CONTAINS(parse(env, "{\"act\": }"),
                    "ERR 3: json_probe: action:1:9: invalid JSON: syntax error at '}'");
@@ -106,7 +111,8 @@ static void test_documents(void)
     }
     /* every document was freed: parsing allocates nothing that outlives the parser */
     long long live = alloc.live;
-    for (int i = 0; i < 50; i++) CHECK_EQ_STR(parse(env, "{\"act\": \"jp_b\", \"x\": [1, 2]}"), "2 jp_b");
+    for (int i = 0; i < 50; i++)
+        CHECK_EQ_STR(parse(env, "{\"act\": \"jp_b\", \"x\": [1, 2]}"), "2 jp_b");
     CHECK_EQ_INT(alloc.live, live);
     polis_env_destroy(env);
     CHECK_EQ_INT(alloc.live, 0);
@@ -116,10 +122,11 @@ static void test_documents(void)
 static void test_kept(void)
 {
     test_alloc alloc = {0};
-    polis_env *env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"json_probe\", \"params\": "
-                              "{\"mode\": \"keep\", \"doc\": \"{\\\"items\\\": [\\\"a b\\\", 2, "
-                              "3]}\"}}]}",
-                              NULL, &alloc);
+    polis_env *env =
+        test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"json_probe\", \"params\": "
+                 "{\"mode\": \"keep\", \"doc\": \"{\\\"items\\\": [\\\"a b\\\", 2, "
+                 "3]}\"}}]}",
+                 NULL, &alloc);
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
@@ -132,10 +139,11 @@ static void test_kept(void)
     polis_env_destroy(env);
     CHECK_EQ_INT(alloc.live, 0);
     /* a document that does not parse fails init, naming it */
-    CHECK_EQ_STR(test_env_error("{\"agents\": 1, \"plugins\": [{\"name\": \"json_probe\", "
-                                "\"params\": {\"mode\": \"keep\", \"doc\": \"{\\\"items\\\": [1,\"}}]}"),
-                 "<string>: plugins[0]: plugin \"json_probe\" init failed: json_probe: doc:1:14: "
-                 "invalid JSON: unexpected end of input");
+    CHECK_EQ_STR(
+        test_env_error("{\"agents\": 1, \"plugins\": [{\"name\": \"json_probe\", "
+                       "\"params\": {\"mode\": \"keep\", \"doc\": \"{\\\"items\\\": [1,\"}}]}"),
+        "<string>: plugins[0]: plugin \"json_probe\" init failed: json_probe: doc:1:14: "
+        "invalid JSON: unexpected end of input");
 }
 
 /* Every allocation of create, parse and render failing in turn: a clean error, no leak. */

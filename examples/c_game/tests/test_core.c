@@ -6,7 +6,8 @@
 #include "core.h"
 
 static int failed;
-#define CHECK(c) ((c) ? (void)0 : (void)(failed++, fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c)))
+#define CHECK(c)                                                                                   \
+    ((c) ? (void)0 : (void)(failed++, fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c)))
 
 #define W 4
 #define H 3
@@ -20,9 +21,16 @@ typedef struct game {
 static void setup(game *s)
 {
     memset(s, 0, sizeof *s);
-    s->g = (orchard_core){.p = {.trees = 2, .ripen = 3, .value = 2.0}, .n_agents = 2, .width = W,
-                          .height = H, .tree = s->tree, .agent = s->agent, .x = s->x, .y = s->y,
-                          .reward = s->reward, .picked = s->picked};
+    s->g = (orchard_core){.p = {.trees = 2, .ripen = 3, .value = 2.0},
+                          .n_agents = 2,
+                          .width = W,
+                          .height = H,
+                          .tree = s->tree,
+                          .agent = s->agent,
+                          .x = s->x,
+                          .y = s->y,
+                          .reward = s->reward,
+                          .picked = s->picked};
 }
 
 int main(void)
@@ -58,7 +66,9 @@ int main(void)
     int8_t obs[9];
     orchard_observe(&s.g, 0, obs); /* from (0, 1): tree north, agent 1 north-east */
     CHECK(obs[0] == 0 && obs[1] == 2 && obs[2] == 3 && obs[4] == 0);
-    if (failed) fprintf(stderr, "%d check(s) failed\n", failed);
-    else printf("orchard core: all checks passed\n");
+    if (failed)
+        fprintf(stderr, "%d check(s) failed\n", failed);
+    else
+        printf("orchard core: all checks passed\n");
     return failed != 0;
 }
