@@ -124,11 +124,8 @@ static polis_status start(polis_ctx *ctx, void *state)
 {
     orchard *o = state;
     const polis_host *h = o->h;
-    const polis_grid *grid = h->grid(ctx);
-    if (!grid) {
-        h->error(ctx, "needs a grid: add \"grid\": {\"width\": W, \"height\": H}");
-        return POLIS_ERR_CONFIG;
-    }
+    const polis_grid *grid = polis_kit_need_grid(h, ctx);
+    if (!grid) return POLIS_ERR_CONFIG;
     o->core.width = grid->width;
     o->core.height = grid->height;
     size_t cells = (size_t)grid->width * (size_t)grid->height;

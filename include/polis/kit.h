@@ -257,6 +257,19 @@ static inline int32_t polis_kit_name_index(const char *name, const char *stem, i
     return (int32_t)v;
 }
 
+/* ---- the grid ---------------------------------------------------------------------------------
+ */
+
+/* The grid, or NULL with the plugin's error saying the scenario needs one (call it in start(),
+ * where the size is final, and return POLIS_ERR_CONFIG on NULL). */
+static inline const polis_grid *polis_kit_need_grid(const polis_host *h, polis_ctx *ctx)
+{
+    const polis_grid *g = h->grid(ctx);
+    if (!g)
+        h->error(ctx, "needs a grid: add \"grid\": {\"width\": W, \"height\": H} to the scenario");
+    return g;
+}
+
 /* ---- JSON documents (the "json" host API, ABI 1.7) ------------------------------------- */
 
 /* The "json" host API, or NULL with the plugin's error set (return POLIS_ERR_PLUGIN from init).

@@ -209,12 +209,8 @@ static polis_status gather_start(polis_ctx *ctx, void *state)
 {
     gather *g = state;
     const polis_host *h = g->h;
-    const polis_grid *grid = h->grid(ctx);
-    if (!grid) {
-        h->error(ctx, "needs a grid: add \"grid\": {\"width\": W, \"height\": H} to the "
-                      "scenario");
-        return POLIS_ERR_CONFIG;
-    }
+    const polis_grid *grid = polis_kit_need_grid(h, ctx);
+    if (!grid) return POLIS_ERR_CONFIG;
     gather_core *c = &g->core;
     int64_t cells = (int64_t)grid->width * grid->height;
     if (c->n_agents + c->p.coins > cells) {

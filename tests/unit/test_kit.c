@@ -198,8 +198,42 @@ static void test_words(void)
     CHECK_EQ_INT(polis_kit_name_index("agent_99999999999999999999", "agent", 10), -1);
 }
 
+/* ---- the grid -----------------------------------------------------------------------------------
+ */
+
+static char last_error[256];
+static const polis_grid *the_grid;
+
+static const polis_grid *grid_of(polis_ctx *ctx) { return the_grid; }
+
+static void error_(polis_ctx *ctx, const char *fmt, ...) POLIS_PRINTF(2, 3);
+static void error_(polis_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+}
+
+static void test_grid(void)
+{
+    polis_host h;
+    memset(&h, 0, sizeof h);
+    h.grid = grid_of;
+    h.error = error_;
+    polis_grid g = {.width = 3, .height = 2};
+    the_grid = &g;
+    CHECK(polis_kit_need_grid(&h, NULL) == &g);
+    CHECK_EQ_STR(last_error, "");
+    the_grid = NULL;
+    CHECK(polis_kit_need_grid(&h, NULL) == NULL);
+    CHECK_EQ_STR(last_error,
+                 "needs a grid: add \"grid\": {\"width\": W, \"height\": H} to the scenario");
+}
+
 int main(void)
 {
+    test_grid();
     test_params();
     test_text();
     test_words();
