@@ -1,5 +1,5 @@
 /* Must not compile: an INT parameter whose field is an int32_t (the engine writes an int64_t
- * there). tests/template/CMakeLists.txt expects the kit's message. */
+ * there). tests/kit/CMakeLists.txt expects the kit's message. */
 #include "polis/kit.h"
 
 typedef struct bad_params {
