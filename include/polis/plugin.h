@@ -8,9 +8,9 @@
  * and the host table start with the ABI major version and their struct size.
  *
  * Versions — the one rule. A descriptor's abi_minor is the OLDEST host minor the plugin
- * needs: the newest slot or behaviour it uses (each is marked "ABI 1.N" below). The loader
- * refuses a plugin whose abi_minor is newer than the engine's POLIS_ABI_MINOR, naming the
- * file and both versions, so a loaded plugin may call every slot up to its abi_minor
+ * needs: the newest slot or behaviour it uses (marked "ABI 1.N" below; unmarked is 1.0). The
+ * loader refuses a plugin whose abi_minor is newer than the engine's POLIS_ABI_MINOR, naming
+ * the file and both versions, so a loaded plugin may call every slot up to its abi_minor
  * without checking host->struct_size. A major version other than the engine's is refused
  * too. The host table and the descriptor are frozen as of ABI 1.7: functions added later
  * come in host APIs, named tables with versions of their own (host->host_api, "Host APIs"
@@ -496,9 +496,9 @@ typedef struct polis_json_api {
     uint32_t struct_size;
     /* Version 1. Parses len bytes of text (at most 16 MiB) into a document: *out is its root
      * value, read with host->json_kind, json_get, json_string, ... (the values those return
-     * live as long as the document). Strict JSON: one value, no comments, no trailing
-     * commas, no repeated member names, numbers that fit a double. Any time after init
-     * starts, also while a parser or renderer runs. Errors (*out NULL, the plugin's error
+     * live as long as the document). JSON as the scenario reader takes it: one value, no
+     * comments, no trailing commas, no repeated member names, numbers that fit a double.
+     * Any time after init starts, also while a parser or renderer runs. Errors (*out NULL, the plugin's error
      * set, naming `name`, line and column: "<plugin>: action:1:12: invalid JSON: ..."):
      * POLIS_ERR_CONFIG for text that is not JSON, POLIS_ERR_LIMIT for too long a text,
      * POLIS_ERR_NOMEM, POLIS_ERR_INVALID for NULL arguments. `name` (NULL: "json") names the
