@@ -54,8 +54,8 @@ static polis_status parse_action(polis_ctx *ctx, void *ud, int32_t agent, const 
     orchard *o = ud;
     if (input[0] != '{') return parse_words(o, input, out);
     const polis_json *doc;
-    if (o->json->parse(ctx, input, strlen(input), "action", &doc) != POLIS_OK)
-        return POLIS_ERR_ACTION; /* not JSON: someone else's */
+    polis_status st = polis_kit_json_input(o->json, ctx, input, &doc);
+    if (st != POLIS_OK) return st; /* not JSON: someone else's; or out of memory */
     const char *a = polis_kit_json_str(o->h, ctx, doc, "action");
     char words[64];
     bool ok = a && polis_kit_lower(words, sizeof words, a);

@@ -279,6 +279,17 @@ static inline const polis_json_api *polis_kit_json_api(const polis_host *h, poli
     return (const polis_json_api *)h->host_api(ctx, POLIS_JSON_API, POLIS_JSON_API_VERSION);
 }
 
+/* For an action parser: parses an agent's input into a document named "action". POLIS_OK;
+ * POLIS_ERR_ACTION when the input is not JSON (not this parser's: return it, the message is
+ * dropped); POLIS_ERR_NOMEM when memory ran out (return it too: out of memory is not "not
+ * mine"). */
+static inline polis_status polis_kit_json_input(const polis_json_api *json, polis_ctx *ctx,
+                                                const char *input, const polis_json **doc)
+{
+    polis_status st = json->parse(ctx, input, strlen(input), "action", doc);
+    return st == POLIS_OK || st == POLIS_ERR_NOMEM ? st : POLIS_ERR_ACTION;
+}
+
 /* The member `key` of object j when it is a string, else NULL; sets no error (for parsers
  * deciding whether an input is theirs). */
 static inline const char *polis_kit_json_str(const polis_host *h, polis_ctx *ctx,

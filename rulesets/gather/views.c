@@ -182,15 +182,16 @@ static polis_status parse_json_action(gather *g, const char *s, int32_t *out)
 {
     const polis_host *h = g->h;
     const polis_json *doc;
-    if (g->json->parse(g->ctx, s, strlen(s), "action", &doc) != POLIS_OK) return POLIS_ERR_ACTION;
+    polis_status st = polis_kit_json_input(g->json, g->ctx, s, &doc);
+    if (st != POLIS_OK) return st;
     const char *action =
         h->json_kind(doc) == 5 ? polis_kit_json_str(h, g->ctx, doc, "action") : NULL;
     const char *direction = action ? polis_kit_json_str(h, g->ctx, doc, "direction") : NULL;
     char a[32], d[32] = "";
-    polis_status st = action && polis_kit_lower(a, sizeof a, action) &&
-                              (!direction || polis_kit_lower(d, sizeof d, direction))
-                          ? POLIS_OK
-                          : POLIS_ERR_ACTION;
+    st = action && polis_kit_lower(a, sizeof a, action) &&
+                 (!direction || polis_kit_lower(d, sizeof d, direction))
+             ? POLIS_OK
+             : POLIS_ERR_ACTION;
     bool has_direction = direction != NULL;
     g->json->free(g->ctx, doc);
     if (st != POLIS_OK) return st;

@@ -573,8 +573,8 @@ static polis_status parse_action(polis_ctx *ctx, void *ud, int32_t agent, const 
     if (*p != '{' && *p != '"') return parse_text(s, agent, p, out);
     const polis_json_api *json = polis_kit_json_api(s->h, ctx);
     const polis_json *j;
-    if (!json || json->parse(ctx, p, strlen(p), "action", &j) != POLIS_OK) return POLIS_ERR_ACTION;
-    polis_status st;
+    polis_status st = json ? polis_kit_json_input(json, ctx, p, &j) : POLIS_ERR_ACTION;
+    if (st != POLIS_OK) return st;
     const char *str;
     if (s->h->json_kind(j) == 3 && s->h->json_string(ctx, j, &str) == POLIS_OK) {
         /* a quoted action: an action name, or text */

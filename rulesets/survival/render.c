@@ -272,8 +272,8 @@ static polis_status parse_json(survival *s, const char *in, int32_t *out)
     const polis_host *h = s->h;
     const polis_json_api *json = polis_kit_json_api(h, s->ctx);
     const polis_json *doc;
-    if (!json || json->parse(s->ctx, in, strlen(in), "action", &doc) != POLIS_OK)
-        return POLIS_ERR_ACTION;
+    polis_status st = json ? polis_kit_json_input(json, s->ctx, in, &doc) : POLIS_ERR_ACTION;
+    if (st != POLIS_OK) return st;
     char words[64];
     const char *a = h->json_kind(doc) == 5 ? polis_kit_json_str(h, s->ctx, doc, "action") : NULL;
     bool ok = a && strlen(a) < sizeof words;

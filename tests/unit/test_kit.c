@@ -231,9 +231,38 @@ static void test_grid(void)
                  "needs a grid: add \"grid\": {\"width\": W, \"height\": H} to the scenario");
 }
 
+/* ---- JSON input for parsers ----------------------------------------------------------------- */
+
+static polis_status next_status;
+static char parsed_name[32];
+
+static polis_status stub_parse(polis_ctx *ctx, const char *text, size_t len, const char *name,
+                               const polis_json **out)
+{
+    snprintf(parsed_name, sizeof parsed_name, "%s", name);
+    *out = NULL;
+    return next_status;
+}
+
+static void test_json_input(void)
+{
+    polis_json_api api = {.version = 1, .struct_size = sizeof api, .parse = stub_parse};
+    const polis_json *doc;
+    const polis_status in[] = {POLIS_OK, POLIS_ERR_CONFIG, POLIS_ERR_LIMIT, POLIS_ERR_NOMEM,
+                               POLIS_ERR_INVALID};
+    const polis_status want[] = {POLIS_OK, POLIS_ERR_ACTION, POLIS_ERR_ACTION, POLIS_ERR_NOMEM,
+                                 POLIS_ERR_ACTION};
+    for (int i = 0; i < 5; i++) {
+        next_status = in[i];
+        CHECK_EQ_INT(polis_kit_json_input(&api, NULL, "{}", &doc), want[i]);
+        CHECK_EQ_STR(parsed_name, "action");
+    }
+}
+
 int main(void)
 {
     test_grid();
+    test_json_input();
     test_params();
     test_text();
     test_words();
