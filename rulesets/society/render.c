@@ -32,20 +32,7 @@ static void put(soc *s, polis_text *t, const char *str) { s->h->text_append(t, s
 
 static void json_str(soc *s, polis_text *t, const char *str)
 {
-    const polis_host *h = s->h;
-    put(s, t, "\"");
-    for (const char *p = str; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            h->text_append(t, e, 2);
-        } else if (c < 0x20) {
-            h->text_printf(t, "\\u%04x", c);
-        } else {
-            h->text_append(t, p, 1);
-        }
-    }
-    put(s, t, "\"");
+    polis_kit_put_json_string(s->h, t, str);
 }
 
 static void json_inventory(soc *s, polis_text *t, int32_t a)
