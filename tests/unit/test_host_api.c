@@ -9,20 +9,6 @@
     "{\"agents\": 1, \"plugins\": [{\"name\": \"json_probe\", \"params\": {\"mode\": \"" mode      \
     "\"}}]}"
 
-/* Parses and returns "<id> <name>" or "ERR <status>: <message>". */
-static const char *parse(polis_env *env, const char *input)
-{
-    static char buf[2048];
-    int32_t id = 12345;
-    polis_status st = polis_env_parse_action(env, 0, input, &id);
-    if (st != POLIS_OK) {
-        snprintf(buf, sizeof buf, "ERR %d: %s", (int)st, polis_env_error(env));
-        return buf;
-    }
-    snprintf(buf, sizeof buf, "%d %s", id, polis_env_action_name(env, id));
-    return buf;
-}
-
 static void test_refusals(void)
 {
     char want[512];
@@ -49,54 +35,57 @@ static void test_documents(void)
     CHECK(env != NULL);
     if (!env) return;
     /* valid: before the first reset too, any member order, nesting, escapes, UTF-8 */
-    CHECK_EQ_STR(parse(env, "{\"act\": \"jp_b\"}"), "2 jp_b");
-    CHECK_EQ_STR(parse(env, "{\"x\": [1, {\"y\": \"\\u00e9\\n\"}, null, true, -2.5e3], "
+    CHECK_EQ_STR(test_parse(env, 0, "{\"act\": \"jp_b\"}"), "2 jp_b");
+    CHECK_EQ_STR(test_parse(env, 0,
+                            "{\"x\": [1, {\"y\": \"\\u00e9\\n\"}, null, true, -2.5e3], "
                             "\"act\": \"jp_\\u0061\", \"z\": {}}"),
                  "1 jp_a");
-    CHECK_EQ_STR(parse(env, "  {\"act\":\"jp_a\"}\n"), "1 jp_a");
+    CHECK_EQ_STR(test_parse(env, 0, "  {\"act\":\"jp_a\"}\n"), "1 jp_a");
     /* read errors name the plugin, the document and the path */
     CHECK_EQ_STR(
-        parse(env, "{\"act\": 3}"),
+        test_parse(env, 0, "{\"act\": 3}"),
         "ERR 3: json_probe: action: act: expected string, got 3 [parse \"{\\\"act\\\": 3}\", "
         "agent 0 (agent_0), tick 0]");
-    CHECK_EQ_STR(parse(env, "[\"act\"]"),
+    CHECK_EQ_STR(test_parse(env, 0, "[\"act\"]"),
                  "ERR 3: json_probe: action: act: missing (expected string) [parse "
                  "\"[\\\"act\\\"]\", agent 0 (agent_0), tick 0]");
     CHECK_EQ_STR(
-        parse(env, "\"jp_a\""),
+        test_parse(env, 0, "\"jp_a\""),
         "ERR 3: json_probe: action: act: missing (expected string) [parse \"\\\"jp_a\\\"\", "
         "agent 0 (agent_0), tick 0]");
     CHECK_EQ_STR(
-        parse(env, "{\"act\": \"jp_c\"}"),
+        test_parse(env, 0, "{\"act\": \"jp_c\"}"),
         "ERR 1: json_probe: no action \"jp_c\" [parse \"{\\\"act\\\": \\\"jp_c\\\"}\", agent 0 "
         "(agent_0), tick 0]");
     /* invalid: line and column, what is wrong */
-    CHECK_CONTAINS(parse(env, "{\"act\": }"),
+    CHECK_CONTAINS(test_parse(env, 0, "{\"act\": }"),
                    "ERR 3: json_probe: action:1:9: invalid JSON: syntax error at '}'");
-    CHECK_CONTAINS(parse(env, "{\"act\": \"jp_a\",}"),
+    CHECK_CONTAINS(test_parse(env, 0, "{\"act\": \"jp_a\",}"),
                    "json_probe: action:1:16: invalid JSON: trailing comma before '}'");
-    CHECK_CONTAINS(parse(env, "{\"act\": \"jp_a\"} {}"),
+    CHECK_CONTAINS(test_parse(env, 0, "{\"act\": \"jp_a\"} {}"),
                    "json_probe: action:1:17: invalid JSON: expected end of input after the "
                    "value, found '{}'");
-    CHECK_CONTAINS(parse(env, "{\"act\": \"jp_a\", \"act\": \"jp_b\"}"),
+    CHECK_CONTAINS(test_parse(env, 0, "{\"act\": \"jp_a\", \"act\": \"jp_b\"}"),
                    "json_probe: action: act: duplicate key");
-    CHECK_CONTAINS(parse(env, "{\"act\": NaN}"),
+    CHECK_CONTAINS(test_parse(env, 0, "{\"act\": NaN}"),
                    "json_probe: action:1:9: invalid JSON: NaN and Infinity are not JSON numbers");
-    CHECK_CONTAINS(parse(env, "{\"n\": 1e999, \"act\": \"jp_a\"}"),
+    CHECK_CONTAINS(test_parse(env, 0, "{\"n\": 1e999, \"act\": \"jp_a\"}"),
                    "json_probe: action: n: number out of range for a double");
-    CHECK_CONTAINS(parse(env, "{\"act\": \"jp_a"),
+    CHECK_CONTAINS(test_parse(env, 0, "{\"act\": \"jp_a"),
                    "json_probe: action:1:10: invalid JSON: syntax error at 'jp_a'");
-    CHECK_CONTAINS(parse(env, "{\"act\": \"\\ud800\"}"), "json_probe: action:1:");
+    CHECK_CONTAINS(test_parse(env, 0, "{\"act\": \"\\ud800\"}"), "json_probe: action:1:");
     /* hostile: deep nesting, a long text, control bytes, invalid UTF-8 */
     static char deep[40016];
     for (int i = 0; i < 20000; i++) deep[i] = '[';
     for (int i = 0; i < 20000; i++) deep[20000 + i] = ']';
     deep[0] = '{';
-    CHECK_CONTAINS(parse(env, deep), "ERR 3: json_probe: action:");
+    CHECK_CONTAINS(test_parse(env, 0, deep), "ERR 3: json_probe: action:");
     deep[0] = '[';
-    CHECK_CONTAINS(parse(env, deep), "ERR 3: json_probe: action:");
-    CHECK_CONTAINS(parse(env, "{\"act\": \"jp\x01_a\"}"), "ERR 1: json_probe: no action \"jp");
-    CHECK_CONTAINS(parse(env, "{\"act\": \"\xff\xfe\"}"), "ERR 1: json_probe: no action \"");
+    CHECK_CONTAINS(test_parse(env, 0, deep), "ERR 3: json_probe: action:");
+    CHECK_CONTAINS(test_parse(env, 0, "{\"act\": \"jp\x01_a\"}"),
+                   "ERR 1: json_probe: no action \"jp");
+    CHECK_CONTAINS(test_parse(env, 0, "{\"act\": \"\xff\xfe\"}"),
+                   "ERR 1: json_probe: no action \"");
     size_t big = ((size_t)16 << 20) + 2;
     char *huge = malloc(big + 1);
     CHECK(huge != NULL);
@@ -105,14 +94,15 @@ static void test_documents(void)
         huge[0] = '"';
         huge[big - 1] = '"';
         huge[big] = '\0';
-        CHECK_CONTAINS(parse(env, huge), "ERR 8: json_probe: action: 16777218 bytes of JSON, more "
-                                         "than 16777216");
+        CHECK_CONTAINS(test_parse(env, 0, huge),
+                       "ERR 8: json_probe: action: 16777218 bytes of JSON, more "
+                       "than 16777216");
         free(huge);
     }
     /* every document was freed: parsing allocates nothing that outlives the parser */
     long long live = alloc.live;
     for (int i = 0; i < 50; i++)
-        CHECK_EQ_STR(parse(env, "{\"act\": \"jp_b\", \"x\": [1, 2]}"), "2 jp_b");
+        CHECK_EQ_STR(test_parse(env, 0, "{\"act\": \"jp_b\", \"x\": [1, 2]}"), "2 jp_b");
     CHECK_EQ_INT(alloc.live, live);
     polis_env_destroy(env);
     CHECK_EQ_INT(alloc.live, 0);

@@ -46,44 +46,6 @@ static polis_env *renderer_env(const char *mode, test_log *log)
     return test_env(json, log, NULL);
 }
 
-/* Renders and returns a static copy of the text, or "ERR <status>: <message>". */
-static const char *render(polis_env *env, int32_t agent, const char *format)
-{
-    static char buf[1 << 15];
-    char *out = (char *)"junk";
-    polis_status st = polis_env_render(env, agent, format, &out);
-    if (st != POLIS_OK) {
-        CHECK(out == NULL);
-        snprintf(buf, sizeof buf, "ERR %d: %s", (int)st, polis_env_error(env));
-        return buf;
-    }
-    snprintf(buf, sizeof buf, "%s", out);
-    polis_free(out);
-    return buf;
-}
-
-/* Parses and returns "<id> <name>" or "ERR <status>: <message>". */
-static const char *parse(polis_env *env, int32_t agent, const char *input)
-{
-    static char buf[2048];
-    int32_t id = 12345;
-    polis_status st = polis_env_parse_action(env, agent, input, &id);
-    if (st != POLIS_OK) {
-        CHECK_EQ_INT(id, -1);
-        snprintf(buf, sizeof buf, "ERR %d: %s", (int)st, polis_env_error(env));
-        return buf;
-    }
-    snprintf(buf, sizeof buf, "%d %s", id, polis_env_action_name(env, id));
-    return buf;
-}
-
-static void step_with(polis_env *env, const int32_t *actions)
-{
-    const polis_io *io = polis_env_io(env);
-    memcpy(io->actions, actions, sizeof(int32_t) * (size_t)io->n_agents);
-    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
-}
-
 /* ---- ordering, concatenation, the JSON object -------------------------------------------- */
 
 static void test_ordering(void)
@@ -101,13 +63,13 @@ static void test_ordering(void)
     CHECK_EQ_INT(polis_env_reset(gr, 4), POLIS_OK);
     CHECK_EQ_INT(polis_env_reset(rg, 4), POLIS_OK);
     int32_t noop[2] = {0, 0};
-    step_with(solo, noop);
-    step_with(gr, noop);
-    step_with(rg, noop);
+    CHECK_EQ_INT(test_step_ids(solo, noop), POLIS_OK);
+    CHECK_EQ_INT(test_step_ids(gr, noop), POLIS_OK);
+    CHECK_EQ_INT(test_step_ids(rg, noop), POLIS_OK);
 
     char gtext[4096], gjson[4096], want[8192];
-    snprintf(gtext, sizeof gtext, "%s", render(solo, 1, "text"));
-    const char *gj = render(solo, 1, "json");
+    snprintf(gtext, sizeof gtext, "%s", test_render(solo, 1, "text"));
+    const char *gj = test_render(solo, 1, "json");
     /* the solo rendering is {"walker":<piece>}: cut the piece out */
     CHECK(strncmp(gj, "{\"walker\":", 10) == 0);
     snprintf(gjson, sizeof gjson, "%.*s", (int)strlen(gj) - 11, gj + 10);
@@ -122,25 +84,25 @@ static void test_ordering(void)
              "%srenderer sees agent_1 at tick 1.\nLegal actions: noop, move_north, move_south, "
              "move_west, move_east, wave.\n",
              gtext);
-    CHECK_EQ_STR(render(gr, 1, "text"), want);
+    CHECK_EQ_STR(test_render(gr, 1, "text"), want);
     snprintf(want, sizeof want,
              "renderer sees agent_1 at tick 1.\n%sLegal actions: noop, wave, move_north, "
              "move_south, move_west, move_east.\n",
              gtext);
-    CHECK_EQ_STR(render(rg, 1, "text"), want);
+    CHECK_EQ_STR(test_render(rg, 1, "text"), want);
 
     /* json: one member per plugin, in registration order, each piece verbatim */
     snprintf(want, sizeof want,
              "{\"walker\":%s,\"renderer\":{\"agent\":1,\"tick\":1,\"note\":\"a \\\"quoted\\\" "
              "word\"}}",
              gjson);
-    CHECK_EQ_STR(render(gr, 1, "json"), want);
+    CHECK_EQ_STR(test_render(gr, 1, "json"), want);
     snprintf(want, sizeof want,
              "{\"renderer\":{\"agent\":1,\"tick\":1,\"note\":\"a \\\"quoted\\\" word\"},"
              "\"walker\":%s}",
              gjson);
-    CHECK_EQ_STR(render(rg, 1, "json"), want);
-    cJSON *doc = cJSON_Parse(render(rg, 0, "json"));
+    CHECK_EQ_STR(test_render(rg, 1, "json"), want);
+    cJSON *doc = cJSON_Parse(test_render(rg, 0, "json"));
     CHECK(cJSON_IsObject(doc) && cJSON_GetArraySize(doc) == 2);
     CHECK_EQ_STR(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "renderer"), "note")
@@ -149,7 +111,7 @@ static void test_ordering(void)
     cJSON_Delete(doc);
 
     /* a format only one plugin renders */
-    CHECK_EQ_STR(render(gr, 0, "ascii"), "[#]");
+    CHECK_EQ_STR(test_render(gr, 0, "ascii"), "[#]");
 out:
     polis_env_destroy(solo);
     polis_env_destroy(gr);
@@ -162,11 +124,12 @@ static void test_start_registration(void)
     if (!env) return;
     CHECK_EQ_STR(polis_env_render_formats(env), "ascii json text");
     CHECK_EQ_INT(polis_env_reset(env, 0), POLIS_OK);
-    CHECK_EQ_STR(render(env, 2, "text"), "renderer sees agent_2 at tick 0.\nLegal actions: noop, wave.\n");
-    CHECK_EQ_STR(render(env, 0, "json"),
+    CHECK_EQ_STR(test_render(env, 2, "text"),
+                 "renderer sees agent_2 at tick 0.\nLegal actions: noop, wave.\n");
+    CHECK_EQ_STR(test_render(env, 0, "json"),
                  "{\"renderer\":{\"agent\":0,\"tick\":0,\"note\":\"a \\\"quoted\\\" word\"}}");
-    CHECK_EQ_STR(parse(env, 0, "wave"), "1 wave");
-    CHECK_EQ_STR(parse(env, 0, "wave at me"), "1 wave");
+    CHECK_EQ_STR(test_parse(env, 0, "wave"), "1 wave");
+    CHECK_EQ_STR(test_parse(env, 0, "wave at me"), "1 wave");
     polis_env_destroy(env);
 }
 
@@ -180,16 +143,16 @@ static void test_argument_errors(void)
     CHECK_EQ_INT(polis_env_render(NULL, 0, "text", &out), POLIS_ERR_INVALID);
     CHECK_EQ_INT(polis_env_render(env, 0, "text", NULL), POLIS_ERR_INVALID);
     CHECK_EQ_STR(polis_env_error(env), "render: out is NULL");
-    CHECK_EQ_STR(render(env, 0, NULL), "ERR 1: render: format is NULL");
-    CHECK_EQ_STR(render(env, -1, "text"), "ERR 1: render: agent -1 is not an agent id (0..3)");
-    CHECK_EQ_STR(render(env, 4, "text"), "ERR 1: render: agent 4 is not an agent id (0..3)");
-    CHECK_EQ_STR(render(env, 0, "yaml"),
+    CHECK_EQ_STR(test_render(env, 0, NULL), "ERR 1: render: format is NULL");
+    CHECK_EQ_STR(test_render(env, -1, "text"), "ERR 1: render: agent -1 is not an agent id (0..3)");
+    CHECK_EQ_STR(test_render(env, 4, "text"), "ERR 1: render: agent 4 is not an agent id (0..3)");
+    CHECK_EQ_STR(test_render(env, 0, "yaml"),
                  "ERR 1: render: no renderer for format \"yaml\" (formats: json text)");
-    CHECK_EQ_STR(render(env, 0, ""),
+    CHECK_EQ_STR(test_render(env, 0, ""),
                  "ERR 1: render: no renderer for format \"\" (formats: json text)");
-    CHECK_EQ_STR(render(env, 0, "te\"xt\n"),
+    CHECK_EQ_STR(test_render(env, 0, "te\"xt\n"),
                  "ERR 1: render: no renderer for format \"te\\\"xt\\n\" (formats: json text)");
-    CHECK_EQ_STR(render(env, 0, "text"),
+    CHECK_EQ_STR(test_render(env, 0, "text"),
                  "ERR 6: render: no episode yet; call reset before rendering");
     polis_env_destroy(env);
 
@@ -197,7 +160,7 @@ static void test_argument_errors(void)
     if (!none) return;
     CHECK_EQ_STR(polis_env_render_formats(none), "");
     CHECK_EQ_INT(polis_env_reset(none, 0), POLIS_OK);
-    CHECK_EQ_STR(render(none, 0, "text"),
+    CHECK_EQ_STR(test_render(none, 0, "text"),
                  "ERR 1: render: no renderer for format \"text\" (formats: none registered)");
     CHECK_EQ_STR(polis_env_render_formats(NULL), "");
     polis_env_destroy(none);
@@ -213,18 +176,18 @@ static void test_states(void)
     if (!env) return;
     int32_t noop[2] = {0, 0};
     CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
-    step_with(env, noop);
-    step_with(env, noop);
-    CHECK_CONTAINS(render(env, 0, "text"), "Tick 2 of 10.");
+    CHECK_EQ_INT(test_step_ids(env, noop), POLIS_OK);
+    CHECK_EQ_INT(test_step_ids(env, noop), POLIS_OK);
+    CHECK_CONTAINS(test_render(env, 0, "text"), "Tick 2 of 10.");
     CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_INVALID);
-    CHECK_EQ_STR(render(env, 0, "text"),
+    CHECK_EQ_STR(test_render(env, 0, "text"),
                  "ERR 6: render: the previous step or reset failed; call reset");
-    CHECK_EQ_STR(render(env, 1, "json"),
+    CHECK_EQ_STR(test_render(env, 1, "json"),
                  "ERR 6: render: the previous step or reset failed; call reset");
     /* parsing names and parsers is not tied to the episode */
-    CHECK_EQ_STR(parse(env, 0, "n"), "1 move_north");
+    CHECK_EQ_STR(test_parse(env, 0, "n"), "1 move_north");
     CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
-    CHECK_CONTAINS(render(env, 0, "text"), "Tick 0 of 10.");
+    CHECK_CONTAINS(test_render(env, 0, "text"), "Tick 0 of 10.");
     polis_env_destroy(env);
 
     /* a finished episode still renders, and says so */
@@ -234,11 +197,11 @@ static void test_states(void)
     if (!env) return;
     int32_t one[1] = {0};
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_CONTAINS(render(env, 0, "text"), "Legal actions: noop, move_");
-    step_with(env, one);
-    step_with(env, one);
+    CHECK_CONTAINS(test_render(env, 0, "text"), "Legal actions: noop, move_");
+    CHECK_EQ_INT(test_step_ids(env, one), POLIS_OK);
+    CHECK_EQ_INT(test_step_ids(env, one), POLIS_OK);
     CHECK(polis_env_done(env));
-    const char *text = render(env, 0, "text");
+    const char *text = test_render(env, 0, "text");
     CHECK_CONTAINS(text, "Tick 2 of 2.\n");
     CHECK_CONTAINS(text, "Your episode is over (truncated).\n");
     CHECK(strstr(text, "Legal actions: noop.\n") != NULL); /* the mask of a finished agent */
@@ -252,11 +215,11 @@ static const char *render_error(const char *mode, int32_t agent, const char *for
     if (!env) return "(create failed)";
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
     int32_t noop[3] = {0, 0, 0};
-    step_with(env, noop);
-    snprintf(msg, sizeof msg, "%s", render(env, agent, format));
+    CHECK_EQ_INT(test_step_ids(env, noop), POLIS_OK);
+    snprintf(msg, sizeof msg, "%s", test_render(env, agent, format));
     /* a failed rendering leaves the env running */
     CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
-    CHECK_EQ_STR(render(env, 0, "ascii"), "[#]");
+    CHECK_EQ_STR(test_render(env, 0, "ascii"), "[#]");
     polis_env_destroy(env);
     return msg;
 }
@@ -344,15 +307,16 @@ static void test_parse_kernel(void)
     polis_env *env = walker_env(NULL, NULL);
     if (!env) return;
     /* before the first reset: action names and parsers need no episode */
-    CHECK_EQ_STR(parse(env, 0, "move_north"), "1 move_north");
-    CHECK_EQ_STR(parse(env, 0, "s"), "2 move_south");
+    CHECK_EQ_STR(test_parse(env, 0, "move_north"), "1 move_north");
+    CHECK_EQ_STR(test_parse(env, 0, "s"), "2 move_south");
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_EQ_STR(parse(env, 0, "noop"), "0 noop");
-    CHECK_EQ_STR(parse(env, 0, " \t move_west \n"), "3 move_west");
-    CHECK_EQ_STR(parse(env, 0, "  rest\n"), "0 noop");
-    CHECK_EQ_STR(parse(env, 0, "Noop x"), "ERR 9: agent 0 (agent_0): cannot parse action "
-                                          "\"Noop x\" (action names: noop, move_north, move_south, "
-                                          "move_west, move_east; 1 parser tried)");
+    CHECK_EQ_STR(test_parse(env, 0, "noop"), "0 noop");
+    CHECK_EQ_STR(test_parse(env, 0, " \t move_west \n"), "3 move_west");
+    CHECK_EQ_STR(test_parse(env, 0, "  rest\n"), "0 noop");
+    CHECK_EQ_STR(test_parse(env, 0, "Noop x"),
+                 "ERR 9: agent 0 (agent_0): cannot parse action "
+                 "\"Noop x\" (action names: noop, move_north, move_south, "
+                 "move_west, move_east; 1 parser tried)");
     /* the input is quoted with escapes and cut after 64 bytes: 20 before the a's, 44 a's */
     char want[1024];
     snprintf(want, sizeof want,
@@ -360,16 +324,17 @@ static void test_parse_kernel(void)
              "%.44s\"... (action names: noop, move_north, move_south, move_west, move_east; 1 "
              "parser tried)",
              "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-    CHECK_EQ_STR(parse(env, 2,
-                       "line one\nline\ttwo \x01 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                       "aaaaaaaaaaaaaaaaaaaaaaa"),
+    CHECK_EQ_STR(test_parse(env, 2,
+                            "line one\nline\ttwo \x01 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                            "aaaaaaaaaaaaaaaaaaaaaaa"),
                  want);
     /* bad calls */
-    CHECK_EQ_STR(parse(env, 0, ""), "ERR 9: agent 0 (agent_0): empty action");
-    CHECK_EQ_STR(parse(env, 3, " \n\t "), "ERR 9: agent 3 (agent_3): empty action");
-    CHECK_EQ_STR(parse(env, 0, NULL), "ERR 1: parse_action: agent 0 (agent_0): input is NULL");
-    CHECK_EQ_STR(parse(env, 4, "n"), "ERR 1: parse_action: agent 4 is not an agent id (0..3)");
-    CHECK_EQ_STR(parse(env, -2, "n"), "ERR 1: parse_action: agent -2 is not an agent id (0..3)");
+    CHECK_EQ_STR(test_parse(env, 0, ""), "ERR 9: agent 0 (agent_0): empty action");
+    CHECK_EQ_STR(test_parse(env, 3, " \n\t "), "ERR 9: agent 3 (agent_3): empty action");
+    CHECK_EQ_STR(test_parse(env, 0, NULL), "ERR 1: parse_action: agent 0 (agent_0): input is NULL");
+    CHECK_EQ_STR(test_parse(env, 4, "n"), "ERR 1: parse_action: agent 4 is not an agent id (0..3)");
+    CHECK_EQ_STR(test_parse(env, -2, "n"),
+                 "ERR 1: parse_action: agent -2 is not an agent id (0..3)");
     CHECK_EQ_INT(polis_env_parse_action(env, 0, "n", NULL), POLIS_ERR_INVALID);
     CHECK_EQ_STR(polis_env_error(env), "parse_action: out_action is NULL");
     int32_t id = 7;
@@ -382,7 +347,7 @@ static void test_parse_kernel(void)
                 const char *w[5] = {"", "n", "s", "w", "e"};
                 char got[64];
                 snprintf(got, sizeof got, "%d %s", k, polis_env_action_name(env, k));
-                CHECK_EQ_STR(parse(env, a, w[k]), got);
+                CHECK_EQ_STR(test_parse(env, a, w[k]), got);
             }
     polis_env_destroy(env);
 }
@@ -397,37 +362,37 @@ static void test_parser_chain(void)
 
     /* an action name never reaches a parser */
     test_log_clear(&log);
-    CHECK_EQ_STR(parse(gr, 1, "wave"), "5 wave");
+    CHECK_EQ_STR(test_parse(gr, 1, "wave"), "5 wave");
     CHECK_EQ_INT(log.lines, 0);
     /* walker accepts first; the renderer plugin is not asked */
-    CHECK_EQ_STR(parse(gr, 1, "n"), "1 move_north");
+    CHECK_EQ_STR(test_parse(gr, 1, "n"), "1 move_north");
     CHECK_EQ_INT(log.lines, 0);
     /* walker declines, the renderer plugin accepts; it sees the agent and the trimmed input */
-    CHECK_EQ_STR(parse(gr, 1, "  wave hello \r\n"), "5 wave");
+    CHECK_EQ_STR(test_parse(gr, 1, "  wave hello \r\n"), "5 wave");
     CHECK_EQ_STR(log.text, "[renderer] parse agent=1 input=wave hello\n");
     /* malformed, with and without a message */
-    CHECK_EQ_STR(parse(gr, 0, "bad wave"),
+    CHECK_EQ_STR(test_parse(gr, 0, "bad wave"),
                  "ERR 1: renderer: malformed wave: bad wave [parse \"bad wave\", agent 0 "
                  "(agent_0), tick 0]");
-    CHECK_EQ_STR(parse(gr, 0, "silent"),
+    CHECK_EQ_STR(test_parse(gr, 0, "silent"),
                  "ERR 8: renderer: failed (limit exceeded) [parse \"silent\", agent 0 (agent_0), "
                  "tick 0]");
     /* accepted with an id that is no action */
-    CHECK_EQ_STR(parse(gr, 1, "range"),
+    CHECK_EQ_STR(test_parse(gr, 1, "range"),
                  "ERR 9: renderer: the action parser accepted the input but returned action 99, "
                  "outside [0, 6) [parse \"range\", agent 1 (agent_1), tick 0]");
-    CHECK_EQ_STR(parse(gr, 1, "unset"),
+    CHECK_EQ_STR(test_parse(gr, 1, "unset"),
                  "ERR 9: renderer: the action parser accepted the input but returned action -1, "
                  "outside [0, 6) [parse \"unset\", agent 1 (agent_1), tick 0]");
     /* both decline: the renderer's "not mine" message is dropped */
     test_log_clear(&log);
-    CHECK_EQ_STR(parse(gr, 1, "dance"),
+    CHECK_EQ_STR(test_parse(gr, 1, "dance"),
                  "ERR 9: agent 1 (agent_1): cannot parse action \"dance\" (action names: noop, "
                  "move_north, move_south, move_west, move_east, wave; 2 parsers tried)");
     CHECK_EQ_STR(log.text, "[renderer] parse agent=1 input=dance\n");
     int32_t noop[2] = {0, 0};
-    step_with(gr, noop);
-    CHECK_EQ_STR(parse(gr, 0, "bad"),
+    CHECK_EQ_INT(test_step_ids(gr, noop), POLIS_OK);
+    CHECK_EQ_STR(test_parse(gr, 0, "bad"),
                  "ERR 1: renderer: malformed wave: bad [parse \"bad\", agent 0 (agent_0), tick 1]");
     polis_env_destroy(gr);
 
@@ -435,11 +400,11 @@ static void test_parser_chain(void)
     polis_env *greedy_first = pair_env("greedy", true, NULL);
     polis_env *greedy_last = pair_env("greedy", false, NULL);
     if (greedy_first && greedy_last) {
-        CHECK_EQ_STR(parse(greedy_first, 0, "north"), "1 wave");
-        CHECK_EQ_STR(parse(greedy_last, 0, "n"), "1 move_north");
-        CHECK_EQ_STR(parse(greedy_last, 0, "fly"), "5 wave");
+        CHECK_EQ_STR(test_parse(greedy_first, 0, "north"), "1 wave");
+        CHECK_EQ_STR(test_parse(greedy_last, 0, "n"), "1 move_north");
+        CHECK_EQ_STR(test_parse(greedy_last, 0, "fly"), "5 wave");
         /* exact names still come first */
-        CHECK_EQ_STR(parse(greedy_first, 0, "move_south"), "3 move_south");
+        CHECK_EQ_STR(test_parse(greedy_first, 0, "move_south"), "3 move_south");
     }
     polis_env_destroy(greedy_first);
     polis_env_destroy(greedy_last);
@@ -450,8 +415,8 @@ static void test_parse_bounded_names(void)
     polis_env *env = renderer_env("many", NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_n_actions(env), 42);
-    CHECK_EQ_STR(parse(env, 2, "act_07"), "9 act_07");
-    CHECK_EQ_STR(parse(env, 2, "jump"),
+    CHECK_EQ_STR(test_parse(env, 2, "act_07"), "9 act_07");
+    CHECK_EQ_STR(test_parse(env, 2, "jump"),
                  "ERR 9: agent 2 (agent_2): cannot parse action \"jump\" (action names: noop, "
                  "wave, act_00, act_01, act_02, act_03, act_04, act_05, act_06, act_07, act_08, "
                  "act_09, act_10, act_11, act_12, act_13, ... (+26 more); 0 parsers tried)");
@@ -467,7 +432,7 @@ static void test_alloc_failures(void)
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
     char good[4096];
-    snprintf(good, sizeof good, "%s", render(env, 0, "text"));
+    snprintf(good, sizeof good, "%s", test_render(env, 0, "text"));
     long before = alloc.calls;
     char *out = NULL;
     CHECK_EQ_INT(polis_env_render(env, 0, "text", &out), POLIS_OK);
@@ -484,13 +449,13 @@ static void test_alloc_failures(void)
         CHECK_CONTAINS(polis_env_error(env), " [render text, agent 0 (agent_0), tick 0]");
         CHECK_EQ_INT(alloc.live, live);
         alloc.fail_at = 0;
-        CHECK_EQ_STR(render(env, 0, "text"), good);
+        CHECK_EQ_STR(test_render(env, 0, "text"), good);
     }
     /* a parser gets a copy of the input only when whitespace trails it */
     alloc.fail_at = alloc.calls + 1;
-    CHECK_EQ_STR(parse(env, 0, "n "), "ERR 2: parse_action: out of memory");
+    CHECK_EQ_STR(test_parse(env, 0, "n "), "ERR 2: parse_action: out of memory");
     alloc.fail_at = alloc.calls + 1;
-    CHECK_EQ_STR(parse(env, 0, "  n"), "1 move_north");
+    CHECK_EQ_STR(test_parse(env, 0, "  n"), "1 move_north");
     alloc.fail_at = 0;
     CHECK_EQ_INT(alloc.live, live);
     polis_env_destroy(env);
@@ -535,24 +500,24 @@ static void test_legal_line(void)
     uint8_t *row = io->masks + (size_t)n; /* agent 1 */
     memset(row, 0, (size_t)n);
     row[0] = 1;
-    const char *text = render(env, 1, "text");
+    const char *text = test_render(env, 1, "text");
     CHECK(strstr(text, "\nLegal actions: noop.\n") != NULL);
     CHECK_EQ_INT((int)strlen(strstr(text, "Legal actions:")), (int)strlen("Legal actions: noop.\n"));
     /* runs of 3+ are ranges; runs of 1 or 2 are names */
     static const uint8_t bits[8] = {1, 1, 1, 0, 1, 0, 1, 1};
     memcpy(row + share, bits, sizeof bits);
     row[up] = 1;
-    CHECK_CONTAINS(render(env, 1, "text"),
+    CHECK_CONTAINS(test_render(env, 1, "text"),
                    "\nLegal actions: noop, share_map_0..2, share_map_4, share_map_6, share_map_7, "
                    "move_up (x_i..j: each of x_i to x_j).\n");
     static const uint8_t pairs[8] = {0, 1, 1, 0, 0, 0, 0, 1};
     memcpy(row + share, pairs, sizeof pairs);
-    CHECK_CONTAINS(render(env, 1, "text"),
+    CHECK_CONTAINS(test_render(env, 1, "text"),
                    "\nLegal actions: noop, share_map_1, share_map_2, share_map_7, move_up.\n");
     memset(row + share, 1, 8);
-    CHECK_CONTAINS(render(env, 1, "text"), "noop, share_map_0..7, move_up (x_i..j");
+    CHECK_CONTAINS(test_render(env, 1, "text"), "noop, share_map_0..7, move_up (x_i..j");
     /* the other formats are the plugins' own */
-    CHECK(strstr(render(env, 1, "json"), "Legal actions") == NULL);
+    CHECK(strstr(test_render(env, 1, "json"), "Legal actions") == NULL);
     /* the describe-level doc of each action */
     CHECK_EQ_STR(polis_env_action_doc(env, 0), "do nothing");
     CHECK(polis_env_action_doc(env, n) == NULL && polis_env_action_doc(env, -1) == NULL);

@@ -21,44 +21,6 @@ static polis_env *gather_env(test_log *log, test_alloc *alloc)
     return env;
 }
 
-/* Renders and returns a static copy of the text, or "ERR <status>: <message>". */
-static const char *render(polis_env *env, int32_t agent, const char *format)
-{
-    static char buf[1 << 15];
-    char *out = (char *)"junk";
-    polis_status st = polis_env_render(env, agent, format, &out);
-    if (st != POLIS_OK) {
-        CHECK(out == NULL);
-        snprintf(buf, sizeof buf, "ERR %d: %s", (int)st, polis_env_error(env));
-        return buf;
-    }
-    snprintf(buf, sizeof buf, "%s", out);
-    polis_free(out);
-    return buf;
-}
-
-/* Parses and returns "<id> <name>" or "ERR <status>: <message>". */
-static const char *parse(polis_env *env, int32_t agent, const char *input)
-{
-    static char buf[2048];
-    int32_t id = 12345;
-    polis_status st = polis_env_parse_action(env, agent, input, &id);
-    if (st != POLIS_OK) {
-        CHECK_EQ_INT(id, -1);
-        snprintf(buf, sizeof buf, "ERR %d: %s", (int)st, polis_env_error(env));
-        return buf;
-    }
-    snprintf(buf, sizeof buf, "%d %s", id, polis_env_action_name(env, id));
-    return buf;
-}
-
-static void step_with(polis_env *env, const int32_t *actions)
-{
-    const polis_io *io = polis_env_io(env);
-    memcpy(io->actions, actions, sizeof(int32_t) * (size_t)io->n_agents);
-    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
-}
-
 /* ---- gather: exact views of a seeded state ----------------------------------------------- */
 
 static void test_gather_exact(void)
@@ -67,7 +29,7 @@ static void test_gather_exact(void)
     if (!env) return;
     CHECK_EQ_STR(polis_env_render_formats(env), "json text");
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_EQ_STR(render(env, 0, "text"),
+    CHECK_EQ_STR(test_render(env, 0, "text"),
                  "You are agent_0 at (9, 7) on the 12x12 grid (bounded; x grows east, y grows "
                  "south). Tick 0 of 200.\n"
                  "Coins in view (up to 2 cells away in x and y): 1.\n"
@@ -79,10 +41,10 @@ static void test_gather_exact(void)
     /* agent_3 walks east then south onto the coin at (11, 8) */
     int32_t east[4] = {0, 0, 0, polis_env_action_id(env, "move_east")};
     int32_t south[4] = {0, 0, 0, polis_env_action_id(env, "move_south")};
-    step_with(env, east);
-    step_with(env, south);
+    CHECK_EQ_INT(test_step_ids(env, east), POLIS_OK);
+    CHECK_EQ_INT(test_step_ids(env, south), POLIS_OK);
     CHECK(polis_env_io(env)->rewards[3] == 1.0f);
-    CHECK_EQ_STR(render(env, 3, "text"),
+    CHECK_EQ_STR(test_render(env, 3, "text"),
                  "You are agent_3 at (11, 8) on the 12x12 grid (bounded; x grows east, y grows "
                  "south). Tick 2 of 200.\n"
                  "Coins in view (up to 2 cells away in x and y): none.\n"
@@ -90,10 +52,10 @@ static void test_gather_exact(void)
                  "- agent_0 at (9, 7): 1 north, 2 west (3 steps)\n"
                  "Coins you collected this episode: 1.\n"
                  "Legal actions: noop, move_north, move_south, move_west.\n");
-    CHECK_EQ_STR(render(env, 3, "json"),
+    CHECK_EQ_STR(test_render(env, 3, "json"),
                  "{\"gather\":{\"position\":[11,8],\"coins\":[],\"agents\":[{\"id\":0,\"name\":"
                  "\"agent_0\",\"position\":[9,7]}],\"collected\":1}}");
-    CHECK_EQ_STR(render(env, 2, "text"),
+    CHECK_EQ_STR(test_render(env, 2, "text"),
                  "You are agent_2 at (2, 11) on the 12x12 grid (bounded; x grows east, y grows "
                  "south). Tick 2 of 200.\n"
                  "Coins in view (up to 2 cells away in x and y): none.\n"
@@ -101,14 +63,14 @@ static void test_gather_exact(void)
                  "Coins you collected this episode: 0.\n"
                  "Legal actions: noop, move_north, move_west, move_east.\n");
     CHECK_EQ_STR(
-        render(env, 1, "json"),
+        test_render(env, 1, "json"),
         "{\"gather\":{\"position\":[6,2],\"coins\":[[7,1]],\"agents\":[],\"collected\":0}}");
     /* rendering is read-only: the state hash does not move, and the same call gives the
      * same text */
     uint64_t h = polis_env_state_hash(env);
     char first[4096];
-    snprintf(first, sizeof first, "%s", render(env, 0, "text"));
-    CHECK_EQ_STR(render(env, 0, "text"), first);
+    snprintf(first, sizeof first, "%s", test_render(env, 0, "text"));
+    CHECK_EQ_STR(test_render(env, 0, "text"), first);
     CHECK(polis_env_state_hash(env) == h);
     polis_env_destroy(env);
 }
@@ -124,7 +86,7 @@ static void test_gather_torus(void)
                  NULL, NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 7), POLIS_OK);
-    const char *text = render(env, 0, "text");
+    const char *text = test_render(env, 0, "text");
     CHECK_CONTAINS(text, "on the 6x5 grid (it wraps around at the edges; x grows east");
     CHECK_CONTAINS(text, "Tick 0 of 5.\n");
     CHECK_CONTAINS(text, "Coins in view (up to 1 cells away in x and y): ");
@@ -142,13 +104,13 @@ static void test_gather_crowded(void)
         NULL, NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
-    const char *text = render(env, 0, "text");
+    const char *text = test_render(env, 0, "text");
     CHECK_CONTAINS(text, "Coins in view (up to 12 cells away in x and y): 160.\n");
     CHECK_CONTAINS(text, "\n- and 96 more.\nOther agents in view: none.\n");
     int lines = 0;
     for (const char *q = text; (q = strstr(q, "- coin at (")) != NULL; q++) lines++;
     CHECK_EQ_INT(lines, 64);
-    cJSON *doc = cJSON_Parse(render(env, 0, "json"));
+    cJSON *doc = cJSON_Parse(test_render(env, 0, "json"));
     cJSON *coins =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "gather"), "coins");
     CHECK_EQ_INT(cJSON_GetArraySize(coins), 160);
@@ -192,7 +154,7 @@ static void cross_check(int n_agents, int width, int height, bool wrap, int n_co
             const int8_t *view = (const int8_t *)(rec + fv.offset);
             int32_t pos[2];
             memcpy(pos, rec + fp.offset, sizeof pos);
-            cJSON *doc = cJSON_Parse(render(env, a, "json"));
+            cJSON *doc = cJSON_Parse(test_render(env, a, "json"));
             cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "gather");
             CHECK(g != NULL);
             if (!g) {
@@ -267,41 +229,42 @@ static void test_parse_gather(void)
     polis_env *env = gather_env(NULL, NULL);
     if (!env) return;
     /* before the first reset: action names and parsers need no episode */
-    CHECK_EQ_STR(parse(env, 0, "move_north"), "1 move_north");
+    CHECK_EQ_STR(test_parse(env, 0, "move_north"), "1 move_north");
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_EQ_STR(parse(env, 0, "noop"), "0 noop");
-    CHECK_EQ_STR(parse(env, 0, "move_east"), "4 move_east");
-    CHECK_EQ_STR(parse(env, 0, " \t move_west \n"), "3 move_west");
-    CHECK_EQ_STR(parse(env, 0, "north"), "1 move_north");
-    CHECK_EQ_STR(parse(env, 0, "south"), "2 move_south");
-    CHECK_EQ_STR(parse(env, 0, "west"), "3 move_west");
-    CHECK_EQ_STR(parse(env, 0, "east"), "4 move_east");
-    CHECK_EQ_STR(parse(env, 1, "move north"), "1 move_north");
-    CHECK_EQ_STR(parse(env, 1, "go  south"), "2 move_south");
-    CHECK_EQ_STR(parse(env, 1, "  Go West.\n"), "3 move_west");
-    CHECK_EQ_STR(parse(env, 1, "MOVE_EAST"), "4 move_east");
-    CHECK_EQ_STR(parse(env, 2, "stay"), "0 noop");
-    CHECK_EQ_STR(parse(env, 2, "Wait"), "0 noop");
-    CHECK_EQ_STR(parse(env, 3, "{\"action\": \"move\", \"direction\": \"north\"}"), "1 move_north");
+    CHECK_EQ_STR(test_parse(env, 0, "noop"), "0 noop");
+    CHECK_EQ_STR(test_parse(env, 0, "move_east"), "4 move_east");
+    CHECK_EQ_STR(test_parse(env, 0, " \t move_west \n"), "3 move_west");
+    CHECK_EQ_STR(test_parse(env, 0, "north"), "1 move_north");
+    CHECK_EQ_STR(test_parse(env, 0, "south"), "2 move_south");
+    CHECK_EQ_STR(test_parse(env, 0, "west"), "3 move_west");
+    CHECK_EQ_STR(test_parse(env, 0, "east"), "4 move_east");
+    CHECK_EQ_STR(test_parse(env, 1, "move north"), "1 move_north");
+    CHECK_EQ_STR(test_parse(env, 1, "go  south"), "2 move_south");
+    CHECK_EQ_STR(test_parse(env, 1, "  Go West.\n"), "3 move_west");
+    CHECK_EQ_STR(test_parse(env, 1, "MOVE_EAST"), "4 move_east");
+    CHECK_EQ_STR(test_parse(env, 2, "stay"), "0 noop");
+    CHECK_EQ_STR(test_parse(env, 2, "Wait"), "0 noop");
+    CHECK_EQ_STR(test_parse(env, 3, "{\"action\": \"move\", \"direction\": \"north\"}"),
+                 "1 move_north");
     CHECK_EQ_STR(
-        parse(env, 3, " {\"direction\":\"East\",\"why\":[1,{\"a\":null}],\"action\":\"go\"} "),
+        test_parse(env, 3, " {\"direction\":\"East\",\"why\":[1,{\"a\":null}],\"action\":\"go\"} "),
         "4 move_east");
-    CHECK_EQ_STR(parse(env, 3, "{\"action\": \"stay\"}"), "0 noop");
-    CHECK_EQ_STR(parse(env, 3, "{\"action\": \"south\"}"), "2 move_south");
-    CHECK_EQ_STR(parse(env, 3, "{\"action\": \"move\", \"direction\": \"\\u006eorth\"}"),
+    CHECK_EQ_STR(test_parse(env, 3, "{\"action\": \"stay\"}"), "0 noop");
+    CHECK_EQ_STR(test_parse(env, 3, "{\"action\": \"south\"}"), "2 move_south");
+    CHECK_EQ_STR(test_parse(env, 3, "{\"action\": \"move\", \"direction\": \"\\u006eorth\"}"),
                  "1 move_north");
 
     /* for gather, but malformed: its message, placed */
-    CHECK_EQ_STR(parse(env, 1, "move"),
+    CHECK_EQ_STR(test_parse(env, 1, "move"),
                  "ERR 1: gather: \"move\" needs a direction: north, south, west or east "
                  "[parse \"move\", agent 1 (agent_1), tick 0]");
-    CHECK_EQ_STR(parse(env, 1, "go up"),
+    CHECK_EQ_STR(test_parse(env, 1, "go up"),
                  "ERR 1: gather: \"go up\": the direction must be north, south, west or east "
                  "[parse \"go up\", agent 1 (agent_1), tick 0]");
-    CHECK_EQ_STR(parse(env, 0, "{\"action\": \"move\"}"),
+    CHECK_EQ_STR(test_parse(env, 0, "{\"action\": \"move\"}"),
                  "ERR 1: gather: {\"action\": \"move\"} needs \"direction\": north, south, west or "
                  "east [parse \"{\\\"action\\\": \\\"move\\\"}\", agent 0 (agent_0), tick 0]");
-    CHECK_EQ_STR(parse(env, 0, "{\"action\": \"move\", \"direction\": \"up\"}"),
+    CHECK_EQ_STR(test_parse(env, 0, "{\"action\": \"move\", \"direction\": \"up\"}"),
                  "ERR 1: gather: \"direction\": \"up\" is not north, south, west or east [parse "
                  "\"{\\\"action\\\": \\\"move\\\", \\\"direction\\\": \\\"up\\\"}\", agent 0 "
                  "(agent_0), tick 0]");
@@ -312,39 +275,41 @@ static void test_parse_gather(void)
     char want[512];
     snprintf(want, sizeof want, "ERR 9: agent 1 (agent_1): cannot parse action \"fly away\" %s",
              names);
-    CHECK_EQ_STR(parse(env, 1, "  fly away "), want);
+    CHECK_EQ_STR(test_parse(env, 1, "  fly away "), want);
     snprintf(want, sizeof want, "ERR 9: agent 0 (agent_0): cannot parse action \"north east\" %s",
              names);
-    CHECK_EQ_STR(parse(env, 0, "north east"), want);
+    CHECK_EQ_STR(test_parse(env, 0, "north east"), want);
     snprintf(want, sizeof want,
              "ERR 9: agent 0 (agent_0): cannot parse action \"{\\\"action\\\": "
              "\\\"pick_by_name\\\"}\" %s",
              names);
-    CHECK_EQ_STR(parse(env, 0, "{\"action\": \"pick_by_name\"}"), want);
+    CHECK_EQ_STR(test_parse(env, 0, "{\"action\": \"pick_by_name\"}"), want);
     snprintf(want, sizeof want,
              "ERR 9: agent 0 (agent_0): cannot parse action \"{\\\"action\\\": "
              "\\\"move\\\",}\" %s",
              names);
-    CHECK_EQ_STR(parse(env, 0, "{\"action\": \"move\",}"), want);
-    CHECK_EQ_STR(parse(env, 0, "Noop x"), "ERR 9: agent 0 (agent_0): cannot parse action "
-                                          "\"Noop x\" (action names: noop, move_north, move_south, "
-                                          "move_west, move_east; 1 parser tried)");
+    CHECK_EQ_STR(test_parse(env, 0, "{\"action\": \"move\",}"), want);
+    CHECK_EQ_STR(test_parse(env, 0, "Noop x"),
+                 "ERR 9: agent 0 (agent_0): cannot parse action "
+                 "\"Noop x\" (action names: noop, move_north, move_south, "
+                 "move_west, move_east; 1 parser tried)");
     /* the input is quoted with escapes and cut after 64 bytes: 20 before the a's, 44 a's */
     snprintf(want, sizeof want,
              "ERR 9: agent 2 (agent_2): cannot parse action \"line one\\nline\\ttwo \\x01 "
              "%.44s\"... %s",
              "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", names);
-    CHECK_EQ_STR(parse(env, 2,
-                       "line one\nline\ttwo \x01 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                       "aaaaaaaaaaaaaaaaaaaaaaa"),
+    CHECK_EQ_STR(test_parse(env, 2,
+                            "line one\nline\ttwo \x01 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                            "aaaaaaaaaaaaaaaaaaaaaaa"),
                  want);
 
     /* bad calls */
-    CHECK_EQ_STR(parse(env, 0, ""), "ERR 9: agent 0 (agent_0): empty action");
-    CHECK_EQ_STR(parse(env, 3, " \n\t "), "ERR 9: agent 3 (agent_3): empty action");
-    CHECK_EQ_STR(parse(env, 0, NULL), "ERR 1: parse_action: agent 0 (agent_0): input is NULL");
-    CHECK_EQ_STR(parse(env, 4, "north"), "ERR 1: parse_action: agent 4 is not an agent id (0..3)");
-    CHECK_EQ_STR(parse(env, -2, "north"),
+    CHECK_EQ_STR(test_parse(env, 0, ""), "ERR 9: agent 0 (agent_0): empty action");
+    CHECK_EQ_STR(test_parse(env, 3, " \n\t "), "ERR 9: agent 3 (agent_3): empty action");
+    CHECK_EQ_STR(test_parse(env, 0, NULL), "ERR 1: parse_action: agent 0 (agent_0): input is NULL");
+    CHECK_EQ_STR(test_parse(env, 4, "north"),
+                 "ERR 1: parse_action: agent 4 is not an agent id (0..3)");
+    CHECK_EQ_STR(test_parse(env, -2, "north"),
                  "ERR 1: parse_action: agent -2 is not an agent id (0..3)");
     CHECK_EQ_INT(polis_env_parse_action(env, 0, "north", NULL), POLIS_ERR_INVALID);
     CHECK_EQ_STR(polis_env_error(env), "parse_action: out_action is NULL");
@@ -366,17 +331,17 @@ static void test_parse_gather(void)
         for (size_t cut = 1; cut < len; cut++) {
             char in[128];
             snprintf(in, sizeof in, "%.*s   ", (int)cut, json_inputs[k]);
-            const char *got = parse(env, 0, in);
+            const char *got = test_parse(env, 0, in);
             CHECK(strncmp(got, "ERR 9: ", 7) == 0 || strncmp(got, "ERR 1: gather: ", 15) == 0);
         }
     }
-    CHECK_EQ_STR(parse(env, 0, "{\"\":{\"      "),
+    CHECK_EQ_STR(test_parse(env, 0, "{\"\":{\"      "),
                  "ERR 9: agent 0 (agent_0): cannot parse action \"{\\\"\\\":{\\\"\" (action "
                  "names: noop, move_north, move_south, move_west, move_east; 1 parser tried)");
 
     /* not checked against the mask: agent_2 stands on the south edge */
     CHECK_EQ_INT(polis_env_io(env)->masks[2 * 5 + 2], 0);
-    CHECK_EQ_STR(parse(env, 2, "south"), "2 move_south");
+    CHECK_EQ_STR(test_parse(env, 2, "south"), "2 move_south");
     polis_env_destroy(env);
 }
 
