@@ -101,7 +101,9 @@ static void test_parser(void)
     static const char *const NOT_OURS[] = {
         "{\"action\": 3}", "{\"action\": \"sleep\",}", "{\"action\": \"sleep\"", "[\"sleep\"]",
         "{\"action\": \"sleep\", \"action\": \"do\"}", "{\"action\": \"sleep\"} {}",
-        "{\"\":{\"", "{\"action\": \"" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+        "{\"\":{\"",
+        /* an "action" longer than any survival command (64 bytes) */
+        "{\"action\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
     };
     for (size_t k = 0; k < sizeof NOT_OURS / sizeof NOT_OURS[0]; k++) {
         CHECK(polis_env_parse_action(env, 0, NOT_OURS[k], &id) == POLIS_ERR_ACTION);
