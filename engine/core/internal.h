@@ -512,6 +512,14 @@ POLIS_INTERNAL polis_status polis__json_double(polis_ctx *ctx, const polis_json 
 POLIS_INTERNAL polis_status polis__json_string(polis_ctx *ctx, const polis_json *j,
                                                const char **out);
 POLIS_INTERNAL polis_status polis__json_bool(polis_ctx *ctx, const polis_json *j, bool *out);
+/* The "json" host API (ABI 1.7, host_api.c): documents a plugin parses and frees itself,
+ * read through the accessors above; at most POLIS__JSON_DOC_MAX bytes of text. */
+#define POLIS__JSON_DOC_MAX ((size_t)16 << 20)
+POLIS_INTERNAL polis_status polis__json_doc_parse(polis_ctx *ctx, const char *text, size_t len,
+                                                  const char *name, const polis_json **out);
+POLIS_INTERNAL void polis__json_doc_free(polis_ctx *ctx, const polis_json *doc);
+/* host->host_api (host_api.c): the named, versioned tables of host functions. */
+POLIS_INTERNAL const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version);
 /* ---- config.c: files ---------------------------------------------------------------------- */
 /* Reads a whole file into a NUL-terminated buffer from the env allocator. */
 POLIS_INTERNAL polis_status polis__read_file(polis_env *env, const char *path, char **out,

@@ -184,14 +184,14 @@ static polis_status check_desc(polis_env *env, const char *where, const char *fi
                            "%s: %s: %s: descriptor struct_size %u is smaller than the ABI 1.0 "
                            "descriptor (%zu bytes)",
                            src, where, file, d->struct_size, (size_t)DESC_V1_0_SIZE);
-    /* A newer minor may rely on host functions or descriptor fields this engine lacks. */
+    /* abi_minor is the oldest host the plugin needs (plugin.h, "Versions"): it calls slots of
+     * that minor without checking, so an older engine must not load it. */
     if (d->abi_minor > POLIS_ABI_MINOR)
         return polis__fail(env, POLIS_ERR_PLUGIN,
-                           "%s: %s: %s: plugin ABI version %u.%u is newer than this engine's "
-                           "%u.%u (rebuild the plugin against this engine's headers, or update "
-                           "polis)",
-                           src, where, file, d->abi_major, d->abi_minor, POLIS_ABI_MAJOR,
-                           POLIS_ABI_MINOR);
+                           "%s: %s: %s: the plugin needs plugin ABI %u.%u or newer (its "
+                           "abi_minor), this engine (polis %s) has ABI %u.%u: update polis",
+                           src, where, file, d->abi_major, d->abi_minor, POLIS_VERSION_STRING,
+                           POLIS_ABI_MAJOR, POLIS_ABI_MINOR);
     /* Up to this engine's minor, the descriptor is at most the engine's own. */
     if (d->struct_size > sizeof(polis_plugin_desc))
         return polis__fail(env, POLIS_ERR_PLUGIN,

@@ -899,6 +899,7 @@ static const polis_host host_table = {
     .look_kind_find = polis__h_look_kind_find,
     .look_keep_layer = polis__look_keep_layer,
     .scene_fresh = polis__scene_fresh,
+    .host_api = polis__host_api, /* ABI 1.7: every later addition comes through it */
 };
 
 const polis_host *polis__host(void) { return &host_table; }

@@ -38,10 +38,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-#define POLIS_VERSION_MAJOR 0
-#define POLIS_VERSION_MINOR 1
-#define POLIS_VERSION_PATCH 0
-#define POLIS_VERSION_STRING "0.1.0"
+#include "polis/version.h" /* POLIS_VERSION_* */
 
 typedef struct polis_env polis_env;
 

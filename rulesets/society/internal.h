@@ -325,7 +325,6 @@ typedef struct soc {
     int8_t *g_first;     /* [window] first move of the shortest path */
     int32_t *g_queue;    /* [window] */
     int32_t g_win_h, g_win_v;
-    bool g_has_rng;      /* the host has policy_rng */
 
     /* AdaSociety's random baseline ("random_ada", policy.c) */
     int32_t ada_lo, ada_n; /* society's action ids are within [ada_lo, ada_lo + ada_n) */

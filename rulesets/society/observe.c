@@ -853,7 +853,6 @@ static void names(const soc *s, char *buf, size_t cap)
 static polis_status declare_ranges(soc *s, int32_t grid, int32_t inv, int32_t pos, int32_t time)
 {
     const polis_host *h = s->h;
-    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK; /* engine < 1.4 */
     const int32_t R = s->R, C = 2 + 2 * R;
     double lo[2 + 2 * SOC_MAX_RESOURCES] = {0}, hi[2 + 2 * SOC_MAX_RESOURCES] = {0};
     for (int32_t c = 0; c < C; c++) lo[c] = hi[c] = 0;

@@ -7,6 +7,9 @@ SRC=$4
 WORK=$5
 PREFIX=$WORK/prefix
 unset POLIS_PLUGIN_PATH
+# The release the headers say (include/polis/version.h), which every installed piece reports.
+VERSION=$(sed -n 's/^#define POLIS_VERSION_STRING "\(.*\)"$/\1/p' "$SRC/include/polis/version.h")
+[ -n "$VERSION" ] || { echo "FAIL: no POLIS_VERSION_STRING in include/polis/version.h" >&2; exit 1; }
 
 step() { printf '\n== %s\n' "$*"; }
 die() {
@@ -34,7 +37,8 @@ PC=$(find "$PREFIX" -name polis.pc | head -n 1)
 [ -n "$PC" ] || die "no polis.pc under $PREFIX"
 LIBDIR=$(dirname "$(dirname "$PC")")
 for f in "$PREFIX/bin/polis" "$PREFIX/include/polis/polis.h" "$PREFIX/include/polis/plugin.h" \
-    "$PREFIX/include/polis/types.h" "$PREFIX/include/polis/rng.h" "$LIBDIR/libpolis.a" \
+    "$PREFIX/include/polis/types.h" "$PREFIX/include/polis/rng.h" \
+    "$PREFIX/include/polis/version.h" "$PREFIX/include/polis/kit.h" "$LIBDIR/libpolis.a" \
     "$LIBDIR/libpolis.so" "$LIBDIR/polis/plugins/gather.so" \
     "$LIBDIR/cmake/polis/polisConfig.cmake" "$LIBDIR/cmake/polis/polisConfigVersion.cmake" \
     "$LIBDIR/cmake/polis/polisTargets.cmake"; do
@@ -49,7 +53,7 @@ POLIS=$PREFIX/bin/polis
 export LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 step "installed polis runs an installed scenario with an installed plugin"
-"$POLIS" --version | grep -qxF "polis 0.1.0" || die "polis --version"
+"$POLIS" --version | grep -qxF "polis $VERSION" || die "polis --version"
 GATHER=$PREFIX/share/polis/rulesets/gather/gather.json
 [ -f "$GATHER" ] || GATHER=$SRC/rulesets/gather/gather.json
 "$POLIS" validate "$GATHER" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "polis validate $GATHER"; }
@@ -116,6 +120,22 @@ grep -qF '"potato.exploded":1' "$WORK/out" || die "no potato.exploded event"
 "$POLIS" validate "$POTATO" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "validate without --plugin-path"; }
 grep -qxF "ok: hot_potato: 3 agents, 2 actions, 16 obs bytes" "$WORK/out" || die "validate hot_potato output"
 
+step "the C game template: a copy of examples/c_game built out of tree, with CMake and with make"
+cp -r "$SRC/examples/c_game" "$WORK/mygame"
+"$CMAKE" -S "$WORK/mygame" -B "$WORK/mygame/build" -G "$GEN" -DCMAKE_C_COMPILER="$CC" \
+    -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_COMPILE_WARNING_AS_ERROR=ON >"$WORK/mygame.log" ||
+    { cat "$WORK/mygame.log"; die "configure the template copy"; }
+"$CMAKE" --build "$WORK/mygame/build" >>"$WORK/mygame.log" 2>&1 ||
+    { cat "$WORK/mygame.log"; die "build the template copy"; }
+(cd "$WORK/mygame/build" && ctest --output-on-failure) >"$WORK/out" 2>&1 ||
+    { cat "$WORK/out"; die "the template copy's tests (CMake)"; }
+grep -qF "100% tests passed" "$WORK/out" || { cat "$WORK/out"; die "the template copy's tests"; }
+(cd "$WORK/mygame" && make clean >/dev/null && env PATH="$PREFIX/bin:$PATH" \
+    PKG_CONFIG_PATH="$LIBDIR/pkgconfig" CC="$CC" CFLAGS="-O2 -Wall -Wextra -Werror" make test) \
+    >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the template copy with make and pkg-config"; }
+grep -qF "orchard core: all checks passed" "$WORK/out" || { cat "$WORK/out"; die "make test output"; }
+grep -qF '"steps":100,"done":true' "$WORK/out" || { cat "$WORK/out"; die "make test: no episode"; }
+
 for variant in shared static; do
     step "find_package(polis): examples/embed_c linked with the $variant library"
     static=OFF
@@ -140,7 +160,7 @@ ldd "$WORK/embed_shared/embed_c" | grep -q "$LIBDIR/libpolis.so" ||
 step "pkg-config: compile examples/embed_c with \`pkg-config --cflags --libs polis\`"
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
 pkg-config --exists --print-errors polis || die "pkg-config cannot find polis"
-[ "$(pkg-config --modversion polis)" = 0.1.0 ] || die "pkg-config --modversion polis"
+[ "$(pkg-config --modversion polis)" = "$VERSION" ] || die "pkg-config --modversion polis"
 FLAGS=$(pkg-config --cflags --libs polis)
 echo "pkg-config --cflags --libs polis: $FLAGS"
 # shellcheck disable=SC2086
@@ -189,7 +209,7 @@ PY
         fi
         (cd "$WORK" && env -u LD_LIBRARY_PATH -u POLIS_LIBRARY -u PYTHONPATH PATH="$p" \
             PKG_CONFIG_PATH="$pc" "$WORK/venv/bin/python" "$WORK/sdk_check.py" "$LIBDIR" \
-            0.1.0) >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the installed SDK ($how)"; }
+            "$VERSION") >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the installed SDK ($how)"; }
         cat "$WORK/out"
     done
 else

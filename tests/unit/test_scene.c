@@ -7,7 +7,7 @@
 
 #include "core/internal.h" /* polis__recorder_allocs */
 
-#define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
+#define WALKER POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json"
 
 static polis_env *probe_env(const char *mode, test_alloc *alloc)
 {
@@ -395,11 +395,11 @@ static void test_keep_probe(void)
     CHECK_CONTAINS(probe_error("bad_keep"), "look_probe: look_keep_layer: 5 is not a layer id (0..0)");
 }
 
-/* gather (a real game with events and rewards): no allocation per recorded tick either. */
+/* walker (a game with events and rewards): no allocation per recorded tick either. */
 static void test_recorder_no_alloc(void)
 {
     test_alloc alloc = {0};
-    polis_env *env = test_env_file(GATHER, &alloc);
+    polis_env *env = test_env_file(WALKER, &alloc);
     CHECK(env != NULL);
     if (!env) return;
     static lines l;

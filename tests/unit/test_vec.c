@@ -6,7 +6,7 @@
 #include "check.h"
 #include "testutil.h"
 
-#define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
+#define WALKER POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json"
 #define VEC_DIR POLIS_TEST_SOURCE_DIR "/scenarios/vec"
 
 static polis_vec *make_vec(const char *overrides, int32_t m, int32_t t, test_alloc *al)
@@ -15,7 +15,7 @@ static polis_vec *make_vec(const char *overrides, int32_t m, int32_t t, test_all
     o.overrides = overrides;
     polis_vec *v = NULL;
     polis_error err;
-    if (polis_vec_create_file(GATHER, &o, m, t, &v, &err) != POLIS_OK) {
+    if (polis_vec_create_file(WALKER, &o, m, t, &v, &err) != POLIS_OK) {
         fprintf(stderr, "vec create failed: %s\n", err.message);
         return NULL;
     }
@@ -28,7 +28,7 @@ static polis_env *make_env(const char *overrides)
     o.overrides = overrides;
     polis_env *env = NULL;
     polis_error err;
-    if (polis_env_create_file(GATHER, &o, &env, &err) != POLIS_OK) {
+    if (polis_env_create_file(WALKER, &o, &env, &err) != POLIS_OK) {
         fprintf(stderr, "env create failed: %s\n", err.message);
         return NULL;
     }
@@ -72,18 +72,18 @@ static void test_bad_input(void)
 {
     polis_vec *v = (polis_vec *)1;
     polis_error err;
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 0, 1, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, 0, 1, &v, &err), POLIS_ERR_INVALID);
     CHECK(v == NULL);
     CHECK_EQ_STR(err.message, "polis_vec: n_envs is 0, expected at least 1");
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, -3, 1, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, -3, 1, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec: n_envs is -3, expected at least 1");
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 2, 0, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, 2, 0, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec: n_threads is 0, expected 1 to n_envs (2)");
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 2, 3, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, 2, 3, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec: n_threads is 3, expected 1 to n_envs (2)");
     CHECK_EQ_INT(polis_vec_create_file(NULL, NULL, 1, 1, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec_create_file: path is NULL");
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 1, 1, NULL, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, 1, 1, NULL, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec_create_file: out is NULL");
     CHECK_EQ_INT(polis_vec_create_json(NULL, 0, NULL, 1, 1, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec_create_json: json is NULL");
@@ -321,7 +321,7 @@ static polis_vec *make_fail_vec(const char *mode, int32_t m, int32_t t)
     char json[512];
     snprintf(json, sizeof json,
              "{\"agents\": 2, \"max_steps\": 4, \"grid\": {\"width\": 6, \"height\": 6},"
-             " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
+             " \"plugins\": [{\"name\": \"walker\", \"params\": {\"items\": 3}}],"
              " \"scripts\": [{\"path\": \"vec_fail.lua\", \"params\": {\"mode\": \"%s\"}}]}",
              mode);
     polis_options o = test_options(NULL, NULL);
@@ -340,7 +340,7 @@ static polis_env *make_fail_env(const char *mode)
     char json[512];
     snprintf(json, sizeof json,
              "{\"agents\": 2, \"max_steps\": 4, \"grid\": {\"width\": 6, \"height\": 6},"
-             " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
+             " \"plugins\": [{\"name\": \"walker\", \"params\": {\"items\": 3}}],"
              " \"scripts\": [{\"path\": \"vec_fail.lua\", \"params\": {\"mode\": \"%s\"}}]}",
              mode);
     polis_options o = test_options(NULL, NULL);
@@ -442,7 +442,7 @@ static void test_no_alloc(int32_t threads)
         for (int32_t k = 0; k < 3; k++) resets += polis_vec_autoreset(v)[k];
     }
     CHECK_EQ_INT(al.calls - before, 0);
-    /* gather truncates at 200 steps: 10,000 steps are 49 auto-resets per env. */
+    /* walker truncates at 200 steps: 10,000 steps are 49 auto-resets per env. */
     CHECK_EQ_INT(resets, 3 * 49);
     polis_vec_destroy(v);
     CHECK_EQ_INT(al.live, 0);
@@ -459,7 +459,7 @@ static void test_failing_alloc(void)
         polis_options o = test_options(NULL, &al);
         polis_vec *v = NULL;
         polis_error err;
-        polis_status st = polis_vec_create_file(GATHER, &o, 2, 2, &v, &err);
+        polis_status st = polis_vec_create_file(WALKER, &o, 2, 2, &v, &err);
         if (st == POLIS_OK) {
             st = polis_vec_reset(v, 1);
             for (int t = 0; st == POLIS_OK && t < 20; t++) st = polis_vec_step(v);

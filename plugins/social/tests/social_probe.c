@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 #include "polis/social.h"
 
 #define MAX_OPS 256
@@ -370,30 +370,21 @@ static void probe_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def probe_params_table[] = {
-    {"ops", POLIS_PARAM_JSON, offsetof(probe_params, ops), 0, 0, 0, NULL, "service calls", false},
-    {"queries", POLIS_PARAM_JSON, offsetof(probe_params, queries), 0, 0, 0, NULL,
-     "[from, to, attr] for probe_get", false},
-    {"watch", POLIS_PARAM_INT, offsetof(probe_params, watch), 0, 100000, 0, NULL,
-     "agent of probe_sharers/groups/degree", false},
-    {"watch_group", POLIS_PARAM_INT, offsetof(probe_params, watch_group), 0, 100000, 0, NULL,
-     "group of probe_members", false},
-    {"log_events", POLIS_PARAM_BOOL, offsetof(probe_params, log_events), 0, 1, 0, NULL,
-     "log every social event", false},
+    POLIS_P_JSON(probe_params, "ops", ops, "service calls"),
+    POLIS_P_JSON(probe_params, "queries", queries, "[from, to, attr] for probe_get"),
+    POLIS_P_INT(probe_params, "watch", watch, 0, 100000, 0, "agent of probe_sharers/groups/degree"),
+    POLIS_P_INT(probe_params, "watch_group", watch_group, 0, 100000, 0, "group of probe_members"),
+    POLIS_P_BOOL(probe_params, "log_events", log_events, false, "log every social event"),
 };
 
 static const char *const probe_requires[] = {"social", NULL};
 
 static const polis_plugin_desc probe_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "social_probe",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("social_probe", 7),
     .version = "1.0.0",
     .doc = "test driver of the social service",
     .requires = probe_requires,
-    .params = probe_params_table,
-    .n_params = 5,
-    .params_size = sizeof(probe_params),
+    POLIS_DESC_PARAMS(probe_params_table, probe_params),
     .init = probe_init,
     .start = probe_start,
     .destroy = probe_destroy,

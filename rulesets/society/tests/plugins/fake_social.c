@@ -4,7 +4,7 @@
  * independently of the real social plugin. */
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 #include "polis/social.h"
 
 #define MAX_EDGES 256
@@ -14,10 +14,8 @@ typedef struct fake_params {
 } fake_params;
 
 static const polis_param_def PARAMS[] = {
-    {"map", POLIS_PARAM_JSON, offsetof(fake_params, map), 0, 0, 0, NULL, "[[from, to], ...]",
-     false},
-    {"player", POLIS_PARAM_JSON, offsetof(fake_params, player), 0, 0, 0, NULL, "[[from, to], ...]",
-     false},
+    POLIS_P_JSON(fake_params, "map", map, "[[from, to], ...]"),
+    POLIS_P_JSON(fake_params, "player", player, "[[from, to], ...]"),
 };
 
 typedef struct fake {
@@ -85,15 +83,10 @@ static void fake_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_plugin_desc DESC = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "fake_social",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("fake_social", 7),
     .version = "1",
     .doc = "a stand-in social service with fixed sharing edges",
-    .params = PARAMS,
-    .n_params = 2,
-    .params_size = sizeof(fake_params),
+    POLIS_DESC_PARAMS(PARAMS, fake_params),
     .init = fake_init,
     .destroy = fake_destroy,
 };
