@@ -189,8 +189,20 @@ typedef struct social {
     uint64_t *dense_gen_of;       /* [P] */
     void **pid_dst;               /* [P] */
 
+    /* The sharing journal (polis/social.h, share_change): a ring of the last jr_mask + 1
+     * changes; jr_seq is the next change's number, jr_floor the first one still valid. */
+    struct soc_share_rec *jr; /* [jr_mask + 1] */
+    uint32_t jr_mask;
+    uint64_t jr_seq, jr_floor;
+
     polis_social_api api;
 } social;
+
+typedef struct soc_share_rec {
+    int32_t from, to;
+    uint8_t what; /* polis_social_share */
+    uint8_t on;
+} soc_share_rec;
 
 /* ---- graph.c ------------------------------------------------------------------------------ */
 
@@ -213,6 +225,8 @@ SOC_INTERNAL const char *soc_node_str(const social *s, int32_t node, char *buf, 
 SOC_INTERNAL int32_t soc_groups_of(const social *s, int32_t agent, int32_t attr, int32_t *out,
                                    int32_t cap);
 SOC_INTERNAL int32_t soc_edge_find(const social *s, int32_t from, int32_t to);
+/* Change seq of the sharing journal into *out; false when it is no longer held. */
+SOC_INTERNAL bool soc_share_change(const social *s, uint64_t seq, soc_share_rec *out);
 SOC_INTERNAL bool soc_edge_get(const social *s, int32_t e, int32_t attr, double *value);
 /* The edge carries an attribute of the family root. */
 SOC_INTERNAL bool soc_edge_has_family(const social *s, int32_t e, int32_t root);
