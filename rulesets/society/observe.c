@@ -786,8 +786,8 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
  *     overflowed the queue.
  *
  * What a cell shows depends only on the world and on the sets above, never on the order of
- * events, so the result is the painters' byte for byte (rulesets/society/tests/
- * test_obs_live.c checks it against records written whole at every step). */
+ * events, so the result is the painters' byte for byte (test_live_views in rulesets/society/
+ * tests/test_obs_incremental.c checks it against records written whole at every step). */
 
 enum { LV_CELL = 0, LV_OWNER = 1, LV_SHARE = 2 };
 
