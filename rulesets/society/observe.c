@@ -49,6 +49,17 @@ static inline int32_t lowest_bit(uint64_t v) /* v != 0 */
 #endif
 }
 
+static inline int32_t bit_count(uint64_t v)
+{
+#if defined(__GNUC__)
+    return __builtin_popcountll(v);
+#else
+    int32_t n = 0;
+    for (; v; v &= v - 1) n++;
+    return n;
+#endif
+}
+
 static inline int16_t sat16(int32_t v)
 {
     return (int16_t)(v > 32767 ? 32767 : v < -32767 ? -32767 : v);
@@ -230,7 +241,7 @@ typedef struct soc_mview {
     soc_pel *el; /* [pt_cap] */
 } soc_mview;
 
-static void lv_prepare(soc *s);
+static void lv_pass_start(soc *s);
 
 static polis_status on_observe(polis_ctx *ctx, void *ud)
 {
@@ -241,8 +252,9 @@ static polis_status on_observe(polis_ctx *ctx, void *ud)
         s->pt_built = s->pf_built = 0;
         s->pt_pass = 1;
         s->lv_synced = false;
+        s->lv_resume = 1;
     }
-    if (s->lv_on) lv_prepare(s);
+    if (s->lv_on) lv_pass_start(s);
     if (!s->pt_cap) return POLIS_OK;
     /* The table and the slots pay when owner sets repeat within a pass (a group sharing its
      * maps); when they do not (Exploration's random sharing) building them costs more than
@@ -818,10 +830,21 @@ static void lv_cover_window(soc *s, int32_t o, int32_t cx, int32_t cy, bool on)
     }
 }
 
-/* Queues an event for viewer v; when the queue is full v is painted whole instead. */
-static void lv_push(soc *s, int32_t v, int32_t id, int32_t kind)
+/* The cells of o's window (wrapped onto itself at most once). */
+static int32_t lv_window_cells(const soc *s, int32_t o)
+{
+    const soc_job *job = &s->jobs[s->agent_job[o]];
+    const int32_t w = 2 * job->fov_h + 1 < s->W ? 2 * job->fov_h + 1 : s->W;
+    const int32_t h = 2 * job->fov_v + 1 < s->H ? 2 * job->fov_v + 1 : s->H;
+    return w * h;
+}
+
+/* Queues an event for viewer v, about `cells` cells to write again; when the queue is full
+ * v is painted whole instead. */
+static void lv_push(soc *s, int32_t v, int32_t id, int32_t kind, int32_t cells)
 {
     if (s->lv_full[v] == s->pt_pass) return;
+    s->lv_work[v] += cells;
     if (s->lv_nev == s->lv_cap) {
         s->lv_full[v] = s->pt_pass;
         return;
@@ -918,7 +941,7 @@ static bool lv_read_journal(soc *s)
         if (((*m & mb) != 0) == on) continue;
         *m ^= mb;
         *r ^= rb;
-        lv_push(s, to, from, LV_SHARE);
+        lv_push(s, to, from, LV_SHARE, lv_window_cells(s, from));
     }
     s->lv_seq = end;
     return true;
@@ -930,7 +953,10 @@ static void lv_prepare(soc *s)
     const int32_t n = s->n_agents, nw = s->lv_words;
     const uint32_t pass = s->pt_pass;
     s->lv_nev = 0;
-    for (int32_t v = 0; v < n; v++) s->lv_head[v] = -1;
+    for (int32_t v = 0; v < n; v++) {
+        s->lv_head[v] = -1;
+        s->lv_work[v] = 0;
+    }
     if (s->lv_synced && !lv_read_journal(s)) s->lv_synced = false;
     if (!s->lv_synced) {
         lv_resync(s);
@@ -956,11 +982,17 @@ static void lv_prepare(soc *s)
         s->lv_y[o] = s->ay[o];
         s->lv_vres[o] = s->vis_res[o];
         s->lv_vrec[o] = s->vis_rec[o];
+        /* a move writes the cells entering and leaving the window, a new vis all of them */
+        const soc_job *job = &s->jobs[s->agent_job[o]];
+        const int32_t cells = s->lv_ostamp[o] == pass && (s->vis_res[o] != s->lv_ovres[o] ||
+                                                          s->vis_rec[o] != s->lv_ovrec[o])
+                                  ? 2 * lv_window_cells(s, o)
+                                  : 2 * (2 * job->fov_h + 2 * job->fov_v + 2);
         const uint64_t *rev = s->lv_rev + (size_t)o * (size_t)nw;
         for (int32_t w = 0; w < nw; w++)
             for (uint64_t b = rev[w]; b; b &= b - 1) {
                 const int32_t v = w * 64 + lowest_bit(b);
-                if (v != o || !moved) lv_push(s, v, o, LV_OWNER);
+                if (v != o || !moved) lv_push(s, v, o, LV_OWNER, cells);
             }
     }
     s->lv_all_res = all_res;
@@ -1011,8 +1043,37 @@ static void lv_prepare(soc *s)
             }
         if (!any) continue;
         for (int32_t w = 0; w < nw; w++)
-            for (uint64_t b = tmp[w]; b; b &= b - 1) lv_push(s, w * 64 + lowest_bit(b), c, LV_CELL);
+            for (uint64_t b = tmp[w]; b; b &= b - 1)
+                lv_push(s, w * 64 + lowest_bit(b), c, LV_CELL, 1);
     }
+}
+
+/* Live views pay when most records are brought up to date, not painted whole: when agents
+ * move at nearly every step (a moved viewer sees every cell elsewhere) or every agent
+ * shares with its whole group (the Social Structure games, where the pass's merged views
+ * serve every member), keeping them costs more than it saves. When more than three records
+ * in four were painted whole over LV_WINDOW passes (not counting a rebuild's, which paints
+ * them all), they pause for LV_PAUSE passes, after which they are rebuilt (lv_resync) and
+ * looked at again. */
+#define LV_WINDOW 8
+#define LV_PAUSE 256
+
+static void lv_pass_start(soc *s)
+{
+    const uint32_t pass = s->pt_pass;
+    if (s->lv_active && ++s->lv_passes > LV_WINDOW) {
+        if (s->lv_n_full > 3 * s->lv_n_inc) {
+            s->lv_active = false;
+            s->lv_resume = pass + LV_PAUSE;
+            s->lv_synced = false;
+        }
+        s->lv_n_inc = s->lv_n_full = s->lv_passes = 0;
+    }
+    if (!s->lv_active && (int32_t)(pass - s->lv_resume) >= 0) {
+        s->lv_active = true;
+        s->lv_n_inc = s->lv_n_full = s->lv_passes = 0;
+    }
+    if (s->lv_active) lv_prepare(s);
 }
 
 /* What live updates write with: the record, the layers, the painted-element list. */
@@ -1161,12 +1222,25 @@ static inline bool lv_moved(const soc *s, int32_t o)
     return s->lv_ostamp[o] == s->pt_pass && (s->lv_ox[o] != s->ax[o] || s->lv_oy[o] != s->ay[o]);
 }
 
-/* Whether v's record (at o) can be brought up to date from its events. */
+/* Whether v's record (at o) can be brought up to date from its events, and that is
+ * cheaper than painting it whole: writing a cell again (the union of the owners covering
+ * it, its old elements cleared, the new written) costs about LV_CELL_COST times what
+ * painting a covered cell does, and painting whole covers at most the owners' windows.
+ * When every agent shares with its group and most move at every step (the Social
+ * Structure games), painting whole, from the pass's merged views, is the cheaper. */
+#define LV_CELL_COST 3
+
 static bool lv_current(const soc *s, int32_t v, const int16_t *o)
 {
     const uint32_t pass = s->pt_pass;
-    return s->og_dst[v] == o && s->lv_pass[v] + 1 == pass && s->lv_sync_pass != pass &&
-           s->lv_full[v] != pass && !lv_moved(s, v);
+    if (s->og_dst[v] != o || s->lv_pass[v] + 1 != pass || s->lv_sync_pass == pass ||
+        s->lv_full[v] == pass || lv_moved(s, v))
+        return false;
+    const uint64_t *m = s->lv_member + (size_t)v * (size_t)s->lv_words;
+    int64_t owners = 0;
+    for (int32_t w = 0; w < s->lv_words; w++) owners += bit_count(m[w]);
+    const int64_t whole = (int64_t)(2 * s->hmax + 1) * (2 * s->vmax + 1) * owners;
+    return s->lv_work[v] * LV_CELL_COST <= (whole < s->cells ? whole : s->cells);
 }
 
 /* Replays v's events into its record. */
@@ -1259,13 +1333,15 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
                  .list = s->og_list + (size_t)agent * (size_t)s->og_cap,
                  .n = 0,
                  .cap = s->og_cap};
-    if (s->lv_on) {
+    if (s->lv_active) {
         const bool current = lv_current(s, agent, o);
         s->lv_pass[agent] = s->pt_pass;
         if (current) {
+            s->lv_n_inc++;
             lv_update(s, agent, o);
             return;
         }
+        s->lv_n_full += s->lv_sync_pass != s->pt_pass;
     }
     int32_t last = s->og_n[agent];
     const size_t elems = (size_t)(2 + 2 * s->R) * p.plane;
@@ -1280,7 +1356,7 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     if (s->view == SOC_VIEW_WINDOW) {
         paint(s, agent, agent, false, &p);
     } else {
-        int32_t n = s->lv_on ? lv_views(s, agent) : soc_views(s, agent);
+        int32_t n = s->lv_active ? lv_views(s, agent) : soc_views(s, agent);
         if (s->vis_bits && (n > 1 || s->self_overlap)) {
             const soc_mview *mv = s->pt_cap ? mv_find(s, n) : NULL;
             if (mv) mv_paint(s, agent, mv, &p);
@@ -1424,10 +1500,10 @@ static polis_status lv_setup(soc *s)
         LA(lv_orc, cells) || LA(lv_opb, cells) || LA(lv_cstamp, cells) ||
         LA(lv_pmark, cells) || LA(lv_plist, cells) || LA(lv_dirty, cells) ||
         LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) || LA(lv_full, n) ||
-        LA(lv_vmark, n))
+        LA(lv_vmark, n) || LA(lv_work, n))
         return POLIS_ERR_NOMEM;
 #undef LA
-    s->lv_on = true;
+    s->lv_on = s->lv_active = true;
     s->lv_synced = false;
     return s->h->hook(s->ctx, POLIS_PHASE_RESET, SOC_LAST_PRIORITY, lv_on_reset, s);
 }

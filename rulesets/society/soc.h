@@ -313,6 +313,10 @@ typedef struct soc {
      * vis changed, owners that started or stopped sharing (the social service's sharing
      * journal). Set up when the view is "map", R, K <= 64 and the bit sets below fit. */
     bool lv_on;
+    bool lv_active;           /* this pass keeps them (else paused: observe.c, lv_pass_start) */
+    uint32_t lv_resume;       /* while paused: the pass they resume at */
+    int32_t lv_n_inc, lv_n_full; /* records brought up to date, and painted whole, in */
+    int32_t lv_passes;        /* the passes looked at so far */
     bool lv_synced;           /* false: rebuild everything at the next pass (reset, lost journal) */
     bool lv_journal;          /* the social service has the sharing journal (else no sharing) */
     uint32_t lv_sync_pass;    /* the pass of the last rebuild: every record is written whole */
@@ -341,6 +345,7 @@ typedef struct soc {
     int32_t *lv_ev, *lv_next; /* [lv_cap] events: id * 4 + kind, and the next of the viewer */
     int32_t lv_cap, lv_nev;
     uint32_t *lv_full;        /* [n] this pass: v's events did not fit, repaint it whole */
+    int64_t *lv_work;         /* [n] cells v's events this pass would write again */
     uint32_t *lv_vmark, lv_vtok; /* [n] == lv_vtok: an event of the viewer being written names o */
 
     /* actions and events */
