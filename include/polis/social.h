@@ -10,8 +10,9 @@
  * (attr_id) and used by id in hot paths. Membership of agent a in group g is the edge
  * g -> a; its attributes are the member's weights (e.g. "division_weight").
  *
- * Service version 3 (version 1 ended at `revision`, version 2 at `end_bargaining`). Functions are only ever appended;
- * check struct_size before using a function newer than the version you were built against.
+ * Service version 3 (version 1 ended at `revision`, version 2 at `end_bargaining`).
+ * Functions are only ever appended; check struct_size before using a function newer than
+ * the version you were built against.
  * Every function takes the caller's ctx; the social plugin's state is found through its
  * service registration, not through the caller. Calls are valid after create (attr_id also
  * during start()); functions that change the graph publish bus events, so they work only
