@@ -803,11 +803,6 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
 
 enum { LV_CELL = 0, LV_OWNER = 1, LV_SHARE = 2 };
 
-static inline bool lv_has(const uint64_t *set, int32_t i)
-{
-    return (set[i >> 6] >> (i & 63)) & 1u;
-}
-
 /* Sets (on) or clears o's bit in the cover sets of its window's cells at (cx, cy). */
 static void lv_cover_window(soc *s, int32_t o, int32_t cx, int32_t cy, bool on)
 {
