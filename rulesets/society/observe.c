@@ -794,8 +794,9 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
  *   - write_grid replays the agent's events: each touched cell is written again from the
  *     world (lv_refresh), its old content's elements cleared first when it changed. An
  *     agent that moved sees every cell somewhere else and is painted whole, as are records
- *     written anywhere else last time, the first pass after a reset, and agents whose events
- *     overflowed the queue.
+ *     written anywhere else last time, the first pass after a reset, agents whose events
+ *     overflowed the queue and agents whose events would cost more (lv_current); where most
+ *     records are painted whole anyway the views pause (lv_pass_start).
  *
  * What a cell shows depends only on the world and on the sets above, never on the order of
  * events, so the result is the painters' byte for byte (test_live_views in rulesets/society/
