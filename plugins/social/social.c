@@ -577,6 +577,20 @@ static polis_status svc_end(void *self, polis_ctx *caller, int32_t a, int32_t b)
     return sg_end_bargaining(self, caller ? caller : ((social *)self)->ctx, a, b);
 }
 
+static uint64_t svc_share_seq(void *self) { return ((social *)self)->jr_seq; }
+
+static bool svc_share_change(void *self, uint64_t seq, polis_social_share *what, int32_t *from,
+                             int32_t *to, bool *on)
+{
+    sg_share_rec r;
+    if (!sg_share_change(self, seq, &r)) return false;
+    if (what) *what = (polis_social_share)r.what;
+    if (from) *from = r.from;
+    if (to) *to = r.to;
+    if (on) *on = r.on != 0;
+    return true;
+}
+
 static void fill_api(social *s)
 {
     polis_social_api *a = &s->api;
@@ -608,6 +622,8 @@ static void fill_api(social *s)
     a->propose = svc_propose;
     a->accept_proposal = svc_accept;
     a->end_bargaining = svc_end;
+    a->share_seq = svc_share_seq;
+    a->share_change = svc_share_change;
 }
 
 /* ---- exports (Lua's polis.call, scenario bindings) ------------------------------------------- */

@@ -62,6 +62,8 @@ typedef struct probe {
     float rewards[1024];
     int32_t refused;
     int32_t ev[7];
+    uint64_t jseq;          /* the sharing journal's next change to read */
+    int32_t journal[1 + 4 * 8]; /* probe_journal as agent 0's record got it */
 } probe;
 
 static polis_status run_op(probe *p, const op *o)
@@ -204,6 +206,41 @@ static void write_degree(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     out[0] = p->soc->degree(p->soc->self, (int32_t)p->p.watch, false);
     out[1] = p->soc->degree(p->soc->self, (int32_t)p->p.watch, true);
     out[2] = p->refused;
+}
+
+/* The sharing journal's changes since the previous write: count (-1: lost, then the reader
+ * starts again at share_seq), then (what, from, to, on) for up to 8 of them, -1 padded. Read
+ * once per write (agent 0), the same for every agent. */
+static void write_journal(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+{
+    probe *p = ud;
+    (void)ctx;
+    if (agent == 0) {
+        const polis_social_api *s = p->soc;
+        const uint64_t end = s->share_seq(s->self);
+        int32_t n = 0;
+        for (int32_t i = 1; i < 1 + 4 * 8; i++) p->journal[i] = -1;
+        for (uint64_t q = p->jseq; q < end; q++) {
+            polis_social_share what;
+            int32_t from, to;
+            bool on;
+            if (!s->share_change(s->self, q, &what, &from, &to, &on)) {
+                n = -1;
+                break;
+            }
+            if (n < 8) {
+                int32_t *r = p->journal + 1 + 4 * n;
+                r[0] = (int32_t)what;
+                r[1] = from;
+                r[2] = to;
+                r[3] = on;
+            }
+            n++;
+        }
+        p->journal[0] = n;
+        p->jseq = end;
+    }
+    memcpy(dst, p->journal, sizeof p->journal);
 }
 
 /* ---- event log ------------------------------------------------------------------------------- */
@@ -357,6 +394,8 @@ static polis_status probe_start(polis_ctx *ctx, void *state)
         {"probe_live", "live groups", POLIS_DTYPE_I32, 1, {g1}, write_live, p},
         {"probe_degree", "out, in of watch; refused accepts", POLIS_DTYPE_I32, 1, {3},
          write_degree, p},
+        {"probe_journal", "sharing journal changes since the last write", POLIS_DTYPE_I32, 1,
+         {1 + 4 * 8}, write_journal, p},
     };
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
         if ((st = h->observation(ctx, &defs[i], NULL))) return st;
