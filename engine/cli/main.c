@@ -139,7 +139,7 @@ static const char HELP_RECORD[] =
     "and writes what happened: --out the recording (docs/recording.md; check it with `polis\n"
     "replay FILE`, watch it with `polis view FILE`), --video the pixels of every tick, one\n"
     "frame after each reset and after each step of every episode played, drawn like the\n"
-    "viewer draws the map (polis_env_render_rgb). At least one of the two.\n"
+    "viewer draws the map (polis_pixels_draw). At least one of the two.\n"
     "\n"
     "options (and those of run, but --record):\n"
     "  --out FILE           the recording (gzip when FILE ends in .gz)\n"
@@ -708,7 +708,7 @@ static int cmd_run(const cli_args *a)
     fr.agent = -1;
     fr.cell = a->cell ? (int32_t)a->cell : 16;
     fr.fps = a->fps ? (int32_t)a->fps : 8;
-    fr.flags = a->glyphs ? POLIS_RENDER_GLYPHS : 0;
+    fr.flags = a->glyphs ? POLIS_PIXELS_GLYPHS : 0;
     fr.video = a->video;
 
     polis_recorder *rec = NULL;
@@ -939,7 +939,7 @@ static int cmd_render(const cli_args *a)
         memset(&fr, 0, sizeof fr);
         fr.agent = only;
         fr.cell = a->cell ? (int32_t)a->cell : 16;
-        fr.flags = a->glyphs ? POLIS_RENDER_GLYPHS : 0;
+        fr.flags = a->glyphs ? POLIS_PIXELS_GLYPHS : 0;
         char err[1024];
         int rc = 0;
         if (cli_frames_draw(&fr, env, err, sizeof err) ||

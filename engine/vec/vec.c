@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/env.h"
 
 #define SPIN_ROUNDS 2000 /* pause instructions before a waiting thread sleeps */
 

@@ -1,5 +1,6 @@
 /*
- * polis/types.h — types shared by the embedding API (polis.h) and the plugin ABI (plugin.h).
+ * polis/types.h — types shared by the embedding API (polis.h and the headers it includes) and
+ * the plugin ABI (plugin.h).
  *
  * Everything here is part of plugin ABI major version 1. Enumerations only ever grow at the
  * end; existing values never change meaning.
@@ -12,6 +13,16 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* printf-style checking of a function's format (argument a) and its arguments (from b);
+ * plugin.h defines the same. */
+#ifndef POLIS_PRINTF
+#if defined(__GNUC__)
+#define POLIS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define POLIS_PRINTF(a, b)
+#endif
 #endif
 
 /* Status codes. Every fallible call returns one; the env keeps the message. */
