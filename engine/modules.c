@@ -20,10 +20,6 @@ POLIS_INTERNAL extern const polis__module polis__views_module;  /* engine/views:
 POLIS_INTERNAL extern const polis__module polis__policy_module; /* engine/policy: policies, plans */
 
 const polis__module *const polis__modules[] = {
-    &polis__lua_module,
-    &polis__ffi_module,
-    &polis__scene_module,
-    &polis__views_module,
-    &polis__policy_module,
-    NULL,
+    &polis__lua_module,   &polis__ffi_module,    &polis__scene_module,
+    &polis__views_module, &polis__policy_module, NULL,
 };

@@ -37,17 +37,17 @@ struct polis__script; /* a script ctx's state: the script host's (engine/lua), o
 /* ---- scenario (config.c) ------------------------------------------------------------ */
 
 typedef struct polis__scn_plugin {
-    char *name;             /* plugin name as written (or derived from the path) */
-    char *path;             /* resolved .so path */
+    char *name;                 /* plugin name as written (or derived from the path) */
+    char *path;                 /* resolved .so path */
     const struct cJSON *params; /* the "params" object or NULL; owned by the scenario root */
-    char *jpath;            /* "plugins[1]" */
+    char *jpath;                /* "plugins[1]" */
 } polis__scn_plugin;
 
 typedef struct polis__scn_script {
-    char *name;             /* unique plugin-like name; default the file's stem */
-    char *path;             /* resolved .lua path */
+    char *name; /* unique plugin-like name; default the file's stem */
+    char *path; /* resolved .lua path */
     const struct cJSON *params;
-    char *jpath;            /* "scripts[0]" */
+    char *jpath; /* "scripts[0]" */
 } polis__scn_script;
 
 typedef struct polis__scn_reward_weight {
@@ -58,30 +58,30 @@ typedef struct polis__scn_reward_weight {
 
 /* A scenario binding of a plugin export (ffi.c). Exactly one of event/phase is set. */
 typedef struct polis__scn_binding {
-    char *call;             /* "plugin.export" */
-    char *event;            /* subscribe to this event type, or NULL */
-    int32_t phase;          /* hook phase, or -1 */
+    char *call;    /* "plugin.export" */
+    char *event;   /* subscribe to this event type, or NULL */
+    int32_t phase; /* hook phase, or -1 */
     int32_t priority;
-    char *jpath;            /* "bindings[2]" */
+    char *jpath; /* "bindings[2]" */
 } polis__scn_binding;
 
 typedef struct polis__scenario {
-    struct cJSON *root;     /* whole document; freed after create */
-    char *source;           /* file name (or "<string>") for messages */
-    char *base_dir;         /* where relative paths are resolved */
+    struct cJSON *root; /* whole document; freed after create */
+    char *source;       /* file name (or "<string>") for messages */
+    char *base_dir;     /* where relative paths are resolved */
     char *name;
     char *doc;
     uint64_t seed;
     int64_t max_steps;
     int32_t n_agents;
-    char **agent_names;     /* [n_agents] */
+    char **agent_names; /* [n_agents] */
     int32_t max_entities;
-    bool has_grid;          /* a "grid" object was given */
+    bool has_grid; /* a "grid" object was given */
     int32_t grid_width, grid_height;
     bool grid_wrap;
-    int32_t event_queue;    /* capacity in events */
-    int64_t max_memory;     /* bytes the kernel may allocate for the env; 0 = not given */
-    bool compact_observations; /* "compact_observations" */
+    int32_t event_queue;           /* capacity in events */
+    int64_t max_memory;            /* bytes the kernel may allocate for the env; 0 = not given */
+    bool compact_observations;     /* "compact_observations" */
     int64_t lua_instruction_limit; /* per hook call; 0 = unlimited */
     int64_t lua_memory_limit;      /* bytes per env across its scripts; 0 = unlimited */
     int64_t lua_time_limit_ms;     /* wall clock per hook call; 0 = unlimited */
@@ -112,7 +112,7 @@ typedef struct polis__queued {
     int32_t type;
     int64_t tick;
     uint64_t seq;
-    size_t offset;          /* into bus_payload */
+    size_t offset; /* into bus_payload */
 } polis__queued;
 
 enum {
@@ -135,10 +135,10 @@ struct polis_env {
     void *alloc_ud;
     void (*log)(void *, const char *);
     void *log_ud;
-    char *plugin_path;      /* options->plugin_path copy, or NULL */
+    char *plugin_path; /* options->plugin_path copy, or NULL */
 
     char err[POLIS_ERRMAX];
-    bool err_placed;        /* err already names the callback and tick */
+    bool err_placed; /* err already names the callback and tick */
     /* A callback that cannot return a status (an observation writer, an action's legality
      * check) failed, with its message in err; write_observations fails with it. */
     polis_status cb_status;
@@ -149,45 +149,57 @@ struct polis_env {
     /* contexts: plugins, then scripts; [0] is the kernel's own */
     polis_ctx **ctxs;
     int32_t n_ctxs, cap_ctxs;
-    polis_ctx *current;     /* the ctx whose callback runs now, for messages */
+    polis_ctx *current;       /* the ctx whose callback runs now, for messages */
     const char *current_what; /* what runs now: "hook begin", "action pick", ... */
 
     /* registries (growable while LOADING, fixed after) */
-    polis__hook *hooks; int32_t n_hooks, cap_hooks;
+    polis__hook *hooks;
+    int32_t n_hooks, cap_hooks;
     polis__hook *phase_hooks[POLIS_PHASE_COUNT]; /* sorted views into `hooks` copies */
     int32_t n_phase_hooks[POLIS_PHASE_COUNT];
-    polis__action *actions; int32_t n_actions, cap_actions;
-    polis__obs *obs; int32_t n_obs, cap_obs;
-    polis__reward *rewards; int32_t n_rewards, cap_rewards;
-    polis__transform *transforms; int32_t n_transforms, cap_transforms;
-    polis__mask_filter *mask_filters; int32_t n_mask_filters, cap_mask_filters;
-    polis__event_type *events; int32_t n_events, cap_events;
-    polis__sub *subs; int32_t n_subs, cap_subs;
-    polis__sub *any_subs; int32_t n_any_subs; /* host subscribers to every event, sorted */
-    polis__component *components; int32_t n_components, cap_components;
-    polis__service *services; int32_t n_services, cap_services;
-    int32_t reg_seq;        /* registration counter for stable ordering */
+    polis__action *actions;
+    int32_t n_actions, cap_actions;
+    polis__obs *obs;
+    int32_t n_obs, cap_obs;
+    polis__reward *rewards;
+    int32_t n_rewards, cap_rewards;
+    polis__transform *transforms;
+    int32_t n_transforms, cap_transforms;
+    polis__mask_filter *mask_filters;
+    int32_t n_mask_filters, cap_mask_filters;
+    polis__event_type *events;
+    int32_t n_events, cap_events;
+    polis__sub *subs;
+    int32_t n_subs, cap_subs;
+    polis__sub *any_subs;
+    int32_t n_any_subs; /* host subscribers to every event, sorted */
+    polis__component *components;
+    int32_t n_components, cap_components;
+    polis__service *services;
+    int32_t n_services, cap_services;
+    int32_t reg_seq; /* registration counter for stable ordering */
 
     /* agents */
     int32_t n_agents;
     polis_entity *agent_entities;
-    int32_t *order;         /* acting agents this step */
+    int32_t *order; /* acting agents this step */
     int32_t n_order;
-    bool order_set;         /* set_agent_order called in this BEGIN phase */
+    bool order_set; /* set_agent_order called in this BEGIN phase */
     bool in_begin;
 
     /* entities (entity.c) */
     int32_t max_entities;
-    uint32_t *ent_gen;      /* [max_entities], generation of the live or last entity */
-    uint8_t *ent_alive;     /* [max_entities] */
-    uint32_t *ent_free;     /* stack of free slots */
+    uint32_t *ent_gen;  /* [max_entities], generation of the live or last entity */
+    uint8_t *ent_alive; /* [max_entities] */
+    uint32_t *ent_free; /* stack of free slots */
     int32_t n_ent_free;
 
     /* grid (grid.c) */
     bool grid_enabled;
-    bool grid_sized;        /* dimensions known (scenario or grid_configure) */
+    bool grid_sized; /* dimensions known (scenario or grid_configure) */
     polis_grid grid;
-    char **layer_names; int32_t n_layers, cap_layers;
+    char **layer_names;
+    int32_t n_layers, cap_layers;
 
     /* buffers */
     polis_io io;
@@ -197,10 +209,10 @@ struct polis_env {
     /* bus (bus.c) */
     polis__queued *bus_queue; /* ring [event_queue] */
     int32_t bus_cap, bus_head, bus_len;
-    uint8_t *bus_payload;   /* ring storage, bus_slot bytes per queued event */
+    uint8_t *bus_payload; /* ring storage, bus_slot bytes per queued event */
     size_t bus_slot;
     uint64_t bus_seq;
-    int32_t bus_depth;      /* > 0 while dispatching */
+    int32_t bus_depth; /* > 0 while dispatching */
 
     /* time */
     int64_t tick;
@@ -223,17 +235,17 @@ struct polis_env {
     int64_t opt_max_memory; /* polis_options.max_memory; 0 = not given */
     polis__io_fn io_fn;     /* non-NULL: io buffers come from io_fn (a polis_vec's) */
     void *io_ud;
-    bool io_borrowed;       /* io_fn supplied the buffers: registry_free leaves them */
+    bool io_borrowed; /* io_fn supplied the buffers: registry_free leaves them */
 
     /* The modules' state (engine/modules.c lists the modules; docs/architecture.md). Each
      * is opaque here: its module defines, allocates and frees it (NULL until the module
      * first needs it, unless its `create` callback allocates it). */
-    struct polis__views *views;       /* views/: renderers and action parsers */
+    struct polis__views *views;         /* views/: renderers and action parsers */
     struct polis__policy_state *policy; /* policy/: scripted policies, macros and plans */
-    struct polis__looks *looks;       /* scene/: looks and scenes */
-    struct polis__lua *lua;           /* lua/: what the env's scripts share */
-    struct polis__ffi_state *ffi;     /* ffi/: prepared exports and bindings */
-    struct polis__swap_state *swap;   /* ffi/: the scenario's "replace" entries */
+    struct polis__looks *looks;         /* scene/: looks and scenes */
+    struct polis__lua *lua;             /* lua/: what the env's scripts share */
+    struct polis__ffi_state *ffi;       /* ffi/: prepared exports and bindings */
+    struct polis__swap_state *swap;     /* ffi/: the scenario's "replace" entries */
 };
 
 /* ---- memory (env.c) ------------------------------------------------------------------- */
@@ -248,12 +260,12 @@ POLIS_INTERNAL polis_status polis__grow(polis_env *env, void **arr, int32_t *cap
 
 /* ---- creation (env.c), for kernel code that needs more than polis_options ------------- */
 typedef struct polis__create_args {
-    const char *text;       /* the scenario JSON, not necessarily NUL-terminated */
+    const char *text; /* the scenario JSON, not necessarily NUL-terminated */
     size_t len;
-    const char *source;     /* the file name for messages and the default name, or NULL */
-    const char *base_dir;   /* NULL: opts->base_dir, else "." */
+    const char *source;   /* the file name for messages and the default name, or NULL */
+    const char *base_dir; /* NULL: opts->base_dir, else "." */
     const polis_options *opts;
-    polis__io_fn io_fn;     /* NULL: the env allocates its own io buffers */
+    polis__io_fn io_fn; /* NULL: the env allocates its own io buffers */
     void *io_ud;
 } polis__create_args;
 POLIS_INTERNAL polis_status polis__env_create(const polis__create_args *args, polis_env **out,

@@ -47,13 +47,14 @@ POLIS_INTERNAL polis_status polis__json_bool(polis_ctx *ctx, const polis_json *j
 POLIS_INTERNAL polis_status polis__overrides_apply(polis_env *env, struct cJSON *root);
 
 /* ---- plugin.c: loading .so plugins ------------------------------------------------------ */
-POLIS_INTERNAL polis_status polis__plugins_load(polis_env *env);  /* dlopen + checks + init */
+POLIS_INTERNAL polis_status polis__plugins_load(polis_env *env); /* dlopen + checks + init */
 POLIS_INTERNAL polis_status polis__plugins_start(polis_env *env);
 POLIS_INTERNAL void polis__plugins_unload(polis_env *env);
 /* Resolves a plugin name to a new .so path string using the search path: the options'
  * plugin_path, $POLIS_PLUGIN_PATH (never the scenario's or the current directory), the
- * directories beside the running libpolis (build-tree and install layouts, so an installed or relocated polis
- * finds its own plugins), then the configured build and install directories. */
+ * directories beside the running libpolis (build-tree and install layouts, so an installed
+ * or relocated polis finds its own plugins), then the configured build and install
+ * directories. */
 POLIS_INTERNAL polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out);
 
 /* ---- bus.c ------------------------------------------------------------------------------ */
@@ -79,6 +80,5 @@ POLIS_INTERNAL void polis__grid_clear(polis_env *env);
 POLIS_INTERNAL void polis__grid_free(polis_env *env);
 POLIS_INTERNAL void polis__grid_window(const polis_grid *g, int32_t layer, int32_t cx, int32_t cy,
                                        int32_t rx, int32_t ry, int32_t outside, int32_t *out);
-
 
 #endif

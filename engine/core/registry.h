@@ -12,14 +12,14 @@
 enum { POLIS__CTX_PLUGIN = 0, POLIS__CTX_SCRIPT = 1, POLIS__CTX_KERNEL = 2 };
 
 struct polis_ctx {
-    polis_ctx_head head;    /* public: host table and plugin state (plugin.h) */
+    polis_ctx_head head; /* public: host table and plugin state (plugin.h) */
     polis_env *env;
-    int32_t index;          /* position in env->ctxs */
-    int32_t kind;           /* POLIS__CTX_* */
+    int32_t index; /* position in env->ctxs */
+    int32_t kind;  /* POLIS__CTX_* */
     char *name;
     /* .so plugins */
     void *dl;
-    char *path;             /* the .so file loaded */
+    char *path; /* the .so file loaded */
     const polis_plugin_desc *desc;
     bool initialised;
     /* Parameters, the same for plugins and scripts so describe reads one registry: the
@@ -34,7 +34,6 @@ struct polis_ctx {
     const polis__scn_script *scn_script;
     const polis__scn_plugin *scn_plugin;
 };
-
 
 struct polis__hook {
     polis_phase phase;
@@ -120,17 +119,17 @@ struct polis__event_type {
     char *name;
     polis__field *fields;
     int32_t n_fields;
-    size_t size;            /* payload bytes, padded to the largest field alignment */
+    size_t size; /* payload bytes, padded to the largest field alignment */
     polis_ctx *owner;
     int32_t sub_begin, sub_end; /* range in env->subs after freeze */
 };
 
 struct polis__sub {
-    char *event;            /* name as given; resolved at freeze */
-    int32_t type;           /* -1 = every event (host subscribers only) */
+    char *event;  /* name as given; resolved at freeze */
+    int32_t type; /* -1 = every event (host subscribers only) */
     int32_t priority;
     int32_t seq;
-    polis_event_fn fn;      /* plugin/script subscriber, or NULL */
+    polis_event_fn fn;           /* plugin/script subscriber, or NULL */
     polis_host_event_fn host_fn; /* host subscriber, or NULL */
     void *ud;
     polis_ctx *ctx;
@@ -139,7 +138,7 @@ struct polis__sub {
 struct polis__component {
     char *name;
     size_t elem_size;
-    uint8_t *data;          /* [max_entities][elem_size], allocated at freeze */
+    uint8_t *data; /* [max_entities][elem_size], allocated at freeze */
     polis_ctx *owner;
 };
 
@@ -165,9 +164,8 @@ POLIS_INTERNAL int32_t polis__phase_parse(const char *name); /* -1 if unknown */
  * allocated struct of `size` bytes (defaults for missing keys). `jpath` names obj in
  * messages ("plugins[1].params"). */
 POLIS_INTERNAL polis_status polis__params_build(polis_env *env, const polis_param_def *defs,
-                                                int32_t n, size_t size,
-                                                const struct cJSON *obj, const char *jpath,
-                                                void **out);
+                                                int32_t n, size_t size, const struct cJSON *obj,
+                                                const char *jpath, void **out);
 POLIS_INTERNAL void polis__params_free(polis_env *env, const polis_param_def *defs, int32_t n,
                                        size_t size, void *params);
 

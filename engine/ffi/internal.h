@@ -14,8 +14,14 @@ typedef struct polis__swap_state polis__swap_state; /* swap.c: env->swap */
 /* ---- ffi.c ----------------------------------------------------------------------------- */
 /* Types of foreign-call signatures ("i32(ctx,i32,f64)"). */
 typedef enum polis__ftype {
-    POLIS__FT_VOID = 0, POLIS__FT_I32, POLIS__FT_I64, POLIS__FT_F32, POLIS__FT_F64,
-    POLIS__FT_BOOL, POLIS__FT_STR, POLIS__FT_CTX,
+    POLIS__FT_VOID = 0,
+    POLIS__FT_I32,
+    POLIS__FT_I64,
+    POLIS__FT_F32,
+    POLIS__FT_F64,
+    POLIS__FT_BOOL,
+    POLIS__FT_STR,
+    POLIS__FT_CTX,
     /* ABI 1.3: a pointer to an array of elements of a polis_dtype ("f32*", "u8*"); only
      * handler replacements (swap.c) call exports that take one. */
     POLIS__FT_PTR

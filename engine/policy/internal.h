@@ -21,7 +21,7 @@ typedef struct polis__policy {
 
 /* A macro (plan.c): a multi-tick controller started by a text command (host->macro). */
 typedef struct polis__macro {
-    char *name;             /* [A-Z][A-Z0-9_]*, matched case-insensitively */
+    char *name; /* [A-Z][A-Z0-9_]*, matched case-insensitively */
     char *usage;
     char *doc;
     size_t plan_size;
@@ -39,10 +39,10 @@ typedef struct polis__macro {
 /* One agent's plan (plan.c). A plan belongs to the episode it was started in, so a reset
  * ends every plan without visiting them. */
 typedef struct polis__plan {
-    int32_t macro;          /* index in env->macros, -1 = no plan */
-    int64_t episode;        /* env->episode when it started */
-    int64_t tick;           /* tick of the last `next` call, -1 = none yet */
-    int32_t action;         /* the action `next` chose at `tick` */
+    int32_t macro;   /* index in env->macros, -1 = no plan */
+    int64_t episode; /* env->episode when it started */
+    int64_t tick;    /* tick of the last `next` call, -1 = none yet */
+    int32_t action;  /* the action `next` chose at `tick` */
     char command[POLIS__PLAN_COMMAND_MAX];
     char why[POLIS__PLAN_WHY_MAX];
 } polis__plan;

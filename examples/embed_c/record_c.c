@@ -68,8 +68,11 @@ int main(int argc, char **argv)
         goto out;
     }
     uint64_t seed = polis_env_default_seed(env);
-    polis_record_info info = {.scenario_text = text, .scenario_len = len,
-                              .scenario_path = argv[1], .seed = seed, .source = "api"};
+    polis_record_info info = {.scenario_text = text,
+                              .scenario_len = len,
+                              .scenario_path = argv[1],
+                              .seed = seed,
+                              .source = "api"};
     if (polis_recorder_open(argv[2], env, &info, &rec, &err) != POLIS_OK) {
         fprintf(stderr, "%s: %s\n", argv[0], err.message);
         goto out;

@@ -53,7 +53,7 @@ typedef void *(*polis_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize)
  * fields you need; NULL options mean all defaults. */
 typedef struct polis_options {
     size_t struct_size;
-    polis_alloc_fn alloc;   /* NULL: malloc/realloc/free */
+    polis_alloc_fn alloc; /* NULL: malloc/realloc/free */
     void *alloc_ud;
     /* Extra plugin directories, ':'-separated, searched before $POLIS_PLUGIN_PATH and the
      * built-in directories. */
@@ -119,8 +119,8 @@ const char *polis_status_str(polis_status s);
 /* Loads a scenario, its plugins and scripts, and freezes registration. The env is not
  * reset yet. On failure *out is NULL and err (if not NULL) says why, with the JSON path or
  * file:line. */
-polis_status polis_env_create_file(const char *path, const polis_options *opts,
-                                   polis_env **out, polis_error *err);
+polis_status polis_env_create_file(const char *path, const polis_options *opts, polis_env **out,
+                                   polis_error *err);
 polis_status polis_env_create_json(const char *json, size_t len, const polis_options *opts,
                                    polis_env **out, polis_error *err);
 void polis_env_destroy(polis_env *env);
@@ -179,8 +179,8 @@ polis_status polis_env_obs_field(const polis_env *env, int32_t i, polis_obs_fiel
  * index along dimension *dim. The arrays are borrowed, valid until polis_env_destroy.
  * Every element of the field lies in [lo[k], hi[k]]. POLIS_ERR_INVALID for a bad index or
  * a NULL pointer. */
-polis_status polis_env_obs_field_range(const polis_env *env, int32_t i, int32_t *dim,
-                                       int32_t *n, const double **lo, const double **hi);
+polis_status polis_env_obs_field_range(const polis_env *env, int32_t i, int32_t *dim, int32_t *n,
+                                       const double **lo, const double **hi);
 /* The dtype field i's writer writes (the registered one), which compact observations may
  * narrow in the buffer; -1 (cast) for a bad index. */
 polis_dtype polis_env_obs_field_written_dtype(const polis_env *env, int32_t i);
@@ -199,8 +199,8 @@ int32_t polis_env_event_find(const polis_env *env, const char *name); /* -1 if u
 const char *polis_env_event_name(const polis_env *env, int32_t type);
 int32_t polis_env_event_n_fields(const polis_env *env, int32_t type);
 /* Field i of an event type: name, type and byte offset inside the payload. */
-polis_status polis_env_event_field(const polis_env *env, int32_t type, int32_t i,
-                                   const char **name, polis_ftype *ftype, size_t *offset);
+polis_status polis_env_event_field(const polis_env *env, int32_t type, int32_t i, const char **name,
+                                   polis_ftype *ftype, size_t *offset);
 size_t polis_env_event_size(const polis_env *env, int32_t type);
 
 /* A host-side subscriber (recorders, metrics, the Python SDK). type -1 = every event.
@@ -233,11 +233,11 @@ typedef enum polis_plugin_kind {
 } polis_plugin_kind;
 
 typedef struct polis_plugin_info {
-    const char *name;       /* as the scenario names it (a script: its file's stem by default) */
-    const char *version;    /* the plugin descriptor's version; "" for scripts and plugins
-                             * without one */
+    const char *name;    /* as the scenario names it (a script: its file's stem by default) */
+    const char *version; /* the plugin descriptor's version; "" for scripts and plugins
+                          * without one */
     polis_plugin_kind kind;
-    const char *path;       /* the resolved .so or .lua file */
+    const char *path; /* the resolved .so or .lua file */
 } polis_plugin_info;
 
 int32_t polis_env_n_plugins(const polis_env *env);

@@ -36,8 +36,7 @@ int32_t polis_env_policy_find(const polis_env *env, const char *name);
  * every agent not yet finished). Allowed after a successful reset, between steps. A policy
  * returning an action outside [0, n_actions) fails with POLIS_ERR_ACTION naming policy,
  * agent and tick. */
-polis_status polis_env_policy_act(polis_env *env, int32_t policy, const int32_t *agents,
-                                  int32_t n);
+polis_status polis_env_policy_act(polis_env *env, int32_t policy, const int32_t *agents, int32_t n);
 
 /* ---- plans (macro actions) ------------------------------------------------------------------ */
 

@@ -33,8 +33,8 @@ const char *polis_env_scene_layer_name(const polis_env *env, int32_t layer); /* 
 int32_t polis_env_scene_n_kinds(const polis_env *env);
 typedef struct polis_kind_info {
     const char *name;
-    const char *glyph;  /* one UTF-8 character */
-    const char *color;  /* "#rrggbb" */
+    const char *glyph; /* one UTF-8 character */
+    const char *color; /* "#rrggbb" */
     polis_shape shape;
     const char *plugin; /* who registered it */
 } polis_kind_info;
