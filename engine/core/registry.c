@@ -962,9 +962,9 @@ static const char *human_bytes(char *buf, size_t cap, uint64_t n)
     return buf;
 }
 
-/* What registry_freeze, the grid, the entity table, the plans and the bus are about to
- * allocate, in 64-bit arithmetic, refused beyond the cap before any of it is allocated. The
- * message names the keys of every part, biggest first. */
+/* What registry_freeze, the grid, the entity table, the modules (plans) and the bus are
+ * about to allocate, in 64-bit arithmetic, refused beyond the cap before any of it is
+ * allocated. The message names the keys of every part, biggest first. */
 static polis_status check_memory(polis_env *env, size_t obs_size)
 {
     enum { GRID, AGENTS, ENTITIES, EVENTS, N_PARTS };
@@ -973,12 +973,12 @@ static polis_status check_memory(polis_env *env, size_t obs_size)
     if (env->grid_enabled && env->grid_sized && env->n_layers > 0)
         part[GRID] = mul_sat(mul_sat((uint64_t)env->grid.width, (uint64_t)env->grid.height),
                              (uint64_t)env->n_layers * sizeof(int32_t));
-    size_t plan = 0; /* the modules' per-agent state (plans) */
+    size_t modules = 0; /* the modules' per-agent state (plans) */
     for (const polis__module *const *m = polis__modules; *m; m++)
-        if ((*m)->agent_bytes) plan += (*m)->agent_bytes(env);
+        if ((*m)->agent_bytes) modules += (*m)->agent_bytes(env);
     uint64_t per_agent = add_sat(obs_size, (uint64_t)env->n_actions);
     per_agent = add_sat(per_agent, 3 * sizeof(int32_t) + sizeof(float) + 3 +
-                                       sizeof(polis_entity) + plan);
+                                       sizeof(polis_entity) + modules);
     per_agent = add_sat(per_agent, mul_sat((uint64_t)env->n_rewards, sizeof(float)));
     part[AGENTS] = mul_sat(n, per_agent);
     uint64_t per_entity = 2 * sizeof(uint32_t) + 1;

@@ -28,15 +28,7 @@
 
 #include "polis/types.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* libpolis is built with hidden visibility; every declaration in this header is its public
- * API and is exported from the shared library. */
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+POLIS_API_BEGIN
 
 #define POLIS_VERSION_MAJOR 0
 #define POLIS_VERSION_MINOR 1
@@ -262,11 +254,5 @@ void polis_env_clear_error(polis_env *env);
  * terminations, truncations and tick. Golden tests compare it across versions. */
 uint64_t polis_env_state_hash(const polis_env *env);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+POLIS_API_END
 #endif

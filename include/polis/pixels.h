@@ -15,15 +15,7 @@
 #include "polis/env.h"
 #include "polis/scene.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* libpolis-pixels is built with hidden visibility; every declaration in this header is
- * its public API and is exported from the shared library. */
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+POLIS_API_BEGIN
 
 /* The current scene as an RGB frame (3 bytes a pixel, rows top to bottom), drawn
  * like the browser viewer (sdk/viewer/draw.js): tile layers in order then things, each in
@@ -58,11 +50,5 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
 const uint8_t *polis_pixels_palette(int32_t i);
 const uint8_t *polis_pixels_agent_rgb(const polis_env *env, int32_t agent);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+POLIS_API_END
 #endif

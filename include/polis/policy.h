@@ -13,15 +13,7 @@
 
 #include "polis/env.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* libpolis is built with hidden visibility; every declaration in this header is its public
- * API and is exported from the shared library. */
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+POLIS_API_BEGIN
 
 /* Policies plugins registered (host->policy): count, name, lookup (-1 if unknown). The
  * kernel also provides, as ids 0, 1 and 2: "noop"; "random" (uniform over the legal actions
@@ -65,11 +57,5 @@ void polis_env_plan_cancel(polis_env *env, int32_t agent);
 /* The command of agent's running plan as it was started, or NULL if it has none. */
 const char *polis_env_plan_command(const polis_env *env, int32_t agent);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+POLIS_API_END
 #endif

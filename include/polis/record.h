@@ -12,15 +12,7 @@
 
 #include "polis/env.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* libpolis-record is built with hidden visibility; every declaration in this header is
- * its public API and is exported from the shared library. */
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+POLIS_API_BEGIN
 
 /*
  * A recorder writes the episodes of one env as a polis recording: a header (scenario, its
@@ -75,11 +67,5 @@ const char *polis_recorder_error(const polis_recorder *rec);
  * tick allocates nothing, which a caller can check by comparing this count. 0 for NULL. */
 int64_t polis_recorder_allocs(const polis_recorder *rec);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+POLIS_API_END
 #endif

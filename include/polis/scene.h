@@ -13,15 +13,7 @@
 
 #include "polis/env.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* libpolis is built with hidden visibility; every declaration in this header is its public
- * API and is exported from the shared library. */
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+POLIS_API_BEGIN
 
 /* What the game registered about how it looks: the scene map's size (0 x 0 when the game has
  * none), its tile layers, the kind table shared by tiles and things, per-agent stats, and an
@@ -56,11 +48,5 @@ const char *polis_shape_name(polis_shape shape);
  * ("<plugin>: ... [scene, tick 5]"); the env is unchanged. */
 polis_status polis_env_scene_get(polis_env *env, const polis_scene **out);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+POLIS_API_END
 #endif

@@ -12,15 +12,7 @@
 
 #include "polis/env.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* libpolis is built with hidden visibility; every declaration in this header is its public
- * API and is exported from the shared library. */
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+POLIS_API_BEGIN
 
 /*
  * A polis_vec is M envs created from one scenario and stepped together, in one call, into
@@ -105,11 +97,5 @@ int64_t polis_vec_episode(const polis_vec *vec, int32_t k);
  *   0x9e3779b97f4a7c15 (k and e as unsigned 64-bit). */
 uint64_t polis_vec_env_seed(uint64_t seed, int32_t k, int64_t episode);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+POLIS_API_END
 #endif

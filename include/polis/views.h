@@ -12,15 +12,7 @@
 
 #include "polis/env.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* libpolis is built with hidden visibility; every declaration in this header is its public
- * API and is exported from the shared library. */
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+POLIS_API_BEGIN
 
 /* Renders agent's current view in `format` ("text", "json", or another format a plugin
  * registered) into a newly allocated NUL-terminated string (*out, free with polis_free; NULL
@@ -47,11 +39,5 @@ const char *polis_env_render_formats(const polis_env *env);
 polis_status polis_env_parse_action(polis_env *env, int32_t agent, const char *input,
                                     int32_t *out_action);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+POLIS_API_END
 #endif
