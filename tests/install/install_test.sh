@@ -224,7 +224,7 @@ while env.agents:
     obs, rew, term, trunc, infos = env.step({})
 # Recordings and frames come from libpolis-record and libpolis-pixels beside libpolis.
 rec = os.path.join(os.getcwd(), "sdk_rec.jsonl")
-e = polis.Env(polis.find_scenario("gather"), record=rec)
+e = polis.Env(sys.argv[3], record=rec)
 e.reset(1)
 e.step([0] * e.n_agents)
 frame = e.render_rgb(None, 8)
@@ -241,7 +241,7 @@ PY
         fi
         (cd "$WORK" && env -u LD_LIBRARY_PATH -u POLIS_LIBRARY -u PYTHONPATH PATH="$p" \
             PKG_CONFIG_PATH="$pc" "$WORK/venv/bin/python" "$WORK/sdk_check.py" "$LIBDIR" \
-            0.1.0) >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the installed SDK ($how)"; }
+            0.1.0 "$GATHER") >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the installed SDK ($how)"; }
         cat "$WORK/out"
     done
 else
