@@ -1,5 +1,5 @@
 /*
- * oracle.c — the oracle MILP (oracle.h) built row by row and solved with GLPK's
+ * oracle.c — the oracle MILP (core.h) built row by row and solved with GLPK's
  * branch-and-cut (glp_intopt with its presolver, messages off).
  */
 #include <math.h>
@@ -8,7 +8,7 @@
 
 #include <glpk.h>
 
-#include "oracle.h"
+#include "core.h"
 
 /* The constraint matrix as GLPK's 1-based triplets, grown in the caller's allocator. */
 typedef struct triplets {

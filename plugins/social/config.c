@@ -23,9 +23,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "social_internal.h"
+#include "internal.h"
 
-#define NAME_BUF (SOC_NAME_MAX * 4)
+#define NAME_BUF (SG_NAME_MAX * 4)
 
 /* The host's json_get / json_at never fail: when a wrapper cannot be allocated they return
  * a stand-in of kind -2 (the env error is already "out of memory"). Every lookup goes
@@ -136,10 +136,10 @@ static polis_status check_keys(social *s, const polis_json *j, const char *const
 static polis_status intern(social *s, const polis_json *where, const char *name, size_t len,
                            int32_t *out)
 {
-    const char *why = soc_attr_invalid(name, len);
+    const char *why = sg_attr_invalid(name, len);
     if (why) return jfail(s, where, "attribute name \"%.*s\" %s", (int)(len > 80 ? 80 : len),
                           name, why);
-    if ((*out = soc_attr_intern(s, name, len)) < 0)
+    if ((*out = sg_attr_intern(s, name, len)) < 0)
         return jfail(s, where, "more than max_attrs (%d) attribute names (raise \"max_attrs\")",
                      s->max_attrs);
     return POLIS_OK;
@@ -240,7 +240,7 @@ static polis_status flatten_dict(social *s, const polis_json *obj, kv_sink sink,
 }
 
 typedef struct kv_list {
-    soc_kv *kv;
+    sg_kv *kv;
     int32_t n, cap;
 } kv_list;
 
@@ -249,7 +249,7 @@ static polis_status kv_push(social *s, void *ud, const polis_json *where, int32_
 {
     (void)where;
     kv_list *l = ud;
-    polis_status st = soc_grow(s, (void **)&l->kv, &l->cap, l->n + 1, sizeof(soc_kv));
+    polis_status st = sg_grow(s, (void **)&l->kv, &l->cap, l->n + 1, sizeof(sg_kv));
     if (st) return st;
     /* A later value for the same name overwrites, as dict.update does. */
     for (int32_t i = 0; i < l->n; i++) {
@@ -258,25 +258,25 @@ static polis_status kv_push(social *s, void *ud, const polis_json *where, int32_
             return POLIS_OK;
         }
     }
-    l->kv[l->n++] = (soc_kv){attr, value};
+    l->kv[l->n++] = (sg_kv){attr, value};
     return POLIS_OK;
 }
 
 static void kv_free(social *s, kv_list *l)
 {
-    soc_free(s, l->kv, (size_t)l->cap, sizeof(soc_kv));
+    sg_free(s, l->kv, (size_t)l->cap, sizeof(sg_kv));
     memset(l, 0, sizeof *l);
 }
 
 /* Copies a kv_list into an exactly sized array owned by the plugin. */
-static polis_status kv_keep(social *s, const kv_list *l, soc_kv **out, int32_t *n)
+static polis_status kv_keep(social *s, const kv_list *l, sg_kv **out, int32_t *n)
 {
-    *out = soc_alloc(s, (size_t)l->n, sizeof(soc_kv));
+    *out = sg_alloc(s, (size_t)l->n, sizeof(sg_kv));
     if (!*out) {
         s->h->error(s->ctx, "out of memory");
         return POLIS_ERR_NOMEM;
     }
-    if (l->n) memcpy(*out, l->kv, sizeof(soc_kv) * (size_t)l->n);
+    if (l->n) memcpy(*out, l->kv, sizeof(sg_kv) * (size_t)l->n);
     *n = l->n;
     return POLIS_OK;
 }
@@ -327,7 +327,7 @@ static bool has_merge_rule(social *s)
     return false;
 }
 
-polis_status soc_config_size(social *s)
+polis_status sg_config_size(social *s)
 {
     const polis_host *h = s->h;
     s->P = h->n_agents(s->ctx);
@@ -370,14 +370,13 @@ polis_status soc_config_size(social *s)
 /* ---- structures ------------------------------------------------------------------------------ */
 
 typedef struct build {
-    soc_structure *out;
+    sg_structure *out;
     int32_t from, to; /* nodes of the edge being set */
 } build;
 
-static polis_status push_op(social *s, soc_structure *out, soc_op op)
+static polis_status push_op(social *s, sg_structure *out, sg_op op)
 {
-    polis_status st = soc_grow(s, (void **)&out->ops, &out->cap_ops, out->n_ops + 1,
-                               sizeof(soc_op));
+    polis_status st = sg_grow(s, (void **)&out->ops, &out->cap_ops, out->n_ops + 1, sizeof(sg_op));
     if (st) return st;
     out->ops[out->n_ops++] = op;
     return POLIS_OK;
@@ -390,21 +389,22 @@ static polis_status build_attr(social *s, void *ud, const polis_json *where, int
 {
     build *b = ud;
     char x[32], y[32];
-    int32_t e = soc_edge_find(s, b->from, b->to);
+    int32_t e = sg_edge_find(s, b->from, b->to);
     if (e < 0 && s->free_edge < 0)
         return jfail(s, where, "the structure needs more than max_edges (%d) edges (raise "
                                "\"max_edges\")",
                      s->max_edges);
-    if (!soc_edge_get(s, e, attr, NULL) && e >= 0 && s->e_nattr[e] >= s->K)
-        return jfail(s, where, "the edge %s -> %s needs more than max_edge_attrs (%d) "
-                               "attributes (raise \"max_edge_attrs\")",
-                     soc_node_str(s, b->from, x, sizeof x), soc_node_str(s, b->to, y, sizeof y),
+    if (!sg_edge_get(s, e, attr, NULL) && e >= 0 && s->e_nattr[e] >= s->K)
+        return jfail(s, where,
+                     "the edge %s -> %s needs more than max_edge_attrs (%d) "
+                     "attributes (raise \"max_edge_attrs\")",
+                     sg_node_str(s, b->from, x, sizeof x), sg_node_str(s, b->to, y, sizeof y),
                      s->K);
-    soc_op op = {b->from >= s->P ? SOC_OP_JOIN : SOC_OP_REL,
-                 b->from >= s->P ? b->from - s->P : b->from, b->to, attr, value};
+    sg_op op = {b->from >= s->P ? SG_OP_JOIN : SG_OP_REL,
+                b->from >= s->P ? b->from - s->P : b->from, b->to, attr, value};
     polis_status st = push_op(s, b->out, op);
     if (st) return st;
-    return soc_set(s, s->ctx, b->from, b->to, attr, value);
+    return sg_set(s, s->ctx, b->from, b->to, attr, value);
 }
 
 static polis_status agent_id(social *s, const polis_json *j, int32_t *out)
@@ -415,8 +415,7 @@ static polis_status agent_id(social *s, const polis_json *j, int32_t *out)
     return st;
 }
 
-static polis_status parse_relation(social *s, const polis_json *rel, soc_structure *out,
-                                   kv_list *kv)
+static polis_status parse_relation(social *s, const polis_json *rel, sg_structure *out, kv_list *kv)
 {
     const polis_host *h = s->h;
     static const char *const keys[] = {"name", "attributes", "players", "requests", "offers",
@@ -445,7 +444,7 @@ static polis_status parse_relation(social *s, const polis_json *rel, soc_structu
     return POLIS_OK;
 }
 
-static polis_status parse_group(social *s, const polis_json *grp, soc_structure *out)
+static polis_status parse_group(social *s, const polis_json *grp, sg_structure *out)
 {
     const polis_host *h = s->h;
     static const char *const keys[] = {"name", "players", NULL};
@@ -458,8 +457,8 @@ static polis_status parse_group(social *s, const polis_json *grp, soc_structure 
         return jfail(s, grp, "group %d does not fit in max_groups (%d) (raise \"max_groups\")",
                      s->next_group, s->G);
     int32_t g;
-    if ((st = push_op(s, out, (soc_op){SOC_OP_GROUP, s->next_group, 0, 0, 0})) ||
-        (st = soc_group_create(s, s->ctx, &g)))
+    if ((st = push_op(s, out, (sg_op){SG_OP_GROUP, s->next_group, 0, 0, 0})) ||
+        (st = sg_group_create(s, s->ctx, &g)))
         return st;
     const polis_json *pl = jget(s, grp, "players");
     if (h->json_kind(pl) < 0) return POLIS_OK;
@@ -498,13 +497,12 @@ static polis_status parse_group(social *s, const polis_json *grp, soc_structure 
 
 /* Parses one structure ({"relations": [...], "groups": [...]}; absent = empty) into `out`,
  * building it on the emptied graph to check that it fits. */
-static polis_status parse_structure(social *s, const polis_json *j, soc_structure *out,
-                                    kv_list *kv)
+static polis_status parse_structure(social *s, const polis_json *j, sg_structure *out, kv_list *kv)
 {
     const polis_host *h = s->h;
     static const char *const keys[] = {"relations", "groups", NULL};
     polis_status st;
-    soc_graph_wipe(s);
+    sg_graph_wipe(s);
     if (h->json_kind(j) < 0) return POLIS_OK;
     if ((st = want_kind(s, j, 5)) || (st = check_keys(s, j, keys))) return st;
     const polis_json *rels = jget(s, j, "relations");
@@ -526,7 +524,7 @@ static polis_status parse_schedule(social *s, kv_list *kv)
     if (h->json_kind(j) < 0) return POLIS_OK;
     if ((st = want_kind(s, j, 5))) return st;
     int32_t n = h->json_len(j);
-    s->sched = soc_alloc(s, (size_t)n, sizeof(soc_structure));
+    s->sched = sg_alloc(s, (size_t)n, sizeof(sg_structure));
     if (!s->sched) {
         s->h->error(s->ctx, "out of memory");
         return POLIS_ERR_NOMEM;
@@ -549,7 +547,7 @@ static polis_status parse_schedule(social *s, kv_list *kv)
         for (int32_t k = 0; k < s->n_sched; k++)
             if (s->sched[k].step == step)
                 return jfail(s, snap, "step %lld is scheduled twice", (long long)step);
-        soc_structure *str = &s->sched[s->n_sched++];
+        sg_structure *str = &s->sched[s->n_sched++];
         memset(str, 0, sizeof *str);
         str->step = step;
         if ((st = parse_structure(s, snap, str, kv))) return st;
@@ -560,7 +558,7 @@ static polis_status parse_schedule(social *s, kv_list *kv)
     }
     /* ascending steps: the END hook walks them in order */
     for (int32_t i = 1; i < s->n_sched; i++) {
-        soc_structure t = s->sched[i];
+        sg_structure t = s->sched[i];
         int32_t k = i - 1;
         while (k >= 0 && s->sched[k].step > t.step) {
             s->sched[k + 1] = s->sched[k];
@@ -575,22 +573,21 @@ static polis_status parse_schedule(social *s, kv_list *kv)
 
 typedef struct rule_def {
     const char *name;
-    soc_rule_kind kind;
+    sg_rule_kind kind;
     const char *kwargs[4];
 } rule_def;
 
 static const rule_def RULES[] = {
-    {"clear_temporary_relation", SOC_RULE_CLEAR, {"attr", NULL}},
-    {"split_score_to_group", SOC_RULE_SPLIT, {"attribute", NULL}},
-    {"matching_edge", SOC_RULE_MATCH, {"condition_attr", "result_attr1", "result_attr2", NULL}},
-    {"merge_relation_to_group", SOC_RULE_MERGE, {"condition_attr", "result_attr", NULL}},
-    {"normalization", SOC_RULE_NORMALIZE, {"attr", NULL}},
-    {"symmetrize_relation", SOC_RULE_SYMMETRIZE, {"attr", NULL}},
+    {"clear_temporary_relation", SG_RULE_CLEAR, {"attr", NULL}},
+    {"split_score_to_group", SG_RULE_SPLIT, {"attribute", NULL}},
+    {"matching_edge", SG_RULE_MATCH, {"condition_attr", "result_attr1", "result_attr2", NULL}},
+    {"merge_relation_to_group", SG_RULE_MERGE, {"condition_attr", "result_attr", NULL}},
+    {"normalization", SG_RULE_NORMALIZE, {"attr", NULL}},
+    {"symmetrize_relation", SG_RULE_SYMMETRIZE, {"attr", NULL}},
 };
 #define N_RULES ((int)(sizeof RULES / sizeof RULES[0]))
 
-static polis_status parse_rule(social *s, const polis_json *r, bool pre, soc_rule *out,
-                               kv_list *kv)
+static polis_status parse_rule(social *s, const polis_json *r, bool pre, sg_rule *out, kv_list *kv)
 {
     const polis_host *h = s->h;
     polis_status st;
@@ -627,7 +624,7 @@ static polis_status parse_rule(social *s, const polis_json *r, bool pre, soc_rul
                             "merge_relation_to_group, normalization, symmetrize_relation)",
                      name);
     }
-    if (pre && def->kind == SOC_RULE_SPLIT)
+    if (pre && def->kind == SG_RULE_SPLIT)
         return jfail(s, fn, "split_score_to_group shares the step's reward, which exists only "
                             "after the actions: put it in post_updates");
     if (kwargs && h->json_kind(kwargs) >= 0) {
@@ -643,9 +640,9 @@ static polis_status parse_rule(social *s, const polis_json *r, bool pre, soc_rul
     }
     const polis_json *a0 = jget(s, kwargs, def->kwargs[0]);
     if ((st = attr_string(s, a0, &out->attr))) return st;
-    if (def->kind == SOC_RULE_MERGE)
+    if (def->kind == SG_RULE_MERGE)
         return attr_string(s, jget(s, kwargs, "result_attr"), &out->attr2);
-    if (def->kind == SOC_RULE_MATCH) {
+    if (def->kind == SG_RULE_MATCH) {
         kv->n = 0;
         if ((st = flatten_dict(s, jget(s, kwargs, "result_attr1"), kv_push, kv)) ||
             (st = kv_keep(s, kv, &out->res1, &out->n_res1)))
@@ -658,15 +655,15 @@ static polis_status parse_rule(social *s, const polis_json *r, bool pre, soc_rul
     return POLIS_OK;
 }
 
-static polis_status parse_rules(social *s, const polis_json *j, bool pre, soc_rule **out,
-                                int32_t *n, int32_t *cap, kv_list *kv)
+static polis_status parse_rules(social *s, const polis_json *j, bool pre, sg_rule **out, int32_t *n,
+                                int32_t *cap, kv_list *kv)
 {
     const polis_host *h = s->h;
     polis_status st;
     if (h->json_kind(j) < 0) return POLIS_OK;
     if ((st = want_kind(s, j, 4))) return st;
     int32_t len = h->json_len(j);
-    if ((st = soc_grow(s, (void **)out, cap, len, sizeof(soc_rule)))) return st;
+    if ((st = sg_grow(s, (void **)out, cap, len, sizeof(sg_rule)))) return st;
     for (int32_t i = 0; i < len; i++) {
         /* counted before parsing, so what a failed parse allocated is freed with the rest */
         (*n)++;
@@ -677,14 +674,14 @@ static polis_status parse_rules(social *s, const polis_json *j, bool pre, soc_ru
 
 /* ---- action families ------------------------------------------------------------------------- */
 
-static const char *const FAMILY_NAMES[SOC_FAM_COUNT] = {
-    "communicate", "share_map",      "share_player",    "switch_group", "choose_group",
-    "add_relation", "remove_relation", "join_group", "quit_group"};
+static const char *const FAMILY_NAMES[SG_FAM_COUNT] = {
+    "communicate",  "share_map",       "share_player", "switch_group", "choose_group",
+    "add_relation", "remove_relation", "join_group",   "quit_group"};
 
-static bool family_over_groups(soc_family_kind k)
+static bool family_over_groups(sg_family_kind k)
 {
-    return k == SOC_FAM_SWITCH_GROUP || k == SOC_FAM_CHOOSE_GROUP || k == SOC_FAM_JOIN_GROUP ||
-           k == SOC_FAM_QUIT_GROUP;
+    return k == SG_FAM_SWITCH_GROUP || k == SG_FAM_CHOOSE_GROUP || k == SG_FAM_JOIN_GROUP ||
+           k == SG_FAM_QUIT_GROUP;
 }
 
 static polis_status opt_bool(social *s, const polis_json *obj, const char *key, bool *out)
@@ -693,7 +690,7 @@ static polis_status opt_bool(social *s, const polis_json *obj, const char *key, 
     return s->h->json_kind(v) < 0 ? POLIS_OK : s->h->json_bool(s->ctx, v, out);
 }
 
-static polis_status parse_family(social *s, const polis_json *j, soc_family *f, kv_list *kv)
+static polis_status parse_family(social *s, const polis_json *j, sg_family *f, kv_list *kv)
 {
     const polis_host *h = s->h;
     polis_status st;
@@ -702,14 +699,14 @@ static polis_status parse_family(social *s, const polis_json *j, soc_family *f, 
     const char *fam;
     if ((st = want_kind(s, fj, 3)) || (st = h->json_string(s->ctx, fj, &fam))) return st;
     int kind = -1;
-    for (int k = 0; k < SOC_FAM_COUNT && kind < 0; k++)
+    for (int k = 0; k < SG_FAM_COUNT && kind < 0; k++)
         if (strcmp(FAMILY_NAMES[k], fam) == 0) kind = k;
     if (kind < 0)
         return jfail(s, fj, "unknown family \"%s\" (expected one of communicate, share_map, "
                             "share_player, switch_group, choose_group, add_relation, "
                             "remove_relation, join_group, quit_group)",
                      fam);
-    f->kind = (soc_family_kind)kind;
+    f->kind = (sg_family_kind)kind;
     f->enabled = true;
     f->self = true;
     static const char *const k_comm[] = {"family", "name", "enabled", "self", "word", NULL};
@@ -721,8 +718,8 @@ static polis_status parse_family(social *s, const polis_json *j, soc_family *f, 
                                            NULL};
     static const char *const k_join[] = {"family", "name", "enabled", "attributes", NULL};
     static const char *const k_quit[] = {"family", "name", "enabled", "attribute", NULL};
-    const char *const *keys[SOC_FAM_COUNT] = {k_comm, k_share, k_share, k_switch, k_switch,
-                                              k_add,  k_remove, k_join, k_quit};
+    const char *const *keys[SG_FAM_COUNT] = {k_comm, k_share,  k_share, k_switch, k_switch,
+                                             k_add,  k_remove, k_join,  k_quit};
     if ((st = check_keys(s, j, keys[kind]))) return st;
 
     const polis_json *nj = jget(s, j, "name");
@@ -755,7 +752,7 @@ static polis_status parse_family(social *s, const polis_json *j, soc_family *f, 
     const polis_json *value = jget(s, j, "value");
     const polis_json *attrs = jget(s, j, "attributes");
     switch (f->kind) {
-    case SOC_FAM_COMMUNICATE: {
+    case SG_FAM_COMMUNICATE: {
         if (s->L < 1)
             return jfail(s, fj, "communicate needs communication_length >= 1 (the words of a "
                                 "message)");
@@ -766,10 +763,10 @@ static polis_status parse_family(social *s, const polis_json *j, soc_family *f, 
         f->attr = s->a_comm;
         break;
     }
-    case SOC_FAM_SHARE_MAP: f->attr = s->a_map; break;
-    case SOC_FAM_SHARE_PLAYER: f->attr = s->a_player; break;
-    case SOC_FAM_SWITCH_GROUP:
-    case SOC_FAM_CHOOSE_GROUP:
+    case SG_FAM_SHARE_MAP: f->attr = s->a_map; break;
+    case SG_FAM_SHARE_PLAYER: f->attr = s->a_player; break;
+    case SG_FAM_SWITCH_GROUP:
+    case SG_FAM_CHOOSE_GROUP:
         f->value = 1.0;
         if (h->json_kind(attr) >= 0) {
             if ((st = attr_string(s, attr, &f->attr))) return st;
@@ -780,12 +777,12 @@ static polis_status parse_family(social *s, const polis_json *j, soc_family *f, 
             (st = h->json_double(s->ctx, value, -HUGE_VAL, HUGE_VAL, &f->value)))
             return st;
         break;
-    case SOC_FAM_ADD_RELATION:
-    case SOC_FAM_JOIN_GROUP:
+    case SG_FAM_ADD_RELATION:
+    case SG_FAM_JOIN_GROUP:
         kv->n = 0;
         if (h->json_kind(attrs) >= 0) {
             if ((st = flatten_dict(s, attrs, kv_push, kv))) return st;
-        } else if (f->kind == SOC_FAM_ADD_RELATION) {
+        } else if (f->kind == SG_FAM_ADD_RELATION) {
             return jfail(s, j, "add_relation needs \"attributes\" (the attributes it sets)");
         }
         if (kv->n == 0 && (st = kv_push(s, kv, j, s->a_edge, 1.0))) return st;
@@ -794,8 +791,8 @@ static polis_status parse_family(social *s, const polis_json *j, soc_family *f, 
                          s->K);
         if ((st = kv_keep(s, kv, &f->kv, &f->n_kv))) return st;
         break;
-    case SOC_FAM_REMOVE_RELATION:
-    case SOC_FAM_QUIT_GROUP:
+    case SG_FAM_REMOVE_RELATION:
+    case SG_FAM_QUIT_GROUP:
         if (h->json_kind(attr) < 0)
             return jfail(s, j, "%s needs \"attribute\" (the attribute it removes)", fam);
         if ((st = attr_string(s, attr, &f->attr))) return st;
@@ -816,16 +813,15 @@ static polis_status parse_families(social *s, kv_list *kv)
     if (h->json_kind(j) < 0) return POLIS_OK;
     if ((st = want_kind(s, j, 4))) return st;
     int32_t n = h->json_len(j);
-    if (n > SOC_MAX_FAMILIES)
-        return jfail(s, j, "at most %d families, got %d", SOC_MAX_FAMILIES, n);
-    s->fams = soc_alloc(s, (size_t)n, sizeof(soc_family));
+    if (n > SG_MAX_FAMILIES) return jfail(s, j, "at most %d families, got %d", SG_MAX_FAMILIES, n);
+    s->fams = sg_alloc(s, (size_t)n, sizeof(sg_family));
     if (!s->fams) {
         s->h->error(s->ctx, "out of memory");
         return POLIS_ERR_NOMEM;
     }
     s->cap_fams = n;
     for (int32_t i = 0; i < n; i++) {
-        soc_family *f = &s->fams[i];
+        sg_family *f = &s->fams[i];
         f->s = s;
         f->index = i;
         s->n_fams = i + 1;
@@ -839,13 +835,13 @@ static polis_status parse_families(social *s, kv_list *kv)
 
 static polis_status intern_fixed(social *s, const char *name, int32_t *out)
 {
-    if ((*out = soc_attr_intern(s, name, strlen(name))) >= 0) return POLIS_OK;
+    if ((*out = sg_attr_intern(s, name, strlen(name))) >= 0) return POLIS_OK;
     s->h->error(s->ctx, "max_attrs (%d) is too small for the plugin's own attribute names",
                 s->max_attrs);
     return POLIS_ERR_CONFIG;
 }
 
-polis_status soc_config_load(social *s)
+polis_status sg_config_load(social *s)
 {
     polis_status st;
     if ((st = intern_fixed(s, "edge", &s->a_edge)) ||
@@ -867,7 +863,7 @@ polis_status soc_config_load(social *s)
     s->quiet = true;
     st = parse_structure(s, s->p.social, &s->initial, &kv);
     if (st == POLIS_OK) st = parse_schedule(s, &kv);
-    soc_graph_wipe(s);
+    sg_graph_wipe(s);
     s->quiet = false;
     if (st == POLIS_OK)
         st = parse_rules(s, s->p.pre_updates, true, &s->pre, &s->n_pre, &s->cap_pre, &kv);
@@ -879,7 +875,7 @@ polis_status soc_config_load(social *s)
     if (st) return st;
     s->post_split_at = s->n_post;
     for (int32_t i = 0; i < s->n_post; i++) {
-        if (s->post[i].kind == SOC_RULE_SPLIT) {
+        if (s->post[i].kind == SG_RULE_SPLIT) {
             s->post_split_at = i;
             break;
         }
@@ -887,24 +883,24 @@ polis_status soc_config_load(social *s)
     return POLIS_OK;
 }
 
-static void free_rules(social *s, soc_rule *r, int32_t n, int32_t cap)
+static void free_rules(social *s, sg_rule *r, int32_t n, int32_t cap)
 {
     for (int32_t i = 0; i < n; i++) {
-        if (r[i].res1) soc_free(s, r[i].res1, (size_t)r[i].n_res1, sizeof(soc_kv));
-        if (r[i].res2) soc_free(s, r[i].res2, (size_t)r[i].n_res2, sizeof(soc_kv));
+        if (r[i].res1) sg_free(s, r[i].res1, (size_t)r[i].n_res1, sizeof(sg_kv));
+        if (r[i].res2) sg_free(s, r[i].res2, (size_t)r[i].n_res2, sizeof(sg_kv));
     }
-    soc_free(s, r, (size_t)cap, sizeof(soc_rule));
+    sg_free(s, r, (size_t)cap, sizeof(sg_rule));
 }
 
-void soc_config_free(social *s)
+void sg_config_free(social *s)
 {
-    soc_free(s, s->initial.ops, (size_t)s->initial.cap_ops, sizeof(soc_op));
+    sg_free(s, s->initial.ops, (size_t)s->initial.cap_ops, sizeof(sg_op));
     for (int32_t i = 0; i < s->n_sched; i++)
-        soc_free(s, s->sched[i].ops, (size_t)s->sched[i].cap_ops, sizeof(soc_op));
-    soc_free(s, s->sched, (size_t)s->cap_sched, sizeof(soc_structure));
+        sg_free(s, s->sched[i].ops, (size_t)s->sched[i].cap_ops, sizeof(sg_op));
+    sg_free(s, s->sched, (size_t)s->cap_sched, sizeof(sg_structure));
     free_rules(s, s->pre, s->n_pre, s->cap_pre);
     free_rules(s, s->post, s->n_post, s->cap_post);
     for (int32_t i = 0; i < s->n_fams; i++)
-        if (s->fams[i].kv) soc_free(s, s->fams[i].kv, (size_t)s->fams[i].n_kv, sizeof(soc_kv));
-    soc_free(s, s->fams, (size_t)s->cap_fams, sizeof(soc_family));
+        if (s->fams[i].kv) sg_free(s, s->fams[i].kv, (size_t)s->fams[i].n_kv, sizeof(sg_kv));
+    sg_free(s, s->fams, (size_t)s->cap_fams, sizeof(sg_family));
 }

@@ -11,35 +11,35 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "social_internal.h"
+#include "internal.h"
 
 /* ---- memory (create only) ------------------------------------------------------------------ */
 
-void *soc_alloc(social *s, size_t n, size_t size)
+void *sg_alloc(social *s, size_t n, size_t size)
 {
     if (n == 0) n = 1; /* a zero-size request must not look like a failure */
     if (size && n > SIZE_MAX / size) return NULL;
     return s->h->alloc(s->ctx, n * size);
 }
 
-void soc_free(social *s, void *p, size_t n, size_t size)
+void sg_free(social *s, void *p, size_t n, size_t size)
 {
     if (p) s->h->free(s->ctx, p, (n ? n : 1) * size);
 }
 
-polis_status soc_grow(social *s, void **arr, int32_t *cap, int32_t need, size_t size)
+polis_status sg_grow(social *s, void **arr, int32_t *cap, int32_t need, size_t size)
 {
     if (need <= *cap) return POLIS_OK;
     int32_t ncap = *cap < 8 ? 8 : *cap;
     while (ncap < need) ncap = ncap > INT32_MAX / 2 ? need : ncap * 2;
-    void *p = soc_alloc(s, (size_t)ncap, size);
+    void *p = sg_alloc(s, (size_t)ncap, size);
     if (!p) {
         s->h->error(s->ctx, "out of memory");
         return POLIS_ERR_NOMEM;
     }
     if (*arr) {
         memcpy(p, *arr, (size_t)*cap * size);
-        soc_free(s, *arr, (size_t)*cap, size);
+        sg_free(s, *arr, (size_t)*cap, size);
     }
     *arr = p;
     *cap = ncap;
@@ -53,50 +53,50 @@ static uint32_t pow2_at_least(uint64_t n)
     return p;
 }
 
-polis_status soc_graph_alloc(social *s)
+polis_status sg_graph_alloc(social *s)
 {
     size_t N = (size_t)s->N, E = (size_t)s->max_edges, K = (size_t)s->K;
-    s->attr_names = soc_alloc(s, (size_t)s->max_attrs, SOC_NAME_MAX);
-    s->attr_len = soc_alloc(s, (size_t)s->max_attrs, 1);
+    s->attr_names = sg_alloc(s, (size_t)s->max_attrs, SG_NAME_MAX);
+    s->attr_len = sg_alloc(s, (size_t)s->max_attrs, 1);
     s->attr_hash_mask = pow2_at_least(2 * (uint64_t)s->max_attrs) - 1;
-    s->attr_hash = soc_alloc(s, (size_t)s->attr_hash_mask + 1, sizeof(int32_t));
-    s->out_head = soc_alloc(s, N, sizeof(int32_t));
-    s->out_tail = soc_alloc(s, N, sizeof(int32_t));
-    s->in_head = soc_alloc(s, N, sizeof(int32_t));
-    s->in_tail = soc_alloc(s, N, sizeof(int32_t));
-    s->out_deg = soc_alloc(s, N, sizeof(int32_t));
-    s->in_deg = soc_alloc(s, N, sizeof(int32_t));
-    s->group_live = soc_alloc(s, (size_t)s->G, 1);
-    s->e_from = soc_alloc(s, E, sizeof(int32_t));
-    s->e_to = soc_alloc(s, E, sizeof(int32_t));
-    s->e_out_prev = soc_alloc(s, E, sizeof(int32_t));
-    s->e_out_next = soc_alloc(s, E, sizeof(int32_t));
-    s->e_in_prev = soc_alloc(s, E, sizeof(int32_t));
-    s->e_in_next = soc_alloc(s, E, sizeof(int32_t));
-    s->e_next = soc_alloc(s, E, sizeof(int32_t));
-    s->e_nattr = soc_alloc(s, E, sizeof(int32_t));
-    s->e_attr = soc_alloc(s, E * K, sizeof(int32_t));
-    s->e_val = soc_alloc(s, E * K, sizeof(double));
+    s->attr_hash = sg_alloc(s, (size_t)s->attr_hash_mask + 1, sizeof(int32_t));
+    s->out_head = sg_alloc(s, N, sizeof(int32_t));
+    s->out_tail = sg_alloc(s, N, sizeof(int32_t));
+    s->in_head = sg_alloc(s, N, sizeof(int32_t));
+    s->in_tail = sg_alloc(s, N, sizeof(int32_t));
+    s->out_deg = sg_alloc(s, N, sizeof(int32_t));
+    s->in_deg = sg_alloc(s, N, sizeof(int32_t));
+    s->group_live = sg_alloc(s, (size_t)s->G, 1);
+    s->e_from = sg_alloc(s, E, sizeof(int32_t));
+    s->e_to = sg_alloc(s, E, sizeof(int32_t));
+    s->e_out_prev = sg_alloc(s, E, sizeof(int32_t));
+    s->e_out_next = sg_alloc(s, E, sizeof(int32_t));
+    s->e_in_prev = sg_alloc(s, E, sizeof(int32_t));
+    s->e_in_next = sg_alloc(s, E, sizeof(int32_t));
+    s->e_next = sg_alloc(s, E, sizeof(int32_t));
+    s->e_nattr = sg_alloc(s, E, sizeof(int32_t));
+    s->e_attr = sg_alloc(s, E * K, sizeof(int32_t));
+    s->e_val = sg_alloc(s, E * K, sizeof(double));
     s->bucket_mask = pow2_at_least(E) - 1;
-    s->bucket = soc_alloc(s, (size_t)s->bucket_mask + 1, sizeof(int32_t));
-    s->pot = soc_alloc(s, (size_t)s->G, sizeof(double));
-    s->acc = soc_alloc(s, (size_t)s->P, sizeof(double));
-    s->touched = soc_alloc(s, (size_t)s->G, 1);
-    s->scr_a = soc_alloc(s, N, sizeof(int32_t));
-    s->scr_b = soc_alloc(s, N, sizeof(int32_t));
-    s->scr_c = soc_alloc(s, N, sizeof(int32_t));
-    s->scr_kv = soc_alloc(s, K, sizeof(soc_kv));
-    s->a_words = soc_alloc(s, (size_t)s->L, sizeof(int32_t));
-    s->gate = soc_alloc(s, (size_t)s->P, sizeof(uint64_t));
+    s->bucket = sg_alloc(s, (size_t)s->bucket_mask + 1, sizeof(int32_t));
+    s->pot = sg_alloc(s, (size_t)s->G, sizeof(double));
+    s->acc = sg_alloc(s, (size_t)s->P, sizeof(double));
+    s->touched = sg_alloc(s, (size_t)s->G, 1);
+    s->scr_a = sg_alloc(s, N, sizeof(int32_t));
+    s->scr_b = sg_alloc(s, N, sizeof(int32_t));
+    s->scr_c = sg_alloc(s, N, sizeof(int32_t));
+    s->scr_kv = sg_alloc(s, K, sizeof(sg_kv));
+    s->a_words = sg_alloc(s, (size_t)s->L, sizeof(int32_t));
+    s->gate = sg_alloc(s, (size_t)s->P, sizeof(uint64_t));
     if (s->p.social_state) {
-        s->dense = soc_alloc(s, N * N, 1);
-        s->dense_dst = soc_alloc(s, (size_t)s->P, sizeof(void *));
-        s->dense_gen_of = soc_alloc(s, (size_t)s->P, sizeof(uint64_t));
-        s->dense_set = soc_alloc(s, E, sizeof(uint32_t));
-        s->dense_next = soc_alloc(s, E, sizeof(uint32_t));
-        s->dense_chg = soc_alloc(s, 2 * E, sizeof(uint32_t));
+        s->dense = sg_alloc(s, N * N, 1);
+        s->dense_dst = sg_alloc(s, (size_t)s->P, sizeof(void *));
+        s->dense_gen_of = sg_alloc(s, (size_t)s->P, sizeof(uint64_t));
+        s->dense_set = sg_alloc(s, E, sizeof(uint32_t));
+        s->dense_next = sg_alloc(s, E, sizeof(uint32_t));
+        s->dense_chg = sg_alloc(s, 2 * E, sizeof(uint32_t));
     }
-    s->pid_dst = soc_alloc(s, (size_t)s->P, sizeof(void *));
+    s->pid_dst = sg_alloc(s, (size_t)s->P, sizeof(void *));
     if (!s->attr_names || !s->attr_len || !s->attr_hash || !s->out_head || !s->out_tail ||
         !s->in_head || !s->in_tail || !s->out_deg || !s->in_deg || !s->group_live ||
         !s->e_from || !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev ||
@@ -118,54 +118,54 @@ polis_status soc_graph_alloc(social *s)
     return POLIS_OK;
 }
 
-void soc_graph_free(social *s)
+void sg_graph_free(social *s)
 {
     size_t N = (size_t)s->N, E = (size_t)s->max_edges, K = (size_t)s->K;
-    soc_free(s, s->attr_names, (size_t)s->max_attrs, SOC_NAME_MAX);
-    soc_free(s, s->attr_len, (size_t)s->max_attrs, 1);
-    soc_free(s, s->attr_hash, (size_t)s->attr_hash_mask + 1, sizeof(int32_t));
-    soc_free(s, s->out_head, N, sizeof(int32_t));
-    soc_free(s, s->out_tail, N, sizeof(int32_t));
-    soc_free(s, s->in_head, N, sizeof(int32_t));
-    soc_free(s, s->in_tail, N, sizeof(int32_t));
-    soc_free(s, s->out_deg, N, sizeof(int32_t));
-    soc_free(s, s->in_deg, N, sizeof(int32_t));
-    soc_free(s, s->group_live, (size_t)s->G, 1);
-    soc_free(s, s->e_from, E, sizeof(int32_t));
-    soc_free(s, s->e_to, E, sizeof(int32_t));
-    soc_free(s, s->e_out_prev, E, sizeof(int32_t));
-    soc_free(s, s->e_out_next, E, sizeof(int32_t));
-    soc_free(s, s->e_in_prev, E, sizeof(int32_t));
-    soc_free(s, s->e_in_next, E, sizeof(int32_t));
-    soc_free(s, s->e_next, E, sizeof(int32_t));
-    soc_free(s, s->e_nattr, E, sizeof(int32_t));
-    soc_free(s, s->e_attr, E * K, sizeof(int32_t));
-    soc_free(s, s->e_val, E * K, sizeof(double));
-    soc_free(s, s->bucket, (size_t)s->bucket_mask + 1, sizeof(int32_t));
-    soc_free(s, s->pot, (size_t)s->G, sizeof(double));
-    soc_free(s, s->acc, (size_t)s->P, sizeof(double));
-    soc_free(s, s->touched, (size_t)s->G, 1);
-    soc_free(s, s->scr_a, N, sizeof(int32_t));
-    soc_free(s, s->scr_b, N, sizeof(int32_t));
-    soc_free(s, s->scr_c, N, sizeof(int32_t));
-    soc_free(s, s->scr_kv, K, sizeof(soc_kv));
-    soc_free(s, s->a_words, (size_t)s->L, sizeof(int32_t));
-    soc_free(s, s->gate, (size_t)s->P, sizeof(uint64_t));
-    soc_free(s, s->dense, N * N, 1);
-    soc_free(s, s->dense_dst, (size_t)s->P, sizeof(void *));
-    soc_free(s, s->dense_gen_of, (size_t)s->P, sizeof(uint64_t));
-    soc_free(s, s->dense_set, E, sizeof(uint32_t));
-    soc_free(s, s->dense_next, E, sizeof(uint32_t));
-    soc_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
-    soc_free(s, s->pid_dst, (size_t)s->P, sizeof(void *));
+    sg_free(s, s->attr_names, (size_t)s->max_attrs, SG_NAME_MAX);
+    sg_free(s, s->attr_len, (size_t)s->max_attrs, 1);
+    sg_free(s, s->attr_hash, (size_t)s->attr_hash_mask + 1, sizeof(int32_t));
+    sg_free(s, s->out_head, N, sizeof(int32_t));
+    sg_free(s, s->out_tail, N, sizeof(int32_t));
+    sg_free(s, s->in_head, N, sizeof(int32_t));
+    sg_free(s, s->in_tail, N, sizeof(int32_t));
+    sg_free(s, s->out_deg, N, sizeof(int32_t));
+    sg_free(s, s->in_deg, N, sizeof(int32_t));
+    sg_free(s, s->group_live, (size_t)s->G, 1);
+    sg_free(s, s->e_from, E, sizeof(int32_t));
+    sg_free(s, s->e_to, E, sizeof(int32_t));
+    sg_free(s, s->e_out_prev, E, sizeof(int32_t));
+    sg_free(s, s->e_out_next, E, sizeof(int32_t));
+    sg_free(s, s->e_in_prev, E, sizeof(int32_t));
+    sg_free(s, s->e_in_next, E, sizeof(int32_t));
+    sg_free(s, s->e_next, E, sizeof(int32_t));
+    sg_free(s, s->e_nattr, E, sizeof(int32_t));
+    sg_free(s, s->e_attr, E * K, sizeof(int32_t));
+    sg_free(s, s->e_val, E * K, sizeof(double));
+    sg_free(s, s->bucket, (size_t)s->bucket_mask + 1, sizeof(int32_t));
+    sg_free(s, s->pot, (size_t)s->G, sizeof(double));
+    sg_free(s, s->acc, (size_t)s->P, sizeof(double));
+    sg_free(s, s->touched, (size_t)s->G, 1);
+    sg_free(s, s->scr_a, N, sizeof(int32_t));
+    sg_free(s, s->scr_b, N, sizeof(int32_t));
+    sg_free(s, s->scr_c, N, sizeof(int32_t));
+    sg_free(s, s->scr_kv, K, sizeof(sg_kv));
+    sg_free(s, s->a_words, (size_t)s->L, sizeof(int32_t));
+    sg_free(s, s->gate, (size_t)s->P, sizeof(uint64_t));
+    sg_free(s, s->dense, N * N, 1);
+    sg_free(s, s->dense_dst, (size_t)s->P, sizeof(void *));
+    sg_free(s, s->dense_gen_of, (size_t)s->P, sizeof(uint64_t));
+    sg_free(s, s->dense_set, E, sizeof(uint32_t));
+    sg_free(s, s->dense_next, E, sizeof(uint32_t));
+    sg_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
+    sg_free(s, s->pid_dst, (size_t)s->P, sizeof(void *));
 }
 
 /* ---- attribute names ------------------------------------------------------------------------ */
 
-const char *soc_attr_invalid(const char *name, size_t len)
+const char *sg_attr_invalid(const char *name, size_t len)
 {
     if (len == 0) return "is empty";
-    if (len >= SOC_NAME_MAX) return "is longer than 63 characters";
+    if (len >= SG_NAME_MAX) return "is longer than 63 characters";
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)name[i];
         if (c <= ' ' || c >= 127 || c == '"' || c == '\\')
@@ -181,9 +181,9 @@ static uint32_t name_hash(const char *name, size_t len)
     return h;
 }
 
-int32_t soc_attr_find(const social *s, const char *name, size_t len)
+int32_t sg_attr_find(const social *s, const char *name, size_t len)
 {
-    if (!name || len == 0 || len >= SOC_NAME_MAX) return -1;
+    if (!name || len == 0 || len >= SG_NAME_MAX) return -1;
     for (uint32_t i = name_hash(name, len) & s->attr_hash_mask;; i = (i + 1) & s->attr_hash_mask) {
         int32_t a = s->attr_hash[i];
         if (a < 0) return -1;
@@ -191,9 +191,9 @@ int32_t soc_attr_find(const social *s, const char *name, size_t len)
     }
 }
 
-int32_t soc_attr_intern(social *s, const char *name, size_t len)
+int32_t sg_attr_intern(social *s, const char *name, size_t len)
 {
-    if (!name || soc_attr_invalid(name, len)) return -1;
+    if (!name || sg_attr_invalid(name, len)) return -1;
     uint32_t i = name_hash(name, len) & s->attr_hash_mask;
     for (;; i = (i + 1) & s->attr_hash_mask) {
         int32_t a = s->attr_hash[i];
@@ -209,7 +209,7 @@ int32_t soc_attr_intern(social *s, const char *name, size_t len)
     return a;
 }
 
-bool soc_attr_in_family(const social *s, int32_t attr, int32_t root)
+bool sg_attr_in_family(const social *s, int32_t attr, int32_t root)
 {
     if (attr == root) return true;
     size_t n = s->attr_len[root];
@@ -219,13 +219,13 @@ bool soc_attr_in_family(const social *s, int32_t attr, int32_t root)
 
 /* ---- nodes and edges ------------------------------------------------------------------------ */
 
-bool soc_node_valid(const social *s, int32_t node)
+bool sg_node_valid(const social *s, int32_t node)
 {
     if (node < 0 || node >= s->N) return false;
     return node < s->P || s->group_live[node - s->P];
 }
 
-const char *soc_node_str(const social *s, int32_t node, char *buf, size_t size)
+const char *sg_node_str(const social *s, int32_t node, char *buf, size_t size)
 {
     if (node >= 0 && node < s->P)
         snprintf(buf, size, "agent %d", node);
@@ -242,7 +242,7 @@ static uint32_t edge_bucket(const social *s, int32_t from, int32_t to)
     return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & s->bucket_mask;
 }
 
-int32_t soc_edge_find(const social *s, int32_t from, int32_t to)
+int32_t sg_edge_find(const social *s, int32_t from, int32_t to)
 {
     if (from < 0 || to < 0 || from >= s->N || to >= s->N) return -1;
     for (int32_t e = s->bucket[edge_bucket(s, from, to)]; e >= 0; e = s->e_next[e])
@@ -258,7 +258,7 @@ static int32_t slot_of(const social *s, int32_t e, int32_t attr)
     return -1;
 }
 
-bool soc_edge_get(const social *s, int32_t e, int32_t attr, double *value)
+bool sg_edge_get(const social *s, int32_t e, int32_t attr, double *value)
 {
     if (e < 0) return false;
     int32_t i = slot_of(s, e, attr);
@@ -267,12 +267,12 @@ bool soc_edge_get(const social *s, int32_t e, int32_t attr, double *value)
     return true;
 }
 
-bool soc_edge_has_family(const social *s, int32_t e, int32_t root)
+bool sg_edge_has_family(const social *s, int32_t e, int32_t root)
 {
     if (e < 0 || root < 0) return false;
     const int32_t *ids = s->e_attr + (size_t)e * (size_t)s->K;
     for (int32_t i = 0; i < s->e_nattr[e]; i++)
-        if (soc_attr_in_family(s, ids[i], root)) return true;
+        if (sg_attr_in_family(s, ids[i], root)) return true;
     return false;
 }
 
@@ -344,7 +344,7 @@ static void edge_drop(social *s, int32_t e)
     s->free_edge = e;
 }
 
-void soc_graph_wipe(social *s)
+void sg_graph_wipe(social *s)
 {
     for (int32_t n = 0; n < s->N; n++) {
         for (int32_t e = s->out_head[n], next; e >= 0; e = next) {
@@ -390,23 +390,23 @@ static polis_status guard(social *s, polis_ctx *who, const char *what)
     return POLIS_ERR_STATE;
 }
 
-int32_t soc_groups_of(const social *s, int32_t agent, int32_t attr, int32_t *out, int32_t cap)
+int32_t sg_groups_of(const social *s, int32_t agent, int32_t attr, int32_t *out, int32_t cap)
 {
     int32_t n = 0;
     if (agent < 0 || agent >= s->P) return 0;
     for (int32_t e = s->in_tail[agent]; e >= 0 && s->e_from[e] >= s->P; e = s->e_in_prev[e])
-        n += attr < 0 || soc_edge_get(s, e, attr, NULL);
+        n += attr < 0 || sg_edge_get(s, e, attr, NULL);
     /* The walk runs from the tail, so ids come in descending order: fill from the back. */
     int32_t k = n;
     for (int32_t e = s->in_tail[agent]; e >= 0 && s->e_from[e] >= s->P; e = s->e_in_prev[e]) {
-        if (attr >= 0 && !soc_edge_get(s, e, attr, NULL)) continue;
+        if (attr >= 0 && !sg_edge_get(s, e, attr, NULL)) continue;
         k--;
         if (k < cap) out[k] = s->e_from[e] - s->P;
     }
     return n;
 }
 
-polis_status soc_publish_schedule(social *s, int64_t step, int32_t snapshot)
+polis_status sg_publish_schedule(social *s, int64_t step, int32_t snapshot)
 {
     struct {
         int32_t step, snapshot;
@@ -420,42 +420,42 @@ static polis_status bad_edge(social *s, polis_ctx *who, const char *fn, int32_t 
                              int32_t attr)
 {
     char a[32], b[32];
-    if (!soc_node_valid(s, from) || !soc_node_valid(s, to)) {
-        int32_t bad = !soc_node_valid(s, from) ? from : to;
+    if (!sg_node_valid(s, from) || !sg_node_valid(s, to)) {
+        int32_t bad = !sg_node_valid(s, from) ? from : to;
         if (bad >= s->P && bad < s->N)
-            s->h->error(who, "%s: %s does not exist", fn, soc_node_str(s, bad, a, sizeof a));
+            s->h->error(who, "%s: %s does not exist", fn, sg_node_str(s, bad, a, sizeof a));
         else
             s->h->error(who, "%s: node %d is out of range (agents 0..%d, groups %d..%d)", fn,
                         bad, s->P - 1, s->P, s->N - 1);
         return POLIS_ERR_INVALID;
     }
-    s->h->error(who, "%s %s -> %s: unknown attribute id %d", fn,
-                soc_node_str(s, from, a, sizeof a), soc_node_str(s, to, b, sizeof b), attr);
+    s->h->error(who, "%s %s -> %s: unknown attribute id %d", fn, sg_node_str(s, from, a, sizeof a),
+                sg_node_str(s, to, b, sizeof b), attr);
     return POLIS_ERR_INVALID;
 }
 
-polis_status soc_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr,
-                     double value)
+polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr, double value)
 {
     if (!who) who = s->ctx;
-    if (!soc_node_valid(s, from) || !soc_node_valid(s, to) || attr < 0 || attr >= s->n_attrs)
+    if (!sg_node_valid(s, from) || !sg_node_valid(s, to) || attr < 0 || attr >= s->n_attrs)
         return bad_edge(s, who, "set", from, to, attr);
     char a[32], b[32];
     if (isnan(value)) {
-        s->h->error(who, "set %s -> %s %s: the value is NaN", soc_node_str(s, from, a, sizeof a),
-                    soc_node_str(s, to, b, sizeof b), s->attr_names[attr]);
+        s->h->error(who, "set %s -> %s %s: the value is NaN", sg_node_str(s, from, a, sizeof a),
+                    sg_node_str(s, to, b, sizeof b), s->attr_names[attr]);
         return POLIS_ERR_INVALID;
     }
     polis_status st = guard(s, who, "set");
     if (st) return st;
-    int32_t e = soc_edge_find(s, from, to);
+    int32_t e = sg_edge_find(s, from, to);
     bool created = false;
     if (e < 0) {
         if ((e = edge_new(s, from, to)) < 0) {
-            s->h->error(who, "max_edges (%d) reached: cannot add the edge %s -> %s (raise "
-                             "\"max_edges\")",
-                        s->max_edges, soc_node_str(s, from, a, sizeof a),
-                        soc_node_str(s, to, b, sizeof b));
+            s->h->error(who,
+                        "max_edges (%d) reached: cannot add the edge %s -> %s (raise "
+                        "\"max_edges\")",
+                        s->max_edges, sg_node_str(s, from, a, sizeof a),
+                        sg_node_str(s, to, b, sizeof b));
             return POLIS_ERR_LIMIT;
         }
         created = true;
@@ -467,10 +467,11 @@ polis_status soc_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_
         s->e_val[base + (size_t)i] = value;
     } else {
         if (s->e_nattr[e] >= s->K) {
-            s->h->error(who, "the edge %s -> %s already has max_edge_attrs (%d) attributes; "
-                             "cannot add \"%s\" (raise \"max_edge_attrs\")",
-                        soc_node_str(s, from, a, sizeof a), soc_node_str(s, to, b, sizeof b),
-                        s->K, s->attr_names[attr]);
+            s->h->error(who,
+                        "the edge %s -> %s already has max_edge_attrs (%d) attributes; "
+                        "cannot add \"%s\" (raise \"max_edge_attrs\")",
+                        sg_node_str(s, from, a, sizeof a), sg_node_str(s, to, b, sizeof b), s->K,
+                        s->attr_names[attr]);
             return POLIS_ERR_LIMIT;
         }
         i = s->e_nattr[e]++;
@@ -520,34 +521,34 @@ static polis_status drop_if_empty(social *s, int32_t e)
 static polis_status check_pair(social *s, polis_ctx *who, const char *fn, int32_t from,
                                int32_t to, int32_t attr, bool need_attr)
 {
-    if (!soc_node_valid(s, from) || !soc_node_valid(s, to) ||
+    if (!sg_node_valid(s, from) || !sg_node_valid(s, to) ||
         (need_attr && (attr < 0 || attr >= s->n_attrs)))
         return bad_edge(s, who, fn, from, to, attr);
     return guard(s, who, fn);
 }
 
-polis_status soc_unset(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr)
+polis_status sg_unset(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr)
 {
     if (!who) who = s->ctx;
     polis_status st = check_pair(s, who, "unset", from, to, attr, true);
     if (st) return st;
-    int32_t e = soc_edge_find(s, from, to);
+    int32_t e = sg_edge_find(s, from, to);
     int32_t i = e >= 0 ? slot_of(s, e, attr) : -1;
     if (i < 0) return POLIS_OK;
     if ((st = remove_slot(s, e, i))) return st;
     return drop_if_empty(s, e);
 }
 
-polis_status soc_unset_family(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t root)
+polis_status sg_unset_family(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t root)
 {
     if (!who) who = s->ctx;
     polis_status st = check_pair(s, who, "unset_family", from, to, root, true);
     if (st) return st;
-    int32_t e = soc_edge_find(s, from, to);
+    int32_t e = sg_edge_find(s, from, to);
     if (e < 0) return POLIS_OK;
     size_t base = (size_t)e * (size_t)s->K;
     for (int32_t i = 0; i < s->e_nattr[e];) {
-        if (!soc_attr_in_family(s, s->e_attr[base + (size_t)i], root)) {
+        if (!sg_attr_in_family(s, s->e_attr[base + (size_t)i], root)) {
             i++;
             continue;
         }
@@ -564,16 +565,16 @@ static polis_status drop_edge(social *s, int32_t e)
     return drop_if_empty(s, e);
 }
 
-polis_status soc_remove_edge(social *s, polis_ctx *who, int32_t from, int32_t to)
+polis_status sg_remove_edge(social *s, polis_ctx *who, int32_t from, int32_t to)
 {
     if (!who) who = s->ctx;
     polis_status st = check_pair(s, who, "remove_edge", from, to, 0, false);
     if (st) return st;
-    int32_t e = soc_edge_find(s, from, to);
+    int32_t e = sg_edge_find(s, from, to);
     return e < 0 ? POLIS_OK : drop_edge(s, e);
 }
 
-polis_status soc_group_create(social *s, polis_ctx *who, int32_t *out)
+polis_status sg_group_create(social *s, polis_ctx *who, int32_t *out)
 {
     if (!who) who = s->ctx;
     polis_status st = guard(s, who, "group_create");
@@ -593,7 +594,7 @@ polis_status soc_group_create(social *s, polis_ctx *who, int32_t *out)
     return emit(s, s->ev_created, &ev, sizeof ev);
 }
 
-polis_status soc_group_delete(social *s, polis_ctx *who, int32_t g)
+polis_status sg_group_delete(social *s, polis_ctx *who, int32_t g)
 {
     if (!who) who = s->ctx;
     if (g < 0 || g >= s->G || !s->group_live[g]) {
@@ -614,28 +615,28 @@ polis_status soc_group_delete(social *s, polis_ctx *who, int32_t g)
     return emit(s, s->ev_deleted, &ev, sizeof ev);
 }
 
-polis_status soc_graph_clear(social *s, polis_ctx *who)
+polis_status sg_graph_clear(social *s, polis_ctx *who)
 {
     polis_status st;
     for (int32_t a = 0; a < s->P; a++)
         while (s->out_head[a] >= 0)
             if ((st = drop_edge(s, s->out_head[a]))) return st;
     for (int32_t g = 0; g < s->next_group; g++)
-        if (s->group_live[g] && (st = soc_group_delete(s, who, g))) return st;
+        if (s->group_live[g] && (st = sg_group_delete(s, who, g))) return st;
     s->next_group = 0;
     s->revision++;
     return POLIS_OK;
 }
 
-polis_status soc_structure_apply(social *s, const soc_structure *str)
+polis_status sg_structure_apply(social *s, const sg_structure *str)
 {
     polis_status st = POLIS_OK;
     for (int32_t i = 0; i < str->n_ops && st == POLIS_OK; i++) {
-        const soc_op *op = &str->ops[i];
+        const sg_op *op = &str->ops[i];
         switch (op->kind) {
-        case SOC_OP_REL: st = soc_set(s, s->ctx, op->a, op->b, op->attr, op->value); break;
-        case SOC_OP_GROUP: st = soc_group_create(s, s->ctx, NULL); break;
-        default: st = soc_set(s, s->ctx, s->P + op->a, op->b, op->attr, op->value); break;
+        case SG_OP_REL: st = sg_set(s, s->ctx, op->a, op->b, op->attr, op->value); break;
+        case SG_OP_GROUP: st = sg_group_create(s, s->ctx, NULL); break;
+        default: st = sg_set(s, s->ctx, s->P + op->a, op->b, op->attr, op->value); break;
         }
     }
     return st;

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "social_internal.h"
+#include "internal.h"
 
 /* Scene edges at most (an edge per attribute per graph edge); beyond it the scene fails with
  * POLIS_ERR_LIMIT. */
-#define SOC_SCENE_EDGES_MAX (1 << 20)
+#define SG_SCENE_EDGES_MAX (1 << 20)
 
 static const char *node_id(const social *s, int32_t node, char *buf, size_t cap)
 {
@@ -25,7 +25,7 @@ static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     social *s = ud;
     const polis_host *h = s->h;
     polis_status st;
-    char id[32], label[32], a[32], b[32], kind[SOC_NAME_MAX];
+    char id[32], label[32], a[32], b[32], kind[SG_NAME_MAX];
     for (int32_t g = 0; g < s->G; g++) {
         if (!s->group_live[g]) continue;
         snprintf(id, sizeof id, "group_%d", (int)g);
@@ -48,7 +48,7 @@ static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     return POLIS_OK;
 }
 
-polis_status soc_register_looks(social *s)
+polis_status sg_register_looks(social *s)
 {
     const polis_host *h = s->h;
     if (h->struct_size <= offsetof(polis_host, look_kind_find)) return POLIS_OK;
@@ -56,7 +56,7 @@ polis_status soc_register_looks(social *s)
     polis_scene_def def = {.fn = social_scene,
                            .ud = s,
                            .max_nodes = s->G,
-                           .max_edges = (int32_t)(edges < SOC_SCENE_EDGES_MAX ? edges
-                                                                              : SOC_SCENE_EDGES_MAX)};
+                           .max_edges =
+                               (int32_t)(edges < SG_SCENE_EDGES_MAX ? edges : SG_SCENE_EDGES_MAX)};
     return h->look_scene(s->ctx, &def);
 }

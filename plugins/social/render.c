@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "social_internal.h"
+#include "internal.h"
 
 /* Appends a string literal. */
 #define PUT(s, t, lit) (s)->h->text_append((t), (lit), sizeof(lit) - 1)
 
-void soc_fmt_double(char *buf, size_t size, double v)
+void sg_fmt_double(char *buf, size_t size, double v)
 {
     if (v == 0.0) {
         snprintf(buf, size, "0");
@@ -40,7 +40,7 @@ static void put_number(const social *s, polis_text *t, double v)
         PUT(s, t, "null");
         return;
     }
-    soc_fmt_double(buf, sizeof buf, v);
+    sg_fmt_double(buf, sizeof buf, v);
     s->h->text_append(t, buf, strlen(buf));
 }
 
@@ -65,24 +65,21 @@ static void put_attrs_json(const social *s, polis_text *t, int32_t e)
     PUT(s, t, "}");
 }
 
-static bool has_words(const social *s, int32_t e)
-{
-    return soc_edge_has_family(s, e, s->a_comm);
-}
+static bool has_words(const social *s, int32_t e) { return sg_edge_has_family(s, e, s->a_comm); }
 
 static void put_words(const social *s, polis_text *t, int32_t e)
 {
     PUT(s, t, "[");
     for (int32_t i = 0; i < s->L; i++) {
         double v = 0.0;
-        soc_edge_get(s, e, s->a_words[i], &v);
+        sg_edge_get(s, e, s->a_words[i], &v);
         if (i) PUT(s, t, ", ");
         put_number(s, t, v);
     }
     PUT(s, t, "]");
 }
 
-polis_status soc_render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
+polis_status sg_render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
 {
     social *s = ud;
     const polis_host *h = s->h;
@@ -90,7 +87,7 @@ polis_status soc_render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_text
     PUT(s, t, "{\"global\": {\"nodes\": [");
     bool first = true;
     for (int32_t n = 0; n < s->N; n++) {
-        if (!soc_node_valid(s, n)) continue;
+        if (!sg_node_valid(s, n)) continue;
         if (n < s->P)
             h->text_printf(t, "%s{\"type\": \"player\", \"player\": {\"id\": %d}}",
                            first ? "" : ", ", n);
@@ -102,7 +99,7 @@ polis_status soc_render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_text
     PUT(s, t, "], \"edges\": [");
     first = true;
     for (int32_t n = 0; n < s->N; n++) {
-        if (!soc_node_valid(s, n)) continue;
+        if (!sg_node_valid(s, n)) continue;
         for (int32_t e = s->out_head[n]; e >= 0; e = s->e_out_next[e]) {
             if (first)
                 PUT(s, t, "{\"from\": ");
@@ -142,7 +139,7 @@ static void attr_text(const social *s, int32_t e, int32_t i, char *buf, size_t s
     int32_t a = s->e_attr[base + (size_t)i];
     double val = s->e_val[base + (size_t)i];
     char v[40];
-    soc_fmt_double(v, sizeof v, val);
+    sg_fmt_double(v, sizeof v, val);
     const char *name = s->attr_names[a];
     const char *label = a == s->a_map ? "shares map" : a == s->a_player ? "shares inventory" : NULL;
     if (!label && strncmp(name, "name.", 5) == 0) label = name + 5;
@@ -248,7 +245,7 @@ static void text_relations(const social *s, polis_text *t, int32_t agent, bool o
     if (!any) PUT(s, t, " none");
 }
 
-polis_status soc_render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
+polis_status sg_render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
 {
     social *s = ud;
     const polis_host *h = s->h;

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "social_internal.h"
+#include "internal.h"
 
 #define OUT_EDGES(s, u, e, next)                                                              \
     for (int32_t e = (s)->out_head[u], next = e >= 0 ? (s)->e_out_next[e] : -1; e >= 0;     \
@@ -26,7 +26,7 @@ static bool in_list(const int32_t *list, int32_t n, int32_t v)
 static double value_or(const social *s, int32_t from, int32_t to, int32_t attr, double dflt)
 {
     double v;
-    return soc_edge_get(s, soc_edge_find(s, from, to), attr, &v) ? v : dflt;
+    return sg_edge_get(s, sg_edge_find(s, from, to), attr, &v) ? v : dflt;
 }
 
 /* ---- clear_temporary_relation(attr) ---------------------------------------------------------- */
@@ -39,8 +39,8 @@ static polis_status rule_clear(social *s, int32_t root)
     for (int32_t u = 0; u < s->P; u++) {
         OUT_EDGES(s, u, e, next) {
             int32_t v = s->e_to[e];
-            if (v < s->P && soc_edge_has_family(s, e, root) &&
-                (st = soc_unset_family(s, s->ctx, u, v, root)))
+            if (v < s->P && sg_edge_has_family(s, e, root) &&
+                (st = sg_unset_family(s, s->ctx, u, v, root)))
                 return st;
         }
     }
@@ -49,7 +49,7 @@ static polis_status rule_clear(social *s, int32_t root)
 
 /* ---- matching_edge(condition_attr, result_attr1, result_attr2) ------------------------------- */
 
-static bool kv_has(const soc_kv *kv, int32_t n, int32_t attr)
+static bool kv_has(const sg_kv *kv, int32_t n, int32_t attr)
 {
     for (int32_t i = 0; i < n; i++)
         if (kv[i].attr == attr) return true;
@@ -59,23 +59,23 @@ static bool kv_has(const soc_kv *kv, int32_t n, int32_t attr)
 /* Pairs u -> v, v -> u whose condition values are equal: the lower node gets result_attr1
  * (nodes are walked in id order), the other result_attr2, and both lose the condition. A
  * self-loop is never a pair (AdaSociety crashes on one). */
-static polis_status rule_match(social *s, const soc_rule *r)
+static polis_status rule_match(social *s, const sg_rule *r)
 {
     polis_status st;
     for (int32_t u = 0; u < s->N; u++) {
-        if (!soc_node_valid(s, u)) continue;
+        if (!sg_node_valid(s, u)) continue;
         OUT_EDGES(s, u, e, next) {
             int32_t v = s->e_to[e];
             double cu, cv;
-            if (v == u || !soc_edge_get(s, e, r->attr, &cu)) continue;
-            if (!soc_edge_get(s, soc_edge_find(s, v, u), r->attr, &cv) || cu != cv) continue;
+            if (v == u || !sg_edge_get(s, e, r->attr, &cu)) continue;
+            if (!sg_edge_get(s, sg_edge_find(s, v, u), r->attr, &cv) || cu != cv) continue;
             for (int32_t i = 0; i < r->n_res1; i++)
-                if ((st = soc_set(s, s->ctx, u, v, r->res1[i].attr, r->res1[i].value))) return st;
+                if ((st = sg_set(s, s->ctx, u, v, r->res1[i].attr, r->res1[i].value))) return st;
             for (int32_t i = 0; i < r->n_res2; i++)
-                if ((st = soc_set(s, s->ctx, v, u, r->res2[i].attr, r->res2[i].value))) return st;
-            if (!kv_has(r->res1, r->n_res1, r->attr) && (st = soc_unset(s, s->ctx, u, v, r->attr)))
+                if ((st = sg_set(s, s->ctx, v, u, r->res2[i].attr, r->res2[i].value))) return st;
+            if (!kv_has(r->res1, r->n_res1, r->attr) && (st = sg_unset(s, s->ctx, u, v, r->attr)))
                 return st;
-            if (!kv_has(r->res2, r->n_res2, r->attr) && (st = soc_unset(s, s->ctx, v, u, r->attr)))
+            if (!kv_has(r->res2, r->n_res2, r->attr) && (st = sg_unset(s, s->ctx, v, u, r->attr)))
                 return st;
         }
     }
@@ -98,51 +98,51 @@ static polis_status merge_groups(social *s, const int32_t *ng, int32_t n_ng, con
             if (s->e_to[e] < s->P) s->scr_c[n_m++] = s->e_to[e];
         for (int32_t k = 0; k < n_m; k++) {
             int32_t m = s->scr_c[k];
-            int32_t e = soc_edge_find(s, gnode, m);
+            int32_t e = sg_edge_find(s, gnode, m);
             int32_t n_kv = s->e_nattr[e];
             for (int32_t a = 0; a < n_kv; a++) {
                 size_t slot = (size_t)e * (size_t)s->K + (size_t)a;
-                s->scr_kv[a] = (soc_kv){s->e_attr[slot], s->e_val[slot]};
+                s->scr_kv[a] = (sg_kv){s->e_attr[slot], s->e_val[slot]};
             }
             for (int32_t j = 0; j < n_ng; j++) {
-                if (soc_edge_find(s, s->P + ng[j], m) >= 0) continue;
+                if (sg_edge_find(s, s->P + ng[j], m) >= 0) continue;
                 for (int32_t a = 0; a < n_kv; a++)
-                    if ((st = soc_set(s, s->ctx, s->P + ng[j], m, s->scr_kv[a].attr,
-                                      s->scr_kv[a].value)))
+                    if ((st = sg_set(s, s->ctx, s->P + ng[j], m, s->scr_kv[a].attr,
+                                     s->scr_kv[a].value)))
                         return st;
             }
-            if ((st = soc_remove_edge(s, s->ctx, gnode, m))) return st;
+            if ((st = sg_remove_edge(s, s->ctx, gnode, m))) return st;
         }
-        if ((st = soc_group_delete(s, s->ctx, go))) return st;
+        if ((st = sg_group_delete(s, s->ctx, go))) return st;
     }
     return POLIS_OK;
 }
 
-static polis_status merge_pair(social *s, const soc_rule *r, int32_t node, int32_t other,
+static polis_status merge_pair(social *s, const sg_rule *r, int32_t node, int32_t other,
                                double a_node, double a_other)
 {
     polis_status st;
-    if ((st = soc_unset(s, s->ctx, node, other, r->attr)) ||
-        (st = soc_unset(s, s->ctx, other, node, r->attr)))
+    if ((st = sg_unset(s, s->ctx, node, other, r->attr)) ||
+        (st = sg_unset(s, s->ctx, other, node, r->attr)))
         return st;
     int32_t *ng = s->scr_a, *og = s->scr_b;
-    int32_t n_ng = soc_groups_of(s, node, -1, ng, s->G);
-    int32_t n_og = soc_groups_of(s, other, -1, og, s->G);
+    int32_t n_ng = sg_groups_of(s, node, -1, ng, s->G);
+    int32_t n_og = sg_groups_of(s, other, -1, og, s->G);
     if (n_ng == 0 && n_og == 0) {
         int32_t g;
-        if ((st = soc_group_create(s, s->ctx, &g)) ||
-            (st = soc_set(s, s->ctx, s->P + g, node, r->attr2, a_node)) ||
-            (st = soc_set(s, s->ctx, s->P + g, other, r->attr2, a_other)))
+        if ((st = sg_group_create(s, s->ctx, &g)) ||
+            (st = sg_set(s, s->ctx, s->P + g, node, r->attr2, a_node)) ||
+            (st = sg_set(s, s->ctx, s->P + g, other, r->attr2, a_other)))
             return st;
     } else if (n_ng == 0) {
         for (int32_t i = 0; i < n_og; i++)
             if (value_or(s, s->P + og[i], other, r->attr2, 0.0) != 0.0 &&
-                (st = soc_set(s, s->ctx, s->P + og[i], node, r->attr2, a_node)))
+                (st = sg_set(s, s->ctx, s->P + og[i], node, r->attr2, a_node)))
                 return st;
     } else if (n_og == 0) {
         for (int32_t i = 0; i < n_ng; i++)
             if (value_or(s, s->P + ng[i], node, r->attr2, 0.0) != 0.0 &&
-                (st = soc_set(s, s->ctx, s->P + ng[i], other, r->attr2, a_other)))
+                (st = sg_set(s, s->ctx, s->P + ng[i], other, r->attr2, a_other)))
                 return st;
     } else {
         return merge_groups(s, ng, n_ng, og, n_og);
@@ -152,16 +152,15 @@ static polis_status merge_pair(social *s, const soc_rule *r, int32_t node, int32
 
 /* Agents in id order; an out-edge to an agent whose condition value is non-zero and whose
  * reverse edge has a non-zero condition value too is an accepted pair. */
-static polis_status rule_merge(social *s, const soc_rule *r)
+static polis_status rule_merge(social *s, const sg_rule *r)
 {
     polis_status st;
     for (int32_t node = 0; node < s->P; node++) {
         for (int32_t e = s->out_head[node]; e >= 0;) {
             int32_t other = s->e_to[e];
             double a_node, a_other;
-            if (other >= s->P || other == node || !soc_edge_get(s, e, r->attr, &a_node) ||
-                a_node == 0.0 ||
-                !soc_edge_get(s, soc_edge_find(s, other, node), r->attr, &a_other) ||
+            if (other >= s->P || other == node || !sg_edge_get(s, e, r->attr, &a_node) ||
+                a_node == 0.0 || !sg_edge_get(s, sg_edge_find(s, other, node), r->attr, &a_other) ||
                 a_other == 0.0) {
                 e = s->e_out_next[e];
                 continue;
@@ -185,11 +184,11 @@ static polis_status rule_normalize(social *s, int32_t attr)
         int32_t gnode = s->P + g;
         double sum = 0.0, v;
         for (int32_t e = s->out_head[gnode]; e >= 0; e = s->e_out_next[e])
-            if (s->e_to[e] < s->P && soc_edge_get(s, e, attr, &v)) sum += v;
+            if (s->e_to[e] < s->P && sg_edge_get(s, e, attr, &v)) sum += v;
         if (!(sum > 0.0)) continue;
         OUT_EDGES(s, gnode, e, next) {
-            if (s->e_to[e] < s->P && soc_edge_get(s, e, attr, &v) &&
-                (st = soc_set(s, s->ctx, gnode, s->e_to[e], attr, v / sum)))
+            if (s->e_to[e] < s->P && sg_edge_get(s, e, attr, &v) &&
+                (st = sg_set(s, s->ctx, gnode, s->e_to[e], attr, v / sum)))
                 return st;
         }
     }
@@ -204,19 +203,19 @@ static polis_status rule_symmetrize(social *s, int32_t attr)
 {
     polis_status st;
     for (int32_t u = 0; u < s->N; u++) {
-        if (!soc_node_valid(s, u)) continue;
+        if (!sg_node_valid(s, u)) continue;
         OUT_EDGES(s, u, e, next) {
             int32_t v = s->e_to[e];
-            if (!soc_edge_has_family(s, e, attr)) continue;
-            if (soc_edge_has_family(s, soc_edge_find(s, v, u), attr)) continue;
+            if (!sg_edge_has_family(s, e, attr)) continue;
+            if (sg_edge_has_family(s, sg_edge_find(s, v, u), attr)) continue;
             int32_t n = 0;
             for (int32_t i = 0; i < s->e_nattr[e]; i++) {
                 size_t slot = (size_t)e * (size_t)s->K + (size_t)i;
-                if (soc_attr_in_family(s, s->e_attr[slot], attr))
-                    s->scr_kv[n++] = (soc_kv){s->e_attr[slot], s->e_val[slot]};
+                if (sg_attr_in_family(s, s->e_attr[slot], attr))
+                    s->scr_kv[n++] = (sg_kv){s->e_attr[slot], s->e_val[slot]};
             }
             for (int32_t i = 0; i < n; i++)
-                if ((st = soc_set(s, s->ctx, v, u, s->scr_kv[i].attr, s->scr_kv[i].value)))
+                if ((st = sg_set(s, s->ctx, v, u, s->scr_kv[i].attr, s->scr_kv[i].value)))
                     return st;
         }
     }
@@ -238,7 +237,7 @@ static polis_status rule_split(social *s, int32_t attr, float *rewards)
         s->acc[j] = 0.0;
         int32_t k = 0;
         for (int32_t e = s->in_tail[j]; e >= 0 && s->e_from[e] >= s->P; e = s->e_in_prev[e])
-            k += soc_edge_get(s, e, attr, NULL);
+            k += sg_edge_get(s, e, attr, NULL);
         if (k == 0) {
             s->acc[j] = r;
             continue;
@@ -246,7 +245,7 @@ static polis_status rule_split(social *s, int32_t attr, float *rewards)
         if (r == 0.0) continue;
         double share = r / k;
         for (int32_t e = s->in_tail[j]; e >= 0 && s->e_from[e] >= s->P; e = s->e_in_prev[e]) {
-            if (!soc_edge_get(s, e, attr, NULL)) continue;
+            if (!sg_edge_get(s, e, attr, NULL)) continue;
             int32_t g = s->e_from[e] - s->P;
             if (!s->touched[g]) list[n_list++] = g;
             s->touched[g] = 1;
@@ -257,14 +256,14 @@ static polis_status rule_split(social *s, int32_t attr, float *rewards)
         int32_t g = list[i], gnode = s->P + g;
         double wsum = 0.0, w;
         for (int32_t e = s->out_head[gnode]; e >= 0; e = s->e_out_next[e])
-            if (s->e_to[e] < s->P && soc_edge_get(s, e, attr, &w)) wsum += w;
+            if (s->e_to[e] < s->P && sg_edge_get(s, e, attr, &w)) wsum += w;
         if (wsum == 0.0 || !isfinite(wsum)) {
             s->touched[g] = 2;
             refund = true;
             continue;
         }
         for (int32_t e = s->out_head[gnode]; e >= 0; e = s->e_out_next[e])
-            if (s->e_to[e] < s->P && soc_edge_get(s, e, attr, &w))
+            if (s->e_to[e] < s->P && sg_edge_get(s, e, attr, &w))
                 s->acc[s->e_to[e]] += s->pot[g] * w / wsum;
     }
     if (refund) {
@@ -273,9 +272,9 @@ static polis_status rule_split(social *s, int32_t attr, float *rewards)
             int32_t k = 0;
             if (r == 0.0) continue;
             for (int32_t e = s->in_tail[j]; e >= 0 && s->e_from[e] >= s->P; e = s->e_in_prev[e])
-                k += soc_edge_get(s, e, attr, NULL);
+                k += sg_edge_get(s, e, attr, NULL);
             for (int32_t e = s->in_tail[j]; e >= 0 && s->e_from[e] >= s->P; e = s->e_in_prev[e])
-                if (s->touched[s->e_from[e] - s->P] == 2 && soc_edge_get(s, e, attr, NULL))
+                if (s->touched[s->e_from[e] - s->P] == 2 && sg_edge_get(s, e, attr, NULL))
                     s->acc[j] += r / k;
         }
     }
@@ -287,15 +286,15 @@ static polis_status rule_split(social *s, int32_t attr, float *rewards)
     return POLIS_OK;
 }
 
-polis_status soc_rule_run(social *s, const soc_rule *r, float *rewards)
+polis_status sg_rule_run(social *s, const sg_rule *r, float *rewards)
 {
     switch (r->kind) {
-    case SOC_RULE_CLEAR: return rule_clear(s, r->attr);
-    case SOC_RULE_SPLIT: return rewards ? rule_split(s, r->attr, rewards) : POLIS_OK;
-    case SOC_RULE_MATCH: return rule_match(s, r);
-    case SOC_RULE_MERGE: return rule_merge(s, r);
-    case SOC_RULE_NORMALIZE: return rule_normalize(s, r->attr);
-    case SOC_RULE_SYMMETRIZE: return rule_symmetrize(s, r->attr);
+    case SG_RULE_CLEAR: return rule_clear(s, r->attr);
+    case SG_RULE_SPLIT: return rewards ? rule_split(s, r->attr, rewards) : POLIS_OK;
+    case SG_RULE_MATCH: return rule_match(s, r);
+    case SG_RULE_MERGE: return rule_merge(s, r);
+    case SG_RULE_NORMALIZE: return rule_normalize(s, r->attr);
+    case SG_RULE_SYMMETRIZE: return rule_symmetrize(s, r->attr);
     }
     return POLIS_OK;
 }
@@ -309,26 +308,26 @@ static polis_status two_agents(social *s, polis_ctx *who, const char *fn, int32_
     return POLIS_ERR_INVALID;
 }
 
-polis_status soc_request_matching(social *s, polis_ctx *who, int32_t from, int32_t to)
+polis_status sg_request_matching(social *s, polis_ctx *who, int32_t from, int32_t to)
 {
     polis_status st = two_agents(s, who, "request_matching", from, to);
     if (st) return st;
-    return soc_set(s, who, from, to, s->a_match, (double)s->h->tick(s->ctx));
+    return sg_set(s, who, from, to, s->a_match, (double)s->h->tick(s->ctx));
 }
 
-polis_status soc_propose(social *s, polis_ctx *who, int32_t from, int32_t to, double share)
+polis_status sg_propose(social *s, polis_ctx *who, int32_t from, int32_t to, double share)
 {
     polis_status st = two_agents(s, who, "propose", from, to);
     if (st) return st;
-    return soc_set(s, who, from, to, s->a_proposal, share);
+    return sg_set(s, who, from, to, s->a_proposal, share);
 }
 
-polis_status soc_end_bargaining(social *s, polis_ctx *who, int32_t a, int32_t b)
+polis_status sg_end_bargaining(social *s, polis_ctx *who, int32_t a, int32_t b)
 {
     polis_status st = two_agents(s, who, "end_bargaining", a, b);
-    if (st || (st = soc_unset(s, who, a, b, s->a_proposal)) ||
-        (st = soc_unset(s, who, b, a, s->a_proposal)) ||
-        (st = soc_unset(s, who, a, b, s->a_parity)) || (st = soc_unset(s, who, b, a, s->a_parity)))
+    if (st || (st = sg_unset(s, who, a, b, s->a_proposal)) ||
+        (st = sg_unset(s, who, b, a, s->a_proposal)) ||
+        (st = sg_unset(s, who, a, b, s->a_parity)) || (st = sg_unset(s, who, b, a, s->a_parity)))
         return st;
     return POLIS_OK;
 }
@@ -343,20 +342,20 @@ static polis_status scale_group(social *s, polis_ctx *who, int32_t g, double f, 
     double v;
     *out = dflt;
     OUT_EDGES(s, gnode, e, next) {
-        if (!soc_edge_get(s, e, s->a_score, &v)) continue;
-        if ((st = soc_set(s, who, gnode, s->e_to[e], s->a_score, v * f))) return st;
+        if (!sg_edge_get(s, e, s->a_score, &v)) continue;
+        if ((st = sg_set(s, who, gnode, s->e_to[e], s->a_score, v * f))) return st;
         if (s->e_to[e] == a) *out = v * f;
     }
     return POLIS_OK;
 }
 
-polis_status soc_accept(social *s, polis_ctx *who, int32_t agent, int32_t opponent)
+polis_status sg_accept(social *s, polis_ctx *who, int32_t agent, int32_t opponent)
 {
     polis_status st = two_agents(s, who, "accept_proposal", agent, opponent);
     if (st) return st;
     double proposal;
     if (agent == opponent ||
-        !soc_edge_get(s, soc_edge_find(s, opponent, agent), s->a_proposal, &proposal)) {
+        !sg_edge_get(s, sg_edge_find(s, opponent, agent), s->a_proposal, &proposal)) {
         s->h->error(who, "accept_proposal: agent %d has no proposal from agent %d to accept",
                     agent, opponent);
         return POLIS_ERR_ACTION;
@@ -365,13 +364,13 @@ polis_status soc_accept(social *s, polis_ctx *who, int32_t agent, int32_t oppone
     /* "some group containing" each side: the lowest id (AdaSociety takes the first group
      * predecessor in its graph order). */
     int32_t ga, gb;
-    bool has_a = soc_groups_of(s, agent, -1, &ga, 1) > 0;
-    bool has_b = soc_groups_of(s, opponent, -1, &gb, 1) > 0;
+    bool has_a = sg_groups_of(s, agent, -1, &ga, 1) > 0;
+    bool has_b = sg_groups_of(s, opponent, -1, &gb, 1) > 0;
     if (has_a && (st = scale_group(s, who, ga, scale, agent, scale, &a1))) return st;
     if (has_b && (st = scale_group(s, who, gb, 1.0 - scale, opponent, 1.0 - scale, &a2)))
         return st;
-    if ((st = soc_set(s, who, agent, opponent, s->a_accept, a1)) ||
-        (st = soc_set(s, who, opponent, agent, s->a_accept, a2)))
+    if ((st = sg_set(s, who, agent, opponent, s->a_accept, a1)) ||
+        (st = sg_set(s, who, opponent, agent, s->a_accept, a2)))
         return st;
-    return soc_end_bargaining(s, who, agent, opponent);
+    return sg_end_bargaining(s, who, agent, opponent);
 }

@@ -3,7 +3,7 @@
  * directed graph of agents and groups with named numeric edge attributes, social actions
  * with masks, AdaSociety's rule functions, reward sharing within groups, scheduled
  * structure changes, and the observations, views, bus events and service other plugins
- * use. README.md beside this file is the reference; social_internal.h maps the files.
+ * use. README.md beside this file is the reference; internal.h maps the files.
  *
  * Tick placement (spec 6 and 9.4):
  *   RESET    the graph is emptied, then the initial structure ("social") is built
@@ -20,35 +20,34 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "social_internal.h"
+#include "internal.h"
 
 /* ---- hooks ----------------------------------------------------------------------------------- */
 
-static polis_status run_rules(social *s, const soc_rule *rules, int32_t from, int32_t to,
+static polis_status run_rules(social *s, const sg_rule *rules, int32_t from, int32_t to,
                               float *rewards)
 {
     polis_status st;
     for (int32_t i = from; i < to; i++)
-        if ((st = soc_rule_run(s, &rules[i], rewards))) return st;
+        if ((st = sg_rule_run(s, &rules[i], rewards))) return st;
     return POLIS_OK;
 }
 
 static polis_status apply_snapshot(social *s, int32_t k)
 {
     polis_status st;
-    if ((st = soc_graph_clear(s, s->ctx)) || (st = soc_structure_apply(s, &s->sched[k])))
-        return st;
-    return soc_publish_schedule(s, s->sched[k].step, k);
+    if ((st = sg_graph_clear(s, s->ctx)) || (st = sg_structure_apply(s, &s->sched[k]))) return st;
+    return sg_publish_schedule(s, s->sched[k].step, k);
 }
 
 static polis_status on_reset(polis_ctx *ctx, void *ud)
 {
     social *s = ud;
     (void)ctx;
-    soc_graph_wipe(s);
+    sg_graph_wipe(s);
     for (int32_t a = 0; a < s->P; a++) s->gate[a] = s->gate_reset;
     s->dense_valid = false;
-    polis_status st = soc_structure_apply(s, &s->initial);
+    polis_status st = sg_structure_apply(s, &s->initial);
     if (st) return st;
     for (s->sched_next = 0; s->sched_next < s->n_sched && s->sched[s->sched_next].step == 0;
          s->sched_next++)
@@ -186,7 +185,7 @@ static void write_communication(polis_ctx *ctx, void *ud, int32_t agent, void *d
         int8_t *row = out + (size_t)s->e_from[e] * (size_t)s->L;
         double v;
         for (int32_t i = 0; i < s->L; i++)
-            if (soc_edge_get(s, e, s->a_words[i], &v)) row[i] = word_i8(v);
+            if (sg_edge_get(s, e, s->a_words[i], &v)) row[i] = word_i8(v);
     }
 }
 
@@ -199,24 +198,24 @@ static bool gate_open(const social *s, int32_t agent, int32_t family)
 
 static bool family_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
-    soc_family *f = ud;
+    sg_family *f = ud;
     social *s = f->s;
     (void)ctx;
     if (!gate_open(s, agent, f->index)) return false;
     switch (f->kind) {
-    case SOC_FAM_COMMUNICATE:
-    case SOC_FAM_SHARE_MAP:
-    case SOC_FAM_SHARE_PLAYER:
-    case SOC_FAM_ADD_RELATION: return f->self || arg != agent;
-    case SOC_FAM_REMOVE_RELATION:
+    case SG_FAM_COMMUNICATE:
+    case SG_FAM_SHARE_MAP:
+    case SG_FAM_SHARE_PLAYER:
+    case SG_FAM_ADD_RELATION: return f->self || arg != agent;
+    case SG_FAM_REMOVE_RELATION:
         return (f->self || arg != agent) &&
-               soc_edge_has_family(s, soc_edge_find(s, agent, arg), f->attr);
-    case SOC_FAM_SWITCH_GROUP:
-    case SOC_FAM_CHOOSE_GROUP:
-    case SOC_FAM_JOIN_GROUP: return s->group_live[arg] != 0;
-    case SOC_FAM_QUIT_GROUP:
+               sg_edge_has_family(s, sg_edge_find(s, agent, arg), f->attr);
+    case SG_FAM_SWITCH_GROUP:
+    case SG_FAM_CHOOSE_GROUP:
+    case SG_FAM_JOIN_GROUP: return s->group_live[arg] != 0;
+    case SG_FAM_QUIT_GROUP:
         return s->group_live[arg] &&
-               soc_edge_has_family(s, soc_edge_find(s, s->P + arg, agent), f->attr);
+               sg_edge_has_family(s, sg_edge_find(s, s->P + arg, agent), f->attr);
     default: return false;
     }
 }
@@ -226,7 +225,7 @@ static bool family_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
  * instead of one call (and one edge lookup) per target. */
 static void family_legal_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
 {
-    soc_family *f = ud;
+    sg_family *f = ud;
     const social *s = f->s;
     int32_t n = f->n_actions;
     (void)ctx;
@@ -235,32 +234,31 @@ static void family_legal_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *r
         return;
     }
     switch (f->kind) {
-    case SOC_FAM_COMMUNICATE:
-    case SOC_FAM_SHARE_MAP:
-    case SOC_FAM_SHARE_PLAYER:
-    case SOC_FAM_ADD_RELATION:
+    case SG_FAM_COMMUNICATE:
+    case SG_FAM_SHARE_MAP:
+    case SG_FAM_SHARE_PLAYER:
+    case SG_FAM_ADD_RELATION:
         memset(row, 1, (size_t)n);
         if (!f->self && agent < n) row[agent] = 0;
         return;
-    case SOC_FAM_REMOVE_RELATION:
+    case SG_FAM_REMOVE_RELATION:
         /* edges are unique per (from, to): each out-edge decides one target */
         memset(row, 0, (size_t)n);
         for (int32_t e = s->out_head[agent]; e >= 0; e = s->e_out_next[e]) {
             int32_t t = s->e_to[e];
-            if (t < n && (f->self || t != agent) && soc_edge_has_family(s, e, f->attr))
-                row[t] = 1;
+            if (t < n && (f->self || t != agent) && sg_edge_has_family(s, e, f->attr)) row[t] = 1;
         }
         return;
-    case SOC_FAM_SWITCH_GROUP:
-    case SOC_FAM_CHOOSE_GROUP:
-    case SOC_FAM_JOIN_GROUP:
+    case SG_FAM_SWITCH_GROUP:
+    case SG_FAM_CHOOSE_GROUP:
+    case SG_FAM_JOIN_GROUP:
         for (int32_t g = 0; g < n; g++) row[g] = s->group_live[g] != 0;
         return;
-    case SOC_FAM_QUIT_GROUP:
+    case SG_FAM_QUIT_GROUP:
         memset(row, 0, (size_t)n);
         for (int32_t e = s->in_head[agent]; e >= 0; e = s->e_in_next[e]) {
             int32_t g = s->e_from[e] - s->P;
-            if (g >= 0 && g < n && s->group_live[g] && soc_edge_has_family(s, e, f->attr))
+            if (g >= 0 && g < n && s->group_live[g] && sg_edge_has_family(s, e, f->attr))
                 row[g] = 1;
         }
         return;
@@ -270,80 +268,80 @@ static void family_legal_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *r
 
 static polis_status family_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
-    soc_family *f = ud;
+    sg_family *f = ud;
     social *s = f->s;
     polis_status st;
     /* The mask was right when it was written; an earlier action of this step (another
      * plugin's, a group deleted) may have changed that. */
     if (!family_legal(ctx, ud, agent, arg)) return POLIS_ERR_ACTION;
     switch (f->kind) {
-    case SOC_FAM_COMMUNICATE:
+    case SG_FAM_COMMUNICATE:
         for (int32_t i = 0; i < s->L; i++)
-            if ((st = soc_set(s, s->ctx, agent, arg, s->a_words[i], f->value))) return st;
+            if ((st = sg_set(s, s->ctx, agent, arg, s->a_words[i], f->value))) return st;
         return POLIS_OK;
-    case SOC_FAM_SHARE_MAP:
-    case SOC_FAM_SHARE_PLAYER: {
+    case SG_FAM_SHARE_MAP:
+    case SG_FAM_SHARE_PLAYER: {
         double v;
-        if (soc_edge_get(s, soc_edge_find(s, agent, arg), f->attr, &v) && v != 0.0)
-            return soc_unset(s, s->ctx, agent, arg, f->attr);
-        return soc_set(s, s->ctx, agent, arg, f->attr, 1.0);
+        if (sg_edge_get(s, sg_edge_find(s, agent, arg), f->attr, &v) && v != 0.0)
+            return sg_unset(s, s->ctx, agent, arg, f->attr);
+        return sg_set(s, s->ctx, agent, arg, f->attr, 1.0);
     }
-    case SOC_FAM_SWITCH_GROUP:
-    case SOC_FAM_CHOOSE_GROUP: {
-        int32_t n = soc_groups_of(s, agent, f->attr, s->scr_a, s->G);
+    case SG_FAM_SWITCH_GROUP:
+    case SG_FAM_CHOOSE_GROUP: {
+        int32_t n = sg_groups_of(s, agent, f->attr, s->scr_a, s->G);
         for (int32_t i = 0; i < n; i++)
-            if (s->scr_a[i] != arg && (st = soc_unset(s, s->ctx, s->P + s->scr_a[i], agent,
-                                                      f->attr)))
+            if (s->scr_a[i] != arg &&
+                (st = sg_unset(s, s->ctx, s->P + s->scr_a[i], agent, f->attr)))
                 return st;
-        return soc_set(s, s->ctx, s->P + arg, agent, f->attr, f->value);
+        return sg_set(s, s->ctx, s->P + arg, agent, f->attr, f->value);
     }
-    case SOC_FAM_ADD_RELATION:
+    case SG_FAM_ADD_RELATION:
         for (int32_t i = 0; i < f->n_kv; i++)
-            if ((st = soc_set(s, s->ctx, agent, arg, f->kv[i].attr, f->kv[i].value))) return st;
+            if ((st = sg_set(s, s->ctx, agent, arg, f->kv[i].attr, f->kv[i].value))) return st;
         return POLIS_OK;
-    case SOC_FAM_REMOVE_RELATION: return soc_unset_family(s, s->ctx, agent, arg, f->attr);
-    case SOC_FAM_JOIN_GROUP:
+    case SG_FAM_REMOVE_RELATION: return sg_unset_family(s, s->ctx, agent, arg, f->attr);
+    case SG_FAM_JOIN_GROUP:
         for (int32_t i = 0; i < f->n_kv; i++)
-            if ((st = soc_set(s, s->ctx, s->P + arg, agent, f->kv[i].attr, f->kv[i].value)))
+            if ((st = sg_set(s, s->ctx, s->P + arg, agent, f->kv[i].attr, f->kv[i].value)))
                 return st;
         return POLIS_OK;
-    case SOC_FAM_QUIT_GROUP: return soc_unset_family(s, s->ctx, s->P + arg, agent, f->attr);
+    case SG_FAM_QUIT_GROUP: return sg_unset_family(s, s->ctx, s->P + arg, agent, f->attr);
     default: return POLIS_ERR_ACTION;
     }
 }
 
 /* The doc of one action of a family, for `polis describe` and LLM prompts. */
-static void family_doc(const social *s, const soc_family *f, int32_t t, char *buf, size_t size)
+static void family_doc(const social *s, const sg_family *f, int32_t t, char *buf, size_t size)
 {
     const char *attr = f->attr >= 0 && f->attr < s->n_attrs ? s->attr_names[f->attr] : "?";
     switch (f->kind) {
-    case SOC_FAM_COMMUNICATE:
+    case SG_FAM_COMMUNICATE:
         snprintf(buf, size, "send agent %d a message (its %d words = %g)", t, s->L, f->value);
         break;
-    case SOC_FAM_SHARE_MAP:
+    case SG_FAM_SHARE_MAP:
         snprintf(buf, size, "toggle sharing.Map on self -> agent %d (let it see my map view)", t);
         break;
-    case SOC_FAM_SHARE_PLAYER:
+    case SG_FAM_SHARE_PLAYER:
         snprintf(buf, size, "toggle sharing.Player on self -> agent %d (let it see my "
                             "inventory)", t);
         break;
-    case SOC_FAM_SWITCH_GROUP:
-    case SOC_FAM_CHOOSE_GROUP:
-        snprintf(buf, size, "%s group %d: leave the other groups joined with %s, join it with "
-                            "%s = %g",
-                 f->kind == SOC_FAM_SWITCH_GROUP ? "switch to" : "choose", t, attr, attr,
-                 f->value);
+    case SG_FAM_SWITCH_GROUP:
+    case SG_FAM_CHOOSE_GROUP:
+        snprintf(buf, size,
+                 "%s group %d: leave the other groups joined with %s, join it with "
+                 "%s = %g",
+                 f->kind == SG_FAM_SWITCH_GROUP ? "switch to" : "choose", t, attr, attr, f->value);
         break;
-    case SOC_FAM_ADD_RELATION:
+    case SG_FAM_ADD_RELATION:
         snprintf(buf, size, "add_relation: set %d attribute%s (%s%s) on self -> agent %d",
                  f->n_kv, f->n_kv == 1 ? "" : "s", s->attr_names[f->kv[0].attr],
                  f->n_kv > 1 ? ", ..." : "", t);
         break;
-    case SOC_FAM_REMOVE_RELATION:
+    case SG_FAM_REMOVE_RELATION:
         snprintf(buf, size, "remove_relation: remove %s from self -> agent %d (legal when set)",
                  attr, t);
         break;
-    case SOC_FAM_JOIN_GROUP:
+    case SG_FAM_JOIN_GROUP:
         snprintf(buf, size, "join_group: set %d attribute%s (%s%s) on group %d -> self",
                  f->n_kv, f->n_kv == 1 ? "" : "s", s->attr_names[f->kv[0].attr],
                  f->n_kv > 1 ? ", ..." : "", t);
@@ -357,7 +355,7 @@ static void family_doc(const social *s, const soc_family *f, int32_t t, char *bu
 
 static void family_doc_cb(polis_ctx *ctx, void *ud, int32_t index, char *buf, size_t size)
 {
-    soc_family *f = ud;
+    sg_family *f = ud;
     (void)ctx;
     family_doc(f->s, f, index, buf, size);
 }
@@ -372,7 +370,7 @@ static polis_status register_families(social *s)
                                                sizeof h->action_family &&
                         h->action_family;
     for (int32_t i = 0; i < s->n_fams; i++) {
-        soc_family *f = &s->fams[i];
+        sg_family *f = &s->fams[i];
         if (!has_families) {
             /* an engine before host->action_family: one action (and one legal call) each */
             for (int32_t t = 0; t < f->n_actions; t++) {
@@ -400,7 +398,7 @@ static polis_status register_families(social *s)
 static int32_t svc_attr_id(void *self, const char *name)
 {
     social *s = self;
-    return name ? soc_attr_intern(s, name, strlen(name)) : -1;
+    return name ? sg_attr_intern(s, name, strlen(name)) : -1;
 }
 
 static int32_t svc_max_groups(void *self) { return ((social *)self)->G; }
@@ -413,7 +411,7 @@ static int32_t svc_sharers(void *self, int32_t agent, polis_social_share what, i
     int32_t attr = what == POLIS_SOCIAL_SHARE_PLAYER ? s->a_player : s->a_map, n = 0;
     double v;
     for (int32_t e = s->in_head[agent]; e >= 0 && s->e_from[e] < s->P; e = s->e_in_next[e]) {
-        if (s->e_from[e] == agent || !soc_edge_get(s, e, attr, &v) || v == 0.0) continue;
+        if (s->e_from[e] == agent || !sg_edge_get(s, e, attr, &v) || v == 0.0) continue;
         if (n < cap && out) out[n] = s->e_from[e];
         n++;
     }
@@ -424,26 +422,26 @@ static bool svc_get(void *self, int32_t from, int32_t to, int32_t attr, double *
 {
     social *s = self;
     if (attr < 0 || attr >= s->n_attrs) return false;
-    return soc_edge_get(s, soc_edge_find(s, from, to), attr, value);
+    return sg_edge_get(s, sg_edge_find(s, from, to), attr, value);
 }
 
 static polis_status svc_set(void *self, polis_ctx *caller, int32_t from, int32_t to,
                             int32_t attr, double value)
 {
-    return soc_set(self, caller, from, to, attr, value);
+    return sg_set(self, caller, from, to, attr, value);
 }
 
 static polis_status svc_unset(void *self, polis_ctx *caller, int32_t from, int32_t to,
                               int32_t attr)
 {
-    return soc_unset(self, caller, from, to, attr);
+    return sg_unset(self, caller, from, to, attr);
 }
 
 static int32_t svc_groups_of(void *self, int32_t agent, int32_t attr, int32_t *out, int32_t cap)
 {
     social *s = self;
     if (attr >= s->n_attrs) return 0;
-    return soc_groups_of(s, agent, attr < 0 ? -1 : attr, out, out ? cap : 0);
+    return sg_groups_of(s, agent, attr < 0 ? -1 : attr, out, out ? cap : 0);
 }
 
 /* Members in ascending order without scratch memory (a caller may be a subscriber running
@@ -496,29 +494,29 @@ static int32_t svc_groups(void *self, int32_t *out, int32_t cap)
 
 static polis_status svc_group_create(void *self, polis_ctx *caller, int32_t *out)
 {
-    return soc_group_create(self, caller, out);
+    return sg_group_create(self, caller, out);
 }
 
 static polis_status svc_group_delete(void *self, polis_ctx *caller, int32_t g)
 {
-    return soc_group_delete(self, caller, g);
+    return sg_group_delete(self, caller, g);
 }
 
 static polis_status svc_unset_family(void *self, polis_ctx *caller, int32_t from, int32_t to,
                                      int32_t attr)
 {
-    return soc_unset_family(self, caller, from, to, attr);
+    return sg_unset_family(self, caller, from, to, attr);
 }
 
 static polis_status svc_remove_edge(void *self, polis_ctx *caller, int32_t from, int32_t to)
 {
-    return soc_remove_edge(self, caller, from, to);
+    return sg_remove_edge(self, caller, from, to);
 }
 
 static int32_t svc_degree(void *self, int32_t node, bool in)
 {
     social *s = self;
-    if (!soc_node_valid(s, node)) return -1;
+    if (!sg_node_valid(s, node)) return -1;
     return in ? s->in_deg[node] : s->out_deg[node];
 }
 
@@ -568,30 +566,29 @@ static polis_status svc_communicate(void *self, polis_ctx *caller, int32_t from,
     }
     polis_status st;
     for (int32_t i = 0; i < s->L; i++)
-        if ((st = soc_set(s, caller, from, to, s->a_words[i], i < n ? words[i] : 0.0)))
-            return st;
+        if ((st = sg_set(s, caller, from, to, s->a_words[i], i < n ? words[i] : 0.0))) return st;
     return POLIS_OK;
 }
 
 static polis_status svc_request_matching(void *self, polis_ctx *caller, int32_t from, int32_t to)
 {
-    return soc_request_matching(self, caller ? caller : ((social *)self)->ctx, from, to);
+    return sg_request_matching(self, caller ? caller : ((social *)self)->ctx, from, to);
 }
 
 static polis_status svc_propose(void *self, polis_ctx *caller, int32_t from, int32_t to,
                                 double share)
 {
-    return soc_propose(self, caller ? caller : ((social *)self)->ctx, from, to, share);
+    return sg_propose(self, caller ? caller : ((social *)self)->ctx, from, to, share);
 }
 
 static polis_status svc_accept(void *self, polis_ctx *caller, int32_t agent, int32_t opponent)
 {
-    return soc_accept(self, caller ? caller : ((social *)self)->ctx, agent, opponent);
+    return sg_accept(self, caller ? caller : ((social *)self)->ctx, agent, opponent);
 }
 
 static polis_status svc_end(void *self, polis_ctx *caller, int32_t a, int32_t b)
 {
-    return soc_end_bargaining(self, caller ? caller : ((social *)self)->ctx, a, b);
+    return sg_end_bargaining(self, caller ? caller : ((social *)self)->ctx, a, b);
 }
 
 static void fill_api(social *s)
@@ -649,29 +646,29 @@ static double ex_get(polis_ctx *ctx, int32_t from, int32_t to, const char *name)
 {
     social *s = polis_ctx_state(ctx);
     double v;
-    int32_t attr = soc_attr_find(s, name, strlen(name));
+    int32_t attr = sg_attr_find(s, name, strlen(name));
     return attr >= 0 && svc_get(s, from, to, attr, &v) ? v : NAN;
 }
 
 static int32_t ex_set(polis_ctx *ctx, int32_t from, int32_t to, const char *name, double value)
 {
     social *s = polis_ctx_state(ctx);
-    int32_t attr = soc_attr_intern(s, name, strlen(name));
+    int32_t attr = sg_attr_intern(s, name, strlen(name));
     if (attr < 0) {
-        const char *why = soc_attr_invalid(name, strlen(name));
+        const char *why = sg_attr_invalid(name, strlen(name));
         s->h->error(ctx, "set: attribute name \"%.80s\" %s", name,
                     why ? why : "does not fit: the max_attrs table is full");
         return why ? POLIS_ERR_INVALID : POLIS_ERR_LIMIT;
     }
-    return (int32_t)soc_set(s, ctx, from, to, attr, value);
+    return (int32_t)sg_set(s, ctx, from, to, attr, value);
 }
 
 static int32_t ex_remove(polis_ctx *ctx, int32_t from, int32_t to, const char *name)
 {
     social *s = polis_ctx_state(ctx);
-    int32_t attr = soc_attr_find(s, name, strlen(name));
+    int32_t attr = sg_attr_find(s, name, strlen(name));
     if (attr < 0) return POLIS_OK; /* a name never interned is on no edge */
-    return (int32_t)soc_unset_family(s, ctx, from, to, attr);
+    return (int32_t)sg_unset_family(s, ctx, from, to, attr);
 }
 
 static int64_t ex_revision(polis_ctx *ctx)
@@ -774,9 +771,8 @@ static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void 
     s->ctx = ctx;
     memcpy(&s->p, params, sizeof s->p);
     polis_status st;
-    if ((st = soc_config_size(s)) || (st = soc_graph_alloc(s)) || (st = soc_config_load(s)) ||
-        (st = register_events(s)) || (st = register_families(s)) ||
-        (st = register_observations(s)))
+    if ((st = sg_config_size(s)) || (st = sg_graph_alloc(s)) || (st = sg_config_load(s)) ||
+        (st = register_events(s)) || (st = register_families(s)) || (st = register_observations(s)))
         return st;
     int32_t pr = (int32_t)s->p.priority;
     if ((st = h->hook(ctx, POLIS_PHASE_RESET, pr, on_reset, s))) return st;
@@ -790,10 +786,10 @@ static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void 
         return st;
     fill_api(s);
     if ((st = h->service_provide(ctx, POLIS_SOCIAL_SERVICE, &s->api))) return st;
-    if ((st = soc_register_looks(s))) return st;
+    if ((st = sg_register_looks(s))) return st;
     if (host_has_views(h)) {
-        if ((st = h->renderer(ctx, "json", soc_render_json, s)) ||
-            (st = h->renderer(ctx, "text", soc_render_text, s)))
+        if ((st = h->renderer(ctx, "json", sg_render_json, s)) ||
+            (st = h->renderer(ctx, "text", sg_render_text, s)))
             return st;
     }
     return POLIS_OK;
@@ -804,39 +800,39 @@ static void social_destroy(polis_ctx *ctx, void *state)
     social *s = state;
     (void)ctx;
     if (!s) return;
-    soc_config_free(s);
-    soc_graph_free(s);
+    sg_config_free(s);
+    sg_graph_free(s);
     s->h->free(s->ctx, s, sizeof *s);
 }
 
 static const polis_param_def social_params[] = {
-    {"max_groups", POLIS_PARAM_INT, offsetof(soc_params, max_groups), -1, 65536, -1, NULL,
+    {"max_groups", POLIS_PARAM_INT, offsetof(sg_params, max_groups), -1, 65536, -1, NULL,
      "group ids per graph (group nodes in the observations); -1: the most groups a structure "
      "creates (at least the agent count with merge_relation_to_group)",
      false},
-    {"max_edges", POLIS_PARAM_INT, offsetof(soc_params, max_edges), 0, 16777216, 0, NULL,
+    {"max_edges", POLIS_PARAM_INT, offsetof(sg_params, max_edges), 0, 16777216, 0, NULL,
      "edge capacity; 0: min(P x (P + max_groups), max(262144, the largest structure))", false},
-    {"max_attrs", POLIS_PARAM_INT, offsetof(soc_params, max_attrs), 16, 65536, 256, NULL,
+    {"max_attrs", POLIS_PARAM_INT, offsetof(sg_params, max_attrs), 16, 65536, 256, NULL,
      "distinct attribute names", false},
-    {"max_edge_attrs", POLIS_PARAM_INT, offsetof(soc_params, max_edge_attrs), 0, 64, 0, NULL,
+    {"max_edge_attrs", POLIS_PARAM_INT, offsetof(sg_params, max_edge_attrs), 0, 64, 0, NULL,
      "attributes per edge; 0: 8 + communication_length", false},
-    {"communication_length", POLIS_PARAM_INT, offsetof(soc_params, communication_length), 0,
+    {"communication_length", POLIS_PARAM_INT, offsetof(sg_params, communication_length), 0,
      1024, 0, NULL, "words per message (AdaSociety's static.communication_length)", false},
-    {"social_state", POLIS_PARAM_BOOL, offsetof(soc_params, social_state), 0, 1, 0, NULL,
+    {"social_state", POLIS_PARAM_BOOL, offsetof(sg_params, social_state), 0, 1, 0, NULL,
      "add the dense int8 [P+G, P+G] social_state observation (O((P+G)^2) per agent)", false},
-    {"player_id", POLIS_PARAM_BOOL, offsetof(soc_params, player_id), 0, 1, 1, NULL,
+    {"player_id", POLIS_PARAM_BOOL, offsetof(sg_params, player_id), 0, 1, 1, NULL,
      "add the int8 [P+G] player_id one-hot observation", false},
-    {"priority", POLIS_PARAM_INT, offsetof(soc_params, priority), -1000000, 1000000, 0, NULL,
+    {"priority", POLIS_PARAM_INT, offsetof(sg_params, priority), -1000000, 1000000, 0, NULL,
      "priority of the plugin's hooks and of its reward transform", false},
-    {"social", POLIS_PARAM_JSON, offsetof(soc_params, social), 0, 0, 0, NULL,
+    {"social", POLIS_PARAM_JSON, offsetof(sg_params, social), 0, 0, 0, NULL,
      "initial graph {relations, groups}: AdaSociety's static.social", false},
-    {"social_schedule", POLIS_PARAM_JSON, offsetof(soc_params, social_schedule), 0, 0, 0, NULL,
+    {"social_schedule", POLIS_PARAM_JSON, offsetof(sg_params, social_schedule), 0, 0, 0, NULL,
      "{\"<step>\": {relations, groups}}: snapshots that replace the graph", false},
-    {"pre_updates", POLIS_PARAM_JSON, offsetof(soc_params, pre_updates), 0, 0, 0, NULL,
+    {"pre_updates", POLIS_PARAM_JSON, offsetof(sg_params, pre_updates), 0, 0, 0, NULL,
      "rule functions run before the actions", false},
-    {"post_updates", POLIS_PARAM_JSON, offsetof(soc_params, post_updates), 0, 0, 0, NULL,
+    {"post_updates", POLIS_PARAM_JSON, offsetof(sg_params, post_updates), 0, 0, 0, NULL,
      "rule functions run after the actions (split_score_to_group shares rewards)", false},
-    {"actions", POLIS_PARAM_JSON, offsetof(soc_params, actions), 0, 0, 0, NULL,
+    {"actions", POLIS_PARAM_JSON, offsetof(sg_params, actions), 0, 0, 0, NULL,
      "social action families: [{\"family\": ..., ...}]", false},
 };
 
@@ -849,7 +845,7 @@ static const polis_plugin_desc social_desc = {
     .doc = "AdaSociety's social graph: relations, groups, social actions, reward sharing",
     .params = social_params,
     .n_params = (int32_t)(sizeof social_params / sizeof social_params[0]),
-    .params_size = sizeof(soc_params),
+    .params_size = sizeof(sg_params),
     .init = social_init,
     .destroy = social_destroy,
     .exports = social_exports,

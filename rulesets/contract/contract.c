@@ -26,7 +26,7 @@
 
 #include "polis/plugin.h"
 #include "polis/social.h"
-#include "society.h"
+#include "polis/society.h"
 
 typedef struct contract_params {
     int64_t rounds;

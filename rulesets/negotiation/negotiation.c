@@ -30,7 +30,7 @@
 
 #include "polis/plugin.h"
 #include "polis/social.h"
-#include "society.h"
+#include "polis/society.h"
 
 typedef struct nego_params {
     int64_t steps;
@@ -725,31 +725,6 @@ static polis_status policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out
     return POLIS_OK;
 }
 
-/* ---- AdaSociety's random baseline ------------------------------------------------------------ */
-
-/* Uniform over the legal actions, except that in the negotiation stage noop counts only when
- * nothing else is legal: AdaSociety's Negotiation mask offered no no_act to an agent that had
- * someone to request or whose turn it was, so its random agents never passed there. polis's
- * rules keep noop legal (the kernel's invariant, README "Where polis differs"); this policy
- * plays the random baseline of AdaSociety's masks on polis's rules. */
-static polis_status policy_random_ada(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out)
-{
-    nego *n = ud;
-    const polis_io *io = n->h->io(ctx);
-    const uint8_t *row = io->masks + (size_t)agent * (size_t)io->n_actions;
-    int32_t first = stage(n) ? 1 : 0, count = 0;
-    for (int32_t k = first; k < io->n_actions; k++) count += row[k] != 0;
-    *out = 0;
-    if (count == 0) return POLIS_OK;
-    uint32_t pick = polis_rng_below(n->h->policy_rng(ctx), (uint32_t)count);
-    for (int32_t k = first; k < io->n_actions; k++)
-        if (row[k] && pick-- == 0) {
-            *out = k;
-            break;
-        }
-    return POLIS_OK;
-}
-
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
 static void assign_kinds(nego *n)
@@ -915,8 +890,7 @@ static polis_status nego_init(const polis_host *h, polis_ctx *ctx, const void *p
             return st;
     }
     if (host_has(h, offsetof(polis_host, policy) + sizeof h->policy) && h->policy &&
-        ((st = h->policy(ctx, "scripted", policy, n)) ||
-         (st = h->policy(ctx, "random_ada", policy_random_ada, n))))
+        (st = h->policy(ctx, "scripted", policy, n)))
         return st;
     return POLIS_OK;
 }

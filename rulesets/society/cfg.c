@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 static const char COMMENT[] = "__COMMENT__";
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* seeds/000 Table 4 (objective reward; requirement to see and pick). */
 static const struct {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* Piles in a scene at most (a thing per resource per cell); beyond it the scene fails with
  * POLIS_ERR_LIMIT rather than dropping piles. */

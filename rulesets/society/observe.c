@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* Distinct (resources, recipes) visibility pairs the column merge of shared maps handles;
  * more fall back to the per-cell merge. */

@@ -37,7 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* move_up, move_down, move_left, move_right (rules.c): x is the vertical axis. */
 static const int32_t DX[4] = {-1, 1, 0, 0};

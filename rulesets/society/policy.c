@@ -24,7 +24,7 @@
  */
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* move_up, move_down, move_left, move_right (rules.c): x is the vertical axis. */
 static const int32_t DX[4] = {-1, 1, 0, 0};
@@ -263,4 +263,70 @@ polis_status soc_greedy_action(soc *s, int32_t agent, int32_t *out_action)
         dir = explore(s, agent);
     if (dir >= 0 && mask[s->act_move[dir]]) *out_action = s->act_move[dir];
     return POLIS_OK;
+}
+
+/* ---- random_ada: AdaSociety's random baseline ---------------------------------------------- */
+
+/* Whether AdaSociety's masks offered action k (k > 0) to the agent; `physical`: its moves are
+ * legal now. */
+static bool ada_offered(const soc *s, const uint8_t *row, bool physical, int32_t agent, int32_t k)
+{
+    int32_t i = k - s->ada_lo;
+    if (!physical || i < 0 || i >= s->ada_n || s->ada_what[i] < 0) return row[k] != 0;
+    return soc_ada_legal(s, agent, s->ada_what[i]);
+}
+
+/* Uniform over what AdaSociety's task layer offered (spec §14), on polis's rules:
+ *   - society's actions by AdaSociety's physical mask (soc_ada_legal): produce on a station
+ *     the agent sees whenever the results fit, inputs held or not, picks without the total
+ *     `size`;
+ *   - every other plugin's action (the social families, Contract's choose_group, Negotiation's
+ *     requests and proposals) as the current mask says;
+ *   - noop: in a physical stage (the agent's moves are legal: society never masks them, and
+ *     Contract's and Negotiation's stage rules mask every one of society's actions) it is one
+ *     of the choices, as AdaSociety's no_act always was there; in a stage only when nothing
+ *     else is legal (AdaSociety's Contract mover could only choose a group, and its
+ *     Negotiation mask enabled no_act only when it was otherwise empty).
+ * A produce without the inputs is masked in polis, so it plays as a no-op flagged illegal:
+ * AdaSociety's env did nothing with it either. Draws come from the policy generator. */
+static polis_status random_ada_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out)
+{
+    const soc *s = ud;
+    const polis_io *io = s->h->io(ctx);
+    int32_t n = io->n_actions;
+    const uint8_t *row = io->masks + (size_t)agent * (size_t)n;
+    bool physical = row[s->act_move[0]] != 0;
+    int32_t first = physical ? 0 : 1, count = physical ? 1 : 0;
+    for (int32_t k = 1; k < n; k++) count += ada_offered(s, row, physical, agent, k);
+    *out = 0;
+    if (count == 0) return POLIS_OK;
+    uint32_t pick = polis_rng_below(s->h->policy_rng(ctx), (uint32_t)count);
+    for (int32_t k = first; k < n; k++)
+        if ((k == 0 || ada_offered(s, row, physical, agent, k)) && pick-- == 0) {
+            *out = k;
+            break;
+        }
+    return POLIS_OK;
+}
+
+polis_status soc_register_random_ada(soc *s)
+{
+    int32_t lo = s->act_move[0], hi = s->act_move[0];
+#define SPAN(id) (lo = (id) < lo ? (id) : lo, hi = (id) > hi ? (id) : hi)
+    for (int d = 0; d < 4; d++) SPAN(s->act_move[d]);
+    SPAN(s->act_produce);
+    for (int32_t r = 0; r < s->R; r++) SPAN(s->act_pick[r]), SPAN(s->act_dump[r]);
+#undef SPAN
+    s->ada_lo = lo;
+    s->ada_n = hi - lo + 1;
+    if (!(s->ada_what = soc_alloc(s, sizeof *s->ada_what * (size_t)s->ada_n)))
+        return POLIS_ERR_NOMEM;
+    for (int32_t i = 0; i < s->ada_n; i++) s->ada_what[i] = -1;
+    for (int d = 0; d < 4; d++) s->ada_what[s->act_move[d] - lo] = SOC_ADA_MOVE;
+    s->ada_what[s->act_produce - lo] = SOC_ADA_PRODUCE;
+    for (int32_t r = 0; r < s->R; r++) {
+        s->ada_what[s->act_pick[r] - lo] = SOC_ADA_PICK + r;
+        s->ada_what[s->act_dump[r] - lo] = SOC_ADA_PICK + s->R + r;
+    }
+    return s->h->policy(s->ctx, "random_ada", random_ada_policy, s);
 }

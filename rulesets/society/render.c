@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 static void put(soc *s, polis_text *t, const char *str) { s->h->text_append(t, str, strlen(str)); }
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* move_up, move_down, move_left, move_right: AdaSociety's axes (x is vertical). */
 static const int32_t DX[4] = {-1, 1, 0, 0};
@@ -138,6 +138,21 @@ static polis_status dump(polis_ctx *ctx, void *ud, int32_t agent, int32_t r)
     return s->h->publish(ctx, s->ev_dumped, &ev, sizeof ev);
 }
 
+/* Whether every result of recipe rc fits the agent's per-resource capacities (an input that
+ * is also an output counts with its net change, decision 26). */
+static bool results_fit(const soc *s, int32_t agent, const soc_recipe *rc)
+{
+    const int32_t *inv = inv_of(s, agent);
+    for (int32_t i = 0; i < rc->n_out; i++) {
+        const soc_amount *a = &s->amounts[rc->out + i];
+        int64_t after = (int64_t)inv[a->res] + a->n;
+        for (int32_t j = 0; j < rc->n_in; j++)
+            if (s->amounts[rc->in + j].res == a->res) after -= s->amounts[rc->in + j].n;
+        if (after > cap_of(s, agent, a->res)) return false;
+    }
+    return true;
+}
+
 /* The paper: recipes are "observed and executed" by agents meeting the requirements; the
  * inputs must be held and every result fit the capacities (per resource and in total). */
 bool soc_can_run(const soc *s, int32_t agent, int32_t k)
@@ -151,14 +166,8 @@ bool soc_can_run(const soc *s, int32_t agent, int32_t k)
         if (inv[a->res] < a->n) return false;
         net_total -= a->n;
     }
-    for (int32_t i = 0; i < rc->n_out; i++) {
-        const soc_amount *a = &s->amounts[rc->out + i];
-        int64_t after = (int64_t)inv[a->res] + a->n;
-        for (int32_t j = 0; j < rc->n_in; j++)
-            if (s->amounts[rc->in + j].res == a->res) after -= s->amounts[rc->in + j].n;
-        if (after > cap_of(s, agent, a->res)) return false;
-        net_total += a->n;
-    }
+    if (!results_fit(s, agent, rc)) return false;
+    for (int32_t i = 0; i < rc->n_out; i++) net_total += s->amounts[rc->out + i].n;
     return s->inv_total[agent] + net_total <= s->jobs[s->agent_job[agent]].size;
 }
 
@@ -428,6 +437,30 @@ polis_status soc_set_pile(soc *s, int32_t x, int32_t y, int32_t r, int32_t amoun
     soc_pile_add(s, cell, r, amount - s->piles[(size_t)cell * (size_t)s->R + (size_t)r]);
     soc_ev_pile ev = {x, y, r, amount};
     return s->h->publish(s->ctx, s->ev_pile, &ev, sizeof ev);
+}
+
+/* ---- AdaSociety's masks (the random_ada policy) -------------------------------------------- */
+
+/* AdaSociety's task layer masked less than polis (README "Decisions" 4 and 5): produce on a
+ * station the agent sees whenever every result fits the per-resource capacities, whether or
+ * not it holds the inputs (the env then does nothing); a pick of a pile it sees on its cell
+ * while it holds fewer than the capacity; neither checked the total `size`. Moves and dumps
+ * are as in polis. */
+bool soc_ada_legal(const soc *s, int32_t agent, int32_t what)
+{
+    const int32_t *inv = inv_of(s, agent);
+    int32_t cell = cell_of(s, agent);
+    if (what == SOC_ADA_MOVE) return true;
+    if (what == SOC_ADA_PRODUCE) {
+        int32_t k = *soc_layer(s, s->L_recipes, cell) - 1;
+        return k >= 0 && soc_recipe_visible(s, agent, k) && results_fit(s, agent, &s->rec[k]);
+    }
+    int32_t r = what - SOC_ADA_PICK;
+    if (r >= 0 && r < s->R)
+        return s->piles[(size_t)cell * (size_t)s->R + (size_t)r] > 0 &&
+               soc_resource_visible(s, agent, r) && inv[r] < cap_of(s, agent, r);
+    r -= s->R;
+    return r >= 0 && r < s->R && dump_ok(s, agent, r);
 }
 
 /* ---- registration --------------------------------------------------------------------------- */

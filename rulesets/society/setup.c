@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* ---- the base map ------------------------------------------------------------------------- */
 

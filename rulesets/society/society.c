@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 /* ---- memory --------------------------------------------------------------------------------- */
 
@@ -552,8 +552,8 @@ static polis_status society_start(polis_ctx *ctx, void *state)
         soc_api->sharers)
         s->social = soc_api;
     if ((st = soc_register_actions(s)) || (st = soc_register_observations(s)) ||
-        (st = soc_register_policy(s)) || (st = soc_register_plans(s)) ||
-        (st = soc_register_looks(s)))
+        (st = soc_register_policy(s)) || (st = soc_register_random_ada(s)) ||
+        (st = soc_register_plans(s)) || (st = soc_register_looks(s)))
         return st;
     soc_free_adasociety(s);
     return POLIS_OK;

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "soc.h"
+#include "internal.h"
 
 static int32_t candidates(soc *s, uint8_t reserved_mask)
 {

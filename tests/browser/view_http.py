@@ -170,7 +170,7 @@ def main():
     r = run("view")
     check(r.returncode == 2 and "polis: view: missing FILE" in r.stderr, f"no FILE: {r.returncode} {r.stderr!r}")
     r = run("view", rec, "--port", "http")
-    check(r.returncode == 2 and "--port: 'http' is not a port number" in r.stderr, f"bad port: {r.stderr!r}")
+    check(r.returncode == 2 and "--port: 'http' is not an integer in [0, 65535] (a port number)" in r.stderr, f"bad port: {r.stderr!r}")
     r = run("view", rec, "--port", "70000")
     check(r.returncode == 2 and "--port: '70000'" in r.stderr, f"port out of range: {r.stderr!r}")
     r = run("view", rec, "--port")

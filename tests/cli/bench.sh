@@ -31,19 +31,19 @@ err_line "polis: bench: --steps: '0' is not a positive integer"
 polis 2 bench "$GATHER" --steps=1.5
 err_line "polis: bench: --steps: '1.5' is not a positive integer"
 polis 2 bench "$GATHER" --envs 0
-err_line "polis: bench: --envs: '0' is not a positive integer"
+err_line "polis: bench: --envs: '0' is not an integer in [1, 2147483647]"
 polis 2 bench "$GATHER" --envs 2147483648
-err_line "polis: bench: --envs: '2147483648' is not a positive integer"
+err_line "polis: bench: --envs: '2147483648' is not an integer in [1, 2147483647]"
 polis 2 bench "$GATHER" --threads 0
-err_line "polis: bench: --threads: '0' is not a positive integer"
+err_line "polis: bench: --threads: '0' is not an integer in [1, 2147483647]"
 polis 2 bench "$GATHER" --threads 3 --envs 2
 err_line "polis: bench: --threads 3 is more than --envs 2 (a thread steps whole envs)"
 polis 2 bench "$GATHER" --threads 2
 err_line "polis: bench: --threads 2 is more than --envs 1 (a thread steps whole envs)"
 polis 2 bench "$GATHER" --agents -4
-err_line "polis: bench: --agents: '-4' is not a positive integer"
+err_line "polis: bench: --agents: '-4' is not an integer in [1, 2147483647]"
 polis 2 bench "$GATHER" --agents 0
-err_line "polis: bench: --agents: '0' is not a positive integer"
+err_line "polis: bench: --agents: '0' is not an integer in [1, 2147483647]"
 polis 2 bench "$GATHER" --repeat 0
 err_line "polis: bench: --repeat: '0' is not an integer in [1, 1000000]"
 polis 2 bench "$GATHER" --warmup -1

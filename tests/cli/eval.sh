@@ -44,9 +44,16 @@ out_has "  metric "
 out_has "  steps    "
 out_has "  reward.mean "
 out_has "  fairness "
-out_has "  oracle "
 out_lacks "["  # no progress bar when stdout is not a terminal
-# the paper's normalised reward (the sum of the returns over the oracle) is the first row
+# gather has no oracle: no oracle rows (they could only say "undefined"), no note about them
+out_lacks "oracle"
+out_lacks "normalised"
+checks=$((checks + 1))
+sed -n 3p "$TMP/out" | grep -q '^  steps ' || fail "eval: without an oracle, steps is not first"
+# a game with an oracle: the paper's normalised reward (the sum of the returns over the
+# oracle) is the first row, the per-agent figure the second, the oracle among the rest
+polis 0 eval "$EXPLORATION" --episodes 2 --steps 20
+out_has "  oracle "
 checks=$((checks + 1))
 sed -n 3p "$TMP/out" | grep -q '^  total_reward_normalised ' || fail "eval: the paper's metric is not first"
 checks=$((checks + 1))

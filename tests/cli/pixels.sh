@@ -88,17 +88,17 @@ fi
 polis 2 replay "$R" --png "$TMP/x.png"
 err_line "polis: replay: --png needs --tick T"
 polis 2 replay "$R" --video "$TMP/x.avi"
-err_line "polis: replay: --video $TMP/x.avi: the name must end in .mp4 or .gif"
+err_line "polis: replay: --video: '$TMP/x.avi' is not OUT.mp4 or OUT.gif"
 polis 2 replay "$R" --video "$TMP/x.gif" --tick 3
-err_line "polis: replay: --video draws a whole episode: not with --tick, --render or --png"
+err_line "polis: replay: --video and --tick: choose one (--video draws a whole episode)"
 polis 2 replay "$R" --tick 3 --png "$TMP/x.png" --render text
 err_line "polis: replay: --render and --png: choose one"
 polis 2 replay "$R" --video "$TMP/x.gif" --fps 0
-err_line "polis: replay: --fps: '0' is not 1 to 120"
+err_line "polis: replay: --fps: '0' is not an integer in [1, 120] (frames per second)"
 polis 2 replay "$R" --tick 3 --png "$TMP/x.png" --cell 65
-err_line "polis: replay: --cell: '65' is not 1 to 64 (pixels per cell)"
+err_line "polis: replay: --cell: '65' is not an integer in [1, 64] (pixels per cell)"
 polis 2 replay "$R" --cell 8
-err_line "polis: replay: --cell needs --png OUT or --video OUT"
+err_line "polis: replay: --cell needs --video OUT or --png OUT.png"
 polis 2 replay "$R" --fps 8
 err_line "polis: replay: --fps needs --video OUT"
 polis 1 replay "$R" --video "$TMP/x.gif" --agent nobody

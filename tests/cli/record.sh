@@ -230,7 +230,7 @@ err_line "polis: replay: missing FILE (a recording made with --record)"
 polis 2 replay "$R" --render text
 err_line "polis: replay: --render needs --tick T"
 polis 2 replay "$R" --tick x --render text
-err_line "polis: replay: --tick: 'x' is not a tick (an integer >= 0)"
+err_line "polis: replay: --tick: 'x' is not a non-negative integer (a tick)"
 polis 2 run "$GATHER" --keyframe-every 5
 err_line "polis: run: --keyframe-every needs --record FILE"
 polis 2 run "$GATHER" --record "$R" --keyframe-every 0

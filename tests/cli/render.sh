@@ -124,8 +124,8 @@ polis 2 render "$GATHER" --steps 0
 err_line "polis: render: --steps: '0' is not a positive integer"
 polis 2 render "$GATHER" --episodes 2
 err_line "polis: render: unknown option '--episodes'"
-polis 1 render "$GATHER" --policy smart
-err_line "polis: render: --policy: the scenario has no policy named 'smart' (policies: noop random uniform)"
+polis 2 render "$GATHER" --policy smart
+err_line "polis: render: --policy: 'smart' is not a policy of this scenario (policies: noop, random, uniform)"
 
 # parse: an action name, a phrase, JSON; the id and the name.
 polis 0 parse "$GATHER" "move_west"

@@ -23,13 +23,13 @@ err_line "polis: serve: missing SCENARIO (a scenario .json file)"
 polis 2 serve "$GATHER" --stdio --tcp 0
 err_line "polis: serve: --stdio and --tcp exclude each other"
 polis 2 serve "$GATHER" --stdio --on-bad-action retry
-err_line "polis: serve: --on-bad-action: 'retry' is neither 'error' nor 'noop'"
+err_line "polis: serve: --on-bad-action: 'retry' is not one of: error, noop"
 polis 2 serve "$GATHER" --tcp 0 --max-clients 0
 err_line "polis: serve: --max-clients: '0' is not an integer in [1, 1024]"
 polis 2 serve "$GATHER" --tcp 0 --idle-timeout 1.5
-err_line "polis: serve: --idle-timeout: '1.5' is not a whole number of seconds in [0, 86400]"
+err_line "polis: serve: --idle-timeout: '1.5' is not an integer in [0, 86400] (seconds)"
 polis 2 serve "$GATHER" --tcp 0 --write-timeout -1
-err_line "polis: serve: --write-timeout: '-1' is not a whole number of seconds in [0, 86400]"
+err_line "polis: serve: --write-timeout: '-1' is not an integer in [0, 86400] (seconds)"
 polis 2 serve "$GATHER" --tcp 0 --idle-timeout
 err_line "polis: serve: --idle-timeout needs a value"
 polis 2 serve "$GATHER" --isolate --stdio

@@ -20,7 +20,7 @@ err_line "polis: sweep: --grid: '=[1]' is not PATH=ARRAY (e.g. 'max_steps=[50,10
 polis 2 sweep --threads 0
 err_line "polis: sweep: --threads: '0' is not an integer in [1, 1024]"
 polis 2 sweep --format yaml
-err_line "polis: sweep: --format: 'yaml' is not table, json or csv"
+err_line "polis: sweep: --format: 'yaml' is not one of: table, json, csv"
 polis 2 sweep --seed 9007199254740993
 err_line "polis: sweep: --seed: '9007199254740993' is not an integer in [0, 2^53]"
 polis 2 sweep --resume=yes

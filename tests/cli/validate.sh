@@ -50,7 +50,7 @@ err_has "polis: validate: --set: 'coins' is not PATH=JSON (e.g. grid.width=64)"
 polis 2 validate "$GATHER" --set 'name=tiny'
 err_has "polis: validate: --set: 'name=tiny': the value is not JSON (quote strings: name='\"text\"')"
 polis 2 validate "$GATHER" --agents 0
-err_has "polis: validate: --agents: '0' is not a positive integer"
+err_has "polis: validate: --agents: '0' is not an integer in [1, 2147483647]"
 polis 0 run "$GATHER" --agents 2 --set max_steps=7 --quiet
 out_has "gather: 1 episode, policy random, 7 steps,"
 polis 0 describe "$GATHER" --set plugins.gather.params.coins=3

@@ -111,15 +111,15 @@ checks=$((checks + 1))
 polis 2 record "$GATHER" --steps 3
 err_line "polis: record: nothing to write: give --out FILE.jsonl[.gz], --video OUT, or both"
 polis 2 record "$GATHER" --video "$TMP/x.avi"
-err_line "polis: record: --video $TMP/x.avi: the name must end in .mp4 or .gif, or name a directory (ending in '/' or without a '.')"
+err_line "polis: record: --video: '$TMP/x.avi' is not OUT.mp4, OUT.gif or a directory (a name ending in '/' or without a '.')"
 polis 2 record "$GATHER" --out "$TMP/x.jsonl" --fps 4
 err_line "polis: record: --fps needs --video OUT"
 polis 2 record "$GATHER" --out "$TMP/x.jsonl" --agent 1
 err_line "polis: record: --agent needs --video OUT"
 polis 2 record "$GATHER" --video "$TMP/x.gif" --cell 0
-err_line "polis: record: --cell: '0' is not 1 to 64 (pixels per cell)"
+err_line "polis: record: --cell: '0' is not an integer in [1, 64] (pixels per cell)"
 polis 2 record "$GATHER" --video "$TMP/x.gif" --fps 121
-err_line "polis: record: --fps: '121' is not 1 to 120 (frames per second)"
+err_line "polis: record: --fps: '121' is not an integer in [1, 120] (frames per second)"
 polis 2 record "$GATHER" --record "$TMP/x.jsonl"
 err_line "polis: record: unknown option '--record'"
 polis 2 record "$GATHER" --video "$TMP/x.gif" --keyframe-every 5
@@ -133,9 +133,9 @@ err_line "polis: record: --glyphs takes no value"
 polis 2 run "$GATHER" --video "$TMP/x.gif"
 err_line "polis: run: unknown option '--video'"
 polis 2 render "$GATHER" --cell 8
-err_line "polis: render: --cell needs --png OUT"
+err_line "polis: render: --cell needs --png OUT.png"
 polis 2 render "$GATHER" --glyphs
-err_line "polis: render: --glyphs needs --png OUT"
+err_line "polis: render: --glyphs needs --png OUT.png"
 if [ $png = png ]; then
 polis 2 render "$GATHER" --png "$TMP/x.png" --format json
 err_line "polis: render: --format and --png: choose one"
@@ -155,6 +155,6 @@ fi
 
 # help
 polis 0 help record
-out_has "usage: polis record SCENARIO [options of run] [--out FILE.jsonl[.gz]]"
+out_has "usage: polis record SCENARIO [options] (--out FILE.jsonl[.gz] | --video OUT.mp4|OUT.gif|DIR)"
 
 finish

@@ -1,6 +1,6 @@
 /* fuzz_protocol — request lines of the agent protocol (`polis serve`, docs/clients.md), in
  * process: each input is a client's whole stdin for `polis serve SCENARIO --stdio`, run
- * through the CLI's own cli_serve_main (engine/cli/serve.c, linked in as it is), with
+ * through the CLI's own cli_serve_main (engine/cli/cmd/serve.c, linked in as it is), with
  * stdout going to /dev/null. The first byte picks the scenario (gather, exploration with
  * macros and plans, commons in Lua) and --on-bad-action; the rest are the lines. A client may send anything:
  * the server answers every line, never crashes or reads out of bounds, and returns 0 when
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "serve.h"
+#include "cmd/commands.h"
 
 static const char *const SCENARIOS[] = {
     POLIS_SOURCE_DIR "/rulesets/gather/gather.json",

@@ -25,7 +25,12 @@ for g in "Contract Easy:0.0046 ± 0.0002" "Contract Hard:0.0021 ± 0.0000" \
     grep -q "^| $name | scripted | " "$r" || fail "$name scripted row"
     grep -q "^| $name | random, repository jobs | .* | $paper |" "$r" || fail "$name repository row"
 done
-grep -q "^| Negotiation Easy | random_ada | .* | 0.0040 ± 0.0001 |" "$r" || fail "random_ada row"
+for g in "Exploration:0.0001 ± 0.0000" "Contract Easy:0.0046 ± 0.0002" \
+         "Contract Hard:0.0021 ± 0.0000" "Negotiation Easy:0.0040 ± 0.0001" \
+         "Negotiation Hard:0.0020 ± 0.0001"; do
+    name=${g%%:*} paper=${g#*:}
+    grep -q "^| $name | random_ada | .* | $paper |" "$r" || fail "$name random_ada row"
+done
 for s in Isolation Connection "Independent groups" "Overlapping groups" Inequality Dynamic; do
     for l in Easy Hard; do
         grep -q "^| $s $l | random | " "$r" && grep -q "^| $s $l | greedy | " "$r" ||
@@ -45,12 +50,33 @@ for line in open(sys.argv[1]):
 else:
     raise SystemExit("no Contract Easy scripted row")
 PY
+# --random-ada: the random rows only, between their own markers
+printf 'a\n<!-- random_ada:begin -->\nold\n<!-- random_ada:end -->\nb\n' > "$tmp/ada.md"
+python3 "$script" --polis "$polis" --random-ada --episodes 2 --write --readme "$tmp/ada.md" \
+    > "$tmp/out" || fail "--random-ada: $(cat "$tmp/out")"
+a=$tmp/ada.md
+grep -q '^a$' "$a" && grep -q '^b$' "$a" && ! grep -q '^old$' "$a" || fail "--random-ada markers"
+grep -q '^| task | polis `random` | polis `random_ada` (± s.e.) | AdaSociety | paper, Random |' "$a" ||
+    fail "--random-ada header"
+grep -q '^| Negotiation Easy | .* | \*\*.*\*\* (± .*) | 0.00404 | 0.0040 ± 0.0001 | [0-9.]* |$' "$a" ||
+    fail "--random-ada Negotiation Easy row"
+grep -q '^| Exploration | .* | 5.20e-05 (120 episodes) | 0.0001 ± 0.0000 |' "$a" ||
+    fail "--random-ada Exploration row"
+grep -q '^| Contract Hard | .* | — | 0.0021 ± 0.0000 |' "$a" || fail "--random-ada Contract Hard row"
+python3 "$script" --polis "$polis" --random-ada --episodes 2 --write --readme "$tmp/bad-ada.md" \
+    2> "$tmp/err" && fail "a missing file was accepted"
+grep -q "^baselines: $tmp/bad-ada.md: No such file or directory$" "$tmp/err" ||
+    fail "message: $(cat "$tmp/err")"
 # errors
 printf 'no markers\n' > "$tmp/bad.md"
 python3 "$script" --polis "$polis" --episodes 2 --write --readme "$tmp/bad.md" 2> "$tmp/err" &&
     fail "a file without markers was accepted"
 grep -q "expected one <!-- baselines:begin --> line before one <!-- baselines:end --> line" "$tmp/err" ||
     fail "message: $(cat "$tmp/err")"
+python3 "$script" --polis "$polis" --random-ada --episodes 2 --write --readme "$tmp/bad.md" \
+    2> "$tmp/err" && fail "--random-ada: a file without markers was accepted"
+grep -q "expected one <!-- random_ada:begin --> line before one <!-- random_ada:end --> line" \
+    "$tmp/err" || fail "message: $(cat "$tmp/err")"
 python3 "$script" --polis "$tmp/no-polis" 2> "$tmp/err" && fail "a missing polis was accepted"
 grep -q "not an executable" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 echo "baselines: ok"

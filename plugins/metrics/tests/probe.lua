@@ -12,4 +12,5 @@ polis.on("end", function()
   polis.log(string.format("total_normalised=%s mean_normalised=%s old_total=%s old_mean=%s",
     m("total_reward_normalised"), m("mean_reward_normalised"), m("total_normalised"),
     m("reward_normalised")))
+  polis.log(string.format("picked=%s", m("events.resource.picked")))
 end)

@@ -5,7 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
-#include "oracle.h"
+#include "core.h"
 #include "polis/polis.h"
 
 static void *a_alloc(void *ud, size_t size)

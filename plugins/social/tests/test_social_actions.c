@@ -1,6 +1,6 @@
 /* Social actions: every family, its mask, gating (the Contract hook), illegal actions as
  * flagged no-ops, and the communication observation. */
-#include "social_test.h"
+#include "fixture.h"
 
 static const char *FAMILIES =
     "{\"communication_length\": 2, \"social\": {\"groups\": [{}, {}]},"
@@ -22,7 +22,7 @@ static polis_env *families_env(const char *pre, const char *probe)
     const char *at = strstr(FAMILIES, "[\"@pre_updates\"]");
     snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - FAMILIES), FAMILIES, pre,
              at + strlen("[\"@pre_updates\"]"));
-    return soc_env(3, 100, buf, probe, NULL);
+    return sg_env(3, 100, buf, probe, NULL);
 }
 
 static void test_layout_and_reset_masks(void)
@@ -37,20 +37,20 @@ static void test_layout_and_reset_masks(void)
     CHECK_EQ_INT(polis_env_action_id(env, "share_map_0"), 4);
     CHECK_EQ_INT(polis_env_action_id(env, "switch_group_1"), 11);
     CHECK_EQ_INT(polis_env_action_id(env, "quit_1"), 23);
-    CHECK(soc_legal(env, 0, "communicate_0")); /* AdaSociety lets an agent target itself */
-    CHECK(soc_legal(env, 0, "share_map_0"));
-    CHECK(!soc_legal(env, 0, "share_player_0")); /* "self": false */
-    CHECK(soc_legal(env, 0, "share_player_1"));
-    CHECK(!soc_legal(env, 0, "befriend_0"));
-    CHECK(soc_legal(env, 0, "befriend_2"));
-    CHECK(!soc_legal(env, 0, "unfriend_1")); /* nothing to remove */
-    CHECK(soc_legal(env, 0, "switch_group_1"));
-    CHECK(!soc_legal(env, 0, "choose_0")); /* "enabled": false */
-    CHECK(soc_legal(env, 0, "join_0"));
-    CHECK(!soc_legal(env, 0, "quit_0"));
-    CHECK(soc_has_obs(env, "player_id"));
-    CHECK(soc_has_obs(env, "communication"));
-    CHECK(!soc_has_obs(env, "social_state"));
+    CHECK(sg_legal(env, 0, "communicate_0")); /* AdaSociety lets an agent target itself */
+    CHECK(sg_legal(env, 0, "share_map_0"));
+    CHECK(!sg_legal(env, 0, "share_player_0")); /* "self": false */
+    CHECK(sg_legal(env, 0, "share_player_1"));
+    CHECK(!sg_legal(env, 0, "befriend_0"));
+    CHECK(sg_legal(env, 0, "befriend_2"));
+    CHECK(!sg_legal(env, 0, "unfriend_1")); /* nothing to remove */
+    CHECK(sg_legal(env, 0, "switch_group_1"));
+    CHECK(!sg_legal(env, 0, "choose_0")); /* "enabled": false */
+    CHECK(sg_legal(env, 0, "join_0"));
+    CHECK(!sg_legal(env, 0, "quit_0"));
+    CHECK(sg_has_obs(env, "player_id"));
+    CHECK(sg_has_obs(env, "communication"));
+    CHECK(!sg_has_obs(env, "social_state"));
     polis_env_destroy(env);
 }
 
@@ -63,29 +63,29 @@ static void test_relations(void)
     CHECK(env != NULL);
     if (!env) return;
     const char *s1[] = {"communicate_1", "share_map_0", "befriend_0"};
-    CHECK_EQ_INT(soc_step(env, 3, s1), POLIS_OK);
-    CHECK_NEAR(soc_q(env, 0), 1);
-    CHECK_NEAR(soc_q(env, 1), 0.5);
-    CHECK_NEAR(soc_q(env, 2), 5);
-    CHECK_NEAR(soc_q(env, 3), 5);
-    CHECK_EQ_STR(soc_list(env, "probe_sharers"), "1: 1");
-    const int8_t *comm = soc_obs(env, 1, "communication"); /* [3][2] rows by sender */
+    CHECK_EQ_INT(sg_step(env, 3, s1), POLIS_OK);
+    CHECK_NEAR(sg_q(env, 0), 1);
+    CHECK_NEAR(sg_q(env, 1), 0.5);
+    CHECK_NEAR(sg_q(env, 2), 5);
+    CHECK_NEAR(sg_q(env, 3), 5);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "1: 1");
+    const int8_t *comm = sg_obs(env, 1, "communication"); /* [3][2] rows by sender */
     CHECK_EQ_INT(comm[0], 5);
     CHECK_EQ_INT(comm[1], 5);
     for (int i = 2; i < 6; i++) CHECK_EQ_INT(comm[i], 0);
-    CHECK(soc_legal(env, 2, "unfriend_0"));
-    CHECK(!soc_legal(env, 2, "unfriend_1"));
+    CHECK(sg_legal(env, 2, "unfriend_0"));
+    CHECK(!sg_legal(env, 2, "unfriend_1"));
 
     /* toggling again stops the sharing; unfriend removes "friend" only */
     const char *s2[] = {NULL, "share_map_0", "unfriend_0"};
-    CHECK_EQ_INT(soc_step(env, 3, s2), POLIS_OK);
-    CHECK_EQ_STR(soc_list(env, "probe_sharers"), "0:");
-    CHECK_ABSENT(soc_q(env, 0));
-    CHECK_NEAR(soc_q(env, 1), 0.5);
-    CHECK_ABSENT(soc_q(env, 4));
-    CHECK(!soc_legal(env, 2, "unfriend_0"));
+    CHECK_EQ_INT(sg_step(env, 3, s2), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "0:");
+    CHECK_ABSENT(sg_q(env, 0));
+    CHECK_NEAR(sg_q(env, 1), 0.5);
+    CHECK_ABSENT(sg_q(env, 4));
+    CHECK(!sg_legal(env, 2, "unfriend_0"));
     /* without a clearing rule the message stays */
-    CHECK_NEAR(soc_q(env, 2), 5);
+    CHECK_NEAR(sg_q(env, 2), 5);
     polis_env_destroy(env);
 }
 
@@ -97,15 +97,15 @@ static void test_communication_cleared(void)
     CHECK(env != NULL);
     if (!env) return;
     const char *s1[] = {"communicate_0", "communicate_0", "communicate_0"};
-    CHECK_EQ_INT(soc_step(env, 3, s1), POLIS_OK);
-    const int8_t *comm = soc_obs(env, 0, "communication");
+    CHECK_EQ_INT(sg_step(env, 3, s1), POLIS_OK);
+    const int8_t *comm = sg_obs(env, 0, "communication");
     CHECK_EQ_INT(comm[0], 5); /* from itself */
     CHECK_EQ_INT(comm[2], 5); /* from 1 */
     CHECK_EQ_INT(comm[4], 5); /* from 2 */
-    CHECK_NEAR(soc_q(env, 0), 5);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK); /* pre_updates clear last step's messages */
+    CHECK_NEAR(sg_q(env, 0), 5);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* pre_updates clear last step's messages */
     for (int i = 0; i < 6; i++) CHECK_EQ_INT(comm[i], 0);
-    CHECK_ABSENT(soc_q(env, 0));
+    CHECK_ABSENT(sg_q(env, 0));
     polis_env_destroy(env);
 }
 
@@ -120,51 +120,51 @@ static void test_groups(void)
     CHECK(env != NULL);
     if (!env) return;
     const char *s1[] = {"switch_group_0", "join_0"};
-    CHECK_EQ_INT(soc_step(env, 2, s1), POLIS_OK); /* tick 0 */
-    CHECK_NEAR(soc_q(env, 0), 1);
-    CHECK_NEAR(soc_q(env, 2), 1);
-    CHECK_EQ_STR(soc_list(env, "probe_members"), "2: 0 1");
-    CHECK(soc_legal(env, 1, "quit_0"));
-    CHECK(!soc_legal(env, 1, "quit_1"));
+    CHECK_EQ_INT(sg_step(env, 2, s1), POLIS_OK); /* tick 0 */
+    CHECK_NEAR(sg_q(env, 0), 1);
+    CHECK_NEAR(sg_q(env, 2), 1);
+    CHECK_EQ_STR(sg_list(env, "probe_members"), "2: 0 1");
+    CHECK(sg_legal(env, 1, "quit_0"));
+    CHECK(!sg_legal(env, 1, "quit_1"));
 
     /* switching quits the old group (its only attribute: the membership goes) */
     const char *s2[] = {"switch_group_1", "quit_0"};
-    CHECK_EQ_INT(soc_step(env, 2, s2), POLIS_OK); /* tick 1 */
-    CHECK_ABSENT(soc_q(env, 0));
-    CHECK_NEAR(soc_q(env, 1), 1);
-    CHECK_ABSENT(soc_q(env, 2));
-    CHECK_EQ_STR(soc_list(env, "probe_groups"), "1: 1");
-    CHECK_EQ_STR(soc_list(env, "probe_members"), "0:");
+    CHECK_EQ_INT(sg_step(env, 2, s2), POLIS_OK); /* tick 1 */
+    CHECK_ABSENT(sg_q(env, 0));
+    CHECK_NEAR(sg_q(env, 1), 1);
+    CHECK_ABSENT(sg_q(env, 2));
+    CHECK_EQ_STR(sg_list(env, "probe_groups"), "1: 1");
+    CHECK_EQ_STR(sg_list(env, "probe_members"), "0:");
 
     /* a masked action is a no-op flagged illegal */
     const char *s3[] = {"choose_0", "quit_0"};
-    CHECK_EQ_INT(soc_step(env, 2, s3), POLIS_OK); /* tick 2 */
+    CHECK_EQ_INT(sg_step(env, 2, s3), POLIS_OK); /* tick 2 */
     const polis_io *io = polis_env_io(env);
     CHECK_EQ_INT(io->illegal[0], 1);
     CHECK_EQ_INT(io->illegal[1], 1);
-    CHECK_EQ_STR(soc_list(env, "probe_groups"), "1: 1");
+    CHECK_EQ_STR(sg_list(env, "probe_groups"), "1: 1");
 
     /* the gate opens for agent 2 only (the probe calls allow at the start of tick 3) */
-    CHECK(!soc_legal(env, 2, "choose_0"));
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK); /* tick 3 */
-    CHECK(soc_legal(env, 2, "choose_0"));
-    CHECK(soc_legal(env, 2, "choose_1"));
-    CHECK(!soc_legal(env, 0, "choose_0"));
+    CHECK(!sg_legal(env, 2, "choose_0"));
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* tick 3 */
+    CHECK(sg_legal(env, 2, "choose_0"));
+    CHECK(sg_legal(env, 2, "choose_1"));
+    CHECK(!sg_legal(env, 0, "choose_0"));
     const char *s4[] = {NULL, NULL, "choose_0"};
-    CHECK_EQ_INT(soc_step(env, 3, s4), POLIS_OK); /* tick 4 */
+    CHECK_EQ_INT(sg_step(env, 3, s4), POLIS_OK); /* tick 4 */
     CHECK_EQ_INT(io->illegal[2], 0);
-    CHECK_EQ_STR(soc_list(env, "probe_members"), "1: 2");
+    CHECK_EQ_STR(sg_list(env, "probe_members"), "1: 2");
 
     /* a deleted group is masked for every group family */
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK); /* tick 5: group 1 deleted */
-    CHECK(!soc_legal(env, 0, "switch_group_1"));
-    CHECK(!soc_legal(env, 2, "choose_1"));
-    CHECK(!soc_legal(env, 1, "join_1"));
-    CHECK(soc_legal(env, 1, "join_0"));
-    CHECK_EQ_STR(soc_list(env, "probe_groups"), "0:");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* tick 5: group 1 deleted */
+    CHECK(!sg_legal(env, 0, "switch_group_1"));
+    CHECK(!sg_legal(env, 2, "choose_1"));
+    CHECK(!sg_legal(env, 1, "join_1"));
+    CHECK(sg_legal(env, 1, "join_0"));
+    CHECK_EQ_STR(sg_list(env, "probe_groups"), "0:");
     /* gates go back to "enabled" at reset */
     CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
-    CHECK(!soc_legal(env, 2, "choose_0"));
+    CHECK(!sg_legal(env, 2, "choose_0"));
     polis_env_destroy(env);
 }
 
@@ -172,7 +172,7 @@ static void test_groups(void)
  * initial structure (AdaSociety's agent only remembered the group it chose itself). */
 static void test_switch_leaves_all(void)
 {
-    polis_env *env = soc_env(
+    polis_env *env = sg_env(
         2, 100,
         "{\"social\": {\"groups\": [{\"players\": {\"ids\": [0], \"attributes\": "
         "{\"division_weight\": [0.5], \"score\": [2]}}}, {\"players\": {\"ids\": [0], "
@@ -181,13 +181,13 @@ static void test_switch_leaves_all(void)
         "{\"watch\": 0, \"queries\": [[2, 0, \"score\"], [4, 0, \"division_weight\"]]}", NULL);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_STR(soc_list(env, "probe_groups"), "2: 0 1");
+    CHECK_EQ_STR(sg_list(env, "probe_groups"), "2: 0 1");
     const char *s[] = {"switch_group_2"};
-    CHECK_EQ_INT(soc_step(env, 1, s), POLIS_OK);
+    CHECK_EQ_INT(sg_step(env, 1, s), POLIS_OK);
     /* group 0 keeps the membership through "score"; group 1's edge is gone */
-    CHECK_EQ_STR(soc_list(env, "probe_groups"), "2: 0 2");
-    CHECK_NEAR(soc_q(env, 0), 2);
-    CHECK_NEAR(soc_q(env, 1), 1);
+    CHECK_EQ_STR(sg_list(env, "probe_groups"), "2: 0 2");
+    CHECK_NEAR(sg_q(env, 0), 2);
+    CHECK_NEAR(sg_q(env, 1), 1);
     polis_env_destroy(env);
 }
 

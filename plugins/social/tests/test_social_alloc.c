@@ -2,7 +2,7 @@
  * leaked; the step loop allocates nothing, whatever the agents do to the graph. */
 #include <time.h>
 
-#include "social_test.h"
+#include "fixture.h"
 
 static const char *FULL =
     "{\"communication_length\": 3, \"social_state\": true, \"max_groups\": 6,"
@@ -89,9 +89,9 @@ static int run_failing(const char *json, long n)
 
 static void test_failing_allocator(void)
 {
-    static char json[sizeof soc_scn_buf];
+    static char json[sizeof sg_scn_buf];
     /* without the probe: the sweep is about social's own allocations */
-    snprintf(json, sizeof json, "%s", soc_scenario(4, 100, FULL, NULL));
+    snprintf(json, sizeof json, "%s", sg_scenario(4, 100, FULL, NULL));
     int bad = 0;
     long n;
     for (n = 1; n < 100000; n++) {
@@ -110,7 +110,7 @@ static void test_no_allocation_in_step(void)
     polis_options o = test_options(NULL, &al);
     polis_env *env = NULL;
     polis_error err;
-    const char *json = soc_scenario(6, 50, FULL, FULL_PROBE);
+    const char *json = sg_scenario(6, 50, FULL, FULL_PROBE);
     CHECK_EQ_INT(polis_env_create_json(json, strlen(json), &o, &env, &err), POLIS_OK);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
@@ -141,7 +141,7 @@ static void test_no_allocation_in_step(void)
 static void test_many_agents(void)
 {
     int P = 200;
-    polis_env *env = soc_env(
+    polis_env *env = sg_env(
         P, 1000,
         "{\"max_groups\": 200, \"communication_length\": 3,"
         " \"social\": {\"groups\": [{}, {}, {}, {}, {}, {}, {}, {}]},"
@@ -164,7 +164,7 @@ static void test_many_agents(void)
     double sec = (double)(clock() - t0) / CLOCKS_PER_SEC;
     fprintf(stderr, "%d agents, all-social random: %.0f steps/s\n", P,
             sec > 0 ? steps / sec : 0.0);
-    const int32_t *deg = soc_obs(env, 0, "probe_degree");
+    const int32_t *deg = sg_obs(env, 0, "probe_degree");
     CHECK(deg[0] > 10); /* agent 0 shares its map with many others by now */
     polis_env_destroy(env);
 }

@@ -1,7 +1,7 @@
 /* Bad parameters are refused at create with their full JSON path; capacities are checked at
  * create for the structures and at run time for what actions and services add, with a
  * clear error, never a silent drop. */
-#include "social_test.h"
+#include "fixture.h"
 
 #define PRE "<string>: plugins[0]: plugin \"social\" init failed: "
 #define P "plugins[0].params."
@@ -124,7 +124,7 @@ static const bad_case CASES[] = {
 static void test_bad_parameters(void)
 {
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
-        const char *got = soc_error(4, CASES[i].social);
+        const char *got = sg_error(4, CASES[i].social);
         if (strcmp(got, CASES[i].message) != 0) fprintf(stderr, "case %zu:\n", i);
         CHECK_EQ_STR(got, CASES[i].message);
     }
@@ -135,11 +135,11 @@ static void test_bad_parameters(void)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "%s{\"family\": \"share_map\", \"name\": "
                                                        "\"f%d\"}", i ? ", " : "", i);
     snprintf(buf + n, sizeof buf - (size_t)n, "]}");
-    CHECK_EQ_STR(soc_error(2, buf), PRE "social: " P "actions: at most 64 families, got 65");
+    CHECK_EQ_STR(sg_error(2, buf), PRE "social: " P "actions: at most 64 families, got 65");
     /* the kernel checks the parameter table itself */
-    CHECK_CONTAINS(soc_error(2, "{\"max_group\": 3}"),
+    CHECK_CONTAINS(sg_error(2, "{\"max_group\": 3}"),
                    "plugins[0].params.max_group: unknown key (expected one of max_groups");
-    CHECK_CONTAINS(soc_error(2, "{\"max_groups\": -2}"),
+    CHECK_CONTAINS(sg_error(2, "{\"max_groups\": -2}"),
                    "plugins[0].params.max_groups: expected integer in [-1, 65536], got -2");
 }
 
@@ -147,14 +147,14 @@ static void test_bad_parameters(void)
  * keys, extra relation keys of demo.json, an empty schedule snapshot. */
 static void test_accepted_shapes(void)
 {
-    polis_env *env = soc_env(
-        2, 10,
-        "{\"_comment\": \"x\", \"social\": {\"relations\": [], \"groups\": []},"
-        " \"social_schedule\": {\"3\": {}, \"99\": {\"relations\": []}},"
-        " \"pre_updates\": [[\"clear_temporary_relation\", {\"attr\": \"communication\"}]],"
-        " \"post_updates\": [{\"function\": \"symmetrize_relation\", \"kwargs\": {\"attr\": "
-        "\"a\", \"_note\": 1}}, [\"normalization\", {\"attr\": \"score\"}]]}",
-        NULL, NULL);
+    polis_env *env =
+        sg_env(2, 10,
+               "{\"_comment\": \"x\", \"social\": {\"relations\": [], \"groups\": []},"
+               " \"social_schedule\": {\"3\": {}, \"99\": {\"relations\": []}},"
+               " \"pre_updates\": [[\"clear_temporary_relation\", {\"attr\": \"communication\"}]],"
+               " \"post_updates\": [{\"function\": \"symmetrize_relation\", \"kwargs\": {\"attr\": "
+               "\"a\", \"_note\": 1}}, [\"normalization\", {\"attr\": \"score\"}]]}",
+               NULL, NULL);
     CHECK(env != NULL);
     if (env) polis_env_destroy(env);
 }
@@ -163,40 +163,41 @@ static void test_accepted_shapes(void)
  * restores the initial graph. */
 static void test_runtime_limits(void)
 {
-    polis_env *env = soc_env(
-        3, 100, "{\"max_edges\": 2, \"actions\": [{\"family\": \"add_relation\", \"name\": "
-                "\"link\", \"attributes\": {\"x\": 1}}]}",
-        NULL, NULL);
+    polis_env *env =
+        sg_env(3, 100,
+               "{\"max_edges\": 2, \"actions\": [{\"family\": \"add_relation\", \"name\": "
+               "\"link\", \"attributes\": {\"x\": 1}}]}",
+               NULL, NULL);
     CHECK(env != NULL);
     if (env) {
         const char *s[] = {"link_1", "link_2", "link_0"};
         const polis_io *io = polis_env_io(env);
-        for (int a = 0; a < 3; a++) io->actions[a] = soc_action(env, s[a]);
+        for (int a = 0; a < 3; a++) io->actions[a] = sg_action(env, s[a]);
         CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_LIMIT);
         CHECK_EQ_STR(polis_env_error(env),
                      "social: max_edges (2) reached: cannot add the edge agent 2 -> agent 0 "
                      "(raise \"max_edges\") [action link_0, agent 2 (agent_2), tick 0]");
         CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_STATE);
         CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-        CHECK(soc_legal(env, 0, "link_1"));
+        CHECK(sg_legal(env, 0, "link_1"));
         polis_env_destroy(env);
     }
-    env = soc_env(2, 100, "{\"max_groups\": 1, \"social\": {\"groups\": [{}]}}",
-                  "{\"ops\": [{\"tick\": 1, \"op\": \"group_create\"}]}", NULL);
+    env = sg_env(2, 100, "{\"max_groups\": 1, \"social\": {\"groups\": [{}]}}",
+                 "{\"ops\": [{\"tick\": 1, \"op\": \"group_create\"}]}", NULL);
     CHECK(env != NULL);
     if (env) {
-        CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+        CHECK_EQ_INT(sg_noop(env), POLIS_OK);
         CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_LIMIT);
         CHECK_EQ_STR(polis_env_error(env),
                      "social_probe: max_groups (1) reached: group ids are not reused until the "
                      "graph is rebuilt (raise \"max_groups\") [hook begin, tick 1]");
         polis_env_destroy(env);
     }
-    env = soc_env(2, 100, "{\"max_edge_attrs\": 1}",
-                  "{\"ops\": [{\"tick\": 0, \"op\": \"set\", \"from\": 0, \"to\": 1, \"attr\": "
-                  "\"x\", \"value\": 1}, {\"tick\": 0, \"op\": \"set\", \"from\": 0, \"to\": 1, "
-                  "\"attr\": \"y\", \"value\": 1}]}",
-                  NULL);
+    env = sg_env(2, 100, "{\"max_edge_attrs\": 1}",
+                 "{\"ops\": [{\"tick\": 0, \"op\": \"set\", \"from\": 0, \"to\": 1, \"attr\": "
+                 "\"x\", \"value\": 1}, {\"tick\": 0, \"op\": \"set\", \"from\": 0, \"to\": 1, "
+                 "\"attr\": \"y\", \"value\": 1}]}",
+                 NULL);
     CHECK(env != NULL);
     if (env) {
         CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_LIMIT);
@@ -207,10 +208,10 @@ static void test_runtime_limits(void)
         polis_env_destroy(env);
     }
     /* service misuse is refused with the reason */
-    env = soc_env(2, 100, "{\"max_groups\": 2, \"social\": {\"groups\": [{}]}}",
-                  "{\"ops\": [{\"tick\": 0, \"op\": \"set\", \"from\": 3, \"to\": 1, \"attr\": "
-                  "\"x\", \"value\": 1}]}",
-                  NULL);
+    env = sg_env(2, 100, "{\"max_groups\": 2, \"social\": {\"groups\": [{}]}}",
+                 "{\"ops\": [{\"tick\": 0, \"op\": \"set\", \"from\": 3, \"to\": 1, \"attr\": "
+                 "\"x\", \"value\": 1}]}",
+                 NULL);
     CHECK(env != NULL);
     if (env) {
         CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_INVALID);
@@ -218,9 +219,9 @@ static void test_runtime_limits(void)
                      "social_probe: set: group 1 does not exist [hook begin, tick 0]");
         polis_env_destroy(env);
     }
-    env = soc_env(2, 100, "{}",
-                  "{\"ops\": [{\"tick\": 0, \"op\": \"communicate\", \"from\": 0, \"to\": 1}]}",
-                  NULL);
+    env =
+        sg_env(2, 100, "{}",
+               "{\"ops\": [{\"tick\": 0, \"op\": \"communicate\", \"from\": 0, \"to\": 1}]}", NULL);
     CHECK(env != NULL);
     if (env) {
         CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_INVALID);
@@ -251,7 +252,7 @@ static void test_lua_exports_and_guard(void)
     }
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
     const char *s[] = {"link_1"};
-    CHECK_EQ_INT(soc_step(env, 1, s), POLIS_OK);
+    CHECK_EQ_INT(sg_step(env, 1, s), POLIS_OK);
     CHECK_EQ_STR(log.text,
                  "[guard] in the subscriber: set returned 6\n"
                  "[guard] in the hook: set returned 0, 0 -> 1 x = 1, y = 2\n");

@@ -1,6 +1,6 @@
 /* The graph: the initial structure in AdaSociety's shapes, the flattening of attribute
  * values, group ids, bus events, the observations, the schedule's rebuild, service reads. */
-#include "social_test.h"
+#include "fixture.h"
 
 /* AdaSociety's shapes: a named sharing relation, a weighted group, an empty group, a group
  * whose member joins with no attribute. */
@@ -17,12 +17,12 @@ static const char *STRUCTURE =
 static void test_initial_structure(void)
 {
     test_log log = {0};
-    polis_env *env = soc_env(4, 100, STRUCTURE,
-                             "{\"log_events\": true, \"watch\": 1, \"queries\": ["
-                             "[0, 1, \"sharing.Map\"], [0, 1, \"name.share_obs\"],"
-                             "[4, 0, \"division_weight\"], [4, 1, \"division_weight\"],"
-                             "[6, 3, \"edge\"], [1, 0, \"sharing.Map\"], [0, 1, \"sharing\"]]}",
-                             &log);
+    polis_env *env = sg_env(4, 100, STRUCTURE,
+                            "{\"log_events\": true, \"watch\": 1, \"queries\": ["
+                            "[0, 1, \"sharing.Map\"], [0, 1, \"name.share_obs\"],"
+                            "[4, 0, \"division_weight\"], [4, 1, \"division_weight\"],"
+                            "[6, 3, \"edge\"], [1, 0, \"sharing.Map\"], [0, 1, \"sharing\"]]}",
+                            &log);
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_STR(log.text,
@@ -39,23 +39,23 @@ static void test_initial_structure(void)
                  "[social_probe] created g2\n"
                  "[social_probe] set g2->a3 edge=1\n"
                  "[social_probe] joined g2 a3\n");
-    CHECK_NEAR(soc_q(env, 0), 1.0);
-    CHECK_NEAR(soc_q(env, 1), 1.0);
-    CHECK_NEAR(soc_q(env, 2), 0.85);
-    CHECK_NEAR(soc_q(env, 3), 0.15);
-    CHECK_NEAR(soc_q(env, 4), 1.0);
-    CHECK_ABSENT(soc_q(env, 5));
-    CHECK_ABSENT(soc_q(env, 6)); /* the dict itself is not an attribute, its members are */
-    CHECK_EQ_STR(soc_list(env, "probe_sharers"), "2: 0 2");
-    CHECK_EQ_STR(soc_list(env, "probe_groups"), "1: 0");
-    CHECK_EQ_STR(soc_list(env, "probe_members"), "2: 0 1");
-    CHECK_EQ_STR(soc_list(env, "probe_live"), "3: 0 1 2");
-    const int32_t *deg = soc_obs(env, 0, "probe_degree");
+    CHECK_NEAR(sg_q(env, 0), 1.0);
+    CHECK_NEAR(sg_q(env, 1), 1.0);
+    CHECK_NEAR(sg_q(env, 2), 0.85);
+    CHECK_NEAR(sg_q(env, 3), 0.15);
+    CHECK_NEAR(sg_q(env, 4), 1.0);
+    CHECK_ABSENT(sg_q(env, 5));
+    CHECK_ABSENT(sg_q(env, 6)); /* the dict itself is not an attribute, its members are */
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "2: 0 2");
+    CHECK_EQ_STR(sg_list(env, "probe_groups"), "1: 0");
+    CHECK_EQ_STR(sg_list(env, "probe_members"), "2: 0 1");
+    CHECK_EQ_STR(sg_list(env, "probe_live"), "3: 0 1 2");
+    const int32_t *deg = sg_obs(env, 0, "probe_degree");
     CHECK_EQ_INT(deg[0], 0); /* agent 1 sends nothing */
     CHECK_EQ_INT(deg[1], 3); /* from 0, 2 and group 0 */
 
     /* social_state[to][from], 4 agents + 3 groups */
-    const int8_t *ss = soc_obs(env, 2, "social_state");
+    const int8_t *ss = sg_obs(env, 2, "social_state");
     int ones = 0;
     for (int i = 0; i < 49; i++) ones += ss[i];
     CHECK_EQ_INT(ones, 5);
@@ -66,14 +66,14 @@ static void test_initial_structure(void)
     CHECK_EQ_INT(ss[3 * 7 + 6], 1);
     CHECK_EQ_INT(ss[0 * 7 + 1], 0);
 
-    const int8_t *pid = soc_obs(env, 2, "player_id");
+    const int8_t *pid = sg_obs(env, 2, "player_id");
     for (int i = 0; i < 7; i++) CHECK_EQ_INT(pid[i], i == 2);
 
     /* a reset rebuilds the same graph (no events of the old one) */
     test_log_clear(&log);
     CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
     CHECK_EQ_INT(log.lines, 13);
-    CHECK_EQ_STR(soc_list(env, "probe_live"), "3: 0 1 2");
+    CHECK_EQ_STR(sg_list(env, "probe_live"), "3: 0 1 2");
     polis_env_destroy(env);
 }
 
@@ -81,7 +81,7 @@ static void test_initial_structure(void)
 static void test_value_mapping(void)
 {
     test_log log = {0};
-    polis_env *env = soc_env(
+    polis_env *env = sg_env(
         2, 100,
         "{\"social\": {\"relations\": [{\"attributes\": {\"a\": [1, 2], \"b\": \"x\", "
         "\"c\": {\"d\": {\"e\": false}}, \"f\": {}, \"g\": [], \"h\": -3.5}, "
@@ -91,14 +91,14 @@ static void test_value_mapping(void)
         &log);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_NEAR(soc_q(env, 0), 1);
-    CHECK_NEAR(soc_q(env, 1), 2);
-    CHECK_NEAR(soc_q(env, 2), 1);
-    CHECK_NEAR(soc_q(env, 3), 0);
-    CHECK_NEAR(soc_q(env, 4), 0);
-    CHECK_NEAR(soc_q(env, 5), 0);
-    CHECK_NEAR(soc_q(env, 6), -3.5);
-    CHECK_NEAR(soc_q(env, 7), 1); /* a relation without attributes still makes an edge */
+    CHECK_NEAR(sg_q(env, 0), 1);
+    CHECK_NEAR(sg_q(env, 1), 2);
+    CHECK_NEAR(sg_q(env, 2), 1);
+    CHECK_NEAR(sg_q(env, 3), 0);
+    CHECK_NEAR(sg_q(env, 4), 0);
+    CHECK_NEAR(sg_q(env, 5), 0);
+    CHECK_NEAR(sg_q(env, 6), -3.5);
+    CHECK_NEAR(sg_q(env, 7), 1); /* a relation without attributes still makes an edge */
     CHECK_CONTAINS(log.text, "set a1->a0 c.d.e=0\n");
     polis_env_destroy(env);
 }
@@ -109,7 +109,7 @@ static void test_value_mapping(void)
 static void test_group_ids_and_schedule(void)
 {
     test_log log = {0};
-    polis_env *env = soc_env(
+    polis_env *env = sg_env(
         3, 100,
         "{\"max_groups\": 4, \"social\": {\"groups\": [{\"players\": {\"ids\": [0], "
         "\"attributes\": {\"w\": [1]}}}, {}]},"
@@ -122,13 +122,13 @@ static void test_group_ids_and_schedule(void)
         &log);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_STR(soc_list(env, "probe_live"), "2: 0 1");
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_EQ_STR(soc_list(env, "probe_live"), "1: 0");
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_EQ_STR(soc_list(env, "probe_live"), "2: 0 2");
+    CHECK_EQ_STR(sg_list(env, "probe_live"), "2: 0 1");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_live"), "1: 0");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_live"), "2: 0 2");
     test_log_clear(&log);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK); /* step 3 completes: the snapshot applies */
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* step 3 completes: the snapshot applies */
     CHECK_EQ_STR(log.text,
                  "[social_probe] unset a1->a2 x=7\n"
                  "[social_probe] unset g0->a0 w=1\n"
@@ -140,10 +140,10 @@ static void test_group_ids_and_schedule(void)
                  "[social_probe] set g0->a2 w=0.5\n"
                  "[social_probe] joined g0 a2\n"
                  "[social_probe] schedule step 3 snapshot 0\n");
-    CHECK_EQ_STR(soc_list(env, "probe_live"), "1: 0");
+    CHECK_EQ_STR(sg_list(env, "probe_live"), "1: 0");
     /* the next episode starts from the initial structure again */
     CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);
-    CHECK_EQ_STR(soc_list(env, "probe_live"), "2: 0 1");
+    CHECK_EQ_STR(sg_list(env, "probe_live"), "2: 0 1");
     polis_env_destroy(env);
 }
 
@@ -151,7 +151,7 @@ static void test_group_ids_and_schedule(void)
  * (allowed, but not sharers), sharers of the player view. */
 static void test_service_edges(void)
 {
-    polis_env *env = soc_env(
+    polis_env *env = sg_env(
         3, 100, "{}",
         "{\"watch\": 0, \"ops\": ["
         "{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Player\", "
@@ -170,19 +170,19 @@ static void test_service_edges(void)
         NULL);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_EQ_STR(soc_list(env, "probe_sharers"), "1: 1"); /* 2 has Map = 0; 0 is self */
-    CHECK_EQ_STR(soc_list(env, "probe_sharers_player"), "1: 1");
-    CHECK_NEAR(soc_q(env, 0), 1);
-    const int32_t *deg = soc_obs(env, 0, "probe_degree");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "1: 1"); /* 2 has Map = 0; 0 is self */
+    CHECK_EQ_STR(sg_list(env, "probe_sharers_player"), "1: 1");
+    CHECK_NEAR(sg_q(env, 0), 1);
+    const int32_t *deg = sg_obs(env, 0, "probe_degree");
     CHECK_EQ_INT(deg[0], 1);
     CHECK_EQ_INT(deg[1], 3);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_EQ_STR(soc_list(env, "probe_sharers"), "0:");
-    CHECK_EQ_STR(soc_list(env, "probe_sharers_player"), "0:");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "0:");
+    CHECK_EQ_STR(sg_list(env, "probe_sharers_player"), "0:");
     CHECK_EQ_INT(deg[1], 2);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_ABSENT(soc_q(env, 1));
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_ABSENT(sg_q(env, 1));
     CHECK_EQ_INT(deg[1], 1);
     polis_env_destroy(env);
 }
@@ -199,7 +199,7 @@ static void test_determinism(void)
         "              {\"family\": \"switch_group\"}]}";
     uint64_t hashes[2][50];
     for (int run = 0; run < 2; run++) {
-        polis_env *env = soc_env(5, 100, social, NULL, NULL);
+        polis_env *env = sg_env(5, 100, social, NULL, NULL);
         CHECK(env != NULL);
         if (!env) return;
         const polis_io *io = polis_env_io(env);

@@ -1,6 +1,6 @@
 /* The "json" and "text" views (ABI 1.1 renderers): AdaSociety's Social object (global graph,
  * communications) and the prose view of one agent; both deterministic. */
-#include "social_test.h"
+#include "fixture.h"
 
 static const char *SCENARIO =
     "{\"agents\": {\"count\": 3, \"names\": [\"ada\", \"bo\", \"cy\"]}, \"plugins\": [{\"name\": "
@@ -27,7 +27,7 @@ int main(void)
     CHECK_EQ_STR(polis_env_render_formats(env), "json text");
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
     const char *s[] = {NULL, NULL, "communicate_0"};
-    CHECK_EQ_INT(soc_step(env, 3, s), POLIS_OK);
+    CHECK_EQ_INT(sg_step(env, 3, s), POLIS_OK);
 
     char *json = render(env, 0, "json");
     CHECK_EQ_STR(json,

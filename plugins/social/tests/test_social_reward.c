@@ -1,5 +1,5 @@
 /* Reward sharing (spec 11.2) and the schedule's timing (9.4). */
-#include "social_test.h"
+#include "fixture.h"
 
 #define SPLIT "\"post_updates\": [{\"function\": \"split_score_to_group\", " \
               "\"kwargs\": {\"attribute\": \"division_weight\"}}]"
@@ -9,7 +9,7 @@ static polis_env *reward_env(int agents, const char *groups, const char *ops)
     char social[2048], probe[2048];
     snprintf(social, sizeof social, "{\"social\": {\"groups\": %s}, " SPLIT "}", groups);
     snprintf(probe, sizeof probe, "{\"ops\": %s}", ops);
-    return soc_env(agents, 100, social, probe, NULL);
+    return sg_env(agents, 100, social, probe, NULL);
 }
 
 /* The verified example: group {0, 1} with weights 3:1; player 0 earns +1 -> 0.75 / 0.25;
@@ -24,7 +24,7 @@ static void test_weights(void)
     CHECK(env != NULL);
     if (!env) return;
     const polis_io *io = polis_env_io(env);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
     CHECK_NEAR(io->rewards[0], 0.75);
     CHECK_NEAR(io->rewards[1], 0.25);
     CHECK_NEAR(io->rewards[2], 2);
@@ -32,7 +32,7 @@ static void test_weights(void)
     const float *raw = polis_env_reward_components(env);
     CHECK_NEAR(raw[0], 1);
     CHECK_NEAR(raw[1], 0);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
     CHECK_NEAR(io->rewards[0], -0.75);
     CHECK_NEAR(io->rewards[1], -0.25);
     CHECK_NEAR(io->rewards[2], 0);
@@ -53,13 +53,13 @@ static void test_several_groups(void)
     CHECK(env != NULL);
     if (!env) return;
     const polis_io *io = polis_env_io(env);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
     /* 0.5 to group 0 (0.25 + 0.25), 0.5 to group 1 (0.25 + 0.125 + 0.125) */
     CHECK_NEAR(io->rewards[0], 0.5);
     CHECK_NEAR(io->rewards[1], 0.25);
     CHECK_NEAR(io->rewards[2], 0.125);
     CHECK_NEAR(io->rewards[3], 0.125);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
     /* group 1 gets 4 from agent 3 (2, 1, 1); group 0 gets 2 from agent 1 (1, 1) */
     CHECK_NEAR(io->rewards[0], 3);
     CHECK_NEAR(io->rewards[1], 1);
@@ -82,12 +82,12 @@ static void test_zero_weights(void)
     CHECK(env != NULL);
     if (!env) return;
     const polis_io *io = polis_env_io(env);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
     /* 0.5 to the zero group (refunded), 0.5 to group 1 (0.25 + 0.25) */
     CHECK_NEAR(io->rewards[0], 0.75);
     CHECK_NEAR(io->rewards[1], 0);
     CHECK_NEAR(io->rewards[2], 0.25);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
     CHECK_NEAR(io->rewards[0], 0);
     CHECK_NEAR(io->rewards[1], 1); /* its only group with the attribute pays it all back */
     CHECK_NEAR(io->rewards[2], 0);
@@ -99,46 +99,46 @@ static void test_zero_weights(void)
  * graph. A snapshot at "0" replaces the initial structure at reset. */
 static void test_schedule_timing(void)
 {
-    polis_env *env = soc_env(
-        3, 100,
-        "{\"social_state\": true, \"social\": {\"groups\": [{\"players\": {\"ids\": [0, 1], "
-        "\"attributes\": {\"division_weight\": [1, 1]}}}]},"
-        " \"social_schedule\": {\"2\": {\"relations\": [], \"groups\": [{\"players\": "
-        "{\"ids\": [0, 2], \"attributes\": {\"division_weight\": [1, 1]}}}]}}, " SPLIT "}",
-        "{\"watch_group\": 0, \"ops\": [{\"tick\": 1, \"op\": \"reward\", \"agent\": 0, "
-        "\"value\": 1}, {\"tick\": 2, \"op\": \"reward\", \"agent\": 0, \"value\": 1}]}",
-        NULL);
+    polis_env *env =
+        sg_env(3, 100,
+               "{\"social_state\": true, \"social\": {\"groups\": [{\"players\": {\"ids\": [0, 1], "
+               "\"attributes\": {\"division_weight\": [1, 1]}}}]},"
+               " \"social_schedule\": {\"2\": {\"relations\": [], \"groups\": [{\"players\": "
+               "{\"ids\": [0, 2], \"attributes\": {\"division_weight\": [1, 1]}}}]}}, " SPLIT "}",
+               "{\"watch_group\": 0, \"ops\": [{\"tick\": 1, \"op\": \"reward\", \"agent\": 0, "
+               "\"value\": 1}, {\"tick\": 2, \"op\": \"reward\", \"agent\": 0, \"value\": 1}]}",
+               NULL);
     CHECK(env != NULL);
     if (!env) return;
     const polis_io *io = polis_env_io(env);
-    const int8_t *ss = soc_obs(env, 0, "social_state"); /* 3 agents + 1 group */
+    const int8_t *ss = sg_obs(env, 0, "social_state"); /* 3 agents + 1 group */
     CHECK_EQ_INT(ss[1 * 4 + 3], 1);
     CHECK_EQ_INT(ss[2 * 4 + 3], 0);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK); /* step 0: counter 1 */
-    CHECK_EQ_STR(soc_list(env, "probe_members"), "2: 0 1");
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK); /* step 1: counter 2 */
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* step 0: counter 1 */
+    CHECK_EQ_STR(sg_list(env, "probe_members"), "2: 0 1");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* step 1: counter 2 */
     CHECK_NEAR(io->rewards[0], 0.5); /* shared with the old group {0, 1} */
     CHECK_NEAR(io->rewards[1], 0.5);
     CHECK_NEAR(io->rewards[2], 0);
-    CHECK_EQ_STR(soc_list(env, "probe_members"), "2: 0 2"); /* observed: the new graph */
+    CHECK_EQ_STR(sg_list(env, "probe_members"), "2: 0 2"); /* observed: the new graph */
     CHECK_EQ_INT(ss[1 * 4 + 3], 0);
     CHECK_EQ_INT(ss[2 * 4 + 3], 1);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
     CHECK_NEAR(io->rewards[0], 0.5);
     CHECK_NEAR(io->rewards[1], 0);
     CHECK_NEAR(io->rewards[2], 0.5);
     /* the next episode starts from the initial structure */
     CHECK_EQ_INT(polis_env_reset(env, 9), POLIS_OK);
-    CHECK_EQ_STR(soc_list(env, "probe_members"), "2: 0 1");
+    CHECK_EQ_STR(sg_list(env, "probe_members"), "2: 0 1");
     polis_env_destroy(env);
 
-    env = soc_env(2, 100,
-                  "{\"social\": {\"groups\": [{\"players\": {\"ids\": [0]}}]},"
-                  " \"social_schedule\": {\"0\": {\"groups\": [{\"players\": {\"ids\": [1]}}]}}}",
-                  "{\"watch_group\": 0}", NULL);
+    env = sg_env(2, 100,
+                 "{\"social\": {\"groups\": [{\"players\": {\"ids\": [0]}}]},"
+                 " \"social_schedule\": {\"0\": {\"groups\": [{\"players\": {\"ids\": [1]}}]}}}",
+                 "{\"watch_group\": 0}", NULL);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_STR(soc_list(env, "probe_members"), "1: 1");
+    CHECK_EQ_STR(sg_list(env, "probe_members"), "1: 1");
     polis_env_destroy(env);
 }
 

@@ -1,7 +1,7 @@
 /* The rule functions of spec 9.3 and the negotiation helpers of 9.2, with the verified traces
  * of 14.6: matching_edge parity, merge_relation_to_group cases (i)-(iv), normalization,
  * symmetrize_relation, clear_temporary_relation. */
-#include "social_test.h"
+#include "fixture.h"
 
 #define NEGOTIATION_RULES                                                                    \
     "\"post_updates\": ["                                                                    \
@@ -17,7 +17,7 @@
 
 static void test_matching_parity(void)
 {
-    polis_env *env = soc_env(
+    polis_env *env = sg_env(
         4, 100, "{" NEGOTIATION_RULES "}",
         "{\"ops\": [{\"tick\": 0, \"op\": \"request\", \"from\": 1, \"to\": 0},"
         "{\"tick\": 0, \"op\": \"request\", \"from\": 0, \"to\": 1},"
@@ -31,19 +31,19 @@ static void test_matching_parity(void)
         NULL);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_NEAR(soc_q(env, 0), 0); /* the lower id gets result_attr1 */
-    CHECK_NEAR(soc_q(env, 1), 1);
-    CHECK_ABSENT(soc_q(env, 2)); /* the condition is consumed */
-    CHECK_ABSENT(soc_q(env, 3)); /* an unmatched request is cleared the same step */
-    CHECK_ABSENT(soc_q(env, 4));
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_NEAR(sg_q(env, 0), 0); /* the lower id gets result_attr1 */
+    CHECK_NEAR(sg_q(env, 1), 1);
+    CHECK_ABSENT(sg_q(env, 2)); /* the condition is consumed */
+    CHECK_ABSENT(sg_q(env, 3)); /* an unmatched request is cleared the same step */
+    CHECK_ABSENT(sg_q(env, 4));
     /* requests of different steps carry different values: no match */
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_ABSENT(soc_q(env, 5));
-    CHECK_ABSENT(soc_q(env, 6));
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_NEAR(soc_q(env, 4), 0); /* 2 < 3, although 3 asked first */
-    CHECK_NEAR(soc_q(env, 5), 1);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_ABSENT(sg_q(env, 5));
+    CHECK_ABSENT(sg_q(env, 6));
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_NEAR(sg_q(env, 4), 0); /* 2 < 3, although 3 asked first */
+    CHECK_NEAR(sg_q(env, 5), 1);
     polis_env_destroy(env);
 }
 
@@ -53,7 +53,7 @@ static void test_matching_parity(void)
 static void test_negotiation_trace(void)
 {
     test_log log = {0};
-    polis_env *env = soc_env(
+    polis_env *env = sg_env(
         4, 100, "{" NEGOTIATION_RULES "}",
         "{\"watch\": 2, \"ops\": [{\"tick\": 0, \"op\": \"request\", \"from\": 0, \"to\": 1},"
         "{\"tick\": 0, \"op\": \"request\", \"from\": 1, \"to\": 0},"
@@ -71,28 +71,28 @@ static void test_negotiation_trace(void)
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_max_steps(env), 100);
-    for (int t = 0; t < 2; t++) CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_NEAR(soc_q(env, 3), 0.3);
-    CHECK_NEAR(soc_q(env, 4), 0);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK); /* step 2: the accept */
-    CHECK_NEAR(soc_q(env, 0), 0.7);
-    CHECK_NEAR(soc_q(env, 1), 0.3);
-    CHECK_ABSENT(soc_q(env, 3)); /* proposal and parity are gone both ways */
-    CHECK_ABSENT(soc_q(env, 4));
-    CHECK_ABSENT(soc_q(env, 5));
-    CHECK_ABSENT(soc_q(env, 6)); /* merged: the condition is consumed */
-    for (int t = 3; t < 6; t++) CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_NEAR(soc_q(env, 0), 0.35);
-    CHECK_NEAR(soc_q(env, 1), 0.15);
-    CHECK_NEAR(soc_q(env, 2), 0.5);
-    CHECK_EQ_STR(soc_list(env, "probe_groups"), "1: 0");
-    CHECK_EQ_STR(soc_list(env, "probe_live"), "1: 0");
+    for (int t = 0; t < 2; t++) CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_NEAR(sg_q(env, 3), 0.3);
+    CHECK_NEAR(sg_q(env, 4), 0);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* step 2: the accept */
+    CHECK_NEAR(sg_q(env, 0), 0.7);
+    CHECK_NEAR(sg_q(env, 1), 0.3);
+    CHECK_ABSENT(sg_q(env, 3)); /* proposal and parity are gone both ways */
+    CHECK_ABSENT(sg_q(env, 4));
+    CHECK_ABSENT(sg_q(env, 5));
+    CHECK_ABSENT(sg_q(env, 6)); /* merged: the condition is consumed */
+    for (int t = 3; t < 6; t++) CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_NEAR(sg_q(env, 0), 0.35);
+    CHECK_NEAR(sg_q(env, 1), 0.15);
+    CHECK_NEAR(sg_q(env, 2), 0.5);
+    CHECK_EQ_STR(sg_list(env, "probe_groups"), "1: 0");
+    CHECK_EQ_STR(sg_list(env, "probe_live"), "1: 0");
     /* accepting with nothing proposed is refused and changes nothing */
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    const int32_t *deg = soc_obs(env, 0, "probe_degree");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    const int32_t *deg = sg_obs(env, 0, "probe_degree");
     CHECK_EQ_INT(deg[2], 1);
     /* the negotiated weights share the rewards */
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
     const polis_io *io = polis_env_io(env);
     CHECK_NEAR(io->rewards[0], 0.35);
     CHECK_NEAR(io->rewards[1], 0.15);
@@ -114,80 +114,85 @@ static void test_negotiation_trace(void)
 static void test_merge_cases(void)
 {
     /* (ii) only `other` (1) is in a group: 0 joins each of 1's groups where 1 has a score */
-    polis_env *env = soc_env(
-        3, 100,
-        "{\"max_groups\": 3, \"social\": {\"groups\": [{\"players\": {\"ids\": [1], "
-        "\"attributes\": {\"score\": [1]}}}, {\"players\": {\"ids\": [1], \"attributes\": "
-        "{\"other\": [1]}}}]}, " MERGE_ONLY "}",
-        "{\"watch\": 0, \"ops\": [" ACCEPT_OPS(0, 1, 0.4, 0.6) "],"
-        "\"queries\": [[3, 0, \"score\"], [0, 1, \"accept\"]]}",
-        NULL);
+    polis_env *env =
+        sg_env(3, 100,
+               "{\"max_groups\": 3, \"social\": {\"groups\": [{\"players\": {\"ids\": [1], "
+               "\"attributes\": {\"score\": [1]}}}, {\"players\": {\"ids\": [1], \"attributes\": "
+               "{\"other\": [1]}}}]}, " MERGE_ONLY "}",
+               "{\"watch\": 0, \"ops\": [" ACCEPT_OPS(
+                   0, 1, 0.4, 0.6) "],"
+                                   "\"queries\": [[3, 0, \"score\"], [0, 1, \"accept\"]]}",
+               NULL);
     CHECK(env != NULL);
     if (env) {
-        CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-        CHECK_NEAR(soc_q(env, 0), 0.4);
-        CHECK_ABSENT(soc_q(env, 1));
-        CHECK_EQ_STR(soc_list(env, "probe_groups"), "1: 0");
+        CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+        CHECK_NEAR(sg_q(env, 0), 0.4);
+        CHECK_ABSENT(sg_q(env, 1));
+        CHECK_EQ_STR(sg_list(env, "probe_groups"), "1: 0");
         polis_env_destroy(env);
     }
     /* (iii) only `node` (0) is in a group: 1 joins it with its own accepted value */
-    env = soc_env(3, 100,
-                  "{\"max_groups\": 3, \"social\": {\"groups\": [{\"players\": {\"ids\": [0], "
-                  "\"attributes\": {\"score\": [1]}}}]}, " MERGE_ONLY "}",
-                  "{\"watch\": 1, \"ops\": [" ACCEPT_OPS(0, 1, 0.4, 0.6) "],"
-                  "\"queries\": [[3, 1, \"score\"]]}",
-                  NULL);
-    CHECK(env != NULL);
-    if (env) {
-        CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-        CHECK_NEAR(soc_q(env, 0), 0.6);
-        CHECK_EQ_STR(soc_list(env, "probe_groups"), "1: 0");
-        polis_env_destroy(env);
-    }
-    /* (iv) both in groups: 1's group moves into 0's with its weights and is deleted */
-    env = soc_env(
-        4, 100,
-        "{\"max_groups\": 3, \"social\": {\"groups\": [{\"players\": {\"ids\": [0, 2], "
-        "\"attributes\": {\"score\": [0.5, 0.5]}}}, {\"players\": {\"ids\": [1, 3], "
-        "\"attributes\": {\"score\": [0.7, 0.3]}}}]}, " MERGE_ONLY "}",
-        "{\"watch_group\": 0, \"watch\": 3, \"ops\": [" ACCEPT_OPS(1, 0, 0.2, 0.9) "],"
-        "\"queries\": [[4, 1, \"score\"], [4, 3, \"score\"], [4, 0, \"score\"]]}",
+    env = sg_env(
+        3, 100,
+        "{\"max_groups\": 3, \"social\": {\"groups\": [{\"players\": {\"ids\": [0], "
+        "\"attributes\": {\"score\": [1]}}}]}, " MERGE_ONLY "}",
+        "{\"watch\": 1, \"ops\": [" ACCEPT_OPS(0, 1, 0.4, 0.6) "],"
+                                                               "\"queries\": [[3, 1, \"score\"]]}",
         NULL);
     CHECK(env != NULL);
     if (env) {
-        CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-        CHECK_EQ_STR(soc_list(env, "probe_members"), "4: 0 1 2 3");
-        CHECK_EQ_STR(soc_list(env, "probe_live"), "1: 0");
-        CHECK_EQ_STR(soc_list(env, "probe_groups"), "1: 0");
-        CHECK_NEAR(soc_q(env, 0), 0.7);
-        CHECK_NEAR(soc_q(env, 1), 0.3);
-        CHECK_NEAR(soc_q(env, 2), 0.5);
+        CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+        CHECK_NEAR(sg_q(env, 0), 0.6);
+        CHECK_EQ_STR(sg_list(env, "probe_groups"), "1: 0");
+        polis_env_destroy(env);
+    }
+    /* (iv) both in groups: 1's group moves into 0's with its weights and is deleted */
+    env = sg_env(4, 100,
+                 "{\"max_groups\": 3, \"social\": {\"groups\": [{\"players\": {\"ids\": [0, 2], "
+                 "\"attributes\": {\"score\": [0.5, 0.5]}}}, {\"players\": {\"ids\": [1, 3], "
+                 "\"attributes\": {\"score\": [0.7, 0.3]}}}]}, " MERGE_ONLY "}",
+                 "{\"watch_group\": 0, \"watch\": 3, \"ops\": [" ACCEPT_OPS(
+                     1, 0, 0.2,
+                     0.9) "],"
+                          "\"queries\": [[4, 1, \"score\"], [4, 3, \"score\"], [4, 0, \"score\"]]}",
+                 NULL);
+    CHECK(env != NULL);
+    if (env) {
+        CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+        CHECK_EQ_STR(sg_list(env, "probe_members"), "4: 0 1 2 3");
+        CHECK_EQ_STR(sg_list(env, "probe_live"), "1: 0");
+        CHECK_EQ_STR(sg_list(env, "probe_groups"), "1: 0");
+        CHECK_NEAR(sg_q(env, 0), 0.7);
+        CHECK_NEAR(sg_q(env, 1), 0.3);
+        CHECK_NEAR(sg_q(env, 2), 0.5);
         polis_env_destroy(env);
     }
     /* (iv) already in the same group: nothing moves, the condition is consumed; a zero value
      * is not an acceptance */
-    env = soc_env(3, 100,
-                  "{\"max_groups\": 3, \"social\": {\"groups\": [{\"players\": {\"ids\": [0, 1], "
-                  "\"attributes\": {\"score\": [0.5, 0.5]}}}]}, " MERGE_ONLY "}",
-                  "{\"watch_group\": 0, \"ops\": [" ACCEPT_OPS(0, 1, 1, 1) ","
-                  ACCEPT_OPS(1, 2, 0, 0.5) "],"
-                  "\"queries\": [[0, 1, \"accept\"], [1, 2, \"accept\"], [2, 1, \"accept\"]]}",
-                  NULL);
+    env = sg_env(
+        3, 100,
+        "{\"max_groups\": 3, \"social\": {\"groups\": [{\"players\": {\"ids\": [0, 1], "
+        "\"attributes\": {\"score\": [0.5, 0.5]}}}]}, " MERGE_ONLY "}",
+        "{\"watch_group\": 0, \"ops\": [" ACCEPT_OPS(0, 1, 1, 1) "," ACCEPT_OPS(
+            1, 2, 0,
+            0.5) "],"
+                 "\"queries\": [[0, 1, \"accept\"], [1, 2, \"accept\"], [2, 1, \"accept\"]]}",
+        NULL);
     CHECK(env != NULL);
     if (env) {
-        CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-        CHECK_EQ_STR(soc_list(env, "probe_members"), "2: 0 1");
-        CHECK_EQ_STR(soc_list(env, "probe_live"), "1: 0");
-        CHECK_ABSENT(soc_q(env, 0));
-        CHECK_NEAR(soc_q(env, 1), 0);
-        CHECK_NEAR(soc_q(env, 2), 0.5);
+        CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+        CHECK_EQ_STR(sg_list(env, "probe_members"), "2: 0 1");
+        CHECK_EQ_STR(sg_list(env, "probe_live"), "1: 0");
+        CHECK_ABSENT(sg_q(env, 0));
+        CHECK_NEAR(sg_q(env, 1), 0);
+        CHECK_NEAR(sg_q(env, 2), 0.5);
         polis_env_destroy(env);
     }
 }
 
 static void test_normalization_and_symmetrize(void)
 {
-    polis_env *env = soc_env(
+    polis_env *env = sg_env(
         3, 100,
         "{\"social\": {\"relations\": [{\"attributes\": {\"trust\": 0.5}, \"players\": "
         "[{\"from\": 0, \"to\": 1}]}, {\"attributes\": {\"trust\": 0.2}, \"players\": "
@@ -204,37 +209,37 @@ static void test_normalization_and_symmetrize(void)
         NULL);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_NEAR(soc_q(env, 0), 0.25);
-    CHECK_NEAR(soc_q(env, 1), 0.75);
-    CHECK_NEAR(soc_q(env, 2), 0);
-    CHECK_NEAR(soc_q(env, 3), 0); /* sum 0: left alone */
-    CHECK_NEAR(soc_q(env, 4), 0.5); /* created from 0 -> 1 */
-    CHECK_NEAR(soc_q(env, 5), 0.9); /* kept: 1 -> 2 had its own value */
-    CHECK_NEAR(soc_q(env, 6), 0.2);
-    CHECK_ABSENT(soc_q(env, 7)); /* a member without the attribute is not given one */
-    CHECK_NEAR(soc_q(env, 8), 0.5);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_NEAR(sg_q(env, 0), 0.25);
+    CHECK_NEAR(sg_q(env, 1), 0.75);
+    CHECK_NEAR(sg_q(env, 2), 0);
+    CHECK_NEAR(sg_q(env, 3), 0);   /* sum 0: left alone */
+    CHECK_NEAR(sg_q(env, 4), 0.5); /* created from 0 -> 1 */
+    CHECK_NEAR(sg_q(env, 5), 0.9); /* kept: 1 -> 2 had its own value */
+    CHECK_NEAR(sg_q(env, 6), 0.2);
+    CHECK_ABSENT(sg_q(env, 7)); /* a member without the attribute is not given one */
+    CHECK_NEAR(sg_q(env, 8), 0.5);
     polis_env_destroy(env);
 }
 
 /* symmetrize_relation copies a dict value whole (everything below the key). */
 static void test_symmetrize_dict(void)
 {
-    polis_env *env = soc_env(
-        3, 100,
-        "{\"social\": {\"relations\": [{\"attributes\": {\"sharing\": {\"Map\": true, "
-        "\"Player\": false}, \"other\": 1}, \"players\": [{\"from\": 0, \"to\": 2}]}]},"
-        " \"post_updates\": [[\"symmetrize_relation\", {\"attr\": \"sharing\"}]]}",
-        "{\"watch\": 0, \"queries\": [[2, 0, \"sharing.Map\"], [2, 0, \"sharing.Player\"], "
-        "[2, 0, \"other\"]]}",
-        NULL);
+    polis_env *env =
+        sg_env(3, 100,
+               "{\"social\": {\"relations\": [{\"attributes\": {\"sharing\": {\"Map\": true, "
+               "\"Player\": false}, \"other\": 1}, \"players\": [{\"from\": 0, \"to\": 2}]}]},"
+               " \"post_updates\": [[\"symmetrize_relation\", {\"attr\": \"sharing\"}]]}",
+               "{\"watch\": 0, \"queries\": [[2, 0, \"sharing.Map\"], [2, 0, \"sharing.Player\"], "
+               "[2, 0, \"other\"]]}",
+               NULL);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_NEAR(soc_q(env, 0), 1);
-    CHECK_NEAR(soc_q(env, 1), 0);
-    CHECK_ABSENT(soc_q(env, 2));
-    CHECK_EQ_STR(soc_list(env, "probe_sharers"), "1: 2");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_NEAR(sg_q(env, 0), 1);
+    CHECK_NEAR(sg_q(env, 1), 0);
+    CHECK_ABSENT(sg_q(env, 2));
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "1: 2");
     polis_env_destroy(env);
 }
 
@@ -242,7 +247,7 @@ static void test_symmetrize_dict(void)
  * edges only. */
 static void test_clear(void)
 {
-    polis_env *env = soc_env(
+    polis_env *env = sg_env(
         2, 100,
         "{\"social\": {\"relations\": [{\"attributes\": {\"tmp\": {\"a\": 1, \"b\": 2}, "
         "\"tmpx\": 3, \"keep\": 1}, \"players\": [{\"from\": 0, \"to\": 1}]}, {\"attributes\": "
@@ -254,15 +259,15 @@ static void test_clear(void)
         NULL);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_NEAR(soc_q(env, 0), 1);
-    CHECK_EQ_INT(soc_noop(env), POLIS_OK);
-    CHECK_ABSENT(soc_q(env, 0));
-    CHECK_ABSENT(soc_q(env, 1));
-    CHECK_NEAR(soc_q(env, 2), 3); /* "tmpx" is not below "tmp" */
-    CHECK_NEAR(soc_q(env, 3), 1);
-    CHECK_ABSENT(soc_q(env, 4));
-    CHECK_NEAR(soc_q(env, 5), 1);
-    const int32_t *deg = soc_obs(env, 0, "probe_degree");
+    CHECK_NEAR(sg_q(env, 0), 1);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_ABSENT(sg_q(env, 0));
+    CHECK_ABSENT(sg_q(env, 1));
+    CHECK_NEAR(sg_q(env, 2), 3); /* "tmpx" is not below "tmp" */
+    CHECK_NEAR(sg_q(env, 3), 1);
+    CHECK_ABSENT(sg_q(env, 4));
+    CHECK_NEAR(sg_q(env, 5), 1);
+    const int32_t *deg = sg_obs(env, 0, "probe_degree");
     CHECK_EQ_INT(deg[1], 1); /* 1 -> 0 lost its only attribute: the edge is gone */
     polis_env_destroy(env);
 }
@@ -279,18 +284,20 @@ static void test_rule_order(void)
     for (int k = 0; k < 2; k++) {
         char social[1024];
         snprintf(social, sizeof social, "{\"post_updates\": %s}", orders[k]);
-        polis_env *env = soc_env(2, 100, social,
-                                 "{\"ops\": [" ACCEPT_OPS(0, 1, 0.25, 0.75) ","
-                                 "{\"tick\": 0, \"op\": \"reward\", \"agent\": 0, \"value\": 1},"
-                                 "{\"tick\": 1, \"op\": \"reward\", \"agent\": 0, \"value\": 1}]}",
-                                 NULL);
+        polis_env *env = sg_env(
+            2, 100, social,
+            "{\"ops\": [" ACCEPT_OPS(
+                0, 1, 0.25, 0.75) ","
+                                  "{\"tick\": 0, \"op\": \"reward\", \"agent\": 0, \"value\": 1},"
+                                  "{\"tick\": 1, \"op\": \"reward\", \"agent\": 0, \"value\": 1}]}",
+            NULL);
         CHECK(env != NULL);
         if (!env) return;
         const polis_io *io = polis_env_io(env);
-        CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+        CHECK_EQ_INT(sg_noop(env), POLIS_OK);
         CHECK_NEAR(io->rewards[0], k == 0 ? 1.0 : 0.25);
         CHECK_NEAR(io->rewards[1], k == 0 ? 0.0 : 0.75);
-        CHECK_EQ_INT(soc_noop(env), POLIS_OK);
+        CHECK_EQ_INT(sg_noop(env), POLIS_OK);
         CHECK_NEAR(io->rewards[0], 0.25);
         CHECK_NEAR(io->rewards[1], 0.75);
         polis_env_destroy(env);

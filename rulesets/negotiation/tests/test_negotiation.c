@@ -660,9 +660,10 @@ static void test_scripted(const char *file)
     polis_env_destroy(env);
 }
 
-/* random_ada: AdaSociety's random baseline. In the negotiation stage it never passes while
- * another action is legal (AdaSociety's mask had no no_act there), and only sends legal
- * actions; in the physical stage noop is one of its choices. */
+/* random_ada: AdaSociety's random baseline (society's policy). In the negotiation stage it never
+ * passes while another action is legal (AdaSociety's mask had no no_act there), and only sends
+ * legal actions; in the physical stage noop is one of its choices, and so is produce without
+ * the inputs (AdaSociety's mask offered it; polis flags it illegal). */
 static void test_random_ada(const char *file)
 {
     polis_env *env = open_file(file);
@@ -677,6 +678,8 @@ static void test_random_ada(const char *file)
     const polis_io *io = polis_env_io(env);
     int32_t P = io->n_agents, A = io->n_actions;
     long passes_forced = 0, passes_free = 0, physical_noops = 0, illegal = 0, matched = 0;
+    long illegal_produce = 0;
+    int32_t produce = polis_env_action_id(env, "produce");
     for (uint64_t seed = 1; seed <= 10; seed++) {
         polis_env_reset(env, seed);
         for (int64_t t = 0; !polis_env_done(env); t++) {
@@ -692,7 +695,11 @@ static void test_random_ada(const char *file)
                 if (t >= 20 && io->actions[a] == 0) physical_noops++;
             }
             CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
-            for (int32_t a = 0; a < P; a++) illegal += io->illegal[a];
+            for (int32_t a = 0; a < P; a++) {
+                bool produce_unheld = t >= 20 && io->actions[a] == produce;
+                illegal_produce += io->illegal[a] && produce_unheld;
+                illegal += io->illegal[a] && !produce_unheld;
+            }
             if (t < 20)
                 for (int32_t a = 0; a < P; a++) matched += state(env, a, 1) >= 0;
         }
@@ -701,6 +708,7 @@ static void test_random_ada(const char *file)
     CHECK(passes_free > 0);         /* waiting for the other side's turn: noop only */
     CHECK(physical_noops > 0);
     CHECK_EQ_INT(illegal, 0);
+    CHECK(illegal_produce > 0);
     CHECK(matched > 0); /* requests meet: sessions happen */
     polis_env_destroy(env);
 }

@@ -2,7 +2,7 @@
  * produce with their events, rewards (m·h·r̄ with preferences and scores), capacities and
  * sizes enforced and masked, requirement-gated pick and produce, the built-in recipes as the
  * seeds' tables give them. */
-#include "soc_test.h"
+#include "fixture.h"
 
 enum {
     WOOD,

@@ -2,7 +2,7 @@
  * either id order), cycles, moves into a staying agent or a block, contests with a uniformly
  * random winner from the env RNG, losers whose stay cascades back along a chain, and a
  * contest winner undone by a later cascade. */
-#include "soc_test.h"
+#include "fixture.h"
 
 /* An env on a 6 x 6 torus with agents at the given cells (x, y) and blocks. */
 static polis_env *open_case(int n, const int (*pos)[2], const char *blocks)

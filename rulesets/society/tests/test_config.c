@@ -1,11 +1,11 @@
 /* Configuration: AdaSociety's own files imported (main.json naming task, job, resource and
  * event files; repeated __COMMENT__ and repeated keys; a map file; cyclic static entries;
  * capacities from "max"; max_length), and bad configs refused with the exact place. */
-#include "soc_test.h"
+#include "fixture.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Relative file names in params resolve against the scenario's directory (soc_test.h sets it
+/* Relative file names in params resolve against the scenario's directory (fixture.h sets it
  * to this tests directory); messages name the resolved file. */
 #define ADA "adasociety/config"
 #define ADA_FULL POLIS_SOURCE_DIR "/rulesets/society/tests/adasociety/config"

@@ -2,7 +2,7 @@
  * exports during its load) and a .so plugin (the society service) — with overrides of
  * built-ins, the canonical order, and every refusal; a Lua rule built on the exports
  * (give, pile, set_pile) with its reward semantics. */
-#include "soc_test.h"
+#include "fixture.h"
 
 static const char *ONE_CELL_WORLD =
     "\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}},"

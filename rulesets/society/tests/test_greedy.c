@@ -1,7 +1,7 @@
 /* The greedy baseline (policy.c): its choices on small hand-made maps (a path around a block,
  * across the torus' wrap, produce before pick), never an illegal action over thousands of
  * Exploration steps, clearly more reward than random there, determinism, and no allocation. */
-#include "soc_test.h"
+#include "fixture.h"
 
 /* One agent with fov 2 on a 7x7 map; `content` goes into "static" after the player. */
 static polis_env *one_agent(const char *job, int x, int y, const char *content, test_alloc *al)

@@ -4,7 +4,7 @@
  * and the rewards add up to the value of the final inventories. */
 #include <math.h>
 
-#include "soc_test.h"
+#include "fixture.h"
 
 #define EXPLORATION POLIS_SOURCE_DIR "/rulesets/exploration/exploration_physical.json"
 

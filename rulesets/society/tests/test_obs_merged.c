@@ -10,7 +10,7 @@
  * group switches (Exploration's social actions, dynamic_hard's schedule) all show. */
 #include <cjson/cJSON.h>
 
-#include "soc_test.h"
+#include "fixture.h"
 
 #define MAX_RES 64
 

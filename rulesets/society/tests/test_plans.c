@@ -3,7 +3,7 @@
  * every refusal word for word — then long runs on Exploration and Contract with every agent
  * planning (never an illegal action, masks of a negotiation stage respected), determinism,
  * and no allocation while planning. */
-#include "soc_test.h"
+#include "fixture.h"
 
 #define PREFIX "plan_start: agent 0 (agent_0): "
 

@@ -3,7 +3,7 @@
  * text actions. Shared map and player views come from a stand-in social service. */
 #include <cjson/cJSON.h>
 
-#include "soc_test.h"
+#include "fixture.h"
 
 static const char *PARAMS =
     "{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 6, \"y\": 6}},"

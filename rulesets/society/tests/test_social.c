@@ -1,7 +1,7 @@
 /* society with the real social plugin (plugins/social): shared vision switched on by a social
  * action reaches the map view, the text view and the JSON sharings; the inventory reward
  * is shared inside a weighted group by social's transform. */
-#include "soc_test.h"
+#include "fixture.h"
 
 static const char *PARAMS =
     "{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 8, \"y\": 8}}, \"view\": \"map\","

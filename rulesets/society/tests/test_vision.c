@@ -3,7 +3,7 @@
  * through the social service (a stand-in plugin here): a shared window is placed at its
  * owner's true position, filtered by the owner's requirements, one hop only; the window view
  * ignores sharing. */
-#include "soc_test.h"
+#include "fixture.h"
 
 enum { WOOD, STONE, HAMMER, COAL };
 

@@ -3,7 +3,7 @@
  * content never on blocks, random piles and stations on distinct cells, agents on distinct
  * cells; and no allocation in the step loop, and a clean error with nothing leaked whichever
  * allocation fails during create, reset or step. */
-#include "soc_test.h"
+#include "fixture.h"
 
 #define EXPLORATION POLIS_SOURCE_DIR "/rulesets/exploration/exploration_physical.json"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "polis/plugin.h"
-#include "society.h"
+#include "polis/society.h"
 
 typedef struct pack_params {
     const char *mode;

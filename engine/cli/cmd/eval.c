@@ -1,0 +1,326 @@
+/*
+ * engine/cli/cmd/eval.c — `polis eval`: N episodes of a scenario under a policy, and the mean ±
+ * standard deviation of every per-episode metric.
+ *
+ * The episodes and their metrics are episode.c's (shared with `polis sweep`): the metrics
+ * plugin's "metrics" rendering flattened, the plugin added through an override when the
+ * scenario lacks it (--no-metrics leaves the scenario as it is).
+ *
+ * Actions come from polis_env_policy_act: the kernel's "random", "noop" and "uniform" or any
+ * policy the scenario registers (society's "greedy", a mini-game's "scripted"). Like the rest of the
+ * CLI it uses only the public API (polis.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "session/episode.h"
+#include "session/play.h"
+#include "cmd/commands.h"
+#include "util/util.h"
+#include "session/record.h"
+#include "polis/polis.h"
+
+static int eval_main(cli_args *a);
+
+static const cli_use USES[] = {
+    {.id = CLI_OPT_EPISODES, .help = "episodes (default 10)", .def = "10", .lo = 1, .hi = 1000000},
+    {.id = CLI_OPT_POLICY, .help = "random (default: uniform over the legal actions), noop,\n"
+                     "uniform (over all actions, ignoring the mask), or a policy\n"
+                     "the scenario registers (polis describe lists them, e.g.\n"
+                     "greedy)",
+     .def = "random"},
+    {.id = CLI_OPT_SEED, .help = "seed of the first episode (default: the scenario's \"seed\")",
+     .metavar = "S"},
+    {.id = CLI_OPT_STEPS},
+    {.id = CLI_OPT_JSON_FILE, .help = "also write every episode's metrics and the summary as JSON to\n"
+                        "FILE ('-': stdout, instead of the table)"},
+    {.id = CLI_OPT_NO_METRICS},
+    {.id = CLI_OPT_QUIET, .help = "no progress bar"},
+    {.id = CLI_OPT_SET},
+    {.id = CLI_OPT_AGENTS},
+    {.id = CLI_OPT_RECORD},
+    {.id = CLI_OPT_KEYFRAME_EVERY, .needs = CLI_BIT(CLI_OPT_RECORD)},
+    {.id = CLI_OPT_PLUGIN_PATH},
+};
+
+const cli_command CLI_CMD_EVAL = {
+    .name = "eval",
+    CLI_SCENARIO_AND(USES),
+    .summary = "evaluate a policy: metrics over N episodes (mean and std)",
+    .about = "Plays N episodes of SCENARIO with a policy and prints, for every metric of the\n"
+             "metrics plugin (individual reward, fairness, the oracle and the normalised reward,\n"
+             "completion rate per recipe, degrees, split ratio; plugins/metrics/README.md), its mean\n"
+             "and standard deviation over the episodes and in how many episodes it was defined.\n"
+             "On a game with an oracle, first comes the paper's normalised reward,\n"
+             "total_reward_normalised: the sum of all agents' returns over the oracle\n"
+             "(mean_reward_normalised is the mean per agent). Episode k uses seed S+k-1. A\n"
+             "progress bar is shown when stdout is a terminal.\n",
+    .run = eval_main,
+};
+
+typedef struct eval_args {
+    const char *scenario;
+    const char *plugin_path;
+    const char *policy;
+    const char *json;
+    int64_t episodes, steps;
+    bool has_seed;
+    uint64_t seed;
+    bool no_metrics, quiet;
+    const cli_overrides *overrides; /* --set, --agents: applied after the metrics plugin is added */
+    const char *record;             /* --record FILE */
+    int64_t keyframe_every;         /* --keyframe-every K */
+} eval_args;
+
+/* ---- output -----------------------------------------------------------------------------------
+ */
+
+static const char PAPER_METRIC[] = "total_reward_normalised";
+
+/* The rows of the oracle (plugins/metrics/README.md): printed on a game that has one, one
+ * whose "oracle" metric is defined in some episode, and left out elsewhere, where they could
+ * only say "undefined". */
+static bool oracle_row(const char *key)
+{
+    return strcmp(key, PAPER_METRIC) == 0 || strcmp(key, "mean_reward_normalised") == 0 ||
+           strcmp(key, "oracle") == 0;
+}
+
+static bool has_oracle(const cli_table *t)
+{
+    for (int32_t i = 0; i < t->n_keys; i++)
+        if (strcmp(t->keys[i], "oracle") == 0) return cli_table_stat(t, i).n > 0;
+    return false;
+}
+
+static void print_table(const cli_table *t, const char *scenario, const char *policy, uint64_t seed0,
+                        int64_t total_steps)
+{
+    printf("%s: %" PRId64 " episode%s, policy %s, seeds %" PRIu64 "..%" PRIu64 ", %" PRId64
+           " steps\n",
+           scenario, t->episodes, t->episodes == 1 ? "" : "s", policy, seed0,
+           seed0 + (uint64_t)(t->episodes - 1), total_steps);
+    bool oracle = has_oracle(t);
+    int width = 6;
+    for (int32_t i = 0; i < t->n_keys; i++)
+        if ((oracle || !oracle_row(t->keys[i])) && (int)strlen(t->keys[i]) > width)
+            width = (int)strlen(t->keys[i]);
+    printf("  %-*s  %12s  %10s  %s\n", width, "metric", "mean", "std", "episodes");
+    for (int32_t i = 0; i < t->n_keys; i++) {
+        if (!oracle && oracle_row(t->keys[i])) continue;
+        cli_stat s = cli_table_stat(t, i);
+        if (s.n)
+            printf("  %-*s  %12.6g  %10.4g  %" PRId64 "\n", width, t->keys[i], s.mean, s.sd, s.n);
+        else
+            printf("  %-*s  %12s  %10s  0\n", width, t->keys[i], "undefined", "-");
+    }
+    if (oracle && t->n_keys > 0 && strcmp(t->keys[0], PAPER_METRIC) == 0)
+        printf("%s: the paper's normalised reward (Tables 2, 3, 8): the sum of all agents'\n"
+               "  returns / oracle. mean_reward_normalised: the mean per agent / oracle.\n",
+               PAPER_METRIC);
+}
+
+static cJSON *number_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+/* The JSON document: the run, every episode (its flattened metrics and the metrics plugin's
+ * own object), and the summary. NULL on allocation failure. */
+static char *json_document(const cli_table *t, cJSON *raws, const char *scenario, const char *file,
+                           const char *policy, uint64_t seed0, int64_t steps_limit)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL;
+    char buf[32];
+    ok = ok && cJSON_AddStringToObject(o, "scenario", scenario);
+    ok = ok && cJSON_AddStringToObject(o, "file", file);
+    ok = ok && cJSON_AddStringToObject(o, "policy", policy);
+    snprintf(buf, sizeof buf, "%" PRIu64, seed0);
+    ok = ok && cJSON_AddRawToObject(o, "seed", buf);
+    snprintf(buf, sizeof buf, "%" PRId64, t->episodes);
+    ok = ok && cJSON_AddRawToObject(o, "episodes", buf);
+    snprintf(buf, sizeof buf, "%" PRId64, steps_limit);
+    ok = ok && cJSON_AddRawToObject(o, "steps_limit", steps_limit ? buf : "null");
+    cJSON *eps = ok ? cJSON_AddArrayToObject(o, "per_episode") : NULL;
+    cJSON *sum = eps ? cJSON_AddObjectToObject(o, "summary") : NULL;
+    ok = sum != NULL;
+    for (int64_t e = 0; ok && e < t->episodes; e++) {
+        cJSON *ep = cJSON_CreateObject();
+        ok = ep && cJSON_AddItemToArray(eps, ep);
+        snprintf(buf, sizeof buf, "%" PRId64, e + 1);
+        ok = ok && cJSON_AddRawToObject(ep, "episode", buf);
+        snprintf(buf, sizeof buf, "%" PRIu64, seed0 + (uint64_t)e);
+        ok = ok && cJSON_AddRawToObject(ep, "seed", buf);
+        cJSON *flat = ok ? cJSON_AddObjectToObject(ep, "metrics") : NULL;
+        ok = flat != NULL;
+        for (int32_t i = 0; ok && i < t->n_keys; i++) {
+            cJSON *v = number_or_null(t->values[e * t->cap_keys + i]);
+            ok = v && cJSON_AddItemToObject(flat, t->keys[i], v);
+            if (!ok) cJSON_Delete(v);
+        }
+        cJSON *raw = raws ? cJSON_DetachItemFromArray(raws, 0) : NULL;
+        if (ok && raw && !cJSON_AddItemToObject(ep, "plugin", raw)) {
+            cJSON_Delete(raw);
+            ok = false;
+        }
+    }
+    for (int32_t i = 0; ok && i < t->n_keys; i++) {
+        cli_stat s = cli_table_stat(t, i);
+        cJSON *m = cJSON_CreateObject();
+        ok = m && cJSON_AddItemToObject(sum, t->keys[i], m);
+        if (!ok) {
+            cJSON_Delete(m);
+            break;
+        }
+        cJSON *mean = s.n ? number_or_null(s.mean) : cJSON_CreateNull();
+        cJSON *std = s.n ? number_or_null(s.sd) : cJSON_CreateNull();
+        ok = mean && cJSON_AddItemToObject(m, "mean", mean);
+        if (!ok) cJSON_Delete(mean);
+        ok = ok && std && cJSON_AddItemToObject(m, "std", std);
+        if (!ok) cJSON_Delete(std);
+        snprintf(buf, sizeof buf, "%" PRId64, s.n);
+        ok = ok && cJSON_AddRawToObject(m, "n", buf);
+    }
+    char *text = ok ? cJSON_Print(o) : NULL;
+    cJSON_Delete(o);
+    return text;
+}
+
+/* ---- running ------------------------------------------------------------------------------------
+ */
+
+static int eval_main(cli_args *args)
+{
+    eval_args a = {
+        .plugin_path = cli_text(args, CLI_OPT_PLUGIN_PATH),
+        .policy = cli_text(args, CLI_OPT_POLICY),
+        .json = cli_text(args, CLI_OPT_JSON_FILE),
+        .episodes = cli_num(args, CLI_OPT_EPISODES),
+        .steps = cli_num(args, CLI_OPT_STEPS),
+        .has_seed = cli_has(args, CLI_OPT_SEED),
+        .seed = args->v[CLI_OPT_SEED].u64,
+        .no_metrics = cli_has(args, CLI_OPT_NO_METRICS),
+        .quiet = cli_has(args, CLI_OPT_QUIET),
+        .overrides = &args->overrides,
+        .record = cli_text(args, CLI_OPT_RECORD),
+        .keyframe_every = cli_num(args, CLI_OPT_KEYFRAME_EVERY),
+    };
+    int rc;
+    if (!(a.scenario = cli_scenario(args->name, args->pos[0]))) return EXIT_ENV;
+    bool oom = false;
+    char *overrides = cli_eval_overrides(a.scenario, a.overrides->obj, !a.no_metrics, &oom);
+    if (oom) {
+        fprintf(stderr, "polis: out of memory\n");
+        return EXIT_ENV;
+    }
+    polis_env *env = cli_env_open(a.scenario, a.plugin_path, overrides, false);
+    if (!env) {
+        cJSON_free(overrides);
+        return EXIT_ENV;
+    }
+    int32_t policy;
+    if ((rc = cli_find_policy(env, "eval", a.policy, &policy)) != 0) {
+        if (overrides) cJSON_free(overrides);
+        polis_env_destroy(env);
+        return rc;
+    }
+    /* every episode into one recording, each end line with the episode's metrics */
+    polis_recorder *rec = NULL;
+    if (a.record) {
+        char *pol_text = cli_record_policies(env, a.policy);
+        uint64_t first = a.has_seed ? a.seed : polis_env_default_seed(env);
+        if (pol_text)
+            rec = cli_record_open(a.record, env, a.scenario, overrides, first, a.keyframe_every,
+                                  pol_text, "eval");
+        cJSON_free(pol_text);
+        if (!rec) {
+            if (overrides) cJSON_free(overrides);
+            polis_env_destroy(env);
+            return EXIT_ENV;
+        }
+    }
+    if (overrides) cJSON_free(overrides);
+    bool has_metrics = cli_has_metrics(env);
+    bool to_stdout = a.json && strcmp(a.json, "-") == 0;
+    bool bar = !a.quiet && !to_stdout && isatty(STDOUT_FILENO);
+
+    int32_t n = polis_env_n_agents(env);
+    uint64_t seed0 = a.has_seed ? a.seed : polis_env_default_seed(env);
+    cli_table t = {.episodes = a.episodes};
+    cJSON *raws = a.json ? cJSON_CreateArray() : NULL;
+    double *returns = calloc((size_t)n + 1, sizeof *returns);
+    int64_t total_steps = 0;
+    double t0 = cli_now();
+    if (!returns || (a.json && !raws)) {
+        fprintf(stderr, "polis: out of memory\n");
+        rc = EXIT_ENV;
+        goto out;
+    }
+    /* The paper's normalised reward (seeds/000 Tables 2, 3 and 8: the sum of every agent's
+     * return over the oracle) comes first, the per-agent figure next to it; the rest in the
+     * order the metrics plugin writes them. */
+    if (has_metrics) {
+        cli_table_key(&t, PAPER_METRIC);
+        cli_table_key(&t, "mean_reward_normalised");
+    }
+    for (int64_t ep = 0; ep < a.episodes; ep++) {
+        cli_episode e;
+        char why[1024];
+        if (!cli_play_episode(env, policy, seed0 + (uint64_t)ep, a.steps, has_metrics,
+                              raws != NULL, returns, rec, &e, why, sizeof why)) {
+            fprintf(stderr, "polis: %s\n", why);
+            rc = EXIT_ENV;
+            goto out;
+        }
+        total_steps += e.steps;
+        cli_table_add(&t, ep, e.metrics);
+        if (e.raw && cJSON_AddItemToArray(raws, e.raw)) e.raw = NULL;
+        cli_episode_free(&e);
+        if (t.oom) {
+            fprintf(stderr, "polis: out of memory\n");
+            rc = EXIT_ENV;
+            goto out;
+        }
+        if (bar) cli_progress(stdout, ep + 1, a.episodes, 0, cli_now() - t0);
+    }
+    if (bar) fputs("\r\033[K", stdout);
+    if (!to_stdout) print_table(&t, polis_env_name(env), a.policy, seed0, total_steps);
+    if (a.json) {
+        char *doc =
+            json_document(&t, raws, polis_env_name(env), a.scenario, a.policy, seed0, a.steps);
+        if (!doc) {
+            fprintf(stderr, "polis: out of memory\n");
+            rc = EXIT_ENV;
+            goto out;
+        }
+        FILE *f = to_stdout ? stdout : fopen(a.json, "w");
+        bool written = f && fputs(doc, f) >= 0 && fputc('\n', f) != EOF;
+        if (f && !to_stdout && fclose(f) != 0) written = false;
+        if (!written) {
+            fprintf(stderr, "polis: cannot write %s: %s\n", a.json, strerror(errno));
+            rc = EXIT_ENV;
+        }
+        cJSON_free(doc);
+    }
+    fflush(stdout);
+    goto out;
+out:
+    if (rec && polis_recorder_close(rec) != POLIS_OK && rc == 0) {
+        fprintf(stderr, "polis: --record %s: writing the recording failed\n", a.record);
+        rc = EXIT_ENV;
+    }
+    cli_table_free(&t);
+    free(returns);
+    cJSON_Delete(raws);
+    polis_env_destroy(env);
+    return rc;
+}

@@ -1,0 +1,253 @@
+/*
+ * engine/cli/transport/http.c — HTTP and WebSocket over libwebsockets (Debian's
+ * libwebsockets-dev): where the browser viewer's files are, the event loop `polis view` and
+ * `polis serve --http` run, and the server of `polis view` (http.h).
+ *
+ * `polis view` serves two mounts: a file mount with the viewer's directory, and a callback mount
+ * with the recording under /recording/NAME and nothing else there. The served set is exactly
+ * those two; any other path is 404 (libwebsockets normalises "..", and the recording mount
+ * compares the whole name). With follow a WebSocket protocol ("polis-follow") streams the
+ * recording from its start and then what is appended to it, so the page can watch a recording
+ * being written.
+ */
+/* realpath() (XSI), for the served paths. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "transport/http.h"
+#include "util/util.h"
+
+#ifdef POLIS_HAVE_LWS
+#include <libwebsockets.h>
+#endif
+
+/* Does dir hold the viewer (its index.html)? */
+static bool viewer_at(const char *dir)
+{
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/index.html", dir);
+    return n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0;
+}
+
+/* The viewer's directory, as a real path, into out (PATH_MAX). False when none is found. */
+bool cli_find_viewer(char *out)
+{
+    const char *env = getenv("POLIS_VIEWER_DIR");
+    if (env && *env) return viewer_at(env) && realpath(env, out) != NULL;
+    char exe[PATH_MAX];
+    if (cli_exe_dir(exe)) {
+        char dir[PATH_MAX];
+        int m = snprintf(dir, sizeof dir, "%s/%s", exe, POLIS_VIEWER_REL_BINDIR);
+        if (m > 0 && (size_t)m < sizeof dir && viewer_at(dir) && realpath(dir, out)) return true;
+    }
+    if (viewer_at(POLIS_VIEWER_SOURCE_DIR) && realpath(POLIS_VIEWER_SOURCE_DIR, out)) return true;
+    return viewer_at(POLIS_VIEWER_INSTALL_DIR) && realpath(POLIS_VIEWER_INSTALL_DIR, out) != NULL;
+}
+
+#ifdef POLIS_HAVE_LWS
+
+/* The name the recording is served under: its base name with anything but [A-Za-z0-9._-]
+ * made '_' (so the URL needs no escaping), never starting with '.'. */
+static void served_name(const char *path, char *out, size_t cap)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t i = 0;
+    for (; base[i] && i + 1 < cap; i++) {
+        char c = base[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        out[i] = ok ? c : '_';
+    }
+    out[i] = '\0';
+    if (out[0] == '.') out[0] = '_';
+}
+
+typedef struct view_state {
+    char file[PATH_MAX];     /* the recording, as a real path */
+    char url_path[PATH_MAX]; /* "/NAME": the path under the /recording mount */
+    const char *mime;
+} view_state;
+
+/* --follow: one WebSocket client reading the recording from its start, then what is appended,
+ * in binary messages of at most FOLLOW_CHUNK bytes; polled every FOLLOW_POLL_US when it has
+ * caught up. */
+enum { FOLLOW_CHUNK = 64 * 1024, FOLLOW_POLL_US = 100 * 1000 };
+
+typedef struct follow_session {
+    FILE *f;
+    unsigned char buf[LWS_PRE + FOLLOW_CHUNK];
+} follow_session;
+
+static int view_follow(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                       size_t len)
+{
+    follow_session *fs = user;
+    switch (reason) {
+    case LWS_CALLBACK_ESTABLISHED: {
+        const view_state *vs = lws_context_user(lws_get_context(wsi));
+        fs->f = fopen(vs->file, "rb");
+        if (!fs->f) return -1;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    case LWS_CALLBACK_SERVER_WRITEABLE: {
+        if (!fs->f) return -1;
+        size_t n = fread(fs->buf + LWS_PRE, 1, FOLLOW_CHUNK, fs->f);
+        if (n == 0) {
+            clearerr(fs->f); /* at the end for now: look again later */
+            lws_set_timer_usecs(wsi, FOLLOW_POLL_US);
+            return 0;
+        }
+        if (lws_write(wsi, fs->buf + LWS_PRE, n, LWS_WRITE_BINARY) < (int)n) return -1;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); return 0;
+    case LWS_CALLBACK_CLOSED:
+        if (fs->f) fclose(fs->f);
+        fs->f = NULL;
+        return 0;
+    default: return 0;
+    }
+}
+
+static volatile sig_atomic_t view_interrupted;
+
+static void view_on_signal(int sig)
+{
+    (void)sig;
+    view_interrupted = 1;
+}
+
+void cli_lws_run(struct lws_context *ctx)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = view_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int n = 0;
+    while (n >= 0 && !view_interrupted) n = lws_service(ctx, 0);
+}
+
+/* The /recording mount: the one file, or 404. */
+static int view_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                     size_t len)
+{
+    if (reason == LWS_CALLBACK_HTTP) {
+        const view_state *vs = lws_context_user(lws_get_context(wsi));
+        const char *path = in ? (const char *)in : "";
+        if (strcmp(path, vs->url_path) == 0) {
+            int n = lws_serve_http_file(wsi, vs->file, vs->mime, NULL, 0);
+            if (n < 0 || (n > 0 && lws_http_transaction_completed(wsi))) return -1;
+            return 0;
+        }
+        if (lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL)) return -1;
+        return lws_http_transaction_completed(wsi) ? -1 : 0;
+    }
+    return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+static int serve(const char *viewer, view_state *vs, int port, const char *name, bool follow)
+{
+    static const struct lws_protocols protocols[] = {
+        {"http", view_http, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 0, 0, 0, NULL, 0},
+    };
+    /* --follow adds the WebSocket protocol the page asks for ("polis-follow"). */
+    static const struct lws_protocols follow_protocols[] = {
+        {"http", view_http, 0, 0, 0, NULL, 0},
+        {"polis-follow", view_follow, sizeof(follow_session), 0, 0, NULL, 0},
+        {NULL, NULL, 0, 0, 0, NULL, 0},
+    };
+    struct lws_http_mount rec_mount, viewer_mount;
+    memset(&rec_mount, 0, sizeof rec_mount);
+    rec_mount.mountpoint = "/recording";
+    rec_mount.mountpoint_len = (unsigned char)strlen("/recording");
+    rec_mount.protocol = "http";
+    rec_mount.origin_protocol = LWSMPRO_CALLBACK;
+    memset(&viewer_mount, 0, sizeof viewer_mount);
+    viewer_mount.mount_next = &rec_mount;
+    viewer_mount.mountpoint = "/";
+    viewer_mount.mountpoint_len = 1;
+    viewer_mount.origin = viewer;
+    viewer_mount.def = "index.html";
+    viewer_mount.origin_protocol = LWSMPRO_FILE;
+
+    lws_set_log_level(LLL_ERR, NULL);
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_DISABLE_IPV6;
+    info.user = vs;
+    struct lws_context *ctx = lws_create_context(&info);
+    if (!ctx) {
+        fprintf(stderr, "polis: view: cannot start libwebsockets\n");
+        return EXIT_ENV;
+    }
+    info.port = port;
+    info.iface = "127.0.0.1";
+    info.protocols = follow ? follow_protocols : protocols;
+    info.mounts = &viewer_mount;
+    info.vhost_name = "localhost";
+    struct lws_vhost *vh = lws_create_vhost(ctx, &info);
+    if (!vh) {
+        fprintf(stderr, "polis: view: cannot listen on 127.0.0.1:%d\n", port);
+        lws_context_destroy(ctx);
+        return EXIT_ENV;
+    }
+    int bound = lws_get_vhost_listen_port(vh);
+    printf("http://127.0.0.1:%d/?file=/recording/%s%s\n", bound, name, follow ? "&follow=1" : "");
+    fflush(stdout);
+    fprintf(stderr, "polis view: serving %s and the viewer in %s; Ctrl-C stops\n", vs->file,
+            viewer);
+
+    cli_lws_run(ctx);
+    lws_context_destroy(ctx);
+    return 0;
+}
+
+#endif
+
+int cli_http_serve_recording(const char *viewer, const char *file, int port, bool follow)
+{
+#ifdef POLIS_HAVE_LWS
+    view_state *vs = calloc(1, sizeof *vs);
+    if (!vs) {
+        fprintf(stderr, "polis: view: out of memory\n");
+        return EXIT_ENV;
+    }
+    if (!realpath(file, vs->file)) {
+        fprintf(stderr, "polis: view: %s: %s\n", file, strerror(errno));
+        free(vs);
+        return EXIT_ENV;
+    }
+    char name[256];
+    served_name(vs->file, name, sizeof name);
+    snprintf(vs->url_path, sizeof vs->url_path, "/%s", name);
+    size_t nl = strlen(name);
+    vs->mime =
+        nl > 3 && strcmp(name + nl - 3, ".gz") == 0 ? "application/gzip" : "application/x-ndjson";
+    int rc = serve(viewer, vs, port, name, follow);
+    free(vs);
+    return rc;
+#else
+    (void)file;
+    (void)port;
+    (void)follow;
+    fprintf(stderr,
+            "polis: view: this polis was built without libwebsockets (install libwebsockets-dev "
+            "and rebuild); open %s/index.html from a web server of your own, or choose the file "
+            "on the page\n",
+            viewer);
+    return EXIT_ENV;
+#endif
+}
