@@ -439,3 +439,36 @@ void polis__plugins_unload(polis_env *env)
         ctx->path = NULL;
     }
 }
+
+/* ---- what the scenario loaded (polis/env.h) ------------------------------------------------ */
+
+static bool loaded(const polis_ctx *c)
+{
+    return c->kind == POLIS__CTX_PLUGIN || c->kind == POLIS__CTX_SCRIPT;
+}
+
+int32_t polis_env_n_plugins(const polis_env *env)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; env && i < env->n_ctxs; i++) n += loaded(env->ctxs[i]);
+    return n;
+}
+
+polis_status polis_env_plugin(const polis_env *env, int32_t i, polis_plugin_info *out)
+{
+    if (!env || !out || i < 0) return POLIS_ERR_INVALID;
+    for (int32_t c = 0; c < env->n_ctxs; c++) {
+        const polis_ctx *ctx = env->ctxs[c];
+        if (!loaded(ctx) || i-- > 0) continue;
+        bool so = ctx->kind == POLIS__CTX_PLUGIN;
+        const char *path = so ? ctx->path : ctx->scn_script ? ctx->scn_script->path : NULL;
+        *out = (polis_plugin_info){
+            .name = ctx->name,
+            .version = so && ctx->desc && ctx->desc->version ? ctx->desc->version : "",
+            .kind = so ? POLIS_PLUGIN_SO : POLIS_PLUGIN_LUA,
+            .path = path ? path : "",
+        };
+        return POLIS_OK;
+    }
+    return POLIS_ERR_INVALID;
+}

@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/env.h"
 
 #define SPIN_ROUNDS 64   /* pause instructions before a waiting thread starts yielding */
 #define YIELD_ROUNDS 256 /* sched_yield calls before it sleeps */

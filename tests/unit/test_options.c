@@ -140,7 +140,7 @@ static void test_overrides_errors(void)
     CHECK_EQ_STR(ov_error("{\"plugins..x\": 1}"),
                  "overrides: \"plugins..x\": empty key in the path");
     CHECK_EQ_STR(ov_error("{\"plugins[x]\": 1}"),
-                 "overrides: \"plugins[x]\": expected [N] or [\"key\"] at byte 7 of the path");
+                 "overrides: \"plugins[x]\": expected [N], [+] or [\"key\"] at byte 7 of the path");
     CHECK_EQ_STR(ov_error("{\"plugins]\": 1}"), "overrides: \"plugins]\": unexpected ']'");
     CHECK_EQ_STR(ov_error("{\"agents\": 1e999}"),
                  "overrides: \"agents\": number out of range for a double");
@@ -160,6 +160,53 @@ static void test_overrides_errors(void)
     CHECK_CONTAINS(ov_error("{\"plugins.walker.params.items\": 400}"),
                    "walker: 4 agents and 400 items do not fit on 12x12 cells (scenario with "
                    "overrides)");
+}
+
+/* A final `[+]` appends to an array, creating a missing one; the appended element is read
+ * at its place like any other (`--set 'scripts[+]={"path": "bonus.lua"}'`). */
+static void test_overrides_append(void)
+{
+    polis_error err;
+    /* walker.json has no "scripts": [+] creates the array, the script loads. */
+    polis_env *env = with_overrides("{\"scripts[+]\": {\"path\": \"first_item.lua\"}}", &err);
+    CHECK(env != NULL);
+    if (env) {
+        CHECK_EQ_INT(polis_env_n_reward_fns(env), 2);
+        CHECK_EQ_STR(polis_env_reward_fn_name(env, 1), "first_item");
+        polis_env_destroy(env);
+    }
+    /* Appends apply in order, after the elements already there. */
+    const char *s = "{\"agents\": {\"count\": 4, \"names\": [\"a\", \"b\"]},"
+                    " \"plugins\": [\"gather\"], \"grid\": {\"width\": 6, \"height\": 6}}";
+    polis_options o = test_options(NULL, NULL);
+    o.overrides = "{\"agents.names[+]\": \"c\", \"agents.names[+]\": \"d\"}";
+    env = NULL;
+    CHECK_EQ_INT(polis_env_create_json(s, strlen(s), &o, &env, &err), POLIS_OK);
+    if (env) {
+        CHECK_EQ_STR(polis_env_agent_name(env, 2), "c");
+        CHECK_EQ_STR(polis_env_agent_name(env, 3), "d");
+        polis_env_destroy(env);
+    }
+    /* The appended element is checked where it lands. */
+    o.overrides = "{\"agents.names[+]\": \"b\", \"agents.names[+]\": \"e\"}";
+    CHECK_EQ_INT(polis_env_create_json(s, strlen(s), &o, &env, &err), POLIS_ERR_CONFIG);
+    CHECK_CONTAINS(err.message, "agents.names[2]: duplicate agent name \"b\" (scenario with "
+                                "overrides)");
+    CHECK_EQ_STR(ov_error("{\"grid[+]\": 1}"),
+                 "overrides: \"grid[+]\": grid is an object, not an array: [+] appends to an "
+                 "array");
+    CHECK_EQ_STR(ov_error("{\"seed[+]\": 1}"),
+                 "overrides: \"seed[+]\": seed is a number, not an array: [+] appends to an array");
+    CHECK_EQ_STR(ov_error("{\"[+]\": 1}"),
+                 "overrides: \"[+]\": top level is an object, not an array: [+] appends to an "
+                 "array");
+    CHECK_EQ_STR(ov_error("{\"plugins[+].params\": {}}"),
+                 "overrides: \"plugins[+].params\": [+] appends a value, so it can only be the "
+                 "last step");
+    CHECK_EQ_STR(ov_error("{\"plugins[+]\": null}"),
+                 "overrides: \"plugins[+]\": null cannot be appended (null removes)");
+    CHECK_EQ_STR(ov_error("{\"plugins[+\": 1}"),
+                 "overrides: \"plugins[+\": expected [N], [+] or [\"key\"] at byte 7 of the path");
 }
 
 /* A host built against the 0.1 header passes the shorter struct: the fields it does not
@@ -320,6 +367,7 @@ int main(void)
 {
     test_overrides_apply();
     test_overrides_errors();
+    test_overrides_append();
     test_old_struct();
     test_no_obs();
     test_max_memory();
