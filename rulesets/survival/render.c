@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "survival.h"
+#include "internal.h"
 
 /* One character per block id, then the marks drawn over blocks. */
 static const char BLOCK_CH[SV_N_BLOCKS] = {'?', 'X', '.', '~', '#', 'T', 'w', '_', 'c',

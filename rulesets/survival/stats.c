@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "polis/polis.h"
-#include "sv.h"
+#include "core.h"
 
 typedef struct tally {
     int32_t ev_ach, ev_death, ev_craft;

@@ -2,7 +2,7 @@
  * survival — Craftax-Classic with MAC's many players as a polis ruleset (README.md has the
  * rules; specs/survival.md every number).
  *
- * The game itself is the core in sv_world.c, sv_rules.c and sv_obs.c (sv.h); this file
+ * The game itself is the core in sv_world.c, sv_rules.c and sv_obs.c (core.h); this file
  * makes it a plugin:
  *   init():  parameters into sv_params, one allocation for the world, the 16 actions (their
  *            handlers only record the choice: the game resolves all players at once), the
@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "survival.h"
+#include "internal.h"
 
 /* ---- actions and masks ------------------------------------------------------------------ */
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sv.h"
+#include "core.h"
 
 static const int32_t DR[5] = {0, 0, 0, -1, 1}; /* by action id 0..4 */
 static const int32_t DC[5] = {0, -1, 1, 0, 0};

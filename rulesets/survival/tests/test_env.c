@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sv.h"
+#include "core.h"
 #include "testutil.h"
 
 #define CLASSIC POLIS_SOURCE_DIR "/rulesets/survival/survival_classic.json"

@@ -1,4 +1,4 @@
-/* The survival rules on crafted states (README; specs/survival.md §13): the core (sv.h) is
+/* The survival rules on crafted states (README; specs/survival.md §13): the core (core.h) is
  * driven directly — a flat grass world, players and mobs put where a check needs them — so
  * every number of the spec is pinned: light samples, intrinsic timings, the crafting and
  * placement tables, DO, movement, damage, mobs and their attacks, spawn and despawn
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sv.h"
+#include "core.h"
 
 static sv_world *world_new(const sv_params *p)
 {

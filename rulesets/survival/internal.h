@@ -1,11 +1,11 @@
-/* survival.h — the survival plugin's state, shared by survival.c (lifecycle, parameters,
+/* internal.h — the survival plugin's state, shared by survival.c (lifecycle, parameters,
  * hooks), render.c (text and JSON views, the action parser) and policy.c (the scripted
- * baseline). The game itself is the core in sv.h. */
-#ifndef SURVIVAL_H
-#define SURVIVAL_H
+ * baseline). The game itself is the core in core.h. */
+#ifndef SURVIVAL_INTERNAL_H
+#define SURVIVAL_INTERNAL_H
 
 #include "polis/plugin.h"
-#include "sv.h"
+#include "core.h"
 
 typedef struct survival {
     const polis_host *h;

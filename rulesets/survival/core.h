@@ -1,5 +1,5 @@
 /*
- * sv.h — the survival game's core: Craftax-Classic's world and rules with MAC's many players
+ * core.h — the survival game's core: Craftax-Classic's world and rules with MAC's many players
  * (README.md is the reference of the rules; specs/survival.md the source of every number).
  *
  * The core knows nothing of the kernel: a sv_world is one game (map, mobs, plants, players),
@@ -10,8 +10,8 @@
  *
  * Positions are (row, col), both 0..63: UP decreases the row, LEFT decreases the column.
  */
-#ifndef SV_H
-#define SV_H
+#ifndef SURVIVAL_CORE_H
+#define SURVIVAL_CORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
