@@ -192,8 +192,13 @@ typedef struct sv_player {
     int32_t pvp_hits, pvp_hurt; /* successful PvP hits given / taken this step */
     int32_t cause;       /* sv_cause of the last harm */
     float reward;        /* this step's reward (after the reward mode) */
-    /* counters for metrics (this episode) */
-    int32_t crafts, crafts_others; /* crafts, and those that used another player's station */
+    /* counters for metrics (this episode). Every craft needs a table; the iron tools also a
+     * furnace. A craft counts as "own" when a station of that kind among the crafter's 8
+     * neighbours was placed by the crafter (MAC's tracker), as "other" when one was placed by
+     * another player; with both beside it, it counts as both. */
+    int32_t crafts, crafts_others; /* crafts, and those with another player's station beside */
+    int32_t crafts_own_table, crafts_other_table;
+    int32_t crafts_furnace, crafts_own_furnace, crafts_other_furnace;
     /* incremental observation: the buffer written last, its view cells' block ids (255 =
      * unknown) and the mob and player marks it set */
     void *obs_dst;
@@ -205,15 +210,24 @@ typedef struct sv_player {
 /* Something a step did that the plugin turns into bus events. */
 typedef enum sv_note_kind {
     SV_NOTE_ACHIEVEMENT = 0, /* a = achievement */
-    SV_NOTE_CRAFT,           /* a = action, b = table owner, c = furnace owner (-1 none) */
+    SV_NOTE_CRAFT,           /* a = action, b = table owner, c = furnace owner (-1 none; another
+                                player's station when there is one), near = every station */
     SV_NOTE_KILL,            /* a = mob kind */
     SV_NOTE_DEATH,           /* a = cause */
     SV_NOTE_ATTACK,          /* a = victim player */
     SV_NOTE_PLACE,           /* a = block, b = row, c = col */
 } sv_note_kind;
 
+/* The tables and furnaces among a crafter's 8 neighbours (row by row: NW, N, NE, W, E, SW, S,
+ * SE), each by the player who placed it (-1: nobody, e.g. a script). */
+typedef struct sv_stations {
+    int16_t tables[8], furnaces[8];
+    int8_t n_tables, n_furnaces;
+} sv_stations;
+
 typedef struct sv_note {
     int32_t kind, player, a, b, c;
+    sv_stations near; /* SV_NOTE_CRAFT: every station beside the crafter */
 } sv_note;
 
 typedef struct sv_world {

@@ -77,7 +77,14 @@ static polis_status publish_notes(survival *s)
             break;
         }
         case SV_NOTE_CRAFT: {
-            int32_t ev[4] = {nt->player, nt->a, nt->b, nt->c};
+            /* agent, action, table_owner, furnace_owner, tables, furnaces, table_1..8,
+             * furnace_1..8 (-2 past the count) */
+            int32_t ev[6 + 16] = {nt->player, nt->a, nt->b, nt->c, nt->near.n_tables,
+                                  nt->near.n_furnaces};
+            for (int32_t q = 0; q < 8; q++) {
+                ev[6 + q] = q < nt->near.n_tables ? nt->near.tables[q] : -2;
+                ev[14 + q] = q < nt->near.n_furnaces ? nt->near.furnaces[q] : -2;
+            }
             st = h->publish(s->ctx, s->ev_crafted, ev, sizeof ev);
             break;
         }
@@ -440,10 +447,18 @@ static polis_status register_all(survival *s)
 
     static const polis_field_def ACH[2] = {{"agent", POLIS_FIELD_I32},
                                            {"achievement", POLIS_FIELD_I32}};
-    static const polis_field_def CRAFT[4] = {{"agent", POLIS_FIELD_I32},
-                                             {"action", POLIS_FIELD_I32},
-                                             {"table_owner", POLIS_FIELD_I32},
-                                             {"furnace_owner", POLIS_FIELD_I32}};
+    static const polis_field_def CRAFT[22] = {
+        {"agent", POLIS_FIELD_I32},      {"action", POLIS_FIELD_I32},
+        {"table_owner", POLIS_FIELD_I32}, {"furnace_owner", POLIS_FIELD_I32},
+        {"tables", POLIS_FIELD_I32},     {"furnaces", POLIS_FIELD_I32},
+        {"table_1", POLIS_FIELD_I32},    {"table_2", POLIS_FIELD_I32},
+        {"table_3", POLIS_FIELD_I32},    {"table_4", POLIS_FIELD_I32},
+        {"table_5", POLIS_FIELD_I32},    {"table_6", POLIS_FIELD_I32},
+        {"table_7", POLIS_FIELD_I32},    {"table_8", POLIS_FIELD_I32},
+        {"furnace_1", POLIS_FIELD_I32},  {"furnace_2", POLIS_FIELD_I32},
+        {"furnace_3", POLIS_FIELD_I32},  {"furnace_4", POLIS_FIELD_I32},
+        {"furnace_5", POLIS_FIELD_I32},  {"furnace_6", POLIS_FIELD_I32},
+        {"furnace_7", POLIS_FIELD_I32},  {"furnace_8", POLIS_FIELD_I32}};
     static const polis_field_def KILL[4] = {{"agent", POLIS_FIELD_I32},
                                             {"mob", POLIS_FIELD_I32},
                                             {"row", POLIS_FIELD_I32},
@@ -459,7 +474,7 @@ static polis_status register_all(survival *s)
                                              {"row", POLIS_FIELD_I32},
                                              {"col", POLIS_FIELD_I32}};
     if ((st = h->event_type(ctx, "survival.achievement", ACH, 2, &s->ev_achievement)) ||
-        (st = h->event_type(ctx, "survival.crafted", CRAFT, 4, &s->ev_crafted)) ||
+        (st = h->event_type(ctx, "survival.crafted", CRAFT, 22, &s->ev_crafted)) ||
         (st = h->event_type(ctx, "survival.mob_killed", KILL, 4, &s->ev_killed)) ||
         (st = h->event_type(ctx, "survival.death", DEATH, 4, &s->ev_death)) ||
         (st = h->event_type(ctx, "survival.attack", ATTACK, 2, &s->ev_attack)) ||
@@ -535,6 +550,11 @@ static int32_t stat_of(const sv_world *w, int32_t agent, const char *name)
     if (strcmp(name, "achievements") == 0) return (int32_t)pl->ach;
     if (strcmp(name, "crafts") == 0) return pl->crafts;
     if (strcmp(name, "crafts_with_others") == 0) return pl->crafts_others;
+    if (strcmp(name, "crafts_own_table") == 0) return pl->crafts_own_table;
+    if (strcmp(name, "crafts_other_table") == 0) return pl->crafts_other_table;
+    if (strcmp(name, "crafts_furnace") == 0) return pl->crafts_furnace;
+    if (strcmp(name, "crafts_own_furnace") == 0) return pl->crafts_own_furnace;
+    if (strcmp(name, "crafts_other_furnace") == 0) return pl->crafts_other_furnace;
     return -1;
 }
 
@@ -571,8 +591,9 @@ static int32_t ex_active(polis_ctx *ctx, int32_t kind)
 static const polis_export EXPORTS[] = {
     {"stat", "i32(ctx,i32,str)", (void (*)(void))ex_stat,
      "a player's value by name: an item (wood, ..., iron_sword), health, food, drink, energy, "
-     "row, col, facing, alive, sleeping, achievements (bit mask), crafts, crafts_with_others; "
-     "-1 for a bad agent or name"},
+     "row, col, facing, alive, sleeping, achievements (bit mask), crafts, crafts_with_others, "
+     "crafts_own_table, crafts_other_table, crafts_furnace, crafts_own_furnace, "
+     "crafts_other_furnace; -1 for a bad agent or name"},
     {"give", "i32(ctx,i32,str,i32)", (void (*)(void))ex_give,
      "adds amount (may be negative) of an item to a player, kept in 0..9; the new count or -1"},
     {"block", "i32(ctx,i32,i32)", (void (*)(void))ex_block,

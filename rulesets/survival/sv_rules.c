@@ -20,7 +20,7 @@ static inline int32_t iabs(int32_t v) { return v < 0 ? -v : v; }
 
 static void note(sv_world *w, int32_t kind, int32_t player, int32_t a, int32_t b, int32_t c)
 {
-    if (w->n_notes < w->note_cap) w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c};
+    if (w->n_notes < w->note_cap) w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c, {{0}, {0}, 0, 0}};
 }
 
 static void unlock(sv_world *w, int32_t player, int32_t ach)
@@ -105,31 +105,52 @@ static void settle_reference(sv_world *w, polis_rng *rng)
 
 /* ---- crafting (§5.2) ------------------------------------------------------------------------ */
 
-/* The table or furnace next to the player (8 neighbours) that enables a craft: one owned by
- * another player when there is one, else any. Returns false when there is none. */
-static bool station_near(const sv_world *w, const sv_player *pl, int32_t block, int32_t me,
-                         int32_t *owner)
+/* The tables and furnaces among the player's 8 in-map neighbours, with their owners. */
+static void stations_near(const sv_world *w, const sv_player *pl, sv_stations *st)
 {
-    bool found = false;
+    st->n_tables = st->n_furnaces = 0;
     for (int32_t dr = -1; dr <= 1; dr++)
         for (int32_t dc = -1; dc <= 1; dc++) {
             int32_t r = pl->r + dr, c = pl->c + dc;
-            if ((dr == 0 && dc == 0) || !sv_in_map(r, c) || w->map[r][c] != block) continue;
-            int32_t o = w->placed_by[r][c];
-            if (!found || (*owner == me || *owner < 0)) *owner = o;
-            found = true;
+            if ((dr == 0 && dc == 0) || !sv_in_map(r, c)) continue;
+            if (w->map[r][c] == SV_TABLE) st->tables[st->n_tables++] = w->placed_by[r][c];
+            if (w->map[r][c] == SV_FURNACE) st->furnaces[st->n_furnaces++] = w->placed_by[r][c];
         }
-    return found;
+}
+
+/* One owner standing for a list (the event's table_owner and furnace_owner): the first
+ * station another player placed, else the last one; -1 for none. */
+static int32_t summary_owner(const int16_t *owners, int32_t n, int32_t me)
+{
+    int32_t o = -1;
+    for (int32_t k = 0; k < n; k++)
+        if (k == 0 || o == me || o < 0) o = owners[k];
+    return o;
+}
+
+/* Whether the crafter's own station is in the list, and another player's. */
+static void owners_of(const int16_t *owners, int32_t n, int32_t me, int32_t *own, int32_t *other)
+{
+    bool mine = false, theirs = false;
+    for (int32_t k = 0; k < n; k++) {
+        mine |= owners[k] == me;
+        theirs |= owners[k] >= 0 && owners[k] != me;
+    }
+    *own += mine;
+    *other += theirs;
 }
 
 static void craft(sv_world *w, int32_t i)
 {
     sv_player *pl = &w->players[i];
-    int32_t a = pl->act, *inv = pl->inv, table = -1, furnace = -1;
-    if (a < SV_MAKE_WOOD_PICKAXE || !station_near(w, pl, SV_TABLE, i, &table)) return;
+    int32_t a = pl->act, *inv = pl->inv;
+    if (a < SV_MAKE_WOOD_PICKAXE) return;
+    sv_stations st;
+    stations_near(w, pl, &st);
+    if (st.n_tables == 0) return;
     bool iron = a == SV_MAKE_IRON_PICKAXE || a == SV_MAKE_IRON_SWORD;
     bool stone = a == SV_MAKE_STONE_PICKAXE || a == SV_MAKE_STONE_SWORD;
-    if (iron && !station_near(w, pl, SV_FURNACE, i, &furnace)) return;
+    if (iron && st.n_furnaces == 0) return;
     if (inv[SV_INV_WOOD] < 1) return;
     if ((stone || iron) && inv[SV_INV_STONE] < 1) return;
     if (iron && (inv[SV_INV_IRON] < 1 || inv[SV_INV_COAL] < 1)) return;
@@ -147,9 +168,22 @@ static void craft(sv_world *w, int32_t i)
                                    SV_ACH_MAKE_STONE_SWORD,  SV_ACH_MAKE_IRON_SWORD};
     inv[ITEM[a - SV_MAKE_WOOD_PICKAXE]]++;
     unlock(w, i, ACH[a - SV_MAKE_WOOD_PICKAXE]);
+    /* a furnace counts only for the iron tools (a wood tool beside one used no furnace); the
+     * note still lists it */
+    int32_t table = summary_owner(st.tables, st.n_tables, i);
+    int32_t furnace = iron ? summary_owner(st.furnaces, st.n_furnaces, i) : -1;
     pl->crafts++;
     if ((table >= 0 && table != i) || (furnace >= 0 && furnace != i)) pl->crafts_others++;
-    note(w, SV_NOTE_CRAFT, i, a, table, furnace);
+    owners_of(st.tables, st.n_tables, i, &pl->crafts_own_table, &pl->crafts_other_table);
+    if (iron) {
+        pl->crafts_furnace++;
+        owners_of(st.furnaces, st.n_furnaces, i, &pl->crafts_own_furnace,
+                  &pl->crafts_other_furnace);
+    }
+    if (w->n_notes < w->note_cap) {
+        w->notes[w->n_notes] = (sv_note){SV_NOTE_CRAFT, i, a, table, furnace, st};
+        w->n_notes++;
+    }
 }
 
 /* ---- DO (§5.3) ------------------------------------------------------------------------------ */

@@ -836,6 +836,10 @@ static void test_social(void)
             CHECK_EQ_INT(w->notes[k].c, -1);
         }
     CHECK_EQ_INT(craft_notes, 1);
+    CHECK_EQ_INT(w->players[1].crafts_own_table, 0);
+    CHECK_EQ_INT(w->players[1].crafts_other_table, 1);
+    CHECK_EQ_INT(w->players[0].crafts_own_table, 1);
+    CHECK_EQ_INT(w->players[0].crafts_other_table, 0);
     /* an arrow destroys the table: no owner any more */
     int32_t q = add_mob(w, SV_ARROW, 31, 30, 1);
     w->mobs[SV_ARROW][q].dc = 1;
@@ -843,6 +847,117 @@ static void test_social(void)
     step1(w, &rng, SV_NOOP);
     CHECK_EQ_INT(w->map[31][32], SV_PATH);
     CHECK_EQ_INT(w->placed_by[31][32], -1);
+    free(w);
+}
+
+/* The last step's craft note of a player (NULL when it made none). */
+static const sv_note *craft_note(const sv_world *w, int32_t player)
+{
+    for (int32_t k = 0; k < w->n_notes; k++)
+        if (w->notes[k].kind == SV_NOTE_CRAFT && w->notes[k].player == player) return &w->notes[k];
+    return NULL;
+}
+
+/* Tool use the paper's way (seeds/003 Fig. 4): per player, crafts beside its own table and
+ * beside another's, the same for furnaces, and every station beside the crafter on the note. */
+static void test_tool_use(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(3, &rng);
+    sv_player *p0 = &w->players[0], *p1 = &w->players[1];
+    put(w, 2, 50, 50, SV_UP);
+    /* player 1 places a table at (31, 32), player 2 one at (33, 32) (player 2 stays away) */
+    put(w, 1, 32, 32, SV_UP);
+    p1->inv[SV_INV_WOOD] = 2;
+    p1->act = SV_PLACE_TABLE;
+    p0->act = SV_NOOP;
+    w->players[2].act = SV_NOOP;
+    put(w, 0, 20, 20, SV_UP);
+    sv_step(w, &rng);
+    CHECK_EQ_INT(w->map[31][32], SV_TABLE);
+    w->map[33][32] = SV_TABLE;
+    w->placed_by[33][32] = 2;
+    /* player 0 beside player 2's table only: another's */
+    put(w, 0, 34, 33, SV_UP);
+    p0->inv[SV_INV_WOOD] = 3;
+    step1(w, &rng, SV_MAKE_WOOD_PICKAXE);
+    const sv_note *nt = craft_note(w, 0);
+    CHECK(nt != NULL);
+    if (nt) {
+        CHECK_EQ_INT(nt->near.n_tables, 1);
+        CHECK_EQ_INT(nt->near.tables[0], 2);
+        CHECK_EQ_INT(nt->b, 2);
+        CHECK_EQ_INT(nt->near.n_furnaces, 0);
+    }
+    CHECK_EQ_INT(p0->crafts_own_table, 0);
+    CHECK_EQ_INT(p0->crafts_other_table, 1);
+    /* player 1 at (32, 33): its own table (31, 32) and player 2's (33, 32) are both diagonal
+     * neighbours: it counts as own and as other; the note lists both in neighbour order */
+    put(w, 0, 20, 20, SV_UP);
+    put(w, 1, 32, 33, SV_UP);
+    p1->inv[SV_INV_WOOD] = 1;
+    p1->act = SV_MAKE_WOOD_SWORD;
+    p0->act = SV_NOOP;
+    sv_step(w, &rng);
+    nt = craft_note(w, 1);
+    CHECK(nt != NULL);
+    if (nt) {
+        CHECK_EQ_INT(nt->near.n_tables, 2);
+        CHECK_EQ_INT(nt->near.tables[0], 1); /* NW first */
+        CHECK_EQ_INT(nt->near.tables[1], 2); /* SW */
+        CHECK_EQ_INT(nt->b, 2);              /* the summary prefers another player's */
+    }
+    CHECK_EQ_INT(p1->crafts, 1);
+    CHECK_EQ_INT(p1->crafts_own_table, 1);
+    CHECK_EQ_INT(p1->crafts_other_table, 1);
+    CHECK_EQ_INT(p1->crafts_others, 1);
+    CHECK_EQ_INT(p1->crafts_furnace, 0);
+    /* furnaces: player 1 places one at (32, 34) (facing right); a wood tool beside it uses no
+     * furnace (not counted, but listed), an iron tool does */
+    p1->dir = SV_RIGHT;
+    p1->inv[SV_INV_STONE] = 1;
+    p1->act = SV_PLACE_FURNACE;
+    sv_step(w, &rng);
+    CHECK_EQ_INT(w->map[32][34], SV_FURNACE);
+    CHECK_EQ_INT(w->placed_by[32][34], 1);
+    p1->inv[SV_INV_WOOD] = 1;
+    p1->act = SV_MAKE_WOOD_PICKAXE;
+    sv_step(w, &rng);
+    nt = craft_note(w, 1);
+    CHECK(nt != NULL);
+    if (nt) {
+        CHECK_EQ_INT(nt->near.n_furnaces, 1);
+        CHECK_EQ_INT(nt->near.furnaces[0], 1);
+        CHECK_EQ_INT(nt->c, -1); /* no furnace used */
+    }
+    CHECK_EQ_INT(p1->crafts_furnace, 0);
+    p1->inv[SV_INV_WOOD] = p1->inv[SV_INV_STONE] = p1->inv[SV_INV_IRON] = p1->inv[SV_INV_COAL] = 1;
+    p1->act = SV_MAKE_IRON_SWORD;
+    sv_step(w, &rng);
+    CHECK_EQ_INT(p1->inv[SV_INV_IRON_SWORD], 1);
+    CHECK_EQ_INT(p1->crafts_furnace, 1);
+    CHECK_EQ_INT(p1->crafts_own_furnace, 1);
+    CHECK_EQ_INT(p1->crafts_other_furnace, 0);
+    nt = craft_note(w, 1);
+    CHECK(nt && nt->c == 1);
+    /* player 0 makes an iron pickaxe beside player 1's furnace and player 2's table */
+    put(w, 1, 20, 20, SV_UP);
+    put(w, 0, 33, 33, SV_UP);
+    p0->inv[SV_INV_WOOD] = p0->inv[SV_INV_STONE] = p0->inv[SV_INV_IRON] = p0->inv[SV_INV_COAL] = 1;
+    step1(w, &rng, SV_MAKE_IRON_PICKAXE);
+    CHECK_EQ_INT(p0->inv[SV_INV_IRON_PICKAXE], 1);
+    CHECK_EQ_INT(p0->crafts_furnace, 1);
+    CHECK_EQ_INT(p0->crafts_own_furnace, 0);
+    CHECK_EQ_INT(p0->crafts_other_furnace, 1);
+    CHECK_EQ_INT(p0->crafts_other_table, 2);
+    /* a failed craft (no materials) counts nothing and notes nothing */
+    step1(w, &rng, SV_MAKE_IRON_PICKAXE);
+    CHECK(craft_note(w, 0) == NULL);
+    CHECK_EQ_INT(p0->crafts, 2);
+    /* a new episode starts every counter at 0 */
+    sv_generate(w, &rng);
+    CHECK_EQ_INT(w->players[0].crafts_other_table + w->players[1].crafts_own_table +
+                 w->players[1].crafts_own_furnace, 0);
     free(w);
 }
 
@@ -1054,6 +1169,7 @@ int main(void)
     test_contested();
     test_dead();
     test_social();
+    test_tool_use();
     test_observation();
     test_generation();
     test_golden();

@@ -287,14 +287,61 @@ static void test_plans(void)
     polis_env_destroy(env);
 }
 
-/* The "metrics" rendering polis eval reads: shares of players per achievement, deaths. */
+/* survival.crafted events counted the paper's way from their station lists. */
+typedef struct crafted_count {
+    int32_t type, events, table_own, table_other, furnace, furnace_own, furnace_other;
+} crafted_count;
+
+static void count_crafted(void *ud, const polis_event *ev)
+{
+    crafted_count *c = ud;
+    if (ev->type != c->type) return;
+    const int32_t *f = ev->data; /* agent, action, table_owner, furnace_owner, tables,
+                                    furnaces, table_1..8, furnace_1..8 */
+    c->events++;
+    bool own = false, other = false;
+    for (int32_t k = 0; k < 8; k++) {
+        if (k >= f[4]) CHECK_EQ_INT(f[6 + k], -2);
+        if (k >= f[5]) CHECK_EQ_INT(f[14 + k], -2);
+        if (k < f[4]) {
+            own |= f[6 + k] == f[0];
+            other |= f[6 + k] >= 0 && f[6 + k] != f[0];
+        }
+    }
+    CHECK(f[4] >= 1);
+    c->table_own += own;
+    c->table_other += other;
+    if (f[1] == 13 || f[1] == 16) { /* the iron tools */
+        CHECK(f[5] >= 1);
+        own = other = false;
+        for (int32_t k = 0; k < f[5]; k++) {
+            own |= f[14 + k] == f[0];
+            other |= f[14 + k] >= 0 && f[14 + k] != f[0];
+        }
+        c->furnace++;
+        c->furnace_own += own;
+        c->furnace_other += other;
+    }
+}
+
+static int32_t metric_int(const char *out, const char *key)
+{
+    const char *p = strstr(out, key);
+    return p ? atoi(p + strlen(key)) : -1;
+}
+
+/* The "metrics" rendering polis eval reads: shares of players per achievement, deaths, tool
+ * use (from the survival.crafted events' station lists, recounted here). */
 static void test_metrics(void)
 {
     polis_env *env = test_env_file(MAC, NULL);
     CHECK(env != NULL);
     if (!env) return;
     int32_t pid = polis_env_policy_find(env, "scripted");
-    polis_env_reset(env, 2);
+    crafted_count cc = {.type = polis_env_event_find(env, "survival.crafted")};
+    CHECK(cc.type >= 0);
+    polis_env_subscribe(env, -1, count_crafted, &cc);
+    polis_env_reset(env, 3); /* an episode with iron tools, every player dead by its end */
     while (!polis_env_done(env)) {
         polis_env_policy_act(env, pid, NULL, 0);
         if (polis_env_step(env) != POLIS_OK) break;
@@ -310,6 +357,20 @@ static void test_metrics(void)
     for (const char *p = d; p && *p && *p != '}'; p++)
         if (*p == ':' && p > d + 10) dead += atoi(p + 1);
     CHECK_EQ_INT(dead, 3);
+    const char *tu = strstr(out, "\"tool_use\":{");
+    CHECK(tu != NULL);
+    if (tu) {
+        CHECK(cc.events > 0 && cc.furnace > 0);
+        CHECK_EQ_INT(metric_int(tu, "\"table_crafts\":"), cc.events);
+        CHECK_EQ_INT(metric_int(tu, "\"table_own\":"), cc.table_own);
+        CHECK_EQ_INT(metric_int(tu, "\"table_other\":"), cc.table_other);
+        CHECK_EQ_INT(metric_int(tu, "\"furnace_crafts\":"), cc.furnace);
+        CHECK_EQ_INT(metric_int(tu, "\"furnace_own\":"), cc.furnace_own);
+        CHECK_EQ_INT(metric_int(tu, "\"furnace_other\":"), cc.furnace_other);
+        CHECK_EQ_INT(metric_int(out, "\"crafts\":"), cc.events);
+    }
+    CHECK_CONTAINS(out, "\"tool_use_by_player\":{\"0\":{\"table_crafts\":");
+    CHECK_CONTAINS(out, ",\"2\":{\"table_crafts\":");
     polis_free(out);
     polis_env_destroy(env);
 }
