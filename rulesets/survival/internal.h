@@ -14,6 +14,7 @@ typedef struct survival {
     sv_world *w;
     size_t w_bytes;
     uint32_t *legal; /* [n] mask bits, computed in OBSERVE */
+    bool legal_mask; /* false: the kernel sees every action as legal (legal_mask parameter) */
     int32_t action_id[SV_N_ACTIONS];
     int32_t ev_achievement, ev_crafted, ev_killed, ev_death, ev_attack, ev_placed;
     int64_t deaths[SV_N_CAUSES]; /* deaths by cause since create */

@@ -188,6 +188,11 @@ static polis_status render_metrics(polis_ctx *ctx, void *ud, int32_t agent, poli
                               pl->crafts_furnace, pl->crafts_own_furnace, pl->crafts_other_furnace};
         for (int32_t k = 0; k < 6; k++) sum[k] += v[k];
     }
+    if (w->p.pvp) {
+        int32_t hits = 0;
+        for (int32_t i = 0; i < n; i++) hits += w->players[i].pvp_hits_total;
+        h->text_printf(t, ",\"pvp_hits\":%d", hits);
+    }
     h->text_printf(t, ",\"tool_use\":");
     tool_use(h, t, sum);
     h->text_printf(t, ",\"tool_use_by_player\":{");

@@ -35,7 +35,7 @@ static bool legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
     (void)ctx;
     survival *s = ud;
-    return (s->legal[agent] >> arg) & 1u;
+    return !s->legal_mask || ((s->legal[agent] >> arg) & 1u);
 }
 
 static polis_status on_observe(polis_ctx *ctx, void *ud)
@@ -166,7 +166,9 @@ typedef struct sv_cfg {
         spawn_skeleton_chance;
     int64_t max_zombies, max_cows, max_skeletons, max_arrows, max_plants;
     bool god_mode, count_scaled_damage, place_on_players, unclamped_health, pvp;
-    const char *observation, *tie_break, *reward_mode, *ghost_mobs;
+    bool legal_mask, faced_sapling_resets, eaten_plant_stays_ripe, shared_sapling_draw,
+        edge_wraps;
+    const char *observation, *tie_break, *reward_mode, *ghost_mobs, *skeleton_axis, *plant_slots;
     int64_t pvp_damage;
     double pvp_heal, pvp_attack_reward, pvp_attacked_penalty;
     const polis_json *achievement_weights;
@@ -236,6 +238,29 @@ static const polis_param_def PARAMS[] = {
       "quirk Q1 of the reference: \"off\" (inactive mob slots stay put and dead), \"on_do\" "
       "(Craftax-Classic: they drift, and every slot with health left revives at its stored "
       "position on a step where a player does DO) or \"every_step\" (MAC: revives every step)"),
+    P("skeleton_axis", POLIS_PARAM_STRING, skeleton_axis, 0, 0, 0, "target",
+      "\"target\": a skeleton heads along its target's major axis; \"all_players\" (MAC's "
+      "code): along an axis where the target's distance equals the largest of any player's, "
+      "else the row axis"),
+    P("plant_slots", POLIS_PARAM_STRING, plant_slots, 0, 0, 0, "next_free",
+      "growing-plant slots of new saplings: \"next_free\" in player order, or \"reference\" "
+      "(MAC's code: the first free slot + the player's index, over a used slot if so, the "
+      "last player's sapling taking every slot from there on)"),
+    P("faced_sapling_resets", POLIS_PARAM_BOOL, faced_sapling_resets, 0, 1, 0, NULL,
+      "MAC's code: every step, a growing plant that any player faces (whatever its action, "
+      "unless it hit a mob) starts its 600 steps again"),
+    P("eaten_plant_stays_ripe", POLIS_PARAM_BOOL, eaten_plant_stays_ripe, 0, 1, 0, NULL,
+      "MAC's code: eating a ripe plant leaves it ripe"),
+    P("shared_sapling_draw", POLIS_PARAM_BOOL, shared_sapling_draw, 0, 1, 0, NULL,
+      "MAC's code of the paper: one chance draw per step for every player's DO on grass (a "
+      "sapling for all or for none)"),
+    P("edge_wraps", POLIS_PARAM_BOOL, edge_wraps, 0, 1, 0, NULL,
+      "the reference's code: a move off the top (left) edge reads the tile from the bottom "
+      "(right) edge, and when that is lava the player steps off the map and dies"),
+    P("legal_mask", POLIS_PARAM_BOOL, legal_mask, 0, 1, 1, NULL,
+      "false: every action is legal at every step, as in Craftax (which has no mask); one "
+      "that cannot apply does nothing but still contests its tile under tie_break "
+      "\"reference\""),
     P("reward_mode", POLIS_PARAM_STRING, reward_mode, 0, 0, 0, "individual",
       "\"individual\", \"shared_mean\" or \"shared_sum\" of every player's reward"),
     P("achievement_weights", POLIS_PARAM_JSON, achievement_weights, 0, 0, 0, NULL,
@@ -333,6 +358,23 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
     static const char *const TIE[2] = {"intended", "reference"};
     static const char *const GHOST[3] = {"off", "on_do", "every_step"};
     static const char *const REW[3] = {"individual", "shared_mean", "shared_sum"};
+    static const char *const AXIS[2] = {"target", "all_players"};
+    static const char *const SLOTS[2] = {"next_free", "reference"};
+    p->faced_sapling_resets = c->faced_sapling_resets;
+    p->eaten_plant_stays_ripe = c->eaten_plant_stays_ripe;
+    p->shared_sapling_draw = c->shared_sapling_draw;
+    p->edge_wraps = c->edge_wraps;
+    s->legal_mask = c->legal_mask;
+    if (!pick(c->skeleton_axis, AXIS, 2, &p->skeleton_axis)) {
+        h->error(s->ctx, "params.skeleton_axis: expected \"target\" or \"all_players\", got "
+                 "\"%s\"", c->skeleton_axis);
+        return POLIS_ERR_CONFIG;
+    }
+    if (!pick(c->plant_slots, SLOTS, 2, &p->plant_slots)) {
+        h->error(s->ctx, "params.plant_slots: expected \"next_free\" or \"reference\", got "
+                 "\"%s\"", c->plant_slots);
+        return POLIS_ERR_CONFIG;
+    }
     int32_t v;
     if (!pick(c->observation, OBS, 4, &v)) {
         h->error(s->ctx, "params.observation: expected \"classic\", \"mac\", \"share_stats\" or "
