@@ -148,6 +148,61 @@ static void test_policies(void)
     CHECK(pinned == 0x5d45473d83deb723ULL);
 }
 
+typedef struct per_agent {
+    int32_t type;
+    uint32_t ach[4];
+} per_agent;
+
+static void on_agent_achievement(void *ud, const polis_event *ev)
+{
+    per_agent *pa = ud;
+    const int32_t *f = ev->data;
+    if (ev->type == pa->type && f[0] < 4) pa->ach[f[0]] |= 1u << f[1];
+}
+
+/* The scripted policy as the expert of the paper's expert setups: in MAC's reference preset
+ * (4 players, no mask) it drives agents 0 and 1 only, while 2 and 3 act uniformly at random
+ * (standing in for learners); the experts climb far past the learners (every one makes a
+ * stone pickaxe within 1,500 steps) and the learners' actions are left as set. */
+static void test_scripted_experts(void)
+{
+    polis_env *env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_mac_reference.json", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    int32_t scripted = polis_env_policy_find(env, "scripted");
+    int32_t uniform = polis_env_policy_find(env, "uniform");
+    per_agent pa = {.type = polis_env_event_find(env, "survival.achievement")};
+    polis_env_subscribe(env, -1, on_agent_achievement, &pa);
+    const polis_io *io = polis_env_io(env);
+    const int32_t experts[2] = {0, 1}, learners[2] = {2, 3};
+    int expert_count = 0, learner_count = 0, stone_tools = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        memset(pa.ach, 0, sizeof pa.ach);
+        polis_env_reset(env, seed);
+        for (int t = 0; t < 1500 && !polis_env_done(env); t++) {
+            CHECK(polis_env_policy_act(env, uniform, learners, 2) == POLIS_OK);
+            int32_t l2 = io->actions[2], l3 = io->actions[3];
+            CHECK(polis_env_policy_act(env, scripted, experts, 2) == POLIS_OK);
+            CHECK(io->actions[2] == l2 && io->actions[3] == l3);
+            CHECK(polis_env_step(env) == POLIS_OK);
+        }
+        for (int a = 0; a < 4; a++) {
+            int c = __builtin_popcount(pa.ach[a]);
+            if (a < 2) {
+                expert_count += c;
+                stone_tools += (pa.ach[a] >> SV_ACH_MAKE_STONE_PICKAXE) & 1u;
+            } else {
+                learner_count += c;
+            }
+        }
+    }
+    fprintf(stderr, "experts %d, learners %d achievements; stone pickaxes %d of 8\n",
+            expert_count, learner_count, stone_tools);
+    CHECK(expert_count > 2 * learner_count);
+    CHECK(stone_tools >= 6);
+    polis_env_destroy(env);
+}
+
 typedef struct ladder {
     uint32_t ach; /* achievements of the episode */
 } ladder;
@@ -378,6 +433,7 @@ static void test_metrics(void)
 int main(void)
 {
     test_metrics();
+    test_scripted_experts();
     test_plans();
     test_text();
     test_parser();
