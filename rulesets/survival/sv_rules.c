@@ -20,7 +20,8 @@ static inline int32_t iabs(int32_t v) { return v < 0 ? -v : v; }
 
 static void note(sv_world *w, int32_t kind, int32_t player, int32_t a, int32_t b, int32_t c)
 {
-    if (w->n_notes < w->note_cap) w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c, {{0}, {0}, 0, 0}};
+    if (w->n_notes < w->note_cap)
+        w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c, {{0}, {0}, 0, 0}};
 }
 
 static void unlock(sv_world *w, int32_t player, int32_t ach)
@@ -338,7 +339,7 @@ bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a)
 
 /* MAC's slot assignment (plant_slots "reference"): slot `free` + k for k = 0 .. max_plants-1
  * goes to player min(k, n-1) when it plants this step, `free` being the first free slot
- * before this step's placements (w->saved_free); slots past the end are dropped. So player i
+ * before this step's placements (w->free_slot); slots past the end are dropped. So player i
  * takes slot free + i (over a used one if so) and the last player every slot from free + n-1
  * on. Players are placed in index order, so the slots a later player overwrites are the same
  * as when the reference writes them all at once. */

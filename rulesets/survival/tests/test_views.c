@@ -166,7 +166,8 @@ static void on_agent_achievement(void *ud, const polis_event *ev)
  * stone pickaxe within 1,500 steps) and the learners' actions are left as set. */
 static void test_scripted_experts(void)
 {
-    polis_env *env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_mac_reference.json", NULL);
+    polis_env *env =
+        test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_mac_reference.json", NULL);
     CHECK(env != NULL);
     if (!env) return;
     int32_t scripted = polis_env_policy_find(env, "scripted");
