@@ -191,6 +191,13 @@ typedef struct sv_plant {
     int32_t age;
 } sv_plant;
 
+/* The tables and furnaces among a crafter's 8 neighbours (row by row: NW, N, NE, W, E, SW, S,
+ * SE), each by the player who placed it (-1: nobody, e.g. a script). */
+typedef struct sv_stations {
+    int16_t tables[8], furnaces[8];
+    int8_t n_tables, n_furnaces;
+} sv_stations;
+
 typedef struct sv_player {
     int32_t r, c;
     int32_t dir; /* SV_LEFT..SV_DOWN */
@@ -209,6 +216,7 @@ typedef struct sv_player {
     int32_t pvp_hits, pvp_hurt; /* successful PvP hits given / taken this step */
     bool hit_mob;        /* its DO hit a mob this step */
     bool off_edge;       /* edge_wraps: it stepped off the map into wrapped lava this step */
+    sv_stations near;    /* its craft this step (SV_NOTE_CRAFT): every station beside it */
     int32_t cause;       /* sv_cause of the last harm */
     float reward;        /* this step's reward (after the reward mode) */
     /* counters for metrics (this episode). Every craft needs a table; the iron tools also a
@@ -231,23 +239,17 @@ typedef struct sv_player {
 typedef enum sv_note_kind {
     SV_NOTE_ACHIEVEMENT = 0, /* a = achievement */
     SV_NOTE_CRAFT,           /* a = action, b = table owner, c = furnace owner (-1 none; another
-                                player's station when there is one), near = every station */
+                                player's station when there is one); the player's `near` has
+                                every station */
     SV_NOTE_KILL,            /* a = mob kind */
     SV_NOTE_DEATH,           /* a = cause */
     SV_NOTE_ATTACK,          /* a = victim player */
     SV_NOTE_PLACE,           /* a = block, b = row, c = col */
 } sv_note_kind;
 
-/* The tables and furnaces among a crafter's 8 neighbours (row by row: NW, N, NE, W, E, SW, S,
- * SE), each by the player who placed it (-1: nobody, e.g. a script). */
-typedef struct sv_stations {
-    int16_t tables[8], furnaces[8];
-    int8_t n_tables, n_furnaces;
-} sv_stations;
 
 typedef struct sv_note {
     int32_t kind, player, a, b, c;
-    sv_stations near; /* SV_NOTE_CRAFT: every station beside the crafter */
 } sv_note;
 
 typedef struct sv_world {

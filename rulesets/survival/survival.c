@@ -79,11 +79,12 @@ static polis_status publish_notes(survival *s)
         case SV_NOTE_CRAFT: {
             /* agent, action, table_owner, furnace_owner, tables, furnaces, table_1..8,
              * furnace_1..8 (-2 past the count) */
-            int32_t ev[6 + 16] = {nt->player, nt->a, nt->b, nt->c, nt->near.n_tables,
-                                  nt->near.n_furnaces};
+            const sv_stations *near = &s->w->players[nt->player].near;
+            int32_t ev[6 + 16] = {nt->player, nt->a, nt->b, nt->c, near->n_tables,
+                                  near->n_furnaces};
             for (int32_t q = 0; q < 8; q++) {
-                ev[6 + q] = q < nt->near.n_tables ? nt->near.tables[q] : -2;
-                ev[14 + q] = q < nt->near.n_furnaces ? nt->near.furnaces[q] : -2;
+                ev[6 + q] = q < near->n_tables ? near->tables[q] : -2;
+                ev[14 + q] = q < near->n_furnaces ? near->furnaces[q] : -2;
             }
             st = h->publish(s->ctx, s->ev_crafted, ev, sizeof ev);
             break;

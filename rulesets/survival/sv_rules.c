@@ -21,7 +21,7 @@ static inline int32_t iabs(int32_t v) { return v < 0 ? -v : v; }
 static void note(sv_world *w, int32_t kind, int32_t player, int32_t a, int32_t b, int32_t c)
 {
     if (w->n_notes < w->note_cap)
-        w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c, {{0}, {0}, 0, 0}};
+        w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c};
 }
 
 static void unlock(sv_world *w, int32_t player, int32_t ach)
@@ -181,10 +181,8 @@ static void craft(sv_world *w, int32_t i)
         owners_of(st.furnaces, st.n_furnaces, i, &pl->crafts_own_furnace,
                   &pl->crafts_other_furnace);
     }
-    if (w->n_notes < w->note_cap) {
-        w->notes[w->n_notes] = (sv_note){SV_NOTE_CRAFT, i, a, table, furnace, st};
-        w->n_notes++;
-    }
+    pl->near = st;
+    note(w, SV_NOTE_CRAFT, i, a, table, furnace);
 }
 
 /* ---- DO (§5.3) ------------------------------------------------------------------------------ */

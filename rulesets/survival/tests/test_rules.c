@@ -1068,10 +1068,10 @@ static void test_tool_use(void)
     const sv_note *nt = craft_note(w, 0);
     CHECK(nt != NULL);
     if (nt) {
-        CHECK_EQ_INT(nt->near.n_tables, 1);
-        CHECK_EQ_INT(nt->near.tables[0], 2);
+        CHECK_EQ_INT(w->players[nt->player].near.n_tables, 1);
+        CHECK_EQ_INT(w->players[nt->player].near.tables[0], 2);
         CHECK_EQ_INT(nt->b, 2);
-        CHECK_EQ_INT(nt->near.n_furnaces, 0);
+        CHECK_EQ_INT(w->players[nt->player].near.n_furnaces, 0);
     }
     CHECK_EQ_INT(p0->crafts_own_table, 0);
     CHECK_EQ_INT(p0->crafts_other_table, 1);
@@ -1086,9 +1086,9 @@ static void test_tool_use(void)
     nt = craft_note(w, 1);
     CHECK(nt != NULL);
     if (nt) {
-        CHECK_EQ_INT(nt->near.n_tables, 2);
-        CHECK_EQ_INT(nt->near.tables[0], 1); /* NW first */
-        CHECK_EQ_INT(nt->near.tables[1], 2); /* SW */
+        CHECK_EQ_INT(w->players[nt->player].near.n_tables, 2);
+        CHECK_EQ_INT(w->players[nt->player].near.tables[0], 1); /* NW first */
+        CHECK_EQ_INT(w->players[nt->player].near.tables[1], 2); /* SW */
         CHECK_EQ_INT(nt->b, 2);              /* the summary prefers another player's */
     }
     CHECK_EQ_INT(p1->crafts, 1);
@@ -1110,8 +1110,8 @@ static void test_tool_use(void)
     nt = craft_note(w, 1);
     CHECK(nt != NULL);
     if (nt) {
-        CHECK_EQ_INT(nt->near.n_furnaces, 1);
-        CHECK_EQ_INT(nt->near.furnaces[0], 1);
+        CHECK_EQ_INT(w->players[nt->player].near.n_furnaces, 1);
+        CHECK_EQ_INT(w->players[nt->player].near.furnaces[0], 1);
         CHECK_EQ_INT(nt->c, -1); /* no furnace used */
     }
     CHECK_EQ_INT(p1->crafts_furnace, 0);
