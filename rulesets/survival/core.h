@@ -167,6 +167,8 @@ typedef struct sv_params {
     bool shared_sapling_draw;  /* MAC (older code): one draw per step for every DO on grass */
     bool edge_wraps;           /* Craftax: lava across the top/left edge kills a player moving
                                   off the map there */
+    bool slot0_kill_credit;    /* MAC: when the mob in slot 0 of a kind dies, every player that
+                                  hit no mob of that kind this step is credited with the kill */
     int32_t obs_layout;        /* sv_obs_layout */
     int32_t reward_mode;       /* sv_reward_mode */
     bool pvp;                  /* DO on another living player attacks it (seeds/003) */
@@ -214,7 +216,7 @@ typedef struct sv_player {
     uint32_t ach0;       /* achievements at step start */
     bool alive0;         /* alive at step start */
     int32_t pvp_hits, pvp_hurt; /* successful PvP hits given / taken this step */
-    bool hit_mob;        /* its DO hit a mob this step */
+    uint32_t hit_kinds;  /* bit k: its DO hit a mob of kind k this step */
     bool off_edge;       /* edge_wraps: it stepped off the map into wrapped lava this step */
     sv_stations near;    /* its craft this step (SV_NOTE_CRAFT): every station beside it */
     int32_t cause;       /* sv_cause of the last harm */
@@ -267,6 +269,7 @@ typedef struct sv_world {
     int32_t n_plants; /* slots 0..n_plants-1 are (or, with plant_slots "reference", may be) used */
     float sapling_draw; /* shared_sapling_draw: this step's draw, < 0 before it is made */
     int32_t free_slot;  /* plant_slots "reference": the first free slot as placements start */
+    uint32_t slot0_killed; /* bit k: the mob in slot 0 of kind k was killed this step */
     sv_player *players;
     /* scratch */
     uint16_t *cand;     /* [SV_MAP * SV_MAP] spawn candidates */

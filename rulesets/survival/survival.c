@@ -168,7 +168,7 @@ typedef struct sv_cfg {
     int64_t max_zombies, max_cows, max_skeletons, max_arrows, max_plants;
     bool god_mode, count_scaled_damage, place_on_players, unclamped_health, pvp;
     bool legal_mask, faced_sapling_resets, eaten_plant_stays_ripe, shared_sapling_draw,
-        edge_wraps;
+        edge_wraps, slot0_kill_credit;
     const char *observation, *tie_break, *reward_mode, *ghost_mobs, *skeleton_axis, *plant_slots;
     int64_t pvp_damage;
     double pvp_heal, pvp_attack_reward, pvp_attacked_penalty;
@@ -258,6 +258,10 @@ static const polis_param_def PARAMS[] = {
     P("edge_wraps", POLIS_PARAM_BOOL, edge_wraps, 0, 1, 0, NULL,
       "the reference's code: a move off the top (left) edge reads the tile from the bottom "
       "(right) edge, and when that is lava the player steps off the map and dies"),
+    P("slot0_kill_credit", POLIS_PARAM_BOOL, slot0_kill_credit, 0, 1, 0, NULL,
+      "MAC's code: when the mob in slot 0 of a kind dies, every player that hit no mob of "
+      "that kind in the step is credited too (defeat_zombie, defeat_skeleton, or eat_cow "
+      "with its food)"),
     P("legal_mask", POLIS_PARAM_BOOL, legal_mask, 0, 1, 1, NULL,
       "false: every action is legal at every step, as in Craftax (which has no mask); one "
       "that cannot apply does nothing but still contests its tile under tie_break "
@@ -365,6 +369,7 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
     p->eaten_plant_stays_ripe = c->eaten_plant_stays_ripe;
     p->shared_sapling_draw = c->shared_sapling_draw;
     p->edge_wraps = c->edge_wraps;
+    p->slot0_kill_credit = c->slot0_kill_credit;
     s->legal_mask = c->legal_mask;
     if (!pick(c->skeleton_axis, AXIS, 2, &p->skeleton_axis)) {
         h->error(s->ctx, "params.skeleton_axis: expected \"target\" or \"all_players\", got "

@@ -189,6 +189,7 @@ static void craft(sv_world *w, int32_t i)
 
 static void kill_mob(sv_world *w, int32_t kind, int32_t slot)
 {
+    if (slot == 0) w->slot0_killed |= 1u << kind;
     sv_mob *mb = &w->mobs[kind][slot];
     mb->active = false;
     w->n_active[kind]--;
@@ -214,7 +215,7 @@ static void do_action(sv_world *w, polis_rng *rng, int32_t i)
     if (mm) {
         int32_t kind = (mm - 1) >> 8, slot = (mm - 1) & 0xff;
         sv_mob *mb = &w->mobs[kind][slot];
-        pl->hit_mob = true;
+        pl->hit_kinds |= 1u << kind;
         mb->health -= sv_damage(w, pl);
         if (mb->health <= 0) {
             kill_mob(w, kind, slot);
@@ -301,6 +302,29 @@ static void do_action(sv_world *w, polis_rng *rng, int32_t i)
     }
 }
 
+/* MAC's code (slot0_kill_credit): a player that hit no mob of a kind reads "its" target as
+ * slot 0 of that kind, so when slot 0 died in this DO phase every such player — dead, asleep
+ * or busy elsewhere — is credited with the kill: DEFEAT_ZOMBIE, DEFEAT_SKELETON, or EAT_COW
+ * with its food (a dead player's vitals stay frozen, so it gets the achievement alone). */
+static void credit_slot0(sv_world *w)
+{
+    for (int32_t i = 0; i < w->p.n_players; i++) {
+        sv_player *pl = &w->players[i];
+        for (int32_t kind = SV_ZOMBIE; kind <= SV_SKELETON; kind++) {
+            if (!(w->slot0_killed >> kind & 1u) || (pl->hit_kinds >> kind & 1u)) continue;
+            if (kind == SV_ZOMBIE) unlock(w, i, SV_ACH_DEFEAT_ZOMBIE);
+            if (kind == SV_SKELETON) unlock(w, i, SV_ACH_DEFEAT_SKELETON);
+            if (kind == SV_COW) {
+                unlock(w, i, SV_ACH_EAT_COW);
+                if (pl->alive) {
+                    pl->food = mini(9, pl->food + 6);
+                    pl->hunger = 0.0f;
+                }
+            }
+        }
+    }
+}
+
 /* MAC's code (faced_sapling_resets): every player — dead, asleep or acting — whose facing
  * tile is in the map and who did not hit a mob this step restarts the growth of the plants
  * on that tile, whatever its action. */
@@ -309,7 +333,7 @@ static void reset_faced_plants(sv_world *w)
     for (int32_t i = 0; i < w->p.n_players; i++) {
         const sv_player *pl = &w->players[i];
         int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
-        if (!sv_in_map(r, c) || pl->hit_mob) continue;
+        if (!sv_in_map(r, c) || pl->hit_kinds) continue;
         for (int32_t k = 0; k < w->n_plants; k++)
             if (w->plants[k].r == r && w->plants[k].c == c) w->plants[k].age = 0;
     }
@@ -798,13 +822,15 @@ void sv_step(sv_world *w, polis_rng *rng)
     sv_player *ps = w->players;
     w->n_notes = 0;
     w->sapling_draw = -1.0f;
+    w->slot0_killed = 0;
     for (int32_t i = 0; i < n; i++) {
         sv_player *pl = &ps[i];
         pl->health0 = pl->health;
         pl->ach0 = pl->ach;
         pl->alive0 = pl->alive;
         pl->pvp_hits = pl->pvp_hurt = 0;
-        pl->hit_mob = pl->off_edge = false;
+        pl->hit_kinds = 0;
+        pl->off_edge = false;
         if ((uint32_t)pl->act >= SV_N_ACTIONS || !pl->alive || pl->sleeping) pl->act = SV_NOOP;
         /* god mode restores these at the end; the others use w->saved for health only */
         w->saved[i] = pl->food | pl->drink << 8 | pl->energy << 16;
@@ -824,6 +850,7 @@ void sv_step(sv_world *w, polis_rng *rng)
             do_action(w, rng, i);
             any_do = true;
         }
+    if (w->p.slot0_kill_credit && w->slot0_killed) credit_slot0(w);
     if (w->p.faced_sapling_resets) reset_faced_plants(w);
     if (w->p.ghost_mobs == SV_GHOST_EVERY_STEP || (w->p.ghost_mobs == SV_GHOST_ON_DO && any_do))
         revive_ghosts(w);

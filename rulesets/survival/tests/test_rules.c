@@ -1007,6 +1007,41 @@ static void test_reference_quirks(void)
         }
         free(w);
     }
+    /* slot0_kill_credit: player 0 kills the cow in slot 0; player 1 (idle) and player 3
+     * (dead) are credited, player 2 (hitting the cow in slot 1) is not; a kill in slot 1
+     * credits nobody else; off, only the killer */
+    for (int credit = 0; credit <= 1; credit++) {
+        sv_world *w = flat(4, &rng);
+        w->p.slot0_kill_credit = credit;
+        put(w, 0, 20, 20, SV_UP);
+        put(w, 1, 30, 30, SV_UP);
+        put(w, 2, 40, 40, SV_UP);
+        put(w, 3, 50, 50, SV_UP);
+        w->players[3].alive = false;
+        w->player_map[50][50]--;
+        int32_t c0 = add_mob(w, SV_COW, 19, 20, 1), c1 = add_mob(w, SV_COW, 39, 40, 3);
+        CHECK(c0 == 0 && c1 == 1);
+        w->players[1].food = w->players[2].food = 2;
+        for (int32_t i = 0; i < 4; i++) w->players[i].act = i == 1 ? SV_NOOP : SV_DO;
+        sv_step(w, &rng);
+        CHECK(!w->mobs[SV_COW][0].active);
+        CHECK(w->players[0].ach & 1u << SV_ACH_EAT_COW);
+        CHECK_EQ_INT(!!(w->players[1].ach & 1u << SV_ACH_EAT_COW), credit);
+        CHECK_EQ_INT(w->players[1].food, credit ? 8 : 2);
+        CHECK(!(w->players[2].ach & 1u << SV_ACH_EAT_COW));
+        CHECK_EQ_INT(w->players[2].food, 2);
+        CHECK_EQ_INT(!!(w->players[3].ach & 1u << SV_ACH_EAT_COW), credit);
+        CHECK_EQ_INT(w->players[3].food, 9); /* dead: frozen */
+        CHECK(fabsf(w->players[1].reward - (credit ? 1.0f : 0.0f)) < 1e-6f);
+        /* a zombie killed in slot 1 (slot 0 holds another) credits nobody else */
+        int32_t z0 = add_mob(w, SV_ZOMBIE, 5, 5, 5), z1 = add_mob(w, SV_ZOMBIE, 19, 20, 1);
+        CHECK(z0 == 0 && z1 == 1);
+        w->mobs[SV_ZOMBIE][z1].cooldown = 5;
+        step1(w, &rng, SV_DO);
+        CHECK(w->players[0].ach & 1u << SV_ACH_DEFEAT_ZOMBIE);
+        CHECK(!(w->players[1].ach & 1u << SV_ACH_DEFEAT_ZOMBIE));
+        free(w);
+    }
     /* edge_wraps: stepping up off row 0 with lava at row 63 of the column kills; left too */
     for (int wraps = 0; wraps <= 1; wraps++) {
         sv_world *w = flat(2, &rng);
