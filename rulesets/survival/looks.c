@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "survival.h"
+#include "internal.h"
 
 extern const char *const sv_block_names[SV_N_BLOCKS];
 extern const char *const sv_item_names[SV_N_ITEMS];

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "survival.h"
+#include "internal.h"
 
 typedef struct sv_plan {
     int32_t kind;   /* PLAN_* */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "survival.h"
+#include "internal.h"
 
 static const int32_t DR[5] = {0, 0, 0, -1, 1}, DC[5] = {0, -1, 1, 0, 0};
 

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "internal.h"
 #include "polis/kit.h"
-#include "survival.h"
 
 /* One character per block id, then the marks drawn over blocks. */
 static const char BLOCK_CH[SV_N_BLOCKS] = {'?', 'X', '.', '~', '#', 'T', 'w', '_', 'c',
@@ -139,10 +139,24 @@ static polis_status render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_t
 
 /* ---- metrics for `polis eval` ---------------------------------------------------------------- */
 
+/* Crafts by the stations beside them (seeds/003 Fig. 4; MAC's tracker counts "own"): v = table
+ * crafts (every craft), with an own table, with another's; furnace (iron) crafts, own, other.
+ * The shares only when there were such crafts (eval averages the episodes that have them). */
+static void tool_use(const polis_host *h, polis_text *t, const int32_t *v)
+{
+    h->text_printf(t, "{\"table_crafts\":%d,\"table_own\":%d,\"table_other\":%d", v[0], v[1],
+                   v[2]);
+    if (v[0]) h->text_printf(t, ",\"table_own_share\":%.6g", (double)v[1] / v[0]);
+    h->text_printf(t, ",\"furnace_crafts\":%d,\"furnace_own\":%d,\"furnace_other\":%d", v[3],
+                   v[4], v[5]);
+    if (v[3]) h->text_printf(t, ",\"furnace_own_share\":%.6g", (double)v[4] / v[3]);
+    h->text_printf(t, "}");
+}
+
 /* One JSON object per episode (eval averages every number over episodes): the share of players
  * that unlocked each achievement (so the mean is the success rate), the mean count of
  * achievements, deaths by cause, crafts and the share that used another player's table or
- * furnace. */
+ * furnace, and the tool use in total and by player. */
 static polis_status render_metrics(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
 {
     (void)ctx;
@@ -168,7 +182,29 @@ static polis_status render_metrics(polis_ctx *ctx, void *ud, int32_t agent, poli
         h->text_printf(t, "%s\"%s\":%d", c > 1 ? "," : "", sv_cause_names[c], deaths[c]);
     h->text_printf(t, "},\"crafts\":%d", crafts);
     if (crafts) h->text_printf(t, ",\"crafts_with_others_share\":%.6g", (double)others / crafts);
-    h->text_printf(t, "}");
+    int32_t sum[6] = {0};
+    for (int32_t i = 0; i < n; i++) {
+        const sv_player *pl = &w->players[i];
+        const int32_t v[6] = {pl->crafts,         pl->crafts_own_table,   pl->crafts_other_table,
+                              pl->crafts_furnace, pl->crafts_own_furnace, pl->crafts_other_furnace};
+        for (int32_t k = 0; k < 6; k++) sum[k] += v[k];
+    }
+    if (w->p.pvp) {
+        int32_t hits = 0;
+        for (int32_t i = 0; i < n; i++) hits += w->players[i].pvp_hits_total;
+        h->text_printf(t, ",\"pvp_hits\":%d", hits);
+    }
+    h->text_printf(t, ",\"tool_use\":");
+    tool_use(h, t, sum);
+    h->text_printf(t, ",\"tool_use_by_player\":{");
+    for (int32_t i = 0; i < n; i++) {
+        const sv_player *pl = &w->players[i];
+        const int32_t v[6] = {pl->crafts,         pl->crafts_own_table,   pl->crafts_other_table,
+                              pl->crafts_furnace, pl->crafts_own_furnace, pl->crafts_other_furnace};
+        h->text_printf(t, "%s\"%d\":", i ? "," : "", i);
+        tool_use(h, t, v);
+    }
+    h->text_printf(t, "}}");
     return POLIS_OK;
 }
 

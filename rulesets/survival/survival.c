@@ -2,7 +2,7 @@
  * survival — Craftax-Classic with MAC's many players as a polis ruleset (README.md has the
  * rules; specs/survival.md every number).
  *
- * The game itself is the core in sv_world.c, sv_rules.c and sv_obs.c (sv.h); this file
+ * The game itself is the core in sv_world.c, sv_rules.c and sv_obs.c (core.h); this file
  * makes it a plugin:
  *   init():  parameters into sv_params, one allocation for the world, the 16 actions (their
  *            handlers only record the choice: the game resolves all players at once), the
@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "internal.h"
 #include "polis/kit.h"
-#include "survival.h"
 
 /* ---- actions and masks ------------------------------------------------------------------ */
 
@@ -36,7 +36,7 @@ static bool legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
     (void)ctx;
     survival *s = ud;
-    return (s->legal[agent] >> arg) & 1u;
+    return !s->legal_mask || ((s->legal[agent] >> arg) & 1u);
 }
 
 static polis_status on_observe(polis_ctx *ctx, void *ud)
@@ -78,7 +78,15 @@ static polis_status publish_notes(survival *s)
             break;
         }
         case SV_NOTE_CRAFT: {
-            int32_t ev[4] = {nt->player, nt->a, nt->b, nt->c};
+            /* agent, action, table_owner, furnace_owner, tables, furnaces, table_1..8,
+             * furnace_1..8 (-2 past the count) */
+            const sv_stations *near = &s->w->players[nt->player].near;
+            int32_t ev[6 + 16] = {nt->player, nt->a, nt->b, nt->c, near->n_tables,
+                                  near->n_furnaces};
+            for (int32_t q = 0; q < 8; q++) {
+                ev[6 + q] = q < near->n_tables ? near->tables[q] : -2;
+                ev[14 + q] = q < near->n_furnaces ? near->furnaces[q] : -2;
+            }
             st = h->publish(s->ctx, s->ev_crafted, ev, sizeof ev);
             break;
         }
@@ -160,7 +168,9 @@ typedef struct sv_cfg {
         spawn_skeleton_chance;
     int64_t max_zombies, max_cows, max_skeletons, max_arrows, max_plants;
     bool god_mode, count_scaled_damage, place_on_players, unclamped_health, pvp;
-    const char *observation, *tie_break, *reward_mode, *ghost_mobs;
+    bool legal_mask, faced_sapling_resets, eaten_plant_stays_ripe, shared_sapling_draw,
+        edge_wraps, slot0_kill_credit;
+    const char *observation, *tie_break, *reward_mode, *ghost_mobs, *skeleton_axis, *plant_slots;
     int64_t pvp_damage;
     double pvp_heal, pvp_attack_reward, pvp_attacked_penalty;
     const polis_json *achievement_weights;
@@ -168,70 +178,42 @@ typedef struct sv_cfg {
 
 static const polis_param_def PARAMS[] = {
     POLIS_P_INT(sv_cfg, "day_length", day_length, 1, 1e6, 300, "steps of one day-night cycle"),
-    POLIS_P_BOOL(sv_cfg, "always_diamond", always_diamond, true,
-                 "world generation turns one random stone tile into a diamond"),
+    POLIS_P_BOOL(sv_cfg, "always_diamond", always_diamond, true, "world generation turns one random stone tile into a diamond"),
     POLIS_P_INT(sv_cfg, "zombie_health", zombie_health, 1, 100, 5, "health of a new zombie"),
     POLIS_P_INT(sv_cfg, "cow_health", cow_health, 1, 100, 3, "health of a new cow"),
     POLIS_P_INT(sv_cfg, "skeleton_health", skeleton_health, 1, 100, 3, "health of a new skeleton"),
-    POLIS_P_INT(
-        sv_cfg, "mob_despawn_distance", despawn_distance, 4, 64, 14,
-        "a mob at this L1 distance or more from every living player despawns; spawns happen "
-        "below it"),
-    POLIS_P_DOUBLE(sv_cfg, "spawn_cow_chance", spawn_cow_chance, 0, 1, 0.1,
-                   "chance per step that a cow spawns (MAC: 0.3)"),
-    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_base_chance", spawn_zombie_base_chance, 0, 1, 0.02,
-                   "chance per step that a zombie spawns in full daylight"),
-    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_night_chance", spawn_zombie_night_chance, 0, 1, 0.1,
-                   "added to the zombie chance times (1 - light)^2"),
-    POLIS_P_DOUBLE(sv_cfg, "spawn_skeleton_chance", spawn_skeleton_chance, 0, 1, 0.05,
-                   "chance per step that a skeleton spawns on a path tile"),
+    POLIS_P_INT(sv_cfg, "mob_despawn_distance", despawn_distance, 4, 64, 14, "a mob at this L1 distance or more from every living player despawns; spawns happen below it"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_cow_chance", spawn_cow_chance, 0, 1, 0.1, "chance per step that a cow spawns (MAC: 0.3)"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_base_chance", spawn_zombie_base_chance, 0, 1, 0.02, "chance per step that a zombie spawns in full daylight"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_night_chance", spawn_zombie_night_chance, 0, 1, 0.1, "added to the zombie chance times (1 - light)^2"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_skeleton_chance", spawn_skeleton_chance, 0, 1, 0.05, "chance per step that a skeleton spawns on a path tile"),
     POLIS_P_INT(sv_cfg, "max_zombies", max_zombies, 0, SV_MAX_MOBS, 3, "zombies alive at once"),
     POLIS_P_INT(sv_cfg, "max_cows", max_cows, 0, SV_MAX_MOBS, 3, "cows alive at once (MAC: 10)"),
-    POLIS_P_INT(sv_cfg, "max_skeletons", max_skeletons, 0, SV_MAX_MOBS, 2,
-                "skeletons alive at once"),
+    POLIS_P_INT(sv_cfg, "max_skeletons", max_skeletons, 0, SV_MAX_MOBS, 2, "skeletons alive at once"),
     POLIS_P_INT(sv_cfg, "max_arrows", max_arrows, 0, SV_MAX_MOBS, 3, "arrows in flight at once"),
-    POLIS_P_INT(sv_cfg, "max_growing_plants", max_plants, 0, SV_MAX_PLANTS, 10,
-                "saplings that can ripen per episode; later ones never do"),
-    POLIS_P_BOOL(sv_cfg, "god_mode", god_mode, false,
-                 "health, food, drink and energy never change and nobody dies"),
-    POLIS_P_BOOL(
-        sv_cfg, "count_scaled_damage", count_scaled_damage, true,
-        "damage = max(1, 2 x wood swords, 3 x stone swords, 5 x iron swords) counting every "
-        "sword held (Craftax); false: 1, 2, 3 or 5 by the best sword held (Crafter)"),
-    POLIS_P_BOOL(sv_cfg, "place_on_players", place_on_players, false,
-                 "a player may place a block on a tile where another living player stands (MAC's "
-                 "code)"),
-    POLIS_P_BOOL(sv_cfg, "unclamped_health", unclamped_health, false,
-                 "MAC's code: lava does not set health to 0 and health may go below 0 (only the "
-                 "reward differs)"),
-    POLIS_P_BOOL(sv_cfg, "pvp", pvp, false,
-                 "DO on a tile with another living player attacks it (MAC paper)"),
-    POLIS_P_INT(sv_cfg, "pvp_damage", pvp_damage, 0, 9, 1,
-                "health the attacked player loses per hit"),
-    POLIS_P_DOUBLE(sv_cfg, "pvp_heal", pvp_heal, 0, 9, 0.5,
-                   "health the attacker gains per hit, in steps of 0.5 (half points carry over)"),
-    POLIS_P_DOUBLE(sv_cfg, "pvp_attack_reward", pvp_attack_reward, -100, 100, 1.0,
-                   "reward to the attacker per hit"),
-    POLIS_P_DOUBLE(sv_cfg, "pvp_attacked_penalty", pvp_attacked_penalty, -100, 100, -0.5,
-                   "reward to the attacked player per hit"),
-    POLIS_P_STRING(
-        sv_cfg, "observation", observation, "auto",
-        "\"classic\" (1345 floats), \"mac\" (1409: other-players channel and is_alive), "
-        "\"share_stats\" (1346 plus an (n-1) x 84 \"others\" field), \"auto\" (classic for one "
-        "player, mac otherwise)"),
-    POLIS_P_STRING(sv_cfg, "tie_break", tie_break, "intended",
-                   "contested DO and placement tiles: \"intended\" (one random actor per tile) or "
-                   "\"reference\" (MAC's code, asymmetric)"),
-    POLIS_P_STRING(
-        sv_cfg, "ghost_mobs", ghost_mobs, "off",
-        "quirk Q1 of the reference: \"off\" (inactive mob slots stay put and dead), \"on_do\" "
-        "(Craftax-Classic: they drift, and every slot with health left revives at its stored "
-        "position on a step where a player does DO) or \"every_step\" (MAC: revives every step)"),
-    POLIS_P_STRING(sv_cfg, "reward_mode", reward_mode, "individual",
-                   "\"individual\", \"shared_mean\" or \"shared_sum\" of every player's reward"),
-    POLIS_P_JSON(
-        sv_cfg, "achievement_weights", achievement_weights,
-        "reward per achievement: an object {name: weight} (others stay 1) or an array of 22"),
+    POLIS_P_INT(sv_cfg, "max_growing_plants", max_plants, 0, SV_MAX_PLANTS, 10, "saplings that can ripen per episode; later ones never do"),
+    POLIS_P_BOOL(sv_cfg, "god_mode", god_mode, false, "health, food, drink and energy never change and nobody dies"),
+    POLIS_P_BOOL(sv_cfg, "count_scaled_damage", count_scaled_damage, true, "damage = max(1, 2 x wood swords, 3 x stone swords, 5 x iron swords) counting every sword held (Craftax); false: 1, 2, 3 or 5 by the best sword held (Crafter)"),
+    POLIS_P_BOOL(sv_cfg, "place_on_players", place_on_players, false, "a player may place a block on a tile where another living player stands (MAC's code)"),
+    POLIS_P_BOOL(sv_cfg, "unclamped_health", unclamped_health, false, "MAC's code: lava does not set health to 0 and health may go below 0 (only the reward differs)"),
+    POLIS_P_BOOL(sv_cfg, "pvp", pvp, false, "DO on a tile with another living player attacks it (MAC paper)"),
+    POLIS_P_INT(sv_cfg, "pvp_damage", pvp_damage, 0, 9, 1, "health the attacked player loses per hit"),
+    POLIS_P_DOUBLE(sv_cfg, "pvp_heal", pvp_heal, 0, 9, 0.5, "health the attacker gains per hit, in steps of 0.5 (half points carry over)"),
+    POLIS_P_DOUBLE(sv_cfg, "pvp_attack_reward", pvp_attack_reward, -100, 100, 1.0, "reward to the attacker per hit"),
+    POLIS_P_DOUBLE(sv_cfg, "pvp_attacked_penalty", pvp_attacked_penalty, -100, 100, -0.5, "reward to the attacked player per hit"),
+    POLIS_P_STRING(sv_cfg, "observation", observation, "auto", "\"classic\" (1345 floats), \"mac\" (1409: other-players channel and is_alive), \"share_stats\" (1346 plus an (n-1) x 84 \"others\" field), \"auto\" (classic for one player, mac otherwise)"),
+    POLIS_P_STRING(sv_cfg, "tie_break", tie_break, "intended", "contested DO and placement tiles: \"intended\" (one random actor per tile) or \"reference\" (MAC's code, asymmetric)"),
+    POLIS_P_STRING(sv_cfg, "ghost_mobs", ghost_mobs, "off", "quirk Q1 of the reference: \"off\" (inactive mob slots stay put and dead), \"on_do\" (Craftax-Classic: they drift, and every slot with health left revives at its stored position on a step where a player does DO) or \"every_step\" (MAC: revives every step)"),
+    POLIS_P_STRING(sv_cfg, "skeleton_axis", skeleton_axis, "target", "\"target\": a skeleton heads along its target's major axis; \"all_players\" (MAC's code): along an axis where the target's distance equals the largest of any player's, else the row axis"),
+    POLIS_P_STRING(sv_cfg, "plant_slots", plant_slots, "next_free", "growing-plant slots of new saplings: \"next_free\" in player order, or \"reference\" (MAC's code: the first free slot + the player's index, over a used slot if so, the last player's sapling taking every slot from there on)"),
+    POLIS_P_BOOL(sv_cfg, "faced_sapling_resets", faced_sapling_resets, false, "MAC's code: every step, a growing plant that any player faces (whatever its action, unless it hit a mob) starts its 600 steps again"),
+    POLIS_P_BOOL(sv_cfg, "eaten_plant_stays_ripe", eaten_plant_stays_ripe, false, "MAC's code: eating a ripe plant leaves it ripe"),
+    POLIS_P_BOOL(sv_cfg, "shared_sapling_draw", shared_sapling_draw, false, "MAC's code of the paper: one chance draw per step for every player's DO on grass (a sapling for all or for none)"),
+    POLIS_P_BOOL(sv_cfg, "edge_wraps", edge_wraps, false, "the reference's code: a move off the top (left) edge reads the tile from the bottom (right) edge, and when that is lava the player steps off the map and dies"),
+    POLIS_P_BOOL(sv_cfg, "slot0_kill_credit", slot0_kill_credit, false, "MAC's code: when the mob in slot 0 of a kind dies, every player that hit no mob of that kind in the step is credited too (defeat_zombie, defeat_skeleton, or eat_cow with its food)"),
+    POLIS_P_BOOL(sv_cfg, "legal_mask", legal_mask, true, "false: every action is legal at every step, as in Craftax (which has no mask); one that cannot apply does nothing but still contests its tile under tie_break \"reference\""),
+    POLIS_P_STRING(sv_cfg, "reward_mode", reward_mode, "individual", "\"individual\", \"shared_mean\" or \"shared_sum\" of every player's reward"),
+    POLIS_P_JSON(sv_cfg, "achievement_weights", achievement_weights, "reward per achievement: an object {name: weight} (others stay 1) or an array of 22"),
 };
 
 static bool pick(const char *v, const char *const *names, int32_t n, int32_t *out)
@@ -324,6 +306,24 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
     static const char *const TIE[2] = {"intended", "reference"};
     static const char *const GHOST[3] = {"off", "on_do", "every_step"};
     static const char *const REW[3] = {"individual", "shared_mean", "shared_sum"};
+    static const char *const AXIS[2] = {"target", "all_players"};
+    static const char *const SLOTS[2] = {"next_free", "reference"};
+    p->faced_sapling_resets = c->faced_sapling_resets;
+    p->eaten_plant_stays_ripe = c->eaten_plant_stays_ripe;
+    p->shared_sapling_draw = c->shared_sapling_draw;
+    p->edge_wraps = c->edge_wraps;
+    p->slot0_kill_credit = c->slot0_kill_credit;
+    s->legal_mask = c->legal_mask;
+    if (!pick(c->skeleton_axis, AXIS, 2, &p->skeleton_axis)) {
+        h->error(s->ctx, "params.skeleton_axis: expected \"target\" or \"all_players\", got "
+                 "\"%s\"", c->skeleton_axis);
+        return POLIS_ERR_CONFIG;
+    }
+    if (!pick(c->plant_slots, SLOTS, 2, &p->plant_slots)) {
+        h->error(s->ctx, "params.plant_slots: expected \"next_free\" or \"reference\", got "
+                 "\"%s\"", c->plant_slots);
+        return POLIS_ERR_CONFIG;
+    }
     int32_t v;
     if (!pick(c->observation, OBS, 4, &v)) {
         h->error(s->ctx, "params.observation: expected \"classic\", \"mac\", \"share_stats\" or "
@@ -437,10 +437,18 @@ static polis_status register_all(survival *s)
 
     static const polis_field_def ACH[2] = {{"agent", POLIS_FIELD_I32},
                                            {"achievement", POLIS_FIELD_I32}};
-    static const polis_field_def CRAFT[4] = {{"agent", POLIS_FIELD_I32},
-                                             {"action", POLIS_FIELD_I32},
-                                             {"table_owner", POLIS_FIELD_I32},
-                                             {"furnace_owner", POLIS_FIELD_I32}};
+    static const polis_field_def CRAFT[22] = {
+        {"agent", POLIS_FIELD_I32},      {"action", POLIS_FIELD_I32},
+        {"table_owner", POLIS_FIELD_I32}, {"furnace_owner", POLIS_FIELD_I32},
+        {"tables", POLIS_FIELD_I32},     {"furnaces", POLIS_FIELD_I32},
+        {"table_1", POLIS_FIELD_I32},    {"table_2", POLIS_FIELD_I32},
+        {"table_3", POLIS_FIELD_I32},    {"table_4", POLIS_FIELD_I32},
+        {"table_5", POLIS_FIELD_I32},    {"table_6", POLIS_FIELD_I32},
+        {"table_7", POLIS_FIELD_I32},    {"table_8", POLIS_FIELD_I32},
+        {"furnace_1", POLIS_FIELD_I32},  {"furnace_2", POLIS_FIELD_I32},
+        {"furnace_3", POLIS_FIELD_I32},  {"furnace_4", POLIS_FIELD_I32},
+        {"furnace_5", POLIS_FIELD_I32},  {"furnace_6", POLIS_FIELD_I32},
+        {"furnace_7", POLIS_FIELD_I32},  {"furnace_8", POLIS_FIELD_I32}};
     static const polis_field_def KILL[4] = {{"agent", POLIS_FIELD_I32},
                                             {"mob", POLIS_FIELD_I32},
                                             {"row", POLIS_FIELD_I32},
@@ -456,7 +464,7 @@ static polis_status register_all(survival *s)
                                              {"row", POLIS_FIELD_I32},
                                              {"col", POLIS_FIELD_I32}};
     if ((st = h->event_type(ctx, "survival.achievement", ACH, 2, &s->ev_achievement)) ||
-        (st = h->event_type(ctx, "survival.crafted", CRAFT, 4, &s->ev_crafted)) ||
+        (st = h->event_type(ctx, "survival.crafted", CRAFT, 22, &s->ev_crafted)) ||
         (st = h->event_type(ctx, "survival.mob_killed", KILL, 4, &s->ev_killed)) ||
         (st = h->event_type(ctx, "survival.death", DEATH, 4, &s->ev_death)) ||
         (st = h->event_type(ctx, "survival.attack", ATTACK, 2, &s->ev_attack)) ||
@@ -532,6 +540,11 @@ static int32_t stat_of(const sv_world *w, int32_t agent, const char *name)
     if (strcmp(name, "achievements") == 0) return (int32_t)pl->ach;
     if (strcmp(name, "crafts") == 0) return pl->crafts;
     if (strcmp(name, "crafts_with_others") == 0) return pl->crafts_others;
+    if (strcmp(name, "crafts_own_table") == 0) return pl->crafts_own_table;
+    if (strcmp(name, "crafts_other_table") == 0) return pl->crafts_other_table;
+    if (strcmp(name, "crafts_furnace") == 0) return pl->crafts_furnace;
+    if (strcmp(name, "crafts_own_furnace") == 0) return pl->crafts_own_furnace;
+    if (strcmp(name, "crafts_other_furnace") == 0) return pl->crafts_other_furnace;
     return -1;
 }
 
@@ -569,8 +582,9 @@ static const polis_export EXPORTS[] = {
     POLIS_EXPORT_FN(
         "stat", "i32(ctx,i32,str)", ex_stat,
         "a player's value by name: an item (wood, ..., iron_sword), health, food, drink, energy, "
-        "row, col, facing, alive, sleeping, achievements (bit mask), crafts, crafts_with_others; "
-        "-1 for a bad agent or name"),
+        "row, col, facing, alive, sleeping, achievements (bit mask), crafts, crafts_with_others, "
+        "crafts_own_table, crafts_other_table, crafts_furnace, crafts_own_furnace, "
+        "crafts_other_furnace; -1 for a bad agent or name"),
     POLIS_EXPORT_FN(
         "give", "i32(ctx,i32,str,i32)", ex_give,
         "adds amount (may be negative) of an item to a player, kept in 0..9; the new count or -1"),

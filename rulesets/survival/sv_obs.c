@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sv.h"
+#include "core.h"
 
 static const int32_t DR[5] = {0, 0, 0, -1, 1};
 static const int32_t DC[5] = {0, -1, 1, 0, 0};

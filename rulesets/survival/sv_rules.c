@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sv.h"
+#include "core.h"
 
 static const int32_t DR[5] = {0, 0, 0, -1, 1}; /* by action id 0..4 */
 static const int32_t DC[5] = {0, -1, 1, 0, 0};
@@ -20,7 +20,8 @@ static inline int32_t iabs(int32_t v) { return v < 0 ? -v : v; }
 
 static void note(sv_world *w, int32_t kind, int32_t player, int32_t a, int32_t b, int32_t c)
 {
-    if (w->n_notes < w->note_cap) w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c};
+    if (w->n_notes < w->note_cap)
+        w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c};
 }
 
 static void unlock(sv_world *w, int32_t player, int32_t ach)
@@ -82,16 +83,16 @@ static void settle_intended(sv_world *w, polis_rng *rng, bool placing)
     }
 }
 
-/* The reference's rule, kept for parity studies (README "Contested tiles"). */
+/* The reference's rule, kept for parity studies (README "Contested tiles"): a pass for DO,
+ * then one pass for the four placements together (MAC's code groups them as one kind; going
+ * through them one kind after another settles three or more contenders differently). */
 static void settle_reference(sv_world *w, polis_rng *rng)
 {
-    static const int32_t KINDS[5] = {SV_DO, SV_PLACE_TABLE, SV_PLACE_STONE, SV_PLACE_PLANT,
-                                     SV_PLACE_FURNACE};
     sv_player *ps = w->players;
     int32_t n = w->p.n_players;
-    for (int32_t t = 0; t < 5; t++)
+    for (int32_t t = 0; t < 2; t++)
         for (int32_t i = 0; i < n; i++) {
-            if (ps[i].act != KINDS[t]) continue;
+            if (t == 0 ? ps[i].act != SV_DO : !is_place(ps[i].act)) continue;
             int32_t key = facing_key(&ps[i]), k = 0;
             for (int32_t j = i; j < n; j++)
                 if (facing_key(&ps[j]) == key) w->order[k++] = j;
@@ -105,31 +106,52 @@ static void settle_reference(sv_world *w, polis_rng *rng)
 
 /* ---- crafting (§5.2) ------------------------------------------------------------------------ */
 
-/* The table or furnace next to the player (8 neighbours) that enables a craft: one owned by
- * another player when there is one, else any. Returns false when there is none. */
-static bool station_near(const sv_world *w, const sv_player *pl, int32_t block, int32_t me,
-                         int32_t *owner)
+/* The tables and furnaces among the player's 8 in-map neighbours, with their owners. */
+static void stations_near(const sv_world *w, const sv_player *pl, sv_stations *st)
 {
-    bool found = false;
+    st->n_tables = st->n_furnaces = 0;
     for (int32_t dr = -1; dr <= 1; dr++)
         for (int32_t dc = -1; dc <= 1; dc++) {
             int32_t r = pl->r + dr, c = pl->c + dc;
-            if ((dr == 0 && dc == 0) || !sv_in_map(r, c) || w->map[r][c] != block) continue;
-            int32_t o = w->placed_by[r][c];
-            if (!found || (*owner == me || *owner < 0)) *owner = o;
-            found = true;
+            if ((dr == 0 && dc == 0) || !sv_in_map(r, c)) continue;
+            if (w->map[r][c] == SV_TABLE) st->tables[st->n_tables++] = w->placed_by[r][c];
+            if (w->map[r][c] == SV_FURNACE) st->furnaces[st->n_furnaces++] = w->placed_by[r][c];
         }
-    return found;
+}
+
+/* One owner standing for a list (the event's table_owner and furnace_owner): the first
+ * station another player placed, else the last one; -1 for none. */
+static int32_t summary_owner(const int16_t *owners, int32_t n, int32_t me)
+{
+    int32_t o = -1;
+    for (int32_t k = 0; k < n; k++)
+        if (k == 0 || o == me || o < 0) o = owners[k];
+    return o;
+}
+
+/* Whether the crafter's own station is in the list, and another player's. */
+static void owners_of(const int16_t *owners, int32_t n, int32_t me, int32_t *own, int32_t *other)
+{
+    bool mine = false, theirs = false;
+    for (int32_t k = 0; k < n; k++) {
+        mine |= owners[k] == me;
+        theirs |= owners[k] >= 0 && owners[k] != me;
+    }
+    *own += mine;
+    *other += theirs;
 }
 
 static void craft(sv_world *w, int32_t i)
 {
     sv_player *pl = &w->players[i];
-    int32_t a = pl->act, *inv = pl->inv, table = -1, furnace = -1;
-    if (a < SV_MAKE_WOOD_PICKAXE || !station_near(w, pl, SV_TABLE, i, &table)) return;
+    int32_t a = pl->act, *inv = pl->inv;
+    if (a < SV_MAKE_WOOD_PICKAXE) return;
+    sv_stations st;
+    stations_near(w, pl, &st);
+    if (st.n_tables == 0) return;
     bool iron = a == SV_MAKE_IRON_PICKAXE || a == SV_MAKE_IRON_SWORD;
     bool stone = a == SV_MAKE_STONE_PICKAXE || a == SV_MAKE_STONE_SWORD;
-    if (iron && !station_near(w, pl, SV_FURNACE, i, &furnace)) return;
+    if (iron && st.n_furnaces == 0) return;
     if (inv[SV_INV_WOOD] < 1) return;
     if ((stone || iron) && inv[SV_INV_STONE] < 1) return;
     if (iron && (inv[SV_INV_IRON] < 1 || inv[SV_INV_COAL] < 1)) return;
@@ -147,8 +169,19 @@ static void craft(sv_world *w, int32_t i)
                                    SV_ACH_MAKE_STONE_SWORD,  SV_ACH_MAKE_IRON_SWORD};
     inv[ITEM[a - SV_MAKE_WOOD_PICKAXE]]++;
     unlock(w, i, ACH[a - SV_MAKE_WOOD_PICKAXE]);
+    /* a furnace counts only for the iron tools (a wood tool beside one used no furnace); the
+     * note still lists it */
+    int32_t table = summary_owner(st.tables, st.n_tables, i);
+    int32_t furnace = iron ? summary_owner(st.furnaces, st.n_furnaces, i) : -1;
     pl->crafts++;
     if ((table >= 0 && table != i) || (furnace >= 0 && furnace != i)) pl->crafts_others++;
+    owners_of(st.tables, st.n_tables, i, &pl->crafts_own_table, &pl->crafts_other_table);
+    if (iron) {
+        pl->crafts_furnace++;
+        owners_of(st.furnaces, st.n_furnaces, i, &pl->crafts_own_furnace,
+                  &pl->crafts_other_furnace);
+    }
+    pl->near = st;
     note(w, SV_NOTE_CRAFT, i, a, table, furnace);
 }
 
@@ -156,6 +189,7 @@ static void craft(sv_world *w, int32_t i)
 
 static void kill_mob(sv_world *w, int32_t kind, int32_t slot)
 {
+    if (slot == 0) w->slot0_killed |= 1u << kind;
     sv_mob *mb = &w->mobs[kind][slot];
     mb->active = false;
     w->n_active[kind]--;
@@ -181,6 +215,7 @@ static void do_action(sv_world *w, polis_rng *rng, int32_t i)
     if (mm) {
         int32_t kind = (mm - 1) >> 8, slot = (mm - 1) & 0xff;
         sv_mob *mb = &w->mobs[kind][slot];
+        pl->hit_kinds |= 1u << kind;
         mb->health -= sv_damage(w, pl);
         if (mb->health <= 0) {
             kill_mob(w, kind, slot);
@@ -204,6 +239,7 @@ static void do_action(sv_world *w, polis_rng *rng, int32_t i)
             vi->cause = SV_CAUSE_PLAYER;
             vi->pvp_hurt++;
             pl->pvp_hits++;
+            pl->pvp_hits_total++;
             pl->heal_halves += w->p.pvp_heal_halves;
             pl->health = mini(9, pl->health + pl->heal_halves / 2);
             pl->heal_halves %= 2;
@@ -243,7 +279,8 @@ static void do_action(sv_world *w, polis_rng *rng, int32_t i)
         unlock(w, i, SV_ACH_COLLECT_DIAMOND);
         break;
     case SV_GRASS:
-        if (uniform(rng) < 0.1f) {
+        if (w->p.shared_sapling_draw && w->sapling_draw < 0.0f) w->sapling_draw = uniform(rng);
+        if ((w->p.shared_sapling_draw ? w->sapling_draw : uniform(rng)) < 0.1f) {
             inv[SV_INV_SAPLING]++;
             unlock(w, i, SV_ACH_COLLECT_SAPLING);
         }
@@ -256,12 +293,49 @@ static void do_action(sv_world *w, polis_rng *rng, int32_t i)
     case SV_RIPE_PLANT:
         pl->food = mini(9, pl->food + 4);
         pl->hunger = 0.0f;
-        w->map[r][c] = SV_PLANT;
+        if (!w->p.eaten_plant_stays_ripe) w->map[r][c] = SV_PLANT;
         for (int32_t k = 0; k < w->n_plants; k++)
             if (w->plants[k].r == r && w->plants[k].c == c) w->plants[k].age = 0;
         unlock(w, i, SV_ACH_EAT_PLANT);
         break;
     default: break;
+    }
+}
+
+/* MAC's code (slot0_kill_credit): a player that hit no mob of a kind reads "its" target as
+ * slot 0 of that kind, so when slot 0 died in this DO phase every such player — dead, asleep
+ * or busy elsewhere — is credited with the kill: DEFEAT_ZOMBIE, DEFEAT_SKELETON, or EAT_COW
+ * with its food (a dead player's vitals stay frozen, so it gets the achievement alone). */
+static void credit_slot0(sv_world *w)
+{
+    for (int32_t i = 0; i < w->p.n_players; i++) {
+        sv_player *pl = &w->players[i];
+        for (int32_t kind = SV_ZOMBIE; kind <= SV_SKELETON; kind++) {
+            if (!(w->slot0_killed >> kind & 1u) || (pl->hit_kinds >> kind & 1u)) continue;
+            if (kind == SV_ZOMBIE) unlock(w, i, SV_ACH_DEFEAT_ZOMBIE);
+            if (kind == SV_SKELETON) unlock(w, i, SV_ACH_DEFEAT_SKELETON);
+            if (kind == SV_COW) {
+                unlock(w, i, SV_ACH_EAT_COW);
+                if (pl->alive) {
+                    pl->food = mini(9, pl->food + 6);
+                    pl->hunger = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+/* MAC's code (faced_sapling_resets): every player — dead, asleep or acting — whose facing
+ * tile is in the map and who did not hit a mob this step restarts the growth of the plants
+ * on that tile, whatever its action. */
+static void reset_faced_plants(sv_world *w)
+{
+    for (int32_t i = 0; i < w->p.n_players; i++) {
+        const sv_player *pl = &w->players[i];
+        int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
+        if (!sv_in_map(r, c) || pl->hit_kinds) continue;
+        for (int32_t k = 0; k < w->n_plants; k++)
+            if (w->plants[k].r == r && w->plants[k].c == c) w->plants[k].age = 0;
     }
 }
 
@@ -282,6 +356,26 @@ bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a)
     case SV_PLACE_FURNACE: return inv[SV_INV_STONE] >= 1 && !sv_solid(b);
     case SV_PLACE_PLANT: return inv[SV_INV_SAPLING] >= 1 && b == SV_GRASS;
     default: return false;
+    }
+}
+
+/* MAC's slot assignment (plant_slots "reference"): slot `free` + k for k = 0 .. max_plants-1
+ * goes to player min(k, n-1) when it plants this step, `free` being the first free slot
+ * before this step's placements (w->free_slot); slots past the end are dropped. So player i
+ * takes slot free + i (over a used one if so) and the last player every slot from free + n-1
+ * on. Players are placed in index order, so the slots a later player overwrites are the same
+ * as when the reference writes them all at once. */
+static void plant_reference(sv_world *w, int32_t i, int32_t r, int32_t c)
+{
+    int32_t n = w->p.n_players, cap = w->p.max_plants, free = w->free_slot;
+    if (free < 0) return; /* no free slot at the step's start: the sapling never ripens */
+    int32_t k0 = i, k1 = i == n - 1 ? cap - 1 : i;
+    for (int32_t k = k0; k <= k1 && k < cap; k++) {
+        int32_t slot = free + k;
+        if (slot >= cap) break;
+        for (int32_t g = w->n_plants; g < slot; g++) w->plants[g].r = -1;
+        if (slot >= w->n_plants) w->n_plants = slot + 1;
+        w->plants[slot] = (sv_plant){r, c, 0};
     }
 }
 
@@ -310,7 +404,10 @@ static void place(sv_world *w, int32_t i)
         pl->inv[SV_INV_SAPLING]--;
         b = SV_PLANT;
         /* the next free slot in player order; with every slot used it never ripens */
-        if (w->n_plants < w->p.max_plants) w->plants[w->n_plants++] = (sv_plant){r, c, 0};
+        if (w->p.plant_slots == SV_SLOTS_REFERENCE)
+            plant_reference(w, i, r, c);
+        else if (w->n_plants < w->p.max_plants)
+            w->plants[w->n_plants++] = (sv_plant){r, c, 0};
         unlock(w, i, SV_ACH_PLACE_PLANT);
         break;
     }
@@ -333,7 +430,14 @@ static void move(sv_world *w, int32_t i)
     if (a < SV_LEFT || a > SV_DOWN) return;
     pl->dir = a;
     int32_t r = pl->r + DR[a], c = pl->c + DC[a];
-    if (!walkable(w, r, c)) return;
+    if (!walkable(w, r, c)) {
+        /* edge_wraps (the reference's code): the tile past the top or left edge is read from
+         * the opposite edge, and lava there lets the player step off the map and die */
+        if (w->p.edge_wraps && (r < 0 || c < 0) &&
+            w->map[(r + SV_MAP) % SV_MAP][(c + SV_MAP) % SV_MAP] == SV_LAVA)
+            pl->off_edge = true;
+        return;
+    }
     w->player_map[pl->r][pl->c]--;
     w->player_map[r][c]++;
     pl->r = r;
@@ -369,6 +473,26 @@ static bool mob_can_enter(const sv_world *w, int32_t r, int32_t c)
 static void toward(polis_rng *rng, int32_t dr, int32_t dc, int32_t *sr, int32_t *sc)
 {
     bool row = iabs(dr) > iabs(dc) || (iabs(dr) == iabs(dc) && (polis_rng_next(rng) & 1u));
+    *sr = row ? (dr > 0) - (dr < 0) : 0;
+    *sc = row ? 0 : (dc > 0) - (dc < 0);
+}
+
+/* MAC's skeleton (skeleton_axis "all_players"): an axis is a candidate when the target's |d|
+ * along it equals the largest |d| of any player (dead ones too) along either axis; two
+ * candidates split 50/50, none means the row axis; the step is the sign of the target's d
+ * along the axis chosen (0 when the target is level on it). */
+static void toward_all(const sv_world *w, polis_rng *rng, int32_t who, int32_t r, int32_t c,
+                       int32_t *sr, int32_t *sc)
+{
+    int32_t big = 0;
+    for (int32_t j = 0; j < w->p.n_players; j++) {
+        int32_t a = iabs(w->players[j].r - r), b = iabs(w->players[j].c - c);
+        big = a > big ? a : big;
+        big = b > big ? b : big;
+    }
+    int32_t dr = w->players[who].r - r, dc = w->players[who].c - c;
+    bool row_ok = iabs(dr) == big, col_ok = iabs(dc) == big;
+    bool row = !col_ok || (row_ok && (polis_rng_next(rng) & 1u));
     *sr = row ? (dr > 0) - (dr < 0) : 0;
     *sc = row ? 0 : (dc > 0) - (dc < 0);
 }
@@ -486,7 +610,10 @@ static void skeletons(sv_world *w, polis_rng *rng)
         if (!k->active && !ghosts) continue;
         int32_t who, dist = nearest(w, k->r, k->c, &who);
         int32_t d = 1 + (int32_t)polis_rng_below(rng, 4), rr = DR[d], rc = DC[d], tr = 0, tc = 0;
-        if (who >= 0) toward(rng, w->players[who].r - k->r, w->players[who].c - k->c, &tr, &tc);
+        if (who >= 0 && w->p.skeleton_axis == SV_AXIS_ALL_PLAYERS)
+            toward_all(w, rng, who, k->r, k->c, &tr, &tc);
+        else if (who >= 0)
+            toward(rng, w->players[who].r - k->r, w->players[who].c - k->c, &tr, &tc);
         int32_t mr = rr, mc = rc;
         if (who >= 0 && dist >= 10) {
             mr = tr;
@@ -694,12 +821,16 @@ void sv_step(sv_world *w, polis_rng *rng)
     int32_t n = w->p.n_players;
     sv_player *ps = w->players;
     w->n_notes = 0;
+    w->sapling_draw = -1.0f;
+    w->slot0_killed = 0;
     for (int32_t i = 0; i < n; i++) {
         sv_player *pl = &ps[i];
         pl->health0 = pl->health;
         pl->ach0 = pl->ach;
         pl->alive0 = pl->alive;
         pl->pvp_hits = pl->pvp_hurt = 0;
+        pl->hit_kinds = 0;
+        pl->off_edge = false;
         if ((uint32_t)pl->act >= SV_N_ACTIONS || !pl->alive || pl->sleeping) pl->act = SV_NOOP;
         /* god mode restores these at the end; the others use w->saved for health only */
         w->saved[i] = pl->food | pl->drink << 8 | pl->energy << 16;
@@ -719,8 +850,18 @@ void sv_step(sv_world *w, polis_rng *rng)
             do_action(w, rng, i);
             any_do = true;
         }
+    if (w->p.slot0_kill_credit && w->slot0_killed) credit_slot0(w);
+    if (w->p.faced_sapling_resets) reset_faced_plants(w);
     if (w->p.ghost_mobs == SV_GHOST_EVERY_STEP || (w->p.ghost_mobs == SV_GHOST_ON_DO && any_do))
         revive_ghosts(w);
+    if (w->p.plant_slots == SV_SLOTS_REFERENCE) {
+        w->free_slot = w->n_plants < w->p.max_plants ? w->n_plants : -1;
+        for (int32_t k = 0; k < w->n_plants; k++)
+            if (w->plants[k].r < 0) {
+                w->free_slot = k;
+                break;
+            }
+    }
     for (int32_t i = 0; i < n; i++) place(w, i);
     for (int32_t i = 0; i < n; i++) move(w, i);
 
@@ -739,6 +880,7 @@ void sv_step(sv_world *w, polis_rng *rng)
 
     for (int32_t k = 0; k < w->n_plants; k++) {
         sv_plant *pt = &w->plants[k];
+        if (pt->r < 0) continue;
         pt->age++;
         if (pt->age >= 600 && w->map[pt->r][pt->c] == SV_PLANT) w->map[pt->r][pt->c] = SV_RIPE_PLANT;
     }
@@ -753,7 +895,7 @@ void sv_step(sv_world *w, polis_rng *rng)
         intrinsics(w, i);
         for (int32_t k = 0; k < SV_N_ITEMS; k++)
             if (pl->inv[k] > 9) pl->inv[k] = 9;
-        bool lava = w->map[pl->r][pl->c] == SV_LAVA;
+        bool lava = w->map[pl->r][pl->c] == SV_LAVA || pl->off_edge;
         if (!w->p.unclamped_health) {
             if (lava) {
                 pl->health = 0;

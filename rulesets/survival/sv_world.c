@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sv.h"
+#include "core.h"
 
 const char *const sv_action_names[SV_N_ACTIONS] = {
     "noop",          "left",          "right",           "up",

@@ -8,11 +8,13 @@
 #include <string.h>
 
 #include "check.h"
-#include "sv.h"
+#include "core.h"
 #include "testutil.h"
 
 #define CLASSIC POLIS_SOURCE_DIR "/rulesets/survival/survival_classic.json"
 #define MAC POLIS_SOURCE_DIR "/rulesets/survival/survival_mac.json"
+#define CLASSIC_REF POLIS_SOURCE_DIR "/rulesets/survival/survival_classic_reference.json"
+#define MAC_REF POLIS_SOURCE_DIR "/rulesets/survival/survival_mac_reference.json"
 
 static char *scenario(int agents, const char *params)
 {
@@ -190,12 +192,20 @@ static void test_golden(void)
     CHECK(b == 0x0365809cefb2dd99ULL);
 }
 
-/* No allocation in the step loop, resets included, for 1 and 16 players. */
+/* No allocation in the step loop, resets included, for 1 and 16 players, the second with
+ * every reference switch on. */
 static void test_no_alloc(void)
 {
     for (int n = 1; n <= 16; n += 15) {
         test_alloc al = {0};
-        char *json = scenario(n, "{\"max_cows\": 10, \"spawn_cow_chance\": 0.3}");
+        char *json = scenario(
+            n, n == 1 ? "{\"max_cows\": 10, \"spawn_cow_chance\": 0.3}"
+                      : "{\"max_cows\": 10, \"spawn_cow_chance\": 0.3, \"tie_break\": "
+                        "\"reference\", \"place_on_players\": true, \"unclamped_health\": "
+                        "true, \"ghost_mobs\": \"every_step\", \"skeleton_axis\": "
+                        "\"all_players\", \"legal_mask\": false, \"edge_wraps\": true, "
+                        "\"shared_sapling_draw\": true, \"faced_sapling_resets\": true, "
+                        "\"eaten_plant_stays_ripe\": true, \"plant_slots\": \"reference\"}");
         polis_env *env = test_env(json, NULL, &al);
         free(json);
         CHECK(env != NULL);
@@ -226,6 +236,8 @@ static void test_alloc_sweep(void)
     CHECK(failures > 0);
     CHECK_EQ_INT(test_create_sweep(MAC, &total, &failures), 0);
     CHECK(failures > 0);
+    CHECK_EQ_INT(test_create_sweep(MAC_REF, &total, &failures), 0);
+    CHECK(failures > 0);
 }
 
 static void expect_error(int agents, const char *params, const char *want)
@@ -245,6 +257,12 @@ static void test_bad_params(void)
     expect_error(2, "{\"tie_break\": \"first\"}",
                  "params.tie_break: expected \"intended\" or \"reference\", got \"first\"");
     expect_error(2, "{\"reward_mode\": \"shared\"}", "params.reward_mode: expected");
+    expect_error(2, "{\"skeleton_axis\": \"nearest\"}",
+                 "params.skeleton_axis: expected \"target\" or \"all_players\", got "
+                 "\"nearest\"");
+    expect_error(2, "{\"plant_slots\": \"mac\"}",
+                 "params.plant_slots: expected \"next_free\" or \"reference\", got \"mac\"");
+    expect_error(2, "{\"legal_mask\": \"no\"}", "plugins[0].params.legal_mask");
     expect_error(1, "{\"achievement_weights\": {\"collect_wood\": 2, \"eat_bread\": 1}}",
                  "plugins[0].params.achievement_weights.eat_bread: unknown achievement "
                  "\"eat_bread\"");
@@ -271,6 +289,146 @@ static void test_bad_params(void)
     free(json);
     CHECK(env != NULL);
     if (env) polis_env_destroy(env);
+}
+
+/* The uniform random agent's mean episode length over `episodes` seeded episodes. */
+static double mean_length(const char *path, int episodes)
+{
+    polis_env *env = test_env_file(path, NULL);
+    if (!env) return 0.0;
+    int32_t uniform = polis_env_policy_find(env, "uniform");
+    long steps = 0;
+    for (int e = 0; e < episodes; e++) {
+        polis_env_reset(env, (uint64_t)(1 + e));
+        while (!polis_env_done(env)) {
+            polis_env_policy_act(env, uniform, NULL, 0);
+            if (polis_env_step(env) != POLIS_OK) break;
+            steps++;
+        }
+    }
+    polis_env_destroy(env);
+    return (double)steps / episodes;
+}
+
+/* The reference presets (README "Reference presets"): no mask (every action legal, so the
+ * kernel's uniform agent hands the game even the actions that cannot apply), 4 players in
+ * MAC's; pinned by golden hashes; the random agent dies sooner than under the cleaned-up
+ * defaults (ghost mobs): 143 vs 155 steps alone (standard errors 2.5 over 1,000 episodes);
+ * with 4 players 213 over 10,000 episodes (2.5 over these 500). */
+static void test_reference_presets(void)
+{
+    polis_env *env = test_env_file(MAC_REF, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_n_agents(env), 4);
+    CHECK(polis_env_reset(env, 3) == POLIS_OK);
+    for (int32_t a = 0; a < SV_N_ACTIONS; a++) CHECK(test_mask(env, 0, sv_action_names[a]) == 1);
+    polis_env_destroy(env);
+    env = test_env_file(CLASSIC_REF, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_reset(env, 3) == POLIS_OK);
+    CHECK(test_mask(env, 0, "place_table") == 1);
+    CHECK(test_mask(env, 0, "make_iron_sword") == 1);
+    polis_env_destroy(env);
+
+    uint64_t a = run_hash(CLASSIC_REF, 11, 600), b = run_hash(MAC_REF, 11, 600);
+    CHECK(a == run_hash(CLASSIC_REF, 11, 600));
+    fprintf(stderr, "golden classic_reference %016llx mac_reference %016llx\n",
+            (unsigned long long)a, (unsigned long long)b);
+    CHECK(a == 0x6dec0da3b8c23000ULL);
+    CHECK(b == 0x0e674441da68e56bULL);
+    CHECK(a != run_hash(CLASSIC, 11, 600));
+    CHECK(b != run_hash(MAC, 11, 600));
+
+    double ref = mean_length(CLASSIC_REF, 1000), clean = mean_length(CLASSIC, 1000);
+    fprintf(stderr, "uniform agent: classic_reference %.1f, classic %.1f steps\n", ref, clean);
+    CHECK(ref > 135.0 && ref < 151.0);
+    CHECK(clean - ref > 5.0);
+    ref = mean_length(MAC_REF, 500);
+    fprintf(stderr, "uniform agents: mac_reference %.1f steps\n", ref);
+    CHECK(ref > 203.0 && ref < 223.0);
+}
+
+typedef struct attacks {
+    int32_t type, given[4], taken[4], total;
+} attacks;
+
+static void count_attack(void *ud, const polis_event *ev)
+{
+    attacks *at = ud;
+    const int32_t *f = ev->data; /* agent, victim */
+    if (ev->type != at->type) return;
+    at->given[f[0]]++;
+    at->taken[f[1]]++;
+    at->total++;
+}
+
+/* The paper's competitive and cooperative setups as shipped: random players in survival_pvp
+ * hit each other, and each step's rewards exceed those of the same game without PvP rewards
+ * (same seed, same actions) by exactly +1 per hit given and -0.5 per hit taken; the metrics
+ * count the hits. In survival_shared_reward every player gets the same reward every step. */
+static void test_paper_setups(void)
+{
+    polis_env *env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_pvp.json", NULL);
+    char *json = scenario(4, "{\"observation\": \"mac\", \"max_cows\": 10, "
+                             "\"spawn_cow_chance\": 0.3, \"pvp\": true, "
+                             "\"pvp_attack_reward\": 0, \"pvp_attacked_penalty\": 0}");
+    polis_env *twin = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL && twin != NULL);
+    if (!env || !twin) return;
+    CHECK_EQ_INT(polis_env_n_agents(env), 4);
+    attacks at = {.type = polis_env_event_find(env, "survival.attack")};
+    polis_env_subscribe(env, -1, count_attack, &at);
+    int32_t random = polis_env_policy_find(env, "random");
+    const polis_io *io = polis_env_io(env), *tio = polis_env_io(twin);
+    int bad = 0;
+    for (int e = 0; e < 20; e++) {
+        polis_env_reset(env, (uint64_t)(100 + e));
+        polis_env_reset(twin, (uint64_t)(100 + e));
+        int before = at.total;
+        while (!polis_env_done(env)) {
+            polis_env_policy_act(env, random, NULL, 0);
+            memcpy(tio->actions, io->actions, sizeof *io->actions * 4);
+            memset(&at.given, 0, sizeof at.given);
+            memset(&at.taken, 0, sizeof at.taken);
+            CHECK(polis_env_step(env) == POLIS_OK);
+            CHECK(polis_env_step(twin) == POLIS_OK);
+            for (int32_t a = 0; a < 4; a++) {
+                float want = tio->rewards[a] + 1.0f * at.given[a] - 0.5f * at.taken[a];
+                bad += fabsf(io->rewards[a] - want) > 1e-4f;
+            }
+        }
+        CHECK(polis_env_done(twin));
+        char *out = NULL;
+        CHECK(polis_env_render(env, 0, "metrics", &out) == POLIS_OK);
+        const char *p = out ? strstr(out, "\"pvp_hits\":") : NULL;
+        CHECK(p != NULL);
+        if (p) CHECK_EQ_INT(atoi(p + 11), at.total - before);
+        polis_free(out);
+    }
+    CHECK(at.total > 0);
+    CHECK_EQ_INT(bad, 0);
+    polis_env_destroy(env);
+    polis_env_destroy(twin);
+
+    env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_shared_reward.json", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    random = polis_env_policy_find(env, "random");
+    io = polis_env_io(env);
+    polis_env_reset(env, 7);
+    int nonzero = 0, unequal = 0;
+    for (int t = 0; t < 300 && !polis_env_done(env); t++) {
+        polis_env_policy_act(env, random, NULL, 0);
+        CHECK(polis_env_step(env) == POLIS_OK);
+        for (int32_t a = 1; a < 4; a++) unequal += fabsf(io->rewards[a] - io->rewards[0]) > 1e-5f;
+        nonzero += io->rewards[0] != 0.0f;
+    }
+    CHECK_EQ_INT(unequal, 0);
+    CHECK(nonzero > 0);
+    polis_env_destroy(env);
 }
 
 /* 64 players in one world step and stay consistent. */
@@ -384,6 +542,8 @@ int main(void)
     test_layout();
     test_dead_and_done();
     test_golden();
+    test_reference_presets();
+    test_paper_setups();
     test_no_alloc();
     test_alloc_sweep();
     test_bad_params();

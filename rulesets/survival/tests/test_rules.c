@@ -1,4 +1,4 @@
-/* The survival rules on crafted states (README; specs/survival.md §13): the core (sv.h) is
+/* The survival rules on crafted states (README; specs/survival.md §13): the core (core.h) is
  * driven directly — a flat grass world, players and mobs put where a check needs them — so
  * every number of the spec is pinned: light samples, intrinsic timings, the crafting and
  * placement tables, DO, movement, damage, mobs and their attacks, spawn and despawn
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sv.h"
+#include "core.h"
 
 static sv_world *world_new(const sv_params *p)
 {
@@ -720,6 +720,26 @@ static void test_contested(void)
     }
     CHECK(mover_stuck > 50 && mover_stuck < 150);
     free(w);
+    /* the four placements are one kind to the reference rule: player 0 places stone, player
+     * 1 a table (neither can: no materials), player 2 moves, all facing one tile. One pass
+     * over placements in player order lets the mover keep its move 1/3 of the time (a pass
+     * per placement kind, table first, would give 1/6) */
+    w = flat(3, &rng);
+    w->p.tie_break = SV_TIE_REFERENCE;
+    int moved = 0;
+    for (int round = 0; round < 3000; round++) {
+        for (int32_t i = 0; i < 3; i++) put(w, i, 32, 32, SV_UP);
+        w->players[0].act = SV_PLACE_STONE;
+        w->players[1].act = SV_PLACE_TABLE;
+        w->players[2].act = SV_RIGHT;
+        sv_step(w, &rng);
+        moved += w->players[2].c == 33;
+        for (int32_t i = 0; i < 3; i++)
+            w->players[i].food = w->players[i].drink = w->players[i].energy = 9;
+    }
+    CHECK(moved > 850 && moved < 1150);
+    CHECK(w->players[0].alive && w->players[1].alive);
+    free(w);
 }
 
 /* Dead players stay where they died, frozen, reward 0, ignored by mobs. */
@@ -836,6 +856,10 @@ static void test_social(void)
             CHECK_EQ_INT(w->notes[k].c, -1);
         }
     CHECK_EQ_INT(craft_notes, 1);
+    CHECK_EQ_INT(w->players[1].crafts_own_table, 0);
+    CHECK_EQ_INT(w->players[1].crafts_other_table, 1);
+    CHECK_EQ_INT(w->players[0].crafts_own_table, 1);
+    CHECK_EQ_INT(w->players[0].crafts_other_table, 0);
     /* an arrow destroys the table: no owner any more */
     int32_t q = add_mob(w, SV_ARROW, 31, 30, 1);
     w->mobs[SV_ARROW][q].dc = 1;
@@ -843,6 +867,316 @@ static void test_social(void)
     step1(w, &rng, SV_NOOP);
     CHECK_EQ_INT(w->map[31][32], SV_PATH);
     CHECK_EQ_INT(w->placed_by[31][32], -1);
+    free(w);
+}
+
+/* MAC's plant quirks, each behind its switch (README "Reference presets"). */
+static void test_plant_quirks(void)
+{
+    polis_rng rng;
+    /* faced_sapling_resets: a plant faced by a player doing anything starts again */
+    sv_world *w = flat(2, &rng);
+    sv_player *p0 = &w->players[0], *p1 = &w->players[1];
+    p0->inv[SV_INV_SAPLING] = 1;
+    step1(w, &rng, SV_PLACE_PLANT); /* (31, 32), age 1 after the step */
+    put(w, 0, 40, 40, SV_UP);
+    for (int t = 0; t < 99; t++) step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(w->plants[0].age, 100);
+    put(w, 1, 31, 33, SV_LEFT); /* player 1 faces it, noop */
+    step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(w->plants[0].age, 101); /* off: facing changes nothing */
+    w->p.faced_sapling_resets = true;
+    step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(w->plants[0].age, 1); /* reset in the DO phase, then grown once */
+    /* a dead player facing it resets it too; one that hit a mob does not */
+    p1->alive = false;
+    w->player_map[31][33]--;
+    w->plants[0].age = 50;
+    step1(w, &rng, SV_NOOP);
+    CHECK_EQ_INT(w->plants[0].age, 1);
+    put(w, 0, 31, 31, SV_RIGHT); /* player 0 faces the plant from the other side... */
+    w->plants[0].age = 50;
+    put(w, 1, 45, 45, SV_UP);
+    int32_t z = add_mob(w, SV_ZOMBIE, 30, 31, 5);
+    put(w, 0, 31, 31, SV_UP); /* ...no: it faces a zombie and hits it */
+    step1(w, &rng, SV_DO);
+    CHECK(w->mobs[SV_ZOMBIE][z].health < 5);
+    CHECK_EQ_INT(w->plants[0].age, 51);
+    free(w);
+
+    /* eaten_plant_stays_ripe: a ripe plant feeds again and again */
+    w = flat(1, &rng);
+    p0 = &w->players[0];
+    w->map[31][32] = SV_RIPE_PLANT;
+    w->plants[0] = (sv_plant){31, 32, 600};
+    w->n_plants = 1;
+    w->p.eaten_plant_stays_ripe = true;
+    p0->food = 2;
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(p0->food, 6);
+    CHECK_EQ_INT(w->map[31][32], SV_RIPE_PLANT);
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(p0->food, 9);
+    w->p.eaten_plant_stays_ripe = false;
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(w->map[31][32], SV_PLANT);
+    free(w);
+
+    /* plant_slots "reference": first free + the player's index; the last player fills the
+     * rest; slots left between are unused and never grow */
+    w = flat(3, &rng);
+    w->p.plant_slots = SV_SLOTS_REFERENCE;
+    put(w, 0, 10, 10, SV_UP);
+    put(w, 1, 20, 20, SV_UP);
+    put(w, 2, 40, 40, SV_UP);
+    for (int32_t i = 0; i < 3; i++) w->players[i].inv[SV_INV_SAPLING] = 2;
+    w->players[0].act = SV_NOOP;
+    w->players[1].act = SV_PLACE_PLANT;
+    w->players[2].act = SV_NOOP;
+    sv_step(w, &rng);
+    CHECK_EQ_INT(w->n_plants, 2);
+    CHECK_EQ_INT(w->plants[0].r, -1);
+    CHECK(w->plants[1].r == 19 && w->plants[1].c == 20 && w->plants[1].age == 1);
+    /* now every player plants: free slot 0; player 0 takes 0, player 1 takes 1 (over its own
+     * first plant), player 2 takes 2..9 */
+    for (int32_t i = 0; i < 3; i++) {
+        w->players[i].act = SV_PLACE_PLANT;
+        w->players[i].dir = SV_LEFT;
+    }
+    sv_step(w, &rng);
+    CHECK_EQ_INT(w->n_plants, 10);
+    CHECK(w->plants[0].r == 10 && w->plants[0].c == 9);
+    CHECK(w->plants[1].r == 20 && w->plants[1].c == 19);
+    for (int32_t k = 2; k < 10; k++) CHECK(w->plants[k].r == 40 && w->plants[k].c == 39);
+    for (int t = 0; t < 599; t++) sv_step(w, &rng);
+    CHECK_EQ_INT(w->map[40][39], SV_RIPE_PLANT);
+    CHECK_EQ_INT(w->map[19][20], SV_PLANT); /* its slot was taken over: it never ripens */
+    free(w);
+
+    /* shared_sapling_draw: two players on grass get a sapling together or not at all */
+    for (int shared = 0; shared <= 1; shared++) {
+        w = flat(2, &rng);
+        w->p.shared_sapling_draw = shared;
+        put(w, 1, 40, 40, SV_UP);
+        int one = 0, both = 0;
+        for (int t = 0; t < 400; t++) {
+            int32_t before0 = w->players[0].inv[SV_INV_SAPLING];
+            int32_t before1 = w->players[1].inv[SV_INV_SAPLING];
+            w->players[0].act = w->players[1].act = SV_DO;
+            sv_step(w, &rng);
+            int got = (w->players[0].inv[SV_INV_SAPLING] > before0) +
+                      (w->players[1].inv[SV_INV_SAPLING] > before1);
+            one += got == 1;
+            both += got == 2;
+            w->players[0].inv[SV_INV_SAPLING] = w->players[1].inv[SV_INV_SAPLING] = 0;
+            w->players[0].food = w->players[1].food = 9;
+            w->players[0].drink = w->players[1].drink = 9;
+        }
+        if (shared) {
+            CHECK_EQ_INT(one, 0);
+            CHECK(both > 10);
+        } else {
+            CHECK(one > 30);
+        }
+        free(w);
+    }
+}
+
+/* The reference's other quirks behind switches: MAC's skeleton axis, Craftax's edge wrap. */
+static void test_reference_quirks(void)
+{
+    polis_rng rng;
+    /* skeleton_axis: the target is level on the row axis, another player is farther away:
+     * "target" aims along the column, "all_players" picks the row axis and aims nowhere */
+    for (int all = 0; all <= 1; all++) {
+        sv_world *w = flat(2, &rng);
+        w->p.skeleton_axis = all ? SV_AXIS_ALL_PLAYERS : SV_AXIS_TARGET;
+        put(w, 0, 20, 25, SV_UP);
+        put(w, 1, 50, 50, SV_UP);
+        int32_t k = add_mob(w, SV_SKELETON, 20, 20, 3);
+        w->mobs[SV_SKELETON][k].cooldown = 0;
+        step1(w, &rng, SV_NOOP);
+        CHECK_EQ_INT(w->mobs[SV_SKELETON][k].cooldown, 4); /* it shot */
+        const sv_mob *a = &w->mobs[SV_ARROW][0];
+        CHECK(a->uid > 0);
+        if (all) {
+            /* an arrow with no direction stays on the skeleton's tile and stops there */
+            CHECK(a->dr == 0 && a->dc == 0 && a->r == 20 && a->c == 20 && !a->active);
+        } else {
+            CHECK(a->dr == 0 && a->dc == 1 && a->r == 20 && a->c == 21 && a->active);
+        }
+        free(w);
+    }
+    /* slot0_kill_credit: player 0 kills the cow in slot 0; player 1 (idle) and player 3
+     * (dead) are credited, player 2 (hitting the cow in slot 1) is not; a kill in slot 1
+     * credits nobody else; off, only the killer */
+    for (int credit = 0; credit <= 1; credit++) {
+        sv_world *w = flat(4, &rng);
+        w->p.slot0_kill_credit = credit;
+        put(w, 0, 20, 20, SV_UP);
+        put(w, 1, 30, 30, SV_UP);
+        put(w, 2, 40, 40, SV_UP);
+        put(w, 3, 50, 50, SV_UP);
+        w->players[3].alive = false;
+        w->player_map[50][50]--;
+        int32_t c0 = add_mob(w, SV_COW, 19, 20, 1), c1 = add_mob(w, SV_COW, 39, 40, 3);
+        CHECK(c0 == 0 && c1 == 1);
+        w->players[1].food = w->players[2].food = 2;
+        for (int32_t i = 0; i < 4; i++) w->players[i].act = i == 1 ? SV_NOOP : SV_DO;
+        sv_step(w, &rng);
+        CHECK(!w->mobs[SV_COW][0].active);
+        CHECK(w->players[0].ach & 1u << SV_ACH_EAT_COW);
+        CHECK_EQ_INT(!!(w->players[1].ach & 1u << SV_ACH_EAT_COW), credit);
+        CHECK_EQ_INT(w->players[1].food, credit ? 8 : 2);
+        CHECK(!(w->players[2].ach & 1u << SV_ACH_EAT_COW));
+        CHECK_EQ_INT(w->players[2].food, 2);
+        CHECK_EQ_INT(!!(w->players[3].ach & 1u << SV_ACH_EAT_COW), credit);
+        CHECK_EQ_INT(w->players[3].food, 9); /* dead: frozen */
+        CHECK(fabsf(w->players[1].reward - (credit ? 1.0f : 0.0f)) < 1e-6f);
+        /* a zombie killed in slot 1 (slot 0 holds another) credits nobody else */
+        int32_t z0 = add_mob(w, SV_ZOMBIE, 5, 5, 5), z1 = add_mob(w, SV_ZOMBIE, 19, 20, 1);
+        CHECK(z0 == 0 && z1 == 1);
+        w->mobs[SV_ZOMBIE][z1].cooldown = 5;
+        step1(w, &rng, SV_DO);
+        CHECK(w->players[0].ach & 1u << SV_ACH_DEFEAT_ZOMBIE);
+        CHECK(!(w->players[1].ach & 1u << SV_ACH_DEFEAT_ZOMBIE));
+        free(w);
+    }
+    /* edge_wraps: stepping up off row 0 with lava at row 63 of the column kills; left too */
+    for (int wraps = 0; wraps <= 1; wraps++) {
+        sv_world *w = flat(2, &rng);
+        w->p.edge_wraps = wraps;
+        put(w, 0, 0, 10, SV_UP);
+        put(w, 1, 12, 0, SV_LEFT);
+        w->map[63][10] = SV_LAVA;
+        w->map[12][63] = SV_LAVA;
+        w->players[0].act = SV_UP;
+        w->players[1].act = SV_LEFT;
+        sv_step(w, &rng);
+        for (int32_t i = 0; i < 2; i++) {
+            CHECK_EQ_INT(w->players[i].alive, !wraps);
+            if (wraps) CHECK_EQ_INT(w->players[i].cause, SV_CAUSE_LAVA);
+        }
+        CHECK(w->players[0].r == 0 && w->players[1].c == 0);
+        /* no lava across the edge: blocked either way */
+        if (!wraps) {
+            w->p.edge_wraps = true;
+            w->map[63][10] = SV_GRASS;
+            step1(w, &rng, SV_UP);
+            CHECK(w->players[0].alive);
+        }
+        free(w);
+    }
+}
+
+/* The last step's craft note of a player (NULL when it made none). */
+static const sv_note *craft_note(const sv_world *w, int32_t player)
+{
+    for (int32_t k = 0; k < w->n_notes; k++)
+        if (w->notes[k].kind == SV_NOTE_CRAFT && w->notes[k].player == player) return &w->notes[k];
+    return NULL;
+}
+
+/* Tool use the paper's way (seeds/003 Fig. 4): per player, crafts beside its own table and
+ * beside another's, the same for furnaces, and every station beside the crafter on the note. */
+static void test_tool_use(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(3, &rng);
+    sv_player *p0 = &w->players[0], *p1 = &w->players[1];
+    put(w, 2, 50, 50, SV_UP);
+    /* player 1 places a table at (31, 32), player 2 one at (33, 32) (player 2 stays away) */
+    put(w, 1, 32, 32, SV_UP);
+    p1->inv[SV_INV_WOOD] = 2;
+    p1->act = SV_PLACE_TABLE;
+    p0->act = SV_NOOP;
+    w->players[2].act = SV_NOOP;
+    put(w, 0, 20, 20, SV_UP);
+    sv_step(w, &rng);
+    CHECK_EQ_INT(w->map[31][32], SV_TABLE);
+    w->map[33][32] = SV_TABLE;
+    w->placed_by[33][32] = 2;
+    /* player 0 beside player 2's table only: another's */
+    put(w, 0, 34, 33, SV_UP);
+    p0->inv[SV_INV_WOOD] = 3;
+    step1(w, &rng, SV_MAKE_WOOD_PICKAXE);
+    const sv_note *nt = craft_note(w, 0);
+    CHECK(nt != NULL);
+    if (nt) {
+        CHECK_EQ_INT(w->players[nt->player].near.n_tables, 1);
+        CHECK_EQ_INT(w->players[nt->player].near.tables[0], 2);
+        CHECK_EQ_INT(nt->b, 2);
+        CHECK_EQ_INT(w->players[nt->player].near.n_furnaces, 0);
+    }
+    CHECK_EQ_INT(p0->crafts_own_table, 0);
+    CHECK_EQ_INT(p0->crafts_other_table, 1);
+    /* player 1 at (32, 33): its own table (31, 32) and player 2's (33, 32) are both diagonal
+     * neighbours: it counts as own and as other; the note lists both in neighbour order */
+    put(w, 0, 20, 20, SV_UP);
+    put(w, 1, 32, 33, SV_UP);
+    p1->inv[SV_INV_WOOD] = 1;
+    p1->act = SV_MAKE_WOOD_SWORD;
+    p0->act = SV_NOOP;
+    sv_step(w, &rng);
+    nt = craft_note(w, 1);
+    CHECK(nt != NULL);
+    if (nt) {
+        CHECK_EQ_INT(w->players[nt->player].near.n_tables, 2);
+        CHECK_EQ_INT(w->players[nt->player].near.tables[0], 1); /* NW first */
+        CHECK_EQ_INT(w->players[nt->player].near.tables[1], 2); /* SW */
+        CHECK_EQ_INT(nt->b, 2);              /* the summary prefers another player's */
+    }
+    CHECK_EQ_INT(p1->crafts, 1);
+    CHECK_EQ_INT(p1->crafts_own_table, 1);
+    CHECK_EQ_INT(p1->crafts_other_table, 1);
+    CHECK_EQ_INT(p1->crafts_others, 1);
+    CHECK_EQ_INT(p1->crafts_furnace, 0);
+    /* furnaces: player 1 places one at (32, 34) (facing right); a wood tool beside it uses no
+     * furnace (not counted, but listed), an iron tool does */
+    p1->dir = SV_RIGHT;
+    p1->inv[SV_INV_STONE] = 1;
+    p1->act = SV_PLACE_FURNACE;
+    sv_step(w, &rng);
+    CHECK_EQ_INT(w->map[32][34], SV_FURNACE);
+    CHECK_EQ_INT(w->placed_by[32][34], 1);
+    p1->inv[SV_INV_WOOD] = 1;
+    p1->act = SV_MAKE_WOOD_PICKAXE;
+    sv_step(w, &rng);
+    nt = craft_note(w, 1);
+    CHECK(nt != NULL);
+    if (nt) {
+        CHECK_EQ_INT(w->players[nt->player].near.n_furnaces, 1);
+        CHECK_EQ_INT(w->players[nt->player].near.furnaces[0], 1);
+        CHECK_EQ_INT(nt->c, -1); /* no furnace used */
+    }
+    CHECK_EQ_INT(p1->crafts_furnace, 0);
+    p1->inv[SV_INV_WOOD] = p1->inv[SV_INV_STONE] = p1->inv[SV_INV_IRON] = p1->inv[SV_INV_COAL] = 1;
+    p1->act = SV_MAKE_IRON_SWORD;
+    sv_step(w, &rng);
+    CHECK_EQ_INT(p1->inv[SV_INV_IRON_SWORD], 1);
+    CHECK_EQ_INT(p1->crafts_furnace, 1);
+    CHECK_EQ_INT(p1->crafts_own_furnace, 1);
+    CHECK_EQ_INT(p1->crafts_other_furnace, 0);
+    nt = craft_note(w, 1);
+    CHECK(nt && nt->c == 1);
+    /* player 0 makes an iron pickaxe beside player 1's furnace and player 2's table */
+    put(w, 1, 20, 20, SV_UP);
+    put(w, 0, 33, 33, SV_UP);
+    p0->inv[SV_INV_WOOD] = p0->inv[SV_INV_STONE] = p0->inv[SV_INV_IRON] = p0->inv[SV_INV_COAL] = 1;
+    step1(w, &rng, SV_MAKE_IRON_PICKAXE);
+    CHECK_EQ_INT(p0->inv[SV_INV_IRON_PICKAXE], 1);
+    CHECK_EQ_INT(p0->crafts_furnace, 1);
+    CHECK_EQ_INT(p0->crafts_own_furnace, 0);
+    CHECK_EQ_INT(p0->crafts_other_furnace, 1);
+    CHECK_EQ_INT(p0->crafts_other_table, 2);
+    /* a failed craft (no materials) counts nothing and notes nothing */
+    step1(w, &rng, SV_MAKE_IRON_PICKAXE);
+    CHECK(craft_note(w, 0) == NULL);
+    CHECK_EQ_INT(p0->crafts, 2);
+    /* a new episode starts every counter at 0 */
+    sv_generate(w, &rng);
+    CHECK_EQ_INT(w->players[0].crafts_other_table + w->players[1].crafts_own_table +
+                 w->players[1].crafts_own_furnace, 0);
     free(w);
 }
 
@@ -1051,9 +1385,12 @@ int main(void)
     test_ghosts();
     test_spawning();
     test_plants();
+    test_plant_quirks();
+    test_reference_quirks();
     test_contested();
     test_dead();
     test_social();
+    test_tool_use();
     test_observation();
     test_generation();
     test_golden();

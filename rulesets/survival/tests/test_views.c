@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sv.h"
+#include "core.h"
 #include "testutil.h"
 
 #define CLASSIC POLIS_SOURCE_DIR "/rulesets/survival/survival_classic.json"
@@ -174,6 +174,62 @@ static void test_policies(void)
     CHECK(pinned == 0x5d45473d83deb723ULL);
 }
 
+typedef struct per_agent {
+    int32_t type;
+    uint32_t ach[4];
+} per_agent;
+
+static void on_agent_achievement(void *ud, const polis_event *ev)
+{
+    per_agent *pa = ud;
+    const int32_t *f = ev->data;
+    if (ev->type == pa->type && f[0] < 4) pa->ach[f[0]] |= 1u << f[1];
+}
+
+/* The scripted policy as the expert of the paper's expert setups: in MAC's reference preset
+ * (4 players, no mask) it drives agents 0 and 1 only, while 2 and 3 act uniformly at random
+ * (standing in for learners); the experts climb far past the learners (every one makes a
+ * stone pickaxe within 1,500 steps) and the learners' actions are left as set. */
+static void test_scripted_experts(void)
+{
+    polis_env *env =
+        test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_mac_reference.json", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    int32_t scripted = polis_env_policy_find(env, "scripted");
+    int32_t uniform = polis_env_policy_find(env, "uniform");
+    per_agent pa = {.type = polis_env_event_find(env, "survival.achievement")};
+    polis_env_subscribe(env, -1, on_agent_achievement, &pa);
+    const polis_io *io = polis_env_io(env);
+    const int32_t experts[2] = {0, 1}, learners[2] = {2, 3};
+    int expert_count = 0, learner_count = 0, stone_tools = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        memset(pa.ach, 0, sizeof pa.ach);
+        polis_env_reset(env, seed);
+        for (int t = 0; t < 1500 && !polis_env_done(env); t++) {
+            CHECK(polis_env_policy_act(env, uniform, learners, 2) == POLIS_OK);
+            int32_t l2 = io->actions[2], l3 = io->actions[3];
+            CHECK(polis_env_policy_act(env, scripted, experts, 2) == POLIS_OK);
+            CHECK(io->actions[2] == l2 && io->actions[3] == l3);
+            CHECK(polis_env_step(env) == POLIS_OK);
+        }
+        for (int a = 0; a < 4; a++) {
+            int c = __builtin_popcount(pa.ach[a]);
+            if (a < 2) {
+                expert_count += c;
+                stone_tools += (pa.ach[a] >> SV_ACH_MAKE_STONE_PICKAXE) & 1u;
+            } else {
+                learner_count += c;
+            }
+        }
+    }
+    fprintf(stderr, "experts %d, learners %d achievements; stone pickaxes %d of 8\n",
+            expert_count, learner_count, stone_tools);
+    CHECK(expert_count > 2 * learner_count);
+    CHECK(stone_tools >= 6);
+    polis_env_destroy(env);
+}
+
 typedef struct ladder {
     uint32_t ach; /* achievements of the episode */
 } ladder;
@@ -313,14 +369,61 @@ static void test_plans(void)
     polis_env_destroy(env);
 }
 
-/* The "metrics" rendering polis eval reads: shares of players per achievement, deaths. */
+/* survival.crafted events counted the paper's way from their station lists. */
+typedef struct crafted_count {
+    int32_t type, events, table_own, table_other, furnace, furnace_own, furnace_other;
+} crafted_count;
+
+static void count_crafted(void *ud, const polis_event *ev)
+{
+    crafted_count *c = ud;
+    if (ev->type != c->type) return;
+    const int32_t *f = ev->data; /* agent, action, table_owner, furnace_owner, tables,
+                                    furnaces, table_1..8, furnace_1..8 */
+    c->events++;
+    bool own = false, other = false;
+    for (int32_t k = 0; k < 8; k++) {
+        if (k >= f[4]) CHECK_EQ_INT(f[6 + k], -2);
+        if (k >= f[5]) CHECK_EQ_INT(f[14 + k], -2);
+        if (k < f[4]) {
+            own |= f[6 + k] == f[0];
+            other |= f[6 + k] >= 0 && f[6 + k] != f[0];
+        }
+    }
+    CHECK(f[4] >= 1);
+    c->table_own += own;
+    c->table_other += other;
+    if (f[1] == 13 || f[1] == 16) { /* the iron tools */
+        CHECK(f[5] >= 1);
+        own = other = false;
+        for (int32_t k = 0; k < f[5]; k++) {
+            own |= f[14 + k] == f[0];
+            other |= f[14 + k] >= 0 && f[14 + k] != f[0];
+        }
+        c->furnace++;
+        c->furnace_own += own;
+        c->furnace_other += other;
+    }
+}
+
+static int32_t metric_int(const char *out, const char *key)
+{
+    const char *p = strstr(out, key);
+    return p ? atoi(p + strlen(key)) : -1;
+}
+
+/* The "metrics" rendering polis eval reads: shares of players per achievement, deaths, tool
+ * use (from the survival.crafted events' station lists, recounted here). */
 static void test_metrics(void)
 {
     polis_env *env = test_env_file(MAC, NULL);
     CHECK(env != NULL);
     if (!env) return;
     int32_t pid = polis_env_policy_find(env, "scripted");
-    polis_env_reset(env, 2);
+    crafted_count cc = {.type = polis_env_event_find(env, "survival.crafted")};
+    CHECK(cc.type >= 0);
+    polis_env_subscribe(env, -1, count_crafted, &cc);
+    polis_env_reset(env, 3); /* an episode with iron tools, every player dead by its end */
     while (!polis_env_done(env)) {
         polis_env_policy_act(env, pid, NULL, 0);
         if (polis_env_step(env) != POLIS_OK) break;
@@ -336,6 +439,20 @@ static void test_metrics(void)
     for (const char *p = d; p && *p && *p != '}'; p++)
         if (*p == ':' && p > d + 10) dead += atoi(p + 1);
     CHECK_EQ_INT(dead, 3);
+    const char *tu = strstr(out, "\"tool_use\":{");
+    CHECK(tu != NULL);
+    if (tu) {
+        CHECK(cc.events > 0 && cc.furnace > 0);
+        CHECK_EQ_INT(metric_int(tu, "\"table_crafts\":"), cc.events);
+        CHECK_EQ_INT(metric_int(tu, "\"table_own\":"), cc.table_own);
+        CHECK_EQ_INT(metric_int(tu, "\"table_other\":"), cc.table_other);
+        CHECK_EQ_INT(metric_int(tu, "\"furnace_crafts\":"), cc.furnace);
+        CHECK_EQ_INT(metric_int(tu, "\"furnace_own\":"), cc.furnace_own);
+        CHECK_EQ_INT(metric_int(tu, "\"furnace_other\":"), cc.furnace_other);
+        CHECK_EQ_INT(metric_int(out, "\"crafts\":"), cc.events);
+    }
+    CHECK_CONTAINS(out, "\"tool_use_by_player\":{\"0\":{\"table_crafts\":");
+    CHECK_CONTAINS(out, ",\"2\":{\"table_crafts\":");
     polis_free(out);
     polis_env_destroy(env);
 }
@@ -343,6 +460,7 @@ static void test_metrics(void)
 int main(void)
 {
     test_metrics();
+    test_scripted_experts();
     test_plans();
     test_text();
     test_parser();

@@ -1,5 +1,5 @@
 /*
- * sv.h — the survival game's core: Craftax-Classic's world and rules with MAC's many players
+ * core.h — the survival game's core: Craftax-Classic's world and rules with MAC's many players
  * (README.md is the reference of the rules; specs/survival.md the source of every number).
  *
  * The core knows nothing of the kernel: a sv_world is one game (map, mobs, plants, players),
@@ -10,8 +10,8 @@
  *
  * Positions are (row, col), both 0..63: UP decreases the row, LEFT decreases the column.
  */
-#ifndef SV_H
-#define SV_H
+#ifndef SURVIVAL_CORE_H
+#define SURVIVAL_CORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -134,6 +134,15 @@ enum sv_obs_layout { SV_OBS_CLASSIC = 0, SV_OBS_MAC = 1, SV_OBS_SHARE_STATS = 2 
 
 enum sv_reward_mode { SV_REWARD_INDIVIDUAL = 0, SV_REWARD_SHARED_MEAN, SV_REWARD_SHARED_SUM };
 
+/* Which axis a skeleton heads along: its target's major axis, or MAC's code (the target's
+ * |d| compared with the largest |d| over every player: the row axis when another player is
+ * farther). */
+enum sv_skeleton_axis { SV_AXIS_TARGET = 0, SV_AXIS_ALL_PLAYERS = 1 };
+/* How placed saplings take growing-plant slots: the next free slot in player order, or MAC's
+ * code (the first free slot + the player's index, over a used slot if so; the last player's
+ * sapling takes every slot from there to the end). */
+enum sv_plant_slots { SV_SLOTS_NEXT_FREE = 0, SV_SLOTS_REFERENCE = 1 };
+
 typedef struct sv_params {
     int32_t n_players;
     int32_t day_length;
@@ -150,6 +159,16 @@ typedef struct sv_params {
     bool place_on_players;     /* placement may cover a living player's tile (MAC quirk) */
     bool unclamped_health;     /* MAC: no lava rule, health may go negative */
     int32_t ghost_mobs;        /* sv_ghost */
+    int32_t skeleton_axis;     /* sv_skeleton_axis */
+    int32_t plant_slots;       /* sv_plant_slots */
+    bool faced_sapling_resets; /* MAC: a growing plant any player faces (unless it hit a mob)
+                                  starts its 600 steps again, every step */
+    bool eaten_plant_stays_ripe; /* MAC: eating a ripe plant leaves it ripe */
+    bool shared_sapling_draw;  /* MAC (older code): one draw per step for every DO on grass */
+    bool edge_wraps;           /* Craftax: lava across the top/left edge kills a player moving
+                                  off the map there */
+    bool slot0_kill_credit;    /* MAC: when the mob in slot 0 of a kind dies, every player that
+                                  hit no mob of that kind this step is credited with the kill */
     int32_t obs_layout;        /* sv_obs_layout */
     int32_t reward_mode;       /* sv_reward_mode */
     bool pvp;                  /* DO on another living player attacks it (seeds/003) */
@@ -170,9 +189,16 @@ typedef struct sv_mob {
 } sv_mob;
 
 typedef struct sv_plant {
-    int32_t r, c;
+    int32_t r, c; /* r = -1: a slot not used (only with plant_slots "reference") */
     int32_t age;
 } sv_plant;
+
+/* The tables and furnaces among a crafter's 8 neighbours (row by row: NW, N, NE, W, E, SW, S,
+ * SE), each by the player who placed it (-1: nobody, e.g. a script). */
+typedef struct sv_stations {
+    int16_t tables[8], furnaces[8];
+    int8_t n_tables, n_furnaces;
+} sv_stations;
 
 typedef struct sv_player {
     int32_t r, c;
@@ -190,10 +216,19 @@ typedef struct sv_player {
     uint32_t ach0;       /* achievements at step start */
     bool alive0;         /* alive at step start */
     int32_t pvp_hits, pvp_hurt; /* successful PvP hits given / taken this step */
+    uint32_t hit_kinds;  /* bit k: its DO hit a mob of kind k this step */
+    bool off_edge;       /* edge_wraps: it stepped off the map into wrapped lava this step */
+    sv_stations near;    /* its craft this step (SV_NOTE_CRAFT): every station beside it */
     int32_t cause;       /* sv_cause of the last harm */
     float reward;        /* this step's reward (after the reward mode) */
-    /* counters for metrics (this episode) */
-    int32_t crafts, crafts_others; /* crafts, and those that used another player's station */
+    /* counters for metrics (this episode). Every craft needs a table; the iron tools also a
+     * furnace. A craft counts as "own" when a station of that kind among the crafter's 8
+     * neighbours was placed by the crafter (MAC's tracker), as "other" when one was placed by
+     * another player; with both beside it, it counts as both. */
+    int32_t crafts, crafts_others; /* crafts, and those with another player's station beside */
+    int32_t crafts_own_table, crafts_other_table;
+    int32_t crafts_furnace, crafts_own_furnace, crafts_other_furnace;
+    int32_t pvp_hits_total; /* PvP hits given this episode */
     /* incremental observation: the buffer written last, its view cells' block ids (255 =
      * unknown) and the mob and player marks it set */
     void *obs_dst;
@@ -205,12 +240,15 @@ typedef struct sv_player {
 /* Something a step did that the plugin turns into bus events. */
 typedef enum sv_note_kind {
     SV_NOTE_ACHIEVEMENT = 0, /* a = achievement */
-    SV_NOTE_CRAFT,           /* a = action, b = table owner, c = furnace owner (-1 none) */
+    SV_NOTE_CRAFT,           /* a = action, b = table owner, c = furnace owner (-1 none; another
+                                player's station when there is one); the player's `near` has
+                                every station */
     SV_NOTE_KILL,            /* a = mob kind */
     SV_NOTE_DEATH,           /* a = cause */
     SV_NOTE_ATTACK,          /* a = victim player */
     SV_NOTE_PLACE,           /* a = block, b = row, c = col */
 } sv_note_kind;
+
 
 typedef struct sv_note {
     int32_t kind, player, a, b, c;
@@ -228,7 +266,10 @@ typedef struct sv_world {
     int32_t n_active[SV_N_MOB_KINDS];
     int32_t next_uid; /* the next mob's uid: 1 after the reset, counting every kind */
     sv_plant *plants; /* [max_plants] */
-    int32_t n_plants;
+    int32_t n_plants; /* slots 0..n_plants-1 are (or, with plant_slots "reference", may be) used */
+    float sapling_draw; /* shared_sapling_draw: this step's draw, < 0 before it is made */
+    int32_t free_slot;  /* plant_slots "reference": the first free slot as placements start */
+    uint32_t slot0_killed; /* bit k: the mob in slot 0 of kind k was killed this step */
     sv_player *players;
     /* scratch */
     uint16_t *cand;     /* [SV_MAP * SV_MAP] spawn candidates */

@@ -1,11 +1,11 @@
-/* survival.h — the survival plugin's state, shared by survival.c (lifecycle, parameters,
+/* internal.h — the survival plugin's state, shared by survival.c (lifecycle, parameters,
  * hooks), render.c (text and JSON views, the action parser) and policy.c (the scripted
- * baseline). The game itself is the core in sv.h. */
-#ifndef SURVIVAL_H
-#define SURVIVAL_H
+ * baseline). The game itself is the core in core.h. */
+#ifndef SURVIVAL_INTERNAL_H
+#define SURVIVAL_INTERNAL_H
 
 #include "polis/plugin.h"
-#include "sv.h"
+#include "core.h"
 
 typedef struct survival {
     const polis_host *h;
@@ -14,6 +14,7 @@ typedef struct survival {
     sv_world *w;
     size_t w_bytes;
     uint32_t *legal; /* [n] mask bits, computed in OBSERVE */
+    bool legal_mask; /* false: the kernel sees every action as legal (legal_mask parameter) */
     int32_t action_id[SV_N_ACTIONS];
     int32_t ev_achievement, ev_crafted, ev_killed, ev_death, ev_attack, ev_placed;
     int64_t deaths[SV_N_CAUSES]; /* deaths by cause since create */
