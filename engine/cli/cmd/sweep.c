@@ -42,6 +42,7 @@
 #include "session/record.h"
 #include "cmd/commands.h"
 #include "transport/mpi.h"
+#include "util/file.h"
 #include "util/util.h"
 #include "polis/polis.h"
 
@@ -350,8 +351,9 @@ static int build_spec(const sweep_args *a, sweep *sw)
                                        "steps",    "metrics",   "out"};
     cJSON *file_spec = NULL;
     if (a->spec) {
-        char *text = cli_read_file(a->spec, NULL);
-        if (!text) return spec_error("sweep", "cannot read %s: %s", a->spec, strerror(errno));
+        char why[256];
+        char *text = cli_file_read(a->spec, CLI_FILE_TEXT_MAX, NULL, why, sizeof why);
+        if (!text) return spec_error("sweep", "cannot read %s: %s", a->spec, why);
         const char *end = NULL;
         file_spec = cJSON_ParseWithOpts(text, &end, true);
         if (!file_spec) {
@@ -862,10 +864,11 @@ static int open_results(sweep *sw, bool resume)
     }
     for (int64_t j = 0; j < sw->n_jobs; j++) line_of[j] = -1;
     size_t len = 0, good = 0;
-    char *text = cli_read_file(sw->results, &len);
+    char why[256];
+    char *text = cli_file_read(sw->results, CLI_FILE_RESULTS_MAX, &len, why, sizeof why);
     if (!text && errno != ENOENT) {
         free(line_of);
-        return spec_error(sw->results, "cannot read: %s", strerror(errno));
+        return spec_error(sw->results, "cannot read: %s", why);
     }
     if (text && len > 0 && !resume) {
         free(text);
@@ -1050,8 +1053,9 @@ static int write_summary_file(const sweep *sw, const char *name, const char *tex
 static int summarise(const sweep *sw)
 {
     size_t len = 0, good = 0;
-    char *text = cli_read_file(sw->results, &len);
-    if (!text) return spec_error(sw->results, "cannot read: %s", strerror(errno));
+    char why[256];
+    char *text = cli_file_read(sw->results, CLI_FILE_RESULTS_MAX, &len, why, sizeof why);
+    if (!text) return spec_error(sw->results, "cannot read: %s", why);
     int64_t *line_of = malloc(sizeof *line_of * (size_t)sw->n_jobs);
     if (!line_of) {
         free(text);
