@@ -82,6 +82,7 @@ typedef struct sweep {
     int64_t n_pending, next;
     int64_t done_before, done_now;
     int fd;
+    off_t results_len; /* the results file's length: where its last whole line ends */
     int64_t unsynced;
     double last_sync, t0, last_bar;
     bool bar, failed;
@@ -707,12 +708,20 @@ static void sync_results(sweep *sw)
  * the caller then calls sync_results once it has let go of the lock. */
 static bool record(sweep *sw, const char *line)
 {
-    if (!write_all(sw->fd, line, strlen(line))) {
+    /* After a failure nothing more is appended, and a line written in part is cut off, so
+     * the file always ends with a whole line and --resume can finish it. */
+    if (sw->failed) return false;
+    size_t n = strlen(line);
+    if (!write_all(sw->fd, line, n)) {
+        int e = errno;
+        bool cut = ftruncate(sw->fd, sw->results_len) == 0;
         char msg[1024];
-        snprintf(msg, sizeof msg, "%s: cannot write: %s", sw->results, strerror(errno));
+        snprintf(msg, sizeof msg, "%s: cannot write: %s%s", sw->results, strerror(e),
+                 cut ? "" : " (the line written in part is left; --resume cuts it off)");
         fail(sw, msg);
         return false;
     }
+    sw->results_len += (off_t)n;
     sw->done_now++;
     sw->unsynced++;
     double now = cli_now();
@@ -902,6 +911,8 @@ static int open_results(sweep *sw, bool resume)
             rc = spec_error(sw->results, "cannot write: %s", strerror(errno));
         cJSON_free(line);
     }
+    if (!rc && (sw->results_len = lseek(sw->fd, 0, SEEK_END)) < 0)
+        rc = spec_error(sw->results, "cannot seek: %s", strerror(errno));
     for (int64_t j = 0; !rc && j < sw->n_jobs; j++) {
         if (line_of[j] >= 0)
             sw->done_before++;
