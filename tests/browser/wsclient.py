@@ -12,20 +12,35 @@ import subprocess
 import time
 
 
+TOKENS = {}  # the seats' tokens of the server serve_live started last
+
+
 def serve_live(polis, scenario, *extra):
     """Starts `polis serve SCENARIO --http 127.0.0.1:0 EXTRA...`: (process, http port, the
-    --tcp port or None); p.url is the page's URL as printed. Exits the test, with the server's
-    stderr, when no URL comes."""
+    --tcp port or None); p.url is the page's URL as printed, p.tokens (and TOKENS) each human
+    seat's token from its printed link. Exits the test, with the server's stderr, when no URL
+    comes."""
     p = subprocess.Popen([polis, "serve", scenario, "--http", "127.0.0.1:0", *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    TOKENS.clear()
     url = p.stdout.readline().strip()
+    while url.startswith("seat "):  # "seat AGENT: http://HOST:PORT/?live=1&token=T"
+        agent, link = url[5:].split(": ", 1)
+        TOKENS[agent] = link.split("token=", 1)[1]
+        url = p.stdout.readline().strip()
     tcp = p.stdout.readline().strip() if "--tcp" in extra else ""
     if not url.startswith("http://127.0.0.1:") or ("--tcp" in extra and not tcp.startswith("tcp://")):
         p.kill()
         print(p.stderr.read())
         raise SystemExit("FAIL: no address from polis serve --http: %r %r" % (url, tcp))
     p.url = url
+    p.tokens = dict(TOKENS)
     return p, int(url.split(":")[2].split("/")[0]), int(tcp.rsplit(":", 1)[1]) if tcp else None
+
+
+def take(agent, token=None):
+    """The "take" message for agent's seat, with its token (from the last server started)."""
+    return {"op": "take", "agent": agent, "token": TOKENS.get(agent, "") if token is None else token}
 
 
 def stop_live(p, timeout=20):

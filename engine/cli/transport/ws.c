@@ -3,11 +3,19 @@
  *
  * One context, one thread: the viewer's directory as an HTTP file mount, three protocols on
  * the page's vhost ("http", "polis-follow", "polis-seat") and, with a TCP address, a second
- * vhost whose connections are raw sockets ("polis-agent"). Every connection keeps its own
- * queue of what is to be written and writes when libwebsockets says it can, so a slow reader
- * holds up no one else. The record stream belongs to the game: a follower is sent it from its
- * start and then whatever it grew by, in binary messages of at most STREAM_CHUNK bytes, so any
- * number of watchers see identical bytes.
+ * vhost whose connections are raw sockets ("polis-agent"). Every HTTP request and WebSocket
+ * handshake is checked for its Host and Origin (http.c). Every connection keeps its own queue
+ * of what is to be written and writes when libwebsockets says it can, so a slow reader holds
+ * up no one else; what is written goes through one buffer of the server, so an idle
+ * connection costs little.
+ *
+ * The record stream belongs to the game, which keeps only its recent part: a follower is sent
+ * the header, the episode's reset line and the stream from its latest keyframe, then whatever
+ * the stream grows by, in binary messages of at most CHUNK bytes. A follower that falls so far
+ * behind that its next bytes are no longer kept, or takes nothing for --write-timeout, is
+ * dropped, and so is a seat page or TCP client whose queue passes CLI_WS_MAX_QUEUE or that
+ * takes nothing for --write-timeout; a TCP client that sends no request for --idle-timeout
+ * while none of its requests waits is dropped too. Each connection has one timer for these.
  */
 #include "transport/ws.h"
 
@@ -19,55 +27,122 @@
 
 #include <libwebsockets.h>
 
-#include "transport/http.h"
+enum { CHUNK = 16 * 1024 };
+/* what a connection's timer is waiting for */
+enum { WAIT_NOTHING = 0, WAIT_WRITE, WAIT_IDLE };
 
-enum { STREAM_CHUNK = 64 * 1024 };
+typedef struct follower follower;
 
 struct cli_ws {
     struct lws_context *ctx;
     cli_ws_handlers h;
+    cli_ws_config cfg;
     lws_sorted_usec_list_t sul;
     const struct lws_protocols *follow;
     struct lws_http_mount mount; /* libwebsockets keeps pointing at it */
+    int n_pages, n_clients;
+    follower *followers; /* every "polis-follow" connection */
+    unsigned char wbuf[LWS_PRE + CHUNK]; /* what is being written (one thread) */
 };
 
 struct cli_ws_conn {
     struct lws *wsi;
+    cli_ws *ws;
     void *game;
-    bool raw;    /* a TCP client (lines), else a page (messages) */
-    char *out;   /* queued: a page's messages each ending in '\0', or a client's bytes */
+    bool raw;     /* a TCP client (lines), else a page (messages) */
+    bool counted; /* in n_pages or n_clients */
+    char *out;    /* queued: a page's messages each ending in '\0', or a client's bytes */
     size_t out_len, out_sent, out_cap;
-    bool closing; /* close once the queue is sent */
-    char *in;     /* a page's message arriving in fragments */
+    bool closing;  /* close once the queue is sent */
+    bool dropped;  /* being closed by the transport: nothing more is queued */
+    bool waiting;  /* a TCP client's request waits for the game */
+    int timer;     /* WAIT_* */
+    char *in;      /* a page's message arriving in fragments */
     size_t in_len;
     bool in_too_long;
-    unsigned char buf[LWS_PRE + STREAM_CHUNK];
 };
 
-typedef struct follower {
-    size_t sent; /* bytes of the stream sent */
-    unsigned char buf[LWS_PRE + STREAM_CHUNK];
-} follower;
+struct follower {
+    struct lws *wsi;
+    int phase;      /* 0 the header, 1 the reset line it joined with, 2 the stream */
+    size_t pos;     /* phases 0 and 1: bytes of that line sent */
+    uint64_t at;    /* phase 2: the next byte of the stream */
+    char *reset;    /* phase 1: a copy of the reset line */
+    size_t reset_len;
+    int timer;      /* WAIT_NOTHING or WAIT_WRITE */
+    follower *prev, *next;
+};
 
 static cli_ws *server_of(struct lws *wsi) { return lws_context_user(lws_get_context(wsi)); }
 
-bool cli_ws_send(cli_ws_conn *c, const char *text)
+/* (Re)arms wsi's timer; 0 leaves it: a timer that fires when its connection waits for nothing
+ * any more is ignored (the callbacks check what they wait for). */
+static void set_timer(struct lws *wsi, int seconds)
 {
-    size_t n = strlen(text);
+    if (seconds > 0) lws_set_timer_usecs(wsi, (lws_usec_t)seconds * LWS_US_PER_SEC);
+}
+
+/* Arms c's one timer for what it waits for now: output taken (restarted on progress), or (a
+ * TCP client with no request waiting) its next request. */
+static void conn_timer(cli_ws_conn *c, bool progress)
+{
+    const cli_ws_config *cfg = &c->ws->cfg;
+    bool pending = c->raw ? c->out_sent < c->out_len : c->out_len > 0;
+    int want = pending ? WAIT_WRITE : c->raw && !c->waiting ? WAIT_IDLE : WAIT_NOTHING;
+    if (want == c->timer && !(want == WAIT_WRITE && progress)) return;
+    c->timer = want;
+    set_timer(c->wsi, want == WAIT_WRITE  ? cfg->write_timeout
+                      : want == WAIT_IDLE ? cfg->idle_timeout
+                                          : 0);
+}
+
+static const char *who(const cli_ws_conn *c) { return c->raw ? "a TCP client" : "a seat page"; }
+
+/* Closes c from outside its callbacks (the game may be iterating its connections). */
+static void drop(cli_ws_conn *c, const char *why)
+{
+    if (c->dropped) return;
+    c->dropped = true;
+    fprintf(stderr, "polis serve: dropped %s: %s\n", who(c), why);
+    lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+/* Queues n bytes (a page's message gets its '\0', a client's line its '\n'). */
+static bool enqueue(cli_ws_conn *c, const char *text, size_t n)
+{
+    if (c->dropped) return false;
+    if (c->raw && c->out_sent == c->out_len) c->out_sent = c->out_len = 0;
+    if (c->out_len - c->out_sent + n + 1 > CLI_WS_MAX_QUEUE) {
+        char why[160];
+        snprintf(why, sizeof why, "more than %d bytes of replies it does not read",
+                 CLI_WS_MAX_QUEUE);
+        drop(c, why);
+        return false;
+    }
     if (c->out_len + n + 1 > c->out_cap) {
+        if (c->raw && c->out_sent > 0) { /* reuse the part already sent */
+            memmove(c->out, c->out + c->out_sent, c->out_len - c->out_sent);
+            c->out_len -= c->out_sent;
+            c->out_sent = 0;
+        }
         size_t cap = c->out_cap ? c->out_cap : 4096;
         while (cap < c->out_len + n + 1) cap *= 2;
-        char *p = realloc(c->out, cap);
-        if (!p) return false;
-        c->out = p;
-        c->out_cap = cap;
+        if (cap != c->out_cap) {
+            char *p = realloc(c->out, cap);
+            if (!p) return false;
+            c->out = p;
+            c->out_cap = cap;
+        }
     }
     memcpy(c->out + c->out_len, text, n);
     c->out[c->out_len + n] = c->raw ? '\n' : '\0';
     c->out_len += n + 1;
     lws_callback_on_writable(c->wsi);
+    conn_timer(c, false);
     return true;
 }
+
+bool cli_ws_send(cli_ws_conn *c, const char *text) { return enqueue(c, text, strlen(text)); }
 
 void cli_ws_close_when_sent(cli_ws_conn *c)
 {
@@ -80,9 +155,23 @@ void cli_ws_hold(cli_ws_conn *c, bool hold)
     if (c->wsi) lws_rx_flow_control(c->wsi, !hold);
 }
 
+void cli_ws_waiting(cli_ws_conn *c, bool waiting)
+{
+    c->waiting = waiting;
+    conn_timer(c, false);
+}
+
 void cli_ws_stream_grew(cli_ws *ws)
 {
-    if (ws && ws->ctx) lws_callback_on_writable_all_protocol(ws->ctx, ws->follow);
+    if (!ws || !ws->ctx) return;
+    /* a follower that had caught up waits for its next bytes to be taken from now on */
+    for (follower *f = ws->followers; f; f = f->next) {
+        if (f->timer == WAIT_NOTHING && ws->cfg.write_timeout > 0) {
+            f->timer = WAIT_WRITE;
+            set_timer(f->wsi, ws->cfg.write_timeout);
+        }
+    }
+    lws_callback_on_writable_all_protocol(ws->ctx, ws->follow);
 }
 
 static void timer_fired(lws_sorted_usec_list_t *sul)
@@ -96,7 +185,93 @@ void cli_ws_timer(cli_ws *ws, int64_t us)
     lws_sul_schedule(ws->ctx, 0, &ws->sul, timer_fired, us);
 }
 
+/* ---- admission --------------------------------------------------------------------------- */
+
+/* A WebSocket handshake: from this server's page (or an allowed one), within --max-pages. */
+static int admit_page(struct lws *wsi, cli_ws *ws)
+{
+    char why[512];
+    if (!cli_http_allowed(wsi, ws->cfg.origins, why, sizeof why)) {
+        fprintf(stderr, "polis serve: refused a WebSocket: %s\n", why);
+        return 1;
+    }
+    if (ws->n_pages >= ws->cfg.max_pages) {
+        fprintf(stderr, "polis serve: refused a WebSocket: %d pages are connected (--max-pages)\n",
+                ws->n_pages);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- the protocols --------------------------------------------------------------------------- */
+
+static int on_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                   size_t len)
+{
+    if (reason == LWS_CALLBACK_FILTER_HTTP_CONNECTION) {
+        char why[512];
+        if (cli_http_allowed(wsi, server_of(wsi)->cfg.origins, why, sizeof why)) return 0;
+        return cli_http_forbid(wsi, why) ? -1 : 1;
+    }
+    return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+/* Writes the follower's next chunk: -1 drops it. */
+static int follow_write(cli_ws *ws, follower *f)
+{
+    const char *src = NULL;
+    size_t n = 0;
+    for (;;) {
+        if (f->phase == 0) {
+            size_t total = 0;
+            const char *h = ws->h.stream_header(ws->h.ud, &total);
+            if (f->pos < total) {
+                src = h + f->pos;
+                n = total - f->pos;
+                break;
+            }
+            size_t rl = 0;
+            const char *r = ws->h.stream_join(ws->h.ud, &rl, &f->at);
+            if (rl && !(f->reset = malloc(rl))) return -1;
+            if (rl) memcpy(f->reset, r, rl);
+            f->reset_len = rl;
+            f->phase = 1;
+            f->pos = 0;
+        } else if (f->phase == 1) {
+            if (f->pos < f->reset_len) {
+                src = f->reset + f->pos;
+                n = f->reset_len - f->pos;
+                break;
+            }
+            free(f->reset);
+            f->reset = NULL;
+            f->phase = 2;
+        } else {
+            src = ws->h.stream_from(ws->h.ud, f->at, &n);
+            if (!src) {
+                fprintf(stderr, "polis serve: dropped a watching page: it fell too far behind the "
+                                "stream\n");
+                return -1;
+            }
+            break;
+        }
+    }
+    if (n == 0) { /* caught up */
+        f->timer = WAIT_NOTHING;
+        return 0;
+    }
+    if (n > CHUNK) n = CHUNK;
+    memcpy(ws->wbuf + LWS_PRE, src, n);
+    if (lws_write(f->wsi, ws->wbuf + LWS_PRE, n, LWS_WRITE_BINARY) < (int)n) return -1;
+    if (f->phase == 2)
+        f->at += n;
+    else
+        f->pos += n;
+    f->timer = ws->cfg.write_timeout > 0 ? WAIT_WRITE : WAIT_NOTHING;
+    set_timer(f->wsi, ws->cfg.write_timeout); /* progress: the timeout starts again */
+    lws_callback_on_writable(f->wsi);
+    return 0;
+}
 
 static int on_follow(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                      size_t len)
@@ -106,38 +281,86 @@ static int on_follow(struct lws *wsi, enum lws_callback_reasons reason, void *us
     follower *f = user;
     cli_ws *ws = server_of(wsi);
     switch (reason) {
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: return admit_page(wsi, ws);
     case LWS_CALLBACK_ESTABLISHED:
-        f->sent = 0;
+        memset(f, 0, sizeof *f);
+        f->wsi = wsi;
+        f->next = ws->followers;
+        if (f->next) f->next->prev = f;
+        ws->followers = f;
+        ws->n_pages++;
         lws_callback_on_writable(wsi);
         return 0;
-    case LWS_CALLBACK_SERVER_WRITEABLE: {
-        size_t total = 0;
-        const char *stream = ws->h.stream(ws->h.ud, &total);
-        size_t n = total - f->sent;
-        if (n == 0) return 0;
-        if (n > STREAM_CHUNK) n = STREAM_CHUNK;
-        memcpy(f->buf + LWS_PRE, stream + f->sent, n);
-        if (lws_write(wsi, f->buf + LWS_PRE, n, LWS_WRITE_BINARY) < (int)n) return -1;
-        f->sent += n;
-        if (f->sent < total) lws_callback_on_writable(wsi);
+    case LWS_CALLBACK_SERVER_WRITEABLE: return follow_write(ws, f);
+    case LWS_CALLBACK_TIMER:
+        if (f->timer != WAIT_WRITE) return 0;
+        fprintf(stderr, "polis serve: dropped a watching page: it took nothing for %d s "
+                        "(--write-timeout)\n",
+                ws->cfg.write_timeout);
+        return -1;
+    case LWS_CALLBACK_CLOSED:
+        if (!f->wsi) return 0;
+        if (f->prev)
+            f->prev->next = f->next;
+        else
+            ws->followers = f->next;
+        if (f->next) f->next->prev = f->prev;
+        free(f->reset);
+        memset(f, 0, sizeof *f);
+        ws->n_pages--;
         return 0;
-    }
     default: return 0;
     }
 }
 
-static void conn_start(cli_ws_conn *c, struct lws *wsi, bool raw)
+static void conn_start(cli_ws_conn *c, struct lws *wsi, cli_ws *ws, bool raw)
 {
-    memset(c, 0, offsetof(cli_ws_conn, buf));
+    memset(c, 0, sizeof *c);
     c->wsi = wsi;
+    c->ws = ws;
     c->raw = raw;
 }
 
 static void conn_end(cli_ws_conn *c)
 {
+    cli_ws *ws = c->ws;
+    if (ws && c->counted) {
+        if (c->raw)
+            ws->n_clients--;
+        else
+            ws->n_pages--;
+    }
     free(c->out);
     free(c->in);
-    memset(c, 0, offsetof(cli_ws_conn, buf));
+    memset(c, 0, sizeof *c);
+}
+
+static int conn_timer_fired(cli_ws_conn *c)
+{
+    const cli_ws_config *cfg = &c->ws->cfg;
+    char why[160];
+    if (c->timer == WAIT_WRITE)
+        snprintf(why, sizeof why, "it took none of its output for %d s (--write-timeout)",
+                 cfg->write_timeout);
+    else if (c->timer == WAIT_IDLE)
+        snprintf(why, sizeof why, "no request in %d s (--idle-timeout)", cfg->idle_timeout);
+    else
+        return 0;
+    if (c->raw && c->timer == WAIT_IDLE && c->ws->h.error_line) {
+        /* tell it why, as `polis serve --tcp` does, without waiting for it to read */
+        char *line = c->ws->h.error_line("idle_timeout", why);
+        if (line) {
+            size_t n = strlen(line);
+            if (n + 1 <= CHUNK) {
+                memcpy(c->ws->wbuf + LWS_PRE, line, n);
+                c->ws->wbuf[LWS_PRE + n] = '\n';
+                lws_write(c->wsi, c->ws->wbuf + LWS_PRE, n + 1, LWS_WRITE_RAW);
+            }
+            free(line);
+        }
+    }
+    fprintf(stderr, "polis serve: dropped %s: %s\n", who(c), why);
+    return -1;
 }
 
 static int on_seat(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -146,8 +369,11 @@ static int on_seat(struct lws *wsi, enum lws_callback_reasons reason, void *user
     cli_ws_conn *c = user;
     cli_ws *ws = server_of(wsi);
     switch (reason) {
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: return admit_page(wsi, ws);
     case LWS_CALLBACK_ESTABLISHED:
-        conn_start(c, wsi, false);
+        conn_start(c, wsi, ws, false);
+        c->counted = true;
+        ws->n_pages++;
         c->game = ws->h.seat_open(ws->h.ud, c);
         return c->game ? 0 : -1;
     case LWS_CALLBACK_RECEIVE: {
@@ -164,6 +390,15 @@ static int on_seat(struct lws *wsi, enum lws_callback_reasons reason, void *user
             }
         }
         if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) return 0;
+        if (lws_frame_is_binary(wsi)) {
+            static const char refused[] = "{\"type\":\"error\",\"code\":\"bad_request\","
+                                          "\"message\":\"a message is JSON text, not a binary "
+                                          "message\"}";
+            c->in_len = 0;
+            c->in_too_long = false;
+            enqueue(c, refused, sizeof refused - 1);
+            return 0;
+        }
         if (c->in_too_long)
             ws->h.seat_message(ws->h.ud, c->game, NULL, 0, true);
         else
@@ -173,19 +408,22 @@ static int on_seat(struct lws *wsi, enum lws_callback_reasons reason, void *user
         return 0;
     }
     case LWS_CALLBACK_SERVER_WRITEABLE: {
+        if (c->dropped) return -1;
         if (!c->out_len) return 0;
         size_t n = strlen(c->out);
-        unsigned char *buf = malloc(LWS_PRE + n);
+        unsigned char *buf = n <= CHUNK ? ws->wbuf : malloc(LWS_PRE + n);
         if (!buf) return -1;
         memcpy(buf + LWS_PRE, c->out, n);
         int w = lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_TEXT);
-        free(buf);
+        if (buf != ws->wbuf) free(buf);
         if (w < (int)n) return -1;
         memmove(c->out, c->out + n + 1, c->out_len - n - 1);
         c->out_len -= n + 1;
         if (c->out_len) lws_callback_on_writable(wsi);
+        conn_timer(c, true);
         return 0;
     }
+    case LWS_CALLBACK_TIMER: return conn_timer_fired(c);
     case LWS_CALLBACK_CLOSED:
         if (c->game) ws->h.seat_close(ws->h.ud, c->game);
         conn_end(c);
@@ -201,21 +439,39 @@ static int on_client(struct lws *wsi, enum lws_callback_reasons reason, void *us
     cli_ws *ws = server_of(wsi);
     switch (reason) {
     case LWS_CALLBACK_RAW_ADOPT:
-        conn_start(c, wsi, true);
+        conn_start(c, wsi, ws, true);
+        if (ws->n_clients >= ws->cfg.max_clients) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "the server already has %d clients (--max-clients)",
+                     ws->cfg.max_clients);
+            fprintf(stderr, "polis serve: refused a TCP client: %s\n", msg);
+            char *line = ws->h.error_line ? ws->h.error_line("server_full", msg) : NULL;
+            if (line) enqueue(c, line, strlen(line));
+            free(line);
+            cli_ws_close_when_sent(c);
+            return 0;
+        }
+        c->counted = true;
+        ws->n_clients++;
         c->game = ws->h.client_open(ws->h.ud, c);
-        return c->game ? 0 : -1;
-    case LWS_CALLBACK_RAW_RX: return c->game ? ws->h.client_data(ws->h.ud, c->game, in, len) : -1;
+        if (!c->game) return -1;
+        conn_timer(c, false);
+        return 0;
+    case LWS_CALLBACK_RAW_RX: return c->game ? ws->h.client_data(ws->h.ud, c->game, in, len) : 0;
     case LWS_CALLBACK_RAW_WRITEABLE: {
+        if (c->dropped) return -1;
         if (c->out_sent == c->out_len) return c->closing ? -1 : 0;
         size_t n = c->out_len - c->out_sent;
-        if (n > STREAM_CHUNK) n = STREAM_CHUNK;
-        memcpy(c->buf + LWS_PRE, c->out + c->out_sent, n);
-        if (lws_write(wsi, c->buf + LWS_PRE, n, LWS_WRITE_RAW) < (int)n) return -1;
+        if (n > CHUNK) n = CHUNK;
+        memcpy(ws->wbuf + LWS_PRE, c->out + c->out_sent, n);
+        if (lws_write(wsi, ws->wbuf + LWS_PRE, n, LWS_WRITE_RAW) < (int)n) return -1;
         c->out_sent += n;
         if (c->out_sent == c->out_len) c->out_sent = c->out_len = 0;
         if (c->out_len || c->closing) lws_callback_on_writable(wsi);
+        conn_timer(c, true);
         return 0;
     }
+    case LWS_CALLBACK_TIMER: return conn_timer_fired(c);
     case LWS_CALLBACK_RAW_CLOSE:
         if (c->game) ws->h.client_close(ws->h.ud, c->game);
         conn_end(c);
@@ -226,15 +482,17 @@ static int on_client(struct lws *wsi, enum lws_callback_reasons reason, void *us
 
 /* ---- the server ------------------------------------------------------------------------------- */
 
+/* Receive buffers are small (libwebsockets keeps one per WebSocket connection): a seat page's
+ * message is put together in the connection's own buffer, up to CLI_WS_MAX_MESSAGE. */
 static const struct lws_protocols PAGE_PROTOCOLS[] = {
-    {"http", lws_callback_http_dummy, 0, 0, 0, NULL, 0},
-    {"polis-follow", on_follow, sizeof(follower), 0, 0, NULL, 0},
-    {"polis-seat", on_seat, sizeof(cli_ws_conn), CLI_WS_MAX_MESSAGE, 0, NULL, 0},
+    {"http", on_http, 0, 0, 0, NULL, 0},
+    {"polis-follow", on_follow, sizeof(follower), 512, 0, NULL, 0},
+    {"polis-seat", on_seat, sizeof(cli_ws_conn), 4096, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
 static const struct lws_protocols CLIENT_PROTOCOLS[] = {
-    {"polis-agent", on_client, sizeof(cli_ws_conn), STREAM_CHUNK, 0, NULL, 0},
+    {"polis-agent", on_client, sizeof(cli_ws_conn), 4096, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
@@ -247,6 +505,7 @@ cli_ws *cli_ws_open(const cli_ws_config *cfg, const cli_ws_handlers *h, int *htt
         return NULL;
     }
     ws->h = *h;
+    ws->cfg = *cfg;
     ws->follow = &PAGE_PROTOCOLS[1];
     ws->mount.mountpoint = "/";
     ws->mount.mountpoint_len = 1;
@@ -258,6 +517,10 @@ cli_ws *cli_ws_open(const cli_ws_config *cfg, const cli_ws_handlers *h, int *htt
     memset(&ci, 0, sizeof ci);
     ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_DISABLE_IPV6;
     ci.user = ws;
+    /* a connection that has not finished its request, or keeps an idle HTTP connection open,
+     * is closed after this long */
+    ci.timeout_secs = 10;
+    ci.keepalive_timeout = 5;
     ws->ctx = lws_create_context(&ci);
     if (!ws->ctx) {
         fprintf(stderr, "polis: serve: cannot start libwebsockets\n");
@@ -270,12 +533,12 @@ cli_ws *cli_ws_open(const cli_ws_config *cfg, const cli_ws_handlers *h, int *htt
     ci.mounts = &ws->mount;
     ci.vhost_name = "localhost";
     struct lws_vhost *vh = lws_create_vhost(ws->ctx, &ci);
-    if (!vh) {
+    *http_bound = vh ? lws_get_vhost_listen_port(vh) : 0;
+    if (!vh || *http_bound <= 0) {
         fprintf(stderr, "polis: serve: cannot listen on %s:%d\n", cfg->http_host, cfg->http_port);
         cli_ws_free(ws);
         return NULL;
     }
-    *http_bound = lws_get_vhost_listen_port(vh);
     *tcp_bound = 0;
     if (cfg->tcp_host) {
         /* the agent-protocol clients: raw TCP connections in the same loop */
@@ -290,13 +553,13 @@ cli_ws *cli_ws_open(const cli_ws_config *cfg, const cli_ws_handlers *h, int *htt
         ti.protocols = CLIENT_PROTOCOLS;
         ti.vhost_name = "agents";
         struct lws_vhost *tv = lws_create_vhost(ws->ctx, &ti);
-        if (!tv) {
+        *tcp_bound = tv ? lws_get_vhost_listen_port(tv) : 0;
+        if (!tv || *tcp_bound <= 0) {
             fprintf(stderr, "polis: serve: --tcp: cannot listen on %s:%d\n", cfg->tcp_host,
                     cfg->tcp_port);
             cli_ws_free(ws);
             return NULL;
         }
-        *tcp_bound = lws_get_vhost_listen_port(tv);
     }
     return ws;
 }
