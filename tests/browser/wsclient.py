@@ -57,13 +57,16 @@ def stop_live(p, timeout=20):
 class WS:
     """A WebSocket client: connect with a subprotocol, send text, read messages."""
 
-    def __init__(self, port, protocol):
+    def __init__(self, port, protocol, host=None, origin=None):
+        """host: the Host header (default 127.0.0.1:PORT); origin: an Origin header, as a
+        browser sends (default none)."""
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
         key = base64.b64encode(os.urandom(16)).decode()
-        self.s.sendall(("GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+        extra = "Origin: %s\r\n" % origin if origin else ""
+        self.s.sendall(("GET / HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
                         "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-                        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n\r\n"
-                        % (port, key, protocol)).encode())
+                        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n%s\r\n"
+                        % (host or "127.0.0.1:%d" % port, key, protocol, extra)).encode())
         self.buf = b""
         self.changes = 0
         while b"\r\n\r\n" not in self.buf:
@@ -75,17 +78,20 @@ class WS:
         if not head.startswith(b"HTTP/1.1 101"):
             raise RuntimeError("handshake refused: %r" % head[:80])
 
-    def send(self, text):
+    def send(self, text, opcode=1):
         data = text.encode() if isinstance(text, str) else text
         mask = os.urandom(4)
         n = len(data)
         if n < 126:
-            hdr = struct.pack("!BB", 0x81, 0x80 | n)
+            hdr = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
         elif n < 65536:
-            hdr = struct.pack("!BBH", 0x81, 0x80 | 126, n)
+            hdr = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
         else:
-            hdr = struct.pack("!BBQ", 0x81, 0x80 | 127, n)
+            hdr = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
         self.s.sendall(hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def send_binary(self, data):
+        self.send(data, opcode=2)
 
     def _need(self, n, deadline):
         while len(self.buf) < n:

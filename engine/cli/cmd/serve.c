@@ -291,6 +291,7 @@ static int play_live(const cli_live_args *a, cli_ws_config cfg)
         cli_live_free(lv);
         return EXIT_ENV;
     }
+    cli_lws_catch_signals(); /* before the addresses: whoever reads them may stop us at once */
     /* each human seat's own link first (its token takes the seat), then the page that
      * watches and the clients' address */
     for (int32_t i = 0; i < cli_live_n_agents(lv); i++) {

@@ -222,7 +222,7 @@ static void view_on_signal(int sig)
     view_interrupted = 1;
 }
 
-void cli_lws_run(struct lws_context *ctx)
+void cli_lws_catch_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -230,6 +230,11 @@ void cli_lws_run(struct lws_context *ctx)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
+
+void cli_lws_run(struct lws_context *ctx)
+{
+    cli_lws_catch_signals();
     int n = 0;
     while (n >= 0 && !view_interrupted) n = lws_service(ctx, 0);
 }
@@ -356,6 +361,7 @@ static int serve(const char *viewer, view_state *vs, int port, const char *name,
         return EXIT_ENV;
     }
     int bound = lws_get_vhost_listen_port(vh);
+    cli_lws_catch_signals(); /* before the URL: whoever reads it may stop the server at once */
     printf("http://127.0.0.1:%d/?file=/recording/%s%s\n", bound, name, follow ? "&follow=1" : "");
     fflush(stdout);
     fprintf(stderr, "polis view: serving %s and the viewer in %s; Ctrl-C stops\n", vs->file,

@@ -34,6 +34,9 @@ struct lws_context;
 /* Serves ctx until SIGINT or SIGTERM (or until libwebsockets fails): the loop of `polis view`
  * and `polis serve --http`. */
 void cli_lws_run(struct lws_context *ctx);
+/* SIGINT and SIGTERM from now on end cli_lws_run's loop (cli_lws_run sets this too): call it
+ * before printing the address a caller may stop the server at once after reading. */
+void cli_lws_catch_signals(void);
 /* Whether the request or WebSocket handshake on wsi may go on (cli_origins); false with the
  * reason in why ("Origin http://evil.example is not this server's page"). */
 bool cli_http_allowed(struct lws *wsi, const cli_origins *o, char *why, size_t cap);

@@ -15,7 +15,9 @@
  * behind that its next bytes are no longer kept, or takes nothing for --write-timeout, is
  * dropped, and so is a seat page or TCP client whose queue passes CLI_WS_MAX_QUEUE or that
  * takes nothing for --write-timeout; a TCP client that sends no request for --idle-timeout
- * while none of its requests waits is dropped too. Each connection has one timer for these.
+ * while none of its requests waits is dropped too. What is untaken counts the queue and what
+ * libwebsockets holds (it stops reading a connection whose output it cannot send). One timer
+ * of the server looks every SWEEP_US for connections past their time.
  */
 #include "transport/ws.h"
 
@@ -25,11 +27,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libwebsockets.h>
+#include <sys/ioctl.h>
 
-enum { CHUNK = 16 * 1024 };
-/* what a connection's timer is waiting for */
-enum { WAIT_NOTHING = 0, WAIT_WRITE, WAIT_IDLE };
+#include <libwebsockets.h>
+#ifdef __linux__
+#include <linux/sockios.h>
+#endif
+
+enum { CHUNK = 64 * 1024, SWEEP_US = 250 * 1000 };
 
 typedef struct follower follower;
 
@@ -38,10 +43,12 @@ struct cli_ws {
     cli_ws_handlers h;
     cli_ws_config cfg;
     lws_sorted_usec_list_t sul;
+    lws_sorted_usec_list_t sweep;
     const struct lws_protocols *follow;
     struct lws_http_mount mount; /* libwebsockets keeps pointing at it */
     int n_pages, n_clients;
     follower *followers; /* every "polis-follow" connection */
+    cli_ws_conn *conns;  /* every seat page and TCP client */
     unsigned char wbuf[LWS_PRE + CHUNK]; /* what is being written (one thread) */
 };
 
@@ -56,44 +63,39 @@ struct cli_ws_conn {
     bool closing;  /* close once the queue is sent */
     bool dropped;  /* being closed by the transport: nothing more is queued */
     bool waiting;  /* a TCP client's request waits for the game */
-    int timer;     /* WAIT_* */
+    lws_usec_t stalled_since; /* output untaken since then; 0: none waits */
+    int unsent;               /* bytes the kernel had not sent at the last look */
+    lws_usec_t idle_since;    /* a TCP client idle since then; 0: not idle */
     char *in;      /* a page's message arriving in fragments */
     size_t in_len;
     bool in_too_long;
+    cli_ws_conn *prev, *next; /* cli_ws.conns */
 };
 
 struct follower {
     struct lws *wsi;
     int phase;      /* 0 the header, 1 the reset line it joined with, 2 the stream */
     size_t pos;     /* phases 0 and 1: bytes of that line sent */
-    uint64_t at;    /* phase 2: the next byte of the stream */
+    uint64_t at;    /* phase 2: the next byte of the stream; UINT64_MAX: being dropped */
     char *reset;    /* phase 1: a copy of the reset line */
     size_t reset_len;
-    int timer;      /* WAIT_NOTHING or WAIT_WRITE */
+    lws_usec_t stalled_since; /* behind the stream without progress since then; 0: caught up */
+    int unsent;
     follower *prev, *next;
 };
 
 static cli_ws *server_of(struct lws *wsi) { return lws_context_user(lws_get_context(wsi)); }
 
-/* (Re)arms wsi's timer; 0 leaves it: a timer that fires when its connection waits for nothing
- * any more is ignored (the callbacks check what they wait for). */
-static void set_timer(struct lws *wsi, int seconds)
+/* A TCP client is idle while none of its requests waits and nothing waits to be sent to it;
+ * its idle time starts when it becomes so (bytes of a request trickling in do not restart
+ * it). */
+static void conn_idle(cli_ws_conn *c)
 {
-    if (seconds > 0) lws_set_timer_usecs(wsi, (lws_usec_t)seconds * LWS_US_PER_SEC);
-}
-
-/* Arms c's one timer for what it waits for now: output taken (restarted on progress), or (a
- * TCP client with no request waiting) its next request. */
-static void conn_timer(cli_ws_conn *c, bool progress)
-{
-    const cli_ws_config *cfg = &c->ws->cfg;
-    bool pending = c->raw ? c->out_sent < c->out_len : c->out_len > 0;
-    int want = pending ? WAIT_WRITE : c->raw && !c->waiting ? WAIT_IDLE : WAIT_NOTHING;
-    if (want == c->timer && !(want == WAIT_WRITE && progress)) return;
-    c->timer = want;
-    set_timer(c->wsi, want == WAIT_WRITE  ? cfg->write_timeout
-                      : want == WAIT_IDLE ? cfg->idle_timeout
-                                          : 0);
+    bool idle = c->raw && !c->waiting && c->out_sent == c->out_len;
+    if (!idle)
+        c->idle_since = 0;
+    else if (!c->idle_since)
+        c->idle_since = lws_now_usecs();
 }
 
 static const char *who(const cli_ws_conn *c) { return c->raw ? "a TCP client" : "a seat page"; }
@@ -138,7 +140,7 @@ static bool enqueue(cli_ws_conn *c, const char *text, size_t n)
     c->out[c->out_len + n] = c->raw ? '\n' : '\0';
     c->out_len += n + 1;
     lws_callback_on_writable(c->wsi);
-    conn_timer(c, false);
+    conn_idle(c);
     return true;
 }
 
@@ -158,19 +160,12 @@ void cli_ws_hold(cli_ws_conn *c, bool hold)
 void cli_ws_waiting(cli_ws_conn *c, bool waiting)
 {
     c->waiting = waiting;
-    conn_timer(c, false);
+    conn_idle(c);
 }
 
 void cli_ws_stream_grew(cli_ws *ws)
 {
     if (!ws || !ws->ctx) return;
-    /* a follower that had caught up waits for its next bytes to be taken from now on */
-    for (follower *f = ws->followers; f; f = f->next) {
-        if (f->timer == WAIT_NOTHING && ws->cfg.write_timeout > 0) {
-            f->timer = WAIT_WRITE;
-            set_timer(f->wsi, ws->cfg.write_timeout);
-        }
-    }
     lws_callback_on_writable_all_protocol(ws->ctx, ws->follow);
 }
 
@@ -247,6 +242,7 @@ static int follow_write(cli_ws *ws, follower *f)
             f->reset = NULL;
             f->phase = 2;
         } else {
+            if (f->at == UINT64_MAX) return -1; /* dropped by the sweep */
             src = ws->h.stream_from(ws->h.ud, f->at, &n);
             if (!src) {
                 fprintf(stderr, "polis serve: dropped a watching page: it fell too far behind the "
@@ -256,10 +252,7 @@ static int follow_write(cli_ws *ws, follower *f)
             break;
         }
     }
-    if (n == 0) { /* caught up */
-        f->timer = WAIT_NOTHING;
-        return 0;
-    }
+    if (n == 0) return 0; /* caught up */
     if (n > CHUNK) n = CHUNK;
     memcpy(ws->wbuf + LWS_PRE, src, n);
     if (lws_write(f->wsi, ws->wbuf + LWS_PRE, n, LWS_WRITE_BINARY) < (int)n) return -1;
@@ -267,8 +260,7 @@ static int follow_write(cli_ws *ws, follower *f)
         f->at += n;
     else
         f->pos += n;
-    f->timer = ws->cfg.write_timeout > 0 ? WAIT_WRITE : WAIT_NOTHING;
-    set_timer(f->wsi, ws->cfg.write_timeout); /* progress: the timeout starts again */
+    f->stalled_since = 0; /* progress */
     lws_callback_on_writable(f->wsi);
     return 0;
 }
@@ -292,12 +284,6 @@ static int on_follow(struct lws *wsi, enum lws_callback_reasons reason, void *us
         lws_callback_on_writable(wsi);
         return 0;
     case LWS_CALLBACK_SERVER_WRITEABLE: return follow_write(ws, f);
-    case LWS_CALLBACK_TIMER:
-        if (f->timer != WAIT_WRITE) return 0;
-        fprintf(stderr, "polis serve: dropped a watching page: it took nothing for %d s "
-                        "(--write-timeout)\n",
-                ws->cfg.write_timeout);
-        return -1;
     case LWS_CALLBACK_CLOSED:
         if (!f->wsi) return 0;
         if (f->prev)
@@ -319,48 +305,116 @@ static void conn_start(cli_ws_conn *c, struct lws *wsi, cli_ws *ws, bool raw)
     c->wsi = wsi;
     c->ws = ws;
     c->raw = raw;
+    c->next = ws->conns;
+    if (c->next) c->next->prev = c;
+    ws->conns = c;
 }
 
 static void conn_end(cli_ws_conn *c)
 {
     cli_ws *ws = c->ws;
-    if (ws && c->counted) {
+    if (!ws) return;
+    if (c->counted) {
         if (c->raw)
             ws->n_clients--;
         else
             ws->n_pages--;
     }
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        ws->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
     free(c->out);
     free(c->in);
     memset(c, 0, sizeof *c);
 }
 
-static int conn_timer_fired(cli_ws_conn *c)
+/* A TCP client idle too long: told why, as `polis serve --tcp` does, then closed once that is
+ * sent (or dropped when it is not taken). */
+static void conn_idle_expired(cli_ws_conn *c)
 {
-    const cli_ws_config *cfg = &c->ws->cfg;
     char why[160];
-    if (c->timer == WAIT_WRITE)
-        snprintf(why, sizeof why, "it took none of its output for %d s (--write-timeout)",
-                 cfg->write_timeout);
-    else if (c->timer == WAIT_IDLE)
-        snprintf(why, sizeof why, "no request in %d s (--idle-timeout)", cfg->idle_timeout);
+    snprintf(why, sizeof why, "no request in %d s (--idle-timeout)", c->ws->cfg.idle_timeout);
+    c->idle_since = 0;
+    fprintf(stderr, "polis serve: dropped %s: %s\n", who(c), why);
+    char *line = c->ws->h.error_line ? c->ws->h.error_line("idle_timeout", why) : NULL;
+    bool queued = line && enqueue(c, line, strlen(line));
+    free(line);
+    if (queued)
+        cli_ws_close_when_sent(c);
     else
-        return 0;
-    if (c->raw && c->timer == WAIT_IDLE && c->ws->h.error_line) {
-        /* tell it why, as `polis serve --tcp` does, without waiting for it to read */
-        char *line = c->ws->h.error_line("idle_timeout", why);
-        if (line) {
-            size_t n = strlen(line);
-            if (n + 1 <= CHUNK) {
-                memcpy(c->ws->wbuf + LWS_PRE, line, n);
-                c->ws->wbuf[LWS_PRE + n] = '\n';
-                lws_write(c->wsi, c->ws->wbuf + LWS_PRE, n + 1, LWS_WRITE_RAW);
-            }
-            free(line);
+        lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+/* Bytes written to wsi's socket that the kernel has not sent yet (the peer does not read). */
+static int kernel_unsent(struct lws *wsi)
+{
+    int n = 0;
+#ifdef SIOCOUTQ
+    lws_sockfd_type fd = lws_get_socket_fd(wsi);
+    if (fd < 0 || ioctl(fd, SIOCOUTQ, &n) != 0) n = 0;
+#else
+    (void)wsi;
+#endif
+    return n;
+}
+
+/* Whether output waits for a connection — in its queue (or, for a follower, in the stream),
+ * held by libwebsockets (which then stops reading the connection), or unsent in the kernel —
+ * with no progress for --write-timeout. Since when is kept in *since (0 when nothing waits),
+ * the kernel's unsent bytes in *unsent (fewer of them is progress: the peer reads). */
+static bool stalled_too_long(const cli_ws *ws, struct lws *wsi, bool waits, lws_usec_t now,
+                             lws_usec_t *since, int *unsent)
+{
+    int q = kernel_unsent(wsi);
+    if (!waits && !lws_partial_buffered(wsi) && q == 0) {
+        *since = 0;
+        *unsent = 0;
+        return false;
+    }
+    if (!*since || q < *unsent) *since = now;
+    *unsent = q;
+    return ws->cfg.write_timeout > 0 &&
+           now - *since >= (lws_usec_t)ws->cfg.write_timeout * LWS_US_PER_SEC;
+}
+
+/* Every SWEEP_US: the connections past their time. */
+static void sweep(lws_sorted_usec_list_t *sul)
+{
+    cli_ws *ws = lws_container_of(sul, cli_ws, sweep);
+    lws_usec_t now = lws_now_usecs();
+    char why[160];
+    snprintf(why, sizeof why, "it took none of its output for %d s (--write-timeout)",
+             ws->cfg.write_timeout);
+    for (cli_ws_conn *c = ws->conns; c; c = c->next) {
+        if (c->dropped) continue;
+        bool waits = c->raw ? c->out_sent < c->out_len : c->out_len > 0;
+        if (stalled_too_long(ws, c->wsi, waits, now, &c->stalled_since, &c->unsent))
+            drop(c, why);
+        else if (c->idle_since && ws->cfg.idle_timeout > 0 && !c->closing &&
+                 now - c->idle_since >= (lws_usec_t)ws->cfg.idle_timeout * LWS_US_PER_SEC)
+            conn_idle_expired(c);
+    }
+    for (follower *f = ws->followers; f; f = f->next) {
+        if (f->at == UINT64_MAX) continue; /* being dropped */
+        size_t n = 0;
+        bool behind = f->phase < 2;
+        if (f->phase == 2 && !ws->h.stream_from(ws->h.ud, f->at, &n)) {
+            fprintf(stderr, "polis serve: dropped a watching page: it fell too far behind the "
+                            "stream\n");
+            f->at = UINT64_MAX; /* said once */
+            lws_set_timeout(f->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+            continue;
+        }
+        behind |= n > 0;
+        if (stalled_too_long(ws, f->wsi, behind, now, &f->stalled_since, &f->unsent)) {
+            fprintf(stderr, "polis serve: dropped a watching page: %s\n", why);
+            f->at = UINT64_MAX;
+            lws_set_timeout(f->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         }
     }
-    fprintf(stderr, "polis serve: dropped %s: %s\n", who(c), why);
-    return -1;
+    lws_sul_schedule(ws->ctx, 0, &ws->sweep, sweep, SWEEP_US);
 }
 
 static int on_seat(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -420,10 +474,10 @@ static int on_seat(struct lws *wsi, enum lws_callback_reasons reason, void *user
         memmove(c->out, c->out + n + 1, c->out_len - n - 1);
         c->out_len -= n + 1;
         if (c->out_len) lws_callback_on_writable(wsi);
-        conn_timer(c, true);
+        c->stalled_since = 0; /* progress */
+        conn_idle(c);
         return 0;
     }
-    case LWS_CALLBACK_TIMER: return conn_timer_fired(c);
     case LWS_CALLBACK_CLOSED:
         if (c->game) ws->h.seat_close(ws->h.ud, c->game);
         conn_end(c);
@@ -455,7 +509,7 @@ static int on_client(struct lws *wsi, enum lws_callback_reasons reason, void *us
         ws->n_clients++;
         c->game = ws->h.client_open(ws->h.ud, c);
         if (!c->game) return -1;
-        conn_timer(c, false);
+        conn_idle(c);
         return 0;
     case LWS_CALLBACK_RAW_RX: return c->game ? ws->h.client_data(ws->h.ud, c->game, in, len) : 0;
     case LWS_CALLBACK_RAW_WRITEABLE: {
@@ -468,10 +522,10 @@ static int on_client(struct lws *wsi, enum lws_callback_reasons reason, void *us
         c->out_sent += n;
         if (c->out_sent == c->out_len) c->out_sent = c->out_len = 0;
         if (c->out_len || c->closing) lws_callback_on_writable(wsi);
-        conn_timer(c, true);
+        c->stalled_since = 0; /* progress */
+        conn_idle(c);
         return 0;
     }
-    case LWS_CALLBACK_TIMER: return conn_timer_fired(c);
     case LWS_CALLBACK_RAW_CLOSE:
         if (c->game) ws->h.client_close(ws->h.ud, c->game);
         conn_end(c);
@@ -561,6 +615,7 @@ cli_ws *cli_ws_open(const cli_ws_config *cfg, const cli_ws_handlers *h, int *htt
             return NULL;
         }
     }
+    lws_sul_schedule(ws->ctx, 0, &ws->sweep, sweep, SWEEP_US);
     return ws;
 }
 
