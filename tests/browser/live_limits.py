@@ -269,27 +269,42 @@ elif PART == "access":
           "a binary message is refused: %s" % r)
     own.close()
     stop(p)
-    # a web page making its browser POST to the agent port: the connection is closed
+    # a web page making its browser POST to the agent port (a request line in the body): the
+    # connection is closed before anything is played, by the live server and by `polis serve`
+    def post_to(tcp):
+        c = socket.create_connection(("127.0.0.1", tcp), timeout=10)
+        body = json.dumps({"op": "reset"}) + "\n"
+        c.sendall(("POST / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: text/plain\r\n"
+                   "Content-Length: %d\r\n\r\n%s" % (tcp, len(body), body)).encode())
+        c.settimeout(10)
+        got = b""
+        try:
+            while True:
+                chunk = c.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+        except (socket.timeout, ConnectionError):
+            pass
+        c.close()
+        return got
+
     p, port, tcp = serve_live(POLIS, GATHER, "--seat", "agent_0=client", "--tcp", "127.0.0.1:0")
-    c = socket.create_connection(("127.0.0.1", tcp), timeout=10)
-    body = json.dumps({"op": "reset"}) + "\n"
-    c.sendall(("POST / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: text/plain\r\n"
-               "Content-Length: %d\r\n\r\n%s" % (tcp, len(body), body)).encode())
-    c.settimeout(10)
-    got = b""
-    try:
-        while True:
-            chunk = c.recv(4096)
-            if not chunk:
-                break
-            got += chunk
-    except (socket.timeout, ConnectionError):
-        pass
-    c.close()
+    got = post_to(tcp)
     err = stop(p)
-    check(got == b"", "an HTTP request on the agent port gets nothing: %r" % got[:200])
+    check(b'"not_a_client"' in got and b'"op":"reset"' not in got and got.count(b"\n") == 1,
+          "an HTTP request on the live agent port is answered not_a_client and closed: %r" % got[:300])
     check("its first line is an HTTP request" in err and "joined" not in err,
           "it is closed before any request is played: %s" % err[-600:])
+    q = subprocess.Popen([POLIS, "serve", GATHER, "--tcp", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    line = q.stderr.readline()
+    qtcp = int(line.strip().rsplit(":", 1)[1]) if "listening on" in line else 0
+    got = post_to(qtcp) if qtcp else b""
+    q.terminate()
+    q.wait(20)
+    check(b'"not_a_client"' in got and b'"op":"reset"' not in got and got.count(b"\n") == 1,
+          "polis serve --tcp answers an HTTP request not_a_client and closes: %r %r" % (line, got[:300]))
     # --http HOST: an IPv4 address or localhost; anything else is refused, not listened nowhere
     q = subprocess.Popen([POLIS, "serve", GATHER, "--http", "localhost:0"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)

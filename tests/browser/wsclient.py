@@ -96,7 +96,9 @@ class WS:
     def _need(self, n, deadline):
         while len(self.buf) < n:
             left = deadline - time.time()
-            if left <= 0 or not select.select([self.s], [], [], left)[0]:
+            poller = select.poll()  # not select(): a soak's sockets go past FD_SETSIZE
+            poller.register(self.s, select.POLLIN)
+            if left <= 0 or not poller.poll(left * 1000):
                 raise TimeoutError("no message in time")
             chunk = self.s.recv(65536)
             if not chunk:

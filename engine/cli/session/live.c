@@ -1163,27 +1163,16 @@ static cJSON *client_play(live *lv, agent_client *c, const cJSON *req, bool adva
     return NULL;
 }
 
-/* Whether a connection's first line is an HTTP request: a web page made its browser connect
- * to the agent port ("cross-protocol": a POST whose body holds a request line). */
-static bool http_request_line(const char *line, size_t len)
-{
-    static const char *const METHODS[] = {"GET ", "POST ", "PUT ", "HEAD ", "OPTIONS ",
-                                          "DELETE ", "PATCH ", "CONNECT ", "TRACE "};
-    bool method = false;
-    for (size_t k = 0; k < sizeof METHODS / sizeof METHODS[0]; k++)
-        method |= starts(line, len, METHODS[k]);
-    for (size_t k = 0; method && k + 6 <= len; k++)
-        if (memcmp(line + k, " HTTP/", 6) == 0) return true;
-    return false;
-}
-
 /* Answers one request line of c (a step or advance may wait for its tick). */
 static void client_line(live *lv, agent_client *c, const char *line, size_t len)
 {
-    if (!c->spoke && http_request_line(line, len)) {
+    if (!c->spoke && cli_proto_http_request(line, len)) {
         fprintf(stderr, "polis serve: client %u closed: its first line is an HTTP request (a web "
                         "page connecting to the agent port?)\n",
                 c->number);
+        client_send(c, cli_proto_error("not_a_client", NULL, "an HTTP request on the agent "
+                                       "port: closed"),
+                    NULL);
         c->closing = true;
         c->link->close_when_sent(c->conn);
         return;
