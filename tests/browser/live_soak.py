@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """tests/browser/live_soak.py POLIS SRCDIR SECONDS [IDLE] — the live server's soak, run by hand
 (not under CTest: it takes minutes), whose figures docs/security.md ("Live servers") quotes.
+`live_soak.py POLIS SRCDIR idle` measures idle connections alone instead: 5,000 on the --tcp
+port, then 5,000 watchers, then 5,000 idle HTTP connections, and 10 s later.
 
 One `polis serve gather --http 127.0.0.1:0 --tcp 127.0.0.1:0` plays flat out (every seat but
 one a policy; the client seat's "advance" requests keep it going) for SECONDS while, all at
@@ -23,9 +25,44 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from wsclient import WS  # noqa: E402
 
-POLIS, SRC, SECONDS = sys.argv[1], sys.argv[2], float(sys.argv[3])
-IDLE = int(sys.argv[4]) if len(sys.argv) > 4 else 3000
+POLIS, SRC = sys.argv[1], sys.argv[2]
 GATHER = os.path.join(SRC, "rulesets", "gather", "gather.json")
+
+
+def idle_only():
+    from wsclient import serve_live
+    p, port, tcp = serve_live(POLIS, GATHER, "--seat", "agent_0=client", "--tcp", "127.0.0.1:0",
+                              "--tick-ms", "100")
+    threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
+    figures = [rss_mb(p.pid)]
+    conns = [socket.create_connection(("127.0.0.1", tcp)) for _ in range(5000)]
+    time.sleep(2)
+    figures.append(rss_mb(p.pid))
+    for c in conns:
+        c.close()
+    time.sleep(1)
+    pages = []
+    for _ in range(5000):
+        try:
+            pages.append(WS(port, "polis-follow"))
+        except (EOFError, ConnectionError, RuntimeError):
+            pass
+    time.sleep(2)
+    figures.append(rss_mb(p.pid))
+    http = [socket.create_connection(("127.0.0.1", port)) for _ in range(5000)]
+    time.sleep(2)
+    figures.append(rss_mb(p.pid))
+    time.sleep(10)
+    figures.append(rss_mb(p.pid))
+    print("%s: RSS MB: start %.1f; 5000 idle TCP clients %.1f; 5000 watchers (%d admitted) %.1f; "
+          "5000 idle HTTP connections %.1f; 10 s later %.1f"
+          % (POLIS, figures[0], figures[1], len(pages), figures[2], figures[3], figures[4]))
+    p.terminate()
+    p.wait()
+    del http
+
+
+IDLE = int(sys.argv[4]) if len(sys.argv) > 4 else 3000
 
 
 def rss_mb(pid):
@@ -39,6 +76,10 @@ def rss_mb(pid):
     return -1.0
 
 
+if sys.argv[3] == "idle":
+    idle_only()
+    sys.exit(0)
+SECONDS = float(sys.argv[3])
 # room for the 60 pages that do not read (a polis before the limits has no --max-pages)
 helptext = subprocess.run([POLIS, "serve", GATHER, "--http", "0", "--help"], capture_output=True,
                           text=True).stdout

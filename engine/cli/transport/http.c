@@ -128,7 +128,21 @@ bool cli_http_allowed(struct lws *wsi, const cli_origins *o, char *why, size_t c
 
 int cli_http_forbid(struct lws *wsi, const char *why)
 {
-    fprintf(stderr, "polis: refused a request: %s\n", why);
+    /* logged at most once a second: a page that asks in a loop must not flood the log */
+    static lws_usec_t said;
+    static unsigned unsaid;
+    lws_usec_t now = lws_now_usecs();
+    if (said && now - said < LWS_US_PER_SEC) {
+        unsaid++;
+    } else {
+        if (unsaid)
+            fprintf(stderr, "polis: refused a request: %s (and %u more in the last second)\n",
+                    why, unsaid);
+        else
+            fprintf(stderr, "polis: refused a request: %s\n", why);
+        said = now;
+        unsaid = 0;
+    }
     if (lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN, why)) return -1;
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }

@@ -23,6 +23,7 @@
 
 #ifdef POLIS_HAVE_LWS
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,8 @@ struct cli_ws {
     const struct lws_protocols *follow;
     struct lws_http_mount mount; /* libwebsockets keeps pointing at it */
     int n_pages, n_clients;
+    lws_usec_t refused_said[2]; /* when a refusal (a page, a TCP client) was last logged */
+    unsigned refused_unsaid[2]; /* refusals since, not logged */
     follower *followers; /* every "polis-follow" connection */
     cli_ws_conn *conns;  /* every seat page and TCP client */
     unsigned char wbuf[LWS_PRE + CHUNK]; /* what is being written (one thread) */
@@ -182,17 +185,43 @@ void cli_ws_timer(cli_ws *ws, int64_t us)
 
 /* ---- admission --------------------------------------------------------------------------- */
 
+/* Logs a refused connection, at most one a second (a flood of connections must not flood the
+ * log, nor block the server on a log nobody reads): the others are counted in the next. */
+#if defined(__GNUC__)
+static void refused(cli_ws *ws, bool raw, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#endif
+static void refused(cli_ws *ws, bool raw, const char *fmt, ...)
+{
+    lws_usec_t now = lws_now_usecs();
+    if (ws->refused_said[raw] && now - ws->refused_said[raw] < LWS_US_PER_SEC) {
+        ws->refused_unsaid[raw]++;
+        return;
+    }
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (ws->refused_unsaid[raw])
+        fprintf(stderr, "polis serve: refused %s (and %u more in the last second)\n", msg,
+                ws->refused_unsaid[raw]);
+    else
+        fprintf(stderr, "polis serve: refused %s\n", msg);
+    ws->refused_said[raw] = now;
+    ws->refused_unsaid[raw] = 0;
+}
+
 /* A WebSocket handshake: from this server's page (or an allowed one), within --max-pages. */
 static int admit_page(struct lws *wsi, cli_ws *ws)
 {
     char why[512];
     if (!cli_http_allowed(wsi, ws->cfg.origins, why, sizeof why)) {
-        fprintf(stderr, "polis serve: refused a WebSocket: %s\n", why);
+        refused(ws, false, "a WebSocket: %s", why);
         return 1;
     }
     if (ws->n_pages >= ws->cfg.max_pages) {
-        fprintf(stderr, "polis serve: refused a WebSocket: %d pages are connected (--max-pages)\n",
-                ws->n_pages);
+        refused(ws, false, "a WebSocket: %d pages are connected (--max-pages)", ws->n_pages);
         return 1;
     }
     return 0;
@@ -498,7 +527,7 @@ static int on_client(struct lws *wsi, enum lws_callback_reasons reason, void *us
             char msg[160];
             snprintf(msg, sizeof msg, "the server already has %d clients (--max-clients)",
                      ws->cfg.max_clients);
-            fprintf(stderr, "polis serve: refused a TCP client: %s\n", msg);
+            refused(ws, true, "a TCP client: %s", msg);
             char *line = ws->h.error_line ? ws->h.error_line("server_full", msg) : NULL;
             if (line) enqueue(c, line, strlen(line));
             free(line);
