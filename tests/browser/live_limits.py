@@ -58,6 +58,22 @@ def lines_of(data):
     return [json.loads(l) for l in data.split(b"\n")[:-1]]
 
 
+def read_until_closed(sock, timeout=10):
+    """Everything the server sends on a plain socket until it closes (or timeout passes)."""
+    sock.settimeout(timeout)
+    got = b""
+    try:
+        while True:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+    except (socket.timeout, ConnectionError):
+        pass
+    sock.close()
+    return got
+
+
 def read_for(ws, seconds):
     """What a page gets in that many seconds (b"" when the server closes)."""
     data = b""
@@ -175,18 +191,7 @@ elif PART == "conns":
         except (RuntimeError, EOFError, ConnectionError, socket.timeout):
             refused += 1
     # the idle TCP connections took the two client places: the next one is told so
-    c = socket.create_connection(("127.0.0.1", tcp), timeout=10)
-    c.settimeout(5)
-    reply = b""
-    try:
-        while not reply.endswith(b"\n"):
-            chunk = c.recv(4096)
-            if not chunk:
-                break
-            reply += chunk
-    except socket.timeout:
-        pass
-    c.close()
+    reply = read_until_closed(socket.create_connection(("127.0.0.1", tcp), timeout=10), 5)
     # a page that follows still gets the game
     data = read_for(pages[0], 1.0)
     for s in idle:
@@ -206,18 +211,8 @@ elif PART == "timeouts":
                               "--set", "max_steps=100000", "--seat", "agent_1=human")
     c = socket.create_connection(("127.0.0.1", tcp), timeout=10)
     t0 = time.time()
-    got = b""
-    c.settimeout(10)
-    try:
-        while True:
-            chunk = c.recv(4096)
-            if not chunk:
-                break
-            got += chunk
-    except (socket.timeout, ConnectionError):
-        pass
+    got = read_until_closed(c)
     took = time.time() - t0
-    c.close()
     # a page that holds a seat and never reads what it is sent: its queue waits, and after
     # --write-timeout it is dropped (its replies are small: the socket's buffer holds them, so
     # a page that asks much and reads nothing)
@@ -276,18 +271,7 @@ elif PART == "access":
         body = json.dumps({"op": "reset"}) + "\n"
         c.sendall(("POST / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: text/plain\r\n"
                    "Content-Length: %d\r\n\r\n%s" % (tcp, len(body), body)).encode())
-        c.settimeout(10)
-        got = b""
-        try:
-            while True:
-                chunk = c.recv(4096)
-                if not chunk:
-                    break
-                got += chunk
-        except (socket.timeout, ConnectionError):
-            pass
-        c.close()
-        return got
+        return read_until_closed(c)
 
     p, port, tcp = serve_live(POLIS, GATHER, "--seat", "agent_0=client", "--tcp", "127.0.0.1:0")
     got = post_to(tcp)
