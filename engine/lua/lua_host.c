@@ -141,12 +141,16 @@ static int raise_limit(lua_State *L, polis__lua_script *s)
     return lua_error(L);
 }
 
+/* lua_sethook walks every frame of the running thread's call stack, so the hook re-arms
+ * itself only when the slice changes (once, as the budget runs out): Lua reloads the count
+ * after every firing, and a script's cost no longer grows with its call depth. */
 static void count_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     polis__lua_script *s = polis__lua_script_of(L);
     if (!limits_spent(s, lua_gethookcount(L))) {
-        lua_sethook(L, count_hook, LUA_MASKCOUNT, next_slice(s));
+        int slice = next_slice(s);
+        if (slice != lua_gethookcount(L)) lua_sethook(L, count_hook, LUA_MASKCOUNT, slice);
         return;
     }
     fire_every_instruction(s, L);

@@ -15,7 +15,7 @@ const KEYS = {
     w: 'up', s: 'down', a: 'left', d: 'right', W: 'up', S: 'down', A: 'left', D: 'right',
 };
 
-export function startPlay(url) {
+export function startPlay(url, token) {
     const st = { ws: null, seats: [], mode: '', seat: null, turn: null, error: '', last: '', sent: 0 };
     $('playbox').hidden = false;
 
@@ -98,7 +98,7 @@ export function startPlay(url) {
 
     $('seats').addEventListener('click', (ev) => {
         const take = ev.target.dataset.take;
-        if (take) send({ op: 'take', agent: take });
+        if (take) send({ op: 'take', agent: take, token: token || '' });
         else if (ev.target.dataset.leave) send({ op: 'leave' });
     });
     $('doact').addEventListener('click', () => $('legal').value && act($('legal').value));
@@ -121,7 +121,7 @@ export function startPlay(url) {
         get turn() { return st.turn; },
         get error() { return st.error; },
         get lastAction() { return st.last; },
-        take(agent) { send({ op: 'take', agent }); },
+        take(agent) { send({ op: 'take', agent, token: token || '' }); },
         act,
         send,
     };

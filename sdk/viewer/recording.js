@@ -4,7 +4,13 @@
 // A recording is JSON Lines: a header, then per episode a reset, a keyframe at tick 0, one step
 // line per tick (a keyframe after every keyframe_every-th step) and an end line. The reader
 // keeps every line of every episode; the scene at tick T is the nearest keyframe at or before T
-// with the steps after it applied, so scrubbing costs at most keyframe_every steps.
+// with the steps after it applied, so scrubbing costs at most keyframe_every steps. A page that
+// joins a live game late (`polis serve --http`) gets the episode from its latest keyframe: that
+// episode starts at the keyframe's tick (ep.firstTick), not at 0.
+//
+// Whatever the input, reading ends — with the recording, or with .error or .truncated for the
+// banner — and what it allocates is bounded: a line of at most MAX_LINE bytes, a map of at most
+// MAX_CELLS cells in all its layers together.
 
 export class RecordingError extends Error {
     constructor(line, message) {
@@ -12,6 +18,12 @@ export class RecordingError extends Error {
         this.line = line;
     }
 }
+
+export const MAX_LINE = 64 * 1024 * 1024;
+export const MAX_CELLS = 1 << 24;
+
+// Whether an episode has the keyframe it starts from (tick 0, or a late join's first).
+export const started = (ep) => ep.keys.has(ep.firstTick);
 
 const FACINGS = ['none', 'up', 'right', 'down', 'left'];
 export function facingName(f) { return FACINGS[f] || 'none'; }
@@ -27,8 +39,9 @@ function isGzip(name, firstBytes) {
 // stops the reading with .error set (the lines before it are kept); a file that ends inside an
 // episode (no end line) or inside a gzip member is marked .truncated. onProgress(bytes, lines,
 // rec) is called after every chunk: a page following a live stream shows rec as it grows
-// (rec.refresh() brings its return curves up to date).
-export async function readRecording(byteStream, name, onProgress) {
+// (rec.refresh() brings its return curves up to date). With opts.join an episode may start at
+// a keyframe past tick 0 (a live stream joined late); a file may not.
+export async function readRecording(byteStream, name, onProgress, opts) {
     const reader = byteStream.getReader();
     // Peek the first chunk to tell gzip from plain text.
     let first = await reader.read();
@@ -44,6 +57,7 @@ export async function readRecording(byteStream, name, onProgress) {
     let bytes = chunks;
     if (gz) bytes = gunzip(chunks);
     const rec = new Recording(name);
+    rec.join = !!(opts && opts.join);
     const decoder = new TextDecoder('utf-8', { fatal: true });
     const decode = (u8, n) => {
         try {
@@ -53,8 +67,11 @@ export async function readRecording(byteStream, name, onProgress) {
         }
     };
     let pending = [];   // the pieces of a line that spans chunks
+    let pendingBytes = 0;
     let lineNo = 0;
     let total = 0;
+    const tooLong = () => new RecordingError(lineNo + 1,
+        `the line is longer than the limit of ${MAX_LINE / 1048576} MiB (a damaged file, or a gzip bomb)`);
     try {
         for await (const chunk of bytes) {
             total += chunk.length;
@@ -63,16 +80,22 @@ export async function readRecording(byteStream, name, onProgress) {
                 const nl = chunk.indexOf(10, start);
                 if (nl < 0) break;
                 let piece = chunk.subarray(start, nl);
+                if (pendingBytes + piece.length > MAX_LINE) throw tooLong();
                 if (pending.length) {
                     pending.push(piece);
                     piece = concat(pending);
                     pending = [];
+                    pendingBytes = 0;
                 }
                 lineNo++;
                 rec.addLine(decode(piece, lineNo), lineNo);
                 start = nl + 1;
             }
-            if (start < chunk.length) pending.push(chunk.slice(start));
+            if (start < chunk.length) {
+                pendingBytes += chunk.length - start;
+                if (pendingBytes > MAX_LINE) throw tooLong();
+                pending.push(chunk.slice(start));
+            }
             if (onProgress) onProgress(total, lineNo, rec);
         }
         if (pending.length) {
@@ -95,6 +118,8 @@ export async function readRecording(byteStream, name, onProgress) {
         }
     } catch (e) {
         rec.lineCount = lineNo;
+        // stop the source too: nothing more is read (a stream left waiting would never end)
+        try { await reader.cancel(); } catch (_) { /* already closed */ }
         if (e instanceof RecordingError) {
             rec.error = e.message;
             rec.errorLine = e.line;
@@ -151,6 +176,9 @@ async function* gunzip(chunks) {
             yield got.value;
         }
     } finally {
+        // The reader may stop early (a bad line): cancelling the output makes the pump's
+        // pending write fail, so the pump ends instead of waiting forever for room.
+        try { await r.cancel(); } catch (_) { /* already closed */ }
         await pump;
     }
 }
@@ -169,6 +197,7 @@ export class Recording {
         this.error = null;
         this.errorLine = 0;
         this.lineCount = 0;
+        this.join = false;    // an episode may start at a keyframe past tick 0 (readRecording)
     }
 
     markTruncated(line, why) { this.truncated = { line, why }; }
@@ -194,12 +223,21 @@ export class Recording {
             throw new RecordingError(n, 'a second header');
         case 'reset':
             need(!ep || ep.end, n, `reset before the end of episode ${ep ? ep.index : 0}`);
-            this.episodes.push({ index: this.episodes.length, seed: o.seed, keys: new Map(),
-                                 keyTicks: [], steps: [], end: null, lastTick: 0, line: n });
+            // index: its place in this.episodes; number: the episode's own (a live stream
+            // joined late starts at the episode in play)
+            this.episodes.push({ index: this.episodes.length,
+                                 number: isInt(o.episode) ? o.episode : this.episodes.length,
+                                 seed: o.seed, keys: new Map(),
+                                 keyTicks: [], steps: [], end: null, firstTick: 0, lastTick: 0, line: n });
             return;
         case 'key':
             need(ep && !ep.end, n, 'a keyframe outside an episode');
             this.checkKey(o, n);
+            if (this.join && ep.keys.size === 0 && o.tick > 0) {
+                // a late join: the episode is shown from this keyframe on
+                ep.firstTick = o.tick;
+                ep.lastTick = o.tick;
+            }
             need(o.tick === ep.lastTick, n,
                  `keyframe at tick ${o.tick}, expected tick ${ep.lastTick}`);
             ep.keys.set(o.tick, o);
@@ -207,7 +245,7 @@ export class Recording {
             return;
         case 'step':
             need(ep && !ep.end, n, 'a step outside an episode');
-            need(ep.keys.has(0), n, 'a step before the tick-0 keyframe');
+            need(started(ep), n, 'a step before the episode\'s first keyframe');
             need(isInt(o.tick) && o.tick === ep.lastTick + 1, n,
                  `step of tick ${o.tick}, expected tick ${ep.lastTick + 1}`);
             this.checkStep(o, n);
@@ -234,6 +272,9 @@ export class Recording {
              n, '"map" needs integer "width" and "height"');
         need(Array.isArray(h.kinds), n, '"kinds" is not an array');
         h.map.layers = Array.isArray(h.map.layers) ? h.map.layers : [];
+        const cells = h.map.width * h.map.height * Math.max(1, h.map.layers.length);
+        need(cells <= MAX_CELLS, n, `the map (${h.map.width} x ${h.map.height}, ${h.map.layers.length} layers) `
+             + `is over the viewer's limit of ${MAX_CELLS} cells`);
         h.actions = Array.isArray(h.actions) ? h.actions : [];
         h.stats = Array.isArray(h.stats) ? h.stats : [];
         this.header = h;
@@ -300,7 +341,7 @@ export class Recording {
     // The return curves of every episode, for the lines read so far.
     refresh() {
         for (const ep of this.episodes) {
-            if (!ep.keys.has(0)) continue;
+            if (!started(ep)) continue;
             if (!ep.returns || ep.returns[0] === undefined || ep.returns[0].length !== ep.lastTick + 1 || !ep.end) {
                 ep.returns = returnCurves(this.header, ep);
             }
@@ -312,10 +353,10 @@ export class Recording {
 function returnCurves(h, ep) {
     const na = h.agents.length;
     const curves = [];
-    const k0 = ep.keys.get(0);
+    const k0 = ep.keys.get(ep.firstTick);
     for (let a = 0; a < na; a++) {
         const c = new Float64Array(ep.lastTick + 1);
-        c[0] = k0 && k0.agents[a] && typeof k0.agents[a].return === 'number' ? k0.agents[a].return : 0;
+        c[ep.firstTick] = k0 && k0.agents[a] && typeof k0.agents[a].return === 'number' ? k0.agents[a].return : 0;
         curves.push(c);
     }
     for (const s of ep.steps) {
@@ -411,8 +452,9 @@ export class Scene {
 // With prev (the scene at an earlier tick of the same episode, no further back than that
 // keyframe) the steps are applied to it instead.
 export function sceneAt(header, ep, t, prev) {
-    t = Math.max(0, Math.min(t, ep.lastTick));
-    let k = 0;
+    const first = ep.firstTick;
+    t = Math.max(first, Math.min(t, ep.lastTick));
+    let k = first;
     for (const kt of ep.keyTicks) if (kt <= t && kt > k) k = kt;
     let scene;
     if (prev && prev.tick <= t && prev.tick >= k) {
@@ -420,9 +462,9 @@ export function sceneAt(header, ep, t, prev) {
     } else {
         scene = new Scene(header);
         scene.loadKey(ep.keys.get(k));
-        if (k > 0) scene.step = ep.steps[k - 1];
+        if (k > first) scene.step = ep.steps[k - first - 1];
     }
-    for (let i = scene.tick + 1; i <= t; i++) scene.applyStep(ep.steps[i - 1]);
+    for (let i = scene.tick + 1; i <= t; i++) scene.applyStep(ep.steps[i - first - 1]);
     if (t === ep.lastTick && ep.end && Array.isArray(ep.end.returns)) {
         ep.end.returns.forEach((r, i) => { if (scene.agents[i]) scene.agents[i].return = r; });
     }

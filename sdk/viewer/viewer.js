@@ -1,7 +1,7 @@
 // viewer.js — the polis viewer page: opens a recording (file picker, drag and drop, ?file=URL),
 // plays it, and shows the map, the agents, the social graph, events, messages and returns.
 // window.polisViewer is the hook the browser tests read (tests/browser/).
-import { readRecording, sceneAt, facingName } from './recording.js';
+import { readRecording, sceneAt, facingName, started } from './recording.js';
 import { agentColor, setPalette, cellSize, viewport, drawMap, drawGraph, drawCurves, drawKind, EMPTY_COLOR } from './draw.js';
 import { startPlay } from './play.js';
 
@@ -39,7 +39,7 @@ async function openStream(stream, name, live) {
             }
             // Following a recording being written: show it from its first keyframe on,
             // then keep up with it.
-            if (!st.rec && r.header && r.episodes.length && r.episodes[0].keys.has(0)) {
+            if (!st.rec && r.header && r.episodes.length && started(r.episodes[0])) {
                 r.refresh();
                 st.rec = r;
                 st.status = 'live';
@@ -47,7 +47,7 @@ async function openStream(stream, name, live) {
                 setupRecording();
                 // a live page starts at the newest tick of the newest episode
                 const newest = r.episodes.length - 1;
-                if (newest > 0 && r.episodes[newest].keys.has(0)) selectEpisode(newest);
+                if (newest > 0 && started(r.episodes[newest])) selectEpisode(newest);
                 seek(st.ep.lastTick);
             } else if (st.rec === r && !pending) {
                 // at most one update every 150 ms, and always one after the last chunk
@@ -56,7 +56,7 @@ async function openStream(stream, name, live) {
                     if (st.rec === r) liveUpdate();
                 }, 150);
             }
-        });
+        }, { join: live });
     } catch (e) {
         fail(`${name}: ${e.message || e}`);
         return;
@@ -65,7 +65,7 @@ async function openStream(stream, name, live) {
     st.rec = rec;
     if (rec.error) setBanner('error', `${name}: ${rec.error}` + (rec.episodes.length ? ' — showing the lines before it' : ''));
     else if (rec.truncated) setBanner('truncated', `Truncated recording: ${rec.truncated.why} (the file ends at line ${rec.truncated.line}) — showing what is there`);
-    if (!rec.header || rec.episodes.length === 0 || !rec.episodes[0].keys.has(0)) {
+    if (!rec.header || rec.episodes.length === 0 || !started(rec.episodes[0])) {
         $('title').textContent = name;
         st.status = rec.error ? 'error' : 'truncated';
         if (!rec.error && !rec.truncated) setBanner('error', `${name}: no episode to show`);
@@ -96,7 +96,7 @@ function liveUpdate() {
     const eps = $('episode');
     if (eps.options.length !== rec.episodes.length) {
         const cur = st.ep ? st.ep.index : 0;
-        eps.innerHTML = rec.episodes.map((e) => `<option value="${e.index}">episode ${e.index}</option>`).join('');
+        eps.innerHTML = rec.episodes.map((e) => `<option value="${e.index}">episode ${e.number}</option>`).join('');
         eps.value = String(cur);
     }
     if (!st.ep) return;
@@ -104,7 +104,7 @@ function liveUpdate() {
     // --http` plays episode after episode)
     // (it follows the new one to its last tick however much of it arrived at once)
     const next = rec.episodes[st.ep.index + 1];
-    const moved = st.status === 'live' && st.ep.end && next && next.keys.has(0) && !st.playing
+    const moved = st.status === 'live' && st.ep.end && next && started(next) && !st.playing
         && st.tick >= st.ep.lastTick;
     if (moved) selectEpisode(next.index);
     const atEnd = moved || st.tick >= Number($('scrub').max);
@@ -113,7 +113,7 @@ function liveUpdate() {
     noteSocial();
     if (st.status === 'live') {
         const last = rec.episodes[rec.episodes.length - 1];
-        if (last.end) setBanner('live', `Live: following ${rec.name} — episode ${last.index} ended at tick ${last.lastTick}`);
+        if (last.end) setBanner('live', `Live: following ${rec.name} — episode ${last.number} ended at tick ${last.lastTick}`);
     }
     if (atEnd && !st.playing) seek(st.ep.lastTick);
     else render();
@@ -160,7 +160,7 @@ function setupRecording() {
     const h = rec.header;
     $('title').textContent = `${rec.name} — ${h.scenario_path || h.name || (h.scenario && h.scenario.name) || 'scenario'}, seed ${h.seed}, ${h.agents.length} agents, ${rec.episodes.length} episode(s)`;
     const eps = $('episode');
-    eps.innerHTML = rec.episodes.map((e) => `<option value="${e.index}">episode ${e.index}${e.end ? '' : ' (truncated)'}</option>`).join('');
+    eps.innerHTML = rec.episodes.map((e) => `<option value="${e.index}">episode ${e.number}${e.end ? '' : ' (truncated)'}</option>`).join('');
     const vo = $('viewof');
     vo.innerHTML = '<option value="">whole map</option>' +
         (h.view ? h.agents.map((a, i) => `<option value="${i}">${esc(a)}'s view</option>`).join('') : '');
@@ -197,9 +197,10 @@ function selectEpisode(i) {
     st.scene = null;
     collectEvents(ep);
     const sc = $('scrub');
+    sc.min = ep.firstTick;
     sc.max = ep.lastTick;
     $('episode').value = String(i);
-    seek(0);
+    seek(ep.firstTick);
 }
 
 // Every event of the episode, once, with its tick; the type filter lists their types.
@@ -225,7 +226,7 @@ function collectEvents(ep) {
 
 function seek(t) {
     if (!st.ep) return;
-    t = Math.max(0, Math.min(t | 0, st.ep.lastTick));
+    t = Math.max(st.ep.firstTick, Math.min(t | 0, st.ep.lastTick));
     st.scene = sceneAt(st.rec.header, st.ep, t, st.scene && st.scene.tick <= t ? st.scene : null);
     st.tick = t;
     render();
@@ -233,7 +234,7 @@ function seek(t) {
 
 function play() {
     if (!st.ep || st.playing) return;
-    if (st.tick >= st.ep.lastTick) seek(0);
+    if (st.tick >= st.ep.lastTick) seek(st.ep.firstTick);
     st.playing = true;
     $('play').textContent = '❚❚';
     const tickOnce = () => {
@@ -549,7 +550,7 @@ function wire() {
         if (ev.key === ' ') { ev.preventDefault(); st.playing ? pause() : play(); }
         else if (ev.key === 'ArrowRight') { ev.preventDefault(); pause(); seek(st.tick + 1); }
         else if (ev.key === 'ArrowLeft') { ev.preventDefault(); pause(); seek(st.tick - 1); }
-        else if (ev.key === 'Home') { pause(); seek(0); }
+        else if (ev.key === 'Home') { pause(); seek(st.ep ? st.ep.firstTick : 0); }
         else if (ev.key === 'End') { pause(); seek(st.ep.lastTick); }
     });
     window.addEventListener('resize', () => st.ep && render());
@@ -560,7 +561,7 @@ window.polisViewer = {
     get status() { return st.status; },            // empty | loading | live | ok | truncated | error
     get tick() { return st.tick; },
     get lastTick() { return st.ep ? st.ep.lastTick : 0; },
-    get episode() { return st.ep ? st.ep.index : -1; },
+    get episode() { return st.ep ? st.ep.number : -1; },
     get banner() { const b = $('banner'); return b.hidden ? '' : b.textContent; },
     get cell() { return st.cell; },
     get viewport() { return st.vp; },
@@ -599,7 +600,8 @@ const param = params.get('file');
 if (params.get('live') === '1') {
     // `polis serve SCENARIO --http`: the episode as it is played, and its seats
     openStream(followStream(`ws://${location.host}/`), 'the live episode', true);
-    window.polisViewer.play = startPlay(`ws://${location.host}/`);
+    // a human seat's link carries its token (polis serve prints one per seat)
+    window.polisViewer.play = startPlay(`ws://${location.host}/`, params.get('token'));
 } else if (param && params.get('follow') === '1') {
     const name = decodeURIComponent(param.split('/').pop());
     openStream(followStream(`ws://${location.host}/`), name, true);

@@ -43,10 +43,10 @@ after(async () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-// Starts `polis serve SCENARIO --http 127.0.0.1:0 ...`; resolves with [process, URL], and with
-// --tcp the agent clients' port third.
+// Starts `polis serve SCENARIO --http 127.0.0.1:0 ...`; resolves with [process, URL], with
+// --tcp the agent clients' port third, and fourth each human seat's own link (its token takes
+// the seat), by agent.
 function serveLive(scenario, ...extra) {
-    const want = extra.includes('--tcp') ? 2 : 1;
     return new Promise((resolve, reject) => {
         const p = spawn(POLIS, ['serve', scenario, '--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
         servers.push(p);
@@ -56,9 +56,16 @@ function serveLive(scenario, ...extra) {
         p.stdout.on('data', (d) => {
             out += d;
             const lines = out.split('\n');
-            if (lines.length > want) {
+            const seats = {};
+            let k = 0;
+            for (; k < lines.length - 1 && lines[k].startsWith('seat '); k++) {
+                const [agent, link] = lines[k].slice(5).split(': ');
+                seats[agent] = link;
+            }
+            const want = extra.includes('--tcp') ? 2 : 1;
+            if (lines.length > k + want) {
                 clearTimeout(timer);
-                resolve([p, lines[0], want > 1 ? Number(lines[1].split(':').pop()) : null]);
+                resolve([p, lines[k], want > 1 ? Number(lines[k + 1].split(':').pop()) : null, seats]);
             }
         });
         p.stderr.on('data', (d) => { err += d; });
@@ -81,13 +88,14 @@ const WASD_OF = { move_north: 'w', move_south: 's', move_west: 'a', move_east: '
 
 test('a person takes a seat in the browser and moves the agent in the engine', async () => {
     const rec = path.join(tmp, 'live.jsonl');
-    const [server, url] = await serveLive(path.join(SRC, 'rulesets/gather/gather.json'),
+    const [server, url, , seats] = await serveLive(path.join(SRC, 'rulesets/gather/gather.json'),
         '--seat', 'agent_0=human', '--seed', '3', '--record', rec);
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?live=1$/);
+    assert.match(seats.agent_0, /^http:\/\/127\.0\.0\.1:\d+\/\?live=1&token=[0-9a-f]{32}$/);
     const page = await browser.newPage();
     const pageErrors = [];
     page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(url);
+    await page.goto(seats.agent_0);
     await page.waitForFunction(() => window.polisViewer.status === 'live' && window.polisViewer.play
         && window.polisViewer.play.seats.length === 4);
     assert.match(await page.evaluate(() => window.polisViewer.banner), /^Live/);
@@ -191,14 +199,14 @@ function protocolClient(port) {
 
 test('two people in two browsers and an agent-protocol client play one game; both people move their agents', async () => {
     const rec = path.join(tmp, 'two.jsonl');
-    const [server, url, tcp] = await serveLive(path.join(SRC, 'rulesets/gather/gather.json'),
+    const [server, , tcp, seats] = await serveLive(path.join(SRC, 'rulesets/gather/gather.json'),
         '--seat', 'agent_0=human', '--seat', 'agent_1=human', '--seat', 'agent_2=client',
         '--tcp', '127.0.0.1:0', '--seed', '4', '--record', rec);
     const pages = [await browser.newPage(), await browser.newPage()];
     const pageErrors = [];
-    for (const pg of pages) {
+    for (const [k, pg] of pages.entries()) {
         pg.on('pageerror', (e) => pageErrors.push(String(e)));
-        await pg.goto(url);
+        await pg.goto(seats[`agent_${k}`]); // each person's own seat link
         await pg.waitForFunction(() => window.polisViewer.status === 'live' && window.polisViewer.play
             && window.polisViewer.play.seats.length === 4);
     }

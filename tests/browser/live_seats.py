@@ -23,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from wsclient import WS, serve_live, stop_live  # noqa: E402
+from wsclient import WS, serve_live, stop_live, take  # noqa: E402
 
 POLIS, SRC, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(SRC, "sdk", "python"))
@@ -169,9 +169,9 @@ check([s["player"] for s in hello["seats"]] == ["human", "client", "random", "un
       "the seats say who plays each: %s" % hello["seats"])
 check([s["agent"] for s in hello["seats"] if s["free"]] == ["agent_0", "agent_1"],
       "the person's and the client's seats are free: %s" % hello["seats"])
-turn = seat.ask({"op": "take", "agent": "agent_0"})
+turn = seat.ask(take("agent_0"))
 check(turn.get("type") == "turn", "the person takes agent_0: %s" % turn)
-r = seat.ask({"op": "take", "agent": "agent_1"})
+r = seat.ask(take("agent_1"))
 check(r.get("code") == "not_human" and "client" in r.get("message", ""),
       "a page cannot take a client seat: %s" % r)
 
@@ -366,7 +366,7 @@ watch = Stream(port)
 watch.until(lambda ls: any(l.get("t") == "key" for l in ls))
 seat = WS(port, "polis-seat")
 seat.json()
-seat.ask({"op": "take", "agent": "agent_0"})
+seat.ask(take("agent_0"))
 gone = RawClient(tcp)
 check(gone.ask('{"op": "reset"}').get("ok"), "the first client joins")
 gone.s.sendall(b'{"op": "step", "actions": {"agent_1": "move_north"}}\n')

@@ -19,7 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wsclient import WS, serve_live, stop_live  # noqa: E402
+from wsclient import WS, serve_live, stop_live, take  # noqa: E402
 
 POLIS, SRC, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 SCENARIO = os.path.join(SRC, "rulesets", "gather", "gather.json")
@@ -92,15 +92,33 @@ busy.close()
 # ---- waiting mode: a human seat, the seat protocol's errors ------------------------------------
 p, port, url = start("--seat", "agent_0=human", "--seed", "3")
 check(url.endswith("/?live=1"), "the URL opens the page in live mode: " + url)
-page = socket.create_connection(("127.0.0.1", port), timeout=10)
-page.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-body = b""
-while True:
-    c = page.recv(65536)
-    if not c:
-        break
-    body += c
+def get_page(host, origin=None):
+    page = socket.create_connection(("127.0.0.1", port), timeout=10)
+    req = "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n" % host
+    if origin:
+        req += "Origin: %s\r\n" % origin
+    page.sendall((req + "\r\n").encode())
+    body = b""
+    while True:
+        try:
+            c = page.recv(65536)
+        except ConnectionError:
+            break
+        if not c:
+            break
+        body += c
+    page.close()
+    return body
+
+
+body = get_page("127.0.0.1:%d" % port)
 check(body.startswith(b"HTTP/1.1 200") and b"polis viewer" in body, "the page is served")
+# a name that resolves to the server (DNS rebinding) and another site's page are refused
+for host, origin in [("x", None), ("evil.example:%d" % port, "http://evil.example:%d" % port),
+                     ("127.0.0.1:%d" % port, "http://evil.example")]:
+    body = get_page(host, origin)
+    check(body.startswith(b"HTTP/1.1 403") and b"polis viewer" not in body,
+          "Host %s, Origin %s: refused (got %r)" % (host, origin, body[:40]))
 
 watch = WS(port, "polis-follow")
 _, lines = lines_until(watch, lambda ls: len(ls) >= 3)
@@ -122,8 +140,8 @@ for msg, code, needle in [
     ({"op": "dance"}, "bad_request", "unknown op \"dance\""),
     ({"op": "act", "action": "move_north"}, "no_seat", "take a seat first"),
     ({"op": "take"}, "bad_request", "needs \"agent\""),
-    ({"op": "take", "agent": "agent_9"}, "unknown_seat", "no agent named \"agent_9\""),
-    ({"op": "take", "agent": "agent_1"}, "not_human", "played by the policy random"),
+    (take("agent_9"), "unknown_seat", "no agent named \"agent_9\""),
+    (take("agent_1"), "not_human", "played by the policy random"),
 ]:
     r = seat.ask(msg)
     check(r.get("type") == "error" and r.get("code") == code and needle in r.get("message", ""),
@@ -131,7 +149,7 @@ for msg, code, needle in [
 
 other = WS(port, "polis-seat")
 other.json()
-turn = seat.ask({"op": "take", "agent": "agent_0"})
+turn = seat.ask(take("agent_0"))
 check(turn.get("type") == "turn" and turn.get("agent") == "agent_0" and turn.get("tick") == 0,
       "taking agent_0's seat answers with its turn: %s" % turn)
 legal = {a["name"]: a for a in turn.get("legal", [])}
@@ -142,7 +160,7 @@ check("noop" in legal and all("doc" in a for a in legal.values()) and
 r = other.json()
 check(r.get("type") == "seats" and r.get("changed") and not r["seats"][0]["free"],
       "the other page is told the seat was taken: %s" % r)
-r = other.ask({"op": "take", "agent": "agent_0"})
+r = other.ask(take("agent_0"))
 check(r.get("code") == "seat_taken", "a second page cannot take a taken seat: %s" % r)
 r = other.ask({"op": "seats"})
 check([s["free"] for s in r["seats"]] == [False, False, False, False] and
@@ -155,7 +173,7 @@ for msg, code, needle in [
     ({"op": "act"}, "bad_request", "needs \"action\""),
     ({"op": "act", "plan": 7}, "bad_request", "\"plan\" must be a plan command"),
     ({"op": "act", "plan": "GATHER 3 wood"}, "bad_plan", "agent_0"),
-    ({"op": "take", "agent": "agent_1"}, "not_human", "agent_1"),
+    (take("agent_1"), "not_human", "agent_1"),
 ]:
     r = seat.ask(msg)
     check(r.get("type") == "error" and r.get("code") == code and needle in r.get("message", ""),
@@ -203,11 +221,11 @@ r = seat.ask({"op": "leave"})
 check(r.get("type") == "seats" and r["seats"][0]["free"], "leave frees the seat: %s" % r)
 r = other.json()
 check(r.get("changed") and r["seats"][0]["free"], "the other page is told the seat is free: %s" % r)
-r = other.ask({"op": "take", "agent": "agent_0"})
+r = other.ask(take("agent_0"))
 check(r.get("type") == "turn" and r.get("tick") == 2, "another page takes the freed seat: %s" % r)
 other.close()  # a page that goes away frees its seat too
 time.sleep(0.2)
-r = seat.ask({"op": "take", "agent": "agent_0"})
+r = seat.ask(take("agent_0"))
 check(r.get("type") == "turn", "the seat of a closed page is free again: %s" % r)
 check(seat.changes == 2, "the seat page was told of the other's take and close (%d)" % seat.changes)
 # a long message is refused, the server stays up
@@ -242,13 +260,11 @@ check(r.returncode == 0, "polis replay --verify accepts the live recording: %s%s
 
 # ---- a game with masks and plans (survival): illegal actions, plan commands ---------------------
 surv = os.path.join(SRC, "rulesets", "survival", "survival_classic.json")
-p = subprocess.Popen([POLIS, "serve", surv, "--http", "127.0.0.1:0", "--seat", "agent_0=human"],
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-port = int(p.stdout.readline().strip().split(":")[2].split("/")[0])
+p, port, _ = serve_live(POLIS, surv, "--seat", "agent_0=human")
 watch = WS(port, "polis-follow")
 seat = WS(port, "polis-seat")
 seat.json()
-turn = seat.ask({"op": "take", "agent": "agent_0"})
+turn = seat.ask(take("agent_0"))
 names = [a["name"] for a in turn.get("legal", [])]
 usages = [q["usage"] for q in turn.get("plans", [])]
 check(any(u.startswith("COLLECT") for u in usages) and all(q["doc"] for q in turn["plans"]),

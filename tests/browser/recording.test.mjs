@@ -113,7 +113,7 @@ test('bad input: each error names its line', async () => {
         [edit(2, (k) => ({ ...k, tiles: [[42, 108]] })), 3, 'tiles[0][0]: kind 42 is not in the header\'s kinds'],
         [edit(2, (k) => ({ ...k, agents: [] })), 3, 'keyframe "agents" has 0 entries, the header names 4'],
         [edit(2, (k) => ({ ...k, tick: 3 })), 3, 'keyframe at tick 3, expected tick 0'],
-        [[...ls.slice(0, 2), ...ls.slice(3)], 3, 'a step before the tick-0 keyframe'],
+        [[...ls.slice(0, 2), ...ls.slice(3)], 3, 'a step before the episode\'s first keyframe'],
         [[...ls.slice(0, 5), '', ...ls.slice(5)], 6, 'empty line'],
         [[...ls.slice(0, 5), '[1,2]', ...ls.slice(5)], 6, 'not a JSON object'],
         [[...ls.slice(0, 5), '{"x":1}', ...ls.slice(5)], 6, 'no "t" member (the line type)'],
@@ -138,6 +138,61 @@ test('bad input: each error names its line', async () => {
     const fake = Buffer.from([0x1f, 0x8b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const r = await read(fake, 'fake.jsonl.gz');
     assert.ok(r.truncated || r.error, 'a damaged gzip stream is reported');
+});
+
+// Reading ends — with an error or a truncation for the banner — whatever the input. A gzip
+// recording whose bad line comes early, with much more after it, used to leave the page waiting
+// forever: the decompressor waited for room that the stopped reader never made.
+test('a bad line in a long gzip recording ends the reading, naming the line', { timeout: 30000 }, async () => {
+    const ls = lines('society.jsonl');
+    const filler = JSON.stringify({ t: 'note', text: 'x'.repeat(4000) });
+    const body = [ls[0], 'not json', ...Array(4000).fill(filler)];
+    const rec = await read(gzipSync(join(body)), 'bad.jsonl.gz');
+    assert.match(rec.error, /^line 2: not JSON/);
+    // damage inside the gzip stream after a good start, with much more after it
+    const gz = gzipSync(join([...ls, ...Array(4000).fill(filler)]));
+    gz.fill(0x55, 2000, 2100);
+    const r2 = await read(gz, 'damaged.jsonl.gz');
+    assert.ok(r2.error || r2.truncated, 'a damaged gzip stream is reported');
+});
+
+test('what the reader allocates is bounded: huge maps and lines are refused at their line', { timeout: 60000 }, async () => {
+    const ls = lines('society.jsonl');
+    const h = JSON.parse(ls[0]);
+    // a header of a few hundred bytes declaring a 20000 x 20000 map
+    const big = { ...h, map: { ...h.map, width: 20000, height: 20000 } };
+    let rec = await read(join([JSON.stringify(big), ...ls.slice(1)]));
+    assert.match(rec.error, /^line 1: the map \(20000 x 20000, \d+ layers\) is over the viewer's limit of 16777216 cells/);
+    // a keyframe whose runs claim more cells than the map has is refused as before
+    // one line of 65 MiB in a small gzip file (a gzip bomb)
+    const bomb = Buffer.alloc(65 * 1024 * 1024 + 10, 0x61);
+    bomb[0] = 0x7b;
+    rec = await read(gzipSync(Buffer.concat([Buffer.from(ls[0] + '\n'), bomb, Buffer.from('\n')])), 'bomb.jsonl.gz');
+    assert.equal(rec.error, 'line 2: the line is longer than the limit of 64 MiB (a damaged file, or a gzip bomb)');
+    // the same without a newline at all
+    rec = await read(Buffer.concat([Buffer.from(ls[0] + '\n'), bomb]));
+    assert.equal(rec.error, 'line 2: the line is longer than the limit of 64 MiB (a damaged file, or a gzip bomb)');
+});
+
+// `polis serve --http` sends a page that joins late the header, the episode's reset line and
+// the stream from its latest keyframe: the episode starts at that keyframe's tick.
+test('a live stream joined late starts its episode at its latest keyframe', async () => {
+    const ls = lines('society.jsonl');
+    const obj = ls.map((l) => JSON.parse(l));
+    const keyAt = obj.findIndex((o, i) => i > 2 && o.t === 'key');
+    assert.ok(keyAt > 0, 'the fixture has a keyframe past tick 0');
+    const k = obj[keyAt].tick;
+    const joined = [ls[0], ls[1], ...ls.slice(keyAt)];
+    const rec = await readRecording(new Blob([join(joined)]).stream(), 'live', null, { join: true });
+    assert.equal(rec.error, null, rec.error);
+    const ep = rec.episodes[0];
+    assert.equal(ep.firstTick, k);
+    const truth = expected.society.episodes[0];
+    assert.equal(ep.lastTick, truth.lastTick);
+    checkEpisode(rec, ep, truth, Array.from({ length: truth.lastTick - k + 1 }, (_, t) => k + t));
+    // a file is not a late join: its first keyframe must be at tick 0
+    const file = await read(join(joined));
+    assert.equal(file.error, `line 3: keyframe at tick ${k}, expected tick 0`);
 });
 
 test('unknown members and line types are ignored; CRLF lines read', async () => {

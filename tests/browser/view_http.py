@@ -7,8 +7,11 @@ Starts `polis view` on a fixture recording (make_fixture.py) at port 0, reads th
 prints, and checks: the viewer's page and modules are served with their types, the recording
 is served byte for byte under the printed URL, and nothing else is — not a file beside the
 recording, not the source tree, not /etc/passwd, through "..", encoded "..", or another name
-under /recording. Then usage errors, a missing file, a busy port and SIGTERM. Every request
-goes to 127.0.0.1; the server is stopped at the end whatever happens.
+under /recording. Every request and WebSocket handshake is checked for its Host and Origin:
+another site's page (Origin) and a name that resolves to the server (Host: DNS rebinding)
+are refused, unless --allow-origin allows them. Then usage errors, a missing file, a busy port
+and SIGTERM. Every request goes to 127.0.0.1; the server is stopped at the end whatever
+happens.
 """
 import http.client
 import os
@@ -57,6 +60,92 @@ def get(port, path):
     body = r.read()
     c.close()
     return r.status, r.getheader("Content-Type") or "", body
+
+
+def get_as(port, path, host=None, origin=None):
+    """GET with the Host (None: 127.0.0.1:PORT) and Origin (None: none) given: (status, body)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+    c.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+    c.putheader("Host", host or "127.0.0.1:%d" % port)
+    if origin:
+        c.putheader("Origin", origin)
+    c.endheaders()
+    try:
+        r = c.getresponse()
+        return r.status, r.read()
+    except (http.client.HTTPException, ConnectionError):
+        return -1, b""
+    finally:
+        c.close()
+
+
+def ws_handshake(port, protocol, host=None, origin=None):
+    """The status line of a WebSocket handshake with that Host and Origin ("" when closed)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+    req = ("GET / HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+           "Sec-WebSocket-Protocol: %s\r\n" % (host or "127.0.0.1:%d" % port, protocol))
+    if origin:
+        req += "Origin: %s\r\n" % origin
+    s.sendall((req + "\r\n").encode())
+    data = b""
+    try:
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except (ConnectionError, socket.timeout):
+        pass
+    s.close()
+    return data.split(b"\r\n", 1)[0].decode(errors="replace")
+
+
+def origin_checks(rec, recbytes):
+    """Host and Origin on HTTP and on the follow WebSocket, with and without --allow-origin."""
+    p, url = start(rec, "--follow")
+    try:
+        port = int(url.split(":")[2].split("/")[0])
+        own = "http://127.0.0.1:%d" % port
+        st, body = get_as(port, "/recording/society.jsonl", origin=own)
+        check(st == 200 and body == recbytes, f"own origin served: {st}")
+        st, body = get_as(port, "/recording/society.jsonl", host="localhost:%d" % port,
+                          origin="http://localhost:%d" % port)
+        check(st == 200, f"localhost served: {st}")
+        for host, origin, what in [
+            ("127.0.0.1:%d" % port, "http://evil.example", "another site's page"),
+            ("127.0.0.1:%d" % port, "null", "an opaque origin"),
+            ("evil.example:%d" % port, "http://evil.example:%d" % port, "DNS rebinding"),
+            ("evil.example:%d" % port, None, "a name that resolves here"),
+        ]:
+            for path in ("/recording/society.jsonl", "/", "/viewer.js"):
+                st, body = get_as(port, path, host=host, origin=origin)
+                check(st == 403 and b'"t":"header"' not in body, f"{what}: {path} -> {st} (must be 403)")
+            line = ws_handshake(port, "polis-follow", host=host, origin=origin)
+            check(" 101 " not in line, f"{what}: the WebSocket is refused (got {line!r})")
+        line = ws_handshake(port, "polis-follow", origin=own)
+        check(" 101 " in line, f"own page: the WebSocket is accepted (got {line!r})")
+    finally:
+        stop(p)
+    err = p.stderr.read()
+    check("Origin http://evil.example is not this server's page" in err, f"the refusal is logged: {err[-400:]!r}")
+    p, url = start(rec, "--follow", "--allow-origin", "http://lab.example:8000")
+    try:
+        port = int(url.split(":")[2].split("/")[0])
+        st, body = get_as(port, "/recording/society.jsonl", origin="http://lab.example:8000")
+        check(st == 200 and body == recbytes, f"--allow-origin: that origin is served: {st}")
+        st, body = get_as(port, "/recording/society.jsonl", host="lab.example:%d" % port)
+        check(st == 200, f"--allow-origin: its host is served: {st}")
+        line = ws_handshake(port, "polis-follow", origin="http://lab.example:8000")
+        check(" 101 " in line, f"--allow-origin: its WebSocket is accepted (got {line!r})")
+        st, body = get_as(port, "/recording/society.jsonl", origin="http://evil.example")
+        check(st == 403, f"--allow-origin: others are still refused: {st}")
+    finally:
+        stop(p)
+    r = subprocess.run([POLIS, "view", rec, "--allow-origin", "lab.example"], capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    check(r.returncode == 2 and "--allow-origin: 'lab.example' is not an origin" in r.stderr,
+          f"--allow-origin without a scheme: {r.returncode} {r.stderr!r}")
 
 
 def main():
@@ -123,6 +212,8 @@ def main():
     check(rc == 0, f"SIGTERM: exit status {rc}")
     err = p.stderr.read()
     check("serving" in err, f"stderr says what is served: {err!r}")
+
+    origin_checks(rec, recbytes)
 
     # a gzip recording is served as gzip (bytes unchanged, no Content-Encoding)
     gz = os.path.join(TMP, "society.jsonl.gz")

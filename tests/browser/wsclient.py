@@ -12,20 +12,35 @@ import subprocess
 import time
 
 
+TOKENS = {}  # the seats' tokens of the server serve_live started last
+
+
 def serve_live(polis, scenario, *extra):
     """Starts `polis serve SCENARIO --http 127.0.0.1:0 EXTRA...`: (process, http port, the
-    --tcp port or None); p.url is the page's URL as printed. Exits the test, with the server's
-    stderr, when no URL comes."""
+    --tcp port or None); p.url is the page's URL as printed, p.tokens (and TOKENS) each human
+    seat's token from its printed link. Exits the test, with the server's stderr, when no URL
+    comes."""
     p = subprocess.Popen([polis, "serve", scenario, "--http", "127.0.0.1:0", *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    TOKENS.clear()
     url = p.stdout.readline().strip()
+    while url.startswith("seat "):  # "seat AGENT: http://HOST:PORT/?live=1&token=T"
+        agent, link = url[5:].split(": ", 1)
+        TOKENS[agent] = link.split("token=", 1)[1]
+        url = p.stdout.readline().strip()
     tcp = p.stdout.readline().strip() if "--tcp" in extra else ""
     if not url.startswith("http://127.0.0.1:") or ("--tcp" in extra and not tcp.startswith("tcp://")):
         p.kill()
         print(p.stderr.read())
         raise SystemExit("FAIL: no address from polis serve --http: %r %r" % (url, tcp))
     p.url = url
+    p.tokens = dict(TOKENS)
     return p, int(url.split(":")[2].split("/")[0]), int(tcp.rsplit(":", 1)[1]) if tcp else None
+
+
+def take(agent, token=None):
+    """The "take" message for agent's seat, with its token (from the last server started)."""
+    return {"op": "take", "agent": agent, "token": TOKENS.get(agent, "") if token is None else token}
 
 
 def stop_live(p, timeout=20):
@@ -42,13 +57,16 @@ def stop_live(p, timeout=20):
 class WS:
     """A WebSocket client: connect with a subprotocol, send text, read messages."""
 
-    def __init__(self, port, protocol):
+    def __init__(self, port, protocol, host=None, origin=None):
+        """host: the Host header (default 127.0.0.1:PORT); origin: an Origin header, as a
+        browser sends (default none)."""
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
         key = base64.b64encode(os.urandom(16)).decode()
-        self.s.sendall(("GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+        extra = "Origin: %s\r\n" % origin if origin else ""
+        self.s.sendall(("GET / HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
                         "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-                        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n\r\n"
-                        % (port, key, protocol)).encode())
+                        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n%s\r\n"
+                        % (host or "127.0.0.1:%d" % port, key, protocol, extra)).encode())
         self.buf = b""
         self.changes = 0
         while b"\r\n\r\n" not in self.buf:
@@ -60,22 +78,27 @@ class WS:
         if not head.startswith(b"HTTP/1.1 101"):
             raise RuntimeError("handshake refused: %r" % head[:80])
 
-    def send(self, text):
+    def send(self, text, opcode=1):
         data = text.encode() if isinstance(text, str) else text
         mask = os.urandom(4)
         n = len(data)
         if n < 126:
-            hdr = struct.pack("!BB", 0x81, 0x80 | n)
+            hdr = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
         elif n < 65536:
-            hdr = struct.pack("!BBH", 0x81, 0x80 | 126, n)
+            hdr = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
         else:
-            hdr = struct.pack("!BBQ", 0x81, 0x80 | 127, n)
+            hdr = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
         self.s.sendall(hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def send_binary(self, data):
+        self.send(data, opcode=2)
 
     def _need(self, n, deadline):
         while len(self.buf) < n:
             left = deadline - time.time()
-            if left <= 0 or not select.select([self.s], [], [], left)[0]:
+            poller = select.poll()  # not select(): a soak's sockets go past FD_SETSIZE
+            poller.register(self.s, select.POLLIN)
+            if left <= 0 or not poller.poll(left * 1000):
                 raise TimeoutError("no message in time")
             chunk = self.s.recv(65536)
             if not chunk:

@@ -84,7 +84,7 @@ err_line "polis: replay $TMP/noreset.jsonl: line 2: a \"key\" line outside an ep
 polis 1 replay "$TMP/empty.jsonl"
 err_line "polis: replay $TMP/empty.jsonl: line 0: the file is empty (no header)"
 polis 1 replay "$TMP/missing.jsonl"
-err_line "polis: replay: cannot open $TMP/missing.jsonl"
+err_line "polis: replay: $TMP/missing.jsonl: No such file or directory"
 
 # gzip: written by the name, read either way; a damaged stream is an error.
 polis 0 run "$GATHER" --steps 30 --record "$TMP/g.jsonl.gz" --quiet

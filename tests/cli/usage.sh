@@ -173,6 +173,6 @@ for cmd in run validate describe render record parse bench eval serve sweep repl
 done
 "$POLIS" serve "$GATHER" --http 0 --help >"$TMP/help" 2>&1
 checks=$((checks + 1))
-[ "$(grep -c '^  --' "$TMP/help")" -eq 13 ] || fail "serve --http --help: not its 13 options"
+[ "$(grep -c '^  --' "$TMP/help")" -eq 18 ] || fail "serve --http --help: not its 18 options"
 
 finish

@@ -41,19 +41,20 @@ corpus_of() {
     fuzz_lua) echo "tests/fuzz/corpus/lua $seeds/lua" ;;
     fuzz_parse) echo tests/fuzz/corpus/parse ;;
     fuzz_protocol) echo tests/fuzz/corpus/protocol ;;
+    fuzz_recording) echo tests/fuzz/corpus/recording ;;
     fuzz_game_*) echo tests/fuzz/corpus/game ;;
     esac
 }
 dict_of() {
     case $1 in
-    fuzz_scenario | fuzz_protocol) echo "-dict=tests/fuzz/json.dict" ;;
+    fuzz_scenario | fuzz_protocol | fuzz_recording) echo "-dict=tests/fuzz/json.dict" ;;
     fuzz_lua) echo "-dict=tests/fuzz/lua.dict" ;;
     esac
 }
 
 harnesses=("$@")
 if [ ${#harnesses[@]} -eq 0 ]; then
-    harnesses=(fuzz_scenario fuzz_parse fuzz_protocol fuzz_lua fuzz_game_gather
+    harnesses=(fuzz_scenario fuzz_parse fuzz_protocol fuzz_recording fuzz_lua fuzz_game_gather
                fuzz_game_exploration fuzz_game_contract fuzz_game_negotiation
                fuzz_game_social_structure fuzz_game_commons)
 fi

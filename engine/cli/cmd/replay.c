@@ -14,60 +14,37 @@
  * naming the line, exit 1. Nothing is skipped.
  */
 #include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include <zlib.h>
-
 #include "session/episode.h"
 #include "session/frames.h"
 #include "cmd/commands.h"
+#include "util/file.h"
 #include "util/util.h"
 #include "polis/polis.h"
 
 /* ---- reading lines ------------------------------------------------------------------------ */
 
 typedef struct reader {
-    gzFile gz;
-    char *buf;
-    size_t cap;
+    cli_lines *lines;
+    char *buf; /* the line just read */
     int64_t line;
 } reader;
 
 /* The next line without its '\n' in r->buf: 1, 0 at the end, -1 when the last line has no
- * '\n' (cut off), -2 on a read error. */
+ * '\n' (cut off), -2 on an error (cli_lines_error names the line and the reason), -3 when
+ * the line holds a NUL byte. */
 static int next_line(reader *r)
 {
     size_t len = 0;
-    for (;;) {
-        if (r->cap - len < 2) {
-            size_t cap = r->cap ? r->cap * 2 : 1 << 16;
-            char *p = realloc(r->buf, cap);
-            if (!p) return -2;
-            r->buf = p;
-            r->cap = cap;
-        }
-        if (!gzgets(r->gz, r->buf + len, (int)(r->cap - len > INT32_MAX ? INT32_MAX : r->cap - len))) {
-            int e;
-            gzerror(r->gz, &e);
-            if (e != Z_OK && e != Z_STREAM_END) return -2;
-            if (len == 0) return 0;
-            r->line++;
-            return -1;
-        }
-        len += strlen(r->buf + len);
-        if (len && r->buf[len - 1] == '\n') {
-            r->buf[len - 1] = '\0';
-            r->line++;
-            return 1;
-        }
-        if (gzeof(r->gz)) {
-            r->line++;
-            return len ? -1 : 0;
-        }
-    }
+    int got = cli_lines_next(r->lines, &r->buf, &len);
+    r->line = cli_lines_number(r->lines);
+    return got == 1 && memchr(r->buf, '\0', len) ? -3 : got;
 }
 
 /* ---- produced lines ------------------------------------------------------------------------ */
@@ -232,6 +209,7 @@ static void pretty_path(char *path, size_t cap, const cJSON *line, const cJSON *
 typedef struct replay_args {
     const char *file;
     const char *plugin_path;
+    bool trust; /* --trust: load the plugin files the recording names */
     bool verify;
     bool has_tick;
     int64_t tick;
@@ -312,10 +290,74 @@ static int check_line(replay *rp, const cJSON *recorded, const char *t, const ch
     return rc;
 }
 
+/* Whether v is a whole number in [lo, hi], checked before any conversion (a double out of an
+ * integer type's range converts to nothing defined). */
+static bool whole_in(const cJSON *v, double lo, double hi)
+{
+    return cJSON_IsNumber(v) && v->valuedouble >= lo && v->valuedouble <= hi &&
+           v->valuedouble == floor(v->valuedouble);
+}
+
 static const cJSON *member(const cJSON *o, const char *key, int type_check(const cJSON *))
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, key);
     return m && type_check(m) ? m : NULL;
+}
+
+/* Whether v holds, at any depth, an object member named "path". */
+static bool names_a_path(const cJSON *v)
+{
+    for (const cJSON *c = v ? v->child : NULL; c; c = c->next)
+        if ((c->string && strcmp(c->string, "path") == 0) || names_a_path(c)) return true;
+    return false;
+}
+
+/* A recording is data (docs/security.md, "Recordings"): without --trust nothing it names runs
+ * as native code. A plugin its scenario names by path is loaded by its name from the plugin
+ * path instead (--plugin-path, $POLIS_PLUGIN_PATH, beside libpolis, the install directory),
+ * each refusal said on stderr; overrides that would set a plugin's path are refused. The
+ * scenario is changed in place (the recorder is given the recorded text, so the header still
+ * compares). Returns 0 or the exit status after printing why. */
+static int untrust(replay *rp, cJSON *scenario, const cJSON *overrides)
+{
+    if (rp->a->trust) return 0;
+    const cJSON *ov;
+    cJSON_ArrayForEach(ov, overrides) {
+        if (strstr(ov->string, "plugins") && (strstr(ov->string, "path") || names_a_path(ov)))
+            return fail(rp, "the header's overrides set a plugin's path (\"%.200s\"): a "
+                            "recording is data, and polis runs no code it names; replay with "
+                            "--trust to load it",
+                        ov->string);
+    }
+    cJSON *plugins = cJSON_GetObjectItemCaseSensitive(scenario, "plugins");
+    int k = 0;
+    for (cJSON *p = cJSON_IsArray(plugins) ? plugins->child : NULL; p; p = p->next, k++) {
+        cJSON *path = cJSON_IsObject(p) ? cJSON_GetObjectItemCaseSensitive(p, "path") : NULL;
+        if (!path) continue;
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+        char base[128] = "";
+        if (cJSON_IsString(name)) {
+            snprintf(base, sizeof base, "%s", name->valuestring);
+        } else if (cJSON_IsString(path)) {
+            const char *b = strrchr(path->valuestring, '/');
+            snprintf(base, sizeof base, "%s", b ? b + 1 : path->valuestring);
+            size_t n = strlen(base);
+            if (n > 3 && strcmp(base + n - 3, ".so") == 0) base[n - 3] = '\0';
+        }
+        char shown[300];
+        value_text(path, shown, sizeof shown);
+        fprintf(stderr,
+                "polis: replay %s: plugins[%d]: not loading %s, the file the recording names "
+                "(a recording is data: --trust loads it); looking for '%s' on the plugin path "
+                "instead\n",
+                rp->a->file, k, shown, base);
+        cJSON_DeleteItemFromObjectCaseSensitive(p, "path");
+        if (!cJSON_IsString(name)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(p, "name");
+            if (!cJSON_AddStringToObject(p, "name", base)) return fail(rp, "out of memory");
+        }
+    }
+    return 0;
 }
 
 static int start_env(replay *rp)
@@ -336,8 +378,9 @@ static int start_env(replay *rp)
     if (!scenario) return fail(rp, "the header has no \"scenario\" object");
     const cJSON *seed = member(h, "seed", cJSON_IsNumber);
     const cJSON *every = member(h, "keyframe_every", cJSON_IsNumber);
-    if (!seed || !every || every->valuedouble < 1)
-        return fail(rp, "the header needs \"seed\" and a positive \"keyframe_every\"");
+    if (!seed || !whole_in(every, 1, INT32_MAX))
+        return fail(rp, "the header needs \"seed\" and a positive \"keyframe_every\" (1 to "
+                        "2^31-1)");
     /* JSON numbers beyond 2^53 lose digits in cJSON: read the seed from its text */
     char *seed_text = cJSON_PrintUnformatted(seed);
     uint64_t seed0 = 0;
@@ -349,6 +392,16 @@ static int start_env(replay *rp)
     const cJSON *ov = cJSON_GetObjectItemCaseSensitive(h, "overrides");
     char *scn = cJSON_PrintUnformatted(scenario);
     char *ovt = cJSON_IsObject(ov) ? cJSON_PrintUnformatted(ov) : NULL;
+    cJSON *loaded = cJSON_Duplicate(scenario, true);
+    int urc = loaded ? untrust(rp, loaded, ov) : fail(rp, "out of memory");
+    char *load_text = urc ? NULL : cJSON_PrintUnformatted(loaded);
+    cJSON_Delete(loaded);
+    if (urc || !load_text || !scn) {
+        cJSON_free(scn);
+        cJSON_free(ovt);
+        cJSON_free(load_text);
+        return urc ? urc : fail(rp, "out of memory");
+    }
     polis_options opts;
     memset(&opts, 0, sizeof opts);
     opts.struct_size = sizeof opts;
@@ -357,8 +410,8 @@ static int start_env(replay *rp)
     opts.overrides = ovt;
     polis_error err;
     memset(&err, 0, sizeof err);
-    polis_status st = scn ? polis_env_create_json(scn, strlen(scn), &opts, &rp->env, &err)
-                          : POLIS_ERR_NOMEM;
+    polis_status st = polis_env_create_json(load_text, strlen(load_text), &opts, &rp->env, &err);
+    cJSON_free(load_text);
     int rc = 0;
     if (st != POLIS_OK) {
         rc = fail(rp, "the recorded scenario does not load: %s", err.message);
@@ -525,9 +578,7 @@ static int check_msgs(replay *rp, const cJSON *line, int64_t tick)
         const cJSON *ag = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "agent") : NULL;
         const cJSON *kind = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "kind") : NULL;
         const cJSON *text = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "text") : NULL;
-        if (!cJSON_IsNumber(ag) || !cJSON_IsString(kind) || !cJSON_IsString(text) ||
-            ag->valuedouble != (double)(int32_t)ag->valuedouble || ag->valuedouble < 0 ||
-            ag->valuedouble >= n)
+        if (!whole_in(ag, 0, n - 1) || !cJSON_IsString(kind) || !cJSON_IsString(text))
             return fail(rp, "tick %" PRId64 ": msgs[%d]: not {\"agent\": 0..%d, \"kind\": "
                             "string, \"text\": string}",
                         tick, k, (int)n - 1);
@@ -654,7 +705,7 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
         const cJSON *tick = member(line, "tick", cJSON_IsNumber);
         int64_t want = polis_env_tick(rp->env) + 1;
         if (!tick) return fail(rp, "the step line has no \"tick\"");
-        if ((int64_t)tick->valuedouble != want || tick->valuedouble != (double)want)
+        if (tick->valuedouble != (double)want)
             return fail(rp, "step tick %g is out of order (expected tick %" PRId64 ")",
                         tick->valuedouble, want);
         if (polis_env_done(rp->env))
@@ -667,8 +718,7 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
         const polis_io *io = polis_env_io(rp->env);
         int32_t i = 0;
         for (const cJSON *v = acts->child; v; v = v->next, i++) {
-            if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int32_t)v->valuedouble ||
-                v->valuedouble < 0 || v->valuedouble >= na)
+            if (!whole_in(v, 0, na - 1))
                 return fail(rp, "tick %" PRId64 ": actions[%d] is not an action id (0..%d)",
                             want, (int)i, (int)na - 1);
             io->actions[i] = (int32_t)v->valuedouble;
@@ -734,6 +784,7 @@ static const cli_use USES[] = {
      .needs = DRAWN},
     {.id = CLI_OPT_EPISODE, .def = "0"},
     {.id = CLI_OPT_PLUGIN_PATH},
+    {.id = CLI_OPT_TRUST},
 };
 
 static int replay_main(cli_args *args);
@@ -767,6 +818,7 @@ static int replay_main(cli_args *args)
     replay_args a = {
         .file = args->pos[0],
         .plugin_path = cli_text(args, CLI_OPT_PLUGIN_PATH),
+        .trust = cli_has(args, CLI_OPT_TRUST),
         .verify = cli_has(args, CLI_OPT_VERIFY),
         .has_tick = cli_has(args, CLI_OPT_TICK),
         .tick = cli_num(args, CLI_OPT_TICK),
@@ -786,9 +838,10 @@ static int replay_main(cli_args *args)
     rp.a = &a;
     rp.episode = -1;
     rp.framed_tick = -1;
-    rp.r.gz = gzopen(a.file, "rb");
-    if (!rp.r.gz) {
-        fprintf(stderr, "polis: replay: cannot open %s\n", a.file);
+    char why[512];
+    rp.r.lines = cli_lines_open(a.file, CLI_RECORDING_MAX_LINE, why, sizeof why);
+    if (!rp.r.lines) {
+        fprintf(stderr, "polis: replay: %s: %s\n", a.file, why);
         return EXIT_ENV;
     }
     bool stop = false;
@@ -796,7 +849,12 @@ static int replay_main(cli_args *args)
     for (;;) {
         int got = next_line(&rp.r);
         if (got == -2) {
-            rc = fail(&rp, "cannot read the file (a damaged gzip stream?)");
+            fprintf(stderr, "polis: replay %s: %s\n", a.file, cli_lines_error(rp.r.lines));
+            rc = EXIT_ENV;
+            break;
+        }
+        if (got == -3) {
+            rc = fail(&rp, "a NUL byte inside the line: not JSON text");
             break;
         }
         if (got == -1) {
@@ -886,7 +944,6 @@ static int replay_main(cli_args *args)
     cJSON_Delete(rp.header);
     for (char *s; (s = pop(&rp.out));) free(s);
     free(rp.out.lines);
-    free(rp.r.buf);
-    gzclose(rp.r.gz);
+    cli_lines_close(rp.r.lines);
     return rc;
 }

@@ -4,6 +4,7 @@
  * (transport/lines.c); with --http, the live game in the browser (session/live.c).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -192,7 +193,9 @@ static int serve_main(cli_args *c)
 /* ---- live play: the game (session/live.c) over libwebsockets (transport/ws.c) ------------ */
 
 #ifdef POLIS_HAVE_LWS
-/* HOST:PORT or PORT into host (cap bytes) and *port. */
+/* HOST:PORT or PORT into host (cap bytes) and *port. HOST is an IPv4 address in dotted-quad
+ * form, or "localhost" (taken as 127.0.0.1): libwebsockets would take any other text for the
+ * name of a network interface and, finding none, listen nowhere. */
 static bool parse_http(const char *v, char *host, size_t cap, int *port)
 {
     const char *colon = strrchr(v, ':');
@@ -208,12 +211,23 @@ static bool parse_http(const char *v, char *host, size_t cap, int *port)
     if (hl == 0 || hl >= cap) return false;
     memcpy(host, v, hl);
     host[hl] = '\0';
-    return true;
+    if (strcmp(host, "localhost") == 0) snprintf(host, cap, "127.0.0.1");
+    struct in_addr a;
+    int dots = 0;
+    for (const char *d = host; *d; d++) dots += *d == '.';
+    return dots == 3 && inet_pton(AF_INET, host, &a) == 1;
 }
 
-static bool is_loopback_host(const char *h)
+static bool is_loopback_host(const char *h) { return strncmp(h, "127.", 4) == 0; }
+
+static char *ws_error_line(const char *code, const char *message)
 {
-    return strncmp(h, "127.", 4) == 0 || strcmp(h, "localhost") == 0;
+    cJSON *r = cli_proto_error(code, NULL, "%s", message);
+    char *text = r ? cJSON_PrintUnformatted(r) : NULL;
+    cJSON_Delete(r);
+    char *out = text ? strdup(text) : NULL;
+    cJSON_free(text);
+    return out;
 }
 
 /* the connections' events, handed to the game */
@@ -229,28 +243,36 @@ static int ws_client_data(void *ud, void *client, const char *data, size_t len)
     return cli_live_client_data(ud, client, data, len);
 }
 static void ws_client_close(void *ud, void *client) { cli_live_client_close(ud, client); }
-static const char *ws_stream(void *ud, size_t *len) { return cli_live_stream(ud, len); }
+static const char *ws_stream_header(void *ud, size_t *len)
+{
+    return cli_live_stream_header(ud, len);
+}
+static const char *ws_stream_join(void *ud, size_t *len, uint64_t *at)
+{
+    return cli_live_stream_join(ud, len, at);
+}
+static const char *ws_stream_from(void *ud, uint64_t at, size_t *len)
+{
+    return cli_live_stream_from(ud, at, len);
+}
 static void ws_timer(void *ud) { cli_live_tick(ud); }
 
 /* what the game asks of the connections */
 static bool link_send(void *conn, const char *text) { return cli_ws_send(conn, text); }
 static void link_close(void *conn) { cli_ws_close_when_sent(conn); }
 static void link_hold(void *conn, bool hold) { cli_ws_hold(conn, hold); }
+static void link_waiting(void *conn, bool waiting) { cli_ws_waiting(conn, waiting); }
 static void link_stream(void *ws) { cli_ws_stream_grew(ws); }
 static void link_timer(void *ws, int64_t us) { cli_ws_timer(ws, us); }
 
 /* Plays the game on the page's address and, with --tcp, the clients'; until interrupted. */
-static int play_live(const cli_live_args *a, const char *viewer, const char *host, int port,
-                     const char *tcp_host, int tcp_port)
+static int play_live(const cli_live_args *a, cli_ws_config cfg)
 {
     int rc;
     cli_live *lv = cli_live_open(a, &rc);
     if (!lv) return rc;
-    cli_ws_config cfg = {.viewer = viewer,
-                         .http_host = host,
-                         .http_port = port,
-                         .tcp_host = a->tcp ? tcp_host : NULL,
-                         .tcp_port = tcp_port};
+    if (!a->tcp) cfg.tcp_host = NULL;
+    const char *host = cfg.http_host, *tcp_host = cfg.tcp_host;
     cli_ws_handlers h = {.ud = lv,
                          .seat_open = ws_seat_open,
                          .seat_message = ws_seat_message,
@@ -258,7 +280,10 @@ static int play_live(const cli_live_args *a, const char *viewer, const char *hos
                          .client_open = ws_client_open,
                          .client_data = ws_client_data,
                          .client_close = ws_client_close,
-                         .stream = ws_stream,
+                         .error_line = ws_error_line,
+                         .stream_header = ws_stream_header,
+                         .stream_join = ws_stream_join,
+                         .stream_from = ws_stream_from,
                          .timer = ws_timer};
     int bound, tcp_bound;
     cli_ws *ws = cli_ws_open(&cfg, &h, &bound, &tcp_bound);
@@ -266,18 +291,26 @@ static int play_live(const cli_live_args *a, const char *viewer, const char *hos
         cli_live_free(lv);
         return EXIT_ENV;
     }
+    cli_lws_catch_signals(); /* before the addresses: whoever reads them may stop us at once */
+    /* each human seat's own link first (its token takes the seat), then the page that
+     * watches and the clients' address */
+    for (int32_t i = 0; i < cli_live_n_agents(lv); i++) {
+        const char *agent = NULL, *token = cli_live_seat_token(lv, i, &agent);
+        if (token) printf("seat %s: http://%s:%d/?live=1&token=%s\n", agent, host, bound, token);
+    }
     printf("http://%s:%d/?live=1\n", host, bound);
     if (a->tcp) printf("tcp://%s:%d\n", tcp_host, tcp_bound);
     fflush(stdout);
     fprintf(stderr, "polis serve: live on %s:%d (%s), the viewer in %s; Ctrl-C stops\n", host,
             bound,
             cli_live_fixed_rate(lv) ? "fixed tick rate" : "waiting for the human and client seats",
-            viewer);
+            cfg.viewer);
     if (a->tcp) fprintf(stderr, "polis serve: agent clients on %s:%d\n", tcp_host, tcp_bound);
     cli_live_link link = {.ud = ws,
                           .send = link_send,
                           .close_when_sent = link_close,
                           .hold = link_hold,
+                          .waiting = link_waiting,
                           .stream_grew = link_stream,
                           .timer = link_timer};
     cli_live_start(lv, &link);
@@ -325,9 +358,13 @@ static int live_main(cli_args *c)
     char host[256], tcp_host[256];
     int port, tcp_port = 0;
     if (!parse_http(http, host, sizeof host, &port))
-        return cli_usage(c->name, "--http: '%s' is not [HOST:]PORT (PORT in [0, 65535])", http);
+        return cli_usage(c->name, "--http: '%s' is not [HOST:]PORT (HOST an IPv4 address such as "
+                                  "127.0.0.1, or localhost; PORT in [0, 65535])",
+                         http);
     if (a.tcp && !parse_http(a.tcp, tcp_host, sizeof tcp_host, &tcp_port))
-        return cli_usage(c->name, "--tcp: '%s' is not [HOST:]PORT (PORT in [0, 65535])", a.tcp);
+        return cli_usage(c->name, "--tcp: '%s' is not [HOST:]PORT (HOST an IPv4 address such as "
+                                  "127.0.0.1, or localhost; PORT in [0, 65535])",
+                         a.tcp);
     if (!is_loopback_host(host) && !remote)
         return cli_usage(c->name, "--http: %s is not a loopback address; add --allow-remote to "
                                   "let anyone who can connect take a seat",
@@ -345,7 +382,19 @@ static int live_main(cli_args *c)
     a.overrides_text = overrides;
     /* a page or client that vanishes must not kill the server with SIGPIPE */
     signal(SIGPIPE, SIG_IGN);
-    int rc = play_live(&a, viewer, host, port, tcp_host, tcp_port);
+    cli_origins origins = {.allow = c->v[CLI_OPT_ALLOW_ORIGIN].list,
+                           .n_allow = c->v[CLI_OPT_ALLOW_ORIGIN].n};
+    cli_ws_config cfg = {.viewer = viewer,
+                         .http_host = host,
+                         .http_port = port,
+                         .tcp_host = tcp_host,
+                         .tcp_port = tcp_port,
+                         .origins = &origins,
+                         .max_pages = (int)cli_num(c, CLI_OPT_MAX_PAGES),
+                         .max_clients = (int)cli_num(c, CLI_OPT_MAX_CLIENTS),
+                         .idle_timeout = (int)cli_num(c, CLI_OPT_IDLE_TIMEOUT),
+                         .write_timeout = (int)cli_num(c, CLI_OPT_WRITE_TIMEOUT)};
+    int rc = play_live(&a, cfg);
     cJSON_free(overrides);
     return rc;
 #else
@@ -422,7 +471,17 @@ static const cli_use LIVE_USES[] = {
     {.id = CLI_OPT_KEYFRAME_EVERY, .help = "a keyframe every K ticks (default 100)",
      .needs = CLI_BIT(CLI_OPT_RECORD)},
     {.id = CLI_OPT_ALLOW_REMOTE, .help = "allow a HOST that is not a loopback address (anyone who can\n"
-                           "connect can take a seat)"},
+                           "connect can watch; a human seat still needs its token)"},
+    {.id = CLI_OPT_ALLOW_ORIGIN},
+    {.id = CLI_OPT_MAX_PAGES, .def = "64"},
+    {.id = CLI_OPT_MAX_CLIENTS, .def = "8", .help = "--tcp clients connected at once (default 8); "
+                                                    "others are told\n'server_full' and closed"},
+    {.id = CLI_OPT_IDLE_TIMEOUT, .def = "600",
+     .help = "drop a --tcp client that sends no request for S seconds while\n"
+             "none of its requests waits for a tick (default 600; 0: never)"},
+    {.id = CLI_OPT_WRITE_TIMEOUT, .def = "60",
+     .help = "drop a page or --tcp client that takes none of what is sent to\n"
+             "it for S seconds (default 60; 0: never)"},
     CLI_SCENARIO_OPTIONS,
 };
 

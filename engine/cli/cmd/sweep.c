@@ -42,6 +42,7 @@
 #include "session/record.h"
 #include "cmd/commands.h"
 #include "transport/mpi.h"
+#include "util/file.h"
 #include "util/util.h"
 #include "polis/polis.h"
 
@@ -81,6 +82,7 @@ typedef struct sweep {
     int64_t n_pending, next;
     int64_t done_before, done_now;
     int fd;
+    off_t results_len; /* the results file's length: where its last whole line ends */
     int64_t unsynced;
     double last_sync, t0, last_bar;
     bool bar, failed;
@@ -350,8 +352,9 @@ static int build_spec(const sweep_args *a, sweep *sw)
                                        "steps",    "metrics",   "out"};
     cJSON *file_spec = NULL;
     if (a->spec) {
-        char *text = cli_read_file(a->spec, NULL);
-        if (!text) return spec_error("sweep", "cannot read %s: %s", a->spec, strerror(errno));
+        char why[256];
+        char *text = cli_file_read(a->spec, CLI_FILE_TEXT_MAX, NULL, why, sizeof why);
+        if (!text) return spec_error("sweep", "cannot read %s: %s", a->spec, why);
         const char *end = NULL;
         file_spec = cJSON_ParseWithOpts(text, &end, true);
         if (!file_spec) {
@@ -705,12 +708,20 @@ static void sync_results(sweep *sw)
  * the caller then calls sync_results once it has let go of the lock. */
 static bool record(sweep *sw, const char *line)
 {
-    if (!write_all(sw->fd, line, strlen(line))) {
+    /* After a failure nothing more is appended, and a line written in part is cut off, so
+     * the file always ends with a whole line and --resume can finish it. */
+    if (sw->failed) return false;
+    size_t n = strlen(line);
+    if (!write_all(sw->fd, line, n)) {
+        int e = errno;
+        bool cut = ftruncate(sw->fd, sw->results_len) == 0;
         char msg[1024];
-        snprintf(msg, sizeof msg, "%s: cannot write: %s", sw->results, strerror(errno));
+        snprintf(msg, sizeof msg, "%s: cannot write: %s%s", sw->results, strerror(e),
+                 cut ? "" : " (the line written in part is left; --resume cuts it off)");
         fail(sw, msg);
         return false;
     }
+    sw->results_len += (off_t)n;
     sw->done_now++;
     sw->unsynced++;
     double now = cli_now();
@@ -862,10 +873,11 @@ static int open_results(sweep *sw, bool resume)
     }
     for (int64_t j = 0; j < sw->n_jobs; j++) line_of[j] = -1;
     size_t len = 0, good = 0;
-    char *text = cli_read_file(sw->results, &len);
+    char why[256];
+    char *text = cli_file_read(sw->results, CLI_FILE_RESULTS_MAX, &len, why, sizeof why);
     if (!text && errno != ENOENT) {
         free(line_of);
-        return spec_error(sw->results, "cannot read: %s", strerror(errno));
+        return spec_error(sw->results, "cannot read: %s", why);
     }
     if (text && len > 0 && !resume) {
         free(text);
@@ -899,6 +911,8 @@ static int open_results(sweep *sw, bool resume)
             rc = spec_error(sw->results, "cannot write: %s", strerror(errno));
         cJSON_free(line);
     }
+    if (!rc && (sw->results_len = lseek(sw->fd, 0, SEEK_END)) < 0)
+        rc = spec_error(sw->results, "cannot seek: %s", strerror(errno));
     for (int64_t j = 0; !rc && j < sw->n_jobs; j++) {
         if (line_of[j] >= 0)
             sw->done_before++;
@@ -1050,8 +1064,9 @@ static int write_summary_file(const sweep *sw, const char *name, const char *tex
 static int summarise(const sweep *sw)
 {
     size_t len = 0, good = 0;
-    char *text = cli_read_file(sw->results, &len);
-    if (!text) return spec_error(sw->results, "cannot read: %s", strerror(errno));
+    char why[256];
+    char *text = cli_file_read(sw->results, CLI_FILE_RESULTS_MAX, &len, why, sizeof why);
+    if (!text) return spec_error(sw->results, "cannot read: %s", why);
     int64_t *line_of = malloc(sizeof *line_of * (size_t)sw->n_jobs);
     if (!line_of) {
         free(text);

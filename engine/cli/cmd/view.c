@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd/commands.h"
 #include "transport/http.h"
+#include "util/file.h"
 
 static const cli_use USES[] = {{.id = CLI_OPT_PORT, .def = "0"},
+                               {.id = CLI_OPT_ALLOW_ORIGIN},
                                {.id = CLI_OPT_FOLLOW, .help =
                                 "stream FILE to the page over a WebSocket as it grows, for a\n"
                                 "recording still being written (polis run --record FILE): the\n"
@@ -25,21 +27,13 @@ static int view_main(cli_args *a)
     const char *file = a->pos[0];
     int64_t port = cli_num(a, CLI_OPT_PORT);
     bool follow = cli_has(a, CLI_OPT_FOLLOW);
-    struct stat sb;
-    if (stat(file, &sb) != 0) {
-        fprintf(stderr, "polis: view: %s: %s\n", file, strerror(errno));
+    char why[256];
+    int fd = cli_file_open(file, 0, why, sizeof why);
+    if (fd < 0) {
+        fprintf(stderr, "polis: view: %s: %s\n", file, why);
         return EXIT_ENV;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        fprintf(stderr, "polis: view: %s: not a regular file\n", file);
-        return EXIT_ENV;
-    }
-    FILE *f = fopen(file, "rb");
-    if (!f) {
-        fprintf(stderr, "polis: view: %s: %s\n", file, strerror(errno));
-        return EXIT_ENV;
-    }
-    fclose(f);
+    close(fd);
     char viewer[PATH_MAX];
     if (!cli_find_viewer(viewer)) {
         fprintf(stderr, "polis: view: the viewer's files (index.html) are not in %s\n",
@@ -49,7 +43,9 @@ static int view_main(cli_args *a)
                       " or " POLIS_VIEWER_INSTALL_DIR);
         return EXIT_ENV;
     }
-    return cli_http_serve_recording(viewer, file, (int)port, follow);
+    cli_origins origins = {.allow = a->v[CLI_OPT_ALLOW_ORIGIN].list,
+                           .n_allow = a->v[CLI_OPT_ALLOW_ORIGIN].n};
+    return cli_http_serve_recording(viewer, file, (int)port, follow, &origins);
 }
 
 const cli_command CLI_CMD_VIEW = {

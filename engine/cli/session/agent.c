@@ -77,6 +77,7 @@ struct cli_agent_session {
     polis_recorder *rec;
     bool rec_failed;
     char **sent_text;
+    bool spoke; /* a line came */
 };
 typedef cli_agent_session session;
 
@@ -677,6 +678,17 @@ static char *handle_line(session *s, const char *line, size_t len, bool *close)
 {
     cJSON *reply, *req;
     const char *op;
+    if (!s->spoke && cli_proto_http_request(line, len)) {
+        /* a web page made its browser connect here: nothing of it is played */
+        *close = true;
+        fprintf(stderr, "polis serve: closed a client whose first line is an HTTP request (a "
+                        "web page connecting to the agent port?)\n");
+        reply = error_reply("not_a_client", NULL, "an HTTP request on the agent port: closed");
+        char *text = cJSON_PrintUnformatted(reply);
+        cJSON_Delete(reply);
+        return text;
+    }
+    s->spoke = true;
     cli_proto_parse(line, len, "describe, reset, step, advance, close", &req, &op, &reply);
     if (!op)
         ;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "session/episode.h"
+#include "util/file.h"
 #include "util/util.h"
 
 /* ---- adding the metrics plugin ----------------------------------------------------------- */
@@ -38,43 +39,13 @@ static bool is_metrics(const cJSON *entry)
     return strcmp(base, "metrics") == 0 || strcmp(base, "metrics.so") == 0;
 }
 
-char *cli_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 14, n = 0;
-    char *text = malloc(cap);
-    while (text) {
-        n += fread(text + n, 1, cap - n - 1, f);
-        if (n < cap - 1) break;
-        char *t = realloc(text, cap * 2);
-        if (!t) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        text = t;
-        cap *= 2;
-    }
-    bool failed = ferror(f) != 0;
-    fclose(f);
-    if (!text || failed) {
-        int e = text ? EIO : ENOMEM;
-        free(text);
-        errno = e;
-        return NULL;
-    }
-    text[n] = '\0';
-    if (len) *len = n;
-    return text;
-}
-
 /* The scenario file as a cJSON tree, NULL when it cannot be read or parsed. */
 static cJSON *read_json_file(const char *path, bool *oom)
 {
-    char *text = cli_read_file(path, NULL);
+    char why[256];
+    char *text = cli_file_read(path, CLI_FILE_TEXT_MAX, NULL, why, sizeof why);
     if (!text) {
-        *oom = errno == ENOMEM;
+        *oom = strcmp(why, "out of memory") == 0;
         return NULL;
     }
     cJSON *root = cJSON_Parse(text);

@@ -93,8 +93,4 @@ void cli_table_free(cli_table *t);
  * elapsed < 0: no estimate. */
 void cli_progress(FILE *f, int64_t done, int64_t total, int64_t started, double elapsed);
 
-/* The whole file at `path` (NUL-terminated, free it) and its length in *len; NULL with errno
- * set when it cannot be read (ENOMEM: out of memory). */
-char *cli_read_file(const char *path, size_t *len);
-
 #endif

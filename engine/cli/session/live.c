@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 
 #include <cjson/cJSON.h>
 
@@ -49,6 +50,28 @@ enum { CLIENT_MAX_LINE = 1 << 20 };
 enum { ADVANCE_MAX_TICKS = 10000, ADVANCE_DEFAULT_TICKS = 100 };
 
 typedef cli_live_args live_args;
+
+/* The record stream the pages follow (docs/viewer.md, "Live play"): the header line, the
+ * episode's reset line, and the stream's recent bytes [base, base + len): at least everything
+ * since the episode's latest keyframe and the last STREAM_KEEP bytes, so a page that joins is
+ * sent the header, the reset line and the stream from that keyframe, and a page that follows
+ * may fall up to STREAM_KEEP bytes behind. Older bytes are dropped once STREAM_KEEP of them
+ * pile up, so the memory stays bounded however long the game runs. */
+enum { STREAM_KEEP = 4 << 20 };
+/* A human seat's token: 128 random bits in hex. */
+enum { TOKEN_LEN = 32 };
+
+typedef struct live_stream {
+    char *header;
+    size_t header_len;
+    char *reset; /* the reset line of the episode in play */
+    size_t reset_len, reset_cap;
+    char *buf;
+    size_t len, cap;
+    uint64_t base;   /* the stream offset of buf[0] */
+    uint64_t key_at; /* the stream offset of the episode's latest keyframe line */
+    bool failed;
+} live_stream;
 
 struct seat_client;
 struct agent_client;
@@ -89,9 +112,8 @@ struct cli_live {
     bool has_json, has_text, has_metrics;
     polis_recorder *rec;  /* the stream's */
     polis_recorder *file; /* --record */
-    char *log;            /* every record line so far */
-    size_t log_len, log_cap;
-    bool log_failed;
+    live_stream stream;
+    char (*token)[TOKEN_LEN + 1]; /* [n] a human seat's token ("" for other seats) */
     cli_live_link link;           /* the connections (cli_live_start) */
     bool linked;
     struct seat_client *clients;  /* every "polis-seat" connection */
@@ -123,29 +145,73 @@ typedef struct agent_client {
     int64_t episode;   /* the episode it joined with "reset"; -1: none */
     int64_t ticks;     /* ticks since its last step reply (or its reset) */
     bool closing;      /* "close" answered: close once the reply is out */
+    bool spoke;        /* it has sent a line */
     struct agent_client *next;
 } agent_client;
 
-/* ---- the log of record lines ---------------------------------------------------------------- */
+/* ---- the record stream ---------------------------------------------------------------------- */
 
-static void log_sink(void *ud, const char *line, size_t len)
+static bool starts(const char *line, size_t len, const char *prefix)
 {
-    live *lv = ud;
-    if (lv->log_failed) return;
-    if (lv->log_len + len > lv->log_cap) {
-        size_t cap = lv->log_cap ? lv->log_cap : 1 << 16;
-        while (cap < lv->log_len + len) cap *= 2;
-        char *p = realloc(lv->log, cap);
-        if (!p) {
-            lv->log_failed = true;
-            fprintf(stderr, "polis: serve: out of memory for the live stream\n");
-            return;
-        }
-        lv->log = p;
-        lv->log_cap = cap;
+    size_t n = strlen(prefix);
+    return len >= n && memcmp(line, prefix, n) == 0;
+}
+
+static bool keep_copy(char **dst, size_t *dlen, size_t *dcap, const char *src, size_t len)
+{
+    if (len > *dcap) {
+        char *p = realloc(*dst, len);
+        if (!p) return false;
+        *dst = p;
+        *dcap = len;
     }
-    memcpy(lv->log + lv->log_len, line, len);
-    lv->log_len += len;
+    memcpy(*dst, src, len);
+    *dlen = len;
+    return true;
+}
+
+static void stream_sink(void *ud, const char *line, size_t len)
+{
+    live_stream *st = &((live *)ud)->stream;
+    if (st->failed) return;
+    if (!st->header) {
+        size_t cap = 0;
+        if (!keep_copy(&st->header, &st->header_len, &cap, line, len)) st->failed = true;
+    } else {
+        uint64_t end = st->base + st->len;
+        if (starts(line, len, "{\"t\":\"reset\"")) {
+            if (!keep_copy(&st->reset, &st->reset_len, &st->reset_cap, line, len))
+                st->failed = true;
+            st->key_at = end + len; /* the tick-0 keyframe comes next */
+        } else if (starts(line, len, "{\"t\":\"key\"")) {
+            st->key_at = end;
+        }
+        /* drop what no page needs once there is STREAM_KEEP of it */
+        uint64_t keep = end + len > STREAM_KEEP ? end + len - STREAM_KEEP : 0;
+        if (st->key_at < keep) keep = st->key_at;
+        if (keep > st->base && keep - st->base >= STREAM_KEEP) {
+            size_t drop = (size_t)(keep - st->base);
+            memmove(st->buf, st->buf + drop, st->len - drop);
+            st->len -= drop;
+            st->base = keep;
+        }
+        if (!st->failed && st->len + len > st->cap) {
+            size_t cap = st->cap ? st->cap : 1 << 16;
+            while (cap < st->len + len) cap *= 2;
+            char *p = realloc(st->buf, cap);
+            if (p) {
+                st->buf = p;
+                st->cap = cap;
+            } else {
+                st->failed = true;
+            }
+        }
+        if (!st->failed) {
+            memcpy(st->buf + st->len, line, len);
+            st->len += len;
+        }
+    }
+    if (st->failed) fprintf(stderr, "polis: serve: out of memory for the live stream\n");
 }
 
 static const char *player_name(const live *lv, int32_t i)
@@ -359,6 +425,7 @@ static void client_answer(live *lv, agent_client *c, const char *stopped)
     cJSON_Delete(c->wait_id);
     c->wait_id = NULL;
     c->wait = WAIT_NONE;
+    c->link->waiting(c->conn, false);
     c->ticks = 0;
     client_pump(lv, c);
 }
@@ -559,6 +626,7 @@ static void live_tick(live *lv)
             cJSON_Delete(c->wait_id);
             c->wait_id = NULL;
             c->wait = WAIT_NONE;
+            c->link->waiting(c->conn, false);
             client_send(c, cli_proto_error("engine_error", NULL, "%s; the game stops",
                                            polis_env_error(lv->env)),
                         NULL);
@@ -617,6 +685,15 @@ void cli_live_tick(cli_live *lv)
 
 /* ---- the seat protocol -------------------------------------------------------------------- */
 
+/* Compares in time independent of where the texts differ. */
+static bool token_matches(const char *want, const char *given)
+{
+    size_t n = strlen(given);
+    unsigned diff = n != TOKEN_LEN;
+    for (size_t k = 0; k < TOKEN_LEN; k++) diff |= (unsigned char)want[k] ^ (unsigned char)(k < n ? given[k] : 0);
+    return diff == 0;
+}
+
 static cJSON *op_take(live *lv, seat_client *c, const cJSON *req)
 {
     const cJSON *ag = cJSON_GetObjectItemCaseSensitive(req, "agent");
@@ -631,6 +708,12 @@ static cJSON *op_take(live *lv, seat_client *c, const cJSON *req)
     if (lv->seat_kind[i] != SEAT_HUMAN)
         return live_error("not_human", "agent %s is played by the policy %s, not by a person",
                           ag->valuestring, polis_env_policy_name(lv->env, lv->policy[i]));
+    const cJSON *tok = cJSON_GetObjectItemCaseSensitive(req, "token");
+    if (!cJSON_IsString(tok) || !token_matches(lv->token[i], tok->valuestring))
+        return live_error("bad_token",
+                          "agent %s's seat needs its token: open the seat's link that polis "
+                          "serve printed (\"token\" in the page's address)",
+                          ag->valuestring);
     if (c->agent == i) return turn_reply(lv, i);
     if (lv->holder[i]) return live_error("seat_taken", "agent %s's seat is taken", ag->valuestring);
     if (c->agent >= 0)
@@ -717,6 +800,12 @@ static cJSON *handle_message(live *lv, seat_client *c, const char *text, size_t 
     if (!req) {
         size_t at = end ? (size_t)(end - text) : 0;
         return live_error("bad_json", "malformed JSON at byte %zu of the message", at > len ? len : at);
+    }
+    while (end && (size_t)(end - text) < len && strchr(" \t\r\n", *end) && *end) end++;
+    if (end && (size_t)(end - text) < len) {
+        cJSON_Delete(req);
+        return live_error("bad_json", "unexpected text at byte %zu after the message",
+                          (size_t)(end - text));
     }
     cJSON *r;
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(req, "op");
@@ -1066,6 +1155,7 @@ static cJSON *client_play(live *lv, agent_client *c, const cJSON *req, bool adva
     free(plan);
     if (err) return err;
     c->wait = advance ? WAIT_ADVANCE : WAIT_STEP;
+    c->link->waiting(c->conn, true);
     c->wait_left = max_ticks;
     const cJSON *rid = cJSON_GetObjectItemCaseSensitive(req, "id");
     c->wait_id = rid ? cJSON_Duplicate(rid, true) : NULL;
@@ -1076,6 +1166,18 @@ static cJSON *client_play(live *lv, agent_client *c, const cJSON *req, bool adva
 /* Answers one request line of c (a step or advance may wait for its tick). */
 static void client_line(live *lv, agent_client *c, const char *line, size_t len)
 {
+    if (!c->spoke && cli_proto_http_request(line, len)) {
+        fprintf(stderr, "polis serve: client %u closed: its first line is an HTTP request (a web "
+                        "page connecting to the agent port?)\n",
+                c->number);
+        client_send(c, cli_proto_error("not_a_client", NULL, "an HTTP request on the agent "
+                                       "port: closed"),
+                    NULL);
+        c->closing = true;
+        c->link->close_when_sent(c->conn);
+        return;
+    }
+    c->spoke = true;
     cJSON *reply, *req;
     const char *op;
     cli_proto_parse(line, len, CLIENT_OPS, &req, &op, &reply);
@@ -1193,10 +1295,25 @@ void cli_live_client_close(cli_live *lv, void *client)
 
 /* ---- the record stream ------------------------------------------------------------------ */
 
-const char *cli_live_stream(const cli_live *lv, size_t *len)
+const char *cli_live_stream_header(const cli_live *lv, size_t *len)
 {
-    *len = lv->log_len;
-    return lv->log;
+    *len = lv->stream.header_len;
+    return lv->stream.header;
+}
+
+const char *cli_live_stream_join(const cli_live *lv, size_t *len, uint64_t *at)
+{
+    *len = lv->stream.reset_len;
+    *at = lv->stream.key_at;
+    return lv->stream.reset;
+}
+
+const char *cli_live_stream_from(const cli_live *lv, uint64_t at, size_t *len)
+{
+    const live_stream *st = &lv->stream;
+    if (at < st->base || at > st->base + st->len) return NULL;
+    *len = (size_t)(st->base + st->len - at);
+    return st->buf ? st->buf + (at - st->base) : "";
 }
 
 /* ---- setup -------------------------------------------------------------------------------- */
@@ -1284,6 +1401,35 @@ static int assign_seats(live *lv, const live_args *a, const cJSON *conf)
     return 0;
 }
 
+/* Draws every human seat's token from the system's random source. */
+static bool make_tokens(live *lv)
+{
+    lv->token = calloc((size_t)(lv->n > 0 ? lv->n : 1), sizeof *lv->token);
+    if (!lv->token) return false;
+    for (int32_t i = 0; i < lv->n; i++) {
+        if (lv->seat_kind[i] != SEAT_HUMAN) continue;
+        unsigned char r[TOKEN_LEN / 2];
+        size_t got = 0;
+        while (got < sizeof r) {
+            ssize_t n = getrandom(r + got, sizeof r - got, 0);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return false;
+            got += (size_t)n;
+        }
+        for (size_t k = 0; k < sizeof r; k++) snprintf(lv->token[i] + 2 * k, 3, "%02x", r[k]);
+    }
+    return true;
+}
+
+int32_t cli_live_n_agents(const cli_live *lv) { return lv->n; }
+
+const char *cli_live_seat_token(const cli_live *lv, int32_t i, const char **agent)
+{
+    if (i < 0 || i >= lv->n || lv->seat_kind[i] != SEAT_HUMAN) return NULL;
+    *agent = polis_env_agent_name(lv->env, i);
+    return lv->token[i];
+}
+
 /* The recorder's "policies" array: "human", "client" or the policy's name per agent. */
 static char *policies_json(const live *lv)
 {
@@ -1353,6 +1499,11 @@ static int live_open(const live_args *a, live *lv)
     lv->tick_ms = a->tick_ms >= 0 ? a->tick_ms : cJSON_IsNumber(tm) ? (int64_t)tm->valuedouble : 0;
     lv->episodes = a->episodes >= 0 ? a->episodes : cJSON_IsNumber(ep) ? (int64_t)ep->valuedouble : 0;
     cJSON_Delete(conf);
+    if (!rc && !make_tokens(lv)) {
+        free(text);
+        fprintf(stderr, "polis: serve: cannot draw the seats' tokens: %s\n", strerror(errno));
+        return EXIT_ENV;
+    }
     bool any_client = false;
     for (int32_t i = 0; i < lv->n; i++) any_client |= lv->seat_kind[i] == SEAT_CLIENT;
     if (!rc && any_client && !a->tcp)
@@ -1368,7 +1519,7 @@ static int live_open(const live_args *a, live *lv)
     char *pol = policies_json(lv);
     info.seed = seed;
     info.policies = pol;
-    polis_status st = pol ? polis_recorder_open_sink(log_sink, lv, lv->env, &info, &lv->rec, &err)
+    polis_status st = pol ? polis_recorder_open_sink(stream_sink, lv, lv->env, &info, &lv->rec, &err)
                           : POLIS_ERR_NOMEM;
     free(text);
     if (st != POLIS_OK) {
@@ -1444,7 +1595,10 @@ void cli_live_free(cli_live *lv)
     free(lv->illegal);
     free(lv->n_illegal);
     free(lv->n_bad);
-    free(lv->log);
+    free(lv->stream.header);
+    free(lv->stream.reset);
+    free(lv->stream.buf);
+    free(lv->token);
     polis_env_destroy(lv->env);
     free(lv);
 }

@@ -36,6 +36,8 @@ typedef struct cli_live_link {
     bool (*send)(void *conn, const char *text); /* a page's next message, a client's line */
     void (*close_when_sent)(void *conn);
     void (*hold)(void *conn, bool hold); /* stop or resume reading from conn */
+    /* an agent-protocol client's request waits for a tick (true) or was answered (false) */
+    void (*waiting)(void *conn, bool waiting);
     void (*stream_grew)(void *ud);       /* cli_live_stream has more for the followers */
     void (*timer)(void *ud, int64_t us); /* call cli_live_tick after us microseconds */
 } cli_live_link;
@@ -44,6 +46,10 @@ typedef struct cli_live_link {
  * in *rc (1 the scenario or a recorder failed, 2 a seat the command line or the scenario's
  * "live" key gives is refused; said on stderr). */
 cli_live *cli_live_open(const cli_live_args *a, int *rc);
+/* The agents, and the token a page must give to take agent i's seat (docs/viewer.md, "Live
+ * play"), with its name in *agent; NULL when i is not a human seat. */
+int32_t cli_live_n_agents(const cli_live *lv);
+const char *cli_live_seat_token(const cli_live *lv, int32_t i, const char **agent);
 /* Whether it ticks at a fixed rate (else it waits for its human and client seats). */
 bool cli_live_fixed_rate(const cli_live *lv);
 /* Plays over `link` (copied) from now on: the first tick is scheduled. */
@@ -63,8 +69,13 @@ void cli_live_seat_close(cli_live *lv, void *seat);
 void *cli_live_client_open(cli_live *lv, void *conn);
 int cli_live_client_data(cli_live *lv, void *client, const char *data, size_t len);
 void cli_live_client_close(cli_live *lv, void *client);
-/* The record lines so far, which every page that follows the game is sent. */
-const char *cli_live_stream(const cli_live *lv, size_t *len);
+/* The record stream every page that follows the game is sent (cli_ws_handlers in
+ * transport/ws.h): the header line; the reset line of the episode in play and the stream
+ * offset of its latest keyframe (where a page that joins goes on); the stream's bytes from
+ * `at` on, NULL when they are no longer kept. */
+const char *cli_live_stream_header(const cli_live *lv, size_t *len);
+const char *cli_live_stream_join(const cli_live *lv, size_t *len, uint64_t *at);
+const char *cli_live_stream_from(const cli_live *lv, uint64_t at, size_t *len);
 /* The timer the game asked for fired. */
 void cli_live_tick(cli_live *lv);
 

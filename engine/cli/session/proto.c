@@ -68,6 +68,20 @@ void cli_proto_parse(const char *line, size_t len, const char *ops, cJSON **req,
         *op = o->valuestring;
 }
 
+bool cli_proto_http_request(const char *line, size_t len)
+{
+    static const char *const METHODS[] = {"GET ", "POST ", "PUT ", "HEAD ", "OPTIONS ",
+                                          "DELETE ", "PATCH ", "CONNECT ", "TRACE "};
+    bool method = false;
+    for (size_t k = 0; k < sizeof METHODS / sizeof METHODS[0]; k++) {
+        size_t n = strlen(METHODS[k]);
+        method |= len >= n && memcmp(line, METHODS[k], n) == 0;
+    }
+    for (size_t k = 0; method && k + 6 <= len; k++)
+        if (memcmp(line + k, " HTTP/", 6) == 0) return true;
+    return false;
+}
+
 void cli_proto_describe(polis_env *env, cJSON *r, bool bad_is_noop, bool in_episode)
 {
     cJSON_AddStringToObject(r, "scenario", polis_env_name(env));

@@ -33,6 +33,11 @@ cJSON *cli_proto_ok(const char *op);
 void cli_proto_parse(const char *line, size_t len, const char *ops, cJSON **req, const char **op,
                      cJSON **err);
 
+/* Whether a connection's first line is an HTTP request ("POST / HTTP/1.1"): a web page made
+ * its browser connect to the agent port, a request line hidden in the body. The servers close
+ * such a connection before playing anything (docs/security.md, "Pages and origins"). */
+bool cli_proto_http_request(const char *line, size_t len);
+
 /* Adds describe's members after "op": scenario, agents, actions, action_docs, formats,
  * default_seed, max_steps, on_bad_action, in_episode, macros. */
 void cli_proto_describe(polis_env *env, cJSON *r, bool bad_is_noop, bool in_episode);

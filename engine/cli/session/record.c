@@ -11,18 +11,17 @@
 #include <cjson/cJSON.h>
 
 #include "session/episode.h"
+#include "util/file.h"
 
 bool cli_record_scenario(polis_record_info *info, const char *scenario_path, char *dir,
                          const char *cmd)
 {
     size_t len = 0;
-    char *text = cli_read_file(scenario_path, &len);
+    char why[256];
+    char *text = cli_file_read(scenario_path, CLI_FILE_TEXT_MAX, &len, why, sizeof why);
     if (!text) {
-        if (errno == ENOMEM)
-            fprintf(stderr, "polis: out of memory\n");
-        else
-            fprintf(stderr, "polis: %s: cannot read %s again for the header: %s\n", cmd,
-                    scenario_path, strerror(errno));
+        fprintf(stderr, "polis: %s: cannot read %s again for the header: %s\n", cmd,
+                scenario_path, why);
         return false;
     }
     char parent[PATH_MAX];

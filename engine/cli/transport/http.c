@@ -19,9 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "transport/http.h"
+#include "util/file.h"
 #include "util/util.h"
 
 #ifdef POLIS_HAVE_LWS
@@ -53,6 +56,97 @@ bool cli_find_viewer(char *out)
 
 #ifdef POLIS_HAVE_LWS
 
+/* ---- origins and hosts ----------------------------------------------------------------------- */
+
+/* An address, not a name: IPv4 digits and dots, or an IPv6 literal in brackets. A name is
+ * what a DNS rebinding attack controls; an address it does not. */
+static bool is_address(const char *h)
+{
+    if (h[0] == '[') return true;
+    int dots = 0;
+    for (const char *p = h; *p; p++) {
+        if (*p == '.')
+            dots++;
+        else if (*p < '0' || *p > '9')
+            return false;
+    }
+    return dots == 3;
+}
+
+static bool allowed_origin(const cli_origins *o, const char *origin)
+{
+    for (int i = 0; o && i < o->n_allow; i++) {
+        const char *a = o->allow[i];
+        if (strcmp(a, "*") == 0) return true;
+        size_t n = strlen(a);
+        while (n && a[n - 1] == '/') n--;
+        if (strlen(origin) == n && strncasecmp(origin, a, n) == 0) return true;
+    }
+    return false;
+}
+
+static bool allowed_host(const cli_origins *o, const char *host)
+{
+    if (is_address(host) || strcasecmp(host, "localhost") == 0) return true;
+    for (int i = 0; o && i < o->n_allow; i++) {
+        char h[256];
+        if (strcmp(o->allow[i], "*") == 0) return true;
+        if (cli_origin_host(o->allow[i], h, sizeof h) && strcasecmp(h, host) == 0) return true;
+    }
+    return false;
+}
+
+bool cli_http_allowed(struct lws *wsi, const cli_origins *o, char *why, size_t cap)
+{
+    char host[256], origin[512], name[256];
+    int hl = lws_hdr_copy(wsi, host, sizeof host, WSI_TOKEN_HOST);
+    if (hl <= 0 || !cli_origin_host(host, name, sizeof name)) {
+        snprintf(why, cap, "the request has no Host header");
+        return false;
+    }
+    if (!allowed_host(o, name)) {
+        snprintf(why, cap,
+                 "Host %.200s is not this server's address (a name that resolves here is refused "
+                 "unless --allow-origin names it)",
+                 host);
+        return false;
+    }
+    int ol = lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN);
+    if (ol <= 0) return true; /* not a browser's request: browsers always send Origin here */
+    if (ol >= (int)sizeof origin || lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0) {
+        snprintf(why, cap, "the Origin header is too long");
+        return false;
+    }
+    char own[300];
+    snprintf(own, sizeof own, "http://%s", host);
+    if (strcasecmp(origin, own) == 0 || allowed_origin(o, origin)) return true;
+    snprintf(why, cap,
+             "Origin %.200s is not this server's page (%.200s); --allow-origin allows another",
+             origin, own);
+    return false;
+}
+
+int cli_http_forbid(struct lws *wsi, const char *why)
+{
+    /* logged at most once a second: a page that asks in a loop must not flood the log */
+    static lws_usec_t said;
+    static unsigned unsaid;
+    lws_usec_t now = lws_now_usecs();
+    if (said && now - said < LWS_US_PER_SEC) {
+        unsaid++;
+    } else {
+        if (unsaid)
+            fprintf(stderr, "polis: refused a request: %s (and %u more in the last second)\n",
+                    why, unsaid);
+        else
+            fprintf(stderr, "polis: refused a request: %s\n", why);
+        said = now;
+        unsaid = 0;
+    }
+    if (lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN, why)) return -1;
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
 /* The name the recording is served under: its base name with anything but [A-Za-z0-9._-]
  * made '_' (so the URL needs no escaping), never starting with '.'. */
 static void served_name(const char *path, char *out, size_t cap)
@@ -74,46 +168,61 @@ typedef struct view_state {
     char file[PATH_MAX];     /* the recording, as a real path */
     char url_path[PATH_MAX]; /* "/NAME": the path under the /recording mount */
     const char *mime;
+    const cli_origins *origins;
+    unsigned char buf[LWS_PRE + 64 * 1024]; /* what is being written (one thread) */
 } view_state;
 
 /* --follow: one WebSocket client reading the recording from its start, then what is appended,
  * in binary messages of at most FOLLOW_CHUNK bytes; polled every FOLLOW_POLL_US when it has
  * caught up. */
-enum { FOLLOW_CHUNK = 64 * 1024, FOLLOW_POLL_US = 100 * 1000 };
+enum { FOLLOW_CHUNK = 16 * 1024, FOLLOW_POLL_US = 100 * 1000 };
 
 typedef struct follow_session {
-    FILE *f;
-    unsigned char buf[LWS_PRE + FOLLOW_CHUNK];
+    int fd; /* the recording, through the one opener (util/file.h); 0: none */
+    bool open;
 } follow_session;
 
 static int view_follow(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                        size_t len)
 {
+    (void)in;
+    (void)len;
     follow_session *fs = user;
+    view_state *vs = lws_context_user(lws_get_context(wsi));
     switch (reason) {
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
+        char why[512];
+        if (cli_http_allowed(wsi, vs->origins, why, sizeof why)) return 0;
+        fprintf(stderr, "polis: view: refused a WebSocket: %s\n", why);
+        return 1;
+    }
     case LWS_CALLBACK_ESTABLISHED: {
-        const view_state *vs = lws_context_user(lws_get_context(wsi));
-        fs->f = fopen(vs->file, "rb");
-        if (!fs->f) return -1;
+        char why[256];
+        fs->fd = cli_file_open(vs->file, 0, why, sizeof why);
+        if (fs->fd < 0) {
+            fprintf(stderr, "polis: view: %s: %s\n", vs->file, why);
+            return -1;
+        }
+        fs->open = true;
         lws_callback_on_writable(wsi);
         return 0;
     }
     case LWS_CALLBACK_SERVER_WRITEABLE: {
-        if (!fs->f) return -1;
-        size_t n = fread(fs->buf + LWS_PRE, 1, FOLLOW_CHUNK, fs->f);
-        if (n == 0) {
-            clearerr(fs->f); /* at the end for now: look again later */
+        if (!fs->open) return -1;
+        ssize_t n = read(fs->fd, vs->buf + LWS_PRE, FOLLOW_CHUNK);
+        if (n < 0 && errno != EINTR) return -1;
+        if (n <= 0) { /* at the end for now: look again later */
             lws_set_timer_usecs(wsi, FOLLOW_POLL_US);
             return 0;
         }
-        if (lws_write(wsi, fs->buf + LWS_PRE, n, LWS_WRITE_BINARY) < (int)n) return -1;
+        if (lws_write(wsi, vs->buf + LWS_PRE, (size_t)n, LWS_WRITE_BINARY) < (int)n) return -1;
         lws_callback_on_writable(wsi);
         return 0;
     }
     case LWS_CALLBACK_TIMER: lws_callback_on_writable(wsi); return 0;
     case LWS_CALLBACK_CLOSED:
-        if (fs->f) fclose(fs->f);
-        fs->f = NULL;
+        if (fs->open) close(fs->fd);
+        fs->open = false;
         return 0;
     default: return 0;
     }
@@ -127,7 +236,7 @@ static void view_on_signal(int sig)
     view_interrupted = 1;
 }
 
-void cli_lws_run(struct lws_context *ctx)
+void cli_lws_catch_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -135,37 +244,98 @@ void cli_lws_run(struct lws_context *ctx)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
+
+void cli_lws_run(struct lws_context *ctx)
+{
+    cli_lws_catch_signals();
     int n = 0;
     while (n >= 0 && !view_interrupted) n = lws_service(ctx, 0);
 }
 
-/* The /recording mount: the one file, or 404. */
+/* An HTTP request's state: the recording being sent. */
+typedef struct view_get {
+    int fd;
+    bool open;
+    int64_t left; /* bytes still to send */
+} view_get;
+
+/* Every HTTP request is checked (Host, Origin); the /recording mount serves the one file,
+ * opened by the one opener and sent from its descriptor, or 404. */
 static int view_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                      size_t len)
 {
-    if (reason == LWS_CALLBACK_HTTP) {
-        const view_state *vs = lws_context_user(lws_get_context(wsi));
+    view_state *vs = lws_context_user(lws_get_context(wsi));
+    view_get *g = user;
+    switch (reason) {
+    case LWS_CALLBACK_FILTER_HTTP_CONNECTION: {
+        char why[512];
+        if (cli_http_allowed(wsi, vs->origins, why, sizeof why)) return 0;
+        return cli_http_forbid(wsi, why) ? -1 : 1;
+    }
+    case LWS_CALLBACK_HTTP: {
         const char *path = in ? (const char *)in : "";
-        if (strcmp(path, vs->url_path) == 0) {
-            int n = lws_serve_http_file(wsi, vs->file, vs->mime, NULL, 0);
-            if (n < 0 || (n > 0 && lws_http_transaction_completed(wsi))) return -1;
+        if (strcmp(path, vs->url_path) != 0) {
+            if (lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL)) return -1;
+            return lws_http_transaction_completed(wsi) ? -1 : 0;
+        }
+        char why[256];
+        int fd = cli_file_open(vs->file, 0, why, sizeof why);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            fprintf(stderr, "polis: view: %s: %s\n", vs->file, fd < 0 ? why : strerror(errno));
+            if (fd >= 0) close(fd);
+            if (lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL)) return -1;
+            return lws_http_transaction_completed(wsi) ? -1 : 0;
+        }
+        unsigned char *start = vs->buf + LWS_PRE, *p = start, *end = vs->buf + sizeof vs->buf - 1;
+        if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, vs->mime, (lws_filepos_t)st.st_size,
+                                        &p, end) ||
+            lws_finalize_write_http_header(wsi, start, &p, end)) {
+            close(fd);
+            return -1;
+        }
+        g->fd = fd;
+        g->open = true;
+        g->left = (int64_t)st.st_size;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    case LWS_CALLBACK_HTTP_WRITEABLE: {
+        if (!g->open) return 0;
+        size_t want = g->left < FOLLOW_CHUNK ? (size_t)g->left : FOLLOW_CHUNK;
+        ssize_t n = want ? read(g->fd, vs->buf + LWS_PRE, want) : 0;
+        if (n < 0) return -1;
+        if ((size_t)n < want) return -1; /* the file shrank while it was sent */
+        g->left -= n;
+        if (lws_write(wsi, vs->buf + LWS_PRE, (size_t)n,
+                      g->left ? LWS_WRITE_HTTP : LWS_WRITE_HTTP_FINAL) < (int)n)
+            return -1;
+        if (g->left) {
+            lws_callback_on_writable(wsi);
             return 0;
         }
-        if (lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL)) return -1;
+        close(g->fd);
+        g->open = false;
         return lws_http_transaction_completed(wsi) ? -1 : 0;
     }
-    return lws_callback_http_dummy(wsi, reason, user, in, len);
+    case LWS_CALLBACK_CLOSED_HTTP:
+        if (g && g->open) close(g->fd);
+        if (g) g->open = false;
+        return 0;
+    default: return lws_callback_http_dummy(wsi, reason, user, in, len);
+    }
 }
 
 static int serve(const char *viewer, view_state *vs, int port, const char *name, bool follow)
 {
     static const struct lws_protocols protocols[] = {
-        {"http", view_http, 0, 0, 0, NULL, 0},
+        {"http", view_http, sizeof(view_get), 0, 0, NULL, 0},
         {NULL, NULL, 0, 0, 0, NULL, 0},
     };
     /* --follow adds the WebSocket protocol the page asks for ("polis-follow"). */
     static const struct lws_protocols follow_protocols[] = {
-        {"http", view_http, 0, 0, 0, NULL, 0},
+        {"http", view_http, sizeof(view_get), 0, 0, NULL, 0},
         {"polis-follow", view_follow, sizeof(follow_session), 0, 0, NULL, 0},
         {NULL, NULL, 0, 0, 0, NULL, 0},
     };
@@ -205,6 +375,7 @@ static int serve(const char *viewer, view_state *vs, int port, const char *name,
         return EXIT_ENV;
     }
     int bound = lws_get_vhost_listen_port(vh);
+    cli_lws_catch_signals(); /* before the URL: whoever reads it may stop the server at once */
     printf("http://127.0.0.1:%d/?file=/recording/%s%s\n", bound, name, follow ? "&follow=1" : "");
     fflush(stdout);
     fprintf(stderr, "polis view: serving %s and the viewer in %s; Ctrl-C stops\n", vs->file,
@@ -217,10 +388,12 @@ static int serve(const char *viewer, view_state *vs, int port, const char *name,
 
 #endif
 
-int cli_http_serve_recording(const char *viewer, const char *file, int port, bool follow)
+int cli_http_serve_recording(const char *viewer, const char *file, int port, bool follow,
+                             const cli_origins *origins)
 {
 #ifdef POLIS_HAVE_LWS
     view_state *vs = calloc(1, sizeof *vs);
+    if (vs) vs->origins = origins;
     if (!vs) {
         fprintf(stderr, "polis: view: out of memory\n");
         return EXIT_ENV;
@@ -243,6 +416,7 @@ int cli_http_serve_recording(const char *viewer, const char *file, int port, boo
     (void)file;
     (void)port;
     (void)follow;
+    (void)origins;
     fprintf(stderr,
             "polis: view: this polis was built without libwebsockets (install libwebsockets-dev "
             "and rebuild); open %s/index.html from a web server of your own, or choose the file "

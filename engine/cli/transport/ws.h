@@ -3,7 +3,10 @@
  * it (WebSocket protocol "polis-follow"), the pages that take seats ("polis-seat", one JSON
  * text message each way) and agent-protocol clients over raw TCP (JSON lines), plus a timer.
  * The game (session/live.c) is handed each connection's messages through cli_ws_handlers and
- * answers with cli_ws_send. Only with libwebsockets (POLIS_HAVE_LWS). Part of the CLI, not of
+ * answers with cli_ws_send. Every connection's memory is bounded whatever its peer does
+ * (docs/security.md, "Live servers"): what is queued for it, how far behind the stream it may
+ * fall, how long it may leave output untaken or (a TCP client) send no request, and how many
+ * connections there are. Only with libwebsockets (POLIS_HAVE_LWS). Part of the CLI, not of
  * libpolis. */
 #ifndef POLIS_CLI_WS_H
 #define POLIS_CLI_WS_H
@@ -12,8 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transport/http.h"
+
 /* A page's message is at most this long; a longer one is handed over as too long. */
 enum { CLI_WS_MAX_MESSAGE = 64 * 1024 };
+/* What may wait to be sent to one seat page or TCP client; a connection that lets more pile up
+ * (it does not read) is dropped. */
+enum { CLI_WS_MAX_QUEUE = 1 << 20 };
 
 typedef struct cli_ws cli_ws;           /* the server */
 typedef struct cli_ws_conn cli_ws_conn; /* one seat page or TCP client */
@@ -31,20 +39,33 @@ typedef struct cli_ws_handlers {
     /* bytes a client sent; -1 closes the connection */
     int (*client_data)(void *ud, void *game, const char *data, size_t len);
     void (*client_close)(void *ud, void *game);
-    /* the bytes every follower gets, from the start (the stream only grows) */
-    const char *(*stream)(void *ud, size_t *len);
+    /* an agent-protocol error line (malloc'ed, without '\n') for a TCP client the transport
+     * drops: "server_full", "idle_timeout" */
+    char *(*error_line)(const char *code, const char *message);
+    /* The record stream, in three parts. A follower is sent the header line, then the reset
+     * line of the episode in play and the stream from `at` on (its latest keyframe: a late
+     * watcher starts there); the stream's bytes from `at` on, NULL when they are no longer
+     * kept (the follower fell too far behind). The pointers live until the stream grows. */
+    const char *(*stream_header)(void *ud, size_t *len);
+    const char *(*stream_join)(void *ud, size_t *len, uint64_t *at);
+    const char *(*stream_from)(void *ud, uint64_t at, size_t *len);
     /* the timer of cli_ws_timer fired */
     void (*timer)(void *ud);
 } cli_ws_handlers;
 
-/* Where to listen: the page's HOST and PORT (0: any free port) and, when tcp_host is not NULL,
- * the agent-protocol clients'. The strings must outlive the server. */
+/* Where to listen and the limits. HOSTs are IPv4 addresses. The strings must outlive the
+ * server. */
 typedef struct cli_ws_config {
     const char *viewer; /* the viewer's directory, served at / */
     const char *http_host;
-    int http_port;
-    const char *tcp_host;
+    int http_port; /* 0: any free port */
+    const char *tcp_host; /* NULL: no TCP clients */
     int tcp_port;
+    const cli_origins *origins; /* who may use the pages (Host, Origin) */
+    int max_pages;              /* WebSocket connections at once */
+    int max_clients;            /* TCP clients at once */
+    int idle_timeout;  /* seconds a TCP client with no request waiting may send none; 0: none */
+    int write_timeout; /* seconds a connection may leave its output untaken; 0: none */
 } cli_ws_config;
 
 /* Starts listening; the ports bound go to *http_bound and *tcp_bound. NULL after printing why
@@ -57,12 +78,15 @@ void cli_ws_run(cli_ws *ws);
 void cli_ws_free(cli_ws *ws);
 
 /* Queues text for c: a page's next message, or a client's next line (a '\n' is added).
- * False when memory runs out (nothing is queued). */
+ * False when it is not queued: memory ran out, or c let more than CLI_WS_MAX_QUEUE bytes pile
+ * up and is being dropped (said on stderr). */
 bool cli_ws_send(cli_ws_conn *c, const char *text);
 /* Closes c once what is queued for it is sent. */
 void cli_ws_close_when_sent(cli_ws_conn *c);
 /* Stops (hold) or resumes reading from c. */
 void cli_ws_hold(cli_ws_conn *c, bool hold);
+/* A TCP client has a request waiting for the game (true: its idle timeout does not run). */
+void cli_ws_waiting(cli_ws_conn *c, bool waiting);
 /* The stream grew: send the followers what is new. */
 void cli_ws_stream_grew(cli_ws *ws);
 /* Calls handlers.timer after `us` microseconds (one timer: a later call replaces it). */

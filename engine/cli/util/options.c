@@ -191,6 +191,18 @@ const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
                             "with --tick: print the agent's view in FORMAT (text, json, ...)"),
     [CLI_OPT_EPISODE] = INT("--episode", "E", 0, INT64_MAX, "an episode",
                             "the episode of --tick or --video, from 0 (default 0)"),
+    [CLI_OPT_TRUST] = FLAG("--trust",
+                           "load the plugin files the recording names by path (native code\n"
+                           "of whoever wrote it); without it they are loaded by name from\n"
+                           "the plugin path, and the paths refused are said"),
+    [CLI_OPT_ALLOW_ORIGIN] = {.name = "--allow-origin", .metavar = "ORIGIN", .kind = CLI_TEXT,
+                              .noun = "origin", .check = cli_check_origin, .flags = CLI_MANY,
+                              .help = "also serve pages of ORIGIN (http://HOST[:PORT]) and requests\n"
+                                      "that name HOST; repeatable; '*' allows every origin and host\n"
+                                      "(any web page a viewer opens may then use the server)"},
+    [CLI_OPT_MAX_PAGES] = INT("--max-pages", "N", 1, 100000, NULL,
+                              "WebSocket connections (pages watching or holding seats) served\n"
+                              "at once (default 64); more are refused"),
 };
 
 /* ---- help ---------------------------------------------------------------------------------- */

@@ -77,6 +77,9 @@ typedef enum cli_opt_id {
     CLI_OPT_TICK,
     CLI_OPT_RENDER,
     CLI_OPT_EPISODE,
+    CLI_OPT_TRUST,
+    CLI_OPT_ALLOW_ORIGIN,
+    CLI_OPT_MAX_PAGES,
     CLI_OPT_COUNT
 } cli_opt_id;
 

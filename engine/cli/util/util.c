@@ -1,5 +1,6 @@
 /* engine/cli/util/util.c — the pieces every `polis` command shares (util.h). */
 #define _DEFAULT_SOURCE /* readlink, realpath, strdup */
+#include "util/file.h"
 #include "util/util.h"
 
 #include <dirent.h>
@@ -175,28 +176,36 @@ void cli_overrides_free(cli_overrides *o)
 
 /* ---- AdaSociety's files given where a scenario belongs ---------------------------------- */
 
-static char *slurp(const char *path)
+bool cli_origin_host(const char *v, char *out, size_t cap)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            if (cap > ((size_t)64 << 20)) break; /* a scenario is never this big */
-            size_t ncap = cap ? cap * 2 : 8192;
-            char *nb = realloc(buf, ncap);
-            if (!nb) break;
-            buf = nb;
-            cap = ncap;
-        }
-        size_t r = fread(buf + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0) break;
+    const char *h = strstr(v, "://");
+    h = h ? h + 3 : v;
+    size_t n;
+    if (*h == '[') {
+        const char *e = strchr(h, ']');
+        if (!e) return false;
+        n = (size_t)(e - h) + 1;
+    } else {
+        n = strcspn(h, ":/");
     }
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    return buf;
+    if (n == 0 || n >= cap) return false;
+    memcpy(out, h, n);
+    out[n] = '\0';
+    return true;
+}
+
+bool cli_check_origin(const char *value, char *why, size_t cap)
+{
+    if (strcmp(value, "*") == 0) return true;
+    char host[256];
+    bool scheme = strncmp(value, "http://", 7) == 0 || strncmp(value, "https://", 8) == 0;
+    const char *rest = scheme ? strstr(value, "://") + 3 : value;
+    if (!scheme || !cli_origin_host(value, host, sizeof host) || strchr(rest, '/')) {
+        snprintf(why, cap, "'%s' is not an origin (http://HOST or http://HOST:PORT, no path; or *)",
+                 value);
+        return false;
+    }
+    return true;
 }
 
 /* Every member of the object is an object carrying `key` (a job, resource or event table). */
@@ -213,7 +222,8 @@ static bool table_of(const cJSON *j, const char *key)
 
 void cli_scenario_hint(const char *path)
 {
-    char *text = slurp(path);
+    char why[256];
+    char *text = cli_file_read(path, CLI_FILE_TEXT_MAX, NULL, why, sizeof why);
     if (!text) return;
     cJSON *j = cJSON_Parse(text);
     free(text);

@@ -56,6 +56,13 @@ int cli_overrides_grid(cli_overrides *o, const char *cmd, const char *value);
 char *cli_overrides_text(const cli_overrides *o, bool *oom);
 void cli_overrides_free(cli_overrides *o);
 
+/* The host of an origin "http://HOST[:PORT]" (the scheme optional; an IPv6 literal keeps its
+ * brackets) into out; false when there is none. */
+bool cli_origin_host(const char *origin, char *out, size_t cap);
+/* An option value --allow-origin takes: "*" or http(s)://HOST[:PORT] without a path. False
+ * with the reason in why. */
+bool cli_check_origin(const char *value, char *why, size_t cap);
+
 /* After a scenario failed to load: when the file is one of AdaSociety's own (a main.json, a
  * task file, a job/resource/event table), prints to stderr what to do with it instead (the
  * importer's command line). Prints nothing for anything else. */

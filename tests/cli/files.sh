@@ -1,0 +1,125 @@
+# tests/cli/files.sh — the files the CLI reads (docs/security.md, "Files" and "Recordings"):
+# special files refused at once by every command (a FIFO used to block validate, run, eval,
+# serve, describe, render and sweep forever, /dev/zero to be read for gigabytes); recordings
+# with a gzip bomb, bytes after the gzip stream, a cut-off stream, a NUL byte, numbers beyond
+# every integer type; and a recording that names a plugin file, which `polis replay` must not
+# load without --trust (its constructor would leave a marker file).
+. "$(dirname "$0")/lib.sh"
+
+mkfifo "$TMP/fifo"
+# Each command must give up on the FIFO at once (exit 1, naming it), not wait for a writer.
+for cmd in "validate" "run" "eval" "describe" "render" "serve --stdio" "replay" "view"; do
+    # shellcheck disable=SC2086
+    polis 1 $cmd "$TMP/fifo"
+    err_has "not a regular file (a FIFO)"
+done
+polis 1 sweep --scenario "$TMP/fifo" --out "$TMP/sw"
+err_has "cannot read $TMP/fifo: not a regular file (a FIFO)"
+for cmd in "validate" "eval" "replay" "view"; do
+    # shellcheck disable=SC2086
+    polis 1 $cmd /dev/zero
+    err_has "not a regular file (a character device)"
+done
+printf '{"scenarios": ["%s"]}' /dev/zero >"$TMP/spec.json"
+polis 1 sweep "$TMP/spec.json" --out "$TMP/sw"
+err_has "cannot read /dev/zero: not a regular file (a character device)"
+printf '{}' >"$TMP/big.json"
+truncate -s 70M "$TMP/big.json"
+polis 1 eval "$TMP/big.json"
+err_has "73400320 bytes, more than the limit of 67108864 bytes"
+polis 1 sweep "$TMP/big.json" --out "$TMP/sw"
+err_has "cannot read $TMP/big.json: 70 MiB is over the limit of 64 MiB"
+
+# ---- recordings ------------------------------------------------------------------------------
+polis 0 run "$GATHER" --steps 4 --record "$TMP/r.jsonl.gz"
+polis 0 replay "$TMP/r.jsonl.gz"
+# garbage after the gzip stream (gzread ignores it; a recording polis wrote has none)
+{ cat "$TMP/r.jsonl.gz"; printf 'garbage'; } >"$TMP/tail.jsonl.gz"
+polis 1 replay "$TMP/tail.jsonl.gz"
+err_has "bytes after the end of the gzip stream (trailing garbage)"
+# a stream cut off in the middle
+head -c 700 "$TMP/r.jsonl.gz" >"$TMP/cut.jsonl.gz"
+polis 1 replay "$TMP/cut.jsonl.gz"
+err_has "the gzip stream ends early: the file is cut off"
+# one line of 80 MiB in a file of 80 KiB: refused at the limit, not read whole
+python3 -c "
+import gzip, sys
+with gzip.open(sys.argv[1], 'wb') as f:
+    f.write(b'{\"t\":\"header\",\"x\":\"' + b'a' * (80 << 20) + b'\"}\n')" "$TMP/bomb.jsonl.gz"
+polis 1 replay "$TMP/bomb.jsonl.gz"
+err_line "polis: replay $TMP/bomb.jsonl.gz: line 1: the line is longer than the limit of 64 MiB (a damaged file, or a gzip bomb)"
+# a NUL byte inside a line
+gzip -dc "$TMP/r.jsonl.gz" >"$TMP/r.jsonl"
+{ head -n 1 "$TMP/r.jsonl"; printf '{"t":"reset",\000"episode":0}\n'; } >"$TMP/nul.jsonl"
+polis 1 replay "$TMP/nul.jsonl"
+err_has "line 2: a NUL byte inside the line"
+
+# Numbers beyond every integer type are refused as out of range, never converted first
+# (clang's UBSan reported the conversions).
+sed -e '1s/"keyframe_every":100/"keyframe_every":1e300/' "$TMP/r.jsonl" >"$TMP/kf.jsonl"
+polis 1 replay "$TMP/kf.jsonl"
+err_has "line 1: the header needs \"seed\" and a positive \"keyframe_every\""
+sed -e '4s/"tick":1,/"tick":1e300,/' "$TMP/r.jsonl" >"$TMP/tick.jsonl"
+polis 1 replay "$TMP/tick.jsonl"
+err_has "line 4: step tick 1e+300 is out of order (expected tick 1)"
+sed -e '4s/"actions":\[[0-9]*,/"actions":[-1e300,/' "$TMP/r.jsonl" >"$TMP/act.jsonl"
+polis 1 replay "$TMP/act.jsonl"
+err_has "line 4: tick 1: actions[0] is not an action id (0..4)"
+sed -e '4s/"actions":\[/"msgs":[{"agent":1e300,"kind":"action","text":"noop"}],"actions":[/' \
+    "$TMP/r.jsonl" >"$TMP/msg.jsonl"
+polis 1 replay "$TMP/msg.jsonl"
+err_has "line 4: tick 1: msgs[0]: not {\"agent\": 0..3"
+
+# ---- a recording names a plugin file -------------------------------------------------------
+# A scenario that loads gather by path, recorded; then the header is made to name the hostile
+# shared object instead, as a recording someone sends might.
+polis 0 run "$GATHER" --steps 3 --record "$TMP/plain.jsonl"
+HOSTILE=$PLUGDIR/hostile.so
+python3 -c "
+import json, sys
+src, dst, so = sys.argv[1:4]
+lines = open(src).read().splitlines()
+h = json.loads(lines[0])
+h['scenario']['plugins'][0]['path'] = so
+# the hash a writer computes: FNV-1a 64 of the scenario's compact text
+text = json.dumps(h['scenario'], separators=(',', ':'), ensure_ascii=False).encode()
+v = 0xcbf29ce484222325
+for b in text:
+    v = ((v ^ b) * 0x100000001b3) & 0xffffffffffffffff
+h['scenario_hash'] = '%016x' % v
+lines[0] = json.dumps(h, separators=(',', ':'))
+open(dst, 'w').write('\n'.join(lines) + '\n')" "$TMP/plain.jsonl" "$TMP/hostile.jsonl" "$HOSTILE"
+export POLIS_TEST_MARKER="$TMP/marker"
+rm -f "$POLIS_TEST_MARKER"
+# Without --trust the file is not loaded: gather comes from the plugin path, and the replay
+# says what it refused. The header still compares (it is the recorded one).
+polis 0 replay "$TMP/hostile.jsonl"
+err_line "polis: replay $TMP/hostile.jsonl: plugins[0]: not loading \"$HOSTILE\", the file the recording names (a recording is data: --trust loads it); looking for 'gather' on the plugin path instead"
+out_has "replay matches: 1 episode, 3 steps"
+checks=$((checks + 1))
+[ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay ran the constructor of the plugin file a recording names"
+# --tick and --video read the header the same way
+polis 0 replay "$TMP/hostile.jsonl" --tick 1 --render text
+checks=$((checks + 1))
+[ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay --tick ran the plugin file a recording names"
+# Overrides that would set a plugin's path are refused.
+python3 -c "
+import json, sys
+src, dst, so = sys.argv[1:4]
+lines = open(src).read().splitlines()
+h = json.loads(lines[0])
+h['overrides'] = {'plugins[0]': {'name': 'gather', 'path': so}}
+lines[0] = json.dumps(h, separators=(',', ':'))
+open(dst, 'w').write('\n'.join(lines) + '\n')" "$TMP/plain.jsonl" "$TMP/hostile_ov.jsonl" "$HOSTILE"
+polis 1 replay "$TMP/hostile_ov.jsonl"
+err_has "line 1: the header's overrides set a plugin's path (\"plugins[0]\")"
+checks=$((checks + 1))
+[ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay ran a plugin file the overrides name"
+# With --trust the named file is loaded (it is not a plugin: refused after its constructor ran).
+polis 1 replay "$TMP/hostile.jsonl" --trust
+err_has "the recorded scenario does not load"
+checks=$((checks + 1))
+[ -e "$POLIS_TEST_MARKER" ] || fail "polis replay --trust did not load the file the recording names"
+unset POLIS_TEST_MARKER
+
+finish
