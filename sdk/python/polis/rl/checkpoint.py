@@ -136,7 +136,7 @@ class CheckpointPolicy(Policy):
 
     def act(self, obs, mask):
         x = torch.from_numpy(self.prep(np.asarray(obs, np.float32), update=False))
-        m = torch.from_numpy(np.asarray(mask, np.uint8))
+        m = torch.as_tensor(np.array(mask, np.uint8))  # a copy: the host's buffer is read-only
         with torch.no_grad():
             logits = self.net.logits(x).masked_fill(m == 0, -1e8)
             if self.deterministic:

@@ -103,16 +103,22 @@ class SeatServer:
                     self.policy.reset(list(msg.get("seats", [])))
                     r = {"ok": True}
                 elif op == "close":
-                    self.reply({"ok": True})
+                    try:
+                        self.reply({"ok": True})
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the host need not read the reply to close
                     return 0
                 else:
                     r = {"ok": False, "error": f"unknown op {op!r} (hello, reset, act, close)"}
-            except EOFError:
+            except (EOFError, BrokenPipeError, ConnectionResetError):
                 return 0
             except Exception as e:  # the host shows it and stops: say what failed
                 traceback.print_exc(file=sys.stderr)
                 r = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-            self.reply(r)
+            try:
+                self.reply(r)
+            except (BrokenPipeError, ConnectionResetError):
+                return 0  # the host is gone
 
 
 def main(argv=None):
