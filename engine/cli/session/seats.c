@@ -454,6 +454,12 @@ cli_seats *cli_seats_new(polis_env *env, const char *file, const char *who, cons
     return s;
 }
 
+bool cli_seats_outside(const char *who)
+{
+    return strncmp(who, "py:", 3) == 0 || strncmp(who, "cmd:", 4) == 0 ||
+           strncmp(who, "pop:", 4) == 0;
+}
+
 bool cli_seats_assign(cli_seats *s, int32_t agent, const char *who, const char *where, char *err,
                       size_t cap)
 {

@@ -37,6 +37,9 @@ typedef struct cli_seats cli_seats;
 cli_seats *cli_seats_new(polis_env *env, const char *file, const char *who, const char *where,
                          int timeout_ms, char *err, size_t cap);
 
+/* Whether `who` names a player the env does not provide: py:, cmd: or pop:. */
+bool cli_seats_outside(const char *who);
+
 /* Agent's player from now on. `where` names the setting in errors ("--seat agent_0=py:x.pt",
  * "--background bots.json"). Starts a policy process the first time one is named. */
 bool cli_seats_assign(cli_seats *s, int32_t agent, const char *who, const char *where, char *err,
