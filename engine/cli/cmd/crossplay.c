@@ -98,6 +98,7 @@ int cli_policy_timeout_ms(const cli_args *a)
 typedef struct cell {
     const char *focal, *background; /* as given */
     double *focal_pc, *background_pc; /* [episodes] */
+    char **players;                   /* [episodes][n agents]: who played each seat */
     cli_table metrics;
 } cell;
 
@@ -122,6 +123,7 @@ static cJSON *stat_json(const double *v, int64_t n)
 static char *json_doc(polis_env *env, const char *file, const cell *cells, int nf, int nb,
                       int64_t episodes, uint64_t seed0, const bool *focal)
 {
+    int32_t n = polis_env_n_agents(env);
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     cJSON_AddStringToObject(o, "scenario", polis_env_name(env));
@@ -147,6 +149,24 @@ static char *json_doc(polis_env *env, const char *file, const cell *cells, int n
         cJSON_AddStringToObject(co, "background", c->background);
         cJSON_AddItemToObject(co, "focal_per_capita", stat_json(c->focal_pc, episodes));
         cJSON_AddItemToObject(co, "background_per_capita", stat_json(c->background_pc, episodes));
+        cJSON *pe = cJSON_AddArrayToObject(co, "per_episode");
+        for (int64_t e = 0; pe && e < episodes; e++) {
+            cJSON *eo = cJSON_CreateObject();
+            if (!eo) break;
+            cJSON_AddItemToArray(pe, eo);
+            char b[32];
+            snprintf(b, sizeof b, "%" PRIu64, seed0 + (uint64_t)e);
+            cJSON_AddRawToObject(eo, "seed", b);
+            cJSON_AddNumberToObject(eo, "focal_per_capita", c->focal_pc[e]);
+            if (isfinite(c->background_pc[e]))
+                cJSON_AddNumberToObject(eo, "background_per_capita", c->background_pc[e]);
+            else
+                cJSON_AddNullToObject(eo, "background_per_capita");
+            cJSON *pl = cJSON_AddArrayToObject(eo, "players");
+            for (int32_t a = 0; pl && a < n; a++)
+                cJSON_AddItemToArray(pl, cJSON_CreateString(c->players[e * n + a]
+                                                                 ? c->players[e * n + a] : ""));
+        }
         cJSON *m = cJSON_AddObjectToObject(co, "metrics");
         for (int32_t i = 0; m && i < c->metrics.n_keys; i++) {
             cli_stat s = cli_table_stat(&c->metrics, i);
@@ -227,7 +247,8 @@ int cli_crossplay_main(cli_args *args)
             c->metrics.episodes = episodes;
             c->focal_pc = calloc((size_t)episodes, sizeof(double));
             c->background_pc = calloc((size_t)episodes, sizeof(double));
-            if (!c->focal_pc || !c->background_pc) {
+            c->players = calloc((size_t)episodes * (size_t)n, sizeof *c->players);
+            if (!c->focal_pc || !c->background_pc || !c->players) {
                 fprintf(stderr, "polis: out of memory\n");
                 rc = EXIT_ENV;
                 break;
@@ -268,6 +289,7 @@ int cli_crossplay_main(cli_args *args)
                 }
                 double fs = 0, bs = 0;
                 for (int32_t a = 0; a < n; a++) {
+                    c->players[ep * n + a] = strdup(cli_seats_player(seats, a));
                     if (focal[a]) fs += returns[a];
                     else bs += returns[a];
                 }
@@ -343,6 +365,8 @@ out:
     for (int k = 0; cells && k < nf * nb; k++) {
         free(cells[k].focal_pc);
         free(cells[k].background_pc);
+        for (int64_t e = 0; cells[k].players && e < episodes * n; e++) free(cells[k].players[e]);
+        free(cells[k].players);
         cli_table_free(&cells[k].metrics);
     }
     free(cells);
