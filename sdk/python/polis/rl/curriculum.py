@@ -383,9 +383,11 @@ class LearningProgress:
 
     def probabilities(self):
         n = len(self.specs)
-        unseen = self.count == 0
-        if unseen.any():
-            return unseen / unseen.sum()
+        # every task is played once before progress decides: first those never handed out,
+        # then those handed out whose episodes have not ended yet
+        for unseen in (self.issued == 0, self.count == 0):
+            if unseen.any():
+                return unseen / unseen.sum()
         lp = np.abs(self.fast - self.slow)
         if lp.sum() <= 0:
             return np.full(n, 1.0 / n)

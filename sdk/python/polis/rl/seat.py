@@ -91,11 +91,13 @@ class SeatServer:
             if not line.strip():
                 continue
             try:
-                msg = json.loads(line)
+                msg = json.loads(line.decode("utf-8"))
                 op = msg.get("op")
                 if op == "hello":
                     r = self.hello(msg)
                 elif self.spec is None:
+                    if op == "act":  # keep the stream in step: its payload follows
+                        self.read_exact(int(msg.get("obs_bytes", 0)) + int(msg.get("mask_bytes", 0)))
                     r = {"ok": False, "error": f"{op}: send hello first"}
                 elif op == "act":
                     r = self.act(msg)

@@ -94,6 +94,9 @@ class TaskVectorEnv:
             raise CurriculumError(f"task {task.name!r} ({task.overrides}): {e}") from None
         if check:
             why = describe_mismatch(self._spec, spec_of(env), what="first task")
+            if why is None and env.n_agents != self.agents_per_env:
+                why = (f"{env.n_agents} agents, the first task has {self.agents_per_env} (the "
+                       f"vector env's rows)")
             if why:
                 env.close()
                 raise CurriculumError(f"task {task.name!r} changes the env's layout: {why}; "
