@@ -188,6 +188,20 @@ static char *json_doc(polis_env *env, const char *file, const cell *cells, int n
     return t;
 }
 
+/* A player's text for a narrow column: a path's last component ("free_bots.json",
+ * "py:policy.pt"). */
+static const char *short_label(const char *text, char *buf, size_t cap)
+{
+    const char *slash = strrchr(text, '/');
+    const char *colon = strchr(text, ':');
+    if (!slash) return text;
+    if (colon && colon < slash && colon - text < 8)
+        snprintf(buf, cap, "%.*s%s", (int)(colon - text + 1), text, slash + 1);
+    else
+        snprintf(buf, cap, "%s", slash + 1);
+    return buf;
+}
+
 static void print_cell_line(const char *label, const double *v, int64_t n)
 {
     cli_stat s = cli_stat_of(v, n, 1);
@@ -330,11 +344,13 @@ int cli_crossplay_main(cli_args *args)
         } else {
             printf("focal per-capita return (background per-capita) — rows: focal, columns: "
                    "background\n");
+            char lab[256];
             printf("  %-28s", "");
-            for (int j = 0; j < nb; j++) printf(" %26.26s", cells[j].background);
+            for (int j = 0; j < nb; j++)
+                printf(" %26.26s", short_label(cells[j].background, lab, sizeof lab));
             printf("\n");
             for (int i = 0; i < nf; i++) {
-                printf("  %-28.28s", cells[i * nb].focal);
+                printf("  %-28.28s", short_label(cells[i * nb].focal, lab, sizeof lab));
                 for (int j = 0; j < nb; j++) {
                     cli_stat f = cli_stat_of(cells[i * nb + j].focal_pc, episodes, 1);
                     cli_stat b = cli_stat_of(cells[i * nb + j].background_pc, episodes, 1);
