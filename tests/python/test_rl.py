@@ -15,7 +15,7 @@ import polis
 from common import GATHER, POLIS_CLI, ROOT, needs_numpy, np
 
 CONTRACT = os.path.join(ROOT, "rulesets", "contract", "contract.json")
-CURRICULA = [os.path.join(ROOT, "rulesets", g, f) for g, f in (
+CURRICULA = [os.path.join(ROOT, "rulesets", g, "curricula", f) for g, f in (
     ("contract", "contract_curriculum.json"), ("contract", "contract_hard_curriculum.json"),
     ("negotiation", "negotiation_curriculum.json"),
     ("negotiation", "negotiation_hard_curriculum.json"))]

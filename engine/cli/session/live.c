@@ -1257,8 +1257,8 @@ static int set_seat(live *lv, int32_t i, const char *who, const char *where)
         char names[512];
         cli_policy_names(lv->env, names, sizeof names);
         return cli_usage("serve",
-                         "%s: '%s' is neither 'human', 'client', a policy (%s), py:SPEC, "
-                         "cmd:PROGRAM nor pop:FILE",
+                         "%s: '%s' is neither 'human', 'client' nor a policy (%s; or py:SPEC, "
+                         "cmd:PROGRAM, pop:FILE)",
                          where, who, names);
     }
     if (lv->outside_seat[i]) lv->outside_seat[i] = false;
