@@ -263,6 +263,17 @@ check("--focal-seats" in p.stderr and "needs" in p.stderr, p.stderr)
 p = run("eval", GATHER, "--focal", "random", "--seat", "agent_0=noop", rc=2)
 check("held-out evaluation fills every seat" in p.stderr, p.stderr)
 
+# an LLM client (polis.llm's local mock model) in a population's seat, through the protocol's
+# text views
+llm = pop("llm.json", {"polis_population": 1, "members": [
+    {"python": "polis.rl.llm_seat:make?mock=1", "weight": 1}]})
+p = run("eval", CONTRACT, "--focal", "scripted", "--background", llm, "--focal-seats", "0-1",
+        "--episodes", "1", "--json", "-")
+check("polis.rl.llm_seat: 240 answers" in p.stderr, p.stderr[-600:])
+cell = json.loads(p.stdout)["cells"][0]
+check(cell["per_episode"][0]["players"][2:] == ["py:polis.rl.llm_seat:make?mock=1"] * 2,
+      f"the LLM plays the background seats: {cell['per_episode'][0]['players']}")
+
 # ---- sweep: a policy process or a population as a cell's policy ----------------------------------
 out = os.path.join(TMP, "sweep")
 p = run("sweep", "--scenario", GATHER, "--policy", "py:first_legal", "--policy",

@@ -2,7 +2,7 @@
 curves, recorded episodes of the trained policy, and optionally a curriculum.
 
     python3 -m polis.rl.ppo contract --agent-steps 1e6 --out runs/contract
-    python3 -m polis.rl.ppo contract --curriculum rulesets/contract/contract_curriculum.json
+    python3 -m polis.rl.ppo contract --curriculum rulesets/contract/curricula/contract_curriculum.json
     python3 examples/train_ppo.py contract --minutes 5          # the same trainer
 
 The recipe (in the spirit of CleanRL's single-file PPO):

@@ -36,6 +36,7 @@ class SeatServer:
     def __init__(self, policy, rd, wr):
         self.policy, self.rd, self.wr = policy, rd, wr
         self.spec = None
+        self.views = ["flat"]
 
     def reply(self, obj):
         self.wr.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
@@ -66,11 +67,13 @@ class SeatServer:
             self.policy.check(self.spec)
         except PolicyMismatch as e:
             return {"ok": False, "error": str(e)}
-        return {"ok": True, "name": getattr(self.policy, "name", "policy"), "views": ["flat"]}
+        self.views = list(getattr(self.policy, "views", ("flat",)))
+        return {"ok": True, "name": getattr(self.policy, "name", "policy"), "views": self.views}
 
     def act(self, msg):
         seats = msg["seats"]
-        k, d, a = len(seats), self.spec.obs_dim, len(self.spec.actions)
+        k, a = len(seats), len(self.spec.actions)
+        d = self.spec.obs_dim if "flat" in self.views else 0
         nb, mb = int(msg["obs_bytes"]), int(msg["mask_bytes"])
         if nb != k * d * 4 or mb != k * a:
             # the payload is read anyway, so the stream stays in step
@@ -80,7 +83,10 @@ class SeatServer:
         raw = self.read_exact(nb + mb)
         obs = np.frombuffer(raw, dtype="<f4", count=k * d).reshape(k, d)
         mask = np.frombuffer(raw, dtype=np.uint8, offset=nb).reshape(k, a)
-        acts = self.policy.act(obs, mask)
+        if "text" in self.views:
+            acts = self.policy.act(obs if d else None, mask, text=msg.get("text"))
+        else:
+            acts = self.policy.act(obs, mask)
         return {"ok": True, "actions": [int(x) for x in acts]}
 
     def serve(self):
