@@ -124,6 +124,8 @@ check([e["metrics"] for e in ja["per_episode"]] == [e["metrics"] for e in jb["pe
 # the rows sent are the SDK's flatten=True layout, bit for bit
 sys.path.insert(0, os.path.join(SRC, "sdk", "python"))
 try:
+    if os.environ.get("POLIS_SANITIZE") == "1":
+        raise ImportError("an ASan-instrumented libpolis cannot be loaded into this python")
     import numpy as np
     import polis
     from polis.parallel import FlatLayout
