@@ -2,21 +2,29 @@
 # find it: a CMake package (find_package(polis)) and a pkg-config file (polis.pc).
 #
 #   include/polis/*.h                     public headers
-#   lib/libpolis.so*, lib/libpolis.a      the engine, shared and static
+#   lib/libpolis.so*, lib/libpolis.a      the engine (kernel and modules), shared and static
+#   lib/libpolis-record.{so*,a}           recordings (polis/record.h; needs zlib)
+#   lib/libpolis-pixels.{so*,a}           frames (polis/pixels.h)
 #   lib/polis/plugins/*.so                built-in plugins (polis_add_plugin installs them)
 #   bin/polis                             the CLI
 #   bin/polis-lua-test                    the Lua script test runner (docs/lua.md)
-#   lib/pkgconfig/polis.pc
+#   lib/pkgconfig/polis.pc, polis-record.pc, polis-pixels.pc
 #   lib/cmake/polis/                      polisConfig.cmake, version file, exported targets
 include(CMakePackageConfigHelpers)
 
 set(POLIS_CMAKE_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/polis")
 
-# Consumers link polis::polis (shared) or polis::polis_static.
+# Consumers link polis::polis (shared) or polis::polis_static, and polis::record,
+# polis::pixels (or their _static variants) for recordings and frames.
 set_target_properties(polis_shared PROPERTIES EXPORT_NAME polis)
 set_target_properties(polis_static PROPERTIES EXPORT_NAME polis_static)
+foreach(lib record pixels)
+  set_target_properties(polis_${lib}_shared PROPERTIES EXPORT_NAME ${lib})
+  set_target_properties(polis_${lib}_static PROPERTIES EXPORT_NAME ${lib}_static)
+endforeach()
 
-install(TARGETS polis_shared polis_static EXPORT polisTargets
+install(TARGETS polis_shared polis_static polis_record_shared polis_record_static
+                polis_pixels_shared polis_pixels_static EXPORT polisTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -53,6 +61,7 @@ file(RELATIVE_PATH POLIS_PC_PREFIX_REL "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig"
      "${CMAKE_INSTALL_PREFIX}")
 string(REGEX REPLACE "/$" "" POLIS_PC_PREFIX_REL "${POLIS_PC_PREFIX_REL}")
 set(POLIS_PC_PREFIX "\${pcfiledir}/${POLIS_PC_PREFIX_REL}")
-configure_file(${CMAKE_CURRENT_LIST_DIR}/polis.pc.in ${CMAKE_BINARY_DIR}/cmake/polis.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/cmake/polis.pc
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+foreach(pc polis polis-record polis-pixels)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in ${CMAKE_BINARY_DIR}/cmake/${pc}.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/cmake/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

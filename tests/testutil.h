@@ -208,4 +208,94 @@ static inline long test_create_sweep(const char *path, long *out_total, long *ou
     return bad;
 }
 
+/* Renders and returns a static copy of the text, or "ERR <status>: <message>" (" [out not
+ * NULL]" appended when a failed call left *out set, which a test's exact match then shows). */
+static inline const char *test_render(polis_env *env, int32_t agent, const char *format)
+{
+    static char buf[1 << 15];
+    char *out = (char *)"junk";
+    polis_status st = polis_env_render(env, agent, format, &out);
+    if (st != POLIS_OK) {
+        snprintf(buf, sizeof buf, "ERR %d: %s%s", (int)st, polis_env_error(env),
+                 out ? " [out not NULL]" : "");
+        return buf;
+    }
+    snprintf(buf, sizeof buf, "%s", out);
+    polis_free(out);
+    return buf;
+}
+
+/* Parses an action and returns "<id> <name>" or "ERR <status>: <message>" (" [id not -1]"
+ * appended when a failed parse left an id). */
+static inline const char *test_parse(polis_env *env, int32_t agent, const char *input)
+{
+    static char buf[2048];
+    int32_t id = 12345;
+    polis_status st = polis_env_parse_action(env, agent, input, &id);
+    if (st != POLIS_OK) {
+        snprintf(buf, sizeof buf, "ERR %d: %s%s", (int)st, polis_env_error(env),
+                 id != -1 ? " [id not -1]" : "");
+        return buf;
+    }
+    snprintf(buf, sizeof buf, "%d %s", id, polis_env_action_name(env, id));
+    return buf;
+}
+
+/* Sets every agent's action id and steps; a failing step prints the env's error. */
+static inline polis_status test_step_ids(polis_env *env, const int32_t *actions)
+{
+    const polis_io *io = polis_env_io(env);
+    memcpy(io->actions, actions, sizeof(int32_t) * (size_t)io->n_agents);
+    polis_status st = polis_env_step(env);
+    if (st) fprintf(stderr, "step failed: %s\n", polis_env_error(env));
+    return st;
+}
+
+/* A deterministic policy: uniform over each agent's legal actions, drawn from a generator
+ * of its own (not the env's), so the policy does not perturb the env stream. */
+static inline void test_uniform_policy(polis_env *env, polis_rng *r)
+{
+    const polis_io *io = polis_env_io(env);
+    for (int32_t a = 0; a < io->n_agents; a++) {
+        const uint8_t *m = io->masks + (size_t)a * (size_t)io->n_actions;
+        int32_t legal[64], n = 0;
+        for (int32_t k = 0; k < io->n_actions && n < 64; k++)
+            if (m[k]) legal[n++] = k;
+        io->actions[a] = legal[polis_rng_below(r, (uint32_t)n)];
+    }
+}
+
+/* A seeded trajectory of a scenario file under test_uniform_policy: `steps` steps (an
+ * episode that ends is reset with seed + the step number), every step's state hash folded
+ * into one. 0 on any failure (printed); *ret, when given, is the summed reward. The golden
+ * hashes of the kernel (tests/unit/test_determinism.c) and of games (their tests) are such
+ * trajectories. */
+static inline uint64_t test_trajectory(const char *path, uint64_t seed, int steps, float *ret)
+{
+    polis_env *env = test_env_file(path, NULL);
+    if (!env) return 0;
+    polis_rng r;
+    polis_rng_seed(&r, seed, 99);
+    uint64_t h = 0;
+    float total = 0;
+    if (polis_env_reset(env, seed) != POLIS_OK) {
+        polis_env_destroy(env);
+        return 0;
+    }
+    for (int t = 0; t < steps; t++) {
+        if (polis_env_done(env)) polis_env_reset(env, seed + (uint64_t)t);
+        test_uniform_policy(env, &r);
+        if (polis_env_step(env) != POLIS_OK) {
+            fprintf(stderr, "step: %s\n", polis_env_error(env));
+            polis_env_destroy(env);
+            return 0;
+        }
+        for (int32_t a = 0; a < polis_env_n_agents(env); a++) total += polis_env_io(env)->rewards[a];
+        h = h * 31 + polis_env_state_hash(env);
+    }
+    polis_env_destroy(env);
+    if (ret) *ret = total;
+    return h;
+}
+
 #endif

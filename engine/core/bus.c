@@ -1,7 +1,7 @@
 /*
  * bus.c — the typed event bus.
  *
- * Delivery order (documented in docs/events.md and relied on by tests):
+ * Delivery order (documented in docs/kernel.md, "The event bus", and relied on by tests):
  *   - A publish outside any dispatch is delivered at once, synchronously, before publish
  *     returns.
  *   - Subscribers of one event run by ascending priority, ties in registration order; host

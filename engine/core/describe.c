@@ -18,9 +18,10 @@
 
 /* Adding to a cJSON tree fails only on allocation failure; the builder remembers the first
  * failure so the code below reads as a plain description and checks once at the end. */
-typedef struct describe_builder {
+struct polis__describe {
     bool failed;
-} describe_builder;
+};
+typedef struct polis__describe describe_builder;
 
 static cJSON *add(describe_builder *b, cJSON *parent, const char *key, cJSON *item)
 {
@@ -471,51 +472,28 @@ static void describe_scenario(describe_builder *b, cJSON *root, const polis_env 
         add_str(b, agents, NULL, polis_env_agent_name(env, i));
 }
 
-/* Renderers and action parsers (render.c), in registration order: the order their pieces
- * appear in a rendering and the order parsers are asked. */
-static void describe_views(describe_builder *b, cJSON *root, const polis_env *env)
+/* What modules' describe callbacks add with (core/module.h). */
+cJSON *polis__describe_obj(polis__describe *b, cJSON *parent, const char *key)
 {
-    cJSON *arr = add_arr(b, root, "renderers");
-    for (int32_t i = 0; i < env->n_renderers; i++) {
-        cJSON *o = add_obj(b, arr, NULL);
-        add_str(b, o, "format", env->renderers[i].format);
-        add_str(b, o, "owner", owner_name(env->renderers[i].ctx));
-    }
-    arr = add_arr(b, root, "action_parsers");
-    for (int32_t i = 0; i < env->n_parsers; i++) {
-        cJSON *o = add_obj(b, arr, NULL);
-        add_str(b, o, "owner", owner_name(env->parsers[i].ctx));
-    }
+    return add_obj(b, parent, key);
 }
 
-/* Scripted policies (policy.c) by id: the kernel's "noop", "random" and "uniform", then the
- * registered ones in registration order. */
-static void describe_policies(describe_builder *b, cJSON *root, const polis_env *env)
+cJSON *polis__describe_arr(polis__describe *b, cJSON *parent, const char *key)
 {
-    cJSON *arr = add_arr(b, root, "policies");
-    for (int32_t i = 0; i < polis_env_n_policies(env); i++) {
-        cJSON *o = add_obj(b, arr, NULL);
-        add_i64(b, o, "id", i);
-        add_str(b, o, "name", polis_env_policy_name(env, i));
-        add_str(b, o, "owner",
-                i < POLIS__POLICY_BUILTINS
-                    ? "polis"
-                    : owner_name(env->policies[i - POLIS__POLICY_BUILTINS].ctx));
-    }
+    return add_arr(b, parent, key);
 }
 
-/* Macros (plan.c) in registration order: the plan commands a client can give an agent. */
-static void describe_macros(describe_builder *b, cJSON *root, const polis_env *env)
+cJSON *polis__describe_str(polis__describe *b, cJSON *parent, const char *key, const char *s)
 {
-    cJSON *arr = add_arr(b, root, "macros");
-    for (int32_t i = 0; i < env->n_macros; i++) {
-        cJSON *o = add_obj(b, arr, NULL);
-        add_str(b, o, "name", env->macros[i].name);
-        add_str(b, o, "usage", env->macros[i].usage);
-        add_str(b, o, "doc", env->macros[i].doc);
-        add_str(b, o, "owner", owner_name(env->macros[i].ctx));
-    }
+    return add_str(b, parent, key, s);
 }
+
+cJSON *polis__describe_i64(polis__describe *b, cJSON *parent, const char *key, int64_t v)
+{
+    return add_i64(b, parent, key, v);
+}
+
+const char *polis__describe_owner(const polis_ctx *ctx) { return owner_name(ctx); }
 
 char *polis_env_describe_json(const polis_env *env)
 {
@@ -536,9 +514,8 @@ char *polis_env_describe_json(const polis_env *env)
     describe_components(&b, root, env);
     describe_services(&b, root, env);
     describe_exports(&b, root, env);
-    describe_views(&b, root, env);
-    describe_policies(&b, root, env);
-    describe_macros(&b, root, env);
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->describe) (*m)->describe(&b, root, env);
 
     char *out = NULL;
     if (!b.failed) {

@@ -131,6 +131,26 @@ void polis__clear_error(polis_env *env)
     env->err_placed = false;
 }
 
+polis_status polis_env_set_error(polis_env *env, polis_status st, const char *fmt, ...)
+{
+    if (!env) return st;
+    env->err_placed = false;
+    if (!fmt) {
+        env->err[0] = '\0';
+        return st;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    polis__vfail(env, st, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+void polis_env_clear_error(polis_env *env)
+{
+    if (env) polis__clear_error(env);
+}
+
 const char *polis_status_str(polis_status s)
 {
     switch (s) {
@@ -179,10 +199,11 @@ static polis_status build(polis_env *env, const char *text, size_t len, const ch
         return st;
 
     if ((st = polis__plugins_load(env)) != POLIS_OK) return st;
-    if ((st = polis__scripts_load(env)) != POLIS_OK) return st;
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->load && (st = (*m)->load(env)) != POLIS_OK) return st;
     if ((st = polis__plugins_start(env)) != POLIS_OK) return st;
-    if ((st = polis__scripts_start(env)) != POLIS_OK) return st;
-    if ((st = polis__ffi_bind_scenario(env)) != POLIS_OK) return st;
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->start && (st = (*m)->start(env)) != POLIS_OK) return st;
     if ((st = polis__registry_freeze(env)) != POLIS_OK) return st;
     polis__scenario_release_json(env);
     env->state = POLIS__ENV_FROZEN;
@@ -263,6 +284,8 @@ polis_status polis__env_create(const polis__create_args *args, polis_env **out, 
     env->io_ud = args->io_ud;
     const char *base_dir = args->base_dir;
     polis_status st = read_options(env, opts, &base_dir);
+    for (const polis__module *const *m = polis__modules; *m && st == POLIS_OK; m++)
+        if ((*m)->create) st = (*m)->create(env);
     if (st == POLIS_OK)
         st = build(env, args->text, args->len, args->source ? args->source : "<string>",
                    base_dir);
@@ -383,12 +406,12 @@ polis_status polis_env_create_file(const char *path, const polis_options *opts,
 void polis_env_destroy(polis_env *env)
 {
     if (!env) return;
-    polis__scripts_unload(env);
-    polis__ffi_free(env);
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->unload) (*m)->unload(env);
     polis__plugins_unload(env);
     polis__bus_free(env);
-    polis__render_free(env);
-    polis__policies_free(env);
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->free) (*m)->free(env);
     polis__registry_free(env);
     polis__entities_free(env);
     polis__grid_free(env);
@@ -624,7 +647,6 @@ polis_status polis_env_reset(polis_env *env, uint64_t seed)
     /* Stream constant: "polis" in ASCII, so the env stream differs from callers' own PCG32
      * generators seeded with the same number on the default stream. */
     polis_rng_seed(&env->rng, seed, 0x706f6c6973ULL);
-    polis_rng_seed(&env->policy_rng, seed, POLIS__POLICY_STREAM);
     polis_io *io = &env->io;
     memset(io->rewards, 0, sizeof(float) * (size_t)io->n_agents);
     memset(io->terminations, 0, (size_t)io->n_agents);
@@ -640,7 +662,8 @@ polis_status polis_env_reset(polis_env *env, uint64_t seed)
     for (int32_t a = 0; a < env->n_agents; a++) {
         if ((st = polis__entity_create(env, &env->agent_entities[a])) != POLIS_OK) goto fail;
     }
-    polis__scripts_reset(env);
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->reset) (*m)->reset(env, seed);
     env->state = POLIS__ENV_RUNNING;
     if ((st = run_hooks(env, POLIS_PHASE_RESET)) != POLIS_OK) goto fail;
     if ((st = write_observations(env)) != POLIS_OK) goto fail;

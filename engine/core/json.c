@@ -206,7 +206,8 @@ polis_status cfg_fail(polis_env *env, const char *path, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return polis__fail(env, POLIS_ERR_CONFIG, "%s: %s: %s", src_of(env), path, what);
+    return polis__fail(env, POLIS_ERR_CONFIG, "%s: %s: %s", src_of(env),
+                       path && *path ? path : TOP, what);
 }
 
 /* A value for the "got ..." part of a message: compact JSON, cut with "..." when long. */

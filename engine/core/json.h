@@ -1,7 +1,7 @@
 /*
  * engine/core/json.h — what json.c (JSON text: parsing, paths, messages, typed reads) offers to
  * config.c (the scenario schema) and params.c (parameter tables and polis_json wrappers).
- * Internal to the engine, like internal.h.
+ * The kernel's own, like core/internal.h (modules never include it: docs/architecture.md).
  *
  * The functions are named polis__json_<verb> and hidden; the three files call them by the
  * short names below, which keep the readers of the schema compact. Every message is

@@ -7,7 +7,8 @@
  * it.
  *
  * Paths use the syntax of the scenario error messages: keys separated by '.', `[N]` for an
- * array element (`.N` too), `["any key"]` for a key with other characters. Any other key
+ * array element (`.N` too), `["any key"]` for a key with other characters, and a final `[+]`
+ * to append to an array. Any other key
  * step into an array selects the element with that name (as config.c names entries: a
  * string element, the "name" member, or the stem of "path"), so
  * `plugins.gather.params.coins` does not depend on plugin order.
@@ -29,6 +30,7 @@
 
 typedef struct seg {
     bool is_index;
+    bool append; /* `[+]`: the last step, adding the value at the end of an array */
     int64_t index;
     char key[KEY_CAP];
 } seg;
@@ -130,9 +132,15 @@ static polis_status next_seg(walk *w, const char **p, bool first, seg *s)
 {
     const char *c = *p;
     s->is_index = false;
+    s->append = false;
     s->key[0] = '\0';
     if (*c == '[') {
         c++;
+        if (c[0] == '+' && c[1] == ']') {
+            s->append = true;
+            *p = c + 2;
+            return POLIS_OK;
+        }
         if (*c == '"') {
             size_t n = 0;
             for (c++; *c && *c != '"'; c++) {
@@ -156,7 +164,7 @@ static polis_status next_seg(walk *w, const char **p, bool first, seg *s)
             v = v * 10 + (*c - '0');
         }
         if (c == digits || *c != ']')
-            return wfail(w, "expected [N] or [\"key\"] at byte %td of the path",
+            return wfail(w, "expected [N], [+] or [\"key\"] at byte %td of the path",
                          digits - 1 - w->path);
         s->is_index = true;
         s->index = v;
@@ -269,9 +277,26 @@ static polis_status merge(polis_env *env, cJSON *target, const cJSON *patch)
     return POLIS_OK;
 }
 
+/* Adds a copy of `value` at the end of array `cur` (a final `[+]` step). */
+static polis_status append_to(walk *w, cJSON *cur, const cJSON *value)
+{
+    if (!cJSON_IsArray(cur))
+        return wfail(w, "%s is %s, not an array: [+] appends to an array", where_or_top(w),
+                     kind_name(cur));
+    if (cJSON_IsNull(value)) return wfail(w, "null cannot be appended (null removes)");
+    cJSON *copy = cJSON_Duplicate(value, true);
+    if (!copy) return nomem(w->env);
+    if (!cJSON_AddItemToArray(cur, copy)) {
+        cJSON_Delete(copy);
+        return nomem(w->env);
+    }
+    return POLIS_OK;
+}
+
 /* Puts `value` at child `s` of container `cur`. */
 static polis_status set_at(walk *w, cJSON *cur, const seg *s, const cJSON *value)
 {
+    if (s->append) return append_to(w, cur, value);
     if (cJSON_IsObject(cur)) {
         if (s->is_index)
             return wfail(w, "%s is an object, not an array", where_or_top(w));
@@ -308,16 +333,19 @@ static polis_status set_at(walk *w, cJSON *cur, const seg *s, const cJSON *value
     return wfail(w, "%s is %s, not an object or array", where_or_top(w), kind_name(cur));
 }
 
-/* The child that step `s` leads to, created (as an empty object) when an object lacks the
- * key; a bare string element named by the step becomes {"name": ...} so it can take
- * members such as "params". */
-static polis_status descend(walk *w, cJSON *cur, const seg *s, cJSON **out)
+/* The child that step `s` leads to, created when an object lacks the key (an empty array
+ * when the next step appends, `[+]`, else an empty object); a bare string element named by
+ * the step becomes {"name": ...} so it can take members such as "params". */
+static polis_status descend(walk *w, cJSON *cur, const seg *s, bool next_appends, cJSON **out)
 {
     *out = NULL;
+    if (s->append) return wfail(w, "[+] appends a value, so it can only be the last step");
     if (cJSON_IsObject(cur)) {
         if (s->is_index) return wfail(w, "%s is an object, not an array", where_or_top(w));
         cJSON *c = cJSON_GetObjectItemCaseSensitive(cur, s->key);
-        if (!c && !(c = cJSON_AddObjectToObject(cur, s->key))) return nomem(w->env);
+        if (!c && !(c = next_appends ? cJSON_AddArrayToObject(cur, s->key)
+                                     : cJSON_AddObjectToObject(cur, s->key)))
+            return nomem(w->env);
         where_add(w, s->key, 0);
         *out = c;
         return POLIS_OK;
@@ -375,14 +403,15 @@ static polis_status apply_one(polis_env *env, cJSON *root, const char *path, con
     polis_status st = check_value(&w, value);
     if (st != POLIS_OK) return st;
     const char *p = path;
-    seg s;
+    seg s, next;
     if ((st = next_seg(&w, &p, true, &s)) != POLIS_OK) return st;
     cJSON *cur = root;
     while (*p) {
+        if ((st = next_seg(&w, &p, false, &next)) != POLIS_OK) return st;
         cJSON *child;
-        if ((st = descend(&w, cur, &s, &child)) != POLIS_OK) return st;
+        if ((st = descend(&w, cur, &s, next.append, &child)) != POLIS_OK) return st;
         cur = child;
-        if ((st = next_seg(&w, &p, false, &s)) != POLIS_OK) return st;
+        s = next;
     }
     return set_at(&w, cur, &s, value);
 }

@@ -1,10 +1,13 @@
 /*
  * engine/core/params.c — what plugins and scripts read from the scenario: parameter tables
  * validated into plain C structs, and the polis_json wrappers behind the host table's
- * json_* functions, allocated from an arena released with the JSON tree.
+ * json_* functions, allocated from an arena released with the JSON tree. The same wrappers
+ * serve the documents plugins parse themselves (the "json" host API, ABI 1.7), each with an
+ * arena of its own released when the plugin frees the document.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,17 +27,17 @@ typedef struct arena_chunk {
 #define ARENA_HEADER ((sizeof(arena_chunk) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1))
 #define ARENA_CHUNK 4096
 
-static void *arena_alloc(polis_env *env, size_t n)
+static void *arena_alloc(polis_env *env, void **head, size_t n)
 {
     n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-    arena_chunk *c = env->json_arena;
+    arena_chunk *c = *head;
     if (!c || c->size - ARENA_HEADER - c->used < n) {
         size_t size = ARENA_HEADER + (n > ARENA_CHUNK ? n : ARENA_CHUNK);
         arena_chunk *nc = polis__alloc(env, size);
         if (!nc) return NULL;
         nc->size = size;
         nc->next = c;
-        env->json_arena = c = nc;
+        *head = c = nc;
     }
     void *p = (char *)c + ARENA_HEADER + c->used;
     c->used += n;
@@ -42,16 +45,18 @@ static void *arena_alloc(polis_env *env, size_t n)
     return p;
 }
 
-void polis__json_arena_free(polis_env *env)
+static void arena_release(polis_env *env, void **head)
 {
-    arena_chunk *c = env->json_arena;
+    arena_chunk *c = *head;
     while (c) {
         arena_chunk *next = c->next;
         polis__free(env, c, c->size);
         c = next;
     }
-    env->json_arena = NULL;
+    *head = NULL;
 }
+
+void polis__json_arena_free(polis_env *env) { arena_release(env, &env->json_arena); }
 
 /* ---- JSON wrappers for plugins ------------------------------------------------------------ */
 
@@ -59,23 +64,28 @@ struct polis_json {
     const cJSON *node; /* NULL: absent */
     const char *path;
     polis_env *env;    /* NULL only for the static fallbacks below */
+    void **arena;      /* where child wrappers come from: the env's, or a document's */
+    const char *source; /* a document's name for messages; NULL: the scenario's file */
     int32_t len;       /* children without comments; -1 until counted */
     int32_t cur_index; /* iteration cursor: child number cur_index is cur */
     const cJSON *cur;
-    bool oom; /* stands in for a wrapper that could not be allocated */
+    bool oom;  /* stands in for a wrapper that could not be allocated */
+    bool root; /* the root of a parsed document (json_doc) */
 };
 
 /* Immutable stand-ins returned where no wrapper can be allocated; never written. */
-static const polis_json json_none = {NULL, "(none)", NULL, 0, 0, NULL, false};
-static const polis_json json_oom = {NULL, "(out of memory)", NULL, 0, 0, NULL, true};
+static const polis_json json_none = {NULL, "(none)", NULL, NULL, NULL, 0, 0, NULL, false, false};
+static const polis_json json_oom = {NULL, "(out of memory)", NULL, NULL, NULL, 0, 0, NULL, true,
+                                    false};
 
-static polis_json *wrap_new(polis_env *env, const cJSON *node, size_t path_len)
+static polis_json *wrap_new(polis_env *env, void **arena, const cJSON *node, size_t path_len)
 {
-    polis_json *w = arena_alloc(env, sizeof *w + path_len + 1);
+    polis_json *w = arena_alloc(env, arena, sizeof *w + path_len + 1);
     if (!w) return NULL;
     w->node = node;
     w->path = (char *)(w + 1);
     w->env = env;
+    w->arena = arena;
     w->len = -1;
     return w;
 }
@@ -84,7 +94,7 @@ const polis_json *polis__json_wrap(polis_env *env, const cJSON *node, const char
 {
     if (!path) path = "";
     size_t n = strlen(path);
-    polis_json *w = wrap_new(env, node, n);
+    polis_json *w = wrap_new(env, &env->json_arena, node, n);
     if (!w) {
         nomem(env);
         return NULL;
@@ -153,11 +163,12 @@ static const polis_json *wrap_child(polis_env *env, const polis_json *j, const c
                                     const char *key, int32_t index)
 {
     size_t n = path_write(NULL, 0, j->path, key, index);
-    polis_json *w = wrap_new(env, node, n);
+    polis_json *w = wrap_new(env, j->arena, node, n);
     if (!w) {
         nomem(env);
         return &json_oom;
     }
+    w->source = j->source;
     path_write((char *)w->path, n + 1, j->path, key, index);
     return w;
 }
@@ -211,12 +222,25 @@ static polis_status read_check(polis_ctx *ctx, const polis_json *j, const void *
     return *env ? POLIS_OK : POLIS_ERR_CONFIG;
 }
 
+/* A document's messages name the document ("<plugin>: <name>: <path>: ..."), not the
+ * scenario file: its source stands in for the scenario's while the value is read. */
+static char *source_push(polis_env *env, const polis_json *j)
+{
+    char *saved = env->scn.source;
+    if (j->source) env->scn.source = (char *)(uintptr_t)j->source;
+    return saved;
+}
+
 polis_status polis__json_int(polis_ctx *ctx, const polis_json *j, int64_t min, int64_t max,
                              int64_t *out)
 {
     polis_env *env;
     polis_status st = read_check(ctx, j, out, &env);
-    return st != POLIS_OK ? st : want_int(env, j->node, j->path, min, max, out);
+    if (st != POLIS_OK) return st;
+    char *saved = source_push(env, j);
+    st = want_int(env, j->node, j->path, min, max, out);
+    env->scn.source = saved;
+    return st;
 }
 
 polis_status polis__json_double(polis_ctx *ctx, const polis_json *j, double min, double max,
@@ -224,21 +248,92 @@ polis_status polis__json_double(polis_ctx *ctx, const polis_json *j, double min,
 {
     polis_env *env;
     polis_status st = read_check(ctx, j, out, &env);
-    return st != POLIS_OK ? st : want_double(env, j->node, j->path, min, max, out);
+    if (st != POLIS_OK) return st;
+    char *saved = source_push(env, j);
+    st = want_double(env, j->node, j->path, min, max, out);
+    env->scn.source = saved;
+    return st;
 }
 
 polis_status polis__json_string(polis_ctx *ctx, const polis_json *j, const char **out)
 {
     polis_env *env;
     polis_status st = read_check(ctx, j, out, &env);
-    return st != POLIS_OK ? st : want_string(env, j->node, j->path, false, out);
+    if (st != POLIS_OK) return st;
+    char *saved = source_push(env, j);
+    st = want_string(env, j->node, j->path, false, out);
+    env->scn.source = saved;
+    return st;
 }
 
 polis_status polis__json_bool(polis_ctx *ctx, const polis_json *j, bool *out)
 {
     polis_env *env;
     polis_status st = read_check(ctx, j, out, &env);
-    return st != POLIS_OK ? st : want_bool(env, j->node, j->path, out);
+    if (st != POLIS_OK) return st;
+    char *saved = source_push(env, j);
+    st = want_bool(env, j->node, j->path, out);
+    env->scn.source = saved;
+    return st;
+}
+
+/* ---- documents plugins parse (the "json" host API) ----------------------------------------- */
+
+/* A parsed document: its root wrapper first, so the root a plugin holds is the document. */
+typedef struct json_doc {
+    polis_json root;
+    cJSON *tree;
+    void *arena;  /* the wrappers of its members */
+    char *source; /* "<plugin>: <name>" */
+} json_doc;
+
+polis_status polis__json_doc_parse(polis_ctx *ctx, const char *text, size_t len,
+                                   const char *name, const polis_json **out)
+{
+    if (!ctx) return POLIS_ERR_INVALID;
+    polis_env *env = ctx->env;
+    if (!out) return polis__fail(env, POLIS_ERR_INVALID, "%s: json parse: out is NULL", ctx->name);
+    *out = NULL;
+    if (!text)
+        return polis__fail(env, POLIS_ERR_INVALID, "%s: json parse: text is NULL", ctx->name);
+    if (!name || !*name) name = "json";
+    if (len > POLIS__JSON_DOC_MAX)
+        return polis__fail(env, POLIS_ERR_LIMIT, "%s: %s: %zu bytes of JSON, more than %zu",
+                           ctx->name, name, len, (size_t)POLIS__JSON_DOC_MAX);
+    size_t slen = strlen(ctx->name) + strlen(name) + 3;
+    json_doc *doc = polis__alloc(env, sizeof *doc);
+    char *source = polis__alloc(env, slen);
+    if (!doc || !source) {
+        polis__free(env, doc, sizeof *doc);
+        polis__free(env, source, slen);
+        return nomem(env);
+    }
+    snprintf(source, slen, "%s: %s", ctx->name, name);
+    char *saved = env->scn.source;
+    env->scn.source = source;
+    polis_status st = json_parse(env, text, len, &doc->tree);
+    env->scn.source = saved;
+    if (st != POLIS_OK) {
+        polis__free(env, doc, sizeof *doc);
+        polis__free(env, source, slen);
+        return st;
+    }
+    doc->source = source;
+    doc->root = (polis_json){.node = doc->tree, .path = "", .env = env, .arena = &doc->arena,
+                             .source = source, .len = -1, .root = true};
+    *out = &doc->root;
+    return POLIS_OK;
+}
+
+void polis__json_doc_free(polis_ctx *ctx, const polis_json *j)
+{
+    if (!ctx || !j || !j->root) return; /* NULL, or not a document: nothing to free */
+    json_doc *doc = (json_doc *)(uintptr_t)j;
+    polis_env *env = ctx->env;
+    cJSON_Delete(doc->tree);
+    arena_release(env, &doc->arena);
+    polis__free(env, doc->source, strlen(doc->source) + 1);
+    polis__free(env, doc, sizeof *doc);
 }
 
 /* ---- parameter tables --------------------------------------------------------------------- */

@@ -184,14 +184,14 @@ static polis_status check_desc(polis_env *env, const char *where, const char *fi
                            "%s: %s: %s: descriptor struct_size %u is smaller than the ABI 1.0 "
                            "descriptor (%zu bytes)",
                            src, where, file, d->struct_size, (size_t)DESC_V1_0_SIZE);
-    /* A newer minor may rely on host functions or descriptor fields this engine lacks. */
+    /* abi_minor is the oldest host the plugin needs (plugin.h, "Versions"): it calls slots of
+     * that minor without checking, so an older engine must not load it. */
     if (d->abi_minor > POLIS_ABI_MINOR)
         return polis__fail(env, POLIS_ERR_PLUGIN,
-                           "%s: %s: %s: plugin ABI version %u.%u is newer than this engine's "
-                           "%u.%u (rebuild the plugin against this engine's headers, or update "
-                           "polis)",
-                           src, where, file, d->abi_major, d->abi_minor, POLIS_ABI_MAJOR,
-                           POLIS_ABI_MINOR);
+                           "%s: %s: %s: the plugin needs plugin ABI %u.%u or newer (its "
+                           "abi_minor), this engine (polis %s) has ABI %u.%u: update polis",
+                           src, where, file, d->abi_major, d->abi_minor, POLIS_VERSION_STRING,
+                           POLIS_ABI_MAJOR, POLIS_ABI_MINOR);
     /* Up to this engine's minor, the descriptor is at most the engine's own. */
     if (d->struct_size > sizeof(polis_plugin_desc))
         return polis__fail(env, POLIS_ERR_PLUGIN,
@@ -438,4 +438,37 @@ void polis__plugins_unload(polis_env *env)
         polis__strfree(env, ctx->path);
         ctx->path = NULL;
     }
+}
+
+/* ---- what the scenario loaded (polis/env.h) ------------------------------------------------ */
+
+static bool loaded(const polis_ctx *c)
+{
+    return c->kind == POLIS__CTX_PLUGIN || c->kind == POLIS__CTX_SCRIPT;
+}
+
+int32_t polis_env_n_plugins(const polis_env *env)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; env && i < env->n_ctxs; i++) n += loaded(env->ctxs[i]);
+    return n;
+}
+
+polis_status polis_env_plugin(const polis_env *env, int32_t i, polis_plugin_info *out)
+{
+    if (!env || !out || i < 0) return POLIS_ERR_INVALID;
+    for (int32_t c = 0; c < env->n_ctxs; c++) {
+        const polis_ctx *ctx = env->ctxs[c];
+        if (!loaded(ctx) || i-- > 0) continue;
+        bool so = ctx->kind == POLIS__CTX_PLUGIN;
+        const char *path = so ? ctx->path : ctx->scn_script ? ctx->scn_script->path : NULL;
+        *out = (polis_plugin_info){
+            .name = ctx->name,
+            .version = so && ctx->desc && ctx->desc->version ? ctx->desc->version : "",
+            .kind = so ? POLIS_PLUGIN_SO : POLIS_PLUGIN_LUA,
+            .path = path ? path : "",
+        };
+        return POLIS_OK;
+    }
+    return POLIS_ERR_INVALID;
 }

@@ -5,14 +5,13 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-
-static const polis_host host_table;
 
 #define h_error polis__ctx_error
 
@@ -29,7 +28,7 @@ polis_ctx *polis__ctx_new(polis_env *env, int32_t kind, const char *name)
         polis__free(env, ctx, sizeof *ctx);
         return NULL;
     }
-    ctx->head.host = &host_table;
+    ctx->head.host = polis__host();
     ctx->env = env;
     ctx->kind = kind;
     ctx->index = env->n_ctxs;
@@ -824,7 +823,8 @@ static polis_status h_obs_range(polis_ctx *ctx, int32_t field, int32_t dim, int3
 }
 
 
-static const polis_host host_table = {
+/* The kernel's slots; every module fills its own (polis__host). */
+static const polis_host kernel_slots = {
     .abi_major = POLIS_ABI_MAJOR,
     .struct_size = sizeof(polis_host),
     .abi_minor = POLIS_ABI_MINOR,
@@ -875,33 +875,31 @@ static const polis_host host_table = {
     .json_bool = polis__json_bool,
     .alloc = h_alloc,
     .free = h_free,
-    .text_append = polis__text_append,
-    .text_printf = polis__text_printf,
-    .renderer = polis__renderer_add,
-    .action_parser = polis__parser_add,
     .scenario_dir = h_scenario_dir,
-    .policy = polis__policy_add,
-    .policy_rng = polis__policy_rng,
     .mask_filter = h_mask_filter,
     .action_family = h_action_family,
-    .macro = polis__macro_add,
     .obs_range = h_obs_range, /* ABI 1.4 */
-    /* ABI 1.5: looks and scenes (scene.c) */
-    .look_kind = polis__look_kind,
-    .look_layer = polis__look_layer,
-    .look_stat = polis__look_stat,
-    .look_map = polis__look_map,
-    .look_view = polis__look_view,
-    .look_scene = polis__look_scene,
-    .scene_thing = polis__scene_thing,
-    .scene_node = polis__scene_node,
-    .scene_edge = polis__scene_edge,
-    .look_kind_find = polis__h_look_kind_find,
-    .look_keep_layer = polis__look_keep_layer,
-    .scene_fresh = polis__scene_fresh,
+    .host_api = polis__host_api, /* ABI 1.7: every later addition comes through it */
 };
 
-const polis_host *polis__host(void) { return &host_table; }
+static polis_host host_table;
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+static void host_build(void)
+{
+    host_table = kernel_slots;
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->host) (*m)->host(&host_table);
+}
+
+/* Built once per process, before the first env uses it, and never written again: as
+ * immutable as a const table from then on, so envs on different threads share it. */
+const polis_host *polis__host(void)
+{
+    pthread_once(&host_once, host_build);
+    return &host_table;
+}
+
 
 /* ---- freeze ---------------------------------------------------------------------------------- */
 
@@ -965,9 +963,9 @@ static const char *human_bytes(char *buf, size_t cap, uint64_t n)
     return buf;
 }
 
-/* What registry_freeze, the grid, the entity table, the plans and the bus are about to
- * allocate, in 64-bit arithmetic, refused beyond the cap before any of it is allocated. The
- * message names the keys of every part, biggest first. */
+/* What registry_freeze, the grid, the entity table, the modules (plans) and the bus are
+ * about to allocate, in 64-bit arithmetic, refused beyond the cap before any of it is
+ * allocated. The message names the keys of every part, biggest first. */
 static polis_status check_memory(polis_env *env, size_t obs_size)
 {
     enum { GRID, AGENTS, ENTITIES, EVENTS, N_PARTS };
@@ -976,13 +974,12 @@ static polis_status check_memory(polis_env *env, size_t obs_size)
     if (env->grid_enabled && env->grid_sized && env->n_layers > 0)
         part[GRID] = mul_sat(mul_sat((uint64_t)env->grid.width, (uint64_t)env->grid.height),
                              (uint64_t)env->n_layers * sizeof(int32_t));
-    size_t plan = 0;
-    for (int32_t i = 0; i < env->n_macros; i++)
-        if (env->macros[i].plan_size > plan) plan = env->macros[i].plan_size;
-    if (env->n_macros) plan = ((plan + 15) & ~(size_t)15) + sizeof *env->plans;
+    size_t modules = 0; /* the modules' per-agent state (plans) */
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->agent_bytes) modules += (*m)->agent_bytes(env);
     uint64_t per_agent = add_sat(obs_size, (uint64_t)env->n_actions);
     per_agent = add_sat(per_agent, 3 * sizeof(int32_t) + sizeof(float) + 3 +
-                                       sizeof(polis_entity) + plan);
+                                       sizeof(polis_entity) + modules);
     per_agent = add_sat(per_agent, mul_sat((uint64_t)env->n_rewards, sizeof(float)));
     part[AGENTS] = mul_sat(n, per_agent);
     uint64_t per_entity = 2 * sizeof(uint32_t) + 1;
@@ -1070,9 +1067,11 @@ polis_status polis__registry_freeze(polis_env *env)
 {
     polis_status st;
     if ((st = apply_weights(env))) return st;
-    /* Handler replacements first: the per-phase hook copies and the sorted transforms below
-     * then carry the replaced functions, and the step calls them like any other. */
-    if ((st = polis__swap_apply(env))) return st;
+    /* Modules' prefreeze first (handler replacements): the per-phase hook copies and the
+     * sorted transforms below then carry the replaced functions, and the step calls them like
+     * any other. */
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->prefreeze && (st = (*m)->prefreeze(env))) return st;
 
     /* Per-phase hook arrays: one sorted copy per phase, so the step walks flat arrays. */
     for (int32_t p = 0; p < POLIS_PHASE_COUNT; p++) {
@@ -1152,7 +1151,8 @@ polis_status polis__registry_freeze(polis_env *env)
                                cp->name);
     }
     if ((st = polis__grid_alloc(env))) return st;
-    if ((st = polis__plans_alloc(env))) return st;
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->freeze && (st = (*m)->freeze(env))) return st;
     return polis__bus_freeze(env);
 }
 
@@ -1200,10 +1200,6 @@ void polis__registry_free(polis_env *env)
     polis__free(env, env->components, sizeof *env->components * (size_t)env->cap_components);
     for (int32_t i = 0; i < env->n_services; i++) polis__strfree(env, env->services[i].name);
     polis__free(env, env->services, sizeof *env->services * (size_t)env->cap_services);
-
-    polis__plans_free(env);
-    polis__looks_free(env);
-    polis__swap_free(env);
 
     size_t n = (size_t)env->n_agents;
     polis_io *io = &env->io;

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "ffi/internal.h"
 
 /* bool crosses the ABI as a 1-byte unsigned integer (C _Bool on every ABI libffi knows). */
 _Static_assert(sizeof(bool) == 1, "bool is passed to libffi as uint8");
@@ -748,3 +748,13 @@ void polis__ffi_free(polis_env *env)
     polis__free(env, st, sizeof *st);
     env->ffi = NULL;
 }
+
+/* ---- the module (engine/modules.c) ----------------------------------------------------- */
+
+POLIS_INTERNAL const polis__module polis__ffi_module = {
+    .name = "ffi",
+    .start = polis__ffi_bind_scenario, /* after every script's on_start */
+    .prefreeze = polis__swap_apply,    /* replaced handlers, before the registries are copied */
+    .unload = polis__ffi_free,         /* prepared calls point into the plugins */
+    .free = polis__swap_free,
+};

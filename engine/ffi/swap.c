@@ -24,7 +24,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "lua/lua_host.h"
+#include "ffi/internal.h"
+#include "lua/internal.h"
+#include "policy/internal.h"
 
 typedef enum swap_kind {
     SK_ACTION = 0, SK_LEGAL, SK_OBSERVATION, SK_REWARD, SK_TRANSFORM, SK_TERMINATION, SK_HOOK,
@@ -128,7 +130,7 @@ static int32_t kind_count(const polis_env *env, swap_kind k)
     case SK_TRANSFORM: return env->n_transforms;
     case SK_TERMINATION:
     case SK_HOOK: return env->n_hooks;
-    case SK_POLICY: return env->n_policies;
+    case SK_POLICY: return env->policy->n_policies;
     case SK_COUNT: break;
     }
     return 0;
@@ -149,7 +151,7 @@ static const char *kind_name(const polis_env *env, swap_kind k, int32_t i, char 
         hook_name(env, i, buf, n);
         return buf;
     case SK_HOOK: hook_name(env, i, buf, n); return buf;
-    case SK_POLICY: return env->policies[i].name;
+    case SK_POLICY: return env->policy->policies[i].name;
     case SK_COUNT: break;
     }
     return NULL;
@@ -348,7 +350,7 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
         break;
     }
     case SK_POLICY: {
-        polis__policy *p = &env->policies[i];
+        polis__policy *p = &env->policy->policies[i];
         p->fn = c ? polis__ffi_tramp_policy(w->fn) : polis__lua_tramp_policy;
         p->ud = ud;
         p->ctx = ctx;

@@ -19,7 +19,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "lua_host.h"
+#include "lua/internal.h"
 
 /* ---- argument helpers -------------------------------------------------------------------- */
 
@@ -28,7 +28,7 @@ void polis__lua_engine_memory(lua_State *L, polis__lua_script *s, const char *wh
 {
     polis_env *env = s->env;
     int64_t limit = env->scn.lua_memory_limit;
-    int64_t used = env->lua_memory_used + env->lua_engine_bytes;
+    int64_t used = env->lua->memory_used + env->lua->engine_bytes;
     if (limit <= 0) return;
     if (bytes > (uint64_t)INT64_MAX || (int64_t)bytes > limit - used)
         luaL_error(L,
@@ -311,6 +311,15 @@ static int reward_len(lua_State *L)
 }
 
 /* ---- polis.*: registration ------------------------------------------------------------------ */
+
+/* A shape's value from its name (polis_shape_name's inverse); -1 if none has it. */
+static int32_t shape_find(const char *name)
+{
+    const char *n;
+    for (int32_t i = 0; name && (n = polis_shape_name((polis_shape)i)) != NULL; i++)
+        if (strcmp(n, name) == 0) return i;
+    return -1;
+}
 
 static int l_on(lua_State *L)
 {
@@ -654,7 +663,7 @@ static int l_look(lua_State *L)
             lua_getfield(L, -3, "color");
             lua_getfield(L, -4, "shape");
             const char *shape = lua_isnil(L, -1) ? "square" : lua_tostring(L, -1);
-            int32_t sh = polis__shape_parse(shape);
+            int32_t sh = shape_find(shape);
             if (sh < 0)
                 return luaL_error(L, "polis.look: kinds[%I]: shape '%s' is not one of square, "
                                      "circle, triangle, diamond, cross, dot, agent",
@@ -1019,7 +1028,7 @@ static int l_observation(lua_State *L)
     polis_status st = s->h->observation(s->ctx, &def, &id);
     if (st == POLIS_OK && rn) st = s->h->obs_range(s->ctx, id, rdim, rn, rlo, rhi);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
-    s->env->lua_engine_bytes += (int64_t)bytes;
+    s->env->lua->engine_bytes += (int64_t)bytes;
     lua_pushinteger(L, id);
     return 1;
 }

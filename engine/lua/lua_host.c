@@ -29,7 +29,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "lua_host.h"
+#include "lua/internal.h"
 
 /* The count hook fires at least this often so coroutines, which keep their own counters,
  * cannot run far past the budget they share with the main thread; it is also how often the
@@ -191,12 +191,12 @@ static void *script_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     if (nsize == 0) {
         if (ptr) {
             polis__free(env, ptr, osize);
-            env->lua_memory_used -= (int64_t)osize;
+            env->lua->memory_used -= (int64_t)osize;
         }
         return NULL;
     }
     int64_t limit = env->scn.lua_memory_limit;
-    int64_t used = env->lua_memory_used + env->lua_engine_bytes;
+    int64_t used = env->lua->memory_used + env->lua->engine_bytes;
     if (limit > 0 && nsize > old &&
         (nsize - old > (size_t)INT64_MAX || used > limit - (int64_t)(nsize - old))) {
         /* Lua does not run the message handler for memory errors: keep the place here
@@ -208,7 +208,7 @@ static void *script_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     }
     void *p = polis__realloc(env, ptr, old, nsize);
     if (!p) return NULL;
-    env->lua_memory_used += (int64_t)nsize - (int64_t)old;
+    env->lua->memory_used += (int64_t)nsize - (int64_t)old;
     if (nsize > old && s->depth > 0 && s->L && !s->exhausted &&
         limits_spent(s, (int64_t)((nsize - old) / ALLOC_BYTES_PER_UNIT)))
         fire_every_instruction(s, NULL);
@@ -608,7 +608,7 @@ static int body_scene(lua_State *L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn); /* 2 */
     lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->scene_writer);
     polis__lua_scene_writer *w = lua_touserdata(L, -1);
-    lua_pushboolean(L, polis__scene_fresh(a->cb->s->ctx, w->scene));
+    lua_pushboolean(L, a->cb->s->h->scene_fresh(a->cb->s->ctx, w->scene));
     lua_call(L, 2, 0);
     return 0;
 }
@@ -1103,8 +1103,11 @@ static polis_status script_load(polis_env *env, const polis__scn_script *scn)
     return POLIS_OK;
 }
 
-polis_status polis__scripts_load(polis_env *env)
+static polis_status scripts_load(polis_env *env)
 {
+    if (env->scn.n_scripts == 0) return POLIS_OK;
+    if (!(env->lua = polis__alloc(env, sizeof *env->lua)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     for (int32_t i = 0; i < env->scn.n_scripts; i++) {
         polis_status st = script_load(env, &env->scn.scripts[i]);
         if (st != POLIS_OK) return st;
@@ -1112,7 +1115,7 @@ polis_status polis__scripts_load(polis_env *env)
     return POLIS_OK;
 }
 
-polis_status polis__scripts_start(polis_env *env)
+static polis_status scripts_start(polis_env *env)
 {
     for (int32_t c = 0; c < env->n_ctxs; c++) {
         polis__lua_script *s =
@@ -1137,8 +1140,9 @@ polis_status polis__scripts_start(polis_env *env)
     return POLIS_OK;
 }
 
-void polis__scripts_reset(polis_env *env)
+static void scripts_reset(polis_env *env, uint64_t seed)
 {
+    (void)seed; /* math.random draws from the env's generator, seeded by the kernel */
     for (int32_t c = 0; c < env->n_ctxs; c++) {
         polis__lua_script *s =
             env->ctxs[c]->kind == POLIS__CTX_SCRIPT ? env->ctxs[c]->script : NULL;
@@ -1167,7 +1171,7 @@ static void script_free(polis_env *env, polis__lua_script *s)
     polis__free(env, s, sizeof *s);
 }
 
-void polis__scripts_unload(polis_env *env)
+static void scripts_unload(polis_env *env)
 {
     for (int32_t c = env->n_ctxs - 1; c >= 0; c--) {
         polis_ctx *ctx = env->ctxs[c];
@@ -1177,4 +1181,16 @@ void polis__scripts_unload(polis_env *env)
         script_free(env, ctx->script);
         ctx->script = NULL;
     }
+    polis__free(env, env->lua, sizeof *env->lua);
+    env->lua = NULL;
 }
+
+/* ---- the module (engine/modules.c) ----------------------------------------------------- */
+
+POLIS_INTERNAL const polis__module polis__lua_module = {
+    .name = "lua",
+    .load = scripts_load,     /* each script's chunk, after every plugin's init */
+    .start = scripts_start,   /* polis.on_start callbacks, after every plugin's start */
+    .reset = scripts_reset,
+    .unload = scripts_unload, /* the Lua states hold plugin callbacks: before plugins go */
+};

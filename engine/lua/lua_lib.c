@@ -17,7 +17,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "lua_host.h"
+#include "lua/internal.h"
 
 /* Bytes produced or scanned per unit charged. */
 #define BYTES_PER_UNIT 64

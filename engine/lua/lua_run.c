@@ -20,7 +20,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua_host.h"
+#include "ffi/internal.h"
+#include "lua/internal.h"
 
 /* Callbacks whose payload fits here publish without touching the Lua allocator. */
 #define PAYLOAD_STACK 512
@@ -375,7 +376,7 @@ int polis__lua_grid_layer(lua_State *L)
     int32_t layer = -1;
     polis_status st = s->h->grid_layer(s->ctx, name, &layer);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
-    env->lua_engine_bytes += (int64_t)bytes;
+    env->lua->engine_bytes += (int64_t)bytes;
     lua_pushinteger(L, layer);
     return 1;
 }

@@ -1,9 +1,9 @@
 /*
- * engine/pixels/raster.c — pixels: polis_env_render_rgb draws the current scene (docs/kernel.md,
+ * engine/pixels/raster.c — pixels: polis_pixels_draw draws the current scene (docs/kernel.md,
  * "Looks and scenes") as an RGB frame, the whole map or one agent's view window, with the
  * look of the browser viewer (sdk/viewer/draw.js): the same background and empty-cell
  * colours, the same shapes at the same proportions, the same agent colours, the facing mark
- * and the cross over a dead agent. With POLIS_RENDER_GLYPHS a kind whose glyph is printable
+ * and the cross over a dead agent. With POLIS_PIXELS_GLYPHS a kind whose glyph is printable
  * ASCII is drawn as that glyph, from the 5 x 7 pixel font below, which draw.js draws from too.
  *
  * Every pixel is decided by whether its centre lies inside a shape (no anti-aliasing), so a
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "polis/pixels.h"
 
 /* The viewer's colours (draw.js): AGENT_COLORS, the off-map background, an empty cell. A
  * frame takes the agent colours in this order, except those that look like one of the game's
@@ -141,7 +141,7 @@ static const uint8_t font5x7[95][FONT_H] = {
 typedef struct frame {
     uint8_t *px;
     int32_t w, h, c; /* pixels, cell size */
-    bool glyphs;     /* POLIS_RENDER_GLYPHS */
+    bool glyphs;     /* POLIS_PIXELS_GLYPHS */
     uint8_t palette[N_AGENT_RGB]; /* agent i's colour: agent_rgb[palette[i % N_AGENT_RGB]] */
     /* per shape, which pixels of a cell it covers, and which its dark edge darkens (computed
      * once per frame) */
@@ -452,24 +452,24 @@ static void draw_grid(frame *f)
     }
 }
 
-polis_status polis_env_render_rgb_size(polis_env *env, int32_t agent, int32_t cell_px,
+polis_status polis_pixels_size(polis_env *env, int32_t agent, int32_t cell_px,
                                        int32_t *w, int32_t *h)
 {
     if (w) *w = 0;
     if (h) *h = 0;
     if (!env) return POLIS_ERR_INVALID;
-    polis__clear_error(env);
+    polis_env_clear_error(env);
     if (cell_px < 1 || cell_px > CELL_PX_MAX)
-        return polis__fail(env, POLIS_ERR_INVALID, "render_rgb: cell_px %d is not 1 to %d",
+        return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels: cell_px %d is not 1 to %d",
                            (int)cell_px, CELL_PX_MAX);
     if (agent < -1 || agent >= polis_env_n_agents(env))
-        return polis__fail(env, POLIS_ERR_INVALID,
-                           "render_rgb: agent %d is not -1 (the map) or 0 to %d", (int)agent,
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                           "pixels: agent %d is not -1 (the map) or 0 to %d", (int)agent,
                            (int)polis_env_n_agents(env) - 1);
     int32_t mw = polis_env_scene_width(env), mh = polis_env_scene_height(env), rx = 0, ry = 0;
     if (mw <= 0 || mh <= 0)
-        return polis__fail(env, POLIS_ERR_INVALID,
-                           "render_rgb: the game registered no scene map (look_map), nothing "
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                           "pixels: the game registered no scene map (look_map), nothing "
                            "to draw");
     int32_t cw = mw, ch = mh;
     if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
@@ -478,40 +478,40 @@ polis_status polis_env_render_rgb_size(polis_env *env, int32_t agent, int32_t ce
     }
     if ((int64_t)cw * cell_px > INT32_MAX / 4 || (int64_t)ch * cell_px > INT32_MAX / 4 ||
         (int64_t)cw * cell_px * ch * cell_px > INT32_MAX / 4)
-        return polis__fail(env, POLIS_ERR_LIMIT,
-                           "render_rgb: a frame of %d x %d cells at %d px is too large",
+        return polis_env_set_error(env, POLIS_ERR_LIMIT,
+                           "pixels: a frame of %d x %d cells at %d px is too large",
                            (int)cw, (int)ch, (int)cell_px);
     if (w) *w = cw * cell_px;
     if (h) *h = ch * cell_px;
     return POLIS_OK;
 }
 
-polis_status polis_env_render_rgb(polis_env *env, int32_t agent, int32_t cell_px, uint8_t *out,
+polis_status polis_pixels_draw(polis_env *env, int32_t agent, int32_t cell_px, uint8_t *out,
                                   size_t cap, int32_t *out_w, int32_t *out_h)
 {
-    return polis_env_render_rgb_ex(env, agent, cell_px, 0, out, cap, out_w, out_h);
+    return polis_pixels_draw_ex(env, agent, cell_px, 0, out, cap, out_w, out_h);
 }
 
-polis_status polis_env_render_rgb_ex(polis_env *env, int32_t agent, int32_t cell_px,
+polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px,
                                      uint32_t flags, uint8_t *out, size_t cap, int32_t *out_w,
                                      int32_t *out_h)
 {
     int32_t w = 0, h = 0;
-    polis_status st = polis_env_render_rgb_size(env, agent, cell_px, &w, &h);
+    polis_status st = polis_pixels_size(env, agent, cell_px, &w, &h);
     if (out_w) *out_w = w;
     if (out_h) *out_h = h;
     if (st) return st;
-    if (flags & ~(uint32_t)POLIS_RENDER_GLYPHS)
-        return polis__fail(env, POLIS_ERR_INVALID,
-                           "render_rgb: flags 0x%x has bits other than POLIS_RENDER_GLYPHS (0x%x)",
-                           (unsigned)flags, (unsigned)POLIS_RENDER_GLYPHS);
+    if (flags & ~(uint32_t)POLIS_PIXELS_GLYPHS)
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                           "pixels: flags 0x%x has bits other than POLIS_PIXELS_GLYPHS (0x%x)",
+                           (unsigned)flags, (unsigned)POLIS_PIXELS_GLYPHS);
     size_t need = (size_t)w * (size_t)h * 3;
     if (!out)
-        return polis__fail(env, POLIS_ERR_INVALID, "render_rgb: out is NULL (%zu bytes needed)",
+        return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels: out is NULL (%zu bytes needed)",
                            need);
     if (cap < need)
-        return polis__fail(env, POLIS_ERR_LIMIT,
-                           "render_rgb: the buffer holds %zu bytes, a %d x %d frame needs %zu",
+        return polis_env_set_error(env, POLIS_ERR_LIMIT,
+                           "pixels: the buffer holds %zu bytes, a %d x %d frame needs %zu",
                            cap, (int)w, (int)h, need);
     const polis_scene *s = NULL;
     if ((st = polis_env_scene_get(env, &s))) return st;
@@ -521,7 +521,7 @@ polis_status polis_env_render_rgb_ex(polis_env *env, int32_t agent, int32_t cell
     f.w = w;
     f.h = h;
     f.c = cell_px;
-    f.glyphs = (flags & POLIS_RENDER_GLYPHS) != 0;
+    f.glyphs = (flags & POLIS_PIXELS_GLYPHS) != 0;
     for (int sh = 0; sh < N_SHAPES; sh++)
         for (int32_t y = 0; y < cell_px; y++)
             for (int32_t x = 0; x < cell_px; x++)
@@ -592,12 +592,12 @@ polis_status polis_env_render_rgb_ex(polis_env *env, int32_t agent, int32_t cell
     return POLIS_OK;
 }
 
-const uint8_t *polis_agent_rgb(int32_t agent)
+const uint8_t *polis_pixels_palette(int32_t agent)
 {
     return agent >= 0 ? agent_rgb[agent % N_AGENT_RGB] : NULL;
 }
 
-const uint8_t *polis_env_agent_rgb(const polis_env *env, int32_t agent)
+const uint8_t *polis_pixels_agent_rgb(const polis_env *env, int32_t agent)
 {
     if (!env || agent < 0) return NULL;
     uint8_t pal[N_AGENT_RGB];

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include <cjson/cJSON.h>
+
+#include "policy/internal.h"
 
 #define PLAN_SIZE_MAX 4096
 #define MACRO_NAME_MAX 63
@@ -29,8 +31,8 @@ static bool valid_macro_name(const char *name)
 
 static int32_t find_macro(const polis_env *env, const char *word, size_t len)
 {
-    for (int32_t i = 0; i < env->n_macros; i++) {
-        const char *name = env->macros[i].name;
+    for (int32_t i = 0; i < env->policy->n_macros; i++) {
+        const char *name = env->policy->macros[i].name;
         size_t k = 0;
         for (; k < len && name[k]; k++) {
             char c = word[k];
@@ -74,13 +76,14 @@ polis_status polis__macro_add(polis_ctx *ctx, const polis_macro_def *def)
     int32_t dup = find_macro(env, def->name, strlen(def->name));
     if (dup >= 0) {
         h->error(ctx, "macro \"%s\" is already registered by %s", def->name,
-                 env->macros[dup].ctx->name);
+                 env->policy->macros[dup].ctx->name);
         return POLIS_ERR_INVALID;
     }
-    polis_status st = polis__grow(env, (void **)&env->macros, &env->cap_macros, env->n_macros,
-                                  sizeof *env->macros);
+    struct polis__policy_state *ps = env->policy;
+    polis_status st =
+        polis__grow(env, (void **)&ps->macros, &ps->cap_macros, ps->n_macros, sizeof *ps->macros);
     if (st) return st;
-    polis__macro *m = &env->macros[env->n_macros];
+    polis__macro *m = &env->policy->macros[env->policy->n_macros];
     m->name = polis__strdup(env, def->name);
     m->usage = polis__strdup(env, def->usage && *def->usage ? def->usage : def->name);
     m->doc = polis__strdup(env, def->doc ? def->doc : "");
@@ -96,51 +99,79 @@ polis_status polis__macro_add(polis_ctx *ctx, const polis_macro_def *def)
     m->next = def->next;
     m->ud = def->ud;
     m->ctx = ctx;
-    env->n_macros++;
+    env->policy->n_macros++;
     return POLIS_OK;
+}
+
+/* The largest plan_size, in 16-byte steps: they keep every agent's plan aligned for any
+ * struct a macro keeps there. */
+static size_t plan_stride(const struct polis__policy_state *ps)
+{
+    size_t largest = 0;
+    for (int32_t i = 0; i < ps->n_macros; i++)
+        if (ps->macros[i].plan_size > largest) largest = ps->macros[i].plan_size;
+    return (largest + 15) & ~(size_t)15;
+}
+
+size_t polis__plans_agent_bytes(const polis_env *env)
+{
+    const struct polis__policy_state *ps = env->policy;
+    return ps->n_macros ? plan_stride(ps) + sizeof *ps->plans : 0;
 }
 
 polis_status polis__plans_alloc(polis_env *env)
 {
-    if (env->n_macros == 0 || env->n_agents == 0) return POLIS_OK;
-    size_t largest = 0;
-    for (int32_t i = 0; i < env->n_macros; i++)
-        if (env->macros[i].plan_size > largest) largest = env->macros[i].plan_size;
-    /* 16-byte steps keep every agent's plan aligned for any struct a macro keeps there */
-    env->plan_stride = (largest + 15) & ~(size_t)15;
+    struct polis__policy_state *ps = env->policy;
+    if (ps->n_macros == 0 || env->n_agents == 0) return POLIS_OK;
+    ps->plan_stride = plan_stride(ps);
     size_t n = (size_t)env->n_agents;
-    env->plans = polis__alloc(env, n * sizeof *env->plans);
-    if (env->plan_stride) env->plan_mem = polis__alloc(env, n * env->plan_stride);
-    if (!env->plans || (env->plan_stride && !env->plan_mem))
+    ps->plans = polis__alloc(env, n * sizeof *ps->plans);
+    if (ps->plan_stride) ps->plan_mem = polis__alloc(env, n * ps->plan_stride);
+    if (!ps->plans || (ps->plan_stride && !ps->plan_mem))
         return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating plan state");
-    for (size_t a = 0; a < n; a++) env->plans[a].macro = -1;
+    for (size_t a = 0; a < n; a++) ps->plans[a].macro = -1;
     return POLIS_OK;
 }
 
 void polis__plans_free(polis_env *env)
 {
+    struct polis__policy_state *ps = env->policy;
     size_t n = (size_t)env->n_agents;
-    polis__free(env, env->plans, n * sizeof *env->plans);
-    polis__free(env, env->plan_mem, n * env->plan_stride);
-    env->plans = NULL;
-    env->plan_mem = NULL;
-    for (int32_t i = 0; i < env->n_macros; i++) {
-        polis__strfree(env, env->macros[i].name);
-        polis__strfree(env, env->macros[i].usage);
-        polis__strfree(env, env->macros[i].doc);
+    polis__free(env, ps->plans, n * sizeof *ps->plans);
+    polis__free(env, ps->plan_mem, n * ps->plan_stride);
+    ps->plans = NULL;
+    ps->plan_mem = NULL;
+    for (int32_t i = 0; i < ps->n_macros; i++) {
+        polis__strfree(env, ps->macros[i].name);
+        polis__strfree(env, ps->macros[i].usage);
+        polis__strfree(env, ps->macros[i].doc);
     }
-    polis__free(env, env->macros, sizeof *env->macros * (size_t)env->cap_macros);
-    env->macros = NULL;
-    env->n_macros = env->cap_macros = 0;
+    polis__free(env, ps->macros, sizeof *ps->macros * (size_t)ps->cap_macros);
+    ps->macros = NULL;
+    ps->n_macros = ps->cap_macros = 0;
+}
+
+/* Macros in registration order: the plan commands a client can give an agent. */
+void polis__macros_describe(polis__describe *b, cJSON *root, const polis_env *env)
+{
+    const struct polis__policy_state *ps = env->policy;
+    cJSON *arr = polis__describe_arr(b, root, "macros");
+    for (int32_t i = 0; i < ps->n_macros; i++) {
+        cJSON *o = polis__describe_obj(b, arr, NULL);
+        polis__describe_str(b, o, "name", ps->macros[i].name);
+        polis__describe_str(b, o, "usage", ps->macros[i].usage);
+        polis__describe_str(b, o, "doc", ps->macros[i].doc);
+        polis__describe_str(b, o, "owner", polis__describe_owner(ps->macros[i].ctx));
+    }
 }
 
 /* ---- listing ------------------------------------------------------------------------------ */
 
-int32_t polis_env_n_macros(const polis_env *env) { return env ? env->n_macros : 0; }
+int32_t polis_env_n_macros(const polis_env *env) { return env ? env->policy->n_macros : 0; }
 
 static const polis__macro *macro_at(const polis_env *env, int32_t macro)
 {
-    return env && macro >= 0 && macro < env->n_macros ? &env->macros[macro] : NULL;
+    return env && macro >= 0 && macro < env->policy->n_macros ? &env->policy->macros[macro] : NULL;
 }
 
 const char *polis_env_macro_name(const polis_env *env, int32_t macro)
@@ -166,15 +197,16 @@ const char *polis_env_macro_doc(const polis_env *env, int32_t macro)
 /* The agent's plan record if it has a plan running in this episode, else NULL. */
 static polis__plan *running_plan(const polis_env *env, int32_t agent)
 {
-    if (!env || !env->plans || agent < 0 || agent >= env->n_agents) return NULL;
-    polis__plan *p = &env->plans[agent];
+    if (!env || !env->policy->plans || agent < 0 || agent >= env->n_agents) return NULL;
+    polis__plan *p = &env->policy->plans[agent];
     return p->macro >= 0 && p->episode == env->episode ? p : NULL;
 }
 
 static void *plan_memory(polis_env *env, int32_t agent)
 {
     /* a macro with plan_size 0 still gets a valid pointer it never reads through */
-    return env->plan_mem ? env->plan_mem + (size_t)agent * env->plan_stride : (void *)env->plans;
+    const struct polis__policy_state *ps = env->policy;
+    return ps->plan_mem ? ps->plan_mem + (size_t)agent * ps->plan_stride : (void *)ps->plans;
 }
 
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -197,8 +229,8 @@ static const char *macro_list(const polis_env *env, char *buf, size_t cap)
 {
     size_t len = 0;
     buf[0] = '\0';
-    for (int32_t i = 0; i < env->n_macros && len < cap; i++) {
-        int n = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", env->macros[i].name);
+    for (int32_t i = 0; i < env->policy->n_macros && len < cap; i++) {
+        int n = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", env->policy->macros[i].name);
         if (n < 0) break;
         len += (size_t)n;
     }
@@ -215,11 +247,11 @@ polis_status polis_env_plan_start(polis_env *env, int32_t agent, const char *com
     if (!command)
         return polis__fail(env, POLIS_ERR_INVALID, "plan_start: agent %d (%s): command is NULL",
                            agent, aname);
-    if (env->n_macros == 0)
+    if (env->policy->n_macros == 0)
         return polis__fail(env, POLIS_ERR_ACTION,
                            "plan_start: agent %d (%s): the scenario has no macros", agent, aname);
     /* whatever happens next, the agent's previous plan is over */
-    polis__plan *p = &env->plans[agent];
+    polis__plan *p = &env->policy->plans[agent];
     p->macro = -1;
     p->why[0] = '\0';
     if (env->io.terminations[agent] || env->io.truncations[agent])
@@ -252,7 +284,7 @@ polis_status polis_env_plan_start(polis_env *env, int32_t agent, const char *com
     const char *args = p->command + word;
     while (is_space(*args)) args++;
 
-    const polis__macro *m = &env->macros[mi];
+    const polis__macro *m = &env->policy->macros[mi];
     void *mem = plan_memory(env, agent);
     memset(mem, 0, m->plan_size);
     env->err[0] = '\0';
@@ -317,7 +349,7 @@ polis_status polis_env_plan_next(polis_env *env, int32_t agent, polis_plan_state
         *out_action = p->action;
         return POLIS_OK;
     }
-    const polis__macro *m = &env->macros[p->macro];
+    const polis__macro *m = &env->policy->macros[p->macro];
     polis_plan_state s = POLIS_PLAN_RUNNING;
     int32_t action = -1;
     p->why[0] = '\0';

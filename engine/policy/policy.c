@@ -6,10 +6,10 @@
  * Ids: 0 is the kernel's "noop", 1 the kernel's "random" (uniform over the legal actions of
  * the agent's current mask), 2 the kernel's "uniform" (uniform over all actions, ignoring
  * the mask), then the policies plugins and scripts registered, in registration order. The
- * built-ins have no record in env->policies, so an env without plugin policies allocates
+ * built-ins have no record in env->policy->policies, so an env without plugin policies allocates
  * nothing here. Their names are reserved: a plugin or script registering one is refused.
  *
- * The policy generator (env->policy_rng) is seeded at every reset from the reset seed on
+ * The policy generator (env->policy->rng) is seeded at every reset from the reset seed on
  * its own stream, so running policies never draws from the env's generator: an episode with
  * given actions is the same whether or not a policy chose them, and a scripted episode is
  * reproducible from its seed.
@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include <cjson/cJSON.h>
+
+#include "policy/internal.h"
 
 enum {
     POLICY_NOOP = 0,
@@ -65,42 +67,107 @@ polis_status polis__policy_add(polis_ctx *ctx, const char *name, polis_policy_fn
     }
     if (dup >= 0) {
         h->error(ctx, "policy \"%s\" is already registered by %s", name,
-                 env->policies[dup - POLICY_BUILTINS].ctx->name);
+                 env->policy->policies[dup - POLICY_BUILTINS].ctx->name);
         return POLIS_ERR_INVALID;
     }
-    polis_status st = polis__grow(env, (void **)&env->policies, &env->cap_policies, env->n_policies,
-                                  sizeof *env->policies);
+    struct polis__policy_state *ps = env->policy;
+    polis_status st = polis__grow(env, (void **)&ps->policies, &ps->cap_policies, ps->n_policies,
+                                  sizeof *ps->policies);
     if (st) return st;
-    polis__policy *p = &env->policies[env->n_policies];
+    polis__policy *p = &env->policy->policies[env->policy->n_policies];
     if (!(p->name = polis__strdup(env, name)))
         return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     p->fn = fn;
     p->ud = ud;
     p->ctx = ctx;
-    env->n_policies++;
+    env->policy->n_policies++;
     return POLIS_OK;
 }
 
-polis_rng *polis__policy_rng(polis_ctx *ctx) { return &ctx->env->policy_rng; }
+polis_rng *polis__policy_rng(polis_ctx *ctx) { return &ctx->env->policy->rng; }
 
 void polis__policies_free(polis_env *env)
 {
-    for (int32_t i = 0; i < env->n_policies; i++) polis__strfree(env, env->policies[i].name);
-    polis__free(env, env->policies, sizeof *env->policies * (size_t)env->cap_policies);
-    env->policies = NULL;
-    env->n_policies = env->cap_policies = 0;
+    struct polis__policy_state *ps = env->policy;
+    for (int32_t i = 0; i < ps->n_policies; i++) polis__strfree(env, ps->policies[i].name);
+    polis__free(env, ps->policies, sizeof *ps->policies * (size_t)ps->cap_policies);
+    ps->policies = NULL;
+    ps->n_policies = ps->cap_policies = 0;
 }
+
+/* Scripted policies by id: the kernel's "noop", "random" and "uniform", then the registered
+ * ones in registration order. */
+void polis__policies_describe(polis__describe *b, cJSON *root, const polis_env *env)
+{
+    cJSON *arr = polis__describe_arr(b, root, "policies");
+    for (int32_t i = 0; i < polis_env_n_policies(env); i++) {
+        cJSON *o = polis__describe_obj(b, arr, NULL);
+        polis__describe_i64(b, o, "id", i);
+        polis__describe_str(b, o, "name", polis_env_policy_name(env, i));
+        const polis_ctx *owner =
+            i < POLICY_BUILTINS ? NULL : env->policy->policies[i - POLICY_BUILTINS].ctx;
+        polis__describe_str(b, o, "owner", polis__describe_owner(owner));
+    }
+}
+
+/* ---- the module (engine/modules.c) ----------------------------------------------------- */
+
+static void policy_host(polis_host *h)
+{
+    h->policy = polis__policy_add;
+    h->policy_rng = polis__policy_rng;
+    h->macro = polis__macro_add;
+}
+
+static polis_status policy_create(polis_env *env)
+{
+    env->policy = polis__alloc(env, sizeof *env->policy);
+    return env->policy ? POLIS_OK : polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+}
+
+static polis_status policy_freeze(polis_env *env) { return polis__plans_alloc(env); }
+
+static void policy_reset(polis_env *env, uint64_t seed)
+{
+    polis_rng_seed(&env->policy->rng, seed, POLIS__POLICY_STREAM);
+}
+
+static void policy_free(polis_env *env)
+{
+    if (!env->policy) return;
+    polis__plans_free(env);
+    polis__policies_free(env);
+    polis__free(env, env->policy, sizeof *env->policy);
+    env->policy = NULL;
+}
+
+static void policy_describe(polis__describe *b, cJSON *root, const polis_env *env)
+{
+    polis__policies_describe(b, root, env);
+    polis__macros_describe(b, root, env);
+}
+
+POLIS_INTERNAL const polis__module polis__policy_module = {
+    .name = "policy",
+    .host = policy_host,
+    .create = policy_create,
+    .agent_bytes = polis__plans_agent_bytes,
+    .freeze = policy_freeze,
+    .reset = policy_reset,
+    .free = policy_free,
+    .describe = policy_describe,
+};
 
 int32_t polis_env_n_policies(const polis_env *env)
 {
-    return env ? POLICY_BUILTINS + env->n_policies : 0;
+    return env ? POLICY_BUILTINS + env->policy->n_policies : 0;
 }
 
 const char *polis_env_policy_name(const polis_env *env, int32_t policy)
 {
-    if (!env || policy < 0 || policy >= POLICY_BUILTINS + env->n_policies) return NULL;
+    if (!env || policy < 0 || policy >= POLICY_BUILTINS + env->policy->n_policies) return NULL;
     return policy < POLICY_BUILTINS ? BUILTIN_NAMES[policy]
-                                    : env->policies[policy - POLICY_BUILTINS].name;
+                                    : env->policy->policies[policy - POLICY_BUILTINS].name;
 }
 
 int32_t polis_env_policy_find(const polis_env *env, const char *name)
@@ -108,8 +175,8 @@ int32_t polis_env_policy_find(const polis_env *env, const char *name)
     if (!env || !name) return -1;
     for (int32_t i = 0; i < POLICY_BUILTINS; i++)
         if (strcmp(BUILTIN_NAMES[i], name) == 0) return i;
-    for (int32_t i = 0; i < env->n_policies; i++)
-        if (strcmp(env->policies[i].name, name) == 0) return POLICY_BUILTINS + i;
+    for (int32_t i = 0; i < env->policy->n_policies; i++)
+        if (strcmp(env->policy->policies[i].name, name) == 0) return POLICY_BUILTINS + i;
     return -1;
 }
 
@@ -121,7 +188,7 @@ static int32_t random_legal(polis_env *env, int32_t agent)
     uint32_t legal = 0;
     for (int32_t k = 0; k < io->n_actions; k++) legal += row[k] != 0;
     if (legal == 0) return 0;
-    uint32_t pick = polis_rng_below(&env->policy_rng, legal);
+    uint32_t pick = polis_rng_below(&env->policy->rng, legal);
     for (int32_t k = 0; k < io->n_actions; k++)
         if (row[k] && pick-- == 0) return k;
     return 0;
@@ -133,7 +200,7 @@ static int32_t random_legal(polis_env *env, int32_t agent)
 static int32_t uniform_any(polis_env *env, int32_t agent)
 {
     const polis_io *io = &env->io;
-    int32_t k = (int32_t)polis_rng_below(&env->policy_rng, (uint32_t)io->n_actions);
+    int32_t k = (int32_t)polis_rng_below(&env->policy->rng, (uint32_t)io->n_actions);
     return io->masks[(size_t)agent * (size_t)io->n_actions + (size_t)k] ? k : 0;
 }
 
@@ -152,7 +219,7 @@ static polis_status act_one(polis_env *env, int32_t policy, int32_t agent)
         io->actions[agent] = uniform_any(env, agent);
         return POLIS_OK;
     }
-    const polis__policy *p = &env->policies[policy - POLICY_BUILTINS];
+    const polis__policy *p = &env->policy->policies[policy - POLICY_BUILTINS];
     int32_t action = -1;
     env->current = p->ctx;
     polis_status st = p->fn(p->ctx, p->ud, agent, &action);
@@ -182,10 +249,10 @@ polis_status polis_env_policy_act(polis_env *env, int32_t policy, const int32_t 
                            env->state == POLIS__ENV_BROKEN
                                ? "the previous step or reset failed; call reset"
                                : "call reset before choosing actions");
-    if (policy < 0 || policy >= POLICY_BUILTINS + env->n_policies)
+    if (policy < 0 || policy >= POLICY_BUILTINS + env->policy->n_policies)
         return polis__fail(env, POLIS_ERR_INVALID,
                            "policy_act: policy %d is not a policy id (0..%d)", policy,
-                           POLICY_BUILTINS + env->n_policies - 1);
+                           POLICY_BUILTINS + env->policy->n_policies - 1);
     if (agents) {
         if (n < 0 || n > env->n_agents)
             return polis__fail(env, POLIS_ERR_INVALID, "policy_act: %d agents (expected 0..%d)", n,

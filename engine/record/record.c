@@ -26,7 +26,18 @@
 #include <cjson/cJSON.h>
 #include <zlib.h>
 
-#include "core/internal.h"
+#include "polis/plugin.h" /* POLIS_ABI_*: the header names the plugin ABI */
+#include "polis/record.h"
+#include "polis/scene.h"
+
+/* The longest message the recorder keeps. */
+#define REC_ERRMAX 1024
+
+/* One field of an event type, as polis_env_event_field gives it once at open. */
+typedef struct ev_field {
+    polis_ftype type;
+    size_t offset;
+} ev_field;
 
 typedef struct rbuf {
     char *p;
@@ -241,7 +252,7 @@ struct polis_recorder {
     FILE *f;
     gzFile gz;
     bool write_failed;
-    char err[POLIS_ERRMAX];
+    char err[REC_ERRMAX];
     int32_t keyframe_every;
     int32_t n_agents;
     int64_t episode;          /* -1 before the first begin_episode */
@@ -257,6 +268,9 @@ struct polis_recorder {
     rbuf ev_keys;
     size_t *ev_off;
     int32_t *ev_first;
+    /* each event type's fields (ev_fields[ev_first[type] - type + i], i < ev_first[type + 1]
+     * - ev_first[type] - 1), read once at open so an event costs no call into the env */
+    ev_field *ev_fields;
     /* the previous line's scene */
     bool sized;
     int32_t *prev_tiles;      /* [cells + 1] */
@@ -306,13 +320,15 @@ static void on_event(void *ud, const polis_event *ev)
 {
     polis_recorder *r = ud;
     if (!r->events_on) return;
-    const polis__event_type *t = &r->env->events[ev->type];
     rbuf *b = &r->events;
-    const size_t *off = r->ev_off + r->ev_first[ev->type];
+    int32_t first = r->ev_first[ev->type];
+    int32_t n_fields = r->ev_first[ev->type + 1] - first - 1;
+    const ev_field *fields = r->ev_fields + (first - ev->type);
+    const size_t *off = r->ev_off + first;
     const char *keys = r->ev_keys.p;
     rb_put(b, keys + off[0], off[1] - off[0]);
-    for (int32_t i = 0; i < t->n_fields; i++) {
-        const polis__field *f = &t->fields[i];
+    for (int32_t i = 0; i < n_fields; i++) {
+        const ev_field *f = &fields[i];
         const uint8_t *p = (const uint8_t *)ev->data + f->offset;
         rb_put(b, keys + off[i + 1], off[i + 2] - off[i + 1]);
         switch (f->type) {
@@ -349,26 +365,35 @@ static void on_event(void *ud, const polis_event *ev)
 static polis_status event_keys(polis_recorder *r)
 {
     const polis_env *env = r->env;
-    size_t n = 1;
-    for (int32_t t = 0; t < env->n_events; t++) n += (size_t)env->events[t].n_fields + 1;
+    int32_t n_types = polis_env_n_event_types(env);
+    size_t n = 1, n_fields = 0;
+    for (int32_t t = 0; t < n_types; t++) {
+        n_fields += (size_t)polis_env_event_n_fields(env, t);
+        n += (size_t)polis_env_event_n_fields(env, t) + 1;
+    }
     r->ev_off = calloc(n + 1, sizeof *r->ev_off);
-    r->ev_first = calloc((size_t)env->n_events + 1, sizeof *r->ev_first);
-    if (!r->ev_off || !r->ev_first) return POLIS_ERR_NOMEM;
+    r->ev_first = calloc((size_t)n_types + 1, sizeof *r->ev_first);
+    r->ev_fields = calloc(n_fields + 1, sizeof *r->ev_fields);
+    if (!r->ev_off || !r->ev_first || !r->ev_fields) return POLIS_ERR_NOMEM;
     rbuf *b = &r->ev_keys;
     size_t k = 0;
-    for (int32_t t = 0; t < env->n_events; t++) {
-        const polis__event_type *et = &env->events[t];
+    for (int32_t t = 0; t < n_types; t++) {
         r->ev_first[t] = (int32_t)k;
         r->ev_off[k++] = b->len;
         RB_LIT(b, ",{\"type\":");
-        rb_str(b, et->name);
-        for (int32_t i = 0; i < et->n_fields; i++) {
+        rb_str(b, polis_env_event_name(env, t));
+        for (int32_t i = 0; i < polis_env_event_n_fields(env, t); i++) {
+            const char *name = NULL;
+            ev_field *f = &r->ev_fields[k - (size_t)t - 1];
+            if (polis_env_event_field(env, t, i, &name, &f->type, &f->offset) != POLIS_OK)
+                return POLIS_ERR_INVALID;
             r->ev_off[k++] = b->len;
             rb_ch(b, ',');
-            rb_str(b, et->fields[i].name);
+            rb_str(b, name);
             rb_ch(b, ':');
         }
     }
+    r->ev_first[n_types] = (int32_t)k;
     r->ev_off[k] = b->len;
     return b->oom ? POLIS_ERR_NOMEM : POLIS_OK;
 }
@@ -434,34 +459,31 @@ static polis_status header(polis_recorder *r, const polis_record_info *info)
     rb_printf(b, ",\"seed\":%" PRIu64 ",\"keyframe_every\":%d,\"plugins\":[", info->seed,
               (int)r->keyframe_every);
     bool first = true;
-    for (int32_t i = 1; i < env->n_ctxs; i++) {
-        const polis_ctx *c = env->ctxs[i];
-        if (c->kind != POLIS__CTX_PLUGIN && c->kind != POLIS__CTX_SCRIPT) continue;
+    for (int32_t i = 0; i < polis_env_n_plugins(env); i++) {
+        polis_plugin_info p;
+        if (polis_env_plugin(env, i, &p) != POLIS_OK) continue;
         rb_puts(b, first ? "{\"name\":" : ",{\"name\":");
         first = false;
-        rb_str(b, c->name);
+        rb_str(b, p.name);
         rb_puts(b, ",\"version\":");
-        rb_str(b, c->kind == POLIS__CTX_PLUGIN && c->desc && c->desc->version ? c->desc->version
-                                                                              : "");
-        rb_puts(b, c->kind == POLIS__CTX_PLUGIN ? ",\"kind\":\"so\",\"path\":"
-                                                : ",\"kind\":\"lua\",\"path\":");
-        const char *path = c->kind == POLIS__CTX_PLUGIN ? c->path
-                           : c->scn_script             ? c->scn_script->path
-                                                       : NULL;
-        rb_str(b, path ? path : "");
+        rb_str(b, p.version);
+        rb_puts(b, p.kind == POLIS_PLUGIN_SO ? ",\"kind\":\"so\",\"path\":"
+                                             : ",\"kind\":\"lua\",\"path\":");
+        rb_str(b, p.path);
         rb_put(b, "}", 1);
     }
     rb_puts(b, "],\"agents\":[");
-    for (int32_t a = 0; a < env->n_agents; a++) {
+    for (int32_t a = 0; a < polis_env_n_agents(env); a++) {
         if (a) rb_put(b, ",", 1);
         rb_str(b, polis_env_agent_name(env, a));
     }
     rb_puts(b, "],\"actions\":[");
-    for (int32_t i = 0; i < env->n_actions; i++) {
+    for (int32_t i = 0; i < polis_env_n_actions(env); i++) {
         rb_puts(b, i ? ",{\"name\":" : "{\"name\":");
-        rb_str(b, env->actions[i].name);
+        rb_str(b, polis_env_action_name(env, i));
         rb_puts(b, ",\"doc\":");
-        rb_str(b, env->actions[i].doc ? env->actions[i].doc : "");
+        const char *doc = polis_env_action_doc(env, i);
+        rb_str(b, doc ? doc : "");
         rb_put(b, "}", 1);
     }
     rb_printf(b, "],\"map\":{\"width\":%d,\"height\":%d,\"layers\":[",
@@ -553,6 +575,7 @@ static void rec_free(polis_recorder *r)
     free(r->ev_keys.p);
     free(r->ev_off);
     free(r->ev_first);
+    free(r->ev_fields);
     free(r->prev_tiles);
     free(r->prev_agents);
     free(r->prev_stats);
@@ -564,7 +587,7 @@ static void rec_free(polis_recorder *r)
     free(r);
 }
 
-int64_t polis__recorder_allocs(const polis_recorder *r)
+int64_t polis_recorder_allocs(const polis_recorder *r)
 {
     return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows : 0;
 }

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/module.h"
+
+typedef struct polis__looks polis__looks;
 
 #define LOOK_NAME_MAX 127
 
@@ -69,13 +71,6 @@ static const char *const shape_names[] = {"square", "circle", "triangle", "diamo
 const char *polis_shape_name(polis_shape shape)
 {
     return (unsigned)shape < sizeof shape_names / sizeof shape_names[0] ? shape_names[shape] : NULL;
-}
-
-int32_t polis__shape_parse(const char *name)
-{
-    for (int32_t i = 0; i < (int32_t)(sizeof shape_names / sizeof shape_names[0]); i++)
-        if (name && strcmp(name, shape_names[i]) == 0) return i;
-    return -1;
 }
 
 static bool valid_name(const char *s)
@@ -130,7 +125,7 @@ static bool valid_color(const char *s)
     return true;
 }
 
-int32_t polis__look_kind_find(const polis_env *env, const char *name)
+static int32_t look_kind_find(const polis_env *env, const char *name)
 {
     if (!env->looks || !name) return -1;
     for (int32_t i = 0; i < env->looks->n_kinds; i++)
@@ -138,7 +133,7 @@ int32_t polis__look_kind_find(const polis_env *env, const char *name)
     return -1;
 }
 
-polis_status polis__look_kind(polis_ctx *ctx, const polis_kind_def *def, int32_t *out_id)
+static polis_status h_look_kind(polis_ctx *ctx, const polis_kind_def *def, int32_t *out_id)
 {
     polis__looks *lk = NULL;
     polis_status st = registering(ctx, "look_kind", &lk);
@@ -153,7 +148,7 @@ polis_status polis__look_kind(polis_ctx *ctx, const polis_kind_def *def, int32_t
                          def->name ? def->name : "(null)", LOOK_NAME_MAX);
         return POLIS_ERR_INVALID;
     }
-    int32_t dup = polis__look_kind_find(ctx->env, def->name);
+    int32_t dup = look_kind_find(ctx->env, def->name);
     if (dup >= 0) {
         polis__ctx_error(ctx, "look_kind: kind \"%s\" is already registered by %s", def->name,
                          lk->kinds[dup].ctx->name);
@@ -191,7 +186,7 @@ polis_status polis__look_kind(polis_ctx *ctx, const polis_kind_def *def, int32_t
     return POLIS_OK;
 }
 
-polis_status polis__look_layer(polis_ctx *ctx, const char *name, int32_t *out_layer)
+static polis_status h_look_layer(polis_ctx *ctx, const char *name, int32_t *out_layer)
 {
     polis__looks *lk = NULL;
     polis_status st = registering(ctx, "look_layer", &lk);
@@ -221,7 +216,7 @@ polis_status polis__look_layer(polis_ctx *ctx, const char *name, int32_t *out_la
     return POLIS_OK;
 }
 
-polis_status polis__look_keep_layer(polis_ctx *ctx, int32_t layer)
+static polis_status h_look_keep_layer(polis_ctx *ctx, int32_t layer)
 {
     polis__looks *lk = NULL;
     polis_status st = registering(ctx, "look_keep_layer", &lk);
@@ -235,7 +230,7 @@ polis_status polis__look_keep_layer(polis_ctx *ctx, int32_t layer)
     return POLIS_OK;
 }
 
-polis_status polis__look_stat(polis_ctx *ctx, const char *name, const char *group, int32_t max,
+static polis_status h_look_stat(polis_ctx *ctx, const char *name, const char *group, int32_t max,
                               int32_t *out_stat)
 {
     polis__looks *lk = NULL;
@@ -276,7 +271,7 @@ polis_status polis__look_stat(polis_ctx *ctx, const char *name, const char *grou
     return POLIS_OK;
 }
 
-polis_status polis__look_map(polis_ctx *ctx, int32_t width, int32_t height)
+static polis_status h_look_map(polis_ctx *ctx, int32_t width, int32_t height)
 {
     polis__looks *lk = NULL;
     polis_status st = registering(ctx, "look_map", &lk);
@@ -297,7 +292,7 @@ polis_status polis__look_map(polis_ctx *ctx, int32_t width, int32_t height)
     return POLIS_OK;
 }
 
-polis_status polis__look_view(polis_ctx *ctx, int32_t rx, int32_t ry)
+static polis_status h_look_view(polis_ctx *ctx, int32_t rx, int32_t ry)
 {
     polis__looks *lk = NULL;
     polis_status st = registering(ctx, "look_view", &lk);
@@ -315,7 +310,7 @@ polis_status polis__look_view(polis_ctx *ctx, int32_t rx, int32_t ry)
 
 #define CAP_MAX (1 << 24)
 
-polis_status polis__look_scene(polis_ctx *ctx, const polis_scene_def *def)
+static polis_status h_look_scene(polis_ctx *ctx, const polis_scene_def *def)
 {
     polis__looks *lk = NULL;
     polis_status st = registering(ctx, "look_scene", &lk);
@@ -379,7 +374,7 @@ static polis_status copy_str(polis_ctx *ctx, char *dst, size_t cap, const char *
     return POLIS_OK;
 }
 
-polis_status polis__scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id, int32_t kind,
+static polis_status h_scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id, int32_t kind,
                                 int32_t x, int32_t y, const char *label)
 {
     polis_status st = appending(ctx, scene, "scene_thing");
@@ -412,7 +407,7 @@ polis_status polis__scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id, 
     return POLIS_OK;
 }
 
-polis_status polis__scene_node(polis_ctx *ctx, polis_scene *scene, const char *id,
+static polis_status h_scene_node(polis_ctx *ctx, polis_scene *scene, const char *id,
                                const char *kind, const char *label)
 {
     polis_status st = appending(ctx, scene, "scene_node");
@@ -437,7 +432,7 @@ polis_status polis__scene_node(polis_ctx *ctx, polis_scene *scene, const char *i
     return POLIS_OK;
 }
 
-polis_status polis__scene_edge(polis_ctx *ctx, polis_scene *scene, const char *from,
+static polis_status h_scene_edge(polis_ctx *ctx, polis_scene *scene, const char *from,
                                const char *to, const char *kind, float weight)
 {
     polis_status st = appending(ctx, scene, "scene_edge");
@@ -467,16 +462,16 @@ polis_status polis__scene_edge(polis_ctx *ctx, polis_scene *scene, const char *f
     return POLIS_OK;
 }
 
-bool polis__scene_fresh(polis_ctx *ctx, const polis_scene *scene)
+static bool h_scene_fresh(polis_ctx *ctx, const polis_scene *scene)
 {
     const polis__looks *lk = ctx->env->looks;
     /* outside a scene callback nothing was kept for the caller: everything is to be written */
     return !lk || !lk->running || scene != &lk->scene || lk->fresh;
 }
 
-int32_t polis__h_look_kind_find(polis_ctx *ctx, const char *name)
+static int32_t h_look_kind_find(polis_ctx *ctx, const char *name)
 {
-    return polis__look_kind_find(ctx->env, name);
+    return look_kind_find(ctx->env, name);
 }
 
 /* ---- the public API ------------------------------------------------------------------ */
@@ -540,7 +535,7 @@ polis_status polis_env_scene_kind(const polis_env *env, int32_t kind, polis_kind
 
 int32_t polis_env_scene_kind_find(const polis_env *env, const char *name)
 {
-    return env ? polis__look_kind_find(env, name) : -1;
+    return env ? look_kind_find(env, name) : -1;
 }
 
 int32_t polis_env_scene_n_stats(const polis_env *env)
@@ -667,7 +662,7 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     return POLIS_OK;
 }
 
-void polis__looks_free(polis_env *env)
+static void looks_free(polis_env *env)
 {
     polis__looks *lk = env->looks;
     if (!lk) return;
@@ -696,3 +691,27 @@ void polis__looks_free(polis_env *env)
     polis__free(env, lk, sizeof *lk);
     env->looks = NULL;
 }
+
+/* ---- the module (engine/modules.c) ----------------------------------------------------- */
+
+static void scene_host(polis_host *h)
+{
+    h->look_kind = h_look_kind;
+    h->look_layer = h_look_layer;
+    h->look_stat = h_look_stat;
+    h->look_map = h_look_map;
+    h->look_view = h_look_view;
+    h->look_scene = h_look_scene;
+    h->scene_thing = h_scene_thing;
+    h->scene_node = h_scene_node;
+    h->scene_edge = h_scene_edge;
+    h->look_kind_find = h_look_kind_find;
+    h->look_keep_layer = h_look_keep_layer;
+    h->scene_fresh = h_scene_fresh;
+}
+
+POLIS_INTERNAL const polis__module polis__scene_module = {
+    .name = "scene",
+    .host = scene_host,
+    .free = looks_free,
+};

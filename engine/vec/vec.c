@@ -11,12 +11,18 @@
  * call, in place of that env's step.
  *
  * Threads: T-1 workers start at create. A call publishes the job by bumping a generation
- * counter; each thread steps a fixed contiguous block of envs and counts down `remaining`.
- * Waiting spins briefly (a step of a small game takes microseconds, less than a sleep and
- * wake-up costs) and then sleeps on a condition variable. The sleeper counts make the
- * hand-off race-free with sequentially consistent atomics: a thread announces that it is
- * going to sleep before it re-checks the condition under the mutex, and the other side
- * changes the condition before it looks for sleepers.
+ * counter; every thread, the caller included, then claims runs of envs from one counter
+ * tagged with the generation (a worker that wakes late finds the tag changed and claims
+ * nothing) and counts the envs it finished. The caller returns when all are finished, so
+ * a worker that cannot run (its core is taken, by the caller itself when both threads
+ * share one) costs nothing: the caller steps its envs too, and a call is never slower than
+ * one thread doing everything (docs/performance.md, "Threads sharing a core").
+ * Waiting spins a few pause instructions (a step of a small game takes microseconds, less
+ * than a sleep and wake-up costs), then yields the core (sched_yield: the thread it waits
+ * for may be the one that wants it), and only then sleeps on a condition variable. The
+ * sleeper counts make the hand-off race-free with sequentially consistent atomics: a thread
+ * announces that it is going to sleep before it re-checks the condition under the mutex,
+ * and the other side changes the condition before it looks for sleepers.
  *
  * Sharing: the calling thread decides which envs reset (autoreset, episode) before the
  * workers start, and each thread records failures in its own cache line; what threads still
@@ -29,14 +35,16 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/env.h"
 
-#define SPIN_ROUNDS 2000 /* pause instructions before a waiting thread sleeps */
+#define SPIN_ROUNDS 64   /* pause instructions before a waiting thread starts yielding */
+#define YIELD_ROUNDS 256 /* sched_yield calls before it sleeps */
 
 enum { VEC_FROZEN = 0, VEC_RUNNING = 1, VEC_BROKEN = 2 };
 enum { JOB_RESET = 0, JOB_STEP = 1 };
@@ -47,8 +55,8 @@ typedef struct vec_worker {
     pthread_t thread;
 } vec_worker;
 
-/* What one thread's block of envs did in the current call: its first (lowest) failing env.
- * One cache line per thread, so threads never write a line another thread writes. */
+/* What one thread's envs did in the current call: its lowest failing env. One cache line
+ * per thread, so threads never write a line another thread writes. */
 typedef struct vec_result {
     _Alignas(64) int32_t failed; /* env index, or -1 */
     polis_status status;
@@ -83,7 +91,9 @@ struct polis_vec {
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_done;
     atomic_uint gen;
-    atomic_int remaining;
+    _Atomic uint64_t claim; /* gen << 32 | the next env to claim */
+    int32_t chunk;          /* envs per claim */
+    atomic_int finished;    /* envs of the current job finished */
     atomic_int sleepers;
     atomic_int main_waiting;
     atomic_int stop;
@@ -194,18 +204,14 @@ static polis_status run_env(polis_vec *v, int32_t k)
     return polis_env_step(env);
 }
 
-/* Every env of the block runs even after one failed, so what the envs did never depends on
- * how the envs were split among threads. */
-static void run_block(polis_vec *v, int32_t t)
+/* Runs envs lo..hi-1 for thread t. Every env runs even after one failed, so what the envs
+ * did never depends on how they were split among threads. */
+static void run_envs(polis_vec *v, int32_t t, int32_t lo, int32_t hi)
 {
-    int32_t lo = (int32_t)((int64_t)v->n_envs * t / v->n_threads);
-    int32_t hi = (int32_t)((int64_t)v->n_envs * (t + 1) / v->n_threads);
     vec_result *r = &v->results[t];
-    r->failed = -1;
-    r->status = POLIS_OK;
     for (int32_t k = lo; k < hi; k++) {
         polis_status st = run_env(v, k);
-        if (st != POLIS_OK && r->failed < 0) {
+        if (st != POLIS_OK && (r->failed < 0 || k < r->failed)) {
             r->failed = k;
             r->status = st;
         }
@@ -223,13 +229,36 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* Claims and runs envs of generation g while there are any; the last thread to finish an
+ * env wakes the caller if it sleeps. */
+static void run_claims(polis_vec *v, int32_t t, unsigned g)
+{
+    const uint64_t tag = (uint64_t)g << 32;
+    uint64_t c = atomic_load(&v->claim);
+    for (;;) {
+        const int32_t k = (int32_t)(uint32_t)c;
+        if ((c & ~(uint64_t)UINT32_MAX) != tag || k >= v->n_envs) return;
+        const int32_t e = v->n_envs - k < v->chunk ? v->n_envs : k + v->chunk;
+        if (!atomic_compare_exchange_weak(&v->claim, &c, tag | (uint32_t)e)) continue;
+        run_envs(v, t, k, e);
+        if (atomic_fetch_add(&v->finished, e - k) + (e - k) == v->n_envs && t != 0 &&
+            atomic_load(&v->main_waiting)) {
+            pthread_mutex_lock(&v->mu);
+            pthread_cond_signal(&v->cv_done);
+            pthread_mutex_unlock(&v->mu);
+        }
+        c = atomic_load(&v->claim);
+    }
+}
+
 static unsigned wait_for_work(polis_vec *v, unsigned seen)
 {
     unsigned g;
-    for (int i = 0; i < SPIN_ROUNDS; i++) {
+    for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
         g = atomic_load_explicit(&v->gen, memory_order_acquire);
         if (g != seen) return g;
-        cpu_relax();
+        if (i < SPIN_ROUNDS) cpu_relax();
+        else sched_yield();
     }
     atomic_fetch_add(&v->sleepers, 1);
     pthread_mutex_lock(&v->mu);
@@ -247,12 +276,7 @@ static void *worker_main(void *arg)
     for (;;) {
         seen = wait_for_work(v, seen);
         if (atomic_load(&v->stop)) return NULL;
-        run_block(v, w->index);
-        if (atomic_fetch_sub(&v->remaining, 1) == 1 && atomic_load(&v->main_waiting)) {
-            pthread_mutex_lock(&v->mu);
-            pthread_cond_signal(&v->cv_done);
-            pthread_mutex_unlock(&v->mu);
-        }
+        run_claims(v, w->index, seen);
     }
 }
 
@@ -270,20 +294,28 @@ static void wake_workers(polis_vec *v)
 static void pool_run(polis_vec *v, int32_t job)
 {
     v->job = job;
+    for (int32_t t = 0; t < v->n_threads; t++) {
+        v->results[t].failed = -1;
+        v->results[t].status = POLIS_OK;
+    }
     if (v->n_threads == 1) {
-        run_block(v, 0);
+        run_envs(v, 0, 0, v->n_envs);
         return;
     }
-    atomic_store(&v->remaining, v->n_threads - 1);
+    /* the claim counter and the finished count first, then the generation that opens them */
+    const unsigned g = atomic_load(&v->gen) + 1;
+    atomic_store(&v->finished, 0);
+    atomic_store(&v->claim, (uint64_t)g << 32);
     wake_workers(v);
-    run_block(v, 0);
-    for (int i = 0; i < SPIN_ROUNDS; i++) {
-        if (atomic_load_explicit(&v->remaining, memory_order_acquire) == 0) return;
-        cpu_relax();
+    run_claims(v, 0, g);
+    for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
+        if (atomic_load_explicit(&v->finished, memory_order_acquire) == v->n_envs) return;
+        if (i < SPIN_ROUNDS) cpu_relax();
+        else sched_yield();
     }
     atomic_store(&v->main_waiting, 1);
     pthread_mutex_lock(&v->mu);
-    while (atomic_load(&v->remaining) > 0) pthread_cond_wait(&v->cv_done, &v->mu);
+    while (atomic_load(&v->finished) < v->n_envs) pthread_cond_wait(&v->cv_done, &v->mu);
     pthread_mutex_unlock(&v->mu);
     atomic_store(&v->main_waiting, 0);
 }
@@ -308,7 +340,11 @@ static polis_status pool_start(polis_vec *v, polis_error *err)
 {
     if (v->n_threads == 1) return POLIS_OK;
     atomic_init(&v->gen, 0);
-    atomic_init(&v->remaining, 0);
+    atomic_init(&v->claim, 0);
+    atomic_init(&v->finished, 0);
+    /* about four claims per thread: fewer atomics than one env each, and a thread that
+     * cannot run holds back at most a quarter of its share */
+    v->chunk = v->n_envs / (4 * v->n_threads) > 1 ? v->n_envs / (4 * v->n_threads) : 1;
     atomic_init(&v->sleepers, 0);
     atomic_init(&v->main_waiting, 0);
     atomic_init(&v->stop, 0);
@@ -477,13 +513,15 @@ polis_status polis_vec_create_file(const char *path, const polis_options *opts, 
 
 /* ---- running --------------------------------------------------------------------------------- */
 
-/* The lowest failing env of the last call (blocks are in env order, so the first thread
- * with a failure has it), its message prefixed with its index. */
+/* The lowest failing env of the last call (the lowest of the threads' lowest), its message
+ * prefixed with its index. */
 static polis_status collect(polis_vec *v)
 {
-    for (int32_t t = 0; t < v->n_threads; t++) {
-        const vec_result *r = &v->results[t];
-        if (r->failed < 0) continue;
+    const vec_result *r = NULL;
+    for (int32_t t = 0; t < v->n_threads; t++)
+        if (v->results[t].failed >= 0 && (!r || v->results[t].failed < r->failed))
+            r = &v->results[t];
+    if (r) {
         int32_t k = r->failed;
         const char *msg = polis_env_error(v->envs[k]);
         if (!msg[0]) msg = polis_status_str(r->status);

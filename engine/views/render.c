@@ -12,7 +12,33 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/internal.h"
+#include "core/module.h"
+
+typedef struct polis__renderer {
+    char *format;
+    polis_render_fn fn;
+    void *ud;
+    polis_ctx *ctx;
+} polis__renderer;
+
+/* An action parser (render.c), asked in registration order. */
+typedef struct polis__parser {
+    polis_parse_fn fn;
+    void *ud;
+    polis_ctx *ctx;
+} polis__parser;
+
+
+/* The module's state (env->views), allocated when the env is created. formats is "json
+ * text", rebuilt whenever a renderer adds a new format, so polis_env_render_formats needs
+ * no allocation. */
+struct polis__views {
+    polis__renderer *renderers;
+    int32_t n_renderers, cap_renderers;
+    polis__parser *parsers;
+    int32_t n_parsers, cap_parsers;
+    char *formats;
+};
 
 /* One render's output. A failed append (no memory, too long, bad input) is remembered and
  * makes every later append a no-op: host->text_* return nothing, so the kernel checks once
@@ -65,7 +91,7 @@ static bool text_reserve(polis_text *t, size_t extra)
     return true;
 }
 
-void polis__text_append(polis_text *t, const char *s, size_t n)
+static void text_append(polis_text *t, const char *s, size_t n)
 {
     if (!t || t->st || n == 0) return;
     if (!s) {
@@ -85,9 +111,11 @@ void polis__text_append(polis_text *t, const char *s, size_t n)
     t->buf[t->len] = '\0';
 }
 
-static void text_puts(polis_text *t, const char *s) { polis__text_append(t, s, strlen(s)); }
+static void text_puts(polis_text *t, const char *s) { text_append(t, s, strlen(s)); }
 
-void polis__text_printf(polis_text *t, const char *fmt, ...)
+static void text_printf(polis_text *t, const char *fmt, ...) POLIS_PRINTF(2, 3);
+
+static void text_printf(polis_text *t, const char *fmt, ...)
 {
     if (!t || t->st) return;
     if (!fmt) {
@@ -170,16 +198,17 @@ static polis_status registration_open(polis_ctx *ctx, const char *what)
 /* Rebuilds "json text": the distinct formats, sorted, space-separated. */
 static polis_status rebuild_formats(polis_env *env)
 {
+    const struct polis__views *v = env->views;
     size_t size = 1;
-    for (int32_t i = 0; i < env->n_renderers; i++) size += strlen(env->renderers[i].format) + 1;
+    for (int32_t i = 0; i < v->n_renderers; i++) size += strlen(v->renderers[i].format) + 1;
     char *s = polis__alloc(env, size);
     if (!s) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     size_t len = 0;
     const char *last = NULL;
     for (;;) {
         const char *next = NULL;
-        for (int32_t i = 0; i < env->n_renderers; i++) {
-            const char *f = env->renderers[i].format;
+        for (int32_t i = 0; i < env->views->n_renderers; i++) {
+            const char *f = env->views->renderers[i].format;
             if (last && strcmp(f, last) <= 0) continue;
             if (!next || strcmp(f, next) < 0) next = f;
         }
@@ -187,14 +216,14 @@ static polis_status rebuild_formats(polis_env *env)
         len += (size_t)snprintf(s + len, size - len, "%s%s", len ? " " : "", next);
         last = next;
     }
-    polis__strfree(env, env->render_formats);
-    env->render_formats = polis__strdup(env, s);
+    polis__strfree(env, env->views->formats);
+    env->views->formats = polis__strdup(env, s);
     polis__free(env, s, size);
-    if (!env->render_formats) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    if (!env->views->formats) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     return POLIS_OK;
 }
 
-polis_status polis__renderer_add(polis_ctx *ctx, const char *format, polis_render_fn fn, void *ud)
+static polis_status renderer_add(polis_ctx *ctx, const char *format, polis_render_fn fn, void *ud)
 {
     polis_env *env = ctx->env;
     const polis_host *h = ctx->head.host;
@@ -213,8 +242,9 @@ polis_status polis__renderer_add(polis_ctx *ctx, const char *format, polis_rende
     }
     /* A "json" rendering has one member per plugin, so one renderer per format per plugin
      * keeps its keys unique; text renderers follow the same rule for symmetry. */
-    for (int32_t i = 0; i < env->n_renderers; i++) {
-        if (env->renderers[i].ctx == ctx && strcmp(env->renderers[i].format, format) == 0) {
+    struct polis__views *v = env->views;
+    for (int32_t i = 0; i < v->n_renderers; i++) {
+        if (v->renderers[i].ctx == ctx && strcmp(v->renderers[i].format, format) == 0) {
             h->error(ctx,
                      "renderer for format \"%s\" is already registered by %s (one per "
                      "format per plugin)",
@@ -222,20 +252,20 @@ polis_status polis__renderer_add(polis_ctx *ctx, const char *format, polis_rende
             return POLIS_ERR_INVALID;
         }
     }
-    if ((st = polis__grow(env, (void **)&env->renderers, &env->cap_renderers, env->n_renderers,
-                          sizeof *env->renderers)))
+    if ((st = polis__grow(env, (void **)&v->renderers, &v->cap_renderers, v->n_renderers,
+                          sizeof *v->renderers)))
         return st;
-    polis__renderer *r = &env->renderers[env->n_renderers];
+    polis__renderer *r = &env->views->renderers[env->views->n_renderers];
     if (!(r->format = polis__strdup(env, format)))
         return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     r->fn = fn;
     r->ud = ud;
     r->ctx = ctx;
-    env->n_renderers++;
+    env->views->n_renderers++;
     return rebuild_formats(env);
 }
 
-polis_status polis__parser_add(polis_ctx *ctx, polis_parse_fn fn, void *ud)
+static polis_status parser_add(polis_ctx *ctx, polis_parse_fn fn, void *ud)
 {
     polis_env *env = ctx->env;
     polis_status st = registration_open(ctx, "action_parser");
@@ -244,30 +274,73 @@ polis_status polis__parser_add(polis_ctx *ctx, polis_parse_fn fn, void *ud)
         ctx->head.host->error(ctx, "action_parser: function is NULL");
         return POLIS_ERR_INVALID;
     }
-    if ((st = polis__grow(env, (void **)&env->parsers, &env->cap_parsers, env->n_parsers,
-                          sizeof *env->parsers)))
+    struct polis__views *v = env->views;
+    if ((st = polis__grow(env, (void **)&v->parsers, &v->cap_parsers, v->n_parsers,
+                          sizeof *v->parsers)))
         return st;
-    env->parsers[env->n_parsers++] = (polis__parser){.fn = fn, .ud = ud, .ctx = ctx};
+    v->parsers[v->n_parsers++] = (polis__parser){.fn = fn, .ud = ud, .ctx = ctx};
     return POLIS_OK;
 }
 
-void polis__render_free(polis_env *env)
+/* ---- the module (engine/modules.c) ----------------------------------------------------- */
+
+static void views_host(polis_host *h)
 {
-    for (int32_t i = 0; i < env->n_renderers; i++) polis__strfree(env, env->renderers[i].format);
-    polis__free(env, env->renderers, sizeof *env->renderers * (size_t)env->cap_renderers);
-    polis__free(env, env->parsers, sizeof *env->parsers * (size_t)env->cap_parsers);
-    polis__strfree(env, env->render_formats);
-    env->renderers = NULL;
-    env->parsers = NULL;
-    env->render_formats = NULL;
-    env->n_renderers = env->cap_renderers = env->n_parsers = env->cap_parsers = 0;
+    h->text_append = text_append;
+    h->text_printf = text_printf;
+    h->renderer = renderer_add;
+    h->action_parser = parser_add;
 }
+
+static polis_status views_create(polis_env *env)
+{
+    env->views = polis__alloc(env, sizeof *env->views);
+    return env->views ? POLIS_OK : polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+}
+
+static void views_free(polis_env *env)
+{
+    struct polis__views *v = env->views;
+    if (!v) return;
+    for (int32_t i = 0; i < v->n_renderers; i++) polis__strfree(env, v->renderers[i].format);
+    polis__free(env, v->renderers, sizeof *v->renderers * (size_t)v->cap_renderers);
+    polis__free(env, v->parsers, sizeof *v->parsers * (size_t)v->cap_parsers);
+    polis__strfree(env, v->formats);
+    polis__free(env, v, sizeof *v);
+    env->views = NULL;
+}
+
+/* Renderers and action parsers in registration order: the order their pieces appear in a
+ * rendering and the order parsers are asked. */
+static void views_describe(polis__describe *b, cJSON *root, const polis_env *env)
+{
+    const struct polis__views *v = env->views;
+    cJSON *arr = polis__describe_arr(b, root, "renderers");
+    for (int32_t i = 0; i < v->n_renderers; i++) {
+        cJSON *o = polis__describe_obj(b, arr, NULL);
+        polis__describe_str(b, o, "format", v->renderers[i].format);
+        polis__describe_str(b, o, "owner", polis__describe_owner(v->renderers[i].ctx));
+    }
+    arr = polis__describe_arr(b, root, "action_parsers");
+    for (int32_t i = 0; i < v->n_parsers; i++) {
+        cJSON *o = polis__describe_obj(b, arr, NULL);
+        polis__describe_str(b, o, "owner", polis__describe_owner(v->parsers[i].ctx));
+    }
+}
+
+POLIS_INTERNAL const polis__module polis__views_module = {
+    .name = "views",
+    .host = views_host,
+    .create = views_create,
+    .free = views_free,
+    .describe = views_describe,
+};
 
 /* ---- rendering --------------------------------------------------------------------------- */
 
 const char *polis_env_render_formats(const polis_env *env)
 {
-    return env && env->render_formats ? env->render_formats : "";
+    return env && env->views->formats ? env->views->formats : "";
 }
 
 static polis_status check_agent(polis_env *env, const char *what, int32_t agent)
@@ -357,11 +430,11 @@ static polis_status legal_actions(polis_env *env, int32_t agent, polis_text *t)
             int32_t j = i;
             while (j + 1 < n && row[k + j + 1]) j++;
             if (j - i >= 2) {
-                polis__text_printf(t, "%s%.*s_%d..%d", sep, plen, a->name, (int)i, (int)j);
+                text_printf(t, "%s%.*s_%d..%d", sep, plen, a->name, (int)i, (int)j);
                 range = true;
             } else {
                 for (int32_t m = i; m <= j; m++)
-                    polis__text_printf(t, "%s%s", m == i ? sep : ", ", env->actions[k + m].name);
+                    text_printf(t, "%s%s", m == i ? sep : ", ", env->actions[k + m].name);
             }
             sep = ", ";
             i = j + 1;
@@ -379,8 +452,8 @@ static polis_status run_renderers(polis_env *env, int32_t agent, const char *for
     polis_status st;
     if (json && (st = kernel_puts(env, t, "{"))) return st;
     bool first = true;
-    for (int32_t i = 0; i < env->n_renderers; i++) {
-        const polis__renderer *r = &env->renderers[i];
+    for (int32_t i = 0; i < env->views->n_renderers; i++) {
+        const polis__renderer *r = &env->views->renderers[i];
         if (strcmp(r->format, format) != 0) continue;
         size_t start = t->len;
         if (json) {
@@ -420,14 +493,14 @@ polis_status polis_env_render(polis_env *env, int32_t agent, const char *format,
     polis_status st = check_agent(env, "render", agent);
     if (st) return st;
     bool known = false;
-    for (int32_t i = 0; i < env->n_renderers && !known; i++)
-        known = strcmp(env->renderers[i].format, format) == 0;
+    for (int32_t i = 0; i < env->views->n_renderers && !known; i++)
+        known = strcmp(env->views->renderers[i].format, format) == 0;
     if (!known) {
         char q[QUOTE_MAX * 4 + 8];
         quote(q, sizeof q, format, strlen(format));
         return polis__fail(env, POLIS_ERR_INVALID,
                            "render: no renderer for format %s (formats: %s)", q,
-                           env->n_renderers ? env->render_formats : "none registered");
+                           env->views->n_renderers ? env->views->formats : "none registered");
     }
     if ((st = render_state(env))) return st;
 
@@ -473,8 +546,8 @@ static void list_actions(const polis_env *env, char *buf, size_t size)
 static polis_status run_parsers(polis_env *env, int32_t agent, const char *text, size_t n,
                                 int32_t *id)
 {
-    for (int32_t i = 0; i < env->n_parsers; i++) {
-        const polis__parser *p = &env->parsers[i];
+    for (int32_t i = 0; i < env->views->n_parsers; i++) {
+        const polis__parser *p = &env->views->parsers[i];
         int32_t got = -1;
         polis__clear_error(env);
         env->current = p->ctx;
@@ -504,8 +577,8 @@ static polis_status run_parsers(polis_env *env, int32_t agent, const char *text,
     return polis__fail(env, POLIS_ERR_ACTION,
                        "agent %d (%s): cannot parse action %s (action names: %s; %d parser%s "
                        "tried)",
-                       agent, polis_env_agent_name(env, agent), q, names, env->n_parsers,
-                       env->n_parsers == 1 ? "" : "s");
+                       agent, polis_env_agent_name(env, agent), q, names, env->views->n_parsers,
+                       env->views->n_parsers == 1 ? "" : "s");
 }
 
 polis_status polis_env_parse_action(polis_env *env, int32_t agent, const char *input,

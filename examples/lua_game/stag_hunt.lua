@@ -145,6 +145,31 @@ polis.observation{
   end,
 }
 
+-- What a recording, the replay and the viewer draw (docs/lua.md, "Looks"): without this the
+-- game plays the same, but its recordings have no map. The walls and floor never change, so
+-- the ground layer is kept and written once per episode (fresh); prey is drawn every scene.
+local LOOK
+LOOK = polis.look{
+  kinds = {{name = "floor", glyph = ".", color = "#d9cfb8"},
+           {name = "wall", glyph = "#", color = "#4a4a4a"},
+           {name = "hare", glyph = "h", color = "#b08050", shape = "circle"},
+           {name = "stag", glyph = "S", color = "#8a5a2a", shape = "diamond"}},
+  layers = {"ground", "prey"},
+  keep = {"ground"},
+  view = {R, R},
+  scene = function(s, fresh)
+    local K = LOOK.kinds
+    for y = 0, H - 1 do
+      for x = 0, W - 1 do
+        if fresh then s:tile("ground", x, y, map.char(x, y) == "W" and K.wall or K.floor) end
+        if hare_at[key(x, y)] then s:tile("prey", x, y, K.hare) end
+      end
+    end
+    if stag_x then s:tile("prey", stag_x, stag_y, K.stag) end
+    for a = 0, polis.n_agents() - 1 do s:agent(a, px[a], py[a]) end
+  end,
+}
+
 polis.renderer("text", function(a)
   local lines = {string.format("You are %s at (%d, %d); x grows east, y grows south. Step %d.",
                                polis.agent_name(a), px[a], py[a], polis.tick())}

@@ -17,7 +17,7 @@
  */
 #include <stddef.h>
 
-#include <polis/plugin.h>
+#include <polis/kit.h>
 
 typedef struct hp_params {
     int64_t fuse;
@@ -160,24 +160,19 @@ static void hp_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def hp_param_table[] = {
-    {"fuse", POLIS_PARAM_INT, offsetof(hp_params, fuse), 1, 1000000, 20, NULL,
-     "steps from reset until the potato explodes", false},
-    {"penalty", POLIS_PARAM_DOUBLE, offsetof(hp_params, penalty), 0, 1e6, 10.0, NULL,
-     "paid by the holder when the potato explodes", false},
-    {"hold_cost", POLIS_PARAM_DOUBLE, offsetof(hp_params, hold_cost), 0, 1e6, 0.1, NULL,
-     "paid by the holder at the end of every step", false},
+    POLIS_P_INT(hp_params, "fuse", fuse, 1, 1000000, 20,
+                "steps from reset until the potato explodes"),
+    POLIS_P_DOUBLE(hp_params, "penalty", penalty, 0, 1e6, 10.0,
+                   "paid by the holder when the potato explodes"),
+    POLIS_P_DOUBLE(hp_params, "hold_cost", hold_cost, 0, 1e6, 0.1,
+                   "paid by the holder at the end of every step"),
 };
 
 static const polis_plugin_desc hp_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "hot_potato",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("hot_potato", 0),
     .version = "1.0.0",
     .doc = "pass the potato before its fuse runs out",
-    .params = hp_param_table,
-    .n_params = 3,
-    .params_size = sizeof(hp_params),
+    POLIS_DESC_PARAMS(hp_param_table, hp_params),
     .init = hp_init,
     .destroy = hp_destroy,
 };

@@ -5,9 +5,17 @@
  * ("polis_plugin_entry"), a function returning a pointer to a const polis_plugin_desc.
  * Plugins never link against libpolis: everything they may do goes through the
  * polis_host table of function pointers the engine passes to init(). Both the descriptor
- * and the host table start with the ABI major version and their struct size, and only ever
- * grow at the end (append-only), so a plugin built against an older minor version keeps
- * working and the engine refuses anything it cannot read.
+ * and the host table start with the ABI major version and their struct size.
+ *
+ * Versions — the one rule. A descriptor's abi_minor is the OLDEST host minor the plugin
+ * needs: the newest slot or behaviour it uses (marked "ABI 1.N" below; unmarked is 1.0). The
+ * loader refuses a plugin whose abi_minor is newer than the engine's POLIS_ABI_MINOR, naming
+ * the file and both versions, so a loaded plugin may call every slot up to its abi_minor
+ * without checking host->struct_size. A major version other than the engine's is refused
+ * too. The host table and the descriptor are frozen as of ABI 1.7: functions added later
+ * come in host APIs, named tables with versions of their own (host->host_api, "Host APIs"
+ * below), and the descriptor gains no fields (what a plugin adds, it registers in init).
+ * include/polis/kit.h has the helpers most plugins want (parameter tables, text).
  *
  * Lifecycle, per env:
  *   create:  the engine loads every plugin named by the scenario (in dependency order),
@@ -49,7 +57,7 @@ extern "C" {
 #endif
 
 #define POLIS_ABI_MAJOR 1
-#define POLIS_ABI_MINOR 6
+#define POLIS_ABI_MINOR 7
 #define POLIS_PLUGIN_ENTRY "polis_plugin_entry"
 
 #if defined(__GNUC__)
@@ -63,8 +71,9 @@ extern "C" {
 /* One plugin instance inside one env. Opaque; every host function takes it first. */
 typedef struct polis_ctx polis_ctx;
 
-/* A node of the scenario JSON handed to a plugin for POLIS_PARAM_JSON parameters. Opaque,
- * read through host->json_*; valid only during init() and start(). */
+/* A JSON value, read through host->json_*: a node of the scenario JSON handed to a plugin for
+ * POLIS_PARAM_JSON parameters (valid only during init() and start()), or of a document the
+ * plugin parsed with the "json" host API (valid until the plugin frees the document). */
 typedef struct polis_json polis_json;
 
 /* ---- parameters ------------------------------------------------------------------------ */
@@ -249,8 +258,8 @@ static inline int32_t *polis_grid_cell(const polis_grid *g, int32_t layer, int32
 
 typedef struct polis_host {
     uint32_t abi_major;   /* POLIS_ABI_MAJOR */
-    uint32_t struct_size; /* sizeof(polis_host) of the engine; check before using new slots */
-    uint32_t abi_minor;
+    uint32_t struct_size; /* sizeof(polis_host) of the engine */
+    uint32_t abi_minor;   /* the engine's POLIS_ABI_MINOR, at least the plugin's abi_minor */
 
     /* errors and logging */
     void (*error)(polis_ctx *ctx, const char *fmt, ...) POLIS_PRINTF(2, 3);
@@ -335,7 +344,7 @@ typedef struct polis_host {
     void *(*alloc)(polis_ctx *ctx, size_t size); /* zeroed; NULL on failure */
     void (*free)(polis_ctx *ctx, void *p, size_t size);
 
-    /* ---- ABI 1.1: renderers and action parsers (check struct_size before use) ---- */
+    /* ---- ABI 1.1: renderers and action parsers ---- */
 
     /* Appends to a text buffer handed to a renderer (valid only during that call). Rendering
      * happens on demand (an LLM client, the CLI, the Python SDK), never inside step, so the
@@ -391,16 +400,16 @@ typedef struct polis_host {
      * clear bits; the kernel keeps noop (bit 0) legal. Not called for finished agents.
      * Registration during init/start only. */
     polis_status (*mask_filter)(polis_ctx *ctx, polis_mask_fn fn, void *ud);
-    /* ABI 1.1 (check struct_size before use). Registers an action family (see
+    /* ABI 1.1. Registers an action family (see
      * polis_action_family_def): `count` actions with
      * consecutive ids, the first written to *out_first_id. All names are checked before any
      * is registered, so a failure registers nothing. Registration during init/start only. */
     polis_status (*action_family)(polis_ctx *ctx, const polis_action_family_def *def,
                                   int32_t *out_first_id);
-    /* ABI 1.2 (check struct_size before use). Registers a macro (polis_macro_def). Names
+    /* ABI 1.2. Registers a macro (polis_macro_def). Names
      * are unique per env. Registration during init/start only. */
     polis_status (*macro)(polis_ctx *ctx, const polis_macro_def *def);
-    /* ABI 1.4 (check struct_size before use). Declares the values an observation field
+    /* ABI 1.4. Declares the values an observation field
      * registered by this plugin can hold (init/start only; once per field): every element
      * written lies in [lo[k], hi[k]]. dim -1 and n 1: one range for the whole field;
      * dim in [0, ndim) and n == shape[dim]: one range per index along that dimension (a
@@ -413,7 +422,7 @@ typedef struct polis_host {
      * the tests check, never a clamp. */
     polis_status (*obs_range)(polis_ctx *ctx, int32_t field, int32_t dim, int32_t n,
                               const double *lo, const double *hi);
-    /* ABI 1.5 (check struct_size before use): looks and scenes, what a recording, the
+    /* ABI 1.5: looks and scenes, what a recording, the
      * replay and the viewer draw (docs/kernel.md, "Looks and scenes"). Registration during
      * init/start only. A kind (polis_kind_def), written to *out_id (ids from 0, in
      * registration order across plugins). */
@@ -444,7 +453,7 @@ typedef struct polis_host {
                                const char *to, const char *kind, float weight);
     /* A kind's id by name, -1 if unknown (kinds of other plugins too). */
     int32_t (*look_kind_find)(polis_ctx *ctx, const char *name);
-    /* ABI 1.6 (check struct_size before use): scenes that write only what changed
+    /* ABI 1.6: scenes that write only what changed
      * (docs/kernel.md, "Kept layers"). Registration only: the kernel keeps this tile layer from one scene to
      * the next instead of clearing it to -1 before the callbacks run, so the callback that
      * draws it writes only the cells that changed since its previous call. */
@@ -453,7 +462,55 @@ typedef struct polis_host {
      * first of the episode, or the previous scene failed): write every cell of them. True
      * outside a scene callback. */
     bool (*scene_fresh)(polis_ctx *ctx, const polis_scene *scene);
+    /* ABI 1.7, the last slot: the host API `name` ("Host APIs" below) at `version` or later,
+     * a constant table that starts with its version and struct size. NULL when this engine
+     * has no such API or only older versions of it; the plugin's error then says which
+     * versions the engine has, so init() can just return POLIS_ERR_PLUGIN. Any time, any
+     * thread that may use the ctx. */
+    const void *(*host_api)(polis_ctx *ctx, const char *name, uint32_t version);
 } polis_host;
+
+/* ---- host APIs ------------------------------------------------------------------------------
+ *
+ * What the host offers after ABI 1.7 comes in host APIs rather than new polis_host slots: a
+ * named table of functions with a version of its own, fetched once (in init) with
+ * host->host_api(ctx, NAME, VERSION). A table only grows, by appending functions, each
+ * marked with the version that added it; asking for version v returns a table that has every
+ * function of v, so a plugin never checks a struct size. Asking for a version the engine does
+ * not have returns NULL with a message naming both versions (tests/unit/test_host_api.c). A
+ * new API, or a new version of one, bumps no ABI minor (the CHANGELOG says which polis
+ * release added it). Every table starts like polis_host_api_head. */
+typedef struct polis_host_api_head {
+    uint32_t version;     /* the newest version this engine has */
+    uint32_t struct_size; /* sizeof the table in this engine */
+} polis_host_api_head;
+
+/* "json", version 1: JSON text a plugin parses itself (an action an agent sent, a message),
+ * read through the host->json_* accessors. Parsing allocates: it is for parsers, renderers
+ * and init, not for every step. */
+#define POLIS_JSON_API "json"
+#define POLIS_JSON_API_VERSION 1
+
+typedef struct polis_json_api {
+    uint32_t version;
+    uint32_t struct_size;
+    /* Version 1. Parses len bytes of text (at most 16 MiB) into a document: *out is its root
+     * value, read with host->json_kind, json_get, json_string, ... (the values those return
+     * live as long as the document). JSON as the scenario reader takes it: one value, no
+     * comments, no trailing commas, no repeated member names, numbers that fit a double.
+     * Any time after init starts, also while a parser or renderer runs. Errors (*out NULL, the plugin's error
+     * set, naming `name`, line and column: "<plugin>: action:1:12: invalid JSON: ..."):
+     * POLIS_ERR_CONFIG for text that is not JSON, POLIS_ERR_LIMIT for too long a text,
+     * POLIS_ERR_NOMEM, POLIS_ERR_INVALID for NULL arguments. `name` (NULL: "json") names the
+     * document in messages, also in the accessors' ("<plugin>: action: kwargs.dx: expected
+     * integer ..."). */
+    polis_status (*parse)(polis_ctx *ctx, const char *text, size_t len, const char *name,
+                          const polis_json **out);
+    /* Version 1. Frees a document parse returned (its root; NULL or any other value does
+     * nothing), with every value read from it. The plugin owns what parse returned and frees
+     * it before its destroy() returns. */
+    void (*free)(polis_ctx *ctx, const polis_json *doc);
+} polis_json_api;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */
 
@@ -478,10 +535,13 @@ static inline void *polis_ctx_state(polis_ctx *ctx)
 
 /* ---- the descriptor --------------------------------------------------------------------- */
 
+/* What a plugin is. Frozen as of ABI 1.7: no field will be added. */
 typedef struct polis_plugin_desc {
     uint32_t abi_major;   /* POLIS_ABI_MAJOR */
     uint32_t struct_size; /* sizeof(polis_plugin_desc) as the plugin was built */
     const char *name;     /* unique per env; [a-z0-9_]+ */
+    /* The oldest host minor this plugin needs: the newest "ABI 1.N" it uses (a literal such
+     * as 5, not POLIS_ABI_MINOR, which would refuse older engines for nothing). 0 is 1.0. */
     uint32_t abi_minor;
     const char *version;
     const char *doc;

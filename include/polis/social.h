@@ -10,8 +10,9 @@
  * (attr_id) and used by id in hot paths. Membership of agent a in group g is the edge
  * g -> a; its attributes are the member's weights (e.g. "division_weight").
  *
- * Service version 2 (version 1 ended at `revision`). Functions are only ever appended;
- * check struct_size before using a function newer than the version you were built against.
+ * Service version 3 (version 1 ended at `revision`, version 2 at `end_bargaining`).
+ * Functions are only ever appended; check struct_size before using a function newer than
+ * the version you were built against.
  * Every function takes the caller's ctx; the social plugin's state is found through its
  * service registration, not through the caller. Calls are valid after create (attr_id also
  * during start()); functions that change the graph publish bus events, so they work only
@@ -31,7 +32,7 @@ extern "C" {
 #endif
 
 #define POLIS_SOCIAL_SERVICE "social"
-#define POLIS_SOCIAL_VERSION 2
+#define POLIS_SOCIAL_VERSION 3
 
 /* What a sharing edge u -> p with attribute "sharing.Map" / "sharing.Player" lets p see. */
 typedef enum polis_social_share {
@@ -115,6 +116,22 @@ typedef struct polis_social_api {
     polis_status (*accept_proposal)(void *self, polis_ctx *caller, int32_t agent,
                                     int32_t opponent);
     polis_status (*end_bargaining)(void *self, polis_ctx *caller, int32_t a, int32_t b);
+
+    /* ---- version 3 (check struct_size before use) ---------------------------------- */
+
+    /* The sharing journal, for readers that keep derived data (society's merged maps)
+     * up to date with what changed instead of reading every agent's sharers each step.
+     * Each time an agent u starts or stops sharing `what` with another agent p (the
+     * sharing attribute of the edge u -> p becomes non-zero, or zero or absent) the
+     * change gets the next sequence number. share_seq returns the number the next change
+     * will get. share_change reads change `seq` (< share_seq) into *what, *from, *to and
+     * *on (true: u shares now) and returns true; it returns false when the change is no
+     * longer known: the journal holds the last 4 x max(1024, n_agents) changes, and a reset
+     * (or any rebuild of the whole graph without events) forgets every earlier change.
+     * After false, read the sharers afresh and continue from share_seq. */
+    uint64_t (*share_seq)(void *self);
+    bool (*share_change)(void *self, uint64_t seq, polis_social_share *what, int32_t *from,
+                         int32_t *to, bool *on);
 } polis_social_api;
 
 #ifdef __cplusplus

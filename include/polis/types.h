@@ -1,5 +1,6 @@
 /*
- * polis/types.h — types shared by the embedding API (polis.h) and the plugin ABI (plugin.h).
+ * polis/types.h — types shared by the embedding API (polis.h and the headers it includes) and
+ * the plugin ABI (plugin.h).
  *
  * Everything here is part of plugin ABI major version 1. Enumerations only ever grow at the
  * end; existing values never change meaning.
@@ -12,6 +13,35 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Around the declarations of a public header of a polis library (polis/env.h, vec.h, ...):
+ * C linkage from C++, and default visibility, since libpolis, libpolis-record and
+ * libpolis-pixels are built with hidden visibility and export exactly what their headers
+ * declare. */
+#if defined(__GNUC__)
+#define POLIS_VISIBLE_BEGIN _Pragma("GCC visibility push(default)")
+#define POLIS_VISIBLE_END _Pragma("GCC visibility pop")
+#else
+#define POLIS_VISIBLE_BEGIN
+#define POLIS_VISIBLE_END
+#endif
+#ifdef __cplusplus
+#define POLIS_API_BEGIN extern "C" { POLIS_VISIBLE_BEGIN
+#define POLIS_API_END POLIS_VISIBLE_END }
+#else
+#define POLIS_API_BEGIN POLIS_VISIBLE_BEGIN
+#define POLIS_API_END POLIS_VISIBLE_END
+#endif
+
+/* printf-style checking of a function's format (argument a) and its arguments (from b);
+ * plugin.h defines the same. */
+#ifndef POLIS_PRINTF
+#if defined(__GNUC__)
+#define POLIS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define POLIS_PRINTF(a, b)
+#endif
 #endif
 
 /* Status codes. Every fallible call returns one; the env keeps the message. */

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 /* ---- the numbers ---------------------------------------------------------------------- */
 
@@ -198,9 +198,9 @@ static double x_value(polis_ctx *ctx, const char *key)
 }
 
 static const polis_export EXPORTS[] = {
-    {"value", "f64(ctx,str)", (void (*)(void))x_value,
-     "value(key): a metric of the episode so far (\"fairness\", \"reward.mean\", "
-     "\"completion.hammer_craft\", ...); NaN when unknown or undefined"},
+    POLIS_EXPORT_FN("value", "f64(ctx,str)", x_value,
+                    "value(key): a metric of the episode so far (\"fairness\", \"reward.mean\", "
+                    "\"completion.hammer_craft\", ...); NaN when unknown or undefined"),
 };
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
@@ -282,10 +282,6 @@ static polis_status metrics_init(const polis_host *h, polis_ctx *ctx, const void
                                  .self = m,
                                  .value = api_value,
                                  .oracle = api_oracle};
-    if (h->struct_size < offsetof(polis_host, renderer) + sizeof h->renderer) {
-        h->error(ctx, "this engine has no renderers (ABI 1.1 needed)");
-        return POLIS_ERR_PLUGIN;
-    }
     polis_status st;
     if ((st = h->service_provide(ctx, POLIS_METRICS_SERVICE, &m->api)) ||
         (st = h->hook(ctx, POLIS_PHASE_RESET, 0, on_reset, m)) ||
@@ -314,44 +310,36 @@ static void metrics_destroy(polis_ctx *ctx, void *state)
     h->free(ctx, m, sizeof *m);
 }
 
-#define P(key, type, field, lo, hi, def_num, def_str, doc)                                         \
-    {                                                                                              \
-        key, type, offsetof(mparams, field), lo, hi, def_num, def_str, doc, false                  \
-    }
 static const polis_param_def PARAMS[] = {
-    P("oracle", POLIS_PARAM_BOOL, oracle, 0, 1, 1, NULL,
-      "solve the oracle MILP at create when the scenario loads society (completion rates and "
-      "normalised rewards need it)"),
-    P("oracle_time_limit", POLIS_PARAM_INT, oracle_time_limit, 1, 3600, 60, NULL,
-      "seconds GLPK may spend on the oracle; past it the oracle is undefined (null)"),
-    P("split_attribute", POLIS_PARAM_STRING, split_attribute, 0, 0, 0, "score",
-      "the membership attribute whose weights give the split ratio (Negotiation's \"score\")"),
-    P("split_jobs", POLIS_PARAM_STRING, split_jobs, 0, 0, 0, "carpenter,miner",
-      "\"numerator,denominator\": job-name prefixes (agent-name prefixes without society) of "
-      "the split ratio"),
-    P("count_events", POLIS_PARAM_STRING, count_events, 0, 0, 0, "",
-      "event types whose publications each episode counts (\"events.<name>\"), separated "
-      "by commas"),
+    POLIS_P_BOOL(
+        mparams, "oracle", oracle, true,
+        "solve the oracle MILP at create when the scenario loads society (completion rates and "
+        "normalised rewards need it)"),
+    POLIS_P_INT(mparams, "oracle_time_limit", oracle_time_limit, 1, 3600, 60,
+                "seconds GLPK may spend on the oracle; past it the oracle is undefined (null)"),
+    POLIS_P_STRING(
+        mparams, "split_attribute", split_attribute, "score",
+        "the membership attribute whose weights give the split ratio (Negotiation's \"score\")"),
+    POLIS_P_STRING(
+        mparams, "split_jobs", split_jobs, "carpenter,miner",
+        "\"numerator,denominator\": job-name prefixes (agent-name prefixes without society) of "
+        "the split ratio"),
+    POLIS_P_STRING(mparams, "count_events", count_events, "",
+                   "event types whose publications each episode counts (\"events.<name>\"), "
+                   "separated by commas"),
 };
-#undef P
 
 static const polis_plugin_desc METRICS = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "metrics",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("metrics", 1),
     .version = "1.0.0",
     .doc = "the paper's evaluation metrics per episode: individual reward, fairness, the "
            "oracle and completion rates, degrees, split ratio (plugins/metrics/README.md)",
     .requires = NULL,
-    .params = PARAMS,
-    .n_params = (int32_t)(sizeof PARAMS / sizeof PARAMS[0]),
-    .params_size = sizeof(mparams),
+    POLIS_DESC_PARAMS(PARAMS, mparams),
     .init = metrics_init,
     .start = metrics_start,
     .destroy = metrics_destroy,
-    .exports = EXPORTS,
-    .n_exports = (int32_t)(sizeof EXPORTS / sizeof EXPORTS[0]),
+    POLIS_DESC_EXPORTS(EXPORTS),
 };
 
 POLIS_PLUGIN(METRICS)

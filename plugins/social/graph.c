@@ -97,12 +97,14 @@ polis_status sg_graph_alloc(social *s)
         s->dense_chg = sg_alloc(s, 2 * E, sizeof(uint32_t));
     }
     s->pid_dst = sg_alloc(s, (size_t)s->P, sizeof(void *));
+    s->jr_mask = pow2_at_least(4 * (uint64_t)(s->P > 1024 ? s->P : 1024)) - 1;
+    s->jr = sg_alloc(s, (size_t)s->jr_mask + 1, sizeof *s->jr);
     if (!s->attr_names || !s->attr_len || !s->attr_hash || !s->out_head || !s->out_tail ||
         !s->in_head || !s->in_tail || !s->out_deg || !s->in_deg || !s->group_live ||
         !s->e_from || !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev ||
         !s->e_in_next || !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket ||
         !s->pot || !s->acc || !s->touched || !s->scr_a || !s->scr_b || !s->scr_c ||
-        !s->scr_kv || !s->a_words || !s->gate || !s->pid_dst ||
+        !s->scr_kv || !s->a_words || !s->gate || !s->pid_dst || !s->jr ||
         (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_set ||
                                !s->dense_next || !s->dense_chg))) {
         s->h->error(s->ctx, "out of memory for a graph of %d nodes and %d edges", s->N,
@@ -158,6 +160,7 @@ void sg_graph_free(social *s)
     sg_free(s, s->dense_next, E, sizeof(uint32_t));
     sg_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
     sg_free(s, s->pid_dst, (size_t)s->P, sizeof(void *));
+    sg_free(s, s->jr, (size_t)s->jr_mask + 1, sizeof *s->jr);
 }
 
 /* ---- attribute names ------------------------------------------------------------------------ */
@@ -356,6 +359,31 @@ void sg_graph_wipe(social *s)
     s->next_group = 0;
     s->n_live_groups = 0;
     s->revision++;
+    /* sharing ended without journal entries: a number no change gets, so a reader that had
+     * read everything before also finds its next change unknown */
+    s->jr_floor = ++s->jr_seq;
+}
+
+/* Appends to the sharing journal when attr is a sharing attribute of an agent -> agent edge
+ * and whether it is non-zero changed (callers check the change). */
+static void journal(social *s, int32_t from, int32_t to, int32_t attr, bool on)
+{
+    if ((attr != s->a_map && attr != s->a_player) || from >= s->P || to >= s->P || from == to)
+        return;
+    sg_share_rec *r = &s->jr[s->jr_seq & s->jr_mask];
+    r->from = from;
+    r->to = to;
+    r->what = (uint8_t)(attr == s->a_player ? POLIS_SOCIAL_SHARE_PLAYER : POLIS_SOCIAL_SHARE_MAP);
+    r->on = on;
+    s->jr_seq++;
+}
+
+bool sg_share_change(const social *s, uint64_t seq, sg_share_rec *out)
+{
+    if (seq < s->jr_floor || seq >= s->jr_seq || s->jr_seq - seq > (uint64_t)s->jr_mask + 1)
+        return false;
+    *out = s->jr[seq & s->jr_mask];
+    return true;
 }
 
 /* ---- events --------------------------------------------------------------------------------- */
@@ -429,12 +457,13 @@ static polis_status bad_edge(social *s, polis_ctx *who, const char *fn, int32_t 
                         bad, s->P - 1, s->P, s->N - 1);
         return POLIS_ERR_INVALID;
     }
-    s->h->error(who, "%s %s -> %s: unknown attribute id %d", fn, sg_node_str(s, from, a, sizeof a),
-                sg_node_str(s, to, b, sizeof b), attr);
+    s->h->error(who, "%s %s -> %s: unknown attribute id %d", fn,
+                sg_node_str(s, from, a, sizeof a), sg_node_str(s, to, b, sizeof b), attr);
     return POLIS_ERR_INVALID;
 }
 
-polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr, double value)
+polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr,
+                     double value)
 {
     if (!who) who = s->ctx;
     if (!sg_node_valid(s, from) || !sg_node_valid(s, to) || attr < 0 || attr >= s->n_attrs)
@@ -451,9 +480,8 @@ polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t
     bool created = false;
     if (e < 0) {
         if ((e = edge_new(s, from, to)) < 0) {
-            s->h->error(who,
-                        "max_edges (%d) reached: cannot add the edge %s -> %s (raise "
-                        "\"max_edges\")",
+            s->h->error(who, "max_edges (%d) reached: cannot add the edge %s -> %s (raise "
+                             "\"max_edges\")",
                         s->max_edges, sg_node_str(s, from, a, sizeof a),
                         sg_node_str(s, to, b, sizeof b));
             return POLIS_ERR_LIMIT;
@@ -463,20 +491,22 @@ polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t
     size_t base = (size_t)e * (size_t)s->K;
     int32_t i = slot_of(s, e, attr);
     if (i >= 0) {
-        if (s->e_val[base + (size_t)i] == value) return POLIS_OK;
+        const double was = s->e_val[base + (size_t)i];
+        if (was == value) return POLIS_OK;
         s->e_val[base + (size_t)i] = value;
+        if ((was != 0.0) != (value != 0.0)) journal(s, from, to, attr, value != 0.0);
     } else {
         if (s->e_nattr[e] >= s->K) {
-            s->h->error(who,
-                        "the edge %s -> %s already has max_edge_attrs (%d) attributes; "
-                        "cannot add \"%s\" (raise \"max_edge_attrs\")",
-                        sg_node_str(s, from, a, sizeof a), sg_node_str(s, to, b, sizeof b), s->K,
-                        s->attr_names[attr]);
+            s->h->error(who, "the edge %s -> %s already has max_edge_attrs (%d) attributes; "
+                             "cannot add \"%s\" (raise \"max_edge_attrs\")",
+                        sg_node_str(s, from, a, sizeof a), sg_node_str(s, to, b, sizeof b),
+                        s->K, s->attr_names[attr]);
             return POLIS_ERR_LIMIT;
         }
         i = s->e_nattr[e]++;
         s->e_attr[base + (size_t)i] = attr;
         s->e_val[base + (size_t)i] = value;
+        if (value != 0.0) journal(s, from, to, attr, true);
     }
     s->revision++;
     ev_rel ev = {from, to, attr, value};
@@ -502,6 +532,7 @@ static polis_status remove_slot(social *s, int32_t e, int32_t i)
             sizeof(double) * (size_t)(n - i - 1));
     s->e_nattr[e] = n - 1;
     s->revision++;
+    if (ev.value != 0.0) journal(s, ev.from, ev.to, ev.attr, false);
     return emit(s, s->ev_unset, &ev, sizeof ev);
 }
 

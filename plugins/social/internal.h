@@ -192,8 +192,20 @@ typedef struct social {
     uint64_t *dense_gen_of; /* [P] */
     void **pid_dst;         /* [P] */
 
+    /* The sharing journal (polis/social.h, share_change): a ring of the last jr_mask + 1
+     * changes; jr_seq is the next change's number, jr_floor the first one still valid. */
+    struct sg_share_rec *jr; /* [jr_mask + 1] */
+    uint32_t jr_mask;
+    uint64_t jr_seq, jr_floor;
+
     polis_social_api api;
 } social;
+
+typedef struct sg_share_rec {
+    int32_t from, to;
+    uint8_t what; /* polis_social_share */
+    uint8_t on;
+} sg_share_rec;
 
 /* ---- graph.c ------------------------------------------------------------------------------ */
 
@@ -216,6 +228,8 @@ SG_INTERNAL const char *sg_node_str(const social *s, int32_t node, char *buf, si
 SG_INTERNAL int32_t sg_groups_of(const social *s, int32_t agent, int32_t attr, int32_t *out,
                                  int32_t cap);
 SG_INTERNAL int32_t sg_edge_find(const social *s, int32_t from, int32_t to);
+/* Change seq of the sharing journal into *out; false when it is no longer held. */
+SG_INTERNAL bool sg_share_change(const social *s, uint64_t seq, sg_share_rec *out);
 SG_INTERNAL bool sg_edge_get(const social *s, int32_t e, int32_t attr, double *value);
 /* The edge carries an attribute of the family root. */
 SG_INTERNAL bool sg_edge_has_family(const social *s, int32_t e, int32_t root);

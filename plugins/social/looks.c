@@ -51,7 +51,6 @@ static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 polis_status sg_register_looks(social *s)
 {
     const polis_host *h = s->h;
-    if (h->struct_size <= offsetof(polis_host, look_kind_find)) return POLIS_OK;
     int64_t edges = (int64_t)s->max_edges * s->K;
     polis_scene_def def = {.fn = social_scene,
                            .ud = s,

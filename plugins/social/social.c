@@ -3,7 +3,7 @@
  * directed graph of agents and groups with named numeric edge attributes, social actions
  * with masks, AdaSociety's rule functions, reward sharing within groups, scheduled
  * structure changes, and the observations, views, bus events and service other plugins
- * use. README.md beside this file is the reference; internal.h maps the files.
+ * use. README.md beside this file is the reference; social_internal.h maps the files.
  *
  * Tick placement (spec 6 and 9.4):
  *   RESET    the graph is emptied, then the initial structure ("social") is built
@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "polis/kit.h"
 #include "internal.h"
 
 /* ---- hooks ----------------------------------------------------------------------------------- */
@@ -36,7 +37,8 @@ static polis_status run_rules(social *s, const sg_rule *rules, int32_t from, int
 static polis_status apply_snapshot(social *s, int32_t k)
 {
     polis_status st;
-    if ((st = sg_graph_clear(s, s->ctx)) || (st = sg_structure_apply(s, &s->sched[k]))) return st;
+    if ((st = sg_graph_clear(s, s->ctx)) || (st = sg_structure_apply(s, &s->sched[k])))
+        return st;
     return sg_publish_schedule(s, s->sched[k].step, k);
 }
 
@@ -246,7 +248,8 @@ static void family_legal_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *r
         memset(row, 0, (size_t)n);
         for (int32_t e = s->out_head[agent]; e >= 0; e = s->e_out_next[e]) {
             int32_t t = s->e_to[e];
-            if (t < n && (f->self || t != agent) && sg_edge_has_family(s, e, f->attr)) row[t] = 1;
+            if (t < n && (f->self || t != agent) && sg_edge_has_family(s, e, f->attr))
+                row[t] = 1;
         }
         return;
     case SG_FAM_SWITCH_GROUP:
@@ -290,8 +293,8 @@ static polis_status family_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t 
     case SG_FAM_CHOOSE_GROUP: {
         int32_t n = sg_groups_of(s, agent, f->attr, s->scr_a, s->G);
         for (int32_t i = 0; i < n; i++)
-            if (s->scr_a[i] != arg &&
-                (st = sg_unset(s, s->ctx, s->P + s->scr_a[i], agent, f->attr)))
+            if (s->scr_a[i] != arg && (st = sg_unset(s, s->ctx, s->P + s->scr_a[i], agent,
+                                                      f->attr)))
                 return st;
         return sg_set(s, s->ctx, s->P + arg, agent, f->attr, f->value);
     }
@@ -327,10 +330,10 @@ static void family_doc(const social *s, const sg_family *f, int32_t t, char *buf
         break;
     case SG_FAM_SWITCH_GROUP:
     case SG_FAM_CHOOSE_GROUP:
-        snprintf(buf, size,
-                 "%s group %d: leave the other groups joined with %s, join it with "
-                 "%s = %g",
-                 f->kind == SG_FAM_SWITCH_GROUP ? "switch to" : "choose", t, attr, attr, f->value);
+        snprintf(buf, size, "%s group %d: leave the other groups joined with %s, join it with "
+                            "%s = %g",
+                 f->kind == SG_FAM_SWITCH_GROUP ? "switch to" : "choose", t, attr, attr,
+                 f->value);
         break;
     case SG_FAM_ADD_RELATION:
         snprintf(buf, size, "add_relation: set %d attribute%s (%s%s) on self -> agent %d",
@@ -365,26 +368,8 @@ static void family_doc_cb(polis_ctx *ctx, void *ud, int32_t index, char *buf, si
 static polis_status register_families(social *s)
 {
     polis_status st;
-    const polis_host *h = s->h;
-    bool has_families = h->struct_size >= offsetof(polis_host, action_family) +
-                                               sizeof h->action_family &&
-                        h->action_family;
     for (int32_t i = 0; i < s->n_fams; i++) {
         sg_family *f = &s->fams[i];
-        if (!has_families) {
-            /* an engine before host->action_family: one action (and one legal call) each */
-            for (int32_t t = 0; t < f->n_actions; t++) {
-                char name[96], doc[256];
-                snprintf(name, sizeof name, "%s_%d", f->name, t);
-                family_doc(s, f, t, doc, sizeof doc);
-                polis_action_def one = {.name = name, .doc = doc, .handler = family_act,
-                                        .legal = family_legal, .arg = t, .ud = f};
-                int32_t id;
-                if ((st = s->h->action(s->ctx, &one, &id))) return st;
-                if (t == 0) f->first_action = id;
-            }
-            continue;
-        }
         polis_action_family_def def = {.prefix = f->name, .count = f->n_actions,
                                        .doc = family_doc_cb, .handler = family_act,
                                        .legal_row = family_legal_row, .ud = f};
@@ -566,7 +551,8 @@ static polis_status svc_communicate(void *self, polis_ctx *caller, int32_t from,
     }
     polis_status st;
     for (int32_t i = 0; i < s->L; i++)
-        if ((st = sg_set(s, caller, from, to, s->a_words[i], i < n ? words[i] : 0.0))) return st;
+        if ((st = sg_set(s, caller, from, to, s->a_words[i], i < n ? words[i] : 0.0)))
+            return st;
     return POLIS_OK;
 }
 
@@ -589,6 +575,20 @@ static polis_status svc_accept(void *self, polis_ctx *caller, int32_t agent, int
 static polis_status svc_end(void *self, polis_ctx *caller, int32_t a, int32_t b)
 {
     return sg_end_bargaining(self, caller ? caller : ((social *)self)->ctx, a, b);
+}
+
+static uint64_t svc_share_seq(void *self) { return ((social *)self)->jr_seq; }
+
+static bool svc_share_change(void *self, uint64_t seq, polis_social_share *what, int32_t *from,
+                             int32_t *to, bool *on)
+{
+    sg_share_rec r;
+    if (!sg_share_change(self, seq, &r)) return false;
+    if (what) *what = (polis_social_share)r.what;
+    if (from) *from = r.from;
+    if (to) *to = r.to;
+    if (on) *on = r.on != 0;
+    return true;
 }
 
 static void fill_api(social *s)
@@ -622,6 +622,8 @@ static void fill_api(social *s)
     a->propose = svc_propose;
     a->accept_proposal = svc_accept;
     a->end_bargaining = svc_end;
+    a->share_seq = svc_share_seq;
+    a->share_change = svc_share_change;
 }
 
 /* ---- exports (Lua's polis.call, scenario bindings) ------------------------------------------- */
@@ -677,18 +679,19 @@ static int64_t ex_revision(polis_ctx *ctx)
 }
 
 static const polis_export social_exports[] = {
-    {"allow", "i32(ctx,i32,i32,bool)", (void (*)(void))ex_allow,
-     "gate family f (-1 all) for agent a (-1 all): allow(a, f, on) -> status"},
-    {"family", "i32(ctx,str)", (void (*)(void))ex_family, "a family's index by name, -1 if none"},
-    {"attr", "i32(ctx,str)", (void (*)(void))ex_attr,
-     "interns an attribute name, -1 if invalid or the table is full"},
-    {"get", "f64(ctx,i32,i32,str)", (void (*)(void))ex_get,
-     "get(from, to, attr): the value, NaN when absent (nodes: agents, then P + group)"},
-    {"set", "i32(ctx,i32,i32,str,f64)", (void (*)(void))ex_set,
-     "set(from, to, attr, value) -> status"},
-    {"remove", "i32(ctx,i32,i32,str)", (void (*)(void))ex_remove,
-     "remove(from, to, attr): attr and everything below it -> status"},
-    {"revision", "i64(ctx)", (void (*)(void))ex_revision, "graph revision (changes count)"},
+    POLIS_EXPORT_FN("allow", "i32(ctx,i32,i32,bool)", ex_allow,
+                    "gate family f (-1 all) for agent a (-1 all): allow(a, f, on) -> status"),
+    POLIS_EXPORT_FN("family", "i32(ctx,str)", ex_family, "a family's index by name, -1 if none"),
+    POLIS_EXPORT_FN("attr", "i32(ctx,str)", ex_attr,
+                    "interns an attribute name, -1 if invalid or the table is full"),
+    POLIS_EXPORT_FN(
+        "get", "f64(ctx,i32,i32,str)", ex_get,
+        "get(from, to, attr): the value, NaN when absent (nodes: agents, then P + group)"),
+    POLIS_EXPORT_FN("set", "i32(ctx,i32,i32,str,f64)", ex_set,
+                    "set(from, to, attr, value) -> status"),
+    POLIS_EXPORT_FN("remove", "i32(ctx,i32,i32,str)", ex_remove,
+                    "remove(from, to, attr): attr and everything below it -> status"),
+    POLIS_EXPORT_FN("revision", "i64(ctx)", ex_revision, "graph revision (changes count)"),
 };
 
 /* ---- lifecycle ------------------------------------------------------------------------------- */
@@ -716,12 +719,10 @@ static polis_status register_events(social *s)
     return POLIS_OK;
 }
 
-/* Declares field id's range [lo, hi] (plugin ABI 1.4; nothing on an older engine). */
+/* Declares field id's range [lo, hi] (plugin ABI 1.4). */
 static polis_status obs_range(social *s, int32_t id, double lo, double hi)
 {
-    const polis_host *h = s->h;
-    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK;
-    return h->obs_range(s->ctx, id, -1, 1, &lo, &hi);
+    return s->h->obs_range(s->ctx, id, -1, 1, &lo, &hi);
 }
 
 static polis_status register_observations(social *s)
@@ -755,12 +756,6 @@ static polis_status register_observations(social *s)
     return POLIS_OK;
 }
 
-static bool host_has_views(const polis_host *h)
-{
-    return h->struct_size >= offsetof(polis_host, action_parser) + sizeof h->action_parser &&
-           h->renderer && h->text_append && h->text_printf;
-}
-
 static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void *params,
                                 void **state)
 {
@@ -772,7 +767,8 @@ static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void 
     memcpy(&s->p, params, sizeof s->p);
     polis_status st;
     if ((st = sg_config_size(s)) || (st = sg_graph_alloc(s)) || (st = sg_config_load(s)) ||
-        (st = register_events(s)) || (st = register_families(s)) || (st = register_observations(s)))
+        (st = register_events(s)) || (st = register_families(s)) ||
+        (st = register_observations(s)))
         return st;
     int32_t pr = (int32_t)s->p.priority;
     if ((st = h->hook(ctx, POLIS_PHASE_RESET, pr, on_reset, s))) return st;
@@ -787,11 +783,9 @@ static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void 
     fill_api(s);
     if ((st = h->service_provide(ctx, POLIS_SOCIAL_SERVICE, &s->api))) return st;
     if ((st = sg_register_looks(s))) return st;
-    if (host_has_views(h)) {
-        if ((st = h->renderer(ctx, "json", sg_render_json, s)) ||
-            (st = h->renderer(ctx, "text", sg_render_text, s)))
-            return st;
-    }
+    if ((st = h->renderer(ctx, "json", sg_render_json, s)) ||
+        (st = h->renderer(ctx, "text", sg_render_text, s)))
+        return st;
     return POLIS_OK;
 }
 
@@ -806,50 +800,42 @@ static void social_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def social_params[] = {
-    {"max_groups", POLIS_PARAM_INT, offsetof(sg_params, max_groups), -1, 65536, -1, NULL,
-     "group ids per graph (group nodes in the observations); -1: the most groups a structure "
-     "creates (at least the agent count with merge_relation_to_group)",
-     false},
-    {"max_edges", POLIS_PARAM_INT, offsetof(sg_params, max_edges), 0, 16777216, 0, NULL,
-     "edge capacity; 0: min(P x (P + max_groups), max(262144, the largest structure))", false},
-    {"max_attrs", POLIS_PARAM_INT, offsetof(sg_params, max_attrs), 16, 65536, 256, NULL,
-     "distinct attribute names", false},
-    {"max_edge_attrs", POLIS_PARAM_INT, offsetof(sg_params, max_edge_attrs), 0, 64, 0, NULL,
-     "attributes per edge; 0: 8 + communication_length", false},
-    {"communication_length", POLIS_PARAM_INT, offsetof(sg_params, communication_length), 0,
-     1024, 0, NULL, "words per message (AdaSociety's static.communication_length)", false},
-    {"social_state", POLIS_PARAM_BOOL, offsetof(sg_params, social_state), 0, 1, 0, NULL,
-     "add the dense int8 [P+G, P+G] social_state observation (O((P+G)^2) per agent)", false},
-    {"player_id", POLIS_PARAM_BOOL, offsetof(sg_params, player_id), 0, 1, 1, NULL,
-     "add the int8 [P+G] player_id one-hot observation", false},
-    {"priority", POLIS_PARAM_INT, offsetof(sg_params, priority), -1000000, 1000000, 0, NULL,
-     "priority of the plugin's hooks and of its reward transform", false},
-    {"social", POLIS_PARAM_JSON, offsetof(sg_params, social), 0, 0, 0, NULL,
-     "initial graph {relations, groups}: AdaSociety's static.social", false},
-    {"social_schedule", POLIS_PARAM_JSON, offsetof(sg_params, social_schedule), 0, 0, 0, NULL,
-     "{\"<step>\": {relations, groups}}: snapshots that replace the graph", false},
-    {"pre_updates", POLIS_PARAM_JSON, offsetof(sg_params, pre_updates), 0, 0, 0, NULL,
-     "rule functions run before the actions", false},
-    {"post_updates", POLIS_PARAM_JSON, offsetof(sg_params, post_updates), 0, 0, 0, NULL,
-     "rule functions run after the actions (split_score_to_group shares rewards)", false},
-    {"actions", POLIS_PARAM_JSON, offsetof(sg_params, actions), 0, 0, 0, NULL,
-     "social action families: [{\"family\": ..., ...}]", false},
+    POLIS_P_INT(
+        sg_params, "max_groups", max_groups, -1, 65536, -1,
+        "group ids per graph (group nodes in the observations); -1: the most groups a structure "
+        "creates (at least the agent count with merge_relation_to_group)"),
+    POLIS_P_INT(sg_params, "max_edges", max_edges, 0, 16777216, 0,
+                "edge capacity; 0: min(P x (P + max_groups), max(262144, the largest structure))"),
+    POLIS_P_INT(sg_params, "max_attrs", max_attrs, 16, 65536, 256, "distinct attribute names"),
+    POLIS_P_INT(sg_params, "max_edge_attrs", max_edge_attrs, 0, 64, 0,
+                "attributes per edge; 0: 8 + communication_length"),
+    POLIS_P_INT(sg_params, "communication_length", communication_length, 0, 1024, 0,
+                "words per message (AdaSociety's static.communication_length)"),
+    POLIS_P_BOOL(sg_params, "social_state", social_state, false,
+                 "add the dense int8 [P+G, P+G] social_state observation (O((P+G)^2) per agent)"),
+    POLIS_P_BOOL(sg_params, "player_id", player_id, true,
+                 "add the int8 [P+G] player_id one-hot observation"),
+    POLIS_P_INT(sg_params, "priority", priority, -1000000, 1000000, 0,
+                "priority of the plugin's hooks and of its reward transform"),
+    POLIS_P_JSON(sg_params, "social", social,
+                 "initial graph {relations, groups}: AdaSociety's static.social"),
+    POLIS_P_JSON(sg_params, "social_schedule", social_schedule,
+                 "{\"<step>\": {relations, groups}}: snapshots that replace the graph"),
+    POLIS_P_JSON(sg_params, "pre_updates", pre_updates, "rule functions run before the actions"),
+    POLIS_P_JSON(sg_params, "post_updates", post_updates,
+                 "rule functions run after the actions (split_score_to_group shares rewards)"),
+    POLIS_P_JSON(sg_params, "actions", actions,
+                 "social action families: [{\"family\": ..., ...}]"),
 };
 
 static const polis_plugin_desc social_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "social",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("social", 5),
     .version = "1.0.0",
     .doc = "AdaSociety's social graph: relations, groups, social actions, reward sharing",
-    .params = social_params,
-    .n_params = (int32_t)(sizeof social_params / sizeof social_params[0]),
-    .params_size = sizeof(sg_params),
+    POLIS_DESC_PARAMS(social_params, sg_params),
     .init = social_init,
     .destroy = social_destroy,
-    .exports = social_exports,
-    .n_exports = (int32_t)(sizeof social_exports / sizeof social_exports[0]),
+    POLIS_DESC_EXPORTS(social_exports),
 };
 
 POLIS_PLUGIN(social_desc)

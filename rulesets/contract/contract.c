@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 #include "polis/social.h"
 #include "polis/society.h"
 
@@ -358,13 +358,10 @@ static void assign_kinds(contract *c)
     }
 }
 
-static bool host_has(const polis_host *h, size_t end) { return h->struct_size >= end; }
-
 /* [stage 0..1, turn -1..P-1, formation steps left 0..c·N] (plugin ABI 1.4). */
 static polis_status declare_range(const contract *c, polis_ctx *ctx, int32_t id)
 {
     const polis_host *h = c->h;
-    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK;
     const double lo[3] = {0, -1, 0},
                  hi[3] = {1, c->P - 1, (double)(c->formation < INT32_MAX ? c->formation : INT32_MAX)};
     return h->obs_range(ctx, id, 0, 3, lo, hi);
@@ -402,14 +399,8 @@ static polis_status contract_init(const polis_host *h, polis_ctx *ctx, const voi
         (st = h->mask_filter(ctx, mask_stage, c)) ||
         (st = h->hook(ctx, POLIS_PHASE_OBSERVE, 0, on_observe, c)))
         return st;
-    if (host_has(h, offsetof(polis_host, action_parser) + sizeof h->action_parser) && h->renderer &&
-        h->action_parser) {
-        if ((st = h->renderer(ctx, "text", render_text, c)) ||
-            (st = h->renderer(ctx, "json", render_json, c)) ||
-            (st = h->action_parser(ctx, parse, c)))
-            return st;
-    }
-    if (host_has(h, offsetof(polis_host, policy) + sizeof h->policy) && h->policy &&
+    if ((st = h->renderer(ctx, "text", render_text, c)) ||
+        (st = h->renderer(ctx, "json", render_json, c)) || (st = h->action_parser(ctx, parse, c)) ||
         (st = h->policy(ctx, "scripted", policy, c)))
         return st;
     return POLIS_OK;
@@ -474,28 +465,22 @@ static void contract_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def contract_params_def[] = {
-    {"rounds", POLIS_PARAM_INT, offsetof(contract_params, rounds), 1, 1000000, 5, NULL,
-     "c: the formation stage lasts c x agents steps, one turn per agent per round "
-     "(AdaSociety's negotiation_round)",
-     false},
-    {"family", POLIS_PARAM_STRING, offsetof(contract_params, family), 0, 0, 0, "choose_group",
-     "name of the social plugin's choose_group family the turns gate", false},
+    POLIS_P_INT(contract_params, "rounds", rounds, 1, 1000000, 5,
+                "c: the formation stage lasts c x agents steps, one turn per agent per round "
+                "(AdaSociety's negotiation_round)"),
+    POLIS_P_STRING(contract_params, "family", family, "choose_group",
+                   "name of the social plugin's choose_group family the turns gate"),
 };
 
 static const char *const contract_requires[] = {"social", NULL};
 
 static const polis_plugin_desc contract_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "contract",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("contract", 4),
     .version = "1.0.0",
     .doc = "AdaSociety's Contract: c x N turns of group choice in a random order, then the "
            "physical stage with rewards split equally inside groups",
     .requires = contract_requires,
-    .params = contract_params_def,
-    .n_params = (int32_t)(sizeof contract_params_def / sizeof contract_params_def[0]),
-    .params_size = sizeof(contract_params),
+    POLIS_DESC_PARAMS(contract_params_def, contract_params),
     .init = contract_init,
     .start = contract_start,
     .destroy = contract_destroy,

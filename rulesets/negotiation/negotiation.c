@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 #include "polis/social.h"
 #include "polis/society.h"
 
@@ -832,15 +832,13 @@ static polis_status register_fields(nego *n)
     int32_t ids[4];
     for (int i = 0; i < 4; i++)
         if ((st = h->observation(n->ctx, &defs[i], &ids[i]))) return st;
-    if (h->struct_size > offsetof(polis_host, obs_range)) { /* ABI 1.4: value ranges */
-        const double zero = 0, one = 1;
-        const double slo[4] = {0, -1, 0, 0},
-                     shi[4] = {1, n->P - 1, 1, (double)(n->p.steps < INT32_MAX ? n->p.steps
-                                                                                : INT32_MAX)};
-        for (int i = 0; i < 3; i++)
-            if ((st = h->obs_range(n->ctx, ids[i], -1, 1, &zero, &one))) return st;
-        if ((st = h->obs_range(n->ctx, ids[3], 0, 4, slo, shi))) return st;
-    }
+    const double zero = 0, one = 1;
+    const double slo[4] = {0, -1, 0, 0},
+                 shi[4] = {1, n->P - 1, 1,
+                           (double)(n->p.steps < INT32_MAX ? n->p.steps : INT32_MAX)};
+    for (int i = 0; i < 3; i++)
+        if ((st = h->obs_range(n->ctx, ids[i], -1, 1, &zero, &one))) return st;
+    if ((st = h->obs_range(n->ctx, ids[3], 0, 4, slo, shi))) return st;
     static const polis_field_def pair[3] = {
         {"a", POLIS_FIELD_I32}, {"b", POLIS_FIELD_I32}, {"first", POLIS_FIELD_I32}};
     static const polis_field_def prop[3] = {
@@ -858,8 +856,6 @@ static polis_status register_fields(nego *n)
         return st;
     return POLIS_OK;
 }
-
-static bool host_has(const polis_host *h, size_t end) { return h->struct_size >= end; }
 
 static polis_status nego_init(const polis_host *h, polis_ctx *ctx, const void *params, void **state)
 {
@@ -882,14 +878,8 @@ static polis_status nego_init(const polis_host *h, polis_ctx *ctx, const void *p
         (st = h->hook(ctx, POLIS_PHASE_POST, 0, on_post, n)) ||
         (st = h->hook(ctx, POLIS_PHASE_OBSERVE, 0, on_observe, n)))
         return st;
-    if (host_has(h, offsetof(polis_host, action_parser) + sizeof h->action_parser) && h->renderer &&
-        h->action_parser) {
-        if ((st = h->renderer(ctx, "text", render_text, n)) ||
-            (st = h->renderer(ctx, "json", render_json, n)) ||
-            (st = h->action_parser(ctx, parse, n)))
-            return st;
-    }
-    if (host_has(h, offsetof(polis_host, policy) + sizeof h->policy) && h->policy &&
+    if ((st = h->renderer(ctx, "text", render_text, n)) ||
+        (st = h->renderer(ctx, "json", render_json, n)) || (st = h->action_parser(ctx, parse, n)) ||
         (st = h->policy(ctx, "scripted", policy, n)))
         return st;
     return POLIS_OK;
@@ -945,30 +935,24 @@ static void nego_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def nego_params_def[] = {
-    {"negotiation_steps", POLIS_PARAM_INT, offsetof(nego_params, steps), 1, 1000000, 20, NULL,
-     "steps of the negotiation stage (steps 0 .. n-1); the physical stage follows", false},
-    {"proposal_grid", POLIS_PARAM_INT, offsetof(nego_params, grid), 2, 1000, 10, NULL,
-     "proposals are k / grid for k = 1 .. grid-1 (10: tenths, 0.1 .. 0.9)", false},
-    {"session_turns", POLIS_PARAM_INT, offsetof(nego_params, session_turns), 0, 1000000, 0, NULL,
-     "a session without agreement breaks up after this many turns (0: only at the end "
-     "of the stage)",
-     false},
+    POLIS_P_INT(nego_params, "negotiation_steps", steps, 1, 1000000, 20,
+                "steps of the negotiation stage (steps 0 .. n-1); the physical stage follows"),
+    POLIS_P_INT(nego_params, "proposal_grid", grid, 2, 1000, 10,
+                "proposals are k / grid for k = 1 .. grid-1 (10: tenths, 0.1 .. 0.9)"),
+    POLIS_P_INT(nego_params, "session_turns", session_turns, 0, 1000000, 0,
+                "a session without agreement breaks up after this many turns (0: only at the end "
+                "of the stage)"),
 };
 
 static const char *const nego_requires[] = {"social", NULL};
 
 static const polis_plugin_desc nego_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "negotiation",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("negotiation", 4),
     .version = "1.0.0",
     .doc = "AdaSociety's Negotiation: requests, turn-based bargaining over reward splits, "
            "groups whose weights multiply through, then the physical stage",
     .requires = nego_requires,
-    .params = nego_params_def,
-    .n_params = (int32_t)(sizeof nego_params_def / sizeof nego_params_def[0]),
-    .params_size = sizeof(nego_params),
+    POLIS_DESC_PARAMS(nego_params_def, nego_params),
     .init = nego_init,
     .start = nego_start,
     .destroy = nego_destroy,

@@ -309,6 +309,46 @@ typedef struct soc {
     uint32_t mv_mark_now;
     bool mv_use;            /* this pass paints from slots (else directly, as above) */
     int32_t mv_viewers, mv_hits; /* merged views in this pass; those repeating an owner set */
+    /* ---- live merged views (observe.c, "Live merged views") ----
+     * Each agent's merged map view is kept up to date with what changed since the previous
+     * observation pass: cells whose content changed, windows that moved or whose owner's
+     * vis changed, owners that started or stopped sharing (the social service's sharing
+     * journal). Set up when the view is "map", R, K <= 64 and the bit sets below fit. */
+    bool lv_on;
+    bool lv_active;           /* this pass keeps them (else paused: observe.c, lv_pass_start) */
+    uint32_t lv_resume;       /* while paused: the pass they resume at */
+    int32_t lv_n_inc, lv_n_full; /* records brought up to date, and painted whole, in */
+    int32_t lv_passes;        /* the passes looked at so far */
+    bool lv_synced;           /* false: rebuild everything at the next pass (reset, lost journal) */
+    bool lv_journal;          /* the social service has the sharing journal (else no sharing) */
+    uint32_t lv_sync_pass;    /* the pass of the last rebuild: every record is written whole */
+    int32_t lv_words;         /* 64-bit words in a set of agents */
+    uint64_t *lv_cover;       /* [cells][lv_words] the agents whose window covers the cell */
+    uint64_t *lv_member;      /* [n][lv_words] v's owners: v and the agents sharing maps with v */
+    uint64_t *lv_rev;         /* [n][lv_words] o's viewers: transposed lv_member */
+    uint64_t *lv_tmp;         /* [lv_words] */
+    uint64_t lv_seq;          /* the sharing journal's next change to read */
+    uint32_t *lv_pass;        /* [n] the pass v's record was last brought up to date in */
+    int32_t *lv_x, *lv_y;     /* [n] positions the views show (last pass) */
+    int32_t *lv_ox, *lv_oy;   /* [n] positions before this pass (when lv_ostamp is this pass) */
+    uint64_t *lv_vres, *lv_vrec; /* [n] vis the views show; before this pass: lv_ovres/_ovrec */
+    uint64_t *lv_ovres, *lv_ovrec;
+    uint32_t *lv_ostamp;      /* [n] this pass: the agent moved or its vis changed */
+    uint64_t lv_all_res, lv_all_rec; /* every agent's vis together: a union stops growing there */
+    int32_t *lv_ag, *lv_bl, *lv_rc; /* [cells] the layers the views show */
+    uint64_t *lv_pb;          /* [cells] the piled resources the views show, as bits */
+    int32_t *lv_oag, *lv_obl, *lv_orc; /* [cells] content before this pass (lv_cstamp) */
+    uint64_t *lv_opb;
+    uint32_t *lv_cstamp;      /* [cells] this pass: the cell's content changed */
+    uint8_t *lv_pmark;        /* [cells] a pile changed since the last pass (soc_pile_add) */
+    int32_t *lv_plist, lv_np; /* [cells] the marked cells */
+    int32_t *lv_dirty;        /* [cells] the cells whose content changed this pass */
+    int32_t *lv_head;         /* [n] v's first event this pass, -1: none */
+    int32_t *lv_ev, *lv_next; /* [lv_cap] events: id * 4 + kind, and the next of the viewer */
+    int32_t lv_cap, lv_nev;
+    uint32_t *lv_full;        /* [n] this pass: v's events did not fit, repaint it whole */
+    int64_t *lv_work;         /* [n] cells v's events this pass would write again */
+    uint32_t *lv_vmark, lv_vtok; /* [n] == lv_vtok: an event of the viewer being written names o */
 
     /* actions and events */
     int32_t act_move[4], act_produce;
@@ -325,7 +365,6 @@ typedef struct soc {
     int8_t *g_first;     /* [window] first move of the shortest path */
     int32_t *g_queue;    /* [window] */
     int32_t g_win_h, g_win_v;
-    bool g_has_rng;      /* the host has policy_rng */
 
     /* AdaSociety's random baseline ("random_ada", policy.c) */
     int32_t ada_lo, ada_n; /* society's action ids are within [ada_lo, ada_lo + ada_n) */
@@ -463,6 +502,14 @@ polis_status soc_register_observations(soc *s);
 int32_t soc_views(soc *s, int32_t agent);
 /* Refreshes agent's vis_res / vis_rec from its seen row (after soc_refresh_seen). */
 void soc_seen_bits(soc *s, int32_t agent);
+/* A pile of cell changed (soc_pile_add): the live merged views show it at the next pass. */
+static inline void soc_obs_pile_changed(soc *s, int32_t cell)
+{
+    if (s->lv_pmark && !s->lv_pmark[cell]) {
+        s->lv_pmark[cell] = 1;
+        s->lv_plist[s->lv_np++] = cell;
+    }
+}
 
 /* ---- render.c ---------------------------------------------------------------------------------
  */

@@ -64,7 +64,6 @@ polis_status soc_register_looks(soc *s)
 {
     const polis_host *h = s->h;
     polis_ctx *ctx = s->ctx;
-    if (h->struct_size <= offsetof(polis_host, look_kind_find)) return POLIS_OK;
     polis_status st;
     polis_kind_def floor = {"floor", ".", "#d9cfb8", POLIS_SHAPE_SQUARE};
     polis_kind_def block = {"block", "#", "#4a4a4a", POLIS_SHAPE_SQUARE};

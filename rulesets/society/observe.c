@@ -49,6 +49,17 @@ static inline int32_t lowest_bit(uint64_t v) /* v != 0 */
 #endif
 }
 
+static inline int32_t bit_count(uint64_t v)
+{
+#if defined(__GNUC__)
+    return __builtin_popcountll(v);
+#else
+    int32_t n = 0;
+    for (; v; v &= v - 1) n++;
+    return n;
+#endif
+}
+
 static inline int16_t sat16(int32_t v)
 {
     return (int16_t)(v > 32767 ? 32767 : v < -32767 ? -32767 : v);
@@ -230,15 +241,21 @@ typedef struct soc_mview {
     soc_pel *el; /* [pt_cap] */
 } soc_mview;
 
+static void lv_pass_start(soc *s);
+
 static polis_status on_observe(polis_ctx *ctx, void *ud)
 {
     (void)ctx;
     soc *s = ud;
-    if (++s->pt_pass == 0) { /* wrapped: no slot or table may look current */
-        for (int32_t i = 0; i < SOC_MV_SLOTS; i++) s->mv[i].pass = 0;
+    if (++s->pt_pass == 0) { /* wrapped: no slot, table or live view may look current */
+        for (int32_t i = 0; s->mv && i < SOC_MV_SLOTS; i++) s->mv[i].pass = 0;
         s->pt_built = s->pf_built = 0;
         s->pt_pass = 1;
+        s->lv_synced = false;
+        s->lv_resume = 1;
     }
+    if (s->lv_on) lv_pass_start(s);
+    if (!s->pt_cap) return POLIS_OK;
     /* The table and the slots pay when owner sets repeat within a pass (a group sharing its
      * maps); when they do not (Exploration's random sharing) building them costs more than
      * it saves and the pass paints each view directly. The last pass with merged views
@@ -756,6 +773,544 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
     }
 }
 
+/* ---- live merged views ------------------------------------------------------------------
+ *
+ * With the painters above, every pass repainted each agent's merged view whole: the union of
+ * about half the other agents' windows once sharing is random, so a pass cost P x (covered
+ * cells) and most of Exploration's step with social actions (docs/performance.md, "Live
+ * merged views"). The record still holds the previous pass's view, and between two passes
+ * little changes: a few owners start or stop sharing, a few agents move or see more, a few
+ * cells change. So each record is brought up to date where something changed:
+ *
+ *   - lv_cover[cell] is the set of agents whose window covers the cell, kept as windows
+ *     move; lv_member[v] the owners whose windows v's view merges (v itself and its map
+ *     sharers), kept from the social service's sharing journal; lv_rev its transpose. A
+ *     cell is in v's view when the two sets meet, and it shows what the owners in both see
+ *     (the union of their vis: the painters' rule).
+ *   - The OBSERVE hook (lv_prepare) compares the world with what the views show and queues
+ *     events for the viewers they concern: a cell whose layers or piles changed, for every
+ *     agent viewing an owner that covers it; an owner that moved or whose vis changed, for
+ *     every viewer of it; an owner that started or stopped sharing, for that viewer.
+ *   - write_grid replays the agent's events: each touched cell is written again from the
+ *     world (lv_refresh), its old content's elements cleared first when it changed. An
+ *     agent that moved sees every cell somewhere else and is painted whole, as are records
+ *     written anywhere else last time, the first pass after a reset, agents whose events
+ *     overflowed the queue and agents whose events would cost more (lv_current); where most
+ *     records are painted whole anyway the views pause (lv_pass_start).
+ *
+ * What a cell shows depends only on the world and on the sets above, never on the order of
+ * events, so the result is the painters' byte for byte (test_live_views in rulesets/society/
+ * tests/test_obs_incremental.c checks it against records written whole at every step). */
+
+enum { LV_CELL = 0, LV_OWNER = 1, LV_SHARE = 2 };
+
+/* Sets (on) or clears o's bit in the cover sets of its window's cells at (cx, cy). */
+static void lv_cover_window(soc *s, int32_t o, int32_t cx, int32_t cy, bool on)
+{
+    const soc_job *job = &s->jobs[s->agent_job[o]];
+    const int32_t W = s->W, H = s->H, nw = s->lv_words;
+    const int32_t w = 2 * job->fov_h + 1 < W ? 2 * job->fov_h + 1 : W;
+    const int32_t hh = 2 * job->fov_v + 1 < H ? 2 * job->fov_v + 1 : H;
+    const uint64_t bit = (uint64_t)1 << (o & 63);
+    uint64_t *base = s->lv_cover + (o >> 6);
+    int32_t x = soc_wrap(cx - job->fov_h, W);
+    const int32_t y0 = soc_wrap(cy - job->fov_v, H);
+    for (int32_t dx = 0; dx < w; dx++) {
+        int32_t y = y0;
+        for (int32_t dy = 0; dy < hh; dy++) {
+            uint64_t *c = base + (size_t)(y * W + x) * (size_t)nw;
+            *c = on ? *c | bit : *c & ~bit;
+            if (++y == H) y = 0;
+        }
+        if (++x == W) x = 0;
+    }
+}
+
+/* The cells of o's window (wrapped onto itself at most once). */
+static int32_t lv_window_cells(const soc *s, int32_t o)
+{
+    const soc_job *job = &s->jobs[s->agent_job[o]];
+    const int32_t w = 2 * job->fov_h + 1 < s->W ? 2 * job->fov_h + 1 : s->W;
+    const int32_t h = 2 * job->fov_v + 1 < s->H ? 2 * job->fov_v + 1 : s->H;
+    return w * h;
+}
+
+/* Queues an event for viewer v, about `cells` cells to write again; when the queue is full
+ * v is painted whole instead. */
+static void lv_push(soc *s, int32_t v, int32_t id, int32_t kind, int32_t cells)
+{
+    if (s->lv_full[v] == s->pt_pass) return;
+    s->lv_work[v] += cells;
+    if (s->lv_nev == s->lv_cap) {
+        s->lv_full[v] = s->pt_pass;
+        return;
+    }
+    const int32_t e = s->lv_nev++;
+    s->lv_ev[e] = id * 4 + kind;
+    s->lv_next[e] = s->lv_head[v];
+    s->lv_head[v] = e;
+}
+
+static uint64_t lv_pile_bits(const soc *s, int32_t cell)
+{
+    uint64_t b = 0;
+    if (!s->kinds[cell]) return 0;
+    const int32_t *pile = s->piles + (size_t)cell * (size_t)s->R;
+    for (int32_t r = 0; r < s->R; r++) b |= (uint64_t)(pile[r] != 0) << r;
+    return b;
+}
+
+/* Everything from the world and the social service: after a reset, a lost journal or a
+ * wrapped pass counter. Every record of this pass is painted whole. */
+static void lv_resync(soc *s)
+{
+    const int32_t n = s->n_agents, nw = s->lv_words;
+    const size_t set = sizeof(uint64_t) * (size_t)nw;
+    memset(s->lv_cover, 0, set * (size_t)s->cells);
+    memset(s->lv_member, 0, set * (size_t)n);
+    memset(s->lv_rev, 0, set * (size_t)n);
+    if (s->lv_journal) s->lv_seq = s->social->share_seq(s->social->self);
+    for (int32_t v = 0; v < n; v++) {
+        const int32_t m = soc_views(s, v);
+        for (int32_t i = 0; i < m; i++) {
+            const int32_t o = s->views[i];
+            s->lv_member[(size_t)v * (size_t)nw + (size_t)(o >> 6)] |= (uint64_t)1 << (o & 63);
+            s->lv_rev[(size_t)o * (size_t)nw + (size_t)(v >> 6)] |= (uint64_t)1 << (v & 63);
+        }
+    }
+    s->lv_all_res = s->lv_all_rec = 0;
+    for (int32_t o = 0; o < n; o++) {
+        lv_cover_window(s, o, s->ax[o], s->ay[o], true);
+        s->lv_x[o] = s->ax[o];
+        s->lv_y[o] = s->ay[o];
+        s->lv_vres[o] = s->vis_res[o];
+        s->lv_vrec[o] = s->vis_rec[o];
+        s->lv_all_res |= s->vis_res[o];
+        s->lv_all_rec |= s->vis_rec[o];
+    }
+    const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
+                  *rc = soc_layer(s, s->L_recipes, 0);
+    memcpy(s->lv_ag, ag, sizeof *ag * (size_t)s->cells);
+    memcpy(s->lv_bl, bl, sizeof *bl * (size_t)s->cells);
+    memcpy(s->lv_rc, rc, sizeof *rc * (size_t)s->cells);
+    for (int32_t c = 0; c < s->cells; c++) s->lv_pb[c] = lv_pile_bits(s, c);
+    for (int32_t i = 0; i < s->lv_np; i++) s->lv_pmark[s->lv_plist[i]] = 0;
+    s->lv_np = 0;
+    memset(s->lv_ostamp, 0, sizeof *s->lv_ostamp * (size_t)n);
+    memset(s->lv_full, 0, sizeof *s->lv_full * (size_t)n);
+    memset(s->lv_pass, 0, sizeof *s->lv_pass * (size_t)n);
+    memset(s->lv_cstamp, 0, sizeof *s->lv_cstamp * (size_t)s->cells);
+    s->lv_sync_pass = s->pt_pass;
+    s->lv_synced = true;
+}
+
+/* Notes that the cell's content changed this pass (keeping what the views showed). */
+static void lv_touch(soc *s, int32_t cell, int32_t *nd)
+{
+    if (s->lv_cstamp[cell] == s->pt_pass) return;
+    s->lv_cstamp[cell] = s->pt_pass;
+    s->lv_oag[cell] = s->lv_ag[cell];
+    s->lv_obl[cell] = s->lv_bl[cell];
+    s->lv_orc[cell] = s->lv_rc[cell];
+    s->lv_opb[cell] = s->lv_pb[cell];
+    s->lv_dirty[(*nd)++] = cell;
+}
+
+/* Applies the journal's map sharing changes; false when changes were lost. */
+static bool lv_read_journal(soc *s)
+{
+    if (!s->lv_journal) return true;
+    const polis_social_api *api = s->social;
+    const uint64_t end = api->share_seq(api->self);
+    const int32_t n = s->n_agents, nw = s->lv_words;
+    for (uint64_t seq = s->lv_seq; seq < end; seq++) {
+        polis_social_share what;
+        int32_t from, to;
+        bool on;
+        if (!api->share_change(api->self, seq, &what, &from, &to, &on)) return false;
+        if (what != POLIS_SOCIAL_SHARE_MAP || from < 0 || to < 0 || from >= n || to >= n ||
+            from == to)
+            continue;
+        uint64_t *m = s->lv_member + (size_t)to * (size_t)nw + (size_t)(from >> 6);
+        uint64_t *r = s->lv_rev + (size_t)from * (size_t)nw + (size_t)(to >> 6);
+        const uint64_t mb = (uint64_t)1 << (from & 63), rb = (uint64_t)1 << (to & 63);
+        if (((*m & mb) != 0) == on) continue;
+        *m ^= mb;
+        *r ^= rb;
+        lv_push(s, to, from, LV_SHARE, lv_window_cells(s, from));
+    }
+    s->lv_seq = end;
+    return true;
+}
+
+/* The OBSERVE hook's part: what changed since the last pass, queued for the viewers. */
+static void lv_prepare(soc *s)
+{
+    const int32_t n = s->n_agents, nw = s->lv_words;
+    const uint32_t pass = s->pt_pass;
+    s->lv_nev = 0;
+    for (int32_t v = 0; v < n; v++) {
+        s->lv_head[v] = -1;
+        s->lv_work[v] = 0;
+    }
+    if (s->lv_synced && !lv_read_journal(s)) s->lv_synced = false;
+    if (!s->lv_synced) {
+        lv_resync(s);
+        return;
+    }
+    /* owners that moved or see something else */
+    uint64_t all_res = 0, all_rec = 0;
+    for (int32_t o = 0; o < n; o++) {
+        all_res |= s->vis_res[o];
+        all_rec |= s->vis_rec[o];
+        const bool moved = s->ax[o] != s->lv_x[o] || s->ay[o] != s->lv_y[o];
+        if (!moved && s->vis_res[o] == s->lv_vres[o] && s->vis_rec[o] == s->lv_vrec[o]) continue;
+        s->lv_ostamp[o] = pass;
+        s->lv_ox[o] = s->lv_x[o];
+        s->lv_oy[o] = s->lv_y[o];
+        s->lv_ovres[o] = s->lv_vres[o];
+        s->lv_ovrec[o] = s->lv_vrec[o];
+        if (moved) {
+            lv_cover_window(s, o, s->lv_x[o], s->lv_y[o], false);
+            lv_cover_window(s, o, s->ax[o], s->ay[o], true);
+        }
+        s->lv_x[o] = s->ax[o];
+        s->lv_y[o] = s->ay[o];
+        s->lv_vres[o] = s->vis_res[o];
+        s->lv_vrec[o] = s->vis_rec[o];
+        /* a move writes the cells entering and leaving the window, a new vis all of them */
+        const soc_job *job = &s->jobs[s->agent_job[o]];
+        const int32_t cells = s->lv_ostamp[o] == pass && (s->vis_res[o] != s->lv_ovres[o] ||
+                                                          s->vis_rec[o] != s->lv_ovrec[o])
+                                  ? 2 * lv_window_cells(s, o)
+                                  : 2 * (2 * job->fov_h + 2 * job->fov_v + 2);
+        const uint64_t *rev = s->lv_rev + (size_t)o * (size_t)nw;
+        for (int32_t w = 0; w < nw; w++)
+            for (uint64_t b = rev[w]; b; b &= b - 1) {
+                const int32_t v = w * 64 + lowest_bit(b);
+                if (v != o || !moved) lv_push(s, v, o, LV_OWNER, cells);
+            }
+    }
+    s->lv_all_res = all_res;
+    s->lv_all_rec = all_rec;
+    /* cells whose layers or piles changed: 16 cells per test, the layers rarely change */
+    const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
+                  *rc = soc_layer(s, s->L_recipes, 0);
+    int32_t nd = 0;
+    const int32_t cells = s->cells;
+    for (int32_t c0 = 0; c0 < cells; c0 += 16) {
+        const int32_t e = c0 + 16 <= cells ? c0 + 16 : cells;
+        uint32_t d = 0;
+        if (e - c0 == 16) {
+            for (int32_t k = 0; k < 16; k++)
+                d |= (uint32_t)((ag[c0 + k] ^ s->lv_ag[c0 + k]) | (bl[c0 + k] ^ s->lv_bl[c0 + k]) |
+                                (rc[c0 + k] ^ s->lv_rc[c0 + k]));
+        } else {
+            d = 1;
+        }
+        if (!d) continue;
+        for (int32_t c = c0; c < e; c++) {
+            if (ag[c] == s->lv_ag[c] && bl[c] == s->lv_bl[c] && rc[c] == s->lv_rc[c]) continue;
+            lv_touch(s, c, &nd);
+            s->lv_ag[c] = ag[c];
+            s->lv_bl[c] = bl[c];
+            s->lv_rc[c] = rc[c];
+        }
+    }
+    for (int32_t i = 0; i < s->lv_np; i++) {
+        const int32_t c = s->lv_plist[i];
+        s->lv_pmark[c] = 0;
+        lv_touch(s, c, &nd);
+        s->lv_pb[c] = lv_pile_bits(s, c);
+    }
+    s->lv_np = 0;
+    /* each changed cell, for the viewers of the owners covering it */
+    uint64_t *tmp = s->lv_tmp;
+    for (int32_t i = 0; i < nd; i++) {
+        const int32_t c = s->lv_dirty[i];
+        const uint64_t *cov = s->lv_cover + (size_t)c * (size_t)nw;
+        memset(tmp, 0, sizeof *tmp * (size_t)nw);
+        bool any = false;
+        for (int32_t w = 0; w < nw; w++)
+            for (uint64_t b = cov[w]; b; b &= b - 1) {
+                const uint64_t *rev = s->lv_rev + (size_t)(w * 64 + lowest_bit(b)) * (size_t)nw;
+                for (int32_t k = 0; k < nw; k++) tmp[k] |= rev[k];
+                any = true;
+            }
+        if (!any) continue;
+        for (int32_t w = 0; w < nw; w++)
+            for (uint64_t b = tmp[w]; b; b &= b - 1)
+                lv_push(s, w * 64 + lowest_bit(b), c, LV_CELL, 1);
+    }
+}
+
+/* Live views pay when most records are brought up to date, not painted whole: when agents
+ * move at nearly every step (a moved viewer sees every cell elsewhere) or every agent
+ * shares with its whole group (the Social Structure games, where the pass's merged views
+ * serve every member), keeping them costs more than it saves. When more than three records
+ * in four were painted whole over LV_WINDOW passes (not counting a rebuild's, which paints
+ * them all), they pause for LV_PAUSE passes, after which they are rebuilt (lv_resync) and
+ * looked at again. */
+#define LV_WINDOW 8
+#define LV_PAUSE 256
+
+static void lv_pass_start(soc *s)
+{
+    const uint32_t pass = s->pt_pass;
+    if (s->lv_active && ++s->lv_passes > LV_WINDOW) {
+        if (s->lv_n_full > 3 * s->lv_n_inc) {
+            s->lv_active = false;
+            s->lv_resume = pass + LV_PAUSE;
+            s->lv_synced = false;
+        }
+        s->lv_n_inc = s->lv_n_full = s->lv_passes = 0;
+    }
+    if (!s->lv_active && (int32_t)(pass - s->lv_resume) >= 0) {
+        s->lv_active = true;
+        s->lv_n_inc = s->lv_n_full = s->lv_passes = 0;
+    }
+    if (s->lv_active) lv_prepare(s);
+}
+
+/* What live updates write with: the record, the layers, the painted-element list. */
+typedef struct lv_painter {
+    int16_t *o;
+    const int32_t *ag, *bl, *rc;
+    const uint64_t *member; /* the viewer's owners */
+    size_t plane;
+    int32_t W, H, B, vx, vy; /* the viewer's position */
+    uint32_t tok;            /* lv_vmark[o] == tok: o changed for this viewer this pass */
+    bool track;              /* list elements that become non-zero */
+    int32_t *list;
+    int32_t n, cap;
+} lv_painter;
+
+static inline void lv_put(lv_painter *p, size_t off, int16_t val)
+{
+    int16_t *e = p->o + off;
+    if (p->track && val && !*e) {
+        if (p->n < p->cap) p->list[p->n] = (int32_t)off;
+        p->n += p->n <= p->cap;
+    }
+    *e = val;
+}
+
+/* Writes the cell at grid offset `at` from the world: what the viewer's owners covering it
+ * see, zeros where none does, the elements of its content before this pass cleared first
+ * when it changed. */
+static void lv_refresh(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+{
+    const int32_t nw = s->lv_words;
+    const uint64_t *cw = s->lv_cover + (size_t)cell * (size_t)nw;
+    uint64_t vres = 0, vrec = 0;
+    bool cov = false;
+    for (int32_t w = 0; w < nw; w++) {
+        for (uint64_t m = cw[w] & p->member[w]; m; m &= m - 1) {
+            const int32_t o = w * 64 + lowest_bit(m);
+            cov = true;
+            vres |= s->vis_res[o];
+            vrec |= s->vis_rec[o];
+            if (vres == s->lv_all_res && vrec == s->lv_all_rec) goto seen;
+        }
+    }
+seen:;
+    const size_t plane = p->plane, a = (size_t)at;
+    const int32_t R = s->R;
+    if (s->lv_cstamp[cell] == s->pt_pass) {
+        if (s->lv_oag[cell]) p->o[a] = 0;
+        if (s->lv_obl[cell]) p->o[plane + a] = 0;
+        const int32_t k = s->lv_orc[cell] - 1;
+        if (k >= 0) {
+            const soc_recipe *rc = &s->rec[k];
+            for (int32_t q = 0; q < rc->n_in; q++)
+                p->o[(size_t)(2 + s->amounts[rc->in + q].res) * plane + a] = 0;
+            for (int32_t q = 0; q < rc->n_out; q++)
+                p->o[(size_t)(2 + s->amounts[rc->out + q].res) * plane + a] = 0;
+        }
+        for (uint64_t b = s->lv_opb[cell]; b; b &= b - 1)
+            p->o[(size_t)(2 + R + lowest_bit(b)) * plane + a] = 0;
+    }
+    const int32_t ag = p->ag[cell];
+    if (ag) lv_put(p, a, cov ? sat16(ag) : 0);
+    if (p->bl[cell]) lv_put(p, plane + a, cov);
+    const int32_t k = p->rc[cell] - 1;
+    if (k >= 0) {
+        const bool show = cov && ((vrec >> k) & 1u);
+        const soc_recipe *rc = &s->rec[k];
+        const size_t base = 2 * plane + a;
+        for (int32_t q = 0; q < rc->n_in; q++) {
+            const soc_amount *am = &s->amounts[rc->in + q];
+            lv_put(p, base + (size_t)am->res * plane, show ? sat16(-am->n) : 0);
+        }
+        for (int32_t q = 0; q < rc->n_out; q++) {
+            const soc_amount *am = &s->amounts[rc->out + q];
+            lv_put(p, base + (size_t)am->res * plane, show ? sat16(am->n) : 0);
+        }
+    }
+    const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
+    for (uint64_t b = s->lv_pb[cell]; b; b &= b - 1) {
+        const int32_t r = lowest_bit(b);
+        lv_put(p, (size_t)(2 + R + r) * plane + a,
+               cov && ((vres >> r) & 1u) ? pile16(pile[r], s->pile_obs[r]) : 0);
+    }
+}
+
+/* Whether one of the viewer's owners that did not change this pass (no event of the viewer
+ * names it: it has not moved, started or stopped sharing, or changed its vis) covers the
+ * cell and sees at least (nres, nrec): then the changing owner o, which showed and shows
+ * there at most that, changes nothing the cell shows. If every changing owner covering a
+ * cell skips it this way, the cell shows what the unchanged owners show, before and after;
+ * a cell whose content changed has its own event. */
+static inline bool lv_shown_by_other(const soc *s, const lv_painter *p, int32_t cell,
+                                     uint64_t nres, uint64_t nrec)
+{
+    const int32_t nw = s->lv_words;
+    const uint64_t *cw = s->lv_cover + (size_t)cell * (size_t)nw;
+    for (int32_t w = 0; w < nw; w++)
+        for (uint64_t m = cw[w] & p->member[w]; m; m &= m - 1) {
+            const int32_t q = w * 64 + lowest_bit(m);
+            if (s->lv_vmark[q] != p->tok && !(nres & ~s->vis_res[q]) &&
+                !(nrec & ~s->vis_rec[q]))
+                return true;
+        }
+    return false;
+}
+
+/* Refreshes the cells of owner o's window at (cx, cy), except (skip) those also in o's
+ * window at (sx, sy), and those another owner shows as o would (lv_shown_by_other with what
+ * o sees and saw). */
+static void lv_window(const soc *s, lv_painter *p, int32_t o, int32_t cx, int32_t cy, bool skip,
+                      int32_t sx, int32_t sy)
+{
+    uint64_t nres = s->vis_res[o], nrec = s->vis_rec[o];
+    if (s->lv_ostamp[o] == s->pt_pass) {
+        nres |= s->lv_ovres[o];
+        nrec |= s->lv_ovrec[o];
+    }
+    const soc_job *job = &s->jobs[s->agent_job[o]];
+    const int32_t W = p->W, H = p->H, B = p->B, fh = job->fov_h, fv = job->fov_v;
+    const bool allx = 2 * fh + 1 >= W, ally = 2 * fv + 1 >= H;
+    const int32_t w = allx ? W : 2 * fh + 1, hh = ally ? H : 2 * fv + 1;
+    const int32_t x0 = soc_wrap(cx - fh, W), y0 = soc_wrap(cy - fv, H);
+    int32_t x = x0, i = soc_wrap(x0 - p->vx + W / 2, W), ux = soc_wrap(x0 - sx + fh, W);
+    const int32_t j0 = soc_wrap(y0 - p->vy + H / 2, H), uy0 = soc_wrap(y0 - sy + fv, H);
+    for (int32_t dx = 0; dx < w; dx++) {
+        const bool inx = skip && (allx || ux <= 2 * fh);
+        if (!(inx && ally)) {
+            int32_t y = y0, j = j0, uy = uy0;
+            for (int32_t dy = 0; dy < hh; dy++) {
+                const int32_t cell = y * W + x;
+                if (!(inx && uy <= 2 * fv) && !lv_shown_by_other(s, p, cell, nres, nrec))
+                    lv_refresh(s, p, cell, i * B + j);
+                if (++y == H) y = 0;
+                if (++j == H) j = 0;
+                if (++uy == H) uy = 0;
+            }
+        }
+        if (++x == W) x = 0;
+        if (++i == W) i = 0;
+        if (++ux == W) ux = 0;
+    }
+}
+
+static inline bool lv_moved(const soc *s, int32_t o)
+{
+    return s->lv_ostamp[o] == s->pt_pass && (s->lv_ox[o] != s->ax[o] || s->lv_oy[o] != s->ay[o]);
+}
+
+/* Whether v's record (at o) can be brought up to date from its events, and that is
+ * cheaper than painting it whole: writing a cell again (the union of the owners covering
+ * it, its old elements cleared, the new written) costs about LV_CELL_COST times what
+ * painting a covered cell does, and painting whole covers at most the owners' windows.
+ * When every agent shares with its group and most move at every step (the Social
+ * Structure games), painting whole, from the pass's merged views, is the cheaper. */
+#define LV_CELL_COST 3
+
+static bool lv_current(const soc *s, int32_t v, const int16_t *o)
+{
+    const uint32_t pass = s->pt_pass;
+    if (s->og_dst[v] != o || s->lv_pass[v] + 1 != pass || s->lv_sync_pass == pass ||
+        s->lv_full[v] == pass || lv_moved(s, v))
+        return false;
+    const uint64_t *m = s->lv_member + (size_t)v * (size_t)s->lv_words;
+    int64_t owners = 0;
+    for (int32_t w = 0; w < s->lv_words; w++) owners += bit_count(m[w]);
+    const int64_t whole = (int64_t)(2 * s->hmax + 1) * (2 * s->vmax + 1) * owners;
+    return s->lv_work[v] * LV_CELL_COST <= (whole < s->cells ? whole : s->cells);
+}
+
+/* Replays v's events into its record. */
+static void lv_update(soc *s, int32_t v, int16_t *o)
+{
+    lv_painter p = {.o = o,
+                    .ag = soc_layer(s, s->L_agents, 0),
+                    .bl = soc_layer(s, s->L_blocks, 0),
+                    .rc = soc_layer(s, s->L_recipes, 0),
+                    .member = s->lv_member + (size_t)v * (size_t)s->lv_words,
+                    .plane = (size_t)s->A * (size_t)s->B,
+                    .W = s->W,
+                    .H = s->H,
+                    .B = s->B,
+                    .vx = s->ax[v],
+                    .vy = s->ay[v],
+                    .track = s->og_cap > 0 && s->og_n[v] >= 0,
+                    .list = s->og_list + (size_t)v * (size_t)s->og_cap,
+                    .n = s->og_n[v] > 0 ? s->og_n[v] : 0,
+                    .cap = s->og_cap};
+    if (++s->lv_vtok == 0) {
+        memset(s->lv_vmark, 0, sizeof *s->lv_vmark * (size_t)s->n_agents);
+        s->lv_vtok = 1;
+    }
+    p.tok = s->lv_vtok;
+    for (int32_t e = s->lv_head[v]; e >= 0; e = s->lv_next[e])
+        if ((s->lv_ev[e] & 3) != LV_CELL) s->lv_vmark[s->lv_ev[e] >> 2] = p.tok;
+    for (int32_t e = s->lv_head[v]; e >= 0; e = s->lv_next[e]) {
+        const int32_t id = s->lv_ev[e] >> 2;
+        switch (s->lv_ev[e] & 3) {
+        case LV_CELL: {
+            const int32_t x = id % s->W, y = id / s->W;
+            lv_refresh(s, &p, id,
+                       soc_wrap(x - p.vx + s->W / 2, s->W) * s->B +
+                           soc_wrap(y - p.vy + s->H / 2, s->H));
+            break;
+        }
+        case LV_OWNER:
+            if (s->lv_ovres[id] != s->vis_res[id] || s->lv_ovrec[id] != s->vis_rec[id]) {
+                /* it sees something else: its whole window, where it was and where it is */
+                lv_window(s, &p, id, s->ax[id], s->ay[id], false, 0, 0);
+                if (lv_moved(s, id))
+                    lv_window(s, &p, id, s->lv_ox[id], s->lv_oy[id], true, s->ax[id],
+                              s->ay[id]);
+            } else { /* it moved: the cells that entered or left its window */
+                lv_window(s, &p, id, s->ax[id], s->ay[id], true, s->lv_ox[id], s->lv_oy[id]);
+                lv_window(s, &p, id, s->lv_ox[id], s->lv_oy[id], true, s->ax[id], s->ay[id]);
+            }
+            break;
+        default: /* LV_SHARE */
+            lv_window(s, &p, id, s->ax[id], s->ay[id], false, 0, 0);
+            if (lv_moved(s, id))
+                lv_window(s, &p, id, s->lv_ox[id], s->lv_oy[id], true, s->ax[id], s->ay[id]);
+            break;
+        }
+    }
+    s->og_n[v] = p.track && p.n <= p.cap ? p.n : -1;
+}
+
+/* v's owners into s->views, v first: the sets live updates keep (soc_views asks the social
+ * service). */
+static int32_t lv_views(soc *s, int32_t v)
+{
+    const uint64_t *m = s->lv_member + (size_t)v * (size_t)s->lv_words;
+    int32_t n = 0;
+    s->views[n++] = v;
+    for (int32_t w = 0; w < s->lv_words; w++)
+        for (uint64_t b = m[w]; b; b &= b - 1) {
+            const int32_t o = w * 64 + lowest_bit(b);
+            if (o != v) s->views[n++] = o;
+        }
+    return n;
+}
+
 static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
@@ -774,6 +1329,16 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
                  .list = s->og_list + (size_t)agent * (size_t)s->og_cap,
                  .n = 0,
                  .cap = s->og_cap};
+    if (s->lv_active) {
+        const bool current = lv_current(s, agent, o);
+        s->lv_pass[agent] = s->pt_pass;
+        if (current) {
+            s->lv_n_inc++;
+            lv_update(s, agent, o);
+            return;
+        }
+        s->lv_n_full += s->lv_sync_pass != s->pt_pass;
+    }
     int32_t last = s->og_n[agent];
     const size_t elems = (size_t)(2 + 2 * s->R) * p.plane;
     /* memset clears about 16 elements in the time of one scattered store: past elems / 16
@@ -787,7 +1352,7 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     if (s->view == SOC_VIEW_WINDOW) {
         paint(s, agent, agent, false, &p);
     } else {
-        int32_t n = soc_views(s, agent);
+        int32_t n = s->lv_active ? lv_views(s, agent) : soc_views(s, agent);
         if (s->vis_bits && (n > 1 || s->self_overlap)) {
             const soc_mview *mv = s->pt_cap ? mv_find(s, n) : NULL;
             if (mv) mv_paint(s, agent, mv, &p);
@@ -853,7 +1418,6 @@ static void names(const soc *s, char *buf, size_t cap)
 static polis_status declare_ranges(soc *s, int32_t grid, int32_t inv, int32_t pos, int32_t time)
 {
     const polis_host *h = s->h;
-    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK; /* engine < 1.4 */
     const int32_t R = s->R, C = 2 + 2 * R;
     double lo[2 + 2 * SOC_MAX_RESOURCES] = {0}, hi[2 + 2 * SOC_MAX_RESOURCES] = {0};
     for (int32_t c = 0; c < C; c++) lo[c] = hi[c] = 0;
@@ -896,6 +1460,47 @@ static polis_status declare_ranges(soc *s, int32_t grid, int32_t inv, int32_t po
     const double tlo = 0, thi = (double)(h->max_steps(s->ctx) < INT32_MAX ? h->max_steps(s->ctx)
                                                                            : INT32_MAX);
     return h->obs_range(s->ctx, time, -1, 1, &tlo, &thi);
+}
+
+static polis_status lv_on_reset(polis_ctx *ctx, void *ud)
+{
+    (void)ctx;
+    ((soc *)ud)->lv_synced = false;
+    return POLIS_OK;
+}
+
+/* Live merged views need the sharing journal when there is a social plugin, and their sets
+ * of agents (per cell and twice per agent) within LV_SET_BYTES. */
+#define LV_SET_BYTES ((size_t)64 << 20)
+
+static polis_status lv_setup(soc *s)
+{
+    const polis_social_api *api = s->social;
+    s->lv_journal = api && api->struct_size >= offsetof(polis_social_api, share_change) +
+                                                   sizeof api->share_change &&
+                    api->share_seq && api->share_change;
+    if (api && !s->lv_journal) return POLIS_OK;
+    const size_t n = (size_t)s->n_agents, cells = (size_t)s->cells;
+    const size_t nw = (n + 63) / 64;
+    if ((cells + 2 * n) * nw * sizeof(uint64_t) > LV_SET_BYTES) return POLIS_OK;
+    s->lv_words = (int32_t)nw;
+    /* events: a few per agent and cell and pass; more and the viewer is painted whole */
+    s->lv_cap = (int32_t)(16 * n + 4 * cells);
+#define LA(field, count) ((s->field = soc_alloc(s, sizeof *s->field * (size_t)(count))) == NULL)
+    if (LA(lv_cover, cells * nw) || LA(lv_member, n * nw) || LA(lv_rev, n * nw) ||
+        LA(lv_tmp, nw) || LA(lv_pass, n) || LA(lv_x, n) || LA(lv_y, n) || LA(lv_ox, n) ||
+        LA(lv_oy, n) || LA(lv_vres, n) || LA(lv_vrec, n) || LA(lv_ovres, n) ||
+        LA(lv_ovrec, n) || LA(lv_ostamp, n) || LA(lv_ag, cells) || LA(lv_bl, cells) ||
+        LA(lv_rc, cells) || LA(lv_pb, cells) || LA(lv_oag, cells) || LA(lv_obl, cells) ||
+        LA(lv_orc, cells) || LA(lv_opb, cells) || LA(lv_cstamp, cells) ||
+        LA(lv_pmark, cells) || LA(lv_plist, cells) || LA(lv_dirty, cells) ||
+        LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) || LA(lv_full, n) ||
+        LA(lv_vmark, n) || LA(lv_work, n))
+        return POLIS_ERR_NOMEM;
+#undef LA
+    s->lv_on = s->lv_active = true;
+    s->lv_synced = false;
+    return s->h->hook(s->ctx, POLIS_PHASE_RESET, SOC_LAST_PRIORITY, lv_on_reset, s);
 }
 
 polis_status soc_register_observations(soc *s)
@@ -974,9 +1579,11 @@ polis_status soc_register_observations(soc *s)
                 !(mv->el = soc_alloc(s, sizeof *mv->el * (size_t)s->pt_cap)))
                 return POLIS_ERR_NOMEM;
         }
-        if ((st = h->hook(s->ctx, POLIS_PHASE_OBSERVE, SOC_LAST_PRIORITY, on_observe, s)))
-            return st;
     }
+    if (s->vis_bits && s->view == SOC_VIEW_MAP && (st = lv_setup(s))) return st;
+    if ((s->pt_cap || s->lv_on) &&
+        (st = h->hook(s->ctx, POLIS_PHASE_OBSERVE, SOC_LAST_PRIORITY, on_observe, s)))
+        return st;
     if (s->view != SOC_VIEW_MAP) s->vis_bits = false;
     for (int32_t a = 0; a < s->n_agents; a++) soc_seen_bits(s, a);
     size_t cap = 4096 + (size_t)s->R * (SOC_NAME_MAX + 8);

@@ -1009,9 +1009,6 @@ static polis_status plan_next(polis_ctx *ctx, void *ud, int32_t agent, void *mem
 polis_status soc_register_plans(soc *s)
 {
     const polis_host *h = s->h;
-    if (h->struct_size < offsetof(polis_host, macro) + sizeof h->macro || !h->macro ||
-        !s->g_has_rng)
-        return POLIS_OK;
     size_t cells = (size_t)s->cells;
     s->p_dist = soc_alloc(s, sizeof *s->p_dist * cells);
     s->p_first = soc_alloc(s, cells);

@@ -92,10 +92,6 @@ polis_status soc_register_policy(soc *s)
     }
     polis_status st = h->hook(s->ctx, POLIS_PHASE_RESET, 0, on_reset, s);
     if (st) return st;
-    /* A host older than the policy slots still gets the service function. */
-    s->g_has_rng =
-        h->struct_size >= offsetof(polis_host, policy_rng) + sizeof h->policy_rng && h->policy_rng;
-    if (!s->g_has_rng || !h->policy) return POLIS_OK;
     return h->policy(s->ctx, "greedy", greedy_policy, s);
 }
 
@@ -237,11 +233,10 @@ static int32_t explore(soc *s, int32_t agent)
         s->g_heading[agent] = -1;
         return -1;
     }
-    /* A host without the policy generator (older than the policy slots) gets a fixed turn. */
-    polis_rng *rng = s->g_has_rng ? s->h->policy_rng(s->ctx) : NULL;
-    dir = open[rng ? polis_rng_below(rng, (uint32_t)n) : 0];
+    polis_rng *rng = s->h->policy_rng(s->ctx);
+    dir = open[polis_rng_below(rng, (uint32_t)n)];
     s->g_heading[agent] = (int8_t)dir;
-    s->g_left[agent] = (int16_t)(3 + (rng ? polis_rng_below(rng, 8) : 4));
+    s->g_left[agent] = (int16_t)(3 + polis_rng_below(rng, 8));
     return dir;
 }
 

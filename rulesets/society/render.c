@@ -17,11 +17,13 @@
  * "dump stone", "wait"). Rendering and parsing run outside the step, on demand.
  */
 #include <ctype.h>
+#include <float.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "polis/kit.h"
 #include "internal.h"
 
 static void put(soc *s, polis_text *t, const char *str) { s->h->text_append(t, str, strlen(str)); }
@@ -30,20 +32,7 @@ static void put(soc *s, polis_text *t, const char *str) { s->h->text_append(t, s
 
 static void json_str(soc *s, polis_text *t, const char *str)
 {
-    const polis_host *h = s->h;
-    put(s, t, "\"");
-    for (const char *p = str; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            h->text_append(t, e, 2);
-        } else if (c < 0x20) {
-            h->text_printf(t, "\\u%04x", c);
-        } else {
-            h->text_append(t, p, 1);
-        }
-    }
-    put(s, t, "\"");
+    polis_kit_put_json_string(s->h, t, str);
 }
 
 static void json_inventory(soc *s, polis_text *t, int32_t a)
@@ -454,12 +443,21 @@ static polis_status legacy_pick(soc *s, int32_t agent, int32_t *out)
     return POLIS_ERR_INVALID;
 }
 
-static polis_status parse_json(soc *s, int32_t agent, const cJSON *j, int32_t *out)
+/* A number member of a JSON object, 0 when absent or not a number. */
+static double json_number(soc *s, const polis_json *obj, const char *key)
 {
-    const cJSON *act = cJSON_GetObjectItemCaseSensitive(j, "action");
-    if (!cJSON_IsString(act)) return POLIS_ERR_ACTION;
-    const char *name = act->valuestring;
-    const cJSON *kw = cJSON_GetObjectItemCaseSensitive(j, "kwargs");
+    const polis_json *m = s->h->json_get(s->ctx, obj, key);
+    double v = 0.0;
+    if (s->h->json_kind(m) != 2 || s->h->json_double(s->ctx, m, -DBL_MAX, DBL_MAX, &v)) return 0.0;
+    return v;
+}
+
+static polis_status parse_json(soc *s, int32_t agent, const polis_json *j, int32_t *out)
+{
+    const polis_host *h = s->h;
+    const char *name = polis_kit_json_str(h, s->ctx, j, "action");
+    if (!name) return POLIS_ERR_ACTION;
+    const polis_json *kw = h->json_get(s->ctx, j, "kwargs");
     if (strcmp(name, "no_act") == 0 || strcmp(name, "noop") == 0) {
         *out = 0;
         return POLIS_OK;
@@ -469,11 +467,8 @@ static polis_status parse_json(soc *s, int32_t agent, const cJSON *j, int32_t *o
         return POLIS_OK;
     }
     if (strcmp(name, "move") == 0) {
-        const cJSON *dx = cJSON_GetObjectItemCaseSensitive(kw, "dx");
-        const cJSON *dy = cJSON_GetObjectItemCaseSensitive(kw, "dy");
         /* compared as doubles: converting an out-of-range number to int is undefined */
-        double ix = cJSON_IsNumber(dx) ? dx->valuedouble : 0.0;
-        double iy = cJSON_IsNumber(dy) ? dy->valuedouble : 0.0;
+        double ix = json_number(s, kw, "dx"), iy = json_number(s, kw, "dy");
         int d = ix == -1 && iy == 0   ? 0
                 : ix == 1 && iy == 0  ? 1
                 : ix == 0 && iy == -1 ? 2
@@ -496,13 +491,13 @@ static polis_status parse_json(soc *s, int32_t agent, const cJSON *j, int32_t *o
     if (strcmp(name, "pick") == 0) return legacy_pick(s, agent, out);
     bool pick = strcmp(name, "pick_by_name") == 0, dump = strcmp(name, "dump_by_name") == 0;
     if (!pick && !dump) return POLIS_ERR_ACTION;
-    const cJSON *rn = cJSON_GetObjectItemCaseSensitive(kw, "resource_name");
-    if (!cJSON_IsString(rn)) {
+    const char *rn = polis_kit_json_str(h, s->ctx, kw, "resource_name");
+    if (!rn) {
         s->h->error(s->ctx, "%s: expected \"kwargs\": {\"resource_name\": \"...\"} (agent %d)",
                     name, (int)agent);
         return POLIS_ERR_INVALID;
     }
-    return resource_action(s, agent, name, rn->valuestring, dump, out);
+    return resource_action(s, agent, name, rn, dump, out);
 }
 
 static polis_status parse_text(soc *s, int32_t agent, const char *input, int32_t *out)
@@ -563,31 +558,30 @@ static polis_status parse_action(polis_ctx *ctx, void *ud, int32_t agent, const 
     const char *p = input;
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
     if (*p != '{' && *p != '"') return parse_text(s, agent, p, out);
-    cJSON *j = cJSON_Parse(p);
-    if (!j) return POLIS_ERR_ACTION;
-    polis_status st;
-    if (cJSON_IsString(j)) {
+    const polis_json_api *json = polis_kit_json_api(s->h, ctx);
+    const polis_json *j;
+    polis_status st = json ? polis_kit_json_input(json, ctx, p, &j) : POLIS_ERR_ACTION;
+    if (st != POLIS_OK) return st;
+    const char *str;
+    if (s->h->json_kind(j) == 3 && s->h->json_string(ctx, j, &str) == POLIS_OK) {
         /* a quoted action: an action name, or text */
-        int32_t id = s->h->action_find(ctx, j->valuestring);
+        int32_t id = s->h->action_find(ctx, str);
         if (id >= 0) {
             *out = id;
             st = POLIS_OK;
         } else {
-            st = parse_text(s, agent, j->valuestring, out);
+            st = parse_text(s, agent, str, out);
         }
     } else {
         st = parse_json(s, agent, j, out);
     }
-    cJSON_Delete(j);
+    json->free(ctx, j);
     return st;
 }
 
 polis_status soc_register_renderers(soc *s)
 {
     const polis_host *h = s->h;
-    if (h->struct_size < offsetof(polis_host, action_parser) + sizeof h->action_parser ||
-        !h->renderer || !h->action_parser || !h->text_append || !h->text_printf)
-        return POLIS_OK; /* a kernel without ABI 1.1 views: the tensors are all there is */
     polis_status st;
     if ((st = h->renderer(s->ctx, "json", render_json, s))) return st;
     if ((st = h->renderer(s->ctx, "text", render_text, s))) return st;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "polis/kit.h"
 #include "internal.h"
 
 /* ---- memory --------------------------------------------------------------------------------- */
@@ -395,53 +396,57 @@ static const char *api_agent_job(void *self, int32_t agent)
 
 /* ---- parameters ------------------------------------------------------------------------------ */
 
-#define P(key, type, field, lo, hi, def_num, def_str, doc)                                         \
-    {                                                                                              \
-        key, type, offsetof(soc_params, field), lo, hi, def_num, def_str, doc, false               \
-    }
 static const polis_param_def PARAMS[] = {
-    P("adasociety", POLIS_PARAM_STRING, adasociety, 0, 0, 0, NULL,
-      "path of an AdaSociety main.json (task, job, resource and event files); the map and "
-      "its content then come from the task file"),
-    P("builtin", POLIS_PARAM_BOOL, builtin, 0, 1, 1, NULL,
-      "include the 15 built-in resources, the 9 built-in recipes and the explorer job"),
-    P("resources", POLIS_PARAM_JSON, resources, 0, 0, 0, NULL,
-      "custom resources: {name: {\"score\": r, \"requirements\": {res: n}, \"type\": "
-      "\"natural\"|\"synthetic\"}}"),
-    P("recipes", POLIS_PARAM_JSON, recipes, 0, 0, 0, NULL,
-      "custom recipes: {name: {\"in\": {res: n}, \"out\": {res: n}, \"requirements\": {res: n}}}"),
-    P("jobs", POLIS_PARAM_JSON, jobs, 0, 0, 0, NULL,
-      "agent types: {name: {\"fov\": n|[h, v], \"capacity\": {res: n}, \"default_capacity\": n, "
-      "\"size\": n, \"preference\": {res: h}, \"score\": {res: v}, \"inventory\": {res: n}}}"),
-    P("map", POLIS_PARAM_JSON, map, 0, 0, 0, NULL,
-      "base map: {\"init_rule\": \"blank\"|\"box\"|\"map_file\", \"size\": {\"x\": W, \"y\": H}, "
-      "\"file_path\": path}"),
-    P("static", POLIS_PARAM_JSON, static_, 0, 0, 0, NULL,
-      "fixed content: {\"blocks\", \"resources\", \"recipes\", \"players\"} (README)"),
-    P("random", POLIS_PARAM_JSON, random, 0, 0, 0, NULL,
-      "randomly placed content: {\"blocks\", \"resources\", \"recipes\", \"players\"} (README)"),
-    P("max_length", POLIS_PARAM_INT, max_length, 0, 1e9, 0, NULL,
-      "truncate every agent after this many steps (0: the scenario's max_steps only)"),
-    P("resources_in_play", POLIS_PARAM_STRING, resources_in_play, 0, 0, 0, "used",
-      "\"used\": only what the world places, its stations use and the players start with "
-      "(AdaSociety); \"all\": every defined resource and recipe"),
-    P("view", POLIS_PARAM_STRING, view, 0, 0, 0, "window",
-      "grid observation: \"window\" (egocentric fov window) or \"map\" (map-sized, merged with "
-      "shared maps, as AdaSociety's Exploration)"),
-    P("pile_shown", POLIS_PARAM_INT, pile_shown, 1, 32767, 32767, NULL,
-      "the most units of a resource the grid observation shows on one pile (larger piles "
-      "show this many) and the top of the pile channels' declared range; 127 lets compact "
-      "observations store the grid as i8 (docs/scenario.md)"),
-    P("terminate_at_limit", POLIS_PARAM_BOOL, terminate_at_limit, 0, 1, 0, NULL,
-      "at the time limit report agents terminated as well as truncated (AdaSociety reports "
-      "both)"),
-    P("plan_patience", POLIS_PARAM_INT, plan_patience, 1, 1e6, 30, NULL,
-      "plans (GATHER, CRAFT, DUMP, GOTO) give up after this many ticks in a row without "
-      "progress (README \"Plans\")"),
-    P("plan_explore_ticks", POLIS_PARAM_INT, plan_explore_ticks, 1, 1e6, 20, NULL,
-      "ticks an EXPLORE plan walks when nothing new comes into view"),
+    POLIS_P_STRING(
+        soc_params, "adasociety", adasociety, NULL,
+        "path of an AdaSociety main.json (task, job, resource and event files); the map and "
+        "its content then come from the task file"),
+    POLIS_P_BOOL(soc_params, "builtin", builtin, true,
+                 "include the 15 built-in resources, the 9 built-in recipes and the explorer job"),
+    POLIS_P_JSON(soc_params, "resources", resources,
+                 "custom resources: {name: {\"score\": r, \"requirements\": {res: n}, \"type\": "
+                 "\"natural\"|\"synthetic\"}}"),
+    POLIS_P_JSON(soc_params, "recipes", recipes,
+                 "custom recipes: {name: {\"in\": {res: n}, \"out\": {res: n}, \"requirements\": "
+                 "{res: n}}}"),
+    POLIS_P_JSON(
+        soc_params, "jobs", jobs,
+        "agent types: {name: {\"fov\": n|[h, v], \"capacity\": {res: n}, \"default_capacity\": n, "
+        "\"size\": n, \"preference\": {res: h}, \"score\": {res: v}, \"inventory\": {res: n}}}"),
+    POLIS_P_JSON(
+        soc_params, "map", map,
+        "base map: {\"init_rule\": \"blank\"|\"box\"|\"map_file\", \"size\": {\"x\": W, \"y\": H}, "
+        "\"file_path\": path}"),
+    POLIS_P_JSON(soc_params, "static", static_,
+                 "fixed content: {\"blocks\", \"resources\", \"recipes\", \"players\"} (README)"),
+    POLIS_P_JSON(
+        soc_params, "random", random,
+        "randomly placed content: {\"blocks\", \"resources\", \"recipes\", \"players\"} (README)"),
+    POLIS_P_INT(soc_params, "max_length", max_length, 0, 1e9, 0,
+                "truncate every agent after this many steps (0: the scenario's max_steps only)"),
+    POLIS_P_STRING(
+        soc_params, "resources_in_play", resources_in_play, "used",
+        "\"used\": only what the world places, its stations use and the players start with "
+        "(AdaSociety); \"all\": every defined resource and recipe"),
+    POLIS_P_STRING(
+        soc_params, "view", view, "window",
+        "grid observation: \"window\" (egocentric fov window) or \"map\" (map-sized, merged with "
+        "shared maps, as AdaSociety's Exploration)"),
+    POLIS_P_INT(
+        soc_params, "pile_shown", pile_shown, 1, 32767, 32767,
+        "the most units of a resource the grid observation shows on one pile (larger piles "
+        "show this many) and the top of the pile channels' declared range; 127 lets compact "
+        "observations store the grid as i8 (docs/scenario.md)"),
+    POLIS_P_BOOL(
+        soc_params, "terminate_at_limit", terminate_at_limit, false,
+        "at the time limit report agents terminated as well as truncated (AdaSociety reports "
+        "both)"),
+    POLIS_P_INT(soc_params, "plan_patience", plan_patience, 1, 1e6, 30,
+                "plans (GATHER, CRAFT, DUMP, GOTO) give up after this many ticks in a row without "
+                "progress (README \"Plans\")"),
+    POLIS_P_INT(soc_params, "plan_explore_ticks", plan_explore_ticks, 1, 1e6, 20,
+                "ticks an EXPLORE plan walks when nothing new comes into view"),
 };
-#undef P
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */
 
@@ -574,22 +579,16 @@ static void society_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_plugin_desc SOCIETY = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "society",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("society", 7),
     .version = "1.0.0",
     .doc = "AdaSociety's physical world: resources, recipes, inventories, moves with "
            "collisions, requirement-gated vision (rulesets/society/README.md)",
     .requires = NULL,
-    .params = PARAMS,
-    .n_params = (int32_t)(sizeof PARAMS / sizeof PARAMS[0]),
-    .params_size = sizeof(soc_params),
+    POLIS_DESC_PARAMS(PARAMS, soc_params),
     .init = society_init,
     .start = society_start,
     .destroy = society_destroy,
-    .exports = EXPORTS,
-    .n_exports = (int32_t)(sizeof EXPORTS / sizeof EXPORTS[0]),
+    POLIS_DESC_EXPORTS(EXPORTS),
 };
 
 POLIS_PLUGIN(SOCIETY)

@@ -5,7 +5,7 @@
  * whether it sleeps, the daylight it sees (0..100) and its inventory. An agent's view is the
  * game's 9x7 window.
  *
- * The terrain layer is kept between scenes (ABI 1.6, when the engine has it): a scene
+ * The terrain layer is kept between scenes (ABI 1.6): a scene
  * translates only the map rows that changed since the previous one, compared with a copy of
  * the blocks it last drew, instead of all 4096 cells every time.
  *
@@ -109,7 +109,6 @@ polis_status sv_register_looks(survival *s)
 {
     const polis_host *h = s->h;
     polis_ctx *ctx = s->ctx;
-    if (h->struct_size <= offsetof(polis_host, look_kind_find)) return POLIS_OK;
     sv_looks *lk = h->alloc(ctx, sizeof *lk);
     if (!lk) return POLIS_ERR_NOMEM;
     s->looks = lk;
@@ -142,10 +141,8 @@ polis_status sv_register_looks(survival *s)
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) things += s->w->p.max_mobs[k];
     polis_scene_def def = {.fn = sv_scene, .ud = s, .max_things = things};
     if ((st = h->look_scene(ctx, &def))) return st;
-    if (h->struct_size > offsetof(polis_host, scene_fresh)) {
-        if ((st = h->look_keep_layer(ctx, lk->layer))) return st;
-        lk->kept = true;
-    }
+    if ((st = h->look_keep_layer(ctx, lk->layer))) return st;
+    lk->kept = true;
     return POLIS_OK;
 }
 

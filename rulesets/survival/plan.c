@@ -305,8 +305,6 @@ static polis_status plan_next(polis_ctx *ctx, void *ud, int32_t agent, void *pla
 polis_status sv_register_macros(survival *s)
 {
     const polis_host *h = s->h;
-    if (h->struct_size < offsetof(polis_host, macro) + sizeof h->macro || !h->macro)
-        return POLIS_OK;
     const polis_macro_def defs[] = {
         {"COLLECT", "COLLECT [<n>] <wood|stone|coal|iron|diamond|sapling>",
          "Walk to the nearest reachable source and collect until n more (default 1) are held; "

@@ -364,8 +364,6 @@ static polis_status scripted(polis_ctx *ctx, void *ud, int32_t agent, int32_t *o
 polis_status sv_register_policies(survival *s)
 {
     const polis_host *h = s->h;
-    if (h->struct_size < offsetof(polis_host, policy_rng) + sizeof h->policy_rng || !h->policy)
-        return POLIS_OK;
     s->search = h->alloc(s->ctx, sizeof(sv_search));
     if (!s->search) return POLIS_ERR_NOMEM;
     polis_status st = h->policy(s->ctx, "scripted", scripted, s);

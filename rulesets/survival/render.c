@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "polis/kit.h"
 #include "survival.h"
 
 /* One character per block id, then the marks drawn over blocks. */
@@ -263,26 +264,25 @@ static polis_status parse_words(survival *s, const char *in, int32_t *out)
     return POLIS_OK;
 }
 
-/* {"action": "<words>"} (other members ignored when they are strings or numbers). */
+/* {"action": "<words>"}: an object whose "action" is a string (an action name, or words
+ * parse_words takes); other members are ignored. Text that is not such an object is not
+ * for this parser. */
 static polis_status parse_json(survival *s, const char *in, int32_t *out)
 {
-    const char *k = strstr(in, "\"action\"");
-    if (!k) return POLIS_ERR_ACTION;
-    const char *p = k + 8;
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    if (*p++ != ':') return POLIS_ERR_ACTION;
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    if (*p++ != '"') return POLIS_ERR_ACTION;
+    const polis_host *h = s->h;
+    const polis_json_api *json = polis_kit_json_api(h, s->ctx);
+    const polis_json *doc;
+    polis_status st = json ? polis_kit_json_input(json, s->ctx, in, &doc) : POLIS_ERR_ACTION;
+    if (st != POLIS_OK) return st;
     char words[64];
-    size_t n = 0;
-    while (*p && *p != '"' && *p != '\\' && n < sizeof words - 1) words[n++] = *p++;
-    if (*p != '"') return POLIS_ERR_ACTION;
-    words[n] = '\0';
-    const char *end = in + strlen(in);
-    while (end > in && (end[-1] == ' ' || end[-1] == '\n')) end--;
-    if (end == in || end[-1] != '}') return POLIS_ERR_ACTION;
-    if (s->h->action_find(s->ctx, words) >= 0) {
-        *out = s->h->action_find(s->ctx, words);
+    const char *a = h->json_kind(doc) == 5 ? polis_kit_json_str(h, s->ctx, doc, "action") : NULL;
+    bool ok = a && strlen(a) < sizeof words;
+    if (ok) memcpy(words, a, strlen(a) + 1);
+    json->free(s->ctx, doc);
+    if (!ok) return POLIS_ERR_ACTION;
+    int32_t id = h->action_find(s->ctx, words);
+    if (id >= 0) {
+        *out = id;
         return POLIS_OK;
     }
     return parse_words(s, words, out);

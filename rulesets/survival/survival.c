@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "polis/kit.h"
 #include "survival.h"
 
 /* ---- actions and masks ------------------------------------------------------------------ */
@@ -165,76 +166,73 @@ typedef struct sv_cfg {
     const polis_json *achievement_weights;
 } sv_cfg;
 
-#define P(key, type, field, lo, hi, def, sdef, doc)                                           \
-    {key, type, offsetof(sv_cfg, field), lo, hi, def, sdef, doc, false}
 static const polis_param_def PARAMS[] = {
-    P("day_length", POLIS_PARAM_INT, day_length, 1, 1e6, 300, NULL,
-      "steps of one day-night cycle"),
-    P("always_diamond", POLIS_PARAM_BOOL, always_diamond, 0, 1, 1, NULL,
-      "world generation turns one random stone tile into a diamond"),
-    P("zombie_health", POLIS_PARAM_INT, zombie_health, 1, 100, 5, NULL, "health of a new zombie"),
-    P("cow_health", POLIS_PARAM_INT, cow_health, 1, 100, 3, NULL, "health of a new cow"),
-    P("skeleton_health", POLIS_PARAM_INT, skeleton_health, 1, 100, 3, NULL,
-      "health of a new skeleton"),
-    P("mob_despawn_distance", POLIS_PARAM_INT, despawn_distance, 4, 64, 14, NULL,
-      "a mob at this L1 distance or more from every living player despawns; spawns happen "
-      "below it"),
-    P("spawn_cow_chance", POLIS_PARAM_DOUBLE, spawn_cow_chance, 0, 1, 0.1, NULL,
-      "chance per step that a cow spawns (MAC: 0.3)"),
-    P("spawn_zombie_base_chance", POLIS_PARAM_DOUBLE, spawn_zombie_base_chance, 0, 1, 0.02,
-      NULL, "chance per step that a zombie spawns in full daylight"),
-    P("spawn_zombie_night_chance", POLIS_PARAM_DOUBLE, spawn_zombie_night_chance, 0, 1, 0.1,
-      NULL, "added to the zombie chance times (1 - light)^2"),
-    P("spawn_skeleton_chance", POLIS_PARAM_DOUBLE, spawn_skeleton_chance, 0, 1, 0.05, NULL,
-      "chance per step that a skeleton spawns on a path tile"),
-    P("max_zombies", POLIS_PARAM_INT, max_zombies, 0, SV_MAX_MOBS, 3, NULL,
-      "zombies alive at once"),
-    P("max_cows", POLIS_PARAM_INT, max_cows, 0, SV_MAX_MOBS, 3, NULL,
-      "cows alive at once (MAC: 10)"),
-    P("max_skeletons", POLIS_PARAM_INT, max_skeletons, 0, SV_MAX_MOBS, 2, NULL,
-      "skeletons alive at once"),
-    P("max_arrows", POLIS_PARAM_INT, max_arrows, 0, SV_MAX_MOBS, 3, NULL,
-      "arrows in flight at once"),
-    P("max_growing_plants", POLIS_PARAM_INT, max_plants, 0, SV_MAX_PLANTS, 10, NULL,
-      "saplings that can ripen per episode; later ones never do"),
-    P("god_mode", POLIS_PARAM_BOOL, god_mode, 0, 1, 0, NULL,
-      "health, food, drink and energy never change and nobody dies"),
-    P("count_scaled_damage", POLIS_PARAM_BOOL, count_scaled_damage, 0, 1, 1, NULL,
-      "damage = max(1, 2 x wood swords, 3 x stone swords, 5 x iron swords) counting every "
-      "sword held (Craftax); false: 1, 2, 3 or 5 by the best sword held (Crafter)"),
-    P("place_on_players", POLIS_PARAM_BOOL, place_on_players, 0, 1, 0, NULL,
-      "a player may place a block on a tile where another living player stands (MAC's "
-      "code)"),
-    P("unclamped_health", POLIS_PARAM_BOOL, unclamped_health, 0, 1, 0, NULL,
-      "MAC's code: lava does not set health to 0 and health may go below 0 (only the "
-      "reward differs)"),
-    P("pvp", POLIS_PARAM_BOOL, pvp, 0, 1, 0, NULL,
-      "DO on a tile with another living player attacks it (MAC paper)"),
-    P("pvp_damage", POLIS_PARAM_INT, pvp_damage, 0, 9, 1, NULL,
-      "health the attacked player loses per hit"),
-    P("pvp_heal", POLIS_PARAM_DOUBLE, pvp_heal, 0, 9, 0.5, NULL,
-      "health the attacker gains per hit, in steps of 0.5 (half points carry over)"),
-    P("pvp_attack_reward", POLIS_PARAM_DOUBLE, pvp_attack_reward, -100, 100, 1.0, NULL,
-      "reward to the attacker per hit"),
-    P("pvp_attacked_penalty", POLIS_PARAM_DOUBLE, pvp_attacked_penalty, -100, 100, -0.5, NULL,
-      "reward to the attacked player per hit"),
-    P("observation", POLIS_PARAM_STRING, observation, 0, 0, 0, "auto",
-      "\"classic\" (1345 floats), \"mac\" (1409: other-players channel and is_alive), "
-      "\"share_stats\" (1346 plus an (n-1) x 84 \"others\" field), \"auto\" (classic for one "
-      "player, mac otherwise)"),
-    P("tie_break", POLIS_PARAM_STRING, tie_break, 0, 0, 0, "intended",
-      "contested DO and placement tiles: \"intended\" (one random actor per tile) or "
-      "\"reference\" (MAC's code, asymmetric)"),
-    P("ghost_mobs", POLIS_PARAM_STRING, ghost_mobs, 0, 0, 0, "off",
-      "quirk Q1 of the reference: \"off\" (inactive mob slots stay put and dead), \"on_do\" "
-      "(Craftax-Classic: they drift, and every slot with health left revives at its stored "
-      "position on a step where a player does DO) or \"every_step\" (MAC: revives every step)"),
-    P("reward_mode", POLIS_PARAM_STRING, reward_mode, 0, 0, 0, "individual",
-      "\"individual\", \"shared_mean\" or \"shared_sum\" of every player's reward"),
-    P("achievement_weights", POLIS_PARAM_JSON, achievement_weights, 0, 0, 0, NULL,
-      "reward per achievement: an object {name: weight} (others stay 1) or an array of 22"),
+    POLIS_P_INT(sv_cfg, "day_length", day_length, 1, 1e6, 300, "steps of one day-night cycle"),
+    POLIS_P_BOOL(sv_cfg, "always_diamond", always_diamond, true,
+                 "world generation turns one random stone tile into a diamond"),
+    POLIS_P_INT(sv_cfg, "zombie_health", zombie_health, 1, 100, 5, "health of a new zombie"),
+    POLIS_P_INT(sv_cfg, "cow_health", cow_health, 1, 100, 3, "health of a new cow"),
+    POLIS_P_INT(sv_cfg, "skeleton_health", skeleton_health, 1, 100, 3, "health of a new skeleton"),
+    POLIS_P_INT(
+        sv_cfg, "mob_despawn_distance", despawn_distance, 4, 64, 14,
+        "a mob at this L1 distance or more from every living player despawns; spawns happen "
+        "below it"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_cow_chance", spawn_cow_chance, 0, 1, 0.1,
+                   "chance per step that a cow spawns (MAC: 0.3)"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_base_chance", spawn_zombie_base_chance, 0, 1, 0.02,
+                   "chance per step that a zombie spawns in full daylight"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_night_chance", spawn_zombie_night_chance, 0, 1, 0.1,
+                   "added to the zombie chance times (1 - light)^2"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_skeleton_chance", spawn_skeleton_chance, 0, 1, 0.05,
+                   "chance per step that a skeleton spawns on a path tile"),
+    POLIS_P_INT(sv_cfg, "max_zombies", max_zombies, 0, SV_MAX_MOBS, 3, "zombies alive at once"),
+    POLIS_P_INT(sv_cfg, "max_cows", max_cows, 0, SV_MAX_MOBS, 3, "cows alive at once (MAC: 10)"),
+    POLIS_P_INT(sv_cfg, "max_skeletons", max_skeletons, 0, SV_MAX_MOBS, 2,
+                "skeletons alive at once"),
+    POLIS_P_INT(sv_cfg, "max_arrows", max_arrows, 0, SV_MAX_MOBS, 3, "arrows in flight at once"),
+    POLIS_P_INT(sv_cfg, "max_growing_plants", max_plants, 0, SV_MAX_PLANTS, 10,
+                "saplings that can ripen per episode; later ones never do"),
+    POLIS_P_BOOL(sv_cfg, "god_mode", god_mode, false,
+                 "health, food, drink and energy never change and nobody dies"),
+    POLIS_P_BOOL(
+        sv_cfg, "count_scaled_damage", count_scaled_damage, true,
+        "damage = max(1, 2 x wood swords, 3 x stone swords, 5 x iron swords) counting every "
+        "sword held (Craftax); false: 1, 2, 3 or 5 by the best sword held (Crafter)"),
+    POLIS_P_BOOL(sv_cfg, "place_on_players", place_on_players, false,
+                 "a player may place a block on a tile where another living player stands (MAC's "
+                 "code)"),
+    POLIS_P_BOOL(sv_cfg, "unclamped_health", unclamped_health, false,
+                 "MAC's code: lava does not set health to 0 and health may go below 0 (only the "
+                 "reward differs)"),
+    POLIS_P_BOOL(sv_cfg, "pvp", pvp, false,
+                 "DO on a tile with another living player attacks it (MAC paper)"),
+    POLIS_P_INT(sv_cfg, "pvp_damage", pvp_damage, 0, 9, 1,
+                "health the attacked player loses per hit"),
+    POLIS_P_DOUBLE(sv_cfg, "pvp_heal", pvp_heal, 0, 9, 0.5,
+                   "health the attacker gains per hit, in steps of 0.5 (half points carry over)"),
+    POLIS_P_DOUBLE(sv_cfg, "pvp_attack_reward", pvp_attack_reward, -100, 100, 1.0,
+                   "reward to the attacker per hit"),
+    POLIS_P_DOUBLE(sv_cfg, "pvp_attacked_penalty", pvp_attacked_penalty, -100, 100, -0.5,
+                   "reward to the attacked player per hit"),
+    POLIS_P_STRING(
+        sv_cfg, "observation", observation, "auto",
+        "\"classic\" (1345 floats), \"mac\" (1409: other-players channel and is_alive), "
+        "\"share_stats\" (1346 plus an (n-1) x 84 \"others\" field), \"auto\" (classic for one "
+        "player, mac otherwise)"),
+    POLIS_P_STRING(sv_cfg, "tie_break", tie_break, "intended",
+                   "contested DO and placement tiles: \"intended\" (one random actor per tile) or "
+                   "\"reference\" (MAC's code, asymmetric)"),
+    POLIS_P_STRING(
+        sv_cfg, "ghost_mobs", ghost_mobs, "off",
+        "quirk Q1 of the reference: \"off\" (inactive mob slots stay put and dead), \"on_do\" "
+        "(Craftax-Classic: they drift, and every slot with health left revives at its stored "
+        "position on a step where a player does DO) or \"every_step\" (MAC: revives every step)"),
+    POLIS_P_STRING(sv_cfg, "reward_mode", reward_mode, "individual",
+                   "\"individual\", \"shared_mean\" or \"shared_sum\" of every player's reward"),
+    POLIS_P_JSON(
+        sv_cfg, "achievement_weights", achievement_weights,
+        "reward per achievement: an object {name: weight} (others stay 1) or an array of 22"),
 };
-#undef P
 
 static bool pick(const char *v, const char *const *names, int32_t n, int32_t *out)
 {
@@ -365,7 +363,6 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
 static polis_status declare_ranges(survival *s, polis_ctx *ctx, int32_t id_sym, int32_t id_others)
 {
     const polis_host *h = s->h;
-    if (h->struct_size <= offsetof(polis_host, obs_range)) return POLIS_OK; /* engine < 1.4 */
     const sv_params *p = &s->w->p;
     int32_t len = sv_obs_len(p->obs_layout);
     double *lo = h->alloc(ctx, sizeof *lo * (size_t)len), *hi = h->alloc(ctx, sizeof *hi * (size_t)len);
@@ -569,32 +566,29 @@ static int32_t ex_active(polis_ctx *ctx, int32_t kind)
 }
 
 static const polis_export EXPORTS[] = {
-    {"stat", "i32(ctx,i32,str)", (void (*)(void))ex_stat,
-     "a player's value by name: an item (wood, ..., iron_sword), health, food, drink, energy, "
-     "row, col, facing, alive, sleeping, achievements (bit mask), crafts, crafts_with_others; "
-     "-1 for a bad agent or name"},
-    {"give", "i32(ctx,i32,str,i32)", (void (*)(void))ex_give,
-     "adds amount (may be negative) of an item to a player, kept in 0..9; the new count or -1"},
-    {"block", "i32(ctx,i32,i32)", (void (*)(void))ex_block,
-     "the block id at (row, col); 1 (out of bounds) outside the map"},
-    {"active_mobs", "i32(ctx,i32)", (void (*)(void))ex_active,
-     "active mobs of a kind (0 zombie, 1 cow, 2 skeleton, 3 arrow); -1 for a bad kind"},
+    POLIS_EXPORT_FN(
+        "stat", "i32(ctx,i32,str)", ex_stat,
+        "a player's value by name: an item (wood, ..., iron_sword), health, food, drink, energy, "
+        "row, col, facing, alive, sleeping, achievements (bit mask), crafts, crafts_with_others; "
+        "-1 for a bad agent or name"),
+    POLIS_EXPORT_FN(
+        "give", "i32(ctx,i32,str,i32)", ex_give,
+        "adds amount (may be negative) of an item to a player, kept in 0..9; the new count or -1"),
+    POLIS_EXPORT_FN("block", "i32(ctx,i32,i32)", ex_block,
+                    "the block id at (row, col); 1 (out of bounds) outside the map"),
+    POLIS_EXPORT_FN(
+        "active_mobs", "i32(ctx,i32)", ex_active,
+        "active mobs of a kind (0 zombie, 1 cow, 2 skeleton, 3 arrow); -1 for a bad kind"),
 };
 
 static const polis_plugin_desc survival_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "survival",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("survival", 7),
     .version = "1.0.0",
     .doc = "Craftax-Classic survival with many players (Multi-Agent Craftax)",
-    .params = PARAMS,
-    .n_params = (int32_t)(sizeof PARAMS / sizeof PARAMS[0]),
-    .params_size = sizeof(sv_cfg),
+    POLIS_DESC_PARAMS(PARAMS, sv_cfg),
     .init = survival_init,
     .destroy = survival_destroy,
-    .exports = EXPORTS,
-    .n_exports = (int32_t)(sizeof EXPORTS / sizeof EXPORTS[0]),
+    POLIS_DESC_EXPORTS(EXPORTS),
 };
 
 POLIS_PLUGIN(survival_desc)

@@ -32,8 +32,7 @@ void sv_free_policies(survival *s);
 int32_t sv_path_to(survival *s, int32_t agent, int32_t want, int32_t *face);
 int32_t sv_fetch(survival *s, int32_t agent, int32_t want);
 bool sv_near_block(const sv_world *w, const sv_player *pl, int32_t block);
-/* looks.c: kinds, the terrain layer, stats and the scene (ABI 1.5; nothing on an older
- * host) */
+/* looks.c: kinds, the terrain layer, stats and the scene */
 polis_status sv_register_looks(survival *s);
 void sv_free_looks(survival *s);
 /* plan.c: the macros (plans for LLM agents) */

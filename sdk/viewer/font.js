@@ -1,6 +1,6 @@
 // font.js — the glyphs of printable ASCII, ' ' (0x20) to '~' (0x7e), 5 x 7 pixels: a number
 // per row, top row first, bit 4 the leftmost column. engine/pixels/raster.c holds the same table, so
-// the viewer's "glyphs" and a frame drawn with POLIS_RENDER_GLYPHS are the same pixels
+// the viewer's "glyphs" and a frame drawn with POLIS_PIXELS_GLYPHS are the same pixels
 // (tests/cli/font_same.py checks that the two tables agree).
 export const FONT_W = 5;
 export const FONT_H = 7;

@@ -113,9 +113,9 @@ err_line "polis: replay $R: line 16: episode 0 has no tick 13 in this recording"
 polis 1 replay "$R" --tick 3 --png "$TMP/no/such/dir/x.png"
 err_has "polis: replay $R: cannot write $TMP/no/such/dir/x.png: "
 polis 1 replay "$TMP/hp.jsonl" --plugin-path "$PLUGDIR" --tick 1 --png "$TMP/x.png"
-err_line "polis: replay $TMP/hp.jsonl: render_rgb: the game registered no scene map (look_map), nothing to draw"
+err_line "polis: replay $TMP/hp.jsonl: pixels: the game registered no scene map (look_map), nothing to draw"
 fi
 polis 1 replay "$TMP/hp.jsonl" --plugin-path "$PLUGDIR" --video "$TMP/x.gif"
-err_line "polis: replay $TMP/hp.jsonl: render_rgb: the game registered no scene map (look_map), nothing to draw"
+err_line "polis: replay $TMP/hp.jsonl: pixels: the game registered no scene map (look_map), nothing to draw"
 
 finish

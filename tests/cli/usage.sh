@@ -2,7 +2,7 @@
 . "$(dirname "$0")/lib.sh"
 
 polis 0 --version
-out_line "polis 0.1.0"
+out_line "polis 0.8.0"
 err_empty
 
 polis 2

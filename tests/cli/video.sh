@@ -142,11 +142,11 @@ err_line "polis: render: --format and --png: choose one"
 polis 1 render "$GATHER" --png "$TMP/no/such/dir/x.png"
 err_has "polis: render --png $TMP/no/such/dir/x.png: cannot write $TMP/no/such/dir/x.png: "
 polis 1 render "$POTATO" --plugin-path "$PLUGDIR" --png "$TMP/x.png"
-err_line "polis: render --png $TMP/x.png: render_rgb: the game registered no scene map (look_map), nothing to draw"
+err_line "polis: render --png $TMP/x.png: pixels: the game registered no scene map (look_map), nothing to draw"
 fi
 # a game without a scene map has nothing to draw: exit 1 at the first frame
 polis 1 record "$POTATO" --plugin-path "$PLUGDIR" --steps 3 --video "$TMP/hp.gif" --quiet
-err_line "polis: --video $TMP/hp.gif: render_rgb: the game registered no scene map (look_map), nothing to draw"
+err_line "polis: --video $TMP/hp.gif: pixels: the game registered no scene map (look_map), nothing to draw"
 # ffmpeg failing (an unwritable place): exit 1
 if command -v ffmpeg >/dev/null 2>&1; then
     polis 1 record "$GATHER" --steps 2 --video "$TMP/no/such/dir/x.mp4" --quiet

@@ -16,6 +16,7 @@ static const char *const SCENARIOS[] = {
     POLIS_SOURCE_DIR "/rulesets/negotiation/negotiation.json",
     POLIS_SOURCE_DIR "/rulesets/social_structure/dynamic.json",
     POLIS_SOURCE_DIR "/rulesets/commons/commons_open.json",
+    POLIS_SOURCE_DIR "/rulesets/survival/survival_classic.json",
 };
 #define N_GAMES (sizeof SCENARIOS / sizeof *SCENARIOS)
 

@@ -7,6 +7,9 @@ SRC=$4
 WORK=$5
 PREFIX=$WORK/prefix
 unset POLIS_PLUGIN_PATH
+# The release the headers say (include/polis/version.h), which every installed piece reports.
+VERSION=$(sed -n 's/^#define POLIS_VERSION_STRING "\(.*\)"$/\1/p' "$SRC/include/polis/version.h")
+[ -n "$VERSION" ] || { echo "FAIL: no POLIS_VERSION_STRING in include/polis/version.h" >&2; exit 1; }
 
 step() { printf '\n== %s\n' "$*"; }
 die() {
@@ -35,12 +38,28 @@ PC=$(find "$PREFIX" -name polis.pc | head -n 1)
 LIBDIR=$(dirname "$(dirname "$PC")")
 for f in "$PREFIX/bin/polis" "$PREFIX/include/polis/polis.h" "$PREFIX/include/polis/plugin.h" \
     "$PREFIX/include/polis/types.h" "$PREFIX/include/polis/rng.h" "$LIBDIR/libpolis.a" \
+    "$PREFIX/include/polis/version.h" "$PREFIX/include/polis/kit.h" \
+    "$PREFIX/include/polis/env.h" "$PREFIX/include/polis/views.h" \
+    "$PREFIX/include/polis/policy.h" "$PREFIX/include/polis/scene.h" \
+    "$PREFIX/include/polis/vec.h" "$PREFIX/include/polis/record.h" \
+    "$PREFIX/include/polis/pixels.h" \
+    "$LIBDIR/libpolis-record.so" "$LIBDIR/libpolis-record.a" "$LIBDIR/libpolis-pixels.so" \
+    "$LIBDIR/libpolis-pixels.a" "$LIBDIR/pkgconfig/polis-record.pc" \
+    "$LIBDIR/pkgconfig/polis-pixels.pc" \
     "$LIBDIR/libpolis.so" "$LIBDIR/polis/plugins/gather.so" \
     "$LIBDIR/cmake/polis/polisConfig.cmake" "$LIBDIR/cmake/polis/polisConfigVersion.cmake" \
     "$LIBDIR/cmake/polis/polisTargets.cmake"; do
     [ -e "$f" ] || die "not installed: $f"
 done
 echo "installed: $(find "$PREFIX" -type f | wc -l) files"
+# Recording and pixels are libraries of their own: libpolis itself needs no zlib.
+if readelf -d "$LIBDIR/libpolis.so" | grep -q 'NEEDED.*libz\.'; then
+    readelf -d "$LIBDIR/libpolis.so" | grep NEEDED
+    die "libpolis.so links zlib"
+fi
+readelf -d "$LIBDIR/libpolis-record.so" | grep -q 'NEEDED.*libz\.' || die "libpolis-record.so does not link zlib"
+readelf -d "$LIBDIR/libpolis-record.so" | grep -q 'NEEDED.*libpolis\.so' ||
+    die "libpolis-record.so does not link libpolis.so"
 
 # From here on nothing may come from the build tree: the installed library must find the
 # installed plugins by itself.
@@ -49,7 +68,7 @@ POLIS=$PREFIX/bin/polis
 export LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 step "installed polis runs an installed scenario with an installed plugin"
-"$POLIS" --version | grep -qxF "polis 0.1.0" || die "polis --version"
+"$POLIS" --version | grep -qxF "polis $VERSION" || die "polis --version"
 GATHER=$PREFIX/share/polis/rulesets/gather/gather.json
 [ -f "$GATHER" ] || GATHER=$SRC/rulesets/gather/gather.json
 "$POLIS" validate "$GATHER" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "polis validate $GATHER"; }
@@ -116,6 +135,22 @@ grep -qF '"potato.exploded":1' "$WORK/out" || die "no potato.exploded event"
 "$POLIS" validate "$POTATO" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "validate without --plugin-path"; }
 grep -qxF "ok: hot_potato: 3 agents, 2 actions, 16 obs bytes" "$WORK/out" || die "validate hot_potato output"
 
+step "the C game template: a copy of examples/c_game built out of tree, with CMake and with make"
+cp -r "$SRC/examples/c_game" "$WORK/mygame"
+"$CMAKE" -S "$WORK/mygame" -B "$WORK/mygame/build" -G "$GEN" -DCMAKE_C_COMPILER="$CC" \
+    -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_COMPILE_WARNING_AS_ERROR=ON >"$WORK/mygame.log" ||
+    { cat "$WORK/mygame.log"; die "configure the template copy"; }
+"$CMAKE" --build "$WORK/mygame/build" >>"$WORK/mygame.log" 2>&1 ||
+    { cat "$WORK/mygame.log"; die "build the template copy"; }
+(cd "$WORK/mygame/build" && ctest --output-on-failure) >"$WORK/out" 2>&1 ||
+    { cat "$WORK/out"; die "the template copy's tests (CMake)"; }
+grep -qF "100% tests passed" "$WORK/out" || { cat "$WORK/out"; die "the template copy's tests"; }
+(cd "$WORK/mygame" && make clean >/dev/null && env PATH="$PREFIX/bin:$PATH" \
+    PKG_CONFIG_PATH="$LIBDIR/pkgconfig" CC="$CC" CFLAGS="-O2 -Wall -Wextra -Werror" make test) \
+    >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the template copy with make and pkg-config"; }
+grep -qF "orchard core: all checks passed" "$WORK/out" || { cat "$WORK/out"; die "make test output"; }
+grep -qF '"steps":100,"done":true' "$WORK/out" || { cat "$WORK/out"; die "make test: no episode"; }
+
 for variant in shared static; do
     step "find_package(polis): examples/embed_c linked with the $variant library"
     static=OFF
@@ -129,7 +164,22 @@ for variant in shared static; do
         { cat "$WORK/out"; die "embed_c ($variant) failed"; }
     cat "$WORK/out"
     grep -qF "2000 steps, 10 finished episodes" "$WORK/out" || die "embed_c ($variant) output"
+    # record_c: the recording and pixels libraries, found through the same package.
+    "$WORK/embed_$variant/record_c" "$GATHER" "$WORK/rec_$variant.jsonl.gz" "$WORK/frame_$variant.ppm" \
+        >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "record_c ($variant) failed"; }
+    cat "$WORK/out"
+    grep -qxF "recorded 200 steps of gather to $WORK/rec_$variant.jsonl.gz" "$WORK/out" ||
+        die "record_c ($variant) output"
+    grep -qxF "frame 96x96 to $WORK/frame_$variant.ppm" "$WORK/out" || die "record_c ($variant) frame"
+    "$POLIS" replay "$WORK/rec_$variant.jsonl.gz" --verify >"$WORK/out" 2>&1 ||
+        { cat "$WORK/out"; die "polis replay --verify of record_c's recording ($variant)"; }
 done
+[ "$(zcat "$WORK/rec_shared.jsonl.gz")" = "$(zcat "$WORK/rec_static.jsonl.gz")" ] ||
+    die "record_c recorded different episodes shared and static"
+cmp "$WORK/frame_shared.ppm" "$WORK/frame_static.ppm" || die "record_c drew different frames"
+ldd "$WORK/embed_shared/record_c" | grep -q "$LIBDIR/libpolis-record.so" ||
+    die "the shared record_c does not use the installed libpolis-record.so"
+ldd "$WORK/embed_static/record_c" | grep -q libpolis && die "the static record_c links a polis .so"
 if nm -D --defined-only "$WORK/embed_static/embed_c" 2>/dev/null | grep -q polis_env_create; then
     die "the static embed_c exports engine symbols"
 fi
@@ -140,7 +190,7 @@ ldd "$WORK/embed_shared/embed_c" | grep -q "$LIBDIR/libpolis.so" ||
 step "pkg-config: compile examples/embed_c with \`pkg-config --cflags --libs polis\`"
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
 pkg-config --exists --print-errors polis || die "pkg-config cannot find polis"
-[ "$(pkg-config --modversion polis)" = 0.1.0 ] || die "pkg-config --modversion polis"
+[ "$(pkg-config --modversion polis)" = "$VERSION" ] || die "pkg-config --modversion polis"
 FLAGS=$(pkg-config --cflags --libs polis)
 echo "pkg-config --cflags --libs polis: $FLAGS"
 # shellcheck disable=SC2086
@@ -151,6 +201,19 @@ grep -qF "500 steps" "$WORK/out" || die "embed_pc output"
 STATIC_LIBS=$(pkg-config --static --libs polis)
 for lib in -llua5.4 -lcjson -lffi -ldl -lm; do
     case " $STATIC_LIBS " in *" $lib "*) ;; *) die "pkg-config --static --libs polis lacks $lib: $STATIC_LIBS" ;; esac
+done
+case " $STATIC_LIBS " in *" -lz "*) die "pkg-config --static --libs polis asks for zlib: $STATIC_LIBS" ;; esac
+FLAGS=$(pkg-config --cflags --libs polis-record polis-pixels)
+echo "pkg-config --cflags --libs polis-record polis-pixels: $FLAGS"
+# shellcheck disable=SC2086
+"$CC" -std=c11 -Wall -Wextra -o "$WORK/record_pc" "$SRC/examples/embed_c/record_c.c" $FLAGS ||
+    die "compile record_c with pkg-config flags"
+"$WORK/record_pc" "$GATHER" "$WORK/rec_pc.jsonl" "$WORK/frame_pc.ppm" >"$WORK/out" 2>&1 ||
+    { cat "$WORK/out"; die "record_pc failed"; }
+cmp "$WORK/frame_pc.ppm" "$WORK/frame_shared.ppm" || die "record_pc drew another frame"
+STATIC_LIBS=$(pkg-config --static --libs polis-record)
+for lib in -lpolis-record -lpolis -lz -lcjson; do
+    case " $STATIC_LIBS " in *" $lib "*) ;; *) die "pkg-config --static --libs polis-record lacks $lib: $STATIC_LIBS" ;; esac
 done
 
 step "pip install ./sdk/python: the Python SDK finds the installed libpolis by itself"
@@ -179,6 +242,15 @@ env = polis.parallel_env("gather", max_steps=20)
 obs, infos = env.reset(seed=1)
 while env.agents:
     obs, rew, term, trunc, infos = env.step({})
+# Recordings and frames come from libpolis-record and libpolis-pixels beside libpolis.
+rec = os.path.join(os.getcwd(), "sdk_rec.jsonl")
+e = polis.Env(sys.argv[3], record=rec)
+e.reset(1)
+e.step([0] * e.n_agents)
+frame = e.render_rgb(None, 8)
+e.close()
+assert frame.shape == (96, 96, 3), frame.shape
+assert open(rec).readline().startswith('{"t":"header"'), rec
 print("sdk ok:", lib, infos["agent_0"]["episode"])
 PY
     for how in pkg-config PATH; do
@@ -189,7 +261,7 @@ PY
         fi
         (cd "$WORK" && env -u LD_LIBRARY_PATH -u POLIS_LIBRARY -u PYTHONPATH PATH="$p" \
             PKG_CONFIG_PATH="$pc" "$WORK/venv/bin/python" "$WORK/sdk_check.py" "$LIBDIR" \
-            0.1.0) >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the installed SDK ($how)"; }
+            "$VERSION" "$GATHER") >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the installed SDK ($how)"; }
         cat "$WORK/out"
     done
 else

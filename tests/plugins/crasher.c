@@ -11,7 +11,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 #define MAX_AGENTS 64
 
@@ -92,10 +92,7 @@ static void destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_plugin_desc DESC = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "crasher",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("crasher", 7),
     .version = "1.0.0",
     .doc = "test plugin: an action that crashes the process",
     .init = init,

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 #include "ffi_exports.h"
 
@@ -143,10 +143,10 @@ typedef struct fx_params {
 } fx_params;
 
 static const polis_param_def fx_params_defs[] = {
-    {"fail_at", POLIS_PARAM_INT, offsetof(fx_params, fail_at), -1, 1000000, -1, NULL,
-     "the run of the guard hook that fails (-1: never)", false},
-    {"fail_code", POLIS_PARAM_INT, offsetof(fx_params, fail_code), 0, 1000, POLIS_ERR_LIMIT, NULL,
-     "what the guard returns when it fails", false},
+    POLIS_P_INT(fx_params, "fail_at", fail_at, -1, 1000000, -1,
+                "the run of the guard hook that fails (-1: never)"),
+    POLIS_P_INT(fx_params, "fail_code", fail_code, 0, 1000, POLIS_ERR_LIMIT,
+                "what the guard returns when it fails"),
 };
 
 static polis_status publish(polis_ctx *ctx, void *ud)
@@ -213,19 +213,13 @@ static void fx_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_plugin_desc fx_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "ffi_exports",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("ffi_exports", 7),
     .version = "1.0",
     .doc = "test plugin: exports called through libffi",
-    .params = fx_params_defs,
-    .n_params = 2,
-    .params_size = sizeof(fx_params),
+    POLIS_DESC_PARAMS(fx_params_defs, fx_params),
     .init = fx_init,
     .destroy = fx_destroy,
-    .exports = fx_exports,
-    .n_exports = (int32_t)(sizeof fx_exports / sizeof fx_exports[0]),
+    POLIS_DESC_EXPORTS(fx_exports),
 };
 
 POLIS_PLUGIN(fx_desc)

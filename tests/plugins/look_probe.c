@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 typedef struct lparams {
     const char *mode;
@@ -113,19 +113,14 @@ static void destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def params_table[] = {
-    {"mode", POLIS_PARAM_STRING, offsetof(lparams, mode), 0, 0, 0, "ok", "what to do", false},
+    POLIS_P_STRING(lparams, "mode", mode, "ok", "what to do"),
 };
 
 static const polis_plugin_desc desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "look_probe",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("look_probe", 7),
     .version = "0.1.0",
     .doc = "looks and scenes test plugin",
-    .params = params_table,
-    .n_params = 1,
-    .params_size = sizeof(lparams),
+    POLIS_DESC_PARAMS(params_table, lparams),
     .init = init,
     .destroy = destroy,
 };

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 #define MAX_AGENTS 64
 
@@ -266,10 +266,6 @@ static polis_status start(polis_ctx *ctx, void *state)
 {
     mstate *s = state;
     const polis_host *h = s->h;
-    if (h->struct_size < offsetof(polis_host, macro) + sizeof h->macro) {
-        h->error(ctx, "the host has no macro slot");
-        return POLIS_ERR_PLUGIN;
-    }
     polis_macro_def walk = {.name = "WALK",
                             .usage = "WALK <n>",
                             .doc = "Steps forward n times (1..100); done when walked.",
@@ -340,21 +336,16 @@ static void destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def PARAMS[] = {
-    {"mode", POLIS_PARAM_STRING, offsetof(mparams, mode), 0, 0, 0, "ok", "what to register", false},
-    {"finish_at", POLIS_PARAM_INT, offsetof(mparams, finish_at), 0, 1000, 0, NULL,
-     "position at which an agent terminates (0 = never)", false},
+    POLIS_P_STRING(mparams, "mode", mode, "ok", "what to register"),
+    POLIS_P_INT(mparams, "finish_at", finish_at, 0, 1000, 0,
+                "position at which an agent terminates (0 = never)"),
 };
 
 static const polis_plugin_desc DESC = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "macro_probe",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("macro_probe", 7),
     .version = "1.0.0",
     .doc = "test plugin: plans (macro actions)",
-    .params = PARAMS,
-    .n_params = 2,
-    .params_size = sizeof(mparams),
+    POLIS_DESC_PARAMS(PARAMS, mparams),
     .init = init,
     .start = start,
     .destroy = destroy,

@@ -17,7 +17,7 @@
  */
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 typedef struct pparams {
     const char *mode;
@@ -122,10 +122,6 @@ static polis_status start(polis_ctx *ctx, void *state)
     pstate *p = state;
     const polis_host *h = p->h;
     const char *m = p->mode;
-    if (h->struct_size < offsetof(polis_host, policy_rng) + sizeof h->policy_rng) {
-        h->error(ctx, "the host has no policy slots");
-        return POLIS_ERR_PLUGIN;
-    }
     polis_status st;
     if (strcmp(m, "ok") == 0) {
         if ((st = h->policy(ctx, "last_legal", last_legal, p)) ||
@@ -153,19 +149,14 @@ static void destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def PARAMS[] = {
-    {"mode", POLIS_PARAM_STRING, offsetof(pparams, mode), 0, 0, 0, "ok", "what to register", false},
+    POLIS_P_STRING(pparams, "mode", mode, "ok", "what to register"),
 };
 
 static const polis_plugin_desc DESC = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "policy_probe",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("policy_probe", 7),
     .version = "1.0.0",
     .doc = "test plugin: scripted policies",
-    .params = PARAMS,
-    .n_params = 1,
-    .params_size = sizeof(pparams),
+    POLIS_DESC_PARAMS(PARAMS, pparams),
     .init = init,
     .start = start,
     .destroy = destroy,

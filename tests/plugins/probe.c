@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 typedef struct probe_params {
     const char *mode;
@@ -337,28 +337,19 @@ static void probe_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def probe_param_table[] = {
-    {"mode", POLIS_PARAM_STRING, offsetof(probe_params, mode), 0, 0, 0, "", "what to test",
-     false},
-    {"int_p", POLIS_PARAM_INT, offsetof(probe_params, int_p), -5, 5, 1, NULL, "an int", false},
-    {"dbl_p", POLIS_PARAM_DOUBLE, offsetof(probe_params, dbl_p), 0, 1, 0.5, NULL, "a double",
-     false},
-    {"flag", POLIS_PARAM_BOOL, offsetof(probe_params, flag), 0, 1, 0, NULL, "a bool", false},
-    {"name_p", POLIS_PARAM_STRING, offsetof(probe_params, name_p), 0, 0, 0, "x", "a string",
-     false},
-    {"extra", POLIS_PARAM_JSON, offsetof(probe_params, extra), 0, 0, 0, NULL, "any JSON",
-     false},
+    POLIS_P_STRING(probe_params, "mode", mode, "", "what to test"),
+    POLIS_P_INT(probe_params, "int_p", int_p, -5, 5, 1, "an int"),
+    POLIS_P_DOUBLE(probe_params, "dbl_p", dbl_p, 0, 1, 0.5, "a double"),
+    POLIS_P_BOOL(probe_params, "flag", flag, false, "a bool"),
+    POLIS_P_STRING(probe_params, "name_p", name_p, "x", "a string"),
+    POLIS_P_JSON(probe_params, "extra", extra, "any JSON"),
 };
 
 static const polis_plugin_desc probe_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "probe",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("probe", 7),
     .version = "0.0.1",
     .doc = "test plugin touching every registration area",
-    .params = probe_param_table,
-    .n_params = 6,
-    .params_size = sizeof(probe_params),
+    POLIS_DESC_PARAMS(probe_param_table, probe_params),
     .init = probe_init,
     .start = probe_start,
     .destroy = probe_destroy,

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 typedef struct rparams {
     const char *mode;
@@ -75,22 +75,15 @@ static void destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def PARAMS[] = {
-    {"mode", POLIS_PARAM_STRING, offsetof(rparams, mode), 0, 0, 0, "ok", "what to declare",
-     false},
-    {"value", POLIS_PARAM_INT, offsetof(rparams, value), -1000, 1000, 0, NULL,
-     "added to the tick in every element", false},
+    POLIS_P_STRING(rparams, "mode", mode, "ok", "what to declare"),
+    POLIS_P_INT(rparams, "value", value, -1000, 1000, 0, "added to the tick in every element"),
 };
 
 static const polis_plugin_desc DESC = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "range_probe",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("range_probe", 7),
     .version = "1.0.0",
     .doc = "test plugin: observation ranges",
-    .params = PARAMS,
-    .n_params = 2,
-    .params_size = sizeof(rparams),
+    POLIS_DESC_PARAMS(PARAMS, rparams),
     .init = init,
     .destroy = destroy,
 };

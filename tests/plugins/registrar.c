@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 typedef struct reg_params {
     const char *which;
@@ -169,19 +169,13 @@ static void reg_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def reg_param_table[] = {
-    {"case", POLIS_PARAM_STRING, offsetof(reg_params, which), 0, 0, 0, "", "which wrong call",
-     false},
+    POLIS_P_STRING(reg_params, "case", which, "", "which wrong call"),
 };
 
 static const polis_plugin_desc reg_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "registrar",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("registrar", 7),
     .doc = "makes one deliberately wrong host call",
-    .params = reg_param_table,
-    .n_params = 1,
-    .params_size = sizeof(reg_params),
+    POLIS_DESC_PARAMS(reg_param_table, reg_params),
     .init = reg_init,
     .destroy = reg_destroy,
 };

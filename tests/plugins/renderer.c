@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 
 typedef struct rparams {
     const char *mode;
@@ -174,19 +174,14 @@ static void rdestroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def rparams_table[] = {
-    {"mode", POLIS_PARAM_STRING, offsetof(rparams, mode), 0, 0, 0, "ok", "what to register", false},
+    POLIS_P_STRING(rparams, "mode", mode, "ok", "what to register"),
 };
 
 static const polis_plugin_desc rdesc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "renderer",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("renderer", 7),
     .version = "1.0.0",
     .doc = "test plugin: renderers and an action parser",
-    .params = rparams_table,
-    .n_params = 1,
-    .params_size = sizeof(rparams),
+    POLIS_DESC_PARAMS(rparams_table, rparams),
     .init = rinit,
     .start = rstart,
     .destroy = rdestroy,

@@ -69,6 +69,44 @@ class TestLibrary(unittest.TestCase):
             polis.load_library(libc)
         self.assertIn("missing symbol polis_version", str(cm.exception))
 
+    def test_companion_libraries(self):
+        # Recordings and frames load libpolis-record and libpolis-pixels from libpolis's own
+        # directory, on first use; without them the env steps and the error names them.
+        with tempfile.TemporaryDirectory() as d:
+            lone = os.path.join(d, "libpolis.so")
+            os.symlink(os.path.realpath(LIB), lone)
+            lib = polis.load_library(lone)
+            env = polis.Env(GATHER, library=lib)
+            env.reset(1)
+            env.step()
+            with self.assertRaises(polis.LibraryError) as cm:
+                lib.pixels_size  # what Env.render_rgb calls first
+            self.assertIn("cannot load libpolis-pixels, which frames (render_rgb) need; tried:\n"
+                          f"  beside libpolis: {d}/libpolis-pixels.so: no such file", str(cm.exception))
+            env.close()
+            rec = os.path.join(d, "r.jsonl")
+            with self.assertRaises(polis.LibraryError) as cm:
+                polis.Env(GATHER, library=lib, record=rec)
+            self.assertIn("cannot load libpolis-record, which recordings (Env(record=...)) need",
+                          str(cm.exception))
+            # Put them beside it: the same library object now records and draws.
+            for stem in ("libpolis-record", "libpolis-pixels"):
+                src = os.path.join(os.path.dirname(LIB), stem + ".so")
+                os.symlink(os.path.realpath(src), os.path.join(d, stem + ".so"))
+            env = polis.Env(GATHER, library=lib, record=rec)
+            env.reset(1)
+            env.step()
+            self.assertTrue(callable(lib.pixels_draw_ex))
+            try:
+                import numpy  # noqa: F401
+            except ImportError:
+                pass
+            else:
+                self.assertEqual(len(env.render_rgb(None, 4)), 48)
+            env.close()
+            with open(rec) as f:
+                self.assertTrue(f.readline().startswith('{"t":"header"'))
+
     def test_import_needs_no_library(self):
         # importing the package and reading its docs must work before any library exists
         r = run("import polis, polis.rllib; print(polis.__version__)",

@@ -3,8 +3,8 @@
 #include "check.h"
 #include "testutil.h"
 
-#define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
-#define GATHER_LUA POLIS_SOURCE_DIR "/rulesets/gather/gather_lua.json"
+#define WALKER POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json"
+#define WALKER_LUA POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker_lua.json"
 
 /* One run with the Nth allocation failing. Returns 1 when nothing failed (N is past the last
  * allocation), 0 when the failure was handled cleanly, -1 on a wrong outcome. */
@@ -56,8 +56,8 @@ static void sweep(const char *path)
 
 int main(void)
 {
-    sweep(GATHER);
-    sweep(GATHER_LUA);
+    sweep(WALKER);
+    sweep(WALKER_LUA);
 
     /* No allocation in the C step loop: the count stays put over 10,000 steps, including
      * episode ends and resets. */
@@ -65,7 +65,7 @@ int main(void)
     polis_options o = test_options(NULL, &al);
     polis_env *env = NULL;
     polis_error err;
-    CHECK_EQ_INT(polis_env_create_file(GATHER, &o, &env, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_create_file(WALKER, &o, &env, &err), POLIS_OK);
     if (env) {
         CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
         long before = al.calls;

@@ -1,5 +1,6 @@
 /* env.c: lifecycle states, action validation, masks and illegal flags, rewards with weights
- * and transforms, truncation, failure and recovery, hook order, agent order. */
+ * and transforms, truncation, failure and recovery, hook order, agent order; what the
+ * scenario loaded and errors set by libraries on the public API. */
 #include "check.h"
 #include "testutil.h"
 
@@ -306,9 +307,56 @@ static void api_misuse(void)
     CHECK_EQ_STR(polis_version(), POLIS_VERSION_STRING);
 }
 
+/* What the scenario loaded (polis_env_n_plugins, polis_env_plugin: what a recording's header
+ * lists), and errors reported by a library on the public API (polis_env_set_error). */
+static void loaded_and_library_errors(void)
+{
+    polis_env *env = test_env("{\"agents\": 2, \"plugins\": [\"probe\"],"
+                              " \"scripts\": [\"scenarios/lua_views.lua\"]}",
+                              NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_n_plugins(env), 2);
+    polis_plugin_info p;
+    CHECK_EQ_INT(polis_env_plugin(env, 0, &p), POLIS_OK);
+    CHECK_EQ_STR(p.name, "probe");
+    CHECK_EQ_STR(p.version, "0.0.1");
+    CHECK_EQ_INT(p.kind, POLIS_PLUGIN_SO);
+    CHECK_CONTAINS(p.path, "/probe.so");
+    CHECK_EQ_INT(polis_env_plugin(env, 1, &p), POLIS_OK);
+    CHECK_EQ_STR(p.name, "lua_views");
+    CHECK_EQ_STR(p.version, "");
+    CHECK_EQ_INT(p.kind, POLIS_PLUGIN_LUA);
+    CHECK_CONTAINS(p.path, "scenarios/lua_views.lua");
+    CHECK_EQ_INT(polis_env_plugin(env, 2, &p), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_plugin(env, -1, &p), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_plugin(env, 0, NULL), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_plugin(NULL, 0, &p), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_n_plugins(NULL), 0);
+
+    /* A library's error reads like the kernel's, and leaves the env usable. */
+    CHECK_EQ_INT(polis_env_set_error(env, POLIS_ERR_LIMIT, "lib: %d too many", 3), POLIS_ERR_LIMIT);
+    CHECK_EQ_STR(polis_env_error(env), "lib: 3 too many");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_STR(polis_env_error(env), "");
+    polis_env_set_error(env, POLIS_ERR_INVALID, "again");
+    polis_env_clear_error(env);
+    CHECK_EQ_STR(polis_env_error(env), "");
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_set_error(NULL, POLIS_ERR_IO, "x"), POLIS_ERR_IO);
+    polis_env_clear_error(NULL);
+    polis_env_destroy(env);
+
+    /* A scenario without plugins or scripts lists nothing. */
+    env = test_env("{\"agents\": 1}", NULL, NULL);
+    CHECK(env && polis_env_n_plugins(env) == 0);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
     lifecycle();
+    loaded_and_library_errors();
     weights();
     failures();
     phases();

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "core/internal.h"
+#include "ffi/internal.h"
 #include "plugins/ffi_exports.h"
 
 #define FIXTURE(name) POLIS_TEST_SOURCE_DIR "/scenarios/ffi/" name

@@ -33,10 +33,10 @@ int main(void)
     polis__grid_window(&g, 5, 0, 0, 1, 1, -9, out);
     for (int i = 0; i < 9; i++) CHECK_EQ_INT(out[i], -9);
 
-    /* Through an env: the gather plugin asks for layers; the scenario sets the size. */
+    /* Through an env: the walker test plugin asks for layers; the scenario sets the size. */
     test_log log = {0};
     polis_env *env = test_env("{\"agents\": 2, \"grid\": {\"width\": 5, \"height\": 4, "
-                              "\"wrap\": true}, \"plugins\": [\"gather\"]}",
+                              "\"wrap\": true}, \"plugins\": [\"walker\"]}",
                               &log, NULL);
     CHECK(env != NULL);
     if (env) {
@@ -45,7 +45,7 @@ int main(void)
         CHECK_EQ_INT(env->grid.layers, 2);
         CHECK(env->grid.wrap);
         int32_t layer = -1;
-        CHECK_EQ_INT(polis__grid_layer(env, "coins", &layer), POLIS_OK);
+        CHECK_EQ_INT(polis__grid_layer(env, "items", &layer), POLIS_OK);
         CHECK_EQ_INT(layer, 1); /* found by name, not added */
         CHECK_EQ_INT(polis__grid_configure(env, 5, 4, true), POLIS_OK);
         CHECK_EQ_INT(polis__grid_configure(env, 6, 4, true), POLIS_ERR_CONFIG);
@@ -57,9 +57,9 @@ int main(void)
 
     /* A game that needs a grid says so at start; the kernel refuses a layer without a size
      * for a plugin that does not check. */
-    CHECK_EQ_STR(test_env_error("{\"agents\": 1, \"plugins\": [\"gather\"]}"),
-                 "<string>: plugins[0]: plugin \"gather\" start failed: gather: needs a grid: "
-                 "add \"grid\": {\"width\": W, \"height\": H} to the scenario");
+    CHECK_EQ_STR(test_env_error("{\"agents\": 1, \"plugins\": [\"walker\"]}"),
+                 "<string>: plugins[0]: plugin \"walker\" start failed: walker: the scenario has "
+                 "no \"grid\"");
     CHECK_EQ_STR(test_env_error("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
                                 "\"params\": {\"mode\": \"layer_only\"}}]}"),
                  "<string>: grid layer \"probe.layer\" is registered but the grid has no size: add "

@@ -39,10 +39,11 @@ int main(void)
              offsetof(polis_plugin_desc, n_exports) + sizeof(int32_t));
     CHECK_EQ_STR(load("[\"broken_size\"]"), msg);
     snprintf(msg, sizeof msg,
-             "<string>: plugins[0]: " DIR "/broken_minor.so: plugin ABI version %u.%u is newer "
-             "than this engine's %u.%u (rebuild the plugin against this engine's headers, or "
-             "update polis)",
-             POLIS_ABI_MAJOR, POLIS_ABI_MINOR + 1, POLIS_ABI_MAJOR, POLIS_ABI_MINOR);
+             "<string>: plugins[0]: " DIR "/broken_minor.so: the plugin needs plugin ABI "
+             "%u.%u or newer (its abi_minor), this engine (polis %s) has ABI %u.%u: update "
+             "polis",
+             POLIS_ABI_MAJOR, POLIS_ABI_MINOR + 1, POLIS_VERSION_STRING, POLIS_ABI_MAJOR,
+             POLIS_ABI_MINOR);
     CHECK_EQ_STR(load("[\"broken_minor\"]"), msg);
     snprintf(msg, sizeof msg,
              "<string>: plugins[0]: " DIR "/broken_bigsize.so: descriptor struct_size 1048576 is "

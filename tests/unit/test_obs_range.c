@@ -464,7 +464,7 @@ static void test_report(void)
 /* The scenario key turns compact observations on like the option; a non-boolean is refused. */
 static void test_scenario_key(void)
 {
-    static const char *const base = POLIS_SOURCE_DIR "/rulesets/gather/gather.json";
+    static const char *const base = POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json";
     polis_options o = test_options(NULL, NULL);
     o.overrides = "{\"compact_observations\": true}";
     polis_env *env = NULL;
@@ -544,7 +544,7 @@ static void probe_refused(const char *mode, const char *before, const char *want
 static void test_c_plugin(void)
 {
     probe_refused("twice", "", "range_probe: observation r: range declared twice");
-    probe_refused("foreign", "\"gather\", ",
+    probe_refused("foreign", "\"walker\", ",
                   "range_probe: obs_range: field 0 is not an observation field this plugin "
                   "registered");
     probe_refused("badid", "", "obs_range: field 99 is not an observation field");
@@ -595,7 +595,7 @@ static void test_vec(void)
     o.compact_observations = true;
     polis_vec *vec = NULL;
     polis_error err;
-    CHECK_EQ_INT(polis_vec_create_file(POLIS_SOURCE_DIR "/rulesets/gather/gather.json", &o, 3, 2,
+    CHECK_EQ_INT(polis_vec_create_file(POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json", &o, 3, 2,
                                        &vec, &err),
                  POLIS_OK);
     if (!vec) return;

@@ -8,15 +8,15 @@
 #include "check.h"
 #include "testutil.h"
 
-#define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
-#define GATHER_LUA POLIS_SOURCE_DIR "/rulesets/gather/gather_lua.json"
+#define WALKER POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json"
+#define WALKER_LUA POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker_lua.json"
 
 static polis_env *with_overrides(const char *ov, polis_error *err)
 {
     polis_options o = test_options(NULL, NULL);
     o.overrides = ov;
     polis_env *env = NULL;
-    if (polis_env_create_file(GATHER, &o, &env, err) != POLIS_OK) return NULL;
+    if (polis_env_create_file(WALKER, &o, &env, err) != POLIS_OK) return NULL;
     return env;
 }
 
@@ -29,7 +29,7 @@ static const char *ov_error(const char *ov)
         polis_env_destroy(env);
         return "(created successfully)";
     }
-    const char *p = strstr(err.message, "gather.json: ");
+    const char *p = strstr(err.message, "walker.json: ");
     return p ? p : err.message;
 }
 
@@ -70,13 +70,13 @@ static void test_overrides_apply(void)
         polis_env_destroy(env);
     }
     /* Objects merge: width changes, height and wrap stay. */
-    env = with_overrides("{\"grid\": {\"width\": 30}, \"plugins.gather.params.coins\": 50,"
+    env = with_overrides("{\"grid\": {\"width\": 30}, \"plugins.walker.params.items\": 50,"
                          " \"plugins[0].params.view\": 3}", &err);
     CHECK(env != NULL);
     if (env) {
         CHECK(described(env, "width", false) == 30);
         CHECK(described(env, "height", false) == 12);
-        CHECK(described(env, "coins", true) == 50);
+        CHECK(described(env, "items", true) == 50);
         CHECK(described(env, "view", true) == 3);
         /* view 3: a 7x7 window of two i8 channels (98 bytes, 104 aligned) + position 8. */
         CHECK_EQ_INT(polis_env_io(env)->obs_size, 112);
@@ -92,23 +92,23 @@ static void test_overrides_apply(void)
     polis_env_destroy(env);
     /* Quoted keys, and a bare-string plugin entry reached by name. */
     const char *s = "{\"agents\": 2, \"grid\": {\"width\": 5, \"height\": 5},"
-                    " \"plugins\": [\"gather\"]}";
+                    " \"plugins\": [\"walker\"]}";
     polis_options o = test_options(NULL, NULL);
-    o.overrides = "{\"[\\\"max_steps\\\"]\": 9, \"plugins.gather.params\": {\"coins\": 2}}";
+    o.overrides = "{\"[\\\"max_steps\\\"]\": 9, \"plugins.walker.params\": {\"items\": 2}}";
     CHECK_EQ_INT(polis_env_create_json(s, strlen(s), &o, &env, &err), POLIS_OK);
     if (env) {
         CHECK_EQ_INT(polis_env_max_steps(env), 9);
-        CHECK(described(env, "coins", true) == 2);
+        CHECK(described(env, "items", true) == 2);
         polis_env_destroy(env);
     }
     /* `.N` is an index too; a script entry is named by its path's stem, as config.c names it. */
-    env = with_overrides("{\"plugins.0.params.coins\": 60}", &err);
-    CHECK(env && described(env, "coins", true) == 60);
+    env = with_overrides("{\"plugins.0.params.items\": 60}", &err);
+    CHECK(env && described(env, "items", true) == 60);
     polis_env_destroy(env);
     o = test_options(NULL, NULL);
-    o.overrides = "{\"scripts.bonus.params.bonus\": 300}";
-    CHECK_EQ_INT(polis_env_create_file(GATHER_LUA, &o, &env, &err), POLIS_ERR_CONFIG);
-    CHECK_CONTAINS(err.message, "gather_lua.json: scripts[0].params.bonus: expected number in "
+    o.overrides = "{\"scripts.first_item.params.bonus\": 300}";
+    CHECK_EQ_INT(polis_env_create_file(WALKER_LUA, &o, &env, &err), POLIS_ERR_CONFIG);
+    CHECK_CONTAINS(err.message, "walker_lua.json: scripts[0].params.bonus: expected number in "
                                 "[-100, 100], got 300 (scenario with overrides)");
     /* An empty object changes nothing. */
     env = with_overrides("{}", &err);
@@ -134,13 +134,13 @@ static void test_overrides_errors(void)
                  "overrides: \"plugins[3].params\": plugins has 1 element (indices 0 to 0)");
     CHECK_EQ_STR(ov_error("{\"plugins.2.params\": {}}"),
                  "overrides: \"plugins.2.params\": plugins has 1 element (indices 0 to 0)");
-    CHECK_EQ_STR(ov_error("{\"plugins.gahter.params.coins\": 1}"),
-                 "overrides: \"plugins.gahter.params.coins\": no element of plugins is named "
-                 "\"gahter\"");
+    CHECK_EQ_STR(ov_error("{\"plugins.walkre.params.items\": 1}"),
+                 "overrides: \"plugins.walkre.params.items\": no element of plugins is named "
+                 "\"walkre\"");
     CHECK_EQ_STR(ov_error("{\"plugins..x\": 1}"),
                  "overrides: \"plugins..x\": empty key in the path");
     CHECK_EQ_STR(ov_error("{\"plugins[x]\": 1}"),
-                 "overrides: \"plugins[x]\": expected [N] or [\"key\"] at byte 7 of the path");
+                 "overrides: \"plugins[x]\": expected [N], [+] or [\"key\"] at byte 7 of the path");
     CHECK_EQ_STR(ov_error("{\"plugins]\": 1}"), "overrides: \"plugins]\": unexpected ']'");
     CHECK_EQ_STR(ov_error("{\"agents\": 1e999}"),
                  "overrides: \"agents\": number out of range for a double");
@@ -148,18 +148,65 @@ static void test_overrides_errors(void)
                  "overrides: \"grid\": key \"width\" appears twice in the value");
     /* Values are checked by the scenario reader and the plugins, at their JSON paths. */
     CHECK_EQ_STR(ov_error("{\"agents\": 0}"),
-                 "gather.json: agents: expected integer in [1, 65536], got 0 "
+                 "walker.json: agents: expected integer in [1, 65536], got 0 "
                  "(scenario with overrides)");
-    CHECK_EQ_STR(ov_error("{\"plugins.gather.params.coins\": -1}"),
-                 "gather.json: plugins[0].params.coins: expected integer in [0, 1000000], got -1 "
+    CHECK_EQ_STR(ov_error("{\"plugins.walker.params.items\": -1}"),
+                 "walker.json: plugins[0].params.items: expected integer in [0, 1000000], got -1 "
                  "(scenario with overrides)");
     CHECK_EQ_STR(ov_error("{\"max_stepz\": 3}"),
-                 "gather.json: max_stepz: unknown key (expected one of polis, name, doc, seed, "
+                 "walker.json: max_stepz: unknown key (expected one of polis, name, doc, seed, "
                  "max_steps, agents, max_entities, grid, event_queue, max_memory, lua, plugins, "
                  "scripts, rewards, bindings, compact_observations, replace, live) (scenario with overrides)");
-    CHECK_CONTAINS(ov_error("{\"plugins.gather.params.coins\": 400}"),
-                   "gather: 4 agents and 400 coins do not fit on a 12x12 grid (scenario with "
+    CHECK_CONTAINS(ov_error("{\"plugins.walker.params.items\": 400}"),
+                   "walker: 4 agents and 400 items do not fit on 12x12 cells (scenario with "
                    "overrides)");
+}
+
+/* A final `[+]` appends to an array, creating a missing one; the appended element is read
+ * at its place like any other (`--set 'scripts[+]={"path": "bonus.lua"}'`). */
+static void test_overrides_append(void)
+{
+    polis_error err;
+    /* walker.json has no "scripts": [+] creates the array, the script loads. */
+    polis_env *env = with_overrides("{\"scripts[+]\": {\"path\": \"first_item.lua\"}}", &err);
+    CHECK(env != NULL);
+    if (env) {
+        CHECK_EQ_INT(polis_env_n_reward_fns(env), 2);
+        CHECK_EQ_STR(polis_env_reward_fn_name(env, 1), "first_item");
+        polis_env_destroy(env);
+    }
+    /* Appends apply in order, after the elements already there. */
+    const char *s = "{\"agents\": {\"count\": 4, \"names\": [\"a\", \"b\"]},"
+                    " \"plugins\": [\"gather\"], \"grid\": {\"width\": 6, \"height\": 6}}";
+    polis_options o = test_options(NULL, NULL);
+    o.overrides = "{\"agents.names[+]\": \"c\", \"agents.names[+]\": \"d\"}";
+    env = NULL;
+    CHECK_EQ_INT(polis_env_create_json(s, strlen(s), &o, &env, &err), POLIS_OK);
+    if (env) {
+        CHECK_EQ_STR(polis_env_agent_name(env, 2), "c");
+        CHECK_EQ_STR(polis_env_agent_name(env, 3), "d");
+        polis_env_destroy(env);
+    }
+    /* The appended element is checked where it lands. */
+    o.overrides = "{\"agents.names[+]\": \"b\", \"agents.names[+]\": \"e\"}";
+    CHECK_EQ_INT(polis_env_create_json(s, strlen(s), &o, &env, &err), POLIS_ERR_CONFIG);
+    CHECK_CONTAINS(err.message, "agents.names[2]: duplicate agent name \"b\" (scenario with "
+                                "overrides)");
+    CHECK_EQ_STR(ov_error("{\"grid[+]\": 1}"),
+                 "overrides: \"grid[+]\": grid is an object, not an array: [+] appends to an "
+                 "array");
+    CHECK_EQ_STR(ov_error("{\"seed[+]\": 1}"),
+                 "overrides: \"seed[+]\": seed is a number, not an array: [+] appends to an array");
+    CHECK_EQ_STR(ov_error("{\"[+]\": 1}"),
+                 "overrides: \"[+]\": top level is an object, not an array: [+] appends to an "
+                 "array");
+    CHECK_EQ_STR(ov_error("{\"plugins[+].params\": {}}"),
+                 "overrides: \"plugins[+].params\": [+] appends a value, so it can only be the "
+                 "last step");
+    CHECK_EQ_STR(ov_error("{\"plugins[+]\": null}"),
+                 "overrides: \"plugins[+]\": null cannot be appended (null removes)");
+    CHECK_EQ_STR(ov_error("{\"plugins[+\": 1}"),
+                 "overrides: \"plugins[+\": expected [N], [+] or [\"key\"] at byte 7 of the path");
 }
 
 /* A host built against the 0.1 header passes the shorter struct: the fields it does not
@@ -173,7 +220,7 @@ static void test_old_struct(void)
     o.struct_size = offsetof(polis_options, log_ud) + sizeof(void *);
     polis_env *env = NULL;
     polis_error err;
-    CHECK_EQ_INT(polis_env_create_file(GATHER, &o, &env, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_create_file(WALKER, &o, &env, &err), POLIS_OK);
     if (env) {
         CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
         const polis_io *io = polis_env_io(env);
@@ -183,7 +230,7 @@ static void test_old_struct(void)
         polis_env_destroy(env);
     }
     o.struct_size = 8;
-    CHECK_EQ_INT(polis_env_create_file(GATHER, &o, &env, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_create_file(WALKER, &o, &env, &err), POLIS_ERR_INVALID);
     CHECK_CONTAINS(err.message, "polis_options.struct_size is 8");
 }
 
@@ -195,8 +242,8 @@ static void test_no_obs(void)
     q.no_observations = true;
     polis_env *a = NULL, *b = NULL;
     polis_error err;
-    CHECK_EQ_INT(polis_env_create_file(GATHER, &o, &a, &err), POLIS_OK);
-    CHECK_EQ_INT(polis_env_create_file(GATHER, &q, &b, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_create_file(WALKER, &o, &a, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_create_file(WALKER, &q, &b, &err), POLIS_OK);
     if (!a || !b) goto out;
     const polis_io *ia = polis_env_io(a), *ib = polis_env_io(b);
     CHECK_EQ_INT(ib->obs_size, ia->obs_size);
@@ -238,21 +285,21 @@ static polis_status mem_create(const char *ov, int64_t max_memory, test_alloc *a
     o.overrides = ov;
     o.max_memory = max_memory;
     polis_env *env = NULL;
-    polis_status st = polis_env_create_file(GATHER, &o, &env, err);
+    polis_status st = polis_env_create_file(WALKER, &o, &env, err);
     polis_env_destroy(env);
     return st;
 }
 
 static const char *cut(const polis_error *err)
 {
-    const char *p = strstr(err->message, "gather.json: ");
+    const char *p = strstr(err->message, "walker.json: ");
     return p ? p : err->message;
 }
 
 #define BIG_GRID "{\"grid\": {\"width\": 4096, \"height\": 4096}"
 #define BIG_GRID_NEEDS                                                                             \
     "the env needs 128.3 MiB, more than the memory cap of 64 MiB (%s): grid.width 4096 x "         \
-    "grid.height 4096 x 2 layers x 4 bytes = 128 MiB; event_queue 4096 x 56 bytes = 224 KiB; "    \
+    "grid.height 4096 x 2 layers x 4 bytes = 128 MiB; event_queue 4096 x 48 bytes = 192 KiB; "    \
     "max_entities 4100 x 17 bytes = 68.1 KiB; agents 4 x 100 bytes (observations, masks, io, "     \
     "plans) = 400 bytes (scenario with overrides)"
 
@@ -266,7 +313,7 @@ static void test_max_memory(void)
                             "65536}}",
                             0, &al, &err),
                  POLIS_ERR_CONFIG);
-    CHECK_EQ_STR(cut(&err), "gather.json: grid: width 65536 x height 65536 is 4294967296 cells, "
+    CHECK_EQ_STR(cut(&err), "walker.json: grid: width 65536 x height 65536 is 4294967296 cells, "
                             "more than 2^28 (268435456) (scenario with overrides)");
     CHECK(al.peak < (4 << 20)); /* 65536 agent names, the parsed JSON */
     CHECK_EQ_INT(al.live, 0);
@@ -276,7 +323,7 @@ static void test_max_memory(void)
     memset(&al, 0, sizeof al);
     CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 67108864}", 0, &al, &err),
                  POLIS_ERR_LIMIT);
-    snprintf(want, sizeof want, "gather.json: " BIG_GRID_NEEDS,
+    snprintf(want, sizeof want, "walker.json: " BIG_GRID_NEEDS,
              "raise \"max_memory\" in the scenario, or polis_options.max_memory");
     CHECK_EQ_STR(cut(&err), want);
     CHECK(al.peak < (8 << 20));
@@ -284,14 +331,14 @@ static void test_max_memory(void)
     /* the same from the host's cap */
     memset(&al, 0, sizeof al);
     CHECK_EQ_INT(mem_create(BIG_GRID "}", INT64_C(67108864), &al, &err), POLIS_ERR_LIMIT);
-    snprintf(want, sizeof want, "gather.json: " BIG_GRID_NEEDS,
+    snprintf(want, sizeof want, "walker.json: " BIG_GRID_NEEDS,
              "the host's polis_options.max_memory");
     CHECK_EQ_STR(cut(&err), want);
     CHECK(al.peak < (8 << 20));
     /* the scenario lowers the host's cap, never raises it */
     CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 67108864}", INT64_C(1) << 30, NULL, &err),
                  POLIS_ERR_LIMIT);
-    snprintf(want, sizeof want, "gather.json: " BIG_GRID_NEEDS,
+    snprintf(want, sizeof want, "walker.json: " BIG_GRID_NEEDS,
              "raise \"max_memory\" in the scenario");
     CHECK_EQ_STR(cut(&err), want);
     CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 1073741824}", INT64_C(67108864), NULL,
@@ -305,11 +352,11 @@ static void test_max_memory(void)
     CHECK(al.peak > (128 << 20)); /* the grid was allocated */
     CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 268435456}", 0, NULL, &err), POLIS_OK);
     CHECK_EQ_INT(mem_create(BIG_GRID "}", INT64_C(268435456), NULL, &err), POLIS_OK);
-    CHECK_EQ_INT(mem_create(NULL, INT64_C(1048576), NULL, &err), POLIS_OK); /* gather: 12x12 */
+    CHECK_EQ_INT(mem_create(NULL, INT64_C(1048576), NULL, &err), POLIS_OK); /* walker: 12x12 */
 
     /* the bounds of both settings */
     CHECK_EQ_INT(mem_create("{\"max_memory\": 1048575}", 0, NULL, &err), POLIS_ERR_CONFIG);
-    CHECK_EQ_STR(cut(&err), "gather.json: max_memory: expected integer in [1048576, "
+    CHECK_EQ_STR(cut(&err), "walker.json: max_memory: expected integer in [1048576, "
                             "9007199254740992], got 1048575 (scenario with overrides)");
     CHECK_EQ_INT(mem_create(NULL, -1, NULL, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_options.max_memory is -1, expected 0 (the default) or a "
@@ -320,6 +367,7 @@ int main(void)
 {
     test_overrides_apply();
     test_overrides_errors();
+    test_overrides_append();
     test_old_struct();
     test_no_obs();
     test_max_memory();

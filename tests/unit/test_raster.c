@@ -1,7 +1,7 @@
-/* test_raster.c — pixels (polis_env_render_rgb): frames of the look_probe scene checked pixel
+/* test_raster.c — pixels (polis_pixels_draw): frames of the look_probe scene checked pixel
  * by pixel against the scene (tiles in their kind's colour and shape, things, agents in
  * their own colours with the facing mark, the view window with off-map cells), every refused
- * argument with its message, and no allocation per frame; with POLIS_RENDER_GLYPHS, ASCII
+ * argument with its message, and no allocation per frame; with POLIS_PIXELS_GLYPHS, ASCII
  * glyphs from the built-in font in place of the shapes. */
 #include <stdlib.h>
 
@@ -37,14 +37,14 @@ static void test_map(void)
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
     int32_t w = -1, h = -1;
     const int32_t c = 20;
-    CHECK_EQ_INT(polis_env_render_rgb_size(env, -1, c, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_size(env, -1, c, &w, &h), POLIS_OK);
     CHECK_EQ_INT(w, 6 * c);
     CHECK_EQ_INT(h, 4 * c);
     size_t cap = (size_t)w * (size_t)h * 3;
     uint8_t *f = malloc(cap), *g = malloc(cap);
     CHECK(f && g);
     if (!f || !g) return;
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, f, cap, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, c, f, cap, &w, &h), POLIS_OK);
     /* (3, 2) is sand: a square filling the cell (its first row and column carry the grid) */
     CHECK(px_is(f, w, 3 * c + c / 2, 2 * c + c / 2, SAND));
     CHECK(px_is(f, w, 3 * c + 1, 2 * c + 1, SAND));
@@ -67,38 +67,38 @@ static void test_map(void)
     CHECK(px_is(f, w, 1 * c + 2, 2, SAND));
     /* agents at (agent, 1) in their own colours, facing right: the mark is on the right */
     for (int32_t a = 0; a < 2; a++) {
-        const uint8_t *col = polis_env_agent_rgb(env, a);
+        const uint8_t *col = polis_pixels_agent_rgb(env, a);
         CHECK(px_is(f, w, a * c + c / 2, c + c / 2, col));
         CHECK(px_is(f, w, a * c + 3, c + c / 2, col));
         CHECK(px_is(f, w, a * c + 17, c + c / 2, BLACK));
     }
-    CHECK(polis_agent_rgb(0)[0] == 0xff && polis_agent_rgb(1)[2] == 0xff);
-    CHECK(polis_agent_rgb(-1) == NULL);
-    CHECK(polis_agent_rgb(16) == polis_agent_rgb(0));
+    CHECK(polis_pixels_palette(0)[0] == 0xff && polis_pixels_palette(1)[2] == 0xff);
+    CHECK(polis_pixels_palette(-1) == NULL);
+    CHECK(polis_pixels_palette(16) == polis_pixels_palette(0));
     /* the env's palette is the base list without colours near a kind's, so its agents keep
      * colours of the base list and never one closer than 120 to a kind */
     for (int32_t a = 0; a < 16; a++) {
-        const uint8_t *col = polis_env_agent_rgb(env, a);
+        const uint8_t *col = polis_pixels_agent_rgb(env, a);
         bool base = false;
-        for (int32_t b = 0; b < 16; b++) base = base || polis_agent_rgb(b) == col;
+        for (int32_t b = 0; b < 16; b++) base = base || polis_pixels_palette(b) == col;
         CHECK(base);
     }
-    CHECK(polis_env_agent_rgb(env, -1) == NULL && polis_env_agent_rgb(NULL, 0) == NULL);
+    CHECK(polis_pixels_agent_rgb(env, -1) == NULL && polis_pixels_agent_rgb(NULL, 0) == NULL);
     /* the same scene gives the same frame; no allocation per step and frame */
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, g, cap, NULL, NULL), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, c, g, cap, NULL, NULL), POLIS_OK);
     CHECK(memcmp(f, g, cap) == 0);
     long before = alloc.calls;
     for (int i = 0; i < 5; i++) {
         CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
-        CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, f, cap, &w, &h), POLIS_OK);
-        CHECK_EQ_INT(polis_env_render_rgb(env, 1, 7, g, cap, &w, &h), POLIS_OK);
+        CHECK_EQ_INT(polis_pixels_draw(env, -1, c, f, cap, &w, &h), POLIS_OK);
+        CHECK_EQ_INT(polis_pixels_draw(env, 1, 7, g, cap, &w, &h), POLIS_OK);
     }
     CHECK_EQ_INT(alloc.calls, before);
     /* small cells: no grid, the shapes still at their centres */
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 4, f, cap, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, 4, f, cap, &w, &h), POLIS_OK);
     CHECK_EQ_INT(w, 24);
     CHECK(px_is(f, w, 3 * 4, 2 * 4, SAND));
-    CHECK(px_is(f, w, 0 * 4 + 1, 1 * 4 + 1, polis_env_agent_rgb(env, 0)));
+    CHECK(px_is(f, w, 0 * 4 + 1, 1 * 4 + 1, polis_pixels_agent_rgb(env, 0)));
     free(f);
     free(g);
     polis_env_destroy(env);
@@ -115,13 +115,13 @@ static void test_view(void)
     const int32_t c = 8;
     int32_t w = 0, h = 0;
     uint8_t f[3 * 8 * 5 * 8 * 3];
-    CHECK_EQ_INT(polis_env_render_rgb(env, 1, c, f, sizeof f, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw(env, 1, c, f, sizeof f, &w, &h), POLIS_OK);
     CHECK_EQ_INT(w, 3 * c);
     CHECK_EQ_INT(h, 5 * c);
     CHECK(px_is(f, w, 0, 0, OFFMAP));
     CHECK(px_is(f, w, 2 * c + 4, 4, OFFMAP));
-    CHECK(px_is(f, w, 1 * c + 4, 2 * c + 4, polis_agent_rgb(1))); /* the centre: agent 1 */
-    CHECK(px_is(f, w, 0 * c + 4, 2 * c + 4, polis_agent_rgb(0))); /* on its left: agent 0 */
+    CHECK(px_is(f, w, 1 * c + 4, 2 * c + 4, polis_pixels_palette(1))); /* the centre: agent 1 */
+    CHECK(px_is(f, w, 0 * c + 4, 2 * c + 4, polis_pixels_palette(0))); /* on its left: agent 0 */
     CHECK(px_is(f, w, 2 * c + 4, 3 * c + 4, ROCK));               /* (2, 2) */
     CHECK(px_is(f, w, 0 * c + 4, 4 * c + 4, SAND));               /* (0, 3) */
     polis_env_destroy(env);
@@ -143,7 +143,7 @@ static void test_dead(void)
     /* agent 0 at (0, 1): its centre and a point on the cross's diagonal, off the centre */
     int32_t cx = c / 2, cy = c + c / 2, dx = 6, dy = c + 6;
     for (int t = 0; t < 6; t++) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, f, sizeof f, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, c, f, sizeof f, &w, &h), POLIS_OK);
     const polis_scene *sc = NULL;
     CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
     if (!sc) return;
@@ -151,8 +151,8 @@ static void test_dead(void)
     CHECK_EQ_INT(sc->agents[1].alive, 1);
     CHECK(px_is(f, w, cx, cy, BLACK));
     CHECK(px_is(f, w, dx, dy, BLACK));
-    CHECK(px_is(f, w, c / 2, c + 3, polis_agent_rgb(0))); /* above the centre, off the cross */
-    CHECK(px_is(f, w, c + c / 2, c + c / 2, polis_agent_rgb(1)));
+    CHECK(px_is(f, w, c / 2, c + 3, polis_pixels_palette(0))); /* above the centre, off the cross */
+    CHECK(px_is(f, w, c + c / 2, c + c / 2, polis_pixels_palette(1)));
     polis_env_destroy(env);
 }
 
@@ -163,27 +163,27 @@ static void test_errors(void)
     if (!env) return;
     uint8_t buf[64];
     int32_t w = -1, h = -1;
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 1, buf, sizeof buf, &w, &h), POLIS_ERR_LIMIT);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, 1, buf, sizeof buf, &w, &h), POLIS_ERR_LIMIT);
     CHECK_EQ_STR(polis_env_error(env),
-                 "render_rgb: the buffer holds 64 bytes, a 6 x 4 frame needs 72");
+                 "pixels: the buffer holds 64 bytes, a 6 x 4 frame needs 72");
     CHECK_EQ_INT(w, 6);
     CHECK_EQ_INT(h, 4);
     uint8_t big[6 * 4 * 3];
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 1, big, sizeof big, &w, &h), POLIS_ERR_STATE);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, 1, big, sizeof big, &w, &h), POLIS_ERR_STATE);
     CHECK_EQ_STR(polis_env_error(env), "scene: no episode yet; call reset first");
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 1, big, sizeof big, &w, &h), POLIS_OK);
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 0, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
-    CHECK_EQ_STR(polis_env_error(env), "render_rgb: cell_px 0 is not 1 to 64");
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, 1, big, sizeof big, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, 0, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "pixels: cell_px 0 is not 1 to 64");
     CHECK_EQ_INT(w, 0);
-    CHECK_EQ_INT(polis_env_render_rgb_size(env, -1, 65, &w, &h), POLIS_ERR_INVALID);
-    CHECK_EQ_STR(polis_env_error(env), "render_rgb: cell_px 65 is not 1 to 64");
-    CHECK_EQ_INT(polis_env_render_rgb(env, 2, 1, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
-    CHECK_EQ_STR(polis_env_error(env), "render_rgb: agent 2 is not -1 (the map) or 0 to 1");
-    CHECK_EQ_INT(polis_env_render_rgb(env, -2, 1, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 1, NULL, 0, &w, &h), POLIS_ERR_INVALID);
-    CHECK_EQ_STR(polis_env_error(env), "render_rgb: out is NULL (72 bytes needed)");
-    CHECK_EQ_INT(polis_env_render_rgb(NULL, -1, 1, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_pixels_size(env, -1, 65, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "pixels: cell_px 65 is not 1 to 64");
+    CHECK_EQ_INT(polis_pixels_draw(env, 2, 1, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "pixels: agent 2 is not -1 (the map) or 0 to 1");
+    CHECK_EQ_INT(polis_pixels_draw(env, -2, 1, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, 1, NULL, 0, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "pixels: out is NULL (72 bytes needed)");
+    CHECK_EQ_INT(polis_pixels_draw(NULL, -1, 1, big, sizeof big, &w, &h), POLIS_ERR_INVALID);
     polis_env_destroy(env);
 
     /* a game without a scene map has nothing to draw */
@@ -191,13 +191,13 @@ static void test_errors(void)
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_EQ_INT(polis_env_render_rgb_size(env, -1, 8, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_pixels_size(env, -1, 8, &w, &h), POLIS_ERR_INVALID);
     CHECK_EQ_STR(polis_env_error(env),
-                 "render_rgb: the game registered no scene map (look_map), nothing to draw");
+                 "pixels: the game registered no scene map (look_map), nothing to draw");
     polis_env_destroy(env);
 }
 
-/* POLIS_RENDER_GLYPHS: sand's glyph "." is drawn from the font (cells of 16 px: font pixels
+/* POLIS_PIXELS_GLYPHS: sand's glyph "." is drawn from the font (cells of 16 px: font pixels
  * of 2 px, the 10 x 14 box at (3, 1) in the cell; "." is columns 1-2 of rows 5-6), on the
  * empty colour; rock's glyph is not ASCII ("\u25b2"), so rock keeps its triangle; cells
  * under 8 px keep every shape; an unknown flag is refused. */
@@ -212,7 +212,7 @@ static void test_glyphs(void)
     enum { CAP = 6 * 16 * 4 * 16 * 3 };
     static uint8_t f[CAP], g[CAP];
     int32_t w = 0, h = 0;
-    CHECK_EQ_INT(polis_env_render_rgb_ex(env, -1, c, POLIS_RENDER_GLYPHS, f, CAP, &w, &h),
+    CHECK_EQ_INT(polis_pixels_draw_ex(env, -1, c, POLIS_PIXELS_GLYPHS, f, CAP, &w, &h),
                  POLIS_OK);
     CHECK_EQ_INT(w, 6 * c);
     int32_t x0 = 3 * c, y0 = 2 * c; /* sand at (3, 2) */
@@ -227,28 +227,28 @@ static void test_glyphs(void)
         }
     CHECK(px_is(f, w, 2 * c + c / 2, 2 * c + c / 2, ROCK)); /* rock: the triangle */
     CHECK(px_is(f, w, 2 * c + 2, 2 * c + 2, EMPTY));
-    CHECK(px_is(f, w, 0 * c + c / 2, c + c / 2, polis_agent_rgb(0))); /* agents unchanged */
-    /* flags 0 is polis_env_render_rgb */
-    CHECK_EQ_INT(polis_env_render_rgb_ex(env, -1, c, 0, f, CAP, &w, &h), POLIS_OK);
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, c, g, CAP, &w, &h), POLIS_OK);
+    CHECK(px_is(f, w, 0 * c + c / 2, c + c / 2, polis_pixels_palette(0))); /* agents unchanged */
+    /* flags 0 is polis_pixels_draw */
+    CHECK_EQ_INT(polis_pixels_draw_ex(env, -1, c, 0, f, CAP, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, c, g, CAP, &w, &h), POLIS_OK);
     CHECK(memcmp(f, g, CAP) == 0);
     CHECK(px_is(f, w, x0 + c / 2, y0 + c / 2, SAND));
     /* 7 px cells: too small for the font, the shapes stay */
-    CHECK_EQ_INT(polis_env_render_rgb_ex(env, -1, 7, POLIS_RENDER_GLYPHS, f, CAP, &w, &h),
+    CHECK_EQ_INT(polis_pixels_draw_ex(env, -1, 7, POLIS_PIXELS_GLYPHS, f, CAP, &w, &h),
                  POLIS_OK);
-    CHECK_EQ_INT(polis_env_render_rgb(env, -1, 7, g, CAP, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw(env, -1, 7, g, CAP, &w, &h), POLIS_OK);
     CHECK(memcmp(f, g, (size_t)w * (size_t)h * 3) == 0);
     /* no allocation per frame */
     long before = alloc.calls;
     for (int i = 0; i < 3; i++) {
         CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
-        CHECK_EQ_INT(polis_env_render_rgb_ex(env, 1, c, POLIS_RENDER_GLYPHS, f, CAP, &w, &h),
+        CHECK_EQ_INT(polis_pixels_draw_ex(env, 1, c, POLIS_PIXELS_GLYPHS, f, CAP, &w, &h),
                      POLIS_OK);
     }
     CHECK_EQ_INT(alloc.calls, before);
-    CHECK_EQ_INT(polis_env_render_rgb_ex(env, -1, c, 2, f, CAP, &w, &h), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_pixels_draw_ex(env, -1, c, 2, f, CAP, &w, &h), POLIS_ERR_INVALID);
     CHECK_EQ_STR(polis_env_error(env),
-                 "render_rgb: flags 0x2 has bits other than POLIS_RENDER_GLYPHS (0x1)");
+                 "pixels: flags 0x2 has bits other than POLIS_PIXELS_GLYPHS (0x1)");
     polis_env_destroy(env);
     CHECK_EQ_INT(alloc.live, 0);
 }

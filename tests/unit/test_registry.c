@@ -1,6 +1,27 @@
-/* registry.c: every refused registration and running-time host call, with its message. */
+/* registry.c: the host table, every refused registration and running-time host call, with its
+ * message. */
 #include "check.h"
+#include "core/internal.h"
 #include "testutil.h"
+
+/* The host table is the kernel's slots plus every module's (engine/modules.c): each slot is
+ * filled, so a module that forgets one is seen here, not in a plugin that calls it. */
+static void host_table_complete(void)
+{
+    const polis_host *h = polis__host();
+    CHECK(h == polis__host());
+    CHECK_EQ_INT(h->abi_major, POLIS_ABI_MAJOR);
+    CHECK_EQ_INT(h->struct_size, sizeof(polis_host));
+    typedef void (*slot)(void);
+    size_t first = offsetof(polis_host, error);
+    for (size_t off = first; off + sizeof(slot) <= sizeof(polis_host); off += sizeof(slot)) {
+        slot fn;
+        memcpy(&fn, (const char *)h + off, sizeof fn);
+        if (!fn) fprintf(stderr, "host table: the slot at byte %zu is NULL\n", off);
+        CHECK(fn != NULL);
+    }
+    CHECK(h->renderer != NULL && h->policy != NULL && h->look_scene != NULL);
+}
 
 static const char *create_case(const char *which)
 {
@@ -33,6 +54,7 @@ static const char *step_case(const char *which, polis_status expect)
 
 int main(void)
 {
+    host_table_complete();
     CHECK_EQ_STR(create_case("action_name_empty"), INIT_FAILED "action name is empty");
     CHECK_EQ_STR(create_case("action_name_space"),
                  INIT_FAILED "action name \"pick wood\" has a character that is not allowed at "

@@ -5,9 +5,8 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "core/internal.h" /* polis__recorder_allocs */
 
-#define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
+#define WALKER POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json"
 
 static polis_env *probe_env(const char *mode, test_alloc *alloc)
 {
@@ -371,14 +370,14 @@ static void test_keep_probe(void)
     /* recording a tick allocates nothing once the first lines are written, neither in the env
      * (scene buffers) nor in the recorder (line buffers, scene copies) */
     long calls = alloc.calls;
-    int64_t rec_allocs = polis__recorder_allocs(rec);
+    int64_t rec_allocs = polis_recorder_allocs(rec);
     CHECK(rec_allocs > 0);
     for (int i = 0; i < 12; i++) {
         CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
         CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
     }
     CHECK_EQ_INT(alloc.calls, calls);
-    CHECK_EQ_INT(polis__recorder_allocs(rec), rec_allocs);
+    CHECK_EQ_INT(polis_recorder_allocs(rec), rec_allocs);
     CHECK_EQ_INT(polis_recorder_end_episode(rec, NULL), POLIS_OK);
 
     /* a reset makes the next scene fresh: the layer is the diagonal again (the recorder read
@@ -395,11 +394,11 @@ static void test_keep_probe(void)
     CHECK_CONTAINS(probe_error("bad_keep"), "look_probe: look_keep_layer: 5 is not a layer id (0..0)");
 }
 
-/* gather (a real game with events and rewards): no allocation per recorded tick either. */
+/* walker (a game with events and rewards): no allocation per recorded tick either. */
 static void test_recorder_no_alloc(void)
 {
     test_alloc alloc = {0};
-    polis_env *env = test_env_file(GATHER, &alloc);
+    polis_env *env = test_env_file(WALKER, &alloc);
     CHECK(env != NULL);
     if (!env) return;
     static lines l;
@@ -422,11 +421,11 @@ static void test_recorder_no_alloc(void)
         CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
         if (t == 20) {
             calls = alloc.calls;
-            rec_allocs = polis__recorder_allocs(rec);
+            rec_allocs = polis_recorder_allocs(rec);
         }
     }
     CHECK_EQ_INT(alloc.calls, calls);
-    CHECK_EQ_INT(polis__recorder_allocs(rec), rec_allocs);
+    CHECK_EQ_INT(polis_recorder_allocs(rec), rec_allocs);
     CHECK_CONTAINS(l.text, "{\"type\":\"agent.moved\",\"agent\":");
     CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
     polis_env_destroy(env);

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "core/internal.h"
+#include "ffi/internal.h"
 #include "testutil.h"
 
 #define FIXTURE(name) POLIS_TEST_SOURCE_DIR "/scenarios/swap/" name

@@ -1,12 +1,18 @@
 /* polis_vec: bad input, zero-copy slices, next-step auto-reset, equivalence with lone envs
  * seeded by polis_vec_env_seed, determinism across thread counts, error propagation with the
  * env index, and a step loop that allocates nothing (also with threads). No timing. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sched_setaffinity */
+#endif
 #include <stdint.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include "check.h"
 #include "testutil.h"
 
-#define GATHER POLIS_SOURCE_DIR "/rulesets/gather/gather.json"
+#define WALKER POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json"
 #define VEC_DIR POLIS_TEST_SOURCE_DIR "/scenarios/vec"
 
 static polis_vec *make_vec(const char *overrides, int32_t m, int32_t t, test_alloc *al)
@@ -15,7 +21,7 @@ static polis_vec *make_vec(const char *overrides, int32_t m, int32_t t, test_all
     o.overrides = overrides;
     polis_vec *v = NULL;
     polis_error err;
-    if (polis_vec_create_file(GATHER, &o, m, t, &v, &err) != POLIS_OK) {
+    if (polis_vec_create_file(WALKER, &o, m, t, &v, &err) != POLIS_OK) {
         fprintf(stderr, "vec create failed: %s\n", err.message);
         return NULL;
     }
@@ -28,7 +34,7 @@ static polis_env *make_env(const char *overrides)
     o.overrides = overrides;
     polis_env *env = NULL;
     polis_error err;
-    if (polis_env_create_file(GATHER, &o, &env, &err) != POLIS_OK) {
+    if (polis_env_create_file(WALKER, &o, &env, &err) != POLIS_OK) {
         fprintf(stderr, "env create failed: %s\n", err.message);
         return NULL;
     }
@@ -72,18 +78,18 @@ static void test_bad_input(void)
 {
     polis_vec *v = (polis_vec *)1;
     polis_error err;
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 0, 1, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, 0, 1, &v, &err), POLIS_ERR_INVALID);
     CHECK(v == NULL);
     CHECK_EQ_STR(err.message, "polis_vec: n_envs is 0, expected at least 1");
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, -3, 1, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, -3, 1, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec: n_envs is -3, expected at least 1");
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 2, 0, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, 2, 0, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec: n_threads is 0, expected 1 to n_envs (2)");
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 2, 3, &v, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, 2, 3, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec: n_threads is 3, expected 1 to n_envs (2)");
     CHECK_EQ_INT(polis_vec_create_file(NULL, NULL, 1, 1, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec_create_file: path is NULL");
-    CHECK_EQ_INT(polis_vec_create_file(GATHER, NULL, 1, 1, NULL, &err), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_vec_create_file(WALKER, NULL, 1, 1, NULL, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec_create_file: out is NULL");
     CHECK_EQ_INT(polis_vec_create_json(NULL, 0, NULL, 1, 1, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec_create_json: json is NULL");
@@ -287,6 +293,29 @@ static void test_threads_agree(void)
     CHECK_EQ_INT(polis_vec_env_seed(0, 0, 0), polis_vec_env_seed(0, 0, 0));
 }
 
+/* Threads sharing one core (the process pinned to one CPU before the vec starts its
+ * workers, which inherit it): every call still finishes, with the same results as one
+ * thread, whichever thread claims which envs (a worker that cannot run claims none). */
+static void test_threads_one_core(void)
+{
+#if defined(__linux__)
+    cpu_set_t was, one;
+    if (sched_getaffinity(0, sizeof was, &was) != 0) return;
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &was)) cpu++;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    CHECK_EQ_INT(sched_setaffinity(0, sizeof one, &one), 0);
+    enum { STEPS = 200 };
+    static uint64_t h1[STEPS], h3[STEPS];
+    uint64_t a = run_hashes(1, h1, STEPS), b = run_hashes(3, h3, STEPS);
+    CHECK(a != 0);
+    CHECK(a == b);
+    CHECK(memcmp(h1, h3, sizeof h1) == 0);
+    CHECK_EQ_INT(sched_setaffinity(0, sizeof was, &was), 0);
+#endif
+}
+
 /* ---- errors ---------------------------------------------------------------------------------- */
 
 static void test_bad_action(void)
@@ -321,7 +350,7 @@ static polis_vec *make_fail_vec(const char *mode, int32_t m, int32_t t)
     char json[512];
     snprintf(json, sizeof json,
              "{\"agents\": 2, \"max_steps\": 4, \"grid\": {\"width\": 6, \"height\": 6},"
-             " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
+             " \"plugins\": [{\"name\": \"walker\", \"params\": {\"items\": 3}}],"
              " \"scripts\": [{\"path\": \"vec_fail.lua\", \"params\": {\"mode\": \"%s\"}}]}",
              mode);
     polis_options o = test_options(NULL, NULL);
@@ -340,7 +369,7 @@ static polis_env *make_fail_env(const char *mode)
     char json[512];
     snprintf(json, sizeof json,
              "{\"agents\": 2, \"max_steps\": 4, \"grid\": {\"width\": 6, \"height\": 6},"
-             " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
+             " \"plugins\": [{\"name\": \"walker\", \"params\": {\"items\": 3}}],"
              " \"scripts\": [{\"path\": \"vec_fail.lua\", \"params\": {\"mode\": \"%s\"}}]}",
              mode);
     polis_options o = test_options(NULL, NULL);
@@ -383,7 +412,9 @@ static void test_step_failure(void)
     polis_env_destroy(lone);
     CHECK(expect_k >= 1);
     CHECK_CONTAINS(expect_msg, "unlucky env [hook post, tick 2]");
-    for (int32_t threads = 1; threads <= 3; threads++) {
+    /* threads claim envs as they come, so which thread meets which failure varies: repeat */
+    for (int32_t run = 0; run < 12; run++) {
+        const int32_t threads = 1 + run % 3;
         polis_vec *v = make_fail_vec("step", M, threads);
         CHECK(v != NULL);
         if (!v) continue;
@@ -442,7 +473,7 @@ static void test_no_alloc(int32_t threads)
         for (int32_t k = 0; k < 3; k++) resets += polis_vec_autoreset(v)[k];
     }
     CHECK_EQ_INT(al.calls - before, 0);
-    /* gather truncates at 200 steps: 10,000 steps are 49 auto-resets per env. */
+    /* walker truncates at 200 steps: 10,000 steps are 49 auto-resets per env. */
     CHECK_EQ_INT(resets, 3 * 49);
     polis_vec_destroy(v);
     CHECK_EQ_INT(al.live, 0);
@@ -459,7 +490,7 @@ static void test_failing_alloc(void)
         polis_options o = test_options(NULL, &al);
         polis_vec *v = NULL;
         polis_error err;
-        polis_status st = polis_vec_create_file(GATHER, &o, 2, 2, &v, &err);
+        polis_status st = polis_vec_create_file(WALKER, &o, 2, 2, &v, &err);
         if (st == POLIS_OK) {
             st = polis_vec_reset(v, 1);
             for (int t = 0; st == POLIS_OK && t < 20; t++) st = polis_vec_step(v);
@@ -490,6 +521,7 @@ int main(void)
     test_autoreset(1);
     test_autoreset(2);
     test_threads_agree();
+    test_threads_one_core();
     test_bad_action();
     test_step_failure();
     test_no_alloc(1);

@@ -38,6 +38,6 @@ const cli_command CLI_CMD_RECORD = {
         "and writes what happened: --out the recording (docs/recording.md; check it with `polis\n"
         "replay FILE`, watch it with `polis view FILE`), --video the pixels of every tick, one\n"
         "frame after each reset and after each step of every episode played, drawn like the\n"
-        "viewer draws the map (polis_env_render_rgb). At least one of the two.\n",
+        "viewer draws the map (polis_pixels_draw). At least one of the two.\n",
     .run = record_main,
 };

@@ -47,7 +47,7 @@ static int draw_png(polis_env *env, const cli_args *a, int32_t only, int64_t pla
     memset(&fr, 0, sizeof fr);
     fr.agent = only;
     fr.cell = (int32_t)cli_num(a, CLI_OPT_CELL);
-    fr.flags = cli_has(a, CLI_OPT_GLYPHS) ? POLIS_RENDER_GLYPHS : 0;
+    fr.flags = cli_has(a, CLI_OPT_GLYPHS) ? POLIS_PIXELS_GLYPHS : 0;
     char err[1024];
     int rc = 0;
     if (cli_frames_draw(&fr, env, err, sizeof err) ||

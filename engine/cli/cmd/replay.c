@@ -7,7 +7,7 @@
  * state hash), the end line's hash and metrics and the header's scenario hash are therefore
  * checked, and so is every step line in between; the clients' messages are re-derived
  * against the recorded actions (check_msgs). `--tick T --render FORMAT` stops at a moment and prints polis_env_render;
- * `--tick T --png OUT` draws that moment with polis_env_render_rgb into a PNG, and `--video
+ * `--tick T --png OUT` draws that moment with polis_pixels_draw into a PNG, and `--video
  * OUT` draws every tick of an episode into a video (frames.c: ffmpeg, or image files).
  *
  * A line that is not JSON, a missing end line, a wrong version, a step out of order: an error
@@ -408,7 +408,7 @@ static int frames_start(replay *rp)
         return EXIT_ENV;
     }
     rp->frame_agent = agent;
-    if (polis_env_render_rgb_size(rp->env, agent, (int32_t)rp->a->cell, &rp->w, &rp->h)) {
+    if (polis_pixels_size(rp->env, agent, (int32_t)rp->a->cell, &rp->w, &rp->h)) {
         fprintf(stderr, "polis: replay %s: %s\n", rp->a->file, polis_env_error(rp->env));
         return EXIT_ENV;
     }
@@ -423,7 +423,7 @@ static int frames_start(replay *rp)
 
 static int draw(replay *rp)
 {
-    if (polis_env_render_rgb(rp->env, rp->frame_agent, (int32_t)rp->a->cell, rp->rgb,
+    if (polis_pixels_draw(rp->env, rp->frame_agent, (int32_t)rp->a->cell, rp->rgb,
                              (size_t)rp->w * (size_t)rp->h * 3, NULL, NULL)) {
         fprintf(stderr, "polis: replay %s: tick %" PRId64 ": %s\n", rp->a->file,
                 polis_env_tick(rp->env), polis_env_error(rp->env));

@@ -215,7 +215,7 @@ int cli_run_episodes(cli_args *a)
     fr.agent = -1;
     fr.cell = (int32_t)cli_num(a, CLI_OPT_CELL);
     fr.fps = (int32_t)cli_num(a, CLI_OPT_FPS);
-    fr.flags = cli_has(a, CLI_OPT_GLYPHS) ? POLIS_RENDER_GLYPHS : 0;
+    fr.flags = cli_has(a, CLI_OPT_GLYPHS) ? POLIS_PIXELS_GLYPHS : 0;
     fr.video = video;
 
     polis_recorder *rec = NULL;

@@ -231,13 +231,13 @@ int cli_video_close(cli_video *v, char *err, size_t errcap)
 int cli_frames_draw(cli_frames *fr, polis_env *env, char *err, size_t errcap)
 {
     if (!fr->rgb) {
-        if (polis_env_render_rgb_size(env, fr->agent, fr->cell, &fr->w, &fr->h) != POLIS_OK)
+        if (polis_pixels_size(env, fr->agent, fr->cell, &fr->w, &fr->h) != POLIS_OK)
             return errf(err, errcap, "%s", polis_env_error(env));
         fr->rgb = malloc((size_t)fr->w * (size_t)fr->h * 3);
         if (!fr->rgb) return errf(err, errcap, "out of memory (a %d x %d frame)", fr->w, fr->h);
     }
     int32_t w = 0, h = 0;
-    if (polis_env_render_rgb_ex(env, fr->agent, fr->cell, fr->flags, fr->rgb,
+    if (polis_pixels_draw_ex(env, fr->agent, fr->cell, fr->flags, fr->rgb,
                                 (size_t)fr->w * (size_t)fr->h * 3, &w, &h) != POLIS_OK)
         return errf(err, errcap, "%s", polis_env_error(env));
     return 0;

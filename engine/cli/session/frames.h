@@ -1,5 +1,5 @@
-/* engine/cli/session/frames.h — writing the frames of polis_env_render_rgb: one PNG (libpng, when
- * polis was built with it), or a video by piping raw frames to ffmpeg, or, without ffmpeg or
+/* engine/cli/session/frames.h — writing the frames of polis_pixels_draw: one PNG (libpng,
+ * when polis was built with it), or a video by piping raw frames to ffmpeg, or, without ffmpeg or
  * when asked, numbered image files in a directory (frames.c). Part of the CLI, not of
  * libpolis. */
 #ifndef POLIS_CLI_FRAMES_H
@@ -59,7 +59,7 @@ int cli_video_close(cli_video *v, char *err, size_t errcap);
 typedef struct cli_frames {
     int32_t agent;  /* -1: the whole map, else that agent's view */
     int32_t cell;   /* pixels per cell */
-    uint32_t flags; /* of polis_env_render_rgb_ex (POLIS_RENDER_GLYPHS) */
+    uint32_t flags; /* of polis_pixels_draw_ex (POLIS_PIXELS_GLYPHS) */
     int32_t fps;
     const char *video; /* NULL: no video */
     uint8_t *rgb;

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 #include "polis/social.h"
 
 #define MAX_OPS 256
@@ -62,6 +62,8 @@ typedef struct probe {
     float rewards[1024];
     int32_t refused;
     int32_t ev[7];
+    uint64_t jseq;          /* the sharing journal's next change to read */
+    int32_t journal[1 + 4 * 8]; /* probe_journal as agent 0's record got it */
 } probe;
 
 static polis_status run_op(probe *p, const op *o)
@@ -204,6 +206,41 @@ static void write_degree(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     out[0] = p->soc->degree(p->soc->self, (int32_t)p->p.watch, false);
     out[1] = p->soc->degree(p->soc->self, (int32_t)p->p.watch, true);
     out[2] = p->refused;
+}
+
+/* The sharing journal's changes since the previous write: count (-1: lost, then the reader
+ * starts again at share_seq), then (what, from, to, on) for up to 8 of them, -1 padded. Read
+ * once per write (agent 0), the same for every agent. */
+static void write_journal(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+{
+    probe *p = ud;
+    (void)ctx;
+    if (agent == 0) {
+        const polis_social_api *s = p->soc;
+        const uint64_t end = s->share_seq(s->self);
+        int32_t n = 0;
+        for (int32_t i = 1; i < 1 + 4 * 8; i++) p->journal[i] = -1;
+        for (uint64_t q = p->jseq; q < end; q++) {
+            polis_social_share what;
+            int32_t from, to;
+            bool on;
+            if (!s->share_change(s->self, q, &what, &from, &to, &on)) {
+                n = -1;
+                break;
+            }
+            if (n < 8) {
+                int32_t *r = p->journal + 1 + 4 * n;
+                r[0] = (int32_t)what;
+                r[1] = from;
+                r[2] = to;
+                r[3] = on;
+            }
+            n++;
+        }
+        p->journal[0] = n;
+        p->jseq = end;
+    }
+    memcpy(dst, p->journal, sizeof p->journal);
 }
 
 /* ---- event log ------------------------------------------------------------------------------- */
@@ -357,6 +394,8 @@ static polis_status probe_start(polis_ctx *ctx, void *state)
         {"probe_live", "live groups", POLIS_DTYPE_I32, 1, {g1}, write_live, p},
         {"probe_degree", "out, in of watch; refused accepts", POLIS_DTYPE_I32, 1, {3},
          write_degree, p},
+        {"probe_journal", "sharing journal changes since the last write", POLIS_DTYPE_I32, 1,
+         {1 + 4 * 8}, write_journal, p},
     };
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
         if ((st = h->observation(ctx, &defs[i], NULL))) return st;
@@ -370,30 +409,21 @@ static void probe_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def probe_params_table[] = {
-    {"ops", POLIS_PARAM_JSON, offsetof(probe_params, ops), 0, 0, 0, NULL, "service calls", false},
-    {"queries", POLIS_PARAM_JSON, offsetof(probe_params, queries), 0, 0, 0, NULL,
-     "[from, to, attr] for probe_get", false},
-    {"watch", POLIS_PARAM_INT, offsetof(probe_params, watch), 0, 100000, 0, NULL,
-     "agent of probe_sharers/groups/degree", false},
-    {"watch_group", POLIS_PARAM_INT, offsetof(probe_params, watch_group), 0, 100000, 0, NULL,
-     "group of probe_members", false},
-    {"log_events", POLIS_PARAM_BOOL, offsetof(probe_params, log_events), 0, 1, 0, NULL,
-     "log every social event", false},
+    POLIS_P_JSON(probe_params, "ops", ops, "service calls"),
+    POLIS_P_JSON(probe_params, "queries", queries, "[from, to, attr] for probe_get"),
+    POLIS_P_INT(probe_params, "watch", watch, 0, 100000, 0, "agent of probe_sharers/groups/degree"),
+    POLIS_P_INT(probe_params, "watch_group", watch_group, 0, 100000, 0, "group of probe_members"),
+    POLIS_P_BOOL(probe_params, "log_events", log_events, false, "log every social event"),
 };
 
 static const char *const probe_requires[] = {"social", NULL};
 
 static const polis_plugin_desc probe_desc = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "social_probe",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("social_probe", 7),
     .version = "1.0.0",
     .doc = "test driver of the social service",
     .requires = probe_requires,
-    .params = probe_params_table,
-    .n_params = 5,
-    .params_size = sizeof(probe_params),
+    POLIS_DESC_PARAMS(probe_params_table, probe_params),
     .init = probe_init,
     .start = probe_start,
     .destroy = probe_destroy,

@@ -187,6 +187,69 @@ static void test_service_edges(void)
     polis_env_destroy(env);
 }
 
+/* probe_journal as "n: what from to on ..." */
+static const char *journal(polis_env *env)
+{
+    static char buf[512];
+    const int32_t *l = sg_obs(env, 0, "probe_journal");
+    if (!l) return "(none)";
+    int n = snprintf(buf, sizeof buf, "%d:", l[0]);
+    for (int32_t i = 0; i < 4 * (l[0] < 8 ? l[0] : 8); i++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " %d", l[1 + i]);
+    return buf;
+}
+
+/* The sharing journal (service version 3) as the probe reads it after each step: a change
+ * whenever a sharing attribute between two agents becomes non-zero or stops being so, none
+ * for other values, self-loops or other attributes; everything before a reset is lost. */
+static void test_share_journal(void)
+{
+    polis_env *env = sg_env(
+        3, 100, "{}",
+        "{\"ops\": ["
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Player\", "
+        "\"value\": 1},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
+        "\"value\": 1},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
+        "\"value\": 2},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"sharing.Map\", "
+        "\"value\": 0},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 0, \"to\": 0, \"attr\": \"sharing.Map\", "
+        "\"value\": 1},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 0, \"to\": 2, \"attr\": \"edge\", "
+        "\"value\": 1},"
+        "{\"tick\": 1, \"op\": \"unset_family\", \"from\": 1, \"to\": 0, \"attr\": \"sharing\"},"
+        "{\"tick\": 2, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"sharing.Map\", "
+        "\"value\": -0.5},"
+        "{\"tick\": 2, \"op\": \"set\", \"from\": 2, \"to\": 1, \"attr\": \"sharing.Map\", "
+        "\"value\": 1},"
+        "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 2, \"to\": 0},"
+        "{\"tick\": 3, \"op\": \"set\", \"from\": 2, \"to\": 1, \"attr\": \"sharing.Map\", "
+        "\"value\": 0}]}",
+        NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    /* what (0 map, 1 player), from, to, on; the reader started before the reset */
+    CHECK_EQ_STR(journal(env), "-1:");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(journal(env), "2: 1 1 0 1 0 1 0 1");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(journal(env), "2: 1 1 0 0 0 1 0 0");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(journal(env), "2: 0 2 0 1 0 2 1 1");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(journal(env), "2: 0 2 0 0 0 2 1 0");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(journal(env), "0:");
+    /* a reset wipes the graph without changes: the reader is told it lost track */
+    CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
+    CHECK_EQ_STR(journal(env), "-1:");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(journal(env), "2: 1 1 0 1 0 1 0 1");
+    polis_env_destroy(env);
+}
+
 /* The same scenario, seed and actions give the same episode. */
 static void test_determinism(void)
 {
@@ -228,6 +291,7 @@ int main(void)
     test_value_mapping();
     test_group_ids_and_schedule();
     test_service_edges();
+    test_share_journal();
     test_determinism();
     CHECK_DONE();
 }

@@ -24,6 +24,13 @@
     "1}}, \"scout\": {\"fov\": 1}}, \"plugins.society.params.random.players\": [{\"job\": " \
     "\"smith\", \"repeat\": 3}, {\"job\": \"chemist\", \"repeat\": 3}, {\"job\": "      \
     "\"scout\", \"repeat\": 2}]"
+/* the same jobs for 40 agents */
+#define MIXED40                                                                              \
+    "\"plugins.society.params.jobs\": {\"smith\": {\"fov\": 2, \"inventory\": {\"hammer\": " \
+    "1}}, \"chemist\": {\"fov\": 3, \"inventory\": {\"coal\": 1, \"torch\": 1, \"iron\": " \
+    "1}}, \"scout\": {\"fov\": 1}}, \"plugins.society.params.random.players\": [{\"job\": " \
+    "\"smith\", \"repeat\": 15}, {\"job\": \"chemist\", \"repeat\": 15}, {\"job\": "      \
+    "\"scout\", \"repeat\": 10}]"
 #define MAP_SIZE(x, y) "\"plugins.society.params.map.size\": {\"x\": " #x ", \"y\": " #y "}"
 
 typedef struct rng {
@@ -47,6 +54,41 @@ static void random_actions(const polis_io *io, int32_t *actions, rng *r)
         for (; k < io->n_actions; k++)
             if (m[k] && pick-- == 0) break;
         actions[a] = k < io->n_actions ? k : 0;
+    }
+}
+
+/* Like random_actions, leaning on what changes the live merged views (observe.c): for each
+ * agent, 3 times in 8 a share_map toggle, 3 in 8 a move, 1 in 8 a pick, dump or produce (the
+ * piles, inventories and so what the agent sees), else any legal action; a class with no
+ * legal action falls back to any. */
+static void busy_actions(polis_env *env, int32_t *actions, rng *r)
+{
+    static const char *const classes[3][3] = {
+        {"share_map_", NULL, NULL}, {"move_", NULL, NULL}, {"pick_", "dump_", "produce"}};
+    const polis_io *io = polis_env_io(env);
+    random_actions(io, actions, r);
+    for (int32_t a = 0; a < io->n_agents; a++) {
+        const uint32_t c = next_u32(r) % 8;
+        const int k = c < 3 ? 0 : c < 6 ? 1 : c == 6 ? 2 : -1;
+        if (k < 0) continue;
+        const uint8_t *m = io->masks + (size_t)a * (size_t)io->n_actions;
+        int32_t legal = 0, pick = -1;
+        for (int pass = 0; pass < 2; pass++) {
+            int32_t seen = 0;
+            for (int32_t id = 1; id < io->n_actions; id++) {
+                const char *name = polis_env_action_name(env, id);
+                bool in = false;
+                for (int q = 0; q < 3 && classes[k][q]; q++)
+                    in |= strncmp(name, classes[k][q], strlen(classes[k][q])) == 0;
+                if (!in || !m[id]) continue;
+                if (pass == 0) legal++;
+                else if (seen++ == pick) actions[a] = id;
+            }
+            if (pass == 0) {
+                if (!legal) break;
+                pick = (int32_t)(next_u32(r) % (uint32_t)legal);
+            }
+        }
     }
 }
 
@@ -120,9 +162,11 @@ static void moving_close(moving *m)
 }
 
 /* Runs `steps` random steps (resetting after each episode) of the scenario twice and
- * compares the two observation buffers after every reset and step. Returns the number of
- * nonzero grid bytes seen, so a caller can tell the run painted something. */
-static long same_observations(const char *rel, const char *overrides, int steps, uint64_t seed)
+ * compares the two observation buffers after every reset and step (busy: busy_actions,
+ * else random_actions). Returns the number of nonzero grid bytes seen, so a caller can tell
+ * the run painted something. */
+static long compare_runs(const char *rel, const char *overrides, int steps, uint64_t seed,
+                         bool busy)
 {
     test_alloc al = {0};
     polis_env *inc = open_file(rel, overrides, &al), *ref = open_file(rel, overrides, NULL);
@@ -148,7 +192,8 @@ static long same_observations(const char *rel, const char *overrides, int steps,
             CHECK_EQ_INT(polis_env_reset(ref, ep), POLIS_OK);
             ep++;
         } else {
-            random_actions(io, chosen, &acts);
+            if (busy) busy_actions(inc, chosen, &acts);
+            else random_actions(io, chosen, &acts);
             memcpy(io->actions, chosen, sizeof(int32_t) * (size_t)io->n_agents);
             memcpy(rio->actions, chosen, sizeof(int32_t) * (size_t)io->n_agents);
             CHECK_EQ_INT(polis_env_step(inc), POLIS_OK);
@@ -172,6 +217,37 @@ static long same_observations(const char *rel, const char *overrides, int steps,
     polis_env_destroy(inc);
     polis_env_destroy(ref);
     return nonzero;
+}
+
+static long same_observations(const char *rel, const char *overrides, int steps, uint64_t seed)
+{
+    return compare_runs(rel, overrides, steps, seed, false);
+}
+
+/* The live merged views (observe.c) against records written whole at every step, over long
+ * episodes busy with what they follow: sharing toggled on and off, windows moving, piles
+ * and what owners see changing, agents crowding each other's windows. */
+static void test_live_views(void)
+{
+    const char *e = "rulesets/exploration/exploration.json";
+    /* whole 500-step episodes of 8 explorers, then the next episode */
+    CHECK(compare_runs(e, "{}", 700, 21, true) > 0);
+    /* 40 on 20x20, jobs that see different things and with different fovs */
+    CHECK(compare_runs(e, "{\"agents\": 40, \"max_steps\": 300, " MIXED40 "}", 400, 22, true) > 0);
+    /* 100 on 20x20: most cells covered by several owners, events for many viewers */
+    CHECK(compare_runs(e, "{\"agents\": 100, \"max_steps\": 150}", 160, 23, true) > 0);
+    /* 12 on 9x70 (maps over 64 high repaint by cells), 5 on 4x3 (windows wrap onto
+     * themselves), 70 on 13x11 (two words per set of agents, crowded windows) */
+    CHECK(compare_runs(e, "{\"agents\": 12, \"max_steps\": 200, " MAP_SIZE(9, 70) "}", 250, 24,
+                       true) > 0);
+    CHECK(compare_runs(e, "{\"agents\": 5, \"max_steps\": 200, " MAP_SIZE(4, 3) ", " SMALL "}",
+                       250, 25, true) > 0);
+    CHECK(compare_runs(e, "{\"agents\": 70, \"max_steps\": 120, " MAP_SIZE(13, 11) ", " SMALL
+                       "}", 250, 26, true) > 0);
+    /* the Social Structure games: groups share their maps, the structure switches; most
+     * records are painted whole, so the live views pause and come back (LV_PAUSE passes) */
+    CHECK(compare_runs("rulesets/social_structure/dynamic_hard.json", "{\"max_steps\": 120}", 700,
+                       27, true) > 0);
 }
 
 static void test_exploration(void)
@@ -323,6 +399,7 @@ static void test_reference_detects_stale_bytes(void)
 
 int main(void)
 {
+    test_live_views();
     test_exploration();
     test_mini_games();
     test_vec_autoreset();

@@ -192,7 +192,7 @@ static void test_parser(void)
     polis_env_destroy(env);
 }
 
-/* The view the looks register (recordings, the viewer, polis_env_render_rgb with an agent)
+/* The view the looks register (recordings, the viewer, polis_pixels_draw with an agent)
  * is the field of view: the largest fov among the players' jobs, here smith's 1 and miner's
  * [1, 2]; a window-view scenario's too. */
 static void test_look_view(void)
@@ -205,7 +205,7 @@ static void test_look_view(void)
     CHECK_EQ_INT(rx, 1);
     CHECK_EQ_INT(ry, 2);
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    CHECK_EQ_INT(polis_env_render_rgb_size(env, 0, 4, &w, &h), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_size(env, 0, 4, &w, &h), POLIS_OK);
     CHECK_EQ_INT(w, 3 * 4);
     CHECK_EQ_INT(h, 5 * 4);
     polis_env_destroy(env);

@@ -7,7 +7,7 @@
 
 enum { WOOD, STONE, HAMMER, COAL };
 
-static polis_env *open_view(const char *view, const char *share)
+static polis_env *open_view_journal(const char *view, const char *share, int journal)
 {
     char params[2048], plugins[256];
     snprintf(
@@ -24,12 +24,18 @@ static polis_env *open_view(const char *view, const char *share)
         "                 {\"job\": \"miner\", \"positions\": [5, 5]},"
         "                 {\"job\": \"plain\", \"positions\": [3, 3]}]}}",
         view);
-    snprintf(plugins, sizeof plugins, ", {\"name\": \"fake_social\", \"params\": {\"map\": %s}}",
-             share);
+    snprintf(plugins, sizeof plugins,
+             ", {\"name\": \"fake_social\", \"params\": {\"map\": %s, \"journal\": %d}}", share,
+             journal);
     char *json = soc_scenario_plugins(3, 50, params, share[0] ? plugins : "", "");
     polis_env *env = soc_open(json, NULL, NULL);
     free(json);
     return env;
+}
+
+static polis_env *open_view(const char *view, const char *share)
+{
+    return open_view_journal(view, share, 0);
 }
 
 /* In play: wood, stone (hammer_craft), hammer, coal (torch_craft) and torch: R = 5 here. */
@@ -119,6 +125,45 @@ static void test_map_view_sharing(void)
     polis_env_destroy(env);
 }
 
+/* The live merged views (observe.c) kept from a sharing journal with no changes, and from
+ * one that loses changes (rebuilt then, kept up to date in between), write what the painters
+ * write without a journal: the same moves, picks and produces in the three envs, every grid
+ * compared. */
+static void test_map_view_journal(void)
+{
+    polis_env *env[3];
+    for (int j = 0; j < 3; j++) env[j] = open_view_journal("map", "[[1, 0], [2, 1], [0, 2]]", j);
+    CHECK(env[0] && env[1] && env[2]);
+    if (env[0] && env[1] && env[2]) {
+        /* agent 0 stays (its view is kept, not repainted), 1 moves every other step, 2
+         * every fourth: their windows move through 0's view */
+        static const char *const stay[] = {"noop", "pick_coal", "produce", "pick_wood"};
+        static const char *const moves[] = {"move_right", "move_down", "move_left", "move_up"};
+        long differ = 0, painted = 0;
+        for (int t = 0; t <= 48; t++) { /* the episode has 50 steps */
+            for (int j = 0; j < 3; j++) {
+                if (t == 0) polis_env_reset(env[j], 1);
+                else
+                    soc_step(env[j], (const char *[]){stay[t % 4],
+                                                      t % 2 ? moves[(t / 2) % 4] : stay[t % 4],
+                                                      t % 4 ? stay[t % 4] : moves[(t / 4) % 4]});
+            }
+            for (int32_t a = 0; a < 3; a++)
+                for (int c = 0; c < 2 + 2 * RR; c++)
+                    for (int x = 0; x < 7; x++)
+                        for (int y = 0; y < 7; y++) {
+                            int32_t v = soc_grid(env[0], a, c, x, y);
+                            painted += v != 0;
+                            differ += soc_grid(env[1], a, c, x, y) != v ||
+                                      soc_grid(env[2], a, c, x, y) != v;
+                        }
+        }
+        CHECK_EQ_INT(differ, 0);
+        CHECK(painted > 0);
+    }
+    for (int j = 0; j < 3; j++) polis_env_destroy(env[j]);
+}
+
 /* Tensor values saturate at the i16 range; the inventory (i32) does not. */
 static void test_saturation(void)
 {
@@ -147,5 +192,6 @@ int main(void)
     test_saturation();
     test_window();
     test_map_view_sharing();
+    test_map_view_journal();
     CHECK_DONE();
 }

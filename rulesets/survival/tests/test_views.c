@@ -79,6 +79,10 @@ static void test_parser(void)
         {"wait", SV_NOOP},
         {"{\"action\": \"place furnace\"}", SV_PLACE_FURNACE},
         {"{\"action\": \"make_iron_pickaxe\", \"why\": \"diamonds\"}", SV_MAKE_IRON_PICKAXE},
+        /* any valid JSON object: "action" after other members, escapes, nested values */
+        {"{\"note\":\"action\",\"action\":\"left\"}", SV_LEFT},
+        {"{\"why\": {\"action\": [1, \"x\"]}, \"action\": \"go\\u0020north\"}", SV_UP},
+        {"{\"action\": \"sleep\", \"n\": -1.5e3, \"ok\": true, \"z\": null}", SV_SLEEP},
     };
     for (size_t k = 0; k < sizeof OK / sizeof OK[0]; k++) {
         int32_t id = -1;
@@ -93,6 +97,28 @@ static void test_parser(void)
     CHECK_CONTAINS(polis_env_error(env), "can make wood_pickaxe");
     CHECK(polis_env_parse_action(env, 0, "dance", &id) == POLIS_ERR_ACTION);
     CHECK(polis_env_parse_action(env, 0, "{\"act\": \"sleep\"}", &id) == POLIS_ERR_ACTION);
+    /* JSON that is not an object with a string "action" is not survival's: nobody's action */
+    static const char *const NOT_OURS[] = {
+        "{\"action\": 3}", "{\"action\": \"sleep\",}", "{\"action\": \"sleep\"", "[\"sleep\"]",
+        "{\"action\": \"sleep\", \"action\": \"do\"}", "{\"action\": \"sleep\"} {}",
+        "{\"\":{\"",
+        /* an "action" longer than any survival command (64 bytes) */
+        "{\"action\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+    };
+    for (size_t k = 0; k < sizeof NOT_OURS / sizeof NOT_OURS[0]; k++) {
+        CHECK(polis_env_parse_action(env, 0, NOT_OURS[k], &id) == POLIS_ERR_ACTION);
+        CHECK_CONTAINS(polis_env_error(env), "cannot parse action");
+    }
+    /* every prefix of a valid action, followed by blanks: nobody's action or survival's
+     * error, never a read beyond the input */
+    const char *full = "{\"why\": [\"a\\\"\", {\"b\": null}], \"action\": \"move \\u006ceft\"}";
+    for (size_t cut = 1; cut < strlen(full); cut++) {
+        char in[128];
+        snprintf(in, sizeof in, "%.*s  ", (int)cut, full);
+        polis_status st = polis_env_parse_action(env, 0, in, &id);
+        CHECK(st == POLIS_ERR_ACTION || st == POLIS_ERR_INVALID);
+    }
+    CHECK(polis_env_parse_action(env, 0, full, &id) == POLIS_OK && id == SV_LEFT);
     polis_env_destroy(env);
 }
 

@@ -11,6 +11,11 @@ Discovery order (the first that loads wins; see ``find_library_candidates``):
    finds an installed polis through ``ld.so``'s cache, ``LD_LIBRARY_PATH`` and the usual
    directories.
 
+Recordings and frames are libraries of their own beside libpolis (docs/architecture.md):
+``libpolis-record`` and ``libpolis-pixels`` are loaded from the directory libpolis was
+loaded from (or by the system loader when libpolis was), the first time an env records or
+draws a frame; an SDK that only steps envs never needs them.
+
 Every function is declared with its C prototype (argtypes/restype) so ctypes never guesses
 an ``int`` where the header says ``size_t`` or a pointer. A library that lacks a symbol the
 SDK needs is refused with a ``LibraryError`` naming the symbol.
@@ -175,20 +180,8 @@ PROTOTYPES = {
     "polis_env_render": (c_status, [c_env_p, _i32, _cp, _P(_vp)]),
     "polis_env_render_formats": (_cp, [c_env_p]),
     "polis_env_scene_width": (_i32, [c_env_p]),
-    "polis_env_render_rgb_size": (c_status, [c_env_p, _i32, _i32, _P(_i32), _P(_i32)]),
-    "polis_env_render_rgb": (c_status, [c_env_p, _i32, _i32, _vp, _sz, _P(_i32), _P(_i32)]),
-    "polis_env_render_rgb_ex": (c_status, [c_env_p, _i32, _i32, ctypes.c_uint32, _vp, _sz,
-                                            _P(_i32), _P(_i32)]),
     "polis_env_parse_action": (c_status, [c_env_p, _i32, _cp, _P(_i32)]),
     "polis_env_state_hash": (_u64, [c_env_p]),
-    # recordings (docs/recording.md); a polis_recorder* is opaque
-    "polis_recorder_open": (c_status, [_cp, c_env_p, _P(RecordInfo), _P(_vp), _P(CreateError)]),
-    "polis_recorder_begin_episode": (c_status, [_vp, _u64]),
-    "polis_recorder_step": (c_status, [_vp]),
-    "polis_recorder_msg": (c_status, [_vp, _i32, _cp, _cp]),
-    "polis_recorder_end_episode": (c_status, [_vp, _cp]),
-    "polis_recorder_close": (c_status, [_vp]),
-    "polis_recorder_error": (_cp, [_vp]),
     # plans (macro actions); polis_plan_state is a C enum, passed as int
     "polis_env_n_macros": (_i32, [c_env_p]),
     "polis_env_macro_name": (_cp, [c_env_p, _i32]),
@@ -217,7 +210,43 @@ PROTOTYPES = {
     "polis_vec_env_seed": (_u64, [_u64, _i32, _i64]),
 }
 
+# The libraries beside libpolis: name -> (file stem, what needs it, prototypes).
+COMPANIONS = {
+    # frames (polis/pixels.h)
+    "pixels": ("libpolis-pixels", "frames (render_rgb)", {
+        "polis_pixels_size": (c_status, [c_env_p, _i32, _i32, _P(_i32), _P(_i32)]),
+        "polis_pixels_draw": (c_status, [c_env_p, _i32, _i32, _vp, _sz, _P(_i32), _P(_i32)]),
+        "polis_pixels_draw_ex": (c_status, [c_env_p, _i32, _i32, ctypes.c_uint32, _vp, _sz,
+                                             _P(_i32), _P(_i32)]),
+    }),
+    # recordings (polis/record.h, docs/recording.md); a polis_recorder* is opaque
+    "record": ("libpolis-record", "recordings (Env(record=...))", {
+        "polis_recorder_open": (c_status, [_cp, c_env_p, _P(RecordInfo), _P(_vp),
+                                           _P(CreateError)]),
+        "polis_recorder_begin_episode": (c_status, [_vp, _u64]),
+        "polis_recorder_step": (c_status, [_vp]),
+        "polis_recorder_msg": (c_status, [_vp, _i32, _cp, _cp]),
+        "polis_recorder_end_episode": (c_status, [_vp, _cp]),
+        "polis_recorder_close": (c_status, [_vp]),
+        "polis_recorder_error": (_cp, [_vp]),
+    }),
+}
+
 SYSTEM_NAMES = ("libpolis.so.0", "libpolis.so")
+# Each companion function's library, by the attribute name the SDK calls it by.
+_COMPANION_OF = {name[len("polis_"):]: which for which, (_, _, protos) in COMPANIONS.items()
+                 for name in protos}
+
+
+def companion_candidates(libpolis_path, stem):
+    """Where the companion library ``stem`` ("libpolis-record") is looked for: the directory
+    of the libpolis in use (a build tree and an install keep them together), or the system
+    loader when libpolis itself came from it by a bare name."""
+    d = os.path.dirname(libpolis_path) if os.sep in libpolis_path else ""
+    names = (stem + ".so", stem + ".so.0")
+    if d:
+        return [os.path.join(d, n) for n in names]
+    return [stem + ".so.0", stem + ".so"]
 
 
 def source_root():
@@ -314,6 +343,46 @@ class Library:
             fn.argtypes = argtypes
             setattr(self, name[len("polis_"):], fn)
         self.version_string = self.version().decode()
+        self._companions = {}
+        self._companion_lock = threading.Lock()
+
+    def __getattr__(self, attr):
+        # Only reached for names not bound above: a function of libpolis-record or
+        # libpolis-pixels, loaded and bound on first use.
+        which = _COMPANION_OF.get(attr)
+        if which is None:
+            raise AttributeError(attr)
+        self.companion(which)
+        return self.__dict__[attr]
+
+    def companion(self, which):
+        """Loads (once) the library ``which`` ("record", "pixels") beside this libpolis and
+        binds its functions; LibraryError naming what was tried when it cannot."""
+        with self._companion_lock:
+            if which in self._companions:
+                return self._companions[which]
+            stem, needed_for, protos = COMPANIONS[which]
+            tried = []
+            for cand in companion_candidates(self.path, stem):
+                cdll, why = _load_path("beside libpolis", cand)
+                if cdll is None:
+                    tried.append(why)
+                    continue
+                for name, (restype, argtypes) in protos.items():
+                    try:
+                        fn = getattr(cdll, name)
+                    except AttributeError:
+                        raise LibraryError(f"{cand}: missing symbol {name}; this {stem} is "
+                                           f"older than the SDK") from None
+                    fn.restype = restype
+                    fn.argtypes = argtypes
+                    self.__dict__[name[len("polis_"):]] = fn
+                self._companions[which] = cdll
+                return cdll
+            raise LibraryError(
+                f"cannot load {stem}, which {needed_for} need; tried:\n  " +
+                "\n  ".join(tried) + f"\nit is built and installed beside libpolis "
+                f"({self.path})")
 
     def status_name(self, status):
         s = self.status_str(status)

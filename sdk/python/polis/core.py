@@ -585,11 +585,11 @@ class Env(_BufferOwner):
 
     def render_rgb(self, agent: int | str | None = None, cell_px: int = 16, out=None,
                    glyphs: bool = False):
-        """The current scene as pixels (``polis_env_render_rgb``): an ``(H, W, 3)`` uint8
+        """The current scene as pixels (``polis_pixels_draw``): an ``(H, W, 3)`` uint8
         array, the whole scene map (``agent`` None) or the agent's view window, cells of
         ``cell_px`` pixels (1 to 64), drawn like the browser viewer. ``out``: an array of that
         shape to draw into instead of a new one (C-contiguous uint8). ``glyphs``: kinds whose
-        glyph is printable ASCII are drawn as that glyph (``POLIS_RENDER_GLYPHS``; cells of
+        glyph is printable ASCII are drawn as that glyph (``POLIS_PIXELS_GLYPHS``; cells of
         8 px and more). Needs numpy; a game without a scene map raises
         InvalidArgumentError."""
         if np is None:
@@ -599,7 +599,7 @@ class Env(_BufferOwner):
         if isinstance(cell_px, bool) or not isinstance(cell_px, int):
             raise InvalidArgumentError(f"cell_px must be an int, got {cell_px!r}")
         w, h = ctypes.c_int32(), ctypes.c_int32()
-        self._check(self._lib.env_render_rgb_size(p, a, cell_px, ctypes.byref(w),
+        self._check(self._lib.pixels_size(p, a, cell_px, ctypes.byref(w),
                                                   ctypes.byref(h)))
         shape = (h.value, w.value, 3)
         if out is None:
@@ -608,7 +608,7 @@ class Env(_BufferOwner):
               or not out.flags.c_contiguous or not out.flags.writeable):
             raise InvalidArgumentError(f"out must be a writeable C-contiguous uint8 array of "
                                        f"shape {shape}")
-        self._check(self._lib.env_render_rgb_ex(p, a, cell_px, 1 if glyphs else 0,
+        self._check(self._lib.pixels_draw_ex(p, a, cell_px, 1 if glyphs else 0,
                                                 out.ctypes.data, out.nbytes, ctypes.byref(w),
                                                 ctypes.byref(h)))
         return out

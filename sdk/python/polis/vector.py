@@ -481,7 +481,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
     def render_rgb(self, agent: int | str | None = None, cell_px: int = RGB_CELL_PX, out=None,
                    glyphs: bool = False):
         """Every env's current scene as pixels, drawn by the C renderer
-        (``polis_env_render_rgb``): a ``(num_envs, H, W, 3)`` uint8 array, each env's whole
+        (``polis_pixels_draw``): a ``(num_envs, H, W, 3)`` uint8 array, each env's whole
         scene map (``agent`` None) or that agent's view window (an id or a name), cells of
         ``cell_px`` pixels (1 to 64); ``glyphs`` draws kinds with an ASCII glyph as that
         glyph. ``out``: an array of that shape to draw into (C-contiguous uint8), returned;
@@ -500,7 +500,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
             raise InvalidArgumentError(f"cell_px must be an int, got {cell_px!r}")
         e0 = lib.vec_env(v, 0)
         w, h = ctypes.c_int32(), ctypes.c_int32()
-        st = lib.env_render_rgb_size(e0, a, cell_px, ctypes.byref(w), ctypes.byref(h))
+        st = lib.pixels_size(e0, a, cell_px, ctypes.byref(w), ctypes.byref(h))
         if st != _lib.POLIS_OK:
             raise error_for(st, _decode(lib.env_error(e0)))
         shape = (self.num_envs, h.value, w.value, 3)
@@ -513,7 +513,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         size = h.value * w.value * 3
         for k in range(self.num_envs):
             e = lib.vec_env(v, k)
-            st = lib.env_render_rgb_ex(e, a, cell_px, 1 if glyphs else 0,
+            st = lib.pixels_draw_ex(e, a, cell_px, 1 if glyphs else 0,
                                        out.ctypes.data + k * size, size, ctypes.byref(w),
                                        ctypes.byref(h))
             if st != _lib.POLIS_OK:

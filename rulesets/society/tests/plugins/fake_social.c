@@ -1,27 +1,33 @@
 /* fake_social — a stand-in for plugins/social that provides only what society uses of the
  * social service: sharers(). `map` and `player` list sharing edges [[from, to], ...]: `from`
  * shares its map (or its own state) with `to`. Lets the society tests pin shared vision down
- * independently of the real social plugin. */
+ * independently of the real social plugin. `journal` 1 adds the sharing journal (service
+ * version 3) with no changes, as the edges never change; 2 adds one that loses changes:
+ * share_seq grows at about one call in four and share_change is always false, so a reader
+ * must read the sharers afresh then, and go on from there. */
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 #include "polis/social.h"
 
 #define MAX_EDGES 256
 
 typedef struct fake_params {
     const polis_json *map, *player;
+    int64_t journal;
 } fake_params;
 
 static const polis_param_def PARAMS[] = {
-    {"map", POLIS_PARAM_JSON, offsetof(fake_params, map), 0, 0, 0, NULL, "[[from, to], ...]",
-     false},
-    {"player", POLIS_PARAM_JSON, offsetof(fake_params, player), 0, 0, 0, NULL, "[[from, to], ...]",
-     false},
+    POLIS_P_JSON(fake_params, "map", map, "[[from, to], ...]"),
+    POLIS_P_JSON(fake_params, "player", player, "[[from, to], ...]"),
+    POLIS_P_INT(fake_params, "journal", journal, 0, 2, 0,
+                "0 none, 1 the sharing journal, 2 a journal that loses changes"),
 };
 
 typedef struct fake {
     polis_social_api api;
+    uint64_t seq, calls; /* the journal's next number; share_seq calls */
+    bool lost;
     int32_t n[2];
     int32_t from[2][MAX_EDGES], to[2][MAX_EDGES];
 } fake;
@@ -41,6 +47,20 @@ static int32_t sharers(void *self, int32_t agent, polis_social_share what, int32
         n++;
     }
     return n;
+}
+
+static uint64_t share_seq(void *self)
+{
+    fake *f = self;
+    /* about one call in four, at irregular intervals */
+    return f->lost && (++f->calls * 0x9e3779b97f4a7c15ULL) >> 62 == 0 ? ++f->seq : f->seq;
+}
+
+static bool share_change(void *self, uint64_t seq, polis_social_share *what, int32_t *from,
+                         int32_t *to, bool *on)
+{
+    (void)self, (void)seq, (void)what, (void)from, (void)to, (void)on;
+    return false;
 }
 
 static polis_status edges(const polis_host *h, polis_ctx *ctx, const polis_json *j, fake *f,
@@ -72,6 +92,13 @@ static polis_status fake_init(const polis_host *h, polis_ctx *ctx, const void *p
     f->api.struct_size = (uint32_t)(offsetof(polis_social_api, revision) + sizeof f->api.revision);
     f->api.self = f;
     f->api.sharers = sharers;
+    if (p->journal) {
+        f->api.version = 3;
+        f->api.struct_size = sizeof f->api;
+        f->api.share_seq = share_seq;
+        f->api.share_change = share_change;
+        f->lost = p->journal == 2;
+    }
     polis_status st;
     if ((st = edges(h, ctx, p->map, f, POLIS_SOCIAL_SHARE_MAP)) ||
         (st = edges(h, ctx, p->player, f, POLIS_SOCIAL_SHARE_PLAYER)))
@@ -85,15 +112,10 @@ static void fake_destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_plugin_desc DESC = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "fake_social",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("fake_social", 7),
     .version = "1",
     .doc = "a stand-in social service with fixed sharing edges",
-    .params = PARAMS,
-    .n_params = 2,
-    .params_size = sizeof(fake_params),
+    POLIS_DESC_PARAMS(PARAMS, fake_params),
     .init = fake_init,
     .destroy = fake_destroy,
 };

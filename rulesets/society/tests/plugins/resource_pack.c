@@ -5,7 +5,7 @@
  * society because it requires it). */
 #include <string.h>
 
-#include "polis/plugin.h"
+#include "polis/kit.h"
 #include "polis/society.h"
 
 typedef struct pack_params {
@@ -13,8 +13,7 @@ typedef struct pack_params {
 } pack_params;
 
 static const polis_param_def PARAMS[] = {
-    {"mode", POLIS_PARAM_STRING, offsetof(pack_params, mode), 0, 0, 0, "ok", "ok, bad_spec or late",
-     false},
+    POLIS_P_STRING(pack_params, "mode", mode, "ok", "ok, bad_spec or late"),
 };
 
 typedef struct pack {
@@ -60,16 +59,11 @@ static void pack_destroy(polis_ctx *ctx, void *state)
 static const char *const REQUIRES[] = {"society", NULL};
 
 static const polis_plugin_desc DESC = {
-    .abi_major = POLIS_ABI_MAJOR,
-    .struct_size = sizeof(polis_plugin_desc),
-    .name = "resource_pack",
-    .abi_minor = POLIS_ABI_MINOR,
+    POLIS_DESC_HEAD("resource_pack", 7),
     .version = "1",
     .doc = "adds silk, cloth and weaving to society",
     .requires = REQUIRES,
-    .params = PARAMS,
-    .n_params = 1,
-    .params_size = sizeof(pack_params),
+    POLIS_DESC_PARAMS(PARAMS, pack_params),
     .init = pack_init,
     .start = pack_start,
     .destroy = pack_destroy,

@@ -1,16 +1,27 @@
 /*
- * engine/lua/lua_host.h — what the Lua host (lua_host.c) and the `polis` library the scripts
- * call (lua_api.c, lua_run.c) share: the per-script state, the callback and view records, and
- * the few functions one file calls in another. Internal to the engine, like internal.h.
+ * engine/lua/internal.h — what the Lua host (lua_host.c), the `polis` library the scripts
+ * call (lua_api.c, lua_run.c) and the bounded standard library (lua_lib.c) share: the
+ * module's state, the per-script state, the callback and view records, and the few
+ * functions one file calls in another. Internal to the engine; ffi/swap.c uses the callback
+ * records to replace a handler by a script's function (docs/architecture.md).
  */
-#ifndef POLIS_LUA_HOST_H
-#define POLIS_LUA_HOST_H
+#ifndef POLIS_LUA_INTERNAL_H
+#define POLIS_LUA_INTERNAL_H
 
 #include <string.h>
 
 #include <lua.h>
 
-#include "core/internal.h"
+#include "core/module.h"
+
+typedef struct polis__script polis__lua_script;
+
+/* The module's state (env->lua), allocated when the first script loads: what the env's
+ * scripts share against lua_memory_limit. */
+struct polis__lua {
+    int64_t memory_used;  /* bytes across this env's Lua states */
+    int64_t engine_bytes; /* engine memory the scripts asked for (observations, layers) */
+};
 
 _Static_assert(LUA_EXTRASPACE >= sizeof(void *), "the script pointer lives in the extra space");
 
@@ -52,7 +63,7 @@ typedef struct polis__lua_reward_view {
     const polis__lua_cb *cb;
 } polis__lua_reward_view;
 
-struct polis__lua_script {
+struct polis__script {
     polis_env *env;
     polis_ctx *ctx;
     const polis_host *h;
@@ -140,7 +151,7 @@ POLIS_INTERNAL polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud
 
 /* Refuses (raises) engine memory a script asks for (an observation field, a grid layer)
  * when it would take the env past lua_memory_limit together with what the scripts' Lua
- * states hold; `what` names the request. The caller adds the bytes to env->lua_engine_bytes
+ * states hold; `what` names the request. The caller adds the bytes to env->lua->engine_bytes
  * once the engine accepted the request. */
 POLIS_INTERNAL void polis__lua_engine_memory(lua_State *L, polis__lua_script *s,
                                              const char *what, uint64_t bytes);
@@ -149,6 +160,14 @@ POLIS_INTERNAL void polis__lua_engine_memory(lua_State *L, polis__lua_script *s,
  * error of a load-time-only call made while the script runs. Both raise. */
 POLIS_INTERNAL int32_t polis__lua_check_i32(lua_State *L, int arg);
 POLIS_INTERNAL int polis__lua_not_loading(lua_State *L, const char *fn);
+
+/* A callback record for the global function `fn` of a script, as if the script had
+ * registered it under `name` (dtype and count for an observation writer; as_legal for a
+ * legality function): what ffi/swap.c installs in place of a replaced handler. NULL with
+ * the reason in why when there is no such function. */
+POLIS_INTERNAL polis_status polis__lua_swap_cb(polis_ctx *script, const char *fn, const char *name,
+                                               polis_dtype dtype, size_t count, bool as_legal,
+                                               polis__lua_cb **out, char *why, size_t n);
 
 /* Frees the parameter table and values struct polis.params left on a script's ctx (its own
  * copies) and clears the ctx's parameter fields. Safe when the script declared none. */

@@ -1,0 +1,52 @@
+/*
+ * polis/scene.h — looks and scenes (plugin ABI 1.5; docs/kernel.md, "Looks and scenes"):
+ * what a game registered about how it looks, and the current scene in the env's buffers.
+ * Recordings, frames and the viewer read only this. The engine/scene module implements it
+ * in libpolis.
+ */
+#ifndef POLIS_SCENE_H
+#define POLIS_SCENE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "polis/env.h"
+
+POLIS_API_BEGIN
+
+/* What the game registered about how it looks: the scene map's size (0 x 0 when the game has
+ * none), its tile layers, the kind table shared by tiles and things, per-agent stats, and an
+ * agent's view half-extent. Names are borrowed, valid until polis_env_destroy. */
+int32_t polis_env_scene_width(const polis_env *env);
+int32_t polis_env_scene_height(const polis_env *env);
+int32_t polis_env_scene_n_layers(const polis_env *env);
+const char *polis_env_scene_layer_name(const polis_env *env, int32_t layer); /* NULL if bad */
+int32_t polis_env_scene_n_kinds(const polis_env *env);
+typedef struct polis_kind_info {
+    const char *name;
+    const char *glyph; /* one UTF-8 character */
+    const char *color; /* "#rrggbb" */
+    polis_shape shape;
+    const char *plugin; /* who registered it */
+} polis_kind_info;
+polis_status polis_env_scene_kind(const polis_env *env, int32_t kind, polis_kind_info *out);
+int32_t polis_env_scene_kind_find(const polis_env *env, const char *name); /* -1 if unknown */
+int32_t polis_env_scene_n_stats(const polis_env *env);
+/* Stat i: name, group ("vitals", "inventory", ...), largest value (0: unbounded). */
+polis_status polis_env_scene_stat(const polis_env *env, int32_t stat, const char **name,
+                                  const char **group, int32_t *max);
+/* true and the half-extent when the game registered an agent's view. */
+bool polis_env_scene_view(const polis_env *env, int32_t *rx, int32_t *ry);
+/* "square", "circle", ...; NULL for a value outside polis_shape. */
+const char *polis_shape_name(polis_shape shape);
+/* Writes the current scene (every plugin's scene callback, in registration order) into the
+ * env's scene buffers and points *out at them (borrowed; overwritten by the next call, valid
+ * until polis_env_destroy). Allowed after a successful reset, also when the episode ended;
+ * POLIS_ERR_STATE otherwise. The first call allocates the buffers; later calls allocate
+ * nothing. A failing callback fails the call with its message placed
+ * ("<plugin>: ... [scene, tick 5]"); the env is unchanged. */
+polis_status polis_env_scene_get(polis_env *env, const polis_scene **out);
+
+POLIS_API_END
+#endif

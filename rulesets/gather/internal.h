@@ -1,0 +1,30 @@
+/*
+ * internal.h — what gather's plugin glue (gather.c) shares with its optional views: the
+ * plugin's state around the rules core, and the functions that register the views.
+ */
+#ifndef GATHER_INTERNAL_H
+#define GATHER_INTERNAL_H
+
+#include "core.h"
+#include "polis/kit.h"
+
+typedef struct gather {
+    const polis_host *h;
+    polis_ctx *ctx;
+    gather_core core;
+    int32_t layer_agents, layer_coins; /* the kernel grid layers the core's maps live in */
+    int32_t obs_view, obs_position;    /* observation field ids */
+    int32_t comp_pos;                  /* "gather.position": the positions, for other plugins */
+    int32_t ev_moved, ev_coin;
+    int32_t act[GATHER_DIRS];   /* action ids of move_north .. move_east */
+    int32_t *window;            /* (2v+1)^2 scratch for windows */
+    const polis_json_api *json; /* for JSON actions */
+    int32_t kind_floor, kind_coin, look_ground, look_coins, stat_coins; /* looks */
+} gather;
+
+/* views.c: the "text" and "json" renderers and the action parser (init). */
+polis_status gather_register_views(gather *g);
+/* looks.c: kinds, layers, the coins stat and the scene (start, when the grid is sized). */
+polis_status gather_register_looks(gather *g);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * looks.c — what a recording, the replay and the viewer draw of gather (docs/kernel.md,
+ * "Looks and scenes"): a floor, a layer of coins, each agent's position and the coins it
+ * collected this episode. Optional: the game plays the same without it.
+ */
+#include "internal.h"
+
+static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
+{
+    gather *g = ud;
+    const gather_core *c = &g->core;
+    size_t plane = (size_t)sc->width * (size_t)sc->height;
+    int32_t *ground = sc->tiles + (size_t)g->look_ground * plane;
+    int32_t *coins = sc->tiles + (size_t)g->look_coins * plane;
+    for (int32_t y = 0; y < c->height; y++)
+        for (int32_t x = 0; x < c->width; x++) {
+            size_t i = (size_t)y * (size_t)sc->width + (size_t)x;
+            ground[i] = g->kind_floor;
+            if (*gather_cell(c->coins, c, x, y)) coins[i] = g->kind_coin;
+        }
+    for (int32_t a = 0; a < c->n_agents; a++) {
+        sc->agents[a].x = c->pos[a].x;
+        sc->agents[a].y = c->pos[a].y;
+        sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)g->stat_coins] = c->total_coins[a];
+    }
+    return POLIS_OK;
+}
+
+polis_status gather_register_looks(gather *g)
+{
+    const polis_host *h = g->h;
+    static const polis_kind_def floor = {"floor", ".", "#2b2f36", POLIS_SHAPE_SQUARE};
+    static const polis_kind_def coin = {"coin", "o", "#f2c94c", POLIS_SHAPE_CIRCLE};
+    polis_scene_def scene = {.fn = write_scene, .ud = g};
+    int32_t view = (int32_t)g->core.p.view;
+    polis_status st;
+    if ((st = h->look_kind(g->ctx, &floor, &g->kind_floor)) ||
+        (st = h->look_kind(g->ctx, &coin, &g->kind_coin)) ||
+        (st = h->look_layer(g->ctx, "ground", &g->look_ground)) ||
+        (st = h->look_layer(g->ctx, "coins", &g->look_coins)) ||
+        (st = h->look_stat(g->ctx, "coins", "inventory", 0, &g->stat_coins)) ||
+        (st = h->look_view(g->ctx, view, view)) || (st = h->look_scene(g->ctx, &scene)))
+        return st;
+    return POLIS_OK;
+}
