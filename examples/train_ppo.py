@@ -3,7 +3,7 @@
 
     python3 examples/train_ppo.py contract --agent-steps 2e6
     python3 examples/train_ppo.py negotiation --envs 32 --minutes 5 --out runs/negotiation
-    python3 examples/train_ppo.py contract --curriculum rulesets/contract/contract_curriculum.json
+    python3 examples/train_ppo.py contract --curriculum rulesets/contract/curricula/contract_curriculum.json
 
 The trainer is ``polis.rl.ppo`` (sdk/python/polis/rl/ppo.py; ``python3 -m polis.rl.ppo`` runs
 the same); this file only finds the SDK when polis is not installed. ``--help`` lists the
