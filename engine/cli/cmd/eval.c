@@ -25,7 +25,10 @@
 #include "session/play.h"
 #include "cmd/commands.h"
 #include "util/util.h"
+#include "session/proto.h"
 #include "session/record.h"
+#include "session/seats.h"
+#include "cmd/crossplay.h"
 #include "polis/polis.h"
 
 static int eval_main(cli_args *a);
@@ -49,6 +52,17 @@ static const cli_use USES[] = {
     {.id = CLI_OPT_RECORD},
     {.id = CLI_OPT_KEYFRAME_EVERY, .needs = CLI_BIT(CLI_OPT_RECORD)},
     {.id = CLI_OPT_PLUGIN_PATH},
+    {.id = CLI_OPT_SEAT, .help = "who plays AGENT (repeatable): a policy, py:SPEC (a checkpoint\n"
+                                 "or Python policy, docs/policies.md), cmd:PROGRAM [ARGS] (a\n"
+                                 "program speaking the seat protocol) or pop:FILE (a\n"
+                                 "population); the other seats play --policy",
+     .check = cli_check_seat},
+    {.id = CLI_OPT_FOCAL, .excludes = CLI_BIT(CLI_OPT_SEAT) | CLI_BIT(CLI_OPT_RECORD),
+     .why = "(held-out evaluation fills every seat from --focal and --background)"},
+    {.id = CLI_OPT_BACKGROUND, .excludes = CLI_BIT(CLI_OPT_SEAT) | CLI_BIT(CLI_OPT_RECORD),
+     .why = "(held-out evaluation fills every seat from --focal and --background)"},
+    {.id = CLI_OPT_FOCAL_SEATS, .needs = CLI_BIT(CLI_OPT_FOCAL) | CLI_BIT(CLI_OPT_BACKGROUND)},
+    {.id = CLI_OPT_POLICY_TIMEOUT},
 };
 
 const cli_command CLI_CMD_EVAL = {
@@ -62,7 +76,13 @@ const cli_command CLI_CMD_EVAL = {
              "On a game with an oracle, first comes the paper's normalised reward,\n"
              "total_reward_normalised: the sum of all agents' returns over the oracle\n"
              "(mean_reward_normalised is the mean per agent). Episode k uses seed S+k-1. A\n"
-             "progress bar is shown when stdout is a terminal.\n",
+             "progress bar is shown when stdout is a terminal.\n"
+             "\n"
+             "--seat gives single seats to other players: trained checkpoints (py:FILE.pt),\n"
+             "programs, populations. --focal and --background evaluate held out: the focal\n"
+             "seats (--focal-seats) played by each --focal player, the others by each\n"
+             "--background population, reporting the focal and background per-capita returns;\n"
+             "several of either make a cross-play matrix (docs/policies.md).\n",
     .run = eval_main,
 };
 
@@ -195,6 +215,57 @@ static char *json_document(const cli_table *t, cJSON *raws, const char *scenario
     return text;
 }
 
+/* ---- seats --------------------------------------------------------------------------------------
+ */
+
+/* What plays the episodes, for the table and the JSON: the policy, and the seats --seat
+ * gave to others ("random; carpenter_0: py:a.pt"). */
+static void seats_label(polis_env *env, const cli_seats *seats, const char *policy, char *buf,
+                        size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "%s", policy);
+    for (int32_t i = 0; seats && i < polis_env_n_agents(env) && len < cap; i++)
+        if (strcmp(cli_seats_assigned(seats, i), policy) != 0)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s: %s", len == strlen(policy) ? "; " : ", ",
+                                    polis_env_agent_name(env, i), cli_seats_assigned(seats, i));
+}
+
+/* The seats of --seat AGENT=WHO (the others play `policy`) in *out. Returns 0 or the exit
+ * status after saying why. */
+static int eval_seats(cli_args *args, polis_env *env, const char *file, const char *policy,
+                      cli_seats **out)
+{
+    char err[2048];
+    cli_seats *s =
+        cli_seats_new(env, file, policy, NULL, cli_policy_timeout_ms(args), err, sizeof err);
+    const cli_value *v = &args->v[CLI_OPT_SEAT];
+    for (int k = 0; s && k < v->n; k++) {
+        const char *arg = v->list ? v->list[k] : v->text;
+        const char *eq = strchr(arg, '=');
+        char agent[256], who[4200], where[4400];
+        snprintf(agent, sizeof agent, "%.*s", (int)(eq - arg), arg);
+        snprintf(where, sizeof where, "--seat %s", arg);
+        int32_t id = cli_agent_find(env, agent);
+        if (id < 0) {
+            char names[512];
+            cli_agent_names(env, names, sizeof names);
+            cli_seats_free(s);
+            return cli_usage("eval", "%s: no agent named '%s' (agents: %s)", where, agent, names);
+        }
+        if (!cli_seats_assign(s, id, cli_player_text(eq + 1, who, sizeof who), where, err,
+                              sizeof err)) {
+            cli_seats_free(s);
+            s = NULL;
+        }
+    }
+    if (!s) {
+        fprintf(stderr, "polis: eval: %s\n", err);
+        return EXIT_ENV;
+    }
+    *out = s;
+    return 0;
+}
+
 /* ---- running ------------------------------------------------------------------------------------
  */
 
@@ -215,6 +286,8 @@ static int eval_main(cli_args *args)
         .keyframe_every = cli_num(args, CLI_OPT_KEYFRAME_EVERY),
     };
     int rc;
+    if (cli_has(args, CLI_OPT_FOCAL) || cli_has(args, CLI_OPT_BACKGROUND))
+        return cli_crossplay_main(args);
     if (!(a.scenario = cli_scenario(args->name, args->pos[0]))) return EXIT_ENV;
     bool oom = false;
     char *overrides = cli_eval_overrides(a.scenario, a.overrides->obj, !a.no_metrics, &oom);
@@ -233,10 +306,18 @@ static int eval_main(cli_args *args)
         polis_env_destroy(env);
         return rc;
     }
+    /* --seat: the named seats by their players, the rest by --policy */
+    cli_seats *seats = NULL;
+    if (cli_has(args, CLI_OPT_SEAT) &&
+        (rc = eval_seats(args, env, a.scenario, a.policy, &seats)) != 0) {
+        if (overrides) cJSON_free(overrides);
+        polis_env_destroy(env);
+        return rc;
+    }
     /* every episode into one recording, each end line with the episode's metrics */
     polis_recorder *rec = NULL;
     if (a.record) {
-        char *pol_text = cli_record_policies(env, a.policy);
+        char *pol_text = seats ? cli_seats_policies_json(seats) : cli_record_policies(env, a.policy);
         uint64_t first = a.has_seed ? a.seed : polis_env_default_seed(env);
         if (pol_text)
             rec = cli_record_open(a.record, env, a.scenario, overrides, first, a.keyframe_every,
@@ -244,6 +325,7 @@ static int eval_main(cli_args *args)
         cJSON_free(pol_text);
         if (!rec) {
             if (overrides) cJSON_free(overrides);
+            cli_seats_free(seats);
             polis_env_destroy(env);
             return EXIT_ENV;
         }
@@ -272,11 +354,15 @@ static int eval_main(cli_args *args)
         cli_table_key(&t, PAPER_METRIC);
         cli_table_key(&t, "mean_reward_normalised");
     }
+    cli_actor by_seats = seats ? cli_seats_actor(seats) : (cli_actor){0};
     for (int64_t ep = 0; ep < a.episodes; ep++) {
         cli_episode e;
-        char why[1024];
-        if (!cli_play_episode(env, policy, seed0 + (uint64_t)ep, a.steps, has_metrics,
-                              raws != NULL, returns, rec, &e, why, sizeof why)) {
+        char why[2048];
+        if (!(seats ? cli_play_episode_by(env, &by_seats, seed0 + (uint64_t)ep, a.steps,
+                                          has_metrics, raws != NULL, returns, rec, &e, why,
+                                          sizeof why)
+                    : cli_play_episode(env, policy, seed0 + (uint64_t)ep, a.steps, has_metrics,
+                                       raws != NULL, returns, rec, &e, why, sizeof why))) {
             fprintf(stderr, "polis: %s\n", why);
             rc = EXIT_ENV;
             goto out;
@@ -293,10 +379,12 @@ static int eval_main(cli_args *args)
         if (bar) cli_progress(stdout, ep + 1, a.episodes, 0, cli_now() - t0);
     }
     if (bar) fputs("\r\033[K", stdout);
-    if (!to_stdout) print_table(&t, polis_env_name(env), a.policy, seed0, total_steps);
+    char label[1024];
+    seats_label(env, seats, a.policy, label, sizeof label);
+    if (!to_stdout) print_table(&t, polis_env_name(env), label, seed0, total_steps);
     if (a.json) {
         char *doc =
-            json_document(&t, raws, polis_env_name(env), a.scenario, a.policy, seed0, a.steps);
+            json_document(&t, raws, polis_env_name(env), a.scenario, label, seed0, a.steps);
         if (!doc) {
             fprintf(stderr, "polis: out of memory\n");
             rc = EXIT_ENV;
@@ -318,6 +406,7 @@ out:
         fprintf(stderr, "polis: --record %s: writing the recording failed\n", a.record);
         rc = EXIT_ENV;
     }
+    cli_seats_free(seats);
     cli_table_free(&t);
     free(returns);
     cJSON_Delete(raws);

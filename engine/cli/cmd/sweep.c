@@ -40,6 +40,7 @@
 
 #include "session/episode.h"
 #include "session/record.h"
+#include "session/seats.h"
 #include "cmd/commands.h"
 #include "transport/mpi.h"
 #include "util/file.h"
@@ -520,8 +521,10 @@ static void cell_env_free(polis_env **env)
     *env = NULL;
 }
 
-/* A new env for cell c and its policy, or NULL with the reason in err. */
-static polis_env *cell_env(const sweep *sw, int64_t c, int32_t *policy, char *err, size_t size)
+/* A new env for cell c and its policy (an env's policy in *policy, or a policy process or
+ * population in *seats: session/seats.h), or NULL with the reason in err. */
+static polis_env *cell_env(const sweep *sw, int64_t c, int32_t *policy, cli_seats **seats,
+                           char *err, size_t size)
 {
     polis_options o;
     memset(&o, 0, sizeof o);
@@ -535,6 +538,18 @@ static polis_env *cell_env(const sweep *sw, int64_t c, int32_t *policy, char *er
     if (polis_env_create_file(sw->cells[c].file, &o, &env, &e) != POLIS_OK) {
         snprintf(err, size, "%s: %s", where, e.message);
         return NULL;
+    }
+    *seats = NULL;
+    if (cli_seats_outside(sw->cells[c].policy)) {
+        char why[2048];
+        *policy = -1;
+        *seats = cli_seats_new(env, sw->cells[c].file, sw->cells[c].policy, "policy", 600000,
+                               why, sizeof why);
+        if (!*seats) {
+            snprintf(err, size, "%s: %s", where, why);
+            cell_env_free(&env);
+        }
+        return env;
     }
     *policy = polis_env_policy_find(env, sw->cells[c].policy);
     if (*policy < 0) {
@@ -554,6 +569,7 @@ typedef struct worker {
     int64_t cell; /* of env; -1: none */
     polis_env *env;
     int32_t policy;
+    cli_seats *seats; /* the policy when it is a process or a population */
     bool has_metrics;
     double *returns;
     pthread_t thread;
@@ -561,6 +577,8 @@ typedef struct worker {
 
 static void worker_free(worker *w)
 {
+    cli_seats_free(w->seats);
+    w->seats = NULL;
     cell_env_free(&w->env);
     free(w->returns);
     w->returns = NULL;
@@ -601,7 +619,7 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
      * job gets a fresh env (the same episode, bit for bit, as a reused one). */
     if (w->cell != c || sw->record) {
         worker_free(w);
-        if (!(w->env = cell_env(sw, c, &w->policy, err, size))) return NULL;
+        if (!(w->env = cell_env(sw, c, &w->policy, &w->seats, err, size))) return NULL;
         w->cell = c;
         w->has_metrics = cli_has_metrics(w->env);
         w->returns = calloc((size_t)polis_env_n_agents(w->env) + 1, sizeof *w->returns);
@@ -621,8 +639,12 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
     }
     cli_episode e;
     char why[1024];
-    bool played = cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics, false,
-                                   w->returns, rec, &e, why, sizeof why);
+    cli_actor by_seats = w->seats ? cli_seats_actor(w->seats) : (cli_actor){0};
+    bool played = w->seats ? cli_play_episode_by(w->env, &by_seats, seed, sw->steps,
+                                                 w->has_metrics, false, w->returns, rec, &e, why,
+                                                 sizeof why)
+                           : cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics,
+                                              false, w->returns, rec, &e, why, sizeof why);
     if (rec && polis_recorder_close(rec) != POLIS_OK && played) {
         cli_episode_free(&e);
         snprintf(why, sizeof why, "--record: writing %.900s/%s failed", sw->out, rec_name);
@@ -1159,11 +1181,13 @@ static int check_cells(const sweep *sw)
     for (int64_t c = 0; c < sw->n_cells; c++) {
         char err[2048];
         int32_t policy;
-        polis_env *env = cell_env(sw, c, &policy, err, sizeof err);
+        cli_seats *seats;
+        polis_env *env = cell_env(sw, c, &policy, &seats, err, sizeof err);
         if (!env) {
             fprintf(stderr, "polis: %s\n", err);
             return EXIT_ENV;
         }
+        cli_seats_free(seats);
         cell_env_free(&env);
     }
     return 0;

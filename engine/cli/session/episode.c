@@ -216,9 +216,9 @@ static bool rec_failed(polis_recorder *rec, char *err, size_t err_size)
     return false;
 }
 
-bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t steps_limit,
-                      bool has_metrics, bool want_raw, double *returns, polis_recorder *rec,
-                      cli_episode *out, char *err, size_t err_size)
+bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed,
+                         int64_t steps_limit, bool has_metrics, bool want_raw, double *returns,
+                         polis_recorder *rec, cli_episode *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
     int32_t n = polis_env_n_agents(env);
@@ -229,11 +229,12 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
     }
     if (rec && polis_recorder_begin_episode(rec, seed) != POLIS_OK)
         return rec_failed(rec, err, err_size);
+    if (actor->begin && !actor->begin(actor->ud, env, seed, err, err_size)) return false;
     memset(returns, 0, sizeof *returns * (size_t)n);
     int64_t steps = 0, illegal = 0;
     while (!polis_env_done(env) && (steps_limit == 0 || steps < steps_limit)) {
-        if (polis_env_policy_act(env, policy, NULL, 0) != POLIS_OK ||
-            polis_env_step(env) != POLIS_OK) {
+        if (!actor->act(actor->ud, env, err, err_size)) return false;
+        if (polis_env_step(env) != POLIS_OK) {
             snprintf(err, err_size, "%s", polis_env_error(env));
             return false;
         }
@@ -417,4 +418,21 @@ void cli_progress(FILE *f, int64_t done, int64_t total, int64_t started, double 
     }
     fputs("\033[K", f);
     fflush(f);
+}
+
+/* The actor of one policy of the env for every agent. */
+static bool policy_act(void *ud, polis_env *env, char *err, size_t err_size)
+{
+    if (polis_env_policy_act(env, *(const int32_t *)ud, NULL, 0) == POLIS_OK) return true;
+    snprintf(err, err_size, "%s", polis_env_error(env));
+    return false;
+}
+
+bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t steps_limit,
+                      bool has_metrics, bool want_raw, double *returns, polis_recorder *rec,
+                      cli_episode *out, char *err, size_t err_size)
+{
+    cli_actor actor = {.act = policy_act, .ud = &policy};
+    return cli_play_episode_by(env, &actor, seed, steps_limit, has_metrics, want_raw, returns, rec,
+                               out, err, err_size);
 }

@@ -59,6 +59,20 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
                       cli_episode *out, char *err, size_t err_size);
 void cli_episode_free(cli_episode *e);
 
+/* Who acts in an episode played by cli_play_episode_by: `begin` (may be NULL) after the reset,
+ * `act` before every step, writing the actions into the env's io. Each returns false with the
+ * reason in err. */
+typedef struct cli_actor {
+    bool (*begin)(void *ud, polis_env *env, uint64_t seed, char *err, size_t err_size);
+    bool (*act)(void *ud, polis_env *env, char *err, size_t err_size);
+    void *ud;
+} cli_actor;
+
+/* cli_play_episode with the actions of `actor` (seats.h's seats, for one). */
+bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed,
+                         int64_t steps_limit, bool has_metrics, bool want_raw, double *returns,
+                         polis_recorder *rec, cli_episode *out, char *err, size_t err_size);
+
 /* A metric over episodes: the defined values (not NaN) among `count` values `stride` apart,
  * their mean, sample standard deviation (n - 1; 0 for one value) and the half-width of the
  * 95% confidence interval of the mean (Student's t with n - 1 degrees of freedom; 0 for one

@@ -39,6 +39,7 @@
 #include "session/live.h"
 #include "session/proto.h"
 #include "session/record.h"
+#include "session/seats.h"
 #include "util/util.h"
 #include "polis/polis.h"
 
@@ -91,7 +92,11 @@ struct cli_live {
     int32_t n;
     int32_t n_actions;
     int *seat_kind;   /* [n] SEAT_* */
-    int32_t *policy;  /* [n] the policy of a SEAT_POLICY seat */
+    int32_t *policy;  /* [n] the policy of a SEAT_POLICY seat; -1: played through `outside` */
+    cli_seats *outside;   /* seats played by policy processes or populations (seats.h) */
+    bool *outside_seat;   /* [n] */
+    bool outside_failed;  /* a process failed: its seats noop from then on */
+    char *scenario_file;  /* the scenario file */
     struct seat_client **holder; /* [n] who holds a human seat, or NULL */
     struct agent_client **client; /* [n] who holds a client seat, or NULL */
     int32_t *pending; /* [n] a human's or client's action for the next tick, -1: none */
@@ -219,7 +224,9 @@ static const char *player_name(const live *lv, int32_t i)
     switch (lv->seat_kind[i]) {
     case SEAT_HUMAN: return "human";
     case SEAT_CLIENT: return "client";
-    default: return polis_env_policy_name(lv->env, lv->policy[i]);
+    default:
+        return lv->policy[i] < 0 ? cli_seats_assigned(lv->outside, i)
+                                 : polis_env_policy_name(lv->env, lv->policy[i]);
     }
 }
 
@@ -535,6 +542,12 @@ static bool begin_episode(live *lv, uint64_t seed)
         fprintf(stderr, "polis: serve: %s\n", polis_env_error(lv->env));
         return false;
     }
+    char why[2048];
+    if (lv->outside && !lv->outside_failed &&
+        !cli_seats_begin(lv->outside, lv->episode, seed, why, sizeof why)) {
+        fprintf(stderr, "polis: serve: %s; those seats do noop from now on\n", why);
+        lv->outside_failed = true;
+    }
     if ((lv->rec && polis_recorder_begin_episode(lv->rec, seed) != POLIS_OK) ||
         (lv->file && polis_recorder_begin_episode(lv->file, seed) != POLIS_OK)) {
         fprintf(stderr, "polis: serve: cannot record the reset\n");
@@ -592,6 +605,8 @@ static void live_tick(live *lv)
         io->actions[i] = 0;
         if (finished(lv, i)) {
             /* nothing to do: the env ignores a finished agent's action */
+        } else if (lv->seat_kind[i] == SEAT_POLICY && lv->policy[i] < 0) {
+            /* a policy process or a population: asked after this loop, all at once */
         } else if (lv->seat_kind[i] == SEAT_POLICY) {
             if (polis_env_policy_act(lv->env, lv->policy[i], &i, 1) != POLIS_OK) {
                 fprintf(stderr, "polis: serve: %s\n", polis_env_error(lv->env));
@@ -617,6 +632,14 @@ static void live_tick(live *lv)
         }
         lv->pending[i] = -1;
         lv->planned[i] = -1;
+    }
+    char why[2048];
+    if (lv->outside && !lv->outside_failed &&
+        !cli_seats_act(lv->outside, lv->outside_seat, why, sizeof why)) {
+        fprintf(stderr, "polis: serve: %s; those seats do noop from now on\n", why);
+        lv->outside_failed = true;
+        for (int32_t i = 0; i < lv->n; i++)
+            if (lv->outside_seat[i]) io->actions[i] = 0;
     }
     if (polis_env_step(lv->env) != POLIS_OK) {
         fprintf(stderr, "polis: serve: %s; the game stops\n", polis_env_error(lv->env));
@@ -1330,13 +1353,32 @@ static int set_seat(live *lv, int32_t i, const char *who, const char *where)
         lv->seat_kind[i] = SEAT_CLIENT;
         return 0;
     }
+    if (cli_seats_outside(who)) {
+        char why[2048];
+        if (!lv->outside &&
+            !(lv->outside = cli_seats_new(lv->env, lv->scenario_file, "noop", where, 600000, why, sizeof why))) {
+            fprintf(stderr, "polis: serve: %s\n", why);
+            return EXIT_ENV;
+        }
+        if (!cli_seats_assign(lv->outside, i, who, where, why, sizeof why)) {
+            fprintf(stderr, "polis: serve: %s\n", why);
+            return EXIT_ENV;
+        }
+        lv->seat_kind[i] = SEAT_POLICY;
+        lv->policy[i] = -1;
+        lv->outside_seat[i] = true;
+        return 0;
+    }
     int32_t p = polis_env_policy_find(lv->env, who);
     if (p < 0) {
         char names[512];
         cli_policy_names(lv->env, names, sizeof names);
-        return cli_usage("serve", "%s: '%s' is neither 'human', 'client' nor a policy (%s)", where,
-                         who, names);
+        return cli_usage("serve",
+                         "%s: '%s' is neither 'human', 'client' nor a policy (%s; or py:SPEC, "
+                         "cmd:PROGRAM, pop:FILE)",
+                         where, who, names);
     }
+    if (lv->outside_seat[i]) lv->outside_seat[i] = false;
     lv->seat_kind[i] = SEAT_POLICY;
     lv->policy[i] = p;
     return 0;
@@ -1462,6 +1504,8 @@ static int live_open(const live_args *a, live *lv)
     size_t cnt = lv->n > 0 ? (size_t)lv->n : 1;
     lv->seat_kind = calloc(cnt, sizeof *lv->seat_kind);
     lv->policy = calloc(cnt, sizeof *lv->policy);
+    lv->outside_seat = calloc(cnt, sizeof *lv->outside_seat);
+    lv->scenario_file = strdup(a->scenario);
     lv->holder = calloc(cnt, sizeof *lv->holder);
     lv->client = calloc(cnt, sizeof *lv->client);
     lv->pending = calloc(cnt, sizeof *lv->pending);
@@ -1473,7 +1517,7 @@ static int live_open(const live_args *a, live *lv)
     lv->illegal = calloc(cnt, sizeof *lv->illegal);
     lv->n_illegal = calloc(cnt, sizeof *lv->n_illegal);
     lv->n_bad = calloc(cnt, sizeof *lv->n_bad);
-    if (!lv->seat_kind || !lv->policy || !lv->holder || !lv->client || !lv->pending ||
+    if (!lv->seat_kind || !lv->policy || !lv->outside_seat || !lv->scenario_file || !lv->holder || !lv->client || !lv->pending ||
         !lv->pending_text || !lv->pending_kind || !lv->planned || !lv->note || !lv->reward ||
         !lv->illegal || !lv->n_illegal || !lv->n_bad) {
         fprintf(stderr, "polis: serve: out of memory\n");
@@ -1586,6 +1630,9 @@ void cli_live_free(cli_live *lv)
     free(lv->pending_kind);
     free(lv->seat_kind);
     free(lv->policy);
+    cli_seats_free(lv->outside);
+    free(lv->outside_seat);
+    free(lv->scenario_file);
     free(lv->holder);
     free(lv->client);
     free(lv->pending);

@@ -203,6 +203,20 @@ const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
     [CLI_OPT_MAX_PAGES] = INT("--max-pages", "N", 1, 100000, NULL,
                               "WebSocket connections (pages watching or holding seats) served\n"
                               "at once (default 64); more are refused"),
+    [CLI_OPT_FOCAL] = {.name = "--focal", .metavar = "WHO", .kind = CLI_TEXT,
+                       .noun = "player", .flags = CLI_MANY,
+                       .help = "who plays the focal seats: a policy, py:SPEC, cmd:PROGRAM,\n"
+                               "or a population file (repeatable: the rows of the matrix)"},
+    [CLI_OPT_FOCAL_SEATS] = TEXT("--focal-seats", "AGENTS", "agent list", NULL,
+                                 "the focal seats: agent names or ids, and ranges of ids,\n"
+                                 "comma-separated (0-1,miner_3; default 0)"),
+    [CLI_OPT_BACKGROUND] = {.name = "--background", .metavar = "WHO", .kind = CLI_TEXT,
+                            .noun = "player", .flags = CLI_MANY,
+                            .help = "who plays every other seat: a population file, a policy,\n"
+                                    "py:SPEC or cmd:PROGRAM (repeatable: the columns)"},
+    [CLI_OPT_POLICY_TIMEOUT] = INT("--policy-timeout", "S", 1, 86400, "seconds",
+                                   "the longest a policy process may take to answer\n"
+                                   "(default 600)"),
 };
 
 /* ---- help ---------------------------------------------------------------------------------- */

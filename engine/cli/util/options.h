@@ -80,6 +80,11 @@ typedef enum cli_opt_id {
     CLI_OPT_TRUST,
     CLI_OPT_ALLOW_ORIGIN,
     CLI_OPT_MAX_PAGES,
+    /* seats played by policy processes and populations (session/seats.h) */
+    CLI_OPT_FOCAL,
+    CLI_OPT_FOCAL_SEATS,
+    CLI_OPT_BACKGROUND,
+    CLI_OPT_POLICY_TIMEOUT,
     CLI_OPT_COUNT
 } cli_opt_id;
 

@@ -17,6 +17,11 @@
 - ``polis.vector_env(scenario, num_envs=M, threads=T, seed=S, **overrides)``: M envs
   stepped together by the C vector API (``polis_vec``), batched zero-copy numpy buffers
   with one row per agent of every env, next-step auto-reset (``polis.vector``).
+- ``polis.make("Contract-v0", **overrides)``: PettingZoo's Parallel API on a shipped scenario
+  by id; with gymnasium importable, ``gymnasium.make("polis/Contract-v0")`` too
+  (``polis.registry``).
+- ``polis.rl``: the PPO trainer, checkpoints, the policy interface and seat processes,
+  curricula and task pools (imported on demand; needs numpy, the trainer PyTorch).
 - ``polis.sweep(spec, out=DIR, ...)``: a grid of scenarios x overrides x policies x seeds
   played by ``polis sweep`` (threads or MPI ranks), resumable, as records or a numpy
   structured array; ``polis.sweep_summary(DIR)`` its per-cell summary.
@@ -37,6 +42,8 @@ from .parallel import ParallelEnv, parallel_env
 from .scenario import find_scenario
 from ._sweep import SweepError, read_results, sweep, sweep_summary
 from .vector import VectorEnv, vector_env
+from .registry import make, make_aec
+from . import registry
 
 
 
@@ -51,5 +58,15 @@ __all__ = [
     "OutOfMemoryError", "ParallelEnv", "PlanStep", "PluginError", "PolisError", "PolisIOError",
     "ScriptError", "StateError", "SweepError", "read_results", "sweep", "sweep_summary",
     "UnknownAgentError", "errors", "find_scenario", "library_version",
-    "load_library", "parallel_env", "spaces", "VectorEnv", "vector_env",
+    "load_library", "parallel_env", "spaces", "VectorEnv", "vector_env", "make", "make_aec",
+    "registry",
 ]
+
+# gymnasium.make("polis/<Game>-v0") for every shipped scenario, when gymnasium is importable
+# (and numpy, which gymnasium needs; polis hides both together in its no-numpy mode)
+if HAVE_NUMPY:
+    try:
+        registry.register_gymnasium()
+    except Exception as _e:  # a registry that refuses must not break `import polis`
+        import warnings as _warnings
+        _warnings.warn(f"polis: registering the scenarios with gymnasium failed: {_e}")

@@ -1,0 +1,533 @@
+"""PPO on any polis scenario: one policy shared by every agent, action masking, checkpoints,
+curves, recorded episodes of the trained policy, and optionally a curriculum.
+
+    python3 -m polis.rl.ppo contract --agent-steps 1e6 --out runs/contract
+    python3 -m polis.rl.ppo contract --curriculum rulesets/contract/curricula/contract_curriculum.json
+    python3 examples/train_ppo.py contract --minutes 5          # the same trainer
+
+The recipe (in the spirit of CleanRL's single-file PPO):
+
+- ``polis.vector_env(scenario, num_envs=E, flatten=True, metrics=True)``: E games stepped
+  in C; every agent of every game is one row of the batch, and all rows share one actor and
+  one critic (parameter sharing). With ``--curriculum FILE`` (or ``--tasks FILE``, a task
+  pool under a learning-progress sampler) the envs are ``polis.rl.tasks.TaskVectorEnv``'s,
+  each drawing its next task from the curriculum at its reset (docs/curricula.md).
+- Encoders (``--encoder``): ``mlp`` and ``conv`` (``polis.rl.nets``); ``auto`` picks conv when
+  the scenario has a map-like ``[C, H, W]`` field.
+- Rewards divided by a running std of the discounted return (``--norm-reward``); masked
+  logits; next-step auto-reset handled by weighting out the transitions that hold none;
+  GAE(lambda), clipped surrogate and value losses, entropy bonus, Adam, gradient clipping.
+
+Outputs under ``--out`` (default ``runs/<scenario>``): ``log.jsonl`` (one JSON object per
+update: agent-steps, seconds, mean episode return per agent, the paper's normalised reward,
+losses, entropy, and with a curriculum its stage), ``log.csv`` (the same columns),
+``summary.json``, ``curve.png``, ``policy.pt`` (the final checkpoint,
+``polis.rl.checkpoint``; ``--save-every N`` also keeps ``checkpoints/policy-<steps>.pt``) and,
+with ``--record-episodes K``, ``episodes.jsonl.gz``: K episodes of the trained policy recorded
+(``polis view`` shows them, ``polis replay --verify`` checks them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+try:
+    import torch
+    from torch import nn
+except ImportError:  # the caller says how to install it
+    torch = None
+
+import polis
+from . import checkpoint as ckpt
+from . import plot as _plot
+from .policy import spec_of
+
+LOG_FIELDS = ["update", "agent_steps", "seconds", "return", "total_reward_normalised",
+              "episodes", "policy_loss", "value_loss", "entropy", "stage"]
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="polis.rl.ppo", description=__doc__.split("\n")[0])
+    ap.add_argument("scenario", help="a scenario name (contract) or a JSON file")
+    ap.add_argument("--agent-steps", type=float, default=1e6,
+                    help="training budget in agent-steps (default 1e6)")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="stop after this much wall time as well")
+    ap.add_argument("--envs", type=int, default=16, help="games stepped together (16)")
+    ap.add_argument("--threads", type=int, default=1, help="engine threads (1)")
+    ap.add_argument("--rollout", type=int, default=128, help="steps per rollout (128)")
+    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--minibatches", type=int, default=4)
+    ap.add_argument("--lr", type=float, default=2.5e-4)
+    ap.add_argument("--gamma", type=float, default=0.99)
+    ap.add_argument("--lam", type=float, default=0.95)
+    ap.add_argument("--clip", type=float, default=0.2)
+    ap.add_argument("--ent", type=float, default=0.01, help="entropy coefficient")
+    ap.add_argument("--vf", type=float, default=0.5, help="value-loss coefficient")
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--encoder", choices=("auto", "mlp", "conv"), default="auto",
+                    help="mlp, conv (a CNN over map-like fields) or auto (conv when the "
+                         "scenario has a [C, H, W] field with H, W >= 8)")
+    ap.add_argument("--crop", type=int, default=9,
+                    help="conv: keep the central KxK cells of each map-like field; 0: all (9)")
+    ap.add_argument("--norm-reward", type=int, choices=(0, 1), default=1,
+                    help="divide rewards by a running std of the discounted return (1)")
+    ap.add_argument("--torch-threads", type=int, default=1,
+                    help="PyTorch threads (1: small networks gain nothing from more)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--random-episodes", type=int, default=2,
+                    help="episodes per game of the random baseline (2; 0: skip)")
+    ap.add_argument("--set", action="append", default=[], metavar="PATH=JSON",
+                    help="scenario override, e.g. --set max_steps=60 (repeatable)")
+    ap.add_argument("--curriculum", default=None, metavar="FILE",
+                    help="a curriculum file (docs/curricula.md): stages of tasks with "
+                         "promotion rules; each env draws its task at its reset")
+    ap.add_argument("--tasks", default=None, metavar="FILE",
+                    help="a task pool file sampled by learning progress (docs/curricula.md)")
+    ap.add_argument("--init", default=None, metavar="CHECKPOINT",
+                    help="start from this checkpoint's network and normaliser")
+    ap.add_argument("--out", default=None, help="output directory (runs/<scenario>)")
+    ap.add_argument("--save-every", type=int, default=0, metavar="N",
+                    help="also keep checkpoints/policy-<steps>.pt every N updates (0: only "
+                         "the final policy.pt)")
+    ap.add_argument("--record-episodes", type=int, default=0, metavar="K",
+                    help="record K episodes of the trained policy to episodes.jsonl.gz")
+    ap.add_argument("--baseline", action="append", default=[], metavar="LABEL=RETURN[:NORM]",
+                    help="another policy's mean return per agent (and normalised reward), "
+                         "drawn on the curve, e.g. --baseline scripted=11.5:0.23 (repeatable)")
+    ap.add_argument("--replot", action="store_true",
+                    help="train nothing: redraw <out>/curve.png from its log and summary")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless the log, the summary, the checkpoint (and with "
+                         "matplotlib the plot) were written with finite losses")
+    args = ap.parse_args(argv)
+    if args.curriculum and args.tasks:
+        ap.error("--curriculum and --tasks exclude each other")
+    return args
+
+
+def overrides_of(pairs):
+    out = {}
+    for p in pairs:
+        key, sep, val = p.partition("=")
+        if not sep:
+            raise SystemExit(f"--set {p!r}: expected PATH=JSON")
+        try:
+            out[key] = json.loads(val)
+        except ValueError:
+            out[key] = val  # a bare string
+    return out
+
+
+def baselines_of(pairs):
+    out = {}
+    for p in pairs:
+        label, sep, vals = p.partition("=")
+        ret, _, norm = vals.partition(":")
+        try:
+            out[label] = {"return": float(ret),
+                          "total_reward_normalised": float(norm) if norm else None}
+        except ValueError:
+            sep = ""
+        if not sep or not label:
+            raise SystemExit(f"--baseline {p!r}: expected LABEL=RETURN[:NORM]")
+    return out
+
+
+class EpisodeLog:
+    """Returns and the metrics plugin's figures of the episodes that ended."""
+
+    def __init__(self):
+        self.returns, self.norm = [], []
+
+    def take(self, infos):
+        ended = infos["_episode"]
+        if ended.any():
+            self.returns.extend(infos["episode"]["r"][ended].tolist())
+        if "_metrics" in infos and infos["_metrics"].any():
+            for k in np.flatnonzero(infos["_metrics"]):
+                v = infos["metrics"][k].get("total_reward_normalised")
+                if v is not None:
+                    self.norm.append(float(v))
+
+    def drain(self):
+        r, n = self.returns, self.norm
+        self.returns, self.norm = [], []
+        return (float(np.mean(r)) if r else None, float(np.mean(n)) if n else None, len(r))
+
+
+def random_baseline(v, episodes, seed):
+    """Mean per-agent return and normalised reward of the uniform legal policy."""
+    rng = np.random.default_rng(seed)
+    log = EpisodeLog()
+    obs, infos = v.reset(seed=seed)
+    games = 0
+    score = np.empty(v.masks.shape, np.float32)
+    while games < episodes * v.num_envs:
+        np.add(v.masks, rng.random(v.masks.shape, dtype=np.float32), out=score)
+        obs, _, _, _, infos = v.step(score.argmax(1))
+        log.take(infos)
+        if "_metrics" in infos:
+            games += int(infos["_metrics"].sum())
+        else:
+            games += int(infos["_episode"].sum()) // max(1, v.agents_per_env)
+    return log.drain()
+
+
+def scenario_info(scenario, overrides):
+    """The checkpoint's ``scenario`` entry: name, file, its text, the overrides."""
+    path = scenario
+    if isinstance(scenario, str) and not os.path.exists(scenario) and "/" not in scenario:
+        try:
+            path = polis.find_scenario(scenario)
+        except polis.PolisError:
+            path = None
+    text = None
+    if path and os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        path = os.path.abspath(path)
+    return {"name": os.path.splitext(os.path.basename(str(scenario)))[0], "file": path,
+            "text": text, "overrides": overrides}
+
+
+def make_env(args, overrides, source=None):
+    if source is None:
+        return polis.vector_env(args.scenario, num_envs=args.envs, threads=args.threads,
+                                flatten=True, metrics=True, overrides=overrides)
+    from .tasks import TaskVectorEnv
+    return TaskVectorEnv(args.scenario, source, num_envs=args.envs, overrides=overrides,
+                         metrics=True)
+
+
+def task_source(args):
+    from . import curriculum as cur
+    if args.curriculum:
+        return cur.load_curriculum(args.curriculum)
+    if args.tasks:
+        return cur.load_task_pool(args.tasks)
+    return None
+
+
+def train(args, log_fn=print):
+    """Trains as the arguments say; returns the summary dict (also in summary.json)."""
+    if torch is None:
+        raise SystemExit("polis.rl.ppo needs PyTorch (Debian: apt-get install python3-torch)")
+    baselines = baselines_of(args.baseline)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.torch_threads)
+    overrides = overrides_of(args.set)
+    name = os.path.splitext(os.path.basename(args.scenario))[0]
+    out = args.out or os.path.join("runs", name)
+    os.makedirs(out, exist_ok=True)
+    source = task_source(args)
+
+    t_start = time.time()
+    if args.random_episodes:
+        rv = make_env(args, overrides, task_source(args))
+        rand_ret, rand_norm, _ = random_baseline(rv, args.random_episodes, args.seed + 7)
+        rv.close()
+    else:
+        rand_ret = rand_norm = None
+    log_fn(f"{name}: random policy: return {rand_ret}, normalised reward {rand_norm}")
+
+    v = make_env(args, overrides, source)
+    spec = spec_of(v)
+    rows, T = v.num_rows, args.rollout
+    n_actions = v.n_actions
+    if args.init:
+        doc = ckpt.load(args.init)
+        prep, agent, _ = ckpt.rebuild(doc, args.init)
+        why = ckpt.describe_mismatch(ckpt.spec_from(doc["spec"]), spec,
+                                     what=f"checkpoint {args.init}")
+        if why:
+            raise SystemExit(f"--init: {why}")
+        encoder = doc["model"]["encoder"]
+        agent.train()
+    else:
+        from .nets import build
+        try:
+            prep, agent, encoder = build(args.encoder, v.obs_fields, v.layout.parts,
+                                         v.layout.dim, n_actions, args.hidden, args.crop)
+        except ValueError as e:
+            raise SystemExit(f"{name}: {e}")
+    obs_dim = prep.dim
+    log_fn(f"{name}: {rows} rows, {v.layout.dim} observation values ({obs_dim} used), "
+           f"{n_actions} actions, {encoder} encoder, "
+           f"{sum(p.numel() for p in agent.parameters()):,} parameters")
+    opt = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
+    from .nets import RewardNorm
+    rnorm = RewardNorm(rows, args.gamma) if args.norm_reward else None
+
+    b_obs = np.zeros((T, rows, obs_dim), np.float32)
+    b_mask = np.zeros((T, rows, n_actions), np.int8)
+    b_act = np.zeros((T, rows), np.int64)
+    b_logp = np.zeros((T, rows), np.float32)
+    b_val = np.zeros((T + 1, rows), np.float32)
+    b_rew = np.zeros((T, rows), np.float32)
+    b_term = np.zeros((T, rows), np.float32)
+    b_done = np.zeros((T, rows), np.float32)
+    b_valid = np.zeros((T, rows), np.float32)
+
+    obs, infos = v.reset(seed=args.seed)
+    prev_done = np.zeros(rows, bool)
+    log = EpisodeLog()
+    budget = int(args.agent_steps)
+    updates = max(1, budget // (T * rows))
+    bar = None
+    if not args.quiet:
+        try:
+            from tqdm import tqdm
+            bar = tqdm(total=updates * T * rows, unit="agent-step", unit_scale=True,
+                       desc=name, dynamic_ncols=True)
+        except ImportError:
+            pass
+    f_csv = open(os.path.join(out, "log.csv"), "w", newline="")
+    writer = csv.DictWriter(f_csv, fieldnames=LOG_FIELDS)
+    writer.writeheader()
+    f_jsonl = open(os.path.join(out, "log.jsonl"), "w", encoding="utf-8")
+    history = []
+    t_train = time.time()
+    steps_done = 0
+    last = {}
+    info = scenario_info(args.scenario, overrides)
+    hparams = {k: v_ for k, v_ in vars(args).items()}
+
+    def save(path, update):
+        ckpt.save(path, net=agent, prep=prep, encoder=encoder, hidden=args.hidden,
+                  crop=args.crop, spec=spec, scenario=info, hparams=hparams,
+                  progress={"agent_steps": steps_done, "updates": update,
+                            "seconds": round(time.time() - t_train, 1)},
+                  curriculum=source.state() if source is not None else None)
+
+    update = 0
+    for update in range(1, updates + 1):
+        if args.minutes and time.time() - t_train > args.minutes * 60:
+            update -= 1
+            break
+        # ---- rollout ----------------------------------------------------------------------
+        for t in range(T):
+            xn = prep(obs["observation"])
+            b_obs[t] = xn
+            b_mask[t] = obs["action_mask"]
+            with torch.no_grad():
+                a, logp, _, val = agent.act(torch.from_numpy(xn),
+                                            torch.from_numpy(b_mask[t]))
+            b_act[t] = a.numpy()
+            b_logp[t] = logp.numpy()
+            b_val[t] = val.numpy()
+            # rows already done (or whose game resets in this step) take no real action
+            b_valid[t] = ~prev_done
+            obs, rew, term, trunc, infos = v.step(b_act[t])
+            done = term | trunc
+            b_rew[t] = rnorm(rew, done) if rnorm is not None else rew
+            b_term[t] = term
+            b_done[t] = done
+            prev_done = done.copy()
+            log.take(infos)
+        with torch.no_grad():
+            x = torch.from_numpy(prep(obs["observation"], update=False))
+            b_val[T] = agent.value(x).numpy()
+        steps_done += T * rows
+        # ---- GAE: the value after step t is that of the observation it returned (the final
+        # one when the episode ended there); terminations do not bootstrap -----------------
+        adv = np.zeros((T, rows), np.float32)
+        last_gae = np.zeros(rows, np.float32)
+        for t in reversed(range(T)):
+            delta = b_rew[t] + args.gamma * b_val[t + 1] * (1.0 - b_term[t]) - b_val[t]
+            last_gae = delta + args.gamma * args.lam * (1.0 - b_done[t]) * last_gae
+            last_gae *= b_valid[t]
+            adv[t] = last_gae
+        ret = adv + b_val[:T]
+        # ---- update: every row of the rollout is in the batch, weighted by whether it holds
+        # a transition (minibatches keep one shape) ------------------------------------------
+        o = torch.from_numpy(b_obs.reshape(-1, obs_dim))
+        m = torch.from_numpy(b_mask.reshape(-1, n_actions))
+        a = torch.from_numpy(b_act.reshape(-1))
+        lp_old = torch.from_numpy(b_logp.reshape(-1))
+        A = torch.from_numpy(adv.reshape(-1))
+        R = torch.from_numpy(ret.reshape(-1))
+        V_old = torch.from_numpy(b_val[:T].reshape(-1))
+        W = torch.from_numpy(b_valid.reshape(-1))
+        n = T * rows
+        mb = max(1, n // args.minibatches)
+        for _ in range(args.epochs):
+            perm = torch.randperm(n)
+            for s in range(0, n - mb + 1, mb):
+                j = perm[s:s + mb]
+                w = W[j]
+                nw = w.sum().clamp_min(1.0)
+                _, lp, ent, val = agent.act(o[j], m[j], a[j])
+                ratio = torch.exp(lp - lp_old[j])
+                aj = A[j]
+                mu = (aj * w).sum() / nw
+                sd = (((aj - mu) ** 2 * w).sum() / nw).sqrt()
+                aj = (aj - mu) / (sd + 1e-8)
+                pg = (torch.max(-aj * ratio,
+                                -aj * torch.clamp(ratio, 1 - args.clip, 1 + args.clip))
+                      * w).sum() / nw
+                v_clip = V_old[j] + torch.clamp(val - V_old[j], -args.clip, args.clip)
+                vl = 0.5 * (torch.max((val - R[j]) ** 2, (v_clip - R[j]) ** 2) * w).sum() / nw
+                ent = (ent * w).sum() / nw
+                loss = pg + args.vf * vl - args.ent * ent
+                opt.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
+                opt.step()
+        mean_ret, mean_norm, episodes = log.drain()
+        if mean_ret is None:
+            mean_ret, mean_norm = last.get("return"), last.get("total_reward_normalised")
+        row = {"update": update, "agent_steps": steps_done,
+               "seconds": round(time.time() - t_train, 2), "return": mean_ret,
+               "total_reward_normalised": mean_norm, "episodes": episodes,
+               "policy_loss": float(pg), "value_loss": float(vl), "entropy": float(ent),
+               "stage": source.state().get("stage") if source is not None else None}
+        last = row
+        writer.writerow(row)
+        f_csv.flush()
+        jrow = dict(row)
+        if source is not None:
+            jrow["curriculum"] = source.state()
+        f_jsonl.write(json.dumps(jrow) + "\n")
+        f_jsonl.flush()
+        history.append(row)
+        if args.save_every and update % args.save_every == 0:
+            os.makedirs(os.path.join(out, "checkpoints"), exist_ok=True)
+            save(os.path.join(out, "checkpoints", f"policy-{steps_done}.pt"), update)
+        if bar is not None:
+            bar.update(T * rows)
+            bar.set_postfix(ret=f"{mean_ret:.2f}" if mean_ret is not None else "-",
+                            norm=f"{mean_norm:.3f}" if mean_norm is not None else "-",
+                            **({"stage": row["stage"]} if row["stage"] is not None else {}))
+    if bar is not None:
+        bar.close()
+    f_csv.close()
+    f_jsonl.close()
+    v.close()
+    wall = time.time() - t_train
+    policy_path = os.path.join(out, "policy.pt")
+    save(policy_path, update)
+    final = [r for r in history[-max(1, len(history) // 10):] if r["return"] is not None]
+    norms = [r["total_reward_normalised"] for r in final
+             if r["total_reward_normalised"] is not None]
+    summary = {
+        "scenario": args.scenario, "args": vars(args), "rows": rows, "encoder": encoder,
+        "agent_steps": steps_done, "train_seconds": round(wall, 1),
+        "seconds_per_million_agent_steps": round(wall / max(steps_done, 1) * 1e6, 1),
+        "random": {"return": rand_ret, "total_reward_normalised": rand_norm},
+        "baselines": baselines,
+        "final": {"return": float(np.mean([r["return"] for r in final])) if final else None,
+                  "total_reward_normalised": float(np.mean(norms)) if norms else None},
+        "policy": policy_path,
+        "curriculum": source.state() if source is not None else None,
+    }
+    if args.record_episodes:
+        from .record import record_policy
+        from .checkpoint import CheckpointPolicy
+        rec_path = os.path.join(out, "episodes.jsonl.gz")
+        res = record_policy(CheckpointPolicy(policy_path, seed=args.seed), args.scenario,
+                            rec_path, overrides=overrides, episodes=args.record_episodes,
+                            seed=args.seed + 1000)
+        summary["recorded"] = {"file": rec_path, **res}
+        log_fn(f"{name}: recorded {args.record_episodes} episodes of the trained policy: "
+               f"{rec_path} (return {res['return']}, normalised "
+               f"{res['total_reward_normalised']})")
+    summary["total_seconds"] = round(time.time() - t_start, 1)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    log_fn(f"{name}: {steps_done:,} agent-steps in {wall:.0f} s "
+           f"({summary['seconds_per_million_agent_steps']} s per million); final return "
+           f"{summary['final']['return']}, normalised "
+           f"{summary['final']['total_reward_normalised']} (random {rand_ret}, {rand_norm}); "
+           f"{policy_path}")
+    _plot.curve(history, summary, os.path.join(out, "curve.png"), name, log_fn=log_fn)
+    return summary
+
+
+def replot(args, log_fn=print):
+    out = args.out or os.path.join("runs", os.path.splitext(os.path.basename(args.scenario))[0])
+    name = os.path.splitext(os.path.basename(args.scenario))[0]
+    try:
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+        history = _plot.read_log(out)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"--replot: {e}")
+    summary["baselines"] = {**summary.get("baselines", {}), **baselines_of(args.baseline)}
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    _plot.curve(history, summary, os.path.join(out, "curve.png"), name, log_fn=log_fn)
+    return 0
+
+
+def check(out, args):
+    """The smoke run's verdict: every output written, the losses finite, the checkpoint
+    loadable and playing the scenario it was trained on."""
+    problems = []
+    with open(os.path.join(out, "summary.json")) as f:
+        summary = json.load(f)
+    if args.encoder != "auto" and summary["encoder"] != args.encoder:
+        problems.append(f"summary.json: encoder {summary['encoder']}, asked {args.encoder}")
+    rows = _plot.read_log(out)
+    with open(os.path.join(out, "log.csv")) as f:
+        n_csv = len(list(csv.DictReader(f)))
+    if not rows or n_csv != len(rows):
+        problems.append(f"log.jsonl has {len(rows)} rows, log.csv {n_csv}")
+    for r in rows:
+        for k in ("policy_loss", "value_loss", "entropy"):
+            if not np.isfinite(float(r[k])):
+                problems.append(f"update {r['update']}: {k} is {r[k]}")
+    if summary["agent_steps"] <= 0:
+        problems.append("summary.json: no agent-steps")
+    png = os.path.join(out, "curve.png")
+    if _plot.have_matplotlib() and (not os.path.exists(png) or not os.path.getsize(png)):
+        problems.append("curve.png is missing or empty")
+    from .checkpoint import CheckpointPolicy
+    pol = CheckpointPolicy(summary["policy"])
+    env = polis.vector_env(args.scenario, num_envs=1, flatten=True,
+                           overrides=overrides_of(args.set))
+    try:
+        pol.check(spec_of(env))
+        obs, _ = env.reset(seed=3)
+        act = np.asarray(pol.act(obs["observation"], obs["action_mask"]))
+        if act.shape != (env.num_rows,) or not all(env.masks[i, a] for i, a in enumerate(act)):
+            problems.append(f"the checkpoint's actions {act.tolist()} are not legal ones")
+    finally:
+        env.close()
+    if args.record_episodes:
+        rec = summary.get("recorded", {}).get("file")
+        if not rec or not os.path.getsize(rec):
+            problems.append("episodes.jsonl.gz was not written")
+    for p in problems:
+        print("check failed:", p)
+    print("check:", "ok" if not problems else f"{len(problems)} problems")
+    return 1 if problems else 0
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if torch is None:
+        print("polis.rl.ppo needs PyTorch (Debian: apt-get install python3-torch)")
+        return 77
+    if args.replot:
+        return replot(args)
+    try:
+        summary = train(args, log_fn=lambda s: print(s, flush=True))
+    except (polis.PolisError, ValueError) as e:
+        print(f"polis.rl.ppo: {e}", file=sys.stderr)
+        return 1
+    if args.check:
+        return check(os.path.dirname(summary["policy"]), args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

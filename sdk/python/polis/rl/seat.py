@@ -1,0 +1,154 @@
+"""``python3 -m polis.rl.seat SPEC``: a policy process speaking polis's seat protocol on stdin
+and stdout (docs/policies.md), so a checkpoint or any Python policy plays seats of ``polis eval``,
+``polis sweep`` and ``polis serve --http`` (``--seat AGENT=py:SPEC``).
+
+SPEC is ``polis.rl.policy.load_policy``'s: a checkpoint file, ``random``, ``noop``,
+``first_legal`` or ``module:factory``, with ``?key=value`` options.
+
+The protocol, in short (the host speaks first; every message is one JSON line, an ``act``
+line followed by the binary rows it announces; every reply is one JSON line):
+
+    hello  {"op":"hello","protocol":1,"scenario","agents","actions","obs_fields","obs_dim",
+            "n_actions","seats"}                       -> {"ok":true,"name":...,"views":["flat"]}
+    reset  {"op":"reset","episode":E,"seed":S,"seats":[...]}            -> {"ok":true}
+    act    {"op":"act","tick":T,"seats":[...],"obs_bytes":N,"mask_bytes":M}
+           + N bytes: float32 little-endian [k][obs_dim] + M bytes: uint8 [k][n_actions]
+                                                        -> {"ok":true,"actions":[...]}
+    close  {"op":"close"}                                -> {"ok":true}, and the process exits
+
+A failure is ``{"ok":false,"error":"..."}``; the host stops and prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+
+import numpy as np
+
+PROTOCOL = 1
+
+
+class SeatServer:
+    """Serves one host over two binary streams."""
+
+    def __init__(self, policy, rd, wr):
+        self.policy, self.rd, self.wr = policy, rd, wr
+        self.spec = None
+        self.views = ["flat"]
+
+    def reply(self, obj):
+        self.wr.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+        self.wr.flush()
+
+    def read_exact(self, n):
+        chunks, got = [], 0
+        while got < n:
+            b = self.rd.read(n - got)
+            if not b:
+                raise EOFError(f"the host closed the stream {n - got} bytes into a payload")
+            chunks.append(b)
+            got += len(b)
+        return b"".join(chunks)
+
+    def hello(self, msg):
+        from .policy import EnvSpec, PolicyMismatch
+        if msg.get("protocol") != PROTOCOL:
+            return {"ok": False, "error": f"seat protocol {msg.get('protocol')!r}; this "
+                                          f"polis.rl.seat speaks {PROTOCOL}"}
+        try:
+            fields = tuple((f["name"], tuple(f["shape"])) for f in msg["obs_fields"])
+            self.spec = EnvSpec(msg["scenario"], tuple(msg["agents"]), tuple(msg["actions"]),
+                                fields, int(msg["obs_dim"]))
+        except (KeyError, TypeError, ValueError) as e:
+            return {"ok": False, "error": f"hello: malformed ({e})"}
+        try:
+            self.policy.check(self.spec)
+        except PolicyMismatch as e:
+            return {"ok": False, "error": str(e)}
+        self.views = list(getattr(self.policy, "views", ("flat",)))
+        return {"ok": True, "name": getattr(self.policy, "name", "policy"), "views": self.views}
+
+    def act(self, msg):
+        seats = msg["seats"]
+        k, a = len(seats), len(self.spec.actions)
+        d = self.spec.obs_dim if "flat" in self.views else 0
+        nb, mb = int(msg["obs_bytes"]), int(msg["mask_bytes"])
+        if nb != k * d * 4 or mb != k * a:
+            # the payload is read anyway, so the stream stays in step
+            self.read_exact(nb + mb)
+            return {"ok": False, "error": f"act: {nb} observation bytes and {mb} mask bytes "
+                                          f"for {k} seats; expected {k * d * 4} and {k * a}"}
+        raw = self.read_exact(nb + mb)
+        obs = np.frombuffer(raw, dtype="<f4", count=k * d).reshape(k, d)
+        mask = np.frombuffer(raw, dtype=np.uint8, offset=nb).reshape(k, a)
+        if "text" in self.views:
+            acts = self.policy.act(obs if d else None, mask, text=msg.get("text"))
+        else:
+            acts = self.policy.act(obs, mask)
+        return {"ok": True, "actions": [int(x) for x in acts]}
+
+    def serve(self):
+        while True:
+            line = self.rd.readline()
+            if not line:
+                return 0
+            if not line.strip():
+                continue
+            try:
+                msg = json.loads(line.decode("utf-8"))
+                op = msg.get("op")
+                if op == "hello":
+                    r = self.hello(msg)
+                elif self.spec is None:
+                    if op == "act":  # keep the stream in step: its payload follows
+                        self.read_exact(int(msg.get("obs_bytes", 0)) + int(msg.get("mask_bytes", 0)))
+                    r = {"ok": False, "error": f"{op}: send hello first"}
+                elif op == "act":
+                    r = self.act(msg)
+                elif op == "reset":
+                    self.policy.reset(list(msg.get("seats", [])))
+                    r = {"ok": True}
+                elif op == "close":
+                    try:
+                        self.reply({"ok": True})
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the host need not read the reply to close
+                    return 0
+                else:
+                    r = {"ok": False, "error": f"unknown op {op!r} (hello, reset, act, close)"}
+            except (EOFError, BrokenPipeError, ConnectionResetError):
+                return 0
+            except Exception as e:  # the host shows it and stops: say what failed
+                traceback.print_exc(file=sys.stderr)
+                r = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+            try:
+                self.reply(r)
+            except (BrokenPipeError, ConnectionResetError):
+                return 0  # the host is gone
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    from .policy import PolicyError, load_policy
+    rd, wr = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing printed by a policy can corrupt the protocol stream
+    try:
+        policy = load_policy(argv[0])
+    except PolicyError as e:
+        # answer the hello with the reason, so the host names it
+        line = rd.readline()
+        if line:
+            wr.write(json.dumps({"ok": False, "error": str(e)}).encode() + b"\n")
+            wr.flush()
+        print(f"polis.rl.seat: {e}", file=sys.stderr)
+        return 1
+    return SeatServer(policy, rd, wr).serve()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
