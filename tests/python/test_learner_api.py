@@ -150,6 +150,26 @@ class TestEpisodeStatistics(unittest.TestCase):
                     self.assertFalse(infos["_metrics"].any(), t)
 
     @needs_numpy
+    def test_vector_metrics_need_the_plugin(self):
+        # Survival renders "metrics" itself; infos carry them only with the metrics plugin
+        # (metrics=True), and then with the game's achievements in the same dicts.
+        for metrics in (False, True):
+            with polis.vector_env("survival_classic", num_envs=2, max_steps=3,
+                                  metrics=metrics) as v:
+                v.reset(seed=1)
+                for _ in range(3):
+                    _, _, _, _, infos = v.step(np.zeros(v.num_rows, np.int32))
+                self.assertTrue(infos["_episode"].all())
+                if not metrics:
+                    self.assertNotIn("metrics", infos)
+                    self.assertNotIn("_metrics", infos)
+                    continue
+                self.assertTrue(infos["_metrics"].all())
+                for k in range(2):
+                    self.assertEqual(infos["metrics"][k]["steps"], 3)
+                    self.assertIn("collect_wood", infos["metrics"][k]["achievements"])
+
+    @needs_numpy
     def test_vector_episodes_end_row_by_row(self):
         # Rows leave at different steps (staggered.lua: agent_1 terminated after 3 steps and
         # paid 5, agent_2 truncated after 5, the rest at max_steps 8); infos["episode"] and

@@ -15,9 +15,12 @@ you keep across steps.
 
 At the step a row's episode ends, ``infos["episode"]`` holds ``{"r": returns, "l":
 lengths}`` per row and ``infos["_episode"]`` marks the rows that ended then
-(``RecordEpisodeStatistics``'s keys); with the metrics plugin (``metrics=True``),
-``infos["metrics"]`` is a list with each env's last figures and ``infos["_metrics"]`` marks
-the envs whose episode ended in the step.
+(``RecordEpisodeStatistics``'s keys; the engine keeps them, polis_vec_episode_stats); with
+the metrics plugin (the scenario lists it, or ``metrics=True`` adds it),
+``infos["metrics"]`` is a list with each env's last figures — the whole ``"metrics"``
+rendering, every plugin's (e.g. Survival's achievements) — and ``infos["_metrics"]`` marks
+the envs whose episode ended in the step. Without the plugin there is no rendering and no
+parsing at episode ends.
 
 With gymnasium importable the class is a ``gymnasium.vector.VectorEnv`` subclass
 (``single_observation_space``, ``single_action_space``, a batched ``MultiDiscrete``
@@ -41,6 +44,7 @@ numpy is required here (the whole point is batched arrays).
 from __future__ import annotations
 
 import ctypes
+import json
 from collections.abc import Mapping
 from typing import Any
 import operator
@@ -97,6 +101,18 @@ def env_seed(seed, k, episode, library=None):
     this seed and given the same actions."""
     lib = library if isinstance(library, _lib.Library) else _lib.load_library(library)
     return lib.vec_env_seed(seed % U64, k, episode)
+
+
+def _has_metrics_plugin(lib, env):
+    """Whether the env loaded the metrics plugin (plugins/metrics), from its description."""
+    raw = lib.env_describe_json(env)
+    if not raw:
+        raise error_for(2, "describe: out of memory")
+    try:
+        plugins = json.loads(_decode(ctypes.string_at(raw))).get("plugins", [])
+    finally:
+        lib.free(raw)
+    return any(p.get("name") == "metrics" for p in plugins)
 
 
 def _count(v, what):
@@ -218,7 +234,10 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         self.default_seed = lib.env_default_seed(e0)
         self.max_steps = lib.env_max_steps(e0)
         self.layout = FlatLayout(fields)
-        self._metrics = "metrics" in (_decode(lib.env_render_formats(e0)) or "").split()
+        # infos["metrics"] with the metrics plugin only (metrics=True adds it): rendering and
+        # parsing a game's figures at every episode's end is work a rollout asks for.
+        self._metrics = ("metrics" in (_decode(lib.env_render_formats(e0)) or "").split()
+                         and _has_metrics_plugin(lib, e0))
 
         # Gymnasium's VectorEnv attributes, per row (an agent of an env).
         def obs_space(leading):
