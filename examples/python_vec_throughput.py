@@ -7,14 +7,22 @@
     python3 examples/python_vec_throughput.py contract --envs 64 --threads 1 --compare
     python3 examples/python_vec_throughput.py gather --envs 256 --threads 1 2 4 --steps 2000
 
-Prints vec steps/s, env steps/s and agent-steps/s per thread count. The loop is what a
-learner's rollout does, minus the model: read the batched observations and masks, pick
-an action for every row, step. ``--policy masked`` (default) picks a uniformly random
-*legal* action per row from the mask — argmax of mask + uniform noise, written into
-preallocated arrays, so the loop allocates nothing and has no per-agent Python;
-``--policy table`` writes precomputed random ids (illegal ones are flagged no-ops).
-``--flatten`` also builds the float32 flat observation each step. The step includes the
-SDK's episode statistics (infos["episode"]). Needs numpy.
+Prints vec steps/s, env steps/s and agent-steps/s per thread count, in wall-clock time and
+per CPU-second of this process. The loop is what a learner's rollout does, minus the model:
+read the batched observations and masks, pick an action for every row, step.
+``--policy masked`` (default) picks a uniformly random *legal* action per row from the
+mask — argmax of mask + uniform noise, written into preallocated arrays, so the loop
+allocates nothing and has no per-agent Python; ``--policy table`` writes precomputed random
+ids (illegal ones are flagged no-ops). ``--flatten`` also builds the float32 flat
+observation each step. The step includes the SDK's episode statistics (infos["episode"],
+kept by the engine) and, for games that render metrics, infos["metrics"]. Needs numpy.
+
+``--compare`` runs ``polis bench`` with the same scenario, envs, threads, seed, warm-up and
+timed steps, alternating with the Python loop (``--pairs``, default 3), and compares the
+two whole loops — policy and step — in CPU time, which the machine's other work does not
+bend: Python's agent-steps per CPU-second (``time.process_time`` over the timed steps)
+against ``polis bench``'s ``agent_steps_per_cpu_s_with_policy`` (its random legal policy in
+C, uniform over the mask like the numpy one). It prints each pair's ratio and the median.
 
 ``--overhead`` measures what the SDK adds on a machine too loaded for wall-clock figures:
 the same loop, from the same seed (so the same episodes), once with ``VectorEnv.step`` and
@@ -38,7 +46,7 @@ except ImportError:  # running from the source tree
     import polis
 
 
-def bench(scenario, overrides, envs, threads, steps, seed, policy, flatten, warmup=100):
+def bench(scenario, overrides, envs, threads, steps, seed, policy, flatten, warmup=200):
     import numpy as np
     with polis.vector_env(scenario, num_envs=envs, threads=threads, flatten=flatten,
                           **overrides) as v:
@@ -65,13 +73,12 @@ def bench(scenario, overrides, envs, threads, steps, seed, policy, flatten, warm
         for i in range(warmup):
             one(i)
         before = sum(v.episode(k) for k in range(envs))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for i in range(steps):
             one(i)
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         autoresets = sum(v.episode(k) for k in range(envs)) - before
-        illegal = int(v.illegal.sum())
-        return rows, autoresets, dt, illegal
+        return rows, autoresets, dt, cpu
 
 
 def overhead(scenario, overrides, envs, steps, seed, reps=5):
@@ -107,8 +114,9 @@ def overhead(scenario, overrides, envs, steps, seed, reps=5):
         return sorted(ratios)[reps // 2], ratios, v.num_rows
 
 
-def c_bench(scenario, overrides, envs, threads, steps, seed):
-    """``polis bench --json``'s median agent-steps/s, or None when polis is not found."""
+def c_bench(scenario, overrides, envs, threads, steps, seed, warmup=200):
+    """``polis bench --json``'s report of one repetition as bench() runs it, or None when
+    polis is not found."""
     exe = os.environ.get("POLIS") or shutil.which("polis")
     if not exe:
         cand = os.path.join(os.path.dirname(polis.load_library().path), "polis")
@@ -117,11 +125,11 @@ def c_bench(scenario, overrides, envs, threads, steps, seed):
         return None
     path = polis.find_scenario(scenario) if not os.path.exists(scenario) else scenario
     cmd = [exe, "bench", path, "--envs", str(envs), "--threads", str(threads), "--steps",
-           str(steps), "--seed", str(seed), "--repeat", "3", "--json"]
+           str(steps), "--seed", str(seed), "--warmup", str(warmup), "--repeat", "1", "--json"]
     for k, val in overrides.items():
         cmd += ["--set", f"{k}={json.dumps(val)}"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)["agent_steps_per_s"]["median"]
+    return json.loads(out.stdout)
 
 
 def main(argv=None):
@@ -135,7 +143,10 @@ def main(argv=None):
     ap.add_argument("--policy", choices=("masked", "table"), default="masked")
     ap.add_argument("--flatten", action="store_true", help="flat float32 observations")
     ap.add_argument("--compare", action="store_true",
-                    help="also run `polis bench` with the same settings and print the ratio")
+                    help="also run `polis bench` with the same settings, alternating, and "
+                         "compare CPU time (above)")
+    ap.add_argument("--pairs", type=int, default=3,
+                    help="--compare: Python/C pairs per thread count (default 3)")
     ap.add_argument("--overhead", action="store_true",
                     help="CPU time of the SDK's step against the engine's own call (below)")
     ap.add_argument("--seed", type=int, default=0)
@@ -153,18 +164,33 @@ def main(argv=None):
               f"speed (CPU time; the five runs: {', '.join(f'{r:.0%}' for r in ratios)})")
         return 0
     for t in args.threads:
-        rows, autoresets, dt, illegal = bench(args.scenario, overrides, args.envs, t,
+        if not args.compare:
+            rows, autoresets, dt, cpu = bench(args.scenario, overrides, args.envs, t,
                                               args.steps, args.seed, args.policy, args.flatten)
-        rate = args.steps * rows / dt
-        line = (f"threads {t:3d}: {args.steps / dt:10,.0f} vec steps/s "
-                f"{args.steps * args.envs / dt:12,.0f} env steps/s "
-                f"{rate:14,.0f} agent-steps/s  ({rows} rows, {autoresets} auto-resets, "
-                f"{dt:.2f} s)")
-        if args.compare:
+            print(f"threads {t:3d}: {args.steps / dt:10,.0f} vec steps/s "
+                  f"{args.steps * args.envs / dt:12,.0f} env steps/s "
+                  f"{args.steps * rows / dt:14,.0f} agent-steps/s "
+                  f"{args.steps * rows / cpu:14,.0f} per CPU-second  ({rows} rows, "
+                  f"{autoresets} auto-resets, {dt:.2f} s)", flush=True)
+            continue
+        ratios, py_rates, c_rates = [], [], []
+        for _ in range(args.pairs):
             c = c_bench(args.scenario, overrides, args.envs, t, args.steps, args.seed)
-            line += ("  polis bench: not found" if c is None else
-                     f"  polis bench {c:,.0f} agent-steps/s: Python is {rate / c:.0%} of C")
-        print(line, flush=True)
+            if c is None:
+                print("polis bench: not found (set $POLIS)")
+                return 1
+            rows, _, _, cpu = bench(args.scenario, overrides, args.envs, t, args.steps,
+                                    args.seed, args.policy, args.flatten)
+            py = args.steps * rows / cpu
+            cr = c["agent_steps_per_cpu_s_with_policy"]
+            py_rates.append(py)
+            c_rates.append(cr)
+            ratios.append(py / cr)
+        med = sorted(ratios)[len(ratios) // 2]
+        print(f"threads {t:3d}: {rows} rows; agent-steps per CPU-second, policy and step: "
+              f"Python {sorted(py_rates)[len(py_rates) // 2]:,.0f}, polis bench "
+              f"{sorted(c_rates)[len(c_rates) // 2]:,.0f} (medians); Python is {med:.0%} of "
+              f"C (pairs: {', '.join(f'{r:.0%}' for r in ratios)})", flush=True)
     return 0
 
 

@@ -29,6 +29,10 @@
  * both write are the cache lines of the io rows where their blocks meet (the rows are
  * contiguous by contract), so small envs split over threads pay some false sharing.
  *
+ * Episode statistics (polis_vec_episode_stats): each thread adds up its rows' rewards and
+ * steps right after stepping its envs, while the rows are in its cache, so a trainer's
+ * RecordEpisodeStatistics costs nothing on the calling thread.
+ *
  * Determinism: envs never share state, each has its own seed sequence
  * (polis_vec_env_seed), and errors are reported for the lowest failing env index, so
  * nothing observable depends on T or on timing.
@@ -60,6 +64,7 @@ typedef struct vec_worker {
 typedef struct vec_result {
     _Alignas(64) int32_t failed; /* env index, or -1 */
     polis_status status;
+    int32_t rows_ended, envs_ended; /* of the block: whose episode ended */
 } vec_result;
 
 struct polis_vec {
@@ -73,6 +78,11 @@ struct polis_vec {
     /* shared buffers, rows env-major */
     polis_io io;
     size_t obs_alloc;       /* bytes allocated for io.obs */
+    /* episode statistics per row: the public part, and the running sums behind it */
+    polis_vec_episodes stats;
+    float *run_return;      /* [rows] the current episode's sum of rewards */
+    int64_t *run_length;    /* [rows] its steps */
+    uint8_t *was_done;      /* [rows] terminated or truncated before this call */
     /* Written by the calling thread before the workers start, read-only to them: which envs
      * this call resets, and their episode numbers. */
     uint8_t *autoreset;     /* [n_envs] */
@@ -172,8 +182,19 @@ static polis_status provide_io(void *ud, polis_env *env, polis_io *io)
         v->io.terminations = vec_alloc(v, n);
         v->io.truncations = vec_alloc(v, n);
         v->io.illegal = vec_alloc(v, n);
+        v->stats.n_rows = (int32_t)rows;
+        v->stats.n_envs = v->n_envs;
+        v->stats.ended = vec_alloc(v, n);
+        v->stats.env_ended = vec_alloc(v, (size_t)v->n_envs);
+        v->stats.returns = vec_alloc(v, n * sizeof(float));
+        v->stats.lengths = vec_alloc(v, n * sizeof(int64_t));
+        v->run_return = vec_alloc(v, n * sizeof(float));
+        v->run_length = vec_alloc(v, n * sizeof(int64_t));
+        v->was_done = vec_alloc(v, n);
         if (!v->io.obs || !v->io.masks || !v->io.actions || !v->io.rewards ||
-            !v->io.terminations || !v->io.truncations || !v->io.illegal)
+            !v->io.terminations || !v->io.truncations || !v->io.illegal || !v->stats.ended ||
+            !v->stats.returns || !v->stats.lengths || !v->stats.env_ended || !v->run_return ||
+            !v->run_length || !v->was_done)
             return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating vec buffers");
     } else if (io->n_agents != v->n_agents || io->n_actions != v->io.n_actions ||
                io->obs_size != v->io.obs_size) {
@@ -204,6 +225,47 @@ static polis_status run_env(polis_vec *v, int32_t k)
     return polis_env_step(env);
 }
 
+/* Env k's episode statistics after it ran, counted in r. A reset starts its rows' sums
+ * (return 0, length 0); a row ends in the call where it becomes terminated or truncated, an
+ * env in the step after which it is done (a reset leaves none done). */
+static void account_env(polis_vec *v, int32_t k, vec_result *res)
+{
+    size_t lo = (size_t)k * (size_t)v->n_agents, hi = lo + (size_t)v->n_agents;
+    const float *reward = v->io.rewards;
+    const uint8_t *term = v->io.terminations, *trunc = v->io.truncations;
+    float *ret = v->run_return, *out_ret = (float *)v->stats.returns;
+    int64_t *len = v->run_length, *out_len = (int64_t *)v->stats.lengths;
+    uint8_t *ended = (uint8_t *)v->stats.ended, *was = v->was_done;
+    if (v->job == JOB_RESET || v->autoreset[k]) {
+        for (size_t r = lo; r < hi; r++) {
+            ret[r] = 0.0f;
+            len[r] = 0;
+            was[r] = (uint8_t)(term[r] | trunc[r]);
+            ended[r] = 0;
+        }
+        ((uint8_t *)v->stats.env_ended)[k] = 0;
+        return;
+    }
+    int32_t n = 0;
+    for (size_t r = lo; r < hi; r++) {
+        ret[r] += reward[r];
+        len[r]++;
+        uint8_t done = (uint8_t)(term[r] | trunc[r]);
+        uint8_t end = (uint8_t)(done & !was[r]);
+        was[r] = done;
+        ended[r] = end;
+        if (end) {
+            out_ret[r] = ret[r];
+            out_len[r] = len[r];
+            n++;
+        }
+    }
+    uint8_t env_end = polis_env_done(v->envs[k]);
+    ((uint8_t *)v->stats.env_ended)[k] = env_end;
+    res->rows_ended += n;
+    res->envs_ended += env_end;
+}
+
 /* Runs envs lo..hi-1 for thread t. Every env runs even after one failed, so what the envs
  * did never depends on how they were split among threads. */
 static void run_envs(polis_vec *v, int32_t t, int32_t lo, int32_t hi)
@@ -215,6 +277,7 @@ static void run_envs(polis_vec *v, int32_t t, int32_t lo, int32_t hi)
             r->failed = k;
             r->status = st;
         }
+        account_env(v, k, r);
     }
 }
 
@@ -297,6 +360,8 @@ static void pool_run(polis_vec *v, int32_t job)
     for (int32_t t = 0; t < v->n_threads; t++) {
         v->results[t].failed = -1;
         v->results[t].status = POLIS_OK;
+        v->results[t].rows_ended = 0;
+        v->results[t].envs_ended = 0;
     }
     if (v->n_threads == 1) {
         run_envs(v, 0, 0, v->n_envs);
@@ -406,6 +471,13 @@ void polis_vec_destroy(polis_vec *vec)
     vec_free(vec, vec->io.terminations, n);
     vec_free(vec, vec->io.truncations, n);
     vec_free(vec, vec->io.illegal, n);
+    vec_free(vec, (void *)vec->stats.ended, n);
+    vec_free(vec, (void *)vec->stats.returns, n * sizeof(float));
+    vec_free(vec, (void *)vec->stats.lengths, n * sizeof(int64_t));
+    vec_free(vec, (void *)vec->stats.env_ended, (size_t)vec->n_envs);
+    vec_free(vec, vec->run_return, n * sizeof(float));
+    vec_free(vec, vec->run_length, n * sizeof(int64_t));
+    vec_free(vec, vec->was_done, n);
     size_t m = (size_t)vec->n_envs;
     vec_free(vec, vec->envs, m * sizeof *vec->envs);
     vec_free(vec, vec->autoreset, m);
@@ -517,6 +589,12 @@ polis_status polis_vec_create_file(const char *path, const polis_options *opts, 
  * prefixed with its index. */
 static polis_status collect(polis_vec *v)
 {
+    v->stats.rows_ended = 0;
+    v->stats.envs_ended = 0;
+    for (int32_t t = 0; t < v->n_threads; t++) {
+        v->stats.rows_ended += v->results[t].rows_ended;
+        v->stats.envs_ended += v->results[t].envs_ended;
+    }
     const vec_result *r = NULL;
     for (int32_t t = 0; t < v->n_threads; t++)
         if (v->results[t].failed >= 0 && (!r || v->results[t].failed < r->failed))
@@ -544,6 +622,9 @@ polis_status polis_vec_reset(polis_vec *vec, uint64_t seed)
     vec->seed = seed;
     memset(vec->autoreset, 0, (size_t)vec->n_envs);
     memset(vec->episode, 0, sizeof *vec->episode * (size_t)vec->n_envs);
+    size_t n = (size_t)vec->io.n_agents;
+    memset((void *)vec->stats.returns, 0, n * sizeof(float));
+    memset((void *)vec->stats.lengths, 0, n * sizeof(int64_t));
     pool_run(vec, JOB_RESET);
     return collect(vec);
 }
@@ -592,6 +673,7 @@ polis_status polis_vec_step(polis_vec *vec)
 const char *polis_vec_error(const polis_vec *vec) { return vec ? vec->err : "vec is NULL"; }
 const polis_io *polis_vec_io(const polis_vec *vec) { return &vec->io; }
 const uint8_t *polis_vec_autoreset(const polis_vec *vec) { return vec->autoreset; }
+const polis_vec_episodes *polis_vec_episode_stats(const polis_vec *vec) { return &vec->stats; }
 int32_t polis_vec_n_envs(const polis_vec *vec) { return vec->n_envs; }
 int32_t polis_vec_n_threads(const polis_vec *vec) { return vec->n_threads; }
 int32_t polis_vec_agents_per_env(const polis_vec *vec) { return vec->n_agents; }

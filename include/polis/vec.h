@@ -84,6 +84,27 @@ const char *polis_vec_error(const polis_vec *vec);
 const polis_io *polis_vec_io(const polis_vec *vec);
 /* [n_envs]: 1 if the last polis_vec_step reset env k instead of stepping it. */
 const uint8_t *polis_vec_autoreset(const polis_vec *vec);
+
+/* Episode statistics, kept by every polis_vec_reset and polis_vec_step on the threads that
+ * step the envs (the figures of Gymnasium's RecordEpisodeStatistics, per row). A row's
+ * episode starts at the reset of its env (length 0, return 0); each step of the env adds 1
+ * to its length and its reward to its return, and the row's episode ends in the step where
+ * its termination or truncation becomes 1. An env's episode ends in the step where its last
+ * agent's does (the next call resets it: polis_vec_autoreset). */
+typedef struct polis_vec_episodes {
+    int32_t n_rows;           /* io->n_agents */
+    int32_t n_envs;
+    int32_t rows_ended;       /* rows with ended[row] == 1 */
+    int32_t envs_ended;       /* envs with env_ended[k] == 1 */
+    const uint8_t *ended;     /* [n_rows]: 1 if the row's episode ended in the last call */
+    const float *returns;     /* [n_rows]: the return of the row's last ended episode (0 until
+                               * one ends after polis_vec_reset) */
+    const int64_t *lengths;   /* [n_rows]: its length in steps */
+    const uint8_t *env_ended; /* [n_envs]: 1 if env k's episode ended in the last call */
+} polis_vec_episodes;
+/* The vec's statistics, borrowed: the pointers and the struct stay valid until
+ * polis_vec_destroy, and every reset and step updates what they point to. */
+const polis_vec_episodes *polis_vec_episode_stats(const polis_vec *vec);
 int32_t polis_vec_n_envs(const polis_vec *vec);
 int32_t polis_vec_n_threads(const polis_vec *vec);
 int32_t polis_vec_agents_per_env(const polis_vec *vec);

@@ -97,9 +97,13 @@ out_line "timed: 1 repetition x 3 steps after 0 warm-up steps; 0 auto-resets"
 out_has "env steps/s"
 out_has "agent-steps/s"
 out_has "ns/agent-step"
+out_has "env steps/CPU-s"
+out_has "agent-steps/CPU-s"
 out_has "observations: 64 bytes/agent-step, 256 bytes/vec step, written at "
 out_has "memset: "
 out_has "policy: "
+out_has "CPU time: "
+out_has " agent-steps/CPU-s"
 out_has "peak memory: "
 err_empty
 polis 0 bench "$GATHER" --steps 2 --repeat 2 --warmup 1 --agents 9 --envs 3 --threads 3 --seed 5 --no-obs
@@ -120,6 +124,11 @@ out_has '"scenario":"gather",'
 out_has '"agents":4,"envs":2,"threads":2,"policy":"random","actions":5,"excluded_actions":0,"observations":true,"seed":1,"steps":3,"repeat":1,"warmup":0,"autoresets":0,'
 out_has '"env_steps_per_s":{"median":'
 out_has '"obs_bytes_per_agent_step":64,"obs_bytes_per_step":512,'
+out_has '"agent_steps_per_cpu_s":{"median":'
+out_has '"env_steps_per_cpu_s":{"median":'
+out_has '"policy_cpu_ns_per_agent_step":'
+out_has '"agent_steps_per_cpu_s_with_policy":'
+out_has '"cpu_s_per_wall_s":'
 out_has '"peak_rss_mib":'
 err_empty
 polis 0 bench "$GATHER" $Q --no-obs --json

@@ -150,6 +150,59 @@ class TestEpisodeStatistics(unittest.TestCase):
                     self.assertFalse(infos["_metrics"].any(), t)
 
     @needs_numpy
+    def test_vector_metrics_need_the_plugin(self):
+        # Survival renders "metrics" itself; infos carry them only with the metrics plugin
+        # (metrics=True), and then with the game's achievements in the same dicts.
+        for metrics in (False, True):
+            with polis.vector_env("survival_classic", num_envs=2, max_steps=3,
+                                  metrics=metrics) as v:
+                v.reset(seed=1)
+                for _ in range(3):
+                    _, _, _, _, infos = v.step(np.zeros(v.num_rows, np.int32))
+                self.assertTrue(infos["_episode"].all())
+                if not metrics:
+                    self.assertNotIn("metrics", infos)
+                    self.assertNotIn("_metrics", infos)
+                    continue
+                self.assertTrue(infos["_metrics"].all())
+                for k in range(2):
+                    self.assertEqual(infos["metrics"][k]["steps"], 3)
+                    self.assertIn("collect_wood", infos["metrics"][k]["achievements"])
+
+    @needs_numpy
+    def test_vector_episodes_end_row_by_row(self):
+        # Rows leave at different steps (staggered.lua: agent_1 terminated after 3 steps and
+        # paid 5, agent_2 truncated after 5, the rest at max_steps 8); infos["episode"] and
+        # infos["_episode"] (the engine's polis_vec_episode_stats) match sums kept here.
+        with polis.vector_env(STAGGERED, num_envs=3) as v:
+            v.reset(seed=1)
+            rows = v.num_rows
+            ret, length = np.zeros(rows), np.zeros(rows, np.int64)
+            done = np.zeros(rows, bool)
+            last_r, last_l = np.zeros(rows), np.zeros(rows, np.int64)
+            seen = set()
+            for t in range(30):
+                _, rew, term, trunc, infos = v.step(np.zeros(rows, np.int32))
+                reset = np.repeat(v.autoreset, v.agents_per_env)
+                ret[reset], length[reset], done[reset] = 0, 0, False
+                ret[~reset] += rew[~reset]
+                length[~reset] += 1
+                now = term | trunc
+                ended = now & ~done
+                done = now
+                last_r[ended], last_l[ended] = ret[ended], length[ended]
+                np.testing.assert_array_equal(infos["_episode"], ended, t)
+                np.testing.assert_allclose(infos["episode"]["r"], last_r, err_msg=str(t))
+                np.testing.assert_array_equal(infos["episode"]["l"], last_l, t)
+                seen.update(zip(np.flatnonzero(ended) % 4, last_l[ended], last_r[ended]))
+            self.assertEqual(sorted(seen), [(0, 8, 0.0), (1, 3, 5.0), (2, 5, 0.0), (3, 8, 0.0)])
+            with self.assertRaises(ValueError):  # the engine's memory: read-only views
+                infos["episode"]["r"][0] = 1
+            v.reset(seed=2)
+            self.assertFalse(infos["_episode"].any())
+            self.assertEqual(infos["episode"]["l"].tolist(), [0] * rows)
+
+    @needs_numpy
     def test_vector_flatten_and_info_masks(self):
         with polis.vector_env(GATHER, num_envs=2, flatten=True) as v:
             obs, infos = v.reset(seed=1)

@@ -1,6 +1,7 @@
 /* polis_vec: bad input, zero-copy slices, next-step auto-reset, equivalence with lone envs
  * seeded by polis_vec_env_seed, determinism across thread counts, error propagation with the
- * env index, and a step loop that allocates nothing (also with threads). No timing. */
+ * env index, episode statistics, and a step loop that allocates nothing (also with
+ * threads). No timing. */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* sched_setaffinity */
 #endif
@@ -453,6 +454,103 @@ static void test_step_failure(void)
     }
 }
 
+/* ---- episode statistics -------------------------------------------------------------------- */
+
+/* polis_vec_episode_stats against sums kept here from the rows themselves: rows that end at
+ * different steps (agent 0 is terminated early, the others truncated at max_steps), rewards
+ * every step, auto-resets; the same figures at every thread count, and zeros after a reset. */
+static void test_episode_stats(void)
+{
+    enum { M = 5, A = 2, ROWS = M * A, STEPS = 60 };
+    const char *json =
+        "{\"agents\": 2, \"max_steps\": 6, \"grid\": {\"width\": 6, \"height\": 6},"
+        " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
+        " \"scripts\": [{\"path\": \"vec_episodes.lua\"}]}";
+    double first_sum = 0;
+    for (int32_t threads = 1; threads <= 3; threads++) {
+        polis_options o = test_options(NULL, NULL);
+        o.base_dir = VEC_DIR;
+        polis_vec *v = NULL;
+        polis_error err;
+        CHECK_EQ_INT(polis_vec_create_json(json, strlen(json), &o, M, threads, &v, &err),
+                     POLIS_OK);
+        if (!v) continue;
+        const polis_io *io = polis_vec_io(v);
+        const uint8_t *ar = polis_vec_autoreset(v);
+        const polis_vec_episodes *st = polis_vec_episode_stats(v);
+        CHECK_EQ_INT(st->n_rows, ROWS);
+        CHECK_EQ_INT(st->n_envs, M);
+        CHECK_EQ_INT(polis_vec_reset(v, 3), POLIS_OK);
+        CHECK_EQ_INT(st->rows_ended, 0);
+        CHECK_EQ_INT(st->envs_ended, 0);
+        float ret[ROWS] = {0}, last_ret[ROWS] = {0};
+        int64_t len[ROWS] = {0}, last_len[ROWS] = {0};
+        bool done[ROWS] = {0};
+        int ended_total = 0, early = 0, envs_total = 0;
+        uint8_t env_was_ended[M] = {0};
+        double sum = 0;
+        polis_rng r;
+        polis_rng_seed(&r, 5, 5);
+        for (int t = 0; t < STEPS; t++) {
+            random_actions(io, &r);
+            CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+            int32_t n_ended = 0, n_envs_ended = 0;
+            for (int32_t k = 0; k < M; k++) {
+                /* An env that ended is reset by the next call; one that is done ended. */
+                CHECK_EQ_INT(ar[k], env_was_ended[k]);
+                CHECK_EQ_INT(st->env_ended[k], polis_env_done(polis_vec_env(v, k)));
+                env_was_ended[k] = st->env_ended[k];
+                n_envs_ended += st->env_ended[k];
+            }
+            for (int32_t row = 0; row < ROWS; row++) {
+                if (ar[row / A]) {
+                    ret[row] = 0;
+                    len[row] = 0;
+                    done[row] = false;
+                } else {
+                    ret[row] += io->rewards[row];
+                    len[row]++;
+                }
+                bool now = io->terminations[row] || io->truncations[row];
+                bool end = now && !done[row];
+                done[row] = now;
+                CHECK_EQ_INT(st->ended[row], end);
+                if (end) {
+                    last_ret[row] = ret[row];
+                    last_len[row] = len[row];
+                    n_ended++;
+                    early += len[row] < 6;
+                }
+                CHECK(st->returns[row] == last_ret[row]);
+                CHECK_EQ_INT(st->lengths[row], last_len[row]);
+                sum += st->returns[row] + (double)st->lengths[row];
+            }
+            CHECK_EQ_INT(st->rows_ended, n_ended);
+            CHECK_EQ_INT(st->envs_ended, n_envs_ended);
+            ended_total += n_ended;
+            envs_total += n_envs_ended;
+        }
+        /* Every row ended several episodes, agent 0's often before max_steps. */
+        CHECK(ended_total >= 8 * ROWS);
+        CHECK(envs_total >= 8 * M);
+        CHECK(early > 0);
+        if (threads == 1)
+            first_sum = sum;
+        else
+            CHECK(sum == first_sum);
+        CHECK_EQ_INT(polis_vec_reset(v, 4), POLIS_OK);
+        CHECK_EQ_INT(st->rows_ended, 0);
+        CHECK_EQ_INT(st->envs_ended, 0);
+        for (int32_t k = 0; k < M; k++) CHECK_EQ_INT(st->env_ended[k], 0);
+        for (int32_t row = 0; row < ROWS; row++) {
+            CHECK_EQ_INT(st->ended[row], 0);
+            CHECK(st->returns[row] == 0.0f);
+            CHECK_EQ_INT(st->lengths[row], 0);
+        }
+        polis_vec_destroy(v);
+    }
+}
+
 /* ---- allocation ------------------------------------------------------------------------------ */
 
 static void test_no_alloc(int32_t threads)
@@ -524,6 +622,7 @@ int main(void)
     test_threads_one_core();
     test_bad_action();
     test_step_failure();
+    test_episode_stats();
     test_no_alloc(1);
     test_no_alloc(2);
     test_failing_alloc();

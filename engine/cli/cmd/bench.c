@@ -10,6 +10,13 @@
  * observation buffer's size gives the machine's write bandwidth for the same bytes, to
  * compare with the rate at which the env writes observations.
  *
+ * Rates per CPU-second stand beside the wall-clock ones, for a machine shared with other
+ * work: the process's CPU time over each repetition (every thread, so a pool's waiting
+ * counts), less the policy's. A CPU clock read is a system call (about a microsecond), too
+ * dear to put around each step, so the policy's CPU time is measured apart: after each
+ * repetition the policy chooses as many times again on the masks as they are, with a copy
+ * of its generator, into a scratch buffer (the episodes are unchanged).
+ *
  * Like the rest of the CLI it uses only the public API (include/polis).
  */
 #include <errno.h>
@@ -131,8 +138,9 @@ static int32_t build_allowed(polis_env *env, const char *list, bool strict, uint
     return excluded;
 }
 
-/* Each row takes a uniformly random action among those legal in its mask and allowed. */
-static void choose(const polis_io *io, const uint8_t *allowed, polis_rng *rng)
+/* Each row takes a uniformly random action among those legal in its mask and allowed,
+ * written to actions[row]. */
+static void choose(const polis_io *io, const uint8_t *allowed, polis_rng *rng, int32_t *actions)
 {
     const int32_t n_actions = io->n_actions;
     const uint8_t *mask = io->masks;
@@ -150,7 +158,7 @@ static void choose(const polis_io *io, const uint8_t *allowed, polis_rng *rng)
                 }
             }
         }
-        io->actions[a] = pick;
+        actions[a] = pick;
     }
 }
 
@@ -190,6 +198,14 @@ static double memset_rate(uint8_t *buf, size_t bytes)
     return summarise(r, 3).median;
 }
 
+/* Seconds of CPU time of the clock `id` (the process or the calling thread). */
+static double cpu_seconds(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts) != 0) return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static double peak_rss_mib(void)
 {
     struct rusage ru;
@@ -205,9 +221,18 @@ typedef struct bench_result {
     size_t obs_size;
     uint64_t seed;
     stat3 env_rate, agent_rate, ns, obs_rate;
+    stat3 cpu_env_rate, cpu_agent_rate; /* per CPU-second of the env steps alone */
     double policy_ns, loop_agent_rate, memset_same, memset_big, rss_mib;
+    double policy_cpu_ns, loop_cpu_agent_rate, cpu_per_wall;
     int64_t autoresets; /* during the timed steps */
 } bench_result;
+
+/* One row of rates; the spread is that of `of` (env and agent rates share theirs). */
+static void print_row(const char *label, stat3 s, stat3 of)
+{
+    double spread = of.median > 0 ? (of.max - of.min) / of.median * 100 : 0;
+    printf("%-18s %14.0f %14.0f %14.0f %7.1f%%\n", label, s.median, s.min, s.max, spread);
+}
 
 static void print_text(const bench_args *b, const bench_result *r)
 {
@@ -222,13 +247,10 @@ static void print_text(const bench_args *b, const bench_result *r)
            b->repeat, b->repeat == 1 ? "" : "s", b->steps, b->warmup, r->autoresets,
            r->autoresets == 1 ? "" : "s");
     printf("%-18s %14s %14s %14s %8s\n", "", "median", "min", "max", "spread");
-    double spread = r->agent_rate.median > 0
-                        ? (r->agent_rate.max - r->agent_rate.min) / r->agent_rate.median * 100
-                        : 0;
-    printf("%-18s %14.0f %14.0f %14.0f %7.1f%%\n", "env steps/s", r->env_rate.median,
-           r->env_rate.min, r->env_rate.max, spread);
-    printf("%-18s %14.0f %14.0f %14.0f %7.1f%%\n", "agent-steps/s", r->agent_rate.median,
-           r->agent_rate.min, r->agent_rate.max, spread);
+    print_row("env steps/s", r->env_rate, r->agent_rate);
+    print_row("agent-steps/s", r->agent_rate, r->agent_rate);
+    print_row("env steps/CPU-s", r->cpu_env_rate, r->cpu_agent_rate);
+    print_row("agent-steps/CPU-s", r->cpu_agent_rate, r->cpu_agent_rate);
     printf("%-18s %14.1f %14.1f %14.1f\n", "ns/agent-step", r->ns.median, r->ns.min, r->ns.max);
     size_t per_step = r->obs_size * (size_t)r->agents * (size_t)r->envs;
     printf("observations: %zu bytes/agent-step, %zu bytes/vec step", r->obs_size, per_step);
@@ -242,6 +264,9 @@ static void print_text(const bench_args *b, const bench_result *r)
     printf("policy: %.1f ns/agent-step on the calling thread, not timed above; with it "
            "%.0f agent-steps/s\n",
            r->policy_ns, r->loop_agent_rate);
+    printf("CPU time: %.2f CPU-s per wall second over the timed repetitions (every thread); "
+           "the policy %.1f ns/agent-step; with it %.0f agent-steps/CPU-s\n",
+           r->cpu_per_wall, r->policy_cpu_ns, r->loop_cpu_agent_rate);
     printf("peak memory: %.1f MiB (maximum resident set size)\n", r->rss_mib);
 }
 
@@ -284,6 +309,12 @@ static bool print_json(const bench_args *b, const bench_result *r)
               cJSON_AddNumberToObject(o, "memset_64mib_bytes_per_s", r->memset_big) &&
               cJSON_AddNumberToObject(o, "policy_ns_per_agent_step", r->policy_ns) &&
               cJSON_AddNumberToObject(o, "agent_steps_per_s_with_policy", r->loop_agent_rate) &&
+              add_stat(o, "env_steps_per_cpu_s", r->cpu_env_rate) &&
+              add_stat(o, "agent_steps_per_cpu_s", r->cpu_agent_rate) &&
+              cJSON_AddNumberToObject(o, "policy_cpu_ns_per_agent_step", r->policy_cpu_ns) &&
+              cJSON_AddNumberToObject(o, "agent_steps_per_cpu_s_with_policy",
+                                      r->loop_cpu_agent_rate) &&
+              cJSON_AddNumberToObject(o, "cpu_s_per_wall_s", r->cpu_per_wall) &&
               cJSON_AddNumberToObject(o, "peak_rss_mib", r->rss_mib);
     char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
     if (text) puts(text);
@@ -339,10 +370,11 @@ static int run_bench(const bench_args *b)
 
     int rc = 0;
     uint8_t *allowed = malloc((size_t)io->n_actions);
-    double *rates = malloc(sizeof(double) * (size_t)b->repeat * 4);
+    double *rates = malloc(sizeof(double) * (size_t)b->repeat * 6);
+    int32_t *scratch_actions = malloc(sizeof(int32_t) * (size_t)io->n_agents);
     size_t obs_total = io->obs_size * (size_t)io->n_agents;
     uint8_t *scratch = malloc(obs_total > BIG_MEMSET_BYTES ? obs_total : BIG_MEMSET_BYTES);
-    if (!allowed || !rates || !scratch) {
+    if (!allowed || !rates || !scratch_actions || !scratch) {
         fprintf(stderr, "polis: out of memory\n");
         rc = EXIT_ENV;
         goto out;
@@ -360,7 +392,7 @@ static int run_bench(const bench_args *b)
         goto out;
     }
     for (int64_t s = 0; s < b->warmup; s++) {
-        choose(io, allowed, &rng);
+        choose(io, allowed, &rng, io->actions);
         if (polis_vec_step(vec) != POLIS_OK) {
             rc = vec_failure(vec);
             goto out;
@@ -368,13 +400,15 @@ static int run_bench(const bench_args *b)
     }
     const uint8_t *autoreset = polis_vec_autoreset(vec);
     double *env_rate = rates, *agent_rate = rates + b->repeat, *ns = rates + 2 * b->repeat,
-           *obs_rate = rates + 3 * b->repeat;
-    double policy_total = 0, step_total = 0;
+           *obs_rate = rates + 3 * b->repeat, *cpu_env_rate = rates + 4 * b->repeat,
+           *cpu_agent_rate = rates + 5 * b->repeat;
+    double policy_total = 0, step_total = 0, cpu_total = 0, policy_cpu_total = 0;
     double agent_steps = (double)b->steps * (double)b->envs * (double)r.agents;
     for (int64_t rep = 0; rep < b->repeat; rep++) {
         double stepping = 0, t_loop = cli_now();
+        double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
         for (int64_t s = 0; s < b->steps; s++) {
-            choose(io, allowed, &rng);
+            choose(io, allowed, &rng, io->actions);
             double t0 = cli_now();
             polis_status st = polis_vec_step(vec);
             stepping += cli_now() - t0;
@@ -384,22 +418,38 @@ static int run_bench(const bench_args *b)
             }
             for (int32_t k = 0; k < b->envs; k++) r.autoresets += autoreset[k];
         }
+        double cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
         double loop = cli_now() - t_loop;
+        /* The policy's CPU time, measured apart (see the top of the file). */
+        polis_rng again = rng;
+        double pcpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        for (int64_t s = 0; s < b->steps; s++) choose(io, allowed, &again, scratch_actions);
+        double policy_cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - pcpu0;
         policy_total += loop - stepping;
         step_total += stepping;
+        cpu_total += cpu;
+        policy_cpu_total += policy_cpu;
         if (stepping <= 0) stepping = 1e-9;
         env_rate[rep] = (double)b->steps * (double)b->envs / stepping;
         agent_rate[rep] = agent_steps / stepping;
         ns[rep] = stepping * 1e9 / agent_steps;
         obs_rate[rep] = agent_rate[rep] * (double)io->obs_size;
+        double env_cpu = cpu - policy_cpu > 1e-9 ? cpu - policy_cpu : 1e-9;
+        cpu_env_rate[rep] = (double)b->steps * (double)b->envs / env_cpu;
+        cpu_agent_rate[rep] = agent_steps / env_cpu;
     }
     r.env_rate = summarise(env_rate, b->repeat);
     r.agent_rate = summarise(agent_rate, b->repeat);
     r.ns = summarise(ns, b->repeat);
     r.obs_rate = summarise(obs_rate, b->repeat);
+    r.cpu_env_rate = summarise(cpu_env_rate, b->repeat);
+    r.cpu_agent_rate = summarise(cpu_agent_rate, b->repeat);
     double all_agent_steps = agent_steps * (double)b->repeat;
     r.policy_ns = policy_total * 1e9 / all_agent_steps;
     r.loop_agent_rate = all_agent_steps / (policy_total + step_total);
+    r.policy_cpu_ns = policy_cpu_total * 1e9 / all_agent_steps;
+    r.loop_cpu_agent_rate = cpu_total > 0 ? all_agent_steps / cpu_total : 0;
+    r.cpu_per_wall = policy_total + step_total > 0 ? cpu_total / (policy_total + step_total) : 0;
     /* Before the memsets touch the scratch buffer's pages. */
     r.rss_mib = peak_rss_mib();
     r.memset_same = memset_rate(scratch, obs_total);
@@ -416,6 +466,7 @@ static int run_bench(const bench_args *b)
 out:
     free(allowed);
     free(rates);
+    free(scratch_actions);
     free(scratch);
     polis_vec_destroy(vec);
     return rc;
@@ -453,9 +504,11 @@ const cli_command CLI_CMD_BENCH = {
     .summary = "measure steps per second (vectorised envs, threads)",
     .about = "Measures how fast SCENARIO steps: M envs stepped together as one vectorised env\n"
              "(polis_vec) by T threads, each agent taking a random legal action from its mask. Prints\n"
-             "env steps/s, agent-steps/s, ns per agent-step, observation bytes per step and the rate\n"
-             "they are written at (beside a plain memset of as many bytes), the policy's own cost and\n"
-             "the peak memory. Only the env steps are timed; warm-up steps are not; each repetition\n"
-             "is timed alone and the median, minimum and maximum are shown.\n",
+             "env steps/s, agent-steps/s, the same per CPU-second of the process (the policy's CPU\n"
+             "time, measured apart, subtracted), ns per agent-step, observation bytes per step and the\n"
+             "rate they are written at (beside a plain memset of as many bytes), the policy's own cost\n"
+             "and the peak memory. Only the env steps are timed; warm-up steps are not; each\n"
+             "repetition is timed alone and the median, minimum and maximum are shown. On a machine\n"
+             "shared with other work, quote the rates per CPU-second.\n",
     .run = bench_main,
 };

@@ -90,6 +90,20 @@ class IO(ctypes.Structure):
     ]
 
 
+class VecEpisodes(ctypes.Structure):
+    """polis_vec_episodes (polis.h, "vectorised envs"): per-row episode statistics."""
+    _fields_ = [
+        ("n_rows", ctypes.c_int32),
+        ("n_envs", ctypes.c_int32),
+        ("rows_ended", ctypes.c_int32),
+        ("envs_ended", ctypes.c_int32),
+        ("ended", ctypes.c_void_p),
+        ("returns", ctypes.c_void_p),
+        ("lengths", ctypes.c_void_p),
+        ("env_ended", ctypes.c_void_p),
+    ]
+
+
 class ObsField(ctypes.Structure):
     _fields_ = [
         ("name", ctypes.c_char_p),
@@ -202,6 +216,7 @@ PROTOTYPES = {
     "polis_vec_error": (_cp, [c_vec_p]),
     "polis_vec_io": (_P(IO), [c_vec_p]),
     "polis_vec_autoreset": (_P(ctypes.c_uint8), [c_vec_p]),
+    "polis_vec_episode_stats": (_P(VecEpisodes), [c_vec_p]),
     "polis_vec_n_envs": (_i32, [c_vec_p]),
     "polis_vec_n_threads": (_i32, [c_vec_p]),
     "polis_vec_agents_per_env": (_i32, [c_vec_p]),

@@ -15,9 +15,12 @@ you keep across steps.
 
 At the step a row's episode ends, ``infos["episode"]`` holds ``{"r": returns, "l":
 lengths}`` per row and ``infos["_episode"]`` marks the rows that ended then
-(``RecordEpisodeStatistics``'s keys); with the metrics plugin (``metrics=True``),
-``infos["metrics"]`` is a list with each env's last figures and ``infos["_metrics"]`` marks
-the envs whose episode ended in the step.
+(``RecordEpisodeStatistics``'s keys; the engine keeps them, polis_vec_episode_stats); with
+the metrics plugin (the scenario lists it, or ``metrics=True`` adds it),
+``infos["metrics"]`` is a list with each env's last figures — the whole ``"metrics"``
+rendering, every plugin's (e.g. Survival's achievements) — and ``infos["_metrics"]`` marks
+the envs whose episode ended in the step. Without the plugin there is no rendering and no
+parsing at episode ends.
 
 With gymnasium importable the class is a ``gymnasium.vector.VectorEnv`` subclass
 (``single_observation_space``, ``single_action_space``, a batched ``MultiDiscrete``
@@ -41,6 +44,7 @@ numpy is required here (the whole point is batched arrays).
 from __future__ import annotations
 
 import ctypes
+import json
 from collections.abc import Mapping
 from typing import Any
 import operator
@@ -62,7 +66,8 @@ from .scenario import resolve
 AUTORESET_MODE = GYM_AUTORESET.NEXT_STEP if GYM_AUTORESET is not None else "NextStep"
 
 _BUFFER_ATTRS = ("obs", "masks", "actions", "rewards", "terminations", "truncations",
-                 "illegal", "autoreset", "fields", "infos", "observations")
+                 "illegal", "autoreset", "fields", "infos", "observations",
+                 "_stats", "_ended", "_ep_r", "_ep_l", "_env_ended", "_step_result")
 
 
 class _VecHandle:
@@ -96,6 +101,18 @@ def env_seed(seed, k, episode, library=None):
     this seed and given the same actions."""
     lib = library if isinstance(library, _lib.Library) else _lib.load_library(library)
     return lib.vec_env_seed(seed % U64, k, episode)
+
+
+def _has_metrics_plugin(lib, env):
+    """Whether the env loaded the metrics plugin (plugins/metrics), from its description."""
+    raw = lib.env_describe_json(env)
+    if not raw:
+        raise error_for(2, "describe: out of memory")
+    try:
+        plugins = json.loads(_decode(ctypes.string_at(raw))).get("plugins", [])
+    finally:
+        lib.free(raw)
+    return any(p.get("name") == "metrics" for p in plugins)
 
 
 def _count(v, what):
@@ -217,7 +234,10 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         self.default_seed = lib.env_default_seed(e0)
         self.max_steps = lib.env_max_steps(e0)
         self.layout = FlatLayout(fields)
-        self._metrics = "metrics" in (_decode(lib.env_render_formats(e0)) or "").split()
+        # infos["metrics"] with the metrics plugin only (metrics=True adds it): rendering and
+        # parsing a game's figures at every episode's end is work a rollout asks for.
+        self._metrics = ("metrics" in (_decode(lib.env_render_formats(e0)) or "").split()
+                         and _has_metrics_plugin(lib, e0))
 
         # Gymnasium's VectorEnv attributes, per row (an agent of an env).
         def obs_space(leading):
@@ -264,7 +284,15 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
             "illegal": (io.illegal, u8, n, np.bool_, (n,)),
             "autoreset": (autoreset_addr, u8, m, np.bool_, (m,)),
         }
-        self._addresses = {k: r[0] for k, r in raw.items()}
+        # the engine's episode statistics (polis_vec_episode_stats), kept as it steps
+        self._stats = lib.vec_episode_stats(v).contents
+        self._stats._polis_handle = self._h
+        st = self._stats
+        raw["_ended"] = (st.ended, u8, n, np.bool_, (n,))
+        raw["_ep_r"] = (st.returns, ctypes.c_float, n, np.float32, (n,))
+        raw["_ep_l"] = (st.lengths, ctypes.c_int64, n, np.int64, (n,))
+        raw["_env_ended"] = (st.env_ended, u8, m, np.bool_, (m,))
+        self._addresses = {k: r[0] for k, r in raw.items() if not k.startswith("_")}
         raws = {}
         for key, (addr, ctype, count, dtype, shape) in raw.items():
             arr = raws[key] = self._raw(addr, ctype, count)
@@ -291,15 +319,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
             self.observations = {"observation": inner, "action_mask": self.masks}
         else:
             self.observations = inner
-        # Episode statistics (updated in place each step, nothing allocated).
-        self._ep_ret = np.zeros(rows, np.float32)  # the engine's reward type: no cast
-        self._ep_len = np.zeros(rows, np.int64)
-        self._done = np.zeros(rows, np.bool_)
-        self._prev_done = np.zeros(rows, np.bool_)
-        self._ended = np.zeros(rows, np.bool_)
-        self._ep_r = np.zeros(rows, np.float32)
+        # Episode statistics: views of the engine's (above); the metrics of ended episodes.
         self._metrics_any = False
-        self._ep_l = np.zeros(rows, np.int64)
         self._metrics_list = [None] * m
         self._metrics_mask = np.zeros(m, np.bool_)
         self.infos = {"autoreset": self.autoreset, "illegal_action": self.illegal,
@@ -308,6 +329,9 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         if self._metrics:
             self.infos["metrics"] = self._metrics_list
             self.infos["_metrics"] = self._metrics_mask
+        self._vec_step = lib.vec_step
+        self._step_result = (self.observations, self.rewards, self.terminations,
+                             self.truncations, self.infos)
 
     # ---- status and lifecycle ------------------------------------------------------------
 
@@ -341,11 +365,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         self._raise_pending()
         self.last_seed = seed
         self._next_seed = _splitmix64(seed)
-        self._ep_ret[:] = 0.0
-        self._ep_len[:] = 0
-        np.logical_or(self.terminations, self.truncations, out=self._prev_done)
-        self._ended[:] = False
         self._metrics_mask[:] = False
+        self._metrics_any = False
         if self.flatten:
             self.layout.fill(self.flat, self.fields)
         return self.observations, self.infos
@@ -354,45 +375,34 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         """Steps every env with its rows of ``actions`` (``[num_rows]`` or ``[num_envs,
         agents_per_env]`` integer ids; ``None``: the ``actions`` buffer as it is). Returns
         ``(observations, rewards, terminations, truncations, infos)``, all views."""
-        v = self._ptr()
+        # One C call: the engine steps the envs and keeps the episode statistics the infos
+        # show (views of its buffers); Python does nothing per row.
+        if self._h.closed:
+            self._ptr()  # raises
         if actions is not None and actions is not self.actions:
             self._set_actions(actions)
-        self._check(self._lib.vec_step(v))
-        self._raise_pending()
-        self._account()
+        st = self._vec_step(self._h.ptr)
+        if st:
+            self._check(st)
+        if self._h.pending[0] is not None:
+            self._raise_pending()
+        if self._metrics:
+            self._account_metrics()
         if self.flatten:
             self.layout.fill(self.flat, self.fields)
-        return (self.observations, self.rewards, self.terminations, self.truncations,
-                self.infos)
+        return self._step_result
 
-    def _account(self):
-        """Episode statistics of this step, with numpy ufuncs writing into preallocated
-        buffers (no per-row Python, no allocation); six calls when no episode ended."""
-        ret, length = self._ep_ret, self._ep_len
+    def _account_metrics(self):
+        """Each env whose episode ended in this step: its metrics, parsed, in
+        ``infos["metrics"]`` and marked in ``infos["_metrics"]``."""
         if self._metrics_any:  # last step's marks
             self._metrics_mask[:] = False
             self._metrics_any = False
-        if self.autoreset.any():  # games that started a new episode in this step
-            m, k = self.num_envs, self.agents_per_env
-            reset_rows = self.autoreset[:, None]
-            np.copyto(ret.reshape(m, k), 0.0, where=reset_rows)
-            np.copyto(length.reshape(m, k), -1, where=reset_rows)  # 0 after the += below
-            np.copyto(self._prev_done.reshape(m, k), False, where=reset_rows)
-        ret += self.rewards
-        length += 1
-        done = np.logical_or(self.terminations, self.truncations, out=self._done)
-        ended = np.greater(done, self._prev_done, out=self._ended)
-        self._done, self._prev_done = self._prev_done, done
-        if ended.any():
-            np.copyto(self._ep_r, ret, where=ended)
-            np.copyto(self._ep_l, length, where=ended)
-            if self._metrics:
-                m, k = self.num_envs, self.agents_per_env
-                over = done.reshape(m, k).all(axis=1) & ended.reshape(m, k).any(axis=1)
-                for e in np.flatnonzero(over):
-                    self._metrics_list[e] = self._env_metrics(int(e))
-                    self._metrics_mask[e] = True
-                    self._metrics_any = True
+        if self._stats.envs_ended:
+            for e in np.flatnonzero(self._env_ended):
+                self._metrics_list[e] = self._env_metrics(int(e))
+                self._metrics_mask[e] = True
+                self._metrics_any = True
 
     def _env_metrics(self, k):
         """Env k's metrics rendering, parsed."""
