@@ -235,6 +235,11 @@ import polis
 want_lib, version = sys.argv[1], sys.argv[2]
 assert "site-packages" in polis.__file__, polis.__file__
 assert os.path.isfile(os.path.join(os.path.dirname(polis.__file__), "py.typed"))
+# every subpackage is installed, with its data files
+import polis.llm, polis.rl
+assert polis.rl.load_policy and "site-packages" in polis.rl.__file__, polis.rl.__file__
+llm_dir = os.path.dirname(polis.llm.__file__)
+assert os.path.isfile(os.path.join(llm_dir, "prompts", "llmc", "social.txt")), llm_dir
 assert polis.__version__ == version == polis.library_version(), polis.__version__
 lib = polis.load_library().path
 assert os.path.realpath(lib).startswith(os.path.realpath(want_lib)), lib
