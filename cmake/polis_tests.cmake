@@ -1,5 +1,5 @@
-# cmake/polis_tests.cmake — one recipe for the C tests of the tree (docs/testing.md, "Adding a
-# test"). Included by the top CMakeLists.txt before the plugins, rulesets and tests/.
+# cmake/polis_tests.cmake — one recipe for the C tests of the tree (docs/c-games.md, "Tests
+# and the README"). Included by the top CMakeLists.txt before the plugins, rulesets and tests/.
 #
 #   polis_c_test(<target> SOURCES <src>...
 #                [LABELS <label>...] [TIMEOUT <seconds>] [WORKING_DIRECTORY <dir>]
