@@ -122,7 +122,10 @@ for h in engine/*.h include/*.h; do
 done
 
 files=$(find engine include plugins rulesets -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | sort)
-[ -n "$files" ] || { echo "tests/layers.sh: no C file under $ROOT/engine, include, plugins, rulesets"; exit 2; }
+if [ -z "$files" ]; then
+    echo "tests/layers.sh: no C file under $ROOT/engine, include, plugins or rulesets"
+    exit 2
+fi
 for file in $files; do
     from=$(layer_of "$file")
     [ "$from" = other ] && continue
