@@ -10,13 +10,16 @@
 #   engine/<module>/         its own folder, core/env.h, core/registry.h, core/module.h,
 #                            public headers, and the internal headers of the modules
 #                            MODULE_DEPS allows below (the table of docs/architecture.md)
-#   engine/record, pixels,   their own folder and public headers: clients of the public API
-#   engine/cli
+#   engine/record, pixels    their own folder and public headers: clients of the public API
+#   engine/cli               the same, and inside it the program's own layers, CLI_MAY below
+#                            (engine/cli/README.md); includes resolve in engine/cli first
 #   plugins/, rulesets/      nothing under engine/: the plugin ABI (include/polis) only
 #   no header directly in engine/ or include/ (it would shadow a system header: <lua.h>)
 #
 # ROOT (default: this checkout) is where to look; tests/layers_test.sh runs it on small trees
-# with one bad include each. Exit 0 when clean, 1 with one line per violation.
+# with one bad include each. In a checkout (ROOT/CMakeLists.txt exists) every folder the
+# tables name must hold files, so that a moved folder cannot pass unread. Exit 0 when clean,
+# 1 with one line per violation.
 set -u
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$ROOT" || exit 2
@@ -34,18 +37,39 @@ declare -A MODULE_DEPS=(
     [vec]=""
 )
 
+# The polis program's layers (engine/cli/README.md): what the files of each folder (and main.c)
+# may include; polis/ stands for the public headers. util/ uses nothing of the program's;
+# session/ and transport/ use util/ and not each other; transport/ knows nothing of envs.
+CLI_LAYERS="cmd/ session/ transport/ util/ main.c"
+declare -A CLI_MAY=(
+    [util/]="util/ polis/"
+    [session/]="session/ util/ polis/"
+    [transport/]="transport/ util/"
+    [cmd/]="cmd/ session/ transport/ util/ polis/"
+    [main.c]="cmd/ polis/"
+)
+
 is_module() {
     case " $MODULES " in *" $1 "*) return 0 ;; esac
     return 1
 }
 
 # The layer of a path relative to ROOT: public, core, modules-table, module:<m>, client:<d>,
-# plugin, or other.
+# cli:<folder/ or main.c> (cli: for a file outside the program's layers), plugin, or other.
 layer_of() {
     case $1 in
     include/polis/*) echo public ;;
     engine/core/*) echo core ;;
     engine/modules.c) echo modules-table ;;
+    engine/cli/*)
+        local p=${1#engine/cli/}
+        case $p in */*) p=${p%%/*}/ ;; esac
+        if [ -n "${CLI_MAY[$p]+set}" ]; then
+            echo "cli:$p"
+        else
+            echo "cli:"
+        fi
+        ;;
     engine/*/*)
         local d=${1#engine/}
         d=${d%%/*}
@@ -60,12 +84,15 @@ layer_of() {
     esac
 }
 
-# Resolves an include the way the build does; prints the path relative to ROOT, or nothing.
+# Resolves an include the way the build does (the program's own include root, engine/cli,
+# comes first for its files); prints the path relative to ROOT, or nothing.
 resolve() {
     local file=$1 name=$2 quoted=$3 dir cand
     dir=${file%/*}
     if [ "$quoted" = 1 ] && [ -f "$dir/$name" ]; then
         cand=$dir/$name
+    elif [ "${file#engine/cli/}" != "$file" ] && [ -f "engine/cli/$name" ]; then
+        cand=engine/cli/$name
     elif [ -f "include/$name" ]; then
         cand=include/$name
     elif [ -f "engine/$name" ]; then
@@ -95,9 +122,17 @@ for h in engine/*.h include/*.h; do
 done
 
 files=$(find engine include plugins rulesets -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | sort)
+if [ -z "$files" ]; then
+    echo "tests/layers.sh: no C file under $ROOT/engine, include, plugins or rulesets"
+    exit 2
+fi
 for file in $files; do
     from=$(layer_of "$file")
     [ "$from" = other ] && continue
+    if [ "$from" = cli: ]; then
+        printf '%s: a file outside the layers of the program (engine/cli/README.md: %s)\n' "$file" "$CLI_LAYERS"
+        bad=1
+    fi
     while IFS=: read -r line text; do
         # #include "x" or <x>
         [[ $text =~ $INCLUDE_RE ]] || continue
@@ -151,6 +186,22 @@ for file in $files; do
             *) violation "$file" "$line" "$shown" "a module (engine/$m) includes its own folder, core/env.h, core/registry.h, core/module.h and public headers" ;;
             esac
             ;;
+        cli:*)
+            f=${from#cli:}
+            case $to in
+            public) t=polis/ ;;
+            cli:?*) t=${to#cli:} ;;
+            cli:) continue ;; # a file outside the layers: named as such
+            *)
+                violation "$file" "$line" "$shown" "engine/cli is built on the public API only: its own folder and include/polis"
+                continue
+                ;;
+            esac
+            [ -n "$f" ] || continue # the file itself was named above
+            case " ${CLI_MAY[$f]} " in *" $t "*) ;; *)
+                violation "$file" "$line" "$shown" "engine/cli/$f may include ${CLI_MAY[$f]} (engine/cli/README.md)" ;;
+            esac
+            ;;
         client:*)
             d=${from#client:}
             case $to in
@@ -167,4 +218,17 @@ for file in $files; do
         esac
     done < <(grep -n '^[[:space:]]*#[[:space:]]*include' "$file")
 done
+
+# In a checkout, every folder the tables name holds files: a folder moved or renamed without
+# its row would otherwise be checked by no rule.
+if [ -f CMakeLists.txt ]; then
+    for d in include/polis/ engine/core/ $(printf 'engine/%s/ ' $MODULES) engine/record/ \
+        engine/pixels/ $(printf 'engine/cli/%s ' $CLI_LAYERS); do
+        case $'\n'"$files" in *$'\n'"$d"*) ;; *)
+            printf '%s: no C file there: the tables of tests/layers.sh name a folder that moved\n' "$d"
+            bad=1
+            ;;
+        esac
+    done
+fi
 exit $bad

@@ -32,8 +32,13 @@ put engine/ffi/swap.c '#include "ffi/internal.h"' '#include "lua/internal.h"' '#
 put engine/policy/internal.h '#include "core/module.h"'
 put engine/views/render.c '#include "core/module.h"'
 put engine/pixels/raster.c '#include "polis/env.h"'
-put engine/cli/main.c '#include "util.h"' '#include "polis/env.h"'
-put engine/cli/util.h '#include <stdio.h>'
+put engine/cli/main.c '#include "cmd/commands.h"' '#include "polis/env.h"'
+put engine/cli/cmd/commands.h '#include "util/util.h"'
+put engine/cli/cmd/run.c '#include "commands.h"' '#include "session/play.h"' \
+    '#include "transport/lines.h"' '#include "polis/env.h"'
+put engine/cli/session/play.h '#include "util/util.h"' '#include "polis/env.h"'
+put engine/cli/transport/lines.h '#include "util/util.h"' '#include <stdio.h>'
+put engine/cli/util/util.h '#include <stdio.h>' '#include "polis/types.h"'
 put rulesets/g/g.c '#include "polis/env.h"' '#include "g.h"'
 put rulesets/g/g.h ''
 "$CHECK" "$T" >"$T/out" 2>&1 || { cat "$T/out"; fail "the clean tree was refused"; }
@@ -46,7 +51,11 @@ put engine/views/render.c '#include "core/module.h"' '#include "policy/internal.
 put engine/lua/lua_api.c '#include "core/internal.h"'
 put engine/policy/plan.c '#include "../ffi/swap.c"'
 put engine/pixels/raster.c '#include "polis/env.h"' '  #  include "core/env.h"'
-put engine/cli/main.c '#include "util.h"' '#include "lua/internal.h"'
+put engine/cli/main.c '#include "cmd/commands.h"' '#include "lua/internal.h"'
+put engine/cli/session/bad.c '#include "transport/lines.h"' '#include "util/util.h"'
+put engine/cli/transport/lines.c '#include "lines.h"' '#include "polis/env.h"'
+put engine/cli/util/util.c '#include "util.h"' '#include "../session/play.h"'
+put engine/cli/misc/stray.c '#include "util/util.h"'
 put rulesets/g/g.c '#include "polis/env.h"' '#include "../../engine/core/env.h"'
 put include/polis/env.h '#include "polis/types.h"' '#include "core/env.h"'
 put engine/lua.h ''
@@ -54,6 +63,10 @@ put engine/lua.h ''
 cat >"$T/want" <<'WANT'
 engine/lua.h: a header at the top of engine/ would shadow a system header of that name: put it in a folder
 engine/cli/main.c:2: includes lua/internal.h (engine/lua/internal.h): engine/cli is built on the public API only: its own folder and include/polis
+engine/cli/misc/stray.c: a file outside the layers of the program (engine/cli/README.md: cmd/ session/ transport/ util/ main.c)
+engine/cli/session/bad.c:1: includes transport/lines.h (engine/cli/transport/lines.h): engine/cli/session/ may include session/ util/ polis/ (engine/cli/README.md)
+engine/cli/transport/lines.c:2: includes polis/env.h (include/polis/env.h): engine/cli/transport/ may include transport/ util/ (engine/cli/README.md)
+engine/cli/util/util.c:2: includes ../session/play.h (engine/cli/session/play.h): engine/cli/util/ may include util/ polis/ (engine/cli/README.md)
 engine/core/env.c:1: includes lua.h (engine/lua.h): the kernel (engine/core) includes only core and public headers: modules plug in through engine/modules.c
 engine/core/env.c:3: includes lua/internal.h (engine/lua/internal.h): the kernel (engine/core) includes only core and public headers: modules plug in through engine/modules.c
 engine/lua/internal.h:1: includes lua.h (engine/lua.h): a module (engine/lua) includes its own folder, core/env.h, core/registry.h, core/module.h and public headers
@@ -69,7 +82,8 @@ diff "$T/want" "$T/out" || fail "tests/layers.sh printed other lines than expect
 
 # ffi may use lua only through its internal header.
 rm "$T/engine/lua.h"
-for f in core/env.c modules.c views/render.c lua/lua_api.c policy/plan.c pixels/raster.c cli/main.c; do
+for f in core/env.c modules.c views/render.c lua/lua_api.c policy/plan.c pixels/raster.c cli/main.c \
+    cli/session/bad.c cli/transport/lines.c cli/util/util.c cli/misc/stray.c; do
     rm "$T/engine/$f"
 done
 rm "$T/rulesets/g/g.c" "$T/include/polis/env.h"
@@ -79,4 +93,16 @@ put engine/ffi/ffi.c '#include "lua/lua_host.c"'
 "$CHECK" "$T" >"$T/out" 2>&1 && { cat "$T/out"; fail "ffi including lua_host.c passed"; }
 grep -qxF 'engine/ffi/ffi.c:1: includes lua/lua_host.c (engine/lua/lua_host.c): engine/ffi may use engine/lua only through engine/lua/internal.h' "$T/out" ||
     { cat "$T/out"; fail "ffi including lua_host.c: wrong message"; }
+
+# In a checkout (a CMakeLists.txt at the top) a folder the tables name must hold files: the
+# test tree has no engine/scene, engine/record, ... nor engine/cli/main.c.
+rm "$T/engine/ffi/ffi.c"
+"$CHECK" "$T" >"$T/out" 2>&1 || { cat "$T/out"; fail "the clean tree was refused"; }
+: >"$T/CMakeLists.txt"
+"$CHECK" "$T" >"$T/out" 2>&1 && { cat "$T/out"; fail "a checkout without engine/scene passed"; }
+for d in engine/scene/ engine/record/ engine/cli/main.c; do
+    grep -qxF "$d: no C file there: the tables of tests/layers.sh name a folder that moved" "$T/out" ||
+        { cat "$T/out"; fail "a checkout without $d: no message"; }
+done
+grep -q '^engine/core/\|^engine/cli/cmd/' "$T/out" && { cat "$T/out"; fail "folders with files were named"; }
 echo "layers_test: ok"
