@@ -816,6 +816,50 @@ static void intrinsics(sv_world *w, int32_t i)
 
 /* ---- the step ------------------------------------------------------------------------------ */
 
+/* Proximity after the step, on the positions and lives the step's observations show: every
+ * pair in each other's view adds a step to its count (sv_in_view); with prox_bonus on, every
+ * living player gets prox_bonus x the share of the other players near it (in view, or within
+ * prox_radius by max(|dr|, |dc|)). Returns the bonus handed out. */
+static float proximity(sv_world *w)
+{
+    int32_t n = w->p.n_players, rad = w->p.prox_radius;
+    sv_player *ps = w->players;
+    bool bonus = w->p.prox_bonus != 0.0f;
+    if (bonus)
+        for (int32_t i = 0; i < n; i++) ps[i].n_near = 0;
+    int32_t *pair = w->prox_pairs;
+    for (int32_t i = 0; i < n; i++) {
+        sv_player *a = &ps[i];
+        if (!a->alive) {
+            pair += n - i - 1;
+            continue;
+        }
+        for (int32_t j = i + 1; j < n; j++, pair++) {
+            sv_player *b = &ps[j];
+            bool in = sv_in_view(a, b);
+            *pair += in;
+            w->prox_sum += in;
+            if (!bonus) continue;
+            bool near = in;
+            if (rad >= 0)
+                near = b->alive && abs(a->r - b->r) <= rad && abs(a->c - b->c) <= rad;
+            a->n_near += near;
+            b->n_near += near;
+        }
+    }
+    if (!bonus) return 0.0f;
+    float total = 0.0f;
+    for (int32_t i = 0; i < n; i++) {
+        sv_player *pl = &ps[i];
+        if (!pl->alive) continue;
+        float v = w->p.prox_bonus * (float)pl->n_near / (float)(n - 1);
+        pl->reward += v;
+        pl->prox_bonus_total += v;
+        total += v;
+    }
+    return total;
+}
+
 void sv_step(sv_world *w, polis_rng *rng)
 {
     int32_t n = w->p.n_players;
@@ -927,6 +971,7 @@ void sv_step(sv_world *w, polis_rng *rng)
         pl->reward = r;
         total += r;
     }
+    if (n > 1) total += proximity(w);
     if (w->p.reward_mode != SV_REWARD_INDIVIDUAL) {
         float v = w->p.reward_mode == SV_REWARD_SHARED_SUM ? total : total / (float)n;
         for (int32_t i = 0; i < n; i++) ps[i].reward = v;
