@@ -276,10 +276,13 @@ typedef struct sv_world {
     int32_t free_slot;  /* plant_slots "reference": the first free slot as placements start */
     uint32_t slot0_killed; /* bit k: the mob in slot 0 of kind k was killed this step */
     sv_player *players;
-    /* proximity (seeds/003 Fig. 7a): per pair i < j (sv_pair), the steps of this episode after
-     * which both were alive and in each other's view (sv_in_view); their sum */
-    int32_t *prox_pairs; /* [n (n - 1) / 2] */
+    /* proximity (seeds/003 Fig. 7a): for each pair i < j, at [sv_pair(i, j, n)], the steps of
+     * this episode after which both were alive and in each other's view (sv_in_view); their
+     * sum. Row i has sv_pad8(n) entries; those at j <= i stay 0. */
+    int32_t *prox_pairs; /* [n x sv_pad8(n)] */
     int64_t prox_sum;
+    int32_t *prox_r, *prox_c; /* [sv_pad8(n)] scratch: rows (far off when dead or padding) and
+                                 columns of the players */
     /* scratch */
     uint16_t *cand;     /* [SV_MAP * SV_MAP] spawn candidates */
     int32_t *order;     /* [n_players] */
@@ -315,11 +318,9 @@ static inline bool sv_in_view(const sv_player *a, const sv_player *b)
     return a->alive && b->alive && dr >= -SV_VIEW_ROWS / 2 && dr <= SV_VIEW_ROWS / 2 &&
            dc >= -SV_VIEW_COLS / 2 && dc <= SV_VIEW_COLS / 2;
 }
-/* The index of pair i < j of n players in prox_pairs (row by row: 0-1, 0-2, ..., 1-2, ...). */
-static inline int32_t sv_pair(int32_t i, int32_t j, int32_t n)
-{
-    return i * (2 * n - i - 1) / 2 + (j - i - 1);
-}
+/* n rounded up to a multiple of 8, and the index of pair i < j of n players in prox_pairs. */
+static inline int32_t sv_pad8(int32_t n) { return (n + 7) & ~7; }
+static inline int32_t sv_pair(int32_t i, int32_t j, int32_t n) { return i * sv_pad8(n) + j; }
 /* The share of this episode's steps after which players i != j were in each other's view, and
  * the mean of that share over every pair; -1 before the first step or with one player. */
 double sv_proximity(const sv_world *w, int32_t i, int32_t j);

@@ -76,9 +76,10 @@ void sv_params_default(sv_params *p, int32_t n_players)
 #define ALIGN16(n) (((n) + 15) & ~(size_t)15)
 
 static size_t note_cap(const sv_params *p) { return (size_t)p->n_players * 32 + 64; }
+/* the proximity counters: a padded row per player (core.h, sv_pair) */
 static size_t n_pairs(const sv_params *p)
 {
-    return (size_t)p->n_players * (size_t)(p->n_players - 1) / 2;
+    return (size_t)p->n_players * (size_t)sv_pad8(p->n_players);
 }
 
 size_t sv_world_bytes(const sv_params *p)
@@ -92,6 +93,7 @@ size_t sv_world_bytes(const sv_params *p)
     n += 2 * ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
     n += ALIGN16(sizeof(sv_note) * note_cap(p));
     n += ALIGN16(sizeof(int32_t) * n_pairs(p));
+    n += 2 * ALIGN16(sizeof(int32_t) * (size_t)sv_pad8(p->n_players));
     return n;
 }
 
@@ -122,6 +124,11 @@ sv_world *sv_layout(void *mem, const sv_params *p)
     w->note_cap = (int32_t)note_cap(p);
     b += ALIGN16(sizeof(sv_note) * note_cap(p));
     w->prox_pairs = (int32_t *)(void *)b;
+    b += ALIGN16(sizeof(int32_t) * n_pairs(p));
+    w->prox_r = (int32_t *)(void *)b;
+    b += ALIGN16(sizeof(int32_t) * (size_t)sv_pad8(p->n_players));
+    w->prox_c = (int32_t *)(void *)b;
+    for (int32_t i = p->n_players; i < sv_pad8(p->n_players); i++) w->prox_r[i] = -1000;
     return w;
 }
 
@@ -146,7 +153,7 @@ double sv_proximity_mean(const sv_world *w)
 {
     int32_t n = w->p.n_players;
     if (n < 2 || w->timestep < 1) return -1.0;
-    return (double)w->prox_sum / ((double)n_pairs(&w->p) * (double)w->timestep);
+    return (double)w->prox_sum / ((double)n * (n - 1) / 2.0 * (double)w->timestep);
 }
 
 /* ---- noise ------------------------------------------------------------------------------- */

@@ -1274,6 +1274,49 @@ static void test_proximity(void)
     CHECK(sv_proximity_mean(w) == 1.0);
     free(w);
 
+    /* random crowds of 9 players, some dead: the step's counts and near counts agree with
+     * sv_in_view and with max(|dr|, |dc|) <= radius, pair by pair */
+    w = flat(9, &rng);
+    ps = w->players;
+    w->p.prox_bonus = 1.0f;
+    polis_rng pos;
+    polis_rng_seed(&pos, 9, 9);
+    int32_t before[9 * 16], agree = 0, in_total = 0;
+    for (int32_t trial = 0; trial < 300; trial++) {
+        w->p.prox_radius = (int32_t)polis_rng_below(&pos, 5) - 1;
+        for (int32_t i = 0; i < 9; i++) {
+            put(w, i, 30 + (int32_t)polis_rng_below(&pos, 11),
+                28 + (int32_t)polis_rng_below(&pos, 13), SV_UP);
+            ps[i].health = 9;
+            if (!ps[i].alive && polis_rng_below(&pos, 2)) { /* back to life */
+                ps[i].alive = true;
+                w->player_map[ps[i].r][ps[i].c]++;
+            }
+        }
+        if (trial % 3 == 0) ps[trial % 9].health = 0; /* dies in the step */
+        memcpy(before, w->prox_pairs, sizeof before);
+        step1(w, &rng, SV_NOOP);
+        for (int32_t i = 0; i < 9; i++) {
+            int32_t near = 0, rad = w->p.prox_radius;
+            for (int32_t j = 0; j < 9; j++) {
+                if (j == i) continue;
+                bool in = sv_in_view(&ps[i], &ps[j]);
+                if (j > i) {
+                    int32_t k = sv_pair(i, j, 9);
+                    agree += w->prox_pairs[k] - before[k] == (int32_t)in;
+                    in_total += in;
+                }
+                near += rad < 0 ? in
+                                : ps[i].alive && ps[j].alive && abs(ps[i].r - ps[j].r) <= rad &&
+                                      abs(ps[i].c - ps[j].c) <= rad;
+            }
+            CHECK_EQ_INT(ps[i].n_near, ps[i].alive ? near : 0);
+        }
+    }
+    CHECK_EQ_INT(agree, 300 * 36);
+    CHECK(in_total > 1000 && in_total < 300 * 36 - 1000); /* both kinds were seen */
+    free(w);
+
     /* the bonus: weight x the share of the other players near, to living players */
     sv_params p;
     sv_params_default(&p, 3);
