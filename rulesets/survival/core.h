@@ -175,6 +175,9 @@ typedef struct sv_params {
     int32_t pvp_damage;        /* health the victim loses per hit */
     int32_t pvp_heal_halves;   /* attacker's health gain per hit, in half points */
     float pvp_attack_reward, pvp_attacked_penalty;
+    float prox_bonus;          /* proximity bonus weight (seeds/003 Fig. 7b); 0: off */
+    int32_t prox_radius;       /* who counts as near for the bonus: -1 the view window (as the
+                                  proximity statistic), r >= 0 max(|dr|, |dc|) <= r */
     float weights[SV_N_ACHIEVEMENTS];
 } sv_params;
 
@@ -229,6 +232,8 @@ typedef struct sv_player {
     int32_t crafts_own_table, crafts_other_table;
     int32_t crafts_furnace, crafts_own_furnace, crafts_other_furnace;
     int32_t pvp_hits_total; /* PvP hits given this episode */
+    int32_t n_near;         /* prox_bonus on: other living players near it after this step */
+    float prox_bonus_total; /* proximity bonus received this episode (before reward_mode) */
     /* incremental observation: the buffer written last, its view cells' block ids (255 =
      * unknown) and the mob and player marks it set */
     void *obs_dst;
@@ -271,6 +276,13 @@ typedef struct sv_world {
     int32_t free_slot;  /* plant_slots "reference": the first free slot as placements start */
     uint32_t slot0_killed; /* bit k: the mob in slot 0 of kind k was killed this step */
     sv_player *players;
+    /* proximity (seeds/003 Fig. 7a): for each pair i < j, at [sv_pair(i, j, n)], the steps of
+     * this episode after which both were alive and in each other's view (sv_in_view); their
+     * sum. Row i has sv_pad8(n) entries; those at j <= i stay 0. */
+    int32_t *prox_pairs; /* [n x sv_pad8(n)] */
+    int64_t prox_sum;
+    int32_t *prox_r, *prox_c; /* [sv_pad8(n)] scratch: rows (far off when dead or padding) and
+                                 columns of the players */
     /* scratch */
     uint16_t *cand;     /* [SV_MAP * SV_MAP] spawn candidates */
     int32_t *order;     /* [n_players] */
@@ -293,6 +305,26 @@ void sv_generate(sv_world *w, polis_rng *rng);
 void sv_step(sv_world *w, polis_rng *rng);
 
 float sv_light(int32_t t, int32_t day_length);
+
+/* Proximity. Two players are in each other's view when both are alive and each stands in the
+ * other's 7 x 9 view window: |dr| <= 3 and |dc| <= 4 (the window is symmetric, so one test
+ * serves both ways). This is where MAC's code draws another player in the other-players
+ * channel and in ShareStats' others: its view cell (dr + 3, dc + 4) is inside the window and
+ * the player is alive. It is geometry only: what an observation form leaves out does not
+ * change it. */
+static inline bool sv_in_view(const sv_player *a, const sv_player *b)
+{
+    int32_t dr = a->r - b->r, dc = a->c - b->c;
+    return a->alive && b->alive && dr >= -SV_VIEW_ROWS / 2 && dr <= SV_VIEW_ROWS / 2 &&
+           dc >= -SV_VIEW_COLS / 2 && dc <= SV_VIEW_COLS / 2;
+}
+/* n rounded up to a multiple of 8, and the index of pair i < j of n players in prox_pairs. */
+static inline int32_t sv_pad8(int32_t n) { return (n + 7) & ~7; }
+static inline int32_t sv_pair(int32_t i, int32_t j, int32_t n) { return i * sv_pad8(n) + j; }
+/* The share of this episode's steps after which players i != j were in each other's view, and
+ * the mean of that share over every pair; -1 before the first step or with one player. */
+double sv_proximity(const sv_world *w, int32_t i, int32_t j);
+double sv_proximity_mean(const sv_world *w);
 static inline bool sv_in_map(int32_t r, int32_t c)
 {
     return (uint32_t)r < SV_MAP && (uint32_t)c < SV_MAP;

@@ -153,10 +153,35 @@ static void tool_use(const polis_host *h, polis_text *t, const int32_t *v)
     h->text_printf(t, "}");
 }
 
+/* Proximity (seeds/003 Fig. 7): the share of the episode's steps after which a pair of players
+ * was in each other's view (core.h, sv_in_view), its mean over every pair, by pair with up to
+ * 16 players (120 pairs); with the bonus on, the bonus per player. Nothing with one player or
+ * before the first step. */
+static void proximity(const polis_host *h, polis_text *t, const sv_world *w)
+{
+    int32_t n = w->p.n_players;
+    double mean = sv_proximity_mean(w);
+    if (mean < 0.0) return;
+    h->text_printf(t, ",\"proximity\":%.6g", mean);
+    if (n <= 16) {
+        h->text_printf(t, ",\"proximity_by_pair\":{");
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t j = i + 1; j < n; j++)
+                h->text_printf(t, "%s\"%d-%d\":%.6g", i + j > 1 ? "," : "", i, j,
+                               sv_proximity(w, i, j));
+        h->text_printf(t, "}");
+    }
+    if (w->p.prox_bonus != 0.0f) {
+        double sum = 0.0;
+        for (int32_t i = 0; i < n; i++) sum += w->players[i].prox_bonus_total;
+        h->text_printf(t, ",\"proximity_bonus\":%.6g", sum / n);
+    }
+}
+
 /* One JSON object per episode (eval averages every number over episodes): the share of players
  * that unlocked each achievement (so the mean is the success rate), the mean count of
  * achievements, deaths by cause, crafts and the share that used another player's table or
- * furnace, and the tool use in total and by player. */
+ * furnace, the tool use in total and by player, and the proximity. */
 static polis_status render_metrics(polis_ctx *ctx, void *ud, int32_t agent, polis_text *t)
 {
     (void)ctx;
@@ -204,7 +229,9 @@ static polis_status render_metrics(polis_ctx *ctx, void *ud, int32_t agent, poli
         h->text_printf(t, "%s\"%d\":", i ? "," : "", i);
         tool_use(h, t, v);
     }
-    h->text_printf(t, "}}");
+    h->text_printf(t, "}");
+    proximity(h, t, w);
+    h->text_printf(t, "}");
     return POLIS_OK;
 }
 

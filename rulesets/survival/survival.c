@@ -173,6 +173,8 @@ typedef struct sv_cfg {
     const char *observation, *tie_break, *reward_mode, *ghost_mobs, *skeleton_axis, *plant_slots;
     int64_t pvp_damage;
     double pvp_heal, pvp_attack_reward, pvp_attacked_penalty;
+    double proximity_bonus;
+    int64_t proximity_radius;
     const polis_json *achievement_weights;
 } sv_cfg;
 
@@ -201,6 +203,8 @@ static const polis_param_def PARAMS[] = {
     POLIS_P_DOUBLE(sv_cfg, "pvp_heal", pvp_heal, 0, 9, 0.5, "health the attacker gains per hit, in steps of 0.5 (half points carry over)"),
     POLIS_P_DOUBLE(sv_cfg, "pvp_attack_reward", pvp_attack_reward, -100, 100, 1.0, "reward to the attacker per hit"),
     POLIS_P_DOUBLE(sv_cfg, "pvp_attacked_penalty", pvp_attacked_penalty, -100, 100, -0.5, "reward to the attacked player per hit"),
+    POLIS_P_DOUBLE(sv_cfg, "proximity_bonus", proximity_bonus, -100, 100, 0, "reward per step to every living player: this weight x the share of the other players near it (MAC paper Fig. 7b); 0: off"),
+    POLIS_P_INT(sv_cfg, "proximity_radius", proximity_radius, -1, 63, -1, "who is near for proximity_bonus: -1 in view (the 7 x 9 window, as the proximity metric), r >= 0 within r rows and r columns"),
     POLIS_P_STRING(sv_cfg, "observation", observation, "auto", "\"classic\" (1345 floats), \"mac\" (1409: other-players channel and is_alive), \"share_stats\" (1346 plus an (n-1) x 84 \"others\" field), \"auto\" (classic for one player, mac otherwise)"),
     POLIS_P_STRING(sv_cfg, "tie_break", tie_break, "intended", "contested DO and placement tiles: \"intended\" (one random actor per tile) or \"reference\" (MAC's code, asymmetric)"),
     POLIS_P_STRING(sv_cfg, "ghost_mobs", ghost_mobs, "off", "quirk Q1 of the reference: \"off\" (inactive mob slots stay put and dead), \"on_do\" (Craftax-Classic: they drift, and every slot with health left revives at its stored position on a step where a player does DO) or \"every_step\" (MAC: revives every step)"),
@@ -301,6 +305,12 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
         return POLIS_ERR_CONFIG;
     }
     p->pvp_heal_halves = (int32_t)halves;
+    p->prox_bonus = (float)c->proximity_bonus;
+    p->prox_radius = (int32_t)c->proximity_radius;
+    if (p->prox_bonus != 0.0f && s->n < 2) {
+        h->error(s->ctx, "params.proximity_bonus: needs at least 2 players, the scenario has 1");
+        return POLIS_ERR_CONFIG;
+    }
 
     static const char *const OBS[4] = {"classic", "mac", "share_stats", "auto"};
     static const char *const TIE[2] = {"intended", "reference"};

@@ -816,6 +816,71 @@ static void intrinsics(sv_world *w, int32_t i)
 
 /* ---- the step ------------------------------------------------------------------------------ */
 
+/* Part of a row of the pair counts: +1 at every j > i (of the m from the part's start, m a
+ * multiple of 8) in view of (ri, ci); returns how many. */
+static int32_t view_row(int32_t *restrict row, const int32_t *restrict rr,
+                        const int32_t *restrict cc, int32_t m, int32_t i, int32_t ri, int32_t ci)
+{
+    const uint32_t VR = SV_VIEW_ROWS / 2, VC = SV_VIEW_COLS / 2;
+    int32_t count = 0;
+    for (int32_t j = 0; j < (m & ~7); j++) {
+        int32_t in = (j > i) & ((uint32_t)(rr[j] - ri + (int32_t)VR) <= 2 * VR) &
+                     ((uint32_t)(cc[j] - ci + (int32_t)VC) <= 2 * VC);
+        row[j] += in;
+        count += in;
+    }
+    return count;
+}
+
+/* Proximity after the step, on the positions and lives the step's observations show: every
+ * pair in each other's view adds a step to its count (sv_in_view); with prox_bonus on, every
+ * living player gets prox_bonus x the share of the other players near it (in view, or within
+ * prox_radius by max(|dr|, |dc|)). Returns the bonus handed out.
+ *
+ * The players' rows and columns are first copied to two arrays padded to a multiple of 8 (a
+ * dead player's row, and the padding's, far from every other), so the loops below run over
+ * whole rows of contiguous ints without branches — |d| <= h is (unsigned)(d + h) <= 2h — and
+ * the compiler vectorises them at -O2. */
+static float proximity(sv_world *w)
+{
+    int32_t n = w->p.n_players, pad = sv_pad8(n);
+    sv_player *ps = w->players;
+    int32_t *rr = w->prox_r, *cc = w->prox_c;
+    for (int32_t i = 0; i < n; i++) {
+        rr[i] = ps[i].alive ? ps[i].r : -1000;
+        cc[i] = ps[i].c;
+    }
+    int64_t sum = 0;
+    for (int32_t i = 0; i < n - 1; i++) {
+        if (!ps[i].alive) continue;
+        int32_t from = (i + 1) & ~7; /* the first block of 8 with a j > i */
+        sum += view_row(w->prox_pairs + (size_t)i * (size_t)pad + from, rr + from, cc + from,
+                        pad - from, i - from, rr[i], cc[i]);
+    }
+    w->prox_sum += sum;
+    if (w->p.prox_bonus == 0.0f) return 0.0f;
+
+    const uint32_t VR = SV_VIEW_ROWS / 2, VC = SV_VIEW_COLS / 2;
+    int32_t rad = w->p.prox_radius;
+    uint32_t hr = rad < 0 ? VR : (uint32_t)rad, hc = rad < 0 ? VC : (uint32_t)rad;
+    float total = 0.0f;
+    for (int32_t i = 0; i < n; i++) {
+        sv_player *pl = &ps[i];
+        pl->n_near = 0;
+        if (!pl->alive) continue;
+        int32_t ri = rr[i], ci = cc[i], near = 0;
+        for (int32_t j = 0; j < (pad & ~7); j++)
+            near += ((uint32_t)(rr[j] - ri + (int32_t)hr) <= 2 * hr) &
+                    ((uint32_t)(cc[j] - ci + (int32_t)hc) <= 2 * hc);
+        pl->n_near = near - 1; /* not itself */
+        float v = w->p.prox_bonus * (float)pl->n_near / (float)(n - 1);
+        pl->reward += v;
+        pl->prox_bonus_total += v;
+        total += v;
+    }
+    return total;
+}
+
 void sv_step(sv_world *w, polis_rng *rng)
 {
     int32_t n = w->p.n_players;
@@ -927,6 +992,7 @@ void sv_step(sv_world *w, polis_rng *rng)
         pl->reward = r;
         total += r;
     }
+    if (n > 1) total += proximity(w);
     if (w->p.reward_mode != SV_REWARD_INDIVIDUAL) {
         float v = w->p.reward_mode == SV_REWARD_SHARED_SUM ? total : total / (float)n;
         for (int32_t i = 0; i < n; i++) ps[i].reward = v;

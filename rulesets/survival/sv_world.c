@@ -67,6 +67,7 @@ void sv_params_default(sv_params *p, int32_t n_players)
     p->pvp_heal_halves = 1;
     p->pvp_attack_reward = 1.0f;
     p->pvp_attacked_penalty = -0.5f;
+    p->prox_radius = -1;
     for (int k = 0; k < SV_N_ACHIEVEMENTS; k++) p->weights[k] = 1.0f;
 }
 
@@ -75,6 +76,11 @@ void sv_params_default(sv_params *p, int32_t n_players)
 #define ALIGN16(n) (((n) + 15) & ~(size_t)15)
 
 static size_t note_cap(const sv_params *p) { return (size_t)p->n_players * 32 + 64; }
+/* the proximity counters: a padded row per player (core.h, sv_pair) */
+static size_t n_pairs(const sv_params *p)
+{
+    return (size_t)p->n_players * (size_t)sv_pad8(p->n_players);
+}
 
 size_t sv_world_bytes(const sv_params *p)
 {
@@ -86,6 +92,8 @@ size_t sv_world_bytes(const sv_params *p)
     n += ALIGN16(sizeof(uint16_t) * SV_MAP * SV_MAP);
     n += 2 * ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
     n += ALIGN16(sizeof(sv_note) * note_cap(p));
+    n += ALIGN16(sizeof(int32_t) * n_pairs(p));
+    n += 2 * ALIGN16(sizeof(int32_t) * (size_t)sv_pad8(p->n_players));
     return n;
 }
 
@@ -114,6 +122,13 @@ sv_world *sv_layout(void *mem, const sv_params *p)
     b += ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
     w->notes = (sv_note *)(void *)b;
     w->note_cap = (int32_t)note_cap(p);
+    b += ALIGN16(sizeof(sv_note) * note_cap(p));
+    w->prox_pairs = (int32_t *)(void *)b;
+    b += ALIGN16(sizeof(int32_t) * n_pairs(p));
+    w->prox_r = (int32_t *)(void *)b;
+    b += ALIGN16(sizeof(int32_t) * (size_t)sv_pad8(p->n_players));
+    w->prox_c = (int32_t *)(void *)b;
+    for (int32_t i = p->n_players; i < sv_pad8(p->n_players); i++) w->prox_r[i] = -1000;
     return w;
 }
 
@@ -124,6 +139,21 @@ float sv_light(int32_t t, int32_t day_length)
     double phase = (double)(t % day_length) / (double)day_length + 0.3;
     double c = fabs(cos(3.14159265358979323846 * phase));
     return (float)(1.0 - c * c * c);
+}
+
+double sv_proximity(const sv_world *w, int32_t i, int32_t j)
+{
+    int32_t n = w->p.n_players;
+    if (i == j || i < 0 || j < 0 || i >= n || j >= n || w->timestep < 1) return -1.0;
+    int32_t k = i < j ? sv_pair(i, j, n) : sv_pair(j, i, n);
+    return (double)w->prox_pairs[k] / (double)w->timestep;
+}
+
+double sv_proximity_mean(const sv_world *w)
+{
+    int32_t n = w->p.n_players;
+    if (n < 2 || w->timestep < 1) return -1.0;
+    return (double)w->prox_sum / ((double)n * (n - 1) / 2.0 * (double)w->timestep);
 }
 
 /* ---- noise ------------------------------------------------------------------------------- */
@@ -296,6 +326,8 @@ void sv_generate(sv_world *w, polis_rng *rng)
             w->mobs[SV_COW][q].health = w->p.cow_health;
     }
     w->n_plants = 0;
+    memset(w->prox_pairs, 0, sizeof(int32_t) * n_pairs(&w->p));
+    w->prox_sum = 0;
     w->timestep = 0;
     w->light = sv_light(0, w->p.day_length);
     w->n_notes = 0;

@@ -276,6 +276,15 @@ static void test_bad_params(void)
     expect_error(1, "{\"max_cows\": 65}", "plugins[0].params.max_cows");
     expect_error(1, "{\"spawn_cow_chance\": 1.5}", "plugins[0].params.spawn_cow_chance");
     expect_error(1, "{\"pvp_heal\": 0.3}", "params.pvp_heal: expected a multiple of 0.5");
+    expect_error(1, "{\"proximity_bonus\": 0.5}",
+                 "survival: params.proximity_bonus: needs at least 2 players, the scenario has 1");
+    expect_error(2, "{\"proximity_bonus\": 101}",
+                 "plugins[0].params.proximity_bonus: expected number in [-100, 100], got 101");
+    expect_error(2, "{\"proximity_bonus\": \"high\"}", "plugins[0].params.proximity_bonus");
+    expect_error(2, "{\"proximity_radius\": -2}",
+                 "plugins[0].params.proximity_radius: expected integer in [-1, 63], got -2");
+    expect_error(2, "{\"proximity_radius\": 64}", "plugins[0].params.proximity_radius");
+    expect_error(2, "{\"proximity_radius\": 1.5}", "plugins[0].params.proximity_radius");
     expect_error(300, "{}", "needs 1 to 256 players (agents), the scenario has 300");
 
     /* weights that parse: an object and an array */

@@ -1191,6 +1191,186 @@ static int32_t argmax_block(const float *cell)
     return ones == 1 ? best : -1;
 }
 
+/* Proximity (seeds/003 Fig. 7; core.h sv_in_view): two players are in each other's view when
+ * both are alive and |dr| <= 3, |dc| <= 4 — the window's edge is in, one more row or column is
+ * out; the statistic counts the steps after which a pair was in view, the bonus pays weight x
+ * the share of the others near. */
+static void test_proximity(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(4, &rng);
+    sv_player *ps = w->players;
+    /* the window's edges, both ways round, and one past them */
+    static const int32_t EDGE[][3] = {{0, 0, 1},  {3, 4, 1},   {-3, -4, 1}, {3, -4, 1},
+                                      {-3, 4, 1}, {0, 4, 1},   {3, 0, 1},   {4, 0, 0},
+                                      {-4, 0, 0}, {0, 5, 0},   {0, -5, 0},  {4, 4, 0},
+                                      {-4, -5, 0}, {2, 5, 0},  {-1, -3, 1}};
+    for (size_t k = 0; k < sizeof EDGE / sizeof EDGE[0]; k++) {
+        put(w, 0, 32, 32, SV_UP);
+        put(w, 1, 32 + EDGE[k][0], 32 + EDGE[k][1], SV_UP);
+        CHECK_EQ_INT(sv_in_view(&ps[0], &ps[1]), EDGE[k][2]);
+        CHECK_EQ_INT(sv_in_view(&ps[1], &ps[0]), EDGE[k][2]);
+    }
+    /* agreement with the observation: the other-players channel shows player 1 exactly when
+     * it is in view (at the map's corner too, where part of the window is off the map) */
+    for (int32_t dr = -5; dr <= 5; dr++)
+        for (int32_t dc = -6; dc <= 6; dc++) {
+            put(w, 0, 3, 4, SV_UP);
+            put(w, 2, 60, 60, SV_UP);
+            put(w, 3, 60, 60, SV_UP);
+            int32_t r = 3 + dr, c = 4 + dc;
+            if (!sv_in_map(r, c)) continue;
+            put(w, 1, r, c, SV_UP);
+            static float obs[1409];
+            memset(obs, 0, sizeof obs);
+            ps[0].obs_dst = NULL;
+            sv_write_obs(w, 0, obs);
+            float shown = 0.0f;
+            for (int32_t cell = 0; cell < SV_VIEW_CELLS; cell++) shown += obs[cell * 22 + 21];
+            CHECK_EQ_INT(shown > 0.0f, sv_in_view(&ps[0], &ps[1]));
+        }
+    /* no step yet: no statistic */
+    sv_generate(w, &rng);
+    memset(w->map, SV_GRASS, sizeof w->map);
+    CHECK(sv_proximity_mean(w) < 0.0 && sv_proximity(w, 0, 1) < 0.0);
+    /* 0 at the centre; 1 at the window's corner (in view of 0); 2 one row below the window
+     * (in view of 1 only); 3 far away. Pairs in view: 0-1, 1-2. */
+    put(w, 0, 32, 32, SV_UP);
+    put(w, 1, 35, 36, SV_UP);
+    put(w, 2, 36, 33, SV_UP);
+    put(w, 3, 10, 10, SV_UP);
+    step1(w, &rng, SV_NOOP);
+    CHECK(sv_proximity(w, 0, 1) == 1.0 && sv_proximity(w, 1, 0) == 1.0);
+    CHECK(sv_proximity(w, 1, 2) == 1.0);
+    CHECK(sv_proximity(w, 0, 2) == 0.0 && sv_proximity(w, 0, 3) == 0.0);
+    CHECK(sv_proximity(w, 1, 3) == 0.0 && sv_proximity(w, 2, 3) == 0.0);
+    CHECK(sv_proximity(w, 1, 1) < 0.0 && sv_proximity(w, 0, 4) < 0.0);
+    CHECK(fabs(sv_proximity_mean(w) - 2.0 / 6.0) < 1e-12);
+    CHECK_EQ_INT(w->prox_pairs[sv_pair(0, 1, 4)], 1);
+    CHECK_EQ_INT(w->prox_pairs[sv_pair(2, 3, 4)], 0);
+    /* 1 steps one column further: out of 0's view (dc = 5), still in 2's */
+    put(w, 1, 35, 37, SV_UP);
+    step1(w, &rng, SV_NOOP);
+    CHECK(sv_proximity(w, 0, 1) == 0.5 && sv_proximity(w, 1, 2) == 1.0);
+    /* 3 comes next to 0, then 2 dies: pairs with a dead player are not in view */
+    put(w, 3, 31, 31, SV_UP);
+    ps[2].health = 0;
+    step1(w, &rng, SV_NOOP); /* 2 dies in this step: its pairs do not count after it */
+    CHECK(!ps[2].alive);
+    CHECK(fabs(sv_proximity(w, 1, 2) - 2.0 / 3.0) < 1e-12);
+    CHECK(fabs(sv_proximity(w, 0, 3) - 1.0 / 3.0) < 1e-12);
+    put(w, 2, 32, 32, SV_UP); /* a dead player's position (not on player_map) */
+    step1(w, &rng, SV_NOOP);
+    CHECK(sv_proximity(w, 0, 2) == 0.0);
+    CHECK(fabs(sv_proximity(w, 0, 3) - 2.0 / 4.0) < 1e-12);
+    /* mean = (0-1: 1, 0-3: 2, 1-2: 2 steps) over 6 pairs x 4 steps */
+    CHECK(fabs(sv_proximity_mean(w) - 5.0 / 24.0) < 1e-12);
+    CHECK_EQ_INT(ps[0].n_near + ps[1].n_near, 0); /* bonus off: nothing counted */
+    CHECK(ps[0].reward == 0.0f && ps[3].reward == 0.0f);
+    /* a new episode starts the counts again */
+    sv_generate(w, &rng);
+    CHECK(sv_proximity_mean(w) < 0.0);
+    step1(w, &rng, SV_NOOP); /* everyone on (32, 32) */
+    CHECK(sv_proximity_mean(w) == 1.0);
+    free(w);
+
+    /* random crowds of 9 players, some dead: the step's counts and near counts agree with
+     * sv_in_view and with max(|dr|, |dc|) <= radius, pair by pair */
+    w = flat(9, &rng);
+    ps = w->players;
+    w->p.prox_bonus = 1.0f;
+    polis_rng pos;
+    polis_rng_seed(&pos, 9, 9);
+    int32_t before[9 * 16], agree = 0, in_total = 0;
+    for (int32_t trial = 0; trial < 300; trial++) {
+        w->p.prox_radius = (int32_t)polis_rng_below(&pos, 5) - 1;
+        for (int32_t i = 0; i < 9; i++) {
+            put(w, i, 30 + (int32_t)polis_rng_below(&pos, 11),
+                28 + (int32_t)polis_rng_below(&pos, 13), SV_UP);
+            ps[i].health = 9;
+            if (!ps[i].alive && polis_rng_below(&pos, 2)) { /* back to life */
+                ps[i].alive = true;
+                w->player_map[ps[i].r][ps[i].c]++;
+            }
+        }
+        if (trial % 3 == 0) ps[trial % 9].health = 0; /* dies in the step */
+        memcpy(before, w->prox_pairs, sizeof before);
+        step1(w, &rng, SV_NOOP);
+        for (int32_t i = 0; i < 9; i++) {
+            int32_t near = 0, rad = w->p.prox_radius;
+            for (int32_t j = 0; j < 9; j++) {
+                if (j == i) continue;
+                bool in = sv_in_view(&ps[i], &ps[j]);
+                if (j > i) {
+                    int32_t k = sv_pair(i, j, 9);
+                    agree += w->prox_pairs[k] - before[k] == (int32_t)in;
+                    in_total += in;
+                }
+                near += rad < 0 ? in
+                                : ps[i].alive && ps[j].alive && abs(ps[i].r - ps[j].r) <= rad &&
+                                      abs(ps[i].c - ps[j].c) <= rad;
+            }
+            CHECK_EQ_INT(ps[i].n_near, ps[i].alive ? near : 0);
+        }
+    }
+    CHECK_EQ_INT(agree, 300 * 36);
+    CHECK(in_total > 1000 && in_total < 300 * 36 - 1000); /* both kinds were seen */
+    free(w);
+
+    /* the bonus: weight x the share of the other players near, to living players */
+    sv_params p;
+    sv_params_default(&p, 3);
+    p.spawn_cow_chance = p.spawn_zombie_base_chance = p.spawn_zombie_night_chance =
+        p.spawn_skeleton_chance = 0.0f;
+    p.prox_bonus = 0.5f;
+    w = world_new(&p);
+    ps = w->players;
+    polis_rng_seed(&rng, 42, 1);
+    sv_generate(w, &rng);
+    memset(w->map, SV_GRASS, sizeof w->map);
+    /* in view: 0-1 (edge of the window), 2 far */
+    put(w, 0, 32, 32, SV_UP);
+    put(w, 1, 29, 28, SV_UP);
+    put(w, 2, 50, 50, SV_UP);
+    step1(w, &rng, SV_NOOP);
+    CHECK(ps[0].reward == 0.25f && ps[1].reward == 0.25f && ps[2].reward == 0.0f);
+    CHECK_EQ_INT(ps[0].n_near, 1);
+    CHECK_EQ_INT(ps[2].n_near, 0);
+    /* all three in view: 0.5 each */
+    put(w, 2, 31, 30, SV_UP);
+    step1(w, &rng, SV_NOOP);
+    CHECK(ps[0].reward == 0.5f && ps[1].reward == 0.5f && ps[2].reward == 0.5f);
+    CHECK(ps[0].prox_bonus_total == 0.75f && ps[2].prox_bonus_total == 0.5f);
+    /* a radius of 2 (max(|dr|, |dc|) <= 2): 0 (32,32), 1 (34,34), 2 (32,36): 0-1 and 1-2 near,
+     * 0-2 in view but 4 columns apart */
+    w->p.prox_radius = 2;
+    put(w, 1, 34, 34, SV_UP);
+    put(w, 2, 32, 36, SV_UP);
+    step1(w, &rng, SV_NOOP);
+    CHECK(ps[0].reward == 0.25f && ps[1].reward == 0.5f && ps[2].reward == 0.25f);
+    /* radius 0: the same tile only */
+    w->p.prox_radius = 0;
+    put(w, 1, 32, 32, SV_UP);
+    step1(w, &rng, SV_NOOP);
+    CHECK(ps[0].reward == 0.25f && ps[1].reward == 0.25f && ps[2].reward == 0.0f);
+    /* shared_sum: the bonus is part of each player's reward before the sharing */
+    w->p.reward_mode = SV_REWARD_SHARED_SUM;
+    step1(w, &rng, SV_NOOP);
+    CHECK(ps[0].reward == 0.5f && ps[2].reward == 0.5f);
+    w->p.reward_mode = SV_REWARD_INDIVIDUAL;
+    /* a negative weight is a penalty; a dead player gets none and is near nobody */
+    w->p.prox_bonus = -1.0f;
+    w->p.prox_radius = -1;
+    ps[1].health = 0;
+    step1(w, &rng, SV_NOOP);
+    CHECK(!ps[1].alive);
+    CHECK(ps[0].reward == -0.5f && ps[2].reward == -0.5f);
+    CHECK(ps[1].reward == 0.0f); /* no bonus (its health was 0 at the step's start) */
+    step1(w, &rng, SV_NOOP);
+    CHECK(ps[0].reward == -0.5f && ps[1].reward == 0.0f);
+    free(w);
+}
+
 static void test_observation(void)
 {
     CHECK_EQ_INT(sv_obs_len(SV_OBS_CLASSIC), 1345);
@@ -1391,6 +1571,7 @@ int main(void)
     test_dead();
     test_social();
     test_tool_use();
+    test_proximity();
     test_observation();
     test_generation();
     test_golden();

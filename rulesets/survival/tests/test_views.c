@@ -2,6 +2,7 @@
  * legal actions), the JSON view (valid, checked by the kernel's parser), the action parser
  * (names, phrases, verbs, JSON, malformed commands), and the scripted and uniform policies
  * (legal actions, reproducible from the seed, and better than chance). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -457,9 +458,92 @@ static void test_metrics(void)
     polis_env_destroy(env);
 }
 
+static double metric_num(const char *out, const char *key)
+{
+    const char *p = strstr(out, key);
+    return p ? atof(p + strlen(key)) : -1.0;
+}
+
+/* The proximity rows of the "metrics" rendering on survival_proximity.json, recomputed from
+ * the players' rows, columns and lives in their JSON views after every step: the share of steps
+ * each pair was in each other's view (|dr| <= 3, |dc| <= 4, both alive), the mean over pairs,
+ * and the bonus (0.01 x the share of the other players in view, per living player). */
+static void test_proximity_metrics(void)
+{
+    polis_env *env =
+        test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_proximity.json", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_n_agents(env), 4);
+    int32_t pid = polis_env_policy_find(env, "random");
+    int32_t pairs[4][4] = {{0}}, steps = 0;
+    double bonus = 0.0;
+    polis_env_reset(env, 5);
+    char *out = NULL;
+    CHECK(polis_env_render(env, 0, "metrics", &out) == POLIS_OK);
+    CHECK(out && !strstr(out, "proximity")); /* no step yet */
+    polis_free(out);
+    for (; steps < 400 && !polis_env_done(env); steps++) {
+        polis_env_policy_act(env, pid, NULL, 0);
+        if (polis_env_step(env) != POLIS_OK) break;
+        int32_t r[4], c[4], alive[4];
+        for (int32_t a = 0; a < 4; a++) {
+            char *v = NULL;
+            CHECK(polis_env_render(env, a, "json", &v) == POLIS_OK);
+            alive[a] = v && strstr(v, "\"alive\":true") != NULL;
+            r[a] = (int32_t)metric_int(v ? v : "", "\"row\":");
+            c[a] = (int32_t)metric_int(v ? v : "", "\"col\":");
+            polis_free(v);
+        }
+        for (int32_t i = 0; i < 4; i++) {
+            int32_t near = 0;
+            for (int32_t j = 0; j < 4; j++) {
+                bool in = i != j && alive[i] && alive[j] && abs(r[i] - r[j]) <= 3 &&
+                          abs(c[i] - c[j]) <= 4;
+                pairs[i][j] += in;
+                near += in;
+            }
+            if (alive[i]) bonus += 0.01 * near / 3.0;
+        }
+    }
+    CHECK(steps > 50);
+    CHECK(polis_env_render(env, 0, "metrics", &out) == POLIS_OK);
+    double sum = 0.0;
+    int32_t seen = 0;
+    for (int32_t i = 0; i < 4; i++)
+        for (int32_t j = i + 1; j < 4; j++) {
+            char key[32];
+            snprintf(key, sizeof key, "\"%d-%d\":", i, j);
+            double want = (double)pairs[i][j] / steps;
+            CHECK(fabs(metric_num(out, key) - want) < 1e-5);
+            CHECK_EQ_INT(pairs[i][j], pairs[j][i]);
+            sum += want;
+            seen += pairs[i][j] > 0;
+        }
+    CHECK(seen > 0); /* the players start together: some pair was in view */
+    CHECK(fabs(metric_num(out, "\"proximity\":") - sum / 6.0) < 1e-5);
+    CHECK(fabs(metric_num(out, "\"proximity_bonus\":") - bonus / 4.0) < 1e-4);
+    CHECK(bonus > 0.0);
+    polis_free(out);
+    polis_env_destroy(env);
+    /* survival_mac (bonus off): the statistic, no bonus row */
+    env = test_env_file(MAC, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    polis_env_reset(env, 5);
+    polis_env_policy_act(env, polis_env_policy_find(env, "random"), NULL, 0);
+    polis_env_step(env);
+    CHECK(polis_env_render(env, 0, "metrics", &out) == POLIS_OK);
+    CHECK_CONTAINS(out, "\"proximity\":1,\"proximity_by_pair\":{\"0-1\":1,\"0-2\":1,\"1-2\":1}}");
+    CHECK(!strstr(out, "proximity_bonus"));
+    polis_free(out);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
     test_metrics();
+    test_proximity_metrics();
     test_scripted_experts();
     test_plans();
     test_text();
