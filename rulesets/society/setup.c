@@ -291,6 +291,15 @@ static polis_status static_entries(soc *s, const soc_node *list, int kind, const
             soc_node pn = cyc_at(s, &pos, k, true);
             if ((st = position(s, &pn, &pl.x, &pl.y))) return st;
             int32_t cell = pl.y * s->W + pl.x;
+            /* AdaSociety places a static pile on a block too (GameEditor.generate_resources
+             * never looks at the map), where no agent can ever stand to pick it: README,
+             * decision 27. */
+            if (s->base[cell] && kind == KIND_PILE)
+                return soc_fail(s, &pn,
+                                "(%d, %d) is a block of the base map: no agent could ever "
+                                "stand there to pick this pile (AdaSociety places it anyway); "
+                                "move it to a free cell",
+                                (int)pl.x, (int)pl.y);
             if (s->base[cell])
                 return soc_fail(s, &pn, "(%d, %d) is a block of the base map", (int)pl.x,
                                 (int)pl.y);

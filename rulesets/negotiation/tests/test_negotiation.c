@@ -392,6 +392,46 @@ static void test_groups(void)
     polis_env_destroy(env);
 }
 
+/* Two accepts between the same two groups, with unequal claims: {0, 1} and {2, 3}; 2 claims
+ * 0.7 from 0 and 3 claims 0.6 from 1. polis applies the first and voids the second, whether
+ * the second comes in the same step or later: {0, 1: 0.15; 2, 3: 0.35}. AdaSociety's code on
+ * this trace gives {0, 1: 0.111; 2, 3: 0.389} in one step and 0.15 / 0.35 two steps apart
+ * (README, "Where polis differs"). */
+static void test_two_accepts(void)
+{
+    for (int late = 0; late < 2; late++) {
+        polis_env *env = small(2, 20, 10, 0, NULL);
+        CHECK(env != NULL);
+        if (!env) return;
+        event_log log;
+        log_events(env, &log);
+        const polis_io *io = polis_env_io(env);
+        polis_env_reset(env, 1);
+        STEP(env, "request_1", "request_0", "request_3", "request_2"); /* t0 */
+        STEP(env, NULL, "propose_0.5", NULL, "propose_0.5");           /* t1 */
+        STEP(env, "accept", NULL, "accept", NULL);                     /* t2 */
+        STEP(env, NULL, NULL, NULL, NULL);                             /* t3 */
+        STEP(env, "request_2", "request_3", "request_0", "request_1"); /* t4 */
+        STEP(env, NULL, NULL, "propose_0.7", "propose_0.6");           /* t5 */
+        if (!late) {
+            STEP(env, "accept", "accept", NULL, NULL); /* t6 */
+            CHECK_EQ_INT(io->illegal[1], 1);
+        } else {
+            STEP(env, "accept", NULL, NULL, NULL); /* t6: the merge ends session 1-3 */
+            CHECK_EQ_INT(state(env, 1, 1), -1);
+            STEP(env, NULL, NULL, NULL, NULL);     /* t7 */
+            STEP(env, NULL, "accept", NULL, NULL); /* t8: nothing left to accept */
+            CHECK_EQ_INT(io->illegal[1], 1);
+        }
+        CHECK_CONTAINS(log.text, "6 negotiation.agreed 0 2 0.3 0\n6 negotiation.ended 1 3 4\n");
+        CHECK(NEAR(split(env, 0), 0.15));
+        CHECK(NEAR(split(env, 1), 0.15));
+        CHECK(NEAR(split(env, 2), 0.35));
+        CHECK(NEAR(split(env, 3), 0.35));
+        polis_env_destroy(env);
+    }
+}
+
 /* Timeouts: a session breaks up after session_turns turns (a pass is a turn), and when the
  * stage ends. */
 static void test_timeouts(void)
@@ -720,6 +760,7 @@ int main(void)
     test_protocol();
     test_outsiders();
     test_groups();
+    test_two_accepts();
     test_timeouts();
     test_parser();
     test_bad_params();

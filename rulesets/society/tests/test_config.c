@@ -333,6 +333,12 @@ static void test_bad_configs(void)
          " \"static\": {\"players\": [{\"job\": \"explorer\", \"positions\": [0, 1]}]}}",
          "society: plugins[0].params.static.players[0].positions: (0, 1) is a block of the "
          "base map"},
+        {"{\"map\": {\"init_rule\": \"box\", \"size\": {\"x\": 3, \"y\": 3}},"
+         " \"static\": {\"resources\": [{\"name\": \"wood\", \"positions\": [[1, 1], [2, 1]], "
+         "\"num\": 1}], \"players\": [{\"job\": \"explorer\", \"positions\": [1, 1]}]}}",
+         "society: plugins[0].params.static.resources[0].positions[1]: (2, 1) is a block of the "
+         "base map: no agent could ever stand there to pick this pile (AdaSociety places it "
+         "anyway); move it to a free cell"},
         {"{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 3, \"y\": 3}},"
          " \"static\": {\"players\": [{\"job\": \"explorer\", \"positions\": [0, 3]}]}}",
          "plugins[0].params.static.players[0].positions[1]: expected integer in [0, 2], got 3"},
