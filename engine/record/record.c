@@ -29,6 +29,7 @@
 #include "polis/plugin.h" /* POLIS_ABI_*: the header names the plugin ABI */
 #include "polis/record.h"
 #include "polis/scene.h"
+#include "polis/visibility.h"
 
 /* The longest message the recorder keeps. */
 #define REC_ERRMAX 1024
@@ -279,6 +280,9 @@ struct polis_recorder {
     size_t cells, n_stats;
     sorted_list lists[L_COUNT];
     int64_t allocs;           /* allocations of the scene copies */
+    /* the env's (episode, tick) after the previous line: the changes of who sees whom made
+     * then (polis_env_visibility_changes) go into the next reset or step line */
+    int64_t vis_episode, vis_tick;
 };
 
 static polis_status rec_fail(polis_recorder *r, polis_status st, const char *fmt, ...)
@@ -545,6 +549,8 @@ static polis_status open_common(polis_recorder *r, polis_env *env, const polis_r
 {
     r->env = env;
     r->episode = -1;
+    r->vis_episode = polis_env_episode(env);
+    r->vis_tick = polis_env_tick(env);
     r->n_agents = polis_env_n_agents(env);
     r->keyframe_every = info->keyframe_every > 0 ? info->keyframe_every : 100;
     r->events_on = true; /* the first reset's events go into its reset line */
@@ -1169,6 +1175,24 @@ static void diff(polis_recorder *r, const polis_scene *s)
 
 /* ---- episodes ------------------------------------------------------------------------------ */
 
+/* ",\"visibility\":[[observer,target,state],...]": what polis_env_visibility_set changed
+ * before this reset or step (a replay makes the same calls before it); nothing when none. */
+static void put_visibility(polis_recorder *r)
+{
+    int32_t n = 0;
+    const polis_visibility_change *c =
+        polis_env_visibility_changes(r->env, r->vis_episode, r->vis_tick, &n);
+    if (n) {
+        rb_puts(&r->line, ",\"visibility\":[");
+        for (int32_t i = 0; i < n; i++)
+            rb_printf(&r->line, "%s[%d,%d,%d]", i ? "," : "", (int)c[i].observer,
+                      (int)c[i].target, (int)c[i].state);
+        rb_put(&r->line, "]", 1);
+    }
+    r->vis_episode = polis_env_episode(r->env);
+    r->vis_tick = polis_env_tick(r->env);
+}
+
 polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
 {
     if (!r) return POLIS_ERR_INVALID;
@@ -1190,6 +1214,7 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
     if (st) return st;
     rb_printf(&r->line, "{\"t\":\"reset\",\"episode\":%" PRId64 ",\"seed\":%" PRIu64, r->episode,
               seed);
+    put_visibility(r);
     /* the events of the reset (world generation) were collected since the last line */
     if (r->events.len) {
         rb_puts(&r->line, ",\"events\":[");
@@ -1260,6 +1285,7 @@ polis_status polis_recorder_step(polis_recorder *r)
     put_u8s(b, ",\"term\":[", io->terminations, r->n_agents);
     put_u8s(b, ",\"trunc\":[", io->truncations, r->n_agents);
     put_u8s(b, ",\"illegal\":[", io->illegal, r->n_agents);
+    put_visibility(r);
     if (r->events.len) {
         rb_puts(b, ",\"events\":[");
         rb_put(b, r->events.p + 1, r->events.len - 1);

@@ -138,23 +138,25 @@ static polis_status read_agents(polis_env *env, const cJSON *list, const char *p
     int32_t i = 0;
     (void)words;
     for (const cJSON *e = list->child; e; e = e->next, i++) {
+        char ep[128];
+        snprintf(ep, sizeof ep, "%s[%d]", path, (int)i);
         int32_t a = -1;
         if (cJSON_IsNumber(e)) {
             double d = e->valuedouble;
             if (d != (double)(int64_t)d || d < 0 || d >= env->n_agents)
-                return at_fail(env, path, "[%d]: expected an agent index in [0, %d], got %s",
-                               (int)i, (int)env->n_agents - 1, got(e, g, sizeof g));
+                return at_fail(env, ep, "expected an agent index in [0, %d], got %s",
+                               (int)env->n_agents - 1, got(e, g, sizeof g));
             a = (int32_t)d;
         } else if (cJSON_IsString(e)) {
             for (int32_t k = 0; k < env->n_agents && a < 0; k++)
                 if (strcmp(env->scn.agent_names[k], e->valuestring) == 0) a = k;
             if (a < 0)
-                return at_fail(env, path, "[%d]: no agent named %s (agents are %s%s%s)", (int)i,
+                return at_fail(env, ep, "no agent named %s (agents are %s%s%s)",
                                got(e, g, sizeof g), env->scn.agent_names[0],
                                env->n_agents > 1 ? " .. " : "",
                                env->n_agents > 1 ? env->scn.agent_names[env->n_agents - 1] : "");
         } else {
-            return at_fail(env, path, "[%d]: expected an agent name or index, got %s", (int)i,
+            return at_fail(env, ep, "expected an agent name or index, got %s",
                            got(e, g, sizeof g));
         }
         bits[a >> 6] |= UINT64_C(1) << (a & 63);
