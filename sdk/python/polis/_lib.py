@@ -150,7 +150,6 @@ PROTOTYPES = {
     "polis_env_error": (_cp, [c_env_p]),
     "polis_env_default_seed": (_u64, [c_env_p]),
     "polis_env_tick": (_i64, [c_env_p]),
-    "polis_env_episode": (_i64, [c_env_p]),
     "polis_env_visibility_set": (c_status, [c_env_p, _i32, _i32, _i32]),
     "polis_env_visible": (ctypes.c_bool, [c_env_p, _i32, _i32]),
     "polis_env_visibility_active": (ctypes.c_bool, [c_env_p]),
