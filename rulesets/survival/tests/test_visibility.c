@@ -334,8 +334,44 @@ static void test_determinism_and_replay(void)
     remove(path);
 }
 
+/* The paper's expert setups: scripted experts (polis_env_policy_act) beside a random learner,
+ * hidden from it from step 0 (solo) or 50 (half); the experts see each other and the learner. */
+static void test_expert_scenarios(void)
+{
+    static const char *const FILES[2] = {
+        POLIS_SOURCE_DIR "/rulesets/survival/survival_experts_solo.json",
+        POLIS_SOURCE_DIR "/rulesets/survival/survival_experts_half.json"};
+    for (int k = 0; k < 2; k++) {
+        polis_env *env = test_env_file(FILES[k], NULL);
+        CHECK(env != NULL);
+        if (!env) return;
+        int32_t scripted = polis_env_policy_find(env, "scripted");
+        int32_t random = polis_env_policy_find(env, "random");
+        const int32_t experts[3] = {1, 2, 3}, learner[1] = {0};
+        CHECK(scripted >= 3 && random >= 0);
+        CHECK(polis_env_reset(env, 11) == POLIS_OK);
+        int before = 0, after = 0, experts_see = 0;
+        for (int t = 0; t <= 120 && !polis_env_done(env); t++) {
+            int m = others_marks(env, 0);
+            if (t < 50)
+                before += m;
+            else
+                after += m;
+            experts_see += others_marks(env, 1) + others_marks(env, 2);
+            CHECK(polis_env_policy_act(env, scripted, experts, 3) == POLIS_OK);
+            CHECK(polis_env_policy_act(env, random, learner, 1) == POLIS_OK);
+            CHECK(polis_env_step(env) == POLIS_OK);
+        }
+        CHECK_EQ_INT(after, 0);
+        CHECK(k == 0 ? before == 0 : before > 0);
+        CHECK(experts_see > 0);
+        polis_env_destroy(env);
+    }
+}
+
 int main(void)
 {
+    test_expert_scenarios();
     test_hidden_still_acts();
     test_from_tick();
     test_others_and_runtime();

@@ -151,6 +151,8 @@ PROTOTYPES = {
     "polis_env_default_seed": (_u64, [c_env_p]),
     "polis_env_tick": (_i64, [c_env_p]),
     "polis_env_visibility_set": (c_status, [c_env_p, _i32, _i32, _i32]),
+    "polis_env_policy_find": (_i32, [c_env_p, _cp]),
+    "polis_env_policy_act": (c_status, [c_env_p, _i32, _P(_i32), _i32]),
     "polis_env_visible": (ctypes.c_bool, [c_env_p, _i32, _i32]),
     "polis_env_visibility_active": (ctypes.c_bool, [c_env_p]),
     "polis_env_max_steps": (_i64, [c_env_p]),

@@ -496,6 +496,23 @@ class Env(_BufferOwner):
         if self._h.rec is not None:
             self._record_check(self._lib.recorder_step(self._h.rec))
 
+    def policy_act(self, policy: str, agents=None) -> None:
+        """Writes a registered policy's action (``polis describe`` lists them: ``random``,
+        ``noop``, a game's ``scripted`` ...) for each of ``agents`` (names or ids; ``None``:
+        every agent not yet finished) into the ``actions`` buffer, leaving the other agents'
+        entries as they are: scripted seats beside learners (``polis_env_policy_act``). Call
+        it between ``reset``/``step`` and the next ``step()`` without actions."""
+        p = self._ptr()
+        pid = self._lib.env_policy_find(p, policy.encode())
+        if pid < 0:
+            raise InvalidArgumentError(f'policy_act: no policy "{policy}"')
+        if agents is None:
+            self._check(self._lib.env_policy_act(p, pid, None, 0))
+            return
+        ids = [self.agent_id(a) for a in agents]
+        arr = (ctypes.c_int32 * max(len(ids), 1))(*ids)
+        self._check(self._lib.env_policy_act(p, pid, arr, len(ids)))
+
     def set_actions(self, actions):
         if len(actions) != self.n_agents:
             raise InvalidArgumentError(
