@@ -395,9 +395,7 @@ set_probabilities()
 
 -- ---- the view layer ---------------------------------------------------------------------------
 
--- The code of a cell as the observation shows it; kept in the grid layer "commons.view" so
--- the observation is one polis.grid_view call.
--- What the cell shows without its player: for an observer who may not see that player.
+-- What the cell shows without its player (also to an observer who may not see that player).
 local function ground_code(c)
   local i = apple_of[c]
   if i then
@@ -407,15 +405,12 @@ local function ground_code(c)
   return wall[c] and WALL or FLOOR
 end
 
+-- The code of a cell as the observation shows it; kept in the grid layer "commons.view" so
+-- the observation is one polis.grid_view call.
 local function code_of(c)
   local o = occ[c]
   if o ~= 0 then return AGENT0 + o - 1 end
-  local i = apple_of[c]
-  if i then
-    if alive[i] then return APPLE end
-    return nbr[i] > 0 and GRASS or DEAD
-  end
-  return wall[c] and WALL or FLOOR
+  return ground_code(c)
 end
 
 local function repaint(c)
