@@ -424,6 +424,37 @@ static char *one_line(const char *text, size_t len)
     return s;
 }
 
+/* ",\"visibility\":[{\"observers\":[ids],\"hidden\":[ids],\"from\":N[,\"until\":M]},...]": the
+ * scenario's who-sees-whom rules (overrides applied), for the viewer's agent views; nothing
+ * without rules. */
+static polis_status put_rules(polis_recorder *r)
+{
+    int32_t nr = polis_env_visibility_n_rules(r->env), n = r->n_agents;
+    if (!nr) return POLIS_OK;
+    uint8_t *flags = malloc(2 * (size_t)n);
+    if (!flags) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory");
+    rb_puts(&r->line, ",\"visibility\":[");
+    for (int32_t i = 0; i < nr; i++) {
+        int64_t from, until;
+        polis_env_visibility_rule(r->env, i, &from, &until, flags, flags + n);
+        for (int side = 0; side < 2; side++) {
+            rb_puts(&r->line, side ? "],\"hidden\":[" : i ? ",{\"observers\":[" : "{\"observers\":[");
+            bool first = true;
+            for (int32_t a = 0; a < n; a++)
+                if (flags[side * n + a]) {
+                    rb_item(&r->line, !first, a);
+                    first = false;
+                }
+        }
+        rb_printf(&r->line, "],\"from\":%" PRId64, from);
+        if (until >= 0) rb_printf(&r->line, ",\"until\":%" PRId64, until);
+        rb_put(&r->line, "}", 1);
+    }
+    rb_put(&r->line, "]", 1);
+    free(flags);
+    return POLIS_OK;
+}
+
 static polis_status header(polis_recorder *r, const polis_record_info *info)
 {
     polis_env *env = r->env;
@@ -529,6 +560,8 @@ static polis_status header(polis_recorder *r, const polis_record_info *info)
         rb_printf(b, "],\"view\":{\"rx\":%d,\"ry\":%d}", (int)rx, (int)ry);
     else
         rb_puts(b, "],\"view\":null");
+    polis_status st = put_rules(r);
+    if (st) return st;
     rb_puts(b, ",\"policies\":");
     if (info->policies && *info->policies) {
         char *pol = one_line(info->policies, strlen(info->policies));

@@ -360,6 +360,26 @@ const polis_visibility_change *polis_env_visibility_changes(const polis_env *env
     return NULL;
 }
 
+int32_t polis_env_visibility_n_rules(const polis_env *env)
+{
+    return env && env->visibility ? env->visibility->n_rules : 0;
+}
+
+polis_status polis_env_visibility_rule(const polis_env *env, int32_t i, int64_t *from,
+                                       int64_t *until, uint8_t *observers, uint8_t *hidden)
+{
+    if (i < 0 || i >= polis_env_visibility_n_rules(env)) return POLIS_ERR_INVALID;
+    const vis *v = env->visibility;
+    const vis_rule *ru = &v->rules[i];
+    if (from) *from = ru->from;
+    if (until) *until = ru->until == INT64_MAX ? -1 : ru->until;
+    for (int32_t a = 0; a < v->n; a++) {
+        if (observers) observers[a] = bit(ru->observers, a);
+        if (hidden) hidden[a] = bit(ru->hidden, a);
+    }
+    return POLIS_OK;
+}
+
 /* ---- the "visibility" host API -------------------------------------------------------------- */
 
 static bool api_visible(polis_ctx *ctx, int32_t observer, int32_t target)

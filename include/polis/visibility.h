@@ -50,6 +50,13 @@ bool polis_env_visible(const struct polis_env *env, int32_t observer, int32_t ta
  * setting that hides): games skip their per-pair checks then. */
 bool polis_env_visibility_active(const struct polis_env *env);
 
+/* The scenario's rules (its "visibility" list, overrides applied): how many, and rule i: its
+ * ticks (until -1: never ends) and, when the arrays are not NULL, n_agents flags each of its
+ * observers and its hidden agents. POLIS_ERR_INVALID for a bad index. */
+int32_t polis_env_visibility_n_rules(const struct polis_env *env);
+polis_status polis_env_visibility_rule(const struct polis_env *env, int32_t i, int64_t *from,
+                                       int64_t *until, uint8_t *observers, uint8_t *hidden);
+
 /* One change made through polis_env_visibility_set. */
 typedef struct polis_visibility_change {
     int32_t observer, target, state;
