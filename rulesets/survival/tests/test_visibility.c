@@ -369,8 +369,36 @@ static void test_expert_scenarios(void)
     }
 }
 
+/* Hiding allocates nothing per step: rules from tick 3 and a runtime setting made before. */
+static void test_no_alloc(void)
+{
+    test_alloc al = {0};
+    polis_options o = test_options(NULL, &al);
+    o.overrides = "{\"agents\": 4, \"plugins.survival.params.observation\": \"share_stats\", "
+                  "\"visibility\": [{\"observers\": \"all\", \"hidden\": [0, 1], \"from\": 3}]}";
+    polis_env *env = NULL;
+    polis_error err;
+    CHECK(polis_env_create_file(MAC, &o, &env, &err) == POLIS_OK);
+    if (!env) return;
+    CHECK(polis_env_visibility_set(env, 2, 3, POLIS_VISIBILITY_HIDDEN) == POLIS_OK);
+    int32_t random = polis_env_policy_find(env, "random");
+    CHECK(polis_env_reset(env, 1) == POLIS_OK);
+    char *text = NULL;
+    CHECK(polis_env_render(env, 0, "text", &text) == POLIS_OK);
+    polis_free(text);
+    long before = al.calls;
+    for (int t = 0; t < 3000; t++) {
+        if (polis_env_done(env)) polis_env_reset(env, (uint64_t)t);
+        polis_env_policy_act(env, random, NULL, 0);
+        CHECK(polis_env_step(env) == POLIS_OK);
+    }
+    CHECK_EQ_INT(al.calls, before);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
+    test_no_alloc();
     test_expert_scenarios();
     test_hidden_still_acts();
     test_from_tick();
