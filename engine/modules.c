@@ -18,8 +18,9 @@ POLIS_INTERNAL extern const polis__module polis__ffi_module;    /* engine/ffi: e
 POLIS_INTERNAL extern const polis__module polis__scene_module;  /* engine/scene: looks, scenes */
 POLIS_INTERNAL extern const polis__module polis__views_module;  /* engine/views: text, JSON */
 POLIS_INTERNAL extern const polis__module polis__policy_module; /* engine/policy: policies, plans */
+POLIS_INTERNAL extern const polis__module polis__visibility_module; /* engine/visibility */
 
 const polis__module *const polis__modules[] = {
     &polis__lua_module,   &polis__ffi_module,    &polis__scene_module,
-    &polis__views_module, &polis__policy_module, NULL,
+    &polis__views_module, &polis__policy_module, &polis__visibility_module, NULL,
 };

@@ -24,7 +24,7 @@ set -u
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$ROOT" || exit 2
 
-MODULES="lua ffi scene views policy vec"
+MODULES="lua ffi scene views policy vec visibility"
 # A module may include the internal headers of these modules (docs/architecture.md, "What may
 # include what"): the Lua host calls plugin exports (polis.call); handler replacement
 # installs scripts' functions and replaces policies by name.
@@ -35,6 +35,7 @@ declare -A MODULE_DEPS=(
     [views]=""
     [policy]=""
     [vec]=""
+    [visibility]=""
 )
 
 # The polis program's layers (engine/cli/README.md): what the files of each folder (and main.c)

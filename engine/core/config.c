@@ -58,7 +58,8 @@ static const char *const top_keys[] = {
     "polis",   "name",    "doc",     "seed",    "max_steps", "agents",
     "max_entities", "grid", "event_queue", "max_memory", "lua", "plugins",
     "scripts", "rewards", "bindings", "compact_observations",
-    "replace" /* read by swap.c when registration freezes */, "live"};
+    "replace" /* read by swap.c when registration freezes */, "live",
+    "visibility" /* read by engine/visibility after the plugins' init */};
 
 /* "live": who plays each seat in `polis serve --http` and how the game ticks
  * (docs/scenario.md, "Live play"). The engine checks its shape; the live server reads it

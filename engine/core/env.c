@@ -786,6 +786,7 @@ fail:
 const char *polis_env_error(const polis_env *env) { return env ? env->err : "env is NULL"; }
 uint64_t polis_env_default_seed(const polis_env *env) { return env->scn.seed; }
 int64_t polis_env_tick(const polis_env *env) { return env->tick; }
+int64_t polis_env_episode(const polis_env *env) { return env->episode; }
 int64_t polis_env_max_steps(const polis_env *env) { return env->max_steps; }
 bool polis_env_done(const polis_env *env) { return env->state == POLIS__ENV_DONE; }
 const char *polis_env_name(const polis_env *env) { return env->scn.name; }

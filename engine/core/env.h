@@ -22,6 +22,7 @@
 #include "polis/scene.h"
 #include "polis/vec.h"
 #include "polis/views.h"
+#include "polis/visibility.h"
 
 #if defined(__GNUC__)
 #define POLIS_INTERNAL __attribute__((visibility("hidden")))
@@ -246,6 +247,7 @@ struct polis_env {
     struct polis__lua *lua;             /* lua/: what the env's scripts share */
     struct polis__ffi_state *ffi;       /* ffi/: prepared exports and bindings */
     struct polis__swap_state *swap;     /* ffi/: the scenario's "replace" entries */
+    struct polis__visibility *visibility; /* visibility/: who sees whom */
 };
 
 /* ---- memory (env.c) ------------------------------------------------------------------- */

@@ -6,12 +6,14 @@
  * gets a table with every function of v (the engine's newest version, which may be later).
  * Asking for a version this engine does not have, or a name it does not know, sets the
  * plugin's error saying what it has and returns NULL: a plugin that needs the table fails its
- * init with that message.
+ * init with that message. The kernel's own tables are listed here; a module offers one through
+ * its descriptor (core/module.h).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+#include "module.h"
 
 static const polis_json_api json_api = {
     .version = POLIS_JSON_API_VERSION,
@@ -32,6 +34,22 @@ static const host_api_entry host_apis[] = {
 
 #define N_HOST_APIS ((int32_t)(sizeof host_apis / sizeof host_apis[0]))
 
+/* The table named `name`: the kernel's own, then the modules' (core/module.h). */
+static bool find_api(const char *name, host_api_entry *out)
+{
+    for (int32_t i = 0; i < N_HOST_APIS; i++)
+        if (strcmp(host_apis[i].name, name) == 0) {
+            *out = host_apis[i];
+            return true;
+        }
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->api_name && strcmp((*m)->api_name, name) == 0) {
+            *out = (host_api_entry){(*m)->api_name, (*m)->api_version, (*m)->api};
+            return true;
+        }
+    return false;
+}
+
 const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version)
 {
     if (!ctx) return NULL;
@@ -39,10 +57,9 @@ const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version)
         polis__ctx_error(ctx, "host_api: name is NULL");
         return NULL;
     }
-    for (int32_t i = 0; i < N_HOST_APIS; i++) {
-        const host_api_entry *e = &host_apis[i];
-        if (strcmp(e->name, name) != 0) continue;
-        if (version >= 1 && version <= e->version) return e->table;
+    host_api_entry e;
+    if (find_api(name, &e)) {
+        if (version >= 1 && version <= e.version) return e.table;
         if (version == 0)
             polis__ctx_error(ctx, "host API \"%s\": version 0 is not a version (they start at 1)",
                              name);
@@ -50,7 +67,7 @@ const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version)
             polis__ctx_error(ctx,
                              "host API \"%s\" version %u is newer than this engine's (polis %s "
                              "has version %u; rebuild the plugin for it, or update polis)",
-                             name, version, POLIS_VERSION_STRING, e->version);
+                             name, version, POLIS_VERSION_STRING, e.version);
         return NULL;
     }
     char names[256] = "";
@@ -58,6 +75,10 @@ const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version)
     for (int32_t i = 0; i < N_HOST_APIS && len < sizeof names; i++)
         len += (size_t)snprintf(names + len, sizeof names - len, "%s\"%s\"", i ? ", " : "",
                                 host_apis[i].name);
+    for (const polis__module *const *m = polis__modules; *m && len < sizeof names; m++)
+        if ((*m)->api_name)
+            len += (size_t)snprintf(names + len, sizeof names - len, ", \"%s\"",
+                                    (*m)->api_name);
     polis__ctx_error(ctx, "this engine (polis %s) has no host API \"%s\" (it has %s)",
                      POLIS_VERSION_STRING, name, names);
     return NULL;

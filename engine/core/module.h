@@ -53,6 +53,12 @@ typedef struct polis__module {
 
     /* Adds the module's registries to polis_env_describe_json's document (root object). */
     void (*describe)(polis__describe *b, struct cJSON *root, const polis_env *env);
+
+    /* A host API the module offers plugins (host->host_api, plugin.h): its name, newest
+     * version and constant table; NULL name: none. */
+    const char *api_name;
+    uint32_t api_version;
+    const void *api;
 } polis__module;
 
 /* The table (engine/modules.c), NULL-terminated. */

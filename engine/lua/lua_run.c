@@ -173,6 +173,52 @@ int polis__lua_agent_name(lua_State *L)
     return 1;
 }
 
+/* polis.visible(observer, target) and polis.set_visible(observer, target, state) through the
+ * "visibility" host API (plugin.h), as a .so game asks. */
+static const polis_visibility_api *vis_api(lua_State *L, polis__lua_script *s)
+{
+    const polis_visibility_api *v =
+        s->h->host_api(s->ctx, POLIS_VISIBILITY_API, POLIS_VISIBILITY_API_VERSION);
+    if (!v) luaL_error(L, "%s", polis_env_error(s->env));
+    return v;
+}
+
+int polis__lua_visible(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    int32_t o = check_agent(L, s, 1), t = check_agent(L, s, 2);
+    lua_pushboolean(L, vis_api(L, s)->visible(s->ctx, o, t));
+    return 1;
+}
+
+int polis__lua_visibility_active(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    lua_pushboolean(L, vis_api(L, s)->active(s->ctx));
+    return 1;
+}
+
+int polis__lua_set_visible(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    lua_Integer o = luaL_checkinteger(L, 1), t = luaL_checkinteger(L, 2);
+    int32_t state;
+    if (lua_type(L, 3) == LUA_TBOOLEAN)
+        state = lua_toboolean(L, 3) ? POLIS_VISIBILITY_SHOWN : POLIS_VISIBILITY_HIDDEN;
+    else if (lua_isnoneornil(L, 3))
+        state = POLIS_VISIBILITY_RULES;
+    else
+        return luaL_argerror(L, 3, "expected true (shown), false (hidden) or nil (the rules)");
+    int32_t n = s->h->n_agents(s->ctx);
+    if (o < -1 || o >= n)
+        luaL_argerror(L, 1, lua_pushfstring(L, "observer %I is not in [-1, %d]", o, (int)n - 1));
+    if (t < -1 || t >= n)
+        luaL_argerror(L, 2, lua_pushfstring(L, "target %I is not in [-1, %d]", t, (int)n - 1));
+    polis_status st = vis_api(L, s)->set(s->ctx, (int32_t)o, (int32_t)t, state);
+    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    return 0;
+}
+
 int polis__lua_max_steps(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);

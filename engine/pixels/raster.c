@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "polis/pixels.h"
+#include "polis/visibility.h"
 
 /* The viewer's colours (draw.js): AGENT_COLORS, the off-map background, an empty cell. A
  * frame takes the agent colours in this order, except those that look like one of the game's
@@ -557,12 +558,14 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
     }
     /* On small cells a wide white ring (1.5 px, radius 0.66c) around each living agent keeps
      * it visible; then the agents, dead ones first so a living one on the same cell is drawn
-     * on top, the last one drawn on a cell with a badge counting the agents there. */
+     * on top, the last one drawn on a cell with a badge counting the agents there. An agent's
+     * view leaves out the agents it may not see (polis/visibility.h). */
+#define SEEN(i) (agent < 0 || polis_env_visible(env, agent, (i)))
     if (cell_px < 16)
         for (int32_t i = 0; i < s->n_agents; i++) {
             const polis_scene_agent *a = &s->agents[i];
             int32_t vx = a->x - x0, vy = a->y - y0;
-            if (!a->alive || a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw || vy >= vh)
+            if (!a->alive || !SEEN(i) || a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw || vy >= vh)
                 continue;
             double c = cell_px, ring = c * 0.66, mx = vx * c + c / 2, my = vy * c + c / 2;
             for (int32_t y = (int32_t)floor(my - ring - 1); y <= (int32_t)ceil(my + ring + 1); y++)
@@ -575,20 +578,21 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
     for (int pass = 0; pass < 2; pass++)
         for (int32_t i = 0; i < s->n_agents; i++) {
             const polis_scene_agent *a = &s->agents[i];
-            if ((a->alive != 0) != (pass == 1)) continue;
+            if ((a->alive != 0) != (pass == 1) || !SEEN(i)) continue;
             int32_t vx = a->x - x0, vy = a->y - y0;
             if (a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
             /* the agents on this cell, and whether i is the last one drawn there */
             int32_t here = 0, after = 0;
             for (int32_t j = 0; j < s->n_agents; j++) {
                 const polis_scene_agent *b = &s->agents[j];
-                if (b->x != a->x || b->y != a->y) continue;
+                if (b->x != a->x || b->y != a->y || !SEEN(j)) continue;
                 here++;
                 int pj = b->alive != 0, pi = a->alive != 0;
                 if (pj > pi || (pj == pi && j > i)) after++;
             }
             draw_agent(&f, i, a, vx, vy, after == 0 ? here : 1);
         }
+#undef SEEN
     return POLIS_OK;
 }
 

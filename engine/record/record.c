@@ -29,6 +29,7 @@
 #include "polis/plugin.h" /* POLIS_ABI_*: the header names the plugin ABI */
 #include "polis/record.h"
 #include "polis/scene.h"
+#include "polis/visibility.h"
 
 /* The longest message the recorder keeps. */
 #define REC_ERRMAX 1024
@@ -279,6 +280,9 @@ struct polis_recorder {
     size_t cells, n_stats;
     sorted_list lists[L_COUNT];
     int64_t allocs;           /* allocations of the scene copies */
+    /* the env's (episode, tick) after the previous line: the changes of who sees whom made
+     * then (polis_env_visibility_changes) go into the next reset or step line */
+    int64_t vis_episode, vis_tick;
 };
 
 static polis_status rec_fail(polis_recorder *r, polis_status st, const char *fmt, ...)
@@ -420,6 +424,37 @@ static char *one_line(const char *text, size_t len)
     return s;
 }
 
+/* ",\"visibility\":[{\"observers\":[ids],\"hidden\":[ids],\"from\":N[,\"until\":M]},...]": the
+ * scenario's who-sees-whom rules (overrides applied), for the viewer's agent views; nothing
+ * without rules. */
+static polis_status put_rules(polis_recorder *r)
+{
+    int32_t nr = polis_env_visibility_n_rules(r->env), n = r->n_agents;
+    if (!nr) return POLIS_OK;
+    uint8_t *flags = malloc(2 * (size_t)n);
+    if (!flags) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory");
+    rb_puts(&r->line, ",\"visibility\":[");
+    for (int32_t i = 0; i < nr; i++) {
+        int64_t from, until;
+        polis_env_visibility_rule(r->env, i, &from, &until, flags, flags + n);
+        for (int side = 0; side < 2; side++) {
+            rb_puts(&r->line, side ? "],\"hidden\":[" : i ? ",{\"observers\":[" : "{\"observers\":[");
+            bool first = true;
+            for (int32_t a = 0; a < n; a++)
+                if (flags[side * n + a]) {
+                    rb_item(&r->line, !first, a);
+                    first = false;
+                }
+        }
+        rb_printf(&r->line, "],\"from\":%" PRId64, from);
+        if (until >= 0) rb_printf(&r->line, ",\"until\":%" PRId64, until);
+        rb_put(&r->line, "}", 1);
+    }
+    rb_put(&r->line, "]", 1);
+    free(flags);
+    return POLIS_OK;
+}
+
 static polis_status header(polis_recorder *r, const polis_record_info *info)
 {
     polis_env *env = r->env;
@@ -525,6 +560,8 @@ static polis_status header(polis_recorder *r, const polis_record_info *info)
         rb_printf(b, "],\"view\":{\"rx\":%d,\"ry\":%d}", (int)rx, (int)ry);
     else
         rb_puts(b, "],\"view\":null");
+    polis_status st = put_rules(r);
+    if (st) return st;
     rb_puts(b, ",\"policies\":");
     if (info->policies && *info->policies) {
         char *pol = one_line(info->policies, strlen(info->policies));
@@ -545,6 +582,8 @@ static polis_status open_common(polis_recorder *r, polis_env *env, const polis_r
 {
     r->env = env;
     r->episode = -1;
+    r->vis_episode = polis_env_episode(env);
+    r->vis_tick = polis_env_tick(env);
     r->n_agents = polis_env_n_agents(env);
     r->keyframe_every = info->keyframe_every > 0 ? info->keyframe_every : 100;
     r->events_on = true; /* the first reset's events go into its reset line */
@@ -1169,6 +1208,24 @@ static void diff(polis_recorder *r, const polis_scene *s)
 
 /* ---- episodes ------------------------------------------------------------------------------ */
 
+/* ",\"visibility\":[[observer,target,state],...]": what polis_env_visibility_set changed
+ * before this reset or step (a replay makes the same calls before it); nothing when none. */
+static void put_visibility(polis_recorder *r)
+{
+    int32_t n = 0;
+    const polis_visibility_change *c =
+        polis_env_visibility_changes(r->env, r->vis_episode, r->vis_tick, &n);
+    if (n) {
+        rb_puts(&r->line, ",\"visibility\":[");
+        for (int32_t i = 0; i < n; i++)
+            rb_printf(&r->line, "%s[%d,%d,%d]", i ? "," : "", (int)c[i].observer,
+                      (int)c[i].target, (int)c[i].state);
+        rb_put(&r->line, "]", 1);
+    }
+    r->vis_episode = polis_env_episode(r->env);
+    r->vis_tick = polis_env_tick(r->env);
+}
+
 polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
 {
     if (!r) return POLIS_ERR_INVALID;
@@ -1190,6 +1247,7 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
     if (st) return st;
     rb_printf(&r->line, "{\"t\":\"reset\",\"episode\":%" PRId64 ",\"seed\":%" PRIu64, r->episode,
               seed);
+    put_visibility(r);
     /* the events of the reset (world generation) were collected since the last line */
     if (r->events.len) {
         rb_puts(&r->line, ",\"events\":[");
@@ -1260,6 +1318,7 @@ polis_status polis_recorder_step(polis_recorder *r)
     put_u8s(b, ",\"term\":[", io->terminations, r->n_agents);
     put_u8s(b, ",\"trunc\":[", io->truncations, r->n_agents);
     put_u8s(b, ",\"illegal\":[", io->illegal, r->n_agents);
+    put_visibility(r);
     if (r->events.len) {
         rb_puts(b, ",\"events\":[");
         rb_put(b, r->events.p + 1, r->events.len - 1);

@@ -125,6 +125,8 @@ const char *polis_env_error(const polis_env *env);
 /* The scenario's seed (the "seed" key, default 0). */
 uint64_t polis_env_default_seed(const polis_env *env);
 int64_t polis_env_tick(const polis_env *env);
+/* Resets so far: 0 before the first, 1 during the first episode (host->episode). */
+int64_t polis_env_episode(const polis_env *env);
 int64_t polis_env_max_steps(const polis_env *env);
 /* True when every agent is terminated or truncated. */
 bool polis_env_done(const polis_env *env);

@@ -512,6 +512,33 @@ typedef struct polis_json_api {
     void (*free)(polis_ctx *ctx, const polis_json *doc);
 } polis_json_api;
 
+/* "visibility", version 1: who sees whom (docs/visibility.md, polis/visibility.h). A game asks
+ * visible(observer, target) for every other agent it would draw into an observer's observation
+ * field, text or JSON view, plan or scene view, and leaves out those it may not see; the hidden
+ * agents still act, collide, fight and craft. active() is false when nothing is hidden from
+ * anyone at this tick, so writers skip the per-pair checks. The answer follows the env's tick
+ * (host->tick): what an observation written after N steps sees is decided at tick N. Queries
+ * allocate nothing and may run at any time, in any callback. */
+#define POLIS_VISIBILITY_API "visibility"
+#define POLIS_VISIBILITY_API_VERSION 1
+
+typedef struct polis_visibility_api {
+    uint32_t version;
+    uint32_t struct_size;
+    /* Version 1. true when observer sees target now; an agent always sees itself; false for
+     * an agent outside 0 .. n_agents - 1. */
+    bool (*visible)(polis_ctx *ctx, int32_t observer, int32_t target);
+    /* Version 1. false when nothing is hidden from anyone now. */
+    bool (*active)(polis_ctx *ctx);
+    /* Version 1. What observer sees of target from now on: 0 hidden, 1 shown, -1 the
+     * scenario's rules again (POLIS_VISIBILITY_* of polis/visibility.h); -1 as observer or
+     * target is every agent. Settings last across resets. A game's changes are not logged for
+     * recordings: a replay re-runs the game, which makes them again. The first setting of an
+     * env allocates its table (n_agents^2 / 4 bytes) once. POLIS_ERR_INVALID (with the
+     * message set) for a bad agent or state. */
+    polis_status (*set)(polis_ctx *ctx, int32_t observer, int32_t target, int32_t state);
+} polis_visibility_api;
+
 /* ---- the public head of a ctx ------------------------------------------------------------ */
 
 /* Every polis_ctx starts with this head, so code that receives only a ctx — an exported

@@ -6,6 +6,7 @@
  *   polis/policy.h   scripted policies and plans (macro actions)
  *   polis/scene.h    looks and scenes
  *   polis/vec.h      vectorised envs
+ *   polis/visibility.h  who sees whom
  *   polis/record.h   recordings           (libpolis-record)
  *   polis/pixels.h   frames as RGB pixels (libpolis-pixels)
  *
@@ -22,5 +23,6 @@
 #include "polis/scene.h"
 #include "polis/vec.h"
 #include "polis/views.h"
+#include "polis/visibility.h"
 
 #endif

@@ -395,17 +395,22 @@ set_probabilities()
 
 -- ---- the view layer ---------------------------------------------------------------------------
 
--- The code of a cell as the observation shows it; kept in the grid layer "commons.view" so
--- the observation is one polis.grid_view call.
-local function code_of(c)
-  local o = occ[c]
-  if o ~= 0 then return AGENT0 + o - 1 end
+-- What the cell shows without its player (also to an observer who may not see that player).
+local function ground_code(c)
   local i = apple_of[c]
   if i then
     if alive[i] then return APPLE end
     return nbr[i] > 0 and GRASS or DEAD
   end
   return wall[c] and WALL or FLOOR
+end
+
+-- The code of a cell as the observation shows it; kept in the grid layer "commons.view" so
+-- the observation is one polis.grid_view call.
+local function code_of(c)
+  local o = occ[c]
+  if o ~= 0 then return AGENT0 + o - 1 end
+  return ground_code(c)
 end
 
 local function repaint(c)
@@ -1022,6 +1027,12 @@ local AHEAD, BEHIND, SIDE = p.view_ahead, p.view_behind, p.view_side
 local ROWS, COLS = AHEAD + 1 + BEHIND, 2 * SIDE + 1
 local SELF_INDEX = AHEAD * COLS + SIDE + 1
 local grid_view = polis.grid_view
+local visible, visibility_active = polis.visible, polis.visibility_active
+
+-- Who sees whom (docs/visibility.md): may a see player b? Every view of another player asks.
+local function sees(a, b)
+  return a == b or not visibility_active() or visible(a, b)
+end
 
 polis.observation{
   name = "view", dtype = "u8", shape = {ROWS, COLS},
@@ -1031,6 +1042,12 @@ polis.observation{
     if on_map[a] then
       grid_view(buf, VIEW, px[a], py[a], face[a], AHEAD, BEHIND, SIDE, SIDE, OUTSIDE)
       buf[SELF_INDEX] = SELF
+      if visibility_active() then -- players a may not see show the ground they stand on
+        for i = 1, #buf do
+          local b = buf[i] - AGENT0
+          if b >= 0 and not visible(a, b) then buf[i] = ground_code(cell_of(px[b], py[b])) end
+        end
+      end
     end
   end,
 }
@@ -1090,7 +1107,9 @@ local function observe(a)
     if x >= 0 and x < W and y >= 0 and y < H then
       local c = cell_of(x, y)
       local o = occ[c]
-      if o ~= 0 and o - 1 ~= a then seen.agents[#seen.agents + 1] = {o - 1, x, y} end
+      if o ~= 0 and o - 1 ~= a and sees(a, o - 1) then
+        seen.agents[#seen.agents + 1] = {o - 1, x, y}
+      end
       local i = apple_of[c]
       if i then
         local k = PATCH[i]
@@ -1171,17 +1190,20 @@ polis.renderer("text", function(a)
     if in_view(a, x, y) then changes[#changes + 1] = s end
   end
   for j = 1, n_ch_beam do
-    if ch_beam_a[j] ~= a then
+    if ch_beam_a[j] ~= a and sees(a, ch_beam_a[j]) then
       change(ch_beam_x[j], ch_beam_y[j], string.format("Observed a ray beam from position %s.",
                                                        pos(ch_beam_x[j], ch_beam_y[j])))
     end
   end
   for j = 1, n_ch_hit do
-    change(ch_hit_x[j], ch_hit_y[j], string.format("Observed that someone was attacked at " ..
-                                                   "position %s.", pos(ch_hit_x[j], ch_hit_y[j])))
+    if sees(a, ch_hit_a[j]) then
+      change(ch_hit_x[j], ch_hit_y[j], string.format("Observed that someone was attacked at " ..
+                                                     "position %s.",
+                                                     pos(ch_hit_x[j], ch_hit_y[j])))
+    end
   end
   for j = 1, n_ch_eat do
-    if ch_eat_a[j] ~= a then
+    if ch_eat_a[j] ~= a and sees(a, ch_eat_a[j]) then
       change(ch_eat_x[j], ch_eat_y[j], string.format("Observed that agent %s took an apple " ..
                                                      "from position %s.",
                                                      polis.agent_name(ch_eat_a[j]),
@@ -1260,18 +1282,18 @@ polis.renderer("json", function(a)
   local ch = {beams = {}, attacked = {}, apples_taken = {}, apples_grown = {}, grass_gone = {},
               grass_back = {}}
   for j = 1, n_ch_beam do
-    if in_view(a, ch_beam_x[j], ch_beam_y[j]) then
+    if in_view(a, ch_beam_x[j], ch_beam_y[j]) and sees(a, ch_beam_a[j]) then
       ch.beams[#ch.beams + 1] = {agent = polis.agent_name(ch_beam_a[j]),
                                  position = rc(ch_beam_x[j], ch_beam_y[j])}
     end
   end
   for j = 1, n_ch_hit do
-    if in_view(a, ch_hit_x[j], ch_hit_y[j]) then
+    if in_view(a, ch_hit_x[j], ch_hit_y[j]) and sees(a, ch_hit_a[j]) then
       ch.attacked[#ch.attacked + 1] = rc(ch_hit_x[j], ch_hit_y[j])
     end
   end
   for j = 1, n_ch_eat do
-    if in_view(a, ch_eat_x[j], ch_eat_y[j]) then
+    if in_view(a, ch_eat_x[j], ch_eat_y[j]) and sees(a, ch_eat_a[j]) then
       ch.apples_taken[#ch.apples_taken + 1] = {agent = polis.agent_name(ch_eat_a[j]),
                                                position = rc(ch_eat_x[j], ch_eat_y[j])}
     end

@@ -188,6 +188,7 @@ enum { SOC_BLOCKED_TERRAIN = 1, SOC_BLOCKED_OCCUPIED = 2, SOC_BLOCKED_CONTEST = 
 typedef struct soc {
     const polis_host *h;
     polis_ctx *ctx;
+    const polis_visibility_api *vis; /* who sees whom (docs/visibility.md) */
     soc_params p;
     int32_t n_agents;
     soc_block *arena;
@@ -488,6 +489,11 @@ static inline int32_t soc_wrap(int32_t v, int32_t n)
     v %= n;
     return v < 0 ? v + n : v;
 }
+
+/* observe.c: whether viewer may see agent target now (docs/visibility.md); every view of
+ * another agent (the grid's agents channel, the text and JSON views, a plan's obstacles)
+ * asks it. */
+bool soc_sees(const soc *s, int32_t viewer, int32_t target);
 
 static inline int32_t *soc_layer(const soc *s, int32_t layer, int32_t cell)
 {

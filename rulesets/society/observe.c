@@ -1311,6 +1311,30 @@ static int32_t lv_views(soc *s, int32_t v)
     return n;
 }
 
+bool soc_sees(const soc *s, int32_t viewer, int32_t target)
+{
+    return viewer == target || !s->vis->active(s->ctx) ||
+           s->vis->visible(s->ctx, viewer, target);
+}
+
+/* Who sees whom: the agents the viewer may not see leave the agents channel, after the
+ * painters (which know nothing of it) wrote the record. A record changed here is painted
+ * whole next time: the incremental painters assume it holds what they wrote. */
+static void hide_agents(soc *s, int32_t agent, int16_t *o)
+{
+    if (!s->vis->active(s->ctx)) return;
+    const size_t plane = (size_t)s->A * (size_t)s->B;
+    bool changed = false;
+    for (size_t i = 0; i < plane; i++) {
+        int32_t q = o[i] - 1;
+        if (q >= 0 && q != agent && q < s->n_agents && !s->vis->visible(s->ctx, agent, q)) {
+            o[i] = 0;
+            changed = true;
+        }
+    }
+    if (changed) s->og_dst[agent] = NULL;
+}
+
 static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
@@ -1335,6 +1359,7 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
         if (current) {
             s->lv_n_inc++;
             lv_update(s, agent, o);
+            hide_agents(s, agent, o);
             return;
         }
         s->lv_n_full += s->lv_sync_pass != s->pt_pass;
@@ -1363,6 +1388,7 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
         }
     }
     s->og_n[agent] = p.n > p.cap || !p.cap ? -1 : p.n;
+    hide_agents(s, agent, o);
 }
 
 void soc_seen_bits(soc *s, int32_t agent)

@@ -281,7 +281,9 @@ static int32_t map_step(void *ud, int32_t cell, int32_t dir)
     if (is_block(s, next)) return -1;
     if (q->agents) {
         int32_t other = *soc_layer(s, s->L_agents, next) - 1;
-        if (other >= 0 && other != q->agent && in_view(s, q->agent, next)) return -1;
+        if (other >= 0 && other != q->agent && in_view(s, q->agent, next) &&
+            soc_sees(s, q->agent, other))
+            return -1;
     }
     return next;
 }

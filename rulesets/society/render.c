@@ -62,7 +62,7 @@ static void json_player(soc *s, polis_text *t, int32_t a)
 }
 
 /* Cells of owner's window, dx outer, dy inner (AdaSociety's scan order). */
-static void json_map(soc *s, polis_text *t, int32_t owner, bool center)
+static void json_map(soc *s, polis_text *t, int32_t viewer, int32_t owner, bool center)
 {
     const polis_host *h = s->h;
     const soc_job *job = &s->jobs[s->agent_job[owner]];
@@ -107,7 +107,7 @@ static void json_map(soc *s, polis_text *t, int32_t owner, bool center)
                     first = false;
                 } else if (part == 2) {
                     int32_t q = *soc_layer(s, s->L_agents, cell) - 1;
-                    if (q < 0 || q == owner) continue;
+                    if (q < 0 || q == owner || !soc_sees(s, viewer, q)) continue;
                     h->text_printf(t, "%s{\"id\": %d, \"name\": ", first ? "" : ", ", (int)q);
                     json_str(s, t, h->agent_name(s->ctx, q));
                     h->text_printf(t, ", \"position\": [%d, %d]}", (int)x, (int)y);
@@ -133,7 +133,7 @@ static polis_status render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_t
     int64_t episode = h->episode(ctx);
     h->text_printf(t, "{\"episode_id\": %lld, \"step_id\": %lld, \"Map\": ",
                    (long long)(episode > 0 ? episode - 1 : 0), (long long)h->tick(ctx));
-    json_map(s, t, agent, false);
+    json_map(s, t, agent, agent, false);
     put(s, t, ", \"Player\": ");
     json_player(s, t, agent);
     put(s, t, ", \"Social\": {\"sharings\": {");
@@ -148,7 +148,7 @@ static polis_status render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_t
         h->text_printf(t, "%s\"%d\": {", first ? "" : ", ", (int)u);
         if (map) {
             put(s, t, "\"Map\": ");
-            json_map(s, t, u, true);
+            json_map(s, t, agent, u, true);
         }
         if (player) {
             h->text_printf(t, "%s\"Player\": ", map ? ", " : "");
@@ -255,7 +255,7 @@ static bool cell_shows(soc *s, int32_t agent, const seen_cell *c, int32_t i, int
     case SEE_AGENT: {
         int32_t q = *soc_layer(s, s->L_agents, cell) - 1;
         *val = q;
-        return q >= 0 && q != agent;
+        return q >= 0 && q != agent && soc_sees(s, agent, q);
     }
     case SEE_PILE:
         if (!s->kinds[cell]) return false;

@@ -460,6 +460,7 @@ static polis_status society_init(const polis_host *h, polis_ctx *ctx, const void
     s->ctx = ctx;
     memcpy(&s->p, params, sizeof s->p);
     s->n_agents = h->n_agents(ctx);
+    if (!(s->vis = h->host_api(ctx, POLIS_VISIBILITY_API, 1))) return POLIS_ERR_PLUGIN;
     polis_status st;
     if (strcmp(s->p.view, "window") == 0) {
         s->view = SOC_VIEW_WINDOW;

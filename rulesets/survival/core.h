@@ -341,8 +341,9 @@ int32_t sv_obs_channels(int32_t layout);
 int32_t sv_others_len(int32_t n_players);
 /* Writes the agent's main vector into dst (sv_obs_len floats); incremental when dst is the
  * buffer it wrote last time. */
-void sv_write_obs(sv_world *w, int32_t agent, float *dst);
-void sv_write_others(const sv_world *w, int32_t agent, float *dst);
+/* seen: NULL, or [n_players] flags of the players `agent` may see (docs/visibility.md) */
+void sv_write_obs(sv_world *w, int32_t agent, float *dst, const uint8_t *seen);
+void sv_write_others(const sv_world *w, int32_t agent, float *dst, const uint8_t *seen);
 /* The action mask as bits (bit a = action a can apply now; bit 0 always set). */
 uint32_t sv_legal(const sv_world *w, int32_t agent);
 

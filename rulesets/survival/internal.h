@@ -20,7 +20,13 @@ typedef struct survival {
     int64_t deaths[SV_N_CAUSES]; /* deaths by cause since create */
     struct sv_search *search;    /* the scripted policy's path search scratch */
     struct sv_looks *looks;      /* looks.c: kind ids, the scene layer and stats (ABI 1.5) */
+    const polis_visibility_api *vis; /* who sees whom (docs/visibility.md) */
+    uint8_t *seen;                   /* [n] sv_seen's row */
 } survival;
+
+/* survival.c: NULL while nothing is hidden from anyone, else the players `agent` may see now
+ * ([n] flags, valid until the next call): every view of another player asks it. */
+const uint8_t *sv_seen(survival *s, int32_t agent);
 
 /* render.c: renderers and the action parser; then policy.c's policies */
 polis_status sv_register_views(survival *s);

@@ -16,9 +16,11 @@ static const char BLOCK_CH[SV_N_BLOCKS] = {'?', 'X', '.', '~', '#', 'T', 'w', '_
 static const char MOB_CH[SV_N_MOB_KINDS] = {'Z', 'C', 'S', '>'};
 static const char *const DIR_NAMES[5] = {"", "left", "right", "up", "down"};
 
-/* The view as 7 strings of 9 characters: blocks, then arrows, mobs, other players, you. */
-static void view_grid(const survival *s, int32_t agent, char grid[SV_VIEW_ROWS][SV_VIEW_COLS + 1])
+/* The view as 7 strings of 9 characters: blocks, then arrows, mobs, other players (those this
+ * one may see), you. */
+static void view_grid(survival *s, int32_t agent, char grid[SV_VIEW_ROWS][SV_VIEW_COLS + 1])
 {
+    const uint8_t *seen = sv_seen(s, agent);
     const sv_world *w = s->w;
     const sv_player *pl = &w->players[agent];
     int32_t r0 = pl->r - 3, c0 = pl->c - 4;
@@ -39,20 +41,31 @@ static void view_grid(const survival *s, int32_t agent, char grid[SV_VIEW_ROWS][
     for (int32_t j = 0; j < w->p.n_players; j++) {
         const sv_player *o = &w->players[j];
         int32_t vr = o->r - r0, vc = o->c - c0;
-        if (j != agent && o->alive && (uint32_t)vr < SV_VIEW_ROWS && (uint32_t)vc < SV_VIEW_COLS)
+        if (j != agent && o->alive && (!seen || seen[j]) && (uint32_t)vr < SV_VIEW_ROWS &&
+            (uint32_t)vc < SV_VIEW_COLS)
             grid[vr][vc] = 'A';
     }
     grid[3][4] = '@';
 }
 
-static const char *facing_thing(const sv_world *w, const sv_player *pl)
+/* What the player faces; a player it may not see is not there for it. */
+static const char *facing_thing(survival *s, int32_t agent)
 {
     static const int32_t DR[5] = {0, 0, 0, -1, 1}, DC[5] = {0, -1, 1, 0, 0};
+    const sv_world *w = s->w;
+    const sv_player *pl = &w->players[agent];
     int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
     if (!sv_in_map(r, c)) return "the edge of the map";
     uint16_t mm = w->mob_map[r][c];
     if (mm) return sv_mob_names[(mm - 1) >> 8];
-    if (w->player_map[r][c]) return "another player";
+    if (w->player_map[r][c]) {
+        const uint8_t *seen = sv_seen(s, agent);
+        if (!seen) return "another player";
+        for (int32_t j = 0; j < w->p.n_players; j++)
+            if (j != agent && seen[j] && w->players[j].alive && w->players[j].r == r &&
+                w->players[j].c == c)
+                return "another player";
+    }
     return sv_block_names[w->map[r][c]];
 }
 
@@ -68,7 +81,7 @@ static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_t
                    "(%s).\n",
                    h->agent_name(ctx, agent), agent, w->p.n_players,
                    pl->alive ? (pl->sleeping ? "asleep" : "awake") : "dead", pl->r, pl->c,
-                   DIR_NAMES[pl->dir], facing_thing(w, pl), (long long)h->tick(ctx),
+                   DIR_NAMES[pl->dir], facing_thing(s, agent), (long long)h->tick(ctx),
                    (long long)h->max_steps(ctx), (double)w->light,
                    w->light < 0.5f ? "night: zombies spawn more" : "day");
     h->text_printf(t, "Health %d/9, food %d/9, drink %d/9, energy %d/9.\n", pl->health,
@@ -109,7 +122,7 @@ static polis_status render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_t
                    "\"facing\":\"%s\",\"facing_tile\":\"%s\",\"step\":%lld,\"light\":%.4f,"
                    "\"health\":%d,\"food\":%d,\"drink\":%d,\"energy\":%d,\"inventory\":{",
                    agent, pl->alive ? "true" : "false", pl->sleeping ? "true" : "false", pl->r,
-                   pl->c, DIR_NAMES[pl->dir], facing_thing(w, pl), (long long)h->tick(ctx),
+                   pl->c, DIR_NAMES[pl->dir], facing_thing(s, agent), (long long)h->tick(ctx),
                    (double)w->light, pl->health, pl->food, pl->drink, pl->energy);
     for (int32_t k = 0; k < SV_N_ITEMS; k++)
         h->text_printf(t, "%s\"%s\":%d", k ? "," : "", sv_item_names[k], pl->inv[k]);

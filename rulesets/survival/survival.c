@@ -144,18 +144,27 @@ static polis_status on_end(polis_ctx *ctx, void *ud)
 
 /* ---- observations ------------------------------------------------------------------------ */
 
+/* Who sees whom (docs/visibility.md): NULL while nothing is hidden, else the players
+ * `agent` may see now, in s->seen. */
+const uint8_t *sv_seen(survival *s, int32_t agent)
+{
+    if (!s->vis->active(s->ctx)) return NULL;
+    for (int32_t j = 0; j < s->n; j++) s->seen[j] = s->vis->visible(s->ctx, agent, j);
+    return s->seen;
+}
+
 static void write_symbolic(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     (void)ctx;
     survival *s = ud;
-    sv_write_obs(s->w, agent, dst);
+    sv_write_obs(s->w, agent, dst, sv_seen(s, agent));
 }
 
 static void write_others(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     (void)ctx;
     survival *s = ud;
-    sv_write_others(s->w, agent, dst);
+    sv_write_others(s->w, agent, dst, sv_seen(s, agent));
 }
 
 /* ---- parameters -------------------------------------------------------------------------- */
@@ -511,11 +520,13 @@ static polis_status survival_init(const polis_host *h, polis_ctx *ctx, const voi
     s->w_bytes = sv_world_bytes(&p);
     void *mem = h->alloc(ctx, s->w_bytes);
     s->legal = h->alloc(ctx, sizeof(uint32_t) * (size_t)s->n);
-    if (!mem || !s->legal) {
+    s->seen = h->alloc(ctx, (size_t)s->n);
+    if (!mem || !s->legal || !s->seen) {
         if (mem) h->free(ctx, mem, s->w_bytes);
         return POLIS_ERR_NOMEM;
     }
     s->w = sv_layout(mem, &p);
+    if (!(s->vis = h->host_api(ctx, POLIS_VISIBILITY_API, 1))) return POLIS_ERR_PLUGIN;
     return register_all(s);
 }
 
@@ -525,6 +536,7 @@ static void survival_destroy(polis_ctx *ctx, void *state)
     if (!s) return;
     if (s->w) s->h->free(ctx, s->w, s->w_bytes);
     if (s->legal) s->h->free(ctx, s->legal, sizeof(uint32_t) * (size_t)s->n);
+    if (s->seen) s->h->free(ctx, s->seen, (size_t)s->n);
     sv_free_policies(s);
     sv_free_looks(s);
     s->h->free(ctx, s, sizeof *s);

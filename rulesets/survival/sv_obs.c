@@ -51,8 +51,10 @@ static void write_scalars(const sv_world *w, const sv_player *pl, float *v, bool
 
 /* Incremental: only view cells whose block changed since the last write into the same
  * buffer are rewritten (most do not, even when the player moves: grass next to grass), and
- * the few mob and player marks are cleared and set again. */
-void sv_write_obs(sv_world *w, int32_t agent, float *dst)
+ * the few mob and player marks are cleared and set again. `seen` (NULL: every player) says
+ * which players this one may see (seen[j] != 0): the others are not drawn, wherever they
+ * stand (who sees whom, docs/visibility.md). */
+void sv_write_obs(sv_world *w, int32_t agent, float *dst, const uint8_t *seen)
 {
     sv_player *pl = &w->players[agent];
     int32_t layout = w->p.obs_layout, ch = sv_obs_channels(layout);
@@ -97,7 +99,20 @@ void sv_write_obs(sv_world *w, int32_t agent, float *dst)
     }
     uint16_t *set = pl->obs_set;
     int32_t n = 0;
-    if (layout == SV_OBS_MAC && w->p.n_players - 1 < SV_VIEW_CELLS) {
+    if (layout == SV_OBS_MAC && seen) {
+        /* some players may be hidden: look at each, marking a cell once */
+        for (int32_t j = 0; j < w->p.n_players; j++) {
+            const sv_player *o = &w->players[j];
+            if (j == agent || !o->alive || !seen[j]) continue;
+            int32_t vr = o->r - r0, vc = o->c - c0;
+            if ((uint32_t)vr >= SV_VIEW_ROWS || (uint32_t)vc >= SV_VIEW_COLS) continue;
+            uint16_t at = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 21);
+            if (dst[at] == 0.0f) {
+                dst[at] = 1.0f;
+                set[n++] = at;
+            }
+        }
+    } else if (layout == SV_OBS_MAC && w->p.n_players - 1 < SV_VIEW_CELLS) {
         /* fewer others than view cells: look at each of them */
         for (int32_t j = 0; j < w->p.n_players; j++) {
             const sv_player *o = &w->players[j];
@@ -136,8 +151,8 @@ void sv_write_obs(sv_world *w, int32_t agent, float *dst)
 
 /* ShareStats: per other player (index order, self left out) a one-hot of its view cell, 12
  * inventory values, health, food, drink, energy, sleeping (all /10), and its facing; zeros
- * when it is dead or out of view. */
-void sv_write_others(const sv_world *w, int32_t agent, float *dst)
+ * when it is dead, out of view or hidden from this player (`seen` as sv_write_obs's). */
+void sv_write_others(const sv_world *w, int32_t agent, float *dst, const uint8_t *seen)
 {
     const sv_player *me = &w->players[agent];
     memset(dst, 0, sizeof(float) * (size_t)sv_others_len(w->p.n_players));
@@ -146,7 +161,8 @@ void sv_write_others(const sv_world *w, int32_t agent, float *dst)
         if (j == agent) continue;
         const sv_player *o = &w->players[j];
         int32_t vr = o->r - me->r + 3, vc = o->c - me->c + 4;
-        if (o->alive && (uint32_t)vr < SV_VIEW_ROWS && (uint32_t)vc < SV_VIEW_COLS) {
+        if (o->alive && (!seen || seen[j]) && (uint32_t)vr < SV_VIEW_ROWS &&
+            (uint32_t)vc < SV_VIEW_COLS) {
             row[vr * SV_VIEW_COLS + vc] = 1.0f;
             float *v = row + SV_VIEW_CELLS;
             for (int32_t k = 0; k < SV_N_ITEMS; k++) *v++ = tenth(o->inv[k]);

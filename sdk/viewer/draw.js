@@ -208,10 +208,11 @@ export function viewport(header, scene, focus) {
     return { x0: ax - rx, y0: ay - ry, w: 2 * rx + 1, h: 2 * ry + 1 };
 }
 
-// Draws the map part vp of the scene into canvas with cell size c. Returns where each agent
+// Draws the map part vp of the scene into canvas with cell size c, without the agents in
+// `hidden` (a Set of indices: those the viewing agent may not see). Returns where each agent
 // landed: [{index, x, y, px, py}] (px, py = the centre of its cell on the canvas, or null when
-// it is not in the viewport or not on the map).
-export function drawMap(canvas, header, scene, vp, c, glyphs) {
+// it is not in the viewport, not on the map or hidden).
+export function drawMap(canvas, header, scene, vp, c, glyphs, hidden) {
     // read back by pixel() (the tests): a canvas kept in memory reads fast
     const ctx = canvas.getContext('2d', { willReadFrequently: true });
     const W = header.map.width, H = header.map.height;
@@ -248,7 +249,9 @@ export function drawMap(canvas, header, scene, vp, c, glyphs) {
     const placed = [];
     scene.agents.forEach((a, i) => {
         const vx = a.x - vp.x0, vy = a.y - vp.y0;
-        const on = a.x >= 0 && a.y >= 0 && vx >= 0 && vy >= 0 && vx < vp.w && vy < vp.h;
+        // an agent's view leaves out the agents it may not see (hidden: a Set, or none)
+        const on = a.x >= 0 && a.y >= 0 && vx >= 0 && vy >= 0 && vx < vp.w && vy < vp.h
+            && !(hidden && hidden.has(i));
         placed.push({ index: i, x: a.x, y: a.y, px: on ? vx * c + c / 2 : null, py: on ? vy * c + c / 2 : null });
     });
     // Dead agents first, so a living one on the same cell is drawn on top; the last one drawn

@@ -228,7 +228,8 @@ export class Recording {
             this.episodes.push({ index: this.episodes.length,
                                  number: isInt(o.episode) ? o.episode : this.episodes.length,
                                  seed: o.seed, keys: new Map(),
-                                 keyTicks: [], steps: [], end: null, firstTick: 0, lastTick: 0, line: n });
+                                 keyTicks: [], steps: [], end: null, firstTick: 0, lastTick: 0, line: n,
+                                 visibility: Array.isArray(o.visibility) ? o.visibility : [] });
             return;
         case 'key':
             need(ep && !ep.end, n, 'a keyframe outside an episode');
@@ -446,6 +447,48 @@ export class Scene {
         this.tick = s.tick;
         this.step = s;
     }
+}
+
+// Who sees whom (docs/visibility.md): the agents `focus` may not see at tick t of episode
+// ep, as a Set of indices. The header's "visibility" holds the scenario's rules; the runtime
+// settings are the "visibility" changes of every reset and step line up to that moment
+// ([observer, target, state]: 0 hidden, 1 shown, -1 the rules again; -1 agents: every one).
+export function hiddenFrom(header, episodes, ep, t, focus) {
+    const hidden = new Set();
+    const n = header.agents.length;
+    const setting = new Map();
+    const apply = (changes) => {
+        for (const [o, g, s] of changes || []) {
+            if (o !== -1 && o !== focus) continue;
+            for (let b = g === -1 ? 0 : g; b < (g === -1 ? n : g + 1); b++) {
+                if (s === -1) setting.delete(b);
+                else setting.set(b, s);
+            }
+        }
+    };
+    for (const e of episodes) {
+        if (e.index > ep.index) break;
+        apply(e.visibility);
+        for (const s of e.steps) {
+            if (e.index === ep.index && s.tick > t) break;
+            apply(s.visibility);
+        }
+    }
+    for (let b = 0; b < n; b++) {
+        if (b === focus) continue;
+        if (setting.has(b)) {
+            if (setting.get(b) === 0) hidden.add(b);
+            continue;
+        }
+        for (const r of header.visibility || []) {
+            if (t >= r.from && (r.until === undefined || t < r.until)
+                && r.observers.includes(focus) && r.hidden.includes(b)) {
+                hidden.add(b);
+                break;
+            }
+        }
+    }
+    return hidden;
 }
 
 // Rebuilds the scene of episode ep at tick t: nearest keyframe at or before t, then the steps.

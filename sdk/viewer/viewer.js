@@ -1,7 +1,7 @@
 // viewer.js — the polis viewer page: opens a recording (file picker, drag and drop, ?file=URL),
 // plays it, and shows the map, the agents, the social graph, events, messages and returns.
 // window.polisViewer is the hook the browser tests read (tests/browser/).
-import { readRecording, sceneAt, facingName, started } from './recording.js';
+import { readRecording, sceneAt, facingName, started, hiddenFrom } from './recording.js';
 import { agentColor, setPalette, cellSize, viewport, drawMap, drawGraph, drawCurves, drawKind, EMPTY_COLOR } from './draw.js';
 import { startPlay } from './play.js';
 
@@ -265,7 +265,8 @@ function render() {
     const maxW = Math.max(240, Math.min(window.innerWidth * 0.45, 900));
     const maxH = Math.max(240, window.innerHeight - $('map').offsetTop - $('legend').offsetHeight - 40);
     const c = cellSize(vp.w, vp.h, maxW, maxH);
-    st.placed = drawMap($('map'), h, scene, vp, c, $('glyphs').checked);
+    st.hidden = st.focus === null ? null : hiddenFrom(h, rec.episodes, ep, st.tick, st.focus);
+    st.placed = drawMap($('map'), h, scene, vp, c, $('glyphs').checked, st.hidden);
     st.cell = c;
     st.vp = vp;
     renderAgents();
@@ -585,6 +586,8 @@ window.polisViewer = {
         return [d[0], d[1], d[2]];
     },
     seek(t) { pause(); seek(t); return st.tick; },
+    // the agents the agent whose view is shown may not see now (docs/visibility.md)
+    hidden() { return st.hidden ? [...st.hidden] : []; },
     // the LLM panel: its cost table as text rows, and the selected agent's plan and counts
     llmRows() { return [...document.querySelectorAll('#llmcosts tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent)); },
     get llmShown() { return !$('llmbox').hidden; },

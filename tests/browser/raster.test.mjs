@@ -186,7 +186,7 @@ function compare(view, frame, where, squares) {
     return differ / (w * h);
 }
 
-async function check(name, scenario, steps, ticks, agent) {
+async function check(name, scenario, steps, ticks, agent, hiddenAt) {
     const rec = path.join(work, `${name}.jsonl`);
     polis('record', scenario, '--steps', String(steps), '--out', rec, '--quiet');
     const url = await serve(rec);
@@ -205,6 +205,18 @@ async function check(name, scenario, steps, ticks, agent) {
     for (const t of ticks) {
         assert.equal(await page.evaluate((u) => polisViewer.seek(u), t), t);
         await page.evaluate(() => { document.getElementById('glyphs').checked = false; polisViewer.seek(polisViewer.tick); });
+        if (hiddenAt) {
+            // who sees whom: the agents hidden from the viewing one at tick t, and one of them
+            // standing inside its window (so the frames would differ if the viewer drew it)
+            const got = await page.evaluate(() => ({ hidden: polisViewer.hidden(), agents: polisViewer.agents(), vp: polisViewer.viewport }));
+            assert.deepEqual(got.hidden, hiddenAt(t), `${name} tick ${t}: hidden agents`);
+            if (got.hidden.length) {
+                const inside = got.agents.filter((a) => got.hidden.includes(a.index) && a.x >= got.vp.x0 && a.y >= got.vp.y0
+                    && a.x < got.vp.x0 + got.vp.w && a.y < got.vp.y0 + got.vp.h);
+                assert.ok(inside.length > 0, `${name} tick ${t}: no hidden agent inside the view`);
+                assert.ok(inside.every((a) => a.px === null), `${name} tick ${t}: a hidden agent was placed`);
+            }
+        }
         const png = path.join(work, `${name}-${t}.png`);
         polis('replay', rec, '--tick', String(t), '--png', png, '--cell', String(cell), ...extra);
         // cells next to an agent's are left out of the squares: its rings reach into them,
@@ -236,6 +248,11 @@ test('gather: an agent\'s view (off-map cells) is the C frame of that view', asy
 
 test('exploration: many kinds and shapes', async () => {
     await check('exploration', path.join(SRC, 'rulesets/exploration/exploration.json'), 10, [10]);
+});
+
+test('survival: a learner\'s view without the experts hidden from it from tick 50 (who sees whom)', async () => {
+    await check('survival-experts', path.join(SRC, 'rulesets/survival/survival_experts_half.json'), 60, [10, 60], 0,
+                (t) => (t >= 50 ? [1, 2, 3] : []));
 });
 
 test('survival: blocks, mobs, vitals', async () => {

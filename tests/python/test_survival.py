@@ -2,6 +2,8 @@
 
 import os
 import random
+import subprocess
+import tempfile
 import unittest
 
 import polis
@@ -64,6 +66,46 @@ class TestSurvival(unittest.TestCase):
                 env.parse_action(0, "fly away")
         finally:
             env.close()
+
+    def test_visibility(self):
+        """Who sees whom from Python (docs/visibility.md): Env.set_visible hides player 1
+        from player 0 from the next step on (MAC's other-players channel), None gives the pair
+        back to the scenario's rules; a recording keeps the changes and replays."""
+        from common import POLIS_CLI
+        tmp = tempfile.TemporaryDirectory()
+        path = os.path.join(tmp.name, "v.jsonl")
+        env = polis.Env(SURVIVAL_MAC, {"agents": 2}, record=path)
+
+        def others(agent):
+            sym = tolist(env.obs_dict(agent)["symbolic"])
+            return sum(sym[cell * 22 + 21] for cell in range(63))
+        try:
+            env.reset(seed=4)
+            self.assertEqual(others(0), 1)  # both start on the centre cell
+            env.set_visible("agent_0", ["agent_1"], False)
+            self.assertFalse(env.visible(0, 1))
+            self.assertTrue(env.visible(1, 0))
+            env.step([0, 2])
+            self.assertEqual(others(0), 0)
+            self.assertEqual(others(1), 1)
+            env.set_visible(None, None, None)
+            env.step([0, 0])
+            self.assertEqual(others(0), 1)
+            with self.assertRaises(polis.UnknownAgentError):
+                env.set_visible("agent_0", "nobody", False)
+            with self.assertRaises(polis.InvalidArgumentError):
+                env.set_visible(0, 1, "hidden")
+        finally:
+            env.close()
+        with open(path) as f:
+            text = f.read()
+        self.assertIn('"visibility":[[0,1,0]]', text)
+        self.assertIn('"visibility":[[-1,-1,-1]]', text)
+        if os.path.exists(POLIS_CLI):
+            r = subprocess.run([POLIS_CLI, "replay", path, "--verify"], capture_output=True,
+                               text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        tmp.cleanup()
 
 
 if __name__ == "__main__":

@@ -667,6 +667,27 @@ static int end_metrics(replay *rp, const cJSON *line, char **out)
     return *out ? 0 : fail(rp, "out of memory");
 }
 
+/* The changes of who sees whom a reset or step line records ("visibility":
+ * [[observer, target, state], ...], docs/recording.md), made again before that reset or step. */
+static int apply_visibility(replay *rp, const cJSON *line)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(line, "visibility");
+    if (!v) return 0;
+    if (!cJSON_IsArray(v)) return fail(rp, "\"visibility\" is not an array");
+    int k = 0;
+    for (const cJSON *e = v->child; e; e = e->next, k++) {
+        double x[3];
+        int i = 0;
+        for (const cJSON *c = cJSON_IsArray(e) ? e->child : NULL; c && i < 4; c = c->next, i++)
+            if (i < 3) x[i] = cJSON_IsNumber(c) ? c->valuedouble : 1e9;
+        if (i != 3 || x[0] != (int32_t)x[0] || x[1] != (int32_t)x[1] || x[2] != (int32_t)x[2])
+            return fail(rp, "visibility[%d]: not [observer, target, state] (integers)", k);
+        if (polis_env_visibility_set(rp->env, (int32_t)x[0], (int32_t)x[1], (int32_t)x[2]))
+            return fail(rp, "visibility[%d]: %s", k, polis_env_error(rp->env));
+    }
+    return 0;
+}
+
 /* One recorded line after the header. *stop is set when --tick is reached. */
 static int replay_line(replay *rp, const cJSON *line, bool *stop)
 {
@@ -688,6 +709,8 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
         if (!ok) return fail(rp, "the reset seed is not an integer in [0, 2^64)");
         rp->episode++;
         rp->in_episode = true;
+        int vrc = apply_visibility(rp, line);
+        if (vrc) return vrc;
         if ((st = polis_env_reset(rp->env, s)))
             return fail(rp, "reset failed: %s", polis_env_error(rp->env));
         if (polis_recorder_begin_episode(rp->rec, s))
@@ -724,7 +747,7 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
             io->actions[i] = (int32_t)v->valuedouble;
         }
         int rc = check_msgs(rp, line, want);
-        if (rc) return rc;
+        if (rc || (rc = apply_visibility(rp, line))) return rc;
         if ((st = polis_env_step(rp->env)))
             return fail(rp, "tick %" PRId64 ": the step failed: %s", want,
                         polis_env_error(rp->env));

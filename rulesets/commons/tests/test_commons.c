@@ -1057,8 +1057,99 @@ static void test_study_plans(void)
     polis_env_destroy(env);
 }
 
+/* ---- who sees whom (docs/visibility.md) ----------------------------------------------------- */
+
+/* A scenario string with a "visibility" list (NULL: none). */
+static char *vis_scenario(const char *rules)
+{
+    const char *params =
+        "{\"map\": \"WWWWWWWW\\nW0..A1.W\\nW......W\\nWP.....W\\nWWWWWWWW\", "
+        "\"facing\": \"east\", \"shuffle_order\": false, \"end_min_steps\": 1000000, "
+        "\"regrowth_p1\": 0, \"regrowth_p2\": 0, \"regrowth_p3\": 0}";
+    char *base = scenario(2, 100, params, false);
+    if (!rules) return base;
+    size_t n = strlen(base) + strlen(rules) + 32;
+    char *s = malloc(n);
+    snprintf(s, n, "%.*s, \"visibility\": %s}", (int)(strlen(base) - 1), base, rules);
+    free(base);
+    return s;
+}
+
+static int agent_x(polis_env *env, int32_t a)
+{
+    const polis_scene *s = NULL;
+    CHECK(polis_env_scene_get(env, &s) == POLIS_OK);
+    return s ? s->agents[a].x : -1;
+}
+
+/* Player 1 (hidden from player 0 from tick 1) walks west along row 1, eats the apple at x 4,
+ * and is stopped by player 0 at x 1; then player 0 walks into it and is stopped too. The world
+ * is the plain one; player 0's view, text and JSON leave player 1 out from tick 1 on. */
+static void test_visibility(void)
+{
+    char *a = vis_scenario(NULL), *b = vis_scenario("[{\"observers\": [0], \"hidden\": "
+                                                     "[\"agent_1\"], \"from\": 1}]");
+    polis_env *plain = test_env(a, NULL, NULL), *hid = test_env(b, NULL, NULL);
+    free(a);
+    free(b);
+    CHECK(plain && hid);
+    if (!plain || !hid) return;
+    static const char *const STEPS[][2] = {{NULL, "backward"}, {NULL, "backward"},
+                                           {NULL, "backward"}, {NULL, "backward"},
+                                           {"forward", NULL}};
+    polis_obs_field f;
+    CHECK(polis_env_reset(plain, 1) == POLIS_OK && polis_env_reset(hid, 1) == POLIS_OK);
+    int x1[6], x0[6];
+    float r1 = 0;
+    for (int t = 0; t <= 5; t++) {
+        if (t > 0) {
+            CHECK(test_step_names(plain, STEPS[t - 1]) == POLIS_OK);
+            CHECK(test_step_names(hid, STEPS[t - 1]) == POLIS_OK);
+            CHECK(polis_env_io(plain)->rewards[1] == polis_env_io(hid)->rewards[1]);
+            r1 += polis_env_io(hid)->rewards[1];
+        }
+        x0[t] = agent_x(hid, 0);
+        x1[t] = agent_x(hid, 1);
+        CHECK_EQ_INT(x0[t], agent_x(plain, 0));
+        CHECK_EQ_INT(x1[t], agent_x(plain, 1));
+        const uint8_t *pv = test_obs_field(plain, 0, "view", &f);
+        const uint8_t *hv = test_obs_field(hid, 0, "view", &f);
+        int in_plain = 0, in_hidden = 0, other = 0;
+        for (int32_t i = 0; i < f.shape[0] * f.shape[1]; i++) {
+            in_plain += pv[i] == 8;
+            in_hidden += hv[i] == 8;
+            other += pv[i] != 8 && pv[i] != hv[i];
+        }
+        CHECK_EQ_INT(in_plain, 1);
+        CHECK_EQ_INT(in_hidden, t == 0 ? 1 : 0);
+        CHECK_EQ_INT(other, 0);
+        /* player 1 still sees player 0 */
+        CHECK(memcmp(test_obs_field(plain, 1, "view", &f), test_obs_field(hid, 1, "view", &f),
+                     (size_t)f.nbytes) == 0);
+    }
+    CHECK(r1 == 1.0f);                      /* it ate the apple */
+    CHECK_EQ_INT(x1[4], 2);                 /* stopped by player 0 at x 1 */
+    CHECK_EQ_INT(x0[5], 1);                 /* and player 0 by it */
+    char *pt = render(plain, 0, "text"), *ht = render(hid, 0, "text");
+    char *pj = render(plain, 0, "json"), *hj = render(hid, 0, "json");
+    CHECK(pt && strstr(pt, "agent_1") && ht && !strstr(ht, "agent_1"));
+    CHECK(pj && strstr(pj, "agent_1") && hj && !strstr(hj, "agent_1"));
+    free(pt);
+    free(ht);
+    free(pj);
+    free(hj);
+    polis_env_destroy(plain);
+    polis_env_destroy(hid);
+    /* a bad rule names its JSON path */
+    b = vis_scenario("[{\"observers\": [0], \"hidden\": [1], \"until\": \"soon\"}]");
+    CHECK_EQ_STR(test_env_error(b), "<string>: visibility[0]: until: expected a tick (an "
+                                    "integer >= 0), got \"soon\"");
+    free(b);
+}
+
 int main(void)
 {
+    test_visibility();
     test_variants();
     test_variant_params();
     test_regrowth_statistics();

@@ -1384,7 +1384,7 @@ static void test_observation(void)
     add_mob(w, SV_COW, 33, 30, 3);
     w->players[0].inv[SV_INV_WOOD] = 3;
     w->players[0].health = 7;
-    sv_write_obs(w, 0, obs);
+    sv_write_obs(w, 0, obs, NULL);
     int bad = 0;
     for (int32_t cell = 0; cell < SV_VIEW_CELLS; cell++)
         if (argmax_block(obs + cell * 21) < 0) bad++;
@@ -1398,9 +1398,9 @@ static void test_observation(void)
     /* the corner: cells outside the map read out-of-bounds; an incremental rewrite into the
      * same buffer equals a fresh write */
     put(w, 0, 0, 0, SV_UP);
-    sv_write_obs(w, 0, obs);
+    sv_write_obs(w, 0, obs, NULL);
     float fresh[1409];
-    sv_write_obs(w, 0, fresh);
+    sv_write_obs(w, 0, fresh, NULL);
     CHECK(memcmp(obs, fresh, sizeof(float) * 1345) == 0);
     CHECK_EQ_INT(argmax_block(obs + 0), SV_OUT_OF_BOUNDS);
     CHECK_EQ_INT(argmax_block(obs + (3 * 9 + 3) * 21), SV_OUT_OF_BOUNDS);
@@ -1418,7 +1418,7 @@ static void test_observation(void)
     put(w, 2, 30, 32, SV_UP);
     w->players[2].alive = false;
     w->player_map[30][32]--;
-    sv_write_obs(w, 0, obs);
+    sv_write_obs(w, 0, obs, NULL);
     CHECK(obs[(3 * 9 + 5) * 22 + 21] == 1.0f);
     CHECK(obs[(1 * 9 + 4) * 22 + 21] == 0.0f);
     CHECK(obs[(3 * 9 + 4) * 22 + 21] == 0.0f); /* not itself */
@@ -1426,12 +1426,12 @@ static void test_observation(void)
     int ones = 0;
     for (int32_t cell = 0; cell < SV_VIEW_CELLS; cell++) ones += obs[cell * 22 + 21] != 0.0f;
     CHECK_EQ_INT(ones, 1);
-    sv_write_obs(w, 2, obs);
+    sv_write_obs(w, 2, obs, NULL);
     CHECK(obs[1408] == 0.0f);
     /* ShareStats: player 1 one cell right of player 0 */
     float others[168];
     w->players[1].inv[SV_INV_STONE] = 2;
-    sv_write_others(w, 0, others);
+    sv_write_others(w, 0, others, NULL);
     CHECK(others[3 * 9 + 5] == 1.0f);
     CHECK(others[63 + SV_INV_STONE] == 0.199951171875f);
     CHECK(others[63 + 17 + SV_UP - 1] == 1.0f);

@@ -496,6 +496,23 @@ class Env(_BufferOwner):
         if self._h.rec is not None:
             self._record_check(self._lib.recorder_step(self._h.rec))
 
+    def policy_act(self, policy: str, agents=None) -> None:
+        """Writes a registered policy's action (``polis describe`` lists them: ``random``,
+        ``noop``, a game's ``scripted`` ...) for each of ``agents`` (names or ids; ``None``:
+        every agent not yet finished) into the ``actions`` buffer, leaving the other agents'
+        entries as they are: scripted seats beside learners (``polis_env_policy_act``). Call
+        it between ``reset``/``step`` and the next ``step()`` without actions."""
+        p = self._ptr()
+        pid = self._lib.env_policy_find(p, policy.encode())
+        if pid < 0:
+            raise InvalidArgumentError(f'policy_act: no policy "{policy}"')
+        if agents is None:
+            self._check(self._lib.env_policy_act(p, pid, None, 0))
+            return
+        ids = [self.agent_id(a) for a in agents]
+        arr = (ctypes.c_int32 * max(len(ids), 1))(*ids)
+        self._check(self._lib.env_policy_act(p, pid, arr, len(ids)))
+
     def set_actions(self, actions):
         if len(actions) != self.n_agents:
             raise InvalidArgumentError(
@@ -557,6 +574,38 @@ class Env(_BufferOwner):
         if not 0 <= a < self.n_agents:
             raise UnknownAgentError(f"unknown agent {a}: ids are 0..{self.n_agents - 1}")
         return a
+
+    # ---- who sees whom (docs/visibility.md) ----------------------------------------------
+
+    def set_visible(self, observers, targets, visible: bool | None):
+        """What ``observers`` see of ``targets`` from now on: ``False`` hides them, ``True``
+        shows them (whatever the scenario's rules say), ``None`` gives the pairs back to the
+        scenario's ``"visibility"`` rules. Each of ``observers``, ``targets`` is an agent (name
+        or id), a list of agents, or ``None`` for every agent. The hidden agents still act;
+        games leave them out of every observation the observers get from the next step on
+        (views rendered now already). Settings last across resets; a recording keeps them
+        (``polis_env_visibility_set``)."""
+        state = {False: 0, True: 1, None: -1}.get(visible) if isinstance(
+            visible, (bool, type(None))) else None
+        if state is None:
+            raise InvalidArgumentError(
+                f"set_visible: visible must be True, False or None, got {visible!r}")
+        p = self._ptr()
+
+        def ids(x):
+            if x is None:
+                return [-1]
+            if isinstance(x, (list, tuple)):
+                return [self.agent_id(a) for a in x]
+            return [self.agent_id(x)]
+        for o in ids(observers):
+            for t in ids(targets):
+                self._check(self._lib.env_visibility_set(p, o, t, state))
+
+    def visible(self, observer, target) -> bool:
+        """True when ``observer`` sees ``target`` now (an agent always sees itself)."""
+        return bool(self._lib.env_visible(self._ptr(), self.agent_id(observer),
+                                          self.agent_id(target)))
 
     def action_id(self, name):
         """The id of an action name, or -1 (as polis_env_action_id)."""
