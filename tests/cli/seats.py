@@ -201,10 +201,11 @@ check("'chess' is not a policy of this scenario (policies: noop, random, uniform
       p.stderr)
 
 # ---- figures a process reports of its episodes (the protocol's "end") --------------------------
-# two processes (their texts differ by an argument), one seat each: the totals add up, each
+# two processes (their texts differ by an argument: a file the program writes its first
+# request to), one seat each: the totals add up, each
 # seat's figures are its own, null stays unknown
 p = run("eval", GATHER, "--episodes", "2", "--steps", "5", "--seat", "agent_0=" + cmd("stats"),
-        "--seat", "agent_2=" + cmd("stats", "two"), "--json", "-")
+        "--seat", "agent_2=" + cmd("stats", os.path.join(TMP, "two.json")), "--json", "-")
 j = json.loads(p.stdout)
 ep = j["per_episode"][1]["metrics"]
 check(ep.get("bot.thoughts") == 6 and ep.get("bot.thoughts.agent_0") == 1.5
