@@ -16,7 +16,7 @@
 const cli_command *const CLI_COMMANDS[] = {
     &CLI_CMD_RUN,   &CLI_CMD_VALIDATE, &CLI_CMD_DESCRIBE, &CLI_CMD_RENDER, &CLI_CMD_RECORD,
     &CLI_CMD_PARSE, &CLI_CMD_BENCH,    &CLI_CMD_EVAL,     &CLI_CMD_SERVE,  &CLI_CMD_SWEEP,
-    &CLI_CMD_REPLAY, &CLI_CMD_VIEW,    &CLI_CMD_HELP,     NULL,
+    &CLI_CMD_REPLAY, &CLI_CMD_VIEW,    &CLI_CMD_LLM,      &CLI_CMD_HELP,   NULL,
 };
 
 const cli_command *cli_command_find(const char *name)
@@ -41,6 +41,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
         return cli_command_main(&CLI_CMD_HELP, argc, argv);
     if (strcmp(cmd, "serve") == 0) return cli_serve_main(argc, argv);
+    if (strcmp(cmd, "llm") == 0) return cli_llm_main(argc, argv);
     const cli_command *c = cli_command_find(cmd);
     if (c) return cli_command_main(c, argc, argv);
     if (cmd[0] == '-') return cli_usage(NULL, "unknown option '%s'", cmd);

@@ -66,8 +66,12 @@ if mode == "exit":
     sys.exit(3)
 dim, na = hello["obs_dim"], hello["n_actions"]
 assert dim == sum(eval("*".join(map(str, f["shape"])) or "1") for f in hello["obs_fields"])
-reply({"ok": True, "name": "first-legal (stdlib)", "views": ["flat"]})
+hi = {"ok": True, "name": "first-legal (stdlib)", "views": ["flat"]}
+if mode.startswith("stats"):
+    hi["stats"] = True
+reply(hi)
 acts = 0
+acts_at_end = 0
 while True:
     line = rd.readline()
     if not line:
@@ -75,6 +79,22 @@ while True:
     m = json.loads(line)
     if m["op"] == "close":
         break
+    if m["op"] == "end":
+        k = len(m["seats"])
+        ends = {
+            "stats": {"ok": True, "stats": {"bot.thoughts": 3, "bot.unknown": None},
+                      "per_seat": [{"bot.thoughts": 1.5}] * k},
+            "stats_neg": {"ok": True, "stats": {"bot.thoughts": -1}},
+            "stats_str": {"ok": True, "stats": {}, "per_seat": [{"bot.thoughts": "many"}] * k},
+            "stats_huge": {"ok": True, "stats": {"bot.thoughts": 1e300}},
+            "stats_game": {"ok": True, "stats": {"steps": 1}},
+            "stats_name": {"ok": True, "stats": {"9 lives": 1}},
+            "stats_count": {"ok": True, "stats": {}, "per_seat": [{}] * (k + 1)},
+            "stats_missing": {"ok": True},
+            "stats_refuse": {"ok": False, "error": "no figures today"},
+        }
+        reply(ends[mode if acts_at_end else "stats"])  # the first episode's are good
+        acts_at_end = acts; continue
     if m["op"] == "reset":
         reply({"ok": True}); continue
     k = len(m["seats"])
@@ -180,6 +200,47 @@ p = run("eval", GATHER, "--episodes", "1", "--seat", "agent_0=chess", rc=1)
 check("'chess' is not a policy of this scenario (policies: noop, random, uniform)" in p.stderr,
       p.stderr)
 
+# ---- figures a process reports of its episodes (the protocol's "end") --------------------------
+# two processes (their texts differ by an argument: a file the program writes its first
+# request to), one seat each: the totals add up, each
+# seat's figures are its own, null stays unknown
+p = run("eval", GATHER, "--episodes", "2", "--steps", "5", "--seat", "agent_0=" + cmd("stats"),
+        "--seat", "agent_2=" + cmd("stats", os.path.join(TMP, "two.json")), "--json", "-")
+j = json.loads(p.stdout)
+ep = j["per_episode"][1]["metrics"]
+check(ep.get("bot.thoughts") == 6 and ep.get("bot.thoughts.agent_0") == 1.5
+      and ep.get("bot.thoughts.agent_2") == 1.5 and "bot.thoughts.agent_1" not in ep,
+      f"figures summed over processes, per seat: {ep}")
+check("bot.unknown" in ep and ep["bot.unknown"] is None, f"a null figure is undefined: {ep}")
+check(j["summary"]["bot.thoughts"] == {"mean": 6, "std": 0, "n": 2}, j["summary"].get("bot.thoughts"))
+check(list(ep)[-1] == "bot.thoughts.agent_2" and list(ep).index("bot.thoughts") > list(ep).index("steps"),
+      f"the figures follow the game's metrics: {list(ep)}")
+p = run("eval", GATHER, "--episodes", "1", "--steps", "5", "--seat", "agent_0=" + cmd("stats"))
+check("bot.thoughts.agent_0" in p.stdout and "bot.unknown" in p.stdout, p.stdout)
+seed_msg = "in the episode of seed 2"
+bad_figures = [
+    ("stats_neg", "reported bot.thoughts = -1 for its seat agent_0 " + seed_msg
+     + ": not a number from 0 to 1e+15 (or null: unknown)"),
+    ("stats_str", "reported bot.thoughts = \"many\" for agent 0 (agent_0) " + seed_msg),
+    ("stats_huge", "reported bot.thoughts = 1e+300 for its seat agent_0 " + seed_msg),
+    ("stats_game", "reported the figure steps for its seat agent_0 " + seed_msg
+     + ", which is a metric of the game"),
+    ("stats_name", "reported a figure named \"9 lives\" for its seat agent_0 " + seed_msg),
+    ("stats_count", "answered end with a \"per_seat\" that is not an array of 1 objects, one "
+     "for each of its seat agent_0 (the episode of seed 2)"),
+    ("stats_missing", "answered end with a \"stats\" for its seat agent_0 that is not an object"),
+    ("stats_refuse", "refused end: no figures today"),
+]
+for mode, want in bad_figures:
+    p = run("eval", GATHER, "--episodes", "2", "--steps", "3", "--seat", "agent_0=" + cmd(mode), rc=1)
+    check("polis: eval: episode 2 (seed 2): the policy process cmd:" in p.stderr and want in p.stderr,
+          f"{mode}: {p.stderr}")
+p = run("sweep", "--scenario", GATHER, "--policy", cmd("stats_neg"), "--episodes", "2",
+        "--threads", "1", "--steps", "3", "--out", os.path.join(TMP, "sweep_bad"), "--quiet",
+        rc=1)
+check("job 1" in p.stderr and "reported bot.thoughts = -1 for its seats agent_0, agent_1, "
+      "agent_2, agent_3 in the episode of seed 2" in p.stderr, p.stderr)
+
 # ---- populations --------------------------------------------------------------------------------
 
 
@@ -275,6 +336,122 @@ check("polis.rl.llm_seat: 240 answers" in p.stderr, p.stderr[-600:])
 cell = json.loads(p.stdout)["cells"][0]
 check(cell["per_episode"][0]["players"][2:] == ["py:polis.rl.llm_seat:make?mock=1"] * 2,
       f"the LLM plays the background seats: {cell['per_episode'][0]['players']}")
+check(cell["metrics"].get("llm.calls", {}).get("mean") == 240
+      and cell["metrics"]["llm.calls.miner_2"]["mean"] + cell["metrics"]["llm.calls.miner_3"]["mean"] == 240
+      and "llm.cost" not in cell["metrics"],
+      f"held-out evaluation reports the LLM's calls, no cost without prices: "
+      f"{ {k: v for k, v in cell['metrics'].items() if k.startswith('llm.')} }")
+
+# ---- what an LLM in a seat cost: polis.llm's mock server on 127.0.0.1, port 0 ----------------------
+from polis.llm.mock import MockServer  # noqa: E402 (the SDK is on sys.path from above)
+
+
+def mock_usage(srv, since):
+    u = srv.usages[since:]
+    return len(u), sum(x["prompt_tokens"] for x in u), sum(x["completion_tokens"] for x in u)
+
+
+def table_rows(text):
+    """The rows of eval's table: metric -> mean (text)."""
+    return {w[0]: w[1] for w in (ln.split() for ln in text.splitlines()[2:]) if len(w) >= 2}
+
+
+with MockServer() as srv:
+    LLM = ("py:polis.rl.llm_seat:make?model=mock&base_url=" + srv.url
+           + "&price_prompt=2.5&price_completion=10")
+    # one episode: the table's rows are the episode's figures, exactly the mock's usage
+    p = run("eval", GATHER, "--episodes", "1", "--steps", "6", "--seat", "agent_1=" + LLM)
+    calls, pt, ct = mock_usage(srv, 0)
+    rows = table_rows(p.stdout)
+    check(calls == 6 and len(srv.chat_requests()) == 6, f"one call per tick: {calls}")
+    for key in ("", ".agent_1"):
+        check(rows.get("llm.calls" + key) == "6" and rows.get("llm.prompt_tokens" + key) == str(pt)
+              and rows.get("llm.completion_tokens" + key) == str(ct)
+              and rows.get("llm.errors" + key) == "0" and rows.get("llm.cached" + key) == "0",
+              f"eval prints the mock's token counts ({pt} + {ct} in {calls} calls) as llm.*{key}: "
+              f"{p.stdout}")
+        cost = (pt * 2.5 + ct * 10) / 1e6
+        check(abs(float(rows.get("llm.cost" + key, "nan")) - cost) <= 1e-5 * cost,
+              f"llm.cost{key} is the price table's {cost}: {rows.get('llm.cost' + key)}")
+        check(0 < float(rows.get("llm.latency_s" + key, "0")) < 60, f"latency: {p.stdout}")
+    check("llm.calls.agent_0" not in rows, "seats the LLM did not play have no rows")
+    # --json: every episode's figures, adding up to what the mock served
+    before = len(srv.usages)
+    p = run("eval", GATHER, "--episodes", "2", "--steps", "4", "--seat", "agent_0=" + LLM,
+            "--json", "-")
+    calls, pt, ct = mock_usage(srv, before)
+    eps = [e["metrics"] for e in json.loads(p.stdout)["per_episode"]]
+    check(all(e["llm.calls"] == e["steps"] == 4 for e in eps), f"calls per episode: {eps}")
+    check(sum(e["llm.prompt_tokens"] for e in eps) == pt
+          and sum(e["llm.completion_tokens.agent_0"] for e in eps) == ct,
+          f"the episodes' tokens add up to the mock's {pt} + {ct}")
+    # a sweep's results file: every agent an LLM seat of one process, figures per line
+    before = len(srv.usages)
+    out = os.path.join(TMP, "sweep_llm")
+    run("sweep", "--scenario", GATHER, "--policy", LLM, "--episodes", "2", "--steps", "3",
+        "--threads", "1", "--out", out, "--quiet")
+    calls, pt, ct = mock_usage(srv, before)
+    with open(os.path.join(out, "results.jsonl")) as f:
+        lines = [json.loads(x)["metrics"] for x in list(f)[1:]]
+    agents = ("agent_0", "agent_1", "agent_2", "agent_3")
+    check(len(lines) == 2 and all(m["llm.calls"] == 12 for m in lines)
+          and sum(m["llm.prompt_tokens"] for m in lines) == pt
+          and sum(m["llm.completion_tokens"] for m in lines) == ct
+          and all(sum(m["llm.prompt_tokens." + a] for a in agents) == m["llm.prompt_tokens"]
+                  for m in lines)
+          and all(abs(m["llm.cost"] - (m["llm.prompt_tokens"] * 2.5
+                                       + m["llm.completion_tokens"] * 10) / 1e6) < 1e-12
+                  for m in lines),
+          f"the sweep's results carry the LLM's figures ({calls} calls, {pt} + {ct}): {lines}")
+    with open(os.path.join(out, "summary.json")) as f:
+        summ = json.load(f)
+    check("llm.cost" in json.dumps(summ), "the sweep's summary has the cost")
+    # a price option that is not a number is the process's refusal, named
+    p = run("eval", GATHER, "--episodes", "1", "--seat",
+            "agent_0=py:polis.rl.llm_seat:make?mock=1&price_prompt=cheap", rc=1)
+    check("refused hello: polis.rl.llm_seat: prices: could not convert" in p.stderr, p.stderr)
+
+    # ---- polis llm: python3 -m polis.llm, found as py: seats find it ----------------------------
+    p = run("llm", "--help")
+    check("{run,summary,mock}" in p.stdout, p.stdout)
+    p = run("help")
+    check("  llm ARGS..." in p.stdout, p.stdout)
+    llm_out = os.path.join(TMP, "llm_run")
+    if os.environ.get("POLIS_SANITIZE") == "1":
+        # the runner loads libpolis into python: an ASan-instrumented one cannot be
+        print("skipped polis llm run: an ASan-instrumented libpolis cannot be loaded into python")
+    else:
+        p = run("llm", "run", os.path.join(SRC, "sdk", "python", "polis", "llm", "scenarios",
+                                           "llmc_negotiation_easy.json"),
+                "--base-url", srv.url, "--model", "mock", "--out", llm_out, "--price-prompt", "1")
+        check("llmc_negotiation_easy episode 0 (seed 0)" in p.stdout and "split_ratio" in p.stdout,
+              p.stdout)
+        with open(os.path.join(llm_out, "results.jsonl")) as f:
+            res = json.loads(f.readline())
+        check(isinstance(res["metrics"].get("split_ratio"), float)
+              and res["costs"]["total"]["prompt_tokens"] > 0, f"{res['metrics']} {res['costs']}")
+        run("replay", res["recording"], "--verify")
+        p = run("llm", "summary", llm_out)
+        check("split_ratio" in p.stdout and "calls" in p.stdout, p.stdout)
+    p = run("llm", "summary", os.path.join(TMP, "no_run"), rc=1)
+    check("no_run/results.jsonl: No such file" in p.stderr, p.stderr)
+    p = run("llm", "run", "x.json", "--out", llm_out, "--episodes", "0", "--base-url", srv.url,
+            "--model", "m", rc=2)
+    check("--episodes must be at least 1" in p.stderr, p.stderr)
+
+# no Python, no SDK: one line each, exit 1
+p = subprocess.run([POLIS, "llm", "summary", TMP], capture_output=True, text=True,
+                   env=dict(ENV, POLIS_PYTHON="/nonexistent/python3"), timeout=60)
+check(p.returncode == 1 and "polis: llm: cannot start /nonexistent/python3: No such file"
+      in p.stderr, f"{p.returncode} {p.stderr}")
+isolated = os.path.join(TMP, "isolated_python")
+with open(isolated, "w") as f:
+    f.write("#!/bin/sh\nexec %s -I \"$@\"\n" % PY)  # -I: PYTHONPATH ignored, no SDK
+os.chmod(isolated, 0o755)
+p = subprocess.run([POLIS, "llm", "summary", TMP], capture_output=True, text=True,
+                   env=dict(ENV, POLIS_PYTHON=isolated), timeout=60)
+check(p.returncode == 1 and "cannot import polis.llm (No module named 'polis')" in p.stderr
+      and "Traceback" not in p.stderr, f"{p.returncode} {p.stderr}")
 
 # ---- sweep: a policy process or a population as a cell's policy ----------------------------------
 out = os.path.join(TMP, "sweep")

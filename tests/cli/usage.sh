@@ -33,13 +33,13 @@ polis 0 help parse
 out_has "usage: polis parse SCENARIO [options] ACTION"
 
 polis 2 frobnicate
-err_line "polis: unknown command 'frobnicate' (commands: run, validate, describe, render, record, parse, bench, eval, serve, sweep, replay, view, help)"
+err_line "polis: unknown command 'frobnicate' (commands: run, validate, describe, render, record, parse, bench, eval, serve, sweep, replay, view, llm, help)"
 err_line "Try 'polis --help'."
 out_empty
 polis 2 --frob
 err_line "polis: unknown option '--frob'"
 polis 2 help frobnicate
-err_line "polis: help: unknown command 'frobnicate' (commands: run, validate, describe, render, record, parse, bench, eval, serve, sweep, replay, view, help)"
+err_line "polis: help: unknown command 'frobnicate' (commands: run, validate, describe, render, record, parse, bench, eval, serve, sweep, replay, view, llm, help)"
 polis 2 --version extra
 err_line "polis: --version takes no arguments"
 

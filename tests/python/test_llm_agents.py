@@ -453,6 +453,48 @@ class RunnerTest(unittest.TestCase):
         formation = [c for c in social if c["tick"] < 20]
         self.assertEqual(len({c["tick"] for c in formation}), len(formation))
 
+    def test_llmc_negotiation_split_ratio(self):
+        """Negotiation's own figure (seeds/000 §5.3.3, Fig. 8e): the Carpenters/Miners split
+        ratio the agents agreed, in the results line, the log line and the summary, and the
+        one the recording's social graph gives (groups' "score" edges to their members)."""
+        spec = self.spec(os.path.join(LLMC, "llmc_negotiation_easy.json"))
+        out = os.path.join(self.tmp, "out")
+        logs = []
+        ln = run([spec], self.client(), out, log=logs.append)[0]
+        self.assertEqual(ln["ended"], "env_done")
+        split = ln["metrics"]["split_ratio"]
+        edges = {}
+        for rl in read_recording(ln["recording"]):
+            g = rl.get("edges")
+            if isinstance(g, list):  # a keyframe: the whole graph
+                edges = {(a, b, k): v for a, b, k, v in g}
+            elif isinstance(g, dict):  # a tick's changes
+                for a, b, k in g.get("del", []):
+                    edges.pop((a, b, k), None)
+                for a, b, k, v in g.get("add", []):
+                    edges[(a, b, k)] = v
+        shares = {}
+        for (a, b, k), v in edges.items():
+            if k == "score" and a.startswith("group_"):
+                shares[b] = shares.get(b, 0.0) + v
+        self.assertTrue(shares, "the mock's agents agreed no split: the check is empty")
+        names = ln["returns"].keys()
+        weight = lambda side: sum(shares.get(n, 1.0) for n in names if n.startswith(side))
+        self.assertAlmostEqual(split, weight("carpenter") / weight("miner"), places=6)
+        self.assertNotEqual(split, 1.0)
+        self.assertIn("split_ratio %.3f" % split, logs[0])
+        self.verify(ln["recording"])
+        summ, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(summ), redirect_stderr(err):
+            self.assertEqual(cli.main(["summary", out, "--json"]), 0)
+        table = json.loads(summ.getvalue())["llmc_negotiation_easy"]
+        self.assertEqual(table["split_ratio"]["mean"], split)
+        self.assertEqual(table["total_reward_normalised"]["mean"],
+                         ln["metrics"]["total_reward_normalised"])
+        with redirect_stdout(summ), redirect_stderr(err):
+            self.assertEqual(cli.main(["summary", out]), 0)
+        self.assertIn("split_ratio", summ.getvalue())
+
     def test_commands_the_game_cannot_take(self):
         from polis.llm.runner import Episode
         spec = load_spec(self.spec(os.path.join(COMMONS_LLM, "set1_none.json")))

@@ -20,6 +20,7 @@ extern const cli_command CLI_CMD_LIVE;     /* serve.c: --http, live play */
 extern const cli_command CLI_CMD_SWEEP;    /* sweep.c */
 extern const cli_command CLI_CMD_REPLAY;   /* replay.c */
 extern const cli_command CLI_CMD_VIEW;     /* view.c */
+extern const cli_command CLI_CMD_LLM;      /* llm.c: python3 -m polis.llm */
 extern const cli_command CLI_CMD_HELP;     /* help.c */
 
 /* Every command in the order `polis help` lists them, NULL-terminated. */
@@ -36,6 +37,10 @@ int cli_unknown_command(const char *cmd, const char *name);
 /* `polis serve ...`: live play (CLI_CMD_LIVE) when the arguments hold --http, else CLI_CMD_SERVE.
  * The agent protocol's fuzz harness calls it as main does. */
 int cli_serve_main(int argc, char **argv);
+
+/* `polis llm ARGS...`: runs python3 -m polis.llm ARGS... (llm.c); its arguments are the
+ * runner's, not parsed here. */
+int cli_llm_main(int argc, char **argv);
 
 /* The options `polis run` and `polis record` share (run.c). */
 #define CLI_RUN_OPTIONS                                                                        \

@@ -367,6 +367,14 @@ static int eval_main(cli_args *args)
             rc = EXIT_ENV;
             goto out;
         }
+        /* what the seats' processes report of the episode (an LLM's tokens and cost) */
+        if (seats && !cli_seats_end(seats, e.metrics, why, sizeof why)) {
+            fprintf(stderr, "polis: eval: episode %" PRId64 " (seed %" PRIu64 "): %s\n", ep + 1,
+                    seed0 + (uint64_t)ep, why);
+            cli_episode_free(&e);
+            rc = EXIT_ENV;
+            goto out;
+        }
         total_steps += e.steps;
         cli_table_add(&t, ep, e.metrics);
         if (e.raw && cJSON_AddItemToArray(raws, e.raw)) e.raw = NULL;

@@ -56,6 +56,7 @@ struct cli_policyproc {
     field *fields;
     size_t dim;        /* floats per agent */
     bool want_flat, want_text;
+    bool reports;      /* its hello said "stats": true: asked for its figures at episodes' ends */
     float *obs;        /* [n_agents][dim] */
     uint8_t *mask;     /* [n_agents][n_actions] */
     char *head;        /* the request line */
@@ -208,9 +209,13 @@ static cJSON *read_reply(cli_policyproc *p, const char *op, char *err, size_t ca
     return r;
 }
 
-/* The environment of the child: ours, with the source tree's Python SDK first on PYTHONPATH
- * when this polis runs from a build tree that has one. */
-static char **child_env(char *pythonpath, size_t cap)
+const char *cli_python(void)
+{
+    const char *py = getenv("POLIS_PYTHON");
+    return py && *py ? py : "python3";
+}
+
+char **cli_python_env(char *pythonpath, size_t cap)
 {
     size_t n = 0;
     while (environ[n]) n++;
@@ -315,7 +320,7 @@ cli_policyproc *cli_policyproc_start(char *const argv[], const char *label, poli
         goto fail;
     }
     char pythonpath[4096 + 16];
-    char **envp = child_env(pythonpath, sizeof pythonpath);
+    char **envp = cli_python_env(pythonpath, sizeof pythonpath);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
@@ -354,6 +359,13 @@ cli_policyproc *cli_policyproc_start(char *const argv[], const char *label, poli
             goto fail;
         }
     }
+    const cJSON *stats = cJSON_GetObjectItemCaseSensitive(r, "stats");
+    if (stats && !cJSON_IsBool(stats)) {
+        fail(p, err, cap, "answered hello with a \"stats\" that is not true or false");
+        cJSON_Delete(r);
+        goto fail;
+    }
+    p->reports = cJSON_IsTrue(stats);
     cJSON_Delete(r);
     return p;
 fail:
@@ -513,6 +525,133 @@ bool cli_policyproc_recv(cli_policyproc *p, char *err, size_t cap)
         }
         p->io->actions[agent] = id;
     }
+    cJSON_Delete(r);
+    return ok;
+}
+
+/* ---- an episode's figures ------------------------------------------------------------------ */
+
+bool cli_policyproc_reports(const cli_policyproc *p) { return p->reports; }
+
+/* Whether name is a figure's name: a letter, then letters, digits, '_', '-' and '.' (not two
+ * in a row, not last), at most CLI_FIGURE_NAME_MAX bytes. */
+static bool figure_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > CLI_FIGURE_NAME_MAX || !((name[0] | 32) >= 'a' && (name[0] | 32) <= 'z'))
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || (c == '.' && name[i - 1] != '.' && i + 1 < n);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* Adds the figure v (a number or null) under key to into: summed, null when either is. */
+static bool add_figure(cJSON *into, const char *key, const cJSON *v)
+{
+    cJSON *old = cJSON_GetObjectItemCaseSensitive(into, key);
+    if (old && cJSON_IsNull(old)) return true;
+    if (old && cJSON_IsNumber(v)) {
+        cJSON_SetNumberValue(old, old->valuedouble + v->valuedouble);
+        return true;
+    }
+    cJSON *n = cJSON_IsNumber(v) ? cJSON_CreateNumber(v->valuedouble) : cJSON_CreateNull();
+    if (!n) return false;
+    if (old) return cJSON_ReplaceItemInObjectCaseSensitive(into, key, n);
+    if (!cJSON_AddItemToObject(into, key, n)) {
+        cJSON_Delete(n);
+        return false;
+    }
+    return true;
+}
+
+/* "agent 2 (miner_2)", or "its seats agent_0, agent_1" for the totals (seat < 0). */
+static void whose(const cli_policyproc *p, int32_t seat, const int32_t *seats, int32_t n,
+                  char *buf, size_t cap)
+{
+    if (seat >= 0) {
+        snprintf(buf, cap, "agent %d (%s)", seat, polis_env_agent_name(p->env, seat));
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, cap, "its seat%s", n == 1 ? "" : "s");
+    for (int32_t i = 0; i < n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s %s", i ? "," : "",
+                                polis_env_agent_name(p->env, seats[i]));
+}
+
+/* Checks one object of figures (the totals when seat < 0, else the seat's) and adds it to
+ * into, each name suffixed with ".AGENT" for a seat. */
+static bool take_figures(cli_policyproc *p, const cJSON *obj, const char *member, int32_t seat,
+                         const int32_t *seats, int32_t n, uint64_t seed, const cJSON *game,
+                         cJSON *into, char *err, size_t cap)
+{
+    char who[512];
+    whose(p, seat, seats, n, who, sizeof who);
+    if (!cJSON_IsObject(obj))
+        return fail(p, err, cap, "answered end with a \"%s\" for %s that is not an object of "
+                    "figures (the episode of seed %" PRIu64 ")", member, who, seed);
+    if (cJSON_GetArraySize(obj) > CLI_FIGURES_MAX)
+        return fail(p, err, cap, "reported %d figures for %s in the episode of seed %" PRIu64
+                    " (at most %d)", cJSON_GetArraySize(obj), who, seed, CLI_FIGURES_MAX);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, obj) {
+        if (!figure_name(v->string))
+            return fail(p, err, cap, "reported a figure named \"%.60s\" for %s in the episode "
+                        "of seed %" PRIu64 ": a name is a letter, then letters, digits, '_', "
+                        "'-' and single '.', at most %d bytes", v->string, who, seed,
+                        CLI_FIGURE_NAME_MAX);
+        if (!(cJSON_IsNull(v) || (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+                                  v->valuedouble <= CLI_FIGURE_VALUE_MAX))) {
+            char *t = cJSON_PrintUnformatted(v);
+            bool r = fail(p, err, cap, "reported %s = %.40s for %s in the episode of seed %" PRIu64
+                          ": not a number from 0 to %g (or null: unknown)", v->string,
+                          t ? t : "?", who, seed, CLI_FIGURE_VALUE_MAX);
+            cJSON_free(t);
+            return r;
+        }
+        char key[CLI_FIGURE_NAME_MAX + 256];
+        if (seat >= 0)
+            snprintf(key, sizeof key, "%s.%s", v->string, polis_env_agent_name(p->env, seat));
+        else
+            snprintf(key, sizeof key, "%s", v->string);
+        if (cJSON_GetObjectItemCaseSensitive(game, key))
+            return fail(p, err, cap, "reported the figure %s for %s in the episode of seed %" PRIu64
+                        ", which is a metric of the game: a process's figures need names of "
+                        "their own (llm.calls)", key, who, seed);
+        if (!add_figure(into, key, v)) return fail(p, err, cap, "could not be heard: out of memory");
+    }
+    return true;
+}
+
+bool cli_policyproc_end(cli_policyproc *p, int64_t episode, uint64_t seed, const int32_t *seats,
+                        int32_t n, const cJSON *game, cJSON *into, char *err, size_t cap)
+{
+    size_t len = (size_t)snprintf(p->head, p->head_cap,
+                                  "{\"op\":\"end\",\"episode\":%" PRId64 ",\"seed\":%" PRIu64
+                                  ",\"seats\":[",
+                                  episode, seed);
+    for (int32_t i = 0; i < n && len < p->head_cap; i++)
+        len += (size_t)snprintf(p->head + len, p->head_cap - len, "%s%d", i ? "," : "", seats[i]);
+    if (len < p->head_cap) len += (size_t)snprintf(p->head + len, p->head_cap - len, "]}\n");
+    if (len >= p->head_cap) return fail(p, err, cap, "could not be told: a request overflowed");
+    if (!write_all(p, p->head, len, err, cap)) return false;
+    cJSON *r = read_reply(p, "end", err, cap);
+    if (!r) return false;
+    bool ok = take_figures(p, cJSON_GetObjectItemCaseSensitive(r, "stats"), "stats", -1, seats, n,
+                           seed, game, into, err, cap);
+    const cJSON *per = cJSON_GetObjectItemCaseSensitive(r, "per_seat");
+    if (ok && per && (!cJSON_IsArray(per) || cJSON_GetArraySize(per) != n)) {
+        char who[512];
+        whose(p, -1, seats, n, who, sizeof who);
+        ok = fail(p, err, cap, "answered end with a \"per_seat\" that is not an array of %d "
+                  "objects, one for each of %s (the episode of seed %" PRIu64 ")", n, who, seed);
+    }
+    for (int32_t i = 0; ok && per && i < n; i++)
+        ok = take_figures(p, cJSON_GetArrayItem(per, i), "per_seat", seats[i], seats, n, seed,
+                          game, into, err, cap);
     cJSON_Delete(r);
     return ok;
 }

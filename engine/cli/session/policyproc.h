@@ -16,9 +16,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "polis/polis.h"
 
 #define CLI_SEAT_PROTOCOL 1
+
+/* The figures a process may report for an episode (docs/policies.md, "The seat protocol"):
+ * at most this many per object, names this long at most, values from 0 to this. */
+#define CLI_FIGURES_MAX 32
+#define CLI_FIGURE_NAME_MAX 48
+#define CLI_FIGURE_VALUE_MAX 1e15
 
 typedef struct cli_policyproc cli_policyproc;
 
@@ -44,6 +52,29 @@ bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, cha
 /* Reads the reply to the last send and writes each seat's action into the env's io->actions.
  * An action is an id in [0, n_actions) or a text the scenario's parsers read. */
 bool cli_policyproc_recv(cli_policyproc *p, char *err, size_t cap);
+
+/* Whether the process reports figures of its episodes (tokens, calls, seconds, dollars: what
+ * an LLM seat cost): its hello reply held "stats": true. */
+bool cli_policyproc_reports(const cli_policyproc *p);
+
+/* An episode in which the process played `seats` (n > 0; the seats of its reset) has ended:
+ * asks for its figures ({"op": "end"}) and adds them to `into`, an object of name -> number or
+ * null that sums the figures of every process of the episode: the process's totals under
+ * their names ("llm.prompt_tokens") and each seat's under NAME.AGENT
+ * ("llm.prompt_tokens.agent_0"); null (unknown) stays null. A name that `game` (the episode's
+ * metrics) already has, a bad name, a value that is not a number from 0 to
+ * CLI_FIGURE_VALUE_MAX or null, or a malformed reply is an error naming the process, the seat
+ * and the episode's seed. */
+bool cli_policyproc_end(cli_policyproc *p, int64_t episode, uint64_t seed, const int32_t *seats,
+                        int32_t n, const cJSON *game, cJSON *into, char *err, size_t cap);
+
+/* The program a py: player starts: $POLIS_PYTHON, else "python3". */
+const char *cli_python(void);
+
+/* The environment of a Python child (free the array, not its strings): ours, with the source
+ * tree's Python SDK first on PYTHONPATH when this polis was built from a tree that has one
+ * (`pythonpath`, cap bytes, holds that variable). NULL when memory runs out. */
+char **cli_python_env(char *pythonpath, size_t cap);
 
 /* Says close, waits a moment for the process to exit (then kills it) and frees everything;
  * NULL is ignored. */

@@ -31,8 +31,10 @@ typedef struct player {
     int kind;
     int32_t policy;       /* PLAYER_POLICY */
     cli_policyproc *proc; /* PLAYER_PROC */
-    int32_t *agents;      /* this tick's (or episode's) agents: [n_agents] */
+    int32_t *agents;      /* this tick's agents: [n_agents] */
     int32_t n;
+    int32_t *played;      /* this episode's agents: [n_agents] */
+    int32_t n_played;
 } player;
 
 typedef struct member {
@@ -68,6 +70,8 @@ struct cli_seats {
     population *pops;
     int32_t n_pops, cap_pops;
     int64_t played; /* episodes begun through the actor */
+    int64_t episode; /* the episode begun last, and its seed */
+    uint64_t seed;
 };
 
 static bool oom(char *err, size_t cap)
@@ -83,10 +87,9 @@ static char **proc_argv(const char *text)
 {
     char **argv = NULL;
     if (strncmp(text, "py:", 3) == 0) {
-        const char *py = getenv("POLIS_PYTHON");
         argv = calloc(5, sizeof *argv);
         if (!argv) return NULL;
-        argv[0] = strdup(py && *py ? py : "python3");
+        argv[0] = strdup(cli_python());
         argv[1] = strdup("-m");
         argv[2] = strdup("polis.rl.seat");
         argv[3] = strdup(text + 3);
@@ -126,6 +129,15 @@ static void free_argv(char **argv)
     free(argv);
 }
 
+/* Frees what a player being added holds; -1. */
+static int32_t drop_player(player *p)
+{
+    free(p->text);
+    free(p->agents);
+    free(p->played);
+    return -1;
+}
+
 /* The index of the player `text` (added, and its process started, when new), or -1 with the
  * reason in err. */
 static int32_t player_of(cli_seats *s, const char *text, const char *where, char *err, size_t cap)
@@ -146,13 +158,10 @@ static int32_t player_of(cli_seats *s, const char *text, const char *where, char
     memset(p, 0, sizeof *p);
     p->text = strdup(text);
     p->agents = calloc((size_t)s->n_agents + 1, sizeof *p->agents);
-    if (!p->text || !p->agents) {
-        free(p->text);
-        free(p->agents);
-        {
-            oom(err, cap);
-            return -1;
-        }
+    p->played = calloc((size_t)s->n_agents + 1, sizeof *p->played);
+    if (!p->text || !p->agents || !p->played) {
+        oom(err, cap);
+        return drop_player(p);
     }
     bool is_proc = strncmp(text, "py:", 3) == 0 || strncmp(text, "cmd:", 4) == 0;
     if (!is_proc) {
@@ -165,9 +174,7 @@ static int32_t player_of(cli_seats *s, const char *text, const char *where, char
                      "%s: '%s' is not a policy of this scenario (policies: %s), nor py:SPEC, "
                      "cmd:PROGRAM or pop:FILE",
                      where, text, names);
-            free(p->text);
-            free(p->agents);
-            return -1;
+            return drop_player(p);
         }
     } else {
         p->kind = PLAYER_PROC;
@@ -175,27 +182,19 @@ static int32_t player_of(cli_seats *s, const char *text, const char *where, char
             (strncmp(text, "cmd:", 4) == 0 && !text[4 + strspn(text + 4, " ")])) {
             snprintf(err, cap, "%s: '%s' names no %s", where, text,
                      text[0] == 'p' ? "policy (py:SPEC)" : "program (cmd:PROGRAM [ARGS])");
-            free(p->text);
-            free(p->agents);
-            return -1;
+            return drop_player(p);
         }
         char **argv = proc_argv(text);
         if (!argv) {
-            free(p->text);
-            free(p->agents);
-            {
             oom(err, cap);
-            return -1;
-        }
+            return drop_player(p);
         }
         char why[1536];
         p->proc = cli_policyproc_start(argv, text, s->env, s->file, s->timeout_ms, why, sizeof why);
         free_argv(argv);
         if (!p->proc) {
             snprintf(err, cap, "%s: %s", where, why);
-            free(p->text);
-            free(p->agents);
-            return -1;
+            return drop_player(p);
         }
     }
     return s->n_players++;
@@ -510,16 +509,41 @@ bool cli_seats_begin(cli_seats *s, int64_t episode, uint64_t seed, char *err, si
         const population *pop = &s->pops[st->population];
         st->now = pop->per_episode ? pop->now : draw_member(pop, &r);
     }
+    s->episode = episode;
+    s->seed = seed;
     for (int32_t i = 0; i < s->n_players; i++) {
         player *p = &s->players[i];
-        p->n = 0;
+        p->n_played = 0;
         for (int32_t a = 0; a < s->n_agents; a++)
-            if (s->seats[a].now == i) p->agents[p->n++] = a;
-        if (p->kind == PLAYER_PROC && p->n &&
-            !cli_policyproc_reset(p->proc, episode, seed, p->agents, p->n, err, cap))
+            if (s->seats[a].now == i) p->played[p->n_played++] = a;
+        if (p->kind == PLAYER_PROC && p->n_played &&
+            !cli_policyproc_reset(p->proc, episode, seed, p->played, p->n_played, err, cap))
             return false;
     }
     return true;
+}
+
+bool cli_seats_end(cli_seats *s, cJSON *metrics, char *err, size_t cap)
+{
+    cJSON *figures = cJSON_CreateObject();
+    if (!figures) return oom(err, cap);
+    bool ok = true;
+    for (int32_t i = 0; ok && i < s->n_players; i++) {
+        player *p = &s->players[i];
+        if (p->kind == PLAYER_PROC && p->n_played && cli_policyproc_reports(p->proc))
+            ok = cli_policyproc_end(p->proc, s->episode, s->seed, p->played, p->n_played,
+                                    metrics, figures, err, cap);
+    }
+    /* the figures after the game's metrics, in the order the processes gave them */
+    while (ok && figures->child) {
+        cJSON *f = cJSON_DetachItemViaPointer(figures, figures->child);
+        if (!cJSON_AddItemToObject(metrics, f->string, f)) {
+            cJSON_Delete(f);
+            ok = oom(err, cap);
+        }
+    }
+    cJSON_Delete(figures);
+    return ok;
 }
 
 bool cli_seats_act(cli_seats *s, const bool *only, char *err, size_t cap)
@@ -610,6 +634,7 @@ void cli_seats_free(cli_seats *s)
         cli_policyproc_stop(s->players[i].proc);
         free(s->players[i].text);
         free(s->players[i].agents);
+        free(s->players[i].played);
     }
     for (int32_t i = 0; i < s->n_pops; i++) {
         free(s->pops[i].members);

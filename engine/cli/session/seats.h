@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "polis/polis.h"
 #include "session/episode.h"
 
@@ -48,6 +50,13 @@ bool cli_seats_assign(cli_seats *s, int32_t agent, const char *who, const char *
 /* An episode of `seed` starts (after polis_env_reset): populations draw their members, the
  * processes are told their seats. */
 bool cli_seats_begin(cli_seats *s, int64_t episode, uint64_t seed, char *err, size_t cap);
+
+/* The episode begun last has ended: every process that played in it and reports figures
+ * (policyproc.h: an LLM's tokens, calls, seconds and dollars) is asked for them, and they are
+ * added to `metrics` (the episode's flat metrics, cli_episode.metrics): the totals of all
+ * processes under each figure's name, each seat's under NAME.AGENT. False with the reason in
+ * err (a bad figure names the process, the seat and the episode's seed). */
+bool cli_seats_end(cli_seats *s, cJSON *metrics, char *err, size_t cap);
 
 /* Every unfinished agent's action into io->actions (processes asked all at once). Only
  * agents in `only` (a bool per agent) when it is not NULL. */

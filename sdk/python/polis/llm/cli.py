@@ -12,9 +12,10 @@ under ``--out`` (polis/llm/runner.py). The endpoint comes from the flags, else f
 2 a usage error.
 
 ``summary`` reads DIR/results.jsonl and prints, per scenario, the mean (standard deviation)
-over its episodes of the score and welfare figures (default: the Melting Pot study's; any
-flattened metric with ``--metric``), the cost and the minutes per episode: the study's
-figures and its Appendix G table, from one's own runs.
+over its episodes of the score and welfare figures (default: the Melting Pot study's and
+AdaSociety's LLM-C figures, Negotiation's split ratio among them; any flattened metric with
+``--metric``), the cost and the minutes per episode: the study's figures and its Appendix G
+table, from one's own runs.
 
 ``mock`` serves :class:`polis.llm.mock.MockServer` until interrupted, printing its URL: a
 model that plays polis's prompts in their formats, to try a run without a real one.
@@ -153,8 +154,11 @@ STUDY_METRICS = ("return.focal_per_capita", "return.background_per_capita",
                  "welfare.focal.last_apples", "welfare.focal.last_apple_ratio",
                  "welfare.background.zaps", "welfare.background.zaps_landed",
                  "welfare.background.last_apples", "welfare.background.last_apple_ratio",
-                 "fairness", "reward.mean", "completion.hammer_craft", "completion.torch_craft",
-                 "degree.group.out_max", "degree.group.out_mean")
+                 "fairness", "reward.mean", "total_reward_normalised",
+                 "completion.hammer_craft", "completion.torch_craft",
+                 "degree.group.out_max", "degree.group.out_mean", "split_ratio")
+# (the last seven are AdaSociety's for LLM-C, seeds/000 Tables 3 and 9; split_ratio is
+# Negotiation's Carpenters/Miners split agreed in its negotiation stage, Fig. 8e)
 
 
 def _mean_sd(xs):

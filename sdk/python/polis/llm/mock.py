@@ -23,7 +23,8 @@ prompts and answers in their format). Script entries:
 
 ``/embeddings`` answers deterministic unit vectors (hashed bags of words, ``dim``
 dimensions), so texts that share words are near. ``requests`` lists every request body
-received, in order. ``python3 -m polis.llm mock --port 8000`` serves one from the command
+received, in order; ``usages`` the ``usage`` of every chat answer sent with one (what a
+client's cost accounting must add up to). ``python3 -m polis.llm mock --port 8000`` serves one from the command
 line.
 """
 import hashlib
@@ -41,6 +42,7 @@ class MockServer:
         self.dim = dim
         self.model = model
         self.requests = []
+        self.usages = []
         self._script = []
         self._lock = threading.Lock()
         outer = self
@@ -156,6 +158,8 @@ class MockServer:
                      for m in body.get("messages") or [])
             reply["usage"] = {"prompt_tokens": pt, "completion_tokens": len(text.split()),
                               "total_tokens": pt + len(text.split())}
+            with self._lock:
+                self.usages.append(reply["usage"])
         _send(h, 200, reply)
 
 

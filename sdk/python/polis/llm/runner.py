@@ -570,5 +570,7 @@ def run(spec_paths, client, out_dir, episodes=1, seed=None, log=print):
 def _score(m):
     for k in ("return.focal_per_capita", "reward.mean"):
         if m.get(k) is not None:
-            return "%s %.3f" % (k, m[k])
+            # Negotiation: the Carpenters/Miners split its agents agreed (seeds/000 Fig. 8e)
+            split = m.get("split_ratio")
+            return "%s %.3f%s" % (k, m[k], "" if split is None else ", split_ratio %.3f" % split)
     return "no score"

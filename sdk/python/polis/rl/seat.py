@@ -14,7 +14,15 @@ line followed by the binary rows it announces; every reply is one JSON line):
     act    {"op":"act","tick":T,"seats":[...],"obs_bytes":N,"mask_bytes":M}
            + N bytes: float32 little-endian [k][obs_dim] + M bytes: uint8 [k][n_actions]
                                                         -> {"ok":true,"actions":[...]}
+    end    {"op":"end","episode":E,"seed":S,"seats":[...]}    (only when hello said "stats")
+                            -> {"ok":true,"stats":{NAME: number|null},"per_seat":[{...}, ...]}
     close  {"op":"close"}                                -> {"ok":true}, and the process exits
+
+A policy with an ``episode_stats(seats)`` method reports figures of each episode (an LLM's
+tokens, calls, seconds and dollars): its hello reply says ``"stats": true`` and ``polis eval``
+and ``polis sweep`` send ``end`` after every episode it played, adding the figures to the
+episode's metrics. A policy whose ``wants_seats`` is true is called ``act(..., seats=[ids])``
+with the agent ids of the rows.
 
 A failure is ``{"ok":false,"error":"..."}``; the host stops and prints it.
 """
@@ -68,7 +76,22 @@ class SeatServer:
         except PolicyMismatch as e:
             return {"ok": False, "error": str(e)}
         self.views = list(getattr(self.policy, "views", ("flat",)))
-        return {"ok": True, "name": getattr(self.policy, "name", "policy"), "views": self.views}
+        hi = {"ok": True, "name": getattr(self.policy, "name", "policy"), "views": self.views}
+        if callable(getattr(self.policy, "episode_stats", None)):
+            hi["stats"] = True
+        return hi
+
+    def end(self, msg):
+        """The figures of the episode that ended: the policy's totals, and each seat's in the
+        order of the request's seats."""
+        seats = [int(x) for x in msg.get("seats", [])]
+        stats = getattr(self.policy, "episode_stats", None)
+        if not callable(stats):
+            return {"ok": False, "error": "end: this policy reports no figures"}
+        totals, per_seat = stats(seats)
+        per_seat = per_seat or {}
+        return {"ok": True, "stats": _plain(totals),
+                "per_seat": [_plain(per_seat.get(s, {})) for s in seats]}
 
     def act(self, msg):
         seats = msg["seats"]
@@ -83,10 +106,12 @@ class SeatServer:
         raw = self.read_exact(nb + mb)
         obs = np.frombuffer(raw, dtype="<f4", count=k * d).reshape(k, d)
         mask = np.frombuffer(raw, dtype=np.uint8, offset=nb).reshape(k, a)
+        kw = {}
         if "text" in self.views:
-            acts = self.policy.act(obs if d else None, mask, text=msg.get("text"))
-        else:
-            acts = self.policy.act(obs, mask)
+            kw["text"] = msg.get("text")
+        if getattr(self.policy, "wants_seats", False):
+            kw["seats"] = [int(x) for x in seats]
+        acts = self.policy.act(obs if d or "text" not in self.views else None, mask, **kw)
         return {"ok": True, "actions": [int(x) for x in acts]}
 
     def serve(self):
@@ -107,6 +132,8 @@ class SeatServer:
                     r = {"ok": False, "error": f"{op}: send hello first"}
                 elif op == "act":
                     r = self.act(msg)
+                elif op == "end":
+                    r = self.end(msg)
                 elif op == "reset":
                     self.policy.reset(list(msg.get("seats", [])))
                     r = {"ok": True}
@@ -117,7 +144,7 @@ class SeatServer:
                         pass  # the host need not read the reply to close
                     return 0
                 else:
-                    r = {"ok": False, "error": f"unknown op {op!r} (hello, reset, act, close)"}
+                    r = {"ok": False, "error": f"unknown op {op!r} (hello, reset, act, end, close)"}
             except (EOFError, BrokenPipeError, ConnectionResetError):
                 return 0
             except Exception as e:  # the host shows it and stops: say what failed
@@ -127,6 +154,12 @@ class SeatServer:
                 self.reply(r)
             except (BrokenPipeError, ConnectionResetError):
                 return 0  # the host is gone
+
+
+def _plain(figures):
+    """A dict of figures with numpy scalars made plain numbers, for json (the host checks
+    the values)."""
+    return {str(k): v.item() if hasattr(v, "item") else v for k, v in dict(figures or {}).items()}
 
 
 def main(argv=None):
