@@ -21,6 +21,11 @@ POLIS_INTERNAL extern const polis__module polis__policy_module; /* engine/policy
 POLIS_INTERNAL extern const polis__module polis__visibility_module; /* engine/visibility */
 
 const polis__module *const polis__modules[] = {
-    &polis__lua_module,   &polis__ffi_module,    &polis__scene_module,
-    &polis__views_module, &polis__policy_module, &polis__visibility_module, NULL,
+    &polis__lua_module,
+    &polis__ffi_module,
+    &polis__scene_module,
+    &polis__views_module,
+    &polis__policy_module,
+    &polis__visibility_module,
+    NULL,
 };

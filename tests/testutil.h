@@ -41,11 +41,11 @@ static inline void test_log_clear(test_log *l)
 /* A counting allocator: fail_at = N makes the Nth allocation (1-based) fail; live bytes and
  * the allocation count let tests prove "no leak" and "no allocation in step". */
 typedef struct test_alloc {
-    long calls;      /* allocations and reallocations that asked for memory */
-    long fail_at;    /* 0 = never */
-    long long live;  /* bytes currently allocated */
-    long long peak;  /* the most bytes allocated at once */
-    int failed;      /* an allocation was refused */
+    long calls;     /* allocations and reallocations that asked for memory */
+    long fail_at;   /* 0 = never */
+    long long live; /* bytes currently allocated */
+    long long peak; /* the most bytes allocated at once */
+    int failed;     /* an allocation was refused */
 } test_alloc;
 
 static inline void *test_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize)
@@ -290,7 +290,8 @@ static inline uint64_t test_trajectory(const char *path, uint64_t seed, int step
             polis_env_destroy(env);
             return 0;
         }
-        for (int32_t a = 0; a < polis_env_n_agents(env); a++) total += polis_env_io(env)->rewards[a];
+        for (int32_t a = 0; a < polis_env_n_agents(env); a++)
+            total += polis_env_io(env)->rewards[a];
         h = h * 31 + polis_env_state_hash(env);
     }
     polis_env_destroy(env);

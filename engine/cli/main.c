@@ -14,9 +14,9 @@
 #include "polis/polis.h"
 
 const cli_command *const CLI_COMMANDS[] = {
-    &CLI_CMD_RUN,   &CLI_CMD_VALIDATE, &CLI_CMD_DESCRIBE, &CLI_CMD_RENDER, &CLI_CMD_RECORD,
-    &CLI_CMD_PARSE, &CLI_CMD_BENCH,    &CLI_CMD_EVAL,     &CLI_CMD_SERVE,  &CLI_CMD_SWEEP,
-    &CLI_CMD_REPLAY, &CLI_CMD_VIEW,    &CLI_CMD_LLM,      &CLI_CMD_HELP,   NULL,
+    &CLI_CMD_RUN,    &CLI_CMD_VALIDATE, &CLI_CMD_DESCRIBE, &CLI_CMD_RENDER, &CLI_CMD_RECORD,
+    &CLI_CMD_PARSE,  &CLI_CMD_BENCH,    &CLI_CMD_EVAL,     &CLI_CMD_SERVE,  &CLI_CMD_SWEEP,
+    &CLI_CMD_REPLAY, &CLI_CMD_VIEW,     &CLI_CMD_LLM,      &CLI_CMD_HELP,   NULL,
 };
 
 const cli_command *cli_command_find(const char *name)

@@ -50,7 +50,8 @@ polis_status polis__bus_freeze(polis_env *env)
     while (i < env->n_subs && env->subs[i].type < 0) i++;
     env->any_subs = env->subs;
     env->n_any_subs = i;
-    for (int32_t t = 0; t < env->n_events; t++) env->events[t].sub_begin = env->events[t].sub_end = i;
+    for (int32_t t = 0; t < env->n_events; t++)
+        env->events[t].sub_begin = env->events[t].sub_end = i;
     while (i < env->n_subs) {
         int32_t t = env->subs[i].type, b = i;
         while (i < env->n_subs && env->subs[i].type == t) i++;
@@ -123,13 +124,15 @@ static polis_status deliver(polis_env *env, const polis_event *ev)
     return deliver_range(env, env->any_subs, env->n_any_subs, ev);
 }
 
-polis_status polis__bus_publish(polis_env *env, polis_ctx *from, int32_t type,
-                                const void *payload, size_t size)
+polis_status polis__bus_publish(polis_env *env, polis_ctx *from, int32_t type, const void *payload,
+                                size_t size)
 {
     const char *who = from ? from->name : "polis";
     if (env->state == POLIS__ENV_LOADING || env->state == POLIS__ENV_FROZEN) {
-        polis__fail(env, POLIS_ERR_STATE, "%s: publish: events can be published only during "
-                    "reset and step", who);
+        polis__fail(env, POLIS_ERR_STATE,
+                    "%s: publish: events can be published only during "
+                    "reset and step",
+                    who);
         return POLIS_ERR_STATE;
     }
     if (type < 0 || type >= env->n_events) {
@@ -139,8 +142,8 @@ polis_status polis__bus_publish(polis_env *env, polis_ctx *from, int32_t type,
     const polis__event_type *et = &env->events[type];
     if (size != et->size || (size && !payload)) {
         polis__fail(env, POLIS_ERR_INVALID,
-                    "%s: publish %s: payload is %zu bytes, the event's fields take %zu",
-                    who, et->name, payload ? size : (size_t)0, et->size);
+                    "%s: publish %s: payload is %zu bytes, the event's fields take %zu", who,
+                    et->name, payload ? size : (size_t)0, et->size);
         return POLIS_ERR_INVALID;
     }
     if (env->bus_depth > 0) {
@@ -168,8 +171,8 @@ polis_status polis__bus_publish(polis_env *env, polis_ctx *from, int32_t type,
      * bus_len until it is done, so nothing published meanwhile can overwrite it. */
     while (st == POLIS_OK && env->bus_len > 0) {
         const polis__queued *q = &env->bus_queue[env->bus_head];
-        polis_event qe = {.type = q->type, .tick = q->tick, .seq = q->seq,
-                          .data = env->bus_payload + q->offset};
+        polis_event qe = {
+            .type = q->type, .tick = q->tick, .seq = q->seq, .data = env->bus_payload + q->offset};
         st = deliver(env, &qe);
         env->bus_head = (env->bus_head + 1) % env->bus_cap;
         env->bus_len--;
@@ -199,8 +202,8 @@ int32_t polis_env_event_n_fields(const polis_env *env, int32_t type)
     return type >= 0 && type < env->n_events ? env->events[type].n_fields : -1;
 }
 
-polis_status polis_env_event_field(const polis_env *env, int32_t type, int32_t i,
-                                   const char **name, polis_ftype *ftype, size_t *offset)
+polis_status polis_env_event_field(const polis_env *env, int32_t type, int32_t i, const char **name,
+                                   polis_ftype *ftype, size_t *offset)
 {
     if (type < 0 || type >= env->n_events) return POLIS_ERR_INVALID;
     const polis__event_type *et = &env->events[type];

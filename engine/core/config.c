@@ -55,10 +55,24 @@ static char *stem_dup(polis_env *env, const char *path, bool only_so)
 /* ---- the scenario schema ------------------------------------------------------------------ */
 
 static const char *const top_keys[] = {
-    "polis",   "name",    "doc",     "seed",    "max_steps", "agents",
-    "max_entities", "grid", "event_queue", "max_memory", "lua", "plugins",
-    "scripts", "rewards", "bindings", "compact_observations",
-    "replace" /* read by swap.c when registration freezes */, "live",
+    "polis",
+    "name",
+    "doc",
+    "seed",
+    "max_steps",
+    "agents",
+    "max_entities",
+    "grid",
+    "event_queue",
+    "max_memory",
+    "lua",
+    "plugins",
+    "scripts",
+    "rewards",
+    "bindings",
+    "compact_observations",
+    "replace" /* read by swap.c when registration freezes */,
+    "live",
     "visibility" /* read by engine/visibility after the plugins' init */};
 
 /* "live": who plays each seat in `polis serve --http` and how the game ticks
@@ -193,8 +207,8 @@ static polis_status read_lua(polis_env *env, const cJSON *root)
     if ((st = opt_int(env, l, "lua", "instruction_limit", 0, INT64_C(1000000000000),
                       &s->lua_instruction_limit, NULL)) != POLIS_OK)
         return st;
-    if ((st = opt_int(env, l, "lua", "time_limit_ms", 0, INT64_C(86400000),
-                      &s->lua_time_limit_ms, NULL)) != POLIS_OK)
+    if ((st = opt_int(env, l, "lua", "time_limit_ms", 0, INT64_C(86400000), &s->lua_time_limit_ms,
+                      NULL)) != POLIS_OK)
         return st;
     return opt_int(env, l, "lua", "memory_limit", 0, INT64_C(1099511627776), &s->lua_memory_limit,
                    NULL);

@@ -48,7 +48,8 @@ polis_status polis__entity_create(polis_env *env, polis_entity *out)
     if (env->n_ent_free == 0)
         return polis__fail(env, POLIS_ERR_LIMIT,
                            "entity_create: all %d entities are in use; raise \"max_entities\" "
-                           "in the scenario", env->max_entities);
+                           "in the scenario",
+                           env->max_entities);
     uint32_t slot = env->ent_free[--env->n_ent_free];
     env->ent_alive[slot] = 1;
     for (int32_t c = 0; c < env->n_components; c++) {
@@ -77,7 +78,8 @@ polis_status polis__entity_destroy(polis_env *env, polis_entity e)
         if (env->agent_entities[a] == e)
             return polis__fail(env, POLIS_ERR_INVALID,
                                "entity_destroy: entity %u is agent %d's; agents live for the "
-                               "whole episode (terminate the agent instead)", slot, a);
+                               "whole episode (terminate the agent instead)",
+                               slot, a);
     env->ent_alive[slot] = 0;
     env->ent_gen[slot] = next_gen(env->ent_gen[slot]);
     env->ent_free[env->n_ent_free++] = slot;

@@ -120,8 +120,7 @@ void polis__place_error(polis_env *env, polis_ctx *ctx, polis_status st, const c
         snprintf(env->err, sizeof env->err, "%s: failed (%s)", ctx ? ctx->name : "polis",
                  polis_status_str(st));
     size_t len = strlen(env->err);
-    snprintf(env->err + len, sizeof env->err - len, " [%s, tick %lld]", what,
-             (long long)env->tick);
+    snprintf(env->err + len, sizeof env->err - len, " [%s, tick %lld]", what, (long long)env->tick);
     env->err_placed = true;
 }
 
@@ -213,11 +212,10 @@ static polis_status build(polis_env *env, const char *text, size_t len, const ch
 /* Options fields up to log_ud are the original 0.1 layout; later fields are read only when
  * the caller's struct_size covers them, so a host built against the older header works. */
 #define OPTIONS_BASE_SIZE (offsetof(polis_options, log_ud) + sizeof(void *))
-#define OPTIONS_HAS(o, field)                                                                 \
+#define OPTIONS_HAS(o, field)                                                                      \
     ((o)->struct_size >= offsetof(polis_options, field) + sizeof((o)->field))
 
-static polis_status read_options(polis_env *env, const polis_options *opts,
-                                 const char **base_dir)
+static polis_status read_options(polis_env *env, const polis_options *opts, const char **base_dir)
 {
     if (!opts || opts->struct_size == 0) return POLIS_OK;
     if (opts->struct_size < OPTIONS_BASE_SIZE)
@@ -287,8 +285,7 @@ polis_status polis__env_create(const polis__create_args *args, polis_env **out, 
     for (const polis__module *const *m = polis__modules; *m && st == POLIS_OK; m++)
         if ((*m)->create) st = (*m)->create(env);
     if (st == POLIS_OK)
-        st = build(env, args->text, args->len, args->source ? args->source : "<string>",
-                   base_dir);
+        st = build(env, args->text, args->len, args->source ? args->source : "<string>", base_dir);
     if (st != POLIS_OK) {
         /* An overridden value is checked where the scenario reader or a plugin meets it, at
          * its JSON path; say that the file alone is not what was read. */
@@ -380,8 +377,8 @@ polis_status polis__scenario_file(const char *path, char **text, size_t *len, ch
     return POLIS_OK;
 }
 
-polis_status polis_env_create_file(const char *path, const polis_options *opts,
-                                   polis_env **out, polis_error *err)
+polis_status polis_env_create_file(const char *path, const polis_options *opts, polis_env **out,
+                                   polis_error *err)
 {
     if (out) *out = NULL;
     if (!path) {
@@ -396,8 +393,8 @@ polis_status polis_env_create_file(const char *path, const polis_options *opts,
     char dir[4096];
     polis_status st = polis__scenario_file(path, &buf, &n, dir, sizeof dir, err);
     if (st != POLIS_OK) return st;
-    polis__create_args args = {.text = buf, .len = n, .source = path, .base_dir = dir,
-                               .opts = opts};
+    polis__create_args args = {
+        .text = buf, .len = n, .source = path, .base_dir = dir, .opts = opts};
     st = polis__env_create(&args, out, err);
     free(buf);
     return st;
@@ -459,40 +456,41 @@ static inline bool agent_done(const polis_env *env, int32_t a)
  * registers across blocks, folded once at the end; a per-element flag widened to int cost
  * several instructions per element). */
 #define NARROW_LANES 16
-#define POLIS_NARROW(name, ST, DT, ST_MIN, ST_MAX)                                             \
-    static bool name(const void *restrict src, void *restrict dst, size_t len, int32_t lo,    \
-                     int32_t hi)                                                               \
-    {                                                                                          \
-        const ST *s = src;                                                                     \
-        DT *d = dst;                                                                           \
-        ST mn[NARROW_LANES], mx[NARROW_LANES];                                                 \
-        for (size_t k = 0; k < NARROW_LANES; k++) {                                            \
-            mn[k] = ST_MAX;                                                                    \
-            mx[k] = ST_MIN;                                                                    \
-        }                                                                                      \
-        size_t i = 0;                                                                          \
-        for (; i + NARROW_LANES <= len; i += NARROW_LANES) {                                   \
-            const ST *bs = s + i;                                                              \
-            DT *bd = d + i;                                                                    \
-            _Pragma("GCC unroll 1") for (size_t k = 0; k < NARROW_LANES; k++) {                \
-                ST v = bs[k];                                                                  \
-                mn[k] = v < mn[k] ? v : mn[k];                                                 \
-                mx[k] = v > mx[k] ? v : mx[k];                                                 \
-                bd[k] = (DT)v;                                                                 \
-            }                                                                                  \
-        }                                                                                      \
-        for (size_t k = 0; i < len; i++, k++) {                                                \
-            ST v = s[i];                                                                       \
-            mn[k] = v < mn[k] ? v : mn[k];                                                     \
-            mx[k] = v > mx[k] ? v : mx[k];                                                     \
-            d[i] = (DT)v;                                                                      \
-        }                                                                                      \
-        ST low = ST_MAX, high = ST_MIN;                                                        \
-        for (size_t k = 0; k < NARROW_LANES; k++) {                                            \
-            low = mn[k] < low ? mn[k] : low;                                                   \
-            high = mx[k] > high ? mx[k] : high;                                                \
-        }                                                                                      \
-        return len == 0 || (low >= lo && high <= hi);                                          \
+#define POLIS_NARROW(name, ST, DT, ST_MIN, ST_MAX)                                                 \
+    static bool name(const void *restrict src, void *restrict dst, size_t len, int32_t lo,         \
+                     int32_t hi)                                                                   \
+    {                                                                                              \
+        const ST *s = src;                                                                         \
+        DT *d = dst;                                                                               \
+        ST mn[NARROW_LANES], mx[NARROW_LANES];                                                     \
+        for (size_t k = 0; k < NARROW_LANES; k++) {                                                \
+            mn[k] = ST_MAX;                                                                        \
+            mx[k] = ST_MIN;                                                                        \
+        }                                                                                          \
+        size_t i = 0;                                                                              \
+        for (; i + NARROW_LANES <= len; i += NARROW_LANES) {                                       \
+            const ST *bs = s + i;                                                                  \
+            DT *bd = d + i;                                                                        \
+            _Pragma("GCC unroll 1") for (size_t k = 0; k < NARROW_LANES; k++)                      \
+            {                                                                                      \
+                ST v = bs[k];                                                                      \
+                mn[k] = v < mn[k] ? v : mn[k];                                                     \
+                mx[k] = v > mx[k] ? v : mx[k];                                                     \
+                bd[k] = (DT)v;                                                                     \
+            }                                                                                      \
+        }                                                                                          \
+        for (size_t k = 0; i < len; i++, k++) {                                                    \
+            ST v = s[i];                                                                           \
+            mn[k] = v < mn[k] ? v : mn[k];                                                         \
+            mx[k] = v > mx[k] ? v : mx[k];                                                         \
+            d[i] = (DT)v;                                                                          \
+        }                                                                                          \
+        ST low = ST_MAX, high = ST_MIN;                                                            \
+        for (size_t k = 0; k < NARROW_LANES; k++) {                                                \
+            low = mn[k] < low ? mn[k] : low;                                                       \
+            high = mx[k] > high ? mx[k] : high;                                                    \
+        }                                                                                          \
+        return len == 0 || (low >= lo && high <= hi);                                              \
     }
 POLIS_NARROW(narrow_i16_u8, int16_t, uint8_t, INT16_MIN, INT16_MAX)
 POLIS_NARROW(narrow_i16_i8, int16_t, int8_t, INT16_MIN, INT16_MAX)
@@ -600,10 +598,13 @@ static polis_status write_observations(polis_env *env)
             if (ac->family_count) {
                 /* one call for the whole family (host->action_family) */
                 n = ac->family_count;
-                if (ac->legal_row) ac->legal_row(ac->legal_ctx, ac->legal_ud, a, row + k);
-                else memset(row + k, 1, (size_t)n);
+                if (ac->legal_row)
+                    ac->legal_row(ac->legal_ctx, ac->legal_ud, a, row + k);
+                else
+                    memset(row + k, 1, (size_t)n);
             } else {
-                row[k] = ac->legal ? (uint8_t)ac->legal(ac->legal_ctx, ac->legal_ud, a, ac->arg) : 1;
+                row[k] =
+                    ac->legal ? (uint8_t)ac->legal(ac->legal_ctx, ac->legal_ud, a, ac->arg) : 1;
             }
             if (env->cb_status != POLIS_OK) {
                 char what[320];
@@ -687,8 +688,7 @@ polis_status polis_env_step(polis_env *env)
     case POLIS__ENV_BROKEN:
         return polis__fail(env, POLIS_ERR_STATE,
                            "step: the previous step or reset failed; call reset");
-    default:
-        return polis__fail(env, POLIS_ERR_STATE, "step: call reset before the first step");
+    default: return polis__fail(env, POLIS_ERR_STATE, "step: call reset before the first step");
     }
     polis_io *io = &env->io;
     /* Validate every action before anything runs, so a bad action leaves the env untouched. */
@@ -696,9 +696,8 @@ polis_status polis_env_step(polis_env *env)
         int32_t act = io->actions[a];
         if (act < 0 || act >= io->n_actions)
             return polis__fail(env, POLIS_ERR_ACTION,
-                               "step: agent %d (%s): action %d is outside [0, %d) at tick %lld",
-                               a, env->scn.agent_names[a], act, io->n_actions,
-                               (long long)env->tick);
+                               "step: agent %d (%s): action %d is outside [0, %d) at tick %lld", a,
+                               env->scn.agent_names[a], act, io->n_actions, (long long)env->tick);
     }
     polis_status st;
     memset(io->illegal, 0, (size_t)io->n_agents);
@@ -834,8 +833,8 @@ polis_status polis_env_obs_field(const polis_env *env, int32_t i, polis_obs_fiel
     return POLIS_OK;
 }
 
-polis_status polis_env_obs_field_range(const polis_env *env, int32_t i, int32_t *dim,
-                                       int32_t *n, const double **lo, const double **hi)
+polis_status polis_env_obs_field_range(const polis_env *env, int32_t i, int32_t *dim, int32_t *n,
+                                       const double **lo, const double **hi)
 {
     if (!env || i < 0 || i >= env->n_obs || !dim || !n || !lo || !hi) return POLIS_ERR_INVALID;
     const polis__obs *o = &env->obs[i];
@@ -882,10 +881,7 @@ const char *polis_env_reward_fn_name(const polis_env *env, int32_t i)
     return i >= 0 && i < env->n_rewards ? env->rewards[i].name : NULL;
 }
 
-const float *polis_env_reward_components(const polis_env *env)
-{
-    return env->reward_components;
-}
+const float *polis_env_reward_components(const polis_env *env) { return env->reward_components; }
 
 /* FNV-1a over the observable state, so golden tests catch any behaviour change. */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)

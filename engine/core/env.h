@@ -241,12 +241,12 @@ struct polis_env {
     /* The modules' state (engine/modules.c lists the modules; docs/architecture.md). Each
      * is opaque here: its module defines, allocates and frees it (NULL until the module
      * first needs it, unless its `create` callback allocates it). */
-    struct polis__views *views;         /* views/: renderers and action parsers */
-    struct polis__policy_state *policy; /* policy/: scripted policies, macros and plans */
-    struct polis__looks *looks;         /* scene/: looks and scenes */
-    struct polis__lua *lua;             /* lua/: what the env's scripts share */
-    struct polis__ffi_state *ffi;       /* ffi/: prepared exports and bindings */
-    struct polis__swap_state *swap;     /* ffi/: the scenario's "replace" entries */
+    struct polis__views *views;           /* views/: renderers and action parsers */
+    struct polis__policy_state *policy;   /* policy/: scripted policies, macros and plans */
+    struct polis__looks *looks;           /* scene/: looks and scenes */
+    struct polis__lua *lua;               /* lua/: what the env's scripts share */
+    struct polis__ffi_state *ffi;         /* ffi/: prepared exports and bindings */
+    struct polis__swap_state *swap;       /* ffi/: the scenario's "replace" entries */
     struct polis__visibility *visibility; /* visibility/: who sees whom */
 };
 

@@ -9,17 +9,17 @@
 polis_status polis__grid_configure(polis_env *env, int32_t w, int32_t h, bool wrap)
 {
     if (w < 1 || h < 1 || w > 65536 || h > 65536)
-        return polis__fail(env, POLIS_ERR_INVALID,
-                           "grid size %dx%d is outside 1x1 .. 65536x65536", w, h);
+        return polis__fail(env, POLIS_ERR_INVALID, "grid size %dx%d is outside 1x1 .. 65536x65536",
+                           w, h);
     if ((int64_t)w * h > ((int64_t)1 << 28))
         return polis__fail(env, POLIS_ERR_INVALID, "grid %dx%d has more than 2^28 cells", w, h);
     if (env->grid_sized) {
         if (env->grid.width == w && env->grid.height == h && env->grid.wrap == wrap)
             return POLIS_OK;
         return polis__fail(env, POLIS_ERR_CONFIG,
-                           "grid is already %dx%d (%s); cannot make it %dx%d (%s)",
-                           env->grid.width, env->grid.height,
-                           env->grid.wrap ? "wrap" : "bounded", w, h, wrap ? "wrap" : "bounded");
+                           "grid is already %dx%d (%s); cannot make it %dx%d (%s)", env->grid.width,
+                           env->grid.height, env->grid.wrap ? "wrap" : "bounded", w, h,
+                           wrap ? "wrap" : "bounded");
     }
     env->grid_sized = true;
     env->grid_enabled = true;
@@ -37,10 +37,9 @@ polis_status polis__grid_layer(polis_env *env, const char *name, int32_t *out)
             return POLIS_OK;
         }
     }
-    if (env->n_layers >= 256)
-        return polis__fail(env, POLIS_ERR_LIMIT, "more than 256 grid layers");
-    polis_status st = polis__grow(env, (void **)&env->layer_names, &env->cap_layers,
-                                  env->n_layers, sizeof(char *));
+    if (env->n_layers >= 256) return polis__fail(env, POLIS_ERR_LIMIT, "more than 256 grid layers");
+    polis_status st = polis__grow(env, (void **)&env->layer_names, &env->cap_layers, env->n_layers,
+                                  sizeof(char *));
     if (st) return st;
     if (!(env->layer_names[env->n_layers] = polis__strdup(env, name)))
         return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
@@ -67,7 +66,8 @@ polis_status polis__grid_alloc(polis_env *env)
     env->grid.layers = env->n_layers;
     if (env->n_layers == 0) return POLIS_OK;
     env->grid.cells = polis__alloc(env, grid_bytes(env));
-    if (!env->grid.cells) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating the grid");
+    if (!env->grid.cells)
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating the grid");
     return POLIS_OK;
 }
 
@@ -104,7 +104,8 @@ void polis__grid_window(const polis_grid *g, int32_t layer, int32_t cx, int32_t 
         int32_t *row = out + (size_t)(dy + ry) * (size_t)w;
         if (g->wrap) {
             const int32_t *src = base + (size_t)wrap_coord(y, g->height) * (size_t)g->width;
-            for (int32_t dx = -rx; dx <= rx; dx++) row[dx + rx] = src[wrap_coord(cx + dx, g->width)];
+            for (int32_t dx = -rx; dx <= rx; dx++)
+                row[dx + rx] = src[wrap_coord(cx + dx, g->width)];
         } else if (y < 0 || y >= g->height) {
             for (int32_t dx = 0; dx < w; dx++) row[dx] = outside;
         } else {

@@ -77,8 +77,7 @@ const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version)
                                 host_apis[i].name);
     for (const polis__module *const *m = polis__modules; *m && len < sizeof names; m++)
         if ((*m)->api_name)
-            len += (size_t)snprintf(names + len, sizeof names - len, ", \"%s\"",
-                                    (*m)->api_name);
+            len += (size_t)snprintf(names + len, sizeof names - len, ", \"%s\"", (*m)->api_name);
     polis__ctx_error(ctx, "this engine (polis %s) has no host API \"%s\" (it has %s)",
                      POLIS_VERSION_STRING, name, names);
     return NULL;

@@ -30,15 +30,9 @@
 
 #include "json.h"
 
-const char *src_of(const polis_env *env)
-{
-    return env->scn.source ? env->scn.source : "<string>";
-}
+const char *src_of(const polis_env *env) { return env->scn.source ? env->scn.source : "<string>"; }
 
-polis_status nomem(polis_env *env)
-{
-    return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
-}
+polis_status nomem(polis_env *env) { return polis__fail(env, POLIS_ERR_NOMEM, "out of memory"); }
 
 /* ---- bounded string building ------------------------------------------------------------ */
 
@@ -206,8 +200,8 @@ polis_status cfg_fail(polis_env *env, const char *path, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return polis__fail(env, POLIS_ERR_CONFIG, "%s: %s: %s", src_of(env),
-                       path && *path ? path : TOP, what);
+    return polis__fail(env, POLIS_ERR_CONFIG, "%s: %s: %s", src_of(env), path && *path ? path : TOP,
+                       what);
 }
 
 /* A value for the "got ..." part of a message: compact JSON, cut with "..." when long. */
@@ -238,10 +232,7 @@ bool is_comment_key(const char *k) { return k && k[0] == '_'; }
 
 bool is_object(const cJSON *n) { return n && (n->type & 0xFF) == cJSON_Object; }
 
-bool is_container(const cJSON *n)
-{
-    return is_object(n) || (n && (n->type & 0xFF) == cJSON_Array);
-}
+bool is_container(const cJSON *n) { return is_object(n) || (n && (n->type & 0xFF) == cJSON_Array); }
 
 /* check_tree has refused repeated names, so the first match is the only one. */
 const cJSON *member(const cJSON *obj, const char *key)
@@ -480,8 +471,8 @@ bool as_int64(const cJSON *n, int64_t *out)
     return true;
 }
 
-polis_status want_int(polis_env *env, const cJSON *n, const char *path, int64_t lo,
-                             int64_t hi, int64_t *out)
+polis_status want_int(polis_env *env, const cJSON *n, const char *path, int64_t lo, int64_t hi,
+                      int64_t *out)
 {
     int64_t v;
     if (!as_int64(n, &v) || v < lo || v > hi)
@@ -493,7 +484,7 @@ polis_status want_int(polis_env *env, const cJSON *n, const char *path, int64_t 
 /* Reads the member `key` of obj, if present, as an integer in [lo, hi] into *out64 or *out32
  * (whichever is given); an absent member leaves the default in place. */
 polis_status opt_int(polis_env *env, const cJSON *obj, const char *path, const char *key,
-                            int64_t lo, int64_t hi, int64_t *out64, int32_t *out32)
+                     int64_t lo, int64_t hi, int64_t *out64, int32_t *out32)
 {
     const cJSON *n = member(obj, key);
     char kp[PATH_CAP];
@@ -504,8 +495,8 @@ polis_status opt_int(polis_env *env, const cJSON *obj, const char *path, const c
     return st;
 }
 
-polis_status want_double(polis_env *env, const cJSON *n, const char *path, double lo,
-                                double hi, double *out)
+polis_status want_double(polis_env *env, const cJSON *n, const char *path, double lo, double hi,
+                         double *out)
 {
     if (!cJSON_IsNumber(n) || !(n->valuedouble >= lo && n->valuedouble <= hi)) {
         if (isinf(lo) && isinf(hi) && lo < 0 && hi > 0) return mismatch(env, path, n, "number");
@@ -526,7 +517,7 @@ polis_status want_bool(polis_env *env, const cJSON *n, const char *path, bool *o
 }
 
 polis_status want_string(polis_env *env, const cJSON *n, const char *path, bool nonempty,
-                                const char **out)
+                         const char **out)
 {
     if (!cJSON_IsString(n) || (nonempty && !n->valuestring[0]))
         return mismatch(env, path, n, "%sstring", nonempty ? "non-empty " : "");
@@ -543,7 +534,7 @@ polis_status want_type(polis_env *env, const cJSON *n, const char *path, int typ
 /* Refuses members that are neither comments ("_...") nor among n names found `stride` bytes
  * apart from `keys` (a string array, or the key fields of a parameter table). */
 polis_status check_keys(polis_env *env, const cJSON *obj, const char *path, const void *keys,
-                               size_t stride, int32_t n)
+                        size_t stride, int32_t n)
 {
     for (const cJSON *c = obj ? obj->child : NULL; c; c = c->next) {
         if (is_comment_key(c->string)) continue;

@@ -40,18 +40,16 @@ POLIS_INTERNAL size_t polis__json_path_write(char *dst, size_t cap, const char *
 POLIS_INTERNAL const char *polis__json_path_step(char out[PATH_CAP], const char *base,
                                                  const char *key, int64_t index);
 /* "<source>: <path>: <what>" with POLIS_ERR_CONFIG. */
-POLIS_INTERNAL polis_status polis__json_cfg_fail(polis_env *env, const char *path,
-                                                 const char *fmt, ...) POLIS_PRINTF(3, 4);
+POLIS_INTERNAL polis_status polis__json_cfg_fail(polis_env *env, const char *path, const char *fmt,
+                                                 ...) POLIS_PRINTF(3, 4);
 /* A value for the "got ..." part of a message: compact JSON, cut with "..." when long. */
 POLIS_INTERNAL const char *polis__json_got(char out[GOT_CAP + 8], const cJSON *n);
 /* "<path>: expected <what>, got <value>", or "<path>: missing (expected <what>)" for an
  * absent value (NULL). */
-POLIS_INTERNAL polis_status polis__json_mismatch(polis_env *env, const char *path,
-                                                 const cJSON *n, const char *fmt, ...)
-    POLIS_PRINTF(4, 5);
+POLIS_INTERNAL polis_status polis__json_mismatch(polis_env *env, const char *path, const cJSON *n,
+                                                 const char *fmt, ...) POLIS_PRINTF(4, 5);
 /* "<path>: missing required key "<key>"". */
-POLIS_INTERNAL polis_status polis__json_missing(polis_env *env, const char *path,
-                                                const char *key);
+POLIS_INTERNAL polis_status polis__json_missing(polis_env *env, const char *path, const char *key);
 
 POLIS_INTERNAL bool polis__json_is_comment_key(const char *k); /* "_..." keys are comments */
 POLIS_INTERNAL bool polis__json_is_object(const cJSON *n);
@@ -77,20 +75,20 @@ POLIS_INTERNAL polis_status polis__json_want_int(polis_env *env, const cJSON *n,
                                                  int64_t lo, int64_t hi, int64_t *out);
 /* Reads the member `key` of obj, if present, as an integer in [lo, hi] into *out64 or *out32
  * (whichever is given); an absent member leaves the default in place. */
-POLIS_INTERNAL polis_status polis__json_opt_int(polis_env *env, const cJSON *obj,
-                                                const char *path, const char *key, int64_t lo,
-                                                int64_t hi, int64_t *out64, int32_t *out32);
+POLIS_INTERNAL polis_status polis__json_opt_int(polis_env *env, const cJSON *obj, const char *path,
+                                                const char *key, int64_t lo, int64_t hi,
+                                                int64_t *out64, int32_t *out32);
 POLIS_INTERNAL polis_status polis__json_want_double(polis_env *env, const cJSON *n,
                                                     const char *path, double lo, double hi,
                                                     double *out);
-POLIS_INTERNAL polis_status polis__json_want_bool(polis_env *env, const cJSON *n,
-                                                  const char *path, bool *out);
+POLIS_INTERNAL polis_status polis__json_want_bool(polis_env *env, const cJSON *n, const char *path,
+                                                  bool *out);
 POLIS_INTERNAL polis_status polis__json_want_string(polis_env *env, const cJSON *n,
                                                     const char *path, bool nonempty,
                                                     const char **out);
 /* type: cJSON_Object or cJSON_Array. */
-POLIS_INTERNAL polis_status polis__json_want_type(polis_env *env, const cJSON *n,
-                                                  const char *path, int type);
+POLIS_INTERNAL polis_status polis__json_want_type(polis_env *env, const cJSON *n, const char *path,
+                                                  int type);
 /* Refuses members that are neither comments ("_...") nor among n names found `stride` bytes
  * apart from `keys` (a string array, or the key fields of a parameter table). */
 POLIS_INTERNAL polis_status polis__json_check_keys(polis_env *env, const cJSON *obj,

@@ -231,11 +231,14 @@ static int32_t array_pick(walk *w, const cJSON *arr, const seg *s)
     if (s->is_index || digits_only(s->key)) {
         int64_t index = s->index;
         if (!s->is_index) {
-            if (strlen(s->key) > 9) index = INT32_MAX;
-            else index = strtol(s->key, NULL, 10);
+            if (strlen(s->key) > 9)
+                index = INT32_MAX;
+            else
+                index = strtol(s->key, NULL, 10);
         }
         if (index < size) return (int32_t)index;
-        if (size == 0) wfail(w, "%s is an empty array", where_or_top(w));
+        if (size == 0)
+            wfail(w, "%s is an empty array", where_or_top(w));
         else
             wfail(w, "%s has %d element%s (indices 0 to %d)", where_or_top(w), size,
                   size == 1 ? "" : "s", size - 1);
@@ -298,8 +301,7 @@ static polis_status set_at(walk *w, cJSON *cur, const seg *s, const cJSON *value
 {
     if (s->append) return append_to(w, cur, value);
     if (cJSON_IsObject(cur)) {
-        if (s->is_index)
-            return wfail(w, "%s is an object, not an array", where_or_top(w));
+        if (s->is_index) return wfail(w, "%s is an object, not an array", where_or_top(w));
         cJSON *t = cJSON_GetObjectItemCaseSensitive(cur, s->key);
         if (cJSON_IsNull(value)) {
             if (t) cJSON_DeleteItemFromObjectCaseSensitive(cur, s->key);
@@ -434,8 +436,8 @@ polis_status polis__overrides_apply(polis_env *env, cJSON *root)
         snprintf(ex, sizeof ex, "%.24s", text + at);
         for (char *c = ex; *c; c++)
             if (*c == '\n' || *c == '\r') *c = '\0';
-        return polis__fail(env, POLIS_ERR_CONFIG, "overrides: invalid JSON at byte %zu: '%s'",
-                           at, ex);
+        return polis__fail(env, POLIS_ERR_CONFIG, "overrides: invalid JSON at byte %zu: '%s'", at,
+                           ex);
     }
     polis_status st = POLIS_OK;
     if (!cJSON_IsObject(ov)) {

@@ -63,11 +63,11 @@ void polis__json_arena_free(polis_env *env) { arena_release(env, &env->json_aren
 struct polis_json {
     const cJSON *node; /* NULL: absent */
     const char *path;
-    polis_env *env;    /* NULL only for the static fallbacks below */
-    void **arena;      /* where child wrappers come from: the env's, or a document's */
+    polis_env *env;     /* NULL only for the static fallbacks below */
+    void **arena;       /* where child wrappers come from: the env's, or a document's */
     const char *source; /* a document's name for messages; NULL: the scenario's file */
-    int32_t len;       /* children without comments; -1 until counted */
-    int32_t cur_index; /* iteration cursor: child number cur_index is cur */
+    int32_t len;        /* children without comments; -1 until counted */
+    int32_t cur_index;  /* iteration cursor: child number cur_index is cur */
     const cJSON *cur;
     bool oom;  /* stands in for a wrapper that could not be allocated */
     bool root; /* the root of a parsed document (json_doc) */
@@ -287,8 +287,8 @@ typedef struct json_doc {
     char *source; /* "<plugin>: <name>" */
 } json_doc;
 
-polis_status polis__json_doc_parse(polis_ctx *ctx, const char *text, size_t len,
-                                   const char *name, const polis_json **out)
+polis_status polis__json_doc_parse(polis_ctx *ctx, const char *text, size_t len, const char *name,
+                                   const polis_json **out)
 {
     if (!ctx) return POLIS_ERR_INVALID;
     polis_env *env = ctx->env;
@@ -319,8 +319,13 @@ polis_status polis__json_doc_parse(polis_ctx *ctx, const char *text, size_t len,
         return st;
     }
     doc->source = source;
-    doc->root = (polis_json){.node = doc->tree, .path = "", .env = env, .arena = &doc->arena,
-                             .source = source, .len = -1, .root = true};
+    doc->root = (polis_json){.node = doc->tree,
+                             .path = "",
+                             .env = env,
+                             .arena = &doc->arena,
+                             .source = source,
+                             .len = -1,
+                             .root = true};
     *out = &doc->root;
     return POLIS_OK;
 }

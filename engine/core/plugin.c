@@ -40,8 +40,8 @@
 
 /* Tries dir/name.so for each ':'-separated dir in `dirs`, appending what it tried to
  * `tried`. Returns 1 and sets *out when found, 0 when not, -1 when out of memory. */
-static int search(polis_env *env, const char *dirs, const char *name, char *tried,
-                  size_t tried_cap, char **out)
+static int search(polis_env *env, const char *dirs, const char *name, char *tried, size_t tried_cap,
+                  char **out)
 {
     if (!dirs) return 0;
     const char *p = dirs;
@@ -144,10 +144,10 @@ polis_status polis__plugin_resolve(polis_env *env, const char *name, char **out)
     if ((size_t)snprintf(local, sizeof local, "%s/%s.so", base, name) < sizeof local &&
         access(local, F_OK) == 0)
         snprintf(hint, sizeof hint,
-                 "; %s is not searched by name, write {\"path\": \"./%s.so\"} to load it",
-                 local, name);
-    return polis__fail(env, POLIS_ERR_PLUGIN, "cannot find plugin \"%s\"%s (tried %s)", name,
-                       hint, tried[0] ? tried : "no directories");
+                 "; %s is not searched by name, write {\"path\": \"./%s.so\"} to load it", local,
+                 name);
+    return polis__fail(env, POLIS_ERR_PLUGIN, "cannot find plugin \"%s\"%s (tried %s)", name, hint,
+                       tried[0] ? tried : "no directories");
 }
 
 static bool valid_plugin_name(const char *s)
@@ -177,8 +177,8 @@ static polis_status check_desc(polis_env *env, const char *where, const char *fi
     const char *src = env->scn.source;
     if (d->abi_major != POLIS_ABI_MAJOR)
         return polis__fail(env, POLIS_ERR_PLUGIN,
-                           "%s: %s: %s: plugin ABI major version %u, this engine supports %u",
-                           src, where, file, d->abi_major, POLIS_ABI_MAJOR);
+                           "%s: %s: %s: plugin ABI major version %u, this engine supports %u", src,
+                           where, file, d->abi_major, POLIS_ABI_MAJOR);
     if (d->struct_size < DESC_V1_0_SIZE)
         return polis__fail(env, POLIS_ERR_PLUGIN,
                            "%s: %s: %s: descriptor struct_size %u is smaller than the ABI 1.0 "
@@ -209,8 +209,8 @@ static polis_status check_desc(polis_env *env, const char *where, const char *fi
                            src, where, file, d->name);
     if (d->n_params < 0 || (d->n_params > 0 && !d->params))
         return polis__fail(env, POLIS_ERR_PLUGIN,
-                           "%s: %s: %s: plugin \"%s\" declares %d parameters without a table",
-                           src, where, file, d->name, d->n_params);
+                           "%s: %s: %s: plugin \"%s\" declares %d parameters without a table", src,
+                           where, file, d->name, d->n_params);
     for (int32_t i = 0; i < d->n_params; i++) {
         const polis_param_def *p = &d->params[i];
         size_t sz = param_size(p->type);
@@ -273,8 +273,8 @@ static polis_status open_one(polis_env *env, int32_t i)
     } else if ((st = check_desc(env, sp->jpath, path, d)) == POLIS_OK) {
         if (sp->name && !sp->path && strcmp(sp->name, d->name) != 0) {
             st = polis__fail(env, POLIS_ERR_PLUGIN,
-                             "%s: %s: %s declares plugin name \"%s\", not \"%s\"", src,
-                             sp->jpath, path, d->name, sp->name);
+                             "%s: %s: %s declares plugin name \"%s\", not \"%s\"", src, sp->jpath,
+                             path, d->name, sp->name);
         } else {
             polis_ctx *other = polis__ctx_find(env, d->name);
             if (other) {
@@ -303,15 +303,15 @@ static polis_status open_one(polis_env *env, int32_t i)
 }
 
 /* Depth-first visit in scenario order: a plugin's requirements init before it. */
-static polis_status visit(polis_env *env, polis_ctx *ctx, int32_t *order, int32_t *n,
-                          uint8_t *mark, int32_t first)
+static polis_status visit(polis_env *env, polis_ctx *ctx, int32_t *order, int32_t *n, uint8_t *mark,
+                          int32_t first)
 {
     int32_t k = ctx->index - first;
     if (mark[k] == 2) return POLIS_OK;
     if (mark[k] == 1)
         return polis__fail(env, POLIS_ERR_PLUGIN,
-                           "%s: %s: plugin \"%s\" is part of a requirement cycle",
-                           env->scn.source, ctx->scn_plugin->jpath, ctx->name);
+                           "%s: %s: plugin \"%s\" is part of a requirement cycle", env->scn.source,
+                           ctx->scn_plugin->jpath, ctx->name);
     mark[k] = 1;
     const char *const *req = ctx->desc->requires;
     for (int32_t r = 0; req && req[r]; r++) {
@@ -424,8 +424,8 @@ void polis__plugins_unload(polis_env *env)
         if (ctx->initialised && ctx->desc->destroy) ctx->desc->destroy(ctx, ctx->head.state);
         ctx->initialised = false;
         if (ctx->params)
-            polis__params_free(env, ctx->desc->params, ctx->desc->n_params,
-                               ctx->desc->params_size, ctx->params);
+            polis__params_free(env, ctx->desc->params, ctx->desc->n_params, ctx->desc->params_size,
+                               ctx->params);
         ctx->params = NULL;
     }
     /* dlclose after every destroy: a plugin's destroy may still call into another's

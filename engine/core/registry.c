@@ -106,8 +106,10 @@ static const polis_io *h_io(polis_ctx *ctx) { return &ctx->env->io; }
 static polis_status closed(polis_ctx *ctx, const char *what)
 {
     if (ctx->env->state == POLIS__ENV_LOADING) return POLIS_OK;
-    h_error(ctx, "%s: registration is closed once the env is created (register in init or "
-                 "start)", what);
+    h_error(ctx,
+            "%s: registration is closed once the env is created (register in init or "
+            "start)",
+            what);
     return POLIS_ERR_STATE;
 }
 
@@ -126,8 +128,9 @@ static polis_status check_name(polis_ctx *ctx, const char *kind, const char *nam
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)name[i];
         if (c <= ' ' || c >= 127 || c == '"' || c == '\\') {
-            h_error(ctx, "%s name \"%s\" has a character that is not allowed at %zu (use "
-                         "letters, digits and punctuation without spaces or quotes)",
+            h_error(ctx,
+                    "%s name \"%s\" has a character that is not allowed at %zu (use "
+                    "letters, digits and punctuation without spaces or quotes)",
                     kind, name, i);
             return POLIS_ERR_INVALID;
         }
@@ -169,9 +172,12 @@ static polis_status h_hook(polis_ctx *ctx, polis_phase phase, int32_t priority, 
     if ((st = polis__grow(env, (void **)&env->hooks, &env->cap_hooks, env->n_hooks,
                           sizeof *env->hooks)))
         return st;
-    env->hooks[env->n_hooks++] = (polis__hook){
-        .phase = phase, .priority = priority, .seq = env->reg_seq++, .fn = fn, .ud = ud,
-        .ctx = ctx};
+    env->hooks[env->n_hooks++] = (polis__hook){.phase = phase,
+                                               .priority = priority,
+                                               .seq = env->reg_seq++,
+                                               .fn = fn,
+                                               .ud = ud,
+                                               .ctx = ctx};
     return POLIS_OK;
 }
 
@@ -324,8 +330,8 @@ static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int3
     size_t count = 1;
     for (int32_t d = 0; d < def->ndim; d++) {
         if (def->shape[d] < 1 || def->shape[d] > (1 << 24)) {
-            h_error(ctx, "observation %s: shape[%d] = %d is outside [1, 16777216]", def->name,
-                    d, def->shape[d]);
+            h_error(ctx, "observation %s: shape[%d] = %d is outside [1, 16777216]", def->name, d,
+                    def->shape[d]);
             return POLIS_ERR_INVALID;
         }
         count *= (size_t)def->shape[d];
@@ -334,8 +340,8 @@ static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int3
             return POLIS_ERR_INVALID;
         }
     }
-    int32_t dup = find_named(env->obs, env->n_obs, sizeof *env->obs, offsetof(polis__obs, name),
-                             def->name);
+    int32_t dup =
+        find_named(env->obs, env->n_obs, sizeof *env->obs, offsetof(polis__obs, name), def->name);
     if (dup >= 0) return duplicate(ctx, "observation", def->name, env->obs[dup].ctx, "registered");
     if ((st = polis__grow(env, (void **)&env->obs, &env->cap_obs, env->n_obs, sizeof *env->obs)))
         return st;
@@ -407,8 +413,8 @@ static polis_status h_reward_transform(polis_ctx *ctx, const char *name, int32_t
                              offsetof(polis__transform, name), name);
     if (dup >= 0)
         return duplicate(ctx, "reward transform", name, env->transforms[dup].ctx, "registered");
-    if ((st = polis__grow(env, (void **)&env->transforms, &env->cap_transforms,
-                          env->n_transforms, sizeof *env->transforms)))
+    if ((st = polis__grow(env, (void **)&env->transforms, &env->cap_transforms, env->n_transforms,
+                          sizeof *env->transforms)))
         return st;
     polis__transform *t = &env->transforms[env->n_transforms];
     if (!(t->name = polis__strdup(env, name)))
@@ -513,8 +519,8 @@ nomem:
 
 polis_status polis__sub_add(polis_env *env, polis__sub *s)
 {
-    polis_status st = polis__grow(env, (void **)&env->subs, &env->cap_subs, env->n_subs,
-                                  sizeof *env->subs);
+    polis_status st =
+        polis__grow(env, (void **)&env->subs, &env->cap_subs, env->n_subs, sizeof *env->subs);
     if (st) return st;
     s->seq = env->reg_seq++;
     env->subs[env->n_subs++] = *s;
@@ -539,8 +545,7 @@ static polis_status h_subscribe(polis_ctx *ctx, const char *event, int32_t prior
     return st;
 }
 
-static polis_status h_component(polis_ctx *ctx, const char *name, size_t elem_size,
-                                int32_t *out_id)
+static polis_status h_component(polis_ctx *ctx, const char *name, size_t elem_size, int32_t *out_id)
 {
     polis_env *env = ctx->env;
     polis_status st = closed(ctx, "component");
@@ -554,8 +559,8 @@ static polis_status h_component(polis_ctx *ctx, const char *name, size_t elem_si
                              offsetof(polis__component, name), name);
     if (dup >= 0)
         return duplicate(ctx, "component", name, env->components[dup].owner, "registered");
-    if ((st = polis__grow(env, (void **)&env->components, &env->cap_components,
-                          env->n_components, sizeof *env->components)))
+    if ((st = polis__grow(env, (void **)&env->components, &env->cap_components, env->n_components,
+                          sizeof *env->components)))
         return st;
     polis__component *c = &env->components[env->n_components];
     if (!(c->name = polis__strdup(env, name)))
@@ -779,11 +784,12 @@ static polis_status h_obs_range(polis_ctx *ctx, int32_t field, int32_t dim, int3
     int32_t want = dim < 0 ? 1 : o->shape[dim];
     if (n != want) {
         if (dim < 0)
-            h_error(ctx, "observation %s: a whole-field range (dim -1) has n 1, got %d",
-                    o->name, n);
+            h_error(ctx, "observation %s: a whole-field range (dim -1) has n 1, got %d", o->name,
+                    n);
         else
-            h_error(ctx, "observation %s: a range per index of dim %d has n = shape[%d] = %d, "
-                         "got %d",
+            h_error(ctx,
+                    "observation %s: a range per index of dim %d has n = shape[%d] = %d, "
+                    "got %d",
                     o->name, dim, dim, want, n);
         return POLIS_ERR_INVALID;
     }
@@ -796,18 +802,22 @@ static polis_status h_obs_range(polis_ctx *ctx, int32_t field, int32_t dim, int3
     bool integral = o->dtype != POLIS_DTYPE_F32;
     for (int32_t k = 0; k < n; k++) {
         const char *bad = NULL;
-        if (!isfinite(lo[k]) || !isfinite(hi[k])) bad = "bounds must be finite";
-        else if (lo[k] > hi[k]) bad = "lo is above hi";
-        else if (lo[k] < tlo || hi[k] > thi) bad = "outside the dtype's range";
+        if (!isfinite(lo[k]) || !isfinite(hi[k]))
+            bad = "bounds must be finite";
+        else if (lo[k] > hi[k])
+            bad = "lo is above hi";
+        else if (lo[k] < tlo || hi[k] > thi)
+            bad = "outside the dtype's range";
         else if (integral && (lo[k] != floor(lo[k]) || hi[k] != floor(hi[k])))
             bad = "an integer dtype needs integer bounds";
         if (bad) {
-            h_error(ctx, "observation %s: range[%d] = [%g, %g]: %s (dtype %s)", o->name, k,
-                    lo[k], hi[k], bad, polis_dtype_name(o->dtype));
+            h_error(ctx, "observation %s: range[%d] = [%g, %g]: %s (dtype %s)", o->name, k, lo[k],
+                    hi[k], bad, polis_dtype_name(o->dtype));
             return POLIS_ERR_INVALID;
         }
     }
-    double *l = polis__alloc(env, sizeof *l * (size_t)n), *u = polis__alloc(env, sizeof *u * (size_t)n);
+    double *l = polis__alloc(env, sizeof *l * (size_t)n),
+           *u = polis__alloc(env, sizeof *u * (size_t)n);
     if (!l || !u) {
         polis__free(env, l, sizeof *l * (size_t)n);
         polis__free(env, u, sizeof *u * (size_t)n);
@@ -821,7 +831,6 @@ static polis_status h_obs_range(polis_ctx *ctx, int32_t field, int32_t dim, int3
     o->range_n = n;
     return POLIS_OK;
 }
-
 
 /* The kernel's slots; every module fills its own (polis__host). */
 static const polis_host kernel_slots = {
@@ -878,7 +887,7 @@ static const polis_host kernel_slots = {
     .scenario_dir = h_scenario_dir,
     .mask_filter = h_mask_filter,
     .action_family = h_action_family,
-    .obs_range = h_obs_range, /* ABI 1.4 */
+    .obs_range = h_obs_range,    /* ABI 1.4 */
     .host_api = polis__host_api, /* ABI 1.7: every later addition comes through it */
 };
 
@@ -899,7 +908,6 @@ const polis_host *polis__host(void)
     pthread_once(&host_once, host_build);
     return &host_table;
 }
-
 
 /* ---- freeze ---------------------------------------------------------------------------------- */
 
@@ -929,10 +937,9 @@ static polis_status apply_weights(polis_env *env)
             for (int32_t r = 0; r < env->n_rewards && len < sizeof list - 1; r++)
                 len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", r ? ", " : "",
                                         env->rewards[r].name);
-            return polis__fail(env, POLIS_ERR_CONFIG,
-                               "%s: %s: no reward function named \"%s\" (registered: %s)",
-                               env->scn.source, sw->jpath, sw->name,
-                               env->n_rewards ? list : "none");
+            return polis__fail(
+                env, POLIS_ERR_CONFIG, "%s: %s: no reward function named \"%s\" (registered: %s)",
+                env->scn.source, sw->jpath, sw->name, env->n_rewards ? list : "none");
         }
         env->rewards[found].weight = (float)sw->weight;
     }
@@ -978,8 +985,8 @@ static polis_status check_memory(polis_env *env, size_t obs_size)
     for (const polis__module *const *m = polis__modules; *m; m++)
         if ((*m)->agent_bytes) modules += (*m)->agent_bytes(env);
     uint64_t per_agent = add_sat(obs_size, (uint64_t)env->n_actions);
-    per_agent = add_sat(per_agent, 3 * sizeof(int32_t) + sizeof(float) + 3 +
-                                       sizeof(polis_entity) + modules);
+    per_agent = add_sat(per_agent,
+                        3 * sizeof(int32_t) + sizeof(float) + 3 + sizeof(polis_entity) + modules);
     per_agent = add_sat(per_agent, mul_sat((uint64_t)env->n_rewards, sizeof(float)));
     part[AGENTS] = mul_sat(n, per_agent);
     uint64_t per_entity = 2 * sizeof(uint32_t) + 1;
@@ -1023,19 +1030,18 @@ static polis_status check_memory(polis_env *env, size_t obs_size)
             if (!used[k] && part[k] && (best < 0 || part[k] > part[best])) best = k;
         if (best < 0) break;
         used[best] = true;
-        int w = snprintf(list + len, sizeof list - len, "%s%s = %s", len ? "; " : "",
-                         what[best], human_bytes(b, sizeof b, part[best]));
+        int w = snprintf(list + len, sizeof list - len, "%s%s = %s", len ? "; " : "", what[best],
+                         human_bytes(b, sizeof b, part[best]));
         if (w < 0 || (size_t)w >= sizeof list - len) break;
         len += (size_t)w;
     }
-    const char *how = !opt_cap       ? "raise \"max_memory\" in the scenario, or "
-                                       "polis_options.max_memory"
+    const char *how = !opt_cap        ? "raise \"max_memory\" in the scenario, or "
+                                        "polis_options.max_memory"
                       : cap < opt_cap ? "raise \"max_memory\" in the scenario"
                                       : "the host's polis_options.max_memory";
-    return polis__fail(env, POLIS_ERR_LIMIT,
-                       "%s: the env needs %s, more than the memory cap of %s (%s): %s",
-                       env->scn.source, human_bytes(t, sizeof t, total),
-                       human_bytes(c, sizeof c, cap), how, list);
+    return polis__fail(
+        env, POLIS_ERR_LIMIT, "%s: the env needs %s, more than the memory cap of %s (%s): %s",
+        env->scn.source, human_bytes(t, sizeof t, total), human_bytes(c, sizeof c, cap), how, list);
 }
 
 /* The narrowest integer dtype holding field o's declared range, when narrower than the
@@ -1087,8 +1093,7 @@ polis_status polis__registry_freeze(polis_env *env)
         qsort(env->phase_hooks[p], (size_t)n, sizeof(polis__hook), cmp_hook);
     }
     if (env->n_transforms)
-        qsort(env->transforms, (size_t)env->n_transforms, sizeof *env->transforms,
-              cmp_transform);
+        qsort(env->transforms, (size_t)env->n_transforms, sizeof *env->transforms, cmp_transform);
 
     /* Observation layout: each field starts on an 8-byte boundary. Compact observations
      * store an integer field with a declared range in the smallest dtype holding it, the

@@ -450,8 +450,10 @@ polis_status polis__ffi_call(polis_env *env, const polis__ffi_fn *f, polis_ctx *
     if (nargs > 0 && !args)
         return polis__fail(env, POLIS_ERR_INVALID, "%s: no argument values", f->qualified);
     if (f->has_ptr)
-        return polis__fail(env, POLIS_ERR_FFI, "%s%s takes a pointer: it cannot be called with "
-                           "values", f->qualified, f->sig + strlen(ffi_type_names[f->ret]));
+        return polis__fail(env, POLIS_ERR_FFI,
+                           "%s%s takes a pointer: it cannot be called with "
+                           "values",
+                           f->qualified, f->sig + strlen(ffi_type_names[f->ret]));
 
     ffi_slot slots[POLIS__FFI_MAXARGS];
     void *avalue[POLIS__FFI_MAXARGS];
@@ -492,8 +494,7 @@ static polis_status ffi_fn_status(polis_ctx *ctx, const polis__ffi_fn *f, const 
     if (f->ret != POLIS__FT_I32) return POLIS_OK;
     int32_t v = (int32_t)r->s;
     if (v >= POLIS_OK && v <= POLIS_ERR_FFI) return (polis_status)v;
-    polis__host()->error(ctx, "%s returned %d, which is not a polis_status", f->qualified,
-                         (int)v);
+    polis__host()->error(ctx, "%s returned %d, which is not a polis_status", f->qualified, (int)v);
     return POLIS_ERR_FFI;
 }
 
@@ -541,8 +542,7 @@ static polis_status ffi_hook_trampoline(polis_ctx *ctx, void *ud)
 static polis_status ffi_status_of(polis_ctx *ctx, const polis__ffi_fn *f, int32_t v)
 {
     if (v >= POLIS_OK && v <= POLIS_ERR_FFI) return (polis_status)v;
-    polis__host()->error(ctx, "%s returned %d, which is not a polis_status", f->qualified,
-                         (int)v);
+    polis__host()->error(ctx, "%s returned %d, which is not a polis_status", f->qualified, (int)v);
     return POLIS_ERR_FFI;
 }
 
@@ -603,11 +603,11 @@ static polis_status tramp_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_
 }
 
 /* One observation writer per dtype: the export's pointer parameter has the field's type. */
-#define OBS_TRAMP(name, ctype)                                                                \
-    typedef void (*x_obs_##name)(polis_ctx *, int32_t, ctype *);                              \
-    static void tramp_obs_##name(polis_ctx *ctx, void *ud, int32_t agent, void *dst)          \
-    {                                                                                         \
-        FN(ud, x_obs_##name)(ctx, agent, dst);                                                \
+#define OBS_TRAMP(name, ctype)                                                                     \
+    typedef void (*x_obs_##name)(polis_ctx *, int32_t, ctype *);                                   \
+    static void tramp_obs_##name(polis_ctx *ctx, void *ud, int32_t agent, void *dst)               \
+    {                                                                                              \
+        FN(ud, x_obs_##name)(ctx, agent, dst);                                                     \
     }
 OBS_TRAMP(u8, uint8_t)
 OBS_TRAMP(i8, int8_t)

@@ -29,18 +29,28 @@
 #include "policy/internal.h"
 
 typedef enum swap_kind {
-    SK_ACTION = 0, SK_LEGAL, SK_OBSERVATION, SK_REWARD, SK_TRANSFORM, SK_TERMINATION, SK_HOOK,
-    SK_POLICY, SK_COUNT
+    SK_ACTION = 0,
+    SK_LEGAL,
+    SK_OBSERVATION,
+    SK_REWARD,
+    SK_TRANSFORM,
+    SK_TERMINATION,
+    SK_HOOK,
+    SK_POLICY,
+    SK_COUNT
 } swap_kind;
 
 static const struct {
     const char *key;  /* the "kind" value */
     const char *what; /* for messages */
-} KINDS[SK_COUNT] = {
-    {"action", "action"},           {"legal", "legality function"},
-    {"observation", "observation"}, {"reward", "reward function"},
-    {"transform", "reward transform"}, {"termination", "termination rule"},
-    {"hook", "hook"},               {"policy", "policy"}};
+} KINDS[SK_COUNT] = {{"action", "action"},
+                     {"legal", "legality function"},
+                     {"observation", "observation"},
+                     {"reward", "reward function"},
+                     {"transform", "reward transform"},
+                     {"termination", "termination rule"},
+                     {"hook", "hook"},
+                     {"policy", "policy"}};
 
 /* One handler a "replace" entry took, so a second entry for it is refused. */
 typedef struct swap_claim {
@@ -78,10 +88,9 @@ static const char *got(const cJSON *v, char *buf, size_t n)
     return buf;
 }
 
-static polis_status at_fail(polis_env *env, polis_status st, const char *path, const char *fmt,
-                            ...) POLIS_PRINTF(4, 5);
-static polis_status at_fail(polis_env *env, polis_status st, const char *path, const char *fmt,
-                            ...)
+static polis_status at_fail(polis_env *env, polis_status st, const char *path, const char *fmt, ...)
+    POLIS_PRINTF(4, 5);
+static polis_status at_fail(polis_env *env, polis_status st, const char *path, const char *fmt, ...)
 {
     char msg[POLIS_ERRMAX];
     va_list ap;
@@ -301,9 +310,7 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
     }
     case SK_OBSERVATION: {
         polis__obs *o = &env->obs[i];
-        o->write = !w  ? off_obs
-                   : c ? polis__ffi_tramp_obs(w->fn, o->dtype)
-                       : polis__lua_tramp_obs;
+        o->write = !w ? off_obs : c ? polis__ffi_tramp_obs(w->fn, o->dtype) : polis__lua_tramp_obs;
         if (w) {
             o->ud = ud;
             o->ctx = ctx;
@@ -319,9 +326,7 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
     }
     case SK_REWARD: {
         polis__reward *r = &env->rewards[i];
-        r->fn = !w  ? off_rewards
-                : c ? polis__ffi_tramp_rewards(w->fn)
-                    : polis__lua_tramp_reward;
+        r->fn = !w ? off_rewards : c ? polis__ffi_tramp_rewards(w->fn) : polis__lua_tramp_reward;
         if (w) {
             r->ud = ud;
             r->ctx = ctx;
@@ -330,9 +335,7 @@ static void install(polis_env *env, swap_kind k, int32_t i, const swap_with *w)
     }
     case SK_TRANSFORM: {
         polis__transform *t = &env->transforms[i];
-        t->fn = !w  ? off_rewards
-                : c ? polis__ffi_tramp_rewards(w->fn)
-                    : polis__lua_tramp_transform;
+        t->fn = !w ? off_rewards : c ? polis__ffi_tramp_rewards(w->fn) : polis__lua_tramp_transform;
         if (w) {
             t->ud = ud;
             t->ctx = ctx;
@@ -400,9 +403,9 @@ static polis_status claim(polis_env *env, swap_kind k, int32_t index, int32_t en
                     (o->kind == key || (o->kind == SK_ACTION && o->disabled && key == SK_LEGAL) ||
                      (key == SK_ACTION && disabled && o->kind == SK_LEGAL));
         if (same)
-            return at_fail(env, POLIS_ERR_CONFIG, path,
-                           "%s \"%s\" is already %s by replace[%d]", KINDS[k].what, name,
-                           o->disabled ? "disabled" : "replaced", (int)o->entry);
+            return at_fail(env, POLIS_ERR_CONFIG, path, "%s \"%s\" is already %s by replace[%d]",
+                           KINDS[k].what, name, o->disabled ? "disabled" : "replaced",
+                           (int)o->entry);
     }
     void *arr = s->claims;
     polis_status st = polis__grow(env, &arr, &s->cap_claims, s->n_claims, sizeof *s->claims);
@@ -430,8 +433,10 @@ static polis_status resolve_with(polis_env *env, swap_kind k, int32_t index, con
         ctx = polis__ctx_find(env, owner);
     }
     if (!ctx)
-        return at_fail(env, POLIS_ERR_CONFIG, path, "\"%s\": no plugin or script named \"%.*s\" "
-                       "is loaded", with, (int)olen, with);
+        return at_fail(env, POLIS_ERR_CONFIG, path,
+                       "\"%s\": no plugin or script named \"%.*s\" "
+                       "is loaded",
+                       with, (int)olen, with);
     polis_dtype elem = k == SK_OBSERVATION ? env->obs[index].dtype : POLIS_DTYPE_F32;
     char why[POLIS_ERRMAX];
     if (ctx->kind == POLIS__CTX_SCRIPT) {
@@ -446,8 +451,10 @@ static polis_status resolve_with(polis_env *env, swap_kind k, int32_t index, con
         return POLIS_OK;
     }
     if (ctx->kind != POLIS__CTX_PLUGIN)
-        return at_fail(env, POLIS_ERR_CONFIG, path, "\"%s\": %s is the kernel; name a plugin "
-                       "export or a script function", with, ctx->name);
+        return at_fail(env, POLIS_ERR_CONFIG, path,
+                       "\"%s\": %s is the kernel; name a plugin "
+                       "export or a script function",
+                       with, ctx->name);
     polis_status st = polis__ffi_find(env, with, &w->fn, why, sizeof why);
     if (st) return at_fail(env, st, path, "%s", why);
     char need[64];
@@ -456,10 +463,9 @@ static polis_status resolve_with(polis_env *env, swap_kind k, int32_t index, con
         if (k == SK_OBSERVATION)
             snprintf(extra, sizeof extra, " (observation %s is %s)", env->obs[index].name,
                      polis_dtype_name(elem));
-        return at_fail(env, POLIS_ERR_FFI, path, "%s has signature %s, but %s %s needs %s%s",
-                       with, polis__ffi_signature(w->fn),
-                       strchr("aeiou", KINDS[k].what[0]) ? "an" : "a", KINDS[k].what, need,
-                       extra);
+        return at_fail(env, POLIS_ERR_FFI, path, "%s has signature %s, but %s %s needs %s%s", with,
+                       polis__ffi_signature(w->fn), strchr("aeiou", KINDS[k].what[0]) ? "an" : "a",
+                       KINDS[k].what, need, extra);
     }
     w->ctx = polis__ffi_owner(w->fn);
     return POLIS_OK;
@@ -548,9 +554,8 @@ static polis_status swap_one(polis_env *env, const cJSON *e, int32_t i)
 
 polis_status polis__swap_apply(polis_env *env)
 {
-    const cJSON *list = env->scn.root
-                            ? cJSON_GetObjectItemCaseSensitive(env->scn.root, "replace")
-                            : NULL;
+    const cJSON *list =
+        env->scn.root ? cJSON_GetObjectItemCaseSensitive(env->scn.root, "replace") : NULL;
     if (!list) return POLIS_OK;
     char g[96];
     if (!cJSON_IsArray(list))

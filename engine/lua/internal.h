@@ -88,7 +88,7 @@ struct polis__script {
     bool exhausted;       /* a limit was hit: every further instruction raises */
     bool timed_out;       /* ... and it was the time limit */
 
-    bool limit_hit; /* the allocator refused an allocation at the memory cap */
+    bool limit_hit;       /* the allocator refused an allocation at the memory cap */
     char limit_where[96]; /* "file:line" running when it first did, or "" */
 
     /* The last failed host call made from Lua: its status and message, so the outermost
@@ -144,8 +144,7 @@ POLIS_INTERNAL polis_status polis__lua_tramp_macro_start(polis_ctx *ctx, void *u
                                                          const char *args, void *plan);
 POLIS_INTERNAL polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud, int32_t agent,
                                                         void *plan, polis_plan_state *state,
-                                                        int32_t *out_action, char *why,
-                                                        size_t cap);
+                                                        int32_t *out_action, char *why, size_t cap);
 
 /* ---- lua_api.c -------------------------------------------------------------------------- */
 
@@ -153,8 +152,8 @@ POLIS_INTERNAL polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud
  * when it would take the env past lua_memory_limit together with what the scripts' Lua
  * states hold; `what` names the request. The caller adds the bytes to env->lua->engine_bytes
  * once the engine accepted the request. */
-POLIS_INTERNAL void polis__lua_engine_memory(lua_State *L, polis__lua_script *s,
-                                             const char *what, uint64_t bytes);
+POLIS_INTERNAL void polis__lua_engine_memory(lua_State *L, polis__lua_script *s, const char *what,
+                                             uint64_t bytes);
 
 /* Argument helpers lua_run.c shares: an integer argument that must fit in 32 bits, and the
  * error of a load-time-only call made while the script runs. Both raise. */

@@ -23,8 +23,7 @@
 
 /* ---- argument helpers -------------------------------------------------------------------- */
 
-void polis__lua_engine_memory(lua_State *L, polis__lua_script *s, const char *what,
-                              uint64_t bytes)
+void polis__lua_engine_memory(lua_State *L, polis__lua_script *s, const char *what, uint64_t bytes)
 {
     polis_env *env = s->env;
     int64_t limit = env->scn.lua_memory_limit;
@@ -116,8 +115,8 @@ static int body_swap_ref(lua_State *L)
 }
 
 polis_status polis__lua_swap_cb(polis_ctx *script, const char *fn, const char *name,
-                                polis_dtype dtype, size_t count, bool as_legal,
-                                polis__lua_cb **out, char *why, size_t n)
+                                polis_dtype dtype, size_t count, bool as_legal, polis__lua_cb **out,
+                                char *why, size_t n)
 {
     polis__lua_script *s = script->script;
     *out = NULL;
@@ -538,15 +537,16 @@ static int w_thing(lua_State *L)
     polis__lua_scene_writer *w = check_writer(L);
     polis__lua_script *s = w->s;
     lua_Integer id = luaL_checkinteger(L, 2);
-    if (id < INT32_MIN || id > INT32_MAX) return luaL_error(L, "thing id %I is not a 32-bit integer", id);
-    int32_t kind = look_id(L, 3, "kind", polis_env_scene_n_kinds(s->env), polis_env_scene_kind_find,
-                           s->env);
+    if (id < INT32_MIN || id > INT32_MAX)
+        return luaL_error(L, "thing id %I is not a 32-bit integer", id);
+    int32_t kind =
+        look_id(L, 3, "kind", polis_env_scene_n_kinds(s->env), polis_env_scene_kind_find, s->env);
     lua_Integer x = luaL_checkinteger(L, 4), y = luaL_checkinteger(L, 5);
     const char *label = luaL_optstring(L, 6, "");
     if (x < INT32_MIN || x > INT32_MAX || y < INT32_MIN || y > INT32_MAX)
         return luaL_error(L, "thing %I: position out of range", id);
-    polis_status st = s->h->scene_thing(s->ctx, w->scene, (int32_t)id, kind, (int32_t)x,
-                                        (int32_t)y, label);
+    polis_status st =
+        s->h->scene_thing(s->ctx, w->scene, (int32_t)id, kind, (int32_t)x, (int32_t)y, label);
     return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
 }
 
@@ -584,7 +584,8 @@ static int w_stat(lua_State *L)
     int32_t a = agent_arg(L, 2, sc);
     int32_t k = look_id(L, 3, "stat", sc->n_stats, find_stat, w->s->env);
     lua_Number v = luaL_checknumber(L, 4);
-    if (!(v >= INT32_MIN && v <= INT32_MAX)) return luaL_error(L, "stat value %f is not a 32-bit integer", v);
+    if (!(v >= INT32_MIN && v <= INT32_MAX))
+        return luaL_error(L, "stat value %f is not a 32-bit integer", v);
     sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)k] = (int32_t)v;
     return 0;
 }
@@ -602,9 +603,9 @@ static int w_edge(lua_State *L)
 {
     polis__lua_scene_writer *w = check_writer(L);
     polis__lua_script *s = w->s;
-    polis_status st = s->h->scene_edge(s->ctx, w->scene, luaL_checkstring(L, 2),
-                                       luaL_checkstring(L, 3), luaL_checkstring(L, 4),
-                                       (float)luaL_optnumber(L, 5, 1.0));
+    polis_status st =
+        s->h->scene_edge(s->ctx, w->scene, luaL_checkstring(L, 2), luaL_checkstring(L, 3),
+                         luaL_checkstring(L, 4), (float)luaL_optnumber(L, 5, 1.0));
     return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
 }
 
@@ -624,10 +625,9 @@ static int w_fresh(lua_State *L)
     return 1;
 }
 
-static const luaL_Reg writer_methods[] = {{"tile", w_tile},   {"thing", w_thing}, {"agent", w_agent},
-                                          {"stat", w_stat},   {"node", w_node},   {"edge", w_edge},
-                                          {"size", w_size},   {"fresh", w_fresh},
-                                          {NULL, NULL}};
+static const luaL_Reg writer_methods[] = {{"tile", w_tile}, {"thing", w_thing}, {"agent", w_agent},
+                                          {"stat", w_stat}, {"node", w_node},   {"edge", w_edge},
+                                          {"size", w_size}, {"fresh", w_fresh}, {NULL, NULL}};
 
 static int32_t opt_count(lua_State *L, const char *key)
 {
@@ -656,8 +656,10 @@ static int l_look(lua_State *L)
     if (lua_getfield(L, 1, "kinds") == LUA_TTABLE) {
         for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
             if (!lua_istable(L, -1))
-                return luaL_error(L, "polis.look: kinds[%I] must be a table {name=, glyph=, "
-                                     "color=, shape=}", i);
+                return luaL_error(L,
+                                  "polis.look: kinds[%I] must be a table {name=, glyph=, "
+                                  "color=, shape=}",
+                                  i);
             lua_getfield(L, -1, "name");
             lua_getfield(L, -2, "glyph");
             lua_getfield(L, -3, "color");
@@ -665,8 +667,9 @@ static int l_look(lua_State *L)
             const char *shape = lua_isnil(L, -1) ? "square" : lua_tostring(L, -1);
             int32_t sh = shape_find(shape);
             if (sh < 0)
-                return luaL_error(L, "polis.look: kinds[%I]: shape '%s' is not one of square, "
-                                     "circle, triangle, diamond, cross, dot, agent",
+                return luaL_error(L,
+                                  "polis.look: kinds[%I]: shape '%s' is not one of square, "
+                                  "circle, triangle, diamond, cross, dot, agent",
                                   i, shape ? shape : "?");
             polis_kind_def def = {lua_tostring(L, -4), lua_tostring(L, -3), lua_tostring(L, -2),
                                   (polis_shape)sh};
@@ -715,8 +718,8 @@ static int l_look(lua_State *L)
             const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
             int32_t id = name ? find_layer(s->env, name) : -1;
             if (id < 0)
-                return luaL_error(L, "polis.look: keep[%I] must be the name of a layer, not %s",
-                                  i, name ? name : luaL_typename(L, -1));
+                return luaL_error(L, "polis.look: keep[%I] must be the name of a layer, not %s", i,
+                                  name ? name : luaL_typename(L, -1));
             if ((st = s->h->look_keep_layer(s->ctx, id))) return polis__lua_raise_host(L, s, st);
             lua_pop(L, 1);
         }
@@ -918,8 +921,9 @@ static int32_t obs_range_read(lua_State *L, const char *name, const polis_obs_de
 {
     int t = lua_gettop(L);
     if (!lua_istable(L, t))
-        luaL_error(L, "polis.observation('%s'): range must be {lo, hi} or {dim = d, lo = {...}, "
-                      "hi = {...}}, got %s",
+        luaL_error(L,
+                   "polis.observation('%s'): range must be {lo, hi} or {dim = d, lo = {...}, "
+                   "hi = {...}}, got %s",
                    name, luaL_typename(L, t));
     int32_t n = 1;
     lua_getfield(L, t, "dim");
@@ -949,8 +953,9 @@ static int32_t obs_range_read(lua_State *L, const char *name, const polis_obs_de
             continue;
         }
         if (lua_getfield(L, t, key) != LUA_TTABLE || luaL_len(L, -1) != n)
-            luaL_error(L, "polis.observation('%s'): range.%s must be a table of %d numbers (one "
-                          "per index of dim %d)",
+            luaL_error(L,
+                       "polis.observation('%s'): range.%s must be a table of %d numbers (one "
+                       "per index of dim %d)",
                        name, key, (int)n, (int)*dim + 1);
         for (int32_t k = 0; k < n; k++) {
             if (lua_rawgeti(L, -1, k + 1) != LUA_TNUMBER)
@@ -1023,7 +1028,8 @@ static int l_observation(lua_State *L)
     int32_t id = -1;
     int32_t rdim = -1, rn = 0;
     double *rlo = NULL, *rhi = NULL;
-    if (lua_getfield(L, 1, "range") != LUA_TNIL) rn = obs_range_read(L, name, &def, &rdim, &rlo, &rhi);
+    if (lua_getfield(L, 1, "range") != LUA_TNIL)
+        rn = obs_range_read(L, name, &def, &rdim, &rlo, &rhi);
     lua_pop(L, 1);
     polis_status st = s->h->observation(s->ctx, &def, &id);
     if (st == POLIS_OK && rn) st = s->h->obs_range(s->ctx, id, rdim, rn, rlo, rhi);

@@ -47,7 +47,7 @@ typedef struct call_args {
     const polis_event *ev;
     const char *text; /* the chunk */
     size_t len;
-    int index; /* on_start: position in the list */
+    int index;         /* on_start: position in the list */
     polis_text *out;   /* renderers */
     const char *input; /* action parsers */
     /* results */
@@ -482,8 +482,8 @@ static int body_render(lua_State *L)
     lua_pushinteger(L, a->agent);
     lua_call(L, 1, 1);
     if (lua_type(L, -1) != LUA_TSTRING) {
-        const char *what = lua_pushfstring(L, "renderer '%s' for agent %d", a->cb->name,
-                                           (int)a->agent);
+        const char *what =
+            lua_pushfstring(L, "renderer '%s' for agent %d", a->cb->name, (int)a->agent);
         return bad_return(L, 2, what, "a string", -2);
     }
     size_t n;
@@ -573,8 +573,9 @@ static int body_policy(lua_State *L)
             lua_Debug ar;
             lua_pushvalue(L, 2);
             if (lua_getinfo(L, ">S", &ar) && ar.linedefined > 0)
-                return luaL_error(L, "%s:%d: policy '%s' (the function defined here) returned "
-                                     "'%s', which is not an action name",
+                return luaL_error(L,
+                                  "%s:%d: policy '%s' (the function defined here) returned "
+                                  "'%s', which is not an action name",
                                   ar.short_src, ar.linedefined, a->cb->name, name);
             return luaL_error(L, "policy '%s' returned '%s', which is not an action name",
                               a->cb->name, name);
@@ -585,16 +586,15 @@ static int body_policy(lua_State *L)
     int isint = 0;
     lua_Integer id = t == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
     if (!isint) {
-        const char *what = lua_pushfstring(L, "policy '%s' for agent %d", a->cb->name,
-                                           (int)a->agent);
+        const char *what =
+            lua_pushfstring(L, "policy '%s' for agent %d", a->cb->name, (int)a->agent);
         return bad_return(L, 2, what, "an action id or an action name", -2);
     }
     a->action = id < INT32_MIN || id > INT32_MAX ? -1 : (int32_t)id;
     return 0;
 }
 
-polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent,
-                                     int32_t *out_action)
+polis_status polis__lua_tramp_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out_action)
 {
     (void)ctx;
     call_args a = {.cb = ud, .agent = agent, .action = -1};
@@ -652,8 +652,8 @@ static int body_macro_start(lua_State *L)
     return 0;
 }
 
-polis_status polis__lua_tramp_macro_start(polis_ctx *ctx, void *ud, int32_t agent,
-                                          const char *args, void *plan)
+polis_status polis__lua_tramp_macro_start(polis_ctx *ctx, void *ud, int32_t agent, const char *args,
+                                          void *plan)
 {
     (void)plan;
     call_args a = {.cb = ud, .agent = agent, .input = args};
@@ -687,12 +687,13 @@ static int body_macro_next(lua_State *L)
         return 0;
     }
     if (state && strcmp(state, "running") != 0)
-        return luaL_error(L, "macro %s next for agent %d returned '%s', expected 'running', "
-                             "'done' or 'impossible'",
+        return luaL_error(L,
+                          "macro %s next for agent %d returned '%s', expected 'running', "
+                          "'done' or 'impossible'",
                           a->cb->name, (int)a->agent, state);
     if (!state) {
-        const char *what = lua_pushfstring(L, "macro %s next for agent %d", a->cb->name,
-                                           (int)a->agent);
+        const char *what =
+            lua_pushfstring(L, "macro %s next for agent %d", a->cb->name, (int)a->agent);
         return bad_return(L, 2, what, "'running', 'done' or 'impossible'", 3);
     }
     a->plan_state = POLIS_PLAN_RUNNING;
@@ -708,8 +709,8 @@ static int body_macro_next(lua_State *L)
     int isint = 0;
     lua_Integer id = lua_type(L, 4) == LUA_TNUMBER ? lua_tointegerx(L, 4, &isint) : 0;
     if (!isint) {
-        const char *what = lua_pushfstring(L, "macro %s next for agent %d (running)",
-                                           a->cb->name, (int)a->agent);
+        const char *what =
+            lua_pushfstring(L, "macro %s next for agent %d (running)", a->cb->name, (int)a->agent);
         return bad_return(L, 2, what, "an action id or an action name after 'running'", 4);
     }
     a->action = id < INT32_MIN || id > INT32_MAX ? -1 : (int32_t)id;
@@ -717,8 +718,8 @@ static int body_macro_next(lua_State *L)
 }
 
 polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud, int32_t agent, void *plan,
-                                         polis_plan_state *state, int32_t *out_action,
-                                         char *why, size_t cap)
+                                         polis_plan_state *state, int32_t *out_action, char *why,
+                                         size_t cap)
 {
     (void)ctx, (void)plan;
     call_args a = {.cb = ud, .agent = agent, .action = -1};
@@ -1193,8 +1194,8 @@ static void scripts_unload(polis_env *env)
 
 POLIS_INTERNAL const polis__module polis__lua_module = {
     .name = "lua",
-    .load = scripts_load,     /* each script's chunk, after every plugin's init */
-    .start = scripts_start,   /* polis.on_start callbacks, after every plugin's start */
+    .load = scripts_load,   /* each script's chunk, after every plugin's init */
+    .start = scripts_start, /* polis.on_start callbacks, after every plugin's start */
     .reset = scripts_reset,
     .unload = scripts_unload, /* the Lua states hold plugin callbacks: before plugins go */
 };

@@ -464,15 +464,9 @@ static int find_or_match(lua_State *L, bool find)
     return 1;
 }
 
-static int b_find(lua_State *L)
-{
-    return find_or_match(L, true);
-}
+static int b_find(lua_State *L) { return find_or_match(L, true); }
 
-static int b_match(lua_State *L)
-{
-    return find_or_match(L, false);
-}
+static int b_match(lua_State *L) { return find_or_match(L, false); }
 
 /* gmatch's iterator: upvalues subject, pattern, and the state (next position, end of the
  * last match or -1). */
@@ -576,9 +570,9 @@ static int b_gsub(lua_State *L)
     const char *p = luaL_checklstring(L, 2, &lp);
     int tr = lua_type(L, 3);
     lua_Integer max = luaL_optinteger(L, 4, (lua_Integer)ls + 1);
-    luaL_argexpected(L, tr == LUA_TNUMBER || tr == LUA_TSTRING || tr == LUA_TFUNCTION ||
-                            tr == LUA_TTABLE,
-                     3, "string/function/table");
+    luaL_argexpected(
+        L, tr == LUA_TNUMBER || tr == LUA_TSTRING || tr == LUA_TFUNCTION || tr == LUA_TTABLE, 3,
+        "string/function/table");
     const char *p_end = p + lp;
     bool anchor = lp > 0 && *p == '^';
     if (anchor) p++;

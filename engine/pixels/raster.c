@@ -141,8 +141,8 @@ static const uint8_t font5x7[95][FONT_H] = {
 
 typedef struct frame {
     uint8_t *px;
-    int32_t w, h, c; /* pixels, cell size */
-    bool glyphs;     /* POLIS_PIXELS_GLYPHS */
+    int32_t w, h, c;              /* pixels, cell size */
+    bool glyphs;                  /* POLIS_PIXELS_GLYPHS */
     uint8_t palette[N_AGENT_RGB]; /* agent i's colour: agent_rgb[palette[i % N_AGENT_RGB]] */
     /* per shape, which pixels of a cell it covers, and which its dark edge darkens (computed
      * once per frame) */
@@ -152,9 +152,10 @@ typedef struct frame {
 
 static int hexval(char ch)
 {
-    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                                          : ch >= 'A' && ch <= 'F'   ? ch - 'A' + 10
-                                                                     : 0;
+    return ch >= '0' && ch <= '9'   ? ch - '0'
+           : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+           : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                    : 0;
 }
 
 static void parse_color(const char *s, uint8_t rgb[3])
@@ -188,8 +189,8 @@ static double edge(double ax, double ay, double bx, double by, double px, double
     return (bx - ax) * (py - ay) - (by - ay) * (px - ax);
 }
 
-static bool in_triangle(double ax, double ay, double bx, double by, double cx, double cy,
-                        double px, double py)
+static bool in_triangle(double ax, double ay, double bx, double by, double cx, double cy, double px,
+                        double py)
 {
     double e0 = edge(ax, ay, bx, by, px, py), e1 = edge(bx, by, cx, cy, px, py),
            e2 = edge(cx, cy, ax, ay, px, py);
@@ -325,8 +326,7 @@ static const uint8_t *font_rows(const char *glyph)
 
 /* A glyph in the kind's colour over whatever the cell holds: font pixels of p = c / 8 pixels
  * square, the 5p x 7p box centred in the cell (rounded towards the top left). */
-static void draw_glyph(frame *f, const uint8_t *rows, int32_t vx, int32_t vy,
-                       const uint8_t rgb[3])
+static void draw_glyph(frame *f, const uint8_t *rows, int32_t vx, int32_t vy, const uint8_t rgb[3])
 {
     int32_t p = f->c / GLYPH_MIN_PX, ox = (f->c - FONT_W * p) / 2, oy = (f->c - FONT_H * p) / 2;
     for (int32_t r = 0; r < FONT_H; r++)
@@ -386,10 +386,9 @@ static void draw_agent(frame *f, int32_t i, const polis_scene_agent *a, int32_t 
             double d2 = dx * dx + dy * dy;
             if (d2 > r2 * r2) continue;
             const uint8_t *rgb = d2 <= r * r ? own : d2 <= r1 * r1 ? white_rgb : black_rgb;
-            if (facing &&
-                in_triangle(m + fdx * tip, m + fdy * tip, m + fdx * base - fdy * half,
-                            m + fdy * base + fdx * half, m + fdx * base + fdy * half,
-                            m + fdy * base - fdx * half, px, py))
+            if (facing && in_triangle(m + fdx * tip, m + fdy * tip, m + fdx * base - fdy * half,
+                                      m + fdy * base + fdx * half, m + fdx * base + fdy * half,
+                                      m + fdy * base - fdx * half, px, py))
                 rgb = black_rgb;
             if (!a->alive && (seg_dist(c * 0.2, c * 0.2, c * 0.8, c * 0.8, px, py) <= xw / 2 ||
                               seg_dist(c * 0.8, c * 0.2, c * 0.2, c * 0.8, px, py) <= xw / 2))
@@ -453,8 +452,8 @@ static void draw_grid(frame *f)
     }
 }
 
-polis_status polis_pixels_size(polis_env *env, int32_t agent, int32_t cell_px,
-                                       int32_t *w, int32_t *h)
+polis_status polis_pixels_size(polis_env *env, int32_t agent, int32_t cell_px, int32_t *w,
+                               int32_t *h)
 {
     if (w) *w = 0;
     if (h) *h = 0;
@@ -462,16 +461,16 @@ polis_status polis_pixels_size(polis_env *env, int32_t agent, int32_t cell_px,
     polis_env_clear_error(env);
     if (cell_px < 1 || cell_px > CELL_PX_MAX)
         return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels: cell_px %d is not 1 to %d",
-                           (int)cell_px, CELL_PX_MAX);
+                                   (int)cell_px, CELL_PX_MAX);
     if (agent < -1 || agent >= polis_env_n_agents(env))
         return polis_env_set_error(env, POLIS_ERR_INVALID,
-                           "pixels: agent %d is not -1 (the map) or 0 to %d", (int)agent,
-                           (int)polis_env_n_agents(env) - 1);
+                                   "pixels: agent %d is not -1 (the map) or 0 to %d", (int)agent,
+                                   (int)polis_env_n_agents(env) - 1);
     int32_t mw = polis_env_scene_width(env), mh = polis_env_scene_height(env), rx = 0, ry = 0;
     if (mw <= 0 || mh <= 0)
         return polis_env_set_error(env, POLIS_ERR_INVALID,
-                           "pixels: the game registered no scene map (look_map), nothing "
-                           "to draw");
+                                   "pixels: the game registered no scene map (look_map), nothing "
+                                   "to draw");
     int32_t cw = mw, ch = mh;
     if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
         cw = 2 * rx + 1;
@@ -480,22 +479,21 @@ polis_status polis_pixels_size(polis_env *env, int32_t agent, int32_t cell_px,
     if ((int64_t)cw * cell_px > INT32_MAX / 4 || (int64_t)ch * cell_px > INT32_MAX / 4 ||
         (int64_t)cw * cell_px * ch * cell_px > INT32_MAX / 4)
         return polis_env_set_error(env, POLIS_ERR_LIMIT,
-                           "pixels: a frame of %d x %d cells at %d px is too large",
-                           (int)cw, (int)ch, (int)cell_px);
+                                   "pixels: a frame of %d x %d cells at %d px is too large",
+                                   (int)cw, (int)ch, (int)cell_px);
     if (w) *w = cw * cell_px;
     if (h) *h = ch * cell_px;
     return POLIS_OK;
 }
 
 polis_status polis_pixels_draw(polis_env *env, int32_t agent, int32_t cell_px, uint8_t *out,
-                                  size_t cap, int32_t *out_w, int32_t *out_h)
+                               size_t cap, int32_t *out_w, int32_t *out_h)
 {
     return polis_pixels_draw_ex(env, agent, cell_px, 0, out, cap, out_w, out_h);
 }
 
-polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px,
-                                     uint32_t flags, uint8_t *out, size_t cap, int32_t *out_w,
-                                     int32_t *out_h)
+polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px, uint32_t flags,
+                                  uint8_t *out, size_t cap, int32_t *out_w, int32_t *out_h)
 {
     int32_t w = 0, h = 0;
     polis_status st = polis_pixels_size(env, agent, cell_px, &w, &h);
@@ -503,17 +501,18 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
     if (out_h) *out_h = h;
     if (st) return st;
     if (flags & ~(uint32_t)POLIS_PIXELS_GLYPHS)
-        return polis_env_set_error(env, POLIS_ERR_INVALID,
-                           "pixels: flags 0x%x has bits other than POLIS_PIXELS_GLYPHS (0x%x)",
-                           (unsigned)flags, (unsigned)POLIS_PIXELS_GLYPHS);
+        return polis_env_set_error(
+            env, POLIS_ERR_INVALID,
+            "pixels: flags 0x%x has bits other than POLIS_PIXELS_GLYPHS (0x%x)", (unsigned)flags,
+            (unsigned)POLIS_PIXELS_GLYPHS);
     size_t need = (size_t)w * (size_t)h * 3;
     if (!out)
         return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels: out is NULL (%zu bytes needed)",
-                           need);
+                                   need);
     if (cap < need)
         return polis_env_set_error(env, POLIS_ERR_LIMIT,
-                           "pixels: the buffer holds %zu bytes, a %d x %d frame needs %zu",
-                           cap, (int)w, (int)h, need);
+                                   "pixels: the buffer holds %zu bytes, a %d x %d frame needs %zu",
+                                   cap, (int)w, (int)h, need);
     const polis_scene *s = NULL;
     if ((st = polis_env_scene_get(env, &s))) return st;
 
@@ -527,7 +526,8 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
         for (int32_t y = 0; y < cell_px; y++)
             for (int32_t x = 0; x < cell_px; x++)
                 f.mask[sh][y * cell_px + x] = in_shape((polis_shape)sh, x + 0.5, y + 0.5, cell_px),
-                f.edge[sh][y * cell_px + x] = on_edge((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
+                                         f.edge[sh][y * cell_px + x] =
+                                             on_edge((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
     agent_palette(env, f.palette);
     int32_t vw = w / cell_px, vh = h / cell_px, x0 = 0, y0 = 0, rx = 0, ry = 0;
     if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
@@ -565,7 +565,8 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
         for (int32_t i = 0; i < s->n_agents; i++) {
             const polis_scene_agent *a = &s->agents[i];
             int32_t vx = a->x - x0, vy = a->y - y0;
-            if (!a->alive || !SEEN(i) || a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw || vy >= vh)
+            if (!a->alive || !SEEN(i) || a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw ||
+                vy >= vh)
                 continue;
             double c = cell_px, ring = c * 0.66, mx = vx * c + c / 2, my = vy * c + c / 2;
             for (int32_t y = (int32_t)floor(my - ring - 1); y <= (int32_t)ceil(my + ring + 1); y++)

@@ -223,17 +223,17 @@ static void rb_f64(rbuf *b, num_memo *memo, double v)
 
 /* A list of the scene (things, nodes or edges) as the diff needs it: sorted by key. */
 typedef struct sorted_list {
-    const void *el;   /* the scene's own array when it came sorted, else `copy` */
-    void *copy;       /* [cap + 1] */
-    void *raw;        /* [cap + 1]: the unsorted list `copy` was sorted from (n_raw long) */
-    void *prev;       /* the previous line's list, sorted: [cap + 1] */
+    const void *el; /* the scene's own array when it came sorted, else `copy` */
+    void *copy;     /* [cap + 1] */
+    void *raw;      /* [cap + 1]: the unsorted list `copy` was sorted from (n_raw long) */
+    void *prev;     /* the previous line's list, sorted: [cap + 1] */
     int32_t n, n_prev, n_raw;
 } sorted_list;
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
  * are written. */
 typedef struct list_desc {
-    const char *member;                          /* ",\"things\":{" */
+    const char *member; /* ",\"things\":{" */
     size_t size;
     int (*cmp)(const void *, const void *);      /* key order */
     bool (*changed)(const void *, const void *); /* same key, replaced (new kind, label, weight) */
@@ -256,14 +256,14 @@ struct polis_recorder {
     char err[REC_ERRMAX];
     int32_t keyframe_every;
     int32_t n_agents;
-    int64_t episode;          /* -1 before the first begin_episode */
+    int64_t episode; /* -1 before the first begin_episode */
     bool in_episode;
-    double *returns;          /* [n_agents] */
+    double *returns; /* [n_agents] */
     rbuf line;
-    rbuf events;              /* the current tick's events, ",{...}" each */
-    rbuf msgs;                /* messages for the next step line, ",{...}" each */
+    rbuf events; /* the current tick's events, ",{...}" each */
+    rbuf msgs;   /* messages for the next step line, ",{...}" each */
     bool events_on;
-    num_memo *memo;           /* [2 * MEMO_SLOTS]: f32, then f64 */
+    num_memo *memo; /* [2 * MEMO_SLOTS]: f32, then f64 */
     /* each event type's JSON text written once: ",{\"type\":\"name\"" then ",\"field\":" per
      * field, at ev_keys.p + ev_off[ev_first[type] + i] (i = 0: the prefix, i > 0: field i-1) */
     rbuf ev_keys;
@@ -274,12 +274,12 @@ struct polis_recorder {
     ev_field *ev_fields;
     /* the previous line's scene */
     bool sized;
-    int32_t *prev_tiles;      /* [cells + 1] */
+    int32_t *prev_tiles; /* [cells + 1] */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
     size_t cells, n_stats;
     sorted_list lists[L_COUNT];
-    int64_t allocs;           /* allocations of the scene copies */
+    int64_t allocs; /* allocations of the scene copies */
     /* the env's (episode, tick) after the previous line: the changes of who sees whom made
      * then (polis_env_visibility_changes) go into the next reset or step line */
     int64_t vis_episode, vis_tick;
@@ -296,7 +296,10 @@ static polis_status rec_fail(polis_recorder *r, polis_status st, const char *fmt
     return st;
 }
 
-const char *polis_recorder_error(const polis_recorder *r) { return r ? r->err : "recorder is NULL"; }
+const char *polis_recorder_error(const polis_recorder *r)
+{
+    return r ? r->err : "recorder is NULL";
+}
 
 /* Hands the finished line (with its '\n') to the sink. */
 static polis_status emit(polis_recorder *r)
@@ -438,7 +441,9 @@ static polis_status put_rules(polis_recorder *r)
         int64_t from, until;
         polis_env_visibility_rule(r->env, i, &from, &until, flags, flags + n);
         for (int side = 0; side < 2; side++) {
-            rb_puts(&r->line, side ? "],\"hidden\":[" : i ? ",{\"observers\":[" : "{\"observers\":[");
+            rb_puts(&r->line, side ? "],\"hidden\":["
+                              : i  ? ",{\"observers\":["
+                                   : "{\"observers\":[");
             bool first = true;
             for (int32_t a = 0; a < n; a++)
                 if (flags[side * n + a]) {
@@ -485,7 +490,8 @@ static polis_status header(polis_recorder *r, const polis_record_info *info)
     rb_printf(b, ",\"scenario_hash\":\"%016" PRIx64 "\",\"overrides\":", scn_hash);
     if (info->overrides && *info->overrides) {
         char *ov = one_line(info->overrides, strlen(info->overrides));
-        if (!ov) return rec_fail(r, POLIS_ERR_INVALID, "recorder: the overrides are not valid JSON");
+        if (!ov)
+            return rec_fail(r, POLIS_ERR_INVALID, "recorder: the overrides are not valid JSON");
         rb_puts(b, ov);
         cJSON_free(ov);
     } else {
@@ -634,10 +640,11 @@ int64_t polis_recorder_allocs(const polis_recorder *r)
 static polis_status check_info(polis_env *env, const polis_record_info *info, polis_error *err)
 {
     if (!env || !info || !info->scenario_text || info->keyframe_every < 0) {
-        snprintf(err->message, sizeof err->message,
-                 "recorder: %s", !env ? "env is NULL" : !info ? "info is NULL"
-                                 : !info->scenario_text ? "info->scenario_text is NULL"
-                                                        : "keyframe_every is negative");
+        snprintf(err->message, sizeof err->message, "recorder: %s",
+                 !env                   ? "env is NULL"
+                 : !info                ? "info is NULL"
+                 : !info->scenario_text ? "info->scenario_text is NULL"
+                                        : "keyframe_every is negative");
         return err->status = POLIS_ERR_INVALID;
     }
     return POLIS_OK;
@@ -738,7 +745,7 @@ static void heap_sort(void *base, size_t n, size_t size, int (*cmp)(const void *
     char *a = base;
     char tmp[256];
     if (size > sizeof tmp) return;
-#define EL(i) (a + (size_t)(i) * size)
+#define EL(i) (a + (size_t)(i)*size)
 #define SWAP(i, j)                                                                                 \
     do {                                                                                           \
         memcpy(tmp, EL(i), size);                                                                  \
@@ -883,8 +890,8 @@ static void put_edge_del(rbuf *b, num_memo *memo, const void *v)
 }
 
 static const list_desc LISTS[L_COUNT] = {
-    [L_THINGS] = {",\"things\":{", sizeof(polis_scene_thing), cmp_thing, thing_changed,
-                  thing_moved, false, put_thing, put_thing_move, put_thing_del},
+    [L_THINGS] = {",\"things\":{", sizeof(polis_scene_thing), cmp_thing, thing_changed, thing_moved,
+                  false, put_thing, put_thing_move, put_thing_del},
     [L_NODES] = {",\"nodes\":{", sizeof(polis_scene_node), cmp_node, node_changed, NULL, true,
                  put_node, NULL, put_node_del},
     [L_EDGES] = {",\"edges\":{", sizeof(polis_scene_edge), cmp_edge, edge_changed, NULL, true,
@@ -1059,8 +1066,9 @@ static void diff_list(polis_recorder *r, int which)
     size_t start = b->len;
     for (int pass = 0; pass < 3; pass++) {
         if (pass == 1 && !d->moved) continue;
-        void (*put)(rbuf *, num_memo *, const void *) =
-            pass == 0 ? d->put_add : pass == 1 ? d->put_move : d->put_del;
+        void (*put)(rbuf *, num_memo *, const void *) = pass == 0   ? d->put_add
+                                                        : pass == 1 ? d->put_move
+                                                                    : d->put_del;
         bool opened = false;
         for (int32_t i = 0, j = 0; i < nc || j < np;) {
             const char *c_el = cur + (size_t)i * d->size, *p_el = prev + (size_t)j * d->size;
@@ -1073,8 +1081,10 @@ static void diff_list(polis_recorder *r, int which)
             } else if (d->changed(c_el, p_el)) {
                 /* replaced: added again (a thing's add replaces it; a node or edge is also
                  * deleted first) */
-                if (pass == 0) out = c_el;
-                else if (pass == 2 && d->del_changed) out = p_el;
+                if (pass == 0)
+                    out = c_el;
+                else if (pass == 2 && d->del_changed)
+                    out = p_el;
             } else if (pass == 1 && d->moved(c_el, p_el)) {
                 out = c_el;
             }
@@ -1218,8 +1228,8 @@ static void put_visibility(polis_recorder *r)
     if (n) {
         rb_puts(&r->line, ",\"visibility\":[");
         for (int32_t i = 0; i < n; i++)
-            rb_printf(&r->line, "%s[%d,%d,%d]", i ? "," : "", (int)c[i].observer,
-                      (int)c[i].target, (int)c[i].state);
+            rb_printf(&r->line, "%s[%d,%d,%d]", i ? "," : "", (int)c[i].observer, (int)c[i].target,
+                      (int)c[i].state);
         rb_put(&r->line, "]", 1);
     }
     r->vis_episode = polis_env_episode(r->env);
@@ -1236,8 +1246,9 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
                         "polis_env_reset",
                         polis_env_tick(env));
     if (r->in_episode)
-        return rec_fail(r, POLIS_ERR_STATE, "recorder: episode %" PRId64 " has no end line yet "
-                                            "(call polis_recorder_end_episode)",
+        return rec_fail(r, POLIS_ERR_STATE,
+                        "recorder: episode %" PRId64 " has no end line yet "
+                        "(call polis_recorder_end_episode)",
                         r->episode);
     r->episode++;
     r->in_episode = true;
@@ -1295,8 +1306,9 @@ polis_status polis_recorder_step(polis_recorder *r)
 {
     if (!r) return POLIS_ERR_INVALID;
     if (!r->in_episode)
-        return rec_fail(r, POLIS_ERR_STATE, "recorder: step outside an episode (call "
-                                            "polis_recorder_begin_episode after the reset)");
+        return rec_fail(r, POLIS_ERR_STATE,
+                        "recorder: step outside an episode (call "
+                        "polis_recorder_begin_episode after the reset)");
     polis_env *env = r->env;
     const polis_io *io = polis_env_io(env);
     const polis_scene *s;

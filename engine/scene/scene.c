@@ -47,18 +47,23 @@ typedef struct look_fn {
 } look_fn;
 
 struct polis__looks {
-    look_kind *kinds; int32_t n_kinds, cap_kinds;
-    char **layers; int32_t n_layers, cap_layers;
-    bool *kept; int32_t cap_kept; /* [layer]: kept between scenes (ABI 1.6) */
-    look_stat *stats; int32_t n_stats, cap_stats;
-    look_fn *fns; int32_t n_fns, cap_fns;
-    int32_t map_w, map_h;       /* 0: the grid's size */
+    look_kind *kinds;
+    int32_t n_kinds, cap_kinds;
+    char **layers;
+    int32_t n_layers, cap_layers;
+    bool *kept;
+    int32_t cap_kept; /* [layer]: kept between scenes (ABI 1.6) */
+    look_stat *stats;
+    int32_t n_stats, cap_stats;
+    look_fn *fns;
+    int32_t n_fns, cap_fns;
+    int32_t map_w, map_h; /* 0: the grid's size */
     polis_ctx *map_ctx;
     bool has_view;
     int32_t view_rx, view_ry;
     polis_scene scene;
     bool allocated;
-    const look_fn *running;     /* the callback running now (appends check its share) */
+    const look_fn *running; /* the callback running now (appends check its share) */
     /* kept layers: the episode the last scene was read in (-1: none yet, or it failed);
      * fresh while the callbacks of a scene that cleared them run */
     int64_t scene_episode;
@@ -231,7 +236,7 @@ static polis_status h_look_keep_layer(polis_ctx *ctx, int32_t layer)
 }
 
 static polis_status h_look_stat(polis_ctx *ctx, const char *name, const char *group, int32_t max,
-                              int32_t *out_stat)
+                                int32_t *out_stat)
 {
     polis__looks *lk = NULL;
     polis_status st = registering(ctx, "look_stat", &lk);
@@ -375,7 +380,7 @@ static polis_status copy_str(polis_ctx *ctx, char *dst, size_t cap, const char *
 }
 
 static polis_status h_scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id, int32_t kind,
-                                int32_t x, int32_t y, const char *label)
+                                  int32_t x, int32_t y, const char *label)
 {
     polis_status st = appending(ctx, scene, "scene_thing");
     if (st) return st;
@@ -408,7 +413,7 @@ static polis_status h_scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id
 }
 
 static polis_status h_scene_node(polis_ctx *ctx, polis_scene *scene, const char *id,
-                               const char *kind, const char *label)
+                                 const char *kind, const char *label)
 {
     polis_status st = appending(ctx, scene, "scene_node");
     if (st) return st;
@@ -433,7 +438,7 @@ static polis_status h_scene_node(polis_ctx *ctx, polis_scene *scene, const char 
 }
 
 static polis_status h_scene_edge(polis_ctx *ctx, polis_scene *scene, const char *from,
-                               const char *to, const char *kind, float weight)
+                                 const char *to, const char *kind, float weight)
 {
     polis_status st = appending(ctx, scene, "scene_edge");
     if (st) return st;

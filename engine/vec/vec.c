@@ -72,30 +72,30 @@ struct polis_vec {
     void *alloc_ud;
     int32_t n_envs, n_threads, n_agents; /* n_agents per env */
     polis_env **envs;
-    int32_t creating;       /* the env being created, for the io provider */
-    bool layout_error;      /* the provider refused the layout (message is not env k's) */
+    int32_t creating;  /* the env being created, for the io provider */
+    bool layout_error; /* the provider refused the layout (message is not env k's) */
 
     /* shared buffers, rows env-major */
     polis_io io;
-    size_t obs_alloc;       /* bytes allocated for io.obs */
+    size_t obs_alloc; /* bytes allocated for io.obs */
     /* episode statistics per row: the public part, and the running sums behind it */
     polis_vec_episodes stats;
-    float *run_return;      /* [rows] the current episode's sum of rewards */
-    int64_t *run_length;    /* [rows] its steps */
-    uint8_t *was_done;      /* [rows] terminated or truncated before this call */
+    float *run_return;   /* [rows] the current episode's sum of rewards */
+    int64_t *run_length; /* [rows] its steps */
+    uint8_t *was_done;   /* [rows] terminated or truncated before this call */
     /* Written by the calling thread before the workers start, read-only to them: which envs
      * this call resets, and their episode numbers. */
-    uint8_t *autoreset;     /* [n_envs] */
-    int64_t *episode;       /* [n_envs] */
-    void *results_mem;      /* the allocation results points into (aligned inside it) */
-    vec_result *results;    /* [n_threads] */
+    uint8_t *autoreset;  /* [n_envs] */
+    int64_t *episode;    /* [n_envs] */
+    void *results_mem;   /* the allocation results points into (aligned inside it) */
+    vec_result *results; /* [n_threads] */
     uint64_t seed;
     int32_t state;
     char err[POLIS_ERRMAX];
 
     /* pool */
     int32_t job;
-    vec_worker *workers;    /* [n_threads - 1] */
+    vec_worker *workers; /* [n_threads - 1] */
     int32_t n_started;
     bool sync_ready;
     pthread_mutex_t mu;
@@ -191,18 +191,18 @@ static polis_status provide_io(void *ud, polis_env *env, polis_io *io)
         v->run_return = vec_alloc(v, n * sizeof(float));
         v->run_length = vec_alloc(v, n * sizeof(int64_t));
         v->was_done = vec_alloc(v, n);
-        if (!v->io.obs || !v->io.masks || !v->io.actions || !v->io.rewards ||
-            !v->io.terminations || !v->io.truncations || !v->io.illegal || !v->stats.ended ||
-            !v->stats.returns || !v->stats.lengths || !v->stats.env_ended || !v->run_return ||
-            !v->run_length || !v->was_done)
+        if (!v->io.obs || !v->io.masks || !v->io.actions || !v->io.rewards || !v->io.terminations ||
+            !v->io.truncations || !v->io.illegal || !v->stats.ended || !v->stats.returns ||
+            !v->stats.lengths || !v->stats.env_ended || !v->run_return || !v->run_length ||
+            !v->was_done)
             return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating vec buffers");
     } else if (io->n_agents != v->n_agents || io->n_actions != v->io.n_actions ||
                io->obs_size != v->io.obs_size) {
         return polis__fail(env, POLIS_ERR_CONFIG,
                            "its layout (%d agents, %d actions, %zu observation bytes) differs "
                            "from env 0's (%d, %d, %zu)",
-                           io->n_agents, io->n_actions, io->obs_size, v->n_agents,
-                           v->io.n_actions, v->io.obs_size);
+                           io->n_agents, io->n_actions, io->obs_size, v->n_agents, v->io.n_actions,
+                           v->io.obs_size);
     }
     size_t r = (size_t)k * (size_t)v->n_agents;
     io->obs = v->io.obs + r * v->io.obs_size;
@@ -320,8 +320,10 @@ static unsigned wait_for_work(polis_vec *v, unsigned seen)
     for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
         g = atomic_load_explicit(&v->gen, memory_order_acquire);
         if (g != seen) return g;
-        if (i < SPIN_ROUNDS) cpu_relax();
-        else sched_yield();
+        if (i < SPIN_ROUNDS)
+            cpu_relax();
+        else
+            sched_yield();
     }
     atomic_fetch_add(&v->sleepers, 1);
     pthread_mutex_lock(&v->mu);
@@ -375,8 +377,10 @@ static void pool_run(polis_vec *v, int32_t job)
     run_claims(v, 0, g);
     for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
         if (atomic_load_explicit(&v->finished, memory_order_acquire) == v->n_envs) return;
-        if (i < SPIN_ROUNDS) cpu_relax();
-        else sched_yield();
+        if (i < SPIN_ROUNDS)
+            cpu_relax();
+        else
+            sched_yield();
     }
     atomic_store(&v->main_waiting, 1);
     pthread_mutex_lock(&v->mu);
@@ -525,8 +529,12 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
         return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
     }
     for (int32_t k = 0; k < n_envs; k++) {
-        polis__create_args args = {.text = text, .len = len, .source = source,
-                                   .base_dir = base_dir, .opts = opts, .io_fn = provide_io,
+        polis__create_args args = {.text = text,
+                                   .len = len,
+                                   .source = source,
+                                   .base_dir = base_dir,
+                                   .opts = opts,
+                                   .io_fn = provide_io,
                                    .io_ud = v};
         polis_error e;
         v->creating = k;

@@ -28,7 +28,6 @@ typedef struct polis__parser {
     polis_ctx *ctx;
 } polis__parser;
 
-
 /* The module's state (env->views), allocated when the env is created. formats is "json
  * text", rebuilt whenever a renderer adds a new format, so polis_env_render_formats needs
  * no allocation. */

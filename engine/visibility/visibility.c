@@ -36,7 +36,7 @@ struct polis__visibility {
     int32_t n, words; /* agents; uint64 words per bitset row */
     vis_rule *rules;
     int32_t n_rules;
-    uint64_t *rule_bits; /* every rule's two bitsets, one allocation */
+    uint64_t *rule_bits;   /* every rule's two bitsets, one allocation */
     uint64_t *set, *value; /* [n][words]: a setting exists; it shows. NULL until the first */
     bool any_hiding;       /* a setting ever hid a pair (a conservative "active") */
     vis_log log[2];        /* the latest two moments with public changes */
@@ -123,8 +123,8 @@ static const char *got(const cJSON *n, char *buf, size_t cap)
 }
 
 /* An agent by index or name into bits; "all" as the whole list. */
-static polis_status read_agents(polis_env *env, const cJSON *list, const char *path,
-                                uint64_t *bits, int32_t words)
+static polis_status read_agents(polis_env *env, const cJSON *list, const char *path, uint64_t *bits,
+                                int32_t words)
 {
     char g[80];
     if (cJSON_IsString(list) && strcmp(list->valuestring, "all") == 0) {
@@ -132,8 +132,10 @@ static polis_status read_agents(polis_env *env, const cJSON *list, const char *p
         return POLIS_OK;
     }
     if (!cJSON_IsArray(list))
-        return at_fail(env, path, "expected an array of agents (names or indices) or \"all\", "
-                                  "got %s", got(list, g, sizeof g));
+        return at_fail(env, path,
+                       "expected an array of agents (names or indices) or \"all\", "
+                       "got %s",
+                       got(list, g, sizeof g));
     if (!list->child) return at_fail(env, path, "expected at least one agent, got []");
     int32_t i = 0;
     (void)words;
@@ -156,8 +158,7 @@ static polis_status read_agents(polis_env *env, const cJSON *list, const char *p
                                env->n_agents > 1 ? " .. " : "",
                                env->n_agents > 1 ? env->scn.agent_names[env->n_agents - 1] : "");
         } else {
-            return at_fail(env, ep, "expected an agent name or index, got %s",
-                           got(e, g, sizeof g));
+            return at_fail(env, ep, "expected an agent name or index, got %s", got(e, g, sizeof g));
         }
         bits[a >> 6] |= UINT64_C(1) << (a & 63);
     }
@@ -183,8 +184,10 @@ static polis_status read_rule(polis_env *env, const cJSON *e, int32_t i, vis_rul
     char ip[64], kp[96], g[80];
     snprintf(ip, sizeof ip, "visibility[%d]", (int)i);
     if (!cJSON_IsObject(e))
-        return at_fail(env, ip, "expected an object {\"observers\", \"hidden\", \"from\", "
-                                "\"until\"}, got %s", got(e, g, sizeof g));
+        return at_fail(env, ip,
+                       "expected an object {\"observers\", \"hidden\", \"from\", "
+                       "\"until\"}, got %s",
+                       got(e, g, sizeof g));
     static const char *const keys[] = {"observers", "hidden", "from", "until", "doc"};
     for (const cJSON *m = e->child; m; m = m->next) {
         if (m->string[0] == '_') continue;
@@ -192,16 +195,18 @@ static polis_status read_rule(polis_env *env, const cJSON *e, int32_t i, vis_rul
         for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !known; k++)
             known = strcmp(keys[k], m->string) == 0;
         if (!known)
-            return at_fail(env, ip, "unknown key \"%s\" (expected observers, hidden, from, "
-                                    "until, doc)", m->string);
+            return at_fail(env, ip,
+                           "unknown key \"%s\" (expected observers, hidden, from, "
+                           "until, doc)",
+                           m->string);
     }
     static const char *const need[] = {"observers", "hidden"};
     for (int k = 0; k < 2; k++) {
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(e, need[k]);
         if (!l) return at_fail(env, ip, "missing required key \"%s\"", need[k]);
         snprintf(kp, sizeof kp, "%s.%s", ip, need[k]);
-        polis_status st = read_agents(env, l, kp, k ? ru->hidden : ru->observers,
-                                      env->visibility->words);
+        polis_status st =
+            read_agents(env, l, kp, k ? ru->hidden : ru->observers, env->visibility->words);
         if (st) return st;
     }
     ru->from = 0;
@@ -211,8 +216,10 @@ static polis_status read_rule(polis_env *env, const cJSON *e, int32_t i, vis_rul
         (st = read_tick(env, e, ip, "until", &ru->until)))
         return st;
     if (ru->until <= ru->from)
-        return at_fail(env, ip, "until: %" PRId64 " is not after from (%" PRId64 "): the rule "
-                                "would hide nothing", ru->until, ru->from);
+        return at_fail(env, ip,
+                       "until: %" PRId64 " is not after from (%" PRId64 "): the rule "
+                       "would hide nothing",
+                       ru->until, ru->from);
     return POLIS_OK;
 }
 
@@ -266,7 +273,8 @@ static polis_status set_pairs(polis_env *env, int32_t observer, int32_t target, 
     if (state < POLIS_VISIBILITY_RULES || state > POLIS_VISIBILITY_SHOWN)
         return polis__fail(env, POLIS_ERR_INVALID,
                            "%s: state %d is not 0 (hidden), 1 (shown) or -1 (the scenario's "
-                           "rules)", who, (int)state);
+                           "rules)",
+                           who, (int)state);
     vis *v = vis_get(env);
     if (!v) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     if (!v->set) {
@@ -333,8 +341,7 @@ polis_status polis_env_visibility_set(polis_env *env, int32_t observer, int32_t 
 
 bool polis_env_visible(const polis_env *env, int32_t observer, int32_t target)
 {
-    if (!env || observer < 0 || target < 0 || observer >= env->n_agents ||
-        target >= env->n_agents)
+    if (!env || observer < 0 || target < 0 || observer >= env->n_agents || target >= env->n_agents)
         return false;
     return !env->visibility || visible_at(env->visibility, env->tick, observer, target);
 }
@@ -344,9 +351,8 @@ bool polis_env_visibility_active(const polis_env *env)
     return env && env->visibility && active_at(env->visibility, env->tick);
 }
 
-const polis_visibility_change *polis_env_visibility_changes(const polis_env *env,
-                                                            int64_t episode, int64_t tick,
-                                                            int32_t *n)
+const polis_visibility_change *polis_env_visibility_changes(const polis_env *env, int64_t episode,
+                                                            int64_t tick, int32_t *n)
 {
     if (n) *n = 0;
     if (!env || !env->visibility || !n) return NULL;

@@ -92,11 +92,11 @@ typedef enum polis_param_type {
 typedef struct polis_param_def {
     const char *key;
     polis_param_type type;
-    size_t offset;      /* offsetof(your_params, field) */
-    double min, max;    /* INT and DOUBLE: inclusive range */
-    double def_num;     /* BOOL (0/1), INT, DOUBLE default */
+    size_t offset;       /* offsetof(your_params, field) */
+    double min, max;     /* INT and DOUBLE: inclusive range */
+    double def_num;      /* BOOL (0/1), INT, DOUBLE default */
     const char *def_str; /* STRING default */
-    const char *doc;    /* one line, shown by `polis describe` and the reference docs */
+    const char *doc;     /* one line, shown by `polis describe` and the reference docs */
     bool required;
 } polis_param_def;
 
@@ -162,7 +162,7 @@ typedef struct polis_obs_def {
     const char *name;
     const char *doc;
     polis_dtype dtype;
-    int32_t ndim;        /* 1..4 */
+    int32_t ndim; /* 1..4 */
     int32_t shape[4];
     void (*write)(polis_ctx *ctx, void *ud, int32_t agent, void *dst);
     void *ud;
@@ -179,10 +179,9 @@ typedef polis_status (*polis_event_fn)(polis_ctx *ctx, void *ud, const polis_eve
 
 /* A growable text buffer owned by the kernel (host->text_append / text_printf). */
 typedef struct polis_text polis_text;
-typedef polis_status (*polis_render_fn)(polis_ctx *ctx, void *ud, int32_t agent,
-                                        polis_text *out);
-typedef polis_status (*polis_parse_fn)(polis_ctx *ctx, void *ud, int32_t agent,
-                                       const char *input, int32_t *out_action);
+typedef polis_status (*polis_render_fn)(polis_ctx *ctx, void *ud, int32_t agent, polis_text *out);
+typedef polis_status (*polis_parse_fn)(polis_ctx *ctx, void *ud, int32_t agent, const char *input,
+                                       int32_t *out_action);
 /* A mask filter edits one agent's mask row (n_actions bytes) after the legality callbacks. */
 typedef void (*polis_mask_fn)(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row);
 /* A policy writes one action id for `agent` (it should be legal under the current mask). */
@@ -203,8 +202,7 @@ typedef struct polis_macro_def {
      * `plan` (plan_size bytes, zeroed by the kernel). Arguments it cannot accept: set
      * host->error and return POLIS_ERR_ACTION (no plan is started). Reads state, never
      * changes it. Called only after a successful reset. */
-    polis_status (*start)(polis_ctx *ctx, void *ud, int32_t agent, const char *args,
-                          void *plan);
+    polis_status (*start)(polis_ctx *ctx, void *ud, int32_t agent, const char *args, void *plan);
     /* Called at most once per tick while the plan runs, between steps: sets *state and,
      * when RUNNING, *out_action (it must be legal under the agent's current mask); when DONE
      * or IMPOSSIBLE it writes a one-line reason into why (cap bytes, NUL-terminated). May
@@ -253,7 +251,6 @@ static inline int32_t *polis_grid_cell(const polis_grid *g, int32_t layer, int32
     return g->cells + ((size_t)layer * (size_t)g->height + (size_t)y) * (size_t)g->width + x;
 }
 
-
 /* ---- the host table --------------------------------------------------------------------- */
 
 typedef struct polis_host {
@@ -290,8 +287,7 @@ typedef struct polis_host {
      * priorities run in registration order. */
     polis_status (*subscribe)(polis_ctx *ctx, const char *event, int32_t priority,
                               polis_event_fn fn, void *ud);
-    polis_status (*component)(polis_ctx *ctx, const char *name, size_t elem_size,
-                              int32_t *out_id);
+    polis_status (*component)(polis_ctx *ctx, const char *name, size_t elem_size, int32_t *out_id);
     polis_status (*grid_configure)(polis_ctx *ctx, int32_t width, int32_t height, bool wrap);
     polis_status (*grid_layer)(polis_ctx *ctx, const char *name, int32_t *out_layer);
     polis_status (*service_provide)(polis_ctx *ctx, const char *name, const void *api);
@@ -447,15 +443,15 @@ typedef struct polis_host {
      * message set (return the status). label may be NULL (""). */
     polis_status (*scene_thing)(polis_ctx *ctx, polis_scene *scene, int32_t id, int32_t kind,
                                 int32_t x, int32_t y, const char *label);
-    polis_status (*scene_node)(polis_ctx *ctx, polis_scene *scene, const char *id,
-                               const char *kind, const char *label);
-    polis_status (*scene_edge)(polis_ctx *ctx, polis_scene *scene, const char *from,
-                               const char *to, const char *kind, float weight);
+    polis_status (*scene_node)(polis_ctx *ctx, polis_scene *scene, const char *id, const char *kind,
+                               const char *label);
+    polis_status (*scene_edge)(polis_ctx *ctx, polis_scene *scene, const char *from, const char *to,
+                               const char *kind, float weight);
     /* A kind's id by name, -1 if unknown (kinds of other plugins too). */
     int32_t (*look_kind_find)(polis_ctx *ctx, const char *name);
     /* ABI 1.6: scenes that write only what changed
-     * (docs/kernel.md, "Kept layers"). Registration only: the kernel keeps this tile layer from one scene to
-     * the next instead of clearing it to -1 before the callbacks run, so the callback that
+     * (docs/kernel.md, "Kept layers"). Registration only: the kernel keeps this tile layer from one
+     * scene to the next instead of clearing it to -1 before the callbacks run, so the callback that
      * draws it writes only the cells that changed since its previous call. */
     polis_status (*look_keep_layer)(polis_ctx *ctx, int32_t layer);
     /* In a scene callback: true when the kept layers were cleared to -1 for this scene (its
@@ -498,9 +494,9 @@ typedef struct polis_json_api {
      * value, read with host->json_kind, json_get, json_string, ... (the values those return
      * live as long as the document). JSON as the scenario reader takes it: one value, no
      * comments, no trailing commas, no repeated member names, numbers that fit a double.
-     * Any time after init starts, also while a parser or renderer runs. Errors (*out NULL, the plugin's error
-     * set, naming `name`, line and column: "<plugin>: action:1:12: invalid JSON: ..."):
-     * POLIS_ERR_CONFIG for text that is not JSON, POLIS_ERR_LIMIT for too long a text,
+     * Any time after init starts, also while a parser or renderer runs. Errors (*out NULL, the
+     * plugin's error set, naming `name`, line and column: "<plugin>: action:1:12: invalid JSON:
+     * ..."): POLIS_ERR_CONFIG for text that is not JSON, POLIS_ERR_LIMIT for too long a text,
      * POLIS_ERR_NOMEM, POLIS_ERR_INVALID for NULL arguments. `name` (NULL: "json") names the
      * document in messages, also in the accessors' ("<plugin>: action: kwargs.dx: expected
      * integer ..."). */
@@ -576,8 +572,7 @@ typedef struct polis_plugin_desc {
     const polis_param_def *params;
     int32_t n_params;
     size_t params_size; /* sizeof(your params struct); 0 if none */
-    polis_status (*init)(const polis_host *host, polis_ctx *ctx, const void *params,
-                         void **state);
+    polis_status (*init)(const polis_host *host, polis_ctx *ctx, const void *params, void **state);
     polis_status (*start)(polis_ctx *ctx, void *state);
     void (*destroy)(polis_ctx *ctx, void *state);
     const polis_export *exports;
@@ -586,8 +581,8 @@ typedef struct polis_plugin_desc {
 
 typedef const polis_plugin_desc *(*polis_plugin_entry_fn)(void);
 
-#define POLIS_PLUGIN(desc_var)                                                                 \
-    POLIS_EXPORT const polis_plugin_desc *polis_plugin_entry(void);                           \
+#define POLIS_PLUGIN(desc_var)                                                                     \
+    POLIS_EXPORT const polis_plugin_desc *polis_plugin_entry(void);                                \
     POLIS_EXPORT const polis_plugin_desc *polis_plugin_entry(void) { return &(desc_var); }
 
 #ifdef __cplusplus

@@ -69,8 +69,8 @@ static inline int32_t polis_rng_range(polis_rng *r, int32_t lo, int32_t hi)
 /* Uniform double in [0, 1) with 53 random bits. */
 static inline double polis_rng_double(polis_rng *r)
 {
-    uint64_t hi = polis_rng_next(r) >> 5;  /* 27 bits */
-    uint64_t lo = polis_rng_next(r) >> 6;  /* 26 bits */
+    uint64_t hi = polis_rng_next(r) >> 5; /* 27 bits */
+    uint64_t lo = polis_rng_next(r) >> 6; /* 26 bits */
     return (double)((hi << 26) | lo) * (1.0 / 9007199254740992.0);
 }
 

@@ -36,8 +36,8 @@ extern "C" {
 
 /* What a sharing edge u -> p with attribute "sharing.Map" / "sharing.Player" lets p see. */
 typedef enum polis_social_share {
-    POLIS_SOCIAL_SHARE_MAP = 0,    /* u's view of the map */
-    POLIS_SOCIAL_SHARE_PLAYER = 1  /* u's own state (inventory) */
+    POLIS_SOCIAL_SHARE_MAP = 0,   /* u's view of the map */
+    POLIS_SOCIAL_SHARE_PLAYER = 1 /* u's own state (inventory) */
 } polis_social_share;
 
 typedef struct polis_social_api {
@@ -60,8 +60,7 @@ typedef struct polis_social_api {
     bool (*get)(void *self, int32_t from, int32_t to, int32_t attr, double *value);
     polis_status (*set)(void *self, polis_ctx *caller, int32_t from, int32_t to, int32_t attr,
                         double value);
-    polis_status (*unset)(void *self, polis_ctx *caller, int32_t from, int32_t to,
-                          int32_t attr);
+    polis_status (*unset)(void *self, polis_ctx *caller, int32_t from, int32_t to, int32_t attr);
     /* Groups of agent a through membership edges carrying attr (attr -1: any), ascending;
      * at most cap written, the total count returned. */
     int32_t (*groups_of)(void *self, int32_t agent, int32_t attr, int32_t *out, int32_t cap);
@@ -98,8 +97,7 @@ typedef struct polis_social_api {
     /* Gates a family for an agent: while off, its actions are masked for that agent (a
      * mini-game's stage rules, e.g. Contract's turn order). family -1 = every family,
      * agent -1 = every agent. Gates return to each family's "enabled" at every reset. */
-    polis_status (*allow)(void *self, polis_ctx *caller, int32_t agent, int32_t family,
-                          bool on);
+    polis_status (*allow)(void *self, polis_ctx *caller, int32_t agent, int32_t family, bool on);
     bool (*allowed)(void *self, int32_t agent, int32_t family);
     /* Sets the communication edge from -> to with words[0..n) (n <= communication_length;
      * the rest are 0), as the communicate action does with its fixed word. */
@@ -111,10 +109,8 @@ typedef struct polis_social_api {
      * the proposal on opponent -> agent (POLIS_ERR_ACTION, nothing changed, when there is
      * none); end_bargaining removes "proposal" and "parity" in both directions. */
     polis_status (*request_matching)(void *self, polis_ctx *caller, int32_t from, int32_t to);
-    polis_status (*propose)(void *self, polis_ctx *caller, int32_t from, int32_t to,
-                            double share);
-    polis_status (*accept_proposal)(void *self, polis_ctx *caller, int32_t agent,
-                                    int32_t opponent);
+    polis_status (*propose)(void *self, polis_ctx *caller, int32_t from, int32_t to, double share);
+    polis_status (*accept_proposal)(void *self, polis_ctx *caller, int32_t agent, int32_t opponent);
     polis_status (*end_bargaining)(void *self, polis_ctx *caller, int32_t a, int32_t b);
 
     /* ---- version 3 (check struct_size before use) ---------------------------------- */

@@ -27,8 +27,12 @@ extern "C" {
 #define POLIS_VISIBLE_END
 #endif
 #ifdef __cplusplus
-#define POLIS_API_BEGIN extern "C" { POLIS_VISIBLE_BEGIN
-#define POLIS_API_END POLIS_VISIBLE_END }
+#define POLIS_API_BEGIN                                                                            \
+    extern "C" {                                                                                   \
+    POLIS_VISIBLE_BEGIN
+#define POLIS_API_END                                                                              \
+    POLIS_VISIBLE_END                                                                              \
+    }
 #else
 #define POLIS_API_BEGIN POLIS_VISIBLE_BEGIN
 #define POLIS_API_END POLIS_VISIBLE_END
@@ -94,7 +98,7 @@ typedef enum polis_phase {
  * valid entity. An id goes stale when its entity is destroyed or the env is reset. */
 typedef uint64_t polis_entity;
 #define POLIS_ENTITY_NONE ((polis_entity)0)
-#define POLIS_ENTITY_INDEX(e) ((uint32_t)((e) & 0xffffffffu))
+#define POLIS_ENTITY_INDEX(e) ((uint32_t)((e)&0xffffffffu))
 #define POLIS_ENTITY_GEN(e) ((uint32_t)((e) >> 32))
 
 /* A bus event as subscribers see it. `data` points at the payload laid out as the C struct
@@ -117,14 +121,14 @@ typedef struct polis_field_def {
 typedef struct polis_io {
     int32_t n_agents;
     int32_t n_actions;
-    size_t obs_size;        /* bytes of one agent's observation record */
-    uint8_t *obs;           /* [n_agents][obs_size] */
-    uint8_t *masks;         /* [n_agents][n_actions], 1 = legal */
-    int32_t *actions;       /* [n_agents], read by step */
-    float *rewards;         /* [n_agents] */
-    uint8_t *terminations;  /* [n_agents] */
-    uint8_t *truncations;   /* [n_agents] */
-    uint8_t *illegal;       /* [n_agents], 1 = last action was illegal (a no-op) */
+    size_t obs_size;       /* bytes of one agent's observation record */
+    uint8_t *obs;          /* [n_agents][obs_size] */
+    uint8_t *masks;        /* [n_agents][n_actions], 1 = legal */
+    int32_t *actions;      /* [n_agents], read by step */
+    float *rewards;        /* [n_agents] */
+    uint8_t *terminations; /* [n_agents] */
+    uint8_t *truncations;  /* [n_agents] */
+    uint8_t *illegal;      /* [n_agents], 1 = last action was illegal (a no-op) */
 } polis_io;
 
 /* Where a plan (macro action, polis_env_plan_next / polis_macro_def) stands after a tick. */
@@ -138,13 +142,13 @@ typedef enum polis_plan_state {
 
 /* How the viewer and the renderer draw a kind of tile or thing. */
 typedef enum polis_shape {
-    POLIS_SHAPE_SQUARE = 0,   /* fills the cell */
+    POLIS_SHAPE_SQUARE = 0, /* fills the cell */
     POLIS_SHAPE_CIRCLE = 1,
     POLIS_SHAPE_TRIANGLE = 2,
     POLIS_SHAPE_DIAMOND = 3,
     POLIS_SHAPE_CROSS = 4,
     POLIS_SHAPE_DOT = 5,
-    POLIS_SHAPE_AGENT = 6     /* a circle with a facing mark */
+    POLIS_SHAPE_AGENT = 6 /* a circle with a facing mark */
 } polis_shape;
 
 /* Fixed sizes of a scene's strings, NUL included. A longer string is refused (POLIS_ERR_LIMIT
@@ -161,8 +165,13 @@ typedef struct polis_scene_thing {
 } polis_scene_thing;
 
 /* Facing of an agent in a scene. */
-enum { POLIS_FACING_NONE = 0, POLIS_FACING_UP = 1, POLIS_FACING_RIGHT = 2, POLIS_FACING_DOWN = 3,
-       POLIS_FACING_LEFT = 4 };
+enum {
+    POLIS_FACING_NONE = 0,
+    POLIS_FACING_UP = 1,
+    POLIS_FACING_RIGHT = 2,
+    POLIS_FACING_DOWN = 3,
+    POLIS_FACING_LEFT = 4
+};
 
 typedef struct polis_scene_agent {
     int32_t x, y;   /* -1, -1 when the agent is not on the map */
@@ -190,12 +199,12 @@ typedef struct polis_scene_edge {
  * coordinates: x to the right, y down; tiles are [layer][y][x]. */
 typedef struct polis_scene {
     int32_t width, height, n_layers;
-    int32_t *tiles;              /* [n_layers][height][width], kind id or -1 */
+    int32_t *tiles; /* [n_layers][height][width], kind id or -1 */
     int32_t n_agents, n_stats;
-    polis_scene_agent *agents;   /* [n_agents] */
-    int32_t *stats;              /* [n_agents][n_stats], in the stat table's order */
+    polis_scene_agent *agents; /* [n_agents] */
+    int32_t *stats;            /* [n_agents][n_stats], in the stat table's order */
     int32_t n_things, cap_things;
-    polis_scene_thing *things;   /* [cap_things], the first n_things used */
+    polis_scene_thing *things; /* [cap_things], the first n_things used */
     int32_t n_nodes, cap_nodes;
     polis_scene_node *nodes;
     int32_t n_edges, cap_edges;

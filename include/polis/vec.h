@@ -92,7 +92,7 @@ const uint8_t *polis_vec_autoreset(const polis_vec *vec);
  * its termination or truncation becomes 1. An env's episode ends in the step where its last
  * agent's does (the next call resets it: polis_vec_autoreset). */
 typedef struct polis_vec_episodes {
-    int32_t n_rows;           /* io->n_agents */
+    int32_t n_rows; /* io->n_agents */
     int32_t n_envs;
     int32_t rows_ended;       /* rows with ended[row] == 1 */
     int32_t envs_ended;       /* envs with env_ended[k] == 1 */

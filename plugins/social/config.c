@@ -56,8 +56,7 @@ static polis_status oom(social *s)
     return POLIS_ERR_NOMEM;
 }
 
-static polis_status jfail(social *s, const polis_json *j, const char *fmt, ...)
-    POLIS_PRINTF(3, 4);
+static polis_status jfail(social *s, const polis_json *j, const char *fmt, ...) POLIS_PRINTF(3, 4);
 static polis_status jfail(social *s, const polis_json *j, const char *fmt, ...)
 {
     if (s->json_oom) return oom(s);
@@ -72,8 +71,8 @@ static polis_status jfail(social *s, const polis_json *j, const char *fmt, ...)
 
 static const char *kind_name(int kind)
 {
-    static const char *names[] = {"null", "a boolean", "a number", "a string", "an array",
-                                  "an object"};
+    static const char *names[] = {"null",     "a boolean", "a number",
+                                  "a string", "an array",  "an object"};
     return kind >= 0 && kind <= 5 ? names[kind] : "missing";
 }
 
@@ -137,8 +136,8 @@ static polis_status intern(social *s, const polis_json *where, const char *name,
                            int32_t *out)
 {
     const char *why = sg_attr_invalid(name, len);
-    if (why) return jfail(s, where, "attribute name \"%.*s\" %s", (int)(len > 80 ? 80 : len),
-                          name, why);
+    if (why)
+        return jfail(s, where, "attribute name \"%.*s\" %s", (int)(len > 80 ? 80 : len), name, why);
     if ((*out = sg_attr_intern(s, name, len)) < 0)
         return jfail(s, where, "more than max_attrs (%d) attribute names (raise \"max_attrs\")",
                      s->max_attrs);
@@ -391,8 +390,9 @@ static polis_status build_attr(social *s, void *ud, const polis_json *where, int
     char x[32], y[32];
     int32_t e = sg_edge_find(s, b->from, b->to);
     if (e < 0 && s->free_edge < 0)
-        return jfail(s, where, "the structure needs more than max_edges (%d) edges (raise "
-                               "\"max_edges\")",
+        return jfail(s, where,
+                     "the structure needs more than max_edges (%d) edges (raise "
+                     "\"max_edges\")",
                      s->max_edges);
     if (!sg_edge_get(s, e, attr, NULL) && e >= 0 && s->e_nattr[e] >= s->K)
         return jfail(s, where,
@@ -418,8 +418,7 @@ static polis_status agent_id(social *s, const polis_json *j, int32_t *out)
 static polis_status parse_relation(social *s, const polis_json *rel, sg_structure *out, kv_list *kv)
 {
     const polis_host *h = s->h;
-    static const char *const keys[] = {"name", "attributes", "players", "requests", "offers",
-                                       NULL};
+    static const char *const keys[] = {"name", "attributes", "players", "requests", "offers", NULL};
     polis_status st;
     if ((st = want_kind(s, rel, 5)) || (st = check_keys(s, rel, keys))) return st;
     kv->n = 0;
@@ -478,8 +477,8 @@ static polis_status parse_group(social *s, const polis_json *grp, sg_structure *
             const polis_json *vals = jat(s, attrs, k);
             if ((st = want_kind(s, vals, 4))) return st;
             if (h->json_len(vals) != n)
-                return jfail(s, vals, "expected %d values (one per id in players.ids), got %d",
-                             n, h->json_len(vals));
+                return jfail(s, vals, "expected %d values (one per id in players.ids), got %d", n,
+                             h->json_len(vals));
         }
     }
     for (int32_t i = 0; i < n; i++) {
@@ -541,8 +540,9 @@ static polis_status parse_schedule(social *s, kv_list *kv)
             step = step * 10 + (key[c] - '0');
         }
         if (!ok || step > 1000000000)
-            return jfail(s, snap, "schedule key \"%s\" is not a step number (an integer in "
-                                  "[0, 1000000000])",
+            return jfail(s, snap,
+                         "schedule key \"%s\" is not a step number (an integer in "
+                         "[0, 1000000000])",
                          key);
         for (int32_t k = 0; k < s->n_sched; k++)
             if (s->sched[k].step == step)
@@ -552,8 +552,9 @@ static polis_status parse_schedule(social *s, kv_list *kv)
         str->step = step;
         if ((st = parse_structure(s, snap, str, kv))) return st;
         if (step >= h->max_steps(s->ctx))
-            h->log(s->ctx, "%s: step %lld is not before max_steps (%lld); this snapshot never "
-                           "applies",
+            h->log(s->ctx,
+                   "%s: step %lld is not before max_steps (%lld); this snapshot never "
+                   "applies",
                    h->json_path(snap), (long long)step, (long long)h->max_steps(s->ctx));
     }
     /* ascending steps: the END hook walks them in order */
@@ -604,8 +605,9 @@ static polis_status parse_rule(social *s, const polis_json *r, bool pre, sg_rule
         fn = jat(s, r, 0);
         kwargs = jat(s, r, 1);
     } else if (kind != 3) {
-        return jfail(s, r, "expected a function name, {\"function\", \"kwargs\"} or "
-                           "[function, kwargs], got %s",
+        return jfail(s, r,
+                     "expected a function name, {\"function\", \"kwargs\"} or "
+                     "[function, kwargs], got %s",
                      kind_name(kind));
     }
     const char *name;
@@ -616,20 +618,22 @@ static polis_status parse_rule(social *s, const polis_json *r, bool pre, sg_rule
     if (!def) {
         if (strcmp(name, "relation_switch") == 0 || strcmp(name, "merge_group") == 0 ||
             strcmp(name, "relation_to_group") == 0)
-            return jfail(s, fn, "\"%s\" is broken in AdaSociety (it crashes or never fires) and "
-                                "is not provided",
+            return jfail(s, fn,
+                         "\"%s\" is broken in AdaSociety (it crashes or never fires) and "
+                         "is not provided",
                          name);
-        return jfail(s, fn, "unknown rule function \"%s\" (expected one of "
-                            "clear_temporary_relation, split_score_to_group, matching_edge, "
-                            "merge_relation_to_group, normalization, symmetrize_relation)",
+        return jfail(s, fn,
+                     "unknown rule function \"%s\" (expected one of "
+                     "clear_temporary_relation, split_score_to_group, matching_edge, "
+                     "merge_relation_to_group, normalization, symmetrize_relation)",
                      name);
     }
     if (pre && def->kind == SG_RULE_SPLIT)
-        return jfail(s, fn, "split_score_to_group shares the step's reward, which exists only "
-                            "after the actions: put it in post_updates");
+        return jfail(s, fn,
+                     "split_score_to_group shares the step's reward, which exists only "
+                     "after the actions: put it in post_updates");
     if (kwargs && h->json_kind(kwargs) >= 0) {
-        if ((st = want_kind(s, kwargs, 5)) || (st = check_keys(s, kwargs, def->kwargs)))
-            return st;
+        if ((st = want_kind(s, kwargs, 5)) || (st = check_keys(s, kwargs, def->kwargs))) return st;
     }
     out->kind = def->kind;
     for (int k = 0; def->kwargs[k]; k++) {
@@ -702,20 +706,19 @@ static polis_status parse_family(social *s, const polis_json *j, sg_family *f, k
     for (int k = 0; k < SG_FAM_COUNT && kind < 0; k++)
         if (strcmp(FAMILY_NAMES[k], fam) == 0) kind = k;
     if (kind < 0)
-        return jfail(s, fj, "unknown family \"%s\" (expected one of communicate, share_map, "
-                            "share_player, switch_group, choose_group, add_relation, "
-                            "remove_relation, join_group, quit_group)",
+        return jfail(s, fj,
+                     "unknown family \"%s\" (expected one of communicate, share_map, "
+                     "share_player, switch_group, choose_group, add_relation, "
+                     "remove_relation, join_group, quit_group)",
                      fam);
     f->kind = (sg_family_kind)kind;
     f->enabled = true;
     f->self = true;
     static const char *const k_comm[] = {"family", "name", "enabled", "self", "word", NULL};
     static const char *const k_share[] = {"family", "name", "enabled", "self", NULL};
-    static const char *const k_switch[] = {"family", "name", "enabled", "attribute", "value",
-                                           NULL};
+    static const char *const k_switch[] = {"family", "name", "enabled", "attribute", "value", NULL};
     static const char *const k_add[] = {"family", "name", "enabled", "self", "attributes", NULL};
-    static const char *const k_remove[] = {"family", "name", "enabled", "self", "attribute",
-                                           NULL};
+    static const char *const k_remove[] = {"family", "name", "enabled", "self", "attribute", NULL};
     static const char *const k_join[] = {"family", "name", "enabled", "attributes", NULL};
     static const char *const k_quit[] = {"family", "name", "enabled", "attribute", NULL};
     const char *const *keys[SG_FAM_COUNT] = {k_comm, k_share,  k_share, k_switch, k_switch,
@@ -724,8 +727,8 @@ static polis_status parse_family(social *s, const polis_json *j, sg_family *f, k
 
     const polis_json *nj = jget(s, j, "name");
     const char *name = fam;
-    if (h->json_kind(nj) >= 0 && ((st = want_kind(s, nj, 3)) ||
-                                  (st = h->json_string(s->ctx, nj, &name))))
+    if (h->json_kind(nj) >= 0 &&
+        ((st = want_kind(s, nj, 3)) || (st = h->json_string(s->ctx, nj, &name))))
         return st;
     size_t nlen = strlen(name);
     bool ok = nlen > 0 && nlen <= 40;
@@ -754,8 +757,9 @@ static polis_status parse_family(social *s, const polis_json *j, sg_family *f, k
     switch (f->kind) {
     case SG_FAM_COMMUNICATE: {
         if (s->L < 1)
-            return jfail(s, fj, "communicate needs communication_length >= 1 (the words of a "
-                                "message)");
+            return jfail(s, fj,
+                         "communicate needs communication_length >= 1 (the words of a "
+                         "message)");
         f->value = 1.0;
         const polis_json *w = jget(s, j, "word");
         if (h->json_kind(w) >= 0 && (st = h->json_double(s->ctx, w, -1e9, 1e9, &f->value)))
@@ -787,8 +791,7 @@ static polis_status parse_family(social *s, const polis_json *j, sg_family *f, k
         }
         if (kv->n == 0 && (st = kv_push(s, kv, j, s->a_edge, 1.0))) return st;
         if (kv->n > s->K)
-            return jfail(s, attrs, "%d attributes do not fit in max_edge_attrs (%d)", kv->n,
-                         s->K);
+            return jfail(s, attrs, "%d attributes do not fit in max_edge_attrs (%d)", kv->n, s->K);
         if ((st = kv_keep(s, kv, &f->kv, &f->n_kv))) return st;
         break;
     case SG_FAM_REMOVE_RELATION:
@@ -800,8 +803,7 @@ static polis_status parse_family(social *s, const polis_json *j, sg_family *f, k
     default: break;
     }
     f->n_actions = family_over_groups(f->kind) ? s->G : s->P;
-    if (f->n_actions == 0)
-        return jfail(s, fj, "%s acts on groups, but max_groups is 0", fam);
+    if (f->n_actions == 0) return jfail(s, fj, "%s acts on groups, but max_groups is 0", fam);
     return POLIS_OK;
 }
 

@@ -100,11 +100,11 @@ polis_status sg_graph_alloc(social *s)
     s->jr_mask = pow2_at_least(4 * (uint64_t)(s->P > 1024 ? s->P : 1024)) - 1;
     s->jr = sg_alloc(s, (size_t)s->jr_mask + 1, sizeof *s->jr);
     if (!s->attr_names || !s->attr_len || !s->attr_hash || !s->out_head || !s->out_tail ||
-        !s->in_head || !s->in_tail || !s->out_deg || !s->in_deg || !s->group_live ||
-        !s->e_from || !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev ||
-        !s->e_in_next || !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket ||
-        !s->pot || !s->acc || !s->touched || !s->scr_a || !s->scr_b || !s->scr_c ||
-        !s->scr_kv || !s->a_words || !s->gate || !s->pid_dst || !s->jr ||
+        !s->in_head || !s->in_tail || !s->out_deg || !s->in_deg || !s->group_live || !s->e_from ||
+        !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev || !s->e_in_next ||
+        !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket || !s->pot || !s->acc ||
+        !s->touched || !s->scr_a || !s->scr_b || !s->scr_c || !s->scr_kv || !s->a_words ||
+        !s->gate || !s->pid_dst || !s->jr ||
         (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_set ||
                                !s->dense_next || !s->dense_chg))) {
         s->h->error(s->ctx, "out of memory for a graph of %d nodes and %d edges", s->N,
@@ -412,8 +412,9 @@ static polis_status emit(social *s, int32_t type, const void *payload, size_t si
 static polis_status guard(social *s, polis_ctx *who, const char *what)
 {
     if (s->emitting == 0) return POLIS_OK;
-    s->h->error(who, "%s: the social graph cannot change while one of its own events is being "
-                     "delivered (record the change in the subscriber and apply it in a hook)",
+    s->h->error(who,
+                "%s: the social graph cannot change while one of its own events is being "
+                "delivered (record the change in the subscriber and apply it in a hook)",
                 what);
     return POLIS_ERR_STATE;
 }
@@ -453,17 +454,16 @@ static polis_status bad_edge(social *s, polis_ctx *who, const char *fn, int32_t 
         if (bad >= s->P && bad < s->N)
             s->h->error(who, "%s: %s does not exist", fn, sg_node_str(s, bad, a, sizeof a));
         else
-            s->h->error(who, "%s: node %d is out of range (agents 0..%d, groups %d..%d)", fn,
-                        bad, s->P - 1, s->P, s->N - 1);
+            s->h->error(who, "%s: node %d is out of range (agents 0..%d, groups %d..%d)", fn, bad,
+                        s->P - 1, s->P, s->N - 1);
         return POLIS_ERR_INVALID;
     }
-    s->h->error(who, "%s %s -> %s: unknown attribute id %d", fn,
-                sg_node_str(s, from, a, sizeof a), sg_node_str(s, to, b, sizeof b), attr);
+    s->h->error(who, "%s %s -> %s: unknown attribute id %d", fn, sg_node_str(s, from, a, sizeof a),
+                sg_node_str(s, to, b, sizeof b), attr);
     return POLIS_ERR_INVALID;
 }
 
-polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr,
-                     double value)
+polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr, double value)
 {
     if (!who) who = s->ctx;
     if (!sg_node_valid(s, from) || !sg_node_valid(s, to) || attr < 0 || attr >= s->n_attrs)
@@ -480,8 +480,9 @@ polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t
     bool created = false;
     if (e < 0) {
         if ((e = edge_new(s, from, to)) < 0) {
-            s->h->error(who, "max_edges (%d) reached: cannot add the edge %s -> %s (raise "
-                             "\"max_edges\")",
+            s->h->error(who,
+                        "max_edges (%d) reached: cannot add the edge %s -> %s (raise "
+                        "\"max_edges\")",
                         s->max_edges, sg_node_str(s, from, a, sizeof a),
                         sg_node_str(s, to, b, sizeof b));
             return POLIS_ERR_LIMIT;
@@ -497,10 +498,11 @@ polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t
         if ((was != 0.0) != (value != 0.0)) journal(s, from, to, attr, value != 0.0);
     } else {
         if (s->e_nattr[e] >= s->K) {
-            s->h->error(who, "the edge %s -> %s already has max_edge_attrs (%d) attributes; "
-                             "cannot add \"%s\" (raise \"max_edge_attrs\")",
-                        sg_node_str(s, from, a, sizeof a), sg_node_str(s, to, b, sizeof b),
-                        s->K, s->attr_names[attr]);
+            s->h->error(who,
+                        "the edge %s -> %s already has max_edge_attrs (%d) attributes; "
+                        "cannot add \"%s\" (raise \"max_edge_attrs\")",
+                        sg_node_str(s, from, a, sizeof a), sg_node_str(s, to, b, sizeof b), s->K,
+                        s->attr_names[attr]);
             return POLIS_ERR_LIMIT;
         }
         i = s->e_nattr[e]++;
@@ -523,8 +525,7 @@ polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t
 static polis_status remove_slot(social *s, int32_t e, int32_t i)
 {
     size_t base = (size_t)e * (size_t)s->K;
-    ev_rel ev = {s->e_from[e], s->e_to[e], s->e_attr[base + (size_t)i],
-                 s->e_val[base + (size_t)i]};
+    ev_rel ev = {s->e_from[e], s->e_to[e], s->e_attr[base + (size_t)i], s->e_val[base + (size_t)i]};
     int32_t n = s->e_nattr[e];
     memmove(s->e_attr + base + (size_t)i, s->e_attr + base + (size_t)i + 1,
             sizeof(int32_t) * (size_t)(n - i - 1));
@@ -549,8 +550,8 @@ static polis_status drop_if_empty(social *s, int32_t e)
     return POLIS_OK;
 }
 
-static polis_status check_pair(social *s, polis_ctx *who, const char *fn, int32_t from,
-                               int32_t to, int32_t attr, bool need_attr)
+static polis_status check_pair(social *s, polis_ctx *who, const char *fn, int32_t from, int32_t to,
+                               int32_t attr, bool need_attr)
 {
     if (!sg_node_valid(s, from) || !sg_node_valid(s, to) ||
         (need_attr && (attr < 0 || attr >= s->n_attrs)))
@@ -611,8 +612,9 @@ polis_status sg_group_create(social *s, polis_ctx *who, int32_t *out)
     polis_status st = guard(s, who, "group_create");
     if (st) return st;
     if (s->next_group >= s->G) {
-        s->h->error(who, "max_groups (%d) reached: group ids are not reused until the graph is "
-                         "rebuilt (raise \"max_groups\")",
+        s->h->error(who,
+                    "max_groups (%d) reached: group ids are not reused until the graph is "
+                    "rebuilt (raise \"max_groups\")",
                     s->G);
         return POLIS_ERR_LIMIT;
     }

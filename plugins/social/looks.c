@@ -39,7 +39,8 @@ static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
             for (int32_t i = 0; i < s->e_nattr[e]; i++) {
                 int32_t attr = s->e_attr[(size_t)e * (size_t)s->K + (size_t)i];
                 size_t len = s->attr_len[attr] < sizeof kind ? s->attr_len[attr] : sizeof kind - 1;
-                memcpy(kind, s->attr_names[attr], len); /* no printf: a recording reads every tick */
+                memcpy(kind, s->attr_names[attr],
+                       len); /* no printf: a recording reads every tick */
                 kind[len] = '\0';
                 double v = s->e_val[(size_t)e * (size_t)s->K + (size_t)i];
                 if ((st = h->scene_edge(ctx, sc, from, to, kind, (float)v))) return st;

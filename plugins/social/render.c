@@ -92,8 +92,8 @@ polis_status sg_render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_text 
             h->text_printf(t, "%s{\"type\": \"player\", \"player\": {\"id\": %d}}",
                            first ? "" : ", ", n);
         else
-            h->text_printf(t, "%s{\"type\": \"group\", \"group\": {\"id\": %d}}",
-                           first ? "" : ", ", n - s->P);
+            h->text_printf(t, "%s{\"type\": \"group\", \"group\": {\"id\": %d}}", first ? "" : ", ",
+                           n - s->P);
         first = false;
     }
     PUT(s, t, "], \"edges\": [");

@@ -12,8 +12,8 @@
 
 #include "internal.h"
 
-#define OUT_EDGES(s, u, e, next)                                                              \
-    for (int32_t e = (s)->out_head[u], next = e >= 0 ? (s)->e_out_next[e] : -1; e >= 0;     \
+#define OUT_EDGES(s, u, e, next)                                                                   \
+    for (int32_t e = (s)->out_head[u], next = e >= 0 ? (s)->e_out_next[e] : -1; e >= 0;            \
          e = next, next = e >= 0 ? (s)->e_out_next[e] : -1)
 
 static bool in_list(const int32_t *list, int32_t n, int32_t v)
@@ -37,7 +37,8 @@ static polis_status rule_clear(social *s, int32_t root)
 {
     polis_status st;
     for (int32_t u = 0; u < s->P; u++) {
-        OUT_EDGES(s, u, e, next) {
+        OUT_EDGES(s, u, e, next)
+        {
             int32_t v = s->e_to[e];
             if (v < s->P && sg_edge_has_family(s, e, root) &&
                 (st = sg_unset_family(s, s->ctx, u, v, root)))
@@ -64,7 +65,8 @@ static polis_status rule_match(social *s, const sg_rule *r)
     polis_status st;
     for (int32_t u = 0; u < s->N; u++) {
         if (!sg_node_valid(s, u)) continue;
-        OUT_EDGES(s, u, e, next) {
+        OUT_EDGES(s, u, e, next)
+        {
             int32_t v = s->e_to[e];
             double cu, cv;
             if (v == u || !sg_edge_get(s, e, r->attr, &cu)) continue;
@@ -186,7 +188,8 @@ static polis_status rule_normalize(social *s, int32_t attr)
         for (int32_t e = s->out_head[gnode]; e >= 0; e = s->e_out_next[e])
             if (s->e_to[e] < s->P && sg_edge_get(s, e, attr, &v)) sum += v;
         if (!(sum > 0.0)) continue;
-        OUT_EDGES(s, gnode, e, next) {
+        OUT_EDGES(s, gnode, e, next)
+        {
             if (s->e_to[e] < s->P && sg_edge_get(s, e, attr, &v) &&
                 (st = sg_set(s, s->ctx, gnode, s->e_to[e], attr, v / sum)))
                 return st;
@@ -204,7 +207,8 @@ static polis_status rule_symmetrize(social *s, int32_t attr)
     polis_status st;
     for (int32_t u = 0; u < s->N; u++) {
         if (!sg_node_valid(s, u)) continue;
-        OUT_EDGES(s, u, e, next) {
+        OUT_EDGES(s, u, e, next)
+        {
             int32_t v = s->e_to[e];
             if (!sg_edge_has_family(s, e, attr)) continue;
             if (sg_edge_has_family(s, sg_edge_find(s, v, u), attr)) continue;
@@ -341,7 +345,8 @@ static polis_status scale_group(social *s, polis_ctx *who, int32_t g, double f, 
     int32_t gnode = s->P + g;
     double v;
     *out = dflt;
-    OUT_EDGES(s, gnode, e, next) {
+    OUT_EDGES(s, gnode, e, next)
+    {
         if (!sg_edge_get(s, e, s->a_score, &v)) continue;
         if ((st = sg_set(s, who, gnode, s->e_to[e], s->a_score, v * f))) return st;
         if (s->e_to[e] == a) *out = v * f;
@@ -356,8 +361,8 @@ polis_status sg_accept(social *s, polis_ctx *who, int32_t agent, int32_t opponen
     double proposal;
     if (agent == opponent ||
         !sg_edge_get(s, sg_edge_find(s, opponent, agent), s->a_proposal, &proposal)) {
-        s->h->error(who, "accept_proposal: agent %d has no proposal from agent %d to accept",
-                    agent, opponent);
+        s->h->error(who, "accept_proposal: agent %d has no proposal from agent %d to accept", agent,
+                    opponent);
         return POLIS_ERR_ACTION;
     }
     double scale = 1.0 - proposal, a1 = scale, a2 = 1.0 - scale;
@@ -367,8 +372,7 @@ polis_status sg_accept(social *s, polis_ctx *who, int32_t agent, int32_t opponen
     bool has_a = sg_groups_of(s, agent, -1, &ga, 1) > 0;
     bool has_b = sg_groups_of(s, opponent, -1, &gb, 1) > 0;
     if (has_a && (st = scale_group(s, who, ga, scale, agent, scale, &a1))) return st;
-    if (has_b && (st = scale_group(s, who, gb, 1.0 - scale, opponent, 1.0 - scale, &a2)))
-        return st;
+    if (has_b && (st = scale_group(s, who, gb, 1.0 - scale, opponent, 1.0 - scale, &a2))) return st;
     if ((st = sg_set(s, who, agent, opponent, s->a_accept, a1)) ||
         (st = sg_set(s, who, opponent, agent, s->a_accept, a2)))
         return st;

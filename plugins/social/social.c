@@ -37,8 +37,7 @@ static polis_status run_rules(social *s, const sg_rule *rules, int32_t from, int
 static polis_status apply_snapshot(social *s, int32_t k)
 {
     polis_status st;
-    if ((st = sg_graph_clear(s, s->ctx)) || (st = sg_structure_apply(s, &s->sched[k])))
-        return st;
+    if ((st = sg_graph_clear(s, s->ctx)) || (st = sg_structure_apply(s, &s->sched[k]))) return st;
     return sg_publish_schedule(s, s->sched[k].step, k);
 }
 
@@ -248,8 +247,7 @@ static void family_legal_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *r
         memset(row, 0, (size_t)n);
         for (int32_t e = s->out_head[agent]; e >= 0; e = s->e_out_next[e]) {
             int32_t t = s->e_to[e];
-            if (t < n && (f->self || t != agent) && sg_edge_has_family(s, e, f->attr))
-                row[t] = 1;
+            if (t < n && (f->self || t != agent) && sg_edge_has_family(s, e, f->attr)) row[t] = 1;
         }
         return;
     case SG_FAM_SWITCH_GROUP:
@@ -293,8 +291,8 @@ static polis_status family_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t 
     case SG_FAM_CHOOSE_GROUP: {
         int32_t n = sg_groups_of(s, agent, f->attr, s->scr_a, s->G);
         for (int32_t i = 0; i < n; i++)
-            if (s->scr_a[i] != arg && (st = sg_unset(s, s->ctx, s->P + s->scr_a[i], agent,
-                                                      f->attr)))
+            if (s->scr_a[i] != arg &&
+                (st = sg_unset(s, s->ctx, s->P + s->scr_a[i], agent, f->attr)))
                 return st;
         return sg_set(s, s->ctx, s->P + arg, agent, f->attr, f->value);
     }
@@ -325,29 +323,31 @@ static void family_doc(const social *s, const sg_family *f, int32_t t, char *buf
         snprintf(buf, size, "toggle sharing.Map on self -> agent %d (let it see my map view)", t);
         break;
     case SG_FAM_SHARE_PLAYER:
-        snprintf(buf, size, "toggle sharing.Player on self -> agent %d (let it see my "
-                            "inventory)", t);
+        snprintf(buf, size,
+                 "toggle sharing.Player on self -> agent %d (let it see my "
+                 "inventory)",
+                 t);
         break;
     case SG_FAM_SWITCH_GROUP:
     case SG_FAM_CHOOSE_GROUP:
-        snprintf(buf, size, "%s group %d: leave the other groups joined with %s, join it with "
-                            "%s = %g",
-                 f->kind == SG_FAM_SWITCH_GROUP ? "switch to" : "choose", t, attr, attr,
-                 f->value);
+        snprintf(buf, size,
+                 "%s group %d: leave the other groups joined with %s, join it with "
+                 "%s = %g",
+                 f->kind == SG_FAM_SWITCH_GROUP ? "switch to" : "choose", t, attr, attr, f->value);
         break;
     case SG_FAM_ADD_RELATION:
-        snprintf(buf, size, "add_relation: set %d attribute%s (%s%s) on self -> agent %d",
-                 f->n_kv, f->n_kv == 1 ? "" : "s", s->attr_names[f->kv[0].attr],
-                 f->n_kv > 1 ? ", ..." : "", t);
+        snprintf(buf, size, "add_relation: set %d attribute%s (%s%s) on self -> agent %d", f->n_kv,
+                 f->n_kv == 1 ? "" : "s", s->attr_names[f->kv[0].attr], f->n_kv > 1 ? ", ..." : "",
+                 t);
         break;
     case SG_FAM_REMOVE_RELATION:
         snprintf(buf, size, "remove_relation: remove %s from self -> agent %d (legal when set)",
                  attr, t);
         break;
     case SG_FAM_JOIN_GROUP:
-        snprintf(buf, size, "join_group: set %d attribute%s (%s%s) on group %d -> self",
-                 f->n_kv, f->n_kv == 1 ? "" : "s", s->attr_names[f->kv[0].attr],
-                 f->n_kv > 1 ? ", ..." : "", t);
+        snprintf(buf, size, "join_group: set %d attribute%s (%s%s) on group %d -> self", f->n_kv,
+                 f->n_kv == 1 ? "" : "s", s->attr_names[f->kv[0].attr], f->n_kv > 1 ? ", ..." : "",
+                 t);
         break;
     default:
         snprintf(buf, size, "quit_group: remove %s from group %d -> self (legal when set)", attr,
@@ -370,9 +370,12 @@ static polis_status register_families(social *s)
     polis_status st;
     for (int32_t i = 0; i < s->n_fams; i++) {
         sg_family *f = &s->fams[i];
-        polis_action_family_def def = {.prefix = f->name, .count = f->n_actions,
-                                       .doc = family_doc_cb, .handler = family_act,
-                                       .legal_row = family_legal_row, .ud = f};
+        polis_action_family_def def = {.prefix = f->name,
+                                       .count = f->n_actions,
+                                       .doc = family_doc_cb,
+                                       .handler = family_act,
+                                       .legal_row = family_legal_row,
+                                       .ud = f};
         if ((st = s->h->action_family(s->ctx, &def, &f->first_action))) return st;
     }
     return POLIS_OK;
@@ -410,14 +413,13 @@ static bool svc_get(void *self, int32_t from, int32_t to, int32_t attr, double *
     return sg_edge_get(s, sg_edge_find(s, from, to), attr, value);
 }
 
-static polis_status svc_set(void *self, polis_ctx *caller, int32_t from, int32_t to,
-                            int32_t attr, double value)
+static polis_status svc_set(void *self, polis_ctx *caller, int32_t from, int32_t to, int32_t attr,
+                            double value)
 {
     return sg_set(self, caller, from, to, attr, value);
 }
 
-static polis_status svc_unset(void *self, polis_ctx *caller, int32_t from, int32_t to,
-                              int32_t attr)
+static polis_status svc_unset(void *self, polis_ctx *caller, int32_t from, int32_t to, int32_t attr)
 {
     return sg_unset(self, caller, from, to, attr);
 }
@@ -513,14 +515,14 @@ static int32_t svc_family_find(void *self, const char *name)
     return -1;
 }
 
-static polis_status svc_allow(void *self, polis_ctx *caller, int32_t agent, int32_t family,
-                              bool on)
+static polis_status svc_allow(void *self, polis_ctx *caller, int32_t agent, int32_t family, bool on)
 {
     social *s = self;
     if (!caller) caller = s->ctx;
     if (agent < -1 || agent >= s->P || family < -1 || family >= s->n_fams) {
-        s->h->error(caller, "allow: agent %d / family %d out of range (agents -1..%d, "
-                            "families -1..%d)",
+        s->h->error(caller,
+                    "allow: agent %d / family %d out of range (agents -1..%d, "
+                    "families -1..%d)",
                     agent, family, s->P - 1, s->n_fams - 1);
         return POLIS_ERR_INVALID;
     }
@@ -542,17 +544,17 @@ static polis_status svc_communicate(void *self, polis_ctx *caller, int32_t from,
 {
     social *s = self;
     if (!caller) caller = s->ctx;
-    if (s->L == 0 || n < 0 || n > s->L || (n > 0 && !words) || from < 0 || from >= s->P ||
-        to < 0 || to >= s->P) {
-        s->h->error(caller, "communicate: agents %d -> %d with %d words (communication_length "
-                            "is %d)",
+    if (s->L == 0 || n < 0 || n > s->L || (n > 0 && !words) || from < 0 || from >= s->P || to < 0 ||
+        to >= s->P) {
+        s->h->error(caller,
+                    "communicate: agents %d -> %d with %d words (communication_length "
+                    "is %d)",
                     from, to, n, s->L);
         return POLIS_ERR_INVALID;
     }
     polis_status st;
     for (int32_t i = 0; i < s->L; i++)
-        if ((st = sg_set(s, caller, from, to, s->a_words[i], i < n ? words[i] : 0.0)))
-            return st;
+        if ((st = sg_set(s, caller, from, to, s->a_words[i], i < n ? words[i] : 0.0))) return st;
     return POLIS_OK;
 }
 
@@ -734,24 +736,33 @@ static polis_status register_observations(social *s)
         polis_obs_def d = {.name = "social_state",
                            .doc = "[to][from] = 1 for every edge from -> to (transposed "
                                   "adjacency); nodes: agents, then groups",
-                           .dtype = POLIS_DTYPE_I8, .ndim = 2, .shape = {s->N, s->N},
-                           .write = write_social_state, .ud = s};
+                           .dtype = POLIS_DTYPE_I8,
+                           .ndim = 2,
+                           .shape = {s->N, s->N},
+                           .write = write_social_state,
+                           .ud = s};
         if ((st = h->observation(s->ctx, &d, &id)) || (st = obs_range(s, id, 0, 1))) return st;
     }
     if (s->p.player_id) {
-        polis_obs_def d = {.name = "player_id", .doc = "one-hot of the agent's node",
-                           .dtype = POLIS_DTYPE_I8, .ndim = 1, .shape = {s->N},
-                           .write = write_player_id, .ud = s};
+        polis_obs_def d = {.name = "player_id",
+                           .doc = "one-hot of the agent's node",
+                           .dtype = POLIS_DTYPE_I8,
+                           .ndim = 1,
+                           .shape = {s->N},
+                           .write = write_player_id,
+                           .ud = s};
         if ((st = h->observation(s->ctx, &d, &id)) || (st = obs_range(s, id, 0, 1))) return st;
     }
     if (s->L > 0) {
         polis_obs_def d = {.name = "communication",
                            .doc = "row q: the words of the message agent q sent this agent",
-                           .dtype = POLIS_DTYPE_I8, .ndim = 2, .shape = {s->P, s->L},
-                           .write = write_communication, .ud = s};
+                           .dtype = POLIS_DTYPE_I8,
+                           .ndim = 2,
+                           .shape = {s->P, s->L},
+                           .write = write_communication,
+                           .ud = s};
         /* words are rounded and saturated to i8 (word_i8): scripts may send any value */
-        if ((st = h->observation(s->ctx, &d, &id)) || (st = obs_range(s, id, -128, 127)))
-            return st;
+        if ((st = h->observation(s->ctx, &d, &id)) || (st = obs_range(s, id, -128, 127))) return st;
     }
     return POLIS_OK;
 }
@@ -767,8 +778,7 @@ static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void 
     memcpy(&s->p, params, sizeof s->p);
     polis_status st;
     if ((st = sg_config_size(s)) || (st = sg_graph_alloc(s)) || (st = sg_config_load(s)) ||
-        (st = register_events(s)) || (st = register_families(s)) ||
-        (st = register_observations(s)))
+        (st = register_events(s)) || (st = register_families(s)) || (st = register_observations(s)))
         return st;
     int32_t pr = (int32_t)s->p.priority;
     if ((st = h->hook(ctx, POLIS_PHASE_RESET, pr, on_reset, s))) return st;
@@ -778,8 +788,7 @@ static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void 
         (st = h->reward_transform(ctx, "social.split", pr, on_rewards, s)))
         return st;
     if (s->n_sched && (st = h->hook(ctx, POLIS_PHASE_END, pr, on_end, s))) return st;
-    if (s->p.social_state && (st = h->hook(ctx, POLIS_PHASE_OBSERVE, pr, on_observe, s)))
-        return st;
+    if (s->p.social_state && (st = h->hook(ctx, POLIS_PHASE_OBSERVE, pr, on_observe, s))) return st;
     fill_api(s);
     if ((st = h->service_provide(ctx, POLIS_SOCIAL_SERVICE, &s->api))) return st;
     if ((st = sg_register_looks(s))) return st;
@@ -824,8 +833,7 @@ static const polis_param_def social_params[] = {
     POLIS_P_JSON(sg_params, "pre_updates", pre_updates, "rule functions run before the actions"),
     POLIS_P_JSON(sg_params, "post_updates", post_updates,
                  "rule functions run after the actions (split_score_to_group shares rewards)"),
-    POLIS_P_JSON(sg_params, "actions", actions,
-                 "social action families: [{\"family\": ..., ...}]"),
+    POLIS_P_JSON(sg_params, "actions", actions, "social action families: [{\"family\": ..., ...}]"),
 };
 
 static const polis_plugin_desc social_desc = {

@@ -363,7 +363,8 @@ static polis_status declare_range(const contract *c, polis_ctx *ctx, int32_t id)
 {
     const polis_host *h = c->h;
     const double lo[3] = {0, -1, 0},
-                 hi[3] = {1, c->P - 1, (double)(c->formation < INT32_MAX ? c->formation : INT32_MAX)};
+                 hi[3] = {1, c->P - 1,
+                          (double)(c->formation < INT32_MAX ? c->formation : INT32_MAX)};
     return h->obs_range(ctx, id, 0, 3, lo, hi);
 }
 
@@ -393,8 +394,7 @@ static polis_status contract_init(const polis_host *h, polis_ctx *ctx, const voi
                          .write = write_contract,
                          .ud = c};
     int32_t id_obs;
-    if ((st = h->observation(ctx, &obs, &id_obs)) ||
-        (st = declare_range(c, ctx, id_obs)) ||
+    if ((st = h->observation(ctx, &obs, &id_obs)) || (st = declare_range(c, ctx, id_obs)) ||
         (st = h->hook(ctx, POLIS_PHASE_RESET, 0, on_reset, c)) ||
         (st = h->mask_filter(ctx, mask_stage, c)) ||
         (st = h->hook(ctx, POLIS_PHASE_OBSERVE, 0, on_observe, c)))

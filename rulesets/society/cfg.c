@@ -320,10 +320,10 @@ polis_status soc_read_file(soc *s, const char *path, char **out, size_t *len, co
         return POLIS_ERR_IO;
     }
     struct stat sb;
-    *why = fstat(fd, &sb) != 0            ? strerror(errno)
-           : S_ISDIR(sb.st_mode)          ? "not a regular file (a directory)"
-           : S_ISFIFO(sb.st_mode)         ? "not a regular file (a FIFO)"
-           : !S_ISREG(sb.st_mode)         ? "not a regular file (a device or socket)"
+    *why = fstat(fd, &sb) != 0                   ? strerror(errno)
+           : S_ISDIR(sb.st_mode)                 ? "not a regular file (a directory)"
+           : S_ISFIFO(sb.st_mode)                ? "not a regular file (a FIFO)"
+           : !S_ISREG(sb.st_mode)                ? "not a regular file (a device or socket)"
            : (uint64_t)sb.st_size > SOC_FILE_MAX ? "larger than the limit of 67108864 bytes"
                                                  : NULL;
     if (*why) {
@@ -499,7 +499,7 @@ const char *soc_resolve_ada_path(soc *s, const char *p) { return resolve(s, s->a
 
 void soc_free_adasociety(soc *s)
 {
-    cJSON **trees[] = {&s->ada_main,  &s->ada_task,  &s->ada_job,
+    cJSON **trees[] = {&s->ada_main,     &s->ada_task,  &s->ada_job,
                        &s->ada_resource, &s->ada_event, &s->jobs_file};
     for (size_t i = 0; i < sizeof trees / sizeof trees[0]; i++) {
         cJSON_Delete(*trees[i]);

@@ -562,8 +562,8 @@ static polis_status check_init(soc *s, const soc_node *n, int32_t j)
 
 /* How both forms of a job start: d is an object with only `keys`, the job `name` gets its
  * slot (*out) and its "fov" (required). */
-static polis_status job_begin(soc *s, const soc_node *d, const char *const *keys,
-                              const char *name, int32_t *out)
+static polis_status job_begin(soc *s, const soc_node *d, const char *const *keys, const char *name,
+                              int32_t *out)
 {
     polis_status st;
     if ((st = soc_want_object(s, d)) || (st = soc_check_keys(s, d, keys))) return st;

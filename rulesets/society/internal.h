@@ -238,13 +238,13 @@ typedef struct soc {
 
     /* grid */
     int32_t L_blocks, L_agents, L_recipes;
-    int32_t *gcells;  /* the kernel grid's cells, cached at reset */
-    int32_t *piles;   /* [cells][R] */
+    int32_t *gcells; /* the kernel grid's cells, cached at reset */
+    int32_t *piles;  /* [cells][R] */
     /* The most units of each resource the grid observation shows on one pile (observe.c;
      * params pile_shown): larger piles saturate. */
     int32_t *pile_obs; /* [R] */
-    uint16_t *kinds;  /* [cells] resources with a pile on the cell */
-    int32_t *scratch; /* [cells] world generation */
+    uint16_t *kinds;   /* [cells] resources with a pile on the cell */
+    int32_t *scratch;  /* [cells] world generation */
 
     /* collision resolution */
     int32_t *tgt;    /* [n] target cell */
@@ -272,9 +272,9 @@ typedef struct soc {
     /* ---- incremental observation writing (observe.c) ----
      * Each agent's grid record keeps what write_grid painted there last; the next write
      * clears only those elements (docs/performance.md, "Incremental observations"). */
-    int16_t **og_dst;  /* [n] the record the agent's last painting went into, NULL: none */
-    int32_t *og_n;     /* [n] offsets listed in og_list; -1: too many, clear the record */
-    int32_t *og_list;  /* [n][og_cap] the elements painted (int16 offsets in the record) */
+    int16_t **og_dst; /* [n] the record the agent's last painting went into, NULL: none */
+    int32_t *og_n;    /* [n] offsets listed in og_list; -1: too many, clear the record */
+    int32_t *og_list; /* [n][og_cap] the elements painted (int16 offsets in the record) */
     int32_t og_cap;
     bool self_overlap; /* a map-view window wraps onto itself (2 fov + 1 > W or H) */
     /* merged shared maps, when R, K <= 64 and the view is "map" */
@@ -291,24 +291,24 @@ typedef struct soc {
      * elements, and every viewer with that set only shifts and stores it. Both are valid for
      * one observation pass (the OBSERVE hook starts the next): the world changes only
      * between passes. */
-    uint32_t pt_pass;       /* observation passes so far */
-    uint32_t pt_built;      /* the pass the table was built in (0: never) */
-    int32_t *pt_start;      /* [cells + 1] each cell's elements in pt_el */
-    struct soc_pel *pt_el;  /* [pt_cap] */
-    uint64_t *pt_need;      /* [cells][2] the cell's recipe and piled resources, as bits */
-    int32_t *pt_part;       /* [cells][2] where the cell's recipe and pile elements start */
-    int32_t pt_cap;         /* the most elements the map can hold; 0: no table, no slots
-                               (view "window", or a map too large: observe.c) */
-    uint32_t pf_built;      /* the pass the filtered table was built in (0: never) */
-    uint64_t pf_res;        /* the vis it was filtered by: resources (bits) */
-    uint64_t pf_rec;        /* and recipes (bits) */
-    int32_t *pf_start;      /* [W*H + 1] by column (x H + y): each cell's elements in pf_el */
-    struct soc_pel *pf_el;  /* [pt_cap] the elements owners with that vis paint */
-    struct soc_mview *mv;   /* [SOC_MV_SLOTS] merged views of this pass */
-    int32_t mv_next;        /* the slot the next new owner set replaces */
-    uint32_t *mv_mark;      /* [n] owner marks for comparing owner sets */
+    uint32_t pt_pass;      /* observation passes so far */
+    uint32_t pt_built;     /* the pass the table was built in (0: never) */
+    int32_t *pt_start;     /* [cells + 1] each cell's elements in pt_el */
+    struct soc_pel *pt_el; /* [pt_cap] */
+    uint64_t *pt_need;     /* [cells][2] the cell's recipe and piled resources, as bits */
+    int32_t *pt_part;      /* [cells][2] where the cell's recipe and pile elements start */
+    int32_t pt_cap;        /* the most elements the map can hold; 0: no table, no slots
+                              (view "window", or a map too large: observe.c) */
+    uint32_t pf_built;     /* the pass the filtered table was built in (0: never) */
+    uint64_t pf_res;       /* the vis it was filtered by: resources (bits) */
+    uint64_t pf_rec;       /* and recipes (bits) */
+    int32_t *pf_start;     /* [W*H + 1] by column (x H + y): each cell's elements in pf_el */
+    struct soc_pel *pf_el; /* [pt_cap] the elements owners with that vis paint */
+    struct soc_mview *mv;  /* [SOC_MV_SLOTS] merged views of this pass */
+    int32_t mv_next;       /* the slot the next new owner set replaces */
+    uint32_t *mv_mark;     /* [n] owner marks for comparing owner sets */
     uint32_t mv_mark_now;
-    bool mv_use;            /* this pass paints from slots (else directly, as above) */
+    bool mv_use;                 /* this pass paints from slots (else directly, as above) */
     int32_t mv_viewers, mv_hits; /* merged views in this pass; those repeating an owner set */
     /* ---- live merged views (observe.c, "Live merged views") ----
      * Each agent's merged map view is kept up to date with what changed since the previous
@@ -316,28 +316,28 @@ typedef struct soc {
      * vis changed, owners that started or stopped sharing (the social service's sharing
      * journal). Set up when the view is "map", R, K <= 64 and the bit sets below fit. */
     bool lv_on;
-    bool lv_active;           /* this pass keeps them (else paused: observe.c, lv_pass_start) */
-    uint32_t lv_resume;       /* while paused: the pass they resume at */
+    bool lv_active;              /* this pass keeps them (else paused: observe.c, lv_pass_start) */
+    uint32_t lv_resume;          /* while paused: the pass they resume at */
     int32_t lv_n_inc, lv_n_full; /* records brought up to date, and painted whole, in */
-    int32_t lv_passes;        /* the passes looked at so far */
-    bool lv_synced;           /* false: rebuild everything at the next pass (reset, lost journal) */
-    bool lv_journal;          /* the social service has the sharing journal (else no sharing) */
-    uint32_t lv_sync_pass;    /* the pass of the last rebuild: every record is written whole */
-    int32_t lv_words;         /* 64-bit words in a set of agents */
-    uint64_t *lv_cover;       /* [cells][lv_words] the agents whose window covers the cell */
-    uint64_t *lv_member;      /* [n][lv_words] v's owners: v and the agents sharing maps with v */
-    uint64_t *lv_rev;         /* [n][lv_words] o's viewers: transposed lv_member */
-    uint64_t *lv_tmp;         /* [lv_words] */
-    uint64_t lv_seq;          /* the sharing journal's next change to read */
-    uint32_t *lv_pass;        /* [n] the pass v's record was last brought up to date in */
-    int32_t *lv_x, *lv_y;     /* [n] positions the views show (last pass) */
-    int32_t *lv_ox, *lv_oy;   /* [n] positions before this pass (when lv_ostamp is this pass) */
+    int32_t lv_passes;           /* the passes looked at so far */
+    bool lv_synced;         /* false: rebuild everything at the next pass (reset, lost journal) */
+    bool lv_journal;        /* the social service has the sharing journal (else no sharing) */
+    uint32_t lv_sync_pass;  /* the pass of the last rebuild: every record is written whole */
+    int32_t lv_words;       /* 64-bit words in a set of agents */
+    uint64_t *lv_cover;     /* [cells][lv_words] the agents whose window covers the cell */
+    uint64_t *lv_member;    /* [n][lv_words] v's owners: v and the agents sharing maps with v */
+    uint64_t *lv_rev;       /* [n][lv_words] o's viewers: transposed lv_member */
+    uint64_t *lv_tmp;       /* [lv_words] */
+    uint64_t lv_seq;        /* the sharing journal's next change to read */
+    uint32_t *lv_pass;      /* [n] the pass v's record was last brought up to date in */
+    int32_t *lv_x, *lv_y;   /* [n] positions the views show (last pass) */
+    int32_t *lv_ox, *lv_oy; /* [n] positions before this pass (when lv_ostamp is this pass) */
     uint64_t *lv_vres, *lv_vrec; /* [n] vis the views show; before this pass: lv_ovres/_ovrec */
     uint64_t *lv_ovres, *lv_ovrec;
-    uint32_t *lv_ostamp;      /* [n] this pass: the agent moved or its vis changed */
-    uint64_t lv_all_res, lv_all_rec; /* every agent's vis together: a union stops growing there */
-    int32_t *lv_ag, *lv_bl, *lv_rc; /* [cells] the layers the views show */
-    uint64_t *lv_pb;          /* [cells] the piled resources the views show, as bits */
+    uint32_t *lv_ostamp;               /* [n] this pass: the agent moved or its vis changed */
+    uint64_t lv_all_res, lv_all_rec;   /* every agent's vis together: a union stops growing there */
+    int32_t *lv_ag, *lv_bl, *lv_rc;    /* [cells] the layers the views show */
+    uint64_t *lv_pb;                   /* [cells] the piled resources the views show, as bits */
     int32_t *lv_oag, *lv_obl, *lv_orc; /* [cells] content before this pass (lv_cstamp) */
     uint64_t *lv_opb;
     uint32_t *lv_cstamp;      /* [cells] this pass: the cell's content changed */
@@ -347,8 +347,8 @@ typedef struct soc {
     int32_t *lv_head;         /* [n] v's first event this pass, -1: none */
     int32_t *lv_ev, *lv_next; /* [lv_cap] events: id * 4 + kind, and the next of the viewer */
     int32_t lv_cap, lv_nev;
-    uint32_t *lv_full;        /* [n] this pass: v's events did not fit, repaint it whole */
-    int64_t *lv_work;         /* [n] cells v's events this pass would write again */
+    uint32_t *lv_full;           /* [n] this pass: v's events did not fit, repaint it whole */
+    int64_t *lv_work;            /* [n] cells v's events this pass would write again */
     uint32_t *lv_vmark, lv_vtok; /* [n] == lv_vtok: an event of the viewer being written names o */
 
     /* actions and events */
@@ -358,13 +358,13 @@ typedef struct soc {
         ev_generated;
 
     /* the greedy baseline (policy.c) */
-    double *g_gain;      /* [J][K] value of a recipe's outputs minus its inputs for the job */
-    uint8_t *g_useful;   /* [J][R] worth picking: valued, or an input of a gainful recipe */
-    int8_t *g_heading;   /* [n] exploration direction, -1: none */
-    int16_t *g_left;     /* [n] steps before the heading is drawn again */
-    int32_t *g_dist;     /* [window] BFS distance, -1 unseen */
-    int8_t *g_first;     /* [window] first move of the shortest path */
-    int32_t *g_queue;    /* [window] */
+    double *g_gain;    /* [J][K] value of a recipe's outputs minus its inputs for the job */
+    uint8_t *g_useful; /* [J][R] worth picking: valued, or an input of a gainful recipe */
+    int8_t *g_heading; /* [n] exploration direction, -1: none */
+    int16_t *g_left;   /* [n] steps before the heading is drawn again */
+    int32_t *g_dist;   /* [window] BFS distance, -1 unseen */
+    int8_t *g_first;   /* [window] first move of the shortest path */
+    int32_t *g_queue;  /* [window] */
     int32_t g_win_h, g_win_v;
 
     /* AdaSociety's random baseline ("random_ada", policy.c) */
@@ -379,8 +379,7 @@ typedef struct soc {
     polis_society_api api;
 
     /* looks (looks.c, ABI 1.5): kind ids, scene layers, the first inventory stat */
-    int32_t kind_floor, kind_block, kind_res0, kind_station0, look_ground, look_stations,
-        stat_res0;
+    int32_t kind_floor, kind_block, kind_res0, kind_station0, look_ground, look_stations, stat_res0;
 } soc;
 
 /* ---- society.c ---------------------------------------------------------------------------------

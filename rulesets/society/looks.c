@@ -46,8 +46,8 @@ static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
             char label[16], *e = label + sizeof label - 1; /* the amount, without printf */
             *e = '\0';
             for (int32_t v = n; v; v /= 10) *--e = (char)('0' + v % 10);
-            polis_status st = h->scene_thing(ctx, sc, c * s->R + r, s->kind_res0 + r, c % s->W,
-                                             c / s->W, e);
+            polis_status st =
+                h->scene_thing(ctx, sc, c * s->R + r, s->kind_res0 + r, c % s->W, c / s->W, e);
             if (st) return st;
         }
     }
@@ -109,9 +109,9 @@ polis_status soc_register_looks(soc *s)
         if (r == 0) s->stat_res0 = id;
     }
     int64_t piles = (int64_t)s->cells * s->R;
-    polis_scene_def def = {.fn = soc_scene,
-                           .ud = s,
-                           .max_things = (int32_t)(piles < SOC_SCENE_PILES_MAX ? piles
-                                                                               : SOC_SCENE_PILES_MAX)};
+    polis_scene_def def = {
+        .fn = soc_scene,
+        .ud = s,
+        .max_things = (int32_t)(piles < SOC_SCENE_PILES_MAX ? piles : SOC_SCENE_PILES_MAX)};
     return h->look_scene(ctx, &def);
 }

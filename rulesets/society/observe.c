@@ -66,10 +66,7 @@ static inline int16_t sat16(int32_t v)
 }
 
 /* A pile's units as the grid shows them: at most cap (soc->pile_obs, <= 32767). */
-static inline int16_t pile16(int32_t v, int32_t cap)
-{
-    return (int16_t)(v > cap ? cap : v);
-}
+static inline int16_t pile16(int32_t v, int32_t cap) { return (int16_t)(v > cap ? cap : v); }
 
 int32_t soc_views(soc *s, int32_t agent)
 {
@@ -112,44 +109,44 @@ typedef struct painter {
 
 /* rec_ (a constant in each painting function): list the element; false when p.cap == 0
  * (the record is cleared whole every time) */
-#define PUT(p, off, v)                                                                           \
-    do {                                                                                         \
-        size_t off_ = (off);                                                                     \
-        (p).o[off_] = (v);                                                                       \
-        if (rec_) {                                                                              \
-            if ((p).n < (p).cap) (p).list[(p).n] = (int32_t)off_;                                \
-            (p).n += (p).n <= (p).cap;                                                           \
-        }                                                                                        \
+#define PUT(p, off, v)                                                                             \
+    do {                                                                                           \
+        size_t off_ = (off);                                                                       \
+        (p).o[off_] = (v);                                                                         \
+        if (rec_) {                                                                                \
+            if ((p).n < (p).cap) (p).list[(p).n] = (int32_t)off_;                                  \
+            (p).n += (p).n <= (p).cap;                                                             \
+        }                                                                                          \
     } while (0)
 
 /* Writes map cell `cell` at grid position `at`: agents and blocks always, a station's
  * recipe if recipe_seen(k), a pile's units of r if res_seen(r); the two visibility tests
  * come as a byte row (one owner's seen) or as bit sets (the union of several owners'). */
-#define PAINT_CELL(p, cell, at, recipe_seen, res_seen)                                           \
-    do {                                                                                         \
-        int32_t ag_ = (p).ag[cell];                                                              \
-        if (ag_) PUT(p, (size_t)(at), sat16(ag_));                                               \
-        if ((p).bl[cell]) PUT(p, (p).plane + (size_t)(at), 1);                                   \
-        int32_t k = (p).rc[cell] - 1;                                                            \
-        if (k >= 0 && (recipe_seen)) {                                                           \
-            const soc_recipe *rc_ = &(p).rec[k];                                                 \
-            size_t base_ = 2 * (p).plane + (size_t)(at);                                         \
-            for (int32_t q_ = 0; q_ < rc_->n_in; q_++) {                                         \
-                const soc_amount *a_ = &(p).amounts[rc_->in + q_];                               \
-                PUT(p, base_ + (size_t)a_->res * (p).plane, sat16(-a_->n));                      \
-            }                                                                                    \
-            for (int32_t q_ = 0; q_ < rc_->n_out; q_++) {                                        \
-                const soc_amount *a_ = &(p).amounts[rc_->out + q_];                              \
-                PUT(p, base_ + (size_t)a_->res * (p).plane, sat16(a_->n));                       \
-            }                                                                                    \
-        }                                                                                        \
-        if ((p).kinds[cell]) {                                                                   \
-            const int32_t *pile_ = (p).piles + (size_t)(cell) * (size_t)(p).R;                   \
-            size_t base_ = (size_t)(2 + (p).R) * (p).plane + (size_t)(at);                       \
-            for (int32_t r = 0; r < (p).R; r++)                                                  \
-                if (pile_[r] && (res_seen))                                                      \
-                    PUT(p, base_ + (size_t)r * (p).plane, pile16(pile_[r], (p).pcap[r]));        \
-        }                                                                                        \
+#define PAINT_CELL(p, cell, at, recipe_seen, res_seen)                                             \
+    do {                                                                                           \
+        int32_t ag_ = (p).ag[cell];                                                                \
+        if (ag_) PUT(p, (size_t)(at), sat16(ag_));                                                 \
+        if ((p).bl[cell]) PUT(p, (p).plane + (size_t)(at), 1);                                     \
+        int32_t k = (p).rc[cell] - 1;                                                              \
+        if (k >= 0 && (recipe_seen)) {                                                             \
+            const soc_recipe *rc_ = &(p).rec[k];                                                   \
+            size_t base_ = 2 * (p).plane + (size_t)(at);                                           \
+            for (int32_t q_ = 0; q_ < rc_->n_in; q_++) {                                           \
+                const soc_amount *a_ = &(p).amounts[rc_->in + q_];                                 \
+                PUT(p, base_ + (size_t)a_->res * (p).plane, sat16(-a_->n));                        \
+            }                                                                                      \
+            for (int32_t q_ = 0; q_ < rc_->n_out; q_++) {                                          \
+                const soc_amount *a_ = &(p).amounts[rc_->out + q_];                                \
+                PUT(p, base_ + (size_t)a_->res * (p).plane, sat16(a_->n));                         \
+            }                                                                                      \
+        }                                                                                          \
+        if ((p).kinds[cell]) {                                                                     \
+            const int32_t *pile_ = (p).piles + (size_t)(cell) * (size_t)(p).R;                     \
+            size_t base_ = (size_t)(2 + (p).R) * (p).plane + (size_t)(at);                         \
+            for (int32_t r = 0; r < (p).R; r++)                                                    \
+                if (pile_[r] && (res_seen))                                                        \
+                    PUT(p, base_ + (size_t)r * (p).plane, pile16(pile_[r], (p).pcap[r]));          \
+        }                                                                                          \
     } while (0)
 
 /* Paints owner's window into viewer's grid: torus (map view) puts the viewer's own cell at
@@ -158,7 +155,7 @@ typedef struct painter {
  * compare: two soc_wrap divisions per cell were the hottest instructions of write_grid
  * (docs/performance.md). Stepping wraps exactly as soc_wrap(first + k) does. */
 static ALWAYS_INLINE void paint_as(const soc *s, int32_t viewer, int32_t owner, bool torus,
-                                    painter *pp, const bool rec_)
+                                   painter *pp, const bool rec_)
 {
     painter p = *pp;
     const soc_job *job = &s->jobs[s->agent_job[owner]];
@@ -198,8 +195,10 @@ static void paint_unlisted(const soc *s, int32_t viewer, int32_t owner, bool tor
 
 static void paint(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
 {
-    if (pp->cap) paint_listed(s, viewer, owner, torus, pp);
-    else paint_unlisted(s, viewer, owner, torus, pp);
+    if (pp->cap)
+        paint_listed(s, viewer, owner, torus, pp);
+    else
+        paint_unlisted(s, viewer, owner, torus, pp);
 }
 
 /* ---- merged views -----------------------------------------------------------------------
@@ -289,12 +288,10 @@ static void pt_build(soc *s)
                 const soc_recipe *rec = &s->rec[k];
                 const soc_amount *a = &s->amounts[rec->in];
                 for (int32_t q = 0; q < rec->n_in; q++, a++)
-                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(-a->n), x16, y16,
-                                         -1};
+                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(-a->n), x16, y16, -1};
                 a = &s->amounts[rec->out];
                 for (int32_t q = 0; q < rec->n_out; q++, a++)
-                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(a->n), x16, y16,
-                                         -1};
+                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(a->n), x16, y16, -1};
                 need_rec = (uint64_t)1 << k;
             }
             s->pt_part[2 * cell] = first_rec;
@@ -305,8 +302,7 @@ static void pt_build(soc *s)
                 for (int32_t r = 0; r < R; r++)
                     if (pile[r]) {
                         el[ne++] = (soc_pel){(2 + R + r) * plane + at,
-                                             pile16(pile[r], s->pile_obs[r]), x16, y16,
-                                             (int16_t)r};
+                                             pile16(pile[r], s->pile_obs[r]), x16, y16, (int16_t)r};
                         need_res |= (uint64_t)1 << r;
                     }
             }
@@ -341,20 +337,17 @@ static void pf_build(soc *s, uint64_t vres, uint64_t vrec)
                 const soc_recipe *rec = &s->rec[k];
                 const soc_amount *a = &s->amounts[rec->in];
                 for (int32_t q = 0; q < rec->n_in; q++, a++)
-                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(-a->n), x16, y16,
-                                         -1};
+                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(-a->n), x16, y16, -1};
                 a = &s->amounts[rec->out];
                 for (int32_t q = 0; q < rec->n_out; q++, a++)
-                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(a->n), x16, y16,
-                                         -1};
+                    el[ne++] = (soc_pel){(2 + a->res) * plane + at, sat16(a->n), x16, y16, -1};
             }
             if (s->kinds[cell]) {
                 const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
                 for (int32_t r = 0; r < R; r++)
                     if (pile[r] && ((vres >> r) & 1u))
                         el[ne++] = (soc_pel){(2 + R + r) * plane + at,
-                                             pile16(pile[r], s->pile_obs[r]), x16, y16,
-                                             (int16_t)r};
+                                             pile16(pile[r], s->pile_obs[r]), x16, y16, (int16_t)r};
             }
         }
     s->pf_start[W * H] = ne;
@@ -368,8 +361,7 @@ static void pf_build(soc *s, uint64_t vres, uint64_t vrec)
  * piles (each by its resource), in that order, so the first two parts are copied whole when
  * the recipe is seen and the piles one by one only when some are not. Each cell at most
  * once per slot, so the store ahead of the count stays inside el. */
-static inline void mv_emit(const soc *s, soc_mview *mv, int32_t cell, uint64_t vres,
-                           uint64_t vrec)
+static inline void mv_emit(const soc *s, soc_mview *mv, int32_t cell, uint64_t vres, uint64_t vrec)
 {
     const int32_t b = s->pt_start[cell], e = s->pt_start[cell + 1];
     if (b == e) return;
@@ -574,8 +566,8 @@ static bool paint_merged_columns(soc *s, int32_t viewer, int32_t n, painter *pp)
         const soc_job *job = &s->jobs[s->agent_job[owner]];
         uint64_t *cols = s->cov_cols + (size_t)g * (size_t)W;
         const int32_t y0 = soc_wrap(s->ay[owner] - job->fov_v, H);
-        const uint64_t bits = column_bits(soc_wrap(y0 - s->ay[viewer] + H / 2, H),
-                                          2 * job->fov_v + 1, H);
+        const uint64_t bits =
+            column_bits(soc_wrap(y0 - s->ay[viewer] + H / 2, H), 2 * job->fov_v + 1, H);
         const int32_t x0 = soc_wrap(s->ax[owner] - job->fov_h, W);
         int32_t i = soc_wrap(x0 - s->ax[viewer] + W / 2, W);
         int32_t w = 2 * job->fov_h + 1 < W ? 2 * job->fov_h + 1 : W;
@@ -1161,16 +1153,15 @@ seen:;
  * there at most that, changes nothing the cell shows. If every changing owner covering a
  * cell skips it this way, the cell shows what the unchanged owners show, before and after;
  * a cell whose content changed has its own event. */
-static inline bool lv_shown_by_other(const soc *s, const lv_painter *p, int32_t cell,
-                                     uint64_t nres, uint64_t nrec)
+static inline bool lv_shown_by_other(const soc *s, const lv_painter *p, int32_t cell, uint64_t nres,
+                                     uint64_t nrec)
 {
     const int32_t nw = s->lv_words;
     const uint64_t *cw = s->lv_cover + (size_t)cell * (size_t)nw;
     for (int32_t w = 0; w < nw; w++)
         for (uint64_t m = cw[w] & p->member[w]; m; m &= m - 1) {
             const int32_t q = w * 64 + lowest_bit(m);
-            if (s->lv_vmark[q] != p->tok && !(nres & ~s->vis_res[q]) &&
-                !(nrec & ~s->vis_rec[q]))
+            if (s->lv_vmark[q] != p->tok && !(nres & ~s->vis_res[q]) && !(nrec & ~s->vis_rec[q]))
                 return true;
         }
     return false;
@@ -1279,8 +1270,7 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
                 /* it sees something else: its whole window, where it was and where it is */
                 lv_window(s, &p, id, s->ax[id], s->ay[id], false, 0, 0);
                 if (lv_moved(s, id))
-                    lv_window(s, &p, id, s->lv_ox[id], s->lv_oy[id], true, s->ax[id],
-                              s->ay[id]);
+                    lv_window(s, &p, id, s->lv_ox[id], s->lv_oy[id], true, s->ax[id], s->ay[id]);
             } else { /* it moved: the cells that entered or left its window */
                 lv_window(s, &p, id, s->ax[id], s->ay[id], true, s->lv_ox[id], s->lv_oy[id]);
                 lv_window(s, &p, id, s->lv_ox[id], s->lv_oy[id], true, s->ax[id], s->ay[id]);
@@ -1313,8 +1303,7 @@ static int32_t lv_views(soc *s, int32_t v)
 
 bool soc_sees(const soc *s, int32_t viewer, int32_t target)
 {
-    return viewer == target || !s->vis->active(s->ctx) ||
-           s->vis->visible(s->ctx, viewer, target);
+    return viewer == target || !s->vis->active(s->ctx) || s->vis->visible(s->ctx, viewer, target);
 }
 
 /* Who sees whom: the agents the viewer may not see leave the agents channel, after the
@@ -1380,7 +1369,8 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
         int32_t n = s->lv_active ? lv_views(s, agent) : soc_views(s, agent);
         if (s->vis_bits && (n > 1 || s->self_overlap)) {
             const soc_mview *mv = s->pt_cap ? mv_find(s, n) : NULL;
-            if (mv) mv_paint(s, agent, mv, &p);
+            if (mv)
+                mv_paint(s, agent, mv, &p);
             else if (s->H > 64 || !paint_merged_columns(s, agent, n, &p))
                 paint_merged(s, agent, n, &p);
         } else {
@@ -1484,7 +1474,7 @@ static polis_status declare_ranges(soc *s, int32_t grid, int32_t inv, int32_t po
     const double plo[2] = {0, 0}, phi[2] = {s->W - 1, s->H - 1};
     if ((st = h->obs_range(s->ctx, pos, 0, 2, plo, phi))) return st;
     const double tlo = 0, thi = (double)(h->max_steps(s->ctx) < INT32_MAX ? h->max_steps(s->ctx)
-                                                                           : INT32_MAX);
+                                                                          : INT32_MAX);
     return h->obs_range(s->ctx, time, -1, 1, &tlo, &thi);
 }
 
@@ -1502,9 +1492,10 @@ static polis_status lv_on_reset(polis_ctx *ctx, void *ud)
 static polis_status lv_setup(soc *s)
 {
     const polis_social_api *api = s->social;
-    s->lv_journal = api && api->struct_size >= offsetof(polis_social_api, share_change) +
-                                                   sizeof api->share_change &&
-                    api->share_seq && api->share_change;
+    s->lv_journal =
+        api &&
+        api->struct_size >= offsetof(polis_social_api, share_change) + sizeof api->share_change &&
+        api->share_seq && api->share_change;
     if (api && !s->lv_journal) return POLIS_OK;
     const size_t n = (size_t)s->n_agents, cells = (size_t)s->cells;
     const size_t nw = (n + 63) / 64;
@@ -1513,15 +1504,14 @@ static polis_status lv_setup(soc *s)
     /* events: a few per agent and cell and pass; more and the viewer is painted whole */
     s->lv_cap = (int32_t)(16 * n + 4 * cells);
 #define LA(field, count) ((s->field = soc_alloc(s, sizeof *s->field * (size_t)(count))) == NULL)
-    if (LA(lv_cover, cells * nw) || LA(lv_member, n * nw) || LA(lv_rev, n * nw) ||
-        LA(lv_tmp, nw) || LA(lv_pass, n) || LA(lv_x, n) || LA(lv_y, n) || LA(lv_ox, n) ||
-        LA(lv_oy, n) || LA(lv_vres, n) || LA(lv_vrec, n) || LA(lv_ovres, n) ||
-        LA(lv_ovrec, n) || LA(lv_ostamp, n) || LA(lv_ag, cells) || LA(lv_bl, cells) ||
-        LA(lv_rc, cells) || LA(lv_pb, cells) || LA(lv_oag, cells) || LA(lv_obl, cells) ||
-        LA(lv_orc, cells) || LA(lv_opb, cells) || LA(lv_cstamp, cells) ||
-        LA(lv_pmark, cells) || LA(lv_plist, cells) || LA(lv_dirty, cells) ||
-        LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) || LA(lv_full, n) ||
-        LA(lv_vmark, n) || LA(lv_work, n))
+    if (LA(lv_cover, cells * nw) || LA(lv_member, n * nw) || LA(lv_rev, n * nw) || LA(lv_tmp, nw) ||
+        LA(lv_pass, n) || LA(lv_x, n) || LA(lv_y, n) || LA(lv_ox, n) || LA(lv_oy, n) ||
+        LA(lv_vres, n) || LA(lv_vrec, n) || LA(lv_ovres, n) || LA(lv_ovrec, n) ||
+        LA(lv_ostamp, n) || LA(lv_ag, cells) || LA(lv_bl, cells) || LA(lv_rc, cells) ||
+        LA(lv_pb, cells) || LA(lv_oag, cells) || LA(lv_obl, cells) || LA(lv_orc, cells) ||
+        LA(lv_opb, cells) || LA(lv_cstamp, cells) || LA(lv_pmark, cells) || LA(lv_plist, cells) ||
+        LA(lv_dirty, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) ||
+        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n))
         return POLIS_ERR_NOMEM;
 #undef LA
     s->lv_on = s->lv_active = true;

@@ -229,11 +229,15 @@ static seen_cell *seen_cells(soc *s, int32_t agent, int32_t n_owners, int32_t *n
         const soc_job *job = &s->jobs[s->agent_job[owner]];
         for (int32_t dx = -job->fov_h; dx <= job->fov_h; dx++)
             for (int32_t dy = -job->fov_v; dy <= job->fov_v; dy++) {
-                int32_t x = soc_wrap(s->ax[owner] + dx, s->W), y = soc_wrap(s->ay[owner] + dy, s->H);
+                int32_t x = soc_wrap(s->ax[owner] + dx, s->W),
+                        y = soc_wrap(s->ay[owner] + dy, s->H);
                 int32_t rx = soc_wrap(x - s->ax[agent] + s->W / 2, s->W) - s->W / 2;
                 int32_t ry = soc_wrap(y - s->ay[agent] + s->H / 2, s->H) - s->H / 2;
                 c[k++] = (seen_cell){.d = (rx < 0 ? -rx : rx) + (ry < 0 ? -ry : ry),
-                                     .rx = rx, .ry = ry, .cell = y * s->W + x, .owner = owner};
+                                     .rx = rx,
+                                     .ry = ry,
+                                     .cell = y * s->W + x,
+                                     .owner = owner};
             }
     }
     qsort(c, k, sizeof *c, seen_cmp);
@@ -314,7 +318,8 @@ static bool group_text(soc *s, polis_text *t, int32_t agent, const seen_cell *c,
     if (!shown) return false;
     group_label(s, t, kind, r);
     bool inverse = (kind == SEE_BLOCK || kind == SEE_STATION) && shown > 4 && 2 * shown > cells;
-    if (inverse) put(s, t, shown == cells ? " on every visible cell" : " on every visible cell except");
+    if (inverse)
+        put(s, t, shown == cells ? " on every visible cell" : " on every visible cell except");
     bool any = false;
     for (int32_t i = 0, j; i < n; i = j) {
         j = cell_end(c, n, i);
@@ -375,21 +380,19 @@ static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_t
     /* The sharers' windows, their size once when all have the same. */
     bool same = true;
     for (int32_t i = 2; i < n_owners; i++)
-        same &= s->agent_job[s->views[i]] == s->agent_job[s->views[1]] ||
-                (s->jobs[s->agent_job[s->views[i]]].fov_h ==
-                     s->jobs[s->agent_job[s->views[1]]].fov_h &&
-                 s->jobs[s->agent_job[s->views[i]]].fov_v ==
-                     s->jobs[s->agent_job[s->views[1]]].fov_v);
+        same &=
+            s->agent_job[s->views[i]] == s->agent_job[s->views[1]] ||
+            (s->jobs[s->agent_job[s->views[i]]].fov_h == s->jobs[s->agent_job[s->views[1]]].fov_h &&
+             s->jobs[s->agent_job[s->views[i]]].fov_v == s->jobs[s->agent_job[s->views[1]]].fov_v);
     for (int32_t i = 1; i < n_owners; i++) {
         int32_t u = s->views[i];
         const soc_job *uj = &s->jobs[s->agent_job[u]];
-        if (i == 1)
-            put(s, t, n_owners == 2 ? "; also the view of" : "; also the views of");
+        if (i == 1) put(s, t, n_owners == 2 ? "; also the view of" : "; also the views of");
         h->text_printf(t, "%s %s at (%d, %d)", i > 1 ? "," : "", h->agent_name(ctx, u),
                        (int)s->ax[u], (int)s->ay[u]);
         if (!same || i == n_owners - 1)
-            h->text_printf(t, " (%s%d up/down, %d left/right)",
-                           same && n_owners > 2 ? "each " : "", (int)uj->fov_h, (int)uj->fov_v);
+            h->text_printf(t, " (%s%d up/down, %d left/right)", same && n_owners > 2 ? "each " : "",
+                           (int)uj->fov_h, (int)uj->fov_v);
     }
     if (n_owners > 1) put(s, t, ", shared with you");
     put(s, t, ". Visible, nearest first (position, direction from you):\n");

@@ -459,8 +459,7 @@ polis_status soc_world_setup(soc *s)
             "agent",    "env_handler", "base_map",          "static",
             "random",   "max_length",  "pre_updates",       "post_updates",
             "contract", "negotiation", "negotiation_steps", NULL};
-        if ((st = soc_want_object(s, &top)) || (st = soc_check_keys(s, &top, task_keys)))
-            return st;
+        if ((st = soc_want_object(s, &top)) || (st = soc_check_keys(s, &top, task_keys))) return st;
         stat = soc_get(s, &top, "static");
         rnd = soc_get(s, &top, "random");
         rec_key = "events";

@@ -154,30 +154,30 @@ typedef struct sv_params {
     int32_t max_mobs[SV_N_MOB_KINDS]; /* zombies, cows, skeletons, arrows */
     int32_t max_plants;
     bool god_mode;
-    bool count_scaled_damage;  /* damage from sword counts (Craftax) or from the best tier */
-    int32_t tie_break;         /* sv_tie_break */
-    bool place_on_players;     /* placement may cover a living player's tile (MAC quirk) */
-    bool unclamped_health;     /* MAC: no lava rule, health may go negative */
-    int32_t ghost_mobs;        /* sv_ghost */
-    int32_t skeleton_axis;     /* sv_skeleton_axis */
-    int32_t plant_slots;       /* sv_plant_slots */
-    bool faced_sapling_resets; /* MAC: a growing plant any player faces (unless it hit a mob)
-                                  starts its 600 steps again, every step */
+    bool count_scaled_damage;    /* damage from sword counts (Craftax) or from the best tier */
+    int32_t tie_break;           /* sv_tie_break */
+    bool place_on_players;       /* placement may cover a living player's tile (MAC quirk) */
+    bool unclamped_health;       /* MAC: no lava rule, health may go negative */
+    int32_t ghost_mobs;          /* sv_ghost */
+    int32_t skeleton_axis;       /* sv_skeleton_axis */
+    int32_t plant_slots;         /* sv_plant_slots */
+    bool faced_sapling_resets;   /* MAC: a growing plant any player faces (unless it hit a mob)
+                                    starts its 600 steps again, every step */
     bool eaten_plant_stays_ripe; /* MAC: eating a ripe plant leaves it ripe */
-    bool shared_sapling_draw;  /* MAC (older code): one draw per step for every DO on grass */
-    bool edge_wraps;           /* Craftax: lava across the top/left edge kills a player moving
-                                  off the map there */
-    bool slot0_kill_credit;    /* MAC: when the mob in slot 0 of a kind dies, every player that
-                                  hit no mob of that kind this step is credited with the kill */
-    int32_t obs_layout;        /* sv_obs_layout */
-    int32_t reward_mode;       /* sv_reward_mode */
-    bool pvp;                  /* DO on another living player attacks it (seeds/003) */
-    int32_t pvp_damage;        /* health the victim loses per hit */
-    int32_t pvp_heal_halves;   /* attacker's health gain per hit, in half points */
+    bool shared_sapling_draw;    /* MAC (older code): one draw per step for every DO on grass */
+    bool edge_wraps;             /* Craftax: lava across the top/left edge kills a player moving
+                                    off the map there */
+    bool slot0_kill_credit;      /* MAC: when the mob in slot 0 of a kind dies, every player that
+                                    hit no mob of that kind this step is credited with the kill */
+    int32_t obs_layout;          /* sv_obs_layout */
+    int32_t reward_mode;         /* sv_reward_mode */
+    bool pvp;                    /* DO on another living player attacks it (seeds/003) */
+    int32_t pvp_damage;          /* health the victim loses per hit */
+    int32_t pvp_heal_halves;     /* attacker's health gain per hit, in half points */
     float pvp_attack_reward, pvp_attacked_penalty;
-    float prox_bonus;          /* proximity bonus weight (seeds/003 Fig. 7b); 0: off */
-    int32_t prox_radius;       /* who counts as near for the bonus: -1 the view window (as the
-                                  proximity statistic), r >= 0 max(|dr|, |dc|) <= r */
+    float prox_bonus;    /* proximity bonus weight (seeds/003 Fig. 7b); 0: off */
+    int32_t prox_radius; /* who counts as near for the bonus: -1 the view window (as the
+                            proximity statistic), r >= 0 max(|dr|, |dc|) <= r */
     float weights[SV_N_ACHIEVEMENTS];
 } sv_params;
 
@@ -214,16 +214,16 @@ typedef struct sv_player {
     int32_t inv[SV_N_ITEMS];
     uint32_t ach; /* bit k: achievement k unlocked this episode */
     /* per step */
-    int32_t act;         /* chosen action, SV_NOOP..; the plugin's handlers write it */
-    int32_t health0;     /* health at step start */
-    uint32_t ach0;       /* achievements at step start */
-    bool alive0;         /* alive at step start */
+    int32_t act;                /* chosen action, SV_NOOP..; the plugin's handlers write it */
+    int32_t health0;            /* health at step start */
+    uint32_t ach0;              /* achievements at step start */
+    bool alive0;                /* alive at step start */
     int32_t pvp_hits, pvp_hurt; /* successful PvP hits given / taken this step */
-    uint32_t hit_kinds;  /* bit k: its DO hit a mob of kind k this step */
-    bool off_edge;       /* edge_wraps: it stepped off the map into wrapped lava this step */
-    sv_stations near;    /* its craft this step (SV_NOTE_CRAFT): every station beside it */
-    int32_t cause;       /* sv_cause of the last harm */
-    float reward;        /* this step's reward (after the reward mode) */
+    uint32_t hit_kinds;         /* bit k: its DO hit a mob of kind k this step */
+    bool off_edge;              /* edge_wraps: it stepped off the map into wrapped lava this step */
+    sv_stations near;           /* its craft this step (SV_NOTE_CRAFT): every station beside it */
+    int32_t cause;              /* sv_cause of the last harm */
+    float reward;               /* this step's reward (after the reward mode) */
     /* counters for metrics (this episode). Every craft needs a table; the iron tools also a
      * furnace. A craft counts as "own" when a station of that kind among the crafter's 8
      * neighbours was placed by the crafter (MAC's tracker), as "other" when one was placed by
@@ -254,7 +254,6 @@ typedef enum sv_note_kind {
     SV_NOTE_PLACE,           /* a = block, b = row, c = col */
 } sv_note_kind;
 
-
 typedef struct sv_note {
     int32_t kind, player, a, b, c;
 } sv_note;
@@ -272,8 +271,8 @@ typedef struct sv_world {
     int32_t next_uid; /* the next mob's uid: 1 after the reset, counting every kind */
     sv_plant *plants; /* [max_plants] */
     int32_t n_plants; /* slots 0..n_plants-1 are (or, with plant_slots "reference", may be) used */
-    float sapling_draw; /* shared_sapling_draw: this step's draw, < 0 before it is made */
-    int32_t free_slot;  /* plant_slots "reference": the first free slot as placements start */
+    float sapling_draw;    /* shared_sapling_draw: this step's draw, < 0 before it is made */
+    int32_t free_slot;     /* plant_slots "reference": the first free slot as placements start */
     uint32_t slot0_killed; /* bit k: the mob in slot 0 of kind k was killed this step */
     sv_player *players;
     /* proximity (seeds/003 Fig. 7a): for each pair i < j, at [sv_pair(i, j, n)], the steps of
@@ -284,12 +283,12 @@ typedef struct sv_world {
     int32_t *prox_r, *prox_c; /* [sv_pad8(n)] scratch: rows (far off when dead or padding) and
                                  columns of the players */
     /* scratch */
-    uint16_t *cand;     /* [SV_MAP * SV_MAP] spawn candidates */
-    int32_t *order;     /* [n_players] */
-    int32_t *saved;     /* [n_players] */
-    sv_note *notes;     /* [note_cap] */
+    uint16_t *cand; /* [SV_MAP * SV_MAP] spawn candidates */
+    int32_t *order; /* [n_players] */
+    int32_t *saved; /* [n_players] */
+    sv_note *notes; /* [note_cap] */
     int32_t n_notes, note_cap;
-    int64_t gen_ns;     /* not used by the core; the plugin may time generation */
+    int64_t gen_ns; /* not used by the core; the plugin may time generation */
 } sv_world;
 
 /* Bytes the world needs beyond its struct, for one allocation: sv_layout() places the

@@ -17,9 +17,9 @@ typedef struct survival {
     bool legal_mask; /* false: the kernel sees every action as legal (legal_mask parameter) */
     int32_t action_id[SV_N_ACTIONS];
     int32_t ev_achievement, ev_crafted, ev_killed, ev_death, ev_attack, ev_placed;
-    int64_t deaths[SV_N_CAUSES]; /* deaths by cause since create */
-    struct sv_search *search;    /* the scripted policy's path search scratch */
-    struct sv_looks *looks;      /* looks.c: kind ids, the scene layer and stats (ABI 1.5) */
+    int64_t deaths[SV_N_CAUSES];     /* deaths by cause since create */
+    struct sv_search *search;        /* the scripted policy's path search scratch */
+    struct sv_looks *looks;          /* looks.c: kind ids, the scene layer and stats (ABI 1.5) */
     const polis_visibility_api *vis; /* who sees whom (docs/visibility.md) */
     uint8_t *seen;                   /* [n] sv_seen's row */
 } survival;

@@ -104,8 +104,7 @@ static polis_status drink_start(polis_ctx *ctx, void *ud, int32_t agent, const c
     return simple_start(ud, args, plan, PLAN_DRINK, "DRINK");
 }
 
-static polis_status eat_start(polis_ctx *ctx, void *ud, int32_t agent, const char *args,
-                              void *plan)
+static polis_status eat_start(polis_ctx *ctx, void *ud, int32_t agent, const char *args, void *plan)
 {
     (void)ctx;
     survival *s = ud;
@@ -193,9 +192,11 @@ static int32_t plan_action(survival *s, int32_t agent, sv_plan *p, polis_plan_st
             snprintf(msg, sizeof msg, "holding %d %s", inv[p->target], sv_item_names[p->target]);
             return stop(state, POLIS_PLAN_DONE, why, cap, msg) - 1;
         }
-        static const int32_t SOURCE[6] = {SV_TREE, SV_STONE, SV_COAL, SV_IRON, SV_DIAMOND, SV_GRASS};
-        static const int32_t TOOL[6] = {-1, SV_INV_WOOD_PICKAXE, SV_INV_WOOD_PICKAXE,
-                                        SV_INV_STONE_PICKAXE, SV_INV_IRON_PICKAXE, -1};
+        static const int32_t SOURCE[6] = {SV_TREE, SV_STONE,   SV_COAL,
+                                          SV_IRON, SV_DIAMOND, SV_GRASS};
+        static const int32_t TOOL[6] = {
+            -1, SV_INV_WOOD_PICKAXE, SV_INV_WOOD_PICKAXE, SV_INV_STONE_PICKAXE, SV_INV_IRON_PICKAXE,
+            -1};
         if (TOOL[p->target] >= 0 && inv[TOOL[p->target]] < 1) {
             snprintf(msg, sizeof msg, "mining %s needs a %s", sv_item_names[p->target],
                      sv_item_names[TOOL[p->target]]);
@@ -241,14 +242,16 @@ static int32_t plan_action(survival *s, int32_t agent, sv_plan *p, polis_plan_st
             return stop(state, POLIS_PLAN_IMPOSSIBLE, why, cap, "energy is full (9)") - 1;
         return SV_SLEEP;
     case PLAN_PLACE: {
-        static const int32_t COST_ITEM[4] = {SV_INV_STONE, SV_INV_WOOD, SV_INV_STONE, SV_INV_SAPLING};
+        static const int32_t COST_ITEM[4] = {SV_INV_STONE, SV_INV_WOOD, SV_INV_STONE,
+                                             SV_INV_SAPLING};
         static const int32_t COST[4] = {1, 2, 1, 1};
         int32_t k = p->target - SV_PLACE_STONE;
         if (inv[COST_ITEM[k]] < p->before) {
-            snprintf(msg, sizeof msg, "placed a %s", sv_block_names[k == 0 ? SV_STONE
-                                                                  : k == 1 ? SV_TABLE
-                                                                  : k == 2 ? SV_FURNACE
-                                                                           : SV_PLANT]);
+            snprintf(msg, sizeof msg, "placed a %s",
+                     sv_block_names[k == 0   ? SV_STONE
+                                    : k == 1 ? SV_TABLE
+                                    : k == 2 ? SV_FURNACE
+                                             : SV_PLANT]);
             return stop(state, POLIS_PLAN_DONE, why, cap, msg) - 1;
         }
         if (inv[COST_ITEM[k]] < COST[k]) {
@@ -270,14 +273,16 @@ static int32_t plan_action(survival *s, int32_t agent, sv_plan *p, polis_plan_st
         if (inv[SV_INV_WOOD] < 1 || (stone && inv[SV_INV_STONE] < 1) ||
             (iron && (inv[SV_INV_IRON] < 1 || inv[SV_INV_COAL] < 1)))
             return stop(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
-                        iron ? "needs 1 wood, 1 stone, 1 iron and 1 coal"
+                        iron    ? "needs 1 wood, 1 stone, 1 iron and 1 coal"
                         : stone ? "needs 1 wood and 1 stone"
-                                : "needs 1 wood") - 1;
+                                : "needs 1 wood") -
+                   1;
         if (s->legal[agent] >> p->target & 1u) return p->target;
         if (sv_near_block(w, pl, SV_TABLE)) {
             if (iron && !sv_near_block(w, pl, SV_FURNACE))
                 return stop(state, POLIS_PLAN_IMPOSSIBLE, why, cap,
-                            "iron tools need a furnace next to the table too") - 1;
+                            "iron tools need a furnace next to the table too") -
+                       1;
             return SV_NOOP;
         }
         int32_t face;
@@ -310,10 +315,10 @@ polis_status sv_register_macros(survival *s)
          "Walk to the nearest reachable source and collect until n more (default 1) are held; "
          "impossible without the pickaxe it needs.",
          sizeof(sv_plan), collect_start, plan_next, s},
-        {"DRINK", "DRINK", "Walk to the nearest water and drink until drink is 9.",
-         sizeof(sv_plan), drink_start, plan_next, s},
-        {"EAT", "EAT", "Walk to the nearest ripe plant (else cow) and eat once.",
-         sizeof(sv_plan), eat_start, plan_next, s},
+        {"DRINK", "DRINK", "Walk to the nearest water and drink until drink is 9.", sizeof(sv_plan),
+         drink_start, plan_next, s},
+        {"EAT", "EAT", "Walk to the nearest ripe plant (else cow) and eat once.", sizeof(sv_plan),
+         eat_start, plan_next, s},
         {"SLEEP", "SLEEP", "Sleep until awake again (energy back at 9, or woken by harm).",
          sizeof(sv_plan), sleep_start, plan_next, s},
         {"PLACE", "PLACE <table|furnace|stone|plant>",

@@ -145,8 +145,7 @@ static int32_t search(survival *s, int32_t agent, sv_goal goal, int32_t want, in
     while (head < tail) {
         int32_t k = sr->queue[head++], r = k / SV_MAP, c = k % SV_MAP;
         for (int32_t d = 1; d <= 4; d++)
-            if (goal == SV_GOAL_POCKET ? pocket(w, pl, r, c, d)
-                                       : adjacent_to(w, r, c, d, want)) {
+            if (goal == SV_GOAL_POCKET ? pocket(w, pl, r, c, d) : adjacent_to(w, r, c, d, want)) {
                 *face = d;
                 return k == start ? 0 : sr->from[k];
             }

@@ -1,8 +1,8 @@
 /*
  * render.c — the survival views for LLM agents and tools: "text" (the local view as a
  * character grid with a legend, vitals, inventory, achievements; the kernel appends the
- * legal actions from the mask) and "json" (the same as one object), and the action parser ("move left",
- * "go north", "mine", "place table", "craft wood pickaxe", {"action": "sleep"}).
+ * legal actions from the mask) and "json" (the same as one object), and the action parser ("move
+ * left", "go north", "mine", "place table", "craft wood pickaxe", {"action": "sleep"}).
  */
 #include <stdio.h>
 #include <string.h>
@@ -84,12 +84,13 @@ static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_t
                    DIR_NAMES[pl->dir], facing_thing(s, agent), (long long)h->tick(ctx),
                    (long long)h->max_steps(ctx), (double)w->light,
                    w->light < 0.5f ? "night: zombies spawn more" : "day");
-    h->text_printf(t, "Health %d/9, food %d/9, drink %d/9, energy %d/9.\n", pl->health,
-                   pl->food, pl->drink, pl->energy);
+    h->text_printf(t, "Health %d/9, food %d/9, drink %d/9, energy %d/9.\n", pl->health, pl->food,
+                   pl->drink, pl->energy);
     h->text_printf(t, "Inventory:");
     int held = 0;
     for (int32_t k = 0; k < SV_N_ITEMS; k++)
-        if (pl->inv[k] > 0) h->text_printf(t, "%s %s %d", held++ ? "," : "", sv_item_names[k], pl->inv[k]);
+        if (pl->inv[k] > 0)
+            h->text_printf(t, "%s %s %d", held++ ? "," : "", sv_item_names[k], pl->inv[k]);
     h->text_printf(t, "%s\n", held ? "." : " nothing.");
     int got = __builtin_popcount(pl->ach);
     h->text_printf(t, "Achievements %d/22:", got);
@@ -103,11 +104,10 @@ static polis_status render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_t
     view_grid(s, agent, grid);
     h->text_printf(t, "View (7 rows x 9 columns; you are @, up is row - 1):\n");
     for (int32_t vr = 0; vr < SV_VIEW_ROWS; vr++) h->text_printf(t, "  %s\n", grid[vr]);
-    h->text_printf(t,
-                   "Legend: . grass, ~ water, # stone, T tree, _ path, c coal, i iron, "
-                   "d diamond, t table, f furnace, : sand, L lava (deadly), p sapling, P ripe "
-                   "plant, X outside the map, Z zombie, C cow, S skeleton, > arrow, A another "
-                   "player.\n");
+    h->text_printf(t, "Legend: . grass, ~ water, # stone, T tree, _ path, c coal, i iron, "
+                      "d diamond, t table, f furnace, : sand, L lava (deadly), p sapling, P ripe "
+                      "plant, X outside the map, Z zombie, C cow, S skeleton, > arrow, A another "
+                      "player.\n");
     return POLIS_OK;
 }
 
@@ -157,11 +157,10 @@ static polis_status render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_t
  * The shares only when there were such crafts (eval averages the episodes that have them). */
 static void tool_use(const polis_host *h, polis_text *t, const int32_t *v)
 {
-    h->text_printf(t, "{\"table_crafts\":%d,\"table_own\":%d,\"table_other\":%d", v[0], v[1],
-                   v[2]);
+    h->text_printf(t, "{\"table_crafts\":%d,\"table_own\":%d,\"table_other\":%d", v[0], v[1], v[2]);
     if (v[0]) h->text_printf(t, ",\"table_own_share\":%.6g", (double)v[1] / v[0]);
-    h->text_printf(t, ",\"furnace_crafts\":%d,\"furnace_own\":%d,\"furnace_other\":%d", v[3],
-                   v[4], v[5]);
+    h->text_printf(t, ",\"furnace_crafts\":%d,\"furnace_own\":%d,\"furnace_other\":%d", v[3], v[4],
+                   v[5]);
     if (v[3]) h->text_printf(t, ",\"furnace_own_share\":%.6g", (double)v[4] / v[3]);
     h->text_printf(t, "}");
 }
@@ -256,15 +255,29 @@ static const struct {
     const char *phrase;
     int32_t action;
 } PHRASES[] = {
-    {"wait", SV_NOOP},           {"stay", SV_NOOP},           {"nothing", SV_NOOP},
-    {"west", SV_LEFT},           {"east", SV_RIGHT},          {"north", SV_UP},
-    {"south", SV_DOWN},          {"interact", SV_DO},         {"attack", SV_DO},
-    {"mine", SV_DO},             {"collect", SV_DO},          {"chop", SV_DO},
-    {"drink", SV_DO},            {"eat", SV_DO},              {"hit", SV_DO},
-    {"rest", SV_SLEEP},          {"place stone", SV_PLACE_STONE},
-    {"place table", SV_PLACE_TABLE}, {"place crafting table", SV_PLACE_TABLE},
-    {"place furnace", SV_PLACE_FURNACE}, {"place plant", SV_PLACE_PLANT},
-    {"place sapling", SV_PLACE_PLANT}, {"plant", SV_PLACE_PLANT},
+    {"wait", SV_NOOP},
+    {"stay", SV_NOOP},
+    {"nothing", SV_NOOP},
+    {"west", SV_LEFT},
+    {"east", SV_RIGHT},
+    {"north", SV_UP},
+    {"south", SV_DOWN},
+    {"interact", SV_DO},
+    {"attack", SV_DO},
+    {"mine", SV_DO},
+    {"collect", SV_DO},
+    {"chop", SV_DO},
+    {"drink", SV_DO},
+    {"eat", SV_DO},
+    {"hit", SV_DO},
+    {"rest", SV_SLEEP},
+    {"place stone", SV_PLACE_STONE},
+    {"place table", SV_PLACE_TABLE},
+    {"place crafting table", SV_PLACE_TABLE},
+    {"place furnace", SV_PLACE_FURNACE},
+    {"place plant", SV_PLACE_PLANT},
+    {"place sapling", SV_PLACE_PLANT},
+    {"plant", SV_PLACE_PLANT},
     {"plant sapling", SV_PLACE_PLANT},
 };
 
@@ -314,13 +327,17 @@ static polis_status parse_words(survival *s, const char *in, int32_t *out)
         *sp = '\0';
         const char *rest = sp + 1;
         bool mv = false, cr = false;
-        for (size_t k = 0; k < sizeof MOVE_VERBS / sizeof *MOVE_VERBS; k++) mv |= !strcmp(buf, MOVE_VERBS[k]);
-        for (size_t k = 0; k < sizeof CRAFT_VERBS / sizeof *CRAFT_VERBS; k++) cr |= !strcmp(buf, CRAFT_VERBS[k]);
+        for (size_t k = 0; k < sizeof MOVE_VERBS / sizeof *MOVE_VERBS; k++)
+            mv |= !strcmp(buf, MOVE_VERBS[k]);
+        for (size_t k = 0; k < sizeof CRAFT_VERBS / sizeof *CRAFT_VERBS; k++)
+            cr |= !strcmp(buf, CRAFT_VERBS[k]);
         if (mv) {
             a = match_phrase(rest);
             if (a < SV_LEFT || a > SV_DOWN) {
-                s->h->error(s->ctx, "\"%s %s\": the direction must be left, right, up or down "
-                            "(or west, east, north, south)", buf, rest);
+                s->h->error(s->ctx,
+                            "\"%s %s\": the direction must be left, right, up or down "
+                            "(or west, east, north, south)",
+                            buf, rest);
                 return POLIS_ERR_INVALID;
             }
         } else if (cr) {
@@ -328,8 +345,10 @@ static polis_status parse_words(survival *s, const char *in, int32_t *out)
             snprintf(name, sizeof name, "make %s", rest);
             a = match_phrase(name);
             if (a < SV_MAKE_WOOD_PICKAXE) {
-                s->h->error(s->ctx, "\"%s %s\": can make wood_pickaxe, stone_pickaxe, "
-                            "iron_pickaxe, wood_sword, stone_sword or iron_sword", buf, rest);
+                s->h->error(s->ctx,
+                            "\"%s %s\": can make wood_pickaxe, stone_pickaxe, "
+                            "iron_pickaxe, wood_sword, stone_sword or iron_sword",
+                            buf, rest);
                 return POLIS_ERR_INVALID;
             }
         } else {

@@ -106,7 +106,8 @@ int main(int argc, char **argv)
         for (long k = 0; k < resets; k++) polis_env_reset(env, (uint64_t)(seed + k));
         double us = (double)(clock() - t0) / CLOCKS_PER_SEC * 1e6 / (double)resets;
         printf("%s: %ld resets, %.1f us of CPU time per reset (world generation, observations "
-               "and masks)\n", path, resets, us);
+               "and masks)\n",
+               path, resets, us);
         polis_env_destroy(env);
         return 0;
     }
@@ -143,16 +144,17 @@ int main(int argc, char **argv)
             for (int k = 0; k < SV_N_ACHIEVEMENTS; k++) success[k] += t.ach[a] >> k & 1u;
     }
     double pe = (double)episodes * n, logsum = 0.0;
-    printf("%s: policy %s, %ld episodes x %d player%s, seeds %ld..%ld\n", path, policy, episodes,
-           n, n == 1 ? "" : "s", seed, seed + episodes - 1);
+    printf("%s: policy %s, %ld episodes x %d player%s, seeds %ld..%ld\n", path, policy, episodes, n,
+           n == 1 ? "" : "s", seed, seed + episodes - 1);
     /* standard errors: of the mean length over episodes; of a rate as a binomial share of
      * player-episodes (players of one episode are not independent, so a lower bound there) */
     double mean_len = (double)steps / (double)episodes;
-    double var_len = episodes > 1 ? (len_sq - (double)episodes * mean_len * mean_len) /
-                                        (double)(episodes - 1)
-                                  : 0.0;
+    double var_len =
+        episodes > 1 ? (len_sq - (double)episodes * mean_len * mean_len) / (double)(episodes - 1)
+                     : 0.0;
     printf("mean episode length %.1f steps (standard error %.2f), mean return per player "
-           "%.2f\n", mean_len, sqrt(var_len > 0 ? var_len / (double)episodes : 0.0), ret / pe);
+           "%.2f\n",
+           mean_len, sqrt(var_len > 0 ? var_len / (double)episodes : 0.0), ret / pe);
     printf("%-22s %8s %6s\n", "achievement", "success", "s.e.");
     for (int k = 0; k < SV_N_ACHIEVEMENTS; k++) {
         double rate = 100.0 * (double)success[k] / pe;
@@ -166,8 +168,8 @@ int main(int argc, char **argv)
     printf("\ncrafts %ld, with another player's table or furnace %ld (%.1f%%)\n", t.crafts,
            t.crafts_others, t.crafts ? 100.0 * (double)t.crafts_others / (double)t.crafts : 0.0);
     printf("tool use (seeds/003 Fig. 4): table crafts %ld, beside an own table %ld (%.1f%%), "
-           "beside another's %ld; furnace crafts %ld, own %ld, another's %ld\n", t.crafts,
-           t.table_own, t.crafts ? 100.0 * (double)t.table_own / (double)t.crafts : 0.0,
+           "beside another's %ld; furnace crafts %ld, own %ld, another's %ld\n",
+           t.crafts, t.table_own, t.crafts ? 100.0 * (double)t.table_own / (double)t.crafts : 0.0,
            t.table_other, t.furnace, t.furnace_own, t.furnace_other);
     free(t.ach);
     polis_env_destroy(env);

@@ -81,8 +81,8 @@ static polis_status publish_notes(survival *s)
             /* agent, action, table_owner, furnace_owner, tables, furnaces, table_1..8,
              * furnace_1..8 (-2 past the count) */
             const sv_stations *near = &s->w->players[nt->player].near;
-            int32_t ev[6 + 16] = {nt->player, nt->a, nt->b, nt->c, near->n_tables,
-                                  near->n_furnaces};
+            int32_t ev[6 + 16] = {nt->player, nt->a,          nt->b,
+                                  nt->c,      near->n_tables, near->n_furnaces};
             for (int32_t q = 0; q < 8; q++) {
                 ev[6 + q] = q < near->n_tables ? near->tables[q] : -2;
                 ev[14 + q] = q < near->n_furnaces ? near->furnaces[q] : -2;
@@ -177,8 +177,8 @@ typedef struct sv_cfg {
         spawn_skeleton_chance;
     int64_t max_zombies, max_cows, max_skeletons, max_arrows, max_plants;
     bool god_mode, count_scaled_damage, place_on_players, unclamped_health, pvp;
-    bool legal_mask, faced_sapling_resets, eaten_plant_stays_ripe, shared_sapling_draw,
-        edge_wraps, slot0_kill_credit;
+    bool legal_mask, faced_sapling_resets, eaten_plant_stays_ripe, shared_sapling_draw, edge_wraps,
+        slot0_kill_credit;
     const char *observation, *tie_break, *reward_mode, *ghost_mobs, *skeleton_axis, *plant_slots;
     int64_t pvp_damage;
     double pvp_heal, pvp_attack_reward, pvp_attacked_penalty;
@@ -189,44 +189,102 @@ typedef struct sv_cfg {
 
 static const polis_param_def PARAMS[] = {
     POLIS_P_INT(sv_cfg, "day_length", day_length, 1, 1e6, 300, "steps of one day-night cycle"),
-    POLIS_P_BOOL(sv_cfg, "always_diamond", always_diamond, true, "world generation turns one random stone tile into a diamond"),
+    POLIS_P_BOOL(sv_cfg, "always_diamond", always_diamond, true,
+                 "world generation turns one random stone tile into a diamond"),
     POLIS_P_INT(sv_cfg, "zombie_health", zombie_health, 1, 100, 5, "health of a new zombie"),
     POLIS_P_INT(sv_cfg, "cow_health", cow_health, 1, 100, 3, "health of a new cow"),
     POLIS_P_INT(sv_cfg, "skeleton_health", skeleton_health, 1, 100, 3, "health of a new skeleton"),
-    POLIS_P_INT(sv_cfg, "mob_despawn_distance", despawn_distance, 4, 64, 14, "a mob at this L1 distance or more from every living player despawns; spawns happen below it"),
-    POLIS_P_DOUBLE(sv_cfg, "spawn_cow_chance", spawn_cow_chance, 0, 1, 0.1, "chance per step that a cow spawns (MAC: 0.3)"),
-    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_base_chance", spawn_zombie_base_chance, 0, 1, 0.02, "chance per step that a zombie spawns in full daylight"),
-    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_night_chance", spawn_zombie_night_chance, 0, 1, 0.1, "added to the zombie chance times (1 - light)^2"),
-    POLIS_P_DOUBLE(sv_cfg, "spawn_skeleton_chance", spawn_skeleton_chance, 0, 1, 0.05, "chance per step that a skeleton spawns on a path tile"),
+    POLIS_P_INT(sv_cfg, "mob_despawn_distance", despawn_distance, 4, 64, 14,
+                "a mob at this L1 distance or more from every living player despawns; spawns "
+                "happen below it"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_cow_chance", spawn_cow_chance, 0, 1, 0.1,
+                   "chance per step that a cow spawns (MAC: 0.3)"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_base_chance", spawn_zombie_base_chance, 0, 1, 0.02,
+                   "chance per step that a zombie spawns in full daylight"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_zombie_night_chance", spawn_zombie_night_chance, 0, 1, 0.1,
+                   "added to the zombie chance times (1 - light)^2"),
+    POLIS_P_DOUBLE(sv_cfg, "spawn_skeleton_chance", spawn_skeleton_chance, 0, 1, 0.05,
+                   "chance per step that a skeleton spawns on a path tile"),
     POLIS_P_INT(sv_cfg, "max_zombies", max_zombies, 0, SV_MAX_MOBS, 3, "zombies alive at once"),
     POLIS_P_INT(sv_cfg, "max_cows", max_cows, 0, SV_MAX_MOBS, 3, "cows alive at once (MAC: 10)"),
-    POLIS_P_INT(sv_cfg, "max_skeletons", max_skeletons, 0, SV_MAX_MOBS, 2, "skeletons alive at once"),
+    POLIS_P_INT(sv_cfg, "max_skeletons", max_skeletons, 0, SV_MAX_MOBS, 2,
+                "skeletons alive at once"),
     POLIS_P_INT(sv_cfg, "max_arrows", max_arrows, 0, SV_MAX_MOBS, 3, "arrows in flight at once"),
-    POLIS_P_INT(sv_cfg, "max_growing_plants", max_plants, 0, SV_MAX_PLANTS, 10, "saplings that can ripen per episode; later ones never do"),
-    POLIS_P_BOOL(sv_cfg, "god_mode", god_mode, false, "health, food, drink and energy never change and nobody dies"),
-    POLIS_P_BOOL(sv_cfg, "count_scaled_damage", count_scaled_damage, true, "damage = max(1, 2 x wood swords, 3 x stone swords, 5 x iron swords) counting every sword held (Craftax); false: 1, 2, 3 or 5 by the best sword held (Crafter)"),
-    POLIS_P_BOOL(sv_cfg, "place_on_players", place_on_players, false, "a player may place a block on a tile where another living player stands (MAC's code)"),
-    POLIS_P_BOOL(sv_cfg, "unclamped_health", unclamped_health, false, "MAC's code: lava does not set health to 0 and health may go below 0 (only the reward differs)"),
-    POLIS_P_BOOL(sv_cfg, "pvp", pvp, false, "DO on a tile with another living player attacks it (MAC paper)"),
-    POLIS_P_INT(sv_cfg, "pvp_damage", pvp_damage, 0, 9, 1, "health the attacked player loses per hit"),
-    POLIS_P_DOUBLE(sv_cfg, "pvp_heal", pvp_heal, 0, 9, 0.5, "health the attacker gains per hit, in steps of 0.5 (half points carry over)"),
-    POLIS_P_DOUBLE(sv_cfg, "pvp_attack_reward", pvp_attack_reward, -100, 100, 1.0, "reward to the attacker per hit"),
-    POLIS_P_DOUBLE(sv_cfg, "pvp_attacked_penalty", pvp_attacked_penalty, -100, 100, -0.5, "reward to the attacked player per hit"),
-    POLIS_P_DOUBLE(sv_cfg, "proximity_bonus", proximity_bonus, -100, 100, 0, "reward per step to every living player: this weight x the share of the other players near it (MAC paper Fig. 7b); 0: off"),
-    POLIS_P_INT(sv_cfg, "proximity_radius", proximity_radius, -1, 63, -1, "who is near for proximity_bonus: -1 in view (the 7 x 9 window, as the proximity metric), r >= 0 within r rows and r columns"),
-    POLIS_P_STRING(sv_cfg, "observation", observation, "auto", "\"classic\" (1345 floats), \"mac\" (1409: other-players channel and is_alive), \"share_stats\" (1346 plus an (n-1) x 84 \"others\" field), \"auto\" (classic for one player, mac otherwise)"),
-    POLIS_P_STRING(sv_cfg, "tie_break", tie_break, "intended", "contested DO and placement tiles: \"intended\" (one random actor per tile) or \"reference\" (MAC's code, asymmetric)"),
-    POLIS_P_STRING(sv_cfg, "ghost_mobs", ghost_mobs, "off", "quirk Q1 of the reference: \"off\" (inactive mob slots stay put and dead), \"on_do\" (Craftax-Classic: they drift, and every slot with health left revives at its stored position on a step where a player does DO) or \"every_step\" (MAC: revives every step)"),
-    POLIS_P_STRING(sv_cfg, "skeleton_axis", skeleton_axis, "target", "\"target\": a skeleton heads along its target's major axis; \"all_players\" (MAC's code): along an axis where the target's distance equals the largest of any player's, else the row axis"),
-    POLIS_P_STRING(sv_cfg, "plant_slots", plant_slots, "next_free", "growing-plant slots of new saplings: \"next_free\" in player order, or \"reference\" (MAC's code: the first free slot + the player's index, over a used slot if so, the last player's sapling taking every slot from there on)"),
-    POLIS_P_BOOL(sv_cfg, "faced_sapling_resets", faced_sapling_resets, false, "MAC's code: every step, a growing plant that any player faces (whatever its action, unless it hit a mob) starts its 600 steps again"),
-    POLIS_P_BOOL(sv_cfg, "eaten_plant_stays_ripe", eaten_plant_stays_ripe, false, "MAC's code: eating a ripe plant leaves it ripe"),
-    POLIS_P_BOOL(sv_cfg, "shared_sapling_draw", shared_sapling_draw, false, "MAC's code of the paper: one chance draw per step for every player's DO on grass (a sapling for all or for none)"),
-    POLIS_P_BOOL(sv_cfg, "edge_wraps", edge_wraps, false, "the reference's code: a move off the top (left) edge reads the tile from the bottom (right) edge, and when that is lava the player steps off the map and dies"),
-    POLIS_P_BOOL(sv_cfg, "slot0_kill_credit", slot0_kill_credit, false, "MAC's code: when the mob in slot 0 of a kind dies, every player that hit no mob of that kind in the step is credited too (defeat_zombie, defeat_skeleton, or eat_cow with its food)"),
-    POLIS_P_BOOL(sv_cfg, "legal_mask", legal_mask, true, "false: every action is legal at every step, as in Craftax (which has no mask); one that cannot apply does nothing but still contests its tile under tie_break \"reference\""),
-    POLIS_P_STRING(sv_cfg, "reward_mode", reward_mode, "individual", "\"individual\", \"shared_mean\" or \"shared_sum\" of every player's reward"),
-    POLIS_P_JSON(sv_cfg, "achievement_weights", achievement_weights, "reward per achievement: an object {name: weight} (others stay 1) or an array of 22"),
+    POLIS_P_INT(sv_cfg, "max_growing_plants", max_plants, 0, SV_MAX_PLANTS, 10,
+                "saplings that can ripen per episode; later ones never do"),
+    POLIS_P_BOOL(sv_cfg, "god_mode", god_mode, false,
+                 "health, food, drink and energy never change and nobody dies"),
+    POLIS_P_BOOL(
+        sv_cfg, "count_scaled_damage", count_scaled_damage, true,
+        "damage = max(1, 2 x wood swords, 3 x stone swords, 5 x iron swords) counting every sword "
+        "held (Craftax); false: 1, 2, 3 or 5 by the best sword held (Crafter)"),
+    POLIS_P_BOOL(
+        sv_cfg, "place_on_players", place_on_players, false,
+        "a player may place a block on a tile where another living player stands (MAC's code)"),
+    POLIS_P_BOOL(sv_cfg, "unclamped_health", unclamped_health, false,
+                 "MAC's code: lava does not set health to 0 and health may go below 0 (only the "
+                 "reward differs)"),
+    POLIS_P_BOOL(sv_cfg, "pvp", pvp, false,
+                 "DO on a tile with another living player attacks it (MAC paper)"),
+    POLIS_P_INT(sv_cfg, "pvp_damage", pvp_damage, 0, 9, 1,
+                "health the attacked player loses per hit"),
+    POLIS_P_DOUBLE(sv_cfg, "pvp_heal", pvp_heal, 0, 9, 0.5,
+                   "health the attacker gains per hit, in steps of 0.5 (half points carry over)"),
+    POLIS_P_DOUBLE(sv_cfg, "pvp_attack_reward", pvp_attack_reward, -100, 100, 1.0,
+                   "reward to the attacker per hit"),
+    POLIS_P_DOUBLE(sv_cfg, "pvp_attacked_penalty", pvp_attacked_penalty, -100, 100, -0.5,
+                   "reward to the attacked player per hit"),
+    POLIS_P_DOUBLE(sv_cfg, "proximity_bonus", proximity_bonus, -100, 100, 0,
+                   "reward per step to every living player: this weight x the share of the other "
+                   "players near it (MAC paper Fig. 7b); 0: off"),
+    POLIS_P_INT(sv_cfg, "proximity_radius", proximity_radius, -1, 63, -1,
+                "who is near for proximity_bonus: -1 in view (the 7 x 9 window, as the proximity "
+                "metric), r >= 0 within r rows and r columns"),
+    POLIS_P_STRING(sv_cfg, "observation", observation, "auto",
+                   "\"classic\" (1345 floats), \"mac\" (1409: other-players channel and is_alive), "
+                   "\"share_stats\" (1346 plus an (n-1) x 84 \"others\" field), \"auto\" (classic "
+                   "for one player, mac otherwise)"),
+    POLIS_P_STRING(sv_cfg, "tie_break", tie_break, "intended",
+                   "contested DO and placement tiles: \"intended\" (one random actor per tile) or "
+                   "\"reference\" (MAC's code, asymmetric)"),
+    POLIS_P_STRING(
+        sv_cfg, "ghost_mobs", ghost_mobs, "off",
+        "quirk Q1 of the reference: \"off\" (inactive mob slots stay put and dead), \"on_do\" "
+        "(Craftax-Classic: they drift, and every slot with health left revives at its stored "
+        "position on a step where a player does DO) or \"every_step\" (MAC: revives every step)"),
+    POLIS_P_STRING(sv_cfg, "skeleton_axis", skeleton_axis, "target",
+                   "\"target\": a skeleton heads along its target's major axis; \"all_players\" "
+                   "(MAC's code): along an axis where the target's distance equals the largest of "
+                   "any player's, else the row axis"),
+    POLIS_P_STRING(sv_cfg, "plant_slots", plant_slots, "next_free",
+                   "growing-plant slots of new saplings: \"next_free\" in player order, or "
+                   "\"reference\" (MAC's code: the first free slot + the player's index, over a "
+                   "used slot if so, the last player's sapling taking every slot from there on)"),
+    POLIS_P_BOOL(sv_cfg, "faced_sapling_resets", faced_sapling_resets, false,
+                 "MAC's code: every step, a growing plant that any player faces (whatever its "
+                 "action, unless it hit a mob) starts its 600 steps again"),
+    POLIS_P_BOOL(sv_cfg, "eaten_plant_stays_ripe", eaten_plant_stays_ripe, false,
+                 "MAC's code: eating a ripe plant leaves it ripe"),
+    POLIS_P_BOOL(sv_cfg, "shared_sapling_draw", shared_sapling_draw, false,
+                 "MAC's code of the paper: one chance draw per step for every player's DO on grass "
+                 "(a sapling for all or for none)"),
+    POLIS_P_BOOL(
+        sv_cfg, "edge_wraps", edge_wraps, false,
+        "the reference's code: a move off the top (left) edge reads the tile from the bottom "
+        "(right) edge, and when that is lava the player steps off the map and dies"),
+    POLIS_P_BOOL(sv_cfg, "slot0_kill_credit", slot0_kill_credit, false,
+                 "MAC's code: when the mob in slot 0 of a kind dies, every player that hit no mob "
+                 "of that kind in the step is credited too (defeat_zombie, defeat_skeleton, or "
+                 "eat_cow with its food)"),
+    POLIS_P_BOOL(
+        sv_cfg, "legal_mask", legal_mask, true,
+        "false: every action is legal at every step, as in Craftax (which has no mask); one that "
+        "cannot apply does nothing but still contests its tile under tie_break \"reference\""),
+    POLIS_P_STRING(sv_cfg, "reward_mode", reward_mode, "individual",
+                   "\"individual\", \"shared_mean\" or \"shared_sum\" of every player's reward"),
+    POLIS_P_JSON(
+        sv_cfg, "achievement_weights", achievement_weights,
+        "reward per achievement: an object {name: weight} (others stay 1) or an array of 22"),
 };
 
 static bool pick(const char *v, const char *const *names, int32_t n, int32_t *out)
@@ -269,8 +327,10 @@ static polis_status read_weights(survival *s, const polis_json *j, float *weight
         const polis_json *v = h->json_at(s->ctx, j, i);
         int32_t k;
         if (!pick(key, sv_achievement_names, SV_N_ACHIEVEMENTS, &k)) {
-            h->error(s->ctx, "%s: unknown achievement \"%s\" (collect_wood, place_table, ...; "
-                     "README \"Achievements\")", h->json_path(v), key);
+            h->error(s->ctx,
+                     "%s: unknown achievement \"%s\" (collect_wood, place_table, ...; "
+                     "README \"Achievements\")",
+                     h->json_path(v), key);
             return POLIS_ERR_CONFIG;
         }
         double d;
@@ -334,25 +394,31 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
     p->slot0_kill_credit = c->slot0_kill_credit;
     s->legal_mask = c->legal_mask;
     if (!pick(c->skeleton_axis, AXIS, 2, &p->skeleton_axis)) {
-        h->error(s->ctx, "params.skeleton_axis: expected \"target\" or \"all_players\", got "
-                 "\"%s\"", c->skeleton_axis);
+        h->error(s->ctx,
+                 "params.skeleton_axis: expected \"target\" or \"all_players\", got "
+                 "\"%s\"",
+                 c->skeleton_axis);
         return POLIS_ERR_CONFIG;
     }
     if (!pick(c->plant_slots, SLOTS, 2, &p->plant_slots)) {
-        h->error(s->ctx, "params.plant_slots: expected \"next_free\" or \"reference\", got "
-                 "\"%s\"", c->plant_slots);
+        h->error(s->ctx,
+                 "params.plant_slots: expected \"next_free\" or \"reference\", got "
+                 "\"%s\"",
+                 c->plant_slots);
         return POLIS_ERR_CONFIG;
     }
     int32_t v;
     if (!pick(c->observation, OBS, 4, &v)) {
-        h->error(s->ctx, "params.observation: expected \"classic\", \"mac\", \"share_stats\" or "
-                 "\"auto\", got \"%s\"", c->observation);
+        h->error(s->ctx,
+                 "params.observation: expected \"classic\", \"mac\", \"share_stats\" or "
+                 "\"auto\", got \"%s\"",
+                 c->observation);
         return POLIS_ERR_CONFIG;
     }
     p->obs_layout = v == 3 ? (s->n > 1 ? SV_OBS_MAC : SV_OBS_CLASSIC) : v;
     if (p->obs_layout == SV_OBS_SHARE_STATS && s->n < 2) {
         h->error(s->ctx, "params.observation: \"share_stats\" needs at least 2 players, the "
-                 "scenario has 1");
+                         "scenario has 1");
         return POLIS_ERR_CONFIG;
     }
     if (!pick(c->tie_break, TIE, 2, &p->tie_break)) {
@@ -361,13 +427,17 @@ static polis_status read_params(survival *s, const sv_cfg *c, sv_params *p)
         return POLIS_ERR_CONFIG;
     }
     if (!pick(c->ghost_mobs, GHOST, 3, &p->ghost_mobs)) {
-        h->error(s->ctx, "params.ghost_mobs: expected \"off\", \"on_do\" or \"every_step\", "
-                 "got \"%s\"", c->ghost_mobs);
+        h->error(s->ctx,
+                 "params.ghost_mobs: expected \"off\", \"on_do\" or \"every_step\", "
+                 "got \"%s\"",
+                 c->ghost_mobs);
         return POLIS_ERR_CONFIG;
     }
     if (!pick(c->reward_mode, REW, 3, &p->reward_mode)) {
-        h->error(s->ctx, "params.reward_mode: expected \"individual\", \"shared_mean\" or "
-                 "\"shared_sum\", got \"%s\"", c->reward_mode);
+        h->error(s->ctx,
+                 "params.reward_mode: expected \"individual\", \"shared_mean\" or "
+                 "\"shared_sum\", got \"%s\"",
+                 c->reward_mode);
         return POLIS_ERR_CONFIG;
     }
     return read_weights(s, c->achievement_weights, p->weights);
@@ -384,7 +454,8 @@ static polis_status declare_ranges(survival *s, polis_ctx *ctx, int32_t id_sym, 
     const polis_host *h = s->h;
     const sv_params *p = &s->w->p;
     int32_t len = sv_obs_len(p->obs_layout);
-    double *lo = h->alloc(ctx, sizeof *lo * (size_t)len), *hi = h->alloc(ctx, sizeof *hi * (size_t)len);
+    double *lo = h->alloc(ctx, sizeof *lo * (size_t)len),
+           *hi = h->alloc(ctx, sizeof *hi * (size_t)len);
     polis_status st = POLIS_ERR_NOMEM;
     if (lo && hi) {
         for (int32_t i = 0; i < len; i++) lo[i] = 0, hi[i] = 1;
@@ -428,8 +499,12 @@ static polis_status register_all(survival *s)
         "make a stone sword next to a table (1 wood, 1 stone)",
         "make an iron sword next to a table and a furnace (1 wood, stone, iron, coal)"};
     for (int32_t a = 1; a < SV_N_ACTIONS; a++) {
-        polis_action_def def = {.name = sv_action_names[a], .doc = DOCS[a], .handler = act,
-                                .legal = legal, .arg = a, .ud = s};
+        polis_action_def def = {.name = sv_action_names[a],
+                                .doc = DOCS[a],
+                                .handler = act,
+                                .legal = legal,
+                                .arg = a,
+                                .ud = s};
         if ((st = h->action(ctx, &def, &s->action_id[a]))) return st;
     }
     int32_t len = sv_obs_len(s->w->p.obs_layout);
@@ -438,8 +513,11 @@ static polis_status register_all(survival *s)
                                 "cow, skeleton, arrow[, other players]), inventory/10, health, "
                                 "food, drink, energy /10, facing one-hot, light, sleeping[, "
                                 "alive]",
-                         .dtype = POLIS_DTYPE_F32, .ndim = 1, .shape = {len},
-                         .write = write_symbolic, .ud = s};
+                         .dtype = POLIS_DTYPE_F32,
+                         .ndim = 1,
+                         .shape = {len},
+                         .write = write_symbolic,
+                         .ud = s};
     int32_t id_sym, id_others = -1;
     if ((st = h->observation(ctx, &sym, &id_sym))) return st;
     if (s->w->p.obs_layout == SV_OBS_SHARE_STATS) {
@@ -447,8 +525,11 @@ static polis_status register_all(survival *s)
                                 .doc = "per other player: view-cell one-hot (63), inventory, "
                                        "health, food, drink, energy, sleeping /10 (17), facing "
                                        "(4); zeros when dead or out of view",
-                                .dtype = POLIS_DTYPE_F32, .ndim = 2, .shape = {s->n - 1, 84},
-                                .write = write_others, .ud = s};
+                                .dtype = POLIS_DTYPE_F32,
+                                .ndim = 2,
+                                .shape = {s->n - 1, 84},
+                                .write = write_others,
+                                .ud = s};
         if ((st = h->observation(ctx, &others, &id_others))) return st;
     }
     if ((st = declare_ranges(s, ctx, id_sym, id_others))) return st;
@@ -457,17 +538,17 @@ static polis_status register_all(survival *s)
     static const polis_field_def ACH[2] = {{"agent", POLIS_FIELD_I32},
                                            {"achievement", POLIS_FIELD_I32}};
     static const polis_field_def CRAFT[22] = {
-        {"agent", POLIS_FIELD_I32},      {"action", POLIS_FIELD_I32},
+        {"agent", POLIS_FIELD_I32},       {"action", POLIS_FIELD_I32},
         {"table_owner", POLIS_FIELD_I32}, {"furnace_owner", POLIS_FIELD_I32},
-        {"tables", POLIS_FIELD_I32},     {"furnaces", POLIS_FIELD_I32},
-        {"table_1", POLIS_FIELD_I32},    {"table_2", POLIS_FIELD_I32},
-        {"table_3", POLIS_FIELD_I32},    {"table_4", POLIS_FIELD_I32},
-        {"table_5", POLIS_FIELD_I32},    {"table_6", POLIS_FIELD_I32},
-        {"table_7", POLIS_FIELD_I32},    {"table_8", POLIS_FIELD_I32},
-        {"furnace_1", POLIS_FIELD_I32},  {"furnace_2", POLIS_FIELD_I32},
-        {"furnace_3", POLIS_FIELD_I32},  {"furnace_4", POLIS_FIELD_I32},
-        {"furnace_5", POLIS_FIELD_I32},  {"furnace_6", POLIS_FIELD_I32},
-        {"furnace_7", POLIS_FIELD_I32},  {"furnace_8", POLIS_FIELD_I32}};
+        {"tables", POLIS_FIELD_I32},      {"furnaces", POLIS_FIELD_I32},
+        {"table_1", POLIS_FIELD_I32},     {"table_2", POLIS_FIELD_I32},
+        {"table_3", POLIS_FIELD_I32},     {"table_4", POLIS_FIELD_I32},
+        {"table_5", POLIS_FIELD_I32},     {"table_6", POLIS_FIELD_I32},
+        {"table_7", POLIS_FIELD_I32},     {"table_8", POLIS_FIELD_I32},
+        {"furnace_1", POLIS_FIELD_I32},   {"furnace_2", POLIS_FIELD_I32},
+        {"furnace_3", POLIS_FIELD_I32},   {"furnace_4", POLIS_FIELD_I32},
+        {"furnace_5", POLIS_FIELD_I32},   {"furnace_6", POLIS_FIELD_I32},
+        {"furnace_7", POLIS_FIELD_I32},   {"furnace_8", POLIS_FIELD_I32}};
     static const polis_field_def KILL[4] = {{"agent", POLIS_FIELD_I32},
                                             {"mob", POLIS_FIELD_I32},
                                             {"row", POLIS_FIELD_I32},
@@ -510,8 +591,7 @@ static polis_status survival_init(const polis_host *h, polis_ctx *ctx, const voi
     s->ctx = ctx;
     s->n = h->n_agents(ctx);
     if (s->n < 1 || s->n > SV_MAX_PLAYERS) {
-        h->error(ctx, "needs 1 to %d players (agents), the scenario has %d", SV_MAX_PLAYERS,
-                 s->n);
+        h->error(ctx, "needs 1 to %d players (agents), the scenario has %d", SV_MAX_PLAYERS, s->n);
         return POLIS_ERR_CONFIG;
     }
     sv_params p;

@@ -23,10 +23,9 @@ int32_t sv_others_len(int32_t n_players) { return (n_players - 1) * 84; }
 /* k/10 as the reference computes it: in half precision, then widened (§9.1). */
 static float tenth(int32_t k)
 {
-    static const float T[10] = {0.0f,          0.0999755859375f, 0.199951171875f,
-                                0.300048828125f, 0.39990234375f,  0.5f,
-                                0.60009765625f, 0.7001953125f,    0.7998046875f,
-                                0.89990234375f};
+    static const float T[10] = {
+        0.0f, 0.0999755859375f, 0.199951171875f, 0.300048828125f, 0.39990234375f,
+        0.5f, 0.60009765625f,   0.7001953125f,   0.7998046875f,   0.89990234375f};
     if (k >= 0 && k < 10) return T[k];
     /* other values (health below 0 when unclamped): round k/10 to 11 significant bits */
     double x = (double)k / 10.0;

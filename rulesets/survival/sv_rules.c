@@ -20,8 +20,7 @@ static inline int32_t iabs(int32_t v) { return v < 0 ? -v : v; }
 
 static void note(sv_world *w, int32_t kind, int32_t player, int32_t a, int32_t b, int32_t c)
 {
-    if (w->n_notes < w->note_cap)
-        w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c};
+    if (w->n_notes < w->note_cap) w->notes[w->n_notes++] = (sv_note){kind, player, a, b, c};
 }
 
 static void unlock(sv_world *w, int32_t player, int32_t ach)
@@ -161,9 +160,8 @@ static void craft(sv_world *w, int32_t i)
         inv[SV_INV_IRON]--;
         inv[SV_INV_COAL]--;
     }
-    static const int32_t ITEM[6] = {SV_INV_WOOD_PICKAXE, SV_INV_STONE_PICKAXE,
-                                    SV_INV_IRON_PICKAXE, SV_INV_WOOD_SWORD,
-                                    SV_INV_STONE_SWORD,  SV_INV_IRON_SWORD};
+    static const int32_t ITEM[6] = {SV_INV_WOOD_PICKAXE, SV_INV_STONE_PICKAXE, SV_INV_IRON_PICKAXE,
+                                    SV_INV_WOOD_SWORD,   SV_INV_STONE_SWORD,   SV_INV_IRON_SWORD};
     static const int32_t ACH[6] = {SV_ACH_MAKE_WOOD_PICKAXE, SV_ACH_MAKE_STONE_PICKAXE,
                                    SV_ACH_MAKE_IRON_PICKAXE, SV_ACH_MAKE_WOOD_SWORD,
                                    SV_ACH_MAKE_STONE_SWORD,  SV_ACH_MAKE_IRON_SWORD};
@@ -499,8 +497,7 @@ static void toward_all(const sv_world *w, polis_rng *rng, int32_t who, int32_t r
 
 /* Moves a zombie/cow/skeleton by (sr, sc) when it can, then applies the despawn rule from
  * its old distance `dist`. */
-static void mob_move(sv_world *w, int32_t kind, int32_t slot, int32_t sr, int32_t sc,
-                     int32_t dist)
+static void mob_move(sv_world *w, int32_t kind, int32_t slot, int32_t sr, int32_t sc, int32_t dist)
 {
     sv_mob *mb = &w->mobs[kind][slot];
     int32_t r = mb->r + sr, c = mb->c + sc;
@@ -684,7 +681,7 @@ static void arrows(sv_world *w)
 
 static bool spawn_tile_ok(int32_t kind, int32_t b)
 {
-    return kind == SV_COW ? b == SV_GRASS
+    return kind == SV_COW      ? b == SV_GRASS
            : kind == SV_ZOMBIE ? (b == SV_GRASS || b == SV_PATH)
                                : b == SV_PATH;
 }
@@ -744,12 +741,11 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
 
 static void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32_t n_alive)
 {
-    if (n_alive == 0 || w->n_active[kind] >= w->p.max_mobs[kind] || uniform(rng) >= chance)
-        return;
+    if (n_alive == 0 || w->n_active[kind] >= w->p.max_mobs[kind] || uniform(rng) >= chance) return;
     int32_t t = spawn_tile(w, rng, kind, kind == SV_COW ? 3 : 9);
     if (t < 0) return;
     sv_mob *ms = w->mobs[kind];
-    int32_t health = kind == SV_COW ? w->p.cow_health
+    int32_t health = kind == SV_COW      ? w->p.cow_health
                      : kind == SV_ZOMBIE ? w->p.zombie_health
                                          : w->p.skeleton_health;
     for (int32_t s = 0; s < w->p.max_mobs[kind]; s++)
@@ -947,7 +943,8 @@ void sv_step(sv_world *w, polis_rng *rng)
         sv_plant *pt = &w->plants[k];
         if (pt->r < 0) continue;
         pt->age++;
-        if (pt->age >= 600 && w->map[pt->r][pt->c] == SV_PLANT) w->map[pt->r][pt->c] = SV_RIPE_PLANT;
+        if (pt->age >= 600 && w->map[pt->r][pt->c] == SV_PLANT)
+            w->map[pt->r][pt->c] = SV_RIPE_PLANT;
     }
 
     float total = 0.0f;

@@ -11,30 +11,39 @@
 
 #include "core.h"
 
-const char *const sv_action_names[SV_N_ACTIONS] = {
-    "noop",          "left",          "right",           "up",
-    "down",          "do",            "sleep",           "place_stone",
-    "place_table",   "place_furnace", "place_plant",     "make_wood_pickaxe",
-    "make_stone_pickaxe", "make_iron_pickaxe", "make_wood_sword", "make_stone_sword",
-    "make_iron_sword"};
+const char *const sv_action_names[SV_N_ACTIONS] = {"noop",
+                                                   "left",
+                                                   "right",
+                                                   "up",
+                                                   "down",
+                                                   "do",
+                                                   "sleep",
+                                                   "place_stone",
+                                                   "place_table",
+                                                   "place_furnace",
+                                                   "place_plant",
+                                                   "make_wood_pickaxe",
+                                                   "make_stone_pickaxe",
+                                                   "make_iron_pickaxe",
+                                                   "make_wood_sword",
+                                                   "make_stone_sword",
+                                                   "make_iron_sword"};
 
 const char *const sv_achievement_names[SV_N_ACHIEVEMENTS] = {
-    "collect_wood",       "place_table",      "eat_cow",         "collect_sapling",
-    "collect_drink",      "make_wood_pickaxe", "make_wood_sword", "place_plant",
-    "defeat_zombie",      "collect_stone",    "place_stone",     "eat_plant",
-    "defeat_skeleton",    "make_stone_pickaxe", "make_stone_sword", "wake_up",
-    "place_furnace",      "collect_coal",     "collect_iron",    "collect_diamond",
-    "make_iron_pickaxe",  "make_iron_sword"};
+    "collect_wood",      "place_table",        "eat_cow",          "collect_sapling",
+    "collect_drink",     "make_wood_pickaxe",  "make_wood_sword",  "place_plant",
+    "defeat_zombie",     "collect_stone",      "place_stone",      "eat_plant",
+    "defeat_skeleton",   "make_stone_pickaxe", "make_stone_sword", "wake_up",
+    "place_furnace",     "collect_coal",       "collect_iron",     "collect_diamond",
+    "make_iron_pickaxe", "make_iron_sword"};
 
 const char *const sv_block_names[SV_N_BLOCKS] = {
-    "invalid", "out_of_bounds", "grass",   "water", "stone",   "tree", "wood",  "path",
-    "coal",    "iron",          "diamond", "table", "furnace", "sand", "lava",  "plant",
-    "ripe_plant"};
+    "invalid", "out_of_bounds", "grass", "water",   "stone", "tree", "wood",  "path",      "coal",
+    "iron",    "diamond",       "table", "furnace", "sand",  "lava", "plant", "ripe_plant"};
 
 const char *const sv_item_names[SV_N_ITEMS] = {
-    "wood",          "stone",       "coal",       "iron",         "diamond",    "sapling",
-    "wood_pickaxe",  "stone_pickaxe", "iron_pickaxe", "wood_sword", "stone_sword",
-    "iron_sword"};
+    "wood",         "stone",         "coal",         "iron",       "diamond",     "sapling",
+    "wood_pickaxe", "stone_pickaxe", "iron_pickaxe", "wood_sword", "stone_sword", "iron_sword"};
 
 const char *const sv_cause_names[SV_N_CAUSES] = {"none", "zombie", "arrow",
                                                  "lava", "needs",  "player"};
@@ -85,7 +94,8 @@ static size_t n_pairs(const sv_params *p)
 size_t sv_world_bytes(const sv_params *p)
 {
     size_t n = ALIGN16(sizeof(sv_world));
-    for (int k = 0; k < SV_N_MOB_KINDS; k++) n += ALIGN16(sizeof(sv_mob) * (size_t)(p->max_mobs[k] + 1));
+    for (int k = 0; k < SV_N_MOB_KINDS; k++)
+        n += ALIGN16(sizeof(sv_mob) * (size_t)(p->max_mobs[k] + 1));
     n += ALIGN16(sizeof(sv_plant) * (size_t)(p->max_plants + 1));
     n += ALIGN16(sizeof(sv_player) * (size_t)p->n_players);
     n += ALIGN16(sizeof(uint16_t) * (size_t)p->n_players * SV_VIEW_CELLS * 8);
@@ -248,7 +258,8 @@ static void start_area(float *field)
     for (int32_t dr = -4; dr <= 4; dr++)
         for (int32_t dc = -4; dc <= 4; dc++) {
             int32_t d = abs(dr) + abs(dc);
-            if (d < 5) field[(SV_MAP / 2 + dr) * SV_MAP + SV_MAP / 2 + dc] += (float)d / 5.0f - 1.0f;
+            if (d < 5)
+                field[(SV_MAP / 2 + dr) * SV_MAP + SV_MAP / 2 + dc] += (float)d / 5.0f - 1.0f;
         }
 }
 
@@ -294,8 +305,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
     perlin(rng, 16, 16, field);
     for (int32_t k = 0; k < N; k++)
         if (field[k] > 0.5f && m[k] == SV_GRASS && uniform(rng) > 0.8f) m[k] = SV_TREE;
-    for (int32_t k = 0; k < N; k++)
-        m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
+    for (int32_t k = 0; k < N; k++) m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
     m[(SV_MAP / 2) * SV_MAP + SV_MAP / 2] = SV_GRASS;
     if (w->p.always_diamond) {
         int32_t stones = 0;

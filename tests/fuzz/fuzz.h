@@ -22,12 +22,12 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-#define FUZZ_ASSERT(cond)                                                                    \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "%s:%d: fuzz oracle failed: %s\n", __FILE__, __LINE__, #cond);   \
-            abort();                                                                         \
-        }                                                                                    \
+#define FUZZ_ASSERT(cond)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: fuzz oracle failed: %s\n", __FILE__, __LINE__, #cond);         \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* libFuzzer counts coverage in every instrumented module, plugins included, through counters

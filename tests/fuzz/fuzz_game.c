@@ -46,10 +46,7 @@ typedef struct reader {
     const uint8_t *p, *end;
 } reader;
 
-static uint8_t next(reader *r)
-{
-    return r->p < r->end ? *r->p++ : 0;
-}
+static uint8_t next(reader *r) { return r->p < r->end ? *r->p++ : 0; }
 
 /* A length byte, then up to that many bytes as a C string in an exact-size block. */
 static char *next_text(reader *r)

@@ -4,8 +4,8 @@
  * reset, played a few ticks (its hooks, rewards, subscribers run) and rendered. The
  * scenario's Lua budget is small so a looping script ends quickly with its budget error.
  *
- * Oracles besides the sanitizers: a failed create names the script (file or name); every allocation made
- * through the env's allocator is returned at destroy. */
+ * Oracles besides the sanitizers: a failed create names the script (file or name); every allocation
+ * made through the env's allocator is returned at destroy. */
 #include <unistd.h>
 
 #include "fuzz.h"

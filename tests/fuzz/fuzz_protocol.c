@@ -2,8 +2,8 @@
  * process: each input is a client's whole stdin for `polis serve SCENARIO --stdio`, run
  * through the CLI's own cli_serve_main (engine/cli/cmd/serve.c, linked in as it is), with
  * stdout going to /dev/null. The first byte picks the scenario (gather, exploration with
- * macros and plans, commons in Lua) and --on-bad-action; the rest are the lines. A client may send anything:
- * the server answers every line, never crashes or reads out of bounds, and returns 0 when
+ * macros and plans, commons in Lua) and --on-bad-action; the rest are the lines. A client may send
+ * anything: the server answers every line, never crashes or reads out of bounds, and returns 0 when
  * the client closes. */
 #include <fcntl.h>
 #include <unistd.h>
@@ -41,7 +41,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
-    if (ftruncate(input_fd, 0) != 0 || pwrite(input_fd, data + 1, size - 1, 0) != (ssize_t)(size - 1) ||
+    if (ftruncate(input_fd, 0) != 0 ||
+        pwrite(input_fd, data + 1, size - 1, 0) != (ssize_t)(size - 1) ||
         dup2(input_fd, STDIN_FILENO) < 0) {
         perror("fuzz_protocol: stdin");
         abort();
@@ -49,9 +50,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     clearerr(stdin);
     if (fseek(stdin, 0, SEEK_SET) != 0) abort(); /* drops what stdio buffered last time */
     /* The first byte also picks what a bad action becomes: refused, or noop. */
-    char *argv[] = {"polis", "serve", (char *)SCENARIOS[data[0] % N_SCENARIOS], "--stdio",
-                    "--plugin-path", POLIS_PLUGIN_DIR, "--on-bad-action",
-                    data[0] / N_SCENARIOS % 2 ? "noop" : "error", NULL};
+    char *argv[] = {"polis",
+                    "serve",
+                    (char *)SCENARIOS[data[0] % N_SCENARIOS],
+                    "--stdio",
+                    "--plugin-path",
+                    POLIS_PLUGIN_DIR,
+                    "--on-bad-action",
+                    data[0] / N_SCENARIOS % 2 ? "noop" : "error",
+                    NULL};
     int rc = cli_serve_main(8, argv);
     FUZZ_ASSERT(rc == 0);
     return 0;

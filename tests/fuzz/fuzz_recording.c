@@ -89,10 +89,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     free(gz);
     char *verify[] = {"polis", "replay", path, "--plugin-path", POLIS_PLUGIN_DIR, NULL};
-    char *text[] = {"polis", "replay", path, "--tick", "2", "--render", "text",
+    char *text[] = {"polis",         "replay",         path, "--tick", "2", "--render", "text",
                     "--plugin-path", POLIS_PLUGIN_DIR, NULL};
-    char *json[] = {"polis", "replay", path, "--tick", "1", "--render", "json", "--agent", "1",
-                    "--plugin-path", POLIS_PLUGIN_DIR, NULL};
+    char *json[] = {"polis",          "replay", path,      "--tick", "1",
+                    "--render",       "json",   "--agent", "1",      "--plugin-path",
+                    POLIS_PLUGIN_DIR, NULL};
     char **argv = (how >> 2) % 3 == 0 ? verify : (how >> 2) % 3 == 1 ? text : json;
     int argc = 0;
     while (argv[argc]) argc++;

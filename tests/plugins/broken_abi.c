@@ -6,6 +6,6 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *p, voi
     return POLIS_OK;
 }
 
-static const polis_plugin_desc desc = {.abi_major = 2, .struct_size = sizeof(polis_plugin_desc),
-                                       .name = "broken_abi", .init = init};
+static const polis_plugin_desc desc = {
+    .abi_major = 2, .struct_size = sizeof(polis_plugin_desc), .name = "broken_abi", .init = init};
 POLIS_PLUGIN(desc)

@@ -10,5 +10,6 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *p, voi
 static const polis_plugin_desc desc = {.abi_major = POLIS_ABI_MAJOR,
                                        .abi_minor = POLIS_ABI_MINOR + 1,
                                        .struct_size = sizeof(polis_plugin_desc),
-                                       .name = "broken_minor", .init = init};
+                                       .name = "broken_minor",
+                                       .init = init};
 POLIS_PLUGIN(desc)

@@ -8,5 +8,6 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *p, voi
 
 static const polis_plugin_desc desc = {.abi_major = POLIS_ABI_MAJOR,
                                        .struct_size = sizeof(polis_plugin_desc),
-                                       .name = "Bad Name", .init = init};
+                                       .name = "Bad Name",
+                                       .init = init};
 POLIS_PLUGIN(desc)

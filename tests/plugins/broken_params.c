@@ -14,6 +14,9 @@ static const polis_param_def params[] = {
 
 static const polis_plugin_desc desc = {.abi_major = POLIS_ABI_MAJOR,
                                        .struct_size = sizeof(polis_plugin_desc),
-                                       .name = "broken_params", .params = params, .n_params = 1,
-                                       .params_size = 8, .init = init};
+                                       .name = "broken_params",
+                                       .params = params,
+                                       .n_params = 1,
+                                       .params_size = 8,
+                                       .init = init};
 POLIS_PLUGIN(desc)

@@ -6,6 +6,6 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *p, voi
     return POLIS_OK;
 }
 
-static const polis_plugin_desc desc = {.abi_major = POLIS_ABI_MAJOR, .struct_size = 16,
-                                       .name = "broken_size", .init = init};
+static const polis_plugin_desc desc = {
+    .abi_major = POLIS_ABI_MAJOR, .struct_size = 16, .name = "broken_size", .init = init};
 POLIS_PLUGIN(desc)

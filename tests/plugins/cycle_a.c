@@ -9,5 +9,7 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *p, voi
 static const char *const requires[] = {"cycle_b", NULL};
 static const polis_plugin_desc desc = {.abi_major = POLIS_ABI_MAJOR,
                                        .struct_size = sizeof(polis_plugin_desc),
-                                       .name = "cycle_a", .requires = requires, .init = init};
+                                       .name = "cycle_a",
+                                       .requires = requires,
+                                       .init = init};
 POLIS_PLUGIN(desc)

@@ -40,8 +40,8 @@ static int32_t on_ping_i32(polis_ctx *ctx, int32_t agent, double value, int64_t 
     ffi_exports_record *r = record(ctx);
     if (agent < 0 || agent >= r->n_agents || value != ffi_ping_value(r->pub_tick, agent) ||
         count != ffi_ping_count(r->pub_tick, agent)) {
-        host_of(ctx)->error(ctx, "on_ping_i32: got agent %d value %g count %lld at tick %lld", (int)agent,
-                      value, (long long)count, (long long)r->pub_tick);
+        host_of(ctx)->error(ctx, "on_ping_i32: got agent %d value %g count %lld at tick %lld",
+                            (int)agent, value, (long long)count, (long long)r->pub_tick);
         return POLIS_ERR_INVALID;
     }
     r->ping_i32_calls[agent]++;

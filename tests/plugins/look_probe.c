@@ -92,15 +92,15 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     if (is(l, "dup_kind")) rock.name = "sand";
     if ((st = h->look_kind(ctx, &sand, &l->sand)) || (st = h->look_kind(ctx, &rock, &l->rock)) ||
         (st = h->look_layer(ctx, "ground", &l->layer)) ||
-        (st = h->look_stat(ctx, "tick", "clock", 0, &l->stat)) ||
-        (st = h->look_map(ctx, 6, 4)) || (st = h->look_view(ctx, 1, 2)))
+        (st = h->look_stat(ctx, "tick", "clock", 0, &l->stat)) || (st = h->look_map(ctx, 6, 4)) ||
+        (st = h->look_view(ctx, 1, 2)))
         return st;
     if (is(l, "map_twice") && (st = h->look_map(ctx, 7, 4))) return st;
     if ((is(l, "keep") || is(l, "bad_keep")) &&
         (st = h->look_keep_layer(ctx, is(l, "keep") ? l->layer : 5)))
         return st;
-    polis_scene_def def = {.fn = scene, .ud = l, .max_things = is(l, "over") ? 1 : 8,
-                           .max_nodes = 1, .max_edges = 1};
+    polis_scene_def def = {
+        .fn = scene, .ud = l, .max_things = is(l, "over") ? 1 : 8, .max_nodes = 1, .max_edges = 1};
     if ((st = h->look_scene(ctx, &def))) return st;
     if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
     return POLIS_OK;

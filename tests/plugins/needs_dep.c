@@ -15,5 +15,7 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *p, voi
 static const char *const requires[] = {"probe", NULL};
 static const polis_plugin_desc desc = {.abi_major = POLIS_ABI_MAJOR,
                                        .struct_size = sizeof(polis_plugin_desc),
-                                       .name = "needs_dep", .requires = requires, .init = init};
+                                       .name = "needs_dep",
+                                       .requires = requires,
+                                       .init = init};
 POLIS_PLUGIN(desc)

@@ -205,8 +205,11 @@ static polis_status register_family_mode(probe *p, polis_ctx *ctx)
 {
     const polis_host *h = p->h;
     polis_status st;
-    polis_action_family_def pf = {.prefix = "pf", .count = 4, .doc = fam_doc,
-                                  .handler = fam_handler, .legal_row = fam_legal_row,
+    polis_action_family_def pf = {.prefix = "pf",
+                                  .count = 4,
+                                  .doc = fam_doc,
+                                  .handler = fam_handler,
+                                  .legal_row = fam_legal_row,
                                   .ud = (void *)"pf"};
     if (is(p, "fam_zero")) pf.count = 0;
     if (is(p, "fam_nohandler")) pf.handler = NULL;
@@ -219,8 +222,11 @@ static polis_status register_family_mode(probe *p, polis_ctx *ctx)
     int32_t first = -1;
     if ((st = h->action_family(ctx, &pf, &first))) return st;
     h->log(ctx, "family pf first=%d", first);
-    polis_action_family_def pn = {.prefix = "pn", .count = 2, .doc_text = "plain",
-                                  .handler = fam_handler, .ud = (void *)"pn"};
+    polis_action_family_def pn = {.prefix = "pn",
+                                  .count = 2,
+                                  .doc_text = "plain",
+                                  .handler = fam_handler,
+                                  .ud = (void *)"pn"};
     if ((st = h->action_family(ctx, &pn, &first))) return st;
     h->log(ctx, "family pn first=%d", first);
     return h->mask_filter(ctx, mask_family, p);
@@ -236,8 +242,8 @@ static polis_status order_hook(polis_ctx *ctx, void *ud)
 }
 
 static const char *phase_labels[POLIS_PHASE_COUNT][2] = {
-    {"reset/0", "reset/-3"}, {"begin/0", "begin/-3"}, {"resolve/0", "resolve/-3"},
-    {"world/0", "world/-3"}, {"post/0", "post/-3"},   {"end/0", "end/-3"},
+    {"reset/0", "reset/-3"},    {"begin/0", "begin/-3"}, {"resolve/0", "resolve/-3"},
+    {"world/0", "world/-3"},    {"post/0", "post/-3"},   {"end/0", "end/-3"},
     {"observe/0", "observe/-3"}};
 
 static polis_status probe_init(const polis_host *h, polis_ctx *ctx, const void *params,
@@ -301,8 +307,8 @@ static polis_status probe_init(const polis_host *h, polis_ctx *ctx, const void *
     if ((st = h->subscribe(ctx, "probe.b", 0, sub_b, p))) return st;
     if ((st = h->hook(ctx, POLIS_PHASE_POST, 1, post_publish, p))) return st;
 
-    polis_action_def act = {.name = "probe_act", .handler = act_handler, .legal = act_legal,
-                            .arg = 7, .ud = p};
+    polis_action_def act = {
+        .name = "probe_act", .handler = act_handler, .legal = act_legal, .arg = 7, .ud = p};
     polis_action_def rej = {.name = "probe_reject", .handler = reject_handler, .ud = p};
     if ((st = h->action(ctx, &act, NULL))) return st;
     if ((st = h->action(ctx, &rej, NULL))) return st;
@@ -312,8 +318,12 @@ static polis_status probe_init(const polis_host *h, polis_ctx *ctx, const void *
     /* Registered add-then-double with priorities that make double run first. */
     if ((st = h->reward_transform(ctx, "probe_add", 10, transform_add, p))) return st;
     if ((st = h->reward_transform(ctx, "probe_double", -10, transform_double, p))) return st;
-    polis_obs_def obs = {.name = "probe_obs", .dtype = POLIS_DTYPE_I32, .ndim = 1,
-                         .shape = {3}, .write = write_obs, .ud = p};
+    polis_obs_def obs = {.name = "probe_obs",
+                         .dtype = POLIS_DTYPE_I32,
+                         .ndim = 1,
+                         .shape = {3},
+                         .write = write_obs,
+                         .ud = p};
     if ((st = h->observation(ctx, &obs, NULL))) return st;
     if ((st = h->component(ctx, "probe.value", sizeof(int32_t), &p->comp))) return st;
     if ((st = h->hook(ctx, POLIS_PHASE_RESET, 0, reset_entities, p))) return st;

@@ -47,8 +47,13 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     *state = s;
     s->h = h;
     s->value = p->value;
-    polis_obs_def def = {.name = "r", .doc = "tick + value", .dtype = POLIS_DTYPE_I16,
-                         .ndim = 2, .shape = {2, 3}, .write = write_r, .ud = s};
+    polis_obs_def def = {.name = "r",
+                         .doc = "tick + value",
+                         .dtype = POLIS_DTYPE_I16,
+                         .ndim = 2,
+                         .shape = {2, 3},
+                         .write = write_r,
+                         .ud = s};
     polis_status st = h->observation(ctx, &def, &s->field);
     if (st) return st;
     const double lo[3] = {0, 0, 0}, hi[3] = {40, 40, 40};

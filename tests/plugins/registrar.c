@@ -112,13 +112,13 @@ static polis_status reg_init(const polis_host *h, polis_ctx *ctx, const void *pa
         return h->observation(ctx, &o, NULL);
     }
     if (is(r, "obs_shape")) {
-        polis_obs_def o = {.name = "o", .dtype = POLIS_DTYPE_U8, .ndim = 2, .shape = {3, 0},
-                           .write = writer};
+        polis_obs_def o = {
+            .name = "o", .dtype = POLIS_DTYPE_U8, .ndim = 2, .shape = {3, 0}, .write = writer};
         return h->observation(ctx, &o, NULL);
     }
     if (is(r, "obs_dtype")) {
-        polis_obs_def o = {.name = "o", .dtype = (polis_dtype)9, .ndim = 1, .shape = {1},
-                           .write = writer};
+        polis_obs_def o = {
+            .name = "o", .dtype = (polis_dtype)9, .ndim = 1, .shape = {1}, .write = writer};
         return h->observation(ctx, &o, NULL);
     }
     if (is(r, "obs_no_writer")) {
@@ -126,8 +126,11 @@ static polis_status reg_init(const polis_host *h, polis_ctx *ctx, const void *pa
         return h->observation(ctx, &o, NULL);
     }
     if (is(r, "obs_huge")) {
-        polis_obs_def o = {.name = "o", .dtype = POLIS_DTYPE_F32, .ndim = 3,
-                           .shape = {4096, 4096, 4096}, .write = writer};
+        polis_obs_def o = {.name = "o",
+                           .dtype = POLIS_DTYPE_F32,
+                           .ndim = 3,
+                           .shape = {4096, 4096, 4096},
+                           .write = writer};
         return h->observation(ctx, &o, NULL);
     }
     if (is(r, "event_dup_field")) {

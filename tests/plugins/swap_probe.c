@@ -236,15 +236,17 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     if (!(p->count = h->alloc(ctx, sizeof *p->count * (size_t)p->n))) return POLIS_ERR_NOMEM;
     if (!pa->game) return POLIS_OK;
     polis_status st;
-    polis_action_def step = {.name = "step", .doc = "count one", .handler = step_action,
-                             .legal = step_legal, .ud = p};
+    polis_action_def step = {
+        .name = "step", .doc = "count one", .handler = step_action, .legal = step_legal, .ud = p};
     polis_action_family_def fam = {.prefix = "fam", .count = 3, .handler = fam_action, .ud = p};
-    polis_obs_def count = {.name = "count", .dtype = POLIS_DTYPE_I32, .ndim = 1, .shape = {1},
-                           .write = write_count, .ud = p};
-    if ((st = h->action(ctx, &step, &p->step_id)) ||
-        (st = h->action_family(ctx, &fam, NULL)) ||
-        (st = h->observation(ctx, &count, NULL)) ||
-        (st = h->reward(ctx, "base", base_reward, p)) ||
+    polis_obs_def count = {.name = "count",
+                           .dtype = POLIS_DTYPE_I32,
+                           .ndim = 1,
+                           .shape = {1},
+                           .write = write_count,
+                           .ud = p};
+    if ((st = h->action(ctx, &step, &p->step_id)) || (st = h->action_family(ctx, &fam, NULL)) ||
+        (st = h->observation(ctx, &count, NULL)) || (st = h->reward(ctx, "base", base_reward, p)) ||
         (st = h->reward_transform(ctx, "double", 0, double_rewards, p)) ||
         (st = h->hook(ctx, POLIS_PHASE_RESET, 0, on_reset, p)) ||
         (st = h->hook(ctx, POLIS_PHASE_END, 0, on_end, p)) ||
@@ -270,7 +272,10 @@ static void destroy(polis_ctx *ctx, void *state)
 }
 
 static const polis_param_def param_defs[] = {
-    {.key = "game", .type = POLIS_PARAM_BOOL, .offset = offsetof(params, game), .def_num = 1,
+    {.key = "game",
+     .type = POLIS_PARAM_BOOL,
+     .offset = offsetof(params, game),
+     .def_num = 1,
      .doc = "register the probe game (false: exports only)"},
 };
 

@@ -12,8 +12,8 @@ typedef struct seen {
 static void host_any(void *ud, const polis_event *ev)
 {
     seen *s = ud;
-    s->len += (size_t)snprintf(s->text + s->len, sizeof s->text - s->len, "any:%d/%llu ",
-                               ev->type, (unsigned long long)ev->seq);
+    s->len += (size_t)snprintf(s->text + s->len, sizeof s->text - s->len, "any:%d/%llu ", ev->type,
+                               (unsigned long long)ev->seq);
 }
 
 static void host_b(void *ud, const polis_event *ev)
@@ -72,7 +72,8 @@ int main(void)
     /* 100 events published inside one dispatch overflow a 16-slot queue: an error, not a
      * silent drop. */
     env = test_env("{\"agents\": 1, \"event_queue\": 16, \"plugins\": [{\"name\": \"probe\", "
-                   "\"params\": {\"mode\": \"flood\"}}]}", NULL, NULL);
+                   "\"params\": {\"mode\": \"flood\"}}]}",
+                   NULL, NULL);
     CHECK(env != NULL);
     if (env) {
         CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
@@ -86,7 +87,8 @@ int main(void)
     }
     /* The same flood fits a larger queue. */
     env = test_env("{\"agents\": 1, \"event_queue\": 128, \"plugins\": [{\"name\": \"probe\", "
-                   "\"params\": {\"mode\": \"flood\"}}]}", NULL, NULL);
+                   "\"params\": {\"mode\": \"flood\"}}]}",
+                   NULL, NULL);
     CHECK(env != NULL);
     if (env) {
         CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
@@ -96,14 +98,14 @@ int main(void)
 
     /* A subscriber failing at tick 1: placed at the event, not again at the hook. */
     env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
-                   "\"params\": {\"mode\": \"fail_sub\"}}]}", NULL, NULL);
+                   "\"params\": {\"mode\": \"fail_sub\"}}]}",
+                   NULL, NULL);
     CHECK(env != NULL);
     if (env) {
         CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
         CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
         CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_INVALID);
-        CHECK_EQ_STR(polis_env_error(env),
-                     "probe: subscriber refuses n=1 [event probe.a, tick 1]");
+        CHECK_EQ_STR(polis_env_error(env), "probe: subscriber refuses n=1 [event probe.a, tick 1]");
         polis_env_destroy(env);
     }
     CHECK_DONE();

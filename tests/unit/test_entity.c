@@ -7,7 +7,8 @@
 int main(void)
 {
     polis_env *env = test_env("{\"agents\": 2, \"max_entities\": 5, "
-                              "\"plugins\": [{\"name\": \"probe\"}]}", NULL, NULL);
+                              "\"plugins\": [{\"name\": \"probe\"}]}",
+                              NULL, NULL);
     CHECK(env != NULL);
     if (!env) CHECK_DONE();
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);

@@ -92,7 +92,8 @@ static void lifecycle(void)
 static void weights(void)
 {
     polis_env *env = test_env("{\"agents\": 3, \"plugins\": [\"probe\"], "
-                              "\"rewards\": {\"probe_r\": 0.5}}", NULL, NULL);
+                              "\"rewards\": {\"probe_r\": 0.5}}",
+                              NULL, NULL);
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
@@ -111,7 +112,8 @@ static void failures(void)
     /* A hook failing at tick 2: the message names plugin, hook and tick; the env then needs
      * a reset, and the reset works. */
     polis_env *env = test_env("{\"agents\": 2, \"plugins\": [{\"name\": \"probe\", "
-                              "\"params\": {\"mode\": \"fail_hook\"}}]}", NULL, NULL);
+                              "\"params\": {\"mode\": \"fail_hook\"}}]}",
+                              NULL, NULL);
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
@@ -126,7 +128,8 @@ static void failures(void)
     polis_env_destroy(env);
 
     env = test_env("{\"agents\": 2, \"plugins\": [{\"name\": \"probe\", "
-                   "\"params\": {\"mode\": \"fail_action\"}}]}", NULL, NULL);
+                   "\"params\": {\"mode\": \"fail_action\"}}]}",
+                   NULL, NULL);
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
@@ -150,7 +153,8 @@ static void phases(void)
 {
     test_log log = {0};
     polis_env *env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
-                              "\"params\": {\"mode\": \"trace\"}}]}", &log, NULL);
+                              "\"params\": {\"mode\": \"trace\"}}]}",
+                              &log, NULL);
     CHECK(env != NULL);
     if (!env) return;
     test_log_clear(&log);
@@ -173,7 +177,8 @@ static void agent_order(void)
 {
     test_log log = {0};
     polis_env *env = test_env("{\"agents\": 5, \"plugins\": [{\"name\": \"probe\", "
-                              "\"params\": {\"mode\": \"order\"}}]}", &log, NULL);
+                              "\"params\": {\"mode\": \"order\"}}]}",
+                              &log, NULL);
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
@@ -187,7 +192,8 @@ static void agent_order(void)
 
     /* Registration in start() is still allowed. */
     env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
-                   "\"params\": {\"mode\": \"late_register\"}}]}", NULL, NULL);
+                   "\"params\": {\"mode\": \"late_register\"}}]}",
+                   NULL, NULL);
     CHECK(env != NULL);
     if (env) {
         CHECK_EQ_INT(polis_env_action_id(env, "late"), 3);
@@ -198,7 +204,8 @@ static void agent_order(void)
 static void mask_filters(void)
 {
     polis_env *env = test_env("{\"agents\": 3, \"plugins\": [{\"name\": \"probe\", "
-                              "\"params\": {\"mode\": \"mask_filter\"}}]}", NULL, NULL);
+                              "\"params\": {\"mode\": \"mask_filter\"}}]}",
+                              NULL, NULL);
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
@@ -221,14 +228,15 @@ static void action_families(void)
     test_log log = {0};
     test_alloc al = {0};
     polis_env *env = test_env("{\"agents\": 3, \"plugins\": [{\"name\": \"probe\", "
-                              "\"params\": {\"mode\": \"family\"}}]}", &log, &al);
+                              "\"params\": {\"mode\": \"family\"}}]}",
+                              &log, &al);
     CHECK(env != NULL);
     if (!env) return;
     CHECK_CONTAINS(log.text, "[probe] family pf first=3\n[probe] family pn first=7\n");
     const polis_io *io = polis_env_io(env);
     CHECK_EQ_INT(io->n_actions, 9);
-    const char *names[9] = {"noop", "probe_act", "probe_reject", "pf_0", "pf_1", "pf_2",
-                            "pf_3", "pn_0", "pn_1"};
+    const char *names[9] = {"noop", "probe_act", "probe_reject", "pf_0", "pf_1",
+                            "pf_2", "pf_3",      "pn_0",         "pn_1"};
     for (int32_t k = 0; k < 9; k++) CHECK_EQ_STR(polis_env_action_name(env, k), names[k]);
     CHECK_EQ_INT(polis_env_action_id(env, "pf_3"), 6);
     char *desc = polis_env_describe_json(env);
@@ -245,9 +253,8 @@ static void action_families(void)
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
     /* rows: noop, probe_act (even agents), probe_reject, pf (agent + i even; pf_0 filtered
      * away for agent 2), pn (no row writer: legal) */
-    const uint8_t masks[27] = {1, 1, 1, 1, 0, 1, 0, 1, 1,
-                               1, 0, 1, 0, 1, 0, 1, 1, 1,
-                               1, 1, 1, 0, 0, 1, 0, 1, 1};
+    const uint8_t masks[27] = {1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 0, 1, 0, 1,
+                               0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1};
     for (int i = 0; i < 27; i++) CHECK_EQ_INT(io->masks[i], masks[i]);
     long before = al.calls;
     io->actions[0] = 8; /* pn_1 */
@@ -279,8 +286,10 @@ static void action_families(void)
     };
     for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
         char json[160], want[320];
-        snprintf(json, sizeof json, "{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
-                                    "\"params\": {\"mode\": \"%s\"}}]}", errs[i][0]);
+        snprintf(json, sizeof json,
+                 "{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                 "\"params\": {\"mode\": \"%s\"}}]}",
+                 errs[i][0]);
         snprintf(want, sizeof want, "%s%s", pre, errs[i][1]);
         CHECK_EQ_STR(test_env_error(json), want);
     }

@@ -27,8 +27,8 @@ int main(void)
     g.wrap = true;
     int32_t big[5 * 7];
     polis__grid_window(&g, 0, 1, 1, 3, 1, 0, big);
-    CHECK_EQ_INT(big[0 * 7 + 0], 0 * 4 + 2);  /* (x=-2 -> 2, y=0) */
-    CHECK_EQ_INT(big[2 * 7 + 6], 2 * 4 + 0);  /* (x=4 -> 0, y=2) */
+    CHECK_EQ_INT(big[0 * 7 + 0], 0 * 4 + 2); /* (x=-2 -> 2, y=0) */
+    CHECK_EQ_INT(big[2 * 7 + 6], 2 * 4 + 0); /* (x=4 -> 0, y=2) */
     /* Bad layer: everything reads as outside. */
     polis__grid_window(&g, 5, 0, 0, 1, 1, -9, out);
     for (int i = 0; i < 9; i++) CHECK_EQ_INT(out[i], -9);
@@ -49,8 +49,7 @@ int main(void)
         CHECK_EQ_INT(layer, 1); /* found by name, not added */
         CHECK_EQ_INT(polis__grid_configure(env, 5, 4, true), POLIS_OK);
         CHECK_EQ_INT(polis__grid_configure(env, 6, 4, true), POLIS_ERR_CONFIG);
-        CHECK_EQ_STR(polis_env_error(env),
-                     "grid is already 5x4 (wrap); cannot make it 6x4 (wrap)");
+        CHECK_EQ_STR(polis_env_error(env), "grid is already 5x4 (wrap); cannot make it 6x4 (wrap)");
         CHECK_EQ_INT(polis__grid_configure(env, 0, 4, true), POLIS_ERR_INVALID);
         polis_env_destroy(env);
     }

@@ -107,10 +107,11 @@ int main(void)
         const char *json = "{\"agents\": 1, \"plugins\": [\"localonly\"]}";
         o.base_dir = local;
         CHECK_EQ_INT(polis_env_create_json(json, strlen(json), &o, &e, &err), POLIS_ERR_PLUGIN);
-        CHECK_CONTAINS(err.message, "<string>: plugins[0]: cannot find plugin \"localonly\"; "
-                                    POLIS_BINARY_DIR "/local_plugin/localonly.so is not searched "
-                                    "by name, write {\"path\": \"./localonly.so\"} to load it "
-                                    "(tried ");
+        CHECK_CONTAINS(err.message,
+                       "<string>: plugins[0]: cannot find plugin \"localonly\"; " POLIS_BINARY_DIR
+                       "/local_plugin/localonly.so is not searched "
+                       "by name, write {\"path\": \"./localonly.so\"} to load it "
+                       "(tried ");
         json = "{\"agents\": 1, \"plugins\": [{\"path\": \"./localonly.so\"}]}";
         CHECK_EQ_INT(polis_env_create_json(json, strlen(json), &o, &e, &err), POLIS_ERR_PLUGIN);
         CHECK_EQ_STR(err.message, "<string>: plugins[0]: " POLIS_BINARY_DIR
@@ -119,8 +120,8 @@ int main(void)
 
     /* Dependencies init first even when listed later. */
     test_log log = {0};
-    polis_env *env = test_env("{\"agents\": 1, \"plugins\": [\"needs_dep\", \"probe\"]}", &log,
-                              NULL);
+    polis_env *env =
+        test_env("{\"agents\": 1, \"plugins\": [\"needs_dep\", \"probe\"]}", &log, NULL);
     CHECK(env != NULL);
     if (env) {
         CHECK_EQ_STR(log.text, "[probe] params mode= int_p=1 dbl_p=0.5 flag=0 name_p=x extra=-1\n"
@@ -131,7 +132,8 @@ int main(void)
     test_log_clear(&log);
     env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", \"params\": {\"mode\": "
                    "\"json\", \"int_p\": -5, \"dbl_p\": 1, \"flag\": true, \"name_p\": \"zed\", "
-                   "\"extra\": {\"list\": [3, 0, 9]}}}]}", &log, NULL);
+                   "\"extra\": {\"list\": [3, 0, 9]}}}]}",
+                   &log, NULL);
     CHECK(env != NULL);
     if (env) {
         CHECK_EQ_STR(log.text,

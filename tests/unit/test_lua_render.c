@@ -3,7 +3,7 @@
 #include "check.h"
 #include "testutil.h"
 
-#define SCENARIO                                                                             \
+#define SCENARIO                                                                                   \
     "{\"agents\": 2, \"scripts\": [\"" POLIS_TEST_SOURCE_DIR "/scenarios/lua_views.lua\"]}"
 
 int main(void)

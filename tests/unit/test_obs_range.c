@@ -77,8 +77,9 @@ static long check_ranges(polis_env *env, bool need_all, char *msg, size_t cap)
                 int32_t k = range_index(&f, dim, e);
                 if (v >= lo[k] && v <= hi[k]) continue;
                 if (bad++ == 0)
-                    snprintf(msg, cap, "field %s, agent %d, element %zu = %g outside [%g, %g] "
-                                       "(tick %lld)",
+                    snprintf(msg, cap,
+                             "field %s, agent %d, element %zu = %g outside [%g, %g] "
+                             "(tick %lld)",
                              f.name, (int)a, e, v, lo[k], hi[k], (long long)polis_env_tick(env));
             }
         }
@@ -105,8 +106,8 @@ static bool same_values(polis_env *a, polis_env *b, char *msg, size_t cap)
             const uint8_t *rb = ib->obs + (size_t)ag * ib->obs_size + fb.offset;
             for (size_t e = 0; e < count; e++)
                 if (elem(ra, fa.dtype, e) != elem(rb, fb.dtype, e)) {
-                    snprintf(msg, cap, "field %s agent %d element %zu: %g vs %g (compact)",
-                             fa.name, (int)ag, e, elem(ra, fa.dtype, e), elem(rb, fb.dtype, e));
+                    snprintf(msg, cap, "field %s agent %d element %zu: %g vs %g (compact)", fa.name,
+                             (int)ag, e, elem(ra, fa.dtype, e), elem(rb, fb.dtype, e));
                     return false;
                 }
         }
@@ -212,11 +213,10 @@ static int scenarios_in(const char *dir)
 
 static void test_shipped_scenarios(void)
 {
-    static const char *const DIRS[] = {"rulesets/commons",   "rulesets/contract",
-                                       "rulesets/exploration", "rulesets/gather",
-                                       "rulesets/negotiation", "rulesets/social_structure",
-                                       "rulesets/survival",   "plugins/social",
-                                       "examples/lua_game"};
+    static const char *const DIRS[] = {
+        "rulesets/commons",  "rulesets/contract",    "rulesets/exploration",
+        "rulesets/gather",   "rulesets/negotiation", "rulesets/social_structure",
+        "rulesets/survival", "plugins/social",       "examples/lua_game"};
     int total = 0;
     for (size_t i = 0; i < sizeof DIRS / sizeof *DIRS; i++) {
         char dir[512];
@@ -264,12 +264,12 @@ static polis_env *lua_env(const char *script, bool compact, char *err_out, size_
 }
 
 /* writes tick * 3 into element 2 of agent 1: 0, 3, 6 — the declared [0, 4] breaks at tick 2 */
-#define BREAKER                                                                                  \
-    "polis.observation{name = 'x', dtype = 'i32', shape = {2, 3},\n"                             \
-    "  range = {dim = 2, lo = {0, 0, 0}, hi = {9, 9, 4}},\n"                                     \
-    "  write = function(a, buf)\n"                                                               \
-    "    for i = 1, 6 do buf[i] = 0 end\n"                                                       \
-    "    if a == 1 then buf[6] = polis.tick() * 3 end\n"                                         \
+#define BREAKER                                                                                    \
+    "polis.observation{name = 'x', dtype = 'i32', shape = {2, 3},\n"                               \
+    "  range = {dim = 2, lo = {0, 0, 0}, hi = {9, 9, 4}},\n"                                       \
+    "  write = function(a, buf)\n"                                                                 \
+    "    for i = 1, 6 do buf[i] = 0 end\n"                                                         \
+    "    if a == 1 then buf[6] = polis.tick() * 3 end\n"                                           \
     "  end}\n"
 
 static void test_broken_range(void)
@@ -318,15 +318,15 @@ static void test_broken_range(void)
  * multiple of the 16-element blocks): every element of both agents' compact records equals
  * what the writer wrote, and the first element outside its channel's range fails the step
  * with its index, value and range. `bad` = {tick, agent, 0-based element, value}. */
-#define RUNS_SCRIPT                                                                              \
-    "polis.observation{name = 'g', dtype = 'i16', shape = {3, 40},\n"                            \
-    "  range = {dim = 1, lo = {-5, -5, 0}, hi = {9, 9, 99}},\n"                                  \
-    "  write = function(a, buf)\n"                                                               \
-    "    local t = polis.tick()\n"                                                               \
-    "    for i = 1, 120 do\n"                                                                    \
-    "      buf[i] = i <= 80 and (i + t + a) %% 15 - 5 or (i * 7 + t + a) %% 100\n"                \
-    "    end\n"                                                                                  \
-    "    if t == %d and a == %d then buf[%d + 1] = %d end\n"                                     \
+#define RUNS_SCRIPT                                                                                \
+    "polis.observation{name = 'g', dtype = 'i16', shape = {3, 40},\n"                              \
+    "  range = {dim = 1, lo = {-5, -5, 0}, hi = {9, 9, 99}},\n"                                    \
+    "  write = function(a, buf)\n"                                                                 \
+    "    local t = polis.tick()\n"                                                                 \
+    "    for i = 1, 120 do\n"                                                                      \
+    "      buf[i] = i <= 80 and (i + t + a) %% 15 - 5 or (i * 7 + t + a) %% 100\n"                 \
+    "    end\n"                                                                                    \
+    "    if t == %d and a == %d then buf[%d + 1] = %d end\n"                                       \
     "  end}\n"
 
 static int32_t runs_value(int32_t a, int64_t t, int32_t i)
@@ -397,10 +397,12 @@ static void test_bad_declarations(void)
     expect_refused("{0, 300}", "u8", "range[0] = [0, 300]: outside the dtype's range (dtype u8)");
     expect_refused("{0, 1.5}", "i16", "an integer dtype needs integer bounds");
     expect_refused("{0, 1/0}", "f32", "bounds must be finite");
-    expect_refused("{dim = 3, lo = {0}, hi = {1}}", "i32", "range.dim must be an integer in [1, 2]");
+    expect_refused("{dim = 3, lo = {0}, hi = {1}}", "i32",
+                   "range.dim must be an integer in [1, 2]");
     expect_refused("{dim = 1, lo = {0, 0, 0}, hi = {1, 1, 1}}", "i32",
                    "range.lo must be a table of 2 numbers (one per index of dim 1)");
-    expect_refused("{dim = 2, lo = {0, 0, 0}, hi = {1, 'a', 1}}", "i32", "range.hi[2] must be a number");
+    expect_refused("{dim = 2, lo = {0, 0, 0}, hi = {1, 'a', 1}}", "i32",
+                   "range.hi[2] must be a number");
     expect_refused("7", "i32", "range must be {lo, hi} or {dim = d, lo = {...}, hi = {...}}");
     expect_refused("{0}", "i32", "range[2] (hi) must be a number");
 }
@@ -595,8 +597,8 @@ static void test_vec(void)
     o.compact_observations = true;
     polis_vec *vec = NULL;
     polis_error err;
-    CHECK_EQ_INT(polis_vec_create_file(POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json", &o, 3, 2,
-                                       &vec, &err),
+    CHECK_EQ_INT(polis_vec_create_file(POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json", &o, 3,
+                                       2, &vec, &err),
                  POLIS_OK);
     if (!vec) return;
     polis_obs_field f;

@@ -44,8 +44,7 @@ static double described(polis_env *env, const char *key, bool param)
     if (param) {
         const cJSON *plugin = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "plugins"), 0);
         const cJSON *p;
-        cJSON_ArrayForEach(p, cJSON_GetObjectItem(plugin, "params"))
-        {
+        cJSON_ArrayForEach(p, cJSON_GetObjectItem(plugin, "params")) {
             const cJSON *k = cJSON_GetObjectItem(p, "key");
             if (cJSON_IsString(k) && strcmp(k->valuestring, key) == 0)
                 v = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "value"));
@@ -71,7 +70,8 @@ static void test_overrides_apply(void)
     }
     /* Objects merge: width changes, height and wrap stay. */
     env = with_overrides("{\"grid\": {\"width\": 30}, \"plugins.walker.params.items\": 50,"
-                         " \"plugins[0].params.view\": 3}", &err);
+                         " \"plugins[0].params.view\": 3}",
+                         &err);
     CHECK(env != NULL);
     if (env) {
         CHECK(described(env, "width", false) == 30);
@@ -156,7 +156,8 @@ static void test_overrides_errors(void)
     CHECK_EQ_STR(ov_error("{\"max_stepz\": 3}"),
                  "walker.json: max_stepz: unknown key (expected one of polis, name, doc, seed, "
                  "max_steps, agents, max_entities, grid, event_queue, max_memory, lua, plugins, "
-                 "scripts, rewards, bindings, compact_observations, replace, live, visibility) (scenario with overrides)");
+                 "scripts, rewards, bindings, compact_observations, replace, live, visibility) "
+                 "(scenario with overrides)");
     CHECK_CONTAINS(ov_error("{\"plugins.walker.params.items\": 400}"),
                    "walker: 4 agents and 400 items do not fit on 12x12 cells (scenario with "
                    "overrides)");
@@ -278,8 +279,7 @@ out:
  * the cap before the kernel allocates its buffers, naming the keys; the scenario's
  * "max_memory" lowers the default cap, polis_options.max_memory sets it, and a scenario can
  * lower the host's cap but not raise it. */
-static polis_status mem_create(const char *ov, int64_t max_memory, test_alloc *al,
-                               polis_error *err)
+static polis_status mem_create(const char *ov, int64_t max_memory, test_alloc *al, polis_error *err)
 {
     polis_options o = test_options(NULL, al);
     o.overrides = ov;
@@ -299,7 +299,7 @@ static const char *cut(const polis_error *err)
 #define BIG_GRID "{\"grid\": {\"width\": 4096, \"height\": 4096}"
 #define BIG_GRID_NEEDS                                                                             \
     "the env needs 128.3 MiB, more than the memory cap of 64 MiB (%s): grid.width 4096 x "         \
-    "grid.height 4096 x 2 layers x 4 bytes = 128 MiB; event_queue 4096 x 48 bytes = 192 KiB; "    \
+    "grid.height 4096 x 2 layers x 4 bytes = 128 MiB; event_queue 4096 x 48 bytes = 192 KiB; "     \
     "max_entities 4100 x 17 bytes = 68.1 KiB; agents 4 x 100 bytes (observations, masks, io, "     \
     "plans) = 400 bytes (scenario with overrides)"
 
@@ -321,8 +321,7 @@ static void test_max_memory(void)
     /* 128 MiB of grid under a 64 MiB cap from the scenario: refused before the kernel
      * allocates its buffers (what the plugin allocated for itself is all there is) */
     memset(&al, 0, sizeof al);
-    CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 67108864}", 0, &al, &err),
-                 POLIS_ERR_LIMIT);
+    CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 67108864}", 0, &al, &err), POLIS_ERR_LIMIT);
     snprintf(want, sizeof want, "walker.json: " BIG_GRID_NEEDS,
              "raise \"max_memory\" in the scenario, or polis_options.max_memory");
     CHECK_EQ_STR(cut(&err), want);
@@ -341,9 +340,9 @@ static void test_max_memory(void)
     snprintf(want, sizeof want, "walker.json: " BIG_GRID_NEEDS,
              "raise \"max_memory\" in the scenario");
     CHECK_EQ_STR(cut(&err), want);
-    CHECK_EQ_INT(mem_create(BIG_GRID ", \"max_memory\": 1073741824}", INT64_C(67108864), NULL,
-                            &err),
-                 POLIS_ERR_LIMIT);
+    CHECK_EQ_INT(
+        mem_create(BIG_GRID ", \"max_memory\": 1073741824}", INT64_C(67108864), NULL, &err),
+        POLIS_ERR_LIMIT);
     CHECK_CONTAINS(err.message, "the host's polis_options.max_memory");
 
     /* under the cap: the default, a raised scenario cap, a raised host cap */

@@ -122,8 +122,8 @@ static void test_view(void)
     CHECK(px_is(f, w, 2 * c + 4, 4, OFFMAP));
     CHECK(px_is(f, w, 1 * c + 4, 2 * c + 4, polis_pixels_palette(1))); /* the centre: agent 1 */
     CHECK(px_is(f, w, 0 * c + 4, 2 * c + 4, polis_pixels_palette(0))); /* on its left: agent 0 */
-    CHECK(px_is(f, w, 2 * c + 4, 3 * c + 4, ROCK));               /* (2, 2) */
-    CHECK(px_is(f, w, 0 * c + 4, 4 * c + 4, SAND));               /* (0, 3) */
+    CHECK(px_is(f, w, 2 * c + 4, 3 * c + 4, ROCK));                    /* (2, 2) */
+    CHECK(px_is(f, w, 0 * c + 4, 4 * c + 4, SAND));                    /* (0, 3) */
     polis_env_destroy(env);
 }
 
@@ -164,8 +164,7 @@ static void test_errors(void)
     uint8_t buf[64];
     int32_t w = -1, h = -1;
     CHECK_EQ_INT(polis_pixels_draw(env, -1, 1, buf, sizeof buf, &w, &h), POLIS_ERR_LIMIT);
-    CHECK_EQ_STR(polis_env_error(env),
-                 "pixels: the buffer holds 64 bytes, a 6 x 4 frame needs 72");
+    CHECK_EQ_STR(polis_env_error(env), "pixels: the buffer holds 64 bytes, a 6 x 4 frame needs 72");
     CHECK_EQ_INT(w, 6);
     CHECK_EQ_INT(h, 4);
     uint8_t big[6 * 4 * 3];
@@ -212,8 +211,7 @@ static void test_glyphs(void)
     enum { CAP = 6 * 16 * 4 * 16 * 3 };
     static uint8_t f[CAP], g[CAP];
     int32_t w = 0, h = 0;
-    CHECK_EQ_INT(polis_pixels_draw_ex(env, -1, c, POLIS_PIXELS_GLYPHS, f, CAP, &w, &h),
-                 POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw_ex(env, -1, c, POLIS_PIXELS_GLYPHS, f, CAP, &w, &h), POLIS_OK);
     CHECK_EQ_INT(w, 6 * c);
     int32_t x0 = 3 * c, y0 = 2 * c; /* sand at (3, 2) */
     for (int32_t y = 1; y < c; y++)
@@ -234,8 +232,7 @@ static void test_glyphs(void)
     CHECK(memcmp(f, g, CAP) == 0);
     CHECK(px_is(f, w, x0 + c / 2, y0 + c / 2, SAND));
     /* 7 px cells: too small for the font, the shapes stay */
-    CHECK_EQ_INT(polis_pixels_draw_ex(env, -1, 7, POLIS_PIXELS_GLYPHS, f, CAP, &w, &h),
-                 POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_draw_ex(env, -1, 7, POLIS_PIXELS_GLYPHS, f, CAP, &w, &h), POLIS_OK);
     CHECK_EQ_INT(polis_pixels_draw(env, -1, 7, g, CAP, &w, &h), POLIS_OK);
     CHECK(memcmp(f, g, (size_t)w * (size_t)h * 3) == 0);
     /* no allocation per frame */

@@ -28,7 +28,8 @@ static const char *create_case(const char *which)
     char json[512];
     snprintf(json, sizeof json,
              "{\"agents\": 2, \"grid\": {\"width\": 4, \"height\": 4}, \"plugins\": "
-             "[{\"name\": \"registrar\", \"params\": {\"case\": \"%s\"}}]}", which);
+             "[{\"name\": \"registrar\", \"params\": {\"case\": \"%s\"}}]}",
+             which);
     return test_env_error(json);
 }
 
@@ -40,7 +41,8 @@ static const char *step_case(const char *which, polis_status expect)
     char json[512];
     snprintf(json, sizeof json,
              "{\"agents\": 2, \"plugins\": [{\"name\": \"registrar\", \"params\": "
-             "{\"case\": \"%s\"}}]}", which);
+             "{\"case\": \"%s\"}}]}",
+             which);
     polis_env *env = test_env(json, NULL, NULL);
     if (!env) return "(create failed)";
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);

@@ -299,7 +299,6 @@ static void test_registration_errors(void)
 
 /* ---- text actions ------------------------------------------------------------------------ */
 
-
 /* What the kernel says about text actions, whatever the parsers: names before parsers, the
  * message when nobody takes the input (quoted, cut), bad calls, no mask check. */
 static void test_parse_kernel(void)
@@ -502,7 +501,8 @@ static void test_legal_line(void)
     row[0] = 1;
     const char *text = test_render(env, 1, "text");
     CHECK(strstr(text, "\nLegal actions: noop.\n") != NULL);
-    CHECK_EQ_INT((int)strlen(strstr(text, "Legal actions:")), (int)strlen("Legal actions: noop.\n"));
+    CHECK_EQ_INT((int)strlen(strstr(text, "Legal actions:")),
+                 (int)strlen("Legal actions: noop.\n"));
     /* runs of 3+ are ranges; runs of 1 or 2 are names */
     static const uint8_t bits[8] = {1, 1, 1, 0, 1, 0, 1, 1};
     memcpy(row + share, bits, sizeof bits);

@@ -5,7 +5,6 @@
 #include "check.h"
 #include "testutil.h"
 
-
 #define WALKER POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json"
 
 static polis_env *probe_env(const char *mode, test_alloc *alloc)
@@ -114,24 +113,29 @@ static void test_errors(void)
     check_scene_error("over", POLIS_ERR_LIMIT,
                       "look_probe: scene_thing: more than the 1 things this plugin declared "
                       "(look_scene max_things) [scene, tick 0]");
-    check_scene_error("bad_kind", POLIS_ERR_INVALID,
-                      "look_probe: scene_thing 100: kind 99 is not a kind id (0..1) [scene, tick 0]");
-    check_scene_error("bad_pos", POLIS_ERR_INVALID,
-                      "look_probe: scene_thing 100: (6, 0) is outside the 6 x 4 map [scene, tick 0]");
-    check_scene_error("long_label", POLIS_ERR_LIMIT,
-                      "look_probe: scene_thing: label \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\" "
-                      "is 60 bytes, longer than 47 [scene, tick 0]");
+    check_scene_error(
+        "bad_kind", POLIS_ERR_INVALID,
+        "look_probe: scene_thing 100: kind 99 is not a kind id (0..1) [scene, tick 0]");
+    check_scene_error(
+        "bad_pos", POLIS_ERR_INVALID,
+        "look_probe: scene_thing 100: (6, 0) is outside the 6 x 4 map [scene, tick 0]");
+    check_scene_error(
+        "long_label", POLIS_ERR_LIMIT,
+        "look_probe: scene_thing: label \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\" "
+        "is 60 bytes, longer than 47 [scene, tick 0]");
     check_scene_error("late", POLIS_ERR_STATE,
                       "look_probe: look_kind: registration is closed once the env is created "
                       "(register in init or start) [scene, tick 0]");
-    CHECK_CONTAINS(probe_error("dup_kind"), "look_kind: kind \"sand\" is already registered by look_probe");
+    CHECK_CONTAINS(probe_error("dup_kind"),
+                   "look_kind: kind \"sand\" is already registered by look_probe");
     CHECK_CONTAINS(probe_error("bad_color"), "look_kind sand: color \"e8d9a0\" is not \"#rrggbb\"");
     CHECK_CONTAINS(probe_error("bad_glyph"),
                    "look_kind sand: glyph \"ab\" is not one printable UTF-8 character");
     CHECK_CONTAINS(probe_error("bad_shape"), "look_kind sand: shape 42 is not a polis_shape");
     CHECK_CONTAINS(probe_error("two_scenes"),
                    "look_scene: a scene callback is already registered (one per plugin)");
-    CHECK_CONTAINS(probe_error("map_twice"), "look_map: 7 x 4, but look_probe set the map to 6 x 4");
+    CHECK_CONTAINS(probe_error("map_twice"),
+                   "look_map: 7 x 4, but look_probe set the map to 6 x 4");
 }
 
 /* A game without looks has a scene of agents only. */
@@ -258,8 +262,11 @@ static void test_recorder(void)
     static lines l;
     memset(&l, 0, sizeof l);
     const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn, .scenario_len = strlen(scn),
-                              .keyframe_every = 2, .seed = 9, .source = "test"};
+    polis_record_info info = {.scenario_text = scn,
+                              .scenario_len = strlen(scn),
+                              .keyframe_every = 2,
+                              .seed = 9,
+                              .source = "test"};
     polis_recorder *rec = NULL;
     polis_error err;
     CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_OK);
@@ -331,8 +338,11 @@ static void test_keep_probe(void)
     static lines l;
     memset(&l, 0, sizeof l);
     const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn, .scenario_len = strlen(scn),
-                              .keyframe_every = 100, .seed = 4, .source = "test"};
+    polis_record_info info = {.scenario_text = scn,
+                              .scenario_len = strlen(scn),
+                              .keyframe_every = 100,
+                              .seed = 4,
+                              .source = "test"};
     polis_recorder *rec = NULL;
     polis_error err;
     CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_OK);
@@ -384,14 +394,16 @@ static void test_keep_probe(void)
      * it; this second scene of tick 0 adds the rock at (0, 3)) */
     CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);
     CHECK_EQ_INT(polis_recorder_begin_episode(rec, 5), POLIS_OK);
-    CHECK_CONTAINS(l.text, "{\"t\":\"reset\",\"episode\":1,\"seed\":5}\n{\"t\":\"key\",\"tick\":0,");
+    CHECK_CONTAINS(l.text,
+                   "{\"t\":\"reset\",\"episode\":1,\"seed\":5}\n{\"t\":\"key\",\"tick\":0,");
     CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
     for (int32_t x = 0; x < 6; x++) CHECK_EQ_INT(tile(sc, x, 3), (x == 3 || x == 0 ? 1 : 0));
     CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
     polis_env_destroy(env);
     CHECK_EQ_INT(alloc.live, 0);
 
-    CHECK_CONTAINS(probe_error("bad_keep"), "look_probe: look_keep_layer: 5 is not a layer id (0..0)");
+    CHECK_CONTAINS(probe_error("bad_keep"),
+                   "look_probe: look_keep_layer: 5 is not a layer id (0..0)");
 }
 
 /* walker (a game with events and rewards): no allocation per recorded tick either. */
@@ -404,8 +416,11 @@ static void test_recorder_no_alloc(void)
     static lines l;
     memset(&l, 0, sizeof l);
     const char *scn = "{}";
-    polis_record_info info = {.scenario_text = scn, .scenario_len = strlen(scn),
-                              .keyframe_every = 10, .seed = 1, .source = "test"};
+    polis_record_info info = {.scenario_text = scn,
+                              .scenario_len = strlen(scn),
+                              .keyframe_every = 10,
+                              .seed = 1,
+                              .source = "test"};
     polis_recorder *rec = NULL;
     polis_error err;
     CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_OK);

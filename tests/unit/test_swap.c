@@ -72,9 +72,8 @@ static void test_c_replacements(void)
 /* A replacement that fails is placed like the handler it replaced, named by its exporter. */
 static void test_c_failures_are_placed(void)
 {
-    const char *json =
-        "{\"agents\": 2, \"plugins\": [\"swap_probe\"], \"replace\": ["
-        "{\"kind\": \"action\", \"name\": \"step\", \"with\": \"swap_probe.%s\"}]}";
+    const char *json = "{\"agents\": 2, \"plugins\": [\"swap_probe\"], \"replace\": ["
+                       "{\"kind\": \"action\", \"name\": \"step\", \"with\": \"swap_probe.%s\"}]}";
     char buf[512];
     snprintf(buf, sizeof buf, json, "act_refuse");
     polis_env *env = test_env(buf, NULL, NULL);
@@ -217,8 +216,7 @@ static void test_disable(void)
         return;
     CHECK_EQ_INT(test_mask(env, 0, "step"), 0);
     polis_env_destroy(env);
-    if (!(env = probe_with("{\"kind\": \"legal\", \"name\": \"step\", \"disable\": true}")))
-        return;
+    if (!(env = probe_with("{\"kind\": \"legal\", \"name\": \"step\", \"disable\": true}"))) return;
     CHECK_EQ_INT(test_mask(env, 0, "step"), 1);
     CHECK_EQ_INT(test_mask(env, 1, "step"), 1);
     polis_env_destroy(env);

@@ -94,8 +94,7 @@ static void test_bad_input(void)
     CHECK_EQ_STR(err.message, "polis_vec_create_file: out is NULL");
     CHECK_EQ_INT(polis_vec_create_json(NULL, 0, NULL, 1, 1, &v, &err), POLIS_ERR_INVALID);
     CHECK_EQ_STR(err.message, "polis_vec_create_json: json is NULL");
-    CHECK_EQ_INT(polis_vec_create_file("/nonexistent/x.json", NULL, 1, 1, &v, &err),
-                 POLIS_ERR_IO);
+    CHECK_EQ_INT(polis_vec_create_file("/nonexistent/x.json", NULL, 1, 1, &v, &err), POLIS_ERR_IO);
     CHECK_EQ_STR(err.message, "cannot read /nonexistent/x.json: No such file or directory");
 
     /* A creation error names the env and keeps the env's message. */
@@ -402,8 +401,7 @@ static void test_step_failure(void)
             for (int t = 0; t < 3; t++) {
                 if (polis_env_step(lone) != POLIS_OK) {
                     expect_k = k;
-                    snprintf(expect_msg, sizeof expect_msg, "env %d: %s", k,
-                             polis_env_error(lone));
+                    snprintf(expect_msg, sizeof expect_msg, "env %d: %s", k, polis_env_error(lone));
                     break;
                 }
             }
@@ -462,18 +460,16 @@ static void test_step_failure(void)
 static void test_episode_stats(void)
 {
     enum { M = 5, A = 2, ROWS = M * A, STEPS = 60 };
-    const char *json =
-        "{\"agents\": 2, \"max_steps\": 6, \"grid\": {\"width\": 6, \"height\": 6},"
-        " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
-        " \"scripts\": [{\"path\": \"vec_episodes.lua\"}]}";
+    const char *json = "{\"agents\": 2, \"max_steps\": 6, \"grid\": {\"width\": 6, \"height\": 6},"
+                       " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
+                       " \"scripts\": [{\"path\": \"vec_episodes.lua\"}]}";
     double first_sum = 0;
     for (int32_t threads = 1; threads <= 3; threads++) {
         polis_options o = test_options(NULL, NULL);
         o.base_dir = VEC_DIR;
         polis_vec *v = NULL;
         polis_error err;
-        CHECK_EQ_INT(polis_vec_create_json(json, strlen(json), &o, M, threads, &v, &err),
-                     POLIS_OK);
+        CHECK_EQ_INT(polis_vec_create_json(json, strlen(json), &o, M, threads, &v, &err), POLIS_OK);
         if (!v) continue;
         const polis_io *io = polis_vec_io(v);
         const uint8_t *ar = polis_vec_autoreset(v);

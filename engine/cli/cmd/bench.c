@@ -50,11 +50,12 @@ static const cli_use USES[] = {
     {.id = CLI_OPT_STEPS, .help = "timed vec steps per repetition (default 2000)", .def = "2000"},
     {.id = CLI_OPT_ENVS, .def = "1"},
     {.id = CLI_OPT_THREADS, .help = "threads stepping them, 1 to M (default 1)", .def = "1"},
-    {.id = CLI_OPT_POLICY, .help =
-     "random: uniform over each agent's legal actions (default);\n"
-     "physical: the same without the excluded actions, by default\n"
-     "those of the social plugin (--exclude-actions @social)",
-     .metavar = "random|physical", .choices = BENCH_POLICIES},
+    {.id = CLI_OPT_POLICY,
+     .help = "random: uniform over each agent's legal actions (default);\n"
+             "physical: the same without the excluded actions, by default\n"
+             "those of the social plugin (--exclude-actions @social)",
+     .metavar = "random|physical",
+     .choices = BENCH_POLICIES},
     {.id = CLI_OPT_EXCLUDE_ACTIONS},
     {.id = CLI_OPT_NO_OBS},
     {.id = CLI_OPT_COMPACT},
@@ -241,7 +242,10 @@ static void print_text(const bench_args *b, const bench_result *r)
            r->threads == 1 ? "" : "s", b->physical ? "physical" : "random");
     if (r->excluded) printf(" (%d of %d actions excluded)", r->excluded, r->n_actions);
     printf(", observations %s, seed %" PRIu64 "\n",
-           b->no_obs ? "off" : b->compact ? "on (compact)" : "on", r->seed);
+           b->no_obs    ? "off"
+           : b->compact ? "on (compact)"
+                        : "on",
+           r->seed);
     printf("timed: %" PRId64 " repetition%s x %" PRId64 " steps after %" PRId64
            " warm-up steps; %" PRId64 " auto-reset%s\n",
            b->repeat, b->repeat == 1 ? "" : "s", b->steps, b->warmup, r->autoresets,
@@ -283,39 +287,39 @@ static bool print_json(const bench_args *b, const bench_result *r)
     char seed[32];
     snprintf(seed, sizeof seed, "%" PRIu64, r->seed);
     size_t per_step = r->obs_size * (size_t)r->agents * (size_t)r->envs;
-    bool ok = o && cJSON_AddStringToObject(o, "scenario", r->name) &&
-              cJSON_AddStringToObject(o, "file", b->scenario) &&
-              cJSON_AddNumberToObject(o, "agents", r->agents) &&
-              cJSON_AddNumberToObject(o, "envs", r->envs) &&
-              cJSON_AddNumberToObject(o, "threads", r->threads) &&
-              cJSON_AddStringToObject(o, "policy", b->physical ? "physical" : "random") &&
-              cJSON_AddNumberToObject(o, "actions", r->n_actions) &&
-              cJSON_AddNumberToObject(o, "excluded_actions", r->excluded) &&
-              cJSON_AddBoolToObject(o, "observations", !b->no_obs) &&
-              cJSON_AddRawToObject(o, "seed", seed) &&
-              cJSON_AddNumberToObject(o, "steps", (double)b->steps) &&
-              cJSON_AddNumberToObject(o, "repeat", (double)b->repeat) &&
-              cJSON_AddNumberToObject(o, "warmup", (double)b->warmup) &&
-              cJSON_AddNumberToObject(o, "autoresets", (double)r->autoresets) &&
-              add_stat(o, "env_steps_per_s", r->env_rate) &&
-              add_stat(o, "agent_steps_per_s", r->agent_rate) &&
-              add_stat(o, "ns_per_agent_step", r->ns) &&
-              cJSON_AddNumberToObject(o, "obs_bytes_per_agent_step", (double)r->obs_size) &&
-              cJSON_AddNumberToObject(o, "obs_bytes_per_step", (double)per_step) &&
-              cJSON_AddBoolToObject(o, "compact", b->compact) &&
-              (b->no_obs ? cJSON_AddNullToObject(o, "obs_write_bytes_per_s") != NULL
-                         : add_stat(o, "obs_write_bytes_per_s", r->obs_rate)) &&
-              cJSON_AddNumberToObject(o, "memset_same_bytes_per_s", r->memset_same) &&
-              cJSON_AddNumberToObject(o, "memset_64mib_bytes_per_s", r->memset_big) &&
-              cJSON_AddNumberToObject(o, "policy_ns_per_agent_step", r->policy_ns) &&
-              cJSON_AddNumberToObject(o, "agent_steps_per_s_with_policy", r->loop_agent_rate) &&
-              add_stat(o, "env_steps_per_cpu_s", r->cpu_env_rate) &&
-              add_stat(o, "agent_steps_per_cpu_s", r->cpu_agent_rate) &&
-              cJSON_AddNumberToObject(o, "policy_cpu_ns_per_agent_step", r->policy_cpu_ns) &&
-              cJSON_AddNumberToObject(o, "agent_steps_per_cpu_s_with_policy",
-                                      r->loop_cpu_agent_rate) &&
-              cJSON_AddNumberToObject(o, "cpu_s_per_wall_s", r->cpu_per_wall) &&
-              cJSON_AddNumberToObject(o, "peak_rss_mib", r->rss_mib);
+    bool ok =
+        o && cJSON_AddStringToObject(o, "scenario", r->name) &&
+        cJSON_AddStringToObject(o, "file", b->scenario) &&
+        cJSON_AddNumberToObject(o, "agents", r->agents) &&
+        cJSON_AddNumberToObject(o, "envs", r->envs) &&
+        cJSON_AddNumberToObject(o, "threads", r->threads) &&
+        cJSON_AddStringToObject(o, "policy", b->physical ? "physical" : "random") &&
+        cJSON_AddNumberToObject(o, "actions", r->n_actions) &&
+        cJSON_AddNumberToObject(o, "excluded_actions", r->excluded) &&
+        cJSON_AddBoolToObject(o, "observations", !b->no_obs) &&
+        cJSON_AddRawToObject(o, "seed", seed) &&
+        cJSON_AddNumberToObject(o, "steps", (double)b->steps) &&
+        cJSON_AddNumberToObject(o, "repeat", (double)b->repeat) &&
+        cJSON_AddNumberToObject(o, "warmup", (double)b->warmup) &&
+        cJSON_AddNumberToObject(o, "autoresets", (double)r->autoresets) &&
+        add_stat(o, "env_steps_per_s", r->env_rate) &&
+        add_stat(o, "agent_steps_per_s", r->agent_rate) &&
+        add_stat(o, "ns_per_agent_step", r->ns) &&
+        cJSON_AddNumberToObject(o, "obs_bytes_per_agent_step", (double)r->obs_size) &&
+        cJSON_AddNumberToObject(o, "obs_bytes_per_step", (double)per_step) &&
+        cJSON_AddBoolToObject(o, "compact", b->compact) &&
+        (b->no_obs ? cJSON_AddNullToObject(o, "obs_write_bytes_per_s") != NULL
+                   : add_stat(o, "obs_write_bytes_per_s", r->obs_rate)) &&
+        cJSON_AddNumberToObject(o, "memset_same_bytes_per_s", r->memset_same) &&
+        cJSON_AddNumberToObject(o, "memset_64mib_bytes_per_s", r->memset_big) &&
+        cJSON_AddNumberToObject(o, "policy_ns_per_agent_step", r->policy_ns) &&
+        cJSON_AddNumberToObject(o, "agent_steps_per_s_with_policy", r->loop_agent_rate) &&
+        add_stat(o, "env_steps_per_cpu_s", r->cpu_env_rate) &&
+        add_stat(o, "agent_steps_per_cpu_s", r->cpu_agent_rate) &&
+        cJSON_AddNumberToObject(o, "policy_cpu_ns_per_agent_step", r->policy_cpu_ns) &&
+        cJSON_AddNumberToObject(o, "agent_steps_per_cpu_s_with_policy", r->loop_cpu_agent_rate) &&
+        cJSON_AddNumberToObject(o, "cpu_s_per_wall_s", r->cpu_per_wall) &&
+        cJSON_AddNumberToObject(o, "peak_rss_mib", r->rss_mib);
     char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
     if (text) puts(text);
     cJSON_free(text);
@@ -482,7 +486,8 @@ static int bench_main(cli_args *a)
         .warmup = cli_num(a, CLI_OPT_WARMUP),
         .envs = (int32_t)cli_num(a, CLI_OPT_ENVS),
         .threads = (int32_t)cli_num(a, CLI_OPT_THREADS),
-        .physical = cli_has(a, CLI_OPT_POLICY) && strcmp(cli_text(a, CLI_OPT_POLICY), "physical") == 0,
+        .physical =
+            cli_has(a, CLI_OPT_POLICY) && strcmp(cli_text(a, CLI_OPT_POLICY), "physical") == 0,
         .exclude = cli_text(a, CLI_OPT_EXCLUDE_ACTIONS),
         .no_obs = cli_has(a, CLI_OPT_NO_OBS),
         .compact = cli_has(a, CLI_OPT_COMPACT),
@@ -491,8 +496,7 @@ static int bench_main(cli_args *a)
         .json = cli_has(a, CLI_OPT_JSON),
     };
     if (b.threads > b.envs)
-        return cli_usage(a->name,
-                         "--threads %d is more than --envs %d (a thread steps whole envs)",
+        return cli_usage(a->name, "--threads %d is more than --envs %d (a thread steps whole envs)",
                          b.threads, b.envs);
     if (!(b.scenario = cli_scenario(a->name, a->pos[0]))) return EXIT_ENV;
     return run_bench(&b);
@@ -502,13 +506,14 @@ const cli_command CLI_CMD_BENCH = {
     .name = "bench",
     CLI_SCENARIO_AND(USES),
     .summary = "measure steps per second (vectorised envs, threads)",
-    .about = "Measures how fast SCENARIO steps: M envs stepped together as one vectorised env\n"
-             "(polis_vec) by T threads, each agent taking a random legal action from its mask. Prints\n"
-             "env steps/s, agent-steps/s, the same per CPU-second of the process (the policy's CPU\n"
-             "time, measured apart, subtracted), ns per agent-step, observation bytes per step and the\n"
-             "rate they are written at (beside a plain memset of as many bytes), the policy's own cost\n"
-             "and the peak memory. Only the env steps are timed; warm-up steps are not; each\n"
-             "repetition is timed alone and the median, minimum and maximum are shown. On a machine\n"
-             "shared with other work, quote the rates per CPU-second.\n",
+    .about =
+        "Measures how fast SCENARIO steps: M envs stepped together as one vectorised env\n"
+        "(polis_vec) by T threads, each agent taking a random legal action from its mask. Prints\n"
+        "env steps/s, agent-steps/s, the same per CPU-second of the process (the policy's CPU\n"
+        "time, measured apart, subtracted), ns per agent-step, observation bytes per step and the\n"
+        "rate they are written at (beside a plain memset of as many bytes), the policy's own cost\n"
+        "and the peak memory. Only the env steps are timed; warm-up steps are not; each\n"
+        "repetition is timed alone and the median, minimum and maximum are shown. On a machine\n"
+        "shared with other work, quote the rates per CPU-second.\n",
     .run = bench_main,
 };

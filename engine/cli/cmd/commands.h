@@ -43,8 +43,8 @@ int cli_serve_main(int argc, char **argv);
 int cli_llm_main(int argc, char **argv);
 
 /* The options `polis run` and `polis record` share (run.c). */
-#define CLI_RUN_OPTIONS                                                                        \
-    {.id = CLI_OPT_SEED}, {.id = CLI_OPT_STEPS}, {.id = CLI_OPT_EPISODES, .def = "1"},         \
+#define CLI_RUN_OPTIONS                                                                            \
+    {.id = CLI_OPT_SEED}, {.id = CLI_OPT_STEPS}, {.id = CLI_OPT_EPISODES, .def = "1"},             \
         {.id = CLI_OPT_POLICY}, {.id = CLI_OPT_QUIET}, {.id = CLI_OPT_JSON}, CLI_SCENARIO_OPTIONS
 
 /* `polis run` and `polis record`: episodes played by a built-in policy (run.c). */

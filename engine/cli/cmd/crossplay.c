@@ -61,8 +61,7 @@ static int parse_focal_seats(polis_env *env, const char *list, bool *focal)
         int32_t id = cli_agent_find(env, item);
         if (id >= 0) {
             focal[id] = true;
-        } else if (dash && dash != item &&
-                   (*dash = '\0', cli_parse_int(item, 0, n - 1, &lo)) &&
+        } else if (dash && dash != item && (*dash = '\0', cli_parse_int(item, 0, n - 1, &lo)) &&
                    cli_parse_int(dash + 1, 0, n - 1, &hi) && lo <= hi) {
             for (int64_t k = lo; k <= hi; k++) focal[k] = true;
         } else if (!dash && cli_parse_int(item, 0, n - 1, &lo)) {
@@ -96,7 +95,7 @@ int cli_policy_timeout_ms(const cli_args *a)
 
 /* One cell: its players, per-episode figures and metrics. */
 typedef struct cell {
-    const char *focal, *background; /* as given */
+    const char *focal, *background;   /* as given */
     double *focal_pc, *background_pc; /* [episodes] */
     char **players;                   /* [episodes][n agents]: who played each seat */
     cli_table metrics;
@@ -136,9 +135,11 @@ static char *json_doc(polis_env *env, const char *file, const cell *cells, int n
     for (int32_t a = 0; fs && a < polis_env_n_agents(env); a++)
         if (focal[a]) cJSON_AddItemToArray(fs, cJSON_CreateString(polis_env_agent_name(env, a)));
     cJSON *fl = cJSON_AddArrayToObject(o, "focal");
-    for (int i = 0; fl && i < nf; i++) cJSON_AddItemToArray(fl, cJSON_CreateString(cells[i * nb].focal));
+    for (int i = 0; fl && i < nf; i++)
+        cJSON_AddItemToArray(fl, cJSON_CreateString(cells[i * nb].focal));
     cJSON *bl = cJSON_AddArrayToObject(o, "background");
-    for (int j = 0; bl && j < nb; j++) cJSON_AddItemToArray(bl, cJSON_CreateString(cells[j].background));
+    for (int j = 0; bl && j < nb; j++)
+        cJSON_AddItemToArray(bl, cJSON_CreateString(cells[j].background));
     cJSON *arr = cJSON_AddArrayToObject(o, "cells");
     for (int k = 0; arr && k < nf * nb; k++) {
         const cell *c = &cells[k];
@@ -164,8 +165,8 @@ static char *json_doc(polis_env *env, const char *file, const cell *cells, int n
                 cJSON_AddNullToObject(eo, "background_per_capita");
             cJSON *pl = cJSON_AddArrayToObject(eo, "players");
             for (int32_t a = 0; pl && a < n; a++)
-                cJSON_AddItemToArray(pl, cJSON_CreateString(c->players[e * n + a]
-                                                                 ? c->players[e * n + a] : ""));
+                cJSON_AddItemToArray(
+                    pl, cJSON_CreateString(c->players[e * n + a] ? c->players[e * n + a] : ""));
         }
         cJSON *m = cJSON_AddObjectToObject(co, "metrics");
         for (int32_t i = 0; m && i < c->metrics.n_keys; i++) {
@@ -221,8 +222,8 @@ int cli_crossplay_main(cli_args *args)
     const char *json = cli_text(args, CLI_OPT_JSON_FILE);
     bool to_stdout = json && strcmp(json, "-") == 0;
     bool oom = false;
-    char *overrides = cli_eval_overrides(scenario, args->overrides.obj,
-                                         !cli_has(args, CLI_OPT_NO_METRICS), &oom);
+    char *overrides =
+        cli_eval_overrides(scenario, args->overrides.obj, !cli_has(args, CLI_OPT_NO_METRICS), &oom);
     if (oom) {
         fprintf(stderr, "polis: out of memory\n");
         return EXIT_ENV;
@@ -249,8 +250,8 @@ int cli_crossplay_main(cli_args *args)
     const char *seats_text = cli_text(args, CLI_OPT_FOCAL_SEATS);
     if ((rc = parse_focal_seats(env, seats_text ? seats_text : "0", focal))) goto out;
     bool has_metrics = cli_has_metrics(env);
-    uint64_t seed0 = cli_has(args, CLI_OPT_SEED) ? args->v[CLI_OPT_SEED].u64
-                                                 : polis_env_default_seed(env);
+    uint64_t seed0 =
+        cli_has(args, CLI_OPT_SEED) ? args->v[CLI_OPT_SEED].u64 : polis_env_default_seed(env);
     int32_t n_focal = 0;
     for (int32_t a = 0; a < n; a++) n_focal += focal[a];
     for (int i = 0; i < nf && !rc; i++) {
@@ -293,26 +294,29 @@ int cli_crossplay_main(cli_args *args)
             }
             for (int64_t ep = 0; ep < episodes; ep++) {
                 cli_episode e;
-                bool played = cli_play_episode_by(env, &actor, seed0 + (uint64_t)ep, steps,
-                                                  has_metrics, false, returns, NULL, &e, err,
-                                                  sizeof err);
+                bool played =
+                    cli_play_episode_by(env, &actor, seed0 + (uint64_t)ep, steps, has_metrics,
+                                        false, returns, NULL, &e, err, sizeof err);
                 /* what the seats' processes report of the episode (an LLM's tokens, cost) */
                 if (played && !cli_seats_end(seats, e.metrics, err, sizeof err)) {
                     cli_episode_free(&e);
                     played = false;
                 }
                 if (!played) {
-                    fprintf(stderr, "polis: eval: focal %s, background %s, episode %" PRId64
-                            " (seed %" PRIu64 "): %s\n", c->focal, c->background, ep + 1,
-                            seed0 + (uint64_t)ep, err);
+                    fprintf(stderr,
+                            "polis: eval: focal %s, background %s, episode %" PRId64
+                            " (seed %" PRIu64 "): %s\n",
+                            c->focal, c->background, ep + 1, seed0 + (uint64_t)ep, err);
                     rc = EXIT_ENV;
                     break;
                 }
                 double fs = 0, bs = 0;
                 for (int32_t a = 0; a < n; a++) {
                     c->players[ep * n + a] = strdup(cli_seats_player(seats, a));
-                    if (focal[a]) fs += returns[a];
-                    else bs += returns[a];
+                    if (focal[a])
+                        fs += returns[a];
+                    else
+                        bs += returns[a];
                 }
                 c->focal_pc[ep] = fs / n_focal;
                 c->background_pc[ep] = n - n_focal ? bs / (n - n_focal) : NAN;
@@ -379,7 +383,8 @@ int cli_crossplay_main(cli_args *args)
         bool written = f && fputs(doc, f) >= 0 && fputc('\n', f) != EOF;
         if (f && !to_stdout && fclose(f) != 0) written = false;
         if (!written) {
-            fprintf(stderr, "polis: cannot write %s: %s\n", json, doc ? strerror(errno) : "out of memory");
+            fprintf(stderr, "polis: cannot write %s: %s\n", json,
+                    doc ? strerror(errno) : "out of memory");
             rc = EXIT_ENV;
         }
         cJSON_free(doc);

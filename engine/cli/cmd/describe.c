@@ -92,7 +92,8 @@ static bool table_done(table *t, const char *indent)
     return ok;
 }
 
-/* ---- members as text -------------------------------------------------------------------------- */
+/* ---- members as text --------------------------------------------------------------------------
+ */
 
 static const char *jstr(const cJSON *obj, const char *key)
 {
@@ -137,8 +138,10 @@ static void append(char *buf, size_t cap, size_t *used, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(buf + *used, cap - *used, fmt, ap);
     va_end(ap);
-    if (n > 0 && (size_t)n < cap - *used) *used += (size_t)n;
-    else buf[*used] = '\0';
+    if (n > 0 && (size_t)n < cap - *used)
+        *used += (size_t)n;
+    else
+        buf[*used] = '\0';
 }
 
 static void heading(const char *title, int count)
@@ -359,9 +362,9 @@ static bool print_plugins(const cJSON *d)
 static bool print_observation(const cJSON *d)
 {
     static const column cols[] = {
-        {"name", "name", NULL},        {"dtype", NULL, cell_dtype}, {"shape", NULL, cell_shape},
-        {"offset", "#offset", NULL},   {"bytes", "#nbytes", NULL},        {"range", NULL, cell_range},
-        {"owner", "owner", NULL},      {"doc", "doc", NULL},
+        {"name", "name", NULL},      {"dtype", NULL, cell_dtype}, {"shape", NULL, cell_shape},
+        {"offset", "#offset", NULL}, {"bytes", "#nbytes", NULL},  {"range", NULL, cell_range},
+        {"owner", "owner", NULL},    {"doc", "doc", NULL},
     };
     const cJSON *obs = cJSON_GetObjectItemCaseSensitive(d, "observation");
     const cJSON *fields = cJSON_GetObjectItemCaseSensitive(obs, "fields");
@@ -404,23 +407,59 @@ static const section SECTIONS[] = {
     {.print = print_agents},
     {.print = print_grid},
     {.print = print_plugins},
-    {.title = "actions", .key = "actions", .always = true, .cols = {{"id", "#id", NULL}, {"name", "name", NULL}, {"owner", "owner", NULL}, {"doc", "doc", NULL}}},
+    {.title = "actions",
+     .key = "actions",
+     .always = true,
+     .cols = {{"id", "#id", NULL},
+              {"name", "name", NULL},
+              {"owner", "owner", NULL},
+              {"doc", "doc", NULL}}},
     {.print = print_observation},
-    {.title = "reward functions", .key = "rewards", .always = false, .cols = {{"name", "name", NULL}, {"weight", "#weight", NULL}, {"owner", "owner", NULL}}},
-    {.title = "reward transforms", .key = "reward_transforms", .always = false, .cols =
-     {{"name", "name", NULL}, {"priority", "#priority", NULL}, {"owner", "owner", NULL}}},
-    {.title = "event types", .key = "events", .always = false, .cols =
-     {{"id", "#id", NULL}, {"name", "name", NULL}, {"bytes", "#size", NULL}, {"owner", "owner", NULL},
-      {"fields (name:type@offset) / subscribers", NULL, cell_event}}},
+    {.title = "reward functions",
+     .key = "rewards",
+     .always = false,
+     .cols = {{"name", "name", NULL}, {"weight", "#weight", NULL}, {"owner", "owner", NULL}}},
+    {.title = "reward transforms",
+     .key = "reward_transforms",
+     .always = false,
+     .cols = {{"name", "name", NULL}, {"priority", "#priority", NULL}, {"owner", "owner", NULL}}},
+    {.title = "event types",
+     .key = "events",
+     .always = false,
+     .cols = {{"id", "#id", NULL},
+              {"name", "name", NULL},
+              {"bytes", "#size", NULL},
+              {"owner", "owner", NULL},
+              {"fields (name:type@offset) / subscribers", NULL, cell_event}}},
     {.print = print_hooks},
-    {.title = "components", .key = "components", .always = false, .cols =
-     {{"id", "#id", NULL}, {"name", "name", NULL}, {"bytes", "#elem_size", NULL}, {"owner", "owner", NULL}}},
-    {.title = "services", .key = "services", .always = false, .cols = {{"name", "name", NULL}, {"owner", "owner", NULL}}},
-    {.title = "exports", .key = "exports", .always = false, .cols = {{"name", "name", NULL}, {"signature", "signature", NULL}, {"doc", "doc", NULL}}},
-    {.title = "renderers", .key = "renderers", .always = false, .cols = {{"format", "format", NULL}, {"owner", "owner", NULL}}},
+    {.title = "components",
+     .key = "components",
+     .always = false,
+     .cols = {{"id", "#id", NULL},
+              {"name", "name", NULL},
+              {"bytes", "#elem_size", NULL},
+              {"owner", "owner", NULL}}},
+    {.title = "services",
+     .key = "services",
+     .always = false,
+     .cols = {{"name", "name", NULL}, {"owner", "owner", NULL}}},
+    {.title = "exports",
+     .key = "exports",
+     .always = false,
+     .cols = {{"name", "name", NULL}, {"signature", "signature", NULL}, {"doc", "doc", NULL}}},
+    {.title = "renderers",
+     .key = "renderers",
+     .always = false,
+     .cols = {{"format", "format", NULL}, {"owner", "owner", NULL}}},
     {.print = print_parsers},
-    {.title = "policies", .key = "policies", .always = false, .cols = {{"name", "name", NULL}, {"owner", "owner", NULL}}},
-    {.title = "macros", .key = "macros", .always = false, .cols = {{"usage", "usage", NULL}, {"owner", "owner", NULL}, {"doc", "doc", NULL}}},
+    {.title = "policies",
+     .key = "policies",
+     .always = false,
+     .cols = {{"name", "name", NULL}, {"owner", "owner", NULL}}},
+    {.title = "macros",
+     .key = "macros",
+     .always = false,
+     .cols = {{"usage", "usage", NULL}, {"owner", "owner", NULL}, {"doc", "doc", NULL}}},
 };
 
 static bool describe_text(const cJSON *d)
@@ -439,7 +478,8 @@ static bool describe_text(const cJSON *d)
     return ok;
 }
 
-/* ---- the command ------------------------------------------------------------------------------ */
+/* ---- the command ------------------------------------------------------------------------------
+ */
 
 static const cli_use USES[] = {
     {.id = CLI_OPT_JSON, .help = "print the JSON document of polis_env_describe_json()"},
@@ -475,9 +515,10 @@ const cli_command CLI_CMD_DESCRIBE = {
     .name = "describe",
     CLI_SCENARIO_AND(USES),
     .summary = "list everything the scenario registers",
-    .about = "Lists what SCENARIO registers: plugins and scripts with their parameters, actions, the\n"
-             "observation layout, reward functions and transforms, event types, hooks per phase,\n"
-             "components, services, exports, renderers, action parsers, policies and\n"
-             "macros (plan commands).\n",
+    .about =
+        "Lists what SCENARIO registers: plugins and scripts with their parameters, actions, the\n"
+        "observation layout, reward functions and transforms, event types, hooks per phase,\n"
+        "components, services, exports, renderers, action parsers, policies and\n"
+        "macros (plan commands).\n",
     .run = describe_main,
 };

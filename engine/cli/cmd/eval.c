@@ -7,8 +7,8 @@
  * scenario lacks it (--no-metrics leaves the scenario as it is).
  *
  * Actions come from polis_env_policy_act: the kernel's "random", "noop" and "uniform" or any
- * policy the scenario registers (society's "greedy", a mini-game's "scripted"). Like the rest of the
- * CLI it uses only the public API (polis.h).
+ * policy the scenario registers (society's "greedy", a mini-game's "scripted"). Like the rest of
+ * the CLI it uses only the public API (polis.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,16 +35,19 @@ static int eval_main(cli_args *a);
 
 static const cli_use USES[] = {
     {.id = CLI_OPT_EPISODES, .help = "episodes (default 10)", .def = "10", .lo = 1, .hi = 1000000},
-    {.id = CLI_OPT_POLICY, .help = "random (default: uniform over the legal actions), noop,\n"
-                     "uniform (over all actions, ignoring the mask), or a policy\n"
-                     "the scenario registers (polis describe lists them, e.g.\n"
-                     "greedy)",
+    {.id = CLI_OPT_POLICY,
+     .help = "random (default: uniform over the legal actions), noop,\n"
+             "uniform (over all actions, ignoring the mask), or a policy\n"
+             "the scenario registers (polis describe lists them, e.g.\n"
+             "greedy)",
      .def = "random"},
-    {.id = CLI_OPT_SEED, .help = "seed of the first episode (default: the scenario's \"seed\")",
+    {.id = CLI_OPT_SEED,
+     .help = "seed of the first episode (default: the scenario's \"seed\")",
      .metavar = "S"},
     {.id = CLI_OPT_STEPS},
-    {.id = CLI_OPT_JSON_FILE, .help = "also write every episode's metrics and the summary as JSON to\n"
-                        "FILE ('-': stdout, instead of the table)"},
+    {.id = CLI_OPT_JSON_FILE,
+     .help = "also write every episode's metrics and the summary as JSON to\n"
+             "FILE ('-': stdout, instead of the table)"},
     {.id = CLI_OPT_NO_METRICS},
     {.id = CLI_OPT_QUIET, .help = "no progress bar"},
     {.id = CLI_OPT_SET},
@@ -52,14 +55,17 @@ static const cli_use USES[] = {
     {.id = CLI_OPT_RECORD},
     {.id = CLI_OPT_KEYFRAME_EVERY, .needs = CLI_BIT(CLI_OPT_RECORD)},
     {.id = CLI_OPT_PLUGIN_PATH},
-    {.id = CLI_OPT_SEAT, .help = "who plays AGENT (repeatable): a policy, py:SPEC (a checkpoint\n"
-                                 "or Python policy, docs/policies.md), cmd:PROGRAM [ARGS] (a\n"
-                                 "program speaking the seat protocol) or pop:FILE (a\n"
-                                 "population); the other seats play --policy",
+    {.id = CLI_OPT_SEAT,
+     .help = "who plays AGENT (repeatable): a policy, py:SPEC (a checkpoint\n"
+             "or Python policy, docs/policies.md), cmd:PROGRAM [ARGS] (a\n"
+             "program speaking the seat protocol) or pop:FILE (a\n"
+             "population); the other seats play --policy",
      .check = cli_check_seat},
-    {.id = CLI_OPT_FOCAL, .excludes = CLI_BIT(CLI_OPT_SEAT) | CLI_BIT(CLI_OPT_RECORD),
+    {.id = CLI_OPT_FOCAL,
+     .excludes = CLI_BIT(CLI_OPT_SEAT) | CLI_BIT(CLI_OPT_RECORD),
      .why = "(held-out evaluation fills every seat from --focal and --background)"},
-    {.id = CLI_OPT_BACKGROUND, .excludes = CLI_BIT(CLI_OPT_SEAT) | CLI_BIT(CLI_OPT_RECORD),
+    {.id = CLI_OPT_BACKGROUND,
+     .excludes = CLI_BIT(CLI_OPT_SEAT) | CLI_BIT(CLI_OPT_RECORD),
      .why = "(held-out evaluation fills every seat from --focal and --background)"},
     {.id = CLI_OPT_FOCAL_SEATS, .needs = CLI_BIT(CLI_OPT_FOCAL) | CLI_BIT(CLI_OPT_BACKGROUND)},
     {.id = CLI_OPT_POLICY_TIMEOUT},
@@ -69,20 +75,21 @@ const cli_command CLI_CMD_EVAL = {
     .name = "eval",
     CLI_SCENARIO_AND(USES),
     .summary = "evaluate a policy: metrics over N episodes (mean and std)",
-    .about = "Plays N episodes of SCENARIO with a policy and prints, for every metric of the\n"
-             "metrics plugin (individual reward, fairness, the oracle and the normalised reward,\n"
-             "completion rate per recipe, degrees, split ratio; plugins/metrics/README.md), its mean\n"
-             "and standard deviation over the episodes and in how many episodes it was defined.\n"
-             "On a game with an oracle, first comes the paper's normalised reward,\n"
-             "total_reward_normalised: the sum of all agents' returns over the oracle\n"
-             "(mean_reward_normalised is the mean per agent). Episode k uses seed S+k-1. A\n"
-             "progress bar is shown when stdout is a terminal.\n"
-             "\n"
-             "--seat gives single seats to other players: trained checkpoints (py:FILE.pt),\n"
-             "programs, populations. --focal and --background evaluate held out: the focal\n"
-             "seats (--focal-seats) played by each --focal player, the others by each\n"
-             "--background population, reporting the focal and background per-capita returns;\n"
-             "several of either make a cross-play matrix (docs/policies.md).\n",
+    .about =
+        "Plays N episodes of SCENARIO with a policy and prints, for every metric of the\n"
+        "metrics plugin (individual reward, fairness, the oracle and the normalised reward,\n"
+        "completion rate per recipe, degrees, split ratio; plugins/metrics/README.md), its mean\n"
+        "and standard deviation over the episodes and in how many episodes it was defined.\n"
+        "On a game with an oracle, first comes the paper's normalised reward,\n"
+        "total_reward_normalised: the sum of all agents' returns over the oracle\n"
+        "(mean_reward_normalised is the mean per agent). Episode k uses seed S+k-1. A\n"
+        "progress bar is shown when stdout is a terminal.\n"
+        "\n"
+        "--seat gives single seats to other players: trained checkpoints (py:FILE.pt),\n"
+        "programs, populations. --focal and --background evaluate held out: the focal\n"
+        "seats (--focal-seats) played by each --focal player, the others by each\n"
+        "--background population, reporting the focal and background per-capita returns;\n"
+        "several of either make a cross-play matrix (docs/policies.md).\n",
     .run = eval_main,
 };
 
@@ -121,8 +128,8 @@ static bool has_oracle(const cli_table *t)
     return false;
 }
 
-static void print_table(const cli_table *t, const char *scenario, const char *policy, uint64_t seed0,
-                        int64_t total_steps)
+static void print_table(const cli_table *t, const char *scenario, const char *policy,
+                        uint64_t seed0, int64_t total_steps)
 {
     printf("%s: %" PRId64 " episode%s, policy %s, seeds %" PRIu64 "..%" PRIu64 ", %" PRId64
            " steps\n",
@@ -226,7 +233,8 @@ static void seats_label(polis_env *env, const cli_seats *seats, const char *poli
     size_t len = (size_t)snprintf(buf, cap, "%s", policy);
     for (int32_t i = 0; seats && i < polis_env_n_agents(env) && len < cap; i++)
         if (strcmp(cli_seats_assigned(seats, i), policy) != 0)
-            len += (size_t)snprintf(buf + len, cap - len, "%s%s: %s", len == strlen(policy) ? "; " : ", ",
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s: %s",
+                                    len == strlen(policy) ? "; " : ", ",
                                     polis_env_agent_name(env, i), cli_seats_assigned(seats, i));
 }
 
@@ -317,7 +325,8 @@ static int eval_main(cli_args *args)
     /* every episode into one recording, each end line with the episode's metrics */
     polis_recorder *rec = NULL;
     if (a.record) {
-        char *pol_text = seats ? cli_seats_policies_json(seats) : cli_record_policies(env, a.policy);
+        char *pol_text =
+            seats ? cli_seats_policies_json(seats) : cli_record_policies(env, a.policy);
         uint64_t first = a.has_seed ? a.seed : polis_env_default_seed(env);
         if (pol_text)
             rec = cli_record_open(a.record, env, a.scenario, overrides, first, a.keyframe_every,
@@ -358,11 +367,11 @@ static int eval_main(cli_args *args)
     for (int64_t ep = 0; ep < a.episodes; ep++) {
         cli_episode e;
         char why[2048];
-        if (!(seats ? cli_play_episode_by(env, &by_seats, seed0 + (uint64_t)ep, a.steps,
-                                          has_metrics, raws != NULL, returns, rec, &e, why,
-                                          sizeof why)
-                    : cli_play_episode(env, policy, seed0 + (uint64_t)ep, a.steps, has_metrics,
-                                       raws != NULL, returns, rec, &e, why, sizeof why))) {
+        if (!(seats
+                  ? cli_play_episode_by(env, &by_seats, seed0 + (uint64_t)ep, a.steps, has_metrics,
+                                        raws != NULL, returns, rec, &e, why, sizeof why)
+                  : cli_play_episode(env, policy, seed0 + (uint64_t)ep, a.steps, has_metrics,
+                                     raws != NULL, returns, rec, &e, why, sizeof why))) {
             fprintf(stderr, "polis: %s\n", why);
             rc = EXIT_ENV;
             goto out;
@@ -391,8 +400,7 @@ static int eval_main(cli_args *args)
     seats_label(env, seats, a.policy, label, sizeof label);
     if (!to_stdout) print_table(&t, polis_env_name(env), label, seed0, total_steps);
     if (a.json) {
-        char *doc =
-            json_document(&t, raws, polis_env_name(env), a.scenario, label, seed0, a.steps);
+        char *doc = json_document(&t, raws, polis_env_name(env), a.scenario, label, seed0, a.steps);
         if (!doc) {
             fprintf(stderr, "polis: out of memory\n");
             rc = EXIT_ENV;

@@ -93,8 +93,10 @@ int cli_llm_main(int argc, char **argv)
     fflush(stdout);
     execvpe(py, args, envp);
     int e = errno;
-    fprintf(stderr, "polis: llm: cannot start %s: %s (set POLIS_PYTHON to a Python 3 that has "
-            "the polis SDK)\n", py, strerror(e));
+    fprintf(stderr,
+            "polis: llm: cannot start %s: %s (set POLIS_PYTHON to a Python 3 that has "
+            "the polis SDK)\n",
+            py, strerror(e));
     free(envp);
     free(args);
     return EXIT_ENV;

@@ -24,12 +24,10 @@ static int parse_main(cli_args *a)
         }
     }
     /* Parsers may read the world (the nearest tree, the agent's inventory): give them one. */
-    uint64_t seed =
-        cli_has(a, CLI_OPT_SEED) ? a->v[CLI_OPT_SEED].u64 : polis_env_default_seed(env);
+    uint64_t seed = cli_has(a, CLI_OPT_SEED) ? a->v[CLI_OPT_SEED].u64 : polis_env_default_seed(env);
     if (polis_env_reset(env, seed) != POLIS_OK) return cli_env_failure(env);
     int32_t id;
-    if (polis_env_parse_action(env, agent, a->pos[1], &id) != POLIS_OK)
-        return cli_env_failure(env);
+    if (polis_env_parse_action(env, agent, a->pos[1], &id) != POLIS_OK) return cli_env_failure(env);
     printf("%d %s\n", (int)id, polis_env_action_name(env, id));
     polis_env_destroy(env);
     return 0;
@@ -40,11 +38,12 @@ const cli_command CLI_CMD_PARSE = {
     .args = "SCENARIO ACTION",
     .summary = "turn a text or JSON action into an action id",
     .usage = "parse SCENARIO [options] ACTION",
-    .about = "Resets SCENARIO and turns ACTION, an agent's text or JSON action (\"move north\",\n"
-             "'{\"action\": \"move\", \"direction\": \"north\"}'), into an action id the way\n"
-             "polis_env_parse_action does: an exact action name first, then the registered parsers in\n"
-             "order. Prints \"<id> <name>\"; exits 1 with the reason when nothing accepts ACTION. The\n"
-             "action mask is not consulted. Put ACTION after -- if it starts with '-'.\n",
+    .about =
+        "Resets SCENARIO and turns ACTION, an agent's text or JSON action (\"move north\",\n"
+        "'{\"action\": \"move\", \"direction\": \"north\"}'), into an action id the way\n"
+        "polis_env_parse_action does: an exact action name first, then the registered parsers in\n"
+        "order. Prints \"<id> <name>\"; exits 1 with the reason when nothing accepts ACTION. The\n"
+        "action mask is not consulted. Put ACTION after -- if it starts with '-'.\n",
     CLI_USES(USES),
     .pos_name = {"SCENARIO", "ACTION"},
     .pos_what = {"a scenario .json file", "an action text, e.g. \"move north\""},

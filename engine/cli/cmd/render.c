@@ -17,16 +17,21 @@
 static const cli_use USES[] = {
     {.id = CLI_OPT_SEED, .help = "episode seed (default: the scenario's \"seed\")"},
     {.id = CLI_OPT_STEPS, .help = "steps to play before rendering (default 0: the reset state)"},
-    {.id = CLI_OPT_AGENT, .help = "only agent A (an id or an agent name; default: every agent, each\n"
-                    "under a \"== name ==\" heading, or one JSON object by name)"},
+    {.id = CLI_OPT_AGENT,
+     .help = "only agent A (an id or an agent name; default: every agent, each\n"
+             "under a \"== name ==\" heading, or one JSON object by name)"},
     {.id = CLI_OPT_FORMAT, .excludes = CLI_BIT(CLI_OPT_PNG)},
     {.id = CLI_OPT_POLICY, .help = "as for `polis run` (default random)"},
-    {.id = CLI_OPT_PNG, .help = "draw the map (with --agent: that agent's view) into a PNG file\n"
-                  "instead of printing (docs/recording.md, \"Pixels\")",
+    {.id = CLI_OPT_PNG,
+     .help = "draw the map (with --agent: that agent's view) into a PNG file\n"
+             "instead of printing (docs/recording.md, \"Pixels\")",
      .check = cli_check_png},
-    {.id = CLI_OPT_CELL, .help = "pixels per cell of --png (1 to 64, default 16)", .def = "16",
+    {.id = CLI_OPT_CELL,
+     .help = "pixels per cell of --png (1 to 64, default 16)",
+     .def = "16",
      .needs = CLI_BIT(CLI_OPT_PNG)},
-    {.id = CLI_OPT_GLYPHS, .help = "with --png: draw kinds with an ASCII glyph as that glyph",
+    {.id = CLI_OPT_GLYPHS,
+     .help = "with --png: draw kinds with an ASCII glyph as that glyph",
      .needs = CLI_BIT(CLI_OPT_PNG)},
     CLI_SCENARIO_OPTIONS,
 };
@@ -123,8 +128,7 @@ static int render_main(cli_args *a)
         polis_env_destroy(env);
         return rc;
     }
-    uint64_t seed =
-        cli_has(a, CLI_OPT_SEED) ? a->v[CLI_OPT_SEED].u64 : polis_env_default_seed(env);
+    uint64_t seed = cli_has(a, CLI_OPT_SEED) ? a->v[CLI_OPT_SEED].u64 : polis_env_default_seed(env);
     cli_play_policy_seed(&policy, seed);
     if (polis_env_reset(env, seed) != POLIS_OK) return cli_env_failure(env);
     int64_t played = 0;
@@ -145,9 +149,10 @@ const cli_command CLI_CMD_RENDER = {
     .name = "render",
     CLI_SCENARIO_AND(USES),
     .summary = "print agents' views (text or JSON) or draw a PNG after K steps",
-    .about = "Resets SCENARIO, plays K steps with a built-in policy, then prints what the registered\n"
-             "renderers make of the state: each agent's view, or one agent's. The policy and seeds are\n"
-             "those of `polis run`, so `render --seed N --steps K` shows the state that\n"
-             "`run --seed N --steps K` ends in (fewer steps if the episode ends first).\n",
+    .about =
+        "Resets SCENARIO, plays K steps with a built-in policy, then prints what the registered\n"
+        "renderers make of the state: each agent's view, or one agent's. The policy and seeds are\n"
+        "those of `polis run`, so `render --seed N --steps K` shows the state that\n"
+        "`run --seed N --steps K` ends in (fewer steps if the episode ends first).\n",
     .run = render_main,
 };

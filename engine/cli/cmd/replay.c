@@ -6,7 +6,8 @@
  * 40: agents[2].stats.wood: recorded 3, replayed 4"). Keyframes (the full scene and the
  * state hash), the end line's hash and metrics and the header's scenario hash are therefore
  * checked, and so is every step line in between; the clients' messages are re-derived
- * against the recorded actions (check_msgs). `--tick T --render FORMAT` stops at a moment and prints polis_env_render;
+ * against the recorded actions (check_msgs). `--tick T --render FORMAT` stops at a moment and
+ * prints polis_env_render;
  * `--tick T --png OUT` draws that moment with polis_pixels_draw into a PNG, and `--video
  * OUT` draws every tick of an episode into a video (frames.c: ffmpeg, or image files).
  *
@@ -137,8 +138,9 @@ static bool compare(const cJSON *a, const cJSON *b, char *path, size_t plen, dif
                 if (pass && o) continue; /* compared in the first pass */
                 int n = snprintf(path + plen, sizeof d->path - plen, "%s%s", plen ? "." : "",
                                  m->string);
-                size_t np = n < 0 ? plen : plen + (size_t)n >= sizeof d->path ? sizeof d->path - 1
-                                                                                : plen + (size_t)n;
+                size_t np = n < 0                                ? plen
+                            : plen + (size_t)n >= sizeof d->path ? sizeof d->path - 1
+                                                                 : plen + (size_t)n;
                 if (!compare(pass ? o : m, pass ? m : o, path, np, d, NULL)) return false;
                 path[plen] = '\0';
             }
@@ -150,8 +152,9 @@ static bool compare(const cJSON *a, const cJSON *b, char *path, size_t plen, dif
         const cJSON *x = a->child, *y = b->child;
         for (int i = 0; i < (na > nb ? na : nb); i++) {
             int n = snprintf(path + plen, sizeof d->path - plen, "[%d]", i);
-            size_t np = n < 0 ? plen : plen + (size_t)n >= sizeof d->path ? sizeof d->path - 1
-                                                                            : plen + (size_t)n;
+            size_t np = n < 0                                ? plen
+                        : plen + (size_t)n >= sizeof d->path ? sizeof d->path - 1
+                                                             : plen + (size_t)n;
             if (!compare(x, y, path, np, d, NULL)) return false;
             path[plen] = '\0';
             if (x) x = x->next;
@@ -229,7 +232,7 @@ typedef struct replay {
     produced out;
     cJSON *header;
     const cJSON *stats; /* header.stats */
-    int64_t episode;     /* the episode running, -1 before the first reset line */
+    int64_t episode;    /* the episode running, -1 before the first reset line */
     bool in_episode;
     int64_t steps;
     uint8_t *given; /* [n_agents] scratch of check_msgs: MSG_* */
@@ -324,9 +327,10 @@ static int untrust(replay *rp, cJSON *scenario, const cJSON *overrides)
     const cJSON *ov;
     cJSON_ArrayForEach(ov, overrides) {
         if (strstr(ov->string, "plugins") && (strstr(ov->string, "path") || names_a_path(ov)))
-            return fail(rp, "the header's overrides set a plugin's path (\"%.200s\"): a "
-                            "recording is data, and polis runs no code it names; replay with "
-                            "--trust to load it",
+            return fail(rp,
+                        "the header's overrides set a plugin's path (\"%.200s\"): a "
+                        "recording is data, and polis runs no code it names; replay with "
+                        "--trust to load it",
                         ov->string);
     }
     cJSON *plugins = cJSON_GetObjectItemCaseSensitive(scenario, "plugins");
@@ -434,8 +438,8 @@ static int start_env(replay *rp)
      * must hash to the recorded scenario_hash (FNV-1a 64 of its compact text). Not compared:
      * who wrote the file and where (the polis and ABI versions, the scenario's path and base
      * directory, the plugins' paths and versions, the policies and the source). */
-    static const char *const header_skip[] = {"polis", "abi", "scenario_path", "base_dir",
-                                              "plugins", "policies", "source", NULL};
+    static const char *const header_skip[] = {"polis",   "abi",      "scenario_path", "base_dir",
+                                              "plugins", "policies", "source",        NULL};
     return check_line(rp, h, "header", header_skip);
 }
 
@@ -477,7 +481,7 @@ static int frames_start(replay *rp)
 static int draw(replay *rp)
 {
     if (polis_pixels_draw(rp->env, rp->frame_agent, (int32_t)rp->a->cell, rp->rgb,
-                             (size_t)rp->w * (size_t)rp->h * 3, NULL, NULL)) {
+                          (size_t)rp->w * (size_t)rp->h * 3, NULL, NULL)) {
         fprintf(stderr, "polis: replay %s: tick %" PRId64 ": %s\n", rp->a->file,
                 polis_env_tick(rp->env), polis_env_error(rp->env));
         return EXIT_ENV;
@@ -508,15 +512,16 @@ static int video_frame(replay *rp)
     char err[4400];
     if (!rp->video_open) {
         bool fallback = false;
-        if (cli_video_open(&rp->video, rp->a->video, rp->w, rp->h, (int32_t)rp->a->fps,
-                           &fallback, err, sizeof err)) {
+        if (cli_video_open(&rp->video, rp->a->video, rp->w, rp->h, (int32_t)rp->a->fps, &fallback,
+                           err, sizeof err)) {
             fprintf(stderr, "polis: replay %s: %s\n", rp->a->file, err);
             return EXIT_ENV;
         }
         rp->video_open = true;
         if (fallback)
-            fprintf(stderr, "polis: replay: ffmpeg is not on PATH: writing the frames as "
-                            "images into %s/ instead of %s\n",
+            fprintf(stderr,
+                    "polis: replay: ffmpeg is not on PATH: writing the frames as "
+                    "images into %s/ instead of %s\n",
                     rp->video.dir, rp->a->video);
     }
     if ((rc = draw(rp))) return rc;
@@ -579,8 +584,9 @@ static int check_msgs(replay *rp, const cJSON *line, int64_t tick)
         const cJSON *kind = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "kind") : NULL;
         const cJSON *text = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "text") : NULL;
         if (!whole_in(ag, 0, n - 1) || !cJSON_IsString(kind) || !cJSON_IsString(text))
-            return fail(rp, "tick %" PRId64 ": msgs[%d]: not {\"agent\": 0..%d, \"kind\": "
-                            "string, \"text\": string}",
+            return fail(rp,
+                        "tick %" PRId64 ": msgs[%d]: not {\"agent\": 0..%d, \"kind\": "
+                        "string, \"text\": string}",
                         tick, k, (int)n - 1);
         int32_t a = (int32_t)ag->valuedouble, got = io->actions[a];
         if (strcmp(kind->valuestring, "action") == 0) {
@@ -601,8 +607,9 @@ static int check_msgs(replay *rp, const cJSON *line, int64_t tick)
                 else
                     snprintf(what, sizeof what, "which is action %d (%s)", (int)id,
                              action_name(rp, id));
-                return fail(rp, "tick %" PRId64 ": msgs[%d]: agent %d sent \"%.200s\", %s, but "
-                                "actions[%d] is %d (%s)",
+                return fail(rp,
+                            "tick %" PRId64 ": msgs[%d]: agent %d sent \"%.200s\", %s, but "
+                            "actions[%d] is %d (%s)",
                             tick, k, (int)a, text->valuestring, what, (int)a, (int)got,
                             action_name(rp, got));
             }
@@ -611,8 +618,9 @@ static int check_msgs(replay *rp, const cJSON *line, int64_t tick)
             if (polis_env_plan_start(rp->env, a, text->valuestring) != POLIS_OK) {
                 rp->given[a] = MSG_ACTION; /* refused: played as noop */
                 if (got != 0)
-                    return fail(rp, "tick %" PRId64 ": msgs[%d]: agent %d's plan \"%.200s\" does "
-                                    "not start (%s; played as noop), but actions[%d] is %d (%s)",
+                    return fail(rp,
+                                "tick %" PRId64 ": msgs[%d]: agent %d's plan \"%.200s\" does "
+                                "not start (%s; played as noop), but actions[%d] is %d (%s)",
                                 tick, k, (int)a, text->valuestring, polis_env_error(rp->env),
                                 (int)a, (int)got, action_name(rp, got));
             }
@@ -638,11 +646,12 @@ static int check_msgs(replay *rp, const cJSON *line, int64_t tick)
             st == POLIS_PLAN_RUNNING)
             want = act;
         if (io->actions[a] != want)
-            return fail(rp, "tick %" PRId64 ": actions[%d]: recorded %d (%s), agent %d's plan "
-                            "\"%s\" %s %d (%s)",
+            return fail(rp,
+                        "tick %" PRId64 ": actions[%d]: recorded %d (%s), agent %d's plan "
+                        "\"%s\" %s %d (%s)",
                         tick, (int)a, (int)io->actions[a], action_name(rp, io->actions[a]), (int)a,
-                        command, st == POLIS_PLAN_RUNNING ? "chose" : "has ended: noop,",
-                        (int)want, action_name(rp, want));
+                        command, st == POLIS_PLAN_RUNNING ? "chose" : "has ended: noop,", (int)want,
+                        action_name(rp, want));
     }
     return 0;
 }
@@ -736,14 +745,14 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
         const cJSON *acts = member(line, "actions", cJSON_IsArray);
         int32_t n = polis_env_n_agents(rp->env), na = polis_env_n_actions(rp->env);
         if (!acts || cJSON_GetArraySize(acts) != n)
-            return fail(rp, "tick %" PRId64 ": \"actions\" must be an array of %d action ids",
-                        want, (int)n);
+            return fail(rp, "tick %" PRId64 ": \"actions\" must be an array of %d action ids", want,
+                        (int)n);
         const polis_io *io = polis_env_io(rp->env);
         int32_t i = 0;
         for (const cJSON *v = acts->child; v; v = v->next, i++) {
             if (!whole_in(v, 0, na - 1))
-                return fail(rp, "tick %" PRId64 ": actions[%d] is not an action id (0..%d)",
-                            want, (int)i, (int)na - 1);
+                return fail(rp, "tick %" PRId64 ": actions[%d] is not an action id (0..%d)", want,
+                            (int)i, (int)na - 1);
             io->actions[i] = (int32_t)v->valuedouble;
         }
         int rc = check_msgs(rp, line, want);
@@ -752,8 +761,7 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
             return fail(rp, "tick %" PRId64 ": the step failed: %s", want,
                         polis_env_error(rp->env));
         rp->steps++;
-        if (polis_recorder_step(rp->rec))
-            return fail(rp, "%s", polis_recorder_error(rp->rec));
+        if (polis_recorder_step(rp->rec)) return fail(rp, "%s", polis_recorder_error(rp->rec));
         /* the replay's recorder has no messages: they were checked above */
         static const char *const step_skip[] = {"msgs", NULL};
         rc = check_line(rp, line, "step", step_skip);
@@ -790,20 +798,28 @@ static const cli_use USES[] = {
     {.id = CLI_OPT_VERIFY},
     {.id = CLI_OPT_TICK, .needs = CLI_BIT(CLI_OPT_RENDER) | CLI_BIT(CLI_OPT_PNG)},
     {.id = CLI_OPT_RENDER, .needs = CLI_BIT(CLI_OPT_TICK), .excludes = CLI_BIT(CLI_OPT_PNG)},
-    {.id = CLI_OPT_PNG, .help = "with --tick: draw the scene at that moment (the map, or with\n"
-                  "--agent the agent's view) into a PNG file",
-     .check = cli_check_png, .needs = CLI_BIT(CLI_OPT_TICK)},
-    {.id = CLI_OPT_VIDEO, .help = "draw every tick of the episode into OUT.mp4 or OUT.gif (ffmpeg;\n"
-                    "without ffmpeg, numbered PNG files into OUT.frames/)",
+    {.id = CLI_OPT_PNG,
+     .help = "with --tick: draw the scene at that moment (the map, or with\n"
+             "--agent the agent's view) into a PNG file",
+     .check = cli_check_png,
+     .needs = CLI_BIT(CLI_OPT_TICK)},
+    {.id = CLI_OPT_VIDEO,
+     .help = "draw every tick of the episode into OUT.mp4 or OUT.gif (ffmpeg;\n"
+             "without ffmpeg, numbered PNG files into OUT.frames/)",
      .check = check_video_file,
      .excludes = CLI_BIT(CLI_OPT_TICK) | CLI_BIT(CLI_OPT_RENDER) | CLI_BIT(CLI_OPT_PNG),
      .why = "--video draws a whole episode"},
-    {.id = CLI_OPT_FPS, .help = "frames per second of --video (1 to 120, default 8)", .def = "8",
+    {.id = CLI_OPT_FPS,
+     .help = "frames per second of --video (1 to 120, default 8)",
+     .def = "8",
      .needs = CLI_BIT(CLI_OPT_VIDEO)},
-    {.id = CLI_OPT_CELL, .help = "pixels per cell of --png and --video (1 to 64, default 16)", .def = "16",
+    {.id = CLI_OPT_CELL,
+     .help = "pixels per cell of --png and --video (1 to 64, default 16)",
+     .def = "16",
      .needs = CLI_BIT(CLI_OPT_PNG) | CLI_BIT(CLI_OPT_VIDEO)},
-    {.id = CLI_OPT_AGENT, .help = "the agent to render, an id or a name (default 0; for --png and\n"
-                    "--video the whole map unless given)",
+    {.id = CLI_OPT_AGENT,
+     .help = "the agent to render, an id or a name (default 0; for --png and\n"
+             "--video the whole map unless given)",
      .needs = DRAWN},
     {.id = CLI_OPT_EPISODE, .def = "0"},
     {.id = CLI_OPT_PLUGIN_PATH},
@@ -816,17 +832,19 @@ const cli_command CLI_CMD_REPLAY = {
     .name = "replay",
     .args = "FILE",
     .summary = "check a recording (--record) by re-simulating it; show a tick",
-    .usage = "replay FILE [--verify] [--tick T --render FORMAT [--agent A] [--episode E]]\n"
-             "       polis replay FILE --tick T --png OUT.png [--agent A] [--cell PX] [--episode E]\n"
-             "       polis replay FILE --video OUT.mp4|OUT.gif [--agent A] [--fps N] [--cell PX]\n"
-             "                                                 [--episode E]",
-    .about = "Re-simulates a recording made with --record (docs/recording.md) from its header\n"
-             "(scenario, overrides) and its recorded seeds and actions, and checks every line the\n"
-             "recording holds against the replay: the header (the game's looks, the scenario and its\n"
-             "hash), each step (rewards, flags, events, scene changes, and the clients' messages\n"
-             "against the actions), each keyframe (the whole scene and the state hash) and each end\n"
-             "line (returns, metrics, hash). The first difference is reported with its line, tick and\n"
-             "member, and the exit status is 1. docs/recording.md lists what is compared.\n",
+    .usage =
+        "replay FILE [--verify] [--tick T --render FORMAT [--agent A] [--episode E]]\n"
+        "       polis replay FILE --tick T --png OUT.png [--agent A] [--cell PX] [--episode E]\n"
+        "       polis replay FILE --video OUT.mp4|OUT.gif [--agent A] [--fps N] [--cell PX]\n"
+        "                                                 [--episode E]",
+    .about =
+        "Re-simulates a recording made with --record (docs/recording.md) from its header\n"
+        "(scenario, overrides) and its recorded seeds and actions, and checks every line the\n"
+        "recording holds against the replay: the header (the game's looks, the scenario and its\n"
+        "hash), each step (rewards, flags, events, scene changes, and the clients' messages\n"
+        "against the actions), each keyframe (the whole scene and the state hash) and each end\n"
+        "line (returns, metrics, hash). The first difference is reported with its line, tick and\n"
+        "member, and the exit status is 1. docs/recording.md lists what is compared.\n",
     CLI_USES(USES),
     .notes = "Exit status: 0 the replay matches, 1 it differs or the file is bad, 2 bad usage.\n",
     .pos_name = {"FILE"},
@@ -888,8 +906,9 @@ static int replay_main(cli_args *args)
             if (rp.r.line == 0) {
                 rc = fail(&rp, "the file is empty (no header)");
             } else if (rp.in_episode) {
-                rc = fail(&rp, "the file ends here, inside episode %" PRId64 " (no end line): "
-                               "it is truncated",
+                rc = fail(&rp,
+                          "the file ends here, inside episode %" PRId64 " (no end line): "
+                          "it is truncated",
                           rp.episode);
             } else if (rp.episode < 0) {
                 rc = fail(&rp, "the file has a header but no episode");
@@ -897,8 +916,9 @@ static int replay_main(cli_args *args)
                 rc = fail(&rp, "episode %" PRId64 " has no tick %" PRId64 " in this recording",
                           a.episode, a.tick);
             } else if (a.video) {
-                rc = fail(&rp, "there is no episode %" PRId64 " in this recording (%" PRId64
-                               " episode%s)",
+                rc = fail(&rp,
+                          "there is no episode %" PRId64 " in this recording (%" PRId64
+                          " episode%s)",
                           a.episode, rp.episode + 1, rp.episode == 0 ? "" : "s");
             }
             break;
@@ -935,13 +955,11 @@ static int replay_main(cli_args *args)
                 } else if (rp.video.dir[0]) {
                     printf("%s/: %" PRId64 " frames of episode %" PRId64 ", %d x %d pixels "
                            "(no ffmpeg: images, not %s)\n",
-                           rp.video.dir, rp.video.frames, a.episode, (int)rp.w, (int)rp.h,
-                           a.video);
+                           rp.video.dir, rp.video.frames, a.episode, (int)rp.w, (int)rp.h, a.video);
                 } else {
                     printf("%s: %" PRId64 " frames of episode %" PRId64 ", %d x %d pixels at "
                            "%d fps\n",
-                           a.video, rp.video.frames, a.episode, (int)rp.w, (int)rp.h,
-                           (int)a.fps);
+                           a.video, rp.video.frames, a.episode, (int)rp.w, (int)rp.h, (int)a.fps);
                 }
                 stop = true;
                 break;

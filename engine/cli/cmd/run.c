@@ -26,9 +26,10 @@ const cli_command CLI_CMD_RUN = {
     .name = "run",
     CLI_SCENARIO_AND(USES),
     .summary = "play episodes with a built-in policy and print what happened",
-    .about = "Plays episodes of SCENARIO and prints, per episode: steps, the return of each agent\n"
-             "(sum of its rewards), its count of illegal actions, the count of each event type, the\n"
-             "final state hash and the env's speed in steps per second.\n",
+    .about =
+        "Plays episodes of SCENARIO and prints, per episode: steps, the return of each agent\n"
+        "(sum of its rewards), its count of illegal actions, the count of each event type, the\n"
+        "final state hash and the env's speed in steps per second.\n",
     .run = cli_run_episodes,
 };
 
@@ -119,8 +120,8 @@ static void print_episode_text(polis_env *env, int64_t episode, uint64_t seed,
 }
 
 /* One line per episode; false on allocation failure. */
-static bool print_episode_json(polis_env *env, const char *policy, int64_t episode,
-                               uint64_t seed, const episode_stats *st, uint64_t hash)
+static bool print_episode_json(polis_env *env, const char *policy, int64_t episode, uint64_t seed,
+                               const episode_stats *st, uint64_t hash)
 {
     char buf[64];
     cJSON *o = cJSON_CreateObject();
@@ -165,16 +166,16 @@ static void print_video(bool json, const char *video, const cli_frames *fr)
 {
     FILE *o = json ? stderr : stdout;
     if (fr->fallback)
-        fprintf(o, "%s: ffmpeg not found on PATH: %" PRId64 " frames written as %s files into "
-                   "%s/ (%d x %d pixels)\n",
-                video, fr->v.frames, fr->v.ppm ? "PPM" : "PNG", fr->v.dir, (int)fr->w,
-                (int)fr->h);
+        fprintf(o,
+                "%s: ffmpeg not found on PATH: %" PRId64 " frames written as %s files into "
+                "%s/ (%d x %d pixels)\n",
+                video, fr->v.frames, fr->v.ppm ? "PPM" : "PNG", fr->v.dir, (int)fr->w, (int)fr->h);
     else if (fr->v.dir[0])
         fprintf(o, "%s: %" PRId64 " frames written as %s files, %d x %d pixels\n", video,
                 fr->v.frames, fr->v.ppm ? "PPM" : "PNG", (int)fr->w, (int)fr->h);
     else
-        fprintf(o, "%s: %" PRId64 " frames, %d x %d pixels\n", video, fr->v.frames,
-                (int)fr->w, (int)fr->h);
+        fprintf(o, "%s: %" PRId64 " frames, %d x %d pixels\n", video, fr->v.frames, (int)fr->w,
+                (int)fr->h);
 }
 
 /* The recorder of --record (run) or --out (record) FILE; NULL after printing why. */
@@ -307,8 +308,8 @@ int cli_run_episodes(cli_args *a)
     }
     if (!json)
         printf("%s: %" PRId64 " episode%s, policy %s, %" PRId64 " steps, %.0f steps/s\n",
-               polis_env_name(env), episodes, episodes == 1 ? "" : "s", policy.name,
-               total_steps, steps_per_second(total_steps, total_seconds));
+               polis_env_name(env), episodes, episodes == 1 ? "" : "s", policy.name, total_steps,
+               steps_per_second(total_steps, total_seconds));
     if (video) {
         if (cli_frames_finish(&fr, ferr, sizeof ferr)) goto frames_failed;
         print_video(json, video, &fr);

@@ -32,14 +32,14 @@ typedef struct serve_args {
     bool stdio;
     bool allow_remote;
     bool bad_is_noop;
-    bool isolate; /* --isolate: a process per TCP client */
+    bool isolate;    /* --isolate: a process per TCP client */
     bool no_metrics; /* --no-metrics: leave the scenario's plugins as they are */
     int max_clients;
-    int idle_timeout;        /* seconds, 0: none (TCP only) */
-    int write_timeout;       /* seconds, 0: none (TCP only) */
-    char *overrides_text;    /* what every session's env is created with; NULL: none */
-    const char *record;      /* --record FILE (TCP: a file per client, record_name) */
-    int64_t keyframe_every;  /* --keyframe-every K */
+    int idle_timeout;       /* seconds, 0: none (TCP only) */
+    int write_timeout;      /* seconds, 0: none (TCP only) */
+    char *overrides_text;   /* what every session's env is created with; NULL: none */
+    const char *record;     /* --record FILE (TCP: a file per client, record_name) */
+    int64_t keyframe_every; /* --keyframe-every K */
 } serve_args;
 
 /* Checks the command line and makes the overrides every session's env is created with.
@@ -330,8 +330,9 @@ static int live_main(cli_args *c)
     const cJSON *ov;
     cJSON_ArrayForEach(ov, c->overrides.obj)
         if (strncmp(ov->string, "live", 4) == 0 && (!ov->string[4] || ov->string[4] == '.'))
-            return cli_usage(c->name, "--set %s: set the live game with --seat, --tick-ms and "
-                                      "--episodes",
+            return cli_usage(c->name,
+                             "--set %s: set the live game with --seat, --tick-ms and "
+                             "--episodes",
                              ov->string);
     cli_live_args a = {
         .tcp = cli_text(c, CLI_OPT_TCP),
@@ -358,20 +359,24 @@ static int live_main(cli_args *c)
     char host[256], tcp_host[256];
     int port, tcp_port = 0;
     if (!parse_http(http, host, sizeof host, &port))
-        return cli_usage(c->name, "--http: '%s' is not [HOST:]PORT (HOST an IPv4 address such as "
-                                  "127.0.0.1, or localhost; PORT in [0, 65535])",
+        return cli_usage(c->name,
+                         "--http: '%s' is not [HOST:]PORT (HOST an IPv4 address such as "
+                         "127.0.0.1, or localhost; PORT in [0, 65535])",
                          http);
     if (a.tcp && !parse_http(a.tcp, tcp_host, sizeof tcp_host, &tcp_port))
-        return cli_usage(c->name, "--tcp: '%s' is not [HOST:]PORT (HOST an IPv4 address such as "
-                                  "127.0.0.1, or localhost; PORT in [0, 65535])",
+        return cli_usage(c->name,
+                         "--tcp: '%s' is not [HOST:]PORT (HOST an IPv4 address such as "
+                         "127.0.0.1, or localhost; PORT in [0, 65535])",
                          a.tcp);
     if (!is_loopback_host(host) && !remote)
-        return cli_usage(c->name, "--http: %s is not a loopback address; add --allow-remote to "
-                                  "let anyone who can connect take a seat",
+        return cli_usage(c->name,
+                         "--http: %s is not a loopback address; add --allow-remote to "
+                         "let anyone who can connect take a seat",
                          host);
     if (a.tcp && !is_loopback_host(tcp_host) && !remote)
-        return cli_usage(c->name, "--tcp: %s is not a loopback address; add --allow-remote to "
-                                  "let anyone who can connect take a seat",
+        return cli_usage(c->name,
+                         "--tcp: %s is not a loopback address; add --allow-remote to "
+                         "let anyone who can connect take a seat",
                          tcp_host);
     if (!(a.scenario = cli_scenario(c->name, c->pos[0]))) return EXIT_ENV;
     bool oom = false;
@@ -409,25 +414,28 @@ static const char *const BAD_ACTION[] = {"error", "noop", NULL};
 
 static const cli_use SERVE_USES[] = {
     {.id = CLI_OPT_STDIO},
-    {.id = CLI_OPT_TCP, .help = "listen on HOST (default 127.0.0.1) and PORT (0: any free\n"
-                  "port); the bound address is printed on stderr as\n"
-                  "'polis serve: listening on HOST:PORT'. Each connection gets its\n"
-                  "own env. Runs until killed."},
+    {.id = CLI_OPT_TCP,
+     .help = "listen on HOST (default 127.0.0.1) and PORT (0: any free\n"
+             "port); the bound address is printed on stderr as\n"
+             "'polis serve: listening on HOST:PORT'. Each connection gets its\n"
+             "own env. Runs until killed."},
     {.id = CLI_OPT_ALLOW_REMOTE},
     {.id = CLI_OPT_MAX_CLIENTS, .def = "8"},
     {.id = CLI_OPT_IDLE_TIMEOUT, .def = "600"},
     {.id = CLI_OPT_WRITE_TIMEOUT, .def = "60"},
     {.id = CLI_OPT_ISOLATE},
-    {.id = CLI_OPT_RECORD, .help = "record the client's episodes to FILE (docs/recording.md; gzip\n"
-                     "when it ends in .gz), the actions and plan commands it sent in\n"
-                     "\"msgs\"; check it with `polis replay FILE --verify`. TCP: each\n"
-                     "client N to its own file, FILE with {client} replaced by N, or\n"
-                     "else with -N before the first '.' of its name (ep.jsonl.gz:\n"
-                     "ep-1.jsonl.gz, ep-2.jsonl.gz, ...)"},
+    {.id = CLI_OPT_RECORD,
+     .help = "record the client's episodes to FILE (docs/recording.md; gzip\n"
+             "when it ends in .gz), the actions and plan commands it sent in\n"
+             "\"msgs\"; check it with `polis replay FILE --verify`. TCP: each\n"
+             "client N to its own file, FILE with {client} replaced by N, or\n"
+             "else with -N before the first '.' of its name (ep.jsonl.gz:\n"
+             "ep-1.jsonl.gz, ep-2.jsonl.gz, ...)"},
     {.id = CLI_OPT_KEYFRAME_EVERY, .needs = CLI_BIT(CLI_OPT_RECORD)},
     {.id = CLI_OPT_ON_BAD_ACTION, .def = "error", .choices = BAD_ACTION},
-    {.id = CLI_OPT_NO_METRICS, .help = "do not add the metrics plugin when the scenario lacks it (the\n"
-                         "reply that ends an episode then has no \"metrics\")"},
+    {.id = CLI_OPT_NO_METRICS,
+     .help = "do not add the metrics plugin when the scenario lacks it (the\n"
+             "reply that ends an episode then has no \"metrics\")"},
     CLI_SCENARIO_OPTIONS,
 };
 
@@ -436,50 +444,66 @@ const cli_command CLI_CMD_SERVE = {
     CLI_SCENARIO_AND(SERVE_USES),
     .summary = "serve agents (LLM or any language) over JSON lines on stdio/TCP",
     .usage = "serve SCENARIO (--stdio | --tcp [HOST:]PORT) [options]",
-    .about = "Serves SCENARIO to agents over the agent protocol: JSON lines, one request per line,\n"
-             "one reply per line (docs/clients.md). Requests: {\"op\": \"describe\"},\n"
-             "{\"op\": \"reset\", \"seed\": N}, {\"op\": \"step\", \"actions\": {AGENT: ACTION}},\n"
-             "{\"op\": \"advance\", \"max_ticks\": N}, {\"op\": \"close\"}. An ACTION is an action id,\n"
-             "an action name, a text action (\"move north\"), a JSON action object, or a plan\n"
-             "command (\"GATHER 3 wood\", a macro of the scenario); agents left out do noop or\n"
-             "follow their plan. \"advance\" runs the plans until one ends.\n",
-    .notes = "polis serve SCENARIO --http [HOST:]PORT [--seat AGENT=human|client|POLICY] [--tcp ...]\n"
-             "plays live: people in the browser, agent-protocol clients over --tcp and policies\n"
-             "together (`polis serve x --http 0 --help` for its options).\n",
+    .about =
+        "Serves SCENARIO to agents over the agent protocol: JSON lines, one request per line,\n"
+        "one reply per line (docs/clients.md). Requests: {\"op\": \"describe\"},\n"
+        "{\"op\": \"reset\", \"seed\": N}, {\"op\": \"step\", \"actions\": {AGENT: ACTION}},\n"
+        "{\"op\": \"advance\", \"max_ticks\": N}, {\"op\": \"close\"}. An ACTION is an action id,\n"
+        "an action name, a text action (\"move north\"), a JSON action object, or a plan\n"
+        "command (\"GATHER 3 wood\", a macro of the scenario); agents left out do noop or\n"
+        "follow their plan. \"advance\" runs the plans until one ends.\n",
+    .notes =
+        "polis serve SCENARIO --http [HOST:]PORT [--seat AGENT=human|client|POLICY] [--tcp ...]\n"
+        "plays live: people in the browser, agent-protocol clients over --tcp and policies\n"
+        "together (`polis serve x --http 0 --help` for its options).\n",
     .run = serve_main,
 };
 
 static const cli_use LIVE_USES[] = {
     {.id = CLI_OPT_HTTP},
-    {.id = CLI_OPT_SEAT, .help = "who plays AGENT: 'human' (a person on the page, or any client of\n"
-                   "the \"polis-seat\" WebSocket protocol), 'client' (an agent-protocol\n"
-                   "client over --tcp) or a policy of the scenario (random, greedy,\n"
-                   "...); repeatable; wins over the scenario's \"live\" seats"},
-    {.id = CLI_OPT_POLICY, .help = "the policy of the seats nobody names (default random)", .def = "random",
+    {.id = CLI_OPT_SEAT,
+     .help = "who plays AGENT: 'human' (a person on the page, or any client of\n"
+             "the \"polis-seat\" WebSocket protocol), 'client' (an agent-protocol\n"
+             "client over --tcp) or a policy of the scenario (random, greedy,\n"
+             "...); repeatable; wins over the scenario's \"live\" seats"},
+    {.id = CLI_OPT_POLICY,
+     .help = "the policy of the seats nobody names (default random)",
+     .def = "random",
      .metavar = "P"},
-    {.id = CLI_OPT_TCP, .help = "listen for the agent-protocol clients of the client seats (JSON\n"
-                  "lines); the address is printed on stdout as tcp://HOST:PORT"},
-    {.id = CLI_OPT_TICK_MS, .help = "tick every N ms, a seat whose player did not act doing noop\n"
-                      "(default: the scenario's \"live\" tick_ms, else 0: wait until\n"
-                      "every human and client seat has acted)"},
-    {.id = CLI_OPT_EPISODES, .help = "play N episodes, then keep serving the page (default: the\n"
-                       "scenario's \"live\" episodes, else 0: no end)",
-     .lo = 0, .hi = INT32_MAX},
-    {.id = CLI_OPT_SEED, .help = "the first episode's seed (default: the scenario's); then S+1, ...",
+    {.id = CLI_OPT_TCP,
+     .help = "listen for the agent-protocol clients of the client seats (JSON\n"
+             "lines); the address is printed on stdout as tcp://HOST:PORT"},
+    {.id = CLI_OPT_TICK_MS,
+     .help = "tick every N ms, a seat whose player did not act doing noop\n"
+             "(default: the scenario's \"live\" tick_ms, else 0: wait until\n"
+             "every human and client seat has acted)"},
+    {.id = CLI_OPT_EPISODES,
+     .help = "play N episodes, then keep serving the page (default: the\n"
+             "scenario's \"live\" episodes, else 0: no end)",
+     .lo = 0,
+     .hi = INT32_MAX},
+    {.id = CLI_OPT_SEED,
+     .help = "the first episode's seed (default: the scenario's); then S+1, ...",
      .metavar = "S"},
     {.id = CLI_OPT_RECORD, .help = "also record every episode to FILE (gzip when it ends in .gz)"},
-    {.id = CLI_OPT_KEYFRAME_EVERY, .help = "a keyframe every K ticks (default 100)",
+    {.id = CLI_OPT_KEYFRAME_EVERY,
+     .help = "a keyframe every K ticks (default 100)",
      .needs = CLI_BIT(CLI_OPT_RECORD)},
-    {.id = CLI_OPT_ALLOW_REMOTE, .help = "allow a HOST that is not a loopback address (anyone who can\n"
-                           "connect can watch; a human seat still needs its token)"},
+    {.id = CLI_OPT_ALLOW_REMOTE,
+     .help = "allow a HOST that is not a loopback address (anyone who can\n"
+             "connect can watch; a human seat still needs its token)"},
     {.id = CLI_OPT_ALLOW_ORIGIN},
     {.id = CLI_OPT_MAX_PAGES, .def = "64"},
-    {.id = CLI_OPT_MAX_CLIENTS, .def = "8", .help = "--tcp clients connected at once (default 8); "
-                                                    "others are told\n'server_full' and closed"},
-    {.id = CLI_OPT_IDLE_TIMEOUT, .def = "600",
+    {.id = CLI_OPT_MAX_CLIENTS,
+     .def = "8",
+     .help = "--tcp clients connected at once (default 8); "
+             "others are told\n'server_full' and closed"},
+    {.id = CLI_OPT_IDLE_TIMEOUT,
+     .def = "600",
      .help = "drop a --tcp client that sends no request for S seconds while\n"
              "none of its requests waits for a tick (default 600; 0: never)"},
-    {.id = CLI_OPT_WRITE_TIMEOUT, .def = "60",
+    {.id = CLI_OPT_WRITE_TIMEOUT,
+     .def = "60",
      .help = "drop a page or --tcp client that takes none of what is sent to\n"
              "it for S seconds (default 60; 0: never)"},
     CLI_SCENARIO_OPTIONS,
@@ -490,11 +514,12 @@ const cli_command CLI_CMD_LIVE = {
     CLI_SCENARIO_AND(LIVE_USES),
     .summary = "play live: the browser viewer's seats, agent-protocol clients and policies",
     .usage = "serve SCENARIO --http [HOST:]PORT [options]",
-    .about = "Plays SCENARIO live: serves the browser viewer on HOST (default 127.0.0.1) and PORT (0:\n"
-             "any free port), prints the page's URL on stdout, and streams the episodes' record lines\n"
-             "to every page that watches. From the page a person takes a human seat and plays its\n"
-             "agent (docs/viewer.md, \"Live play\"); agent-protocol clients (LLM agents) play the\n"
-             "client seats over --tcp (docs/clients.md, \"Live games\"). Runs until killed.\n",
+    .about =
+        "Plays SCENARIO live: serves the browser viewer on HOST (default 127.0.0.1) and PORT (0:\n"
+        "any free port), prints the page's URL on stdout, and streams the episodes' record lines\n"
+        "to every page that watches. From the page a person takes a human seat and plays its\n"
+        "agent (docs/viewer.md, \"Live play\"); agent-protocol clients (LLM agents) play the\n"
+        "client seats over --tcp (docs/clients.md, \"Live games\"). Runs until killed.\n",
     .unknown_lists = "with --http",
     .run = live_main,
 };

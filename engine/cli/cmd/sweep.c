@@ -163,30 +163,44 @@ static const char *const FORMATS[] = {"table", "json", "csv", NULL};
 
 static const cli_use USES[] = {
     {.id = CLI_OPT_SCENARIO, .help = "a scenario (repeatable; replaces the spec's \"scenarios\")"},
-    {.id = CLI_OPT_GRID, .help = "an override path and its values, e.g. --grid 'max_steps=[50,100]'\n"
-                   "(repeatable; added to the spec's \"grid\")"},
+    {.id = CLI_OPT_GRID,
+     .help = "an override path and its values, e.g. --grid 'max_steps=[50,100]'\n"
+             "(repeatable; added to the spec's \"grid\")"},
     {.id = CLI_OPT_SET, .help = "an override of every cell (repeatable; added to \"set\")"},
     {.id = CLI_OPT_AGENTS, .help = "as --set agents=N"},
-    {.id = CLI_OPT_POLICY, .help = "a policy (repeatable; replaces \"policies\"; default random)",
+    {.id = CLI_OPT_POLICY,
+     .help = "a policy (repeatable; replaces \"policies\"; default random)",
      .flags = CLI_MANY},
-    {.id = CLI_OPT_SEED, .help = "first seed (default 1); the seeds are S..S+N-1", .metavar = "S",
+    {.id = CLI_OPT_SEED,
+     .help = "first seed (default 1); the seeds are S..S+N-1",
+     .metavar = "S",
      .hi = (int64_t)1 << 53},
-    {.id = CLI_OPT_EPISODES, .help = "seeds (episodes) per cell (default 10)", .lo = 1, .hi = 1000000},
+    {.id = CLI_OPT_EPISODES,
+     .help = "seeds (episodes) per cell (default 10)",
+     .lo = 1,
+     .hi = 1000000},
     {.id = CLI_OPT_STEPS},
     {.id = CLI_OPT_NO_METRICS},
-    {.id = CLI_OPT_OUT, .help = "where the results go (required unless the spec has \"out\")",
+    {.id = CLI_OPT_OUT,
+     .help = "where the results go (required unless the spec has \"out\")",
      .metavar = "DIR"},
-    {.id = CLI_OPT_RESUME, .help = "finish the sweep OUT/results.jsonl holds: play only the jobs\n"
-                     "missing from it (without the file: start it)"},
-    {.id = CLI_OPT_THREADS, .help = "threads playing jobs (default: the machine's cores; under MPI 1\n"
-                      "per rank)",
-     .metavar = "N", .lo = 1, .hi = 1024},
-    {.id = CLI_OPT_FORMAT, .help = "what to print at the end: table (default), json or csv",
+    {.id = CLI_OPT_RESUME,
+     .help = "finish the sweep OUT/results.jsonl holds: play only the jobs\n"
+             "missing from it (without the file: start it)"},
+    {.id = CLI_OPT_THREADS,
+     .help = "threads playing jobs (default: the machine's cores; under MPI 1\n"
+             "per rank)",
+     .metavar = "N",
+     .lo = 1,
+     .hi = 1024},
+    {.id = CLI_OPT_FORMAT,
+     .help = "what to print at the end: table (default), json or csv",
      .choices = FORMATS},
     {.id = CLI_OPT_QUIET, .help = "no progress bar"},
-    {.id = CLI_OPT_RECORD_ALL, .help = "record every episode to OUT/recordings/job-N.jsonl.gz\n"
-                         "(docs/recording.md; the result line names it; under MPI, OUT\n"
-                         "must be a directory every rank can write)"},
+    {.id = CLI_OPT_RECORD_ALL,
+     .help = "record every episode to OUT/recordings/job-N.jsonl.gz\n"
+             "(docs/recording.md; the result line names it; under MPI, OUT\n"
+             "must be a directory every rank can write)"},
     {.id = CLI_OPT_PLUGIN_PATH},
 };
 
@@ -198,22 +212,24 @@ const cli_command CLI_CMD_SWEEP = {
     .summary = "play a grid of scenarios x overrides x policies x seeds (threads\n"
                "or MPI ranks), resumable; a summary per cell",
     .usage = "sweep [SPEC] [options]",
-    .about = "Plays every job of a sweep: each scenario x each combination of the grid's override\n"
-             "values x each policy (a cell) x each seed, one episode per job. Every finished episode\n"
-             "is appended at once to OUT/results.jsonl as one JSON line (job, cell, scenario, policy,\n"
-             "params, seed, steps, final state hash, every metric of `polis eval`); then the summary\n"
-             "per cell (n, mean, sd and the 95% interval of the mean of every metric) is written to\n"
-             "OUT/summary.txt, OUT/summary.json and OUT/summary.csv and printed. SPEC is a JSON file\n"
-             "(docs/sweep.md); the options below add to it or replace its keys. A progress bar with\n"
-             "the time left is shown on stderr when it is a terminal.\n"
-             "\n"
-             "Started by mpirun or srun, in a build with MPI (the last line below says), the ranks\n"
-             "share the jobs: rank 0 hands them out and writes the results, every rank plays them.\n",
+    .about =
+        "Plays every job of a sweep: each scenario x each combination of the grid's override\n"
+        "values x each policy (a cell) x each seed, one episode per job. Every finished episode\n"
+        "is appended at once to OUT/results.jsonl as one JSON line (job, cell, scenario, policy,\n"
+        "params, seed, steps, final state hash, every metric of `polis eval`); then the summary\n"
+        "per cell (n, mean, sd and the 95% interval of the mean of every metric) is written to\n"
+        "OUT/summary.txt, OUT/summary.json and OUT/summary.csv and printed. SPEC is a JSON file\n"
+        "(docs/sweep.md); the options below add to it or replace its keys. A progress bar with\n"
+        "the time left is shown on stderr when it is a terminal.\n"
+        "\n"
+        "Started by mpirun or srun, in a build with MPI (the last line below says), the ranks\n"
+        "share the jobs: rank 0 hands them out and writes the results, every rank plays them.\n",
     CLI_USES(USES),
 #ifdef POLIS_HAVE_MPI
     .notes = "This polis is built with MPI.\n",
 #else
-    .notes = "This polis is built without MPI (configure with -DPOLIS_MPI=ON and an MPI installed).\n",
+    .notes =
+        "This polis is built without MPI (configure with -DPOLIS_MPI=ON and an MPI installed).\n",
 #endif
     .pos_name = {"SPEC"},
     .pos_what = {"a sweep .json file"},
@@ -543,8 +559,8 @@ static polis_env *cell_env(const sweep *sw, int64_t c, int32_t *policy, cli_seat
     if (cli_seats_outside(sw->cells[c].policy)) {
         char why[2048];
         *policy = -1;
-        *seats = cli_seats_new(env, sw->cells[c].file, sw->cells[c].policy, "policy", 600000,
-                               why, sizeof why);
+        *seats = cli_seats_new(env, sw->cells[c].file, sw->cells[c].policy, "policy", 600000, why,
+                               sizeof why);
         if (!*seats) {
             snprintf(err, size, "%s: %s", where, why);
             cell_env_free(&env);
@@ -640,9 +656,8 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
     cli_episode e;
     char why[1024];
     cli_actor by_seats = w->seats ? cli_seats_actor(w->seats) : (cli_actor){0};
-    bool played = w->seats ? cli_play_episode_by(w->env, &by_seats, seed, sw->steps,
-                                                 w->has_metrics, false, w->returns, rec, &e, why,
-                                                 sizeof why)
+    bool played = w->seats ? cli_play_episode_by(w->env, &by_seats, seed, sw->steps, w->has_metrics,
+                                                 false, w->returns, rec, &e, why, sizeof why)
                            : cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics,
                                               false, w->returns, rec, &e, why, sizeof why);
     /* what the seats' processes report of the episode (an LLM's tokens and cost) */
@@ -1228,7 +1243,10 @@ static bool job_result(void *ud, const char *line, bool failed)
 
 static void job_sync(void *ud) { sync_results(ud); }
 
-static char *job_play(void *ud, int64_t job, char *err, size_t cap) { return play_job(ud, job, err, cap); }
+static char *job_play(void *ud, int64_t job, char *err, size_t cap)
+{
+    return play_job(ud, job, err, cap);
+}
 
 /* FNV-1a of the normalised spec and the options that change results lines; 0 on oom. */
 static uint64_t spec_digest(const sweep *sw)
@@ -1330,8 +1348,8 @@ static int sweep_main(cli_args *args)
         .out = cli_text(args, CLI_OPT_OUT),
         .plugin_path = cli_text(args, CLI_OPT_PLUGIN_PATH),
         .format = !format || strcmp(format, "table") == 0 ? FORMAT_TABLE
-                  : strcmp(format, "json") == 0          ? FORMAT_JSON
-                                                         : FORMAT_CSV,
+                  : strcmp(format, "json") == 0           ? FORMAT_JSON
+                                                          : FORMAT_CSV,
     };
     int rc;
     sweep sw;

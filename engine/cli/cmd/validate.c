@@ -23,9 +23,10 @@ const cli_command CLI_CMD_VALIDATE = {
     .name = "validate",
     CLI_SCENARIO_AND(USES),
     .summary = "load the scenario, its plugins and scripts; report errors",
-    .about = "Creates an env from SCENARIO: parses it, loads its plugins and scripts, validates every\n"
-             "parameter and freezes registration. Prints\n"
-             "  ok: <name>: N agents, M actions, K obs bytes\n"
-             "or the error with its place (JSON path, file:line).\n",
+    .about =
+        "Creates an env from SCENARIO: parses it, loads its plugins and scripts, validates every\n"
+        "parameter and freezes registration. Prints\n"
+        "  ok: <name>: N agents, M actions, K obs bytes\n"
+        "or the error with its place (JSON path, file:line).\n",
     .run = validate_main,
 };

@@ -17,10 +17,11 @@
 
 static const cli_use USES[] = {{.id = CLI_OPT_PORT, .def = "0"},
                                {.id = CLI_OPT_ALLOW_ORIGIN},
-                               {.id = CLI_OPT_FOLLOW, .help =
-                                "stream FILE to the page over a WebSocket as it grows, for a\n"
-                                "recording still being written (polis run --record FILE): the\n"
-                                "page shows each tick as it arrives"}};
+                               {.id = CLI_OPT_FOLLOW,
+                                .help =
+                                    "stream FILE to the page over a WebSocket as it grows, for a\n"
+                                    "recording still being written (polis run --record FILE): the\n"
+                                    "page shows each tick as it arrives"}};
 
 static int view_main(cli_args *a)
 {
@@ -52,10 +53,11 @@ const cli_command CLI_CMD_VIEW = {
     .name = "view",
     .args = "FILE",
     .summary = "watch a recording in the browser viewer (served on 127.0.0.1)",
-    .about = "Serves the browser viewer and the recording FILE (a .jsonl or .jsonl.gz written with\n"
-             "--record, docs/recording.md) on 127.0.0.1 and prints the URL that opens it; open the URL\n"
-             "in a browser. Runs until interrupted (Ctrl-C). Only the viewer's files and FILE are\n"
-             "served, nothing else. The viewer also opens a file chosen or dropped on its page.\n",
+    .about =
+        "Serves the browser viewer and the recording FILE (a .jsonl or .jsonl.gz written with\n"
+        "--record, docs/recording.md) on 127.0.0.1 and prints the URL that opens it; open the URL\n"
+        "in a browser. Runs until interrupted (Ctrl-C). Only the viewer's files and FILE are\n"
+        "served, nothing else. The viewer also opens a file chosen or dropped on its page.\n",
     CLI_USES(USES),
     .notes = "The viewer's files are found in $POLIS_VIEWER_DIR, else beside the executable\n"
              "(../share/polis/viewer), else in the source tree, else under the install prefix.\n"

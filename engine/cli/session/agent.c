@@ -165,7 +165,8 @@ static polis_status session_open(session *s, const cli_agent_config *a, const ch
  * on. */
 static void record_failed(session *s)
 {
-    fprintf(stderr, "polis: serve: --record: %s; recording stopped\n", polis_recorder_error(s->rec));
+    fprintf(stderr, "polis: serve: --record: %s; recording stopped\n",
+            polis_recorder_error(s->rec));
     s->rec_failed = true;
 }
 
@@ -704,8 +705,9 @@ static char *handle_line(session *s, const char *line, size_t len, bool *close)
         reply = ok_reply("close");
         *close = true;
     } else
-        reply = error_reply("unknown_op", NULL,
-                            "unknown op \"%.64s\" (ops: describe, reset, step, advance, close)", op);
+        reply =
+            error_reply("unknown_op", NULL,
+                        "unknown op \"%.64s\" (ops: describe, reset, step, advance, close)", op);
     /* Echo the client's request id so pipelined clients can match replies. */
     const cJSON *id = cJSON_IsObject(req) ? cJSON_GetObjectItemCaseSensitive(req, "id") : NULL;
     if (reply && id) cJSON_AddItemToObject(reply, "id", cJSON_Duplicate(id, true));
@@ -717,8 +719,7 @@ static char *handle_line(session *s, const char *line, size_t len, bool *close)
 
 /* ---- the session's calls -------------------------------------------------------------------- */
 
-cli_agent_session *cli_agent_open(const cli_agent_config *c, const char *record,
-                                  polis_error *err)
+cli_agent_session *cli_agent_open(const cli_agent_config *c, const char *record, polis_error *err)
 {
     session *s = malloc(sizeof *s);
     if (!s) {

@@ -24,8 +24,7 @@ typedef struct cli_agent_session cli_agent_session;
 
 /* A new session with its own env, recording the client's episodes into `record` when not
  * NULL. NULL with the reason in err. */
-cli_agent_session *cli_agent_open(const cli_agent_config *c, const char *record,
-                                  polis_error *err);
+cli_agent_session *cli_agent_open(const cli_agent_config *c, const char *record, polis_error *err);
 /* The reply to one request line (free it; NULL only when memory runs out); *close is
  * set when the client asked to close. */
 char *cli_agent_handle(cli_agent_session *s, const char *line, size_t len, bool *close);

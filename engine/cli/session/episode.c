@@ -1,6 +1,6 @@
 /*
- * engine/cli/session/episode.c — episodes played by a policy and the metrics they end with, shared by
- * `polis eval` (eval.c) and `polis sweep` (sweep.c).
+ * engine/cli/session/episode.c — episodes played by a policy and the metrics they end with, shared
+ * by `polis eval` (eval.c) and `polis sweep` (sweep.c).
  *
  * The metrics come from the `metrics` plugin's "metrics" rendering (plugins/metrics), read
  * once at the end of each episode and flattened: every number of the JSON object, nested
@@ -216,9 +216,9 @@ static bool rec_failed(polis_recorder *rec, char *err, size_t err_size)
     return false;
 }
 
-bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed,
-                         int64_t steps_limit, bool has_metrics, bool want_raw, double *returns,
-                         polis_recorder *rec, cli_episode *out, char *err, size_t err_size)
+bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed, int64_t steps_limit,
+                         bool has_metrics, bool want_raw, double *returns, polis_recorder *rec,
+                         cli_episode *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
     int32_t n = polis_env_n_agents(env);

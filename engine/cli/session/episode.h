@@ -1,5 +1,5 @@
-/* engine/cli/session/episode.h — what `polis eval` and `polis sweep` share: the scenario overrides that
- * add the metrics plugin, one episode played by a policy and flattened into its metrics, the
+/* engine/cli/session/episode.h — what `polis eval` and `polis sweep` share: the scenario overrides
+ * that add the metrics plugin, one episode played by a policy and flattened into its metrics, the
  * summary statistics of a metric over episodes and the progress bar. Part of the CLI. */
 #ifndef POLIS_CLI_EPISODE_H
 #define POLIS_CLI_EPISODE_H
@@ -69,9 +69,9 @@ typedef struct cli_actor {
 } cli_actor;
 
 /* cli_play_episode with the actions of `actor` (seats.h's seats, for one). */
-bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed,
-                         int64_t steps_limit, bool has_metrics, bool want_raw, double *returns,
-                         polis_recorder *rec, cli_episode *out, char *err, size_t err_size);
+bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed, int64_t steps_limit,
+                         bool has_metrics, bool want_raw, double *returns, polis_recorder *rec,
+                         cli_episode *out, char *err, size_t err_size);
 
 /* A metric over episodes: the defined values (not NaN) among `count` values `stride` apart,
  * their mean, sample standard deviation (n - 1; 0 for one value) and the half-width of the

@@ -83,8 +83,9 @@ int cli_frames_write_image(const char *path, const uint8_t *rgb, int32_t w, int3
     }
 #else
     if (!ppm)
-        return errf(err, errcap, "cannot write %s: this polis was built without libpng "
-                                 "(install libpng-dev and rebuild)",
+        return errf(err, errcap,
+                    "cannot write %s: this polis was built without libpng "
+                    "(install libpng-dev and rebuild)",
                     path);
 #endif
     return write_ppm(path, rgb, w, h, err, errcap);
@@ -155,8 +156,7 @@ int cli_video_open(cli_video *v, const char *path, int32_t w, int32_t h, int32_t
     *fallback = false;
     bool gif = ends_with(path, ".gif");
     int kind = cli_video_kind(path);
-    if (kind < 0)
-        return errf(err, errcap, "--video %s: the name must end in .mp4 or .gif", path);
+    if (kind < 0) return errf(err, errcap, "--video %s: the name must end in .mp4 or .gif", path);
     char ffmpeg[4096];
     if (kind == 0 || !cli_frames_find_ffmpeg(ffmpeg, sizeof ffmpeg)) {
         *fallback = kind == 1;
@@ -238,7 +238,7 @@ int cli_frames_draw(cli_frames *fr, polis_env *env, char *err, size_t errcap)
     }
     int32_t w = 0, h = 0;
     if (polis_pixels_draw_ex(env, fr->agent, fr->cell, fr->flags, fr->rgb,
-                                (size_t)fr->w * (size_t)fr->h * 3, &w, &h) != POLIS_OK)
+                             (size_t)fr->w * (size_t)fr->h * 3, &w, &h) != POLIS_OK)
         return errf(err, errcap, "%s", polis_env_error(env));
     return 0;
 }
@@ -247,8 +247,7 @@ int cli_frames_add(cli_frames *fr, polis_env *env, char *err, size_t errcap)
 {
     if (cli_frames_draw(fr, env, err, errcap)) return -1;
     if (!fr->open) {
-        if (cli_video_open(&fr->v, fr->video, fr->w, fr->h, fr->fps, &fr->fallback, err,
-                           errcap))
+        if (cli_video_open(&fr->v, fr->video, fr->w, fr->h, fr->fps, &fr->fallback, err, errcap))
             return -1;
         fr->open = true;
     }

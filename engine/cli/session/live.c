@@ -91,21 +91,21 @@ struct cli_live {
     polis_env *env;
     int32_t n;
     int32_t n_actions;
-    int *seat_kind;   /* [n] SEAT_* */
-    int32_t *policy;  /* [n] the policy of a SEAT_POLICY seat; -1: played through `outside` */
-    cli_seats *outside;   /* seats played by policy processes or populations (seats.h) */
-    bool *outside_seat;   /* [n] */
-    bool outside_failed;  /* a process failed: its seats noop from then on */
-    char *scenario_file;  /* the scenario file */
-    struct seat_client **holder; /* [n] who holds a human seat, or NULL */
+    int *seat_kind;      /* [n] SEAT_* */
+    int32_t *policy;     /* [n] the policy of a SEAT_POLICY seat; -1: played through `outside` */
+    cli_seats *outside;  /* seats played by policy processes or populations (seats.h) */
+    bool *outside_seat;  /* [n] */
+    bool outside_failed; /* a process failed: its seats noop from then on */
+    char *scenario_file; /* the scenario file */
+    struct seat_client **holder;  /* [n] who holds a human seat, or NULL */
     struct agent_client **client; /* [n] who holds a client seat, or NULL */
-    int32_t *pending; /* [n] a human's or client's action for the next tick, -1: none */
-    char **pending_text; /* [n] what the player sent (for the step line's "msgs") */
-    const char **pending_kind; /* [n] "action" or "plan" */
-    int32_t *planned; /* [n] a client seat's plan action for the next tick, -1: none */
-    plan_note *note;  /* [n] a client seat's plan that ended since its holder's last reply */
-    double *reward;   /* [n] a client seat's rewards since its holder's last reply */
-    uint8_t *illegal; /* [n] an illegal flag since its holder's last reply */
+    int32_t *pending;             /* [n] a human's or client's action for the next tick, -1: none */
+    char **pending_text;          /* [n] what the player sent (for the step line's "msgs") */
+    const char **pending_kind;    /* [n] "action" or "plan" */
+    int32_t *planned;             /* [n] a client seat's plan action for the next tick, -1: none */
+    plan_note *note;    /* [n] a client seat's plan that ended since its holder's last reply */
+    double *reward;     /* [n] a client seat's rewards since its holder's last reply */
+    uint8_t *illegal;   /* [n] an illegal flag since its holder's last reply */
     int64_t *n_illegal; /* [n] this episode's illegal flags */
     int64_t *n_bad;     /* [n] this episode's refused actions of a client */
     int64_t tick_ms;
@@ -121,9 +121,9 @@ struct cli_live {
     char (*token)[TOKEN_LEN + 1]; /* [n] a human seat's token ("" for other seats) */
     cli_live_link link;           /* the connections (cli_live_start) */
     bool linked;
-    struct seat_client *clients;  /* every "polis-seat" connection */
-    struct agent_client *agents;  /* every --tcp connection */
-    unsigned n_connected;         /* --tcp connections so far (their numbers in the log) */
+    struct seat_client *clients; /* every "polis-seat" connection */
+    struct agent_client *agents; /* every --tcp connection */
+    unsigned n_connected;        /* --tcp connections so far (their numbers in the log) */
 };
 typedef cli_live live;
 
@@ -140,8 +140,8 @@ enum { WAIT_NONE = 0, WAIT_STEP, WAIT_ADVANCE };
 typedef struct agent_client {
     void *conn;
     const cli_live_link *link;
-    unsigned number;   /* counted from 1 in the order of connection */
-    char *in;          /* received bytes not yet handled */
+    unsigned number; /* counted from 1 in the order of connection */
+    char *in;        /* received bytes not yet handled */
     size_t in_len;
     uint64_t dropping; /* >0: the bytes so far of a line over CLIENT_MAX_LINE */
     int wait;          /* WAIT_*: a step or advance waits for its tick(s) */
@@ -248,13 +248,11 @@ static void send_reply(const cli_live_link *link, void *conn, cJSON *r)
 }
 
 /* Queues r (consumed) for c and asks to write. */
-static void seat_send(seat_client *c, cJSON *r)
-{
-    send_reply(c->link, c->conn, r);
-}
+static void seat_send(seat_client *c, cJSON *r) { send_reply(c->link, c->conn, r); }
 
 #if defined(__GNUC__)
-static cJSON *live_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static cJSON *live_error(const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 #endif
 static cJSON *live_error(const char *code, const char *fmt, ...)
 {
@@ -285,8 +283,9 @@ static cJSON *seats_reply(const live *lv, const seat_client *c)
         cJSON *s = cJSON_CreateObject();
         cJSON_AddStringToObject(s, "agent", polis_env_agent_name(lv->env, i));
         cJSON_AddStringToObject(s, "player", player_name(lv, i));
-        cJSON_AddBoolToObject(s, "free", (lv->seat_kind[i] == SEAT_HUMAN && !lv->holder[i]) ||
-                                             (lv->seat_kind[i] == SEAT_CLIENT && !lv->client[i]));
+        cJSON_AddBoolToObject(s, "free",
+                              (lv->seat_kind[i] == SEAT_HUMAN && !lv->holder[i]) ||
+                                  (lv->seat_kind[i] == SEAT_CLIENT && !lv->client[i]));
         cJSON_AddBoolToObject(s, "yours", c && c->agent == i);
         cJSON_AddItemToArray(arr, s);
     }
@@ -491,7 +490,10 @@ static void record_both(live *lv, polis_status (*fn)(polis_recorder *))
     }
 }
 
-static polis_status end_no_metrics(polis_recorder *rec) { return polis_recorder_end_episode(rec, NULL); }
+static polis_status end_no_metrics(polis_recorder *rec)
+{
+    return polis_recorder_end_episode(rec, NULL);
+}
 
 static void note_plan(live *lv, int32_t i, int status, const char *command, const char *why)
 {
@@ -650,8 +652,9 @@ static void live_tick(live *lv)
             c->wait_id = NULL;
             c->wait = WAIT_NONE;
             c->link->waiting(c->conn, false);
-            client_send(c, cli_proto_error("engine_error", NULL, "%s; the game stops",
-                                           polis_env_error(lv->env)),
+            client_send(c,
+                        cli_proto_error("engine_error", NULL, "%s; the game stops",
+                                        polis_env_error(lv->env)),
                         NULL);
         }
         stream_wake(lv);
@@ -713,7 +716,8 @@ static bool token_matches(const char *want, const char *given)
 {
     size_t n = strlen(given);
     unsigned diff = n != TOKEN_LEN;
-    for (size_t k = 0; k < TOKEN_LEN; k++) diff |= (unsigned char)want[k] ^ (unsigned char)(k < n ? given[k] : 0);
+    for (size_t k = 0; k < TOKEN_LEN; k++)
+        diff |= (unsigned char)want[k] ^ (unsigned char)(k < n ? given[k] : 0);
     return diff == 0;
 }
 
@@ -725,8 +729,9 @@ static cJSON *op_take(live *lv, seat_client *c, const cJSON *req)
     int32_t i = cli_agent_find(lv->env, ag->valuestring);
     if (i < 0) return live_error("unknown_seat", "no agent named \"%.64s\"", ag->valuestring);
     if (lv->seat_kind[i] == SEAT_CLIENT)
-        return live_error("not_human", "agent %s is played by an agent-protocol client (--tcp), "
-                                       "not by a person",
+        return live_error("not_human",
+                          "agent %s is played by an agent-protocol client (--tcp), "
+                          "not by a person",
                           ag->valuestring);
     if (lv->seat_kind[i] != SEAT_HUMAN)
         return live_error("not_human", "agent %s is played by the policy %s, not by a person",
@@ -740,7 +745,8 @@ static cJSON *op_take(live *lv, seat_client *c, const cJSON *req)
     if (c->agent == i) return turn_reply(lv, i);
     if (lv->holder[i]) return live_error("seat_taken", "agent %s's seat is taken", ag->valuestring);
     if (c->agent >= 0)
-        return live_error("already_seated", "you hold agent %s's seat; send {\"op\": \"leave\"} first",
+        return live_error("already_seated",
+                          "you hold agent %s's seat; send {\"op\": \"leave\"} first",
                           polis_env_agent_name(lv->env, c->agent));
     lv->holder[i] = c;
     c->agent = i;
@@ -766,7 +772,8 @@ static cJSON *op_act(live *lv, seat_client *c, const cJSON *req)
     const char *name = polis_env_agent_name(lv->env, i);
     const polis_io *io = polis_env_io(lv->env);
     if (lv->over) return live_error("episode_over", "the episode is over");
-    if (finished(lv, i)) return live_error("agent_done", "agent %s is finished for this episode", name);
+    if (finished(lv, i))
+        return live_error("agent_done", "agent %s is finished for this episode", name);
     const cJSON *plan = cJSON_GetObjectItemCaseSensitive(req, "plan");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, "action");
     if (plan) {
@@ -800,8 +807,8 @@ static cJSON *op_act(live *lv, seat_client *c, const cJSON *req)
         polis_env_plan_cancel(lv->env, i);
         lv->pending[i] = id;
         free(lv->pending_text[i]);
-        lv->pending_text[i] = strdup(cJSON_IsString(v) ? v->valuestring
-                                                       : polis_env_action_name(lv->env, id));
+        lv->pending_text[i] =
+            strdup(cJSON_IsString(v) ? v->valuestring : polis_env_action_name(lv->env, id));
         lv->pending_kind[i] = "action";
     }
     cJSON *r = cJSON_CreateObject();
@@ -822,7 +829,8 @@ static cJSON *handle_message(live *lv, seat_client *c, const char *text, size_t 
     cJSON *req = cJSON_ParseWithLengthOpts(text, len, &end, false);
     if (!req) {
         size_t at = end ? (size_t)(end - text) : 0;
-        return live_error("bad_json", "malformed JSON at byte %zu of the message", at > len ? len : at);
+        return live_error("bad_json", "malformed JSON at byte %zu of the message",
+                          at > len ? len : at);
     }
     while (end && (size_t)(end - text) < len && strchr(" \t\r\n", *end) && *end) end++;
     if (end && (size_t)(end - text) < len) {
@@ -864,8 +872,7 @@ void *cli_live_seat_open(cli_live *lv, void *conn)
     return c;
 }
 
-void cli_live_seat_message(cli_live *lv, void *seat, const char *text, size_t len,
-                           size_t too_long)
+void cli_live_seat_message(cli_live *lv, void *seat, const char *text, size_t len, size_t too_long)
 {
     seat_client *c = seat;
     seat_send(c, too_long ? live_error("too_long", "a message is at most %zu bytes", too_long)
@@ -968,19 +975,19 @@ static cJSON *client_join(live *lv, agent_client *c, const cJSON *req)
             cJSON *err = NULL;
             char list[512];
             if (!cJSON_IsString(v)) {
-                err = cli_proto_error("bad_request", NULL, "\"agents\"[%d] is not a string (an agent's name)", k);
+                err = cli_proto_error("bad_request", NULL,
+                                      "\"agents\"[%d] is not a string (an agent's name)", k);
             } else if (i < 0) {
                 cli_agent_names(lv->env, list, sizeof list);
                 err = cli_proto_error("unknown_agent", v->valuestring,
                                       "\"agents\"[%d]: no agent named \"%.64s\" (agents: %s)", k,
                                       v->valuestring, list);
             } else if (lv->seat_kind[i] != SEAT_CLIENT) {
-                err = cli_proto_error("not_client", v->valuestring,
-                                      "agent %s is played by %s, not by a client (--seat %s=client)",
-                                      v->valuestring,
-                                      lv->seat_kind[i] == SEAT_HUMAN ? "a person (human)"
-                                                                     : player_name(lv, i),
-                                      v->valuestring);
+                err = cli_proto_error(
+                    "not_client", v->valuestring,
+                    "agent %s is played by %s, not by a client (--seat %s=client)", v->valuestring,
+                    lv->seat_kind[i] == SEAT_HUMAN ? "a person (human)" : player_name(lv, i),
+                    v->valuestring);
             } else if (lv->client[i] && lv->client[i] != c) {
                 err = cli_proto_error("seat_taken", v->valuestring,
                                       "agent %s's seat is held by another client", v->valuestring);
@@ -1065,15 +1072,17 @@ static cJSON *client_action(live *lv, int32_t i, const cJSON *v, int32_t *id, co
     if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
         if (d != floor(d) || d < 0 || d >= lv->n_actions)
-            return cli_proto_error("bad_action", name, "agent %s: action %g is not an action id (0..%d)",
-                                   name, d, lv->n_actions - 1);
+            return cli_proto_error("bad_action", name,
+                                   "agent %s: action %g is not an action id (0..%d)", name, d,
+                                   lv->n_actions - 1);
         *id = (int32_t)d;
     } else if (cJSON_IsString(v) || cJSON_IsObject(v)) {
         char *text = cJSON_IsString(v) ? v->valuestring : cJSON_PrintUnformatted(v);
         if (!text) return cli_proto_error("engine_error", name, "out of memory");
         polis_status st = polis_env_parse_action(lv->env, i, text, id);
         if (!cJSON_IsString(v)) cJSON_free(text);
-        if (st != POLIS_OK) return cli_proto_error("bad_action", name, "%s", polis_env_error(lv->env));
+        if (st != POLIS_OK)
+            return cli_proto_error("bad_action", name, "%s", polis_env_error(lv->env));
     } else {
         return cli_proto_error("bad_request", name,
                                "\"actions\".\"%s\": an action is an id, a name or text (a "
@@ -1108,7 +1117,8 @@ static cJSON *client_play(live *lv, agent_client *c, const cJSON *req, bool adva
         max_ticks = (int64_t)d;
     }
     if (acts && !cJSON_IsNull(acts) && !cJSON_IsObject(acts))
-        return cli_proto_error("bad_request", NULL, "\"actions\" must be an object {agent name: action}");
+        return cli_proto_error("bad_request", NULL,
+                               "\"actions\" must be an object {agent name: action}");
     if (c->episode < 0 || !holds_any(lv, c))
         return cli_proto_error("no_episode", NULL,
                                "no seat: send {\"op\": \"reset\"} first to join the game");
@@ -1131,7 +1141,8 @@ static cJSON *client_play(live *lv, agent_client *c, const cJSON *req, bool adva
         if (i < 0) {
             cli_agent_names(lv->env, list, sizeof list);
             err = cli_proto_error("unknown_agent", v->string,
-                                  "\"actions\": no agent named \"%.64s\" (agents: %s)", v->string, list);
+                                  "\"actions\": no agent named \"%.64s\" (agents: %s)", v->string,
+                                  list);
         } else if (lv->client[i] != c) {
             err = cli_proto_error("not_your_seat", v->string,
                                   "\"actions\": agent %s is not one of your seats (%s plays it)",
@@ -1169,7 +1180,8 @@ static cJSON *client_play(live *lv, agent_client *c, const cJSON *req, bool adva
             }
             lv->pending[i] = id[i];
             free(lv->pending_text[i]);
-            const cJSON *given = cJSON_GetObjectItemCaseSensitive(acts, polis_env_agent_name(lv->env, i));
+            const cJSON *given =
+                cJSON_GetObjectItemCaseSensitive(acts, polis_env_agent_name(lv->env, i));
             lv->pending_text[i] = cJSON_IsString(given) ? strdup(given->valuestring) : NULL;
             lv->pending_kind[i] = "action";
         }
@@ -1190,11 +1202,14 @@ static cJSON *client_play(live *lv, agent_client *c, const cJSON *req, bool adva
 static void client_line(live *lv, agent_client *c, const char *line, size_t len)
 {
     if (!c->spoke && cli_proto_http_request(line, len)) {
-        fprintf(stderr, "polis serve: client %u closed: its first line is an HTTP request (a web "
-                        "page connecting to the agent port?)\n",
+        fprintf(stderr,
+                "polis serve: client %u closed: its first line is an HTTP request (a web "
+                "page connecting to the agent port?)\n",
                 c->number);
-        client_send(c, cli_proto_error("not_a_client", NULL, "an HTTP request on the agent "
-                                       "port: closed"),
+        client_send(c,
+                    cli_proto_error("not_a_client", NULL,
+                                    "an HTTP request on the agent "
+                                    "port: closed"),
                     NULL);
         c->closing = true;
         c->link->close_when_sent(c->conn);
@@ -1218,9 +1233,11 @@ static void client_line(live *lv, agent_client *c, const char *line, size_t len)
         c->closing = true;
         c->link->close_when_sent(c->conn);
     } else
-        reply = cli_proto_error("unknown_op", NULL, "unknown op \"%.64s\" (ops: %s)", op, CLIENT_OPS);
+        reply =
+            cli_proto_error("unknown_op", NULL, "unknown op \"%.64s\" (ops: %s)", op, CLIENT_OPS);
     if (reply)
-        client_send(c, reply, cJSON_IsObject(req) ? cJSON_GetObjectItemCaseSensitive(req, "id") : NULL);
+        client_send(c, reply,
+                    cJSON_IsObject(req) ? cJSON_GetObjectItemCaseSensitive(req, "id") : NULL);
     cJSON_Delete(req);
 }
 
@@ -1243,9 +1260,10 @@ static void client_pump(live *lv, agent_client *c)
         bool blank = true;
         for (size_t k = 0; k < line_len && blank; k++) blank = c->in[k] == ' ' || c->in[k] == '\t';
         if (line_len > CLIENT_MAX_LINE)
-            client_send(c, cli_proto_error("line_too_long", NULL,
-                                           "the request is %zu bytes; the limit is %d", line_len,
-                                           CLIENT_MAX_LINE),
+            client_send(c,
+                        cli_proto_error("line_too_long", NULL,
+                                        "the request is %zu bytes; the limit is %d", line_len,
+                                        CLIENT_MAX_LINE),
                         NULL);
         else if (!blank)
             client_line(lv, c, c->in, line_len);
@@ -1268,8 +1286,10 @@ static int client_receive(live *lv, agent_client *c, const char *data, size_t le
         }
         size_t line = c->dropping + (size_t)(nl - data);
         c->dropping = 0;
-        client_send(c, cli_proto_error("line_too_long", NULL, "the request is %zu bytes; the limit is %d",
-                                       line, CLIENT_MAX_LINE),
+        client_send(c,
+                    cli_proto_error("line_too_long", NULL,
+                                    "the request is %zu bytes; the limit is %d", line,
+                                    CLIENT_MAX_LINE),
                     NULL);
         len -= (size_t)(nl + 1 - data);
         data = nl + 1;
@@ -1355,8 +1375,8 @@ static int set_seat(live *lv, int32_t i, const char *who, const char *where)
     }
     if (cli_seats_outside(who)) {
         char why[2048];
-        if (!lv->outside &&
-            !(lv->outside = cli_seats_new(lv->env, lv->scenario_file, "noop", where, 600000, why, sizeof why))) {
+        if (!lv->outside && !(lv->outside = cli_seats_new(lv->env, lv->scenario_file, "noop", where,
+                                                          600000, why, sizeof why))) {
             fprintf(stderr, "polis: serve: %s\n", why);
             return EXIT_ENV;
         }
@@ -1421,7 +1441,8 @@ static int assign_seats(live *lv, const live_args *a, const cJSON *conf)
             return cli_usage("serve", "%s: not a string ('human', 'client' or a policy)", where);
         if (i < 0) {
             cli_agent_names(lv->env, list, sizeof list);
-            return cli_usage("serve", "%s: no agent named '%s' (agents: %s)", where, s->string, list);
+            return cli_usage("serve", "%s: no agent named '%s' (agents: %s)", where, s->string,
+                             list);
         }
         int rc = set_seat(lv, i, s->valuestring, where);
         if (rc) return rc;
@@ -1517,9 +1538,9 @@ static int live_open(const live_args *a, live *lv)
     lv->illegal = calloc(cnt, sizeof *lv->illegal);
     lv->n_illegal = calloc(cnt, sizeof *lv->n_illegal);
     lv->n_bad = calloc(cnt, sizeof *lv->n_bad);
-    if (!lv->seat_kind || !lv->policy || !lv->outside_seat || !lv->scenario_file || !lv->holder || !lv->client || !lv->pending ||
-        !lv->pending_text || !lv->pending_kind || !lv->planned || !lv->note || !lv->reward ||
-        !lv->illegal || !lv->n_illegal || !lv->n_bad) {
+    if (!lv->seat_kind || !lv->policy || !lv->outside_seat || !lv->scenario_file || !lv->holder ||
+        !lv->client || !lv->pending || !lv->pending_text || !lv->pending_kind || !lv->planned ||
+        !lv->note || !lv->reward || !lv->illegal || !lv->n_illegal || !lv->n_bad) {
         fprintf(stderr, "polis: serve: out of memory\n");
         return EXIT_ENV;
     }
@@ -1541,7 +1562,9 @@ static int live_open(const live_args *a, live *lv)
     const cJSON *tm = cJSON_GetObjectItemCaseSensitive(conf, "tick_ms");
     const cJSON *ep = cJSON_GetObjectItemCaseSensitive(conf, "episodes");
     lv->tick_ms = a->tick_ms >= 0 ? a->tick_ms : cJSON_IsNumber(tm) ? (int64_t)tm->valuedouble : 0;
-    lv->episodes = a->episodes >= 0 ? a->episodes : cJSON_IsNumber(ep) ? (int64_t)ep->valuedouble : 0;
+    lv->episodes = a->episodes >= 0     ? a->episodes
+                   : cJSON_IsNumber(ep) ? (int64_t)ep->valuedouble
+                                        : 0;
     cJSON_Delete(conf);
     if (!rc && !make_tokens(lv)) {
         free(text);
@@ -1563,8 +1586,9 @@ static int live_open(const live_args *a, live *lv)
     char *pol = policies_json(lv);
     info.seed = seed;
     info.policies = pol;
-    polis_status st = pol ? polis_recorder_open_sink(stream_sink, lv, lv->env, &info, &lv->rec, &err)
-                          : POLIS_ERR_NOMEM;
+    polis_status st =
+        pol ? polis_recorder_open_sink(stream_sink, lv, lv->env, &info, &lv->rec, &err)
+            : POLIS_ERR_NOMEM;
     free(text);
     if (st != POLIS_OK) {
         fprintf(stderr, "polis: serve: live stream: %s\n", pol ? err.message : "out of memory");

@@ -62,8 +62,7 @@ void cli_live_free(cli_live *lv);
 /* A page that takes seats connected: its seat object (NULL: out of memory); one message of it
  * (too_long: the message was over that many bytes, text NULL); it went away. */
 void *cli_live_seat_open(cli_live *lv, void *conn);
-void cli_live_seat_message(cli_live *lv, void *seat, const char *text, size_t len,
-                           size_t too_long);
+void cli_live_seat_message(cli_live *lv, void *seat, const char *text, size_t len, size_t too_long);
 void cli_live_seat_close(cli_live *lv, void *seat);
 /* An agent-protocol client connected, sent bytes (-1: close it), went away. */
 void *cli_live_client_open(cli_live *lv, void *conn);

@@ -54,18 +54,19 @@ struct cli_policyproc {
     int32_t n_agents, n_actions;
     int32_t n_fields;
     field *fields;
-    size_t dim;        /* floats per agent */
+    size_t dim; /* floats per agent */
     bool want_flat, want_text;
-    bool reports;      /* its hello said "stats": true: asked for its figures at episodes' ends */
-    float *obs;        /* [n_agents][dim] */
-    uint8_t *mask;     /* [n_agents][n_actions] */
-    char *head;        /* the request line */
+    bool reports;  /* its hello said "stats": true: asked for its figures at episodes' ends */
+    float *obs;    /* [n_agents][dim] */
+    uint8_t *mask; /* [n_agents][n_actions] */
+    char *head;    /* the request line */
     size_t head_cap;
-    char *line;        /* the reply being read: [REPLY_MAX + 1] */
-    size_t line_len, line_have; /* bytes of the current line; bytes read in all (a next line's start) */
-    int32_t *sent;     /* the seats of the last send */
+    char *line; /* the reply being read: [REPLY_MAX + 1] */
+    size_t line_len,
+        line_have; /* bytes of the current line; bytes read in all (a next line's start) */
+    int32_t *sent; /* the seats of the last send */
     int32_t n_sent;
-    bool awaiting;     /* a request was sent and its reply not read */
+    bool awaiting; /* a request was sent and its reply not read */
 };
 
 /* ---- the process ------------------------------------------------------------------------- */
@@ -286,7 +287,8 @@ static char *hello_line(cli_policyproc *p, const char *file)
         cJSON_AddStringToObject(o, "name", f.name);
         cJSON_AddStringToObject(o, "dtype", polis_dtype_name(f.dtype));
         cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-        for (int32_t d = 0; d < f.ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber(f.shape[d]));
+        for (int32_t d = 0; d < f.ndim; d++)
+            cJSON_AddItemToArray(sh, cJSON_CreateNumber(f.shape[d]));
     }
     cJSON_AddNumberToObject(h, "obs_dim", (double)p->dim);
     cJSON_AddNumberToObject(h, "n_actions", p->n_actions);
@@ -338,7 +340,8 @@ cli_policyproc *cli_policyproc_start(char *const argv[], const char *label, poli
     }
     p->exited = false;
     char *hello = hello_line(p, file);
-    bool sent = hello && write_all(p, hello, strlen(hello), err, cap) && write_all(p, "\n", 1, err, cap);
+    bool sent =
+        hello && write_all(p, hello, strlen(hello), err, cap) && write_all(p, "\n", 1, err, cap);
     if (!hello) snprintf(err, cap, "out of memory");
     cJSON_free(hello);
     if (!sent) goto fail;
@@ -350,8 +353,10 @@ cli_policyproc *cli_policyproc_start(char *const argv[], const char *label, poli
     const cJSON *views = cJSON_GetObjectItemCaseSensitive(r, "views"), *v;
     p->want_flat = views == NULL;
     cJSON_ArrayForEach(v, views) {
-        if (cJSON_IsString(v) && strcmp(v->valuestring, "flat") == 0) p->want_flat = true;
-        else if (cJSON_IsString(v) && strcmp(v->valuestring, "text") == 0) p->want_text = true;
+        if (cJSON_IsString(v) && strcmp(v->valuestring, "flat") == 0)
+            p->want_flat = true;
+        else if (cJSON_IsString(v) && strcmp(v->valuestring, "text") == 0)
+            p->want_text = true;
         else {
             fail(p, err, cap, "asked for the view %s (views: flat, text)",
                  cJSON_IsString(v) ? v->valuestring : "(not a string)");
@@ -440,8 +445,7 @@ static void to_little_endian(float *v, size_t n)
     }
 }
 
-bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, char *err,
-                         size_t cap)
+bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, char *err, size_t cap)
 {
     size_t na = (size_t)p->n_actions;
     for (int32_t i = 0; i < n; i++) {
@@ -452,15 +456,15 @@ bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, cha
     p->n_sent = n;
     size_t obs_bytes = p->want_flat ? (size_t)n * p->dim * sizeof(float) : 0;
     if (p->want_flat) to_little_endian(p->obs, (size_t)n * p->dim);
-    size_t len = (size_t)snprintf(p->head, p->head_cap,
-                                  "{\"op\":\"act\",\"tick\":%" PRId64 ",\"seats\":[",
-                                  polis_env_tick(p->env));
+    size_t len =
+        (size_t)snprintf(p->head, p->head_cap, "{\"op\":\"act\",\"tick\":%" PRId64 ",\"seats\":[",
+                         polis_env_tick(p->env));
     for (int32_t i = 0; i < n && len < p->head_cap; i++)
         len += (size_t)snprintf(p->head + len, p->head_cap - len, "%s%d", i ? "," : "", seats[i]);
     if (len < p->head_cap)
-        len += (size_t)snprintf(p->head + len, p->head_cap - len,
-                                "],\"obs_bytes\":%zu,\"mask_bytes\":%zu", obs_bytes,
-                                (size_t)n * na);
+        len +=
+            (size_t)snprintf(p->head + len, p->head_cap - len,
+                             "],\"obs_bytes\":%zu,\"mask_bytes\":%zu", obs_bytes, (size_t)n * na);
     if (len >= p->head_cap) return fail(p, err, cap, "could not be asked: a request overflowed");
     bool ok = write_all(p, p->head, len, err, cap);
     if (ok && p->want_text) {
@@ -498,8 +502,8 @@ bool cli_policyproc_recv(cli_policyproc *p, char *err, size_t cap)
     bool ok = cJSON_IsArray(acts) && cJSON_GetArraySize(acts) == p->n_sent;
     if (!ok) {
         fail(p, err, cap, "answered act with %s for %d seats at tick %" PRId64,
-             cJSON_IsArray(acts) ? "another number of actions" : "no \"actions\" array",
-             p->n_sent, polis_env_tick(p->env));
+             cJSON_IsArray(acts) ? "another number of actions" : "no \"actions\" array", p->n_sent,
+             polis_env_tick(p->env));
     }
     for (int32_t i = 0; ok && i < p->n_sent; i++) {
         const cJSON *a = cJSON_GetArrayItem(acts, i);
@@ -509,17 +513,19 @@ bool cli_policyproc_recv(cli_policyproc *p, char *err, size_t cap)
             id = (int32_t)a->valuedouble;
         } else if (cJSON_IsString(a)) {
             if (polis_env_parse_action(p->env, agent, a->valuestring, &id) != POLIS_OK) {
-                ok = fail(p, err, cap, "sent agent %d (%s) the action \"%.80s\" at tick %" PRId64
-                          ": %s", agent, polis_env_agent_name(p->env, agent), a->valuestring,
+                ok = fail(p, err, cap,
+                          "sent agent %d (%s) the action \"%.80s\" at tick %" PRId64 ": %s", agent,
+                          polis_env_agent_name(p->env, agent), a->valuestring,
                           polis_env_tick(p->env), polis_env_error(p->env));
                 break;
             }
         } else {
             char *t = cJSON_PrintUnformatted(a);
-            ok = fail(p, err, cap, "sent agent %d (%s) the action %.40s at tick %" PRId64
-                      ": not an action id (0..%d) or a text action", agent,
-                      polis_env_agent_name(p->env, agent), t ? t : "?", polis_env_tick(p->env),
-                      p->n_actions - 1);
+            ok = fail(p, err, cap,
+                      "sent agent %d (%s) the action %.40s at tick %" PRId64
+                      ": not an action id (0..%d) or a text action",
+                      agent, polis_env_agent_name(p->env, agent), t ? t : "?",
+                      polis_env_tick(p->env), p->n_actions - 1);
             cJSON_free(t);
             break;
         }
@@ -569,8 +575,8 @@ static bool add_figure(cJSON *into, const char *key, const cJSON *v)
 }
 
 /* "agent 2 (miner_2)", or "its seats agent_0, agent_1" for the totals (seat < 0). */
-static void whose(const cli_policyproc *p, int32_t seat, const int32_t *seats, int32_t n,
-                  char *buf, size_t cap)
+static void whose(const cli_policyproc *p, int32_t seat, const int32_t *seats, int32_t n, char *buf,
+                  size_t cap)
 {
     if (seat >= 0) {
         snprintf(buf, cap, "agent %d (%s)", seat, polis_env_agent_name(p->env, seat));
@@ -591,24 +597,29 @@ static bool take_figures(cli_policyproc *p, const cJSON *obj, const char *member
     char who[512];
     whose(p, seat, seats, n, who, sizeof who);
     if (!cJSON_IsObject(obj))
-        return fail(p, err, cap, "answered end with a \"%s\" for %s that is not an object of "
-                    "figures (the episode of seed %" PRIu64 ")", member, who, seed);
+        return fail(p, err, cap,
+                    "answered end with a \"%s\" for %s that is not an object of "
+                    "figures (the episode of seed %" PRIu64 ")",
+                    member, who, seed);
     if (cJSON_GetArraySize(obj) > CLI_FIGURES_MAX)
-        return fail(p, err, cap, "reported %d figures for %s in the episode of seed %" PRIu64
-                    " (at most %d)", cJSON_GetArraySize(obj), who, seed, CLI_FIGURES_MAX);
+        return fail(p, err, cap,
+                    "reported %d figures for %s in the episode of seed %" PRIu64 " (at most %d)",
+                    cJSON_GetArraySize(obj), who, seed, CLI_FIGURES_MAX);
     const cJSON *v;
     cJSON_ArrayForEach(v, obj) {
         if (!figure_name(v->string))
-            return fail(p, err, cap, "reported a figure named \"%.60s\" for %s in the episode "
+            return fail(p, err, cap,
+                        "reported a figure named \"%.60s\" for %s in the episode "
                         "of seed %" PRIu64 ": a name is a letter, then letters, digits, '_', "
-                        "'-' and single '.', at most %d bytes", v->string, who, seed,
-                        CLI_FIGURE_NAME_MAX);
+                        "'-' and single '.', at most %d bytes",
+                        v->string, who, seed, CLI_FIGURE_NAME_MAX);
         if (!(cJSON_IsNull(v) || (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
                                   v->valuedouble <= CLI_FIGURE_VALUE_MAX))) {
             char *t = cJSON_PrintUnformatted(v);
-            bool r = fail(p, err, cap, "reported %s = %.40s for %s in the episode of seed %" PRIu64
-                          ": not a number from 0 to %g (or null: unknown)", v->string,
-                          t ? t : "?", who, seed, CLI_FIGURE_VALUE_MAX);
+            bool r = fail(p, err, cap,
+                          "reported %s = %.40s for %s in the episode of seed %" PRIu64
+                          ": not a number from 0 to %g (or null: unknown)",
+                          v->string, t ? t : "?", who, seed, CLI_FIGURE_VALUE_MAX);
             cJSON_free(t);
             return r;
         }
@@ -618,10 +629,13 @@ static bool take_figures(cli_policyproc *p, const cJSON *obj, const char *member
         else
             snprintf(key, sizeof key, "%s", v->string);
         if (cJSON_GetObjectItemCaseSensitive(game, key))
-            return fail(p, err, cap, "reported the figure %s for %s in the episode of seed %" PRIu64
+            return fail(p, err, cap,
+                        "reported the figure %s for %s in the episode of seed %" PRIu64
                         ", which is a metric of the game: a process's figures need names of "
-                        "their own (llm.calls)", key, who, seed);
-        if (!add_figure(into, key, v)) return fail(p, err, cap, "could not be heard: out of memory");
+                        "their own (llm.calls)",
+                        key, who, seed);
+        if (!add_figure(into, key, v))
+            return fail(p, err, cap, "could not be heard: out of memory");
     }
     return true;
 }
@@ -629,10 +643,9 @@ static bool take_figures(cli_policyproc *p, const cJSON *obj, const char *member
 bool cli_policyproc_end(cli_policyproc *p, int64_t episode, uint64_t seed, const int32_t *seats,
                         int32_t n, const cJSON *game, cJSON *into, char *err, size_t cap)
 {
-    size_t len = (size_t)snprintf(p->head, p->head_cap,
-                                  "{\"op\":\"end\",\"episode\":%" PRId64 ",\"seed\":%" PRIu64
-                                  ",\"seats\":[",
-                                  episode, seed);
+    size_t len = (size_t)snprintf(
+        p->head, p->head_cap,
+        "{\"op\":\"end\",\"episode\":%" PRId64 ",\"seed\":%" PRIu64 ",\"seats\":[", episode, seed);
     for (int32_t i = 0; i < n && len < p->head_cap; i++)
         len += (size_t)snprintf(p->head + len, p->head_cap - len, "%s%d", i ? "," : "", seats[i]);
     if (len < p->head_cap) len += (size_t)snprintf(p->head + len, p->head_cap - len, "]}\n");
@@ -646,12 +659,14 @@ bool cli_policyproc_end(cli_policyproc *p, int64_t episode, uint64_t seed, const
     if (ok && per && (!cJSON_IsArray(per) || cJSON_GetArraySize(per) != n)) {
         char who[512];
         whose(p, -1, seats, n, who, sizeof who);
-        ok = fail(p, err, cap, "answered end with a \"per_seat\" that is not an array of %d "
-                  "objects, one for each of %s (the episode of seed %" PRIu64 ")", n, who, seed);
+        ok = fail(p, err, cap,
+                  "answered end with a \"per_seat\" that is not an array of %d "
+                  "objects, one for each of %s (the episode of seed %" PRIu64 ")",
+                  n, who, seed);
     }
     for (int32_t i = 0; ok && per && i < n; i++)
-        ok = take_figures(p, cJSON_GetArrayItem(per, i), "per_seat", seats[i], seats, n, seed,
-                          game, into, err, cap);
+        ok = take_figures(p, cJSON_GetArrayItem(per, i), "per_seat", seats[i], seats, n, seed, game,
+                          into, err, cap);
     cJSON_Delete(r);
     return ok;
 }

@@ -46,8 +46,7 @@ bool cli_policyproc_reset(cli_policyproc *p, int64_t episode, uint64_t seed, con
                           int32_t n, char *err, size_t cap);
 
 /* Sends the observations and masks of `seats` (agent ids, n > 0) for the coming tick. */
-bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, char *err,
-                         size_t cap);
+bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, char *err, size_t cap);
 
 /* Reads the reply to the last send and writes each seat's action into the env's io->actions.
  * An action is an id in [0, n_actions) or a text the scenario's parsers read. */

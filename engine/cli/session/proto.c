@@ -70,7 +70,7 @@ void cli_proto_parse(const char *line, size_t len, const char *ops, cJSON **req,
 
 bool cli_proto_http_request(const char *line, size_t len)
 {
-    static const char *const METHODS[] = {"GET ", "POST ", "PUT ", "HEAD ", "OPTIONS ",
+    static const char *const METHODS[] = {"GET ",    "POST ",  "PUT ",     "HEAD ", "OPTIONS ",
                                           "DELETE ", "PATCH ", "CONNECT ", "TRACE "};
     bool method = false;
     for (size_t k = 0; k < sizeof METHODS / sizeof METHODS[0]; k++) {
@@ -177,7 +177,8 @@ void cli_agent_names(polis_env *env, char *buf, size_t cap) /* cap >= 16 */
     size_t used = 0;
     buf[0] = '\0';
     for (int32_t i = 0; i < polis_env_n_agents(env) && used < cap - 8; i++) {
-        int w = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", polis_env_agent_name(env, i));
+        int w =
+            snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", polis_env_agent_name(env, i));
         if (w < 0) break;
         used += (size_t)w;
     }
@@ -194,8 +195,9 @@ cJSON *cli_proto_metrics(polis_env *env, int64_t steps, int64_t illegal, cJSON *
     cJSON *flat = m ? cli_metrics_flat(m) : NULL;
     cJSON_Delete(m);
     if (!flat)
-        return cli_proto_error("engine_error", NULL,
-                               "metrics: the \"metrics\" rendering is not a sequence of JSON objects");
+        return cli_proto_error(
+            "engine_error", NULL,
+            "metrics: the \"metrics\" rendering is not a sequence of JSON objects");
     /* eval's own counts, unless the plugin reports the same names (its value wins there) */
     if (!cJSON_GetObjectItemCaseSensitive(flat, "steps"))
         cJSON_AddNumberToObject(flat, "steps", (double)steps);
@@ -213,7 +215,8 @@ void cli_legal_names(polis_env *env, int32_t agent, char *buf, size_t cap)
     buf[0] = '\0';
     for (int32_t k = 0; k < io->n_actions && used < cap - 1; k++) {
         if (!mask[k]) continue;
-        int w = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", polis_env_action_name(env, k));
+        int w = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "",
+                         polis_env_action_name(env, k));
         if (w < 0) break;
         used += (size_t)w;
     }

@@ -20,8 +20,8 @@ bool cli_record_scenario(polis_record_info *info, const char *scenario_path, cha
     char why[256];
     char *text = cli_file_read(scenario_path, CLI_FILE_TEXT_MAX, &len, why, sizeof why);
     if (!text) {
-        fprintf(stderr, "polis: %s: cannot read %s again for the header: %s\n", cmd,
-                scenario_path, why);
+        fprintf(stderr, "polis: %s: cannot read %s again for the header: %s\n", cmd, scenario_path,
+                why);
         return false;
     }
     char parent[PATH_MAX];

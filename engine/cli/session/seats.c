@@ -27,13 +27,13 @@
 enum { PLAYER_POLICY, PLAYER_PROC };
 
 typedef struct player {
-    char *text;  /* "random", "py:/abs/policy.pt", "cmd:prog arg" */
+    char *text; /* "random", "py:/abs/policy.pt", "cmd:prog arg" */
     int kind;
     int32_t policy;       /* PLAYER_POLICY */
     cli_policyproc *proc; /* PLAYER_PROC */
     int32_t *agents;      /* this tick's agents: [n_agents] */
     int32_t n;
-    int32_t *played;      /* this episode's agents: [n_agents] */
+    int32_t *played; /* this episode's agents: [n_agents] */
     int32_t n_played;
 } player;
 
@@ -69,7 +69,7 @@ struct cli_seats {
     int32_t n_players, cap_players;
     population *pops;
     int32_t n_pops, cap_pops;
-    int64_t played; /* episodes begun through the actor */
+    int64_t played;  /* episodes begun through the actor */
     int64_t episode; /* the episode begun last, and its seed */
     uint64_t seed;
 };
@@ -213,8 +213,9 @@ static bool member_text(const cJSON *m, const char *dir, const char *where, char
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, kinds[k]);
         if (!v) continue;
         if (which) {
-            snprintf(err, ecap, "%s: give one of policy, checkpoint, python and command, not %s and %s",
-                     where, kinds[kind], kinds[k]);
+            snprintf(err, ecap,
+                     "%s: give one of policy, checkpoint, python and command, not %s and %s", where,
+                     kinds[kind], kinds[k]);
             return false;
         }
         which = v;
@@ -226,8 +227,10 @@ static bool member_text(const cJSON *m, const char *dir, const char *where, char
     }
     if (kind == 3) {
         if (!cJSON_IsArray(which) || cJSON_GetArraySize(which) == 0) {
-            snprintf(err, ecap, "%s.command: expected a non-empty array of strings (the program "
-                     "and its arguments)", where);
+            snprintf(err, ecap,
+                     "%s.command: expected a non-empty array of strings (the program "
+                     "and its arguments)",
+                     where);
             return false;
         }
         size_t len = (size_t)snprintf(out, cap, "cmd:");
@@ -332,10 +335,13 @@ static int32_t population_of(cli_seats *s, const char *file, const char *where, 
     cJSON_ArrayForEach(k, doc) {
         static const char *const keys[] = {"polis_population", "name", "doc", "draw", "members"};
         bool known = k->string[0] == '_';
-        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) known |= strcmp(k->string, keys[i]) == 0;
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+            known |= strcmp(k->string, keys[i]) == 0;
         if (!known) {
-            snprintf(err, cap, "%s: %s: unknown key (keys: polis_population, name, doc, draw, "
-                     "members)", file, k->string);
+            snprintf(err, cap,
+                     "%s: %s: unknown key (keys: polis_population, name, doc, draw, "
+                     "members)",
+                     file, k->string);
             goto out;
         }
     }
@@ -378,13 +384,15 @@ static int32_t population_of(cli_seats *s, const char *file, const char *where, 
         }
         cJSON_ArrayForEach(k, m) {
             static const char *const keys[] = {"policy", "checkpoint", "python", "command",
-                                               "weight", "options", "name", "doc"};
+                                               "weight", "options",    "name",   "doc"};
             bool known = k->string[0] == '_';
             for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
                 known |= strcmp(k->string, keys[i]) == 0;
             if (!known) {
-                snprintf(err, cap, "%s: %s: unknown key (keys: policy, checkpoint, python, "
-                         "command, weight, options, name, doc)", mw, k->string);
+                snprintf(err, cap,
+                         "%s: %s: unknown key (keys: policy, checkpoint, python, "
+                         "command, weight, options, name, doc)",
+                         mw, k->string);
                 goto out;
             }
         }
@@ -531,8 +539,8 @@ bool cli_seats_end(cli_seats *s, cJSON *metrics, char *err, size_t cap)
     for (int32_t i = 0; ok && i < s->n_players; i++) {
         player *p = &s->players[i];
         if (p->kind == PLAYER_PROC && p->n_played && cli_policyproc_reports(p->proc))
-            ok = cli_policyproc_end(p->proc, s->episode, s->seed, p->played, p->n_played,
-                                    metrics, figures, err, cap);
+            ok = cli_policyproc_end(p->proc, s->episode, s->seed, p->played, p->n_played, metrics,
+                                    figures, err, cap);
     }
     /* the figures after the game's metrics, in the order the processes gave them */
     while (ok && figures->child) {
@@ -557,7 +565,8 @@ bool cli_seats_act(cli_seats *s, const bool *only, char *err, size_t cap)
     }
     for (int32_t i = 0; i < s->n_players; i++) {
         player *p = &s->players[i];
-        if (p->kind == PLAYER_PROC && p->n && !cli_policyproc_send(p->proc, p->agents, p->n, err, cap))
+        if (p->kind == PLAYER_PROC && p->n &&
+            !cli_policyproc_send(p->proc, p->agents, p->n, err, cap))
             return false;
     }
     bool ok = true;

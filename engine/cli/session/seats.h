@@ -33,9 +33,9 @@
 typedef struct cli_seats cli_seats;
 
 /* The seats of env, every one played by `who` (a NAME, py:, cmd: or pop:; "random" when
- * NULL; `where` names it in errors, "--policy" when NULL). `file`: the scenario file (the processes' hello names it, relative
- * paths of a population start from the population's file). timeout_ms bounds every wait for
- * a process. NULL with the reason in err. */
+ * NULL; `where` names it in errors, "--policy" when NULL). `file`: the scenario file (the
+ * processes' hello names it, relative paths of a population start from the population's file).
+ * timeout_ms bounds every wait for a process. NULL with the reason in err. */
 cli_seats *cli_seats_new(polis_env *env, const char *file, const char *who, const char *where,
                          int timeout_ms, char *err, size_t cap);
 

@@ -113,7 +113,8 @@ bool cli_http_allowed(struct lws *wsi, const cli_origins *o, char *why, size_t c
     }
     int ol = lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN);
     if (ol <= 0) return true; /* not a browser's request: browsers always send Origin here */
-    if (ol >= (int)sizeof origin || lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0) {
+    if (ol >= (int)sizeof origin ||
+        lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0) {
         snprintf(why, cap, "the Origin header is too long");
         return false;
     }
@@ -136,8 +137,8 @@ int cli_http_forbid(struct lws *wsi, const char *why)
         unsaid++;
     } else {
         if (unsaid)
-            fprintf(stderr, "polis: refused a request: %s (and %u more in the last second)\n",
-                    why, unsaid);
+            fprintf(stderr, "polis: refused a request: %s (and %u more in the last second)\n", why,
+                    unsaid);
         else
             fprintf(stderr, "polis: refused a request: %s\n", why);
         said = now;

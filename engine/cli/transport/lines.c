@@ -320,8 +320,8 @@ static void client_name(char *out, size_t cap, unsigned id, const struct sockadd
 
 /* Serves one TCP client on fd (the caller closes it): its own env, the timeouts, and a log
  * line when it is dropped. */
-static void serve_client(const cli_line_service *svc, const cli_tcp_options *a, int fd,
-                         unsigned id, const char *who)
+static void serve_client(const cli_line_service *svc, const cli_tcp_options *a, int fd, unsigned id,
+                         const char *who)
 {
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
@@ -349,10 +349,11 @@ static void serve_client(const cli_line_service *svc, const cli_tcp_options *a, 
                                         "no complete request in %d s: the server closes the "
                                         "connection (--idle-timeout)",
                                         a->idle_timeout));
-        cli_lines_log("%s dropped: no complete request in %d s (--idle-timeout)", who, a->idle_timeout);
+        cli_lines_log("%s dropped: no complete request in %d s (--idle-timeout)", who,
+                      a->idle_timeout);
     } else if (why == END_WRITE_TIMEOUT) {
         cli_lines_log("%s dropped: a reply was not taken within %d s (--write-timeout)", who,
-                  a->write_timeout);
+                      a->write_timeout);
     } else if (why == END_NOMEM) {
         cli_lines_log("%s dropped: out of memory", who);
     }
@@ -381,9 +382,9 @@ static bool accept_can_go_on(void)
 
 static void refuse_full(const cli_line_service *svc, int fd, int max_clients)
 {
-    send_line_nowait(fd, error_line(svc, "server_full",
-                                    "the server already has %d clients (--max-clients)",
-                                    max_clients));
+    send_line_nowait(fd,
+                     error_line(svc, "server_full",
+                                "the server already has %d clients (--max-clients)", max_clients));
     close(fd);
 }
 
@@ -507,8 +508,8 @@ static void on_sigchld(int sig)
 }
 
 /* The child: serves its client and exits; nothing of it outlives the session. */
-static void isolated_child(const cli_line_service *svc, const cli_tcp_options *a, int fd, unsigned id, const char *who, int lfd,
-                           seat *seats, pid_t server_pid)
+static void isolated_child(const cli_line_service *svc, const cli_tcp_options *a, int fd,
+                           unsigned id, const char *who, int lfd, seat *seats, pid_t server_pid)
 {
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
@@ -552,8 +553,8 @@ static void reap_children(const cli_line_service *svc, const cli_tcp_options *a,
             else
                 snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
             cli_lines_log("%s: its session process %ld %s; the session is over, the other clients "
-                      "go on",
-                      s->who, (long)pid, how);
+                          "go on",
+                          s->who, (long)pid, how);
             send_line_nowait(s->fd, error_line(svc, "session_crashed",
                                                "the process serving this session (pid %ld) %s: "
                                                "the session and its env are gone; connect "
@@ -622,8 +623,8 @@ static int serve_isolated(const cli_line_service *svc, const cli_tcp_options *a,
         pid_t pid = fork();
         if (pid == 0) isolated_child(svc, a, fd, ac.id, ac.who, lfd, seats, server_pid);
         if (pid < 0) {
-            send_line_nowait(fd, error_line(svc, "server_full", "cannot start a session process: %s",
-                                            strerror(errno)));
+            send_line_nowait(fd, error_line(svc, "server_full",
+                                            "cannot start a session process: %s", strerror(errno)));
             close(fd);
             continue;
         }
@@ -734,4 +735,3 @@ int cli_lines_tcp(const cli_line_service *svc, const cli_tcp_options *a)
     close(lfd);
     return rc;
 }
-

@@ -32,12 +32,12 @@ int cli_lines_stdio(const cli_line_service *svc);
 
 /* How a TCP server listens and how long it waits. */
 typedef struct cli_tcp_options {
-    const char *tcp;    /* [HOST:]PORT (HOST: 127.0.0.1 by default; PORT 0: any free one) */
-    bool allow_remote;  /* HOST may be other than a loopback address */
-    bool isolate;       /* a process per client */
-    int max_clients;    /* served at once; more are told "server_full" */
-    int idle_timeout;   /* seconds a client may take for its next request (0: no limit) */
-    int write_timeout;  /* seconds a client may take to read a reply (0: no limit) */
+    const char *tcp;   /* [HOST:]PORT (HOST: 127.0.0.1 by default; PORT 0: any free one) */
+    bool allow_remote; /* HOST may be other than a loopback address */
+    bool isolate;      /* a process per client */
+    int max_clients;   /* served at once; more are told "server_full" */
+    int idle_timeout;  /* seconds a client may take for its next request (0: no limit) */
+    int write_timeout; /* seconds a client may take to read a reply (0: no limit) */
 } cli_tcp_options;
 
 /* Listens (saying "polis serve: listening on HOST:PORT" on stderr) and serves clients until

@@ -100,8 +100,7 @@ void cli_mpi_serve_jobs(const cli_ranks *r, const cli_job_source *src)
         }
         MPI_Recv(msg, len, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         msg[len] = '\0';
-        bool sync = st.MPI_TAG != TAG_READY &&
-                    src->result(src->ud, msg, st.MPI_TAG == TAG_ERROR);
+        bool sync = st.MPI_TAG != TAG_READY && src->result(src->ud, msg, st.MPI_TAG == TAG_ERROR);
         free(msg);
         int64_t job = src->take(src->ud);
         MPI_Send(&job, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_JOB, MPI_COMM_WORLD);

@@ -48,10 +48,10 @@ struct cli_ws {
     const struct lws_protocols *follow;
     struct lws_http_mount mount; /* libwebsockets keeps pointing at it */
     int n_pages, n_clients;
-    lws_usec_t refused_said[2]; /* when a refusal (a page, a TCP client) was last logged */
-    unsigned refused_unsaid[2]; /* refusals since, not logged */
-    follower *followers; /* every "polis-follow" connection */
-    cli_ws_conn *conns;  /* every seat page and TCP client */
+    lws_usec_t refused_said[2];          /* when a refusal (a page, a TCP client) was last logged */
+    unsigned refused_unsaid[2];          /* refusals since, not logged */
+    follower *followers;                 /* every "polis-follow" connection */
+    cli_ws_conn *conns;                  /* every seat page and TCP client */
     unsigned char wbuf[LWS_PRE + CHUNK]; /* what is being written (one thread) */
 };
 
@@ -63,13 +63,13 @@ struct cli_ws_conn {
     bool counted; /* in n_pages or n_clients */
     char *out;    /* queued: a page's messages each ending in '\0', or a client's bytes */
     size_t out_len, out_sent, out_cap;
-    bool closing;  /* close once the queue is sent */
-    bool dropped;  /* being closed by the transport: nothing more is queued */
-    bool waiting;  /* a TCP client's request waits for the game */
+    bool closing;             /* close once the queue is sent */
+    bool dropped;             /* being closed by the transport: nothing more is queued */
+    bool waiting;             /* a TCP client's request waits for the game */
     lws_usec_t stalled_since; /* output untaken since then; 0: none waits */
     int unsent;               /* bytes the kernel had not sent at the last look */
     lws_usec_t idle_since;    /* a TCP client idle since then; 0: not idle */
-    char *in;      /* a page's message arriving in fragments */
+    char *in;                 /* a page's message arriving in fragments */
     size_t in_len;
     bool in_too_long;
     cli_ws_conn *prev, *next; /* cli_ws.conns */
@@ -77,10 +77,10 @@ struct cli_ws_conn {
 
 struct follower {
     struct lws *wsi;
-    int phase;      /* 0 the header, 1 the reset line it joined with, 2 the stream */
-    size_t pos;     /* phases 0 and 1: bytes of that line sent */
-    uint64_t at;    /* phase 2: the next byte of the stream; UINT64_MAX: being dropped */
-    char *reset;    /* phase 1: a copy of the reset line */
+    int phase;   /* 0 the header, 1 the reset line it joined with, 2 the stream */
+    size_t pos;  /* phases 0 and 1: bytes of that line sent */
+    uint64_t at; /* phase 2: the next byte of the stream; UINT64_MAX: being dropped */
+    char *reset; /* phase 1: a copy of the reset line */
     size_t reset_len;
     lws_usec_t stalled_since; /* behind the stream without progress since then; 0: caught up */
     int unsent;
@@ -563,7 +563,8 @@ static int on_client(struct lws *wsi, enum lws_callback_reasons reason, void *us
     }
 }
 
-/* ---- the server ------------------------------------------------------------------------------- */
+/* ---- the server -------------------------------------------------------------------------------
+ */
 
 /* Receive buffers are small (libwebsockets keeps one per WebSocket connection): a seat page's
  * message is put together in the connection's own buffer, up to CLI_WS_MAX_MESSAGE. */
@@ -627,8 +628,8 @@ cli_ws *cli_ws_open(const cli_ws_config *cfg, const cli_ws_handlers *h, int *htt
         /* the agent-protocol clients: raw TCP connections in the same loop */
         struct lws_context_creation_info ti;
         memset(&ti, 0, sizeof ti);
-        ti.options = LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG |
-                     LWS_SERVER_OPTION_DISABLE_IPV6;
+        ti.options =
+            LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG | LWS_SERVER_OPTION_DISABLE_IPV6;
         ti.listen_accept_role = "raw-skt";
         ti.listen_accept_protocol = "polis-agent";
         ti.port = cfg->tcp_port;

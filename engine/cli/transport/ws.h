@@ -58,7 +58,7 @@ typedef struct cli_ws_handlers {
 typedef struct cli_ws_config {
     const char *viewer; /* the viewer's directory, served at / */
     const char *http_host;
-    int http_port; /* 0: any free port */
+    int http_port;        /* 0: any free port */
     const char *tcp_host; /* NULL: no TCP clients */
     int tcp_port;
     const cli_origins *origins; /* who may use the pages (Host, Origin) */

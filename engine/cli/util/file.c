@@ -242,7 +242,9 @@ static int fill(cli_lines *r)
             r->gz_end = true;
         } else if (z == Z_NEED_DICT || z == Z_DATA_ERROR || z == Z_MEM_ERROR) {
             return lines_fail(r, "the gzip stream is damaged (%s)",
-                              r->zs.msg ? r->zs.msg : z == Z_MEM_ERROR ? "out of memory" : "bad data");
+                              r->zs.msg          ? r->zs.msg
+                              : z == Z_MEM_ERROR ? "out of memory"
+                                                 : "bad data");
         } else if (z == Z_BUF_ERROR && made == 0 && r->zs.avail_in != 0) {
             return lines_fail(r, "the gzip stream is damaged");
         }
@@ -327,8 +329,9 @@ int cli_lines_next(cli_lines *r, char **line, size_t *len)
     }
     char lim[32];
     size_text((int64_t)r->max_line, lim, sizeof lim);
-    return lines_fail(r, "the line is longer than the limit of %s (a damaged file, or a gzip "
-                         "bomb)",
+    return lines_fail(r,
+                      "the line is longer than the limit of %s (a damaged file, or a gzip "
+                      "bomb)",
                       lim);
 }
 

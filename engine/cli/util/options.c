@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ---- checks of text values --------------------------------------------------------------- */
 
 /* A format name as renderers register it: [a-z0-9_]+. */
@@ -64,6 +63,8 @@ static int apply_grid(cli_args *a, const char *value)
 
 /* ---- the table ---------------------------------------------------------------------------- */
 
+/* one initializer per macro, as the table below reads them */
+/* clang-format off */
 #define TEXT(name_, meta_, noun_, check_, help_)                                               \
     {.name = name_, .metavar = meta_, .kind = CLI_TEXT, .noun = noun_, .check = check_,        \
      .help = help_}
@@ -71,18 +72,21 @@ static int apply_grid(cli_args *a, const char *value)
     {.name = name_, .metavar = meta_, .kind = CLI_INT, .lo = lo_, .hi = hi_, .unit = unit_,    \
      .help = help_}
 #define FLAG(name_, help_) {.name = name_, .kind = CLI_FLAG, .help = help_}
+/* clang-format on */
 
 /* needs and excludes are bit sets of option ids */
 _Static_assert(CLI_OPT_COUNT <= 64, "cli_use.needs holds 64 options");
 
 const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
-    [CLI_OPT_SEED] = {.name = "--seed", .metavar = "N", .kind = CLI_U64,
+    [CLI_OPT_SEED] = {.name = "--seed",
+                      .metavar = "N",
+                      .kind = CLI_U64,
                       .help = "seed of the first episode; episode k uses N+k-1\n"
                               "(default: the scenario's \"seed\")"},
     [CLI_OPT_STEPS] = INT("--steps", "N", 1, INT64_MAX, NULL,
                           "stop each episode after N steps (default: until it ends)"),
-    [CLI_OPT_EPISODES] = INT("--episodes", "N", 1, INT64_MAX, NULL,
-                             "number of episodes (default 1)"),
+    [CLI_OPT_EPISODES] =
+        INT("--episodes", "N", 1, INT64_MAX, NULL, "number of episodes (default 1)"),
     [CLI_OPT_POLICY] = TEXT("--policy", "NAME", "policy name", NULL,
                             "random: each agent picks uniformly among its legal actions,\n"
                             "from a generator seeded by the episode seed (reproducible);\n"
@@ -90,20 +94,25 @@ const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
                             "uniform: uniform over all actions, ignoring the mask; any\n"
                             "other name: a policy the scenario's plugins register\n"
                             "(`polis describe` lists them, e.g. greedy, scripted)"),
-    [CLI_OPT_AGENT] = TEXT("--agent", "A", "value (an id or a name)", NULL,
-                           "the agent, an id or an agent name"),
-    [CLI_OPT_SET] = {.name = "--set", .metavar = "PATH=JSON", .kind = CLI_APPLY,
-                     .apply = apply_set, .flags = CLI_MANY,
+    [CLI_OPT_AGENT] =
+        TEXT("--agent", "A", "value (an id or a name)", NULL, "the agent, an id or an agent name"),
+    [CLI_OPT_SET] = {.name = "--set",
+                     .metavar = "PATH=JSON",
+                     .kind = CLI_APPLY,
+                     .apply = apply_set,
+                     .flags = CLI_MANY,
                      .help = "override a value of the scenario (repeatable; docs/scenario.md,\n"
                              "\"Overrides\"): --set max_steps=50, --set grid.width=64,\n"
                              "--set plugins.gather.params.coins=3, --set 'name=\"x\"'"},
-    [CLI_OPT_AGENTS] = {.name = "--agents", .metavar = "N", .kind = CLI_APPLY,
+    [CLI_OPT_AGENTS] = {.name = "--agents",
+                        .metavar = "N",
+                        .kind = CLI_APPLY,
                         .apply = apply_agents,
                         .help = "the scenario's agent count (as --set agents=N)"},
     [CLI_OPT_PLUGIN_PATH] = TEXT("--plugin-path", "DIRS", "directory list", NULL,
                                  "extra ':'-separated plugin directories, searched first"),
-    [CLI_OPT_NO_METRICS] = FLAG("--no-metrics",
-                                "do not add the metrics plugin when the scenario lacks it"),
+    [CLI_OPT_NO_METRICS] =
+        FLAG("--no-metrics", "do not add the metrics plugin when the scenario lacks it"),
     [CLI_OPT_QUIET] = FLAG("--quiet", "print only the closing summary line"),
     [CLI_OPT_JSON] = FLAG("--json", "print one JSON object per episode (one per line)"),
     [CLI_OPT_JSON_FILE] = TEXT("--json", "FILE", "file name", NULL,
@@ -113,22 +122,20 @@ const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
     [CLI_OPT_RECORD] = TEXT("--record", "FILE", "file name", NULL,
                             "record every episode to FILE (docs/recording.md; gzip when it\n"
                             "ends in .gz); check it with `polis replay FILE --verify`"),
-    [CLI_OPT_KEYFRAME_EVERY] =
-        INT("--keyframe-every", "K", 1, INT32_MAX, NULL,
-            "a full keyframe every K ticks in the recording (default 100)"),
+    [CLI_OPT_KEYFRAME_EVERY] = INT("--keyframe-every", "K", 1, INT32_MAX, NULL,
+                                   "a full keyframe every K ticks in the recording (default 100)"),
     [CLI_OPT_OUT] = TEXT("--out", "FILE", "name", NULL, "where the output goes"),
     [CLI_OPT_VIDEO] = TEXT("--video", "OUT", "name", NULL,
                            "OUT.mp4 or OUT.gif through ffmpeg (without ffmpeg on PATH:\n"
                            "numbered PNG files into OUT.frames/, said on stdout), or DIR (a\n"
                            "name ending in '/' or without a '.'): numbered PNG files there"),
-    [CLI_OPT_PNG] = TEXT("--png", "OUT.png", "file name", NULL,
-                         "draw the scene into a PNG file"),
-    [CLI_OPT_CELL] = INT("--cell", "PX", 1, 64, "pixels per cell",
-                         "pixels per cell (1 to 64, default 16)"),
+    [CLI_OPT_PNG] = TEXT("--png", "OUT.png", "file name", NULL, "draw the scene into a PNG file"),
+    [CLI_OPT_CELL] =
+        INT("--cell", "PX", 1, 64, "pixels per cell", "pixels per cell (1 to 64, default 16)"),
     [CLI_OPT_FPS] = INT("--fps", "N", 1, 120, "frames per second",
                         "frames per second of the video (1 to 120, default 8)"),
-    [CLI_OPT_GLYPHS] = FLAG("--glyphs",
-                            "draw kinds with an ASCII glyph as that glyph (cells of 8 px on)"),
+    [CLI_OPT_GLYPHS] =
+        FLAG("--glyphs", "draw kinds with an ASCII glyph as that glyph (cells of 8 px on)"),
     [CLI_OPT_ENVS] = INT("--envs", "M", 1, INT32_MAX, NULL, "envs stepped together (default 1)"),
     [CLI_OPT_THREADS] = INT("--threads", "T", 1, INT32_MAX, NULL, "threads"),
     [CLI_OPT_EXCLUDE_ACTIONS] =
@@ -138,8 +145,8 @@ const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
              "other legal action takes noop"),
     [CLI_OPT_NO_OBS] = FLAG("--no-obs", "do not write observation fields (masks are still "
                                         "written)"),
-    [CLI_OPT_COMPACT] = FLAG("--compact",
-                             "compact observations (polis_options.compact_observations)"),
+    [CLI_OPT_COMPACT] =
+        FLAG("--compact", "compact observations (polis_options.compact_observations)"),
     [CLI_OPT_REPEAT] = INT("--repeat", "R", 1, 1000000, NULL, "timed repetitions (default 5)"),
     [CLI_OPT_WARMUP] = INT("--warmup", "W", 0, INT64_MAX, NULL,
                            "untimed vec steps before them (default 200; 0 for none)"),
@@ -148,36 +155,45 @@ const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
                          "listen on HOST (default 127.0.0.1) and PORT (0: any free port)"),
     [CLI_OPT_HTTP] = TEXT("--http", "[HOST:]PORT", "address", NULL,
                           "serve the viewer and play live on HOST and PORT"),
-    [CLI_OPT_ALLOW_REMOTE] = FLAG("--allow-remote",
-                                  "allow a HOST that is not a loopback address (the protocol "
-                                  "has\nno authentication: anyone who can connect can play)"),
+    [CLI_OPT_ALLOW_REMOTE] =
+        FLAG("--allow-remote", "allow a HOST that is not a loopback address (the protocol "
+                               "has\nno authentication: anyone who can connect can play)"),
     [CLI_OPT_MAX_CLIENTS] = INT("--max-clients", "N", 1, 1024, NULL,
                                 "TCP connections served at once (default 8); others are told\n"
                                 "'server_full' and closed"),
-    [CLI_OPT_IDLE_TIMEOUT] =
-        INT("--idle-timeout", "S", 0, 86400, "seconds",
-            "TCP: drop a client whose next request has not fully arrived\n"
-            "S seconds after the last reply (default 600; 0: never)"),
+    [CLI_OPT_IDLE_TIMEOUT] = INT("--idle-timeout", "S", 0, 86400, "seconds",
+                                 "TCP: drop a client whose next request has not fully arrived\n"
+                                 "S seconds after the last reply (default 600; 0: never)"),
     [CLI_OPT_WRITE_TIMEOUT] = INT("--write-timeout", "S", 0, 86400, "seconds",
                                   "TCP: drop a client that has not taken a reply within S\n"
                                   "seconds (default 60; 0: never)"),
-    [CLI_OPT_ISOLATE] = FLAG("--isolate",
-                             "TCP: serve each client in its own process, so a plugin that\n"
-                             "crashes ends that client's session only (and is reported)"),
+    [CLI_OPT_ISOLATE] =
+        FLAG("--isolate", "TCP: serve each client in its own process, so a plugin that\n"
+                          "crashes ends that client's session only (and is reported)"),
     [CLI_OPT_ON_BAD_ACTION] =
         TEXT("--on-bad-action", "P", "value", NULL,
              "what an unparseable or illegal action becomes: 'error' (default;\n"
              "the step is refused and the client asked again) or 'noop' (the\n"
              "agent does noop and the episode's stats count it)"),
-    [CLI_OPT_SEAT] = {.name = "--seat", .metavar = "AGENT=WHO", .kind = CLI_TEXT,
-                      .noun = "value", .check = check_seat, .flags = CLI_MANY,
+    [CLI_OPT_SEAT] = {.name = "--seat",
+                      .metavar = "AGENT=WHO",
+                      .kind = CLI_TEXT,
+                      .noun = "value",
+                      .check = check_seat,
+                      .flags = CLI_MANY,
                       .help = "who plays AGENT (repeatable)"},
     [CLI_OPT_TICK_MS] = INT("--tick-ms", "N", 0, 3600000, NULL, "tick every N ms"),
-    [CLI_OPT_SCENARIO] = {.name = "--scenario", .metavar = "FILE", .kind = CLI_TEXT,
-                          .noun = "file name", .flags = CLI_MANY,
+    [CLI_OPT_SCENARIO] = {.name = "--scenario",
+                          .metavar = "FILE",
+                          .kind = CLI_TEXT,
+                          .noun = "file name",
+                          .flags = CLI_MANY,
                           .help = "a scenario (repeatable)"},
-    [CLI_OPT_GRID] = {.name = "--grid", .metavar = "PATH=ARRAY", .kind = CLI_APPLY,
-                      .apply = apply_grid, .flags = CLI_MANY,
+    [CLI_OPT_GRID] = {.name = "--grid",
+                      .metavar = "PATH=ARRAY",
+                      .kind = CLI_APPLY,
+                      .apply = apply_grid,
+                      .flags = CLI_MANY,
                       .help = "an override path and its values (repeatable)"},
     [CLI_OPT_RESUME] = FLAG("--resume", "finish the sweep the output holds"),
     [CLI_OPT_RECORD_ALL] = FLAG("--record", "record every episode"),
@@ -191,27 +207,38 @@ const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
                             "with --tick: print the agent's view in FORMAT (text, json, ...)"),
     [CLI_OPT_EPISODE] = INT("--episode", "E", 0, INT64_MAX, "an episode",
                             "the episode of --tick or --video, from 0 (default 0)"),
-    [CLI_OPT_TRUST] = FLAG("--trust",
-                           "load the plugin files the recording names by path (native code\n"
-                           "of whoever wrote it); without it they are loaded by name from\n"
-                           "the plugin path, and the paths refused are said"),
-    [CLI_OPT_ALLOW_ORIGIN] = {.name = "--allow-origin", .metavar = "ORIGIN", .kind = CLI_TEXT,
-                              .noun = "origin", .check = cli_check_origin, .flags = CLI_MANY,
-                              .help = "also serve pages of ORIGIN (http://HOST[:PORT]) and requests\n"
-                                      "that name HOST; repeatable; '*' allows every origin and host\n"
-                                      "(any web page a viewer opens may then use the server)"},
+    [CLI_OPT_TRUST] =
+        FLAG("--trust", "load the plugin files the recording names by path (native code\n"
+                        "of whoever wrote it); without it they are loaded by name from\n"
+                        "the plugin path, and the paths refused are said"),
+    [CLI_OPT_ALLOW_ORIGIN] = {.name = "--allow-origin",
+                              .metavar = "ORIGIN",
+                              .kind = CLI_TEXT,
+                              .noun = "origin",
+                              .check = cli_check_origin,
+                              .flags = CLI_MANY,
+                              .help =
+                                  "also serve pages of ORIGIN (http://HOST[:PORT]) and requests\n"
+                                  "that name HOST; repeatable; '*' allows every origin and host\n"
+                                  "(any web page a viewer opens may then use the server)"},
     [CLI_OPT_MAX_PAGES] = INT("--max-pages", "N", 1, 100000, NULL,
                               "WebSocket connections (pages watching or holding seats) served\n"
                               "at once (default 64); more are refused"),
-    [CLI_OPT_FOCAL] = {.name = "--focal", .metavar = "WHO", .kind = CLI_TEXT,
-                       .noun = "player", .flags = CLI_MANY,
+    [CLI_OPT_FOCAL] = {.name = "--focal",
+                       .metavar = "WHO",
+                       .kind = CLI_TEXT,
+                       .noun = "player",
+                       .flags = CLI_MANY,
                        .help = "who plays the focal seats: a policy, py:SPEC, cmd:PROGRAM,\n"
                                "or a population file (repeatable: the rows of the matrix)"},
     [CLI_OPT_FOCAL_SEATS] = TEXT("--focal-seats", "AGENTS", "agent list", NULL,
                                  "the focal seats: agent names or ids, and ranges of ids,\n"
                                  "comma-separated (0-1,miner_3; default 0)"),
-    [CLI_OPT_BACKGROUND] = {.name = "--background", .metavar = "WHO", .kind = CLI_TEXT,
-                            .noun = "player", .flags = CLI_MANY,
+    [CLI_OPT_BACKGROUND] = {.name = "--background",
+                            .metavar = "WHO",
+                            .kind = CLI_TEXT,
+                            .noun = "player",
+                            .flags = CLI_MANY,
                             .help = "who plays every other seat: a population file, a policy,\n"
                                     "py:SPEC or cmd:PROGRAM (repeatable: the columns)"},
     [CLI_OPT_POLICY_TIMEOUT] = INT("--policy-timeout", "S", 1, 86400, "seconds",
@@ -278,8 +305,7 @@ static int unknown_option(const cli_command *c, const char *name, const char *ar
                          CLI_OPTIONS[c->uses[i].id].name);
         if (n > 0 && (size_t)n < sizeof list - used) used += (size_t)n;
     }
-    return cli_usage(name, "unknown option '%.*s' (%s: %s)", (int)len, arg, c->unknown_lists,
-                     list);
+    return cli_usage(name, "unknown option '%.*s' (%s: %s)", (int)len, arg, c->unknown_lists, list);
 }
 
 /* Reads one value of the option `u` into a. */
@@ -344,9 +370,8 @@ static int relation(const cli_args *a, const cli_use *u, bool excludes)
     if (excludes) {
         for (int k = 0; k < CLI_OPT_COUNT; k++)
             if ((u->excludes & CLI_BIT(k)) && a->v[k].n > 0)
-                return cli_usage(a->name, "%s and %s: choose one%s%s%s", name,
-                                 CLI_OPTIONS[k].name, u->why ? " (" : "", u->why ? u->why : "",
-                                 u->why ? ")" : "");
+                return cli_usage(a->name, "%s and %s: choose one%s%s%s", name, CLI_OPTIONS[k].name,
+                                 u->why ? " (" : "", u->why ? u->why : "", u->why ? ")" : "");
         return 0;
     }
     int left = 0;
@@ -364,7 +389,9 @@ static int relation(const cli_args *a, const cli_use *u, bool excludes)
         const cli_option *o = &CLI_OPTIONS[k];
         int n = snprintf(list + used, sizeof list - used, "%s%s%s%s", o->name,
                          o->metavar ? " " : "", o->metavar ? o->metavar : "",
-                         left > 1 ? ", " : left == 1 ? " or " : "");
+                         left > 1    ? ", "
+                         : left == 1 ? " or "
+                                     : "");
         if (n > 0 && (size_t)n < sizeof list - used) used += (size_t)n;
     }
     return cli_usage(a->name, "%s needs %s", name, list);
@@ -387,8 +414,7 @@ static int parse(const cli_command *c, int argc, char **argv, cli_args *a)
             only_positional = true;
             continue;
         }
-        if (!only_positional && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0))
-            return -1;
+        if (!only_positional && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)) return -1;
         if (only_positional || arg[0] != '-' || arg[1] == '\0') {
             if (a->n_pos < c->n_pos) {
                 a->pos[a->n_pos++] = arg;

@@ -123,28 +123,28 @@ extern const cli_option CLI_OPTIONS[CLI_OPT_COUNT];
 /* An option as one command takes it. */
 typedef struct cli_use {
     cli_opt_id id;
-    const char *help;            /* NULL: the option's own */
-    const char *metavar;         /* NULL: the option's own */
-    const char *def;             /* the value when it is not given (parsed like one), or NULL */
-    int64_t lo, hi;              /* an integer's range here, when not the option's (hi > 0) */
-    const char *const *choices;  /* NULL-terminated values allowed here, or NULL */
+    const char *help;           /* NULL: the option's own */
+    const char *metavar;        /* NULL: the option's own */
+    const char *def;            /* the value when it is not given (parsed like one), or NULL */
+    int64_t lo, hi;             /* an integer's range here, when not the option's (hi > 0) */
+    const char *const *choices; /* NULL-terminated values allowed here, or NULL */
     bool (*check)(const char *value, char *why, size_t cap); /* NULL: the option's */
-    unsigned flags;              /* CLI_MANY here */
-    uint64_t needs;              /* CLI_BIT()s: given, it needs one of these given too */
-    uint64_t excludes;           /* CLI_BIT()s: given, none of these may be */
-    const char *why;             /* said after a refused `excludes`, or NULL */
+    unsigned flags;                                          /* CLI_MANY here */
+    uint64_t needs;    /* CLI_BIT()s: given, it needs one of these given too */
+    uint64_t excludes; /* CLI_BIT()s: given, none of these may be */
+    const char *why;   /* said after a refused `excludes`, or NULL */
 } cli_use;
 
 #define CLI_BIT(id) ((uint64_t)1 << (id))
 
 /* What the command line gave an option (or its use's default). */
 typedef struct cli_value {
-    int n;              /* times given on the command line (0: not given) */
-    int at;             /* where it was first given (its index in argv) */
-    const char *text;   /* CLI_TEXT: the value (the last one) */
-    int64_t num;        /* CLI_INT */
-    uint64_t u64;       /* CLI_U64 */
-    const char **list;  /* CLI_TEXT given more than once (CLI_MANY): every value, in order */
+    int n;             /* times given on the command line (0: not given) */
+    int at;            /* where it was first given (its index in argv) */
+    const char *text;  /* CLI_TEXT: the value (the last one) */
+    int64_t num;       /* CLI_INT */
+    uint64_t u64;      /* CLI_U64 */
+    const char **list; /* CLI_TEXT given more than once (CLI_MANY): every value, in order */
 } cli_value;
 
 typedef struct cli_command cli_command;
@@ -186,13 +186,13 @@ struct cli_command {
 /* The fields of a cli_command that name its options, and those of a command that takes one
  * SCENARIO and its options. */
 #define CLI_USES(uses_) .uses = (uses_), .n_uses = (int)(sizeof(uses_) / sizeof((uses_)[0]))
-#define CLI_SCENARIO_AND(uses_)                                                                \
-    .args = "SCENARIO", CLI_USES(uses_), .pos_name = {"SCENARIO"},                            \
+#define CLI_SCENARIO_AND(uses_)                                                                    \
+    .args = "SCENARIO", CLI_USES(uses_), .pos_name = {"SCENARIO"},                                 \
     .pos_what = {"a scenario .json file"}, .n_pos = 1, .n_required = 1
 
 /* The options of the scenario every command that loads one takes. */
-#define CLI_SCENARIO_OPTIONS                                                                   \
-    {.id = CLI_OPT_SET}, {.id = CLI_OPT_AGENTS}, {.id = CLI_OPT_PLUGIN_PATH}
+#define CLI_SCENARIO_OPTIONS                                                                       \
+    {.id = CLI_OPT_SET}, {.id = CLI_OPT_AGENTS}, { .id = CLI_OPT_PLUGIN_PATH }
 
 /* Parses argv[2..] against cmd's options and runs it (or prints its help for --help/-h).
  * Returns the exit status: 0, EXIT_ENV or EXIT_USAGE (after printing "polis: CMD: ..." and

@@ -146,8 +146,7 @@ int cli_overrides_grid(cli_overrides *o, const char *cmd, const char *value)
 {
     const char *sep = strchr(value, '=');
     if (!sep || sep == value)
-        return cli_usage(cmd, "--grid: '%s' is not PATH=ARRAY (e.g. 'max_steps=[50,100]')",
-                         value);
+        return cli_usage(cmd, "--grid: '%s' is not PATH=ARRAY (e.g. 'max_steps=[50,100]')", value);
     cJSON *values = cJSON_Parse(sep + 1);
     if (!cJSON_IsArray(values) || cJSON_GetArraySize(values) == 0) {
         cJSON_Delete(values);

@@ -21,14 +21,26 @@
 #define MAX_Q 64
 
 typedef enum op_kind {
-    OP_REWARD, OP_SET, OP_UNSET, OP_UNSET_FAMILY, OP_REMOVE_EDGE, OP_GROUP_CREATE,
-    OP_GROUP_DELETE, OP_ALLOW, OP_COMMUNICATE, OP_REQUEST, OP_PROPOSE, OP_ACCEPT, OP_END,
+    OP_REWARD,
+    OP_SET,
+    OP_UNSET,
+    OP_UNSET_FAMILY,
+    OP_REMOVE_EDGE,
+    OP_GROUP_CREATE,
+    OP_GROUP_DELETE,
+    OP_ALLOW,
+    OP_COMMUNICATE,
+    OP_REQUEST,
+    OP_PROPOSE,
+    OP_ACCEPT,
+    OP_END,
     OP_COUNT
 } op_kind;
 
 static const char *const OP_NAMES[OP_COUNT] = {
-    "reward", "set", "unset", "unset_family", "remove_edge", "group_create", "group_delete",
-    "allow", "communicate", "request", "propose", "accept", "end"};
+    "reward",       "set",          "unset", "unset_family", "remove_edge",
+    "group_create", "group_delete", "allow", "communicate",  "request",
+    "propose",      "accept",       "end"};
 
 typedef struct op {
     int64_t tick;
@@ -62,7 +74,7 @@ typedef struct probe {
     float rewards[1024];
     int32_t refused;
     int32_t ev[7];
-    uint64_t jseq;          /* the sharing journal's next change to read */
+    uint64_t jseq;              /* the sharing journal's next change to read */
     int32_t journal[1 + 4 * 8]; /* probe_journal as agent 0's record got it */
 } probe;
 
@@ -138,9 +150,8 @@ static void write_get(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     out[0] = NAN;
     for (int32_t i = 0; i < p->n_q; i++) {
         double v;
-        out[i] = p->soc->get(p->soc->self, p->q_from[i], p->q_to[i], p->q_attr[i], &v)
-                     ? (float)v
-                     : NAN;
+        out[i] =
+            p->soc->get(p->soc->self, p->q_from[i], p->q_to[i], p->q_attr[i], &v) ? (float)v : NAN;
     }
 }
 
@@ -156,8 +167,9 @@ static void write_sharers(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     int32_t *out = dst;
     (void)ctx;
     (void)agent;
-    write_list(out, p->P, p->soc->sharers(p->soc->self, (int32_t)p->p.watch,
-                                           POLIS_SOCIAL_SHARE_MAP, out + 1, p->P));
+    write_list(
+        out, p->P,
+        p->soc->sharers(p->soc->self, (int32_t)p->p.watch, POLIS_SOCIAL_SHARE_MAP, out + 1, p->P));
 }
 
 static void write_sharers_player(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
@@ -166,8 +178,9 @@ static void write_sharers_player(polis_ctx *ctx, void *ud, int32_t agent, void *
     int32_t *out = dst;
     (void)ctx;
     (void)agent;
-    write_list(out, p->P, p->soc->sharers(p->soc->self, (int32_t)p->p.watch,
-                                           POLIS_SOCIAL_SHARE_PLAYER, out + 1, p->P));
+    write_list(out, p->P,
+               p->soc->sharers(p->soc->self, (int32_t)p->p.watch, POLIS_SOCIAL_SHARE_PLAYER,
+                               out + 1, p->P));
 }
 
 static void write_groups(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
@@ -359,9 +372,9 @@ static polis_status probe_init(const polis_host *h, polis_ctx *ctx, const void *
         (st = h->reward(ctx, "probe", reward, p)))
         return st;
     if (p->p.log_events) {
-        static const char *const evs[7] = {"social.relation_set", "social.relation_unset",
-                                           "social.group_created", "social.group_deleted",
-                                           "social.joined", "social.quit",
+        static const char *const evs[7] = {"social.relation_set",    "social.relation_unset",
+                                           "social.group_created",   "social.group_deleted",
+                                           "social.joined",          "social.quit",
                                            "social.schedule_applied"};
         for (intptr_t k = 0; k < 7; k++)
             if ((st = h->subscribe(ctx, evs[k], 0, on_event, (void *)k))) return st;
@@ -387,15 +400,30 @@ static polis_status probe_start(polis_ctx *ctx, void *state)
     polis_obs_def defs[] = {
         {"probe_get", "query values", POLIS_DTYPE_F32, 1, {nq}, write_get, p},
         {"probe_sharers", "map sharers of watch", POLIS_DTYPE_I32, 1, {p1}, write_sharers, p},
-        {"probe_sharers_player", "player sharers of watch", POLIS_DTYPE_I32, 1, {p1},
-         write_sharers_player, p},
+        {"probe_sharers_player",
+         "player sharers of watch",
+         POLIS_DTYPE_I32,
+         1,
+         {p1},
+         write_sharers_player,
+         p},
         {"probe_groups", "groups of watch", POLIS_DTYPE_I32, 1, {g1}, write_groups, p},
         {"probe_members", "members of watch_group", POLIS_DTYPE_I32, 1, {p1}, write_members, p},
         {"probe_live", "live groups", POLIS_DTYPE_I32, 1, {g1}, write_live, p},
-        {"probe_degree", "out, in of watch; refused accepts", POLIS_DTYPE_I32, 1, {3},
-         write_degree, p},
-        {"probe_journal", "sharing journal changes since the last write", POLIS_DTYPE_I32, 1,
-         {1 + 4 * 8}, write_journal, p},
+        {"probe_degree",
+         "out, in of watch; refused accepts",
+         POLIS_DTYPE_I32,
+         1,
+         {3},
+         write_degree,
+         p},
+        {"probe_journal",
+         "sharing journal changes since the last write",
+         POLIS_DTYPE_I32,
+         1,
+         {1 + 4 * 8},
+         write_journal,
+         p},
     };
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
         if ((st = h->observation(ctx, &defs[i], NULL))) return st;

@@ -162,8 +162,7 @@ static void test_many_agents(void)
         CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
     }
     double sec = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    fprintf(stderr, "%d agents, all-social random: %.0f steps/s\n", P,
-            sec > 0 ? steps / sec : 0.0);
+    fprintf(stderr, "%d agents, all-social random: %.0f steps/s\n", P, sec > 0 ? steps / sec : 0.0);
     const int32_t *deg = sg_obs(env, 0, "probe_degree");
     CHECK(deg[0] > 10); /* agent 0 shares its map with many others by now */
     polis_env_destroy(env);

@@ -16,7 +16,7 @@ static const bad_case CASES[] = {
      PRE "<string>: " P "social.relations[0].players[0].to: expected integer in [0, 3], got 4"},
     {"{\"social\": {\"relations\": [{\"player\": []}]}}",
      PRE "social: " P "social.relations[0].player: unknown key (did you mean \"players\"? "
-                       "expected one of name, "
+         "expected one of name, "
          "attributes, players, requests, offers)"},
     {"{\"social\": {\"relations\": [{\"name\": \"x\"}]}}",
      PRE "social: " P "social.relations[0].players: expected an array, got missing"},
@@ -31,7 +31,7 @@ static const bad_case CASES[] = {
     {"{\"social\": []}", PRE "social: " P "social: expected an object, got an array"},
     {"{\"social\": {\"relation\": []}}",
      PRE "social: " P "social.relation: unknown key (did you mean \"relations\"? expected one of "
-                       "relations, groups)"},
+         "relations, groups)"},
     {"{\"social_schedule\": {\"ten\": {}}}",
      PRE "social: " P "social_schedule.ten: schedule key \"ten\" is not a step number (an "
          "integer in [0, 1000000000])"},
@@ -132,8 +132,10 @@ static void test_bad_parameters(void)
     char buf[8192];
     int n = snprintf(buf, sizeof buf, "{\"actions\": [");
     for (int i = 0; i < 65; i++)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s{\"family\": \"share_map\", \"name\": "
-                                                       "\"f%d\"}", i ? ", " : "", i);
+        n += snprintf(buf + n, sizeof buf - (size_t)n,
+                      "%s{\"family\": \"share_map\", \"name\": "
+                      "\"f%d\"}",
+                      i ? ", " : "", i);
     snprintf(buf + n, sizeof buf - (size_t)n, "]}");
     CHECK_EQ_STR(sg_error(2, buf), PRE "social: " P "actions: at most 64 families, got 65");
     /* the kernel checks the parameter table itself */
@@ -253,9 +255,8 @@ static void test_lua_exports_and_guard(void)
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
     const char *s[] = {"link_1"};
     CHECK_EQ_INT(sg_step(env, 1, s), POLIS_OK);
-    CHECK_EQ_STR(log.text,
-                 "[guard] in the subscriber: set returned 6\n"
-                 "[guard] in the hook: set returned 0, 0 -> 1 x = 1, y = 2\n");
+    CHECK_EQ_STR(log.text, "[guard] in the subscriber: set returned 6\n"
+                           "[guard] in the hook: set returned 0, 0 -> 1 x = 1, y = 2\n");
     polis_env_destroy(env);
 }
 

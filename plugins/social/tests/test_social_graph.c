@@ -25,20 +25,19 @@ static void test_initial_structure(void)
                             &log);
     CHECK(env != NULL);
     if (!env) return;
-    CHECK_EQ_STR(log.text,
-                 "[social_probe] set a0->a1 name.share_obs=1\n"
-                 "[social_probe] set a0->a1 sharing.Map=1\n"
-                 "[social_probe] set a2->a1 name.share_obs=1\n"
-                 "[social_probe] set a2->a1 sharing.Map=1\n"
-                 "[social_probe] created g0\n"
-                 "[social_probe] set g0->a0 division_weight=0.85\n"
-                 "[social_probe] joined g0 a0\n"
-                 "[social_probe] set g0->a1 division_weight=0.15\n"
-                 "[social_probe] joined g0 a1\n"
-                 "[social_probe] created g1\n"
-                 "[social_probe] created g2\n"
-                 "[social_probe] set g2->a3 edge=1\n"
-                 "[social_probe] joined g2 a3\n");
+    CHECK_EQ_STR(log.text, "[social_probe] set a0->a1 name.share_obs=1\n"
+                           "[social_probe] set a0->a1 sharing.Map=1\n"
+                           "[social_probe] set a2->a1 name.share_obs=1\n"
+                           "[social_probe] set a2->a1 sharing.Map=1\n"
+                           "[social_probe] created g0\n"
+                           "[social_probe] set g0->a0 division_weight=0.85\n"
+                           "[social_probe] joined g0 a0\n"
+                           "[social_probe] set g0->a1 division_weight=0.15\n"
+                           "[social_probe] joined g0 a1\n"
+                           "[social_probe] created g1\n"
+                           "[social_probe] created g2\n"
+                           "[social_probe] set g2->a3 edge=1\n"
+                           "[social_probe] joined g2 a3\n");
     CHECK_NEAR(sg_q(env, 0), 1.0);
     CHECK_NEAR(sg_q(env, 1), 1.0);
     CHECK_NEAR(sg_q(env, 2), 0.85);
@@ -129,17 +128,16 @@ static void test_group_ids_and_schedule(void)
     CHECK_EQ_STR(sg_list(env, "probe_live"), "2: 0 2");
     test_log_clear(&log);
     CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* step 3 completes: the snapshot applies */
-    CHECK_EQ_STR(log.text,
-                 "[social_probe] unset a1->a2 x=7\n"
-                 "[social_probe] unset g0->a0 w=1\n"
-                 "[social_probe] quit g0 a0\n"
-                 "[social_probe] deleted g0\n"
-                 "[social_probe] deleted g2\n"
-                 "[social_probe] set a2->a0 r=1\n"
-                 "[social_probe] created g0\n"
-                 "[social_probe] set g0->a2 w=0.5\n"
-                 "[social_probe] joined g0 a2\n"
-                 "[social_probe] schedule step 3 snapshot 0\n");
+    CHECK_EQ_STR(log.text, "[social_probe] unset a1->a2 x=7\n"
+                           "[social_probe] unset g0->a0 w=1\n"
+                           "[social_probe] quit g0 a0\n"
+                           "[social_probe] deleted g0\n"
+                           "[social_probe] deleted g2\n"
+                           "[social_probe] set a2->a0 r=1\n"
+                           "[social_probe] created g0\n"
+                           "[social_probe] set g0->a2 w=0.5\n"
+                           "[social_probe] joined g0 a2\n"
+                           "[social_probe] schedule step 3 snapshot 0\n");
     CHECK_EQ_STR(sg_list(env, "probe_live"), "1: 0");
     /* the next episode starts from the initial structure again */
     CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);

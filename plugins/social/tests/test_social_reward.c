@@ -1,8 +1,9 @@
 /* Reward sharing (spec 11.2) and the schedule's timing (9.4). */
 #include "fixture.h"
 
-#define SPLIT "\"post_updates\": [{\"function\": \"split_score_to_group\", " \
-              "\"kwargs\": {\"attribute\": \"division_weight\"}}]"
+#define SPLIT                                                                                      \
+    "\"post_updates\": [{\"function\": \"split_score_to_group\", "                                 \
+    "\"kwargs\": {\"attribute\": \"division_weight\"}}]"
 
 static polis_env *reward_env(int agents, const char *groups, const char *ops)
 {
@@ -117,7 +118,7 @@ static void test_schedule_timing(void)
     CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* step 0: counter 1 */
     CHECK_EQ_STR(sg_list(env, "probe_members"), "2: 0 1");
     CHECK_EQ_INT(sg_noop(env), POLIS_OK); /* step 1: counter 2 */
-    CHECK_NEAR(io->rewards[0], 0.5); /* shared with the old group {0, 1} */
+    CHECK_NEAR(io->rewards[0], 0.5);      /* shared with the old group {0, 1} */
     CHECK_NEAR(io->rewards[1], 0.5);
     CHECK_NEAR(io->rewards[2], 0);
     CHECK_EQ_STR(sg_list(env, "probe_members"), "2: 0 2"); /* observed: the new graph */

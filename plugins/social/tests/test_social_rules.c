@@ -3,16 +3,16 @@
  * symmetrize_relation, clear_temporary_relation. */
 #include "fixture.h"
 
-#define NEGOTIATION_RULES                                                                    \
-    "\"post_updates\": ["                                                                    \
-    " {\"function\": \"matching_edge\", \"kwargs\": {\"condition_attr\": "                   \
-    "\"matching_request_step\", \"result_attr1\": {\"parity\": 0}, \"result_attr2\": "       \
-    "{\"parity\": 1}}},"                                                                     \
-    " {\"function\": \"merge_relation_to_group\", \"kwargs\": {\"condition_attr\": "         \
-    "\"accept\", \"result_attr\": \"score\"}},"                                              \
-    " {\"function\": \"normalization\", \"kwargs\": {\"attr\": \"score\"}},"                 \
-    " {\"function\": \"clear_temporary_relation\", \"kwargs\": {\"attr\": "                  \
-    "\"matching_request_step\"}},"                                                           \
+#define NEGOTIATION_RULES                                                                          \
+    "\"post_updates\": ["                                                                          \
+    " {\"function\": \"matching_edge\", \"kwargs\": {\"condition_attr\": "                         \
+    "\"matching_request_step\", \"result_attr1\": {\"parity\": 0}, \"result_attr2\": "             \
+    "{\"parity\": 1}}},"                                                                           \
+    " {\"function\": \"merge_relation_to_group\", \"kwargs\": {\"condition_attr\": "               \
+    "\"accept\", \"result_attr\": \"score\"}},"                                                    \
+    " {\"function\": \"normalization\", \"kwargs\": {\"attr\": \"score\"}},"                       \
+    " {\"function\": \"clear_temporary_relation\", \"kwargs\": {\"attr\": "                        \
+    "\"matching_request_step\"}},"                                                                 \
     " {\"function\": \"split_score_to_group\", \"kwargs\": {\"attribute\": \"score\"}}]"
 
 static void test_matching_parity(void)
@@ -101,14 +101,14 @@ static void test_negotiation_trace(void)
     polis_env_destroy(env);
 }
 
-#define MERGE_ONLY                                                                           \
-    "\"post_updates\": [[\"merge_relation_to_group\", {\"condition_attr\": \"accept\", "     \
+#define MERGE_ONLY                                                                                 \
+    "\"post_updates\": [[\"merge_relation_to_group\", {\"condition_attr\": \"accept\", "           \
     "\"result_attr\": \"score\"}]]"
 
-#define ACCEPT_OPS(a, b, va, vb)                                                             \
-    "{\"tick\": 0, \"op\": \"set\", \"from\": " #a ", \"to\": " #b ", \"attr\": \"accept\", " \
-    "\"value\": " #va "},"                                                                   \
-    "{\"tick\": 0, \"op\": \"set\", \"from\": " #b ", \"to\": " #a ", \"attr\": \"accept\", " \
+#define ACCEPT_OPS(a, b, va, vb)                                                                   \
+    "{\"tick\": 0, \"op\": \"set\", \"from\": " #a ", \"to\": " #b ", \"attr\": \"accept\", "      \
+    "\"value\": " #va "},"                                                                         \
+    "{\"tick\": 0, \"op\": \"set\", \"from\": " #b ", \"to\": " #a ", \"attr\": \"accept\", "      \
     "\"value\": " #vb "}"
 
 static void test_merge_cases(void)

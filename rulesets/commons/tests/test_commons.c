@@ -866,12 +866,13 @@ static int run_plan(polis_env *env, int32_t agent, int max, polis_plan_state *st
 static void test_plans(void)
 {
     /* (x, y): apple (2, 1); player 0 at (1, 3), player 1 at (4, 3); (5, 1) is walled in */
-    char *json = scenario(2, 200,
-                          "{\"map\": \"WWWWWWW\\nW.A.W.W\\nW....WW\\nW0..1.W\\nWP....W\\nWWWWWWW\", "
-                          "\"facing\": \"north\", \"shuffle_order\": false, "
-                          "\"end_min_steps\": 1000000, \"regrowth_p1\": 0, \"regrowth_p2\": 0, "
-                          "\"regrowth_p3\": 0}",
-                          false);
+    char *json =
+        scenario(2, 200,
+                 "{\"map\": \"WWWWWWW\\nW.A.W.W\\nW....WW\\nW0..1.W\\nWP....W\\nWWWWWWW\", "
+                 "\"facing\": \"north\", \"shuffle_order\": false, "
+                 "\"end_min_steps\": 1000000, \"regrowth_p1\": 0, \"regrowth_p2\": 0, "
+                 "\"regrowth_p3\": 0}",
+                 false);
     polis_env *env = test_env(json, NULL, NULL);
     free(json);
     CHECK(env != NULL);
@@ -954,12 +955,13 @@ static void check_plan(polis_env *env, const char *command, int steps, polis_pla
 static void test_study_plans(void)
 {
     /* player 0 at [3, 1] and player 1 at [3, 4], both facing north; one apple at [1, 2] */
-    char *json = scenario(2, 200,
-                          "{\"map\": \"WWWWWWW\\nW.A.W.W\\nW....WW\\nW0..1.W\\nWP....W\\nWWWWWWW\", "
-                          "\"facing\": \"north\", \"shuffle_order\": false, \"respawn_delay\": 4, "
-                          "\"end_min_steps\": 1000000, \"regrowth_p1\": 0, \"regrowth_p2\": 0, "
-                          "\"regrowth_p3\": 0}",
-                          false);
+    char *json =
+        scenario(2, 200,
+                 "{\"map\": \"WWWWWWW\\nW.A.W.W\\nW....WW\\nW0..1.W\\nWP....W\\nWWWWWWW\", "
+                 "\"facing\": \"north\", \"shuffle_order\": false, \"respawn_delay\": 4, "
+                 "\"end_min_steps\": 1000000, \"regrowth_p1\": 0, \"regrowth_p2\": 0, "
+                 "\"regrowth_p3\": 0}",
+                 false);
     polis_env *env = test_env(json, NULL, NULL);
     free(json);
     CHECK(env != NULL);
@@ -973,9 +975,10 @@ static void test_study_plans(void)
     CHECK_CONTAINS(m, "\"focal\":{\"last_apple_ratio\":null,\"last_apples\":0,\"zapped\":1,"
                       "\"zaps\":1,\"zaps_landed\":1}");
     CHECK_CONTAINS(m, "\"background\":null");
-    CHECK_CONTAINS(m, "{\"agent\":\"agent_0\",\"last_apple_approach\":null,\"last_apple_near\":null,"
-                      "\"last_apples\":0,\"return\":0,\"role\":\"focal\",\"zapped\":0,"
-                      "\"zapped_by\":{},\"zaps\":1,\"zaps_landed\":1}");
+    CHECK_CONTAINS(m,
+                   "{\"agent\":\"agent_0\",\"last_apple_approach\":null,\"last_apple_near\":null,"
+                   "\"last_apples\":0,\"return\":0,\"role\":\"focal\",\"zapped\":0,"
+                   "\"zapped_by\":{},\"zaps\":1,\"zaps_landed\":1}");
     CHECK_CONTAINS(m, "\"zapped\":1,\"zapped_by\":{\"agent_0\":1},\"zaps\":0");
     CHECK_CONTAINS(m, "\"apples_mean\":1");
     polis_free(m);
@@ -1088,14 +1091,16 @@ static int agent_x(polis_env *env, int32_t a)
 static void test_visibility(void)
 {
     char *a = vis_scenario(NULL), *b = vis_scenario("[{\"observers\": [0], \"hidden\": "
-                                                     "[\"agent_1\"], \"from\": 1}]");
+                                                    "[\"agent_1\"], \"from\": 1}]");
     polis_env *plain = test_env(a, NULL, NULL), *hid = test_env(b, NULL, NULL);
     free(a);
     free(b);
     CHECK(plain && hid);
     if (!plain || !hid) return;
-    static const char *const STEPS[][2] = {{NULL, "backward"}, {NULL, "backward"},
-                                           {NULL, "backward"}, {NULL, "backward"},
+    static const char *const STEPS[][2] = {{NULL, "backward"},
+                                           {NULL, "backward"},
+                                           {NULL, "backward"},
+                                           {NULL, "backward"},
                                            {"forward", NULL}};
     polis_obs_field f;
     CHECK(polis_env_reset(plain, 1) == POLIS_OK && polis_env_reset(hid, 1) == POLIS_OK);
@@ -1127,9 +1132,9 @@ static void test_visibility(void)
         CHECK(memcmp(test_obs_field(plain, 1, "view", &f), test_obs_field(hid, 1, "view", &f),
                      (size_t)f.nbytes) == 0);
     }
-    CHECK(r1 == 1.0f);                      /* it ate the apple */
-    CHECK_EQ_INT(x1[4], 2);                 /* stopped by player 0 at x 1 */
-    CHECK_EQ_INT(x0[5], 1);                 /* and player 0 by it */
+    CHECK(r1 == 1.0f);      /* it ate the apple */
+    CHECK_EQ_INT(x1[4], 2); /* stopped by player 0 at x 1 */
+    CHECK_EQ_INT(x0[5], 1); /* and player 0 by it */
     char *pt = render(plain, 0, "text"), *ht = render(hid, 0, "text");
     char *pj = render(plain, 0, "json"), *hj = render(hid, 0, "json");
     CHECK(pt && strstr(pt, "agent_1") && ht && !strstr(ht, "agent_1"));

@@ -118,9 +118,9 @@ static polis_env *open_with(const char *path, const char *overrides)
 static void test_visibility(void)
 {
     polis_env *plain = open_file(DIR "exploration.json");
-    polis_env *hid = open_with(DIR "exploration.json",
-                               "{\"visibility\": [{\"observers\": \"all\", \"hidden\": "
-                               "[\"explorer_0\"], \"from\": 40}]}");
+    polis_env *hid =
+        open_with(DIR "exploration.json", "{\"visibility\": [{\"observers\": \"all\", \"hidden\": "
+                                          "[\"explorer_0\"], \"from\": 40}]}");
     CHECK(plain && hid);
     if (!plain || !hid) return;
     polis_obs_field g, pos;
@@ -146,8 +146,10 @@ static void test_visibility(void)
             for (size_t i = 0; i < plane; i++) {
                 int16_t want = pg[i];
                 if (a != 0 && want == 1) {
-                    if (t >= 40) want = 0, would_see++;
-                    else seen_before++;
+                    if (t >= 40)
+                        want = 0, would_see++;
+                    else
+                        seen_before++;
                 }
                 bad += hg[i] != want;
             }
@@ -168,7 +170,8 @@ static void test_visibility(void)
         }
         CHECK(polis_env_step(plain) == POLIS_OK && polis_env_step(hid) == POLIS_OK);
         CHECK(memcmp(pi->rewards, hi->rewards, sizeof(float) * (size_t)pi->n_agents) == 0);
-        if (t == 150) { /* the JSON views: explorer_0 is nobody's player, in plain sight or shared */
+        if (t ==
+            150) { /* the JSON views: explorer_0 is nobody's player, in plain sight or shared */
             for (int32_t a = 1; a < pi->n_agents; a++) {
                 const char *js = test_render(hid, a, "json");
                 bad += strstr(js, "{\"id\": 0,") != NULL;

@@ -729,8 +729,10 @@ static void test_random_ada(const char *file)
                 int others = 0;
                 for (int32_t k = 1; k < A; k++) others += row[k];
                 if (t < 20 && io->actions[a] == 0) {
-                    if (others) passes_forced++;
-                    else passes_free++;
+                    if (others)
+                        passes_forced++;
+                    else
+                        passes_free++;
                 }
                 if (t >= 20 && io->actions[a] == 0) physical_noops++;
             }

@@ -258,7 +258,7 @@ static void test_jobs_in_adasociety_form(void)
         CHECK(env != NULL);
         if (!env) continue;
         polis_env_reset(env, 1);
-        CHECK_EQ_INT(soc_inv(env, 0, 2), 1);                       /* the initial hammer */
+        CHECK_EQ_INT(soc_inv(env, 0, 2), 1);                         /* the initial hammer */
         CHECK_EQ_INT(soc_mask(env, 0, "pick_wood"), i == 2 ? 1 : 0); /* max without wood: 0 */
         polis_env_destroy(env);
     }

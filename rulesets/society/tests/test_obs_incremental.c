@@ -12,24 +12,24 @@
 #include "fixture.h"
 
 /* few random piles and stations, for maps smaller than Exploration's 20x20 */
-#define SMALL                                                                                \
-    "\"plugins.society.params.random\": {\"blocks\": 1, \"resources\": [{\"name\": "       \
-    "\"wood\", \"num\": 5, \"repeat\": 2}, {\"name\": \"stone\", \"num\": 3, \"repeat\": "  \
+#define SMALL                                                                                      \
+    "\"plugins.society.params.random\": {\"blocks\": 1, \"resources\": [{\"name\": "               \
+    "\"wood\", \"num\": 5, \"repeat\": 2}, {\"name\": \"stone\", \"num\": 3, \"repeat\": "         \
     "1}], \"recipes\": [{\"name\": \"hammer_craft\", \"repeat\": 2}]}"
 /* jobs whose inventories see different piles and stations (coal needs a hammer, iron a
  * torch; torch_craft needs coal, steelmaking iron) and with different fovs */
-#define MIXED                                                                                \
-    "\"plugins.society.params.jobs\": {\"smith\": {\"fov\": 2, \"inventory\": {\"hammer\": " \
-    "1}}, \"chemist\": {\"fov\": 3, \"inventory\": {\"coal\": 1, \"torch\": 1, \"iron\": " \
-    "1}}, \"scout\": {\"fov\": 1}}, \"plugins.society.params.random.players\": [{\"job\": " \
-    "\"smith\", \"repeat\": 3}, {\"job\": \"chemist\", \"repeat\": 3}, {\"job\": "      \
+#define MIXED                                                                                      \
+    "\"plugins.society.params.jobs\": {\"smith\": {\"fov\": 2, \"inventory\": {\"hammer\": "       \
+    "1}}, \"chemist\": {\"fov\": 3, \"inventory\": {\"coal\": 1, \"torch\": 1, \"iron\": "         \
+    "1}}, \"scout\": {\"fov\": 1}}, \"plugins.society.params.random.players\": [{\"job\": "        \
+    "\"smith\", \"repeat\": 3}, {\"job\": \"chemist\", \"repeat\": 3}, {\"job\": "                 \
     "\"scout\", \"repeat\": 2}]"
 /* the same jobs for 40 agents */
-#define MIXED40                                                                              \
-    "\"plugins.society.params.jobs\": {\"smith\": {\"fov\": 2, \"inventory\": {\"hammer\": " \
-    "1}}, \"chemist\": {\"fov\": 3, \"inventory\": {\"coal\": 1, \"torch\": 1, \"iron\": " \
-    "1}}, \"scout\": {\"fov\": 1}}, \"plugins.society.params.random.players\": [{\"job\": " \
-    "\"smith\", \"repeat\": 15}, {\"job\": \"chemist\", \"repeat\": 15}, {\"job\": "      \
+#define MIXED40                                                                                    \
+    "\"plugins.society.params.jobs\": {\"smith\": {\"fov\": 2, \"inventory\": {\"hammer\": "       \
+    "1}}, \"chemist\": {\"fov\": 3, \"inventory\": {\"coal\": 1, \"torch\": 1, \"iron\": "         \
+    "1}}, \"scout\": {\"fov\": 1}}, \"plugins.society.params.random.players\": [{\"job\": "        \
+    "\"smith\", \"repeat\": 15}, {\"job\": \"chemist\", \"repeat\": 15}, {\"job\": "               \
     "\"scout\", \"repeat\": 10}]"
 #define MAP_SIZE(x, y) "\"plugins.society.params.map.size\": {\"x\": " #x ", \"y\": " #y "}"
 
@@ -81,8 +81,10 @@ static void busy_actions(polis_env *env, int32_t *actions, rng *r)
                 for (int q = 0; q < 3 && classes[k][q]; q++)
                     in |= strncmp(name, classes[k][q], strlen(classes[k][q])) == 0;
                 if (!in || !m[id]) continue;
-                if (pass == 0) legal++;
-                else if (seen++ == pick) actions[a] = id;
+                if (pass == 0)
+                    legal++;
+                else if (seen++ == pick)
+                    actions[a] = id;
             }
             if (pass == 0) {
                 if (!legal) break;
@@ -192,8 +194,10 @@ static long compare_runs(const char *rel, const char *overrides, int steps, uint
             CHECK_EQ_INT(polis_env_reset(ref, ep), POLIS_OK);
             ep++;
         } else {
-            if (busy) busy_actions(inc, chosen, &acts);
-            else random_actions(io, chosen, &acts);
+            if (busy)
+                busy_actions(inc, chosen, &acts);
+            else
+                random_actions(io, chosen, &acts);
             memcpy(io->actions, chosen, sizeof(int32_t) * (size_t)io->n_agents);
             memcpy(rio->actions, chosen, sizeof(int32_t) * (size_t)io->n_agents);
             CHECK_EQ_INT(polis_env_step(inc), POLIS_OK);
@@ -240,10 +244,10 @@ static void test_live_views(void)
      * themselves), 70 on 13x11 (two words per set of agents, crowded windows) */
     CHECK(compare_runs(e, "{\"agents\": 12, \"max_steps\": 200, " MAP_SIZE(9, 70) "}", 250, 24,
                        true) > 0);
-    CHECK(compare_runs(e, "{\"agents\": 5, \"max_steps\": 200, " MAP_SIZE(4, 3) ", " SMALL "}",
-                       250, 25, true) > 0);
-    CHECK(compare_runs(e, "{\"agents\": 70, \"max_steps\": 120, " MAP_SIZE(13, 11) ", " SMALL
-                       "}", 250, 26, true) > 0);
+    CHECK(compare_runs(e, "{\"agents\": 5, \"max_steps\": 200, " MAP_SIZE(4, 3) ", " SMALL "}", 250,
+                       25, true) > 0);
+    CHECK(compare_runs(e, "{\"agents\": 70, \"max_steps\": 120, " MAP_SIZE(13, 11) ", " SMALL "}",
+                       250, 26, true) > 0);
     /* the Social Structure games: groups share their maps, the structure switches; most
      * records are painted whole, so the live views pause and come back (LV_PAUSE passes) */
     CHECK(compare_runs("rulesets/social_structure/dynamic_hard.json", "{\"max_steps\": 120}", 700,
@@ -257,31 +261,32 @@ static void test_exploration(void)
     CHECK(same_observations(e, "{\"max_steps\": 60}", 200, 1) > 0);
     /* owners that see different things share their maps: the merged view's visibility */
     CHECK(same_observations(e, "{\"max_steps\": 80, " MIXED "}", 240, 6) > 0);
-    CHECK(same_observations(e, "{\"max_steps\": 40, " MIXED ", " MAP_SIZE(6, 6) ", " SMALL "}",
-                            120, 7) > 0);
+    CHECK(same_observations(e, "{\"max_steps\": 40, " MIXED ", " MAP_SIZE(6, 6) ", " SMALL "}", 120,
+                            7) > 0);
     /* 30 on a small map: many sharers per viewer, painted-element lists overflow */
-    CHECK(same_observations(e, "{\"agents\": 30, \"max_steps\": 50, " MAP_SIZE(11, 9) ", " SMALL
-                            "}", 150, 2) > 0);
+    CHECK(same_observations(e,
+                            "{\"agents\": 30, \"max_steps\": 50, " MAP_SIZE(11, 9) ", " SMALL "}",
+                            150, 2) > 0);
     /* a 4x3 map with fov 2: every window wraps onto itself */
     CHECK(same_observations(e, "{\"agents\": 5, \"max_steps\": 30, " MAP_SIZE(4, 3) ", " SMALL "}",
                             90, 3) > 0);
     /* 64x64 with 200 agents: mostly sparse windows, incremental clears */
-    CHECK(same_observations(e, "{\"agents\": 200, \"max_steps\": 20, " MAP_SIZE(64, 64) "}",
-                            30, 4) > 0);
+    CHECK(same_observations(e, "{\"agents\": 200, \"max_steps\": 20, " MAP_SIZE(64, 64) "}", 30,
+                            4) > 0);
     /* no social plugin: one window per agent */
-    CHECK(same_observations("rulesets/exploration/exploration_physical.json",
-                            "{\"max_steps\": 40}", 100, 5) > 0);
+    CHECK(same_observations("rulesets/exploration/exploration_physical.json", "{\"max_steps\": 40}",
+                            100, 5) > 0);
 }
 
 static void test_mini_games(void)
 {
     static const char *const files[] = {
-        "rulesets/social_structure/ind_group.json",     /* windows as large as the map */
+        "rulesets/social_structure/ind_group.json", /* windows as large as the map */
         "rulesets/social_structure/inequality.json",
         "rulesets/social_structure/connection_hard.json", /* 15x15, fov 2 */
-        "rulesets/social_structure/dynamic_hard.json",  /* the structure changes on schedule */
-        "rulesets/social_structure/isolation.json",     /* no sharing */
-        "rulesets/contract/contract.json",              /* the window view */
+        "rulesets/social_structure/dynamic_hard.json",    /* the structure changes on schedule */
+        "rulesets/social_structure/isolation.json",       /* no sharing */
+        "rulesets/contract/contract.json",                /* the window view */
         "rulesets/negotiation/negotiation_hard.json",
     };
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
@@ -371,8 +376,8 @@ static void test_vec_autoreset(void)
  * painted, with garbage in its grid, is written whole (the same bytes as a clean reset). */
 static void test_reference_detects_stale_bytes(void)
 {
-    polis_env *env = open_file("rulesets/exploration/exploration.json", "{\"max_steps\": 10}",
-                               NULL);
+    polis_env *env =
+        open_file("rulesets/exploration/exploration.json", "{\"max_steps\": 10}", NULL);
     CHECK(env != NULL);
     if (!env) return;
     const polis_io *io = polis_env_io(env);

@@ -106,13 +106,11 @@ static void add_map(expect *e, const cJSON *map, int cx, int cy, int owner)
     int fh = (cJSON_GetArraySize(bg) - 1) / 2, fv = 0;
     int dx = -fh;
     const cJSON *col;
-    cJSON_ArrayForEach(col, bg)
-    {
+    cJSON_ArrayForEach(col, bg) {
         fv = (cJSON_GetArraySize(col) - 1) / 2;
         int dy = -fv;
         const cJSON *b;
-        cJSON_ArrayForEach(b, col)
-        {
+        cJSON_ArrayForEach(b, col) {
             int x = ((cx + dx) % e->W + e->W) % e->W, y = ((cy + dy) % e->H + e->H) % e->H;
             int cell = y * e->W + x;
             e->covered[cell] = 1;
@@ -124,25 +122,24 @@ static void add_map(expect *e, const cJSON *map, int cx, int cy, int owner)
     int owner_cell = cy * e->W + cx;
     put16(e, &e->agent[owner_cell], (int16_t)(owner + 1));
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(map, "players"))
-    {
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(map, "players")) {
         int x = 0, y = 0;
         CHECK(pos(it, &x, &y));
         put16(e, &e->agent[y * e->W + x],
               (int16_t)(cJSON_GetObjectItemCaseSensitive(it, "id")->valueint + 1));
     }
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(map, "resources"))
-    {
-        int x = 0, y = 0, r = res_index(e, cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring);
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(map, "resources")) {
+        int x = 0, y = 0,
+            r = res_index(e, cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring);
         CHECK(pos(it, &x, &y) && r >= 0);
         if (r < 0) continue;
         int v = cJSON_GetObjectItemCaseSensitive(it, "amount")->valueint;
         put16(e, &e->pile[(size_t)(y * e->W + x) * (size_t)e->R + (size_t)r],
               (int16_t)(v > 32767 ? 32767 : v));
     }
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(map, "events"))
-    {
-        int x = 0, y = 0, k = recipe_index(e, cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring);
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(map, "events")) {
+        int x = 0, y = 0,
+            k = recipe_index(e, cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring);
         CHECK(pos(it, &x, &y) && k >= 0);
         if (k >= 0) put16(e, &e->station[y * e->W + x], (int16_t)(k + 1));
     }
@@ -173,8 +170,7 @@ static long check_agent(polis_env *env, expect *e, int32_t agent, long *painted)
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(soc, "Social"), "sharings");
     const cJSON *u;
-    cJSON_ArrayForEach(u, sh)
-    {
+    cJSON_ArrayForEach(u, sh) {
         const cJSON *map = cJSON_GetObjectItemCaseSensitive(u, "Map");
         if (!map) continue;
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(map, "center");
@@ -293,18 +289,18 @@ static long check_run(const char *rel, const char *overrides, int steps, uint64_
     return painted;
 }
 
-#define MIXED                                                                                \
-    "\"plugins.society.params.jobs\": {\"smith\": {\"fov\": 2, \"inventory\": {\"hammer\": " \
-    "1}}, \"chemist\": {\"fov\": 3, \"inventory\": {\"coal\": 1, \"torch\": 1, \"iron\": " \
-    "1}}, \"scout\": {\"fov\": 1}}, \"plugins.society.params.random.players\": [{\"job\": " \
-    "\"smith\", \"repeat\": 3}, {\"job\": \"chemist\", \"repeat\": 3}, {\"job\": "      \
+#define MIXED                                                                                      \
+    "\"plugins.society.params.jobs\": {\"smith\": {\"fov\": 2, \"inventory\": {\"hammer\": "       \
+    "1}}, \"chemist\": {\"fov\": 3, \"inventory\": {\"coal\": 1, \"torch\": 1, \"iron\": "         \
+    "1}}, \"scout\": {\"fov\": 1}}, \"plugins.society.params.random.players\": [{\"job\": "        \
+    "\"smith\", \"repeat\": 3}, {\"job\": \"chemist\", \"repeat\": 3}, {\"job\": "                 \
     "\"scout\", \"repeat\": 2}]"
 
 /* agents 0-1, 2-3 and 4-5 share their maps with each other */
-#define PAIRS                                                                                \
-    "\"plugins.social.params.social.relations\": [{\"name\": \"pairs\", \"attributes\": " \
-    "{\"sharing\": {\"Map\": true}}, \"players\": [{\"from\": 0, \"to\": 1}, {\"from\": 1, "  \
-    "\"to\": 0}, {\"from\": 2, \"to\": 3}, {\"from\": 3, \"to\": 2}, {\"from\": 4, "       \
+#define PAIRS                                                                                      \
+    "\"plugins.social.params.social.relations\": [{\"name\": \"pairs\", \"attributes\": "          \
+    "{\"sharing\": {\"Map\": true}}, \"players\": [{\"from\": 0, \"to\": 1}, {\"from\": 1, "       \
+    "\"to\": 0}, {\"from\": 2, \"to\": 3}, {\"from\": 3, \"to\": 2}, {\"from\": 4, "               \
     "\"to\": 5}, {\"from\": 5, \"to\": 4}]}]"
 
 int main(void)

@@ -212,9 +212,9 @@ static void test_look_view(void)
 
     polis_options o = test_options(NULL, NULL);
     env = NULL;
-    CHECK_EQ_INT(polis_env_create_file(POLIS_SOURCE_DIR "/rulesets/contract/contract.json", &o,
-                                       &env, NULL),
-                 POLIS_OK);
+    CHECK_EQ_INT(
+        polis_env_create_file(POLIS_SOURCE_DIR "/rulesets/contract/contract.json", &o, &env, NULL),
+        POLIS_OK);
     if (!env) return;
     CHECK(polis_env_scene_view(env, &rx, &ry));
     CHECK_EQ_INT(rx, 3);

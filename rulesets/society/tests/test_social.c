@@ -42,7 +42,8 @@ int main(void)
     CHECK_CONTAINS(out, "; also the view of agent_0 at (1, 1) (2 up/down, 2 left/right), shared "
                         "with you.");
     CHECK_CONTAINS(out, "- wood piles: 5 at (1, 1) 4 up 4 left\n");
-    CHECK_CONTAINS(out, "- agents: agent_2 at (3, 6) 2 up 1 right; agent_0 at (1, 1) 4 up 4 left\n");
+    CHECK_CONTAINS(out,
+                   "- agents: agent_2 at (3, 6) 2 up 1 right; agent_0 at (1, 1) 4 up 4 left\n");
     polis_free(out);
     soc_step(env, (const char *[]){"share_player_2", NULL, NULL});
     CHECK_EQ_INT(polis_env_render(env, 2, "json", &out), POLIS_OK);

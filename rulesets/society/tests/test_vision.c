@@ -142,11 +142,12 @@ static void test_map_view_journal(void)
         long differ = 0, painted = 0;
         for (int t = 0; t <= 48; t++) { /* the episode has 50 steps */
             for (int j = 0; j < 3; j++) {
-                if (t == 0) polis_env_reset(env[j], 1);
+                if (t == 0)
+                    polis_env_reset(env[j], 1);
                 else
-                    soc_step(env[j], (const char *[]){stay[t % 4],
-                                                      t % 2 ? moves[(t / 2) % 4] : stay[t % 4],
-                                                      t % 4 ? stay[t % 4] : moves[(t / 4) % 4]});
+                    soc_step(env[j],
+                             (const char *[]){stay[t % 4], t % 2 ? moves[(t / 2) % 4] : stay[t % 4],
+                                              t % 4 ? stay[t % 4] : moves[(t / 4) % 4]});
             }
             for (int32_t a = 0; a < 3; a++)
                 for (int c = 0; c < 2 + 2 * RR; c++)

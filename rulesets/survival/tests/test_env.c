@@ -488,7 +488,8 @@ static void bounty_event(void *ud, const polis_event *ev)
  * (the "bounty" reward function) and by night in stone. */
 static void test_lua_rule(void)
 {
-    polis_env *env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_bounty.json", NULL);
+    polis_env *env =
+        test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_bounty.json", NULL);
     CHECK(env != NULL);
     if (!env) return;
     bounty_count b = {0};
@@ -524,7 +525,8 @@ static void test_lua_rule(void)
 /* The larger social scenario: inside a tribe every step's reward is shared equally. */
 static void test_tribes(void)
 {
-    polis_env *env = test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_tribes.json", NULL);
+    polis_env *env =
+        test_env_file(POLIS_SOURCE_DIR "/rulesets/survival/survival_tribes.json", NULL);
     CHECK(env != NULL);
     if (!env) return;
     const polis_io *io = polis_env_io(env);

@@ -64,7 +64,7 @@ static void step1(sv_world *w, polis_rng *rng, int32_t a0)
 static void test_light(void)
 {
     static const int32_t T[11] = {0, 30, 60, 90, 120, 150, 180, 210, 240, 270, 299};
-    static const double L[11] = {0.797, 0.971, 1.0, 0.971, 0.797, 0.471,
+    static const double L[11] = {0.797, 0.971, 1.0,   0.971, 0.797, 0.471,
                                  0.140, 0.0,   0.140, 0.471, 0.788};
     for (int k = 0; k < 11; k++) CHECK(fabs(sv_light(T[k], 300) - L[k]) < 0.0015);
     CHECK(fabs(sv_light(300 + 60, 300) - 1.0) < 1e-6);
@@ -116,7 +116,7 @@ static void test_intrinsics(void)
     CHECK_EQ_INT(after, 6);
     CHECK_EQ_INT(first_change(3, false, 5, &after), 26); /* health +1 awake */
     CHECK_EQ_INT(after, 6);
-    CHECK_EQ_INT(first_change(3, true, 5, &after), 13); /* asleep */
+    CHECK_EQ_INT(first_change(3, true, 5, &after), 13);  /* asleep */
     CHECK_EQ_INT(first_change(4, false, 5, &after), 16); /* starving: -1 every 16 */
     CHECK_EQ_INT(after, 4);
     CHECK_EQ_INT(first_change(4, true, 5, &after), 31); /* -0.5 a step: below -15 after 31 */
@@ -224,8 +224,8 @@ static bool placed(int32_t a, int32_t block, int32_t want)
     w->map[31][32] = (uint8_t)block;
     bool legal = (sv_legal(w, 0) >> a) & 1u;
     step1(w, &rng, a);
-    bool paid = pl->inv[SV_INV_WOOD] < 2 || pl->inv[SV_INV_STONE] < 1 ||
-                pl->inv[SV_INV_SAPLING] < 1;
+    bool paid =
+        pl->inv[SV_INV_WOOD] < 2 || pl->inv[SV_INV_STONE] < 1 || pl->inv[SV_INV_SAPLING] < 1;
     bool ok = paid && w->map[31][32] == want;
     CHECK(legal == ok);
     free(w);
@@ -234,8 +234,8 @@ static bool placed(int32_t a, int32_t block, int32_t want)
 
 static void test_placement(void)
 {
-    static const int32_t BLOCKS[] = {SV_GRASS, SV_SAND, SV_PATH, SV_LAVA, SV_WATER, SV_STONE,
-                                     SV_TREE,  SV_TABLE, SV_PLANT};
+    static const int32_t BLOCKS[] = {SV_GRASS, SV_SAND, SV_PATH,  SV_LAVA, SV_WATER,
+                                     SV_STONE, SV_TREE, SV_TABLE, SV_PLANT};
     for (size_t k = 0; k < sizeof BLOCKS / sizeof BLOCKS[0]; k++) {
         int32_t b = BLOCKS[k];
         bool open = b == SV_GRASS || b == SV_SAND || b == SV_PATH || b == SV_LAVA;
@@ -287,8 +287,8 @@ static void test_do(void)
     CHECK_EQ_INT(*t, SV_GRASS);
     /* stone needs a wood pickaxe, iron a stone one, diamond an iron one */
     static const int32_t B[4] = {SV_STONE, SV_COAL, SV_IRON, SV_DIAMOND};
-    static const int32_t NEED[4] = {SV_INV_WOOD_PICKAXE, SV_INV_WOOD_PICKAXE,
-                                    SV_INV_STONE_PICKAXE, SV_INV_IRON_PICKAXE};
+    static const int32_t NEED[4] = {SV_INV_WOOD_PICKAXE, SV_INV_WOOD_PICKAXE, SV_INV_STONE_PICKAXE,
+                                    SV_INV_IRON_PICKAXE};
     static const int32_t GET[4] = {SV_INV_STONE, SV_INV_COAL, SV_INV_IRON, SV_INV_DIAMOND};
     for (int k = 0; k < 4; k++) {
         memset(pl->inv, 0, sizeof pl->inv);
@@ -540,8 +540,7 @@ static void test_ghosts(void)
     /* the cow is back (and marked where it moved); the far corner ghosts revived and were
      * despawned again by the same step's mob update */
     CHECK(w->mobs[SV_COW][s].active);
-    CHECK_EQ_INT(w->mob_map[w->mobs[SV_COW][s].r][w->mobs[SV_COW][s].c],
-                 ((SV_COW << 8) | s) + 1);
+    CHECK_EQ_INT(w->mob_map[w->mobs[SV_COW][s].r][w->mobs[SV_COW][s].c], ((SV_COW << 8) | s) + 1);
     CHECK_EQ_INT(w->n_active[SV_COW], 1);
     CHECK_EQ_INT(w->n_active[SV_ZOMBIE], 0);
     /* a killed mob (no health left) never comes back */
@@ -588,7 +587,7 @@ static void test_spawning(void)
         for (int ep = 0; ep < 6; ep++) {
             sv_generate(w, &rng);
             CHECK_EQ_INT(w->next_uid, 1);
-            int32_t seen = 0;        /* the largest uid of the episode so far */
+            int32_t seen = 0;         /* the largest uid of the episode so far */
             bool once[3][60] = {{0}}; /* the slot held a mob before in this episode */
             for (int32_t i = 0; i < n; i++) {
                 w->players[i].health = 9;
@@ -623,13 +622,13 @@ static void test_spawning(void)
                             if (d < best) best = d;
                         }
                         int b = w->map[m->r][m->c], lo = k == SV_COW ? 3 : 9;
-                        bool block = k == SV_COW    ? b == SV_GRASS
+                        bool block = k == SV_COW      ? b == SV_GRASS
                                      : k == SV_ZOMBIE ? (b == SV_GRASS || b == SV_PATH)
                                                       : b == SV_PATH;
                         if (best <= lo || best >= 14 || !block) {
                             bad++;
-                            fprintf(stderr, "spawn %d at %d,%d block %d dist %d\n", k, m->r,
-                                    m->c, b, best);
+                            fprintf(stderr, "spawn %d at %d,%d block %d dist %d\n", k, m->r, m->c,
+                                    b, best);
                         }
                     }
                 for (int k = 0; k < SV_N_MOB_KINDS; k++)
@@ -1124,7 +1123,7 @@ static void test_tool_use(void)
         CHECK_EQ_INT(w->players[nt->player].near.n_tables, 2);
         CHECK_EQ_INT(w->players[nt->player].near.tables[0], 1); /* NW first */
         CHECK_EQ_INT(w->players[nt->player].near.tables[1], 2); /* SW */
-        CHECK_EQ_INT(nt->b, 2);              /* the summary prefers another player's */
+        CHECK_EQ_INT(nt->b, 2); /* the summary prefers another player's */
     }
     CHECK_EQ_INT(p1->crafts, 1);
     CHECK_EQ_INT(p1->crafts_own_table, 1);
@@ -1176,7 +1175,8 @@ static void test_tool_use(void)
     /* a new episode starts every counter at 0 */
     sv_generate(w, &rng);
     CHECK_EQ_INT(w->players[0].crafts_other_table + w->players[1].crafts_own_table +
-                 w->players[1].crafts_own_furnace, 0);
+                     w->players[1].crafts_own_furnace,
+                 0);
     free(w);
 }
 
@@ -1201,10 +1201,9 @@ static void test_proximity(void)
     sv_world *w = flat(4, &rng);
     sv_player *ps = w->players;
     /* the window's edges, both ways round, and one past them */
-    static const int32_t EDGE[][3] = {{0, 0, 1},  {3, 4, 1},   {-3, -4, 1}, {3, -4, 1},
-                                      {-3, 4, 1}, {0, 4, 1},   {3, 0, 1},   {4, 0, 0},
-                                      {-4, 0, 0}, {0, 5, 0},   {0, -5, 0},  {4, 4, 0},
-                                      {-4, -5, 0}, {2, 5, 0},  {-1, -3, 1}};
+    static const int32_t EDGE[][3] = {{0, 0, 1},  {3, 4, 1}, {-3, -4, 1}, {3, -4, 1}, {-3, 4, 1},
+                                      {0, 4, 1},  {3, 0, 1}, {4, 0, 0},   {-4, 0, 0}, {0, 5, 0},
+                                      {0, -5, 0}, {4, 4, 0}, {-4, -5, 0}, {2, 5, 0},  {-1, -3, 1}};
     for (size_t k = 0; k < sizeof EDGE / sizeof EDGE[0]; k++) {
         put(w, 0, 32, 32, SV_UP);
         put(w, 1, 32 + EDGE[k][0], 32 + EDGE[k][1], SV_UP);
@@ -1224,7 +1223,7 @@ static void test_proximity(void)
             static float obs[1409];
             memset(obs, 0, sizeof obs);
             ps[0].obs_dst = NULL;
-            sv_write_obs(w, 0, obs);
+            sv_write_obs(w, 0, obs, NULL);
             float shown = 0.0f;
             for (int32_t cell = 0; cell < SV_VIEW_CELLS; cell++) shown += obs[cell * 22 + 21];
             CHECK_EQ_INT(shown > 0.0f, sv_in_view(&ps[0], &ps[1]));
@@ -1389,9 +1388,9 @@ static void test_observation(void)
     for (int32_t cell = 0; cell < SV_VIEW_CELLS; cell++)
         if (argmax_block(obs + cell * 21) < 0) bad++;
     CHECK_EQ_INT(bad, 0);
-    CHECK(obs[(2 * 9 + 4) * 21 + SV_TREE] == 1.0f);  /* the tree above the player */
+    CHECK(obs[(2 * 9 + 4) * 21 + SV_TREE] == 1.0f);     /* the tree above the player */
     CHECK(obs[(4 * 9 + 2) * 21 + 17 + SV_COW] == 1.0f); /* row +1, column -2 */
-    CHECK(obs[1323 + SV_INV_WOOD] == 0.300048828125f); /* 3/10 in half precision */
+    CHECK(obs[1323 + SV_INV_WOOD] == 0.300048828125f);  /* 3/10 in half precision */
     CHECK(obs[1323 + 12] == 0.7001953125f);             /* health 7 */
     CHECK(obs[1323 + 16 + SV_UP - 1] == 1.0f);          /* facing up */
     CHECK(obs[1343] == w->light);
@@ -1452,8 +1451,8 @@ static uint64_t world_hash(const sv_world *w)
     h = fnv(h, w->map, sizeof w->map);
     for (int32_t i = 0; i < w->p.n_players; i++) {
         const sv_player *pl = &w->players[i];
-        int32_t v[8] = {pl->r, pl->c, pl->dir, pl->health, pl->food, pl->drink, pl->energy,
-                        (int32_t)pl->ach};
+        int32_t v[8] = {pl->r,    pl->c,     pl->dir,    pl->health,
+                        pl->food, pl->drink, pl->energy, (int32_t)pl->ach};
         h = fnv(h, v, sizeof v);
         h = fnv(h, pl->inv, sizeof pl->inv);
         h = fnv(h, &pl->reward, sizeof pl->reward);
@@ -1543,8 +1542,8 @@ static void test_generation(void)
         with_diamond += dia > 0;
     }
     CHECK_EQ_INT(with_diamond, maps);
-    static const int32_t EVERY[] = {SV_GRASS, SV_WATER, SV_STONE, SV_TREE, SV_PATH, SV_COAL,
-                                    SV_IRON,  SV_DIAMOND, SV_SAND, SV_LAVA};
+    static const int32_t EVERY[] = {SV_GRASS, SV_WATER, SV_STONE,   SV_TREE, SV_PATH,
+                                    SV_COAL,  SV_IRON,  SV_DIAMOND, SV_SAND, SV_LAVA};
     for (size_t k = 0; k < sizeof EVERY / sizeof EVERY[0]; k++) CHECK(count[EVERY[k]] > 0);
     CHECK_EQ_INT(count[SV_TABLE] + count[SV_FURNACE] + count[SV_PLANT] + count[SV_WOOD], 0);
     /* grass is the commonest; ores are rarer than stone */

@@ -93,15 +93,20 @@ static void test_parser(void)
     }
     int32_t id;
     CHECK(polis_env_parse_action(env, 0, "move sideways", &id) == POLIS_ERR_INVALID);
-    CHECK_CONTAINS(polis_env_error(env), "survival: \"move sideways\": the direction must be left, right");
+    CHECK_CONTAINS(polis_env_error(env),
+                   "survival: \"move sideways\": the direction must be left, right");
     CHECK(polis_env_parse_action(env, 0, "craft spaceship", &id) == POLIS_ERR_INVALID);
     CHECK_CONTAINS(polis_env_error(env), "can make wood_pickaxe");
     CHECK(polis_env_parse_action(env, 0, "dance", &id) == POLIS_ERR_ACTION);
     CHECK(polis_env_parse_action(env, 0, "{\"act\": \"sleep\"}", &id) == POLIS_ERR_ACTION);
     /* JSON that is not an object with a string "action" is not survival's: nobody's action */
     static const char *const NOT_OURS[] = {
-        "{\"action\": 3}", "{\"action\": \"sleep\",}", "{\"action\": \"sleep\"", "[\"sleep\"]",
-        "{\"action\": \"sleep\", \"action\": \"do\"}", "{\"action\": \"sleep\"} {}",
+        "{\"action\": 3}",
+        "{\"action\": \"sleep\",}",
+        "{\"action\": \"sleep\"",
+        "[\"sleep\"]",
+        "{\"action\": \"sleep\", \"action\": \"do\"}",
+        "{\"action\": \"sleep\"} {}",
         "{\"\":{\"",
         /* an "action" longer than any survival command (64 bytes) */
         "{\"action\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
@@ -224,8 +229,8 @@ static void test_scripted_experts(void)
             }
         }
     }
-    fprintf(stderr, "experts %d, learners %d achievements; stone pickaxes %d of 8\n",
-            expert_count, learner_count, stone_tools);
+    fprintf(stderr, "experts %d, learners %d achievements; stone pickaxes %d of 8\n", expert_count,
+            learner_count, stone_tools);
     CHECK(expert_count > 2 * learner_count);
     CHECK(stone_tools >= 6);
     polis_env_destroy(env);

@@ -14,8 +14,8 @@
 
 #define MAC POLIS_SOURCE_DIR "/rulesets/survival/survival_mac.json"
 #define SRC MAC ": "
-#define CH 22                                /* MAC's channels; 21 is "other players" */
-#define OTHERS_AT(obs, cell) ((obs)[(cell) * CH + 21])
+#define CH 22 /* MAC's channels; 21 is "other players" */
+#define OTHERS_AT(obs, cell) ((obs)[(cell)*CH + 21])
 
 static polis_env *make(const char *overrides)
 {
@@ -234,31 +234,31 @@ static void test_bad_rules(void)
 {
     CHECK_EQ_STR(create_error("{\"visibility\": {\"observers\": [0]}}"),
                  SRC "visibility: expected an array of rules, got "
-                 "{\"observers\":[0]} (scenario with overrides)");
+                     "{\"observers\":[0]} (scenario with overrides)");
     CHECK_EQ_STR(create_error("{\"visibility\": [{\"observers\": [0], \"hidden\": [\"bob\"]}]}"),
                  SRC "visibility[0].hidden[0]: no agent named \"bob\" (agents "
-                 "are agent_0 .. agent_2) (scenario with overrides)");
+                     "are agent_0 .. agent_2) (scenario with overrides)");
     CHECK_EQ_STR(create_error("{\"visibility\": [{\"observers\": [3], \"hidden\": [0]}]}"),
                  SRC "visibility[0].observers[0]: expected an agent index in "
-                 "[0, 2], got 3 (scenario with overrides)");
+                     "[0, 2], got 3 (scenario with overrides)");
     CHECK_EQ_STR(create_error("{\"visibility\": [{\"hidden\": [0]}]}"),
                  SRC "visibility[0]: missing required key \"observers\" "
-                 "(scenario with overrides)");
+                     "(scenario with overrides)");
     CHECK_EQ_STR(create_error("{\"visibility\": [{\"observers\": [0], \"hidden\": [1], "
                               "\"from\": 5, \"until\": 5}]}"),
                  SRC "visibility[0]: until: 5 is not after from (5): the rule "
-                 "would hide nothing (scenario with overrides)");
+                     "would hide nothing (scenario with overrides)");
     CHECK_EQ_STR(create_error("{\"visibility\": [{\"observers\": [0], \"hidden\": [1], "
                               "\"from\": -1}]}"),
                  SRC "visibility[0]: from: expected a tick (an integer >= 0), "
-                 "got -1 (scenario with overrides)");
+                     "got -1 (scenario with overrides)");
     CHECK_EQ_STR(create_error("{\"visibility\": [{\"observers\": [0], \"hidden\": [1], "
                               "\"form\": 2}]}"),
                  SRC "visibility[0]: unknown key \"form\" (expected observers, "
-                 "hidden, from, until, doc) (scenario with overrides)");
+                     "hidden, from, until, doc) (scenario with overrides)");
     CHECK_EQ_STR(create_error("{\"visibility\": [{\"observers\": [], \"hidden\": [1]}]}"),
                  SRC "visibility[0].observers: expected at least one agent, got "
-                 "[] (scenario with overrides)");
+                     "[] (scenario with overrides)");
 }
 
 /* Same rules and seed, same episode; runtime changes recorded and replayed. */
@@ -279,11 +279,13 @@ static void test_determinism_and_replay(void)
         if (!env) return;
         polis_recorder *rec = NULL;
         polis_error err;
-        polis_record_info info = {.scenario_text = text, .scenario_len = len,
-                                  .scenario_path = MAC, .overrides = ov, .seed = 9,
+        polis_record_info info = {.scenario_text = text,
+                                  .scenario_len = len,
+                                  .scenario_path = MAC,
+                                  .overrides = ov,
+                                  .seed = 9,
                                   .keyframe_every = 16};
-        if (k == 0)
-            CHECK(polis_recorder_open(path, env, &info, &rec, &err) == POLIS_OK);
+        if (k == 0) CHECK(polis_recorder_open(path, env, &info, &rec, &err) == POLIS_OK);
         /* a change before the first reset, one between episodes, some mid-episode */
         CHECK(polis_env_visibility_set(env, 2, 0, POLIS_VISIBILITY_HIDDEN) == POLIS_OK);
         polis_rng rng;
@@ -310,12 +312,11 @@ static void test_determinism_and_replay(void)
     }
     CHECK(h[0] == h[1]);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/polis replay %s --verify > /dev/null", POLIS_BINARY_DIR,
-             path);
+    snprintf(cmd, sizeof cmd, "%s/polis replay %s --verify > /dev/null", POLIS_BINARY_DIR, path);
     CHECK_EQ_INT(system(cmd), 0);
     /* the recording holds the changes: replayed without them, it differs */
-    snprintf(cmd, sizeof cmd,
-             "grep -v '^{\"t\":\"header' %s | grep -c '\"visibility\":\\[' > %s.n", path, path);
+    snprintf(cmd, sizeof cmd, "grep -v '^{\"t\":\"header' %s | grep -c '\"visibility\":\\[' > %s.n",
+             path, path);
     CHECK_EQ_INT(system(cmd), 0);
     snprintf(cmd, sizeof cmd,
              "sed 's/,\"visibility\":\\[\\[[-0-9,]*\\]\\(,\\[[-0-9,]*\\]\\)*\\]//' %s > %s.cut && "
