@@ -83,10 +83,12 @@ class SeatServer:
         raw = self.read_exact(nb + mb)
         obs = np.frombuffer(raw, dtype="<f4", count=k * d).reshape(k, d)
         mask = np.frombuffer(raw, dtype=np.uint8, offset=nb).reshape(k, a)
+        # a policy with memory per seat (a RecPPO checkpoint) is told whose rows these are
+        kw = {"seats": [int(x) for x in seats]} if getattr(self.policy, "stateful", False) else {}
         if "text" in self.views:
-            acts = self.policy.act(obs if d else None, mask, text=msg.get("text"))
+            acts = self.policy.act(obs if d else None, mask, text=msg.get("text"), **kw)
         else:
-            acts = self.policy.act(obs, mask)
+            acts = self.policy.act(obs, mask, **kw)
         return {"ok": True, "actions": [int(x) for x in acts]}
 
     def serve(self):
