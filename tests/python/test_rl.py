@@ -671,6 +671,32 @@ class TestRecurrentAndCentral(unittest.TestCase):
         self.assertEqual(nets.global_input(x, acts, n, A, False).shape, (v.num_rows, n * D))
         v.close()
 
+    def test_conv_encoder_under_both(self):
+        """Exploration's map goes through the CNN features into the LSTM, and into MAPPO's
+        actor, whose critic reads all 8 agents' prepared observations."""
+        from polis.rl import nets
+        v = polis.vector_env(os.path.join(ROOT, "rulesets", "exploration", "exploration.json"),
+                             num_envs=1, flatten=True)
+        n, A = v.agents_per_env, v.n_actions
+        prep, rec, enc = nets.build("auto", v.obs_fields, v.layout.parts, v.layout.dim, A, 16,
+                                    9, arch="lstm")
+        self.assertEqual(enc, "conv")
+        self.assertIsInstance(rec.body, nets.ConvFeatures)
+        obs, _ = v.reset(seed=1)
+        x = torch.from_numpy(prep(obs["observation"]))
+        m = torch.from_numpy(obs["action_mask"].astype(np.int8))
+        with torch.no_grad():
+            a, _, _, val, (h, c) = rec.act(x, m, rec.initial(n), torch.ones(n))
+            lp, _, val2 = rec.unroll(x[None], m[None], a[None], torch.ones(1, n), rec.initial(n))
+        self.assertEqual(h.shape, (n, 16))
+        self.assertTrue(torch.allclose(val, val2, atol=1e-6))
+        self.assertTrue(all(obs["action_mask"][i, k] for i, k in enumerate(a.tolist())))
+        _, cen, _ = nets.build("auto", v.obs_fields, v.layout.parts, v.layout.dim, A, 16, 9,
+                               arch="central", agents=n)
+        self.assertIsInstance(cen.actor, nets.ConvNet)
+        self.assertEqual(cen.critic_in, n * prep.dim + (n - 1) * A)
+        v.close()
+
     def test_seat_server_passes_seats_to_a_stateful_policy(self):
         from polis.rl.seat import SeatServer
         from polis.rl.policy import Policy
