@@ -274,10 +274,10 @@ def train(args, log_fn=print):
         if not why and ckpt.arch_of(doc) != arch:
             why = (f"checkpoint {args.init} holds a {ckpt.algo_of(doc)} network, --algo is "
                    f"{args.algo}")
-        if not why and arch == "central" and agent.critic_in != nets.critic_size(
-                agents, prep.dim, n_actions, args.critic_actions):
+        size = nets.critic_size(agents, prep.dim, n_actions, args.critic_actions)
+        if not why and arch == "central" and agent.critic_in != size:
             why = (f"checkpoint {args.init}'s central critic reads {agent.critic_in} values, "
-                   f"this run's global input has {nets.critic_size(agents, prep.dim, n_actions, args.critic_actions)}")
+                   f"this run's global input has {size}")
         if why:
             raise SystemExit(f"--init: {why}")
         encoder = doc["model"]["encoder"]
