@@ -565,9 +565,9 @@ class TestRecurrentAndCentral(unittest.TestCase):
         from polis.rl.ppo import main
         with self.assertRaises(SystemExit):
             main([GATHER, "--algo", "recppo", "--rollout", "32", "--bptt", "5", "--quiet"])
-        out = self.train("recppo")
+        path, _ = tiny_arch_checkpoint(GATHER, os.path.join(self.dir, "r.pt"), "lstm")
         with self.assertRaisesRegex(SystemExit, "holds a recppo network, --algo is mappo"):
-            main([GATHER, "--algo", "mappo", "--init", os.path.join(out, "policy.pt"),
+            main([GATHER, "--algo", "mappo", "--init", path,
                   "--agent-steps", "256", "--envs", "2", "--rollout", "32",
                   "--random-episodes", "0", "--out", os.path.join(self.dir, "x"), "--quiet"])
 
@@ -725,7 +725,7 @@ class TestRecurrentAndCentral(unittest.TestCase):
         path, _ = tiny_arch_checkpoint(CONTRACT, os.path.join(self.dir, "c.pt"), "lstm")
         env = dict(os.environ, POLIS_PYTHON=sys.executable)
         env.pop("LD_PRELOAD", None)
-        r = subprocess.run([POLIS_CLI, "eval", CONTRACT, "--episodes", "2", "--seat",
+        r = subprocess.run([POLIS_CLI, "eval", CONTRACT, "--episodes", "1", "--seat",
                             f"carpenter_0=py:{path}", "--seat", f"miner_2=py:{path}",
                             "--policy", "scripted"],
                            capture_output=True, text=True, env=env, timeout=300)
