@@ -499,5 +499,247 @@ class TestTrainerCurriculum(unittest.TestCase):
         self.assertTrue(os.path.getsize(os.path.join(out, "episodes.jsonl.gz")))
 
 
+def tiny_arch_checkpoint(scenario, path, arch, hidden=8, seed=0):
+    """An untrained checkpoint of a RecPPO ("lstm") or MAPPO ("central") network."""
+    from polis.rl import checkpoint, nets, spec_of
+    torch.manual_seed(seed)
+    v = polis.vector_env(scenario, num_envs=1, flatten=True)
+    prep, net, enc = nets.build("mlp", v.obs_fields, v.layout.parts, v.layout.dim, v.n_actions,
+                                hidden, 9, arch=arch, agents=v.agents_per_env)
+    checkpoint.save(path, net=net, prep=prep, encoder=enc, hidden=hidden, crop=9, spec=spec_of(v),
+                    scenario={"name": v.name, "file": scenario, "text": None, "overrides": {}},
+                    arch=arch, agents=v.agents_per_env)
+    v.close()
+    return path, net
+
+
+@needs_torch
+class TestRecurrentAndCentral(unittest.TestCase):
+    """RecPPO (an LSTM policy) and MAPPO (a central critic): training, the LSTM's state,
+    checkpoints, the critic's input, a RecPPO checkpoint in seats."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="polis_rl_arch_")
+
+    def train(self, algo, *extra):
+        from polis.rl.ppo import main
+        out = os.path.join(self.dir, algo)
+        rc = main([GATHER, "--algo", algo, "--agent-steps", "1024", "--envs", "2",
+                   "--rollout", "32", "--bptt", "8", "--hidden", "16", "--set", "max_steps=12",
+                   "--random-episodes", "0", "--out", out, "--quiet", "--check", *extra])
+        self.assertEqual(rc, 0)
+        return out
+
+    def test_a_few_updates_of_each(self):
+        from polis.rl import nets
+        from polis.rl.checkpoint import load, rebuild
+        for algo, arch in (("recppo", "lstm"), ("mappo", "central")):
+            out = self.train(algo)
+            with open(os.path.join(out, "log.jsonl")) as f:
+                rows = [json.loads(x) for x in f]
+            # 1024 agent-steps of 2 games x 4 agents x 32 steps: 4 updates, episodes ended
+            self.assertEqual(len(rows), 4)
+            self.assertGreater(sum(r["episodes"] for r in rows), 0)
+            doc = load(os.path.join(out, "policy.pt"))
+            self.assertEqual(doc["model"]["arch"], arch)
+            self.assertEqual(doc["progress"]["agent_steps"], 1024)
+            with open(os.path.join(out, "summary.json")) as f:
+                self.assertEqual(json.load(f)["algo"], algo)
+            # the updates moved the parameters away from the seed's initial ones
+            _, trained, _ = rebuild(doc)
+            torch.manual_seed(1)
+            v = polis.vector_env(GATHER, num_envs=1, flatten=True)
+            _, init, _ = nets.build("auto", v.obs_fields, v.layout.parts, v.layout.dim,
+                                    v.n_actions, 16, 9, arch=arch, agents=4)
+            v.close()
+            moved = [k for k, p in trained.state_dict().items()
+                     if not torch.equal(p, init.state_dict()[k])]
+            self.assertTrue(moved, algo)
+            if arch == "lstm":
+                self.assertTrue(any(k.startswith("lstm.") for k in moved))
+            else:
+                self.assertTrue(any(k.startswith("critic.") for k in moved))
+                self.assertTrue(any(k.startswith("actor.") for k in moved))
+
+    def test_bad_options_are_refused(self):
+        from polis.rl.ppo import main
+        with self.assertRaises(SystemExit):
+            main([GATHER, "--algo", "recppo", "--rollout", "32", "--bptt", "5", "--quiet"])
+        path, _ = tiny_arch_checkpoint(GATHER, os.path.join(self.dir, "r.pt"), "lstm")
+        with self.assertRaisesRegex(SystemExit, "holds a recppo network, --algo is mappo"):
+            main([GATHER, "--algo", "mappo", "--init", path,
+                  "--agent-steps", "256", "--envs", "2", "--rollout", "32",
+                  "--random-episodes", "0", "--out", os.path.join(self.dir, "x"), "--quiet"])
+
+    def test_lstm_state_resets_at_episode_start_and_carries_history(self):
+        from polis.rl.nets import RecurrentNet
+        torch.manual_seed(3)
+        net = RecurrentNet(5, 8, [], 6)
+        x = torch.randn(4, 3, 6)  # 4 steps of 3 rows
+        zero = net.initial(3)
+        none, start = torch.zeros(3), torch.ones(3)
+        with torch.no_grad():
+            h1, s1 = net.step(x[0], zero, start)
+            h2, _ = net.step(x[1], s1, none)        # step 1 after step 0
+            fresh, _ = net.step(x[1], zero, start)  # step 1 as an episode's first
+            reset, _ = net.step(x[1], s1, start)    # step 1 with history, marked first
+        self.assertFalse(torch.allclose(h2, fresh))  # history changes the output
+        self.assertTrue(torch.equal(reset, fresh))   # a first step forgets it
+        # unroll (training) replays the same steps: an episode starting at step 2 of row 1
+        first = torch.zeros(4, 3)
+        first[0] = 1
+        first[2, 1] = 1
+        mask = torch.ones(4, 3, 5, dtype=torch.int8)
+        act = torch.zeros(4, 3, dtype=torch.int64)
+        with torch.no_grad():
+            lp, _, val = net.unroll(x, mask, act, first, zero)
+            state, vals = zero, []
+            for t in range(4):
+                vals.append(net.value(x[t], state, first[t]))
+                state = net.step(x[t], state, first[t])[1]
+            alone = net.value(x[2, 1:2], net.initial(1), torch.ones(1))
+        self.assertTrue(torch.allclose(val, torch.cat(vals), atol=1e-6))
+        self.assertTrue(torch.allclose(val.reshape(4, 3)[2, 1], alone[0], atol=1e-6))
+        self.assertEqual(lp.shape, (12,))
+
+    def test_recppo_policy_keeps_a_state_per_seat(self):
+        from polis.rl.checkpoint import CheckpointPolicy
+        path, _ = tiny_arch_checkpoint(GATHER, os.path.join(self.dir, "r.pt"), "lstm")
+        p = CheckpointPolicy(path, deterministic=True)
+        self.assertTrue(p.stateful)
+        self.assertTrue(p.name.startswith("recppo:r.pt"))
+        env = polis.vector_env(GATHER, num_envs=1, flatten=True)
+        obs, _ = env.reset(seed=1)
+        o, m = obs["observation"], obs["action_mask"]
+        p.act(o[:2], m[:2], seats=[0, 1])
+        h0 = p.state_of(0)[0].clone()
+        self.assertFalse(torch.equal(h0, torch.zeros_like(h0)))
+        p.act(o[:1], m[:1], seats=[0])          # seat 0 moves on, seat 1 keeps its state
+        self.assertFalse(torch.equal(p.state_of(0)[0], h0))
+        self.assertFalse(torch.equal(p.state_of(0)[0], p.state_of(1)[0]))
+        p.reset([0])
+        self.assertTrue(torch.equal(p.state_of(0)[0], torch.zeros(8)))
+        self.assertFalse(torch.equal(p.state_of(1)[0], torch.zeros(8)))
+        env.close()
+
+    def test_checkpoint_round_trip_gives_identical_actions(self):
+        from polis.rl.checkpoint import CheckpointPolicy
+        for arch in ("lstm", "central"):
+            path, net = tiny_arch_checkpoint(GATHER, os.path.join(self.dir, arch + ".pt"), arch)
+            a, b = (CheckpointPolicy(path, seed=4) for _ in range(2))
+            env = polis.vector_env(GATHER, num_envs=2, flatten=True)
+            obs, _ = env.reset(seed=2)
+            seats = list(range(env.num_rows))
+            for t in range(20):
+                o, m = obs["observation"], obs["action_mask"]
+                x, y = a.act(o, m, seats=seats), b.act(o, m, seats=seats)
+                self.assertEqual(list(x), list(y), f"{arch} step {t}")
+                self.assertTrue(all(m[i, k] for i, k in enumerate(x)))
+                obs, *_ = env.step(np.asarray(x))
+            env.close()
+            # the saved parameters are the network's
+            for k, v in net.state_dict().items():
+                self.assertTrue(torch.equal(v, a.net.state_dict()[k]), k)
+
+    def test_mappo_critic_reads_every_agents_observation(self):
+        from polis.rl import nets
+        v = polis.vector_env(GATHER, num_envs=3, flatten=True)
+        n, A = v.agents_per_env, v.n_actions
+        prep, net, _ = nets.build("mlp", v.obs_fields, v.layout.parts, v.layout.dim, A, 8, 9,
+                                  arch="central", agents=n)
+        self.assertEqual(net.critic_in, n * prep.dim + (n - 1) * A)
+        self.assertEqual(net.critic[0].in_features, n * prep.dim + (n - 1) * A)
+        self.assertFalse(hasattr(net.actor, "critic"))  # the actor has no value head
+        _, alone, _ = nets.build("mlp", v.obs_fields, v.layout.parts, v.layout.dim, A, 8, 9,
+                                 arch="central", agents=n, critic_actions=False)
+        self.assertEqual(alone.critic_in, n * prep.dim)
+        obs, _ = v.reset(seed=1)
+        x = prep(obs["observation"])
+        acts = np.arange(v.num_rows) % A
+        g = nets.global_input(x, acts, n, A, True)
+        self.assertEqual(g.shape, (v.num_rows, net.critic_in))
+        D = prep.dim
+        for k in range(3):
+            for i in range(n):
+                r = k * n + i
+                others = [j for j in range(n) if j != i]
+                self.assertTrue(np.array_equal(g[r, :D], x[r]))
+                for s, j in enumerate(others):
+                    self.assertTrue(np.array_equal(g[r, (1 + s) * D:(2 + s) * D], x[k * n + j]))
+                    hot = g[r, n * D + s * A:n * D + (s + 1) * A]
+                    self.assertEqual(list(np.flatnonzero(hot)), [acts[k * n + j]])
+        self.assertEqual(nets.global_input(x, acts, n, A, False).shape, (v.num_rows, n * D))
+        v.close()
+
+    def test_conv_encoder_under_both(self):
+        """Exploration's map goes through the CNN features into the LSTM, and into MAPPO's
+        actor, whose critic reads all 8 agents' prepared observations."""
+        from polis.rl import nets
+        v = polis.vector_env(os.path.join(ROOT, "rulesets", "exploration", "exploration.json"),
+                             num_envs=1, flatten=True)
+        n, A = v.agents_per_env, v.n_actions
+        prep, rec, enc = nets.build("auto", v.obs_fields, v.layout.parts, v.layout.dim, A, 16,
+                                    9, arch="lstm")
+        self.assertEqual(enc, "conv")
+        self.assertIsInstance(rec.body, nets.ConvFeatures)
+        obs, _ = v.reset(seed=1)
+        x = torch.from_numpy(prep(obs["observation"]))
+        m = torch.from_numpy(obs["action_mask"].astype(np.int8))
+        with torch.no_grad():
+            a, _, _, val, (h, c) = rec.act(x, m, rec.initial(n), torch.ones(n))
+            lp, _, val2 = rec.unroll(x[None], m[None], a[None], torch.ones(1, n), rec.initial(n))
+        self.assertEqual(h.shape, (n, 16))
+        self.assertTrue(torch.allclose(val, val2, atol=1e-6))
+        self.assertTrue(all(obs["action_mask"][i, k] for i, k in enumerate(a.tolist())))
+        _, cen, _ = nets.build("auto", v.obs_fields, v.layout.parts, v.layout.dim, A, 16, 9,
+                               arch="central", agents=n)
+        self.assertIsInstance(cen.actor, nets.ConvNet)
+        self.assertEqual(cen.critic_in, n * prep.dim + (n - 1) * A)
+        v.close()
+
+    def test_seat_server_passes_seats_to_a_stateful_policy(self):
+        from polis.rl.seat import SeatServer
+        from polis.rl.policy import Policy
+        seen = []
+
+        class Memory(Policy):
+            name, stateful = "memory", True
+
+            def act(self, obs, mask, seats=None):
+                seen.append(seats)
+                return [0] * len(mask)
+
+            def reset(self, seats):
+                seen.append(("reset", seats))
+
+        srv = TestSeatServer()
+        rd = io.BytesIO(b"".join([srv.hello(), srv.act([1, 0], [1, 0, 0, 1, 0, 0]),
+                                  b'{"op": "reset", "seats": [1]}\n', srv.act([1], [1, 0, 0])]))
+        wr = io.BytesIO()
+        SeatServer(Memory(), rd, wr).serve()
+        self.assertEqual(seen, [[1, 0], ("reset", [1]), [1]])
+
+    def test_recppo_checkpoint_in_cli_seats(self):
+        """Two seats of polis eval played by one RecPPO checkpoint process, beside the
+        scenario's scripted policy."""
+        path, _ = tiny_arch_checkpoint(CONTRACT, os.path.join(self.dir, "c.pt"), "lstm")
+        env = dict(os.environ, POLIS_PYTHON=sys.executable)
+        env.pop("LD_PRELOAD", None)
+        r = subprocess.run([POLIS_CLI, "eval", CONTRACT, "--episodes", "1", "--seat",
+                            f"carpenter_0=py:{path}", "--seat", f"miner_2=py:{path}",
+                            "--policy", "scripted"],
+                           capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"carpenter_0: py:{path}", r.stdout)
+        self.assertIn(f"miner_2: py:{path}", r.stdout)
+        # the Python host passes the seats too (play_episodes resets them every episode)
+        from polis.rl.checkpoint import CheckpointPolicy
+        from polis.rl.record import play_episodes
+        pol = CheckpointPolicy(path, seed=1)
+        res = play_episodes(pol, CONTRACT, episodes=1, seed=3)
+        self.assertEqual(res["episodes"], 1)
+        self.assertEqual(sorted(pol.states), [0, 1, 2, 3])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -8,7 +8,7 @@ A checkpoint is one ``torch.save`` file holding a dict (format ``"polis-policy"`
 | ``format``, ``version`` | ``"polis-policy"``, 1 |
 | ``scenario`` | ``{"name", "file", "text", "overrides"}``: what it was trained on (the file's path and its JSON text as read, the overrides of the run) |
 | ``spec`` | ``{"scenario", "agents", "actions", "obs_fields", "obs_dim"}``: the action names and the observation layout it reads (``polis.rl.policy.EnvSpec``) |
-| ``model`` | ``{"encoder", "hidden", "crop", "in_dim", "n_actions"}``: how to rebuild the network |
+| ``model`` | ``{"encoder", "hidden", "crop", "in_dim", "n_actions", "arch", "agents", "critic_actions"}``: how to rebuild the network; ``arch`` is ``"ff"`` (PPO), ``"lstm"`` (RecPPO) or ``"central"`` (MAPPO, whose critic read ``agents`` observations and with ``critic_actions`` the others' actions); a checkpoint without ``arch`` is ``"ff"`` |
 | ``prep`` | the observation normaliser's running statistics |
 | ``state_dict`` | the network's parameters |
 | ``hparams`` | the trainer's arguments |
@@ -16,7 +16,9 @@ A checkpoint is one ``torch.save`` file holding a dict (format ``"polis-policy"`
 | ``curriculum`` | the curriculum's state then (stage, episodes), or None |
 
 Loading checks the format and version and rebuilds the network; playing it in an env with
-other actions or another observation layout is refused naming the first difference.
+other actions or another observation layout is refused naming the first difference. A
+MAPPO checkpoint plays with its actor alone; a RecPPO one keeps an LSTM state per seat
+(``CheckpointPolicy.stateful``).
 """
 
 from __future__ import annotations
@@ -39,14 +41,18 @@ def spec_dict(spec):
             "obs_fields": [[n, list(s)] for n, s in spec.obs_fields], "obs_dim": spec.obs_dim}
 
 
+ALGO_OF = {"ff": "ppo", "lstm": "recppo", "central": "mappo"}
+
+
 def save(path, *, net, prep, encoder, hidden, crop, spec, scenario, hparams=None,
-         progress=None, curriculum=None):
+         progress=None, curriculum=None, arch="ff", agents=1, critic_actions=True):
     """Writes a checkpoint (atomically: a temporary file renamed over ``path``)."""
     doc = {
         "format": FORMAT, "version": FORMAT_VERSION,
         "scenario": scenario, "spec": spec_dict(spec),
         "model": {"encoder": encoder, "hidden": hidden, "crop": crop,
-                  "in_dim": prep.in_dim, "n_actions": len(spec.actions)},
+                  "in_dim": prep.in_dim, "n_actions": len(spec.actions), "arch": arch,
+                  "agents": int(agents), "critic_actions": bool(critic_actions)},
         "prep": {"norm": prep.norm.state()},
         "state_dict": net.state_dict(),
         "hparams": dict(hparams or {}), "progress": dict(progress or {}),
@@ -83,6 +89,16 @@ def load(path):
     return _load_doc(path)
 
 
+def arch_of(doc):
+    """The network architecture of a loaded checkpoint: "ff", "lstm" or "central"."""
+    return doc["model"].get("arch", "ff")
+
+
+def algo_of(doc):
+    """The trainer's --algo that makes a checkpoint's network: ppo, recppo or mappo."""
+    return ALGO_OF.get(arch_of(doc), arch_of(doc))
+
+
 def spec_from(d):
     return EnvSpec(d["scenario"], tuple(d["agents"]), tuple(d["actions"]),
                    tuple((n, tuple(s)) for n, s in d["obs_fields"]), int(d["obs_dim"]))
@@ -107,7 +123,9 @@ def rebuild(doc, path="checkpoint"):
         off += size
     try:
         prep, net, enc = nets.build(m["encoder"], fields, parts, int(m["in_dim"]),
-                                    int(m["n_actions"]), int(m["hidden"]), int(m["crop"]))
+                                    int(m["n_actions"]), int(m["hidden"]), int(m["crop"]),
+                                    arch=m.get("arch", "ff"), agents=int(m.get("agents", 1)),
+                                    critic_actions=bool(m.get("critic_actions", True)))
         prep.norm.load(doc["prep"]["norm"])
         net.load_state_dict(doc["state_dict"])
     except (KeyError, ValueError, RuntimeError) as e:
@@ -118,7 +136,10 @@ def rebuild(doc, path="checkpoint"):
 
 class CheckpointPolicy(Policy):
     """A trained checkpoint as a Policy: samples from its masked action distribution (or
-    takes the most likely legal action with ``deterministic``)."""
+    takes the most likely legal action with ``deterministic``). A MAPPO checkpoint plays its
+    actor. A RecPPO checkpoint is ``stateful``: it keeps an LSTM state per seat, carried from
+    one ``act`` to the next and zeroed by ``reset(seats)``; hosts pass the seats of each
+    ``act`` (``act(obs, mask, seats=[...])``; without them row i is seat i)."""
 
     def __init__(self, path, deterministic=False, seed=0):
         self.path = os.fspath(path)
@@ -126,19 +147,41 @@ class CheckpointPolicy(Policy):
         self.prep, self.net, self.spec = rebuild(self.doc, self.path)
         self.deterministic = deterministic
         self.gen = torch.Generator().manual_seed(int(seed))
+        self.stateful = arch_of(self.doc) == "lstm"
+        self.states = {}  # seat -> (h, c), each [hidden]
         steps = self.doc.get("progress", {}).get("agent_steps")
-        self.name = f"ppo:{os.path.basename(self.path)}" + (f"@{steps}" if steps else "")
+        self.name = (f"{algo_of(self.doc)}:{os.path.basename(self.path)}"
+                     + (f"@{steps}" if steps else ""))
 
     def check(self, spec):
         why = describe_mismatch(self.spec, spec, what=f"checkpoint {self.path}")
         if why:
             raise PolicyMismatch(why)
 
-    def act(self, obs, mask):
+    def reset(self, seats):
+        for s in seats:
+            self.states.pop(int(s), None)
+
+    def state_of(self, seat):
+        """A stateful policy's (h, c) for ``seat`` (zeros before its first step)."""
+        zero = torch.zeros(self.net.hidden)
+        return self.states.get(int(seat), (zero, zero))
+
+    def act(self, obs, mask, seats=None):
         x = torch.from_numpy(self.prep(np.asarray(obs, np.float32), update=False))
         m = torch.as_tensor(np.array(mask, np.uint8))  # a copy: the host's buffer is read-only
         with torch.no_grad():
-            logits = self.net.logits(x).masked_fill(m == 0, -1e8)
+            if self.stateful:
+                seats = range(len(x)) if seats is None else [int(s) for s in seats]
+                st = [self.state_of(s) for s in seats]
+                h = torch.stack([p[0] for p in st]) if st else torch.zeros(0, self.net.hidden)
+                c = torch.stack([p[1] for p in st]) if st else torch.zeros(0, self.net.hidden)
+                logits, (h, c) = self.net.logits(x, (h, c), torch.zeros(len(x)))
+                for i, s in enumerate(seats):
+                    self.states[s] = (h[i], c[i])
+            else:
+                logits = self.net.logits(x)
+            logits = logits.masked_fill(m == 0, -1e8)
             if self.deterministic:
                 return logits.argmax(1).numpy()
             return torch.multinomial(torch.softmax(logits, 1), 1, generator=self.gen)[:, 0].numpy()

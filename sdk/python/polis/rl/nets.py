@@ -7,8 +7,16 @@ a checkpoint can be loaded to act without the trainer.
 - ``MlpNet``: a separate actor and critic, two tanh layers each.
 - ``ConvNet``: a small CNN per map-like field, a tanh layer over the other features, one
   ReLU trunk feeding both heads.
+- ``RecurrentNet`` (RecPPO, ``--algo recppo``): the MLP's or the CNN's features, then an
+  LSTM cell whose state is carried from step to step of each row and zeroed where an episode
+  starts; the actor and critic heads read the LSTM's output.
+- ``CentralNet`` (MAPPO, ``--algo mappo``): a decentralised actor (``MlpNet``'s or
+  ``ConvNet``'s, without a value head) and a centralised critic, an MLP over the global
+  input ``global_input`` builds: every agent of the game's prepared observation (the
+  agent's own first, then the others in id order) and, as AdaSociety's paper describes its
+  MAPPO, the other agents' actions of the same step (one-hot).
 
-Both networks mask logits: a forbidden action gets -1e8, so it is never sampled and its
+Every network masks logits: a forbidden action gets -1e8, so it is never sampled and its
 probability is 0 in the ratio and the entropy. Needs numpy and PyTorch.
 """
 
@@ -132,12 +140,14 @@ def _masked(logits, mask, action):
 
 
 class MlpNet(nn.Module):
-    """The shared actor and critic: two tanh layers each."""
+    """The shared actor and critic: two tanh layers each (no critic with ``critic=False``:
+    MAPPO's actor)."""
 
-    def __init__(self, obs_dim, n_actions, hidden):
+    def __init__(self, obs_dim, n_actions, hidden, critic=True):
         super().__init__()
-        self.critic = nn.Sequential(layer(obs_dim, hidden), nn.Tanh(),
-                                    layer(hidden, hidden), nn.Tanh(), layer(hidden, 1, 1.0))
+        if critic:
+            self.critic = nn.Sequential(layer(obs_dim, hidden), nn.Tanh(),
+                                        layer(hidden, hidden), nn.Tanh(), layer(hidden, 1, 1.0))
         self.actor = nn.Sequential(layer(obs_dim, hidden), nn.Tanh(),
                                    layer(hidden, hidden), nn.Tanh(),
                                    layer(hidden, n_actions, 0.01))
@@ -153,12 +163,12 @@ class MlpNet(nn.Module):
         return action, logp, ent, self.value(x)
 
 
-class ConvNet(nn.Module):
-    """One trunk shared by actor and critic: each map-like field through two 3x3
-    convolutions (the second strided), the other features through a tanh layer, then a ReLU
-    layer of ``hidden`` units and the two heads. The input is ``Prep``'s."""
+class ConvFeatures(nn.Module):
+    """The CNN trunk: each map-like field through two 3x3 convolutions (the second strided),
+    the other features through a tanh layer, then a ReLU layer of ``hidden`` units. The input
+    is ``Prep``'s."""
 
-    def __init__(self, n_actions, hidden, maps, dim):
+    def __init__(self, hidden, maps, dim):
         super().__init__()
         self.maps, self.n_map = maps, maps[-1][0] + int(np.prod(maps[-1][1:]))
         self.cnns = nn.ModuleList()
@@ -173,8 +183,6 @@ class ConvNet(nn.Module):
         self.vec = nn.Sequential(layer(rest, 64), nn.Tanh()) if rest else None
         feat += 64 if rest else 0
         self.trunk = nn.Sequential(layer(feat, hidden), nn.ReLU())
-        self.pi = layer(hidden, n_actions, 0.01)
-        self.v = layer(hidden, 1, 1.0)
 
     def features(self, x):
         parts = [cnn(x[:, off:off + c * h * w].reshape(-1, c, h, w).contiguous())
@@ -182,6 +190,19 @@ class ConvNet(nn.Module):
         if self.vec is not None:
             parts.append(self.vec(x[:, self.n_map:]))
         return self.trunk(torch.cat(parts, 1))
+
+    forward = features
+
+
+class ConvNet(ConvFeatures):
+    """One trunk (``ConvFeatures``) shared by actor and critic, then the two heads (no value
+    head with ``critic=False``: MAPPO's actor)."""
+
+    def __init__(self, n_actions, hidden, maps, dim, critic=True):
+        super().__init__(hidden, maps, dim)
+        self.pi = layer(hidden, n_actions, 0.01)
+        if critic:
+            self.v = layer(hidden, 1, 1.0)
 
     def value(self, x):
         return self.v(self.features(x)).squeeze(-1)
@@ -195,15 +216,152 @@ class ConvNet(nn.Module):
         return action, logp, ent, self.v(h).squeeze(-1)
 
 
-def build(encoder, obs_fields, parts, in_dim, n_actions, hidden, crop):
+class RecurrentNet(nn.Module):
+    """RecPPO's network: features (two tanh layers, or ``ConvFeatures``), an LSTM cell of
+    ``hidden`` units, the actor and critic heads on its output. The state of a batch of rows
+    is a pair (h, c) of [rows, hidden] tensors; ``first`` (float, 1 where a row's observation
+    is the first of an episode) zeroes a row's state before the step reads it."""
+
+    recurrent = True
+
+    def __init__(self, n_actions, hidden, maps, dim):
+        super().__init__()
+        self.hidden = hidden
+        if maps:
+            self.body = ConvFeatures(hidden, maps, dim)
+        else:
+            self.body = nn.Sequential(layer(dim, hidden), nn.Tanh(),
+                                      layer(hidden, hidden), nn.Tanh())
+        self.lstm = nn.LSTMCell(hidden, hidden)
+        for name, p in self.lstm.named_parameters():
+            if "weight" in name:
+                nn.init.orthogonal_(p, 1.0)
+            else:
+                nn.init.constant_(p, 0.0)
+        self.pi = layer(hidden, n_actions, 0.01)
+        self.v = layer(hidden, 1, 1.0)
+
+    def initial(self, rows):
+        return (torch.zeros(rows, self.hidden), torch.zeros(rows, self.hidden))
+
+    def _cell(self, f, state, first):
+        keep = (1.0 - first)[:, None]
+        return self.lstm(f, (state[0] * keep, state[1] * keep))
+
+    def step(self, x, state, first):
+        """(LSTM output, new state) of one step of every row."""
+        h, c = self._cell(self.body(x), state, first)
+        return h, (h, c)
+
+    def act(self, x, mask, state, first, action=None):
+        out, state = self.step(x, state, first)
+        action, logp, ent, _ = _masked(self.pi(out), mask, action)
+        return action, logp, ent, self.v(out).squeeze(-1), state
+
+    def logits(self, x, state, first):
+        out, state = self.step(x, state, first)
+        return self.pi(out), state
+
+    def value(self, x, state, first):
+        return self.v(self.step(x, state, first)[0]).squeeze(-1)
+
+    def unroll(self, x, mask, action, first, state):
+        """Truncated backpropagation through time over sequences: ``x`` [L, B, D], ``mask``
+        [L, B, A], ``action`` and ``first`` [L, B], ``state`` the (h, c) before step 0 ->
+        (log-probabilities, entropies, values), each [L * B] in step-major order."""
+        L, B = x.shape[:2]
+        f = self.body(x.reshape(L * B, -1)).reshape(L, B, -1)
+        outs = []
+        for t in range(L):
+            h, c = self._cell(f[t], state, first[t])
+            state = (h, c)
+            outs.append(h)
+        out = torch.cat(outs, 0)
+        _, logp, ent, _ = _masked(self.pi(out), mask.reshape(L * B, -1), action.reshape(-1))
+        return logp, ent, self.v(out).squeeze(-1)
+
+
+class CentralNet(nn.Module):
+    """MAPPO's network: ``actor`` (an ``MlpNet`` or ``ConvNet`` built without a value head)
+    plays from the agent's own observation; ``critic``, two tanh layers, reads the global
+    input (``global_input``) and is used in training only."""
+
+    def __init__(self, actor, critic_in, hidden):
+        super().__init__()
+        self.actor = actor
+        self.critic = nn.Sequential(layer(critic_in, hidden), nn.Tanh(),
+                                    layer(hidden, hidden), nn.Tanh(), layer(hidden, 1, 1.0))
+        self.critic_in = critic_in
+
+    def logits(self, x):
+        return self.actor.logits(x)
+
+    def policy(self, x, mask, action=None):
+        action, logp, ent, _ = _masked(self.actor.logits(x), mask, action)
+        return action, logp, ent
+
+    def value(self, g):
+        return self.critic(g).squeeze(-1)
+
+    def act(self, x, mask, g, action=None):
+        action, logp, ent = self.policy(x, mask, action)
+        return action, logp, ent, self.value(g)
+
+
+def central_order(n):
+    """[n, n] agent ids: row i is agent i first, then the others in id order."""
+    return np.array([[i] + [j for j in range(n) if j != i] for i in range(n)], np.int64)
+
+
+def critic_size(agents, dim, n_actions, with_actions):
+    """The width of the central critic's input: ``agents`` observations of ``dim`` values and,
+    with ``with_actions``, ``agents - 1`` one-hot actions."""
+    return agents * dim + ((agents - 1) * n_actions if with_actions else 0)
+
+
+def global_input(x, actions, agents, n_actions, with_actions, order=None):
+    """The central critic's input of every row of a batch of games: ``x`` [games * agents,
+    dim] prepared observations, rows game-major (game k's agent i is row k * agents + i);
+    ``actions`` [games * agents] this step's action ids (unused without ``with_actions``).
+    Row (k, i) gets agent i's observation, then the other agents' of game k in id order,
+    then their actions one-hot in the same order: [rows, critic_size(...)] float32."""
+    order = central_order(agents) if order is None else order
+    rows, dim = x.shape
+    games = rows // agents
+    obs = x.reshape(games, agents, dim)[:, order, :].reshape(rows, agents * dim)
+    if not with_actions or agents == 1:
+        return np.ascontiguousarray(obs, np.float32)
+    onehot = np.zeros((rows, n_actions), np.float32)
+    onehot[np.arange(rows), np.asarray(actions, np.int64)] = 1.0
+    acts = onehot.reshape(games, agents, n_actions)[:, order[:, 1:], :]
+    return np.concatenate([obs, acts.reshape(rows, (agents - 1) * n_actions)], 1)
+
+
+ARCHS = ("ff", "lstm", "central")
+
+
+def build(encoder, obs_fields, parts, in_dim, n_actions, hidden, crop, arch="ff", agents=1,
+          critic_actions=True):
     """(prep, net, encoder) for a layout: ``encoder`` "mlp", "conv" or "auto" (conv when the
-    layout has a map-like field). ValueError for "conv" without one."""
+    layout has a map-like field); ``arch`` "ff" (PPO: ``MlpNet`` or ``ConvNet``), "lstm"
+    (RecPPO: ``RecurrentNet``) or "central" (MAPPO: ``CentralNet``, whose critic reads
+    ``agents`` observations and, with ``critic_actions``, the others' actions). ValueError
+    for "conv" without a map-like field or an unknown arch."""
+    if arch not in ARCHS:
+        raise ValueError(f"unknown network architecture {arch!r} ({', '.join(ARCHS)})")
     maps = map_fields(obs_fields, parts) if encoder != "mlp" else []
     if encoder == "conv" and not maps:
         raise ValueError("--encoder conv needs an observation field [C, H, W] with H, W >= 8; "
                          "the fields are " + ", ".join(f"{f.name} {list(f.shape)}"
                                                        for f in obs_fields))
     prep = Prep(in_dim, maps, crop)
-    if maps:
-        return prep, ConvNet(n_actions, hidden, prep.maps, prep.dim), "conv"
-    return prep, MlpNet(prep.dim, n_actions, hidden), "mlp"
+    enc = "conv" if maps else "mlp"
+    if arch == "lstm":
+        return prep, RecurrentNet(n_actions, hidden, prep.maps, prep.dim), enc
+    critic = arch == "ff"
+    actor = (ConvNet(n_actions, hidden, prep.maps, prep.dim, critic=critic) if maps
+             else MlpNet(prep.dim, n_actions, hidden, critic=critic))
+    if arch == "central":
+        size = critic_size(agents, prep.dim, n_actions, critic_actions)
+        return prep, CentralNet(actor, size, hidden), enc
+    return prep, actor, enc

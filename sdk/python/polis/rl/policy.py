@@ -13,7 +13,9 @@ A policy maps a batch of observations to actions::
 ``obs`` holds ``k`` rows, one per seat asked in this tick, in ``flatten=True``'s layout (every
 observation field's elements in order, as float32; ``polis.parallel.FlatLayout``); ``mask``
 the seats' action masks (1 = legal). ``act`` returns ``k`` action ids (any sequence of
-integers). Seats are agent ids; a policy that keeps memory per seat keys it by them.
+integers). Seats are agent ids; a policy that keeps memory per seat keys it by them: one
+whose ``stateful`` attribute is true is called ``act(obs, mask, seats=[ids])`` by the hosts
+(``polis.rl.seat``, ``polis.rl.record``), and ``reset(seats)`` starts those seats afresh.
 
 ``load_policy(spec)`` makes one from text: a checkpoint file (``runs/contract/policy.pt``),
 ``random`` (uniform over the legal actions), ``noop``, ``first_legal``, or

@@ -14,6 +14,13 @@ The recipe (in the spirit of CleanRL's single-file PPO):
   each drawing its next task from the curriculum at its reset (docs/curricula.md).
 - Encoders (``--encoder``): ``mlp`` and ``conv`` (``polis.rl.nets``); ``auto`` picks conv when
   the scenario has a map-like ``[C, H, W]`` field.
+- Algorithms (``--algo``; AdaSociety's baselines, docs/baselines.md): ``ppo`` (feed-forward
+  actor and critic), ``recppo`` (an LSTM after the encoder; its state is carried across the
+  steps of each row, zeroed at the first observation of each episode, and trained by
+  truncated backpropagation through time over ``--bptt``-step pieces of the rollout, each
+  started from the state the rollout had there) and ``mappo`` (decentralised actors, one
+  critic over the game's global input: every agent's observation and, with
+  ``--critic-actions 1``, the other agents' actions of the step; used in training only).
 - Rewards divided by a running std of the discounted return (``--norm-reward``); masked
   logits; next-step auto-reset handled by weighting out the transitions that hold none;
   GAE(lambda), clipped surrogate and value losses, entropy bonus, Adam, gradient clipping.
@@ -46,8 +53,12 @@ except ImportError:  # the caller says how to install it
 
 import polis
 from . import checkpoint as ckpt
+from . import nets
 from . import plot as _plot
 from .policy import spec_of
+
+# --algo -> the network's architecture (polis.rl.nets.build)
+ARCH_OF = {"ppo": "ff", "recppo": "lstm", "mappo": "central"}
 
 LOG_FIELDS = ["update", "agent_steps", "seconds", "return", "total_reward_normalised",
               "episodes", "policy_loss", "value_loss", "entropy", "stage"]
@@ -72,6 +83,14 @@ def parse_args(argv):
     ap.add_argument("--ent", type=float, default=0.01, help="entropy coefficient")
     ap.add_argument("--vf", type=float, default=0.5, help="value-loss coefficient")
     ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--algo", choices=("ppo", "recppo", "mappo"), default="ppo",
+                    help="ppo (feed-forward), recppo (an LSTM policy) or mappo (a central "
+                         "critic) (ppo)")
+    ap.add_argument("--bptt", type=int, default=16,
+                    help="recppo: steps per backpropagation-through-time piece; divides "
+                         "--rollout (16)")
+    ap.add_argument("--critic-actions", type=int, choices=(0, 1), default=1,
+                    help="mappo: the central critic also reads the other agents' actions (1)")
     ap.add_argument("--encoder", choices=("auto", "mlp", "conv"), default="auto",
                     help="mlp, conv (a CNN over map-like fields) or auto (conv when the "
                          "scenario has a [C, H, W] field with H, W >= 8)")
@@ -111,6 +130,8 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if args.curriculum and args.tasks:
         ap.error("--curriculum and --tasks exclude each other")
+    if args.algo == "recppo" and (args.bptt < 1 or args.rollout % args.bptt):
+        ap.error(f"--bptt {args.bptt} must be positive and divide --rollout {args.rollout}")
     return args
 
 
@@ -243,29 +264,39 @@ def train(args, log_fn=print):
     spec = spec_of(v)
     rows, T = v.num_rows, args.rollout
     n_actions = v.n_actions
+    arch = ARCH_OF[args.algo]
+    agents = v.agents_per_env
     if args.init:
         doc = ckpt.load(args.init)
         prep, agent, _ = ckpt.rebuild(doc, args.init)
         why = ckpt.describe_mismatch(ckpt.spec_from(doc["spec"]), spec,
                                      what=f"checkpoint {args.init}")
+        if not why and ckpt.arch_of(doc) != arch:
+            why = (f"checkpoint {args.init} holds a {ckpt.algo_of(doc)} network, --algo is "
+                   f"{args.algo}")
+        size = nets.critic_size(agents, prep.dim, n_actions, args.critic_actions)
+        if not why and arch == "central" and agent.critic_in != size:
+            why = (f"checkpoint {args.init}'s central critic reads {agent.critic_in} values, "
+                   f"this run's global input has {size}")
         if why:
             raise SystemExit(f"--init: {why}")
         encoder = doc["model"]["encoder"]
+        args.hidden, args.crop = int(doc["model"]["hidden"]), int(doc["model"]["crop"])
         agent.train()
     else:
-        from .nets import build
         try:
-            prep, agent, encoder = build(args.encoder, v.obs_fields, v.layout.parts,
-                                         v.layout.dim, n_actions, args.hidden, args.crop)
+            prep, agent, encoder = nets.build(args.encoder, v.obs_fields, v.layout.parts,
+                                              v.layout.dim, n_actions, args.hidden, args.crop,
+                                              arch=arch, agents=agents,
+                                              critic_actions=bool(args.critic_actions))
         except ValueError as e:
             raise SystemExit(f"{name}: {e}")
     obs_dim = prep.dim
-    log_fn(f"{name}: {rows} rows, {v.layout.dim} observation values ({obs_dim} used), "
-           f"{n_actions} actions, {encoder} encoder, "
+    log_fn(f"{name}: {args.algo}, {rows} rows, {v.layout.dim} observation values ({obs_dim} "
+           f"used), {n_actions} actions, {encoder} encoder, "
            f"{sum(p.numel() for p in agent.parameters()):,} parameters")
     opt = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
-    from .nets import RewardNorm
-    rnorm = RewardNorm(rows, args.gamma) if args.norm_reward else None
+    rnorm = nets.RewardNorm(rows, args.gamma) if args.norm_reward else None
 
     b_obs = np.zeros((T, rows, obs_dim), np.float32)
     b_mask = np.zeros((T, rows, n_actions), np.int8)
@@ -276,6 +307,20 @@ def train(args, log_fn=print):
     b_term = np.zeros((T, rows), np.float32)
     b_done = np.zeros((T, rows), np.float32)
     b_valid = np.zeros((T, rows), np.float32)
+    recurrent = arch == "lstm"
+    central = arch == "central"
+    if recurrent:
+        # the state before each step (before the episode-start reset) and which steps start
+        # an episode: the update replays the rollout's pieces from them
+        b_first = np.zeros((T, rows), np.float32)
+        b_h = torch.zeros(T, rows, args.hidden)
+        b_c = torch.zeros(T, rows, args.hidden)
+        state = agent.initial(rows)
+        first = np.ones(rows, np.float32)
+    if central:
+        with_actions = bool(args.critic_actions)
+        order = nets.central_order(agents)
+        b_glob = np.zeros((T, rows, agent.critic_in), np.float32)
 
     obs, infos = v.reset(seed=args.seed)
     prev_done = np.zeros(rows, bool)
@@ -303,7 +348,8 @@ def train(args, log_fn=print):
 
     def save(path, update):
         ckpt.save(path, net=agent, prep=prep, encoder=encoder, hidden=args.hidden,
-                  crop=args.crop, spec=spec, scenario=info, hparams=hparams,
+                  crop=args.crop, spec=spec, scenario=info, hparams=hparams, arch=arch,
+                  agents=agents, critic_actions=bool(args.critic_actions),
                   progress={"agent_steps": steps_done, "updates": update,
                             "seconds": round(time.time() - t_train, 1)},
                   curriculum=source.state() if source is not None else None)
@@ -318,14 +364,28 @@ def train(args, log_fn=print):
             xn = prep(obs["observation"])
             b_obs[t] = xn
             b_mask[t] = obs["action_mask"]
+            x, m = torch.from_numpy(xn), torch.from_numpy(b_mask[t])
             with torch.no_grad():
-                a, logp, _, val = agent.act(torch.from_numpy(xn),
-                                            torch.from_numpy(b_mask[t]))
+                if recurrent:
+                    b_first[t] = first
+                    b_h[t], b_c[t] = state
+                    a, logp, _, val, state = agent.act(x, m, state, torch.from_numpy(first))
+                elif central:
+                    a, logp, _ = agent.policy(x, m)
+                    b_glob[t] = nets.global_input(xn, a.numpy(), agents, n_actions,
+                                                  with_actions, order)
+                    val = agent.value(torch.from_numpy(b_glob[t]))
+                else:
+                    a, logp, _, val = agent.act(x, m)
             b_act[t] = a.numpy()
             b_logp[t] = logp.numpy()
             b_val[t] = val.numpy()
             # rows already done (or whose game resets in this step) take no real action
             b_valid[t] = ~prev_done
+            if recurrent:
+                # a row done before this step is reset by it: its next observation starts an
+                # episode
+                first = prev_done.astype(np.float32)
             obs, rew, term, trunc, infos = v.step(b_act[t])
             done = term | trunc
             b_rew[t] = rnorm(rew, done) if rnorm is not None else rew
@@ -334,8 +394,17 @@ def train(args, log_fn=print):
             prev_done = done.copy()
             log.take(infos)
         with torch.no_grad():
-            x = torch.from_numpy(prep(obs["observation"], update=False))
-            b_val[T] = agent.value(x).numpy()
+            xn = prep(obs["observation"], update=False)
+            x = torch.from_numpy(xn)
+            if recurrent:
+                b_val[T] = agent.value(x, state, torch.from_numpy(first)).numpy()
+            elif central:
+                # the critic reads the actions the actors would take there
+                a, _, _ = agent.policy(x, torch.from_numpy(obs["action_mask"].astype(np.int8)))
+                b_val[T] = agent.value(torch.from_numpy(nets.global_input(
+                    xn, a.numpy(), agents, n_actions, with_actions, order))).numpy()
+            else:
+                b_val[T] = agent.value(x).numpy()
         steps_done += T * rows
         # ---- GAE: the value after step t is that of the observation it returned (the final
         # one when the episode ended there); terminations do not bootstrap -----------------
@@ -357,15 +426,47 @@ def train(args, log_fn=print):
         R = torch.from_numpy(ret.reshape(-1))
         V_old = torch.from_numpy(b_val[:T].reshape(-1))
         W = torch.from_numpy(b_valid.reshape(-1))
-        n = T * rows
-        mb = max(1, n // args.minibatches)
-        for _ in range(args.epochs):
+        if central:
+            G = torch.from_numpy(b_glob.reshape(-1, agent.critic_in))
+        if recurrent:
+            # sequences: piece p of row r covers steps p*L .. p*L+L-1 (flat index t*rows+r)
+            L = args.bptt
+            pieces = T // L
+            n_seq = pieces * rows
+            F = torch.from_numpy(b_first)
+            steps = torch.arange(L)
+
+        def minibatches():
+            """(flat indices, log-probabilities, entropies, values) of each minibatch."""
+            if recurrent:
+                mbs = max(1, n_seq // args.minibatches)
+                perm = torch.randperm(n_seq)
+                for s in range(0, n_seq - mbs + 1, mbs):
+                    seq = perm[s:s + mbs]
+                    t0, r = (seq // rows) * L, seq % rows
+                    j = ((t0[None, :] + steps[:, None]) * rows + r[None, :]).reshape(-1)
+                    lp, ent, val = agent.unroll(o[j].reshape(L, mbs, obs_dim),
+                                                m[j].reshape(L, mbs, n_actions),
+                                                a[j].reshape(L, mbs),
+                                                F.reshape(-1)[j].reshape(L, mbs),
+                                                (b_h[t0, r], b_c[t0, r]))
+                    yield j, lp, ent, val
+                return
+            n = T * rows
+            mb = max(1, n // args.minibatches)
             perm = torch.randperm(n)
             for s in range(0, n - mb + 1, mb):
                 j = perm[s:s + mb]
+                if central:
+                    _, lp, ent, val = agent.act(o[j], m[j], G[j], a[j])
+                else:
+                    _, lp, ent, val = agent.act(o[j], m[j], a[j])
+                yield j, lp, ent, val
+
+        for _ in range(args.epochs):
+            for j, lp, ent, val in minibatches():
                 w = W[j]
                 nw = w.sum().clamp_min(1.0)
-                _, lp, ent, val = agent.act(o[j], m[j], a[j])
                 ratio = torch.exp(lp - lp_old[j])
                 aj = A[j]
                 mu = (aj * w).sum() / nw
@@ -420,6 +521,7 @@ def train(args, log_fn=print):
              if r["total_reward_normalised"] is not None]
     summary = {
         "scenario": args.scenario, "args": vars(args), "rows": rows, "encoder": encoder,
+        "algo": args.algo,
         "agent_steps": steps_done, "train_seconds": round(wall, 1),
         "seconds_per_million_agent_steps": round(wall / max(steps_done, 1) * 1e6, 1),
         "random": {"return": rand_ret, "total_reward_normalised": rand_norm},

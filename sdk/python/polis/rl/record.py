@@ -44,7 +44,9 @@ def play_episodes(policy, scenario, *, overrides=None, episodes=1, seed=0, recor
                 layout.fill(flat, env.fields)
                 for pol, agents in groups:
                     if agents:
-                        acts[agents] = np.asarray(pol.act(flat[agents], env.masks[agents]))
+                        kw = {"seats": agents} if getattr(pol, "stateful", False) else {}
+                        acts[agents] = np.asarray(pol.act(flat[agents], env.masks[agents],
+                                                          **kw))
                 env.step(acts)
                 ret += env.rewards
                 steps += 1

@@ -21,8 +21,8 @@ line followed by the binary rows it announces; every reply is one JSON line):
 A policy with an ``episode_stats(seats)`` method reports figures of each episode (an LLM's
 tokens, calls, seconds and dollars): its hello reply says ``"stats": true`` and ``polis eval``
 and ``polis sweep`` send ``end`` after every episode it played, adding the figures to the
-episode's metrics. A policy whose ``wants_seats`` is true is called ``act(..., seats=[ids])``
-with the agent ids of the rows.
+episode's metrics. A policy whose ``wants_seats`` or ``stateful`` is true (a RecPPO checkpoint
+keeps an LSTM state per seat) is called ``act(..., seats=[ids])`` with the agent ids of the rows.
 
 A failure is ``{"ok":false,"error":"..."}``; the host stops and prints it.
 """
@@ -109,7 +109,9 @@ class SeatServer:
         kw = {}
         if "text" in self.views:
             kw["text"] = msg.get("text")
-        if getattr(self.policy, "wants_seats", False):
+        # a policy with memory per seat (a RecPPO checkpoint) or one that books per seat (an
+        # LLM's costs) is told whose rows these are
+        if getattr(self.policy, "wants_seats", False) or getattr(self.policy, "stateful", False):
             kw["seats"] = [int(x) for x in seats]
         acts = self.policy.act(obs if d or "text" not in self.views else None, mask, **kw)
         return {"ok": True, "actions": [int(x) for x in acts]}
