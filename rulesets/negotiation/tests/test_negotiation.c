@@ -318,6 +318,17 @@ static void test_outsiders(void)
     polis_env_destroy(env);
 }
 
+/* Resets env (seed 1) and pairs agents up in four steps: {0, 1} and {2, 3} agree at t2 (both
+ * sides propose 0.5), t3 passes. */
+static void two_groups(polis_env *env)
+{
+    polis_env_reset(env, 1);
+    STEP(env, "request_1", "request_0", "request_3", "request_2"); /* t0 */
+    STEP(env, NULL, "propose_0.5", NULL, "propose_0.5");           /* t1 */
+    STEP(env, "accept", NULL, "accept", NULL);                     /* t2 */
+    STEP(env, NULL, NULL, NULL, NULL);                             /* t3 */
+}
+
 /* Two groups agree: each side's weights scale by its share and one group absorbs the other.
  * Then two members of one group accept in the same step: the merges apply in turn; a session
  * whose sides became partners through an earlier merge of the step is void. */
@@ -359,11 +370,7 @@ static void test_groups(void)
     env = small(2, 20, 10, 0, NULL);
     log_events(env, &log);
     io = polis_env_io(env);
-    polis_env_reset(env, 1);
-    STEP(env, "request_1", "request_0", "request_3", "request_2"); /* t0 */
-    STEP(env, NULL, "propose_0.5", NULL, "propose_0.5");           /* t1 */
-    STEP(env, "accept", NULL, "accept", NULL);                     /* t2 */
-    STEP(env, NULL, NULL, NULL, NULL);                             /* t3 */
+    two_groups(env);                                               /* t0 .. t3 */
     STEP(env, "request_2", "request_3", "request_0", "request_1"); /* t4 */
     STEP(env, NULL, NULL, "propose_0.5", "propose_0.5");           /* t5 */
     STEP(env, "accept", "accept", NULL, NULL);                     /* t6 */
@@ -406,11 +413,7 @@ static void test_two_accepts(void)
         event_log log;
         log_events(env, &log);
         const polis_io *io = polis_env_io(env);
-        polis_env_reset(env, 1);
-        STEP(env, "request_1", "request_0", "request_3", "request_2"); /* t0 */
-        STEP(env, NULL, "propose_0.5", NULL, "propose_0.5");           /* t1 */
-        STEP(env, "accept", NULL, "accept", NULL);                     /* t2 */
-        STEP(env, NULL, NULL, NULL, NULL);                             /* t3 */
+        two_groups(env);                                               /* t0 .. t3 */
         STEP(env, "request_2", "request_3", "request_0", "request_1"); /* t4 */
         STEP(env, NULL, NULL, "propose_0.7", "propose_0.6");           /* t5 */
         if (!late) {
