@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-STUBS = {
+STAND_INS = {
     "pygame.py": "class Rect:\n    def __init__(self, *a, **k): pass\n"
                  "class sprite:\n    class Sprite:\n        def __init__(self, *a, **k): pass\n",
     "cv2.py": "",
@@ -61,16 +61,16 @@ def main():
     if not os.path.isfile(os.path.join(root, "config", "task", "exploration.json")):
         sys.exit("adasociety_random: %s: no config/task/exploration.json (not an AdaSociety "
                  "checkout)" % root)
-    stubs = tempfile.mkdtemp(prefix="adasociety_stubs_")
-    for name, text in STUBS.items():
-        path = os.path.join(stubs, name)
+    stand_ins = tempfile.mkdtemp(prefix="adasociety_stand_ins_")
+    for name, text in STAND_INS.items():
+        path = os.path.join(stand_ins, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             f.write(text)
-    main_json = os.path.join(stubs, "main_exploration.json")
+    main_json = os.path.join(stand_ins, "main_exploration.json")
     with open(main_json, "w") as f:
         f.write(MAIN)
-    sys.path[:0] = [stubs, root]
+    sys.path[:0] = [stand_ins, root]
     os.chdir(root)  # AdaSociety's config paths are relative to its checkout
     import numpy as np
     say = builtins.print
