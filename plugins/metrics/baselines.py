@@ -43,10 +43,11 @@ PAPER = {
 }
 
 # AdaSociety's own random agent (its code, its masks), measured beside polis: mean, std,
-# episodes. Only these two were measured; the others are left blank.
+# episodes. Only these two were measured; the others are left blank. Exploration: rulesets/
+# exploration/adasociety_random.py, two runs pooled (rulesets/society/README.md).
 ADASOCIETY = {
     "negotiation": (0.00404, None, None),
-    "exploration": (5.2e-5, None, 120),
+    "exploration": (5.87e-5, None, 180),  # 120 episodes at 5.2e-5 and 60 at 7.2e-5, pooled
 }
 
 STRUCTURES = [("isolation", "Isolation"), ("connection", "Connection"),
