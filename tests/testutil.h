@@ -110,10 +110,11 @@ static inline const char *test_env_error(const char *json)
     return err.message;
 }
 
-/* Creates an env from a scenario file; on failure prints the error and returns NULL. */
-static inline polis_env *test_env_file(const char *path, test_alloc *alloc)
+/* Creates an env from a scenario file, plugin log lines into log (may be NULL); on failure
+ * prints the error and returns NULL. */
+static inline polis_env *test_env_file_log(const char *path, test_log *log, test_alloc *alloc)
 {
-    polis_options o = test_options(NULL, alloc);
+    polis_options o = test_options(log, alloc);
     polis_env *env = NULL;
     polis_error err;
     if (polis_env_create_file(path, &o, &env, &err) != POLIS_OK) {
@@ -121,6 +122,12 @@ static inline polis_env *test_env_file(const char *path, test_alloc *alloc)
         return NULL;
     }
     return env;
+}
+
+/* test_env_file_log without a log. */
+static inline polis_env *test_env_file(const char *path, test_alloc *alloc)
+{
+    return test_env_file_log(path, NULL, alloc);
 }
 
 /* Agent's bytes of the observation field `name` (its layout into *out when out is not

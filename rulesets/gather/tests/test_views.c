@@ -11,14 +11,7 @@
 
 static polis_env *gather_env(test_log *log, test_alloc *alloc)
 {
-    polis_options o = test_options(log, alloc);
-    polis_env *env = NULL;
-    polis_error err;
-    if (polis_env_create_file(GATHER, &o, &env, &err) != POLIS_OK) {
-        fprintf(stderr, "create failed: %s\n", err.message);
-        return NULL;
-    }
-    return env;
+    return test_env_file_log(GATHER, log, alloc);
 }
 
 /* ---- gather: exact views of a seeded state ----------------------------------------------- */
