@@ -60,7 +60,7 @@ grep -q '^| task | polis `random` | polis `random_ada` (± s.e.) | AdaSociety | 
     fail "--random-ada header"
 grep -q '^| Negotiation Easy | .* | \*\*.*\*\* (± .*) | 0.00404 | 0.0040 ± 0.0001 | [0-9.]* |$' "$a" ||
     fail "--random-ada Negotiation Easy row"
-grep -q '^| Exploration | .* | 5.20e-05 (120 episodes) | 0.0001 ± 0.0000 |' "$a" ||
+grep -q '^| Exploration | .* | 5.87e-05 (180 episodes) | 0.0001 ± 0.0000 |' "$a" ||
     fail "--random-ada Exploration row"
 grep -q '^| Contract Hard | .* | — | 0.0021 ± 0.0000 |' "$a" || fail "--random-ada Contract Hard row"
 python3 "$script" --polis "$polis" --random-ada --episodes 2 --write --readme "$tmp/bad-ada.md" \
