@@ -82,6 +82,7 @@ export function startPlay(url, token) {
                 st.turn = m;
                 if (st.seat !== m.agent) {
                     st.seat = m.agent;
+                    renderSeats();
                     send({ op: 'seats' });
                 }
                 renderTurn();
