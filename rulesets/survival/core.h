@@ -289,6 +289,11 @@ typedef struct sv_world {
     sv_note *notes; /* [note_cap] */
     int32_t n_notes, note_cap;
     int64_t gen_ns; /* not used by the core; the plugin may time generation */
+    /* who sees whom (docs/visibility.md), set by the plugin before a step: NULL while nothing
+     * is hidden, else whether player o sees player t now. A player's DO never attacks (PvP)
+     * a player it does not see: it acts on the tile as if nobody stood there. */
+    bool (*sees)(void *ud, int32_t o, int32_t t);
+    void *sees_ud;
 } sv_world;
 
 /* Bytes the world needs beyond its struct, for one allocation: sv_layout() places the
@@ -345,6 +350,15 @@ void sv_write_obs(sv_world *w, int32_t agent, float *dst, const uint8_t *seen);
 void sv_write_others(const sv_world *w, int32_t agent, float *dst, const uint8_t *seen);
 /* The action mask as bits (bit a = action a can apply now; bit 0 always set). */
 uint32_t sv_legal(const sv_world *w, int32_t agent);
+/* The mask as `agent` may know it (docs/visibility.md): players it does not see (seen[j] == 0;
+ * seen NULL: it sees every player) neither make DO legal (PvP) nor block a placement. The
+ * world still has them: a placement onto a hidden player's tile does nothing. */
+uint32_t sv_legal_seen(const sv_world *w, int32_t agent, const uint8_t *seen);
+/* Whether a living player stands on (r, c) among those flagged in seen (NULL: any). */
+bool sv_player_on(const sv_world *w, int32_t r, int32_t c, const uint8_t *seen);
+/* Whether placement action a can be done by pl now; seen as sv_legal_seen's (NULL: the
+ * world's own test). */
+bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a, const uint8_t *seen);
 
 extern const char *const sv_action_names[SV_N_ACTIONS];
 extern const char *const sv_achievement_names[SV_N_ACHIEVEMENTS];

@@ -214,7 +214,18 @@ static polis_status render_metrics(polis_ctx *ctx, void *ud, int32_t agent, poli
         for (int32_t i = 0; i < n; i++) c += (w->players[i].ach >> k) & 1u;
         h->text_printf(t, "%s\"%s\":%.6g", k ? "," : "", sv_achievement_names[k], (double)c / n);
     }
-    h->text_printf(t, "},\"achievements_per_player\":%.6g,\"deaths\":{", (double)got / n);
+    h->text_printf(t, "},\"achievements_per_player\":%.6g", (double)got / n);
+    /* each player's count, for scores of chosen players (a learner beside experts: the
+     * cultural-transmission score of seeds/003 section 5); as many players as
+     * proximity_by_pair names */
+    if (n <= 16) {
+        h->text_printf(t, ",\"achievements_by_player\":{");
+        for (int32_t i = 0; i < n; i++)
+            h->text_printf(t, "%s\"%d\":%d", i ? "," : "", i,
+                           __builtin_popcount(w->players[i].ach));
+        h->text_printf(t, "}");
+    }
+    h->text_printf(t, ",\"deaths\":{");
     for (int32_t c = 1; c < SV_N_CAUSES; c++)
         h->text_printf(t, "%s\"%s\":%d", c > 1 ? "," : "", sv_cause_names[c], deaths[c]);
     h->text_printf(t, "},\"crafts\":%d", crafts);

@@ -43,7 +43,7 @@ static polis_status on_observe(polis_ctx *ctx, void *ud)
 {
     (void)ctx;
     survival *s = ud;
-    for (int32_t a = 0; a < s->n; a++) s->legal[a] = sv_legal(s->w, a);
+    for (int32_t a = 0; a < s->n; a++) s->legal[a] = sv_legal_seen(s->w, a, sv_seen(s, a));
     return POLIS_OK;
 }
 
@@ -118,9 +118,19 @@ static polis_status publish_notes(survival *s)
     return POLIS_OK;
 }
 
+/* sv_world.sees: whether o sees t (docs/visibility.md) */
+static bool sees(void *ud, int32_t o, int32_t t)
+{
+    survival *s = ud;
+    return s->vis->visible(s->ctx, o, t);
+}
+
 static polis_status on_world(polis_ctx *ctx, void *ud)
 {
     survival *s = ud;
+    /* the players acted on what they saw: nobody attacks a player hidden from it */
+    s->w->sees = s->vis->active(ctx) ? sees : NULL;
+    s->w->sees_ud = s;
     sv_step(s->w, s->h->rng(ctx));
     return s->w->n_notes ? publish_notes(s) : POLIS_OK;
 }

@@ -178,9 +178,9 @@ void sv_write_others(const sv_world *w, int32_t agent, float *dst, const uint8_t
 
 /* ---- masks ---------------------------------------------------------------------------------- */
 
-bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a);
+uint32_t sv_legal(const sv_world *w, int32_t agent) { return sv_legal_seen(w, agent, NULL); }
 
-uint32_t sv_legal(const sv_world *w, int32_t agent)
+uint32_t sv_legal_seen(const sv_world *w, int32_t agent, const uint8_t *seen)
 {
     const sv_player *pl = &w->players[agent];
     uint32_t m = 1u;
@@ -194,7 +194,7 @@ uint32_t sv_legal(const sv_world *w, int32_t agent)
     int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
     if (sv_in_map(r, c)) {
         bool ok = w->mob_map[r][c] != 0;
-        if (!ok && w->p.pvp && w->player_map[r][c]) ok = true;
+        if (!ok && w->p.pvp && sv_player_on(w, r, c, seen)) ok = true;
         switch (w->map[r][c]) {
         case SV_TREE:
         case SV_GRASS:
@@ -210,7 +210,7 @@ uint32_t sv_legal(const sv_world *w, int32_t agent)
     }
     if (pl->energy < 9) m |= 1u << SV_SLEEP;
     for (int32_t a = SV_PLACE_STONE; a <= SV_PLACE_PLANT; a++)
-        if (sv_place_ok(w, pl, a)) m |= 1u << a;
+        if (sv_place_ok(w, pl, a, seen)) m |= 1u << a;
     bool table = false, furnace = false;
     for (int32_t dr = -1; dr <= 1; dr++)
         for (int32_t dc = -1; dc <= 1; dc++) {

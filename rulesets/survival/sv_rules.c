@@ -194,14 +194,26 @@ static void kill_mob(sv_world *w, int32_t kind, int32_t slot)
     w->mob_map[mb->r][mb->c] = 0;
 }
 
-/* A living player other than `me` on (r, c), lowest index first; -1 if none. */
+/* A living player other than `me` on (r, c) that `me` sees (w->sees), lowest index first; -1
+ * if none. */
 static int32_t player_at(const sv_world *w, int32_t r, int32_t c, int32_t me)
 {
     if (!w->player_map[r][c]) return -1;
     for (int32_t j = 0; j < w->p.n_players; j++)
-        if (j != me && w->players[j].alive && w->players[j].r == r && w->players[j].c == c)
+        if (j != me && w->players[j].alive && w->players[j].r == r && w->players[j].c == c &&
+            (!w->sees || w->sees(w->sees_ud, me, j)))
             return j;
     return -1;
+}
+
+bool sv_player_on(const sv_world *w, int32_t r, int32_t c, const uint8_t *seen)
+{
+    if (!w->player_map[r][c]) return false;
+    if (!seen) return true;
+    for (int32_t j = 0; j < w->p.n_players; j++)
+        if (seen[j] && w->players[j].alive && w->players[j].r == r && w->players[j].c == c)
+            return true;
+    return false;
 }
 
 static void do_action(sv_world *w, polis_rng *rng, int32_t i)
@@ -339,13 +351,11 @@ static void reset_faced_plants(sv_world *w)
 
 /* ---- placement (§5.4) ---------------------------------------------------------------------- */
 
-bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a);
-
-bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a)
+bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a, const uint8_t *seen)
 {
     int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
     if (!sv_in_map(r, c) || w->mob_map[r][c]) return false;
-    if (!w->p.place_on_players && w->player_map[r][c]) return false;
+    if (!w->p.place_on_players && sv_player_on(w, r, c, seen)) return false;
     int32_t b = w->map[r][c];
     const int32_t *inv = pl->inv;
     switch (a) {
@@ -381,7 +391,7 @@ static void place(sv_world *w, int32_t i)
 {
     sv_player *pl = &w->players[i];
     int32_t a = pl->act;
-    if (!is_place(a) || !sv_place_ok(w, pl, a)) return;
+    if (!is_place(a) || !sv_place_ok(w, pl, a, NULL)) return;
     int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir], b = SV_STONE;
     switch (a) {
     case SV_PLACE_STONE:

@@ -782,6 +782,67 @@ static void test_dead(void)
     free(w);
 }
 
+/* sees: player 0 does not see player 1, every other pair sees each other */
+static bool zero_blind_to_one(void *ud, int32_t o, int32_t t)
+{
+    (void)ud;
+    return !(o == 0 && t == 1);
+}
+
+/* Who sees whom (docs/visibility.md): a player's mask is what it may know. A player hidden
+ * from it neither makes DO legal (PvP) nor blocks a placement in its mask; the world keeps
+ * the hidden player: its DO passes it by (no attack: the tile's own effect), and its
+ * placement onto the hidden player's tile does nothing. What the hidden player itself may
+ * do is unchanged. */
+static void test_hidden_masks(void)
+{
+    polis_rng rng;
+    sv_world *w = flat(2, &rng);
+    sv_player *a = &w->players[0], *b = &w->players[1];
+    w->p.pvp = true;
+    put(w, 1, 31, 32, SV_DOWN); /* in front of player 0, facing it */
+    w->map[31][32] = SV_PATH;   /* DO on a bare path has no effect */
+    const uint8_t sees_all[2] = {1, 1}, blind[2] = {1, 0};
+    uint32_t shown = sv_legal_seen(w, 0, sees_all), hidden = sv_legal_seen(w, 0, blind);
+    CHECK(shown == sv_legal(w, 0));
+    CHECK(shown & 1u << SV_DO);
+    CHECK(!(hidden & 1u << SV_DO));
+    /* the hidden player's mask is its own: player 0 is in front of it, seen */
+    CHECK(sv_legal_seen(w, 1, sees_all) & 1u << SV_DO);
+    /* exactly what an empty tile gives */
+    w->player_map[31][32]--;
+    CHECK(sv_legal(w, 0) == hidden);
+    w->player_map[31][32]++;
+    /* placements: blocked by a seen player, allowed by the mask of one who does not see it */
+    a->inv[SV_INV_STONE] = 2;
+    a->inv[SV_INV_WOOD] = 2;
+    shown = sv_legal_seen(w, 0, sees_all);
+    hidden = sv_legal_seen(w, 0, blind);
+    for (int32_t k = SV_PLACE_STONE; k <= SV_PLACE_FURNACE; k++) {
+        CHECK(!(shown & 1u << k));
+        CHECK(hidden & 1u << k);
+    }
+    /* the world: with sees set, player 0's DO does not attack player 1; the placement there
+     * does nothing and spends nothing */
+    w->sees = zero_blind_to_one;
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(b->health, 9);
+    CHECK_EQ_INT(a->pvp_hits_total, 0);
+    step1(w, &rng, SV_PLACE_STONE);
+    CHECK_EQ_INT(w->map[31][32], SV_PATH);
+    CHECK_EQ_INT(a->inv[SV_INV_STONE], 2);
+    /* player 1 still hits player 0, whom it sees */
+    w->players[1].act = SV_DO;
+    w->players[0].act = SV_NOOP;
+    sv_step(w, &rng);
+    CHECK_EQ_INT(a->health, 8);
+    /* seen again: the attack lands */
+    w->sees = NULL;
+    step1(w, &rng, SV_DO);
+    CHECK_EQ_INT(b->health, 8);
+    free(w);
+}
+
 /* seeds/003's PvP, the shared rewards and tool ownership (§11.9). */
 static void test_social(void)
 {
@@ -1569,6 +1630,7 @@ int main(void)
     test_contested();
     test_dead();
     test_social();
+    test_hidden_masks();
     test_tool_use();
     test_proximity();
     test_observation();
