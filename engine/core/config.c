@@ -73,6 +73,7 @@ static const char *const top_keys[] = {
     "compact_observations",
     "replace" /* read by swap.c when registration freezes */,
     "live",
+    "seats",
     "visibility" /* read by engine/visibility after the plugins' init */};
 
 /* "live": who plays each seat in `polis serve --http` and how the game ticks
@@ -99,6 +100,33 @@ static polis_status read_live(polis_env *env, const cJSON *root)
         snprintf(path, sizeof path, "live.seats.%.128s", s->string);
         const char *who = NULL;
         if ((st = want_string(env, s, path, true, &who)) != POLIS_OK) return st;
+    }
+    return POLIS_OK;
+}
+
+/* "seats": who plays chosen agents wherever the scenario is played by the CLI (polis eval,
+ * polis serve) or trained (polis.rl.ppo): agent name -> a policy name or a seat spec
+ * (docs/scenario.md, "seats"). The engine checks the shape and the agents; the players read
+ * it and check the policies, which the plugins register later. */
+static polis_status read_seats(polis_env *env, const cJSON *root)
+{
+    const cJSON *seats = member(root, "seats");
+    if (!seats) return POLIS_OK;
+    polis_status st;
+    if ((st = want_type(env, seats, "seats", cJSON_Object)) != POLIS_OK) return st;
+    const polis__scenario *sc = &env->scn;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, seats) {
+        if (is_comment_key(s->string)) continue;
+        char path[192];
+        snprintf(path, sizeof path, "seats.%.128s", s->string);
+        const char *who = NULL;
+        if ((st = want_string(env, s, path, true, &who)) != POLIS_OK) return st;
+        int32_t i = 0;
+        while (i < sc->n_agents && strcmp(sc->agent_names[i], s->string) != 0) i++;
+        if (i == sc->n_agents)
+            return cfg_fail(env, path, "no agent named \"%.128s\" (agents are %s .. %s)",
+                            s->string, sc->agent_names[0], sc->agent_names[sc->n_agents - 1]);
     }
     return POLIS_OK;
 }
@@ -456,6 +484,7 @@ static polis_status read_scenario(polis_env *env, const cJSON *root)
 
     if ((st = read_lua(env, root)) != POLIS_OK) return st;
     if ((st = read_live(env, root)) != POLIS_OK) return st;
+    if ((st = read_seats(env, root)) != POLIS_OK) return st;
     if ((st = read_list(env, root, "plugins", LIST_PLUGINS)) != POLIS_OK) return st;
     if ((st = read_list(env, root, "scripts", LIST_SCRIPTS)) != POLIS_OK) return st;
     if ((st = read_rewards(env, root)) != POLIS_OK) return st;

@@ -506,5 +506,67 @@ if done:
           head["policies"][2].startswith("cmd:"), f"the recording names the seats: {head.get('policies')}")
     run("replay", rec, "--verify")
 
+# ---- the scenario's own "seats" (docs/scenario.md): polis eval plays them without flags ----------
+SOLO = os.path.join(SRC, "rulesets", "survival", "survival_experts_solo.json")
+with open(SOLO) as f:
+    solo_doc = json.load(f)
+
+
+def scenario_copy(name, **changes):
+    """A copy of survival_experts_solo beside it (its plugin found the same way), changed."""
+    doc = {k: v for k, v in solo_doc.items() if k not in changes or changes[k] is not None}
+    doc.update({k: v for k, v in changes.items() if v is not None})
+    path = os.path.join(os.path.dirname(SOLO), f".seats_test_{name}.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+p = run("eval", SOLO, "--episodes", "2", "--steps", "120", "--json", "-")
+by_scenario = json.loads(p.stdout)
+check(by_scenario["policy"] == "random; expert_0: scripted, expert_1: scripted, expert_2: scripted",
+      f"the scenario's seats play the experts: {by_scenario['policy']}")
+bare = scenario_copy("bare", seats=None)
+try:
+    p = run("eval", bare, "--episodes", "2", "--steps", "120", "--json", "-",
+            "--seat", "expert_0=scripted", "--seat", "expert_1=scripted", "--seat",
+            "expert_2=scripted")
+    by_flags = json.loads(p.stdout)
+    check([e["metrics"] for e in by_scenario["per_episode"]]
+          == [e["metrics"] for e in by_flags["per_episode"]],
+          "the scenario's seats play the episodes --seat plays")
+    p = run("eval", bare, "--episodes", "2", "--steps", "120", "--json", "-")
+    check(json.loads(p.stdout)["policy"] == "random", "without seats every agent plays --policy")
+finally:
+    os.remove(bare)
+ach = by_scenario["summary"]
+check(ach["achievements_by_player.1"]["mean"] > ach["achievements_by_player.0"]["mean"],
+      f"the scripted experts unlock more than the random learner: {ach.get('achievements_by_player.1')}"
+      f" vs {ach.get('achievements_by_player.0')}")
+# --seat wins over the scenario's seat of its agent, the others stay
+p = run("eval", SOLO, "--episodes", "1", "--steps", "20", "--seat", "expert_1=noop")
+check("expert_0: scripted, expert_1: noop, expert_2: scripted" in p.stdout, p.stdout[:300])
+# bad seats name their JSON path
+for name, seats, code, needle in [
+    ("policy", {"expert_0": "scriptd"}, 1,
+     "seats.expert_0: 'scriptd' is not a policy of this scenario (policies: noop, random, "
+     "uniform, scripted)"),
+    ("agent", {"expert_9": "scripted"}, 1, "seats.expert_9: no agent named \"expert_9\""),
+    ("type", {"expert_0": 7}, 1, "seats.expert_0: expected non-empty string, got 7"),
+]:
+    path = scenario_copy(name, seats=seats)
+    try:
+        p = run("eval", path, "--episodes", "1", "--steps", "5", rc=code)
+        check(needle in p.stderr, f"seats {seats}: {p.stderr}")
+        p = run("serve", path, "--http", "0", rc=2 if name == "policy" else 1, timeout=30)
+        check(needle.replace("is not a policy of this scenario", "is neither") in p.stderr
+              if name != "policy" else "seats.expert_0: 'scriptd' is neither" in p.stderr,
+              f"serve, seats {seats}: {p.stderr}")
+    finally:
+        os.remove(path)
+p = run("eval", SOLO, "--episodes", "1", "--set", 'seats.expert_0="random"', rc=2)
+check("--set seats.expert_0: give the scenario's seats with --seat AGENT=WHO" in p.stderr,
+      p.stderr)
+
 print(f"{checks} checks, {len(failures)} failed", file=sys.stderr)
 sys.exit(1 if failures else 0)

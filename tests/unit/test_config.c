@@ -96,7 +96,7 @@ static polis_status parse(polis_env *env, const char *json)
 
 #define TOP_KEYS                                                                                   \
     "polis, name, doc, seed, max_steps, agents, max_entities, grid, event_queue, max_memory, "     \
-    "lua, plugins, scripts, rewards, bindings, compact_observations, replace, live, visibility"
+    "lua, plugins, scripts, rewards, bindings, compact_observations, replace, live, seats, visibility"
 
 /* ---- bad JSON --------------------------------------------------------------------------- */
 
@@ -271,6 +271,14 @@ static void test_schema_errors(void)
                "demo.json: live.seat: unknown key (expected one of seats, tick_ms, episodes)");
     EXPECT_ERR("{\"agents\": 2, \"live\": {\"seats\": {\"agent_0\": 3}}}",
                "demo.json: live.seats.agent_0: expected non-empty string, got 3");
+    /* "seats" (who plays chosen agents in polis eval, serve and polis.rl.ppo): the shape and
+     * the agents are the engine's to check, the policies the players' */
+    EXPECT_ERR("{\"agents\": 2, \"seats\": [\"scripted\"]}",
+               "demo.json: seats: expected object, got [\"scripted\"]");
+    EXPECT_ERR("{\"agents\": 2, \"seats\": {\"agent_1\": \"\"}}",
+               "demo.json: seats.agent_1: expected non-empty string, got \"\"");
+    EXPECT_ERR("{\"agents\": 2, \"seats\": {\"agent_0\": \"random\", \"bob\": \"random\"}}",
+               "demo.json: seats.bob: no agent named \"bob\" (agents are agent_0 .. agent_1)");
 
     EXPECT_ERR("{\"polis\": 2, \"agents\": 2}",
                "demo.json: polis: unsupported format version 2 (this engine reads 1)");

@@ -59,7 +59,8 @@ static const cli_use USES[] = {
      .help = "who plays AGENT (repeatable): a policy, py:SPEC (a checkpoint\n"
              "or Python policy, docs/policies.md), cmd:PROGRAM [ARGS] (a\n"
              "program speaking the seat protocol) or pop:FILE (a\n"
-             "population); the other seats play --policy",
+             "population); wins over the scenario's \"seats\"; the other\n"
+             "seats play --policy",
      .check = cli_check_seat},
     {.id = CLI_OPT_FOCAL,
      .excludes = CLI_BIT(CLI_OPT_SEAT) | CLI_BIT(CLI_OPT_RECORD),
@@ -85,7 +86,8 @@ const cli_command CLI_CMD_EVAL = {
         "(mean_reward_normalised is the mean per agent). Episode k uses seed S+k-1. A\n"
         "progress bar is shown when stdout is a terminal.\n"
         "\n"
-        "--seat gives single seats to other players: trained checkpoints (py:FILE.pt),\n"
+        "The scenario's \"seats\" (docs/scenario.md) and --seat give single seats to other\n"
+        "players: policies the scenario registers, trained checkpoints (py:FILE.pt),\n"
         "programs, populations. --focal and --background evaluate held out: the focal\n"
         "seats (--focal-seats) played by each --focal player, the others by each\n"
         "--background population, reporting the focal and background per-capita returns;\n"
@@ -238,14 +240,29 @@ static void seats_label(polis_env *env, const cli_seats *seats, const char *poli
                                     polis_env_agent_name(env, i), cli_seats_assigned(seats, i));
 }
 
-/* The seats of --seat AGENT=WHO (the others play `policy`) in *out. Returns 0 or the exit
- * status after saying why. */
+/* Whether the scenario file seats some of its agents itself (its "seats" key). */
+static bool scenario_has_seats(const char *file)
+{
+    cJSON *seats = cli_scenario_seats(file);
+    bool any = false;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, seats) any |= it->string[0] != '_';
+    cJSON_Delete(seats);
+    return any;
+}
+
+/* The seats of the scenario's "seats" and of --seat AGENT=WHO, which wins (the others play
+ * `policy`), in *out. Returns 0 or the exit status after saying why. */
 static int eval_seats(cli_args *args, polis_env *env, const char *file, const char *policy,
                       cli_seats **out)
 {
     char err[2048];
     cli_seats *s =
         cli_seats_new(env, file, policy, NULL, cli_policy_timeout_ms(args), err, sizeof err);
+    if (s && !cli_seats_from_scenario(s, file, err, sizeof err)) {
+        cli_seats_free(s);
+        s = NULL;
+    }
     const cli_value *v = &args->v[CLI_OPT_SEAT];
     for (int k = 0; s && k < v->n; k++) {
         const char *arg = v->list ? v->list[k] : v->text;
@@ -296,6 +313,10 @@ static int eval_main(cli_args *args)
     int rc;
     if (cli_has(args, CLI_OPT_FOCAL) || cli_has(args, CLI_OPT_BACKGROUND))
         return cli_crossplay_main(args);
+    const char *seats_set = cli_overrides_seats(a.overrides->obj);
+    if (seats_set)
+        return cli_usage("eval", "--set %s: give the scenario's seats with --seat AGENT=WHO",
+                         seats_set);
     if (!(a.scenario = cli_scenario(args->name, args->pos[0]))) return EXIT_ENV;
     bool oom = false;
     char *overrides = cli_eval_overrides(a.scenario, a.overrides->obj, !a.no_metrics, &oom);
@@ -316,7 +337,7 @@ static int eval_main(cli_args *args)
     }
     /* --seat: the named seats by their players, the rest by --policy */
     cli_seats *seats = NULL;
-    if (cli_has(args, CLI_OPT_SEAT) &&
+    if ((cli_has(args, CLI_OPT_SEAT) || scenario_has_seats(a.scenario)) &&
         (rc = eval_seats(args, env, a.scenario, a.policy, &seats)) != 0) {
         if (overrides) cJSON_free(overrides);
         polis_env_destroy(env);

@@ -334,6 +334,10 @@ static int live_main(cli_args *c)
                              "--set %s: set the live game with --seat, --tick-ms and "
                              "--episodes",
                              ov->string);
+    const char *seats_set = cli_overrides_seats(c->overrides.obj);
+    if (seats_set)
+        return cli_usage(c->name, "--set %s: give the scenario's seats with --seat AGENT=WHO",
+                         seats_set);
     cli_live_args a = {
         .tcp = cli_text(c, CLI_OPT_TCP),
         .record = cli_text(c, CLI_OPT_RECORD),

@@ -96,6 +96,15 @@ char *cli_eval_overrides(const char *path, const cJSON *user, bool add_metrics, 
     return text;
 }
 
+const char *cli_overrides_seats(const cJSON *overrides)
+{
+    const cJSON *ov;
+    cJSON_ArrayForEach(ov, overrides)
+        if (strncmp(ov->string, "seats", 5) == 0 && (!ov->string[5] || ov->string[5] == '.'))
+            return ov->string;
+    return NULL;
+}
+
 bool cli_has_metrics(polis_env *env)
 {
     const char *formats = polis_env_render_formats(env);

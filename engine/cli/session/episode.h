@@ -21,6 +21,11 @@
  * override: creating the env reports it. */
 char *cli_eval_overrides(const char *path, const cJSON *user, bool add_metrics, bool *oom);
 
+/* The first --set override (in `overrides`, an object of path -> value) of the scenario's
+ * "seats" ("seats" or "seats.AGENT"), or NULL: the commands read the seats from the file and
+ * take --seat instead (session/seats.h, cli_seats_from_scenario). */
+const char *cli_overrides_seats(const cJSON *overrides);
+
 /* Whether the env renders the "metrics" format (the metrics plugin, or a game's own). */
 bool cli_has_metrics(polis_env *env);
 

@@ -22,6 +22,7 @@
 #include "polis/rng.h"
 #include "session/episode.h"
 #include "session/policyproc.h"
+#include "session/proto.h"
 #include "util/file.h"
 
 enum { PLAYER_POLICY, PLAYER_PROC };
@@ -491,6 +492,44 @@ bool cli_seats_assign(cli_seats *s, int32_t agent, const char *who, const char *
     st->population = -1;
     st->now = p;
     return true;
+}
+
+cJSON *cli_scenario_seats(const char *file)
+{
+    char why[256];
+    size_t len = 0;
+    char *text = file ? cli_file_read(file, CLI_FILE_TEXT_MAX, &len, why, sizeof why) : NULL;
+    cJSON *root = text ? cJSON_ParseWithLength(text, len) : NULL;
+    free(text);
+    cJSON *seats = cJSON_DetachItemFromObjectCaseSensitive(root, "seats");
+    cJSON_Delete(root);
+    if (seats && !cJSON_IsObject(seats)) {
+        cJSON_Delete(seats);
+        return NULL;
+    }
+    return seats;
+}
+
+bool cli_seats_from_scenario(cli_seats *s, const char *file, char *err, size_t cap)
+{
+    cJSON *seats = cli_scenario_seats(file);
+    const cJSON *it;
+    bool ok = true;
+    cJSON_ArrayForEach(it, seats) {
+        if (it->string[0] == '_') continue; /* a comment, as everywhere in a scenario */
+        char where[192];
+        snprintf(where, sizeof where, "seats.%.128s", it->string);
+        int32_t agent = cli_agent_find(s->env, it->string);
+        if (!cJSON_IsString(it) || agent < 0) {
+            /* the scenario reader refused these already; a file changed since says so */
+            snprintf(err, cap, "%s: not a seat of this scenario", where);
+            ok = false;
+            break;
+        }
+        if (!(ok = cli_seats_assign(s, agent, it->valuestring, where, err, cap))) break;
+    }
+    cJSON_Delete(seats);
+    return ok;
 }
 
 /* A member of pop drawn by weight. */

@@ -39,6 +39,15 @@ typedef struct cli_seats cli_seats;
 cli_seats *cli_seats_new(polis_env *env, const char *file, const char *who, const char *where,
                          int timeout_ms, char *err, size_t cap);
 
+/* The scenario file's "seats" object (docs/scenario.md, "seats": agent name -> who plays it
+ * wherever the CLI plays the scenario), detached (cJSON_Delete it), or NULL when it has none.
+ * The scenario reader checked its shape and agent names when the env was created. */
+cJSON *cli_scenario_seats(const char *file);
+
+/* Gives every agent the scenario's "seats" name its player (as cli_seats_assign, `where`
+ * "seats.AGENT"). True when there are none. */
+bool cli_seats_from_scenario(cli_seats *s, const char *file, char *err, size_t cap);
+
 /* Whether `who` names a player the env does not provide: py:, cmd: or pop:. */
 bool cli_seats_outside(const char *who);
 
