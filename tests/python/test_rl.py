@@ -741,5 +741,83 @@ class TestRecurrentAndCentral(unittest.TestCase):
         self.assertEqual(sorted(pol.states), [0, 1, 2, 3])
 
 
+SURVIVAL_SOLO = os.path.join(ROOT, "rulesets", "survival", "survival_experts_solo.json")
+
+
+@needs_numpy
+class TestScriptedSeats(unittest.TestCase):
+    """A scenario's "seats" beside the learners: polis.rl.scripted and polis.rl.ppo train only
+    the agents nobody is seated in; the seated ones play their policy."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="polis_rl_seats_")
+
+    def test_seated_agents_play_their_policy(self):
+        from polis.rl.scripted import ScriptedSeats, scenario_seats
+        seats = scenario_seats(SURVIVAL_SOLO)
+        self.assertEqual(seats, {"expert_0": "scripted", "expert_1": "scripted",
+                                 "expert_2": "scripted"})
+        v = polis.vector_env(SURVIVAL_SOLO, num_envs=2, flatten=True)
+        e = polis.Env(SURVIVAL_SOLO)
+        try:
+            s = ScriptedSeats(v, seats)
+            self.assertEqual(s.learn_agents, [0])
+            self.assertEqual(list(s.learn), [0, 4])
+            v.reset(seed=3)
+            e.reset(v.env_seed(3, 1, 0))
+            for _ in range(30):
+                s.act()
+                v.actions[s.learn] = 0
+                # env 1 of the vector is the same game as e: the experts' actions are the
+                # scripted policy's there
+                e.policy_act("scripted", ["expert_0", "expert_1", "expert_2"])
+                e.actions[0] = 0
+                self.assertEqual(list(v.actions[4:8]), list(e.actions))
+                v.step()
+                e.step()
+            self.assertEqual(v.state_hash(1), e.state_hash())
+        finally:
+            v.close()
+            e.close()
+
+    def test_refusals_name_the_seat(self):
+        from polis.rl.scripted import ScriptedSeats, scenario_seats, seats_of
+        v = polis.vector_env(SURVIVAL_SOLO, num_envs=1, flatten=True)
+        try:
+            for seats, msg in (({"bob": "scripted"}, "seats.bob: no agent named 'bob'"),
+                               ({"expert_0": "py:a.pt"}, "seats.expert_0: 'py:a.pt': a trainer "
+                                                         "plays only policies"),
+                               ({"expert_0": "chess"}, "no policy 'chess' in this scenario"),
+                               ({a: "random" for a in v.agent_names},
+                                "every agent is seated; nobody is left to learn")):
+                with self.assertRaisesRegex(ValueError, msg):
+                    ScriptedSeats(v, seats)
+        finally:
+            v.close()
+        with self.assertRaisesRegex(ValueError, "--seat 'x': expected AGENT=POLICY"):
+            seats_of(["x"])
+        with self.assertRaisesRegex(ValueError, "--set seats.expert_0: give the scenario's"):
+            scenario_seats(SURVIVAL_SOLO, {"seats.expert_0": "random"})
+        self.assertEqual(scenario_seats(GATHER), {})
+
+    @needs_torch
+    def test_ppo_trains_only_the_learner(self):
+        from polis.rl.checkpoint import load
+        from polis.rl.ppo import main
+        out = os.path.join(self.dir, "solo")
+        rc = main([SURVIVAL_SOLO, "--agent-steps", "128", "--envs", "2", "--rollout", "32",
+                   "--hidden", "16", "--set", "max_steps=20", "--random-episodes", "0",
+                   "--seat", "expert_2=noop", "--out", out, "--quiet", "--check"])
+        self.assertEqual(rc, 0)
+        with open(os.path.join(out, "log.jsonl")) as f:
+            rows = [json.loads(x) for x in f]
+        # 2 games x 1 learner x 32 steps a rollout: 2 updates for 128 learner steps
+        self.assertEqual(len(rows), 2)
+        self.assertEqual(load(os.path.join(out, "policy.pt"))["progress"]["agent_steps"], 128)
+        with self.assertRaisesRegex(SystemExit, "mappo's central critic reads every agent"):
+            main([SURVIVAL_SOLO, "--algo", "mappo", "--agent-steps", "64", "--envs", "1",
+                  "--random-episodes", "0", "--out", out, "--quiet"])
+
+
 if __name__ == "__main__":
     unittest.main()

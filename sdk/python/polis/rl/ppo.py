@@ -105,6 +105,9 @@ def parse_args(argv):
                     help="episodes per game of the random baseline (2; 0: skip)")
     ap.add_argument("--set", action="append", default=[], metavar="PATH=JSON",
                     help="scenario override, e.g. --set max_steps=60 (repeatable)")
+    ap.add_argument("--seat", action="append", default=[], metavar="AGENT=POLICY",
+                    help="AGENT is played by a policy the scenario registers (scripted ...), "
+                         "not trained; adds to the scenario's \"seats\" (repeatable)")
     ap.add_argument("--curriculum", default=None, metavar="FILE",
                     help="a curriculum file (docs/curricula.md): stages of tasks with "
                          "promotion rules; each env draws its task at its reset")
@@ -130,6 +133,8 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if args.curriculum and args.tasks:
         ap.error("--curriculum and --tasks exclude each other")
+    if args.seat and (args.curriculum or args.tasks):
+        ap.error("--seat plays seats of one scenario; not with --curriculum or --tasks")
     if args.algo == "recppo" and (args.bptt < 1 or args.rollout % args.bptt):
         ap.error(f"--bptt {args.bptt} must be positive and divide --rollout {args.rollout}")
     return args
@@ -164,15 +169,20 @@ def baselines_of(pairs):
 
 
 class EpisodeLog:
-    """Returns and the metrics plugin's figures of the episodes that ended."""
+    """Returns and the metrics plugin's figures of the episodes that ended; ``rows``: the rows
+    whose returns count (None: all)."""
 
-    def __init__(self):
+    def __init__(self, rows=None):
         self.returns, self.norm = [], []
+        self.rows = rows
 
     def take(self, infos):
         ended = infos["_episode"]
         if ended.any():
-            self.returns.extend(infos["episode"]["r"][ended].tolist())
+            r = infos["episode"]["r"]
+            if self.rows is not None:
+                ended, r = ended[self.rows], r[self.rows]
+            self.returns.extend(r[ended].tolist())
         if "_metrics" in infos and infos["_metrics"].any():
             for k in np.flatnonzero(infos["_metrics"]):
                 v = infos["metrics"][k].get("total_reward_normalised")
@@ -262,10 +272,26 @@ def train(args, log_fn=print):
 
     v = make_env(args, overrides, source)
     spec = spec_of(v)
-    rows, T = v.num_rows, args.rollout
+    # the scenario's "seats" and --seat: agents played by a policy beside the learners; only
+    # the other rows (learn) are trained (polis.rl.scripted)
+    seats = None
+    if source is None:
+        from .scripted import ScriptedSeats, scenario_seats, seats_of
+        try:
+            wanted = {**scenario_seats(args.scenario, overrides), **seats_of(args.seat)}
+            seats = ScriptedSeats(v, wanted) if wanted else None
+        except ValueError as e:
+            v.close()
+            raise SystemExit(f"{name}: {e}")
+    learn = seats.learn if seats is not None else slice(None)
+    rows, T = (len(seats.learn) if seats is not None else v.num_rows), args.rollout
     n_actions = v.n_actions
     arch = ARCH_OF[args.algo]
     agents = v.agents_per_env
+    if seats is not None and arch == "central":
+        v.close()
+        raise SystemExit(f"{name}: mappo's central critic reads every agent, and seated "
+                         f"agents are not trained: use ppo or recppo with seats")
     if args.init:
         doc = ckpt.load(args.init)
         prep, agent, _ = ckpt.rebuild(doc, args.init)
@@ -292,6 +318,9 @@ def train(args, log_fn=print):
         except ValueError as e:
             raise SystemExit(f"{name}: {e}")
     obs_dim = prep.dim
+    if seats is not None:
+        log_fn(f"{name}: seats played, not trained: " + ", ".join(
+            f"{v.agent_names[i]}: {who}" for who, ids in seats.by_policy.items() for i in ids))
     log_fn(f"{name}: {args.algo}, {rows} rows, {v.layout.dim} observation values ({obs_dim} "
            f"used), {n_actions} actions, {encoder} encoder, "
            f"{sum(p.numel() for p in agent.parameters()):,} parameters")
@@ -324,7 +353,7 @@ def train(args, log_fn=print):
 
     obs, infos = v.reset(seed=args.seed)
     prev_done = np.zeros(rows, bool)
-    log = EpisodeLog()
+    log = EpisodeLog(seats.learn if seats is not None else None)
     budget = int(args.agent_steps)
     updates = max(1, budget // (T * rows))
     bar = None
@@ -361,9 +390,9 @@ def train(args, log_fn=print):
             break
         # ---- rollout ----------------------------------------------------------------------
         for t in range(T):
-            xn = prep(obs["observation"])
+            xn = prep(obs["observation"][learn])
             b_obs[t] = xn
-            b_mask[t] = obs["action_mask"]
+            b_mask[t] = obs["action_mask"][learn]
             x, m = torch.from_numpy(xn), torch.from_numpy(b_mask[t])
             with torch.no_grad():
                 if recurrent:
@@ -386,7 +415,13 @@ def train(args, log_fn=print):
                 # a row done before this step is reset by it: its next observation starts an
                 # episode
                 first = prev_done.astype(np.float32)
-            obs, rew, term, trunc, infos = v.step(b_act[t])
+            if seats is None:
+                obs, rew, term, trunc, infos = v.step(b_act[t])
+            else:
+                seats.act()
+                v.actions[learn] = b_act[t]
+                obs, rew, term, trunc, infos = v.step()
+                rew, term, trunc = rew[learn], term[learn], trunc[learn]
             done = term | trunc
             b_rew[t] = rnorm(rew, done) if rnorm is not None else rew
             b_term[t] = term
@@ -394,7 +429,7 @@ def train(args, log_fn=print):
             prev_done = done.copy()
             log.take(infos)
         with torch.no_grad():
-            xn = prep(obs["observation"], update=False)
+            xn = prep(obs["observation"][learn], update=False)
             x = torch.from_numpy(xn)
             if recurrent:
                 b_val[T] = agent.value(x, state, torch.from_numpy(first)).numpy()
