@@ -352,7 +352,8 @@ export function drawGraph(canvas, header, scene) {
 }
 
 // Return curves: one line per agent over the whole episode, a marker at the current tick.
-export function drawCurves(canvas, header, ep, tick) {
+// `secret`: agents whose curves are not drawn (a seat's hidden agents), or null.
+export function drawCurves(canvas, header, ep, tick, secret = null) {
     const ctx = canvas.getContext('2d');
     const W = canvas.width, H = canvas.height;
     ctx.fillStyle = '#0e0f12';
@@ -375,6 +376,7 @@ export function drawCurves(canvas, header, ep, tick) {
     ctx.textAlign = 'left';
     ctx.fillText(`tick ${n}`, W - 48, H - 2);
     curves.forEach((c, a) => {
+        if (secret && secret.has(a)) return;
         ctx.strokeStyle = agentColor(a);
         ctx.lineWidth = 1.5;
         ctx.beginPath();

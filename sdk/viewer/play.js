@@ -15,7 +15,9 @@ const KEYS = {
     w: 'up', s: 'down', a: 'left', d: 'right', W: 'up', S: 'down', A: 'left', D: 'right',
 };
 
-export function startPlay(url, token) {
+// onSeat(agent name | null): called when this page's seat changes (the viewer shows that
+// agent's view while it is held).
+export function startPlay(url, token, onSeat = () => {}) {
     const st = { ws: null, seats: [], mode: '', seat: null, turn: null, error: '', last: '', sent: 0 };
     $('playbox').hidden = false;
 
@@ -74,7 +76,9 @@ export function startPlay(url, token) {
                 st.seats = m.seats;
                 st.mode = m.mode;
                 const mine = m.seats.find((s) => s.yours);
+                const was = st.seat;
                 st.seat = mine ? mine.agent : null;
+                if (st.seat !== was) onSeat(st.seat);
                 if (!st.seat) st.turn = null;
                 renderSeats();
                 renderTurn();
@@ -82,6 +86,7 @@ export function startPlay(url, token) {
                 st.turn = m;
                 if (st.seat !== m.agent) {
                     st.seat = m.agent;
+                    onSeat(st.seat);
                     renderSeats();
                     send({ op: 'seats' });
                 }

@@ -10,7 +10,7 @@ const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&l
 
 const st = {
     rec: null, ep: null, scene: null, tick: 0, playing: false, timer: null,
-    focus: null, selected: 0, placed: [], cell: 0, vp: null, status: 'empty', events: [], social: null,
+    focus: null, seat: null, seatName: null, selected: 0, placed: [], cell: 0, vp: null, status: 'empty', events: [], social: null,
 };
 
 // ---- loading -----------------------------------------------------------------------------
@@ -165,6 +165,10 @@ function setupRecording() {
     vo.innerHTML = '<option value="">whole map</option>' +
         (h.view ? h.agents.map((a, i) => `<option value="${i}">${esc(a)}'s view</option>`).join('') : '');
     vo.disabled = !h.view;
+    if (st.seat !== null) {
+        vo.value = String(st.seat);
+        vo.disabled = true;
+    }
     setPalette(h);
     const legend = h.kinds.map((k, i) => `<span title="${esc(k.shape || 'square')}${k.plugin ? ', from ' + esc(k.plugin) : ''}"><canvas class="swatch" data-kind="${i}" width="14" height="14"></canvas>${esc(k.glyph || '')} ${esc(k.name)}</span>`);
     h.agents.forEach((a, i) => legend.push(`<span data-agent="${i}"><i style="background:${agentColor(i)};border-radius:50%"></i>${esc(a)}</span>`));
@@ -256,6 +260,7 @@ function pause() {
 // ---- drawing -----------------------------------------------------------------------------
 
 function render() {
+    applySeat();
     const { rec, ep, scene } = st;
     const h = rec.header;
     $('scrub').value = String(st.tick);
@@ -266,6 +271,9 @@ function render() {
     const maxH = Math.max(240, window.innerHeight - $('map').offsetTop - $('legend').offsetHeight - 40);
     const c = cellSize(vp.w, vp.h, maxW, maxH);
     st.hidden = st.focus === null ? null : hiddenFrom(h, rec.episodes, ep, st.tick, st.focus);
+    // a person in a seat whose agent may not see some agents sees what it sees: the map and
+    // the panels leave them out (docs/visibility.md)
+    st.secret = st.seat !== null && st.focus === st.seat && st.hidden && st.hidden.size ? st.hidden : null;
     st.placed = drawMap($('map'), h, scene, vp, c, $('glyphs').checked, st.hidden);
     st.cell = c;
     st.vp = vp;
@@ -273,7 +281,7 @@ function render() {
     renderActions();
     fitWidth($('curves'));
     fitWidth($('graph'));
-    drawCurves($('curves'), h, ep, st.tick);
+    drawCurves($('curves'), h, ep, st.tick, st.secret);
     drawGraph($('graph'), h, scene);
     renderEdges();
     renderEvents();
@@ -309,7 +317,7 @@ function statHTML(h, a) {
 function renderAgents() {
     const { rec, scene } = st;
     const h = rec.header;
-    $('agents').innerHTML = scene.agents.map((a, i) => `
+    $('agents').innerHTML = scene.agents.map((a, i) => st.secret && st.secret.has(i) ? '' : `
       <div class="agent${a.alive ? '' : ' dead'}${st.selected === i ? ' selected' : ''}" data-i="${i}" style="border-color:${agentColor(i)}">
         <span class="name">${esc(h.agents[i])}</span> <span class="stat">(${a.x}, ${a.y}) ${facingName(a.facing)}${a.alive ? '' : ', dead'}</span>
         <span class="ret" title="return">${Number(a.return).toFixed(3)}</span>
@@ -333,6 +341,7 @@ function renderActions() {
     const msgs = s.msgs || [];
     $('actions').innerHTML = `<table><tr><th>agent</th><th>action</th><th>reward</th><th>messages</th></tr>${
         h.agents.map((name, i) => {
+            if (st.secret && st.secret.has(i)) return '';
             const act = s.actions[i];
             const doc = h.actions[act] ? h.actions[act].doc || '' : '';
             const illegal = s.illegal && s.illegal[i] ? ' <span class="illegal">(illegal)</span>' : '';
@@ -366,6 +375,13 @@ function eventText(h, e) {
     return parts.join(' ');
 }
 
+// Whether an event field names an agent the seat's agent may not see: "agent", "victim",
+// "target" ... as an agent index (an event naming a hidden agent would betray it).
+function secretAgent(key, v) {
+    return Number.isInteger(v) && /^(agent|victim|target|other|partner|from|to|attacker)(_\d+)?$/.test(key)
+        && st.secret.has(v);
+}
+
 // The events the filters let through, up to the current tick (or at it only).
 function filteredEvents() {
     const type = $('evtype').value, agent = $('evagent').value, now = $('evnow').checked;
@@ -375,6 +391,7 @@ function filteredEvents() {
         if (now && x.tick !== st.tick) continue;
         if (type && x.ev.type !== type) continue;
         if (agent !== '' && x.ev.agent !== Number(agent)) continue;
+        if (st.secret && Object.entries(x.ev).some(([k, v]) => k !== 'type' && secretAgent(k, v))) continue;
         out.push(x);
     }
     return out;
@@ -393,7 +410,7 @@ function renderMsgs() {
     const out = [];
     for (const s of st.ep.steps) {
         if (s.tick > st.tick) break;
-        for (const m of s.msgs || []) out.push({ tick: s.tick, m });
+        for (const m of s.msgs || []) if (!st.secret || !st.secret.has(m.agent)) out.push({ tick: s.tick, m });
     }
     $('msgs').innerHTML = out.slice(-200).reverse().map(({ tick, m }) =>
         `<li class="${tick === st.tick ? 'now' : ''}"><span class="t">${tick}</span><span style="color:${agentColor(m.agent)}">${esc(h.agents[m.agent] ?? m.agent)}</span> [${esc(m.kind)}] <span class="msg">${esc(msgSummary(m))}</span></li>`).join('');
@@ -594,8 +611,32 @@ window.polisViewer = {
     select(i) { st.selected = i; render(); },
     play, pause,
     view(i) { st.focus = i === null || i === undefined ? null : i; $('viewof').value = st.focus === null ? '' : String(i); render(); },
+    // the seat a person holds here (play.js): its agent's view, the view menu locked on it
+    get seat() { return st.seat; },
     open: openURL,
 };
+
+// A person took (name) or left (null) a seat of the live game: while it holds one, the page
+// shows that agent's view — the map as the agent sees it, the agents it may not see left out
+// of the map and the panels (docs/visibility.md) — and the view menu stays on it.
+function holdSeat(name) {
+    st.seatName = name;
+    st.seat = null;
+    if (name === null) $('viewof').disabled = false;
+    if (st.ep) render();
+}
+
+// The held seat's agent as the view (once the stream's header names the agents).
+function applySeat() {
+    if (st.seatName === null || st.seat !== null || !st.rec) return;
+    const i = st.rec.header.agents.indexOf(st.seatName);
+    if (i < 0) return;
+    st.seat = i;
+    st.focus = i;
+    st.selected = i;
+    $('viewof').value = String(i);
+    $('viewof').disabled = true;
+}
 
 wire();
 const params = new URLSearchParams(location.search);
@@ -604,7 +645,7 @@ if (params.get('live') === '1') {
     // `polis serve SCENARIO --http`: the episode as it is played, and its seats
     openStream(followStream(`ws://${location.host}/`), 'the live episode', true);
     // a human seat's link carries its token (polis serve prints one per seat)
-    window.polisViewer.play = startPlay(`ws://${location.host}/`, params.get('token'));
+    window.polisViewer.play = startPlay(`ws://${location.host}/`, params.get('token'), holdSeat);
 } else if (param && params.get('follow') === '1') {
     const name = decodeURIComponent(param.split('/').pop());
     openStream(followStream(`ws://${location.host}/`), name, true);

@@ -175,6 +175,67 @@ test('a person takes a seat in the browser and moves the agent in the engine', a
     await other.close();
 });
 
+// Who sees whom (docs/visibility.md): a person in the learner's seat of the experts scenario
+// (the experts are the scenario's scripted seats) sees the learner's view. Here the experts
+// are hidden from the learner from tick 2: before, the page shows them; from tick 2 the turn
+// names them hidden, and the map, the agents panel and the tick's actions leave them out,
+// the view menu locked on the seat. A page without a seat still sees the whole world.
+test('a seat whose agent may not see the experts shows its agent\'s view without them', async () => {
+    const rules = JSON.stringify([{ observers: ['learner'], hidden: ['expert_0', 'expert_1', 'expert_2'], from: 2 }]);
+    const [server, url, , seats] = await serveLive(path.join(SRC, 'rulesets/survival/survival_experts_solo.json'),
+        '--seat', 'learner=human', '--seed', '3', '--set', `visibility=${rules}`);
+    const page = await browser.newPage();
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.goto(seats.learner);
+    await page.waitForFunction(() => window.polisViewer.status === 'live' && window.polisViewer.play
+        && window.polisViewer.play.seats.length === 4);
+    const players = await page.evaluate(() => window.polisViewer.play.seats.map((s) => s.player));
+    assert.deepEqual(players, ['human', 'scripted', 'scripted', 'scripted'], 'the scenario seats the experts');
+    await page.click('button[data-take="learner"]');
+    await page.waitForFunction(() => window.polisViewer.play.turn && window.polisViewer.play.turn.tick === 0
+        && window.polisViewer.seat === 0);
+    const seen = () => page.evaluate(() => ({
+        turn: window.polisViewer.play.turn.hidden, hidden: window.polisViewer.hidden(),
+        drawn: window.polisViewer.agents().filter((a) => a.px !== null).map((a) => a.name).sort(),
+        panel: document.querySelectorAll('#agents .agent').length,
+        actions: document.querySelectorAll('#actions tr').length - 1,
+        locked: document.getElementById('viewof').disabled, view: document.getElementById('viewof').value,
+    }));
+    let s = await seen();
+    assert.deepEqual(s.turn, []);
+    assert.deepEqual(s.hidden, []);
+    assert.equal(s.panel, 4);
+    assert.equal(s.locked, true);
+    assert.equal(s.view, '0', 'the page shows the learner\'s view');
+    for (const t of [1, 2]) {
+        await page.selectOption('#legal', 'noop');
+        await page.click('#doact');
+        await page.waitForFunction((k) => window.polisViewer.play.turn.tick === k && window.polisViewer.tick === k, t);
+    }
+    s = await seen();
+    assert.deepEqual(s.turn, ['expert_0', 'expert_1', 'expert_2'], 'the turn names the agents hidden from the seat');
+    assert.deepEqual(s.hidden, [1, 2, 3]);
+    assert.deepEqual(s.drawn.filter((n) => n !== 'learner'), [], `the map draws no expert: ${s.drawn}`);
+    assert.equal(s.panel, 1, 'the agents panel shows the learner only');
+    assert.equal(s.actions, 1, 'the tick\'s actions show the learner\'s only');
+    // a page without a seat: the world, every agent
+    const other = await browser.newPage();
+    await other.goto(url);
+    await other.waitForFunction(() => window.polisViewer.status === 'live' && window.polisViewer.tick >= 2);
+    const o = await other.evaluate(() => ({ hidden: window.polisViewer.hidden(),
+        panel: document.querySelectorAll('#agents .agent').length,
+        locked: document.getElementById('viewof').disabled }));
+    assert.deepEqual(o, { hidden: [], panel: 4, locked: false });
+    // leaving the seat unlocks the view menu
+    await page.click('button[data-leave="1"]');
+    await page.waitForFunction(() => window.polisViewer.play.seat === null && !document.getElementById('viewof').disabled);
+    assert.deepEqual(pageErrors, []);
+    assert.equal(await stopped(server), 0);
+    await page.close();
+    await other.close();
+});
+
 // An agent-protocol client over --tcp (what an LLM agent runs): joins with "reset", then steps
 // its agent with noop each time its last step was answered, until stopped.
 function protocolClient(port) {

@@ -327,6 +327,12 @@ static cJSON *turn_reply(const live *lv, int32_t agent)
         cJSON_AddStringToObject(r, "plan", plan);
     else
         cJSON_AddNullToObject(r, "plan");
+    /* who sees whom (docs/visibility.md): the agents this one may not see now, so the page
+     * shows the seat's view without them */
+    cJSON *hidden = cJSON_AddArrayToObject(r, "hidden");
+    for (int32_t j = 0; hidden && polis_env_visibility_active(lv->env) && j < lv->n; j++)
+        if (!polis_env_visible(lv->env, agent, j))
+            cJSON_AddItemToArray(hidden, cJSON_CreateString(polis_env_agent_name(lv->env, j)));
     return r;
 }
 
@@ -1404,19 +1410,42 @@ static int set_seat(live *lv, int32_t i, const char *who, const char *where)
     return 0;
 }
 
-/* The scenario's "live" key (checked by the scenario reader: docs/scenario.md, "Live play"),
+/* The scenario's "live" or "seats" key (checked by the scenario reader: docs/scenario.md),
  * or NULL. */
-static cJSON *scenario_live(const char *text, size_t len)
+static cJSON *scenario_member(const char *text, size_t len, const char *key)
 {
     cJSON *root = cJSON_ParseWithLength(text, len);
-    cJSON *l = cJSON_DetachItemFromObjectCaseSensitive(root, "live");
+    cJSON *l = cJSON_DetachItemFromObjectCaseSensitive(root, key);
     cJSON_Delete(root);
     return l;
 }
 
-/* Assigns every seat: --seat, else the scenario's "live" seats, else --policy. Returns 0 or
- * EXIT_USAGE. */
-static int assign_seats(live *lv, const live_args *a, const cJSON *conf)
+/* The seats of one object (the scenario's "seats" or "live.seats": agent name -> who), each
+ * named `prefix`.AGENT in errors. Returns 0 or EXIT_USAGE. */
+static int assign_from(live *lv, const cJSON *seats, const char *prefix)
+{
+    char list[512], where[256];
+    const cJSON *s;
+    cJSON_ArrayForEach(s, seats) {
+        if (s->string[0] == '_') continue; /* a comment, as everywhere in a scenario */
+        int32_t i = cli_agent_find(lv->env, s->string);
+        snprintf(where, sizeof where, "%s.%.128s", prefix, s->string);
+        if (!cJSON_IsString(s))
+            return cli_usage("serve", "%s: not a string ('human', 'client' or a policy)", where);
+        if (i < 0) {
+            cli_agent_names(lv->env, list, sizeof list);
+            return cli_usage("serve", "%s: no agent named '%s' (agents: %s)", where, s->string,
+                             list);
+        }
+        int rc = set_seat(lv, i, s->valuestring, where);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Assigns every seat: --seat, else the scenario's "live" seats, else its "seats", else
+ * --policy. Returns 0 or EXIT_USAGE. */
+static int assign_seats(live *lv, const live_args *a, const cJSON *conf, const cJSON *seats)
 {
     int32_t def = polis_env_policy_find(lv->env, a->policy);
     if (def < 0) {
@@ -1431,22 +1460,10 @@ static int assign_seats(live *lv, const live_args *a, const cJSON *conf)
         lv->pending[i] = -1;
         lv->planned[i] = -1;
     }
+    int rc = assign_from(lv, seats, "seats");
+    if (!rc) rc = assign_from(lv, cJSON_GetObjectItemCaseSensitive(conf, "seats"), "live.seats");
+    if (rc) return rc;
     char list[512], where[256];
-    const cJSON *s;
-    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(conf, "seats")) {
-        if (s->string[0] == '_') continue; /* a comment, as everywhere in a scenario */
-        int32_t i = cli_agent_find(lv->env, s->string);
-        snprintf(where, sizeof where, "live.seats.%.128s", s->string);
-        if (!cJSON_IsString(s))
-            return cli_usage("serve", "%s: not a string ('human', 'client' or a policy)", where);
-        if (i < 0) {
-            cli_agent_names(lv->env, list, sizeof list);
-            return cli_usage("serve", "%s: no agent named '%s' (agents: %s)", where, s->string,
-                             list);
-        }
-        int rc = set_seat(lv, i, s->valuestring, where);
-        if (rc) return rc;
-    }
     for (int k = 0; k < a->n_seat_args; k++) {
         const char *v = a->seat_arg[k];
         const char *eq = strchr(v, '=');
@@ -1458,8 +1475,7 @@ static int assign_seats(live *lv, const live_args *a, const cJSON *conf)
             cli_agent_names(lv->env, list, sizeof list);
             return cli_usage("serve", "%s: no agent named '%s' (agents: %s)", where, agent, list);
         }
-        int rc = set_seat(lv, i, eq + 1, where);
-        if (rc) return rc;
+        if ((rc = set_seat(lv, i, eq + 1, where)) != 0) return rc;
     }
     return 0;
 }
@@ -1557,8 +1573,10 @@ static int live_open(const live_args *a, live *lv)
     if (!cli_record_scenario(&info, a->scenario, dir, "serve")) return EXIT_ENV;
     char *text = (char *)info.scenario_text;
     size_t tlen = info.scenario_len;
-    cJSON *conf = scenario_live(text, tlen);
-    int rc = assign_seats(lv, a, conf);
+    cJSON *conf = scenario_member(text, tlen, "live");
+    cJSON *seats = scenario_member(text, tlen, "seats");
+    int rc = assign_seats(lv, a, conf, seats);
+    cJSON_Delete(seats);
     const cJSON *tm = cJSON_GetObjectItemCaseSensitive(conf, "tick_ms");
     const cJSON *ep = cJSON_GetObjectItemCaseSensitive(conf, "episodes");
     lv->tick_ms = a->tick_ms >= 0 ? a->tick_ms : cJSON_IsNumber(tm) ? (int64_t)tm->valuedouble : 0;
