@@ -469,7 +469,8 @@ static const cli_use LIVE_USES[] = {
      .help = "who plays AGENT: 'human' (a person on the page, or any client of\n"
              "the \"polis-seat\" WebSocket protocol), 'client' (an agent-protocol\n"
              "client over --tcp) or a policy of the scenario (random, greedy,\n"
-             "...); repeatable; wins over the scenario's \"live\" seats"},
+             "...); repeatable; wins over the scenario's \"live\" seats and its\n"
+             "\"seats\""},
     {.id = CLI_OPT_POLICY,
      .help = "the policy of the seats nobody names (default random)",
      .def = "random",
