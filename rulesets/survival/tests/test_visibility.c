@@ -176,6 +176,64 @@ static void test_hidden_still_acts(void)
     polis_env_destroy(hid);
 }
 
+/* The masks as the observer may know them (docs/visibility.md, "Masks and legal actions"):
+ * with stone in hand (a Lua rule gives it), player 0 facing player 1 may not place a stone
+ * there while it sees player 1; hidden, the mask and the text view's legal list allow it as on
+ * an empty tile, and the placement does nothing (player 1 still stands there). */
+static void test_masks_keep_the_secret(void)
+{
+    const char *lua = "/tmp/polis_test_visibility_give.lua";
+    FILE *f = fopen(lua, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("polis.on(\"begin\", function() polis.call(\"survival.give\", 0, \"stone\", 2) end)\n",
+          f);
+    fclose(f);
+    char plain_ov[512], hid_ov[640];
+    snprintf(plain_ov, sizeof plain_ov, "{" TWO_PVP ", \"scripts\": [{\"path\": \"%s\"}]}", lua);
+    snprintf(hid_ov, sizeof hid_ov,
+             "{" TWO_PVP ", \"scripts\": [{\"path\": \"%s\"}], \"visibility\": "
+             "[{\"observers\": [\"agent_0\"], \"hidden\": [1]}]}",
+             lua);
+    polis_env *plain = make(plain_ov), *hid = make(hid_ov);
+    CHECK(plain && hid);
+    if (plain && hid) {
+        /* the script to tick 3, where player 0 faces player 1 */
+        int32_t id_place = polis_env_action_id(plain, "place_stone");
+        CHECK(id_place > 0);
+        for (int k = 0; k < 2; k++) {
+            polis_env *env = k ? hid : plain;
+            CHECK(polis_env_reset(env, 5) == POLIS_OK);
+            for (int t = 0; t < 3; t++) CHECK(test_step_ids(env, SCRIPT[t]) == POLIS_OK);
+            int32_t r0, c0, r1, c1;
+            pos(env, 0, &r0, &c0);
+            pos(env, 1, &r1, &c1);
+            CHECK(r0 == r1 && c0 + 1 == c1); /* player 1 right in front of player 0 */
+            const polis_io *io = polis_env_io(env);
+            bool legal = io->masks[id_place] != 0; /* agent 0's row */
+            const char *text = test_render(env, 0, "text");
+            const char *list = strstr(text, "Legal actions:");
+            CHECK(list != NULL);
+            CHECK_EQ_INT(legal, k == 1);
+            CHECK_EQ_INT(list && strstr(list, "place_stone") != NULL, k == 1);
+            /* placing there does nothing: player 1 still stands on its tile */
+            int32_t place[2] = {id_place, 0};
+            CHECK(test_step_ids(env, place) == POLIS_OK);
+            const char *js = test_render(env, 0, "json");
+            CHECK(strstr(js, "\"facing_tile\"") != NULL);
+            CHECK(strstr(js, "\"facing_tile\":\"stone\"") == NULL);
+            int32_t r1b, c1b;
+            pos(env, 1, &r1b, &c1b);
+            CHECK(r1b == r1 && c1b == c1);
+        }
+        CHECK_EQ_INT(polis_env_io(plain)->illegal[0], 1); /* masked: refused by the kernel */
+        CHECK_EQ_INT(polis_env_io(hid)->illegal[0], 0);   /* allowed, and without effect */
+    }
+    polis_env_destroy(plain);
+    polis_env_destroy(hid);
+    remove(lua);
+}
+
 /* A rule from tick 3: before it the observations are the plain ones. */
 static void test_from_tick(void)
 {
@@ -404,6 +462,7 @@ int main(void)
     test_no_alloc();
     test_expert_scenarios();
     test_hidden_still_acts();
+    test_masks_keep_the_secret();
     test_from_tick();
     test_others_and_runtime();
     test_bad_rules();
