@@ -15,8 +15,8 @@ const KEYS = {
     w: 'up', s: 'down', a: 'left', d: 'right', W: 'up', S: 'down', A: 'left', D: 'right',
 };
 
-// onSeat(agent name | null): called when this page's seat changes (the viewer shows that
-// agent's view while it is held).
+// onSeat(agent name | null, hidden agents): called when this page's seat changes and at every
+// turn (the viewer shows that agent's view while it is held in a game that hides agents).
 export function startPlay(url, token, onSeat = () => {}) {
     const st = { ws: null, seats: [], mode: '', seat: null, turn: null, error: '', last: '', sent: 0 };
     $('playbox').hidden = false;
@@ -78,15 +78,15 @@ export function startPlay(url, token, onSeat = () => {}) {
                 const mine = m.seats.find((s) => s.yours);
                 const was = st.seat;
                 st.seat = mine ? mine.agent : null;
-                if (st.seat !== was) onSeat(st.seat);
+                if (st.seat !== was) onSeat(st.seat, st.turn ? st.turn.hidden : []);
                 if (!st.seat) st.turn = null;
                 renderSeats();
                 renderTurn();
             } else if (m.type === 'turn') {
                 st.turn = m;
+                onSeat(m.agent, m.hidden);
                 if (st.seat !== m.agent) {
                     st.seat = m.agent;
-                    onSeat(st.seat);
                     renderSeats();
                     send({ op: 'seats' });
                 }

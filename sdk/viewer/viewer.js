@@ -10,7 +10,7 @@ const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&l
 
 const st = {
     rec: null, ep: null, scene: null, tick: 0, playing: false, timer: null,
-    focus: null, seat: null, seatName: null, selected: 0, placed: [], cell: 0, vp: null, status: 'empty', events: [], social: null,
+    focus: null, seat: null, seatName: null, seatHides: false, selected: 0, placed: [], cell: 0, vp: null, status: 'empty', events: [], social: null,
 };
 
 // ---- loading -----------------------------------------------------------------------------
@@ -616,26 +616,37 @@ window.polisViewer = {
     open: openURL,
 };
 
-// A person took (name) or left (null) a seat of the live game: while it holds one, the page
-// shows that agent's view — the map as the agent sees it, the agents it may not see left out
-// of the map and the panels (docs/visibility.md) — and the view menu stays on it.
-function holdSeat(name) {
+// A person took (name) or left (null) a seat of the live game; `hidden`: the agents its turn
+// says it may not see now. While it holds one in a game that hides agents (the scenario has
+// "visibility" rules, or the turn names hidden agents), the page shows that agent's view — the
+// map as the agent sees it, the agents it may not see left out of the map and the panels
+// (docs/visibility.md) — and the view menu stays on it.
+function holdSeat(name, hidden) {
+    const hides = Array.isArray(hidden) && hidden.length > 0;
+    if (name === st.seatName && hides === st.seatHides) return;
     st.seatName = name;
-    st.seat = null;
-    if (name === null) $('viewof').disabled = false;
+    st.seatHides = hides;
     if (st.ep) render();
 }
 
-// The held seat's agent as the view (once the stream's header names the agents).
+// The held seat's agent as the view (once the stream's header names the agents), or back to
+// the menu's choice when no seat is held or nothing is hidden in the game.
 function applySeat() {
-    if (st.seatName === null || st.seat !== null || !st.rec) return;
-    const i = st.rec.header.agents.indexOf(st.seatName);
-    if (i < 0) return;
-    st.seat = i;
-    st.focus = i;
-    st.selected = i;
-    $('viewof').value = String(i);
-    $('viewof').disabled = true;
+    if (!st.rec) return;
+    const h = st.rec.header;
+    const i = st.seatName === null ? -1 : h.agents.indexOf(st.seatName);
+    if (i >= 0 && ((h.visibility && h.visibility.length > 0) || st.seatHides)) {
+        if (st.seat !== i) {
+            st.seat = i;
+            st.focus = i;
+            st.selected = i;
+        }
+        $('viewof').value = String(i);
+        $('viewof').disabled = true;
+    } else if (st.seat !== null) {
+        st.seat = null;
+        $('viewof').disabled = !h.view;
+    }
 }
 
 wire();
