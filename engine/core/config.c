@@ -125,8 +125,8 @@ static polis_status read_seats(polis_env *env, const cJSON *root)
         int32_t i = 0;
         while (i < sc->n_agents && strcmp(sc->agent_names[i], s->string) != 0) i++;
         if (i == sc->n_agents)
-            return cfg_fail(env, path, "no agent named \"%.128s\" (agents are %s .. %s)",
-                            s->string, sc->agent_names[0], sc->agent_names[sc->n_agents - 1]);
+            return cfg_fail(env, path, "no agent named \"%.128s\" (agents are %s .. %s)", s->string,
+                            sc->agent_names[0], sc->agent_names[sc->n_agents - 1]);
     }
     return POLIS_OK;
 }
