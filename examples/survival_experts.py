@@ -91,6 +91,8 @@ def parse_args(argv):
     ap.add_argument("--smoke", action="store_true",
                     help="a bounded run: 2 envs, 2 updates of 32 steps, 2 episodes of 120 "
                          "steps per setup, then --check")
+    ap.add_argument("--eval-only", action="store_true",
+                    help="train nothing: evaluate the policies an earlier run left in --out")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless every setup's figures and the score came out finite")
     args = ap.parse_args(argv)
@@ -163,9 +165,11 @@ def evaluate(setup, policy_path, args):
                 steps += 1
             m = flat(env.episode_metrics() or {})
             m["steps"] = steps
-            rows.append({"metrics": m,
-                         "learner_achievements": env.render_json(LEARNER).get("achievements",
-                                                                              [])})
+            view = env.render_json(LEARNER)  # {"survival": {...}}: each plugin's view
+            view = view.get("survival", view)
+            if "achievements" not in view:
+                raise RuntimeError(f"the learner's JSON view has no achievements: {list(view)}")
+            rows.append({"metrics": m, "learner_achievements": view["achievements"]})
     finally:
         env.close()
     return rows
@@ -254,7 +258,11 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     res = {}
     for setup in args.setups:
-        summary = train(setup, args)
+        if args.eval_only:
+            with open(os.path.join(args.out, setup, "summary.json")) as f:
+                summary = json.load(f)
+        else:
+            summary = train(setup, args)
         rows = evaluate(setup, summary["policy"], args)
         res[setup] = summarise(rows, 4)
         res[setup]["train"] = {"agent_steps": summary["agent_steps"],
