@@ -452,70 +452,11 @@ static void draw_grid(frame *f)
     }
 }
 
-polis_status polis_pixels_size(polis_env *env, int32_t agent, int32_t cell_px, int32_t *w,
-                               int32_t *h)
+/* Draws the w x h frame (checked by the caller) of `agent`'s view (-1: the whole map) of the
+ * scene s into out. */
+static void draw_frame(polis_env *env, const polis_scene *s, int32_t agent, int32_t cell_px,
+                       uint32_t flags, uint8_t *out, int32_t w, int32_t h)
 {
-    if (w) *w = 0;
-    if (h) *h = 0;
-    if (!env) return POLIS_ERR_INVALID;
-    polis_env_clear_error(env);
-    if (cell_px < 1 || cell_px > CELL_PX_MAX)
-        return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels: cell_px %d is not 1 to %d",
-                                   (int)cell_px, CELL_PX_MAX);
-    if (agent < -1 || agent >= polis_env_n_agents(env))
-        return polis_env_set_error(env, POLIS_ERR_INVALID,
-                                   "pixels: agent %d is not -1 (the map) or 0 to %d", (int)agent,
-                                   (int)polis_env_n_agents(env) - 1);
-    int32_t mw = polis_env_scene_width(env), mh = polis_env_scene_height(env), rx = 0, ry = 0;
-    if (mw <= 0 || mh <= 0)
-        return polis_env_set_error(env, POLIS_ERR_INVALID,
-                                   "pixels: the game registered no scene map (look_map), nothing "
-                                   "to draw");
-    int32_t cw = mw, ch = mh;
-    if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
-        cw = 2 * rx + 1;
-        ch = 2 * ry + 1;
-    }
-    if ((int64_t)cw * cell_px > INT32_MAX / 4 || (int64_t)ch * cell_px > INT32_MAX / 4 ||
-        (int64_t)cw * cell_px * ch * cell_px > INT32_MAX / 4)
-        return polis_env_set_error(env, POLIS_ERR_LIMIT,
-                                   "pixels: a frame of %d x %d cells at %d px is too large",
-                                   (int)cw, (int)ch, (int)cell_px);
-    if (w) *w = cw * cell_px;
-    if (h) *h = ch * cell_px;
-    return POLIS_OK;
-}
-
-polis_status polis_pixels_draw(polis_env *env, int32_t agent, int32_t cell_px, uint8_t *out,
-                               size_t cap, int32_t *out_w, int32_t *out_h)
-{
-    return polis_pixels_draw_ex(env, agent, cell_px, 0, out, cap, out_w, out_h);
-}
-
-polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px, uint32_t flags,
-                                  uint8_t *out, size_t cap, int32_t *out_w, int32_t *out_h)
-{
-    int32_t w = 0, h = 0;
-    polis_status st = polis_pixels_size(env, agent, cell_px, &w, &h);
-    if (out_w) *out_w = w;
-    if (out_h) *out_h = h;
-    if (st) return st;
-    if (flags & ~(uint32_t)POLIS_PIXELS_GLYPHS)
-        return polis_env_set_error(
-            env, POLIS_ERR_INVALID,
-            "pixels: flags 0x%x has bits other than POLIS_PIXELS_GLYPHS (0x%x)", (unsigned)flags,
-            (unsigned)POLIS_PIXELS_GLYPHS);
-    size_t need = (size_t)w * (size_t)h * 3;
-    if (!out)
-        return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels: out is NULL (%zu bytes needed)",
-                                   need);
-    if (cap < need)
-        return polis_env_set_error(env, POLIS_ERR_LIMIT,
-                                   "pixels: the buffer holds %zu bytes, a %d x %d frame needs %zu",
-                                   cap, (int)w, (int)h, need);
-    const polis_scene *s = NULL;
-    if ((st = polis_env_scene_get(env, &s))) return st;
-
     frame f;
     f.px = out;
     f.w = w;
@@ -594,6 +535,72 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
             draw_agent(&f, i, a, vx, vy, after == 0 ? here : 1);
         }
 #undef SEEN
+}
+
+polis_status polis_pixels_size(polis_env *env, int32_t agent, int32_t cell_px, int32_t *w,
+                               int32_t *h)
+{
+    if (w) *w = 0;
+    if (h) *h = 0;
+    if (!env) return POLIS_ERR_INVALID;
+    polis_env_clear_error(env);
+    if (cell_px < 1 || cell_px > CELL_PX_MAX)
+        return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels: cell_px %d is not 1 to %d",
+                                   (int)cell_px, CELL_PX_MAX);
+    if (agent < -1 || agent >= polis_env_n_agents(env))
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                                   "pixels: agent %d is not -1 (the map) or 0 to %d", (int)agent,
+                                   (int)polis_env_n_agents(env) - 1);
+    int32_t mw = polis_env_scene_width(env), mh = polis_env_scene_height(env), rx = 0, ry = 0;
+    if (mw <= 0 || mh <= 0)
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                                   "pixels: the game registered no scene map (look_map), nothing "
+                                   "to draw");
+    int32_t cw = mw, ch = mh;
+    if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
+        cw = 2 * rx + 1;
+        ch = 2 * ry + 1;
+    }
+    if ((int64_t)cw * cell_px > INT32_MAX / 4 || (int64_t)ch * cell_px > INT32_MAX / 4 ||
+        (int64_t)cw * cell_px * ch * cell_px > INT32_MAX / 4)
+        return polis_env_set_error(env, POLIS_ERR_LIMIT,
+                                   "pixels: a frame of %d x %d cells at %d px is too large",
+                                   (int)cw, (int)ch, (int)cell_px);
+    if (w) *w = cw * cell_px;
+    if (h) *h = ch * cell_px;
+    return POLIS_OK;
+}
+
+polis_status polis_pixels_draw(polis_env *env, int32_t agent, int32_t cell_px, uint8_t *out,
+                               size_t cap, int32_t *out_w, int32_t *out_h)
+{
+    return polis_pixels_draw_ex(env, agent, cell_px, 0, out, cap, out_w, out_h);
+}
+
+polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px, uint32_t flags,
+                                  uint8_t *out, size_t cap, int32_t *out_w, int32_t *out_h)
+{
+    int32_t w = 0, h = 0;
+    polis_status st = polis_pixels_size(env, agent, cell_px, &w, &h);
+    if (out_w) *out_w = w;
+    if (out_h) *out_h = h;
+    if (st) return st;
+    if (flags & ~(uint32_t)POLIS_PIXELS_GLYPHS)
+        return polis_env_set_error(
+            env, POLIS_ERR_INVALID,
+            "pixels: flags 0x%x has bits other than POLIS_PIXELS_GLYPHS (0x%x)", (unsigned)flags,
+            (unsigned)POLIS_PIXELS_GLYPHS);
+    size_t need = (size_t)w * (size_t)h * 3;
+    if (!out)
+        return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels: out is NULL (%zu bytes needed)",
+                                   need);
+    if (cap < need)
+        return polis_env_set_error(env, POLIS_ERR_LIMIT,
+                                   "pixels: the buffer holds %zu bytes, a %d x %d frame needs %zu",
+                                   cap, (int)w, (int)h, need);
+    const polis_scene *s = NULL;
+    if ((st = polis_env_scene_get(env, &s))) return st;
+    draw_frame(env, s, agent, cell_px, flags, out, w, h);
     return POLIS_OK;
 }
 
@@ -608,4 +615,171 @@ const uint8_t *polis_pixels_agent_rgb(const polis_env *env, int32_t agent)
     uint8_t pal[N_AGENT_RGB];
     agent_palette(env, pal);
     return agent_rgb[pal[agent % N_AGENT_RGB]];
+}
+
+/* ---- pixel observations ------------------------------------------------------------------ */
+
+/* The stat strip's background. */
+static const uint8_t strip_rgb[3] = {0, 0, 0};
+
+/* The layout of an observation frame: the view (vw x vh cells) and the stat rows under it,
+ * drawn at cell_px (fw x fh pixels, 3 channels), then reduced to w x h x ch. */
+typedef struct obs_layout {
+    int32_t vw, vh, rows, fw, fh, w, h, ch;
+    size_t full, bytes; /* the drawn frame's bytes, the observation's */
+} obs_layout;
+
+static polis_status obs_layout_of(polis_env *env, int32_t agent, const polis_pixels_obs_opts *o,
+                                  obs_layout *l)
+{
+    memset(l, 0, sizeof *l);
+    if (!env) return POLIS_ERR_INVALID;
+    polis_env_clear_error(env);
+    if (!o) return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels obs: opts is NULL");
+    int32_t n = polis_env_n_agents(env);
+    if (agent < POLIS_PIXELS_ALL_AGENTS || agent >= n)
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                                   "pixels obs: agent %d is not %d (every agent) or 0 to %d",
+                                   (int)agent, POLIS_PIXELS_ALL_AGENTS, (int)n - 1);
+    if (o->cell_px < 1 || o->cell_px > CELL_PX_MAX)
+        return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels obs: cell_px %d is not 1 to %d",
+                                   (int)o->cell_px, CELL_PX_MAX);
+    if (o->downscale < 1 || o->cell_px % o->downscale != 0)
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                                   "pixels obs: downscale %d is not a divisor of cell_px %d",
+                                   (int)o->downscale, (int)o->cell_px);
+    if (o->flags & ~(uint32_t)POLIS_PIXELS_GLYPHS)
+        return polis_env_set_error(
+            env, POLIS_ERR_INVALID,
+            "pixels obs: flags 0x%x has bits other than POLIS_PIXELS_GLYPHS (0x%x)",
+            (unsigned)o->flags, (unsigned)POLIS_PIXELS_GLYPHS);
+    int32_t fw = 0, fh = 0;
+    polis_status st = polis_pixels_size(env, 0, o->cell_px, &fw, &fh);
+    if (st) return st;
+    int32_t c = o->cell_px, ns = o->no_stats ? 0 : polis_env_scene_n_stats(env);
+    l->vw = fw / c;
+    l->vh = fh / c;
+    l->rows = ns > 0 ? (ns + l->vw - 1) / l->vw : 0;
+    if ((int64_t)(l->vh + l->rows) * c * fw > INT32_MAX / 4)
+        return polis_env_set_error(env, POLIS_ERR_LIMIT,
+                                   "pixels obs: a frame of %d x %d cells at %d px is too large",
+                                   (int)l->vw, (int)(l->vh + l->rows), (int)c);
+    l->fw = fw;
+    l->fh = fh + l->rows * c;
+    l->w = l->fw / o->downscale;
+    l->h = l->fh / o->downscale;
+    l->ch = o->grey ? 1 : 3;
+    l->full = (size_t)l->fw * (size_t)l->fh * 3;
+    l->bytes = (size_t)l->w * (size_t)l->h * (size_t)l->ch;
+    return POLIS_OK;
+}
+
+/* The bytes a call for `agent` needs in out: one frame drawn at full size, after the
+ * observations of the agents before it. */
+static size_t obs_need(const obs_layout *l, int32_t agent, int32_t n)
+{
+    return agent == POLIS_PIXELS_ALL_AGENTS && n > 1 ? (size_t)(n - 1) * l->bytes + l->full
+                                                     : l->full;
+}
+
+polis_status polis_pixels_obs_size(polis_env *env, int32_t agent, const polis_pixels_obs_opts *opts,
+                                   int32_t *w, int32_t *h, int32_t *channels, size_t *need)
+{
+    obs_layout l;
+    polis_status st = obs_layout_of(env, agent, opts, &l);
+    if (w) *w = l.w;
+    if (h) *h = l.h;
+    if (channels) *channels = l.ch;
+    if (need) *need = st ? 0 : obs_need(&l, agent, polis_env_n_agents(env));
+    return st;
+}
+
+/* The stat strip of agent a under the view: stat k in cell (k % vw, vh + k / vw), its value v
+ * of max m filling ceil(v * c^2 / m) of the cell's pixels (min(v, c^2) when m is 0), from the
+ * bottom row up, each row from the left, in the colour of the kind with the stat's name or
+ * else the base agent colour k. */
+static void draw_stats(polis_env *env, const polis_scene *s, int32_t a, const obs_layout *l,
+                       int32_t c, uint8_t *px)
+{
+    uint8_t *strip = px + (size_t)l->vh * (size_t)c * (size_t)l->fw * 3;
+    for (size_t i = 0; i < (size_t)l->rows * (size_t)c * (size_t)l->fw; i++)
+        memcpy(strip + i * 3, strip_rgb, 3);
+    int64_t area = (int64_t)c * c;
+    for (int32_t k = 0; k < s->n_stats; k++) {
+        const char *name = NULL, *group = NULL;
+        int32_t max = 0;
+        if (polis_env_scene_stat(env, k, &name, &group, &max) != POLIS_OK) continue;
+        uint8_t rgb[3];
+        memcpy(rgb, agent_rgb[k % N_AGENT_RGB], 3);
+        int32_t kind = name ? polis_env_scene_kind_find(env, name) : -1;
+        polis_kind_info info;
+        if (kind >= 0 && polis_env_scene_kind(env, kind, &info) == POLIS_OK && info.color)
+            parse_color(info.color, rgb);
+        int64_t v = s->stats[(size_t)a * (size_t)s->n_stats + (size_t)k];
+        int64_t fill = v <= 0 ? 0 : max > 0 ? ((v < max ? v : max) * area + max - 1) / max
+                                            : (v < area ? v : area);
+        int32_t x0 = (k % l->vw) * c, y0 = (l->vh + k / l->vw) * c;
+        for (int64_t i = 0; i < fill; i++) {
+            size_t x = (size_t)(x0 + (int32_t)(i % c)), y = (size_t)(y0 + c - 1 - (int32_t)(i / c));
+            memcpy(px + (y * (size_t)l->fw + x) * 3, rgb, 3);
+        }
+    }
+}
+
+/* Reduces the fw x fh RGB frame at px in place: d x d blocks averaged (rounded half up), then
+ * with grey the luma (299 R + 587 G + 114 B) / 1000, rounded. Every output pixel is written at
+ * or before the first byte it reads, so nothing is read after it was overwritten. */
+static void reduce(const obs_layout *l, int32_t d, uint8_t *px)
+{
+    uint32_t n = (uint32_t)(d * d);
+    for (int32_t oy = 0; oy < l->h; oy++)
+        for (int32_t ox = 0; ox < l->w; ox++) {
+            uint32_t sum[3] = {0, 0, 0};
+            for (int32_t y = 0; y < d; y++) {
+                const uint8_t *p = px + ((size_t)(oy * d + y) * (size_t)l->fw + (size_t)(ox * d)) * 3;
+                for (int32_t x = 0; x < d; x++, p += 3) {
+                    sum[0] += p[0];
+                    sum[1] += p[1];
+                    sum[2] += p[2];
+                }
+            }
+            uint8_t *q = px + ((size_t)oy * (size_t)l->w + (size_t)ox) * (size_t)l->ch;
+            uint32_t r = (sum[0] + n / 2) / n, g = (sum[1] + n / 2) / n, b = (sum[2] + n / 2) / n;
+            if (l->ch == 1) {
+                q[0] = (uint8_t)((299 * r + 587 * g + 114 * b + 500) / 1000);
+            } else {
+                q[0] = (uint8_t)r;
+                q[1] = (uint8_t)g;
+                q[2] = (uint8_t)b;
+            }
+        }
+}
+
+polis_status polis_pixels_obs(polis_env *env, int32_t agent, const polis_pixels_obs_opts *opts,
+                              uint8_t *out, size_t cap)
+{
+    obs_layout l;
+    polis_status st = obs_layout_of(env, agent, opts, &l);
+    if (st) return st;
+    int32_t n = polis_env_n_agents(env);
+    size_t need = obs_need(&l, agent, n);
+    if (!out)
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                                   "pixels obs: out is NULL (%zu bytes needed)", need);
+    if (cap < need)
+        return polis_env_set_error(env, POLIS_ERR_LIMIT,
+                                   "pixels obs: the buffer holds %zu bytes, %s needs %zu (%d x %d "
+                                   "x %d observations, drawn at %d x %d x 3)",
+                                   cap, agent < 0 ? "every agent" : "one agent", need, (int)l.h,
+                                   (int)l.w, (int)l.ch, (int)l.fh, (int)l.fw);
+    const polis_scene *s = NULL;
+    if ((st = polis_env_scene_get(env, &s))) return st;
+    int32_t first = agent < 0 ? 0 : agent, last = agent < 0 ? n - 1 : agent;
+    for (int32_t a = first; a <= last; a++) {
+        uint8_t *px = out + (size_t)(a - first) * l.bytes;
+        draw_frame(env, s, a, opts->cell_px, opts->flags, px, l.fw, l.vh * opts->cell_px);
+        if (l.rows) draw_stats(env, s, a, &l, opts->cell_px, px);
+        if (opts->downscale > 1 || opts->grey) reduce(&l, opts->downscale, px);
+    }
+    return POLIS_OK;
 }
