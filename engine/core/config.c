@@ -127,8 +127,7 @@ static polis_status read_pixels(polis_env *env, const cJSON *root)
     for (int i = 0; i < 2; i++) {
         const cJSON *b = member(p, bools[i]);
         char path[PATH_CAP];
-        if (b && (st = want_bool(env, b, path_step(path, "pixels", bools[i], 0), &flag)))
-            return st;
+        if (b && (st = want_bool(env, b, path_step(path, "pixels", bools[i], 0), &flag))) return st;
     }
     const cJSON *o = member(p, "obs");
     const char *obs = NULL;

@@ -139,6 +139,8 @@ static const uint8_t font5x7[95][FONT_H] = {
 /* Glyphs need cells of at least 8 px: the font's pixels are cell_px / 8 pixels square. */
 #define GLYPH_MIN_PX 8
 
+#define KIND_CACHE 256
+
 typedef struct frame {
     uint8_t *px;
     int32_t w, h, c;              /* pixels, cell size */
@@ -148,6 +150,12 @@ typedef struct frame {
      * once per frame) */
     uint8_t mask[N_SHAPES][CELL_PX_MAX * CELL_PX_MAX];
     uint8_t edge[N_SHAPES][CELL_PX_MAX * CELL_PX_MAX];
+    /* the first KIND_CACHE kinds' looks, read once per frame setup (frame_init) */
+    int32_t n_cached;
+    struct {
+        uint8_t rgb[3], shape;
+        const uint8_t *rows; /* the glyph's font rows when drawn as a glyph, else NULL */
+    } kinds[KIND_CACHE];
 } frame;
 
 static int hexval(char ch)
@@ -173,14 +181,16 @@ static void put(frame *f, int32_t x, int32_t y, const uint8_t rgb[3])
     p[2] = rgb[2];
 }
 
-/* The cell's first row pixel by pixel, the other rows copied from it. */
+/* The cell's first row pixel by pixel, the other rows copied from it; nothing for a cell not
+ * wholly inside the frame (every caller's cells are). */
 static void fill_cell(frame *f, int32_t vx, int32_t vy, const uint8_t rgb[3])
 {
-    for (int32_t x = 0; x < f->c; x++) put(f, vx * f->c + x, vy * f->c, rgb);
-    size_t x0 = (size_t)vx * (size_t)f->c, y0 = (size_t)vy * (size_t)f->c, w = (size_t)f->w;
-    const uint8_t *row = f->px + (y0 * w + x0) * 3;
-    for (size_t y = 1; y < (size_t)f->c; y++)
-        memcpy(f->px + ((y0 + y) * w + x0) * 3, row, (size_t)f->c * 3);
+    int32_t c = f->c, x0 = vx * c, y0 = vy * c;
+    if (x0 < 0 || y0 < 0 || x0 + c > f->w || y0 + c > f->h) return;
+    size_t w3 = (size_t)f->w * 3;
+    uint8_t *row = f->px + (size_t)y0 * w3 + (size_t)x0 * 3;
+    for (int32_t x = 0; x < c; x++) memcpy(row + 3 * x, rgb, 3);
+    for (int32_t y = 1; y < c; y++) memcpy(row + (size_t)y * w3, row, (size_t)c * 3);
 }
 
 /* Which side of the line a->b the point p is on (the sign of the cross product). */
@@ -338,22 +348,39 @@ static void draw_glyph(frame *f, const uint8_t *rows, int32_t vx, int32_t vy, co
         }
 }
 
-static void draw_kind(frame *f, const polis_env *env, int32_t kind, int32_t vx, int32_t vy)
+/* Reads kind's colour, shape and (with glyphs) font rows; false for an unknown kind. */
+static bool kind_look(const frame *f, const polis_env *env, int32_t kind, uint8_t rgb[3],
+                      polis_shape *shape, const uint8_t **rows)
 {
     polis_kind_info k;
-    if (polis_env_scene_kind(env, kind, &k) != POLIS_OK) return;
-    uint8_t rgb[3];
+    if (polis_env_scene_kind(env, kind, &k) != POLIS_OK) return false;
     parse_color(k.color, rgb);
-    const uint8_t *rows = f->glyphs && f->c >= GLYPH_MIN_PX ? font_rows(k.glyph) : NULL;
+    *shape = k.shape;
+    *rows = f->glyphs && f->c >= GLYPH_MIN_PX ? font_rows(k.glyph) : NULL;
+    return true;
+}
+
+static void draw_kind(frame *f, const polis_env *env, int32_t kind, int32_t vx, int32_t vy)
+{
+    uint8_t rgb[3];
+    polis_shape shape;
+    const uint8_t *rows;
+    if (kind >= 0 && kind < f->n_cached) {
+        memcpy(rgb, f->kinds[kind].rgb, 3);
+        shape = (polis_shape)f->kinds[kind].shape;
+        rows = f->kinds[kind].rows;
+    } else if (!kind_look(f, env, kind, rgb, &shape, &rows)) {
+        return;
+    }
     if (rows) {
         draw_glyph(f, rows, vx, vy, rgb);
         return;
     }
-    if (k.shape == POLIS_SHAPE_SQUARE) {
+    if (shape == POLIS_SHAPE_SQUARE) {
         fill_cell(f, vx, vy, rgb);
         return;
     }
-    int sh = (unsigned)k.shape < N_SHAPES ? (int)k.shape : POLIS_SHAPE_SQUARE;
+    int sh = (unsigned)shape < N_SHAPES ? (int)shape : POLIS_SHAPE_SQUARE;
     const uint8_t *m = f->mask[sh], *e = f->edge[sh];
     for (int32_t y = 0; y < f->c; y++)
         for (int32_t x = 0; x < f->c; x++) {
@@ -452,24 +479,38 @@ static void draw_grid(frame *f)
     }
 }
 
-/* Draws the w x h frame (checked by the caller) of `agent`'s view (-1: the whole map) of the
- * scene s into out. */
-static void draw_frame(polis_env *env, const polis_scene *s, int32_t agent, int32_t cell_px,
-                       uint32_t flags, uint8_t *out, int32_t w, int32_t h)
+/* What every frame of env at cell_px with flags shares: the shapes' masks, the agent colours
+ * and the kinds' looks. */
+static void frame_init(frame *f, const polis_env *env, int32_t cell_px, uint32_t flags)
 {
-    frame f;
-    f.px = out;
-    f.w = w;
-    f.h = h;
-    f.c = cell_px;
-    f.glyphs = (flags & POLIS_PIXELS_GLYPHS) != 0;
+    f->c = cell_px;
+    f->glyphs = (flags & POLIS_PIXELS_GLYPHS) != 0;
     for (int sh = 0; sh < N_SHAPES; sh++)
         for (int32_t y = 0; y < cell_px; y++)
-            for (int32_t x = 0; x < cell_px; x++)
-                f.mask[sh][y * cell_px + x] = in_shape((polis_shape)sh, x + 0.5, y + 0.5, cell_px),
-                                         f.edge[sh][y * cell_px + x] =
-                                             on_edge((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
-    agent_palette(env, f.palette);
+            for (int32_t x = 0; x < cell_px; x++) {
+                f->mask[sh][y * cell_px + x] = in_shape((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
+                f->edge[sh][y * cell_px + x] = on_edge((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
+            }
+    agent_palette(env, f->palette);
+    int32_t nk = polis_env_scene_n_kinds(env);
+    f->n_cached = 0;
+    for (int32_t k = 0; k < nk && k < KIND_CACHE; k++) {
+        polis_shape shape = POLIS_SHAPE_SQUARE;
+        if (!kind_look(f, env, k, f->kinds[k].rgb, &shape, &f->kinds[k].rows)) break;
+        f->kinds[k].shape = (uint8_t)shape;
+        f->n_cached = k + 1;
+    }
+}
+
+/* Draws the w x h frame (checked by the caller) of `agent`'s view (-1: the whole map) of the
+ * scene s into out, with the looks of f (frame_init). */
+static void draw_frame(frame *f, polis_env *env, const polis_scene *s, int32_t agent, uint8_t *out,
+                       int32_t w, int32_t h)
+{
+    f->px = out;
+    f->w = w;
+    f->h = h;
+    int32_t cell_px = f->c;
     int32_t vw = w / cell_px, vh = h / cell_px, x0 = 0, y0 = 0, rx = 0, ry = 0;
     if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
         const polis_scene_agent *a = &s->agents[agent];
@@ -480,22 +521,26 @@ static void draw_frame(polis_env *env, const polis_scene *s, int32_t agent, int3
         for (int32_t vx = 0; vx < vw; vx++) {
             int32_t x = x0 + vx, y = y0 + vy;
             if (x < 0 || y < 0 || x >= s->width || y >= s->height) {
-                fill_cell(&f, vx, vy, offmap_rgb);
+                fill_cell(f, vx, vy, offmap_rgb);
                 continue;
             }
-            fill_cell(&f, vx, vy, empty_rgb);
+            /* the empty colour, unless the first layer fills the cell anyway */
+            int32_t k0 = s->n_layers > 0 ? s->tiles[(size_t)y * (size_t)s->width + (size_t)x] : -1;
+            if (k0 < 0 || k0 >= f->n_cached || f->kinds[k0].shape != POLIS_SHAPE_SQUARE ||
+                f->kinds[k0].rows)
+                fill_cell(f, vx, vy, empty_rgb);
             for (int32_t l = 0; l < s->n_layers; l++) {
                 size_t at = ((size_t)l * (size_t)s->height + (size_t)y) * (size_t)s->width;
                 int32_t k = s->tiles[at + (size_t)x];
-                if (k >= 0) draw_kind(&f, env, k, vx, vy);
+                if (k >= 0) draw_kind(f, env, k, vx, vy);
             }
         }
-    if (cell_px >= 10) draw_grid(&f);
+    if (cell_px >= 10) draw_grid(f);
     for (int32_t i = 0; i < s->n_things; i++) {
         const polis_scene_thing *t = &s->things[i];
         int32_t vx = t->x - x0, vy = t->y - y0;
         if (vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
-        draw_kind(&f, env, t->kind, vx, vy);
+        draw_kind(f, env, t->kind, vx, vy);
     }
     /* On small cells a wide white ring (1.5 px, radius 0.66c) around each living agent keeps
      * it visible; then the agents, dead ones first so a living one on the same cell is drawn
@@ -514,7 +559,7 @@ static void draw_frame(polis_env *env, const polis_scene *s, int32_t agent, int3
                 for (int32_t x = (int32_t)floor(mx - ring - 1); x <= (int32_t)ceil(mx + ring + 1);
                      x++) {
                     double dx = x + 0.5 - mx, dy = y + 0.5 - my;
-                    if (fabs(sqrt(dx * dx + dy * dy) - ring) <= 0.75) put(&f, x, y, white_rgb);
+                    if (fabs(sqrt(dx * dx + dy * dy) - ring) <= 0.75) put(f, x, y, white_rgb);
                 }
         }
     for (int pass = 0; pass < 2; pass++)
@@ -532,7 +577,7 @@ static void draw_frame(polis_env *env, const polis_scene *s, int32_t agent, int3
                 int pj = b->alive != 0, pi = a->alive != 0;
                 if (pj > pi || (pj == pi && j > i)) after++;
             }
-            draw_agent(&f, i, a, vx, vy, after == 0 ? here : 1);
+            draw_agent(f, i, a, vx, vy, after == 0 ? here : 1);
         }
 #undef SEEN
 }
@@ -600,7 +645,9 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
                                    cap, (int)w, (int)h, need);
     const polis_scene *s = NULL;
     if ((st = polis_env_scene_get(env, &s))) return st;
-    draw_frame(env, s, agent, cell_px, flags, out, w, h);
+    frame f;
+    frame_init(&f, env, cell_px, flags);
+    draw_frame(&f, env, s, agent, out, w, h);
     return POLIS_OK;
 }
 
@@ -716,8 +763,9 @@ static void draw_stats(polis_env *env, const polis_scene *s, int32_t a, const ob
         if (kind >= 0 && polis_env_scene_kind(env, kind, &info) == POLIS_OK && info.color)
             parse_color(info.color, rgb);
         int64_t v = s->stats[(size_t)a * (size_t)s->n_stats + (size_t)k];
-        int64_t fill = v <= 0 ? 0 : max > 0 ? ((v < max ? v : max) * area + max - 1) / max
-                                            : (v < area ? v : area);
+        int64_t fill = v <= 0    ? 0
+                       : max > 0 ? ((v < max ? v : max) * area + max - 1) / max
+                                 : (v < area ? v : area);
         int32_t x0 = (k % l->vw) * c, y0 = (l->vh + k / l->vw) * c;
         for (int64_t i = 0; i < fill; i++) {
             size_t x = (size_t)(x0 + (int32_t)(i % c)), y = (size_t)(y0 + c - 1 - (int32_t)(i / c));
@@ -736,7 +784,8 @@ static void reduce(const obs_layout *l, int32_t d, uint8_t *px)
         for (int32_t ox = 0; ox < l->w; ox++) {
             uint32_t sum[3] = {0, 0, 0};
             for (int32_t y = 0; y < d; y++) {
-                const uint8_t *p = px + ((size_t)(oy * d + y) * (size_t)l->fw + (size_t)(ox * d)) * 3;
+                const uint8_t *p =
+                    px + ((size_t)(oy * d + y) * (size_t)l->fw + (size_t)(ox * d)) * 3;
                 for (int32_t x = 0; x < d; x++, p += 3) {
                     sum[0] += p[0];
                     sum[1] += p[1];
@@ -774,10 +823,12 @@ polis_status polis_pixels_obs(polis_env *env, int32_t agent, const polis_pixels_
                                    (int)l.w, (int)l.ch, (int)l.fh, (int)l.fw);
     const polis_scene *s = NULL;
     if ((st = polis_env_scene_get(env, &s))) return st;
+    frame f;
+    frame_init(&f, env, opts->cell_px, opts->flags);
     int32_t first = agent < 0 ? 0 : agent, last = agent < 0 ? n - 1 : agent;
     for (int32_t a = first; a <= last; a++) {
         uint8_t *px = out + (size_t)(a - first) * l.bytes;
-        draw_frame(env, s, a, opts->cell_px, opts->flags, px, l.fw, l.vh * opts->cell_px);
+        draw_frame(&f, env, s, a, px, l.fw, l.vh * opts->cell_px);
         if (l.rows) draw_stats(env, s, a, &l, opts->cell_px, px);
         if (opts->downscale > 1 || opts->grey) reduce(&l, opts->downscale, px);
     }

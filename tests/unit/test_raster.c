@@ -342,8 +342,7 @@ static void test_obs(void)
     long before = alloc.calls;
     for (int i = 0; i < 5; i++) {
         CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
-        CHECK_EQ_INT(polis_pixels_obs(env, POLIS_PIXELS_ALL_AGENTS, &o, all, sizeof all),
-                     POLIS_OK);
+        CHECK_EQ_INT(polis_pixels_obs(env, POLIS_PIXELS_ALL_AGENTS, &o, all, sizeof all), POLIS_OK);
         CHECK_EQ_INT(polis_pixels_obs(env, 0, &d, small, sizeof small), POLIS_OK);
     }
     CHECK_EQ_INT(alloc.calls, before);

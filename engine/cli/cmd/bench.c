@@ -277,8 +277,8 @@ static void print_text(const bench_args *b, const bench_result *r)
                "calling thread at %.0f frames/s (median; min %.0f, max %.0f), %.0f frames/CPU-s; "
                "stepping and drawing %.0f agent-steps/s\n",
                r->ph, r->pw, r->pch, b->popts.cell_px, b->popts.downscale,
-               b->popts.grey ? ", grey" : "", r->pix_rate.median, r->pix_rate.min,
-               r->pix_rate.max, r->cpu_pix_rate.median, r->with_pix_rate.median);
+               b->popts.grey ? ", grey" : "", r->pix_rate.median, r->pix_rate.min, r->pix_rate.max,
+               r->cpu_pix_rate.median, r->with_pix_rate.median);
     printf("policy: %.1f ns/agent-step on the calling thread, not timed above; with it "
            "%.0f agent-steps/s\n",
            r->policy_ns, r->loop_agent_rate);
@@ -423,9 +423,8 @@ static int run_bench(const bench_args *b)
     int rc = 0;
     size_t pneed = 0;
     uint8_t *pix = NULL;
-    if (b->pixels &&
-        polis_pixels_obs_size(env0, POLIS_PIXELS_ALL_AGENTS, &b->popts, &r.pw, &r.ph, &r.pch,
-                              &pneed) != POLIS_OK) {
+    if (b->pixels && polis_pixels_obs_size(env0, POLIS_PIXELS_ALL_AGENTS, &b->popts, &r.pw, &r.ph,
+                                           &r.pch, &pneed) != POLIS_OK) {
         fprintf(stderr, "polis: bench: --pixels: %s\n", polis_env_error(env0));
         polis_vec_destroy(vec);
         return EXIT_ENV;
