@@ -774,28 +774,44 @@ static void draw_stats(polis_env *env, const polis_scene *s, int32_t a, const ob
     }
 }
 
+/* The luma of an RGB pixel, rounded: (299 R + 587 G + 114 B) / 1000. */
+static uint8_t luma(uint32_t r, uint32_t g, uint32_t b)
+{
+    return (uint8_t)((299 * r + 587 * g + 114 * b + 500) / 1000);
+}
+
 /* Reduces the fw x fh RGB frame at px in place: d x d blocks averaged (rounded half up), then
- * with grey the luma (299 R + 587 G + 114 B) / 1000, rounded. Every output pixel is written at
- * or before the first byte it reads, so nothing is read after it was overwritten. */
+ * with grey the luma. Every output pixel is written at or before the first byte it reads, so
+ * nothing is read after it was overwritten. The average divides by d^2 as a multiplication by
+ * ceil(2^32 / d^2), exact because every sum is below 2^32 / d^2 (sums stay under 2^20, d^2 at
+ * most 2^12). */
 static void reduce(const obs_layout *l, int32_t d, uint8_t *px)
 {
+    size_t npx = (size_t)l->w * (size_t)l->h;
+    if (d == 1) { /* grey alone */
+        for (size_t i = 0; i < npx; i++) px[i] = luma(px[3 * i], px[3 * i + 1], px[3 * i + 2]);
+        return;
+    }
     uint32_t n = (uint32_t)(d * d);
+    uint64_t inv = ((UINT64_C(1) << 32) + n - 1) / n;
+    size_t fw3 = (size_t)l->fw * 3;
     for (int32_t oy = 0; oy < l->h; oy++)
         for (int32_t ox = 0; ox < l->w; ox++) {
-            uint32_t sum[3] = {0, 0, 0};
+            uint32_t sum[3] = {n / 2, n / 2, n / 2};
+            const uint8_t *p0 = px + (size_t)oy * (size_t)d * fw3 + (size_t)ox * (size_t)d * 3;
             for (int32_t y = 0; y < d; y++) {
-                const uint8_t *p =
-                    px + ((size_t)(oy * d + y) * (size_t)l->fw + (size_t)(ox * d)) * 3;
+                const uint8_t *p = p0 + (size_t)y * fw3;
                 for (int32_t x = 0; x < d; x++, p += 3) {
                     sum[0] += p[0];
                     sum[1] += p[1];
                     sum[2] += p[2];
                 }
             }
+            uint32_t r = (uint32_t)((sum[0] * inv) >> 32), g = (uint32_t)((sum[1] * inv) >> 32),
+                     b = (uint32_t)((sum[2] * inv) >> 32);
             uint8_t *q = px + ((size_t)oy * (size_t)l->w + (size_t)ox) * (size_t)l->ch;
-            uint32_t r = (sum[0] + n / 2) / n, g = (sum[1] + n / 2) / n, b = (sum[2] + n / 2) / n;
             if (l->ch == 1) {
-                q[0] = (uint8_t)((299 * r + 587 * g + 114 * b + 500) / 1000);
+                q[0] = luma(r, g, b);
             } else {
                 q[0] = (uint8_t)r;
                 q[1] = (uint8_t)g;
