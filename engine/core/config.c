@@ -74,6 +74,7 @@ static const char *const top_keys[] = {
     "replace" /* read by swap.c when registration freezes */,
     "live",
     "seats",
+    "pixels",
     "visibility" /* read by engine/visibility after the plugins' init */};
 
 /* "live": who plays each seat in `polis serve --http` and how the game ticks
@@ -128,6 +129,39 @@ static polis_status read_seats(polis_env *env, const cJSON *root)
             return cfg_fail(env, path, "no agent named \"%.128s\" (agents are %s .. %s)", s->string,
                             sc->agent_names[0], sc->agent_names[sc->n_agents - 1]);
     }
+    return POLIS_OK;
+}
+
+/* "pixels": the pixel observation a client gives this scenario's agents (docs/scenario.md,
+ * "Pixel observations"; polis/pixels.h draws it). The engine checks its shape; the Python
+ * SDK reads it. */
+static polis_status read_pixels(polis_env *env, const cJSON *root)
+{
+    const cJSON *p = member(root, "pixels");
+    if (!p) return POLIS_OK;
+    static const char *const keys[] = {"cell_px", "downscale", "grey", "stats", "obs"};
+    polis_status st;
+    if ((st = want_type(env, p, "pixels", cJSON_Object)) != POLIS_OK) return st;
+    if ((st = REFUSE_UNKNOWN(env, p, "pixels", keys)) != POLIS_OK) return st;
+    int32_t cell = 7, down = 1;
+    if ((st = opt_int(env, p, "pixels", "cell_px", 1, 64, NULL, &cell)) != POLIS_OK ||
+        (st = opt_int(env, p, "pixels", "downscale", 1, 64, NULL, &down)) != POLIS_OK)
+        return st;
+    if (cell % down != 0)
+        return cfg_fail(env, "pixels.downscale", "%d is not a divisor of cell_px %d", (int)down,
+                        (int)cell);
+    bool flag;
+    static const char *const bools[] = {"grey", "stats"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *b = member(p, bools[i]);
+        char path[PATH_CAP];
+        if (b && (st = want_bool(env, b, path_step(path, "pixels", bools[i], 0), &flag))) return st;
+    }
+    const cJSON *o = member(p, "obs");
+    const char *obs = NULL;
+    if (o && (st = want_string(env, o, "pixels.obs", true, &obs)) != POLIS_OK) return st;
+    if (obs && strcmp(obs, "pixels") != 0 && strcmp(obs, "both") != 0)
+        return mismatch(env, "pixels.obs", o, "\"pixels\" or \"both\"");
     return POLIS_OK;
 }
 
@@ -485,6 +519,7 @@ static polis_status read_scenario(polis_env *env, const cJSON *root)
     if ((st = read_lua(env, root)) != POLIS_OK) return st;
     if ((st = read_live(env, root)) != POLIS_OK) return st;
     if ((st = read_seats(env, root)) != POLIS_OK) return st;
+    if ((st = read_pixels(env, root)) != POLIS_OK) return st;
     if ((st = read_list(env, root, "plugins", LIST_PLUGINS)) != POLIS_OK) return st;
     if ((st = read_list(env, root, "scripts", LIST_SCRIPTS)) != POLIS_OK) return st;
     if ((st = read_rewards(env, root)) != POLIS_OK) return st;

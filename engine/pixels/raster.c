@@ -139,6 +139,8 @@ static const uint8_t font5x7[95][FONT_H] = {
 /* Glyphs need cells of at least 8 px: the font's pixels are cell_px / 8 pixels square. */
 #define GLYPH_MIN_PX 8
 
+#define KIND_CACHE 256
+
 typedef struct frame {
     uint8_t *px;
     int32_t w, h, c;              /* pixels, cell size */
@@ -148,6 +150,12 @@ typedef struct frame {
      * once per frame) */
     uint8_t mask[N_SHAPES][CELL_PX_MAX * CELL_PX_MAX];
     uint8_t edge[N_SHAPES][CELL_PX_MAX * CELL_PX_MAX];
+    /* the first KIND_CACHE kinds' looks, read once per frame setup (frame_init) */
+    int32_t n_cached;
+    struct {
+        uint8_t rgb[3], shape;
+        const uint8_t *rows; /* the glyph's font rows when drawn as a glyph, else NULL */
+    } kinds[KIND_CACHE];
 } frame;
 
 static int hexval(char ch)
@@ -173,14 +181,16 @@ static void put(frame *f, int32_t x, int32_t y, const uint8_t rgb[3])
     p[2] = rgb[2];
 }
 
-/* The cell's first row pixel by pixel, the other rows copied from it. */
+/* The cell's first row pixel by pixel, the other rows copied from it; nothing for a cell not
+ * wholly inside the frame (every caller's cells are). */
 static void fill_cell(frame *f, int32_t vx, int32_t vy, const uint8_t rgb[3])
 {
-    for (int32_t x = 0; x < f->c; x++) put(f, vx * f->c + x, vy * f->c, rgb);
-    size_t x0 = (size_t)vx * (size_t)f->c, y0 = (size_t)vy * (size_t)f->c, w = (size_t)f->w;
-    const uint8_t *row = f->px + (y0 * w + x0) * 3;
-    for (size_t y = 1; y < (size_t)f->c; y++)
-        memcpy(f->px + ((y0 + y) * w + x0) * 3, row, (size_t)f->c * 3);
+    int32_t c = f->c, x0 = vx * c, y0 = vy * c;
+    if (x0 < 0 || y0 < 0 || x0 + c > f->w || y0 + c > f->h) return;
+    size_t w3 = (size_t)f->w * 3;
+    uint8_t *row = f->px + (size_t)y0 * w3 + (size_t)x0 * 3;
+    for (int32_t x = 0; x < c; x++) memcpy(row + 3 * x, rgb, 3);
+    for (int32_t y = 1; y < c; y++) memcpy(row + (size_t)y * w3, row, (size_t)c * 3);
 }
 
 /* Which side of the line a->b the point p is on (the sign of the cross product). */
@@ -338,22 +348,39 @@ static void draw_glyph(frame *f, const uint8_t *rows, int32_t vx, int32_t vy, co
         }
 }
 
-static void draw_kind(frame *f, const polis_env *env, int32_t kind, int32_t vx, int32_t vy)
+/* Reads kind's colour, shape and (with glyphs) font rows; false for an unknown kind. */
+static bool kind_look(const frame *f, const polis_env *env, int32_t kind, uint8_t rgb[3],
+                      polis_shape *shape, const uint8_t **rows)
 {
     polis_kind_info k;
-    if (polis_env_scene_kind(env, kind, &k) != POLIS_OK) return;
-    uint8_t rgb[3];
+    if (polis_env_scene_kind(env, kind, &k) != POLIS_OK) return false;
     parse_color(k.color, rgb);
-    const uint8_t *rows = f->glyphs && f->c >= GLYPH_MIN_PX ? font_rows(k.glyph) : NULL;
+    *shape = k.shape;
+    *rows = f->glyphs && f->c >= GLYPH_MIN_PX ? font_rows(k.glyph) : NULL;
+    return true;
+}
+
+static void draw_kind(frame *f, const polis_env *env, int32_t kind, int32_t vx, int32_t vy)
+{
+    uint8_t rgb[3];
+    polis_shape shape;
+    const uint8_t *rows;
+    if (kind >= 0 && kind < f->n_cached) {
+        memcpy(rgb, f->kinds[kind].rgb, 3);
+        shape = (polis_shape)f->kinds[kind].shape;
+        rows = f->kinds[kind].rows;
+    } else if (!kind_look(f, env, kind, rgb, &shape, &rows)) {
+        return;
+    }
     if (rows) {
         draw_glyph(f, rows, vx, vy, rgb);
         return;
     }
-    if (k.shape == POLIS_SHAPE_SQUARE) {
+    if (shape == POLIS_SHAPE_SQUARE) {
         fill_cell(f, vx, vy, rgb);
         return;
     }
-    int sh = (unsigned)k.shape < N_SHAPES ? (int)k.shape : POLIS_SHAPE_SQUARE;
+    int sh = (unsigned)shape < N_SHAPES ? (int)shape : POLIS_SHAPE_SQUARE;
     const uint8_t *m = f->mask[sh], *e = f->edge[sh];
     for (int32_t y = 0; y < f->c; y++)
         for (int32_t x = 0; x < f->c; x++) {
@@ -452,6 +479,109 @@ static void draw_grid(frame *f)
     }
 }
 
+/* What every frame of env at cell_px with flags shares: the shapes' masks, the agent colours
+ * and the kinds' looks. */
+static void frame_init(frame *f, const polis_env *env, int32_t cell_px, uint32_t flags)
+{
+    f->c = cell_px;
+    f->glyphs = (flags & POLIS_PIXELS_GLYPHS) != 0;
+    for (int sh = 0; sh < N_SHAPES; sh++)
+        for (int32_t y = 0; y < cell_px; y++)
+            for (int32_t x = 0; x < cell_px; x++) {
+                f->mask[sh][y * cell_px + x] = in_shape((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
+                f->edge[sh][y * cell_px + x] = on_edge((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
+            }
+    agent_palette(env, f->palette);
+    int32_t nk = polis_env_scene_n_kinds(env);
+    f->n_cached = 0;
+    for (int32_t k = 0; k < nk && k < KIND_CACHE; k++) {
+        polis_shape shape = POLIS_SHAPE_SQUARE;
+        if (!kind_look(f, env, k, f->kinds[k].rgb, &shape, &f->kinds[k].rows)) break;
+        f->kinds[k].shape = (uint8_t)shape;
+        f->n_cached = k + 1;
+    }
+}
+
+/* Draws the w x h frame (checked by the caller) of `agent`'s view (-1: the whole map) of the
+ * scene s into out, with the looks of f (frame_init). */
+static void draw_frame(frame *f, polis_env *env, const polis_scene *s, int32_t agent, uint8_t *out,
+                       int32_t w, int32_t h)
+{
+    f->px = out;
+    f->w = w;
+    f->h = h;
+    int32_t cell_px = f->c;
+    int32_t vw = w / cell_px, vh = h / cell_px, x0 = 0, y0 = 0, rx = 0, ry = 0;
+    if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
+        const polis_scene_agent *a = &s->agents[agent];
+        x0 = (a->x >= 0 ? a->x : 0) - rx;
+        y0 = (a->y >= 0 ? a->y : 0) - ry;
+    }
+    for (int32_t vy = 0; vy < vh; vy++)
+        for (int32_t vx = 0; vx < vw; vx++) {
+            int32_t x = x0 + vx, y = y0 + vy;
+            if (x < 0 || y < 0 || x >= s->width || y >= s->height) {
+                fill_cell(f, vx, vy, offmap_rgb);
+                continue;
+            }
+            /* the empty colour, unless the first layer fills the cell anyway */
+            int32_t k0 = s->n_layers > 0 ? s->tiles[(size_t)y * (size_t)s->width + (size_t)x] : -1;
+            if (k0 < 0 || k0 >= f->n_cached || f->kinds[k0].shape != POLIS_SHAPE_SQUARE ||
+                f->kinds[k0].rows)
+                fill_cell(f, vx, vy, empty_rgb);
+            for (int32_t l = 0; l < s->n_layers; l++) {
+                size_t at = ((size_t)l * (size_t)s->height + (size_t)y) * (size_t)s->width;
+                int32_t k = s->tiles[at + (size_t)x];
+                if (k >= 0) draw_kind(f, env, k, vx, vy);
+            }
+        }
+    if (cell_px >= 10) draw_grid(f);
+    for (int32_t i = 0; i < s->n_things; i++) {
+        const polis_scene_thing *t = &s->things[i];
+        int32_t vx = t->x - x0, vy = t->y - y0;
+        if (vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
+        draw_kind(f, env, t->kind, vx, vy);
+    }
+    /* On small cells a wide white ring (1.5 px, radius 0.66c) around each living agent keeps
+     * it visible; then the agents, dead ones first so a living one on the same cell is drawn
+     * on top, the last one drawn on a cell with a badge counting the agents there. An agent's
+     * view leaves out the agents it may not see (polis/visibility.h). */
+#define SEEN(i) (agent < 0 || polis_env_visible(env, agent, (i)))
+    if (cell_px < 16)
+        for (int32_t i = 0; i < s->n_agents; i++) {
+            const polis_scene_agent *a = &s->agents[i];
+            int32_t vx = a->x - x0, vy = a->y - y0;
+            if (!a->alive || !SEEN(i) || a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw ||
+                vy >= vh)
+                continue;
+            double c = cell_px, ring = c * 0.66, mx = vx * c + c / 2, my = vy * c + c / 2;
+            for (int32_t y = (int32_t)floor(my - ring - 1); y <= (int32_t)ceil(my + ring + 1); y++)
+                for (int32_t x = (int32_t)floor(mx - ring - 1); x <= (int32_t)ceil(mx + ring + 1);
+                     x++) {
+                    double dx = x + 0.5 - mx, dy = y + 0.5 - my;
+                    if (fabs(sqrt(dx * dx + dy * dy) - ring) <= 0.75) put(f, x, y, white_rgb);
+                }
+        }
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t i = 0; i < s->n_agents; i++) {
+            const polis_scene_agent *a = &s->agents[i];
+            if ((a->alive != 0) != (pass == 1) || !SEEN(i)) continue;
+            int32_t vx = a->x - x0, vy = a->y - y0;
+            if (a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
+            /* the agents on this cell, and whether i is the last one drawn there */
+            int32_t here = 0, after = 0;
+            for (int32_t j = 0; j < s->n_agents; j++) {
+                const polis_scene_agent *b = &s->agents[j];
+                if (b->x != a->x || b->y != a->y || !SEEN(j)) continue;
+                here++;
+                int pj = b->alive != 0, pi = a->alive != 0;
+                if (pj > pi || (pj == pi && j > i)) after++;
+            }
+            draw_agent(f, i, a, vx, vy, after == 0 ? here : 1);
+        }
+#undef SEEN
+}
+
 polis_status polis_pixels_size(polis_env *env, int32_t agent, int32_t cell_px, int32_t *w,
                                int32_t *h)
 {
@@ -515,85 +645,9 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
                                    cap, (int)w, (int)h, need);
     const polis_scene *s = NULL;
     if ((st = polis_env_scene_get(env, &s))) return st;
-
     frame f;
-    f.px = out;
-    f.w = w;
-    f.h = h;
-    f.c = cell_px;
-    f.glyphs = (flags & POLIS_PIXELS_GLYPHS) != 0;
-    for (int sh = 0; sh < N_SHAPES; sh++)
-        for (int32_t y = 0; y < cell_px; y++)
-            for (int32_t x = 0; x < cell_px; x++)
-                f.mask[sh][y * cell_px + x] = in_shape((polis_shape)sh, x + 0.5, y + 0.5, cell_px),
-                                         f.edge[sh][y * cell_px + x] =
-                                             on_edge((polis_shape)sh, x + 0.5, y + 0.5, cell_px);
-    agent_palette(env, f.palette);
-    int32_t vw = w / cell_px, vh = h / cell_px, x0 = 0, y0 = 0, rx = 0, ry = 0;
-    if (agent >= 0 && polis_env_scene_view(env, &rx, &ry)) {
-        const polis_scene_agent *a = &s->agents[agent];
-        x0 = (a->x >= 0 ? a->x : 0) - rx;
-        y0 = (a->y >= 0 ? a->y : 0) - ry;
-    }
-    for (int32_t vy = 0; vy < vh; vy++)
-        for (int32_t vx = 0; vx < vw; vx++) {
-            int32_t x = x0 + vx, y = y0 + vy;
-            if (x < 0 || y < 0 || x >= s->width || y >= s->height) {
-                fill_cell(&f, vx, vy, offmap_rgb);
-                continue;
-            }
-            fill_cell(&f, vx, vy, empty_rgb);
-            for (int32_t l = 0; l < s->n_layers; l++) {
-                size_t at = ((size_t)l * (size_t)s->height + (size_t)y) * (size_t)s->width;
-                int32_t k = s->tiles[at + (size_t)x];
-                if (k >= 0) draw_kind(&f, env, k, vx, vy);
-            }
-        }
-    if (cell_px >= 10) draw_grid(&f);
-    for (int32_t i = 0; i < s->n_things; i++) {
-        const polis_scene_thing *t = &s->things[i];
-        int32_t vx = t->x - x0, vy = t->y - y0;
-        if (vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
-        draw_kind(&f, env, t->kind, vx, vy);
-    }
-    /* On small cells a wide white ring (1.5 px, radius 0.66c) around each living agent keeps
-     * it visible; then the agents, dead ones first so a living one on the same cell is drawn
-     * on top, the last one drawn on a cell with a badge counting the agents there. An agent's
-     * view leaves out the agents it may not see (polis/visibility.h). */
-#define SEEN(i) (agent < 0 || polis_env_visible(env, agent, (i)))
-    if (cell_px < 16)
-        for (int32_t i = 0; i < s->n_agents; i++) {
-            const polis_scene_agent *a = &s->agents[i];
-            int32_t vx = a->x - x0, vy = a->y - y0;
-            if (!a->alive || !SEEN(i) || a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw ||
-                vy >= vh)
-                continue;
-            double c = cell_px, ring = c * 0.66, mx = vx * c + c / 2, my = vy * c + c / 2;
-            for (int32_t y = (int32_t)floor(my - ring - 1); y <= (int32_t)ceil(my + ring + 1); y++)
-                for (int32_t x = (int32_t)floor(mx - ring - 1); x <= (int32_t)ceil(mx + ring + 1);
-                     x++) {
-                    double dx = x + 0.5 - mx, dy = y + 0.5 - my;
-                    if (fabs(sqrt(dx * dx + dy * dy) - ring) <= 0.75) put(&f, x, y, white_rgb);
-                }
-        }
-    for (int pass = 0; pass < 2; pass++)
-        for (int32_t i = 0; i < s->n_agents; i++) {
-            const polis_scene_agent *a = &s->agents[i];
-            if ((a->alive != 0) != (pass == 1) || !SEEN(i)) continue;
-            int32_t vx = a->x - x0, vy = a->y - y0;
-            if (a->x < 0 || a->y < 0 || vx < 0 || vy < 0 || vx >= vw || vy >= vh) continue;
-            /* the agents on this cell, and whether i is the last one drawn there */
-            int32_t here = 0, after = 0;
-            for (int32_t j = 0; j < s->n_agents; j++) {
-                const polis_scene_agent *b = &s->agents[j];
-                if (b->x != a->x || b->y != a->y || !SEEN(j)) continue;
-                here++;
-                int pj = b->alive != 0, pi = a->alive != 0;
-                if (pj > pi || (pj == pi && j > i)) after++;
-            }
-            draw_agent(&f, i, a, vx, vy, after == 0 ? here : 1);
-        }
-#undef SEEN
+    frame_init(&f, env, cell_px, flags);
+    draw_frame(&f, env, s, agent, out, w, h);
     return POLIS_OK;
 }
 
@@ -608,4 +662,191 @@ const uint8_t *polis_pixels_agent_rgb(const polis_env *env, int32_t agent)
     uint8_t pal[N_AGENT_RGB];
     agent_palette(env, pal);
     return agent_rgb[pal[agent % N_AGENT_RGB]];
+}
+
+/* ---- pixel observations ------------------------------------------------------------------ */
+
+/* The stat strip's background. */
+static const uint8_t strip_rgb[3] = {0, 0, 0};
+
+/* The layout of an observation frame: the view (vw x vh cells) and the stat rows under it,
+ * drawn at cell_px (fw x fh pixels, 3 channels), then reduced to w x h x ch. */
+typedef struct obs_layout {
+    int32_t vw, vh, rows, fw, fh, w, h, ch;
+    size_t full, bytes; /* the drawn frame's bytes, the observation's */
+} obs_layout;
+
+static polis_status obs_layout_of(polis_env *env, int32_t agent, const polis_pixels_obs_opts *o,
+                                  obs_layout *l)
+{
+    memset(l, 0, sizeof *l);
+    if (!env) return POLIS_ERR_INVALID;
+    polis_env_clear_error(env);
+    if (!o) return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels obs: opts is NULL");
+    int32_t n = polis_env_n_agents(env);
+    if (agent < POLIS_PIXELS_ALL_AGENTS || agent >= n)
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                                   "pixels obs: agent %d is not %d (every agent) or 0 to %d",
+                                   (int)agent, POLIS_PIXELS_ALL_AGENTS, (int)n - 1);
+    if (o->cell_px < 1 || o->cell_px > CELL_PX_MAX)
+        return polis_env_set_error(env, POLIS_ERR_INVALID, "pixels obs: cell_px %d is not 1 to %d",
+                                   (int)o->cell_px, CELL_PX_MAX);
+    if (o->downscale < 1 || o->cell_px % o->downscale != 0)
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                                   "pixels obs: downscale %d is not a divisor of cell_px %d",
+                                   (int)o->downscale, (int)o->cell_px);
+    if (o->flags & ~(uint32_t)POLIS_PIXELS_GLYPHS)
+        return polis_env_set_error(
+            env, POLIS_ERR_INVALID,
+            "pixels obs: flags 0x%x has bits other than POLIS_PIXELS_GLYPHS (0x%x)",
+            (unsigned)o->flags, (unsigned)POLIS_PIXELS_GLYPHS);
+    int32_t fw = 0, fh = 0;
+    polis_status st = polis_pixels_size(env, 0, o->cell_px, &fw, &fh);
+    if (st) return st;
+    int32_t c = o->cell_px, ns = o->no_stats ? 0 : polis_env_scene_n_stats(env);
+    l->vw = fw / c;
+    l->vh = fh / c;
+    l->rows = ns > 0 ? (ns + l->vw - 1) / l->vw : 0;
+    if ((int64_t)(l->vh + l->rows) * c * fw > INT32_MAX / 4)
+        return polis_env_set_error(env, POLIS_ERR_LIMIT,
+                                   "pixels obs: a frame of %d x %d cells at %d px is too large",
+                                   (int)l->vw, (int)(l->vh + l->rows), (int)c);
+    l->fw = fw;
+    l->fh = fh + l->rows * c;
+    l->w = l->fw / o->downscale;
+    l->h = l->fh / o->downscale;
+    l->ch = o->grey ? 1 : 3;
+    l->full = (size_t)l->fw * (size_t)l->fh * 3;
+    l->bytes = (size_t)l->w * (size_t)l->h * (size_t)l->ch;
+    return POLIS_OK;
+}
+
+/* The bytes a call for `agent` needs in out: one frame drawn at full size, after the
+ * observations of the agents before it. */
+static size_t obs_need(const obs_layout *l, int32_t agent, int32_t n)
+{
+    return agent == POLIS_PIXELS_ALL_AGENTS && n > 1 ? (size_t)(n - 1) * l->bytes + l->full
+                                                     : l->full;
+}
+
+polis_status polis_pixels_obs_size(polis_env *env, int32_t agent, const polis_pixels_obs_opts *opts,
+                                   int32_t *w, int32_t *h, int32_t *channels, size_t *need)
+{
+    obs_layout l;
+    polis_status st = obs_layout_of(env, agent, opts, &l);
+    if (w) *w = l.w;
+    if (h) *h = l.h;
+    if (channels) *channels = l.ch;
+    if (need) *need = st ? 0 : obs_need(&l, agent, polis_env_n_agents(env));
+    return st;
+}
+
+/* The stat strip of agent a under the view: stat k in cell (k % vw, vh + k / vw), its value v
+ * of max m filling ceil(v * c^2 / m) of the cell's pixels (min(v, c^2) when m is 0), from the
+ * bottom row up, each row from the left, in the colour of the kind with the stat's name or
+ * else the base agent colour k. */
+static void draw_stats(polis_env *env, const polis_scene *s, int32_t a, const obs_layout *l,
+                       int32_t c, uint8_t *px)
+{
+    uint8_t *strip = px + (size_t)l->vh * (size_t)c * (size_t)l->fw * 3;
+    for (size_t i = 0; i < (size_t)l->rows * (size_t)c * (size_t)l->fw; i++)
+        memcpy(strip + i * 3, strip_rgb, 3);
+    int64_t area = (int64_t)c * c;
+    for (int32_t k = 0; k < s->n_stats; k++) {
+        const char *name = NULL, *group = NULL;
+        int32_t max = 0;
+        if (polis_env_scene_stat(env, k, &name, &group, &max) != POLIS_OK) continue;
+        uint8_t rgb[3];
+        memcpy(rgb, agent_rgb[k % N_AGENT_RGB], 3);
+        int32_t kind = name ? polis_env_scene_kind_find(env, name) : -1;
+        polis_kind_info info;
+        if (kind >= 0 && polis_env_scene_kind(env, kind, &info) == POLIS_OK && info.color)
+            parse_color(info.color, rgb);
+        int64_t v = s->stats[(size_t)a * (size_t)s->n_stats + (size_t)k];
+        int64_t fill = v <= 0    ? 0
+                       : max > 0 ? ((v < max ? v : max) * area + max - 1) / max
+                                 : (v < area ? v : area);
+        int32_t x0 = (k % l->vw) * c, y0 = (l->vh + k / l->vw) * c;
+        for (int64_t i = 0; i < fill; i++) {
+            size_t x = (size_t)(x0 + (int32_t)(i % c)), y = (size_t)(y0 + c - 1 - (int32_t)(i / c));
+            memcpy(px + (y * (size_t)l->fw + x) * 3, rgb, 3);
+        }
+    }
+}
+
+/* The luma of an RGB pixel, rounded: (299 R + 587 G + 114 B) / 1000. */
+static uint8_t luma(uint32_t r, uint32_t g, uint32_t b)
+{
+    return (uint8_t)((299 * r + 587 * g + 114 * b + 500) / 1000);
+}
+
+/* Reduces the fw x fh RGB frame at px in place: d x d blocks averaged (rounded half up), then
+ * with grey the luma. Every output pixel is written at or before the first byte it reads, so
+ * nothing is read after it was overwritten. The average divides by d^2 as a multiplication by
+ * ceil(2^32 / d^2), exact because every sum is below 2^32 / d^2 (sums stay under 2^20, d^2 at
+ * most 2^12). */
+static void reduce(const obs_layout *l, int32_t d, uint8_t *px)
+{
+    size_t npx = (size_t)l->w * (size_t)l->h;
+    if (d == 1) { /* grey alone */
+        for (size_t i = 0; i < npx; i++) px[i] = luma(px[3 * i], px[3 * i + 1], px[3 * i + 2]);
+        return;
+    }
+    uint32_t n = (uint32_t)(d * d);
+    uint64_t inv = ((UINT64_C(1) << 32) + n - 1) / n;
+    size_t fw3 = (size_t)l->fw * 3;
+    for (int32_t oy = 0; oy < l->h; oy++)
+        for (int32_t ox = 0; ox < l->w; ox++) {
+            uint32_t sum[3] = {n / 2, n / 2, n / 2};
+            const uint8_t *p0 = px + (size_t)oy * (size_t)d * fw3 + (size_t)ox * (size_t)d * 3;
+            for (int32_t y = 0; y < d; y++) {
+                const uint8_t *p = p0 + (size_t)y * fw3;
+                for (int32_t x = 0; x < d; x++, p += 3) {
+                    sum[0] += p[0];
+                    sum[1] += p[1];
+                    sum[2] += p[2];
+                }
+            }
+            uint32_t r = (uint32_t)((sum[0] * inv) >> 32), g = (uint32_t)((sum[1] * inv) >> 32),
+                     b = (uint32_t)((sum[2] * inv) >> 32);
+            uint8_t *q = px + ((size_t)oy * (size_t)l->w + (size_t)ox) * (size_t)l->ch;
+            if (l->ch == 1) {
+                q[0] = luma(r, g, b);
+            } else {
+                q[0] = (uint8_t)r;
+                q[1] = (uint8_t)g;
+                q[2] = (uint8_t)b;
+            }
+        }
+}
+
+polis_status polis_pixels_obs(polis_env *env, int32_t agent, const polis_pixels_obs_opts *opts,
+                              uint8_t *out, size_t cap)
+{
+    obs_layout l;
+    polis_status st = obs_layout_of(env, agent, opts, &l);
+    if (st) return st;
+    int32_t n = polis_env_n_agents(env);
+    size_t need = obs_need(&l, agent, n);
+    if (!out)
+        return polis_env_set_error(env, POLIS_ERR_INVALID,
+                                   "pixels obs: out is NULL (%zu bytes needed)", need);
+    if (cap < need)
+        return polis_env_set_error(env, POLIS_ERR_LIMIT,
+                                   "pixels obs: the buffer holds %zu bytes, %s needs %zu (%d x %d "
+                                   "x %d observations, drawn at %d x %d x 3)",
+                                   cap, agent < 0 ? "every agent" : "one agent", need, (int)l.h,
+                                   (int)l.w, (int)l.ch, (int)l.fh, (int)l.fw);
+    const polis_scene *s = NULL;
+    if ((st = polis_env_scene_get(env, &s))) return st;
+    frame f;
+    frame_init(&f, env, opts->cell_px, opts->flags);
+    int32_t first = agent < 0 ? 0 : agent, last = agent < 0 ? n - 1 : agent;
+    for (int32_t a = first; a <= last; a++) {
+        uint8_t *px = out + (size_t)(a - first) * l.bytes;
+        draw_frame(&f, env, s, a, px, l.fw, l.vh * opts->cell_px);
+        if (l.rows) draw_stats(env, s, a, &l, opts->cell_px, px);
+        if (opts->downscale > 1 || opts->grey) reduce(&l, opts->downscale, px);
+    }
+    return POLIS_OK;
 }

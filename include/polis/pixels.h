@@ -50,5 +50,41 @@ polis_status polis_pixels_draw_ex(polis_env *env, int32_t agent, int32_t cell_px
 const uint8_t *polis_pixels_palette(int32_t i);
 const uint8_t *polis_pixels_agent_rgb(const polis_env *env, int32_t agent);
 
+/* ---- pixel observations (since 0.8; docs/kernel.md, "Pixel observations") ---- */
+
+/* What an agent's pixel observation holds. The frame is the agent's view window as
+ * polis_pixels_draw draws it (agents it may not see, polis/visibility.h, are left out), cells
+ * of cell_px pixels (1 to 64), and under it, unless no_stats, the agent's stats (look_stat)
+ * in rows as wide as the view: stat k in cell k, its value filling a share value / max of the
+ * cell's pixels from the bottom up (the value itself up to a whole cell when max is 0), in
+ * the colour of the kind named like the stat, else the base agent colour k, on black.
+ * Survival at cell_px 7 is Craftax-Classic-Pixels' frame: 9 x 7 cells of 7 px and two rows
+ * of its 18 stats, 63 x 63 x 3. downscale (1: none; a divisor of cell_px) averages blocks of
+ * downscale x downscale pixels; grey keeps one channel, the luma (299 R + 587 G + 114 B) /
+ * 1000. flags: polis_pixels_draw_ex's (POLIS_PIXELS_GLYPHS). */
+typedef struct polis_pixels_obs_opts {
+    int32_t cell_px;
+    int32_t downscale;
+    bool grey;
+    bool no_stats;
+    uint32_t flags;
+} polis_pixels_obs_opts;
+/* agent for every agent's observation at once, [n_agents][h][w][channels]. */
+#define POLIS_PIXELS_ALL_AGENTS (-1)
+/* The observation's size, h rows of w pixels of `channels` bytes (1 with grey, else 3), and
+ * the bytes polis_pixels_obs needs in out for `agent` (0 .. n_agents - 1, or
+ * POLIS_PIXELS_ALL_AGENTS): the frame is drawn at full size in out and reduced in place, so
+ * with downscale or grey `need` exceeds the observation's w * h * channels (for every agent,
+ * (n_agents - 1) observations and one full frame). POLIS_ERR_INVALID for NULL opts, a bad
+ * agent, cell_px, downscale or flag, or a game without a scene map. */
+polis_status polis_pixels_obs_size(polis_env *env, int32_t agent, const polis_pixels_obs_opts *opts,
+                                   int32_t *w, int32_t *h, int32_t *channels, size_t *need);
+/* Writes agent's pixel observation (or every agent's, one after the other) at out (cap
+ * bytes, at least polis_pixels_obs_size's need: POLIS_ERR_LIMIT naming both otherwise) from
+ * one polis_env_scene_get, and allocates nothing once the scene buffers exist, so a training
+ * loop calls it after every step. The same scene gives the same bytes on every machine. */
+polis_status polis_pixels_obs(polis_env *env, int32_t agent, const polis_pixels_obs_opts *opts,
+                              uint8_t *out, size_t cap);
+
 POLIS_API_END
 #endif

@@ -147,4 +147,24 @@ out_has '"compact":false,'
 polis 2 bench "$GATHER" --compact=yes
 err_line "polis: bench: --compact takes no value"
 
+# --pixels: every agent's pixel observation drawn after each step (polis_pixels_obs); survival
+# at 7 px is Craftax-Classic-Pixels' 63 x 63 x 3 frame
+SURVIVAL=$SRC/rulesets/survival/survival_mac.json
+polis 0 bench "$SURVIVAL" $Q --pixels 7
+out_has "pixels: 63 x 63 x 3 bytes/agent (cells of 7 px, downscale 1), drawn on the calling thread at "
+out_has " frames/CPU-s; stepping and drawing "
+polis 0 bench "$SURVIVAL" $Q --pixels 14/2,grey --json
+out_has '"pixels":{"shape":[63,63,1],"cell_px":14,"downscale":2,"grey":true,"frames_per_s":{"median":'
+polis 0 bench "$GATHER" $Q --json
+out_has '"pixels":null'
+polis 2 bench "$SURVIVAL" --pixels 7/2
+err_line "polis: bench: --pixels: '7/2' is not CELL[/D][,grey] (CELL 1 to 64 pixels per cell, D a divisor of CELL)"
+polis 2 bench "$SURVIVAL" --pixels 65
+err_line "polis: bench: --pixels: '65' is not CELL[/D][,grey] (CELL 1 to 64 pixels per cell, D a divisor of CELL)"
+polis 2 bench "$SURVIVAL" --pixels 7,gray
+err_line "polis: bench: --pixels: '7,gray' is not CELL[/D][,grey] (CELL 1 to 64 pixels per cell, D a divisor of CELL)"
+echo '{"agents": 2, "max_steps": 5}' > "$TMP/nomap.json"
+polis 1 bench "$TMP/nomap.json" $Q --pixels 7
+err_line "polis: bench: --pixels: pixels: the game registered no scene map (look_map), nothing to draw"
+
 finish

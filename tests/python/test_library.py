@@ -81,7 +81,8 @@ class TestLibrary(unittest.TestCase):
             env.step()
             with self.assertRaises(polis.LibraryError) as cm:
                 lib.pixels_size  # what Env.render_rgb calls first
-            self.assertIn("cannot load libpolis-pixels, which frames (render_rgb) need; tried:\n"
+            self.assertIn("cannot load libpolis-pixels, which frames (render_rgb) and pixel "
+                          "observations need; tried:\n"
                           f"  beside libpolis: {d}/libpolis-pixels.so: no such file", str(cm.exception))
             env.close()
             rec = os.path.join(d, "r.jsonl")

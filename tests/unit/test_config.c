@@ -97,6 +97,7 @@ static polis_status parse(polis_env *env, const char *json)
 #define TOP_KEYS                                                                                   \
     "polis, name, doc, seed, max_steps, agents, max_entities, grid, event_queue, max_memory, "     \
     "lua, plugins, scripts, rewards, bindings, compact_observations, replace, live, seats, "       \
+    "pixels, "                                                                                     \
     "visibility"
 
 /* ---- bad JSON --------------------------------------------------------------------------- */
@@ -280,6 +281,19 @@ static void test_schema_errors(void)
                "demo.json: seats.agent_1: expected non-empty string, got \"\"");
     EXPECT_ERR("{\"agents\": 2, \"seats\": {\"agent_0\": \"random\", \"bob\": \"random\"}}",
                "demo.json: seats.bob: no agent named \"bob\" (agents are agent_0 .. agent_1)");
+    /* "pixels" (the SDK's pixel observations): its shape too */
+    EXPECT_ERR("{\"agents\": 2, \"pixels\": 7}", "demo.json: pixels: expected object, got 7");
+    EXPECT_ERR("{\"agents\": 2, \"pixels\": {\"cell\": 7}}",
+               "demo.json: pixels.cell: unknown key (expected one of cell_px, downscale, grey, "
+               "stats, obs)");
+    EXPECT_ERR("{\"agents\": 2, \"pixels\": {\"cell_px\": 0}}",
+               "demo.json: pixels.cell_px: expected integer in [1, 64], got 0");
+    EXPECT_ERR("{\"agents\": 2, \"pixels\": {\"downscale\": 2}}",
+               "demo.json: pixels.downscale: 2 is not a divisor of cell_px 7");
+    EXPECT_ERR("{\"agents\": 2, \"pixels\": {\"grey\": 1}}",
+               "demo.json: pixels.grey: expected true or false, got 1");
+    EXPECT_ERR("{\"agents\": 2, \"pixels\": {\"obs\": \"rgb\"}}",
+               "demo.json: pixels.obs: expected \"pixels\" or \"both\", got \"rgb\"");
 
     EXPECT_ERR("{\"polis\": 2, \"agents\": 2}",
                "demo.json: polis: unsupported format version 2 (this engine reads 1)");

@@ -250,8 +250,150 @@ static void test_glyphs(void)
     CHECK_EQ_INT(alloc.live, 0);
 }
 
+/* Pixel observations (polis_pixels_obs) of the look_probe scene, agent 0 hidden from agent 1
+ * by the scenario's visibility: each agent's view (3 x 5 cells) drawn as polis_pixels_draw
+ * draws it, the hidden agent left out of agent 1's, and one row of stats under it ("tick",
+ * unbounded: its value in pixels from the bottom left, the base agent colour 0 on black);
+ * downscale and grey as block averages and luma of the full frame; every agent at once is
+ * the agents' frames one after the other; no allocation per step; refused arguments. */
+static void test_obs(void)
+{
+    test_alloc alloc = {0};
+    polis_env *env = test_env("{\"agents\": 2, \"max_steps\": 20, \"plugins\": [{\"name\": "
+                              "\"look_probe\"}], \"visibility\": [{\"observers\": [1], "
+                              "\"hidden\": [0]}]}",
+                              NULL, &alloc);
+    CHECK(env != NULL);
+    if (!env) return;
+    enum { C = 8, FW = 3 * C, FH = 6 * C, FULL = FW * FH * 3 };
+    polis_pixels_obs_opts o = {.cell_px = C, .downscale = 1};
+    int32_t w = 0, h = 0, ch = 0;
+    size_t need = 0;
+    uint8_t f[FULL], v[3 * C * 5 * C * 3], all[2 * FULL], small[FULL];
+    CHECK_EQ_INT(polis_pixels_obs(env, 1, &o, f, sizeof f), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env), "scene: no episode yet; call reset first");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_obs_size(env, 1, &o, &w, &h, &ch, &need), POLIS_OK);
+    CHECK_EQ_INT(w, FW);
+    CHECK_EQ_INT(h, FH);
+    CHECK_EQ_INT(ch, 3);
+    CHECK_EQ_INT((int)need, FULL);
+    for (int step = 0; step < 3; step++) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_obs(env, 1, &o, f, sizeof f), POLIS_OK);
+    /* the view is polis_pixels_draw's frame of agent 1, which leaves agent 0 out: its cell
+     * (0, 1) is vx 0, vy 2 of the view, plain sand; agent 1 at the view's centre */
+    CHECK_EQ_INT(polis_pixels_draw(env, 1, C, v, sizeof v, &w, &h), POLIS_OK);
+    CHECK(memcmp(f, v, sizeof v) == 0);
+    CHECK(px_is(f, FW, C / 2, 2 * C + C / 2, SAND));
+    CHECK(px_is(f, FW, C + C / 2, 2 * C + C / 2, polis_pixels_agent_rgb(env, 1)));
+    CHECK(px_is(f, FW, C / 2, C / 2, OFFMAP));
+    /* the stat row: tick 3 is 3 pixels of the first cell's bottom row, the rest black */
+    int32_t lit = 0;
+    for (int32_t y = 5 * C; y < FH; y++)
+        for (int32_t x = 0; x < FW; x++) {
+            bool on = y == FH - 1 && x < 3;
+            CHECK(px_is(f, FW, x, y, on ? polis_pixels_palette(0) : BLACK));
+            lit += on;
+        }
+    CHECK_EQ_INT(lit, 3);
+    /* agent 0 sees agent 1, at (1, 1): vx 2, vy 2 of its view */
+    uint8_t f0[FULL];
+    CHECK_EQ_INT(polis_pixels_obs(env, 0, &o, f0, sizeof f0), POLIS_OK);
+    CHECK(px_is(f0, FW, 2 * C + C / 2, 2 * C + C / 2, polis_pixels_agent_rgb(env, 1)));
+    CHECK(px_is(f0, FW, C + C / 2, 2 * C + C / 2, polis_pixels_agent_rgb(env, 0)));
+    /* every agent: the two frames one after the other */
+    CHECK_EQ_INT(polis_pixels_obs_size(env, POLIS_PIXELS_ALL_AGENTS, &o, &w, &h, &ch, &need),
+                 POLIS_OK);
+    CHECK_EQ_INT((int)need, 2 * FULL);
+    CHECK_EQ_INT(polis_pixels_obs(env, POLIS_PIXELS_ALL_AGENTS, &o, all, sizeof all), POLIS_OK);
+    CHECK(memcmp(all, f0, FULL) == 0 && memcmp(all + FULL, f, FULL) == 0);
+    /* downscale 2 and grey: 2 x 2 blocks averaged (half up), then the luma */
+    polis_pixels_obs_opts d = {.cell_px = C, .downscale = 2, .grey = true};
+    CHECK_EQ_INT(polis_pixels_obs_size(env, 1, &d, &w, &h, &ch, &need), POLIS_OK);
+    CHECK_EQ_INT(w, FW / 2);
+    CHECK_EQ_INT(h, FH / 2);
+    CHECK_EQ_INT(ch, 1);
+    CHECK_EQ_INT((int)need, FULL);
+    CHECK_EQ_INT(polis_pixels_obs(env, 1, &d, small, sizeof small), POLIS_OK);
+    int bad = 0;
+    for (int32_t y = 0; y < FH / 2; y++)
+        for (int32_t x = 0; x < FW / 2; x++) {
+            unsigned s[3] = {0, 0, 0};
+            for (int i = 0; i < 4; i++)
+                for (int k = 0; k < 3; k++)
+                    s[k] += f[((size_t)(2 * y + i / 2) * FW + (size_t)(2 * x + i % 2)) * 3 + k];
+            unsigned r = (s[0] + 2) / 4, g = (s[1] + 2) / 4, b = (s[2] + 2) / 4;
+            bad += small[y * (FW / 2) + x] != (299 * r + 587 * g + 114 * b + 500) / 1000;
+        }
+    CHECK_EQ_INT(bad, 0);
+    /* every agent, downscaled: (n - 1) observations and one full frame of room */
+    CHECK_EQ_INT(polis_pixels_obs_size(env, POLIS_PIXELS_ALL_AGENTS, &d, &w, &h, &ch, &need),
+                 POLIS_OK);
+    CHECK_EQ_INT((int)need, FW / 2 * FH / 2 + FULL);
+    CHECK_EQ_INT(polis_pixels_obs(env, POLIS_PIXELS_ALL_AGENTS, &d, all, need), POLIS_OK);
+    CHECK(memcmp(all + FW / 2 * FH / 2, small, (size_t)(FW / 2 * FH / 2)) == 0);
+    /* no stats: the view alone */
+    polis_pixels_obs_opts ns = {.cell_px = C, .downscale = 1, .no_stats = true};
+    CHECK_EQ_INT(polis_pixels_obs_size(env, 1, &ns, &w, &h, &ch, &need), POLIS_OK);
+    CHECK_EQ_INT(h, 5 * C);
+    /* the same state, the same bytes; nothing allocated per step */
+    CHECK_EQ_INT(polis_pixels_obs(env, 1, &o, small, sizeof small), POLIS_OK);
+    CHECK(memcmp(small, f, FULL) == 0);
+    long before = alloc.calls;
+    for (int i = 0; i < 5; i++) {
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_pixels_obs(env, POLIS_PIXELS_ALL_AGENTS, &o, all, sizeof all), POLIS_OK);
+        CHECK_EQ_INT(polis_pixels_obs(env, 0, &d, small, sizeof small), POLIS_OK);
+    }
+    CHECK_EQ_INT(alloc.calls, before);
+
+    /* refused */
+    CHECK_EQ_INT(polis_pixels_obs(env, 0, NULL, f, sizeof f), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "pixels obs: opts is NULL");
+    CHECK_EQ_INT(polis_pixels_obs(env, 2, &o, f, sizeof f), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "pixels obs: agent 2 is not -1 (every agent) or 0 to 1");
+    CHECK_EQ_INT(polis_pixels_obs(env, -2, &o, f, sizeof f), POLIS_ERR_INVALID);
+    polis_pixels_obs_opts b = o;
+    b.cell_px = 0;
+    CHECK_EQ_INT(polis_pixels_obs_size(env, 0, &b, &w, &h, &ch, &need), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "pixels obs: cell_px 0 is not 1 to 64");
+    CHECK(w == 0 && h == 0 && ch == 0 && need == 0);
+    b = o;
+    b.downscale = 3;
+    CHECK_EQ_INT(polis_pixels_obs(env, 0, &b, f, sizeof f), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "pixels obs: downscale 3 is not a divisor of cell_px 8");
+    b.downscale = 0;
+    CHECK_EQ_INT(polis_pixels_obs(env, 0, &b, f, sizeof f), POLIS_ERR_INVALID);
+    b = o;
+    b.flags = 4;
+    CHECK_EQ_INT(polis_pixels_obs(env, 0, &b, f, sizeof f), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "pixels obs: flags 0x4 has bits other than POLIS_PIXELS_GLYPHS (0x1)");
+    CHECK_EQ_INT(polis_pixels_obs(env, 0, &o, NULL, 0), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "pixels obs: out is NULL (3456 bytes needed)");
+    CHECK_EQ_INT(polis_pixels_obs(env, 0, &d, f, 100), POLIS_ERR_LIMIT);
+    CHECK_EQ_STR(polis_env_error(env), "pixels obs: the buffer holds 100 bytes, one agent needs "
+                                       "3456 (24 x 12 x 1 observations, drawn at 48 x 24 x 3)");
+    CHECK_EQ_INT(polis_pixels_obs(env, POLIS_PIXELS_ALL_AGENTS, &o, f, sizeof f), POLIS_ERR_LIMIT);
+    CHECK_EQ_INT(polis_pixels_obs(NULL, 0, &o, f, sizeof f), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_pixels_obs_size(NULL, 0, &o, &w, &h, &ch, &need), POLIS_ERR_INVALID);
+    polis_env_destroy(env);
+    CHECK_EQ_INT(alloc.live, 0);
+
+    /* a game without a scene map */
+    env = test_env("{\"agents\": 1, \"max_steps\": 5}", NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_pixels_obs(env, 0, &o, f, sizeof f), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "pixels: the game registered no scene map (look_map), nothing to draw");
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
+    test_obs();
     test_map();
     test_glyphs();
     test_view();

@@ -59,6 +59,7 @@ static const cli_use USES[] = {
     {.id = CLI_OPT_EXCLUDE_ACTIONS},
     {.id = CLI_OPT_NO_OBS},
     {.id = CLI_OPT_COMPACT},
+    {.id = CLI_OPT_PIXELS},
     {.id = CLI_OPT_SEED, .help = "vec seed (default: the scenario's \"seed\")"},
     {.id = CLI_OPT_REPEAT, .def = "5"},
     {.id = CLI_OPT_WARMUP, .def = "200"},
@@ -76,6 +77,8 @@ typedef struct bench_args {
     const char *exclude; /* as given, or NULL */
     bool no_obs;
     bool compact;
+    bool pixels; /* --pixels: popts */
+    polis_pixels_obs_opts popts;
     bool has_seed;
     uint64_t seed;
     bool json;
@@ -226,6 +229,10 @@ typedef struct bench_result {
     double policy_ns, loop_agent_rate, memset_same, memset_big, rss_mib;
     double policy_cpu_ns, loop_cpu_agent_rate, cpu_per_wall;
     int64_t autoresets; /* during the timed steps */
+    /* --pixels: the observation's size, frames (agent-steps) per second of drawing them and
+     * per CPU-second of it, and agent-steps per second of stepping and drawing together */
+    int32_t pw, ph, pch;
+    stat3 pix_rate, cpu_pix_rate, with_pix_rate;
 } bench_result;
 
 /* One row of rates; the spread is that of `of` (env and agent rates share theirs). */
@@ -265,6 +272,13 @@ static void print_text(const bench_args *b, const bench_result *r)
     printf("memset: %.2f GB/s over %zu bytes (the observation buffer's size), %.2f GB/s over "
            "64 MiB\n",
            r->memset_same / 1e9, per_step, r->memset_big / 1e9);
+    if (b->pixels)
+        printf("pixels: %d x %d x %d bytes/agent (cells of %d px, downscale %d%s), drawn on the "
+               "calling thread at %.0f frames/s (median; min %.0f, max %.0f), %.0f frames/CPU-s; "
+               "stepping and drawing %.0f agent-steps/s\n",
+               r->ph, r->pw, r->pch, b->popts.cell_px, b->popts.downscale,
+               b->popts.grey ? ", grey" : "", r->pix_rate.median, r->pix_rate.min, r->pix_rate.max,
+               r->cpu_pix_rate.median, r->with_pix_rate.median);
     printf("policy: %.1f ns/agent-step on the calling thread, not timed above; with it "
            "%.0f agent-steps/s\n",
            r->policy_ns, r->loop_agent_rate);
@@ -279,6 +293,26 @@ static bool add_stat(cJSON *o, const char *key, stat3 s)
     cJSON *j = cJSON_AddObjectToObject(o, key);
     return j && cJSON_AddNumberToObject(j, "median", s.median) &&
            cJSON_AddNumberToObject(j, "min", s.min) && cJSON_AddNumberToObject(j, "max", s.max);
+}
+
+/* "pixels": null, or the observation's shape and options and the rates of drawing it. */
+static bool add_pixels(cJSON *o, const bench_args *b, const bench_result *r)
+{
+    if (!b->pixels) return cJSON_AddNullToObject(o, "pixels") != NULL;
+    cJSON *p = cJSON_AddObjectToObject(o, "pixels");
+    int shape[3] = {r->ph, r->pw, r->pch};
+    cJSON *sh = cJSON_CreateIntArray(shape, 3);
+    if (!p || !sh) {
+        cJSON_Delete(sh);
+        return false;
+    }
+    cJSON_AddItemToObject(p, "shape", sh);
+    return cJSON_AddNumberToObject(p, "cell_px", b->popts.cell_px) &&
+           cJSON_AddNumberToObject(p, "downscale", b->popts.downscale) &&
+           cJSON_AddBoolToObject(p, "grey", b->popts.grey) &&
+           add_stat(p, "frames_per_s", r->pix_rate) &&
+           add_stat(p, "frames_per_cpu_s", r->cpu_pix_rate) &&
+           add_stat(p, "agent_steps_per_s_with_pixels", r->with_pix_rate);
 }
 
 static bool print_json(const bench_args *b, const bench_result *r)
@@ -319,7 +353,7 @@ static bool print_json(const bench_args *b, const bench_result *r)
         cJSON_AddNumberToObject(o, "policy_cpu_ns_per_agent_step", r->policy_cpu_ns) &&
         cJSON_AddNumberToObject(o, "agent_steps_per_cpu_s_with_policy", r->loop_cpu_agent_rate) &&
         cJSON_AddNumberToObject(o, "cpu_s_per_wall_s", r->cpu_per_wall) &&
-        cJSON_AddNumberToObject(o, "peak_rss_mib", r->rss_mib);
+        cJSON_AddNumberToObject(o, "peak_rss_mib", r->rss_mib) && add_pixels(o, b, r);
     char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
     if (text) puts(text);
     cJSON_free(text);
@@ -333,6 +367,20 @@ static int vec_failure(polis_vec *vec)
 {
     fprintf(stderr, "polis: %s\n", polis_vec_error(vec));
     return EXIT_ENV;
+}
+
+/* Every env's pixel observations of every agent, env k's at pix + k * need. */
+static int draw_pixels(polis_vec *vec, const bench_args *b, uint8_t *pix, size_t need)
+{
+    for (int32_t k = 0; k < b->envs; k++) {
+        polis_env *env = polis_vec_env(vec, k);
+        if (polis_pixels_obs(env, POLIS_PIXELS_ALL_AGENTS, &b->popts, pix + (size_t)k * need,
+                             need) != POLIS_OK) {
+            fprintf(stderr, "polis: bench: --pixels: env %d: %s\n", (int)k, polis_env_error(env));
+            return EXIT_ENV;
+        }
+    }
+    return 0;
 }
 
 static int run_bench(const bench_args *b)
@@ -373,8 +421,21 @@ static int run_bench(const bench_args *b)
     r.seed = b->has_seed ? b->seed : polis_env_default_seed(env0);
 
     int rc = 0;
+    size_t pneed = 0;
+    uint8_t *pix = NULL;
+    if (b->pixels && polis_pixels_obs_size(env0, POLIS_PIXELS_ALL_AGENTS, &b->popts, &r.pw, &r.ph,
+                                           &r.pch, &pneed) != POLIS_OK) {
+        fprintf(stderr, "polis: bench: --pixels: %s\n", polis_env_error(env0));
+        polis_vec_destroy(vec);
+        return EXIT_ENV;
+    }
+    if (b->pixels && !(pix = malloc(pneed * (size_t)b->envs))) {
+        fprintf(stderr, "polis: out of memory\n");
+        polis_vec_destroy(vec);
+        return EXIT_ENV;
+    }
     uint8_t *allowed = malloc((size_t)io->n_actions);
-    double *rates = malloc(sizeof(double) * (size_t)b->repeat * 6);
+    double *rates = malloc(sizeof(double) * (size_t)b->repeat * 9);
     int32_t *scratch_actions = malloc(sizeof(int32_t) * (size_t)io->n_agents);
     size_t obs_total = io->obs_size * (size_t)io->n_agents;
     uint8_t *scratch = malloc(obs_total > BIG_MEMSET_BYTES ? obs_total : BIG_MEMSET_BYTES);
@@ -401,15 +462,18 @@ static int run_bench(const bench_args *b)
             rc = vec_failure(vec);
             goto out;
         }
+        if (b->pixels && (rc = draw_pixels(vec, b, pix, pneed))) goto out;
     }
+    if (b->pixels && b->warmup == 0 && (rc = draw_pixels(vec, b, pix, pneed))) goto out;
     const uint8_t *autoreset = polis_vec_autoreset(vec);
     double *env_rate = rates, *agent_rate = rates + b->repeat, *ns = rates + 2 * b->repeat,
            *obs_rate = rates + 3 * b->repeat, *cpu_env_rate = rates + 4 * b->repeat,
-           *cpu_agent_rate = rates + 5 * b->repeat;
+           *cpu_agent_rate = rates + 5 * b->repeat, *pix_rate = rates + 6 * b->repeat,
+           *cpu_pix_rate = rates + 7 * b->repeat, *with_pix_rate = rates + 8 * b->repeat;
     double policy_total = 0, step_total = 0, cpu_total = 0, policy_cpu_total = 0;
     double agent_steps = (double)b->steps * (double)b->envs * (double)r.agents;
     for (int64_t rep = 0; rep < b->repeat; rep++) {
-        double stepping = 0, t_loop = cli_now();
+        double stepping = 0, drawing = 0, drawing_cpu = 0, t_loop = cli_now();
         double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
         for (int64_t s = 0; s < b->steps; s++) {
             choose(io, allowed, &rng, io->actions);
@@ -421,6 +485,13 @@ static int run_bench(const bench_args *b)
                 goto out;
             }
             for (int32_t k = 0; k < b->envs; k++) r.autoresets += autoreset[k];
+            if (!b->pixels) continue;
+            /* two clock reads and two CPU-clock reads per vec step: small beside drawing
+             * every agent's frame */
+            double t1 = cli_now(), c1 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+            if ((rc = draw_pixels(vec, b, pix, pneed))) goto out;
+            drawing_cpu += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - c1;
+            drawing += cli_now() - t1;
         }
         double cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
         double loop = cli_now() - t_loop;
@@ -429,16 +500,20 @@ static int run_bench(const bench_args *b)
         double pcpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
         for (int64_t s = 0; s < b->steps; s++) choose(io, allowed, &again, scratch_actions);
         double policy_cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - pcpu0;
-        policy_total += loop - stepping;
+        policy_total += loop - stepping - drawing;
         step_total += stepping;
-        cpu_total += cpu;
+        cpu_total += cpu - drawing_cpu;
         policy_cpu_total += policy_cpu;
         if (stepping <= 0) stepping = 1e-9;
         env_rate[rep] = (double)b->steps * (double)b->envs / stepping;
         agent_rate[rep] = agent_steps / stepping;
         ns[rep] = stepping * 1e9 / agent_steps;
         obs_rate[rep] = agent_rate[rep] * (double)io->obs_size;
-        double env_cpu = cpu - policy_cpu > 1e-9 ? cpu - policy_cpu : 1e-9;
+        double env_cpu = cpu - policy_cpu - drawing_cpu;
+        if (env_cpu < 1e-9) env_cpu = 1e-9;
+        pix_rate[rep] = drawing > 0 ? agent_steps / drawing : 0;
+        cpu_pix_rate[rep] = drawing_cpu > 0 ? agent_steps / drawing_cpu : 0;
+        with_pix_rate[rep] = agent_steps / (stepping + drawing);
         cpu_env_rate[rep] = (double)b->steps * (double)b->envs / env_cpu;
         cpu_agent_rate[rep] = agent_steps / env_cpu;
     }
@@ -448,12 +523,17 @@ static int run_bench(const bench_args *b)
     r.obs_rate = summarise(obs_rate, b->repeat);
     r.cpu_env_rate = summarise(cpu_env_rate, b->repeat);
     r.cpu_agent_rate = summarise(cpu_agent_rate, b->repeat);
+    r.pix_rate = summarise(pix_rate, b->repeat);
+    r.cpu_pix_rate = summarise(cpu_pix_rate, b->repeat);
+    r.with_pix_rate = summarise(with_pix_rate, b->repeat);
     double all_agent_steps = agent_steps * (double)b->repeat;
     r.policy_ns = policy_total * 1e9 / all_agent_steps;
     r.loop_agent_rate = all_agent_steps / (policy_total + step_total);
     r.policy_cpu_ns = policy_cpu_total * 1e9 / all_agent_steps;
     r.loop_cpu_agent_rate = cpu_total > 0 ? all_agent_steps / cpu_total : 0;
     r.cpu_per_wall = policy_total + step_total > 0 ? cpu_total / (policy_total + step_total) : 0;
+    /* with --pixels the loop's time and CPU time include the drawing: the two rates "with
+     * the policy" stay those of stepping and choosing */
     /* Before the memsets touch the scratch buffer's pages. */
     r.rss_mib = peak_rss_mib();
     r.memset_same = memset_rate(scratch, obs_total);
@@ -472,6 +552,7 @@ out:
     free(rates);
     free(scratch_actions);
     free(scratch);
+    free(pix);
     polis_vec_destroy(vec);
     return rc;
 }
@@ -491,10 +572,12 @@ static int bench_main(cli_args *a)
         .exclude = cli_text(a, CLI_OPT_EXCLUDE_ACTIONS),
         .no_obs = cli_has(a, CLI_OPT_NO_OBS),
         .compact = cli_has(a, CLI_OPT_COMPACT),
+        .pixels = cli_has(a, CLI_OPT_PIXELS),
         .has_seed = cli_has(a, CLI_OPT_SEED),
         .seed = a->v[CLI_OPT_SEED].u64,
         .json = cli_has(a, CLI_OPT_JSON),
     };
+    if (b.pixels) cli_pixels_spec(cli_text(a, CLI_OPT_PIXELS), &b.popts);
     if (b.threads > b.envs)
         return cli_usage(a->name, "--threads %d is more than --envs %d (a thread steps whole envs)",
                          b.threads, b.envs);
@@ -512,7 +595,9 @@ const cli_command CLI_CMD_BENCH = {
         "env steps/s, agent-steps/s, the same per CPU-second of the process (the policy's CPU\n"
         "time, measured apart, subtracted), ns per agent-step, observation bytes per step and the\n"
         "rate they are written at (beside a plain memset of as many bytes), the policy's own cost\n"
-        "and the peak memory. Only the env steps are timed; warm-up steps are not; each\n"
+        "and the peak memory. With --pixels it also draws every agent's pixel observation\n"
+        "(polis_pixels_obs) after each step on the calling thread, timed apart, and prints its\n"
+        "frames/s. Only the env steps are timed; warm-up steps are not; each\n"
         "repetition is timed alone and the median, minimum and maximum are shown. On a machine\n"
         "shared with other work, quote the rates per CPU-second.\n",
     .run = bench_main,

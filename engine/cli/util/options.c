@@ -44,6 +44,36 @@ static bool check_exclude(const char *s, char *why, size_t cap)
     return true;
 }
 
+/* A pixel observation: CELL, then optionally /D (downscale) and ",grey" (cli_pixels_spec). */
+static bool check_pixels(const char *s, char *why, size_t cap)
+{
+    polis_pixels_obs_opts o;
+    if (cli_pixels_spec(s, &o)) return true;
+    snprintf(why, cap,
+             "'%s' is not CELL[/D][,grey] (CELL 1 to 64 pixels per cell, D a divisor of CELL)", s);
+    return false;
+}
+
+bool cli_pixels_spec(const char *s, polis_pixels_obs_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    char *end = NULL;
+    long c = strtol(s, &end, 10), d = 1;
+    if (end == s || c < 1 || c > 64) return false;
+    if (*end == '/') {
+        const char *at = end + 1;
+        d = strtol(at, &end, 10);
+        if (end == at || d < 1 || c % d != 0) return false;
+    }
+    if (strcmp(end, ",grey") == 0)
+        o->grey = true;
+    else if (*end)
+        return false;
+    o->cell_px = (int32_t)c;
+    o->downscale = (int32_t)d;
+    return true;
+}
+
 /* ---- values stored elsewhere ---------------------------------------------------------------- */
 
 static int apply_set(cli_args *a, const char *value)
@@ -147,6 +177,9 @@ const cli_option CLI_OPTIONS[CLI_OPT_COUNT] = {
                                         "written)"),
     [CLI_OPT_COMPACT] =
         FLAG("--compact", "compact observations (polis_options.compact_observations)"),
+    [CLI_OPT_PIXELS] = TEXT("--pixels", "CELL[/D][,grey]", "pixel observation", check_pixels,
+                            "also draw every agent's pixel observation after each step\n"
+                            "(polis_pixels_obs: CELL pixels per cell, downscaled by D, grey)"),
     [CLI_OPT_REPEAT] = INT("--repeat", "R", 1, 1000000, NULL, "timed repetitions (default 5)"),
     [CLI_OPT_WARMUP] = INT("--warmup", "W", 0, INT64_MAX, NULL,
                            "untimed vec steps before them (default 200; 0 for none)"),

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "polis/pixels.h"
 #include "util/util.h"
 
 /* Every option of every command, by the meaning of its value. Two options may share a name
@@ -53,6 +54,7 @@ typedef enum cli_opt_id {
     CLI_OPT_COMPACT,
     CLI_OPT_REPEAT,
     CLI_OPT_WARMUP,
+    CLI_OPT_PIXELS,
     /* serve */
     CLI_OPT_STDIO,
     CLI_OPT_TCP,
@@ -203,6 +205,10 @@ int cli_command_main(const cli_command *cmd, int argc, char **argv);
 void cli_command_help(const cli_command *cmd);
 
 /* Whether the option was given on the command line. */
+/* Reads a --pixels value, CELL[/D][,grey], into o (no_stats false, no flags); false when it
+ * is not one. */
+bool cli_pixels_spec(const char *s, polis_pixels_obs_opts *o);
+
 static inline bool cli_has(const cli_args *a, cli_opt_id id) { return a->v[id].n > 0; }
 /* A text option's value, or NULL when neither given nor defaulted. */
 static inline const char *cli_text(const cli_args *a, cli_opt_id id) { return a->v[id].text; }

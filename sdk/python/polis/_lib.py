@@ -230,10 +230,20 @@ PROTOTYPES = {
     "polis_vec_env_seed": (_u64, [_u64, _i32, _i64]),
 }
 
+class PixelsObsOpts(ctypes.Structure):
+    """polis_pixels_obs_opts (polis/pixels.h)."""
+    _fields_ = [("cell_px", ctypes.c_int32), ("downscale", ctypes.c_int32),
+                ("grey", ctypes.c_bool), ("no_stats", ctypes.c_bool),
+                ("flags", ctypes.c_uint32)]
+
+
 # The libraries beside libpolis: name -> (file stem, what needs it, prototypes).
 COMPANIONS = {
     # frames (polis/pixels.h)
-    "pixels": ("libpolis-pixels", "frames (render_rgb)", {
+    "pixels": ("libpolis-pixels", "frames (render_rgb) and pixel observations", {
+        "polis_pixels_obs_size": (c_status, [c_env_p, _i32, _P(PixelsObsOpts), _P(_i32),
+                                             _P(_i32), _P(_i32), _P(_sz)]),
+        "polis_pixels_obs": (c_status, [c_env_p, _i32, _P(PixelsObsOpts), _vp, _sz]),
         "polis_pixels_size": (c_status, [c_env_p, _i32, _i32, _P(_i32), _P(_i32)]),
         "polis_pixels_draw": (c_status, [c_env_p, _i32, _i32, _vp, _sz, _P(_i32), _P(_i32)]),
         "polis_pixels_draw_ex": (c_status, [c_env_p, _i32, _i32, ctypes.c_uint32, _vp, _sz,

@@ -20,6 +20,10 @@ Conventions (docs/python.md has the full text):
   default): a rollout buffer can keep them and normalise them in place. ``copy_obs=False``
   is the zero-copy opt-in: read-only views of the engine's buffers, the same objects every
   step, changing in place when the env steps (copy what you keep).
+- ``pixels=``: pixel observations, each agent's view drawn by the C renderer as a ``uint8``
+  array ``(H, W, C)`` (``polis.pixels``; by default from the scenario's ``"pixels"`` key,
+  else none): the observation itself (``obs: "pixels"``) or beside the fields as
+  ``"pixels"`` (``"both"``).
 - ``flatten=True``: each agent's observation fields are one float32 vector (a ``Box`` with
   the bounds of each field's dtype), still beside the mask in ``"obs"`` mode.
 - ``state()``: every agent's flattened observation, a float32 ndarray ``[n_agents, D]``
@@ -58,6 +62,7 @@ from . import spaces as _spaces
 from ._compat import PZ_PARALLEL_BASE, bases, np
 from ._lib import DTYPE_INFO
 from .core import U64, Env, _index
+from .pixels import PixelObs, pixel_spec
 from .errors import InvalidArgumentError, StateError, UnknownAgentError
 
 MASK_MODES = ("obs", "info", "both", None)
@@ -271,7 +276,7 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
     def __init__(self, scenario, *, overrides=None, action_mask="both", render_mode=None,
                  copy_obs=True, flatten=False, metrics=False, max_cycles=None, library=None,
                  plugin_path=None, base_dir=None, log=None, compact=None, record=None,
-                 keyframe_every=0, **kw_overrides):
+                 keyframe_every=0, pixels=None, **kw_overrides):
         if action_mask not in MASK_MODES:
             raise InvalidArgumentError(f"action_mask must be one of {MASK_MODES}, got "
                                        f"{action_mask!r}")
@@ -290,9 +295,20 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
                         base_dir=base_dir, log=log, record=record,
                         keyframe_every=keyframe_every)
         core = self.core
+        try:
+            spec = pixel_spec(pixels, core.source)
+            if spec is not None and flatten:
+                raise InvalidArgumentError("flatten=True flattens the observation fields; it "
+                                           "does not take pixel observations (pixels=False)")
+            self._pix = None if spec is None else PixelObs(core._lib, [core._ptr()],
+                                                           core.n_agents, spec)
+        except Exception:
+            core.close()
+            raise
+        self._pix_both = spec is not None and spec["obs"] == "both"
         self._init_kwargs = dict(
             scenario=_picklable_scenario(scenario), overrides=merged, action_mask=action_mask,
-            render_mode=render_mode, copy_obs=copy_obs, flatten=flatten,
+            render_mode=render_mode, copy_obs=copy_obs, flatten=flatten, pixels=spec,
             library=_abs(core._lib.path), plugin_path=_abs(plugin_path),
             base_dir=_abs(base_dir) if base_dir is not None or not isinstance(scenario, dict)
             else os.getcwd(), log=log)
@@ -337,7 +353,11 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
                 "itemsize": core.obs_size})
             self._flat_buf = np.zeros((n, self.layout.dim), np.float32)
             # The per-agent observation objects, built once over the engine's buffers.
-            if self.flatten:
+            if self._pix is not None:
+                self._obs_cache = [self._wrap(self._pix_fields(dict(core.agent_fields[a]),
+                                                               self._pix.obs[a]),
+                                              core.agent_masks[a]) for a in range(n)]
+            elif self.flatten:
                 self._obs_cache = [self._wrap(self._flat_buf[a], core.agent_masks[a])
                                    for a in range(n)]
             else:
@@ -357,7 +377,13 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
 
     def _make_obs_space(self):
         core = self.core
-        if self.flatten:
+        if self._pix is not None and not self._pix_both:
+            fields = self._pix.space()
+        elif self._pix is not None:
+            spaces = {f.name: _field_space(f) for f in core.obs_fields}
+            spaces["pixels"] = self._pix.space()
+            fields = _spaces.dict_space(spaces)
+        elif self.flatten:
             fields = self.layout.space()
         else:
             fields = _spaces.dict_space({f.name: _field_space(f) for f in core.obs_fields})
@@ -398,6 +424,13 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
 
     # ---- observations --------------------------------------------------------------------
 
+    def _pix_fields(self, fields, pix):
+        """An agent's observation with pixels: its frame, or its fields and the frame."""
+        if not self._pix_both:
+            return pix
+        fields["pixels"] = pix
+        return fields
+
     def _wrap(self, fields, mask):
         if self.action_mask_mode in ("obs", "both"):
             return {"observation": fields, "action_mask": mask}
@@ -410,6 +443,8 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         if np is None:
             self._step_obs = None
             return
+        if self._pix is not None:
+            self._pix.draw()
         if not self.copy_obs:
             if self.flatten:
                 self.layout.fill(self._flat_buf, core.fields)
@@ -423,6 +458,8 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         else:
             rec = core.obs.copy().view(self._rec_dtype).reshape(core.n_agents)
             self._step_obs = ({f.name: rec[f.name] for f in core.obs_fields}, masks)
+            if self._pix is not None:
+                self._step_obs[0]["pixels"] = self._pix.obs.copy()
 
     def _obs(self, a):
         core = self.core
@@ -434,6 +471,8 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         fields, masks = self._step_obs
         if self.flatten:
             return self._wrap(fields[a], masks[a])
+        if self._pix is not None and not self._pix_both:
+            return self._wrap(fields["pixels"][a], masks[a])
         return self._wrap({k: v[a] for k, v in fields.items()}, masks[a])
 
     def _mask(self, a):

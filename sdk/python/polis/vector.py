@@ -13,6 +13,11 @@ Observations (``action_mask="obs"``, the default) are ``{"observation": {field: 
 masks. The batched buffers are reused every step (Gymnasium's vector convention): copy what
 you keep across steps.
 
+Pixel observations (``pixels=``, ``polis.pixels``; by default the scenario's ``"pixels"``
+key, else none): every row's view drawn by the C renderer, ``uint8 [rows, H, W, C]``, in
+place of the fields (``obs: "pixels"``) or beside them as ``"pixels"`` (``"both"``), drawn on
+the calling thread after every reset and step (auto-resets too) into one batch array.
+
 At the step a row's episode ends, ``infos["episode"]`` holds ``{"r": returns, "l":
 lengths}`` per row and ``infos["_episode"]`` marks the rows that ended then
 (``RecordEpisodeStatistics``'s keys; the engine keeps them, polis_vec_episode_stats); with
@@ -56,6 +61,7 @@ from ._compat import GYM_AUTORESET, GYM_VECTOR_BASE, bases, np
 from .core import (U64, I32_MAX, I32_MIN, _BufferOwner, _create_options, _decode, _index,
                    ObsFieldInfo, read_obs_fields)
 from .errors import ActionError, InvalidArgumentError, StateError, error_for
+from .pixels import PixelObs, pixel_spec
 from .parallel import (RENDER_MODES, RGB_CELL_PX, FlatLayout, _abs, _field_space,
                        _merge_overrides, _picklable_scenario,
                        _rebuild, _splitmix64, check_reset_options, parse_metrics, with_compact,
@@ -141,7 +147,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
     def __init__(self, scenario, num_envs=1, threads=1, seed=None, *, overrides=None,
                  action_mask="obs", flatten=False, metrics=False, max_cycles=None,
                  library=None, plugin_path=None, base_dir=None, log=None, compact=None,
-                 render_mode=None, **kw_overrides):
+                 render_mode=None, pixels=None, **kw_overrides):
         if np is None:
             raise ImportError("polis.vector_env needs numpy (install python3-numpy): its "
                               "buffers are numpy views of the engine's memory")
@@ -160,7 +166,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
             seed=seed, overrides=merged, action_mask=action_mask, flatten=flatten,
             library=_abs(lib.path), plugin_path=_abs(plugin_path),
             base_dir=_abs(base_dir) if base_dir is not None or not isinstance(scenario, dict)
-            else os.getcwd(), log=log, render_mode=render_mode)
+            else os.getcwd(), log=log, render_mode=render_mode, pixels=pixels)
         self.action_mask_mode = action_mask
         self.flatten = bool(flatten)
         self._lib = lib
@@ -170,6 +176,20 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         t = _count(threads, "n_threads")
         self.source = resolve(scenario, merged, base_dir, lib.path)
         self._create(m, t, plugin_path, log)
+        try:
+            spec = pixel_spec(pixels, self.source)
+            if spec is not None and flatten:
+                raise InvalidArgumentError("flatten=True flattens the observation fields; it "
+                                           "does not take pixel observations (pixels=False)")
+            v = self._h.ptr
+            self._pix = None if spec is None else PixelObs(
+                lib, [lib.vec_env(v, k) for k in range(lib.vec_n_envs(v))],
+                lib.vec_agents_per_env(v), spec)
+        except Exception:
+            self.close()
+            raise
+        self._pix_both = spec is not None and spec["obs"] == "both"
+        self._init_kwargs["pixels"] = spec
         self._introspect()
         self.render_mode = render_mode
         has_map = lib.env_scene_width(lib.vec_env(self._h.ptr, 0)) > 0
@@ -241,7 +261,13 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
 
         # Gymnasium's VectorEnv attributes, per row (an agent of an env).
         def obs_space(leading):
-            if self.flatten:
+            if self._pix is not None and not self._pix_both:
+                o = self._pix.space(leading)
+            elif self._pix is not None:
+                spaces = {fi.name: _field_space(fi, leading) for fi in fields}
+                spaces["pixels"] = self._pix.space(leading)
+                o = _spaces.dict_space(spaces)
+            elif self.flatten:
                 o = self.layout.space(leading)
             else:
                 o = _spaces.dict_space({fi.name: _field_space(fi, leading) for fi in fields})
@@ -315,6 +341,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         rows = self.num_rows
         self.flat = np.zeros((rows, self.layout.dim), np.float32) if self.flatten else None
         inner = self.flat if self.flatten else self.fields
+        if self._pix is not None:
+            inner = dict(self.fields, pixels=self._pix.obs) if self._pix_both else self._pix.obs
         if self.action_mask_mode == "obs":
             self.observations = {"observation": inner, "action_mask": self.masks}
         else:
@@ -369,6 +397,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         self._metrics_any = False
         if self.flatten:
             self.layout.fill(self.flat, self.fields)
+        if self._pix is not None:
+            self._pix.draw()
         return self.observations, self.infos
 
     def step(self, actions: Any = None) -> tuple[Any, Any, Any, Any, dict]:
@@ -390,6 +420,8 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
             self._account_metrics()
         if self.flatten:
             self.layout.fill(self.flat, self.fields)
+        if self._pix is not None:
+            self._pix.draw()
         return self._step_result
 
     def _account_metrics(self):
