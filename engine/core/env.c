@@ -472,8 +472,12 @@ polis_status polis__env_rebuild(polis_env *env, const char *text, size_t len, co
     polis_io io = env->io;
     bool had_io = io.obs != NULL;
     bool owned = had_io && !env->io_borrowed;
+    /* the reward components stay too (a host maps them, as the Python SDK does) */
+    float *components = env->reward_components;
+    size_t n_components = (size_t)env->n_rewards * (size_t)env->n_agents;
     if (st == POLIS_OK) {
         env->io_borrowed = true; /* the teardown leaves the buffers to the new build */
+        env->reward_components = NULL;
         teardown(env);
         memset(env, 0, sizeof *env);
         env->alloc = keep.alloc;
@@ -504,6 +508,17 @@ polis_status polis__env_rebuild(polis_env *env, const char *text, size_t len, co
         env->io_ud = keep.io_ud;
         if (had_io && !env->io.obs) env->io = io;
         env->io_borrowed = had_io ? !owned : env->io_borrowed;
+        size_t n_now = (size_t)env->n_rewards * (size_t)env->n_agents;
+        if (components && env->reward_components && n_now == n_components) {
+            polis__free(env, env->reward_components, (n_now ? n_now : 1) * sizeof(float));
+            env->reward_components = components;
+            components = NULL;
+        } else if (components && st == POLIS_OK) {
+            st = polis__fail(env, POLIS_ERR_CONFIG,
+                             "the rebuilt env has %d reward functions; the env it replaces has "
+                             "%zu (per agent)",
+                             env->n_rewards, n_components / (size_t)(io.n_agents ? io.n_agents : 1));
+        }
         for (int32_t i = 0; i < n_host && st == POLIS_OK; i++) {
             polis__sub s = host_subs[i];
             if (s.type >= env->n_events)
@@ -517,6 +532,7 @@ polis_status polis__env_rebuild(polis_env *env, const char *text, size_t len, co
         if (st == POLIS_OK && n_host) st = polis__bus_freeze(env);
         if (st != POLIS_OK) env->state = POLIS__ENV_LOADING;
     }
+    if (components) polis__free(env, components, (n_components ? n_components : 1) * sizeof(float));
     polis__free(env, host_subs, sizeof *host_subs * (size_t)(n_host ? n_host : 1));
     polis__strfree(env, src);
     polis__strfree(env, dir);

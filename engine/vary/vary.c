@@ -400,6 +400,9 @@ static char *layout_of(const polis_env *env)
         ADD("event type %d: %s (%zu bytes)\n", (int)t, polis_env_event_name(env, t),
             polis_env_event_size(env, t));
     ADD("%d event types\n", (int)polis_env_n_event_types(env));
+    for (int32_t r = 0; r < polis_env_n_reward_fns(env); r++)
+        ADD("reward function %d: %s\n", (int)r, polis_env_reward_fn_name(env, r));
+    ADD("%d reward functions\n", (int)polis_env_n_reward_fns(env));
 #undef ADD
     return s;
 }
@@ -446,7 +449,7 @@ static polis_status probe(polis_env *env, vary *v, const char *task)
         layout_diff(v->layout, lay, why, sizeof why);
         free(lay);
         return vfail(env, "it changes the env's layout: %s (a task may change values, not the "
-                          "agents, actions, observation layout or event types)",
+                          "agents, actions, observation layout, event types or reward functions)",
                      why);
     }
     free(lay);
@@ -470,7 +473,7 @@ static polis_status rebuild(polis_env *env, vary *v, const char *task)
         layout_diff(v->layout, lay, why, sizeof why);
         free(lay);
         return vfail(env, "it changes the env's layout: %s (a task may change values, not the "
-                          "agents, actions, observation layout or event types)",
+                          "agents, actions, observation layout, event types or reward functions)",
                      why);
     }
     free(lay);
