@@ -411,15 +411,24 @@ static void cell_draw(const cJSON *v, char *buf, size_t size)
     cJSON_free(text);
 }
 
+/* The scenario's "vary", only when it has one (most scenarios vary nothing). */
+static bool print_vary(const cJSON *d)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(d, "vary");
+    if (cJSON_GetArraySize(list) == 0) return true;
+    heading("vary (drawn anew at every reset from its seed; docs/scenario.md)",
+            cJSON_GetArraySize(list));
+    static const column cols[TABLE_MAXCOLS] = {{"path", "path", NULL},
+                                               {"draw", NULL, cell_draw}};
+    return print_rows(list, cols);
+}
+
 static const section SECTIONS[] = {
     {.print = print_scenario},
     {.print = print_agents},
     {.print = print_grid},
     {.print = print_plugins},
-    {.title = "vary (drawn anew at every reset from its seed; docs/scenario.md)",
-     .key = "vary",
-     .always = false,
-     .cols = {{"path", "path", NULL}, {"draw", NULL, cell_draw}}},
+    {.print = print_vary},
     {.title = "actions",
      .key = "actions",
      .always = true,
