@@ -438,6 +438,10 @@ static polis_status probe(polis_env *env, vary *v, const char *task)
     polis_error err;
     polis_status st = polis__env_create(&args, &t, &err);
     if (st) {
+        /* the outer create says "(scenario with overrides)" itself */
+        static const char with[] = " (scenario with overrides)";
+        size_t n = strlen(err.message), w = sizeof with - 1;
+        if (n >= w && strcmp(err.message + n - w, with) == 0) err.message[n - w] = '\0';
         snprintf(env->err, sizeof env->err, "%s", err.message);
         return st;
     }
