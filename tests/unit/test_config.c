@@ -96,7 +96,8 @@ static polis_status parse(polis_env *env, const char *json)
 
 #define TOP_KEYS                                                                                   \
     "polis, name, doc, seed, max_steps, agents, max_entities, grid, event_queue, max_memory, "     \
-    "lua, plugins, scripts, rewards, bindings, compact_observations, replace, live, visibility"
+    "lua, plugins, scripts, rewards, bindings, compact_observations, replace, live, visibility, "  \
+    "vary"
 
 /* ---- bad JSON --------------------------------------------------------------------------- */
 
