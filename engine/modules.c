@@ -28,6 +28,6 @@ const polis__module *const polis__modules[] = {
     &polis__views_module,
     &polis__policy_module,
     &polis__visibility_module,
-    &polis__vary_module,
+    &polis__vary_module, /* last: its prereset may rebuild the env */
     NULL,
 };

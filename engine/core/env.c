@@ -441,8 +441,8 @@ static polis_status lend_io(void *ud, polis_env *env, polis_io *io)
                            "the rebuilt env has %d agents, %d actions and %zu observation bytes "
                            "per agent; the env it replaces has %d, %d and %zu (its buffers "
                            "cannot change)",
-                           io->n_agents, io->n_actions, io->obs_size, old->n_agents,
-                           old->n_actions, old->obs_size);
+                           io->n_agents, io->n_actions, io->obs_size, old->n_agents, old->n_actions,
+                           old->obs_size);
     io->obs = old->obs;
     io->masks = old->masks;
     io->actions = old->actions;
@@ -468,7 +468,8 @@ polis_status polis__env_rebuild(polis_env *env, const char *text, size_t len, co
         if (env->subs[i].host_fn) host_subs[n_host++] = env->subs[i];
     char *src = polis__strdup(env, source), *dir = polis__strdup(env, base_dir);
     polis_status st = POLIS_OK;
-    if ((source && !src) || (base_dir && !dir)) st = polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    if ((source && !src) || (base_dir && !dir))
+        st = polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     polis_io io = env->io;
     bool had_io = io.obs != NULL;
     bool owned = had_io && !env->io_borrowed;
@@ -514,10 +515,11 @@ polis_status polis__env_rebuild(polis_env *env, const char *text, size_t len, co
             env->reward_components = components;
             components = NULL;
         } else if (components && st == POLIS_OK) {
-            st = polis__fail(env, POLIS_ERR_CONFIG,
-                             "the rebuilt env has %d reward functions; the env it replaces has "
-                             "%zu (per agent)",
-                             env->n_rewards, n_components / (size_t)(io.n_agents ? io.n_agents : 1));
+            st =
+                polis__fail(env, POLIS_ERR_CONFIG,
+                            "the rebuilt env has %d reward functions; the env it replaces has "
+                            "%zu (per agent)",
+                            env->n_rewards, n_components / (size_t)(io.n_agents ? io.n_agents : 1));
         }
         for (int32_t i = 0; i < n_host && st == POLIS_OK; i++) {
             polis__sub s = host_subs[i];

@@ -276,7 +276,7 @@ struct polis_recorder {
     /* the previous line's scene */
     bool sized;
     int32_t sized_dims[3 + L_COUNT]; /* layers, width, height and list capacities sized for */
-    int32_t *prev_tiles; /* [cells + 1] */
+    int32_t *prev_tiles;             /* [cells + 1] */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
     size_t cells, n_stats;

@@ -57,9 +57,9 @@ struct polis__vary {
     char *source, *base_dir;
     draw *draws;
     int32_t n, n_agents;
-    char *built;  /* the task the env is built with now (malloc) */
-    char *task;   /* the current episode's task (malloc); "{}" before the first reset */
-    char *layout; /* the scenario's layout, which every task keeps (malloc) */
+    char *built;        /* the task the env is built with now (malloc) */
+    char *task;         /* the current episode's task (malloc); "{}" before the first reset */
+    char *layout;       /* the scenario's layout, which every task keeps (malloc) */
     const char *forced; /* polis_env_reset_task's task, during that call */
 };
 
@@ -131,8 +131,8 @@ static polis_status number(polis_env *env, const cJSON *n, const char *where, co
     double v = n->valuedouble;
     if (!isfinite(v) || v < lo || v > hi || (integer && v != floor(v))) {
         if (integer)
-            return vfail(env, "%s%s: expected an integer in [%.17g, %.17g], got %.17g", where,
-                         key, lo, hi, v);
+            return vfail(env, "%s%s: expected an integer in [%.17g, %.17g], got %.17g", where, key,
+                         lo, hi, v);
         return vfail(env, "%s%s: expected a number in [%.17g, %.17g], got %.17g", where, key, lo,
                      hi, v);
     }
@@ -151,7 +151,8 @@ static polis_status read_choice(polis_env *env, draw *d, const cJSON *spec)
                      cJSON_IsArray(c) ? "an empty array" : kind_of(c), "");
     d->kind = D_CHOICE;
     d->n = cJSON_GetArraySize(c);
-    if (!(d->choice = cJSON_Duplicate(c, true))) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    if (!(d->choice = cJSON_Duplicate(c, true)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(spec, "weights");
     if (!w) return POLIS_OK;
     if (!cJSON_IsArray(w) || cJSON_GetArraySize(w) != d->n)
@@ -424,16 +425,39 @@ static void layout_diff(const char *base, const char *now, char *out, size_t cap
 
 /* ---- building tasks -------------------------------------------------------------------------- */
 
+/* OK when `built` (a probe, or env itself after a rebuild) keeps the scenario's layout; else
+ * the first difference in env->err. */
+static polis_status same_layout(polis_env *env, const vary *v, const polis_env *built)
+{
+    char *lay = layout_of(built);
+    if (!lay) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    polis_status st = POLIS_OK;
+    if (strcmp(lay, v->layout) != 0) {
+        char why[600];
+        layout_diff(v->layout, lay, why, sizeof why);
+        st = vfail(env,
+                   "it changes the env's layout: %s (a task may change values, not the "
+                   "agents, actions, observation layout, event types or reward functions)",
+                   why);
+    }
+    free(lay);
+    return st;
+}
+
 /* Builds a throwaway env of the task (the probes at create): its error, or a layout
  * difference, goes to env->err. */
 static polis_status probe(polis_env *env, vary *v, const char *task)
 {
-    polis_options o = {.struct_size = sizeof o, .alloc = env->alloc, .alloc_ud = env->alloc_ud,
-                       .plugin_path = env->plugin_path, .overrides = task,
-                       .no_observations = env->no_obs, .max_memory = env->opt_max_memory,
+    polis_options o = {.struct_size = sizeof o,
+                       .alloc = env->alloc,
+                       .alloc_ud = env->alloc_ud,
+                       .plugin_path = env->plugin_path,
+                       .overrides = task,
+                       .no_observations = env->no_obs,
+                       .max_memory = env->opt_max_memory,
                        .compact_observations = env->opt_compact};
-    polis__create_args args = {.text = v->text, .len = v->len, .source = v->source,
-                               .base_dir = v->base_dir, .opts = &o};
+    polis__create_args args = {
+        .text = v->text, .len = v->len, .source = v->source, .base_dir = v->base_dir, .opts = &o};
     polis_env *t = NULL;
     polis_error err;
     polis_status st = polis__env_create(&args, &t, &err);
@@ -445,19 +469,9 @@ static polis_status probe(polis_env *env, vary *v, const char *task)
         snprintf(env->err, sizeof env->err, "%s", err.message);
         return st;
     }
-    char *lay = layout_of(t);
+    st = same_layout(env, v, t);
     polis_env_destroy(t);
-    if (!lay) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
-    if (strcmp(lay, v->layout) != 0) {
-        char why[600];
-        layout_diff(v->layout, lay, why, sizeof why);
-        free(lay);
-        return vfail(env, "it changes the env's layout: %s (a task may change values, not the "
-                          "agents, actions, observation layout, event types or reward functions)",
-                     why);
-    }
-    free(lay);
-    return POLIS_OK;
+    return st;
 }
 
 /* Rebuilds the env with `task`; the module's state stays out of the teardown. */
@@ -469,26 +483,15 @@ static polis_status rebuild(polis_env *env, vary *v, const char *task)
         vary_release(env, env->vary);
     }
     env->vary = v;
-    if (st) return st;
-    char *lay = layout_of(env);
-    if (!lay) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
-    if (strcmp(lay, v->layout) != 0) {
-        char why[600];
-        layout_diff(v->layout, lay, why, sizeof why);
-        free(lay);
-        return vfail(env, "it changes the env's layout: %s (a task may change values, not the "
-                          "agents, actions, observation layout, event types or reward functions)",
-                     why);
-    }
-    free(lay);
-    return POLIS_OK;
+    return st ? st : same_layout(env, v, env);
 }
 
 /* ---- the module's callbacks ---------------------------------------------------------------- */
 
 static polis_status vary_load(polis_env *env)
 {
-    const cJSON *spec = env->scn.root ? cJSON_GetObjectItemCaseSensitive(env->scn.root, "vary") : NULL;
+    const cJSON *spec =
+        env->scn.root ? cJSON_GetObjectItemCaseSensitive(env->scn.root, "vary") : NULL;
     if (!spec) return POLIS_OK;
     if (!cJSON_IsObject(spec))
         return vfail(env, "vary: expected an object of override paths and draws, got %s",
@@ -569,16 +572,15 @@ static polis_status vary_check(polis_env *env, vary *v)
             if (st && st != POLIS_ERR_NOMEM) {
                 char why[POLIS_ERRMAX];
                 snprintf(why, sizeof why, "%s", env->err);
-                vfail(env, "%s: its %s value %.200s cannot be played: %s", v->draws[i].where,
-                      end, one, why);
+                vfail(env, "%s: its %s value %.200s cannot be played: %s", v->draws[i].where, end,
+                      one, why);
             }
             free(one);
             if (st) return st;
         }
         char why[POLIS_ERRMAX];
         snprintf(why, sizeof why, "%s", env->err);
-        return vfail(env, "vary: the task of every draw's %s value cannot be played: %s", end,
-                     why);
+        return vfail(env, "vary: the task of every draw's %s value cannot be played: %s", end, why);
     }
     return POLIS_OK;
 }
@@ -605,8 +607,9 @@ static polis_status vary_prereset(polis_env *env, uint64_t seed)
         int32_t k = 0;
         for (const cJSON *m = t->child; m; m = m->next, k++)
             if (k >= v->n || strcmp(m->string, v->draws[k].path) != 0) {
-                vfail(env, "reset_task: the task's member %d is \"%s\"; the scenario's vary "
-                           "draws %s there",
+                vfail(env,
+                      "reset_task: the task's member %d is \"%s\"; the scenario's vary "
+                      "draws %s there",
                       (int)k, m->string, k < v->n ? v->draws[k].where : "nothing");
                 cJSON_Delete(t);
                 return POLIS_ERR_CONFIG;

@@ -88,9 +88,12 @@ static void test_draws_reproduce_from_the_seed(void)
     for (uint64_t s = 0; s < 24; s++) {
         CHECK(play(env, s, 5, NULL) != 0);
         cJSON *t = cJSON_Parse(polis_env_task(env));
-        int items = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(t, "plugins.walker.params.items"));
-        double value = cJSON_GetNumberValue(cJSON_GetObjectItem(t, "plugins.walker.params.item_value"));
-        int w = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "grid"), "width"));
+        int items =
+            (int)cJSON_GetNumberValue(cJSON_GetObjectItem(t, "plugins.walker.params.items"));
+        double value =
+            cJSON_GetNumberValue(cJSON_GetObjectItem(t, "plugins.walker.params.item_value"));
+        int w =
+            (int)cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "grid"), "width"));
         CHECK(items >= 3 && items <= 30);
         CHECK(value >= 0.5 && value < 2.0);
         CHECK(w == 12 || w == 20);
@@ -130,8 +133,8 @@ static void test_draws_reproduce_from_the_seed(void)
 static void test_no_vary_changes_nothing(void)
 {
     polis_env *plain = make(BASE "}", NULL, NULL);
-    polis_env *same = make(BASE ", \"vary\": {\"plugins.walker.params.items\": {\"choice\": [10]}}}",
-                           NULL, NULL);
+    polis_env *same =
+        make(BASE ", \"vary\": {\"plugins.walker.params.items\": {\"choice\": [10]}}}", NULL, NULL);
     CHECK(plain && same);
     if (plain && same) {
         CHECK(polis_env_task(plain) == NULL);
@@ -186,12 +189,15 @@ static void test_bad_specs(void)
                    "vary[\"max_steps\"].range[1]: expected a number, got a string");
     CHECK_CONTAINS(vary_error(", \"vary\": {\"max_steps\": {\"range\": [1, 2.5], \"int\": true}}"),
                    "vary[\"max_steps\"].range[1]: expected an integer");
-    CHECK_CONTAINS(vary_error(", \"vary\": {\"max_steps\": {\"choice\": [1, 2], \"weights\": [1, -1]}}"),
-                   "vary[\"max_steps\"].weights[1]: expected a number in [0, ");
-    CHECK_CONTAINS(vary_error(", \"vary\": {\"max_steps\": {\"choice\": [1, 2], \"weights\": [1]}}"),
-                   "vary[\"max_steps\"].weights: expected 2 weights (one per choice)");
-    CHECK_CONTAINS(vary_error(", \"vary\": {\"max_steps\": {\"choice\": [1, 2], \"weights\": [0, 0]}}"),
-                   "vary[\"max_steps\"].weights: the weights sum to 0");
+    CHECK_CONTAINS(
+        vary_error(", \"vary\": {\"max_steps\": {\"choice\": [1, 2], \"weights\": [1, -1]}}"),
+        "vary[\"max_steps\"].weights[1]: expected a number in [0, ");
+    CHECK_CONTAINS(
+        vary_error(", \"vary\": {\"max_steps\": {\"choice\": [1, 2], \"weights\": [1]}}"),
+        "vary[\"max_steps\"].weights: expected 2 weights (one per choice)");
+    CHECK_CONTAINS(
+        vary_error(", \"vary\": {\"max_steps\": {\"choice\": [1, 2], \"weights\": [0, 0]}}"),
+        "vary[\"max_steps\"].weights: the weights sum to 0");
     CHECK_CONTAINS(vary_error(", \"vary\": {\"max_steps\": {\"choice\": [1], \"range\": [1, 2]}}"),
                    "vary[\"max_steps\"]: a draw is an object with exactly one of choice, range, "
                    "groups");
@@ -201,10 +207,13 @@ static void test_bad_specs(void)
                    "vary[\"max_steps\"].int: expected true or false, got a number");
     CHECK_CONTAINS(vary_error(", \"vary\": {\"social\": {\"groups\": {\"home\": [0]}}}"),
                    "vary[\"social\"].groups: needs \"groups\"");
-    CHECK_CONTAINS(vary_error(", \"vary\": {\"social\": {\"groups\": {\"groups\": 2, \"home\": [0, 1, 2, 0]}}}"),
-                   "vary[\"social\"].groups.home[2]: expected an integer in [0, 1], got 2");
-    CHECK_CONTAINS(vary_error(", \"vary\": {\"social\": {\"groups\": {\"groups\": 2, \"agents\": 3}}}"),
-                   "vary[\"social\"].groups.agents: 3, but the scenario has 4 agents");
+    CHECK_CONTAINS(
+        vary_error(
+            ", \"vary\": {\"social\": {\"groups\": {\"groups\": 2, \"home\": [0, 1, 2, 0]}}}"),
+        "vary[\"social\"].groups.home[2]: expected an integer in [0, 1], got 2");
+    CHECK_CONTAINS(
+        vary_error(", \"vary\": {\"social\": {\"groups\": {\"groups\": 2, \"agents\": 3}}}"),
+        "vary[\"social\"].groups.agents: 3, but the scenario has 4 agents");
     /* paths and values are checked by building the first and the last value of every draw */
     CHECK_CONTAINS(vary_error(", \"vary\": {\"plugins.walker.params.itemz\": {\"range\": [1, 5], "
                               "\"int\": true}}"),

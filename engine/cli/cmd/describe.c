@@ -418,8 +418,7 @@ static bool print_vary(const cJSON *d)
     if (cJSON_GetArraySize(list) == 0) return true;
     heading("vary (drawn anew at every reset from its seed; docs/scenario.md)",
             cJSON_GetArraySize(list));
-    static const column cols[TABLE_MAXCOLS] = {{"path", "path", NULL},
-                                               {"draw", NULL, cell_draw}};
+    static const column cols[TABLE_MAXCOLS] = {{"path", "path", NULL}, {"draw", NULL, cell_draw}};
     return print_rows(list, cols);
 }
 
@@ -537,11 +536,10 @@ const cli_command CLI_CMD_DESCRIBE = {
     .name = "describe",
     CLI_SCENARIO_AND(USES),
     .summary = "list everything the scenario registers",
-    .about =
-        "Lists what SCENARIO registers: plugins and scripts with their parameters, what it\n"
-        "varies between episodes (\"vary\"), actions, the\n"
-        "observation layout, reward functions and transforms, event types, hooks per phase,\n"
-        "components, services, exports, renderers, action parsers, policies and\n"
-        "macros (plan commands).\n",
+    .about = "Lists what SCENARIO registers: plugins and scripts with their parameters, what it\n"
+             "varies between episodes (\"vary\"), actions, the\n"
+             "observation layout, reward functions and transforms, event types, hooks per phase,\n"
+             "components, services, exports, renderers, action parsers, policies and\n"
+             "macros (plan commands).\n",
     .run = describe_main,
 };

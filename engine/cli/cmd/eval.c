@@ -163,8 +163,8 @@ static cJSON *number_or_null(double v)
 /* The JSON document: the run, every episode (its flattened metrics and the metrics plugin's
  * own object), and the summary. NULL on allocation failure. */
 static char *json_document(const cli_table *t, cJSON *raws, cJSON *tasks, const char *scenario,
-                           const char *file,
-                           const char *policy, uint64_t seed0, int64_t steps_limit)
+                           const char *file, const char *policy, uint64_t seed0,
+                           int64_t steps_limit)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
@@ -397,7 +397,8 @@ static int eval_main(cli_args *args)
         total_steps += e.steps;
         cli_table_add(&t, ep, e.metrics);
         if (e.raw && cJSON_AddItemToArray(raws, e.raw)) e.raw = NULL;
-        if (tasks && cJSON_AddItemToArray(tasks, e.task ? e.task : cJSON_CreateNull())) e.task = NULL;
+        if (tasks && cJSON_AddItemToArray(tasks, e.task ? e.task : cJSON_CreateNull()))
+            e.task = NULL;
         cli_episode_free(&e);
         if (t.oom) {
             fprintf(stderr, "polis: out of memory\n");
@@ -411,7 +412,8 @@ static int eval_main(cli_args *args)
     seats_label(env, seats, a.policy, label, sizeof label);
     if (!to_stdout) print_table(&t, polis_env_name(env), label, seed0, total_steps);
     if (a.json) {
-        char *doc = json_document(&t, raws, tasks, polis_env_name(env), a.scenario, label, seed0, a.steps);
+        char *doc =
+            json_document(&t, raws, tasks, polis_env_name(env), a.scenario, label, seed0, a.steps);
         if (!doc) {
             fprintf(stderr, "polis: out of memory\n");
             rc = EXIT_ENV;
