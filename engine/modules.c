@@ -19,6 +19,7 @@ POLIS_INTERNAL extern const polis__module polis__scene_module;  /* engine/scene:
 POLIS_INTERNAL extern const polis__module polis__views_module;  /* engine/views: text, JSON */
 POLIS_INTERNAL extern const polis__module polis__policy_module; /* engine/policy: policies, plans */
 POLIS_INTERNAL extern const polis__module polis__visibility_module; /* engine/visibility */
+POLIS_INTERNAL extern const polis__module polis__vary_module;       /* engine/vary: tasks */
 
 const polis__module *const polis__modules[] = {
     &polis__lua_module,
@@ -27,5 +28,6 @@ const polis__module *const polis__modules[] = {
     &polis__views_module,
     &polis__policy_module,
     &polis__visibility_module,
+    &polis__vary_module, /* last: its prereset may rebuild the env */
     NULL,
 };

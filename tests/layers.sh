@@ -24,7 +24,7 @@ set -u
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$ROOT" || exit 2
 
-MODULES="lua ffi scene views policy vec visibility"
+MODULES="lua ffi scene views policy vec visibility vary"
 # A module may include the internal headers of these modules (docs/architecture.md, "What may
 # include what"): the Lua host calls plugin exports (polis.call); handler replacement
 # installs scripts' functions and replaces policies by name.
@@ -36,6 +36,7 @@ declare -A MODULE_DEPS=(
     [policy]=""
     [vec]=""
     [visibility]=""
+    [vary]=""
 )
 
 # The polis program's layers (engine/cli/README.md): what the files of each folder (and main.c)

@@ -75,7 +75,8 @@ static const char *const top_keys[] = {
     "live",
     "seats",
     "pixels",
-    "visibility" /* read by engine/visibility after the plugins' init */};
+    "visibility" /* read by engine/visibility after the plugins' init */,
+    "vary" /* read by engine/vary after the plugins' init */};
 
 /* "live": who plays each seat in `polis serve --http` and how the game ticks
  * (docs/scenario.md, "Live play"). The engine checks its shape; the live server reads it

@@ -400,9 +400,9 @@ polis_status polis_env_create_file(const char *path, const polis_options *opts, 
     return st;
 }
 
-void polis_env_destroy(polis_env *env)
+/* Everything a build made: plugins, scripts, registries, module state, the scenario. */
+static void teardown(polis_env *env)
 {
-    if (!env) return;
     for (const polis__module *const *m = polis__modules; *m; m++)
         if ((*m)->unload) (*m)->unload(env);
     polis__plugins_unload(env);
@@ -414,11 +414,131 @@ void polis_env_destroy(polis_env *env)
     polis__grid_free(env);
     polis__scenario_release_json(env);
     polis__scenario_free(env);
-    polis__strfree(env, env->plugin_path);
     polis__strfree(env, env->overrides);
+    env->overrides = NULL;
+}
+
+void polis_env_destroy(polis_env *env)
+{
+    if (!env) return;
+    teardown(env);
+    polis__strfree(env, env->plugin_path);
     polis_alloc_fn alloc = env->alloc;
     void *ud = env->alloc_ud;
     alloc(ud, env, sizeof *env, 0);
+}
+
+/* ---- rebuilding in place (polis__env_rebuild) --------------------------------------------- */
+
+/* The io buffers of the build being replaced, lent to the new one (as a polis_vec lends its
+ * slices) when the new layout has the same sizes. */
+static polis_status lend_io(void *ud, polis_env *env, polis_io *io)
+{
+    const polis_io *old = ud;
+    if (io->n_agents != old->n_agents || io->n_actions != old->n_actions ||
+        io->obs_size != old->obs_size)
+        return polis__fail(env, POLIS_ERR_CONFIG,
+                           "the rebuilt env has %d agents, %d actions and %zu observation bytes "
+                           "per agent; the env it replaces has %d, %d and %zu (its buffers "
+                           "cannot change)",
+                           io->n_agents, io->n_actions, io->obs_size, old->n_agents, old->n_actions,
+                           old->obs_size);
+    io->obs = old->obs;
+    io->masks = old->masks;
+    io->actions = old->actions;
+    io->rewards = old->rewards;
+    io->terminations = old->terminations;
+    io->truncations = old->truncations;
+    io->illegal = old->illegal;
+    return POLIS_OK;
+}
+
+polis_status polis__env_rebuild(polis_env *env, const char *text, size_t len, const char *source,
+                                const char *base_dir, const char *overrides)
+{
+    /* what outlives the build: the options, the io buffers, the host's subscribers */
+    polis_env keep = *env;
+    int32_t n_host = 0;
+    for (int32_t i = 0; i < env->n_subs; i++) n_host += env->subs[i].host_fn != NULL;
+    polis__sub *host_subs = NULL;
+    if (n_host && !(host_subs = polis__alloc(env, sizeof *host_subs * (size_t)n_host)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    n_host = 0;
+    for (int32_t i = 0; i < env->n_subs; i++)
+        if (env->subs[i].host_fn) host_subs[n_host++] = env->subs[i];
+    char *src = polis__strdup(env, source), *dir = polis__strdup(env, base_dir);
+    polis_status st = POLIS_OK;
+    if ((source && !src) || (base_dir && !dir))
+        st = polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    polis_io io = env->io;
+    bool had_io = io.obs != NULL;
+    bool owned = had_io && !env->io_borrowed;
+    /* the reward components stay too (a host maps them, as the Python SDK does) */
+    float *components = env->reward_components;
+    size_t n_components = (size_t)env->n_rewards * (size_t)env->n_agents;
+    if (st == POLIS_OK) {
+        env->io_borrowed = true; /* the teardown leaves the buffers to the new build */
+        env->reward_components = NULL;
+        teardown(env);
+        memset(env, 0, sizeof *env);
+        env->alloc = keep.alloc;
+        env->alloc_ud = keep.alloc_ud;
+        env->log = keep.log;
+        env->log_ud = keep.log_ud;
+        env->plugin_path = keep.plugin_path;
+        env->no_obs = keep.no_obs;
+        env->opt_compact = keep.opt_compact;
+        env->opt_max_memory = keep.opt_max_memory;
+        env->episode = keep.episode;
+        env->state = POLIS__ENV_LOADING;
+        if (had_io) {
+            env->io_fn = lend_io;
+            env->io_ud = &io;
+        } else {
+            env->io_fn = keep.io_fn;
+            env->io_ud = keep.io_ud;
+        }
+        if (overrides && !(env->overrides = polis__strdup(env, overrides)))
+            st = polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+        for (const polis__module *const *m = polis__modules; *m && st == POLIS_OK; m++)
+            if ((*m)->create) st = (*m)->create(env);
+        if (st == POLIS_OK) st = build(env, text, len, src ? src : "<string>", dir);
+        /* the buffers stay the host's (or the vec's) as they were; an unfinished build
+         * keeps them too, for the destroy or the next rebuild */
+        env->io_fn = keep.io_fn;
+        env->io_ud = keep.io_ud;
+        if (had_io && !env->io.obs) env->io = io;
+        env->io_borrowed = had_io ? !owned : env->io_borrowed;
+        size_t n_now = (size_t)env->n_rewards * (size_t)env->n_agents;
+        if (components && env->reward_components && n_now == n_components) {
+            polis__free(env, env->reward_components, (n_now ? n_now : 1) * sizeof(float));
+            env->reward_components = components;
+            components = NULL;
+        } else if (components && st == POLIS_OK) {
+            st =
+                polis__fail(env, POLIS_ERR_CONFIG,
+                            "the rebuilt env has %d reward functions; the env it replaces has "
+                            "%zu (per agent)",
+                            env->n_rewards, n_components / (size_t)(io.n_agents ? io.n_agents : 1));
+        }
+        for (int32_t i = 0; i < n_host && st == POLIS_OK; i++) {
+            polis__sub s = host_subs[i];
+            if (s.type >= env->n_events)
+                st = polis__fail(env, POLIS_ERR_CONFIG,
+                                 "the rebuilt env has %d event types; a host subscriber "
+                                 "listens to type %d",
+                                 env->n_events, s.type);
+            else
+                st = polis__sub_add(env, &s);
+        }
+        if (st == POLIS_OK && n_host) st = polis__bus_freeze(env);
+        if (st != POLIS_OK) env->state = POLIS__ENV_LOADING;
+    }
+    if (components) polis__free(env, components, (n_components ? n_components : 1) * sizeof(float));
+    polis__free(env, host_subs, sizeof *host_subs * (size_t)(n_host ? n_host : 1));
+    polis__strfree(env, src);
+    polis__strfree(env, dir);
+    return st;
 }
 
 /* ---- running callbacks ------------------------------------------------------------------- */
@@ -643,6 +763,11 @@ polis_status polis_env_reset(polis_env *env, uint64_t seed)
     if (env->state == POLIS__ENV_LOADING)
         return polis__fail(env, POLIS_ERR_STATE, "reset: the env was not created completely");
     polis_status st;
+    for (const polis__module *const *m = polis__modules; *m; m++)
+        if ((*m)->prereset && (st = (*m)->prereset(env, seed)) != POLIS_OK) {
+            if (env->state != POLIS__ENV_LOADING) env->state = POLIS__ENV_BROKEN;
+            return st;
+        }
     env->tick = 0;
     env->episode++;
     /* Stream constant: "polis" in ASCII, so the env stream differs from callers' own PCG32

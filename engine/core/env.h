@@ -248,6 +248,7 @@ struct polis_env {
     struct polis__ffi_state *ffi;         /* ffi/: prepared exports and bindings */
     struct polis__swap_state *swap;       /* ffi/: the scenario's "replace" entries */
     struct polis__visibility *visibility; /* visibility/: who sees whom */
+    struct polis__vary *vary;             /* vary/: the scenario's task distribution */
 };
 
 /* ---- memory (env.c) ------------------------------------------------------------------- */
@@ -272,6 +273,19 @@ typedef struct polis__create_args {
 } polis__create_args;
 POLIS_INTERNAL polis_status polis__env_create(const polis__create_args *args, polis_env **out,
                                               polis_error *err);
+/* Rebuilds env in place from the scenario `text` (len bytes; its messages name `source`,
+ * relative paths resolve against `base_dir`) with `overrides` (NULL: none), keeping what a
+ * host holds: the env's address, its io buffers (the new build must have the same agent
+ * count, action count and observation record size, or it fails naming the difference), its
+ * host subscribers, its creation options and its episode count. Everything else — plugins,
+ * scripts, registries, module state — is torn down and built anew, as a create would. The
+ * module that calls it keeps its own state pointer out of the env meanwhile (the teardown
+ * frees every module's state). On failure the env is left unusable (state LOADING: reset
+ * fails) until a rebuild succeeds; polis_env_destroy frees it either way. For module
+ * prereset callbacks (engine/vary). */
+POLIS_INTERNAL polis_status polis__env_rebuild(polis_env *env, const char *text, size_t len,
+                                               const char *source, const char *base_dir,
+                                               const char *overrides);
 /* Reads a scenario file with malloc (free() the text) and writes its directory into dir. */
 POLIS_INTERNAL polis_status polis__scenario_file(const char *path, char **text, size_t *len,
                                                  char *dir, size_t dir_size, polis_error *err);

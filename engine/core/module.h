@@ -40,6 +40,11 @@ typedef struct polis__module {
     /* The kernel's buffers are allocated (io, entities, grid); the bus is not frozen yet. */
     polis_status (*freeze)(polis_env *env);
 
+    /* ---- first thing in every polis_env_reset, before the env's state is touched; `seed`
+     * is the reset seed. May rebuild the env in place (polis__env_rebuild, core/env.h: the
+     * vary module's drawn tasks). A failure fails the reset with the module's message. ---- */
+    polis_status (*prereset)(polis_env *env, uint64_t seed);
+
     /* ---- every polis_env_reset, after the agents' entities exist and before the RESET
      * hooks run; `seed` is the reset seed. Cannot fail. ---- */
     void (*reset)(polis_env *env, uint64_t seed);

@@ -29,6 +29,7 @@
 #include "polis/plugin.h" /* POLIS_ABI_*: the header names the plugin ABI */
 #include "polis/record.h"
 #include "polis/scene.h"
+#include "polis/vary.h"
 #include "polis/visibility.h"
 
 /* The longest message the recorder keeps. */
@@ -274,7 +275,8 @@ struct polis_recorder {
     ev_field *ev_fields;
     /* the previous line's scene */
     bool sized;
-    int32_t *prev_tiles; /* [cells + 1] */
+    int32_t sized_dims[3 + L_COUNT]; /* layers, width, height and list capacities sized for */
+    int32_t *prev_tiles;             /* [cells + 1] */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
     size_t cells, n_stats;
@@ -917,7 +919,20 @@ static void *rec_calloc(polis_recorder *r, size_t n, size_t size)
  * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
 {
-    if (r->sized) return POLIS_OK;
+    int32_t dims[3 + L_COUNT] = {s->n_layers, s->width, s->height};
+    for (int i = 0; i < L_COUNT; i++) scene_list(s, i, &(int32_t){0}, &dims[3 + i]);
+    if (r->sized) {
+        /* a task of the scenario's "vary" may rebuild the env with another map */
+        if (memcmp(dims, r->sized_dims, sizeof dims) == 0) return POLIS_OK;
+        return rec_fail(r, POLIS_ERR_STATE,
+                        "recorder: episode %" PRId64 ": the scene is %dx%d (%d layers), the "
+                        "recording's %dx%d (%d layers), or its lists grew: a task that changes "
+                        "the map (the scenario's \"vary\") cannot be recorded into the same "
+                        "file",
+                        r->episode, (int)s->width, (int)s->height, (int)s->n_layers,
+                        (int)r->sized_dims[1], (int)r->sized_dims[2], (int)r->sized_dims[0]);
+    }
+    memcpy(r->sized_dims, dims, sizeof dims);
     r->cells = (size_t)s->n_layers * (size_t)s->width * (size_t)s->height;
     r->n_stats = (size_t)s->n_agents * (size_t)s->n_stats;
     r->prev_tiles = rec_calloc(r, r->cells, sizeof *r->prev_tiles);
@@ -1258,6 +1273,11 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
     if (st) return st;
     rb_printf(&r->line, "{\"t\":\"reset\",\"episode\":%" PRId64 ",\"seed\":%" PRIu64, r->episode,
               seed);
+    const char *task = polis_env_task(env); /* what the episode drew (the scenario's "vary") */
+    if (task) {
+        rb_puts(&r->line, ",\"task\":");
+        rb_puts(&r->line, task);
+    }
     put_visibility(r);
     /* the events of the reset (world generation) were collected since the last line */
     if (r->events.len) {

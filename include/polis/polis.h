@@ -7,6 +7,7 @@
  *   polis/scene.h    looks and scenes
  *   polis/vec.h      vectorised envs
  *   polis/visibility.h  who sees whom
+ *   polis/vary.h     task distributions: what a scenario draws anew at every reset
  *   polis/record.h   recordings           (libpolis-record)
  *   polis/pixels.h   frames as RGB pixels (libpolis-pixels)
  *
@@ -24,5 +25,6 @@
 #include "polis/vec.h"
 #include "polis/views.h"
 #include "polis/visibility.h"
+#include "polis/vary.h"
 
 #endif

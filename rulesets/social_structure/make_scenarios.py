@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the twelve Social Structure scenarios of this directory (six structures x the
-paper's Easy and Hard physical tasks) from the tables below, so the structures are written
-once. `python3 make_scenarios.py` rewrites the files; `--check` (run by CTest) fails when a
+"""Writes the fourteen Social Structure scenarios of this directory (six structures and the
+task distribution over the five static ones, x the paper's Easy and Hard physical tasks)
+from the tables below, so the structures are written once. `python3 make_scenarios.py` rewrites the files; `--check` (run by CTest) fails when a
 file differs from what this script writes.
 
 The structures are AdaSociety's social_structure_*.json (specs/adasociety.md §15.3); the
@@ -140,6 +140,32 @@ def scenario(structure, task):
     }
 
 
+def varied(task):
+    """The task distribution over the five static structures: every episode draws one of
+    them (uniformly) and the number of wood and stone piles from its seed; `max_groups` 4
+    keeps the social graph's 12 nodes (and so the observation layout) whatever is drawn."""
+    scn = scenario("isolation", task)
+    suffix = "" if task == "easy" else "_hard"
+    t = TASKS[task]
+    scn["name"] = f"social_structure_vary{suffix}"
+    scn["doc"] = (f"AdaSociety's Social Structure as a task distribution, on the paper's "
+                  f"{task.capitalize()} task: every episode draws one of the five static "
+                  f"structures (isolation, connection, ind_group, ovlp_group, inequality) and "
+                  f"the number of wood and stone piles from its seed (docs/scenario.md, \"Task "
+                  f"distributions\"); 4 carpenters and 4 miners, {t['size']}x{t['size']} map, "
+                  f"200 steps, physical actions only.")
+    scn["plugins"][1]["params"]["max_groups"] = 4
+    piles = {n: r for n, _, r in t["resources"]}
+    scn["vary"] = {
+        "plugins.social.params.social": {"choice": [STRUCTURES[k] for k in STRUCTURES]},
+        "plugins.society.params.random.resources.wood.repeat": {
+            "range": [max(1, piles["wood"] - 2), piles["wood"] + 2], "int": True},
+        "plugins.society.params.random.resources.stone.repeat": {
+            "range": [max(1, piles["stone"] - 2), piles["stone"] + 2], "int": True},
+    }
+    return scn
+
+
 def dumps(value, indent=0, lead=0):
     """JSON with small values on one line (edge lists stay readable); `lead` is the width of
     what precedes the value on its first line."""
@@ -169,9 +195,10 @@ def main():
     check = "--check" in sys.argv[1:]
     stale = []
     for task in TASKS:
-        for structure in list(STRUCTURES) + ["dynamic"]:
+        for structure in list(STRUCTURES) + ["dynamic", "vary_structure"]:
             name = structure + ("" if task == "easy" else "_hard") + ".json"
-            text = dumps(scenario(structure, task)) + "\n"
+            scn = varied(task) if structure == "vary_structure" else scenario(structure, task)
+            text = dumps(scn) + "\n"
             path = os.path.join(HERE, name)
             if check:
                 with open(path, encoding="utf-8") as f:

@@ -97,8 +97,7 @@ static polis_status parse(polis_env *env, const char *json)
 #define TOP_KEYS                                                                                   \
     "polis, name, doc, seed, max_steps, agents, max_entities, grid, event_queue, max_memory, "     \
     "lua, plugins, scripts, rewards, bindings, compact_observations, replace, live, seats, "       \
-    "pixels, "                                                                                     \
-    "visibility"
+    "pixels, visibility, vary"
 
 /* ---- bad JSON --------------------------------------------------------------------------- */
 

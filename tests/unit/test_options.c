@@ -157,7 +157,7 @@ static void test_overrides_errors(void)
                  "walker.json: max_stepz: unknown key (expected one of polis, name, doc, seed, "
                  "max_steps, agents, max_entities, grid, event_queue, max_memory, lua, plugins, "
                  "scripts, rewards, bindings, compact_observations, replace, live, seats, pixels, "
-                 "visibility) (scenario with overrides)");
+                 "visibility, vary) (scenario with overrides)");
     CHECK_CONTAINS(ov_error("{\"plugins.walker.params.items\": 400}"),
                    "walker: 4 agents and 400 items do not fit on 12x12 cells (scenario with "
                    "overrides)");

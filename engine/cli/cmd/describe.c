@@ -402,11 +402,32 @@ static bool print_parsers(const cJSON *d)
     return true;
 }
 
+/* A draw of the scenario's "vary" as its JSON, cut to the cell. */
+static void cell_draw(const cJSON *v, char *buf, size_t size)
+{
+    char *text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(v, "draw"));
+    if (text && strlen(text) > 160) memcpy(text + 157, "...", 4);
+    snprintf(buf, size, "%s", text ? text : "?");
+    cJSON_free(text);
+}
+
+/* The scenario's "vary", only when it has one (most scenarios vary nothing). */
+static bool print_vary(const cJSON *d)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(d, "vary");
+    if (cJSON_GetArraySize(list) == 0) return true;
+    heading("vary (drawn anew at every reset from its seed; docs/scenario.md)",
+            cJSON_GetArraySize(list));
+    static const column cols[TABLE_MAXCOLS] = {{"path", "path", NULL}, {"draw", NULL, cell_draw}};
+    return print_rows(list, cols);
+}
+
 static const section SECTIONS[] = {
     {.print = print_scenario},
     {.print = print_agents},
     {.print = print_grid},
     {.print = print_plugins},
+    {.print = print_vary},
     {.title = "actions",
      .key = "actions",
      .always = true,
@@ -515,10 +536,10 @@ const cli_command CLI_CMD_DESCRIBE = {
     .name = "describe",
     CLI_SCENARIO_AND(USES),
     .summary = "list everything the scenario registers",
-    .about =
-        "Lists what SCENARIO registers: plugins and scripts with their parameters, actions, the\n"
-        "observation layout, reward functions and transforms, event types, hooks per phase,\n"
-        "components, services, exports, renderers, action parsers, policies and\n"
-        "macros (plan commands).\n",
+    .about = "Lists what SCENARIO registers: plugins and scripts with their parameters, what it\n"
+             "varies between episodes (\"vary\"), actions, the\n"
+             "observation layout, reward functions and transforms, event types, hooks per phase,\n"
+             "components, services, exports, renderers, action parsers, policies and\n"
+             "macros (plan commands).\n",
     .run = describe_main,
 };

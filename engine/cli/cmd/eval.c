@@ -164,8 +164,9 @@ static cJSON *number_or_null(double v)
 
 /* The JSON document: the run, every episode (its flattened metrics and the metrics plugin's
  * own object), and the summary. NULL on allocation failure. */
-static char *json_document(const cli_table *t, cJSON *raws, const char *scenario, const char *file,
-                           const char *policy, uint64_t seed0, int64_t steps_limit)
+static char *json_document(const cli_table *t, cJSON *raws, cJSON *tasks, const char *scenario,
+                           const char *file, const char *policy, uint64_t seed0,
+                           int64_t steps_limit)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
@@ -195,6 +196,14 @@ static char *json_document(const cli_table *t, cJSON *raws, const char *scenario
             cJSON *v = number_or_null(t->values[e * t->cap_keys + i]);
             ok = v && cJSON_AddItemToObject(flat, t->keys[i], v);
             if (!ok) cJSON_Delete(v);
+        }
+        /* the task the episode drew (the scenario's "vary"), when it varies anything */
+        cJSON *task = tasks ? cJSON_DetachItemFromArray(tasks, 0) : NULL;
+        if (task && cJSON_IsNull(task))
+            cJSON_Delete(task);
+        else if (ok && task && !cJSON_AddItemToObject(ep, "task", task)) {
+            cJSON_Delete(task);
+            ok = false;
         }
         cJSON *raw = raws ? cJSON_DetachItemFromArray(raws, 0) : NULL;
         if (ok && raw && !cJSON_AddItemToObject(ep, "plugin", raw)) {
@@ -369,10 +378,11 @@ static int eval_main(cli_args *args)
     uint64_t seed0 = a.has_seed ? a.seed : polis_env_default_seed(env);
     cli_table t = {.episodes = a.episodes};
     cJSON *raws = a.json ? cJSON_CreateArray() : NULL;
+    cJSON *tasks = a.json ? cJSON_CreateArray() : NULL;
     double *returns = calloc((size_t)n + 1, sizeof *returns);
     int64_t total_steps = 0;
     double t0 = cli_now();
-    if (!returns || (a.json && !raws)) {
+    if (!returns || (a.json && (!raws || !tasks))) {
         fprintf(stderr, "polis: out of memory\n");
         rc = EXIT_ENV;
         goto out;
@@ -408,6 +418,8 @@ static int eval_main(cli_args *args)
         total_steps += e.steps;
         cli_table_add(&t, ep, e.metrics);
         if (e.raw && cJSON_AddItemToArray(raws, e.raw)) e.raw = NULL;
+        if (tasks && cJSON_AddItemToArray(tasks, e.task ? e.task : cJSON_CreateNull()))
+            e.task = NULL;
         cli_episode_free(&e);
         if (t.oom) {
             fprintf(stderr, "polis: out of memory\n");
@@ -421,7 +433,8 @@ static int eval_main(cli_args *args)
     seats_label(env, seats, a.policy, label, sizeof label);
     if (!to_stdout) print_table(&t, polis_env_name(env), label, seed0, total_steps);
     if (a.json) {
-        char *doc = json_document(&t, raws, polis_env_name(env), a.scenario, label, seed0, a.steps);
+        char *doc =
+            json_document(&t, raws, tasks, polis_env_name(env), a.scenario, label, seed0, a.steps);
         if (!doc) {
             fprintf(stderr, "polis: out of memory\n");
             rc = EXIT_ENV;
@@ -447,6 +460,7 @@ out:
     cli_table_free(&t);
     free(returns);
     cJSON_Delete(raws);
+    cJSON_Delete(tasks);
     polis_env_destroy(env);
     return rc;
 }

@@ -720,8 +720,15 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
         rp->in_episode = true;
         int vrc = apply_visibility(rp, line);
         if (vrc) return vrc;
-        if ((st = polis_env_reset(rp->env, s)))
-            return fail(rp, "reset failed: %s", polis_env_error(rp->env));
+        /* the task the episode drew (the scenario's "vary") is played again as recorded */
+        const cJSON *task = cJSON_GetObjectItemCaseSensitive(line, "task");
+        if (task && !cJSON_IsObject(task))
+            return fail(rp, "the reset line's \"task\" is not an object of override paths");
+        char *task_text = task ? cJSON_PrintUnformatted(task) : NULL;
+        if (task && !task_text) return fail(rp, "out of memory");
+        st = task ? polis_env_reset_task(rp->env, s, task_text) : polis_env_reset(rp->env, s);
+        cJSON_free(task_text);
+        if (st) return fail(rp, "reset failed: %s", polis_env_error(rp->env));
         if (polis_recorder_begin_episode(rp->rec, s))
             return fail(rp, "%s", polis_recorder_error(rp->rec));
         int rc = check_line(rp, line, "reset", NULL);

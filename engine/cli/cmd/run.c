@@ -91,6 +91,8 @@ static void print_episode_text(polis_env *env, int64_t episode, uint64_t seed,
         int len = (int)strlen(polis_env_agent_name(env, a));
         if (len > width) width = len;
     }
+    const char *task = polis_env_task(env); /* what the episode drew (the scenario's "vary") */
+    if (task) printf("  task %s\n", task);
     printf("  %-*s  %12s  %8s\n", width, "agent", "return", "illegal");
     for (int32_t a = 0; a < n; a++) {
         char ret[64];
@@ -135,6 +137,9 @@ static bool print_episode_json(polis_env *env, const char *policy, int64_t episo
     snprintf(buf, sizeof buf, "%" PRId64, st->steps);
     ok = ok && cJSON_AddRawToObject(o, "steps", buf);
     ok = ok && cJSON_AddBoolToObject(o, "done", st->done);
+    const char *task = polis_env_task(env); /* the task the episode drew ("vary") */
+    cJSON *tj = ok && task ? cJSON_Parse(task) : NULL;
+    if (tj && !cJSON_AddItemToObject(o, "task", tj)) cJSON_Delete(tj);
     cJSON *ret = ok ? cJSON_AddObjectToObject(o, "returns") : NULL;
     cJSON *ill = ret ? cJSON_AddObjectToObject(o, "illegal") : NULL;
     cJSON *ev = ill ? cJSON_AddObjectToObject(o, "events") : NULL;

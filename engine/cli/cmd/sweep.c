@@ -697,6 +697,10 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
     snprintf(buf, sizeof buf, "%016" PRIx64, e.hash);
     ok = ok && cJSON_AddStringToObject(o, "hash", buf);
     if (*rec_name) ok = ok && cJSON_AddStringToObject(o, "recording", rec_name);
+    if (ok && e.task) { /* the task the episode drew (the scenario's "vary") */
+        ok = cJSON_AddItemToObject(o, "task", e.task);
+        if (ok) e.task = NULL;
+    }
     cJSON *metrics = ok ? cJSON_AddObjectToObject(o, "metrics") : NULL;
     ok = metrics != NULL;
     const cJSON *it;

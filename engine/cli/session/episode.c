@@ -215,7 +215,8 @@ void cli_episode_free(cli_episode *e)
 {
     cJSON_Delete(e->metrics);
     cJSON_Delete(e->raw);
-    e->metrics = e->raw = NULL;
+    cJSON_Delete(e->task);
+    e->metrics = e->raw = e->task = NULL;
 }
 
 /* The recorder's failure as the episode's reason. */
@@ -257,6 +258,8 @@ bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed, 
     out->steps = steps;
     out->hash = polis_env_state_hash(env);
     out->metrics = cJSON_CreateObject();
+    const char *task = polis_env_task(env);
+    if (task && !(out->task = cJSON_Parse(task))) cJSON_Delete(out->metrics), out->metrics = NULL;
     bool ok = out->metrics && put(out->metrics, "steps", (double)steps) &&
               put(out->metrics, "illegal_actions", (double)illegal);
     if (ok && has_metrics) {

@@ -52,6 +52,8 @@ typedef struct cli_episode {
                        metrics rendering under dotted keys (null: undefined), or, without the
                        metrics plugin, "reward.mean" and "reward.total" */
     cJSON *raw;     /* the metrics rendering as one object (when asked; NULL otherwise) */
+    cJSON *task;    /* the task the episode drew (polis_env_task: the scenario's "vary"), or
+                       NULL when the scenario varies nothing */
 } cli_episode;
 
 /* Resets env with `seed` and lets `policy` act until the episode ends or after `steps_limit`

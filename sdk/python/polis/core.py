@@ -465,8 +465,11 @@ class Env(_BufferOwner):
 
     # ---- episode -------------------------------------------------------------------------
 
-    def reset(self, seed: int | None = None) -> None:
-        """Starts an episode from ``seed`` (default: the scenario's ``seed``)."""
+    def reset(self, seed: int | None = None, task: dict | None = None) -> None:
+        """Starts an episode from ``seed`` (default: the scenario's ``seed``). A scenario with
+        ``"vary"`` draws its task from the seed (``Env.task`` says what was drawn); ``task``
+        (a dict of override paths and values, as ``Env.task`` returns) plays that task
+        instead of drawing one (docs/scenario.md, "Task distributions")."""
         p = self._ptr()
         if seed is None:
             seed = self.default_seed
@@ -477,7 +480,13 @@ class Env(_BufferOwner):
         if h.rec is not None and h.rec_episode:
             h.rec_episode = False
             self._record_check(self._lib.recorder_end_episode(h.rec, None))
-        st = self._lib.env_reset(p, seed)
+        if task is None:
+            st = self._lib.env_reset(p, seed)
+        else:
+            if not isinstance(task, dict):
+                raise InvalidArgumentError(f"reset: task must be a dict of override paths and "
+                                           f"values, got {type(task).__name__}")
+            st = self._lib.env_reset_task(p, seed, json.dumps(task).encode())
         self._check(st)
         self._raise_pending()
         if h.rec is not None:
@@ -541,6 +550,22 @@ class Env(_BufferOwner):
             raise ActionError(f"step: agent {agent} ({self.agent_names[agent]}): action {i} "
                               f"is outside [0, {self.n_actions}) at tick {self.tick}")
         return i
+
+    @property
+    def task(self) -> dict | None:
+        """The task the current episode drew from the scenario's ``"vary"``: a dict of
+        override paths and values (``{}`` before the first reset); ``None`` when the scenario
+        varies nothing (docs/scenario.md, "Task distributions")."""
+        t = self._lib.env_task(self._ptr())
+        return None if t is None else json.loads(t.decode())
+
+    @property
+    def varies(self) -> dict:
+        """What the scenario's ``"vary"`` draws: {override path: draw spec} (``{}``: nothing)."""
+        p = self._ptr()
+        return {self._lib.env_varied_path(p, i).decode():
+                json.loads(self._lib.env_varied_spec(p, i).decode())
+                for i in range(self._lib.env_n_varied(p))}
 
     @property
     def tick(self):

@@ -486,6 +486,14 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         self._env(k)
         return self._lib.vec_episode(self._h.ptr, k)
 
+    def task(self, k):
+        """The task env k's current episode drew from the scenario's ``"vary"`` (as
+        ``polis.Env.task``: a dict of override paths and values; ``None`` when the scenario
+        varies nothing). Each env draws anew at each of its resets, auto-resets included,
+        from that episode's seed."""
+        t = self._lib.env_task(self._env(k))
+        return None if t is None else json.loads(t.decode())
+
     def state_hash(self, k):
         """Env k's 64-bit state hash (as ``polis.Env.state_hash``)."""
         return self._lib.env_state_hash(self._env(k))
