@@ -431,28 +431,43 @@ polis_status polis__lua_tramp_hook(polis_ctx *ctx, void *ud)
     return run_direct(cb->s, cb->fn, -1, NULL);
 }
 
-static int body_action(lua_State *L)
+/* Raises the error of an action handler that returned something else than nothing, true or
+ * false: 1 the handler, 2 what it returned, 3 the polis__lua_cb. */
+static int body_bad_action(lua_State *L)
 {
-    call_args *a = lua_touserdata(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn);
-    lua_pushvalue(L, -1);
-    lua_pushinteger(L, a->agent);
-    lua_call(L, 1, 1);
-    if (lua_isnil(L, -1) || (lua_isboolean(L, -1) && lua_toboolean(L, -1))) return 0;
-    if (lua_isboolean(L, -1)) {
-        a->status = POLIS_ERR_ACTION;
-        return 0;
-    }
-    const char *what = lua_pushfstring(L, "the handler of action '%s'", a->cb->name);
-    return bad_return(L, 2, what, "nothing, true or false", -2);
+    const polis__lua_cb *cb = lua_touserdata(L, 3);
+    const char *what = lua_pushfstring(L, "the handler of action '%s'", cb->name);
+    return bad_return(L, 1, what, "nothing, true or false", 2);
 }
 
+/* The handler runs directly under lua_pcall (as hooks do); only a wrong return value takes
+ * a second protected call, which raises the error naming the handler's definition. */
 polis_status polis__lua_tramp_action(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
     (void)ctx, (void)arg;
-    call_args a = {.cb = ud, .agent = agent, .status = POLIS_OK};
-    polis_status st = run_protected(a.cb->s, body_action, &a);
-    return st != POLIS_OK ? st : a.status;
+    const polis__lua_cb *cb = ud;
+    polis__lua_script *s = cb->s;
+    lua_State *L = s->L;
+    polis_status st;
+    if (!protect_enter(s, 6, &st)) return st;
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, message_handler);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+    lua_pushinteger(L, agent);
+    s->depth++;
+    int rc = lua_pcall(L, 1, 1, base + 1);
+    if (rc == LUA_OK && !lua_isnil(L, -1) && !lua_isboolean(L, -1)) {
+        lua_pushcfunction(L, body_bad_action);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+        lua_pushvalue(L, base + 2);
+        lua_pushlightuserdata(L, (void *)cb);
+        rc = lua_pcall(L, 3, 0, base + 1);
+    }
+    s->depth--;
+    st = rc == LUA_OK ? POLIS_OK : report(s, rc);
+    if (st == POLIS_OK && lua_isboolean(L, -1) && !lua_toboolean(L, -1)) st = POLIS_ERR_ACTION;
+    lua_settop(L, base);
+    return st;
 }
 
 static int body_legal(lua_State *L)
