@@ -67,9 +67,10 @@ static void count_hook(lua_State *L, lua_Debug *ar);
 /* Every callback runs under two limits, started afresh by the outermost one: a budget of VM
  * instructions (deterministic: a script that exceeds it does so at the same instruction on
  * every run) and a wall-clock limit (a backstop that only aborts: nothing a script computes
- * can see the clock; it is measured from the first clock reading, one slice in). The count hook charges instructions and reads the clock every slice;
- * library functions that do more than an instruction's work (lua_lib.c) and allocations
- * charge their work too, so no single C call or cheap loop over such calls escapes. */
+ * can see the clock; it counts from the first clock reading, one slice in). The count hook
+ * charges instructions and reads the clock every slice; library functions that do more than
+ * an instruction's work (lua_lib.c) and allocations charge their work too, so no single C
+ * call or cheap loop over such calls escapes. */
 
 static uint64_t now_ns(void)
 {
@@ -889,7 +890,6 @@ polis_status polis__lua_tramp_event(polis_ctx *ctx, void *ud, const polis_event 
     call_args a = {.cb = ud, .ev = ev};
     return run_protected(a.cb->s, body_event, &a);
 }
-
 
 void polis__lua_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
