@@ -83,7 +83,7 @@ struct polis__script {
 
     /* The limits of the outermost callback now running (lua_host.c, "limits"). */
     int64_t budget_left;  /* instructions left; INT64_MAX when instruction_limit is 0 */
-    uint64_t deadline_ns; /* monotonic clock; 0 when time_limit_ms is 0 */
+    uint64_t deadline_ns; /* monotonic clock; 0 until the first clock reading */
     int64_t unclocked;    /* work charged since the clock was last read */
     bool exhausted;       /* a limit was hit: every further instruction raises */
     bool timed_out;       /* ... and it was the time limit */

@@ -67,9 +67,10 @@ static void count_hook(lua_State *L, lua_Debug *ar);
 /* Every callback runs under two limits, started afresh by the outermost one: a budget of VM
  * instructions (deterministic: a script that exceeds it does so at the same instruction on
  * every run) and a wall-clock limit (a backstop that only aborts: nothing a script computes
- * can see the clock). The count hook charges instructions and reads the clock every slice;
- * library functions that do more than an instruction's work (lua_lib.c) and allocations
- * charge their work too, so no single C call or cheap loop over such calls escapes. */
+ * can see the clock; it counts from the first clock reading, one slice in). The count hook
+ * charges instructions and reads the clock every slice; library functions that do more than
+ * an instruction's work (lua_lib.c) and allocations charge their work too, so no single C
+ * call or cheap loop over such calls escapes. */
 
 static uint64_t now_ns(void)
 {
@@ -89,11 +90,17 @@ static bool limits_spent(polis__lua_script *s, int64_t units)
             return true;
         }
     }
-    if (s->deadline_ns) {
+    int64_t ms = s->env->scn.lua_time_limit_ms;
+    if (ms > 0) {
         s->unclocked += units;
         if (s->unclocked >= BUDGET_SLICE) {
             s->unclocked = 0;
-            if (now_ns() >= s->deadline_ns) {
+            uint64_t t = now_ns();
+            /* The clock starts at its first reading, one slice into the callback: most
+             * callbacks end before it and never read the clock at all. */
+            if (!s->deadline_ns) {
+                s->deadline_ns = t + (uint64_t)ms * UINT64_C(1000000);
+            } else if (t >= s->deadline_ns) {
                 s->exhausted = s->timed_out = true;
                 return true;
             }
@@ -173,7 +180,7 @@ static void budget_start(polis__lua_script *s)
     s->exhausted = s->timed_out = false;
     s->unclocked = 0;
     s->budget_left = limit > 0 ? limit : INT64_MAX;
-    s->deadline_ns = ms > 0 ? now_ns() + (uint64_t)ms * UINT64_C(1000000) : 0;
+    s->deadline_ns = 0; /* set at the first clock reading (limits_spent) */
     if (limit <= 0 && ms <= 0) {
         lua_sethook(s->L, NULL, 0, 0);
         return;
@@ -297,9 +304,10 @@ static polis_status report(polis__lua_script *s, int rc)
     return st;
 }
 
-/* Runs body(args) on the script's main thread under lua_pcall. Nothing is pushed or
- * allocated before the pcall, so even a memory error is caught. */
-static polis_status run_protected(polis__lua_script *s, lua_CFunction body, call_args *args)
+/* Prepares a protected call on the script's main thread with room for `slots` values:
+ * resets the per-callback state and starts the limits when this is the outermost call.
+ * False (and *st set) when the stack cannot grow. */
+static bool protect_enter(polis__lua_script *s, int slots, polis_status *st)
 {
     lua_State *L = s->L;
     if (s->depth == 0) {
@@ -310,29 +318,74 @@ static polis_status run_protected(polis__lua_script *s, lua_CFunction body, call
     }
     /* The C-call limit stops nesting long before the stack limit, so a stack that cannot
      * grow means the allocator said no. */
-    if (!lua_checkstack(L, 3)) {
+    if (!lua_checkstack(L, slots)) {
         if (s->limit_hit) {
             s->h->error(s->ctx,
                         "%s: memory limit of %lld bytes exceeded (lua_memory_limit, "
                         "shared by the env's scripts)",
                         s->limit_where[0] ? s->limit_where : s->display,
                         (long long)s->env->scn.lua_memory_limit);
-            return POLIS_ERR_SCRIPT;
+            *st = POLIS_ERR_SCRIPT;
+            return false;
         }
         s->h->error(s->ctx, "%s: out of memory", s->display);
-        return POLIS_ERR_NOMEM;
+        *st = POLIS_ERR_NOMEM;
+        return false;
     }
     if (s->depth == 0) budget_start(s);
+    return true;
+}
+
+/* Calls what the caller pushed above `base` (the message handler, then the function and
+ * its nargs arguments) under lua_pcall, and reports a failure. */
+static polis_status protect_call(polis__lua_script *s, int base, int nargs)
+{
+    lua_State *L = s->L;
     s->depth++;
-    int base = lua_gettop(L);
-    lua_pushcfunction(L, message_handler);
-    lua_pushcfunction(L, body);
-    lua_pushlightuserdata(L, args);
-    int rc = lua_pcall(L, 1, 0, base + 1);
+    int rc = lua_pcall(L, nargs, 0, base + 1);
     s->depth--;
     polis_status st = rc == LUA_OK ? POLIS_OK : report(s, rc);
     lua_settop(L, base);
     return st;
+}
+
+/* Runs body(args) on the script's main thread under lua_pcall. Nothing is pushed or
+ * allocated before the pcall, so even a memory error is caught. */
+static polis_status run_protected(polis__lua_script *s, lua_CFunction body, call_args *args)
+{
+    lua_State *L = s->L;
+    polis_status st;
+    if (!protect_enter(s, 3, &st)) return st;
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, message_handler);
+    lua_pushcfunction(L, body);
+    lua_pushlightuserdata(L, args);
+    return protect_call(s, base, 1);
+}
+
+/* The callbacks whose Lua function returns nothing the engine reads (hooks, observation
+ * writers) call it directly under lua_pcall, without a C body in between: one frame less
+ * per call. What is pushed before the pcall allocates nothing (the stack was grown by
+ * protect_enter; integers, light userdata and registry reads do not allocate). With
+ * agent < 0 the function gets no argument; with view, the agent and the view. */
+static polis_status run_direct(polis__lua_script *s, int fn, int32_t agent, const void *view)
+{
+    lua_State *L = s->L;
+    polis_status st;
+    if (!protect_enter(s, 4, &st)) return st;
+    int base = lua_gettop(L);
+    int nargs = 0;
+    lua_pushcfunction(L, message_handler);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, fn);
+    if (agent >= 0) {
+        lua_pushinteger(L, agent);
+        nargs++;
+    }
+    if (view) {
+        lua_rawgetp(L, LUA_REGISTRYINDEX, view);
+        nargs++;
+    }
+    return protect_call(s, base, nargs);
 }
 
 /* The message drops the "<script>: " prefix the host put on it (the final report adds it
@@ -372,43 +425,50 @@ static int bad_return(lua_State *L, int fn_idx, const char *what, const char *ex
 
 /* ---- trampolines: engine -> Lua ------------------------------------------------------------ */
 
-static int body_hook(lua_State *L)
-{
-    call_args *a = lua_touserdata(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn);
-    lua_call(L, 0, 0);
-    return 0;
-}
-
 polis_status polis__lua_tramp_hook(polis_ctx *ctx, void *ud)
 {
     (void)ctx;
-    call_args a = {.cb = ud};
-    return run_protected(a.cb->s, body_hook, &a);
+    const polis__lua_cb *cb = ud;
+    return run_direct(cb->s, cb->fn, -1, NULL);
 }
 
-static int body_action(lua_State *L)
+/* Raises the error of an action handler that returned something else than nothing, true or
+ * false: 1 the handler, 2 what it returned, 3 the polis__lua_cb. */
+static int body_bad_action(lua_State *L)
 {
-    call_args *a = lua_touserdata(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn);
-    lua_pushvalue(L, -1);
-    lua_pushinteger(L, a->agent);
-    lua_call(L, 1, 1);
-    if (lua_isnil(L, -1) || (lua_isboolean(L, -1) && lua_toboolean(L, -1))) return 0;
-    if (lua_isboolean(L, -1)) {
-        a->status = POLIS_ERR_ACTION;
-        return 0;
-    }
-    const char *what = lua_pushfstring(L, "the handler of action '%s'", a->cb->name);
-    return bad_return(L, 2, what, "nothing, true or false", -2);
+    const polis__lua_cb *cb = lua_touserdata(L, 3);
+    const char *what = lua_pushfstring(L, "the handler of action '%s'", cb->name);
+    return bad_return(L, 1, what, "nothing, true or false", 2);
 }
 
+/* The handler runs directly under lua_pcall (as hooks do); only a wrong return value takes
+ * a second protected call, which raises the error naming the handler's definition. */
 polis_status polis__lua_tramp_action(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
     (void)ctx, (void)arg;
-    call_args a = {.cb = ud, .agent = agent, .status = POLIS_OK};
-    polis_status st = run_protected(a.cb->s, body_action, &a);
-    return st != POLIS_OK ? st : a.status;
+    const polis__lua_cb *cb = ud;
+    polis__lua_script *s = cb->s;
+    lua_State *L = s->L;
+    polis_status st;
+    if (!protect_enter(s, 6, &st)) return st;
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, message_handler);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+    lua_pushinteger(L, agent);
+    s->depth++;
+    int rc = lua_pcall(L, 1, 1, base + 1);
+    if (rc == LUA_OK && !lua_isnil(L, -1) && !lua_isboolean(L, -1)) {
+        lua_pushcfunction(L, body_bad_action);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+        lua_pushvalue(L, base + 2);
+        lua_pushlightuserdata(L, (void *)cb);
+        rc = lua_pcall(L, 3, 0, base + 1);
+    }
+    s->depth--;
+    st = rc == LUA_OK ? POLIS_OK : report(s, rc);
+    if (st == POLIS_OK && lua_isboolean(L, -1) && !lua_toboolean(L, -1)) st = POLIS_ERR_ACTION;
+    lua_settop(L, base);
+    return st;
 }
 
 static int body_legal(lua_State *L)
@@ -831,32 +891,17 @@ polis_status polis__lua_tramp_event(polis_ctx *ctx, void *ud, const polis_event 
     return run_protected(a.cb->s, body_event, &a);
 }
 
-static int body_obs(lua_State *L)
-{
-    call_args *a = lua_touserdata(L, 1);
-    polis__lua_script *s = a->cb->s;
-    s->obs->p = a->dst;
-    s->obs->count = a->cb->count;
-    s->obs->dtype = a->cb->dtype;
-    s->obs->cb = a->cb;
-    s->obs->agent = a->agent;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn);
-    lua_pushinteger(L, a->agent);
-    lua_pushlightuserdata(L, s->obs);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    lua_call(L, 2, 0);
-    return 0;
-}
-
 void polis__lua_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     (void)ctx;
-    call_args a = {.cb = ud, .agent = agent, .dst = dst};
-    polis__lua_script *s = a.cb->s;
-    memset(dst, 0, a.cb->count * polis_dtype_size(a.cb->dtype));
+    const polis__lua_cb *cb = ud;
+    polis__lua_script *s = cb->s;
+    memset(dst, 0, cb->count * polis_dtype_size(cb->dtype));
     if (s->env->cb_status != POLIS_OK) return;
     polis__lua_obs_view saved = *s->obs;
-    polis_status st = run_protected(s, body_obs, &a);
+    *s->obs = (polis__lua_obs_view){
+        .p = dst, .count = cb->count, .dtype = cb->dtype, .cb = cb, .agent = agent};
+    polis_status st = run_direct(s, cb->fn, agent, s->obs);
     *s->obs = saved;
     if (st != POLIS_OK) defer_failure(s, st);
 }

@@ -561,7 +561,7 @@ local function spawn_facing()
   return random(0, 3)
 end
 
-local function is_free(x, y) return occ[cell_of(x, y)] == 0 end
+local function is_free(x, y) return occ[y * W + x + 1] == 0 end -- occ[cell_of(x, y)]
 
 local respawn
 respawn = function(a)
@@ -600,18 +600,19 @@ local FX, FY = grid.FX, grid.FY
 
 local function move(a, code)
   local dir = (face[a] + MOVE_REL[code]) % 4
-  local x, y = px[a] + FX[dir], py[a] + FY[dir]
+  local ox, oy = px[a], py[a]
+  local x, y = ox + FX[dir], oy + FY[dir]
   if x < 0 or x >= W or y < 0 or y >= H then return end
-  local c = cell_of(x, y)
+  local c = y * W + x + 1
   if wall[c] or occ[c] ~= 0 then return end
-  local old = cell_of(px[a], py[a])
+  local old = oy * W + ox + 1
   occ[old] = 0
-  repaint(old)
+  grid_set(VIEW, ox, oy, code_of(old)) -- repaint(old)
   px[a], py[a] = x, y
   occ[c] = a + 1
   local i = apple_of[c]
   if i and alive[i] then eat(a, i) end
-  repaint(c)
+  grid_set(VIEW, x, y, AGENT0 + a) -- code_of(c): the player stands there
 end
 
 -- The beam: hits are collected while every beam of the step is traced and applied after
@@ -882,7 +883,7 @@ polis.on("begin", function()
   end
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
   if p.study_metrics then last_apple_targets() end
-  if polis.tick() % p.bot_every ~= 0 then return end
+  if #driven_list == 0 or polis.tick() % p.bot_every ~= 0 then return end
   for j = 1, #driven_list do
     local a = driven_list[j]
     pending[a] = bot_action(a, BOT_ZAPS)
@@ -891,6 +892,9 @@ end)
 
 -- Melting Pot's order within a frame: every player moves or turns (in a random order), then
 -- every player's zapper runs, then the players hit leave the map, then respawns.
+do -- parameters every step reads, as locals (the script never changes p); a block, so they
+   -- do not count towards the main chunk's limit of 200 locals
+local ZAP_COOLDOWN, BEAM_LENGTH = p.zap_cooldown, p.beam_length
 polis.on("resolve", function()
   local n = 0
   for a = 0, N - 1 do
@@ -920,14 +924,14 @@ polis.on("resolve", function()
   end
   -- The zappers' order does not matter: hits are applied after every beam.
   n_hits = 0
-  local cooldown = p.zap_cooldown
   for a = 0, N - 1 do
     if on_map[a] then
-      if cool[a] > 0 then
-        cool[a] = cool[a] - 1
+      local c = cool[a]
+      if c > 0 then
+        cool[a] = c - 1
       elseif pending[a] == FIRE_ZAP then
-        cool[a] = cooldown
-        if p.beam_length > 0 then fire(a) end
+        cool[a] = ZAP_COOLDOWN
+        if BEAM_LENGTH > 0 then fire(a) end
       end
     end
   end
@@ -952,6 +956,7 @@ polis.on("resolve", function()
   end
   later:run(polis.tick())
 end)
+end
 
 polis.on("world", regrow)
 
@@ -1000,26 +1005,30 @@ local function finish(steps, ended)
     live_apples, NA, patches_depleted, NPATCH, zaps, zaps_landed))
 end
 
+do -- a block: its locals do not count towards the main chunk's limit of 200
+local SAMPLE_EVERY, END_MIN_STEPS, END_INTERVAL = p.sample_every, p.end_min_steps, p.end_interval
+local END_PROBABILITY, END_WHEN_NO_APPLES = p.end_probability, p.end_when_no_apples
 polis.on("end", function()
   for a = 0, N - 1 do ret[a] = ret[a] + eaten[a] end
   if p.study_metrics then last_apple_approaches() end
   local t = polis.tick() + 1
-  if p.sample_every > 0 and t % p.sample_every == 0 then
+  if SAMPLE_EVERY > 0 and t % SAMPLE_EVERY == 0 then
     EV_APPLES.count, EV_APPLES.depleted = live_apples, patches_depleted
     publish("commons.apples", EV_APPLES)
   end
   local ended = false
-  if t >= p.end_min_steps and t % p.end_interval == 0 and p.end_probability > 0 and
-     random() < p.end_probability then
+  if t >= END_MIN_STEPS and t % END_INTERVAL == 0 and END_PROBABILITY > 0 and
+     random() < END_PROBABILITY then
     ended = true
   end
-  if p.end_when_no_apples and live_apples == 0 then ended = true end
+  if END_WHEN_NO_APPLES and live_apples == 0 then ended = true end
   if ended then
     for a = 0, N - 1 do polis.terminate(a) end
   end
   wf.apples_sum = wf.apples_sum + live_apples
   if not finished and (ended or t >= polis.max_steps()) then finish(t, ended) end
 end)
+end
 
 -- ---- observations -----------------------------------------------------------------------------
 
@@ -1058,14 +1067,23 @@ local function ready_to_shoot(a)
   return math.max(1 - cool[a] / p.zap_cooldown, 0)
 end
 
+do
+local ZAP_COOLDOWN = p.zap_cooldown
 polis.observation{
   name = "READY_TO_SHOOT", dtype = "f32", shape = {1}, range = {0, 1},
   doc = "1 when the beam can fire, rising from 0 while it recharges; 0 when off the map",
   write = function(a, buf)
-    local r = ready_to_shoot(a)
-    if r ~= 0 then buf[1] = r end
+    if on_map[a] then -- ready_to_shoot(a), inline: a call per agent and step saved
+      if ZAP_COOLDOWN == 0 then
+        buf[1] = 1
+      else
+        local r = 1 - cool[a] / ZAP_COOLDOWN
+        if r > 0 then buf[1] = r end
+      end
+    end
   end,
 }
+end
 
 -- ---- views for LLM agents ---------------------------------------------------------------------
 
@@ -1686,6 +1704,7 @@ polis.macro{
 -- on the map, its apples this episode and its zap cooldown. Both layers are kept between
 -- scenes (plugin ABI 1.6): the ground is written when the kernel cleared them (fresh), the
 -- apple cells only when their kind changed since the last scene.
+do -- a block: its locals do not count towards the main chunk's limit of 200
 local LOOK -- the ids polis.look returns, read by the scene function
 local SHOWN = {} -- [apple]: the kind the apples layer shows now
 LOOK = polis.look{
@@ -1729,3 +1748,4 @@ LOOK = polis.look{
     end
   end,
 }
+end
