@@ -251,6 +251,37 @@ static void perlin(polis_rng *rng, int32_t rr, int32_t rc, float *out)
 
 /* ---- generation --------------------------------------------------------------------------- */
 
+/* Bit j set when row[j] is `block` / when f[j] > t, for a row of SV_MAP tiles: the passes
+ * that draw only on some tiles visit those bits in order instead of branching on every
+ * tile (a branch on noise mispredicts about half the time). */
+static uint64_t row_is(const uint8_t *row, uint8_t block)
+{
+    uint64_t bits = 0;
+#if defined(__SSE2__)
+    __m128i b = _mm_set1_epi8((char)block);
+    for (int32_t q = 0; q < SV_MAP; q += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(row + q));
+        bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, b)) << q;
+    }
+#else
+    for (int32_t j = 0; j < SV_MAP; j++) bits |= (uint64_t)(row[j] == block) << j;
+#endif
+    return bits;
+}
+
+static uint64_t row_above(const float *f, float t)
+{
+    uint64_t bits = 0;
+#if defined(__SSE2__)
+    __m128 tv = _mm_set1_ps(t);
+    for (int32_t q = 0; q < SV_MAP; q += 4)
+        bits |= (uint64_t)(uint32_t)_mm_movemask_ps(_mm_cmpgt_ps(_mm_loadu_ps(f + q), tv)) << q;
+#else
+    for (int32_t j = 0; j < SV_MAP; j++) bits |= (uint64_t)(f[j] > t) << j;
+#endif
+    return bits;
+}
+
 /* The start-area term: prox - 1 is 0 at distance 5 or more from the start, so only the 41
  * tiles nearer than that change. */
 static void start_area(float *field)
@@ -291,32 +322,49 @@ void sv_generate(sv_world *w, polis_rng *rng)
         b = mv > 0.7f && (field[k] > 0.8f || tfield[k] > 0.8f) ? SV_PATH : b;
         m[k] = mv > 0.85f && water[k] > 0.4f ? SV_PATH : b; /* caves */
     }
-    /* ores, with independent draws on stone tiles only */
-    for (int32_t k = 0; k < N; k++) {
-        if (m[k] != SV_STONE) continue;
-        if (uniform(rng) < 0.04f)
-            m[k] = SV_COAL;
-        else if (uniform(rng) < 0.03f)
-            m[k] = SV_IRON;
-        else if (mountain[k] > 0.8f && uniform(rng) < 0.005f)
-            m[k] = SV_DIAMOND;
-    }
-    /* trees, then lava over everything */
+    /* ores, with independent draws on stone tiles only, in map order */
+    for (int32_t i = 0; i < SV_MAP; i++)
+        for (uint64_t bits = row_is(m + i * SV_MAP, SV_STONE); bits; bits &= bits - 1) {
+            int32_t k = i * SV_MAP + __builtin_ctzll(bits);
+            if (uniform(rng) < 0.04f)
+                m[k] = SV_COAL;
+            else if (uniform(rng) < 0.03f)
+                m[k] = SV_IRON;
+            else if (mountain[k] > 0.8f && uniform(rng) < 0.005f)
+                m[k] = SV_DIAMOND;
+        }
+    /* trees (a draw on each grass tile where the field is above 0.5), then lava over
+     * everything */
     perlin(rng, 16, 16, field);
-    for (int32_t k = 0; k < N; k++)
-        if (field[k] > 0.5f && m[k] == SV_GRASS && uniform(rng) > 0.8f) m[k] = SV_TREE;
+    for (int32_t i = 0; i < SV_MAP; i++)
+        for (uint64_t bits = row_is(m + i * SV_MAP, SV_GRASS) & row_above(field + i * SV_MAP, 0.5f);
+             bits; bits &= bits - 1) {
+            int32_t k = i * SV_MAP + __builtin_ctzll(bits);
+            if (uniform(rng) > 0.8f) m[k] = SV_TREE;
+        }
     for (int32_t k = 0; k < N; k++) m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
     m[(SV_MAP / 2) * SV_MAP + SV_MAP / 2] = SV_GRASS;
     if (w->p.always_diamond) {
+        /* one stone, drawn uniformly by its rank in map order, becomes a diamond */
+        uint64_t stone[SV_MAP];
         int32_t stones = 0;
-        for (int32_t k = 0; k < N; k++) stones += m[k] == SV_STONE;
+        for (int32_t i = 0; i < SV_MAP; i++) {
+            stone[i] = row_is(m + i * SV_MAP, SV_STONE);
+            stones += __builtin_popcountll(stone[i]);
+        }
         if (stones > 0) {
             int32_t pick = (int32_t)polis_rng_below(rng, (uint32_t)stones);
-            for (int32_t k = 0; k < N; k++)
-                if (m[k] == SV_STONE && pick-- == 0) {
-                    m[k] = SV_DIAMOND;
-                    break;
+            for (int32_t i = 0; i < SV_MAP; i++) {
+                int32_t in_row = __builtin_popcountll(stone[i]);
+                if (pick >= in_row) {
+                    pick -= in_row;
+                    continue;
                 }
+                uint64_t bits = stone[i];
+                while (pick-- > 0) bits &= bits - 1;
+                m[i * SV_MAP + __builtin_ctzll(bits)] = SV_DIAMOND;
+                break;
+            }
         }
     }
 
