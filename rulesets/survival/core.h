@@ -26,6 +26,7 @@
 #define SV_MAX_PLAYERS 256
 #define SV_MAX_MOBS 64 /* per kind */
 #define SV_MAX_PLANTS 1024
+#define SV_LIGHT_TABLE 1024 /* longest day whose light levels are tabulated */
 
 enum sv_block {
     SV_INVALID = 0,
@@ -288,6 +289,9 @@ typedef struct sv_world {
     int32_t *saved; /* [n_players] */
     sv_note *notes; /* [note_cap] */
     int32_t n_notes, note_cap;
+    float *light_of; /* [n_light]: sv_light(t) for t in 0..day_length-1, when day_length is at
+                        most SV_LIGHT_TABLE (one cosine a step otherwise) */
+    int32_t n_light;
     int64_t gen_ns; /* not used by the core; the plugin may time generation */
 } sv_world;
 

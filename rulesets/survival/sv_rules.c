@@ -995,5 +995,6 @@ void sv_step(sv_world *w, polis_rng *rng)
         for (int32_t i = 0; i < n; i++) ps[i].reward = v;
     }
     w->timestep++;
-    w->light = sv_light(w->timestep, w->p.day_length);
+    w->light = w->n_light == w->p.day_length ? w->light_of[w->timestep % w->n_light]
+                                              : sv_light(w->timestep, w->p.day_length);
 }

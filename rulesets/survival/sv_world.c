@@ -91,6 +91,11 @@ static size_t n_pairs(const sv_params *p)
     return (size_t)p->n_players * (size_t)sv_pad8(p->n_players);
 }
 
+static int32_t light_table(const sv_params *p)
+{
+    return p->day_length > 0 && p->day_length <= SV_LIGHT_TABLE ? p->day_length : 0;
+}
+
 size_t sv_world_bytes(const sv_params *p)
 {
     size_t n = ALIGN16(sizeof(sv_world));
@@ -104,6 +109,7 @@ size_t sv_world_bytes(const sv_params *p)
     n += ALIGN16(sizeof(sv_note) * note_cap(p));
     n += ALIGN16(sizeof(int32_t) * n_pairs(p));
     n += 2 * ALIGN16(sizeof(int32_t) * (size_t)sv_pad8(p->n_players));
+    n += ALIGN16(sizeof(float) * (size_t)light_table(p));
     return n;
 }
 
@@ -138,7 +144,11 @@ sv_world *sv_layout(void *mem, const sv_params *p)
     w->prox_r = (int32_t *)(void *)b;
     b += ALIGN16(sizeof(int32_t) * (size_t)sv_pad8(p->n_players));
     w->prox_c = (int32_t *)(void *)b;
+    b += ALIGN16(sizeof(int32_t) * (size_t)sv_pad8(p->n_players));
     for (int32_t i = p->n_players; i < sv_pad8(p->n_players); i++) w->prox_r[i] = -1000;
+    w->light_of = (float *)(void *)b;
+    w->n_light = light_table(p);
+    for (int32_t t = 0; t < w->n_light; t++) w->light_of[t] = sv_light(t, p->day_length);
     return w;
 }
 
@@ -180,12 +190,23 @@ static inline float fade(float t) { return t * t * t * (t * (t * 6.0f - 15.0f) +
 static void field_range(const float *f, float *out_lo, float *out_hi)
 {
 #if defined(__SSE2__)
-    __m128 lo = _mm_loadu_ps(f), hi = lo;
-    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 4) {
-        __m128 x = _mm_loadu_ps(f + k);
-        lo = _mm_min_ps(lo, x);
-        hi = _mm_max_ps(hi, x);
+    /* four independent chains: one chain waits on each min/max's latency */
+    __m128 lo = _mm_loadu_ps(f), hi = lo, lo1 = lo, hi1 = lo, lo2 = lo, hi2 = lo, lo3 = lo,
+           hi3 = lo;
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 16) {
+        __m128 x0 = _mm_loadu_ps(f + k), x1 = _mm_loadu_ps(f + k + 4),
+               x2 = _mm_loadu_ps(f + k + 8), x3 = _mm_loadu_ps(f + k + 12);
+        lo = _mm_min_ps(lo, x0);
+        hi = _mm_max_ps(hi, x0);
+        lo1 = _mm_min_ps(lo1, x1);
+        hi1 = _mm_max_ps(hi1, x1);
+        lo2 = _mm_min_ps(lo2, x2);
+        hi2 = _mm_max_ps(hi2, x2);
+        lo3 = _mm_min_ps(lo3, x3);
+        hi3 = _mm_max_ps(hi3, x3);
     }
+    lo = _mm_min_ps(_mm_min_ps(lo, lo1), _mm_min_ps(lo2, lo3));
+    hi = _mm_max_ps(_mm_max_ps(hi, hi1), _mm_max_ps(hi2, hi3));
     float l[4], h[4];
     _mm_storeu_ps(l, lo);
     _mm_storeu_ps(h, hi);
@@ -282,6 +303,28 @@ static uint64_t row_above(const float *f, float t)
     return bits;
 }
 
+/* out = the transpose of the map-sized field f, in 4 x 4 blocks. */
+static void transpose(const float *f, float *out)
+{
+#if defined(__SSE2__)
+    for (int32_t i = 0; i < SV_MAP; i += 4)
+        for (int32_t j = 0; j < SV_MAP; j += 4) {
+            __m128 r0 = _mm_loadu_ps(f + (j + 0) * SV_MAP + i),
+                   r1 = _mm_loadu_ps(f + (j + 1) * SV_MAP + i),
+                   r2 = _mm_loadu_ps(f + (j + 2) * SV_MAP + i),
+                   r3 = _mm_loadu_ps(f + (j + 3) * SV_MAP + i);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            _mm_storeu_ps(out + (i + 0) * SV_MAP + j, r0);
+            _mm_storeu_ps(out + (i + 1) * SV_MAP + j, r1);
+            _mm_storeu_ps(out + (i + 2) * SV_MAP + j, r2);
+            _mm_storeu_ps(out + (i + 3) * SV_MAP + j, r3);
+        }
+#else
+    for (int32_t i = 0; i < SV_MAP; i++)
+        for (int32_t j = 0; j < SV_MAP; j++) out[i * SV_MAP + j] = f[j * SV_MAP + i];
+#endif
+}
+
 /* The start-area term: prox - 1 is 0 at distance 5 or more from the start, so only the 41
  * tiles nearer than that change. */
 static void start_area(float *field)
@@ -314,8 +357,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
     start_area(mountain);
     /* tunnels: one (8, 32) field and its transpose */
     perlin(rng, 8, 32, field);
-    for (int32_t i = 0; i < SV_MAP; i++)
-        for (int32_t j = 0; j < SV_MAP; j++) tfield[i * SV_MAP + j] = field[j * SV_MAP + i];
+    transpose(field, tfield);
     for (int32_t k = 0; k < N; k++) {
         float mv = mountain[k];
         uint8_t b = mv > 0.7f ? SV_STONE : m[k];
@@ -340,7 +382,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
         for (uint64_t bits = row_is(m + i * SV_MAP, SV_GRASS) & row_above(field + i * SV_MAP, 0.5f);
              bits; bits &= bits - 1) {
             int32_t k = i * SV_MAP + __builtin_ctzll(bits);
-            if (uniform(rng) > 0.8f) m[k] = SV_TREE;
+            m[k] = uniform(rng) > 0.8f ? SV_TREE : SV_GRASS; /* no branch: it is random */
         }
     for (int32_t k = 0; k < N; k++) m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
     m[(SV_MAP / 2) * SV_MAP + SV_MAP / 2] = SV_GRASS;
