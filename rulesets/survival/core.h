@@ -338,6 +338,10 @@ static inline bool sv_solid(int32_t block) { return (0x19F38u >> block) & 1u; }
 
 int32_t sv_damage(const sv_world *w, const sv_player *pl);
 
+/* Bit j set when row[j] == block / when the mob slot row[j] is 0, over a row of SV_MAP. */
+uint64_t sv_row_is(const uint8_t *row, uint8_t block);
+uint64_t sv_row_free(const uint16_t *row);
+
 /* Observation floats per agent for a layout: the main vector, and ShareStats' others block. */
 int32_t sv_obs_len(int32_t layout);
 int32_t sv_obs_channels(int32_t layout);

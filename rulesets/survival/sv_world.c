@@ -272,10 +272,10 @@ static void perlin(polis_rng *rng, int32_t rr, int32_t rc, float *out)
 
 /* ---- generation --------------------------------------------------------------------------- */
 
-/* Bit j set when row[j] is `block` / when f[j] > t, for a row of SV_MAP tiles: the passes
- * that draw only on some tiles visit those bits in order instead of branching on every
- * tile (a branch on noise mispredicts about half the time). */
-static uint64_t row_is(const uint8_t *row, uint8_t block)
+/* Bit j set when row[j] is `block` / when f[j] > t / when the mob slot row[j] is empty, for a
+ * row of SV_MAP tiles: the passes that draw only on some tiles visit those bits in order
+ * instead of branching on every tile (a branch on noise mispredicts about half the time). */
+uint64_t sv_row_is(const uint8_t *row, uint8_t block)
 {
     uint64_t bits = 0;
 #if defined(__SSE2__)
@@ -286,6 +286,23 @@ static uint64_t row_is(const uint8_t *row, uint8_t block)
     }
 #else
     for (int32_t j = 0; j < SV_MAP; j++) bits |= (uint64_t)(row[j] == block) << j;
+#endif
+    return bits;
+}
+
+uint64_t sv_row_free(const uint16_t *row)
+{
+    uint64_t bits = 0;
+#if defined(__SSE2__)
+    __m128i z = _mm_setzero_si128();
+    for (int32_t q = 0; q < SV_MAP; q += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(row + q));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(row + q + 8));
+        __m128i e = _mm_packs_epi16(_mm_cmpeq_epi16(a, z), _mm_cmpeq_epi16(b, z));
+        bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(e) << q;
+    }
+#else
+    for (int32_t j = 0; j < SV_MAP; j++) bits |= (uint64_t)(row[j] == 0) << j;
 #endif
     return bits;
 }
@@ -366,7 +383,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
     }
     /* ores, with independent draws on stone tiles only, in map order */
     for (int32_t i = 0; i < SV_MAP; i++)
-        for (uint64_t bits = row_is(m + i * SV_MAP, SV_STONE); bits; bits &= bits - 1) {
+        for (uint64_t bits = sv_row_is(m + i * SV_MAP, SV_STONE); bits; bits &= bits - 1) {
             int32_t k = i * SV_MAP + __builtin_ctzll(bits);
             if (uniform(rng) < 0.04f)
                 m[k] = SV_COAL;
@@ -379,7 +396,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
      * everything */
     perlin(rng, 16, 16, field);
     for (int32_t i = 0; i < SV_MAP; i++)
-        for (uint64_t bits = row_is(m + i * SV_MAP, SV_GRASS) & row_above(field + i * SV_MAP, 0.5f);
+        for (uint64_t bits = sv_row_is(m + i * SV_MAP, SV_GRASS) & row_above(field + i * SV_MAP, 0.5f);
              bits; bits &= bits - 1) {
             int32_t k = i * SV_MAP + __builtin_ctzll(bits);
             m[k] = uniform(rng) > 0.8f ? SV_TREE : SV_GRASS; /* no branch: it is random */
@@ -391,7 +408,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
         uint64_t stone[SV_MAP];
         int32_t stones = 0;
         for (int32_t i = 0; i < SV_MAP; i++) {
-            stone[i] = row_is(m + i * SV_MAP, SV_STONE);
+            stone[i] = sv_row_is(m + i * SV_MAP, SV_STONE);
             stones += __builtin_popcountll(stone[i]);
         }
         if (stones > 0) {
