@@ -1003,5 +1003,5 @@ void sv_step(sv_world *w, polis_rng *rng)
     }
     w->timestep++;
     w->light = w->n_light == w->p.day_length ? w->light_of[w->timestep % w->n_light]
-                                              : sv_light(w->timestep, w->p.day_length);
+                                             : sv_light(w->timestep, w->p.day_length);
 }

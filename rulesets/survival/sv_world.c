@@ -194,8 +194,8 @@ static void field_range(const float *f, float *out_lo, float *out_hi)
     __m128 lo = _mm_loadu_ps(f), hi = lo, lo1 = lo, hi1 = lo, lo2 = lo, hi2 = lo, lo3 = lo,
            hi3 = lo;
     for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 16) {
-        __m128 x0 = _mm_loadu_ps(f + k), x1 = _mm_loadu_ps(f + k + 4),
-               x2 = _mm_loadu_ps(f + k + 8), x3 = _mm_loadu_ps(f + k + 12);
+        __m128 x0 = _mm_loadu_ps(f + k), x1 = _mm_loadu_ps(f + k + 4), x2 = _mm_loadu_ps(f + k + 8),
+               x3 = _mm_loadu_ps(f + k + 12);
         lo = _mm_min_ps(lo, x0);
         hi = _mm_max_ps(hi, x0);
         lo1 = _mm_min_ps(lo1, x1);
@@ -396,7 +396,8 @@ void sv_generate(sv_world *w, polis_rng *rng)
      * everything */
     perlin(rng, 16, 16, field);
     for (int32_t i = 0; i < SV_MAP; i++)
-        for (uint64_t bits = sv_row_is(m + i * SV_MAP, SV_GRASS) & row_above(field + i * SV_MAP, 0.5f);
+        for (uint64_t bits =
+                 sv_row_is(m + i * SV_MAP, SV_GRASS) & row_above(field + i * SV_MAP, 0.5f);
              bits; bits &= bits - 1) {
             int32_t k = i * SV_MAP + __builtin_ctzll(bits);
             m[k] = uniform(rng) > 0.8f ? SV_TREE : SV_GRASS; /* no branch: it is random */
