@@ -26,6 +26,7 @@
 #define SV_MAX_PLAYERS 256
 #define SV_MAX_MOBS 64 /* per kind */
 #define SV_MAX_PLANTS 1024
+#define SV_LIGHT_TABLE 1024 /* longest day whose light levels are tabulated */
 
 enum sv_block {
     SV_INVALID = 0,
@@ -288,6 +289,9 @@ typedef struct sv_world {
     int32_t *saved; /* [n_players] */
     sv_note *notes; /* [note_cap] */
     int32_t n_notes, note_cap;
+    float *light_of; /* [n_light]: sv_light(t) for t in 0..day_length-1, when day_length is at
+                        most SV_LIGHT_TABLE (one cosine a step otherwise) */
+    int32_t n_light;
     int64_t gen_ns; /* not used by the core; the plugin may time generation */
     /* who sees whom (docs/visibility.md), set by the plugin before a step: NULL while nothing
      * is hidden, else whether player o sees player t now. A player's DO never attacks (PvP)
@@ -338,6 +342,10 @@ static inline bool sv_in_map(int32_t r, int32_t c)
 static inline bool sv_solid(int32_t block) { return (0x19F38u >> block) & 1u; }
 
 int32_t sv_damage(const sv_world *w, const sv_player *pl);
+
+/* Bit j set when row[j] == block / when the mob slot row[j] is 0, over a row of SV_MAP. */
+uint64_t sv_row_is(const uint8_t *row, uint8_t block);
+uint64_t sv_row_free(const uint16_t *row);
 
 /* Observation floats per agent for a layout: the main vector, and ShareStats' others block. */
 int32_t sv_obs_len(int32_t layout);

@@ -731,11 +731,18 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
         }
         if (best > lo && best < hi) return r * SV_MAP + c;
     }
+    /* the box's fitting tiles in map order, a row at a time as bit masks */
     int32_t n = 0;
-    for (int32_t r = r0; r <= r1; r++)
-        for (int32_t c = c0; c <= c1; c++)
-            if (spawn_tile_ok(kind, w->map[r][c]) && !w->mob_map[r][c])
-                w->cand[n++] = (uint16_t)(r * SV_MAP + c);
+    uint64_t span = cols == SV_MAP ? ~0ULL : ((1ULL << cols) - 1) << c0;
+    for (int32_t r = r0; r <= r1; r++) {
+        const uint8_t *row = w->map[r];
+        /* spawn_tile_ok as masks */
+        uint64_t ok = kind == SV_COW      ? sv_row_is(row, SV_GRASS)
+                      : kind == SV_ZOMBIE ? sv_row_is(row, SV_GRASS) | sv_row_is(row, SV_PATH)
+                                          : sv_row_is(row, SV_PATH);
+        for (ok &= span & sv_row_free(w->mob_map[r]); ok; ok &= ok - 1)
+            w->cand[n++] = (uint16_t)(r * SV_MAP + __builtin_ctzll(ok));
+    }
     int32_t keep = 0;
     for (int32_t k = 0; k < n; k++) {
         int32_t r = w->cand[k] / SV_MAP, c = w->cand[k] % SV_MAP, best = 999;
@@ -1005,5 +1012,6 @@ void sv_step(sv_world *w, polis_rng *rng)
         for (int32_t i = 0; i < n; i++) ps[i].reward = v;
     }
     w->timestep++;
-    w->light = sv_light(w->timestep, w->p.day_length);
+    w->light = w->n_light == w->p.day_length ? w->light_of[w->timestep % w->n_light]
+                                             : sv_light(w->timestep, w->p.day_length);
 }
