@@ -94,6 +94,7 @@ polis_status sg_graph_alloc(social *s)
         s->dense_gen_of = sg_alloc(s, (size_t)s->P, sizeof(uint64_t));
         s->dense_log = sg_alloc(s, 2 * E, sizeof(uint32_t));
         s->dense_chg = sg_alloc(s, 2 * E, sizeof(uint32_t));
+        s->dense_chv = sg_alloc(s, 2 * E, 1);
     }
     s->attr_watch = sg_alloc(s, (size_t)s->max_attrs, sizeof(uint32_t));
     s->e_watch = sg_alloc(s, E, sizeof(uint32_t));
@@ -116,12 +117,11 @@ polis_status sg_graph_alloc(social *s)
         !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev || !s->e_in_next ||
         !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket || !s->pot || !s->acc ||
         !s->touched || !s->scr_a || !s->scr_b || !s->scr_c || !s->scr_kv || !s->a_words ||
-        !s->gate || !s->pid_dst || !s->jr ||
-        !s->attr_watch || !s->e_watch || !s->e_wpos || !s->e_seq || !s->wl || !s->clr ||
-        (s->L > 0 &&
-         (!s->com_start || !s->com_el || !s->com_dst || !s->com_n || !s->com_rows)) ||
-        (s->p.social_state &&
-         (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_log || !s->dense_chg))) {
+        !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->e_watch || !s->e_wpos ||
+        !s->e_seq || !s->wl || !s->clr ||
+        (s->L > 0 && (!s->com_start || !s->com_el || !s->com_dst || !s->com_n || !s->com_rows)) ||
+        (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_log ||
+                               !s->dense_chg || !s->dense_chv))) {
         s->h->error(s->ctx, "out of memory for a graph of %d nodes and %d edges", s->N,
                     s->max_edges);
         return POLIS_ERR_NOMEM;
@@ -173,6 +173,7 @@ void sg_graph_free(social *s)
     sg_free(s, s->dense_gen_of, (size_t)s->P, sizeof(uint64_t));
     sg_free(s, s->dense_log, 2 * E, sizeof(uint32_t));
     sg_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
+    sg_free(s, s->dense_chv, 2 * E, 1);
     sg_free(s, s->attr_watch, (size_t)s->max_attrs, sizeof(uint32_t));
     sg_free(s, s->e_watch, E, sizeof(uint32_t));
     sg_free(s, s->e_wpos, E, sizeof(int32_t));

@@ -178,7 +178,7 @@ typedef struct social {
     uint8_t *touched;               /* [G] */
     int32_t *scr_a, *scr_b, *scr_c; /* [N] each */
     sg_kv *scr_kv;                  /* [K] */
-    int8_t *dense; /* [N][N] when social_state is on */
+    int8_t *dense;                  /* [N][N] when social_state is on */
     bool dense_valid;
     /* Observation records already holding their content (the kernel never clears a record,
      * and clients must not write into one): agent a's social_state record is dense_dst[a]
@@ -191,6 +191,7 @@ typedef struct social {
      * date in place. */
     uint32_t *dense_log; /* [2 max_edges] */
     uint32_t *dense_chg; /* [2 max_edges] */
+    int8_t *dense_chv;   /* [2 max_edges] the changed entries' values */
     int32_t n_dense_log, n_dense_chg;
     bool dense_lost;
     void **dense_dst;       /* [P] when social_state is on */
@@ -209,12 +210,12 @@ typedef struct social {
      * every edge (with random sharing, O(P^2) of them). */
     uint32_t *attr_watch; /* [max_attrs] */
     int32_t watch_root[SG_WATCH_ROOTS], n_watch_roots;
-    bool watching;       /* attr_watch is set up (sg_watch_setup) */
-    uint32_t *e_watch;   /* [max_edges] the OR of its attributes' bits */
-    int32_t *e_wpos;     /* [max_edges] its index in wl */
-    uint64_t *e_seq;     /* [max_edges] creation order: each out-list is in this order */
+    bool watching;     /* attr_watch is set up (sg_watch_setup) */
+    uint32_t *e_watch; /* [max_edges] the OR of its attributes' bits */
+    int32_t *e_wpos;   /* [max_edges] its index in wl */
+    uint64_t *e_seq;   /* [max_edges] creation order: each out-list is in this order */
     uint64_t seq_next;
-    int32_t *wl, n_wl;   /* [max_edges] */
+    int32_t *wl, n_wl;        /* [max_edges] */
     struct sg_clear_ent *clr; /* [max_edges] rule_clear's scratch */
     /* write_communication: the agent -> agent edges with words, by target, for revision
      * com_rev; and each record's address and the rows it holds (-1: not known) */

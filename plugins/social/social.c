@@ -122,6 +122,7 @@ static polis_status on_observe(polis_ctx *ctx, void *ud)
         const int8_t now = sg_edge_find(s, (int32_t)(p % N), (int32_t)(p / N)) >= 0;
         if (d[p] == now) continue; /* unchanged, or an earlier entry of the log changed it */
         d[p] = now;
+        s->dense_chv[n_chg] = now;
         s->dense_chg[n_chg++] = p;
     }
     s->n_dense_log = 0;
@@ -147,8 +148,9 @@ static void write_social_state(polis_ctx *ctx, void *ud, int32_t agent, void *ds
         if (s->dense_gen_of[agent] + 1 == s->dense_gen && s->n_dense_chg >= 0 &&
             (size_t)s->n_dense_chg * 16 < NN) {
             int8_t *out = dst;
-            for (int32_t i = 0; i < s->n_dense_chg; i++)
-                out[s->dense_chg[i]] = s->dense[s->dense_chg[i]];
+            const uint32_t *chg = s->dense_chg;
+            const int8_t *chv = s->dense_chv;
+            for (int32_t i = 0; i < s->n_dense_chg; i++) out[chg[i]] = chv[i];
             s->dense_gen_of[agent] = s->dense_gen;
             return;
         }
