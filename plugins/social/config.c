@@ -875,6 +875,7 @@ polis_status sg_config_load(social *s)
     kv_free(s, &kv);
     if (s->json_oom) return oom(s);
     if (st) return st;
+    sg_watch_setup(s);
     s->post_split_at = s->n_post;
     for (int32_t i = 0; i < s->n_post; i++) {
         if (s->post[i].kind == SG_RULE_SPLIT) {

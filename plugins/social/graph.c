@@ -92,9 +92,22 @@ polis_status sg_graph_alloc(social *s)
         s->dense = sg_alloc(s, N * N, 1);
         s->dense_dst = sg_alloc(s, (size_t)s->P, sizeof(void *));
         s->dense_gen_of = sg_alloc(s, (size_t)s->P, sizeof(uint64_t));
-        s->dense_set = sg_alloc(s, E, sizeof(uint32_t));
-        s->dense_next = sg_alloc(s, E, sizeof(uint32_t));
+        s->dense_log = sg_alloc(s, 2 * E, sizeof(uint32_t));
         s->dense_chg = sg_alloc(s, 2 * E, sizeof(uint32_t));
+        s->dense_chv = sg_alloc(s, 2 * E, 1);
+    }
+    s->attr_watch = sg_alloc(s, (size_t)s->max_attrs, sizeof(uint32_t));
+    s->e_watch = sg_alloc(s, E, sizeof(uint32_t));
+    s->e_wpos = sg_alloc(s, E, sizeof(int32_t));
+    s->e_seq = sg_alloc(s, E, sizeof(uint64_t));
+    s->wl = sg_alloc(s, E, sizeof(int32_t));
+    s->clr = sg_alloc(s, E, sizeof(sg_clear_ent));
+    if (s->L > 0) {
+        s->com_start = sg_alloc(s, (size_t)s->P + 1, sizeof(int32_t));
+        s->com_el = sg_alloc(s, E, sizeof(int32_t));
+        s->com_dst = sg_alloc(s, (size_t)s->P, sizeof(void *));
+        s->com_n = sg_alloc(s, (size_t)s->P, sizeof(int32_t));
+        s->com_rows = sg_alloc(s, (size_t)s->P * SG_COM_ROWS, sizeof(int32_t));
     }
     s->pid_dst = sg_alloc(s, (size_t)s->P, sizeof(void *));
     s->jr_mask = pow2_at_least(4 * (uint64_t)(s->P > 1024 ? s->P : 1024)) - 1;
@@ -104,9 +117,11 @@ polis_status sg_graph_alloc(social *s)
         !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev || !s->e_in_next ||
         !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket || !s->pot || !s->acc ||
         !s->touched || !s->scr_a || !s->scr_b || !s->scr_c || !s->scr_kv || !s->a_words ||
-        !s->gate || !s->pid_dst || !s->jr ||
-        (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_set ||
-                               !s->dense_next || !s->dense_chg))) {
+        !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->e_watch || !s->e_wpos ||
+        !s->e_seq || !s->wl || !s->clr ||
+        (s->L > 0 && (!s->com_start || !s->com_el || !s->com_dst || !s->com_n || !s->com_rows)) ||
+        (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_log ||
+                               !s->dense_chg || !s->dense_chv))) {
         s->h->error(s->ctx, "out of memory for a graph of %d nodes and %d edges", s->N,
                     s->max_edges);
         return POLIS_ERR_NOMEM;
@@ -156,9 +171,20 @@ void sg_graph_free(social *s)
     sg_free(s, s->dense, N * N, 1);
     sg_free(s, s->dense_dst, (size_t)s->P, sizeof(void *));
     sg_free(s, s->dense_gen_of, (size_t)s->P, sizeof(uint64_t));
-    sg_free(s, s->dense_set, E, sizeof(uint32_t));
-    sg_free(s, s->dense_next, E, sizeof(uint32_t));
+    sg_free(s, s->dense_log, 2 * E, sizeof(uint32_t));
     sg_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
+    sg_free(s, s->dense_chv, 2 * E, 1);
+    sg_free(s, s->attr_watch, (size_t)s->max_attrs, sizeof(uint32_t));
+    sg_free(s, s->e_watch, E, sizeof(uint32_t));
+    sg_free(s, s->e_wpos, E, sizeof(int32_t));
+    sg_free(s, s->e_seq, E, sizeof(uint64_t));
+    sg_free(s, s->wl, E, sizeof(int32_t));
+    sg_free(s, s->clr, E, sizeof(sg_clear_ent));
+    sg_free(s, s->com_start, (size_t)s->P + 1, sizeof(int32_t));
+    sg_free(s, s->com_el, E, sizeof(int32_t));
+    sg_free(s, s->com_dst, (size_t)s->P, sizeof(void *));
+    sg_free(s, s->com_n, (size_t)s->P, sizeof(int32_t));
+    sg_free(s, s->com_rows, (size_t)s->P * SG_COM_ROWS, sizeof(int32_t));
     sg_free(s, s->pid_dst, (size_t)s->P, sizeof(void *));
     sg_free(s, s->jr, (size_t)s->jr_mask + 1, sizeof *s->jr);
 }
@@ -194,6 +220,73 @@ int32_t sg_attr_find(const social *s, const char *name, size_t len)
     }
 }
 
+/* ---- watches ---------------------------------------------------------------------------------
+ *
+ * A watch bit per attribute (bit 0: a communication word, bit k >= 1: in the family of the
+ * k-th clear_temporary_relation root); an edge's bits are its attributes' OR, and the edges
+ * with any bit are listed on wl (order: none; e_seq gives each out-list's order back). */
+
+static uint32_t watch_bits(const social *s, int32_t a)
+{
+    uint32_t b = 0;
+    for (int32_t i = 0; i < s->L; i++)
+        if (s->a_words[i] == a) b |= 1u;
+    for (int32_t k = 0; k < s->n_watch_roots; k++)
+        if (sg_attr_in_family(s, a, s->watch_root[k])) b |= 2u << k;
+    return b;
+}
+
+static void watch_rule(social *s, sg_rule *r)
+{
+    if (r->kind != SG_RULE_CLEAR) return;
+    int32_t k = 0;
+    while (k < s->n_watch_roots && s->watch_root[k] != r->attr) k++;
+    if (k == s->n_watch_roots) {
+        if (k == SG_WATCH_ROOTS) return; /* r->watch stays 0: the rule walks every edge */
+        s->watch_root[s->n_watch_roots++] = r->attr;
+    }
+    r->watch = 2u << k;
+}
+
+/* Recomputes edge e's bits after its attributes changed; lists or unlists it. */
+static void watch_edge(social *s, int32_t e)
+{
+    const int32_t *ids = s->e_attr + (size_t)e * (size_t)s->K;
+    uint32_t b = 0;
+    for (int32_t i = 0; i < s->e_nattr[e]; i++) b |= s->attr_watch[ids[i]];
+    if (b && !s->e_watch[e]) {
+        s->e_wpos[e] = s->n_wl;
+        s->wl[s->n_wl++] = e;
+    } else if (!b && s->e_watch[e]) {
+        const int32_t last = s->wl[--s->n_wl];
+        s->wl[s->e_wpos[e]] = last;
+        s->e_wpos[last] = s->e_wpos[e];
+    }
+    s->e_watch[e] = b;
+}
+
+void sg_watch_setup(social *s)
+{
+    s->n_watch_roots = 0;
+    for (int32_t i = 0; i < s->n_pre; i++) watch_rule(s, &s->pre[i]);
+    for (int32_t i = 0; i < s->n_post; i++) watch_rule(s, &s->post[i]);
+    for (int32_t a = 0; a < s->n_attrs; a++) s->attr_watch[a] = watch_bits(s, a);
+    s->watching = true;
+    for (int32_t u = 0; u < s->N; u++)
+        for (int32_t e = s->out_head[u]; e >= 0; e = s->e_out_next[e]) watch_edge(s, e);
+}
+
+/* social_state's change log: entry p of dense may have changed (edge created or dropped). */
+static void dense_note(social *s, int32_t from, int32_t to)
+{
+    if (!s->dense || !s->dense_valid || s->dense_lost) return;
+    if (s->n_dense_log == 2 * s->max_edges) {
+        s->dense_lost = true;
+        return;
+    }
+    s->dense_log[s->n_dense_log++] = (uint32_t)to * (uint32_t)s->N + (uint32_t)from;
+}
+
 int32_t sg_attr_intern(social *s, const char *name, size_t len)
 {
     if (!name || sg_attr_invalid(name, len)) return -1;
@@ -209,6 +302,7 @@ int32_t sg_attr_intern(social *s, const char *name, size_t len)
     s->attr_names[a][len] = '\0';
     s->attr_len[a] = (uint8_t)len;
     s->attr_hash[i] = a;
+    s->attr_watch[a] = s->watching ? watch_bits(s, a) : 0;
     return a;
 }
 
@@ -287,6 +381,9 @@ static int32_t edge_new(social *s, int32_t from, int32_t to)
     s->e_from[e] = from;
     s->e_to[e] = to;
     s->e_nattr[e] = 0;
+    s->e_watch[e] = 0;
+    s->e_seq[e] = s->seq_next++;
+    dense_note(s, from, to);
     /* out-list: append (insertion order) */
     s->e_out_prev[e] = s->out_tail[from];
     s->e_out_next[e] = -1;
@@ -320,6 +417,9 @@ static int32_t edge_new(social *s, int32_t from, int32_t to)
 static void edge_drop(social *s, int32_t e)
 {
     int32_t from = s->e_from[e], to = s->e_to[e];
+    s->e_nattr[e] = 0;
+    if (s->e_watch[e]) watch_edge(s, e);
+    dense_note(s, from, to);
     if (s->e_out_prev[e] >= 0)
         s->e_out_next[s->e_out_prev[e]] = s->e_out_next[e];
     else
@@ -508,6 +608,7 @@ polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t
         i = s->e_nattr[e]++;
         s->e_attr[base + (size_t)i] = attr;
         s->e_val[base + (size_t)i] = value;
+        if (s->attr_watch[attr] & ~s->e_watch[e]) watch_edge(s, e);
         if (value != 0.0) journal(s, from, to, attr, true);
     }
     s->revision++;
@@ -532,6 +633,7 @@ static polis_status remove_slot(social *s, int32_t e, int32_t i)
     memmove(s->e_val + base + (size_t)i, s->e_val + base + (size_t)i + 1,
             sizeof(double) * (size_t)(n - i - 1));
     s->e_nattr[e] = n - 1;
+    if (s->attr_watch[ev.attr] & s->e_watch[e]) watch_edge(s, e);
     s->revision++;
     if (ev.value != 0.0) journal(s, ev.from, ev.to, ev.attr, false);
     return emit(s, s->ev_unset, &ev, sizeof ev);

@@ -26,6 +26,8 @@
 
 #define SG_NAME_MAX 64     /* attribute names: 1..63 characters */
 #define SG_MAX_FAMILIES 64 /* one gate bit each */
+#define SG_WATCH_ROOTS 31  /* clear_temporary_relation roots with a watch bit (graph.c) */
+#define SG_COM_ROWS 16     /* rows of a communication record remembered (social.c) */
 
 #if defined(__GNUC__)
 #define SG_INTERNAL __attribute__((visibility("hidden")))
@@ -87,6 +89,7 @@ typedef struct sg_rule {
     int32_t attr2; /* merge: result_attr */
     sg_kv *res1, *res2;
     int32_t n_res1, n_res2;
+    uint32_t watch; /* clear: the watch bit of its root (0: none, every edge is walked) */
 } sg_rule;
 
 typedef enum sg_family_kind {
@@ -176,18 +179,21 @@ typedef struct social {
     int32_t *scr_a, *scr_b, *scr_c; /* [N] each */
     sg_kv *scr_kv;                  /* [K] */
     int8_t *dense;                  /* [N][N] when social_state is on */
-    uint64_t dense_rev;
     bool dense_valid;
     /* Observation records already holding their content (the kernel never clears a record,
      * and clients must not write into one): agent a's social_state record is dense_dst[a]
      * when it holds the matrix of rebuild dense_gen_of[a]; its player_id record is
      * pid_dst[a] once written. NULL: not known. */
     uint64_t dense_gen; /* rebuilds of dense so far */
-    /* the entries set in dense (positions to * N + from, one per edge) and those the last
-     * rebuild changed, so a record one rebuild behind is brought up to date in place */
-    uint32_t *dense_set, *dense_next; /* [max_edges] */
-    uint32_t *dense_chg;              /* [2 max_edges] */
-    int32_t n_dense_set, n_dense_chg;
+    /* The entries (positions to * N + from) of the edges created or dropped since the last
+     * rebuild (edge_new, edge_drop; dense_lost when more than the log holds), and those the
+     * last rebuild changed (-1: not known), so a record one rebuild behind is brought up to
+     * date in place. */
+    uint32_t *dense_log; /* [2 max_edges] */
+    uint32_t *dense_chg; /* [2 max_edges] */
+    int8_t *dense_chv;   /* [2 max_edges] the changed entries' values */
+    int32_t n_dense_log, n_dense_chg;
+    bool dense_lost;
     void **dense_dst;       /* [P] when social_state is on */
     uint64_t *dense_gen_of; /* [P] */
     void **pid_dst;         /* [P] */
@@ -198,8 +204,35 @@ typedef struct social {
     uint32_t jr_mask;
     uint64_t jr_seq, jr_floor;
 
+    /* Watches (graph.c): bit 0 marks the communication words, bit k >= 1 the family of the
+     * k-th distinct clear_temporary_relation root. Every edge carrying a watched attribute
+     * is on wl, so the clear rule and write_communication visit those edges instead of
+     * every edge (with random sharing, O(P^2) of them). */
+    uint32_t *attr_watch; /* [max_attrs] */
+    int32_t watch_root[SG_WATCH_ROOTS], n_watch_roots;
+    bool watching;     /* attr_watch is set up (sg_watch_setup) */
+    uint32_t *e_watch; /* [max_edges] the OR of its attributes' bits */
+    int32_t *e_wpos;   /* [max_edges] its index in wl */
+    uint64_t *e_seq;   /* [max_edges] creation order: each out-list is in this order */
+    uint64_t seq_next;
+    int32_t *wl, n_wl;        /* [max_edges] */
+    struct sg_clear_ent *clr; /* [max_edges] rule_clear's scratch */
+    /* write_communication: the agent -> agent edges with words, by target, for revision
+     * com_rev; and each record's address and the rows it holds (-1: not known) */
+    int32_t *com_start, *com_el; /* [P + 1], [max_edges] */
+    uint64_t com_rev;
+    bool com_valid;
+    void **com_dst;    /* [P] */
+    int32_t *com_n;    /* [P] */
+    int32_t *com_rows; /* [P][SG_COM_ROWS] */
+
     polis_social_api api;
 } social;
+
+typedef struct sg_clear_ent {
+    uint64_t seq;
+    int32_t from, e;
+} sg_clear_ent;
 
 typedef struct sg_share_rec {
     int32_t from, to;
@@ -229,6 +262,8 @@ SG_INTERNAL int32_t sg_groups_of(const social *s, int32_t agent, int32_t attr, i
                                  int32_t cap);
 SG_INTERNAL int32_t sg_edge_find(const social *s, int32_t from, int32_t to);
 /* Change seq of the sharing journal into *out; false when it is no longer held. */
+/* Sets up the watches once the rules are parsed (the graph is empty then). */
+SG_INTERNAL void sg_watch_setup(social *s);
 SG_INTERNAL bool sg_share_change(const social *s, uint64_t seq, sg_share_rec *out);
 SG_INTERNAL bool sg_edge_get(const social *s, int32_t e, int32_t attr, double *value);
 /* The edge carries an attribute of the family root. */

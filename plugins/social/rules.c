@@ -8,6 +8,7 @@
  * memberships). Scratch arrays come from create.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -32,10 +33,36 @@ static double value_or(const social *s, int32_t from, int32_t to, int32_t attr, 
 /* ---- clear_temporary_relation(attr) ---------------------------------------------------------- */
 
 /* Removes the attribute (and everything below it: AdaSociety deletes the whole value) from
- * every agent -> agent edge. */
-static polis_status rule_clear(social *s, int32_t root)
+ * every agent -> agent edge, in the order of a walk of the agents' out-lists. With a watch
+ * bit (graph.c) only the edges carrying the family are visited, sorted into that order
+ * (their sources, then creation order, which is each out-list's order): the walk of every
+ * edge was O(P^2) with random map sharing. */
+static int cmp_clear(const void *a, const void *b)
 {
+    const sg_clear_ent *x = a, *y = b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static polis_status rule_clear(social *s, const sg_rule *r)
+{
+    const int32_t root = r->attr;
     polis_status st;
+    if (r->watch) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < s->n_wl; i++) {
+            const int32_t e = s->wl[i];
+            if ((s->e_watch[e] & r->watch) && s->e_from[e] < s->P && s->e_to[e] < s->P)
+                s->clr[n++] = (sg_clear_ent){s->e_seq[e], s->e_from[e], e};
+        }
+        if (n > 1) qsort(s->clr, (size_t)n, sizeof *s->clr, cmp_clear);
+        /* unsetting one edge's family changes no other edge */
+        for (int32_t i = 0; i < n; i++) {
+            const int32_t e = s->clr[i].e;
+            if ((st = sg_unset_family(s, s->ctx, s->e_from[e], s->e_to[e], root))) return st;
+        }
+        return POLIS_OK;
+    }
     for (int32_t u = 0; u < s->P; u++) {
         OUT_EDGES(s, u, e, next)
         {
@@ -293,7 +320,7 @@ static polis_status rule_split(social *s, int32_t attr, float *rewards)
 polis_status sg_rule_run(social *s, const sg_rule *r, float *rewards)
 {
     switch (r->kind) {
-    case SG_RULE_CLEAR: return rule_clear(s, r->attr);
+    case SG_RULE_CLEAR: return rule_clear(s, r);
     case SG_RULE_SPLIT: return rewards ? rule_split(s, r->attr, rewards) : POLIS_OK;
     case SG_RULE_MATCH: return rule_match(s, r);
     case SG_RULE_MERGE: return rule_merge(s, r);

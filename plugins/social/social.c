@@ -91,41 +91,43 @@ static polis_status on_end(polis_ctx *ctx, void *ud)
     return POLIS_OK;
 }
 
-/* Rebuilds dense from the edges and lists the entries that changed: every entry set now is
- * marked (2: set before too, 3: new), then the entries set before and not now are cleared.
- * The change list is what a record holding the previous rebuild needs (write_social_state):
- * a few entries per step instead of the (P+G)^2 matrix. */
+/* Brings dense up to date and lists the entries that changed. The entries of the edges
+ * created or dropped since the last rebuild are in the log (graph.c): each is read again from
+ * the graph, a few per step instead of a walk of every edge. After a reset, or when the log
+ * overflowed, dense is rebuilt from every edge and the changes are not known (a record one
+ * rebuild behind is then copied whole). The change list is what a record holding the
+ * previous rebuild needs (write_social_state): a few entries per step instead of the
+ * (P+G)^2 matrix. */
 static polis_status on_observe(polis_ctx *ctx, void *ud)
 {
     social *s = ud;
     (void)ctx;
-    if (s->dense_valid && s->dense_rev == s->revision) return POLIS_OK;
     const uint32_t N = (uint32_t)s->N;
     int8_t *d = s->dense;
-    int32_t n_next = 0, n_chg = 0;
-    for (int32_t u = 0; u < s->N; u++)
-        for (int32_t e = s->out_head[u]; e >= 0; e = s->e_out_next[e]) {
-            uint32_t p = (uint32_t)s->e_to[e] * N + (uint32_t)u;
-            d[p] = d[p] ? 2 : 3;
-            s->dense_next[n_next++] = p;
-        }
-    for (int32_t i = 0; i < s->n_dense_set; i++) {
-        uint32_t p = s->dense_set[i];
-        if (d[p] == 1) s->dense_chg[n_chg++] = p;
-        d[p] = d[p] == 2;
+    if (!s->dense_valid || s->dense_lost) {
+        memset(d, 0, (size_t)N * N);
+        for (int32_t u = 0; u < s->N; u++)
+            for (int32_t e = s->out_head[u]; e >= 0; e = s->e_out_next[e])
+                d[(uint32_t)s->e_to[e] * N + (uint32_t)u] = 1;
+        s->n_dense_chg = -1;
+        s->n_dense_log = 0;
+        s->dense_lost = false;
+        s->dense_valid = true;
+        s->dense_gen++;
+        return POLIS_OK;
     }
-    for (int32_t i = 0; i < n_next; i++) {
-        uint32_t p = s->dense_next[i];
-        if (d[p] == 3) s->dense_chg[n_chg++] = p;
-        d[p] = 1;
+    int32_t n_chg = 0;
+    for (int32_t i = 0; i < s->n_dense_log; i++) {
+        const uint32_t p = s->dense_log[i];
+        const int8_t now = sg_edge_find(s, (int32_t)(p % N), (int32_t)(p / N)) >= 0;
+        if (d[p] == now) continue; /* unchanged, or an earlier entry of the log changed it */
+        d[p] = now;
+        s->dense_chv[n_chg] = now;
+        s->dense_chg[n_chg++] = p;
     }
-    uint32_t *t = s->dense_set;
-    s->dense_set = s->dense_next;
-    s->dense_next = t;
-    s->n_dense_set = n_next;
+    s->n_dense_log = 0;
+    if (n_chg == 0) return POLIS_OK;
     s->n_dense_chg = n_chg;
-    s->dense_rev = s->revision;
-    s->dense_valid = true;
     s->dense_gen++;
     return POLIS_OK;
 }
@@ -143,10 +145,12 @@ static void write_social_state(polis_ctx *ctx, void *ud, int32_t agent, void *ds
     if (s->dense_dst[agent] == dst) {
         if (s->dense_gen_of[agent] == s->dense_gen) return;
         /* one rebuild behind: apply its changes, unless copying is cheaper */
-        if (s->dense_gen_of[agent] + 1 == s->dense_gen && (size_t)s->n_dense_chg * 16 < NN) {
+        if (s->dense_gen_of[agent] + 1 == s->dense_gen && s->n_dense_chg >= 0 &&
+            (size_t)s->n_dense_chg * 16 < NN) {
             int8_t *out = dst;
-            for (int32_t i = 0; i < s->n_dense_chg; i++)
-                out[s->dense_chg[i]] = s->dense[s->dense_chg[i]];
+            const uint32_t *chg = s->dense_chg;
+            const int8_t *chv = s->dense_chv;
+            for (int32_t i = 0; i < s->n_dense_chg; i++) out[chg[i]] = chv[i];
             s->dense_gen_of[agent] = s->dense_gen;
             return;
         }
@@ -175,15 +179,54 @@ static int8_t word_i8(double v)
     return (int8_t)lround(v);
 }
 
-/* Row q = the words of the message q -> agent (AdaSociety: in-edges with "communication"). */
+/* The agent -> agent edges with words (watch bit 0), grouped by target, once per graph
+ * revision: each agent's messages without a walk of its in-edges (about half the agents
+ * once map sharing is random). */
+static void com_index(social *s)
+{
+    int32_t *start = s->com_start;
+    memset(start, 0, sizeof *start * ((size_t)s->P + 1));
+    for (int32_t i = 0; i < s->n_wl; i++) {
+        const int32_t e = s->wl[i];
+        if ((s->e_watch[e] & 1u) && s->e_from[e] < s->P && s->e_to[e] < s->P)
+            start[s->e_to[e] + 1]++;
+    }
+    for (int32_t a = 0; a < s->P; a++) start[a + 1] += start[a];
+    for (int32_t i = 0; i < s->n_wl; i++) {
+        const int32_t e = s->wl[i];
+        if ((s->e_watch[e] & 1u) && s->e_from[e] < s->P && s->e_to[e] < s->P)
+            s->com_el[start[s->e_to[e]]++] = e;
+    }
+    for (int32_t a = s->P; a > 0; a--) start[a] = start[a - 1];
+    start[0] = 0;
+    s->com_rev = s->revision;
+    s->com_valid = true;
+}
+
+/* Row q = the words of the message q -> agent (AdaSociety: in-edges with "communication").
+ * The record still holds what was written there last time (the kernel never clears one): the
+ * rows written then are cleared, unless they were not remembered (more than SG_COM_ROWS, or
+ * the record is another one), when the whole record is. */
 static void write_communication(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     social *s = ud;
     (void)ctx;
     int8_t *out = dst;
-    memset(out, 0, (size_t)s->P * (size_t)s->L);
-    for (int32_t e = s->in_head[agent]; e >= 0 && s->e_from[e] < s->P; e = s->e_in_next[e]) {
-        int8_t *row = out + (size_t)s->e_from[e] * (size_t)s->L;
+    const size_t L = (size_t)s->L;
+    if (!s->com_valid || s->com_rev != s->revision) com_index(s);
+    int32_t *rows = s->com_rows + (size_t)agent * SG_COM_ROWS;
+    if (s->com_dst[agent] != dst || s->com_n[agent] < 0) {
+        memset(out, 0, (size_t)s->P * L);
+        s->com_dst[agent] = dst;
+    } else {
+        for (int32_t i = 0; i < s->com_n[agent]; i++) memset(out + (size_t)rows[i] * L, 0, L);
+    }
+    const int32_t lo = s->com_start[agent], hi = s->com_start[agent + 1];
+    s->com_n[agent] = hi - lo <= SG_COM_ROWS ? hi - lo : -1;
+    for (int32_t k = lo; k < hi; k++) {
+        const int32_t e = s->com_el[k], q = s->e_from[e];
+        int8_t *row = out + (size_t)q * L;
+        if (k - lo < SG_COM_ROWS) rows[k - lo] = q;
         double v;
         for (int32_t i = 0; i < s->L; i++)
             if (sg_edge_get(s, e, s->a_words[i], &v)) row[i] = word_i8(v);

@@ -272,6 +272,38 @@ static void test_clear(void)
     polis_env_destroy(env);
 }
 
+/* The clear rule visits only the edges carrying its family (graph.c's watch list, in no
+ * order), and removes them in the order of a walk of the agents' out-lists: sources
+ * ascending, each out-list in creation order, whenever the attribute arrived. */
+static void test_clear_order(void)
+{
+    test_log log = {0};
+    polis_env *env = sg_env(
+        3, 100,
+        "{\"social\": {\"relations\": [{\"attributes\": {\"keep\": 1}, \"players\": [{\"from\": 0, "
+        "\"to\": 1}]}, {\"attributes\": {\"tmp\": {\"a\": 1}}, \"players\": [{\"from\": 2, \"to\": "
+        "0}]}, {\"attributes\": {\"tmp\": 1}, \"players\": [{\"from\": 0, \"to\": 2}]}, "
+        "{\"attributes\": {\"tmp\": 2}, \"players\": [{\"from\": 1, \"to\": 2}]}]},"
+        " \"pre_updates\": [[\"clear_temporary_relation\", {\"attr\": \"tmp\"}]]}",
+        "{\"log_events\": true, \"ops\": ["
+        "{\"tick\": -1, \"op\": \"set\", \"from\": 0, \"to\": 1, \"attr\": \"tmp.x\", \"value\": "
+        "1},"
+        "{\"tick\": -1, \"op\": \"set\", \"from\": 2, \"to\": 1, \"attr\": \"tmp\", \"value\": "
+        "3}]}",
+        &log);
+    CHECK(env != NULL);
+    if (!env) return;
+    log.text[0] = '\0';
+    log.len = 0;
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(log.text, "[social_probe] unset a0->a1 tmp.x=1\n"
+                           "[social_probe] unset a0->a2 tmp=1\n"
+                           "[social_probe] unset a1->a2 tmp=2\n"
+                           "[social_probe] unset a2->a0 tmp.a=1\n"
+                           "[social_probe] unset a2->a1 tmp=3\n");
+    polis_env_destroy(env);
+}
+
 /* A split placed before a rule runs before it: the reward of the step that creates a group is
  * not shared yet; in the opposite order it is. */
 static void test_rule_order(void)
@@ -312,6 +344,7 @@ int main(void)
     test_normalization_and_symmetrize();
     test_symmetrize_dict();
     test_clear();
+    test_clear_order();
     test_rule_order();
     CHECK_DONE();
 }
