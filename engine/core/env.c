@@ -552,17 +552,8 @@ static polis_status range_error(polis_env *env, const polis__obs *o, int32_t a, 
  * naming the first such element. */
 static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a, uint8_t *dst)
 {
-    const size_t in = polis_dtype_size(o->dtype), out = polis_dtype_size(o->out_dtype);
-    const size_t count = o->nbytes / in;
+    const size_t count = o->narrow_count, stride = o->narrow_stride, n = o->narrow_n;
     const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
-    narrow_fn fn = narrow_for(o->dtype, o->out_dtype);
-    size_t stride = count, outer = 1, n = 1;
-    if (o->range_dim >= 0) {
-        n = (size_t)o->shape[o->range_dim];
-        stride = 1;
-        for (int32_t d = o->range_dim + 1; d < o->ndim; d++) stride *= (size_t)o->shape[d];
-        outer = count / (stride * n);
-    }
     if (count < NARROW_SMALL) {
         size_t fail_at = SIZE_MAX;
         /* a position, a clock, a stage: element by element, without the calls and lanes of
@@ -592,7 +583,8 @@ static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a,
     }
     /* Run r (of outer x n) covers elements [r x stride, (r + 1) x stride) with range r mod n;
      * consecutive runs sharing a range are narrowed in one call. */
-    const size_t runs = outer * n;
+    const size_t in = o->narrow_in, out = o->narrow_out, runs = count / stride;
+    narrow_fn fn = narrow_for(o->dtype, o->out_dtype);
     for (size_t r = 0, k = 0; r < runs;) {
         const size_t e = r * stride;
         const int32_t lo = (int32_t)o->range_lo[k], hi = (int32_t)o->range_hi[k];
