@@ -582,6 +582,15 @@ static inline bool agent_done(const polis_env *env, int32_t a)
     {                                                                                              \
         const ST *s = src;                                                                         \
         DT *d = dst;                                                                               \
+        if (len < NARROW_LANES) { /* a position, a clock: lanes would cost more than the copy */   \
+            bool ok = true;                                                                        \
+            for (size_t i = 0; i < len; i++) {                                                     \
+                ST v = s[i];                                                                       \
+                ok &= v >= lo && v <= hi;                                                          \
+                d[i] = (DT)v;                                                                      \
+            }                                                                                      \
+            return ok;                                                                             \
+        }                                                                                          \
         ST mn[NARROW_LANES], mx[NARROW_LANES];                                                     \
         for (size_t k = 0; k < NARROW_LANES; k++) {                                                \
             mn[k] = ST_MAX;                                                                        \
@@ -634,44 +643,83 @@ static int64_t read_int(const void *p, polis_dtype t, size_t i)
     return t == POLIS_DTYPE_I16 ? ((const int16_t *)p)[i] : ((const int32_t *)p)[i];
 }
 
+/* Fields of fewer elements are narrowed element by element. */
+#define NARROW_SMALL 32
+
+/* The step's error for element i of agent a's shadow record src of field o, which lies
+ * outside its range. */
+static polis_status range_error(polis_env *env, const polis__obs *o, int32_t a, size_t i,
+                                const uint8_t *src)
+{
+    size_t k = 0;
+    if (o->range_dim >= 0) {
+        size_t stride = 1;
+        for (int32_t d = o->range_dim + 1; d < o->ndim; d++) stride *= (size_t)o->shape[d];
+        k = i / stride % (size_t)o->shape[o->range_dim];
+    }
+    polis__clear_error(env);
+    snprintf(env->err, sizeof env->err,
+             "%s: observation %s, agent %d (%s), element %zu = %lld is outside its "
+             "declared range [%d, %d]%s",
+             o->ctx->name, o->name, (int)a, env->scn.agent_names[a], i,
+             (long long)read_int(src, o->dtype, i), (int)o->range_lo[k], (int)o->range_hi[k],
+             o->range_dim >= 0 ? " (per index of a dimension)" : "");
+    return o->ctx->kind == POLIS__CTX_SCRIPT ? POLIS_ERR_SCRIPT : POLIS_ERR_PLUGIN;
+}
+
 /* Narrows agent a's shadow record of field o into dst, run by run of elements sharing a
  * range. A value outside its range fails the step (a range is a promise, never a clamp),
  * naming the first such element. */
 static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a, uint8_t *dst)
 {
-    const size_t in = polis_dtype_size(o->dtype), out = polis_dtype_size(o->out_dtype);
-    const size_t count = o->nbytes / in;
+    const size_t count = o->narrow_count, stride = o->narrow_stride, n = o->narrow_n;
     const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
-    narrow_fn fn = narrow_for(o->dtype, o->out_dtype);
-    size_t stride = count, outer = 1, n = 1;
-    if (o->range_dim >= 0) {
-        n = (size_t)o->shape[o->range_dim];
-        stride = 1;
-        for (int32_t d = o->range_dim + 1; d < o->ndim; d++) stride *= (size_t)o->shape[d];
-        outer = count / (stride * n);
+    if (count < NARROW_SMALL) {
+        size_t fail_at = SIZE_MAX;
+        /* a position, a clock, a stage: element by element, without the calls and lanes of
+         * the runs below (they cost more than the copy) */
+        size_t k = 0, j = 0; /* element i's range index and its place in the stride */
+        for (size_t i = 0; i < count; i++) {
+            int64_t v = read_int(src, o->dtype, i);
+            if ((double)v < o->range_lo[k] || (double)v > o->range_hi[k]) {
+                fail_at = i;
+                break;
+            }
+            switch (o->out_dtype) {
+            case POLIS_DTYPE_U8: dst[i] = (uint8_t)v; break;
+            case POLIS_DTYPE_I8: ((int8_t *)dst)[i] = (int8_t)v; break;
+            default: {
+                int16_t w = (int16_t)v;
+                memcpy(dst + 2 * i, &w, sizeof w);
+            }
+            }
+            if (++j == stride) {
+                j = 0;
+                k = k + 1 == n ? 0 : k + 1;
+            }
+        }
+        if (fail_at == SIZE_MAX) return POLIS_OK;
+        return range_error(env, o, a, fail_at, src);
     }
     /* Run r (of outer x n) covers elements [r x stride, (r + 1) x stride) with range r mod n;
      * consecutive runs sharing a range are narrowed in one call. */
-    const size_t runs = outer * n;
-    for (size_t r = 0; r < runs;) {
-        const size_t k = r % n, e = r * stride;
+    const size_t in = o->narrow_in, out = o->narrow_out, runs = count / stride;
+    narrow_fn fn = narrow_for(o->dtype, o->out_dtype);
+    for (size_t r = 0, k = 0; r < runs;) {
+        const size_t e = r * stride;
         const int32_t lo = (int32_t)o->range_lo[k], hi = (int32_t)o->range_hi[k];
-        size_t m = 1;
-        while (r + m < runs && o->range_lo[(r + m) % n] == o->range_lo[k] &&
-               o->range_hi[(r + m) % n] == o->range_hi[k])
+        size_t m = 1, next = k + 1 == n ? 0 : k + 1; /* next: the range of run r + m */
+        while (r + m < runs && o->range_lo[next] == o->range_lo[k] &&
+               o->range_hi[next] == o->range_hi[k]) {
             m++;
+            next = next + 1 == n ? 0 : next + 1;
+        }
         r += m;
+        k = next;
         if (fn(src + e * in, dst + e * out, m * stride, lo, hi)) continue;
         size_t i = e;
         while (read_int(src, o->dtype, i) >= lo && read_int(src, o->dtype, i) <= hi) i++;
-        polis__clear_error(env);
-        snprintf(env->err, sizeof env->err,
-                 "%s: observation %s, agent %d (%s), element %zu = %lld is outside its "
-                 "declared range [%d, %d]%s",
-                 o->ctx->name, o->name, (int)a, env->scn.agent_names[a], i,
-                 (long long)read_int(src, o->dtype, i), (int)lo, (int)hi,
-                 o->range_dim >= 0 ? " (per index of a dimension)" : "");
-        return o->ctx->kind == POLIS__CTX_SCRIPT ? POLIS_ERR_SCRIPT : POLIS_ERR_PLUGIN;
+        return range_error(env, o, a, i, src);
     }
     return POLIS_OK;
 }

@@ -1064,6 +1064,17 @@ static void compact_field(polis__obs *o)
         if (lo >= tlo && hi <= thi) {
             o->out_dtype = order[i];
             o->out_nbytes = o->nbytes / polis_dtype_size(o->dtype) * polis_dtype_size(order[i]);
+            o->narrow_in = (uint8_t)polis_dtype_size(o->dtype);
+            o->narrow_out = (uint8_t)polis_dtype_size(order[i]);
+            o->narrow_count = o->nbytes / o->narrow_in;
+            o->narrow_stride = o->narrow_count;
+            o->narrow_n = 1;
+            if (o->range_dim >= 0) {
+                o->narrow_n = (size_t)o->shape[o->range_dim];
+                o->narrow_stride = 1;
+                for (int32_t d = o->range_dim + 1; d < o->ndim; d++)
+                    o->narrow_stride *= (size_t)o->shape[d];
+            }
             return;
         }
     }

@@ -84,6 +84,11 @@ struct polis__obs {
     polis_dtype out_dtype;
     size_t out_nbytes;
     uint8_t *shadow;
+    /* the narrowing's shape, worked out with out_dtype: elements of a record, consecutive
+     * elements sharing a range index (stride), range indices (1 without per-index ranges),
+     * bytes of an element written and stored */
+    size_t narrow_count, narrow_stride, narrow_n;
+    uint8_t narrow_in, narrow_out;
 };
 
 struct polis__reward {

@@ -13,12 +13,18 @@
  * order). Only what changed is formatted: integers without printf, floats through a memo of
  * their printf text, each event type's keys written once. Nothing is allocated once the
  * buffers are sized (the first lines; tests/unit/test_scene.c counts).
+ *
+ * A file is written (and deflated, for ".gz") by a writer thread of the recorder's own: the
+ * stepping thread copies each finished line into one of two fixed chunks and hands a full
+ * chunk over, so only formatting runs beside the step. The bytes are those a direct write
+ * gives; a failed write is reported by the next call that hands a chunk over, or by close.
  */
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,8 +114,9 @@ static void rb_printf(rbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-/* An integer, without printf (the recorder writes thousands per tick); most are small. */
-static void rb_int_long(rbuf *b, int64_t v)
+/* An integer's text at p, without printf (the recorder writes thousands per tick; most are
+ * small), with room for 20 bytes; returns the end. */
+static char *put_int_long(char *p, int64_t v)
 {
     char tmp[24];
     int n = 0;
@@ -119,24 +126,34 @@ static void rb_int_long(rbuf *b, int64_t v)
         u /= 10;
     } while (u);
     if (v < 0) tmp[sizeof tmp - 1 - n++] = '-';
-    rb_put(b, tmp + sizeof tmp - n, (size_t)n);
+    memcpy(p, tmp + sizeof tmp - n, (size_t)n);
+    return p + n;
+}
+
+#define INT_MAXLEN 20 /* "-9223372036854775808" */
+
+static inline char *put_int(char *p, int64_t v)
+{
+    if (v >= 0 && v < 100) {
+        if (v >= 10) *p++ = (char)('0' + v / 10);
+        *p++ = (char)('0' + v % 10);
+        return p;
+    }
+    return put_int_long(p, v);
 }
 
 static inline void rb_int(rbuf *b, int64_t v)
 {
-    if (v >= 0 && v < 100 && rb_room(b, 2)) {
-        if (v >= 10) b->p[b->len++] = (char)('0' + v / 10);
-        b->p[b->len++] = (char)('0' + v % 10);
-        return;
-    }
-    rb_int_long(b, v);
+    if (rb_room(b, INT_MAXLEN)) b->len = (size_t)(put_int(b->p + b->len, v) - b->p);
 }
 
 /* ",v" or "v" */
 static inline void rb_item(rbuf *b, bool comma, int64_t v)
 {
-    if (comma) rb_ch(b, ',');
-    rb_int(b, v);
+    if (!rb_room(b, INT_MAXLEN + 1)) return;
+    char *p = b->p + b->len;
+    if (comma) *p++ = ',';
+    b->len = (size_t)(put_int(p, v) - b->p);
 }
 
 /* A JSON string literal (RFC 8259 escapes; bytes >= 0x80 are passed through as UTF-8). Runs
@@ -178,48 +195,64 @@ typedef struct num_memo {
     char s[31];
 } num_memo;
 
-static void rb_memo(rbuf *b, num_memo *memo, uint64_t bits, double v, bool f32)
+/* The longest text put_f32 / put_f64 write ("%.17g" is at most 24 bytes: sign, 17 digits,
+ * point, "e-308"). */
+#define FLOAT_MAXLEN 31
+
+static char *put_memo(char *p, num_memo *memo, uint64_t bits, double v, bool f32)
 {
     uint64_t h = (bits * 0x9e3779b97f4a7c15ULL) >> 56; /* 0..255 */
     num_memo *m = &memo[h];
     if (m->len == 0 || m->bits != bits) {
         int n = snprintf(m->s, sizeof m->s, f32 ? "%.9g" : "%.17g", v);
-        if (n <= 0 || (size_t)n >= sizeof m->s) {
+        if (n <= 0 || (size_t)n >= sizeof m->s) { /* cannot happen (FLOAT_MAXLEN) */
             m->len = 0;
-            rb_printf(b, f32 ? "%.9g" : "%.17g", v);
-            return;
+            memcpy(p, "null", 4);
+            return p + 4;
         }
         m->bits = bits;
         m->len = (uint8_t)n;
     }
-    rb_put(b, m->s, m->len);
+    memcpy(p, m->s, sizeof m->s); /* the slot's whole text buffer: a fixed-size copy */
+    return p + m->len;
 }
 
-/* A float with enough digits to round-trip as f32; JSON has no infinities or NaN. */
-static void rb_f32(rbuf *b, num_memo *memo, float v)
+/* A float with enough digits to round-trip as f32, at p with room for FLOAT_MAXLEN bytes;
+ * JSON has no infinities or NaN. */
+static char *put_f32(char *p, num_memo *memo, float v)
 {
     if (v != v || v > FLT_MAX || v < -FLT_MAX) {
-        RB_LIT(b, "null");
-    } else if (v < 16777216.0f && v > -16777216.0f && v == (float)(int32_t)v) {
-        rb_int(b, (int32_t)v); /* what %.9g prints for a whole number (0 for -0) */
-    } else {
-        uint32_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        rb_memo(b, memo, bits, (double)v, true);
+        memcpy(p, "null", 4);
+        return p + 4;
     }
+    if (v < 16777216.0f && v > -16777216.0f && v == (float)(int32_t)v)
+        return put_int(p, (int32_t)v); /* what %.9g prints for a whole number (0 for -0) */
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return put_memo(p, memo, bits, (double)v, true);
+}
+
+static char *put_f64(char *p, num_memo *memo, double v)
+{
+    if (v != v || v > DBL_MAX || v < -DBL_MAX) {
+        memcpy(p, "null", 4);
+        return p + 4;
+    }
+    if (v < 1e15 && v > -1e15 && v == (double)(int64_t)v && (v != 0 || !signbit(v)))
+        return put_int(p, (int64_t)v); /* what %.17g prints for a whole number */
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return put_memo(p, memo + MEMO_SLOTS, bits, v, false);
+}
+
+static void rb_f32(rbuf *b, num_memo *memo, float v)
+{
+    if (rb_room(b, FLOAT_MAXLEN)) b->len = (size_t)(put_f32(b->p + b->len, memo, v) - b->p);
 }
 
 static void rb_f64(rbuf *b, num_memo *memo, double v)
 {
-    if (v != v || v > DBL_MAX || v < -DBL_MAX) {
-        RB_LIT(b, "null");
-    } else if (v < 1e15 && v > -1e15 && v == (double)(int64_t)v && (v != 0 || !signbit(v))) {
-        rb_int(b, (int64_t)v); /* what %.17g prints for a whole number */
-    } else {
-        uint64_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        rb_memo(b, memo + MEMO_SLOTS, bits, v, false);
-    }
+    if (rb_room(b, FLOAT_MAXLEN)) b->len = (size_t)(put_f64(b->p + b->len, memo, v) - b->p);
 }
 
 /* A list of the scene (things, nodes or edges) as the diff needs it: sorted by key. */
@@ -247,12 +280,27 @@ typedef struct list_desc {
 
 enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
 
+/* The file's writer thread: chunk[fill] is filled by the stepping thread; chunk[!fill] is
+ * the thread's while `queued`. Both chunks are allocated at open: nothing grows per tick. */
+#define REC_CHUNK ((size_t)1 << 17)
+
+typedef struct rec_writer {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* queued went up (for the thread) or down (for the stepper), or stop */
+    char *chunk[2];
+    size_t len[2];
+    int fill;
+    bool queued, stop, failed; /* under mu */
+} rec_writer;
+
 struct polis_recorder {
     polis_env *env;
     void (*sink)(void *ud, const char *line, size_t len);
     void *sink_ud;
     FILE *f;
     gzFile gz;
+    rec_writer *writer; /* NULL: the stepping thread writes (a sink, or no thread could start) */
     bool write_failed;
     char err[REC_ERRMAX];
     int32_t keyframe_every;
@@ -303,6 +351,105 @@ const char *polis_recorder_error(const polis_recorder *r)
     return r ? r->err : "recorder is NULL";
 }
 
+/* ---- the file's writer thread --------------------------------------------------------------- */
+
+/* Writes n bytes to the file (gzip or plain); false when that failed. */
+static bool write_out(polis_recorder *r, const char *p, size_t n)
+{
+    if (!n) return true;
+    if (r->gz) return gzwrite(r->gz, p, (unsigned)n) == (int)n;
+    return fwrite(p, 1, n, r->f) == n;
+}
+
+static void *writer_main(void *arg)
+{
+    polis_recorder *r = arg;
+    rec_writer *w = r->writer;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->queued && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->queued) break; /* stop, and nothing left */
+        int c = !w->fill;
+        pthread_mutex_unlock(&w->mu);
+        bool ok = write_out(r, w->chunk[c], w->len[c]);
+        pthread_mutex_lock(&w->mu);
+        if (!ok) w->failed = true;
+        w->queued = false;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Hands the filled chunk to the thread (once it is done with the other one), which the
+ * stepping thread fills next. A write the thread found failed is reported here. */
+static void writer_hand_over(polis_recorder *r)
+{
+    rec_writer *w = r->writer;
+    pthread_mutex_lock(&w->mu);
+    while (w->queued) pthread_cond_wait(&w->cv, &w->mu);
+    if (w->failed) r->write_failed = true;
+    w->queued = true;
+    w->fill = !w->fill;
+    w->len[w->fill] = 0;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void writer_put(polis_recorder *r, const char *p, size_t n)
+{
+    rec_writer *w = r->writer;
+    while (n) {
+        size_t room = REC_CHUNK - w->len[w->fill], k = n < room ? n : room;
+        memcpy(w->chunk[w->fill] + w->len[w->fill], p, k);
+        w->len[w->fill] += k;
+        p += k;
+        n -= k;
+        if (w->len[w->fill] == REC_CHUNK) writer_hand_over(r);
+    }
+}
+
+/* Starts the thread; without one (no memory, no thread) the stepping thread writes. */
+static void writer_start(polis_recorder *r)
+{
+    rec_writer *w = calloc(1, sizeof *w);
+    if (!w) return;
+    w->chunk[0] = malloc(REC_CHUNK);
+    w->chunk[1] = malloc(REC_CHUNK);
+    bool mu = false, cv = false;
+    if (w->chunk[0] && w->chunk[1] && (mu = pthread_mutex_init(&w->mu, NULL) == 0) &&
+        (cv = pthread_cond_init(&w->cv, NULL) == 0)) {
+        r->writer = w;
+        if (pthread_create(&w->thread, NULL, writer_main, r) == 0) return;
+        r->writer = NULL;
+    }
+    if (cv) pthread_cond_destroy(&w->cv);
+    if (mu) pthread_mutex_destroy(&w->mu);
+    free(w->chunk[0]);
+    free(w->chunk[1]);
+    free(w);
+}
+
+/* Writes what is left, stops and joins the thread. */
+static void writer_stop(polis_recorder *r)
+{
+    rec_writer *w = r->writer;
+    if (!w) return;
+    if (w->len[w->fill]) writer_hand_over(r);
+    pthread_mutex_lock(&w->mu);
+    w->stop = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    if (w->failed) r->write_failed = true;
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w->chunk[0]);
+    free(w->chunk[1]);
+    free(w);
+    r->writer = NULL;
+}
+
 /* Hands the finished line (with its '\n') to the sink. */
 static polis_status emit(polis_recorder *r)
 {
@@ -310,20 +457,25 @@ static polis_status emit(polis_recorder *r)
     if (r->line.oom || r->events.oom || r->msgs.oom)
         return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
     r->line.p[r->line.len] = '\0'; /* rb_room kept a byte for it */
-    if (r->sink) {
+    if (r->sink)
         r->sink(r->sink_ud, r->line.p, r->line.len);
-    } else if (r->gz) {
-        if (gzwrite(r->gz, r->line.p, (unsigned)r->line.len) != (int)r->line.len)
-            r->write_failed = true;
-    } else if (fwrite(r->line.p, 1, r->line.len, r->f) != r->line.len) {
+    else if (r->writer)
+        writer_put(r, r->line.p, r->line.len);
+    else if (!write_out(r, r->line.p, r->line.len))
         r->write_failed = true;
-    }
     r->line.len = 0;
     if (r->write_failed) return rec_fail(r, POLIS_ERR_IO, "recorder: cannot write the recording");
     return POLIS_OK;
 }
 
 /* ---- events ----------------------------------------------------------------------------- */
+
+#define KEY_SLACK 16
+
+static inline void copy_keys(char *dst, const char *src, size_t n)
+{
+    for (size_t i = 0; i < n; i += KEY_SLACK) memcpy(dst + i, src + i, KEY_SLACK);
+}
 
 static void on_event(void *ud, const polis_event *ev)
 {
@@ -335,39 +487,48 @@ static void on_event(void *ud, const polis_event *ev)
     const ev_field *fields = r->ev_fields + (first - ev->type);
     const size_t *off = r->ev_off + first;
     const char *keys = r->ev_keys.p;
-    rb_put(b, keys + off[0], off[1] - off[0]);
+    /* one reservation for the event: its keys (copied 16 bytes at a time: ev_keys has
+     * KEY_SLACK readable bytes past its end; they are short, and a call to memcpy costs
+     * more), each value and the closing brace */
+    size_t need = off[n_fields + 1] - off[0] + (size_t)n_fields * FLOAT_MAXLEN + KEY_SLACK + 1;
+    if (!rb_room(b, need)) return;
+    char *q = b->p + b->len;
+    copy_keys(q, keys + off[0], off[1] - off[0]);
+    q += off[1] - off[0];
     for (int32_t i = 0; i < n_fields; i++) {
         const ev_field *f = &fields[i];
         const uint8_t *p = (const uint8_t *)ev->data + f->offset;
-        rb_put(b, keys + off[i + 1], off[i + 2] - off[i + 1]);
+        copy_keys(q, keys + off[i + 1], off[i + 2] - off[i + 1]);
+        q += off[i + 2] - off[i + 1];
         switch (f->type) {
         case POLIS_FIELD_I32: {
             int32_t v;
             memcpy(&v, p, sizeof v);
-            rb_int(b, v);
+            q = put_int(q, v);
             break;
         }
         case POLIS_FIELD_I64: {
             int64_t v;
             memcpy(&v, p, sizeof v);
-            rb_int(b, v);
+            q = put_int(q, v);
             break;
         }
         case POLIS_FIELD_F32: {
             float v;
             memcpy(&v, p, sizeof v);
-            rb_f32(b, r->memo, v);
+            q = put_f32(q, r->memo, v);
             break;
         }
         case POLIS_FIELD_F64: {
             double v;
             memcpy(&v, p, sizeof v);
-            rb_f64(b, r->memo, v);
+            q = put_f64(q, r->memo, v);
             break;
         }
         }
     }
-    rb_ch(b, '}');
+    *q++ = '}';
+    b->len = (size_t)(q - b->p);
 }
 
 /* Writes every event type's keys once (event types are fixed once the env is created). */
@@ -404,6 +565,7 @@ static polis_status event_keys(polis_recorder *r)
     }
     r->ev_first[n_types] = (int32_t)k;
     r->ev_off[k] = b->len;
+    if (rb_room(b, KEY_SLACK)) memset(b->p + b->len, 0, KEY_SLACK); /* copy_keys reads past */
     return b->oom ? POLIS_ERR_NOMEM : POLIS_OK;
 }
 
@@ -688,6 +850,7 @@ polis_status polis_recorder_open(const char *path, polis_env *env, const polis_r
         rec_free(r);
         return err->status = POLIS_ERR_IO;
     }
+    writer_start(r);
     if ((st = open_common(r, env, info, err))) {
         if (!err->message[0]) snprintf(err->message, sizeof err->message, "%s", r->err);
         polis_recorder_close(r);
@@ -732,6 +895,7 @@ polis_status polis_recorder_open_sink(void (*sink)(void *ud, const char *line, s
 polis_status polis_recorder_close(polis_recorder *r)
 {
     if (!r) return POLIS_OK;
+    writer_stop(r);
     polis_status st = r->write_failed ? POLIS_ERR_IO : POLIS_OK;
     if (r->gz && gzclose(r->gz) != Z_OK) st = POLIS_ERR_IO;
     if (r->f && fclose(r->f) != 0) st = POLIS_ERR_IO;
@@ -1308,18 +1472,36 @@ polis_status polis_recorder_msg(polis_recorder *r, int32_t agent, const char *ki
     return r->msgs.oom ? rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory") : POLIS_OK;
 }
 
-/* ",\"name\":[...]" of flags */
-static void put_u8s(rbuf *b, const char *member, const uint8_t *v, int32_t n)
+/* ",\"name\":[...]" of flags (values 0..255), with one reservation */
+static inline void put_u8s(rbuf *b, const char *member, size_t mlen, const uint8_t *v, int32_t n)
 {
-    rb_puts(b, member);
+    if (!rb_room(b, mlen + 4 * (size_t)n + 1)) return;
+    char *p = b->p + b->len;
+    memcpy(p, member, mlen);
+    p += mlen;
     for (int32_t a = 0; a < n; a++) {
-        if (a) rb_ch(b, ',');
-        if (v[a] < 10)
-            rb_ch(b, (char)('0' + v[a]));
-        else
-            rb_int(b, v[a]);
+        if (a) *p++ = ',';
+        unsigned x = v[a];
+        if (x >= 100) *p++ = (char)('0' + x / 100);
+        if (x >= 10) *p++ = (char)('0' + x / 10 % 10);
+        *p++ = (char)('0' + x % 10);
     }
-    rb_ch(b, ']');
+    *p++ = ']';
+    b->len = (size_t)(p - b->p);
+}
+
+#define PUT_U8S(b, lit, v, n) put_u8s((b), "" lit, sizeof(lit) - 1, (v), (n))
+
+/* "v,v,...": an int32 array, with one reservation */
+static void put_i32s(rbuf *b, const int32_t *v, int32_t n)
+{
+    if (!rb_room(b, (size_t)n * (INT_MAXLEN + 1))) return;
+    char *p = b->p + b->len;
+    for (int32_t a = 0; a < n; a++) {
+        if (a) *p++ = ',';
+        p = put_int(p, v[a]);
+    }
+    b->len = (size_t)(p - b->p);
 }
 
 polis_status polis_recorder_step(polis_recorder *r)
@@ -1339,17 +1521,21 @@ polis_status polis_recorder_step(polis_recorder *r)
     RB_LIT(b, "{\"t\":\"step\",\"tick\":");
     rb_int(b, tick);
     RB_LIT(b, ",\"actions\":[");
-    for (int32_t a = 0; a < r->n_agents; a++) rb_item(b, a != 0, io->actions[a]);
+    put_i32s(b, io->actions, r->n_agents);
     rb_puts(b, "],\"rewards\":[");
-    for (int32_t a = 0; a < r->n_agents; a++) {
-        if (a) rb_put(b, ",", 1);
-        rb_f32(b, r->memo, io->rewards[a]);
-        r->returns[a] += io->rewards[a];
+    if (rb_room(b, (size_t)r->n_agents * (FLOAT_MAXLEN + 1) + 1)) {
+        char *q = b->p + b->len;
+        for (int32_t a = 0; a < r->n_agents; a++) {
+            if (a) *q++ = ',';
+            q = put_f32(q, r->memo, io->rewards[a]);
+        }
+        *q++ = ']';
+        b->len = (size_t)(q - b->p);
     }
-    rb_put(b, "]", 1);
-    put_u8s(b, ",\"term\":[", io->terminations, r->n_agents);
-    put_u8s(b, ",\"trunc\":[", io->truncations, r->n_agents);
-    put_u8s(b, ",\"illegal\":[", io->illegal, r->n_agents);
+    for (int32_t a = 0; a < r->n_agents; a++) r->returns[a] += io->rewards[a];
+    PUT_U8S(b, ",\"term\":[", io->terminations, r->n_agents);
+    PUT_U8S(b, ",\"trunc\":[", io->truncations, r->n_agents);
+    PUT_U8S(b, ",\"illegal\":[", io->illegal, r->n_agents);
     put_visibility(r);
     if (r->events.len) {
         rb_puts(b, ",\"events\":[");

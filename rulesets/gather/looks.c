@@ -12,12 +12,18 @@ static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     size_t plane = (size_t)sc->width * (size_t)sc->height;
     int32_t *ground = sc->tiles + (size_t)g->look_ground * plane;
     int32_t *coins = sc->tiles + (size_t)g->look_coins * plane;
-    for (int32_t y = 0; y < c->height; y++)
-        for (int32_t x = 0; x < c->width; x++) {
-            size_t i = (size_t)y * (size_t)sc->width + (size_t)x;
-            ground[i] = g->kind_floor;
-            if (*gather_cell(c->coins, c, x, y)) coins[i] = g->kind_coin;
-        }
+    /* both layers are kept (a recording reads the scene every tick): the floor is drawn once
+     * per episode, the coin layer is rewritten from the coin map without a branch */
+    bool fresh = g->h->scene_fresh(ctx, sc);
+    const int32_t kind_coin = g->kind_coin, kind_floor = g->kind_floor, w = c->width;
+    for (int32_t y = 0; y < c->height; y++) {
+        int32_t *restrict ground_row = ground + (size_t)y * (size_t)sc->width;
+        int32_t *restrict coin_row = coins + (size_t)y * (size_t)sc->width;
+        const int32_t *restrict map_row = gather_cell(c->coins, c, 0, y);
+        if (fresh)
+            for (int32_t x = 0; x < w; x++) ground_row[x] = kind_floor;
+        for (int32_t x = 0; x < w; x++) coin_row[x] = map_row[x] ? kind_coin : -1;
+    }
     for (int32_t a = 0; a < c->n_agents; a++) {
         sc->agents[a].x = c->pos[a].x;
         sc->agents[a].y = c->pos[a].y;
@@ -38,6 +44,8 @@ polis_status gather_register_looks(gather *g)
         (st = h->look_kind(g->ctx, &coin, &g->kind_coin)) ||
         (st = h->look_layer(g->ctx, "ground", &g->look_ground)) ||
         (st = h->look_layer(g->ctx, "coins", &g->look_coins)) ||
+        (st = h->look_keep_layer(g->ctx, g->look_ground)) ||
+        (st = h->look_keep_layer(g->ctx, g->look_coins)) ||
         (st = h->look_stat(g->ctx, "coins", "inventory", 0, &g->stat_coins)) ||
         (st = h->look_view(g->ctx, view, view)) || (st = h->look_scene(g->ctx, &scene)))
         return st;

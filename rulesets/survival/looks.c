@@ -71,7 +71,9 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     const sv_world *w = s->w;
     int32_t *t = sc->tiles + (size_t)lk->layer * (size_t)sc->width * (size_t)sc->height;
     bool all = !lk->kept || s->h->scene_fresh(ctx, sc);
-    for (int32_t r = 0; r < SV_MAP; r++) {
+    /* most ticks change no block: one comparison of the whole map before any row */
+    bool same = !all && memcmp(lk->shown, w->map, sizeof lk->shown) == 0;
+    for (int32_t r = 0; r < SV_MAP && !same; r++) {
         if (!all && memcmp(lk->shown[r], w->map[r], SV_MAP) == 0) continue;
         for (int32_t c = 0; c < SV_MAP; c++) t[r * SV_MAP + c] = lk->block_kind[w->map[r][c]];
         if (lk->kept) memcpy(lk->shown[r], w->map[r], SV_MAP);

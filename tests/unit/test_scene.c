@@ -2,6 +2,9 @@
  * plugin and a Lua script register, the scene the kernel assembles, every refused
  * registration and append with its message, no allocation per scene or per recorded tick
  * once the buffers exist, and the lines the recorder writes. */
+#include <unistd.h>
+#include <zlib.h>
+
 #include "check.h"
 #include "testutil.h"
 
@@ -503,6 +506,116 @@ static void test_lua_keep(void)
     CHECK_CONTAINS(err, "polis.look: keep[1] must be the name of a layer, not number");
 }
 
+/* ---- files: written by the recorder's writer thread ------------------------------------- */
+
+typedef struct all_lines {
+    char *text;
+    size_t len, cap;
+} all_lines;
+
+static void sink_all(void *ud, const char *line, size_t len)
+{
+    all_lines *l = ud;
+    if (l->len + len > l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1 << 16;
+        while (cap < l->len + len) cap *= 2;
+        char *p = realloc(l->text, cap);
+        if (!p) return;
+        l->text = p;
+        l->cap = cap;
+    }
+    memcpy(l->text + l->len, line, len);
+    l->len += len;
+}
+
+/* The whole of a file, through zlib (which reads plain files as they are). */
+static char *read_back(const char *path, size_t *len)
+{
+    gzFile gz = gzopen(path, "rb");
+    if (!gz) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *p = malloc(cap);
+    int got;
+    while (p && (got = gzread(gz, p + n, (unsigned)(cap - n))) > 0) {
+        n += (size_t)got;
+        if (n == cap) {
+            char *q = realloc(p, cap *= 2);
+            if (!q) free(p);
+            p = q;
+        }
+    }
+    gzclose(gz);
+    *len = n;
+    return p;
+}
+
+/* Several hundred KiB (several of the writer's chunks) written to a plain and a gzip file
+ * while a sink takes the same lines: the files hold exactly the sink's bytes. A file whose
+ * writes fail (/dev/full) fails a later step or the close, with the reason. */
+static void test_recorder_files(void)
+{
+    polis_env *env = test_env_file(WALKER, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    char plain[256], gz[256];
+    snprintf(plain, sizeof plain, "%s/test_scene_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
+    snprintf(gz, sizeof gz, "%s/test_scene_%d.jsonl.gz", POLIS_BINARY_DIR, (int)getpid());
+    const char *scn = "{}";
+    polis_record_info info = {.scenario_text = scn,
+                              .scenario_len = strlen(scn),
+                              .keyframe_every = 7,
+                              .seed = 3,
+                              .source = "test"};
+    all_lines l = {0};
+    polis_recorder *rec[4] = {NULL};
+    polis_error err;
+    CHECK_EQ_INT(polis_recorder_open_sink(sink_all, &l, env, &info, &rec[0], &err), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_open(plain, env, &info, &rec[1], &err), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_open(gz, env, &info, &rec[2], &err), POLIS_OK);
+    bool full = access("/dev/full", W_OK) == 0;
+    if (full) CHECK_EQ_INT(polis_recorder_open("/dev/full", env, &info, &rec[3], &err), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    int32_t n = polis_env_n_agents(env);
+    polis_status full_st = POLIS_OK;
+    for (uint64_t ep = 0; l.len < (600u << 10) && ep < 10000; ep++) {
+        CHECK_EQ_INT(polis_env_reset(env, ep + 3), POLIS_OK);
+        for (int i = 0; i < 3; i++)
+            CHECK_EQ_INT(polis_recorder_begin_episode(rec[i], ep + 3), POLIS_OK);
+        if (rec[3] && !full_st) full_st = polis_recorder_begin_episode(rec[3], ep + 3);
+        bool done = false;
+        for (int t = 1; !done; t++) {
+            for (int32_t a = 0; a < n; a++) io->actions[a] = (int32_t)((t * 7 + a + ep) % 5);
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            for (int i = 0; i < 3; i++) CHECK_EQ_INT(polis_recorder_step(rec[i]), POLIS_OK);
+            if (rec[3] && !full_st) full_st = polis_recorder_step(rec[3]);
+            for (int32_t a = 0; a < n; a++) done |= io->terminations[a] || io->truncations[a];
+        }
+        for (int i = 0; i < 3; i++)
+            CHECK_EQ_INT(polis_recorder_end_episode(rec[i], NULL), POLIS_OK);
+        if (rec[3] && !full_st) full_st = polis_recorder_end_episode(rec[3], NULL);
+    }
+    CHECK(l.len >= (600u << 10));
+    if (rec[3]) {
+        /* 600 KiB do not fit the writer's two chunks: a step or an end line saw the failure */
+        CHECK_EQ_INT(full_st, POLIS_ERR_IO);
+        CHECK_EQ_STR(polis_recorder_error(rec[3]), "recorder: cannot write the recording");
+        CHECK_EQ_INT(polis_recorder_close(rec[3]), POLIS_ERR_IO);
+    }
+    for (int i = 0; i < 3; i++) CHECK_EQ_INT(polis_recorder_close(rec[i]), POLIS_OK);
+    const char *paths[2] = {plain, gz};
+    for (int i = 0; i < 2; i++) {
+        size_t len = 0;
+        char *text = read_back(paths[i], &len);
+        CHECK(text != NULL);
+        CHECK_EQ_INT((long long)len, (long long)l.len);
+        CHECK(text && len == l.len && memcmp(text, l.text, len) == 0);
+        free(text);
+        remove(paths[i]);
+    }
+    free(l.text);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
     test_probe_scene();
@@ -512,6 +625,7 @@ int main(void)
     test_recorder();
     test_keep_probe();
     test_recorder_no_alloc();
+    test_recorder_files();
     test_lua_keep();
     CHECK_DONE();
 }
