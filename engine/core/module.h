@@ -84,4 +84,8 @@ POLIS_INTERNAL struct cJSON *polis__describe_i64(polis__describe *b, struct cJSO
 /* The name describe gives a registration's owner: the ctx's name, "polis" for the kernel. */
 POLIS_INTERNAL const char *polis__describe_owner(const polis_ctx *ctx);
 
+/* ---- overrides.c ------------------------------------------------------------------------ */
+/* What a JSON value is, for messages: "a number", "an object", ...; "nothing" for NULL. */
+POLIS_INTERNAL const char *polis__json_kind_name(const struct cJSON *n);
+
 #endif

@@ -85,8 +85,9 @@ static void quote(char *out, size_t cap, const char *s)
     out[n] = '\0';
 }
 
-static const char *kind_name(const cJSON *n)
+const char *polis__json_kind_name(const cJSON *n)
 {
+    if (!n) return "nothing";
     switch (n->type & 0xFF) {
     case cJSON_False:
     case cJSON_True: return "a boolean";
@@ -285,7 +286,7 @@ static polis_status append_to(walk *w, cJSON *cur, const cJSON *value)
 {
     if (!cJSON_IsArray(cur))
         return wfail(w, "%s is %s, not an array: [+] appends to an array", where_or_top(w),
-                     kind_name(cur));
+                     polis__json_kind_name(cur));
     if (cJSON_IsNull(value)) return wfail(w, "null cannot be appended (null removes)");
     cJSON *copy = cJSON_Duplicate(value, true);
     if (!copy) return nomem(w->env);
@@ -332,7 +333,8 @@ static polis_status set_at(walk *w, cJSON *cur, const seg *s, const cJSON *value
         }
         return POLIS_OK;
     }
-    return wfail(w, "%s is %s, not an object or array", where_or_top(w), kind_name(cur));
+    return wfail(w, "%s is %s, not an object or array", where_or_top(w),
+                 polis__json_kind_name(cur));
 }
 
 /* The child that step `s` leads to, created when an object lacks the key (an empty array
@@ -369,7 +371,8 @@ static polis_status descend(walk *w, cJSON *cur, const seg *s, bool next_appends
         *out = c;
         return POLIS_OK;
     }
-    return wfail(w, "%s is %s, not an object or array", where_or_top(w), kind_name(cur));
+    return wfail(w, "%s is %s, not an object or array", where_or_top(w),
+                 polis__json_kind_name(cur));
 }
 
 /* What json.c's tree check refuses in the file, refused in override values too: numbers
@@ -443,7 +446,7 @@ polis_status polis__overrides_apply(polis_env *env, cJSON *root)
     if (!cJSON_IsObject(ov)) {
         st = polis__fail(env, POLIS_ERR_CONFIG,
                          "overrides: expected a JSON object of \"path\": value members, got %s",
-                         kind_name(ov));
+                         polis__json_kind_name(ov));
     } else {
         for (const cJSON *m = ov->child; m && st == POLIS_OK; m = m->next)
             st = apply_one(env, root, m->string, m);

@@ -77,21 +77,6 @@ static polis_status vfail(polis_env *env, const char *fmt, ...)
     return POLIS_ERR_CONFIG;
 }
 
-static const char *kind_of(const cJSON *n)
-{
-    if (!n) return "nothing";
-    switch (n->type & 0xFF) {
-    case cJSON_False:
-    case cJSON_True: return "a boolean";
-    case cJSON_NULL: return "null";
-    case cJSON_Number: return "a number";
-    case cJSON_String: return "a string";
-    case cJSON_Array: return "an array";
-    case cJSON_Object: return "an object";
-    }
-    return "not a JSON value";
-}
-
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;
@@ -127,7 +112,7 @@ static polis_status number(polis_env *env, const cJSON *n, const char *where, co
                            double lo, double hi, bool integer, double *out)
 {
     if (!cJSON_IsNumber(n))
-        return vfail(env, "%s%s: expected a number, got %s", where, key, kind_of(n));
+        return vfail(env, "%s%s: expected a number, got %s", where, key, polis__json_kind_name(n));
     double v = n->valuedouble;
     if (!isfinite(v) || v < lo || v > hi || (integer && v != floor(v))) {
         if (integer)
@@ -148,7 +133,7 @@ static polis_status read_choice(polis_env *env, draw *d, const cJSON *spec)
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(spec, "choice");
     if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) == 0)
         return vfail(env, "%s.choice: expected a non-empty array of values, got %s%s", d->where,
-                     cJSON_IsArray(c) ? "an empty array" : kind_of(c), "");
+                     cJSON_IsArray(c) ? "an empty array" : polis__json_kind_name(c), "");
     d->kind = D_CHOICE;
     d->n = cJSON_GetArraySize(c);
     if (!(d->choice = cJSON_Duplicate(c, true)))
@@ -157,7 +142,7 @@ static polis_status read_choice(polis_env *env, draw *d, const cJSON *spec)
     if (!w) return POLIS_OK;
     if (!cJSON_IsArray(w) || cJSON_GetArraySize(w) != d->n)
         return vfail(env, "%s.weights: expected %d weights (one per choice), got %s", d->where,
-                     d->n, cJSON_IsArray(w) ? "another count" : kind_of(w));
+                     d->n, cJSON_IsArray(w) ? "another count" : polis__json_kind_name(w));
     if (!(d->w = polis__alloc(env, sizeof *d->w * (size_t)d->n)))
         return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     double sum = 0;
@@ -184,11 +169,12 @@ static polis_status read_range(polis_env *env, draw *d, const cJSON *spec)
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(spec, "range");
     const cJSON *i = cJSON_GetObjectItemCaseSensitive(spec, "int");
     if (i && !cJSON_IsBool(i))
-        return vfail(env, "%s.int: expected true or false, got %s", d->where, kind_of(i));
+        return vfail(env, "%s.int: expected true or false, got %s", d->where,
+                     polis__json_kind_name(i));
     d->is_int = cJSON_IsTrue(i);
     if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 2)
         return vfail(env, "%s.range: expected [low, high], got %s", d->where,
-                     cJSON_IsArray(r) ? "another length" : kind_of(r));
+                     cJSON_IsArray(r) ? "another length" : polis__json_kind_name(r));
     double lim = d->is_int ? 2147483647.0 : 1e300;
     if ((st = number(env, r->child, d->where, ".range[0]", -lim, lim, d->is_int, &d->lo)) ||
         (st = number(env, r->child->next, d->where, ".range[1]", -lim, lim, d->is_int, &d->hi)))
@@ -208,7 +194,8 @@ static polis_status read_groups(polis_env *env, vary *v, draw *d, const cJSON *s
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(spec, "groups");
     char where[600];
     snprintf(where, sizeof where, "%s.groups", d->where);
-    if (!cJSON_IsObject(g)) return vfail(env, "%s: expected an object, got %s", where, kind_of(g));
+    if (!cJSON_IsObject(g))
+        return vfail(env, "%s: expected an object, got %s", where, polis__json_kind_name(g));
     if ((st = only_keys(env, g, where, gkeys, 5))) return st;
     double x;
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(g, "agents");
@@ -227,7 +214,8 @@ static polis_status read_groups(polis_env *env, vary *v, draw *d, const cJSON *s
     if (p && (st = number(env, p, where, ".p_home", 0, 1, false, &d->p_home))) return st;
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(g, "attribute");
     if (at && (!cJSON_IsString(at) || !at->valuestring[0]))
-        return vfail(env, "%s.attribute: expected an attribute name, got %s", where, kind_of(at));
+        return vfail(env, "%s.attribute: expected an attribute name, got %s", where,
+                     polis__json_kind_name(at));
     if (!(d->attribute = polis__strdup(env, at ? at->valuestring : "division_weight")) ||
         !(d->home = polis__alloc(env, sizeof *d->home * (size_t)v->n_agents)))
         return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
@@ -235,7 +223,8 @@ static polis_status read_groups(polis_env *env, vary *v, draw *d, const cJSON *s
     if (!h) return POLIS_OK;
     if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) != v->n_agents)
         return vfail(env, "%s.home: expected %d group ids (one per agent), got %s", where,
-                     (int)v->n_agents, cJSON_IsArray(h) ? "another count" : kind_of(h));
+                     (int)v->n_agents,
+                     cJSON_IsArray(h) ? "another count" : polis__json_kind_name(h));
     int32_t i = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, h) {
@@ -495,7 +484,7 @@ static polis_status vary_load(polis_env *env)
     if (!spec) return POLIS_OK;
     if (!cJSON_IsObject(spec))
         return vfail(env, "vary: expected an object of override paths and draws, got %s",
-                     kind_of(spec));
+                     polis__json_kind_name(spec));
     vary *v = polis__alloc(env, sizeof *v);
     if (!v) return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
     env->vary = v;
@@ -521,7 +510,7 @@ static polis_status vary_load(polis_env *env)
         if (!m->string[0]) return vfail(env, "%s: an empty override path", where);
         if (!cJSON_IsObject(m))
             return vfail(env, "%s: a draw is an object with one of choice, range, groups, got %s",
-                         where, kind_of(m));
+                         where, polis__json_kind_name(m));
         int kinds = !!cJSON_GetObjectItemCaseSensitive(m, "choice") +
                     !!cJSON_GetObjectItemCaseSensitive(m, "range") +
                     !!cJSON_GetObjectItemCaseSensitive(m, "groups");
