@@ -19,7 +19,6 @@ numpy and the polis SDK only.
 """
 
 import argparse
-import os
 import sys
 import time
 
@@ -28,12 +27,8 @@ try:
 except ImportError:
     sys.exit("python_pg.py needs numpy (Debian: apt-get install python3-numpy)")
 
-try:
-    import polis
-except ImportError:  # running from the source tree
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sdk",
-                                    "python"))
-    import polis
+import _sdk  # noqa: F401  (finds polis in a source checkout)
+import polis
 
 
 def features(obs, agents):

@@ -10,15 +10,10 @@ PettingZoo way. Runs with or without numpy.
 """
 
 import argparse
-import os
 import sys
 
-try:
-    import polis
-except ImportError:  # running from the source tree
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sdk",
-                                    "python"))
-    import polis
+import _sdk  # noqa: F401  (finds polis in a source checkout)
+import polis
 
 
 def main(argv=None):

@@ -14,17 +14,12 @@ no-ops, as the engine defines them.
 
 import argparse
 import array
-import os
 import random
 import sys
 import time
 
-try:
-    import polis
-except ImportError:  # running from the source tree
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sdk",
-                                    "python"))
-    import polis
+import _sdk  # noqa: F401  (finds polis in a source checkout)
+import polis
 
 
 def bench_raw(scenario, overrides, seconds, seed):

@@ -39,11 +39,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import polis
-except ImportError:  # running from the source tree
-    sys.path.insert(0, os.path.join(HERE, "..", "sdk", "python"))
-    import polis
+import _sdk  # noqa: F401  (finds polis in a source checkout)
+import polis
 
 
 def bench(scenario, overrides, envs, threads, steps, seed, policy, flatten, warmup=200):

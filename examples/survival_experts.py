@@ -44,18 +44,12 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import polis  # noqa: F401
-except ImportError:  # running from the source tree
-    sys.path.insert(0, os.path.join(HERE, "..", "sdk", "python"))
-    import polis
 
-try:
-    import torch  # noqa: F401
-except ImportError:
-    print("survival_experts.py needs PyTorch (Debian: apt-get install python3-torch)")
-    sys.exit(77)
+import _sdk  # noqa: E402
 
+_sdk.need("torch", "survival_experts.py")
+
+import polis  # noqa: E402
 import numpy as np  # noqa: E402
 
 from polis.rl import ppo  # noqa: E402

@@ -13,20 +13,11 @@ a checkpoint plays seats of ``polis eval``, ``sweep`` and ``serve``; docs/baseli
 commands for AdaSociety's PPO, RecPPO and MAPPO baselines.
 """
 
-import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import polis  # noqa: F401
-except ImportError:  # running from the source tree
-    sys.path.insert(0, os.path.join(HERE, "..", "sdk", "python"))
+import _sdk
 
-try:
-    import torch  # noqa: F401
-except ImportError:
-    print("train_ppo.py needs PyTorch (Debian: apt-get install python3-torch)")
-    sys.exit(77)
+_sdk.need("torch", "train_ppo.py")
 
 from polis.rl.ppo import main  # noqa: E402
 
