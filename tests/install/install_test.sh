@@ -217,9 +217,9 @@ for lib in -lpolis-record -lpolis -lz -lcjson; do
 done
 
 step "pip install ./sdk/python: the Python SDK finds the installed libpolis by itself"
-# In a venv that sees Debian's packages (numpy), from a copy of sdk/python (pip builds in
-# the directory it is given). No LD_LIBRARY_PATH, no POLIS_LIBRARY: the SDK finds the
-# library through pkg-config, then through the polis program on PATH.
+# In a venv that sees Debian's packages (numpy), from a copy of sdk/python. No
+# LD_LIBRARY_PATH, no POLIS_LIBRARY: the SDK finds the library through pkg-config, then
+# through the polis program on PATH.
 # Debian's python3 (the one the Python tests use), else python3 from PATH.
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
@@ -229,6 +229,11 @@ if "$PY" -m pip --version >/dev/null 2>&1 && "$PY" -c "import setuptools, wheel"
     "$PY" -m venv --system-site-packages --without-pip "$WORK/venv" || die "$PY -m venv"
     "$WORK/venv/bin/python" -m pip install --no-build-isolation --no-deps --no-index \
         "$WORK/sdk" >"$WORK/pip.log" 2>&1 || { cat "$WORK/pip.log"; die "pip install sdk/python"; }
+    # The SDK's build backend (sdk/python/_build_backend.py) builds in a temporary copy:
+    # nothing is left in the directory installed from.
+    for left in "$WORK/sdk/build" "$WORK/sdk"/*.egg-info; do
+        [ ! -e "$left" ] || die "pip install left $left in the source directory"
+    done
     cat >"$WORK/sdk_check.py" <<'PY'
 import os, sys
 import polis
