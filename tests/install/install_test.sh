@@ -135,8 +135,12 @@ grep -qF '"potato.exploded":1' "$WORK/out" || die "no potato.exploded event"
 "$POLIS" validate "$POTATO" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "validate without --plugin-path"; }
 grep -qxF "ok: hot_potato: 3 agents, 2 actions, 16 obs bytes" "$WORK/out" || die "validate hot_potato output"
 
-step "the C game template: a copy of examples/c_game built out of tree, with CMake and with make"
+step "the C game template: a copy of examples/c_game, renamed as its README says, built out of tree, with CMake and with make"
 cp -r "$SRC/examples/c_game" "$WORK/mygame"
+RENAME=$(sed -n '/^rm -rf build && grep -rlI/,/^mv orchard.json/p' "$SRC/examples/c_game/README.md")
+[ -n "$RENAME" ] || die "examples/c_game/README.md: no rename commands found"
+(cd "$WORK/mygame" && sh -c "$RENAME") || die "the README's rename: $RENAME"
+! grep -rli orchard "$WORK/mygame" || die "the README's rename left the word orchard in the files above"
 "$CMAKE" -S "$WORK/mygame" -B "$WORK/mygame/build" -G "$GEN" -DCMAKE_C_COMPILER="$CC" \
     -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_COMPILE_WARNING_AS_ERROR=ON >"$WORK/mygame.log" ||
     { cat "$WORK/mygame.log"; die "configure the template copy"; }
@@ -148,7 +152,7 @@ grep -qF "100% tests passed" "$WORK/out" || { cat "$WORK/out"; die "the template
 (cd "$WORK/mygame" && make clean >/dev/null && env PATH="$PREFIX/bin:$PATH" \
     PKG_CONFIG_PATH="$LIBDIR/pkgconfig" CC="$CC" CFLAGS="-O2 -Wall -Wextra -Werror" make test) \
     >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the template copy with make and pkg-config"; }
-grep -qF "orchard core: all checks passed" "$WORK/out" || { cat "$WORK/out"; die "make test output"; }
+grep -qF "mygame core: all checks passed" "$WORK/out" || { cat "$WORK/out"; die "make test output"; }
 grep -qF '"steps":100,"done":true' "$WORK/out" || { cat "$WORK/out"; die "make test: no episode"; }
 
 for variant in shared static; do
