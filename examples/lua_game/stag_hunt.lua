@@ -13,8 +13,10 @@ local timers = polis.require("timers")
 local p = polis.params{
   {key = "map", type = "string", doc = "W wall, . floor, P player start, H hare, S stag",
    default = "WWWWWWWWW\nWP..H..PW\nW.......W\nWH..S..HW\nW.......W\nWP..H..PW\nWWWWWWWWW"},
-  {key = "hare_value", type = "double", default = 1, min = -100, max = 100},
-  {key = "stag_value", type = "double", default = 4, min = -100, max = 100},
+  {key = "hare_value", type = "double", default = 1, min = -100, max = 100,
+   doc = "reward for catching a hare"},
+  {key = "stag_value", type = "double", default = 4, min = -100, max = 100,
+   doc = "reward for each hunter next to the stag when it is caught"},
   {key = "hunters", type = "int", default = 2, min = 1, max = 64,
    doc = "players needed next to the stag to catch it"},
   {key = "respawn", type = "int", default = 10, min = 1, max = 100000,

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The parameter and action tables of the games' READMEs, checked against the registries.
 
-Every rulesets/*/README.md and plugins/*/README.md table that lists a plugin's (or a Lua
-script's) parameters or actions is generated from `polis describe --json`, between a marker
-naming what to describe and an end marker:
+Every rulesets/*/README.md, plugins/*/README.md and examples/*/README.md table that lists a
+plugin's (or a Lua script's) parameters or actions is generated from `polis describe --json`,
+between a marker naming what to describe and an end marker:
 
     <!-- polis describe: params gather gather.json -->
     | key | type | default | range | meaning |
@@ -12,7 +12,9 @@ naming what to describe and an end marker:
     <!-- end -->
 
 (`actions <name> <scenario>` lists the actions that plugin registers.) The scenario path is
-relative to the README. A README with a "Parameters" heading must have a params table.
+relative to the README. A README with a "Parameters" heading must have a params table. The
+examples' plugins are not installed: $POLIS_PLUGIN_PATH says where they were built (CTest
+sets it).
 
 usage: readme_tables.py POLIS ROOT [--fix]
 Without --fix, prints every README and row that differs from what describe says (README
@@ -142,7 +144,8 @@ def main():
         sys.exit(__doc__)
     polis, root = os.path.abspath(args[0]), args[1]
     os.chdir(root)
-    readmes = sorted(glob.glob("rulesets/*/README.md") + glob.glob("plugins/*/README.md"))
+    readmes = sorted(glob.glob("rulesets/*/README.md") + glob.glob("plugins/*/README.md") +
+                     glob.glob("examples/*/README.md"))
     cache, problems = {}, []
     for r in readmes:
         problems += check(polis, r, fix, cache)

@@ -135,8 +135,12 @@ grep -qF '"potato.exploded":1' "$WORK/out" || die "no potato.exploded event"
 "$POLIS" validate "$POTATO" >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "validate without --plugin-path"; }
 grep -qxF "ok: hot_potato: 3 agents, 2 actions, 16 obs bytes" "$WORK/out" || die "validate hot_potato output"
 
-step "the C game template: a copy of examples/c_game built out of tree, with CMake and with make"
+step "the C game template: a copy of examples/c_game, renamed as its README says, built out of tree, with CMake and with make"
 cp -r "$SRC/examples/c_game" "$WORK/mygame"
+RENAME=$(sed -n '/^rm -rf build && grep -rlI/,/^mv orchard.json/p' "$SRC/examples/c_game/README.md")
+[ -n "$RENAME" ] || die "examples/c_game/README.md: no rename commands found"
+(cd "$WORK/mygame" && sh -c "$RENAME") || die "the README's rename: $RENAME"
+! grep -rli orchard "$WORK/mygame" || die "the README's rename left the word orchard in the files above"
 "$CMAKE" -S "$WORK/mygame" -B "$WORK/mygame/build" -G "$GEN" -DCMAKE_C_COMPILER="$CC" \
     -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_COMPILE_WARNING_AS_ERROR=ON >"$WORK/mygame.log" ||
     { cat "$WORK/mygame.log"; die "configure the template copy"; }
@@ -148,7 +152,7 @@ grep -qF "100% tests passed" "$WORK/out" || { cat "$WORK/out"; die "the template
 (cd "$WORK/mygame" && make clean >/dev/null && env PATH="$PREFIX/bin:$PATH" \
     PKG_CONFIG_PATH="$LIBDIR/pkgconfig" CC="$CC" CFLAGS="-O2 -Wall -Wextra -Werror" make test) \
     >"$WORK/out" 2>&1 || { cat "$WORK/out"; die "the template copy with make and pkg-config"; }
-grep -qF "orchard core: all checks passed" "$WORK/out" || { cat "$WORK/out"; die "make test output"; }
+grep -qF "mygame core: all checks passed" "$WORK/out" || { cat "$WORK/out"; die "make test output"; }
 grep -qF '"steps":100,"done":true' "$WORK/out" || { cat "$WORK/out"; die "make test: no episode"; }
 
 for variant in shared static; do
@@ -217,9 +221,9 @@ for lib in -lpolis-record -lpolis -lz -lcjson; do
 done
 
 step "pip install ./sdk/python: the Python SDK finds the installed libpolis by itself"
-# In a venv that sees Debian's packages (numpy), from a copy of sdk/python (pip builds in
-# the directory it is given). No LD_LIBRARY_PATH, no POLIS_LIBRARY: the SDK finds the
-# library through pkg-config, then through the polis program on PATH.
+# In a venv that sees Debian's packages (numpy), from a copy of sdk/python. No
+# LD_LIBRARY_PATH, no POLIS_LIBRARY: the SDK finds the library through pkg-config, then
+# through the polis program on PATH.
 # Debian's python3 (the one the Python tests use), else python3 from PATH.
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
@@ -229,6 +233,11 @@ if "$PY" -m pip --version >/dev/null 2>&1 && "$PY" -c "import setuptools, wheel"
     "$PY" -m venv --system-site-packages --without-pip "$WORK/venv" || die "$PY -m venv"
     "$WORK/venv/bin/python" -m pip install --no-build-isolation --no-deps --no-index \
         "$WORK/sdk" >"$WORK/pip.log" 2>&1 || { cat "$WORK/pip.log"; die "pip install sdk/python"; }
+    # The SDK's build backend (sdk/python/_build_backend.py) builds in a temporary copy:
+    # nothing is left in the directory installed from.
+    for left in "$WORK/sdk/build" "$WORK/sdk"/*.egg-info; do
+        [ ! -e "$left" ] || die "pip install left $left in the source directory"
+    done
     cat >"$WORK/sdk_check.py" <<'PY'
 import os, sys
 import polis

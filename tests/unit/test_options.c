@@ -178,7 +178,7 @@ static void test_overrides_append(void)
     }
     /* Appends apply in order, after the elements already there. */
     const char *s = "{\"agents\": {\"count\": 4, \"names\": [\"a\", \"b\"]},"
-                    " \"plugins\": [\"gather\"], \"grid\": {\"width\": 6, \"height\": 6}}";
+                    " \"plugins\": [\"walker\"], \"grid\": {\"width\": 6, \"height\": 6}}";
     polis_options o = test_options(NULL, NULL);
     o.overrides = "{\"agents.names[+]\": \"c\", \"agents.names[+]\": \"d\"}";
     env = NULL;

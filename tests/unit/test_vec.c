@@ -461,7 +461,7 @@ static void test_episode_stats(void)
 {
     enum { M = 5, A = 2, ROWS = M * A, STEPS = 60 };
     const char *json = "{\"agents\": 2, \"max_steps\": 6, \"grid\": {\"width\": 6, \"height\": 6},"
-                       " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3}}],"
+                       " \"plugins\": [{\"name\": \"walker\", \"params\": {\"items\": 3}}],"
                        " \"scripts\": [{\"path\": \"vec_episodes.lua\"}]}";
     double first_sum = 0;
     for (int32_t threads = 1; threads <= 3; threads++) {
