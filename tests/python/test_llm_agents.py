@@ -333,6 +333,14 @@ class RunnerTest(unittest.TestCase):
                          len(calls))
         self.assertEqual(rl[-1]["t"], "end")
         self.assertIn("welfare", rl[-1]["metrics"])
+        # the end line's "reported": the episode's costs in polis eval's names, per agent too
+        rep = rl[-1]["metrics"]["reported"]
+        for a, row in [("", costs["total"])] + [("." + a, costs[a]) for a in ln["agents"]]:
+            self.assertEqual((rep["llm.calls" + a], rep["llm.prompt_tokens" + a],
+                              rep["llm.completion_tokens" + a], rep["llm.cost" + a]),
+                             (row["calls"], row["prompt_tokens"], row["completion_tokens"],
+                              row["cost"]), a)
+        self.assertEqual(rep["llm.fallbacks"], ln["fallbacks"])
         # a rerun from the cache: no request, the same episode, free
         n = len(self.srv.chat_requests())
         out2 = os.path.join(self.tmp, "out2")
@@ -357,9 +365,15 @@ class RunnerTest(unittest.TestCase):
                         t.pop("usage", None)
                     ms.append((m["agent"], m["kind"], t))
                 x["msgs"] = ms
+                if x["t"] == "end":  # what the calls cost differs: cached now
+                    x["metrics"] = dict(x["metrics"])
+                    x["metrics"].pop("reported")
                 out.append(x)
             return out
         self.assertEqual(strip(rl2), strip(rl))
+        rep2 = rl2[-1]["metrics"]["reported"]
+        self.assertEqual((rep2["llm.cached"], rep2["llm.cost"], rep2["llm.latency_s"]),
+                         (rep["llm.calls"], 0.0, 0.0))
 
     def test_hostile_answers_in_a_whole_episode(self):
         spec = self.spec(os.path.join(COMMONS_LLM, "set2_single_tree_none.json"), rounds=2)
