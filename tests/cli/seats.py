@@ -47,6 +47,38 @@ def run(*args, rc=0, timeout=240):
     return p
 
 
+def serve_episode(*args):
+    """polis serve ARGS... (a live game of --episodes 1): waits, at most 120 s, until it says
+    all its episodes were played, then ends it. Returns (whether it did, its stderr lines)."""
+    srv = subprocess.Popen([POLIS, "serve", *args], env=ENV, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    done, log = False, []
+    t0 = time.time()
+    while time.time() - t0 < 120:
+        line = srv.stderr.readline()
+        if not line:
+            break
+        log.append(line)
+        if "all 1 episodes played" in line:
+            done = True
+            break
+    # A SIGTERM that lands between the server's check of its flag and its next poll is only
+    # seen at the poll's next wake-up (engine/cli/transport/http.c, cli_lws_run): send it
+    # until it ends.
+    for _ in range(15):
+        srv.terminate()
+        try:
+            srv.wait(timeout=2)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+    else:
+        srv.kill()
+        srv.wait()
+        check(False, f"the live server (serve {' '.join(args)}) did not end on SIGTERM")
+    return done, log
+
+
 # A seat program with the standard library only. Modes: first (the first legal action),
 # dump (also writes the first request's observation rows to DUMP as JSON), and misbehaviours.
 PROG = os.path.join(TMP, "seat_prog.py")
@@ -441,31 +473,8 @@ with MockServer() as srv:
     # the end line carries them and stderr reports the totals
     before = len(srv.usages)
     lrec = os.path.join(TMP, "live_llm.jsonl")
-    lsrv = subprocess.Popen([POLIS, "serve", GATHER, "--http", "0", "--seat", "agent_1=" + LLM,
-                             "--episodes", "1", "--set", "max_steps=6", "--record", lrec],
-                            env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
-    llog, ldone = [], False
-    t0 = time.time()
-    while time.time() - t0 < 120:
-        line = lsrv.stderr.readline()
-        if not line:
-            break
-        llog.append(line)
-        if "all 1 episodes played" in line:
-            ldone = True
-            break
-    for _ in range(15):
-        lsrv.terminate()
-        try:
-            lsrv.wait(timeout=2)
-            break
-        except subprocess.TimeoutExpired:
-            pass
-    else:
-        lsrv.kill()
-        lsrv.wait()
-        check(False, "the live server with an LLM seat did not end on SIGTERM")
+    ldone, llog = serve_episode(GATHER, "--http", "0", "--seat", "agent_1=" + LLM,
+                                "--episodes", "1", "--set", "max_steps=6", "--record", lrec)
     calls, pt, ct = mock_usage(srv, before)
     check(ldone and any(f"the seat processes report llm.calls 6, llm.cached 0, llm.errors 0, "
                         f"llm.prompt_tokens {pt}, llm.completion_tokens {ct}," in x for x in llog),
@@ -542,33 +551,9 @@ check("cell 0" in p.stderr and "refused hello: I only play chess" in p.stderr, p
 
 # ---- serve --http: a process in a live seat -------------------------------------------------------
 rec = os.path.join(TMP, "live.jsonl")
-srv = subprocess.Popen([POLIS, "serve", GATHER, "--http", "0", "--seat", "agent_0=py:first_legal",
-                        "--seat", "agent_2=" + cmd("first"), "--episodes", "1", "--set",
-                        "max_steps=25", "--record", rec], env=ENV, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
-done, log = False, []
-t0 = time.time()
-while time.time() - t0 < 120:
-    line = srv.stderr.readline()
-    if not line:
-        break
-    log.append(line)
-    if "all 1 episodes played" in line:
-        done = True
-        break
-# A SIGTERM that lands between the server's check of its flag and its next poll is only seen
-# at the poll's next wake-up (engine/cli/transport/http.c, cli_lws_run): send it until it ends.
-for _ in range(15):
-    srv.terminate()
-    try:
-        srv.wait(timeout=2)
-        break
-    except subprocess.TimeoutExpired:
-        pass
-else:
-    srv.kill()
-    srv.wait()
-    check(False, "the live server did not end on SIGTERM")
+done, log = serve_episode(GATHER, "--http", "0", "--seat", "agent_0=py:first_legal", "--seat",
+                          "agent_2=" + cmd("first"), "--episodes", "1", "--set", "max_steps=25",
+                          "--record", rec)
 check(done, "the live game with process seats ran to its end: " + "".join(log)[-800:])
 if done:
     with open(rec) as f:

@@ -405,8 +405,8 @@ static int eval_main(cli_args *args)
                   : cli_play_episode(env, policy, seed0 + (uint64_t)ep, a.steps, has_metrics,
                                      raws != NULL, returns, rec, &e, why, sizeof why))) {
             if (seats) /* the seats' processes: which episode failed */
-                fprintf(stderr, "polis: eval: episode %" PRId64 " (seed %" PRIu64 "): %s\n",
-                        ep + 1, seed0 + (uint64_t)ep, why);
+                fprintf(stderr, "polis: eval: episode %" PRId64 " (seed %" PRIu64 "): %s\n", ep + 1,
+                        seed0 + (uint64_t)ep, why);
             else
                 fprintf(stderr, "polis: %s\n", why);
             rc = EXIT_ENV;

@@ -302,8 +302,8 @@ bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed, 
         cJSON *line = cli_end_metrics(m, figures, &oom);
         char *text = line ? cJSON_PrintUnformatted(line) : NULL;
         cJSON_Delete(line);
-        polis_status rs = oom || (line && !text) ? POLIS_ERR_NOMEM
-                                                 : polis_recorder_end_episode(rec, text);
+        polis_status rs =
+            oom || (line && !text) ? POLIS_ERR_NOMEM : polis_recorder_end_episode(rec, text);
         cJSON_free(text);
         if (rs == POLIS_ERR_NOMEM) {
             ok = false;

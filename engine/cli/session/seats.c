@@ -575,8 +575,8 @@ bool cli_seats_end(cli_seats *s, const cJSON *game, cJSON *figures, char *err, s
     for (int32_t i = 0; i < s->n_players; i++) {
         player *p = &s->players[i];
         if (p->kind == PLAYER_PROC && p->n_played && cli_policyproc_reports(p->proc) &&
-            !cli_policyproc_end(p->proc, s->episode, s->seed, p->played, p->n_played, game,
-                                figures, err, cap))
+            !cli_policyproc_end(p->proc, s->episode, s->seed, p->played, p->n_played, game, figures,
+                                err, cap))
             return false;
     }
     return true;
