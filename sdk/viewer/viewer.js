@@ -493,20 +493,43 @@ function episodeHasLLM() {
     return !!ep._hasLLM;
 }
 
+// What LLM seats of polis eval, sweep or serve reported of the episode (its end line's
+// metrics.reported: llm.calls, llm.prompt_tokens, ..., llm.cost, each seat's as NAME.AGENT;
+// docs/recording.md): per agent and in total, in llmState's shape; null without them.
+function reportedLLM() {
+    const rep = st.ep.end && st.ep.end.metrics && st.ep.end.metrics.reported;
+    if (!rep || typeof rep['llm.calls'] !== 'number') return null;
+    const num = (k) => (typeof rep[k] === 'number' ? rep[k] : 0);
+    const of = (sfx) => ({ calls: num(`llm.calls${sfx}`), cached: num(`llm.cached${sfx}`), errors: num(`llm.errors${sfx}`),
+        prompt: num(`llm.prompt_tokens${sfx}`), completion: num(`llm.completion_tokens${sfx}`), latency: num(`llm.latency_s${sfx}`),
+        cost: num(`llm.cost${sfx}`), priced: typeof rep[`llm.cost${sfx}`] === 'number', has: `llm.calls${sfx}` in rep });
+    return { agents: st.rec.header.agents.map((name) => of(`.${name}`)), total: of('') };
+}
+
+const llmRow = (name, a, color) => `<tr><td style="color:${color}">${esc(name)}</td><td>${a.calls}</td><td>${a.cached}</td><td>${a.errors}</td><td>${a.prompt}</td><td>${a.completion}</td><td>${a.latency.toFixed(2)}</td><td>${a.priced ? `$${a.cost.toFixed(4)}` : 'n/a'}</td></tr>`;
+const llmHead = '<tr><th>agent</th><th>calls</th><th>cached</th><th>errors</th><th title="prompt tokens">tok in</th><th title="completion tokens">tok out</th><th title="seconds waiting for the model">secs</th><th>cost</th></tr>';
+
 function renderLLM() {
     const box = $('llmbox');
-    box.hidden = !episodeHasLLM();
+    const msgs = episodeHasLLM();
+    const rep = msgs ? null : reportedLLM();
+    box.hidden = !msgs && !rep;
     if (box.hidden) return;
+    if (rep) { // the figures of the whole episode, from its end line: no prompts recorded
+        const h = st.rec.header;
+        $('llmcosts').innerHTML = `<table>${llmHead}${rep.agents.map((a, i) => (a.has ? llmRow(h.agents[i], a, agentColor(i)) : '')).join('')}${
+            llmRow('total', rep.total, 'inherit')}</table>`;
+        $('llmagent').innerHTML = '<div class="dim" id="llmreported">What the LLM seats reported of the whole episode (its end line). Their prompts and answers are not in this recording: <code>python3 -m polis.llm run</code> records them.</div>';
+        return;
+    }
     const data = llmState() || st.rec.header.agents.map(() => ({ calls: 0, cached: 0, errors: 0, prompt: 0, completion: 0, latency: 0,
         cost: 0, priced: true, plan: null, goals: null, memory: null, reflections: [], log: [] }));
     const h = st.rec.header;
-    const money = (a) => (a.priced ? `$${a.cost.toFixed(4)}` : 'n/a');
     const tot = data.reduce((t, a) => ({ calls: t.calls + a.calls, cached: t.cached + a.cached, errors: t.errors + a.errors,
         prompt: t.prompt + a.prompt, completion: t.completion + a.completion, latency: t.latency + a.latency,
         cost: t.cost + a.cost, priced: t.priced && a.priced }), { calls: 0, cached: 0, errors: 0, prompt: 0, completion: 0, latency: 0, cost: 0, priced: true });
-    const row = (name, a, color) => `<tr><td style="color:${color}">${esc(name)}</td><td>${a.calls}</td><td>${a.cached}</td><td>${a.errors}</td><td>${a.prompt}</td><td>${a.completion}</td><td>${a.latency.toFixed(2)}</td><td>${money(a)}</td></tr>`;
-    $('llmcosts').innerHTML = `<table><tr><th>agent</th><th>calls</th><th>cached</th><th>errors</th><th title="prompt tokens">tok in</th><th title="completion tokens">tok out</th><th title="seconds waiting for the model">secs</th><th>cost</th></tr>${
-        data.map((a, i) => (a.calls || a.errors ? row(h.agents[i], a, agentColor(i)) : '')).join('')}${row('total', tot, 'inherit')}</table>`;
+    $('llmcosts').innerHTML = `<table>${llmHead}${
+        data.map((a, i) => (a.calls || a.errors ? llmRow(h.agents[i], a, agentColor(i)) : '')).join('')}${llmRow('total', tot, 'inherit')}</table>`;
     const i = st.selected ?? 0;
     const a = data[i] || data[0];
     const refl = a.reflections.slice(-3).reverse().map((r) => `<li><span class="t">${r.tick}</span><span class="msg">${esc(r.text)}</span></li>`).join('');

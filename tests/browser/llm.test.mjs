@@ -97,6 +97,10 @@ test('the LLM panel adds up calls, tokens and costs to the tick shown', async ()
     assert.match(log, /the answer has no JSON object/);
     const prompt = await page.evaluate(() => document.querySelector('#llmlog pre.llmtext').textContent);
     assert.match(prompt, /You have this information about an agent called Laura/);
+    // its last memory (a perception record, the study's listing 1)
+    const memory = await page.textContent('#llmmemory');
+    assert.match(memory, /\S/);
+    assert.notEqual(memory.trim(), '—', 'the selected agent has a memory');
     // the agent with the most reflections: the last three are listed
     const r = want.reflecting;
     const nrefl = want.at_last[want.agents[r]].reflections;
@@ -109,6 +113,26 @@ test('the LLM panel adds up calls, tokens and costs to the tick shown', async ()
     // the tick's table shows one line per message, not the JSON
     const msgs = await page.textContent('#actions');
     assert.doesNotMatch(msgs, /"prompt":/);
+    assert.deepEqual(page.errors, []);
+});
+
+test('an LLM seat of polis eval: the panel shows the figures of its end line', async () => {
+    const page = await open(path.join(FIX, want.seat.file));
+    assert.equal(await page.evaluate(() => polisViewer.llmShown), true);
+    const rep = want.seat.reported;
+    assert.ok(rep['llm.calls'] > 0, 'the seat made calls');
+    for (const t of [1, await page.evaluate(() => polisViewer.lastTick)]) {
+        await page.evaluate((x) => polisViewer.seek(x), t);
+        const rows = await page.evaluate(() => polisViewer.llmRows());
+        assert.deepEqual(rows.map((r) => r[0]), [want.seat.agent, 'total'], 'one row for the LLM seat, one total');
+        for (const [r, sfx] of [[rows[0], `.${want.seat.agent}`], [rows[1], '']]) {
+            assert.equal(Number(r[1]), rep[`llm.calls${sfx}`]);
+            assert.equal(Number(r[4]), rep[`llm.prompt_tokens${sfx}`]);
+            assert.equal(Number(r[5]), rep[`llm.completion_tokens${sfx}`]);
+            assert.equal(r[7], `$${rep[`llm.cost${sfx}`].toFixed(4)}`);
+        }
+    }
+    assert.match(await page.textContent('#llmreported'), /end line/);
     assert.deepEqual(page.errors, []);
 });
 

@@ -8,6 +8,7 @@ must show at the last tick and at tick 1, computed here from the recording's mes
 import gzip
 import json
 import os
+import subprocess
 import sys
 
 out, src, lib = sys.argv[1:4]
@@ -74,6 +75,22 @@ expected["file"] = "llm.jsonl.gz"
 # the agent the test looks at for reflections: the one with most
 expected["reflecting"] = max(range(len(agents)),
                              key=lambda i: expected["at_last"][agents[i]]["reflections"])
+# an LLM in a seat of polis eval --record: no prompts in the recording, the end line's
+# metrics.reported has the seat's figures, which the panel shows
+polis = os.path.join(os.path.dirname(lib), "polis")
+seat_rec = os.path.join(out, "seat.jsonl")
+env = dict(os.environ, POLIS_PYTHON=sys.executable,
+           PYTHONPATH=os.path.join(src, "sdk", "python"))
+env.pop("LD_PRELOAD", None)
+p = subprocess.run([polis, "eval", os.path.join(src, "rulesets", "gather", "gather.json"),
+                    "--episodes", "1", "--steps", "5", "--record", seat_rec, "--seat",
+                    "agent_2=py:polis.rl.llm_seat:make?mock=1&price_prompt=2&price_completion=8"],
+                   capture_output=True, text=True, env=env, timeout=120)
+if p.returncode != 0:
+    sys.exit("polis eval with an LLM seat failed: " + p.stderr[-2000:])
+with open(seat_rec) as f:
+    rep = [json.loads(x) for x in f if x.startswith('{"t":"end"')][0]["metrics"]["reported"]
+expected["seat"] = {"file": "seat.jsonl", "agent": "agent_2", "reported": rep}
 with open(os.path.join(out, "expected_llm.json"), "w") as f:
     json.dump(expected, f)
 print("llm fixture: %d ticks, %d calls" % (last, sum(v["calls"] for v in

@@ -47,6 +47,38 @@ def run(*args, rc=0, timeout=240):
     return p
 
 
+def serve_episode(*args):
+    """polis serve ARGS... (a live game of --episodes 1): waits, at most 120 s, until it says
+    all its episodes were played, then ends it. Returns (whether it did, its stderr lines)."""
+    srv = subprocess.Popen([POLIS, "serve", *args], env=ENV, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    done, log = False, []
+    t0 = time.time()
+    while time.time() - t0 < 120:
+        line = srv.stderr.readline()
+        if not line:
+            break
+        log.append(line)
+        if "all 1 episodes played" in line:
+            done = True
+            break
+    # A SIGTERM that lands between the server's check of its flag and its next poll is only
+    # seen at the poll's next wake-up (engine/cli/transport/http.c, cli_lws_run): send it
+    # until it ends.
+    for _ in range(15):
+        srv.terminate()
+        try:
+            srv.wait(timeout=2)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+    else:
+        srv.kill()
+        srv.wait()
+        check(False, f"the live server (serve {' '.join(args)}) did not end on SIGTERM")
+    return done, log
+
+
 # A seat program with the standard library only. Modes: first (the first legal action),
 # dump (also writes the first request's observation rows to DUMP as JSON), and misbehaviours.
 PROG = os.path.join(TMP, "seat_prog.py")
@@ -406,6 +438,54 @@ with MockServer() as srv:
     with open(os.path.join(out, "summary.json")) as f:
         summ = json.load(f)
     check("llm.cost" in json.dumps(summ), "the sweep's summary has the cost")
+    # eval --record: each end line carries the seat's figures as metrics.reported, which
+    # replay --verify carries over (it cannot re-derive them) while it checks the game's
+    before = len(srv.usages)
+    erec = os.path.join(TMP, "eval_llm.jsonl")
+    p = run("eval", GATHER, "--episodes", "2", "--steps", "5", "--seat", "agent_3=" + LLM,
+            "--json", "-", "--record", erec)
+    calls, pt, ct = mock_usage(srv, before)
+    eps = [e["metrics"] for e in json.loads(p.stdout)["per_episode"]]
+    with open(erec) as f:
+        ends = [json.loads(x) for x in f if x.startswith('{"t":"end"')]
+    reps = [e["metrics"].get("reported", {}) for e in ends]
+    check(len(ends) == 2 and all(r["llm.calls"] == r["llm.calls.agent_3"] == 5 for r in reps)
+          and sum(r["llm.prompt_tokens"] for r in reps) == pt
+          and sum(r["llm.completion_tokens.agent_3"] for r in reps) == ct
+          and all(r[k] == e[k] for r, e in zip(reps, eps) for k in r),
+          f"eval's end lines carry the LLM's figures ({calls} calls, {pt} + {ct}), as its JSON "
+          f"does: {reps}")
+    check(all("fairness" in e["metrics"] and "steps" in e["metrics"] for e in ends),
+          f"the game's metrics stay beside them: {ends}")
+    run("replay", erec, "--verify")
+    # a changed figure is not checked (free text, as messages); a changed game metric is
+    with open(erec) as f:
+        text = f.read()
+    for name, old, new, rc in (("figure", '"llm.calls":5', '"llm.calls":7', 0),
+                               ("game", '"reported"', '"reportedX"', 1)):
+        bad = os.path.join(TMP, f"eval_llm_{name}.jsonl")
+        with open(bad, "w") as f:
+            f.write(text.replace(old, new, 1))
+        check(old in text, f"{old} in the recording")
+        p = run("replay", bad, "--verify", rc=rc)
+        check(rc == 0 or "line" in p.stderr, f"replay of a changed {name}: {p.stderr}")
+    # serve --http: at an episode's end the seat processes are asked for their figures too:
+    # the end line carries them and stderr reports the totals
+    before = len(srv.usages)
+    lrec = os.path.join(TMP, "live_llm.jsonl")
+    ldone, llog = serve_episode(GATHER, "--http", "0", "--seat", "agent_1=" + LLM,
+                                "--episodes", "1", "--set", "max_steps=6", "--record", lrec)
+    calls, pt, ct = mock_usage(srv, before)
+    check(ldone and any(f"the seat processes report llm.calls 6, llm.cached 0, llm.errors 0, "
+                        f"llm.prompt_tokens {pt}, llm.completion_tokens {ct}," in x for x in llog),
+          f"serve reports the LLM seat's figures ({calls} calls, {pt} + {ct}): {''.join(llog)}")
+    if ldone:
+        with open(lrec) as f:
+            rep = [json.loads(x) for x in f if x.startswith('{"t":"end"')][0]["metrics"]["reported"]
+        check(rep["llm.calls.agent_1"] == calls == 6 and rep["llm.prompt_tokens"] == pt
+              and abs(rep["llm.cost"] - (pt * 2.5 + ct * 10) / 1e6) < 1e-9,
+              f"serve's end line carries the LLM seat's figures: {rep}")
+        run("replay", lrec, "--verify")
     # a price option that is not a number is the process's refusal, named
     p = run("eval", GATHER, "--episodes", "1", "--seat",
             "agent_0=py:polis.rl.llm_seat:make?mock=1&price_prompt=cheap", rc=1)
@@ -471,33 +551,9 @@ check("cell 0" in p.stderr and "refused hello: I only play chess" in p.stderr, p
 
 # ---- serve --http: a process in a live seat -------------------------------------------------------
 rec = os.path.join(TMP, "live.jsonl")
-srv = subprocess.Popen([POLIS, "serve", GATHER, "--http", "0", "--seat", "agent_0=py:first_legal",
-                        "--seat", "agent_2=" + cmd("first"), "--episodes", "1", "--set",
-                        "max_steps=25", "--record", rec], env=ENV, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
-done, log = False, []
-t0 = time.time()
-while time.time() - t0 < 120:
-    line = srv.stderr.readline()
-    if not line:
-        break
-    log.append(line)
-    if "all 1 episodes played" in line:
-        done = True
-        break
-# A SIGTERM that lands between the server's check of its flag and its next poll is only seen
-# at the poll's next wake-up (engine/cli/transport/http.c, cli_lws_run): send it until it ends.
-for _ in range(15):
-    srv.terminate()
-    try:
-        srv.wait(timeout=2)
-        break
-    except subprocess.TimeoutExpired:
-        pass
-else:
-    srv.kill()
-    srv.wait()
-    check(False, "the live server did not end on SIGTERM")
+done, log = serve_episode(GATHER, "--http", "0", "--seat", "agent_0=py:first_legal", "--seat",
+                          "agent_2=" + cmd("first"), "--episodes", "1", "--set", "max_steps=25",
+                          "--record", rec)
 check(done, "the live game with process seats ran to its end: " + "".join(log)[-800:])
 if done:
     with open(rec) as f:

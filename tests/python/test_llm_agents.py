@@ -333,6 +333,14 @@ class RunnerTest(unittest.TestCase):
                          len(calls))
         self.assertEqual(rl[-1]["t"], "end")
         self.assertIn("welfare", rl[-1]["metrics"])
+        # the end line's "reported": the episode's costs in polis eval's names, per agent too
+        rep = rl[-1]["metrics"]["reported"]
+        for a, row in [("", costs["total"])] + [("." + a, costs[a]) for a in ln["agents"]]:
+            self.assertEqual((rep["llm.calls" + a], rep["llm.prompt_tokens" + a],
+                              rep["llm.completion_tokens" + a], rep["llm.cost" + a]),
+                             (row["calls"], row["prompt_tokens"], row["completion_tokens"],
+                              row["cost"]), a)
+        self.assertEqual(rep["llm.fallbacks"], ln["fallbacks"])
         # a rerun from the cache: no request, the same episode, free
         n = len(self.srv.chat_requests())
         out2 = os.path.join(self.tmp, "out2")
@@ -357,9 +365,15 @@ class RunnerTest(unittest.TestCase):
                         t.pop("usage", None)
                     ms.append((m["agent"], m["kind"], t))
                 x["msgs"] = ms
+                if x["t"] == "end":  # what the calls cost differs: cached now
+                    x["metrics"] = dict(x["metrics"])
+                    x["metrics"].pop("reported")
                 out.append(x)
             return out
         self.assertEqual(strip(rl2), strip(rl))
+        rep2 = rl2[-1]["metrics"]["reported"]
+        self.assertEqual((rep2["llm.cached"], rep2["llm.cost"], rep2["llm.latency_s"]),
+                         (rep["llm.calls"], 0.0, 0.0))
 
     def test_hostile_answers_in_a_whole_episode(self):
         spec = self.spec(os.path.join(COMMONS_LLM, "set2_single_tree_none.json"), rounds=2)
@@ -452,6 +466,51 @@ class RunnerTest(unittest.TestCase):
         # the formation stage asks only the agent whose turn it is
         formation = [c for c in social if c["tick"] < 20]
         self.assertEqual(len({c["tick"] for c in formation}), len(formation))
+
+    def test_llmc_social_structure(self):
+        spec = self.spec(os.path.join(LLMC, "llmc_social_structure_hard.json"),
+                         overrides={"max_steps": 30})
+        ln = run([spec], self.client(), os.path.join(self.tmp, "out"), log=lambda s: None)[0]
+        self.assertEqual((ln["ended"], ln["ticks"]), ("env_done", 30))
+        for k in ("fairness", "reward.mean", "total_reward_normalised",
+                  "completion.hammer_craft", "completion.torch_craft",
+                  "degree.group.out_max", "degree.group.out_mean"):
+            self.assertIn(k, ln["metrics"])
+        rl = read_recording(ln["recording"])
+        calls = [json.loads(m["text"]) for _, m in msgs(rl, "llm")]
+        self.assertTrue(calls and all(c["module"] == "plan" for c in calls),
+                        {c["module"] for c in calls})
+        self.assertTrue(msgs(rl, "plan"))
+        self.assertEqual(rl[-1]["metrics"]["reported"]["llm.calls"], len(calls))
+        self.verify(ln["recording"])
+
+    def test_every_commons_scenario_set_plays_and_replays(self):
+        """Each scenario of the study's sets, two rounds: its personalities reach their
+        agents' prompts, its knowledge every LLM agent's, the bots are not asked, and the
+        recording replays."""
+        for f in sorted(os.listdir(COMMONS_LLM)):
+            if not f.endswith(".json"):
+                continue
+            with self.subTest(scenario=f):
+                with open(os.path.join(COMMONS_LLM, f)) as fh:
+                    doc = json.load(fh)
+                spec = self.spec(os.path.join(COMMONS_LLM, f), rounds=2)
+                ln = run([spec], self.client(), os.path.join(self.tmp, "out_" + f[:-5]),
+                         log=lambda s: None)[0]
+                self.assertEqual(ln["rounds"], 2)
+                rl = read_recording(ln["recording"])
+                names = rl[0]["agents"]
+                prompts = {}
+                for _, m in msgs(rl, "llm"):
+                    prompts.setdefault(names[m["agent"]], []).append(
+                        json.loads(m["text"])["prompt"])
+                self.assertEqual(sorted(prompts), sorted(ln["agents"]))
+                self.assertEqual(sorted(ln["agents"]), sorted(doc.get("agents", names)))
+                for a in ln["agents"]:
+                    who = doc.get("personalities", {}).get(a) or doc.get("personality")
+                    for text in filter(None, (who, doc.get("knowledge"))):
+                        self.assertTrue(any(text in p for p in prompts[a]), (a, text))
+                self.verify(ln["recording"])
 
     def test_llmc_negotiation_split_ratio(self):
         """Negotiation's own figure (seeds/000 §5.3.3, Fig. 8e): the Carpenters/Miners split

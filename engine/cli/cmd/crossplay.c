@@ -297,11 +297,6 @@ int cli_crossplay_main(cli_args *args)
                 bool played =
                     cli_play_episode_by(env, &actor, seed0 + (uint64_t)ep, steps, has_metrics,
                                         false, returns, NULL, &e, err, sizeof err);
-                /* what the seats' processes report of the episode (an LLM's tokens, cost) */
-                if (played && !cli_seats_end(seats, e.metrics, err, sizeof err)) {
-                    cli_episode_free(&e);
-                    played = false;
-                }
                 if (!played) {
                     fprintf(stderr,
                             "polis: eval: focal %s, background %s, episode %" PRId64

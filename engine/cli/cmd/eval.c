@@ -352,7 +352,8 @@ static int eval_main(cli_args *args)
         polis_env_destroy(env);
         return rc;
     }
-    /* every episode into one recording, each end line with the episode's metrics */
+    /* every episode into one recording, each end line with the episode's metrics (and what
+     * the seats' processes reported of it: an LLM's tokens and cost) */
     polis_recorder *rec = NULL;
     if (a.record) {
         char *pol_text =
@@ -403,15 +404,11 @@ static int eval_main(cli_args *args)
                                         raws != NULL, returns, rec, &e, why, sizeof why)
                   : cli_play_episode(env, policy, seed0 + (uint64_t)ep, a.steps, has_metrics,
                                      raws != NULL, returns, rec, &e, why, sizeof why))) {
-            fprintf(stderr, "polis: %s\n", why);
-            rc = EXIT_ENV;
-            goto out;
-        }
-        /* what the seats' processes report of the episode (an LLM's tokens and cost) */
-        if (seats && !cli_seats_end(seats, e.metrics, why, sizeof why)) {
-            fprintf(stderr, "polis: eval: episode %" PRId64 " (seed %" PRIu64 "): %s\n", ep + 1,
-                    seed0 + (uint64_t)ep, why);
-            cli_episode_free(&e);
+            if (seats) /* the seats' processes: which episode failed */
+                fprintf(stderr, "polis: eval: episode %" PRId64 " (seed %" PRIu64 "): %s\n", ep + 1,
+                        seed0 + (uint64_t)ep, why);
+            else
+                fprintf(stderr, "polis: %s\n", why);
             rc = EXIT_ENV;
             goto out;
         }

@@ -658,21 +658,32 @@ static int check_msgs(replay *rp, const cJSON *line, int64_t tick)
 
 /* The end line's "metrics" as `polis eval` writes them (the "metrics" rendering merged into
  * one object), into *out (cJSON_free it); NULL when the recorded line has none (null) or the
- * game renders no metrics (the comparison then names the difference). */
+ * game renders no metrics (the comparison then names the difference). The recorded
+ * CLI_REPORTED member (what the players reported: an LLM's tokens and cost) is carried over
+ * unchecked when it is an object: the replay cannot re-derive it. */
 static int end_metrics(replay *rp, const cJSON *line, char **out)
 {
     *out = NULL;
-    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(line, "metrics")) ||
-        !cli_has_metrics(rp->env))
-        return 0;
-    char *text = NULL;
-    if (polis_env_render(rp->env, 0, "metrics", &text) != POLIS_OK)
-        return fail(rp, "the metrics rendering failed: %s", polis_env_error(rp->env));
-    cJSON *m = cli_metrics_parse(text);
-    polis_free(text);
-    if (!m) return fail(rp, "the \"metrics\" rendering is not a sequence of JSON objects");
-    *out = cJSON_PrintUnformatted(m);
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(line, "metrics");
+    if (!cJSON_IsObject(rec)) return 0;
+    const cJSON *reported = cJSON_GetObjectItemCaseSensitive(rec, CLI_REPORTED);
+    if (!cJSON_IsObject(reported)) reported = NULL;
+    cJSON *m = NULL;
+    if (cli_has_metrics(rp->env)) {
+        char *text = NULL;
+        if (polis_env_render(rp->env, 0, "metrics", &text) != POLIS_OK)
+            return fail(rp, "the metrics rendering failed: %s", polis_env_error(rp->env));
+        m = cli_metrics_parse(text);
+        polis_free(text);
+        if (!m) return fail(rp, "the \"metrics\" rendering is not a sequence of JSON objects");
+    }
+    bool oom = false;
+    cJSON *both = cli_end_metrics(m, reported, &oom);
     cJSON_Delete(m);
+    if (oom) return fail(rp, "out of memory");
+    if (!both) return 0;
+    *out = cJSON_PrintUnformatted(both);
+    cJSON_Delete(both);
     return *out ? 0 : fail(rp, "out of memory");
 }
 

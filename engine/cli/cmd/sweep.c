@@ -660,11 +660,6 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
                                                  false, w->returns, rec, &e, why, sizeof why)
                            : cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics,
                                               false, w->returns, rec, &e, why, sizeof why);
-    /* what the seats' processes report of the episode (an LLM's tokens and cost) */
-    if (played && w->seats && !cli_seats_end(w->seats, e.metrics, why, sizeof why)) {
-        cli_episode_free(&e);
-        played = false;
-    }
     if (rec && polis_recorder_close(rec) != POLIS_OK && played) {
         cli_episode_free(&e);
         snprintf(why, sizeof why, "--record: writing %.900s/%s failed", sw->out, rec_name);

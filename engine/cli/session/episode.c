@@ -262,6 +262,7 @@ bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed, 
     if (task && !(out->task = cJSON_Parse(task))) cJSON_Delete(out->metrics), out->metrics = NULL;
     bool ok = out->metrics && put(out->metrics, "steps", (double)steps) &&
               put(out->metrics, "illegal_actions", (double)illegal);
+    cJSON *m = NULL;
     if (ok && has_metrics) {
         char *text = NULL;
         if (polis_env_render(env, 0, "metrics", &text) != POLIS_OK) {
@@ -269,7 +270,7 @@ bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed, 
             cli_episode_free(out);
             return false;
         }
-        cJSON *m = cli_metrics_parse(text);
+        m = cli_metrics_parse(text);
         polis_free(text);
         if (!m) {
             snprintf(err, err_size, "the \"metrics\" rendering is not a sequence of JSON objects");
@@ -277,40 +278,73 @@ bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed, 
             return false;
         }
         ok = flatten(out->metrics, m, "");
-        if (ok && rec) { /* the end line carries the episode's metrics */
-            char *line = cJSON_PrintUnformatted(m);
-            polis_status rs = line ? polis_recorder_end_episode(rec, line) : POLIS_ERR_NOMEM;
-            cJSON_free(line);
-            if (rs != POLIS_OK) {
-                cJSON_Delete(m);
-                cli_episode_free(out);
-                if (!line) {
-                    snprintf(err, err_size, "out of memory");
-                    return false;
-                }
-                return rec_failed(rec, err, err_size);
-            }
-            rec = NULL;
-        }
-        if (want_raw)
-            out->raw = m;
-        else
-            cJSON_Delete(m);
     } else if (ok) {
         double total = 0;
         for (int32_t ag = 0; ag < n; ag++) total += returns[ag];
         ok = put(out->metrics, "reward.mean", n ? total / n : 0) &&
              put(out->metrics, "reward.total", total);
     }
-    if (ok && rec && polis_recorder_end_episode(rec, NULL) != POLIS_OK) {
-        cli_episode_free(out);
-        return rec_failed(rec, err, err_size);
+    /* what the players report of the episode, after the game's metrics */
+    cJSON *figures = ok && actor->end ? cJSON_CreateObject() : NULL;
+    if (ok && actor->end) {
+        if (!figures || !actor->end(actor->ud, out->metrics, figures, err, err_size)) {
+            if (!figures) snprintf(err, err_size, "out of memory");
+            cJSON_Delete(figures);
+            cJSON_Delete(m);
+            cli_episode_free(out);
+            return false;
+        }
+        for (cJSON *f = figures->child; ok && f; f = f->next)
+            ok = put(out->metrics, f->string, cJSON_IsNumber(f) ? f->valuedouble : NAN);
     }
+    if (ok && rec) { /* the end line carries the game's metrics and the players' figures */
+        bool oom = false;
+        cJSON *line = cli_end_metrics(m, figures, &oom);
+        char *text = line ? cJSON_PrintUnformatted(line) : NULL;
+        cJSON_Delete(line);
+        polis_status rs =
+            oom || (line && !text) ? POLIS_ERR_NOMEM : polis_recorder_end_episode(rec, text);
+        cJSON_free(text);
+        if (rs == POLIS_ERR_NOMEM) {
+            ok = false;
+        } else if (rs != POLIS_OK) {
+            cJSON_Delete(figures);
+            cJSON_Delete(m);
+            cli_episode_free(out);
+            return rec_failed(rec, err, err_size);
+        }
+    }
+    cJSON_Delete(figures);
+    if (ok && want_raw)
+        out->raw = m;
+    else
+        cJSON_Delete(m);
     if (!ok) {
         snprintf(err, err_size, "out of memory");
         cli_episode_free(out);
     }
     return ok;
+}
+
+cJSON *cli_end_metrics(const cJSON *game, const cJSON *figures, bool *oom)
+{
+    *oom = false;
+    bool reported = figures && figures->child;
+    if (!game && !reported) return NULL;
+    cJSON *o = game ? cJSON_Duplicate(game, true) : cJSON_CreateObject();
+    cJSON *f = reported ? cJSON_Duplicate(figures, true) : NULL;
+    if (o && reported) {
+        cJSON_DeleteItemFromObjectCaseSensitive(o, CLI_REPORTED);
+        if (f && cJSON_AddItemToObject(o, CLI_REPORTED, f))
+            f = NULL;
+        else {
+            cJSON_Delete(o);
+            o = NULL;
+        }
+    }
+    cJSON_Delete(f);
+    *oom = o == NULL;
+    return o;
 }
 
 /* ---- statistics ------------------------------------------------------------------------- */

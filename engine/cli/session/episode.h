@@ -67,15 +67,29 @@ bool cli_play_episode(polis_env *env, int32_t policy, uint64_t seed, int64_t ste
 void cli_episode_free(cli_episode *e);
 
 /* Who acts in an episode played by cli_play_episode_by: `begin` (may be NULL) after the reset,
- * `act` before every step, writing the actions into the env's io. Each returns false with the
- * reason in err. */
+ * `act` before every step, writing the actions into the env's io; `end` (may be NULL) once the
+ * episode is over, adding what the players report of it (an LLM's calls, tokens, dollars) to
+ * `figures` (flat names; `game` is the episode's flat metrics, whose names figures may not
+ * take). Each returns false with the reason in err. */
 typedef struct cli_actor {
     bool (*begin)(void *ud, polis_env *env, uint64_t seed, char *err, size_t err_size);
     bool (*act)(void *ud, polis_env *env, char *err, size_t err_size);
+    bool (*end)(void *ud, const cJSON *game, cJSON *figures, char *err, size_t err_size);
     void *ud;
 } cli_actor;
 
-/* cli_play_episode with the actions of `actor` (seats.h's seats, for one). */
+/* The member of an end line's "metrics" that holds the players' figures (cli_actor.end: the
+ * seat protocol's "end" replies, polis.llm's costs): recorded beside the game's metrics,
+ * carried over unchecked by `polis replay --verify`, which cannot re-derive them. */
+#define CLI_REPORTED "reported"
+
+/* The end line's metrics: `game` (the merged "metrics" rendering, or NULL) with `figures`
+ * (flat, may be NULL or empty) as its CLI_REPORTED member; both are copied. NULL, with *oom
+ * false, when there is neither; NULL with *oom true when out of memory. */
+cJSON *cli_end_metrics(const cJSON *game, const cJSON *figures, bool *oom);
+
+/* cli_play_episode with the actions of `actor` (seats.h's seats, for one). The figures its
+ * `end` reports follow the game's in out->metrics and are the end line's CLI_REPORTED. */
 bool cli_play_episode_by(polis_env *env, const cli_actor *actor, uint64_t seed, int64_t steps_limit,
                          bool has_metrics, bool want_raw, double *returns, polis_recorder *rec,
                          cli_episode *out, char *err, size_t err_size);

@@ -564,21 +564,61 @@ static bool begin_episode(live *lv, uint64_t seed)
     return true;
 }
 
+/* What the seat processes report of the episode that ended (seat protocol "end": an LLM's
+ * calls, tokens and cost), into `figures`; `m` is the game's merged metrics (or NULL). A
+ * process that fails is reported and its seats do noop from then on, as when it fails to act. */
+static void outside_figures(live *lv, const cJSON *m, cJSON *figures)
+{
+    if (!lv->outside || lv->outside_failed || !figures) return;
+    cJSON *game = m ? cli_metrics_flat(m) : cJSON_CreateObject();
+    char why[2048];
+    if (!game) {
+        fprintf(stderr, "polis: serve: out of memory\n");
+    } else if (!cli_seats_end(lv->outside, game, figures, why, sizeof why)) {
+        fprintf(stderr, "polis: serve: %s; those seats do noop from now on\n", why);
+        lv->outside_failed = true;
+        while (figures->child) cJSON_Delete(cJSON_DetachItemViaPointer(figures, figures->child));
+    }
+    cJSON_Delete(game);
+    /* one line on stderr: the figures in total (a seat's are NAME.AGENT, in the end line) */
+    char line[1024];
+    size_t used = 0;
+    line[0] = '\0';
+    for (const cJSON *f = figures->child; f && used < sizeof line - 64; f = f->next) {
+        if (strchr(f->string, '.') != strrchr(f->string, '.')) continue; /* llm.calls.agent_0 */
+        int w = cJSON_IsNumber(f) ? snprintf(line + used, sizeof line - used, "%s%s %.6g",
+                                             used ? ", " : "", f->string, f->valuedouble)
+                                  : snprintf(line + used, sizeof line - used, "%s%s null",
+                                             used ? ", " : "", f->string);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    if (used)
+        fprintf(stderr, "polis serve: episode %" PRId64 ": the seat processes report %s\n",
+                lv->episode, line);
+}
+
 /* The end of an episode: the end lines, then the next episode or none. */
 static void episode_ended(live *lv)
 {
     /* the end lines carry the metrics as `polis eval` records them: the "metrics" rendering
-     * merged into one object (what `polis replay --verify` recomputes) */
-    char *metrics = NULL;
+     * merged into one object (what `polis replay --verify` recomputes), and what the seat
+     * processes reported of the episode (end_metrics: CLI_REPORTED) */
+    cJSON *m = NULL;
     if (lv->has_metrics) {
         char *text = NULL;
-        if (polis_env_render(lv->env, 0, "metrics", &text) == POLIS_OK) {
-            cJSON *m = cli_metrics_parse(text);
-            if (m) metrics = cJSON_PrintUnformatted(m);
-            cJSON_Delete(m);
-        }
+        if (polis_env_render(lv->env, 0, "metrics", &text) == POLIS_OK) m = cli_metrics_parse(text);
         polis_free(text);
     }
+    cJSON *figures = cJSON_CreateObject();
+    outside_figures(lv, m, figures);
+    bool oom = false;
+    cJSON *both = cli_end_metrics(m, figures, &oom);
+    char *metrics = both ? cJSON_PrintUnformatted(both) : NULL;
+    if (oom || (both && !metrics)) fprintf(stderr, "polis: serve: out of memory\n");
+    cJSON_Delete(both);
+    cJSON_Delete(figures);
+    cJSON_Delete(m);
     if (lv->rec && polis_recorder_end_episode(lv->rec, metrics) != POLIS_OK)
         fprintf(stderr, "polis: serve: live stream: %s\n", polis_recorder_error(lv->rec));
     if (lv->file && polis_recorder_end_episode(lv->file, metrics) != POLIS_OK) {

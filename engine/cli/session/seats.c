@@ -570,27 +570,16 @@ bool cli_seats_begin(cli_seats *s, int64_t episode, uint64_t seed, char *err, si
     return true;
 }
 
-bool cli_seats_end(cli_seats *s, cJSON *metrics, char *err, size_t cap)
+bool cli_seats_end(cli_seats *s, const cJSON *game, cJSON *figures, char *err, size_t cap)
 {
-    cJSON *figures = cJSON_CreateObject();
-    if (!figures) return oom(err, cap);
-    bool ok = true;
-    for (int32_t i = 0; ok && i < s->n_players; i++) {
+    for (int32_t i = 0; i < s->n_players; i++) {
         player *p = &s->players[i];
-        if (p->kind == PLAYER_PROC && p->n_played && cli_policyproc_reports(p->proc))
-            ok = cli_policyproc_end(p->proc, s->episode, s->seed, p->played, p->n_played, metrics,
-                                    figures, err, cap);
+        if (p->kind == PLAYER_PROC && p->n_played && cli_policyproc_reports(p->proc) &&
+            !cli_policyproc_end(p->proc, s->episode, s->seed, p->played, p->n_played, game, figures,
+                                err, cap))
+            return false;
     }
-    /* the figures after the game's metrics, in the order the processes gave them */
-    while (ok && figures->child) {
-        cJSON *f = cJSON_DetachItemViaPointer(figures, figures->child);
-        if (!cJSON_AddItemToObject(metrics, f->string, f)) {
-            cJSON_Delete(f);
-            ok = oom(err, cap);
-        }
-    }
-    cJSON_Delete(figures);
-    return ok;
+    return true;
 }
 
 bool cli_seats_act(cli_seats *s, const bool *only, char *err, size_t cap)
@@ -637,6 +626,11 @@ static bool actor_begin(void *ud, polis_env *env, uint64_t seed, char *err, size
     return cli_seats_begin(s, s->played++, seed, err, cap);
 }
 
+static bool actor_end(void *ud, const cJSON *game, cJSON *figures, char *err, size_t cap)
+{
+    return cli_seats_end(ud, game, figures, err, cap);
+}
+
 static bool actor_act(void *ud, polis_env *env, char *err, size_t cap)
 {
     (void)env;
@@ -645,7 +639,7 @@ static bool actor_act(void *ud, polis_env *env, char *err, size_t cap)
 
 cli_actor cli_seats_actor(cli_seats *s)
 {
-    return (cli_actor){.begin = actor_begin, .act = actor_act, .ud = s};
+    return (cli_actor){.begin = actor_begin, .act = actor_act, .end = actor_end, .ud = s};
 }
 
 const char *cli_seats_player(const cli_seats *s, int32_t agent)

@@ -62,17 +62,18 @@ bool cli_seats_begin(cli_seats *s, int64_t episode, uint64_t seed, char *err, si
 
 /* The episode begun last has ended: every process that played in it and reports figures
  * (policyproc.h: an LLM's tokens, calls, seconds and dollars) is asked for them, and they are
- * added to `metrics` (the episode's flat metrics, cli_episode.metrics): the totals of all
- * processes under each figure's name, each seat's under NAME.AGENT. False with the reason in
+ * added to `figures`: the totals of all processes under each figure's name, each seat's under
+ * NAME.AGENT; a name of the game's metrics (`game`, flat) is refused. False with the reason in
  * err (a bad figure names the process, the seat and the episode's seed). */
-bool cli_seats_end(cli_seats *s, cJSON *metrics, char *err, size_t cap);
+bool cli_seats_end(cli_seats *s, const cJSON *game, cJSON *figures, char *err, size_t cap);
 
 /* Every unfinished agent's action into io->actions (processes asked all at once). Only
  * agents in `only` (a bool per agent) when it is not NULL. */
 bool cli_seats_act(cli_seats *s, const bool *only, char *err, size_t cap);
 
 /* The actor of cli_play_episode_by that plays episodes with these seats: cli_seats_begin
- * after each reset (episodes counted from 0), cli_seats_act before each step. */
+ * after each reset (episodes counted from 0), cli_seats_act before each step, cli_seats_end
+ * at the end (the figures then follow the game's metrics and go into the end line). */
 cli_actor cli_seats_actor(cli_seats *s);
 
 /* What plays agent in this episode: the player's text ("scripted", "py:/abs/policy.pt"). */

@@ -154,6 +154,41 @@ class CostMeter:
             self._by = {}
 
 
+# what a CostMeter row is called among an episode's figures: the seat protocol's "end" reply
+# (polis.rl.llm_seat: rows of polis eval and sweep) and the "reported" member of a recording's
+# end line (the runner's and eval's recordings)
+FIGURES = (("llm.calls", "calls"), ("llm.cached", "cached"), ("llm.errors", "errors"),
+           ("llm.prompt_tokens", "prompt_tokens"), ("llm.completion_tokens", "completion_tokens"),
+           ("llm.latency_s", "latency"))
+
+
+def figures(row, fallbacks=None, priced=True):
+    """One ``totals()`` row as flat figures: ``llm.calls``, ``llm.cached``, ``llm.errors``,
+    ``llm.prompt_tokens``, ``llm.completion_tokens``, ``llm.latency_s``, then
+    ``llm.fallbacks`` (when given) and ``llm.cost`` (when ``priced``; None: a call's model
+    had no price)."""
+    out = {name: row[key] for name, key in FIGURES}
+    if fallbacks is not None:
+        out["llm.fallbacks"] = fallbacks
+    if priced:
+        out["llm.cost"] = row["cost"]
+    return out
+
+
+def episode_figures(totals, agents, fallbacks=None):
+    """An episode's figures from ``CostMeter.totals()``: the totals under their names, then
+    each agent's under NAME.AGENT (agents that made no call count zero), as polis eval
+    names a seat process's figures. ``fallbacks``: {agent: count}, or None."""
+    zero = {k: 0 for k in totals["total"]}
+    fb = fallbacks or {}
+    out = figures(totals["total"], sum(fb.values()) if fallbacks is not None else None)
+    for a in agents:
+        for k, v in figures(totals.get(str(a), zero),
+                            fb.get(a, 0) if fallbacks is not None else None).items():
+            out["%s.%s" % (k, a)] = v
+    return out
+
+
 def _public(row):
     r = {k: row[k] for k in FIELDS}
     r["latency"] = round(r["latency"], 6)

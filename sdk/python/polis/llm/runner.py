@@ -45,7 +45,7 @@ import os
 import time
 
 from .agent import Command, GenerativeAgent, Prompts
-from .cost import CostMeter
+from .cost import CostMeter, episode_figures
 from .llmc import LLMCAgent, instructions_for
 
 SPEC_KEYS = {"llm", "name", "doc", "scenario", "overrides", "architecture", "turns", "rounds",
@@ -236,6 +236,7 @@ class Episode:
             ag.module_models = dict(getattr(client, "module_models", None) or {})
         self.refusals = 0
         self.fallbacks = 0
+        self.fallbacks_of = {}  # per agent
         self.pending_noop = set()
         self.explicit = {}
         self.last_cmd = {}
@@ -292,6 +293,7 @@ class Episode:
         for kind, entry in self.agents[name].drain():
             if kind == "note" and entry["type"] == "fallback":
                 self.fallbacks += 1
+                self.fallbacks_of[name] = self.fallbacks_of.get(name, 0) + 1
             self.record(name, kind, json.dumps(entry, ensure_ascii=False,
                                                separators=(",", ":")))
 
@@ -420,7 +422,16 @@ class Episode:
         else:
             rounds, why = self.run_simultaneous()
         metrics = env.episode_metrics()
-        env.record_end(metrics)
+        # the end line: the game's metrics (re-derived by polis replay --verify) and, as
+        # "reported" (carried over unchecked), what the model calls cost, as polis eval
+        # records an LLM seat's figures
+        meter = getattr(self.client, "meter", None)
+        if meter is None:
+            env.record_end(metrics)
+        else:
+            reported = episode_figures(meter.totals(), self.seats,
+                                       {a: self.fallbacks_of.get(a, 0) for a in self.seats})
+            env.record_end(dict(metrics or {}, reported=reported))
         return rounds, why, metrics, time.monotonic() - t0
 
     def done(self):

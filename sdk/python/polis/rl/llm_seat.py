@@ -41,12 +41,6 @@ SYSTEM = ("You play one agent of a multi-agent game. Each turn you see your view
           "Action: <an action name>.")
 
 
-# the figures of an episode (seat protocol "end") from polis.llm.cost's totals
-FIGURES = (("llm.calls", "calls"), ("llm.cached", "cached"), ("llm.errors", "errors"),
-           ("llm.prompt_tokens", "prompt_tokens"), ("llm.completion_tokens", "completion_tokens"),
-           ("llm.latency_s", "latency"))
-
-
 class LLMPolicy(Policy):
     views = ("text",)
     wants_seats = True
@@ -70,11 +64,8 @@ class LLMPolicy(Policy):
         self.episode_fallbacks = {}
 
     def _figures(self, row, fallbacks):
-        out = {name: row[key] for name, key in FIGURES}
-        out["llm.fallbacks"] = fallbacks
-        if self.priced:
-            out["llm.cost"] = row["cost"]
-        return out
+        from ..llm.cost import figures
+        return figures(row, fallbacks, self.priced)
 
     def episode_stats(self, seats):
         """The episode's figures: the totals over its seats, and each seat's."""
