@@ -15,7 +15,7 @@ for cmd in "validate" "run" "eval" "describe" "render" "serve --stdio" "replay" 
 done
 polis 1 sweep --scenario "$TMP/fifo" --out "$TMP/sw"
 err_has "cannot read $TMP/fifo: not a regular file (a FIFO)"
-for cmd in "validate" "eval" "replay" "view"; do
+for cmd in "validate" "run" "eval" "describe" "render" "serve --stdio" "replay" "view"; do
     # shellcheck disable=SC2086
     polis 1 $cmd /dev/zero
     err_has "not a regular file (a character device)"
@@ -55,7 +55,8 @@ polis 1 replay "$TMP/nul.jsonl"
 err_has "line 2: a NUL byte inside the line"
 
 # Numbers beyond every integer type are refused as out of range, never converted first
-# (clang's UBSan reported the conversions).
+# (clang's UBSan reported the conversions: the header's keyframe_every, a step's tick, an
+# action, a message's agent, and a reset line's visibility entries).
 sed -e '1s/"keyframe_every":100/"keyframe_every":1e300/' "$TMP/r.jsonl" >"$TMP/kf.jsonl"
 polis 1 replay "$TMP/kf.jsonl"
 err_has "line 1: the header needs \"seed\" and a positive \"keyframe_every\""
@@ -69,6 +70,9 @@ sed -e '4s/"actions":\[/"msgs":[{"agent":1e300,"kind":"action","text":"noop"}],"
     "$TMP/r.jsonl" >"$TMP/msg.jsonl"
 polis 1 replay "$TMP/msg.jsonl"
 err_has "line 4: tick 1: msgs[0]: not {\"agent\": 0..3"
+sed -e '2s/"seed":1}/"seed":1,"visibility":[[0,1e300,0]]}/' "$TMP/r.jsonl" >"$TMP/vis.jsonl"
+polis 1 replay "$TMP/vis.jsonl"
+err_has "line 2: visibility[0]: not [observer, target, state] (integers)"
 
 # ---- a recording names a plugin file -------------------------------------------------------
 # A scenario that loads gather by path, recorded; then the header is made to name the hostile

@@ -685,13 +685,16 @@ static int apply_visibility(replay *rp, const cJSON *line)
     if (!cJSON_IsArray(v)) return fail(rp, "\"visibility\" is not an array");
     int k = 0;
     for (const cJSON *e = v->child; e; e = e->next, k++) {
-        double x[3];
+        const cJSON *x[3] = {NULL, NULL, NULL};
         int i = 0;
         for (const cJSON *c = cJSON_IsArray(e) ? e->child : NULL; c && i < 4; c = c->next, i++)
-            if (i < 3) x[i] = cJSON_IsNumber(c) ? c->valuedouble : 1e9;
-        if (i != 3 || x[0] != (int32_t)x[0] || x[1] != (int32_t)x[1] || x[2] != (int32_t)x[2])
+            if (i < 3) x[i] = c;
+        /* range-checked before converting: (int32_t)1e300 is undefined */
+        if (i != 3 || !whole_in(x[0], INT32_MIN, INT32_MAX) ||
+            !whole_in(x[1], INT32_MIN, INT32_MAX) || !whole_in(x[2], INT32_MIN, INT32_MAX))
             return fail(rp, "visibility[%d]: not [observer, target, state] (integers)", k);
-        if (polis_env_visibility_set(rp->env, (int32_t)x[0], (int32_t)x[1], (int32_t)x[2]))
+        if (polis_env_visibility_set(rp->env, (int32_t)x[0]->valuedouble,
+                                     (int32_t)x[1]->valuedouble, (int32_t)x[2]->valuedouble))
             return fail(rp, "visibility[%d]: %s", k, polis_env_error(rp->env));
     }
     return 0;
