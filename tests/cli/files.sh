@@ -119,6 +119,34 @@ polis 1 replay "$TMP/hostile_ov.jsonl"
 err_has "line 1: the header's overrides set a plugin's path (\"plugins[0]\")"
 checks=$((checks + 1))
 [ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay ran a plugin file the overrides name"
+# A task distribution ("vary") in the recorded scenario is a list of overrides too, played at
+# create (its probe envs): one that draws a plugin's path is refused, and so is a reset line
+# whose task sets one. (Before, the vary's first value was dlopen'ed without --trust.)
+python3 -c "
+import json, sys
+src, dst, so, key = sys.argv[1:5]
+lines = open(src).read().splitlines()
+h = json.loads(lines[0])
+h['scenario']['vary'] = {key: {'choice': [so]}}
+lines[0] = json.dumps(h, separators=(',', ':'))
+open(dst, 'w').write('\n'.join(lines) + '\n')" "$TMP/plain.jsonl" "$TMP/hostile_vary.jsonl" "$HOSTILE" \
+    "plugins.gather.path"
+polis 1 replay "$TMP/hostile_vary.jsonl"
+err_has "line 1: the recorded scenario's \"vary\" draws a plugin's path (\"plugins.gather.path\")"
+checks=$((checks + 1))
+[ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay ran a plugin file the scenario's vary draws"
+python3 -c "
+import json, sys
+src, dst, so = sys.argv[1:4]
+lines = open(src).read().splitlines()
+r = json.loads(lines[1])
+r['task'] = {'plugins[0]': {'name': 'gather', 'path': so}}
+lines[1] = json.dumps(r, separators=(',', ':'))
+open(dst, 'w').write('\n'.join(lines) + '\n')" "$TMP/plain.jsonl" "$TMP/hostile_task.jsonl" "$HOSTILE"
+polis 1 replay "$TMP/hostile_task.jsonl"
+err_has "line 2: the reset line's \"task\" sets a plugin's path (\"plugins[0]\")"
+checks=$((checks + 1))
+[ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay ran a plugin file a reset line's task names"
 # With --trust the named file is loaded (it is not a plugin: refused after its constructor ran).
 polis 1 replay "$TMP/hostile.jsonl" --trust
 err_has "the recorded scenario does not load"

@@ -321,18 +321,37 @@ static bool names_a_path(const cJSON *v)
  * each refusal said on stderr; overrides that would set a plugin's path are refused. The
  * scenario is changed in place (the recorder is given the recorded text, so the header still
  * compares). Returns 0 or the exit status after printing why. */
+/* The first member of an override object (the header's overrides, the scenario's "vary", a
+ * reset line's task) that could set a plugin's file: its path goes into "plugins" and names a
+ * "path", or its value holds a "path" member. NULL when none does. */
+static const char *sets_plugin_path(const cJSON *members)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach(m, members) {
+        if (m->string && strstr(m->string, "plugins") &&
+            (strstr(m->string, "path") || names_a_path(m)))
+            return m->string;
+    }
+    return NULL;
+}
+
 static int untrust(replay *rp, cJSON *scenario, const cJSON *overrides)
 {
     if (rp->a->trust) return 0;
-    const cJSON *ov;
-    cJSON_ArrayForEach(ov, overrides) {
-        if (strstr(ov->string, "plugins") && (strstr(ov->string, "path") || names_a_path(ov)))
-            return fail(rp,
-                        "the header's overrides set a plugin's path (\"%.200s\"): a "
-                        "recording is data, and polis runs no code it names; replay with "
-                        "--trust to load it",
-                        ov->string);
-    }
+    const char *key = sets_plugin_path(overrides);
+    if (key)
+        return fail(rp,
+                    "the header's overrides set a plugin's path (\"%.200s\"): a "
+                    "recording is data, and polis runs no code it names; replay with "
+                    "--trust to load it",
+                    key);
+    /* a task distribution's draws are overrides too, played at create (its probe envs) */
+    if ((key = sets_plugin_path(cJSON_GetObjectItemCaseSensitive(scenario, "vary"))))
+        return fail(rp,
+                    "the recorded scenario's \"vary\" draws a plugin's path (\"%.200s\"): a "
+                    "recording is data, and polis runs no code it names; replay with "
+                    "--trust to load it",
+                    key);
     cJSON *plugins = cJSON_GetObjectItemCaseSensitive(scenario, "plugins");
     int k = 0;
     for (cJSON *p = cJSON_IsArray(plugins) ? plugins->child : NULL; p; p = p->next, k++) {
@@ -727,6 +746,13 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
         const cJSON *task = cJSON_GetObjectItemCaseSensitive(line, "task");
         if (task && !cJSON_IsObject(task))
             return fail(rp, "the reset line's \"task\" is not an object of override paths");
+        const char *key = rp->a->trust ? NULL : sets_plugin_path(task);
+        if (key)
+            return fail(rp,
+                        "the reset line's \"task\" sets a plugin's path (\"%.200s\"): a "
+                        "recording is data, and polis runs no code it names; replay with "
+                        "--trust to load it",
+                        key);
         char *task_text = task ? cJSON_PrintUnformatted(task) : NULL;
         if (task && !task_text) return fail(rp, "out of memory");
         st = task ? polis_env_reset_task(rp->env, s, task_text) : polis_env_reset(rp->env, s);
