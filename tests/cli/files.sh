@@ -106,47 +106,33 @@ checks=$((checks + 1))
 polis 0 replay "$TMP/hostile.jsonl" --tick 1 --render text
 checks=$((checks + 1))
 [ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay --tick ran the plugin file a recording names"
-# Overrides that would set a plugin's path are refused.
-python3 -c "
+# refused NAME LINE PY MESSAGE: plain.jsonl with its line LINE (1: the header) as the JSON
+# object o changed by the Python statement PY (so: the hostile file) is refused with MESSAGE,
+# and the hostile file's constructor does not run.
+refused() {
+    python3 -c "
 import json, sys
-src, dst, so = sys.argv[1:4]
+src, dst, n, so = sys.argv[1], sys.argv[2], int(sys.argv[3]) - 1, sys.argv[4]
 lines = open(src).read().splitlines()
-h = json.loads(lines[0])
-h['overrides'] = {'plugins[0]': {'name': 'gather', 'path': so}}
-lines[0] = json.dumps(h, separators=(',', ':'))
-open(dst, 'w').write('\n'.join(lines) + '\n')" "$TMP/plain.jsonl" "$TMP/hostile_ov.jsonl" "$HOSTILE"
-polis 1 replay "$TMP/hostile_ov.jsonl"
-err_has "line 1: the header's overrides set a plugin's path (\"plugins[0]\")"
-checks=$((checks + 1))
-[ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay ran a plugin file the overrides name"
+o = json.loads(lines[n])
+exec(sys.argv[5])
+lines[n] = json.dumps(o, separators=(',', ':'))
+open(dst, 'w').write('\\n'.join(lines) + '\\n')" "$TMP/plain.jsonl" "$TMP/$1.jsonl" "$2" "$HOSTILE" "$3"
+    polis 1 replay "$TMP/$1.jsonl"
+    err_has "$4"
+    checks=$((checks + 1))
+    [ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay ran the plugin file $1.jsonl names"
+}
+# Overrides that would set a plugin's path are refused.
+refused hostile_ov 1 "o['overrides'] = {'plugins[0]': {'name': 'gather', 'path': so}}" \
+    "line 1: the header's overrides set a plugin's path (\"plugins[0]\")"
 # A task distribution ("vary") in the recorded scenario is a list of overrides too, played at
 # create (its probe envs): one that draws a plugin's path is refused, and so is a reset line
 # whose task sets one. (Before, the vary's first value was dlopen'ed without --trust.)
-python3 -c "
-import json, sys
-src, dst, so, key = sys.argv[1:5]
-lines = open(src).read().splitlines()
-h = json.loads(lines[0])
-h['scenario']['vary'] = {key: {'choice': [so]}}
-lines[0] = json.dumps(h, separators=(',', ':'))
-open(dst, 'w').write('\n'.join(lines) + '\n')" "$TMP/plain.jsonl" "$TMP/hostile_vary.jsonl" "$HOSTILE" \
-    "plugins.gather.path"
-polis 1 replay "$TMP/hostile_vary.jsonl"
-err_has "line 1: the recorded scenario's \"vary\" draws a plugin's path (\"plugins.gather.path\")"
-checks=$((checks + 1))
-[ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay ran a plugin file the scenario's vary draws"
-python3 -c "
-import json, sys
-src, dst, so = sys.argv[1:4]
-lines = open(src).read().splitlines()
-r = json.loads(lines[1])
-r['task'] = {'plugins[0]': {'name': 'gather', 'path': so}}
-lines[1] = json.dumps(r, separators=(',', ':'))
-open(dst, 'w').write('\n'.join(lines) + '\n')" "$TMP/plain.jsonl" "$TMP/hostile_task.jsonl" "$HOSTILE"
-polis 1 replay "$TMP/hostile_task.jsonl"
-err_has "line 2: the reset line's \"task\" sets a plugin's path (\"plugins[0]\")"
-checks=$((checks + 1))
-[ ! -e "$POLIS_TEST_MARKER" ] || fail "polis replay ran a plugin file a reset line's task names"
+refused hostile_vary 1 "o['scenario']['vary'] = {'plugins.gather.path': {'choice': [so]}}" \
+    "line 1: the recorded scenario's \"vary\" draws a plugin's path (\"plugins.gather.path\")"
+refused hostile_task 2 "o['task'] = {'plugins[0]': {'name': 'gather', 'path': so}}" \
+    "line 2: the reset line's \"task\" sets a plugin's path (\"plugins[0]\")"
 # With --trust the named file is loaded (it is not a plugin: refused after its constructor ran).
 polis 1 replay "$TMP/hostile.jsonl" --trust
 err_has "the recorded scenario does not load"
