@@ -958,7 +958,8 @@ static int open_results(sweep *sw, bool resume)
             /* a header written in part is cut off too: the file is left empty */
             bool cut = ftruncate(sw->fd, 0) == 0;
             rc = spec_error(sw->results, "cannot write: %s%s", strerror(e),
-                            cut ? "" : " (the header written in part is left; --resume cuts it off)");
+                            cut ? ""
+                                : " (the header written in part is left; --resume cuts it off)");
         }
         cJSON_free(line);
     }
