@@ -249,6 +249,16 @@ elif PART == "access":
             except (RuntimeError, EOFError, ConnectionError):
                 ok = True
             check(ok, "%s with Host %s, Origin %s is refused" % (proto, host, origin))
+    # a WebSocket naming no protocol of the server (none, or "http") would land on the page
+    # server's HTTP protocol: an idle connection past the Origin check and --max-pages
+    for proto in (None, "http"):
+        for origin in (None, "http://evil.example"):
+            try:
+                WS(port, proto, origin=origin)
+                ok = False
+            except (RuntimeError, EOFError, ConnectionError):
+                ok = True
+            check(ok, "a WebSocket with protocol %s, Origin %s is refused" % (proto, origin))
     own = WS(port, "polis-seat", origin="http://127.0.0.1:%d" % port)
     own.json()
     r = own.ask({"op": "take", "agent": "agent_0"})

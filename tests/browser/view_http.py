@@ -84,7 +84,9 @@ def ws_handshake(port, protocol, host=None, origin=None):
     s = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
     req = ("GET / HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-           "Sec-WebSocket-Protocol: %s\r\n" % (host or "127.0.0.1:%d" % port, protocol))
+           % (host or "127.0.0.1:%d" % port))
+    if protocol is not None:
+        req += "Sec-WebSocket-Protocol: %s\r\n" % protocol
     if origin:
         req += "Origin: %s\r\n" % origin
     s.sendall((req + "\r\n").encode())
@@ -125,6 +127,13 @@ def origin_checks(rec, recbytes):
             check(" 101 " not in line, f"{what}: the WebSocket is refused (got {line!r})")
         line = ws_handshake(port, "polis-follow", origin=own)
         check(" 101 " in line, f"own page: the WebSocket is accepted (got {line!r})")
+        # one naming no protocol of the server would land on its HTTP protocol: an idle
+        # connection past every check
+        for proto in (None, "http"):
+            for origin in (own, "http://evil.example"):
+                line = ws_handshake(port, proto, origin=origin)
+                check(" 101 " not in line, f"a WebSocket with protocol {proto}, Origin {origin} "
+                                           f"is refused (got {line!r})")
     finally:
         stop(p)
     err = p.stderr.read()
@@ -199,6 +208,12 @@ def main():
             served = st == 200 and (b"root:" in body or b"NOT-TO-BE-SERVED" in body or b"cmake_minimum_required" in body
                                     or b'"t":"header"' in body)
             check(not served and st != 200, f"{path} -> {st} (must be refused)")
+        # without --follow there is no WebSocket at all: one naming no protocol (or "http")
+        # would be an idle connection past every check
+        for proto in (None, "http", "polis-follow"):
+            line = ws_handshake(port, proto)
+            check(" 101 " not in line, f"no --follow: a WebSocket with protocol {proto} is "
+                                       f"refused (got {line!r})")
         # still serving after all that
         st, ct, body = get(port, "/recording/society.jsonl")
         check(st == 200 and body == recbytes, "the recording is still served after the refusals")

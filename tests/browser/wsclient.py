@@ -58,15 +58,18 @@ class WS:
     """A WebSocket client: connect with a subprotocol, send text, read messages."""
 
     def __init__(self, port, protocol, host=None, origin=None):
-        """host: the Host header (default 127.0.0.1:PORT); origin: an Origin header, as a
-        browser sends (default none)."""
+        """protocol: the subprotocol asked for (None: no Sec-WebSocket-Protocol header); host:
+        the Host header (default 127.0.0.1:PORT); origin: an Origin header, as a browser sends
+        (default none)."""
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
         key = base64.b64encode(os.urandom(16)).decode()
         extra = "Origin: %s\r\n" % origin if origin else ""
+        if protocol is not None:
+            extra += "Sec-WebSocket-Protocol: %s\r\n" % protocol
         self.s.sendall(("GET / HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
                         "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-                        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: %s\r\n%s\r\n"
-                        % (host or "127.0.0.1:%d" % port, key, protocol, extra)).encode())
+                        "Sec-WebSocket-Version: 13\r\n%s\r\n"
+                        % (host or "127.0.0.1:%d" % port, key, extra)).encode())
         self.buf = b""
         self.changes = 0
         while b"\r\n\r\n" not in self.buf:

@@ -321,18 +321,37 @@ static bool names_a_path(const cJSON *v)
  * each refusal said on stderr; overrides that would set a plugin's path are refused. The
  * scenario is changed in place (the recorder is given the recorded text, so the header still
  * compares). Returns 0 or the exit status after printing why. */
+/* The first member of an override object (the header's overrides, the scenario's "vary", a
+ * reset line's task) that could set a plugin's file: its path goes into "plugins" and names a
+ * "path", or its value holds a "path" member. NULL when none does. */
+static const char *sets_plugin_path(const cJSON *members)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach(m, members) {
+        if (m->string && strstr(m->string, "plugins") &&
+            (strstr(m->string, "path") || names_a_path(m)))
+            return m->string;
+    }
+    return NULL;
+}
+
 static int untrust(replay *rp, cJSON *scenario, const cJSON *overrides)
 {
     if (rp->a->trust) return 0;
-    const cJSON *ov;
-    cJSON_ArrayForEach(ov, overrides) {
-        if (strstr(ov->string, "plugins") && (strstr(ov->string, "path") || names_a_path(ov)))
-            return fail(rp,
-                        "the header's overrides set a plugin's path (\"%.200s\"): a "
-                        "recording is data, and polis runs no code it names; replay with "
-                        "--trust to load it",
-                        ov->string);
-    }
+    const char *key = sets_plugin_path(overrides);
+    if (key)
+        return fail(rp,
+                    "the header's overrides set a plugin's path (\"%.200s\"): a "
+                    "recording is data, and polis runs no code it names; replay with "
+                    "--trust to load it",
+                    key);
+    /* a task distribution's draws are overrides too, played at create (its probe envs) */
+    if ((key = sets_plugin_path(cJSON_GetObjectItemCaseSensitive(scenario, "vary"))))
+        return fail(rp,
+                    "the recorded scenario's \"vary\" draws a plugin's path (\"%.200s\"): a "
+                    "recording is data, and polis runs no code it names; replay with "
+                    "--trust to load it",
+                    key);
     cJSON *plugins = cJSON_GetObjectItemCaseSensitive(scenario, "plugins");
     int k = 0;
     for (cJSON *p = cJSON_IsArray(plugins) ? plugins->child : NULL; p; p = p->next, k++) {
@@ -696,13 +715,16 @@ static int apply_visibility(replay *rp, const cJSON *line)
     if (!cJSON_IsArray(v)) return fail(rp, "\"visibility\" is not an array");
     int k = 0;
     for (const cJSON *e = v->child; e; e = e->next, k++) {
-        double x[3];
+        const cJSON *x[3] = {NULL, NULL, NULL};
         int i = 0;
         for (const cJSON *c = cJSON_IsArray(e) ? e->child : NULL; c && i < 4; c = c->next, i++)
-            if (i < 3) x[i] = cJSON_IsNumber(c) ? c->valuedouble : 1e9;
-        if (i != 3 || x[0] != (int32_t)x[0] || x[1] != (int32_t)x[1] || x[2] != (int32_t)x[2])
+            if (i < 3) x[i] = c;
+        /* range-checked before converting: (int32_t)1e300 is undefined */
+        if (i != 3 || !whole_in(x[0], INT32_MIN, INT32_MAX) ||
+            !whole_in(x[1], INT32_MIN, INT32_MAX) || !whole_in(x[2], INT32_MIN, INT32_MAX))
             return fail(rp, "visibility[%d]: not [observer, target, state] (integers)", k);
-        if (polis_env_visibility_set(rp->env, (int32_t)x[0], (int32_t)x[1], (int32_t)x[2]))
+        if (polis_env_visibility_set(rp->env, (int32_t)x[0]->valuedouble,
+                                     (int32_t)x[1]->valuedouble, (int32_t)x[2]->valuedouble))
             return fail(rp, "visibility[%d]: %s", k, polis_env_error(rp->env));
     }
     return 0;
@@ -735,6 +757,13 @@ static int replay_line(replay *rp, const cJSON *line, bool *stop)
         const cJSON *task = cJSON_GetObjectItemCaseSensitive(line, "task");
         if (task && !cJSON_IsObject(task))
             return fail(rp, "the reset line's \"task\" is not an object of override paths");
+        const char *key = rp->a->trust ? NULL : sets_plugin_path(task);
+        if (key)
+            return fail(rp,
+                        "the reset line's \"task\" sets a plugin's path (\"%.200s\"): a "
+                        "recording is data, and polis runs no code it names; replay with "
+                        "--trust to load it",
+                        key);
         char *task_text = task ? cJSON_PrintUnformatted(task) : NULL;
         if (task && !task_text) return fail(rp, "out of memory");
         st = task ? polis_env_reset_task(rp->env, s, task_text) : polis_env_reset(rp->env, s);

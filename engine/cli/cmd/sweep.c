@@ -948,8 +948,14 @@ static int open_results(sweep *sw, bool resume)
             rc = spec_error("sweep", "out of memory");
         else if ((good < len && ftruncate(sw->fd, 0) != 0) ||
                  !write_all(sw->fd, line, strlen(line)) || !write_all(sw->fd, "\n", 1) ||
-                 fsync(sw->fd) != 0)
-            rc = spec_error(sw->results, "cannot write: %s", strerror(errno));
+                 fsync(sw->fd) != 0) {
+            int e = errno;
+            /* a header written in part is cut off too: the file is left empty */
+            bool cut = ftruncate(sw->fd, 0) == 0;
+            rc = spec_error(sw->results, "cannot write: %s%s", strerror(e),
+                            cut ? ""
+                                : " (the header written in part is left; --resume cuts it off)");
+        }
         cJSON_free(line);
     }
     if (!rc && (sw->results_len = lseek(sw->fd, 0, SEEK_END)) < 0)

@@ -127,23 +127,30 @@ bool cli_http_allowed(struct lws *wsi, const cli_origins *o, char *why, size_t c
     return false;
 }
 
+/* Logs a refused request or WebSocket ("a request", "a WebSocket"), at most once a second for
+ * each: a page that asks in a loop must not flood the log. */
+static void log_refusal(bool websocket, const char *why)
+{
+    static lws_usec_t said[2];
+    static unsigned unsaid[2];
+    const char *what = websocket ? "a WebSocket" : "a request";
+    lws_usec_t now = lws_now_usecs();
+    if (said[websocket] && now - said[websocket] < LWS_US_PER_SEC) {
+        unsaid[websocket]++;
+        return;
+    }
+    if (unsaid[websocket])
+        fprintf(stderr, "polis: refused %s: %s (and %u more in the last second)\n", what, why,
+                unsaid[websocket]);
+    else
+        fprintf(stderr, "polis: refused %s: %s\n", what, why);
+    said[websocket] = now;
+    unsaid[websocket] = 0;
+}
+
 int cli_http_forbid(struct lws *wsi, const char *why)
 {
-    /* logged at most once a second: a page that asks in a loop must not flood the log */
-    static lws_usec_t said;
-    static unsigned unsaid;
-    lws_usec_t now = lws_now_usecs();
-    if (said && now - said < LWS_US_PER_SEC) {
-        unsaid++;
-    } else {
-        if (unsaid)
-            fprintf(stderr, "polis: refused a request: %s (and %u more in the last second)\n", why,
-                    unsaid);
-        else
-            fprintf(stderr, "polis: refused a request: %s\n", why);
-        said = now;
-        unsaid = 0;
-    }
+    log_refusal(false, why);
     if (lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN, why)) return -1;
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
@@ -194,7 +201,7 @@ static int view_follow(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
         char why[512];
         if (cli_http_allowed(wsi, vs->origins, why, sizeof why)) return 0;
-        fprintf(stderr, "polis: view: refused a WebSocket: %s\n", why);
+        log_refusal(true, why);
         return 1;
     }
     case LWS_CALLBACK_ESTABLISHED: {
@@ -274,6 +281,11 @@ static int view_http(struct lws *wsi, enum lws_callback_reasons reason, void *us
         if (cli_http_allowed(wsi, vs->origins, why, sizeof why)) return 0;
         return cli_http_forbid(wsi, why) ? -1 : 1;
     }
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+        /* a WebSocket naming no protocol (or "http") lands here: it would be an idle
+         * connection that no Origin check, no cap and no timeout covers */
+        log_refusal(true, "it names no protocol of this server (polis-follow)");
+        return 1;
     case LWS_CALLBACK_HTTP: {
         const char *path = in ? (const char *)in : "";
         if (strcmp(path, vs->url_path) != 0) {

@@ -237,6 +237,13 @@ static int on_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
         if (cli_http_allowed(wsi, server_of(wsi)->cfg.origins, why, sizeof why)) return 0;
         return cli_http_forbid(wsi, why) ? -1 : 1;
     }
+    if (reason == LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION) {
+        /* a WebSocket naming no protocol (or "http") lands here: it would be an idle
+         * connection that no Origin check, no --max-pages and no timeout covers */
+        refused(server_of(wsi), false,
+                "a WebSocket: it names no protocol of this server (polis-follow, polis-seat)");
+        return 1;
+    }
     return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
