@@ -352,6 +352,7 @@ typedef struct soc {
     int64_t *lv_work;            /* [n] cells v's events this pass would write again */
     uint32_t *lv_vmark, lv_vtok; /* [n] == lv_vtok: an event of the viewer being written names o */
     uint64_t *lv_stable;         /* [lv_words] the viewer's owners no event of it names */
+    int32_t *lv_nown;            /* [n] the owners in lv_member[v] */
 
     /* actions and events */
     int32_t act_move[4], act_produce;

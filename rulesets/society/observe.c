@@ -869,6 +869,9 @@ static void lv_resync(soc *s)
             s->lv_member[(size_t)v * (size_t)nw + (size_t)(o >> 6)] |= (uint64_t)1 << (o & 63);
             s->lv_rev[(size_t)o * (size_t)nw + (size_t)(v >> 6)] |= (uint64_t)1 << (v & 63);
         }
+        const uint64_t *mv = s->lv_member + (size_t)v * (size_t)nw;
+        s->lv_nown[v] = 0;
+        for (int32_t w = 0; w < nw; w++) s->lv_nown[v] += bit_count(mv[w]);
     }
     s->lv_all_res = s->lv_all_rec = 0;
     s->lv_min_res = s->lv_min_rec = ~(uint64_t)0;
@@ -932,6 +935,7 @@ static bool lv_read_journal(soc *s)
         if (((*m & mb) != 0) == on) continue;
         *m ^= mb;
         *r ^= rb;
+        s->lv_nown[to] += on ? 1 : -1;
         lv_push(s, to, from, LV_SHARE, lv_window_cells(s, from));
     }
     s->lv_seq = end;
@@ -1239,9 +1243,7 @@ static bool lv_current(const soc *s, int32_t v, const int16_t *o)
     if (s->og_dst[v] != o || s->lv_pass[v] + 1 != pass || s->lv_sync_pass == pass ||
         s->lv_full[v] == pass || lv_moved(s, v))
         return false;
-    const uint64_t *m = s->lv_member + (size_t)v * (size_t)s->lv_words;
-    int64_t owners = 0;
-    for (int32_t w = 0; w < s->lv_words; w++) owners += bit_count(m[w]);
+    const int64_t owners = s->lv_nown[v];
     const int64_t whole = (int64_t)(2 * s->hmax + 1) * (2 * s->vmax + 1) * owners;
     return s->lv_work[v] * LV_CELL_COST <= (whole < s->cells ? whole : s->cells);
 }
@@ -1535,7 +1537,7 @@ static polis_status lv_setup(soc *s)
         LA(lv_opb, cells) || LA(lv_cstamp, cells) || LA(lv_pmark, cells) || LA(lv_plist, cells) ||
         LA(lv_dirty, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) ||
         LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) ||
-        LA(lv_stable, nw))
+        LA(lv_stable, nw) || LA(lv_nown, n))
         return POLIS_ERR_NOMEM;
 #undef LA
     s->lv_on = s->lv_active = true;
