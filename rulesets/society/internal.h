@@ -336,6 +336,7 @@ typedef struct soc {
     uint64_t *lv_ovres, *lv_ovrec;
     uint32_t *lv_ostamp;               /* [n] this pass: the agent moved or its vis changed */
     uint64_t lv_all_res, lv_all_rec;   /* every agent's vis together: a union stops growing there */
+    uint64_t lv_min_res, lv_min_rec;   /* what every agent sees (vis in common) */
     int32_t *lv_ag, *lv_bl, *lv_rc;    /* [cells] the layers the views show */
     uint64_t *lv_pb;                   /* [cells] the piled resources the views show, as bits */
     int32_t *lv_oag, *lv_obl, *lv_orc; /* [cells] content before this pass (lv_cstamp) */
@@ -350,6 +351,8 @@ typedef struct soc {
     uint32_t *lv_full;           /* [n] this pass: v's events did not fit, repaint it whole */
     int64_t *lv_work;            /* [n] cells v's events this pass would write again */
     uint32_t *lv_vmark, lv_vtok; /* [n] == lv_vtok: an event of the viewer being written names o */
+    uint64_t *lv_stable;         /* [lv_words] the viewer's owners no event of it names */
+    int32_t *lv_nown;            /* [n] the owners in lv_member[v] */
 
     /* actions and events */
     int32_t act_move[4], act_produce;

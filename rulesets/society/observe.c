@@ -869,8 +869,12 @@ static void lv_resync(soc *s)
             s->lv_member[(size_t)v * (size_t)nw + (size_t)(o >> 6)] |= (uint64_t)1 << (o & 63);
             s->lv_rev[(size_t)o * (size_t)nw + (size_t)(v >> 6)] |= (uint64_t)1 << (v & 63);
         }
+        const uint64_t *mv = s->lv_member + (size_t)v * (size_t)nw;
+        s->lv_nown[v] = 0;
+        for (int32_t w = 0; w < nw; w++) s->lv_nown[v] += bit_count(mv[w]);
     }
     s->lv_all_res = s->lv_all_rec = 0;
+    s->lv_min_res = s->lv_min_rec = ~(uint64_t)0;
     for (int32_t o = 0; o < n; o++) {
         lv_cover_window(s, o, s->ax[o], s->ay[o], true);
         s->lv_x[o] = s->ax[o];
@@ -879,6 +883,8 @@ static void lv_resync(soc *s)
         s->lv_vrec[o] = s->vis_rec[o];
         s->lv_all_res |= s->vis_res[o];
         s->lv_all_rec |= s->vis_rec[o];
+        s->lv_min_res &= s->vis_res[o];
+        s->lv_min_rec &= s->vis_rec[o];
     }
     const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
                   *rc = soc_layer(s, s->L_recipes, 0);
@@ -929,6 +935,7 @@ static bool lv_read_journal(soc *s)
         if (((*m & mb) != 0) == on) continue;
         *m ^= mb;
         *r ^= rb;
+        s->lv_nown[to] += on ? 1 : -1;
         lv_push(s, to, from, LV_SHARE, lv_window_cells(s, from));
     }
     s->lv_seq = end;
@@ -951,10 +958,12 @@ static void lv_prepare(soc *s)
         return;
     }
     /* owners that moved or see something else */
-    uint64_t all_res = 0, all_rec = 0;
+    uint64_t all_res = 0, all_rec = 0, min_res = ~(uint64_t)0, min_rec = ~(uint64_t)0;
     for (int32_t o = 0; o < n; o++) {
         all_res |= s->vis_res[o];
         all_rec |= s->vis_rec[o];
+        min_res &= s->vis_res[o];
+        min_rec &= s->vis_rec[o];
         const bool moved = s->ax[o] != s->lv_x[o] || s->ay[o] != s->lv_y[o];
         if (!moved && s->vis_res[o] == s->lv_vres[o] && s->vis_rec[o] == s->lv_vrec[o]) continue;
         s->lv_ostamp[o] = pass;
@@ -985,6 +994,8 @@ static void lv_prepare(soc *s)
     }
     s->lv_all_res = all_res;
     s->lv_all_rec = all_rec;
+    s->lv_min_res = min_res;
+    s->lv_min_rec = min_rec;
     /* cells whose layers or piles changed: 16 cells per test, the layers rarely change */
     const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
                   *rc = soc_layer(s, s->L_recipes, 0);
@@ -1069,6 +1080,7 @@ typedef struct lv_painter {
     int16_t *o;
     const int32_t *ag, *bl, *rc;
     const uint64_t *member; /* the viewer's owners */
+    const uint64_t *stable; /* those no event of the viewer names (lv_vmark[o] != tok) */
     size_t plane;
     int32_t W, H, B, vx, vy; /* the viewer's position */
     uint32_t tok;            /* lv_vmark[o] == tok: o changed for this viewer this pass */
@@ -1152,12 +1164,19 @@ seen:;
  * cell and sees at least (nres, nrec): then the changing owner o, which showed and shows
  * there at most that, changes nothing the cell shows. If every changing owner covering a
  * cell skips it this way, the cell shows what the unchanged owners show, before and after;
- * a cell whose content changed has its own event. */
+ * a cell whose content changed has its own event. `anyone`: every agent sees at least
+ * (nres, nrec) (Exploration's agents all see the same), so any unchanged owner covering the
+ * cell does, a test of whole words of the sets. */
 static inline bool lv_shown_by_other(const soc *s, const lv_painter *p, int32_t cell, uint64_t nres,
-                                     uint64_t nrec)
+                                     uint64_t nrec, bool anyone)
 {
     const int32_t nw = s->lv_words;
     const uint64_t *cw = s->lv_cover + (size_t)cell * (size_t)nw;
+    if (anyone) {
+        for (int32_t w = 0; w < nw; w++)
+            if (cw[w] & p->stable[w]) return true;
+        return false;
+    }
     for (int32_t w = 0; w < nw; w++)
         for (uint64_t m = cw[w] & p->member[w]; m; m &= m - 1) {
             const int32_t q = w * 64 + lowest_bit(m);
@@ -1178,6 +1197,7 @@ static void lv_window(const soc *s, lv_painter *p, int32_t o, int32_t cx, int32_
         nres |= s->lv_ovres[o];
         nrec |= s->lv_ovrec[o];
     }
+    const bool anyone = !(nres & ~s->lv_min_res) && !(nrec & ~s->lv_min_rec);
     const soc_job *job = &s->jobs[s->agent_job[o]];
     const int32_t W = p->W, H = p->H, B = p->B, fh = job->fov_h, fv = job->fov_v;
     const bool allx = 2 * fh + 1 >= W, ally = 2 * fv + 1 >= H;
@@ -1191,7 +1211,7 @@ static void lv_window(const soc *s, lv_painter *p, int32_t o, int32_t cx, int32_
             int32_t y = y0, j = j0, uy = uy0;
             for (int32_t dy = 0; dy < hh; dy++) {
                 const int32_t cell = y * W + x;
-                if (!(inx && uy <= 2 * fv) && !lv_shown_by_other(s, p, cell, nres, nrec))
+                if (!(inx && uy <= 2 * fv) && !lv_shown_by_other(s, p, cell, nres, nrec, anyone))
                     lv_refresh(s, p, cell, i * B + j);
                 if (++y == H) y = 0;
                 if (++j == H) j = 0;
@@ -1215,7 +1235,7 @@ static inline bool lv_moved(const soc *s, int32_t o)
  * painting a covered cell does, and painting whole covers at most the owners' windows.
  * When every agent shares with its group and most move at every step (the Social
  * Structure games), painting whole, from the pass's merged views, is the cheaper. */
-#define LV_CELL_COST 3
+#define LV_CELL_COST 1
 
 static bool lv_current(const soc *s, int32_t v, const int16_t *o)
 {
@@ -1223,9 +1243,7 @@ static bool lv_current(const soc *s, int32_t v, const int16_t *o)
     if (s->og_dst[v] != o || s->lv_pass[v] + 1 != pass || s->lv_sync_pass == pass ||
         s->lv_full[v] == pass || lv_moved(s, v))
         return false;
-    const uint64_t *m = s->lv_member + (size_t)v * (size_t)s->lv_words;
-    int64_t owners = 0;
-    for (int32_t w = 0; w < s->lv_words; w++) owners += bit_count(m[w]);
+    const int64_t owners = s->lv_nown[v];
     const int64_t whole = (int64_t)(2 * s->hmax + 1) * (2 * s->vmax + 1) * owners;
     return s->lv_work[v] * LV_CELL_COST <= (whole < s->cells ? whole : s->cells);
 }
@@ -1253,8 +1271,15 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
         s->lv_vtok = 1;
     }
     p.tok = s->lv_vtok;
+    uint64_t *stable = s->lv_stable;
+    memcpy(stable, p.member, sizeof *stable * (size_t)s->lv_words);
+    p.stable = stable;
     for (int32_t e = s->lv_head[v]; e >= 0; e = s->lv_next[e])
-        if ((s->lv_ev[e] & 3) != LV_CELL) s->lv_vmark[s->lv_ev[e] >> 2] = p.tok;
+        if ((s->lv_ev[e] & 3) != LV_CELL) {
+            const int32_t q = s->lv_ev[e] >> 2;
+            s->lv_vmark[q] = p.tok;
+            stable[q >> 6] &= ~((uint64_t)1 << (q & 63));
+        }
     for (int32_t e = s->lv_head[v]; e >= 0; e = s->lv_next[e]) {
         const int32_t id = s->lv_ev[e] >> 2;
         switch (s->lv_ev[e] & 3) {
@@ -1511,7 +1536,7 @@ static polis_status lv_setup(soc *s)
         LA(lv_pb, cells) || LA(lv_oag, cells) || LA(lv_obl, cells) || LA(lv_orc, cells) ||
         LA(lv_opb, cells) || LA(lv_cstamp, cells) || LA(lv_pmark, cells) || LA(lv_plist, cells) ||
         LA(lv_dirty, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) ||
-        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n))
+        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) || LA(lv_stable, nw) || LA(lv_nown, n))
         return POLIS_ERR_NOMEM;
 #undef LA
     s->lv_on = s->lv_active = true;
