@@ -307,6 +307,21 @@ uint64_t sv_row_free(const uint16_t *row)
     return bits;
 }
 
+uint64_t sv_bytes_differ(const uint8_t *a, const uint8_t *b)
+{
+    uint64_t same = 0;
+#if defined(__SSE2__)
+    for (int32_t q = 0; q < 64; q += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + q));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + q));
+        same |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) << q;
+    }
+#else
+    for (int32_t j = 0; j < 64; j++) same |= (uint64_t)(a[j] == b[j]) << j;
+#endif
+    return ~same;
+}
+
 static uint64_t row_above(const float *f, float t)
 {
     uint64_t bits = 0;
