@@ -369,6 +369,8 @@ bool sv_player_on(const sv_world *w, int32_t r, int32_t c, const uint8_t *seen);
 /* Whether placement action a can be done by pl now; seen as sv_legal_seen's (NULL: the
  * world's own test). */
 bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a, const uint8_t *seen);
+/* The placement actions pl can do now, as bits 1 << action (sv_place_ok for all four). */
+uint32_t sv_place_bits(const sv_world *w, const sv_player *pl, const uint8_t *seen);
 
 extern const char *const sv_action_names[SV_N_ACTIONS];
 extern const char *const sv_achievement_names[SV_N_ACHIEVEMENTS];

@@ -209,8 +209,7 @@ uint32_t sv_legal_seen(const sv_world *w, int32_t agent, const uint8_t *seen)
         if (ok) m |= 1u << SV_DO;
     }
     if (pl->energy < 9) m |= 1u << SV_SLEEP;
-    for (int32_t a = SV_PLACE_STONE; a <= SV_PLACE_PLANT; a++)
-        if (sv_place_ok(w, pl, a, seen)) m |= 1u << a;
+    m |= sv_place_bits(w, pl, seen);
     bool table = false, furnace = false;
     for (int32_t dr = -1; dr <= 1; dr++)
         for (int32_t dc = -1; dc <= 1; dc++) {

@@ -415,7 +415,8 @@ void sv_generate(sv_world *w, polis_rng *rng)
                  sv_row_is(m + i * SV_MAP, SV_GRASS) & row_above(field + i * SV_MAP, 0.5f);
              bits; bits &= bits - 1) {
             int32_t k = i * SV_MAP + __builtin_ctzll(bits);
-            m[k] = uniform(rng) > 0.8f ? SV_TREE : SV_GRASS; /* no branch: it is random */
+            /* arithmetic, not a branch (GCC turns the choice into one; it is random) */
+            m[k] = (uint8_t)(SV_GRASS + (SV_TREE - SV_GRASS) * (uniform(rng) > 0.8f));
         }
     for (int32_t k = 0; k < N; k++) m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
     m[(SV_MAP / 2) * SV_MAP + SV_MAP / 2] = SV_GRASS;
