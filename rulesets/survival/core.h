@@ -235,8 +235,8 @@ typedef struct sv_player {
     int32_t pvp_hits_total; /* PvP hits given this episode */
     int32_t n_near;         /* prox_bonus on: other living players near it after this step */
     float prox_bonus_total; /* proximity bonus received this episode (before reward_mode) */
-    /* incremental observation: the buffer written last, its view cells' block ids (255 =
-     * unknown) and the mob and player marks it set */
+    /* incremental observation: the buffer written last (NULL: none), its view cells' block
+     * ids and the mob and player marks it set */
     void *obs_dst;
     uint8_t obs_view[64]; /* SV_VIEW_CELLS used, padded for word compares */
     int32_t obs_n;
@@ -346,6 +346,8 @@ int32_t sv_damage(const sv_world *w, const sv_player *pl);
 /* Bit j set when row[j] == block / when the mob slot row[j] is 0, over a row of SV_MAP. */
 uint64_t sv_row_is(const uint8_t *row, uint8_t block);
 uint64_t sv_row_free(const uint16_t *row);
+/* Bit j set when a[j] != b[j], over 64 bytes. */
+uint64_t sv_bytes_differ(const uint8_t *a, const uint8_t *b);
 
 /* Observation floats per agent for a layout: the main vector, and ShareStats' others block. */
 int32_t sv_obs_len(int32_t layout);
@@ -367,6 +369,8 @@ bool sv_player_on(const sv_world *w, int32_t r, int32_t c, const uint8_t *seen);
 /* Whether placement action a can be done by pl now; seen as sv_legal_seen's (NULL: the
  * world's own test). */
 bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a, const uint8_t *seen);
+/* The placement actions pl can do now, as bits 1 << action (sv_place_ok for all four). */
+uint32_t sv_place_bits(const sv_world *w, const sv_player *pl, const uint8_t *seen);
 
 extern const char *const sv_action_names[SV_N_ACTIONS];
 extern const char *const sv_achievement_names[SV_N_ACHIEVEMENTS];

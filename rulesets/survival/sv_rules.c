@@ -351,20 +351,23 @@ static void reset_faced_plants(sv_world *w)
 
 /* ---- placement (§5.4) ---------------------------------------------------------------------- */
 
-bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a, const uint8_t *seen)
+uint32_t sv_place_bits(const sv_world *w, const sv_player *pl, const uint8_t *seen)
 {
     int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
-    if (!sv_in_map(r, c) || w->mob_map[r][c]) return false;
-    if (!w->p.place_on_players && sv_player_on(w, r, c, seen)) return false;
+    if (!sv_in_map(r, c) || w->mob_map[r][c]) return 0;
+    if (!w->p.place_on_players && sv_player_on(w, r, c, seen)) return 0;
     int32_t b = w->map[r][c];
     const int32_t *inv = pl->inv;
-    switch (a) {
-    case SV_PLACE_STONE: return inv[SV_INV_STONE] >= 1 && (!sv_solid(b) || b == SV_WATER);
-    case SV_PLACE_TABLE: return inv[SV_INV_WOOD] >= 2 && !sv_solid(b);
-    case SV_PLACE_FURNACE: return inv[SV_INV_STONE] >= 1 && !sv_solid(b);
-    case SV_PLACE_PLANT: return inv[SV_INV_SAPLING] >= 1 && b == SV_GRASS;
-    default: return false;
-    }
+    bool open = !sv_solid(b);
+    return (uint32_t)(inv[SV_INV_STONE] >= 1 && (open || b == SV_WATER)) << SV_PLACE_STONE |
+           (uint32_t)(inv[SV_INV_WOOD] >= 2 && open) << SV_PLACE_TABLE |
+           (uint32_t)(inv[SV_INV_STONE] >= 1 && open) << SV_PLACE_FURNACE |
+           (uint32_t)(inv[SV_INV_SAPLING] >= 1 && b == SV_GRASS) << SV_PLACE_PLANT;
+}
+
+bool sv_place_ok(const sv_world *w, const sv_player *pl, int32_t a, const uint8_t *seen)
+{
+    return a >= SV_PLACE_STONE && a <= SV_PLACE_PLANT && ((sv_place_bits(w, pl, seen) >> a) & 1u);
 }
 
 /* MAC's slot assignment (plant_slots "reference"): slot `free` + k for k = 0 .. max_plants-1

@@ -307,6 +307,21 @@ uint64_t sv_row_free(const uint16_t *row)
     return bits;
 }
 
+uint64_t sv_bytes_differ(const uint8_t *a, const uint8_t *b)
+{
+    uint64_t same = 0;
+#if defined(__SSE2__)
+    for (int32_t q = 0; q < 64; q += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + q));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + q));
+        same |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) << q;
+    }
+#else
+    for (int32_t j = 0; j < 64; j++) same |= (uint64_t)(a[j] == b[j]) << j;
+#endif
+    return ~same;
+}
+
 static uint64_t row_above(const float *f, float t)
 {
     uint64_t bits = 0;
@@ -400,7 +415,8 @@ void sv_generate(sv_world *w, polis_rng *rng)
                  sv_row_is(m + i * SV_MAP, SV_GRASS) & row_above(field + i * SV_MAP, 0.5f);
              bits; bits &= bits - 1) {
             int32_t k = i * SV_MAP + __builtin_ctzll(bits);
-            m[k] = uniform(rng) > 0.8f ? SV_TREE : SV_GRASS; /* no branch: it is random */
+            /* arithmetic, not a branch (GCC turns the choice into one; it is random) */
+            m[k] = (uint8_t)(SV_GRASS + (SV_TREE - SV_GRASS) * (uniform(rng) > 0.8f));
         }
     for (int32_t k = 0; k < N; k++) m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
     m[(SV_MAP / 2) * SV_MAP + SV_MAP / 2] = SV_GRASS;
