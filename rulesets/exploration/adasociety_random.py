@@ -22,33 +22,10 @@ import builtins
 import os
 import random
 import sys
-import tempfile
 import time
 
-STAND_INS = {
-    "pygame.py": "class Rect:\n    def __init__(self, *a, **k): pass\n"
-                 "class sprite:\n    class Sprite:\n        def __init__(self, *a, **k): pass\n",
-    "cv2.py": "",
-    "ray/__init__.py": "",
-    "ray/rllib/__init__.py": "",
-    "ray/rllib/env/__init__.py": "",
-    "ray/rllib/env/multi_agent_env.py":
-        "class MultiAgentEnv:\n    def reset(self, *, seed=None, options=None): pass\n",
-    "gymnasium/__init__.py": "",
-    "gymnasium/spaces.py":
-        "import numpy as np\n"
-        "class Box:\n"
-        "    def __init__(self, low, high, shape=None, dtype=np.float32):\n"
-        "        self.shape, self.dtype = shape, dtype\n"
-        "    def sample(self): return np.zeros(self.shape, dtype=self.dtype)\n"
-        "class Discrete:\n    def __init__(self, n): self.n = n\n"
-        "class Dict(dict):\n"
-        "    def sample(self): return {k: v.sample() for k, v in self.items()}\n",
-}
-
-MAIN = ('{"task": "./config/task/exploration.json", "render": "./config/gui/render.json", '
-        '"job": "./config/common/job.json", "resource": "./config/common/resource.json", '
-        '"event": "./config/common/event.json"}')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import adasociety_env  # noqa: E402
 
 
 def main():
@@ -57,28 +34,9 @@ def main():
     ap.add_argument("--first", type=int, default=1000, help="seed of the first episode")
     ap.add_argument("--episodes", type=int, default=60)
     args = ap.parse_args()
-    root = os.path.abspath(args.adasociety)
-    if not os.path.isfile(os.path.join(root, "config", "task", "exploration.json")):
-        sys.exit("adasociety_random: %s: no config/task/exploration.json (not an AdaSociety "
-                 "checkout)" % root)
-    stand_ins = tempfile.mkdtemp(prefix="adasociety_stand_ins_")
-    for name, text in STAND_INS.items():
-        path = os.path.join(stand_ins, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-    main_json = os.path.join(stand_ins, "main_exploration.json")
-    with open(main_json, "w") as f:
-        f.write(MAIN)
-    sys.path[:0] = [stand_ins, root]
-    os.chdir(root)  # AdaSociety's config paths are relative to its checkout
+    env, handler = adasociety_env.load(args.adasociety, prog="adasociety_random")
     import numpy as np
     say = builtins.print
-    builtins.print = lambda *a, **k: None  # its ConfigLoader prints every path it reads
-    from project.env.environment import Environment
-    from project.agent.env_handler import EnvHandler
-    env, handler = Environment(main_json), EnvHandler(main_json)
-    builtins.print = say
     for seed in range(args.first, args.first + args.episodes):
         random.seed(seed)
         np.random.seed(seed)
