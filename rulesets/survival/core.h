@@ -284,7 +284,6 @@ typedef struct sv_world {
     int32_t *prox_r, *prox_c; /* [sv_pad8(n)] scratch: rows (far off when dead or padding) and
                                  columns of the players */
     /* scratch */
-    uint16_t *cand; /* [SV_MAP * SV_MAP] spawn candidates */
     int32_t *order; /* [n_players] */
     int32_t *saved; /* [n_players] */
     sv_note *notes; /* [note_cap] */

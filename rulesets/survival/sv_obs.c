@@ -136,11 +136,11 @@ void sv_write_obs(sv_world *w, int32_t agent, float *dst, const uint8_t *seen)
     for (int32_t kind = 0; kind < SV_N_MOB_KINDS; kind++) {
         if (!w->n_active[kind]) continue;
         const sv_mob *ms = w->mobs[kind];
+        /* without a branch on where a mob is: the slot is written, and kept when in view */
         for (int32_t s = 0; s < w->p.max_mobs[kind]; s++) {
-            if (!ms[s].active) continue;
             int32_t vr = ms[s].r - r0, vc = ms[s].c - c0;
-            if ((uint32_t)vr >= SV_VIEW_ROWS || (uint32_t)vc >= SV_VIEW_COLS) continue;
-            set[n++] = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 17 + kind);
+            set[n] = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 17 + kind);
+            n += ms[s].active & ((uint32_t)vr < SV_VIEW_ROWS) & ((uint32_t)vc < SV_VIEW_COLS);
         }
     }
     for (int32_t k = 0; k < n; k++) dst[set[k]] = 1.0f;
