@@ -750,7 +750,7 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
      * lo or nearer: in row r a player at (pr, pc) covers the columns |c - pc| < hi - |r - pr|
      * and |c - pc| <= lo - |r - pr|, two intervals, so no candidate tile is looked at alone. */
     uint64_t rows_ok[SV_MAP];
-    int32_t keep = 0;
+    int32_t in_row[SV_MAP], keep = 0;
     uint64_t span = cols == SV_MAP ? ~0ULL : ((1ULL << cols) - 1) << c0;
     for (int32_t r = r0; r <= r1; r++) {
         const uint8_t *row = w->map[r];
@@ -766,14 +766,14 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
             close |= cols_within(ps[j].c, lo - dr);
         }
         rows_ok[r] = ok & span & near & ~close & sv_row_free(w->mob_map[r]);
-        keep += __builtin_popcountll(rows_ok[r]);
+        in_row[r] = sv_popcount(rows_ok[r]);
+        keep += in_row[r];
     }
     if (!keep) return -1;
     int32_t pick = (int32_t)polis_rng_below(rng, (uint32_t)keep);
     for (int32_t r = r0;; r++) {
-        int32_t in_row = __builtin_popcountll(rows_ok[r]);
-        if (pick >= in_row) {
-            pick -= in_row;
+        if (pick >= in_row[r]) {
+            pick -= in_row[r];
             continue;
         }
         uint64_t bits = rows_ok[r];

@@ -423,12 +423,12 @@ void sv_generate(sv_world *w, polis_rng *rng)
         int32_t stones = 0;
         for (int32_t i = 0; i < SV_MAP; i++) {
             stone[i] = sv_row_is(m + i * SV_MAP, SV_STONE);
-            stones += __builtin_popcountll(stone[i]);
+            stones += sv_popcount(stone[i]);
         }
         if (stones > 0) {
             int32_t pick = (int32_t)polis_rng_below(rng, (uint32_t)stones);
             for (int32_t i = 0; i < SV_MAP; i++) {
-                int32_t in_row = __builtin_popcountll(stone[i]);
+                int32_t in_row = sv_popcount(stone[i]);
                 if (pick >= in_row) {
                     pick -= in_row;
                     continue;
