@@ -284,7 +284,6 @@ typedef struct sv_world {
     int32_t *prox_r, *prox_c; /* [sv_pad8(n)] scratch: rows (far off when dead or padding) and
                                  columns of the players */
     /* scratch */
-    uint16_t *cand; /* [SV_MAP * SV_MAP] spawn candidates */
     int32_t *order; /* [n_players] */
     int32_t *saved; /* [n_players] */
     sv_note *notes; /* [note_cap] */
@@ -348,6 +347,19 @@ uint64_t sv_row_is(const uint8_t *row, uint8_t block);
 uint64_t sv_row_free(const uint16_t *row);
 /* Bit j set when a[j] != b[j], over 64 bytes. */
 uint64_t sv_bytes_differ(const uint8_t *a, const uint8_t *b);
+/* The set bits of x. The build targets any x86-64, without the POPCNT instruction, where
+ * __builtin_popcountll is a call into libgcc's table-driven routine. */
+static inline int32_t sv_popcount(uint64_t x)
+{
+#if defined(__POPCNT__) || !defined(__x86_64__)
+    return __builtin_popcountll(x);
+#else
+    x -= (x >> 1) & 0x5555555555555555ULL;
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (int32_t)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
 
 /* Observation floats per agent for a layout: the main vector, and ShareStats' others block. */
 int32_t sv_obs_len(int32_t layout);

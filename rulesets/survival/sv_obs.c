@@ -136,11 +136,11 @@ void sv_write_obs(sv_world *w, int32_t agent, float *dst, const uint8_t *seen)
     for (int32_t kind = 0; kind < SV_N_MOB_KINDS; kind++) {
         if (!w->n_active[kind]) continue;
         const sv_mob *ms = w->mobs[kind];
+        /* without a branch on where a mob is: the slot is written, and kept when in view */
         for (int32_t s = 0; s < w->p.max_mobs[kind]; s++) {
-            if (!ms[s].active) continue;
             int32_t vr = ms[s].r - r0, vc = ms[s].c - c0;
-            if ((uint32_t)vr >= SV_VIEW_ROWS || (uint32_t)vc >= SV_VIEW_COLS) continue;
-            set[n++] = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 17 + kind);
+            set[n] = (uint16_t)((vr * SV_VIEW_COLS + vc) * ch + 17 + kind);
+            n += ms[s].active & ((uint32_t)vr < SV_VIEW_ROWS) & ((uint32_t)vc < SV_VIEW_COLS);
         }
     }
     for (int32_t k = 0; k < n; k++) dst[set[k]] = 1.0f;
@@ -186,39 +186,43 @@ uint32_t sv_legal_seen(const sv_world *w, int32_t agent, const uint8_t *seen)
     uint32_t m = 1u;
     if (!pl->alive || pl->sleeping) return m;
     const int32_t *inv = pl->inv;
-    for (int32_t d = SV_LEFT; d <= SV_DOWN; d++) {
-        int32_t r = pl->r + DR[d], c = pl->c + DC[d];
-        if (pl->dir != d || (sv_in_map(r, c) && !sv_solid(w->map[r][c]) && !w->mob_map[r][c]))
-            m |= 1u << d;
-    }
+    /* the four moves, less the one facing where the player cannot go (only that one can
+     * fail: a move the other way turns); then `do` on the facing tile, by block bits rather
+     * than a jump on the block (which the predictor cannot learn) */
+    m |= 1u << SV_LEFT | 1u << SV_RIGHT | 1u << SV_UP | 1u << SV_DOWN;
     int32_t r = pl->r + DR[pl->dir], c = pl->c + DC[pl->dir];
     if (sv_in_map(r, c)) {
-        bool ok = w->mob_map[r][c] != 0;
+        uint32_t b = 1u << w->map[r][c];
+        bool mob = w->mob_map[r][c] != 0;
+        bool go = !sv_solid(w->map[r][c]) && !mob;
+        m &= ~((uint32_t)!go << pl->dir);
+        bool ok = mob;
         if (!ok && w->p.pvp && sv_player_on(w, r, c, seen)) ok = true;
-        switch (w->map[r][c]) {
-        case SV_TREE:
-        case SV_GRASS:
-        case SV_WATER:
-        case SV_RIPE_PLANT: ok = true; break;
-        case SV_STONE:
-        case SV_COAL: ok = ok || inv[SV_INV_WOOD_PICKAXE] > 0; break;
-        case SV_IRON: ok = ok || inv[SV_INV_STONE_PICKAXE] > 0; break;
-        case SV_DIAMOND: ok = ok || inv[SV_INV_IRON_PICKAXE] > 0; break;
-        default: break;
-        }
-        if (ok) m |= 1u << SV_DO;
+        ok |= (b & (1u << SV_TREE | 1u << SV_GRASS | 1u << SV_WATER | 1u << SV_RIPE_PLANT)) != 0;
+        ok |= (b & (1u << SV_STONE | 1u << SV_COAL)) != 0 && inv[SV_INV_WOOD_PICKAXE] > 0;
+        ok |= (b & 1u << SV_IRON) != 0 && inv[SV_INV_STONE_PICKAXE] > 0;
+        ok |= (b & 1u << SV_DIAMOND) != 0 && inv[SV_INV_IRON_PICKAXE] > 0;
+        m |= (uint32_t)ok << SV_DO;
+    } else {
+        m &= ~(1u << pl->dir);
     }
+    m |= 1u; /* noop, also if the facing were 0 */
     if (pl->energy < 9) m |= 1u << SV_SLEEP;
     m |= sv_place_bits(w, pl, seen);
-    bool table = false, furnace = false;
-    for (int32_t dr = -1; dr <= 1; dr++)
-        for (int32_t dc = -1; dc <= 1; dc++) {
-            int32_t rr = pl->r + dr, cc = pl->c + dc;
-            if ((dr || dc) && sv_in_map(rr, cc)) {
-                table |= w->map[rr][cc] == SV_TABLE;
-                furnace |= w->map[rr][cc] == SV_FURNACE;
+    /* the blocks of the eight tiles around, as bits */
+    uint32_t around = 0;
+    if (pl->r >= 1 && pl->r < SV_MAP - 1 && pl->c >= 1 && pl->c < SV_MAP - 1) {
+        const uint8_t *up = &w->map[pl->r - 1][pl->c - 1], *mid = up + SV_MAP, *dn = mid + SV_MAP;
+        around = 1u << up[0] | 1u << up[1] | 1u << up[2] | 1u << mid[0] | 1u << mid[2] |
+                 1u << dn[0] | 1u << dn[1] | 1u << dn[2];
+    } else {
+        for (int32_t dr = -1; dr <= 1; dr++)
+            for (int32_t dc = -1; dc <= 1; dc++) {
+                int32_t rr = pl->r + dr, cc = pl->c + dc;
+                if ((dr || dc) && sv_in_map(rr, cc)) around |= 1u << w->map[rr][cc];
             }
-        }
+    }
+    bool table = (around >> SV_TABLE) & 1u, furnace = (around >> SV_FURNACE) & 1u;
     if (table && inv[SV_INV_WOOD] >= 1) {
         m |= 1u << SV_MAKE_WOOD_PICKAXE | 1u << SV_MAKE_WOOD_SWORD;
         if (inv[SV_INV_STONE] >= 1) {

@@ -602,8 +602,11 @@ static void cows(sv_world *w, polis_rng *rng)
         sv_mob *cw = &cs[s];
         if (!cw->active && !ghosts) continue;
         int32_t who, dist = nearest(w, cw->r, cw->c, &who);
+        /* d < 4: the move d + 1, else stay (tables: GCC branches on the random d otherwise) */
+        static const int8_t COW_DR[8] = {0, 0, -1, 1, 0, 0, 0, 0};
+        static const int8_t COW_DC[8] = {-1, 1, 0, 0, 0, 0, 0, 0};
         int32_t d = (int32_t)polis_rng_below(rng, 8);
-        int32_t sr = d < 4 ? DR[d + 1] : 0, sc = d < 4 ? DC[d + 1] : 0;
+        int32_t sr = COW_DR[d], sc = COW_DC[d];
         if (cw->active)
             mob_move(w, SV_COW, s, sr, sc, dist);
         else
@@ -699,6 +702,14 @@ static bool spawn_tile_ok(int32_t kind, int32_t b)
                                : b == SV_PATH;
 }
 
+/* The columns c of the map with |c - at| <= half, as bits (none when half < 0). */
+static uint64_t cols_within(int32_t at, int32_t half)
+{
+    if (half < 0) return 0;
+    int32_t a = at - half < 0 ? 0 : at - half, b = at + half >= SV_MAP ? SV_MAP - 1 : at + half;
+    return a > b ? 0 : (~0ULL >> (SV_MAP - 1 - (b - a))) << a;
+}
+
 /* A uniformly random candidate tile for a mob of `kind` (its block, free of mobs, its
  * distance d to the nearest living player with lo < d < despawn distance), or -1. Every
  * candidate lies in the box around the living players widened by despawn distance - 1:
@@ -734,8 +745,12 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
         }
         if (best > lo && best < hi) return r * SV_MAP + c;
     }
-    /* the box's fitting tiles in map order, a row at a time as bit masks */
-    int32_t n = 0;
+    /* The box's fitting tiles in map order, a row at a time as bit masks. The nearest living
+     * player's distance d is in (lo, hi) when some player is nearer than hi and none is at
+     * lo or nearer: in row r a player at (pr, pc) covers the columns |c - pc| < hi - |r - pr|
+     * and |c - pc| <= lo - |r - pr|, two intervals, so no candidate tile is looked at alone. */
+    uint64_t rows_ok[SV_MAP];
+    int32_t in_row[SV_MAP], keep = 0;
     uint64_t span = cols == SV_MAP ? ~0ULL : ((1ULL << cols) - 1) << c0;
     for (int32_t r = r0; r <= r1; r++) {
         const uint8_t *row = w->map[r];
@@ -743,20 +758,28 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
         uint64_t ok = kind == SV_COW      ? sv_row_is(row, SV_GRASS)
                       : kind == SV_ZOMBIE ? sv_row_is(row, SV_GRASS) | sv_row_is(row, SV_PATH)
                                           : sv_row_is(row, SV_PATH);
-        for (ok &= span & sv_row_free(w->mob_map[r]); ok; ok &= ok - 1)
-            w->cand[n++] = (uint16_t)(r * SV_MAP + __builtin_ctzll(ok));
-    }
-    int32_t keep = 0;
-    for (int32_t k = 0; k < n; k++) {
-        int32_t r = w->cand[k] / SV_MAP, c = w->cand[k] % SV_MAP, best = 999;
+        uint64_t near = 0, close = 0;
         for (int32_t j = 0; j < n_players; j++) {
             if (!ps[j].alive) continue;
-            int32_t d = iabs(ps[j].r - r) + iabs(ps[j].c - c);
-            best = d < best ? d : best;
+            int32_t dr = iabs(ps[j].r - r);
+            near |= cols_within(ps[j].c, hi - 1 - dr);
+            close |= cols_within(ps[j].c, lo - dr);
         }
-        if (best > lo && best < hi) w->cand[keep++] = w->cand[k];
+        rows_ok[r] = ok & span & near & ~close & sv_row_free(w->mob_map[r]);
+        in_row[r] = sv_popcount(rows_ok[r]);
+        keep += in_row[r];
     }
-    return keep ? w->cand[polis_rng_below(rng, (uint32_t)keep)] : -1;
+    if (!keep) return -1;
+    int32_t pick = (int32_t)polis_rng_below(rng, (uint32_t)keep);
+    for (int32_t r = r0;; r++) {
+        if (pick >= in_row[r]) {
+            pick -= in_row[r];
+            continue;
+        }
+        uint64_t bits = rows_ok[r];
+        while (pick-- > 0) bits &= bits - 1;
+        return r * SV_MAP + __builtin_ctzll(bits);
+    }
 }
 
 static void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32_t n_alive)

@@ -104,7 +104,6 @@ size_t sv_world_bytes(const sv_params *p)
     n += ALIGN16(sizeof(sv_plant) * (size_t)(p->max_plants + 1));
     n += ALIGN16(sizeof(sv_player) * (size_t)p->n_players);
     n += ALIGN16(sizeof(uint16_t) * (size_t)p->n_players * SV_VIEW_CELLS * 8);
-    n += ALIGN16(sizeof(uint16_t) * SV_MAP * SV_MAP);
     n += 2 * ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
     n += ALIGN16(sizeof(sv_note) * note_cap(p));
     n += ALIGN16(sizeof(int32_t) * n_pairs(p));
@@ -130,8 +129,6 @@ sv_world *sv_layout(void *mem, const sv_params *p)
     for (int32_t i = 0; i < p->n_players; i++)
         w->players[i].obs_set = (uint16_t *)(void *)b + (size_t)i * SV_VIEW_CELLS * 8;
     b += ALIGN16(sizeof(uint16_t) * (size_t)p->n_players * SV_VIEW_CELLS * 8);
-    w->cand = (uint16_t *)(void *)b;
-    b += ALIGN16(sizeof(uint16_t) * SV_MAP * SV_MAP);
     w->order = (int32_t *)(void *)b;
     b += ALIGN16(sizeof(int32_t) * (size_t)p->n_players);
     w->saved = (int32_t *)(void *)b;
@@ -426,12 +423,12 @@ void sv_generate(sv_world *w, polis_rng *rng)
         int32_t stones = 0;
         for (int32_t i = 0; i < SV_MAP; i++) {
             stone[i] = sv_row_is(m + i * SV_MAP, SV_STONE);
-            stones += __builtin_popcountll(stone[i]);
+            stones += sv_popcount(stone[i]);
         }
         if (stones > 0) {
             int32_t pick = (int32_t)polis_rng_below(rng, (uint32_t)stones);
             for (int32_t i = 0; i < SV_MAP; i++) {
-                int32_t in_row = __builtin_popcountll(stone[i]);
+                int32_t in_row = sv_popcount(stone[i]);
                 if (pick >= in_row) {
                     pick -= in_row;
                     continue;

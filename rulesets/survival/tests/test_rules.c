@@ -1577,6 +1577,46 @@ static void test_golden(void)
     CHECK(h3 == 0x926f600770a4a044ULL && steps_b == 122);
 }
 
+/* Long god-mode runs (nobody dies, so the mobs keep spawning around players who wander far)
+ * at 1, 3 and 8 players, with spawning likelier than by default: the hash pins every
+ * spawn's tile and draws, the rejection sampling's and the exact scan's of spawn_tile (about
+ * 900 exact scans here, mostly skeletons looking for a path far from everyone). */
+static void test_spawn_golden(void)
+{
+    uint64_t h = 14695981039346656037ULL;
+    const int32_t players[3] = {1, 3, 8};
+    for (int q = 0; q < 3; q++) {
+        sv_params p;
+        sv_params_default(&p, players[q]);
+        p.god_mode = true;
+        p.spawn_cow_chance = 0.5f;
+        p.spawn_skeleton_chance = 0.5f;
+        p.spawn_zombie_base_chance = 0.3f;
+        sv_world *w = world_new(&p);
+        polis_rng rng, pol;
+        polis_rng_seed(&rng, 40 + (uint64_t)q, 11);
+        polis_rng_seed(&pol, 40 + (uint64_t)q, 12);
+        for (int ep = 0; ep < 3; ep++) {
+            sv_generate(w, &rng);
+            for (int32_t t = 0; t < 1500; t++) {
+                for (int32_t i = 0; i < players[q]; i++) {
+                    uint32_t m = sv_legal(w, i);
+                    int32_t a;
+                    do a = (int32_t)polis_rng_below(&pol, SV_N_ACTIONS);
+                    while (!((m >> a) & 1u));
+                    w->players[i].act = a;
+                }
+                sv_step(w, &rng);
+                h = fnv(h, &(uint64_t){world_hash(w)}, 8);
+            }
+            h = fnv(h, &rng.state, sizeof rng.state);
+        }
+        free(w);
+    }
+    fprintf(stderr, "golden spawns %016llx\n", (unsigned long long)h);
+    CHECK(h == 0x86539bf681b20e09ULL);
+}
+
 static void test_generation(void)
 {
     sv_params p;
@@ -1660,6 +1700,7 @@ int main(void)
     test_observation();
     test_generation();
     test_generation_golden();
+    test_spawn_golden();
     test_golden();
     CHECK_DONE();
 }
