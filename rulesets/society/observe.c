@@ -1186,9 +1186,30 @@ static inline bool lv_shown_by_other(const soc *s, const lv_painter *p, int32_t 
     return false;
 }
 
+/* Refreshes rows [a, b) of the window column at map column x (grid column i) whose first
+ * row is map row y0 (grid row j0), except the cells lv_shown_by_other skips. */
+static ALWAYS_INLINE void lv_column(const soc *s, lv_painter *p, int32_t x, int32_t i, int32_t y0,
+                                    int32_t j0, int32_t a, int32_t b, uint64_t nres, uint64_t nrec,
+                                    bool anyone)
+{
+    const int32_t W = p->W, H = p->H;
+    int32_t y = y0 + a, j = j0 + a;
+    if (y >= H) y -= H;
+    if (j >= H) j -= H;
+    const int32_t at0 = i * p->B;
+    for (int32_t dy = a; dy < b; dy++) {
+        const int32_t cell = y * W + x;
+        if (!lv_shown_by_other(s, p, cell, nres, nrec, anyone)) lv_refresh(s, p, cell, at0 + j);
+        if (++y == H) y = 0;
+        if (++j == H) j = 0;
+    }
+}
+
 /* Refreshes the cells of owner o's window at (cx, cy), except (skip) those also in o's
  * window at (sx, sy), and those another owner shows as o would (lv_shown_by_other with what
- * o sees and saw). */
+ * o sees and saw). With skip, a column inside the other window's columns has only the rows
+ * outside its rows to write: one cyclic run of the window's rows ([ra, rb), found once),
+ * so a one-cell move visits the cells that entered or left, not the whole window. */
 static void lv_window(const soc *s, lv_painter *p, int32_t o, int32_t cx, int32_t cy, bool skip,
                       int32_t sx, int32_t sy)
 {
@@ -1199,24 +1220,33 @@ static void lv_window(const soc *s, lv_painter *p, int32_t o, int32_t cx, int32_
     }
     const bool anyone = !(nres & ~s->lv_min_res) && !(nrec & ~s->lv_min_rec);
     const soc_job *job = &s->jobs[s->agent_job[o]];
-    const int32_t W = p->W, H = p->H, B = p->B, fh = job->fov_h, fv = job->fov_v;
+    const int32_t W = p->W, H = p->H, fh = job->fov_h, fv = job->fov_v;
     const bool allx = 2 * fh + 1 >= W, ally = 2 * fv + 1 >= H;
     const int32_t w = allx ? W : 2 * fh + 1, hh = ally ? H : 2 * fv + 1;
     const int32_t x0 = soc_wrap(cx - fh, W), y0 = soc_wrap(cy - fv, H);
-    int32_t x = x0, i = soc_wrap(x0 - p->vx + W / 2, W), ux = soc_wrap(x0 - sx + fh, W);
-    const int32_t j0 = soc_wrap(y0 - p->vy + H / 2, H), uy0 = soc_wrap(y0 - sy + fv, H);
-    for (int32_t dx = 0; dx < w; dx++) {
-        const bool inx = skip && (allx || ux <= 2 * fh);
-        if (!(inx && ally)) {
-            int32_t y = y0, j = j0, uy = uy0;
-            for (int32_t dy = 0; dy < hh; dy++) {
-                const int32_t cell = y * W + x;
-                if (!(inx && uy <= 2 * fv) && !lv_shown_by_other(s, p, cell, nres, nrec, anyone))
-                    lv_refresh(s, p, cell, i * B + j);
-                if (++y == H) y = 0;
-                if (++j == H) j = 0;
-                if (++uy == H) uy = 0;
+    const int32_t j0 = soc_wrap(y0 - p->vy + H / 2, H);
+    /* the rows outside the other window's rows (none when it spans every row); should
+     * they not be one run, the rows between are refreshed too, which writes what they
+     * show already */
+    int32_t ra = 0, rb = 0;
+    if (skip && !ally) {
+        int32_t uy = soc_wrap(y0 - sy + fv, H);
+        ra = -1;
+        for (int32_t dy = 0; dy < hh; dy++) {
+            if (uy > 2 * fv) {
+                if (ra < 0) ra = dy;
+                rb = dy + 1;
             }
+            if (++uy == H) uy = 0;
+        }
+        if (ra < 0) ra = rb = 0;
+    }
+    int32_t x = x0, i = soc_wrap(x0 - p->vx + W / 2, W), ux = soc_wrap(x0 - sx + fh, W);
+    for (int32_t dx = 0; dx < w; dx++) {
+        if (skip && (allx || ux <= 2 * fh)) {
+            if (ra < rb) lv_column(s, p, x, i, y0, j0, ra, rb, nres, nrec, anyone);
+        } else {
+            lv_column(s, p, x, i, y0, j0, 0, hh, nres, nrec, anyone);
         }
         if (++x == W) x = 0;
         if (++i == W) i = 0;
