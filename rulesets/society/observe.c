@@ -1089,15 +1089,19 @@ typedef struct lv_painter {
     int32_t n, cap;
 } lv_painter;
 
-static inline void lv_put(lv_painter *p, size_t off, int16_t val)
-{
-    int16_t *e = p->o + off;
-    if (p->track && val && !*e) {
-        if (p->n < p->cap) p->list[p->n] = (int32_t)off;
-        p->n += p->n <= p->cap;
-    }
-    *e = val;
-}
+/* Stores val at off, listing the element when it becomes non-zero (track); the record,
+ * the list and its count are locals of lv_refresh (through the painter, each int32 store
+ * into the list could alias the count, which was then reloaded per element). */
+#define LV_PUT(off, val)                                                                           \
+    do {                                                                                           \
+        int16_t *e_ = o + (off);                                                                   \
+        const int16_t v_ = (val);                                                                  \
+        if (track && v_ && !*e_) {                                                                 \
+            if (n < cap) list[n] = (int32_t)(off);                                                 \
+            n += n <= cap;                                                                         \
+        }                                                                                          \
+        *e_ = v_;                                                                                  \
+    } while (0)
 
 /* Writes the cell at grid offset `at` from the world: what the viewer's owners covering it
  * see, zeros where none does, the elements of its content before this pass cleared first
@@ -1110,53 +1114,61 @@ static void lv_refresh(const soc *s, lv_painter *p, int32_t cell, int32_t at)
     bool cov = false;
     for (int32_t w = 0; w < nw; w++) {
         for (uint64_t m = cw[w] & p->member[w]; m; m &= m - 1) {
-            const int32_t o = w * 64 + lowest_bit(m);
+            const int32_t q = w * 64 + lowest_bit(m);
             cov = true;
-            vres |= s->vis_res[o];
-            vrec |= s->vis_rec[o];
+            vres |= s->vis_res[q];
+            vrec |= s->vis_rec[q];
             if (vres == s->lv_all_res && vrec == s->lv_all_rec) goto seen;
         }
     }
 seen:;
+    int16_t *const o = p->o;
+    int32_t *const list = p->list;
+    const bool track = p->track;
+    const int32_t cap = p->cap;
+    int32_t n = p->n;
     const size_t plane = p->plane, a = (size_t)at;
     const int32_t R = s->R;
+    const soc_amount *const amounts = s->amounts;
     if (s->lv_cstamp[cell] == s->pt_pass) {
-        if (s->lv_oag[cell]) p->o[a] = 0;
-        if (s->lv_obl[cell]) p->o[plane + a] = 0;
+        if (s->lv_oag[cell]) o[a] = 0;
+        if (s->lv_obl[cell]) o[plane + a] = 0;
         const int32_t k = s->lv_orc[cell] - 1;
         if (k >= 0) {
             const soc_recipe *rc = &s->rec[k];
             for (int32_t q = 0; q < rc->n_in; q++)
-                p->o[(size_t)(2 + s->amounts[rc->in + q].res) * plane + a] = 0;
+                o[(size_t)(2 + amounts[rc->in + q].res) * plane + a] = 0;
             for (int32_t q = 0; q < rc->n_out; q++)
-                p->o[(size_t)(2 + s->amounts[rc->out + q].res) * plane + a] = 0;
+                o[(size_t)(2 + amounts[rc->out + q].res) * plane + a] = 0;
         }
         for (uint64_t b = s->lv_opb[cell]; b; b &= b - 1)
-            p->o[(size_t)(2 + R + lowest_bit(b)) * plane + a] = 0;
+            o[(size_t)(2 + R + lowest_bit(b)) * plane + a] = 0;
     }
     const int32_t ag = p->ag[cell];
-    if (ag) lv_put(p, a, cov ? sat16(ag) : 0);
-    if (p->bl[cell]) lv_put(p, plane + a, cov);
+    if (ag) LV_PUT(a, cov ? sat16(ag) : 0);
+    if (p->bl[cell]) LV_PUT(plane + a, (int16_t)cov);
     const int32_t k = p->rc[cell] - 1;
     if (k >= 0) {
-        const bool show = cov && ((vrec >> k) & 1u);
         const soc_recipe *rc = &s->rec[k];
-        const size_t base = 2 * plane + a;
-        for (int32_t q = 0; q < rc->n_in; q++) {
-            const soc_amount *am = &s->amounts[rc->in + q];
-            lv_put(p, base + (size_t)am->res * plane, show ? sat16(-am->n) : 0);
-        }
-        for (int32_t q = 0; q < rc->n_out; q++) {
-            const soc_amount *am = &s->amounts[rc->out + q];
-            lv_put(p, base + (size_t)am->res * plane, show ? sat16(am->n) : 0);
+        int16_t *const z = o + 2 * plane + a;
+        const soc_amount *in = amounts + rc->in, *out = amounts + rc->out;
+        if (cov && ((vrec >> k) & 1u)) {
+            for (int32_t q = 0; q < rc->n_in; q++)
+                LV_PUT(2 * plane + a + (size_t)in[q].res * plane, sat16(-in[q].n));
+            for (int32_t q = 0; q < rc->n_out; q++)
+                LV_PUT(2 * plane + a + (size_t)out[q].res * plane, sat16(out[q].n));
+        } else { /* zeros: nothing to list */
+            for (int32_t q = 0; q < rc->n_in; q++) z[(size_t)in[q].res * plane] = 0;
+            for (int32_t q = 0; q < rc->n_out; q++) z[(size_t)out[q].res * plane] = 0;
         }
     }
     const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
     for (uint64_t b = s->lv_pb[cell]; b; b &= b - 1) {
         const int32_t r = lowest_bit(b);
-        lv_put(p, (size_t)(2 + R + r) * plane + a,
+        LV_PUT((size_t)(2 + R + r) * plane + a,
                cov && ((vres >> r) & 1u) ? pile16(pile[r], s->pile_obs[r]) : 0);
     }
+    p->n = n;
 }
 
 /* Whether one of the viewer's owners that did not change this pass (no event of the viewer
