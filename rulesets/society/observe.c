@@ -989,7 +989,7 @@ static void lv_prepare(soc *s)
         for (int32_t w = 0; w < nw; w++)
             for (uint64_t b = rev[w]; b; b &= b - 1) {
                 const int32_t v = w * 64 + lowest_bit(b);
-                if (v != o || !moved) lv_push(s, v, o, LV_OWNER, cells);
+                lv_push(s, v, o, LV_OWNER, cells);
             }
     }
     s->lv_all_res = all_res;
@@ -1271,23 +1271,90 @@ static inline bool lv_moved(const soc *s, int32_t o)
     return s->lv_ostamp[o] == s->pt_pass && (s->lv_ox[o] != s->ax[o] || s->lv_oy[o] != s->ay[o]);
 }
 
+/* A viewer that moved by one cell sees every cell one place further: its record is shifted
+ * whole (a rotation of each channel's W x H torus) and then brought up to date like any
+ * other, its own move being one of its events. (dx, dy): the move, each -1, 0 or 1 after
+ * wrapping, and not both non-zero; false for any other move (painted whole). */
+static bool lv_shift_of(const soc *s, int32_t v, int32_t *dx, int32_t *dy)
+{
+    int32_t x = s->ax[v] - s->lv_ox[v], y = s->ay[v] - s->lv_oy[v];
+    if (x == s->W - 1 || x == 1 - s->W) x = x > 0 ? -1 : 1;
+    if (y == s->H - 1 || y == 1 - s->H) y = y > 0 ? -1 : 1;
+    if (x < -1 || x > 1 || y < -1 || y > 1 || (x && y) || s->W < 3 || s->H < 3) return false;
+    *dx = x;
+    *dy = y;
+    return true;
+}
+
+/* The shift's cost in the cells of lv_current: a memmove of the record (about 256 elements
+ * in the time of writing a cell again) and, per channel, the wrapping column (x) or each
+ * column's wrapping element (y). */
+static int64_t lv_shift_cost(const soc *s, int32_t dy)
+{
+    const int64_t ch = 2 + 2 * (int64_t)s->R, elems = ch * s->W * s->H;
+    return elems / 1024 + (dy ? ch * s->W / 32 : ch / 2);
+}
+
+/* new[i][j] = old[i + dx][j + dy] in every channel (i, j wrapped: the map view is a torus
+ * centred on the viewer). The record moves by one column (dx) or one element (dy) with one
+ * memmove; each channel's wrapping column (each column's wrapping element) then holds the
+ * next channel's (column's) old first one, so those are passed along by one, in place, and
+ * the first (last) comes from a copy. */
+static void lv_shift(const soc *s, int16_t *o, int32_t dx, int32_t dy)
+{
+    const int32_t ch = 2 + 2 * s->R;
+    const size_t h = (size_t)s->H, plane = (size_t)s->W * h, elems = (size_t)ch * plane;
+    int16_t *edge = s->lv_edge;
+    if (dx > 0) { /* plane c's last column gets plane c's old first one */
+        memcpy(edge, o, sizeof *o * h);
+        memmove(o, o + h, sizeof *o * (elems - h));
+        for (int32_t c = ch - 1; c > 0; c--)
+            memcpy(o + (size_t)c * plane + plane - h, o + (size_t)(c - 1) * plane + plane - h,
+                   sizeof *o * h);
+        memcpy(o + plane - h, edge, sizeof *o * h);
+    } else if (dx < 0) { /* plane c's first column gets plane c's old last one */
+        memcpy(edge, o + elems - h, sizeof *o * h);
+        memmove(o + h, o, sizeof *o * (elems - h));
+        for (int32_t c = 0; c + 1 < ch; c++)
+            memcpy(o + (size_t)c * plane, o + (size_t)(c + 1) * plane, sizeof *o * h);
+        memcpy(o + elems - plane, edge, sizeof *o * h);
+    } else if (dy > 0) { /* column c's last element gets column c's old first one */
+        const int16_t first = o[0];
+        memmove(o, o + 1, sizeof *o * (elems - 1));
+        for (size_t e = elems - 1; e >= 2 * h - 1; e -= h) o[e] = o[e - h];
+        o[h - 1] = first;
+    } else { /* column c's first element gets column c's old last one */
+        const int16_t last = o[elems - 1];
+        memmove(o + 1, o, sizeof *o * (elems - 1));
+        for (size_t e = 0; e + h < elems; e += h) o[e] = o[e + h];
+        o[elems - h] = last;
+    }
+}
+
 /* Whether v's record (at o) can be brought up to date from its events, and that is
  * cheaper than painting it whole: writing a cell again (the union of the owners covering
  * it, its old elements cleared, the new written) costs about LV_CELL_COST times what
  * painting a covered cell does, and painting whole covers at most the owners' windows.
  * When every agent shares with its group and most move at every step (the Social
- * Structure games), painting whole, from the pass's merged views, is the cheaper. */
+ * Structure games), painting whole, from the pass's merged views, is the cheaper. A
+ * viewer that moved one cell is shifted first (lv_shift), when that is cheaper too. */
 #define LV_CELL_COST 1
 
 static bool lv_current(const soc *s, int32_t v, const int16_t *o)
 {
     const uint32_t pass = s->pt_pass;
     if (s->og_dst[v] != o || s->lv_pass[v] + 1 != pass || s->lv_sync_pass == pass ||
-        s->lv_full[v] == pass || lv_moved(s, v))
+        s->lv_full[v] == pass)
         return false;
+    int64_t cost = s->lv_work[v] * LV_CELL_COST;
+    if (lv_moved(s, v)) {
+        int32_t dx, dy;
+        if (!lv_shift_of(s, v, &dx, &dy)) return false;
+        cost += lv_shift_cost(s, dy);
+    }
     const int64_t owners = s->lv_nown[v];
     const int64_t whole = (int64_t)(2 * s->hmax + 1) * (2 * s->vmax + 1) * owners;
-    return s->lv_work[v] * LV_CELL_COST <= (whole < s->cells ? whole : s->cells);
+    return cost <= (whole < s->cells ? whole : s->cells);
 }
 
 /* Replays v's events into its record. */
@@ -1414,6 +1481,11 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
         s->lv_pass[agent] = s->pt_pass;
         if (current) {
             s->lv_n_inc++;
+            int32_t dx, dy;
+            if (lv_moved(s, agent) && lv_shift_of(s, agent, &dx, &dy)) {
+                lv_shift(s, o, dx, dy);
+                s->og_n[agent] = -1; /* the painted-element list no longer holds */
+            }
             lv_update(s, agent, o);
             hide_agents(s, agent, o);
             return;
@@ -1578,7 +1650,8 @@ static polis_status lv_setup(soc *s)
         LA(lv_pb, cells) || LA(lv_oag, cells) || LA(lv_obl, cells) || LA(lv_orc, cells) ||
         LA(lv_opb, cells) || LA(lv_cstamp, cells) || LA(lv_pmark, cells) || LA(lv_plist, cells) ||
         LA(lv_dirty, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) ||
-        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) || LA(lv_stable, nw) || LA(lv_nown, n))
+        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) || LA(lv_stable, nw) || LA(lv_nown, n) ||
+        LA(lv_edge, (size_t)(2 + 2 * s->R) * (size_t)(s->W > s->H ? s->W : s->H)))
         return POLIS_ERR_NOMEM;
 #undef LA
     s->lv_on = s->lv_active = true;
