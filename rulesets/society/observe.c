@@ -796,6 +796,16 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
 
 enum { LV_CELL = 0, LV_OWNER = 1, LV_SHARE = 2 };
 
+/* soc_wrap without a division for the values the live views wrap (within one map size of
+ * the range): a division per window and event was a measurable part of their real time,
+ * though not of their instruction count. */
+static inline int32_t lv_wrap(int32_t v, int32_t n)
+{
+    if (v < 0) v += n;
+    else if (v >= n) v -= n;
+    return (uint32_t)v < (uint32_t)n ? v : soc_wrap(v, n);
+}
+
 /* Sets (on) or clears o's bit in the cover sets of its window's cells at (cx, cy). */
 static void lv_cover_window(soc *s, int32_t o, int32_t cx, int32_t cy, bool on)
 {
@@ -805,8 +815,8 @@ static void lv_cover_window(soc *s, int32_t o, int32_t cx, int32_t cy, bool on)
     const int32_t hh = 2 * job->fov_v + 1 < H ? 2 * job->fov_v + 1 : H;
     const uint64_t bit = (uint64_t)1 << (o & 63);
     uint64_t *base = s->lv_cover + (o >> 6);
-    int32_t x = soc_wrap(cx - job->fov_h, W);
-    const int32_t y0 = soc_wrap(cy - job->fov_v, H);
+    int32_t x = lv_wrap(cx - job->fov_h, W);
+    const int32_t y0 = lv_wrap(cy - job->fov_v, H);
     for (int32_t dx = 0; dx < w; dx++) {
         int32_t y = y0;
         for (int32_t dy = 0; dy < hh; dy++) {
@@ -1235,14 +1245,14 @@ static void lv_window(const soc *s, lv_painter *p, int32_t o, int32_t cx, int32_
     const int32_t W = p->W, H = p->H, fh = job->fov_h, fv = job->fov_v;
     const bool allx = 2 * fh + 1 >= W, ally = 2 * fv + 1 >= H;
     const int32_t w = allx ? W : 2 * fh + 1, hh = ally ? H : 2 * fv + 1;
-    const int32_t x0 = soc_wrap(cx - fh, W), y0 = soc_wrap(cy - fv, H);
-    const int32_t j0 = soc_wrap(y0 - p->vy + H / 2, H);
+    const int32_t x0 = lv_wrap(cx - fh, W), y0 = lv_wrap(cy - fv, H);
+    const int32_t j0 = lv_wrap(y0 - p->vy + H / 2, H);
     /* the rows outside the other window's rows (none when it spans every row); should
      * they not be one run, the rows between are refreshed too, which writes what they
      * show already */
     int32_t ra = 0, rb = 0;
     if (skip && !ally) {
-        int32_t uy = soc_wrap(y0 - sy + fv, H);
+        int32_t uy = lv_wrap(y0 - sy + fv, H);
         ra = -1;
         for (int32_t dy = 0; dy < hh; dy++) {
             if (uy > 2 * fv) {
@@ -1253,7 +1263,7 @@ static void lv_window(const soc *s, lv_painter *p, int32_t o, int32_t cx, int32_
         }
         if (ra < 0) ra = rb = 0;
     }
-    int32_t x = x0, i = soc_wrap(x0 - p->vx + W / 2, W), ux = soc_wrap(x0 - sx + fh, W);
+    int32_t x = x0, i = lv_wrap(x0 - p->vx + W / 2, W), ux = lv_wrap(x0 - sx + fh, W);
     for (int32_t dx = 0; dx < w; dx++) {
         if (skip && (allx || ux <= 2 * fh)) {
             if (ra < rb) lv_column(s, p, x, i, y0, j0, ra, rb, nres, nrec, anyone);
@@ -1395,8 +1405,8 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
         case LV_CELL: {
             const int32_t x = id % s->W, y = id / s->W;
             lv_refresh(s, &p, id,
-                       soc_wrap(x - p.vx + s->W / 2, s->W) * s->B +
-                           soc_wrap(y - p.vy + s->H / 2, s->H));
+                       lv_wrap(x - p.vx + s->W / 2, s->W) * s->B +
+                           lv_wrap(y - p.vy + s->H / 2, s->H));
             break;
         }
         case LV_OWNER:
