@@ -785,10 +785,12 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
  *     every viewer of it; an owner that started or stopped sharing, for that viewer.
  *   - write_grid replays the agent's events: each touched cell is written again from the
  *     world (lv_refresh), its old content's elements cleared first when it changed. An
- *     agent that moved sees every cell somewhere else and is painted whole, as are records
- *     written anywhere else last time, the first pass after a reset, agents whose events
- *     overflowed the queue and agents whose events would cost more (lv_current); where most
- *     records are painted whole anyway the views pause (lv_pass_start).
+ *     agent that moved one cell sees every cell one place further: its record is shifted
+ *     (lv_shift) and then brought up to date, its own move one of its events. Painted whole
+ *     are agents that moved further, records written anywhere else last time, the first
+ *     pass after a reset, agents whose events overflowed the queue and agents whose events
+ *     (and shift) would cost more (lv_current); where most records are painted whole anyway
+ *     the views pause (lv_pass_start).
  *
  * What a cell shows depends only on the world and on the sets above, never on the order of
  * events, so the result is the painters' byte for byte (test_live_views in rulesets/society/
@@ -1490,11 +1492,16 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
         const bool current = lv_current(s, agent, o);
         s->lv_pass[agent] = s->pt_pass;
         if (current) {
-            s->lv_n_inc++;
             int32_t dx, dy;
             if (lv_moved(s, agent) && lv_shift_of(s, agent, &dx, &dy)) {
                 lv_shift(s, o, dx, dy);
                 s->og_n[agent] = -1; /* the painted-element list no longer holds */
+                /* for the pause, a shifted record counts as painted whole, as it was: where
+                 * most viewers move at every step (the Social Structure games) their
+                 * owners' moves make the events cost more than the pass's merged views */
+                s->lv_n_full++;
+            } else {
+                s->lv_n_inc++;
             }
             lv_update(s, agent, o);
             hide_agents(s, agent, o);
