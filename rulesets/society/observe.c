@@ -803,8 +803,10 @@ enum { LV_CELL = 0, LV_OWNER = 1, LV_SHARE = 2 };
  * though not of their instruction count. */
 static inline int32_t lv_wrap(int32_t v, int32_t n)
 {
-    if (v < 0) v += n;
-    else if (v >= n) v -= n;
+    if (v < 0)
+        v += n;
+    else if (v >= n)
+        v -= n;
     return (uint32_t)v < (uint32_t)n ? v : soc_wrap(v, n);
 }
 
@@ -1667,8 +1669,8 @@ static polis_status lv_setup(soc *s)
         LA(lv_pb, cells) || LA(lv_oag, cells) || LA(lv_obl, cells) || LA(lv_orc, cells) ||
         LA(lv_opb, cells) || LA(lv_cstamp, cells) || LA(lv_pmark, cells) || LA(lv_plist, cells) ||
         LA(lv_dirty, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) ||
-        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) || LA(lv_stable, nw) || LA(lv_nown, n) ||
-        LA(lv_edge, (size_t)(2 + 2 * s->R) * (size_t)(s->W > s->H ? s->W : s->H)))
+        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) || LA(lv_stable, nw) ||
+        LA(lv_nown, n) || LA(lv_edge, (size_t)(2 + 2 * s->R) * (size_t)(s->W > s->H ? s->W : s->H)))
         return POLIS_ERR_NOMEM;
 #undef LA
     s->lv_on = s->lv_active = true;
