@@ -147,10 +147,22 @@ static void write_social_state(polis_ctx *ctx, void *ud, int32_t agent, void *ds
         /* one rebuild behind: apply its changes, unless copying is cheaper */
         if (s->dense_gen_of[agent] + 1 == s->dense_gen && s->n_dense_chg >= 0 &&
             (size_t)s->n_dense_chg * 16 < NN) {
+            /* locals: through s, every byte store could alias the count and the lists'
+             * pointers, which were then reloaded per entry */
             int8_t *out = dst;
             const uint32_t *chg = s->dense_chg;
             const int8_t *chv = s->dense_chv;
-            for (int32_t i = 0; i < s->n_dense_chg; i++) out[chg[i]] = chv[i];
+            const int32_t n = s->n_dense_chg;
+            int32_t i = 0;
+            for (; i + 4 <= n; i += 4) {
+                const uint32_t c0 = chg[i], c1 = chg[i + 1], c2 = chg[i + 2], c3 = chg[i + 3];
+                const int8_t v0 = chv[i], v1 = chv[i + 1], v2 = chv[i + 2], v3 = chv[i + 3];
+                out[c0] = v0;
+                out[c1] = v1;
+                out[c2] = v2;
+                out[c3] = v3;
+            }
+            for (; i < n; i++) out[chg[i]] = chv[i];
             s->dense_gen_of[agent] = s->dense_gen;
             return;
         }

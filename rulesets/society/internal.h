@@ -353,6 +353,7 @@ typedef struct soc {
     uint32_t *lv_vmark, lv_vtok; /* [n] == lv_vtok: an event of the viewer being written names o */
     uint64_t *lv_stable;         /* [lv_words] the viewer's owners no event of it names */
     int32_t *lv_nown;            /* [n] the owners in lv_member[v] */
+    int16_t *lv_edge; /* [(2 + 2R) * max(W, H)] a shifted record's wrapping row or column */
 
     /* actions and events */
     int32_t act_move[4], act_produce;

@@ -785,16 +785,30 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
  *     every viewer of it; an owner that started or stopped sharing, for that viewer.
  *   - write_grid replays the agent's events: each touched cell is written again from the
  *     world (lv_refresh), its old content's elements cleared first when it changed. An
- *     agent that moved sees every cell somewhere else and is painted whole, as are records
- *     written anywhere else last time, the first pass after a reset, agents whose events
- *     overflowed the queue and agents whose events would cost more (lv_current); where most
- *     records are painted whole anyway the views pause (lv_pass_start).
+ *     agent that moved one cell sees every cell one place further: its record is shifted
+ *     (lv_shift) and then brought up to date, its own move one of its events. Painted whole
+ *     are agents that moved further, records written anywhere else last time, the first
+ *     pass after a reset, agents whose events overflowed the queue and agents whose events
+ *     (and shift) would cost more (lv_current); where most records are painted whole anyway
+ *     the views pause (lv_pass_start).
  *
  * What a cell shows depends only on the world and on the sets above, never on the order of
  * events, so the result is the painters' byte for byte (test_live_views in rulesets/society/
  * tests/test_obs_incremental.c checks it against records written whole at every step). */
 
 enum { LV_CELL = 0, LV_OWNER = 1, LV_SHARE = 2 };
+
+/* soc_wrap without a division for the values the live views wrap (within one map size of
+ * the range): a division per window and event was a measurable part of their real time,
+ * though not of their instruction count. */
+static inline int32_t lv_wrap(int32_t v, int32_t n)
+{
+    if (v < 0)
+        v += n;
+    else if (v >= n)
+        v -= n;
+    return (uint32_t)v < (uint32_t)n ? v : soc_wrap(v, n);
+}
 
 /* Sets (on) or clears o's bit in the cover sets of its window's cells at (cx, cy). */
 static void lv_cover_window(soc *s, int32_t o, int32_t cx, int32_t cy, bool on)
@@ -805,8 +819,8 @@ static void lv_cover_window(soc *s, int32_t o, int32_t cx, int32_t cy, bool on)
     const int32_t hh = 2 * job->fov_v + 1 < H ? 2 * job->fov_v + 1 : H;
     const uint64_t bit = (uint64_t)1 << (o & 63);
     uint64_t *base = s->lv_cover + (o >> 6);
-    int32_t x = soc_wrap(cx - job->fov_h, W);
-    const int32_t y0 = soc_wrap(cy - job->fov_v, H);
+    int32_t x = lv_wrap(cx - job->fov_h, W);
+    const int32_t y0 = lv_wrap(cy - job->fov_v, H);
     for (int32_t dx = 0; dx < w; dx++) {
         int32_t y = y0;
         for (int32_t dy = 0; dy < hh; dy++) {
@@ -989,7 +1003,7 @@ static void lv_prepare(soc *s)
         for (int32_t w = 0; w < nw; w++)
             for (uint64_t b = rev[w]; b; b &= b - 1) {
                 const int32_t v = w * 64 + lowest_bit(b);
-                if (v != o || !moved) lv_push(s, v, o, LV_OWNER, cells);
+                lv_push(s, v, o, LV_OWNER, cells);
             }
     }
     s->lv_all_res = all_res;
@@ -1089,15 +1103,19 @@ typedef struct lv_painter {
     int32_t n, cap;
 } lv_painter;
 
-static inline void lv_put(lv_painter *p, size_t off, int16_t val)
-{
-    int16_t *e = p->o + off;
-    if (p->track && val && !*e) {
-        if (p->n < p->cap) p->list[p->n] = (int32_t)off;
-        p->n += p->n <= p->cap;
-    }
-    *e = val;
-}
+/* Stores val at off, listing the element when it becomes non-zero (track); the record,
+ * the list and its count are locals of lv_refresh (through the painter, each int32 store
+ * into the list could alias the count, which was then reloaded per element). */
+#define LV_PUT(off, val)                                                                           \
+    do {                                                                                           \
+        int16_t *e_ = o + (off);                                                                   \
+        const int16_t v_ = (val);                                                                  \
+        if (track && v_ && !*e_) {                                                                 \
+            if (n < cap) list[n] = (int32_t)(off);                                                 \
+            n += n <= cap;                                                                         \
+        }                                                                                          \
+        *e_ = v_;                                                                                  \
+    } while (0)
 
 /* Writes the cell at grid offset `at` from the world: what the viewer's owners covering it
  * see, zeros where none does, the elements of its content before this pass cleared first
@@ -1110,53 +1128,61 @@ static void lv_refresh(const soc *s, lv_painter *p, int32_t cell, int32_t at)
     bool cov = false;
     for (int32_t w = 0; w < nw; w++) {
         for (uint64_t m = cw[w] & p->member[w]; m; m &= m - 1) {
-            const int32_t o = w * 64 + lowest_bit(m);
+            const int32_t q = w * 64 + lowest_bit(m);
             cov = true;
-            vres |= s->vis_res[o];
-            vrec |= s->vis_rec[o];
+            vres |= s->vis_res[q];
+            vrec |= s->vis_rec[q];
             if (vres == s->lv_all_res && vrec == s->lv_all_rec) goto seen;
         }
     }
 seen:;
+    int16_t *const o = p->o;
+    int32_t *const list = p->list;
+    const bool track = p->track;
+    const int32_t cap = p->cap;
+    int32_t n = p->n;
     const size_t plane = p->plane, a = (size_t)at;
     const int32_t R = s->R;
+    const soc_amount *const amounts = s->amounts;
     if (s->lv_cstamp[cell] == s->pt_pass) {
-        if (s->lv_oag[cell]) p->o[a] = 0;
-        if (s->lv_obl[cell]) p->o[plane + a] = 0;
+        if (s->lv_oag[cell]) o[a] = 0;
+        if (s->lv_obl[cell]) o[plane + a] = 0;
         const int32_t k = s->lv_orc[cell] - 1;
         if (k >= 0) {
             const soc_recipe *rc = &s->rec[k];
             for (int32_t q = 0; q < rc->n_in; q++)
-                p->o[(size_t)(2 + s->amounts[rc->in + q].res) * plane + a] = 0;
+                o[(size_t)(2 + amounts[rc->in + q].res) * plane + a] = 0;
             for (int32_t q = 0; q < rc->n_out; q++)
-                p->o[(size_t)(2 + s->amounts[rc->out + q].res) * plane + a] = 0;
+                o[(size_t)(2 + amounts[rc->out + q].res) * plane + a] = 0;
         }
         for (uint64_t b = s->lv_opb[cell]; b; b &= b - 1)
-            p->o[(size_t)(2 + R + lowest_bit(b)) * plane + a] = 0;
+            o[(size_t)(2 + R + lowest_bit(b)) * plane + a] = 0;
     }
     const int32_t ag = p->ag[cell];
-    if (ag) lv_put(p, a, cov ? sat16(ag) : 0);
-    if (p->bl[cell]) lv_put(p, plane + a, cov);
+    if (ag) LV_PUT(a, cov ? sat16(ag) : 0);
+    if (p->bl[cell]) LV_PUT(plane + a, (int16_t)cov);
     const int32_t k = p->rc[cell] - 1;
     if (k >= 0) {
-        const bool show = cov && ((vrec >> k) & 1u);
         const soc_recipe *rc = &s->rec[k];
-        const size_t base = 2 * plane + a;
-        for (int32_t q = 0; q < rc->n_in; q++) {
-            const soc_amount *am = &s->amounts[rc->in + q];
-            lv_put(p, base + (size_t)am->res * plane, show ? sat16(-am->n) : 0);
-        }
-        for (int32_t q = 0; q < rc->n_out; q++) {
-            const soc_amount *am = &s->amounts[rc->out + q];
-            lv_put(p, base + (size_t)am->res * plane, show ? sat16(am->n) : 0);
+        int16_t *const z = o + 2 * plane + a;
+        const soc_amount *in = amounts + rc->in, *out = amounts + rc->out;
+        if (cov && ((vrec >> k) & 1u)) {
+            for (int32_t q = 0; q < rc->n_in; q++)
+                LV_PUT(2 * plane + a + (size_t)in[q].res * plane, sat16(-in[q].n));
+            for (int32_t q = 0; q < rc->n_out; q++)
+                LV_PUT(2 * plane + a + (size_t)out[q].res * plane, sat16(out[q].n));
+        } else { /* zeros: nothing to list */
+            for (int32_t q = 0; q < rc->n_in; q++) z[(size_t)in[q].res * plane] = 0;
+            for (int32_t q = 0; q < rc->n_out; q++) z[(size_t)out[q].res * plane] = 0;
         }
     }
     const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
     for (uint64_t b = s->lv_pb[cell]; b; b &= b - 1) {
         const int32_t r = lowest_bit(b);
-        lv_put(p, (size_t)(2 + R + r) * plane + a,
+        LV_PUT((size_t)(2 + R + r) * plane + a,
                cov && ((vres >> r) & 1u) ? pile16(pile[r], s->pile_obs[r]) : 0);
     }
+    p->n = n;
 }
 
 /* Whether one of the viewer's owners that did not change this pass (no event of the viewer
@@ -1186,9 +1212,30 @@ static inline bool lv_shown_by_other(const soc *s, const lv_painter *p, int32_t 
     return false;
 }
 
+/* Refreshes rows [a, b) of the window column at map column x (grid column i) whose first
+ * row is map row y0 (grid row j0), except the cells lv_shown_by_other skips. */
+static ALWAYS_INLINE void lv_column(const soc *s, lv_painter *p, int32_t x, int32_t i, int32_t y0,
+                                    int32_t j0, int32_t a, int32_t b, uint64_t nres, uint64_t nrec,
+                                    bool anyone)
+{
+    const int32_t W = p->W, H = p->H;
+    int32_t y = y0 + a, j = j0 + a;
+    if (y >= H) y -= H;
+    if (j >= H) j -= H;
+    const int32_t at0 = i * p->B;
+    for (int32_t dy = a; dy < b; dy++) {
+        const int32_t cell = y * W + x;
+        if (!lv_shown_by_other(s, p, cell, nres, nrec, anyone)) lv_refresh(s, p, cell, at0 + j);
+        if (++y == H) y = 0;
+        if (++j == H) j = 0;
+    }
+}
+
 /* Refreshes the cells of owner o's window at (cx, cy), except (skip) those also in o's
  * window at (sx, sy), and those another owner shows as o would (lv_shown_by_other with what
- * o sees and saw). */
+ * o sees and saw). With skip, a column inside the other window's columns has only the rows
+ * outside its rows to write: one cyclic run of the window's rows ([ra, rb), found once),
+ * so a one-cell move visits the cells that entered or left, not the whole window. */
 static void lv_window(const soc *s, lv_painter *p, int32_t o, int32_t cx, int32_t cy, bool skip,
                       int32_t sx, int32_t sy)
 {
@@ -1199,24 +1246,33 @@ static void lv_window(const soc *s, lv_painter *p, int32_t o, int32_t cx, int32_
     }
     const bool anyone = !(nres & ~s->lv_min_res) && !(nrec & ~s->lv_min_rec);
     const soc_job *job = &s->jobs[s->agent_job[o]];
-    const int32_t W = p->W, H = p->H, B = p->B, fh = job->fov_h, fv = job->fov_v;
+    const int32_t W = p->W, H = p->H, fh = job->fov_h, fv = job->fov_v;
     const bool allx = 2 * fh + 1 >= W, ally = 2 * fv + 1 >= H;
     const int32_t w = allx ? W : 2 * fh + 1, hh = ally ? H : 2 * fv + 1;
-    const int32_t x0 = soc_wrap(cx - fh, W), y0 = soc_wrap(cy - fv, H);
-    int32_t x = x0, i = soc_wrap(x0 - p->vx + W / 2, W), ux = soc_wrap(x0 - sx + fh, W);
-    const int32_t j0 = soc_wrap(y0 - p->vy + H / 2, H), uy0 = soc_wrap(y0 - sy + fv, H);
-    for (int32_t dx = 0; dx < w; dx++) {
-        const bool inx = skip && (allx || ux <= 2 * fh);
-        if (!(inx && ally)) {
-            int32_t y = y0, j = j0, uy = uy0;
-            for (int32_t dy = 0; dy < hh; dy++) {
-                const int32_t cell = y * W + x;
-                if (!(inx && uy <= 2 * fv) && !lv_shown_by_other(s, p, cell, nres, nrec, anyone))
-                    lv_refresh(s, p, cell, i * B + j);
-                if (++y == H) y = 0;
-                if (++j == H) j = 0;
-                if (++uy == H) uy = 0;
+    const int32_t x0 = lv_wrap(cx - fh, W), y0 = lv_wrap(cy - fv, H);
+    const int32_t j0 = lv_wrap(y0 - p->vy + H / 2, H);
+    /* the rows outside the other window's rows (none when it spans every row); should
+     * they not be one run, the rows between are refreshed too, which writes what they
+     * show already */
+    int32_t ra = 0, rb = 0;
+    if (skip && !ally) {
+        int32_t uy = lv_wrap(y0 - sy + fv, H);
+        ra = -1;
+        for (int32_t dy = 0; dy < hh; dy++) {
+            if (uy > 2 * fv) {
+                if (ra < 0) ra = dy;
+                rb = dy + 1;
             }
+            if (++uy == H) uy = 0;
+        }
+        if (ra < 0) ra = rb = 0;
+    }
+    int32_t x = x0, i = lv_wrap(x0 - p->vx + W / 2, W), ux = lv_wrap(x0 - sx + fh, W);
+    for (int32_t dx = 0; dx < w; dx++) {
+        if (skip && (allx || ux <= 2 * fh)) {
+            if (ra < rb) lv_column(s, p, x, i, y0, j0, ra, rb, nres, nrec, anyone);
+        } else {
+            lv_column(s, p, x, i, y0, j0, 0, hh, nres, nrec, anyone);
         }
         if (++x == W) x = 0;
         if (++i == W) i = 0;
@@ -1229,23 +1285,90 @@ static inline bool lv_moved(const soc *s, int32_t o)
     return s->lv_ostamp[o] == s->pt_pass && (s->lv_ox[o] != s->ax[o] || s->lv_oy[o] != s->ay[o]);
 }
 
+/* A viewer that moved by one cell sees every cell one place further: its record is shifted
+ * whole (a rotation of each channel's W x H torus) and then brought up to date like any
+ * other, its own move being one of its events. (dx, dy): the move, each -1, 0 or 1 after
+ * wrapping, and not both non-zero; false for any other move (painted whole). */
+static bool lv_shift_of(const soc *s, int32_t v, int32_t *dx, int32_t *dy)
+{
+    int32_t x = s->ax[v] - s->lv_ox[v], y = s->ay[v] - s->lv_oy[v];
+    if (x == s->W - 1 || x == 1 - s->W) x = x > 0 ? -1 : 1;
+    if (y == s->H - 1 || y == 1 - s->H) y = y > 0 ? -1 : 1;
+    if (x < -1 || x > 1 || y < -1 || y > 1 || (x && y) || s->W < 3 || s->H < 3) return false;
+    *dx = x;
+    *dy = y;
+    return true;
+}
+
+/* The shift's cost in the cells of lv_current: a memmove of the record (about 256 elements
+ * in the time of writing a cell again) and, per channel, the wrapping column (x) or each
+ * column's wrapping element (y). */
+static int64_t lv_shift_cost(const soc *s, int32_t dy)
+{
+    const int64_t ch = 2 + 2 * (int64_t)s->R, elems = ch * s->W * s->H;
+    return elems / 1024 + (dy ? ch * s->W / 32 : ch / 2);
+}
+
+/* new[i][j] = old[i + dx][j + dy] in every channel (i, j wrapped: the map view is a torus
+ * centred on the viewer). The record moves by one column (dx) or one element (dy) with one
+ * memmove; each channel's wrapping column (each column's wrapping element) then holds the
+ * next channel's (column's) old first one, so those are passed along by one, in place, and
+ * the first (last) comes from a copy. */
+static void lv_shift(const soc *s, int16_t *o, int32_t dx, int32_t dy)
+{
+    const int32_t ch = 2 + 2 * s->R;
+    const size_t h = (size_t)s->H, plane = (size_t)s->W * h, elems = (size_t)ch * plane;
+    int16_t *edge = s->lv_edge;
+    if (dx > 0) { /* plane c's last column gets plane c's old first one */
+        memcpy(edge, o, sizeof *o * h);
+        memmove(o, o + h, sizeof *o * (elems - h));
+        for (int32_t c = ch - 1; c > 0; c--)
+            memcpy(o + (size_t)c * plane + plane - h, o + (size_t)(c - 1) * plane + plane - h,
+                   sizeof *o * h);
+        memcpy(o + plane - h, edge, sizeof *o * h);
+    } else if (dx < 0) { /* plane c's first column gets plane c's old last one */
+        memcpy(edge, o + elems - h, sizeof *o * h);
+        memmove(o + h, o, sizeof *o * (elems - h));
+        for (int32_t c = 0; c + 1 < ch; c++)
+            memcpy(o + (size_t)c * plane, o + (size_t)(c + 1) * plane, sizeof *o * h);
+        memcpy(o + elems - plane, edge, sizeof *o * h);
+    } else if (dy > 0) { /* column c's last element gets column c's old first one */
+        const int16_t first = o[0];
+        memmove(o, o + 1, sizeof *o * (elems - 1));
+        for (size_t e = elems - 1; e >= 2 * h - 1; e -= h) o[e] = o[e - h];
+        o[h - 1] = first;
+    } else { /* column c's first element gets column c's old last one */
+        const int16_t last = o[elems - 1];
+        memmove(o + 1, o, sizeof *o * (elems - 1));
+        for (size_t e = 0; e + h < elems; e += h) o[e] = o[e + h];
+        o[elems - h] = last;
+    }
+}
+
 /* Whether v's record (at o) can be brought up to date from its events, and that is
  * cheaper than painting it whole: writing a cell again (the union of the owners covering
  * it, its old elements cleared, the new written) costs about LV_CELL_COST times what
  * painting a covered cell does, and painting whole covers at most the owners' windows.
  * When every agent shares with its group and most move at every step (the Social
- * Structure games), painting whole, from the pass's merged views, is the cheaper. */
+ * Structure games), painting whole, from the pass's merged views, is the cheaper. A
+ * viewer that moved one cell is shifted first (lv_shift), when that is cheaper too. */
 #define LV_CELL_COST 1
 
 static bool lv_current(const soc *s, int32_t v, const int16_t *o)
 {
     const uint32_t pass = s->pt_pass;
     if (s->og_dst[v] != o || s->lv_pass[v] + 1 != pass || s->lv_sync_pass == pass ||
-        s->lv_full[v] == pass || lv_moved(s, v))
+        s->lv_full[v] == pass)
         return false;
+    int64_t cost = s->lv_work[v] * LV_CELL_COST;
+    if (lv_moved(s, v)) {
+        int32_t dx, dy;
+        if (!lv_shift_of(s, v, &dx, &dy)) return false;
+        cost += lv_shift_cost(s, dy);
+    }
     const int64_t owners = s->lv_nown[v];
     const int64_t whole = (int64_t)(2 * s->hmax + 1) * (2 * s->vmax + 1) * owners;
-    return s->lv_work[v] * LV_CELL_COST <= (whole < s->cells ? whole : s->cells);
+    return cost <= (whole < s->cells ? whole : s->cells);
 }
 
 /* Replays v's events into its record. */
@@ -1286,8 +1409,8 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
         case LV_CELL: {
             const int32_t x = id % s->W, y = id / s->W;
             lv_refresh(s, &p, id,
-                       soc_wrap(x - p.vx + s->W / 2, s->W) * s->B +
-                           soc_wrap(y - p.vy + s->H / 2, s->H));
+                       lv_wrap(x - p.vx + s->W / 2, s->W) * s->B +
+                           lv_wrap(y - p.vy + s->H / 2, s->H));
             break;
         }
         case LV_OWNER:
@@ -1371,7 +1494,17 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
         const bool current = lv_current(s, agent, o);
         s->lv_pass[agent] = s->pt_pass;
         if (current) {
-            s->lv_n_inc++;
+            int32_t dx, dy;
+            if (lv_moved(s, agent) && lv_shift_of(s, agent, &dx, &dy)) {
+                lv_shift(s, o, dx, dy);
+                s->og_n[agent] = -1; /* the painted-element list no longer holds */
+                /* for the pause, a shifted record counts as painted whole, as it was: where
+                 * most viewers move at every step (the Social Structure games) their
+                 * owners' moves make the events cost more than the pass's merged views */
+                s->lv_n_full++;
+            } else {
+                s->lv_n_inc++;
+            }
             lv_update(s, agent, o);
             hide_agents(s, agent, o);
             return;
@@ -1536,7 +1669,8 @@ static polis_status lv_setup(soc *s)
         LA(lv_pb, cells) || LA(lv_oag, cells) || LA(lv_obl, cells) || LA(lv_orc, cells) ||
         LA(lv_opb, cells) || LA(lv_cstamp, cells) || LA(lv_pmark, cells) || LA(lv_plist, cells) ||
         LA(lv_dirty, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) ||
-        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) || LA(lv_stable, nw) || LA(lv_nown, n))
+        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) || LA(lv_stable, nw) ||
+        LA(lv_nown, n) || LA(lv_edge, (size_t)(2 + 2 * s->R) * (size_t)(s->W > s->H ? s->W : s->H)))
         return POLIS_ERR_NOMEM;
 #undef LA
     s->lv_on = s->lv_active = true;
