@@ -1075,6 +1075,10 @@ static void compact_field(polis__obs *o)
                 for (int32_t d = o->range_dim + 1; d < o->ndim; d++)
                     o->narrow_stride *= (size_t)o->shape[d];
             }
+            o->narrow_recip = o->narrow_stride && o->narrow_count <= UINT32_MAX
+                                  ? (UINT64_C(1) << 32) / (uint64_t)o->narrow_stride
+                                  : 0;
+            o->narrow_synced = NULL;
             return;
         }
     }

@@ -89,6 +89,12 @@ struct polis__obs {
      * bytes of an element written and stored */
     size_t narrow_count, narrow_stride, narrow_n;
     uint8_t narrow_in, narrow_out;
+    /* Reported changes (env.c, host API "observations"): floor(2^32 / narrow_stride), to find
+     * an element's range without a division (0: records of 2^32 elements or more divide), and
+     * the io->obs this field's records were last all narrowed into (NULL: none yet, or a
+     * write failed since): only then may a write be narrowed where its writer reported. */
+    uint64_t narrow_recip;
+    const uint8_t *narrow_synced;
 };
 
 struct polis__reward {

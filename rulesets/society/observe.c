@@ -1087,6 +1087,7 @@ typedef struct lv_painter {
     bool track;              /* list elements that become non-zero */
     int32_t *list;
     int32_t n, cap;
+    int32_t *ch, nch, chcap; /* ch: list every element changed (s->ch_on) */
 } lv_painter;
 
 static inline void lv_put(lv_painter *p, size_t off, int16_t val)
@@ -1095,6 +1096,10 @@ static inline void lv_put(lv_painter *p, size_t off, int16_t val)
     if (p->track && val && !*e) {
         if (p->n < p->cap) p->list[p->n] = (int32_t)off;
         p->n += p->n <= p->cap;
+    }
+    if (p->ch && *e != val) {
+        if (p->nch < p->chcap) p->ch[p->nch] = (int32_t)off;
+        p->nch += p->nch <= p->chcap;
     }
     *e = val;
 }
@@ -1121,18 +1126,18 @@ seen:;
     const size_t plane = p->plane, a = (size_t)at;
     const int32_t R = s->R;
     if (s->lv_cstamp[cell] == s->pt_pass) {
-        if (s->lv_oag[cell]) p->o[a] = 0;
-        if (s->lv_obl[cell]) p->o[plane + a] = 0;
+        if (s->lv_oag[cell]) lv_put(p, a, 0);
+        if (s->lv_obl[cell]) lv_put(p, plane + a, 0);
         const int32_t k = s->lv_orc[cell] - 1;
         if (k >= 0) {
             const soc_recipe *rc = &s->rec[k];
             for (int32_t q = 0; q < rc->n_in; q++)
-                p->o[(size_t)(2 + s->amounts[rc->in + q].res) * plane + a] = 0;
+                lv_put(p, (size_t)(2 + s->amounts[rc->in + q].res) * plane + a, 0);
             for (int32_t q = 0; q < rc->n_out; q++)
-                p->o[(size_t)(2 + s->amounts[rc->out + q].res) * plane + a] = 0;
+                lv_put(p, (size_t)(2 + s->amounts[rc->out + q].res) * plane + a, 0);
         }
         for (uint64_t b = s->lv_opb[cell]; b; b &= b - 1)
-            p->o[(size_t)(2 + R + lowest_bit(b)) * plane + a] = 0;
+            lv_put(p, (size_t)(2 + R + lowest_bit(b)) * plane + a, 0);
     }
     const int32_t ag = p->ag[cell];
     if (ag) lv_put(p, a, cov ? sat16(ag) : 0);
@@ -1265,7 +1270,10 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
                     .track = s->og_cap > 0 && s->og_n[v] >= 0,
                     .list = s->og_list + (size_t)v * (size_t)s->og_cap,
                     .n = s->og_n[v] > 0 ? s->og_n[v] : 0,
-                    .cap = s->og_cap};
+                    .cap = s->og_cap,
+                    .ch = s->ch_on ? s->ch : NULL,
+                    .nch = s->ch_n,
+                    .chcap = s->ch_cap};
     if (++s->lv_vtok == 0) {
         memset(s->lv_vmark, 0, sizeof *s->lv_vmark * (size_t)s->n_agents);
         s->lv_vtok = 1;
@@ -1309,6 +1317,7 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
         }
     }
     s->og_n[v] = p.track && p.n <= p.cap ? p.n : -1;
+    s->ch_n = p.nch;
 }
 
 /* v's owners into s->views, v first: the sets live updates keep (soc_views asks the social
@@ -1331,6 +1340,31 @@ bool soc_sees(const soc *s, int32_t viewer, int32_t target)
     return viewer == target || !s->vis->active(s->ctx) || s->vis->visible(s->ctx, viewer, target);
 }
 
+/* Compact observations: the elements of this write's changes (s->ch_on), reported at its
+ * end (ch_report); past ch_cap the kernel narrows the record whole. */
+static inline void ch_push(soc *s, int32_t off)
+{
+    if (!s->ch_on) return;
+    if (s->ch_n < s->ch_cap) s->ch[s->ch_n] = off;
+    s->ch_n += s->ch_n <= s->ch_cap;
+}
+
+static void ch_push_list(soc *s, const int32_t *list, int32_t n)
+{
+    if (!s->ch_on) return;
+    if (n <= s->ch_cap - s->ch_n) {
+        memcpy(s->ch + s->ch_n, list, sizeof *list * (size_t)n);
+        s->ch_n += n;
+    } else {
+        s->ch_n = s->ch_cap + 1;
+    }
+}
+
+static void ch_report(soc *s)
+{
+    if (s->ch_on && s->ch_n <= s->ch_cap) s->obs_api->changed(s->ctx, s->ch, (size_t)s->ch_n, 0);
+}
+
 /* Who sees whom: the agents the viewer may not see leave the agents channel, after the
  * painters (which know nothing of it) wrote the record. A record changed here is painted
  * whole next time: the incremental painters assume it holds what they wrote. */
@@ -1344,6 +1378,7 @@ static void hide_agents(soc *s, int32_t agent, int16_t *o)
         if (q >= 0 && q != agent && q < s->n_agents && !s->vis->visible(s->ctx, agent, q)) {
             o[i] = 0;
             changed = true;
+            ch_push(s, (int32_t)i);
         }
     }
     if (changed) s->og_dst[agent] = NULL;
@@ -1367,6 +1402,8 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
                  .list = s->og_list + (size_t)agent * (size_t)s->og_cap,
                  .n = 0,
                  .cap = s->og_cap};
+    s->ch_n = 0;
+    s->ch_on = s->ch_cap && s->obs_api->narrowed(ctx, s->id_grid);
     if (s->lv_active) {
         const bool current = lv_current(s, agent, o);
         s->lv_pass[agent] = s->pt_pass;
@@ -1374,6 +1411,7 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
             s->lv_n_inc++;
             lv_update(s, agent, o);
             hide_agents(s, agent, o);
+            ch_report(s);
             return;
         }
         s->lv_n_full += s->lv_sync_pass != s->pt_pass;
@@ -1385,8 +1423,10 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     if (s->og_dst[agent] != o || last < 0 || (size_t)last > elems / 16) {
         memset(o, 0, sizeof *o * elems);
         s->og_dst[agent] = o;
+        s->ch_on = false; /* every element may have changed: narrowed whole */
     } else {
         for (int32_t i = 0; i < last; i++) o[p.list[i]] = 0;
+        ch_push_list(s, p.list, last);
     }
     if (s->view == SOC_VIEW_WINDOW) {
         paint(s, agent, agent, false, &p);
@@ -1403,7 +1443,12 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
         }
     }
     s->og_n[agent] = p.n > p.cap || !p.cap ? -1 : p.n;
+    if (s->og_n[agent] >= 0)
+        ch_push_list(s, p.list, p.n);
+    else
+        s->ch_on = false;
     hide_agents(s, agent, o);
+    ch_report(s);
 }
 
 void soc_seen_bits(soc *s, int32_t agent)
@@ -1577,6 +1622,12 @@ polis_status soc_register_observations(soc *s)
     int64_t og_cap = elems <= 2048 ? 0 : elems / 16;
     size_t n = (size_t)s->n_agents, plane = (size_t)s->A * (size_t)s->B;
     s->og_cap = (int32_t)og_cap;
+    /* Compact observations: a write reports up to one element in 8 changed (the previous
+     * list and the new one); past that narrowing the record whole costs about as much. */
+    if (!(s->obs_api = h->host_api(s->ctx, POLIS_OBSERVATIONS_API, 1))) return POLIS_ERR_PLUGIN;
+    s->ch_cap = (int32_t)(2 * og_cap);
+    if (s->ch_cap && !(s->ch = soc_alloc(s, sizeof *s->ch * (size_t)s->ch_cap)))
+        return POLIS_ERR_NOMEM;
     s->vis_bits = s->R <= 64 && s->K <= 64;
     s->self_overlap = 2 * s->hmax + 1 > s->W || 2 * s->vmax + 1 > s->H;
     if (!(s->og_dst = soc_alloc(s, sizeof *s->og_dst * n)) ||
@@ -1654,6 +1705,7 @@ polis_status soc_register_observations(soc *s)
         return POLIS_ERR_NOMEM;
     for (int32_t r = 0; r < s->R; r++) s->pile_obs[r] = (int32_t)s->p.pile_shown;
     if ((st = h->observation(s->ctx, &grid, &id_grid))) return st;
+    s->id_grid = id_grid;
     snprintf(doc, cap * 2 + 1024, "own units per resource: %s", list);
     polis_obs_def inv = {.name = "inventory",
                          .doc = doc,
