@@ -643,9 +643,6 @@ static int64_t read_int(const void *p, polis_dtype t, size_t i)
     return t == POLIS_DTYPE_I16 ? ((const int16_t *)p)[i] : ((const int32_t *)p)[i];
 }
 
-/* Fields of fewer elements are narrowed element by element. */
-#define NARROW_SMALL 32
-
 /* The step's error for element i of agent a's shadow record src of field o, which lies
  * outside its range. */
 static polis_status range_error(polis_env *env, const polis__obs *o, int32_t a, size_t i,
@@ -701,37 +698,45 @@ static polis_status narrow_span(polis_env *env, const polis__obs *o, int32_t a, 
     return POLIS_OK;
 }
 
+/* A position, a clock, a stage (fewer than POLIS__NARROW_SMALL elements): element by element
+ * against each element's own bounds, without the calls, lanes and range runs of narrow_span
+ * (they cost more than the copy). Returns SIZE_MAX, or the first element outside its range. */
+#define POLIS_NARROW_SMALL(name, ST, DT)                                                           \
+    static size_t name(const polis__obs *o, const void *restrict src, void *restrict dst)          \
+    {                                                                                              \
+        const ST *s = src;                                                                         \
+        DT *d = dst;                                                                               \
+        for (size_t i = 0; i < o->narrow_count; i++) {                                             \
+            const ST v = s[i];                                                                     \
+            if (v < o->small_lo[i] || v > o->small_hi[i]) return i;                                \
+            d[i] = (DT)v;                                                                          \
+        }                                                                                          \
+        return SIZE_MAX;                                                                           \
+    }
+POLIS_NARROW_SMALL(narrow_small_i16_u8, int16_t, uint8_t)
+POLIS_NARROW_SMALL(narrow_small_i16_i8, int16_t, int8_t)
+POLIS_NARROW_SMALL(narrow_small_i32_u8, int32_t, uint8_t)
+POLIS_NARROW_SMALL(narrow_small_i32_i8, int32_t, int8_t)
+POLIS_NARROW_SMALL(narrow_small_i32_i16, int32_t, int16_t)
+#undef POLIS_NARROW_SMALL
+
 /* Narrows agent a's whole shadow record of field o into dst. */
 static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a, uint8_t *dst)
 {
-    const size_t count = o->narrow_count, stride = o->narrow_stride, n = o->narrow_n;
     const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
-    if (count >= NARROW_SMALL) return narrow_span(env, o, a, dst, 0, count);
-    size_t fail_at = SIZE_MAX;
-    /* a position, a clock, a stage: element by element, without the calls and lanes of
-     * narrow_span (they cost more than the copy) */
-    size_t k = 0, j = 0; /* element i's range index and its place in the stride */
-    for (size_t i = 0; i < count; i++) {
-        int64_t v = read_int(src, o->dtype, i);
-        if ((double)v < o->range_lo[k] || (double)v > o->range_hi[k]) {
-            fail_at = i;
-            break;
-        }
-        switch (o->out_dtype) {
-        case POLIS_DTYPE_U8: dst[i] = (uint8_t)v; break;
-        case POLIS_DTYPE_I8: ((int8_t *)dst)[i] = (int8_t)v; break;
-        default: {
-            int16_t w = (int16_t)v;
-            memcpy(dst + 2 * i, &w, sizeof w);
-        }
-        }
-        if (++j == stride) {
-            j = 0;
-            k = k + 1 == n ? 0 : k + 1;
-        }
-    }
-    if (fail_at == SIZE_MAX) return POLIS_OK;
-    return range_error(env, o, a, fail_at, src);
+    if (o->narrow_count >= POLIS__NARROW_SMALL)
+        return narrow_span(env, o, a, dst, 0, o->narrow_count);
+    size_t bad;
+    if (o->dtype == POLIS_DTYPE_I16)
+        bad = o->out_dtype == POLIS_DTYPE_U8 ? narrow_small_i16_u8(o, src, dst)
+                                             : narrow_small_i16_i8(o, src, dst);
+    else if (o->out_dtype == POLIS_DTYPE_U8)
+        bad = narrow_small_i32_u8(o, src, dst);
+    else if (o->out_dtype == POLIS_DTYPE_I8)
+        bad = narrow_small_i32_i8(o, src, dst);
+    else
+        bad = narrow_small_i32_i16(o, src, dst);
+    return bad == SIZE_MAX ? POLIS_OK : range_error(env, o, a, bad, src);
 }
 
 /* ---- reported changes: the "observations" host API (plugin.h) ------------------------------
@@ -769,6 +774,23 @@ static inline size_t range_index(const polis__obs *o, size_t e)
         const ST *s = src;                                                                         \
         DT *d = dst;                                                                               \
         const size_t count = o->narrow_count;                                                      \
+        const ST lo = (ST)o->narrow_lo, hi = (ST)o->narrow_hi;                                     \
+        if (!step) { /* the common case, one element per entry */                                  \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                const size_t e = (size_t)at[i]; /* a negative at[i] is >= count too */             \
+                if (e >= count) {                                                                  \
+                    *bad = i;                                                                      \
+                    return SIZE_MAX - 1;                                                           \
+                }                                                                                  \
+                const ST v = s[e];                                                                 \
+                if (v < lo || v > hi) { /* else inside every range */                              \
+                    const size_t k = range_index(o, e);                                            \
+                    if (v < o->range_lo[k] || v > o->range_hi[k]) return e;                        \
+                }                                                                                  \
+                d[e] = (DT)v;                                                                      \
+            }                                                                                      \
+            return SIZE_MAX;                                                                       \
+        }                                                                                          \
         for (size_t i = 0; i < n; i++) {                                                           \
             if (at[i] < 0 || (size_t)at[i] >= count) {                                             \
                 *bad = i;                                                                          \
@@ -776,10 +798,11 @@ static inline size_t range_index(const polis__obs *o, size_t e)
             }                                                                                      \
             for (size_t e = (size_t)at[i]; e < count; e += step) {                                 \
                 const ST v = s[e];                                                                 \
-                const size_t k = range_index(o, e);                                                \
-                if (v < o->range_lo[k] || v > o->range_hi[k]) return e;                            \
+                if (v < lo || v > hi) {                                                            \
+                    const size_t k = range_index(o, e);                                            \
+                    if (v < o->range_lo[k] || v > o->range_hi[k]) return e;                        \
+                }                                                                                  \
                 d[e] = (DT)v;                                                                      \
-                if (!step) break;                                                                  \
             }                                                                                      \
         }                                                                                          \
         return SIZE_MAX;                                                                           \

@@ -280,7 +280,8 @@ typedef struct soc {
      * it narrows only those (host API "observations"); ch_n > ch_cap: too many, not reported */
     const polis_observations_api *obs_api;
     int32_t id_grid;
-    bool ch_on; /* this write reports */
+    int8_t ch_grid; /* the grid is narrowed: 0 not asked yet, 1 yes, -1 no */
+    bool ch_on;     /* this write reports */
     int32_t *ch, ch_n, ch_cap;
     bool self_overlap; /* a map-view window wraps onto itself (2 fov + 1 > W or H) */
     /* merged shared maps, when R, K <= 64 and the view is "map" */

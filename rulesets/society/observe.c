@@ -1088,16 +1088,18 @@ typedef struct lv_painter {
     int32_t *list;
     int32_t n, cap;
     int32_t *ch, nch, chcap; /* ch: list every element changed (s->ch_on) */
+    /* lv_refresh_listed when ch, else lv_refresh_unlisted */
+    void (*refresh)(const struct soc *, struct lv_painter *, int32_t, int32_t);
 } lv_painter;
 
-static inline void lv_put(lv_painter *p, size_t off, int16_t val)
+static ALWAYS_INLINE void lv_put(lv_painter *p, size_t off, int16_t val, const bool ch_)
 {
     int16_t *e = p->o + off;
     if (p->track && val && !*e) {
         if (p->n < p->cap) p->list[p->n] = (int32_t)off;
         p->n += p->n <= p->cap;
     }
-    if (p->ch && *e != val) {
+    if (ch_ && *e != val) {
         if (p->nch < p->chcap) p->ch[p->nch] = (int32_t)off;
         p->nch += p->nch <= p->chcap;
     }
@@ -1107,7 +1109,8 @@ static inline void lv_put(lv_painter *p, size_t off, int16_t val)
 /* Writes the cell at grid offset `at` from the world: what the viewer's owners covering it
  * see, zeros where none does, the elements of its content before this pass cleared first
  * when it changed. */
-static void lv_refresh(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+static ALWAYS_INLINE void lv_refresh_as(const soc *s, lv_painter *p, int32_t cell, int32_t at,
+                                        const bool ch_)
 {
     const int32_t nw = s->lv_words;
     const uint64_t *cw = s->lv_cover + (size_t)cell * (size_t)nw;
@@ -1126,22 +1129,22 @@ seen:;
     const size_t plane = p->plane, a = (size_t)at;
     const int32_t R = s->R;
     if (s->lv_cstamp[cell] == s->pt_pass) {
-        if (s->lv_oag[cell]) lv_put(p, a, 0);
-        if (s->lv_obl[cell]) lv_put(p, plane + a, 0);
+        if (s->lv_oag[cell]) lv_put(p, a, 0, ch_);
+        if (s->lv_obl[cell]) lv_put(p, plane + a, 0, ch_);
         const int32_t k = s->lv_orc[cell] - 1;
         if (k >= 0) {
             const soc_recipe *rc = &s->rec[k];
             for (int32_t q = 0; q < rc->n_in; q++)
-                lv_put(p, (size_t)(2 + s->amounts[rc->in + q].res) * plane + a, 0);
+                lv_put(p, (size_t)(2 + s->amounts[rc->in + q].res) * plane + a, 0, ch_);
             for (int32_t q = 0; q < rc->n_out; q++)
-                lv_put(p, (size_t)(2 + s->amounts[rc->out + q].res) * plane + a, 0);
+                lv_put(p, (size_t)(2 + s->amounts[rc->out + q].res) * plane + a, 0, ch_);
         }
         for (uint64_t b = s->lv_opb[cell]; b; b &= b - 1)
-            lv_put(p, (size_t)(2 + R + lowest_bit(b)) * plane + a, 0);
+            lv_put(p, (size_t)(2 + R + lowest_bit(b)) * plane + a, 0, ch_);
     }
     const int32_t ag = p->ag[cell];
-    if (ag) lv_put(p, a, cov ? sat16(ag) : 0);
-    if (p->bl[cell]) lv_put(p, plane + a, cov);
+    if (ag) lv_put(p, a, cov ? sat16(ag) : 0, ch_);
+    if (p->bl[cell]) lv_put(p, plane + a, cov, ch_);
     const int32_t k = p->rc[cell] - 1;
     if (k >= 0) {
         const bool show = cov && ((vrec >> k) & 1u);
@@ -1149,19 +1152,37 @@ seen:;
         const size_t base = 2 * plane + a;
         for (int32_t q = 0; q < rc->n_in; q++) {
             const soc_amount *am = &s->amounts[rc->in + q];
-            lv_put(p, base + (size_t)am->res * plane, show ? sat16(-am->n) : 0);
+            lv_put(p, base + (size_t)am->res * plane, show ? sat16(-am->n) : 0, ch_);
         }
         for (int32_t q = 0; q < rc->n_out; q++) {
             const soc_amount *am = &s->amounts[rc->out + q];
-            lv_put(p, base + (size_t)am->res * plane, show ? sat16(am->n) : 0);
+            lv_put(p, base + (size_t)am->res * plane, show ? sat16(am->n) : 0, ch_);
         }
     }
     const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
     for (uint64_t b = s->lv_pb[cell]; b; b &= b - 1) {
         const int32_t r = lowest_bit(b);
         lv_put(p, (size_t)(2 + R + r) * plane + a,
-               cov && ((vres >> r) & 1u) ? pile16(pile[r], s->pile_obs[r]) : 0);
+               cov && ((vres >> r) & 1u) ? pile16(pile[r], s->pile_obs[r]) : 0, ch_);
     }
+}
+
+/* Listing the changes (compact observations) is a copy of its own, like painting's listing,
+ * called through p->refresh: a test in every store, or both copies in one function, cost
+ * plain records 5-10% of the refresh. */
+static void lv_refresh_listed(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+{
+    lv_refresh_as(s, p, cell, at, true);
+}
+
+static void lv_refresh_unlisted(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+{
+    lv_refresh_as(s, p, cell, at, false);
+}
+
+static ALWAYS_INLINE void lv_refresh(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+{
+    p->refresh(s, p, cell, at);
 }
 
 /* Whether one of the viewer's owners that did not change this pass (no event of the viewer
@@ -1272,6 +1293,7 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
                     .n = s->og_n[v] > 0 ? s->og_n[v] : 0,
                     .cap = s->og_cap,
                     .ch = s->ch_on ? s->ch : NULL,
+                    .refresh = s->ch_on ? lv_refresh_listed : lv_refresh_unlisted,
                     .nch = s->ch_n,
                     .chcap = s->ch_cap};
     if (++s->lv_vtok == 0) {
@@ -1403,7 +1425,8 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
                  .n = 0,
                  .cap = s->og_cap};
     s->ch_n = 0;
-    s->ch_on = s->ch_cap && s->obs_api->narrowed(ctx, s->id_grid);
+    if (!s->ch_grid) s->ch_grid = s->ch_cap && s->obs_api->narrowed(ctx, s->id_grid) ? 1 : -1;
+    s->ch_on = s->ch_grid > 0;
     if (s->lv_active) {
         const bool current = lv_current(s, agent, o);
         s->lv_pass[agent] = s->pt_pass;
