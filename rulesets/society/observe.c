@@ -1099,7 +1099,7 @@ static ALWAYS_INLINE void lv_put(lv_painter *p, size_t off, int16_t val, const b
         if (p->n < p->cap) p->list[p->n] = (int32_t)off;
         p->n += p->n <= p->cap;
     }
-    if (ch_ && *e != val) {
+    if (ch_) { /* every store: comparing with the old value loads it, a cache miss */
         if (p->nch < p->chcap) p->ch[p->nch] = (int32_t)off;
         p->nch += p->nch <= p->chcap;
     }
