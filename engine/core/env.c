@@ -576,9 +576,32 @@ static inline bool agent_done(const polis_env *env, int32_t a)
  * registers across blocks, folded once at the end; a per-element flag widened to int cost
  * several instructions per element). */
 #define NARROW_LANES 16
-#define POLIS_NARROW(name, ST, DT, ST_MIN, ST_MAX)                                                 \
-    static bool name(const void *restrict src, void *restrict dst, size_t len, int32_t lo,         \
-                     int32_t hi)                                                                   \
+/* The (written, stored) dtype pairs, in the order of narrow_pair: each loop below is made once
+ * per pair from this list. */
+#define POLIS_NARROW_PAIRS(X)                                                                      \
+    X(i16_u8, int16_t, uint8_t, INT16_MIN, INT16_MAX)                                              \
+    X(i16_i8, int16_t, int8_t, INT16_MIN, INT16_MAX)                                               \
+    X(i32_u8, int32_t, uint8_t, INT32_MIN, INT32_MAX)                                              \
+    X(i32_i8, int32_t, int8_t, INT32_MIN, INT32_MAX)                                               \
+    X(i32_i16, int32_t, int16_t, INT32_MIN, INT32_MAX)
+
+#define POLIS_NARROW_ENUM(pair, ...) NARROW_##pair,
+enum { POLIS_NARROW_PAIRS(POLIS_NARROW_ENUM) };
+#undef POLIS_NARROW_ENUM
+
+/* Field o's place in POLIS_NARROW_PAIRS. */
+static inline int narrow_pair(const polis__obs *o)
+{
+    if (o->dtype == POLIS_DTYPE_I16)
+        return o->out_dtype == POLIS_DTYPE_U8 ? NARROW_i16_u8 : NARROW_i16_i8;
+    return o->out_dtype == POLIS_DTYPE_U8   ? NARROW_i32_u8
+           : o->out_dtype == POLIS_DTYPE_I8 ? NARROW_i32_i8
+                                            : NARROW_i32_i16;
+}
+
+#define POLIS_NARROW(pair, ST, DT, ST_MIN, ST_MAX)                                                 \
+    static bool narrow_##pair(const void *restrict src, void *restrict dst, size_t len,            \
+                              int32_t lo, int32_t hi)                                              \
     {                                                                                              \
         const ST *s = src;                                                                         \
         DT *d = dst;                                                                               \
@@ -621,22 +644,14 @@ static inline bool agent_done(const polis_env *env, int32_t a)
         }                                                                                          \
         return len == 0 || (low >= lo && high <= hi);                                              \
     }
-POLIS_NARROW(narrow_i16_u8, int16_t, uint8_t, INT16_MIN, INT16_MAX)
-POLIS_NARROW(narrow_i16_i8, int16_t, int8_t, INT16_MIN, INT16_MAX)
-POLIS_NARROW(narrow_i32_u8, int32_t, uint8_t, INT32_MIN, INT32_MAX)
-POLIS_NARROW(narrow_i32_i8, int32_t, int8_t, INT32_MIN, INT32_MAX)
-POLIS_NARROW(narrow_i32_i16, int32_t, int16_t, INT32_MIN, INT32_MAX)
+POLIS_NARROW_PAIRS(POLIS_NARROW)
 #undef POLIS_NARROW
 #undef NARROW_LANES
 
 typedef bool (*narrow_fn)(const void *restrict, void *restrict, size_t, int32_t, int32_t);
-
-static narrow_fn narrow_for(polis_dtype from, polis_dtype to)
-{
-    if (from == POLIS_DTYPE_I16) return to == POLIS_DTYPE_U8 ? narrow_i16_u8 : narrow_i16_i8;
-    if (to == POLIS_DTYPE_U8) return narrow_i32_u8;
-    return to == POLIS_DTYPE_I8 ? narrow_i32_i8 : narrow_i32_i16;
-}
+#define POLIS_NARROW_FN(pair, ...) narrow_##pair,
+static const narrow_fn narrow_fns[] = {POLIS_NARROW_PAIRS(POLIS_NARROW_FN)};
+#undef POLIS_NARROW_FN
 
 static int64_t read_int(const void *p, polis_dtype t, size_t i)
 {
@@ -675,7 +690,7 @@ static polis_status narrow_span(polis_env *env, const polis__obs *o, int32_t a, 
     const size_t in = o->narrow_in, out = o->narrow_out, stride = o->narrow_stride;
     const size_t n = o->narrow_n;
     const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
-    narrow_fn fn = narrow_for(o->dtype, o->out_dtype);
+    const narrow_fn fn = narrow_fns[narrow_pair(o)];
     size_t r = b < end ? b / stride : 0, k = r % n; /* run r holds b; k its range */
     while (b < end) {
         const int32_t lo = (int32_t)o->range_lo[k], hi = (int32_t)o->range_hi[k];
@@ -701,8 +716,9 @@ static polis_status narrow_span(polis_env *env, const polis__obs *o, int32_t a, 
 /* A position, a clock, a stage (fewer than POLIS__NARROW_SMALL elements): element by element
  * against each element's own bounds, without the calls, lanes and range runs of narrow_span
  * (they cost more than the copy). Returns SIZE_MAX, or the first element outside its range. */
-#define POLIS_NARROW_SMALL(name, ST, DT)                                                           \
-    static size_t name(const polis__obs *o, const void *restrict src, void *restrict dst)          \
+#define POLIS_NARROW_SMALL(pair, ST, DT, ...)                                                      \
+    static size_t narrow_small_##pair(const polis__obs *o, const void *restrict src,               \
+                                      void *restrict dst)                                          \
     {                                                                                              \
         const ST *s = src;                                                                         \
         DT *d = dst;                                                                               \
@@ -713,11 +729,7 @@ static polis_status narrow_span(polis_env *env, const polis__obs *o, int32_t a, 
         }                                                                                          \
         return SIZE_MAX;                                                                           \
     }
-POLIS_NARROW_SMALL(narrow_small_i16_u8, int16_t, uint8_t)
-POLIS_NARROW_SMALL(narrow_small_i16_i8, int16_t, int8_t)
-POLIS_NARROW_SMALL(narrow_small_i32_u8, int32_t, uint8_t)
-POLIS_NARROW_SMALL(narrow_small_i32_i8, int32_t, int8_t)
-POLIS_NARROW_SMALL(narrow_small_i32_i16, int32_t, int16_t)
+POLIS_NARROW_PAIRS(POLIS_NARROW_SMALL)
 #undef POLIS_NARROW_SMALL
 
 /* Narrows agent a's whole shadow record of field o into dst. */
@@ -726,16 +738,13 @@ static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a,
     const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
     if (o->narrow_count >= POLIS__NARROW_SMALL)
         return narrow_span(env, o, a, dst, 0, o->narrow_count);
-    size_t bad;
-    if (o->dtype == POLIS_DTYPE_I16)
-        bad = o->out_dtype == POLIS_DTYPE_U8 ? narrow_small_i16_u8(o, src, dst)
-                                             : narrow_small_i16_i8(o, src, dst);
-    else if (o->out_dtype == POLIS_DTYPE_U8)
-        bad = narrow_small_i32_u8(o, src, dst);
-    else if (o->out_dtype == POLIS_DTYPE_I8)
-        bad = narrow_small_i32_i8(o, src, dst);
-    else
-        bad = narrow_small_i32_i16(o, src, dst);
+    size_t bad = SIZE_MAX;
+    switch (narrow_pair(o)) { /* direct calls, inlined: a call through a table cost small fields */
+#define POLIS_NARROW_CASE(pair, ...)                                                               \
+    case NARROW_##pair: bad = narrow_small_##pair(o, src, dst); break;
+        POLIS_NARROW_PAIRS(POLIS_NARROW_CASE)
+#undef POLIS_NARROW_CASE
+    }
     return bad == SIZE_MAX ? POLIS_OK : range_error(env, o, a, bad, src);
 }
 
@@ -767,9 +776,10 @@ static inline size_t range_index(const polis__obs *o, size_t e)
 /* Narrows the elements at[i] + j x step of a record (j from 0 while inside it; step 0: at[i]
  * alone). Returns SIZE_MAX when all lie in their ranges and inside the record; else the
  * first element outside its range, or *bad = i for an at[i] outside the record. */
-#define POLIS_NARROW_AT(name, ST, DT)                                                              \
-    static size_t name(const polis__obs *o, const void *restrict src, void *restrict dst,          \
-                       const int32_t *at, size_t n, size_t step, size_t *bad)                      \
+#define POLIS_NARROW_AT(pair, ST, DT, ...)                                                         \
+    static size_t narrow_at_##pair(const polis__obs *o, const void *restrict src,                  \
+                                   void *restrict dst, const int32_t *at, size_t n, size_t step,   \
+                                   size_t *bad)                                                    \
     {                                                                                              \
         const ST *s = src;                                                                         \
         DT *d = dst;                                                                               \
@@ -807,12 +817,14 @@ static inline size_t range_index(const polis__obs *o, size_t e)
         }                                                                                          \
         return SIZE_MAX;                                                                           \
     }
-POLIS_NARROW_AT(narrow_at_i16_u8, int16_t, uint8_t)
-POLIS_NARROW_AT(narrow_at_i16_i8, int16_t, int8_t)
-POLIS_NARROW_AT(narrow_at_i32_u8, int32_t, uint8_t)
-POLIS_NARROW_AT(narrow_at_i32_i8, int32_t, int8_t)
-POLIS_NARROW_AT(narrow_at_i32_i16, int32_t, int16_t)
+POLIS_NARROW_PAIRS(POLIS_NARROW_AT)
 #undef POLIS_NARROW_AT
+
+typedef size_t (*narrow_at_fn)(const polis__obs *, const void *restrict, void *restrict,
+                               const int32_t *, size_t, size_t, size_t *);
+#define POLIS_NARROW_FN(pair, ...) narrow_at_##pair,
+static const narrow_at_fn narrow_at_fns[] = {POLIS_NARROW_PAIRS(POLIS_NARROW_FN)};
+#undef POLIS_NARROW_FN
 
 /* The field whose write ctx's report is about, NULL when reports do nothing now (no writer
  * of ctx runs, its field is not narrowed, or the write must be narrowed whole); marks the
@@ -854,21 +866,12 @@ void polis__obs_changed(polis_ctx *ctx, const int32_t *at, size_t n, size_t step
     polis_env *env = ctx->env;
     const int32_t a = env->narrowing_agent;
     const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
-    size_t bad = 0, e;
+    size_t bad = 0;
     if (!at) {
         env->cb_status = bad_report(env, o, NULL);
         return;
     }
-    if (o->dtype == POLIS_DTYPE_I16)
-        e = o->out_dtype == POLIS_DTYPE_U8
-                ? narrow_at_i16_u8(o, src, env->narrowing_dst, at, n, step, &bad)
-                : narrow_at_i16_i8(o, src, env->narrowing_dst, at, n, step, &bad);
-    else if (o->out_dtype == POLIS_DTYPE_U8)
-        e = narrow_at_i32_u8(o, src, env->narrowing_dst, at, n, step, &bad);
-    else if (o->out_dtype == POLIS_DTYPE_I8)
-        e = narrow_at_i32_i8(o, src, env->narrowing_dst, at, n, step, &bad);
-    else
-        e = narrow_at_i32_i16(o, src, env->narrowing_dst, at, n, step, &bad);
+    const size_t e = narrow_at_fns[narrow_pair(o)](o, src, env->narrowing_dst, at, n, step, &bad);
     if (e == SIZE_MAX) return;
     const long long wrong = at[bad];
     env->cb_status =
