@@ -576,9 +576,32 @@ static inline bool agent_done(const polis_env *env, int32_t a)
  * registers across blocks, folded once at the end; a per-element flag widened to int cost
  * several instructions per element). */
 #define NARROW_LANES 16
-#define POLIS_NARROW(name, ST, DT, ST_MIN, ST_MAX)                                                 \
-    static bool name(const void *restrict src, void *restrict dst, size_t len, int32_t lo,         \
-                     int32_t hi)                                                                   \
+/* The (written, stored) dtype pairs, in the order of narrow_pair: each loop below is made once
+ * per pair from this list. */
+#define POLIS_NARROW_PAIRS(X)                                                                      \
+    X(i16_u8, int16_t, uint8_t, INT16_MIN, INT16_MAX)                                              \
+    X(i16_i8, int16_t, int8_t, INT16_MIN, INT16_MAX)                                               \
+    X(i32_u8, int32_t, uint8_t, INT32_MIN, INT32_MAX)                                              \
+    X(i32_i8, int32_t, int8_t, INT32_MIN, INT32_MAX)                                               \
+    X(i32_i16, int32_t, int16_t, INT32_MIN, INT32_MAX)
+
+#define POLIS_NARROW_ENUM(pair, ...) NARROW_##pair,
+enum { POLIS_NARROW_PAIRS(POLIS_NARROW_ENUM) };
+#undef POLIS_NARROW_ENUM
+
+/* Field o's place in POLIS_NARROW_PAIRS. */
+static inline int narrow_pair(const polis__obs *o)
+{
+    if (o->dtype == POLIS_DTYPE_I16)
+        return o->out_dtype == POLIS_DTYPE_U8 ? NARROW_i16_u8 : NARROW_i16_i8;
+    return o->out_dtype == POLIS_DTYPE_U8   ? NARROW_i32_u8
+           : o->out_dtype == POLIS_DTYPE_I8 ? NARROW_i32_i8
+                                            : NARROW_i32_i16;
+}
+
+#define POLIS_NARROW(pair, ST, DT, ST_MIN, ST_MAX)                                                 \
+    static bool narrow_##pair(const void *restrict src, void *restrict dst, size_t len,            \
+                              int32_t lo, int32_t hi)                                              \
     {                                                                                              \
         const ST *s = src;                                                                         \
         DT *d = dst;                                                                               \
@@ -621,30 +644,19 @@ static inline bool agent_done(const polis_env *env, int32_t a)
         }                                                                                          \
         return len == 0 || (low >= lo && high <= hi);                                              \
     }
-POLIS_NARROW(narrow_i16_u8, int16_t, uint8_t, INT16_MIN, INT16_MAX)
-POLIS_NARROW(narrow_i16_i8, int16_t, int8_t, INT16_MIN, INT16_MAX)
-POLIS_NARROW(narrow_i32_u8, int32_t, uint8_t, INT32_MIN, INT32_MAX)
-POLIS_NARROW(narrow_i32_i8, int32_t, int8_t, INT32_MIN, INT32_MAX)
-POLIS_NARROW(narrow_i32_i16, int32_t, int16_t, INT32_MIN, INT32_MAX)
+POLIS_NARROW_PAIRS(POLIS_NARROW)
 #undef POLIS_NARROW
 #undef NARROW_LANES
 
 typedef bool (*narrow_fn)(const void *restrict, void *restrict, size_t, int32_t, int32_t);
-
-static narrow_fn narrow_for(polis_dtype from, polis_dtype to)
-{
-    if (from == POLIS_DTYPE_I16) return to == POLIS_DTYPE_U8 ? narrow_i16_u8 : narrow_i16_i8;
-    if (to == POLIS_DTYPE_U8) return narrow_i32_u8;
-    return to == POLIS_DTYPE_I8 ? narrow_i32_i8 : narrow_i32_i16;
-}
+#define POLIS_NARROW_FN(pair, ...) narrow_##pair,
+static const narrow_fn narrow_fns[] = {POLIS_NARROW_PAIRS(POLIS_NARROW_FN)};
+#undef POLIS_NARROW_FN
 
 static int64_t read_int(const void *p, polis_dtype t, size_t i)
 {
     return t == POLIS_DTYPE_I16 ? ((const int16_t *)p)[i] : ((const int32_t *)p)[i];
 }
-
-/* Fields of fewer elements are narrowed element by element. */
-#define NARROW_SMALL 32
 
 /* The step's error for element i of agent a's shadow record src of field o, which lies
  * outside its range. */
@@ -667,61 +679,217 @@ static polis_status range_error(polis_env *env, const polis__obs *o, int32_t a, 
     return o->ctx->kind == POLIS__CTX_SCRIPT ? POLIS_ERR_SCRIPT : POLIS_ERR_PLUGIN;
 }
 
-/* Narrows agent a's shadow record of field o into dst, run by run of elements sharing a
- * range. A value outside its range fails the step (a range is a promise, never a clamp),
- * naming the first such element. */
-static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a, uint8_t *dst)
+/* Narrows elements [b, end) of agent a's shadow record of field o into dst, run by run of
+ * elements sharing a range: run r covers elements [r x stride, (r + 1) x stride) with range
+ * r mod n, and consecutive runs sharing a range are narrowed in one call. A value outside
+ * its range fails the step (a range is a promise, never a clamp), naming the first such
+ * element. */
+static polis_status narrow_span(polis_env *env, const polis__obs *o, int32_t a, uint8_t *dst,
+                                size_t b, size_t end)
 {
-    const size_t count = o->narrow_count, stride = o->narrow_stride, n = o->narrow_n;
+    const size_t in = o->narrow_in, out = o->narrow_out, stride = o->narrow_stride;
+    const size_t n = o->narrow_n;
     const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
-    if (count < NARROW_SMALL) {
-        size_t fail_at = SIZE_MAX;
-        /* a position, a clock, a stage: element by element, without the calls and lanes of
-         * the runs below (they cost more than the copy) */
-        size_t k = 0, j = 0; /* element i's range index and its place in the stride */
-        for (size_t i = 0; i < count; i++) {
-            int64_t v = read_int(src, o->dtype, i);
-            if ((double)v < o->range_lo[k] || (double)v > o->range_hi[k]) {
-                fail_at = i;
-                break;
-            }
-            switch (o->out_dtype) {
-            case POLIS_DTYPE_U8: dst[i] = (uint8_t)v; break;
-            case POLIS_DTYPE_I8: ((int8_t *)dst)[i] = (int8_t)v; break;
-            default: {
-                int16_t w = (int16_t)v;
-                memcpy(dst + 2 * i, &w, sizeof w);
-            }
-            }
-            if (++j == stride) {
-                j = 0;
-                k = k + 1 == n ? 0 : k + 1;
-            }
-        }
-        if (fail_at == SIZE_MAX) return POLIS_OK;
-        return range_error(env, o, a, fail_at, src);
-    }
-    /* Run r (of outer x n) covers elements [r x stride, (r + 1) x stride) with range r mod n;
-     * consecutive runs sharing a range are narrowed in one call. */
-    const size_t in = o->narrow_in, out = o->narrow_out, runs = count / stride;
-    narrow_fn fn = narrow_for(o->dtype, o->out_dtype);
-    for (size_t r = 0, k = 0; r < runs;) {
-        const size_t e = r * stride;
+    const narrow_fn fn = narrow_fns[narrow_pair(o)];
+    size_t r = b < end ? b / stride : 0, k = r % n; /* run r holds b; k its range */
+    while (b < end) {
         const int32_t lo = (int32_t)o->range_lo[k], hi = (int32_t)o->range_hi[k];
-        size_t m = 1, next = k + 1 == n ? 0 : k + 1; /* next: the range of run r + m */
-        while (r + m < runs && o->range_lo[next] == o->range_lo[k] &&
+        size_t next = k + 1 == n ? 0 : k + 1; /* the range of run r + 1 */
+        r++;
+        while (r * stride < end && o->range_lo[next] == o->range_lo[k] &&
                o->range_hi[next] == o->range_hi[k]) {
-            m++;
+            r++;
             next = next + 1 == n ? 0 : next + 1;
         }
-        r += m;
+        const size_t e = r * stride < end ? r * stride : end;
         k = next;
-        if (fn(src + e * in, dst + e * out, m * stride, lo, hi)) continue;
-        size_t i = e;
-        while (read_int(src, o->dtype, i) >= lo && read_int(src, o->dtype, i) <= hi) i++;
-        return range_error(env, o, a, i, src);
+        if (!fn(src + b * in, dst + b * out, e - b, lo, hi)) {
+            size_t i = b;
+            while (read_int(src, o->dtype, i) >= lo && read_int(src, o->dtype, i) <= hi) i++;
+            return range_error(env, o, a, i, src);
+        }
+        b = e;
     }
     return POLIS_OK;
+}
+
+/* A position, a clock, a stage (fewer than POLIS__NARROW_SMALL elements): element by element
+ * against each element's own bounds, without the calls, lanes and range runs of narrow_span
+ * (they cost more than the copy). Returns SIZE_MAX, or the first element outside its range. */
+#define POLIS_NARROW_SMALL(pair, ST, DT, ...)                                                      \
+    static size_t narrow_small_##pair(const polis__obs *o, const void *restrict src,               \
+                                      void *restrict dst)                                          \
+    {                                                                                              \
+        const ST *s = src;                                                                         \
+        DT *d = dst;                                                                               \
+        for (size_t i = 0; i < o->narrow_count; i++) {                                             \
+            const ST v = s[i];                                                                     \
+            if (v < o->small_lo[i] || v > o->small_hi[i]) return i;                                \
+            d[i] = (DT)v;                                                                          \
+        }                                                                                          \
+        return SIZE_MAX;                                                                           \
+    }
+POLIS_NARROW_PAIRS(POLIS_NARROW_SMALL)
+#undef POLIS_NARROW_SMALL
+
+/* Narrows agent a's whole shadow record of field o into dst. */
+static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a, uint8_t *dst)
+{
+    const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
+    if (o->narrow_count >= POLIS__NARROW_SMALL)
+        return narrow_span(env, o, a, dst, 0, o->narrow_count);
+    size_t bad = SIZE_MAX;
+    switch (narrow_pair(o)) { /* direct calls, inlined: a call through a table cost small fields */
+#define POLIS_NARROW_CASE(pair, ...)                                                               \
+    case NARROW_##pair: bad = narrow_small_##pair(o, src, dst); break;
+        POLIS_NARROW_PAIRS(POLIS_NARROW_CASE)
+#undef POLIS_NARROW_CASE
+    }
+    return bad == SIZE_MAX ? POLIS_OK : range_error(env, o, a, bad, src);
+}
+
+/* ---- reported changes: the "observations" host API (plugin.h) ------------------------------
+ *
+ * A writer that knows which elements of its record it changed reports them while it writes,
+ * and they are narrowed at once (they hold their final values for the write); a write that
+ * reports nothing is narrowed whole after it returns. Reports count only while the kernel
+ * runs a writer whose field's buffer rows all hold its previous write (o->narrow_synced):
+ * otherwise (the first write, a moved buffer, a failed write) the kernel ignores them and
+ * narrows whole. Society's grid writer changes a few hundred of its 12,800 elements a step;
+ * narrowing all of them read every element of every record (docs/performance.md). */
+
+/* The range index of element e of field o: (e / stride) mod n, the division by a
+ * multiplication (q is e / stride or one less, corrected by one test). */
+static inline size_t range_index(const polis__obs *o, size_t e)
+{
+    if (o->narrow_n == 1) return 0;
+    size_t q;
+    if (o->narrow_recip) {
+        q = (size_t)(((uint64_t)e * o->narrow_recip) >> 32);
+        q += (q + 1) * o->narrow_stride <= e;
+    } else {
+        q = e / o->narrow_stride;
+    }
+    return q < o->narrow_n ? q : q % o->narrow_n;
+}
+
+/* Narrows the elements at[i] + j x step of a record (j from 0 while inside it; step 0: at[i]
+ * alone). Returns SIZE_MAX when all lie in their ranges and inside the record; else the
+ * first element outside its range, or *bad = i for an at[i] outside the record. */
+#define POLIS_NARROW_AT(pair, ST, DT, ...)                                                         \
+    static size_t narrow_at_##pair(const polis__obs *o, const void *restrict src,                  \
+                                   void *restrict dst, const int32_t *at, size_t n, size_t step,   \
+                                   size_t *bad)                                                    \
+    {                                                                                              \
+        const ST *s = src;                                                                         \
+        DT *d = dst;                                                                               \
+        const size_t count = o->narrow_count;                                                      \
+        const ST lo = (ST)o->narrow_lo, hi = (ST)o->narrow_hi;                                     \
+        if (!step) { /* the common case, one element per entry */                                  \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                const size_t e = (size_t)at[i]; /* a negative at[i] is >= count too */             \
+                if (e >= count) {                                                                  \
+                    *bad = i;                                                                      \
+                    return SIZE_MAX - 1;                                                           \
+                }                                                                                  \
+                const ST v = s[e];                                                                 \
+                if (v < lo || v > hi) { /* else inside every range */                              \
+                    const size_t k = range_index(o, e);                                            \
+                    if (v < o->range_lo[k] || v > o->range_hi[k]) return e;                        \
+                }                                                                                  \
+                d[e] = (DT)v;                                                                      \
+            }                                                                                      \
+            return SIZE_MAX;                                                                       \
+        }                                                                                          \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            if (at[i] < 0 || (size_t)at[i] >= count) {                                             \
+                *bad = i;                                                                          \
+                return SIZE_MAX - 1;                                                               \
+            }                                                                                      \
+            for (size_t e = (size_t)at[i]; e < count; e += step) {                                 \
+                const ST v = s[e];                                                                 \
+                if (v < lo || v > hi) {                                                            \
+                    const size_t k = range_index(o, e);                                            \
+                    if (v < o->range_lo[k] || v > o->range_hi[k]) return e;                        \
+                }                                                                                  \
+                d[e] = (DT)v;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+        return SIZE_MAX;                                                                           \
+    }
+POLIS_NARROW_PAIRS(POLIS_NARROW_AT)
+#undef POLIS_NARROW_AT
+
+typedef size_t (*narrow_at_fn)(const polis__obs *, const void *restrict, void *restrict,
+                               const int32_t *, size_t, size_t, size_t *);
+#define POLIS_NARROW_FN(pair, ...) narrow_at_##pair,
+static const narrow_at_fn narrow_at_fns[] = {POLIS_NARROW_PAIRS(POLIS_NARROW_FN)};
+#undef POLIS_NARROW_FN
+
+/* The field whose write ctx's report is about, NULL when reports do nothing now (no writer
+ * of ctx runs, its field is not narrowed, or the write must be narrowed whole); marks the
+ * write as reported. */
+static const polis__obs *reporting(polis_ctx *ctx)
+{
+    polis_env *env = ctx ? ctx->env : NULL;
+    const polis__obs *o = env ? env->narrowing : NULL;
+    if (!o || o->ctx != ctx || env->cb_status != POLIS_OK) return NULL;
+    env->narrowing_reported = true;
+    return o;
+}
+
+/* The step's error for a report naming element `at` outside the record (at NULL: none). */
+static polis_status bad_report(polis_env *env, const polis__obs *o, const long long *at)
+{
+    char what[64] = "changed(): at is NULL";
+    if (at) snprintf(what, sizeof what, "element %lld reported changed", *at);
+    polis__clear_error(env);
+    snprintf(env->err, sizeof env->err,
+             "%s: observation %s, agent %d (%s): %s is outside the record's %zu elements",
+             o->ctx->name, o->name, (int)env->narrowing_agent,
+             env->scn.agent_names[env->narrowing_agent], what, o->narrow_count);
+    return o->ctx->kind == POLIS__CTX_SCRIPT ? POLIS_ERR_SCRIPT : POLIS_ERR_PLUGIN;
+}
+
+bool polis__obs_narrowed(polis_ctx *ctx, int32_t field)
+{
+    const polis_env *env = ctx ? ctx->env : NULL;
+    if (!env || env->state == POLIS__ENV_LOADING || field < 0 || field >= env->n_obs) return false;
+    const polis__obs *o = &env->obs[field];
+    return o->ctx == ctx && o->shadow != NULL;
+}
+
+void polis__obs_changed(polis_ctx *ctx, const int32_t *at, size_t n, size_t step)
+{
+    const polis__obs *o = reporting(ctx);
+    if (!o || !n) return;
+    polis_env *env = ctx->env;
+    const int32_t a = env->narrowing_agent;
+    const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
+    size_t bad = 0;
+    if (!at) {
+        env->cb_status = bad_report(env, o, NULL);
+        return;
+    }
+    const size_t e = narrow_at_fns[narrow_pair(o)](o, src, env->narrowing_dst, at, n, step, &bad);
+    if (e == SIZE_MAX) return;
+    const long long wrong = at[bad];
+    env->cb_status =
+        e == SIZE_MAX - 1 ? bad_report(env, o, &wrong) : range_error(env, o, a, e, src);
+}
+
+void polis__obs_changed_run(polis_ctx *ctx, size_t first, size_t count)
+{
+    const polis__obs *o = reporting(ctx);
+    if (!o || !count) return;
+    polis_env *env = ctx->env;
+    if (first >= o->narrow_count || count > o->narrow_count - first) {
+        const long long wrong = (long long)(first >= o->narrow_count ? first : first + count - 1);
+        env->cb_status = bad_report(env, o, &wrong);
+        return;
+    }
+    env->cb_status =
+        narrow_span(env, o, env->narrowing_agent, env->narrowing_dst, first, first + count);
 }
 
 static polis_status write_observations(polis_env *env)
@@ -732,16 +900,26 @@ static polis_status write_observations(polis_env *env)
     env->cb_status = POLIS_OK;
     int32_t n_fields = env->no_obs ? 0 : env->n_obs; /* masks are still written below */
     for (int32_t f = 0; f < n_fields; f++) {
-        const polis__obs *o = &env->obs[f];
+        polis__obs *o = &env->obs[f];
         env->current = o->ctx;
         uint8_t *dst = io->obs + o->offset;
         if (o->shadow) {
+            /* reports of changes count when every row holds the previous write narrowed */
+            const bool reports = o->narrow_synced == io->obs;
+            o->narrow_synced = NULL;
             uint8_t *sh = o->shadow;
             for (int32_t a = 0; a < io->n_agents && env->cb_status == POLIS_OK;
                  a++, dst += io->obs_size, sh += o->nbytes) {
+                env->narrowing = reports ? o : NULL;
+                env->narrowing_dst = dst;
+                env->narrowing_agent = a;
+                env->narrowing_reported = false;
                 o->write(o->ctx, o->ud, a, sh);
-                if (env->cb_status == POLIS_OK) env->cb_status = narrow_field(env, o, a, dst);
+                env->narrowing = NULL;
+                if (env->cb_status == POLIS_OK && !env->narrowing_reported)
+                    env->cb_status = narrow_field(env, o, a, dst);
             }
+            if (env->cb_status == POLIS_OK) o->narrow_synced = io->obs;
         } else {
             for (int32_t a = 0; a < io->n_agents; a++, dst += io->obs_size)
                 o->write(o->ctx, o->ud, a, dst);

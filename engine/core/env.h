@@ -144,6 +144,13 @@ struct polis_env {
      * check) failed, with its message in err; write_observations fails with it. */
     polis_status cb_status;
     int32_t state;
+    /* Compact observations (env.c): the field whose writer runs now when the changes it
+     * reports are narrowed at once (host API "observations"), the agent, its buffer row, and
+     * whether this write reported; narrowing is NULL at any other time. */
+    const polis__obs *narrowing;
+    uint8_t *narrowing_dst;
+    int32_t narrowing_agent;
+    bool narrowing_reported;
 
     polis__scenario scn;
 

@@ -22,6 +22,14 @@ static const polis_json_api json_api = {
     .free = polis__json_doc_free,
 };
 
+static const polis_observations_api observations_api = {
+    .version = POLIS_OBSERVATIONS_API_VERSION,
+    .struct_size = sizeof(polis_observations_api),
+    .narrowed = polis__obs_narrowed,
+    .changed = polis__obs_changed,
+    .changed_run = polis__obs_changed_run,
+};
+
 typedef struct host_api_entry {
     const char *name;
     uint32_t version;
@@ -30,6 +38,7 @@ typedef struct host_api_entry {
 
 static const host_api_entry host_apis[] = {
     {POLIS_JSON_API, POLIS_JSON_API_VERSION, &json_api},
+    {POLIS_OBSERVATIONS_API, POLIS_OBSERVATIONS_API_VERSION, &observations_api},
 };
 
 #define N_HOST_APIS ((int32_t)(sizeof host_apis / sizeof host_apis[0]))

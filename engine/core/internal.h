@@ -46,6 +46,10 @@ POLIS_INTERNAL polis_status polis__json_bool(polis_ctx *ctx, const polis_json *j
 POLIS_INTERNAL polis_status polis__json_doc_parse(polis_ctx *ctx, const char *text, size_t len,
                                                   const char *name, const polis_json **out);
 POLIS_INTERNAL void polis__json_doc_free(polis_ctx *ctx, const polis_json *doc);
+/* The "observations" host API (env.c): writers of compacted fields report what changed. */
+POLIS_INTERNAL bool polis__obs_narrowed(polis_ctx *ctx, int32_t field);
+POLIS_INTERNAL void polis__obs_changed(polis_ctx *ctx, const int32_t *at, size_t n, size_t step);
+POLIS_INTERNAL void polis__obs_changed_run(polis_ctx *ctx, size_t first, size_t count);
 /* host->host_api (host_api.c): the named, versioned tables of host functions. */
 POLIS_INTERNAL const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version);
 

@@ -1075,6 +1075,21 @@ static void compact_field(polis__obs *o)
                 for (int32_t d = o->range_dim + 1; d < o->ndim; d++)
                     o->narrow_stride *= (size_t)o->shape[d];
             }
+            o->narrow_recip = o->narrow_stride && o->narrow_count <= UINT32_MAX
+                                  ? (UINT64_C(1) << 32) / (uint64_t)o->narrow_stride
+                                  : 0;
+            o->narrow_synced = NULL;
+            o->narrow_lo = INT32_MIN;
+            o->narrow_hi = INT32_MAX;
+            for (int32_t k = 0; k < o->range_n; k++) {
+                if (o->range_lo[k] > o->narrow_lo) o->narrow_lo = (int32_t)o->range_lo[k];
+                if (o->range_hi[k] < o->narrow_hi) o->narrow_hi = (int32_t)o->range_hi[k];
+            }
+            for (size_t e = 0; e < o->narrow_count && e < POLIS__NARROW_SMALL; e++) {
+                const size_t k = e / o->narrow_stride % o->narrow_n;
+                o->small_lo[e] = (int32_t)o->range_lo[k];
+                o->small_hi[e] = (int32_t)o->range_hi[k];
+            }
             return;
         }
     }

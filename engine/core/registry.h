@@ -62,6 +62,9 @@ struct polis__action {
     void (*legal_row)(polis_ctx *, void *, int32_t, uint8_t *);
 };
 
+/* Compact fields of fewer elements are narrowed element by element (env.c). */
+#define POLIS__NARROW_SMALL 32
+
 struct polis__obs {
     char *name;
     char *doc;
@@ -89,6 +92,17 @@ struct polis__obs {
      * bytes of an element written and stored */
     size_t narrow_count, narrow_stride, narrow_n;
     uint8_t narrow_in, narrow_out;
+    /* Reported changes (env.c, host API "observations"): floor(2^32 / narrow_stride), to find
+     * an element's range without a division (0: records of 2^32 elements or more divide), and
+     * the io->obs this field's records were last all narrowed into (NULL: none yet, or a
+     * write failed since): only then may a write be narrowed where its writer reported. */
+    uint64_t narrow_recip;
+    const uint8_t *narrow_synced;
+    /* the bounds every range shares (the largest lo, the smallest hi): a value inside them
+     * needs no range lookup; and for fields of fewer than POLIS__NARROW_SMALL elements each
+     * element's own bounds */
+    int32_t narrow_lo, narrow_hi;
+    int32_t small_lo[POLIS__NARROW_SMALL], small_hi[POLIS__NARROW_SMALL];
 };
 
 struct polis__reward {

@@ -535,6 +535,45 @@ typedef struct polis_visibility_api {
     polis_status (*set)(polis_ctx *ctx, int32_t observer, int32_t target, int32_t state);
 } polis_visibility_api;
 
+/* "observations", version 1: writers that report what they changed, so that compact
+ * observations (docs/scenario.md) cost what the change costs. With compact observations a
+ * writer of an integer field with a declared range (host->obs_range) writes its registered
+ * dtype into a record of its own, and the kernel narrows that record into the caller's
+ * buffer, checking every element against its range. Without reports it narrows every
+ * element of every record after each write; a writer that keeps its record up to date
+ * (it changes a few hundred of 12,800 elements a step, like society's grid) reports which
+ * elements it changed in this write, and only those are narrowed (docs/kernel.md, "Compact
+ * observations"). A plugin that never reports keeps the whole narrowing: nothing else
+ * changes. A field's values are the same either way, byte for byte, when the reports are
+ * complete (tests/unit/test_obs_range.c). */
+#define POLIS_OBSERVATIONS_API "observations"
+#define POLIS_OBSERVATIONS_API_VERSION 1
+
+typedef struct polis_observations_api {
+    uint32_t version;
+    uint32_t struct_size;
+    /* Version 1. true when the env stores `field` (one this plugin registered) narrower than
+     * its writer writes, so that reporting pays; false for plain observations, --no-obs, a
+     * float field or one without a range, another plugin's field, and before the env is
+     * created (ask from a hook or a writer, not from init or start). */
+    bool (*narrowed)(polis_ctx *ctx, int32_t field);
+    /* Version 1. While the writer of a narrowed field runs (ctx its own): the elements
+     * at[i] + j x stride of the record being written (j = 0, 1, ... while inside the record;
+     * stride 0: at[i] alone; element indices as in the record, 0 .. elements - 1) hold their
+     * final values for this write and are narrowed now. A write that reports (even n 0) is
+     * narrowed only where it reported, so it must report every element whose value differs
+     * from what the record held after the previous write into it (more does no harm); an
+     * element written again after its report is reported again. A write that reports
+     * nothing is narrowed whole. The kernel ignores reports and narrows whole where it must
+     * (a record's first write, a buffer moved since, any write after one that failed), and
+     * reports do nothing at other times (plain observations included). A value outside its
+     * range fails the step as always (field, agent, element, value, range, tick); so does an
+     * element outside the record (a writer's bug), and at NULL with n > 0. */
+    void (*changed)(polis_ctx *ctx, const int32_t *at, size_t n, size_t stride);
+    /* Version 1. The same for the elements first .. first + count - 1. */
+    void (*changed_run)(polis_ctx *ctx, size_t first, size_t count);
+} polis_observations_api;
+
 /* ---- the public head of a ctx ------------------------------------------------------------ */
 
 /* Every polis_ctx starts with this head, so code that receives only a ctx — an exported

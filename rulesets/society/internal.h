@@ -276,6 +276,13 @@ typedef struct soc {
     int32_t *og_n;    /* [n] offsets listed in og_list; -1: too many, clear the record */
     int32_t *og_list; /* [n][og_cap] the elements painted (int16 offsets in the record) */
     int32_t og_cap;
+    /* compact observations: the grid elements this write changed, reported to the kernel so
+     * it narrows only those (host API "observations"); ch_n > ch_cap: too many, not reported */
+    const polis_observations_api *obs_api;
+    int32_t id_grid;
+    int8_t ch_grid; /* the grid is narrowed: 0 not asked yet, 1 yes, -1 no */
+    bool ch_on;     /* this write reports */
+    int32_t *ch, ch_n, ch_cap;
     bool self_overlap; /* a map-view window wraps onto itself (2 fov + 1 > W or H) */
     /* merged shared maps, when R, K <= 64 and the view is "map" */
     bool vis_bits;

@@ -1101,26 +1101,48 @@ typedef struct lv_painter {
     bool track;              /* list elements that become non-zero */
     int32_t *list;
     int32_t n, cap;
+    int32_t *ch, nch, chcap; /* ch: list every element changed (s->ch_on) */
+    /* lv_refresh_listed when ch, else lv_refresh_unlisted */
+    void (*refresh)(const struct soc *, struct lv_painter *, int32_t, int32_t);
 } lv_painter;
 
-/* Stores val at off, listing the element when it becomes non-zero (track); the record,
- * the list and its count are locals of lv_refresh (through the painter, each int32 store
- * into the list could alias the count, which was then reloaded per element). */
+/* Stores val at off, listing the element when it becomes non-zero (track) and, with compact
+ * observations (ch_), every store (comparing with the old value would load it, a cache
+ * miss); the record, the lists and their counts are locals of lv_refresh (through the
+ * painter, each int32 store into a list could alias a count, which was then reloaded per
+ * element). */
+#define LV_CH(off)                                                                                 \
+    do {                                                                                           \
+        if (ch_) {                                                                                 \
+            if (nch < chcap) ch[nch] = (int32_t)(off);                                             \
+            nch += nch <= chcap;                                                                   \
+        }                                                                                          \
+    } while (0)
 #define LV_PUT(off, val)                                                                           \
     do {                                                                                           \
-        int16_t *e_ = o + (off);                                                                   \
+        const size_t off_ = (off);                                                                 \
+        int16_t *e_ = o + off_;                                                                    \
         const int16_t v_ = (val);                                                                  \
         if (track && v_ && !*e_) {                                                                 \
-            if (n < cap) list[n] = (int32_t)(off);                                                 \
+            if (n < cap) list[n] = (int32_t)off_;                                                  \
             n += n <= cap;                                                                         \
         }                                                                                          \
+        LV_CH(off_);                                                                               \
         *e_ = v_;                                                                                  \
+    } while (0)
+/* Stores a zero: nothing for the painted-element list, a change for ch_. */
+#define LV_ZERO(off)                                                                               \
+    do {                                                                                           \
+        const size_t off_ = (off);                                                                 \
+        LV_CH(off_);                                                                               \
+        o[off_] = 0;                                                                               \
     } while (0)
 
 /* Writes the cell at grid offset `at` from the world: what the viewer's owners covering it
  * see, zeros where none does, the elements of its content before this pass cleared first
  * when it changed. */
-static void lv_refresh(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+static ALWAYS_INLINE void lv_refresh_as(const soc *s, lv_painter *p, int32_t cell, int32_t at,
+                                        const bool ch_)
 {
     const int32_t nw = s->lv_words;
     const uint64_t *cw = s->lv_cover + (size_t)cell * (size_t)nw;
@@ -1141,22 +1163,25 @@ seen:;
     const bool track = p->track;
     const int32_t cap = p->cap;
     int32_t n = p->n;
+    int32_t *const ch = p->ch;
+    const int32_t chcap = p->chcap;
+    int32_t nch = p->nch;
     const size_t plane = p->plane, a = (size_t)at;
     const int32_t R = s->R;
     const soc_amount *const amounts = s->amounts;
     if (s->lv_cstamp[cell] == s->pt_pass) {
-        if (s->lv_oag[cell]) o[a] = 0;
-        if (s->lv_obl[cell]) o[plane + a] = 0;
+        if (s->lv_oag[cell]) LV_ZERO(a);
+        if (s->lv_obl[cell]) LV_ZERO(plane + a);
         const int32_t k = s->lv_orc[cell] - 1;
         if (k >= 0) {
             const soc_recipe *rc = &s->rec[k];
             for (int32_t q = 0; q < rc->n_in; q++)
-                o[(size_t)(2 + amounts[rc->in + q].res) * plane + a] = 0;
+                LV_ZERO((size_t)(2 + amounts[rc->in + q].res) * plane + a);
             for (int32_t q = 0; q < rc->n_out; q++)
-                o[(size_t)(2 + amounts[rc->out + q].res) * plane + a] = 0;
+                LV_ZERO((size_t)(2 + amounts[rc->out + q].res) * plane + a);
         }
         for (uint64_t b = s->lv_opb[cell]; b; b &= b - 1)
-            o[(size_t)(2 + R + lowest_bit(b)) * plane + a] = 0;
+            LV_ZERO((size_t)(2 + R + lowest_bit(b)) * plane + a);
     }
     const int32_t ag = p->ag[cell];
     if (ag) LV_PUT(a, cov ? sat16(ag) : 0);
@@ -1164,16 +1189,16 @@ seen:;
     const int32_t k = p->rc[cell] - 1;
     if (k >= 0) {
         const soc_recipe *rc = &s->rec[k];
-        int16_t *const z = o + 2 * plane + a;
+        const size_t z = 2 * plane + a;
         const soc_amount *in = amounts + rc->in, *out = amounts + rc->out;
         if (cov && ((vrec >> k) & 1u)) {
             for (int32_t q = 0; q < rc->n_in; q++)
-                LV_PUT(2 * plane + a + (size_t)in[q].res * plane, sat16(-in[q].n));
+                LV_PUT(z + (size_t)in[q].res * plane, sat16(-in[q].n));
             for (int32_t q = 0; q < rc->n_out; q++)
-                LV_PUT(2 * plane + a + (size_t)out[q].res * plane, sat16(out[q].n));
-        } else { /* zeros: nothing to list */
-            for (int32_t q = 0; q < rc->n_in; q++) z[(size_t)in[q].res * plane] = 0;
-            for (int32_t q = 0; q < rc->n_out; q++) z[(size_t)out[q].res * plane] = 0;
+                LV_PUT(z + (size_t)out[q].res * plane, sat16(out[q].n));
+        } else { /* zeros: nothing for the painted-element list */
+            for (int32_t q = 0; q < rc->n_in; q++) LV_ZERO(z + (size_t)in[q].res * plane);
+            for (int32_t q = 0; q < rc->n_out; q++) LV_ZERO(z + (size_t)out[q].res * plane);
         }
     }
     const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
@@ -1183,6 +1208,28 @@ seen:;
                cov && ((vres >> r) & 1u) ? pile16(pile[r], s->pile_obs[r]) : 0);
     }
     p->n = n;
+    p->nch = nch;
+}
+#undef LV_ZERO
+#undef LV_PUT
+#undef LV_CH
+
+/* Listing the changes (compact observations) is a copy of its own, like painting's listing,
+ * called through p->refresh: a test in every store, or both copies in one function, cost
+ * plain records 5-10% of the refresh. */
+static void lv_refresh_listed(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+{
+    lv_refresh_as(s, p, cell, at, true);
+}
+
+static void lv_refresh_unlisted(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+{
+    lv_refresh_as(s, p, cell, at, false);
+}
+
+static ALWAYS_INLINE void lv_refresh(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+{
+    p->refresh(s, p, cell, at);
 }
 
 /* Whether one of the viewer's owners that did not change this pass (no event of the viewer
@@ -1362,6 +1409,9 @@ static bool lv_current(const soc *s, int32_t v, const int16_t *o)
         return false;
     int64_t cost = s->lv_work[v] * LV_CELL_COST;
     if (lv_moved(s, v)) {
+        /* With compact observations a shifted record would be narrowed whole (every element
+         * moved); painting it again lists what it changes, which costs less to narrow. */
+        if (s->ch_on) return false;
         int32_t dx, dy;
         if (!lv_shift_of(s, v, &dx, &dy)) return false;
         cost += lv_shift_cost(s, dy);
@@ -1388,7 +1438,11 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
                     .track = s->og_cap > 0 && s->og_n[v] >= 0,
                     .list = s->og_list + (size_t)v * (size_t)s->og_cap,
                     .n = s->og_n[v] > 0 ? s->og_n[v] : 0,
-                    .cap = s->og_cap};
+                    .cap = s->og_cap,
+                    .ch = s->ch_on ? s->ch : NULL,
+                    .refresh = s->ch_on ? lv_refresh_listed : lv_refresh_unlisted,
+                    .nch = s->ch_n,
+                    .chcap = s->ch_cap};
     if (++s->lv_vtok == 0) {
         memset(s->lv_vmark, 0, sizeof *s->lv_vmark * (size_t)s->n_agents);
         s->lv_vtok = 1;
@@ -1432,6 +1486,7 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
         }
     }
     s->og_n[v] = p.track && p.n <= p.cap ? p.n : -1;
+    s->ch_n = p.nch;
 }
 
 /* v's owners into s->views, v first: the sets live updates keep (soc_views asks the social
@@ -1454,6 +1509,31 @@ bool soc_sees(const soc *s, int32_t viewer, int32_t target)
     return viewer == target || !s->vis->active(s->ctx) || s->vis->visible(s->ctx, viewer, target);
 }
 
+/* Compact observations: the elements of this write's changes (s->ch_on), reported at its
+ * end (ch_report); past ch_cap the kernel narrows the record whole. */
+static inline void ch_push(soc *s, int32_t off)
+{
+    if (!s->ch_on) return;
+    if (s->ch_n < s->ch_cap) s->ch[s->ch_n] = off;
+    s->ch_n += s->ch_n <= s->ch_cap;
+}
+
+static void ch_push_list(soc *s, const int32_t *list, int32_t n)
+{
+    if (!s->ch_on) return;
+    if (n <= s->ch_cap - s->ch_n) {
+        memcpy(s->ch + s->ch_n, list, sizeof *list * (size_t)n);
+        s->ch_n += n;
+    } else {
+        s->ch_n = s->ch_cap + 1;
+    }
+}
+
+static void ch_report(soc *s)
+{
+    if (s->ch_on && s->ch_n <= s->ch_cap) s->obs_api->changed(s->ctx, s->ch, (size_t)s->ch_n, 0);
+}
+
 /* Who sees whom: the agents the viewer may not see leave the agents channel, after the
  * painters (which know nothing of it) wrote the record. A record changed here is painted
  * whole next time: the incremental painters assume it holds what they wrote. */
@@ -1467,6 +1547,7 @@ static void hide_agents(soc *s, int32_t agent, int16_t *o)
         if (q >= 0 && q != agent && q < s->n_agents && !s->vis->visible(s->ctx, agent, q)) {
             o[i] = 0;
             changed = true;
+            ch_push(s, (int32_t)i);
         }
     }
     if (changed) s->og_dst[agent] = NULL;
@@ -1490,12 +1571,15 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
                  .list = s->og_list + (size_t)agent * (size_t)s->og_cap,
                  .n = 0,
                  .cap = s->og_cap};
+    s->ch_n = 0;
+    if (!s->ch_grid) s->ch_grid = s->ch_cap && s->obs_api->narrowed(ctx, s->id_grid) ? 1 : -1;
+    s->ch_on = s->ch_grid > 0;
     if (s->lv_active) {
         const bool current = lv_current(s, agent, o);
         s->lv_pass[agent] = s->pt_pass;
         if (current) {
             int32_t dx, dy;
-            if (lv_moved(s, agent) && lv_shift_of(s, agent, &dx, &dy)) {
+            if (!s->ch_on && lv_moved(s, agent) && lv_shift_of(s, agent, &dx, &dy)) {
                 lv_shift(s, o, dx, dy);
                 s->og_n[agent] = -1; /* the painted-element list no longer holds */
                 /* for the pause, a shifted record counts as painted whole, as it was: where
@@ -1507,6 +1591,7 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
             }
             lv_update(s, agent, o);
             hide_agents(s, agent, o);
+            ch_report(s);
             return;
         }
         s->lv_n_full += s->lv_sync_pass != s->pt_pass;
@@ -1518,8 +1603,10 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     if (s->og_dst[agent] != o || last < 0 || (size_t)last > elems / 16) {
         memset(o, 0, sizeof *o * elems);
         s->og_dst[agent] = o;
+        s->ch_on = false; /* every element may have changed: narrowed whole */
     } else {
         for (int32_t i = 0; i < last; i++) o[p.list[i]] = 0;
+        ch_push_list(s, p.list, last);
     }
     if (s->view == SOC_VIEW_WINDOW) {
         paint(s, agent, agent, false, &p);
@@ -1536,7 +1623,12 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
         }
     }
     s->og_n[agent] = p.n > p.cap || !p.cap ? -1 : p.n;
+    if (s->og_n[agent] >= 0)
+        ch_push_list(s, p.list, p.n);
+    else
+        s->ch_on = false;
     hide_agents(s, agent, o);
+    ch_report(s);
 }
 
 void soc_seen_bits(soc *s, int32_t agent)
@@ -1711,6 +1803,12 @@ polis_status soc_register_observations(soc *s)
     int64_t og_cap = elems <= 2048 ? 0 : elems / 16;
     size_t n = (size_t)s->n_agents, plane = (size_t)s->A * (size_t)s->B;
     s->og_cap = (int32_t)og_cap;
+    /* Compact observations: a write reports up to one element in 8 changed (the previous
+     * list and the new one); past that narrowing the record whole costs about as much. */
+    if (!(s->obs_api = h->host_api(s->ctx, POLIS_OBSERVATIONS_API, 1))) return POLIS_ERR_PLUGIN;
+    s->ch_cap = (int32_t)(2 * og_cap);
+    if (s->ch_cap && !(s->ch = soc_alloc(s, sizeof *s->ch * (size_t)s->ch_cap)))
+        return POLIS_ERR_NOMEM;
     s->vis_bits = s->R <= 64 && s->K <= 64;
     s->self_overlap = 2 * s->hmax + 1 > s->W || 2 * s->vmax + 1 > s->H;
     if (!(s->og_dst = soc_alloc(s, sizeof *s->og_dst * n)) ||
@@ -1788,6 +1886,7 @@ polis_status soc_register_observations(soc *s)
         return POLIS_ERR_NOMEM;
     for (int32_t r = 0; r < s->R; r++) s->pile_obs[r] = (int32_t)s->p.pile_shown;
     if ((st = h->observation(s->ctx, &grid, &id_grid))) return st;
+    s->id_grid = id_grid;
     snprintf(doc, cap * 2 + 1024, "own units per resource: %s", list);
     polis_obs_def inv = {.name = "inventory",
                          .doc = doc,

@@ -591,6 +591,234 @@ static void test_c_plugin(void)
     polis_env_destroy(env);
 }
 
+/* ---- writers that report their changes (host API "observations") ---------------------------- */
+
+static polis_env *change_env(const char *mode, const char *bad, int bad_tick, bool compact,
+                             test_alloc *alloc)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"polis\": 1, \"agents\": 3, \"max_steps\": 1000, \"plugins\": [{\"name\": "
+             "\"change_probe\", \"params\": {\"mode\": \"%s\", \"bad\": \"%s\", "
+             "\"bad_tick\": %d}}]}",
+             mode, bad, bad_tick);
+    polis_options o = test_options(NULL, alloc);
+    o.compact_observations = compact;
+    polis_env *env = NULL;
+    polis_error err;
+    if (polis_env_create_json(json, strlen(json), &o, &env, &err) != POLIS_OK)
+        fprintf(stderr, "change_probe %s: %s\n", mode, err.message);
+    return env;
+}
+
+/* Steps a and b `steps` times; the number of steps after which their observations differ
+ * (0: the same after every step). */
+static int differing_steps(polis_env *a, polis_env *b, int steps, char *msg, size_t cap)
+{
+    int differ = 0;
+    for (int t = 0; t < steps; t++) {
+        if (polis_env_step(a) != POLIS_OK || polis_env_step(b) != POLIS_OK) {
+            fprintf(stderr, "step: %s | %s\n", polis_env_error(a), polis_env_error(b));
+            CHECK(false);
+            return steps;
+        }
+        differ += !same_values(a, b, msg, cap);
+    }
+    return differ;
+}
+
+/* The compact buffer of a writer reporting its changes equals the plain one after every step,
+ * also across a moved buffer and resets; an incomplete report shows (so the reports are what
+ * is narrowed); no allocation per step. */
+static void test_reported_changes(void)
+{
+    static const char *const MODES[] = {"none", "list", "column", "run", "empty", "partial"};
+    for (size_t m = 0; m < sizeof MODES / sizeof *MODES; m++) {
+        test_alloc alloc = {0};
+        polis_env *plain = change_env(MODES[m], "value", 0, false, NULL);
+        polis_env *env = change_env(MODES[m], "value", 0, true, &alloc);
+        CHECK(plain && env);
+        if (!plain || !env) {
+            polis_env_destroy(plain);
+            polis_env_destroy(env);
+            continue;
+        }
+        polis_obs_field f;
+        polis_env_obs_field(env, 0, &f);
+        CHECK_EQ_INT(f.dtype, POLIS_DTYPE_I8);
+        char msg[256] = "";
+        CHECK_EQ_INT(polis_env_reset(plain, 1), POLIS_OK);
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        long calls = alloc.calls;
+        int differ = differing_steps(plain, env, 60, msg, sizeof msg);
+        CHECK_EQ_INT(alloc.calls, calls);
+        /* the buffer moved to another, filled with garbage: narrowed whole, then back */
+        polis_io *io = (polis_io *)polis_env_io(env);
+        uint8_t *own = io->obs, *other = malloc((size_t)io->n_agents * io->obs_size);
+        memset(other, 0x5a, (size_t)io->n_agents * io->obs_size);
+        io->obs = other;
+        differ += differing_steps(plain, env, 20, msg, sizeof msg);
+        io->obs = own;
+        differ += differing_steps(plain, env, 20, msg, sizeof msg);
+        CHECK_EQ_INT(polis_env_reset(plain, 2), POLIS_OK);
+        CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
+        differ += !same_values(plain, env, msg, sizeof msg);
+        differ += differing_steps(plain, env, 40, msg, sizeof msg);
+        io->obs = own;
+        free(other);
+        if (!strcmp(MODES[m], "partial")) {
+            CHECK(differ > 0); /* only reported elements are narrowed */
+        } else {
+            if (differ) fprintf(stderr, "change_probe %s: %s\n", MODES[m], msg);
+            CHECK_EQ_INT(differ, 0);
+        }
+        polis_env_destroy(plain);
+        polis_env_destroy(env);
+    }
+}
+
+/* A reported value outside its range fails the step as a whole narrowing does, naming the
+ * place; so do reports outside the record; the write after a failed one is narrowed whole. */
+static void test_reported_errors(void)
+{
+    static const struct {
+        const char *mode, *bad, *want;
+    } CASES[] = {
+        {"list", "value",
+         "change_probe: observation c, agent 1 (agent_1), element 87 = 300 is outside its "
+         "declared range [-128, 127] (per index of a dimension) [observation c, tick 3]"},
+        {"column", "value",
+         "change_probe: observation c, agent 1 (agent_1), element 87 = 300 is outside its "
+         "declared range [-128, 127] (per index of a dimension) [observation c, tick 3]"},
+        {"run", "value",
+         "change_probe: observation c, agent 1 (agent_1), element 87 = 300 is outside its "
+         "declared range [-128, 127] (per index of a dimension) [observation c, tick 3]"},
+        {"none", "value",
+         "change_probe: observation c, agent 1 (agent_1), element 87 = 300 is outside its "
+         "declared range [-128, 127] (per index of a dimension) [observation c, tick 3]"},
+        {"list", "at",
+         "change_probe: observation c, agent 1 (agent_1): element 160 reported changed is "
+         "outside the record's 160 elements [observation c, tick 3]"},
+        {"list", "null",
+         "change_probe: observation c, agent 1 (agent_1): changed(): at is NULL is outside the "
+         "record's 160 elements [observation c, tick 3]"},
+        {"list", "run",
+         "change_probe: observation c, agent 1 (agent_1): element 169 reported changed is "
+         "outside the record's 160 elements [observation c, tick 3]"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        polis_env *env = change_env(CASES[i].mode, CASES[i].bad, 3, true, NULL);
+        CHECK(env != NULL);
+        if (!env) continue;
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_PLUGIN);
+        CHECK_EQ_STR(polis_env_error(env), CASES[i].want);
+        polis_env_destroy(env);
+    }
+    /* After the failed write (agent 1's changes at tick 3 were never narrowed) the next
+     * writes are narrowed whole: the reporting env matches one that never reports, which
+     * failed at the same place with the same records. */
+    polis_env *env = change_env("list", "at", 3, true, NULL);
+    polis_env *ref = change_env("none", "at", 3, true, NULL);
+    CHECK(env && ref);
+    if (env && ref) {
+        char msg[256] = "";
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        CHECK_EQ_INT(polis_env_reset(ref, 1), POLIS_OK);
+        for (int t = 0; t < 2; t++) {
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            CHECK_EQ_INT(polis_env_step(ref), POLIS_OK);
+        }
+        CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_PLUGIN);
+        CHECK_EQ_INT(polis_env_step(ref), POLIS_ERR_PLUGIN);
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        CHECK_EQ_INT(polis_env_reset(ref, 1), POLIS_OK);
+        CHECK(same_values(env, ref, msg, sizeof msg));
+        CHECK_EQ_INT(differing_steps(env, ref, 2, msg, sizeof msg), 0); /* tick 3 fails again */
+    }
+    polis_env_destroy(env);
+    polis_env_destroy(ref);
+}
+
+/* Society's grid reports what it changed (rulesets/society/observe.c): with pile_shown 127 the
+ * grid is stored as i8 and narrowed only where the writer reports; the compact buffers equal
+ * the plain ones after every reset and step of long random episodes (social actions, shared
+ * maps, live views, merged views, hidden agents, resets), and the step allocates nothing. */
+static void society_compact(const char *rel, const char *overrides, int steps)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", POLIS_SOURCE_DIR, rel);
+    test_alloc alloc = {0};
+    polis_options o = test_options(NULL, NULL), co = test_options(NULL, &alloc);
+    o.overrides = co.overrides = overrides;
+    co.compact_observations = true;
+    polis_env *env = NULL, *cenv = NULL;
+    polis_error err;
+    if (polis_env_create_file(path, &o, &env, &err) != POLIS_OK ||
+        polis_env_create_file(path, &co, &cenv, &err) != POLIS_OK) {
+        fprintf(stderr, "%s: %s\n", rel, err.message);
+        CHECK(false);
+        polis_env_destroy(env);
+        return;
+    }
+    polis_obs_field f = {0};
+    for (int32_t i = 0; i < polis_env_n_obs_fields(cenv); i++)
+        if (polis_env_obs_field(cenv, i, &f) == POLIS_OK && !strcmp(f.name, "grid")) break;
+    CHECK_EQ_STR(f.name, "grid");
+    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_I8);
+    const polis_io *io = polis_env_io(env), *cio = polis_env_io(cenv);
+    int32_t random = polis_env_policy_find(env, "random");
+    char msg[256] = "";
+    int differ = 0;
+    long allocs = 0;
+    uint64_t seed = 1;
+    bool ok = polis_env_reset(env, seed) == POLIS_OK && polis_env_reset(cenv, seed) == POLIS_OK;
+    differ += !same_values(env, cenv, msg, sizeof msg);
+    for (int t = 0; ok && t < steps; t++) {
+        if (polis_env_done(env)) {
+            seed++;
+            ok = polis_env_reset(env, seed) == POLIS_OK && polis_env_reset(cenv, seed) == POLIS_OK;
+        } else {
+            ok = polis_env_policy_act(env, random, NULL, 0) == POLIS_OK;
+            memcpy(cio->actions, io->actions, sizeof *io->actions * (size_t)io->n_agents);
+            long before = alloc.calls;
+            ok = ok && polis_env_step(env) == POLIS_OK && polis_env_step(cenv) == POLIS_OK;
+            if (t >= 2) allocs += alloc.calls - before;
+        }
+        if (!same_values(env, cenv, msg, sizeof msg) && differ++ == 0)
+            fprintf(stderr, "%s, step %d: %s\n", rel, t, msg);
+    }
+    if (!ok) fprintf(stderr, "%s: %s | %s\n", rel, polis_env_error(env), polis_env_error(cenv));
+    CHECK(ok);
+    CHECK_EQ_INT(differ, 0);
+    CHECK_EQ_INT(allocs, 0);
+    polis_env_destroy(env);
+    polis_env_destroy(cenv);
+}
+
+#define PILE127 "\"plugins.society.params.pile_shown\": 127"
+
+static void test_society_compact(void)
+{
+    society_compact("rulesets/exploration/exploration.json", "{" PILE127 "}", 700);
+    society_compact("rulesets/exploration/exploration.json",
+                    "{" PILE127 ", \"agents\": 30, \"plugins.society.params.map.size\": "
+                    "{\"x\": 11, \"y\": 9}, \"plugins.society.params.random\": {\"blocks\": "
+                    "1, \"resources\": [{\"name\": \"wood\", \"num\": 5, \"repeat\": 2}], "
+                    "\"recipes\": [{\"name\": \"hammer_craft\", \"repeat\": 2}]}}",
+                    300);
+    society_compact("rulesets/exploration/exploration.json", "{" PILE127 ", \"agents\": 100}", 120);
+    society_compact("rulesets/exploration/exploration.json",
+                    "{" PILE127 ", \"visibility\": [{\"observers\": \"all\", \"hidden\": "
+                    "[0, 3], \"from\": 20, \"until\": 90}]}",
+                    300);
+    society_compact("rulesets/exploration/exploration_physical.json", "{" PILE127 "}", 300);
+    society_compact("rulesets/social_structure/ind_group.json", "{" PILE127 "}", 300);
+    society_compact("rulesets/social_structure/dynamic_hard.json", "{" PILE127 "}", 300);
+}
+
 /* A vec of compact envs: the shared buffers take the compact layout; no allocation per step. */
 static void test_vec(void)
 {
@@ -626,6 +854,9 @@ int main(void)
 {
     test_c_plugin();
     test_vec();
+    test_reported_changes();
+    test_reported_errors();
+    test_society_compact();
     test_broken_range();
     test_narrow_runs();
     test_bad_declarations();
