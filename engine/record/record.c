@@ -280,6 +280,22 @@ typedef struct list_desc {
 
 enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
 
+/* A piece of a line kept as raw values and formatted where the line is written out (on the
+ * writer thread when there is one): the step line's head (tick, actions, rewards, flags) and
+ * the tick's events. A line is its text with these pieces spliced in at their offsets. */
+enum { OP_HEAD = 1, OP_EVENTS = 2 };
+#define REC_MAXOPS 2
+
+typedef struct rec_op {
+    uint32_t at, kind, len; /* offset in the line's text, OP_*, bytes of raw values */
+    const void *src;
+} rec_op;
+
+/* A line in a chunk: [u32 text length][u32 ops] ops' {at, kind, len} (u32 each), the text,
+ * then each op's raw values. */
+#define FRAME_HEAD (2 * sizeof(uint32_t))
+#define FRAME_OP (3 * sizeof(uint32_t))
+
 /* The file's writer thread: chunk[fill] is filled by the stepping thread; chunk[!fill] is
  * the thread's while `queued`. Both chunks are allocated at open: nothing grows per tick. */
 #define REC_CHUNK ((size_t)1 << 17)
@@ -292,6 +308,8 @@ typedef struct rec_writer {
     size_t len[2];
     int fill;
     bool queued, stop, failed; /* under mu */
+    rbuf text;                 /* the thread's: a chunk's lines formatted */
+    num_memo *memo;            /* the thread's float memo */
 } rec_writer;
 
 struct polis_recorder {
@@ -308,8 +326,12 @@ struct polis_recorder {
     int64_t episode; /* -1 before the first begin_episode */
     bool in_episode;
     double *returns; /* [n_agents] */
-    rbuf line;
-    rbuf events; /* the current tick's events, ",{...}" each */
+    rbuf line;   /* the line's text, without its ops */
+    rec_op ops[REC_MAXOPS];
+    int n_ops;
+    rbuf head;   /* the step line's head, raw (OP_HEAD) */
+    rbuf out;    /* a line formatted on this thread (a sink, no writer, a line over a chunk) */
+    rbuf events; /* the current tick's events, raw: [i32 type][its data] each (OP_EVENTS) */
     rbuf msgs;   /* messages for the next step line, ",{...}" each */
     bool events_on;
     num_memo *memo; /* [2 * MEMO_SLOTS]: f32, then f64 */
@@ -321,6 +343,7 @@ struct polis_recorder {
     /* each event type's fields (ev_fields[ev_first[type] - type + i], i < ev_first[type + 1]
      * - ev_first[type] - 1), read once at open so an event costs no call into the env */
     ev_field *ev_fields;
+    size_t *ev_size; /* each event type's data bytes the recorder reads (past its last field) */
     /* the previous line's scene */
     bool sized;
     int32_t sized_dims[3 + L_COUNT]; /* layers, width, height and list capacities sized for */
@@ -351,6 +374,152 @@ const char *polis_recorder_error(const polis_recorder *r)
     return r ? r->err : "recorder is NULL";
 }
 
+/* ---- formatting the raw pieces of a line --------------------------------------------------- */
+
+#define KEY_SLACK 16
+
+static inline void copy_keys(char *dst, const char *src, size_t n)
+{
+    for (size_t i = 0; i < n; i += KEY_SLACK) memcpy(dst + i, src + i, KEY_SLACK);
+}
+
+/* ",\"events\":[{...},...]" from the raw events (each [i32 type][its data]) */
+static void render_events(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw,
+                          size_t len)
+{
+    RB_LIT(b, ",\"events\":[");
+    const char *keys = r->ev_keys.p;
+    for (const uint8_t *end = raw + len; raw < end;) {
+        int32_t type;
+        memcpy(&type, raw, sizeof type);
+        const uint8_t *data = raw + sizeof type;
+        raw = data + r->ev_size[type];
+        int32_t first = r->ev_first[type];
+        int32_t n_fields = r->ev_first[type + 1] - first - 1;
+        const ev_field *fields = r->ev_fields + (first - type);
+        const size_t *off = r->ev_off + first;
+        /* one reservation for the event: its keys (copied 16 bytes at a time: ev_keys has
+         * KEY_SLACK readable bytes past its end; they are short, and a call to memcpy costs
+         * more), each value and the closing brace */
+        size_t need =
+            off[n_fields + 1] - off[0] + (size_t)n_fields * FLOAT_MAXLEN + KEY_SLACK + 1;
+        if (!rb_room(b, need)) return;
+        char *q = b->p + b->len;
+        /* the first event goes without its leading comma */
+        size_t skip = b->p[b->len - 1] == '[';
+        copy_keys(q, keys + off[0] + skip, off[1] - off[0] - skip);
+        q += off[1] - off[0] - skip;
+        for (int32_t i = 0; i < n_fields; i++) {
+            const ev_field *f = &fields[i];
+            const uint8_t *p = data + f->offset;
+            copy_keys(q, keys + off[i + 1], off[i + 2] - off[i + 1]);
+            q += off[i + 2] - off[i + 1];
+            switch (f->type) {
+            case POLIS_FIELD_I32: {
+                int32_t v;
+                memcpy(&v, p, sizeof v);
+                q = put_int(q, v);
+                break;
+            }
+            case POLIS_FIELD_I64: {
+                int64_t v;
+                memcpy(&v, p, sizeof v);
+                q = put_int(q, v);
+                break;
+            }
+            case POLIS_FIELD_F32: {
+                float v;
+                memcpy(&v, p, sizeof v);
+                q = put_f32(q, memo, v);
+                break;
+            }
+            case POLIS_FIELD_F64: {
+                double v;
+                memcpy(&v, p, sizeof v);
+                q = put_f64(q, memo, v);
+                break;
+            }
+            }
+        }
+        *q++ = '}';
+        b->len = (size_t)(q - b->p);
+    }
+    rb_ch(b, ']');
+}
+
+/* ",\"name\":[...]" of flags (values 0..255), with one reservation */
+static inline void put_u8s(rbuf *b, const char *member, size_t mlen, const uint8_t *v, int32_t n)
+{
+    if (!rb_room(b, mlen + 4 * (size_t)n + 1)) return;
+    char *p = b->p + b->len;
+    memcpy(p, member, mlen);
+    p += mlen;
+    for (int32_t a = 0; a < n; a++) {
+        if (a) *p++ = ',';
+        unsigned x = v[a];
+        if (x >= 100) *p++ = (char)('0' + x / 100);
+        if (x >= 10) *p++ = (char)('0' + x / 10 % 10);
+        *p++ = (char)('0' + x % 10);
+    }
+    *p++ = ']';
+    b->len = (size_t)(p - b->p);
+}
+
+#define PUT_U8S(b, lit, v, n) put_u8s((b), "" lit, sizeof(lit) - 1, (v), (n))
+
+/* The raw head of a step line: [i64 tick][i32 actions][f32 rewards][u8 term][u8 trunc]
+ * [u8 illegal], n agents each. */
+static size_t head_size(int32_t n) { return sizeof(int64_t) + (size_t)n * 11; }
+
+/* "{\"t\":\"step\",\"tick\":T,\"actions\":[...],...,\"illegal\":[...]" from the raw head */
+static void render_head(rbuf *b, num_memo *memo, int32_t n, const uint8_t *raw)
+{
+    int64_t tick;
+    memcpy(&tick, raw, sizeof tick);
+    const uint8_t *act = raw + sizeof tick, *rew = act + 4 * (size_t)n, *fl = rew + 4 * (size_t)n;
+    RB_LIT(b, "{\"t\":\"step\",\"tick\":");
+    rb_int(b, tick);
+    RB_LIT(b, ",\"actions\":[");
+    if (rb_room(b, (size_t)n * (INT_MAXLEN + FLOAT_MAXLEN + 2) + 16)) {
+        char *q = b->p + b->len;
+        for (int32_t a = 0; a < n; a++) {
+            int32_t v;
+            memcpy(&v, act + 4 * (size_t)a, sizeof v);
+            if (a) *q++ = ',';
+            q = put_int(q, v);
+        }
+        memcpy(q, "],\"rewards\":[", 13);
+        q += 13;
+        for (int32_t a = 0; a < n; a++) {
+            float v;
+            memcpy(&v, rew + 4 * (size_t)a, sizeof v);
+            if (a) *q++ = ',';
+            q = put_f32(q, memo, v);
+        }
+        *q++ = ']';
+        b->len = (size_t)(q - b->p);
+    }
+    PUT_U8S(b, ",\"term\":[", fl, n);
+    PUT_U8S(b, ",\"trunc\":[", fl + n, n);
+    PUT_U8S(b, ",\"illegal\":[", fl + 2 * (size_t)n, n);
+}
+
+/* A line: its text with each op's values formatted in at its offset. */
+static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text,
+                   size_t len, const rec_op *ops, int n_ops)
+{
+    size_t pos = 0;
+    for (int i = 0; i < n_ops; i++) {
+        rb_put(b, text + pos, ops[i].at - pos);
+        pos = ops[i].at;
+        if (ops[i].kind == OP_HEAD)
+            render_head(b, memo, r->n_agents, ops[i].src);
+        else
+            render_events(r, b, memo, ops[i].src, ops[i].len);
+    }
+    rb_put(b, text + pos, len - pos);
+}
+
 /* ---- the file's writer thread --------------------------------------------------------------- */
 
 /* Writes n bytes to the file (gzip or plain); false when that failed. */
@@ -359,6 +528,41 @@ static bool write_out(polis_recorder *r, const char *p, size_t n)
     if (!n) return true;
     if (r->gz) return gzwrite(r->gz, p, (unsigned)n) == (int)n;
     return fwrite(p, 1, n, r->f) == n;
+}
+
+static inline uint32_t get_u32(const char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline char *set_u32(char *p, size_t v)
+{
+    uint32_t u = (uint32_t)v;
+    memcpy(p, &u, sizeof u);
+    return p + sizeof u;
+}
+
+/* Formats the lines of a chunk and writes them. */
+static bool write_chunk(polis_recorder *r, const char *p, size_t n)
+{
+    rec_writer *w = r->writer;
+    rbuf *b = &w->text;
+    b->len = 0;
+    for (const char *end = p + n; p < end;) {
+        uint32_t len = get_u32(p), n_ops = get_u32(p + 4);
+        rec_op ops[REC_MAXOPS];
+        const char *text = p + FRAME_HEAD + FRAME_OP * n_ops, *raw = text + len;
+        for (uint32_t i = 0; i < n_ops; i++) {
+            const char *o = p + FRAME_HEAD + FRAME_OP * i;
+            ops[i] = (rec_op){get_u32(o), get_u32(o + 4), get_u32(o + 8), raw};
+            raw += ops[i].len;
+        }
+        render(r, b, w->memo, text, len, ops, (int)n_ops);
+        p = raw;
+    }
+    return !b->oom && write_out(r, b->p, b->len);
 }
 
 static void *writer_main(void *arg)
@@ -371,13 +575,20 @@ static void *writer_main(void *arg)
         if (!w->queued) break; /* stop, and nothing left */
         int c = !w->fill;
         pthread_mutex_unlock(&w->mu);
-        bool ok = write_out(r, w->chunk[c], w->len[c]);
+        bool ok = write_chunk(r, w->chunk[c], w->len[c]);
         pthread_mutex_lock(&w->mu);
         if (!ok) w->failed = true;
         w->queued = false;
         pthread_cond_broadcast(&w->cv);
     }
     pthread_mutex_unlock(&w->mu);
+    /* the file is closed here too: closing a gzip file deflates what its buffer holds */
+    bool ok = true;
+    if (r->gz && gzclose(r->gz) != Z_OK) ok = false;
+    if (r->f && fclose(r->f) != 0) ok = false;
+    r->gz = NULL;
+    r->f = NULL;
+    if (!ok) w->failed = true; /* read after the join */
     return NULL;
 }
 
@@ -396,17 +607,52 @@ static void writer_hand_over(polis_recorder *r)
     pthread_mutex_unlock(&w->mu);
 }
 
-static void writer_put(polis_recorder *r, const char *p, size_t n)
+/* Text as lines without ops, in pieces that fit the chunks. */
+static void writer_put_text(polis_recorder *r, const char *p, size_t n)
 {
     rec_writer *w = r->writer;
     while (n) {
-        size_t room = REC_CHUNK - w->len[w->fill], k = n < room ? n : room;
-        memcpy(w->chunk[w->fill] + w->len[w->fill], p, k);
-        w->len[w->fill] += k;
+        if (REC_CHUNK - w->len[w->fill] < FRAME_HEAD + 64) writer_hand_over(r);
+        size_t room = REC_CHUNK - w->len[w->fill] - FRAME_HEAD, k = n < room ? n : room;
+        char *q = w->chunk[w->fill] + w->len[w->fill];
+        q = set_u32(q, k);
+        q = set_u32(q, 0);
+        memcpy(q, p, k);
+        w->len[w->fill] += FRAME_HEAD + k;
         p += k;
         n -= k;
-        if (w->len[w->fill] == REC_CHUNK) writer_hand_over(r);
     }
+}
+
+/* The line (text and ops) into the chunk, formatted by the thread; a line larger than a chunk
+ * is formatted here. */
+static void writer_put(polis_recorder *r)
+{
+    rec_writer *w = r->writer;
+    size_t size = FRAME_HEAD + FRAME_OP * (size_t)r->n_ops + r->line.len;
+    for (int i = 0; i < r->n_ops; i++) size += r->ops[i].len;
+    if (size > REC_CHUNK) {
+        r->out.len = 0;
+        render(r, &r->out, r->memo, r->line.p, r->line.len, r->ops, r->n_ops);
+        if (!r->out.oom) writer_put_text(r, r->out.p, r->out.len);
+        return;
+    }
+    if (REC_CHUNK - w->len[w->fill] < size) writer_hand_over(r);
+    char *q = w->chunk[w->fill] + w->len[w->fill];
+    q = set_u32(q, r->line.len);
+    q = set_u32(q, (size_t)r->n_ops);
+    for (int i = 0; i < r->n_ops; i++) {
+        q = set_u32(q, r->ops[i].at);
+        q = set_u32(q, r->ops[i].kind);
+        q = set_u32(q, r->ops[i].len);
+    }
+    memcpy(q, r->line.p, r->line.len);
+    q += r->line.len;
+    for (int i = 0; i < r->n_ops; i++) {
+        memcpy(q, r->ops[i].src, r->ops[i].len);
+        q += r->ops[i].len;
+    }
+    w->len[w->fill] += size;
 }
 
 /* Starts the thread; without one (no memory, no thread) the stepping thread writes. */
@@ -416,8 +662,9 @@ static void writer_start(polis_recorder *r)
     if (!w) return;
     w->chunk[0] = malloc(REC_CHUNK);
     w->chunk[1] = malloc(REC_CHUNK);
+    w->memo = calloc(2 * MEMO_SLOTS, sizeof *w->memo);
     bool mu = false, cv = false;
-    if (w->chunk[0] && w->chunk[1] && (mu = pthread_mutex_init(&w->mu, NULL) == 0) &&
+    if (w->chunk[0] && w->chunk[1] && w->memo && (mu = pthread_mutex_init(&w->mu, NULL) == 0) &&
         (cv = pthread_cond_init(&w->cv, NULL) == 0)) {
         r->writer = w;
         if (pthread_create(&w->thread, NULL, writer_main, r) == 0) return;
@@ -427,10 +674,11 @@ static void writer_start(polis_recorder *r)
     if (mu) pthread_mutex_destroy(&w->mu);
     free(w->chunk[0]);
     free(w->chunk[1]);
+    free(w->memo);
     free(w);
 }
 
-/* Writes what is left, stops and joins the thread. */
+/* Writes what is left, closes the file, stops and joins the thread. */
 static void writer_stop(polis_recorder *r)
 {
     rec_writer *w = r->writer;
@@ -446,89 +694,66 @@ static void writer_stop(polis_recorder *r)
     pthread_mutex_destroy(&w->mu);
     free(w->chunk[0]);
     free(w->chunk[1]);
+    free(w->text.p);
+    free(w->memo);
     free(w);
     r->writer = NULL;
+}
+
+/* A raw piece at the line's current end. */
+static void add_op(polis_recorder *r, uint32_t kind, const void *src, size_t len)
+{
+    r->ops[r->n_ops++] = (rec_op){(uint32_t)r->line.len, kind, (uint32_t)len, src};
 }
 
 /* Hands the finished line (with its '\n') to the sink. */
 static polis_status emit(polis_recorder *r)
 {
     rb_ch(&r->line, '\n');
-    if (r->line.oom || r->events.oom || r->msgs.oom)
+    if (r->line.oom || r->events.oom || r->msgs.oom || r->head.oom)
         return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
-    r->line.p[r->line.len] = '\0'; /* rb_room kept a byte for it */
-    if (r->sink)
-        r->sink(r->sink_ud, r->line.p, r->line.len);
-    else if (r->writer)
-        writer_put(r, r->line.p, r->line.len);
-    else if (!write_out(r, r->line.p, r->line.len))
-        r->write_failed = true;
+    if (r->writer) {
+        writer_put(r);
+    } else {
+        const char *p = r->line.p;
+        size_t n = r->line.len;
+        if (r->n_ops) {
+            r->out.len = 0;
+            render(r, &r->out, r->memo, r->line.p, r->line.len, r->ops, r->n_ops);
+            p = r->out.p;
+            n = r->out.len;
+        } else {
+            r->line.p[r->line.len] = '\0'; /* rb_room kept a byte for it */
+        }
+        if (!r->out.oom) {
+            if (r->sink) {
+                if (r->n_ops) r->out.p[r->out.len] = '\0';
+                r->sink(r->sink_ud, p, n);
+            } else if (!write_out(r, p, n)) {
+                r->write_failed = true;
+            }
+        }
+    }
     r->line.len = 0;
+    r->n_ops = 0;
+    if (r->out.oom) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
     if (r->write_failed) return rec_fail(r, POLIS_ERR_IO, "recorder: cannot write the recording");
     return POLIS_OK;
 }
 
 /* ---- events ----------------------------------------------------------------------------- */
 
-#define KEY_SLACK 16
-
-static inline void copy_keys(char *dst, const char *src, size_t n)
-{
-    for (size_t i = 0; i < n; i += KEY_SLACK) memcpy(dst + i, src + i, KEY_SLACK);
-}
-
+/* An event, as raw values: [i32 type][its data] (formatted when the line is written out). */
 static void on_event(void *ud, const polis_event *ev)
 {
     polis_recorder *r = ud;
     if (!r->events_on) return;
-    rbuf *b = &r->events;
-    int32_t first = r->ev_first[ev->type];
-    int32_t n_fields = r->ev_first[ev->type + 1] - first - 1;
-    const ev_field *fields = r->ev_fields + (first - ev->type);
-    const size_t *off = r->ev_off + first;
-    const char *keys = r->ev_keys.p;
-    /* one reservation for the event: its keys (copied 16 bytes at a time: ev_keys has
-     * KEY_SLACK readable bytes past its end; they are short, and a call to memcpy costs
-     * more), each value and the closing brace */
-    size_t need = off[n_fields + 1] - off[0] + (size_t)n_fields * FLOAT_MAXLEN + KEY_SLACK + 1;
-    if (!rb_room(b, need)) return;
-    char *q = b->p + b->len;
-    copy_keys(q, keys + off[0], off[1] - off[0]);
-    q += off[1] - off[0];
-    for (int32_t i = 0; i < n_fields; i++) {
-        const ev_field *f = &fields[i];
-        const uint8_t *p = (const uint8_t *)ev->data + f->offset;
-        copy_keys(q, keys + off[i + 1], off[i + 2] - off[i + 1]);
-        q += off[i + 2] - off[i + 1];
-        switch (f->type) {
-        case POLIS_FIELD_I32: {
-            int32_t v;
-            memcpy(&v, p, sizeof v);
-            q = put_int(q, v);
-            break;
-        }
-        case POLIS_FIELD_I64: {
-            int64_t v;
-            memcpy(&v, p, sizeof v);
-            q = put_int(q, v);
-            break;
-        }
-        case POLIS_FIELD_F32: {
-            float v;
-            memcpy(&v, p, sizeof v);
-            q = put_f32(q, r->memo, v);
-            break;
-        }
-        case POLIS_FIELD_F64: {
-            double v;
-            memcpy(&v, p, sizeof v);
-            q = put_f64(q, r->memo, v);
-            break;
-        }
-        }
-    }
-    *q++ = '}';
-    b->len = (size_t)(q - b->p);
+    size_t n = r->ev_size[ev->type];
+    if (!rb_room(&r->events, sizeof(int32_t) + n)) return;
+    char *q = r->events.p + r->events.len;
+    memcpy(q, &ev->type, sizeof(int32_t));
+    if (n) memcpy(q + sizeof(int32_t), ev->data, n);
+    r->events.len += sizeof(int32_t) + n;
 }
 
 /* Writes every event type's keys once (event types are fixed once the env is created). */
@@ -544,7 +769,8 @@ static polis_status event_keys(polis_recorder *r)
     r->ev_off = calloc(n + 1, sizeof *r->ev_off);
     r->ev_first = calloc((size_t)n_types + 1, sizeof *r->ev_first);
     r->ev_fields = calloc(n_fields + 1, sizeof *r->ev_fields);
-    if (!r->ev_off || !r->ev_first || !r->ev_fields) return POLIS_ERR_NOMEM;
+    r->ev_size = calloc((size_t)n_types + 1, sizeof *r->ev_size);
+    if (!r->ev_off || !r->ev_first || !r->ev_fields || !r->ev_size) return POLIS_ERR_NOMEM;
     rbuf *b = &r->ev_keys;
     size_t k = 0;
     for (int32_t t = 0; t < n_types; t++) {
@@ -557,6 +783,10 @@ static polis_status event_keys(polis_recorder *r)
             ev_field *f = &r->ev_fields[k - (size_t)t - 1];
             if (polis_env_event_field(env, t, i, &name, &f->type, &f->offset) != POLIS_OK)
                 return POLIS_ERR_INVALID;
+            size_t end = f->offset + (f->type == POLIS_FIELD_I32 || f->type == POLIS_FIELD_F32
+                                          ? sizeof(int32_t)
+                                          : sizeof(int64_t));
+            if (end > r->ev_size[t]) r->ev_size[t] = end;
             r->ev_off[k++] = b->len;
             rb_ch(b, ',');
             rb_str(b, name);
@@ -785,6 +1015,9 @@ static void rec_free(polis_recorder *r)
     free(r->ev_off);
     free(r->ev_first);
     free(r->ev_fields);
+    free(r->ev_size);
+    free(r->head.p);
+    free(r->out.p);
     free(r->prev_tiles);
     free(r->prev_agents);
     free(r->prev_stats);
@@ -798,7 +1031,9 @@ static void rec_free(polis_recorder *r)
 
 int64_t polis_recorder_allocs(const polis_recorder *r)
 {
-    return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows : 0;
+    return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows + r->head.grows +
+                   r->out.grows
+             : 0;
 }
 
 static polis_status check_info(polis_env *env, const polis_record_info *info, polis_error *err)
@@ -1444,14 +1679,11 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
     }
     put_visibility(r);
     /* the events of the reset (world generation) were collected since the last line */
-    if (r->events.len) {
-        rb_puts(&r->line, ",\"events\":[");
-        rb_put(&r->line, r->events.p + 1, r->events.len - 1);
-        rb_put(&r->line, "]", 1);
-    }
-    r->events.len = 0;
+    if (r->events.len) add_op(r, OP_EVENTS, r->events.p, r->events.len);
     rb_put(&r->line, "}", 1);
-    if ((st = emit(r))) return st;
+    st = emit(r);
+    r->events.len = 0;
+    if (st) return st;
     if ((st = keyframe(r, s))) return st;
     keep_scene(r, s);
     return POLIS_OK;
@@ -1472,38 +1704,6 @@ polis_status polis_recorder_msg(polis_recorder *r, int32_t agent, const char *ki
     return r->msgs.oom ? rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory") : POLIS_OK;
 }
 
-/* ",\"name\":[...]" of flags (values 0..255), with one reservation */
-static inline void put_u8s(rbuf *b, const char *member, size_t mlen, const uint8_t *v, int32_t n)
-{
-    if (!rb_room(b, mlen + 4 * (size_t)n + 1)) return;
-    char *p = b->p + b->len;
-    memcpy(p, member, mlen);
-    p += mlen;
-    for (int32_t a = 0; a < n; a++) {
-        if (a) *p++ = ',';
-        unsigned x = v[a];
-        if (x >= 100) *p++ = (char)('0' + x / 100);
-        if (x >= 10) *p++ = (char)('0' + x / 10 % 10);
-        *p++ = (char)('0' + x % 10);
-    }
-    *p++ = ']';
-    b->len = (size_t)(p - b->p);
-}
-
-#define PUT_U8S(b, lit, v, n) put_u8s((b), "" lit, sizeof(lit) - 1, (v), (n))
-
-/* "v,v,...": an int32 array, with one reservation */
-static void put_i32s(rbuf *b, const int32_t *v, int32_t n)
-{
-    if (!rb_room(b, (size_t)n * (INT_MAXLEN + 1))) return;
-    char *p = b->p + b->len;
-    for (int32_t a = 0; a < n; a++) {
-        if (a) *p++ = ',';
-        p = put_int(p, v[a]);
-    }
-    b->len = (size_t)(p - b->p);
-}
-
 polis_status polis_recorder_step(polis_recorder *r)
 {
     if (!r) return POLIS_ERR_INVALID;
@@ -1518,31 +1718,24 @@ polis_status polis_recorder_step(polis_recorder *r)
     if (st) return st;
     int64_t tick = polis_env_tick(env);
     rbuf *b = &r->line;
-    RB_LIT(b, "{\"t\":\"step\",\"tick\":");
-    rb_int(b, tick);
-    RB_LIT(b, ",\"actions\":[");
-    put_i32s(b, io->actions, r->n_agents);
-    rb_puts(b, "],\"rewards\":[");
-    if (rb_room(b, (size_t)r->n_agents * (FLOAT_MAXLEN + 1) + 1)) {
-        char *q = b->p + b->len;
-        for (int32_t a = 0; a < r->n_agents; a++) {
-            if (a) *q++ = ',';
-            q = put_f32(q, r->memo, io->rewards[a]);
-        }
-        *q++ = ']';
-        b->len = (size_t)(q - b->p);
+    int32_t n = r->n_agents;
+    /* the head's values, formatted where the line is written out */
+    size_t hs = head_size(n);
+    if (rb_room(&r->head, hs)) {
+        char *q = r->head.p;
+        memcpy(q, &tick, sizeof tick);
+        q += sizeof tick;
+        memcpy(q, io->actions, 4 * (size_t)n);
+        memcpy(q + 4 * (size_t)n, io->rewards, 4 * (size_t)n);
+        q += 8 * (size_t)n;
+        memcpy(q, io->terminations, (size_t)n);
+        memcpy(q + n, io->truncations, (size_t)n);
+        memcpy(q + 2 * (size_t)n, io->illegal, (size_t)n);
+        add_op(r, OP_HEAD, r->head.p, hs);
     }
-    for (int32_t a = 0; a < r->n_agents; a++) r->returns[a] += io->rewards[a];
-    PUT_U8S(b, ",\"term\":[", io->terminations, r->n_agents);
-    PUT_U8S(b, ",\"trunc\":[", io->truncations, r->n_agents);
-    PUT_U8S(b, ",\"illegal\":[", io->illegal, r->n_agents);
+    for (int32_t a = 0; a < n; a++) r->returns[a] += io->rewards[a];
     put_visibility(r);
-    if (r->events.len) {
-        rb_puts(b, ",\"events\":[");
-        rb_put(b, r->events.p + 1, r->events.len - 1);
-        rb_put(b, "]", 1);
-        r->events.len = 0;
-    }
+    if (r->events.len) add_op(r, OP_EVENTS, r->events.p, r->events.len);
     diff(r, s);
     if (r->msgs.len) {
         rb_puts(b, ",\"msgs\":[");
@@ -1551,7 +1744,9 @@ polis_status polis_recorder_step(polis_recorder *r)
         r->msgs.len = 0;
     }
     rb_put(b, "}", 1);
-    if ((st = emit(r))) return st;
+    st = emit(r);
+    r->events.len = 0;
+    if (st) return st;
     if (tick % r->keyframe_every == 0 && (st = keyframe(r, s))) return st;
     return POLIS_OK;
 }
