@@ -281,9 +281,9 @@ typedef struct list_desc {
 enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
 
 /* A piece of a line kept as raw values and formatted where the line is written out (on the
- * writer thread when there is one): the step line's head (tick, actions, rewards, flags) and
- * the tick's events. A line is its text with these pieces spliced in at their offsets. */
-enum { OP_HEAD = 1, OP_EVENTS = 2 };
+ * writer thread when there is one): the step line's head (tick, actions, rewards, flags), the
+ * tick's events and a keyframe's tiles. A line is its text with these pieces spliced in at their offsets. */
+enum { OP_HEAD = 1, OP_EVENTS = 2, OP_TILES = 3 };
 #define REC_MAXOPS 2
 
 typedef struct rec_op {
@@ -504,6 +504,28 @@ static void render_head(rbuf *b, num_memo *memo, int32_t n, const uint8_t *raw)
     PUT_U8S(b, ",\"illegal\":[", fl + 2 * (size_t)n, n);
 }
 
+/* A keyframe's layers, each "[kind,count,...]" (runs of a kind in row-major order), from the
+ * raw tiles of the scene the recorder was sized for */
+static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw)
+{
+    int32_t n_layers = r->sized_dims[0];
+    size_t plane = (size_t)r->sized_dims[1] * (size_t)r->sized_dims[2];
+    for (int32_t l = 0; l < n_layers; l++) {
+        rb_puts(b, l ? ",[" : "[");
+        const uint8_t *t = raw + (size_t)l * plane * sizeof(int32_t);
+        for (size_t i = 0; i < plane;) {
+            int32_t v, u;
+            memcpy(&v, t + i * sizeof v, sizeof v);
+            size_t j = i + 1;
+            while (j < plane && (memcpy(&u, t + j * sizeof u, sizeof u), u == v)) j++;
+            rb_item(b, i != 0, v);
+            rb_item(b, true, (int64_t)(j - i));
+            i = j;
+        }
+        rb_ch(b, ']');
+    }
+}
+
 /* A line: its text with each op's values formatted in at its offset. */
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text,
                    size_t len, const rec_op *ops, int n_ops)
@@ -514,6 +536,8 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
         pos = ops[i].at;
         if (ops[i].kind == OP_HEAD)
             render_head(b, memo, r->n_agents, ops[i].src);
+        else if (ops[i].kind == OP_TILES)
+            render_tiles(r, b, ops[i].src);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -1421,19 +1445,11 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     polis_env *env = r->env;
     rb_printf(b, "{\"t\":\"key\",\"tick\":%" PRId64 ",\"hash\":\"%016" PRIx64 "\",\"tiles\":[",
               polis_env_tick(env), polis_env_state_hash(env));
-    size_t plane = (size_t)s->width * (size_t)s->height;
-    for (int32_t l = 0; l < s->n_layers; l++) {
-        rb_puts(b, l ? ",[" : "[");
-        const int32_t *t = plane ? s->tiles + (size_t)l * plane : NULL; /* no map: no cells */
-        for (size_t i = 0; i < plane;) {
-            size_t j = i + 1;
-            while (j < plane && t[j] == t[i]) j++;
-            rb_item(b, i != 0, t[i]);
-            rb_item(b, true, (int64_t)(j - i));
-            i = j;
-        }
-        rb_ch(b, ']');
-    }
+    /* the tiles are formatted where the line is written out (no map: no cells to copy) */
+    if (r->cells)
+        add_op(r, OP_TILES, s->tiles, r->cells * sizeof *s->tiles);
+    else
+        for (int32_t l = 0; l < s->n_layers; l++) rb_puts(b, l ? ",[]" : "[]");
     RB_LIT(b, "],\"things\":[");
     put_list(r, b, L_THINGS);
     RB_LIT(b, "],\"agents\":[");
