@@ -261,7 +261,9 @@ typedef struct sorted_list {
     void *copy;     /* [cap + 1] */
     void *raw;      /* [cap + 1]: the unsorted list `copy` was sorted from (n_raw long) */
     void *prev;     /* the previous line's list, sorted: [cap + 1] */
-    int32_t n, n_prev, n_raw;
+    int32_t n, n_prev, n_raw, cap;
+    int32_t *idx; /* [3 * (cap + 1)]: a diff's added, moved and deleted elements */
+    char *out;    /* a diff's OP_LIST: [u32 list, adds, moves, dels] then the elements */
 } sorted_list;
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
@@ -282,9 +284,9 @@ enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
 
 /* A piece of a line kept as raw values and formatted where the line is written out (on the
  * writer thread when there is one): the step line's head (tick, actions, rewards, flags), the
- * tick's events and a keyframe's tiles. A line is its text with these pieces spliced in at their offsets. */
-enum { OP_HEAD = 1, OP_EVENTS = 2, OP_TILES = 3 };
-#define REC_MAXOPS 2
+ * tick's events, the changes of things, nodes and edges, and a keyframe's tiles. A line is its text with these pieces spliced in at their offsets. */
+enum { OP_HEAD = 1, OP_EVENTS = 2, OP_TILES = 3, OP_LIST = 4 };
+#define REC_MAXOPS (2 + L_COUNT) /* a step line: head, events, a change of each list */
 
 typedef struct rec_op {
     uint32_t at, kind, len; /* offset in the line's text, OP_*, bytes of raw values */
@@ -526,6 +528,45 @@ static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw)
     }
 }
 
+static const list_desc LISTS[L_COUNT];
+
+/* A list's member of a step line, ",\"things\":{\"add\":[...],\"move\":[...],\"del\":[...]}"
+ * with the empty arrays left out, from its OP_LIST (diff_list) */
+static void render_list(rbuf *b, num_memo *memo, const uint8_t *raw)
+{
+    static const char *const open[3] = {"\"add\":[", "\"move\":[", "\"del\":["};
+    uint32_t h[4];
+    memcpy(h, raw, sizeof h);
+    const list_desc *d = &LISTS[h[0]];
+    raw += sizeof h;
+    rb_puts(b, d->member);
+    bool any = false;
+    for (int pass = 0; pass < 3; pass++) {
+        uint32_t n = h[1 + pass];
+        if (!n) continue;
+        void (*put)(rbuf *, num_memo *, const void *) = pass == 0   ? d->put_add
+                                                        : pass == 1 ? d->put_move
+                                                                    : d->put_del;
+        if (any) rb_ch(b, ',');
+        rb_puts(b, open[pass]);
+        for (uint32_t k = 0; k < n; k++) {
+            /* the element, aligned (the op's bytes are not) */
+            union {
+                polis_scene_thing t;
+                polis_scene_node n;
+                polis_scene_edge e;
+            } el;
+            memcpy(&el, raw, d->size);
+            raw += d->size;
+            if (k) rb_ch(b, ',');
+            put(b, memo, &el);
+        }
+        rb_ch(b, ']');
+        any = true;
+    }
+    rb_ch(b, '}');
+}
+
 /* A line: its text with each op's values formatted in at its offset. */
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text,
                    size_t len, const rec_op *ops, int n_ops)
@@ -538,6 +579,8 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_head(b, memo, r->n_agents, ops[i].src);
         else if (ops[i].kind == OP_TILES)
             render_tiles(r, b, ops[i].src);
+        else if (ops[i].kind == OP_LIST)
+            render_list(b, memo, ops[i].src);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -1049,6 +1092,8 @@ static void rec_free(polis_recorder *r)
         free(r->lists[i].copy);
         free(r->lists[i].raw);
         free(r->lists[i].prev);
+        free(r->lists[i].idx);
+        free(r->lists[i].out);
     }
     free(r);
 }
@@ -1368,7 +1413,11 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
         r->lists[i].copy = rec_calloc(r, (size_t)cap, LISTS[i].size);
         r->lists[i].raw = rec_calloc(r, (size_t)cap, LISTS[i].size);
         r->lists[i].prev = rec_calloc(r, (size_t)cap, LISTS[i].size);
-        ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev;
+        r->lists[i].cap = cap;
+        r->lists[i].idx = rec_calloc(r, 3 * ((size_t)cap + 1), sizeof(int32_t));
+        r->lists[i].out = rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
+        ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev && r->lists[i].idx &&
+             r->lists[i].out;
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
     r->sized = true;
@@ -1479,64 +1528,51 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     return emit(r);
 }
 
-/* One list's member of a step line: a merge of the previous and the current key-sorted lists
- * in up to three passes ("add", "move", "del", in that order). A list byte for byte as before
- * writes nothing without a merge. Then the current list becomes the previous one. */
+/* One list's member of a step line: one merge of the previous and the current key-sorted
+ * lists finds what was added, moved and deleted (in key order), and those elements go into
+ * an OP_LIST, formatted where the line is written out ("add", "move", "del", in that order). A
+ * list byte for byte as before writes nothing without a merge. Then the current list becomes
+ * the previous one. */
 static void diff_list(polis_recorder *r, int which)
 {
-    static const char *const open[3] = {"\"add\":[", "\"move\":[", "\"del\":["};
     const list_desc *d = &LISTS[which];
     sorted_list *l = &r->lists[which];
     const char *cur = l->el, *prev = l->prev;
     int32_t nc = l->n, np = l->n_prev;
     if (nc == np && (nc == 0 || memcmp(cur, prev, (size_t)nc * d->size) == 0)) return;
-    rbuf *b = &r->line;
-    size_t mark = b->len;
-    rb_puts(b, d->member);
-    size_t start = b->len;
-    for (int pass = 0; pass < 3; pass++) {
-        if (pass == 1 && !d->moved) continue;
-        void (*put)(rbuf *, num_memo *, const void *) = pass == 0   ? d->put_add
-                                                        : pass == 1 ? d->put_move
-                                                                    : d->put_del;
-        bool opened = false;
-        for (int32_t i = 0, j = 0; i < nc || j < np;) {
-            const char *c_el = cur + (size_t)i * d->size, *p_el = prev + (size_t)j * d->size;
-            int c = i >= nc ? 1 : j >= np ? -1 : d->cmp(c_el, p_el);
-            const void *out = NULL;
-            if (c < 0) {
-                if (pass == 0) out = c_el; /* new */
-            } else if (c > 0) {
-                if (pass == 2) out = p_el; /* gone */
-            } else if (d->changed(c_el, p_el)) {
-                /* replaced: added again (a thing's add replaces it; a node or edge is also
-                 * deleted first) */
-                if (pass == 0)
-                    out = c_el;
-                else if (pass == 2 && d->del_changed)
-                    out = p_el;
-            } else if (pass == 1 && d->moved(c_el, p_el)) {
-                out = c_el;
-            }
-            if (out) {
-                if (opened) {
-                    rb_ch(b, ',');
-                } else {
-                    if (b->len > start) rb_ch(b, ',');
-                    rb_puts(b, open[pass]);
-                    opened = true;
-                }
-                put(b, r->memo, out);
-            }
-            if (c <= 0) i++;
-            if (c >= 0) j++;
+    int32_t *add = l->idx, *mov = add + l->cap + 1, *del = mov + l->cap + 1;
+    uint32_t na = 0, nm = 0, nd = 0;
+    for (int32_t i = 0, j = 0; i < nc || j < np;) {
+        const char *c_el = cur + (size_t)i * d->size, *p_el = prev + (size_t)j * d->size;
+        int c = i >= nc ? 1 : j >= np ? -1 : d->cmp(c_el, p_el);
+        if (c < 0) {
+            add[na++] = i; /* new */
+        } else if (c > 0) {
+            del[nd++] = j; /* gone */
+        } else if (d->changed(c_el, p_el)) {
+            /* replaced: added again (a thing's add replaces it; a node or edge is also
+             * deleted first) */
+            add[na++] = i;
+            if (d->del_changed) del[nd++] = j;
+        } else if (d->moved && d->moved(c_el, p_el)) {
+            mov[nm++] = i;
         }
-        if (opened) rb_ch(b, ']');
+        if (c <= 0) i++;
+        if (c >= 0) j++;
     }
-    if (b->len > start)
-        rb_ch(b, '}');
-    else
-        b->len = mark; /* only bytes past the strings' ends differed */
+    if (na + nm + nd) { /* else only bytes past the strings' ends differed */
+        uint32_t h[4] = {(uint32_t)which, na, nm, nd};
+        char *q = l->out;
+        memcpy(q, h, sizeof h);
+        q += sizeof h;
+        for (uint32_t k = 0; k < na; k++, q += d->size)
+            memcpy(q, cur + (size_t)add[k] * d->size, d->size);
+        for (uint32_t k = 0; k < nm; k++, q += d->size)
+            memcpy(q, cur + (size_t)mov[k] * d->size, d->size);
+        for (uint32_t k = 0; k < nd; k++, q += d->size)
+            memcpy(q, prev + (size_t)del[k] * d->size, d->size);
+        add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
+    }
     memcpy(l->prev, cur, (size_t)nc * d->size);
     l->n_prev = nc;
 }
