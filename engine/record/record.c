@@ -263,6 +263,7 @@ typedef struct sorted_list {
     void *prev;     /* the previous line's list, sorted: [cap + 1] */
     int32_t n, n_prev, n_raw, cap;
     int32_t *idx; /* [3 * (cap + 1)]: a diff's added, moved and deleted elements */
+    int32_t *ord; /* [cap + 1]: the sort's order */
     char *out;    /* a diff's OP_LIST: [u32 list, adds, moves, dels] then the elements */
 } sorted_list;
 
@@ -1093,6 +1094,7 @@ static void rec_free(polis_recorder *r)
         free(r->lists[i].raw);
         free(r->lists[i].prev);
         free(r->lists[i].idx);
+        free(r->lists[i].ord);
         free(r->lists[i].out);
     }
     free(r);
@@ -1209,18 +1211,20 @@ polis_status polis_recorder_close(polis_recorder *r)
 
 /* ---- scenes ----------------------------------------------------------------------------- */
 
-/* In-place heapsort (qsort may allocate), by a comparison of whole elements. */
-static void heap_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+/* The n elements of `size` bytes at src into dst in key order: a heapsort (qsort may
+ * allocate) of their indices in ord[n] (moving 4 bytes a swap, not an element), then one copy
+ * of each element. */
+static void sort_into(void *dst, const void *src, int32_t *ord, size_t n, size_t size,
+                      int (*cmp)(const void *, const void *))
 {
-    char *a = base;
-    char tmp[256];
-    if (size > sizeof tmp) return;
-#define EL(i) (a + (size_t)(i)*size)
+    const char *a = src;
+    for (size_t i = 0; i < n; i++) ord[i] = (int32_t)i;
+#define EL(i) (a + (size_t)ord[i] * size)
 #define SWAP(i, j)                                                                                 \
     do {                                                                                           \
-        memcpy(tmp, EL(i), size);                                                                  \
-        memcpy(EL(i), EL(j), size);                                                                \
-        memcpy(EL(j), tmp, size);                                                                  \
+        int32_t t_ = ord[i];                                                                       \
+        ord[i] = ord[j];                                                                           \
+        ord[j] = t_;                                                                               \
     } while (0)
     for (size_t start = n / 2; start-- > 0;) {
         size_t root = start;
@@ -1241,6 +1245,7 @@ static void heap_sort(void *base, size_t n, size_t size, int (*cmp)(const void *
     }
 #undef SWAP
 #undef EL
+    for (size_t i = 0; i < n; i++) memcpy((char *)dst + i * size, a + (size_t)ord[i] * size, size);
 }
 
 static int cmp_thing(const void *a, const void *b)
@@ -1415,9 +1420,10 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
         r->lists[i].prev = rec_calloc(r, (size_t)cap, LISTS[i].size);
         r->lists[i].cap = cap;
         r->lists[i].idx = rec_calloc(r, 3 * ((size_t)cap + 1), sizeof(int32_t));
+        r->lists[i].ord = rec_calloc(r, (size_t)cap, sizeof(int32_t));
         r->lists[i].out = rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
         ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev && r->lists[i].idx &&
-             r->lists[i].out;
+             r->lists[i].out && r->lists[i].ord;
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
     r->sized = true;
@@ -1451,8 +1457,7 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                 /* a game without things, nodes or edges has no such buffers: n is 0 here */
                 memcpy(l->raw, el, bytes);
                 l->n_raw = l->n;
-                memcpy(l->copy, el, bytes);
-                heap_sort(l->copy, (size_t)l->n, d->size, d->cmp);
+                sort_into(l->copy, el, l->ord, (size_t)l->n, d->size, d->cmp);
                 l->el = l->copy;
                 break;
             }
