@@ -285,9 +285,9 @@ enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
 
 /* A piece of a line kept as raw values and formatted where the line is written out (on the
  * writer thread when there is one): the step line's head (tick, actions, rewards, flags), the
- * tick's events, the changes of things, nodes and edges, and a keyframe's tiles. A line is its text with these pieces spliced in at their offsets. */
-enum { OP_HEAD = 1, OP_EVENTS = 2, OP_TILES = 3, OP_LIST = 4 };
-#define REC_MAXOPS (2 + L_COUNT) /* a step line: head, events, a change of each list */
+ * tick's events, the changes of agents, things, nodes and edges, and a keyframe's tiles. A line is its text with these pieces spliced in at their offsets. */
+enum { OP_HEAD = 1, OP_EVENTS = 2, OP_TILES = 3, OP_LIST = 4, OP_AGENTS = 5 };
+#define REC_MAXOPS (3 + L_COUNT) /* a step line: head, events, agents, a change of each list */
 
 typedef struct rec_op {
     uint32_t at, kind, len; /* offset in the line's text, OP_*, bytes of raw values */
@@ -353,6 +353,7 @@ struct polis_recorder {
     int32_t *prev_tiles;             /* [cells + 1] */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
+    int32_t *agents_out; /* a diff's OP_AGENTS (diff) */
     size_t cells, n_stats;
     sorted_list lists[L_COUNT];
     int64_t allocs; /* allocations of the scene copies */
@@ -568,6 +569,60 @@ static void render_list(rbuf *b, num_memo *memo, const uint8_t *raw)
     rb_ch(b, '}');
 }
 
+/* ",\"agents\":[[a,{changed members}],...]" from an OP_AGENTS: per changed agent [a, which
+ * members changed (bits: 1 position, 2 facing, 4 alive), x, y, facing, alive, changed stats
+ * k] then k pairs [stat, value] (int32 each) */
+static void render_agents(rbuf *b, const uint8_t *raw, size_t len)
+{
+    RB_LIT(b, ",\"agents\":[");
+    for (const uint8_t *end = raw + len; raw < end;) {
+        int32_t v[7];
+        memcpy(v, raw, sizeof v);
+        raw += sizeof v;
+        RB_LIT(b, "[");
+        rb_int(b, v[0]);
+        RB_LIT(b, ",{");
+        bool first = true;
+        if (v[1] & 1) {
+            RB_LIT(b, "\"x\":");
+            rb_int(b, v[2]);
+            RB_LIT(b, ",\"y\":");
+            rb_int(b, v[3]);
+            first = false;
+        }
+        if (v[1] & 2) {
+            if (!first) rb_ch(b, ',');
+            RB_LIT(b, "\"facing\":");
+            rb_int(b, v[4]);
+            first = false;
+        }
+        if (v[1] & 4) {
+            if (!first) rb_ch(b, ',');
+            RB_LIT(b, "\"alive\":");
+            rb_int(b, v[5]);
+            first = false;
+        }
+        if (v[6]) {
+            if (!first) rb_ch(b, ',');
+            RB_LIT(b, "\"stats\":{");
+            for (int32_t k = 0; k < v[6]; k++) {
+                int32_t kv[2];
+                memcpy(kv, raw, sizeof kv);
+                raw += sizeof kv;
+                if (k) rb_ch(b, ',');
+                rb_ch(b, '"');
+                rb_int(b, kv[0]);
+                RB_LIT(b, "\":");
+                rb_int(b, kv[1]);
+            }
+            rb_ch(b, '}');
+        }
+        RB_LIT(b, "}]");
+        if (raw < end) rb_ch(b, ',');
+    }
+    rb_ch(b, ']');
+}
+
 /* A line: its text with each op's values formatted in at its offset. */
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text,
                    size_t len, const rec_op *ops, int n_ops)
@@ -582,6 +637,8 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_tiles(r, b, ops[i].src);
         else if (ops[i].kind == OP_LIST)
             render_list(b, memo, ops[i].src);
+        else if (ops[i].kind == OP_AGENTS)
+            render_agents(b, ops[i].src, ops[i].len);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -1089,6 +1146,7 @@ static void rec_free(polis_recorder *r)
     free(r->prev_tiles);
     free(r->prev_agents);
     free(r->prev_stats);
+    free(r->agents_out);
     for (int i = 0; i < L_COUNT; i++) {
         free(r->lists[i].copy);
         free(r->lists[i].raw);
@@ -1411,7 +1469,8 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
     r->prev_tiles = rec_calloc(r, r->cells, sizeof *r->prev_tiles);
     r->prev_agents = rec_calloc(r, (size_t)s->n_agents, sizeof *r->prev_agents);
     r->prev_stats = rec_calloc(r, r->n_stats, sizeof *r->prev_stats);
-    bool ok = r->prev_tiles && r->prev_agents && r->prev_stats;
+    r->agents_out = rec_calloc(r, (size_t)s->n_agents * 7 + 2 * r->n_stats, sizeof(int32_t));
+    bool ok = r->prev_tiles && r->prev_agents && r->prev_stats && r->agents_out;
     for (int i = 0; i < L_COUNT; i++) {
         int32_t n, cap;
         scene_list(s, i, &n, &cap);
@@ -1620,8 +1679,8 @@ static void diff(polis_recorder *r, const polis_scene *s)
 
     diff_list(r, L_THINGS);
 
-    /* agents: changed members only */
-    any = false;
+    /* agents: changed members only, formatted where the line is written out */
+    int32_t *q = r->agents_out;
     size_t ns = (size_t)s->n_stats;
     for (int32_t a = 0; a < s->n_agents; a++) {
         const polis_scene_agent *c = &s->agents[a];
@@ -1629,58 +1688,30 @@ static void diff(polis_recorder *r, const polis_scene *s)
         /* a game without stats has no stats buffers (NULL; no offset may be applied) */
         const int32_t *cs = ns ? s->stats + (size_t)a * ns : NULL;
         int32_t *os = ns ? r->prev_stats + (size_t)a * ns : NULL;
-        bool pos = c->x != o->x || c->y != o->y, face = c->facing != o->facing,
-             alive = c->alive != o->alive;
-        bool stats = ns && memcmp(cs, os, ns * sizeof *cs) != 0;
-        if (!pos && !face && !alive && !stats) continue;
-        if (any) {
-            RB_LIT(b, ",[");
-        } else {
-            RB_LIT(b, ",\"agents\":[[");
-            any = true;
+        int32_t which = (c->x != o->x || c->y != o->y) | (c->facing != o->facing) << 1 |
+                        (c->alive != o->alive) << 2;
+        size_t k0 = 0;
+        while (k0 < ns && cs[k0] == os[k0]) k0++; /* a few stats: no call to memcmp */
+        if (!which && k0 == ns) continue;
+        int32_t *rec = q;
+        *q++ = a;
+        *q++ = which;
+        *q++ = c->x;
+        *q++ = c->y;
+        *q++ = c->facing;
+        *q++ = c->alive;
+        q++; /* the count of changed stats */
+        for (size_t k = k0; k < ns; k++) {
+            if (cs[k] == os[k]) continue;
+            *q++ = (int32_t)k;
+            *q++ = cs[k];
+            os[k] = cs[k];
         }
-        rb_int(b, a);
-        RB_LIT(b, ",{");
-        bool first = true;
-        if (pos) {
-            RB_LIT(b, "\"x\":");
-            rb_int(b, c->x);
-            RB_LIT(b, ",\"y\":");
-            rb_int(b, c->y);
-            first = false;
-        }
-        if (face) {
-            if (!first) rb_ch(b, ',');
-            RB_LIT(b, "\"facing\":");
-            rb_int(b, c->facing);
-            first = false;
-        }
-        if (alive) {
-            if (!first) rb_ch(b, ',');
-            RB_LIT(b, "\"alive\":");
-            rb_int(b, c->alive);
-            first = false;
-        }
-        if (stats) {
-            if (!first) rb_ch(b, ',');
-            RB_LIT(b, "\"stats\":{");
-            bool f2 = true;
-            for (size_t k = 0; k < ns; k++) {
-                if (cs[k] == os[k]) continue;
-                if (!f2) rb_ch(b, ',');
-                rb_ch(b, '"');
-                rb_int(b, (int64_t)k);
-                RB_LIT(b, "\":");
-                rb_int(b, cs[k]);
-                f2 = false;
-            }
-            rb_ch(b, '}');
-            memcpy(os, cs, ns * sizeof *cs);
-        }
-        RB_LIT(b, "}]");
+        rec[6] = (int32_t)((q - rec - 7) / 2);
         *o = *c;
     }
-    if (any) rb_ch(b, ']');
+    if (q > r->agents_out)
+        add_op(r, OP_AGENTS, r->agents_out, (size_t)(q - r->agents_out) * sizeof *q);
 
     /* nodes and edges: a changed label or weight is a del and an add of the same key */
     diff_list(r, L_NODES);
