@@ -16,8 +16,12 @@
  *
  * A file is written (and deflated, for ".gz") by a writer thread of the recorder's own: the
  * stepping thread copies each finished line into one of two fixed chunks and hands a full
- * chunk over, so only formatting runs beside the step. The bytes are those a direct write
- * gives; a failed write is reported by the next call that hands a chunk over, or by close.
+ * chunk over. Parts of a line are kept there as raw values (rec_op: a step's head, its
+ * events, the agents and list elements that changed, a keyframe's tiles) and formatted by
+ * the writer thread, so beside the step run mostly the comparisons that find what changed.
+ * The bytes are those a direct write gives (a sink gets the same lines, formatted on the
+ * calling thread); a failed write is reported by the next call that hands a chunk over, or
+ * by close.
  */
 #include <errno.h>
 #include <float.h>
