@@ -289,7 +289,8 @@ enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
 
 /* A piece of a line kept as raw values and formatted where the line is written out (on the
  * writer thread when there is one): the step line's head (tick, actions, rewards, flags), the
- * tick's events, the changes of agents, things, nodes and edges, and a keyframe's tiles. A line is its text with these pieces spliced in at their offsets. */
+ * tick's events, the changes of agents, things, nodes and edges, and a keyframe's tiles. A line is
+ * its text with these pieces spliced in at their offsets. */
 enum { OP_HEAD = 1, OP_EVENTS = 2, OP_TILES = 3, OP_LIST = 4, OP_AGENTS = 5 };
 #define REC_MAXOPS (3 + L_COUNT) /* a step line: head, events, agents, a change of each list */
 
@@ -333,7 +334,7 @@ struct polis_recorder {
     int64_t episode; /* -1 before the first begin_episode */
     bool in_episode;
     double *returns; /* [n_agents] */
-    rbuf line;   /* the line's text, without its ops */
+    rbuf line;       /* the line's text, without its ops */
     rec_op ops[REC_MAXOPS];
     int n_ops;
     rbuf head;   /* the step line's head, raw (OP_HEAD) */
@@ -409,8 +410,7 @@ static void render_events(const polis_recorder *r, rbuf *b, num_memo *memo, cons
         /* one reservation for the event: its keys (copied 16 bytes at a time: ev_keys has
          * KEY_SLACK readable bytes past its end; they are short, and a call to memcpy costs
          * more), each value and the closing brace */
-        size_t need =
-            off[n_fields + 1] - off[0] + (size_t)n_fields * FLOAT_MAXLEN + KEY_SLACK + 1;
+        size_t need = off[n_fields + 1] - off[0] + (size_t)n_fields * FLOAT_MAXLEN + KEY_SLACK + 1;
         if (!rb_room(b, need)) return;
         char *q = b->p + b->len;
         /* the first event goes without its leading comma */
@@ -628,8 +628,8 @@ static void render_agents(rbuf *b, const uint8_t *raw, size_t len)
 }
 
 /* A line: its text with each op's values formatted in at its offset. */
-static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text,
-                   size_t len, const rec_op *ops, int n_ops)
+static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text, size_t len,
+                   const rec_op *ops, int n_ops)
 {
     size_t pos = 0;
     for (int i = 0; i < n_ops; i++) {
@@ -1484,7 +1484,8 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
         r->lists[i].cap = cap;
         r->lists[i].idx = rec_calloc(r, 3 * ((size_t)cap + 1), sizeof(int32_t));
         r->lists[i].ord = rec_calloc(r, (size_t)cap, sizeof(int32_t));
-        r->lists[i].out = rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
+        r->lists[i].out =
+            rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
         ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev && r->lists[i].idx &&
              r->lists[i].out && r->lists[i].ord;
     }

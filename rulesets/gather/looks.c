@@ -19,8 +19,8 @@ static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     /* the scene's map is the game's grid (look_map is not called), so the layers and the coin
      * map are the same row-major plane: one loop each, not one a row */
     if (sc->width != c->width || sc->height != c->height) {
-        g->h->error(ctx, "scene: the map is %dx%d, the grid %dx%d", (int)sc->width,
-                    (int)sc->height, (int)c->width, (int)c->height);
+        g->h->error(ctx, "scene: the map is %dx%d, the grid %dx%d", (int)sc->width, (int)sc->height,
+                    (int)c->width, (int)c->height);
         return POLIS_ERR_STATE;
     }
     const int32_t *restrict map = c->coins;
