@@ -16,8 +16,12 @@
  *
  * A file is written (and deflated, for ".gz") by a writer thread of the recorder's own: the
  * stepping thread copies each finished line into one of two fixed chunks and hands a full
- * chunk over, so only formatting runs beside the step. The bytes are those a direct write
- * gives; a failed write is reported by the next call that hands a chunk over, or by close.
+ * chunk over. Parts of a line are kept there as raw values (rec_op: a step's head, its
+ * events, the agents and list elements that changed, a keyframe's tiles) and formatted by
+ * the writer thread, so beside the step run mostly the comparisons that find what changed.
+ * The bytes are those a direct write gives (a sink gets the same lines, formatted on the
+ * calling thread); a failed write is reported by the next call that hands a chunk over, or
+ * by close.
  */
 #include <errno.h>
 #include <float.h>
@@ -261,7 +265,10 @@ typedef struct sorted_list {
     void *copy;     /* [cap + 1] */
     void *raw;      /* [cap + 1]: the unsorted list `copy` was sorted from (n_raw long) */
     void *prev;     /* the previous line's list, sorted: [cap + 1] */
-    int32_t n, n_prev, n_raw;
+    int32_t n, n_prev, n_raw, cap;
+    int32_t *idx; /* [3 * (cap + 1)]: a diff's added, moved and deleted elements */
+    int32_t *ord; /* [cap + 1]: the sort's order */
+    char *out;    /* a diff's OP_LIST: [u32 list, adds, moves, dels] then the elements */
 } sorted_list;
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
@@ -280,6 +287,23 @@ typedef struct list_desc {
 
 enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
 
+/* A piece of a line kept as raw values and formatted where the line is written out (on the
+ * writer thread when there is one): the step line's head (tick, actions, rewards, flags), the
+ * tick's events, the changes of agents, things, nodes and edges, and a keyframe's tiles. A line is
+ * its text with these pieces spliced in at their offsets. */
+enum { OP_HEAD = 1, OP_EVENTS = 2, OP_TILES = 3, OP_LIST = 4, OP_AGENTS = 5 };
+#define REC_MAXOPS (3 + L_COUNT) /* a step line: head, events, agents, a change of each list */
+
+typedef struct rec_op {
+    uint32_t at, kind, len; /* offset in the line's text, OP_*, bytes of raw values */
+    const void *src;
+} rec_op;
+
+/* A line in a chunk: [u32 text length][u32 ops] ops' {at, kind, len} (u32 each), the text,
+ * then each op's raw values. */
+#define FRAME_HEAD (2 * sizeof(uint32_t))
+#define FRAME_OP (3 * sizeof(uint32_t))
+
 /* The file's writer thread: chunk[fill] is filled by the stepping thread; chunk[!fill] is
  * the thread's while `queued`. Both chunks are allocated at open: nothing grows per tick. */
 #define REC_CHUNK ((size_t)1 << 17)
@@ -292,6 +316,8 @@ typedef struct rec_writer {
     size_t len[2];
     int fill;
     bool queued, stop, failed; /* under mu */
+    rbuf text;                 /* the thread's: a chunk's lines formatted */
+    num_memo *memo;            /* the thread's float memo */
 } rec_writer;
 
 struct polis_recorder {
@@ -308,8 +334,12 @@ struct polis_recorder {
     int64_t episode; /* -1 before the first begin_episode */
     bool in_episode;
     double *returns; /* [n_agents] */
-    rbuf line;
-    rbuf events; /* the current tick's events, ",{...}" each */
+    rbuf line;       /* the line's text, without its ops */
+    rec_op ops[REC_MAXOPS];
+    int n_ops;
+    rbuf head;   /* the step line's head, raw (OP_HEAD) */
+    rbuf out;    /* a line formatted on this thread (a sink, no writer, a line over a chunk) */
+    rbuf events; /* the current tick's events, raw: [i32 type][its data] each (OP_EVENTS) */
     rbuf msgs;   /* messages for the next step line, ",{...}" each */
     bool events_on;
     num_memo *memo; /* [2 * MEMO_SLOTS]: f32, then f64 */
@@ -321,12 +351,14 @@ struct polis_recorder {
     /* each event type's fields (ev_fields[ev_first[type] - type + i], i < ev_first[type + 1]
      * - ev_first[type] - 1), read once at open so an event costs no call into the env */
     ev_field *ev_fields;
+    size_t *ev_size; /* each event type's data bytes the recorder reads (past its last field) */
     /* the previous line's scene */
     bool sized;
     int32_t sized_dims[3 + L_COUNT]; /* layers, width, height and list capacities sized for */
     int32_t *prev_tiles;             /* [cells + 1] */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
+    int32_t *agents_out; /* a diff's OP_AGENTS (diff) */
     size_t cells, n_stats;
     sorted_list lists[L_COUNT];
     int64_t allocs; /* allocations of the scene copies */
@@ -351,6 +383,272 @@ const char *polis_recorder_error(const polis_recorder *r)
     return r ? r->err : "recorder is NULL";
 }
 
+/* ---- formatting the raw pieces of a line --------------------------------------------------- */
+
+#define KEY_SLACK 16
+
+static inline void copy_keys(char *dst, const char *src, size_t n)
+{
+    for (size_t i = 0; i < n; i += KEY_SLACK) memcpy(dst + i, src + i, KEY_SLACK);
+}
+
+/* ",\"events\":[{...},...]" from the raw events (each [i32 type][its data]) */
+static void render_events(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw,
+                          size_t len)
+{
+    RB_LIT(b, ",\"events\":[");
+    const char *keys = r->ev_keys.p;
+    for (const uint8_t *end = raw + len; raw < end;) {
+        int32_t type;
+        memcpy(&type, raw, sizeof type);
+        const uint8_t *data = raw + sizeof type;
+        raw = data + r->ev_size[type];
+        int32_t first = r->ev_first[type];
+        int32_t n_fields = r->ev_first[type + 1] - first - 1;
+        const ev_field *fields = r->ev_fields + (first - type);
+        const size_t *off = r->ev_off + first;
+        /* one reservation for the event: its keys (copied 16 bytes at a time: ev_keys has
+         * KEY_SLACK readable bytes past its end; they are short, and a call to memcpy costs
+         * more), each value and the closing brace */
+        size_t need = off[n_fields + 1] - off[0] + (size_t)n_fields * FLOAT_MAXLEN + KEY_SLACK + 1;
+        if (!rb_room(b, need)) return;
+        char *q = b->p + b->len;
+        /* the first event goes without its leading comma */
+        size_t skip = b->p[b->len - 1] == '[';
+        copy_keys(q, keys + off[0] + skip, off[1] - off[0] - skip);
+        q += off[1] - off[0] - skip;
+        for (int32_t i = 0; i < n_fields; i++) {
+            const ev_field *f = &fields[i];
+            const uint8_t *p = data + f->offset;
+            copy_keys(q, keys + off[i + 1], off[i + 2] - off[i + 1]);
+            q += off[i + 2] - off[i + 1];
+            switch (f->type) {
+            case POLIS_FIELD_I32: {
+                int32_t v;
+                memcpy(&v, p, sizeof v);
+                q = put_int(q, v);
+                break;
+            }
+            case POLIS_FIELD_I64: {
+                int64_t v;
+                memcpy(&v, p, sizeof v);
+                q = put_int(q, v);
+                break;
+            }
+            case POLIS_FIELD_F32: {
+                float v;
+                memcpy(&v, p, sizeof v);
+                q = put_f32(q, memo, v);
+                break;
+            }
+            case POLIS_FIELD_F64: {
+                double v;
+                memcpy(&v, p, sizeof v);
+                q = put_f64(q, memo, v);
+                break;
+            }
+            }
+        }
+        *q++ = '}';
+        b->len = (size_t)(q - b->p);
+    }
+    rb_ch(b, ']');
+}
+
+/* ",\"name\":[...]" of flags (values 0..255), with one reservation */
+static inline void put_u8s(rbuf *b, const char *member, size_t mlen, const uint8_t *v, int32_t n)
+{
+    if (!rb_room(b, mlen + 4 * (size_t)n + 1)) return;
+    char *p = b->p + b->len;
+    memcpy(p, member, mlen);
+    p += mlen;
+    for (int32_t a = 0; a < n; a++) {
+        if (a) *p++ = ',';
+        unsigned x = v[a];
+        if (x >= 100) *p++ = (char)('0' + x / 100);
+        if (x >= 10) *p++ = (char)('0' + x / 10 % 10);
+        *p++ = (char)('0' + x % 10);
+    }
+    *p++ = ']';
+    b->len = (size_t)(p - b->p);
+}
+
+#define PUT_U8S(b, lit, v, n) put_u8s((b), "" lit, sizeof(lit) - 1, (v), (n))
+
+/* The raw head of a step line: [i64 tick][i32 actions][f32 rewards][u8 term][u8 trunc]
+ * [u8 illegal], n agents each. */
+static size_t head_size(int32_t n) { return sizeof(int64_t) + (size_t)n * 11; }
+
+/* "{\"t\":\"step\",\"tick\":T,\"actions\":[...],...,\"illegal\":[...]" from the raw head */
+static void render_head(rbuf *b, num_memo *memo, int32_t n, const uint8_t *raw)
+{
+    int64_t tick;
+    memcpy(&tick, raw, sizeof tick);
+    const uint8_t *act = raw + sizeof tick, *rew = act + 4 * (size_t)n, *fl = rew + 4 * (size_t)n;
+    RB_LIT(b, "{\"t\":\"step\",\"tick\":");
+    rb_int(b, tick);
+    RB_LIT(b, ",\"actions\":[");
+    if (rb_room(b, (size_t)n * (INT_MAXLEN + FLOAT_MAXLEN + 2) + 16)) {
+        char *q = b->p + b->len;
+        for (int32_t a = 0; a < n; a++) {
+            int32_t v;
+            memcpy(&v, act + 4 * (size_t)a, sizeof v);
+            if (a) *q++ = ',';
+            q = put_int(q, v);
+        }
+        memcpy(q, "],\"rewards\":[", 13);
+        q += 13;
+        for (int32_t a = 0; a < n; a++) {
+            float v;
+            memcpy(&v, rew + 4 * (size_t)a, sizeof v);
+            if (a) *q++ = ',';
+            q = put_f32(q, memo, v);
+        }
+        *q++ = ']';
+        b->len = (size_t)(q - b->p);
+    }
+    PUT_U8S(b, ",\"term\":[", fl, n);
+    PUT_U8S(b, ",\"trunc\":[", fl + n, n);
+    PUT_U8S(b, ",\"illegal\":[", fl + 2 * (size_t)n, n);
+}
+
+/* A keyframe's layers, each "[kind,count,...]" (runs of a kind in row-major order), from the
+ * raw tiles of the scene the recorder was sized for */
+static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw)
+{
+    int32_t n_layers = r->sized_dims[0];
+    size_t plane = (size_t)r->sized_dims[1] * (size_t)r->sized_dims[2];
+    for (int32_t l = 0; l < n_layers; l++) {
+        rb_puts(b, l ? ",[" : "[");
+        const uint8_t *t = raw + (size_t)l * plane * sizeof(int32_t);
+        for (size_t i = 0; i < plane;) {
+            int32_t v, u;
+            memcpy(&v, t + i * sizeof v, sizeof v);
+            size_t j = i + 1;
+            while (j < plane && (memcpy(&u, t + j * sizeof u, sizeof u), u == v)) j++;
+            rb_item(b, i != 0, v);
+            rb_item(b, true, (int64_t)(j - i));
+            i = j;
+        }
+        rb_ch(b, ']');
+    }
+}
+
+static const list_desc LISTS[L_COUNT];
+
+/* A list's member of a step line, ",\"things\":{\"add\":[...],\"move\":[...],\"del\":[...]}"
+ * with the empty arrays left out, from its OP_LIST (diff_list) */
+static void render_list(rbuf *b, num_memo *memo, const uint8_t *raw)
+{
+    static const char *const open[3] = {"\"add\":[", "\"move\":[", "\"del\":["};
+    uint32_t h[4];
+    memcpy(h, raw, sizeof h);
+    const list_desc *d = &LISTS[h[0]];
+    raw += sizeof h;
+    rb_puts(b, d->member);
+    bool any = false;
+    for (int pass = 0; pass < 3; pass++) {
+        uint32_t n = h[1 + pass];
+        if (!n) continue;
+        void (*put)(rbuf *, num_memo *, const void *) = pass == 0   ? d->put_add
+                                                        : pass == 1 ? d->put_move
+                                                                    : d->put_del;
+        if (any) rb_ch(b, ',');
+        rb_puts(b, open[pass]);
+        for (uint32_t k = 0; k < n; k++) {
+            /* the element, aligned (the op's bytes are not) */
+            union {
+                polis_scene_thing t;
+                polis_scene_node n;
+                polis_scene_edge e;
+            } el;
+            memcpy(&el, raw, d->size);
+            raw += d->size;
+            if (k) rb_ch(b, ',');
+            put(b, memo, &el);
+        }
+        rb_ch(b, ']');
+        any = true;
+    }
+    rb_ch(b, '}');
+}
+
+/* ",\"agents\":[[a,{changed members}],...]" from an OP_AGENTS: per changed agent [a, which
+ * members changed (bits: 1 position, 2 facing, 4 alive), x, y, facing, alive, changed stats
+ * k] then k pairs [stat, value] (int32 each) */
+static void render_agents(rbuf *b, const uint8_t *raw, size_t len)
+{
+    RB_LIT(b, ",\"agents\":[");
+    for (const uint8_t *end = raw + len; raw < end;) {
+        int32_t v[7];
+        memcpy(v, raw, sizeof v);
+        raw += sizeof v;
+        RB_LIT(b, "[");
+        rb_int(b, v[0]);
+        RB_LIT(b, ",{");
+        bool first = true;
+        if (v[1] & 1) {
+            RB_LIT(b, "\"x\":");
+            rb_int(b, v[2]);
+            RB_LIT(b, ",\"y\":");
+            rb_int(b, v[3]);
+            first = false;
+        }
+        if (v[1] & 2) {
+            if (!first) rb_ch(b, ',');
+            RB_LIT(b, "\"facing\":");
+            rb_int(b, v[4]);
+            first = false;
+        }
+        if (v[1] & 4) {
+            if (!first) rb_ch(b, ',');
+            RB_LIT(b, "\"alive\":");
+            rb_int(b, v[5]);
+            first = false;
+        }
+        if (v[6]) {
+            if (!first) rb_ch(b, ',');
+            RB_LIT(b, "\"stats\":{");
+            for (int32_t k = 0; k < v[6]; k++) {
+                int32_t kv[2];
+                memcpy(kv, raw, sizeof kv);
+                raw += sizeof kv;
+                if (k) rb_ch(b, ',');
+                rb_ch(b, '"');
+                rb_int(b, kv[0]);
+                RB_LIT(b, "\":");
+                rb_int(b, kv[1]);
+            }
+            rb_ch(b, '}');
+        }
+        RB_LIT(b, "}]");
+        if (raw < end) rb_ch(b, ',');
+    }
+    rb_ch(b, ']');
+}
+
+/* A line: its text with each op's values formatted in at its offset. */
+static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text, size_t len,
+                   const rec_op *ops, int n_ops)
+{
+    size_t pos = 0;
+    for (int i = 0; i < n_ops; i++) {
+        rb_put(b, text + pos, ops[i].at - pos);
+        pos = ops[i].at;
+        if (ops[i].kind == OP_HEAD)
+            render_head(b, memo, r->n_agents, ops[i].src);
+        else if (ops[i].kind == OP_TILES)
+            render_tiles(r, b, ops[i].src);
+        else if (ops[i].kind == OP_LIST)
+            render_list(b, memo, ops[i].src);
+        else if (ops[i].kind == OP_AGENTS)
+            render_agents(b, ops[i].src, ops[i].len);
+        else
+            render_events(r, b, memo, ops[i].src, ops[i].len);
+    }
+    rb_put(b, text + pos, len - pos);
+}
+
 /* ---- the file's writer thread --------------------------------------------------------------- */
 
 /* Writes n bytes to the file (gzip or plain); false when that failed. */
@@ -359,6 +657,41 @@ static bool write_out(polis_recorder *r, const char *p, size_t n)
     if (!n) return true;
     if (r->gz) return gzwrite(r->gz, p, (unsigned)n) == (int)n;
     return fwrite(p, 1, n, r->f) == n;
+}
+
+static inline uint32_t get_u32(const char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline char *set_u32(char *p, size_t v)
+{
+    uint32_t u = (uint32_t)v;
+    memcpy(p, &u, sizeof u);
+    return p + sizeof u;
+}
+
+/* Formats the lines of a chunk and writes them. */
+static bool write_chunk(polis_recorder *r, const char *p, size_t n)
+{
+    rec_writer *w = r->writer;
+    rbuf *b = &w->text;
+    b->len = 0;
+    for (const char *end = p + n; p < end;) {
+        uint32_t len = get_u32(p), n_ops = get_u32(p + 4);
+        rec_op ops[REC_MAXOPS];
+        const char *text = p + FRAME_HEAD + FRAME_OP * n_ops, *raw = text + len;
+        for (uint32_t i = 0; i < n_ops; i++) {
+            const char *o = p + FRAME_HEAD + FRAME_OP * i;
+            ops[i] = (rec_op){get_u32(o), get_u32(o + 4), get_u32(o + 8), raw};
+            raw += ops[i].len;
+        }
+        render(r, b, w->memo, text, len, ops, (int)n_ops);
+        p = raw;
+    }
+    return !b->oom && write_out(r, b->p, b->len);
 }
 
 static void *writer_main(void *arg)
@@ -371,13 +704,20 @@ static void *writer_main(void *arg)
         if (!w->queued) break; /* stop, and nothing left */
         int c = !w->fill;
         pthread_mutex_unlock(&w->mu);
-        bool ok = write_out(r, w->chunk[c], w->len[c]);
+        bool ok = write_chunk(r, w->chunk[c], w->len[c]);
         pthread_mutex_lock(&w->mu);
         if (!ok) w->failed = true;
         w->queued = false;
         pthread_cond_broadcast(&w->cv);
     }
     pthread_mutex_unlock(&w->mu);
+    /* the file is closed here too: closing a gzip file deflates what its buffer holds */
+    bool ok = true;
+    if (r->gz && gzclose(r->gz) != Z_OK) ok = false;
+    if (r->f && fclose(r->f) != 0) ok = false;
+    r->gz = NULL;
+    r->f = NULL;
+    if (!ok) w->failed = true; /* read after the join */
     return NULL;
 }
 
@@ -396,17 +736,52 @@ static void writer_hand_over(polis_recorder *r)
     pthread_mutex_unlock(&w->mu);
 }
 
-static void writer_put(polis_recorder *r, const char *p, size_t n)
+/* Text as lines without ops, in pieces that fit the chunks. */
+static void writer_put_text(polis_recorder *r, const char *p, size_t n)
 {
     rec_writer *w = r->writer;
     while (n) {
-        size_t room = REC_CHUNK - w->len[w->fill], k = n < room ? n : room;
-        memcpy(w->chunk[w->fill] + w->len[w->fill], p, k);
-        w->len[w->fill] += k;
+        if (REC_CHUNK - w->len[w->fill] < FRAME_HEAD + 64) writer_hand_over(r);
+        size_t room = REC_CHUNK - w->len[w->fill] - FRAME_HEAD, k = n < room ? n : room;
+        char *q = w->chunk[w->fill] + w->len[w->fill];
+        q = set_u32(q, k);
+        q = set_u32(q, 0);
+        memcpy(q, p, k);
+        w->len[w->fill] += FRAME_HEAD + k;
         p += k;
         n -= k;
-        if (w->len[w->fill] == REC_CHUNK) writer_hand_over(r);
     }
+}
+
+/* The line (text and ops) into the chunk, formatted by the thread; a line larger than a chunk
+ * is formatted here. */
+static void writer_put(polis_recorder *r)
+{
+    rec_writer *w = r->writer;
+    size_t size = FRAME_HEAD + FRAME_OP * (size_t)r->n_ops + r->line.len;
+    for (int i = 0; i < r->n_ops; i++) size += r->ops[i].len;
+    if (size > REC_CHUNK) {
+        r->out.len = 0;
+        render(r, &r->out, r->memo, r->line.p, r->line.len, r->ops, r->n_ops);
+        if (!r->out.oom) writer_put_text(r, r->out.p, r->out.len);
+        return;
+    }
+    if (REC_CHUNK - w->len[w->fill] < size) writer_hand_over(r);
+    char *q = w->chunk[w->fill] + w->len[w->fill];
+    q = set_u32(q, r->line.len);
+    q = set_u32(q, (size_t)r->n_ops);
+    for (int i = 0; i < r->n_ops; i++) {
+        q = set_u32(q, r->ops[i].at);
+        q = set_u32(q, r->ops[i].kind);
+        q = set_u32(q, r->ops[i].len);
+    }
+    memcpy(q, r->line.p, r->line.len);
+    q += r->line.len;
+    for (int i = 0; i < r->n_ops; i++) {
+        memcpy(q, r->ops[i].src, r->ops[i].len);
+        q += r->ops[i].len;
+    }
+    w->len[w->fill] += size;
 }
 
 /* Starts the thread; without one (no memory, no thread) the stepping thread writes. */
@@ -416,8 +791,9 @@ static void writer_start(polis_recorder *r)
     if (!w) return;
     w->chunk[0] = malloc(REC_CHUNK);
     w->chunk[1] = malloc(REC_CHUNK);
+    w->memo = calloc(2 * MEMO_SLOTS, sizeof *w->memo);
     bool mu = false, cv = false;
-    if (w->chunk[0] && w->chunk[1] && (mu = pthread_mutex_init(&w->mu, NULL) == 0) &&
+    if (w->chunk[0] && w->chunk[1] && w->memo && (mu = pthread_mutex_init(&w->mu, NULL) == 0) &&
         (cv = pthread_cond_init(&w->cv, NULL) == 0)) {
         r->writer = w;
         if (pthread_create(&w->thread, NULL, writer_main, r) == 0) return;
@@ -427,10 +803,11 @@ static void writer_start(polis_recorder *r)
     if (mu) pthread_mutex_destroy(&w->mu);
     free(w->chunk[0]);
     free(w->chunk[1]);
+    free(w->memo);
     free(w);
 }
 
-/* Writes what is left, stops and joins the thread. */
+/* Writes what is left, closes the file, stops and joins the thread. */
 static void writer_stop(polis_recorder *r)
 {
     rec_writer *w = r->writer;
@@ -446,89 +823,66 @@ static void writer_stop(polis_recorder *r)
     pthread_mutex_destroy(&w->mu);
     free(w->chunk[0]);
     free(w->chunk[1]);
+    free(w->text.p);
+    free(w->memo);
     free(w);
     r->writer = NULL;
+}
+
+/* A raw piece at the line's current end. */
+static void add_op(polis_recorder *r, uint32_t kind, const void *src, size_t len)
+{
+    r->ops[r->n_ops++] = (rec_op){(uint32_t)r->line.len, kind, (uint32_t)len, src};
 }
 
 /* Hands the finished line (with its '\n') to the sink. */
 static polis_status emit(polis_recorder *r)
 {
     rb_ch(&r->line, '\n');
-    if (r->line.oom || r->events.oom || r->msgs.oom)
+    if (r->line.oom || r->events.oom || r->msgs.oom || r->head.oom)
         return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
-    r->line.p[r->line.len] = '\0'; /* rb_room kept a byte for it */
-    if (r->sink)
-        r->sink(r->sink_ud, r->line.p, r->line.len);
-    else if (r->writer)
-        writer_put(r, r->line.p, r->line.len);
-    else if (!write_out(r, r->line.p, r->line.len))
-        r->write_failed = true;
+    if (r->writer) {
+        writer_put(r);
+    } else {
+        const char *p = r->line.p;
+        size_t n = r->line.len;
+        if (r->n_ops) {
+            r->out.len = 0;
+            render(r, &r->out, r->memo, r->line.p, r->line.len, r->ops, r->n_ops);
+            p = r->out.p;
+            n = r->out.len;
+        } else {
+            r->line.p[r->line.len] = '\0'; /* rb_room kept a byte for it */
+        }
+        if (!r->out.oom) {
+            if (r->sink) {
+                if (r->n_ops) r->out.p[r->out.len] = '\0';
+                r->sink(r->sink_ud, p, n);
+            } else if (!write_out(r, p, n)) {
+                r->write_failed = true;
+            }
+        }
+    }
     r->line.len = 0;
+    r->n_ops = 0;
+    if (r->out.oom) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
     if (r->write_failed) return rec_fail(r, POLIS_ERR_IO, "recorder: cannot write the recording");
     return POLIS_OK;
 }
 
 /* ---- events ----------------------------------------------------------------------------- */
 
-#define KEY_SLACK 16
-
-static inline void copy_keys(char *dst, const char *src, size_t n)
-{
-    for (size_t i = 0; i < n; i += KEY_SLACK) memcpy(dst + i, src + i, KEY_SLACK);
-}
-
+/* An event, as raw values: [i32 type][its data] (formatted when the line is written out). */
 static void on_event(void *ud, const polis_event *ev)
 {
     polis_recorder *r = ud;
     if (!r->events_on) return;
-    rbuf *b = &r->events;
-    int32_t first = r->ev_first[ev->type];
-    int32_t n_fields = r->ev_first[ev->type + 1] - first - 1;
-    const ev_field *fields = r->ev_fields + (first - ev->type);
-    const size_t *off = r->ev_off + first;
-    const char *keys = r->ev_keys.p;
-    /* one reservation for the event: its keys (copied 16 bytes at a time: ev_keys has
-     * KEY_SLACK readable bytes past its end; they are short, and a call to memcpy costs
-     * more), each value and the closing brace */
-    size_t need = off[n_fields + 1] - off[0] + (size_t)n_fields * FLOAT_MAXLEN + KEY_SLACK + 1;
-    if (!rb_room(b, need)) return;
-    char *q = b->p + b->len;
-    copy_keys(q, keys + off[0], off[1] - off[0]);
-    q += off[1] - off[0];
-    for (int32_t i = 0; i < n_fields; i++) {
-        const ev_field *f = &fields[i];
-        const uint8_t *p = (const uint8_t *)ev->data + f->offset;
-        copy_keys(q, keys + off[i + 1], off[i + 2] - off[i + 1]);
-        q += off[i + 2] - off[i + 1];
-        switch (f->type) {
-        case POLIS_FIELD_I32: {
-            int32_t v;
-            memcpy(&v, p, sizeof v);
-            q = put_int(q, v);
-            break;
-        }
-        case POLIS_FIELD_I64: {
-            int64_t v;
-            memcpy(&v, p, sizeof v);
-            q = put_int(q, v);
-            break;
-        }
-        case POLIS_FIELD_F32: {
-            float v;
-            memcpy(&v, p, sizeof v);
-            q = put_f32(q, r->memo, v);
-            break;
-        }
-        case POLIS_FIELD_F64: {
-            double v;
-            memcpy(&v, p, sizeof v);
-            q = put_f64(q, r->memo, v);
-            break;
-        }
-        }
-    }
-    *q++ = '}';
-    b->len = (size_t)(q - b->p);
+    size_t n = r->ev_size[ev->type];
+    if (!rb_room(&r->events, sizeof(int32_t) + n)) return;
+    char *q = r->events.p + r->events.len;
+    memcpy(q, &ev->type, sizeof(int32_t));
+    if (n) memcpy(q + sizeof(int32_t), ev->data, n);
+    r->events.len += sizeof(int32_t) + n;
 }
 
 /* Writes every event type's keys once (event types are fixed once the env is created). */
@@ -544,7 +898,8 @@ static polis_status event_keys(polis_recorder *r)
     r->ev_off = calloc(n + 1, sizeof *r->ev_off);
     r->ev_first = calloc((size_t)n_types + 1, sizeof *r->ev_first);
     r->ev_fields = calloc(n_fields + 1, sizeof *r->ev_fields);
-    if (!r->ev_off || !r->ev_first || !r->ev_fields) return POLIS_ERR_NOMEM;
+    r->ev_size = calloc((size_t)n_types + 1, sizeof *r->ev_size);
+    if (!r->ev_off || !r->ev_first || !r->ev_fields || !r->ev_size) return POLIS_ERR_NOMEM;
     rbuf *b = &r->ev_keys;
     size_t k = 0;
     for (int32_t t = 0; t < n_types; t++) {
@@ -557,6 +912,10 @@ static polis_status event_keys(polis_recorder *r)
             ev_field *f = &r->ev_fields[k - (size_t)t - 1];
             if (polis_env_event_field(env, t, i, &name, &f->type, &f->offset) != POLIS_OK)
                 return POLIS_ERR_INVALID;
+            size_t end = f->offset + (f->type == POLIS_FIELD_I32 || f->type == POLIS_FIELD_F32
+                                          ? sizeof(int32_t)
+                                          : sizeof(int64_t));
+            if (end > r->ev_size[t]) r->ev_size[t] = end;
             r->ev_off[k++] = b->len;
             rb_ch(b, ',');
             rb_str(b, name);
@@ -785,20 +1144,29 @@ static void rec_free(polis_recorder *r)
     free(r->ev_off);
     free(r->ev_first);
     free(r->ev_fields);
+    free(r->ev_size);
+    free(r->head.p);
+    free(r->out.p);
     free(r->prev_tiles);
     free(r->prev_agents);
     free(r->prev_stats);
+    free(r->agents_out);
     for (int i = 0; i < L_COUNT; i++) {
         free(r->lists[i].copy);
         free(r->lists[i].raw);
         free(r->lists[i].prev);
+        free(r->lists[i].idx);
+        free(r->lists[i].ord);
+        free(r->lists[i].out);
     }
     free(r);
 }
 
 int64_t polis_recorder_allocs(const polis_recorder *r)
 {
-    return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows : 0;
+    return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows + r->head.grows +
+                   r->out.grows
+             : 0;
 }
 
 static polis_status check_info(polis_env *env, const polis_record_info *info, polis_error *err)
@@ -905,18 +1273,20 @@ polis_status polis_recorder_close(polis_recorder *r)
 
 /* ---- scenes ----------------------------------------------------------------------------- */
 
-/* In-place heapsort (qsort may allocate), by a comparison of whole elements. */
-static void heap_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+/* The n elements of `size` bytes at src into dst in key order: a heapsort (qsort may
+ * allocate) of their indices in ord[n] (moving 4 bytes a swap, not an element), then one copy
+ * of each element. */
+static void sort_into(void *dst, const void *src, int32_t *ord, size_t n, size_t size,
+                      int (*cmp)(const void *, const void *))
 {
-    char *a = base;
-    char tmp[256];
-    if (size > sizeof tmp) return;
-#define EL(i) (a + (size_t)(i)*size)
+    const char *a = src;
+    for (size_t i = 0; i < n; i++) ord[i] = (int32_t)i;
+#define EL(i) (a + (size_t)ord[i] * size)
 #define SWAP(i, j)                                                                                 \
     do {                                                                                           \
-        memcpy(tmp, EL(i), size);                                                                  \
-        memcpy(EL(i), EL(j), size);                                                                \
-        memcpy(EL(j), tmp, size);                                                                  \
+        int32_t t_ = ord[i];                                                                       \
+        ord[i] = ord[j];                                                                           \
+        ord[j] = t_;                                                                               \
     } while (0)
     for (size_t start = n / 2; start-- > 0;) {
         size_t root = start;
@@ -937,6 +1307,7 @@ static void heap_sort(void *base, size_t n, size_t size, int (*cmp)(const void *
     }
 #undef SWAP
 #undef EL
+    for (size_t i = 0; i < n; i++) memcpy((char *)dst + i * size, a + (size_t)ord[i] * size, size);
 }
 
 static int cmp_thing(const void *a, const void *b)
@@ -1102,14 +1473,21 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
     r->prev_tiles = rec_calloc(r, r->cells, sizeof *r->prev_tiles);
     r->prev_agents = rec_calloc(r, (size_t)s->n_agents, sizeof *r->prev_agents);
     r->prev_stats = rec_calloc(r, r->n_stats, sizeof *r->prev_stats);
-    bool ok = r->prev_tiles && r->prev_agents && r->prev_stats;
+    r->agents_out = rec_calloc(r, (size_t)s->n_agents * 7 + 2 * r->n_stats, sizeof(int32_t));
+    bool ok = r->prev_tiles && r->prev_agents && r->prev_stats && r->agents_out;
     for (int i = 0; i < L_COUNT; i++) {
         int32_t n, cap;
         scene_list(s, i, &n, &cap);
         r->lists[i].copy = rec_calloc(r, (size_t)cap, LISTS[i].size);
         r->lists[i].raw = rec_calloc(r, (size_t)cap, LISTS[i].size);
         r->lists[i].prev = rec_calloc(r, (size_t)cap, LISTS[i].size);
-        ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev;
+        r->lists[i].cap = cap;
+        r->lists[i].idx = rec_calloc(r, 3 * ((size_t)cap + 1), sizeof(int32_t));
+        r->lists[i].ord = rec_calloc(r, (size_t)cap, sizeof(int32_t));
+        r->lists[i].out =
+            rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
+        ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev && r->lists[i].idx &&
+             r->lists[i].out && r->lists[i].ord;
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
     r->sized = true;
@@ -1143,8 +1521,7 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                 /* a game without things, nodes or edges has no such buffers: n is 0 here */
                 memcpy(l->raw, el, bytes);
                 l->n_raw = l->n;
-                memcpy(l->copy, el, bytes);
-                heap_sort(l->copy, (size_t)l->n, d->size, d->cmp);
+                sort_into(l->copy, el, l->ord, (size_t)l->n, d->size, d->cmp);
                 l->el = l->copy;
                 break;
             }
@@ -1186,19 +1563,11 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     polis_env *env = r->env;
     rb_printf(b, "{\"t\":\"key\",\"tick\":%" PRId64 ",\"hash\":\"%016" PRIx64 "\",\"tiles\":[",
               polis_env_tick(env), polis_env_state_hash(env));
-    size_t plane = (size_t)s->width * (size_t)s->height;
-    for (int32_t l = 0; l < s->n_layers; l++) {
-        rb_puts(b, l ? ",[" : "[");
-        const int32_t *t = plane ? s->tiles + (size_t)l * plane : NULL; /* no map: no cells */
-        for (size_t i = 0; i < plane;) {
-            size_t j = i + 1;
-            while (j < plane && t[j] == t[i]) j++;
-            rb_item(b, i != 0, t[i]);
-            rb_item(b, true, (int64_t)(j - i));
-            i = j;
-        }
-        rb_ch(b, ']');
-    }
+    /* the tiles are formatted where the line is written out (no map: no cells to copy) */
+    if (r->cells)
+        add_op(r, OP_TILES, s->tiles, r->cells * sizeof *s->tiles);
+    else
+        for (int32_t l = 0; l < s->n_layers; l++) rb_puts(b, l ? ",[]" : "[]");
     RB_LIT(b, "],\"things\":[");
     put_list(r, b, L_THINGS);
     RB_LIT(b, "],\"agents\":[");
@@ -1228,64 +1597,51 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     return emit(r);
 }
 
-/* One list's member of a step line: a merge of the previous and the current key-sorted lists
- * in up to three passes ("add", "move", "del", in that order). A list byte for byte as before
- * writes nothing without a merge. Then the current list becomes the previous one. */
+/* One list's member of a step line: one merge of the previous and the current key-sorted
+ * lists finds what was added, moved and deleted (in key order), and those elements go into
+ * an OP_LIST, formatted where the line is written out ("add", "move", "del", in that order). A
+ * list byte for byte as before writes nothing without a merge. Then the current list becomes
+ * the previous one. */
 static void diff_list(polis_recorder *r, int which)
 {
-    static const char *const open[3] = {"\"add\":[", "\"move\":[", "\"del\":["};
     const list_desc *d = &LISTS[which];
     sorted_list *l = &r->lists[which];
     const char *cur = l->el, *prev = l->prev;
     int32_t nc = l->n, np = l->n_prev;
     if (nc == np && (nc == 0 || memcmp(cur, prev, (size_t)nc * d->size) == 0)) return;
-    rbuf *b = &r->line;
-    size_t mark = b->len;
-    rb_puts(b, d->member);
-    size_t start = b->len;
-    for (int pass = 0; pass < 3; pass++) {
-        if (pass == 1 && !d->moved) continue;
-        void (*put)(rbuf *, num_memo *, const void *) = pass == 0   ? d->put_add
-                                                        : pass == 1 ? d->put_move
-                                                                    : d->put_del;
-        bool opened = false;
-        for (int32_t i = 0, j = 0; i < nc || j < np;) {
-            const char *c_el = cur + (size_t)i * d->size, *p_el = prev + (size_t)j * d->size;
-            int c = i >= nc ? 1 : j >= np ? -1 : d->cmp(c_el, p_el);
-            const void *out = NULL;
-            if (c < 0) {
-                if (pass == 0) out = c_el; /* new */
-            } else if (c > 0) {
-                if (pass == 2) out = p_el; /* gone */
-            } else if (d->changed(c_el, p_el)) {
-                /* replaced: added again (a thing's add replaces it; a node or edge is also
-                 * deleted first) */
-                if (pass == 0)
-                    out = c_el;
-                else if (pass == 2 && d->del_changed)
-                    out = p_el;
-            } else if (pass == 1 && d->moved(c_el, p_el)) {
-                out = c_el;
-            }
-            if (out) {
-                if (opened) {
-                    rb_ch(b, ',');
-                } else {
-                    if (b->len > start) rb_ch(b, ',');
-                    rb_puts(b, open[pass]);
-                    opened = true;
-                }
-                put(b, r->memo, out);
-            }
-            if (c <= 0) i++;
-            if (c >= 0) j++;
+    int32_t *add = l->idx, *mov = add + l->cap + 1, *del = mov + l->cap + 1;
+    uint32_t na = 0, nm = 0, nd = 0;
+    for (int32_t i = 0, j = 0; i < nc || j < np;) {
+        const char *c_el = cur + (size_t)i * d->size, *p_el = prev + (size_t)j * d->size;
+        int c = i >= nc ? 1 : j >= np ? -1 : d->cmp(c_el, p_el);
+        if (c < 0) {
+            add[na++] = i; /* new */
+        } else if (c > 0) {
+            del[nd++] = j; /* gone */
+        } else if (d->changed(c_el, p_el)) {
+            /* replaced: added again (a thing's add replaces it; a node or edge is also
+             * deleted first) */
+            add[na++] = i;
+            if (d->del_changed) del[nd++] = j;
+        } else if (d->moved && d->moved(c_el, p_el)) {
+            mov[nm++] = i;
         }
-        if (opened) rb_ch(b, ']');
+        if (c <= 0) i++;
+        if (c >= 0) j++;
     }
-    if (b->len > start)
-        rb_ch(b, '}');
-    else
-        b->len = mark; /* only bytes past the strings' ends differed */
+    if (na + nm + nd) { /* else only bytes past the strings' ends differed */
+        uint32_t h[4] = {(uint32_t)which, na, nm, nd};
+        char *q = l->out;
+        memcpy(q, h, sizeof h);
+        q += sizeof h;
+        for (uint32_t k = 0; k < na; k++, q += d->size)
+            memcpy(q, cur + (size_t)add[k] * d->size, d->size);
+        for (uint32_t k = 0; k < nm; k++, q += d->size)
+            memcpy(q, cur + (size_t)mov[k] * d->size, d->size);
+        for (uint32_t k = 0; k < nd; k++, q += d->size)
+            memcpy(q, prev + (size_t)del[k] * d->size, d->size);
+        add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
+    }
     memcpy(l->prev, cur, (size_t)nc * d->size);
     l->n_prev = nc;
 }
@@ -1328,8 +1684,8 @@ static void diff(polis_recorder *r, const polis_scene *s)
 
     diff_list(r, L_THINGS);
 
-    /* agents: changed members only */
-    any = false;
+    /* agents: changed members only, formatted where the line is written out */
+    int32_t *q = r->agents_out;
     size_t ns = (size_t)s->n_stats;
     for (int32_t a = 0; a < s->n_agents; a++) {
         const polis_scene_agent *c = &s->agents[a];
@@ -1337,58 +1693,30 @@ static void diff(polis_recorder *r, const polis_scene *s)
         /* a game without stats has no stats buffers (NULL; no offset may be applied) */
         const int32_t *cs = ns ? s->stats + (size_t)a * ns : NULL;
         int32_t *os = ns ? r->prev_stats + (size_t)a * ns : NULL;
-        bool pos = c->x != o->x || c->y != o->y, face = c->facing != o->facing,
-             alive = c->alive != o->alive;
-        bool stats = ns && memcmp(cs, os, ns * sizeof *cs) != 0;
-        if (!pos && !face && !alive && !stats) continue;
-        if (any) {
-            RB_LIT(b, ",[");
-        } else {
-            RB_LIT(b, ",\"agents\":[[");
-            any = true;
+        int32_t which = (c->x != o->x || c->y != o->y) | (c->facing != o->facing) << 1 |
+                        (c->alive != o->alive) << 2;
+        size_t k0 = 0;
+        while (k0 < ns && cs[k0] == os[k0]) k0++; /* a few stats: no call to memcmp */
+        if (!which && k0 == ns) continue;
+        int32_t *rec = q;
+        *q++ = a;
+        *q++ = which;
+        *q++ = c->x;
+        *q++ = c->y;
+        *q++ = c->facing;
+        *q++ = c->alive;
+        q++; /* the count of changed stats */
+        for (size_t k = k0; k < ns; k++) {
+            if (cs[k] == os[k]) continue;
+            *q++ = (int32_t)k;
+            *q++ = cs[k];
+            os[k] = cs[k];
         }
-        rb_int(b, a);
-        RB_LIT(b, ",{");
-        bool first = true;
-        if (pos) {
-            RB_LIT(b, "\"x\":");
-            rb_int(b, c->x);
-            RB_LIT(b, ",\"y\":");
-            rb_int(b, c->y);
-            first = false;
-        }
-        if (face) {
-            if (!first) rb_ch(b, ',');
-            RB_LIT(b, "\"facing\":");
-            rb_int(b, c->facing);
-            first = false;
-        }
-        if (alive) {
-            if (!first) rb_ch(b, ',');
-            RB_LIT(b, "\"alive\":");
-            rb_int(b, c->alive);
-            first = false;
-        }
-        if (stats) {
-            if (!first) rb_ch(b, ',');
-            RB_LIT(b, "\"stats\":{");
-            bool f2 = true;
-            for (size_t k = 0; k < ns; k++) {
-                if (cs[k] == os[k]) continue;
-                if (!f2) rb_ch(b, ',');
-                rb_ch(b, '"');
-                rb_int(b, (int64_t)k);
-                RB_LIT(b, "\":");
-                rb_int(b, cs[k]);
-                f2 = false;
-            }
-            rb_ch(b, '}');
-            memcpy(os, cs, ns * sizeof *cs);
-        }
-        RB_LIT(b, "}]");
+        rec[6] = (int32_t)((q - rec - 7) / 2);
         *o = *c;
     }
-    if (any) rb_ch(b, ']');
+    if (q > r->agents_out)
+        add_op(r, OP_AGENTS, r->agents_out, (size_t)(q - r->agents_out) * sizeof *q);
 
     /* nodes and edges: a changed label or weight is a del and an add of the same key */
     diff_list(r, L_NODES);
@@ -1444,14 +1772,11 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
     }
     put_visibility(r);
     /* the events of the reset (world generation) were collected since the last line */
-    if (r->events.len) {
-        rb_puts(&r->line, ",\"events\":[");
-        rb_put(&r->line, r->events.p + 1, r->events.len - 1);
-        rb_put(&r->line, "]", 1);
-    }
-    r->events.len = 0;
+    if (r->events.len) add_op(r, OP_EVENTS, r->events.p, r->events.len);
     rb_put(&r->line, "}", 1);
-    if ((st = emit(r))) return st;
+    st = emit(r);
+    r->events.len = 0;
+    if (st) return st;
     if ((st = keyframe(r, s))) return st;
     keep_scene(r, s);
     return POLIS_OK;
@@ -1472,38 +1797,6 @@ polis_status polis_recorder_msg(polis_recorder *r, int32_t agent, const char *ki
     return r->msgs.oom ? rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory") : POLIS_OK;
 }
 
-/* ",\"name\":[...]" of flags (values 0..255), with one reservation */
-static inline void put_u8s(rbuf *b, const char *member, size_t mlen, const uint8_t *v, int32_t n)
-{
-    if (!rb_room(b, mlen + 4 * (size_t)n + 1)) return;
-    char *p = b->p + b->len;
-    memcpy(p, member, mlen);
-    p += mlen;
-    for (int32_t a = 0; a < n; a++) {
-        if (a) *p++ = ',';
-        unsigned x = v[a];
-        if (x >= 100) *p++ = (char)('0' + x / 100);
-        if (x >= 10) *p++ = (char)('0' + x / 10 % 10);
-        *p++ = (char)('0' + x % 10);
-    }
-    *p++ = ']';
-    b->len = (size_t)(p - b->p);
-}
-
-#define PUT_U8S(b, lit, v, n) put_u8s((b), "" lit, sizeof(lit) - 1, (v), (n))
-
-/* "v,v,...": an int32 array, with one reservation */
-static void put_i32s(rbuf *b, const int32_t *v, int32_t n)
-{
-    if (!rb_room(b, (size_t)n * (INT_MAXLEN + 1))) return;
-    char *p = b->p + b->len;
-    for (int32_t a = 0; a < n; a++) {
-        if (a) *p++ = ',';
-        p = put_int(p, v[a]);
-    }
-    b->len = (size_t)(p - b->p);
-}
-
 polis_status polis_recorder_step(polis_recorder *r)
 {
     if (!r) return POLIS_ERR_INVALID;
@@ -1518,31 +1811,24 @@ polis_status polis_recorder_step(polis_recorder *r)
     if (st) return st;
     int64_t tick = polis_env_tick(env);
     rbuf *b = &r->line;
-    RB_LIT(b, "{\"t\":\"step\",\"tick\":");
-    rb_int(b, tick);
-    RB_LIT(b, ",\"actions\":[");
-    put_i32s(b, io->actions, r->n_agents);
-    rb_puts(b, "],\"rewards\":[");
-    if (rb_room(b, (size_t)r->n_agents * (FLOAT_MAXLEN + 1) + 1)) {
-        char *q = b->p + b->len;
-        for (int32_t a = 0; a < r->n_agents; a++) {
-            if (a) *q++ = ',';
-            q = put_f32(q, r->memo, io->rewards[a]);
-        }
-        *q++ = ']';
-        b->len = (size_t)(q - b->p);
+    int32_t n = r->n_agents;
+    /* the head's values, formatted where the line is written out */
+    size_t hs = head_size(n);
+    if (rb_room(&r->head, hs)) {
+        char *q = r->head.p;
+        memcpy(q, &tick, sizeof tick);
+        q += sizeof tick;
+        memcpy(q, io->actions, 4 * (size_t)n);
+        memcpy(q + 4 * (size_t)n, io->rewards, 4 * (size_t)n);
+        q += 8 * (size_t)n;
+        memcpy(q, io->terminations, (size_t)n);
+        memcpy(q + n, io->truncations, (size_t)n);
+        memcpy(q + 2 * (size_t)n, io->illegal, (size_t)n);
+        add_op(r, OP_HEAD, r->head.p, hs);
     }
-    for (int32_t a = 0; a < r->n_agents; a++) r->returns[a] += io->rewards[a];
-    PUT_U8S(b, ",\"term\":[", io->terminations, r->n_agents);
-    PUT_U8S(b, ",\"trunc\":[", io->truncations, r->n_agents);
-    PUT_U8S(b, ",\"illegal\":[", io->illegal, r->n_agents);
+    for (int32_t a = 0; a < n; a++) r->returns[a] += io->rewards[a];
     put_visibility(r);
-    if (r->events.len) {
-        rb_puts(b, ",\"events\":[");
-        rb_put(b, r->events.p + 1, r->events.len - 1);
-        rb_put(b, "]", 1);
-        r->events.len = 0;
-    }
+    if (r->events.len) add_op(r, OP_EVENTS, r->events.p, r->events.len);
     diff(r, s);
     if (r->msgs.len) {
         rb_puts(b, ",\"msgs\":[");
@@ -1551,7 +1837,9 @@ polis_status polis_recorder_step(polis_recorder *r)
         r->msgs.len = 0;
     }
     rb_put(b, "}", 1);
-    if ((st = emit(r))) return st;
+    st = emit(r);
+    r->events.len = 0;
+    if (st) return st;
     if (tick % r->keyframe_every == 0 && (st = keyframe(r, s))) return st;
     return POLIS_OK;
 }

@@ -15,15 +15,20 @@ static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     /* both layers are kept (a recording reads the scene every tick): the floor is drawn once
      * per episode, the coin layer is rewritten from the coin map without a branch */
     bool fresh = g->h->scene_fresh(ctx, sc);
-    const int32_t kind_coin = g->kind_coin, kind_floor = g->kind_floor, w = c->width;
-    for (int32_t y = 0; y < c->height; y++) {
-        int32_t *restrict ground_row = ground + (size_t)y * (size_t)sc->width;
-        int32_t *restrict coin_row = coins + (size_t)y * (size_t)sc->width;
-        const int32_t *restrict map_row = gather_cell(c->coins, c, 0, y);
-        if (fresh)
-            for (int32_t x = 0; x < w; x++) ground_row[x] = kind_floor;
-        for (int32_t x = 0; x < w; x++) coin_row[x] = map_row[x] ? kind_coin : -1;
+    const int32_t kind_coin = g->kind_coin, kind_floor = g->kind_floor;
+    /* the scene's map is the game's grid (look_map is not called), so the layers and the coin
+     * map are the same row-major plane: one loop each, not one a row */
+    if (sc->width != c->width || sc->height != c->height) {
+        g->h->error(ctx, "scene: the map is %dx%d, the grid %dx%d", (int)sc->width, (int)sc->height,
+                    (int)c->width, (int)c->height);
+        return POLIS_ERR_STATE;
     }
+    const int32_t *restrict map = c->coins;
+    int32_t *restrict coin = coins;
+    size_t cells = (size_t)c->width * (size_t)c->height;
+    if (fresh)
+        for (size_t i = 0; i < cells; i++) ground[i] = kind_floor;
+    for (size_t i = 0; i < cells; i++) coin[i] = map[i] ? kind_coin : -1;
     for (int32_t a = 0; a < c->n_agents; a++) {
         sc->agents[a].x = c->pos[a].x;
         sc->agents[a].y = c->pos[a].y;

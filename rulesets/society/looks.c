@@ -33,21 +33,29 @@ static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     soc *s = ud;
     const polis_host *h = s->h;
     size_t plane = (size_t)sc->width * (size_t)sc->height;
-    int32_t *ground = sc->tiles + (size_t)s->look_ground * plane;
-    int32_t *stations = sc->tiles + (size_t)s->look_stations * plane;
-    for (int32_t c = 0; c < s->cells; c++) {
-        ground[c] = *soc_layer(s, s->L_blocks, c) ? s->kind_block : s->kind_floor;
-        int32_t k = *soc_layer(s, s->L_recipes, c);
-        if (k > 0) stations[c] = s->kind_station0 + k - 1;
-        if (!s->kinds[c]) continue;
-        for (int32_t r = 0; r < s->R; r++) {
-            int32_t n = s->piles[(size_t)c * (size_t)s->R + (size_t)r];
+    int32_t *restrict ground = sc->tiles + (size_t)s->look_ground * plane;
+    int32_t *restrict stations = sc->tiles + (size_t)s->look_stations * plane;
+    /* the layers in loops without a branch (a recording reads the scene every tick); the
+     * stations layer is not kept, so its cells without a station are -1 already */
+    const int32_t *restrict blocks = soc_layer(s, s->L_blocks, 0);
+    const int32_t *restrict recipes = soc_layer(s, s->L_recipes, 0);
+    const int32_t kind_block = s->kind_block, kind_floor = s->kind_floor,
+                  station0 = s->kind_station0 - 1, cells = s->cells;
+    const uint16_t *kinds = s->kinds;
+    for (int32_t c = 0; c < cells; c++) ground[c] = blocks[c] ? kind_block : kind_floor;
+    for (int32_t c = 0; c < cells; c++) stations[c] = recipes[c] > 0 ? station0 + recipes[c] : -1;
+    const int32_t R = s->R, W = s->W, kind_res0 = s->kind_res0;
+    const int32_t *piles = s->piles;
+    for (int32_t c = 0; c < cells; c++) {
+        if (!kinds[c]) continue;
+        const int32_t *pile = piles + (size_t)c * (size_t)R;
+        for (int32_t r = 0; r < R; r++) {
+            int32_t n = pile[r];
             if (n <= 0) continue;
             char label[16], *e = label + sizeof label - 1; /* the amount, without printf */
             *e = '\0';
             for (int32_t v = n; v; v /= 10) *--e = (char)('0' + v % 10);
-            polis_status st =
-                h->scene_thing(ctx, sc, c * s->R + r, s->kind_res0 + r, c % s->W, c / s->W, e);
+            polis_status st = h->scene_thing(ctx, sc, c * R + r, kind_res0 + r, c % W, c / W, e);
             if (st) return st;
         }
     }
