@@ -46,6 +46,9 @@ POLIS_INTERNAL polis_status polis__json_bool(polis_ctx *ctx, const polis_json *j
 POLIS_INTERNAL polis_status polis__json_doc_parse(polis_ctx *ctx, const char *text, size_t len,
                                                   const char *name, const polis_json **out);
 POLIS_INTERNAL void polis__json_doc_free(polis_ctx *ctx, const polis_json *doc);
+/* The "actions" host API's legal_rows (registry.c; plugin.h documents it). */
+POLIS_INTERNAL polis_status polis__legal_rows(polis_ctx *ctx, int32_t first, int32_t count,
+                                              polis_legal_rows_fn row, void *ud);
 /* host->host_api (host_api.c): the named, versioned tables of host functions. */
 POLIS_INTERNAL const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version);
 

@@ -20,7 +20,7 @@ static void test_refusals(void)
     CHECK_EQ_STR(test_env_error(PROBE("future")), want);
     snprintf(want, sizeof want,
              "<string>: plugins[0]: plugin \"json_probe\" init failed: json_probe: this engine "
-             "(polis %s) has no host API \"nope\" (it has \"json\", \"visibility\")",
+             "(polis %s) has no host API \"nope\" (it has \"json\", \"actions\", \"visibility\")",
              POLIS_VERSION_STRING);
     CHECK_EQ_STR(test_env_error(PROBE("unknown")), want);
     CHECK_EQ_STR(test_env_error(PROBE("zero")),
