@@ -201,7 +201,7 @@ static void produce_pick_dump_row(polis_ctx *ctx, void *ud, int32_t agent, uint8
     (void)ctx;
     row[0] = produce_recipe(s, agent) >= 0;
     for (int32_t r = 0; r < R; r++) {
-        row[1 + r] = room && pile[r] > 0 && seen[r] && inv[r] < cap[r];
+        row[1 + r] = pile[r] > 0 && room && seen[r] && inv[r] < cap[r];
         row[1 + R + r] = inv[r] > 0 && pile[r] < INT32_MAX;
     }
 }
