@@ -193,17 +193,25 @@ static void produce_pick_dump_row(polis_ctx *ctx, void *ud, int32_t agent, uint8
     const soc *s = ud;
     const int32_t R = s->R;
     const size_t job = (size_t)s->agent_job[agent];
-    const int32_t *pile = s->piles + (size_t)cell_of(s, agent) * (size_t)R;
+    const int32_t cell = cell_of(s, agent);
+    const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
     const int32_t *inv = inv_of(s, agent);
     const int32_t *cap = s->cap + job * (size_t)R;
     const uint8_t *seen = s->seen + (size_t)agent * (size_t)(R + s->K);
     const bool room = s->inv_total[agent] < s->jobs[job].size;
     (void)ctx;
     row[0] = produce_recipe(s, agent) >= 0;
-    for (int32_t r = 0; r < R; r++) {
-        row[1 + r] = pile[r] > 0 && room && seen[r] && inv[r] < cap[r];
-        row[1 + R + r] = inv[r] > 0 && pile[r] < INT32_MAX;
-    }
+    /* no pile on the cell: nothing to pick; an empty inventory (inventories are never
+     * negative, inv_total is their sum): nothing to dump */
+    if (s->kinds[cell])
+        for (int32_t r = 0; r < R; r++)
+            row[1 + r] = pile[r] > 0 && room && seen[r] && inv[r] < cap[r];
+    else
+        memset(row + 1, 0, (size_t)R);
+    if (s->inv_total[agent] > 0)
+        for (int32_t r = 0; r < R; r++) row[1 + R + r] = inv[r] > 0 && pile[r] < INT32_MAX;
+    else
+        memset(row + 1 + R, 0, (size_t)R);
 }
 
 static polis_status produce(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
