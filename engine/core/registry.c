@@ -328,8 +328,9 @@ polis_status polis__legal_rows(polis_ctx *ctx, int32_t first, int32_t count,
         return POLIS_ERR_INVALID;
     }
     if (count < 1 || first < 0 || first >= env->n_actions || count > env->n_actions - first) {
-        h_error(ctx, "legal_rows: actions %d..%d: expected count >= 1 and ids in 0..%d", (int)first,
-                (int)first + (int)count - 1, (int)env->n_actions - 1);
+        /* 64-bit: first + count may overflow an int32_t */
+        h_error(ctx, "legal_rows: actions %lld..%lld: expected count >= 1 and ids in 0..%d",
+                (long long)first, (long long)first + count - 1, (int)env->n_actions - 1);
         return POLIS_ERR_INVALID;
     }
     for (int32_t k = 0; k < env->n_actions; k++) {

@@ -298,6 +298,7 @@ static polis_status register_group_mode(probe *p, polis_ctx *ctx)
     if (is(p, "grp_null")) return api->legal_rows(ctx, first, 4, NULL, p);
     if (is(p, "grp_zero")) return api->legal_rows(ctx, first, 0, pg_row, p);
     if (is(p, "grp_range")) return api->legal_rows(ctx, first, 5, pg_row, p);
+    if (is(p, "grp_huge")) return api->legal_rows(ctx, first, INT32_MAX, pg_row, p);
     if (is(p, "grp_noop")) return api->legal_rows(ctx, 0, 2, pg_row, p);
     if (is(p, "grp_twice") && (st = api->legal_rows(ctx, first + 1, 2, pg_row, p))) return st;
     if ((st = api->legal_rows(ctx, first, 4, pg_row, p))) return st;

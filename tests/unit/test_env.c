@@ -338,6 +338,7 @@ static void legality_groups(void)
         {"grp_null", "legal_rows: the row function is NULL"},
         {"grp_zero", "legal_rows: actions 3..2: expected count >= 1 and ids in 0..6"},
         {"grp_range", "legal_rows: actions 3..7: expected count >= 1 and ids in 0..6"},
+        {"grp_huge", "legal_rows: actions 3..2147483649: expected count >= 1 and ids in 0..6"},
         {"grp_noop", "legal_rows: action noop (0) is registered by polis, not by this plugin"},
         {"grp_twice", "legal_rows: action pg_b (4) is already in a legality group"},
         {"grp_family", "legal_rows: action pf_0 (7) belongs to the action family pf_0..pf_1, "
