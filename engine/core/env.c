@@ -892,6 +892,20 @@ void polis__obs_changed_run(polis_ctx *ctx, size_t first, size_t count)
         narrow_span(env, o, env->narrowing_agent, env->narrowing_dst, first, first + count);
 }
 
+/* A legality callback failed (env->cb_status): the message names the actions and agent. */
+static polis_status mask_error(polis_env *env, const polis__mask_op *op, int32_t agent)
+{
+    char what[320];
+    const char *name = env->actions[op->first].name;
+    if (op->count > 1)
+        snprintf(what, sizeof what, "legality of %s..%s, agent %d", name,
+                 env->actions[op->first + op->count - 1].name, agent);
+    else
+        snprintf(what, sizeof what, "legality of %s, agent %d", name, agent);
+    polis__place_error(env, op->ctx, env->cb_status, what);
+    return env->cb_status;
+}
+
 static polis_status write_observations(polis_env *env)
 {
     polis_status st = run_hooks(env, POLIS_PHASE_OBSERVE);
@@ -938,31 +952,18 @@ static polis_status write_observations(polis_env *env)
             memset(row + 1, 0, (size_t)io->n_actions - 1);
             continue;
         }
-        for (int32_t k = 1; k < io->n_actions;) {
-            const polis__action *ac = &env->actions[k];
-            int32_t n = 1;
-            if (ac->family_count) {
-                /* one call for the whole family (host->action_family) */
-                n = ac->family_count;
-                if (ac->legal_row)
-                    ac->legal_row(ac->legal_ctx, ac->legal_ud, a, row + k);
-                else
-                    memset(row + k, 1, (size_t)n);
-            } else {
-                row[k] =
-                    ac->legal ? (uint8_t)ac->legal(ac->legal_ctx, ac->legal_ud, a, ac->arg) : 1;
+        /* the mask pass registry_freeze built (registry.h): a memset per run of always-legal
+         * actions, a call per family, group or other action with a legality function */
+        for (const polis__mask_op *op = env->mask_ops, *end = op + env->n_mask_ops; op < end;
+             op++) {
+            switch (op->kind) {
+            case POLIS__MASK_ONES: memset(row + op->first, 1, (size_t)op->count); continue;
+            case POLIS__MASK_LEGAL:
+                row[op->first] = (uint8_t)op->fn.legal(op->ctx, op->ud, a, op->arg);
+                break;
+            default: op->fn.row(op->ctx, op->ud, a, row + op->first); break;
             }
-            if (env->cb_status != POLIS_OK) {
-                char what[320];
-                if (n > 1)
-                    snprintf(what, sizeof what, "legality of %s..%s, agent %d", ac->name,
-                             env->actions[k + n - 1].name, a);
-                else
-                    snprintf(what, sizeof what, "legality of %s, agent %d", ac->name, a);
-                polis__place_error(env, ac->legal_ctx, env->cb_status, what);
-                return env->cb_status;
-            }
-            k += n;
+            if (env->cb_status != POLIS_OK) return mask_error(env, op, a);
         }
         for (int32_t f = 0; f < env->n_mask_filters; f++) {
             const polis__mask_filter *mf = &env->mask_filters[f];

@@ -102,6 +102,7 @@ typedef struct polis__action polis__action;
 typedef struct polis__obs polis__obs;
 typedef struct polis__reward polis__reward;
 typedef struct polis__mask_filter polis__mask_filter;
+typedef struct polis__mask_op polis__mask_op;
 typedef struct polis__transform polis__transform;
 typedef struct polis__event_type polis__event_type;
 typedef struct polis__sub polis__sub;
@@ -175,6 +176,8 @@ struct polis_env {
     int32_t n_transforms, cap_transforms;
     polis__mask_filter *mask_filters;
     int32_t n_mask_filters, cap_mask_filters;
+    polis__mask_op *mask_ops; /* the mask pass (registry.h), built at freeze */
+    int32_t n_mask_ops, cap_mask_ops;
     polis__event_type *events;
     int32_t n_events, cap_events;
     polis__sub *subs;

@@ -30,6 +30,12 @@ static const polis_observations_api observations_api = {
     .changed_run = polis__obs_changed_run,
 };
 
+static const polis_actions_api actions_api = {
+    .version = POLIS_ACTIONS_API_VERSION,
+    .struct_size = sizeof(polis_actions_api),
+    .legal_rows = polis__legal_rows,
+};
+
 typedef struct host_api_entry {
     const char *name;
     uint32_t version;
@@ -39,6 +45,7 @@ typedef struct host_api_entry {
 static const host_api_entry host_apis[] = {
     {POLIS_JSON_API, POLIS_JSON_API_VERSION, &json_api},
     {POLIS_OBSERVATIONS_API, POLIS_OBSERVATIONS_API_VERSION, &observations_api},
+    {POLIS_ACTIONS_API, POLIS_ACTIONS_API_VERSION, &actions_api},
 };
 
 #define N_HOST_APIS ((int32_t)(sizeof host_apis / sizeof host_apis[0]))

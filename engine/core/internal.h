@@ -50,6 +50,9 @@ POLIS_INTERNAL void polis__json_doc_free(polis_ctx *ctx, const polis_json *doc);
 POLIS_INTERNAL bool polis__obs_narrowed(polis_ctx *ctx, int32_t field);
 POLIS_INTERNAL void polis__obs_changed(polis_ctx *ctx, const int32_t *at, size_t n, size_t step);
 POLIS_INTERNAL void polis__obs_changed_run(polis_ctx *ctx, size_t first, size_t count);
+/* The "actions" host API's legal_rows (registry.c; plugin.h documents it). */
+POLIS_INTERNAL polis_status polis__legal_rows(polis_ctx *ctx, int32_t first, int32_t count,
+                                              polis_legal_rows_fn row, void *ud);
 /* host->host_api (host_api.c): the named, versioned tables of host functions. */
 POLIS_INTERNAL const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version);
 

@@ -216,6 +216,9 @@ static polis_status h_action(polis_ctx *ctx, const polis_action_def *def, int32_
     a->legal_ud = def->ud;
     a->family_count = 0;
     a->legal_row = NULL;
+    a->group_count = 0;
+    a->group_row = NULL;
+    a->grouped = false;
     if (out_id) *out_id = env->n_actions;
     env->n_actions++;
     return POLIS_OK;
@@ -302,10 +305,142 @@ static polis_status h_action_family(polis_ctx *ctx, const polis_action_family_de
         a->legal_ud = def->ud;
         a->family_count = i == 0 ? def->count : 0;
         a->legal_row = i == 0 ? def->legal_row : NULL;
+        a->group_count = 0;
+        a->group_row = NULL;
+        a->grouped = false;
     }
     env->n_actions = first + def->count;
     if (out_first_id) *out_first_id = first;
     return POLIS_OK;
+}
+
+/* The "actions" host API's legal_rows (plugin.h): checks everything before marking any
+ * member, so a refused group changes nothing. */
+polis_status polis__legal_rows(polis_ctx *ctx, int32_t first, int32_t count,
+                               polis_legal_rows_fn row, void *ud)
+{
+    if (!ctx) return POLIS_ERR_INVALID;
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "legal_rows");
+    if (st) return st;
+    if (!row) {
+        h_error(ctx, "legal_rows: the row function is NULL");
+        return POLIS_ERR_INVALID;
+    }
+    if (count < 1 || first < 0 || first >= env->n_actions || count > env->n_actions - first) {
+        /* 64-bit: first + count may overflow an int32_t */
+        h_error(ctx, "legal_rows: actions %lld..%lld: expected count >= 1 and ids in 0..%d",
+                (long long)first, (long long)first + count - 1, (int)env->n_actions - 1);
+        return POLIS_ERR_INVALID;
+    }
+    for (int32_t k = 0; k < env->n_actions; k++) {
+        const polis__action *a = &env->actions[k];
+        if (k >= first && k < first + count) {
+            if (a->ctx != ctx) {
+                h_error(ctx, "legal_rows: action %s (%d) is registered by %s, not by this plugin",
+                        a->name, (int)k, a->ctx ? a->ctx->name : "polis");
+                return POLIS_ERR_INVALID;
+            }
+            if (a->grouped) {
+                h_error(ctx, "legal_rows: action %s (%d) is already in a legality group", a->name,
+                        (int)k);
+                return POLIS_ERR_INVALID;
+            }
+        }
+        /* a family overlapping the range, its first member before or inside it */
+        if (a->family_count && k < first + count && k + a->family_count > first) {
+            h_error(ctx,
+                    "legal_rows: action %s (%d) belongs to the action family %s..%s, whose "
+                    "mask comes from its own row function",
+                    env->actions[k > first ? k : first].name, (int)(k > first ? k : first), a->name,
+                    env->actions[k + a->family_count - 1].name);
+            return POLIS_ERR_INVALID;
+        }
+    }
+    for (int32_t k = first; k < first + count; k++) {
+        polis__action *a = &env->actions[k];
+        a->grouped = true;
+        a->group_legal = a->legal;
+        a->group_legal_ud = a->legal_ud;
+    }
+    polis__action *a = &env->actions[first];
+    a->group_count = count;
+    a->group_row = row;
+    a->group_ctx = ctx;
+    a->group_ud = ud;
+    return POLIS_OK;
+}
+
+/* Appends one op to the mask pass, or, with ops NULL, only counts it. A run of always-legal
+ * actions right after another one joins it (one memset). */
+static void mask_op_add(polis__mask_op *ops, int32_t *n, const polis__mask_op *op)
+{
+    if (op->kind == POLIS__MASK_ONES && *n > 0 && ops) {
+        polis__mask_op *prev = &ops[*n - 1];
+        if (prev->kind == POLIS__MASK_ONES && prev->first + prev->count == op->first) {
+            prev->count += op->count;
+            return;
+        }
+    }
+    if (ops) ops[*n] = *op;
+    (*n)++;
+}
+
+/* The op that asks action k alone: a memset of one byte when it has no legality function. */
+static polis__mask_op single_op(const polis__action *a, int32_t k)
+{
+    if (!a->legal) return (polis__mask_op){.kind = POLIS__MASK_ONES, .first = k, .count = 1};
+    return (polis__mask_op){.kind = POLIS__MASK_LEGAL,
+                            .first = k,
+                            .count = 1,
+                            .arg = a->arg,
+                            .fn.legal = a->legal,
+                            .ctx = a->legal_ctx,
+                            .ud = a->legal_ud};
+}
+
+/* Walks the actions into the mask pass: a family's row writer, a group's row writer followed
+ * by its members whose legality was replaced since they were grouped (swap.c), runs of
+ * always-legal actions, single legality calls. Counts only when ops is NULL (one op per
+ * action at most, plus one per group). */
+static int32_t mask_ops_build(const polis_env *env, polis__mask_op *ops)
+{
+    int32_t n = 0;
+    for (int32_t k = 0; k < env->n_actions;) {
+        const polis__action *a = &env->actions[k];
+        if (a->family_count) {
+            polis__mask_op op = {.kind = a->legal_row ? POLIS__MASK_ROW : POLIS__MASK_ONES,
+                                 .first = k,
+                                 .count = a->family_count,
+                                 .fn.row = a->legal_row,
+                                 .ctx = a->legal_ctx,
+                                 .ud = a->legal_ud};
+            mask_op_add(ops, &n, &op);
+            k += a->family_count;
+        } else if (a->group_count) {
+            polis__mask_op op = {.kind = POLIS__MASK_ROW,
+                                 .first = k,
+                                 .count = a->group_count,
+                                 .fn.row = a->group_row,
+                                 .ctx = a->group_ctx,
+                                 .ud = a->group_ud};
+            mask_op_add(ops, &n, &op);
+            for (int32_t j = k; j < k + a->group_count; j++) {
+                const polis__action *m = &env->actions[j];
+                if (m->legal == m->group_legal && m->legal_ud == m->group_legal_ud &&
+                    m->legal_ctx == m->ctx)
+                    continue;
+                polis__mask_op own = single_op(m, j);
+                mask_op_add(ops, &n, &own);
+            }
+            k += a->group_count;
+        } else {
+            polis__mask_op op = single_op(a, k);
+            mask_op_add(ops, &n, &op);
+            k++;
+        }
+    }
+    return n;
 }
 
 static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id)
@@ -1105,6 +1240,13 @@ polis_status polis__registry_freeze(polis_env *env)
     for (const polis__module *const *m = polis__modules; *m; m++)
         if ((*m)->prefreeze && (st = (*m)->prefreeze(env))) return st;
 
+    /* The mask pass, from the actions as the replacements left them. */
+    int32_t n_ops = mask_ops_build(env, NULL);
+    if (!(env->mask_ops = polis__alloc(env, sizeof *env->mask_ops * (size_t)n_ops)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
+    env->cap_mask_ops = n_ops;
+    env->n_mask_ops = mask_ops_build(env, env->mask_ops);
+
     /* Per-phase hook arrays: one sorted copy per phase, so the step walks flat arrays. */
     for (int32_t p = 0; p < POLIS_PHASE_COUNT; p++) {
         int32_t n = 0;
@@ -1212,6 +1354,7 @@ void polis__registry_free(polis_env *env)
     for (int32_t i = 0; i < env->n_rewards; i++) polis__strfree(env, env->rewards[i].name);
     polis__free(env, env->rewards, sizeof *env->rewards * (size_t)env->cap_rewards);
     polis__free(env, env->mask_filters, sizeof *env->mask_filters * (size_t)env->cap_mask_filters);
+    polis__free(env, env->mask_ops, sizeof *env->mask_ops * (size_t)env->cap_mask_ops);
     for (int32_t i = 0; i < env->n_transforms; i++) polis__strfree(env, env->transforms[i].name);
     polis__free(env, env->transforms, sizeof *env->transforms * (size_t)env->cap_transforms);
     for (int32_t i = 0; i < env->n_events; i++) {

@@ -60,6 +60,36 @@ struct polis__action {
      * row writer, so the mask costs one call per family per agent; 0 everywhere else. */
     int32_t family_count;
     void (*legal_row)(polis_ctx *, void *, int32_t, uint8_t *);
+    /* ABI 1.8 legality groups (host->action_legal_rows): on the group's first action its
+     * size, row writer, ctx and user data; on every member `grouped` and the legality it
+     * had when grouped (group_legal, group_legal_ud), so a member whose legality a scenario
+     * replaced later (swap.c) is told apart and asked on its own after the row writer. */
+    int32_t group_count;
+    void (*group_row)(polis_ctx *, void *, int32_t, uint8_t *);
+    polis_ctx *group_ctx;
+    void *group_ud;
+    bool grouped;
+    bool (*group_legal)(polis_ctx *, void *, int32_t, int32_t);
+    void *group_legal_ud;
+};
+
+/* One step of the mask pass, built by registry_freeze from the actions (after the handler
+ * replacements): a run of always-legal actions (one memset), one action's `legal`, or one
+ * row writer for a family or a legality group. The step walks this flat array instead of
+ * the action records, one entry per run or call instead of one per action. */
+enum { POLIS__MASK_ONES = 0, POLIS__MASK_LEGAL = 1, POLIS__MASK_ROW = 2 };
+
+struct polis__mask_op {
+    int32_t kind;  /* POLIS__MASK_* */
+    int32_t first; /* the first action id the op writes */
+    int32_t count; /* mask bytes it writes */
+    int32_t arg;   /* POLIS__MASK_LEGAL: the action's arg */
+    union {
+        bool (*legal)(polis_ctx *, void *, int32_t, int32_t);
+        void (*row)(polis_ctx *, void *, int32_t, uint8_t *);
+    } fn;
+    polis_ctx *ctx;
+    void *ud;
 };
 
 /* Compact fields of fewer elements are narrowed element by element (env.c). */

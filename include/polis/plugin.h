@@ -573,6 +573,31 @@ typedef struct polis_observations_api {
     /* Version 1. The same for the elements first .. first + count - 1. */
     void (*changed_run)(polis_ctx *ctx, size_t first, size_t count);
 } polis_observations_api;
+/* "actions", version 1: more about the actions a plugin registered. */
+#define POLIS_ACTIONS_API "actions"
+#define POLIS_ACTIONS_API_VERSION 1
+
+/* Writes the mask bytes of a legality group for `agent`: row[i] (0 or 1) for the group's
+ * action first + i, i in [0, count). Like polis_action_def.legal it must not change state. */
+typedef void (*polis_legal_rows_fn)(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row);
+
+typedef struct polis_actions_api {
+    uint32_t version;
+    uint32_t struct_size;
+    /* Version 1. A legality group: the `count` single actions with ids first .. first +
+     * count - 1, all registered by this plugin with host->action (not members of a family or
+     * of another group), get their mask bytes from one call of `row` per agent instead of one
+     * `legal` call each — a plugin with many related actions ("pick_<resource>" for every
+     * resource) answers them in one pass over the agent's state. Each action keeps its names,
+     * ids, handler and `legal`, and `row` must write for each exactly what its `legal`
+     * returns (NULL legal: 1). A scenario may still replace or disable one member's legality
+     * ("replace", docs/ffi.md): that member is then asked on its own, after `row`.
+     * Registration during init/start only. POLIS_ERR_INVALID (message set) for a NULL row,
+     * count < 1, ids out of range or an action that is not this plugin's single, ungrouped
+     * action. */
+    polis_status (*legal_rows)(polis_ctx *ctx, int32_t first, int32_t count,
+                               polis_legal_rows_fn row, void *ud);
+} polis_actions_api;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */
 

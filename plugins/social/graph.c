@@ -563,32 +563,13 @@ static polis_status bad_edge(social *s, polis_ctx *who, const char *fn, int32_t 
     return POLIS_ERR_INVALID;
 }
 
-polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr, double value)
+/* sg_set once the edge is there (created: by this set): the slot, the journal, the events. */
+static polis_status set_on_edge(social *s, polis_ctx *who, int32_t e, bool created, int32_t attr,
+                                double value)
 {
-    if (!who) who = s->ctx;
-    if (!sg_node_valid(s, from) || !sg_node_valid(s, to) || attr < 0 || attr >= s->n_attrs)
-        return bad_edge(s, who, "set", from, to, attr);
+    const int32_t from = s->e_from[e], to = s->e_to[e];
     char a[32], b[32];
-    if (isnan(value)) {
-        s->h->error(who, "set %s -> %s %s: the value is NaN", sg_node_str(s, from, a, sizeof a),
-                    sg_node_str(s, to, b, sizeof b), s->attr_names[attr]);
-        return POLIS_ERR_INVALID;
-    }
-    polis_status st = guard(s, who, "set");
-    if (st) return st;
-    int32_t e = sg_edge_find(s, from, to);
-    bool created = false;
-    if (e < 0) {
-        if ((e = edge_new(s, from, to)) < 0) {
-            s->h->error(who,
-                        "max_edges (%d) reached: cannot add the edge %s -> %s (raise "
-                        "\"max_edges\")",
-                        s->max_edges, sg_node_str(s, from, a, sizeof a),
-                        sg_node_str(s, to, b, sizeof b));
-            return POLIS_ERR_LIMIT;
-        }
-        created = true;
-    }
+    polis_status st;
     size_t base = (size_t)e * (size_t)s->K;
     int32_t i = slot_of(s, e, attr);
     if (i >= 0) {
@@ -621,6 +602,52 @@ polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t
     return POLIS_OK;
 }
 
+polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr, double value)
+{
+    if (!who) who = s->ctx;
+    if (!sg_node_valid(s, from) || !sg_node_valid(s, to) || attr < 0 || attr >= s->n_attrs)
+        return bad_edge(s, who, "set", from, to, attr);
+    char a[32], b[32];
+    if (isnan(value)) {
+        s->h->error(who, "set %s -> %s %s: the value is NaN", sg_node_str(s, from, a, sizeof a),
+                    sg_node_str(s, to, b, sizeof b), s->attr_names[attr]);
+        return POLIS_ERR_INVALID;
+    }
+    polis_status st = guard(s, who, "set");
+    if (st) return st;
+    int32_t e = sg_edge_find(s, from, to);
+    bool created = false;
+    if (e < 0) {
+        if ((e = edge_new(s, from, to)) < 0) {
+            s->h->error(who,
+                        "max_edges (%d) reached: cannot add the edge %s -> %s (raise "
+                        "\"max_edges\")",
+                        s->max_edges, sg_node_str(s, from, a, sizeof a),
+                        sg_node_str(s, to, b, sizeof b));
+            return POLIS_ERR_LIMIT;
+        }
+        created = true;
+    }
+    return set_on_edge(s, who, e, created, attr, value);
+}
+
+polis_status sg_set_all(social *s, int32_t from, int32_t to, const int32_t *attrs, int32_t n,
+                        double value)
+{
+    if (n < 1) return POLIS_OK;
+    polis_status st = sg_set(s, s->ctx, from, to, attrs[0], value);
+    if (st || n == 1) return st;
+    /* the first set left the edge there and checked the nodes, the value and the guard;
+     * the events' subscribers cannot change the graph (guard), so it stays */
+    const int32_t e = sg_edge_find(s, from, to);
+    for (int32_t i = 1; i < n; i++) {
+        if (attrs[i] < 0 || attrs[i] >= s->n_attrs)
+            return bad_edge(s, s->ctx, "set", from, to, attrs[i]);
+        if ((st = set_on_edge(s, s->ctx, e, false, attrs[i], value))) return st;
+    }
+    return POLIS_OK;
+}
+
 /* Removes slot i of edge e and publishes it. The edge itself stays until drop_if_empty, so
  * callers removing several slots drop it once, at the end. */
 static polis_status remove_slot(social *s, int32_t e, int32_t i)
@@ -628,10 +655,13 @@ static polis_status remove_slot(social *s, int32_t e, int32_t i)
     size_t base = (size_t)e * (size_t)s->K;
     ev_rel ev = {s->e_from[e], s->e_to[e], s->e_attr[base + (size_t)i], s->e_val[base + (size_t)i]};
     int32_t n = s->e_nattr[e];
-    memmove(s->e_attr + base + (size_t)i, s->e_attr + base + (size_t)i + 1,
-            sizeof(int32_t) * (size_t)(n - i - 1));
-    memmove(s->e_val + base + (size_t)i, s->e_val + base + (size_t)i + 1,
-            sizeof(double) * (size_t)(n - i - 1));
+    /* a few slots at most (max_edge_attrs): a loop, not two library calls */
+    int32_t *ids = s->e_attr + base;
+    double *vals = s->e_val + base;
+    for (int32_t j = i; j < n - 1; j++) {
+        ids[j] = ids[j + 1];
+        vals[j] = vals[j + 1];
+    }
     s->e_nattr[e] = n - 1;
     if (s->attr_watch[ev.attr] & s->e_watch[e]) watch_edge(s, e);
     s->revision++;
@@ -683,6 +713,21 @@ polis_status sg_unset_family(social *s, polis_ctx *who, int32_t from, int32_t to
     size_t base = (size_t)e * (size_t)s->K;
     for (int32_t i = 0; i < s->e_nattr[e];) {
         if (!sg_attr_in_family(s, s->e_attr[base + (size_t)i], root)) {
+            i++;
+            continue;
+        }
+        if ((st = remove_slot(s, e, i))) return st;
+    }
+    return drop_if_empty(s, e);
+}
+
+polis_status sg_unset_watched(social *s, int32_t e, uint32_t watch)
+{
+    polis_status st = guard(s, s->ctx, "unset_family");
+    if (st) return st;
+    const size_t base = (size_t)e * (size_t)s->K;
+    for (int32_t i = 0; i < s->e_nattr[e];) {
+        if (!(s->attr_watch[s->e_attr[base + (size_t)i]] & watch)) {
             i++;
             continue;
         }

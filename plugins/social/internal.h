@@ -270,10 +270,18 @@ SG_INTERNAL bool sg_edge_get(const social *s, int32_t e, int32_t attr, double *v
 SG_INTERNAL bool sg_edge_has_family(const social *s, int32_t e, int32_t root);
 SG_INTERNAL polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr,
                                 double value);
+/* sg_set(s, s->ctx, from, to, attrs[i], value) for i = 0 .. n - 1, in that order (the same
+ * changes and events), finding the edge and checking the nodes once: a message's words. */
+SG_INTERNAL polis_status sg_set_all(social *s, int32_t from, int32_t to, const int32_t *attrs,
+                                    int32_t n, double value);
 SG_INTERNAL polis_status sg_unset(social *s, polis_ctx *who, int32_t from, int32_t to,
                                   int32_t attr);
 SG_INTERNAL polis_status sg_unset_family(social *s, polis_ctx *who, int32_t from, int32_t to,
                                          int32_t root);
+/* sg_unset_family(s, s->ctx, from, to, root) for edge e, the family given as a watch bit
+ * (r->watch of a clear rule: the attributes with it are the root's family): the same
+ * removals, events and drop, without finding the edge again (rules.c, rule_clear). */
+SG_INTERNAL polis_status sg_unset_watched(social *s, int32_t e, uint32_t watch);
 SG_INTERNAL polis_status sg_remove_edge(social *s, polis_ctx *who, int32_t from, int32_t to);
 SG_INTERNAL polis_status sg_group_create(social *s, polis_ctx *who, int32_t *out);
 SG_INTERNAL polis_status sg_group_delete(social *s, polis_ctx *who, int32_t g);

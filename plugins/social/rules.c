@@ -55,12 +55,16 @@ static polis_status rule_clear(social *s, const sg_rule *r)
             if ((s->e_watch[e] & r->watch) && s->e_from[e] < s->P && s->e_to[e] < s->P)
                 s->clr[n++] = (sg_clear_ent){s->e_seq[e], s->e_from[e], e};
         }
-        if (n > 1) qsort(s->clr, (size_t)n, sizeof *s->clr, cmp_clear);
+        /* Usually in order already: wl lists the edges as the step's actions gave them their
+         * words, agents in turn, and the last clear emptied it. (from, seq) is unique, so
+         * the order is the same whether sorted or found sorted. */
+        bool sorted = true;
+        for (int32_t i = 1; i < n && sorted; i++)
+            sorted = cmp_clear(&s->clr[i - 1], &s->clr[i]) < 0;
+        if (!sorted) qsort(s->clr, (size_t)n, sizeof *s->clr, cmp_clear);
         /* unsetting one edge's family changes no other edge */
-        for (int32_t i = 0; i < n; i++) {
-            const int32_t e = s->clr[i].e;
-            if ((st = sg_unset_family(s, s->ctx, s->e_from[e], s->e_to[e], root))) return st;
-        }
+        for (int32_t i = 0; i < n; i++)
+            if ((st = sg_unset_watched(s, s->clr[i].e, r->watch))) return st;
         return POLIS_OK;
     }
     for (int32_t u = 0; u < s->P; u++) {

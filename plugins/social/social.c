@@ -331,10 +331,7 @@ static polis_status family_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t 
      * plugin's, a group deleted) may have changed that. */
     if (!family_legal(ctx, ud, agent, arg)) return POLIS_ERR_ACTION;
     switch (f->kind) {
-    case SG_FAM_COMMUNICATE:
-        for (int32_t i = 0; i < s->L; i++)
-            if ((st = sg_set(s, s->ctx, agent, arg, s->a_words[i], f->value))) return st;
-        return POLIS_OK;
+    case SG_FAM_COMMUNICATE: return sg_set_all(s, agent, arg, s->a_words, s->L, f->value);
     case SG_FAM_SHARE_MAP:
     case SG_FAM_SHARE_PLAYER: {
         double v;

@@ -184,6 +184,36 @@ static bool produce_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
     return produce_recipe(ud, agent) >= 0;
 }
 
+/* The mask bytes of produce, pick_<r> and dump_<r> (registered in that order) in one pass
+ * over the agent's cell and inventory (a legality group, the "actions" host API): row[0]
+ * produce, row[1 + r] pick, row[1 + R + r] dump, what produce_legal, pick_legal and
+ * dump_legal answer. */
+static void produce_pick_dump_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
+{
+    const soc *s = ud;
+    const int32_t R = s->R;
+    const size_t job = (size_t)s->agent_job[agent];
+    const int32_t cell = cell_of(s, agent);
+    const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
+    const int32_t *inv = inv_of(s, agent);
+    const int32_t *cap = s->cap + job * (size_t)R;
+    const uint8_t *seen = s->seen + (size_t)agent * (size_t)(R + s->K);
+    const bool room = s->inv_total[agent] < s->jobs[job].size;
+    (void)ctx;
+    row[0] = produce_recipe(s, agent) >= 0;
+    /* no pile on the cell: nothing to pick; an empty inventory (inventories are never
+     * negative, inv_total is their sum): nothing to dump */
+    if (s->kinds[cell])
+        for (int32_t r = 0; r < R; r++)
+            row[1 + r] = pile[r] > 0 && room && seen[r] && inv[r] < cap[r];
+    else
+        memset(row + 1, 0, (size_t)R);
+    if (s->inv_total[agent] > 0)
+        for (int32_t r = 0; r < R; r++) row[1 + R + r] = inv[r] > 0 && pile[r] < INT32_MAX;
+    else
+        memset(row + 1 + R, 0, (size_t)R);
+}
+
 static polis_status produce(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
     soc *s = ud;
@@ -509,7 +539,15 @@ polis_status soc_register_actions(soc *s)
                                    .ud = s};
             if ((st = h->action(s->ctx, &ad, pass ? &s->act_dump[r] : &s->act_pick[r]))) return st;
         }
-    return POLIS_OK;
+    /* one legality call per agent for all of them, when their ids follow each other (they
+     * do: nothing registers in between) */
+    for (int32_t r = 0; r < s->R; r++)
+        if (s->act_pick[r] != s->act_produce + 1 + r ||
+            s->act_dump[r] != s->act_produce + 1 + s->R + r)
+            return POLIS_OK;
+    const polis_actions_api *api = h->host_api(s->ctx, POLIS_ACTIONS_API, 1);
+    if (!api) return POLIS_ERR_PLUGIN;
+    return api->legal_rows(s->ctx, s->act_produce, 1 + 2 * s->R, produce_pick_dump_row, s);
 }
 
 polis_status soc_register_events(soc *s)

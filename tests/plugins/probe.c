@@ -23,6 +23,7 @@ typedef struct probe {
     int32_t ev_a, ev_b;
     int32_t comp;
     polis_entity ents[3];
+    int32_t grp_rows, grp_legal; /* mode "group": calls of the row writer and of pg_legal */
 } probe;
 
 typedef struct ev_a {
@@ -232,6 +233,79 @@ static polis_status register_family_mode(probe *p, polis_ctx *ctx)
     return h->mask_filter(ctx, mask_family, p);
 }
 
+/* mode "group": pg_a, pg_b, pg_c (no legality function), pg_d in one legality group (the
+ * "actions" host API): pg_<i> is legal when agent + i is even, pg_c always; the row writer
+ * and pg_legal count their calls, which a POST hook logs. The "grp_*" modes misuse it. */
+static bool pg_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    probe *p = ud;
+    (void)ctx;
+    p->grp_legal++;
+    return (agent + arg) % 2 == 0;
+}
+
+static void pg_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
+{
+    probe *p = ud;
+    (void)ctx;
+    p->grp_rows++;
+    for (int32_t i = 0; i < 4; i++) row[i] = i == 2 || (agent + i) % 2 == 0;
+}
+
+static polis_status pg_handler(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
+{
+    probe *p = ud;
+    p->h->log(ctx, "pg agent=%d arg=%d", agent, arg);
+    return POLIS_OK;
+}
+
+static polis_status group_log(polis_ctx *ctx, void *ud)
+{
+    probe *p = ud;
+    p->h->log(ctx, "group rows=%d legal=%d", p->grp_rows, p->grp_legal);
+    return POLIS_OK;
+}
+
+static polis_status group_late(polis_ctx *ctx, void *ud)
+{
+    probe *p = ud;
+    const polis_actions_api *api = p->h->host_api(ctx, POLIS_ACTIONS_API, 1);
+    return api ? api->legal_rows(ctx, 3, 1, pg_row, p) : POLIS_ERR_PLUGIN;
+}
+
+static polis_status register_group_mode(probe *p, polis_ctx *ctx)
+{
+    const polis_host *h = p->h;
+    const polis_actions_api *api = h->host_api(ctx, POLIS_ACTIONS_API, POLIS_ACTIONS_API_VERSION);
+    if (!api) return POLIS_ERR_PLUGIN;
+    static const char *const names[4] = {"pg_a", "pg_b", "pg_c", "pg_d"};
+    polis_status st;
+    int32_t first = -1;
+    for (int32_t i = 0; i < 4; i++) {
+        polis_action_def d = {.name = names[i],
+                              .handler = pg_handler,
+                              .legal = i == 2 ? NULL : pg_legal,
+                              .arg = i,
+                              .ud = p};
+        if ((st = h->action(ctx, &d, i == 0 ? &first : NULL))) return st;
+    }
+    if (is(p, "grp_late")) return h->hook(ctx, POLIS_PHASE_RESET, 0, group_late, p);
+    if (is(p, "grp_family")) {
+        polis_action_family_def pf = {.prefix = "pf", .count = 2, .handler = fam_handler};
+        if ((st = h->action_family(ctx, &pf, NULL))) return st;
+        return api->legal_rows(ctx, first + 3, 2, pg_row, p);
+    }
+    if (is(p, "grp_null")) return api->legal_rows(ctx, first, 4, NULL, p);
+    if (is(p, "grp_zero")) return api->legal_rows(ctx, first, 0, pg_row, p);
+    if (is(p, "grp_range")) return api->legal_rows(ctx, first, 5, pg_row, p);
+    if (is(p, "grp_huge")) return api->legal_rows(ctx, first, INT32_MAX, pg_row, p);
+    if (is(p, "grp_noop")) return api->legal_rows(ctx, 0, 2, pg_row, p);
+    if (is(p, "grp_twice") && (st = api->legal_rows(ctx, first + 1, 2, pg_row, p))) return st;
+    if ((st = api->legal_rows(ctx, first, 4, pg_row, p))) return st;
+    h->log(ctx, "group pg first=%d", first);
+    return h->hook(ctx, POLIS_PHASE_POST, 0, group_log, p);
+}
+
 static polis_status order_hook(polis_ctx *ctx, void *ud)
 {
     probe *p = ud;
@@ -313,6 +387,8 @@ static polis_status probe_init(const polis_host *h, polis_ctx *ctx, const void *
     if ((st = h->action(ctx, &act, NULL))) return st;
     if ((st = h->action(ctx, &rej, NULL))) return st;
     if (strncmp(p->mode, "fam", 3) == 0 && (st = register_family_mode(p, ctx))) return st;
+    if ((is(p, "group") || strncmp(p->mode, "grp_", 4) == 0) && (st = register_group_mode(p, ctx)))
+        return st;
     if (is(p, "dup_action") && (st = h->action(ctx, &act, NULL))) return st;
     if ((st = h->reward(ctx, "probe_r", reward_fn, p))) return st;
     /* Registered add-then-double with priorities that make double run first. */

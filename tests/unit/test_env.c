@@ -295,6 +295,76 @@ static void action_families(void)
     }
 }
 
+/* The "actions" host API's legality groups: one row call per agent instead of one legality
+ * call per member, the same masks, dispatch unchanged, registration errors. (The society
+ * plugin's produce/pick/dump group runs in every Exploration test; a member whose legality a
+ * scenario replaces is in test_swap.c.) */
+static void legality_groups(void)
+{
+    test_log log = {0};
+    test_alloc al = {0};
+    polis_env *env = test_env("{\"agents\": 3, \"plugins\": [{\"name\": \"probe\", "
+                              "\"params\": {\"mode\": \"group\"}}]}",
+                              &log, &al);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_CONTAINS(log.text, "[probe] group pg first=3\n");
+    const polis_io *io = polis_env_io(env);
+    CHECK_EQ_INT(io->n_actions, 7);
+    CHECK_EQ_STR(polis_env_action_name(env, 5), "pg_c");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    /* noop, probe_act (even agents), probe_reject, pg_a..pg_d (agent + i even; pg_c always) */
+    const uint8_t masks[21] = {1, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
+    for (int i = 0; i < 21; i++) CHECK_EQ_INT(io->masks[i], masks[i]);
+    io->actions[0] = 4; /* pg_b: illegal for agent 0 */
+    io->actions[1] = 4;
+    io->actions[2] = 6; /* pg_d: illegal for agent 2 */
+    test_log_clear(&log);
+    long before = al.calls;
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    /* one row call per agent at the reset, no member's own legality function */
+    CHECK_EQ_STR(log.text, "[probe] pg agent=1 arg=1\n[probe] group rows=3 legal=0\n");
+    CHECK_EQ_INT(io->illegal[0], 1);
+    CHECK_EQ_INT(io->illegal[1], 0);
+    CHECK_EQ_INT(io->illegal[2], 1);
+    for (int i = 0; i < 21; i++) CHECK_EQ_INT(io->masks[i], masks[i]);
+    for (int t = 0; t < 20; t++) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(al.calls - before, 0); /* no allocation in step */
+    polis_env_destroy(env);
+    CHECK_EQ_INT(al.live, 0);
+
+    const char *pre = "<string>: plugins[0]: plugin \"probe\" init failed: probe: ";
+    static const char *const errs[][2] = {
+        {"grp_null", "legal_rows: the row function is NULL"},
+        {"grp_zero", "legal_rows: actions 3..2: expected count >= 1 and ids in 0..6"},
+        {"grp_range", "legal_rows: actions 3..7: expected count >= 1 and ids in 0..6"},
+        {"grp_huge", "legal_rows: actions 3..2147483649: expected count >= 1 and ids in 0..6"},
+        {"grp_noop", "legal_rows: action noop (0) is registered by polis, not by this plugin"},
+        {"grp_twice", "legal_rows: action pg_b (4) is already in a legality group"},
+        {"grp_family", "legal_rows: action pf_0 (7) belongs to the action family pf_0..pf_1, "
+                       "whose mask comes from its own row function"},
+    };
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+        char json[160], want[320];
+        snprintf(json, sizeof json,
+                 "{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                 "\"params\": {\"mode\": \"%s\"}}]}",
+                 errs[i][0]);
+        snprintf(want, sizeof want, "%s%s", pre, errs[i][1]);
+        CHECK_EQ_STR(test_env_error(json), want);
+    }
+    /* after creation: refused, and the reset fails naming it */
+    env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                   "\"params\": {\"mode\": \"grp_late\"}}]}",
+                   NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_ERR_STATE);
+    CHECK_CONTAINS(polis_env_error(env),
+                   "legal_rows: registration is closed once the env is created");
+    polis_env_destroy(env);
+}
+
 static void api_misuse(void)
 {
     polis_env *env = NULL;
@@ -372,6 +442,7 @@ int main(void)
     agent_order();
     mask_filters();
     action_families();
+    legality_groups();
     api_misuse();
     CHECK_DONE();
 }

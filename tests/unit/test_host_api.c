@@ -18,11 +18,11 @@ static void test_refusals(void)
              "the plugin for it, or update polis)",
              POLIS_JSON_API_VERSION + 1, POLIS_VERSION_STRING, POLIS_JSON_API_VERSION);
     CHECK_EQ_STR(test_env_error(PROBE("future")), want);
-    snprintf(
-        want, sizeof want,
-        "<string>: plugins[0]: plugin \"json_probe\" init failed: json_probe: this engine "
-        "(polis %s) has no host API \"nope\" (it has \"json\", \"observations\", \"visibility\")",
-        POLIS_VERSION_STRING);
+    snprintf(want, sizeof want,
+             "<string>: plugins[0]: plugin \"json_probe\" init failed: json_probe: this engine "
+             "(polis %s) has no host API \"nope\" (it has \"json\", \"observations\", \"actions\", "
+             "\"visibility\")",
+             POLIS_VERSION_STRING);
     CHECK_EQ_STR(test_env_error(PROBE("unknown")), want);
     CHECK_EQ_STR(test_env_error(PROBE("zero")),
                  "<string>: plugins[0]: plugin \"json_probe\" init failed: json_probe: host API "

@@ -222,6 +222,34 @@ static void test_disable(void)
     polis_env_destroy(env);
 }
 
+/* A legality group's member (the "actions" host API) whose legality the scenario replaces or
+ * disables, or whose action it disables, is asked on its own after the group's row writer:
+ * the probe plugin's pg_a..pg_d (legal when agent + i is even, pg_c always). */
+static void test_group_members(void)
+{
+    test_log log = {0};
+    polis_env *env = test_env(
+        "{\"agents\": 3, \"plugins\": [{\"name\": \"probe\", \"params\": {\"mode\": "
+        "\"group\"}}, {\"name\": \"swap_probe\", \"params\": {\"game\": false}}], "
+        "\"replace\": [{\"kind\": \"legal\", \"name\": \"pg_b\", \"with\": "
+        "\"swap_probe.legal_odd\"}, {\"kind\": \"legal\", \"name\": \"pg_a\", \"disable\": "
+        "true}, {\"kind\": \"action\", \"name\": \"pg_d\", \"disable\": true}]}",
+        &log, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    for (int32_t a = 0; a < 3; a++) {
+        CHECK_EQ_INT(test_mask(env, a, "pg_a"), 1);      /* legality off: always legal */
+        CHECK_EQ_INT(test_mask(env, a, "pg_b"), a == 1); /* legal_odd */
+        CHECK_EQ_INT(test_mask(env, a, "pg_c"), 1);      /* the row writer's */
+        CHECK_EQ_INT(test_mask(env, a, "pg_d"), 0);      /* the action off */
+    }
+    test_log_clear(&log);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_CONTAINS(log.text, "[probe] group rows=3 legal=0\n");
+    polis_env_destroy(env);
+}
+
 /* ---- refusals --------------------------------------------------------------------------- */
 
 static const char *refused(const char *entries)
@@ -496,6 +524,7 @@ int main(void)
     test_c_failures_are_placed();
     test_lua_replacements();
     test_disable();
+    test_group_members();
     test_refusals();
     test_pointer_exports();
     test_no_allocation_in_step();
