@@ -571,6 +571,54 @@ class TestRecurrentAndCentral(unittest.TestCase):
                   "--agent-steps", "256", "--envs", "2", "--rollout", "32",
                   "--random-episodes", "0", "--out", os.path.join(self.dir, "x"), "--quiet"])
 
+    def test_resume_continues_a_run(self):
+        from polis.rl.checkpoint import load
+        from polis.rl.ppo import main
+        out = os.path.join(self.dir, "resumed")
+        run = [GATHER, "--algo", "mappo", "--envs", "2", "--rollout", "32", "--hidden", "16",
+               "--set", "max_steps=12", "--random-episodes", "0", "--out", out, "--quiet"]
+
+        def adam_steps(doc):
+            return {float(s["step"]) for s in doc["train_state"]["optimizer"]["state"].values()}
+
+        # 3 updates of 256 agent-steps, a checkpoint after each; the run is then taken up
+        # from the second one, as after a kill: the third update's log row is dropped
+        self.assertEqual(main(run + ["--agent-steps", "768", "--save-every", "1"]), 0)
+        mid = os.path.join(out, "checkpoints", "policy-512.pt")
+        doc = load(mid)
+        self.assertEqual(doc["progress"]["agent_steps"], 512)
+        self.assertEqual(adam_steps(doc), {2 * 4 * 4.0})  # updates x epochs x minibatches
+        self.assertEqual(main(run + ["--agent-steps", "1024", "--resume", mid, "--check"]), 0)
+        doc = load(os.path.join(out, "policy.pt"))
+        self.assertEqual((doc["progress"]["agent_steps"], doc["progress"]["updates"]), (1024, 4))
+        # Adam went on from its saved moments and step count, not from a fresh optimiser
+        self.assertEqual(adam_steps(doc), {4 * 4 * 4.0})
+        with open(os.path.join(out, "log.jsonl")) as f:
+            rows = [json.loads(x) for x in f]
+        self.assertEqual([(r["update"], r["agent_steps"]) for r in rows],
+                         [(1, 256), (2, 512), (3, 768), (4, 1024)])
+        self.assertLessEqual(rows[1]["seconds"], rows[2]["seconds"])
+        with open(os.path.join(out, "log.csv")) as f:
+            self.assertEqual(len(f.read().strip().splitlines()), 5)
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+        self.assertEqual(summary["agent_steps"], 1024)
+        self.assertEqual([(r["agent_steps"], r["updates"]) for r in summary["resumed"]],
+                         [(512, 2)])
+
+        # refusals: nothing left to train, a checkpoint without the trainer's state, --init
+        with self.assertRaisesRegex(SystemExit, "at 1,024 agent-steps; --agent-steps 1,024 "
+                                                "leaves no update of 256"):
+            main(run + ["--agent-steps", "1024", "--resume", os.path.join(out, "policy.pt")])
+        bare, _ = tiny_arch_checkpoint(GATHER, os.path.join(self.dir, "bare.pt"), "central",
+                                       hidden=16)
+        with self.assertRaisesRegex(SystemExit, "bare.pt holds no trainer state"):
+            main(run + ["--agent-steps", "1024", "--resume", bare])
+        with self.assertRaisesRegex(SystemExit, "no such checkpoint"):
+            main(run + ["--resume", os.path.join(self.dir, "missing.pt")])
+        with self.assertRaises(SystemExit):
+            main(run + ["--resume", bare, "--init", bare])
+
     def test_lstm_state_resets_at_episode_start_and_carries_history(self):
         from polis.rl.nets import RecurrentNet
         torch.manual_seed(3)
