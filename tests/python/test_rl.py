@@ -474,6 +474,31 @@ class TestTaskVectorEnv(unittest.TestCase):
             load_task_pool(bad)
 
 
+class TestPlotJoin(unittest.TestCase):
+    """polis.rl.plot: a run continued with --init in another directory drawn after the first."""
+
+    def test_joined_runs_go_on_from_the_last_row(self):
+        from polis.rl.plot import read_joined
+        d = tempfile.mkdtemp(prefix="polis_rl_plot_")
+        for name, rows in (("a", [(256, 10.0, 0.1), (512, 20.0, 0.2)]),
+                           ("b", [(256, 5.0, 0.3), (512, 9.0, 0.4)])):
+            os.makedirs(os.path.join(d, name))
+            with open(os.path.join(d, name, "log.jsonl"), "w") as f:
+                for steps, sec, norm in rows:
+                    f.write(json.dumps({"agent_steps": steps, "seconds": sec,
+                                        "total_reward_normalised": norm}) + "\n")
+        a, b = os.path.join(d, "a"), os.path.join(d, "b")
+        self.assertEqual([(r["agent_steps"], r["seconds"]) for r in read_joined(a)],
+                         [(256, 10.0), (512, 20.0)])
+        joined = read_joined(a + "+" + b)
+        self.assertEqual([(r["agent_steps"], r["seconds"], r["total_reward_normalised"])
+                          for r in joined],
+                         [(256, 10.0, 0.1), (512, 20.0, 0.2), (768, 25.0, 0.3),
+                          (1024, 29.0, 0.4)])
+        with self.assertRaises(OSError):
+            read_joined(a + "+" + os.path.join(d, "missing"))
+
+
 @needs_torch
 class TestTrainerCurriculum(unittest.TestCase):
     def test_ppo_with_a_curriculum_promotes_and_checkpoints(self):
