@@ -474,6 +474,7 @@ class TestTaskVectorEnv(unittest.TestCase):
             load_task_pool(bad)
 
 
+@needs_numpy
 class TestPlotJoin(unittest.TestCase):
     """polis.rl.plot: a run continued with --init in another directory drawn after the first."""
 
