@@ -474,6 +474,32 @@ class TestTaskVectorEnv(unittest.TestCase):
             load_task_pool(bad)
 
 
+@needs_numpy
+class TestPlotJoin(unittest.TestCase):
+    """polis.rl.plot: a run continued with --init in another directory drawn after the first."""
+
+    def test_joined_runs_go_on_from_the_last_row(self):
+        from polis.rl.plot import read_joined
+        d = tempfile.mkdtemp(prefix="polis_rl_plot_")
+        for name, rows in (("a", [(256, 10.0, 0.1), (512, 20.0, 0.2)]),
+                           ("b", [(256, 5.0, 0.3), (512, 9.0, 0.4)])):
+            os.makedirs(os.path.join(d, name))
+            with open(os.path.join(d, name, "log.jsonl"), "w") as f:
+                for steps, sec, norm in rows:
+                    f.write(json.dumps({"agent_steps": steps, "seconds": sec,
+                                        "total_reward_normalised": norm}) + "\n")
+        a, b = os.path.join(d, "a"), os.path.join(d, "b")
+        self.assertEqual([(r["agent_steps"], r["seconds"]) for r in read_joined(a)],
+                         [(256, 10.0), (512, 20.0)])
+        joined = read_joined(a + "+" + b)
+        self.assertEqual([(r["agent_steps"], r["seconds"], r["total_reward_normalised"])
+                          for r in joined],
+                         [(256, 10.0, 0.1), (512, 20.0, 0.2), (768, 25.0, 0.3),
+                          (1024, 29.0, 0.4)])
+        with self.assertRaises(OSError):
+            read_joined(a + "+" + os.path.join(d, "missing"))
+
+
 @needs_torch
 class TestTrainerCurriculum(unittest.TestCase):
     def test_ppo_with_a_curriculum_promotes_and_checkpoints(self):
@@ -570,6 +596,54 @@ class TestRecurrentAndCentral(unittest.TestCase):
             main([GATHER, "--algo", "mappo", "--init", path,
                   "--agent-steps", "256", "--envs", "2", "--rollout", "32",
                   "--random-episodes", "0", "--out", os.path.join(self.dir, "x"), "--quiet"])
+
+    def test_resume_continues_a_run(self):
+        from polis.rl.checkpoint import load
+        from polis.rl.ppo import main
+        out = os.path.join(self.dir, "resumed")
+        run = [GATHER, "--algo", "mappo", "--envs", "2", "--rollout", "32", "--hidden", "16",
+               "--set", "max_steps=12", "--random-episodes", "0", "--out", out, "--quiet"]
+
+        def adam_steps(doc):
+            return {float(s["step"]) for s in doc["train_state"]["optimizer"]["state"].values()}
+
+        # 3 updates of 256 agent-steps, a checkpoint after each; the run is then taken up
+        # from the second one, as after a kill: the third update's log row is dropped
+        self.assertEqual(main(run + ["--agent-steps", "768", "--save-every", "1"]), 0)
+        mid = os.path.join(out, "checkpoints", "policy-512.pt")
+        doc = load(mid)
+        self.assertEqual(doc["progress"]["agent_steps"], 512)
+        self.assertEqual(adam_steps(doc), {2 * 4 * 4.0})  # updates x epochs x minibatches
+        self.assertEqual(main(run + ["--agent-steps", "1024", "--resume", mid, "--check"]), 0)
+        doc = load(os.path.join(out, "policy.pt"))
+        self.assertEqual((doc["progress"]["agent_steps"], doc["progress"]["updates"]), (1024, 4))
+        # Adam went on from its saved moments and step count, not from a fresh optimiser
+        self.assertEqual(adam_steps(doc), {4 * 4 * 4.0})
+        with open(os.path.join(out, "log.jsonl")) as f:
+            rows = [json.loads(x) for x in f]
+        self.assertEqual([(r["update"], r["agent_steps"]) for r in rows],
+                         [(1, 256), (2, 512), (3, 768), (4, 1024)])
+        self.assertLessEqual(rows[1]["seconds"], rows[2]["seconds"])
+        with open(os.path.join(out, "log.csv")) as f:
+            self.assertEqual(len(f.read().strip().splitlines()), 5)
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+        self.assertEqual(summary["agent_steps"], 1024)
+        self.assertEqual([(r["agent_steps"], r["updates"]) for r in summary["resumed"]],
+                         [(512, 2)])
+
+        # refusals: nothing left to train, a checkpoint without the trainer's state, --init
+        with self.assertRaisesRegex(SystemExit, "at 1,024 agent-steps; --agent-steps 1,024 "
+                                                "leaves no update of 256"):
+            main(run + ["--agent-steps", "1024", "--resume", os.path.join(out, "policy.pt")])
+        bare, _ = tiny_arch_checkpoint(GATHER, os.path.join(self.dir, "bare.pt"), "central",
+                                       hidden=16)
+        with self.assertRaisesRegex(SystemExit, "bare.pt holds no trainer state"):
+            main(run + ["--agent-steps", "1024", "--resume", bare])
+        with self.assertRaisesRegex(SystemExit, "no such checkpoint"):
+            main(run + ["--resume", os.path.join(self.dir, "missing.pt")])
+        with self.assertRaises(SystemExit):
+            main(run + ["--resume", bare, "--init", bare])
 
     def test_lstm_state_resets_at_episode_start_and_carries_history(self):
         from polis.rl.nets import RecurrentNet

@@ -14,6 +14,7 @@ A checkpoint is one ``torch.save`` file holding a dict (format ``"polis-policy"`
 | ``hparams`` | the trainer's arguments |
 | ``progress`` | ``{"agent_steps", "updates", "seconds"}`` when it was saved |
 | ``curriculum`` | the curriculum's state then (stage, episodes), or None |
+| ``train_state`` | what ``--resume`` continues a run from (absent in checkpoints written before it): ``{"optimizer"`` (Adam's state dict), ``"reward_norm"`` (the reward normaliser's running statistics, or None), ``"torch_rng"}``; about twice the network's size again |
 
 Loading checks the format and version and rebuilds the network; playing it in an env with
 other actions or another observation layout is refused naming the first difference. A
@@ -45,7 +46,8 @@ ALGO_OF = {"ff": "ppo", "lstm": "recppo", "central": "mappo"}
 
 
 def save(path, *, net, prep, encoder, hidden, crop, spec, scenario, hparams=None,
-         progress=None, curriculum=None, arch="ff", agents=1, critic_actions=True):
+         progress=None, curriculum=None, arch="ff", agents=1, critic_actions=True,
+         train_state=None):
     """Writes a checkpoint (atomically: a temporary file renamed over ``path``)."""
     doc = {
         "format": FORMAT, "version": FORMAT_VERSION,
@@ -58,6 +60,8 @@ def save(path, *, net, prep, encoder, hidden, crop, spec, scenario, hparams=None
         "hparams": dict(hparams or {}), "progress": dict(progress or {}),
         "curriculum": curriculum,
     }
+    if train_state is not None:
+        doc["train_state"] = train_state
     tmp = f"{path}.tmp{os.getpid()}"
     torch.save(doc, tmp)
     os.replace(tmp, path)

@@ -1,6 +1,6 @@
 """Curves of training runs: one run's ``curve.png`` (``polis.rl.ppo``) and several runs on
 one figure (``python3 -m polis.rl.plot OUT.png RUN_DIR[=LABEL]...``), from their
-``log.jsonl``, with ``--eval RUN_DIR=SWEEP_DIR`` the run's checkpoints as a ``polis sweep``
+``log.jsonl`` (``RUN_A+RUN_B``: B, started from A's checkpoint by ``--init``, drawn after A), with ``--eval RUN_DIR=SWEEP_DIR`` the run's checkpoints as a ``polis sweep``
 scored them (points with their 95% intervals) and ``--hline LABEL=VALUE`` reference levels. matplotlib is used when installed; without it nothing is drawn (and it says so).
 """
 
@@ -30,6 +30,20 @@ def read_log(run_dir):
     with open(os.path.join(run_dir, "log.csv")) as f:
         return [{k: (float(v) if v not in ("", None) else None) for k, v in r.items()}
                 for r in csv.DictReader(f)]
+
+
+def read_joined(spec):
+    """The rows of a run, or of runs joined with ``+`` (``runs/a+runs/b``): a run started
+    from another's checkpoint with ``--init`` logs from 0 agent-steps; joined, its
+    agent-steps and seconds go on from the last row of the run before it."""
+    rows, steps, seconds = [], 0, 0.0
+    for d in spec.split("+"):
+        part = read_log(d)
+        rows.extend({**r, "agent_steps": r["agent_steps"] + steps,
+                     "seconds": float(r.get("seconds") or 0.0) + seconds} for r in part)
+        if part:
+            steps, seconds = rows[-1]["agent_steps"], rows[-1]["seconds"]
+    return rows
 
 
 def _num(v):
@@ -129,7 +143,7 @@ def compare(runs, path, key="total_reward_normalised", title=None, hlines=(), ev
     fig, ax = plt.subplots(figsize=(9, 4.8))
     colours = {}
     for i, (label, d) in enumerate(runs):
-        rows = read_log(d)
+        rows = read_joined(d)
         colours[os.path.abspath(d)] = f"C{i}"
         ax.plot([r["agent_steps"] for r in rows], [_num(r.get(key)) for r in rows], label=label,
                 color=f"C{i}", alpha=0.8)
@@ -159,7 +173,8 @@ def compare(runs, path, key="total_reward_normalised", title=None, hlines=(), ev
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2:
-        print("usage: python3 -m polis.rl.plot OUT.png RUN_DIR[=LABEL]... [--key METRIC] "
+        print("usage: python3 -m polis.rl.plot OUT.png RUN_DIR[+RUN_DIR...][=LABEL]... "
+              "[--key METRIC] "
               "[--hline LABEL=VALUE]... [--eval RUN_DIR=SWEEP_DIR]... [--title T]",
               file=sys.stderr)
         return 2

@@ -32,6 +32,10 @@ losses, entropy, and with a curriculum its stage), ``log.csv`` (the same columns
 ``polis.rl.checkpoint``; ``--save-every N`` also keeps ``checkpoints/policy-<steps>.pt``) and,
 with ``--record-episodes K``, ``episodes.jsonl.gz``: K episodes of the trained policy recorded
 (``polis view`` shows them, ``polis replay --verify`` checks them).
+
+``--resume CHECKPOINT`` continues the run that saved it (its network, normalisers, Adam's
+state, agent-step and update counts, and the log in ``--out``, cut back to the checkpoint):
+long budgets can be trained in capped pieces (``--minutes``); the games restart from reset.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ import polis
 from . import checkpoint as ckpt
 from . import nets
 from . import plot as _plot
-from .policy import spec_of
+from .policy import PolicyError, spec_of
 
 # --algo -> the network's architecture (polis.rl.nets.build)
 ARCH_OF = {"ppo": "ff", "recppo": "lstm", "mappo": "central"}
@@ -115,6 +119,10 @@ def parse_args(argv):
                     help="a task pool file sampled by learning progress (docs/curricula.md)")
     ap.add_argument("--init", default=None, metavar="CHECKPOINT",
                     help="start from this checkpoint's network and normaliser")
+    ap.add_argument("--resume", default=None, metavar="CHECKPOINT",
+                    help="continue the run that saved this checkpoint: its network, "
+                         "normalisers, Adam's state and agent-step count; --agent-steps is "
+                         "the run's total; the log in --out is continued")
     ap.add_argument("--out", default=None, help="output directory (runs/<scenario>)")
     ap.add_argument("--save-every", type=int, default=0, metavar="N",
                     help="also keep checkpoints/policy-<steps>.pt every N updates (0: only "
@@ -133,6 +141,10 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if args.curriculum and args.tasks:
         ap.error("--curriculum and --tasks exclude each other")
+    if args.resume and args.init:
+        ap.error("--resume and --init exclude each other")
+    if args.resume and (args.curriculum or args.tasks):
+        ap.error("--resume continues runs without a curriculum or task pool")
     if args.seat and (args.curriculum or args.tasks):
         ap.error("--seat plays seats of one scenario; not with --curriculum or --tasks")
     if args.algo == "recppo" and (args.bptt < 1 or args.rollout % args.bptt):
@@ -262,7 +274,17 @@ def train(args, log_fn=print):
     source = task_source(args)
 
     t_start = time.time()
-    if args.random_episodes:
+    prior = {}  # a resumed run's summary so far (its random level, earlier resumptions)
+    if args.resume:
+        try:
+            with open(os.path.join(out, "summary.json")) as f:
+                prior = json.load(f)
+        except (OSError, ValueError):
+            prior = {}
+    if prior.get("random"):
+        rand_ret = prior["random"].get("return")
+        rand_norm = prior["random"].get("total_reward_normalised")
+    elif args.random_episodes:
         rv = make_env(args, overrides, task_source(args))
         rand_ret, rand_norm, _ = random_baseline(rv, args.random_episodes, args.seed + 7)
         rv.close()
@@ -292,20 +314,31 @@ def train(args, log_fn=print):
         v.close()
         raise SystemExit(f"{name}: mappo's central critic reads every agent, and seated "
                          f"agents are not trained: use ppo or recppo with seats")
-    if args.init:
-        doc = ckpt.load(args.init)
-        prep, agent, _ = ckpt.rebuild(doc, args.init)
+    src = args.init or args.resume
+    if src:
+        flag = "--init" if args.init else "--resume"
+        try:
+            doc = ckpt.load(src)
+            prep, agent, _ = ckpt.rebuild(doc, src)
+        except PolicyError as e:
+            v.close()
+            raise SystemExit(f"{flag}: {e}")
         why = ckpt.describe_mismatch(ckpt.spec_from(doc["spec"]), spec,
-                                     what=f"checkpoint {args.init}")
+                                     what=f"checkpoint {src}")
         if not why and ckpt.arch_of(doc) != arch:
-            why = (f"checkpoint {args.init} holds a {ckpt.algo_of(doc)} network, --algo is "
+            why = (f"checkpoint {src} holds a {ckpt.algo_of(doc)} network, --algo is "
                    f"{args.algo}")
         size = nets.critic_size(agents, prep.dim, n_actions, args.critic_actions)
         if not why and arch == "central" and agent.critic_in != size:
-            why = (f"checkpoint {args.init}'s central critic reads {agent.critic_in} values, "
+            why = (f"checkpoint {src}'s central critic reads {agent.critic_in} values, "
                    f"this run's global input has {size}")
+        if not why and args.resume and not doc.get("train_state"):
+            why = (f"checkpoint {src} holds no trainer state (Adam's moments, the reward "
+                   f"normaliser): it was saved by a trainer without --resume; --init starts "
+                   f"a new run from its network")
         if why:
-            raise SystemExit(f"--init: {why}")
+            v.close()
+            raise SystemExit(f"{flag}: {why}")
         encoder = doc["model"]["encoder"]
         args.hidden, args.crop = int(doc["model"]["hidden"]), int(doc["model"]["crop"])
         agent.train()
@@ -326,6 +359,34 @@ def train(args, log_fn=print):
            f"{sum(p.numel() for p in agent.parameters()):,} parameters")
     opt = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
     rnorm = nets.RewardNorm(rows, args.gamma) if args.norm_reward else None
+    per_update = T * rows
+    budget = int(args.agent_steps)
+    steps0 = update0 = 0
+    seconds0 = 0.0
+    if args.resume:
+        # the run goes on where the checkpoint was saved; the games restart (their episodes
+        # then were not saved), so the reward normaliser's returns in progress start at 0
+        ts, progress = doc["train_state"], doc.get("progress", {})
+        steps0 = int(progress.get("agent_steps", 0))
+        update0 = int(progress.get("updates", 0))
+        seconds0 = float(progress.get("seconds", 0.0))
+        try:
+            opt.load_state_dict(ts["optimizer"])
+            if rnorm is not None and ts.get("reward_norm"):
+                rnorm.stats.load(ts["reward_norm"])
+            torch.set_rng_state(ts["torch_rng"])
+        except (KeyError, ValueError, TypeError, RuntimeError) as e:
+            v.close()
+            raise SystemExit(f"--resume: checkpoint {args.resume}: trainer state does not "
+                             f"fit this run ({type(e).__name__}: {e})")
+        for group in opt.param_groups:  # this command's --lr
+            group["lr"] = args.lr
+        if budget - steps0 < per_update:
+            v.close()
+            raise SystemExit(f"--resume: checkpoint {args.resume} is at {steps0:,} "
+                             f"agent-steps; --agent-steps {budget:,} leaves no update of "
+                             f"{per_update:,} to train")
+        log_fn(f"{name}: resuming {args.resume} at {steps0:,} agent-steps, update {update0}")
 
     b_obs = np.zeros((T, rows, obs_dim), np.float32)
     b_mask = np.zeros((T, rows, n_actions), np.int8)
@@ -351,26 +412,36 @@ def train(args, log_fn=print):
         order = nets.central_order(agents)
         b_glob = np.zeros((T, rows, agent.critic_in), np.float32)
 
-    obs, infos = v.reset(seed=args.seed)
+    # a resumed run's games start from other seeds than the run's first ones
+    obs, infos = v.reset(seed=args.seed + update0)
     prev_done = np.zeros(rows, bool)
     log = EpisodeLog(seats.learn if seats is not None else None)
-    budget = int(args.agent_steps)
-    updates = max(1, budget // (T * rows))
+    updates = (budget - steps0) // per_update if args.resume else max(1, budget // per_update)
     bar = None
     if not args.quiet:
         try:
             from tqdm import tqdm
-            bar = tqdm(total=updates * T * rows, unit="agent-step", unit_scale=True,
+            bar = tqdm(total=updates * per_update, unit="agent-step", unit_scale=True,
                        desc=name, dynamic_ncols=True)
         except ImportError:
             pass
+    history = []
+    if args.resume:
+        # the log up to the checkpoint goes on; rows written after it (a run killed after
+        # its last checkpoint) are dropped
+        try:
+            history = [r for r in _plot.read_log(out) if r["agent_steps"] <= steps0]
+        except (OSError, ValueError, KeyError):
+            history = []
     f_csv = open(os.path.join(out, "log.csv"), "w", newline="")
     writer = csv.DictWriter(f_csv, fieldnames=LOG_FIELDS)
     writer.writeheader()
     f_jsonl = open(os.path.join(out, "log.jsonl"), "w", encoding="utf-8")
-    history = []
+    for r in history:
+        writer.writerow({k: r.get(k) for k in LOG_FIELDS})
+        f_jsonl.write(json.dumps(r) + "\n")
     t_train = time.time()
-    steps_done = 0
+    steps_done = steps0
     last = {}
     info = scenario_info(args.scenario, overrides)
     hparams = {k: v_ for k, v_ in vars(args).items()}
@@ -380,11 +451,14 @@ def train(args, log_fn=print):
                   crop=args.crop, spec=spec, scenario=info, hparams=hparams, arch=arch,
                   agents=agents, critic_actions=bool(args.critic_actions),
                   progress={"agent_steps": steps_done, "updates": update,
-                            "seconds": round(time.time() - t_train, 1)},
-                  curriculum=source.state() if source is not None else None)
+                            "seconds": round(seconds0 + time.time() - t_train, 1)},
+                  curriculum=source.state() if source is not None else None,
+                  train_state={"optimizer": opt.state_dict(),
+                               "reward_norm": rnorm.stats.state() if rnorm else None,
+                               "torch_rng": torch.get_rng_state()})
 
-    update = 0
-    for update in range(1, updates + 1):
+    update = update0
+    for update in range(update0 + 1, update0 + updates + 1):
         if args.minutes and time.time() - t_train > args.minutes * 60:
             update -= 1
             break
@@ -440,7 +514,7 @@ def train(args, log_fn=print):
                     xn, a.numpy(), agents, n_actions, with_actions, order))).numpy()
             else:
                 b_val[T] = agent.value(x).numpy()
-        steps_done += T * rows
+        steps_done += per_update
         # ---- GAE: the value after step t is that of the observation it returned (the final
         # one when the episode ended there); terminations do not bootstrap -----------------
         adv = np.zeros((T, rows), np.float32)
@@ -522,7 +596,7 @@ def train(args, log_fn=print):
         if mean_ret is None:
             mean_ret, mean_norm = last.get("return"), last.get("total_reward_normalised")
         row = {"update": update, "agent_steps": steps_done,
-               "seconds": round(time.time() - t_train, 2), "return": mean_ret,
+               "seconds": round(seconds0 + time.time() - t_train, 2), "return": mean_ret,
                "total_reward_normalised": mean_norm, "episodes": episodes,
                "policy_loss": float(pg), "value_loss": float(vl), "entropy": float(ent),
                "stage": source.state().get("stage") if source is not None else None}
@@ -539,7 +613,7 @@ def train(args, log_fn=print):
             os.makedirs(os.path.join(out, "checkpoints"), exist_ok=True)
             save(os.path.join(out, "checkpoints", f"policy-{steps_done}.pt"), update)
         if bar is not None:
-            bar.update(T * rows)
+            bar.update(per_update)
             bar.set_postfix(ret=f"{mean_ret:.2f}" if mean_ret is not None else "-",
                             norm=f"{mean_norm:.3f}" if mean_norm is not None else "-",
                             **({"stage": row["stage"]} if row["stage"] is not None else {}))
@@ -548,7 +622,7 @@ def train(args, log_fn=print):
     f_csv.close()
     f_jsonl.close()
     v.close()
-    wall = time.time() - t_train
+    wall = seconds0 + time.time() - t_train
     policy_path = os.path.join(out, "policy.pt")
     save(policy_path, update)
     final = [r for r in history[-max(1, len(history) // 10):] if r["return"] is not None]
@@ -565,6 +639,10 @@ def train(args, log_fn=print):
                   "total_reward_normalised": float(np.mean(norms)) if norms else None},
         "policy": policy_path,
         "curriculum": source.state() if source is not None else None,
+        # each --resume of the run: the checkpoint and where it stood
+        "resumed": list(prior.get("resumed", [])) + ([{
+            "checkpoint": os.path.abspath(args.resume), "agent_steps": steps0,
+            "updates": update0, "seconds": seconds0}] if args.resume else []),
     }
     if args.record_episodes:
         from .record import record_policy
