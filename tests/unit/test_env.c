@@ -221,6 +221,21 @@ static void mask_filters(void)
     polis_env_destroy(env);
 }
 
+/* Each {mode, message}: the probe plugin in that mode fails its init with that message. */
+static void probe_init_errors(const char *const (*errs)[2], size_t n)
+{
+    const char *pre = "<string>: plugins[0]: plugin \"probe\" init failed: probe: ";
+    for (size_t i = 0; i < n; i++) {
+        char json[160], want[320];
+        snprintf(json, sizeof json,
+                 "{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
+                 "\"params\": {\"mode\": \"%s\"}}]}",
+                 errs[i][0]);
+        snprintf(want, sizeof want, "%s%s", pre, errs[i][1]);
+        CHECK_EQ_STR(test_env_error(json), want);
+    }
+}
+
 /* host->action_family: consecutive ids and "<prefix>_<i>" names, masks from one row
  * writer per family (then the filters), dispatch with the index, registration errors. */
 static void action_families(void)
@@ -275,7 +290,6 @@ static void action_families(void)
     polis_env_destroy(env);
     CHECK_EQ_INT(al.live, 0);
 
-    const char *pre = "<string>: plugins[0]: plugin \"probe\" init failed: probe: ";
     static const char *const errs[][2] = {
         {"fam_zero", "action_family pf: count 0 is not positive"},
         {"fam_nohandler", "action_family pf: handler is NULL"},
@@ -284,15 +298,7 @@ static void action_families(void)
         {"fam_badname", "action family name \"p f\" has a character that is not allowed at 1 "
                         "(use letters, digits and punctuation without spaces or quotes)"},
     };
-    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
-        char json[160], want[320];
-        snprintf(json, sizeof json,
-                 "{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
-                 "\"params\": {\"mode\": \"%s\"}}]}",
-                 errs[i][0]);
-        snprintf(want, sizeof want, "%s%s", pre, errs[i][1]);
-        CHECK_EQ_STR(test_env_error(json), want);
-    }
+    probe_init_errors(errs, sizeof errs / sizeof errs[0]);
 }
 
 /* The "actions" host API's legality groups: one row call per agent instead of one legality
@@ -333,7 +339,6 @@ static void legality_groups(void)
     polis_env_destroy(env);
     CHECK_EQ_INT(al.live, 0);
 
-    const char *pre = "<string>: plugins[0]: plugin \"probe\" init failed: probe: ";
     static const char *const errs[][2] = {
         {"grp_null", "legal_rows: the row function is NULL"},
         {"grp_zero", "legal_rows: actions 3..2: expected count >= 1 and ids in 0..6"},
@@ -344,15 +349,7 @@ static void legality_groups(void)
         {"grp_family", "legal_rows: action pf_0 (7) belongs to the action family pf_0..pf_1, "
                        "whose mask comes from its own row function"},
     };
-    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
-        char json[160], want[320];
-        snprintf(json, sizeof json,
-                 "{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
-                 "\"params\": {\"mode\": \"%s\"}}]}",
-                 errs[i][0]);
-        snprintf(want, sizeof want, "%s%s", pre, errs[i][1]);
-        CHECK_EQ_STR(test_env_error(json), want);
-    }
+    probe_init_errors(errs, sizeof errs / sizeof errs[0]);
     /* after creation: refused, and the reset fails naming it */
     env = test_env("{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
                    "\"params\": {\"mode\": \"grp_late\"}}]}",
