@@ -258,7 +258,7 @@ static polis_status read_grid(polis_env *env, const cJSON *root)
 static polis_status read_lua(polis_env *env, const cJSON *root)
 {
     polis__scenario *s = &env->scn;
-    s->lua_instruction_limit = 10000000;
+    s->lua_instruction_limit = 0; /* the budget costs every instruction: opt-in (docs/lua-api.md) */
     s->lua_memory_limit = 67108864;
     s->lua_time_limit_ms = 5000;
     const cJSON *l = member(root, "lua");

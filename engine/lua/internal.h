@@ -74,19 +74,21 @@ struct polis__script {
     polis__lua_cb *cbs;
     int start_ref;    /* table of polis.on_start functions */
     int evtables_ref; /* table: event type id + 1 -> the reused event table */
+    int obs_ref;      /* the observation view (s->obs) */
     polis__lua_obs_view *obs;
     polis__lua_reward_view *rewards;
     bool loading; /* chunk or on_start running: registration allowed */
     bool params_called;
     bool in_policy; /* a policy runs: math.random draws from the policy generator */
     int depth;      /* nesting of run_protected on this state */
+    const struct polis_visibility_api *vis_api; /* the host's visibility API, once asked */
 
     /* The limits of the outermost callback now running (lua_host.c, "limits"). */
-    int64_t budget_left;  /* instructions left; INT64_MAX when instruction_limit is 0 */
-    uint64_t deadline_ns; /* monotonic clock; 0 until the first clock reading */
-    int64_t unclocked;    /* work charged since the clock was last read */
-    bool exhausted;       /* a limit was hit: every further instruction raises */
-    bool timed_out;       /* ... and it was the time limit */
+    int64_t budget_left;            /* instructions left; INT64_MAX when instruction_limit is 0 */
+    struct polis__lua_watch *watch; /* the thread's watchdog slot while it runs, or NULL */
+    lua_State *watch_prev;          /* the slot's target before this script entered */
+    bool exhausted;                 /* a limit was hit: every further instruction raises */
+    bool timed_out;                 /* ... and it was the time limit */
 
     bool limit_hit;       /* the allocator refused an allocation at the memory cap */
     char limit_where[96]; /* "file:line" running when it first did, or "" */
@@ -145,6 +147,24 @@ POLIS_INTERNAL polis_status polis__lua_tramp_macro_start(polis_ctx *ctx, void *u
 POLIS_INTERNAL polis_status polis__lua_tramp_macro_next(polis_ctx *ctx, void *ud, int32_t agent,
                                                         void *plan, polis_plan_state *state,
                                                         int32_t *out_action, char *why, size_t cap);
+
+/* The count hook of the limits; the watchdog's signal handler installs it too. */
+POLIS_INTERNAL void polis__lua_count_hook(lua_State *L, lua_Debug *ar);
+
+/* ---- lua_watch.c ------------------------------------------------------------------------ */
+
+/* The time limit's watchdog (one thread per process, lua_watch.c says how it works). */
+typedef struct polis__lua_watch polis__lua_watch;
+
+/* Starts watching the calling thread's outermost callback under limit_ms (> 0); nested
+ * entries (another script's callback inside it) share the outer one's clock. target is the
+ * state an overrun arms with a count hook of 1 (NULL: the script has its own count hook,
+ * which polls the overrun). *prev receives what exit must restore. */
+POLIS_INTERNAL polis__lua_watch *polis__lua_watch_enter(lua_State *target, int64_t limit_ms,
+                                                        lua_State **prev);
+POLIS_INTERNAL void polis__lua_watch_exit(polis__lua_watch *w, lua_State *prev);
+/* True once the watchdog found the callback now running past its limit. */
+POLIS_INTERNAL bool polis__lua_watch_overrun(const polis__lua_watch *w);
 
 /* ---- lua_api.c -------------------------------------------------------------------------- */
 

@@ -1387,5 +1387,7 @@ void polis__lua_open_views(lua_State *L, polis__lua_script *s)
     new_view_type(L, "polis.obsbuf", obs_index_get, obs_index_set, obs_len);
     new_view_type(L, "polis.rewards", reward_get, reward_set, reward_len);
     s->obs = new_view(L, sizeof *s->obs, "polis.obsbuf");
+    lua_rawgetp(L, LUA_REGISTRYINDEX, s->obs); /* writers get it by reference (an array slot) */
+    s->obs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     s->rewards = new_view(L, sizeof *s->rewards, "polis.rewards");
 }

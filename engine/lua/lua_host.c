@@ -23,7 +23,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -31,9 +30,9 @@
 
 #include "lua/internal.h"
 
-/* The count hook fires at least this often so coroutines, which keep their own counters,
- * cannot run far past the budget they share with the main thread; it is also how often the
- * clock is read. */
+/* The count hook of the instruction budget fires at least this often, so coroutines, which
+ * keep their own counters, cannot run far past the budget they share with the main thread;
+ * it is also how often a coroutine checks the time limit's watchdog. */
 #define BUDGET_SLICE 1000
 /* Bytes a script allocates per unit of work charged to its budget. */
 #define ALLOC_BYTES_PER_UNIT 64
@@ -60,24 +59,20 @@ typedef struct call_args {
     char reason[POLIS_ERRMAX];
 } call_args;
 
-static void count_hook(lua_State *L, lua_Debug *ar);
-
 /* ---- limits ------------------------------------------------------------------------------- */
 
 /* Every callback runs under two limits, started afresh by the outermost one: a budget of VM
  * instructions (deterministic: a script that exceeds it does so at the same instruction on
  * every run) and a wall-clock limit (a backstop that only aborts: nothing a script computes
- * can see the clock; it counts from the first clock reading, one slice in). The count hook
- * charges instructions and reads the clock every slice; library functions that do more than
- * an instruction's work (lua_lib.c) and allocations charge their work too, so no single C
- * call or cheap loop over such calls escapes. */
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
+ * can see the clock).
+ *
+ * The budget is a count hook: the Lua 5.4 VM then stops before every instruction (however
+ * large the count), about as much work again as the instruction, so it is off by default.
+ * The time limit costs nothing while a callback stays inside it: a watchdog thread
+ * (lua_watch.c) notices the overrun and arms a count hook of 1 then. Library functions that
+ * do more than an instruction's work (lua_lib.c) and allocations charge their work, so no
+ * single C call or cheap loop over such calls escapes either limit. Coroutines get a count
+ * hook of BUDGET_SLICE when created: their instructions are checked every slice. */
 
 /* Charges units of work; true when a limit is (now or already) hit. */
 static bool limits_spent(polis__lua_script *s, int64_t units)
@@ -90,21 +85,9 @@ static bool limits_spent(polis__lua_script *s, int64_t units)
             return true;
         }
     }
-    int64_t ms = s->env->scn.lua_time_limit_ms;
-    if (ms > 0) {
-        s->unclocked += units;
-        if (s->unclocked >= BUDGET_SLICE) {
-            s->unclocked = 0;
-            uint64_t t = now_ns();
-            /* The clock starts at its first reading, one slice into the callback: most
-             * callbacks end before it and never read the clock at all. */
-            if (!s->deadline_ns) {
-                s->deadline_ns = t + (uint64_t)ms * UINT64_C(1000000);
-            } else if (t >= s->deadline_ns) {
-                s->exhausted = s->timed_out = true;
-                return true;
-            }
-        }
+    if (s->watch && polis__lua_watch_overrun(s->watch)) {
+        s->exhausted = s->timed_out = true;
+        return true;
     }
     return false;
 }
@@ -119,8 +102,8 @@ static int next_slice(const polis__lua_script *s)
  * Coroutines other than L notice at the end of their slice. */
 static void fire_every_instruction(polis__lua_script *s, lua_State *L)
 {
-    if (L) lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
-    if (L != s->L) lua_sethook(s->L, count_hook, LUA_MASKCOUNT, 1);
+    if (L) lua_sethook(L, polis__lua_count_hook, LUA_MASKCOUNT, 1);
+    if (L != s->L) lua_sethook(s->L, polis__lua_count_hook, LUA_MASKCOUNT, 1);
 }
 
 /* "file:line" of the innermost running Lua function, or "" when none runs. */
@@ -150,14 +133,21 @@ static int raise_limit(lua_State *L, polis__lua_script *s)
 
 /* lua_sethook walks every frame of the running thread's call stack, so the hook re-arms
  * itself only when the slice changes (once, as the budget runs out): Lua reloads the count
- * after every firing, and a script's cost no longer grows with its call depth. */
-static void count_hook(lua_State *L, lua_Debug *ar)
+ * after every firing, and a script's cost no longer grows with its call depth. Without the
+ * budget the main thread has a hook only when the watchdog's signal armed it (or a late
+ * signal of a callback that already ended): not spent, it removes itself. */
+void polis__lua_count_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     polis__lua_script *s = polis__lua_script_of(L);
     if (!limits_spent(s, lua_gethookcount(L))) {
+        if (L == s->L && s->env->scn.lua_instruction_limit <= 0) {
+            lua_sethook(L, NULL, 0, 0);
+            return;
+        }
         int slice = next_slice(s);
-        if (slice != lua_gethookcount(L)) lua_sethook(L, count_hook, LUA_MASKCOUNT, slice);
+        if (slice != lua_gethookcount(L))
+            lua_sethook(L, polis__lua_count_hook, LUA_MASKCOUNT, slice);
         return;
     }
     fire_every_instruction(s, L);
@@ -173,19 +163,34 @@ void polis__lua_charge(lua_State *L, int64_t units)
     raise_limit(L, s);
 }
 
+/* A new coroutine has its own hook settings: it inherits the budget's hook from the thread
+ * that creates it; without the budget it gets a slice hook for the watchdog to be seen. */
+static void arm_coroutine(lua_State *co)
+{
+    polis__lua_script *s = polis__lua_script_of(co);
+    if (!lua_gethook(co) && s->env->scn.lua_time_limit_ms > 0)
+        lua_sethook(co, polis__lua_count_hook, LUA_MASKCOUNT, BUDGET_SLICE);
+}
+
 static void budget_start(polis__lua_script *s)
 {
     int64_t limit = s->env->scn.lua_instruction_limit;
     int64_t ms = s->env->scn.lua_time_limit_ms;
     s->exhausted = s->timed_out = false;
-    s->unclocked = 0;
     s->budget_left = limit > 0 ? limit : INT64_MAX;
-    s->deadline_ns = 0; /* set at the first clock reading (limits_spent) */
-    if (limit <= 0 && ms <= 0) {
+    if (limit > 0)
+        lua_sethook(s->L, polis__lua_count_hook, LUA_MASKCOUNT, next_slice(s));
+    else if (lua_gethook(s->L)) /* left by a limit hit in the last callback */
         lua_sethook(s->L, NULL, 0, 0);
-        return;
-    }
-    lua_sethook(s->L, count_hook, LUA_MASKCOUNT, next_slice(s));
+    if (ms > 0) s->watch = polis__lua_watch_enter(limit > 0 ? NULL : s->L, ms, &s->watch_prev);
+}
+
+/* The outermost callback returned: the watchdog stops watching it. */
+static void budget_end(polis__lua_script *s)
+{
+    if (!s->watch) return;
+    polis__lua_watch_exit(s->watch, s->watch_prev);
+    s->watch = NULL;
 }
 
 /* ---- memory ------------------------------------------------------------------------------ */
@@ -343,7 +348,7 @@ static polis_status protect_call(polis__lua_script *s, int base, int nargs)
     lua_State *L = s->L;
     s->depth++;
     int rc = lua_pcall(L, nargs, 0, base + 1);
-    s->depth--;
+    if (--s->depth == 0) budget_end(s);
     polis_status st = rc == LUA_OK ? POLIS_OK : report(s, rc);
     lua_settop(L, base);
     return st;
@@ -367,8 +372,9 @@ static polis_status run_protected(polis__lua_script *s, lua_CFunction body, call
  * writers) call it directly under lua_pcall, without a C body in between: one frame less
  * per call. What is pushed before the pcall allocates nothing (the stack was grown by
  * protect_enter; integers, light userdata and registry reads do not allocate). With
- * agent < 0 the function gets no argument; with view, the agent and the view. */
-static polis_status run_direct(polis__lua_script *s, int fn, int32_t agent, const void *view)
+ * agent < 0 the function gets no argument; with a view (its registry reference, or
+ * LUA_NOREF), the agent and the view. */
+static polis_status run_direct(polis__lua_script *s, int fn, int32_t agent, int view)
 {
     lua_State *L = s->L;
     polis_status st;
@@ -381,8 +387,8 @@ static polis_status run_direct(polis__lua_script *s, int fn, int32_t agent, cons
         lua_pushinteger(L, agent);
         nargs++;
     }
-    if (view) {
-        lua_rawgetp(L, LUA_REGISTRYINDEX, view);
+    if (view != LUA_NOREF) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, view);
         nargs++;
     }
     return protect_call(s, base, nargs);
@@ -429,7 +435,7 @@ polis_status polis__lua_tramp_hook(polis_ctx *ctx, void *ud)
 {
     (void)ctx;
     const polis__lua_cb *cb = ud;
-    return run_direct(cb->s, cb->fn, -1, NULL);
+    return run_direct(cb->s, cb->fn, -1, LUA_NOREF);
 }
 
 /* Raises the error of an action handler that returned something else than nothing, true or
@@ -464,7 +470,7 @@ polis_status polis__lua_tramp_action(polis_ctx *ctx, void *ud, int32_t agent, in
         lua_pushlightuserdata(L, (void *)cb);
         rc = lua_pcall(L, 3, 0, base + 1);
     }
-    s->depth--;
+    if (--s->depth == 0) budget_end(s);
     st = rc == LUA_OK ? POLIS_OK : report(s, rc);
     if (st == POLIS_OK && lua_isboolean(L, -1) && !lua_toboolean(L, -1)) st = POLIS_ERR_ACTION;
     lua_settop(L, base);
@@ -901,7 +907,7 @@ void polis__lua_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     polis__lua_obs_view saved = *s->obs;
     *s->obs = (polis__lua_obs_view){
         .p = dst, .count = cb->count, .dtype = cb->dtype, .cb = cb, .agent = agent};
-    polis_status st = run_direct(s, cb->fn, agent, s->obs);
+    polis_status st = run_direct(s, cb->fn, agent, s->obs_ref);
     *s->obs = saved;
     if (st != POLIS_OK) defer_failure(s, st);
 }
@@ -1009,7 +1015,21 @@ static int l_coroutine_wrap(lua_State *L)
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     lua_call(L, 1, 1);
+    /* the function wrap returns keeps its coroutine as its upvalue */
+    if (lua_getupvalue(L, -1, 1) && lua_type(L, -1) == LUA_TTHREAD)
+        arm_coroutine(lua_tothread(L, -1));
+    lua_pop(L, 1);
     lua_pushcclosure(L, wrapped_call, 1);
+    return 1;
+}
+
+static int l_coroutine_create(lua_State *L)
+{
+    lua_settop(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 1, 1);
+    arm_coroutine(lua_tothread(L, -1));
     return 1;
 }
 
@@ -1048,6 +1068,9 @@ static int body_setup(lua_State *L)
     lua_getfield(L, -1, "wrap");
     lua_pushcclosure(L, l_coroutine_wrap, 1);
     lua_setfield(L, -2, "wrap");
+    lua_getfield(L, -1, "create");
+    lua_pushcclosure(L, l_coroutine_create, 1);
+    lua_setfield(L, -2, "create");
     lua_pop(L, 1);
     polis__lua_open_bounded(L);
 
@@ -1105,7 +1128,7 @@ static polis_status script_load(polis_env *env, const polis__scn_script *scn)
     s->ctx = ctx;
     s->h = polis__host();
     s->scn = scn;
-    s->start_ref = s->evtables_ref = LUA_NOREF;
+    s->start_ref = s->evtables_ref = s->obs_ref = LUA_NOREF;
     s->display = polis__strdup(env, display_path(env, scn->path));
     size_t dn = s->display ? strlen(s->display) : 0;
     s->chunkname = s->display ? polis__alloc(env, dn + 2) : NULL;
@@ -1201,6 +1224,7 @@ static void scripts_reset(polis_env *env, uint64_t seed)
         s->obs->p = NULL;
         s->rewards->p = NULL;
         s->depth = 0;
+        budget_end(s);
         s->exhausted = s->timed_out = false;
     }
 }

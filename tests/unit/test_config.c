@@ -506,7 +506,8 @@ static void test_defaults(void)
     CHECK_EQ_INT(s->max_entities, 3 + 4096);
     CHECK(!s->has_grid);
     CHECK_EQ_INT(s->event_queue, 4096);
-    CHECK_EQ_INT(s->lua_instruction_limit, 10000000);
+    CHECK_EQ_INT(s->lua_instruction_limit, 0);
+    CHECK_EQ_INT(s->lua_time_limit_ms, 5000);
     CHECK_EQ_INT(s->lua_memory_limit, 67108864);
     CHECK_EQ_INT(s->n_plugins, 0);
     CHECK_EQ_INT(s->n_scripts, 0);
