@@ -121,9 +121,16 @@ int polis__lua_publish(lua_State *L)
         }
         lua_pop(L, 1);
     }
-    /* A key that is not a field is almost always a misspelt one. */
+    /* A key that is not a field is almost always a misspelt one. Every field was found, so
+     * a table with as many keys as fields has no other: only then are the keys compared. */
+    int32_t keys = 0;
     lua_pushnil(L);
     while (lua_next(L, 2)) {
+        lua_pop(L, 1);
+        keys++;
+    }
+    lua_pushnil(L);
+    while (keys > nf && lua_next(L, 2)) {
         lua_pop(L, 1);
         bool known = false;
         if (lua_type(L, -1) == LUA_TSTRING) {
@@ -177,9 +184,12 @@ int polis__lua_agent_name(lua_State *L)
  * "visibility" host API (plugin.h), as a .so game asks. */
 static const polis_visibility_api *vis_api(lua_State *L, polis__lua_script *s)
 {
+    /* the engine's API tables are static: looked up (by name) once per script */
+    if (s->vis_api) return s->vis_api;
     const polis_visibility_api *v =
         s->h->host_api(s->ctx, POLIS_VISIBILITY_API, POLIS_VISIBILITY_API_VERSION);
     if (!v) luaL_error(L, "%s", polis_env_error(s->env));
+    s->vis_api = v;
     return v;
 }
 
@@ -480,6 +490,18 @@ int polis__lua_grid_set(lua_State *L)
     return 0;
 }
 
+/* Narrows [*on, *off) to the steps c of a row whose coordinate p0 + d * c (d one of -1, 0,
+ * 1) lies in [0, n); an empty result has *off <= *on. */
+static void clip_span(int64_t p0, int64_t d, int64_t n, int64_t *on, int64_t *off)
+{
+    int64_t a = 0, b = 0; /* d == 0 and p0 off the map: nothing */
+    if (d == 0 && p0 >= 0 && p0 < n) return;
+    if (d > 0) a = -p0, b = n - p0;
+    if (d < 0) a = p0 - n + 1, b = p0 + 1;
+    if (a > *on) *on = a;
+    if (b < *off) *off = b;
+}
+
 /* polis.grid_view(buf, layer, x, y, facing, ahead, behind, left, right [, outside [, first]]):
  * the egocentric window of a layer, rotated so the agent at (x, y) facing `facing` (0 north,
  * 1 east, 2 south, 3 west) looks up, copied into an observation buffer in C. A window drawn
@@ -553,17 +575,28 @@ int polis__lua_grid_view(lua_State *L)
         bool inside = !g->wrap && x0 >= 0 && x0 < w && y0 >= 0 && y0 < h && x1 >= 0 && x1 < w &&
                       y1 >= 0 && y1 < h;
         int64_t cx = x0, cy = y0;
-        if (inside && v->dtype == POLIS_DTYPE_U8) {
-            /* the common case of a symbolic view: a row inside the map, bytes */
-            const int32_t *src = base + y0 * w + x0;
-            ptrdiff_t step = (ptrdiff_t)(ry * w + rx);
+        if (!g->wrap && v->dtype == POLIS_DTYPE_U8) {
+            /* the common case of a symbolic view of a bounded map: the row's cells on the
+             * map copied as bytes, the others `outside`; a value that does not fit leaves
+             * the row to the loop below, which names the cell */
+            int64_t on = 0, off = cols;
+            clip_span(x0, rx, w, &on, &off);
+            clip_span(y0, ry, h, &on, &off);
+            if (on > cols) on = cols;
+            if (off < on) off = on;
             uint8_t *dst = (uint8_t *)v->p + i;
-            lua_Integer c = 0;
-            for (; c < cols; c++, src += step) {
-                if ((uint32_t)*src > UINT8_MAX) break;
-                dst[c] = (uint8_t)*src;
+            int64_t c = on;
+            if (on < off) {
+                const int32_t *src = base + (y0 + ry * on) * w + (x0 + rx * on);
+                ptrdiff_t step = (ptrdiff_t)(ry * w + rx);
+                for (; c < off; c++, src += step) {
+                    if ((uint32_t)*src > UINT8_MAX) break;
+                    dst[c] = (uint8_t)*src;
+                }
             }
-            if (c == cols) {
+            if (c == off) {
+                for (c = 0; c < on; c++) dst[c] = (uint8_t)outside;
+                for (c = off; c < cols; c++) dst[c] = (uint8_t)outside;
                 i += (size_t)cols;
                 continue;
             }
