@@ -37,7 +37,8 @@
 /* The slowest and fastest the watchdog looks while some thread has run Lua. */
 #define WATCH_MAX_INTERVAL_MS 250
 #define WATCH_MIN_INTERVAL_MS 2
-/* Looks that found no callback running before the watchdog sleeps until one enters. */
+/* Looks that found no callback run since the previous one before the watchdog sleeps until
+ * one enters. */
 #define WATCH_IDLE_LOOKS 16
 
 struct polis__lua_watch {
@@ -54,6 +55,7 @@ struct polis__lua_watch {
     struct polis__lua_watch *next, **pprev;
     /* The watchdog's own notes. */
     uint64_t seen_gen, seen_ns;
+    uint64_t last_gen; /* the generation at the last look, running or not */
 };
 
 static pthread_mutex_t watch_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -115,17 +117,18 @@ static int64_t interval_ms(void)
     return m;
 }
 
-/* One look at every slot; false when no callback was running. */
+/* One look at every slot; false when no callback ran since the last look. */
 static bool look(uint64_t now)
 {
     bool busy = false;
     for (polis__lua_watch *w = watch_head; w; w = w->next) {
         uint64_t g = atomic_load_explicit(&w->gen, memory_order_acquire);
+        if (g != w->last_gen || (g & 1)) busy = true;
+        w->last_gen = g;
         if (!(g & 1)) {
             w->seen_gen = 0;
             continue;
         }
-        busy = true;
         if (g != w->seen_gen) {
             w->seen_gen = g;
             w->seen_ns = now;
