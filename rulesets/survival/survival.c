@@ -15,6 +15,9 @@
  *            them and the episode ends when every player is done), OBSERVE computes the
  *            masks the legality callbacks read.
  */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +40,25 @@ static bool legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
     (void)ctx;
     survival *s = ud;
     return !s->legal_mask || ((s->legal[agent] >> arg) & 1u);
+}
+
+/* The mask bytes of actions 1..16 from one agent's bits, in one call (a legality group,
+ * the "actions" host API): each byte is what `legal` returns for its action. */
+static void legal_row(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
+{
+    (void)ctx;
+    const survival *s = ud;
+    uint32_t m = s->legal_mask ? s->legal[agent] >> 1 : 0xffffu;
+#if defined(__SSE2__)
+    /* bytes 0-7 test bits 0-7 of m, bytes 8-15 bits 8-15 */
+    const __m128i bit = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    __m128i v = _mm_unpacklo_epi64(_mm_set1_epi8((char)(m & 0xffu)),
+                                   _mm_set1_epi8((char)((m >> 8) & 0xffu)));
+    v = _mm_cmpeq_epi8(_mm_and_si128(v, bit), bit);
+    _mm_storeu_si128((__m128i *)(void *)row, _mm_and_si128(v, _mm_set1_epi8(1)));
+#else
+    for (int32_t k = 0; k < SV_N_ACTIONS - 1; k++) row[k] = (uint8_t)((m >> k) & 1u);
+#endif
 }
 
 static polis_status on_observe(polis_ctx *ctx, void *ud)
@@ -516,6 +538,16 @@ static polis_status register_all(survival *s)
                                 .arg = a,
                                 .ud = s};
         if ((st = h->action(ctx, &def, &s->action_id[a]))) return st;
+    }
+    /* the 16 masks from one call per agent when their ids follow each other (they do:
+     * nothing registers in between), else one `legal` call each */
+    bool follow = true;
+    for (int32_t a = 2; a < SV_N_ACTIONS; a++) follow &= s->action_id[a] == s->action_id[1] + a - 1;
+    if (follow) {
+        const polis_actions_api *acts = h->host_api(ctx, POLIS_ACTIONS_API, 1);
+        if (!acts) return POLIS_ERR_PLUGIN;
+        if ((st = acts->legal_rows(ctx, s->action_id[1], SV_N_ACTIONS - 1, legal_row, s)))
+            return st;
     }
     int32_t len = sv_obs_len(s->w->p.obs_layout);
     polis_obs_def sym = {.name = "symbolic",
