@@ -1664,6 +1664,11 @@ static inline void put_stored(void *dst, int32_t dt, size_t i, int32_t v)
 static void write_position(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
+    if (s->pos_dt == POLIS_DTYPE_I32) { /* plain observations */
+        const int32_t xy[2] = {s->ax[agent], s->ay[agent]};
+        memcpy(dst, xy, sizeof xy);
+        return;
+    }
     if (s->pos_dt < 0) s->pos_dt = s->obs_api->stored(ctx, s->id_pos);
     put_stored(dst, s->pos_dt, 0, s->ax[agent]);
     put_stored(dst, s->pos_dt, 1, s->ay[agent]);
