@@ -713,39 +713,58 @@ static polis_status narrow_span(polis_env *env, const polis__obs *o, int32_t a, 
     return POLIS_OK;
 }
 
-/* A position, a clock, a stage (fewer than POLIS__NARROW_SMALL elements): element by element
- * against each element's own bounds, without the calls, lanes and range runs of narrow_span
- * (they cost more than the copy). Returns SIZE_MAX, or the first element outside its range. */
-#define POLIS_NARROW_SMALL(pair, ST, DT, ...)                                                      \
-    static size_t narrow_small_##pair(const polis__obs *o, const void *restrict src,               \
-                                      void *restrict dst)                                          \
+/* A position, a clock, a stage (fewer than POLIS__NARROW_SMALL elements), every agent's
+ * shadow record at once (row a of the buffer at dst + a x stride): element by element against
+ * each element's own bounds, without the calls, lanes and range runs of narrow_span (they cost
+ * more than the copy), one call and one dispatch per field and write rather than per agent.
+ * Returns SIZE_MAX, or the first element outside its range in the first agent's record that
+ * has one (*agent). */
+#define POLIS_NARROW_ROWS(pair, ST, DT, ...)                                                       \
+    static size_t narrow_rows_##pair(const polis__obs *o, const void *restrict src,                \
+                                     uint8_t *restrict dst, size_t stride, int32_t n,              \
+                                     int32_t *agent)                                               \
     {                                                                                              \
         const ST *s = src;                                                                         \
-        DT *d = dst;                                                                               \
-        for (size_t i = 0; i < o->narrow_count; i++) {                                             \
-            const ST v = s[i];                                                                     \
-            if (v < o->small_lo[i] || v > o->small_hi[i]) return i;                                \
-            d[i] = (DT)v;                                                                          \
+        const size_t count = o->narrow_count;                                                      \
+        for (int32_t a = 0; a < n; a++, s += count, dst += stride) {                               \
+            DT *d = (DT *)(void *)dst;                                                             \
+            for (size_t i = 0; i < count; i++) {                                                   \
+                const ST v = s[i];                                                                 \
+                if (v < o->small_lo[i] || v > o->small_hi[i]) {                                    \
+                    *agent = a;                                                                    \
+                    return i;                                                                      \
+                }                                                                                  \
+                d[i] = (DT)v;                                                                      \
+            }                                                                                      \
         }                                                                                          \
         return SIZE_MAX;                                                                           \
     }
-POLIS_NARROW_PAIRS(POLIS_NARROW_SMALL)
-#undef POLIS_NARROW_SMALL
+POLIS_NARROW_PAIRS(POLIS_NARROW_ROWS)
+#undef POLIS_NARROW_ROWS
 
-/* Narrows agent a's whole shadow record of field o into dst. */
-static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a, uint8_t *dst)
+/* Narrows every agent's shadow record of the small field o (fewer than POLIS__NARROW_SMALL
+ * elements: a position, a clock) into the buffer rows at dst. */
+static polis_status narrow_small_rows(polis_env *env, const polis__obs *o, uint8_t *dst)
 {
-    const uint8_t *src = o->shadow + (size_t)a * o->nbytes;
-    if (o->narrow_count >= POLIS__NARROW_SMALL)
-        return narrow_span(env, o, a, dst, 0, o->narrow_count);
+    const size_t stride = env->io.obs_size;
+    const int32_t n = env->io.n_agents;
+    int32_t a = 0;
     size_t bad = SIZE_MAX;
-    switch (narrow_pair(o)) { /* direct calls, inlined: a call through a table cost small fields */
+    switch (narrow_pair(o)) {
 #define POLIS_NARROW_CASE(pair, ...)                                                               \
-    case NARROW_##pair: bad = narrow_small_##pair(o, src, dst); break;
+    case NARROW_##pair: bad = narrow_rows_##pair(o, o->shadow, dst, stride, n, &a); break;
         POLIS_NARROW_PAIRS(POLIS_NARROW_CASE)
 #undef POLIS_NARROW_CASE
     }
-    return bad == SIZE_MAX ? POLIS_OK : range_error(env, o, a, bad, src);
+    return bad == SIZE_MAX ? POLIS_OK
+                           : range_error(env, o, a, bad, o->shadow + (size_t)a * o->nbytes);
+}
+
+/* Narrows agent a's whole shadow record of field o (POLIS__NARROW_SMALL elements or more)
+ * into dst. */
+static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a, uint8_t *dst)
+{
+    return narrow_span(env, o, a, dst, 0, o->narrow_count);
 }
 
 /* ---- reported changes: the "observations" host API (plugin.h) ------------------------------
@@ -917,7 +936,15 @@ static polis_status write_observations(polis_env *env)
         polis__obs *o = &env->obs[f];
         env->current = o->ctx;
         uint8_t *dst = io->obs + o->offset;
-        if (o->shadow) {
+        if (o->shadow && o->narrow_count < POLIS__NARROW_SMALL) {
+            /* a position, a clock: every agent written, then all narrowed in one pass (reports
+             * do nothing: env->narrowing is NULL) */
+            uint8_t *sh = o->shadow;
+            for (int32_t a = 0; a < io->n_agents && env->cb_status == POLIS_OK;
+                 a++, sh += o->nbytes)
+                o->write(o->ctx, o->ud, a, sh);
+            if (env->cb_status == POLIS_OK) env->cb_status = narrow_small_rows(env, o, dst);
+        } else if (o->shadow) {
             /* reports of changes count when every row holds the previous write narrowed */
             const bool reports = o->narrow_synced == io->obs;
             o->narrow_synced = NULL;

@@ -28,6 +28,8 @@ static const polis_observations_api observations_api = {
     .narrowed = polis__obs_narrowed,
     .changed = polis__obs_changed,
     .changed_run = polis__obs_changed_run,
+    .writes_stored = polis__obs_writes_stored,
+    .stored = polis__obs_stored,
 };
 
 static const polis_actions_api actions_api = {

@@ -50,6 +50,9 @@ POLIS_INTERNAL void polis__json_doc_free(polis_ctx *ctx, const polis_json *doc);
 POLIS_INTERNAL bool polis__obs_narrowed(polis_ctx *ctx, int32_t field);
 POLIS_INTERNAL void polis__obs_changed(polis_ctx *ctx, const int32_t *at, size_t n, size_t step);
 POLIS_INTERNAL void polis__obs_changed_run(polis_ctx *ctx, size_t first, size_t count);
+/* ... and, version 2 (registry.c), writers that write the stored dtype themselves. */
+POLIS_INTERNAL polis_status polis__obs_writes_stored(polis_ctx *ctx, int32_t field);
+POLIS_INTERNAL int32_t polis__obs_stored(polis_ctx *ctx, int32_t field);
 /* The "actions" host API's legal_rows (registry.c; plugin.h documents it). */
 POLIS_INTERNAL polis_status polis__legal_rows(polis_ctx *ctx, int32_t first, int32_t count,
                                               polis_legal_rows_fn row, void *ud);

@@ -496,6 +496,7 @@ static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int3
     o->nbytes = count * polis_dtype_size(def->dtype);
     o->out_dtype = o->dtype;
     o->out_nbytes = o->nbytes;
+    o->writes_stored = false;
     o->range_dim = -1;
     o->write = def->write;
     o->ud = def->ud;
@@ -896,6 +897,31 @@ static void dtype_bounds(polis_dtype t, double *lo, double *hi)
     *lo = *hi = 0;
 }
 
+/* The "observations" host API, version 2 (plugin.h). */
+polis_status polis__obs_writes_stored(polis_ctx *ctx, int32_t field)
+{
+    if (!ctx) return POLIS_ERR_INVALID;
+    polis_env *env = ctx->env;
+    polis_status st = closed(ctx, "writes_stored");
+    if (st) return st;
+    if (field < 0 || field >= env->n_obs || env->obs[field].ctx != ctx) {
+        h_error(ctx, "writes_stored: field %d is not an observation field this plugin registered",
+                field);
+        return POLIS_ERR_INVALID;
+    }
+    env->obs[field].writes_stored = true;
+    return POLIS_OK;
+}
+
+int32_t polis__obs_stored(polis_ctx *ctx, int32_t field)
+{
+    const polis_env *env = ctx ? ctx->env : NULL;
+    if (!env || env->state == POLIS__ENV_LOADING || field < 0 || field >= env->n_obs ||
+        env->obs[field].ctx != ctx)
+        return -1;
+    return (int32_t)env->obs[field].out_dtype;
+}
+
 static polis_status h_obs_range(polis_ctx *ctx, int32_t field, int32_t dim, int32_t n,
                                 const double *lo, const double *hi)
 {
@@ -1265,13 +1291,14 @@ polis_status polis__registry_freeze(polis_env *env)
 
     /* Observation layout: each field starts on an 8-byte boundary. Compact observations
      * store an integer field with a declared range in the smallest dtype holding it, the
-     * writer writing into a per-agent shadow record the kernel narrows from. */
+     * writer writing into a per-agent shadow record the kernel narrows from (unless it
+     * writes the stored dtype itself, polis__obs_writes_stored). */
     env->compact = env->opt_compact || env->scn.compact_observations;
     size_t off = 0, shadow = 0;
     for (int32_t i = 0; i < env->n_obs; i++) {
         polis__obs *o = &env->obs[i];
         if (env->compact && !env->no_obs) compact_field(o);
-        if (o->out_dtype != o->dtype) shadow += o->nbytes;
+        if (o->out_dtype != o->dtype && !o->writes_stored) shadow += o->nbytes;
         o->offset = off;
         off += (o->out_nbytes + 7) & ~(size_t)7;
     }
@@ -1283,7 +1310,7 @@ polis_status polis__registry_freeze(polis_env *env)
     if ((st = check_memory(env, off + shadow))) return st;
     for (int32_t i = 0; i < env->n_obs && shadow; i++) {
         polis__obs *o = &env->obs[i];
-        if (o->out_dtype == o->dtype) continue;
+        if (o->out_dtype == o->dtype || o->writes_stored) continue;
         size_t bytes = o->nbytes * n;
         if (!(o->shadow = polis__alloc(env, bytes ? bytes : 1)))
             return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating observation %s",

@@ -117,6 +117,9 @@ struct polis__obs {
     polis_dtype out_dtype;
     size_t out_nbytes;
     uint8_t *shadow;
+    /* "observations" API version 2 (writes_stored): the writer writes out_dtype itself, into
+     * the buffer: no shadow, no narrowing, its values' range its own promise */
+    bool writes_stored;
     /* the narrowing's shape, worked out with out_dtype: elements of a record, consecutive
      * elements sharing a range index (stride), range indices (1 without per-index ranges),
      * bytes of an element written and stored */

@@ -547,7 +547,7 @@ typedef struct polis_visibility_api {
  * changes. A field's values are the same either way, byte for byte, when the reports are
  * complete (tests/unit/test_obs_range.c). */
 #define POLIS_OBSERVATIONS_API "observations"
-#define POLIS_OBSERVATIONS_API_VERSION 1
+#define POLIS_OBSERVATIONS_API_VERSION 2
 
 typedef struct polis_observations_api {
     uint32_t version;
@@ -572,6 +572,21 @@ typedef struct polis_observations_api {
     void (*changed)(polis_ctx *ctx, const int32_t *at, size_t n, size_t stride);
     /* Version 1. The same for the elements first .. first + count - 1. */
     void (*changed_run)(polis_ctx *ctx, size_t first, size_t count);
+    /* Version 2. Declares, while registering (init or start, after host->observation), that
+     * the writer of `field` (one this plugin registered) writes the dtype the env stores the
+     * field in (stored(), below) rather than the registered one. With compact observations
+     * the writer then gets the caller's buffer row itself, in that narrower dtype: the kernel
+     * keeps no shadow record, narrows nothing and checks no value, so a value inside the
+     * declared range is the writer's own promise (it is cut to the narrow dtype otherwise);
+     * without compact observations nothing changes. narrowed() is false for such a field.
+     * POLIS_ERR_INVALID for a field not this plugin's, POLIS_ERR_STATE after registration
+     * (message set either way). */
+    polis_status (*writes_stored)(polis_ctx *ctx, int32_t field);
+    /* Version 2. The dtype (polis_dtype) the buffer holds `field` in, fixed for the env's
+     * life: the registered one, or the narrower one compact observations chose; -1 for a
+     * field not this plugin's and before the env is created (ask from a hook or a writer).
+     * A writer that declared writes_stored writes this dtype. */
+    int32_t (*stored)(polis_ctx *ctx, int32_t field);
 } polis_observations_api;
 /* "actions", version 1: more about the actions a plugin registered. */
 #define POLIS_ACTIONS_API "actions"

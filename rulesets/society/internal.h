@@ -280,6 +280,9 @@ typedef struct soc {
      * it narrows only those (host API "observations"); ch_n > ch_cap: too many, not reported */
     const polis_observations_api *obs_api;
     int32_t id_grid;
+    /* position and time are written in the dtype the buffer holds (writes_stored): their
+     * ids, and that dtype once asked (-1: not yet) */
+    int32_t id_pos, id_time, pos_dt, time_dt;
     int8_t ch_grid; /* the grid is narrowed: 0 not asked yet, 1 yes, -1 no */
     bool ch_on;     /* this write reports */
     int32_t *ch, ch_n, ch_cap;

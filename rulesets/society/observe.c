@@ -1648,18 +1648,37 @@ static void write_inventory(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     memcpy(dst, s->inv + (size_t)agent * (size_t)s->R, sizeof(int32_t) * (size_t)s->R);
 }
 
+/* Position and time: with compact observations they are stored as u8 / i16 (their ranges,
+ * declare_ranges, hold by the rules and the kernel's truncation), and written so directly
+ * (observations API version 2, writes_stored), the kernel narrowing nothing. */
+static inline void put_stored(void *dst, int32_t dt, size_t i, int32_t v)
+{
+    switch (dt) {
+    case POLIS_DTYPE_U8: ((uint8_t *)dst)[i] = (uint8_t)v; break;
+    case POLIS_DTYPE_I8: ((int8_t *)dst)[i] = (int8_t)v; break;
+    case POLIS_DTYPE_I16: ((int16_t *)dst)[i] = (int16_t)v; break;
+    default: ((int32_t *)dst)[i] = v; break;
+    }
+}
+
 static void write_position(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
-    int32_t xy[2] = {s->ax[agent], s->ay[agent]};
-    memcpy(dst, xy, sizeof xy);
+    if (s->pos_dt == POLIS_DTYPE_I32) { /* plain observations */
+        const int32_t xy[2] = {s->ax[agent], s->ay[agent]};
+        memcpy(dst, xy, sizeof xy);
+        return;
+    }
+    if (s->pos_dt < 0) s->pos_dt = s->obs_api->stored(ctx, s->id_pos);
+    put_stored(dst, s->pos_dt, 0, s->ax[agent]);
+    put_stored(dst, s->pos_dt, 1, s->ay[agent]);
 }
 
 static void write_time(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
-    int32_t t = (int32_t)s->h->tick(ctx);
-    memcpy(dst, &t, sizeof t);
+    if (s->time_dt < 0) s->time_dt = s->obs_api->stored(ctx, s->id_time);
+    put_stored(dst, s->time_dt, 0, (int32_t)s->h->tick(ctx));
 }
 
 /* "wood, stone, ..." into buf. */
@@ -1805,7 +1824,7 @@ polis_status soc_register_observations(soc *s)
     s->og_cap = (int32_t)og_cap;
     /* Compact observations: a write reports up to one element in 8 changed (the previous
      * list and the new one); past that narrowing the record whole costs about as much. */
-    if (!(s->obs_api = h->host_api(s->ctx, POLIS_OBSERVATIONS_API, 1))) return POLIS_ERR_PLUGIN;
+    if (!(s->obs_api = h->host_api(s->ctx, POLIS_OBSERVATIONS_API, 2))) return POLIS_ERR_PLUGIN;
     s->ch_cap = (int32_t)(2 * og_cap);
     if (s->ch_cap && !(s->ch = soc_alloc(s, sizeof *s->ch * (size_t)s->ch_cap)))
         return POLIS_ERR_NOMEM;
@@ -1912,5 +1931,11 @@ polis_status soc_register_observations(soc *s)
                           .write = write_time,
                           .ud = s};
     if ((st = h->observation(s->ctx, &time, &id_time))) return st;
+    s->id_pos = id_pos;
+    s->id_time = id_time;
+    s->pos_dt = s->time_dt = -1;
+    if ((st = s->obs_api->writes_stored(s->ctx, id_pos)) ||
+        (st = s->obs_api->writes_stored(s->ctx, id_time)))
+        return st;
     return declare_ranges(s, id_grid, id_inv, id_pos, id_time);
 }

@@ -14,7 +14,13 @@
  *   "value"   element 87 (row 2, column 7) = 300, reported
  *   "at"      reports element 160 (outside the 160-element record)
  *   "null"    changed(ctx, NULL, 2, 0)
- *   "run"     changed_run(ctx, 150, 20) */
+ *   "run"     changed_run(ctx, 150, 20)
+ * A second field "d" (i32 [3], range [0, 200]: stored as u8) is written in the dtype the
+ * buffer holds (observations API version 2: writes_stored at init, stored() in the writer),
+ * so the kernel neither keeps a record of its own for it nor narrows it; init fails when
+ * stored() answers anything but -1 before the env exists. params.stored_probe:
+ *   "foreign" init declares writes_stored for a field that is not its own (init fails)
+ *   "late"    an OBSERVE hook declares it at tick 2, after registration (the step fails) */
 #include <stddef.h>
 #include <string.h>
 
@@ -26,14 +32,29 @@
 typedef struct cparams {
     const char *mode, *bad;
     int64_t bad_tick;
+    const char *stored_probe;
 } cparams;
 
 typedef struct cstate {
     const polis_host *h;
     const polis_observations_api *api;
-    int32_t field;
+    int32_t field, field_d, dt_d;
     cparams p;
 } cstate;
+
+static void write_d(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
+{
+    cstate *s = ud;
+    if (s->dt_d < 0) s->dt_d = s->api->stored(ctx, s->field_d);
+    const int64_t t = s->h->tick(ctx);
+    for (int32_t i = 0; i < 3; i++) {
+        const int32_t v = (int32_t)((t * 7 + agent * 3 + i * 50) % 201);
+        if (s->dt_d == POLIS_DTYPE_U8)
+            ((uint8_t *)dst)[i] = (uint8_t)v;
+        else
+            ((int32_t *)dst)[i] = v;
+    }
+}
 
 static const int16_t LO[ROWS] = {0, -100, -128, 0}, HI[ROWS] = {100, 0, 127, 50};
 
@@ -103,6 +124,13 @@ static void write_c(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     }
 }
 
+/* stored_probe "late": writes_stored after registration, at tick 2 */
+static polis_status late_stored(polis_ctx *ctx, void *ud)
+{
+    cstate *s = ud;
+    return s->h->tick(ctx) == 2 ? s->api->writes_stored(ctx, s->field_d) : POLIS_OK;
+}
+
 static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params, void **state)
 {
     cstate *s = h->alloc(ctx, sizeof *s);
@@ -110,7 +138,7 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     *state = s;
     s->h = h;
     memcpy(&s->p, params, sizeof s->p);
-    if (!(s->api = h->host_api(ctx, POLIS_OBSERVATIONS_API, 1))) return POLIS_ERR_PLUGIN;
+    if (!(s->api = h->host_api(ctx, POLIS_OBSERVATIONS_API, 2))) return POLIS_ERR_PLUGIN;
     polis_obs_def def = {.name = "c",
                          .doc = "kept up to date, changes reported",
                          .dtype = POLIS_DTYPE_I16,
@@ -121,7 +149,28 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     polis_status st = h->observation(ctx, &def, &s->field);
     if (st) return st;
     const double lo[ROWS] = {LO[0], LO[1], LO[2], LO[3]}, hi[ROWS] = {HI[0], HI[1], HI[2], HI[3]};
-    return h->obs_range(ctx, s->field, 0, ROWS, lo, hi);
+    if ((st = h->obs_range(ctx, s->field, 0, ROWS, lo, hi))) return st;
+    polis_obs_def d = {.name = "d",
+                       .doc = "written in the stored dtype",
+                       .dtype = POLIS_DTYPE_I32,
+                       .ndim = 1,
+                       .shape = {3},
+                       .write = write_d,
+                       .ud = s};
+    if ((st = h->observation(ctx, &d, &s->field_d))) return st;
+    s->dt_d = -1;
+    if (s->api->stored(ctx, s->field_d) != -1) {
+        h->error(ctx, "stored() answered a dtype before the env exists");
+        return POLIS_ERR_PLUGIN;
+    }
+    if (!strcmp(s->p.stored_probe, "foreign") && (st = s->api->writes_stored(ctx, s->field_d + 1)))
+        return st;
+    if (!strcmp(s->p.stored_probe, "late") &&
+        (st = h->hook(ctx, POLIS_PHASE_OBSERVE, 0, late_stored, s)))
+        return st;
+    const double dlo = 0, dhi = 200;
+    if ((st = h->obs_range(ctx, s->field_d, -1, 1, &dlo, &dhi))) return st;
+    return s->api->writes_stored(ctx, s->field_d);
 }
 
 static void destroy(polis_ctx *ctx, void *state)
@@ -134,6 +183,7 @@ static const polis_param_def PARAMS[] = {
     POLIS_P_STRING(cparams, "mode", mode, "list", "how changes are reported"),
     POLIS_P_STRING(cparams, "bad", bad, "value", "what goes wrong at bad_tick"),
     POLIS_P_INT(cparams, "bad_tick", bad_tick, 0, 1000, 0, "when agent 1's write goes wrong"),
+    POLIS_P_STRING(cparams, "stored_probe", stored_probe, "", "writes_stored misused"),
 };
 
 static const polis_plugin_desc DESC = {

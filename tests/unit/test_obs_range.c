@@ -742,6 +742,67 @@ static void test_reported_errors(void)
     polis_env_destroy(ref);
 }
 
+/* A writer that writes the stored dtype itself (observations API version 2, writes_stored):
+ * change_probe's field d is stored as u8 with compact observations and written so, equal to
+ * the plain i32 values after every step; declaring it for a field not the plugin's fails the
+ * create, after registration the step, each naming the call. */
+static polis_env *stored_env(const char *probe, bool compact, polis_error *err)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"polis\": 1, \"agents\": 3, \"max_steps\": 1000, \"plugins\": [{\"name\": "
+             "\"change_probe\", \"params\": {\"stored_probe\": \"%s\"}}]}",
+             probe);
+    polis_options o = test_options(NULL, NULL);
+    o.compact_observations = compact;
+    polis_env *env = NULL;
+    polis_env_create_json(json, strlen(json), &o, &env, err);
+    return env;
+}
+
+static void test_writes_stored(void)
+{
+    polis_error err;
+    polis_env *plain = stored_env("", false, &err), *env = stored_env("", true, &err);
+    CHECK(plain && env);
+    if (plain && env) {
+        polis_obs_field f, pf;
+        CHECK_EQ_INT(polis_env_obs_field(env, 1, &f), POLIS_OK);
+        CHECK_EQ_INT(polis_env_obs_field(plain, 1, &pf), POLIS_OK);
+        CHECK_EQ_STR(f.name, "d");
+        CHECK_EQ_INT(f.dtype, POLIS_DTYPE_U8);
+        CHECK_EQ_INT(f.nbytes, 3);
+        CHECK_EQ_INT(pf.dtype, POLIS_DTYPE_I32);
+        CHECK_EQ_INT(polis_env_obs_field_written_dtype(env, 1), POLIS_DTYPE_I32);
+        char msg[256] = "";
+        CHECK_EQ_INT(polis_env_reset(plain, 1), POLIS_OK);
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        CHECK(same_values(plain, env, msg, sizeof msg));
+        int differ = differing_steps(plain, env, 30, msg, sizeof msg);
+        if (differ) fprintf(stderr, "writes_stored: %s\n", msg);
+        CHECK_EQ_INT(differ, 0);
+        /* the values move: d is written at every step, not left from the first */
+        const polis_io *io = polis_env_io(env);
+        const uint8_t *d = io->obs + f.offset;
+        CHECK(d[0] == (30 * 7) % 201 && d[1] == (30 * 7 + 50) % 201);
+    }
+    polis_env_destroy(plain);
+    polis_env_destroy(env);
+
+    CHECK(stored_env("foreign", true, &err) == NULL);
+    CHECK_CONTAINS(err.message,
+                   "writes_stored: field 2 is not an observation field this plugin registered");
+    env = stored_env("late", true, &err);
+    CHECK(env != NULL);
+    if (env) {
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_ERR_STATE);
+        CHECK_CONTAINS(polis_env_error(env), "writes_stored: registration is closed");
+    }
+    polis_env_destroy(env);
+}
+
 /* Society's grid reports what it changed (rulesets/society/observe.c): with pile_shown 127 the
  * grid is stored as i8 and narrowed only where the writer reports; the compact buffers equal
  * the plain ones after every reset and step of long random episodes (social actions, shared
@@ -859,6 +920,7 @@ int main(void)
     test_society_compact();
     test_broken_range();
     test_narrow_runs();
+    test_writes_stored();
     test_bad_declarations();
     test_report();
     test_scenario_key();
