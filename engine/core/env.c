@@ -1273,20 +1273,32 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-uint64_t polis_env_state_hash(const polis_env *env)
+int32_t polis_env_state_parts(const polis_env *env, const void *ptr[POLIS_STATE_PARTS],
+                              size_t len[POLIS_STATE_PARTS])
 {
     const polis_io *io = &env->io;
     size_t n = (size_t)io->n_agents;
-    uint64_t h = 14695981039346656037ULL;
-    h = fnv(h, &env->tick, sizeof env->tick);
-    h = fnv(h, io->obs, n * io->obs_size);
-    h = fnv(h, io->masks, n * (size_t)io->n_actions);
-    h = fnv(h, io->rewards, n * sizeof(float));
-    h = fnv(h, io->terminations, n);
-    h = fnv(h, io->truncations, n);
+    int32_t k = 0;
+#define PART(p, l) (ptr[k] = (p), len[k++] = (l))
+    PART(&env->tick, sizeof env->tick);
+    PART(io->obs, n * io->obs_size);
+    PART(io->masks, n * (size_t)io->n_actions);
+    PART(io->rewards, n * sizeof(float));
+    PART(io->terminations, n);
+    PART(io->truncations, n);
     if (env->grid.cells)
-        h = fnv(h, env->grid.cells,
-                sizeof(int32_t) * (size_t)env->grid.width * (size_t)env->grid.height *
-                    (size_t)env->grid.layers);
+        PART(env->grid.cells, sizeof(int32_t) * (size_t)env->grid.width * (size_t)env->grid.height *
+                                  (size_t)env->grid.layers);
+#undef PART
+    return k;
+}
+
+uint64_t polis_env_state_hash(const polis_env *env)
+{
+    const void *ptr[POLIS_STATE_PARTS];
+    size_t len[POLIS_STATE_PARTS];
+    int32_t k = polis_env_state_parts(env, ptr, len);
+    uint64_t h = 14695981039346656037ULL;
+    for (int32_t i = 0; i < k; i++) h = fnv(h, ptr[i], len[i]);
     return h;
 }

@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,8 +292,17 @@ enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
  * writer thread when there is one): the step line's head (tick, actions, rewards, flags), the
  * tick's events, the changes of agents, things, nodes and edges, and a keyframe's tiles. A line is
  * its text with these pieces spliced in at their offsets. */
-enum { OP_HEAD = 1, OP_EVENTS = 2, OP_TILES = 3, OP_LIST = 4, OP_AGENTS = 5 };
-#define REC_MAXOPS (3 + L_COUNT) /* a step line: head, events, agents, a change of each list */
+enum {
+    OP_HEAD = 1,
+    OP_EVENTS = 2,
+    OP_TILES = 3,
+    OP_LIST = 4,
+    OP_AGENTS = 5,
+    OP_HASH = 6,
+    OP_WHOLE = 7
+};
+/* a step line: head, events, agents, a change of each list; a keyframe: hash, tiles, lists */
+#define REC_MAXOPS (3 + L_COUNT)
 
 typedef struct rec_op {
     uint32_t at, kind, len; /* offset in the line's text, OP_*, bytes of raw values */
@@ -313,11 +323,17 @@ typedef struct rec_writer {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* queued went up (for the thread) or down (for the stepper), or stop */
     char *chunk[2];
-    size_t len[2];
+    size_t len[2], cap[2]; /* cap: REC_CHUNK, or more once a line was larger */
     int fill;
     bool queued, stop, failed; /* under mu */
     rbuf text;                 /* the thread's: a chunk's lines formatted */
     num_memo *memo;            /* the thread's float memo */
+    /* copies of the state the hash of a keyframe or end line reads (polis_env_state_parts),
+     * hashed by the thread (OP_HASH: [u32 copy]); busy from the copy to its hash, under mu */
+    uint8_t *snap[2];
+    size_t snap_cap; /* each copy's bytes (allocated at the first hash) */
+    bool snap_busy[2];
+    int snap_next;
 } rec_writer;
 
 struct polis_recorder {
@@ -337,7 +353,8 @@ struct polis_recorder {
     rbuf line;       /* the line's text, without its ops */
     rec_op ops[REC_MAXOPS];
     int n_ops;
-    rbuf head;   /* the step line's head, raw (OP_HEAD) */
+    uint64_t hash_op[2]; /* an OP_HASH's raw value: which copy, its bytes */
+    rbuf head;           /* the step line's head, raw (OP_HEAD) */
     rbuf out;    /* a line formatted on this thread (a sink, no writer, a line over a chunk) */
     rbuf events; /* the current tick's events, raw: [i32 type][its data] each (OP_EVENTS) */
     rbuf msgs;   /* messages for the next step line, ",{...}" each */
@@ -356,6 +373,7 @@ struct polis_recorder {
     bool sized;
     int32_t sized_dims[3 + L_COUNT]; /* layers, width, height and list capacities sized for */
     int32_t *prev_tiles;             /* [cells + 1] */
+    uint64_t *tile_ver; /* [layers + 1]: each layer's version prev_tiles holds (0: none) */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
     int32_t *agents_out; /* a diff's OP_AGENTS (diff) */
@@ -573,6 +591,26 @@ static void render_list(rbuf *b, num_memo *memo, const uint8_t *raw)
     rb_ch(b, '}');
 }
 
+/* A keyframe's whole list, its elements as "add" writes them, from its OP_WHOLE ([u32 list]
+ * then the elements, in key order) */
+static void render_whole(rbuf *b, num_memo *memo, const uint8_t *raw, size_t len)
+{
+    uint32_t which;
+    memcpy(&which, raw, sizeof which);
+    const list_desc *d = &LISTS[which];
+    const uint8_t *end = raw + len;
+    for (raw += sizeof which; raw < end; raw += d->size) {
+        union {
+            polis_scene_thing t;
+            polis_scene_node n;
+            polis_scene_edge e;
+        } el;
+        memcpy(&el, raw, d->size);
+        d->put_add(b, memo, &el);
+        if (raw + d->size < end) rb_ch(b, ',');
+    }
+}
+
 /* ",\"agents\":[[a,{changed members}],...]" from an OP_AGENTS: per changed agent [a, which
  * members changed (bits: 1 position, 2 facing, 4 alive), x, y, facing, alive, changed stats
  * k] then k pairs [stat, value] (int32 each) */
@@ -628,6 +666,42 @@ static void render_agents(rbuf *b, const uint8_t *raw, size_t len)
 }
 
 /* A line: its text with each op's values formatted in at its offset. */
+/* A 64-bit FNV-1a hash continued over n bytes: polis_env_state_hash's (env.c). */
+static uint64_t fnv1a_more(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+#define FNV_OFFSET 14695981039346656037ULL
+
+/* The 16 hex digits of h */
+static void rb_hex64(rbuf *b, uint64_t h)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (!rb_room(b, 16)) return;
+    for (int i = 0; i < 16; i++) b->p[b->len + (size_t)i] = hex[(h >> (60 - 4 * i)) & 15];
+    b->len += 16;
+}
+
+/* An OP_HASH: the hash of the state copy it names, which is then free again */
+static void render_hash(const polis_recorder *r, rbuf *b, const uint8_t *raw)
+{
+    rec_writer *w = r->writer;
+    uint64_t v[2];
+    memcpy(v, raw, sizeof v);
+    size_t c = (size_t)v[0];
+    rb_hex64(b, fnv1a_more(FNV_OFFSET, w->snap[c], (size_t)v[1]));
+    pthread_mutex_lock(&w->mu);
+    w->snap_busy[c] = false;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text, size_t len,
                    const rec_op *ops, int n_ops)
 {
@@ -643,6 +717,10 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_list(b, memo, ops[i].src);
         else if (ops[i].kind == OP_AGENTS)
             render_agents(b, ops[i].src, ops[i].len);
+        else if (ops[i].kind == OP_HASH)
+            render_hash(r, b, ops[i].src);
+        else if (ops[i].kind == OP_WHOLE)
+            render_whole(b, memo, ops[i].src, ops[i].len);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -753,20 +831,29 @@ static void writer_put_text(polis_recorder *r, const char *p, size_t n)
     }
 }
 
-/* The line (text and ops) into the chunk, formatted by the thread; a line larger than a chunk
- * is formatted here. */
+/* The line (text and ops) into the chunk, formatted by the thread. A line larger than a chunk
+ * (a keyframe of a hundred agents' social graph) goes alone into the chunk grown for it (the
+ * thread has the other one); only when that fails is it formatted here. */
 static void writer_put(polis_recorder *r)
 {
     rec_writer *w = r->writer;
     size_t size = FRAME_HEAD + FRAME_OP * (size_t)r->n_ops + r->line.len;
     for (int i = 0; i < r->n_ops; i++) size += r->ops[i].len;
-    if (size > REC_CHUNK) {
-        r->out.len = 0;
-        render(r, &r->out, r->memo, r->line.p, r->line.len, r->ops, r->n_ops);
-        if (!r->out.oom) writer_put_text(r, r->out.p, r->out.len);
-        return;
+    if (w->len[w->fill] && w->cap[w->fill] - w->len[w->fill] < size) writer_hand_over(r);
+    if (size > w->cap[w->fill]) {
+        size_t cap = w->cap[w->fill];
+        while (cap < size) cap *= 2;
+        char *p = realloc(w->chunk[w->fill], cap);
+        if (!p) {
+            r->out.len = 0;
+            render(r, &r->out, r->memo, r->line.p, r->line.len, r->ops, r->n_ops);
+            if (!r->out.oom) writer_put_text(r, r->out.p, r->out.len);
+            return;
+        }
+        r->allocs++;
+        w->chunk[w->fill] = p;
+        w->cap[w->fill] = cap;
     }
-    if (REC_CHUNK - w->len[w->fill] < size) writer_hand_over(r);
     char *q = w->chunk[w->fill] + w->len[w->fill];
     q = set_u32(q, r->line.len);
     q = set_u32(q, (size_t)r->n_ops);
@@ -791,6 +878,7 @@ static void writer_start(polis_recorder *r)
     if (!w) return;
     w->chunk[0] = malloc(REC_CHUNK);
     w->chunk[1] = malloc(REC_CHUNK);
+    w->cap[0] = w->cap[1] = REC_CHUNK;
     w->memo = calloc(2 * MEMO_SLOTS, sizeof *w->memo);
     bool mu = false, cv = false;
     if (w->chunk[0] && w->chunk[1] && w->memo && (mu = pthread_mutex_init(&w->mu, NULL) == 0) &&
@@ -825,6 +913,8 @@ static void writer_stop(polis_recorder *r)
     free(w->chunk[1]);
     free(w->text.p);
     free(w->memo);
+    free(w->snap[0]);
+    free(w->snap[1]);
     free(w);
     r->writer = NULL;
 }
@@ -833,6 +923,59 @@ static void writer_stop(polis_recorder *r)
 static void add_op(polis_recorder *r, uint32_t kind, const void *src, size_t len)
 {
     r->ops[r->n_ops++] = (rec_op){(uint32_t)r->line.len, kind, (uint32_t)len, src};
+}
+
+/* The largest state a copy is made of for the writer thread to hash; a larger one (a
+ * thousand agents' observations) is hashed on the stepping thread. */
+#define REC_SNAP_MAX ((size_t)32 << 20)
+
+/* The state hash of this moment into the line: with a writer thread, a copy of the state
+ * (polis_env_state_parts) that the thread hashes (OP_HASH), for a keyframe's hash reads
+ * every observation (a few million instructions at 100 agents); else hashed here. The same
+ * value either way. */
+static void put_hash(polis_recorder *r)
+{
+    rec_writer *w = r->writer;
+    const void *ptr[POLIS_STATE_PARTS];
+    size_t len[POLIS_STATE_PARTS], total = 0;
+    int32_t k = polis_env_state_parts(r->env, ptr, len);
+    for (int32_t i = 0; i < k; i++) total += len[i];
+    if (w && total <= REC_SNAP_MAX && !w->snap[0]) { /* the first hash: both copies */
+        w->snap[0] = malloc(total ? total : 1);
+        w->snap[1] = malloc(total ? total : 1);
+        w->snap_cap = w->snap[0] && w->snap[1] ? total : 0;
+    }
+    if (!w || total > w->snap_cap || !w->snap[0]) {
+        uint64_t h = FNV_OFFSET;
+        for (int32_t i = 0; i < k; i++) h = fnv1a_more(h, ptr[i], len[i]);
+        rb_hex64(&r->line, h);
+        return;
+    }
+    int c = w->snap_next;
+    pthread_mutex_lock(&w->mu);
+    bool busy = w->snap_busy[c];
+    pthread_mutex_unlock(&w->mu);
+    if (busy) {
+        /* its hash is in a line not formatted yet: in the chunk being filled (handed over
+         * now) or in the one the thread has */
+        if (w->len[w->fill]) writer_hand_over(r);
+        pthread_mutex_lock(&w->mu);
+        while (w->snap_busy[c]) pthread_cond_wait(&w->cv, &w->mu);
+        pthread_mutex_unlock(&w->mu);
+    }
+    uint8_t *q = w->snap[c];
+    for (int32_t i = 0; i < k; i++)
+        if (len[i]) {
+            memcpy(q, ptr[i], len[i]);
+            q += len[i];
+        }
+    pthread_mutex_lock(&w->mu);
+    w->snap_busy[c] = true;
+    pthread_mutex_unlock(&w->mu);
+    w->snap_next = !c;
+    r->hash_op[0] = (uint64_t)c;
+    r->hash_op[1] = total;
+    add_op(r, OP_HASH, r->hash_op, sizeof r->hash_op);
 }
 
 /* Hands the finished line (with its '\n') to the sink. */
@@ -1148,6 +1291,7 @@ static void rec_free(polis_recorder *r)
     free(r->head.p);
     free(r->out.p);
     free(r->prev_tiles);
+    free(r->tile_ver);
     free(r->prev_agents);
     free(r->prev_stats);
     free(r->agents_out);
@@ -1316,24 +1460,30 @@ static int cmp_thing(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The scene's strings are NUL-padded to their arrays' ends (polis/types.h), so memcmp over
+ * the arrays orders them as strcmp does: one call for an edge's three keys (from, to and kind
+ * are adjacent) instead of three. */
 static int cmp_node(const void *a, const void *b)
 {
-    return strcmp(((const polis_scene_node *)a)->id, ((const polis_scene_node *)b)->id);
+    return memcmp(((const polis_scene_node *)a)->id, ((const polis_scene_node *)b)->id,
+                  POLIS_SCENE_ID_MAX);
 }
+
+#define EDGE_KEY (offsetof(polis_scene_edge, kind) + POLIS_SCENE_KIND_MAX)
 
 static int cmp_edge(const void *a, const void *b)
 {
-    const polis_scene_edge *x = a, *y = b;
-    int c = strcmp(x->from, y->from);
-    if (!c) c = strcmp(x->to, y->to);
-    if (!c) c = strcmp(x->kind, y->kind);
-    return c;
+    _Static_assert(offsetof(polis_scene_edge, from) == 0 &&
+                       offsetof(polis_scene_edge, to) == POLIS_SCENE_ID_MAX &&
+                       offsetof(polis_scene_edge, kind) == 2 * POLIS_SCENE_ID_MAX,
+                   "an edge's keys are adjacent arrays");
+    return memcmp(a, b, EDGE_KEY);
 }
 
 static bool thing_changed(const void *a, const void *b)
 {
     const polis_scene_thing *x = a, *y = b;
-    return x->kind != y->kind || strcmp(x->label, y->label) != 0;
+    return x->kind != y->kind || memcmp(x->label, y->label, sizeof x->label) != 0;
 }
 
 static bool thing_moved(const void *a, const void *b)
@@ -1345,7 +1495,8 @@ static bool thing_moved(const void *a, const void *b)
 static bool node_changed(const void *a, const void *b)
 {
     const polis_scene_node *x = a, *y = b;
-    return strcmp(x->kind, y->kind) != 0 || strcmp(x->label, y->label) != 0;
+    return memcmp(x->kind, y->kind, sizeof x->kind) != 0 ||
+           memcmp(x->label, y->label, sizeof x->label) != 0;
 }
 
 static bool edge_changed(const void *a, const void *b)
@@ -1471,10 +1622,11 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
     r->cells = (size_t)s->n_layers * (size_t)s->width * (size_t)s->height;
     r->n_stats = (size_t)s->n_agents * (size_t)s->n_stats;
     r->prev_tiles = rec_calloc(r, r->cells, sizeof *r->prev_tiles);
+    r->tile_ver = rec_calloc(r, (size_t)s->n_layers, sizeof *r->tile_ver);
     r->prev_agents = rec_calloc(r, (size_t)s->n_agents, sizeof *r->prev_agents);
     r->prev_stats = rec_calloc(r, r->n_stats, sizeof *r->prev_stats);
     r->agents_out = rec_calloc(r, (size_t)s->n_agents * 7 + 2 * r->n_stats, sizeof(int32_t));
-    bool ok = r->prev_tiles && r->prev_agents && r->prev_stats && r->agents_out;
+    bool ok = r->prev_tiles && r->tile_ver && r->prev_agents && r->prev_stats && r->agents_out;
     for (int i = 0; i < L_COUNT; i++) {
         int32_t n, cap;
         scene_list(s, i, &n, &cap);
@@ -1516,6 +1668,21 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
             l->el = l->copy;
             continue;
         }
+        /* the same keys in the same order as the list last sorted (survival's mobs moved):
+         * its order again, as the sort would find it (it looks only at the keys) */
+        int32_t same = 0;
+        if (l->n == l->n_raw)
+            while (same < l->n && d->cmp(el + (size_t)same * d->size,
+                                         (const char *)l->raw + (size_t)same * d->size) == 0)
+                same++;
+        if (l->n && same == l->n) {
+            memcpy(l->raw, el, bytes);
+            for (int32_t j = 0; j < l->n; j++)
+                memcpy((char *)l->copy + (size_t)j * d->size, el + (size_t)l->ord[j] * d->size,
+                       d->size);
+            l->el = l->copy;
+            continue;
+        }
         for (int32_t k = 1; k < l->n; k++)
             if (d->cmp(el + (size_t)(k - 1) * d->size, el + (size_t)k * d->size) > 0) {
                 /* a game without things, nodes or edges has no such buffers: n is 0 here */
@@ -1539,6 +1706,8 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
 static void keep_scene(polis_recorder *r, const polis_scene *s)
 {
     if (r->cells) memcpy(r->prev_tiles, s->tiles, r->cells * sizeof *s->tiles);
+    for (int32_t l = 0; r->cells && l < s->n_layers; l++)
+        r->tile_ver[l] = polis_env_scene_layer_version(r->env, l);
     if (s->n_agents) memcpy(r->prev_agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
     if (r->n_stats) memcpy(r->prev_stats, s->stats, r->n_stats * sizeof *s->stats);
     for (int i = 0; i < L_COUNT; i++) {
@@ -1548,28 +1717,36 @@ static void keep_scene(polis_recorder *r, const polis_scene *s)
     }
 }
 
-static void put_list(polis_recorder *r, rbuf *b, int which)
+/* A keyframe's list (its elements in key order), formatted where the line is written out: an
+ * OP_WHOLE from the list's out buffer (diff_list fills it only after the keyframe was emitted,
+ * at the next step) */
+static void put_list(polis_recorder *r, int which)
 {
     const sorted_list *l = &r->lists[which];
-    for (int32_t i = 0; i < l->n; i++) {
-        if (i) rb_ch(b, ',');
-        LISTS[which].put_add(b, r->memo, (const char *)l->el + (size_t)i * LISTS[which].size);
-    }
+    if (!l->n) return;
+    uint32_t w = (uint32_t)which;
+    size_t bytes = (size_t)l->n * LISTS[which].size;
+    memcpy(l->out, &w, sizeof w);
+    memcpy(l->out + sizeof w, l->el, bytes);
+    add_op(r, OP_WHOLE, l->out, sizeof w + bytes);
 }
 
 static polis_status keyframe(polis_recorder *r, const polis_scene *s)
 {
     rbuf *b = &r->line;
     polis_env *env = r->env;
-    rb_printf(b, "{\"t\":\"key\",\"tick\":%" PRId64 ",\"hash\":\"%016" PRIx64 "\",\"tiles\":[",
-              polis_env_tick(env), polis_env_state_hash(env));
+    RB_LIT(b, "{\"t\":\"key\",\"tick\":");
+    rb_int(b, polis_env_tick(env));
+    RB_LIT(b, ",\"hash\":\"");
+    put_hash(r);
+    RB_LIT(b, "\",\"tiles\":[");
     /* the tiles are formatted where the line is written out (no map: no cells to copy) */
     if (r->cells)
         add_op(r, OP_TILES, s->tiles, r->cells * sizeof *s->tiles);
     else
         for (int32_t l = 0; l < s->n_layers; l++) rb_puts(b, l ? ",[]" : "[]");
     RB_LIT(b, "],\"things\":[");
-    put_list(r, b, L_THINGS);
+    put_list(r, L_THINGS);
     RB_LIT(b, "],\"agents\":[");
     for (int32_t a = 0; a < s->n_agents; a++) {
         const polis_scene_agent *ag = &s->agents[a];
@@ -1590,9 +1767,9 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
         rb_ch(b, '}');
     }
     RB_LIT(b, "],\"nodes\":[");
-    put_list(r, b, L_NODES);
+    put_list(r, L_NODES);
     RB_LIT(b, "],\"edges\":[");
-    put_list(r, b, L_EDGES);
+    put_list(r, L_EDGES);
     RB_LIT(b, "]}");
     return emit(r);
 }
@@ -1655,6 +1832,10 @@ static void diff(polis_recorder *r, const polis_scene *s)
     size_t w = (size_t)s->width, plane = w * (size_t)s->height;
     bool any = false;
     for (int32_t l = 0; r->cells && l < s->n_layers; l++) {
+        /* a layer its callbacks said is as it was (the "scene" host API) is not compared */
+        uint64_t ver = polis_env_scene_layer_version(r->env, l);
+        if (ver == r->tile_ver[l]) continue;
+        r->tile_ver[l] = ver;
         if (memcmp(s->tiles + (size_t)l * plane, r->prev_tiles + (size_t)l * plane,
                    plane * sizeof *s->tiles) == 0)
             continue; /* most layers of most ticks */
@@ -1868,7 +2049,9 @@ polis_status polis_recorder_end_episode(polis_recorder *r, const char *metrics_j
     } else {
         rb_puts(b, "null");
     }
-    rb_printf(b, ",\"hash\":\"%016" PRIx64 "\"}", polis_env_state_hash(r->env));
+    RB_LIT(b, ",\"hash\":\"");
+    put_hash(r);
+    RB_LIT(b, "\"}");
     r->in_episode = false;
     r->events.len = 0;
     return emit(r);

@@ -68,6 +68,11 @@ struct polis__looks {
      * fresh while the callbacks of a scene that cleared them run */
     int64_t scene_episode;
     bool fresh;
+    /* [scene.n_layers]: each layer's version (polis_env_scene_layer_version) and whether the
+     * callbacks of the scene being written said it stayed the same ("scene" host API) */
+    uint64_t *layer_ver;
+    bool *layer_same;
+    uint64_t ver_last; /* the last version given */
 };
 
 static const char *const shape_names[] = {"square", "circle", "triangle", "diamond",
@@ -375,7 +380,14 @@ static polis_status copy_str(polis_ctx *ctx, char *dst, size_t cap, const char *
                          src, n, cap - 1);
         return POLIS_ERR_LIMIT;
     }
-    memcpy(dst, src, n + 1);
+    /* NUL to the end of the array (types.h): readers compare the arrays with memcmp; cleared
+     * whole with a constant size (a few stores, not a call) */
+    _Static_assert(POLIS_SCENE_ID_MAX == POLIS_SCENE_LABEL_MAX, "two sizes of scene strings");
+    if (cap == POLIS_SCENE_KIND_MAX)
+        memset(dst, 0, POLIS_SCENE_KIND_MAX);
+    else
+        memset(dst, 0, POLIS_SCENE_ID_MAX);
+    memcpy(dst, src, n);
     return POLIS_OK;
 }
 
@@ -474,6 +486,29 @@ static bool h_scene_fresh(polis_ctx *ctx, const polis_scene *scene)
     return !lk || !lk->running || scene != &lk->scene || lk->fresh;
 }
 
+static polis_status h_layer_same(polis_ctx *ctx, const polis_scene *scene, int32_t layer)
+{
+    polis__looks *lk = ctx->env->looks;
+    if (!lk || !lk->running || lk->running->ctx != ctx || scene != &lk->scene) {
+        polis__ctx_error(ctx, "scene layer_same: only in the plugin's own scene callback, for "
+                              "the scene it was handed");
+        return POLIS_ERR_STATE;
+    }
+    if (layer < 0 || layer >= scene->n_layers || !lk->kept[layer]) {
+        polis__ctx_error(ctx, "scene layer_same: %d is not a kept layer (look_keep_layer)",
+                         (int)layer);
+        return POLIS_ERR_INVALID;
+    }
+    lk->layer_same[layer] = true;
+    return POLIS_OK;
+}
+
+static const polis_scene_api scene_api = {
+    .version = POLIS_SCENE_API_VERSION,
+    .struct_size = sizeof(polis_scene_api),
+    .layer_same = h_layer_same,
+};
+
 static int32_t h_look_kind_find(polis_ctx *ctx, const char *name)
 {
     return look_kind_find(ctx->env, name);
@@ -559,6 +594,14 @@ polis_status polis_env_scene_stat(const polis_env *env, int32_t stat, const char
     return POLIS_OK;
 }
 
+uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer)
+{
+    if (!env || !env->looks || !env->looks->allocated || layer < 0 ||
+        layer >= env->looks->scene.n_layers)
+        return 0;
+    return env->looks->layer_ver[layer];
+}
+
 bool polis_env_scene_view(const polis_env *env, int32_t *rx, int32_t *ry)
 {
     if (!env || !env->looks || !env->looks->has_view) return false;
@@ -596,8 +639,12 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
     s->things = things ? polis__alloc(env, (size_t)things * sizeof *s->things) : NULL;
     s->nodes = nodes ? polis__alloc(env, (size_t)nodes * sizeof *s->nodes) : NULL;
     s->edges = edges ? polis__alloc(env, (size_t)edges * sizeof *s->edges) : NULL;
+    size_t nl = (size_t)s->n_layers;
+    lk->layer_ver = nl ? polis__alloc(env, nl * sizeof *lk->layer_ver) : NULL;
+    lk->layer_same = nl ? polis__alloc(env, nl * sizeof *lk->layer_same) : NULL;
     if ((cells && !s->tiles) || (n && !s->agents) || (nstats && !s->stats) ||
-        (things && !s->things) || (nodes && !s->nodes) || (edges && !s->edges))
+        (things && !s->things) || (nodes && !s->nodes) || (edges && !s->edges) ||
+        (nl && (!lk->layer_ver || !lk->layer_same)))
         return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
     lk->allocated = true;
     lk->scene_episode = -1;
@@ -635,9 +682,11 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
      * episode or the previous one failed half-written */
     bool fresh = lk->scene_episode != env->episode;
     size_t plane = (size_t)s->width * (size_t)s->height;
-    for (int32_t l = 0; l < s->n_layers; l++)
+    for (int32_t l = 0; l < s->n_layers; l++) {
         if (fresh || !lk->kept[l]) /* every byte 0xff: -1 */
             memset(s->tiles + (size_t)l * plane, 0xff, plane * sizeof *s->tiles);
+        lk->layer_same[l] = false;
+    }
     lk->scene_episode = -1;
     lk->fresh = fresh;
     for (int32_t a = 0; a < s->n_agents; a++) {
@@ -659,9 +708,13 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
         lk->running = NULL;
         if (st != POLIS_OK) {
             polis__place_error(env, f->ctx, st, "scene");
+            for (int32_t l = 0; l < s->n_layers; l++) lk->layer_ver[l] = ++lk->ver_last;
             return st;
         }
     }
+    /* a new version for each layer the callbacks may have changed */
+    for (int32_t l = 0; l < s->n_layers; l++)
+        if (fresh || !lk->layer_same[l]) lk->layer_ver[l] = ++lk->ver_last;
     lk->scene_episode = env->episode;
     *out = s;
     return POLIS_OK;
@@ -692,6 +745,8 @@ static void looks_free(polis_env *env)
         polis__free(env, s->things, (size_t)s->cap_things * sizeof *s->things);
         polis__free(env, s->nodes, (size_t)s->cap_nodes * sizeof *s->nodes);
         polis__free(env, s->edges, (size_t)s->cap_edges * sizeof *s->edges);
+        polis__free(env, lk->layer_ver, (size_t)s->n_layers * sizeof *lk->layer_ver);
+        polis__free(env, lk->layer_same, (size_t)s->n_layers * sizeof *lk->layer_same);
     }
     polis__free(env, lk, sizeof *lk);
     env->looks = NULL;
@@ -719,4 +774,7 @@ POLIS_INTERNAL const polis__module polis__scene_module = {
     .name = "scene",
     .host = scene_host,
     .free = looks_free,
+    .api_name = POLIS_SCENE_API,
+    .api_version = POLIS_SCENE_API_VERSION,
+    .api = &scene_api,
 };

@@ -251,6 +251,13 @@ void polis_env_clear_error(polis_env *env);
 /* A 64-bit FNV-1a hash of the observable episode state: observations, masks, rewards,
  * terminations, truncations and tick. Golden tests compare it across versions. */
 uint64_t polis_env_state_hash(const polis_env *env);
+/* The bytes polis_env_state_hash reads, in its order: ptr[i] and len[i] for i below the
+ * count returned (at most POLIS_STATE_PARTS; borrowed, valid until the next step, reset or
+ * destroy). The hash is 64-bit FNV-1a over their concatenation, so a copy hashed later
+ * gives the same value (the recorder hashes its keyframes' copies on its writer thread). */
+#define POLIS_STATE_PARTS 8
+int32_t polis_env_state_parts(const polis_env *env, const void *ptr[POLIS_STATE_PARTS],
+                              size_t len[POLIS_STATE_PARTS]);
 
 POLIS_API_END
 #endif

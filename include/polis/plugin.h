@@ -614,6 +614,27 @@ typedef struct polis_actions_api {
                                polis_legal_rows_fn row, void *ud);
 } polis_actions_api;
 
+/* "scene", version 1: scenes that say what they did not change (docs/kernel.md, "Kept
+ * layers"). A reader that keeps a copy of the last scene (the recorder) compares every kept
+ * layer with it each time, a memcmp of the whole map per layer per tick; a scene callback
+ * that knows it wrote nothing into a kept layer says so, and the reader skips it
+ * (polis_env_scene_layer_version, polis/scene.h). */
+#define POLIS_SCENE_API "scene"
+#define POLIS_SCENE_API_VERSION 1
+
+typedef struct polis_scene_api {
+    uint32_t version;
+    uint32_t struct_size;
+    /* Version 1. In a scene callback (ctx its own, scene the one it was handed): the kept
+     * layer `layer` (look_keep_layer) holds exactly what it held after the previous scene —
+     * this callback wrote no cell of it, and no other callback writes it. Ignored when the
+     * scene is fresh (host->scene_fresh: the layer was cleared). Saying it of a layer that
+     * changed is the plugin's bug: readers then miss the change. POLIS_ERR_INVALID for a layer
+     * id out of range or one not kept, POLIS_ERR_STATE outside the plugin's own scene
+     * callback, both with the message set. Allocates nothing. */
+    polis_status (*layer_same)(polis_ctx *ctx, const polis_scene *scene, int32_t layer);
+} polis_scene_api;
+
 /* ---- the public head of a ctx ------------------------------------------------------------ */
 
 /* Every polis_ctx starts with this head, so code that receives only a ctx — an exported

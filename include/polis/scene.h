@@ -48,5 +48,12 @@ const char *polis_shape_name(polis_shape shape);
  * ("<plugin>: ... [scene, tick 5]"); the env is unchanged. */
 polis_status polis_env_scene_get(polis_env *env, const polis_scene **out);
 
+/* A number that names what tile layer `layer` of the scene last written holds: every
+ * polis_env_scene_get gives each layer a new one, except a kept layer that every callback left
+ * as it was (the "scene" host API's layer_same, polis/plugin.h) — equal numbers, equal cells,
+ * so a reader with a copy of the layer as it was at number v need not compare it again. Never
+ * 0 for a layer of a scene written; 0 for a bad env or layer, or before the first scene. */
+uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer);
+
 POLIS_API_END
 #endif

@@ -152,7 +152,9 @@ typedef enum polis_shape {
 } polis_shape;
 
 /* Fixed sizes of a scene's strings, NUL included. A longer string is refused (POLIS_ERR_LIMIT
- * naming it), never cut. */
+ * naming it), never cut. A string the kernel wrote (host->scene_thing, scene_node,
+ * scene_edge) has NUL bytes after it to the end of its array, so memcmp over the arrays orders
+ * and compares them as strcmp does the strings (the recorder relies on it). */
 #define POLIS_SCENE_ID_MAX 48
 #define POLIS_SCENE_KIND_MAX 64
 #define POLIS_SCENE_LABEL_MAX 48

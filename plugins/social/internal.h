@@ -149,8 +149,9 @@ typedef struct social {
     int32_t *bucket;
     uint32_t bucket_mask;
     uint64_t revision;
-    bool quiet;       /* no bus events (dry runs at create) */
-    int32_t emitting; /* inside a publish of a social event */
+    struct sg_order *order; /* looks.c: the scene's edges in name order (at the first scene) */
+    bool quiet;             /* no bus events (dry runs at create) */
+    int32_t emitting;       /* inside a publish of a social event */
 
     /* bus event types */
     int32_t ev_set, ev_unset, ev_created, ev_deleted, ev_joined, ev_quit, ev_schedule;
@@ -312,6 +313,7 @@ SG_INTERNAL polis_status sg_end_bargaining(social *s, polis_ctx *who, int32_t a,
 
 /* looks.c: groups and edges in the scene (ABI 1.5; nothing on an older host). */
 SG_INTERNAL polis_status sg_register_looks(social *s);
+SG_INTERNAL void sg_free_looks(social *s);
 SG_INTERNAL polis_status sg_render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_text *out);
 SG_INTERNAL polis_status sg_render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_text *out);
 /* Shortest decimal that reads back as v ("0.85", "1", "-0.25"). */

@@ -1,8 +1,9 @@
 /*
  * looks.c — the social graph in the scene (plugin ABI 1.5): live groups as nodes
  * ("group_3", kind "group"), and every attribute of every edge as a scene edge from its
- * source to its target, kind = the attribute's name, weight = its value. Agents are the
- * scene's implicit nodes, named by their agent names.
+ * source to its target, kind = the attribute's name, weight = its value, in the order a
+ * recording keeps them (sg_order). Agents are the scene's implicit nodes, named by their agent
+ * names.
  */
 #include <string.h>
 
@@ -34,6 +35,115 @@ static const char *node_id(const social *s, int32_t node, char *buf)
     return numbered(buf, "group_", 6, node - s->P);
 }
 
+/* The scene's edges in the order a recording keeps them — by source name, target name, then
+ * attribute name, as strcmp orders them — so the recorder finds them sorted and does not sort
+ * them every tick (it did, with three strcmp per comparison): the nodes and the attributes
+ * ranked by name once (the attributes again when new ones appeared), the live edges sorted by
+ * their target's rank, then stably by their source's, two counting passes. Allocated at the
+ * first scene (an env that is never recorded or viewed pays nothing). */
+typedef struct sg_order {
+    int32_t *node_rank;           /* [N] */
+    int32_t *attr_rank;           /* [max_attrs] */
+    int32_t *sort_ids, *sort_tmp; /* [max(N, max_attrs)]: what the merge sort sorts */
+    int32_t *count;               /* [N + 1] */
+    int32_t *ord, *tmp;           /* [max_edges] */
+    int32_t *attrs;               /* [K]: an edge's attributes in name order */
+    int32_t n_ranked_attrs;       /* attributes ranked so far (names are never removed) */
+} sg_order;
+
+typedef int (*sg_cmp_fn)(const social *s, int32_t a, int32_t b);
+
+/* Sorts ids[0..n) with cmp, stably (a bottom-up merge through tmp[n]). */
+static void merge_sort(const social *s, int32_t *ids, int32_t *tmp, int32_t n, sg_cmp_fn cmp)
+{
+    for (int32_t w = 1; w < n; w *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * w) {
+            int32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) tmp[k++] = cmp(s, ids[j], ids[i]) < 0 ? ids[j++] : ids[i++];
+            while (i < mid) tmp[k++] = ids[i++];
+            while (j < hi) tmp[k++] = ids[j++];
+        }
+        memcpy(ids, tmp, (size_t)n * sizeof *ids);
+    }
+}
+
+static int cmp_node_name(const social *s, int32_t a, int32_t b)
+{
+    char x[32], y[32];
+    return strcmp(node_id(s, a, x), node_id(s, b, y));
+}
+
+static int cmp_attr_name(const social *s, int32_t a, int32_t b)
+{
+    return strcmp(s->attr_names[a], s->attr_names[b]);
+}
+
+static size_t order_tmp_n(const social *s)
+{
+    return (size_t)(s->N > s->max_attrs ? s->N : s->max_attrs);
+}
+
+void sg_free_looks(social *s)
+{
+    sg_order *o = s->order;
+    if (!o) return;
+    sg_free(s, o->node_rank, (size_t)s->N, sizeof(int32_t));
+    sg_free(s, o->attr_rank, (size_t)s->max_attrs, sizeof(int32_t));
+    sg_free(s, o->sort_ids, order_tmp_n(s), sizeof(int32_t));
+    sg_free(s, o->sort_tmp, order_tmp_n(s), sizeof(int32_t));
+    sg_free(s, o->count, (size_t)s->N + 1, sizeof(int32_t));
+    sg_free(s, o->ord, (size_t)s->max_edges, sizeof(int32_t));
+    sg_free(s, o->tmp, (size_t)s->max_edges, sizeof(int32_t));
+    sg_free(s, o->attrs, (size_t)s->K, sizeof(int32_t));
+    sg_free(s, o, 1, sizeof *o);
+    s->order = NULL;
+}
+
+/* The order's buffers and the nodes' ranks (agent and group names do not change). */
+static polis_status order_alloc(social *s)
+{
+    sg_order *o = s->order = sg_alloc(s, 1, sizeof *o);
+    if (!o) return POLIS_ERR_NOMEM;
+    o->node_rank = sg_alloc(s, (size_t)s->N, sizeof(int32_t));
+    o->attr_rank = sg_alloc(s, (size_t)s->max_attrs, sizeof(int32_t));
+    o->sort_ids = sg_alloc(s, order_tmp_n(s), sizeof(int32_t));
+    o->sort_tmp = sg_alloc(s, order_tmp_n(s), sizeof(int32_t));
+    o->count = sg_alloc(s, (size_t)s->N + 1, sizeof(int32_t));
+    o->ord = sg_alloc(s, (size_t)s->max_edges, sizeof(int32_t));
+    o->tmp = sg_alloc(s, (size_t)s->max_edges, sizeof(int32_t));
+    o->attrs = sg_alloc(s, (size_t)s->K, sizeof(int32_t));
+    if (!o->node_rank || !o->attr_rank || !o->sort_ids || !o->sort_tmp || !o->count || !o->ord ||
+        !o->tmp || !o->attrs) {
+        sg_free_looks(s);
+        return POLIS_ERR_NOMEM;
+    }
+    for (int32_t n = 0; n < s->N; n++) o->sort_ids[n] = n;
+    merge_sort(s, o->sort_ids, o->sort_tmp, s->N, cmp_node_name);
+    for (int32_t r = 0; r < s->N; r++) o->node_rank[o->sort_ids[r]] = r;
+    return POLIS_OK;
+}
+
+/* The live edges into o->ord[0..m) in (source rank, target rank) order; returns m. */
+static int32_t order_edges(const social *s, sg_order *o)
+{
+    int32_t m = 0, N = s->N;
+    for (int32_t n = 0; n < N; n++)
+        for (int32_t e = s->out_head[n]; e >= 0; e = s->e_out_next[e]) o->tmp[m++] = e;
+    const int32_t *rank = o->node_rank;
+    int32_t *count = o->count;
+    /* by target, then stably by source: two counting passes */
+    for (int pass = 0; pass < 2; pass++) {
+        const int32_t *end = pass ? s->e_from : s->e_to;
+        int32_t *src = pass ? o->ord : o->tmp, *dst = pass ? o->tmp : o->ord;
+        memset(count, 0, ((size_t)N + 1) * sizeof *count);
+        for (int32_t i = 0; i < m; i++) count[rank[end[src[i]]] + 1]++;
+        for (int32_t r = 0; r < N; r++) count[r + 1] += count[r];
+        for (int32_t i = 0; i < m; i++) dst[count[rank[end[src[i]]]]++] = src[i];
+    }
+    return m; /* in o->tmp after the second pass */
+}
+
 static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 {
     social *s = ud;
@@ -46,20 +156,37 @@ static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
                                 numbered(label, "Group ", 6, g))))
             return st;
     }
-    for (int32_t n = 0; n < s->N; n++)
-        for (int32_t e = s->out_head[n]; e >= 0; e = s->e_out_next[e]) {
-            const char *from = node_id(s, s->e_from[e], a);
-            const char *to = node_id(s, s->e_to[e], b);
-            for (int32_t i = 0; i < s->e_nattr[e]; i++) {
-                int32_t attr = s->e_attr[(size_t)e * (size_t)s->K + (size_t)i];
-                size_t len = s->attr_len[attr] < sizeof kind ? s->attr_len[attr] : sizeof kind - 1;
-                memcpy(kind, s->attr_names[attr],
-                       len); /* no printf: a recording reads every tick */
-                kind[len] = '\0';
-                double v = s->e_val[(size_t)e * (size_t)s->K + (size_t)i];
-                if ((st = h->scene_edge(ctx, sc, from, to, kind, (float)v))) return st;
-            }
+    if (!s->order && (st = order_alloc(s))) return st;
+    sg_order *o = s->order;
+    if (o->n_ranked_attrs != s->n_attrs) { /* new attribute names: rank them all again */
+        for (int32_t i = 0; i < s->n_attrs; i++) o->sort_ids[i] = i;
+        merge_sort(s, o->sort_ids, o->sort_tmp, s->n_attrs, cmp_attr_name);
+        for (int32_t r = 0; r < s->n_attrs; r++) o->attr_rank[o->sort_ids[r]] = r;
+        o->n_ranked_attrs = s->n_attrs;
+    }
+    int32_t m = order_edges(s, o);
+    for (int32_t k = 0; k < m; k++) {
+        int32_t e = o->tmp[k];
+        const char *from = node_id(s, s->e_from[e], a);
+        const char *to = node_id(s, s->e_to[e], b);
+        /* the edge's attributes by name (an insertion sort: an edge has a few) */
+        const int32_t *ea = s->e_attr + (size_t)e * (size_t)s->K;
+        int32_t na = s->e_nattr[e];
+        for (int32_t i = 0; i < na; i++) {
+            int32_t j = i;
+            for (; j > 0 && o->attr_rank[ea[o->attrs[j - 1]]] > o->attr_rank[ea[i]]; j--)
+                o->attrs[j] = o->attrs[j - 1];
+            o->attrs[j] = i;
         }
+        for (int32_t i = 0; i < na; i++) {
+            int32_t slot = o->attrs[i], attr = ea[slot];
+            size_t len = s->attr_len[attr] < sizeof kind ? s->attr_len[attr] : sizeof kind - 1;
+            memcpy(kind, s->attr_names[attr], len); /* no printf: a recording reads every tick */
+            kind[len] = '\0';
+            double v = s->e_val[(size_t)e * (size_t)s->K + (size_t)slot];
+            if ((st = h->scene_edge(ctx, sc, from, to, kind, (float)v))) return st;
+        }
+    }
     return POLIS_OK;
 }
 

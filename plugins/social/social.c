@@ -855,6 +855,7 @@ static void social_destroy(polis_ctx *ctx, void *state)
     social *s = state;
     (void)ctx;
     if (!s) return;
+    sg_free_looks(s);
     sg_config_free(s);
     sg_graph_free(s);
     s->h->free(s->ctx, s, sizeof *s);

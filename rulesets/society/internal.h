@@ -394,6 +394,10 @@ typedef struct soc {
 
     /* looks (looks.c, ABI 1.5): kind ids, scene layers, the first inventory stat */
     int32_t kind_floor, kind_block, kind_res0, kind_station0, look_ground, look_stations, stat_res0;
+    /* looks.c: the blocks and recipes the kept ground and station layers show, so a scene that
+     * changed neither says so (the "scene" host API) instead of rewriting them */
+    int32_t *shown_blocks, *shown_recipes;
+    const polis_scene_api *scene_api;
 } soc;
 
 /* ---- society.c ---------------------------------------------------------------------------------

@@ -35,15 +35,30 @@ static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     size_t plane = (size_t)sc->width * (size_t)sc->height;
     int32_t *restrict ground = sc->tiles + (size_t)s->look_ground * plane;
     int32_t *restrict stations = sc->tiles + (size_t)s->look_stations * plane;
-    /* the layers in loops without a branch (a recording reads the scene every tick); the
-     * stations layer is not kept, so its cells without a station are -1 already */
+    /* both layers are kept: rewritten (in loops without a branch) only when the blocks or
+     * recipes differ from those they show, else said to be the same, so that the recorder does
+     * not compare them either (a recording reads the scene every tick) */
     const int32_t *restrict blocks = soc_layer(s, s->L_blocks, 0);
     const int32_t *restrict recipes = soc_layer(s, s->L_recipes, 0);
     const int32_t kind_block = s->kind_block, kind_floor = s->kind_floor,
                   station0 = s->kind_station0 - 1, cells = s->cells;
     const uint16_t *kinds = s->kinds;
-    for (int32_t c = 0; c < cells; c++) ground[c] = blocks[c] ? kind_block : kind_floor;
-    for (int32_t c = 0; c < cells; c++) stations[c] = recipes[c] > 0 ? station0 + recipes[c] : -1;
+    size_t bytes = (size_t)cells * sizeof *blocks;
+    bool fresh = h->scene_fresh(ctx, sc);
+    polis_status st;
+    if (fresh || memcmp(s->shown_blocks, blocks, bytes) != 0) {
+        for (int32_t c = 0; c < cells; c++) ground[c] = blocks[c] ? kind_block : kind_floor;
+        memcpy(s->shown_blocks, blocks, bytes);
+    } else if ((st = s->scene_api->layer_same(ctx, sc, s->look_ground))) {
+        return st;
+    }
+    if (fresh || memcmp(s->shown_recipes, recipes, bytes) != 0) {
+        for (int32_t c = 0; c < cells; c++)
+            stations[c] = recipes[c] > 0 ? station0 + recipes[c] : -1;
+        memcpy(s->shown_recipes, recipes, bytes);
+    } else if ((st = s->scene_api->layer_same(ctx, sc, s->look_stations))) {
+        return st;
+    }
     const int32_t R = s->R, W = s->W, kind_res0 = s->kind_res0;
     const int32_t *piles = s->piles;
     for (int32_t c = 0; c < cells; c++) {
@@ -55,8 +70,8 @@ static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
             char label[16], *e = label + sizeof label - 1; /* the amount, without printf */
             *e = '\0';
             for (int32_t v = n; v; v /= 10) *--e = (char)('0' + v % 10);
-            polis_status st = h->scene_thing(ctx, sc, c * R + r, kind_res0 + r, c % W, c / W, e);
-            if (st) return st;
+            if ((st = h->scene_thing(ctx, sc, c * R + r, kind_res0 + r, c % W, c / W, e)))
+                return st;
         }
     }
     for (int32_t a = 0; a < s->n_agents; a++) {
@@ -100,8 +115,14 @@ polis_status soc_register_looks(soc *s)
     }
     if ((st = h->look_layer(ctx, "ground", &s->look_ground)) ||
         (st = h->look_layer(ctx, "stations", &s->look_stations)) ||
-        (st = h->look_view(ctx, s->hmax, s->vmax)))
+        (st = h->look_view(ctx, s->hmax, s->vmax)) ||
+        (st = h->look_keep_layer(ctx, s->look_ground)) ||
+        (st = h->look_keep_layer(ctx, s->look_stations)))
         return st;
+    if (!(s->scene_api = h->host_api(ctx, POLIS_SCENE_API, 1))) return POLIS_ERR_PLUGIN;
+    s->shown_blocks = soc_alloc(s, (size_t)s->cells * sizeof *s->shown_blocks);
+    s->shown_recipes = soc_alloc(s, (size_t)s->cells * sizeof *s->shown_recipes);
+    if (!s->shown_blocks || !s->shown_recipes) return POLIS_ERR_NOMEM;
     for (int32_t r = 0; r < s->R; r++) {
         int32_t max = 0;
         for (int32_t j = 0; j < s->J; j++) {

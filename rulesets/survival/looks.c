@@ -7,7 +7,8 @@
  *
  * The terrain layer is kept between scenes (ABI 1.6): a scene
  * translates only the map rows that changed since the previous one, compared with a copy of
- * the blocks it last drew, instead of all 4096 cells every time.
+ * the blocks it last drew, instead of all 4096 cells every time; a scene that changed no block
+ * says so (the "scene" host API), so the recorder does not compare the layer either.
  *
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
@@ -61,6 +62,7 @@ typedef struct sv_looks {
     int32_t mob_kind[SV_N_MOB_KINDS];
     int32_t layer, stat0;
     bool kept;
+    const polis_scene_api *api; /* to say the terrain is as it was ("scene" host API) */
     uint8_t shown[SV_MAP][SV_MAP];
 } sv_looks;
 
@@ -73,12 +75,14 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     bool all = !lk->kept || s->h->scene_fresh(ctx, sc);
     /* most ticks change no block: one comparison of the whole map before any row */
     bool same = !all && memcmp(lk->shown, w->map, sizeof lk->shown) == 0;
+    polis_status st;
+    /* then the recorder need not compare the layer with its copy either */
+    if (same && (st = lk->api->layer_same(ctx, sc, lk->layer))) return st;
     for (int32_t r = 0; r < SV_MAP && !same; r++) {
         if (!all && memcmp(lk->shown[r], w->map[r], SV_MAP) == 0) continue;
         for (int32_t c = 0; c < SV_MAP; c++) t[r * SV_MAP + c] = lk->block_kind[w->map[r][c]];
         if (lk->kept) memcpy(lk->shown[r], w->map[r], SV_MAP);
     }
-    polis_status st;
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++)
         for (int32_t i = 0; i < w->p.max_mobs[k]; i++) {
             const sv_mob *m = &w->mobs[k][i];
@@ -144,6 +148,7 @@ polis_status sv_register_looks(survival *s)
     polis_scene_def def = {.fn = sv_scene, .ud = s, .max_things = things};
     if ((st = h->look_scene(ctx, &def))) return st;
     if ((st = h->look_keep_layer(ctx, lk->layer))) return st;
+    if (!(lk->api = h->host_api(ctx, POLIS_SCENE_API, 1))) return POLIS_ERR_PLUGIN;
     lk->kept = true;
     return POLIS_OK;
 }

@@ -17,6 +17,10 @@
  *               (tick % 6, 3) to rock; the things come in descending id order (the recorder
  *               sorts them) with empty labels, agent 0's at (tick % 6, 0), agent 1's gone at
  *               odd ticks, when the club is "The clubhouse" and the edge weighs 0.75
+ *   same        the keep looks, but the callback turns cell (tick % 6, 3) to rock only at even
+ *               ticks and says "ground" is the same at odd ones (the "scene" host API)
+ *   same_bad, same_outside
+ *               layer_same for a layer that is not kept (in the scene), or from init
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -32,6 +36,7 @@ typedef struct lstate {
     const polis_host *h;
     char mode[32];
     int32_t sand, rock, layer, stat;
+    const polis_scene_api *scene_api;
 } lstate;
 
 static bool is(const lstate *l, const char *m) { return strcmp(l->mode, m) == 0; }
@@ -42,14 +47,17 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     const polis_host *h = l->h;
     polis_status st;
     int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
-    bool keep = is(l, "keep");
+    bool same = is(l, "same"), keep = is(l, "keep") || same;
     if (!keep || h->scene_fresh(ctx, sc)) {
         for (int32_t y = 0; y < sc->height; y++)
             for (int32_t x = 0; x < sc->width; x++)
                 t[y * sc->width + x] = x == y ? l->rock : l->sand;
+    } else if (same && h->tick(ctx) % 2) {
+        if ((st = l->scene_api->layer_same(ctx, sc, l->layer))) return st;
     } else {
         t[3 * sc->width + (int32_t)(h->tick(ctx) % 6)] = l->rock;
     }
+    if (is(l, "same_bad") && (st = l->scene_api->layer_same(ctx, sc, l->layer))) return st;
     char label[64];
     snprintf(label, sizeof label, "%lld", (long long)h->tick(ctx));
     if (is(l, "long_label")) memset(label, 'x', 60), label[60] = '\0';
@@ -96,9 +104,13 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         (st = h->look_view(ctx, 1, 2)))
         return st;
     if (is(l, "map_twice") && (st = h->look_map(ctx, 7, 4))) return st;
-    if ((is(l, "keep") || is(l, "bad_keep")) &&
-        (st = h->look_keep_layer(ctx, is(l, "keep") ? l->layer : 5)))
+    if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep")) &&
+        (st = h->look_keep_layer(ctx, is(l, "bad_keep") ? 5 : l->layer)))
         return st;
+    if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside")) &&
+        !(l->scene_api = h->host_api(ctx, POLIS_SCENE_API, 1)))
+        return POLIS_ERR_PLUGIN;
+    if (is(l, "same_outside") && (st = l->scene_api->layer_same(ctx, NULL, l->layer))) return st;
     polis_scene_def def = {
         .fn = scene, .ud = l, .max_things = is(l, "over") ? 1 : 8, .max_nodes = 1, .max_edges = 1};
     if ((st = h->look_scene(ctx, &def))) return st;

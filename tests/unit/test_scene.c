@@ -616,6 +616,92 @@ static void test_recorder_files(void)
     polis_env_destroy(env);
 }
 
+/* The last line a sink got (without its newline). */
+static const char *last_line(const lines *l)
+{
+    static char line[1 << 12];
+    size_t end = l->len ? l->len - 1 : 0, start = end;
+    while (start > 0 && l->text[start - 1] != '\n') start--;
+    size_t n = end - start < sizeof line - 1 ? end - start : sizeof line - 1;
+    memcpy(line, l->text + start, n);
+    line[n] = '\0';
+    return line;
+}
+
+/* The "scene" host API: a callback that says its kept layer is as it was keeps the layer's
+ * version (polis_env_scene_layer_version), and the recorder, which then does not compare
+ * the layer, still writes every change: the probe ("same") rewrites a cell at even ticks and
+ * says the layer is the same at odd ones. */
+static void test_layer_same(void)
+{
+    polis_env *env = probe_env("same", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_scene_layer_version(env, 0), 0); /* no scene yet */
+    static lines l;
+    memset(&l, 0, sizeof l);
+    const char *scn = "{\"agents\": 2}";
+    polis_record_info info = {.scenario_text = scn,
+                              .scenario_len = strlen(scn),
+                              .keyframe_every = 100,
+                              .seed = 4,
+                              .source = "test"};
+    polis_recorder *rec = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
+    uint64_t v0 = polis_env_scene_layer_version(env, 0);
+    CHECK(v0 != 0);
+    CHECK_EQ_INT(polis_env_scene_layer_version(env, 1), 0); /* no such layer */
+    CHECK_EQ_INT(polis_env_scene_layer_version(NULL, 0), 0);
+    /* tick 1: the same layer, the same version, no tiles in the step line */
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK(polis_env_scene_layer_version(env, 0) == v0);
+    CHECK(strstr(last_line(&l), "\"tiles\"") == NULL);
+    /* tick 2: a rock at (2, 3), a new version */
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    uint64_t v2 = polis_env_scene_layer_version(env, 0);
+    CHECK(v2 != v0);
+    CHECK_CONTAINS(last_line(&l), "\"illegal\":[0,0],\"tiles\":[[0,2,3,1]],");
+    /* tick 3: the same again, also for a scene read by someone else first */
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    CHECK(polis_env_scene_layer_version(env, 0) == v2);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK(polis_env_scene_layer_version(env, 0) == v2);
+    CHECK(strstr(last_line(&l), "\"tiles\"") == NULL);
+    /* tick 4: the rock at (4, 3) */
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK_CONTAINS(last_line(&l), "\"tiles\":[[0,4,3,1]],");
+    uint64_t v4 = polis_env_scene_layer_version(env, 0);
+    CHECK(v4 != v2);
+    CHECK_EQ_INT(polis_recorder_end_episode(rec, NULL), POLIS_OK);
+    /* a reset clears the kept layer: a new version whatever the callback says */
+    CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 5), POLIS_OK);
+    CHECK(polis_env_scene_layer_version(env, 0) != v4);
+    CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
+    polis_env_destroy(env);
+
+    /* only in the plugin's own scene callback, only for a kept layer */
+    CHECK_CONTAINS(probe_error("same_outside"),
+                   "look_probe: scene layer_same: only in the plugin's own scene callback, for "
+                   "the scene it was handed");
+    env = probe_env("same_bad", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "look_probe: scene layer_same: 0 is not a kept layer "
+                                       "(look_keep_layer) [scene, tick 0]");
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
     test_probe_scene();
@@ -624,6 +710,7 @@ int main(void)
     test_lua();
     test_recorder();
     test_keep_probe();
+    test_layer_same();
     test_recorder_no_alloc();
     test_recorder_files();
     test_lua_keep();
