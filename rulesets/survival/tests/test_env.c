@@ -181,6 +181,27 @@ static uint64_t run_hash(const char *path, uint64_t seed, int steps)
     return h;
 }
 
+/* The 16 masks come from one row call per agent (a legality group); a scenario that
+ * disables a member's legality or the action itself still gets what it asked for, and the
+ * other members keep the game's masks. */
+static void test_mask_group(void)
+{
+    const char *json = "{\"agents\": 1, \"plugins\": [{\"name\": \"survival\"}], \"replace\": ["
+                       "{\"kind\": \"legal\", \"name\": \"sleep\", \"disable\": true},"
+                       "{\"kind\": \"action\", \"name\": \"left\", \"disable\": true}]}";
+    polis_env *env = test_env(json, NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_reset(env, 3) == POLIS_OK);
+    CHECK(test_mask(env, 0, "sleep") == 1); /* energy 9: the game says no, the scenario yes */
+    CHECK(test_mask(env, 0, "left") == 0);  /* the game says yes, the action is disabled */
+    CHECK(test_mask(env, 0, "right") == 1);
+    CHECK(test_mask(env, 0, "noop") == 1);
+    CHECK(test_mask(env, 0, "make_wood_pickaxe") == 0);
+    CHECK(test_mask(env, 0, "place_table") == 0);
+    polis_env_destroy(env);
+}
+
 static void test_golden(void)
 {
     uint64_t a = run_hash(CLASSIC, 11, 600), b = run_hash(MAC, 11, 600);
@@ -551,6 +572,7 @@ int main(void)
     test_tribes();
     test_lua_rule();
     test_layout();
+    test_mask_group();
     test_dead_and_done();
     test_golden();
     test_reference_presets();
