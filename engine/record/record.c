@@ -1073,15 +1073,7 @@ static polis_status event_keys(polis_recorder *r)
 
 /* ---- opening: the header ---------------------------------------------------------------- */
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t h = 14695981039346656037ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
+static uint64_t fnv1a(const char *s, size_t n) { return fnv1a_more(FNV_OFFSET, s, n); }
 
 /* A JSON text as one line (re-printed without formatting), or NULL if it does not parse. */
 static char *one_line(const char *text, size_t len)
