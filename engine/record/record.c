@@ -288,6 +288,13 @@ typedef struct list_desc {
 
 enum { L_THINGS, L_NODES, L_EDGES, L_COUNT };
 
+/* One element of any list, aligned (the recorded op's bytes are not). */
+typedef union {
+    polis_scene_thing t;
+    polis_scene_node n;
+    polis_scene_edge e;
+} scene_el;
+
 /* A piece of a line kept as raw values and formatted where the line is written out (on the
  * writer thread when there is one): the step line's head (tick, actions, rewards, flags), the
  * tick's events, the changes of agents, things, nodes and edges, and a keyframe's tiles. A line is
@@ -574,12 +581,7 @@ static void render_list(rbuf *b, num_memo *memo, const uint8_t *raw)
         if (any) rb_ch(b, ',');
         rb_puts(b, open[pass]);
         for (uint32_t k = 0; k < n; k++) {
-            /* the element, aligned (the op's bytes are not) */
-            union {
-                polis_scene_thing t;
-                polis_scene_node n;
-                polis_scene_edge e;
-            } el;
+            scene_el el;
             memcpy(&el, raw, d->size);
             raw += d->size;
             if (k) rb_ch(b, ',');
@@ -600,11 +602,7 @@ static void render_whole(rbuf *b, num_memo *memo, const uint8_t *raw, size_t len
     const list_desc *d = &LISTS[which];
     const uint8_t *end = raw + len;
     for (raw += sizeof which; raw < end; raw += d->size) {
-        union {
-            polis_scene_thing t;
-            polis_scene_node n;
-            polis_scene_edge e;
-        } el;
+        scene_el el;
         memcpy(&el, raw, d->size);
         d->put_add(b, memo, &el);
         if (raw + d->size < end) rb_ch(b, ',');

@@ -257,6 +257,25 @@ static void sink(void *ud, const char *line, size_t len)
     l->n++;
 }
 
+/* A recorder of a probe env (2 agents, keyframes every 100 ticks) writing into *l, the env
+ * reset with seed 4 and the episode begun. */
+static polis_recorder *probe_recorder(polis_env *env, lines *l)
+{
+    memset(l, 0, sizeof *l);
+    const char *scn = "{\"agents\": 2}";
+    polis_record_info info = {.scenario_text = scn,
+                              .scenario_len = strlen(scn),
+                              .keyframe_every = 100,
+                              .seed = 4,
+                              .source = "test"};
+    polis_recorder *rec = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_recorder_open_sink(sink, l, env, &info, &rec, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
+    return rec;
+}
+
 static void test_recorder(void)
 {
     polis_env *env = probe_env("ok", NULL);
@@ -339,18 +358,7 @@ static void test_keep_probe(void)
     CHECK(env != NULL);
     if (!env) return;
     static lines l;
-    memset(&l, 0, sizeof l);
-    const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = 100,
-                              .seed = 4,
-                              .source = "test"};
-    polis_recorder *rec = NULL;
-    polis_error err;
-    CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_OK);
-    CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
-    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
+    polis_recorder *rec = probe_recorder(env, &l);
     CHECK_CONTAINS(l.text, "\"tiles\":[[1,1,0,6,1,1,0,6,1,1,0,6,1,1,0,2]],"
                            "\"things\":[[100,1,0,0,\"\"],[101,1,1,0,\"\"]],");
     CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
@@ -639,18 +647,7 @@ static void test_layer_same(void)
     if (!env) return;
     CHECK_EQ_INT(polis_env_scene_layer_version(env, 0), 0); /* no scene yet */
     static lines l;
-    memset(&l, 0, sizeof l);
-    const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = 100,
-                              .seed = 4,
-                              .source = "test"};
-    polis_recorder *rec = NULL;
-    polis_error err;
-    CHECK_EQ_INT(polis_recorder_open_sink(sink, &l, env, &info, &rec, &err), POLIS_OK);
-    CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
-    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
+    polis_recorder *rec = probe_recorder(env, &l);
     uint64_t v0 = polis_env_scene_layer_version(env, 0);
     CHECK(v0 != 0);
     CHECK_EQ_INT(polis_env_scene_layer_version(env, 1), 0); /* no such layer */
