@@ -10,13 +10,17 @@
  * final step's rows are left as the env wrote them, and the reset happens in the following
  * call, in place of that env's step.
  *
- * Threads: T-1 workers start at create. A call publishes the job by bumping a generation
- * counter; every thread, the caller included, then claims runs of envs from one counter
- * tagged with the generation (a worker that wakes late finds the tag changed and claims
- * nothing) and counts the envs it finished. The caller returns when all are finished, so
- * a worker that cannot run (its core is taken, by the caller itself when both threads
- * share one) costs nothing: the caller steps its envs too, and a call is never slower than
- * one thread doing everything (docs/performance.md, "Threads sharing a core").
+ * Threads: T-1 workers start at create. A call that hands off publishes the job by bumping
+ * a generation counter; every thread, the caller included, then claims runs of envs, first
+ * from its own block (so an env tends to stay in one core's cache), then from the others'
+ * blocks, from counters tagged with the generation (a worker that wakes late finds the tag
+ * changed and claims nothing), and counts the envs it finished. The caller returns when
+ * all are finished, so a worker that cannot run (its core is taken, by the caller itself
+ * when both threads share one) costs nothing but the hand-off: the caller steps its envs.
+ * Whether a call hands off at all is measured: a hand-off costs more than two small envs'
+ * steps, so the pool times a few calls each way now and then and runs the rest the faster
+ * way ("whether a call hands off" below; docs/performance.md, "Threads that hand off only
+ * what pays").
  * Waiting spins a few pause instructions (a step of a small game takes microseconds, less
  * than a sleep and wake-up costs), then yields the core (sched_yield: the thread it waits
  * for may be the one that wants it), and only then sleeps on a condition variable. The
@@ -26,7 +30,7 @@
  *
  * Sharing: the calling thread decides which envs reset (autoreset, episode) before the
  * workers start, and each thread records failures in its own cache line; what threads still
- * both write are the cache lines of the io rows where their blocks meet (the rows are
+ * both write are the cache lines of the io rows where their envs meet (the rows are
  * contiguous by contract), so small envs split over threads pay some false sharing.
  *
  * Episode statistics (polis_vec_episode_stats): each thread adds up its rows' rewards and
@@ -35,7 +39,7 @@
  *
  * Determinism: envs never share state, each has its own seed sequence
  * (polis_vec_env_seed), and errors are reported for the lowest failing env index, so
- * nothing observable depends on T or on timing.
+ * nothing observable depends on T, on timing, or on whether a call was handed off.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -44,11 +48,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/env.h"
+#include "vec/internal.h"
 
 #define SPIN_ROUNDS 64   /* pause instructions before a waiting thread starts yielding */
 #define YIELD_ROUNDS 256 /* sched_yield calls before it sleeps */
+#define PROBE_WARMUP 2   /* untimed pairs of calls that start a probe */
+#define PROBE_PAIRS 8    /* timed pairs (one handed off, one on the caller alone) */
+#define PERIOD_MIN 64    /* calls between probes, at first and after a change of verdict */
+#define PERIOD_MAX 4096  /* ... and at most */
 
 enum { VEC_FROZEN = 0, VEC_RUNNING = 1, VEC_BROKEN = 2 };
 enum { JOB_RESET = 0, JOB_STEP = 1 };
@@ -66,6 +76,12 @@ typedef struct vec_result {
     polis_status status;
     int32_t rows_ended, envs_ended; /* of the block: whose episode ended */
 } vec_result;
+
+/* Block u's claim counter: generation << 32 | the next env of the block to claim. Thread u
+ * claims from it first, the others when their own blocks are done. */
+typedef struct vec_claim {
+    _Alignas(64) _Atomic uint64_t next;
+} vec_claim;
 
 struct polis_vec {
     polis_alloc_fn alloc;
@@ -87,8 +103,9 @@ struct polis_vec {
      * this call resets, and their episode numbers. */
     uint8_t *autoreset;  /* [n_envs] */
     int64_t *episode;    /* [n_envs] */
-    void *results_mem;   /* the allocation results points into (aligned inside it) */
+    void *results_mem;   /* the allocation results and claims point into (aligned) */
     vec_result *results; /* [n_threads] */
+    vec_claim *claims;   /* [n_threads] */
     uint64_t seed;
     int32_t state;
     char err[POLIS_ERRMAX];
@@ -101,12 +118,20 @@ struct polis_vec {
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_done;
     atomic_uint gen;
-    _Atomic uint64_t claim; /* gen << 32 | the next env to claim */
-    int32_t chunk;          /* envs per claim */
-    atomic_int finished;    /* envs of the current job finished */
+    int32_t chunk;       /* envs per claim */
+    atomic_int finished; /* envs of the current job finished */
     atomic_int sleepers;
     atomic_int main_waiting;
     atomic_int stop;
+
+    /* whether calls hand off (the calling thread's alone; "whether a call hands off") */
+    polis__vec_pool pool;
+    bool parallel;        /* the verdict of the last probe */
+    int32_t probe;        /* calls of the current probe done, -1 between probes */
+    int32_t until_probe;  /* calls left before the next probe */
+    int32_t period;       /* calls between probes */
+    int64_t probe_ser[PROBE_PAIRS], probe_par[PROBE_PAIRS]; /* ns */
+    int64_t calls[2];     /* calls run on the caller alone, handed off */
 };
 
 /* ---- seeds --------------------------------------------------------------------------------- */
@@ -292,25 +317,47 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Claims and runs envs of generation g while there are any; the last thread to finish an
- * env wakes the caller if it sleeps. */
-static void run_claims(polis_vec *v, int32_t t, unsigned g)
+/* Thread u's block of envs, [block_lo(u), block_lo(u + 1)). */
+static int32_t block_lo(const polis_vec *v, int32_t u)
+{
+    return (int32_t)((int64_t)u * v->n_envs / v->n_threads);
+}
+
+/* Claims and runs envs of block u in generation g while it has any; returns how many. */
+static int32_t run_block(polis_vec *v, int32_t t, int32_t u, unsigned g)
 {
     const uint64_t tag = (uint64_t)g << 32;
-    uint64_t c = atomic_load(&v->claim);
+    const int32_t hi = block_lo(v, u + 1);
+    _Atomic uint64_t *claim = &v->claims[u].next;
+    int32_t done = 0;
+    uint64_t c = atomic_load(claim);
     for (;;) {
         const int32_t k = (int32_t)(uint32_t)c;
-        if ((c & ~(uint64_t)UINT32_MAX) != tag || k >= v->n_envs) return;
-        const int32_t e = v->n_envs - k < v->chunk ? v->n_envs : k + v->chunk;
-        if (!atomic_compare_exchange_weak(&v->claim, &c, tag | (uint32_t)e)) continue;
+        if ((c & ~(uint64_t)UINT32_MAX) != tag || k >= hi) return done;
+        const int32_t e = hi - k < v->chunk ? hi : k + v->chunk;
+        if (!atomic_compare_exchange_weak(claim, &c, tag | (uint32_t)e)) continue;
         run_envs(v, t, k, e);
-        if (atomic_fetch_add(&v->finished, e - k) + (e - k) == v->n_envs && t != 0 &&
-            atomic_load(&v->main_waiting)) {
-            pthread_mutex_lock(&v->mu);
-            pthread_cond_signal(&v->cv_done);
-            pthread_mutex_unlock(&v->mu);
-        }
-        c = atomic_load(&v->claim);
+        done += e - k;
+        c = atomic_load(claim);
+    }
+}
+
+/* Runs envs of generation g while there are any: thread t's own block first (so an env
+ * tends to stay in one core's cache from call to call), then what is left of the others'.
+ * The thread that finishes the last env wakes the caller if it sleeps. */
+static void run_claims(polis_vec *v, int32_t t, unsigned g)
+{
+    int32_t done = 0;
+    for (int32_t i = 0; i < v->n_threads; i++) {
+        int32_t u = t + i < v->n_threads ? t + i : t + i - v->n_threads;
+        done += run_block(v, t, u, g);
+    }
+    if (done == 0) return;
+    if (atomic_fetch_add(&v->finished, done) + done == v->n_envs && t != 0 &&
+        atomic_load(&v->main_waiting)) {
+        pthread_mutex_lock(&v->mu);
+        pthread_cond_signal(&v->cv_done);
+        pthread_mutex_unlock(&v->mu);
     }
 }
 
@@ -356,23 +403,14 @@ static void wake_workers(polis_vec *v)
     }
 }
 
-static void pool_run(polis_vec *v, int32_t job)
+/* One call handed to the pool: every thread, the caller included, claims envs. */
+static void run_parallel(polis_vec *v)
 {
-    v->job = job;
-    for (int32_t t = 0; t < v->n_threads; t++) {
-        v->results[t].failed = -1;
-        v->results[t].status = POLIS_OK;
-        v->results[t].rows_ended = 0;
-        v->results[t].envs_ended = 0;
-    }
-    if (v->n_threads == 1) {
-        run_envs(v, 0, 0, v->n_envs);
-        return;
-    }
-    /* the claim counter and the finished count first, then the generation that opens them */
+    /* the claim counters and the finished count first, then the generation that opens them */
     const unsigned g = atomic_load(&v->gen) + 1;
     atomic_store(&v->finished, 0);
-    atomic_store(&v->claim, (uint64_t)g << 32);
+    for (int32_t u = 0; u < v->n_threads; u++)
+        atomic_store(&v->claims[u].next, (uint64_t)g << 32 | (uint32_t)block_lo(v, u));
     wake_workers(v);
     run_claims(v, 0, g);
     for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
@@ -387,6 +425,119 @@ static void pool_run(polis_vec *v, int32_t job)
     while (atomic_load(&v->finished) < v->n_envs) pthread_cond_wait(&v->cv_done, &v->mu);
     pthread_mutex_unlock(&v->mu);
     atomic_store(&v->main_waiting, 0);
+}
+
+/* ---- whether a call hands off ------------------------------------------------------------------
+ *
+ * Handing envs to a worker costs the caller the publication, the worker's wake-up and the
+ * cache lines of the envs' rows moving between cores (0.2-2 us on a VM, more when the worker
+ * is asleep or shares the caller's core); a call of two small envs does less work than
+ * that. So the pool measures: now and then it runs a probe, calls alternately handed off
+ * and run on the caller alone, each timed with the monotonic clock (the first pairs
+ * untimed: they wake the workers), and until the next probe runs every call the way whose
+ * median was faster. Calls outside a probe are not timed (a clock read is 20-30 ns). The
+ * probes come every 64 calls at first, twice as far apart each time the verdict stays, up
+ * to every 4,096, so the calls run the slower way are at most PROBE_PAIRS per period. */
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sort_ns(int64_t *x, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++) {
+        int64_t y = x[i];
+        int32_t j = i;
+        for (; j > 0 && x[j - 1] > y; j--) x[j] = x[j - 1];
+        x[j] = y;
+    }
+}
+
+bool polis__vec_prefer_parallel(int64_t *serial_ns, int64_t *parallel_ns, int32_t n)
+{
+    if (n < 1) return false;
+    sort_ns(serial_ns, n);
+    sort_ns(parallel_ns, n);
+    /* twice the median (the two middle values of an even n) */
+    int64_t s = serial_ns[(n - 1) / 2] + serial_ns[n / 2];
+    int64_t p = parallel_ns[(n - 1) / 2] + parallel_ns[n / 2];
+    /* a tie goes to the caller alone: it leaves the other cores to other work */
+    return p * 20 < s * 19;
+}
+
+/* Whether this call hands off, and whether it is a timed call of a probe. */
+static bool choose_parallel(polis_vec *v, bool *timed)
+{
+    *timed = false;
+    if (v->pool == POLIS__VEC_SERIAL) return false;
+    if (v->pool == POLIS__VEC_PARALLEL || v->job == JOB_RESET) return v->parallel;
+    if (v->probe < 0) {
+        if (v->until_probe > 0) {
+            v->until_probe--;
+            return v->parallel;
+        }
+        v->probe = 0;
+    }
+    int32_t i = v->probe;
+    *timed = i >= 2 * PROBE_WARMUP;
+    return (i & 1) == 0;
+}
+
+/* Books a probe call's time; after the last, the verdict and the next period. */
+static void probe_done(polis_vec *v, bool parallel, int64_t ns)
+{
+    int32_t j = (v->probe - 2 * PROBE_WARMUP) / 2;
+    (parallel ? v->probe_par : v->probe_ser)[j] = ns;
+    if (++v->probe < 2 * (PROBE_WARMUP + PROBE_PAIRS)) return;
+    bool par = polis__vec_prefer_parallel(v->probe_ser, v->probe_par, PROBE_PAIRS);
+    if (par == v->parallel)
+        v->period = v->period * 2 < PERIOD_MAX ? v->period * 2 : PERIOD_MAX;
+    else
+        v->period = PERIOD_MIN;
+    v->parallel = par;
+    v->until_probe = v->period;
+    v->probe = -1;
+}
+
+static void pool_run(polis_vec *v, int32_t job)
+{
+    v->job = job;
+    for (int32_t t = 0; t < v->n_threads; t++) {
+        v->results[t].failed = -1;
+        v->results[t].status = POLIS_OK;
+        v->results[t].rows_ended = 0;
+        v->results[t].envs_ended = 0;
+    }
+    bool timed = false;
+    bool par = v->n_threads > 1 && choose_parallel(v, &timed);
+    int64_t t0 = timed ? now_ns() : 0;
+    if (par)
+        run_parallel(v);
+    else
+        run_envs(v, 0, 0, v->n_envs);
+    if (timed)
+        probe_done(v, par, now_ns() - t0);
+    else if (v->probe >= 0 && job == JOB_STEP)
+        v->probe++; /* a warm-up call */
+    v->calls[par]++;
+}
+
+void polis__vec_set_pool(polis_vec *vec, polis__vec_pool pool)
+{
+    vec->pool = pool;
+    vec->parallel = pool != POLIS__VEC_SERIAL;
+    vec->probe = -1;
+    vec->until_probe = 0;
+    vec->period = PERIOD_MIN;
+}
+
+void polis__vec_pool_calls(const polis_vec *vec, int64_t *serial, int64_t *parallel)
+{
+    *serial = vec->calls[0];
+    *parallel = vec->calls[1];
 }
 
 static void pool_stop(polis_vec *v)
@@ -409,9 +560,9 @@ static polis_status pool_start(polis_vec *v, polis_error *err)
 {
     if (v->n_threads == 1) return POLIS_OK;
     atomic_init(&v->gen, 0);
-    atomic_init(&v->claim, 0);
+    for (int32_t u = 0; u < v->n_threads; u++) atomic_init(&v->claims[u].next, 0);
     atomic_init(&v->finished, 0);
-    /* about four claims per thread: fewer atomics than one env each, and a thread that
+    /* about four claims per block: fewer atomics than one env each, and a thread that
      * cannot run holds back at most a quarter of its share */
     v->chunk = v->n_envs / (4 * v->n_threads) > 1 ? v->n_envs / (4 * v->n_threads) : 1;
     atomic_init(&v->sleepers, 0);
@@ -458,7 +609,7 @@ static polis_status bad_input(polis_error *err, polis_status st, const char *fmt
 
 static size_t results_bytes(int32_t n_threads)
 {
-    return sizeof(vec_result) * (size_t)n_threads + 64;
+    return (sizeof(vec_result) + sizeof(vec_claim)) * (size_t)n_threads + 64;
 }
 
 void polis_vec_destroy(polis_vec *vec)
@@ -522,8 +673,11 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
     v->episode = vec_alloc(v, m * sizeof *v->episode);
     v->results_mem = vec_alloc(v, results_bytes(n_threads));
     v->workers = vec_alloc(v, (size_t)(n_threads - 1) * sizeof *v->workers);
-    if (v->results_mem)
+    if (v->results_mem) {
         v->results = (vec_result *)(((uintptr_t)v->results_mem + 63) & ~(uintptr_t)63);
+        v->claims = (vec_claim *)(v->results + n_threads);
+    }
+    polis__vec_set_pool(v, POLIS__VEC_ADAPT);
     if (!v->envs || !v->autoreset || !v->episode || !v->results_mem || !v->workers) {
         polis_vec_destroy(v);
         return bad_input(err, POLIS_ERR_NOMEM, "out of memory");

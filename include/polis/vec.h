@@ -39,10 +39,13 @@ POLIS_API_BEGIN
  * obs) in every row whose env has autoreset == 0 after the call.
  *
  * Threads: n_threads == 1 steps every env on the calling thread. With n_threads = T > 1, T-1
- * worker threads start at create and live until destroy; each call splits the envs into T
- * contiguous blocks (the calling thread steps the first) and returns when all are done.
- * Workers wait for work by spinning briefly, then sleeping. No thread is created and nothing
- * is allocated per step. Plugin callbacks, and the allocator and log callbacks of
+ * worker threads start at create and live until destroy; a call either hands the envs to
+ * them (each thread, the calling one included, steps its own contiguous block first, then
+ * helps with what is left of the others') or, when handing off costs more than it saves
+ * (a few small envs), steps every env on the calling thread: the vec times a few calls each
+ * way now and then and runs the rest the faster way. Which thread steps an env never
+ * changes a result. Workers wait for work by spinning briefly, yielding, then sleeping. No
+ * thread is created and nothing is allocated per step. Plugin callbacks, and the allocator and log callbacks of
  * polis_options, may then run on worker threads, several envs at once: with T > 1 they must
  * be thread-safe (the default allocator is; Lua scripts allocate while they run). A vec is
  * used by one thread at a time, like an env.

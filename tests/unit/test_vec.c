@@ -1,7 +1,7 @@
 /* polis_vec: bad input, zero-copy slices, next-step auto-reset, equivalence with lone envs
- * seeded by polis_vec_env_seed, determinism across thread counts, error propagation with the
- * env index, episode statistics, and a step loop that allocates nothing (also with
- * threads). No timing. */
+ * seeded by polis_vec_env_seed, determinism across thread counts and across the pool's
+ * choice of handing a call off or not, error propagation with the env index, episode
+ * statistics, and a step loop that allocates nothing (also with threads). No timing. */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* sched_setaffinity */
 #endif
@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "testutil.h"
+#include "vec/internal.h"
 
 #define WALKER POLIS_TEST_SOURCE_DIR "/scenarios/walker/walker.json"
 #define VEC_DIR POLIS_TEST_SOURCE_DIR "/scenarios/vec"
@@ -242,11 +243,14 @@ out:
 
 /* ---- determinism across thread counts ------------------------------------------------------- */
 
-static uint64_t run_hashes(int32_t threads, uint64_t *per_step, int steps)
+/* calls[0], calls[1]: the run's calls on the caller alone and handed off (may be NULL) */
+static uint64_t run_pool_hashes(int32_t threads, polis__vec_pool pool, uint64_t *per_step,
+                                int steps, int64_t *calls)
 {
     polis_vec *v = make_vec("{\"max_steps\": 9}", 5, threads, NULL);
     CHECK(v != NULL);
     if (!v) return 0;
+    polis__vec_set_pool(v, pool);
     const polis_io *io = polis_vec_io(v);
     polis_rng r;
     polis_rng_seed(&r, 3, 3);
@@ -258,8 +262,14 @@ static uint64_t run_hashes(int32_t threads, uint64_t *per_step, int steps)
         per_step[t] = vec_hash(v);
         h = fnv(h, &per_step[t], sizeof per_step[t]);
     }
+    if (calls) polis__vec_pool_calls(v, &calls[0], &calls[1]);
     polis_vec_destroy(v);
     return h;
+}
+
+static uint64_t run_hashes(int32_t threads, uint64_t *per_step, int steps)
+{
+    return run_pool_hashes(threads, POLIS__VEC_ADAPT, per_step, steps, NULL);
 }
 
 static void test_threads_agree(void)
@@ -312,8 +322,86 @@ static void test_threads_one_core(void)
     CHECK(a != 0);
     CHECK(a == b);
     CHECK(memcmp(h1, h3, sizeof h1) == 0);
+    /* every call handed off, the workers sharing the caller's core */
+    int64_t calls[2];
+    b = run_pool_hashes(3, POLIS__VEC_PARALLEL, h3, STEPS, calls);
+    CHECK(a == b);
+    CHECK(memcmp(h1, h3, sizeof h1) == 0);
+    CHECK_EQ_INT(calls[0], 0);
+    CHECK_EQ_INT(calls[1], STEPS + 1);
     CHECK_EQ_INT(sched_setaffinity(0, sizeof was, &was), 0);
 #endif
+}
+
+/* Small calls (five envs of two agents) with T threads: whether the pool hands a call off
+ * changes nothing but the time. Every call on the caller alone, every call handed off, and
+ * the adaptive choice (whose probes run calls both ways, whatever they measure) give the
+ * one-thread run's observations, masks, rewards and flags at every step. */
+static void test_pool_choice(void)
+{
+    enum { STEPS = 400 };
+    static uint64_t h1[STEPS], ht[STEPS];
+    uint64_t a = run_hashes(1, h1, STEPS);
+    CHECK(a != 0);
+    const polis__vec_pool pools[] = {POLIS__VEC_SERIAL, POLIS__VEC_PARALLEL, POLIS__VEC_ADAPT};
+    for (int32_t threads = 2; threads <= 4; threads += 2) {
+        for (int i = 0; i < 3; i++) {
+            int64_t calls[2] = {-1, -1};
+            uint64_t b = run_pool_hashes(threads, pools[i], ht, STEPS, calls);
+            CHECK(a == b);
+            CHECK(memcmp(h1, ht, sizeof h1) == 0);
+            CHECK_EQ_INT(calls[0] + calls[1], STEPS + 1); /* the reset and the steps */
+            if (pools[i] == POLIS__VEC_SERIAL) CHECK_EQ_INT(calls[1], 0);
+            if (pools[i] == POLIS__VEC_PARALLEL) CHECK_EQ_INT(calls[0], 0);
+            /* a probe: 2 warm-up and 8 timed calls each way, whichever way wins */
+            if (pools[i] == POLIS__VEC_ADAPT) {
+                CHECK(calls[0] >= 10);
+                CHECK(calls[1] >= 10);
+            }
+        }
+    }
+    /* One thread has nothing to hand off. */
+    polis_vec *v = make_vec(NULL, 2, 1, NULL);
+    if (v) {
+        int64_t calls[2];
+        CHECK_EQ_INT(polis_vec_reset(v, 1), POLIS_OK);
+        for (int t = 0; t < 100; t++) CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        polis__vec_pool_calls(v, &calls[0], &calls[1]);
+        CHECK_EQ_INT(calls[0], 101);
+        CHECK_EQ_INT(calls[1], 0);
+        polis_vec_destroy(v);
+    }
+}
+
+/* The probe's verdict: medians, a clear margin, ties to the caller alone. */
+static void test_prefer_parallel(void)
+{
+    int64_t s[8], p[8];
+    for (int i = 0; i < 8; i++) s[i] = 1000, p[i] = 500;
+    CHECK(polis__vec_prefer_parallel(s, p, 8));
+    for (int i = 0; i < 8; i++) s[i] = 1000, p[i] = 2000;
+    CHECK(!polis__vec_prefer_parallel(s, p, 8));
+    /* within 5%: not worth the other core */
+    for (int i = 0; i < 8; i++) s[i] = 1000, p[i] = 960;
+    CHECK(!polis__vec_prefer_parallel(s, p, 8));
+    for (int i = 0; i < 8; i++) s[i] = 1000, p[i] = 940;
+    CHECK(polis__vec_prefer_parallel(s, p, 8));
+    /* three calls of each kind interrupted (any order) do not decide */
+    for (int i = 0; i < 8; i++) s[i] = 1000 + i, p[i] = 600 - i;
+    p[1] = p[4] = p[6] = 50000000;
+    CHECK(polis__vec_prefer_parallel(s, p, 8));
+    for (int i = 0; i < 8; i++) s[i] = 1000 + i, p[i] = 600 - i;
+    s[0] = s[3] = s[7] = 50000000;
+    CHECK(polis__vec_prefer_parallel(s, p, 8));
+    for (int i = 0; i < 8; i++) s[i] = 1000 + i, p[i] = 1500;
+    s[2] = s[5] = s[7] = 50000000;
+    CHECK(!polis__vec_prefer_parallel(s, p, 8));
+    /* the median of an even count is the middle pair's */
+    int64_t s2[2] = {100, 300}, p2[2] = {10, 360};
+    CHECK(polis__vec_prefer_parallel(s2, p2, 2)); /* 370 < 400 * 0.95 */
+    p2[0] = 30, p2[1] = 360;
+    CHECK(!polis__vec_prefer_parallel(s2, p2, 2)); /* 390 */
+    CHECK(!polis__vec_prefer_parallel(s2, p2, 0));
 }
 
 /* ---- errors ---------------------------------------------------------------------------------- */
@@ -411,12 +499,15 @@ static void test_step_failure(void)
     polis_env_destroy(lone);
     CHECK(expect_k >= 1);
     CHECK_CONTAINS(expect_msg, "unlucky env [hook post, tick 2]");
-    /* threads claim envs as they come, so which thread meets which failure varies: repeat */
+    /* threads claim envs as they come, so which thread meets which failure varies: repeat,
+     * with calls handed off or not as the pool decides, always, and never */
     for (int32_t run = 0; run < 12; run++) {
         const int32_t threads = 1 + run % 3;
+        const polis__vec_pool pool = (polis__vec_pool)(run / 3 % 3);
         polis_vec *v = make_fail_vec("step", M, threads);
         CHECK(v != NULL);
         if (!v) continue;
+        polis__vec_set_pool(v, pool);
         CHECK_EQ_INT(polis_vec_reset(v, seed), POLIS_OK);
         CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
         CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
@@ -616,6 +707,8 @@ int main(void)
     test_autoreset(2);
     test_threads_agree();
     test_threads_one_core();
+    test_pool_choice();
+    test_prefer_parallel();
     test_bad_action();
     test_step_failure();
     test_episode_stats();
