@@ -21,12 +21,10 @@ typedef enum polis__vec_pool {
 POLIS_INTERNAL void polis__vec_set_pool(polis_vec *vec, polis__vec_pool pool);
 /* Calls (steps and resets) run on the calling thread alone, and handed to the pool, since
  * create. A vec of one thread counts every call as serial. */
-POLIS_INTERNAL void polis__vec_pool_calls(const polis_vec *vec, int64_t *serial,
-                                          int64_t *parallel);
+POLIS_INTERNAL void polis__vec_pool_calls(const polis_vec *vec, int64_t *serial, int64_t *parallel);
 /* The probe's verdict on n timed calls of each kind (nanoseconds, reordered in place):
  * true when the pool's calls are faster by a clear margin, judged on medians so that a
  * call interrupted by the scheduler does not decide. */
-POLIS_INTERNAL bool polis__vec_prefer_parallel(int64_t *serial_ns, int64_t *parallel_ns,
-                                               int32_t n);
+POLIS_INTERNAL bool polis__vec_prefer_parallel(int64_t *serial_ns, int64_t *parallel_ns, int32_t n);
 
 #endif

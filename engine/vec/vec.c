@@ -55,10 +55,13 @@
 
 #define SPIN_ROUNDS 64   /* pause instructions before a waiting thread starts yielding */
 #define YIELD_ROUNDS 256 /* sched_yield calls before it sleeps */
-#define PROBE_WARMUP 2   /* untimed pairs of calls that start a probe */
-#define PROBE_PAIRS 8    /* timed pairs (one handed off, one on the caller alone) */
-#define PERIOD_MIN 64    /* calls between probes, at first and after a change of verdict */
-#define PERIOD_MAX 4096  /* ... and at most */
+#define PROBE_BLOCKS 4   /* a probe: blocks of calls, handed off and not, alternately */
+#define PROBE_TIMED 4    /* timed calls per block */
+#define PROBE_WARMUP 2   /* untimed calls that start a block, at least */
+#define PROBE_WAKE 8     /* ... and at most, while no worker takes part */
+#define PROBE_CALLS (PROBE_BLOCKS / 2 * PROBE_TIMED) /* timed calls each way */
+#define PERIOD_MIN 64   /* calls between probes, at first and after a change of verdict */
+#define PERIOD_MAX 4096 /* ... and at most */
 
 enum { VEC_FROZEN = 0, VEC_RUNNING = 1, VEC_BROKEN = 2 };
 enum { JOB_RESET = 0, JOB_STEP = 1 };
@@ -126,12 +129,15 @@ struct polis_vec {
 
     /* whether calls hand off (the calling thread's alone; "whether a call hands off") */
     polis__vec_pool pool;
-    bool parallel;        /* the verdict of the last probe */
-    int32_t probe;        /* calls of the current probe done, -1 between probes */
-    int32_t until_probe;  /* calls left before the next probe */
-    int32_t period;       /* calls between probes */
-    int64_t probe_ser[PROBE_PAIRS], probe_par[PROBE_PAIRS]; /* ns */
-    int64_t calls[2];     /* calls run on the caller alone, handed off */
+    bool parallel;       /* the verdict of the last probe */
+    int32_t probe;       /* the current probe's block, -1 between probes */
+    int32_t block_calls; /* calls of the block done */
+    int32_t block_timed; /* of which timed */
+    bool worker_seen;    /* a worker took part in a call of the block */
+    int32_t until_probe; /* calls left before the next probe */
+    int32_t period;      /* calls between probes */
+    int64_t probe_ser[PROBE_CALLS], probe_par[PROBE_CALLS]; /* ns */
+    int64_t calls[2]; /* calls run on the caller alone, handed off */
 };
 
 /* ---- seeds --------------------------------------------------------------------------------- */
@@ -345,20 +351,21 @@ static int32_t run_block(polis_vec *v, int32_t t, int32_t u, unsigned g)
 /* Runs envs of generation g while there are any: thread t's own block first (so an env
  * tends to stay in one core's cache from call to call), then what is left of the others'.
  * The thread that finishes the last env wakes the caller if it sleeps. */
-static void run_claims(polis_vec *v, int32_t t, unsigned g)
+static int32_t run_claims(polis_vec *v, int32_t t, unsigned g)
 {
     int32_t done = 0;
     for (int32_t i = 0; i < v->n_threads; i++) {
         int32_t u = t + i < v->n_threads ? t + i : t + i - v->n_threads;
         done += run_block(v, t, u, g);
     }
-    if (done == 0) return;
+    if (done == 0) return 0;
     if (atomic_fetch_add(&v->finished, done) + done == v->n_envs && t != 0 &&
         atomic_load(&v->main_waiting)) {
         pthread_mutex_lock(&v->mu);
         pthread_cond_signal(&v->cv_done);
         pthread_mutex_unlock(&v->mu);
     }
+    return done;
 }
 
 static unsigned wait_for_work(polis_vec *v, unsigned seen)
@@ -403,8 +410,9 @@ static void wake_workers(polis_vec *v)
     }
 }
 
-/* One call handed to the pool: every thread, the caller included, claims envs. */
-static void run_parallel(polis_vec *v)
+/* One call handed to the pool: every thread, the caller included, claims envs. Returns
+ * whether a worker stepped any. */
+static bool run_parallel(polis_vec *v)
 {
     /* the claim counters and the finished count first, then the generation that opens them */
     const unsigned g = atomic_load(&v->gen) + 1;
@@ -412,9 +420,9 @@ static void run_parallel(polis_vec *v)
     for (int32_t u = 0; u < v->n_threads; u++)
         atomic_store(&v->claims[u].next, (uint64_t)g << 32 | (uint32_t)block_lo(v, u));
     wake_workers(v);
-    run_claims(v, 0, g);
+    if (run_claims(v, 0, g) == v->n_envs) return false;
     for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
-        if (atomic_load_explicit(&v->finished, memory_order_acquire) == v->n_envs) return;
+        if (atomic_load_explicit(&v->finished, memory_order_acquire) == v->n_envs) return true;
         if (i < SPIN_ROUNDS)
             cpu_relax();
         else
@@ -425,6 +433,7 @@ static void run_parallel(polis_vec *v)
     while (atomic_load(&v->finished) < v->n_envs) pthread_cond_wait(&v->cv_done, &v->mu);
     pthread_mutex_unlock(&v->mu);
     atomic_store(&v->main_waiting, 0);
+    return true;
 }
 
 /* ---- whether a call hands off ------------------------------------------------------------------
@@ -432,12 +441,15 @@ static void run_parallel(polis_vec *v)
  * Handing envs to a worker costs the caller the publication, the worker's wake-up and the
  * cache lines of the envs' rows moving between cores (0.2-2 us on a VM, more when the worker
  * is asleep or shares the caller's core); a call of two small envs does less work than
- * that. So the pool measures: now and then it runs a probe, calls alternately handed off
- * and run on the caller alone, each timed with the monotonic clock (the first pairs
- * untimed: they wake the workers), and until the next probe runs every call the way whose
- * median was faster. Calls outside a probe are not timed (a clock read is 20-30 ns). The
- * probes come every 64 calls at first, twice as far apart each time the verdict stays, up
- * to every 4,096, so the calls run the slower way are at most PROBE_PAIRS per period. */
+ * that. So the pool measures: now and then it runs a probe, four blocks of calls, handed
+ * off and run on the caller alone in turn, and until the next probe it runs every call the
+ * way whose timed calls had the lower median. A block's first calls are not timed: they
+ * move the envs' state to the cores that step them the block's way, and wake the workers
+ * (up to PROBE_WAKE calls, until one takes part; one that never does, because it cannot
+ * run, is part of what is measured). Calls outside a probe are not timed (a clock read is
+ * 20-30 ns). The probes come every 64 calls at first, twice as far apart each time the
+ * verdict stays, up to every 4,096, so at most about PROBE_CALLS + 2 * PROBE_WAKE calls per
+ * period run the slower way. */
 
 static int64_t now_ns(void)
 {
@@ -480,24 +492,33 @@ static bool choose_parallel(polis_vec *v, bool *timed)
             return v->parallel;
         }
         v->probe = 0;
+        v->block_calls = v->block_timed = 0;
+        v->worker_seen = false;
     }
-    int32_t i = v->probe;
-    *timed = i >= 2 * PROBE_WARMUP;
-    return (i & 1) == 0;
+    const bool par = (v->probe & 1) == 0;
+    *timed =
+        v->block_calls >= PROBE_WARMUP && (!par || v->worker_seen || v->block_calls >= PROBE_WAKE);
+    return par;
 }
 
-/* Books a probe call's time; after the last, the verdict and the next period. */
-static void probe_done(polis_vec *v, bool parallel, int64_t ns)
+/* Books a probe's step call (its time if timed); after the last, the verdict and the next
+ * period. */
+static void probe_done(polis_vec *v, bool par, bool worker, bool timed, int64_t ns)
 {
-    int32_t j = (v->probe - 2 * PROBE_WARMUP) / 2;
-    (parallel ? v->probe_par : v->probe_ser)[j] = ns;
-    if (++v->probe < 2 * (PROBE_WARMUP + PROBE_PAIRS)) return;
-    bool par = polis__vec_prefer_parallel(v->probe_ser, v->probe_par, PROBE_PAIRS);
-    if (par == v->parallel)
+    v->block_calls++;
+    v->worker_seen |= worker;
+    if (!timed) return;
+    (par ? v->probe_par : v->probe_ser)[v->probe / 2 * PROBE_TIMED + v->block_timed] = ns;
+    if (++v->block_timed < PROBE_TIMED) return;
+    v->block_calls = v->block_timed = 0;
+    v->worker_seen = false;
+    if (++v->probe < PROBE_BLOCKS) return;
+    bool verdict = polis__vec_prefer_parallel(v->probe_ser, v->probe_par, PROBE_CALLS);
+    if (verdict == v->parallel)
         v->period = v->period * 2 < PERIOD_MAX ? v->period * 2 : PERIOD_MAX;
     else
         v->period = PERIOD_MIN;
-    v->parallel = par;
+    v->parallel = verdict;
     v->until_probe = v->period;
     v->probe = -1;
 }
@@ -511,17 +532,15 @@ static void pool_run(polis_vec *v, int32_t job)
         v->results[t].rows_ended = 0;
         v->results[t].envs_ended = 0;
     }
-    bool timed = false;
+    bool timed = false, worker = false;
     bool par = v->n_threads > 1 && choose_parallel(v, &timed);
     int64_t t0 = timed ? now_ns() : 0;
     if (par)
-        run_parallel(v);
+        worker = run_parallel(v);
     else
         run_envs(v, 0, 0, v->n_envs);
-    if (timed)
-        probe_done(v, par, now_ns() - t0);
-    else if (v->probe >= 0 && job == JOB_STEP)
-        v->probe++; /* a warm-up call */
+    if (v->probe >= 0 && job == JOB_STEP)
+        probe_done(v, par, worker, timed, timed ? now_ns() - t0 : 0);
     v->calls[par]++;
 }
 
