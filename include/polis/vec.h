@@ -45,10 +45,10 @@ POLIS_API_BEGIN
  * (a few small envs), steps every env on the calling thread: the vec times a few calls each
  * way now and then and runs the rest the faster way. Which thread steps an env never
  * changes a result. Workers wait for work by spinning briefly, yielding, then sleeping. No
- * thread is created and nothing is allocated per step. Plugin callbacks, and the allocator and log callbacks of
- * polis_options, may then run on worker threads, several envs at once: with T > 1 they must
- * be thread-safe (the default allocator is; Lua scripts allocate while they run). A vec is
- * used by one thread at a time, like an env.
+ * thread is created and nothing is allocated per step. Plugin callbacks, and the allocator
+ * and log callbacks of polis_options, may then run on worker threads, several envs at once:
+ * with T > 1 they must be thread-safe (the default allocator is; Lua scripts allocate while
+ * they run). A vec is used by one thread at a time, like an env.
  *
  * Errors: every failure names the env ("env 3: <the env's own message>"); when several envs
  * fail in one call, the lowest index is reported, whatever T is. Actions are checked before
