@@ -354,6 +354,103 @@ static void transpose(const float *f, float *out)
 #endif
 }
 
+#if defined(__SSE2__)
+/* 16 cells of the layer passes at a time: a comparison of 16 floats gives a byte mask
+ * (0xff where true), the same comparison as the scalar code's, so the same map. */
+typedef struct f16 {
+    __m128 v[4];
+} f16;
+
+static inline f16 load16(const float *f)
+{
+    f16 x = {{_mm_loadu_ps(f), _mm_loadu_ps(f + 4), _mm_loadu_ps(f + 8), _mm_loadu_ps(f + 12)}};
+    return x;
+}
+
+static inline __m128i pack16(__m128 a, __m128 b, __m128 c, __m128 d)
+{
+    return _mm_packs_epi16(_mm_packs_epi32(_mm_castps_si128(a), _mm_castps_si128(b)),
+                           _mm_packs_epi32(_mm_castps_si128(c), _mm_castps_si128(d)));
+}
+
+static inline __m128i gt16(f16 x, float t)
+{
+    __m128 tv = _mm_set1_ps(t);
+    return pack16(_mm_cmpgt_ps(x.v[0], tv), _mm_cmpgt_ps(x.v[1], tv), _mm_cmpgt_ps(x.v[2], tv),
+                  _mm_cmpgt_ps(x.v[3], tv));
+}
+
+static inline __m128i lt16(f16 x, float t)
+{
+    __m128 tv = _mm_set1_ps(t);
+    return pack16(_mm_cmplt_ps(x.v[0], tv), _mm_cmplt_ps(x.v[1], tv), _mm_cmplt_ps(x.v[2], tv),
+                  _mm_cmplt_ps(x.v[3], tv));
+}
+
+/* the block `block` where mask is set, else b */
+static inline __m128i put16(__m128i mask, uint8_t block, __m128i b)
+{
+    return _mm_or_si128(_mm_and_si128(mask, _mm_set1_epi8((char)block)), _mm_andnot_si128(mask, b));
+}
+#endif
+
+/* The layer passes: water and sand from the water field; stone, tunnels and caves from the
+ * mountain and tunnel fields; lava from the mountain and tree fields. */
+static void layer_water(const float *water, uint8_t *m)
+{
+#if defined(__SSE2__)
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 16) {
+        f16 v = load16(water + k);
+        __m128i b = put16(_mm_and_si128(gt16(v, 0.6f), lt16(v, 0.75f)), SV_SAND,
+                          _mm_set1_epi8(SV_GRASS));
+        _mm_storeu_si128((__m128i *)(void *)(m + k), put16(gt16(v, 0.7f), SV_WATER, b));
+    }
+#else
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k++) {
+        float v = water[k];
+        uint8_t sand = (uint8_t)(v > 0.6f && v < 0.75f ? SV_SAND : SV_GRASS);
+        m[k] = (uint8_t)(v > 0.7f ? SV_WATER : sand);
+    }
+#endif
+}
+
+static void layer_stone(const float *water, const float *mountain, const float *field,
+                        const float *tfield, uint8_t *m)
+{
+#if defined(__SSE2__)
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 16) {
+        f16 mv = load16(mountain + k);
+        __m128i stone = gt16(mv, 0.7f);
+        __m128i b = put16(stone, SV_STONE, _mm_loadu_si128((const __m128i *)(const void *)(m + k)));
+        __m128i tunnel = _mm_or_si128(gt16(load16(field + k), 0.8f), gt16(load16(tfield + k), 0.8f));
+        b = put16(_mm_and_si128(stone, tunnel), SV_PATH, b);
+        __m128i cave = _mm_and_si128(gt16(mv, 0.85f), gt16(load16(water + k), 0.4f));
+        _mm_storeu_si128((__m128i *)(void *)(m + k), put16(cave, SV_PATH, b));
+    }
+#else
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k++) {
+        float mv = mountain[k];
+        uint8_t b = mv > 0.7f ? SV_STONE : m[k];
+        b = mv > 0.7f && (field[k] > 0.8f || tfield[k] > 0.8f) ? SV_PATH : b;
+        m[k] = mv > 0.85f && water[k] > 0.4f ? SV_PATH : b; /* caves */
+    }
+#endif
+}
+
+static void layer_lava(const float *mountain, const float *field, uint8_t *m)
+{
+#if defined(__SSE2__)
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 16) {
+        __m128i lava = _mm_and_si128(gt16(load16(mountain + k), 0.85f), gt16(load16(field + k), 0.7f));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(m + k));
+        _mm_storeu_si128((__m128i *)(void *)(m + k), put16(lava, SV_LAVA, b));
+    }
+#else
+    for (int32_t k = 0; k < SV_MAP * SV_MAP; k++)
+        m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
+#endif
+}
+
 /* The start-area term: prox - 1 is 0 at distance 5 or more from the start, so only the 41
  * tiles nearer than that change. */
 static void start_area(float *field)
@@ -376,23 +473,14 @@ void sv_generate(sv_world *w, polis_rng *rng)
 
     perlin(rng, 4, 4, water);
     start_area(water);
-    for (int32_t k = 0; k < N; k++) {
-        float v = water[k];
-        uint8_t sand = (uint8_t)(v > 0.6f && v < 0.75f ? SV_SAND : SV_GRASS);
-        m[k] = (uint8_t)(v > 0.7f ? SV_WATER : sand);
-    }
+    layer_water(water, m);
     perlin(rng, 4, 4, mountain);
     for (int32_t k = 0; k < N; k++) mountain[k] += 0.05f;
     start_area(mountain);
     /* tunnels: one (8, 32) field and its transpose */
     perlin(rng, 8, 32, field);
     transpose(field, tfield);
-    for (int32_t k = 0; k < N; k++) {
-        float mv = mountain[k];
-        uint8_t b = mv > 0.7f ? SV_STONE : m[k];
-        b = mv > 0.7f && (field[k] > 0.8f || tfield[k] > 0.8f) ? SV_PATH : b;
-        m[k] = mv > 0.85f && water[k] > 0.4f ? SV_PATH : b; /* caves */
-    }
+    layer_stone(water, mountain, field, tfield, m);
     /* ores, with independent draws on stone tiles only, in map order */
     for (int32_t i = 0; i < SV_MAP; i++)
         for (uint64_t bits = sv_row_is(m + i * SV_MAP, SV_STONE); bits; bits &= bits - 1) {
@@ -415,7 +503,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
             /* arithmetic, not a branch (GCC turns the choice into one; it is random) */
             m[k] = (uint8_t)(SV_GRASS + (SV_TREE - SV_GRASS) * (uniform(rng) > 0.8f));
         }
-    for (int32_t k = 0; k < N; k++) m[k] = mountain[k] > 0.85f && field[k] > 0.7f ? SV_LAVA : m[k];
+    layer_lava(mountain, field, m);
     m[(SV_MAP / 2) * SV_MAP + SV_MAP / 2] = SV_GRASS;
     if (w->p.always_diamond) {
         /* one stone, drawn uniformly by its rank in map order, becomes a diamond */
