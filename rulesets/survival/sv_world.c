@@ -180,6 +180,19 @@ static inline float uniform(polis_rng *rng)
     return (float)(polis_rng_next(rng) >> 8) * (1.0f / 16777216.0f);
 }
 
+/* uniform(rng) < t and uniform(rng) > t as integer compares of the draw's top 24 bits (a
+ * 24-bit integer times 2^-24 is exact in a float, so the answers are the same). The bounds
+ * fold to constants for a constant t. */
+static inline bool draw_below(polis_rng *rng, float t)
+{
+    return (polis_rng_next(rng) >> 8) < (uint32_t)ceilf(t * 16777216.0f);
+}
+
+static inline bool draw_above(polis_rng *rng, float t)
+{
+    return (polis_rng_next(rng) >> 8) > (uint32_t)floorf(t * 16777216.0f);
+}
+
 static inline float fade(float t) { return t * t * t * (t * (t * 6.0f - 15.0f) + 10.0f); }
 
 /* The smallest and largest value of a map-sized field (GCC does not vectorise a float
@@ -485,11 +498,11 @@ void sv_generate(sv_world *w, polis_rng *rng)
     for (int32_t i = 0; i < SV_MAP; i++)
         for (uint64_t bits = sv_row_is(m + i * SV_MAP, SV_STONE); bits; bits &= bits - 1) {
             int32_t k = i * SV_MAP + __builtin_ctzll(bits);
-            if (uniform(rng) < 0.04f)
+            if (draw_below(rng, 0.04f))
                 m[k] = SV_COAL;
-            else if (uniform(rng) < 0.03f)
+            else if (draw_below(rng, 0.03f))
                 m[k] = SV_IRON;
-            else if (mountain[k] > 0.8f && uniform(rng) < 0.005f)
+            else if (mountain[k] > 0.8f && draw_below(rng, 0.005f))
                 m[k] = SV_DIAMOND;
         }
     /* trees (a draw on each grass tile where the field is above 0.5), then lava over
@@ -501,7 +514,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
              bits; bits &= bits - 1) {
             int32_t k = i * SV_MAP + __builtin_ctzll(bits);
             /* arithmetic, not a branch (GCC turns the choice into one; it is random) */
-            m[k] = (uint8_t)(SV_GRASS + (SV_TREE - SV_GRASS) * (uniform(rng) > 0.8f));
+            m[k] = (uint8_t)(SV_GRASS + (SV_TREE - SV_GRASS) * draw_above(rng, 0.8f));
         }
     layer_lava(mountain, field, m);
     m[(SV_MAP / 2) * SV_MAP + SV_MAP / 2] = SV_GRASS;
