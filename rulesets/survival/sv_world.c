@@ -456,8 +456,8 @@ static void layer_water(float *water, sv_scale sc, uint8_t *m)
     for (int32_t k = 0; k < SV_MAP * SV_MAP; k += 16) {
         f16 v = load16_rescaled(water + k, sc);
         store16(water + k, v);
-        __m128i b = put16(_mm_and_si128(gt16(v, 0.6f), lt16(v, 0.75f)), SV_SAND,
-                          _mm_set1_epi8(SV_GRASS));
+        __m128i b =
+            put16(_mm_and_si128(gt16(v, 0.6f), lt16(v, 0.75f)), SV_SAND, _mm_set1_epi8(SV_GRASS));
         _mm_storeu_si128((__m128i *)(void *)(m + k), put16(gt16(v, 0.7f), SV_WATER, b));
     }
 #else
