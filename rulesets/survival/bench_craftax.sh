@@ -1,16 +1,25 @@
 #!/bin/sh
-# rulesets/survival/bench_craftax.sh CRAFTAX_DIR [ENVS] [ROUNDS] — survival against the
+# rulesets/survival/bench_craftax.sh CRAFTAX_DIR [ENVS] [ROUNDS] [STEPS] — survival against the
 # single-agent Craftax-Classic port craftax.cu (github.com/Infatoshi/craftax.cu, commit 214f25c,
 # checked out in CRAFTAX_DIR), side by side on one thread: ROUNDS rounds (default 5), each
 # polis then the port, so both see the same machine. Each prints env steps per CPU-second of
 # its stepping loop: polis its bench's figure (one player, observations and masks on, a random
 # legal action, auto-resets); the port a driver written here that steps ENVS envs (default 1)
 # in turn with a random action, its 1345-float observation after every step and a reset on
-# done. Built in a temporary directory with the port's own flags. Run from the repository
-# root after building build-bench/ (Release).
+# done. Built in a temporary directory with the port's own flags. Each side runs STEPS env
+# steps a round (default 1,000,000, about a second each; more steps make a round less
+# sensitive to other processes). The last line is the median of the rounds' ratios polis /
+# craftax.cu and their range. Run from the repository root after building build-bench/
+# (Release).
 set -eu
-cx=${1:?usage: bench_craftax.sh CRAFTAX_DIR [ENVS] [ROUNDS]}; envs=${2:-1}; rounds=${3:-5}
-steps=1000000; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+usage='usage: bench_craftax.sh CRAFTAX_DIR [ENVS] [ROUNDS] [STEPS]'
+cx=${1:?$usage}; envs=${2:-1}; rounds=${3:-5}; steps=${4:-1000000}
+case "$envs$rounds$steps" in *[!0-9]*) echo "$usage (ENVS, ROUNDS, STEPS: counts)" >&2; exit 2 ;; esac
+if [ "$envs" -lt 1 ] || [ "$rounds" -lt 1 ] || [ "$steps" -lt "$envs" ]; then
+    echo "bench_craftax.sh: ENVS and ROUNDS must be at least 1 and STEPS at least ENVS" >&2
+    exit 2
+fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/drv.c" <<'C'
 #include "craftax_classic.c"
 int main(int argc, char **argv)
@@ -44,7 +53,13 @@ gcc -O3 -march=native -mtune=native -ffast-math -fno-math-errno -funroll-loops -
     -I"$cx" "$tmp/drv.c" -o "$tmp/drv" -lpthread -lm
 S=rulesets/survival/survival_classic.json
 for k in $(seq "$rounds"); do
-    build-bench/polis bench $S --envs "$envs" --steps $((steps / envs)) --repeat 1 --warmup 0 |
-        awk -v n="$envs" '/^env steps\/CPU-s/ {print "polis " n " envs: " $3 " env steps/CPU-s"}'
-    "$tmp/drv" "$envs" $steps
+    p=$(build-bench/polis bench $S --envs "$envs" --steps $((steps / envs)) --repeat 1 --warmup 0 |
+        awk '/^env steps\/CPU-s/ {print $3}')
+    echo "polis $envs envs: $p env steps/CPU-s"
+    c=$("$tmp/drv" "$envs" "$steps")
+    echo "$c"
+    echo "$p ${c#*: }" | awk '{printf "%.4f\n", $1 / $2}' >>"$tmp/ratios"
 done
+sort -n "$tmp/ratios" | awk -v n="$envs" '{r[NR] = $1} END {
+    m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+    printf "polis / craftax.cu, %d envs, %d rounds: median %.2f (%.2f-%.2f)\n", n, NR, m, r[1], r[NR]}'
