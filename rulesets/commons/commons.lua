@@ -386,6 +386,18 @@ local ch_back_x, ch_back_y, n_ch_back = {}, {}, 0
 local ch_beam_x, ch_beam_y, ch_beam_a, n_ch_beam = {}, {}, {}, 0
 local ch_hit_x, ch_hit_y, ch_hit_a, ch_hit_by, n_ch_hit = {}, {}, {}, {}, 0
 
+-- Apples whose look (apple, grass or bare) may have changed since the last scene (the looks'
+-- scene function below reads and empties it): a dense list and a mark per apple, so a
+-- recorded tick looks at the few apples that changed, not at all of them.
+local scene_dirty, scene_marked, n_scene_dirty = {}, {}, 0
+local function scene_mark(i)
+  if not scene_marked[i] then
+    scene_marked[i] = true
+    n_scene_dirty = n_scene_dirty + 1
+    scene_dirty[n_scene_dirty] = i
+  end
+end
+
 local PK = {}
 local function set_probabilities()
   local probs = {[0] = p.regrowth_p0, p.regrowth_p1, p.regrowth_p2, p.regrowth_p3}
@@ -466,6 +478,7 @@ local function eat(a, i)
   live_apples = live_apples - 1
   apple_version = apple_version + 1
   empty_add(i)
+  scene_mark(i)
   eaten[a] = eaten[a] + 1
   local x, y = AX[i], AY[i]
   n_ch_eat = n_ch_eat + 1
@@ -479,6 +492,7 @@ local function eat(a, i)
       n_ch_gone = n_ch_gone + 1
       ch_gone_x[n_ch_gone], ch_gone_y[n_ch_gone] = AX[j], AY[j]
       repaint(ACELL[j])
+      scene_mark(j)
     end
   end
   EV_EAT.agent, EV_EAT.x, EV_EAT.y, EV_EAT.remaining = a, x, y, live_apples
@@ -503,6 +517,7 @@ local function grow(i)
   n_ch_grow = n_ch_grow + 1
   ch_grow_x[n_ch_grow], ch_grow_y[n_ch_grow] = x, y
   repaint(ACELL[i])
+  scene_mark(i)
   local list = NB[i]
   for k = 1, #list do
     local j = list[k]
@@ -512,6 +527,7 @@ local function grow(i)
       n_ch_back = n_ch_back + 1
       ch_back_x[n_ch_back], ch_back_y[n_ch_back] = AX[j], AY[j]
       repaint(ACELL[j])
+      scene_mark(j)
     end
   end
   local k = PATCH[i]
@@ -824,6 +840,7 @@ polis.on("reset", function()
     nbr[i] = n
   end
   apple_version = apple_version + 1
+  for i = 1, NA do scene_mark(i) end
   for a = 0, N - 1 do
     on_map[a], cool[a], eaten[a], ret[a], pending[a] = false, 0, 0, 0, 0
     zapped_by[a], zapped_at[a] = -1, -1
@@ -974,6 +991,7 @@ end
 local ALL = {}
 for a = 0, N - 1 do ALL[#ALL + 1] = a end
 
+do -- a block: its locals do not count towards the main chunk's limit of 200
 local function agents_text(list)
   if #list == 0 then return "none" end
   local parts, j = {}, 1
@@ -1005,7 +1023,6 @@ local function finish(steps, ended)
     live_apples, NA, patches_depleted, NPATCH, zaps, zaps_landed))
 end
 
-do -- a block: its locals do not count towards the main chunk's limit of 200
 local SAMPLE_EVERY, END_MIN_STEPS, END_INTERVAL = p.sample_every, p.end_min_steps, p.end_interval
 local END_PROBABILITY, END_WHEN_NO_APPLES = p.end_probability, p.end_when_no_apples
 polis.on("end", function()
@@ -1603,6 +1620,7 @@ local function agent_names()
   return table.concat(names, ", ")
 end
 
+do -- a block: its locals do not count towards the main chunk's limit of 200
 local IMMOBILIZE_TICKS = 60
 
 local function explored(a, plan)
@@ -1696,6 +1714,7 @@ polis.macro{
         "apples are in view), impossible when there is no way for 30 ticks in a row.",
   start = function(a, args) return walk_start("EXPLORE", args) end,
   next = function(a, plan) return walk_next(a, plan, explored) end}
+end
 
 -- ---- looks (plugin ABI 1.5): what recordings, replays and the viewer draw ----------------------
 
@@ -1723,20 +1742,28 @@ LOOK = polis.look{
   keep = true,
   scene = function(s, fresh)
     local K = LOOK.kinds
+    local apple, grass, bare = K.apple, K.grass, K.bare
     if fresh then
       for y = 0, H - 1 do
         for x = 0, W - 1 do s:tile(0, x, y, wall[cell_of(x, y)] and K.wall or K.floor) end
       end
-      for i = 1, NA do SHOWN[i] = nil end
-    end
-    local apple, grass, bare = K.apple, K.grass, K.bare
-    for i = 1, NA do
-      local k = alive[i] and apple or (nbr[i] > 0 and grass or bare)
-      if SHOWN[i] ~= k then
+      for i = 1, NA do
+        local k = alive[i] and apple or (nbr[i] > 0 and grass or bare)
         s:tile(1, AX[i], AY[i], k)
         SHOWN[i] = k
       end
+    else -- only the apples marked since the last scene can look different
+      for j = 1, n_scene_dirty do
+        local i = scene_dirty[j]
+        local k = alive[i] and apple or (nbr[i] > 0 and grass or bare)
+        if SHOWN[i] ~= k then
+          s:tile(1, AX[i], AY[i], k)
+          SHOWN[i] = k
+        end
+      end
     end
+    for j = 1, n_scene_dirty do scene_marked[scene_dirty[j]] = false end
+    n_scene_dirty = 0
     for a = 0, N - 1 do
       if on_map[a] then
         s:agent(a, px[a], py[a], face[a] + 1, true)
