@@ -634,27 +634,45 @@ end
 -- The beam: hits are collected while every beam of the step is traced and applied after
 -- (a player zapped by two players in one step is hit twice and still blocks both beams).
 local hit_t, hit_by, n_hits = {}, {}, 0
-local beam_from, beam_count = 0, 0
-local function beam_cell(x, y)
-  if x < 0 or x >= W or y < 0 or y >= H then return true end
-  local c = y * W + x + 1
-  if wall[c] then return true end
-  local o = occ[c]
-  if o ~= 0 then
-    n_hits = n_hits + 1
-    hit_t[n_hits], hit_by[n_hits] = o - 1, beam_from
-    beam_count = beam_count + 1
-    return true
-  end
-  return false
-end
-
 local BEAM = {}
 for f = 0, 3 do BEAM[f] = grid.beam_lines(f, p.beam_length, p.beam_radius) end
 
+-- grid.trace of the beam's lines, written out here: no call per cell. A cell stops its line
+-- when it is off the map, a wall, or a player (who is hit).
 local function fire(a)
-  beam_from, beam_count = a, 0
-  grid.trace(BEAM[face[a]], px[a], py[a], beam_cell)
+  local x, y, beam_count = px[a], py[a], 0
+  local lines = BEAM[face[a]]
+  local stopped_left, stopped_right = false, false
+  for k = 1, #lines do
+    local line = lines[k]
+    local side = line.side
+    if not (side == -1 and stopped_left or side == 1 and stopped_right) then
+      local dx, dy = line.dx, line.dy
+      for i = 1, line.n do
+        local cx, cy = x + dx[i], y + dy[i]
+        local stop = true
+        if cx >= 0 and cx < W and cy >= 0 and cy < H then
+          local c = cy * W + cx + 1
+          if not wall[c] then
+            local o = occ[c]
+            if o ~= 0 then
+              n_hits = n_hits + 1
+              hit_t[n_hits], hit_by[n_hits] = o - 1, a
+              beam_count = beam_count + 1
+            else
+              stop = false
+            end
+          end
+        end
+        if stop then
+          if i == 1 then
+            if side == -1 then stopped_left = true elseif side == 1 then stopped_right = true end
+          end
+          break
+        end
+      end
+    end
+  end
   zaps = zaps + 1
   wf.zaps[a] = wf.zaps[a] + 1
   if beam_count > 0 then
