@@ -912,27 +912,28 @@ local function last_apple_approaches()
   end
 end
 
-polis.on("begin", function()
-  for a = 0, N - 1 do
-    eaten[a], pending[a] = 0, 0
-  end
-  n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
-  if p.study_metrics then last_apple_targets() end
-  if #driven_list == 0 or polis.tick() % p.bot_every ~= 0 then return end
-  for j = 1, #driven_list do
-    local a = driven_list[j]
-    pending[a] = bot_action(a, BOT_ZAPS)
-  end
-end)
-
 -- Melting Pot's order within a frame: every player moves or turns (in a random order), then
--- every player's zapper runs, then the players hit leave the map, then respawns.
+-- every player's zapper runs, then the players hit leave the map, then respawns; then the
+-- apples regrow. One hook for the whole step: what a begin hook would do (the step's counts
+-- cleared, the bots' choices) comes first, as nothing between the begin and resolve phases
+-- (the action handlers) reads or changes it, and the regrowth last, as the world phase would
+-- (each hook is a protected call into Lua, a noticeable part of this game's step).
 do -- parameters every step reads, as locals (the script never changes p); a block, so they
    -- do not count towards the main chunk's limit of 200 locals
 local ZAP_COOLDOWN, BEAM_LENGTH = p.zap_cooldown, p.beam_length
+local STUDY_METRICS, BOT_EVERY = p.study_metrics, p.bot_every
 polis.on("resolve", function()
+  n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
+  if STUDY_METRICS then last_apple_targets() end
+  if #driven_list > 0 and polis.tick() % BOT_EVERY == 0 then
+    for j = 1, #driven_list do
+      local a = driven_list[j]
+      pending[a] = bot_action(a, BOT_ZAPS)
+    end
+  end
   local n = 0
   for a = 0, N - 1 do
+    eaten[a] = 0
     if on_map[a] then
       n = n + 1
       order[n] = a
@@ -969,6 +970,7 @@ polis.on("resolve", function()
         if BEAM_LENGTH > 0 then fire(a) end
       end
     end
+    pending[a] = 0 -- used: the next step's action handlers (or bots) choose again
   end
   if n_hits > 0 then
     local tick = polis.tick()
@@ -990,10 +992,9 @@ polis.on("resolve", function()
     end
   end
   later:run(polis.tick())
+  regrow()
 end)
 end
-
-polis.on("world", regrow)
 
 polis.reward("apples", function(a) return eaten[a] end)
 
