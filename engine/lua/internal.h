@@ -77,6 +77,9 @@ struct polis__script {
     int obs_ref;      /* the observation view (s->obs) */
     polis__lua_obs_view *obs;
     polis__lua_reward_view *rewards;
+    /* The scene writer whose scene function runs now (NULL: none): its methods recognise it
+     * by this pointer instead of looking its metatable up by name on every call. */
+    struct polis__lua_scene_writer *writer_now;
     bool loading; /* chunk or on_start running: registration allowed */
     bool params_called;
     bool in_policy; /* a policy runs: math.random draws from the policy generator */

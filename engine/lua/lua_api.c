@@ -461,7 +461,9 @@ static int l_macro(lua_State *L)
 
 static polis__lua_scene_writer *check_writer(lua_State *L)
 {
-    polis__lua_scene_writer *w = luaL_checkudata(L, 1, SCENE_WRITER);
+    polis__lua_scene_writer *w = lua_touserdata(L, 1);
+    if (w && w == polis__lua_script_of(L)->writer_now) return w; /* a scene function's own */
+    w = luaL_checkudata(L, 1, SCENE_WRITER);
     if (!w->scene) luaL_error(L, "the scene writer is used outside its scene function");
     return w;
 }

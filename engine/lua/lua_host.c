@@ -691,8 +691,11 @@ polis_status polis__lua_tramp_scene(polis_ctx *ctx, void *ud, polis_scene *scene
     lua_rawgeti(s->L, LUA_REGISTRYINDEX, a.cb->scene_writer);
     polis__lua_scene_writer *w = lua_touserdata(s->L, -1);
     lua_pop(s->L, 1);
+    polis__lua_scene_writer *saved = s->writer_now;
     w->scene = scene;
+    s->writer_now = w;
     polis_status st = run_protected(s, body_scene, &a);
+    s->writer_now = saved;
     w->scene = NULL;
     return st;
 }

@@ -490,6 +490,15 @@ int polis__lua_grid_set(lua_State *L)
     return 0;
 }
 
+/* luaL_checkinteger with its call saved when the argument is an integer (grid_view takes
+ * nine per agent and step); otherwise the library's own check and message. */
+static inline lua_Integer int_arg(lua_State *L, int arg)
+{
+    int isint = 0;
+    lua_Integer v = lua_tointegerx(L, arg, &isint);
+    return isint ? v : luaL_checkinteger(L, arg);
+}
+
 /* Narrows [*on, *off) to the steps c of a row whose coordinate p0 + d * c (d one of -1, 0,
  * 1) lies in [0, n); an empty result has *off <= *on. */
 static void clip_span(int64_t p0, int64_t d, int64_t n, int64_t *on, int64_t *off)
@@ -516,20 +525,20 @@ int polis__lua_grid_view(lua_State *L)
         return luaL_error(L, "polis.grid_view: the observation buffer is only valid while its "
                              "writer runs (do not keep it)");
     const polis_grid *g = check_grid(L, s, "polis.grid_view");
-    lua_Integer layer = luaL_checkinteger(L, 2);
-    lua_Integer x = luaL_checkinteger(L, 3), y = luaL_checkinteger(L, 4);
-    lua_Integer facing = luaL_checkinteger(L, 5);
+    lua_Integer layer = int_arg(L, 2);
+    lua_Integer x = int_arg(L, 3), y = int_arg(L, 4);
+    lua_Integer facing = int_arg(L, 5);
     lua_Integer span[4];
     static const char *const span_names[4] = {"ahead", "behind", "left", "right"};
     for (int k = 0; k < 4; k++) {
-        span[k] = luaL_checkinteger(L, 6 + k);
+        span[k] = int_arg(L, 6 + k);
         if (span[k] < 0 || span[k] > 4096)
             return luaL_argerror(
                 L, 6 + k,
                 lua_pushfstring(L, "%s = %I is not in [0, 4096]", span_names[k], span[k]));
     }
-    lua_Integer outside = luaL_optinteger(L, 10, 0);
-    lua_Integer first = luaL_optinteger(L, 11, 1);
+    lua_Integer outside = lua_isnoneornil(L, 10) ? 0 : int_arg(L, 10);
+    lua_Integer first = lua_isnoneornil(L, 11) ? 1 : int_arg(L, 11);
     if (!g->cells)
         return luaL_error(L, "polis.grid_view: the grid has no cells until the first reset");
     if (layer < 0 || layer >= g->layers)
@@ -571,9 +580,6 @@ int polis__lua_grid_view(lua_State *L)
         int64_t ahead = span[0] - r;
         /* the row's first cell, then one step to the right per column */
         int64_t x0 = x + ax * ahead - rx * span[2], y0 = y + ay * ahead - ry * span[2];
-        int64_t x1 = x0 + rx * (cols - 1), y1 = y0 + ry * (cols - 1);
-        bool inside = !g->wrap && x0 >= 0 && x0 < w && y0 >= 0 && y0 < h && x1 >= 0 && x1 < w &&
-                      y1 >= 0 && y1 < h;
         int64_t cx = x0, cy = y0;
         if (!g->wrap && v->dtype == POLIS_DTYPE_U8) {
             /* the common case of a symbolic view of a bounded map: the row's cells on the
@@ -601,6 +607,9 @@ int polis__lua_grid_view(lua_State *L)
                 continue;
             }
         }
+        int64_t x1 = x0 + rx * (cols - 1), y1 = y0 + ry * (cols - 1);
+        bool inside = !g->wrap && x0 >= 0 && x0 < w && y0 >= 0 && y0 < h && x1 >= 0 && x1 < w &&
+                      y1 >= 0 && y1 < h;
         for (lua_Integer c = 0; c < cols; c++, i++, cx += rx, cy += ry) {
             int64_t val;
             if (inside) {

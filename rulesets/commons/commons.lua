@@ -386,6 +386,18 @@ local ch_back_x, ch_back_y, n_ch_back = {}, {}, 0
 local ch_beam_x, ch_beam_y, ch_beam_a, n_ch_beam = {}, {}, {}, 0
 local ch_hit_x, ch_hit_y, ch_hit_a, ch_hit_by, n_ch_hit = {}, {}, {}, {}, 0
 
+-- Apples whose look (apple, grass or bare) may have changed since the last scene (the looks'
+-- scene function below reads and empties it): a dense list and a mark per apple, so a
+-- recorded tick looks at the few apples that changed, not at all of them.
+local scene_dirty, scene_marked, n_scene_dirty = {}, {}, 0
+local function scene_mark(i)
+  if not scene_marked[i] then
+    scene_marked[i] = true
+    n_scene_dirty = n_scene_dirty + 1
+    scene_dirty[n_scene_dirty] = i
+  end
+end
+
 local PK = {}
 local function set_probabilities()
   local probs = {[0] = p.regrowth_p0, p.regrowth_p1, p.regrowth_p2, p.regrowth_p3}
@@ -466,6 +478,7 @@ local function eat(a, i)
   live_apples = live_apples - 1
   apple_version = apple_version + 1
   empty_add(i)
+  scene_mark(i)
   eaten[a] = eaten[a] + 1
   local x, y = AX[i], AY[i]
   n_ch_eat = n_ch_eat + 1
@@ -479,6 +492,7 @@ local function eat(a, i)
       n_ch_gone = n_ch_gone + 1
       ch_gone_x[n_ch_gone], ch_gone_y[n_ch_gone] = AX[j], AY[j]
       repaint(ACELL[j])
+      scene_mark(j)
     end
   end
   EV_EAT.agent, EV_EAT.x, EV_EAT.y, EV_EAT.remaining = a, x, y, live_apples
@@ -503,6 +517,7 @@ local function grow(i)
   n_ch_grow = n_ch_grow + 1
   ch_grow_x[n_ch_grow], ch_grow_y[n_ch_grow] = x, y
   repaint(ACELL[i])
+  scene_mark(i)
   local list = NB[i]
   for k = 1, #list do
     local j = list[k]
@@ -512,6 +527,7 @@ local function grow(i)
       n_ch_back = n_ch_back + 1
       ch_back_x[n_ch_back], ch_back_y[n_ch_back] = AX[j], AY[j]
       repaint(ACELL[j])
+      scene_mark(j)
     end
   end
   local k = PATCH[i]
@@ -618,27 +634,45 @@ end
 -- The beam: hits are collected while every beam of the step is traced and applied after
 -- (a player zapped by two players in one step is hit twice and still blocks both beams).
 local hit_t, hit_by, n_hits = {}, {}, 0
-local beam_from, beam_count = 0, 0
-local function beam_cell(x, y)
-  if x < 0 or x >= W or y < 0 or y >= H then return true end
-  local c = y * W + x + 1
-  if wall[c] then return true end
-  local o = occ[c]
-  if o ~= 0 then
-    n_hits = n_hits + 1
-    hit_t[n_hits], hit_by[n_hits] = o - 1, beam_from
-    beam_count = beam_count + 1
-    return true
-  end
-  return false
-end
-
 local BEAM = {}
 for f = 0, 3 do BEAM[f] = grid.beam_lines(f, p.beam_length, p.beam_radius) end
 
+-- grid.trace of the beam's lines, written out here: no call per cell. A cell stops its line
+-- when it is off the map, a wall, or a player (who is hit).
 local function fire(a)
-  beam_from, beam_count = a, 0
-  grid.trace(BEAM[face[a]], px[a], py[a], beam_cell)
+  local x, y, beam_count = px[a], py[a], 0
+  local lines = BEAM[face[a]]
+  local stopped_left, stopped_right = false, false
+  for k = 1, #lines do
+    local line = lines[k]
+    local side = line.side
+    if not (side == -1 and stopped_left or side == 1 and stopped_right) then
+      local dx, dy = line.dx, line.dy
+      for i = 1, line.n do
+        local cx, cy = x + dx[i], y + dy[i]
+        local stop = true
+        if cx >= 0 and cx < W and cy >= 0 and cy < H then
+          local c = cy * W + cx + 1
+          if not wall[c] then
+            local o = occ[c]
+            if o ~= 0 then
+              n_hits = n_hits + 1
+              hit_t[n_hits], hit_by[n_hits] = o - 1, a
+              beam_count = beam_count + 1
+            else
+              stop = false
+            end
+          end
+        end
+        if stop then
+          if i == 1 then
+            if side == -1 then stopped_left = true elseif side == 1 then stopped_right = true end
+          end
+          break
+        end
+      end
+    end
+  end
   zaps = zaps + 1
   wf.zaps[a] = wf.zaps[a] + 1
   if beam_count > 0 then
@@ -824,6 +858,7 @@ polis.on("reset", function()
     nbr[i] = n
   end
   apple_version = apple_version + 1
+  for i = 1, NA do scene_mark(i) end
   for a = 0, N - 1 do
     on_map[a], cool[a], eaten[a], ret[a], pending[a] = false, 0, 0, 0, 0
     zapped_by[a], zapped_at[a] = -1, -1
@@ -877,27 +912,28 @@ local function last_apple_approaches()
   end
 end
 
-polis.on("begin", function()
-  for a = 0, N - 1 do
-    eaten[a], pending[a] = 0, 0
-  end
-  n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
-  if p.study_metrics then last_apple_targets() end
-  if #driven_list == 0 or polis.tick() % p.bot_every ~= 0 then return end
-  for j = 1, #driven_list do
-    local a = driven_list[j]
-    pending[a] = bot_action(a, BOT_ZAPS)
-  end
-end)
-
 -- Melting Pot's order within a frame: every player moves or turns (in a random order), then
--- every player's zapper runs, then the players hit leave the map, then respawns.
+-- every player's zapper runs, then the players hit leave the map, then respawns; then the
+-- apples regrow. One hook for the whole step: what a begin hook would do (the step's counts
+-- cleared, the bots' choices) comes first, as nothing between the begin and resolve phases
+-- (the action handlers) reads or changes it, and the regrowth last, as the world phase would
+-- (each hook is a protected call into Lua, a noticeable part of this game's step).
 do -- parameters every step reads, as locals (the script never changes p); a block, so they
    -- do not count towards the main chunk's limit of 200 locals
 local ZAP_COOLDOWN, BEAM_LENGTH = p.zap_cooldown, p.beam_length
+local STUDY_METRICS, BOT_EVERY = p.study_metrics, p.bot_every
 polis.on("resolve", function()
+  n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
+  if STUDY_METRICS then last_apple_targets() end
+  if #driven_list > 0 and polis.tick() % BOT_EVERY == 0 then
+    for j = 1, #driven_list do
+      local a = driven_list[j]
+      pending[a] = bot_action(a, BOT_ZAPS)
+    end
+  end
   local n = 0
   for a = 0, N - 1 do
+    eaten[a] = 0
     if on_map[a] then
       n = n + 1
       order[n] = a
@@ -934,6 +970,7 @@ polis.on("resolve", function()
         if BEAM_LENGTH > 0 then fire(a) end
       end
     end
+    pending[a] = 0 -- used: the next step's action handlers (or bots) choose again
   end
   if n_hits > 0 then
     local tick = polis.tick()
@@ -955,10 +992,9 @@ polis.on("resolve", function()
     end
   end
   later:run(polis.tick())
+  regrow()
 end)
 end
-
-polis.on("world", regrow)
 
 polis.reward("apples", function(a) return eaten[a] end)
 
@@ -974,6 +1010,7 @@ end
 local ALL = {}
 for a = 0, N - 1 do ALL[#ALL + 1] = a end
 
+do -- a block: its locals do not count towards the main chunk's limit of 200
 local function agents_text(list)
   if #list == 0 then return "none" end
   local parts, j = {}, 1
@@ -1005,7 +1042,6 @@ local function finish(steps, ended)
     live_apples, NA, patches_depleted, NPATCH, zaps, zaps_landed))
 end
 
-do -- a block: its locals do not count towards the main chunk's limit of 200
 local SAMPLE_EVERY, END_MIN_STEPS, END_INTERVAL = p.sample_every, p.end_min_steps, p.end_interval
 local END_PROBABILITY, END_WHEN_NO_APPLES = p.end_probability, p.end_when_no_apples
 polis.on("end", function()
@@ -1603,6 +1639,7 @@ local function agent_names()
   return table.concat(names, ", ")
 end
 
+do -- a block: its locals do not count towards the main chunk's limit of 200
 local IMMOBILIZE_TICKS = 60
 
 local function explored(a, plan)
@@ -1696,6 +1733,7 @@ polis.macro{
         "apples are in view), impossible when there is no way for 30 ticks in a row.",
   start = function(a, args) return walk_start("EXPLORE", args) end,
   next = function(a, plan) return walk_next(a, plan, explored) end}
+end
 
 -- ---- looks (plugin ABI 1.5): what recordings, replays and the viewer draw ----------------------
 
@@ -1723,20 +1761,28 @@ LOOK = polis.look{
   keep = true,
   scene = function(s, fresh)
     local K = LOOK.kinds
+    local apple, grass, bare = K.apple, K.grass, K.bare
     if fresh then
       for y = 0, H - 1 do
         for x = 0, W - 1 do s:tile(0, x, y, wall[cell_of(x, y)] and K.wall or K.floor) end
       end
-      for i = 1, NA do SHOWN[i] = nil end
-    end
-    local apple, grass, bare = K.apple, K.grass, K.bare
-    for i = 1, NA do
-      local k = alive[i] and apple or (nbr[i] > 0 and grass or bare)
-      if SHOWN[i] ~= k then
+      for i = 1, NA do
+        local k = alive[i] and apple or (nbr[i] > 0 and grass or bare)
         s:tile(1, AX[i], AY[i], k)
         SHOWN[i] = k
       end
+    else -- only the apples marked since the last scene can look different
+      for j = 1, n_scene_dirty do
+        local i = scene_dirty[j]
+        local k = alive[i] and apple or (nbr[i] > 0 and grass or bare)
+        if SHOWN[i] ~= k then
+          s:tile(1, AX[i], AY[i], k)
+          SHOWN[i] = k
+        end
+      end
     end
+    for j = 1, n_scene_dirty do scene_marked[scene_dirty[j]] = false end
+    n_scene_dirty = 0
     for a = 0, N - 1 do
       if on_map[a] then
         s:agent(a, px[a], py[a], face[a] + 1, true)

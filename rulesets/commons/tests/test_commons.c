@@ -1060,6 +1060,63 @@ static void test_study_plans(void)
     polis_env_destroy(env);
 }
 
+/* ---- the scene's apples layer (recordings, the viewer) ------------------------------------- */
+
+/* commons_open stepped to `ticks` with the actions of `seed`, reading the scene at every tick
+ * where `every` divides it (0: never before the end) and once at the end; the apples layer
+ * then. The scene function rewrites only the apples marked since its last call, so a reader
+ * that skips ticks must see what one that reads every tick sees, and what the first (fresh,
+ * fully written) scene of a new env sees. */
+static void apples_layer(int ticks, int every, uint64_t seed, int32_t *out, size_t n)
+{
+    polis_env *env = env_from_file("commons_open.json", NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    const polis_scene *sc = NULL;
+    for (int t = 1; t <= ticks; t++) {
+        for (int32_t a = 0; a < io->n_agents; a++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            io->actions[a] = (int32_t)((seed >> 33) % (uint64_t)io->n_actions);
+        }
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        if (every > 0 && t % every == 0) CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    }
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    int32_t layer = -1;
+    for (int32_t l = 0; sc && l < sc->n_layers; l++)
+        if (strcmp(polis_env_scene_layer_name(env, l), "apples") == 0) layer = l;
+    CHECK(sc && layer >= 0 && (size_t)sc->width * (size_t)sc->height == n);
+    if (sc && layer >= 0 && (size_t)sc->width * (size_t)sc->height == n)
+        memcpy(out, sc->tiles + (size_t)layer * n, n * sizeof *out);
+    polis_env_destroy(env);
+}
+
+static void test_scene_apples(void)
+{
+    enum { CELLS = 24 * 18 };
+    static const int TICKS[] = {40, 157, 400};
+    for (size_t k = 0; k < sizeof TICKS / sizeof TICKS[0]; k++) {
+        int32_t fresh[CELLS], every[CELLS], skipping[CELLS];
+        apples_layer(TICKS[k], 0, 99, fresh, CELLS);
+        apples_layer(TICKS[k], 1, 99, every, CELLS);
+        apples_layer(TICKS[k], 7, 99, skipping, CELLS);
+        CHECK(memcmp(fresh, every, sizeof fresh) == 0);
+        CHECK(memcmp(fresh, skipping, sizeof fresh) == 0);
+        /* the episode moved: the apple cells (all live at the start) show two kinds or more */
+        int32_t first = -1;
+        bool mixed = false;
+        for (int c = 0; c < CELLS; c++) {
+            if (fresh[c] < 0) continue;
+            if (first < 0) first = fresh[c];
+            mixed = mixed || fresh[c] != first;
+        }
+        CHECK(first >= 0);
+        if (k == 2) CHECK(mixed);
+    }
+}
+
 /* ---- who sees whom (docs/visibility.md) ----------------------------------------------------- */
 
 /* A scenario string with a "visibility" list (NULL: none). */
@@ -1166,5 +1223,6 @@ int main(void)
     test_failing_allocator();
     test_plans();
     test_study_plans();
+    test_scene_apples();
     CHECK_DONE();
 }
