@@ -637,11 +637,13 @@ local hit_t, hit_by, n_hits = {}, {}, 0
 local BEAM = {}
 for f = 0, 3 do BEAM[f] = grid.beam_lines(f, p.beam_length, p.beam_radius) end
 
--- grid.trace of the beam's lines, written out here: no call per cell. A cell stops its line
--- when it is off the map, a wall, or a player (who is hit).
-local function fire(a)
-  local x, y, beam_count = px[a], py[a], 0
-  local lines = BEAM[face[a]]
+-- grid.trace of the beam's lines, written out here (no call per cell): a cell stops its line
+-- when it is off the map, a wall, or a player. With `collect`, every player met is hit
+-- (hit_t, hit_by) and the count is returned; without it, the walk answers whether it meets a
+-- player (`only`, when given) — the bots ask this up to three times a step.
+local function walk_beam(a, facing, collect, only)
+  local x, y, count = px[a], py[a], 0
+  local lines = BEAM[facing]
   local stopped_left, stopped_right = false, false
   for k = 1, #lines do
     local line = lines[k]
@@ -653,15 +655,17 @@ local function fire(a)
         local stop = true
         if cx >= 0 and cx < W and cy >= 0 and cy < H then
           local c = cy * W + cx + 1
-          if not wall[c] then
-            local o = occ[c]
-            if o ~= 0 then
+          local o = occ[c]
+          if o ~= 0 then
+            if not collect then
+              if only == nil or o == only + 1 then return true end
+            else
               n_hits = n_hits + 1
               hit_t[n_hits], hit_by[n_hits] = o - 1, a
-              beam_count = beam_count + 1
-            else
-              stop = false
+              count = count + 1
             end
+          elseif not wall[c] then
+            stop = false
           end
         end
         if stop then
@@ -673,6 +677,12 @@ local function fire(a)
       end
     end
   end
+  if collect then return count end
+  return false
+end
+
+local function fire(a)
+  local beam_count = walk_beam(a, face[a], true)
   zaps = zaps + 1
   wf.zaps[a] = wf.zaps[a] + 1
   if beam_count > 0 then
@@ -745,39 +755,8 @@ local function apple_distances()
 end
 
 -- Is another player (`only`, when given) in the beam of `a` if it faced `facing`?
--- (grid.trace without a callback per cell: the bots ask this up to three times a step.)
 local function target_in_beam(a, facing, only)
-  local x, y = px[a], py[a]
-  local lines = BEAM[facing]
-  local stopped_left, stopped_right = false, false
-  for k = 1, #lines do
-    local line = lines[k]
-    local side = line.side
-    if not (side == -1 and stopped_left or side == 1 and stopped_right) then
-      local dx, dy = line.dx, line.dy
-      for i = 1, line.n do
-        local cx, cy = x + dx[i], y + dy[i]
-        local blocked = cx < 0 or cx >= W or cy < 0 or cy >= H
-        if not blocked then
-          local c = cy * W + cx + 1
-          local o = occ[c]
-          if o ~= 0 then
-            if only == nil or o == only + 1 then return true end
-            blocked = true
-          else
-            blocked = wall[c]
-          end
-        end
-        if blocked then
-          if i == 1 then
-            if side == -1 then stopped_left = true elseif side == 1 then stopped_right = true end
-          end
-          break
-        end
-      end
-    end
-  end
-  return false
+  return walk_beam(a, facing, false, only)
 end
 
 -- Relative moves in order of preference, and their action codes.
