@@ -154,6 +154,20 @@ static void write_social_state(polis_ctx *ctx, void *ud, int32_t agent, void *ds
             const int8_t *chv = s->dense_chv;
             const int32_t n = s->n_dense_chg;
             int32_t i = 0;
+#if defined(__GNUC__)
+            /* the entries' lines asked for first, all at once: with 100 agents the records
+             * (about 140 entries each, one line in two of the matrix) leave the L2 cache
+             * between passes, and each store that missed held up the ones behind it; asked
+             * for together, the misses overlap (docs/performance.md) */
+            int32_t k = 0;
+            for (; k + 4 <= n; k += 4) {
+                __builtin_prefetch(out + chg[k], 1, 3);
+                __builtin_prefetch(out + chg[k + 1], 1, 3);
+                __builtin_prefetch(out + chg[k + 2], 1, 3);
+                __builtin_prefetch(out + chg[k + 3], 1, 3);
+            }
+            for (; k < n; k++) __builtin_prefetch(out + chg[k], 1, 3);
+#endif
             for (; i + 4 <= n; i += 4) {
                 const uint32_t c0 = chg[i], c1 = chg[i + 1], c2 = chg[i + 2], c3 = chg[i + 3];
                 const int8_t v0 = chv[i], v1 = chv[i + 1], v2 = chv[i + 2], v3 = chv[i + 3];

@@ -798,6 +798,11 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
 
 enum { LV_CELL = 0, LV_OWNER = 1, LV_SHARE = 2 };
 
+/* An LV_CELL event's id is its cell's (x, y), x << LV_Y_BITS | y, divided once per changed
+ * cell in lv_prepare rather than once per viewer's event (an idiv showed in the samples). */
+#define LV_Y_BITS 12
+_Static_assert(SOC_MAX_MAP <= 1 << LV_Y_BITS, "a map row or column fits LV_Y_BITS");
+
 /* soc_wrap without a division for the values the live views wrap (within one map size of
  * the range): a division per window and event was a measurable part of their real time,
  * though not of their instruction count. */
@@ -1055,9 +1060,10 @@ static void lv_prepare(soc *s)
                 any = true;
             }
         if (!any) continue;
+        const int32_t xy = (c % s->W) << LV_Y_BITS | c / s->W;
         for (int32_t w = 0; w < nw; w++)
             for (uint64_t b = tmp[w]; b; b &= b - 1)
-                lv_push(s, w * 64 + lowest_bit(b), c, LV_CELL, 1);
+                lv_push(s, w * 64 + lowest_bit(b), xy, LV_CELL, 1);
     }
 }
 
@@ -1424,17 +1430,26 @@ static bool lv_current(const soc *s, int32_t v, const int16_t *o)
 /* Replays v's events into its record. */
 static void lv_update(soc *s, int32_t v, int16_t *o)
 {
+    if (++s->lv_vtok == 0) {
+        memset(s->lv_vmark, 0, sizeof *s->lv_vmark * (size_t)s->n_agents);
+        s->lv_vtok = 1;
+    }
+    uint64_t *stable = s->lv_stable;
+    /* every field named: with one left out the painter was cleared with a `rep stos` first,
+     * whose start-up cost showed in the samples */
     lv_painter p = {.o = o,
                     .ag = soc_layer(s, s->L_agents, 0),
                     .bl = soc_layer(s, s->L_blocks, 0),
                     .rc = soc_layer(s, s->L_recipes, 0),
                     .member = s->lv_member + (size_t)v * (size_t)s->lv_words,
+                    .stable = stable,
                     .plane = (size_t)s->A * (size_t)s->B,
                     .W = s->W,
                     .H = s->H,
                     .B = s->B,
                     .vx = s->ax[v],
                     .vy = s->ay[v],
+                    .tok = s->lv_vtok,
                     .track = s->og_cap > 0 && s->og_n[v] >= 0,
                     .list = s->og_list + (size_t)v * (size_t)s->og_cap,
                     .n = s->og_n[v] > 0 ? s->og_n[v] : 0,
@@ -1443,14 +1458,7 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
                     .refresh = s->ch_on ? lv_refresh_listed : lv_refresh_unlisted,
                     .nch = s->ch_n,
                     .chcap = s->ch_cap};
-    if (++s->lv_vtok == 0) {
-        memset(s->lv_vmark, 0, sizeof *s->lv_vmark * (size_t)s->n_agents);
-        s->lv_vtok = 1;
-    }
-    p.tok = s->lv_vtok;
-    uint64_t *stable = s->lv_stable;
     memcpy(stable, p.member, sizeof *stable * (size_t)s->lv_words);
-    p.stable = stable;
     for (int32_t e = s->lv_head[v]; e >= 0; e = s->lv_next[e])
         if ((s->lv_ev[e] & 3) != LV_CELL) {
             const int32_t q = s->lv_ev[e] >> 2;
@@ -1461,8 +1469,8 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
         const int32_t id = s->lv_ev[e] >> 2;
         switch (s->lv_ev[e] & 3) {
         case LV_CELL: {
-            const int32_t x = id % s->W, y = id / s->W;
-            lv_refresh(s, &p, id,
+            const int32_t x = id >> LV_Y_BITS, y = id & ((1 << LV_Y_BITS) - 1);
+            lv_refresh(s, &p, y * s->W + x,
                        lv_wrap(x - p.vx + s->W / 2, s->W) * s->B +
                            lv_wrap(y - p.vy + s->H / 2, s->H));
             break;
