@@ -1889,6 +1889,25 @@ static void merge_lists(polis_recorder *r, int which, const char *cur, int32_t n
     }
 }
 
+/* The changed elements of a kept list in key order: few, and often in order already (slots
+ * numbered as their keys, Survival's mobs): an insertion sort of their indices then. */
+static void sort_changed(void *dst, const void *src, int32_t *ord, size_t n, const list_desc *d)
+{
+    if (n > 32) {
+        sort_into(dst, src, ord, n, d->size, d->cmp);
+        return;
+    }
+    const char *a = src;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        for (; j > 0 && d->cmp(a + (size_t)ord[j - 1] * d->size, a + i * d->size) > 0; j--)
+            ord[j] = ord[j - 1];
+        ord[j] = (int32_t)i;
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy((char *)dst + i * d->size, a + (size_t)ord[i] * d->size, d->size);
+}
+
 /* A kept list's member of a step line: the old and the new elements of the slots changed
  * since the previous line, each sorted by key, merged as diff_list merges whole lists (an
  * unchanged slot is the same on both sides, and keys are unique); then prev takes the new
@@ -1908,12 +1927,12 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
         if (l->kpos[l->kchg[k]] >= 0)
             memcpy(raw + (size_t)no++ * d->size, prev + (size_t)l->kpos[l->kchg[k]] * d->size,
                    d->size);
-    sort_into(l->copy, raw, l->ord, (size_t)no, d->size, d->cmp);
+    sort_changed(l->copy, raw, l->ord, (size_t)no, d);
     for (int32_t k = 0; k < nch; k++)
         if (kp.where[l->kchg[k]] >= 0)
             memcpy(raw + (size_t)nn++ * d->size, el + (size_t)kp.where[l->kchg[k]] * d->size,
                    d->size);
-    sort_into(l->knew, raw, l->ord, (size_t)nn, d->size, d->cmp);
+    sort_changed(l->knew, raw, l->ord, (size_t)nn, d);
     l->n_raw = -1; /* raw no longer holds the list copy was sorted from */
     merge_lists(r, which, l->knew, nn, l->copy, no);
     for (int32_t k = 0; k < nch; k++) {

@@ -49,8 +49,9 @@ typedef struct look_fn {
 /* A kept list (the "scene" host API, version 2; one plugin keeps it): the plugin's elements
  * are the first n of the scene's array, kept from one scene to the next (appended elements of
  * other plugins follow them). Per slot: its element's index (-1: empty) and the number of the
- * scene that last put or cleared it; the largest such number per block of 64 slots; and the
- * slot of each of the n elements. */
+ * scene that last put or cleared it; the largest such number per block of 64 slots; the slot
+ * of each of the n elements; and the slots the last scene put or cleared, once each (a reader
+ * of every scene needs no scan). */
 #define KEPT_BLOCK 64
 typedef struct kept_list {
     polis_ctx *ctx; /* the plugin that keeps it; NULL: not kept */
@@ -59,6 +60,8 @@ typedef struct kept_list {
     uint64_t *ver;  /* [slots] */
     uint64_t *bver; /* [slots / KEPT_BLOCK + 1] */
     int32_t *back;  /* [the list's capacity] */
+    int32_t *log;   /* [slots] */
+    int32_t n_log;
     bool whole;
 } kept_list;
 
@@ -393,10 +396,10 @@ static polis_status appending(polis_ctx *ctx, polis_scene *scene, const char *wh
 }
 
 static polis_status str_fits(polis_ctx *ctx, const char *src, size_t cap, const char *what,
-                             const char *member)
+                             const char *member, size_t *len)
 {
     if (!src) src = "";
-    size_t n = strlen(src);
+    size_t n = *len = strlen(src);
     if (n >= cap) {
         polis__ctx_error(ctx, "%s: %s \"%.40s...\" is %zu bytes, longer than %zu", what, member,
                          src, n, cap - 1);
@@ -407,7 +410,7 @@ static polis_status str_fits(polis_ctx *ctx, const char *src, size_t cap, const 
 
 /* src (checked by str_fits) into dst, NUL to the end of the array (types.h): readers compare
  * the arrays with memcmp; cleared whole with a constant size (a few stores, not a call) */
-static void str_fill(char *dst, size_t cap, const char *src)
+static void str_fill(char *dst, size_t cap, const char *src, size_t len)
 {
     if (!src) src = "";
     _Static_assert(POLIS_SCENE_ID_MAX == POLIS_SCENE_LABEL_MAX, "two sizes of scene strings");
@@ -415,21 +418,23 @@ static void str_fill(char *dst, size_t cap, const char *src)
         memset(dst, 0, POLIS_SCENE_KIND_MAX);
     else
         memset(dst, 0, POLIS_SCENE_ID_MAX);
-    memcpy(dst, src, strlen(src));
+    memcpy(dst, src, len);
 }
 
 static polis_status copy_str(polis_ctx *ctx, char *dst, size_t cap, const char *src,
                              const char *what, const char *member)
 {
-    polis_status st = str_fits(ctx, src, cap, what, member);
-    if (!st) str_fill(dst, cap, src);
+    size_t len;
+    polis_status st = str_fits(ctx, src, cap, what, member, &len);
+    if (!st) str_fill(dst, cap, src, len);
     return st;
 }
 
 /* What scene_thing and thing_put check of a thing; the label's length too, so that the
  * element is written only once it is known to be good. */
 static polis_status thing_check(polis_ctx *ctx, const polis_scene *scene, const char *what,
-                                int32_t id, int32_t kind, int32_t x, int32_t y, const char *label)
+                                int32_t id, int32_t kind, int32_t x, int32_t y, const char *label,
+                                size_t *len)
 {
     const polis__looks *lk = ctx->env->looks;
     if (kind < 0 || kind >= lk->n_kinds) {
@@ -442,13 +447,13 @@ static polis_status thing_check(polis_ctx *ctx, const polis_scene *scene, const 
                          (int)y, (int)scene->width, (int)scene->height);
         return POLIS_ERR_INVALID;
     }
-    return str_fits(ctx, label, POLIS_SCENE_LABEL_MAX, what, "label");
+    return str_fits(ctx, label, POLIS_SCENE_LABEL_MAX, what, "label", len);
 }
 
 static void thing_fill(polis_scene_thing *t, int32_t id, int32_t kind, int32_t x, int32_t y,
-                       const char *label)
+                       const char *label, size_t len)
 {
-    str_fill(t->label, sizeof t->label, label);
+    str_fill(t->label, sizeof t->label, label, len);
     t->id = id;
     t->kind = kind;
     t->x = x;
@@ -457,7 +462,7 @@ static void thing_fill(polis_scene_thing *t, int32_t id, int32_t kind, int32_t x
 
 /* What scene_edge and edge_put check of an edge (the strings' lengths too). */
 static polis_status edge_check(polis_ctx *ctx, const char *what, const char *from, const char *to,
-                               const char *kind, float weight)
+                               const char *kind, float weight, size_t len[3])
 {
     if (!from || !*from || !to || !*to) {
         polis__ctx_error(ctx, "%s: an end is empty", what);
@@ -468,29 +473,30 @@ static polis_status edge_check(polis_ctx *ctx, const char *what, const char *fro
         return POLIS_ERR_INVALID;
     }
     polis_status st;
-    if ((st = str_fits(ctx, from, POLIS_SCENE_ID_MAX, what, "from")) ||
-        (st = str_fits(ctx, to, POLIS_SCENE_ID_MAX, what, "to")) ||
-        (st = str_fits(ctx, kind, POLIS_SCENE_KIND_MAX, what, "kind")))
+    if ((st = str_fits(ctx, from, POLIS_SCENE_ID_MAX, what, "from", &len[0])) ||
+        (st = str_fits(ctx, to, POLIS_SCENE_ID_MAX, what, "to", &len[1])) ||
+        (st = str_fits(ctx, kind, POLIS_SCENE_KIND_MAX, what, "kind", &len[2])))
         return st;
     return POLIS_OK;
 }
 
 static void edge_fill(polis_scene_edge *e, const char *from, const char *to, const char *kind,
-                      float weight)
+                      float weight, const size_t len[3])
 {
-    str_fill(e->from, sizeof e->from, from);
-    str_fill(e->to, sizeof e->to, to);
-    str_fill(e->kind, sizeof e->kind, kind);
+    str_fill(e->from, sizeof e->from, from, len[0]);
+    str_fill(e->to, sizeof e->to, to, len[1]);
+    str_fill(e->kind, sizeof e->kind, kind, len[2]);
     e->weight = weight;
 }
 
 static polis_status h_scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id, int32_t kind,
                                   int32_t x, int32_t y, const char *label)
 {
+    size_t len;
     polis_status st = appending(ctx, scene, "scene_thing", POLIS_SCENE_THINGS);
     if (st) return st;
     polis__looks *lk = ctx->env->looks;
-    if ((st = thing_check(ctx, scene, "scene_thing", id, kind, x, y, label))) return st;
+    if ((st = thing_check(ctx, scene, "scene_thing", id, kind, x, y, label, &len))) return st;
     if (scene->n_things >= lk->running->end_things) {
         polis__ctx_error(ctx,
                          "scene_thing: more than the %d things this plugin declared (look_scene "
@@ -498,7 +504,7 @@ static polis_status h_scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id
                          (int)lk->running->max_things);
         return POLIS_ERR_LIMIT;
     }
-    thing_fill(&scene->things[scene->n_things], id, kind, x, y, label);
+    thing_fill(&scene->things[scene->n_things], id, kind, x, y, label, len);
     scene->n_things++;
     return POLIS_OK;
 }
@@ -531,17 +537,18 @@ static polis_status h_scene_node(polis_ctx *ctx, polis_scene *scene, const char 
 static polis_status h_scene_edge(polis_ctx *ctx, polis_scene *scene, const char *from,
                                  const char *to, const char *kind, float weight)
 {
+    size_t len[3];
     polis_status st = appending(ctx, scene, "scene_edge", POLIS_SCENE_EDGES);
     if (st) return st;
     polis__looks *lk = ctx->env->looks;
-    if ((st = edge_check(ctx, "scene_edge", from, to, kind, weight))) return st;
+    if ((st = edge_check(ctx, "scene_edge", from, to, kind, weight, len))) return st;
     if (scene->n_edges >= lk->running->end_edges) {
         polis__ctx_error(
             ctx, "scene_edge: more than the %d edges this plugin declared (look_scene max_edges)",
             (int)lk->running->max_edges);
         return POLIS_ERR_LIMIT;
     }
-    edge_fill(&scene->edges[scene->n_edges], from, to, kind, weight);
+    edge_fill(&scene->edges[scene->n_edges], from, to, kind, weight, len);
     scene->n_edges++;
     return POLIS_OK;
 }
@@ -653,6 +660,7 @@ static polis_status kept_slot(polis_ctx *ctx, const polis_scene *scene, const ch
 
 static void kept_touch(const polis__looks *lk, kept_list *kl, int32_t slot)
 {
+    if (kl->ver[slot] != lk->scene_no) kl->log[kl->n_log++] = slot;
     kl->ver[slot] = lk->scene_no;
     kl->bver[slot / KEPT_BLOCK] = lk->scene_no;
 }
@@ -685,12 +693,13 @@ static polis_status h_thing_put(polis_ctx *ctx, polis_scene *scene, int32_t slot
                                 int32_t kind, int32_t x, int32_t y, const char *label)
 {
     kept_list *kl;
+    size_t len;
     polis_status st = kept_slot(ctx, scene, "thing_put", POLIS_SCENE_THINGS, slot, &kl);
-    if (st || (st = thing_check(ctx, scene, "thing_put", id, kind, x, y, label))) return st;
+    if (st || (st = thing_check(ctx, scene, "thing_put", id, kind, x, y, label, &len))) return st;
     char *el =
         kept_el(ctx, scene, POLIS_SCENE_THINGS, kl, slot, ctx->env->looks->running->max_things);
     if (!el) return POLIS_ERR_LIMIT;
-    thing_fill((polis_scene_thing *)(void *)el, id, kind, x, y, label);
+    thing_fill((polis_scene_thing *)(void *)el, id, kind, x, y, label, len);
     return POLIS_OK;
 }
 
@@ -698,12 +707,13 @@ static polis_status h_edge_put(polis_ctx *ctx, polis_scene *scene, int32_t slot,
                                const char *to, const char *kind, float weight)
 {
     kept_list *kl;
+    size_t len[3];
     polis_status st = kept_slot(ctx, scene, "edge_put", POLIS_SCENE_EDGES, slot, &kl);
-    if (st || (st = edge_check(ctx, "edge_put", from, to, kind, weight))) return st;
+    if (st || (st = edge_check(ctx, "edge_put", from, to, kind, weight, len))) return st;
     char *el =
         kept_el(ctx, scene, POLIS_SCENE_EDGES, kl, slot, ctx->env->looks->running->max_edges);
     if (!el) return POLIS_ERR_LIMIT;
-    edge_fill((polis_scene_edge *)(void *)el, from, to, kind, weight);
+    edge_fill((polis_scene_edge *)(void *)el, from, to, kind, weight, len);
     return POLIS_OK;
 }
 
@@ -861,6 +871,11 @@ int32_t polis_env_scene_kept_changes(const polis_env *env, int32_t list, uint64_
     if (!env || !env->looks || list < 0 || list > 2 || (cap > 0 && !out)) return -1;
     const kept_list *kl = &env->looks->kl[list];
     if (!kl->ctx || !kl->where) return 0;
+    if (since + 1 == env->looks->scene_no) { /* the last scene's own log */
+        if (kl->n_log > cap) return -1;
+        if (kl->n_log) memcpy(out, kl->log, (size_t)kl->n_log * sizeof *out);
+        return kl->n_log;
+    }
     int32_t n = 0;
     for (int32_t b = 0; b * KEPT_BLOCK < kl->slots; b++) {
         if (kl->bver[b] <= since) continue;
@@ -927,7 +942,8 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
         kl->ver = polis__alloc(env, slots * sizeof *kl->ver);
         kl->bver = polis__alloc(env, blocks * sizeof *kl->bver);
         kl->back = polis__alloc(env, cap * sizeof *kl->back);
-        if (!kl->where || !kl->ver || !kl->bver || !kl->back)
+        kl->log = polis__alloc(env, slots * sizeof *kl->log);
+        if (!kl->where || !kl->ver || !kl->bver || !kl->back || !kl->log)
             return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
         memset(kl->where, 0xff, slots * sizeof *kl->where); /* -1: empty */
     }
@@ -987,6 +1003,7 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
         kept_list *kl = &lk->kl[list];
         if (!kl->ctx) continue;
         *list_count(s, list) = kl->n;
+        kl->n_log = 0;
         while (fresh && kl->n > 0) kept_remove(lk, s, list, kl, kl->back[kl->n - 1]);
     }
     for (int32_t i = 0; i < lk->n_fns; i++) {
@@ -1051,6 +1068,7 @@ static void looks_free(polis_env *env)
         polis__free(env, kl->ver, slots * sizeof *kl->ver);
         polis__free(env, kl->bver, (slots / KEPT_BLOCK + 1) * sizeof *kl->bver);
         polis__free(env, kl->back, cap * sizeof *kl->back);
+        polis__free(env, kl->log, slots * sizeof *kl->log);
     }
     polis__free(env, lk, sizeof *lk);
     env->looks = NULL;

@@ -74,10 +74,11 @@ typedef struct polis_scene_kept {
 polis_status polis_env_scene_kept(const polis_env *env, int32_t list, polis_scene_kept *out);
 
 /* The kept slots of `list` whose element a scene numbered after `since` put or cleared (so
- * every other slot holds what it held in scene `since`), in slot order, into out[0 .. cap);
- * returns how many, or -1 when there are more than cap (cap >= slots always suffices), for a
- * bad env or list. A slot put again with an equal element is listed too. Allocates
- * nothing; the cost grows with the slots / 64 and the slots listed. */
+ * every other slot holds what it held in scene `since`), each once, in no particular order,
+ * into out[0 .. cap); returns how many, or -1 when there are more than cap (cap >= slots
+ * always suffices), for a bad env or list. A slot put again with an equal element is listed
+ * too. Allocates nothing; the cost grows with the slots listed when `since` is the scene
+ * before the last (a reader of every scene), else also with the slots / 64. */
 int32_t polis_env_scene_kept_changes(const polis_env *env, int32_t list, uint64_t since,
                                      int32_t *out, int32_t cap);
 
