@@ -1781,7 +1781,7 @@ static void keep_scene(polis_recorder *r, const polis_scene *s)
         sorted_list *l = &r->lists[i];
         if (l->n) memcpy(l->prev, l->el, (size_t)l->n * LISTS[i].size);
         l->n_prev = l->n;
-        kept_start(r, i, s);
+        if (l->kslots) kept_start(r, i, s);
     }
 }
 
@@ -1972,7 +1972,8 @@ static void diff_list(polis_recorder *r, int which, const polis_scene *s)
         memcpy(l->prev, cur, (size_t)nc * d->size);
         l->n_prev = nc;
     }
-    kept_start(r, which, s); /* the list all in slots again: read it by them from now on */
+    if (l->kslots)
+        kept_start(r, which, s); /* the list all in slots again: read it by them from now on */
 }
 
 /* The members of a step line that say what changed since the previous line; the previous

@@ -13,10 +13,6 @@
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
  * one's slot is a new thing (an add and a del in a recording, not a move).
- *
- * The mobs are a kept list ("scene" host API, version 2): a slot per mob slot of the world,
- * put again only when the mob in it moved, came or went since the scene before (compared with
- * what the slot shows), so a recording looks at those mobs only.
  */
 #include <stdio.h>
 #include <string.h>
@@ -68,11 +64,6 @@ typedef struct sv_looks {
     bool kept;
     const polis_scene_api *api; /* to say the terrain is as it was ("scene" host API) */
     uint8_t shown[SV_MAP][SV_MAP];
-    int32_t mob_slot0[SV_N_MOB_KINDS]; /* the kept thing slot of each kind's first mob */
-    int32_t n_slots;
-    struct sv_mob_shown {
-        int32_t uid, c, r; /* uid 0: the slot is empty */
-    } * mob_shown;         /* [n_slots] */
 } sv_looks;
 
 static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
@@ -92,24 +83,12 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         for (int32_t c = 0; c < SV_MAP; c++) t[r * SV_MAP + c] = lk->block_kind[w->map[r][c]];
         if (lk->kept) memcpy(lk->shown[r], w->map[r], SV_MAP);
     }
-    bool fresh = s->h->scene_fresh(ctx, sc); /* every slot emptied */
-    if (fresh && lk->mob_shown)
-        memset(lk->mob_shown, 0, (size_t)lk->n_slots * sizeof *lk->mob_shown);
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++)
         for (int32_t i = 0; i < w->p.max_mobs[k]; i++) {
             const sv_mob *m = &w->mobs[k][i];
-            int32_t slot = lk->mob_slot0[k] + i;
-            struct sv_mob_shown *sh = &lk->mob_shown[slot];
-            if (!m->active || m->r < 0 || m->c < 0 || m->r >= SV_MAP || m->c >= SV_MAP) {
-                if (sh->uid && (st = lk->api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, slot)))
-                    return st;
-                sh->uid = 0;
-                continue;
-            }
-            if (sh->uid == m->uid && sh->c == m->c && sh->r == m->r) continue;
-            if ((st = lk->api->thing_put(ctx, sc, slot, m->uid, lk->mob_kind[k], m->c, m->r, "")))
+            if (!m->active || m->r < 0 || m->c < 0 || m->r >= SV_MAP || m->c >= SV_MAP) continue;
+            if ((st = s->h->scene_thing(ctx, sc, m->uid, lk->mob_kind[k], m->c, m->r, "")))
                 return st;
-            *sh = (struct sv_mob_shown){m->uid, m->c, m->r};
         }
     static const int32_t FACING[5] = {POLIS_FACING_NONE, POLIS_FACING_LEFT, POLIS_FACING_RIGHT,
                                       POLIS_FACING_UP, POLIS_FACING_DOWN};
@@ -165,29 +144,17 @@ polis_status sv_register_looks(survival *s)
     for (int32_t i = 0; i < SV_N_ITEMS; i++)
         if ((st = h->look_stat(ctx, sv_item_names[i], "inventory", 9, NULL))) return st;
     int32_t things = 0;
-    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        lk->mob_slot0[k] = things;
-        things += s->w->p.max_mobs[k];
-    }
-    lk->n_slots = things;
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) things += s->w->p.max_mobs[k];
     polis_scene_def def = {.fn = sv_scene, .ud = s, .max_things = things};
     if ((st = h->look_scene(ctx, &def))) return st;
     if ((st = h->look_keep_layer(ctx, lk->layer))) return st;
-    if (!(lk->api = h->host_api(ctx, POLIS_SCENE_API, 2))) return POLIS_ERR_PLUGIN;
-    if (things > 0) {
-        if ((st = lk->api->list_keep(ctx, POLIS_SCENE_THINGS, things))) return st;
-        lk->mob_shown = h->alloc(ctx, (size_t)things * sizeof *lk->mob_shown);
-        if (!lk->mob_shown) return POLIS_ERR_NOMEM;
-    }
+    if (!(lk->api = h->host_api(ctx, POLIS_SCENE_API, 1))) return POLIS_ERR_PLUGIN;
     lk->kept = true;
     return POLIS_OK;
 }
 
 void sv_free_looks(survival *s)
 {
-    if (s->looks && s->looks->mob_shown)
-        s->h->free(s->ctx, s->looks->mob_shown,
-                   (size_t)s->looks->n_slots * sizeof *s->looks->mob_shown);
     if (s->looks) s->h->free(s->ctx, s->looks, sizeof(sv_looks));
     s->looks = NULL;
 }
