@@ -270,6 +270,17 @@ typedef struct sorted_list {
     int32_t *idx; /* [3 * (cap + 1)]: a diff's added, moved and deleted elements */
     int32_t *ord; /* [cap + 1]: the sort's order */
     char *out;    /* a diff's OP_LIST: [u32 list, adds, moves, dels] then the elements */
+    /* A list a plugin keeps in slots (polis_env_scene_kept): while `kept`, prev holds the
+     * previous line's elements in no order, prev[i] the element of slot kslot[i], slot s's at
+     * kpos[s] (-1: none), as in scene number kseen; a step then looks only at the slots changed
+     * since (kchg), their old elements sorted into copy and their new ones into knew. `fast`:
+     * this tick's scene is read that way (no sorted copy unless a keyframe needs one). */
+    bool kept, fast;
+    int32_t kslots;
+    uint64_t kseen;
+    int32_t *kpos, *kchg; /* [kslots + 1] */
+    int32_t *kslot;       /* [cap + 1] */
+    void *knew;           /* [cap + 1] */
 } sorted_list;
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
@@ -1292,6 +1303,10 @@ static void rec_free(polis_recorder *r)
         free(r->lists[i].idx);
         free(r->lists[i].ord);
         free(r->lists[i].out);
+        free(r->lists[i].kpos);
+        free(r->lists[i].kchg);
+        free(r->lists[i].kslot);
+        free(r->lists[i].knew);
     }
     free(r);
 }
@@ -1630,9 +1645,30 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
             rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
         ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev && r->lists[i].idx &&
              r->lists[i].out && r->lists[i].ord;
+        polis_scene_kept kp;
+        if (polis_env_scene_kept(r->env, i, &kp) == POLIS_OK && kp.slots > 0) {
+            sorted_list *l = &r->lists[i];
+            l->kslots = kp.slots;
+            l->kpos = rec_calloc(r, (size_t)kp.slots, sizeof(int32_t));
+            l->kchg = rec_calloc(r, (size_t)kp.slots, sizeof(int32_t));
+            l->kslot = rec_calloc(r, (size_t)cap, sizeof(int32_t));
+            l->knew = rec_calloc(r, (size_t)cap, LISTS[i].size);
+            ok = ok && l->kpos && l->kchg && l->kslot && l->knew;
+        }
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
     r->sized = true;
+    return POLIS_OK;
+}
+
+static polis_status check_things(polis_recorder *r)
+{
+    const polis_scene_thing *t = r->lists[L_THINGS].el;
+    for (int32_t i = 1; i < r->lists[L_THINGS].n; i++)
+        if (t[i].id == t[i - 1].id)
+            return rec_fail(r, POLIS_ERR_INVALID,
+                            "recorder: tick %" PRId64 ": two things have id %d in the scene",
+                            polis_env_tick(r->env), (int)t[i].id);
     return POLIS_OK;
 }
 
@@ -1653,6 +1689,15 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
         int32_t cap;
         const char *el = scene_list(s, i, &l->n, &cap);
         l->el = el;
+        polis_scene_kept kp = {0};
+        l->fast = l->kept && polis_env_scene_kept(r->env, i, &kp) == POLIS_OK && kp.whole;
+        if (l->fast) continue; /* sorted only for a keyframe (sort_kept) */
+        if (l->kept) { /* another plugin appended to the list: the previous one in key order */
+            sort_into(l->raw, l->prev, l->ord, (size_t)l->n_prev, d->size, d->cmp);
+            memcpy(l->prev, l->raw, (size_t)l->n_prev * d->size);
+            l->n_raw = -1;
+            l->kept = false;
+        }
         size_t bytes = (size_t)l->n * d->size;
         if (l->n && l->n == l->n_raw && memcmp(el, l->raw, bytes) == 0) {
             l->el = l->copy;
@@ -1683,13 +1728,45 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                 break;
             }
     }
-    const polis_scene_thing *t = r->lists[L_THINGS].el;
-    for (int32_t i = 1; i < r->lists[L_THINGS].n; i++)
-        if (t[i].id == t[i - 1].id)
-            return rec_fail(r, POLIS_ERR_INVALID,
-                            "recorder: tick %" PRId64 ": two things have id %d in the scene",
-                            polis_env_tick(r->env), (int)t[i].id);
-    return POLIS_OK;
+    return r->lists[L_THINGS].fast ? POLIS_OK : check_things(r);
+}
+
+/* Starts reading a kept list by its slots (sorted_list.kept) when the scene's list is all in
+ * slots: the previous list becomes the scene's, in its order. Once per episode, or when the
+ * list became whole again. */
+static void kept_start(polis_recorder *r, int which, const polis_scene *s)
+{
+    sorted_list *l = &r->lists[which];
+    polis_scene_kept kp;
+    if (!l->kslots || polis_env_scene_kept(r->env, which, &kp) != POLIS_OK || !kp.whole ||
+        kp.slots != l->kslots)
+        return;
+    int32_t n, cap;
+    const void *el = scene_list(s, which, &n, &cap);
+    if (n) memcpy(l->prev, el, (size_t)n * LISTS[which].size);
+    l->n_prev = n;
+    for (int32_t k = 0; k < kp.slots; k++) {
+        l->kpos[k] = kp.where[k];
+        if (kp.where[k] >= 0) l->kslot[kp.where[k]] = k;
+    }
+    l->kseen = polis_env_scene_number(r->env);
+    l->kept = true;
+}
+
+/* A keyframe's kept lists in key order (a step reads them unsorted), and no two things with
+ * one id (checked here for kept things: a step looks only at what changed). */
+static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
+{
+    for (int i = 0; i < L_COUNT; i++) {
+        sorted_list *l = &r->lists[i];
+        if (!l->fast) continue;
+        int32_t cap;
+        const void *el = scene_list(s, i, &l->n, &cap);
+        sort_into(l->copy, el, l->ord, (size_t)l->n, LISTS[i].size, LISTS[i].cmp);
+        l->el = l->copy;
+        l->n_raw = -1;
+    }
+    return check_things(r);
 }
 
 /* Remembers a whole scene (after a keyframe) for the next diff. */
@@ -1704,6 +1781,7 @@ static void keep_scene(polis_recorder *r, const polis_scene *s)
         sorted_list *l = &r->lists[i];
         if (l->n) memcpy(l->prev, l->el, (size_t)l->n * LISTS[i].size);
         l->n_prev = l->n;
+        if (l->kslots) kept_start(r, i, s);
     }
 }
 
@@ -1725,6 +1803,8 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
 {
     rbuf *b = &r->line;
     polis_env *env = r->env;
+    polis_status st = sort_kept(r, s);
+    if (st) return st;
     RB_LIT(b, "{\"t\":\"key\",\"tick\":");
     rb_int(b, polis_env_tick(env));
     RB_LIT(b, ",\"hash\":\"");
@@ -1769,13 +1849,11 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
  * an OP_LIST, formatted where the line is written out ("add", "move", "del", in that order). A
  * list byte for byte as before writes nothing without a merge. Then the current list becomes
  * the previous one. */
-static void diff_list(polis_recorder *r, int which)
+static void merge_lists(polis_recorder *r, int which, const char *cur, int32_t nc, const char *prev,
+                        int32_t np)
 {
     const list_desc *d = &LISTS[which];
     sorted_list *l = &r->lists[which];
-    const char *cur = l->el, *prev = l->prev;
-    int32_t nc = l->n, np = l->n_prev;
-    if (nc == np && (nc == 0 || memcmp(cur, prev, (size_t)nc * d->size) == 0)) return;
     int32_t *add = l->idx, *mov = add + l->cap + 1, *del = mov + l->cap + 1;
     uint32_t na = 0, nm = 0, nd = 0;
     for (int32_t i = 0, j = 0; i < nc || j < np;) {
@@ -1809,8 +1887,93 @@ static void diff_list(polis_recorder *r, int which)
             memcpy(q, prev + (size_t)del[k] * d->size, d->size);
         add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
     }
-    memcpy(l->prev, cur, (size_t)nc * d->size);
-    l->n_prev = nc;
+}
+
+/* The changed elements of a kept list in key order: few, and often in order already (slots
+ * numbered as their keys, Survival's mobs): an insertion sort of their indices then. */
+static void sort_changed(void *dst, const void *src, int32_t *ord, size_t n, const list_desc *d)
+{
+    if (n > 32) {
+        sort_into(dst, src, ord, n, d->size, d->cmp);
+        return;
+    }
+    const char *a = src;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        for (; j > 0 && d->cmp(a + (size_t)ord[j - 1] * d->size, a + i * d->size) > 0; j--)
+            ord[j] = ord[j - 1];
+        ord[j] = (int32_t)i;
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy((char *)dst + i * d->size, a + (size_t)ord[i] * d->size, d->size);
+}
+
+/* A kept list's member of a step line: the old and the new elements of the slots changed
+ * since the previous line, each sorted by key, merged as diff_list merges whole lists (an
+ * unchanged slot is the same on both sides, and keys are unique); then prev takes the new
+ * elements. */
+static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
+{
+    const list_desc *d = &LISTS[which];
+    sorted_list *l = &r->lists[which];
+    polis_scene_kept kp;
+    int32_t n, cap;
+    const char *el = scene_list(s, which, &n, &cap);
+    char *prev = l->prev, *raw = l->raw;
+    if (polis_env_scene_kept(r->env, which, &kp) != POLIS_OK) return;
+    int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
+    int32_t no = 0, nn = 0;
+    for (int32_t k = 0; k < nch; k++)
+        if (l->kpos[l->kchg[k]] >= 0)
+            memcpy(raw + (size_t)no++ * d->size, prev + (size_t)l->kpos[l->kchg[k]] * d->size,
+                   d->size);
+    sort_changed(l->copy, raw, l->ord, (size_t)no, d);
+    for (int32_t k = 0; k < nch; k++)
+        if (kp.where[l->kchg[k]] >= 0)
+            memcpy(raw + (size_t)nn++ * d->size, el + (size_t)kp.where[l->kchg[k]] * d->size,
+                   d->size);
+    sort_changed(l->knew, raw, l->ord, (size_t)nn, d);
+    l->n_raw = -1; /* raw no longer holds the list copy was sorted from */
+    merge_lists(r, which, l->knew, nn, l->copy, no);
+    for (int32_t k = 0; k < nch; k++) {
+        int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
+        if (now >= 0) {
+            if (at < 0) {
+                at = l->n_prev++;
+                l->kpos[slot] = at;
+                l->kslot[at] = slot;
+            }
+            memcpy(prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size);
+        } else if (at >= 0) { /* the last element fills its place */
+            int32_t last = --l->n_prev;
+            if (at != last) {
+                memcpy(prev + (size_t)at * d->size, prev + (size_t)last * d->size, d->size);
+                l->kslot[at] = l->kslot[last];
+                l->kpos[l->kslot[at]] = at;
+            }
+            l->kpos[slot] = -1;
+        }
+    }
+    l->kseen = polis_env_scene_number(r->env);
+}
+
+static void diff_list(polis_recorder *r, int which, const polis_scene *s)
+{
+    const list_desc *d = &LISTS[which];
+    sorted_list *l = &r->lists[which];
+    if (l->fast) {
+        diff_kept(r, which, s);
+        return;
+    }
+    const char *cur = l->el;
+    int32_t nc = l->n, np = l->n_prev;
+    if (!(nc == np && (nc == 0 || memcmp(cur, l->prev, (size_t)nc * d->size) == 0))) {
+        merge_lists(r, which, cur, nc, l->prev, np);
+        memcpy(l->prev, cur, (size_t)nc * d->size);
+        l->n_prev = nc;
+    }
+    if (l->kslots)
+        kept_start(r, which, s); /* the list all in slots again: read it by them from now on */
 }
 
 /* The members of a step line that say what changed since the previous line; the previous
@@ -1853,7 +2016,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
     }
     if (any) rb_ch(b, ']');
 
-    diff_list(r, L_THINGS);
+    diff_list(r, L_THINGS, s);
 
     /* agents: changed members only, formatted where the line is written out */
     int32_t *q = r->agents_out;
@@ -1890,8 +2053,8 @@ static void diff(polis_recorder *r, const polis_scene *s)
         add_op(r, OP_AGENTS, r->agents_out, (size_t)(q - r->agents_out) * sizeof *q);
 
     /* nodes and edges: a changed label or weight is a del and an add of the same key */
-    diff_list(r, L_NODES);
-    diff_list(r, L_EDGES);
+    diff_list(r, L_NODES, s);
+    diff_list(r, L_EDGES, s);
 }
 
 /* ---- episodes ------------------------------------------------------------------------------ */

@@ -46,6 +46,25 @@ typedef struct look_fn {
     int32_t end_things, end_nodes, end_edges;
 } look_fn;
 
+/* A kept list (the "scene" host API, version 2; one plugin keeps it): the plugin's elements
+ * are the first n of the scene's array, kept from one scene to the next (appended elements of
+ * other plugins follow them). Per slot: its element's index (-1: empty) and the number of the
+ * scene that last put or cleared it; the largest such number per block of 64 slots; the slot
+ * of each of the n elements; and the slots the last scene put or cleared, once each (a reader
+ * of every scene needs no scan). */
+#define KEPT_BLOCK 64
+typedef struct kept_list {
+    polis_ctx *ctx; /* the plugin that keeps it; NULL: not kept */
+    int32_t slots, n;
+    int32_t *where; /* [slots] */
+    uint64_t *ver;  /* [slots] */
+    uint64_t *bver; /* [slots / KEPT_BLOCK + 1] */
+    int32_t *back;  /* [the list's capacity] */
+    int32_t *log;   /* [slots] */
+    int32_t n_log;
+    bool whole;
+} kept_list;
+
 struct polis__looks {
     look_kind *kinds;
     int32_t n_kinds, cap_kinds;
@@ -73,6 +92,8 @@ struct polis__looks {
     uint64_t *layer_ver;
     bool *layer_same;
     uint64_t ver_last; /* the last version given */
+    kept_list kl[3];   /* [POLIS_SCENE_*]: kept things and edges */
+    uint64_t scene_no; /* polis_env_scene_number */
 };
 
 static const char *const shape_names[] = {"square", "circle", "triangle", "diamond",
@@ -357,7 +378,7 @@ static polis_status h_look_scene(polis_ctx *ctx, const polis_scene_def *def)
 
 /* ---- appends (during a scene callback) -------------------------------------------------- */
 
-static polis_status appending(polis_ctx *ctx, polis_scene *scene, const char *what)
+static polis_status appending(polis_ctx *ctx, polis_scene *scene, const char *what, int32_t list)
 {
     polis__looks *lk = ctx->env->looks;
     if (!lk || !lk->running || lk->running->ctx != ctx || scene != &lk->scene) {
@@ -367,46 +388,115 @@ static polis_status appending(polis_ctx *ctx, polis_scene *scene, const char *wh
                          what);
         return POLIS_ERR_STATE;
     }
+    if (list >= 0 && lk->kl[list].ctx == ctx) {
+        polis__ctx_error(ctx, "%s: this plugin keeps the list (list_keep): put it in a slot", what);
+        return POLIS_ERR_STATE;
+    }
     return POLIS_OK;
 }
 
-static polis_status copy_str(polis_ctx *ctx, char *dst, size_t cap, const char *src,
-                             const char *what, const char *member)
+static polis_status str_fits(polis_ctx *ctx, const char *src, size_t cap, const char *what,
+                             const char *member, size_t *len)
 {
     if (!src) src = "";
-    size_t n = strlen(src);
+    size_t n = *len = strlen(src);
     if (n >= cap) {
         polis__ctx_error(ctx, "%s: %s \"%.40s...\" is %zu bytes, longer than %zu", what, member,
                          src, n, cap - 1);
         return POLIS_ERR_LIMIT;
     }
-    /* NUL to the end of the array (types.h): readers compare the arrays with memcmp; cleared
-     * whole with a constant size (a few stores, not a call) */
+    return POLIS_OK;
+}
+
+/* src (checked by str_fits) into dst, NUL to the end of the array (types.h): readers compare
+ * the arrays with memcmp; cleared whole with a constant size (a few stores, not a call) */
+static void str_fill(char *dst, size_t cap, const char *src, size_t len)
+{
+    if (!src) src = "";
     _Static_assert(POLIS_SCENE_ID_MAX == POLIS_SCENE_LABEL_MAX, "two sizes of scene strings");
     if (cap == POLIS_SCENE_KIND_MAX)
         memset(dst, 0, POLIS_SCENE_KIND_MAX);
     else
         memset(dst, 0, POLIS_SCENE_ID_MAX);
-    memcpy(dst, src, n);
+    memcpy(dst, src, len);
+}
+
+static polis_status copy_str(polis_ctx *ctx, char *dst, size_t cap, const char *src,
+                             const char *what, const char *member)
+{
+    size_t len;
+    polis_status st = str_fits(ctx, src, cap, what, member, &len);
+    if (!st) str_fill(dst, cap, src, len);
+    return st;
+}
+
+/* What scene_thing and thing_put check of a thing; the label's length too, so that the
+ * element is written only once it is known to be good. */
+static polis_status thing_check(polis_ctx *ctx, const polis_scene *scene, const char *what,
+                                int32_t id, int32_t kind, int32_t x, int32_t y, const char *label,
+                                size_t *len)
+{
+    const polis__looks *lk = ctx->env->looks;
+    if (kind < 0 || kind >= lk->n_kinds) {
+        polis__ctx_error(ctx, "%s %d: kind %d is not a kind id (0..%d)", what, (int)id, (int)kind,
+                         (int)lk->n_kinds - 1);
+        return POLIS_ERR_INVALID;
+    }
+    if (x < 0 || y < 0 || x >= scene->width || y >= scene->height) {
+        polis__ctx_error(ctx, "%s %d: (%d, %d) is outside the %d x %d map", what, (int)id, (int)x,
+                         (int)y, (int)scene->width, (int)scene->height);
+        return POLIS_ERR_INVALID;
+    }
+    return str_fits(ctx, label, POLIS_SCENE_LABEL_MAX, what, "label", len);
+}
+
+static void thing_fill(polis_scene_thing *t, int32_t id, int32_t kind, int32_t x, int32_t y,
+                       const char *label, size_t len)
+{
+    str_fill(t->label, sizeof t->label, label, len);
+    t->id = id;
+    t->kind = kind;
+    t->x = x;
+    t->y = y;
+}
+
+/* What scene_edge and edge_put check of an edge (the strings' lengths too). */
+static polis_status edge_check(polis_ctx *ctx, const char *what, const char *from, const char *to,
+                               const char *kind, float weight, size_t len[3])
+{
+    if (!from || !*from || !to || !*to) {
+        polis__ctx_error(ctx, "%s: an end is empty", what);
+        return POLIS_ERR_INVALID;
+    }
+    if (weight != weight) {
+        polis__ctx_error(ctx, "%s %s -> %s: the weight is NaN", what, from, to);
+        return POLIS_ERR_INVALID;
+    }
+    polis_status st;
+    if ((st = str_fits(ctx, from, POLIS_SCENE_ID_MAX, what, "from", &len[0])) ||
+        (st = str_fits(ctx, to, POLIS_SCENE_ID_MAX, what, "to", &len[1])) ||
+        (st = str_fits(ctx, kind, POLIS_SCENE_KIND_MAX, what, "kind", &len[2])))
+        return st;
     return POLIS_OK;
+}
+
+static void edge_fill(polis_scene_edge *e, const char *from, const char *to, const char *kind,
+                      float weight, const size_t len[3])
+{
+    str_fill(e->from, sizeof e->from, from, len[0]);
+    str_fill(e->to, sizeof e->to, to, len[1]);
+    str_fill(e->kind, sizeof e->kind, kind, len[2]);
+    e->weight = weight;
 }
 
 static polis_status h_scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id, int32_t kind,
                                   int32_t x, int32_t y, const char *label)
 {
-    polis_status st = appending(ctx, scene, "scene_thing");
+    size_t len;
+    polis_status st = appending(ctx, scene, "scene_thing", POLIS_SCENE_THINGS);
     if (st) return st;
     polis__looks *lk = ctx->env->looks;
-    if (kind < 0 || kind >= lk->n_kinds) {
-        polis__ctx_error(ctx, "scene_thing %d: kind %d is not a kind id (0..%d)", (int)id,
-                         (int)kind, (int)lk->n_kinds - 1);
-        return POLIS_ERR_INVALID;
-    }
-    if (x < 0 || y < 0 || x >= scene->width || y >= scene->height) {
-        polis__ctx_error(ctx, "scene_thing %d: (%d, %d) is outside the %d x %d map", (int)id,
-                         (int)x, (int)y, (int)scene->width, (int)scene->height);
-        return POLIS_ERR_INVALID;
-    }
+    if ((st = thing_check(ctx, scene, "scene_thing", id, kind, x, y, label, &len))) return st;
     if (scene->n_things >= lk->running->end_things) {
         polis__ctx_error(ctx,
                          "scene_thing: more than the %d things this plugin declared (look_scene "
@@ -414,12 +504,7 @@ static polis_status h_scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id
                          (int)lk->running->max_things);
         return POLIS_ERR_LIMIT;
     }
-    polis_scene_thing *t = &scene->things[scene->n_things];
-    if ((st = copy_str(ctx, t->label, sizeof t->label, label, "scene_thing", "label"))) return st;
-    t->id = id;
-    t->kind = kind;
-    t->x = x;
-    t->y = y;
+    thing_fill(&scene->things[scene->n_things], id, kind, x, y, label, len);
     scene->n_things++;
     return POLIS_OK;
 }
@@ -427,7 +512,7 @@ static polis_status h_scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id
 static polis_status h_scene_node(polis_ctx *ctx, polis_scene *scene, const char *id,
                                  const char *kind, const char *label)
 {
-    polis_status st = appending(ctx, scene, "scene_node");
+    polis_status st = appending(ctx, scene, "scene_node", -1);
     if (st) return st;
     polis__looks *lk = ctx->env->looks;
     if (!id || !*id) {
@@ -452,29 +537,18 @@ static polis_status h_scene_node(polis_ctx *ctx, polis_scene *scene, const char 
 static polis_status h_scene_edge(polis_ctx *ctx, polis_scene *scene, const char *from,
                                  const char *to, const char *kind, float weight)
 {
-    polis_status st = appending(ctx, scene, "scene_edge");
+    size_t len[3];
+    polis_status st = appending(ctx, scene, "scene_edge", POLIS_SCENE_EDGES);
     if (st) return st;
     polis__looks *lk = ctx->env->looks;
-    if (!from || !*from || !to || !*to) {
-        polis__ctx_error(ctx, "scene_edge: an end is empty");
-        return POLIS_ERR_INVALID;
-    }
-    if (weight != weight) {
-        polis__ctx_error(ctx, "scene_edge %s -> %s: the weight is NaN", from, to);
-        return POLIS_ERR_INVALID;
-    }
+    if ((st = edge_check(ctx, "scene_edge", from, to, kind, weight, len))) return st;
     if (scene->n_edges >= lk->running->end_edges) {
         polis__ctx_error(
             ctx, "scene_edge: more than the %d edges this plugin declared (look_scene max_edges)",
             (int)lk->running->max_edges);
         return POLIS_ERR_LIMIT;
     }
-    polis_scene_edge *e = &scene->edges[scene->n_edges];
-    if ((st = copy_str(ctx, e->from, sizeof e->from, from, "scene_edge", "from")) ||
-        (st = copy_str(ctx, e->to, sizeof e->to, to, "scene_edge", "to")) ||
-        (st = copy_str(ctx, e->kind, sizeof e->kind, kind, "scene_edge", "kind")))
-        return st;
-    e->weight = weight;
+    edge_fill(&scene->edges[scene->n_edges], from, to, kind, weight, len);
     scene->n_edges++;
     return POLIS_OK;
 }
@@ -503,10 +577,182 @@ static polis_status h_layer_same(polis_ctx *ctx, const polis_scene *scene, int32
     return POLIS_OK;
 }
 
+/* ---- kept lists (the "scene" host API, version 2) ------------------------------------------ */
+
+static size_t el_size(int32_t list)
+{
+    return list == POLIS_SCENE_THINGS ? sizeof(polis_scene_thing) : sizeof(polis_scene_edge);
+}
+
+static char *el_at(polis_scene *s, int32_t list, int32_t i)
+{
+    return list == POLIS_SCENE_THINGS ? (char *)&s->things[i] : (char *)&s->edges[i];
+}
+
+static int32_t *list_count(polis_scene *s, int32_t list)
+{
+    return list == POLIS_SCENE_THINGS ? &s->n_things : &s->n_edges;
+}
+
+static const char *const list_names[3] = {"things", "nodes", "edges"};
+
+static polis_status h_list_keep(polis_ctx *ctx, int32_t list, int32_t slots)
+{
+    polis__looks *lk = NULL;
+    polis_status st = registering(ctx, "scene list_keep", &lk);
+    if (st) return st;
+    if (list != POLIS_SCENE_THINGS && list != POLIS_SCENE_EDGES) {
+        polis__ctx_error(ctx,
+                         "scene list_keep: list %d is not POLIS_SCENE_THINGS (0) or "
+                         "POLIS_SCENE_EDGES (2)",
+                         (int)list);
+        return POLIS_ERR_INVALID;
+    }
+    if (slots < 1 || slots > CAP_MAX) {
+        polis__ctx_error(ctx, "scene list_keep %s: %d slots, not 1..%d", list_names[list],
+                         (int)slots, CAP_MAX);
+        return POLIS_ERR_INVALID;
+    }
+    bool has_fn = false;
+    for (int32_t i = 0; i < lk->n_fns; i++) has_fn = has_fn || lk->fns[i].ctx == ctx;
+    if (!has_fn) {
+        polis__ctx_error(ctx, "scene list_keep %s: register the scene callback (look_scene) first",
+                         list_names[list]);
+        return POLIS_ERR_INVALID;
+    }
+    kept_list *kl = &lk->kl[list];
+    if (kl->ctx) {
+        polis__ctx_error(ctx, "scene list_keep %s: the list is already kept by %s",
+                         list_names[list], kl->ctx->name);
+        return POLIS_ERR_INVALID;
+    }
+    kl->ctx = ctx;
+    kl->slots = slots;
+    return POLIS_OK;
+}
+
+/* The kept list `list` of the calling plugin, in its own scene callback, and a slot of it. */
+static polis_status kept_slot(polis_ctx *ctx, const polis_scene *scene, const char *what,
+                              int32_t list, int32_t slot, kept_list **out)
+{
+    polis__looks *lk = ctx->env->looks;
+    if (!lk || !lk->running || lk->running->ctx != ctx || scene != &lk->scene) {
+        polis__ctx_error(ctx,
+                         "scene %s: only in the plugin's own scene callback, for the scene "
+                         "it was handed",
+                         what);
+        return POLIS_ERR_STATE;
+    }
+    if ((list != POLIS_SCENE_THINGS && list != POLIS_SCENE_EDGES) || lk->kl[list].ctx != ctx) {
+        polis__ctx_error(ctx, "scene %s: list %d is not kept by this plugin (list_keep)", what,
+                         (int)list);
+        return POLIS_ERR_INVALID;
+    }
+    kept_list *kl = &lk->kl[list];
+    if (slot < 0 || slot >= kl->slots) {
+        polis__ctx_error(ctx, "scene %s: slot %d is outside 0..%d", what, (int)slot,
+                         (int)kl->slots - 1);
+        return POLIS_ERR_INVALID;
+    }
+    *out = kl;
+    return POLIS_OK;
+}
+
+static void kept_touch(const polis__looks *lk, kept_list *kl, int32_t slot)
+{
+    if (kl->ver[slot] != lk->scene_no) kl->log[kl->n_log++] = slot;
+    kl->ver[slot] = lk->scene_no;
+    kl->bver[slot / KEPT_BLOCK] = lk->scene_no;
+}
+
+/* The element of a slot, a new one at index n of the array when the slot was empty (an
+ * appended element there moves to the end); NULL past the plugin's declared maximum. */
+static char *kept_el(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_list *kl, int32_t slot,
+                     int32_t max)
+{
+    int32_t at = kl->where[slot];
+    if (at < 0) {
+        if (kl->n >= max) {
+            polis__ctx_error(ctx, "scene %s: more than the %d %s this plugin declared (look_scene)",
+                             list == POLIS_SCENE_THINGS ? "thing_put" : "edge_put", (int)max,
+                             list_names[list]);
+            return NULL;
+        }
+        int32_t *count = list_count(scene, list);
+        at = kl->n++;
+        if (*count > at) memcpy(el_at(scene, list, *count), el_at(scene, list, at), el_size(list));
+        (*count)++;
+        kl->where[slot] = at;
+        kl->back[at] = slot;
+    }
+    kept_touch(ctx->env->looks, kl, slot);
+    return el_at(scene, list, at);
+}
+
+static polis_status h_thing_put(polis_ctx *ctx, polis_scene *scene, int32_t slot, int32_t id,
+                                int32_t kind, int32_t x, int32_t y, const char *label)
+{
+    kept_list *kl;
+    size_t len;
+    polis_status st = kept_slot(ctx, scene, "thing_put", POLIS_SCENE_THINGS, slot, &kl);
+    if (st || (st = thing_check(ctx, scene, "thing_put", id, kind, x, y, label, &len))) return st;
+    char *el =
+        kept_el(ctx, scene, POLIS_SCENE_THINGS, kl, slot, ctx->env->looks->running->max_things);
+    if (!el) return POLIS_ERR_LIMIT;
+    thing_fill((polis_scene_thing *)(void *)el, id, kind, x, y, label, len);
+    return POLIS_OK;
+}
+
+static polis_status h_edge_put(polis_ctx *ctx, polis_scene *scene, int32_t slot, const char *from,
+                               const char *to, const char *kind, float weight)
+{
+    kept_list *kl;
+    size_t len[3];
+    polis_status st = kept_slot(ctx, scene, "edge_put", POLIS_SCENE_EDGES, slot, &kl);
+    if (st || (st = edge_check(ctx, "edge_put", from, to, kind, weight, len))) return st;
+    char *el =
+        kept_el(ctx, scene, POLIS_SCENE_EDGES, kl, slot, ctx->env->looks->running->max_edges);
+    if (!el) return POLIS_ERR_LIMIT;
+    edge_fill((polis_scene_edge *)(void *)el, from, to, kind, weight, len);
+    return POLIS_OK;
+}
+
+/* Empties a slot: the plugin's last element fills its place, and the last appended element the
+ * place that frees. */
+static void kept_remove(polis__looks *lk, polis_scene *scene, int32_t list, kept_list *kl,
+                        int32_t slot)
+{
+    int32_t at = kl->where[slot], last = kl->n - 1, *count = list_count(scene, list);
+    size_t size = el_size(list);
+    if (at != last) {
+        memcpy(el_at(scene, list, at), el_at(scene, list, last), size);
+        kl->back[at] = kl->back[last];
+        kl->where[kl->back[at]] = at;
+    }
+    if (*count - 1 > last) memcpy(el_at(scene, list, last), el_at(scene, list, *count - 1), size);
+    (*count)--;
+    kl->n--;
+    kl->where[slot] = -1;
+    kept_touch(lk, kl, slot);
+}
+
+static polis_status h_slot_clear(polis_ctx *ctx, polis_scene *scene, int32_t list, int32_t slot)
+{
+    kept_list *kl;
+    polis_status st = kept_slot(ctx, scene, "slot_clear", list, slot, &kl);
+    if (st) return st;
+    if (kl->where[slot] >= 0) kept_remove(ctx->env->looks, scene, list, kl, slot);
+    return POLIS_OK;
+}
+
 static const polis_scene_api scene_api = {
     .version = POLIS_SCENE_API_VERSION,
     .struct_size = sizeof(polis_scene_api),
     .layer_same = h_layer_same,
+    .list_keep = h_list_keep,
+    .thing_put = h_thing_put,
+    .edge_put = h_edge_put,
+    .slot_clear = h_slot_clear,
 };
 
 static int32_t h_look_kind_find(polis_ctx *ctx, const char *name)
@@ -602,6 +848,47 @@ uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer)
     return env->looks->layer_ver[layer];
 }
 
+uint64_t polis_env_scene_number(const polis_env *env)
+{
+    return env && env->looks ? env->looks->scene_no : 0;
+}
+
+polis_status polis_env_scene_kept(const polis_env *env, int32_t list, polis_scene_kept *out)
+{
+    if (!env || !out || list < 0 || list > 2) return POLIS_ERR_INVALID;
+    const polis__looks *lk = env->looks;
+    if (!lk || !lk->allocated) return POLIS_ERR_STATE;
+    const kept_list *kl = &lk->kl[list];
+    out->slots = kl->ctx ? kl->slots : 0;
+    out->where = kl->ctx ? kl->where : NULL;
+    out->whole = kl->ctx ? kl->whole : false;
+    return POLIS_OK;
+}
+
+int32_t polis_env_scene_kept_changes(const polis_env *env, int32_t list, uint64_t since,
+                                     int32_t *out, int32_t cap)
+{
+    if (!env || !env->looks || list < 0 || list > 2 || (cap > 0 && !out)) return -1;
+    const kept_list *kl = &env->looks->kl[list];
+    if (!kl->ctx || !kl->where) return 0;
+    if (since + 1 == env->looks->scene_no) { /* the last scene's own log */
+        if (kl->n_log > cap) return -1;
+        if (kl->n_log) memcpy(out, kl->log, (size_t)kl->n_log * sizeof *out);
+        return kl->n_log;
+    }
+    int32_t n = 0;
+    for (int32_t b = 0; b * KEPT_BLOCK < kl->slots; b++) {
+        if (kl->bver[b] <= since) continue;
+        int32_t end = (b + 1) * KEPT_BLOCK < kl->slots ? (b + 1) * KEPT_BLOCK : kl->slots;
+        for (int32_t i = b * KEPT_BLOCK; i < end; i++) {
+            if (kl->ver[i] <= since) continue;
+            if (n >= cap) return -1;
+            out[n++] = i;
+        }
+    }
+    return n;
+}
+
 bool polis_env_scene_view(const polis_env *env, int32_t *rx, int32_t *ry)
 {
     if (!env || !env->looks || !env->looks->has_view) return false;
@@ -646,6 +933,20 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
         (things && !s->things) || (nodes && !s->nodes) || (edges && !s->edges) ||
         (nl && (!lk->layer_ver || !lk->layer_same)))
         return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
+    for (int32_t list = 0; list < 3; list++) {
+        kept_list *kl = &lk->kl[list];
+        if (!kl->ctx) continue;
+        size_t slots = (size_t)kl->slots, blocks = slots / KEPT_BLOCK + 1;
+        size_t cap = (size_t)(list == POLIS_SCENE_THINGS ? s->cap_things : s->cap_edges) + 1;
+        kl->where = polis__alloc(env, slots * sizeof *kl->where);
+        kl->ver = polis__alloc(env, slots * sizeof *kl->ver);
+        kl->bver = polis__alloc(env, blocks * sizeof *kl->bver);
+        kl->back = polis__alloc(env, cap * sizeof *kl->back);
+        kl->log = polis__alloc(env, slots * sizeof *kl->log);
+        if (!kl->where || !kl->ver || !kl->bver || !kl->back || !kl->log)
+            return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
+        memset(kl->where, 0xff, slots * sizeof *kl->where); /* -1: empty */
+    }
     lk->allocated = true;
     lk->scene_episode = -1;
     return POLIS_OK;
@@ -696,6 +997,15 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     }
     if (s->stats) memset(s->stats, 0, (size_t)s->n_agents * (size_t)s->n_stats * sizeof(int32_t));
     s->n_things = s->n_nodes = s->n_edges = 0;
+    lk->scene_no++;
+    /* kept lists stay, the first elements of their arrays, unless the scene is fresh */
+    for (int32_t list = 0; list < 3; list++) {
+        kept_list *kl = &lk->kl[list];
+        if (!kl->ctx) continue;
+        *list_count(s, list) = kl->n;
+        kl->n_log = 0;
+        while (fresh && kl->n > 0) kept_remove(lk, s, list, kl, kl->back[kl->n - 1]);
+    }
     for (int32_t i = 0; i < lk->n_fns; i++) {
         look_fn *f = &lk->fns[i];
         f->end_things = s->n_things + f->max_things;
@@ -712,6 +1022,8 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
             return st;
         }
     }
+    for (int32_t list = 0; list < 3; list++)
+        lk->kl[list].whole = lk->kl[list].n == *list_count(s, list);
     /* a new version for each layer the callbacks may have changed */
     for (int32_t l = 0; l < s->n_layers; l++)
         if (fresh || !lk->layer_same[l]) lk->layer_ver[l] = ++lk->ver_last;
@@ -747,6 +1059,16 @@ static void looks_free(polis_env *env)
         polis__free(env, s->edges, (size_t)s->cap_edges * sizeof *s->edges);
         polis__free(env, lk->layer_ver, (size_t)s->n_layers * sizeof *lk->layer_ver);
         polis__free(env, lk->layer_same, (size_t)s->n_layers * sizeof *lk->layer_same);
+    }
+    for (int32_t list = 0; list < 3; list++) {
+        kept_list *kl = &lk->kl[list];
+        size_t slots = (size_t)kl->slots;
+        size_t cap = (size_t)(list == POLIS_SCENE_THINGS ? s->cap_things : s->cap_edges) + 1;
+        polis__free(env, kl->where, slots * sizeof *kl->where);
+        polis__free(env, kl->ver, slots * sizeof *kl->ver);
+        polis__free(env, kl->bver, (slots / KEPT_BLOCK + 1) * sizeof *kl->bver);
+        polis__free(env, kl->back, cap * sizeof *kl->back);
+        polis__free(env, kl->log, slots * sizeof *kl->log);
     }
     polis__free(env, lk, sizeof *lk);
     env->looks = NULL;

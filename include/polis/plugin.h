@@ -620,7 +620,7 @@ typedef struct polis_actions_api {
  * that knows it wrote nothing into a kept layer says so, and the reader skips it
  * (polis_env_scene_layer_version, polis/scene.h). */
 #define POLIS_SCENE_API "scene"
-#define POLIS_SCENE_API_VERSION 1
+#define POLIS_SCENE_API_VERSION 2
 
 typedef struct polis_scene_api {
     uint32_t version;
@@ -633,6 +633,37 @@ typedef struct polis_scene_api {
      * id out of range or one not kept, POLIS_ERR_STATE outside the plugin's own scene
      * callback, both with the message set. Allocates nothing. */
     polis_status (*layer_same)(polis_ctx *ctx, const polis_scene *scene, int32_t layer);
+
+    /* Version 2: kept lists (docs/kernel.md, "Kept lists"). A plugin that knows which of its
+     * things or edges changed keeps them in numbered slots instead of appending them all at
+     * every scene: the kernel keeps the plugin's share of the list from one scene to the next
+     * (the elements in no particular order) and notes which slots each scene put or cleared,
+     * so a reader with a copy of the last scene (the recorder) looks only at those
+     * (polis_env_scene_kept, polis/scene.h).
+     *
+     * list_keep (registration, after look_scene): this plugin's things (POLIS_SCENE_THINGS)
+     * or edges (POLIS_SCENE_EDGES) are kept, in slots 0 .. slots - 1 (1 .. 2^24); at most
+     * look_scene's max_things / max_edges of them hold an element at once. The plugin then
+     * cannot append to that list (scene_thing / scene_edge: POLIS_ERR_STATE). Errors
+     * (POLIS_ERR_INVALID, message set): nodes, another list, slots out of range, no scene
+     * callback yet, a list kept twice.
+     *
+     * In the plugin's own scene callback: when host->scene_fresh is true the kernel emptied
+     * every slot (the first scene of an episode, or after one that failed) and the callback
+     * puts every element again; otherwise the slots hold what the callback left in them.
+     * thing_put / edge_put set a slot's element (checked as scene_thing / scene_edge check
+     * theirs; POLIS_ERR_LIMIT beyond the declared maximum), slot_clear empties a slot (an
+     * empty one stays empty). A slot out of range or a list not kept: POLIS_ERR_INVALID;
+     * outside the callback: POLIS_ERR_STATE; messages set. Putting an element equal to the
+     * one held is allowed (readers then find nothing changed). Keys (a thing's id, an
+     * edge's from, to and kind) must stay unique over the list, as for appended elements.
+     * Allocates nothing. */
+    polis_status (*list_keep)(polis_ctx *ctx, int32_t list, int32_t slots);
+    polis_status (*thing_put)(polis_ctx *ctx, polis_scene *scene, int32_t slot, int32_t id,
+                              int32_t kind, int32_t x, int32_t y, const char *label);
+    polis_status (*edge_put)(polis_ctx *ctx, polis_scene *scene, int32_t slot, const char *from,
+                             const char *to, const char *kind, float weight);
+    polis_status (*slot_clear)(polis_ctx *ctx, polis_scene *scene, int32_t list, int32_t slot);
 } polis_scene_api;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

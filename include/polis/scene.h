@@ -55,5 +55,32 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out);
  * 0 for a layer of a scene written; 0 for a bad env or layer, or before the first scene. */
 uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer);
 
+/* The number of the scene last written by polis_env_scene_get: 1, 2, ... (every call, also
+ * one that failed, takes the next); 0 for a bad env or before the first call. */
+uint64_t polis_env_scene_number(const polis_env *env);
+
+/* A list's kept slots (the "scene" host API's kept lists, polis/plugin.h), over every plugin
+ * that keeps it, numbered from 0 in the plugins' registration order. `where` (borrowed,
+ * [slots], valid until polis_env_destroy, rewritten by polis_env_scene_get) gives each slot's
+ * element as its index in the scene's array (things or edges), -1 for an empty slot; `whole`
+ * is true when every element of the list in the last scene is in a slot (no plugin appended
+ * to it). slots 0 and where NULL when no plugin keeps the list. POLIS_ERR_INVALID for a bad
+ * env, out or list; POLIS_ERR_STATE before the first scene. */
+typedef struct polis_scene_kept {
+    int32_t slots;
+    bool whole;
+    const int32_t *where;
+} polis_scene_kept;
+polis_status polis_env_scene_kept(const polis_env *env, int32_t list, polis_scene_kept *out);
+
+/* The kept slots of `list` whose element a scene numbered after `since` put or cleared (so
+ * every other slot holds what it held in scene `since`), each once, in no particular order,
+ * into out[0 .. cap); returns how many, or -1 when there are more than cap (cap >= slots
+ * always suffices), for a bad env or list. A slot put again with an equal element is listed
+ * too. Allocates nothing; the cost grows with the slots listed when `since` is the scene
+ * before the last (a reader of every scene), else also with the slots / 64. */
+int32_t polis_env_scene_kept_changes(const polis_env *env, int32_t list, uint64_t since,
+                                     int32_t *out, int32_t cap);
+
 POLIS_API_END
 #endif

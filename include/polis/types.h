@@ -159,6 +159,10 @@ typedef enum polis_shape {
 #define POLIS_SCENE_KIND_MAX 64
 #define POLIS_SCENE_LABEL_MAX 48
 
+/* A scene's lists, as the "scene" host API's kept lists (version 2) and polis_env_scene_kept
+ * name them. */
+enum { POLIS_SCENE_THINGS = 0, POLIS_SCENE_NODES = 1, POLIS_SCENE_EDGES = 2 };
+
 /* A thing on the map: a mob, an arrow, a pile. `id` is stable for the thing's life within an
  * episode (the viewer follows it from tick to tick); `kind` indexes the kind table. */
 typedef struct polis_scene_thing {

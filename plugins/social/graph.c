@@ -418,6 +418,7 @@ static void edge_drop(social *s, int32_t e)
 {
     int32_t from = s->e_from[e], to = s->e_to[e];
     s->e_nattr[e] = 0;
+    sg_scene_touch(s, e);
     if (s->e_watch[e]) watch_edge(s, e);
     dense_note(s, from, to);
     if (s->e_out_prev[e] >= 0)
@@ -592,6 +593,7 @@ static polis_status set_on_edge(social *s, polis_ctx *who, int32_t e, bool creat
         if (s->attr_watch[attr] & ~s->e_watch[e]) watch_edge(s, e);
         if (value != 0.0) journal(s, from, to, attr, true);
     }
+    sg_scene_touch(s, e);
     s->revision++;
     ev_rel ev = {from, to, attr, value};
     if ((st = emit(s, s->ev_set, &ev, sizeof ev))) return st;
@@ -663,6 +665,7 @@ static polis_status remove_slot(social *s, int32_t e, int32_t i)
         vals[j] = vals[j + 1];
     }
     s->e_nattr[e] = n - 1;
+    sg_scene_touch(s, e);
     if (s->attr_watch[ev.attr] & s->e_watch[e]) watch_edge(s, e);
     s->revision++;
     if (ev.value != 0.0) journal(s, ev.from, ev.to, ev.attr, false);

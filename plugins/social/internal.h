@@ -150,8 +150,16 @@ typedef struct social {
     uint32_t bucket_mask;
     uint64_t revision;
     struct sg_order *order; /* looks.c: the scene's edges in name order (at the first scene) */
-    bool quiet;             /* no bus events (dry runs at create) */
-    int32_t emitting;       /* inside a publish of a social event */
+    /* looks.c: the scene's edges as a kept list, slot e * K + i for attribute slot i of edge
+     * e: the edges changed since the last scene (sg_scene_touch), once each */
+    bool scene_kept;
+    const polis_scene_api *scene_api;
+    uint8_t *scene_mark;  /* [max_edges] */
+    int32_t *scene_dirty; /* [max_edges] */
+    int32_t n_scene_dirty;
+    int32_t *scene_shown; /* [max_edges] the attributes the edge's slots show */
+    bool quiet;           /* no bus events (dry runs at create) */
+    int32_t emitting;     /* inside a publish of a social event */
 
     /* bus event types */
     int32_t ev_set, ev_unset, ev_created, ev_deleted, ev_joined, ev_quit, ev_schedule;
@@ -313,6 +321,15 @@ SG_INTERNAL polis_status sg_end_bargaining(social *s, polis_ctx *who, int32_t a,
 
 /* looks.c: groups and edges in the scene (ABI 1.5; nothing on an older host). */
 SG_INTERNAL polis_status sg_register_looks(social *s);
+/* Edge e's source, target, attributes or values changed: its scene slots are written again at
+ * the next scene (looks.c; nothing before the first scene). */
+static inline void sg_scene_touch(social *s, int32_t e)
+{
+    if (s->scene_mark && !s->scene_mark[e]) {
+        s->scene_mark[e] = 1;
+        s->scene_dirty[s->n_scene_dirty++] = e;
+    }
+}
 SG_INTERNAL void sg_free_looks(social *s);
 SG_INTERNAL polis_status sg_render_json(polis_ctx *ctx, void *ud, int32_t agent, polis_text *out);
 SG_INTERNAL polis_status sg_render_text(polis_ctx *ctx, void *ud, int32_t agent, polis_text *out);

@@ -4,6 +4,11 @@
  * source to its target, kind = the attribute's name, weight = its value, in the order a
  * recording keeps them (sg_order). Agents are the scene's implicit nodes, named by their agent
  * names.
+ *
+ * The edges are a kept list ("scene" host API, version 2) when the slots fit (max_edges x
+ * max_edge_attrs <= 2^24): slot e * K + i holds attribute slot i of graph edge e, and a scene
+ * writes again only the edges the graph marked changed since the last one (sg_scene_touch),
+ * so a recording looks at those only. Otherwise every scene appends every edge, in order.
  */
 #include <string.h>
 
@@ -12,6 +17,8 @@
 /* Scene edges at most (an edge per attribute per graph edge); beyond it the scene fails with
  * POLIS_ERR_LIMIT. */
 #define SG_SCENE_EDGES_MAX (1 << 20)
+/* Slots (max_edges x max_edge_attrs) at most for the edges to be a kept list. */
+#define SG_KEPT_SLOTS_MAX (1 << 24)
 
 /* prefix then the decimal digits of n >= 0, NUL-terminated, in buf (room for the prefix and
  * 11 bytes): what snprintf "%s%d" writes, without printf (a recording reads every tick) */
@@ -86,6 +93,11 @@ static size_t order_tmp_n(const social *s)
 
 void sg_free_looks(social *s)
 {
+    sg_free(s, s->scene_mark, (size_t)s->max_edges, sizeof *s->scene_mark);
+    sg_free(s, s->scene_dirty, (size_t)s->max_edges, sizeof *s->scene_dirty);
+    sg_free(s, s->scene_shown, (size_t)s->max_edges, sizeof *s->scene_shown);
+    s->scene_mark = NULL;
+    s->scene_dirty = s->scene_shown = NULL;
     sg_order *o = s->order;
     if (!o) return;
     sg_free(s, o->node_rank, (size_t)s->N, sizeof(int32_t));
@@ -144,6 +156,66 @@ static int32_t order_edges(const social *s, sg_order *o)
     return m; /* in o->tmp after the second pass */
 }
 
+/* The attribute's name, NUL-terminated, in kind[SG_NAME_MAX] (no printf: a recording reads
+ * every tick). */
+static const char *attr_name(const social *s, int32_t attr, char *kind)
+{
+    size_t len = s->attr_len[attr] < SG_NAME_MAX ? s->attr_len[attr] : SG_NAME_MAX - 1;
+    memcpy(kind, s->attr_names[attr], len);
+    kind[len] = '\0';
+    return kind;
+}
+
+/* Graph edge e's slots in the kept list: its attributes put, the slots it showed beyond them
+ * cleared. */
+static polis_status put_edge(polis_ctx *ctx, social *s, polis_scene *sc, int32_t e)
+{
+    const polis_scene_api *api = s->scene_api;
+    char a[32], b[32], kind[SG_NAME_MAX];
+    int32_t na = s->e_nattr[e], K = s->K;
+    size_t base = (size_t)e * (size_t)K;
+    polis_status st;
+    const char *from = na ? node_id(s, s->e_from[e], a) : NULL;
+    const char *to = na ? node_id(s, s->e_to[e], b) : NULL;
+    for (int32_t i = 0; i < na; i++)
+        if ((st = api->edge_put(ctx, sc, e * K + i, from, to,
+                                attr_name(s, s->e_attr[base + (size_t)i], kind),
+                                (float)s->e_val[base + (size_t)i])))
+            return st;
+    for (int32_t i = na; i < s->scene_shown[e]; i++)
+        if ((st = api->slot_clear(ctx, sc, POLIS_SCENE_EDGES, e * K + i))) return st;
+    s->scene_shown[e] = na;
+    return POLIS_OK;
+}
+
+/* The kept edges: every live edge in a fresh scene (the kernel emptied the slots), else the
+ * edges marked changed since the last scene. */
+static polis_status kept_edges(polis_ctx *ctx, social *s, polis_scene *sc)
+{
+    polis_status st = POLIS_OK;
+    if (!s->scene_mark) {
+        s->scene_mark = sg_alloc(s, (size_t)s->max_edges, sizeof *s->scene_mark);
+        s->scene_dirty = sg_alloc(s, (size_t)s->max_edges, sizeof *s->scene_dirty);
+        s->scene_shown = sg_alloc(s, (size_t)s->max_edges, sizeof *s->scene_shown);
+        if (!s->scene_mark || !s->scene_dirty || !s->scene_shown) {
+            sg_free_looks(s);
+            return POLIS_ERR_NOMEM;
+        }
+    }
+    if (s->h->scene_fresh(ctx, sc)) {
+        memset(s->scene_shown, 0, (size_t)s->max_edges * sizeof *s->scene_shown);
+        for (int32_t n = 0; n < s->N && !st; n++)
+            for (int32_t e = s->out_head[n]; e >= 0 && !st; e = s->e_out_next[e])
+                st = put_edge(ctx, s, sc, e);
+    } else {
+        for (int32_t k = 0; k < s->n_scene_dirty && !st; k++)
+            st = put_edge(ctx, s, sc, s->scene_dirty[k]);
+    }
+    for (int32_t k = 0; k < s->n_scene_dirty; k++) s->scene_mark[s->scene_dirty[k]] = 0;
+    s->n_scene_dirty = 0;
+    return st;
+}
+
 static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 {
     social *s = ud;
@@ -156,6 +228,7 @@ static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
                                 numbered(label, "Group ", 6, g))))
             return st;
     }
+    if (s->scene_kept) return kept_edges(ctx, s, sc);
     if (!s->order && (st = order_alloc(s))) return st;
     sg_order *o = s->order;
     if (o->n_ranked_attrs != s->n_attrs) { /* new attribute names: rank them all again */
@@ -179,12 +252,10 @@ static polis_status social_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
             o->attrs[j] = i;
         }
         for (int32_t i = 0; i < na; i++) {
-            int32_t slot = o->attrs[i], attr = ea[slot];
-            size_t len = s->attr_len[attr] < sizeof kind ? s->attr_len[attr] : sizeof kind - 1;
-            memcpy(kind, s->attr_names[attr], len); /* no printf: a recording reads every tick */
-            kind[len] = '\0';
+            int32_t slot = o->attrs[i];
             double v = s->e_val[(size_t)e * (size_t)s->K + (size_t)slot];
-            if ((st = h->scene_edge(ctx, sc, from, to, kind, (float)v))) return st;
+            if ((st = h->scene_edge(ctx, sc, from, to, attr_name(s, ea[slot], kind), (float)v)))
+                return st;
         }
     }
     return POLIS_OK;
@@ -199,5 +270,10 @@ polis_status sg_register_looks(social *s)
                            .max_nodes = s->G,
                            .max_edges =
                                (int32_t)(edges < SG_SCENE_EDGES_MAX ? edges : SG_SCENE_EDGES_MAX)};
-    return h->look_scene(s->ctx, &def);
+    polis_status st = h->look_scene(s->ctx, &def);
+    if (st || edges < 1 || edges > SG_KEPT_SLOTS_MAX) return st;
+    if (!(s->scene_api = h->host_api(s->ctx, POLIS_SCENE_API, 2))) return POLIS_ERR_PLUGIN;
+    if ((st = s->scene_api->list_keep(s->ctx, POLIS_SCENE_EDGES, (int32_t)edges))) return st;
+    s->scene_kept = true;
+    return POLIS_OK;
 }

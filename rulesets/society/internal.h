@@ -397,6 +397,7 @@ typedef struct soc {
     /* looks.c: the blocks and recipes the kept ground and station layers show, so a scene that
      * changed neither says so (the "scene" host API) instead of rewriting them */
     int32_t *shown_blocks, *shown_recipes;
+    int32_t *shown_piles; /* [cells][R] what the kept piles show (looks.c); NULL: not kept */
     const polis_scene_api *scene_api;
 } soc;
 

@@ -5,6 +5,10 @@
  * the players' jobs (h, v), the window the "window" observation has and the part of the "map"
  * observation the agent sees itself (shared views aside). Recordings, replays, the viewer and
  * the RGB renderer draw from it.
+ *
+ * The piles are a kept list ("scene" host API, version 2), a slot per resource per cell (the
+ * pile's thing id): a scene compares the piles with those it shows, a block of cells at a
+ * time, and puts or clears only the slots whose amount changed.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +18,8 @@
 /* Piles in a scene at most (a thing per resource per cell); beyond it the scene fails with
  * POLIS_ERR_LIMIT rather than dropping piles. */
 #define SOC_SCENE_PILES_MAX (1 << 18)
+/* Piles (cells x resources) at most for them to be a kept list (its slots' limit). */
+#define SOC_KEPT_PILES_MAX (1 << 24)
 
 /* A colour per index from a fixed table of distinct hues (light for resources, dark for
  * stations); more than twelve repeat. */
@@ -26,6 +32,19 @@ static void palette(int32_t i, bool dark, char out[8])
                                          "#4b0f5e", "#177a8c", "#7a1474", "#5f7a14",
                                          "#8c4a5e", "#1f4a45", "#5e4a8c", "#4a2f05"};
     snprintf(out, 8, "%s", (dark ? deep : light)[i % 12]);
+}
+
+/* Slots compared with one memcmp before any is looked at (most of a tick's piles are as
+ * shown). */
+#define SOC_PILE_BLOCK 1024
+
+/* A pile's label: its amount n > 0, without printf, in label[16]; returns its start. */
+static const char *amount(char label[16], int32_t n)
+{
+    char *e = label + 15;
+    *e = '\0';
+    for (int32_t v = n; v; v /= 10) *--e = (char)('0' + v % 10);
+    return e;
 }
 
 static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
@@ -61,19 +80,42 @@ static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     }
     const int32_t R = s->R, W = s->W, kind_res0 = s->kind_res0;
     const int32_t *piles = s->piles;
+    if (s->shown_piles) { /* kept */
+        int32_t *shown = s->shown_piles, n_slots = cells * R;
+        if (fresh) memset(shown, 0, (size_t)n_slots * sizeof *shown); /* every slot emptied */
+        for (int32_t k0 = 0; k0 < n_slots; k0 += SOC_PILE_BLOCK) {
+            int32_t k1 = k0 + SOC_PILE_BLOCK < n_slots ? k0 + SOC_PILE_BLOCK : n_slots;
+            if (memcmp(piles + k0, shown + k0, (size_t)(k1 - k0) * sizeof *piles) == 0) continue;
+            for (int32_t k = k0; k < k1; k++) {
+                int32_t n = piles[k];
+                if (n == shown[k]) continue;
+                if (n > 0) {
+                    char label[16];
+                    int32_t c = k / R;
+                    st = s->scene_api->thing_put(ctx, sc, k, k, kind_res0 + k % R, c % W, c / W,
+                                                 amount(label, n));
+                } else if (shown[k] > 0) {
+                    st = s->scene_api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, k);
+                }
+                if (st) return st;
+                shown[k] = n;
+            }
+        }
+        goto agents;
+    }
     for (int32_t c = 0; c < cells; c++) {
         if (!kinds[c]) continue;
         const int32_t *pile = piles + (size_t)c * (size_t)R;
         for (int32_t r = 0; r < R; r++) {
             int32_t n = pile[r];
             if (n <= 0) continue;
-            char label[16], *e = label + sizeof label - 1; /* the amount, without printf */
-            *e = '\0';
-            for (int32_t v = n; v; v /= 10) *--e = (char)('0' + v % 10);
-            if ((st = h->scene_thing(ctx, sc, c * R + r, kind_res0 + r, c % W, c / W, e)))
+            char label[16];
+            if ((st = h->scene_thing(ctx, sc, c * R + r, kind_res0 + r, c % W, c / W,
+                                     amount(label, n))))
                 return st;
         }
     }
+agents:
     for (int32_t a = 0; a < s->n_agents; a++) {
         sc->agents[a].x = s->ax[a];
         sc->agents[a].y = s->ay[a];
@@ -119,7 +161,7 @@ polis_status soc_register_looks(soc *s)
         (st = h->look_keep_layer(ctx, s->look_ground)) ||
         (st = h->look_keep_layer(ctx, s->look_stations)))
         return st;
-    if (!(s->scene_api = h->host_api(ctx, POLIS_SCENE_API, 1))) return POLIS_ERR_PLUGIN;
+    if (!(s->scene_api = h->host_api(ctx, POLIS_SCENE_API, 2))) return POLIS_ERR_PLUGIN;
     s->shown_blocks = soc_alloc(s, (size_t)s->cells * sizeof *s->shown_blocks);
     s->shown_recipes = soc_alloc(s, (size_t)s->cells * sizeof *s->shown_recipes);
     if (!s->shown_blocks || !s->shown_recipes) return POLIS_ERR_NOMEM;
@@ -142,5 +184,9 @@ polis_status soc_register_looks(soc *s)
         .fn = soc_scene,
         .ud = s,
         .max_things = (int32_t)(piles < SOC_SCENE_PILES_MAX ? piles : SOC_SCENE_PILES_MAX)};
-    return h->look_scene(ctx, &def);
+    if ((st = h->look_scene(ctx, &def))) return st;
+    if (piles < 1 || piles > SOC_KEPT_PILES_MAX) return POLIS_OK; /* appended at every scene */
+    if ((st = s->scene_api->list_keep(ctx, POLIS_SCENE_THINGS, (int32_t)piles))) return st;
+    s->shown_piles = soc_alloc(s, (size_t)piles * sizeof *s->shown_piles);
+    return s->shown_piles ? POLIS_OK : POLIS_ERR_NOMEM;
 }

@@ -21,6 +21,13 @@
  *               ticks and says "ground" is the same at odd ones (the "scene" host API)
  *   same_bad, same_outside
  *               layer_same for a layer that is not kept (in the scene), or from init
+ *   kept        the keep looks, with its things and edges kept lists ("scene" host API 2):
+ *               agent a's thing in thing slot 3 - a, put at every tick (also unchanged),
+ *               agent 1's slot cleared at odd ticks, the edge in edge slot 1 — a recording
+ *               the same as keep's
+ *   kept_nodes, kept_slot, kept_append, kept_outside
+ *               list_keep of the nodes (refused), a thing put into slot 4 of 4, a thing
+ *               appended to the kept list, thing_put from init
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -47,7 +54,8 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     const polis_host *h = l->h;
     polis_status st;
     int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
-    bool same = is(l, "same"), keep = is(l, "keep") || same;
+    bool same = is(l, "same"), kept = strncmp(l->mode, "kept", 4) == 0,
+         keep = is(l, "keep") || same || kept;
     if (!keep || h->scene_fresh(ctx, sc)) {
         for (int32_t y = 0; y < sc->height; y++)
             for (int32_t x = 0; x < sc->width; x++)
@@ -66,8 +74,13 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         int32_t kind = is(l, "bad_kind") ? 99 : l->rock;
         int32_t x = is(l, "bad_pos") ? 6 : keep && a == 0 ? (int32_t)(h->tick(ctx) % 6) : a;
         bool gone = keep && a == 1 && h->tick(ctx) % 2;
-        if (!gone && (st = h->scene_thing(ctx, sc, 100 + a, kind, x, 0, keep ? "" : label)))
-            return st;
+        if (kept && !is(l, "kept_append"))
+            st = gone ? l->scene_api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, 3 - a)
+                      : l->scene_api->thing_put(ctx, sc, is(l, "kept_slot") ? 4 : 3 - a, 100 + a,
+                                                kind, x, 0, "");
+        else if (!gone)
+            st = h->scene_thing(ctx, sc, 100 + a, kind, x, 0, keep ? "" : label);
+        if (st) return st;
         sc->agents[a].x = a;
         sc->agents[a].y = 1;
         sc->agents[a].facing = POLIS_FACING_RIGHT;
@@ -80,6 +93,9 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     bool odd = keep && h->tick(ctx) % 2;
     if ((st = h->scene_node(ctx, sc, "club", "group", odd ? "The clubhouse" : "The club")))
         return st;
+    if (kept)
+        return l->scene_api->edge_put(ctx, sc, 1, h->agent_name(ctx, 0), "club", "member",
+                                      odd ? 0.75f : 0.5f);
     return h->scene_edge(ctx, sc, h->agent_name(ctx, 0), "club", "member", odd ? 0.75f : 0.5f);
 }
 
@@ -104,17 +120,24 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         (st = h->look_view(ctx, 1, 2)))
         return st;
     if (is(l, "map_twice") && (st = h->look_map(ctx, 7, 4))) return st;
-    if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep")) &&
+    bool kept = strncmp(l->mode, "kept", 4) == 0;
+    if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep") || kept) &&
         (st = h->look_keep_layer(ctx, is(l, "bad_keep") ? 5 : l->layer)))
         return st;
-    if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside")) &&
-        !(l->scene_api = h->host_api(ctx, POLIS_SCENE_API, 1)))
+    if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept) &&
+        !(l->scene_api = h->host_api(ctx, POLIS_SCENE_API, kept ? 2 : 1)))
         return POLIS_ERR_PLUGIN;
+    if (is(l, "kept_outside") && (st = l->scene_api->thing_put(ctx, NULL, 0, 1, l->rock, 0, 0, "")))
+        return st;
     if (is(l, "same_outside") && (st = l->scene_api->layer_same(ctx, NULL, l->layer))) return st;
     polis_scene_def def = {
         .fn = scene, .ud = l, .max_things = is(l, "over") ? 1 : 8, .max_nodes = 1, .max_edges = 1};
     if ((st = h->look_scene(ctx, &def))) return st;
     if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
+    if (kept && ((st = l->scene_api->list_keep(
+                      ctx, is(l, "kept_nodes") ? POLIS_SCENE_NODES : POLIS_SCENE_THINGS, 4)) ||
+                 (st = l->scene_api->list_keep(ctx, POLIS_SCENE_EDGES, 2))))
+        return st;
     return POLIS_OK;
 }
 

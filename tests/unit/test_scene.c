@@ -699,6 +699,104 @@ static void test_layer_same(void)
     polis_env_destroy(env);
 }
 
+/* Kept lists ("scene" host API 2): the probe's "kept" mode puts its things and its edge in
+ * slots (agent 1's thing cleared at odd ticks, the others put again, unchanged, every tick);
+ * its recording is byte for byte that of the "keep" mode, which appends them, over two
+ * episodes and with a scene read by someone else between two of the recorder's. */
+static void record_probe(const char *mode, lines *l)
+{
+    polis_env *env = probe_env(mode, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    polis_recorder *rec = probe_recorder(env, l);
+    const polis_scene *sc = NULL;
+    for (int ep = 0; ep < 2; ep++) {
+        if (ep) {
+            CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);
+            CHECK_EQ_INT(polis_recorder_begin_episode(rec, 5), POLIS_OK);
+        }
+        for (int t = 0; t < 7; t++) {
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            if (t == 3) CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+            CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+        }
+        CHECK_EQ_INT(polis_recorder_end_episode(rec, NULL), POLIS_OK);
+    }
+    CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
+    polis_env_destroy(env);
+}
+
+static void test_kept_lists(void)
+{
+    static lines keep, kept;
+    record_probe("keep", &keep);
+    record_probe("kept", &kept);
+    CHECK(keep.n > 10);
+    CHECK_EQ_INT(kept.n, keep.n);
+    CHECK(kept.len == keep.len && memcmp(kept.text, keep.text, keep.len) == 0);
+    CHECK_CONTAINS(kept.text, "\"things\":{\"move\":[[100,1,0]],\"del\":[101]}");
+
+    /* what a reader sees: the slots, where their elements are, which slots changed */
+    polis_env *env = probe_env("kept", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    polis_scene_kept k;
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_scene_number(env), 0);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &k), POLIS_ERR_STATE);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK); /* tick 0: both things */
+    CHECK_EQ_INT(polis_env_scene_number(env), 1);
+    CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &k), POLIS_OK);
+    CHECK_EQ_INT(k.slots, 4);
+    CHECK(k.whole && k.where && k.where[0] == -1 && k.where[1] == -1);
+    CHECK(k.where && k.where[3] >= 0 && sc->things[k.where[3]].id == 100);
+    CHECK(k.where && k.where[2] >= 0 && sc->things[k.where[2]].id == 101);
+    CHECK_EQ_INT(sc->n_things, 2);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK); /* tick 1: agent 1's cleared */
+    CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &k), POLIS_OK);
+    CHECK(k.where && k.where[2] == -1 && k.where[3] >= 0 && sc->things[k.where[3]].x == 1);
+    CHECK_EQ_INT(sc->n_things, 1);
+    int32_t chg[4] = {-1, -1, -1, -1};
+    CHECK_EQ_INT(polis_env_scene_kept_changes(env, POLIS_SCENE_THINGS, 1, chg, 4), 2);
+    CHECK((chg[0] == 2 && chg[1] == 3) || (chg[0] == 3 && chg[1] == 2));
+    CHECK_EQ_INT(polis_env_scene_kept_changes(env, POLIS_SCENE_THINGS, 1, chg, 1), -1);
+    CHECK_EQ_INT(polis_env_scene_kept_changes(env, POLIS_SCENE_THINGS, 0, chg, 4), 2); /* a scan */
+    CHECK_EQ_INT(polis_env_scene_kept_changes(env, POLIS_SCENE_THINGS, 2, chg, 4), 0);
+    CHECK_EQ_INT(polis_env_scene_kept_changes(env, POLIS_SCENE_NODES, 0, chg, 4), 0);
+    CHECK_EQ_INT(polis_env_scene_kept_changes(env, 7, 0, chg, 4), -1);
+    CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_EDGES, &k), POLIS_OK);
+    CHECK(k.slots == 2 && k.whole && k.where && k.where[1] == 0 && k.where[0] == -1);
+    CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_NODES, &k), POLIS_OK);
+    CHECK(k.slots == 0 && k.where == NULL && !k.whole);
+    CHECK_EQ_INT(polis_env_scene_kept(env, 3, &k), POLIS_ERR_INVALID);
+    CHECK_EQ_INT(polis_env_scene_kept(NULL, 0, &k), POLIS_ERR_INVALID);
+    polis_env_destroy(env);
+
+    /* bad use, each with its message and place */
+    CHECK_CONTAINS(probe_error("kept_nodes"),
+                   "look_probe: scene list_keep: list 1 is not POLIS_SCENE_THINGS (0) or "
+                   "POLIS_SCENE_EDGES (2)");
+    CHECK_CONTAINS(probe_error("kept_outside"),
+                   "look_probe: scene thing_put: only in the plugin's own scene callback, for "
+                   "the scene it was handed");
+    const char *modes[2] = {"kept_slot", "kept_append"};
+    const char *msgs[2] = {"look_probe: scene thing_put: slot 4 is outside 0..3 [scene, tick 0]",
+                           "look_probe: scene_thing: this plugin keeps the list (list_keep): put "
+                           "it in a slot [scene, tick 0]"};
+    const polis_status sts[2] = {POLIS_ERR_INVALID, POLIS_ERR_STATE};
+    for (int i = 0; i < 2; i++) {
+        env = probe_env(modes[i], NULL);
+        CHECK(env != NULL);
+        if (!env) return;
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        CHECK_EQ_INT(polis_env_scene_get(env, &sc), sts[i]);
+        CHECK_EQ_STR(polis_env_error(env), msgs[i]);
+        polis_env_destroy(env);
+    }
+}
+
 int main(void)
 {
     test_probe_scene();
@@ -708,6 +806,7 @@ int main(void)
     test_recorder();
     test_keep_probe();
     test_layer_same();
+    test_kept_lists();
     test_recorder_no_alloc();
     test_recorder_files();
     test_lua_keep();
