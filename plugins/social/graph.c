@@ -94,7 +94,7 @@ polis_status sg_graph_alloc(social *s)
         s->dense_gen_of = sg_alloc(s, (size_t)s->P, sizeof(uint64_t));
         s->dense_log = sg_alloc(s, 2 * E, sizeof(uint32_t));
         s->dense_chg = sg_alloc(s, 2 * E, sizeof(uint32_t));
-        s->dense_chv = sg_alloc(s, 2 * E, 1);
+        s->dense_logv = sg_alloc(s, 2 * E, 1);
     }
     s->attr_watch = sg_alloc(s, (size_t)s->max_attrs, sizeof(uint32_t));
     s->e_watch = sg_alloc(s, E, sizeof(uint32_t));
@@ -121,7 +121,7 @@ polis_status sg_graph_alloc(social *s)
         !s->e_seq || !s->wl || !s->clr ||
         (s->L > 0 && (!s->com_start || !s->com_el || !s->com_dst || !s->com_n || !s->com_rows)) ||
         (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_log ||
-                               !s->dense_chg || !s->dense_chv))) {
+                               !s->dense_chg || !s->dense_logv))) {
         s->h->error(s->ctx, "out of memory for a graph of %d nodes and %d edges", s->N,
                     s->max_edges);
         return POLIS_ERR_NOMEM;
@@ -173,7 +173,7 @@ void sg_graph_free(social *s)
     sg_free(s, s->dense_gen_of, (size_t)s->P, sizeof(uint64_t));
     sg_free(s, s->dense_log, 2 * E, sizeof(uint32_t));
     sg_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
-    sg_free(s, s->dense_chv, 2 * E, 1);
+    sg_free(s, s->dense_logv, 2 * E, 1);
     sg_free(s, s->attr_watch, (size_t)s->max_attrs, sizeof(uint32_t));
     sg_free(s, s->e_watch, E, sizeof(uint32_t));
     sg_free(s, s->e_wpos, E, sizeof(int32_t));
@@ -276,14 +276,15 @@ void sg_watch_setup(social *s)
         for (int32_t e = s->out_head[u]; e >= 0; e = s->e_out_next[e]) watch_edge(s, e);
 }
 
-/* social_state's change log: entry p of dense may have changed (edge created or dropped). */
-static void dense_note(social *s, int32_t from, int32_t to)
+/* social_state's change log: the edge from -> to was created (there) or dropped. */
+static void dense_note(social *s, int32_t from, int32_t to, bool there)
 {
     if (!s->dense || !s->dense_valid || s->dense_lost) return;
     if (s->n_dense_log == 2 * s->max_edges) {
         s->dense_lost = true;
         return;
     }
+    s->dense_logv[s->n_dense_log] = there;
     s->dense_log[s->n_dense_log++] = (uint32_t)to * (uint32_t)s->N + (uint32_t)from;
 }
 
@@ -383,7 +384,7 @@ static int32_t edge_new(social *s, int32_t from, int32_t to)
     s->e_nattr[e] = 0;
     s->e_watch[e] = 0;
     s->e_seq[e] = s->seq_next++;
-    dense_note(s, from, to);
+    dense_note(s, from, to, true);
     /* out-list: append (insertion order) */
     s->e_out_prev[e] = s->out_tail[from];
     s->e_out_next[e] = -1;
@@ -419,7 +420,7 @@ static void edge_drop(social *s, int32_t e)
     int32_t from = s->e_from[e], to = s->e_to[e];
     s->e_nattr[e] = 0;
     if (s->e_watch[e]) watch_edge(s, e);
-    dense_note(s, from, to);
+    dense_note(s, from, to, false);
     if (s->e_out_prev[e] >= 0)
         s->e_out_next[s->e_out_prev[e]] = s->e_out_next[e];
     else
