@@ -97,6 +97,7 @@ polis_status sg_graph_alloc(social *s)
         s->dense_logv = sg_alloc(s, 2 * E, 1);
     }
     s->attr_watch = sg_alloc(s, (size_t)s->max_attrs, sizeof(uint32_t));
+    s->attr_word = sg_alloc(s, (size_t)s->max_attrs, sizeof(int32_t));
     s->e_watch = sg_alloc(s, E, sizeof(uint32_t));
     s->e_wpos = sg_alloc(s, E, sizeof(int32_t));
     s->e_seq = sg_alloc(s, E, sizeof(uint64_t));
@@ -117,7 +118,7 @@ polis_status sg_graph_alloc(social *s)
         !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev || !s->e_in_next ||
         !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket || !s->pot || !s->acc ||
         !s->touched || !s->scr_a || !s->scr_b || !s->scr_c || !s->scr_kv || !s->a_words ||
-        !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->e_watch || !s->e_wpos ||
+        !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->attr_word || !s->e_watch || !s->e_wpos ||
         !s->e_seq || !s->wl || !s->clr ||
         (s->L > 0 && (!s->com_start || !s->com_el || !s->com_dst || !s->com_n || !s->com_rows)) ||
         (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_log ||
@@ -175,6 +176,7 @@ void sg_graph_free(social *s)
     sg_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
     sg_free(s, s->dense_logv, 2 * E, 1);
     sg_free(s, s->attr_watch, (size_t)s->max_attrs, sizeof(uint32_t));
+    sg_free(s, s->attr_word, (size_t)s->max_attrs, sizeof(int32_t));
     sg_free(s, s->e_watch, E, sizeof(uint32_t));
     sg_free(s, s->e_wpos, E, sizeof(int32_t));
     sg_free(s, s->e_seq, E, sizeof(uint64_t));
@@ -270,7 +272,11 @@ void sg_watch_setup(social *s)
     s->n_watch_roots = 0;
     for (int32_t i = 0; i < s->n_pre; i++) watch_rule(s, &s->pre[i]);
     for (int32_t i = 0; i < s->n_post; i++) watch_rule(s, &s->post[i]);
-    for (int32_t a = 0; a < s->n_attrs; a++) s->attr_watch[a] = watch_bits(s, a);
+    for (int32_t a = 0; a < s->n_attrs; a++) {
+        s->attr_watch[a] = watch_bits(s, a);
+        s->attr_word[a] = -1;
+    }
+    for (int32_t i = 0; i < s->L; i++) s->attr_word[s->a_words[i]] = i;
     s->watching = true;
     for (int32_t u = 0; u < s->N; u++)
         for (int32_t e = s->out_head[u]; e >= 0; e = s->e_out_next[e]) watch_edge(s, e);
@@ -304,6 +310,7 @@ int32_t sg_attr_intern(social *s, const char *name, size_t len)
     s->attr_len[a] = (uint8_t)len;
     s->attr_hash[i] = a;
     s->attr_watch[a] = s->watching ? watch_bits(s, a) : 0;
+    s->attr_word[a] = -1; /* the words are interned before sg_watch_setup */
     return a;
 }
 

@@ -212,6 +212,7 @@ typedef struct social {
      * is on wl, so the clear rule and write_communication visit those edges instead of
      * every edge (with random sharing, O(P^2) of them). */
     uint32_t *attr_watch; /* [max_attrs] */
+    int32_t *attr_word;   /* [max_attrs] i for communication.i, else -1 (at sg_watch_setup) */
     int32_t watch_root[SG_WATCH_ROOTS], n_watch_roots;
     bool watching;     /* attr_watch is set up (sg_watch_setup) */
     uint32_t *e_watch; /* [max_edges] the OR of its attributes' bits */

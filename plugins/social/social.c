@@ -198,11 +198,19 @@ static void write_player_id(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     s->pid_dst[agent] = dst;
 }
 
+/* lround(v) saturated to int8 (NaN: 0), without the library call: t = (int)v truncates, and
+ * v - t is exact (a multiple of v's ulp below 1). */
 static int8_t word_i8(double v)
 {
     if (!(v > -128.5)) return v != v ? 0 : -128;
     if (v >= 127.5) return 127;
-    return (int8_t)lround(v);
+    int32_t t = (int32_t)v;
+    const double f = v - (double)t;
+    if (f >= 0.5)
+        t++;
+    else if (f <= -0.5)
+        t--;
+    return (int8_t)t;
 }
 
 /* The agent -> agent edges with words (watch bit 0), grouped by target, once per graph
@@ -249,13 +257,16 @@ static void write_communication(polis_ctx *ctx, void *ud, int32_t agent, void *d
     }
     const int32_t lo = s->com_start[agent], hi = s->com_start[agent + 1];
     s->com_n[agent] = hi - lo <= SG_COM_ROWS ? hi - lo : -1;
+    /* the row is zero: each word the edge carries is written (one pass over its slots) */
     for (int32_t k = lo; k < hi; k++) {
         const int32_t e = s->com_el[k], q = s->e_from[e];
         int8_t *row = out + (size_t)q * L;
         if (k - lo < SG_COM_ROWS) rows[k - lo] = q;
-        double v;
-        for (int32_t i = 0; i < s->L; i++)
-            if (sg_edge_get(s, e, s->a_words[i], &v)) row[i] = word_i8(v);
+        const size_t base = (size_t)e * (size_t)s->K;
+        for (int32_t j = 0; j < s->e_nattr[e]; j++) {
+            const int32_t w = s->attr_word[s->e_attr[base + (size_t)j]];
+            if (w >= 0) row[w] = word_i8(s->e_val[base + (size_t)j]);
+        }
     }
 }
 
