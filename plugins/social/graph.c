@@ -118,8 +118,8 @@ polis_status sg_graph_alloc(social *s)
         !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev || !s->e_in_next ||
         !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket || !s->pot || !s->acc ||
         !s->touched || !s->scr_a || !s->scr_b || !s->scr_c || !s->scr_kv || !s->a_words ||
-        !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->attr_word || !s->e_watch || !s->e_wpos ||
-        !s->e_seq || !s->wl || !s->clr ||
+        !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->attr_word || !s->e_watch ||
+        !s->e_wpos || !s->e_seq || !s->wl || !s->clr ||
         (s->L > 0 && (!s->com_start || !s->com_el || !s->com_dst || !s->com_n || !s->com_rows)) ||
         (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_log ||
                                !s->dense_chg || !s->dense_logv))) {
@@ -248,6 +248,17 @@ static void watch_rule(social *s, sg_rule *r)
         s->watch_root[s->n_watch_roots++] = r->attr;
     }
     r->watch = 2u << k;
+}
+
+/* Edge e gained an attribute with bits w. */
+static inline void watch_add(social *s, int32_t e, uint32_t w)
+{
+    if (!(w & ~s->e_watch[e])) return;
+    if (!s->e_watch[e]) {
+        s->e_wpos[e] = s->n_wl;
+        s->wl[s->n_wl++] = e;
+    }
+    s->e_watch[e] |= w;
 }
 
 /* Recomputes edge e's bits after its attributes changed; lists or unlists it. */
@@ -472,18 +483,23 @@ void sg_graph_wipe(social *s)
     s->jr_floor = ++s->jr_seq;
 }
 
-/* Appends to the sharing journal when attr is a sharing attribute of an agent -> agent edge
- * and whether it is non-zero changed (callers check the change). */
-static void journal(social *s, int32_t from, int32_t to, int32_t attr, bool on)
+static void journal_add(social *s, int32_t from, int32_t to, int32_t attr, bool on)
 {
-    if ((attr != s->a_map && attr != s->a_player) || from >= s->P || to >= s->P || from == to)
-        return;
     sg_share_rec *r = &s->jr[s->jr_seq & s->jr_mask];
     r->from = from;
     r->to = to;
     r->what = (uint8_t)(attr == s->a_player ? POLIS_SOCIAL_SHARE_PLAYER : POLIS_SOCIAL_SHARE_MAP);
     r->on = on;
     s->jr_seq++;
+}
+
+/* Appends to the sharing journal when attr is a sharing attribute of an agent -> agent edge
+ * and whether it is non-zero changed (callers check the change). The test is inline: most
+ * changes are of other attributes. */
+static inline void journal(social *s, int32_t from, int32_t to, int32_t attr, bool on)
+{
+    if ((attr == s->a_map || attr == s->a_player) && from < s->P && to < s->P && from != to)
+        journal_add(s, from, to, attr, on);
 }
 
 bool sg_share_change(const social *s, uint64_t seq, sg_share_rec *out)
@@ -597,7 +613,7 @@ static polis_status set_on_edge(social *s, polis_ctx *who, int32_t e, bool creat
         i = s->e_nattr[e]++;
         s->e_attr[base + (size_t)i] = attr;
         s->e_val[base + (size_t)i] = value;
-        if (s->attr_watch[attr] & ~s->e_watch[e]) watch_edge(s, e);
+        watch_add(s, e, s->attr_watch[attr]);
         if (value != 0.0) journal(s, from, to, attr, true);
     }
     s->revision++;
@@ -657,21 +673,27 @@ polis_status sg_set_all(social *s, int32_t from, int32_t to, const int32_t *attr
 }
 
 /* Removes slot i of edge e and publishes it. The edge itself stays until drop_if_empty, so
- * callers removing several slots drop it once, at the end. */
-static polis_status remove_slot(social *s, int32_t e, int32_t i)
+ * callers removing several slots drop it once, at the end. rewatch false: the caller
+ * recounts the edge's watch bits (watch_edge) once it removed them all. */
+static polis_status remove_slot(social *s, int32_t e, int32_t i, bool rewatch)
 {
-    size_t base = (size_t)e * (size_t)s->K;
-    ev_rel ev = {s->e_from[e], s->e_to[e], s->e_attr[base + (size_t)i], s->e_val[base + (size_t)i]};
-    int32_t n = s->e_nattr[e];
-    /* a few slots at most (max_edge_attrs): a loop, not two library calls */
+    const size_t base = (size_t)e * (size_t)s->K;
     int32_t *ids = s->e_attr + base;
     double *vals = s->e_val + base;
+    const ev_rel ev = {s->e_from[e], s->e_to[e], ids[i], vals[i]};
+    const int32_t n = s->e_nattr[e];
+    /* the slots after i move down by one, in order: swapped along, a few at most
+     * (max_edge_attrs; a plain copy loop became two memmove calls) */
     for (int32_t j = i; j < n - 1; j++) {
-        ids[j] = ids[j + 1];
-        vals[j] = vals[j + 1];
+        const int32_t a = ids[j + 1];
+        const double v = vals[j + 1];
+        ids[j + 1] = ids[j];
+        vals[j + 1] = vals[j];
+        ids[j] = a;
+        vals[j] = v;
     }
     s->e_nattr[e] = n - 1;
-    if (s->attr_watch[ev.attr] & s->e_watch[e]) watch_edge(s, e);
+    if (rewatch && (s->attr_watch[ev.attr] & s->e_watch[e])) watch_edge(s, e);
     s->revision++;
     if (ev.value != 0.0) journal(s, ev.from, ev.to, ev.attr, false);
     return emit(s, s->ev_unset, &ev, sizeof ev);
@@ -707,7 +729,7 @@ polis_status sg_unset(social *s, polis_ctx *who, int32_t from, int32_t to, int32
     int32_t e = sg_edge_find(s, from, to);
     int32_t i = e >= 0 ? slot_of(s, e, attr) : -1;
     if (i < 0) return POLIS_OK;
-    if ((st = remove_slot(s, e, i))) return st;
+    if ((st = remove_slot(s, e, i, true))) return st;
     return drop_if_empty(s, e);
 }
 
@@ -724,7 +746,7 @@ polis_status sg_unset_family(social *s, polis_ctx *who, int32_t from, int32_t to
             i++;
             continue;
         }
-        if ((st = remove_slot(s, e, i))) return st;
+        if ((st = remove_slot(s, e, i, true))) return st;
     }
     return drop_if_empty(s, e);
 }
@@ -733,14 +755,20 @@ polis_status sg_unset_watched(social *s, int32_t e, uint32_t watch)
 {
     polis_status st = guard(s, s->ctx, "unset_family");
     if (st) return st;
+    /* the watch bits are recounted once, after the last removal (nothing reads them while
+     * the events are delivered: subscribers cannot change the graph) */
     const size_t base = (size_t)e * (size_t)s->K;
     for (int32_t i = 0; i < s->e_nattr[e];) {
         if (!(s->attr_watch[s->e_attr[base + (size_t)i]] & watch)) {
             i++;
             continue;
         }
-        if ((st = remove_slot(s, e, i))) return st;
+        if ((st = remove_slot(s, e, i, false))) {
+            watch_edge(s, e);
+            return st;
+        }
     }
+    if (s->e_nattr[e] > 0) watch_edge(s, e);
     return drop_if_empty(s, e);
 }
 
@@ -748,7 +776,7 @@ static polis_status drop_edge(social *s, int32_t e)
 {
     polis_status st;
     while (s->e_nattr[e] > 0)
-        if ((st = remove_slot(s, e, 0))) return st;
+        if ((st = remove_slot(s, e, 0, true))) return st;
     return drop_if_empty(s, e);
 }
 
