@@ -249,6 +249,20 @@ static void test_share_journal(void)
 }
 
 /* The same scenario, seed and actions give the same episode. */
+/* One step with a uniformly random legal action for every agent. */
+static polis_status random_step(polis_env *env, polis_rng *rng)
+{
+    const polis_io *io = polis_env_io(env);
+    for (int32_t a = 0; a < io->n_agents; a++) {
+        int32_t k;
+        do {
+            k = (int32_t)polis_rng_below(rng, (uint32_t)io->n_actions);
+        } while (!io->masks[(size_t)a * (size_t)io->n_actions + (size_t)k]);
+        io->actions[a] = k;
+    }
+    return polis_env_step(env);
+}
+
 static void test_determinism(void)
 {
     const char *social =
@@ -263,18 +277,10 @@ static void test_determinism(void)
         polis_env *env = sg_env(5, 100, social, NULL, NULL);
         CHECK(env != NULL);
         if (!env) return;
-        const polis_io *io = polis_env_io(env);
         polis_rng rng;
         polis_rng_seed(&rng, 7, 3);
         for (int t = 0; t < 50; t++) {
-            for (int32_t a = 0; a < io->n_agents; a++) {
-                int32_t k;
-                do {
-                    k = (int32_t)polis_rng_below(&rng, (uint32_t)io->n_actions);
-                } while (!io->masks[(size_t)a * (size_t)io->n_actions + (size_t)k]);
-                io->actions[a] = k;
-            }
-            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            CHECK_EQ_INT(random_step(env, &rng), POLIS_OK);
             hashes[run][t] = polis_env_state_hash(env);
         }
         polis_env_destroy(env);
@@ -356,7 +362,6 @@ static void test_social_state_follows_graph(void)
     pair_attrs t;
     polis_env *env = tracked_env(7, social, NULL, &t);
     if (!env) return;
-    const polis_io *io = polis_env_io(env);
     polis_rng rng;
     polis_rng_seed(&rng, 11, 0);
     int bad = state_mismatches(env, &t), edges = 0;
@@ -365,14 +370,7 @@ static void test_social_state_follows_graph(void)
             memset(t.attrs, 0, sizeof t.attrs);
             CHECK_EQ_INT(polis_env_reset(env, (uint64_t)step), POLIS_OK);
         } else {
-            for (int32_t a = 0; a < io->n_agents; a++) {
-                int32_t k;
-                do {
-                    k = (int32_t)polis_rng_below(&rng, (uint32_t)io->n_actions);
-                } while (!io->masks[(size_t)a * (size_t)io->n_actions + (size_t)k]);
-                io->actions[a] = k;
-            }
-            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            CHECK_EQ_INT(random_step(env, &rng), POLIS_OK);
         }
         bad += state_mismatches(env, &t);
         for (int32_t i = 0; i < t.n * t.n; i++) edges += t.attrs[i / t.n][i % t.n] != 0;
