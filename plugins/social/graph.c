@@ -94,9 +94,10 @@ polis_status sg_graph_alloc(social *s)
         s->dense_gen_of = sg_alloc(s, (size_t)s->P, sizeof(uint64_t));
         s->dense_log = sg_alloc(s, 2 * E, sizeof(uint32_t));
         s->dense_chg = sg_alloc(s, 2 * E, sizeof(uint32_t));
-        s->dense_chv = sg_alloc(s, 2 * E, 1);
+        s->dense_logv = sg_alloc(s, 2 * E, 1);
     }
     s->attr_watch = sg_alloc(s, (size_t)s->max_attrs, sizeof(uint32_t));
+    s->attr_word = sg_alloc(s, (size_t)s->max_attrs, sizeof(int32_t));
     s->e_watch = sg_alloc(s, E, sizeof(uint32_t));
     s->e_wpos = sg_alloc(s, E, sizeof(int32_t));
     s->e_seq = sg_alloc(s, E, sizeof(uint64_t));
@@ -117,11 +118,11 @@ polis_status sg_graph_alloc(social *s)
         !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev || !s->e_in_next ||
         !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket || !s->pot || !s->acc ||
         !s->touched || !s->scr_a || !s->scr_b || !s->scr_c || !s->scr_kv || !s->a_words ||
-        !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->e_watch || !s->e_wpos ||
-        !s->e_seq || !s->wl || !s->clr ||
+        !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->attr_word || !s->e_watch ||
+        !s->e_wpos || !s->e_seq || !s->wl || !s->clr ||
         (s->L > 0 && (!s->com_start || !s->com_el || !s->com_dst || !s->com_n || !s->com_rows)) ||
         (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_log ||
-                               !s->dense_chg || !s->dense_chv))) {
+                               !s->dense_chg || !s->dense_logv))) {
         s->h->error(s->ctx, "out of memory for a graph of %d nodes and %d edges", s->N,
                     s->max_edges);
         return POLIS_ERR_NOMEM;
@@ -173,8 +174,9 @@ void sg_graph_free(social *s)
     sg_free(s, s->dense_gen_of, (size_t)s->P, sizeof(uint64_t));
     sg_free(s, s->dense_log, 2 * E, sizeof(uint32_t));
     sg_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
-    sg_free(s, s->dense_chv, 2 * E, 1);
+    sg_free(s, s->dense_logv, 2 * E, 1);
     sg_free(s, s->attr_watch, (size_t)s->max_attrs, sizeof(uint32_t));
+    sg_free(s, s->attr_word, (size_t)s->max_attrs, sizeof(int32_t));
     sg_free(s, s->e_watch, E, sizeof(uint32_t));
     sg_free(s, s->e_wpos, E, sizeof(int32_t));
     sg_free(s, s->e_seq, E, sizeof(uint64_t));
@@ -248,6 +250,17 @@ static void watch_rule(social *s, sg_rule *r)
     r->watch = 2u << k;
 }
 
+/* Edge e gained an attribute with bits w. */
+static inline void watch_add(social *s, int32_t e, uint32_t w)
+{
+    if (!(w & ~s->e_watch[e])) return;
+    if (!s->e_watch[e]) {
+        s->e_wpos[e] = s->n_wl;
+        s->wl[s->n_wl++] = e;
+    }
+    s->e_watch[e] |= w;
+}
+
 /* Recomputes edge e's bits after its attributes changed; lists or unlists it. */
 static void watch_edge(social *s, int32_t e)
 {
@@ -270,20 +283,25 @@ void sg_watch_setup(social *s)
     s->n_watch_roots = 0;
     for (int32_t i = 0; i < s->n_pre; i++) watch_rule(s, &s->pre[i]);
     for (int32_t i = 0; i < s->n_post; i++) watch_rule(s, &s->post[i]);
-    for (int32_t a = 0; a < s->n_attrs; a++) s->attr_watch[a] = watch_bits(s, a);
+    for (int32_t a = 0; a < s->n_attrs; a++) {
+        s->attr_watch[a] = watch_bits(s, a);
+        s->attr_word[a] = -1;
+    }
+    for (int32_t i = 0; i < s->L; i++) s->attr_word[s->a_words[i]] = i;
     s->watching = true;
     for (int32_t u = 0; u < s->N; u++)
         for (int32_t e = s->out_head[u]; e >= 0; e = s->e_out_next[e]) watch_edge(s, e);
 }
 
-/* social_state's change log: entry p of dense may have changed (edge created or dropped). */
-static void dense_note(social *s, int32_t from, int32_t to)
+/* social_state's change log: the edge from -> to was created (there) or dropped. */
+static void dense_note(social *s, int32_t from, int32_t to, bool there)
 {
     if (!s->dense || !s->dense_valid || s->dense_lost) return;
     if (s->n_dense_log == 2 * s->max_edges) {
         s->dense_lost = true;
         return;
     }
+    s->dense_logv[s->n_dense_log] = there;
     s->dense_log[s->n_dense_log++] = (uint32_t)to * (uint32_t)s->N + (uint32_t)from;
 }
 
@@ -303,6 +321,7 @@ int32_t sg_attr_intern(social *s, const char *name, size_t len)
     s->attr_len[a] = (uint8_t)len;
     s->attr_hash[i] = a;
     s->attr_watch[a] = s->watching ? watch_bits(s, a) : 0;
+    s->attr_word[a] = -1; /* the words are interned before sg_watch_setup */
     return a;
 }
 
@@ -383,7 +402,7 @@ static int32_t edge_new(social *s, int32_t from, int32_t to)
     s->e_nattr[e] = 0;
     s->e_watch[e] = 0;
     s->e_seq[e] = s->seq_next++;
-    dense_note(s, from, to);
+    dense_note(s, from, to, true);
     /* out-list: append (insertion order) */
     s->e_out_prev[e] = s->out_tail[from];
     s->e_out_next[e] = -1;
@@ -420,7 +439,7 @@ static void edge_drop(social *s, int32_t e)
     s->e_nattr[e] = 0;
     sg_scene_touch(s, e);
     if (s->e_watch[e]) watch_edge(s, e);
-    dense_note(s, from, to);
+    dense_note(s, from, to, false);
     if (s->e_out_prev[e] >= 0)
         s->e_out_next[s->e_out_prev[e]] = s->e_out_next[e];
     else
@@ -465,18 +484,23 @@ void sg_graph_wipe(social *s)
     s->jr_floor = ++s->jr_seq;
 }
 
-/* Appends to the sharing journal when attr is a sharing attribute of an agent -> agent edge
- * and whether it is non-zero changed (callers check the change). */
-static void journal(social *s, int32_t from, int32_t to, int32_t attr, bool on)
+static void journal_add(social *s, int32_t from, int32_t to, int32_t attr, bool on)
 {
-    if ((attr != s->a_map && attr != s->a_player) || from >= s->P || to >= s->P || from == to)
-        return;
     sg_share_rec *r = &s->jr[s->jr_seq & s->jr_mask];
     r->from = from;
     r->to = to;
     r->what = (uint8_t)(attr == s->a_player ? POLIS_SOCIAL_SHARE_PLAYER : POLIS_SOCIAL_SHARE_MAP);
     r->on = on;
     s->jr_seq++;
+}
+
+/* Appends to the sharing journal when attr is a sharing attribute of an agent -> agent edge
+ * and whether it is non-zero changed (callers check the change). The test is inline: most
+ * changes are of other attributes. */
+static inline void journal(social *s, int32_t from, int32_t to, int32_t attr, bool on)
+{
+    if ((attr == s->a_map || attr == s->a_player) && from < s->P && to < s->P && from != to)
+        journal_add(s, from, to, attr, on);
 }
 
 bool sg_share_change(const social *s, uint64_t seq, sg_share_rec *out)
@@ -590,7 +614,7 @@ static polis_status set_on_edge(social *s, polis_ctx *who, int32_t e, bool creat
         i = s->e_nattr[e]++;
         s->e_attr[base + (size_t)i] = attr;
         s->e_val[base + (size_t)i] = value;
-        if (s->attr_watch[attr] & ~s->e_watch[e]) watch_edge(s, e);
+        watch_add(s, e, s->attr_watch[attr]);
         if (value != 0.0) journal(s, from, to, attr, true);
     }
     sg_scene_touch(s, e);
@@ -651,22 +675,28 @@ polis_status sg_set_all(social *s, int32_t from, int32_t to, const int32_t *attr
 }
 
 /* Removes slot i of edge e and publishes it. The edge itself stays until drop_if_empty, so
- * callers removing several slots drop it once, at the end. */
-static polis_status remove_slot(social *s, int32_t e, int32_t i)
+ * callers removing several slots drop it once, at the end. rewatch false: the caller
+ * recounts the edge's watch bits (watch_edge) once it removed them all. */
+static polis_status remove_slot(social *s, int32_t e, int32_t i, bool rewatch)
 {
-    size_t base = (size_t)e * (size_t)s->K;
-    ev_rel ev = {s->e_from[e], s->e_to[e], s->e_attr[base + (size_t)i], s->e_val[base + (size_t)i]};
-    int32_t n = s->e_nattr[e];
-    /* a few slots at most (max_edge_attrs): a loop, not two library calls */
+    const size_t base = (size_t)e * (size_t)s->K;
     int32_t *ids = s->e_attr + base;
     double *vals = s->e_val + base;
+    const ev_rel ev = {s->e_from[e], s->e_to[e], ids[i], vals[i]};
+    const int32_t n = s->e_nattr[e];
+    /* the slots after i move down by one, in order: swapped along, a few at most
+     * (max_edge_attrs; a plain copy loop became two memmove calls) */
     for (int32_t j = i; j < n - 1; j++) {
-        ids[j] = ids[j + 1];
-        vals[j] = vals[j + 1];
+        const int32_t a = ids[j + 1];
+        const double v = vals[j + 1];
+        ids[j + 1] = ids[j];
+        vals[j + 1] = vals[j];
+        ids[j] = a;
+        vals[j] = v;
     }
     s->e_nattr[e] = n - 1;
     sg_scene_touch(s, e);
-    if (s->attr_watch[ev.attr] & s->e_watch[e]) watch_edge(s, e);
+    if (rewatch && (s->attr_watch[ev.attr] & s->e_watch[e])) watch_edge(s, e);
     s->revision++;
     if (ev.value != 0.0) journal(s, ev.from, ev.to, ev.attr, false);
     return emit(s, s->ev_unset, &ev, sizeof ev);
@@ -702,7 +732,7 @@ polis_status sg_unset(social *s, polis_ctx *who, int32_t from, int32_t to, int32
     int32_t e = sg_edge_find(s, from, to);
     int32_t i = e >= 0 ? slot_of(s, e, attr) : -1;
     if (i < 0) return POLIS_OK;
-    if ((st = remove_slot(s, e, i))) return st;
+    if ((st = remove_slot(s, e, i, true))) return st;
     return drop_if_empty(s, e);
 }
 
@@ -719,7 +749,7 @@ polis_status sg_unset_family(social *s, polis_ctx *who, int32_t from, int32_t to
             i++;
             continue;
         }
-        if ((st = remove_slot(s, e, i))) return st;
+        if ((st = remove_slot(s, e, i, true))) return st;
     }
     return drop_if_empty(s, e);
 }
@@ -728,14 +758,20 @@ polis_status sg_unset_watched(social *s, int32_t e, uint32_t watch)
 {
     polis_status st = guard(s, s->ctx, "unset_family");
     if (st) return st;
+    /* the watch bits are recounted once, after the last removal (nothing reads them while
+     * the events are delivered: subscribers cannot change the graph) */
     const size_t base = (size_t)e * (size_t)s->K;
     for (int32_t i = 0; i < s->e_nattr[e];) {
         if (!(s->attr_watch[s->e_attr[base + (size_t)i]] & watch)) {
             i++;
             continue;
         }
-        if ((st = remove_slot(s, e, i))) return st;
+        if ((st = remove_slot(s, e, i, false))) {
+            watch_edge(s, e);
+            return st;
+        }
     }
+    if (s->e_nattr[e] > 0) watch_edge(s, e);
     return drop_if_empty(s, e);
 }
 
@@ -743,7 +779,7 @@ static polis_status drop_edge(social *s, int32_t e)
 {
     polis_status st;
     while (s->e_nattr[e] > 0)
-        if ((st = remove_slot(s, e, 0))) return st;
+        if ((st = remove_slot(s, e, 0, true))) return st;
     return drop_if_empty(s, e);
 }
 

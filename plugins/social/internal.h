@@ -195,13 +195,15 @@ typedef struct social {
      * pid_dst[a] once written. NULL: not known. */
     uint64_t dense_gen; /* rebuilds of dense so far */
     /* The entries (positions to * N + from) of the edges created or dropped since the last
-     * rebuild (edge_new, edge_drop; dense_lost when more than the log holds), and those the
-     * last rebuild changed (-1: not known), so a record one rebuild behind is brought up to
-     * date in place. */
+     * rebuild, each with whether the edge is there after that change (edge_new, edge_drop;
+     * dense_lost when more than the log holds), and those the last rebuild changed: the
+     * entries that became 1 at the front of dense_chg, those that became 0 at its back
+     * (n_dense_chg -1: not known). A record one rebuild behind is brought up to date in
+     * place, with a store of a constant per entry. */
     uint32_t *dense_log; /* [2 max_edges] */
+    int8_t *dense_logv;  /* [2 max_edges] */
     uint32_t *dense_chg; /* [2 max_edges] */
-    int8_t *dense_chv;   /* [2 max_edges] the changed entries' values */
-    int32_t n_dense_log, n_dense_chg;
+    int32_t n_dense_log, n_dense_chg, n_dense_ones;
     bool dense_lost;
     void **dense_dst;       /* [P] when social_state is on */
     uint64_t *dense_gen_of; /* [P] */
@@ -218,6 +220,7 @@ typedef struct social {
      * is on wl, so the clear rule and write_communication visit those edges instead of
      * every edge (with random sharing, O(P^2) of them). */
     uint32_t *attr_watch; /* [max_attrs] */
+    int32_t *attr_word;   /* [max_attrs] i for communication.i, else -1 (at sg_watch_setup) */
     int32_t watch_root[SG_WATCH_ROOTS], n_watch_roots;
     bool watching;     /* attr_watch is set up (sg_watch_setup) */
     uint32_t *e_watch; /* [max_edges] the OR of its attributes' bits */

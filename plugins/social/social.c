@@ -92,12 +92,13 @@ static polis_status on_end(polis_ctx *ctx, void *ud)
 }
 
 /* Brings dense up to date and lists the entries that changed. The entries of the edges
- * created or dropped since the last rebuild are in the log (graph.c): each is read again from
- * the graph, a few per step instead of a walk of every edge. After a reset, or when the log
- * overflowed, dense is rebuilt from every edge and the changes are not known (a record one
- * rebuild behind is then copied whole). The change list is what a record holding the
- * previous rebuild needs (write_social_state): a few entries per step instead of the
- * (P+G)^2 matrix. */
+ * created or dropped since the last rebuild are in the log (graph.c) with whether the edge
+ * was there after each change, so the last entry of a position is its value now: the log is
+ * read backwards, a position's first visit decides it and marks it (bit 1 of dense, cleared
+ * by a second pass), no edge is looked up. After a reset, or when the log overflowed, dense
+ * is rebuilt from every edge and the changes are not known (a record one rebuild behind is
+ * then copied whole). The change list is what a record holding the previous rebuild needs
+ * (write_social_state): a few entries per step instead of the (P+G)^2 matrix. */
 static polis_status on_observe(polis_ctx *ctx, void *ud)
 {
     social *s = ud;
@@ -116,23 +117,68 @@ static polis_status on_observe(polis_ctx *ctx, void *ud)
         s->dense_gen++;
         return POLIS_OK;
     }
-    int32_t n_chg = 0;
-    for (int32_t i = 0; i < s->n_dense_log; i++) {
-        const uint32_t p = s->dense_log[i];
-        const int8_t now = sg_edge_find(s, (int32_t)(p % N), (int32_t)(p / N)) >= 0;
-        if (d[p] == now) continue; /* unchanged, or an earlier entry of the log changed it */
-        d[p] = now;
-        s->dense_chv[n_chg] = now;
-        s->dense_chg[n_chg++] = p;
+    const uint32_t *log = s->dense_log;
+    const int8_t *logv = s->dense_logv;
+    uint32_t *chg = s->dense_chg;
+    const int32_t n_log = s->n_dense_log;
+    int32_t ones = 0, zeros = 2 * s->max_edges; /* ones fill the front, zeros the back */
+    for (int32_t i = n_log - 1; i >= 0; i--) {
+        const uint32_t p = log[i];
+        const int8_t was = d[p], now = logv[i];
+        if (was & 2) continue; /* a later change of this position decided it */
+        d[p] = (int8_t)(now | 2);
+        if (was == now) continue;
+        if (now)
+            chg[ones++] = p;
+        else
+            chg[--zeros] = p;
     }
+    for (int32_t i = 0; i < n_log; i++) d[log[i]] &= 1;
     s->n_dense_log = 0;
+    const int32_t n_chg = ones + (2 * s->max_edges - zeros);
     if (n_chg == 0) return POLIS_OK;
     s->n_dense_chg = n_chg;
+    s->n_dense_ones = ones;
     s->dense_gen++;
     return POLIS_OK;
 }
 
 /* ---- observations ---------------------------------------------------------------------------- */
+
+/* Stores v at out[pos[i]] for i < n (locals, four at a time: through s every byte store
+ * could alias the count and the list's pointer, which were then reloaded per entry). */
+/* Asks for the lines of out[pos[0..n)] ahead of the stores: with 100 agents the records
+ * (about 140 entries each, one line in two of the matrix) leave the L2 cache between passes,
+ * and each store that missed held up the ones behind it; asked for together, the misses
+ * overlap (docs/performance.md). */
+static void prefetch_at(int8_t *out, const uint32_t *pos, int32_t n)
+{
+#if defined(__GNUC__)
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __builtin_prefetch(out + pos[i], 1, 3);
+        __builtin_prefetch(out + pos[i + 1], 1, 3);
+        __builtin_prefetch(out + pos[i + 2], 1, 3);
+        __builtin_prefetch(out + pos[i + 3], 1, 3);
+    }
+    for (; i < n; i++) __builtin_prefetch(out + pos[i], 1, 3);
+#else
+    (void)out, (void)pos, (void)n;
+#endif
+}
+
+static void store_at(int8_t *out, const uint32_t *pos, int32_t n, int8_t v)
+{
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const uint32_t p0 = pos[i], p1 = pos[i + 1], p2 = pos[i + 2], p3 = pos[i + 3];
+        out[p0] = v;
+        out[p1] = v;
+        out[p2] = v;
+        out[p3] = v;
+    }
+    for (; i < n; i++) out[pos[i]] = v;
+}
 
 /* The same matrix for every agent. A record that holds this rebuild is left alone, one that
  * holds the previous rebuild gets its changes, any other the whole copy: copying O((P+G)^2)
@@ -147,36 +193,12 @@ static void write_social_state(polis_ctx *ctx, void *ud, int32_t agent, void *ds
         /* one rebuild behind: apply its changes, unless copying is cheaper */
         if (s->dense_gen_of[agent] + 1 == s->dense_gen && s->n_dense_chg >= 0 &&
             (size_t)s->n_dense_chg * 16 < NN) {
-            /* locals: through s, every byte store could alias the count and the lists'
-             * pointers, which were then reloaded per entry */
-            int8_t *out = dst;
-            const uint32_t *chg = s->dense_chg;
-            const int8_t *chv = s->dense_chv;
-            const int32_t n = s->n_dense_chg;
-            int32_t i = 0;
-#if defined(__GNUC__)
-            /* the entries' lines asked for first, all at once: with 100 agents the records
-             * (about 140 entries each, one line in two of the matrix) leave the L2 cache
-             * between passes, and each store that missed held up the ones behind it; asked
-             * for together, the misses overlap (docs/performance.md) */
-            int32_t k = 0;
-            for (; k + 4 <= n; k += 4) {
-                __builtin_prefetch(out + chg[k], 1, 3);
-                __builtin_prefetch(out + chg[k + 1], 1, 3);
-                __builtin_prefetch(out + chg[k + 2], 1, 3);
-                __builtin_prefetch(out + chg[k + 3], 1, 3);
-            }
-            for (; k < n; k++) __builtin_prefetch(out + chg[k], 1, 3);
-#endif
-            for (; i + 4 <= n; i += 4) {
-                const uint32_t c0 = chg[i], c1 = chg[i + 1], c2 = chg[i + 2], c3 = chg[i + 3];
-                const int8_t v0 = chv[i], v1 = chv[i + 1], v2 = chv[i + 2], v3 = chv[i + 3];
-                out[c0] = v0;
-                out[c1] = v1;
-                out[c2] = v2;
-                out[c3] = v3;
-            }
-            for (; i < n; i++) out[chg[i]] = chv[i];
+            const int32_t ones = s->n_dense_ones, zeros = s->n_dense_chg - ones;
+            const uint32_t *zero_at = s->dense_chg + 2 * s->max_edges - zeros;
+            prefetch_at(dst, s->dense_chg, ones);
+            prefetch_at(dst, zero_at, zeros);
+            store_at(dst, s->dense_chg, ones, 1);
+            store_at(dst, zero_at, zeros, 0);
             s->dense_gen_of[agent] = s->dense_gen;
             return;
         }
@@ -198,11 +220,19 @@ static void write_player_id(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     s->pid_dst[agent] = dst;
 }
 
+/* lround(v) saturated to int8 (NaN: 0), without the library call: t = (int)v truncates, and
+ * v - t is exact (a multiple of v's ulp below 1). */
 static int8_t word_i8(double v)
 {
     if (!(v > -128.5)) return v != v ? 0 : -128;
     if (v >= 127.5) return 127;
-    return (int8_t)lround(v);
+    int32_t t = (int32_t)v;
+    const double f = v - (double)t;
+    if (f >= 0.5)
+        t++;
+    else if (f <= -0.5)
+        t--;
+    return (int8_t)t;
 }
 
 /* The agent -> agent edges with words (watch bit 0), grouped by target, once per graph
@@ -249,13 +279,16 @@ static void write_communication(polis_ctx *ctx, void *ud, int32_t agent, void *d
     }
     const int32_t lo = s->com_start[agent], hi = s->com_start[agent + 1];
     s->com_n[agent] = hi - lo <= SG_COM_ROWS ? hi - lo : -1;
+    /* the row is zero: each word the edge carries is written (one pass over its slots) */
     for (int32_t k = lo; k < hi; k++) {
         const int32_t e = s->com_el[k], q = s->e_from[e];
         int8_t *row = out + (size_t)q * L;
         if (k - lo < SG_COM_ROWS) rows[k - lo] = q;
-        double v;
-        for (int32_t i = 0; i < s->L; i++)
-            if (sg_edge_get(s, e, s->a_words[i], &v)) row[i] = word_i8(v);
+        const size_t base = (size_t)e * (size_t)s->K;
+        for (int32_t j = 0; j < s->e_nattr[e]; j++) {
+            const int32_t w = s->attr_word[s->e_attr[base + (size_t)j]];
+            if (w >= 0) row[w] = word_i8(s->e_val[base + (size_t)j]);
+        }
     }
 }
 

@@ -109,6 +109,33 @@ static void test_communication_cleared(void)
     polis_env_destroy(env);
 }
 
+/* Words are rounded half away from zero and saturated to int8; a message whose edge carries
+ * only some of the words shows the others as 0; words land in the sender's row whatever
+ * the other attributes of its edge. */
+static void test_communication_words(void)
+{
+    polis_env *env = sg_env(
+        3, 100, "{\"communication_length\": 8}",
+        "{\"ops\": [{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"x\", "
+        "\"value\": 1},"
+        "{\"tick\": 0, \"op\": \"communicate\", \"from\": 1, \"to\": 0, \"words\": [2.5, -0.5, "
+        "300, -1000, 0.49999999999999994, -2.5, 126.5, -127.49]},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"communication.6\", "
+        "\"value\": -7.5},"
+        "{\"tick\": 0, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"communication.1\", "
+        "\"value\": 1.5}]}",
+        NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    const int8_t *comm = sg_obs(env, 0, "communication");               /* [3][8] rows by sender */
+    static const int8_t want[24] = {0, 0,  0,   0,    0, 0,  0,   0,    /* from 0: none */
+                                    3, -1, 127, -128, 0, -3, 127, -127, /* from 1 */
+                                    0, 2,  0,   0,    0, 0,  -8,  0};   /* from 2 */
+    for (int i = 0; i < 24; i++) CHECK_EQ_INT(comm[i], want[i]);
+    polis_env_destroy(env);
+}
+
 static void test_groups(void)
 {
     polis_env *env = families_env(
@@ -196,6 +223,7 @@ int main(void)
     test_layout_and_reset_masks();
     test_relations();
     test_communication_cleared();
+    test_communication_words();
     test_groups();
     test_switch_leaves_all();
     CHECK_DONE();

@@ -249,6 +249,20 @@ static void test_share_journal(void)
 }
 
 /* The same scenario, seed and actions give the same episode. */
+/* One step with a uniformly random legal action for every agent. */
+static polis_status random_step(polis_env *env, polis_rng *rng)
+{
+    const polis_io *io = polis_env_io(env);
+    for (int32_t a = 0; a < io->n_agents; a++) {
+        int32_t k;
+        do {
+            k = (int32_t)polis_rng_below(rng, (uint32_t)io->n_actions);
+        } while (!io->masks[(size_t)a * (size_t)io->n_actions + (size_t)k]);
+        io->actions[a] = k;
+    }
+    return polis_env_step(env);
+}
+
 static void test_determinism(void)
 {
     const char *social =
@@ -263,24 +277,151 @@ static void test_determinism(void)
         polis_env *env = sg_env(5, 100, social, NULL, NULL);
         CHECK(env != NULL);
         if (!env) return;
-        const polis_io *io = polis_env_io(env);
         polis_rng rng;
         polis_rng_seed(&rng, 7, 3);
         for (int t = 0; t < 50; t++) {
-            for (int32_t a = 0; a < io->n_agents; a++) {
-                int32_t k;
-                do {
-                    k = (int32_t)polis_rng_below(&rng, (uint32_t)io->n_actions);
-                } while (!io->masks[(size_t)a * (size_t)io->n_actions + (size_t)k]);
-                io->actions[a] = k;
-            }
-            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            CHECK_EQ_INT(random_step(env, &rng), POLIS_OK);
             hashes[run][t] = polis_env_state_hash(env);
         }
         polis_env_destroy(env);
     }
     CHECK(memcmp(hashes[0], hashes[1], sizeof hashes[0]) == 0);
     CHECK(hashes[0][0] != hashes[0][49]);
+}
+
+/* social_state against the graph the events describe: a host subscriber keeps the
+ * attributes each (from, to) carries from relation_set / relation_unset (an edge is there
+ * while it carries one), and after every reset and step each agent's record must be that
+ * adjacency, transposed. The records stay where they are, so after the first write they
+ * are brought up to date from the plugin's change list (social.c, on_observe). */
+typedef struct rel_ev {
+    int32_t from, to, attr;
+    double value;
+} rel_ev;
+
+typedef struct pair_attrs {
+    int32_t ev_set, ev_unset, n, bad_attr;
+    uint64_t attrs[16][16]; /* [from][to] one bit per attribute id */
+} pair_attrs;
+
+static void track_rel(void *ud, const polis_event *ev)
+{
+    pair_attrs *t = ud;
+    const rel_ev *r = ev->data;
+    if (r->from < 0 || r->to < 0 || r->from >= t->n || r->to >= t->n || r->attr < 0 ||
+        r->attr >= 64) {
+        t->bad_attr++;
+        return;
+    }
+    if (ev->type == t->ev_set) t->attrs[r->from][r->to] |= (uint64_t)1 << r->attr;
+    if (ev->type == t->ev_unset) t->attrs[r->from][r->to] &= ~((uint64_t)1 << r->attr);
+}
+
+/* Entries of the agents' social_state records that differ from the tracked graph. */
+static int state_mismatches(polis_env *env, const pair_attrs *t)
+{
+    int bad = 0;
+    for (int32_t a = 0; a < polis_env_n_agents(env); a++) {
+        const int8_t *ss = sg_obs(env, a, "social_state");
+        for (int32_t to = 0; to < t->n; to++)
+            for (int32_t from = 0; from < t->n; from++)
+                bad += ss[to * t->n + from] != (t->attrs[from][to] != 0);
+    }
+    return bad;
+}
+
+/* Creates the scenario, subscribes the tracker and resets (the reset's structure is built
+ * with events; the graph it replaces is wiped without). */
+static polis_env *tracked_env(int agents, const char *social, const char *probe, pair_attrs *t)
+{
+    memset(t, 0, sizeof *t);
+    polis_env *env = test_env(sg_scenario(agents, 40, social, probe), NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return NULL;
+    polis_obs_field f;
+    for (int32_t i = 0; i < polis_env_n_obs_fields(env); i++)
+        if (polis_env_obs_field(env, i, &f) == POLIS_OK && !strcmp(f.name, "social_state"))
+            t->n = f.shape[0];
+    CHECK(t->n >= agents && t->n <= 16);
+    t->ev_set = polis_env_event_find(env, "social.relation_set");
+    t->ev_unset = polis_env_event_find(env, "social.relation_unset");
+    CHECK_EQ_INT(polis_env_subscribe(env, t->ev_set, track_rel, t), POLIS_OK);
+    CHECK_EQ_INT(polis_env_subscribe(env, t->ev_unset, track_rel, t), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    return env;
+}
+
+static void test_social_state_follows_graph(void)
+{
+    /* random messages, map sharing toggles and group switches, episodes of 40 steps */
+    const char *social =
+        "{\"social_state\": true, \"communication_length\": 2, \"social\": {\"groups\": [{}, {},"
+        " {}]}, \"pre_updates\": [{\"function\": \"clear_temporary_relation\", \"kwargs\": "
+        "{\"attr\": \"communication\"}}], \"actions\": [{\"family\": \"communicate\"}, "
+        "{\"family\": \"share_map\"}, {\"family\": \"switch_group\"}]}";
+    pair_attrs t;
+    polis_env *env = tracked_env(7, social, NULL, &t);
+    if (!env) return;
+    polis_rng rng;
+    polis_rng_seed(&rng, 11, 0);
+    int bad = state_mismatches(env, &t), edges = 0;
+    for (int step = 0; step < 300; step++) {
+        if (polis_env_done(env)) {
+            memset(t.attrs, 0, sizeof t.attrs);
+            CHECK_EQ_INT(polis_env_reset(env, (uint64_t)step), POLIS_OK);
+        } else {
+            CHECK_EQ_INT(random_step(env, &rng), POLIS_OK);
+        }
+        bad += state_mismatches(env, &t);
+        for (int32_t i = 0; i < t.n * t.n; i++) edges += t.attrs[i / t.n][i % t.n] != 0;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(t.bad_attr, 0);
+    CHECK(edges > 300); /* the graph was not empty */
+    polis_env_destroy(env);
+
+    /* One step changes a position several times: created, dropped and created again (1),
+     * created and dropped (0), dropped and created again (1, unchanged), each change
+     * logged; then, with max_edges 3 (a log of 6 changes), more changes than the log holds
+     * in one step, so the matrix is rebuilt from the edges. */
+    const char *probe =
+        "{\"ops\": ["
+        "{\"tick\": -1, \"op\": \"set\", \"from\": 2, \"to\": 3, \"attr\": \"x\", \"value\": 1},"
+        "{\"tick\": 1, \"op\": \"set\", \"from\": 0, \"to\": 1, \"attr\": \"x\", \"value\": 1},"
+        "{\"tick\": 1, \"op\": \"remove_edge\", \"from\": 0, \"to\": 1},"
+        "{\"tick\": 1, \"op\": \"set\", \"from\": 0, \"to\": 1, \"attr\": \"y\", \"value\": 2},"
+        "{\"tick\": 1, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"x\", \"value\": 1},"
+        "{\"tick\": 1, \"op\": \"unset\", \"from\": 1, \"to\": 0, \"attr\": \"x\"},"
+        "{\"tick\": 1, \"op\": \"remove_edge\", \"from\": 2, \"to\": 3},"
+        "{\"tick\": 1, \"op\": \"set\", \"from\": 2, \"to\": 3, \"attr\": \"x\", \"value\": 3},"
+        "{\"tick\": 3, \"op\": \"set\", \"from\": 3, \"to\": 0, \"attr\": \"x\", \"value\": 1},"
+        "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 3, \"to\": 0},"
+        "{\"tick\": 3, \"op\": \"set\", \"from\": 3, \"to\": 1, \"attr\": \"x\", \"value\": 1},"
+        "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 3, \"to\": 1},"
+        "{\"tick\": 3, \"op\": \"set\", \"from\": 3, \"to\": 2, \"attr\": \"x\", \"value\": 1},"
+        "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 0, \"to\": 1},"
+        "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 2, \"to\": 3},"
+        "{\"tick\": 3, \"op\": \"set\", \"from\": 1, \"to\": 2, \"attr\": \"x\", \"value\": 1},"
+        "{\"tick\": 3, \"op\": \"set\", \"from\": 0, \"to\": 3, \"attr\": \"x\", \"value\": 1}]}";
+    env = tracked_env(4, "{\"social_state\": true, \"max_edges\": 3}", probe, &t);
+    if (!env) return;
+    bad = state_mismatches(env, &t);
+    uint64_t expect[5][4][4] = {{{0}}};
+    expect[0][2][3] = 1;                                     /* after the reset */
+    expect[1][2][3] = expect[2][2][3] = 1;                   /* tick 0: nothing */
+    expect[2][0][1] = 1;                                     /* tick 1 */
+    expect[3][0][1] = expect[3][2][3] = 1;                   /* tick 2: nothing */
+    expect[4][3][2] = expect[4][1][2] = expect[4][0][3] = 1; /* tick 3 */
+    for (int step = 0; step < 4; step++) {
+        CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+        bad += state_mismatches(env, &t);
+        for (int32_t from = 0; from < 4; from++)
+            for (int32_t to = 0; to < 4; to++)
+                CHECK_EQ_INT(t.attrs[from][to] != 0, expect[step + 1][from][to] != 0);
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(t.bad_attr, 0);
+    polis_env_destroy(env);
 }
 
 int main(void)
@@ -291,5 +432,6 @@ int main(void)
     test_service_edges();
     test_share_journal();
     test_determinism();
+    test_social_state_follows_graph();
     CHECK_DONE();
 }
