@@ -611,7 +611,9 @@ typedef struct polis_shared_obs_api {
      * observation field of the env, per-agent or shared; dtype; ndim 1..4; each dimension
      * 1..2^24; at most 2^28 elements; a write function). The id written to *out_id (may be
      * NULL) numbers the env's shared fields from 0, in registration order, as
-     * polis_env_shared_field does. Errors (message set, naming the field): POLIS_ERR_INVALID
+     * polis_env_shared_field does; it is no per-agent field id (host->obs_range and the
+     * "observations" API do not take it: a shared field declares no range and is never
+     * narrowed). Errors (message set, naming the field): POLIS_ERR_INVALID
      * for a bad definition or a duplicate name, POLIS_ERR_STATE after registration closed. */
     polis_status (*field)(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id);
 } polis_shared_obs_api;
