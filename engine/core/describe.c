@@ -267,35 +267,43 @@ static void describe_actions(describe_builder *b, cJSON *root, const polis_env *
     }
 }
 
+/* One field of the per-agent record (fields) or of the env's shared buffer (shared_fields). */
+static void describe_field(describe_builder *b, cJSON *arr, const polis__obs *f)
+{
+    cJSON *o = add_obj(b, arr, NULL);
+    add_str(b, o, "name", f->name);
+    add_str(b, o, "dtype", polis_dtype_name(f->out_dtype));
+    if (f->out_dtype != f->dtype) add_str(b, o, "written_dtype", polis_dtype_name(f->dtype));
+    cJSON *shape = add_arr(b, o, "shape");
+    for (int32_t d = 0; d < f->ndim && d < 4; d++) add_i64(b, shape, NULL, f->shape[d]);
+    add_u64(b, o, "offset", f->offset);
+    add_u64(b, o, "nbytes", f->out_nbytes);
+    /* ABI 1.4: {"dim": -1, "lo": [l], "hi": [h]}, or one bound per index of dim */
+    if (f->range_n) {
+        cJSON *r = add_obj(b, o, "range");
+        add_i64(b, r, "dim", f->range_dim);
+        cJSON *lo = add_arr(b, r, "lo"), *hi = add_arr(b, r, "hi");
+        for (int32_t k = 0; k < f->range_n; k++) {
+            add_num(b, lo, NULL, f->range_lo[k]);
+            add_num(b, hi, NULL, f->range_hi[k]);
+        }
+    }
+    add_str(b, o, "doc", f->doc);
+    add_str(b, o, "owner", owner_name(f->ctx));
+}
+
 static void describe_observation(describe_builder *b, cJSON *root, const polis_env *env)
 {
     cJSON *obs = add_obj(b, root, "observation");
     add_u64(b, obs, "obs_size", env->io.obs_size);
     add_bool(b, obs, "compact", env->compact);
     cJSON *arr = add_arr(b, obs, "fields");
-    for (int32_t i = 0; i < env->n_obs; i++) {
-        const polis__obs *f = &env->obs[i];
-        cJSON *o = add_obj(b, arr, NULL);
-        add_str(b, o, "name", f->name);
-        add_str(b, o, "dtype", polis_dtype_name(f->out_dtype));
-        if (f->out_dtype != f->dtype) add_str(b, o, "written_dtype", polis_dtype_name(f->dtype));
-        cJSON *shape = add_arr(b, o, "shape");
-        for (int32_t d = 0; d < f->ndim && d < 4; d++) add_i64(b, shape, NULL, f->shape[d]);
-        add_u64(b, o, "offset", f->offset);
-        add_u64(b, o, "nbytes", f->out_nbytes);
-        /* ABI 1.4: {"dim": -1, "lo": [l], "hi": [h]}, or one bound per index of dim */
-        if (f->range_n) {
-            cJSON *r = add_obj(b, o, "range");
-            add_i64(b, r, "dim", f->range_dim);
-            cJSON *lo = add_arr(b, r, "lo"), *hi = add_arr(b, r, "hi");
-            for (int32_t k = 0; k < f->range_n; k++) {
-                add_num(b, lo, NULL, f->range_lo[k]);
-                add_num(b, hi, NULL, f->range_hi[k]);
-            }
-        }
-        add_str(b, o, "doc", f->doc);
-        add_str(b, o, "owner", owner_name(f->ctx));
-    }
+    for (int32_t i = 0; i < env->n_obs; i++) describe_field(b, arr, &env->obs[i]);
+    /* fields held once per env (host API "shared_observations"), only when there are any */
+    if (env->n_shared == 0) return;
+    add_u64(b, obs, "shared_size", env->shared_size);
+    arr = add_arr(b, obs, "shared_fields");
+    for (int32_t i = 0; i < env->n_shared; i++) describe_field(b, arr, &env->shared[i]);
 }
 
 static void describe_rewards(describe_builder *b, cJSON *root, const polis_env *env)

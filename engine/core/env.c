@@ -932,6 +932,18 @@ static polis_status write_observations(polis_env *env)
     polis_io *io = &env->io;
     env->cb_status = POLIS_OK;
     int32_t n_fields = env->no_obs ? 0 : env->n_obs; /* masks are still written below */
+    /* shared fields first: one write each, agent -1 (host API "shared_observations") */
+    for (int32_t f = 0; f < (env->no_obs ? 0 : env->n_shared); f++) {
+        const polis__obs *o = &env->shared[f];
+        env->current = o->ctx;
+        o->write(o->ctx, o->ud, -1, env->shared_obs + o->offset);
+        if (env->cb_status != POLIS_OK) {
+            char what[160];
+            snprintf(what, sizeof what, "shared observation %s", o->name);
+            polis__place_error(env, o->ctx, env->cb_status, what);
+            return env->cb_status;
+        }
+    }
     for (int32_t f = 0; f < n_fields; f++) {
         polis__obs *o = &env->obs[f];
         env->current = o->ctx;
@@ -1212,6 +1224,36 @@ polis_status polis_env_obs_field(const polis_env *env, int32_t i, polis_obs_fiel
     return POLIS_OK;
 }
 
+int32_t polis_env_n_shared_fields(const polis_env *env) { return env ? env->n_shared : 0; }
+
+polis_status polis_env_shared_field(const polis_env *env, int32_t i, polis_obs_field *out)
+{
+    if (!env || i < 0 || i >= env->n_shared || !out) return POLIS_ERR_INVALID;
+    const polis__obs *o = &env->shared[i];
+    *out = (polis_obs_field){.name = o->name,
+                             .doc = o->doc,
+                             .dtype = o->dtype,
+                             .ndim = o->ndim,
+                             .offset = o->offset,
+                             .nbytes = o->nbytes};
+    memcpy(out->shape, o->shape, sizeof out->shape);
+    return POLIS_OK;
+}
+
+int32_t polis_env_shared_find(const polis_env *env, const char *name)
+{
+    if (!env || !name) return -1;
+    for (int32_t i = 0; i < env->n_shared; i++)
+        if (strcmp(env->shared[i].name, name) == 0) return i;
+    return -1;
+}
+
+const void *polis_env_shared_obs(const polis_env *env, size_t *size)
+{
+    if (size) *size = env && env->shared_obs ? env->shared_size : 0;
+    return env ? env->shared_obs : NULL;
+}
+
 polis_status polis_env_obs_field_range(const polis_env *env, int32_t i, int32_t *dim, int32_t *n,
                                        const double **lo, const double **hi)
 {
@@ -1286,6 +1328,7 @@ int32_t polis_env_state_parts(const polis_env *env, const void *ptr[POLIS_STATE_
     PART(io->rewards, n * sizeof(float));
     PART(io->terminations, n);
     PART(io->truncations, n);
+    if (env->shared_obs) PART(env->shared_obs, env->shared_size);
     if (env->grid.cells)
         PART(env->grid.cells, sizeof(int32_t) * (size_t)env->grid.width * (size_t)env->grid.height *
                                   (size_t)env->grid.layers);

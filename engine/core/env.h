@@ -170,6 +170,12 @@ struct polis_env {
     int32_t n_actions, cap_actions;
     polis__obs *obs;
     int32_t n_obs, cap_obs;
+    /* shared observation fields (host API "shared_observations"): held once per env, in
+     * shared_obs (shared_size bytes, each field 8-aligned; allocated at freeze) */
+    polis__obs *shared;
+    int32_t n_shared, cap_shared;
+    uint8_t *shared_obs;
+    size_t shared_size;
     polis__reward *rewards;
     int32_t n_rewards, cap_rewards;
     polis__transform *transforms;

@@ -38,6 +38,12 @@ static const polis_actions_api actions_api = {
     .legal_rows = polis__legal_rows,
 };
 
+static const polis_shared_obs_api shared_obs_api = {
+    .version = POLIS_SHARED_OBS_API_VERSION,
+    .struct_size = sizeof(polis_shared_obs_api),
+    .field = polis__shared_field,
+};
+
 typedef struct host_api_entry {
     const char *name;
     uint32_t version;
@@ -48,6 +54,7 @@ static const host_api_entry host_apis[] = {
     {POLIS_JSON_API, POLIS_JSON_API_VERSION, &json_api},
     {POLIS_OBSERVATIONS_API, POLIS_OBSERVATIONS_API_VERSION, &observations_api},
     {POLIS_ACTIONS_API, POLIS_ACTIONS_API_VERSION, &actions_api},
+    {POLIS_SHARED_OBS_API, POLIS_SHARED_OBS_API_VERSION, &shared_obs_api},
 };
 
 #define N_HOST_APIS ((int32_t)(sizeof host_apis / sizeof host_apis[0]))

@@ -56,6 +56,9 @@ POLIS_INTERNAL int32_t polis__obs_stored(polis_ctx *ctx, int32_t field);
 /* The "actions" host API's legal_rows (registry.c; plugin.h documents it). */
 POLIS_INTERNAL polis_status polis__legal_rows(polis_ctx *ctx, int32_t first, int32_t count,
                                               polis_legal_rows_fn row, void *ud);
+/* The "shared_observations" host API's field (registry.c; plugin.h documents it). */
+POLIS_INTERNAL polis_status polis__shared_field(polis_ctx *ctx, const polis_obs_def *def,
+                                                int32_t *out_id);
 /* host->host_api (host_api.c): the named, versioned tables of host functions. */
 POLIS_INTERNAL const void *polis__host_api(polis_ctx *ctx, const char *name, uint32_t version);
 

@@ -443,44 +443,59 @@ static int32_t mask_ops_build(const polis_env *env, polis__mask_op *ops)
     return n;
 }
 
-static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id)
+/* Registers a per-agent field (env->obs) or a shared one (env->shared, host API
+ * "shared_observations"): the same checks, one name space over both. */
+static polis_status obs_register(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id,
+                                 bool shared)
 {
     polis_env *env = ctx->env;
-    polis_status st = closed(ctx, "observation");
+    const char *kind = shared ? "shared observation" : "observation";
+    polis_status st = closed(ctx, kind);
     if (st) return st;
     if (!def || !def->write) {
-        h_error(ctx, "observation %s: %s", def && def->name ? def->name : "?",
+        h_error(ctx, "%s %s: %s", kind, def && def->name ? def->name : "?",
                 def ? "write function is NULL" : "definition is NULL");
         return POLIS_ERR_INVALID;
     }
-    if ((st = check_name(ctx, "observation", def->name))) return st;
+    if ((st = check_name(ctx, kind, def->name))) return st;
     if (polis_dtype_name(def->dtype) == NULL) {
-        h_error(ctx, "observation %s: unknown dtype %d", def->name, (int)def->dtype);
+        h_error(ctx, "%s %s: unknown dtype %d", kind, def->name, (int)def->dtype);
         return POLIS_ERR_INVALID;
     }
     if (def->ndim < 1 || def->ndim > 4) {
-        h_error(ctx, "observation %s: ndim %d is outside [1, 4]", def->name, def->ndim);
+        h_error(ctx, "%s %s: ndim %d is outside [1, 4]", kind, def->name, def->ndim);
         return POLIS_ERR_INVALID;
     }
     size_t count = 1;
     for (int32_t d = 0; d < def->ndim; d++) {
         if (def->shape[d] < 1 || def->shape[d] > (1 << 24)) {
-            h_error(ctx, "observation %s: shape[%d] = %d is outside [1, 16777216]", def->name, d,
+            h_error(ctx, "%s %s: shape[%d] = %d is outside [1, 16777216]", kind, def->name, d,
                     def->shape[d]);
             return POLIS_ERR_INVALID;
         }
         count *= (size_t)def->shape[d];
         if (count > ((size_t)1 << 28)) {
-            h_error(ctx, "observation %s: more than 2^28 elements per agent", def->name);
+            h_error(ctx, "%s %s: more than 2^28 elements%s", kind, def->name,
+                    shared ? "" : " per agent");
             return POLIS_ERR_INVALID;
         }
     }
     int32_t dup =
         find_named(env->obs, env->n_obs, sizeof *env->obs, offsetof(polis__obs, name), def->name);
-    if (dup >= 0) return duplicate(ctx, "observation", def->name, env->obs[dup].ctx, "registered");
-    if ((st = polis__grow(env, (void **)&env->obs, &env->cap_obs, env->n_obs, sizeof *env->obs)))
+    if (dup >= 0)
+        return duplicate(ctx, kind, def->name, env->obs[dup].ctx,
+                         shared ? "registered (per agent)" : "registered");
+    dup = find_named(env->shared, env->n_shared, sizeof *env->shared, offsetof(polis__obs, name),
+                     def->name);
+    if (dup >= 0)
+        return duplicate(ctx, kind, def->name, env->shared[dup].ctx,
+                         shared ? "registered" : "registered (shared)");
+    polis__obs **arr = shared ? &env->shared : &env->obs;
+    int32_t *n = shared ? &env->n_shared : &env->n_obs;
+    if ((st = polis__grow(env, (void **)arr, shared ? &env->cap_shared : &env->cap_obs, *n,
+                          sizeof **arr)))
         return st;
-    polis__obs *o = &env->obs[env->n_obs];
+    polis__obs *o = &(*arr)[*n];
     o->name = polis__strdup(env, def->name);
     o->doc = polis__strdup(env, def->doc ? def->doc : "");
     if (!o->name || !o->doc) {
@@ -501,9 +516,20 @@ static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int3
     o->write = def->write;
     o->ud = def->ud;
     o->ctx = ctx;
-    if (out_id) *out_id = env->n_obs;
-    env->n_obs++;
+    if (out_id) *out_id = *n;
+    (*n)++;
     return POLIS_OK;
+}
+
+static polis_status h_observation(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id)
+{
+    return obs_register(ctx, def, out_id, false);
+}
+
+polis_status polis__shared_field(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id)
+{
+    if (!ctx) return POLIS_ERR_INVALID;
+    return obs_register(ctx, def, out_id, true);
 }
 
 static polis_status h_reward(polis_ctx *ctx, const char *name, polis_reward_fn fn, void *ud)
@@ -1136,7 +1162,7 @@ static const char *human_bytes(char *buf, size_t cap, uint64_t n)
  * allocated. The message names the keys of every part, biggest first. */
 static polis_status check_memory(polis_env *env, size_t obs_size)
 {
-    enum { GRID, AGENTS, ENTITIES, EVENTS, N_PARTS };
+    enum { GRID, AGENTS, ENTITIES, EVENTS, SHARED, N_PARTS };
     uint64_t part[N_PARTS] = {0};
     uint64_t n = (uint64_t)env->n_agents;
     if (env->grid_enabled && env->grid_sized && env->n_layers > 0)
@@ -1159,6 +1185,7 @@ static polis_status check_memory(polis_env *env, size_t obs_size)
         if (env->events[t].size > slot) slot = (env->events[t].size + 7) & ~(uint64_t)7;
     uint64_t events = env->scn.event_queue > 0 ? (uint64_t)env->scn.event_queue : 4096;
     if (!env->bus_queue) part[EVENTS] = mul_sat(events, add_sat(slot, sizeof *env->bus_queue));
+    part[SHARED] = env->shared_size;
     uint64_t total = 0;
     for (int k = 0; k < N_PARTS; k++) total = add_sat(total, part[k]);
 
@@ -1182,6 +1209,7 @@ static polis_status check_memory(polis_env *env, size_t obs_size)
              (int)env->max_entities, per_entity);
     snprintf(what[EVENTS], sizeof what[EVENTS], "event_queue %" PRIu64 " x %" PRIu64 " bytes",
              events, add_sat(slot, sizeof *env->bus_queue));
+    snprintf(what[SHARED], sizeof what[SHARED], "%d shared observation fields", (int)env->n_shared);
     char list[1024];
     size_t len = 0;
     bool used[N_PARTS] = {false};
@@ -1302,12 +1330,21 @@ polis_status polis__registry_freeze(polis_env *env)
         o->offset = off;
         off += (o->out_nbytes + 7) & ~(size_t)7;
     }
+    /* Shared fields: once per env, in their registered dtype, each on an 8-byte boundary. */
+    size_t shared_off = 0;
+    for (int32_t i = 0; i < env->n_shared; i++) {
+        env->shared[i].offset = shared_off;
+        shared_off += (env->shared[i].nbytes + 7) & ~(size_t)7;
+    }
+    env->shared_size = shared_off;
     size_t n = (size_t)env->n_agents;
     polis_io *io = &env->io;
     io->n_agents = env->n_agents;
     io->n_actions = env->n_actions;
     io->obs_size = off;
     if ((st = check_memory(env, off + shadow))) return st;
+    if (env->shared_size && !(env->shared_obs = polis__alloc(env, env->shared_size)))
+        return polis__fail(env, POLIS_ERR_NOMEM, "out of memory allocating shared observations");
     for (int32_t i = 0; i < env->n_obs && shadow; i++) {
         polis__obs *o = &env->obs[i];
         if (o->out_dtype == o->dtype || o->writes_stored) continue;
@@ -1378,6 +1415,12 @@ void polis__registry_free(polis_env *env)
         }
     }
     polis__free(env, env->obs, sizeof *env->obs * (size_t)env->cap_obs);
+    for (int32_t i = 0; i < env->n_shared; i++) {
+        polis__strfree(env, env->shared[i].name);
+        polis__strfree(env, env->shared[i].doc);
+    }
+    polis__free(env, env->shared, sizeof *env->shared * (size_t)env->cap_shared);
+    polis__free(env, env->shared_obs, env->shared_size);
     for (int32_t i = 0; i < env->n_rewards; i++) polis__strfree(env, env->rewards[i].name);
     polis__free(env, env->rewards, sizeof *env->rewards * (size_t)env->cap_rewards);
     polis__free(env, env->mask_filters, sizeof *env->mask_filters * (size_t)env->cap_mask_filters);

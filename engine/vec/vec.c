@@ -859,6 +859,15 @@ int32_t polis_vec_n_envs(const polis_vec *vec) { return vec->n_envs; }
 int32_t polis_vec_n_threads(const polis_vec *vec) { return vec->n_threads; }
 int32_t polis_vec_agents_per_env(const polis_vec *vec) { return vec->n_agents; }
 
+const void *polis_vec_shared_obs(const polis_vec *vec, int32_t k, size_t *size)
+{
+    if (!vec || k < 0 || k >= vec->n_envs) {
+        if (size) *size = 0;
+        return NULL;
+    }
+    return polis_env_shared_obs(vec->envs[k], size);
+}
+
 polis_env *polis_vec_env(polis_vec *vec, int32_t k)
 {
     return k >= 0 && k < vec->n_envs ? vec->envs[k] : NULL;

@@ -177,6 +177,29 @@ polis_dtype polis_env_obs_field_written_dtype(const polis_env *env, int32_t i);
 size_t polis_dtype_size(polis_dtype t);
 const char *polis_dtype_name(polis_dtype t);
 
+/* ---- shared observation fields (since 0.9; docs/kernel.md, "Shared observation fields") ----
+ *
+ * Fields a plugin registered through the "shared_observations" host API (plugin.h): values
+ * every agent sees alike, held once per env instead of once in each agent's record (social's
+ * social_state: "shared"). They are written at every reset and step, after the OBSERVE hooks,
+ * into one buffer of polis_env_shared_obs's size, each field at its offset (8-aligned) in its
+ * registered dtype (compact observations do not narrow them); under no_observations they are
+ * not written (the buffer stays zero). polis_env_state_hash covers them. */
+
+/* The number of shared fields (0 when the scenario registers none, and for a NULL env). */
+int32_t polis_env_n_shared_fields(const polis_env *env);
+/* Shared field i: name, doc, dtype, shape, nbytes, and offset = bytes from the start of the
+ * shared buffer. The strings are borrowed, valid until polis_env_destroy. POLIS_ERR_INVALID
+ * for a bad index or a NULL env or out. */
+polis_status polis_env_shared_field(const polis_env *env, int32_t i, polis_obs_field *out);
+/* The index of the shared field `name`, -1 if none. */
+int32_t polis_env_shared_find(const polis_env *env, const char *name);
+/* The shared buffer, read-only (*size bytes when size is not NULL); NULL (size 0) when the
+ * env has no shared field or is not created. Borrowed: the address stays the same for the
+ * env's life, except that an env with a task distribution ("vary", which rebuilds the env at
+ * a reset) may move it at polis_env_reset — read it again after a reset there. */
+const void *polis_env_shared_obs(const polis_env *env, size_t *size);
+
 /* Reward components: one row per reward function, the last step's raw values. */
 int32_t polis_env_n_reward_fns(const polis_env *env);
 const char *polis_env_reward_fn_name(const polis_env *env, int32_t i);

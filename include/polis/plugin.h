@@ -588,6 +588,36 @@ typedef struct polis_observations_api {
      * A writer that declared writes_stored writes this dtype. */
     int32_t (*stored)(polis_ctx *ctx, int32_t field);
 } polis_observations_api;
+/* "shared_observations", version 1: observation fields held once per env (docs/kernel.md,
+ * "Shared observation fields"). A value every agent would see the same — a social graph, a
+ * clock, a public scoreboard — costs one copy per agent in the per-agent record: 1,000
+ * agents each holding the same 1 MB matrix is 1 GB rewritten every step. A shared field is
+ * kept once per env, outside the agents' records, in a buffer of its own that hosts read
+ * with polis_env_shared_obs (polis/env.h) or polis_vec_shared_obs (polis/vec.h). Its writer
+ * runs once per observation pass (after the OBSERVE hooks, before the per-agent fields),
+ * with agent -1 and dst the field's place in that buffer; like a per-agent writer it must
+ * leave every element holding the field's value (the buffer is not cleared between passes,
+ * so a writer may update it in place). Shared fields are stored in their registered dtype
+ * (compact observations do not narrow them), are not written under no_observations (the
+ * buffer stays zero), and are part of polis_env_state_hash when an env has any. */
+#define POLIS_SHARED_OBS_API "shared_observations"
+#define POLIS_SHARED_OBS_API_VERSION 1
+
+typedef struct polis_shared_obs_api {
+    uint32_t version;
+    uint32_t struct_size;
+    /* Version 1. Registers a shared field (init/start only), as host->observation registers
+     * a per-agent one: the same definition and checks (a name unique among every
+     * observation field of the env, per-agent or shared; dtype; ndim 1..4; each dimension
+     * 1..2^24; at most 2^28 elements; a write function). The id written to *out_id (may be
+     * NULL) numbers the env's shared fields from 0, in registration order, as
+     * polis_env_shared_field does; it is no per-agent field id (host->obs_range and the
+     * "observations" API do not take it: a shared field declares no range and is never
+     * narrowed). Errors (message set, naming the field): POLIS_ERR_INVALID
+     * for a bad definition or a duplicate name, POLIS_ERR_STATE after registration closed. */
+    polis_status (*field)(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id);
+} polis_shared_obs_api;
+
 /* "actions", version 1: more about the actions a plugin registered. */
 #define POLIS_ACTIONS_API "actions"
 #define POLIS_ACTIONS_API_VERSION 1

@@ -114,6 +114,12 @@ int32_t polis_vec_agents_per_env(const polis_vec *vec);
 /* Env k, borrowed, for introspection: names, observation layout, describe, render,
  * state hash. Do not step, reset or destroy it. NULL if k is out of range. */
 polis_env *polis_vec_env(polis_vec *vec, int32_t k);
+/* Env k's shared observation fields (polis/env.h, "shared observation fields"): its shared
+ * buffer, *size bytes (may be NULL), laid out as polis_env_shared_field(polis_vec_env(vec,
+ * k), ...) says (the same for every env of the vec); NULL (size 0) when the scenario has no
+ * shared field or k is out of range. Each env keeps its own; borrowed like
+ * polis_env_shared_obs (since 0.9). */
+const void *polis_vec_shared_obs(const polis_vec *vec, int32_t k, size_t *size);
 /* Episodes env k started since the last polis_vec_reset, minus one (0 during the first). */
 int64_t polis_vec_episode(const polis_vec *vec, int32_t k);
 /* The reset seed of env k's episode e after polis_vec_reset(vec, seed):

@@ -326,6 +326,34 @@ static bool has_merge_rule(social *s)
     return false;
 }
 
+/* The social_state parameter: absent or false (off), true (a field in every agent's record),
+ * "shared" (one field per env). */
+static polis_status state_mode(social *s)
+{
+    const polis_json *j = s->p.social_state;
+    const int kind = s->h->json_kind(j);
+    bool on = false;
+    const char *str = NULL;
+    polis_status st;
+    s->state_mode = SG_STATE_OFF;
+    if (kind == -1) return POLIS_OK;
+    if (kind == -2) return oom(s);
+    if (kind == 1) {
+        if ((st = s->h->json_bool(s->ctx, j, &on))) return st;
+        s->state_mode = on ? SG_STATE_AGENT : SG_STATE_OFF;
+        return POLIS_OK;
+    }
+    if (kind == 3) {
+        if ((st = s->h->json_string(s->ctx, j, &str))) return st;
+        if (strcmp(str, "shared") == 0) {
+            s->state_mode = SG_STATE_SHARED;
+            return POLIS_OK;
+        }
+        return jfail(s, j, "expected true, false or \"shared\", got \"%.64s\"", str);
+    }
+    return jfail(s, j, "expected true, false or \"shared\", got %s", kind_name(kind));
+}
+
 polis_status sg_config_size(social *s)
 {
     const polis_host *h = s->h;
@@ -348,9 +376,11 @@ polis_status sg_config_size(social *s)
         s->G = (int32_t)groups;
     }
     s->N = s->P + s->G;
-    if (s->p.social_state && (int64_t)s->N * s->N > (1 << 28)) {
-        s->h->error(s->ctx, "social_state: a %d x %d matrix per agent is more than 2^28 bytes",
-                    s->N, s->N);
+    polis_status st = state_mode(s);
+    if (st) return st;
+    if (s->state_mode != SG_STATE_OFF && (int64_t)s->N * s->N > (1 << 28)) {
+        s->h->error(s->ctx, "social_state: a %d x %d matrix %s is more than 2^28 bytes", s->N, s->N,
+                    s->state_mode == SG_STATE_SHARED ? "per env" : "per agent");
         return POLIS_ERR_CONFIG;
     }
     if (s->p.max_edges > 0) {

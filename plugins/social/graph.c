@@ -88,10 +88,11 @@ polis_status sg_graph_alloc(social *s)
     s->scr_kv = sg_alloc(s, K, sizeof(sg_kv));
     s->a_words = sg_alloc(s, (size_t)s->L, sizeof(int32_t));
     s->gate = sg_alloc(s, (size_t)s->P, sizeof(uint64_t));
-    if (s->p.social_state) {
+    if (s->state_mode != SG_STATE_OFF) {
+        const size_t records = s->state_mode == SG_STATE_SHARED ? 1 : (size_t)s->P;
         s->dense = sg_alloc(s, N * N, 1);
-        s->dense_dst = sg_alloc(s, (size_t)s->P, sizeof(void *));
-        s->dense_gen_of = sg_alloc(s, (size_t)s->P, sizeof(uint64_t));
+        s->dense_dst = sg_alloc(s, records, sizeof(void *));
+        s->dense_gen_of = sg_alloc(s, records, sizeof(uint64_t));
         s->dense_log = sg_alloc(s, 2 * E, sizeof(uint32_t));
         s->dense_chg = sg_alloc(s, 2 * E, sizeof(uint32_t));
         s->dense_logv = sg_alloc(s, 2 * E, 1);
@@ -121,8 +122,8 @@ polis_status sg_graph_alloc(social *s)
         !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->attr_word || !s->e_watch ||
         !s->e_wpos || !s->e_seq || !s->wl || !s->clr ||
         (s->L > 0 && (!s->com_start || !s->com_el || !s->com_dst || !s->com_n || !s->com_rows)) ||
-        (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_log ||
-                               !s->dense_chg || !s->dense_logv))) {
+        (s->state_mode != SG_STATE_OFF && (!s->dense || !s->dense_dst || !s->dense_gen_of ||
+                                           !s->dense_log || !s->dense_chg || !s->dense_logv))) {
         s->h->error(s->ctx, "out of memory for a graph of %d nodes and %d edges", s->N,
                     s->max_edges);
         return POLIS_ERR_NOMEM;
@@ -170,8 +171,9 @@ void sg_graph_free(social *s)
     sg_free(s, s->a_words, (size_t)s->L, sizeof(int32_t));
     sg_free(s, s->gate, (size_t)s->P, sizeof(uint64_t));
     sg_free(s, s->dense, N * N, 1);
-    sg_free(s, s->dense_dst, (size_t)s->P, sizeof(void *));
-    sg_free(s, s->dense_gen_of, (size_t)s->P, sizeof(uint64_t));
+    const size_t records = s->state_mode == SG_STATE_SHARED ? 1 : (size_t)s->P;
+    sg_free(s, s->dense_dst, records, sizeof(void *));
+    sg_free(s, s->dense_gen_of, records, sizeof(uint64_t));
     sg_free(s, s->dense_log, 2 * E, sizeof(uint32_t));
     sg_free(s, s->dense_chg, 2 * E, sizeof(uint32_t));
     sg_free(s, s->dense_logv, 2 * E, 1);

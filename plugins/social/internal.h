@@ -35,13 +35,15 @@
 #define SG_INTERNAL
 #endif
 
+enum { SG_STATE_OFF = 0, SG_STATE_AGENT = 1, SG_STATE_SHARED = 2 };
+
 typedef struct sg_params {
     int64_t max_groups; /* -1: auto */
     int64_t max_edges;  /* 0: auto */
     int64_t max_attrs;
     int64_t max_edge_attrs; /* 0: auto */
     int64_t communication_length;
-    bool social_state;
+    const polis_json *social_state; /* false, true or "shared" (sg_config_size reads it) */
     bool player_id;
     int64_t priority;
     const polis_json *social;
@@ -187,7 +189,10 @@ typedef struct social {
     uint8_t *touched;               /* [G] */
     int32_t *scr_a, *scr_b, *scr_c; /* [N] each */
     sg_kv *scr_kv;                  /* [K] */
-    int8_t *dense;                  /* [N][N] when social_state is on */
+    /* social_state: off, a field in every agent's record, or one shared field per env (the
+     * "shared_observations" host API); sg_config_size reads the parameter */
+    int32_t state_mode; /* SG_STATE_* */
+    int8_t *dense;      /* [N][N] when social_state is on */
     bool dense_valid;
     /* Observation records already holding their content (the kernel never clears a record,
      * and clients must not write into one): agent a's social_state record is dense_dst[a]
@@ -205,8 +210,8 @@ typedef struct social {
     uint32_t *dense_chg; /* [2 max_edges] */
     int32_t n_dense_log, n_dense_chg, n_dense_ones;
     bool dense_lost;
-    void **dense_dst;       /* [P] when social_state is on */
-    uint64_t *dense_gen_of; /* [P] */
+    void **dense_dst;       /* [P] when social_state is per agent, [1] when shared */
+    uint64_t *dense_gen_of; /* the same */
     void **pid_dst;         /* [P] */
 
     /* The sharing journal (polis/social.h, share_change): a ring of the last jr_mask + 1

@@ -182,12 +182,15 @@ static void store_at(int8_t *out, const uint32_t *pos, int32_t n, int8_t v)
 
 /* The same matrix for every agent. A record that holds this rebuild is left alone, one that
  * holds the previous rebuild gets its changes, any other the whole copy: copying O((P+G)^2)
- * bytes per agent-step was most of the 1000-agent Exploration step (docs/performance.md). */
+ * bytes per agent-step was most of the 1000-agent Exploration step (docs/performance.md).
+ * With social_state "shared" the one record is the env's shared field (agent -1, slot 0):
+ * the same stores, once per step instead of once per agent. */
 static void write_social_state(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     social *s = ud;
     (void)ctx;
     size_t NN = (size_t)s->N * (size_t)s->N;
+    if (agent < 0) agent = 0;
     if (s->dense_dst[agent] == dst) {
         if (s->dense_gen_of[agent] == s->dense_gen) return;
         /* one rebuild behind: apply its changes, unless copying is cheaper */
@@ -831,7 +834,7 @@ static polis_status register_observations(social *s)
     const polis_host *h = s->h;
     polis_status st;
     int32_t id;
-    if (s->p.social_state) {
+    if (s->state_mode != SG_STATE_OFF) {
         polis_obs_def d = {.name = "social_state",
                            .doc = "[to][from] = 1 for every edge from -> to (transposed "
                                   "adjacency); nodes: agents, then groups",
@@ -840,7 +843,16 @@ static polis_status register_observations(social *s)
                            .shape = {s->N, s->N},
                            .write = write_social_state,
                            .ud = s};
-        if ((st = h->observation(s->ctx, &d, &id)) || (st = obs_range(s, id, 0, 1))) return st;
+        if (s->state_mode == SG_STATE_SHARED) {
+            /* one matrix per env: the same for every agent (docs/kernel.md, "Shared
+             * observation fields") */
+            const polis_shared_obs_api *api =
+                h->host_api(s->ctx, POLIS_SHARED_OBS_API, POLIS_SHARED_OBS_API_VERSION);
+            if (!api) return POLIS_ERR_PLUGIN;
+            if ((st = api->field(s->ctx, &d, NULL))) return st;
+        } else if ((st = h->observation(s->ctx, &d, &id)) || (st = obs_range(s, id, 0, 1))) {
+            return st;
+        }
     }
     if (s->p.player_id) {
         polis_obs_def d = {.name = "player_id",
@@ -887,7 +899,9 @@ static polis_status social_init(const polis_host *h, polis_ctx *ctx, const void 
         (st = h->reward_transform(ctx, "social.split", pr, on_rewards, s)))
         return st;
     if (s->n_sched && (st = h->hook(ctx, POLIS_PHASE_END, pr, on_end, s))) return st;
-    if (s->p.social_state && (st = h->hook(ctx, POLIS_PHASE_OBSERVE, pr, on_observe, s))) return st;
+    if (s->state_mode != SG_STATE_OFF &&
+        (st = h->hook(ctx, POLIS_PHASE_OBSERVE, pr, on_observe, s)))
+        return st;
     fill_api(s);
     if ((st = h->service_provide(ctx, POLIS_SOCIAL_SERVICE, &s->api))) return st;
     if ((st = sg_register_looks(s))) return st;
@@ -920,8 +934,10 @@ static const polis_param_def social_params[] = {
                 "attributes per edge; 0: 8 + communication_length"),
     POLIS_P_INT(sg_params, "communication_length", communication_length, 0, 1024, 0,
                 "words per message (AdaSociety's static.communication_length)"),
-    POLIS_P_BOOL(sg_params, "social_state", social_state, false,
-                 "add the dense int8 [P+G, P+G] social_state observation (O((P+G)^2) per agent)"),
+    POLIS_P_JSON(sg_params, "social_state", social_state,
+                 "the dense int8 [P+G, P+G] social_state observation: false (default, none), "
+                 "true (in every agent's record, O((P+G)^2) per agent) or \"shared\" (one "
+                 "shared field per env)"),
     POLIS_P_BOOL(sg_params, "player_id", player_id, true,
                  "add the int8 [P+G] player_id one-hot observation"),
     POLIS_P_INT(sg_params, "priority", priority, -1000000, 1000000, 0,
@@ -937,7 +953,7 @@ static const polis_param_def social_params[] = {
 };
 
 static const polis_plugin_desc social_desc = {
-    POLIS_DESC_HEAD("social", 5),
+    POLIS_DESC_HEAD("social", 7),
     .version = "1.0.0",
     .doc = "AdaSociety's social graph: relations, groups, social actions, reward sharing",
     POLIS_DESC_PARAMS(social_params, sg_params),

@@ -372,7 +372,14 @@ static bool print_observation(const cJSON *d)
     jkey_text(obs, "obs_size", size, sizeof size);
     int n = cJSON_GetArraySize(fields);
     printf("\nobservation (%d field%s, %s bytes per agent)\n", n, n == 1 ? "" : "s", size);
-    return print_rows(fields, cols);
+    bool ok = print_rows(fields, cols);
+    const cJSON *shared = cJSON_GetObjectItemCaseSensitive(obs, "shared_fields");
+    if (cJSON_GetArraySize(shared) == 0) return ok;
+    jkey_text(obs, "shared_size", size, sizeof size);
+    n = cJSON_GetArraySize(shared);
+    printf("\nshared observation (%d field%s, %s bytes per env, the same for every agent)\n", n,
+           n == 1 ? "" : "s", size);
+    return print_rows(shared, cols) && ok;
 }
 
 /* Hooks per phase: "phase  owner(priority) ...", no header. */

@@ -71,6 +71,46 @@ def read_obs_fields(lib, p):
                                    dim.value if n.value else -1, low, high))
     return tuple(fields)
 
+def read_shared_fields(lib, p):
+    """The ObsFieldInfo of every shared observation field of env pointer ``p``
+    (polis_env_shared_field): values held once per env, not in the agents' records; offset
+    in bytes from the start of the env's shared buffer; no declared range."""
+    fields = []
+    f = _lib.ObsField()
+    for i in range(lib.env_n_shared_fields(p)):
+        st = lib.env_shared_field(p, i, ctypes.byref(f))
+        if st != _lib.POLIS_OK:
+            raise error_for(st, _decode(lib.env_error(p)) or lib.status_name(st))
+        fields.append(ObsFieldInfo(_decode(f.name), _decode(f.doc) or "",
+                                   _lib.DTYPE_NAMES[f.dtype],
+                                   tuple(f.shape[d] for d in range(f.ndim)), f.offset, f.nbytes))
+    return tuple(fields)
+
+
+def shared_views(lib, p, fields, keep):
+    """(address, {name: read-only view}) over env pointer ``p``'s shared buffer
+    (polis_env_shared_obs): numpy arrays of each field's shape, or memoryviews without numpy.
+    ``keep`` (the handle) is kept alive by the views. Address 0 and {} without shared
+    fields."""
+    size = ctypes.c_size_t()
+    addr = lib.env_shared_obs(p, ctypes.byref(size)) or 0
+    if not fields or not addr:
+        return 0, {}
+    raw = (ctypes.c_uint8 * size.value).from_address(addr)
+    raw._polis_handle = keep
+    views = {}
+    for f in fields:
+        if np is not None:
+            dt = np.dtype(_lib.DTYPE_INFO[f.dtype][1])
+            v = np.frombuffer(raw, dtype=dt, count=f.nbytes // dt.itemsize,
+                              offset=f.offset).reshape(f.shape)
+        else:
+            v = memoryview(raw).cast("B")[f.offset:f.offset + f.nbytes]
+            v = v.cast(_lib.DTYPE_INFO[f.dtype][0], f.shape)
+        views[f.name] = _readonly(v)
+    return addr, views
+
+
 MacroInfo = namedtuple("MacroInfo", "name usage doc")
 MacroInfo.__doc__ = """A plan command the scenario offers (``polis_env_macro_*``): ``name``
 ("GATHER"), ``usage`` ("GATHER <n> <resource>") and a one- or two-sentence ``doc``."""
@@ -87,7 +127,8 @@ EventInfo.__doc__ = """An event as a host subscriber sees it: ``data`` is a dict
 payload's fields by name."""
 
 _BUFFER_ATTRS = ("obs", "masks", "actions", "rewards", "terminations", "truncations",
-                 "illegal", "reward_components", "fields", "agent_fields", "agent_masks")
+                 "illegal", "reward_components", "fields", "agent_fields", "agent_masks",
+                 "shared")
 U64 = 1 << 64
 I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -368,6 +409,7 @@ class Env(_BufferOwner):
                                   for i in range(self.n_actions))
         self._agent_ids = {n: a for a, n in enumerate(self.agent_names)}
         self.obs_fields = read_obs_fields(lib, p)
+        self.shared_fields = read_shared_fields(lib, p)
         self.reward_fn_names = tuple(_decode(lib.env_reward_fn_name(p, i))
                                      for i in range(lib.env_n_reward_fns(p)))
         self.default_seed = lib.env_default_seed(p)
@@ -428,6 +470,9 @@ class Env(_BufferOwner):
         else:
             whole = memoryview(raws["masks"]).cast("B")
             self.agent_masks = [whole[a * na:(a + 1) * na].toreadonly() for a in range(n)]
+        # Shared fields (held once per env): one read-only view each over the env's shared
+        # buffer, re-made by reset() when an env with a task distribution moved it.
+        self._shared_addr, self.shared = shared_views(lib, p, self.shared_fields, self._h)
         # Per-field views. The record buffer [n_agents][obs_size] holds each field at its
         # offset; numpy gives one strided [n_agents, *shape] view per field, and each agent's
         # field is a row of it. memoryview cannot stride, so without numpy each agent's field
@@ -488,6 +533,8 @@ class Env(_BufferOwner):
                                            f"values, got {type(task).__name__}")
             st = self._lib.env_reset_task(p, seed, json.dumps(task).encode())
         self._check(st)
+        if self.shared_fields and self._lib.env_shared_obs(p, None) != self._shared_addr:
+            self._shared_addr, self.shared = shared_views(self._lib, p, self.shared_fields, h)
         self._raise_pending()
         if h.rec is not None:
             self._record_check(self._lib.recorder_begin_episode(h.rec, seed))
@@ -784,6 +831,19 @@ class Env(_BufferOwner):
         if copy:
             return {k: v.copy() for k, v in self.agent_fields[a].items()}
         return self.agent_fields[a]
+
+    def shared_dict(self, copy=False):
+        """The env's shared observation fields as {field: value} (``shared_fields``; values
+        every agent sees alike, held once per env instead of in each agent's record, such as
+        the social plugin's ``social_state: "shared"``): read-only numpy views that follow
+        the env (``copy=False``) or copies; without numpy, nested lists. {} when the scenario
+        registers none."""
+        self._ptr()
+        if np is None:
+            return {k: v.tolist() for k, v in self.shared.items()}
+        if copy:
+            return {k: v.copy() for k, v in self.shared.items()}
+        return dict(self.shared)
 
     # ---- events --------------------------------------------------------------------------
 

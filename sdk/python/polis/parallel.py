@@ -661,7 +661,9 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         """The global state for centralised critics: every agent's observation flattened
         (``flatten=True``'s layout), a fresh float32 ndarray ``[n_agents, D]`` in agent
         order (``state_space``); without numpy, nested lists of numbers. Agents that are
-        done keep their last observation. ``state_fields()`` has the fields unflattened."""
+        done keep their last observation. ``state_fields()`` has the fields unflattened.
+        Shared observation fields (held once per env, ``shared_observations()``) are not in
+        it: they are no agent's observation."""
         core = self.core
         if np is None:
             return [[float(x) for name, _, _ in self.layout.parts
@@ -681,6 +683,16 @@ class ParallelEnv(*bases(PZ_PARALLEL_BASE)):
         if self.copy_obs:
             return {k: v.copy() for k, v in core.fields.items()}
         return dict(core.fields)
+
+    def shared_observations(self) -> dict:
+        """The env's shared observation fields, ``{field: array of the field's shape}``:
+        values every agent sees alike, held once per env instead of in each agent's
+        observation (the social plugin's ``social_state: "shared"``; docs/python.md, "Shared
+        observation fields"). They are in no agent's observation, ``observation_space`` or
+        ``state()``; a policy that wants them reads them here. Fresh copies (read-only views
+        that follow the env with ``copy_obs=False``); without numpy, nested lists; {} when
+        the scenario has none. ``core.shared_fields`` describes them."""
+        return self.core.shared_dict(copy=self.copy_obs)
 
     # ---- text ----------------------------------------------------------------------------
 

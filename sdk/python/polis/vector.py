@@ -59,7 +59,7 @@ from . import _lib
 from . import spaces as _spaces
 from ._compat import GYM_AUTORESET, GYM_VECTOR_BASE, bases, np
 from .core import (U64, I32_MAX, I32_MIN, _BufferOwner, _create_options, _decode, _index,
-                   ObsFieldInfo, read_obs_fields)
+                   ObsFieldInfo, read_obs_fields, read_shared_fields, shared_views)
 from .errors import ActionError, InvalidArgumentError, StateError, error_for
 from .pixels import PixelObs, pixel_spec
 from .parallel import (RENDER_MODES, RGB_CELL_PX, FlatLayout, _abs, _field_space,
@@ -251,6 +251,7 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
                                   for i in range(self.n_actions))
         fields = read_obs_fields(lib, e0)
         self.obs_fields = fields
+        self.shared_fields = read_shared_fields(lib, e0)
         self.default_seed = lib.env_default_seed(e0)
         self.max_steps = lib.env_max_steps(e0)
         self.layout = FlatLayout(fields)
@@ -448,6 +449,23 @@ class VectorEnv(_BufferOwner, *bases(GYM_VECTOR_BASE)):
         finally:
             if out.value:
                 lib.free(out)
+
+    def shared_observations(self, copy: bool = True) -> dict:
+        """Every env's shared observation fields (``shared_fields``: values all agents of an
+        env see alike, held once per env instead of in each row's observation, such as the
+        social plugin's ``social_state: "shared"``; docs/python.md, "Shared observation
+        fields"): ``{field: array [num_envs, *shape]}``, a fresh copy stacked in env order
+        (``copy=True``), or ``{field: [each env's read-only view]}`` over the engine's
+        buffers (``copy=False``; read them again after a reset of a scenario with a task
+        distribution, which may move them). {} when the scenario has none. They are in no
+        row's observation."""
+        lib, v = self._lib, self._ptr()
+        per_env = [shared_views(lib, lib.vec_env(v, k), self.shared_fields, self._h)[1]
+                   for k in range(self.num_envs)]
+        if copy:
+            return {f.name: np.stack([views[f.name] for views in per_env])
+                    for f in self.shared_fields}
+        return {f.name: [views[f.name] for views in per_env] for f in self.shared_fields}
 
     def _set_actions(self, actions):
         a = np.asarray(actions)
