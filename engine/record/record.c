@@ -260,19 +260,19 @@ static void rb_f64(rbuf *b, num_memo *memo, double v)
     if (rb_room(b, FLOAT_MAXLEN)) b->len = (size_t)(put_f64(b->p + b->len, memo, v) - b->p);
 }
 
-/* An element of a list being sorted, with its key's leading bytes as numbers: `a` the first
- * part's first 8 bytes (a thing's id, a node's id, an edge's source) as a big-endian number, `b`
- * the second part's (an edge's target), and in `f` which of them are the whole part (a string
- * of at most 8 bytes: the rest of its array is NUL), so most comparisons compare two numbers
- * and the rest compare the element's keys (list_desc.cmp). */
+/* An element of a list being sorted, with its key's leading bytes as numbers: a[0..2) the
+ * first part's first 16 bytes (a thing's id, a node's id, an edge's source) as big-endian
+ * numbers, a[2..4) the second part's (an edge's target), and in `f` which parts they hold
+ * whole (a string of at most 16 bytes: the rest of its array is NUL), so that most comparisons
+ * compare numbers and the rest compare the element's keys (list_desc.cmp). */
 typedef struct sort_key {
-    uint64_t a, b;
+    uint64_t a[4];
     const char *el;
     uint32_t f, i; /* KEY_*; the element's index in the array it was read from */
 } sort_key;
 
-#define KEY_A 1u   /* a is the whole first part */
-#define KEY_B 2u   /* b is the whole second part */
+#define KEY_A 1u   /* a[0..2) is the whole first part */
+#define KEY_B 2u   /* a[2..4) is the whole second part */
 #define KEY_END 4u /* the key has no third part (list_desc.tail) */
 
 /* A list of the scene (things, nodes or edges) as the diff needs it: sorted by key. */
@@ -1446,10 +1446,12 @@ polis_status polis_recorder_close(polis_recorder *r)
  * the numbers do not decide (the element's own comparison). */
 static inline int key_cmp(const list_desc *d, const sort_key *x, const sort_key *y)
 {
-    if (x->a != y->a) return x->a < y->a ? -1 : 1;
+    if (x->a[0] != y->a[0]) return x->a[0] < y->a[0] ? -1 : 1;
+    if (x->a[1] != y->a[1]) return x->a[1] < y->a[1] ? -1 : 1;
     uint32_t f = x->f & y->f;
     if (!(f & KEY_A)) return d->cmp(x->el, y->el);
-    if (x->b != y->b) return x->b < y->b ? -1 : 1;
+    if (x->a[2] != y->a[2]) return x->a[2] < y->a[2] ? -1 : 1;
+    if (x->a[3] != y->a[3]) return x->a[3] < y->a[3] ? -1 : 1;
     if (!(f & KEY_B)) return d->cmp(x->el, y->el);
     if (f & KEY_END) return 0;
     return memcmp(x->el + d->tail, y->el + d->tail, d->tail_len);
@@ -1542,29 +1544,27 @@ static int cmp_edge(const void *a, const void *b)
 
 static void key_thing(sort_key *k, const void *v)
 {
-    k->a = (uint64_t)(int64_t)((const polis_scene_thing *)v)->id ^ ((uint64_t)1 << 63);
-    k->b = 0;
-    k->el = v;
-    k->f = KEY_A | KEY_B | KEY_END;
+    *k = (sort_key){.a = {(uint64_t)(int64_t)((const polis_scene_thing *)v)->id ^ ((uint64_t)1 << 63)},
+                    .el = v,
+                    .f = KEY_A | KEY_B | KEY_END};
 }
 
-/* A string of at most 8 bytes is all in its lead8 (NUL to the end of its array, types.h). */
+/* A string of at most 16 bytes is all in its two numbers (NUL to the end of its array,
+ * types.h). */
 static void key_node(sort_key *k, const void *v)
 {
     const char *id = ((const polis_scene_node *)v)->id;
-    k->a = lead8(id);
-    k->b = 0;
-    k->el = v;
-    k->f = id[8] ? 0 : KEY_A | KEY_B | KEY_END;
+    *k = (sort_key){.a = {lead8(id), lead8(id + 8)},
+                    .el = v,
+                    .f = id[16] ? 0 : KEY_A | KEY_B | KEY_END};
 }
 
 static void key_edge(sort_key *k, const void *v)
 {
     const polis_scene_edge *e = v;
-    k->a = lead8(e->from);
-    k->b = lead8(e->to);
-    k->el = v;
-    k->f = (e->from[8] ? 0 : KEY_A) | (e->to[8] ? 0 : KEY_B);
+    *k = (sort_key){.a = {lead8(e->from), lead8(e->from + 8), lead8(e->to), lead8(e->to + 8)},
+                    .el = v,
+                    .f = (e->from[16] ? 0 : KEY_A) | (e->to[16] ? 0 : KEY_B)};
 }
 
 static bool thing_changed(const void *a, const void *b)
