@@ -260,20 +260,18 @@ static void rb_f64(rbuf *b, num_memo *memo, double v)
     if (rb_room(b, FLOAT_MAXLEN)) b->len = (size_t)(put_f64(b->p + b->len, memo, v) - b->p);
 }
 
-/* An element of a list being sorted, with its key's leading bytes as numbers: a[0..2) the
- * first part's first 16 bytes (a thing's id, a node's id, an edge's source) as big-endian
- * numbers, a[2..4) the second part's (an edge's target), and in `f` which parts they hold
- * whole (a string of at most 16 bytes: the rest of its array is NUL), so that most comparisons
- * compare numbers and the rest compare the element's keys (list_desc.cmp). */
+/* An element of a list being sorted, with its key's leading bytes as numbers: up to three
+ * parts (a thing's id; a node's id; an edge's source, target and kind), each part's first 16
+ * bytes as two big-endian numbers, and in `whole` the parts they hold whole (a string of at
+ * most 16 bytes: the rest of its array is NUL), so that most comparisons compare numbers and
+ * the rest compare the elements' keys (list_desc.cmp). */
 typedef struct sort_key {
-    uint64_t a[4];
+    uint64_t a[6];
     const char *el;
-    uint32_t f, i; /* KEY_*; the element's index in the array it was read from */
+    uint32_t whole; /* bit p: part p is all in a[2p], a[2p + 1] */
 } sort_key;
 
-#define KEY_A 1u   /* a[0..2) is the whole first part */
-#define KEY_B 2u   /* a[2..4) is the whole second part */
-#define KEY_END 4u /* the key has no third part (list_desc.tail) */
+#define KEY_WHOLE 7u
 
 /* A list of the scene (things, nodes or edges) as the diff needs it: sorted by key. */
 typedef struct sorted_list {
@@ -296,7 +294,8 @@ typedef struct sorted_list {
     int32_t *kpos, *kchg; /* [kslots + 1] */
     int32_t *kslot;       /* [cap + 1] */
     void *knew;           /* [cap + 1] */
-    sort_key *keys, *ktmp; /* [cap + 1]: a sort's elements and its merge buffer */
+    sort_key *keys;       /* [cap + 1]: a sort's elements */
+    int32_t *ktmp;        /* [cap + 1]: its merge buffer */
 } sorted_list;
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
@@ -306,7 +305,6 @@ typedef struct list_desc {
     size_t size;
     int (*cmp)(const void *, const void *);      /* key order */
     void (*key)(sort_key *, const void *);       /* the key's leading bytes as numbers */
-    size_t tail, tail_len; /* the key's third part, when it has one: bytes at el + tail */
     bool (*changed)(const void *, const void *); /* same key, replaced (new kind, label, weight) */
     bool (*moved)(const void *, const void *);   /* same key, new position; NULL: no "move" */
     bool del_changed;                            /* a replaced element is a "del" and an "add" */
@@ -1446,63 +1444,57 @@ polis_status polis_recorder_close(polis_recorder *r)
  * the numbers do not decide (the element's own comparison). */
 static inline int key_cmp(const list_desc *d, const sort_key *x, const sort_key *y)
 {
-    if (x->a[0] != y->a[0]) return x->a[0] < y->a[0] ? -1 : 1;
-    if (x->a[1] != y->a[1]) return x->a[1] < y->a[1] ? -1 : 1;
-    uint32_t f = x->f & y->f;
-    if (!(f & KEY_A)) return d->cmp(x->el, y->el);
-    if (x->a[2] != y->a[2]) return x->a[2] < y->a[2] ? -1 : 1;
-    if (x->a[3] != y->a[3]) return x->a[3] < y->a[3] ? -1 : 1;
-    if (!(f & KEY_B)) return d->cmp(x->el, y->el);
-    if (f & KEY_END) return 0;
-    return memcmp(x->el + d->tail, y->el + d->tail, d->tail_len);
+    uint32_t whole = x->whole & y->whole;
+    for (int p = 0; p < 3; p++) {
+        if (x->a[2 * p] != y->a[2 * p]) return x->a[2 * p] < y->a[2 * p] ? -1 : 1;
+        if (x->a[2 * p + 1] != y->a[2 * p + 1]) return x->a[2 * p + 1] < y->a[2 * p + 1] ? -1 : 1;
+        if (!(whole >> p & 1)) return d->cmp(x->el, y->el);
+    }
+    return 0;
 }
 
 #define SORT_RUN 8
 
-/* Sorts k[0 .. n) by key: runs of SORT_RUN by insertion, then merged pairwise through t[n]
- * (qsort may allocate); a pair already in order is copied. Returns the array that holds the
- * result (k or t). */
-static sort_key *sort_keys(const list_desc *d, sort_key *k, sort_key *t, size_t n)
+/* The order of k[0 .. n) by key, as indices: o[i] = i sorted in runs of SORT_RUN by insertion,
+ * then the runs merged pairwise through t[n] (qsort may allocate); a pair already in order is
+ * copied. Returns the array that holds the result (o or t). */
+static int32_t *sort_keys(const list_desc *d, const sort_key *k, int32_t *o, int32_t *t, size_t n)
 {
     for (size_t lo = 0; lo < n; lo += SORT_RUN) {
         size_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
+        o[lo] = (int32_t)lo;
         for (size_t i = lo + 1; i < hi; i++) {
-            if (key_cmp(d, &k[i - 1], &k[i]) <= 0) continue;
-            sort_key v = k[i];
             size_t j = i;
-            for (; j > lo && key_cmp(d, &k[j - 1], &v) > 0; j--) k[j] = k[j - 1];
-            k[j] = v;
+            for (; j > lo && key_cmp(d, &k[o[j - 1]], &k[i]) > 0; j--) o[j] = o[j - 1];
+            o[j] = (int32_t)i;
         }
     }
     for (size_t w = SORT_RUN; w < n; w *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, o = lo;
-            if (j < hi && key_cmp(d, &k[j - 1], &k[j]) > 0) {
-                while (i < mid && j < hi) t[o++] = key_cmp(d, &k[j], &k[i]) < 0 ? k[j++] : k[i++];
+            size_t i = lo, j = mid, x = lo;
+            if (j < hi && key_cmp(d, &k[o[j - 1]], &k[o[j]]) > 0) {
+                while (i < mid && j < hi)
+                    t[x++] = key_cmp(d, &k[o[j]], &k[o[i]]) < 0 ? o[j++] : o[i++];
             }
-            while (i < mid) t[o++] = k[i++];
-            while (j < hi) t[o++] = k[j++];
+            while (i < mid) t[x++] = o[i++];
+            while (j < hi) t[x++] = o[j++];
         }
-        sort_key *x = k;
-        k = t;
-        t = x;
+        int32_t *y = o;
+        o = t;
+        t = y;
     }
-    return k;
+    return o;
 }
 
 /* The n elements at src into dst in key order, and in ord[j] the index in src of the j-th. */
 static void sort_into(sorted_list *l, const list_desc *d, void *dst, const char *src, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        d->key(&l->keys[i], src + i * d->size);
-        l->keys[i].i = (uint32_t)i;
-    }
-    const sort_key *k = sort_keys(d, l->keys, l->ktmp, n);
-    for (size_t j = 0; j < n; j++) {
-        l->ord[j] = (int32_t)k[j].i;
-        memcpy((char *)dst + j * d->size, k[j].el, d->size);
-    }
+    for (size_t i = 0; i < n; i++) d->key(&l->keys[i], src + i * d->size);
+    const int32_t *o = sort_keys(d, l->keys, l->ord, l->ktmp, n);
+    if (o != l->ord) memcpy(l->ord, o, n * sizeof *o);
+    for (size_t j = 0; j < n; j++)
+        memcpy((char *)dst + j * d->size, src + (size_t)o[j] * d->size, d->size);
 }
 
 /* 8 bytes at p as a big-endian number: numbers ordered as memcmp orders the bytes */
@@ -1544,9 +1536,10 @@ static int cmp_edge(const void *a, const void *b)
 
 static void key_thing(sort_key *k, const void *v)
 {
-    *k = (sort_key){.a = {(uint64_t)(int64_t)((const polis_scene_thing *)v)->id ^ ((uint64_t)1 << 63)},
-                    .el = v,
-                    .f = KEY_A | KEY_B | KEY_END};
+    *k = (sort_key){
+        .a = {(uint64_t)(int64_t)((const polis_scene_thing *)v)->id ^ ((uint64_t)1 << 63)},
+        .el = v,
+        .whole = KEY_WHOLE};
 }
 
 /* A string of at most 16 bytes is all in its two numbers (NUL to the end of its array,
@@ -1554,17 +1547,17 @@ static void key_thing(sort_key *k, const void *v)
 static void key_node(sort_key *k, const void *v)
 {
     const char *id = ((const polis_scene_node *)v)->id;
-    *k = (sort_key){.a = {lead8(id), lead8(id + 8)},
-                    .el = v,
-                    .f = id[16] ? 0 : KEY_A | KEY_B | KEY_END};
+    *k = (sort_key){.a = {lead8(id), lead8(id + 8)}, .el = v, .whole = id[16] ? 6u : KEY_WHOLE};
 }
 
 static void key_edge(sort_key *k, const void *v)
 {
     const polis_scene_edge *e = v;
-    *k = (sort_key){.a = {lead8(e->from), lead8(e->from + 8), lead8(e->to), lead8(e->to + 8)},
+    *k = (sort_key){.a = {lead8(e->from), lead8(e->from + 8), lead8(e->to), lead8(e->to + 8),
+                          lead8(e->kind), lead8(e->kind + 8)},
                     .el = v,
-                    .f = (e->from[16] ? 0 : KEY_A) | (e->to[16] ? 0 : KEY_B)};
+                    .whole =
+                        (e->from[16] ? 0u : 1u) | (e->to[16] ? 0u : 2u) | (e->kind[16] ? 0u : 4u)};
 }
 
 static bool thing_changed(const void *a, const void *b)
@@ -1665,13 +1658,12 @@ static void put_edge_del(rbuf *b, num_memo *memo, const void *v)
 }
 
 static const list_desc LISTS[L_COUNT] = {
-    [L_THINGS] = {",\"things\":{", sizeof(polis_scene_thing), cmp_thing, key_thing, 0, 0,
-                  thing_changed, thing_moved, false, put_thing, put_thing_move, put_thing_del},
-    [L_NODES] = {",\"nodes\":{", sizeof(polis_scene_node), cmp_node, key_node, 0, 0, node_changed,
-                 NULL, true, put_node, NULL, put_node_del},
-    [L_EDGES] = {",\"edges\":{", sizeof(polis_scene_edge), cmp_edge, key_edge,
-                 offsetof(polis_scene_edge, kind), POLIS_SCENE_KIND_MAX, edge_changed, NULL, true,
-                 put_edge, NULL, put_edge_del},
+    [L_THINGS] = {",\"things\":{", sizeof(polis_scene_thing), cmp_thing, key_thing, thing_changed,
+                  thing_moved, false, put_thing, put_thing_move, put_thing_del},
+    [L_NODES] = {",\"nodes\":{", sizeof(polis_scene_node), cmp_node, key_node, node_changed, NULL,
+                 true, put_node, NULL, put_node_del},
+    [L_EDGES] = {",\"edges\":{", sizeof(polis_scene_edge), cmp_edge, key_edge, edge_changed, NULL,
+                 true, put_edge, NULL, put_edge_del},
 };
 
 static const void *scene_list(const polis_scene *s, int which, int32_t *n, int32_t *cap)
@@ -1725,7 +1717,7 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
         r->lists[i].idx = rec_calloc(r, 3 * ((size_t)cap + 1), sizeof(int32_t));
         r->lists[i].ord = rec_calloc(r, (size_t)cap, sizeof(int32_t));
         r->lists[i].keys = rec_calloc(r, (size_t)cap, sizeof(sort_key));
-        r->lists[i].ktmp = rec_calloc(r, (size_t)cap, sizeof(sort_key));
+        r->lists[i].ktmp = rec_calloc(r, (size_t)cap, sizeof(int32_t));
         r->lists[i].out =
             rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
         ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev && r->lists[i].idx &&
@@ -1982,8 +1974,8 @@ static int32_t sort_slots(sorted_list *l, const list_desc *d, void *dst, const c
     size_t m = 0;
     for (int32_t k = 0; k < n; k++)
         if (at[slots[k]] >= 0) d->key(&l->keys[m++], base + (size_t)at[slots[k]] * d->size);
-    const sort_key *key = sort_keys(d, l->keys, l->ktmp, m);
-    for (size_t j = 0; j < m; j++) memcpy((char *)dst + j * d->size, key[j].el, d->size);
+    const int32_t *o = sort_keys(d, l->keys, l->ord, l->ktmp, m);
+    for (size_t j = 0; j < m; j++) memcpy((char *)dst + j * d->size, l->keys[o[j]].el, d->size);
     return (int32_t)m;
 }
 

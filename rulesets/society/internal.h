@@ -400,8 +400,8 @@ typedef struct soc {
     int32_t *shown_piles; /* [cells][R] what the kept piles show (looks.c); NULL: not kept */
     /* the cells whose piles changed since the last scene (soc_pile_add), each once: a scene
      * that is not fresh looks only at these (kept piles only) */
-    uint8_t *scene_pmark;                /* [cells] */
-    int32_t *scene_plist, scene_np;      /* [cells] */
+    uint8_t *scene_pmark;           /* [cells] */
+    int32_t *scene_plist, scene_np; /* [cells] */
     const polis_scene_api *scene_api;
 } soc;
 

@@ -7,8 +7,9 @@
  * the RGB renderer draw from it.
  *
  * The piles are a kept list ("scene" host API, version 2), a slot per resource per cell (the
- * pile's thing id): a scene compares the piles with those it shows, a block of cells at a
- * time, and puts or clears only the slots whose amount changed.
+ * pile's thing id): a fresh scene compares the piles with those it shows, a block of cells at
+ * a time, a later one only the cells soc_pile_add marked since, and either puts or clears only
+ * the slots whose amount changed.
  */
 #include <stdio.h>
 #include <string.h>
