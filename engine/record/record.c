@@ -260,6 +260,19 @@ static void rb_f64(rbuf *b, num_memo *memo, double v)
     if (rb_room(b, FLOAT_MAXLEN)) b->len = (size_t)(put_f64(b->p + b->len, memo, v) - b->p);
 }
 
+/* An element of a list being sorted, with its key's leading bytes as numbers: up to three
+ * parts (a thing's id; a node's id; an edge's source, target and kind), each part's first 16
+ * bytes as two big-endian numbers, and in `whole` the parts they hold whole (a string of at
+ * most 16 bytes: the rest of its array is NUL), so that most comparisons compare numbers and
+ * the rest compare the elements' keys (list_desc.cmp). */
+typedef struct sort_key {
+    uint64_t a[6];
+    const char *el;
+    uint32_t whole; /* bit p: part p is all in a[2p], a[2p + 1] */
+} sort_key;
+
+#define KEY_WHOLE 7u
+
 /* A list of the scene (things, nodes or edges) as the diff needs it: sorted by key. */
 typedef struct sorted_list {
     const void *el; /* the scene's own array when it came sorted, else `copy` */
@@ -281,6 +294,8 @@ typedef struct sorted_list {
     int32_t *kpos, *kchg; /* [kslots + 1] */
     int32_t *kslot;       /* [cap + 1] */
     void *knew;           /* [cap + 1] */
+    sort_key *keys;       /* [cap + 1]: a sort's elements */
+    int32_t *ktmp;        /* [cap + 1]: its merge buffer */
 } sorted_list;
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
@@ -289,6 +304,7 @@ typedef struct list_desc {
     const char *member; /* ",\"things\":{" */
     size_t size;
     int (*cmp)(const void *, const void *);      /* key order */
+    void (*key)(sort_key *, const void *);       /* the key's leading bytes as numbers */
     bool (*changed)(const void *, const void *); /* same key, replaced (new kind, label, weight) */
     bool (*moved)(const void *, const void *);   /* same key, new position; NULL: no "move" */
     bool del_changed;                            /* a replaced element is a "del" and an "add" */
@@ -1307,6 +1323,8 @@ static void rec_free(polis_recorder *r)
         free(r->lists[i].kchg);
         free(r->lists[i].kslot);
         free(r->lists[i].knew);
+        free(r->lists[i].keys);
+        free(r->lists[i].ktmp);
     }
     free(r);
 }
@@ -1422,41 +1440,72 @@ polis_status polis_recorder_close(polis_recorder *r)
 
 /* ---- scenes ----------------------------------------------------------------------------- */
 
-/* The n elements of `size` bytes at src into dst in key order: a heapsort (qsort may
- * allocate) of their indices in ord[n] (moving 4 bytes a swap, not an element), then one copy
- * of each element. */
-static void sort_into(void *dst, const void *src, int32_t *ord, size_t n, size_t size,
-                      int (*cmp)(const void *, const void *))
+/* Two keys in the list's order: their leading numbers, then the rest of the key only where
+ * the numbers do not decide (the element's own comparison). */
+static inline int key_cmp(const list_desc *d, const sort_key *x, const sort_key *y)
 {
-    const char *a = src;
-    for (size_t i = 0; i < n; i++) ord[i] = (int32_t)i;
-#define EL(i) (a + (size_t)ord[i] * size)
-#define SWAP(i, j)                                                                                 \
-    do {                                                                                           \
-        int32_t t_ = ord[i];                                                                       \
-        ord[i] = ord[j];                                                                           \
-        ord[j] = t_;                                                                               \
-    } while (0)
-    for (size_t start = n / 2; start-- > 0;) {
-        size_t root = start;
-        for (size_t child; (child = 2 * root + 1) < n; root = child) {
-            if (child + 1 < n && cmp(EL(child), EL(child + 1)) < 0) child++;
-            if (cmp(EL(root), EL(child)) >= 0) break;
-            SWAP(root, child);
+    uint32_t whole = x->whole & y->whole;
+    for (int p = 0; p < 3; p++) {
+        if (x->a[2 * p] != y->a[2 * p]) return x->a[2 * p] < y->a[2 * p] ? -1 : 1;
+        if (x->a[2 * p + 1] != y->a[2 * p + 1]) return x->a[2 * p + 1] < y->a[2 * p + 1] ? -1 : 1;
+        if (!(whole >> p & 1)) return d->cmp(x->el, y->el);
+    }
+    return 0;
+}
+
+#define SORT_RUN 8
+
+/* The order of k[0 .. n) by key, as indices: o[i] = i sorted in runs of SORT_RUN by insertion,
+ * then the runs merged pairwise through t[n] (qsort may allocate); a pair already in order is
+ * copied. Returns the array that holds the result (o or t). */
+static int32_t *sort_keys(const list_desc *d, const sort_key *k, int32_t *o, int32_t *t, size_t n)
+{
+    for (size_t lo = 0; lo < n; lo += SORT_RUN) {
+        size_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
+        o[lo] = (int32_t)lo;
+        for (size_t i = lo + 1; i < hi; i++) {
+            size_t j = i;
+            for (; j > lo && key_cmp(d, &k[o[j - 1]], &k[i]) > 0; j--) o[j] = o[j - 1];
+            o[j] = (int32_t)i;
         }
     }
-    for (size_t end = n; end-- > 1;) {
-        SWAP(0, end);
-        size_t root = 0;
-        for (size_t child; (child = 2 * root + 1) < end; root = child) {
-            if (child + 1 < end && cmp(EL(child), EL(child + 1)) < 0) child++;
-            if (cmp(EL(root), EL(child)) >= 0) break;
-            SWAP(root, child);
+    for (size_t w = SORT_RUN; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, x = lo;
+            if (j < hi && key_cmp(d, &k[o[j - 1]], &k[o[j]]) > 0) {
+                while (i < mid && j < hi)
+                    t[x++] = key_cmp(d, &k[o[j]], &k[o[i]]) < 0 ? o[j++] : o[i++];
+            }
+            while (i < mid) t[x++] = o[i++];
+            while (j < hi) t[x++] = o[j++];
         }
+        int32_t *y = o;
+        o = t;
+        t = y;
     }
-#undef SWAP
-#undef EL
-    for (size_t i = 0; i < n; i++) memcpy((char *)dst + i * size, a + (size_t)ord[i] * size, size);
+    return o;
+}
+
+/* The n elements at src into dst in key order, and in ord[j] the index in src of the j-th. */
+static void sort_into(sorted_list *l, const list_desc *d, void *dst, const char *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) d->key(&l->keys[i], src + i * d->size);
+    const int32_t *o = sort_keys(d, l->keys, l->ord, l->ktmp, n);
+    if (o != l->ord) memcpy(l->ord, o, n * sizeof *o);
+    for (size_t j = 0; j < n; j++)
+        memcpy((char *)dst + j * d->size, src + (size_t)o[j] * d->size, d->size);
+}
+
+/* 8 bytes at p as a big-endian number: numbers ordered as memcmp orders the bytes */
+static inline uint64_t lead8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
 }
 
 static int cmp_thing(const void *a, const void *b)
@@ -1483,6 +1532,32 @@ static int cmp_edge(const void *a, const void *b)
                        offsetof(polis_scene_edge, kind) == 2 * POLIS_SCENE_ID_MAX,
                    "an edge's keys are adjacent arrays");
     return memcmp(a, b, EDGE_KEY);
+}
+
+static void key_thing(sort_key *k, const void *v)
+{
+    *k = (sort_key){
+        .a = {(uint64_t)(int64_t)((const polis_scene_thing *)v)->id ^ ((uint64_t)1 << 63)},
+        .el = v,
+        .whole = KEY_WHOLE};
+}
+
+/* A string of at most 16 bytes is all in its two numbers (NUL to the end of its array,
+ * types.h). */
+static void key_node(sort_key *k, const void *v)
+{
+    const char *id = ((const polis_scene_node *)v)->id;
+    *k = (sort_key){.a = {lead8(id), lead8(id + 8)}, .el = v, .whole = id[16] ? 6u : KEY_WHOLE};
+}
+
+static void key_edge(sort_key *k, const void *v)
+{
+    const polis_scene_edge *e = v;
+    *k = (sort_key){.a = {lead8(e->from), lead8(e->from + 8), lead8(e->to), lead8(e->to + 8),
+                          lead8(e->kind), lead8(e->kind + 8)},
+                    .el = v,
+                    .whole =
+                        (e->from[16] ? 0u : 1u) | (e->to[16] ? 0u : 2u) | (e->kind[16] ? 0u : 4u)};
 }
 
 static bool thing_changed(const void *a, const void *b)
@@ -1583,12 +1658,12 @@ static void put_edge_del(rbuf *b, num_memo *memo, const void *v)
 }
 
 static const list_desc LISTS[L_COUNT] = {
-    [L_THINGS] = {",\"things\":{", sizeof(polis_scene_thing), cmp_thing, thing_changed, thing_moved,
-                  false, put_thing, put_thing_move, put_thing_del},
-    [L_NODES] = {",\"nodes\":{", sizeof(polis_scene_node), cmp_node, node_changed, NULL, true,
-                 put_node, NULL, put_node_del},
-    [L_EDGES] = {",\"edges\":{", sizeof(polis_scene_edge), cmp_edge, edge_changed, NULL, true,
-                 put_edge, NULL, put_edge_del},
+    [L_THINGS] = {",\"things\":{", sizeof(polis_scene_thing), cmp_thing, key_thing, thing_changed,
+                  thing_moved, false, put_thing, put_thing_move, put_thing_del},
+    [L_NODES] = {",\"nodes\":{", sizeof(polis_scene_node), cmp_node, key_node, node_changed, NULL,
+                 true, put_node, NULL, put_node_del},
+    [L_EDGES] = {",\"edges\":{", sizeof(polis_scene_edge), cmp_edge, key_edge, edge_changed, NULL,
+                 true, put_edge, NULL, put_edge_del},
 };
 
 static const void *scene_list(const polis_scene *s, int which, int32_t *n, int32_t *cap)
@@ -1641,10 +1716,12 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
         r->lists[i].cap = cap;
         r->lists[i].idx = rec_calloc(r, 3 * ((size_t)cap + 1), sizeof(int32_t));
         r->lists[i].ord = rec_calloc(r, (size_t)cap, sizeof(int32_t));
+        r->lists[i].keys = rec_calloc(r, (size_t)cap, sizeof(sort_key));
+        r->lists[i].ktmp = rec_calloc(r, (size_t)cap, sizeof(int32_t));
         r->lists[i].out =
             rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
         ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev && r->lists[i].idx &&
-             r->lists[i].out && r->lists[i].ord;
+             r->lists[i].out && r->lists[i].ord && r->lists[i].keys && r->lists[i].ktmp;
         polis_scene_kept kp;
         if (polis_env_scene_kept(r->env, i, &kp) == POLIS_OK && kp.slots > 0) {
             sorted_list *l = &r->lists[i];
@@ -1693,7 +1770,7 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
         l->fast = l->kept && polis_env_scene_kept(r->env, i, &kp) == POLIS_OK && kp.whole;
         if (l->fast) continue; /* sorted only for a keyframe (sort_kept) */
         if (l->kept) { /* another plugin appended to the list: the previous one in key order */
-            sort_into(l->raw, l->prev, l->ord, (size_t)l->n_prev, d->size, d->cmp);
+            sort_into(l, d, l->raw, l->prev, (size_t)l->n_prev);
             memcpy(l->prev, l->raw, (size_t)l->n_prev * d->size);
             l->n_raw = -1;
             l->kept = false;
@@ -1723,7 +1800,7 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                 /* a game without things, nodes or edges has no such buffers: n is 0 here */
                 memcpy(l->raw, el, bytes);
                 l->n_raw = l->n;
-                sort_into(l->copy, el, l->ord, (size_t)l->n, d->size, d->cmp);
+                sort_into(l, d, l->copy, el, (size_t)l->n);
                 l->el = l->copy;
                 break;
             }
@@ -1762,7 +1839,7 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
         if (!l->fast) continue;
         int32_t cap;
         const void *el = scene_list(s, i, &l->n, &cap);
-        sort_into(l->copy, el, l->ord, (size_t)l->n, LISTS[i].size, LISTS[i].cmp);
+        sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
         l->el = l->copy;
         l->n_raw = -1;
     }
@@ -1889,23 +1966,17 @@ static void merge_lists(polis_recorder *r, int which, const char *cur, int32_t n
     }
 }
 
-/* The changed elements of a kept list in key order: few, and often in order already (slots
- * numbered as their keys, Survival's mobs): an insertion sort of their indices then. */
-static void sort_changed(void *dst, const void *src, int32_t *ord, size_t n, const list_desc *d)
+/* The elements of the kept slots listed in slots[0 .. n) that are not empty (at[slot] >= 0:
+ * the element at base + at[slot] * size) into dst in key order; returns how many. */
+static int32_t sort_slots(sorted_list *l, const list_desc *d, void *dst, const char *base,
+                          const int32_t *at, const int32_t *slots, int32_t n)
 {
-    if (n > 32) {
-        sort_into(dst, src, ord, n, d->size, d->cmp);
-        return;
-    }
-    const char *a = src;
-    for (size_t i = 0; i < n; i++) {
-        size_t j = i;
-        for (; j > 0 && d->cmp(a + (size_t)ord[j - 1] * d->size, a + i * d->size) > 0; j--)
-            ord[j] = ord[j - 1];
-        ord[j] = (int32_t)i;
-    }
-    for (size_t i = 0; i < n; i++)
-        memcpy((char *)dst + i * d->size, a + (size_t)ord[i] * d->size, d->size);
+    size_t m = 0;
+    for (int32_t k = 0; k < n; k++)
+        if (at[slots[k]] >= 0) d->key(&l->keys[m++], base + (size_t)at[slots[k]] * d->size);
+    const int32_t *o = sort_keys(d, l->keys, l->ord, l->ktmp, m);
+    for (size_t j = 0; j < m; j++) memcpy((char *)dst + j * d->size, l->keys[o[j]].el, d->size);
+    return (int32_t)m;
 }
 
 /* A kept list's member of a step line: the old and the new elements of the slots changed
@@ -1919,21 +1990,12 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     polis_scene_kept kp;
     int32_t n, cap;
     const char *el = scene_list(s, which, &n, &cap);
-    char *prev = l->prev, *raw = l->raw;
+    char *prev = l->prev;
     if (polis_env_scene_kept(r->env, which, &kp) != POLIS_OK) return;
     int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
-    int32_t no = 0, nn = 0;
-    for (int32_t k = 0; k < nch; k++)
-        if (l->kpos[l->kchg[k]] >= 0)
-            memcpy(raw + (size_t)no++ * d->size, prev + (size_t)l->kpos[l->kchg[k]] * d->size,
-                   d->size);
-    sort_changed(l->copy, raw, l->ord, (size_t)no, d);
-    for (int32_t k = 0; k < nch; k++)
-        if (kp.where[l->kchg[k]] >= 0)
-            memcpy(raw + (size_t)nn++ * d->size, el + (size_t)kp.where[l->kchg[k]] * d->size,
-                   d->size);
-    sort_changed(l->knew, raw, l->ord, (size_t)nn, d);
-    l->n_raw = -1; /* raw no longer holds the list copy was sorted from */
+    int32_t no = sort_slots(l, d, l->copy, prev, l->kpos, l->kchg, nch);
+    int32_t nn = sort_slots(l, d, l->knew, el, kp.where, l->kchg, nch);
+    l->n_raw = -1; /* copy no longer holds the sort of raw */
     merge_lists(r, which, l->knew, nn, l->copy, no);
     for (int32_t k = 0; k < nch; k++) {
         int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];

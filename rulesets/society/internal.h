@@ -398,6 +398,10 @@ typedef struct soc {
      * changed neither says so (the "scene" host API) instead of rewriting them */
     int32_t *shown_blocks, *shown_recipes;
     int32_t *shown_piles; /* [cells][R] what the kept piles show (looks.c); NULL: not kept */
+    /* the cells whose piles changed since the last scene (soc_pile_add), each once: a scene
+     * that is not fresh looks only at these (kept piles only) */
+    uint8_t *scene_pmark;           /* [cells] */
+    int32_t *scene_plist, scene_np; /* [cells] */
     const polis_scene_api *scene_api;
 } soc;
 
@@ -532,6 +536,15 @@ static inline void soc_obs_pile_changed(soc *s, int32_t cell)
     if (s->lv_pmark && !s->lv_pmark[cell]) {
         s->lv_pmark[cell] = 1;
         s->lv_plist[s->lv_np++] = cell;
+    }
+}
+
+/* A pile of cell changed (soc_pile_add): the next scene puts or clears its slots. */
+static inline void soc_scene_pile_changed(soc *s, int32_t cell)
+{
+    if (s->scene_pmark && !s->scene_pmark[cell]) {
+        s->scene_pmark[cell] = 1;
+        s->scene_plist[s->scene_np++] = cell;
     }
 }
 

@@ -7,8 +7,9 @@
  * the RGB renderer draw from it.
  *
  * The piles are a kept list ("scene" host API, version 2), a slot per resource per cell (the
- * pile's thing id): a scene compares the piles with those it shows, a block of cells at a
- * time, and puts or clears only the slots whose amount changed.
+ * pile's thing id): a fresh scene compares the piles with those it shows, a block of cells at
+ * a time, a later one only the cells soc_pile_add marked since, and either puts or clears only
+ * the slots whose amount changed.
  */
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,29 @@ static const char *amount(char label[16], int32_t n)
     return e;
 }
 
+/* The kept pile slots k0 .. k1 - 1 whose amount differs from what they show put or cleared. */
+static polis_status put_piles(polis_ctx *ctx, soc *s, polis_scene *sc, int32_t k0, int32_t k1)
+{
+    const int32_t R = s->R, W = s->W, *piles = s->piles;
+    int32_t *shown = s->shown_piles;
+    for (int32_t k = k0; k < k1; k++) {
+        int32_t n = piles[k];
+        if (n == shown[k]) continue;
+        polis_status st = POLIS_OK;
+        if (n > 0) {
+            char label[16];
+            int32_t c = k / R;
+            st = s->scene_api->thing_put(ctx, sc, k, k, s->kind_res0 + k % R, c % W, c / W,
+                                         amount(label, n));
+        } else if (shown[k] > 0) {
+            st = s->scene_api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, k);
+        }
+        if (st) return st;
+        shown[k] = n;
+    }
+    return POLIS_OK;
+}
+
 static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 {
     soc *s = ud;
@@ -82,25 +106,22 @@ static polis_status soc_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     const int32_t *piles = s->piles;
     if (s->shown_piles) { /* kept */
         int32_t *shown = s->shown_piles, n_slots = cells * R;
-        if (fresh) memset(shown, 0, (size_t)n_slots * sizeof *shown); /* every slot emptied */
-        for (int32_t k0 = 0; k0 < n_slots; k0 += SOC_PILE_BLOCK) {
-            int32_t k1 = k0 + SOC_PILE_BLOCK < n_slots ? k0 + SOC_PILE_BLOCK : n_slots;
-            if (memcmp(piles + k0, shown + k0, (size_t)(k1 - k0) * sizeof *piles) == 0) continue;
-            for (int32_t k = k0; k < k1; k++) {
-                int32_t n = piles[k];
-                if (n == shown[k]) continue;
-                if (n > 0) {
-                    char label[16];
-                    int32_t c = k / R;
-                    st = s->scene_api->thing_put(ctx, sc, k, k, kind_res0 + k % R, c % W, c / W,
-                                                 amount(label, n));
-                } else if (shown[k] > 0) {
-                    st = s->scene_api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, k);
-                }
-                if (st) return st;
-                shown[k] = n;
+        if (fresh) { /* every slot emptied: all compared, a block at a time */
+            memset(shown, 0, (size_t)n_slots * sizeof *shown);
+            for (int32_t k0 = 0; k0 < n_slots; k0 += SOC_PILE_BLOCK) {
+                int32_t k1 = k0 + SOC_PILE_BLOCK < n_slots ? k0 + SOC_PILE_BLOCK : n_slots;
+                if (memcmp(piles + k0, shown + k0, (size_t)(k1 - k0) * sizeof *piles) == 0)
+                    continue;
+                if ((st = put_piles(ctx, s, sc, k0, k1))) return st;
+            }
+        } else { /* only the cells soc_pile_add marked */
+            for (int32_t i = 0; i < s->scene_np; i++) {
+                int32_t k0 = s->scene_plist[i] * R;
+                if ((st = put_piles(ctx, s, sc, k0, k0 + R))) return st;
             }
         }
+        for (int32_t i = 0; i < s->scene_np; i++) s->scene_pmark[s->scene_plist[i]] = 0;
+        s->scene_np = 0;
         goto agents;
     }
     for (int32_t c = 0; c < cells; c++) {
@@ -188,5 +209,7 @@ polis_status soc_register_looks(soc *s)
     if (piles < 1 || piles > SOC_KEPT_PILES_MAX) return POLIS_OK; /* appended at every scene */
     if ((st = s->scene_api->list_keep(ctx, POLIS_SCENE_THINGS, (int32_t)piles))) return st;
     s->shown_piles = soc_alloc(s, (size_t)piles * sizeof *s->shown_piles);
-    return s->shown_piles ? POLIS_OK : POLIS_ERR_NOMEM;
+    s->scene_pmark = soc_alloc(s, (size_t)s->cells * sizeof *s->scene_pmark);
+    s->scene_plist = soc_alloc(s, (size_t)s->cells * sizeof *s->scene_plist);
+    return s->shown_piles && s->scene_pmark && s->scene_plist ? POLIS_OK : POLIS_ERR_NOMEM;
 }

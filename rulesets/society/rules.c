@@ -77,6 +77,7 @@ void soc_pile_add(soc *s, int32_t cell, int32_t r, int32_t delta)
     if (before == 0 && *p > 0) s->kinds[cell]++;
     if (before > 0 && *p == 0) s->kinds[cell]--;
     soc_obs_pile_changed(s, cell);
+    soc_scene_pile_changed(s, cell);
 }
 
 /* ---- pick, dump, produce ------------------------------------------------------------------ */

@@ -514,6 +514,54 @@ static void test_lua_keep(void)
     CHECK_CONTAINS(err, "polis.look: keep[1] must be the name of a layer, not number");
 }
 
+/* Edges whose ends share their first 15, 16 or 17 bytes, or are longer than 16 bytes (where
+ * the recorder's sort compares the strings, not the numbers it reads of their first 16
+ * bytes), and one pair with three kinds, appended in another order at each tick: the keyframe
+ * and the step lines list them as strcmp orders (source, target, kind). */
+static const char *LUA_EDGE_ORDER =
+    "local P, Q, B, O = 'abcdefghijklmnop', 'abcdefghijklmnopq', 'abcdefghijklmnopb',\n"
+    "  'abcdefghijklmno'\n"
+    "polis.look{map = {1, 1}, edges = 9, scene = function(s)\n"
+    "  local e = {{Q, 'x', 'k'}, {P, 'x', 'k'}, {B, 'x', 'k'}, {O, 'x', 'k'},\n"
+    "             {'agent_a', Q, 'k'}, {'agent_a', P, 'k'}, {'agent_a', P, 'j'},\n"
+    "             {'agent_a', P, 'kk'}}\n"
+    "  if polis.tick() == 1 then\n"
+    "    table.remove(e, 7); table.remove(e, 3); e[#e + 1] = {'abcdefghijklmnopa', 'x', 'k'}\n"
+    "  end\n"
+    "  local n, t = #e, polis.tick()\n"
+    "  for i = 1, n do local v = e[(i * 5 + t) % n + 1]; s:edge(v[1], v[2], v[3], 1) end\n"
+    "end}\n";
+
+static void test_edge_order(void)
+{
+    polis_env *env = lua_env(LUA_EDGE_ORDER, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    static lines l;
+    polis_recorder *rec = probe_recorder(env, &l);
+    CHECK_CONTAINS(l.text, "\"edges\":[[\"abcdefghijklmno\",\"x\",\"k\",1],"
+                           "[\"abcdefghijklmnop\",\"x\",\"k\",1],"
+                           "[\"abcdefghijklmnopb\",\"x\",\"k\",1],"
+                           "[\"abcdefghijklmnopq\",\"x\",\"k\",1],"
+                           "[\"agent_a\",\"abcdefghijklmnop\",\"j\",1],"
+                           "[\"agent_a\",\"abcdefghijklmnop\",\"k\",1],"
+                           "[\"agent_a\",\"abcdefghijklmnop\",\"kk\",1],"
+                           "[\"agent_a\",\"abcdefghijklmnopq\",\"k\",1]]}\n");
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK_CONTAINS(l.text, "\"edges\":{\"add\":[[\"abcdefghijklmnopa\",\"x\",\"k\",1]],"
+                           "\"del\":[[\"abcdefghijklmnopb\",\"x\",\"k\"],"
+                           "[\"agent_a\",\"abcdefghijklmnop\",\"j\"]]}}\n");
+    size_t before = l.len;
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK_CONTAINS(l.text + before, "\"edges\":{\"add\":[[\"abcdefghijklmnopb\",\"x\",\"k\",1],"
+                                    "[\"agent_a\",\"abcdefghijklmnop\",\"j\",1]],"
+                                    "\"del\":[[\"abcdefghijklmnopa\",\"x\",\"k\"]]}}\n");
+    polis_recorder_close(rec);
+    polis_env_destroy(env);
+}
+
 /* ---- files: written by the recorder's writer thread ------------------------------------- */
 
 typedef struct all_lines {
@@ -810,5 +858,6 @@ int main(void)
     test_recorder_no_alloc();
     test_recorder_files();
     test_lua_keep();
+    test_edge_order();
     CHECK_DONE();
 }
