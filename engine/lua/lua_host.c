@@ -532,10 +532,54 @@ static int body_reward(lua_State *L)
     return 0;
 }
 
+/* The place of a table the host reads (where it was registered), for its errors. */
+static const char *table_place(const polis__lua_cb *cb)
+{
+    return cb->where ? cb->where : cb->s->display;
+}
+
+/* polis.reward(name, t): t[agent] for every agent, read without running any Lua (raw reads
+ * neither raise nor allocate), so no protected call. */
+static polis_status read_reward_table(const polis__lua_cb *cb, float *out)
+{
+    polis__lua_script *s = cb->s;
+    lua_State *L = s->L;
+    if (!lua_checkstack(L, 2)) {
+        s->h->error(s->ctx, "%s: out of memory", s->display);
+        return POLIS_ERR_NOMEM;
+    }
+    int32_t n = s->h->n_agents(s->ctx);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+    for (int32_t agent = 0; agent < n; agent++) {
+        int t = lua_rawgeti(L, -1, agent);
+        double v = t == LUA_TNUMBER ? lua_tonumber(L, -1) : 0.0;
+        lua_pop(L, 1);
+        if (t != LUA_TNUMBER) {
+            lua_pop(L, 1);
+            s->h->error(s->ctx,
+                        "%s: reward '%s': the table's [%d] (agent %d) is %s, expected a number",
+                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t));
+            return POLIS_ERR_SCRIPT;
+        }
+        if (!isfinite(v) || fabs(v) > FLT_MAX) {
+            lua_pop(L, 1);
+            s->h->error(s->ctx,
+                        "%s: reward '%s': the table's [%d] (agent %d) = " LUA_NUMBER_FMT
+                        " is not a finite 32-bit float",
+                        table_place(cb), cb->name, (int)agent, (int)agent, v);
+            return POLIS_ERR_SCRIPT;
+        }
+        out[agent] = (float)v;
+    }
+    lua_pop(L, 1);
+    return POLIS_OK;
+}
+
 polis_status polis__lua_tramp_reward(polis_ctx *ctx, void *ud, float *out)
 {
     (void)ctx;
     call_args a = {.cb = ud, .rewards = out};
+    if (a.cb->source == POLIS__LUA_TABLE) return read_reward_table(a.cb, out);
     return run_protected(a.cb->s, body_reward, &a);
 }
 
@@ -900,16 +944,94 @@ polis_status polis__lua_tramp_event(polis_ctx *ctx, void *ud, const polis_event 
     return run_protected(a.cb->s, body_event, &a);
 }
 
+/* polis.observation{values = t}: t[agent] is nil (the field stays 0), a number (a field of
+ * one element) or an array of the field's elements; read without running any Lua. */
+static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
+{
+    polis__lua_script *s = cb->s;
+    lua_State *L = s->L;
+    if (!lua_checkstack(L, 3)) {
+        s->h->error(s->ctx, "%s: out of memory", s->display);
+        defer_failure(s, POLIS_ERR_NOMEM);
+        return;
+    }
+    int top = lua_gettop(L);
+    char why[160];
+    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+    int t = lua_rawgeti(L, -1, agent);
+    if (t == LUA_TNUMBER && cb->count == 1) {
+        if (!polis__lua_obs_store(L, -1, cb->dtype, dst, 0, why, sizeof why)) {
+            s->h->error(s->ctx, "%s: observation '%s': the table's [%d] (agent %d): %s",
+                        table_place(cb), cb->name, (int)agent, (int)agent, why);
+            defer_failure(s, POLIS_ERR_SCRIPT);
+        }
+    } else if (t == LUA_TTABLE) {
+        for (size_t i = 0; i < cb->count; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i + 1);
+            bool ok = polis__lua_obs_store(L, -1, cb->dtype, dst, i, why, sizeof why);
+            lua_pop(L, 1);
+            if (!ok) {
+                s->h->error(s->ctx, "%s: observation '%s': the table's [%d][%d] (agent %d): %s",
+                            table_place(cb), cb->name, (int)agent, (int)i + 1, (int)agent, why);
+                defer_failure(s, POLIS_ERR_SCRIPT);
+                break;
+            }
+        }
+    } else if (t != LUA_TNIL) {
+        if (cb->count == 1)
+            s->h->error(s->ctx,
+                        "%s: observation '%s': the table's [%d] (agent %d) is %s, expected a "
+                        "number or nil",
+                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t));
+        else
+            s->h->error(s->ctx,
+                        "%s: observation '%s': the table's [%d] (agent %d) is %s, expected an "
+                        "array of %d numbers or nil",
+                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t),
+                        (int)cb->count);
+        defer_failure(s, POLIS_ERR_SCRIPT);
+    }
+    lua_settop(L, top);
+}
+
 void polis__lua_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     (void)ctx;
     const polis__lua_cb *cb = ud;
     polis__lua_script *s = cb->s;
-    memset(dst, 0, cb->count * polis_dtype_size(cb->dtype));
+    size_t nbytes = cb->count * polis_dtype_size(cb->dtype);
+    memset(dst, 0, nbytes);
+    if (cb->source == POLIS__LUA_WRITE_ALL && agent == 0 && s->env->cb_status == POLIS_OK) {
+        /* The kernel writes a field for agents 0, 1, ... in turn (env.c,
+         * write_observations): agent 0's call runs write_all for every agent, the others
+         * copy their slice of what it wrote. */
+        memset(cb->stage, 0, cb->stage_bytes);
+        polis__lua_obs_view saved = *s->obs;
+        *s->obs = (polis__lua_obs_view){.p = cb->stage,
+                                        .count = cb->stage_bytes / polis_dtype_size(cb->dtype),
+                                        .stride = cb->count,
+                                        .dtype = cb->dtype,
+                                        .cb = cb,
+                                        .agent = 0};
+        polis_status st = run_direct(s, cb->fn, -1, s->obs_ref);
+        *s->obs = saved;
+        if (st != POLIS_OK) defer_failure(s, st);
+    }
     if (s->env->cb_status != POLIS_OK) return;
+    switch (cb->source) {
+    case POLIS__LUA_WRITE_ALL:
+        memcpy(dst, (const uint8_t *)cb->stage + (size_t)agent * nbytes, nbytes);
+        return;
+    case POLIS__LUA_TABLE: read_obs_table(cb, agent, dst); return;
+    case POLIS__LUA_FUNCTION: break;
+    }
     polis__lua_obs_view saved = *s->obs;
-    *s->obs = (polis__lua_obs_view){
-        .p = dst, .count = cb->count, .dtype = cb->dtype, .cb = cb, .agent = agent};
+    *s->obs = (polis__lua_obs_view){.p = dst,
+                                    .count = cb->count,
+                                    .stride = cb->count,
+                                    .dtype = cb->dtype,
+                                    .cb = cb,
+                                    .agent = agent};
     polis_status st = run_direct(s, cb->fn, agent, s->obs_ref);
     *s->obs = saved;
     if (st != POLIS_OK) defer_failure(s, st);
@@ -1241,6 +1363,8 @@ static void script_free(polis_env *env, polis__lua_script *s)
     for (polis__lua_cb *cb = s->cbs, *next; cb; cb = next) {
         next = cb->next;
         polis__strfree(env, cb->name);
+        polis__strfree(env, cb->where);
+        if (cb->stage) polis__free(env, cb->stage, cb->stage_bytes);
         polis__free(env, cb, sizeof *cb);
     }
     if (s->chunkname) polis__free(env, s->chunkname, strlen(s->chunkname) + 1);

@@ -557,6 +557,14 @@ int polis__lua_grid_view(lua_State *L)
                           "polis.grid_view: a %Ix%I window from element %I does not fit "
                           "observation '%s' (%d elements)",
                           rows, cols, first, v->cb->name, (int)v->count);
+    /* in a write_all buffer the window stays in one agent's slice */
+    if ((size_t)(first - 1) / v->stride != (size_t)(first - 2 + rows * cols) / v->stride)
+        return luaL_error(L,
+                          "polis.grid_view: a %Ix%I window from element %I runs from agent "
+                          "%d's elements of observation '%s' into agent %d's (%d elements each)",
+                          rows, cols, first, (int)polis__lua_obs_agent(v, (size_t)(first - 1)),
+                          v->cb->name, (int)polis__lua_obs_agent(v, (size_t)(first - 2 + rows * cols)),
+                          (int)v->stride);
     lua_Integer lo, hi;
     switch (v->dtype) {
     case POLIS_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
@@ -631,7 +639,8 @@ int polis__lua_grid_view(lua_State *L)
                                   "polis.grid_view: cell (%I, %I) of layer %I holds %I, outside "
                                   "the %s range of observation '%s' (agent %d)",
                                   (lua_Integer)ex, (lua_Integer)ey, layer, (lua_Integer)val,
-                                  polis_dtype_name(v->dtype), v->cb->name, (int)v->agent);
+                                  polis_dtype_name(v->dtype), v->cb->name,
+                                  (int)polis__lua_obs_agent(v, i));
             }
             switch (v->dtype) {
             case POLIS_DTYPE_U8: ((uint8_t *)v->p)[i] = (uint8_t)val; break;
