@@ -511,9 +511,10 @@ static void clip_span(int64_t p0, int64_t d, int64_t n, int64_t *on, int64_t *of
     if (b < *off) *off = b;
 }
 
-/* polis.grid_view(buf, layer, x, y, facing, ahead, behind, left, right [, outside [, first]]):
- * the egocentric window of a layer, rotated so the agent at (x, y) facing `facing` (0 north,
- * 1 east, 2 south, 3 west) looks up, copied into an observation buffer in C. A window drawn
+/* polis.grid_view(buf, layer, x, y, facing, ahead, behind, left, right [, outside [, first
+ * [, center]]]): the egocentric window of a layer, rotated so the agent at (x, y) facing
+ * `facing` (0 north, 1 east, 2 south, 3 west) looks up, copied into an observation buffer in
+ * C; `center`, when given, is written in place of the layer's value at (x, y). A window drawn
  * cell by cell from Lua costs one metamethod call per cell, which dominates a Lua game's
  * step (docs/performance.md, "commons"). */
 int polis__lua_grid_view(lua_State *L)
@@ -539,6 +540,8 @@ int polis__lua_grid_view(lua_State *L)
     }
     lua_Integer outside = lua_isnoneornil(L, 10) ? 0 : int_arg(L, 10);
     lua_Integer first = lua_isnoneornil(L, 11) ? 1 : int_arg(L, 11);
+    bool has_center = !lua_isnoneornil(L, 12);
+    lua_Integer center = has_center ? int_arg(L, 12) : 0;
     if (!g->cells)
         return luaL_error(L, "polis.grid_view: the grid has no cells until the first reset");
     if (layer < 0 || layer >= g->layers)
@@ -577,6 +580,11 @@ int polis__lua_grid_view(lua_State *L)
                           "polis.grid_view: outside value %I does not fit observation '%s' "
                           "(%s)",
                           outside, v->cb->name, polis_dtype_name(v->dtype));
+    if (has_center && (center < lo || center > hi))
+        return luaL_error(L,
+                          "polis.grid_view: center value %I does not fit observation '%s' "
+                          "(%s)",
+                          center, v->cb->name, polis_dtype_name(v->dtype));
     /* forward and right unit vectors of each facing */
     static const int fx[4] = {0, 1, 0, -1}, fy[4] = {-1, 0, 1, 0};
     int64_t ax = fx[facing], ay = fy[facing];
@@ -649,6 +657,16 @@ int polis__lua_grid_view(lua_State *L)
             case POLIS_DTYPE_I32: ((int32_t *)v->p)[i] = (int32_t)val; break;
             case POLIS_DTYPE_F32: ((float *)v->p)[i] = (float)val; break;
             }
+        }
+    }
+    if (has_center) {
+        size_t at = (size_t)(first - 1) + (size_t)(span[0] * cols + span[2]);
+        switch (v->dtype) {
+        case POLIS_DTYPE_U8: ((uint8_t *)v->p)[at] = (uint8_t)center; break;
+        case POLIS_DTYPE_I8: ((int8_t *)v->p)[at] = (int8_t)center; break;
+        case POLIS_DTYPE_I16: ((int16_t *)v->p)[at] = (int16_t)center; break;
+        case POLIS_DTYPE_I32: ((int32_t *)v->p)[at] = (int32_t)center; break;
+        case POLIS_DTYPE_F32: ((float *)v->p)[at] = (float)center; break;
         }
     }
     return 0;

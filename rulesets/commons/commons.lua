@@ -1066,7 +1066,6 @@ end
 
 local AHEAD, BEHIND, SIDE = p.view_ahead, p.view_behind, p.view_side
 local ROWS, COLS = AHEAD + 1 + BEHIND, 2 * SIDE + 1
-local SELF_INDEX = AHEAD * COLS + SIDE + 1
 local grid_view = polis.grid_view
 local visible, visibility_active = polis.visible, polis.visibility_active
 
@@ -1087,8 +1086,8 @@ polis.observation{
     for a = 0, N - 1 do
       if on_map[a] then
         local first = a * CELLS + 1
-        grid_view(buf, VIEW, px[a], py[a], face[a], AHEAD, BEHIND, SIDE, SIDE, OUTSIDE, first)
-        buf[first - 1 + SELF_INDEX] = SELF
+        grid_view(buf, VIEW, px[a], py[a], face[a], AHEAD, BEHIND, SIDE, SIDE, OUTSIDE, first,
+                  SELF) -- the player's own cell shows SELF
         if hiding then -- players a may not see show the ground they stand on
           for i = first, first + CELLS - 1 do
             local b = buf[i] - AGENT0
