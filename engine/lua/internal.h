@@ -26,7 +26,8 @@ struct polis__lua {
 _Static_assert(LUA_EXTRASPACE >= sizeof(void *), "the script pointer lives in the extra space");
 
 /* Where the values of an observation field or a reward come from (polis.observation's
- * `write`, `write_all` or `values`; polis.reward's function or table). */
+ * `write`, `write_all` or `values`; polis.reward's function or table), and where an action
+ * goes (polis.action's handler, or the table `into` the host sets). */
 typedef enum polis__lua_source {
     POLIS__LUA_FUNCTION = 0, /* a function called per agent: write(agent, buf), fn(agent) */
     POLIS__LUA_WRITE_ALL,    /* write_all(buf): one call for every agent's slice */
@@ -51,6 +52,7 @@ typedef struct polis__lua_cb {
     char *where;              /* POLIS__LUA_TABLE: "file:line" of the registration */
     void *stage;              /* POLIS__LUA_WRITE_ALL: every agent's slice, agent by agent */
     size_t stage_bytes;
+    int64_t into_value;       /* actions with POLIS__LUA_TABLE: into[agent] = into_value */
 } polis__lua_cb;
 
 /* The writer a polis.look scene function receives (lua_api.c): the scene while the

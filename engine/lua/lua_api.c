@@ -392,10 +392,39 @@ static int l_action(lua_State *L)
     lua_settop(L, 1);
     const char *name = field_string(L, "polis.action", "name", true);
     const char *doc = field_string(L, "polis.action", "doc", false);
-    int handler = field_function(L, "polis.action", "handler", true);
+    int handler = field_function(L, "polis.action", "handler", false);
     int legal = field_function(L, "polis.action", "legal", false);
-    polis__lua_cb *cb = cb_new(L, s, handler, name);
+    /* into = t, value = v: the host sets t[agent] = v instead of calling a handler */
+    int into = LUA_NOREF;
+    int t = lua_getfield(L, 1, "into");
+    if (t == LUA_TTABLE)
+        into = luaL_ref(L, LUA_REGISTRYINDEX);
+    else if (t != LUA_TNIL)
+        return luaL_error(L, "polis.action('%s'): field 'into' must be a table, got %s", name,
+                          lua_typename(L, t));
+    else
+        lua_pop(L, 1);
+    if ((handler != LUA_NOREF) == (into != LUA_NOREF))
+        return luaL_error(L,
+                          "polis.action('%s'): give one of 'handler' (a function of the agent) "
+                          "and 'into' (a table the host sets)",
+                          name);
+    bool has_value = lua_getfield(L, 1, "value") != LUA_TNIL;
+    int isint = 0;
+    lua_Integer value = lua_tointegerx(L, -1, &isint);
+    lua_pop(L, 1);
+    if (has_value && (into == LUA_NOREF || !isint))
+        return luaL_error(L,
+                          into == LUA_NOREF
+                              ? "polis.action('%s'): field 'value' goes with 'into'"
+                              : "polis.action('%s'): field 'value' must be an integer",
+                          name);
+    polis__lua_cb *cb = cb_new(L, s, into != LUA_NOREF ? into : handler, name);
     cb->legal = legal;
+    if (into != LUA_NOREF) {
+        cb->source = POLIS__LUA_TABLE;
+        registration_place(L, s, cb);
+    }
     polis_action_def def = {.name = name,
                             .doc = doc,
                             .handler = polis__lua_tramp_action,
@@ -404,6 +433,7 @@ static int l_action(lua_State *L)
     int32_t id = -1;
     polis_status st = s->h->action(s->ctx, &def, &id);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    cb->into_value = has_value ? (int64_t)value : id; /* default: the action's id */
     lua_pushinteger(L, id);
     return 1;
 }

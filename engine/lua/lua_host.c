@@ -394,6 +394,15 @@ static polis_status run_direct(polis__lua_script *s, int fn, int32_t agent, int 
     return protect_call(s, base, nargs);
 }
 
+/* Room for n values on the script's main thread for the host's own raw reads and writes
+ * (lua_checkstack raises nothing); false, with the error set, when the stack cannot grow. */
+static bool stack_room(polis__lua_script *s, int n)
+{
+    if (lua_checkstack(s->L, n)) return true;
+    s->h->error(s->ctx, "%s: out of memory", s->display);
+    return false;
+}
+
 /* The message drops the "<script>: " prefix the host put on it (the final report adds it
  * once). */
 int polis__lua_raise_host(lua_State *L, polis__lua_script *s, polis_status st)
@@ -447,6 +456,44 @@ static int body_bad_action(lua_State *L)
     return bad_return(L, 1, what, "nothing, true or false", 2);
 }
 
+/* into[agent] = value where setting the key may grow the table (1 the agent, 2 the cb). */
+static int body_set_into(lua_State *L)
+{
+    const polis__lua_cb *cb = lua_touserdata(L, 2);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+    lua_pushinteger(L, (lua_Integer)cb->into_value);
+    lua_rawseti(L, -2, lua_tointeger(L, 1));
+    return 0;
+}
+
+/* polis.action{into = t, value = v}: t[agent] = v, without running any Lua. Replacing a
+ * value the table holds neither allocates nor raises; a key the table lacks may grow it, so
+ * that set runs protected. */
+static polis_status set_into(const polis__lua_cb *cb, int32_t agent)
+{
+    polis__lua_script *s = cb->s;
+    lua_State *L = s->L;
+    if (!stack_room(s, 3)) return POLIS_ERR_NOMEM;
+    int top = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+    if (lua_rawgeti(L, -1, agent) != LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_pushinteger(L, (lua_Integer)cb->into_value);
+        lua_rawseti(L, -2, agent);
+        lua_settop(L, top);
+        return POLIS_OK;
+    }
+    lua_settop(L, top);
+    polis_status st;
+    if (!protect_enter(s, 4, &st)) return st;
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, message_handler);
+    lua_pushcfunction(L, body_set_into);
+    lua_pushinteger(L, agent);
+    lua_pushlightuserdata(L, (void *)cb);
+    return protect_call(s, base, 2);
+}
+
 /* The handler runs directly under lua_pcall (as hooks do); only a wrong return value takes
  * a second protected call, which raises the error naming the handler's definition. */
 polis_status polis__lua_tramp_action(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
@@ -454,6 +501,7 @@ polis_status polis__lua_tramp_action(polis_ctx *ctx, void *ud, int32_t agent, in
     (void)ctx, (void)arg;
     const polis__lua_cb *cb = ud;
     polis__lua_script *s = cb->s;
+    if (cb->source == POLIS__LUA_TABLE) return set_into(cb, agent);
     lua_State *L = s->L;
     polis_status st;
     if (!protect_enter(s, 6, &st)) return st;
@@ -544,10 +592,7 @@ static polis_status read_reward_table(const polis__lua_cb *cb, float *out)
 {
     polis__lua_script *s = cb->s;
     lua_State *L = s->L;
-    if (!lua_checkstack(L, 2)) {
-        s->h->error(s->ctx, "%s: out of memory", s->display);
-        return POLIS_ERR_NOMEM;
-    }
+    if (!stack_room(s, 2)) return POLIS_ERR_NOMEM;
     int32_t n = s->h->n_agents(s->ctx);
     lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
     for (int32_t agent = 0; agent < n; agent++) {
@@ -950,8 +995,7 @@ static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
 {
     polis__lua_script *s = cb->s;
     lua_State *L = s->L;
-    if (!lua_checkstack(L, 3)) {
-        s->h->error(s->ctx, "%s: out of memory", s->display);
+    if (!stack_room(s, 3)) {
         defer_failure(s, POLIS_ERR_NOMEM);
         return;
     }

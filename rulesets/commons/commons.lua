@@ -211,12 +211,9 @@ if p.background_driver ~= "game" and p.background_driver ~= "host" then
   error(string.format("params.background_driver: '%s' is not game or host",
                       p.background_driver), 0)
 end
-local game_drives, driven_list = {}, {}
+local driven_list = {} -- the players the game drives
 if p.background_driver == "game" then
-  for _, a in ipairs(background_list) do
-    game_drives[a] = true
-    driven_list[#driven_list + 1] = a
-  end
+  for _, a in ipairs(background_list) do driven_list[#driven_list + 1] = a end
 end
 
 -- ---- the map ----------------------------------------------------------------------------
@@ -712,11 +709,11 @@ local ACTIONS = {
   {"turn_right", "turn 90 degrees to the right"},
   {"fire_zap", "fire the zapping beam (when it is ready)"},
 }
+-- An action sets pending[a] = its code (the host writes it: no call into Lua per action);
+-- the resolve hook replaces the choice of a player the game drives by its bot's.
 local ACTION_ID, CODE_OF_ID = {}, {}
 for code, def in ipairs(ACTIONS) do
-  local id = polis.action{name = def[1], doc = def[2], handler = function(a)
-    if not game_drives[a] then pending[a] = code end
-  end}
+  local id = polis.action{name = def[1], doc = def[2], into = pending, value = code}
   ACTION_ID[code], CODE_OF_ID[id] = id, code
 end
 ACTION_ID[0], CODE_OF_ID[0] = 0, 0
@@ -916,10 +913,11 @@ local STUDY_METRICS, BOT_EVERY = p.study_metrics, p.bot_every
 polis.on("resolve", function()
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
   if STUDY_METRICS then last_apple_targets() end
-  if #driven_list > 0 and polis.tick() % BOT_EVERY == 0 then
+  if #driven_list > 0 then -- the bots' choices, or a wait, in place of the host's
+    local bots_move = polis.tick() % BOT_EVERY == 0
     for j = 1, #driven_list do
       local a = driven_list[j]
-      pending[a] = bot_action(a, BOT_ZAPS)
+      pending[a] = bots_move and bot_action(a, BOT_ZAPS) or 0
     end
   end
   local n = 0

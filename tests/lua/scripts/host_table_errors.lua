@@ -3,7 +3,7 @@
 -- on-error: reset
 -- Tables the host reads and write_all buffers, filled wrongly: each episode's reset or step
 -- fails one way, naming the file:line of the registration (nothing of the script runs while
--- the host reads a table), the agent and the tick; the last episode runs clean.
+-- the host reads a table), the agent and the tick.
 local L = polis.grid_layer("v")
 local ok, e = pcall(polis.observation, {name = "both", dtype = "u8", shape = {1}, values = {},
                                         write = function() end})
