@@ -77,6 +77,19 @@ static int field_function(lua_State *L, const char *fn, const char *key, bool re
     return LUA_NOREF;
 }
 
+/* An optional table field of the argument table at -1: its registry reference, or
+ * LUA_NOREF when absent; raises when it is not a table. */
+static int field_table(lua_State *L, const char *fn, const char *name, const char *key)
+{
+    int t = lua_getfield(L, -1, key);
+    if (t == LUA_TTABLE) return luaL_ref(L, LUA_REGISTRYINDEX);
+    if (t != LUA_TNIL)
+        luaL_error(L, "%s('%s'): field '%s' must be a table, got %s", fn, name, key,
+                   lua_typename(L, t));
+    lua_pop(L, 1);
+    return LUA_NOREF;
+}
+
 static polis__lua_cb *cb_new(lua_State *L, polis__lua_script *s, int fn_ref, const char *name)
 {
     polis__lua_cb *cb = polis__alloc(s->env, sizeof *cb);
@@ -395,15 +408,7 @@ static int l_action(lua_State *L)
     int handler = field_function(L, "polis.action", "handler", false);
     int legal = field_function(L, "polis.action", "legal", false);
     /* into = t, value = v: the host sets t[agent] = v instead of calling a handler */
-    int into = LUA_NOREF;
-    int t = lua_getfield(L, 1, "into");
-    if (t == LUA_TTABLE)
-        into = luaL_ref(L, LUA_REGISTRYINDEX);
-    else if (t != LUA_TNIL)
-        return luaL_error(L, "polis.action('%s'): field 'into' must be a table, got %s", name,
-                          lua_typename(L, t));
-    else
-        lua_pop(L, 1);
+    int into = field_table(L, "polis.action", name, "into");
     if ((handler != LUA_NOREF) == (into != LUA_NOREF))
         return luaL_error(L,
                           "polis.action('%s'): give one of 'handler' (a function of the agent) "
@@ -1094,15 +1099,7 @@ static int l_observation(lua_State *L)
     /* the values come from write(agent, buf), write_all(buf) or a table read by the host */
     int fn = field_function(L, "polis.observation", "write", false);
     int all = field_function(L, "polis.observation", "write_all", false);
-    int tbl = LUA_NOREF;
-    int t = lua_getfield(L, 1, "values");
-    if (t == LUA_TTABLE)
-        tbl = luaL_ref(L, LUA_REGISTRYINDEX);
-    else if (t != LUA_TNIL)
-        return luaL_error(L, "polis.observation('%s'): field 'values' must be a table, got %s",
-                          name, lua_typename(L, t));
-    else
-        lua_pop(L, 1);
+    int tbl = field_table(L, "polis.observation", name, "values");
     int given = (fn != LUA_NOREF) + (all != LUA_NOREF) + (tbl != LUA_NOREF);
     if (given != 1)
         return luaL_error(L,

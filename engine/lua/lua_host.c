@@ -456,13 +456,13 @@ static int body_bad_action(lua_State *L)
     return bad_return(L, 1, what, "nothing, true or false", 2);
 }
 
-/* into[agent] = value where setting the key may grow the table (1 the agent, 2 the cb). */
+/* into[agent] = value where setting the key may grow the table. */
 static int body_set_into(lua_State *L)
 {
-    const polis__lua_cb *cb = lua_touserdata(L, 2);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
-    lua_pushinteger(L, (lua_Integer)cb->into_value);
-    lua_rawseti(L, -2, lua_tointeger(L, 1));
+    const call_args *a = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn);
+    lua_pushinteger(L, (lua_Integer)a->cb->into_value);
+    lua_rawseti(L, -2, a->agent);
     return 0;
 }
 
@@ -484,14 +484,8 @@ static polis_status set_into(const polis__lua_cb *cb, int32_t agent)
         return POLIS_OK;
     }
     lua_settop(L, top);
-    polis_status st;
-    if (!protect_enter(s, 4, &st)) return st;
-    int base = lua_gettop(L);
-    lua_pushcfunction(L, message_handler);
-    lua_pushcfunction(L, body_set_into);
-    lua_pushinteger(L, agent);
-    lua_pushlightuserdata(L, (void *)cb);
-    return protect_call(s, base, 2);
+    call_args a = {.cb = cb, .agent = agent};
+    return run_protected(s, body_set_into, &a);
 }
 
 /* The handler runs directly under lua_pcall (as hooks do); only a wrong return value takes

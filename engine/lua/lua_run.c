@@ -511,6 +511,18 @@ static void clip_span(int64_t p0, int64_t d, int64_t n, int64_t *on, int64_t *of
     if (b < *off) *off = b;
 }
 
+/* Element i of an observation view, a value already checked against its dtype. */
+static void store_cell(const polis__lua_obs_view *v, size_t i, int64_t val)
+{
+    switch (v->dtype) {
+    case POLIS_DTYPE_U8: ((uint8_t *)v->p)[i] = (uint8_t)val; break;
+    case POLIS_DTYPE_I8: ((int8_t *)v->p)[i] = (int8_t)val; break;
+    case POLIS_DTYPE_I16: ((int16_t *)v->p)[i] = (int16_t)val; break;
+    case POLIS_DTYPE_I32: ((int32_t *)v->p)[i] = (int32_t)val; break;
+    case POLIS_DTYPE_F32: ((float *)v->p)[i] = (float)val; break;
+    }
+}
+
 /* polis.grid_view(buf, layer, x, y, facing, ahead, behind, left, right [, outside [, first
  * [, center]]]): the egocentric window of a layer, rotated so the agent at (x, y) facing
  * `facing` (0 north, 1 east, 2 south, 3 west) looks up, copied into an observation buffer in
@@ -650,25 +662,10 @@ int polis__lua_grid_view(lua_State *L)
                                   polis_dtype_name(v->dtype), v->cb->name,
                                   (int)polis__lua_obs_agent(v, i));
             }
-            switch (v->dtype) {
-            case POLIS_DTYPE_U8: ((uint8_t *)v->p)[i] = (uint8_t)val; break;
-            case POLIS_DTYPE_I8: ((int8_t *)v->p)[i] = (int8_t)val; break;
-            case POLIS_DTYPE_I16: ((int16_t *)v->p)[i] = (int16_t)val; break;
-            case POLIS_DTYPE_I32: ((int32_t *)v->p)[i] = (int32_t)val; break;
-            case POLIS_DTYPE_F32: ((float *)v->p)[i] = (float)val; break;
-            }
+            store_cell(v, i, val);
         }
     }
-    if (has_center) {
-        size_t at = (size_t)(first - 1) + (size_t)(span[0] * cols + span[2]);
-        switch (v->dtype) {
-        case POLIS_DTYPE_U8: ((uint8_t *)v->p)[at] = (uint8_t)center; break;
-        case POLIS_DTYPE_I8: ((int8_t *)v->p)[at] = (int8_t)center; break;
-        case POLIS_DTYPE_I16: ((int16_t *)v->p)[at] = (int16_t)center; break;
-        case POLIS_DTYPE_I32: ((int32_t *)v->p)[at] = (int32_t)center; break;
-        case POLIS_DTYPE_F32: ((float *)v->p)[at] = (float)center; break;
-        }
-    }
+    if (has_center) store_cell(v, (size_t)(first - 1) + (size_t)(span[0] * cols + span[2]), center);
     return 0;
 }
 
