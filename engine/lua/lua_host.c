@@ -1005,8 +1005,8 @@ static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
         }
     } else if (t == LUA_TTABLE) {
         for (size_t i = 0; i < cb->count; i++) {
-            lua_rawgeti(L, -1, (lua_Integer)i + 1);
-            bool ok = polis__lua_obs_store(L, -1, cb->dtype, dst, i, why, sizeof why);
+            bool ok = lua_rawgeti(L, -1, (lua_Integer)i + 1) == LUA_TNIL || /* stays 0 */
+                      polis__lua_obs_store(L, -1, cb->dtype, dst, i, why, sizeof why);
             lua_pop(L, 1);
             if (!ok) {
                 s->h->error(s->ctx, "%s: observation '%s': the table's [%d][%d] (agent %d): %s",

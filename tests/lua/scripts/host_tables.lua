@@ -32,8 +32,7 @@ polis.reward("fn", function(a) return a end) -- the function form still works be
 polis.on("end", function()
   for a = 0, 2 do gain[a] = (polis.tick() + 1) * 0.5 * a end
   one[0], one[1], one[2] = 0.25, nil, {2.5} -- nil: zeros; an array of one number
-  many[0], many[1], many[2] = {1, 2, 3}, nil, {7, 8} -- {7, 8}: the third is nil, so 0
-  many[2][3] = 9
+  many[0], many[1], many[2] = {1, 2, 3}, nil, {nil, 8, 9} -- a nil element: 0
 end)
 polis.on("reset", function()
   for a = 0, 2 do gain[a] = 0 end
@@ -66,7 +65,7 @@ end)
 -- expect: t1 obs one a2: 2.5
 -- expect: t1 obs many a0: 1 2 3
 -- expect: t1 obs many a1: 0 0 0
--- expect: t1 obs many a2: 7 8 9
+-- expect: t1 obs many a2: 0 8 9
 -- expect: t1 rewards: 0 1 2
 -- expect: write_all 6 3
 -- expect: t2 obs all a0: 0 200
@@ -80,5 +79,5 @@ end)
 -- expect: t2 obs one a2: 2.5
 -- expect: t2 obs many a0: 1 2 3
 -- expect: t2 obs many a1: 0 0 0
--- expect: t2 obs many a2: 7 8 9
+-- expect: t2 obs many a2: 0 8 9
 -- expect: t2 rewards: 0 1.5 3
