@@ -39,20 +39,20 @@ typedef enum polis__lua_source {
 typedef struct polis__lua_cb {
     struct polis__lua_cb *next;
     polis__lua_script *s;
-    int fn;            /* registry ref of the function */
-    int legal;         /* actions: ref of the legality function, or LUA_NOREF */
-    char *name;        /* what it was registered as, for messages */
-    polis_dtype dtype; /* observations */
-    size_t count;      /* observations: elements per agent */
-    int macro_next;    /* macros: ref of the next function */
-    int macro_plans;   /* macros: ref of the table agent + 1 -> the plan start returned */
-    int scene_writer;  /* polis.look: ref of the scene writer handed to the scene function */
+    int fn;                   /* registry ref of the function */
+    int legal;                /* actions: ref of the legality function, or LUA_NOREF */
+    char *name;               /* what it was registered as, for messages */
+    polis_dtype dtype;        /* observations */
+    size_t count;             /* observations: elements per agent */
+    int macro_next;           /* macros: ref of the next function */
+    int macro_plans;          /* macros: ref of the table agent + 1 -> the plan start returned */
+    int scene_writer;         /* polis.look: ref of the scene writer handed to the scene function */
     polis__lua_source source; /* observations and rewards: fn is the ref of a table for
                                * POLIS__LUA_TABLE */
     char *where;              /* POLIS__LUA_TABLE: "file:line" of the registration */
     void *stage;              /* POLIS__LUA_WRITE_ALL: every agent's slice, agent by agent */
     size_t stage_bytes;
-    int64_t into_value;       /* actions with POLIS__LUA_TABLE: into[agent] = into_value */
+    int64_t into_value; /* actions with POLIS__LUA_TABLE: into[agent] = into_value */
 } polis__lua_cb;
 
 /* The writer a polis.look scene function receives (lua_api.c): the scene while the

@@ -269,8 +269,9 @@ bool polis__lua_obs_store(lua_State *L, int idx, polis_dtype dt, void *p, size_t
     default: lo = INT32_MIN, hi = INT32_MAX; break;
     }
     if (x < lo || x > hi) {
-        snprintf(why, cap, LUA_INTEGER_FMT " is outside the %s range [" LUA_INTEGER_FMT
-                 ", " LUA_INTEGER_FMT "]",
+        snprintf(why, cap,
+                 LUA_INTEGER_FMT " is outside the %s range [" LUA_INTEGER_FMT ", " LUA_INTEGER_FMT
+                                 "]",
                  (LUAI_UACINT)x, polis_dtype_name(dt), (LUAI_UACINT)lo, (LUAI_UACINT)hi);
         return false;
     }
@@ -468,8 +469,7 @@ static int l_reward(lua_State *L)
         cb->source = POLIS__LUA_TABLE;
         registration_place(L, s, cb);
     } else {
-        if (lua_type(L, 2) != LUA_TFUNCTION)
-            luaL_typeerror(L, 2, "function or table");
+        if (lua_type(L, 2) != LUA_TFUNCTION) luaL_typeerror(L, 2, "function or table");
         cb = load_time_callback(L, "polis.reward", 2, name);
     }
     polis_status st = s->h->reward(s->ctx, name, polis__lua_tramp_reward, cb);

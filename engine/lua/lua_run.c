@@ -574,12 +574,12 @@ int polis__lua_grid_view(lua_State *L)
                           rows, cols, first, v->cb->name, (int)v->count);
     /* in a write_all buffer the window stays in one agent's slice */
     if ((size_t)(first - 1) / v->stride != (size_t)(first - 2 + rows * cols) / v->stride)
-        return luaL_error(L,
-                          "polis.grid_view: a %Ix%I window from element %I runs from agent "
-                          "%d's elements of observation '%s' into agent %d's (%d elements each)",
-                          rows, cols, first, (int)polis__lua_obs_agent(v, (size_t)(first - 1)),
-                          v->cb->name, (int)polis__lua_obs_agent(v, (size_t)(first - 2 + rows * cols)),
-                          (int)v->stride);
+        return luaL_error(
+            L,
+            "polis.grid_view: a %Ix%I window from element %I runs from agent "
+            "%d's elements of observation '%s' into agent %d's (%d elements each)",
+            rows, cols, first, (int)polis__lua_obs_agent(v, (size_t)(first - 1)), v->cb->name,
+            (int)polis__lua_obs_agent(v, (size_t)(first - 2 + rows * cols)), (int)v->stride);
     lua_Integer lo, hi;
     switch (v->dtype) {
     case POLIS_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
