@@ -25,19 +25,34 @@ struct polis__lua {
 
 _Static_assert(LUA_EXTRASPACE >= sizeof(void *), "the script pointer lives in the extra space");
 
+/* Where the values of an observation field or a reward come from (polis.observation's
+ * `write`, `write_all` or `values`; polis.reward's function or table), and where an action
+ * goes (polis.action's handler, or the table `into` the host sets). */
+typedef enum polis__lua_source {
+    POLIS__LUA_FUNCTION = 0, /* a function called per agent: write(agent, buf), fn(agent) */
+    POLIS__LUA_WRITE_ALL,    /* write_all(buf): one call for every agent's slice */
+    POLIS__LUA_TABLE         /* a table the script fills and the host reads: t[agent] */
+} polis__lua_source;
+
 /* One registered Lua callback: the user data of its trampoline. Owned by the script, freed
  * at unload; the Lua functions are kept alive by registry references. */
 typedef struct polis__lua_cb {
     struct polis__lua_cb *next;
     polis__lua_script *s;
-    int fn;            /* registry ref of the function */
-    int legal;         /* actions: ref of the legality function, or LUA_NOREF */
-    char *name;        /* what it was registered as, for messages */
-    polis_dtype dtype; /* observations */
-    size_t count;      /* observations: elements per agent */
-    int macro_next;    /* macros: ref of the next function */
-    int macro_plans;   /* macros: ref of the table agent + 1 -> the plan start returned */
-    int scene_writer;  /* polis.look: ref of the scene writer handed to the scene function */
+    int fn;                   /* registry ref of the function */
+    int legal;                /* actions: ref of the legality function, or LUA_NOREF */
+    char *name;               /* what it was registered as, for messages */
+    polis_dtype dtype;        /* observations */
+    size_t count;             /* observations: elements per agent */
+    int macro_next;           /* macros: ref of the next function */
+    int macro_plans;          /* macros: ref of the table agent + 1 -> the plan start returned */
+    int scene_writer;         /* polis.look: ref of the scene writer handed to the scene function */
+    polis__lua_source source; /* observations and rewards: fn is the ref of a table for
+                               * POLIS__LUA_TABLE */
+    char *where;              /* POLIS__LUA_TABLE: "file:line" of the registration */
+    void *stage;              /* POLIS__LUA_WRITE_ALL: every agent's slice, agent by agent */
+    size_t stage_bytes;
+    int64_t into_value; /* actions with POLIS__LUA_TABLE: into[agent] = into_value */
 } polis__lua_cb;
 
 /* The writer a polis.look scene function receives (lua_api.c): the scene while the
@@ -47,14 +62,23 @@ typedef struct polis__lua_scene_writer {
     polis_scene *scene;
 } polis__lua_scene_writer;
 
-/* The observation buffer a writer gets: valid only while the writer runs. */
+/* The observation buffer a writer gets: valid only while the writer runs. A write(agent,
+ * buf) view holds one agent's slice (stride == count); a write_all view every agent's, agent
+ * after agent (stride: elements per agent), and agent is 0. */
 typedef struct polis__lua_obs_view {
     void *p;
     size_t count;
+    size_t stride;
     polis_dtype dtype;
     const polis__lua_cb *cb;
     int32_t agent;
 } polis__lua_obs_view;
+
+/* The agent whose slice element i (0-based) of a view belongs to. */
+static inline int32_t polis__lua_obs_agent(const polis__lua_obs_view *v, size_t i)
+{
+    return v->agent + (int32_t)(i / v->stride);
+}
 
 /* The rewards array a transform gets: valid only while the transform runs. */
 typedef struct polis__lua_reward_view {
@@ -177,6 +201,12 @@ POLIS_INTERNAL bool polis__lua_watch_overrun(const polis__lua_watch *w);
  * once the engine accepted the request. */
 POLIS_INTERNAL void polis__lua_engine_memory(lua_State *L, polis__lua_script *s, const char *what,
                                              uint64_t bytes);
+
+/* Stores the number at stack index idx as element i of an observation buffer of dtype dt,
+ * range-checked, never clamped; raises nothing and allocates nothing. False, with why set
+ * (e.g. "256 is outside the u8 range [0, 255]"), when the value does not fit. */
+POLIS_INTERNAL bool polis__lua_obs_store(lua_State *L, int idx, polis_dtype dt, void *p, size_t i,
+                                         char *why, size_t cap);
 
 /* Argument helpers lua_run.c shares: an integer argument that must fit in 32 bits, and the
  * error of a load-time-only call made while the script runs. Both raise. */

@@ -77,6 +77,19 @@ static int field_function(lua_State *L, const char *fn, const char *key, bool re
     return LUA_NOREF;
 }
 
+/* An optional table field of the argument table at -1: its registry reference, or
+ * LUA_NOREF when absent; raises when it is not a table. */
+static int field_table(lua_State *L, const char *fn, const char *name, const char *key)
+{
+    int t = lua_getfield(L, -1, key);
+    if (t == LUA_TTABLE) return luaL_ref(L, LUA_REGISTRYINDEX);
+    if (t != LUA_TNIL)
+        luaL_error(L, "%s('%s'): field '%s' must be a table, got %s", fn, name, key,
+                   lua_typename(L, t));
+    lua_pop(L, 1);
+    return LUA_NOREF;
+}
+
 static polis__lua_cb *cb_new(lua_State *L, polis__lua_script *s, int fn_ref, const char *name)
 {
     polis__lua_cb *cb = polis__alloc(s->env, sizeof *cb);
@@ -94,6 +107,22 @@ static polis__lua_cb *cb_new(lua_State *L, polis__lua_script *s, int fn_ref, con
     cb->next = s->cbs;
     s->cbs = cb;
     return cb;
+}
+
+/* Keeps "file:line" of the script line registering cb (the caller of the polis.* function
+ * running now) for the errors of a table the host reads: nothing of the script runs then. */
+static void registration_place(lua_State *L, polis__lua_script *s, polis__lua_cb *cb)
+{
+    lua_Debug ar;
+    char where[160];
+    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0)
+        snprintf(where, sizeof where, "%s:%d", ar.short_src, ar.currentline);
+    else
+        snprintf(where, sizeof where, "%s", s->display);
+    if (!(cb->where = polis__strdup(s->env, where))) {
+        polis__fail(s->env, POLIS_ERR_NOMEM, "out of memory");
+        polis__lua_raise_host(L, s, POLIS_ERR_NOMEM);
+    }
 }
 
 /* ---- handler replacements (swap.c): a script's global function as a callback ------------- */
@@ -208,45 +237,61 @@ static int obs_index_get(lua_State *L)
     return 1;
 }
 
-static int obs_index_set(lua_State *L)
+bool polis__lua_obs_store(lua_State *L, int idx, polis_dtype dt, void *p, size_t i, char *why,
+                          size_t cap)
 {
-    polis__lua_obs_view *v = check_obs_view(L);
-    size_t i = obs_index(L, v);
-    const char *dn = polis_dtype_name(v->dtype);
-    if (lua_type(L, 3) != LUA_TNUMBER)
-        return luaL_error(L, "observation '%s'[%d] (agent %d): value must be a number, got %s",
-                          v->cb->name, (int)i + 1, (int)v->agent, luaL_typename(L, 3));
-    if (v->dtype == POLIS_DTYPE_F32) {
-        double x = lua_tonumber(L, 3);
-        if (!isfinite(x) || fabs(x) > FLT_MAX)
-            return luaL_error(L, "observation '%s'[%d] (agent %d): %f is not a finite f32",
-                              v->cb->name, (int)i + 1, (int)v->agent, x);
-        ((float *)v->p)[i] = (float)x;
-        return 0;
+    if (lua_type(L, idx) != LUA_TNUMBER) {
+        snprintf(why, cap, "value must be a number, got %s", luaL_typename(L, idx));
+        return false;
+    }
+    if (dt == POLIS_DTYPE_F32) {
+        double x = lua_tonumber(L, idx);
+        if (!isfinite(x) || fabs(x) > FLT_MAX) {
+            snprintf(why, cap, LUA_NUMBER_FMT " is not a finite f32", x);
+            return false;
+        }
+        ((float *)p)[i] = (float)x;
+        return true;
     }
     int isint;
-    lua_Integer x = lua_tointegerx(L, 3, &isint);
-    if (!isint)
-        return luaL_error(L, "observation '%s'[%d] (agent %d): %s is not an integer (dtype %s)",
-                          v->cb->name, (int)i + 1, (int)v->agent, lua_tostring(L, 3), dn);
+    lua_Integer x = lua_tointegerx(L, idx, &isint);
+    if (!isint) {
+        /* a float without an integral value: Lua's own tostring of it, without allocating */
+        snprintf(why, cap, LUA_NUMBER_FMT " is not an integer (dtype %s)", lua_tonumber(L, idx),
+                 polis_dtype_name(dt));
+        return false;
+    }
     lua_Integer lo, hi;
-    switch (v->dtype) {
+    switch (dt) {
     case POLIS_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
     case POLIS_DTYPE_I8: lo = INT8_MIN, hi = INT8_MAX; break;
     case POLIS_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
     default: lo = INT32_MIN, hi = INT32_MAX; break;
     }
-    if (x < lo || x > hi)
-        return luaL_error(L,
-                          "observation '%s'[%d] (agent %d): %I is outside the %s range [%I, "
-                          "%I]",
-                          v->cb->name, (int)i + 1, (int)v->agent, x, dn, lo, hi);
-    switch (v->dtype) {
-    case POLIS_DTYPE_U8: ((uint8_t *)v->p)[i] = (uint8_t)x; break;
-    case POLIS_DTYPE_I8: ((int8_t *)v->p)[i] = (int8_t)x; break;
-    case POLIS_DTYPE_I16: ((int16_t *)v->p)[i] = (int16_t)x; break;
-    default: ((int32_t *)v->p)[i] = (int32_t)x; break;
+    if (x < lo || x > hi) {
+        snprintf(why, cap,
+                 LUA_INTEGER_FMT " is outside the %s range [" LUA_INTEGER_FMT ", " LUA_INTEGER_FMT
+                                 "]",
+                 (LUAI_UACINT)x, polis_dtype_name(dt), (LUAI_UACINT)lo, (LUAI_UACINT)hi);
+        return false;
     }
+    switch (dt) {
+    case POLIS_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)x; break;
+    case POLIS_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)x; break;
+    case POLIS_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)x; break;
+    default: ((int32_t *)p)[i] = (int32_t)x; break;
+    }
+    return true;
+}
+
+static int obs_index_set(lua_State *L)
+{
+    polis__lua_obs_view *v = check_obs_view(L);
+    size_t i = obs_index(L, v);
+    char why[160];
+    if (!polis__lua_obs_store(L, 3, v->dtype, v->p, i, why, sizeof why))
+        return luaL_error(L, "observation '%s'[%d] (agent %d): %s", v->cb->name, (int)i + 1,
+                          (int)polis__lua_obs_agent(v, i), why);
     return 0;
 }
 
@@ -361,10 +406,31 @@ static int l_action(lua_State *L)
     lua_settop(L, 1);
     const char *name = field_string(L, "polis.action", "name", true);
     const char *doc = field_string(L, "polis.action", "doc", false);
-    int handler = field_function(L, "polis.action", "handler", true);
+    int handler = field_function(L, "polis.action", "handler", false);
     int legal = field_function(L, "polis.action", "legal", false);
-    polis__lua_cb *cb = cb_new(L, s, handler, name);
+    /* into = t, value = v: the host sets t[agent] = v instead of calling a handler */
+    int into = field_table(L, "polis.action", name, "into");
+    if ((handler != LUA_NOREF) == (into != LUA_NOREF))
+        return luaL_error(L,
+                          "polis.action('%s'): give one of 'handler' (a function of the agent) "
+                          "and 'into' (a table the host sets)",
+                          name);
+    bool has_value = lua_getfield(L, 1, "value") != LUA_TNIL;
+    int isint = 0;
+    lua_Integer value = lua_tointegerx(L, -1, &isint);
+    lua_pop(L, 1);
+    if (has_value && (into == LUA_NOREF || !isint))
+        return luaL_error(L,
+                          into == LUA_NOREF
+                              ? "polis.action('%s'): field 'value' goes with 'into'"
+                              : "polis.action('%s'): field 'value' must be an integer",
+                          name);
+    polis__lua_cb *cb = cb_new(L, s, into != LUA_NOREF ? into : handler, name);
     cb->legal = legal;
+    if (into != LUA_NOREF) {
+        cb->source = POLIS__LUA_TABLE;
+        registration_place(L, s, cb);
+    }
     polis_action_def def = {.name = name,
                             .doc = doc,
                             .handler = polis__lua_tramp_action,
@@ -373,6 +439,7 @@ static int l_action(lua_State *L)
     int32_t id = -1;
     polis_status st = s->h->action(s->ctx, &def, &id);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    cb->into_value = has_value ? (int64_t)value : id; /* default: the action's id */
     lua_pushinteger(L, id);
     return 1;
 }
@@ -394,7 +461,17 @@ static int l_reward(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);
     const char *name = luaL_checkstring(L, 1);
-    polis__lua_cb *cb = load_time_callback(L, "polis.reward", 2, name);
+    polis__lua_cb *cb;
+    if (lua_type(L, 2) == LUA_TTABLE) { /* rewards[agent], read by the host */
+        if (!s->loading) return polis__lua_not_loading(L, "polis.reward");
+        lua_pushvalue(L, 2);
+        cb = cb_new(L, s, luaL_ref(L, LUA_REGISTRYINDEX), name);
+        cb->source = POLIS__LUA_TABLE;
+        registration_place(L, s, cb);
+    } else {
+        if (lua_type(L, 2) != LUA_TFUNCTION) luaL_typeerror(L, 2, "function or table");
+        cb = load_time_callback(L, "polis.reward", 2, name);
+    }
     polis_status st = s->h->reward(s->ctx, name, polis__lua_tramp_reward, cb);
     return st == POLIS_OK ? 0 : polis__lua_raise_host(L, s, st);
 }
@@ -1019,13 +1096,36 @@ static int l_observation(lua_State *L)
     uint64_t bytes = per_agent > UINT64_MAX / (uint64_t)(n_agents > 0 ? n_agents : 1)
                          ? UINT64_MAX
                          : (uint64_t)per_agent * (uint64_t)(n_agents > 0 ? n_agents : 1);
+    /* the values come from write(agent, buf), write_all(buf) or a table read by the host */
+    int fn = field_function(L, "polis.observation", "write", false);
+    int all = field_function(L, "polis.observation", "write_all", false);
+    int tbl = field_table(L, "polis.observation", name, "values");
+    int given = (fn != LUA_NOREF) + (all != LUA_NOREF) + (tbl != LUA_NOREF);
+    if (given != 1)
+        return luaL_error(L,
+                          "polis.observation('%s'): give one of 'write' (a function of agent "
+                          "and buffer), 'write_all' (a function of every agent's buffer) and "
+                          "'values' (a table), got %d",
+                          name, given);
+    /* write_all's buffer: every agent's slice, staged by the host and copied to each agent */
+    uint64_t staged = all != LUA_NOREF ? bytes : 0;
     const char *what = lua_pushfstring(L, "polis.observation('%s')", name);
-    polis__lua_engine_memory(L, s, what, bytes);
+    polis__lua_engine_memory(L, s, what, bytes > UINT64_MAX - staged ? UINT64_MAX : bytes + staged);
     lua_pop(L, 1);
-    int fn = field_function(L, "polis.observation", "write", true);
-    polis__lua_cb *cb = cb_new(L, s, fn, name);
+    polis__lua_cb *cb = cb_new(L, s, fn != LUA_NOREF ? fn : all != LUA_NOREF ? all : tbl, name);
     cb->dtype = def.dtype;
     cb->count = count;
+    if (all != LUA_NOREF) {
+        cb->source = POLIS__LUA_WRITE_ALL;
+        cb->stage_bytes = (size_t)bytes;
+        if (!(cb->stage = polis__alloc(s->env, cb->stage_bytes))) {
+            polis__fail(s->env, POLIS_ERR_NOMEM, "out of memory");
+            return polis__lua_raise_host(L, s, POLIS_ERR_NOMEM);
+        }
+    } else if (tbl != LUA_NOREF) {
+        cb->source = POLIS__LUA_TABLE;
+        registration_place(L, s, cb);
+    }
     def.ud = cb;
     int32_t id = -1;
     int32_t rdim = -1, rn = 0;
@@ -1036,7 +1136,7 @@ static int l_observation(lua_State *L)
     polis_status st = s->h->observation(s->ctx, &def, &id);
     if (st == POLIS_OK && rn) st = s->h->obs_range(s->ctx, id, rdim, rn, rlo, rhi);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
-    s->env->lua->engine_bytes += (int64_t)bytes;
+    s->env->lua->engine_bytes += (int64_t)(bytes + staged);
     lua_pushinteger(L, id);
     return 1;
 }

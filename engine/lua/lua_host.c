@@ -394,6 +394,15 @@ static polis_status run_direct(polis__lua_script *s, int fn, int32_t agent, int 
     return protect_call(s, base, nargs);
 }
 
+/* Room for n values on the script's main thread for the host's own raw reads and writes
+ * (lua_checkstack raises nothing); false, with the error set, when the stack cannot grow. */
+static bool stack_room(polis__lua_script *s, int n)
+{
+    if (lua_checkstack(s->L, n)) return true;
+    s->h->error(s->ctx, "%s: out of memory", s->display);
+    return false;
+}
+
 /* The message drops the "<script>: " prefix the host put on it (the final report adds it
  * once). */
 int polis__lua_raise_host(lua_State *L, polis__lua_script *s, polis_status st)
@@ -447,6 +456,38 @@ static int body_bad_action(lua_State *L)
     return bad_return(L, 1, what, "nothing, true or false", 2);
 }
 
+/* into[agent] = value where setting the key may grow the table. */
+static int body_set_into(lua_State *L)
+{
+    const call_args *a = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb->fn);
+    lua_pushinteger(L, (lua_Integer)a->cb->into_value);
+    lua_rawseti(L, -2, a->agent);
+    return 0;
+}
+
+/* polis.action{into = t, value = v}: t[agent] = v, without running any Lua. Replacing a
+ * value the table holds neither allocates nor raises; a key the table lacks may grow it, so
+ * that set runs protected. */
+static polis_status set_into(const polis__lua_cb *cb, int32_t agent)
+{
+    polis__lua_script *s = cb->s;
+    lua_State *L = s->L;
+    if (!stack_room(s, 3)) return POLIS_ERR_NOMEM;
+    int top = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+    if (lua_rawgeti(L, -1, agent) != LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_pushinteger(L, (lua_Integer)cb->into_value);
+        lua_rawseti(L, -2, agent);
+        lua_settop(L, top);
+        return POLIS_OK;
+    }
+    lua_settop(L, top);
+    call_args a = {.cb = cb, .agent = agent};
+    return run_protected(s, body_set_into, &a);
+}
+
 /* The handler runs directly under lua_pcall (as hooks do); only a wrong return value takes
  * a second protected call, which raises the error naming the handler's definition. */
 polis_status polis__lua_tramp_action(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
@@ -454,6 +495,7 @@ polis_status polis__lua_tramp_action(polis_ctx *ctx, void *ud, int32_t agent, in
     (void)ctx, (void)arg;
     const polis__lua_cb *cb = ud;
     polis__lua_script *s = cb->s;
+    if (cb->source == POLIS__LUA_TABLE) return set_into(cb, agent);
     lua_State *L = s->L;
     polis_status st;
     if (!protect_enter(s, 6, &st)) return st;
@@ -532,10 +574,51 @@ static int body_reward(lua_State *L)
     return 0;
 }
 
+/* The place of a table the host reads (where it was registered), for its errors. */
+static const char *table_place(const polis__lua_cb *cb)
+{
+    return cb->where ? cb->where : cb->s->display;
+}
+
+/* polis.reward(name, t): t[agent] for every agent, read without running any Lua (raw reads
+ * neither raise nor allocate), so no protected call. */
+static polis_status read_reward_table(const polis__lua_cb *cb, float *out)
+{
+    polis__lua_script *s = cb->s;
+    lua_State *L = s->L;
+    if (!stack_room(s, 2)) return POLIS_ERR_NOMEM;
+    int32_t n = s->h->n_agents(s->ctx);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+    for (int32_t agent = 0; agent < n; agent++) {
+        int t = lua_rawgeti(L, -1, agent);
+        double v = t == LUA_TNUMBER ? lua_tonumber(L, -1) : 0.0;
+        lua_pop(L, 1);
+        if (t != LUA_TNUMBER) {
+            lua_pop(L, 1);
+            s->h->error(s->ctx,
+                        "%s: reward '%s': the table's [%d] (agent %d) is %s, expected a number",
+                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t));
+            return POLIS_ERR_SCRIPT;
+        }
+        if (!isfinite(v) || fabs(v) > FLT_MAX) {
+            lua_pop(L, 1);
+            s->h->error(s->ctx,
+                        "%s: reward '%s': the table's [%d] (agent %d) = " LUA_NUMBER_FMT
+                        " is not a finite 32-bit float",
+                        table_place(cb), cb->name, (int)agent, (int)agent, v);
+            return POLIS_ERR_SCRIPT;
+        }
+        out[agent] = (float)v;
+    }
+    lua_pop(L, 1);
+    return POLIS_OK;
+}
+
 polis_status polis__lua_tramp_reward(polis_ctx *ctx, void *ud, float *out)
 {
     (void)ctx;
     call_args a = {.cb = ud, .rewards = out};
+    if (a.cb->source == POLIS__LUA_TABLE) return read_reward_table(a.cb, out);
     return run_protected(a.cb->s, body_reward, &a);
 }
 
@@ -900,16 +983,93 @@ polis_status polis__lua_tramp_event(polis_ctx *ctx, void *ud, const polis_event 
     return run_protected(a.cb->s, body_event, &a);
 }
 
+/* polis.observation{values = t}: t[agent] is nil (the field stays 0), a number (a field of
+ * one element) or an array of the field's elements; read without running any Lua. */
+static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
+{
+    polis__lua_script *s = cb->s;
+    lua_State *L = s->L;
+    if (!stack_room(s, 3)) {
+        defer_failure(s, POLIS_ERR_NOMEM);
+        return;
+    }
+    int top = lua_gettop(L);
+    char why[160];
+    lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
+    int t = lua_rawgeti(L, -1, agent);
+    if (t == LUA_TNUMBER && cb->count == 1) {
+        if (!polis__lua_obs_store(L, -1, cb->dtype, dst, 0, why, sizeof why)) {
+            s->h->error(s->ctx, "%s: observation '%s': the table's [%d] (agent %d): %s",
+                        table_place(cb), cb->name, (int)agent, (int)agent, why);
+            defer_failure(s, POLIS_ERR_SCRIPT);
+        }
+    } else if (t == LUA_TTABLE) {
+        for (size_t i = 0; i < cb->count; i++) {
+            bool ok = lua_rawgeti(L, -1, (lua_Integer)i + 1) == LUA_TNIL || /* stays 0 */
+                      polis__lua_obs_store(L, -1, cb->dtype, dst, i, why, sizeof why);
+            lua_pop(L, 1);
+            if (!ok) {
+                s->h->error(s->ctx, "%s: observation '%s': the table's [%d][%d] (agent %d): %s",
+                            table_place(cb), cb->name, (int)agent, (int)i + 1, (int)agent, why);
+                defer_failure(s, POLIS_ERR_SCRIPT);
+                break;
+            }
+        }
+    } else if (t != LUA_TNIL) {
+        if (cb->count == 1)
+            s->h->error(s->ctx,
+                        "%s: observation '%s': the table's [%d] (agent %d) is %s, expected a "
+                        "number or nil",
+                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t));
+        else
+            s->h->error(s->ctx,
+                        "%s: observation '%s': the table's [%d] (agent %d) is %s, expected an "
+                        "array of %d numbers or nil",
+                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t),
+                        (int)cb->count);
+        defer_failure(s, POLIS_ERR_SCRIPT);
+    }
+    lua_settop(L, top);
+}
+
 void polis__lua_tramp_obs(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     (void)ctx;
     const polis__lua_cb *cb = ud;
     polis__lua_script *s = cb->s;
-    memset(dst, 0, cb->count * polis_dtype_size(cb->dtype));
+    size_t nbytes = cb->count * polis_dtype_size(cb->dtype);
+    memset(dst, 0, nbytes);
+    if (cb->source == POLIS__LUA_WRITE_ALL && agent == 0 && s->env->cb_status == POLIS_OK) {
+        /* The kernel writes a field for agents 0, 1, ... in turn (env.c,
+         * write_observations): agent 0's call runs write_all for every agent, the others
+         * copy their slice of what it wrote. */
+        memset(cb->stage, 0, cb->stage_bytes);
+        polis__lua_obs_view saved = *s->obs;
+        *s->obs = (polis__lua_obs_view){.p = cb->stage,
+                                        .count = cb->stage_bytes / polis_dtype_size(cb->dtype),
+                                        .stride = cb->count,
+                                        .dtype = cb->dtype,
+                                        .cb = cb,
+                                        .agent = 0};
+        polis_status st = run_direct(s, cb->fn, -1, s->obs_ref);
+        *s->obs = saved;
+        if (st != POLIS_OK) defer_failure(s, st);
+    }
     if (s->env->cb_status != POLIS_OK) return;
+    switch (cb->source) {
+    case POLIS__LUA_WRITE_ALL:
+        memcpy(dst, (const uint8_t *)cb->stage + (size_t)agent * nbytes, nbytes);
+        return;
+    case POLIS__LUA_TABLE: read_obs_table(cb, agent, dst); return;
+    case POLIS__LUA_FUNCTION: break;
+    }
     polis__lua_obs_view saved = *s->obs;
-    *s->obs = (polis__lua_obs_view){
-        .p = dst, .count = cb->count, .dtype = cb->dtype, .cb = cb, .agent = agent};
+    *s->obs = (polis__lua_obs_view){.p = dst,
+                                    .count = cb->count,
+                                    .stride = cb->count,
+                                    .dtype = cb->dtype,
+                                    .cb = cb,
+                                    .agent = agent};
     polis_status st = run_direct(s, cb->fn, agent, s->obs_ref);
     *s->obs = saved;
     if (st != POLIS_OK) defer_failure(s, st);
@@ -1241,6 +1401,8 @@ static void script_free(polis_env *env, polis__lua_script *s)
     for (polis__lua_cb *cb = s->cbs, *next; cb; cb = next) {
         next = cb->next;
         polis__strfree(env, cb->name);
+        polis__strfree(env, cb->where);
+        if (cb->stage) polis__free(env, cb->stage, cb->stage_bytes);
         polis__free(env, cb, sizeof *cb);
     }
     if (s->chunkname) polis__free(env, s->chunkname, strlen(s->chunkname) + 1);

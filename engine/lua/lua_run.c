@@ -511,9 +511,22 @@ static void clip_span(int64_t p0, int64_t d, int64_t n, int64_t *on, int64_t *of
     if (b < *off) *off = b;
 }
 
-/* polis.grid_view(buf, layer, x, y, facing, ahead, behind, left, right [, outside [, first]]):
- * the egocentric window of a layer, rotated so the agent at (x, y) facing `facing` (0 north,
- * 1 east, 2 south, 3 west) looks up, copied into an observation buffer in C. A window drawn
+/* Element i of an observation view, a value already checked against its dtype. */
+static void store_cell(const polis__lua_obs_view *v, size_t i, int64_t val)
+{
+    switch (v->dtype) {
+    case POLIS_DTYPE_U8: ((uint8_t *)v->p)[i] = (uint8_t)val; break;
+    case POLIS_DTYPE_I8: ((int8_t *)v->p)[i] = (int8_t)val; break;
+    case POLIS_DTYPE_I16: ((int16_t *)v->p)[i] = (int16_t)val; break;
+    case POLIS_DTYPE_I32: ((int32_t *)v->p)[i] = (int32_t)val; break;
+    case POLIS_DTYPE_F32: ((float *)v->p)[i] = (float)val; break;
+    }
+}
+
+/* polis.grid_view(buf, layer, x, y, facing, ahead, behind, left, right [, outside [, first
+ * [, center]]]): the egocentric window of a layer, rotated so the agent at (x, y) facing
+ * `facing` (0 north, 1 east, 2 south, 3 west) looks up, copied into an observation buffer in
+ * C; `center`, when given, is written in place of the layer's value at (x, y). A window drawn
  * cell by cell from Lua costs one metamethod call per cell, which dominates a Lua game's
  * step (docs/performance.md, "commons"). */
 int polis__lua_grid_view(lua_State *L)
@@ -539,6 +552,8 @@ int polis__lua_grid_view(lua_State *L)
     }
     lua_Integer outside = lua_isnoneornil(L, 10) ? 0 : int_arg(L, 10);
     lua_Integer first = lua_isnoneornil(L, 11) ? 1 : int_arg(L, 11);
+    bool has_center = !lua_isnoneornil(L, 12);
+    lua_Integer center = has_center ? int_arg(L, 12) : 0;
     if (!g->cells)
         return luaL_error(L, "polis.grid_view: the grid has no cells until the first reset");
     if (layer < 0 || layer >= g->layers)
@@ -557,6 +572,14 @@ int polis__lua_grid_view(lua_State *L)
                           "polis.grid_view: a %Ix%I window from element %I does not fit "
                           "observation '%s' (%d elements)",
                           rows, cols, first, v->cb->name, (int)v->count);
+    /* in a write_all buffer the window stays in one agent's slice */
+    if ((size_t)(first - 1) / v->stride != (size_t)(first - 2 + rows * cols) / v->stride)
+        return luaL_error(
+            L,
+            "polis.grid_view: a %Ix%I window from element %I runs from agent "
+            "%d's elements of observation '%s' into agent %d's (%d elements each)",
+            rows, cols, first, (int)polis__lua_obs_agent(v, (size_t)(first - 1)), v->cb->name,
+            (int)polis__lua_obs_agent(v, (size_t)(first - 2 + rows * cols)), (int)v->stride);
     lua_Integer lo, hi;
     switch (v->dtype) {
     case POLIS_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
@@ -569,6 +592,11 @@ int polis__lua_grid_view(lua_State *L)
                           "polis.grid_view: outside value %I does not fit observation '%s' "
                           "(%s)",
                           outside, v->cb->name, polis_dtype_name(v->dtype));
+    if (has_center && (center < lo || center > hi))
+        return luaL_error(L,
+                          "polis.grid_view: center value %I does not fit observation '%s' "
+                          "(%s)",
+                          center, v->cb->name, polis_dtype_name(v->dtype));
     /* forward and right unit vectors of each facing */
     static const int fx[4] = {0, 1, 0, -1}, fy[4] = {-1, 0, 1, 0};
     int64_t ax = fx[facing], ay = fy[facing];
@@ -631,17 +659,13 @@ int polis__lua_grid_view(lua_State *L)
                                   "polis.grid_view: cell (%I, %I) of layer %I holds %I, outside "
                                   "the %s range of observation '%s' (agent %d)",
                                   (lua_Integer)ex, (lua_Integer)ey, layer, (lua_Integer)val,
-                                  polis_dtype_name(v->dtype), v->cb->name, (int)v->agent);
+                                  polis_dtype_name(v->dtype), v->cb->name,
+                                  (int)polis__lua_obs_agent(v, i));
             }
-            switch (v->dtype) {
-            case POLIS_DTYPE_U8: ((uint8_t *)v->p)[i] = (uint8_t)val; break;
-            case POLIS_DTYPE_I8: ((int8_t *)v->p)[i] = (int8_t)val; break;
-            case POLIS_DTYPE_I16: ((int16_t *)v->p)[i] = (int16_t)val; break;
-            case POLIS_DTYPE_I32: ((int32_t *)v->p)[i] = (int32_t)val; break;
-            case POLIS_DTYPE_F32: ((float *)v->p)[i] = (float)val; break;
-            }
+            store_cell(v, i, val);
         }
     }
+    if (has_center) store_cell(v, (size_t)(first - 1) + (size_t)(span[0] * cols + span[2]), center);
     return 0;
 }
 

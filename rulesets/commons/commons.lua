@@ -211,12 +211,9 @@ if p.background_driver ~= "game" and p.background_driver ~= "host" then
   error(string.format("params.background_driver: '%s' is not game or host",
                       p.background_driver), 0)
 end
-local game_drives, driven_list = {}, {}
+local driven_list = {} -- the players the game drives
 if p.background_driver == "game" then
-  for _, a in ipairs(background_list) do
-    game_drives[a] = true
-    driven_list[#driven_list + 1] = a
-  end
+  for _, a in ipairs(background_list) do driven_list[#driven_list + 1] = a end
 end
 
 -- ---- the map ----------------------------------------------------------------------------
@@ -363,7 +360,10 @@ local occ = {}                    -- [cell] agent id + 1, 0 = nobody
 local px, py, face = {}, {}, {}
 local on_map, cool = {}, {}
 local zapped_by, zapped_at = {}, {} -- last zap suffered (agent, tick)
-local eaten, ret = {}, {}         -- apples this step, return this episode
+local eaten, ret = {}, {}         -- apples this step, return this episode (polis.reward
+                                  -- reads eaten)
+local ready = {}                  -- READY_TO_SHOOT per player, read by the host (the field's
+                                  -- values table), set after each reset and step
 local pending = {}                -- action code chosen for this step
 local zaps, zap_hits, zaps_landed = 0, 0, 0
 local apple_version = 0           -- bumps whenever an apple appears or disappears
@@ -709,11 +709,11 @@ local ACTIONS = {
   {"turn_right", "turn 90 degrees to the right"},
   {"fire_zap", "fire the zapping beam (when it is ready)"},
 }
+-- An action sets pending[a] = its code (the host writes it: no call into Lua per action);
+-- the resolve hook replaces the choice of a player the game drives by its bot's.
 local ACTION_ID, CODE_OF_ID = {}, {}
 for code, def in ipairs(ACTIONS) do
-  local id = polis.action{name = def[1], doc = def[2], handler = function(a)
-    if not game_drives[a] then pending[a] = code end
-  end}
+  local id = polis.action{name = def[1], doc = def[2], into = pending, value = code}
   ACTION_ID[code], CODE_OF_ID[id] = id, code
 end
 ACTION_ID[0], CODE_OF_ID[0] = 0, 0
@@ -808,6 +808,14 @@ local BOT_ZAPS = p.background_bot == "free"
 
 local order = {}
 
+-- READY_TO_SHOOT: 1 when the beam can fire, rising from 0 while it recharges (the cooldown
+-- never exceeds zap_cooldown); 0 off the map.
+local function ready_to_shoot(a)
+  if not on_map[a] then return 0 end
+  if p.zap_cooldown == 0 then return 1 end
+  return 1 - cool[a] / p.zap_cooldown
+end
+
 polis.on("reset", function()
   later:clear()
   finished = false
@@ -854,6 +862,7 @@ polis.on("reset", function()
   -- apples eaten by spawning players are not rewarded (there is no step to reward them in)
   for a = 0, N - 1 do
     ret[a], eaten[a], wf.last[a] = 0, 0, 0
+    ready[a] = ready_to_shoot(a)
   end
   n_ch_eat = 0
 end)
@@ -904,10 +913,11 @@ local STUDY_METRICS, BOT_EVERY = p.study_metrics, p.bot_every
 polis.on("resolve", function()
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
   if STUDY_METRICS then last_apple_targets() end
-  if #driven_list > 0 and polis.tick() % BOT_EVERY == 0 then
+  if #driven_list > 0 then -- the bots' choices, or a wait, in place of the host's
+    local bots_move = polis.tick() % BOT_EVERY == 0
     for j = 1, #driven_list do
       local a = driven_list[j]
-      pending[a] = bot_action(a, BOT_ZAPS)
+      pending[a] = bots_move and bot_action(a, BOT_ZAPS) or 0
     end
   end
   local n = 0
@@ -975,7 +985,7 @@ polis.on("resolve", function()
 end)
 end
 
-polis.reward("apples", function(a) return eaten[a] end)
+polis.reward("apples", eaten) -- eaten[a]: read by the host, no call per player
 
 -- ---- metrics --------------------------------------------------------------------------------
 
@@ -1023,8 +1033,13 @@ end
 
 local SAMPLE_EVERY, END_MIN_STEPS, END_INTERVAL = p.sample_every, p.end_min_steps, p.end_interval
 local END_PROBABILITY, END_WHEN_NO_APPLES = p.end_probability, p.end_when_no_apples
+local ZAP_COOLDOWN = p.zap_cooldown
 polis.on("end", function()
-  for a = 0, N - 1 do ret[a] = ret[a] + eaten[a] end
+  for a = 0, N - 1 do
+    ret[a] = ret[a] + eaten[a]
+    -- ready_to_shoot(a), inline: a call per player and step saved
+    ready[a] = on_map[a] and (ZAP_COOLDOWN == 0 and 1 or 1 - cool[a] / ZAP_COOLDOWN) or 0
+  end
   if p.study_metrics then last_apple_approaches() end
   local t = polis.tick() + 1
   if SAMPLE_EVERY > 0 and t % SAMPLE_EVERY == 0 then
@@ -1049,7 +1064,6 @@ end
 
 local AHEAD, BEHIND, SIDE = p.view_ahead, p.view_behind, p.view_side
 local ROWS, COLS = AHEAD + 1 + BEHIND, 2 * SIDE + 1
-local SELF_INDEX = AHEAD * COLS + SIDE + 1
 local grid_view = polis.grid_view
 local visible, visibility_active = polis.visible, polis.visibility_active
 
@@ -1058,47 +1072,38 @@ local function sees(a, b)
   return a == b or not visibility_active() or visible(a, b)
 end
 
+-- One call writes every player's view (write_all: player a's elements start at a * CELLS + 1),
+-- instead of a call into Lua per player and step.
+local CELLS = ROWS * COLS
 polis.observation{
   name = "view", dtype = "u8", shape = {ROWS, COLS},
   doc = "the egocentric window, rotated so the player faces up (codes in the README)",
   range = {OUTSIDE, AGENT0 + N - 1}, -- 0 outside .. 7 + the last player's id
-  write = function(a, buf)
-    if on_map[a] then
-      grid_view(buf, VIEW, px[a], py[a], face[a], AHEAD, BEHIND, SIDE, SIDE, OUTSIDE)
-      buf[SELF_INDEX] = SELF
-      if visibility_active() then -- players a may not see show the ground they stand on
-        for i = 1, #buf do
-          local b = buf[i] - AGENT0
-          if b >= 0 and not visible(a, b) then buf[i] = ground_code(cell_of(px[b], py[b])) end
+  write_all = function(buf)
+    local hiding = visibility_active()
+    for a = 0, N - 1 do
+      if on_map[a] then
+        local first = a * CELLS + 1
+        grid_view(buf, VIEW, px[a], py[a], face[a], AHEAD, BEHIND, SIDE, SIDE, OUTSIDE, first,
+                  SELF) -- the player's own cell shows SELF
+        if hiding then -- players a may not see show the ground they stand on
+          for i = first, first + CELLS - 1 do
+            local b = buf[i] - AGENT0
+            if b >= 0 and not visible(a, b) then buf[i] = ground_code(cell_of(px[b], py[b])) end
+          end
         end
       end
     end
   end,
 }
 
-local function ready_to_shoot(a)
-  if not on_map[a] then return 0 end
-  if p.zap_cooldown == 0 then return 1 end
-  return math.max(1 - cool[a] / p.zap_cooldown, 0)
-end
-
-do
-local ZAP_COOLDOWN = p.zap_cooldown
+-- The host reads each player's value from `ready` (no call into Lua per player and step):
+-- the reset and end hooks set it.
 polis.observation{
   name = "READY_TO_SHOOT", dtype = "f32", shape = {1}, range = {0, 1},
   doc = "1 when the beam can fire, rising from 0 while it recharges; 0 when off the map",
-  write = function(a, buf)
-    if on_map[a] then -- ready_to_shoot(a), inline: a call per agent and step saved
-      if ZAP_COOLDOWN == 0 then
-        buf[1] = 1
-      else
-        local r = 1 - cool[a] / ZAP_COOLDOWN
-        if r > 0 then buf[1] = r end
-      end
-    end
-  end,
+  values = ready,
 }
-end
 
 -- ---- views for LLM agents ---------------------------------------------------------------------
 
