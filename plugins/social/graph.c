@@ -79,6 +79,7 @@ polis_status sg_graph_alloc(social *s)
     s->e_val = sg_alloc(s, E * K, sizeof(double));
     s->bucket_mask = pow2_at_least(E) - 1;
     s->bucket = sg_alloc(s, (size_t)s->bucket_mask + 1, sizeof(int32_t));
+    s->e_key = sg_alloc(s, E, sizeof(uint64_t));
     s->in_words = (s->N + 63) / 64;
     if (s->N <= SG_IN_SRC_MAX)
         s->in_src = sg_alloc(s, N * (size_t)s->in_words, sizeof(uint64_t));
@@ -119,7 +120,7 @@ polis_status sg_graph_alloc(social *s)
     if (!s->attr_names || !s->attr_len || !s->attr_hash || !s->out_head || !s->out_tail ||
         !s->in_head || !s->in_tail || !s->out_deg || !s->in_deg || !s->group_live || !s->e_from ||
         !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev || !s->e_in_next ||
-        !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket ||
+        !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket || !s->e_key ||
         (s->N <= SG_IN_SRC_MAX && !s->in_src) || !s->pot || !s->acc ||
         !s->touched || !s->scr_a || !s->scr_b || !s->scr_c || !s->scr_kv || !s->a_words ||
         !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->attr_word || !s->e_watch ||
@@ -164,6 +165,7 @@ void sg_graph_free(social *s)
     sg_free(s, s->e_attr, E * K, sizeof(int32_t));
     sg_free(s, s->e_val, E * K, sizeof(double));
     sg_free(s, s->bucket, (size_t)s->bucket_mask + 1, sizeof(int32_t));
+    sg_free(s, s->e_key, E, sizeof(uint64_t));
     sg_free(s, s->in_src, N * (size_t)s->in_words, sizeof(uint64_t));
     sg_free(s, s->pot, (size_t)s->G, sizeof(double));
     sg_free(s, s->acc, (size_t)s->P, sizeof(double));
@@ -363,11 +365,17 @@ static uint32_t edge_bucket(const social *s, int32_t from, int32_t to)
     return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & s->bucket_mask;
 }
 
+static inline uint64_t edge_key(int32_t from, int32_t to)
+{
+    return (uint64_t)(uint32_t)from << 32 | (uint32_t)to;
+}
+
 int32_t sg_edge_find(const social *s, int32_t from, int32_t to)
 {
     if (from < 0 || to < 0 || from >= s->N || to >= s->N) return -1;
+    const uint64_t key = edge_key(from, to);
     for (int32_t e = s->bucket[edge_bucket(s, from, to)]; e >= 0; e = s->e_next[e])
-        if (s->e_from[e] == from && s->e_to[e] == to) return e;
+        if (s->e_key[e] == key) return e;
     return -1;
 }
 
@@ -436,6 +444,7 @@ static int32_t edge_new(social *s, int32_t from, int32_t to)
     s->free_edge = s->e_out_next[e];
     s->e_from[e] = from;
     s->e_to[e] = to;
+    s->e_key[e] = edge_key(from, to);
     s->e_nattr[e] = 0;
     s->e_watch[e] = 0;
     s->e_seq[e] = s->seq_next++;
@@ -667,8 +676,11 @@ static polis_status set_on_edge(social *s, polis_ctx *who, int32_t e, bool creat
     return POLIS_OK;
 }
 
-polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr, double value)
+/* sg_set, leaving the edge in *edge (-1 when the checks failed or it could not be made). */
+static polis_status set_edge(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr,
+                             double value, int32_t *edge)
 {
+    *edge = -1;
     if (!who) who = s->ctx;
     if (!sg_node_valid(s, from) || !sg_node_valid(s, to) || attr < 0 || attr >= s->n_attrs)
         return bad_edge(s, who, "set", from, to, attr);
@@ -693,18 +705,25 @@ polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t
         }
         created = true;
     }
+    *edge = e;
     return set_on_edge(s, who, e, created, attr, value);
+}
+
+polis_status sg_set(social *s, polis_ctx *who, int32_t from, int32_t to, int32_t attr, double value)
+{
+    int32_t e;
+    return set_edge(s, who, from, to, attr, value, &e);
 }
 
 polis_status sg_set_all(social *s, int32_t from, int32_t to, const int32_t *attrs, int32_t n,
                         double value)
 {
     if (n < 1) return POLIS_OK;
-    polis_status st = sg_set(s, s->ctx, from, to, attrs[0], value);
+    int32_t e;
+    polis_status st = set_edge(s, s->ctx, from, to, attrs[0], value, &e);
     if (st || n == 1) return st;
-    /* the first set left the edge there and checked the nodes, the value and the guard;
+    /* the first set left the edge e there and checked the nodes, the value and the guard;
      * the events' subscribers cannot change the graph (guard), so it stays */
-    const int32_t e = sg_edge_find(s, from, to);
     for (int32_t i = 1; i < n; i++) {
         if (attrs[i] < 0 || attrs[i] >= s->n_attrs)
             return bad_edge(s, s->ctx, "set", from, to, attrs[i]);

@@ -147,6 +147,7 @@ typedef struct social {
     int32_t *e_nattr;
     int32_t *e_attr; /* [max_edges][K] */
     double *e_val;   /* [max_edges][K] */
+    uint64_t *e_key; /* [max_edges] from << 32 | to: one load per hash chain step */
     int32_t *bucket;
     uint32_t bucket_mask;
     /* [N][in_words]: bit f of row t set while the edge f -> t exists, so a new edge's place
