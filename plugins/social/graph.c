@@ -81,8 +81,7 @@ polis_status sg_graph_alloc(social *s)
     s->bucket = sg_alloc(s, (size_t)s->bucket_mask + 1, sizeof(int32_t));
     s->e_key = sg_alloc(s, E, sizeof(uint64_t));
     s->in_words = (s->N + 63) / 64;
-    if (s->N <= SG_IN_SRC_MAX)
-        s->in_src = sg_alloc(s, N * (size_t)s->in_words, sizeof(uint64_t));
+    if (s->N <= SG_IN_SRC_MAX) s->in_src = sg_alloc(s, N * (size_t)s->in_words, sizeof(uint64_t));
     s->pot = sg_alloc(s, (size_t)s->G, sizeof(double));
     s->acc = sg_alloc(s, (size_t)s->P, sizeof(double));
     s->touched = sg_alloc(s, (size_t)s->G, 1);
@@ -121,10 +120,10 @@ polis_status sg_graph_alloc(social *s)
         !s->in_head || !s->in_tail || !s->out_deg || !s->in_deg || !s->group_live || !s->e_from ||
         !s->e_to || !s->e_out_prev || !s->e_out_next || !s->e_in_prev || !s->e_in_next ||
         !s->e_next || !s->e_nattr || !s->e_attr || !s->e_val || !s->bucket || !s->e_key ||
-        (s->N <= SG_IN_SRC_MAX && !s->in_src) || !s->pot || !s->acc ||
-        !s->touched || !s->scr_a || !s->scr_b || !s->scr_c || !s->scr_kv || !s->a_words ||
-        !s->gate || !s->pid_dst || !s->jr || !s->attr_watch || !s->attr_word || !s->e_watch ||
-        !s->e_wpos || !s->e_seq || !s->wl || !s->clr ||
+        (s->N <= SG_IN_SRC_MAX && !s->in_src) || !s->pot || !s->acc || !s->touched || !s->scr_a ||
+        !s->scr_b || !s->scr_c || !s->scr_kv || !s->a_words || !s->gate || !s->pid_dst || !s->jr ||
+        !s->attr_watch || !s->attr_word || !s->e_watch || !s->e_wpos || !s->e_seq || !s->wl ||
+        !s->clr ||
         (s->L > 0 && (!s->com_start || !s->com_el || !s->com_dst || !s->com_n || !s->com_rows)) ||
         (s->p.social_state && (!s->dense || !s->dense_dst || !s->dense_gen_of || !s->dense_log ||
                                !s->dense_chg || !s->dense_logv))) {

@@ -190,34 +190,34 @@ static void test_service_edges(void)
  * nodes, without them (max_groups 8200: the walk back from the tail). */
 static void test_in_list_order(const char *social)
 {
-    polis_env *env = sg_env(
-        7, 100, social,
-        "{\"ops\": ["
-        "{\"tick\": 0, \"op\": \"set\", \"from\": 5, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1},"
-        "{\"tick\": 0, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1},"
-        "{\"tick\": 0, \"op\": \"set\", \"from\": 6, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1},"
-        "{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1},"
-        "{\"tick\": 0, \"op\": \"set\", \"from\": 4, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1},"
-        "{\"tick\": 1, \"op\": \"remove_edge\", \"from\": 2, \"to\": 0},"
-        "{\"tick\": 1, \"op\": \"set\", \"from\": 3, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1},"
-        "{\"tick\": 1, \"op\": \"remove_edge\", \"from\": 1, \"to\": 0},"
-        "{\"tick\": 2, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1},"
-        "{\"tick\": 2, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1},"
-        "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 6, \"to\": 0},"
-        "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 1, \"to\": 0},"
-        "{\"tick\": 4, \"op\": \"set\", \"from\": 6, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1},"
-        "{\"tick\": 4, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
-        "\"value\": 1}]}",
-        NULL);
+    polis_env *env =
+        sg_env(7, 100, social,
+               "{\"ops\": ["
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 5, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 6, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 4, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 1, \"op\": \"remove_edge\", \"from\": 2, \"to\": 0},"
+               "{\"tick\": 1, \"op\": \"set\", \"from\": 3, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 1, \"op\": \"remove_edge\", \"from\": 1, \"to\": 0},"
+               "{\"tick\": 2, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 2, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 6, \"to\": 0},"
+               "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 1, \"to\": 0},"
+               "{\"tick\": 4, \"op\": \"set\", \"from\": 6, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 4, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1}]}",
+               NULL);
     CHECK(env != NULL);
     if (!env) return;
     CHECK_EQ_INT(sg_noop(env), POLIS_OK);
@@ -363,10 +363,11 @@ static void log_unset(void *ud, const polis_event *ev)
 static void test_unsubscribed_events_numbered(void)
 {
     static unset_log logs[2];
-    const char *social = "{\"social_state\": true, \"communication_length\": 2,"
-                         " \"pre_updates\": [{\"function\": \"clear_temporary_relation\","
-                         " \"kwargs\": {\"attr\": \"communication\"}}],"
-                         " \"actions\": [{\"family\": \"communicate\"}, {\"family\": \"share_map\"}]}";
+    const char *social =
+        "{\"social_state\": true, \"communication_length\": 2,"
+        " \"pre_updates\": [{\"function\": \"clear_temporary_relation\","
+        " \"kwargs\": {\"attr\": \"communication\"}}],"
+        " \"actions\": [{\"family\": \"communicate\"}, {\"family\": \"share_map\"}]}";
     for (int run = 0; run < 2; run++) {
         unset_log *l = &logs[run];
         memset(l, 0, sizeof *l);
