@@ -124,8 +124,30 @@ static polis_status deliver(polis_env *env, const polis_event *ev)
     return deliver_range(env, env->any_subs, env->n_any_subs, ev);
 }
 
+static polis_status publish(polis_env *env, polis_ctx *from, int32_t type, const void *payload,
+                            size_t size);
+
+/* An event nobody subscribes to, published outside a dispatch, takes its sequence number and
+ * nothing else: what publish would do with it, without its frame (most events of a run
+ * without recording or subscribers, e.g. the social plugin's, 3-4 per agent-step in
+ * Exploration with social actions; docs/performance.md). Everything else, errors included,
+ * goes through publish. */
 polis_status polis__bus_publish(polis_env *env, polis_ctx *from, int32_t type, const void *payload,
                                 size_t size)
+{
+    if (env->bus_depth == 0 && env->n_any_subs == 0 && type >= 0 && type < env->n_events &&
+        env->state != POLIS__ENV_LOADING && env->state != POLIS__ENV_FROZEN) {
+        const polis__event_type *et = &env->events[type];
+        if (et->sub_end == et->sub_begin && size == et->size && (payload || !size)) {
+            env->bus_seq++;
+            return POLIS_OK;
+        }
+    }
+    return publish(env, from, type, payload, size);
+}
+
+static polis_status publish(polis_env *env, polis_ctx *from, int32_t type, const void *payload,
+                            size_t size)
 {
     const char *who = from ? from->name : "polis";
     if (env->state == POLIS__ENV_LOADING || env->state == POLIS__ENV_FROZEN) {

@@ -28,6 +28,7 @@
 #define SG_MAX_FAMILIES 64 /* one gate bit each */
 #define SG_WATCH_ROOTS 31  /* clear_temporary_relation roots with a watch bit (graph.c) */
 #define SG_COM_ROWS 16     /* rows of a communication record remembered (social.c) */
+#define SG_IN_SRC_MAX 8192 /* the most nodes with in_src bitmaps (N^2 / 8 bytes: 8 MiB) */
 
 #if defined(__GNUC__)
 #define SG_INTERNAL __attribute__((visibility("hidden")))
@@ -148,8 +149,14 @@ typedef struct social {
     int32_t *e_nattr;
     int32_t *e_attr; /* [max_edges][K] */
     double *e_val;   /* [max_edges][K] */
+    uint64_t *e_key; /* [max_edges] from << 32 | to: one load per hash chain step */
     int32_t *bucket;
     uint32_t bucket_mask;
+    /* [N][in_words]: bit f of row t set while the edge f -> t exists, so a new edge's place
+     * in t's in-list (sorted by source) is the edge from the highest set bit below f, found
+     * without walking the list; NULL above SG_IN_SRC_MAX nodes (the walk back from the tail) */
+    uint64_t *in_src;
+    int32_t in_words;
     uint64_t revision;
     struct sg_order *order; /* looks.c: the scene's edges in name order (at the first scene) */
     /* looks.c: the scene's edges as a kept list, slot e * K + i for attribute slot i of edge

@@ -185,6 +185,58 @@ static void test_service_edges(void)
     polis_env_destroy(env);
 }
 
+/* An agent's in-edges stay sorted by source however they arrive (probe_sharers walks them
+ * in order), with the per-target source bitmaps (graph.c in_before) and, past SG_IN_SRC_MAX
+ * nodes, without them (max_groups 8200: the walk back from the tail). */
+static void test_in_list_order(const char *social)
+{
+    polis_env *env =
+        sg_env(7, 100, social,
+               "{\"ops\": ["
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 5, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 6, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 0, \"op\": \"set\", \"from\": 4, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 1, \"op\": \"remove_edge\", \"from\": 2, \"to\": 0},"
+               "{\"tick\": 1, \"op\": \"set\", \"from\": 3, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 1, \"op\": \"remove_edge\", \"from\": 1, \"to\": 0},"
+               "{\"tick\": 2, \"op\": \"set\", \"from\": 2, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 2, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 6, \"to\": 0},"
+               "{\"tick\": 3, \"op\": \"remove_edge\", \"from\": 1, \"to\": 0},"
+               "{\"tick\": 4, \"op\": \"set\", \"from\": 6, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1},"
+               "{\"tick\": 4, \"op\": \"set\", \"from\": 1, \"to\": 0, \"attr\": \"sharing.Map\", "
+               "\"value\": 1}]}",
+               NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "5: 1 2 4 5 6");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "4: 3 4 5 6");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "6: 1 2 3 4 5 6");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "4: 2 3 4 5");
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "6: 1 2 3 4 5 6");
+    /* a reset wipes the graph, the bitmaps with it */
+    CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
+    CHECK_EQ_INT(sg_noop(env), POLIS_OK);
+    CHECK_EQ_STR(sg_list(env, "probe_sharers"), "5: 1 2 4 5 6");
+    polis_env_destroy(env);
+}
+
 /* probe_journal as "n: what from to on ..." */
 static const char *journal(polis_env *env)
 {
@@ -287,6 +339,59 @@ static void test_determinism(void)
     }
     CHECK(memcmp(hashes[0], hashes[1], sizeof hashes[0]) == 0);
     CHECK(hashes[0][0] != hashes[0][49]);
+}
+
+/* Events nobody subscribes to take their sequence numbers all the same (the bus's path for
+ * them, engine/core/bus.c): one env subscribed to every event and one to relation_unset
+ * alone, the same scenario and actions, see the same (seq, from, to) for each unset. */
+typedef struct unset_log {
+    int32_t type, n;
+    uint64_t seq[4096];
+    int32_t from[4096], to[4096];
+} unset_log;
+
+static void log_unset(void *ud, const polis_event *ev)
+{
+    unset_log *l = ud;
+    if (ev->type != l->type || l->n >= 4096) return;
+    const int32_t *ft = ev->data;
+    l->seq[l->n] = ev->seq;
+    l->from[l->n] = ft[0];
+    l->to[l->n++] = ft[1];
+}
+
+static void test_unsubscribed_events_numbered(void)
+{
+    static unset_log logs[2];
+    const char *social =
+        "{\"social_state\": true, \"communication_length\": 2,"
+        " \"pre_updates\": [{\"function\": \"clear_temporary_relation\","
+        " \"kwargs\": {\"attr\": \"communication\"}}],"
+        " \"actions\": [{\"family\": \"communicate\"}, {\"family\": \"share_map\"}]}";
+    for (int run = 0; run < 2; run++) {
+        unset_log *l = &logs[run];
+        memset(l, 0, sizeof *l);
+        polis_env *env = test_env(sg_scenario(6, 100, social, NULL), NULL, NULL);
+        CHECK(env != NULL);
+        if (!env) return;
+        l->type = polis_env_event_find(env, "social.relation_unset");
+        CHECK_EQ_INT(polis_env_subscribe(env, run ? l->type : -1, log_unset, l), POLIS_OK);
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        polis_rng rng;
+        polis_rng_seed(&rng, 11, 3);
+        for (int t = 0; t < 60; t++) CHECK_EQ_INT(random_step(env, &rng), POLIS_OK);
+        polis_env_destroy(env);
+    }
+    CHECK(logs[0].n > 20 && logs[0].n < 4096);
+    CHECK_EQ_INT(logs[1].n, logs[0].n);
+    int gaps = 0;
+    for (int32_t i = 0; i < logs[0].n && i < logs[1].n; i++) {
+        CHECK(logs[1].seq[i] == logs[0].seq[i]);
+        CHECK_EQ_INT(logs[1].from[i], logs[0].from[i]);
+        CHECK_EQ_INT(logs[1].to[i], logs[0].to[i]);
+        gaps += i > 0 && logs[1].seq[i] > logs[1].seq[i - 1] + 1;
+    }
+    CHECK(gaps > 0); /* relation_set and the others were numbered in between */
 }
 
 /* social_state against the graph the events describe: a host subscriber keeps the
@@ -431,7 +536,10 @@ int main(void)
     test_group_ids_and_schedule();
     test_service_edges();
     test_share_journal();
+    test_in_list_order("{}");
+    test_in_list_order("{\"max_groups\": 8200}");
     test_determinism();
+    test_unsubscribed_events_numbered();
     test_social_state_follows_graph();
     CHECK_DONE();
 }
