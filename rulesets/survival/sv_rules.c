@@ -758,6 +758,12 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
         uint64_t ok = kind == SV_COW      ? sv_row_is(row, SV_GRASS)
                       : kind == SV_ZOMBIE ? sv_row_is(row, SV_GRASS) | sv_row_is(row, SV_PATH)
                                           : sv_row_is(row, SV_PATH);
+        ok &= span;
+        if (!ok) { /* often so for skeletons: no path in the row */
+            rows_ok[r] = 0;
+            in_row[r] = 0;
+            continue;
+        }
         uint64_t near = 0, close = 0;
         for (int32_t j = 0; j < n_players; j++) {
             if (!ps[j].alive) continue;
@@ -765,7 +771,7 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
             near |= cols_within(ps[j].c, hi - 1 - dr);
             close |= cols_within(ps[j].c, lo - dr);
         }
-        rows_ok[r] = ok & span & near & ~close & sv_row_free(w->mob_map[r]);
+        rows_ok[r] = ok & near & ~close & sv_row_free(w->mob_map[r]);
         in_row[r] = sv_popcount(rows_ok[r]);
         keep += in_row[r];
     }
