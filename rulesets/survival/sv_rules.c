@@ -462,6 +462,12 @@ static int32_t nearest(const sv_world *w, int32_t r, int32_t c, int32_t *who)
 {
     int32_t best = 999;
     *who = -1;
+    if (w->p.n_players == 1) { /* the single-player game: no loop */
+        const sv_player *pl = &w->players[0];
+        if (!pl->alive) return best;
+        *who = 0;
+        return iabs(pl->r - r) + iabs(pl->c - c);
+    }
     for (int32_t j = 0; j < w->p.n_players; j++) {
         const sv_player *pl = &w->players[j];
         if (!pl->alive) continue;
@@ -510,7 +516,8 @@ static void toward_all(const sv_world *w, polis_rng *rng, int32_t who, int32_t r
 
 /* Moves a zombie/cow/skeleton by (sr, sc) when it can, then applies the despawn rule from
  * its old distance `dist`. */
-static void mob_move(sv_world *w, int32_t kind, int32_t slot, int32_t sr, int32_t sc, int32_t dist)
+static inline void mob_move(sv_world *w, int32_t kind, int32_t slot, int32_t sr, int32_t sc,
+                            int32_t dist)
 {
     sv_mob *mb = &w->mobs[kind][slot];
     int32_t r = mb->r + sr, c = mb->c + sc;
@@ -788,9 +795,9 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
     }
 }
 
-static void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32_t n_alive)
+/* A mob of `kind` on a tile spawn_tile picks (after the chance was drawn and passed). */
+static void spawn_mob(sv_world *w, polis_rng *rng, int32_t kind)
 {
-    if (n_alive == 0 || w->n_active[kind] >= w->p.max_mobs[kind] || uniform(rng) >= chance) return;
     int32_t t = spawn_tile(w, rng, kind, kind == SV_COW ? 3 : 9);
     if (t < 0) return;
     sv_mob *ms = w->mobs[kind];
@@ -808,6 +815,13 @@ static void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32
             w->mob_map[ms[s].r][ms[s].c] = (uint16_t)(((kind << 8) | s) + 1);
             return;
         }
+}
+
+/* The chance is drawn every step (most steps end here: inline, no call) */
+static inline void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32_t n_alive)
+{
+    if (n_alive == 0 || w->n_active[kind] >= w->p.max_mobs[kind] || uniform(rng) >= chance) return;
+    spawn_mob(w, rng, kind);
 }
 
 /* ---- intrinsics (§7) --------------------------------------------------------------------- */
@@ -1004,8 +1018,8 @@ void sv_step(sv_world *w, polis_rng *rng)
             continue;
         }
         intrinsics(w, i);
-        for (int32_t k = 0; k < SV_N_ITEMS; k++)
-            if (pl->inv[k] > 9) pl->inv[k] = 9;
+        for (int32_t k = 0; k < SV_N_ITEMS; k++) /* a min, which vectorises */
+            pl->inv[k] = pl->inv[k] > 9 ? 9 : pl->inv[k];
         bool lava = w->map[pl->r][pl->c] == SV_LAVA || pl->off_edge;
         if (!w->p.unclamped_health) {
             if (lava) {
