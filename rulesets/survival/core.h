@@ -243,6 +243,7 @@ typedef struct sv_player {
      * ids and the mob and player marks it set */
     void *obs_dst;
     uint8_t obs_view[64]; /* SV_VIEW_CELLS used, padded for word compares */
+    int32_t obs_scal[16]; /* the inventory and health, food, drink, energy it wrote */
     int32_t obs_n;
     uint16_t *obs_set;
 } sv_player;

@@ -208,12 +208,15 @@ void sv_generate(sv_world *w, polis_rng *rng)
         void *keep_dst = pl->obs_dst;
         int32_t keep_n = pl->obs_n;
         uint8_t keep_view[64];
+        int32_t keep_scal[16];
         memcpy(keep_view, pl->obs_view, sizeof keep_view);
+        memcpy(keep_scal, pl->obs_scal, sizeof keep_scal);
         memset(pl, 0, sizeof *pl);
         pl->obs_set = keep_set;
         pl->obs_dst = keep_dst;
         pl->obs_n = keep_n;
         memcpy(pl->obs_view, keep_view, sizeof keep_view);
+        memcpy(pl->obs_scal, keep_scal, sizeof keep_scal);
         pl->r = SV_MAP / 2;
         pl->c = SV_MAP / 2;
         pl->dir = SV_UP;
