@@ -989,10 +989,13 @@ void sv_step(sv_world *w, polis_rng *rng)
     for (int32_t i = 0; i < n; i++) place(w, i);
     for (int32_t i = 0; i < n; i++) move(w, i);
 
-    zombies(w, rng);
-    cows(w, rng);
-    skeletons(w, rng);
-    arrows(w);
+    /* a kind with no active mob does nothing (every slot would be skipped), unless inactive
+     * slots move (ghost mobs) */
+    bool ghosts = w->p.ghost_mobs != SV_GHOST_OFF;
+    if (ghosts || w->n_active[SV_ZOMBIE]) zombies(w, rng);
+    if (ghosts || w->n_active[SV_COW]) cows(w, rng);
+    if (ghosts || w->n_active[SV_SKELETON]) skeletons(w, rng);
+    if (w->n_active[SV_ARROW]) arrows(w);
 
     int32_t n_alive = 0;
     for (int32_t i = 0; i < n; i++) n_alive += ps[i].alive;
@@ -1018,8 +1021,17 @@ void sv_step(sv_world *w, polis_rng *rng)
             continue;
         }
         intrinsics(w, i);
-        for (int32_t k = 0; k < SV_N_ITEMS; k++) /* a min, which vectorises */
-            pl->inv[k] = pl->inv[k] > 9 ? 9 : pl->inv[k];
+#if defined(__SSE2__)
+        /* at most 9 of each item: a min of four ints at a time (SSE2 has no pminsd) */
+        for (int32_t k = 0; k < SV_N_ITEMS; k += 4) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(pl->inv + k));
+            __m128i nine = _mm_set1_epi32(9), big = _mm_cmpgt_epi32(v, nine);
+            v = _mm_or_si128(_mm_andnot_si128(big, v), _mm_and_si128(big, nine));
+            _mm_storeu_si128((__m128i *)(void *)(pl->inv + k), v);
+        }
+#else
+        for (int32_t k = 0; k < SV_N_ITEMS; k++) pl->inv[k] = pl->inv[k] > 9 ? 9 : pl->inv[k];
+#endif
         bool lava = w->map[pl->r][pl->c] == SV_LAVA || pl->off_edge;
         if (!w->p.unclamped_health) {
             if (lava) {
