@@ -155,7 +155,6 @@ static void perlin(polis_rng *rng, int32_t rr, int32_t rc, float *out, sv_scale 
 
 static inline float rescaled(float v, sv_scale sc) { return (v - sc.lo) * sc.scale; }
 
-
 /* ---- the layers ------------------------------------------------------------------------- */
 
 /* bit j: f[j] rescaled is above t */

@@ -225,4 +225,3 @@ void sv_generate(sv_world *w, polis_rng *rng)
         w->player_map[SV_MAP / 2][SV_MAP / 2]++;
     }
 }
-
