@@ -17,6 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "polis/rng.h"
 
 #define SV_MAP 64
@@ -239,6 +243,7 @@ typedef struct sv_player {
      * ids and the mob and player marks it set */
     void *obs_dst;
     uint8_t obs_view[64]; /* SV_VIEW_CELLS used, padded for word compares */
+    int32_t obs_scal[16]; /* the inventory and health, food, drink, energy it wrote */
     int32_t obs_n;
     uint16_t *obs_set;
 } sv_player;
@@ -308,6 +313,13 @@ void sv_params_default(sv_params *p, int32_t n_players);
 
 /* A new world: terrain from noise, players at the centre, no mobs. */
 void sv_generate(sv_world *w, polis_rng *rng);
+/* The terrain alone (sv_terrain.c): the blocks of a new map into m[SV_MAP * SV_MAP]. The
+ * AVX2 build of the same code (sv_terrain_avx2.c) gives the same map and the same draws;
+ * sv_terrain_avx2_ok() says whether this build has it and this CPU runs it (otherwise
+ * sv_terrain_avx2 is sv_terrain). sv_generate takes the AVX2 one when it can. */
+void sv_terrain(uint8_t *m, polis_rng *rng, bool always_diamond);
+void sv_terrain_avx2(uint8_t *m, polis_rng *rng, bool always_diamond);
+bool sv_terrain_avx2_ok(void);
 /* One step for the actions in players[].act (any value outside 0..16 is NOOP). */
 void sv_step(sv_world *w, polis_rng *rng);
 
@@ -342,11 +354,57 @@ static inline bool sv_solid(int32_t block) { return (0x19F38u >> block) & 1u; }
 
 int32_t sv_damage(const sv_world *w, const sv_player *pl);
 
-/* Bit j set when row[j] == block / when the mob slot row[j] is 0, over a row of SV_MAP. */
-uint64_t sv_row_is(const uint8_t *row, uint8_t block);
-uint64_t sv_row_free(const uint16_t *row);
-/* Bit j set when a[j] != b[j], over 64 bytes. */
-uint64_t sv_bytes_differ(const uint8_t *a, const uint8_t *b);
+/* Bit j set when row[j] == block / when the mob slot row[j] is 0, over a row of SV_MAP; bit j
+ * set when a[j] != b[j], over 64 bytes. The passes that draw only on some tiles (generation,
+ * spawning) and the observation writer visit these bits in order instead of branching on
+ * every tile (a branch on the map's content mispredicts often). Inline: the step calls them
+ * a few times, and each is a few instructions. */
+static inline uint64_t sv_row_is(const uint8_t *row, uint8_t block)
+{
+    uint64_t bits = 0;
+#if defined(__SSE2__)
+    __m128i b = _mm_set1_epi8((char)block);
+    for (int32_t q = 0; q < SV_MAP; q += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(row + q));
+        bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, b)) << q;
+    }
+#else
+    for (int32_t j = 0; j < SV_MAP; j++) bits |= (uint64_t)(row[j] == block) << j;
+#endif
+    return bits;
+}
+
+static inline uint64_t sv_row_free(const uint16_t *row)
+{
+    uint64_t bits = 0;
+#if defined(__SSE2__)
+    __m128i z = _mm_setzero_si128();
+    for (int32_t q = 0; q < SV_MAP; q += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(row + q));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(row + q + 8));
+        __m128i e = _mm_packs_epi16(_mm_cmpeq_epi16(a, z), _mm_cmpeq_epi16(b, z));
+        bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(e) << q;
+    }
+#else
+    for (int32_t j = 0; j < SV_MAP; j++) bits |= (uint64_t)(row[j] == 0) << j;
+#endif
+    return bits;
+}
+
+static inline uint64_t sv_bytes_differ(const uint8_t *a, const uint8_t *b)
+{
+    uint64_t same = 0;
+#if defined(__SSE2__)
+    for (int32_t q = 0; q < 64; q += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + q));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + q));
+        same |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) << q;
+    }
+#else
+    for (int32_t j = 0; j < 64; j++) same |= (uint64_t)(a[j] == b[j]) << j;
+#endif
+    return ~same;
+}
 /* The set bits of x. The build targets any x86-64, without the POPCNT instruction, where
  * __builtin_popcountll is a call into libgcc's table-driven routine. */
 static inline int32_t sv_popcount(uint64_t x)

@@ -4,6 +4,9 @@
  */
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core.h"
 
@@ -35,13 +38,45 @@ static float tenth(int32_t k)
     return (float)(nearbyint(x * scale) / scale);
 }
 
-static void write_scalars(const sv_world *w, const sv_player *pl, float *v, bool alive_flag)
+/* Whether the inventory and the four vitals are those last written (pl->obs_scal): they
+ * change on a few steps in a hundred, so an unchanged buffer keeps them. */
+static bool scalars_kept(const sv_player *pl)
 {
-    for (int32_t k = 0; k < SV_N_ITEMS; k++) *v++ = tenth(pl->inv[k]);
-    *v++ = tenth(pl->health);
-    *v++ = tenth(pl->food);
-    *v++ = tenth(pl->drink);
-    *v++ = tenth(pl->energy);
+#if defined(__SSE2__)
+    const __m128i *s = (const __m128i *)(const void *)pl->obs_scal;
+    __m128i e = _mm_and_si128(
+        _mm_and_si128(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(const void *)pl->inv),
+                                      _mm_loadu_si128(s)),
+                      _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pl->inv + 4)),
+                                      _mm_loadu_si128(s + 1))),
+        _mm_and_si128(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pl->inv + 8)),
+                                      _mm_loadu_si128(s + 2)),
+                      _mm_cmpeq_epi32(_mm_setr_epi32(pl->health, pl->food, pl->drink, pl->energy),
+                                      _mm_loadu_si128(s + 3))));
+    return _mm_movemask_epi8(e) == 0xffff;
+#else
+    return memcmp(pl->inv, pl->obs_scal, sizeof pl->inv) == 0 && pl->health == pl->obs_scal[12] &&
+           pl->food == pl->obs_scal[13] && pl->drink == pl->obs_scal[14] &&
+           pl->energy == pl->obs_scal[15];
+#endif
+}
+
+/* fresh: v was not written by this player last time, so every value is written */
+static void write_scalars(const sv_world *w, sv_player *pl, float *v, bool alive_flag, bool fresh)
+{
+    if (fresh || !scalars_kept(pl)) {
+        for (int32_t k = 0; k < SV_N_ITEMS; k++) v[k] = tenth(pl->inv[k]);
+        v[12] = tenth(pl->health);
+        v[13] = tenth(pl->food);
+        v[14] = tenth(pl->drink);
+        v[15] = tenth(pl->energy);
+        memcpy(pl->obs_scal, pl->inv, sizeof pl->inv);
+        pl->obs_scal[12] = pl->health;
+        pl->obs_scal[13] = pl->food;
+        pl->obs_scal[14] = pl->drink;
+        pl->obs_scal[15] = pl->energy;
+    }
+    v += 16;
     for (int32_t d = 1; d <= 4; d++) *v++ = pl->dir == d ? 1.0f : 0.0f;
     *v++ = w->light;
     *v++ = pl->sleeping ? 1.0f : 0.0f;
@@ -70,17 +105,24 @@ void sv_write_obs(sv_world *w, int32_t agent, float *dst, const uint8_t *seen)
     now[63] = view[63] = 0;
     int32_t r0 = pl->r - 3, c0 = pl->c - 4;
     bool cols_in = c0 >= 0 && c0 + SV_VIEW_COLS <= SV_MAP;
-    for (int32_t vr = 0; vr < SV_VIEW_ROWS; vr++) {
-        int32_t r = r0 + vr;
-        uint8_t *out = now + vr * SV_VIEW_COLS;
-        if ((uint32_t)r >= SV_MAP) {
-            memset(out, SV_OUT_OF_BOUNDS, SV_VIEW_COLS);
-        } else if (cols_in) {
-            memcpy(out, w->map[r] + c0, SV_VIEW_COLS);
-        } else {
-            for (int32_t vc = 0; vc < SV_VIEW_COLS; vc++) {
-                int32_t c = c0 + vc;
-                out[vc] = (uint32_t)c < SV_MAP ? w->map[r][c] : SV_OUT_OF_BOUNDS;
+    bool rows_in = r0 >= 0 && r0 + SV_VIEW_ROWS <= SV_MAP;
+    if (cols_in && rows_in) {
+        /* the window inside the map (most steps): seven row copies, no test per row */
+        for (int32_t vr = 0; vr < SV_VIEW_ROWS; vr++)
+            memcpy(now + vr * SV_VIEW_COLS, &w->map[r0 + vr][c0], SV_VIEW_COLS);
+    } else {
+        for (int32_t vr = 0; vr < SV_VIEW_ROWS; vr++) {
+            int32_t r = r0 + vr;
+            uint8_t *out = now + vr * SV_VIEW_COLS;
+            if ((uint32_t)r >= SV_MAP) {
+                memset(out, SV_OUT_OF_BOUNDS, SV_VIEW_COLS);
+            } else if (cols_in) {
+                memcpy(out, w->map[r] + c0, SV_VIEW_COLS);
+            } else {
+                for (int32_t vc = 0; vc < SV_VIEW_COLS; vc++) {
+                    int32_t c = c0 + vc;
+                    out[vc] = (uint32_t)c < SV_MAP ? w->map[r][c] : SV_OUT_OF_BOUNDS;
+                }
             }
         }
     }
@@ -145,7 +187,7 @@ void sv_write_obs(sv_world *w, int32_t agent, float *dst, const uint8_t *seen)
     }
     for (int32_t k = 0; k < n; k++) dst[set[k]] = 1.0f;
     pl->obs_n = n;
-    write_scalars(w, pl, dst + block, layout != SV_OBS_CLASSIC);
+    write_scalars(w, pl, dst + block, layout != SV_OBS_CLASSIC, fresh);
 }
 
 /* ShareStats: per other player (index order, self left out) a one-hot of its view cell, 12

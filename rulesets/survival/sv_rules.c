@@ -462,6 +462,12 @@ static int32_t nearest(const sv_world *w, int32_t r, int32_t c, int32_t *who)
 {
     int32_t best = 999;
     *who = -1;
+    if (w->p.n_players == 1) { /* the single-player game: no loop */
+        const sv_player *pl = &w->players[0];
+        if (!pl->alive) return best;
+        *who = 0;
+        return iabs(pl->r - r) + iabs(pl->c - c);
+    }
     for (int32_t j = 0; j < w->p.n_players; j++) {
         const sv_player *pl = &w->players[j];
         if (!pl->alive) continue;
@@ -510,7 +516,8 @@ static void toward_all(const sv_world *w, polis_rng *rng, int32_t who, int32_t r
 
 /* Moves a zombie/cow/skeleton by (sr, sc) when it can, then applies the despawn rule from
  * its old distance `dist`. */
-static void mob_move(sv_world *w, int32_t kind, int32_t slot, int32_t sr, int32_t sc, int32_t dist)
+static inline void mob_move(sv_world *w, int32_t kind, int32_t slot, int32_t sr, int32_t sc,
+                            int32_t dist)
 {
     sv_mob *mb = &w->mobs[kind][slot];
     int32_t r = mb->r + sr, c = mb->c + sc;
@@ -758,6 +765,12 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
         uint64_t ok = kind == SV_COW      ? sv_row_is(row, SV_GRASS)
                       : kind == SV_ZOMBIE ? sv_row_is(row, SV_GRASS) | sv_row_is(row, SV_PATH)
                                           : sv_row_is(row, SV_PATH);
+        ok &= span;
+        if (!ok) { /* often so for skeletons: no path in the row */
+            rows_ok[r] = 0;
+            in_row[r] = 0;
+            continue;
+        }
         uint64_t near = 0, close = 0;
         for (int32_t j = 0; j < n_players; j++) {
             if (!ps[j].alive) continue;
@@ -765,7 +778,7 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
             near |= cols_within(ps[j].c, hi - 1 - dr);
             close |= cols_within(ps[j].c, lo - dr);
         }
-        rows_ok[r] = ok & span & near & ~close & sv_row_free(w->mob_map[r]);
+        rows_ok[r] = ok & near & ~close & sv_row_free(w->mob_map[r]);
         in_row[r] = sv_popcount(rows_ok[r]);
         keep += in_row[r];
     }
@@ -782,9 +795,9 @@ static int32_t spawn_tile(sv_world *w, polis_rng *rng, int32_t kind, int32_t lo)
     }
 }
 
-static void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32_t n_alive)
+/* A mob of `kind` on a tile spawn_tile picks (after the chance was drawn and passed). */
+static void spawn_mob(sv_world *w, polis_rng *rng, int32_t kind)
 {
-    if (n_alive == 0 || w->n_active[kind] >= w->p.max_mobs[kind] || uniform(rng) >= chance) return;
     int32_t t = spawn_tile(w, rng, kind, kind == SV_COW ? 3 : 9);
     if (t < 0) return;
     sv_mob *ms = w->mobs[kind];
@@ -802,6 +815,13 @@ static void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32
             w->mob_map[ms[s].r][ms[s].c] = (uint16_t)(((kind << 8) | s) + 1);
             return;
         }
+}
+
+/* The chance is drawn every step (most steps end here: inline, no call) */
+static inline void spawn(sv_world *w, polis_rng *rng, int32_t kind, float chance, int32_t n_alive)
+{
+    if (n_alive == 0 || w->n_active[kind] >= w->p.max_mobs[kind] || uniform(rng) >= chance) return;
+    spawn_mob(w, rng, kind);
 }
 
 /* ---- intrinsics (§7) --------------------------------------------------------------------- */
@@ -969,10 +989,13 @@ void sv_step(sv_world *w, polis_rng *rng)
     for (int32_t i = 0; i < n; i++) place(w, i);
     for (int32_t i = 0; i < n; i++) move(w, i);
 
-    zombies(w, rng);
-    cows(w, rng);
-    skeletons(w, rng);
-    arrows(w);
+    /* a kind with no active mob does nothing (every slot would be skipped), unless inactive
+     * slots move (ghost mobs) */
+    bool ghosts = w->p.ghost_mobs != SV_GHOST_OFF;
+    if (ghosts || w->n_active[SV_ZOMBIE]) zombies(w, rng);
+    if (ghosts || w->n_active[SV_COW]) cows(w, rng);
+    if (ghosts || w->n_active[SV_SKELETON]) skeletons(w, rng);
+    if (w->n_active[SV_ARROW]) arrows(w);
 
     int32_t n_alive = 0;
     for (int32_t i = 0; i < n; i++) n_alive += ps[i].alive;
@@ -998,8 +1021,17 @@ void sv_step(sv_world *w, polis_rng *rng)
             continue;
         }
         intrinsics(w, i);
-        for (int32_t k = 0; k < SV_N_ITEMS; k++)
-            if (pl->inv[k] > 9) pl->inv[k] = 9;
+#if defined(__SSE2__)
+        /* at most 9 of each item: a min of four ints at a time (SSE2 has no pminsd) */
+        for (int32_t k = 0; k < SV_N_ITEMS; k += 4) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(pl->inv + k));
+            __m128i nine = _mm_set1_epi32(9), big = _mm_cmpgt_epi32(v, nine);
+            v = _mm_or_si128(_mm_andnot_si128(big, v), _mm_and_si128(big, nine));
+            _mm_storeu_si128((__m128i *)(void *)(pl->inv + k), v);
+        }
+#else
+        for (int32_t k = 0; k < SV_N_ITEMS; k++) pl->inv[k] = pl->inv[k] > 9 ? 9 : pl->inv[k];
+#endif
         bool lava = w->map[pl->r][pl->c] == SV_LAVA || pl->off_edge;
         if (!w->p.unclamped_health) {
             if (lava) {
