@@ -269,6 +269,7 @@ typedef struct sorted_list {
     int32_t n, n_prev, n_raw, cap;
     int32_t *idx; /* [3 * (cap + 1)]: a diff's added, moved and deleted elements */
     int32_t *ord; /* [cap + 1]: the sort's order */
+    const char **pcur, **pprev; /* [cap + 1] each: the elements a diff merges, in key order */
     char *out;    /* a diff's OP_LIST: [u32 list, adds, moves, dels] then the elements */
     /* A list a plugin keeps in slots (polis_env_scene_kept): while `kept`, prev holds the
      * previous line's elements in no order, prev[i] the element of slot kslot[i], slot s's at
@@ -1641,10 +1642,12 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
         r->lists[i].cap = cap;
         r->lists[i].idx = rec_calloc(r, 3 * ((size_t)cap + 1), sizeof(int32_t));
         r->lists[i].ord = rec_calloc(r, (size_t)cap, sizeof(int32_t));
+        r->lists[i].pcur = rec_calloc(r, (size_t)cap, sizeof(const char *));
+        r->lists[i].pprev = rec_calloc(r, (size_t)cap, sizeof(const char *));
         r->lists[i].out =
             rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
         ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev && r->lists[i].idx &&
-             r->lists[i].out && r->lists[i].ord;
+             r->lists[i].out && r->lists[i].ord && r->lists[i].pcur && r->lists[i].pprev;
         polis_scene_kept kp;
         if (polis_env_scene_kept(r->env, i, &kp) == POLIS_OK && kp.slots > 0) {
             sorted_list *l = &r->lists[i];
@@ -1849,15 +1852,15 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
  * an OP_LIST, formatted where the line is written out ("add", "move", "del", in that order). A
  * list byte for byte as before writes nothing without a merge. Then the current list becomes
  * the previous one. */
-static void merge_lists(polis_recorder *r, int which, const char *cur, int32_t nc, const char *prev,
-                        int32_t np)
+static void merge_lists(polis_recorder *r, int which, const char *const *cur, int32_t nc,
+                        const char *const *prev, int32_t np)
 {
     const list_desc *d = &LISTS[which];
     sorted_list *l = &r->lists[which];
     int32_t *add = l->idx, *mov = add + l->cap + 1, *del = mov + l->cap + 1;
     uint32_t na = 0, nm = 0, nd = 0;
     for (int32_t i = 0, j = 0; i < nc || j < np;) {
-        const char *c_el = cur + (size_t)i * d->size, *p_el = prev + (size_t)j * d->size;
+        const char *c_el = i < nc ? cur[i] : NULL, *p_el = j < np ? prev[j] : NULL;
         int c = i >= nc ? 1 : j >= np ? -1 : d->cmp(c_el, p_el);
         if (c < 0) {
             add[na++] = i; /* new */
@@ -1879,33 +1882,31 @@ static void merge_lists(polis_recorder *r, int which, const char *cur, int32_t n
         char *q = l->out;
         memcpy(q, h, sizeof h);
         q += sizeof h;
-        for (uint32_t k = 0; k < na; k++, q += d->size)
-            memcpy(q, cur + (size_t)add[k] * d->size, d->size);
-        for (uint32_t k = 0; k < nm; k++, q += d->size)
-            memcpy(q, cur + (size_t)mov[k] * d->size, d->size);
-        for (uint32_t k = 0; k < nd; k++, q += d->size)
-            memcpy(q, prev + (size_t)del[k] * d->size, d->size);
+        for (uint32_t k = 0; k < na; k++, q += d->size) memcpy(q, cur[add[k]], d->size);
+        for (uint32_t k = 0; k < nm; k++, q += d->size) memcpy(q, cur[mov[k]], d->size);
+        for (uint32_t k = 0; k < nd; k++, q += d->size) memcpy(q, prev[del[k]], d->size);
         add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
     }
 }
 
-/* The changed elements of a kept list in key order: few, and often in order already (slots
- * numbered as their keys, Survival's mobs): an insertion sort of their indices then. */
-static void sort_changed(void *dst, const void *src, int32_t *ord, size_t n, const list_desc *d)
+/* The n elements p[] points at (a kept list's changed ones), put in key order: few, and often
+ * in order already (slots numbered as their keys, Survival's mobs), so an insertion sort of
+ * the pointers; many are copied from p[] into raw, sorted into buf, and p[] points there. */
+static void sort_changed(const char **p, size_t n, char *raw, char *buf, int32_t *ord,
+                         const list_desc *d)
 {
     if (n > 32) {
-        sort_into(dst, src, ord, n, d->size, d->cmp);
+        for (size_t i = 0; i < n; i++) memcpy(raw + i * d->size, p[i], d->size);
+        sort_into(buf, raw, ord, n, d->size, d->cmp);
+        for (size_t i = 0; i < n; i++) p[i] = buf + i * d->size;
         return;
     }
-    const char *a = src;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 1; i < n; i++) {
+        const char *x = p[i];
         size_t j = i;
-        for (; j > 0 && d->cmp(a + (size_t)ord[j - 1] * d->size, a + i * d->size) > 0; j--)
-            ord[j] = ord[j - 1];
-        ord[j] = (int32_t)i;
+        for (; j > 0 && d->cmp(p[j - 1], x) > 0; j--) p[j] = p[j - 1];
+        p[j] = x;
     }
-    for (size_t i = 0; i < n; i++)
-        memcpy((char *)dst + i * d->size, a + (size_t)ord[i] * d->size, d->size);
 }
 
 /* A kept list's member of a step line: the old and the new elements of the slots changed
@@ -1923,18 +1924,15 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     if (polis_env_scene_kept(r->env, which, &kp) != POLIS_OK) return;
     int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
     int32_t no = 0, nn = 0;
+    const char **po = l->pprev, **pn = l->pcur;
     for (int32_t k = 0; k < nch; k++)
-        if (l->kpos[l->kchg[k]] >= 0)
-            memcpy(raw + (size_t)no++ * d->size, prev + (size_t)l->kpos[l->kchg[k]] * d->size,
-                   d->size);
-    sort_changed(l->copy, raw, l->ord, (size_t)no, d);
+        if (l->kpos[l->kchg[k]] >= 0) po[no++] = prev + (size_t)l->kpos[l->kchg[k]] * d->size;
+    sort_changed(po, (size_t)no, raw, l->copy, l->ord, d);
     for (int32_t k = 0; k < nch; k++)
-        if (kp.where[l->kchg[k]] >= 0)
-            memcpy(raw + (size_t)nn++ * d->size, el + (size_t)kp.where[l->kchg[k]] * d->size,
-                   d->size);
-    sort_changed(l->knew, raw, l->ord, (size_t)nn, d);
-    l->n_raw = -1; /* raw no longer holds the list copy was sorted from */
-    merge_lists(r, which, l->knew, nn, l->copy, no);
+        if (kp.where[l->kchg[k]] >= 0) pn[nn++] = el + (size_t)kp.where[l->kchg[k]] * d->size;
+    sort_changed(pn, (size_t)nn, raw, l->knew, l->ord, d);
+    l->n_raw = -1; /* raw and copy no longer hold the list last sorted */
+    merge_lists(r, which, pn, nn, po, no);
     for (int32_t k = 0; k < nch; k++) {
         int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
         if (now >= 0) {
@@ -1968,7 +1966,9 @@ static void diff_list(polis_recorder *r, int which, const polis_scene *s)
     const char *cur = l->el;
     int32_t nc = l->n, np = l->n_prev;
     if (!(nc == np && (nc == 0 || memcmp(cur, l->prev, (size_t)nc * d->size) == 0))) {
-        merge_lists(r, which, cur, nc, l->prev, np);
+        for (int32_t i = 0; i < nc; i++) l->pcur[i] = cur + (size_t)i * d->size;
+        for (int32_t j = 0; j < np; j++) l->pprev[j] = (const char *)l->prev + (size_t)j * d->size;
+        merge_lists(r, which, l->pcur, nc, l->pprev, np);
         memcpy(l->prev, cur, (size_t)nc * d->size);
         l->n_prev = nc;
     }
