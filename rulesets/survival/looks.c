@@ -69,6 +69,7 @@ typedef struct sv_looks {
     int32_t mob_kind[SV_N_MOB_KINDS];
     int32_t layer, stat0;
     int32_t slot0[SV_N_MOB_KINDS], slots;
+    int32_t n_shown[SV_N_MOB_KINDS]; /* slots of each kind that show a mob */
     const polis_scene_api *api; /* layer_same and the kept things ("scene" host API 2) */
     sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS];
 } sv_looks;
@@ -90,8 +91,12 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         int32_t r = __builtin_ctzll(rows);
         for (int32_t c = 0; c < SV_MAP; c++) t[r * SV_MAP + c] = lk->block_kind[w->map[r][c]];
     }
-    if (all) memset(lk->shown, 0, sizeof lk->shown); /* the kernel emptied the slots */
-    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++)
+    if (all) { /* the kernel emptied the slots */
+        memset(lk->shown, 0, sizeof lk->shown);
+        memset(lk->n_shown, 0, sizeof lk->n_shown);
+    }
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
+        if (!w->n_active[k] && !lk->n_shown[k]) continue; /* nothing to show, nothing shown */
         for (int32_t i = 0; i < w->p.max_mobs[k]; i++) {
             const sv_mob *m = &w->mobs[k][i];
             int32_t slot = lk->slot0[k] + i;
@@ -103,8 +108,10 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
             else
                 st = lk->api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, slot);
             if (st) return st;
+            lk->n_shown[k] += on - (sh->uid != 0);
             *sh = on ? (sv_shown){m->uid, m->r, m->c} : (sv_shown){0, 0, 0};
         }
+    }
     static const int32_t FACING[5] = {POLIS_FACING_NONE, POLIS_FACING_LEFT, POLIS_FACING_RIGHT,
                                       POLIS_FACING_UP, POLIS_FACING_DOWN};
     int32_t light = (int32_t)(w->light * 100.0f + 0.5f);
