@@ -269,8 +269,9 @@ typedef struct sorted_list {
     int32_t n, n_prev, n_raw, cap;
     int32_t *idx; /* [3 * (cap + 1)]: a diff's added, moved and deleted elements */
     int32_t *ord; /* [cap + 1]: the sort's order */
-    const char **pcur, **pprev; /* [cap + 1] each: the elements a diff merges, in key order */
     char *out;    /* a diff's OP_LIST: [u32 list, adds, moves, dels] then the elements */
+    /* [cap + 1] each: the elements a diff merges, in key order */
+    const char **pcur, **pprev;
     /* A list a plugin keeps in slots (polis_env_scene_kept): while `kept`, prev holds the
      * previous line's elements in no order, prev[i] the element of slot kslot[i], slot s's at
      * kpos[s] (-1: none), as in scene number kseen; a step then looks only at the slots changed

@@ -70,7 +70,7 @@ typedef struct sv_looks {
     int32_t layer, stat0;
     int32_t slot0[SV_N_MOB_KINDS], slots;
     int32_t n_shown[SV_N_MOB_KINDS]; /* slots of each kind that show a mob */
-    const polis_scene_api *api; /* layer_same and the kept things ("scene" host API 2) */
+    const polis_scene_api *api;      /* layer_same and the kept things ("scene" host API 2) */
     sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS];
 } sv_looks;
 
