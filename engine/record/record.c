@@ -1304,6 +1304,8 @@ static void rec_free(polis_recorder *r)
         free(r->lists[i].prev);
         free(r->lists[i].idx);
         free(r->lists[i].ord);
+        free(r->lists[i].pcur);
+        free(r->lists[i].pprev);
         free(r->lists[i].out);
         free(r->lists[i].kpos);
         free(r->lists[i].kchg);
