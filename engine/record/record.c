@@ -283,17 +283,18 @@ typedef struct sorted_list {
     int32_t *idx; /* [3 * (cap + 1)]: a diff's added, moved and deleted elements */
     int32_t *ord; /* [cap + 1]: the sort's order */
     char *out;    /* a diff's OP_LIST: [u32 list, adds, moves, dels] then the elements */
+    /* [cap + 1] each: the elements a diff merges, in key order */
+    const char **pcur, **pprev;
     /* A list a plugin keeps in slots (polis_env_scene_kept): while `kept`, prev holds the
      * previous line's elements in no order, prev[i] the element of slot kslot[i], slot s's at
      * kpos[s] (-1: none), as in scene number kseen; a step then looks only at the slots changed
-     * since (kchg), their old elements sorted into copy and their new ones into knew. `fast`:
+     * since (kchg), their old and new elements sorted by key through pprev and pcur. `fast`:
      * this tick's scene is read that way (no sorted copy unless a keyframe needs one). */
     bool kept, fast;
     int32_t kslots;
     uint64_t kseen;
     int32_t *kpos, *kchg; /* [kslots + 1] */
     int32_t *kslot;       /* [cap + 1] */
-    void *knew;           /* [cap + 1] */
     sort_key *keys;       /* [cap + 1]: a sort's elements */
     int32_t *ktmp;        /* [cap + 1]: its merge buffer */
 } sorted_list;
@@ -1318,11 +1319,12 @@ static void rec_free(polis_recorder *r)
         free(r->lists[i].prev);
         free(r->lists[i].idx);
         free(r->lists[i].ord);
+        free(r->lists[i].pcur);
+        free(r->lists[i].pprev);
         free(r->lists[i].out);
         free(r->lists[i].kpos);
         free(r->lists[i].kchg);
         free(r->lists[i].kslot);
-        free(r->lists[i].knew);
         free(r->lists[i].keys);
         free(r->lists[i].ktmp);
     }
@@ -1718,10 +1720,13 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
         r->lists[i].ord = rec_calloc(r, (size_t)cap, sizeof(int32_t));
         r->lists[i].keys = rec_calloc(r, (size_t)cap, sizeof(sort_key));
         r->lists[i].ktmp = rec_calloc(r, (size_t)cap, sizeof(int32_t));
+        r->lists[i].pcur = rec_calloc(r, (size_t)cap, sizeof(const char *));
+        r->lists[i].pprev = rec_calloc(r, (size_t)cap, sizeof(const char *));
         r->lists[i].out =
             rec_calloc(r, 4 * sizeof(uint32_t) + 2 * ((size_t)cap + 1) * LISTS[i].size, 1);
         ok = ok && r->lists[i].copy && r->lists[i].raw && r->lists[i].prev && r->lists[i].idx &&
-             r->lists[i].out && r->lists[i].ord && r->lists[i].keys && r->lists[i].ktmp;
+             r->lists[i].out && r->lists[i].ord && r->lists[i].keys && r->lists[i].ktmp &&
+             r->lists[i].pcur && r->lists[i].pprev;
         polis_scene_kept kp;
         if (polis_env_scene_kept(r->env, i, &kp) == POLIS_OK && kp.slots > 0) {
             sorted_list *l = &r->lists[i];
@@ -1729,8 +1734,7 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
             l->kpos = rec_calloc(r, (size_t)kp.slots, sizeof(int32_t));
             l->kchg = rec_calloc(r, (size_t)kp.slots, sizeof(int32_t));
             l->kslot = rec_calloc(r, (size_t)cap, sizeof(int32_t));
-            l->knew = rec_calloc(r, (size_t)cap, LISTS[i].size);
-            ok = ok && l->kpos && l->kchg && l->kslot && l->knew;
+            ok = ok && l->kpos && l->kchg && l->kslot;
         }
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
@@ -1926,15 +1930,15 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
  * an OP_LIST, formatted where the line is written out ("add", "move", "del", in that order). A
  * list byte for byte as before writes nothing without a merge. Then the current list becomes
  * the previous one. */
-static void merge_lists(polis_recorder *r, int which, const char *cur, int32_t nc, const char *prev,
-                        int32_t np)
+static void merge_lists(polis_recorder *r, int which, const char *const *cur, int32_t nc,
+                        const char *const *prev, int32_t np)
 {
     const list_desc *d = &LISTS[which];
     sorted_list *l = &r->lists[which];
     int32_t *add = l->idx, *mov = add + l->cap + 1, *del = mov + l->cap + 1;
     uint32_t na = 0, nm = 0, nd = 0;
     for (int32_t i = 0, j = 0; i < nc || j < np;) {
-        const char *c_el = cur + (size_t)i * d->size, *p_el = prev + (size_t)j * d->size;
+        const char *c_el = i < nc ? cur[i] : NULL, *p_el = j < np ? prev[j] : NULL;
         int c = i >= nc ? 1 : j >= np ? -1 : d->cmp(c_el, p_el);
         if (c < 0) {
             add[na++] = i; /* new */
@@ -1956,26 +1960,23 @@ static void merge_lists(polis_recorder *r, int which, const char *cur, int32_t n
         char *q = l->out;
         memcpy(q, h, sizeof h);
         q += sizeof h;
-        for (uint32_t k = 0; k < na; k++, q += d->size)
-            memcpy(q, cur + (size_t)add[k] * d->size, d->size);
-        for (uint32_t k = 0; k < nm; k++, q += d->size)
-            memcpy(q, cur + (size_t)mov[k] * d->size, d->size);
-        for (uint32_t k = 0; k < nd; k++, q += d->size)
-            memcpy(q, prev + (size_t)del[k] * d->size, d->size);
+        for (uint32_t k = 0; k < na; k++, q += d->size) memcpy(q, cur[add[k]], d->size);
+        for (uint32_t k = 0; k < nm; k++, q += d->size) memcpy(q, cur[mov[k]], d->size);
+        for (uint32_t k = 0; k < nd; k++, q += d->size) memcpy(q, prev[del[k]], d->size);
         add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
     }
 }
 
 /* The elements of the kept slots listed in slots[0 .. n) that are not empty (at[slot] >= 0:
- * the element at base + at[slot] * size) into dst in key order; returns how many. */
-static int32_t sort_slots(sorted_list *l, const list_desc *d, void *dst, const char *base,
+ * the element at base + at[slot] * size), pointed at from p[] in key order; returns how many. */
+static int32_t sort_slots(sorted_list *l, const list_desc *d, const char **p, const char *base,
                           const int32_t *at, const int32_t *slots, int32_t n)
 {
     size_t m = 0;
     for (int32_t k = 0; k < n; k++)
         if (at[slots[k]] >= 0) d->key(&l->keys[m++], base + (size_t)at[slots[k]] * d->size);
     const int32_t *o = sort_keys(d, l->keys, l->ord, l->ktmp, m);
-    for (size_t j = 0; j < m; j++) memcpy((char *)dst + j * d->size, l->keys[o[j]].el, d->size);
+    for (size_t j = 0; j < m; j++) p[j] = l->keys[o[j]].el;
     return (int32_t)m;
 }
 
@@ -1993,10 +1994,10 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     char *prev = l->prev;
     if (polis_env_scene_kept(r->env, which, &kp) != POLIS_OK) return;
     int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
-    int32_t no = sort_slots(l, d, l->copy, prev, l->kpos, l->kchg, nch);
-    int32_t nn = sort_slots(l, d, l->knew, el, kp.where, l->kchg, nch);
-    l->n_raw = -1; /* copy no longer holds the sort of raw */
-    merge_lists(r, which, l->knew, nn, l->copy, no);
+    const char **po = l->pprev, **pn = l->pcur;
+    int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
+    int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
+    merge_lists(r, which, pn, nn, po, no);
     for (int32_t k = 0; k < nch; k++) {
         int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
         if (now >= 0) {
@@ -2030,7 +2031,9 @@ static void diff_list(polis_recorder *r, int which, const polis_scene *s)
     const char *cur = l->el;
     int32_t nc = l->n, np = l->n_prev;
     if (!(nc == np && (nc == 0 || memcmp(cur, l->prev, (size_t)nc * d->size) == 0))) {
-        merge_lists(r, which, cur, nc, l->prev, np);
+        for (int32_t i = 0; i < nc; i++) l->pcur[i] = cur + (size_t)i * d->size;
+        for (int32_t j = 0; j < np; j++) l->pprev[j] = (const char *)l->prev + (size_t)j * d->size;
+        merge_lists(r, which, l->pcur, nc, l->pprev, np);
         memcpy(l->prev, cur, (size_t)nc * d->size);
         l->n_prev = nc;
     }

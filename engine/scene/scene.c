@@ -399,7 +399,7 @@ static polis_status str_fits(polis_ctx *ctx, const char *src, size_t cap, const 
                              const char *member, size_t *len)
 {
     if (!src) src = "";
-    size_t n = *len = strlen(src);
+    size_t n = *len = *src ? strlen(src) : 0; /* most labels are empty: no call */
     if (n >= cap) {
         polis__ctx_error(ctx, "%s: %s \"%.40s...\" is %zu bytes, longer than %zu", what, member,
                          src, n, cap - 1);
@@ -418,7 +418,7 @@ static void str_fill(char *dst, size_t cap, const char *src, size_t len)
         memset(dst, 0, POLIS_SCENE_KIND_MAX);
     else
         memset(dst, 0, POLIS_SCENE_ID_MAX);
-    memcpy(dst, src, len);
+    if (len) memcpy(dst, src, len);
 }
 
 static polis_status copy_str(polis_ctx *ctx, char *dst, size_t cap, const char *src,

@@ -269,6 +269,8 @@ typedef struct sv_world {
     int32_t timestep;
     float light;
     uint8_t map[SV_MAP][SV_MAP];
+    uint64_t map_rows; /* bit r: row r of map written (sv_set_block) since the scene last drew
+                          it (looks.c clears it); all set by sv_generate */
     uint16_t mob_map[SV_MAP][SV_MAP];   /* 0, or (kind << 8 | slot) + 1 for zombie/cow/skeleton */
     uint8_t player_map[SV_MAP][SV_MAP]; /* living players on the tile */
     int16_t placed_by[SV_MAP][SV_MAP];  /* table/furnace owner, -1 none */
@@ -350,6 +352,15 @@ static inline bool sv_in_map(int32_t r, int32_t c)
 }
 
 /* WATER STONE TREE COAL IRON DIAMOND TABLE FURNACE PLANT RIPE_PLANT block movement */
+/* Every write of a block after generation: the block, and its row noted for the scene, which
+ * redraws only the rows noted (w->map_rows). */
+static inline void sv_set_block(sv_world *w, int32_t r, int32_t c, int32_t block)
+{
+    _Static_assert(SV_MAP <= 64, "a row per bit of map_rows");
+    w->map[r][c] = (uint8_t)block;
+    w->map_rows |= UINT64_C(1) << r;
+}
+
 static inline bool sv_solid(int32_t block) { return (0x19F38u >> block) & 1u; }
 
 int32_t sv_damage(const sv_world *w, const sv_player *pl);

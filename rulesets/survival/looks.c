@@ -5,10 +5,12 @@
  * whether it sleeps, the daylight it sees (0..100) and its inventory. An agent's view is the
  * game's 9x7 window.
  *
- * The terrain layer is kept between scenes (ABI 1.6): a scene
- * translates only the map rows that changed since the previous one, compared with a copy of
- * the blocks it last drew, instead of all 4096 cells every time; a scene that changed no block
- * says so (the "scene" host API), so the recorder does not compare the layer either.
+ * The terrain layer is kept between scenes (ABI 1.6): a scene translates only the map rows
+ * the rules wrote since the previous one (sv_set_block notes them in w->map_rows), instead of
+ * all 4096 cells every time; a scene that drew no row says so (the "scene" host API's
+ * layer_same), so the recorder does not compare the layer either. The mobs are a kept list
+ * (host API version 2): a slot per mob slot, put only when the mob there appeared, moved or
+ * was replaced, cleared when it is gone, against a copy of what each slot shows.
  *
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
@@ -55,41 +57,61 @@ static const struct {
 
 enum { ST_HEALTH = 0, ST_FOOD, ST_DRINK, ST_ENERGY, ST_SLEEPING, ST_DAYLIGHT, ST_ITEMS };
 
-/* kind ids of blocks and mobs, the terrain layer and the first stat; with a kept layer, the
- * blocks the terrain layer shows */
+/* what a mob slot shows: its mob's uid (0: nothing) and place */
+typedef struct sv_shown {
+    int32_t uid, r, c;
+} sv_shown;
+
+/* kind ids of blocks and mobs, the terrain layer and the first stat; the mob slots' first
+ * scene slot per kind and what each shows */
 typedef struct sv_looks {
     int32_t block_kind[SV_N_BLOCKS];
     int32_t mob_kind[SV_N_MOB_KINDS];
     int32_t layer, stat0;
-    bool kept;
-    const polis_scene_api *api; /* to say the terrain is as it was ("scene" host API) */
-    uint8_t shown[SV_MAP][SV_MAP];
+    int32_t slot0[SV_N_MOB_KINDS], slots;
+    int32_t n_shown[SV_N_MOB_KINDS]; /* slots of each kind that show a mob */
+    const polis_scene_api *api;      /* layer_same and the kept things ("scene" host API 2) */
+    sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS];
 } sv_looks;
 
 static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 {
     survival *s = ud;
     sv_looks *lk = s->looks;
-    const sv_world *w = s->w;
+    sv_world *w = s->w;
     int32_t *t = sc->tiles + (size_t)lk->layer * (size_t)sc->width * (size_t)sc->height;
-    bool all = !lk->kept || s->h->scene_fresh(ctx, sc);
-    /* most ticks change no block: one comparison of the whole map before any row */
-    bool same = !all && memcmp(lk->shown, w->map, sizeof lk->shown) == 0;
+    bool all = s->h->scene_fresh(ctx, sc);
+    /* the rows written since the last scene (the kernel cleared the layer when fresh) */
+    uint64_t rows = all ? ~UINT64_C(0) : w->map_rows;
+    w->map_rows = 0;
     polis_status st;
     /* then the recorder need not compare the layer with its copy either */
-    if (same && (st = lk->api->layer_same(ctx, sc, lk->layer))) return st;
-    for (int32_t r = 0; r < SV_MAP && !same; r++) {
-        if (!all && memcmp(lk->shown[r], w->map[r], SV_MAP) == 0) continue;
+    if (!rows && (st = lk->api->layer_same(ctx, sc, lk->layer))) return st;
+    for (; rows; rows &= rows - 1) {
+        int32_t r = __builtin_ctzll(rows);
         for (int32_t c = 0; c < SV_MAP; c++) t[r * SV_MAP + c] = lk->block_kind[w->map[r][c]];
-        if (lk->kept) memcpy(lk->shown[r], w->map[r], SV_MAP);
     }
-    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++)
+    if (all) { /* the kernel emptied the slots */
+        memset(lk->shown, 0, sizeof lk->shown);
+        memset(lk->n_shown, 0, sizeof lk->n_shown);
+    }
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
+        if (!w->n_active[k] && !lk->n_shown[k]) continue; /* nothing to show, nothing shown */
         for (int32_t i = 0; i < w->p.max_mobs[k]; i++) {
             const sv_mob *m = &w->mobs[k][i];
-            if (!m->active || m->r < 0 || m->c < 0 || m->r >= SV_MAP || m->c >= SV_MAP) continue;
-            if ((st = s->h->scene_thing(ctx, sc, m->uid, lk->mob_kind[k], m->c, m->r, "")))
-                return st;
+            int32_t slot = lk->slot0[k] + i;
+            sv_shown *sh = &lk->shown[slot];
+            bool on = m->active && sv_in_map(m->r, m->c);
+            if (on ? m->uid == sh->uid && m->r == sh->r && m->c == sh->c : !sh->uid) continue;
+            if (on)
+                st = lk->api->thing_put(ctx, sc, slot, m->uid, lk->mob_kind[k], m->c, m->r, "");
+            else
+                st = lk->api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, slot);
+            if (st) return st;
+            lk->n_shown[k] += on - (sh->uid != 0);
+            *sh = on ? (sv_shown){m->uid, m->r, m->c} : (sv_shown){0, 0, 0};
         }
+    }
     static const int32_t FACING[5] = {POLIS_FACING_NONE, POLIS_FACING_LEFT, POLIS_FACING_RIGHT,
                                       POLIS_FACING_UP, POLIS_FACING_DOWN};
     int32_t light = (int32_t)(w->light * 100.0f + 0.5f);
@@ -144,12 +166,17 @@ polis_status sv_register_looks(survival *s)
     for (int32_t i = 0; i < SV_N_ITEMS; i++)
         if ((st = h->look_stat(ctx, sv_item_names[i], "inventory", 9, NULL))) return st;
     int32_t things = 0;
-    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) things += s->w->p.max_mobs[k];
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
+        lk->slot0[k] = things;
+        things += s->w->p.max_mobs[k];
+    }
+    lk->slots = things;
     polis_scene_def def = {.fn = sv_scene, .ud = s, .max_things = things};
     if ((st = h->look_scene(ctx, &def))) return st;
     if ((st = h->look_keep_layer(ctx, lk->layer))) return st;
-    if (!(lk->api = h->host_api(ctx, POLIS_SCENE_API, 1))) return POLIS_ERR_PLUGIN;
-    lk->kept = true;
+    if (!(lk->api = h->host_api(ctx, POLIS_SCENE_API, 2))) return POLIS_ERR_PLUGIN;
+    /* a slot per mob slot (none to keep without mobs) */
+    if (things > 0 && (st = lk->api->list_keep(ctx, POLIS_SCENE_THINGS, things))) return st;
     return POLIS_OK;
 }
 

@@ -261,31 +261,31 @@ static void do_action(sv_world *w, polis_rng *rng, int32_t i)
     switch (w->map[r][c]) {
     case SV_TREE:
         inv[SV_INV_WOOD]++;
-        w->map[r][c] = SV_GRASS;
+        sv_set_block(w, r, c, SV_GRASS);
         unlock(w, i, SV_ACH_COLLECT_WOOD);
         break;
     case SV_STONE:
         if (inv[SV_INV_WOOD_PICKAXE] < 1) break;
         inv[SV_INV_STONE]++;
-        w->map[r][c] = SV_PATH;
+        sv_set_block(w, r, c, SV_PATH);
         unlock(w, i, SV_ACH_COLLECT_STONE);
         break;
     case SV_COAL:
         if (inv[SV_INV_WOOD_PICKAXE] < 1) break;
         inv[SV_INV_COAL]++;
-        w->map[r][c] = SV_PATH;
+        sv_set_block(w, r, c, SV_PATH);
         unlock(w, i, SV_ACH_COLLECT_COAL);
         break;
     case SV_IRON:
         if (inv[SV_INV_STONE_PICKAXE] < 1) break;
         inv[SV_INV_IRON]++;
-        w->map[r][c] = SV_PATH;
+        sv_set_block(w, r, c, SV_PATH);
         unlock(w, i, SV_ACH_COLLECT_IRON);
         break;
     case SV_DIAMOND:
         if (inv[SV_INV_IRON_PICKAXE] < 1) break;
         inv[SV_INV_DIAMOND]++;
-        w->map[r][c] = SV_PATH;
+        sv_set_block(w, r, c, SV_PATH);
         unlock(w, i, SV_ACH_COLLECT_DIAMOND);
         break;
     case SV_GRASS:
@@ -303,7 +303,7 @@ static void do_action(sv_world *w, polis_rng *rng, int32_t i)
     case SV_RIPE_PLANT:
         pl->food = mini(9, pl->food + 4);
         pl->hunger = 0.0f;
-        if (!w->p.eaten_plant_stays_ripe) w->map[r][c] = SV_PLANT;
+        if (!w->p.eaten_plant_stays_ripe) sv_set_block(w, r, c, SV_PLANT);
         for (int32_t k = 0; k < w->n_plants; k++)
             if (w->plants[k].r == r && w->plants[k].c == c) w->plants[k].age = 0;
         unlock(w, i, SV_ACH_EAT_PLANT);
@@ -422,7 +422,7 @@ static void place(sv_world *w, int32_t i)
         unlock(w, i, SV_ACH_PLACE_PLANT);
         break;
     }
-    w->map[r][c] = (uint8_t)b;
+    sv_set_block(w, r, c, b);
     w->placed_by[r][c] = (int16_t)(b == SV_TABLE || b == SV_FURNACE ? i : -1);
     note(w, SV_NOTE_PLACE, i, b, r, c);
 }
@@ -688,7 +688,7 @@ static void arrows(sv_world *w)
         int32_t b = in ? w->map[r][c] : SV_OUT_OF_BOUNDS;
         bool stays = in && (!sv_solid(b) || b == SV_WATER) && !w->mob_map[r][c] && !hit;
         if (in && (b == SV_TABLE || b == SV_FURNACE)) {
-            w->map[r][c] = SV_PATH;
+            sv_set_block(w, r, c, SV_PATH);
             w->placed_by[r][c] = -1;
         }
         a->r = r;
@@ -1010,7 +1010,7 @@ void sv_step(sv_world *w, polis_rng *rng)
         if (pt->r < 0) continue;
         pt->age++;
         if (pt->age >= 600 && w->map[pt->r][pt->c] == SV_PLANT)
-            w->map[pt->r][pt->c] = SV_RIPE_PLANT;
+            sv_set_block(w, pt->r, pt->c, SV_RIPE_PLANT);
     }
 
     float total = 0.0f;

@@ -188,6 +188,7 @@ void sv_generate(sv_world *w, polis_rng *rng)
         w->n_active[k] = 0;
     }
     w->next_uid = 1;
+    w->map_rows = ~UINT64_C(0); /* a new map: every row for the scene to draw */
     if (w->p.ghost_mobs != SV_GHOST_OFF) {
         /* the reference's initial slots (spec §2.2): unused zombies hold 1 health and cows a
          * cow's, at (0, 0); they matter only to the ghost-mob quirk */

@@ -567,6 +567,84 @@ static void test_tribes(void)
     polis_env_destroy(env);
 }
 
+static int cmp_thing_id(const void *a, const void *b)
+{
+    int32_t x = ((const polis_scene_thing *)a)->id, y = ((const polis_scene_thing *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Two scenes alike: the same tiles, agents and stats, the same things in any order. */
+static bool scenes_equal(const polis_scene *a, const polis_scene *b)
+{
+    size_t cells = (size_t)a->n_layers * (size_t)a->width * (size_t)a->height;
+    if (a->n_layers != b->n_layers || a->width != b->width || a->height != b->height ||
+        a->n_things != b->n_things || a->n_agents != b->n_agents || a->n_stats != b->n_stats ||
+        memcmp(a->tiles, b->tiles, cells * sizeof *a->tiles) != 0 ||
+        memcmp(a->agents, b->agents, (size_t)a->n_agents * sizeof *a->agents) != 0 ||
+        memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)))
+        return false;
+    static polis_scene_thing ta[256], tb[256];
+    size_t n = (size_t)a->n_things;
+    if (n > 256) return false;
+    memcpy(ta, a->things, n * sizeof *ta);
+    memcpy(tb, b->things, n * sizeof *tb);
+    qsort(ta, n, sizeof *ta, cmp_thing_id);
+    qsort(tb, n, sizeof *tb, cmp_thing_id);
+    return memcmp(ta, tb, n * sizeof *ta) == 0;
+}
+
+/* The scene survival keeps (looks.c: only the map rows the rules wrote, a mob put only when it
+ * changed) against scenes drawn otherwise, over the same episodes (same seeds, the random
+ * policy): env 0 reads its scene after every step, env 1 once per episode at a tick that moves
+ * from episode to episode (its first read, so drawn whole: scene_fresh), env 2 every 5th
+ * step (a read after several steps' changes). At each tick a second env reads, the scenes
+ * are alike; and the kept terrain changed and mobs came and went along the way. */
+static void test_scene_kept(void)
+{
+    char *json = scenario(4, "{\"max_cows\": 10, \"spawn_cow_chance\": 0.3, \"max_zombies\": "
+                             "6, \"max_skeletons\": 4, \"max_arrows\": 6}");
+    polis_env *env[3];
+    int32_t random[3];
+    for (int i = 0; i < 3; i++) {
+        env[i] = test_env(json, NULL, NULL);
+        CHECK(env[i] != NULL);
+        if (!env[i]) return;
+        random[i] = polis_env_policy_find(env[i], "random");
+    }
+    free(json);
+    int32_t compared = 0, layer_changes = 0, max_things = 0, unequal = 0;
+    for (int e = 0; e < 12; e++) {
+        for (int i = 0; i < 3; i++) CHECK(polis_env_reset(env[i], 300 + (uint64_t)e) == POLIS_OK);
+        int32_t at = 2 + e * 17;
+        uint64_t ver = 0;
+        for (int32_t t = 1; t < 2000; t++) {
+            for (int i = 0; i < 3; i++) {
+                polis_env_policy_act(env[i], random[i], NULL, 0);
+                CHECK(polis_env_step(env[i]) == POLIS_OK);
+            }
+            const polis_scene *s0, *s1;
+            CHECK(polis_env_scene_get(env[0], &s0) == POLIS_OK);
+            uint64_t v = polis_env_scene_layer_version(env[0], 0);
+            layer_changes += t > 1 && v != ver;
+            ver = v;
+            if (s0->n_things > max_things) max_things = s0->n_things;
+            bool done = polis_env_done(env[0]);
+            for (int i = 1; i < 3; i++) {
+                if (!(i == 1 ? t == at || (done && t < at) : t % 5 == 0 || done)) continue;
+                CHECK(polis_env_scene_get(env[i], &s1) == POLIS_OK);
+                unequal += !scenes_equal(s0, s1);
+                compared++;
+            }
+            if (done) break;
+        }
+    }
+    CHECK_EQ_INT(unequal, 0);
+    CHECK(compared > 100);
+    CHECK(layer_changes > 10);
+    CHECK(max_things > 5);
+    for (int i = 0; i < 3; i++) polis_env_destroy(env[i]);
+}
+
 int main(void)
 {
     test_tribes();
@@ -581,5 +659,6 @@ int main(void)
     test_alloc_sweep();
     test_bad_params();
     test_many();
+    test_scene_kept();
     CHECK_DONE();
 }

@@ -1747,6 +1747,54 @@ static void test_terrain_avx2(void)
     CHECK_EQ_INT(same, runs);
 }
 
+/* Every block the rules write after generation notes its row in map_rows (sv_set_block), which
+ * the scene redraws alone (looks.c): over random episodes of 8 well-stocked players (they
+ * collect, place tables, stones and saplings, eat ripe plants; plants ripen), each row that
+ * differs after a step has its bit, and the steps changed blocks in many rows. */
+static void test_map_rows(void)
+{
+    sv_params p;
+    sv_params_default(&p, 8);
+    p.max_mobs[SV_SKELETON] = 8;
+    p.spawn_skeleton_chance = 0.5f;
+    sv_world *w = world_new(&p);
+    polis_rng rng, pol;
+    polis_rng_seed(&rng, 5, 11);
+    polis_rng_seed(&pol, 5, 12);
+    sv_generate(w, &rng);
+    CHECK(w->map_rows == ~UINT64_C(0));
+    static uint8_t before[SV_MAP][SV_MAP];
+    int32_t changed = 0, missed = 0;
+    for (int32_t t = 0; t < 3000; t++) {
+        int32_t alive = 0;
+        for (int32_t i = 0; i < 8; i++) {
+            sv_player *pl = &w->players[i];
+            pl->inv[SV_INV_WOOD] = pl->inv[SV_INV_STONE] = pl->inv[SV_INV_SAPLING] = 9;
+            pl->inv[SV_INV_WOOD_PICKAXE] = pl->inv[SV_INV_STONE_PICKAXE] = 1;
+            uint32_t m = sv_legal(w, i);
+            int32_t a;
+            do a = (int32_t)polis_rng_below(&pol, SV_N_ACTIONS);
+            while (!((m >> a) & 1u));
+            pl->act = a;
+            alive += pl->alive;
+        }
+        if (!alive) break;
+        if (t % 50 == 0) /* plants ripen within the run */
+            for (int32_t k = 0; k < w->n_plants; k++) w->plants[k].age += 600;
+        memcpy(before, w->map, sizeof before);
+        w->map_rows = 0;
+        sv_step(w, &rng);
+        for (int32_t r = 0; r < SV_MAP; r++) {
+            if (memcmp(before[r], w->map[r], SV_MAP) == 0) continue;
+            changed++;
+            if (!((w->map_rows >> r) & 1u)) missed++;
+        }
+    }
+    CHECK(changed > 100);
+    CHECK(missed == 0);
+    free(w);
+}
+
 int main(void)
 {
     test_light();
@@ -1774,5 +1822,6 @@ int main(void)
     test_incremental_obs();
     test_spawn_golden();
     test_golden();
+    test_map_rows();
     CHECK_DONE();
 }
