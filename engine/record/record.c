@@ -334,7 +334,8 @@ enum {
     OP_LIST = 4,
     OP_AGENTS = 5,
     OP_HASH = 6,
-    OP_WHOLE = 7
+    OP_WHOLE = 7,
+    OP_TILES8 = 8
 };
 /* a step line: head, events, agents, a change of each list; a keyframe: hash, tiles, lists */
 #define REC_MAXOPS (3 + L_COUNT)
@@ -408,6 +409,7 @@ struct polis_recorder {
     bool sized;
     int32_t sized_dims[3 + L_COUNT]; /* layers, width, height and list capacities sized for */
     int32_t *prev_tiles;             /* [cells + 1] */
+    uint8_t *key_tiles;              /* [cells + 1]: a keyframe's tiles as bytes (OP_TILES8) */
     uint64_t *tile_ver; /* [layers + 1]: each layer's version prev_tiles holds (0: none) */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
@@ -565,20 +567,29 @@ static void render_head(rbuf *b, num_memo *memo, int32_t n, const uint8_t *raw)
     PUT_U8S(b, ",\"illegal\":[", fl + 2 * (size_t)n, n);
 }
 
+/* A tile of a keyframe's raw tiles: an int32_t, or an int8_t when every tile fitted one
+ * (OP_TILES8) */
+static inline int32_t tile_at(const uint8_t *t, size_t i, bool narrow)
+{
+    if (narrow) return t[i] > INT8_MAX ? (int32_t)t[i] - 256 : (int32_t)t[i];
+    int32_t v;
+    memcpy(&v, t + i * sizeof v, sizeof v);
+    return v;
+}
+
 /* A keyframe's layers, each "[kind,count,...]" (runs of a kind in row-major order), from the
- * raw tiles of the scene the recorder was sized for */
-static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw)
+ * raw tiles of the scene the recorder was sized for (int32_t each, or int8_t when narrow) */
+static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw, bool narrow)
 {
     int32_t n_layers = r->sized_dims[0];
     size_t plane = (size_t)r->sized_dims[1] * (size_t)r->sized_dims[2];
     for (int32_t l = 0; l < n_layers; l++) {
         rb_puts(b, l ? ",[" : "[");
-        const uint8_t *t = raw + (size_t)l * plane * sizeof(int32_t);
+        const uint8_t *t = raw + (size_t)l * plane * (narrow ? 1 : sizeof(int32_t));
         for (size_t i = 0; i < plane;) {
-            int32_t v, u;
-            memcpy(&v, t + i * sizeof v, sizeof v);
+            int32_t v = tile_at(t, i, narrow);
             size_t j = i + 1;
-            while (j < plane && (memcpy(&u, t + j * sizeof u, sizeof u), u == v)) j++;
+            while (j < plane && tile_at(t, j, narrow) == v) j++;
             rb_item(b, i != 0, v);
             rb_item(b, true, (int64_t)(j - i));
             i = j;
@@ -737,8 +748,8 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
         pos = ops[i].at;
         if (ops[i].kind == OP_HEAD)
             render_head(b, memo, r->n_agents, ops[i].src);
-        else if (ops[i].kind == OP_TILES)
-            render_tiles(r, b, ops[i].src);
+        else if (ops[i].kind == OP_TILES || ops[i].kind == OP_TILES8)
+            render_tiles(r, b, ops[i].src, ops[i].kind == OP_TILES8);
         else if (ops[i].kind == OP_LIST)
             render_list(b, memo, ops[i].src);
         else if (ops[i].kind == OP_AGENTS)
@@ -1309,6 +1320,7 @@ static void rec_free(polis_recorder *r)
     free(r->head.p);
     free(r->out.p);
     free(r->prev_tiles);
+    free(r->key_tiles);
     free(r->tile_ver);
     free(r->prev_agents);
     free(r->prev_stats);
@@ -1704,11 +1716,12 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
     r->cells = (size_t)s->n_layers * (size_t)s->width * (size_t)s->height;
     r->n_stats = (size_t)s->n_agents * (size_t)s->n_stats;
     r->prev_tiles = rec_calloc(r, r->cells, sizeof *r->prev_tiles);
+    r->key_tiles = rec_calloc(r, r->cells, sizeof *r->key_tiles);
     r->tile_ver = rec_calloc(r, (size_t)s->n_layers, sizeof *r->tile_ver);
     r->prev_agents = rec_calloc(r, (size_t)s->n_agents, sizeof *r->prev_agents);
     r->prev_stats = rec_calloc(r, r->n_stats, sizeof *r->prev_stats);
     r->agents_out = rec_calloc(r, (size_t)s->n_agents * 7 + 2 * r->n_stats, sizeof(int32_t));
-    bool ok = r->prev_tiles && r->tile_ver && r->prev_agents && r->prev_stats && r->agents_out;
+    bool ok = r->prev_tiles && r->key_tiles && r->tile_ver && r->prev_agents && r->prev_stats && r->agents_out;
     for (int i = 0; i < L_COUNT; i++) {
         int32_t n, cap;
         scene_list(s, i, &n, &cap);
@@ -1850,10 +1863,10 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
     return check_things(r);
 }
 
-/* Remembers a whole scene (after a keyframe) for the next diff. */
+/* Remembers a whole scene (after the episode's first keyframe, which copied its tiles) for the
+ * next diff. */
 static void keep_scene(polis_recorder *r, const polis_scene *s)
 {
-    if (r->cells) memcpy(r->prev_tiles, s->tiles, r->cells * sizeof *s->tiles);
     for (int32_t l = 0; r->cells && l < s->n_layers; l++)
         r->tile_ver[l] = polis_env_scene_layer_version(r->env, l);
     if (s->n_agents) memcpy(r->prev_agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
@@ -1880,7 +1893,36 @@ static void put_list(polis_recorder *r, int which)
     add_op(r, OP_WHOLE, l->out, sizeof w + bytes);
 }
 
-static polis_status keyframe(polis_recorder *r, const polis_scene *s)
+/* The n tiles at t as bytes into q (two's complement), and into copy unless it is NULL (an
+ * episode's first keyframe: the copy the next step compares with), in one pass the compiler
+ * vectorises; true when every tile fits a byte (the map's kinds and -1, nearly always), so
+ * that a keyframe copies a quarter of the bytes into the writer's chunk. */
+static bool narrow_tiles(uint8_t *restrict q, int32_t *restrict copy, const int32_t *restrict t,
+                         size_t n)
+{
+    int32_t lo = 0, hi = 0;
+    if (copy) {
+        for (size_t i = 0; i < n; i++) {
+            int32_t v = t[i];
+            copy[i] = v;
+            q[i] = (uint8_t)v;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            int32_t v = t[i];
+            q[i] = (uint8_t)v;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    }
+    return lo >= INT8_MIN && hi <= INT8_MAX;
+}
+
+/* A keyframe line; `first`: the episode's first, whose tiles become the previous scene's too
+ * (keep_scene takes the rest). */
+static polis_status keyframe(polis_recorder *r, const polis_scene *s, bool first)
 {
     rbuf *b = &r->line;
     polis_env *env = r->env;
@@ -1892,7 +1934,9 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     put_hash(r);
     RB_LIT(b, "\",\"tiles\":[");
     /* the tiles are formatted where the line is written out (no map: no cells to copy) */
-    if (r->cells)
+    if (r->cells && narrow_tiles(r->key_tiles, first ? r->prev_tiles : NULL, s->tiles, r->cells))
+        add_op(r, OP_TILES8, r->key_tiles, r->cells);
+    else if (r->cells)
         add_op(r, OP_TILES, s->tiles, r->cells * sizeof *s->tiles);
     else
         for (int32_t l = 0; l < s->n_layers; l++) rb_puts(b, l ? ",[]" : "[]");
@@ -1980,6 +2024,75 @@ static int32_t sort_slots(sorted_list *l, const list_desc *d, const char **p, co
     return (int32_t)m;
 }
 
+/* At most this many changed slots of kept things take diff_few_things. */
+#define KEPT_FEW 32
+
+/* The things of the slots listed in slots[0 .. n) that are not empty (at[slot] >= 0: the thing
+ * at base[at[slot]]), pointed at from p[] in id order (an insertion sort, stable as sort_keys
+ * is); returns how many. */
+static uint32_t things_by_id(const polis_scene_thing **p, const polis_scene_thing *base,
+                             const int32_t *at, const int32_t *slots, int32_t n)
+{
+    uint32_t m = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = at[slots[k]];
+        if (i < 0) continue;
+        const polis_scene_thing *t = &base[i];
+        uint32_t j = m++;
+        for (; j > 0 && p[j - 1]->id > t->id; j--) p[j] = p[j - 1];
+        p[j] = t;
+    }
+    return m;
+}
+
+/* A few changed slots of kept things (Survival's two or three mobs a tick): the OP_LIST that
+ * sort_slots and merge_lists give, with the ids, kinds, labels and places compared inline
+ * instead of through a sort key and the list's functions (most of a recorded tick's diff). */
+static void diff_few_things(polis_recorder *r, const polis_scene_thing *el, const int32_t *where,
+                            int32_t nch)
+{
+    sorted_list *l = &r->lists[L_THINGS];
+    const polis_scene_thing *po[KEPT_FEW], *pn[KEPT_FEW], *add[KEPT_FEW], *mov[KEPT_FEW],
+        *del[KEPT_FEW];
+    uint32_t no = things_by_id(po, l->prev, l->kpos, l->kchg, nch);
+    uint32_t nn = things_by_id(pn, el, where, l->kchg, nch);
+    uint32_t na = 0, nm = 0, nd = 0;
+    for (uint32_t i = 0, j = 0; i < nn || j < no;) {
+        int c = i >= nn ? 1 : j >= no ? -1 : (pn[i]->id > po[j]->id) - (pn[i]->id < po[j]->id);
+        if (c < 0) {
+            add[na++] = pn[i];
+        } else if (c > 0) {
+            del[nd++] = po[j];
+        } else if (pn[i]->kind != po[j]->kind ||
+                   memcmp(pn[i]->label, po[j]->label, sizeof pn[i]->label) != 0) {
+            add[na++] = pn[i]; /* replaced: a thing's add replaces it */
+        } else if (pn[i]->x != po[j]->x || pn[i]->y != po[j]->y) {
+            mov[nm++] = pn[i];
+        }
+        if (c <= 0) i++;
+        if (c >= 0) j++;
+    }
+    if (!(na + nm + nd)) return;
+    uint32_t h[4] = {L_THINGS, na, nm, nd};
+    char *q = l->out;
+    memcpy(q, h, sizeof h);
+    q += sizeof h;
+    for (uint32_t k = 0; k < na; k++, q += sizeof **add) memcpy(q, add[k], sizeof **add);
+    for (uint32_t k = 0; k < nm; k++, q += sizeof **mov) memcpy(q, mov[k], sizeof **mov);
+    for (uint32_t k = 0; k < nd; k++, q += sizeof **del) memcpy(q, del[k], sizeof **del);
+    add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
+}
+
+/* An element of a list of `size` bytes copied: a thing's size known to the compiler (inline
+ * stores, no call) */
+static inline void el_copy(void *dst, const void *src, size_t size)
+{
+    if (size == sizeof(polis_scene_thing))
+        memcpy(dst, src, sizeof(polis_scene_thing));
+    else
+        memcpy(dst, src, size);
+}
+
 /* A kept list's member of a step line: the old and the new elements of the slots changed
  * since the previous line, each sorted by key, merged as diff_list merges whole lists (an
  * unchanged slot is the same on both sides, and keys are unique); then prev takes the new
@@ -1994,10 +2107,14 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     char *prev = l->prev;
     if (polis_env_scene_kept(r->env, which, &kp) != POLIS_OK) return;
     int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
-    const char **po = l->pprev, **pn = l->pcur;
-    int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
-    int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
-    merge_lists(r, which, pn, nn, po, no);
+    if (which == L_THINGS && nch <= KEPT_FEW) {
+        diff_few_things(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
+    } else {
+        const char **po = l->pprev, **pn = l->pcur;
+        int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
+        int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
+        merge_lists(r, which, pn, nn, po, no);
+    }
     for (int32_t k = 0; k < nch; k++) {
         int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
         if (now >= 0) {
@@ -2006,11 +2123,11 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
                 l->kpos[slot] = at;
                 l->kslot[at] = slot;
             }
-            memcpy(prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size);
+            el_copy(prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size);
         } else if (at >= 0) { /* the last element fills its place */
             int32_t last = --l->n_prev;
             if (at != last) {
-                memcpy(prev + (size_t)at * d->size, prev + (size_t)last * d->size, d->size);
+                el_copy(prev + (size_t)at * d->size, prev + (size_t)last * d->size, d->size);
                 l->kslot[at] = l->kslot[last];
                 l->kpos[l->kslot[at]] = at;
             }
@@ -2176,7 +2293,7 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
     st = emit(r);
     r->events.len = 0;
     if (st) return st;
-    if ((st = keyframe(r, s))) return st;
+    if ((st = keyframe(r, s, true))) return st;
     keep_scene(r, s);
     return POLIS_OK;
 }
@@ -2239,7 +2356,7 @@ polis_status polis_recorder_step(polis_recorder *r)
     st = emit(r);
     r->events.len = 0;
     if (st) return st;
-    if (tick % r->keyframe_every == 0 && (st = keyframe(r, s))) return st;
+    if (tick % r->keyframe_every == 0 && (st = keyframe(r, s, false))) return st;
     return POLIS_OK;
 }
 
