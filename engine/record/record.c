@@ -334,8 +334,7 @@ enum {
     OP_LIST = 4,
     OP_AGENTS = 5,
     OP_HASH = 6,
-    OP_WHOLE = 7,
-    OP_TILES8 = 8
+    OP_WHOLE = 7
 };
 /* a step line: head, events, agents, a change of each list; a keyframe: hash, tiles, lists */
 #define REC_MAXOPS (3 + L_COUNT)
@@ -409,7 +408,6 @@ struct polis_recorder {
     bool sized;
     int32_t sized_dims[3 + L_COUNT]; /* layers, width, height and list capacities sized for */
     int32_t *prev_tiles;             /* [cells + 1] */
-    uint8_t *key_tiles;              /* [cells + 1]: a keyframe's tiles as bytes (OP_TILES8) */
     uint64_t *tile_ver; /* [layers + 1]: each layer's version prev_tiles holds (0: none) */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
@@ -567,29 +565,20 @@ static void render_head(rbuf *b, num_memo *memo, int32_t n, const uint8_t *raw)
     PUT_U8S(b, ",\"illegal\":[", fl + 2 * (size_t)n, n);
 }
 
-/* A tile of a keyframe's raw tiles: an int32_t, or an int8_t when every tile fitted one
- * (OP_TILES8) */
-static inline int32_t tile_at(const uint8_t *t, size_t i, bool narrow)
-{
-    if (narrow) return t[i] > INT8_MAX ? (int32_t)t[i] - 256 : (int32_t)t[i];
-    int32_t v;
-    memcpy(&v, t + i * sizeof v, sizeof v);
-    return v;
-}
-
 /* A keyframe's layers, each "[kind,count,...]" (runs of a kind in row-major order), from the
- * raw tiles of the scene the recorder was sized for (int32_t each, or int8_t when narrow) */
-static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw, bool narrow)
+ * raw tiles of the scene the recorder was sized for */
+static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw)
 {
     int32_t n_layers = r->sized_dims[0];
     size_t plane = (size_t)r->sized_dims[1] * (size_t)r->sized_dims[2];
     for (int32_t l = 0; l < n_layers; l++) {
         rb_puts(b, l ? ",[" : "[");
-        const uint8_t *t = raw + (size_t)l * plane * (narrow ? 1 : sizeof(int32_t));
+        const uint8_t *t = raw + (size_t)l * plane * sizeof(int32_t);
         for (size_t i = 0; i < plane;) {
-            int32_t v = tile_at(t, i, narrow);
+            int32_t v, u;
+            memcpy(&v, t + i * sizeof v, sizeof v);
             size_t j = i + 1;
-            while (j < plane && tile_at(t, j, narrow) == v) j++;
+            while (j < plane && (memcpy(&u, t + j * sizeof u, sizeof u), u == v)) j++;
             rb_item(b, i != 0, v);
             rb_item(b, true, (int64_t)(j - i));
             i = j;
@@ -748,8 +737,8 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
         pos = ops[i].at;
         if (ops[i].kind == OP_HEAD)
             render_head(b, memo, r->n_agents, ops[i].src);
-        else if (ops[i].kind == OP_TILES || ops[i].kind == OP_TILES8)
-            render_tiles(r, b, ops[i].src, ops[i].kind == OP_TILES8);
+        else if (ops[i].kind == OP_TILES)
+            render_tiles(r, b, ops[i].src);
         else if (ops[i].kind == OP_LIST)
             render_list(b, memo, ops[i].src);
         else if (ops[i].kind == OP_AGENTS)
@@ -1320,7 +1309,6 @@ static void rec_free(polis_recorder *r)
     free(r->head.p);
     free(r->out.p);
     free(r->prev_tiles);
-    free(r->key_tiles);
     free(r->tile_ver);
     free(r->prev_agents);
     free(r->prev_stats);
@@ -1716,12 +1704,11 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
     r->cells = (size_t)s->n_layers * (size_t)s->width * (size_t)s->height;
     r->n_stats = (size_t)s->n_agents * (size_t)s->n_stats;
     r->prev_tiles = rec_calloc(r, r->cells, sizeof *r->prev_tiles);
-    r->key_tiles = rec_calloc(r, r->cells, sizeof *r->key_tiles);
     r->tile_ver = rec_calloc(r, (size_t)s->n_layers, sizeof *r->tile_ver);
     r->prev_agents = rec_calloc(r, (size_t)s->n_agents, sizeof *r->prev_agents);
     r->prev_stats = rec_calloc(r, r->n_stats, sizeof *r->prev_stats);
     r->agents_out = rec_calloc(r, (size_t)s->n_agents * 7 + 2 * r->n_stats, sizeof(int32_t));
-    bool ok = r->prev_tiles && r->key_tiles && r->tile_ver && r->prev_agents && r->prev_stats && r->agents_out;
+    bool ok = r->prev_tiles && r->tile_ver && r->prev_agents && r->prev_stats && r->agents_out;
     for (int i = 0; i < L_COUNT; i++) {
         int32_t n, cap;
         scene_list(s, i, &n, &cap);
@@ -1863,10 +1850,10 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
     return check_things(r);
 }
 
-/* Remembers a whole scene (after the episode's first keyframe, which copied its tiles) for the
- * next diff. */
+/* Remembers a whole scene (after a keyframe) for the next diff. */
 static void keep_scene(polis_recorder *r, const polis_scene *s)
 {
+    if (r->cells) memcpy(r->prev_tiles, s->tiles, r->cells * sizeof *s->tiles);
     for (int32_t l = 0; r->cells && l < s->n_layers; l++)
         r->tile_ver[l] = polis_env_scene_layer_version(r->env, l);
     if (s->n_agents) memcpy(r->prev_agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
@@ -1893,36 +1880,7 @@ static void put_list(polis_recorder *r, int which)
     add_op(r, OP_WHOLE, l->out, sizeof w + bytes);
 }
 
-/* The n tiles at t as bytes into q (two's complement), and into copy unless it is NULL (an
- * episode's first keyframe: the copy the next step compares with), in one pass the compiler
- * vectorises; true when every tile fits a byte (the map's kinds and -1, nearly always), so
- * that a keyframe copies a quarter of the bytes into the writer's chunk. */
-static bool narrow_tiles(uint8_t *restrict q, int32_t *restrict copy, const int32_t *restrict t,
-                         size_t n)
-{
-    int32_t lo = 0, hi = 0;
-    if (copy) {
-        for (size_t i = 0; i < n; i++) {
-            int32_t v = t[i];
-            copy[i] = v;
-            q[i] = (uint8_t)v;
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            int32_t v = t[i];
-            q[i] = (uint8_t)v;
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-    }
-    return lo >= INT8_MIN && hi <= INT8_MAX;
-}
-
-/* A keyframe line; `first`: the episode's first, whose tiles become the previous scene's too
- * (keep_scene takes the rest). */
-static polis_status keyframe(polis_recorder *r, const polis_scene *s, bool first)
+static polis_status keyframe(polis_recorder *r, const polis_scene *s)
 {
     rbuf *b = &r->line;
     polis_env *env = r->env;
@@ -1934,9 +1892,7 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s, bool first
     put_hash(r);
     RB_LIT(b, "\",\"tiles\":[");
     /* the tiles are formatted where the line is written out (no map: no cells to copy) */
-    if (r->cells && narrow_tiles(r->key_tiles, first ? r->prev_tiles : NULL, s->tiles, r->cells))
-        add_op(r, OP_TILES8, r->key_tiles, r->cells);
-    else if (r->cells)
+    if (r->cells)
         add_op(r, OP_TILES, s->tiles, r->cells * sizeof *s->tiles);
     else
         for (int32_t l = 0; l < s->n_layers; l++) rb_puts(b, l ? ",[]" : "[]");
@@ -2293,7 +2249,7 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
     st = emit(r);
     r->events.len = 0;
     if (st) return st;
-    if ((st = keyframe(r, s, true))) return st;
+    if ((st = keyframe(r, s))) return st;
     keep_scene(r, s);
     return POLIS_OK;
 }
@@ -2356,7 +2312,7 @@ polis_status polis_recorder_step(polis_recorder *r)
     st = emit(r);
     r->events.len = 0;
     if (st) return st;
-    if (tick % r->keyframe_every == 0 && (st = keyframe(r, s, false))) return st;
+    if (tick % r->keyframe_every == 0 && (st = keyframe(r, s))) return st;
     return POLIS_OK;
 }
 
