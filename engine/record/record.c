@@ -2093,6 +2093,13 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     l->kseen = polis_env_scene_number(r->env);
 }
 
+/* A list with nothing to diff: empty now and at the previous line, not kept in slots (most
+ * games have no nodes or edges). */
+static inline bool list_idle(const sorted_list *l)
+{
+    return !l->n && !l->n_prev && !l->kslots;
+}
+
 static void diff_list(polis_recorder *r, int which, const polis_scene *s)
 {
     const list_desc *d = &LISTS[which];
@@ -2154,7 +2161,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
     }
     if (any) rb_ch(b, ']');
 
-    diff_list(r, L_THINGS, s);
+    if (!list_idle(&r->lists[L_THINGS])) diff_list(r, L_THINGS, s);
 
     /* agents: changed members only, formatted where the line is written out */
     int32_t *q = r->agents_out;
@@ -2191,8 +2198,8 @@ static void diff(polis_recorder *r, const polis_scene *s)
         add_op(r, OP_AGENTS, r->agents_out, (size_t)(q - r->agents_out) * sizeof *q);
 
     /* nodes and edges: a changed label or weight is a del and an add of the same key */
-    diff_list(r, L_NODES, s);
-    diff_list(r, L_EDGES, s);
+    if (!list_idle(&r->lists[L_NODES])) diff_list(r, L_NODES, s);
+    if (!list_idle(&r->lists[L_EDGES])) diff_list(r, L_EDGES, s);
 }
 
 /* ---- episodes ------------------------------------------------------------------------------ */
