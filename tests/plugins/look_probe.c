@@ -28,6 +28,13 @@
  *   kept_nodes, kept_slot, kept_append, kept_outside
  *               list_keep of the nodes (refused), a thing put into slot 4 of 4, a thing
  *               appended to the kept list, thing_put from init
+ *   mix, kept_mix
+ *               the keep (kept) looks, with MIX_SLOTS things instead of the agents' (mix_thing):
+ *               one moving, one whose kind and one whose label change, one id swapping
+ *               between two slots, a slot whose id changes every tick, one there at even
+ *               ticks only, and the rest moving together at every fifth tick (more changed
+ *               slots than the recorder diffs inline); mix appends them, kept_mix puts only
+ *               the slots that change (all of them when the scene is fresh)
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -48,6 +55,47 @@ typedef struct lstate {
 
 static bool is(const lstate *l, const char *m) { return strcmp(l->mode, m) == 0; }
 
+#define MIX_SLOTS 40
+
+/* What slot s of the mix modes shows at tick t: false when nothing; whether it changed since
+ * tick t - 1 in *changed. */
+static bool mix_thing(const lstate *l, int32_t s, int64_t t, int32_t *id, int32_t *kind,
+                      int32_t *x, int32_t *y, const char **label, bool *changed)
+{
+    *id = 300 + s, *kind = l->rock, *x = s % 6, *y = s % 4, *label = "";
+    *changed = s < 7 || t % 5 == 0 || t % 5 == 1;
+    switch (s) {
+    case 0: *id = 10, *x = (int32_t)(t % 6); return true;
+    case 1: *id = 11, *kind = t % 2 ? l->sand : l->rock; return true;
+    case 2: *id = 12, *x = 1; return t % 2 == 0;
+    case 3: *id = 12, *x = 2; return t % 2 == 1;
+    case 4: *id = 200 + (int32_t)t; return true;
+    case 5: *id = 5; return t % 2 == 0;
+    case 6: *id = 13, *label = t % 2 ? "b" : "a"; return true;
+    default: *x = (int32_t)((s + (t % 5 == 0 ? t : 0)) % 6); return true;
+    }
+}
+
+static polis_status mix_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
+{
+    const polis_host *h = l->h;
+    bool kept = is(l, "kept_mix"), all = h->scene_fresh(ctx, sc);
+    for (int32_t s = 0; s < MIX_SLOTS; s++) {
+        int32_t id, kind, x, y;
+        const char *label;
+        bool changed;
+        bool on = mix_thing(l, s, h->tick(ctx), &id, &kind, &x, &y, &label, &changed);
+        polis_status st = POLIS_OK;
+        if (!kept)
+            st = on ? h->scene_thing(ctx, sc, id, kind, x, y, label) : POLIS_OK;
+        else if (all || changed)
+            st = on ? l->scene_api->thing_put(ctx, sc, s, id, kind, x, y, label)
+                    : l->scene_api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, s);
+        if (st) return st;
+    }
+    return POLIS_OK;
+}
+
 static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 {
     lstate *l = ud;
@@ -55,7 +103,7 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     polis_status st;
     int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
     bool same = is(l, "same"), kept = strncmp(l->mode, "kept", 4) == 0,
-         keep = is(l, "keep") || same || kept;
+         mix = is(l, "mix") || is(l, "kept_mix"), keep = is(l, "keep") || same || kept || mix;
     if (!keep || h->scene_fresh(ctx, sc)) {
         for (int32_t y = 0; y < sc->height; y++)
             for (int32_t x = 0; x < sc->width; x++)
@@ -69,12 +117,15 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     char label[64];
     snprintf(label, sizeof label, "%lld", (long long)h->tick(ctx));
     if (is(l, "long_label")) memset(label, 'x', 60), label[60] = '\0';
+    if (mix && (st = mix_scene(ctx, l, sc))) return st;
     for (int32_t i = 0; i < sc->n_agents; i++) {
         int32_t a = keep ? sc->n_agents - 1 - i : i;
         int32_t kind = is(l, "bad_kind") ? 99 : l->rock;
         int32_t x = is(l, "bad_pos") ? 6 : keep && a == 0 ? (int32_t)(h->tick(ctx) % 6) : a;
         bool gone = keep && a == 1 && h->tick(ctx) % 2;
-        if (kept && !is(l, "kept_append"))
+        if (mix)
+            st = POLIS_OK;
+        else if (kept && !is(l, "kept_append"))
             st = gone ? l->scene_api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, 3 - a)
                       : l->scene_api->thing_put(ctx, sc, is(l, "kept_slot") ? 4 : 3 - a, 100 + a,
                                                 kind, x, 0, "");
@@ -121,7 +172,7 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         return st;
     if (is(l, "map_twice") && (st = h->look_map(ctx, 7, 4))) return st;
     bool kept = strncmp(l->mode, "kept", 4) == 0;
-    if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep") || kept) &&
+    if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep") || kept || is(l, "mix")) &&
         (st = h->look_keep_layer(ctx, is(l, "bad_keep") ? 5 : l->layer)))
         return st;
     if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept) &&
@@ -131,11 +182,16 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         return st;
     if (is(l, "same_outside") && (st = l->scene_api->layer_same(ctx, NULL, l->layer))) return st;
     polis_scene_def def = {
-        .fn = scene, .ud = l, .max_things = is(l, "over") ? 1 : 8, .max_nodes = 1, .max_edges = 1};
+        .fn = scene,
+        .ud = l,
+        .max_things = is(l, "over") ? 1 : is(l, "mix") || is(l, "kept_mix") ? MIX_SLOTS : 8,
+        .max_nodes = 1,
+        .max_edges = 1};
     if ((st = h->look_scene(ctx, &def))) return st;
     if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
     if (kept && ((st = l->scene_api->list_keep(
-                      ctx, is(l, "kept_nodes") ? POLIS_SCENE_NODES : POLIS_SCENE_THINGS, 4)) ||
+                      ctx, is(l, "kept_nodes") ? POLIS_SCENE_NODES : POLIS_SCENE_THINGS,
+                      is(l, "kept_mix") ? MIX_SLOTS : 4)) ||
                  (st = l->scene_api->list_keep(ctx, POLIS_SCENE_EDGES, 2))))
         return st;
     return POLIS_OK;

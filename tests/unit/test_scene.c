@@ -845,6 +845,28 @@ static void test_kept_lists(void)
     }
 }
 
+/* Kept things whose slots change a few at a time (the recorder's inline diff) or many at once
+ * (its sorted merge): moves, a kind and a label replaced, an id that changes slots, an id that
+ * changes in its slot, a thing there every other tick. The recording is the one of the same
+ * things appended whole every tick (the whole-list merge). */
+static void test_kept_mix(void)
+{
+    static lines mix, kept;
+    record_probe("mix", &mix);
+    record_probe("kept_mix", &kept);
+    CHECK(mix.n > 10);
+    CHECK_EQ_INT(kept.n, mix.n);
+    CHECK(kept.len == mix.len && memcmp(kept.text, mix.text, mix.len) == 0);
+    /* tick 2 (a few slots): id 12 back to slot 2 is a move, 11's new kind and 13's new label
+     * are adds, 201 went and 202 came, 5 came back */
+    CHECK_CONTAINS(kept.text, "\"tick\":2,");
+    CHECK_CONTAINS(kept.text, "\"things\":{\"add\":[[5,1,5,1,\"\"],[11,1,1,1,\"\"],"
+                              "[13,1,0,2,\"a\"],[202,1,4,0,\"\"]],"
+                              "\"move\":[[10,2,0],[12,1,2]],\"del\":[201]}");
+    /* tick 5 (every slot): the 33 others moved too */
+    CHECK_CONTAINS(kept.text, "[339,2,3]]");
+}
+
 int main(void)
 {
     test_probe_scene();
@@ -855,6 +877,7 @@ int main(void)
     test_keep_probe();
     test_layer_same();
     test_kept_lists();
+    test_kept_mix();
     test_recorder_no_alloc();
     test_recorder_files();
     test_lua_keep();
