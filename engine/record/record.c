@@ -2095,10 +2095,7 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
 
 /* A list with nothing to diff: empty now and at the previous line, not kept in slots (most
  * games have no nodes or edges). */
-static inline bool list_idle(const sorted_list *l)
-{
-    return !l->n && !l->n_prev && !l->kslots;
-}
+static inline bool list_idle(const sorted_list *l) { return !l->n && !l->n_prev && !l->kslots; }
 
 static void diff_list(polis_recorder *r, int which, const polis_scene *s)
 {

@@ -59,8 +59,8 @@ static bool is(const lstate *l, const char *m) { return strcmp(l->mode, m) == 0;
 
 /* What slot s of the mix modes shows at tick t: false when nothing; whether it changed since
  * tick t - 1 in *changed. */
-static bool mix_thing(const lstate *l, int32_t s, int64_t t, int32_t *id, int32_t *kind,
-                      int32_t *x, int32_t *y, const char **label, bool *changed)
+static bool mix_thing(const lstate *l, int32_t s, int64_t t, int32_t *id, int32_t *kind, int32_t *x,
+                      int32_t *y, const char **label, bool *changed)
 {
     *id = 300 + s, *kind = l->rock, *x = s % 6, *y = s % 4, *label = "";
     *changed = s < 7 || t % 5 == 0 || t % 5 == 1;
@@ -181,12 +181,13 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     if (is(l, "kept_outside") && (st = l->scene_api->thing_put(ctx, NULL, 0, 1, l->rock, 0, 0, "")))
         return st;
     if (is(l, "same_outside") && (st = l->scene_api->layer_same(ctx, NULL, l->layer))) return st;
-    polis_scene_def def = {
-        .fn = scene,
-        .ud = l,
-        .max_things = is(l, "over") ? 1 : is(l, "mix") || is(l, "kept_mix") ? MIX_SLOTS : 8,
-        .max_nodes = 1,
-        .max_edges = 1};
+    polis_scene_def def = {.fn = scene,
+                           .ud = l,
+                           .max_things = is(l, "over")                       ? 1
+                                         : is(l, "mix") || is(l, "kept_mix") ? MIX_SLOTS
+                                                                             : 8,
+                           .max_nodes = 1,
+                           .max_edges = 1};
     if ((st = h->look_scene(ctx, &def))) return st;
     if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
     if (kept && ((st = l->scene_api->list_keep(
