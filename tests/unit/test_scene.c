@@ -774,14 +774,20 @@ static void record_probe(const char *mode, lines *l)
     polis_env_destroy(env);
 }
 
+/* Two modes whose scenes look the same, recorded: the same lines, more than ten. */
+static void record_same(const char *mode_a, lines *a, const char *mode_b, lines *b)
+{
+    record_probe(mode_a, a);
+    record_probe(mode_b, b);
+    CHECK(a->n > 10);
+    CHECK_EQ_INT(b->n, a->n);
+    CHECK(b->len == a->len && memcmp(b->text, a->text, a->len) == 0);
+}
+
 static void test_kept_lists(void)
 {
     static lines keep, kept;
-    record_probe("keep", &keep);
-    record_probe("kept", &kept);
-    CHECK(keep.n > 10);
-    CHECK_EQ_INT(kept.n, keep.n);
-    CHECK(kept.len == keep.len && memcmp(kept.text, keep.text, keep.len) == 0);
+    record_same("keep", &keep, "kept", &kept);
     CHECK_CONTAINS(kept.text, "\"things\":{\"move\":[[100,1,0]],\"del\":[101]}");
 
     /* what a reader sees: the slots, where their elements are, which slots changed */
@@ -852,11 +858,7 @@ static void test_kept_lists(void)
 static void test_kept_mix(void)
 {
     static lines mix, kept;
-    record_probe("mix", &mix);
-    record_probe("kept_mix", &kept);
-    CHECK(mix.n > 10);
-    CHECK_EQ_INT(kept.n, mix.n);
-    CHECK(kept.len == mix.len && memcmp(kept.text, mix.text, mix.len) == 0);
+    record_same("mix", &mix, "kept_mix", &kept);
     /* tick 2 (a few slots): id 12 back to slot 2 is a move, 11's new kind and 13's new label
      * are adds, 201 went and 202 came, 5 came back */
     CHECK_CONTAINS(kept.text, "\"tick\":2,");
