@@ -984,7 +984,8 @@ polis_status polis__lua_tramp_event(polis_ctx *ctx, void *ud, const polis_event 
 }
 
 /* polis.observation{values = t}: t[agent] is nil (the field stays 0), a number (a field of
- * one element) or an array of the field's elements; read without running any Lua. */
+ * one element) or an array of the field's elements; polis.shared_observation{values = t}
+ * (agent -1): t is the array. Read without running any Lua. */
 static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
 {
     polis__lua_script *s = cb->s;
@@ -994,13 +995,18 @@ static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
         return;
     }
     int top = lua_gettop(L);
-    char why[160];
+    char why[160], whose[64] = "";
     lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
-    int t = lua_rawgeti(L, -1, agent);
+    int t = LUA_TTABLE;
+    if (agent >= 0) {
+        t = lua_rawgeti(L, -1, agent);
+        snprintf(whose, sizeof whose, " (agent %d)", (int)agent);
+    }
+    const char *kind = agent >= 0 ? "observation" : "shared observation";
     if (t == LUA_TNUMBER && cb->count == 1) {
         if (!polis__lua_obs_store(L, -1, cb->dtype, dst, 0, why, sizeof why)) {
-            s->h->error(s->ctx, "%s: observation '%s': the table's [%d] (agent %d): %s",
-                        table_place(cb), cb->name, (int)agent, (int)agent, why);
+            s->h->error(s->ctx, "%s: observation '%s': the table's [%d]%s: %s", table_place(cb),
+                        cb->name, (int)agent, whose, why);
             defer_failure(s, POLIS_ERR_SCRIPT);
         }
     } else if (t == LUA_TTABLE) {
@@ -1009,8 +1015,10 @@ static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
                       polis__lua_obs_store(L, -1, cb->dtype, dst, i, why, sizeof why);
             lua_pop(L, 1);
             if (!ok) {
-                s->h->error(s->ctx, "%s: observation '%s': the table's [%d][%d] (agent %d): %s",
-                            table_place(cb), cb->name, (int)agent, (int)i + 1, (int)agent, why);
+                char at[32] = "";
+                if (agent >= 0) snprintf(at, sizeof at, "[%d]", (int)agent);
+                s->h->error(s->ctx, "%s: %s '%s': the table's %s[%d]%s: %s", table_place(cb), kind,
+                            cb->name, at, (int)i + 1, whose, why);
                 defer_failure(s, POLIS_ERR_SCRIPT);
                 break;
             }
@@ -1018,14 +1026,14 @@ static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
     } else if (t != LUA_TNIL) {
         if (cb->count == 1)
             s->h->error(s->ctx,
-                        "%s: observation '%s': the table's [%d] (agent %d) is %s, expected a "
-                        "number or nil",
-                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t));
+                        "%s: observation '%s': the table's [%d]%s is %s, expected a number or "
+                        "nil",
+                        table_place(cb), cb->name, (int)agent, whose, lua_typename(L, t));
         else
             s->h->error(s->ctx,
-                        "%s: observation '%s': the table's [%d] (agent %d) is %s, expected an "
-                        "array of %d numbers or nil",
-                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t),
+                        "%s: observation '%s': the table's [%d]%s is %s, expected an array of "
+                        "%d numbers or nil",
+                        table_place(cb), cb->name, (int)agent, whose, lua_typename(L, t),
                         (int)cb->count);
         defer_failure(s, POLIS_ERR_SCRIPT);
     }
