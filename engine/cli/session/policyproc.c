@@ -38,7 +38,7 @@ extern char **environ;
 
 typedef struct field {
     polis_dtype dtype;
-    size_t offset, count; /* bytes into the agent's record; elements */
+    size_t offset, count; /* bytes into the agent's record (or the shared buffer); elements */
 } field;
 
 struct cli_policyproc {
@@ -242,31 +242,34 @@ char **cli_python_env(char *pythonpath, size_t cap)
     return envp;
 }
 
+/* The layout of the env's per-agent fields (shared: false) or shared fields into a new array
+ * of *n (NULL when memory runs out); *elements (may be NULL) receives their elements. */
+static field *read_fields(polis_env *env, bool shared, int32_t *n, size_t *elements)
+{
+    *n = shared ? polis_env_n_shared_fields(env) : polis_env_n_obs_fields(env);
+    field *out = calloc((size_t)*n + 1, sizeof *out);
+    size_t total = 0;
+    for (int32_t i = 0; out && i < *n; i++) {
+        polis_obs_field f;
+        if (shared)
+            polis_env_shared_field(env, i, &f);
+        else
+            polis_env_obs_field(env, i, &f);
+        out[i] = (field){.dtype = f.dtype,
+                         .offset = f.offset,
+                         .count = f.nbytes / polis_dtype_size(f.dtype)};
+        total += out[i].count;
+    }
+    if (elements) *elements = total;
+    return out;
+}
+
 static bool setup_layout(cli_policyproc *p, char *err, size_t cap)
 {
-    p->n_fields = polis_env_n_obs_fields(p->env);
-    p->fields = calloc((size_t)p->n_fields + 1, sizeof *p->fields);
-    if (!p->fields) return fail(p, err, cap, "could not be set up: out of memory");
-    p->dim = 0;
-    for (int32_t i = 0; i < p->n_fields; i++) {
-        polis_obs_field f;
-        polis_env_obs_field(p->env, i, &f);
-        p->fields[i].dtype = f.dtype;
-        p->fields[i].offset = f.offset;
-        p->fields[i].count = f.nbytes / polis_dtype_size(f.dtype);
-        p->dim += p->fields[i].count;
-    }
-    p->n_shared = polis_env_n_shared_fields(p->env);
-    p->shared = calloc((size_t)p->n_shared + 1, sizeof *p->shared);
-    if (!p->shared) return fail(p, err, cap, "could not be set up: out of memory");
+    p->fields = read_fields(p->env, false, &p->n_fields, &p->dim);
+    p->shared = read_fields(p->env, true, &p->n_shared, NULL);
+    if (!p->fields || !p->shared) return fail(p, err, cap, "could not be set up: out of memory");
     polis_env_shared_obs(p->env, &p->shared_size);
-    for (int32_t i = 0; i < p->n_shared; i++) {
-        polis_obs_field f;
-        polis_env_shared_field(p->env, i, &f);
-        p->shared[i].dtype = f.dtype;
-        p->shared[i].offset = f.offset;
-        p->shared[i].count = f.nbytes / polis_dtype_size(f.dtype);
-    }
     const uint16_t one = 1;
     if (*(const uint8_t *)&one != 1 && !(p->shared_le = calloc(p->shared_size + 1, 1)))
         return fail(p, err, cap, "could not be set up: out of memory");

@@ -46,11 +46,9 @@ polis.on("reset", function()
   if polis.episode() == 8 then t[1] = "x" end
 end)
 polis.on("end", function()
-  if kept then
-    local k = kept
-    kept = nil
-    return k[1]
-  end
+  local k = kept
+  kept = nil
+  if k then return k[1] end -- a buffer kept from its writer
   polis.log("end", polis.episode(), polis.tick())
 end)
 polis.on_start(function()
@@ -83,7 +81,7 @@ end)
 -- expect error: shared_obs_errors.lua:35: shared observation 's'[1]: 1.5 is not an integer (dtype u8) [shared observation s, tick 0]
 -- expect error: shared_obs_errors.lua:36: shared observation 's': index 5 is outside [1, 4] [shared observation s, tick 0]
 -- expect error: shared_obs_errors.lua:37: shared observation 's'[1]: value must be a number, got string [shared observation s, tick 0]
--- expect error: step: script error: shared_obs_errors: shared_obs_errors.lua:52: the observation buffer is only valid while its writer runs (do not keep it) [hook end, tick 0]
+-- expect error: step: script error: shared_obs_errors: shared_obs_errors.lua:51: the observation buffer is only valid while its writer runs (do not keep it) [hook end, tick 0]
 -- expect error: reset: script error: shared_obs_errors: shared_obs_errors.lua:42: shared observation 't': the table's [2]: -129 is outside the i8 range [-128, 127] [shared observation t, tick 0]
 -- expect: end 7 0
 -- expect error: step: script error: shared_obs_errors: shared_obs_errors.lua:39: instruction limit of 100000 exceeded [shared observation s, tick 1]

@@ -5,10 +5,8 @@
 -- read by the host from a table of the field's elements. The buffer starts zeroed on every
 -- call; a grid_view may fill it.
 local L = polis.grid_layer("v")
-polis.on("reset", function()
-  for y = 0, 2 do
-    for x = 0, 3 do polis.grid_set(L, x, y, y * 10 + x + 1) end
-  end
+polis.on("reset", function() -- cell (x, y) holds 10y + x + 1
+  for i = 0, 11 do polis.grid_set(L, i % 4, i // 4, i // 4 * 10 + i % 4 + 1) end
 end)
 polis.observation{name = "me", dtype = "u8", shape = {1}, write = function(agent, buf)
   buf[1] = agent
