@@ -133,6 +133,12 @@ class TestSeatServerShared(unittest.TestCase):
                       "expected 0, 4 and 16", r[1]["error"])
         self.assertEqual(r[2], {"ok": True, "actions": [2]})
 
+    def test_play_episodes(self):
+        # polis.rl.record's loop hands the policy the shared fields too
+        from polis.rl.record import play_episodes
+        r = play_episodes(self.reader(), SIGNAL, episodes=2, seed=3)
+        self.assertEqual([p["returns"] for p in r["per_episode"]], [[20.0] * 3] * 2)
+
     def test_without_shared_view(self):
         # a policy that does not ask is sent no shared bytes and called as before
         from polis.rl.policy import load_policy
