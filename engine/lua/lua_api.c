@@ -1063,8 +1063,7 @@ static size_t obs_def_read(lua_State *L, const char *fn, polis_obs_def *def)
     def->doc = field_string(L, fn, "doc", false);
     const char *dt = field_string(L, fn, "dtype", true);
     if (!parse_dtype(dt, &def->dtype))
-        luaL_error(L, "%s('%s'): unknown dtype '%s' (dtypes: u8, i8, i16, i32, f32)", fn, name,
-                   dt);
+        luaL_error(L, "%s('%s'): unknown dtype '%s' (dtypes: u8, i8, i16, i32, f32)", fn, name, dt);
     if (lua_getfield(L, 1, "shape") != LUA_TTABLE)
         luaL_error(L, "%s('%s'): field 'shape' must be a table of 1 to 4 positive integers", fn,
                    name);

@@ -305,7 +305,9 @@ static size_t format_values(char *buf, size_t cap, size_t len, const uint8_t *p,
     for (size_t i = 0; i < n && len < cap - 32; i++) {
         switch (dt) {
         case POLIS_DTYPE_U8: len += (size_t)sprintf(buf + len, " %u", p[i]); break;
-        case POLIS_DTYPE_I8: len += (size_t)sprintf(buf + len, " %d", ((const int8_t *)p)[i]); break;
+        case POLIS_DTYPE_I8:
+            len += (size_t)sprintf(buf + len, " %d", ((const int8_t *)p)[i]);
+            break;
         case POLIS_DTYPE_I16: {
             int16_t v;
             memcpy(&v, p + 2 * i, 2);

@@ -56,10 +56,6 @@ struct cli_policyproc {
     field *fields;
     size_t dim; /* floats per agent */
     bool want_flat, want_text, want_shared;
-    size_t shared_size; /* bytes of the env's shared buffer (0: no shared fields) */
-    field *shared;      /* the shared fields: offsets into the shared buffer */
-    int32_t n_shared;
-    uint8_t *shared_le; /* a big-endian host's little-endian copy of the buffer, else NULL */
     bool reports;  /* its hello said "stats": true: asked for its figures at episodes' ends */
     float *obs;    /* [n_agents][dim] */
     uint8_t *mask; /* [n_agents][n_actions] */
@@ -71,6 +67,12 @@ struct cli_policyproc {
     int32_t *sent; /* the seats of the last send */
     int32_t n_sent;
     bool awaiting; /* a request was sent and its reply not read */
+
+    /* the env's shared fields (seat protocol revision 1), sent to a process that asks */
+    size_t shared_size; /* bytes of the env's shared buffer (0: no shared fields) */
+    field *shared;      /* offsets into the shared buffer */
+    int32_t n_shared;
+    uint8_t *shared_le; /* a big-endian host's little-endian copy of the buffer, else NULL */
 };
 
 /* ---- the process ------------------------------------------------------------------------- */
@@ -255,9 +257,8 @@ static field *read_fields(polis_env *env, bool shared, int32_t *n, size_t *eleme
             polis_env_shared_field(env, i, &f);
         else
             polis_env_obs_field(env, i, &f);
-        out[i] = (field){.dtype = f.dtype,
-                         .offset = f.offset,
-                         .count = f.nbytes / polis_dtype_size(f.dtype)};
+        out[i] = (field){
+            .dtype = f.dtype, .offset = f.offset, .count = f.nbytes / polis_dtype_size(f.dtype)};
         total += out[i].count;
     }
     if (elements) *elements = total;
@@ -558,8 +559,8 @@ bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, cha
     ok = ok && write_all(p, "}\n", 2, err, cap);
     ok = ok && (!obs_bytes || write_all(p, p->obs, obs_bytes, err, cap));
     ok = ok && write_all(p, p->mask, (size_t)n * na, err, cap);
-    ok = ok && (!p->shared_size || !p->want_shared ||
-                write_all(p, shared, p->shared_size, err, cap));
+    ok = ok &&
+         (!p->shared_size || !p->want_shared || write_all(p, shared, p->shared_size, err, cap));
     p->awaiting = ok;
     return ok;
 }
