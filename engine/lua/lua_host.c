@@ -995,18 +995,13 @@ static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
         return;
     }
     int top = lua_gettop(L);
-    char why[160], whose[64] = "";
+    char why[160];
     lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
-    int t = LUA_TTABLE;
-    if (agent >= 0) {
-        t = lua_rawgeti(L, -1, agent);
-        snprintf(whose, sizeof whose, " (agent %d)", (int)agent);
-    }
-    const char *kind = agent >= 0 ? "observation" : "shared observation";
+    int t = agent >= 0 ? lua_rawgeti(L, -1, agent) : LUA_TTABLE;
     if (t == LUA_TNUMBER && cb->count == 1) {
         if (!polis__lua_obs_store(L, -1, cb->dtype, dst, 0, why, sizeof why)) {
-            s->h->error(s->ctx, "%s: observation '%s': the table's [%d]%s: %s", table_place(cb),
-                        cb->name, (int)agent, whose, why);
+            s->h->error(s->ctx, "%s: observation '%s': the table's [%d] (agent %d): %s",
+                        table_place(cb), cb->name, (int)agent, (int)agent, why);
             defer_failure(s, POLIS_ERR_SCRIPT);
         }
     } else if (t == LUA_TTABLE) {
@@ -1014,26 +1009,27 @@ static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
             bool ok = lua_rawgeti(L, -1, (lua_Integer)i + 1) == LUA_TNIL || /* stays 0 */
                       polis__lua_obs_store(L, -1, cb->dtype, dst, i, why, sizeof why);
             lua_pop(L, 1);
-            if (!ok) {
-                char at[32] = "";
-                if (agent >= 0) snprintf(at, sizeof at, "[%d]", (int)agent);
-                s->h->error(s->ctx, "%s: %s '%s': the table's %s[%d]%s: %s", table_place(cb), kind,
-                            cb->name, at, (int)i + 1, whose, why);
-                defer_failure(s, POLIS_ERR_SCRIPT);
-                break;
-            }
+            if (ok) continue;
+            if (agent >= 0)
+                s->h->error(s->ctx, "%s: observation '%s': the table's [%d][%d] (agent %d): %s",
+                            table_place(cb), cb->name, (int)agent, (int)i + 1, (int)agent, why);
+            else
+                s->h->error(s->ctx, "%s: shared observation '%s': the table's [%d]: %s",
+                            table_place(cb), cb->name, (int)i + 1, why);
+            defer_failure(s, POLIS_ERR_SCRIPT);
+            break;
         }
     } else if (t != LUA_TNIL) {
         if (cb->count == 1)
             s->h->error(s->ctx,
-                        "%s: observation '%s': the table's [%d]%s is %s, expected a number or "
-                        "nil",
-                        table_place(cb), cb->name, (int)agent, whose, lua_typename(L, t));
+                        "%s: observation '%s': the table's [%d] (agent %d) is %s, expected a "
+                        "number or nil",
+                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t));
         else
             s->h->error(s->ctx,
-                        "%s: observation '%s': the table's [%d]%s is %s, expected an array of "
-                        "%d numbers or nil",
-                        table_place(cb), cb->name, (int)agent, whose, lua_typename(L, t),
+                        "%s: observation '%s': the table's [%d] (agent %d) is %s, expected an "
+                        "array of %d numbers or nil",
+                        table_place(cb), cb->name, (int)agent, (int)agent, lua_typename(L, t),
                         (int)cb->count);
         defer_failure(s, POLIS_ERR_SCRIPT);
     }
