@@ -64,7 +64,8 @@ typedef struct polis__lua_scene_writer {
 
 /* The observation buffer a writer gets: valid only while the writer runs. A write(agent,
  * buf) view holds one agent's slice (stride == count); a write_all view every agent's, agent
- * after agent (stride: elements per agent), and agent is 0. */
+ * after agent (stride: elements per agent), and agent is 0; a shared field's view
+ * (polis.shared_observation) the env's one slice, and agent is -1. */
 typedef struct polis__lua_obs_view {
     void *p;
     size_t count;
@@ -78,6 +79,12 @@ typedef struct polis__lua_obs_view {
 static inline int32_t polis__lua_obs_agent(const polis__lua_obs_view *v, size_t i)
 {
     return v->agent + (int32_t)(i / v->stride);
+}
+
+/* What a view's field is called in messages: "shared observation" or "observation". */
+static inline const char *polis__lua_obs_kind(const polis__lua_obs_view *v)
+{
+    return v->agent < 0 ? "shared observation" : "observation";
 }
 
 /* The rewards array a transform gets: valid only while the transform runs. */

@@ -214,12 +214,12 @@ static size_t obs_index(lua_State *L, const polis__lua_obs_view *v)
     int isint;
     lua_Integer i = lua_tointegerx(L, 2, &isint);
     if (!isint || lua_type(L, 2) != LUA_TNUMBER)
-        luaL_error(L, "observation '%s': index must be an integer in [1, %d], got %s", v->cb->name,
-                   (int)v->count,
+        luaL_error(L, "%s '%s': index must be an integer in [1, %d], got %s",
+                   polis__lua_obs_kind(v), v->cb->name, (int)v->count,
                    lua_type(L, 2) == LUA_TNUMBER ? lua_tostring(L, 2) : luaL_typename(L, 2));
     if (i < 1 || (lua_Unsigned)i > v->count)
-        luaL_error(L, "observation '%s': index %I is outside [1, %d]", v->cb->name, i,
-                   (int)v->count);
+        luaL_error(L, "%s '%s': index %I is outside [1, %d]", polis__lua_obs_kind(v), v->cb->name,
+                   i, (int)v->count);
     return (size_t)(i - 1);
 }
 
@@ -289,9 +289,12 @@ static int obs_index_set(lua_State *L)
     polis__lua_obs_view *v = check_obs_view(L);
     size_t i = obs_index(L, v);
     char why[160];
-    if (!polis__lua_obs_store(L, 3, v->dtype, v->p, i, why, sizeof why))
+    if (!polis__lua_obs_store(L, 3, v->dtype, v->p, i, why, sizeof why)) {
+        if (v->agent < 0)
+            return luaL_error(L, "shared observation '%s'[%d]: %s", v->cb->name, (int)i + 1, why);
         return luaL_error(L, "observation '%s'[%d] (agent %d): %s", v->cb->name, (int)i + 1,
                           (int)polis__lua_obs_agent(v, i), why);
+    }
     return 0;
 }
 
@@ -1050,45 +1053,47 @@ static int32_t obs_range_read(lua_State *L, const char *name, const polis_obs_de
     return n;
 }
 
-static int l_observation(lua_State *L)
+/* The name, doc, dtype and shape of polis.observation's or polis.shared_observation's
+ * (`fn`) table at index 1 into def (the strings stay referenced by the table); returns the
+ * field's elements (SIZE_MAX when they overflow). Raises on a bad entry. */
+static size_t obs_def_read(lua_State *L, const char *fn, polis_obs_def *def)
 {
-    polis__lua_script *s = polis__lua_script_of(L);
-    luaL_checktype(L, 1, LUA_TTABLE);
-    if (!s->loading) return polis__lua_not_loading(L, "polis.observation");
-    lua_settop(L, 1);
-    const char *name = field_string(L, "polis.observation", "name", true);
-    const char *doc = field_string(L, "polis.observation", "doc", false);
-    const char *dt = field_string(L, "polis.observation", "dtype", true);
-    polis_obs_def def = {.name = name, .doc = doc, .write = polis__lua_tramp_obs};
-    if (!parse_dtype(dt, &def.dtype))
-        return luaL_error(L,
-                          "polis.observation('%s'): unknown dtype '%s' (dtypes: u8, i8, i16, "
-                          "i32, f32)",
-                          name, dt);
+    const char *name = field_string(L, fn, "name", true);
+    def->name = name;
+    def->doc = field_string(L, fn, "doc", false);
+    const char *dt = field_string(L, fn, "dtype", true);
+    if (!parse_dtype(dt, &def->dtype))
+        luaL_error(L, "%s('%s'): unknown dtype '%s' (dtypes: u8, i8, i16, i32, f32)", fn, name, dt);
     if (lua_getfield(L, 1, "shape") != LUA_TTABLE)
-        return luaL_error(L,
-                          "polis.observation('%s'): field 'shape' must be a table of 1 to 4 "
-                          "positive integers",
-                          name);
+        luaL_error(L, "%s('%s'): field 'shape' must be a table of 1 to 4 positive integers", fn,
+                   name);
     lua_Integer nd = luaL_len(L, -1);
-    if (nd < 1 || nd > 4)
-        return luaL_error(L, "polis.observation('%s'): shape has %I dimensions (1 to 4)", name, nd);
+    if (nd < 1 || nd > 4) luaL_error(L, "%s('%s'): shape has %I dimensions (1 to 4)", fn, name, nd);
     size_t count = 1;
     for (lua_Integer d = 1; d <= nd; d++) {
         int isint = 0;
         lua_Integer v = 0;
         if (lua_rawgeti(L, -1, d) == LUA_TNUMBER) v = lua_tointegerx(L, -1, &isint);
         if (!isint || v < 1 || v > (1 << 24))
-            return luaL_error(L,
-                              "polis.observation('%s'): shape[%I] must be an integer in [1, "
-                              "16777216]",
-                              name, d);
-        def.shape[d - 1] = (int32_t)v;
+            luaL_error(L, "%s('%s'): shape[%I] must be an integer in [1, 16777216]", fn, name, d);
+        def->shape[d - 1] = (int32_t)v;
         count = count > SIZE_MAX / (size_t)v ? SIZE_MAX : count * (size_t)v;
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    def.ndim = (int32_t)nd;
+    def->ndim = (int32_t)nd;
+    return count;
+}
+
+static int l_observation(lua_State *L)
+{
+    polis__lua_script *s = polis__lua_script_of(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (!s->loading) return polis__lua_not_loading(L, "polis.observation");
+    lua_settop(L, 1);
+    polis_obs_def def = {.write = polis__lua_tramp_obs};
+    size_t count = obs_def_read(L, "polis.observation", &def);
+    const char *name = def.name;
     size_t per_agent = count > SIZE_MAX / polis_dtype_size(def.dtype)
                            ? SIZE_MAX
                            : count * polis_dtype_size(def.dtype);
@@ -1137,6 +1142,62 @@ static int l_observation(lua_State *L)
     if (st == POLIS_OK && rn) st = s->h->obs_range(s->ctx, id, rdim, rn, rlo, rhi);
     if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
     s->env->lua->engine_bytes += (int64_t)(bytes + staged);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+/* polis.shared_observation: a field held once per env (host API "shared_observations"),
+ * its values from write(buf) or a table the host reads (t[1..n]); checked as
+ * polis.observation's, but a shared field declares no range and has no write_all. */
+static int l_shared_observation(lua_State *L)
+{
+    static const char FN[] = "polis.shared_observation";
+    polis__lua_script *s = polis__lua_script_of(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (!s->loading) return polis__lua_not_loading(L, FN);
+    lua_settop(L, 1);
+    polis_obs_def def = {.write = polis__lua_tramp_obs};
+    size_t count = obs_def_read(L, FN, &def);
+    const char *name = def.name;
+    if (lua_getfield(L, 1, "range") != LUA_TNIL)
+        return luaL_error(L,
+                          "%s('%s'): a shared field declares no range (ranges are for per-agent "
+                          "fields, polis.observation)",
+                          FN, name);
+    if (lua_getfield(L, 1, "write_all") != LUA_TNIL)
+        return luaL_error(L,
+                          "%s('%s'): 'write_all' is for per-agent fields; a shared field has one "
+                          "buffer: give 'write' or 'values'",
+                          FN, name);
+    lua_settop(L, 1);
+    int fn = field_function(L, FN, "write", false);
+    int tbl = field_table(L, FN, name, "values");
+    int given = (fn != LUA_NOREF) + (tbl != LUA_NOREF);
+    if (given != 1)
+        return luaL_error(L,
+                          "%s('%s'): give one of 'write' (a function of the buffer) and 'values' "
+                          "(a table of the field's elements), got %d",
+                          FN, name, given);
+    uint64_t bytes = count > SIZE_MAX / polis_dtype_size(def.dtype)
+                         ? UINT64_MAX
+                         : (uint64_t)count * polis_dtype_size(def.dtype);
+    polis__lua_engine_memory(L, s, lua_pushfstring(L, "%s('%s')", FN, name), bytes);
+    lua_pop(L, 1);
+    const polis_shared_obs_api *api =
+        s->h->host_api(s->ctx, POLIS_SHARED_OBS_API, POLIS_SHARED_OBS_API_VERSION);
+    if (!api) return polis__lua_raise_host(L, s, POLIS_ERR_PLUGIN);
+    polis__lua_cb *cb = cb_new(L, s, fn != LUA_NOREF ? fn : tbl, name);
+    cb->dtype = def.dtype;
+    cb->count = count;
+    if (tbl != LUA_NOREF) {
+        cb->source = POLIS__LUA_TABLE;
+        registration_place(L, s, cb);
+    }
+    def.ud = cb;
+    int32_t id = -1;
+    polis_status st = api->field(s->ctx, &def, &id);
+    if (st != POLIS_OK) return polis__lua_raise_host(L, s, st);
+    s->env->lua->engine_bytes += (int64_t)bytes;
     lua_pushinteger(L, id);
     return 1;
 }
@@ -1408,6 +1469,7 @@ static const luaL_Reg polis_funcs[] = {{"params", l_params},
                                        {"publish", polis__lua_publish},
                                        {"subscribe", l_subscribe},
                                        {"observation", l_observation},
+                                       {"shared_observation", l_shared_observation},
                                        {"tick", polis__lua_tick},
                                        {"episode", polis__lua_episode},
                                        {"n_agents", polis__lua_n_agents},

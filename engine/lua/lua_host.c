@@ -984,7 +984,8 @@ polis_status polis__lua_tramp_event(polis_ctx *ctx, void *ud, const polis_event 
 }
 
 /* polis.observation{values = t}: t[agent] is nil (the field stays 0), a number (a field of
- * one element) or an array of the field's elements; read without running any Lua. */
+ * one element) or an array of the field's elements; polis.shared_observation{values = t}
+ * (agent -1): t is the array. Read without running any Lua. */
 static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
 {
     polis__lua_script *s = cb->s;
@@ -996,7 +997,7 @@ static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
     int top = lua_gettop(L);
     char why[160];
     lua_rawgeti(L, LUA_REGISTRYINDEX, cb->fn);
-    int t = lua_rawgeti(L, -1, agent);
+    int t = agent >= 0 ? lua_rawgeti(L, -1, agent) : LUA_TTABLE;
     if (t == LUA_TNUMBER && cb->count == 1) {
         if (!polis__lua_obs_store(L, -1, cb->dtype, dst, 0, why, sizeof why)) {
             s->h->error(s->ctx, "%s: observation '%s': the table's [%d] (agent %d): %s",
@@ -1008,12 +1009,15 @@ static void read_obs_table(const polis__lua_cb *cb, int32_t agent, void *dst)
             bool ok = lua_rawgeti(L, -1, (lua_Integer)i + 1) == LUA_TNIL || /* stays 0 */
                       polis__lua_obs_store(L, -1, cb->dtype, dst, i, why, sizeof why);
             lua_pop(L, 1);
-            if (!ok) {
+            if (ok) continue;
+            if (agent >= 0)
                 s->h->error(s->ctx, "%s: observation '%s': the table's [%d][%d] (agent %d): %s",
                             table_place(cb), cb->name, (int)agent, (int)i + 1, (int)agent, why);
-                defer_failure(s, POLIS_ERR_SCRIPT);
-                break;
-            }
+            else
+                s->h->error(s->ctx, "%s: shared observation '%s': the table's [%d]: %s",
+                            table_place(cb), cb->name, (int)i + 1, why);
+            defer_failure(s, POLIS_ERR_SCRIPT);
+            break;
         }
     } else if (t != LUA_TNIL) {
         if (cb->count == 1)

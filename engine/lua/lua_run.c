@@ -570,8 +570,8 @@ int polis__lua_grid_view(lua_State *L)
     if (first < 1 || (lua_Unsigned)(first - 1 + rows * cols) > v->count)
         return luaL_error(L,
                           "polis.grid_view: a %Ix%I window from element %I does not fit "
-                          "observation '%s' (%d elements)",
-                          rows, cols, first, v->cb->name, (int)v->count);
+                          "%s '%s' (%d elements)",
+                          rows, cols, first, polis__lua_obs_kind(v), v->cb->name, (int)v->count);
     /* in a write_all buffer the window stays in one agent's slice */
     if ((size_t)(first - 1) / v->stride != (size_t)(first - 2 + rows * cols) / v->stride)
         return luaL_error(
@@ -589,14 +589,14 @@ int polis__lua_grid_view(lua_State *L)
     }
     if (outside < lo || outside > hi)
         return luaL_error(L,
-                          "polis.grid_view: outside value %I does not fit observation '%s' "
+                          "polis.grid_view: outside value %I does not fit %s '%s' "
                           "(%s)",
-                          outside, v->cb->name, polis_dtype_name(v->dtype));
+                          outside, polis__lua_obs_kind(v), v->cb->name, polis_dtype_name(v->dtype));
     if (has_center && (center < lo || center > hi))
         return luaL_error(L,
-                          "polis.grid_view: center value %I does not fit observation '%s' "
+                          "polis.grid_view: center value %I does not fit %s '%s' "
                           "(%s)",
-                          center, v->cb->name, polis_dtype_name(v->dtype));
+                          center, polis__lua_obs_kind(v), v->cb->name, polis_dtype_name(v->dtype));
     /* forward and right unit vectors of each facing */
     static const int fx[4] = {0, 1, 0, -1}, fy[4] = {-1, 0, 1, 0};
     int64_t ax = fx[facing], ay = fy[facing];
@@ -655,6 +655,12 @@ int polis__lua_grid_view(lua_State *L)
             if (val < lo || val > hi) {
                 int64_t ex = g->wrap ? ((cx % w) + w) % w : cx;
                 int64_t ey = g->wrap ? ((cy % h) + h) % h : cy;
+                if (v->agent < 0)
+                    return luaL_error(L,
+                                      "polis.grid_view: cell (%I, %I) of layer %I holds %I, "
+                                      "outside the %s range of shared observation '%s'",
+                                      (lua_Integer)ex, (lua_Integer)ey, layer, (lua_Integer)val,
+                                      polis_dtype_name(v->dtype), v->cb->name);
                 return luaL_error(L,
                                   "polis.grid_view: cell (%I, %I) of layer %I holds %I, outside "
                                   "the %s range of observation '%s' (agent %d)",

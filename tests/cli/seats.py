@@ -273,6 +273,87 @@ p = run("sweep", "--scenario", GATHER, "--policy", cmd("stats_neg"), "--episodes
 check("job 1" in p.stderr and "reported bot.thoughts = -1 for its seats agent_0, agent_1, "
       "agent_2, agent_3 in the episode of seed 2" in p.stderr, p.stderr)
 
+# ---- shared observation fields (seat protocol revision 1) -------------------------------------
+# signal.lua shows every agent one number in its shared field "signal" and rewards saying it at
+# the next step: a player that reads the field earns 1 per seat and step, 60 in 20 steps for 3.
+SIGNAL = os.path.join(SRC, "tests", "cli", "scenarios", "signal.json")
+SIG_PROG = os.path.join(TMP, "signal_prog.py")
+with open(SIG_PROG, "w") as f:
+    f.write(r"""
+import json, sys
+mode = sys.argv[1]
+rd, wr = sys.stdin.buffer, sys.stdout.buffer
+def reply(o):
+    wr.write(json.dumps(o).encode() + b"\n"); wr.flush()
+hello = json.loads(rd.readline())
+assert hello["protocol"] == 1 and hello["revision"] >= 1, hello
+(sig,) = [f for f in hello["shared_fields"] if f["name"] == "signal"]
+assert sig["dtype"] == "u8" and sig["shape"] == [1] and hello["shared_size"] >= 1, hello
+reply({"ok": True, "name": "signal " + mode, "views": ["shared"] if mode == "read" else ["flat"]})
+while True:
+    m = json.loads(rd.readline() or b'{"op": "close"}')
+    if m["op"] == "close":
+        break
+    if m["op"] == "reset":
+        reply({"ok": True}); continue
+    k = len(m["seats"])
+    assert m["obs_bytes"] == (0 if mode == "read" else 4 * k), m
+    rd.read(m["obs_bytes"] + m["mask_bytes"])
+    if mode == "read":
+        assert m["shared_bytes"] == hello["shared_size"], m
+        shared = rd.read(m["shared_bytes"])
+        say = 1 + shared[sig["offset"]]
+    else:
+        assert "shared_bytes" not in m, m
+        say = 1
+    reply({"ok": True, "actions": [say] * k})
+""")
+
+
+def signal_eval(player, rc=0, seats=3):
+    args = ["eval", SIGNAL, "--episodes", "2", "--seed", "7", "--json", "-"]
+    for a in range(seats):
+        args += ["--seat", f"agent_{a}={player}"]
+    p = run(*args, rc=rc)
+    return [e["metrics"] for e in json.loads(p.stdout)["per_episode"]] if p.returncode == 0 else []
+
+
+sig_cmd = "cmd:" + " ".join([PY, SIG_PROG, "read"])
+m = signal_eval(sig_cmd)
+check([e["reward.total"] for e in m] == [60, 60] and [e["reward.min"] for e in m] == [20, 20],
+      f"a stdlib program reading the shared field scores every step: {m}")
+m = signal_eval("cmd:" + " ".join([PY, SIG_PROG, "blind"]))
+check(len(m) == 2 and all(e["reward.total"] < 60 for e in m),
+      f"a program without the field does not: {m}")
+# polis.rl.seat hands a policy act(..., shared={name: array}); with "flat" too
+with open(os.path.join(TMP, "signal_bots.py"), "w") as f:
+    f.write("""
+import numpy as np
+from polis.rl.policy import Policy
+class Reader(Policy):
+    name = "signal reader"
+    views = ("flat", "shared")
+    needs_shared = ("signal",)
+    def act(self, obs, mask, shared=None):
+        assert obs.shape == (len(mask), 1) and shared["signal"].shape == (1,), (obs, shared)
+        return np.full(len(mask), 1 + int(shared["signal"][0]))
+def make():
+    return Reader()
+""")
+ENV["PYTHONPATH"] = TMP + (os.pathsep + ENV["PYTHONPATH"] if ENV.get("PYTHONPATH") else "")
+m = signal_eval("py:signal_bots:make")
+check([e["reward.total"] for e in m] == [60, 60], f"polis.rl.seat's policy reads the field: {m}")
+p = run("eval", GATHER, "--episodes", "1", "--seat", "agent_0=py:signal_bots:make", rc=1)
+check("refused hello: the env gather has no shared observation field 'signal' (its shared "
+      "fields: none)" in p.stderr, p.stderr)
+# a sweep's policy process gets the field too
+run("sweep", "--scenario", SIGNAL, "--policy", sig_cmd, "--episodes", "2", "--threads", "1",
+    "--out", os.path.join(TMP, "sweep_signal"), "--quiet")
+with open(os.path.join(TMP, "sweep_signal", "results.jsonl")) as f:
+    rows = [r for r in map(json.loads, filter(str.strip, f)) if "job" in r]
+check(len(rows) == 2 and all(r["metrics"]["reward.total"] == 60 for r in rows),
+      f"a sweep's policy process reads the shared field: {rows}")
+
 # ---- populations --------------------------------------------------------------------------------
 
 

@@ -46,6 +46,26 @@ out_has "Legal actions:"
 polis 0 run "$EXPL" --set "$SHARED" \
     --set 'visibility=[{"observers": ["explorer_1"], "hidden": [0]}]' --steps 50 --quiet
 
+# a Lua game's shared field (polis.shared_observation): described with its script as owner,
+# recorded, replayed and verified (the keyframe hashes cover the shared buffer)
+SIG=$SRC/tests/cli/scenarios/signal.json
+polis 0 describe "$SIG"
+out_has "shared observation (1 field, 8 bytes per env, the same for every agent)"
+out_has "signal  u8     1      0       1      -      signal  the number to say at the next step"
+mkdir -p "$TMP/sig"
+cp "$SRC/tests/cli/scenarios/signal.json" "$SRC/tests/cli/scenarios/signal.lua" "$TMP/sig/"
+R=$TMP/signal.jsonl
+polis 0 run "$TMP/sig/signal.json" --episodes 2 --record "$R" --keyframe-every 5 --quiet
+polis 0 replay --verify "$R"
+out_has "replay matches: 2 episodes, 40 steps, every keyframe and final hash checked"
+# the state hashes hold the shared field: a script that shows every agent 3 (and still
+# rewards the number it drew, so nothing else changes) no longer verifies
+sed -i 's/shape = {1}, values = signal}/shape = {1}, values = {3}}/' "$TMP/sig/signal.lua"
+checks=$((checks + 1))
+grep -q 'values = {3}}' "$TMP/sig/signal.lua" || fail "the sed changed nothing"
+polis 1 replay --verify "$R"
+err_has ": hash: recorded"
+
 polis 1 run "$EXPL" --set 'plugins.social.params.social_state="yes"' --steps 1
 err_has 'plugins[1].params.social_state: expected true, false or "shared", got "yes"'
 

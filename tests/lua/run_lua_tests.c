@@ -17,7 +17,7 @@
  *   -- actions T: a b ...     the actions (ids or names) of agents 0, 1, ... at the step
  *                             that makes tick T (1-based); unlisted steps use 0 (noop)
  *   -- dump: WHAT ...         after each reset and step, add lines for: obs (every field),
- *                             rewards, masks, done, illegal
+ *                             shared (every shared field), rewards, masks, done, illegal
  *   -- on-error: reset        after a failed reset or step, check that step is refused and
  *                             go on with the next episode (default: stop)
  *   -- plugins: test          search the test plugins directory for .so plugins
@@ -82,7 +82,7 @@ typedef struct spec {
     long steps;
     step_actions *actions;
     int n_actions;
-    bool dump_obs, dump_rewards, dump_masks, dump_done, dump_illegal;
+    bool dump_obs, dump_shared, dump_rewards, dump_masks, dump_done, dump_illegal;
     bool on_error_reset;
     bool test_plugins;
     bool determinism;
@@ -247,6 +247,7 @@ static void parse_spec(spec *sp, const char *path)
                 snprintf(sa->tok[sa->n++], sizeof sa->tok[0], "%s", t);
         } else if ((d = after(v, "dump:"))) {
             sp->dump_obs |= strstr(d, "obs") != NULL;
+            sp->dump_shared |= strstr(d, "shared") != NULL;
             sp->dump_rewards |= strstr(d, "rewards") != NULL;
             sp->dump_masks |= strstr(d, "masks") != NULL;
             sp->dump_done |= strstr(d, "done") != NULL;
@@ -297,6 +298,39 @@ static void capture_log(void *ud, const char *msg)
     lines_push(rc->out, false, m ? m : msg);
 }
 
+/* Appends the n elements of dtype dt at p to buf (holding len bytes) as " v v ...". */
+static size_t format_values(char *buf, size_t cap, size_t len, const uint8_t *p, polis_dtype dt,
+                            size_t n)
+{
+    for (size_t i = 0; i < n && len < cap - 32; i++) {
+        switch (dt) {
+        case POLIS_DTYPE_U8: len += (size_t)sprintf(buf + len, " %u", p[i]); break;
+        case POLIS_DTYPE_I8:
+            len += (size_t)sprintf(buf + len, " %d", ((const int8_t *)p)[i]);
+            break;
+        case POLIS_DTYPE_I16: {
+            int16_t v;
+            memcpy(&v, p + 2 * i, 2);
+            len += (size_t)sprintf(buf + len, " %d", v);
+            break;
+        }
+        case POLIS_DTYPE_I32: {
+            int32_t v;
+            memcpy(&v, p + 4 * i, 4);
+            len += (size_t)sprintf(buf + len, " %d", v);
+            break;
+        }
+        case POLIS_DTYPE_F32: {
+            float v;
+            memcpy(&v, p + 4 * i, 4);
+            len += (size_t)sprintf(buf + len, " %g", (double)v);
+            break;
+        }
+        }
+    }
+    return len;
+}
+
 static void dump(const spec *sp, polis_env *env, lines *out)
 {
     const polis_io *io = polis_env_io(env);
@@ -310,34 +344,20 @@ static void dump(const spec *sp, polis_env *env, lines *out)
             for (int32_t a = 0; a < io->n_agents; a++) {
                 const uint8_t *p = io->obs + (size_t)a * io->obs_size + of.offset;
                 size_t len = (size_t)snprintf(buf, sizeof buf, "t%lld obs %s a%d:", t, of.name, a);
-                for (size_t i = 0; i < n && len < sizeof buf - 32; i++) {
-                    switch (of.dtype) {
-                    case POLIS_DTYPE_U8: len += (size_t)sprintf(buf + len, " %u", p[i]); break;
-                    case POLIS_DTYPE_I8:
-                        len += (size_t)sprintf(buf + len, " %d", ((const int8_t *)p)[i]);
-                        break;
-                    case POLIS_DTYPE_I16: {
-                        int16_t v;
-                        memcpy(&v, p + 2 * i, 2);
-                        len += (size_t)sprintf(buf + len, " %d", v);
-                        break;
-                    }
-                    case POLIS_DTYPE_I32: {
-                        int32_t v;
-                        memcpy(&v, p + 4 * i, 4);
-                        len += (size_t)sprintf(buf + len, " %d", v);
-                        break;
-                    }
-                    case POLIS_DTYPE_F32: {
-                        float v;
-                        memcpy(&v, p + 4 * i, 4);
-                        len += (size_t)sprintf(buf + len, " %g", (double)v);
-                        break;
-                    }
-                    }
-                }
+                format_values(buf, sizeof buf, len, p, of.dtype, n);
                 lines_push(out, false, buf);
             }
+        }
+    }
+    if (sp->dump_shared) {
+        const uint8_t *base = polis_env_shared_obs(env, NULL);
+        for (int32_t f = 0; f < polis_env_n_shared_fields(env); f++) {
+            polis_obs_field of;
+            polis_env_shared_field(env, f, &of);
+            size_t len = (size_t)snprintf(buf, sizeof buf, "t%lld shared %s:", t, of.name);
+            format_values(buf, sizeof buf, len, base + of.offset, of.dtype,
+                          of.nbytes / polis_dtype_size(of.dtype));
+            lines_push(out, false, buf);
         }
     }
     if (sp->dump_rewards) {

@@ -38,7 +38,7 @@ extern char **environ;
 
 typedef struct field {
     polis_dtype dtype;
-    size_t offset, count; /* bytes into the agent's record; elements */
+    size_t offset, count; /* bytes into the agent's record (or the shared buffer); elements */
 } field;
 
 struct cli_policyproc {
@@ -55,7 +55,7 @@ struct cli_policyproc {
     int32_t n_fields;
     field *fields;
     size_t dim; /* floats per agent */
-    bool want_flat, want_text;
+    bool want_flat, want_text, want_shared;
     bool reports;  /* its hello said "stats": true: asked for its figures at episodes' ends */
     float *obs;    /* [n_agents][dim] */
     uint8_t *mask; /* [n_agents][n_actions] */
@@ -67,6 +67,12 @@ struct cli_policyproc {
     int32_t *sent; /* the seats of the last send */
     int32_t n_sent;
     bool awaiting; /* a request was sent and its reply not read */
+
+    /* the env's shared fields (seat protocol revision 1), sent to a process that asks */
+    size_t shared_size; /* bytes of the env's shared buffer (0: no shared fields) */
+    field *shared;      /* offsets into the shared buffer */
+    int32_t n_shared;
+    uint8_t *shared_le; /* a big-endian host's little-endian copy of the buffer, else NULL */
 };
 
 /* ---- the process ------------------------------------------------------------------------- */
@@ -238,20 +244,36 @@ char **cli_python_env(char *pythonpath, size_t cap)
     return envp;
 }
 
+/* The layout of the env's per-agent fields (shared: false) or shared fields into a new array
+ * of *n (NULL when memory runs out); *elements (may be NULL) receives their elements. */
+static field *read_fields(polis_env *env, bool shared, int32_t *n, size_t *elements)
+{
+    *n = shared ? polis_env_n_shared_fields(env) : polis_env_n_obs_fields(env);
+    field *out = calloc((size_t)*n + 1, sizeof *out);
+    size_t total = 0;
+    for (int32_t i = 0; out && i < *n; i++) {
+        polis_obs_field f;
+        if (shared)
+            polis_env_shared_field(env, i, &f);
+        else
+            polis_env_obs_field(env, i, &f);
+        out[i] = (field){
+            .dtype = f.dtype, .offset = f.offset, .count = f.nbytes / polis_dtype_size(f.dtype)};
+        total += out[i].count;
+    }
+    if (elements) *elements = total;
+    return out;
+}
+
 static bool setup_layout(cli_policyproc *p, char *err, size_t cap)
 {
-    p->n_fields = polis_env_n_obs_fields(p->env);
-    p->fields = calloc((size_t)p->n_fields + 1, sizeof *p->fields);
-    if (!p->fields) return fail(p, err, cap, "could not be set up: out of memory");
-    p->dim = 0;
-    for (int32_t i = 0; i < p->n_fields; i++) {
-        polis_obs_field f;
-        polis_env_obs_field(p->env, i, &f);
-        p->fields[i].dtype = f.dtype;
-        p->fields[i].offset = f.offset;
-        p->fields[i].count = f.nbytes / polis_dtype_size(f.dtype);
-        p->dim += p->fields[i].count;
-    }
+    p->fields = read_fields(p->env, false, &p->n_fields, &p->dim);
+    p->shared = read_fields(p->env, true, &p->n_shared, NULL);
+    if (!p->fields || !p->shared) return fail(p, err, cap, "could not be set up: out of memory");
+    polis_env_shared_obs(p->env, &p->shared_size);
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one != 1 && !(p->shared_le = calloc(p->shared_size + 1, 1)))
+        return fail(p, err, cap, "could not be set up: out of memory");
     size_t n = (size_t)p->n_agents;
     p->obs = calloc(n * p->dim + 1, sizeof *p->obs);
     p->mask = calloc(n * (size_t)p->n_actions + 1, 1);
@@ -264,12 +286,25 @@ static bool setup_layout(cli_policyproc *p, char *err, size_t cap)
     return true;
 }
 
+/* A field of hello's "obs_fields" or (with its offset) "shared_fields". */
+static void add_field(cJSON *arr, const polis_obs_field *f, bool offset)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "name", f->name);
+    cJSON_AddStringToObject(o, "dtype", polis_dtype_name(f->dtype));
+    cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+    for (int32_t d = 0; d < f->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber(f->shape[d]));
+    if (offset) cJSON_AddNumberToObject(o, "offset", (double)f->offset);
+}
+
 /* The hello request (a JSON line, free it), or NULL when memory runs out. */
 static char *hello_line(cli_policyproc *p, const char *file)
 {
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "op", "hello");
     cJSON_AddNumberToObject(h, "protocol", CLI_SEAT_PROTOCOL);
+    cJSON_AddNumberToObject(h, "revision", CLI_SEAT_REVISION);
     cJSON_AddStringToObject(h, "scenario", polis_env_name(p->env));
     if (file) cJSON_AddStringToObject(h, "file", file);
     cJSON *ag = cJSON_AddArrayToObject(h, "agents");
@@ -282,15 +317,17 @@ static char *hello_line(cli_policyproc *p, const char *file)
     for (int32_t i = 0; i < p->n_fields; i++) {
         polis_obs_field f;
         polis_env_obs_field(p->env, i, &f);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToArray(fs, o);
-        cJSON_AddStringToObject(o, "name", f.name);
-        cJSON_AddStringToObject(o, "dtype", polis_dtype_name(f.dtype));
-        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-        for (int32_t d = 0; d < f.ndim; d++)
-            cJSON_AddItemToArray(sh, cJSON_CreateNumber(f.shape[d]));
+        add_field(fs, &f, false);
     }
     cJSON_AddNumberToObject(h, "obs_dim", (double)p->dim);
+    /* revision 1: the shared fields, with their offsets in the buffer an act carries */
+    fs = cJSON_AddArrayToObject(h, "shared_fields");
+    for (int32_t i = 0; i < p->n_shared; i++) {
+        polis_obs_field f;
+        polis_env_shared_field(p->env, i, &f);
+        add_field(fs, &f, true);
+    }
+    cJSON_AddNumberToObject(h, "shared_size", (double)p->shared_size);
     cJSON_AddNumberToObject(h, "n_actions", p->n_actions);
     char *text = cJSON_PrintUnformatted(h);
     cJSON_Delete(h);
@@ -357,8 +394,10 @@ cli_policyproc *cli_policyproc_start(char *const argv[], const char *label, poli
             p->want_flat = true;
         else if (cJSON_IsString(v) && strcmp(v->valuestring, "text") == 0)
             p->want_text = true;
+        else if (cJSON_IsString(v) && strcmp(v->valuestring, "shared") == 0)
+            p->want_shared = true;
         else {
-            fail(p, err, cap, "asked for the view %s (views: flat, text)",
+            fail(p, err, cap, "asked for the view %s (views: flat, text, shared)",
                  cJSON_IsString(v) ? v->valuestring : "(not a string)");
             cJSON_Delete(r);
             goto fail;
@@ -445,6 +484,23 @@ static void to_little_endian(float *v, size_t n)
     }
 }
 
+/* A big-endian host's copy of the shared buffer with every element's bytes reversed. */
+static const uint8_t *shared_little_endian(cli_policyproc *p, const uint8_t *buf)
+{
+    memcpy(p->shared_le, buf, p->shared_size);
+    for (int32_t i = 0; i < p->n_shared; i++) {
+        size_t w = polis_dtype_size(p->shared[i].dtype);
+        uint8_t *e = p->shared_le + p->shared[i].offset;
+        for (size_t k = 0; w > 1 && k < p->shared[i].count; k++, e += w)
+            for (size_t a = 0, b = w - 1; a < b; a++, b--) {
+                uint8_t t = e[a];
+                e[a] = e[b];
+                e[b] = t;
+            }
+    }
+    return p->shared_le;
+}
+
 bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, char *err, size_t cap)
 {
     size_t na = (size_t)p->n_actions;
@@ -465,6 +521,20 @@ bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, cha
         len +=
             (size_t)snprintf(p->head + len, p->head_cap - len,
                              "],\"obs_bytes\":%zu,\"mask_bytes\":%zu", obs_bytes, (size_t)n * na);
+    const uint8_t *shared = NULL;
+    if (p->want_shared) {
+        size_t size = 0;
+        shared = polis_env_shared_obs(p->env, &size);
+        if (size != p->shared_size)
+            return fail(p, err, cap,
+                        "could not be asked: the env's shared fields are %zu bytes at tick "
+                        "%" PRId64 ", %zu at hello",
+                        size, polis_env_tick(p->env), p->shared_size);
+        if (p->shared_le) shared = shared_little_endian(p, shared);
+        if (len < p->head_cap)
+            len += (size_t)snprintf(p->head + len, p->head_cap - len, ",\"shared_bytes\":%zu",
+                                    p->shared_size);
+    }
     if (len >= p->head_cap) return fail(p, err, cap, "could not be asked: a request overflowed");
     bool ok = write_all(p, p->head, len, err, cap);
     if (ok && p->want_text) {
@@ -489,6 +559,8 @@ bool cli_policyproc_send(cli_policyproc *p, const int32_t *seats, int32_t n, cha
     ok = ok && write_all(p, "}\n", 2, err, cap);
     ok = ok && (!obs_bytes || write_all(p, p->obs, obs_bytes, err, cap));
     ok = ok && write_all(p, p->mask, (size_t)n * na, err, cap);
+    ok = ok &&
+         (!p->shared_size || !p->want_shared || write_all(p, shared, p->shared_size, err, cap));
     p->awaiting = ok;
     return ok;
 }
@@ -690,6 +762,8 @@ void cli_policyproc_stop(cli_policyproc *p)
         }
     }
     free(p->fields);
+    free(p->shared);
+    free(p->shared_le);
     free(p->obs);
     free(p->mask);
     free(p->head);

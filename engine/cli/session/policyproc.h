@@ -5,7 +5,9 @@
  * The host starts it, says hello (the scenario, agents, actions and observation layout), and
  * then, each tick, sends the observations and masks of the seats it plays in one request and
  * reads their actions from one reply. Observations travel as the flat float32 rows of the
- * Python SDK's flatten=True layout (every field's elements in order), little-endian. Every
+ * Python SDK's flatten=True layout (every field's elements in order), little-endian; the env's
+ * shared fields, to a process that asks for them, once per request as the env's shared buffer
+ * (polis_env_shared_obs: each field in its dtype at its offset), little-endian. Every
  * wait is bounded by the process's timeout; a process that exits, answers nonsense or takes
  * too long is an error naming it (its label and pid), never a hang or a crash. Part of the
  * CLI, not of libpolis. */
@@ -21,6 +23,11 @@
 #include "polis/polis.h"
 
 #define CLI_SEAT_PROTOCOL 1
+/* What version 1 gained since it began (hello's "revision"; absent means 0). A revision
+ * adds only what a process asks for in its hello reply, so a process of an older revision
+ * plays unchanged. Revision 1: the env's shared observation fields (hello's "shared_fields"
+ * and "shared_size", the view "shared", an act's "shared_bytes"). */
+#define CLI_SEAT_REVISION 1
 
 /* The figures a process may report for an episode (docs/policies.md, "The seat protocol"):
  * at most this many per object, names this long at most, values from 0 to this. */

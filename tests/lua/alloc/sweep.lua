@@ -23,3 +23,9 @@ polis.observation{name = "o", dtype = "i32", shape = {2}, write = function(a, bu
   buf[1] = polis.grid_get(l, a, 1)
   buf[2] = #got
 end}
+local board = {}
+polis.shared_observation{name = "board", dtype = "i16", shape = {2}, values = board}
+polis.shared_observation{name = "ticks", dtype = "f32", shape = {1}, write = function(buf)
+  buf[1] = polis.tick()
+  board[1], board[2] = #got, polis.tick()
+end}

@@ -45,6 +45,8 @@ def play_episodes(policy, scenario, *, overrides=None, episodes=1, seed=0, recor
                 for pol, agents in groups:
                     if agents:
                         kw = {"seats": agents} if getattr(pol, "stateful", False) else {}
+                        if "shared" in getattr(pol, "views", ()):  # as polis.rl.seat does
+                            kw["shared"] = env.shared_dict()
                         acts[agents] = np.asarray(pol.act(flat[agents], env.masks[agents],
                                                           **kw))
                 env.step(acts)

@@ -8,11 +8,13 @@ SPEC is ``polis.rl.policy.load_policy``'s: a checkpoint file, ``random``, ``noop
 The protocol, in short (the host speaks first; every message is one JSON line, an ``act``
 line followed by the binary rows it announces; every reply is one JSON line):
 
-    hello  {"op":"hello","protocol":1,"scenario","agents","actions","obs_fields","obs_dim",
-            "n_actions","seats"}                       -> {"ok":true,"name":...,"views":["flat"]}
+    hello  {"op":"hello","protocol":1,"revision":1,"scenario","agents","actions","obs_fields",
+            "obs_dim","n_actions","shared_fields","shared_size"}
+                                                        -> {"ok":true,"name":...,"views":["flat"]}
     reset  {"op":"reset","episode":E,"seed":S,"seats":[...]}            -> {"ok":true}
-    act    {"op":"act","tick":T,"seats":[...],"obs_bytes":N,"mask_bytes":M}
+    act    {"op":"act","tick":T,"seats":[...],"obs_bytes":N,"mask_bytes":M[,"shared_bytes":S]}
            + N bytes: float32 little-endian [k][obs_dim] + M bytes: uint8 [k][n_actions]
+           + S bytes: the env's shared fields (view "shared", revision 1)
                                                         -> {"ok":true,"actions":[...]}
     end    {"op":"end","episode":E,"seed":S,"seats":[...]}    (only when hello said "stats")
                             -> {"ok":true,"stats":{NAME: number|null},"per_seat":[{...}, ...]}
@@ -23,6 +25,12 @@ tokens, calls, seconds and dollars): its hello reply says ``"stats": true`` and 
 and ``polis sweep`` send ``end`` after every episode it played, adding the figures to the
 episode's metrics. A policy whose ``wants_seats`` or ``stateful`` is true (a RecPPO checkpoint
 keeps an LSTM state per seat) is called ``act(..., seats=[ids])`` with the agent ids of the rows.
+
+A policy whose ``views`` holds ``"shared"`` is called ``act(..., shared={name: array})`` with
+the env's shared observation fields (values every agent sees alike, held once per env: a
+Lua game's ``polis.shared_observation``, the social plugin's ``social_state: "shared"``), each
+an array of the field's shape and dtype; its ``needs_shared`` (names) are checked at hello, and a
+host of revision 0 (polis 0.8), which cannot send them, is refused by name.
 
 A failure is ``{"ok":false,"error":"..."}``; the host stops and prints it.
 """
@@ -36,6 +44,8 @@ import traceback
 import numpy as np
 
 PROTOCOL = 1
+REVISION = 1  # revision 1: shared observation fields (docs/policies.md, "The seat protocol")
+_DTYPES = {"u8": "u1", "i8": "i1", "i16": "<i2", "i32": "<i4", "f32": "<f4"}
 
 
 class SeatServer:
@@ -45,6 +55,8 @@ class SeatServer:
         self.policy, self.rd, self.wr = policy, rd, wr
         self.spec = None
         self.views = ["flat"]
+        self.shared_fields = ()  # (name, dtype, shape, offset) of hello's shared_fields
+        self.shared_size = 0
 
     def reply(self, obj):
         self.wr.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
@@ -76,10 +88,44 @@ class SeatServer:
         except PolicyMismatch as e:
             return {"ok": False, "error": str(e)}
         self.views = list(getattr(self.policy, "views", ("flat",)))
+        if "shared" in self.views:
+            why = self._shared_hello(msg)
+            if why:
+                return {"ok": False, "error": why}
         hi = {"ok": True, "name": getattr(self.policy, "name", "policy"), "views": self.views}
         if callable(getattr(self.policy, "episode_stats", None)):
             hi["stats"] = True
         return hi
+
+    def _shared_hello(self, msg):
+        """Reads hello's shared fields for a policy that asked for them; the reason to refuse
+        the env, or None."""
+        rev = msg.get("revision", 0)
+        if not isinstance(rev, int) or rev < 1:
+            return (f"this policy reads shared observation fields, which the host cannot send "
+                    f"(seat protocol {PROTOCOL} revision {rev!r}; they came in revision 1, "
+                    f"polis 0.9)")
+        try:
+            self.shared_fields = tuple((f["name"], np.dtype(_DTYPES[f["dtype"]]),
+                                        tuple(int(d) for d in f["shape"]), int(f["offset"]))
+                                       for f in msg["shared_fields"])
+            self.shared_size = int(msg["shared_size"])
+        except (KeyError, TypeError, ValueError) as e:
+            return f"hello: malformed shared_fields ({e!r})"
+        have = [f[0] for f in self.shared_fields]
+        for name in getattr(self.policy, "needs_shared", ()):
+            if name not in have:
+                return (f"the env {self.spec.scenario} has no shared observation field "
+                        f"{name!r} (its shared fields: {', '.join(have) or 'none'})")
+        return None
+
+    def _shared_views(self, raw):
+        """{name: array of the field's shape} over the shared bytes of an act."""
+        out = {}
+        for name, dt, shape, off in self.shared_fields:
+            n = int(np.prod(shape))
+            out[name] = np.frombuffer(raw, dtype=dt, count=n, offset=off).reshape(shape)
+        return out
 
     def end(self, msg):
         """The figures of the episode that ended: the policy's totals, and each seat's in the
@@ -98,15 +144,23 @@ class SeatServer:
         k, a = len(seats), len(self.spec.actions)
         d = self.spec.obs_dim if "flat" in self.views else 0
         nb, mb = int(msg["obs_bytes"]), int(msg["mask_bytes"])
-        if nb != k * d * 4 or mb != k * a:
+        sb = int(msg.get("shared_bytes", 0))
+        want_sb = self.shared_size if "shared" in self.views else 0
+        if nb != k * d * 4 or mb != k * a or sb != want_sb:
             # the payload is read anyway, so the stream stays in step
-            self.read_exact(nb + mb)
-            return {"ok": False, "error": f"act: {nb} observation bytes and {mb} mask bytes "
-                                          f"for {k} seats; expected {k * d * 4} and {k * a}"}
-        raw = self.read_exact(nb + mb)
+            self.read_exact(nb + mb + sb)
+            if not sb and not want_sb:
+                return {"ok": False, "error": f"act: {nb} observation bytes and {mb} mask bytes "
+                                              f"for {k} seats; expected {k * d * 4} and {k * a}"}
+            return {"ok": False, "error": f"act: {nb} observation bytes, {mb} mask bytes and "
+                                          f"{sb} shared bytes for {k} seats; expected "
+                                          f"{k * d * 4}, {k * a} and {want_sb}"}
+        raw = self.read_exact(nb + mb + sb)
         obs = np.frombuffer(raw, dtype="<f4", count=k * d).reshape(k, d)
-        mask = np.frombuffer(raw, dtype=np.uint8, offset=nb).reshape(k, a)
+        mask = np.frombuffer(raw, dtype=np.uint8, count=k * a, offset=nb).reshape(k, a)
         kw = {}
+        if "shared" in self.views:
+            kw["shared"] = self._shared_views(raw[nb + mb:])
         if "text" in self.views:
             kw["text"] = msg.get("text")
         # a policy with memory per seat (a RecPPO checkpoint) or one that books per seat (an
@@ -130,7 +184,8 @@ class SeatServer:
                     r = self.hello(msg)
                 elif self.spec is None:
                     if op == "act":  # keep the stream in step: its payload follows
-                        self.read_exact(int(msg.get("obs_bytes", 0)) + int(msg.get("mask_bytes", 0)))
+                        self.read_exact(sum(int(msg.get(key, 0)) for key in
+                                            ("obs_bytes", "mask_bytes", "shared_bytes")))
                     r = {"ok": False, "error": f"{op}: send hello first"}
                 elif op == "act":
                     r = self.act(msg)

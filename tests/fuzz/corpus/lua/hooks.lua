@@ -11,3 +11,7 @@ polis.renderer("text", function(a) return "seen " .. (seen[a] or 0) end)
 polis.action_parser(function(a, input)
   if input == "rest" then return polis.action_id("noop") end
 end)
+local board = {}
+polis.shared_observation{name = "fuzz_board", dtype = "i16", shape = {2}, values = board}
+polis.shared_observation{name = "fuzz_clock", dtype = "f32", shape = {1},
+  write = function(buf) buf[1] = polis.tick(); board[1] = #seen end}
