@@ -190,9 +190,8 @@ typedef struct run_stats {
 
 /* `episodes` Exploration episodes under a policy; every chosen action is checked against
  * the mask it was chosen under. */
-static run_stats exploration(const char *policy, int episodes, uint64_t seed0)
+static polis_env *open_exploration(void)
 {
-    run_stats r = {0};
     polis_options o = test_options(NULL, NULL);
     polis_env *env = NULL;
     polis_error err;
@@ -200,8 +199,16 @@ static run_stats exploration(const char *policy, int episodes, uint64_t seed0)
                               &err) != POLIS_OK) {
         fprintf(stderr, "create failed: %s\n", err.message);
         CHECK(0);
-        return r;
+        return NULL;
     }
+    return env;
+}
+
+static run_stats exploration(const char *policy, int episodes, uint64_t seed0)
+{
+    run_stats r = {0};
+    polis_env *env = open_exploration();
+    if (!env) return r;
     const polis_io *io = polis_env_io(env);
     int32_t id = polis_env_policy_find(env, policy);
     CHECK(id >= 0);
@@ -261,15 +268,8 @@ static void test_exploration(void)
  * and never turns a share off again. */
 static void test_shared_sharing(void)
 {
-    polis_options o = test_options(NULL, NULL);
-    polis_env *env = NULL;
-    polis_error err;
-    if (polis_env_create_file(POLIS_SOURCE_DIR "/rulesets/exploration/exploration.json", &o, &env,
-                              &err) != POLIS_OK) {
-        fprintf(stderr, "create failed: %s\n", err.message);
-        CHECK(0);
-        return;
-    }
+    polis_env *env = open_exploration();
+    if (!env) return;
     const polis_io *io = polis_env_io(env);
     int32_t id = polis_env_policy_find(env, "greedy_shared");
     int32_t share0 = polis_env_action_id(env, "share_map_0");
