@@ -1,7 +1,9 @@
 """polis.rl.probe: the scripted steel maker on Exploration (it must reach steel and a
 normalised reward well above society's greedy), its plan choice, the social-action counts of
-a recording with known actions, and bad input."""
+a recording with known actions, greedy with noops (none: polis eval's figure; all: nothing),
+the wrapper that masks social actions, and bad input."""
 
+import json
 import os
 import subprocess
 import sys
@@ -75,6 +77,37 @@ class TestProbe(unittest.TestCase):
                 f.write('{"t":"step","tick":1,"actions":[0]}\n')
             with self.assertRaisesRegex(ValueError, "empty.jsonl: a step before the header"):
                 social_stats(path)
+
+    def test_noop(self):
+        from polis.rl.probe import play_noop
+        full = play_noop(EXPLORATION, 0.0, episodes=1, seed=1001)
+        self.assertGreater(full["mean"], 0.05)
+        # the same as polis eval --policy greedy on that seed
+        out = subprocess.run([os.environ.get("POLIS_BIN", os.path.join(ROOT, "build", "polis")),
+                              "eval", EXPLORATION, "--policy", "greedy", "--episodes", "1",
+                              "--seed", "1001", "--quiet", "--json", "-"],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        ref = json.loads(out.stdout)["per_episode"][0]["metrics"]["total_reward_normalised"]
+        self.assertAlmostEqual(full["mean"], ref, places=9)
+        self.assertEqual(play_noop(EXPLORATION, 1.0, episodes=1)["mean"], 0.0)
+        with self.assertRaisesRegex(ValueError, "noop fraction 1.5"):
+            play_noop(EXPLORATION, 1.5)
+
+    def test_no_social_wrapper(self):
+        import numpy as np
+        from polis.rl.policy import FirstLegalPolicy
+        from polis.rl.probe import NoSocial
+        mask = np.zeros((3, 10), np.uint8)
+        mask[:, 2] = mask[:, 5] = 1
+        mask[2, 1] = 1
+        pol = NoSocial(FirstLegalPolicy(), blocked=[1, 2], social=[1, 2, 3])
+        self.assertEqual(list(pol.act(None, mask)), [5, 5, 5])
+        self.assertEqual(mask[2, 1], 1)  # the caller's mask is untouched
+        self.assertEqual((pol.chosen, pol.social_chosen), (3, 0))
+        asis = NoSocial(FirstLegalPolicy(), blocked=[], social=[1, 2, 3])
+        self.assertEqual(list(asis.act(None, mask)), [2, 2, 1])
+        self.assertEqual((asis.chosen, asis.social_chosen), (3, 3))
 
     def test_cli(self):
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "sdk", "python"))

@@ -4,6 +4,8 @@ recorded policy took.
 
     python3 -m polis.rl.probe steel [SCENARIO] --episodes 200 --seed 1001
     python3 -m polis.rl.probe social runs/ex-ppo/episodes.jsonl.gz
+    python3 -m polis.rl.probe noop --fraction 0.3 --episodes 200 --seed 1001
+    python3 -m polis.rl.probe checkpoint runs/ex-ppo/policy.pt --no-social --episodes 64
 
 ``steel``: every agent plays ``steel_command``'s plans (``GATHER`` and ``CRAFT``, society's
 macros, docs/clients.md): a hammer (coal is seen with one), a torch (iron is seen with one),
@@ -18,6 +20,15 @@ per episode.
 name: ``noop``, ``communicate_*``, ``share_map_*``, ``switch_group_*``, the moves, the rest),
 the mean number of map shares switched on (agent pairs, oneself excluded) and of agents in a
 group with another agent, over the recorded ticks.
+
+``noop``: a registered policy (``--policy``, default society's ``greedy``) with a fraction of
+its actions, drawn at random per agent and step, replaced by ``noop``: what steps spent on
+actions without effect cost it.
+
+``checkpoint``: a trained checkpoint played on every seat (sampling, as ``--record-episodes``
+does), as it is or with ``--no-social``: its social actions (the ``communicate``, ``share_map``
+and ``switch_group`` families) masked off, its probabilities renormalised over the rest.
+Prints the normalised reward and the share of social actions it took.
 """
 
 from __future__ import annotations
@@ -73,11 +84,8 @@ def play_steel(scenario=EXPLORATION, episodes=1, seed=1001):
                 for a in range(env.n_agents):
                     env.actions[a] = _plan_action(env, a, until, names)
                 env.step()
-            m = env.episode_metrics() or {}
-            if m.get("total_reward_normalised") is None:
-                raise ValueError(f"{scenario}: no normalised reward (no oracle in its metrics)")
-            per.append(m["total_reward_normalised"])
-            for r in m.get("recipes", []):
+            per.append(_normalised(env, scenario))
+            for r in (env.episode_metrics() or {}).get("recipes", []):
                 ex[r["name"]] = ex.get(r["name"], 0) + r["executions"] / episodes
     finally:
         env.close()
@@ -158,19 +166,121 @@ def social_stats(path):
             "maps_shared": on_sum / ticks, "grouped": grouped_sum / ticks}
 
 
+def _normalised(env, scenario):
+    m = env.episode_metrics() or {}
+    if m.get("total_reward_normalised") is None:
+        raise ValueError(f"{scenario}: no normalised reward (no oracle in its metrics)")
+    return m["total_reward_normalised"]
+
+
+def play_noop(scenario=EXPLORATION, fraction=0.0, episodes=1, seed=1001, policy="greedy"):
+    """``policy`` (a registered policy) with ``fraction`` of its actions replaced by noop;
+    returns {"mean", "se", "per_episode"}."""
+    import numpy as np
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"noop fraction {fraction}: expected a number in [0, 1]")
+    rng = np.random.default_rng(seed)
+    env = polis.Env(scenario, with_metrics(scenario, {}))
+    try:
+        per = []
+        for e in range(episodes):
+            env.reset(seed + e)
+            while not env.done:
+                env.policy_act(policy)
+                acts = np.array(env.actions, np.int32)
+                acts[rng.random(env.n_agents) < fraction] = 0
+                env.step(acts)
+            per.append(_normalised(env, scenario))
+    finally:
+        env.close()
+    mean, se = _mean_se(per)
+    return {"mean": mean, "se": se, "per_episode": per}
+
+
+class NoSocial:
+    """Wraps a Policy: the actions of ``blocked`` (ids) are masked before it chooses; counts
+    the social actions (``social``, ids) of what it chose."""
+
+    def __init__(self, base, blocked, social):
+        import numpy as np
+        self.base, self.blocked, self.social = base, np.asarray(blocked, int), np.asarray(social, int)
+        self.stateful = getattr(base, "stateful", False)
+        self.name = f"{getattr(base, 'name', 'policy')}, no social"
+        self.chosen = self.social_chosen = 0
+
+    def check(self, spec):
+        self.base.check(spec)
+
+    def reset(self, seats):
+        self.base.reset(seats)
+
+    def act(self, obs, mask, seats=None):
+        import numpy as np
+        if len(self.blocked):
+            mask = np.array(mask, copy=True)
+            mask[:, self.blocked] = 0
+        kw = {"seats": seats} if self.stateful else {}
+        acts = np.asarray(self.base.act(obs, mask, **kw))
+        self.chosen += len(acts)
+        self.social_chosen += int(np.isin(acts, self.social).sum())
+        return acts
+
+
+SOCIAL = ("communicate", "share_map", "switch_group")
+
+
+def play_checkpoint(path, scenario=EXPLORATION, episodes=1, seed=1001, no_social=False):
+    """A checkpoint on every seat; returns {"mean", "se", "per_episode", "social_share"}."""
+    from .checkpoint import CheckpointPolicy
+    from .record import play_episodes
+    with polis.Env(scenario) as env:
+        social = [i for i, n in enumerate(env.action_names) if family_of(n) in SOCIAL]
+    pol = NoSocial(CheckpointPolicy(path, seed=1), social if no_social else [], social)
+    r = play_episodes(pol, scenario, episodes=episodes, seed=seed)
+    per = [e["total_reward_normalised"] for e in r["per_episode"]]
+    if any(v is None for v in per):
+        raise ValueError(f"{scenario}: no normalised reward (no oracle in its metrics)")
+    mean, se = _mean_se(per)
+    return {"mean": mean, "se": se, "per_episode": per,
+            "social_share": pol.social_chosen / max(pol.chosen, 1)}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m polis.rl.probe", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("steel", help="the scripted steel maker's normalised reward")
     s.add_argument("scenario", nargs="?", default=EXPLORATION)
-    s.add_argument("--episodes", type=int, default=200)
-    s.add_argument("--seed", type=int, default=1001)
     c = sub.add_parser("social", help="the social actions of recordings")
     c.add_argument("recordings", nargs="+")
+    n = sub.add_parser("noop", help="a registered policy with a fraction of noops")
+    n.add_argument("scenario", nargs="?", default=EXPLORATION)
+    n.add_argument("--policy", default="greedy")
+    n.add_argument("--fraction", type=float, default=0.3)
+    k = sub.add_parser("checkpoint", help="a checkpoint, as it is or without social actions")
+    k.add_argument("checkpoint")
+    k.add_argument("scenario", nargs="?", default=EXPLORATION)
+    k.add_argument("--no-social", action="store_true")
+    for q in (s, n, k):
+        q.add_argument("--episodes", type=int, default=200)
+        q.add_argument("--seed", type=int, default=1001)
     args = ap.parse_args(argv)
+    if args.cmd != "social" and args.episodes < 1:
+        ap.error("--episodes must be at least 1")
+    if args.cmd == "noop":
+        if not 0.0 <= args.fraction <= 1.0:
+            ap.error(f"--fraction {args.fraction}: expected a number in [0, 1]")
+        r = play_noop(args.scenario, args.fraction, args.episodes, args.seed, args.policy)
+        print(f"{args.policy}, {args.fraction:.2f} of its actions noop, {args.episodes} episodes "
+              f"from seed {args.seed}: normalised reward {r['mean']:.4f} +- {r['se']:.4f}")
+        return 0
+    if args.cmd == "checkpoint":
+        r = play_checkpoint(args.checkpoint, args.scenario, args.episodes, args.seed, args.no_social)
+        how = "social actions masked" if args.no_social else "as it is"
+        print(f"{args.checkpoint}, {how}, {args.episodes} episodes from seed {args.seed}: "
+              f"normalised reward {r['mean']:.4f} +- {r['se']:.4f}; social actions "
+              f"{r['social_share']:.3f} of its actions")
+        return 0
     if args.cmd == "steel":
-        if args.episodes < 1:
-            ap.error("--episodes must be at least 1")
         r = play_steel(args.scenario, args.episodes, args.seed)
         ex = ", ".join(f"{k} {v:.1f}" for k, v in r["executions"].items() if v >= 0.05)
         print(f"steel script, {args.episodes} episodes from seed {args.seed}: normalised reward "
