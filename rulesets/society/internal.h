@@ -380,6 +380,14 @@ typedef struct soc {
     int8_t *g_first;   /* [window] first move of the shortest path */
     int32_t *g_queue;  /* [window] */
     int32_t g_win_h, g_win_v;
+    /* greedy_shared and greedy_map: their searches cover the whole map */
+    int32_t *g_mdist;     /* [cells] BFS distance, -1 unseen */
+    int8_t *g_mfirst;     /* [cells] first move of the shortest path */
+    int32_t *g_mqueue;    /* [cells] */
+    int32_t *g_owners;    /* [n] the agent and those sharing their map with it */
+    int32_t *g_cover;     /* [n] the owners whose windows hold the cell being looked at */
+    int32_t *g_share_act; /* [n] share_map_<j>'s action id, -1: none (read at reset) */
+    int32_t g_share_attr; /* the social graph's "sharing.Map" attribute, -1: no social plugin */
 
     /* AdaSociety's random baseline ("random_ada", policy.c) */
     int32_t ada_lo, ada_n; /* society's action ids are within [ada_lo, ada_lo + ada_n) */

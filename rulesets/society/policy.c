@@ -21,7 +21,23 @@
  * noop, so the policy never plays an illegal action. The per-agent heading is its only
  * memory, cleared at every reset. A call costs O(window x R) and allocates nothing: the BFS
  * arrays are sized at start for the largest field of view among the players' jobs.
+ *
+ * Two variants measure what information is worth to this policy (docs/baselines.md,
+ * "Exploration: where the gap comes from"); they choose exactly as greedy does, but step 3
+ * searches the whole map, along shortest paths around every block:
+ *
+ *   greedy_shared  a social player: while it does not share its map with every other agent
+ *                  it plays share_map_<j> for the lowest such j (one per step, where the
+ *                  mask allows it), then plays greedy over the cells its observation shows:
+ *                  its own window and the windows of the agents sharing their map with it,
+ *                  a pile or station there counting when the owner of a window holding it
+ *                  sees it (the merged map view) and the agent can use it;
+ *   greedy_map     no social actions; every cell of the map counts, as if the agent saw the
+ *                  whole map (an upper bound on what seeing more is worth to greedy).
+ *
+ * Their calls cost O(map cells x R) and allocate nothing either.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -47,12 +63,59 @@ static polis_status on_reset(polis_ctx *ctx, void *ud)
     soc *s = ud;
     memset(s->g_heading, -1, (size_t)s->n_agents);
     memset(s->g_left, 0, sizeof *s->g_left * (size_t)s->n_agents);
+    /* The social plugin's actions are all registered by now (a host without action_find,
+     * or no social plugin: greedy_shared shares nothing). */
+    for (int32_t j = 0; j < s->n_agents; j++) {
+        char name[32];
+        snprintf(name, sizeof name, "share_map_%d", (int)j);
+        s->g_share_act[j] = s->h->action_find ? s->h->action_find(ctx, name) : -1;
+    }
+    s->g_share_attr = s->social && s->social->attr_id && s->social->get
+                          ? s->social->attr_id(s->social->self, "sharing.Map")
+                          : -1;
     return POLIS_OK;
 }
+
+typedef enum g_scope { G_WINDOW, G_SHARED, G_MAP } g_scope;
+
+static polis_status greedy_scoped(soc *s, int32_t agent, g_scope scope, int32_t *out_action);
 
 static polis_status greedy_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out)
 {
     return soc_greedy_action(ud, agent, out);
+}
+
+/* share_map_<j> for the lowest j the agent does not share its map with yet, or -1. */
+static int32_t next_share(const soc *s, int32_t agent)
+{
+    if (s->g_share_attr < 0) return -1;
+    const polis_io *io = s->h->io(s->ctx);
+    const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
+    for (int32_t j = 0; j < s->n_agents; j++) {
+        int32_t a = s->g_share_act[j];
+        double on = 0;
+        if (j == agent || a < 0 || !mask[a]) continue;
+        if (!s->social->get(s->social->self, agent, j, s->g_share_attr, &on) || on == 0) return a;
+    }
+    return -1;
+}
+
+static polis_status greedy_shared_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out)
+{
+    soc *s = ud;
+    *out = 0;
+    if (!s->gcells || agent < 0 || agent >= s->n_agents) return POLIS_OK;
+    int32_t a = next_share(s, agent);
+    if (a >= 0) {
+        *out = a;
+        return POLIS_OK;
+    }
+    return greedy_scoped(s, agent, G_SHARED, out);
+}
+
+static polis_status greedy_map_policy(polis_ctx *ctx, void *ud, int32_t agent, int32_t *out)
+{
+    return greedy_scoped(ud, agent, G_MAP, out);
 }
 
 polis_status soc_register_policy(soc *s)
@@ -75,9 +138,19 @@ polis_status soc_register_policy(soc *s)
     s->g_dist = soc_alloc(s, sizeof *s->g_dist * win);
     s->g_first = soc_alloc(s, win);
     s->g_queue = soc_alloc(s, sizeof *s->g_queue * win);
+    size_t cells = (size_t)s->cells;
+    s->g_mdist = soc_alloc(s, sizeof *s->g_mdist * cells);
+    s->g_mfirst = soc_alloc(s, cells);
+    s->g_mqueue = soc_alloc(s, sizeof *s->g_mqueue * cells);
+    s->g_owners = soc_alloc(s, sizeof *s->g_owners * (size_t)n);
+    s->g_cover = soc_alloc(s, sizeof *s->g_cover * (size_t)n);
+    s->g_share_act = soc_alloc(s, sizeof *s->g_share_act * (size_t)n);
+    s->g_share_attr = -1;
     if (!s->g_gain || !s->g_useful || !s->g_heading || !s->g_left || !s->g_dist || !s->g_first ||
-        !s->g_queue)
+        !s->g_queue || !s->g_mdist || !s->g_mfirst || !s->g_mqueue || !s->g_owners || !s->g_cover ||
+        !s->g_share_act)
         return POLIS_ERR_NOMEM;
+    for (int32_t j = 0; j < n; j++) s->g_share_act[j] = -1;
     for (int32_t j = 0; j < J; j++) {
         const double *v = s->value + (size_t)j * (size_t)R;
         uint8_t *useful = s->g_useful + (size_t)j * (size_t)R;
@@ -91,18 +164,33 @@ polis_status soc_register_policy(soc *s)
         }
     }
     polis_status st = h->hook(s->ctx, POLIS_PHASE_RESET, 0, on_reset, s);
-    if (st) return st;
-    return h->policy(s->ctx, "greedy", greedy_policy, s);
+    if (st || (st = h->policy(s->ctx, "greedy", greedy_policy, s)) ||
+        (st = h->policy(s->ctx, "greedy_shared", greedy_shared_policy, s)))
+        return st;
+    return h->policy(s->ctx, "greedy_map", greedy_map_policy, s);
+}
+
+/* Whether one of the n agents `who` sees resource (idx < R) or recipe (R + k); who NULL:
+ * no filter. */
+static bool shown(const soc *s, const int32_t *who, int32_t n, int32_t idx)
+{
+    if (!who) return true;
+    for (int32_t i = 0; i < n; i++)
+        if (s->seen[(size_t)who[i] * (size_t)(s->R + s->K) + (size_t)idx]) return true;
+    return false;
 }
 
 /* What cell `cell` offers the agent: the value of the best thing it could do standing there
- * (run the station's recipe, or pick a pile), 0 if nothing; *action the action. */
-static double offer(const soc *s, int32_t agent, int32_t cell, int32_t *action)
+ * (run the station's recipe, or pick a pile), 0 if nothing; *action the action. With `who`,
+ * only piles and stations one of those n agents sees count (the owners of the shared windows
+ * holding the cell). */
+static double offer(const soc *s, int32_t agent, int32_t cell, const int32_t *who, int32_t n,
+                    int32_t *action)
 {
     int32_t job = s->agent_job[agent];
     double best = 0;
     int32_t k = *soc_layer(s, s->L_recipes, cell) - 1;
-    if (k >= 0 && soc_can_run(s, agent, k)) {
+    if (k >= 0 && soc_can_run(s, agent, k) && shown(s, who, n, s->R + k)) {
         double g = s->g_gain[(size_t)job * (size_t)s->K + (size_t)k];
         if (g > 0) {
             best = g;
@@ -113,7 +201,7 @@ static double offer(const soc *s, int32_t agent, int32_t cell, int32_t *action)
     const int32_t *pile = s->piles + (size_t)cell * (size_t)s->R;
     const uint8_t *useful = s->g_useful + (size_t)job * (size_t)s->R;
     for (int32_t r = 0; r < s->R; r++) {
-        if (!pile[r] || !useful[r] || !soc_can_pick(s, agent, r)) continue;
+        if (!pile[r] || !useful[r] || !soc_can_pick(s, agent, r) || !shown(s, who, n, r)) continue;
         /* An input worth nothing by itself still leads somewhere: rank it just above 0. */
         double v = soc_unit_value(s, agent, r);
         if (v <= 0) v = 1e-9;
@@ -180,7 +268,7 @@ static bool win_visit(void *ud, int32_t w, int32_t d, int32_t first)
     int32_t x = soc_wrap(s->ax[q->agent] + w / q->B - q->fh, s->W),
             y = soc_wrap(s->ay[q->agent] + w % q->B - q->fv, s->H);
     int32_t act = 0;
-    double v = offer(s, q->agent, y * s->W + x, &act);
+    double v = offer(s, q->agent, y * s->W + x, NULL, 0, &act);
     if (v > q->best) {
         q->best = v;
         q->best_dir = first;
@@ -240,18 +328,100 @@ static int32_t explore(soc *s, int32_t agent)
     return dir;
 }
 
+/* ---- greedy_shared and greedy_map: the search over the whole map ---------------------------- */
+
+typedef struct map_search {
+    soc *s;
+    int32_t agent, n_owners; /* n_owners 0: every cell counts (greedy_map) */
+    int32_t best_dir, best_dist;
+    double best;
+} map_search;
+
+static int32_t map_step(void *ud, int32_t cell, int32_t dir)
+{
+    const soc *s = ((const map_search *)ud)->s;
+    int32_t x = soc_wrap(cell % s->W + DX[dir], s->W), y = soc_wrap(cell / s->W + DY[dir], s->H);
+    return blocked(s, x, y) ? -1 : y * s->W + x;
+}
+
+/* The distance between a and b on a ring of n cells. */
+static int32_t ring(int32_t a, int32_t b, int32_t n)
+{
+    int32_t d = a > b ? a - b : b - a;
+    return d < n - d ? d : n - d;
+}
+
+static bool map_visit(void *ud, int32_t cell, int32_t d, int32_t first)
+{
+    map_search *q = ud;
+    if (q->best_dist >= 0 && d > q->best_dist) return true;
+    if (d == 0) return false;
+    soc *s = q->s;
+    const int32_t *who = NULL;
+    int32_t n = 0, x = cell % s->W, y = cell / s->W;
+    if (q->n_owners) {
+        for (int32_t i = 0; i < q->n_owners; i++) {
+            int32_t o = s->g_owners[i];
+            const soc_job *j = &s->jobs[s->agent_job[o]];
+            if (ring(x, s->ax[o], s->W) <= j->fov_h && ring(y, s->ay[o], s->H) <= j->fov_v)
+                s->g_cover[n++] = o;
+        }
+        if (n == 0) return false;
+        who = s->g_cover;
+    }
+    int32_t act = 0;
+    double v = offer(s, q->agent, cell, who, n, &act);
+    if (v > q->best) {
+        q->best = v;
+        q->best_dir = first;
+        q->best_dist = d;
+    }
+    return false;
+}
+
+/* Breadth-first search over the map; the first move towards the nearest cell with an offer
+ * (among the cells the agent's observation shows, for G_SHARED), or -1. */
+static int32_t towards_target_map(soc *s, int32_t agent, g_scope scope)
+{
+    map_search q = {.s = s, .agent = agent, .best_dir = -1, .best_dist = -1};
+    if (scope == G_SHARED) {
+        s->g_owners[0] = agent;
+        q.n_owners = 1;
+        if (s->social && s->n_agents > 1) {
+            int32_t m = s->social->sharers(s->social->self, agent, POLIS_SOCIAL_SHARE_MAP,
+                                           s->g_owners + 1, s->n_agents - 1);
+            q.n_owners += m < 0 ? 0 : m > s->n_agents - 1 ? s->n_agents - 1 : m;
+        }
+    }
+    for (int32_t c = 0; c < s->cells; c++) s->g_mdist[c] = -1;
+    soc_bfs b = {.dist = s->g_mdist,
+                 .first = s->g_mfirst,
+                 .queue = s->g_mqueue,
+                 .step = map_step,
+                 .visit = map_visit,
+                 .ud = &q};
+    soc_bfs_run(&b, s->ay[agent] * s->W + s->ax[agent]);
+    return q.best_dir;
+}
+
 polis_status soc_greedy_action(soc *s, int32_t agent, int32_t *out_action)
+{
+    return greedy_scoped(s, agent, G_WINDOW, out_action);
+}
+
+static polis_status greedy_scoped(soc *s, int32_t agent, g_scope scope, int32_t *out_action)
 {
     *out_action = 0;
     if (!s->gcells || agent < 0 || agent >= s->n_agents) return POLIS_OK;
     const polis_io *io = s->h->io(s->ctx);
     const uint8_t *mask = io->masks + (size_t)agent * (size_t)io->n_actions;
     int32_t here = s->ay[agent] * s->W + s->ax[agent], action = 0;
-    if (offer(s, agent, here, &action) > 0) {
+    if (offer(s, agent, here, NULL, 0, &action) > 0) {
         *out_action = mask[action] ? action : 0;
         return POLIS_OK;
     }
-    int32_t dir = towards_target(s, agent);
+    int32_t dir =
+        scope == G_WINDOW ? towards_target(s, agent) : towards_target_map(s, agent, scope);
     if (dir >= 0)
         s->g_heading[agent] = -1;
     else

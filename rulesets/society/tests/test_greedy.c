@@ -1,6 +1,8 @@
 /* The greedy baseline (policy.c): its choices on small hand-made maps (a path around a block,
  * across the torus' wrap, produce before pick), never an illegal action over thousands of
- * Exploration steps, clearly more reward than random there, determinism, and no allocation. */
+ * Exploration steps, clearly more reward than random there, determinism, and no allocation.
+ * Its variants greedy_shared (shares its map, then reads the windows shared with it, filtered
+ * by their owners' requirements) and greedy_map (the whole map) on the same terms. */
 #include "fixture.h"
 
 /* One agent with fov 2 on a 7x7 map; `content` goes into "static" after the player. */
@@ -91,6 +93,94 @@ static void test_paths(void)
     polis_env_destroy(env);
 }
 
+/* Two explorers with fov 1 on a 9x9 map and the social plugin's share_map family: agent 0 at
+ * (4, 4); agent 1 caged by blocks at (0, 0), with a pile of `res` at (1, 1) in its window and
+ * out of agent 0's. `inv0` / `inv1`: the jobs' starting inventories. */
+static polis_env *two_agents(const char *res, const char *inv0, const char *inv1)
+{
+    char params[2048];
+    snprintf(params, sizeof params,
+             "{\"map\": {\"init_rule\": \"blank\", \"size\": {\"x\": 9, \"y\": 9}},"
+             " \"resources_in_play\": \"all\", \"jobs\": {\"a\": {\"fov\": 1, \"inventory\": %s},"
+             " \"b\": {\"fov\": 1, \"inventory\": %s}}, \"static\": {\"players\": ["
+             "{\"job\": \"a\", \"positions\": [4, 4]}, {\"job\": \"b\", \"positions\": [0, 0]}],"
+             " \"blocks\": [{\"positions\": [[1, 0], [8, 0], [0, 1], [0, 8]]}],"
+             " \"resources\": [{\"name\": \"%s\", \"positions\": [1, 1], \"num\": 3}]}}",
+             inv0, inv1, res);
+    char *json = soc_scenario_plugins(
+        2, 100, params,
+        ", {\"name\": \"social\", \"params\": {\"actions\": [{\"family\": \"share_map\"}]}}", "");
+    polis_env *env = soc_open(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    return env;
+}
+
+/* Both agents play `policy` for `steps` steps; returns agent 0's action names joined by ' '. */
+static void play_two(polis_env *env, const char *policy, int steps, char *out, size_t size)
+{
+    const polis_io *io = polis_env_io(env);
+    int32_t id = polis_env_policy_find(env, policy);
+    CHECK(id >= 0);
+    out[0] = 0;
+    for (int i = 0; i < steps && id >= 0; i++) {
+        CHECK_EQ_INT(polis_env_policy_act(env, id, NULL, 0), POLIS_OK);
+        for (int32_t a = 0; a < 2; a++)
+            CHECK_EQ_INT(io->masks[a * io->n_actions + io->actions[a]], 1);
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%s", len ? " " : "",
+                 polis_env_action_name(env, io->actions[0]));
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(io->illegal[0] + io->illegal[1], 0);
+    }
+}
+
+static void test_shared_and_map(void)
+{
+    char got[1024];
+    /* greedy_shared: both share first (agent 1 with agent 0, agent 0 with agent 1), then agent
+     * 0 walks to the wood it sees only in agent 1's window (up first: the BFS order) and
+     * picks it. */
+    polis_env *env = two_agents("wood", "{}", "{}");
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    play_two(env, "greedy_shared", 9, got, sizeof got);
+    CHECK_EQ_STR(got, "share_map_1 move_up move_up move_up move_left move_left move_left "
+                      "pick_wood pick_wood");
+    CHECK_EQ_INT(soc_inv(env, 0, 0), 2);
+    /* greedy_map needs no sharing: the whole map counts. */
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    play_two(env, "greedy_map", 7, got, sizeof got);
+    CHECK_EQ_STR(got, "move_up move_up move_up move_left move_left move_left pick_wood");
+    /* greedy (its own window) does not know the wood is there: 7 steps pick nothing. */
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    play_two(env, "greedy", 7, got, sizeof got);
+    CHECK(strstr(got, "pick") == NULL);
+    CHECK_EQ_INT(soc_inv(env, 0, 0), 0);
+    polis_env_destroy(env);
+
+    /* Coal needs a hammer to be seen. Agent 0 holds one, agent 1 not: the shared window does
+     * not show the coal (the merged map view is filtered by its owner's requirements), so
+     * greedy_shared does not go for it, where greedy_map does. */
+    env = two_agents("coal", "{\"hammer\": 1}", "{}");
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    play_two(env, "greedy_shared", 8, got, sizeof got);
+    CHECK(strstr(got, "pick_coal") == NULL);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    play_two(env, "greedy_map", 7, got, sizeof got);
+    CHECK_EQ_STR(got, "move_up move_up move_up move_left move_left move_left pick_coal");
+    polis_env_destroy(env);
+    /* With a hammer agent 1 sees the coal, and shows it. */
+    env = two_agents("coal", "{\"hammer\": 1}", "{\"hammer\": 1}");
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    play_two(env, "greedy_shared", 8, got, sizeof got);
+    CHECK_EQ_STR(got,
+                 "share_map_1 move_up move_up move_up move_left move_left move_left pick_coal");
+    polis_env_destroy(env);
+}
+
 typedef struct run_stats {
     double total;
     long agent_steps;
@@ -100,9 +190,8 @@ typedef struct run_stats {
 
 /* `episodes` Exploration episodes under a policy; every chosen action is checked against
  * the mask it was chosen under. */
-static run_stats exploration(const char *policy, int episodes, uint64_t seed0)
+static polis_env *open_exploration(void)
 {
-    run_stats r = {0};
     polis_options o = test_options(NULL, NULL);
     polis_env *env = NULL;
     polis_error err;
@@ -110,8 +199,16 @@ static run_stats exploration(const char *policy, int episodes, uint64_t seed0)
                               &err) != POLIS_OK) {
         fprintf(stderr, "create failed: %s\n", err.message);
         CHECK(0);
-        return r;
+        return NULL;
     }
+    return env;
+}
+
+static run_stats exploration(const char *policy, int episodes, uint64_t seed0)
+{
+    run_stats r = {0};
+    polis_env *env = open_exploration();
+    if (!env) return r;
     const polis_io *io = polis_env_io(env);
     int32_t id = polis_env_policy_find(env, policy);
     CHECK(id >= 0);
@@ -155,6 +252,46 @@ static void test_exploration(void)
     run_stats last = exploration("greedy", 1, 103);
     CHECK(again.hash == last.hash);
     CHECK(again.total == last.total);
+    /* The variants: legal, deterministic, far above random. */
+    const char *variants[] = {"greedy_shared", "greedy_map"};
+    for (int v = 0; v < 2; v++) {
+        run_stats r = exploration(variants[v], 2, 100), r2 = exploration(variants[v], 2, 100);
+        fprintf(stderr, "exploration, 2 episodes: %s %.1f per agent-episode\n", variants[v],
+                r.total / 16.0);
+        CHECK_EQ_INT(r.illegal, 0);
+        CHECK(r.total > 3.0 * rnd.total / 2.0);
+        CHECK(r.hash == r2.hash && r.total == r2.total);
+    }
+}
+
+/* greedy_shared shares its map with every other explorer in its first 7 steps, one a step,
+ * and never turns a share off again. */
+static void test_shared_sharing(void)
+{
+    polis_env *env = open_exploration();
+    if (!env) return;
+    const polis_io *io = polis_env_io(env);
+    int32_t id = polis_env_policy_find(env, "greedy_shared");
+    int32_t share0 = polis_env_action_id(env, "share_map_0");
+    CHECK(id >= 0 && share0 >= 0);
+    CHECK_EQ_INT(polis_env_reset(env, 5), POLIS_OK);
+    int shares[8] = {0};
+    for (int t = 0; t < 500 && !polis_env_done(env); t++) {
+        CHECK_EQ_INT(polis_env_policy_act(env, id, NULL, 0), POLIS_OK);
+        for (int32_t a = 0; a < 8; a++) {
+            int32_t x = io->actions[a], j = x - share0;
+            if (j >= 0 && j < 8) {
+                /* The t-th step shares with the t-th other agent in id order. */
+                CHECK_EQ_INT(j, t < a ? t : t + 1);
+                shares[a]++;
+            } else if (t < 7) {
+                CHECK(0);
+            }
+        }
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    }
+    for (int32_t a = 0; a < 8; a++) CHECK_EQ_INT(shares[a], 7);
+    polis_env_destroy(env);
 }
 
 static void test_no_alloc(void)
@@ -168,10 +305,12 @@ static void test_no_alloc(void)
     if (!env) return;
     CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
     long before = al.calls;
-    int32_t greedy = polis_env_policy_find(env, "greedy");
-    for (int ep = 0; ep < 5; ep++) {
+    int32_t ids[3] = {polis_env_policy_find(env, "greedy"),
+                      polis_env_policy_find(env, "greedy_map"),
+                      polis_env_policy_find(env, "greedy_shared")};
+    for (int ep = 0; ep < 6; ep++) {
         while (!polis_env_done(env)) {
-            CHECK_EQ_INT(polis_env_policy_act(env, greedy, NULL, 0), POLIS_OK);
+            CHECK_EQ_INT(polis_env_policy_act(env, ids[ep % 3], NULL, 0), POLIS_OK);
             CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
         }
         CHECK_EQ_INT(polis_env_reset(env, (uint64_t)ep), POLIS_OK);
@@ -184,7 +323,9 @@ static void test_no_alloc(void)
 int main(void)
 {
     test_paths();
+    test_shared_and_map();
     test_exploration();
+    test_shared_sharing();
     test_no_alloc();
     CHECK_DONE();
 }
