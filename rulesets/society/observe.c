@@ -765,7 +765,7 @@ static ALWAYS_INLINE void mv_paint_as(const soc *s, int32_t viewer, const soc_mv
     const int32_t di = soc_wrap(W / 2 - s->ax[viewer], W), dj = soc_wrap(H / 2 - s->ay[viewer], H);
     const int32_t xlim = W - di, ylim = H - dj, shift = di * B + dj, wb = W * B;
     const soc_pel *el = mv->el;
-    for (int32_t q = 0; q < mv->n_el; q++) {
+    for (int32_t q = 0, n = mv->n_el; q < n; q++) { /* n: a byte store may alias mv->n_el */
         int32_t at = el[q].at + shift;
         at -= el[q].x >= xlim ? wb : 0;
         at -= el[q].y >= ylim ? H : 0;
@@ -1196,43 +1196,47 @@ seen:;
     const size_t plane = p->plane, a = (size_t)at;
     const int32_t R = s->R;
     const soc_amount *const amounts = s->amounts;
+    const soc_recipe *const recs = s->rec;
+    /* read before the stores: a byte store may alias any of them */
+    const int32_t ag = p->ag[cell], bl = p->bl[cell], k = p->rc[cell] - 1;
+    const uint64_t pb = s->lv_pb[cell];
+    const int32_t *const pile = s->piles + (size_t)cell * (size_t)R, *const pcap = s->pile_obs;
     if (s->lv_cstamp[cell] == s->pt_pass) {
         if (s->lv_oag[cell]) LV_ZERO(a);
         if (s->lv_obl[cell]) LV_ZERO(plane + a);
-        const int32_t k = s->lv_orc[cell] - 1;
-        if (k >= 0) {
-            const soc_recipe *rc = &s->rec[k];
-            for (int32_t q = 0; q < rc->n_in; q++)
-                LV_ZERO((size_t)(2 + amounts[rc->in + q].res) * plane + a);
-            for (int32_t q = 0; q < rc->n_out; q++)
-                LV_ZERO((size_t)(2 + amounts[rc->out + q].res) * plane + a);
+        const int32_t ok = s->lv_orc[cell] - 1;
+        if (ok >= 0) {
+            const soc_recipe *rc = &recs[ok];
+            const soc_amount *in = amounts + rc->in, *out = amounts + rc->out;
+            for (int32_t q = 0, nq = rc->n_in; q < nq; q++)
+                LV_ZERO((size_t)(2 + in[q].res) * plane + a);
+            for (int32_t q = 0, nq = rc->n_out; q < nq; q++)
+                LV_ZERO((size_t)(2 + out[q].res) * plane + a);
         }
         for (uint64_t b = s->lv_opb[cell]; b; b &= b - 1)
             LV_ZERO((size_t)(2 + R + lowest_bit(b)) * plane + a);
     }
-    const int32_t ag = p->ag[cell];
     if (ag) LV_PUT(a, cov ? sat16(ag) : 0);
-    if (p->bl[cell]) LV_PUT(plane + a, (int16_t)cov);
-    const int32_t k = p->rc[cell] - 1;
+    if (bl) LV_PUT(plane + a, (int16_t)cov);
     if (k >= 0) {
-        const soc_recipe *rc = &s->rec[k];
+        const soc_recipe *rc = &recs[k];
         const size_t z = 2 * plane + a;
         const soc_amount *in = amounts + rc->in, *out = amounts + rc->out;
+        const int32_t n_in = rc->n_in, n_out = rc->n_out; /* a byte store may alias them */
         if (cov && ((vrec >> k) & 1u)) {
-            for (int32_t q = 0; q < rc->n_in; q++)
+            for (int32_t q = 0; q < n_in; q++)
                 LV_PUT(z + (size_t)in[q].res * plane, sat16(-in[q].n));
-            for (int32_t q = 0; q < rc->n_out; q++)
+            for (int32_t q = 0; q < n_out; q++)
                 LV_PUT(z + (size_t)out[q].res * plane, sat16(out[q].n));
         } else { /* zeros: nothing for the painted-element list */
-            for (int32_t q = 0; q < rc->n_in; q++) LV_ZERO(z + (size_t)in[q].res * plane);
-            for (int32_t q = 0; q < rc->n_out; q++) LV_ZERO(z + (size_t)out[q].res * plane);
+            for (int32_t q = 0; q < n_in; q++) LV_ZERO(z + (size_t)in[q].res * plane);
+            for (int32_t q = 0; q < n_out; q++) LV_ZERO(z + (size_t)out[q].res * plane);
         }
     }
-    const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
-    for (uint64_t b = s->lv_pb[cell]; b; b &= b - 1) {
+    for (uint64_t b = pb; b; b &= b - 1) {
         const int32_t r = lowest_bit(b);
         LV_PUT((size_t)(2 + R + r) * plane + a,
-               cov && ((vres >> r) & 1u) ? pile16(pile[r], s->pile_obs[r]) : 0);
+               cov && ((vres >> r) & 1u) ? pile16(pile[r], pcap[r]) : 0);
     }
     p->n = n;
 }
@@ -1671,14 +1675,17 @@ static inline void put_stored(void *dst, int32_t dt, size_t i, int32_t v)
 static void write_position(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
+    const int32_t xy[2] = {s->ax[agent], s->ay[agent]};
     if (s->pos_dt == POLIS_DTYPE_I32) { /* plain observations */
-        const int32_t xy[2] = {s->ax[agent], s->ay[agent]};
         memcpy(dst, xy, sizeof xy);
-        return;
+    } else if (s->pos_dt == POLIS_DTYPE_U8) { /* compact, maps up to 256 cells a side */
+        ((uint8_t *)dst)[0] = (uint8_t)xy[0];
+        ((uint8_t *)dst)[1] = (uint8_t)xy[1];
+    } else {
+        if (s->pos_dt < 0) s->pos_dt = s->obs_api->stored(ctx, s->id_pos);
+        put_stored(dst, s->pos_dt, 0, xy[0]);
+        put_stored(dst, s->pos_dt, 1, xy[1]);
     }
-    if (s->pos_dt < 0) s->pos_dt = s->obs_api->stored(ctx, s->id_pos);
-    put_stored(dst, s->pos_dt, 0, s->ax[agent]);
-    put_stored(dst, s->pos_dt, 1, s->ay[agent]);
 }
 
 static void write_time(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
