@@ -1196,17 +1196,12 @@ seen:;
     const size_t plane = p->plane, a = (size_t)at;
     const int32_t R = s->R;
     const soc_amount *const amounts = s->amounts;
-    const soc_recipe *const recs = s->rec;
-    /* read before the stores: a byte store may alias any of them */
-    const int32_t ag = p->ag[cell], bl = p->bl[cell], k = p->rc[cell] - 1;
-    const uint64_t pb = s->lv_pb[cell];
-    const int32_t *const pile = s->piles + (size_t)cell * (size_t)R, *const pcap = s->pile_obs;
     if (s->lv_cstamp[cell] == s->pt_pass) {
         if (s->lv_oag[cell]) LV_ZERO(a);
         if (s->lv_obl[cell]) LV_ZERO(plane + a);
-        const int32_t ok = s->lv_orc[cell] - 1;
-        if (ok >= 0) {
-            const soc_recipe *rc = &recs[ok];
+        const int32_t k = s->lv_orc[cell] - 1;
+        if (k >= 0) {
+            const soc_recipe *rc = &s->rec[k];
             const soc_amount *in = amounts + rc->in, *out = amounts + rc->out;
             for (int32_t q = 0, nq = rc->n_in; q < nq; q++)
                 LV_ZERO((size_t)(2 + in[q].res) * plane + a);
@@ -1216,10 +1211,12 @@ seen:;
         for (uint64_t b = s->lv_opb[cell]; b; b &= b - 1)
             LV_ZERO((size_t)(2 + R + lowest_bit(b)) * plane + a);
     }
+    const int32_t ag = p->ag[cell];
     if (ag) LV_PUT(a, cov ? sat16(ag) : 0);
-    if (bl) LV_PUT(plane + a, (int16_t)cov);
+    if (p->bl[cell]) LV_PUT(plane + a, (int16_t)cov);
+    const int32_t k = p->rc[cell] - 1;
     if (k >= 0) {
-        const soc_recipe *rc = &recs[k];
+        const soc_recipe *rc = &s->rec[k];
         const size_t z = 2 * plane + a;
         const soc_amount *in = amounts + rc->in, *out = amounts + rc->out;
         const int32_t n_in = rc->n_in, n_out = rc->n_out; /* a byte store may alias them */
@@ -1233,10 +1230,11 @@ seen:;
             for (int32_t q = 0; q < n_out; q++) LV_ZERO(z + (size_t)out[q].res * plane);
         }
     }
-    for (uint64_t b = pb; b; b &= b - 1) {
+    const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
+    for (uint64_t b = s->lv_pb[cell]; b; b &= b - 1) {
         const int32_t r = lowest_bit(b);
         LV_PUT((size_t)(2 + R + r) * plane + a,
-               cov && ((vres >> r) & 1u) ? pile16(pile[r], pcap[r]) : 0);
+               cov && ((vres >> r) & 1u) ? pile16(pile[r], s->pile_obs[r]) : 0);
     }
     p->n = n;
 }
