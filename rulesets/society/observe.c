@@ -1242,8 +1242,8 @@ seen:;
 #undef LV_PUT
 
 /* Writing bytes (compact observations) is a copy of its own, like painting's, called through
- * p->refresh: a test in every store, or both copies in one function, cost 5-10% of the
- * refresh. */
+ * p->refresh: when this copy listed changes for the kernel instead, a test in every store, or
+ * both copies in one function, cost plain records 5-10% of the refresh. */
 static void lv_refresh8(const soc *s, lv_painter *p, int32_t cell, int32_t at)
 {
     lv_refresh_as(s, p, cell, at, true);
