@@ -193,7 +193,7 @@ static ALWAYS_INLINE void paint_as(const soc *s, int32_t viewer, int32_t owner, 
 }
 
 /* Painting without the list is a separate copy: small records (Contract's window) were
- * 10% slower with the listing's test in every store. So is painting bytes. */
+ * 10% slower with the listing's test in every store. Painting bytes is a copy of its own too. */
 static void paint_listed(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
 {
     paint_as(s, viewer, owner, torus, pp, true, false);
@@ -1394,8 +1394,9 @@ static ALWAYS_INLINE void lv_shift_as(const soc *s, void *rec, int32_t dx, int32
     const int32_t ch = 2 + 2 * s->R;
     const size_t h = (size_t)s->H, plane = (size_t)s->W * h, elems = (size_t)ch * plane;
     uint8_t *o = rec, *edge = (uint8_t *)s->lv_edge;
-#define E(i) (o + (i)*es) /* element i */
-    if (dx > 0) {         /* plane c's last column gets plane c's old first one */
+    /* element i */
+#define E(i) (o + (i)*es)
+    if (dx > 0) { /* plane c's last column gets plane c's old first one */
         memcpy(edge, o, es * h);
         memmove(o, E(h), es * (elems - h));
         for (int32_t c = ch - 1; c > 0; c--)
