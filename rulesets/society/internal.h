@@ -272,20 +272,17 @@ typedef struct soc {
     /* ---- incremental observation writing (observe.c) ----
      * Each agent's grid record keeps what write_grid painted there last; the next write
      * clears only those elements (docs/performance.md, "Incremental observations"). */
-    int16_t **og_dst; /* [n] the record the agent's last painting went into, NULL: none */
+    void **og_dst;    /* [n] the record the agent's last painting went into, NULL: none */
     int32_t *og_n;    /* [n] offsets listed in og_list; -1: too many, clear the record */
-    int32_t *og_list; /* [n][og_cap] the elements painted (int16 offsets in the record) */
+    int32_t *og_list; /* [n][og_cap] the elements painted (element offsets in the record) */
     int32_t og_cap;
-    /* compact observations: the grid elements this write changed, reported to the kernel so
-     * it narrows only those (host API "observations"); ch_n > ch_cap: too many, not reported */
+    /* Every field is written in the dtype the buffer holds (host API "observations" version
+     * 2, writes_stored): the grid i16, or one byte an element (u8 or i8) when compact
+     * observations narrowed it (grid_w8); position and time i32, u8 or i16. Their ids, and
+     * that dtype once asked (-1: not yet). */
     const polis_observations_api *obs_api;
-    int32_t id_grid;
-    /* position and time are written in the dtype the buffer holds (writes_stored): their
-     * ids, and that dtype once asked (-1: not yet) */
-    int32_t id_pos, id_time, pos_dt, time_dt;
-    int8_t ch_grid; /* the grid is narrowed: 0 not asked yet, 1 yes, -1 no */
-    bool ch_on;     /* this write reports */
-    int32_t *ch, ch_n, ch_cap;
+    int32_t id_grid, id_pos, id_time, grid_dt, pos_dt, time_dt;
+    bool grid_w8;
     bool self_overlap; /* a map-view window wraps onto itself (2 fov + 1 > W or H) */
     /* merged shared maps, when R, K <= 64 and the view is "map" */
     bool vis_bits;

@@ -13,6 +13,12 @@
  * R and the channel order are fixed when the tables freeze (the canonical resource order,
  * README "Resources"), so the layout never changes while agents discover things.
  *
+ * Every field is written in the dtype the buffer holds ("observations" host API version 2,
+ * writes_stored): with compact observations the grid is u8 or i8 when its declared ranges
+ * fit a byte (docs/scenario.md), and the painters below then store one byte an element
+ * straight into the caller's buffer (a copy of each painter with w8_ true), so nothing is
+ * narrowed after them; the values are the same numbers either way.
+ *
  * view "window" (Contract-like): A x B = (2h+1) x (2v+1) for the largest fov among the
  * players' jobs, centred on the agent; an agent with a smaller fov sees zeros beyond it.
  * view "map" (Exploration, spec §14.3): A x B = W x H, egocentric with the agent at
@@ -94,7 +100,7 @@ int32_t soc_views(soc *s, int32_t agent)
  * compiler keeps it in registers: through a pointer, every store into the int32 offset list
  * could alias the soc's int32 fields and forced them to be reloaded per element. */
 typedef struct painter {
-    int16_t *o;
+    void *o;                     /* int16_t elements, or uint8_t ones when w8 */
     const int32_t *ag, *bl, *rc; /* the agents, blocks and recipes layers */
     const uint16_t *kinds;
     const int32_t *piles;
@@ -105,14 +111,19 @@ typedef struct painter {
     int32_t R;
     int32_t *list;  /* element offsets written */
     int32_t n, cap; /* n > cap: overflowed */
+    bool w8;        /* the record holds one byte an element (s->grid_w8) */
 } painter;
 
 /* rec_ (a constant in each painting function): list the element; false when p.cap == 0
- * (the record is cleared whole every time) */
+ * (the record is cleared whole every time). w8_: the record holds bytes (p.w8), the value's
+ * low byte stored (u8 and i8 both: every value fits the byte's dtype by the field's ranges). */
 #define PUT(p, off, v)                                                                             \
     do {                                                                                           \
         size_t off_ = (off);                                                                       \
-        (p).o[off_] = (v);                                                                         \
+        if (w8_)                                                                                   \
+            ((uint8_t *)(p).o)[off_] = (uint8_t)(v);                                               \
+        else                                                                                       \
+            ((int16_t *)(p).o)[off_] = (v);                                                        \
         if (rec_) {                                                                                \
             if ((p).n < (p).cap) (p).list[(p).n] = (int32_t)off_;                                  \
             (p).n += (p).n <= (p).cap;                                                             \
@@ -155,7 +166,7 @@ typedef struct painter {
  * compare: two soc_wrap divisions per cell were the hottest instructions of write_grid
  * (docs/performance.md). Stepping wraps exactly as soc_wrap(first + k) does. */
 static ALWAYS_INLINE void paint_as(const soc *s, int32_t viewer, int32_t owner, bool torus,
-                                   painter *pp, const bool rec_)
+                                   painter *pp, const bool rec_, const bool w8_)
 {
     painter p = *pp;
     const soc_job *job = &s->jobs[s->agent_job[owner]];
@@ -182,23 +193,33 @@ static ALWAYS_INLINE void paint_as(const soc *s, int32_t viewer, int32_t owner, 
 }
 
 /* Painting without the list is a separate copy: small records (Contract's window) were
- * 10% slower with the listing's test in every store. */
+ * 10% slower with the listing's test in every store. Painting bytes is a copy of its own too. */
 static void paint_listed(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
 {
-    paint_as(s, viewer, owner, torus, pp, true);
+    paint_as(s, viewer, owner, torus, pp, true, false);
 }
 
 static void paint_unlisted(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
 {
-    paint_as(s, viewer, owner, torus, pp, false);
+    paint_as(s, viewer, owner, torus, pp, false, false);
+}
+
+static void paint_listed8(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
+{
+    paint_as(s, viewer, owner, torus, pp, true, true);
+}
+
+static void paint_unlisted8(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
+{
+    paint_as(s, viewer, owner, torus, pp, false, true);
 }
 
 static void paint(const soc *s, int32_t viewer, int32_t owner, bool torus, painter *pp)
 {
-    if (pp->cap)
-        paint_listed(s, viewer, owner, torus, pp);
+    if (pp->w8)
+        (pp->cap ? paint_listed8 : paint_unlisted8)(s, viewer, owner, torus, pp);
     else
-        paint_unlisted(s, viewer, owner, torus, pp);
+        (pp->cap ? paint_listed : paint_unlisted)(s, viewer, owner, torus, pp);
 }
 
 /* ---- merged views -----------------------------------------------------------------------
@@ -547,7 +568,7 @@ static void mv_build_cells(soc *s, int32_t n, soc_mview *mv)
 static bool paint_merged_columns(soc *s, int32_t viewer, int32_t n, painter *pp)
 {
     painter p = *pp;
-    const bool rec_ = p.cap != 0;
+    const bool rec_ = p.cap != 0, w8_ = p.w8;
     const int32_t W = s->W, H = s->H;
     uint64_t gres[SOC_COV_GROUPS], grec[SOC_COV_GROUPS];
     int32_t ng = 0;
@@ -612,7 +633,7 @@ static bool paint_merged_columns(soc *s, int32_t viewer, int32_t n, painter *pp)
 static void paint_merged(soc *s, int32_t viewer, int32_t n, painter *pp)
 {
     painter p = *pp;
-    const bool rec_ = p.cap != 0;
+    const bool rec_ = p.cap != 0, w8_ = p.w8;
     const int32_t W = s->W, H = s->H;
     const uint32_t now = cov_next(s);
     int32_t nc = 0;
@@ -737,14 +758,14 @@ static const soc_mview *mv_find(soc *s, int32_t n)
  * (di B + dj), less W B past the last column and H past the last row. One flat loop
  * without a branch per element: the loop per cell mispredicted on the cells' lengths. */
 static ALWAYS_INLINE void mv_paint_as(const soc *s, int32_t viewer, const soc_mview *mv,
-                                      painter *pp, const bool rec_)
+                                      painter *pp, const bool rec_, const bool w8_)
 {
     painter p = *pp;
     const int32_t W = s->W, H = s->H, B = s->B;
     const int32_t di = soc_wrap(W / 2 - s->ax[viewer], W), dj = soc_wrap(H / 2 - s->ay[viewer], H);
     const int32_t xlim = W - di, ylim = H - dj, shift = di * B + dj, wb = W * B;
     const soc_pel *el = mv->el;
-    for (int32_t q = 0; q < mv->n_el; q++) {
+    for (int32_t q = 0, n = mv->n_el; q < n; q++) { /* n: a byte store may alias mv->n_el */
         int32_t at = el[q].at + shift;
         at -= el[q].x >= xlim ? wb : 0;
         at -= el[q].y >= ylim ? H : 0;
@@ -753,16 +774,25 @@ static ALWAYS_INLINE void mv_paint_as(const soc *s, int32_t viewer, const soc_mv
     pp->n = p.n;
 }
 
-static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter *pp)
+static ALWAYS_INLINE void mv_paint_w(const soc *s, int32_t viewer, const soc_mview *mv, painter *pp,
+                                     const bool w8_)
 {
     if (!pp->cap) {
-        mv_paint_as(s, viewer, mv, pp, false);
+        mv_paint_as(s, viewer, mv, pp, false, w8_);
     } else if (mv->n_el > pp->cap) { /* the list would overflow: the next write clears all */
-        mv_paint_as(s, viewer, mv, pp, false);
+        mv_paint_as(s, viewer, mv, pp, false, w8_);
         pp->n = pp->cap + 1;
     } else {
-        mv_paint_as(s, viewer, mv, pp, true);
+        mv_paint_as(s, viewer, mv, pp, true, w8_);
     }
+}
+
+static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter *pp)
+{
+    if (pp->w8)
+        mv_paint_w(s, viewer, mv, pp, true);
+    else
+        mv_paint_w(s, viewer, mv, pp, false);
 }
 
 /* ---- live merged views ------------------------------------------------------------------
@@ -1097,7 +1127,7 @@ static void lv_pass_start(soc *s)
 
 /* What live updates write with: the record, the layers, the painted-element list. */
 typedef struct lv_painter {
-    int16_t *o;
+    void *o; /* int16_t elements, or uint8_t ones (s->grid_w8) */
     const int32_t *ag, *bl, *rc;
     const uint64_t *member; /* the viewer's owners */
     const uint64_t *stable; /* those no event of the viewer names (lv_vmark[o] != tok) */
@@ -1107,48 +1137,41 @@ typedef struct lv_painter {
     bool track;              /* list elements that become non-zero */
     int32_t *list;
     int32_t n, cap;
-    int32_t *ch, nch, chcap; /* ch: list every element changed (s->ch_on) */
-    /* lv_refresh_listed when ch, else lv_refresh_unlisted */
+    /* lv_refresh8 when the record holds bytes, else lv_refresh16 */
     void (*refresh)(const struct soc *, struct lv_painter *, int32_t, int32_t);
 } lv_painter;
 
-/* Stores val at off, listing the element when it becomes non-zero (track) and, with compact
- * observations (ch_), every store (comparing with the old value would load it, a cache
- * miss); the record, the lists and their counts are locals of lv_refresh (through the
- * painter, each int32 store into a list could alias a count, which was then reloaded per
+/* Stores val at off (one byte when w8_, as PUT), listing the element when it becomes
+ * non-zero (track); the record, the list and its count are locals of lv_refresh (through the
+ * painter, each int32 store into the list could alias the count, which was then reloaded per
  * element). */
-#define LV_CH(off)                                                                                 \
-    do {                                                                                           \
-        if (ch_) {                                                                                 \
-            if (nch < chcap) ch[nch] = (int32_t)(off);                                             \
-            nch += nch <= chcap;                                                                   \
-        }                                                                                          \
-    } while (0)
 #define LV_PUT(off, val)                                                                           \
     do {                                                                                           \
         const size_t off_ = (off);                                                                 \
-        int16_t *e_ = o + off_;                                                                    \
         const int16_t v_ = (val);                                                                  \
-        if (track && v_ && !*e_) {                                                                 \
+        if (track && v_ && !(w8_ ? o8[off_] : o16[off_])) {                                        \
             if (n < cap) list[n] = (int32_t)off_;                                                  \
             n += n <= cap;                                                                         \
         }                                                                                          \
-        LV_CH(off_);                                                                               \
-        *e_ = v_;                                                                                  \
+        if (w8_)                                                                                   \
+            o8[off_] = (uint8_t)v_;                                                                \
+        else                                                                                       \
+            o16[off_] = v_;                                                                        \
     } while (0)
-/* Stores a zero: nothing for the painted-element list, a change for ch_. */
+/* Stores a zero: nothing for the painted-element list. */
 #define LV_ZERO(off)                                                                               \
     do {                                                                                           \
-        const size_t off_ = (off);                                                                 \
-        LV_CH(off_);                                                                               \
-        o[off_] = 0;                                                                               \
+        if (w8_)                                                                                   \
+            o8[off] = 0;                                                                           \
+        else                                                                                       \
+            o16[off] = 0;                                                                          \
     } while (0)
 
 /* Writes the cell at grid offset `at` from the world: what the viewer's owners covering it
  * see, zeros where none does, the elements of its content before this pass cleared first
  * when it changed. */
 static ALWAYS_INLINE void lv_refresh_as(const soc *s, lv_painter *p, int32_t cell, int32_t at,
-                                        const bool ch_)
+                                        const bool w8_)
 {
     const int32_t nw = s->lv_words;
     const uint64_t *cw = s->lv_cover + (size_t)cell * (size_t)nw;
@@ -1164,14 +1187,12 @@ static ALWAYS_INLINE void lv_refresh_as(const soc *s, lv_painter *p, int32_t cel
         }
     }
 seen:;
-    int16_t *const o = p->o;
+    int16_t *const o16 = p->o;
+    uint8_t *const o8 = p->o;
     int32_t *const list = p->list;
     const bool track = p->track;
     const int32_t cap = p->cap;
     int32_t n = p->n;
-    int32_t *const ch = p->ch;
-    const int32_t chcap = p->chcap;
-    int32_t nch = p->nch;
     const size_t plane = p->plane, a = (size_t)at;
     const int32_t R = s->R;
     const soc_amount *const amounts = s->amounts;
@@ -1181,10 +1202,11 @@ seen:;
         const int32_t k = s->lv_orc[cell] - 1;
         if (k >= 0) {
             const soc_recipe *rc = &s->rec[k];
-            for (int32_t q = 0; q < rc->n_in; q++)
-                LV_ZERO((size_t)(2 + amounts[rc->in + q].res) * plane + a);
-            for (int32_t q = 0; q < rc->n_out; q++)
-                LV_ZERO((size_t)(2 + amounts[rc->out + q].res) * plane + a);
+            const soc_amount *in = amounts + rc->in, *out = amounts + rc->out;
+            for (int32_t q = 0, nq = rc->n_in; q < nq; q++)
+                LV_ZERO((size_t)(2 + in[q].res) * plane + a);
+            for (int32_t q = 0, nq = rc->n_out; q < nq; q++)
+                LV_ZERO((size_t)(2 + out[q].res) * plane + a);
         }
         for (uint64_t b = s->lv_opb[cell]; b; b &= b - 1)
             LV_ZERO((size_t)(2 + R + lowest_bit(b)) * plane + a);
@@ -1197,14 +1219,15 @@ seen:;
         const soc_recipe *rc = &s->rec[k];
         const size_t z = 2 * plane + a;
         const soc_amount *in = amounts + rc->in, *out = amounts + rc->out;
+        const int32_t n_in = rc->n_in, n_out = rc->n_out; /* a byte store may alias them */
         if (cov && ((vrec >> k) & 1u)) {
-            for (int32_t q = 0; q < rc->n_in; q++)
+            for (int32_t q = 0; q < n_in; q++)
                 LV_PUT(z + (size_t)in[q].res * plane, sat16(-in[q].n));
-            for (int32_t q = 0; q < rc->n_out; q++)
+            for (int32_t q = 0; q < n_out; q++)
                 LV_PUT(z + (size_t)out[q].res * plane, sat16(out[q].n));
         } else { /* zeros: nothing for the painted-element list */
-            for (int32_t q = 0; q < rc->n_in; q++) LV_ZERO(z + (size_t)in[q].res * plane);
-            for (int32_t q = 0; q < rc->n_out; q++) LV_ZERO(z + (size_t)out[q].res * plane);
+            for (int32_t q = 0; q < n_in; q++) LV_ZERO(z + (size_t)in[q].res * plane);
+            for (int32_t q = 0; q < n_out; q++) LV_ZERO(z + (size_t)out[q].res * plane);
         }
     }
     const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
@@ -1214,21 +1237,19 @@ seen:;
                cov && ((vres >> r) & 1u) ? pile16(pile[r], s->pile_obs[r]) : 0);
     }
     p->n = n;
-    p->nch = nch;
 }
 #undef LV_ZERO
 #undef LV_PUT
-#undef LV_CH
 
-/* Listing the changes (compact observations) is a copy of its own, like painting's listing,
- * called through p->refresh: a test in every store, or both copies in one function, cost
- * plain records 5-10% of the refresh. */
-static void lv_refresh_listed(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+/* Writing bytes (compact observations) is a copy of its own, like painting's, called through
+ * p->refresh: when this copy listed changes for the kernel instead, a test in every store, or
+ * both copies in one function, cost plain records 5-10% of the refresh. */
+static void lv_refresh8(const soc *s, lv_painter *p, int32_t cell, int32_t at)
 {
     lv_refresh_as(s, p, cell, at, true);
 }
 
-static void lv_refresh_unlisted(const soc *s, lv_painter *p, int32_t cell, int32_t at)
+static void lv_refresh16(const soc *s, lv_painter *p, int32_t cell, int32_t at)
 {
     lv_refresh_as(s, p, cell, at, false);
 }
@@ -1366,36 +1387,48 @@ static int64_t lv_shift_cost(const soc *s, int32_t dy)
  * centred on the viewer). The record moves by one column (dx) or one element (dy) with one
  * memmove; each channel's wrapping column (each column's wrapping element) then holds the
  * next channel's (column's) old first one, so those are passed along by one, in place, and
- * the first (last) comes from a copy. */
-static void lv_shift(const soc *s, int16_t *o, int32_t dx, int32_t dy)
+ * the first (last) comes from a copy. es: bytes an element (2, or 1 when s->grid_w8). */
+static ALWAYS_INLINE void lv_shift_as(const soc *s, void *rec, int32_t dx, int32_t dy,
+                                      const size_t es)
 {
     const int32_t ch = 2 + 2 * s->R;
     const size_t h = (size_t)s->H, plane = (size_t)s->W * h, elems = (size_t)ch * plane;
-    int16_t *edge = s->lv_edge;
+    uint8_t *o = rec, *edge = (uint8_t *)s->lv_edge;
+    /* element i */
+#define E(i) (o + (i)*es)
     if (dx > 0) { /* plane c's last column gets plane c's old first one */
-        memcpy(edge, o, sizeof *o * h);
-        memmove(o, o + h, sizeof *o * (elems - h));
+        memcpy(edge, o, es * h);
+        memmove(o, E(h), es * (elems - h));
         for (int32_t c = ch - 1; c > 0; c--)
-            memcpy(o + (size_t)c * plane + plane - h, o + (size_t)(c - 1) * plane + plane - h,
-                   sizeof *o * h);
-        memcpy(o + plane - h, edge, sizeof *o * h);
+            memcpy(E((size_t)c * plane + plane - h), E((size_t)(c - 1) * plane + plane - h),
+                   es * h);
+        memcpy(E(plane - h), edge, es * h);
     } else if (dx < 0) { /* plane c's first column gets plane c's old last one */
-        memcpy(edge, o + elems - h, sizeof *o * h);
-        memmove(o + h, o, sizeof *o * (elems - h));
+        memcpy(edge, E(elems - h), es * h);
+        memmove(E(h), o, es * (elems - h));
         for (int32_t c = 0; c + 1 < ch; c++)
-            memcpy(o + (size_t)c * plane, o + (size_t)(c + 1) * plane, sizeof *o * h);
-        memcpy(o + elems - plane, edge, sizeof *o * h);
+            memcpy(E((size_t)c * plane), E((size_t)(c + 1) * plane), es * h);
+        memcpy(E(elems - plane), edge, es * h);
     } else if (dy > 0) { /* column c's last element gets column c's old first one */
-        const int16_t first = o[0];
-        memmove(o, o + 1, sizeof *o * (elems - 1));
-        for (size_t e = elems - 1; e >= 2 * h - 1; e -= h) o[e] = o[e - h];
-        o[h - 1] = first;
+        memcpy(edge, o, es);
+        memmove(o, E(1), es * (elems - 1));
+        for (size_t e = elems - 1; e >= 2 * h - 1; e -= h) memcpy(E(e), E(e - h), es);
+        memcpy(E(h - 1), edge, es);
     } else { /* column c's first element gets column c's old last one */
-        const int16_t last = o[elems - 1];
-        memmove(o + 1, o, sizeof *o * (elems - 1));
-        for (size_t e = 0; e + h < elems; e += h) o[e] = o[e + h];
-        o[elems - h] = last;
+        memcpy(edge, E(elems - 1), es);
+        memmove(E(1), o, es * (elems - 1));
+        for (size_t e = 0; e + h < elems; e += h) memcpy(E(e), E(e + h), es);
+        memcpy(E(elems - h), edge, es);
     }
+#undef E
+}
+
+static void lv_shift(const soc *s, void *o, int32_t dx, int32_t dy)
+{
+    if (s->grid_w8)
+        lv_shift_as(s, o, dx, dy, 1);
+    else
+        lv_shift_as(s, o, dx, dy, sizeof(int16_t));
 }
 
 /* Whether v's record (at o) can be brought up to date from its events, and that is
@@ -1407,7 +1440,7 @@ static void lv_shift(const soc *s, int16_t *o, int32_t dx, int32_t dy)
  * viewer that moved one cell is shifted first (lv_shift), when that is cheaper too. */
 #define LV_CELL_COST 1
 
-static bool lv_current(const soc *s, int32_t v, const int16_t *o)
+static bool lv_current(const soc *s, int32_t v, const void *o)
 {
     const uint32_t pass = s->pt_pass;
     if (s->og_dst[v] != o || s->lv_pass[v] + 1 != pass || s->lv_sync_pass == pass ||
@@ -1415,9 +1448,6 @@ static bool lv_current(const soc *s, int32_t v, const int16_t *o)
         return false;
     int64_t cost = s->lv_work[v] * LV_CELL_COST;
     if (lv_moved(s, v)) {
-        /* With compact observations a shifted record would be narrowed whole (every element
-         * moved); painting it again lists what it changes, which costs less to narrow. */
-        if (s->ch_on) return false;
         int32_t dx, dy;
         if (!lv_shift_of(s, v, &dx, &dy)) return false;
         cost += lv_shift_cost(s, dy);
@@ -1428,7 +1458,7 @@ static bool lv_current(const soc *s, int32_t v, const int16_t *o)
 }
 
 /* Replays v's events into its record. */
-static void lv_update(soc *s, int32_t v, int16_t *o)
+static void lv_update(soc *s, int32_t v, void *o)
 {
     if (++s->lv_vtok == 0) {
         memset(s->lv_vmark, 0, sizeof *s->lv_vmark * (size_t)s->n_agents);
@@ -1454,10 +1484,7 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
                     .list = s->og_list + (size_t)v * (size_t)s->og_cap,
                     .n = s->og_n[v] > 0 ? s->og_n[v] : 0,
                     .cap = s->og_cap,
-                    .ch = s->ch_on ? s->ch : NULL,
-                    .refresh = s->ch_on ? lv_refresh_listed : lv_refresh_unlisted,
-                    .nch = s->ch_n,
-                    .chcap = s->ch_cap};
+                    .refresh = s->grid_w8 ? lv_refresh8 : lv_refresh16};
     memcpy(stable, p.member, sizeof *stable * (size_t)s->lv_words);
     for (int32_t e = s->lv_head[v]; e >= 0; e = s->lv_next[e])
         if ((s->lv_ev[e] & 3) != LV_CELL) {
@@ -1494,7 +1521,6 @@ static void lv_update(soc *s, int32_t v, int16_t *o)
         }
     }
     s->og_n[v] = p.track && p.n <= p.cap ? p.n : -1;
-    s->ch_n = p.nch;
 }
 
 /* v's owners into s->views, v first: the sets live updates keep (soc_views asks the social
@@ -1517,45 +1543,25 @@ bool soc_sees(const soc *s, int32_t viewer, int32_t target)
     return viewer == target || !s->vis->active(s->ctx) || s->vis->visible(s->ctx, viewer, target);
 }
 
-/* Compact observations: the elements of this write's changes (s->ch_on), reported at its
- * end (ch_report); past ch_cap the kernel narrows the record whole. */
-static inline void ch_push(soc *s, int32_t off)
-{
-    if (!s->ch_on) return;
-    if (s->ch_n < s->ch_cap) s->ch[s->ch_n] = off;
-    s->ch_n += s->ch_n <= s->ch_cap;
-}
-
-static void ch_push_list(soc *s, const int32_t *list, int32_t n)
-{
-    if (!s->ch_on) return;
-    if (n <= s->ch_cap - s->ch_n) {
-        memcpy(s->ch + s->ch_n, list, sizeof *list * (size_t)n);
-        s->ch_n += n;
-    } else {
-        s->ch_n = s->ch_cap + 1;
-    }
-}
-
-static void ch_report(soc *s)
-{
-    if (s->ch_on && s->ch_n <= s->ch_cap) s->obs_api->changed(s->ctx, s->ch, (size_t)s->ch_n, 0);
-}
-
 /* Who sees whom: the agents the viewer may not see leave the agents channel, after the
  * painters (which know nothing of it) wrote the record. A record changed here is painted
- * whole next time: the incremental painters assume it holds what they wrote. */
-static void hide_agents(soc *s, int32_t agent, int16_t *o)
+ * whole next time: the incremental painters assume it holds what they wrote. The channel's
+ * values are ids + 1 >= 0: a byte record's are read as u8 (ids up to 254 in u8, 126 in i8). */
+static void hide_agents(soc *s, int32_t agent, void *rec)
 {
     if (!s->vis->active(s->ctx)) return;
     const size_t plane = (size_t)s->A * (size_t)s->B;
+    int16_t *o16 = rec;
+    uint8_t *o8 = rec;
     bool changed = false;
     for (size_t i = 0; i < plane; i++) {
-        int32_t q = o[i] - 1;
+        int32_t q = (s->grid_w8 ? o8[i] : o16[i]) - 1;
         if (q >= 0 && q != agent && q < s->n_agents && !s->vis->visible(s->ctx, agent, q)) {
-            o[i] = 0;
+            if (s->grid_w8)
+                o8[i] = 0;
+            else
+                o16[i] = 0;
             changed = true;
-            ch_push(s, (int32_t)i);
         }
     }
     if (changed) s->og_dst[agent] = NULL;
@@ -1564,7 +1570,11 @@ static void hide_agents(soc *s, int32_t agent, int16_t *o)
 static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
-    int16_t *o = dst;
+    void *o = dst;
+    if (s->grid_dt < 0) { /* the first write: i16, or a byte when compact narrowed it */
+        s->grid_dt = s->obs_api->stored(ctx, s->id_grid);
+        s->grid_w8 = s->grid_dt == POLIS_DTYPE_U8 || s->grid_dt == POLIS_DTYPE_I8;
+    }
     painter p = {.o = o,
                  .ag = soc_layer(s, s->L_agents, 0),
                  .bl = soc_layer(s, s->L_blocks, 0),
@@ -1578,16 +1588,14 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
                  .R = s->R,
                  .list = s->og_list + (size_t)agent * (size_t)s->og_cap,
                  .n = 0,
-                 .cap = s->og_cap};
-    s->ch_n = 0;
-    if (!s->ch_grid) s->ch_grid = s->ch_cap && s->obs_api->narrowed(ctx, s->id_grid) ? 1 : -1;
-    s->ch_on = s->ch_grid > 0;
+                 .cap = s->og_cap,
+                 .w8 = s->grid_w8};
     if (s->lv_active) {
         const bool current = lv_current(s, agent, o);
         s->lv_pass[agent] = s->pt_pass;
         if (current) {
             int32_t dx, dy;
-            if (!s->ch_on && lv_moved(s, agent) && lv_shift_of(s, agent, &dx, &dy)) {
+            if (lv_moved(s, agent) && lv_shift_of(s, agent, &dx, &dy)) {
                 lv_shift(s, o, dx, dy);
                 s->og_n[agent] = -1; /* the painted-element list no longer holds */
                 /* for the pause, a shifted record counts as painted whole, as it was: where
@@ -1599,7 +1607,6 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
             }
             lv_update(s, agent, o);
             hide_agents(s, agent, o);
-            ch_report(s);
             return;
         }
         s->lv_n_full += s->lv_sync_pass != s->pt_pass;
@@ -1609,12 +1616,12 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     /* memset clears about 16 elements in the time of one scattered store: past elems / 16
      * listed elements the whole clear is the cheaper one (the Hard mini-games' merged maps) */
     if (s->og_dst[agent] != o || last < 0 || (size_t)last > elems / 16) {
-        memset(o, 0, sizeof *o * elems);
+        memset(o, 0, (s->grid_w8 ? 1 : sizeof(int16_t)) * elems);
         s->og_dst[agent] = o;
-        s->ch_on = false; /* every element may have changed: narrowed whole */
+    } else if (s->grid_w8) {
+        for (int32_t i = 0; i < last; i++) ((uint8_t *)o)[p.list[i]] = 0;
     } else {
-        for (int32_t i = 0; i < last; i++) o[p.list[i]] = 0;
-        ch_push_list(s, p.list, last);
+        for (int32_t i = 0; i < last; i++) ((int16_t *)o)[p.list[i]] = 0;
     }
     if (s->view == SOC_VIEW_WINDOW) {
         paint(s, agent, agent, false, &p);
@@ -1631,12 +1638,7 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
         }
     }
     s->og_n[agent] = p.n > p.cap || !p.cap ? -1 : p.n;
-    if (s->og_n[agent] >= 0)
-        ch_push_list(s, p.list, p.n);
-    else
-        s->ch_on = false;
     hide_agents(s, agent, o);
-    ch_report(s);
 }
 
 void soc_seen_bits(soc *s, int32_t agent)
@@ -1672,14 +1674,17 @@ static inline void put_stored(void *dst, int32_t dt, size_t i, int32_t v)
 static void write_position(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     soc *s = ud;
+    const int32_t xy[2] = {s->ax[agent], s->ay[agent]};
     if (s->pos_dt == POLIS_DTYPE_I32) { /* plain observations */
-        const int32_t xy[2] = {s->ax[agent], s->ay[agent]};
         memcpy(dst, xy, sizeof xy);
-        return;
+    } else if (s->pos_dt == POLIS_DTYPE_U8) { /* compact, maps up to 256 cells a side */
+        ((uint8_t *)dst)[0] = (uint8_t)xy[0];
+        ((uint8_t *)dst)[1] = (uint8_t)xy[1];
+    } else {
+        if (s->pos_dt < 0) s->pos_dt = s->obs_api->stored(ctx, s->id_pos);
+        put_stored(dst, s->pos_dt, 0, xy[0]);
+        put_stored(dst, s->pos_dt, 1, xy[1]);
     }
-    if (s->pos_dt < 0) s->pos_dt = s->obs_api->stored(ctx, s->id_pos);
-    put_stored(dst, s->pos_dt, 0, s->ax[agent]);
-    put_stored(dst, s->pos_dt, 1, s->ay[agent]);
 }
 
 static void write_time(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
@@ -1830,12 +1835,7 @@ polis_status soc_register_observations(soc *s)
     int64_t og_cap = elems <= 2048 ? 0 : elems / 16;
     size_t n = (size_t)s->n_agents, plane = (size_t)s->A * (size_t)s->B;
     s->og_cap = (int32_t)og_cap;
-    /* Compact observations: a write reports up to one element in 8 changed (the previous
-     * list and the new one); past that narrowing the record whole costs about as much. */
     if (!(s->obs_api = h->host_api(s->ctx, POLIS_OBSERVATIONS_API, 2))) return POLIS_ERR_PLUGIN;
-    s->ch_cap = (int32_t)(2 * og_cap);
-    if (s->ch_cap && !(s->ch = soc_alloc(s, sizeof *s->ch * (size_t)s->ch_cap)))
-        return POLIS_ERR_NOMEM;
     s->vis_bits = s->R <= 64 && s->K <= 64;
     s->self_overlap = 2 * s->hmax + 1 > s->W || 2 * s->vmax + 1 > s->H;
     if (!(s->og_dst = soc_alloc(s, sizeof *s->og_dst * n)) ||
@@ -1941,8 +1941,10 @@ polis_status soc_register_observations(soc *s)
     if ((st = h->observation(s->ctx, &time, &id_time))) return st;
     s->id_pos = id_pos;
     s->id_time = id_time;
-    s->pos_dt = s->time_dt = -1;
-    if ((st = s->obs_api->writes_stored(s->ctx, id_pos)) ||
+    s->grid_dt = s->pos_dt = s->time_dt = -1;
+    s->grid_w8 = false;
+    if ((st = s->obs_api->writes_stored(s->ctx, id_grid)) ||
+        (st = s->obs_api->writes_stored(s->ctx, id_pos)) ||
         (st = s->obs_api->writes_stored(s->ctx, id_time)))
         return st;
     return declare_ranges(s, id_grid, id_inv, id_pos, id_time);

@@ -803,11 +803,12 @@ static void test_writes_stored(void)
     polis_env_destroy(env);
 }
 
-/* Society's grid reports what it changed (rulesets/society/observe.c): with pile_shown 127 the
- * grid is stored as i8 and narrowed only where the writer reports; the compact buffers equal
- * the plain ones after every reset and step of long random episodes (social actions, shared
- * maps, live views, merged views, hidden agents, resets), and the step allocates nothing. */
-static void society_compact(const char *rel, const char *overrides, int steps)
+/* Society's grid is written in the dtype the buffer holds (rulesets/society/observe.c,
+ * writes_stored): with pile_shown 127 the painters store i8 (u8 without recipes) straight into
+ * the buffer, with more agents than a byte holds i16; the compact buffers equal the plain ones
+ * after every reset and step of long random episodes (social actions, shared maps, live views
+ * and their shifts, merged views, hidden agents, resets), and the step allocates nothing. */
+static void society_compact(const char *rel, const char *overrides, int steps, polis_dtype want)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", POLIS_SOURCE_DIR, rel);
@@ -828,7 +829,7 @@ static void society_compact(const char *rel, const char *overrides, int steps)
     for (int32_t i = 0; i < polis_env_n_obs_fields(cenv); i++)
         if (polis_env_obs_field(cenv, i, &f) == POLIS_OK && !strcmp(f.name, "grid")) break;
     CHECK_EQ_STR(f.name, "grid");
-    CHECK_EQ_INT(f.dtype, POLIS_DTYPE_I8);
+    CHECK_EQ_INT(f.dtype, want);
     const polis_io *io = polis_env_io(env), *cio = polis_env_io(cenv);
     int32_t random = polis_env_policy_find(env, "random");
     char msg[256] = "";
@@ -863,21 +864,40 @@ static void society_compact(const char *rel, const char *overrides, int steps)
 
 static void test_society_compact(void)
 {
-    society_compact("rulesets/exploration/exploration.json", "{" PILE127 "}", 700);
+    const polis_dtype i8 = POLIS_DTYPE_I8;
+    society_compact("rulesets/exploration/exploration.json", "{" PILE127 "}", 700, i8);
     society_compact("rulesets/exploration/exploration.json",
                     "{" PILE127 ", \"agents\": 30, \"plugins.society.params.map.size\": "
                     "{\"x\": 11, \"y\": 9}, \"plugins.society.params.random\": {\"blocks\": "
                     "1, \"resources\": [{\"name\": \"wood\", \"num\": 5, \"repeat\": 2}], "
                     "\"recipes\": [{\"name\": \"hammer_craft\", \"repeat\": 2}]}}",
-                    300);
-    society_compact("rulesets/exploration/exploration.json", "{" PILE127 ", \"agents\": 100}", 120);
+                    300, i8);
+    society_compact("rulesets/exploration/exploration.json", "{" PILE127 ", \"agents\": 100}", 120,
+                    i8);
     society_compact("rulesets/exploration/exploration.json",
                     "{" PILE127 ", \"visibility\": [{\"observers\": \"all\", \"hidden\": "
                     "[0, 3], \"from\": 20, \"until\": 90}]}",
-                    300);
-    society_compact("rulesets/exploration/exploration_physical.json", "{" PILE127 "}", 300);
-    society_compact("rulesets/social_structure/ind_group.json", "{" PILE127 "}", 300);
-    society_compact("rulesets/social_structure/dynamic_hard.json", "{" PILE127 "}", 300);
+                    300, i8);
+    society_compact("rulesets/exploration/exploration_physical.json", "{" PILE127 "}", 300, i8);
+    society_compact("rulesets/social_structure/ind_group.json", "{" PILE127 "}", 300, i8);
+    society_compact("rulesets/social_structure/dynamic_hard.json", "{" PILE127 "}", 300, i8);
+    society_compact("rulesets/contract/contract.json", "{" PILE127 "}", 240, i8);
+    /* no recipe: every value >= 0, u8, agent ids past 127 (some hidden) */
+    society_compact("rulesets/exploration/exploration.json",
+                    "{" PILE127 ", \"agents\": 200, \"plugins.society.params.map.size\": "
+                    "{\"x\": 24, \"y\": 24}, \"plugins.society.params.random.recipes\": [], "
+                    "\"plugins.society.params.random.resources\": [{\"name\": \"wood\", "
+                    "\"num\": 5, \"repeat\": 4}, {\"name\": \"stone\", \"num\": 5, "
+                    "\"repeat\": 4}], "
+                    "\"visibility\": [{\"observers\": \"all\", \"hidden\": [5, 140, 199], "
+                    "\"from\": 3, \"until\": 30}]}",
+                    50, POLIS_DTYPE_U8);
+    /* more agents than a byte holds: i16 written as plain, one social_state for the env */
+    society_compact("rulesets/exploration/exploration.json",
+                    "{" PILE127 ", \"agents\": 300, \"plugins.society.params.map.size\": "
+                    "{\"x\": 24, \"y\": 24}, \"plugins.social.params.social_state\": "
+                    "\"shared\"}",
+                    30, POLIS_DTYPE_I16);
 }
 
 /* A vec of compact envs: the shared buffers take the compact layout; no allocation per step. */
