@@ -541,11 +541,13 @@ typedef struct polis_visibility_api {
  * dtype into a record of its own, and the kernel narrows that record into the caller's
  * buffer, checking every element against its range. Without reports it narrows every
  * element of every record after each write; a writer that keeps its record up to date
- * (it changes a few hundred of 12,800 elements a step, like society's grid) reports which
+ * (it changes a few hundred of 12,800 elements a step) reports which
  * elements it changed in this write, and only those are narrowed (docs/kernel.md, "Compact
  * observations"). A plugin that never reports keeps the whole narrowing: nothing else
  * changes. A field's values are the same either way, byte for byte, when the reports are
- * complete (tests/unit/test_obs_range.c). */
+ * complete (tests/unit/test_obs_range.c). Version 2's writes_stored goes further: the
+ * writer is handed the buffer row in the dtype the env stores and writes it directly, with
+ * no record of its own and nothing narrowed (society's grid, position and time do). */
 #define POLIS_OBSERVATIONS_API "observations"
 #define POLIS_OBSERVATIONS_API_VERSION 2
 
