@@ -333,7 +333,12 @@ typedef struct soc {
     uint32_t *mk_gen;     /* [n] that slot's generation (a slot given another set changes it) */
     uint32_t *mk_pass;    /* [n] the pass v's record was written from the slot */
     int32_t *mk_x, *mk_y; /* [n] v's position then */
-    uint64_t *mk_chg;     /* [W] scratch: the cells of a column a slot's update looks at */
+    uint64_t *mk_dcol;    /* [W] this pass: the cells whose content changed, per column */
+    int32_t mk_tpl;       /* entries of a recipe template: the most amounts of a recipe */
+    int32_t *mk_roff;     /* [K + 1][mk_tpl] each recipe's amounts: channel offsets */
+    int16_t *mk_rval;     /* [K + 1][mk_tpl] and values (recipe K: none) */
+    int32_t *mk_rn;       /* [K + 1] the recipe's amounts */
+    uint32_t *mk_pstamp;  /* [cells] this pass: the cell's piles changed (lv_scan) */
     /* the live views' copies of what the world showed (lv_ag ... lv_pb) are compared with
      * the world once per pass (lv_scan), for the live views and the kept slots alike */
     bool lv_cok;        /* the copies held the world at pass lv_cpass */

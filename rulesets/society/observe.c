@@ -747,27 +747,48 @@ static void paint_merged(soc *s, int32_t viewer, int32_t n, painter *pp)
  * with its old elements cleared and its new ones written in the painters' order, gives the
  * painters' record byte for byte (test_kept_views in tests/test_obs_incremental.c). */
 
-/* Appends one cell's elements to out: agent ag and block bl (0: none), recipe k's amounts
- * (k >= 0) and its piles of the resources in pb, with their values, or zeros (clear). */
-static inline int32_t mk_emit(const soc *s, soc_pel *out, int32_t nd, int32_t cell, int32_t x,
-                              int32_t y, int32_t ag, int32_t bl, int32_t k, uint64_t pb, bool clear)
+/* Appends recipe k's amounts at cell offset at (map x, y) to out: their values, or zeros
+ * (clear), in the painters' order (an input and an output of one resource: the output). */
+static inline int32_t mk_recipe(const soc *s, soc_pel *out, int32_t nd, int32_t k, int32_t at,
+                                int16_t x, int16_t y, bool clear)
 {
-    const int32_t plane = s->A * s->B, at = x * s->B + y, R = s->R;
+    const int32_t plane = s->A * s->B;
+    const soc_recipe *rec = &s->rec[k];
+    const soc_amount *a = &s->amounts[rec->in];
+    for (int32_t q = 0; q < rec->n_in; q++, a++)
+        out[nd++] = (soc_pel){(2 + a->res) * plane + at, clear ? 0 : sat16(-a->n), x, y, -1};
+    a = &s->amounts[rec->out];
+    for (int32_t q = 0; q < rec->n_out; q++, a++)
+        out[nd++] = (soc_pel){(2 + a->res) * plane + at, clear ? 0 : sat16(a->n), x, y, -1};
+    return nd;
+}
+
+/* Appends everything cell (x, y) shows to owners seeing (vres, vrec), from the copies of
+ * the world (lv_ag ...), or zeros there (clear): its agent, block, recipe's amounts (from
+ * the recipe's template, mk_roff / mk_rval: every template entry is stored, the count
+ * advanced by the recipe's, so the cell costs no branch on what it holds) and piles. At
+ * most 2 + mk_tpl + R stores. */
+static inline int32_t mk_cell(const soc *s, soc_pel *out, int32_t nd, int32_t x, int32_t y,
+                              uint64_t vres, uint64_t vrec, bool clear)
+{
+    const int32_t cell = y * s->W + x, at = x * s->B + y, plane = s->A * s->B, R = s->R;
+    const int32_t T = s->mk_tpl;
     const int16_t x16 = (int16_t)x, y16 = (int16_t)y;
-    if (ag) out[nd++] = (soc_pel){at, clear ? 0 : sat16(ag), x16, y16, -1};
-    if (bl) out[nd++] = (soc_pel){plane + at, clear ? 0 : 1, x16, y16, -1};
-    if (k >= 0) {
-        const soc_recipe *rec = &s->rec[k];
-        const soc_amount *a = &s->amounts[rec->in];
-        for (int32_t q = 0; q < rec->n_in; q++, a++)
-            out[nd++] = (soc_pel){(2 + a->res) * plane + at, clear ? 0 : sat16(-a->n), x16, y16, -1};
-        a = &s->amounts[rec->out];
-        for (int32_t q = 0; q < rec->n_out; q++, a++)
-            out[nd++] = (soc_pel){(2 + a->res) * plane + at, clear ? 0 : sat16(a->n), x16, y16, -1};
-    }
+    const int32_t ag = s->lv_ag[cell];
+    out[nd] = (soc_pel){at, clear ? 0 : sat16(ag), x16, y16, -1};
+    nd += ag != 0;
+    out[nd] = (soc_pel){plane + at, (int16_t)!clear, x16, y16, -1};
+    nd += s->lv_bl[cell] != 0;
+    int32_t k = s->lv_rc[cell] - 1;
+    k = k >= 0 && ((vrec >> k) & 1u) ? k : s->K; /* K: the empty template */
+    const int32_t *off = s->mk_roff + (size_t)k * (size_t)T;
+    const int16_t *val = s->mk_rval + (size_t)k * (size_t)T;
+    for (int32_t q = 0; q < T; q++)
+        out[nd + q] = (soc_pel){off[q] + at, clear ? 0 : val[q], x16, y16, -1};
+    nd += s->mk_rn[k];
     const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
-    for (; pb; pb &= pb - 1) {
-        const int32_t r = lowest_bit(pb);
+    for (uint64_t q = s->lv_pb[cell] & vres; q; q &= q - 1) {
+        const int32_t r = lowest_bit(q);
         out[nd++] = (soc_pel){(2 + R + r) * plane + at, clear ? 0 : pile16(pile[r], s->pile_obs[r]),
                               x16, y16, -1};
     }
@@ -776,17 +797,21 @@ static inline int32_t mk_emit(const soc *s, soc_pel *out, int32_t nd, int32_t ce
 
 /* The changes of slot mv's union from its coverage at the previous pass (mv->cols) to this
  * pass's (s->cov_cols, ng pairs gres / grec) and the world's changes (lv_scan) into mv->dl.
- * A cell is looked at when the coverage of one of the pairs changed there or its content
- * changed while covered (before or now); for it, the elements its old content showed with
- * the old vis are cleared and those its content shows with the new vis written (a cell
- * whose content did not change: only the elements whose being shown changed). false when
- * the list would not fit (the slot's viewers paint whole). */
+ * Column by column: the cells that became covered, whose content did not change, write
+ * everything they show (mk_cell); those no longer covered clear it; the others whose
+ * content changed while covered (before or now), or where the coverage of some vis pair
+ * changed while covered before and now, are compared one by one: what the cell showed is
+ * its old content (lv_oag ... when it changed, else the current one) as the old vis saw
+ * it, what it shows its content as the new vis sees it, and listed are the agent and the
+ * block where they differ, the old recipe's amounts cleared and the new one's written
+ * where the recipe shown differs, the piles no longer shown cleared and those newly shown
+ * written (all shown, when the cell's piles changed). false when the list would not fit
+ * (the slot's viewers paint whole). */
 static bool mv_diff(soc *s, soc_mview *mv, int32_t ng, const uint64_t *gres, const uint64_t *grec)
 {
-    const int32_t W = s->W, og = mv->ng;
+    const int32_t W = s->W, B = s->B, R = s->R, og = mv->ng, plane = s->A * s->B;
     const uint32_t pass = s->pt_pass;
     const uint64_t *now = s->cov_cols, *was = mv->cols;
-    uint64_t *chg = s->mk_chg; /* zero between calls */
     int32_t match[SOC_COV_GROUPS];
     bool kept[SOC_COV_GROUPS] = {false};
     for (int32_t g = 0; g < ng; g++) { /* the pairs of a coverage are distinct */
@@ -797,86 +822,105 @@ static bool mv_diff(soc *s, soc_mview *mv, int32_t ng, const uint64_t *gres, con
                 kept[h] = true;
             }
     }
-    for (int32_t x = 0; x < W; x++) {
-        uint64_t c = 0;
-        for (int32_t g = 0; g < ng; g++)
-            c |= now[(size_t)g * (size_t)W + (size_t)x] ^
-                 (match[g] >= 0 ? was[(size_t)match[g] * (size_t)W + (size_t)x] : 0);
-        for (int32_t h = 0; h < og; h++)
-            if (!kept[h]) c |= was[(size_t)h * (size_t)W + (size_t)x];
-        chg[x] = c;
-    }
-    for (int32_t i = 0; i < s->lv_nd; i++) {
-        const int32_t x = s->lv_dxy[i] >> LV_Y_BITS, y = s->lv_dxy[i] & ((1 << LV_Y_BITS) - 1);
-        uint64_t any = 0;
-        for (int32_t g = 0; g < ng; g++) any |= now[(size_t)g * (size_t)W + (size_t)x];
-        for (int32_t h = 0; h < og; h++) any |= was[(size_t)h * (size_t)W + (size_t)x];
-        chg[x] |= any & ((uint64_t)1 << y);
-    }
-    /* a cell clears and writes at most all its elements: an agent, a block, a recipe, R piles */
+    /* a cell lists at most an agent, a block, two recipes and R piles, twice */
     const int32_t most = 2 * (s->pt_cap / s->cells);
     const int32_t *rc = soc_layer(s, s->L_recipes, 0);
     soc_pel *out = mv->dl;
     int32_t nd = 0;
-    bool fits = true;
     for (int32_t x = 0; x < W; x++) {
-        for (uint64_t b = chg[x]; b && fits; b &= b - 1) {
-            if (nd + most > s->pt_cap) {
-                fits = false;
-                break;
+        uint64_t o = 0, n = 0, pair = 0; /* pair: a vis pair's coverage changed */
+        for (int32_t g = 0; g < ng; g++) {
+            const uint64_t c = now[(size_t)g * (size_t)W + (size_t)x];
+            n |= c;
+            pair |= c ^ (match[g] >= 0 ? was[(size_t)match[g] * (size_t)W + (size_t)x] : 0);
+        }
+        for (int32_t h = 0; h < og; h++) {
+            const uint64_t c = was[(size_t)h * (size_t)W + (size_t)x];
+            o |= c;
+            pair |= kept[h] ? 0 : c;
+        }
+        const uint64_t d = s->mk_dcol[x] & (o | n); /* content changed, covered */
+        const uint64_t came = n & ~o & ~d, went = o & ~n & ~d, each = d | (o & n & pair);
+        for (uint64_t b = came; b; b &= b - 1) {
+            if (nd + most > s->pt_cap) return false;
+            const int32_t y = lowest_bit(b);
+            uint64_t vres = gres[0], vrec = grec[0]; /* one pair: it covers the cell */
+            if (ng > 1) {
+                vres = vrec = 0;
+                for (int32_t g = 0; g < ng; g++)
+                    if ((now[(size_t)g * (size_t)W + (size_t)x] >> y) & 1u) {
+                        vres |= gres[g];
+                        vrec |= grec[g];
+                    }
             }
-            const int32_t y = lowest_bit(b), cell = y * W + x;
+            nd = mk_cell(s, out, nd, x, y, vres, vrec, false);
+        }
+        for (uint64_t b = went; b; b &= b - 1) {
+            if (nd + most > s->pt_cap) return false;
+            const int32_t y = lowest_bit(b);
+            uint64_t vres = mv->gres[0], vrec = mv->grec[0];
+            if (og > 1) {
+                vres = vrec = 0;
+                for (int32_t h = 0; h < og; h++)
+                    if ((was[(size_t)h * (size_t)W + (size_t)x] >> y) & 1u) {
+                        vres |= mv->gres[h];
+                        vrec |= mv->grec[h];
+                    }
+            }
+            nd = mk_cell(s, out, nd, x, y, vres, vrec, true);
+        }
+        for (uint64_t b = each; b; b &= b - 1) {
+            if (nd + most > s->pt_cap) return false;
+            const int32_t y = lowest_bit(b), cell = y * W + x, at = x * B + y;
+            const int16_t x16 = (int16_t)x, y16 = (int16_t)y;
             const uint64_t bit = (uint64_t)1 << y;
             uint64_t ores = 0, orec = 0, nres = 0, nrec = 0;
-            bool ocov = false, ncov = false;
             for (int32_t h = 0; h < og; h++)
                 if (was[(size_t)h * (size_t)W + (size_t)x] & bit) {
-                    ocov = true;
                     ores |= mv->gres[h];
                     orec |= mv->grec[h];
                 }
             for (int32_t g = 0; g < ng; g++)
                 if (now[(size_t)g * (size_t)W + (size_t)x] & bit) {
-                    ncov = true;
                     nres |= gres[g];
                     nrec |= grec[g];
                 }
-            if (s->lv_cstamp[cell] == pass) { /* new content: the old elements cleared first */
-                if (ocov) {
-                    const int32_t k = s->lv_orc[cell] - 1;
-                    nd = mk_emit(s, out, nd, cell, x, y, s->lv_oag[cell], s->lv_obl[cell],
-                                 k >= 0 && ((orec >> k) & 1u) ? k : -1, s->lv_opb[cell] & ores,
-                                 true);
-                }
-                if (ncov) {
-                    const int32_t k = rc[cell] - 1;
-                    nd = mk_emit(s, out, nd, cell, x, y, s->lv_ag[cell], s->lv_bl[cell],
-                                 k >= 0 && ((nrec >> k) & 1u) ? k : -1, s->lv_pb[cell] & nres,
-                                 false);
-                }
-                continue;
+            const bool ocov = (o & bit) != 0, ncov = (n & bit) != 0;
+            const int32_t ag = s->lv_ag[cell], bl = s->lv_bl[cell], k = rc[cell] - 1;
+            const uint64_t pb = s->lv_pb[cell];
+            int32_t oag = ag, obl = bl, ok = k;
+            uint64_t opb = pb;
+            bool piles = false; /* the cell's piles changed: every pile shown is written */
+            if (s->lv_cstamp[cell] == pass) {
+                oag = s->lv_oag[cell];
+                obl = s->lv_obl[cell];
+                ok = s->lv_orc[cell] - 1;
+                opb = s->lv_opb[cell];
+                piles = s->mk_pstamp[cell] == pass;
             }
-            /* the same content (the copies hold it): what is shown of it changed */
-            const int32_t k = rc[cell] - 1;
-            if (ocov != ncov) { /* all of it appears or goes */
-                const uint64_t vres = ncov ? nres : ores, vrec = ncov ? nrec : orec;
-                nd = mk_emit(s, out, nd, cell, x, y, s->lv_ag[cell], s->lv_bl[cell],
-                             k >= 0 && ((vrec >> k) & 1u) ? k : -1, s->lv_pb[cell] & vres, !ncov);
-            } else if (ocov) { /* the recipe and the piles whose being seen changed */
-                const bool krec = k >= 0 && (((orec ^ nrec) >> k) & 1u);
-                const uint64_t pb = s->lv_pb[cell] & (ores ^ nres);
-                if (!krec && !pb) continue;
-                const bool shown = krec && ((nrec >> k) & 1u);
-                nd = mk_emit(s, out, nd, cell, x, y, 0, 0, shown ? k : -1, pb & nres, false);
-                nd = mk_emit(s, out, nd, cell, x, y, 0, 0, krec && !shown ? k : -1, pb & ~nres,
-                             true);
+            const int32_t sag = ncov ? ag : 0, sbl = ncov ? bl : 0;
+            if ((ocov ? oag : 0) != sag) out[nd++] = (soc_pel){at, sat16(sag), x16, y16, -1};
+            if ((ocov ? obl : 0) != sbl)
+                out[nd++] = (soc_pel){plane + at, (int16_t)(sbl != 0), x16, y16, -1};
+            const int32_t ko = ocov && ok >= 0 && ((orec >> ok) & 1u) ? ok : -1;
+            const int32_t kn = ncov && k >= 0 && ((nrec >> k) & 1u) ? k : -1;
+            if (ko != kn) {
+                if (ko >= 0) nd = mk_recipe(s, out, nd, ko, at, x16, y16, true);
+                if (kn >= 0) nd = mk_recipe(s, out, nd, kn, at, x16, y16, false);
+            }
+            const uint64_t os = ocov ? opb & ores : 0, ns = ncov ? pb & nres : 0;
+            const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
+            for (uint64_t q = os & ~ns; q; q &= q - 1)
+                out[nd++] = (soc_pel){(2 + R + lowest_bit(q)) * plane + at, 0, x16, y16, -1};
+            for (uint64_t q = piles ? ns : ns & ~os; q; q &= q - 1) {
+                const int32_t r = lowest_bit(q);
+                out[nd++] = (soc_pel){(2 + R + r) * plane + at, pile16(pile[r], s->pile_obs[r]), x16,
+                                      y16, -1};
             }
         }
-        chg[x] = 0;
     }
-    if (!fits) memset(chg, 0, sizeof *chg * (size_t)W);
     mv->n_dl = nd;
-    return fits;
+    return true;
 }
 
 /* Brings slot mv's coverage to this pass (once per pass) and, when the slot held the
@@ -1206,13 +1250,17 @@ static void lv_scan(soc *s)
             s->lv_pmark[c] = 0;
             lv_touch(s, c, &nd);
             s->lv_pb[c] = lv_pile_bits(s, c);
+            if (s->mk_pstamp) s->mk_pstamp[c] = s->pt_pass;
         }
         s->lv_np = 0;
         s->lv_cdiff = s->pt_pass;
     }
+    if (s->mk_dcol) /* the previous pass's, cleared */
+        for (int32_t i = 0; i < s->lv_nd; i++) s->mk_dcol[s->lv_dxy[i] >> LV_Y_BITS] = 0;
     for (int32_t i = 0; i < nd; i++) {
-        const int32_t c = s->lv_dirty[i];
-        s->lv_dxy[i] = (c % s->W) << LV_Y_BITS | c / s->W;
+        const int32_t c = s->lv_dirty[i], x = c % s->W, y = c / s->W;
+        s->lv_dxy[i] = x << LV_Y_BITS | y;
+        if (s->mk_dcol) s->mk_dcol[x] |= (uint64_t)1 << y;
     }
     s->lv_nd = nd;
     s->lv_cpass = s->pt_pass;
@@ -2237,7 +2285,8 @@ polis_status soc_register_observations(soc *s)
             !(s->mk_pass = soc_alloc(s, sizeof *s->mk_pass * n)) ||
             !(s->mk_x = soc_alloc(s, sizeof *s->mk_x * n)) ||
             !(s->mk_y = soc_alloc(s, sizeof *s->mk_y * n)) ||
-            !(s->mk_chg = soc_alloc(s, sizeof *s->mk_chg * (size_t)s->W)))
+            !(s->mk_dcol = soc_alloc(s, sizeof *s->mk_dcol * (size_t)s->W)) ||
+            !(s->mk_pstamp = soc_alloc(s, sizeof *s->mk_pstamp * (size_t)s->cells)))
             return POLIS_ERR_NOMEM;
         for (int32_t i = 0; i < SOC_MV_SLOTS; i++) {
             soc_mview *mv = &s->mv[i];
@@ -2246,6 +2295,31 @@ polis_status soc_register_observations(soc *s)
                 return POLIS_ERR_NOMEM;
         }
         for (size_t v = 0; v < n; v++) s->mk_slot[v] = -1;
+        /* each recipe's amounts as a template (mk_cell), and an empty one (K) */
+        int32_t T = 1;
+        for (int32_t k = 0; k < s->K; k++)
+            if (s->rec[k].n_in + s->rec[k].n_out > T) T = s->rec[k].n_in + s->rec[k].n_out;
+        const size_t tpl = (size_t)(s->K + 1) * (size_t)T;
+        if (!(s->mk_roff = soc_alloc(s, sizeof *s->mk_roff * tpl)) ||
+            !(s->mk_rval = soc_alloc(s, sizeof *s->mk_rval * tpl)) ||
+            !(s->mk_rn = soc_alloc(s, sizeof *s->mk_rn * (size_t)(s->K + 1))))
+            return POLIS_ERR_NOMEM;
+        for (int32_t k = 0; k < s->K; k++) {
+            const soc_recipe *rec = &s->rec[k];
+            int32_t q = 0;
+            for (int32_t i = 0; i < rec->n_in; i++, q++) {
+                const soc_amount *a = &s->amounts[rec->in + i];
+                s->mk_roff[k * T + q] = (2 + a->res) * (int32_t)plane;
+                s->mk_rval[k * T + q] = sat16(-a->n);
+            }
+            for (int32_t i = 0; i < rec->n_out; i++, q++) {
+                const soc_amount *a = &s->amounts[rec->out + i];
+                s->mk_roff[k * T + q] = (2 + a->res) * (int32_t)plane;
+                s->mk_rval[k * T + q] = sat16(a->n);
+            }
+            s->mk_rn[k] = q;
+        }
+        s->mk_tpl = T;
         s->mk_on = true;
     }
     if ((s->pt_cap || s->lv_on) &&
