@@ -763,34 +763,69 @@ static inline int32_t mk_recipe(const soc *s, soc_pel *out, int32_t nd, int32_t 
     return nd;
 }
 
+/* What listing a slot's changes reads, copied into a local at the top of mv_diff so the
+ * compiler keeps it in registers: through the soc, every store into the list (int32
+ * offsets) could alias its int32 fields, which were then reloaded per element. */
+typedef struct mk_ctx {
+    soc_pel *out;
+    const int32_t *ag, *bl, *rc, *piles, *pcap, *roff, *rn;
+    const int16_t *rval;
+    const uint64_t *pb;
+    int32_t W, B, R, plane, T, K;
+} mk_ctx;
+
 /* Appends everything cell (x, y) shows to owners seeing (vres, vrec), from the copies of
  * the world (lv_ag ...), or zeros there (clear): its agent, block, recipe's amounts (from
  * the recipe's template, mk_roff / mk_rval: every template entry is stored, the count
  * advanced by the recipe's, so the cell costs no branch on what it holds) and piles. At
  * most 2 + mk_tpl + R stores. */
-static inline int32_t mk_cell(const soc *s, soc_pel *out, int32_t nd, int32_t x, int32_t y,
-                              uint64_t vres, uint64_t vrec, bool clear)
+static inline int32_t mk_cell(const mk_ctx *c, int32_t nd, int32_t x, int32_t y, uint64_t vres,
+                              uint64_t vrec, bool clear)
 {
-    const int32_t cell = y * s->W + x, at = x * s->B + y, plane = s->A * s->B, R = s->R;
-    const int32_t T = s->mk_tpl;
+    soc_pel *const out = c->out;
+    const int32_t cell = y * c->W + x, at = x * c->B + y;
     const int16_t x16 = (int16_t)x, y16 = (int16_t)y;
-    const int32_t ag = s->lv_ag[cell];
+    const int32_t ag = c->ag[cell], bl = c->bl[cell], k0 = c->rc[cell] - 1;
+    const uint64_t pb = c->pb[cell] & vres;
     out[nd] = (soc_pel){at, clear ? 0 : sat16(ag), x16, y16, -1};
     nd += ag != 0;
-    out[nd] = (soc_pel){plane + at, (int16_t)!clear, x16, y16, -1};
-    nd += s->lv_bl[cell] != 0;
-    int32_t k = s->lv_rc[cell] - 1;
-    k = k >= 0 && ((vrec >> k) & 1u) ? k : s->K; /* K: the empty template */
-    const int32_t *off = s->mk_roff + (size_t)k * (size_t)T;
-    const int16_t *val = s->mk_rval + (size_t)k * (size_t)T;
-    for (int32_t q = 0; q < T; q++)
+    out[nd] = (soc_pel){c->plane + at, (int16_t)!clear, x16, y16, -1};
+    nd += bl != 0;
+    const int32_t k = k0 >= 0 && ((vrec >> k0) & 1u) ? k0 : c->K; /* K: the empty template */
+    const int32_t *off = c->roff + (size_t)k * (size_t)c->T;
+    const int16_t *val = c->rval + (size_t)k * (size_t)c->T;
+    for (int32_t q = 0; q < c->T; q++)
         out[nd + q] = (soc_pel){off[q] + at, clear ? 0 : val[q], x16, y16, -1};
-    nd += s->mk_rn[k];
-    const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
-    for (uint64_t q = s->lv_pb[cell] & vres; q; q &= q - 1) {
-        const int32_t r = lowest_bit(q);
-        out[nd++] = (soc_pel){(2 + R + r) * plane + at, clear ? 0 : pile16(pile[r], s->pile_obs[r]),
-                              x16, y16, -1};
+    nd += c->rn[k];
+    if (pb) {
+        const int32_t *pile = c->piles + (size_t)cell * (size_t)c->R;
+        for (uint64_t q = pb; q; q &= q - 1) {
+            const int32_t r = lowest_bit(q);
+            out[nd++] = (soc_pel){(2 + c->R + r) * c->plane + at,
+                                  clear ? 0 : pile16(pile[r], c->pcap[r]), x16, y16, -1};
+        }
+    }
+    return nd;
+}
+
+/* mk_cell for the cells of column x in `cells`, each seen by the vis pairs covering it
+ * (cols, ng pairs: with one, the pair). */
+static inline int32_t mk_cells(const mk_ctx *c, int32_t nd, int32_t x, uint64_t cells,
+                               const uint64_t *cols, int32_t ng, const uint64_t *gres,
+                               const uint64_t *grec, bool clear)
+{
+    for (; cells; cells &= cells - 1) {
+        const int32_t y = lowest_bit(cells);
+        uint64_t vres = gres[0], vrec = grec[0];
+        if (ng > 1) {
+            vres = vrec = 0;
+            for (int32_t g = 0; g < ng; g++)
+                if ((cols[(size_t)g * (size_t)c->W + (size_t)x] >> y) & 1u) {
+                    vres |= gres[g];
+                    vrec |= grec[g];
+                }
+        }
+        nd = mk_cell(c, nd, x, y, vres, vrec, clear);
     }
     return nd;
 }
@@ -822,55 +857,53 @@ static bool mv_diff(soc *s, soc_mview *mv, int32_t ng, const uint64_t *gres, con
                 kept[h] = true;
             }
     }
-    /* a cell lists at most an agent, a block, two recipes and R piles, twice */
-    const int32_t most = 2 * (s->pt_cap / s->cells);
+    const bool one = ng == 1 && og == 1 && match[0] == 0; /* one vis pair, kept */
+    /* a cell lists at most an agent, a block, two recipes and R piles, twice; a column at
+     * most H cells */
+    const int32_t most = 2 * (s->pt_cap / s->cells), column = s->H * most;
     const int32_t *rc = soc_layer(s, s->L_recipes, 0);
+    const mk_ctx c = {.out = mv->dl,
+                      .ag = s->lv_ag,
+                      .bl = s->lv_bl,
+                      .rc = s->lv_rc,
+                      .piles = s->piles,
+                      .pcap = s->pile_obs,
+                      .roff = s->mk_roff,
+                      .rn = s->mk_rn,
+                      .rval = s->mk_rval,
+                      .pb = s->lv_pb,
+                      .W = W,
+                      .B = B,
+                      .R = R,
+                      .plane = plane,
+                      .T = s->mk_tpl,
+                      .K = s->K};
     soc_pel *out = mv->dl;
     int32_t nd = 0;
     for (int32_t x = 0; x < W; x++) {
+        if (nd + column > s->pt_cap) return false;
         uint64_t o = 0, n = 0, pair = 0; /* pair: a vis pair's coverage changed */
-        for (int32_t g = 0; g < ng; g++) {
-            const uint64_t c = now[(size_t)g * (size_t)W + (size_t)x];
-            n |= c;
-            pair |= c ^ (match[g] >= 0 ? was[(size_t)match[g] * (size_t)W + (size_t)x] : 0);
-        }
-        for (int32_t h = 0; h < og; h++) {
-            const uint64_t c = was[(size_t)h * (size_t)W + (size_t)x];
-            o |= c;
-            pair |= kept[h] ? 0 : c;
+        if (one) {
+            o = was[x];
+            n = now[x];
+        } else {
+            for (int32_t g = 0; g < ng; g++) {
+                const uint64_t cg = now[(size_t)g * (size_t)W + (size_t)x];
+                n |= cg;
+                pair |= cg ^ (match[g] >= 0 ? was[(size_t)match[g] * (size_t)W + (size_t)x] : 0);
+            }
+            for (int32_t h = 0; h < og; h++) {
+                const uint64_t ch = was[(size_t)h * (size_t)W + (size_t)x];
+                o |= ch;
+                pair |= kept[h] ? 0 : ch;
+            }
         }
         const uint64_t d = s->mk_dcol[x] & (o | n); /* content changed, covered */
         const uint64_t came = n & ~o & ~d, went = o & ~n & ~d, each = d | (o & n & pair);
-        for (uint64_t b = came; b; b &= b - 1) {
-            if (nd + most > s->pt_cap) return false;
-            const int32_t y = lowest_bit(b);
-            uint64_t vres = gres[0], vrec = grec[0]; /* one pair: it covers the cell */
-            if (ng > 1) {
-                vres = vrec = 0;
-                for (int32_t g = 0; g < ng; g++)
-                    if ((now[(size_t)g * (size_t)W + (size_t)x] >> y) & 1u) {
-                        vres |= gres[g];
-                        vrec |= grec[g];
-                    }
-            }
-            nd = mk_cell(s, out, nd, x, y, vres, vrec, false);
-        }
-        for (uint64_t b = went; b; b &= b - 1) {
-            if (nd + most > s->pt_cap) return false;
-            const int32_t y = lowest_bit(b);
-            uint64_t vres = mv->gres[0], vrec = mv->grec[0];
-            if (og > 1) {
-                vres = vrec = 0;
-                for (int32_t h = 0; h < og; h++)
-                    if ((was[(size_t)h * (size_t)W + (size_t)x] >> y) & 1u) {
-                        vres |= mv->gres[h];
-                        vrec |= mv->grec[h];
-                    }
-            }
-            nd = mk_cell(s, out, nd, x, y, vres, vrec, true);
-        }
+        if (!(came | went | each)) continue;
+        nd = mk_cells(&c, nd, x, came, now, ng, gres, grec, false);
+        nd = mk_cells(&c, nd, x, went, was, og, mv->gres, mv->grec, true);
         for (uint64_t b = each; b; b &= b - 1) {
-            if (nd + most > s->pt_cap) return false;
             const int32_t y = lowest_bit(b), cell = y * W + x, at = x * B + y;
             const int16_t x16 = (int16_t)x, y16 = (int16_t)y;
             const uint64_t bit = (uint64_t)1 << y;
