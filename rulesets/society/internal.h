@@ -341,11 +341,11 @@ typedef struct soc {
     uint32_t *mk_pstamp;  /* [cells] this pass: the cell's piles changed (lv_scan) */
     /* the live views' copies of what the world showed (lv_ag ... lv_pb) are compared with
      * the world once per pass (lv_scan), for the live views and the kept slots alike */
-    bool lv_cok;        /* the copies held the world at pass lv_cpass */
-    uint32_t lv_cpass;  /* the pass of the last comparison */
-    uint32_t lv_cdiff;  /* == the pass: lv_dirty lists every cell changed since the previous */
-    int32_t lv_nd;      /* cells in lv_dirty */
-    int32_t *lv_dxy;    /* [cells] lv_dirty's cells as x << LV_Y_BITS | y */
+    bool lv_cok;       /* the copies held the world at pass lv_cpass */
+    uint32_t lv_cpass; /* the pass of the last comparison */
+    uint32_t lv_cdiff; /* == the pass: lv_dirty lists every cell changed since the previous */
+    int32_t lv_nd;     /* cells in lv_dirty */
+    int32_t *lv_dxy;   /* [cells] lv_dirty's cells as x << LV_Y_BITS | y */
     /* ---- live merged views (observe.c, "Live merged views") ----
      * Each agent's merged map view is kept up to date with what changed since the previous
      * observation pass: cells whose content changed, windows that moved or whose owner's

@@ -947,8 +947,8 @@ static bool mv_diff(soc *s, soc_mview *mv, int32_t ng, const uint64_t *gres, con
                 out[nd++] = (soc_pel){(2 + R + lowest_bit(q)) * plane + at, 0, x16, y16, -1};
             for (uint64_t q = piles ? ns : ns & ~os; q; q &= q - 1) {
                 const int32_t r = lowest_bit(q);
-                out[nd++] = (soc_pel){(2 + R + r) * plane + at, pile16(pile[r], s->pile_obs[r]), x16,
-                                      y16, -1};
+                out[nd++] = (soc_pel){(2 + R + r) * plane + at, pile16(pile[r], s->pile_obs[r]),
+                                      x16, y16, -1};
             }
         }
     }
@@ -1110,7 +1110,6 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
  * tests/test_obs_incremental.c checks it against records written whole at every step). */
 
 enum { LV_CELL = 0, LV_OWNER = 1, LV_SHARE = 2 };
-
 
 /* soc_wrap without a division for the values the live views wrap (within one map size of
  * the range): a division per window and event was a measurable part of their real time,
@@ -2187,8 +2186,8 @@ static polis_status lv_on_reset(polis_ctx *ctx, void *ud)
     (void)ctx;
     soc *s = ud;
     s->lv_synced = false;
-    s->lv_cok = false;     /* a new world: the copies are taken whole */
-    s->mk_seq_ok = false;  /* and the sharing may be another */
+    s->lv_cok = false;    /* a new world: the copies are taken whole */
+    s->mk_seq_ok = false; /* and the sharing may be another */
     return POLIS_OK;
 }
 
@@ -2217,9 +2216,10 @@ static polis_status lv_setup(soc *s)
         LA(lv_ostamp, n) || LA(lv_ag, cells) || LA(lv_bl, cells) || LA(lv_rc, cells) ||
         LA(lv_pb, cells) || LA(lv_oag, cells) || LA(lv_obl, cells) || LA(lv_orc, cells) ||
         LA(lv_opb, cells) || LA(lv_cstamp, cells) || LA(lv_pmark, cells) || LA(lv_plist, cells) ||
-        LA(lv_dirty, cells) || LA(lv_dxy, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) ||
-        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) || LA(lv_stable, nw) ||
-        LA(lv_nown, n) || LA(lv_edge, (size_t)(2 + 2 * s->R) * (size_t)(s->W > s->H ? s->W : s->H)))
+        LA(lv_dirty, cells) || LA(lv_dxy, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) ||
+        LA(lv_next, s->lv_cap) || LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) ||
+        LA(lv_stable, nw) || LA(lv_nown, n) ||
+        LA(lv_edge, (size_t)(2 + 2 * s->R) * (size_t)(s->W > s->H ? s->W : s->H)))
         return POLIS_ERR_NOMEM;
 #undef LA
     s->lv_on = s->lv_active = true;

@@ -412,7 +412,7 @@ static void test_reference_detects_stale_bytes(void)
  * byte for byte. */
 static void test_kept_views(void)
 {
-    static const char *const games[] = {"isolation", "ind_group", "inequality",
+    static const char *const games[] = {"isolation", "ind_group",  "inequality",
                                         "dynamic",   "connection", "ovlp_group"};
     for (size_t i = 0; i < sizeof games / sizeof *games; i++)
         for (int hard = 0; hard < 2; hard++) {
