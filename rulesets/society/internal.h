@@ -312,11 +312,37 @@ typedef struct soc {
     int32_t *pf_start;     /* [W*H + 1] by column (x H + y): each cell's elements in pf_el */
     struct soc_pel *pf_el; /* [pt_cap] the elements owners with that vis paint */
     struct soc_mview *mv;  /* [SOC_MV_SLOTS] merged views of this pass */
-    int32_t mv_next;       /* the slot the next new owner set replaces */
     uint32_t *mv_mark;     /* [n] owner marks for comparing owner sets */
     uint32_t mv_mark_now;
     bool mv_use;                 /* this pass paints from slots (else directly, as above) */
     int32_t mv_viewers, mv_hits; /* merged views in this pass; those repeating an owner set */
+    /* ---- kept merged views (observe.c, "Kept merged views") ----
+     * A slot outlives its pass: its coverage (per vis pair, a bit set per map column) is
+     * brought to the next pass with the list of elements that changed (mv_track), and a
+     * record that showed the slot at the previous pass is shifted by its viewer's move and
+     * given those elements, not painted whole. Set up when the live views' copies of the
+     * world are (lv_on), the map is at most 64 high and the slots exist. */
+    bool mk_on;
+    bool mk_same;         /* this pass: no map sharing changed since the previous one */
+    bool mk_seq_ok;       /* mk_seq holds the sharing journal's position at the last pass */
+    uint64_t mk_seq;      /* the journal's position at the last pass */
+    int32_t *mk_slot;     /* [n] the slot v's record showed at mk_pass, -1: none */
+    uint32_t *mk_gen;     /* [n] that slot's generation (a slot given another set changes it) */
+    uint32_t *mk_pass;    /* [n] the pass v's record was written from the slot */
+    int32_t *mk_x, *mk_y; /* [n] v's position then */
+    uint64_t *mk_dcol;    /* [W] this pass: the cells whose content changed, per column */
+    int32_t mk_tpl;       /* entries of a recipe template: the most amounts of a recipe */
+    int32_t *mk_roff;     /* [K + 1][mk_tpl] each recipe's amounts: channel offsets */
+    int16_t *mk_rval;     /* [K + 1][mk_tpl] and values (recipe K: none) */
+    int32_t *mk_rn;       /* [K + 1] the recipe's amounts */
+    uint32_t *mk_pstamp;  /* [cells] this pass: the cell's piles changed (lv_scan) */
+    /* the live views' copies of what the world showed (lv_ag ... lv_pb) are compared with
+     * the world once per pass (lv_scan), for the live views and the kept slots alike */
+    bool lv_cok;       /* the copies held the world at pass lv_cpass */
+    uint32_t lv_cpass; /* the pass of the last comparison */
+    uint32_t lv_cdiff; /* == the pass: lv_dirty lists every cell changed since the previous */
+    int32_t lv_nd;     /* cells in lv_dirty */
+    int32_t *lv_dxy;   /* [cells] lv_dirty's cells as x << LV_Y_BITS | y */
     /* ---- live merged views (observe.c, "Live merged views") ----
      * Each agent's merged map view is kept up to date with what changed since the previous
      * observation pass: cells whose content changed, windows that moved or whose owner's

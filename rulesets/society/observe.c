@@ -240,6 +240,11 @@ static void paint(const soc *s, int32_t viewer, int32_t owner, bool torus, paint
  * hook starts a new one, and the world does not change while the observations are written. */
 
 #define SOC_MV_SLOTS 4
+/* A changed cell's (x, y) as x << LV_Y_BITS | y (lv_dxy, and an LV_CELL event's id), divided
+ * once per changed cell in lv_scan rather than once per viewer's event or slot (an idiv
+ * showed in the samples). */
+#define LV_Y_BITS 12
+_Static_assert(SOC_MAX_MAP <= 1 << LV_Y_BITS, "a map row or column fits LV_Y_BITS");
 #define SOC_PT_MAX (1 << 20) /* the most table elements (see soc_register_observations) */
 
 /* One nonzero element of a cell: its offset in a grid whose own cell is the map's (0, 0)
@@ -253,37 +258,69 @@ typedef struct soc_pel {
 } soc_pel;
 
 typedef struct soc_mview {
-    uint32_t pass; /* the pass it was built in; another: unused */
+    uint32_t pass; /* the last pass a viewer looked it up in; 0: unused */
     int32_t n_owners;
     uint64_t hash;   /* of the owner set, order-independent */
     int32_t *owners; /* [n_agents] */
     int32_t n_el;
-    soc_pel *el; /* [pt_cap] */
+    soc_pel *el;      /* [pt_cap] the union, when el_pass is this pass */
+    uint32_t el_pass; /* the pass el was built in */
+    uint32_t gen;     /* changes whenever the slot is given another owner set */
+    /* kept views (mk_on): the coverage at pass upass, each of ng vis pairs a bit set per
+     * map column; ng 0: not known. dl: what changed from the pass before, when dpass is
+     * this pass (mv_track). */
+    uint32_t upass, dpass;
+    int32_t ng;
+    uint64_t gres[SOC_COV_GROUPS], grec[SOC_COV_GROUPS];
+    uint64_t *cols; /* [SOC_COV_GROUPS][W] */
+    int32_t n_dl;
+    soc_pel *dl; /* [pt_cap] */
 } soc_mview;
 
 static void lv_pass_start(soc *s);
+static void lv_scan(soc *s);
 
 static polis_status on_observe(polis_ctx *ctx, void *ud)
 {
     (void)ctx;
     soc *s = ud;
     if (++s->pt_pass == 0) { /* wrapped: no slot, table or live view may look current */
-        for (int32_t i = 0; s->mv && i < SOC_MV_SLOTS; i++) s->mv[i].pass = 0;
+        for (int32_t i = 0; s->mv && i < SOC_MV_SLOTS; i++) {
+            s->mv[i].pass = s->mv[i].el_pass = s->mv[i].upass = s->mv[i].dpass = 0;
+            s->mv[i].ng = 0;
+        }
+        for (int32_t v = 0; s->mk_slot && v < s->n_agents; v++) s->mk_slot[v] = -1;
         s->pt_built = s->pf_built = 0;
         s->pt_pass = 1;
         s->lv_synced = false;
         s->lv_resume = 1;
+        s->lv_cok = false;
     }
-    if (s->lv_on) lv_pass_start(s);
-    if (!s->pt_cap) return POLIS_OK;
     /* The table and the slots pay when owner sets repeat within a pass (a group sharing its
      * maps); when they do not (Exploration's random sharing) building them costs more than
      * it saves and the pass paints each view directly. The last pass with merged views
      * decides (while painting directly, one pass in 16 looks): a slot is built once and
      * painted by every repeat, so at least one viewer in three repeating a set is where the
      * two cost about the same (docs/performance.md). */
-    if (s->mv_viewers) s->mv_use = s->mv_hits * 3 >= s->mv_viewers;
-    s->mv_viewers = s->mv_hits = 0;
+    const bool merged = s->mv_viewers > 0;
+    if (s->pt_cap) {
+        if (s->mv_viewers) s->mv_use = s->mv_hits * 3 >= s->mv_viewers;
+        s->mv_viewers = s->mv_hits = 0;
+    }
+    if (s->lv_on) lv_pass_start(s);
+    if (s->mk_on) {
+        /* kept slots need this pass's changes to the world (the live views, when active,
+         * have compared already) and whether any map sharing changed */
+        if (s->mv_use && merged && s->lv_cpass != s->pt_pass) lv_scan(s);
+        if (s->lv_journal) {
+            const uint64_t seq = s->social->share_seq(s->social->self);
+            s->mk_same = s->mk_seq_ok && seq == s->mk_seq;
+            s->mk_seq = seq;
+            s->mk_seq_ok = true;
+        } else { /* no social service: every agent's owners are itself */
+            s->mk_same = !s->social;
+        }
+    }
     return POLIS_OK;
 }
 
@@ -412,23 +449,23 @@ static inline uint64_t column_bits(int32_t y0, int32_t len, int32_t h)
     return y0 == 0 ? run : ((run << y0) | (run >> (h - y0))) & full;
 }
 
-/* The union for maps at most 64 cells high when the owners' vis come in at most
- * SOC_COV_GROUPS distinct pairs (in Exploration every explorer starts seeing the same):
- * each group's coverage is a bit set per map column, so a window costs one OR per column
- * instead of one update per cell. false: more groups, nothing built. */
-static bool mv_build_columns(soc *s, int32_t n, soc_mview *mv)
+/* The coverage of the windows of the n owners in `owners` on a map at most 64 cells high,
+ * into s->cov_cols: one bit set per map column for each distinct vis pair (gres, grec) of
+ * the owners, so a window costs one OR per column instead of one update per cell. Returns
+ * the number of pairs; -1 (cov_cols left zero) past SOC_COV_GROUPS. */
+static int32_t mv_cover_columns(soc *s, const int32_t *owners, int32_t n, uint64_t *gres,
+                                uint64_t *grec)
 {
     const int32_t W = s->W, H = s->H;
-    uint64_t gres[SOC_COV_GROUPS], grec[SOC_COV_GROUPS];
     int32_t ng = 0;
     for (int32_t v = 0; v < n; v++) {
-        int32_t owner = s->views[v], g = 0;
+        int32_t owner = owners[v], g = 0;
         const uint64_t vres = s->vis_res[owner], vrec = s->vis_rec[owner];
         while (g < ng && (gres[g] != vres || grec[g] != vrec)) g++;
         if (g == ng) {
             if (ng == SOC_COV_GROUPS) {
                 memset(s->cov_cols, 0, sizeof *s->cov_cols * (size_t)ng * (size_t)W);
-                return false;
+                return -1;
             }
             gres[ng] = vres;
             grec[ng++] = vrec;
@@ -444,6 +481,18 @@ static bool mv_build_columns(soc *s, int32_t n, soc_mview *mv)
             if (++x == W) x = 0;
         }
     }
+    return ng;
+}
+
+/* The union for maps at most 64 cells high when the owners' vis come in at most
+ * SOC_COV_GROUPS distinct pairs (in Exploration every explorer starts seeing the same),
+ * from the coverage by columns (mv_cover_columns). false: more groups, nothing built. */
+static bool mv_build_columns(soc *s, int32_t n, soc_mview *mv)
+{
+    const int32_t W = s->W, H = s->H;
+    uint64_t gres[SOC_COV_GROUPS], grec[SOC_COV_GROUPS];
+    const int32_t ng = mv_cover_columns(s, s->views, n, gres, grec);
+    if (ng < 0) return false;
     if (ng == 1) { /* one vis: each column's covered runs are ranges of the filtered table */
         if (s->pf_built != s->pt_pass || s->pt_pass == 0 || s->pf_res != gres[0] ||
             s->pf_rec != grec[0])
@@ -705,9 +754,272 @@ static void paint_merged(soc *s, int32_t viewer, int32_t n, painter *pp)
     pp->n = p.n;
 }
 
-/* The slot holding this pass's union for the owners in views[0 .. n-1], built if none does;
- * NULL when this pass paints directly (mv_use), after noting whether the set repeated. */
-static const soc_mview *mv_find(soc *s, int32_t n)
+/* ---- kept merged views ----
+ *
+ * A slot is kept from pass to pass (its owner set does not change while it holds it): at
+ * its first use in a pass, mv_track brings its coverage up to date and lists in dl the
+ * elements of its union that changed since the previous pass. A viewer whose record showed
+ * the slot at the previous pass (mk_slot, mk_gen, mk_pass) then has its record shifted by
+ * its own move (lv_shift: the record is egocentric) and stores those elements (mk_store),
+ * where painting whole stored every element of the union (about 800 in the Social Structure
+ * Hard games, where groups sharing their maps see most of the map): the cost follows what
+ * changed, owners' windows moving and cells changing. What a cell shows depends only on the
+ * world and on which vis pairs cover it, so listing the cells where either changed, each
+ * with its old elements cleared and its new ones written in the painters' order, gives the
+ * painters' record byte for byte (test_kept_views in tests/test_obs_incremental.c). */
+
+/* Appends recipe k's amounts at cell offset at (map x, y) to out: their values, or zeros
+ * (clear), in the painters' order (an input and an output of one resource: the output). */
+static inline int32_t mk_recipe(const soc *s, soc_pel *out, int32_t nd, int32_t k, int32_t at,
+                                int16_t x, int16_t y, bool clear)
+{
+    const int32_t plane = s->A * s->B;
+    const soc_recipe *rec = &s->rec[k];
+    const soc_amount *a = &s->amounts[rec->in];
+    for (int32_t q = 0; q < rec->n_in; q++, a++)
+        out[nd++] = (soc_pel){(2 + a->res) * plane + at, clear ? 0 : sat16(-a->n), x, y, -1};
+    a = &s->amounts[rec->out];
+    for (int32_t q = 0; q < rec->n_out; q++, a++)
+        out[nd++] = (soc_pel){(2 + a->res) * plane + at, clear ? 0 : sat16(a->n), x, y, -1};
+    return nd;
+}
+
+/* What listing a slot's changes reads, copied into a local at the top of mv_diff so the
+ * compiler keeps it in registers: through the soc, every store into the list (int32
+ * offsets) could alias its int32 fields, which were then reloaded per element. */
+typedef struct mk_ctx {
+    soc_pel *out;
+    const int32_t *ag, *bl, *rc, *piles, *pcap, *roff, *rn;
+    const int16_t *rval;
+    const uint64_t *pb;
+    int32_t W, B, R, plane, T, K;
+} mk_ctx;
+
+/* Appends everything cell (x, y) shows to owners seeing (vres, vrec), from the copies of
+ * the world (lv_ag ...), or zeros there (clear): its agent, block, recipe's amounts (from
+ * the recipe's template, mk_roff / mk_rval: every template entry is stored, the count
+ * advanced by the recipe's, so the cell costs no branch on what it holds) and piles. At
+ * most 2 + mk_tpl + R stores. */
+static inline int32_t mk_cell(const mk_ctx *c, int32_t nd, int32_t x, int32_t y, uint64_t vres,
+                              uint64_t vrec, bool clear)
+{
+    soc_pel *const out = c->out;
+    const int32_t cell = y * c->W + x, at = x * c->B + y;
+    const int16_t x16 = (int16_t)x, y16 = (int16_t)y;
+    const int32_t ag = c->ag[cell], bl = c->bl[cell], k0 = c->rc[cell] - 1;
+    const uint64_t pb = c->pb[cell] & vres;
+    out[nd] = (soc_pel){at, clear ? 0 : sat16(ag), x16, y16, -1};
+    nd += ag != 0;
+    out[nd] = (soc_pel){c->plane + at, (int16_t)!clear, x16, y16, -1};
+    nd += bl != 0;
+    const int32_t k = k0 >= 0 && ((vrec >> k0) & 1u) ? k0 : c->K; /* K: the empty template */
+    const int32_t *off = c->roff + (size_t)k * (size_t)c->T;
+    const int16_t *val = c->rval + (size_t)k * (size_t)c->T;
+    for (int32_t q = 0; q < c->T; q++)
+        out[nd + q] = (soc_pel){off[q] + at, clear ? 0 : val[q], x16, y16, -1};
+    nd += c->rn[k];
+    if (pb) {
+        const int32_t *pile = c->piles + (size_t)cell * (size_t)c->R;
+        for (uint64_t q = pb; q; q &= q - 1) {
+            const int32_t r = lowest_bit(q);
+            out[nd++] = (soc_pel){(2 + c->R + r) * c->plane + at,
+                                  clear ? 0 : pile16(pile[r], c->pcap[r]), x16, y16, -1};
+        }
+    }
+    return nd;
+}
+
+/* mk_cell for the cells of column x in `cells`, each seen by the vis pairs covering it
+ * (cols, ng pairs: with one, the pair). */
+static inline int32_t mk_cells(const mk_ctx *c, int32_t nd, int32_t x, uint64_t cells,
+                               const uint64_t *cols, int32_t ng, const uint64_t *gres,
+                               const uint64_t *grec, bool clear)
+{
+    for (; cells; cells &= cells - 1) {
+        const int32_t y = lowest_bit(cells);
+        uint64_t vres = gres[0], vrec = grec[0];
+        if (ng > 1) {
+            vres = vrec = 0;
+            for (int32_t g = 0; g < ng; g++)
+                if ((cols[(size_t)g * (size_t)c->W + (size_t)x] >> y) & 1u) {
+                    vres |= gres[g];
+                    vrec |= grec[g];
+                }
+        }
+        nd = mk_cell(c, nd, x, y, vres, vrec, clear);
+    }
+    return nd;
+}
+
+/* The changes of slot mv's union from its coverage at the previous pass (mv->cols) to this
+ * pass's (s->cov_cols, ng pairs gres / grec) and the world's changes (lv_scan) into mv->dl.
+ * Column by column: the cells that became covered, whose content did not change, write
+ * everything they show (mk_cell); those no longer covered clear it; the others whose
+ * content changed while covered (before or now), or where the coverage of some vis pair
+ * changed while covered before and now, are compared one by one: what the cell showed is
+ * its old content (lv_oag ... when it changed, else the current one) as the old vis saw
+ * it, what it shows its content as the new vis sees it, and listed are the agent and the
+ * block where they differ, the old recipe's amounts cleared and the new one's written
+ * where the recipe shown differs, the piles no longer shown cleared and those newly shown
+ * written (all shown, when the cell's piles changed). false when the list would not fit
+ * (the slot's viewers paint whole). */
+static bool mv_diff(soc *s, soc_mview *mv, int32_t ng, const uint64_t *gres, const uint64_t *grec)
+{
+    const int32_t W = s->W, B = s->B, R = s->R, og = mv->ng, plane = s->A * s->B;
+    const uint32_t pass = s->pt_pass;
+    const uint64_t *now = s->cov_cols, *was = mv->cols;
+    int32_t match[SOC_COV_GROUPS];
+    bool kept[SOC_COV_GROUPS] = {false};
+    for (int32_t g = 0; g < ng; g++) { /* the pairs of a coverage are distinct */
+        match[g] = -1;
+        for (int32_t h = 0; h < og && match[g] < 0; h++)
+            if (mv->gres[h] == gres[g] && mv->grec[h] == grec[g]) {
+                match[g] = h;
+                kept[h] = true;
+            }
+    }
+    const bool one = ng == 1 && og == 1 && match[0] == 0; /* one vis pair, kept */
+    /* a cell lists at most an agent, a block, two recipes and R piles, twice; a column at
+     * most H cells */
+    const int32_t most = 2 * (s->pt_cap / s->cells), column = s->H * most;
+    const int32_t *rc = soc_layer(s, s->L_recipes, 0);
+    const mk_ctx c = {.out = mv->dl,
+                      .ag = s->lv_ag,
+                      .bl = s->lv_bl,
+                      .rc = s->lv_rc,
+                      .piles = s->piles,
+                      .pcap = s->pile_obs,
+                      .roff = s->mk_roff,
+                      .rn = s->mk_rn,
+                      .rval = s->mk_rval,
+                      .pb = s->lv_pb,
+                      .W = W,
+                      .B = B,
+                      .R = R,
+                      .plane = plane,
+                      .T = s->mk_tpl,
+                      .K = s->K};
+    soc_pel *out = mv->dl;
+    int32_t nd = 0;
+    for (int32_t x = 0; x < W; x++) {
+        if (nd + column > s->pt_cap) return false;
+        uint64_t o = 0, n = 0, pair = 0; /* pair: a vis pair's coverage changed */
+        if (one) {
+            o = was[x];
+            n = now[x];
+        } else {
+            for (int32_t g = 0; g < ng; g++) {
+                const uint64_t cg = now[(size_t)g * (size_t)W + (size_t)x];
+                n |= cg;
+                pair |= cg ^ (match[g] >= 0 ? was[(size_t)match[g] * (size_t)W + (size_t)x] : 0);
+            }
+            for (int32_t h = 0; h < og; h++) {
+                const uint64_t ch = was[(size_t)h * (size_t)W + (size_t)x];
+                o |= ch;
+                pair |= kept[h] ? 0 : ch;
+            }
+        }
+        const uint64_t d = s->mk_dcol[x] & (o | n); /* content changed, covered */
+        const uint64_t came = n & ~o & ~d, went = o & ~n & ~d, each = d | (o & n & pair);
+        if (!(came | went | each)) continue;
+        nd = mk_cells(&c, nd, x, came, now, ng, gres, grec, false);
+        nd = mk_cells(&c, nd, x, went, was, og, mv->gres, mv->grec, true);
+        for (uint64_t b = each; b; b &= b - 1) {
+            const int32_t y = lowest_bit(b), cell = y * W + x, at = x * B + y;
+            const int16_t x16 = (int16_t)x, y16 = (int16_t)y;
+            const uint64_t bit = (uint64_t)1 << y;
+            uint64_t ores = 0, orec = 0, nres = 0, nrec = 0;
+            for (int32_t h = 0; h < og; h++)
+                if (was[(size_t)h * (size_t)W + (size_t)x] & bit) {
+                    ores |= mv->gres[h];
+                    orec |= mv->grec[h];
+                }
+            for (int32_t g = 0; g < ng; g++)
+                if (now[(size_t)g * (size_t)W + (size_t)x] & bit) {
+                    nres |= gres[g];
+                    nrec |= grec[g];
+                }
+            const bool ocov = (o & bit) != 0, ncov = (n & bit) != 0;
+            const int32_t ag = s->lv_ag[cell], bl = s->lv_bl[cell], k = rc[cell] - 1;
+            const uint64_t pb = s->lv_pb[cell];
+            int32_t oag = ag, obl = bl, ok = k;
+            uint64_t opb = pb;
+            bool piles = false; /* the cell's piles changed: every pile shown is written */
+            if (s->lv_cstamp[cell] == pass) {
+                oag = s->lv_oag[cell];
+                obl = s->lv_obl[cell];
+                ok = s->lv_orc[cell] - 1;
+                opb = s->lv_opb[cell];
+                piles = s->mk_pstamp[cell] == pass;
+            }
+            const int32_t sag = ncov ? ag : 0, sbl = ncov ? bl : 0;
+            if ((ocov ? oag : 0) != sag) out[nd++] = (soc_pel){at, sat16(sag), x16, y16, -1};
+            if ((ocov ? obl : 0) != sbl)
+                out[nd++] = (soc_pel){plane + at, (int16_t)(sbl != 0), x16, y16, -1};
+            const int32_t ko = ocov && ok >= 0 && ((orec >> ok) & 1u) ? ok : -1;
+            const int32_t kn = ncov && k >= 0 && ((nrec >> k) & 1u) ? k : -1;
+            if (ko != kn) {
+                if (ko >= 0) nd = mk_recipe(s, out, nd, ko, at, x16, y16, true);
+                if (kn >= 0) nd = mk_recipe(s, out, nd, kn, at, x16, y16, false);
+            }
+            const uint64_t os = ocov ? opb & ores : 0, ns = ncov ? pb & nres : 0;
+            const int32_t *pile = s->piles + (size_t)cell * (size_t)R;
+            for (uint64_t q = os & ~ns; q; q &= q - 1)
+                out[nd++] = (soc_pel){(2 + R + lowest_bit(q)) * plane + at, 0, x16, y16, -1};
+            for (uint64_t q = piles ? ns : ns & ~os; q; q &= q - 1) {
+                const int32_t r = lowest_bit(q);
+                out[nd++] = (soc_pel){(2 + R + r) * plane + at, pile16(pile[r], s->pile_obs[r]),
+                                      x16, y16, -1};
+            }
+        }
+    }
+    mv->n_dl = nd;
+    return true;
+}
+
+/* Brings slot mv's coverage to this pass (once per pass) and, when the slot held the
+ * previous pass's and lv_scan compared the world with it, lists what changed (mv_diff,
+ * dpass). More than SOC_COV_GROUPS vis pairs: the coverage is not kept (ng 0). */
+static void mv_track(soc *s, soc_mview *mv)
+{
+    const uint32_t pass = s->pt_pass;
+    if (mv->upass == pass) return;
+    uint64_t gres[SOC_COV_GROUPS], grec[SOC_COV_GROUPS];
+    const int32_t ng = mv_cover_columns(s, mv->owners, mv->n_owners, gres, grec);
+    mv->dpass = 0;
+    if (ng > 0 && mv->ng > 0 && mv->upass + 1 == pass && s->lv_cdiff == pass &&
+        mv_diff(s, mv, ng, gres, grec))
+        mv->dpass = pass;
+    mv->ng = ng > 0 ? ng : 0;
+    if (ng > 0) {
+        const size_t words = (size_t)ng * (size_t)s->W;
+        memcpy(mv->cols, s->cov_cols, sizeof *mv->cols * words);
+        memset(s->cov_cols, 0, sizeof *s->cov_cols * words);
+        memcpy(mv->gres, gres, sizeof *gres * (size_t)ng);
+        memcpy(mv->grec, grec, sizeof *grec * (size_t)ng);
+    }
+    mv->upass = pass;
+}
+
+/* The slot's union, every element, for this pass (built at its first need in the pass). */
+static void mv_fill(soc *s, soc_mview *mv)
+{
+    if (mv->el_pass == s->pt_pass) return;
+    const int32_t n = mv->n_owners;
+    memcpy(s->views, mv->owners, sizeof *s->views * (size_t)n);
+    mv->n_el = 0;
+    if (s->H > 64 || !mv_build_columns(s, n, mv)) {
+        if (s->pt_built != s->pt_pass || s->pt_pass == 0) pt_build(s);
+        mv_build_cells(s, n, mv);
+    }
+    mv->el_pass = s->pt_pass;
+}
+
+/* The slot for the owners in views[0 .. n-1]: the one holding that set (from this pass or
+ * an earlier one), else the least recently used one given it; NULL when this pass paints
+ * directly (mv_use), after noting whether the set repeated within the pass. Its union is
+ * built by mv_fill; with kept views its coverage is brought to this pass (mv_track). */
+static soc_mview *mv_find(soc *s, int32_t n)
 {
     /* painting directly, one pass in 16 checks whether sets repeat again */
     if (!s->mv_use && (s->pt_pass & 15) != 0) return NULL;
@@ -726,30 +1038,31 @@ static const soc_mview *mv_find(soc *s, int32_t n)
     }
     s->mv_viewers++;
     /* both sets without repeats, the same size, and every owner of the slot marked: equal */
-    for (int32_t i = 0; i < SOC_MV_SLOTS && !dup; i++) {
-        const soc_mview *mv = &s->mv[i];
-        if (mv->pass != s->pt_pass || s->pt_pass == 0 || mv->n_owners != n || mv->hash != hash)
-            continue;
+    soc_mview *mv = NULL;
+    for (int32_t i = 0; i < SOC_MV_SLOTS && !dup && !mv; i++) {
+        soc_mview *m = &s->mv[i];
+        if (m->pass == 0 || m->n_owners != n || m->hash != hash) continue;
         int32_t v = 0;
-        while (v < n && s->mv_mark[mv->owners[v]] == now) v++;
-        if (v == n) {
-            s->mv_hits++;
-            return s->mv_use ? mv : NULL;
-        }
+        while (v < n && s->mv_mark[m->owners[v]] == now) v++;
+        if (v == n) mv = m;
     }
-    soc_mview *mv = &s->mv[s->mv_next];
-    s->mv_next = (s->mv_next + 1) % SOC_MV_SLOTS;
+    if (mv) {
+        s->mv_hits += mv->pass == s->pt_pass;
+    } else {
+        mv = &s->mv[0];
+        for (int32_t i = 1; i < SOC_MV_SLOTS; i++)
+            if (s->mv[i].pass < mv->pass) mv = &s->mv[i];
+        mv->gen++;
+        mv->n_owners = n;
+        mv->hash = hash;
+        memcpy(mv->owners, s->views, sizeof *mv->owners * (size_t)n);
+        mv->el_pass = mv->upass = mv->dpass = 0;
+        mv->ng = 0;
+    }
     /* a set with repeats is never matched: its slot is left unused */
     mv->pass = dup ? 0 : s->pt_pass;
-    mv->n_owners = n;
-    mv->hash = hash;
-    memcpy(mv->owners, s->views, sizeof *mv->owners * (size_t)n);
     if (!s->mv_use) return NULL;
-    mv->n_el = 0;
-    if (s->H > 64 || !mv_build_columns(s, n, mv)) {
-        if (s->pt_built != s->pt_pass || s->pt_pass == 0) pt_build(s);
-        mv_build_cells(s, n, mv);
-    }
+    if (s->mk_on) mv_track(s, mv);
     return mv;
 }
 
@@ -827,11 +1140,6 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
  * tests/test_obs_incremental.c checks it against records written whole at every step). */
 
 enum { LV_CELL = 0, LV_OWNER = 1, LV_SHARE = 2 };
-
-/* An LV_CELL event's id is its cell's (x, y), x << LV_Y_BITS | y, divided once per changed
- * cell in lv_prepare rather than once per viewer's event (an idiv showed in the samples). */
-#define LV_Y_BITS 12
-_Static_assert(SOC_MAX_MAP <= 1 << LV_Y_BITS, "a map row or column fits LV_Y_BITS");
 
 /* soc_wrap without a division for the values the live views wrap (within one map size of
  * the range): a division per window and event was a measurable part of their real time,
@@ -935,18 +1243,10 @@ static void lv_resync(soc *s)
         s->lv_min_res &= s->vis_res[o];
         s->lv_min_rec &= s->vis_rec[o];
     }
-    const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
-                  *rc = soc_layer(s, s->L_recipes, 0);
-    memcpy(s->lv_ag, ag, sizeof *ag * (size_t)s->cells);
-    memcpy(s->lv_bl, bl, sizeof *bl * (size_t)s->cells);
-    memcpy(s->lv_rc, rc, sizeof *rc * (size_t)s->cells);
-    for (int32_t c = 0; c < s->cells; c++) s->lv_pb[c] = lv_pile_bits(s, c);
-    for (int32_t i = 0; i < s->lv_np; i++) s->lv_pmark[s->lv_plist[i]] = 0;
-    s->lv_np = 0;
+    /* the copies of the cells' content are lv_scan's, taken or brought up to date already */
     memset(s->lv_ostamp, 0, sizeof *s->lv_ostamp * (size_t)n);
     memset(s->lv_full, 0, sizeof *s->lv_full * (size_t)n);
     memset(s->lv_pass, 0, sizeof *s->lv_pass * (size_t)n);
-    memset(s->lv_cstamp, 0, sizeof *s->lv_cstamp * (size_t)s->cells);
     s->lv_sync_pass = s->pt_pass;
     s->lv_synced = true;
 }
@@ -961,6 +1261,71 @@ static void lv_touch(soc *s, int32_t cell, int32_t *nd)
     s->lv_orc[cell] = s->lv_rc[cell];
     s->lv_opb[cell] = s->lv_pb[cell];
     s->lv_dirty[(*nd)++] = cell;
+}
+
+/* Compares the copies of what the views show (lv_ag, lv_bl, lv_rc, lv_pb) with the world,
+ * once per pass, for the live views and the kept slots: the cells changed since the
+ * previous pass go to lv_dirty (their content before in lv_oag ..., their x, y in lv_dxy)
+ * and lv_cdiff is this pass. Copies that do not hold the previous pass's world (the first
+ * pass, after a reset, a pass that did not compare, a wrapped pass counter) are taken whole
+ * instead, and nothing is listed: whoever relies on the list paints whole this pass. The
+ * layers are compared 16 cells at a time: they rarely change. */
+static void lv_scan(soc *s)
+{
+    const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
+                  *rc = soc_layer(s, s->L_recipes, 0);
+    const int32_t cells = s->cells;
+    int32_t nd = 0;
+    if (!s->lv_cok || s->lv_cpass + 1 != s->pt_pass) {
+        memcpy(s->lv_ag, ag, sizeof *ag * (size_t)cells);
+        memcpy(s->lv_bl, bl, sizeof *bl * (size_t)cells);
+        memcpy(s->lv_rc, rc, sizeof *rc * (size_t)cells);
+        for (int32_t c = 0; c < cells; c++) s->lv_pb[c] = lv_pile_bits(s, c);
+        for (int32_t i = 0; i < s->lv_np; i++) s->lv_pmark[s->lv_plist[i]] = 0;
+        s->lv_np = 0;
+        memset(s->lv_cstamp, 0, sizeof *s->lv_cstamp * (size_t)cells);
+        s->lv_cok = true;
+        s->lv_cdiff = 0;
+    } else {
+        for (int32_t c0 = 0; c0 < cells; c0 += 16) {
+            const int32_t e = c0 + 16 <= cells ? c0 + 16 : cells;
+            uint32_t d = 0;
+            if (e - c0 == 16) {
+                for (int32_t k = 0; k < 16; k++)
+                    d |= (uint32_t)((ag[c0 + k] ^ s->lv_ag[c0 + k]) |
+                                    (bl[c0 + k] ^ s->lv_bl[c0 + k]) |
+                                    (rc[c0 + k] ^ s->lv_rc[c0 + k]));
+            } else {
+                d = 1;
+            }
+            if (!d) continue;
+            for (int32_t c = c0; c < e; c++) {
+                if (ag[c] == s->lv_ag[c] && bl[c] == s->lv_bl[c] && rc[c] == s->lv_rc[c]) continue;
+                lv_touch(s, c, &nd);
+                s->lv_ag[c] = ag[c];
+                s->lv_bl[c] = bl[c];
+                s->lv_rc[c] = rc[c];
+            }
+        }
+        for (int32_t i = 0; i < s->lv_np; i++) {
+            const int32_t c = s->lv_plist[i];
+            s->lv_pmark[c] = 0;
+            lv_touch(s, c, &nd);
+            s->lv_pb[c] = lv_pile_bits(s, c);
+            if (s->mk_pstamp) s->mk_pstamp[c] = s->pt_pass;
+        }
+        s->lv_np = 0;
+        s->lv_cdiff = s->pt_pass;
+    }
+    if (s->mk_dcol) /* the previous pass's, cleared */
+        for (int32_t i = 0; i < s->lv_nd; i++) s->mk_dcol[s->lv_dxy[i] >> LV_Y_BITS] = 0;
+    for (int32_t i = 0; i < nd; i++) {
+        const int32_t c = s->lv_dirty[i], x = c % s->W, y = c / s->W;
+        s->lv_dxy[i] = x << LV_Y_BITS | y;
+        if (s->mk_dcol) s->mk_dcol[x] |= (uint64_t)1 << y;
+    }
+    s->lv_nd = nd;
+    s->lv_cpass = s->pt_pass;
 }
 
 /* Applies the journal's map sharing changes; false when changes were lost. */
@@ -1002,6 +1367,8 @@ static void lv_prepare(soc *s)
         s->lv_work[v] = 0;
     }
     if (s->lv_synced && !lv_read_journal(s)) s->lv_synced = false;
+    if (s->lv_cpass != pass) lv_scan(s);
+    if (s->lv_cdiff != pass) s->lv_synced = false; /* the copies were taken whole */
     if (!s->lv_synced) {
         lv_resync(s);
         return;
@@ -1045,40 +1412,9 @@ static void lv_prepare(soc *s)
     s->lv_all_rec = all_rec;
     s->lv_min_res = min_res;
     s->lv_min_rec = min_rec;
-    /* cells whose layers or piles changed: 16 cells per test, the layers rarely change */
-    const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
-                  *rc = soc_layer(s, s->L_recipes, 0);
-    int32_t nd = 0;
-    const int32_t cells = s->cells;
-    for (int32_t c0 = 0; c0 < cells; c0 += 16) {
-        const int32_t e = c0 + 16 <= cells ? c0 + 16 : cells;
-        uint32_t d = 0;
-        if (e - c0 == 16) {
-            for (int32_t k = 0; k < 16; k++)
-                d |= (uint32_t)((ag[c0 + k] ^ s->lv_ag[c0 + k]) | (bl[c0 + k] ^ s->lv_bl[c0 + k]) |
-                                (rc[c0 + k] ^ s->lv_rc[c0 + k]));
-        } else {
-            d = 1;
-        }
-        if (!d) continue;
-        for (int32_t c = c0; c < e; c++) {
-            if (ag[c] == s->lv_ag[c] && bl[c] == s->lv_bl[c] && rc[c] == s->lv_rc[c]) continue;
-            lv_touch(s, c, &nd);
-            s->lv_ag[c] = ag[c];
-            s->lv_bl[c] = bl[c];
-            s->lv_rc[c] = rc[c];
-        }
-    }
-    for (int32_t i = 0; i < s->lv_np; i++) {
-        const int32_t c = s->lv_plist[i];
-        s->lv_pmark[c] = 0;
-        lv_touch(s, c, &nd);
-        s->lv_pb[c] = lv_pile_bits(s, c);
-    }
-    s->lv_np = 0;
-    /* each changed cell, for the viewers of the owners covering it */
+    /* each cell lv_scan found changed, for the viewers of the owners covering it */
     uint64_t *tmp = s->lv_tmp;
-    for (int32_t i = 0; i < nd; i++) {
+    for (int32_t i = 0; i < s->lv_nd; i++) {
         const int32_t c = s->lv_dirty[i];
         const uint64_t *cov = s->lv_cover + (size_t)c * (size_t)nw;
         memset(tmp, 0, sizeof *tmp * (size_t)nw);
@@ -1090,7 +1426,7 @@ static void lv_prepare(soc *s)
                 any = true;
             }
         if (!any) continue;
-        const int32_t xy = (c % s->W) << LV_Y_BITS | c / s->W;
+        const int32_t xy = s->lv_dxy[i];
         for (int32_t w = 0; w < nw; w++)
             for (uint64_t b = tmp[w]; b; b &= b - 1)
                 lv_push(s, w * 64 + lowest_bit(b), xy, LV_CELL, 1);
@@ -1361,17 +1697,24 @@ static inline bool lv_moved(const soc *s, int32_t o)
 
 /* A viewer that moved by one cell sees every cell one place further: its record is shifted
  * whole (a rotation of each channel's W x H torus) and then brought up to date like any
- * other, its own move being one of its events. (dx, dy): the move, each -1, 0 or 1 after
- * wrapping, and not both non-zero; false for any other move (painted whole). */
-static bool lv_shift_of(const soc *s, int32_t v, int32_t *dx, int32_t *dy)
+ * other, its own move being one of its events. (dx, dy): the move from (fx, fy) to (tx,
+ * ty), each -1, 0 or 1 after wrapping, and not both non-zero; false for any other move
+ * (painted whole). lv_shift_of: v's move since the live views' last pass. */
+static bool shift_between(const soc *s, int32_t fx, int32_t fy, int32_t tx, int32_t ty, int32_t *dx,
+                          int32_t *dy)
 {
-    int32_t x = s->ax[v] - s->lv_ox[v], y = s->ay[v] - s->lv_oy[v];
+    int32_t x = tx - fx, y = ty - fy;
     if (x == s->W - 1 || x == 1 - s->W) x = x > 0 ? -1 : 1;
     if (y == s->H - 1 || y == 1 - s->H) y = y > 0 ? -1 : 1;
     if (x < -1 || x > 1 || y < -1 || y > 1 || (x && y) || s->W < 3 || s->H < 3) return false;
     *dx = x;
     *dy = y;
     return true;
+}
+
+static bool lv_shift_of(const soc *s, int32_t v, int32_t *dx, int32_t *dy)
+{
+    return shift_between(s, s->lv_ox[v], s->lv_oy[v], s->ax[v], s->ay[v], dx, dy);
 }
 
 /* The shift's cost in the cells of lv_current: a memmove of the record (about 256 elements
@@ -1538,6 +1881,66 @@ static int32_t lv_views(soc *s, int32_t v)
     return n;
 }
 
+/* ---- kept merged views: the viewer's side (see "kept merged views" above) ---- */
+
+/* v's record now shows slot mv at this pass, where v is. */
+static void mk_note(soc *s, int32_t v, const soc_mview *mv)
+{
+    s->mk_slot[v] = (int32_t)(mv - s->mv);
+    s->mk_gen[v] = mv->gen;
+    s->mk_pass[v] = s->pt_pass;
+    s->mk_x[v] = s->ax[v];
+    s->mk_y[v] = s->ay[v];
+}
+
+/* v's slot for this pass, with its owner count in *n: when no map sharing changed since
+ * the previous pass and v's record showed a slot then, that slot (its set is v's), without
+ * asking for v's owners; else v's owners into s->views and mv_find (NULL when v's view
+ * is not merged). */
+static soc_mview *mk_lookup(soc *s, int32_t v, int32_t *n)
+{
+    const uint32_t pass = s->pt_pass;
+    const int32_t k = s->mk_slot[v];
+    if (s->mk_same && k >= 0 && s->mk_pass[v] + 1 == pass && s->mv[k].gen == s->mk_gen[v] &&
+        s->mv[k].pass != 0) {
+        soc_mview *mv = &s->mv[k];
+        s->mv_viewers++;
+        s->mv_hits += mv->pass == pass;
+        mv->pass = pass;
+        mv_track(s, mv);
+        *n = mv->n_owners;
+        return mv;
+    }
+    *n = s->lv_active ? lv_views(s, v) : soc_views(s, v);
+    if (!s->vis_bits || (*n <= 1 && !s->self_overlap)) return NULL;
+    return mv_find(s, *n);
+}
+
+/* Brings v's record (at o), which showed slot mv at the previous pass, to this pass: shifted
+ * by v's move, then the slot's changes stored. false (nothing written) when the record is
+ * not known to hold that, or v moved further than one cell. The record holds the grid's
+ * stored dtype (bytes with compact observations, s->grid_w8): the shift and the stores
+ * follow it. */
+static bool mk_store(soc *s, int32_t v, void *o, const soc_mview *mv)
+{
+    const uint32_t pass = s->pt_pass;
+    if (mv->dpass != pass || s->og_dst[v] != o || s->mk_slot[v] != (int32_t)(mv - s->mv) ||
+        s->mk_gen[v] != mv->gen || s->mk_pass[v] + 1 != pass)
+        return false;
+    if (s->ax[v] != s->mk_x[v] || s->ay[v] != s->mk_y[v]) {
+        int32_t dx, dy;
+        if (!shift_between(s, s->mk_x[v], s->mk_y[v], s->ax[v], s->ay[v], &dx, &dy))
+            return false;
+        lv_shift(s, o, dx, dy);
+    }
+    const soc_mview d = {.el = mv->dl, .n_el = mv->n_dl};
+    painter p = {.o = o, .n = 0, .cap = 0, .w8 = s->grid_w8};
+    mv_paint(s, v, &d, &p); /* cap 0: nothing listed */
+    s->og_n[v] = -1;        /* the painted-element list is not kept */
+    mk_note(s, v, mv);
+    return true;
+}
+
 bool soc_sees(const soc *s, int32_t viewer, int32_t target)
 {
     return viewer == target || !s->vis->active(s->ctx) || s->vis->visible(s->ctx, viewer, target);
@@ -1590,6 +1993,19 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
                  .n = 0,
                  .cap = s->og_cap,
                  .w8 = s->grid_w8};
+    soc_mview *mv = NULL; /* the slot, once looked up (kept views) */
+    int32_t n = 0;        /* then its owner count (the owners in s->views when not kept) */
+    if (s->mk_on && s->mv_use) {
+        mv = mk_lookup(s, agent, &n);
+        if (mv && mk_store(s, agent, o, mv)) {
+            if (s->lv_active) { /* the record is current: for the live views, painted whole */
+                s->lv_pass[agent] = s->pt_pass;
+                s->lv_n_full++;
+            }
+            hide_agents(s, agent, o);
+            return;
+        }
+    }
     if (s->lv_active) {
         const bool current = lv_current(s, agent, o);
         s->lv_pass[agent] = s->pt_pass;
@@ -1626,12 +2042,15 @@ static void write_grid(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     if (s->view == SOC_VIEW_WINDOW) {
         paint(s, agent, agent, false, &p);
     } else {
-        int32_t n = s->lv_active ? lv_views(s, agent) : soc_views(s, agent);
+        const bool looked = n > 0; /* by mk_lookup: its slot, if any, is mv */
+        if (!looked) n = s->lv_active ? lv_views(s, agent) : soc_views(s, agent);
         if (s->vis_bits && (n > 1 || s->self_overlap)) {
-            const soc_mview *mv = s->pt_cap ? mv_find(s, n) : NULL;
-            if (mv)
+            if (!looked && s->pt_cap) mv = mv_find(s, n);
+            if (mv) {
+                mv_fill(s, mv);
                 mv_paint(s, agent, mv, &p);
-            else if (s->H > 64 || !paint_merged_columns(s, agent, n, &p))
+                if (s->mk_on) mk_note(s, agent, mv);
+            } else if (s->H > 64 || !paint_merged_columns(s, agent, n, &p))
                 paint_merged(s, agent, n, &p);
         } else {
             for (int32_t i = 0; i < n; i++) paint(s, agent, s->views[i], true, &p);
@@ -1763,7 +2182,10 @@ static polis_status declare_ranges(soc *s, int32_t grid, int32_t inv, int32_t po
 static polis_status lv_on_reset(polis_ctx *ctx, void *ud)
 {
     (void)ctx;
-    ((soc *)ud)->lv_synced = false;
+    soc *s = ud;
+    s->lv_synced = false;
+    s->lv_cok = false;    /* a new world: the copies are taken whole */
+    s->mk_seq_ok = false; /* and the sharing may be another */
     return POLIS_OK;
 }
 
@@ -1792,9 +2214,10 @@ static polis_status lv_setup(soc *s)
         LA(lv_ostamp, n) || LA(lv_ag, cells) || LA(lv_bl, cells) || LA(lv_rc, cells) ||
         LA(lv_pb, cells) || LA(lv_oag, cells) || LA(lv_obl, cells) || LA(lv_orc, cells) ||
         LA(lv_opb, cells) || LA(lv_cstamp, cells) || LA(lv_pmark, cells) || LA(lv_plist, cells) ||
-        LA(lv_dirty, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) || LA(lv_next, s->lv_cap) ||
-        LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) || LA(lv_stable, nw) ||
-        LA(lv_nown, n) || LA(lv_edge, (size_t)(2 + 2 * s->R) * (size_t)(s->W > s->H ? s->W : s->H)))
+        LA(lv_dirty, cells) || LA(lv_dxy, cells) || LA(lv_head, n) || LA(lv_ev, s->lv_cap) ||
+        LA(lv_next, s->lv_cap) || LA(lv_full, n) || LA(lv_vmark, n) || LA(lv_work, n) ||
+        LA(lv_stable, nw) || LA(lv_nown, n) ||
+        LA(lv_edge, (size_t)(2 + 2 * s->R) * (size_t)(s->W > s->H ? s->W : s->H)))
         return POLIS_ERR_NOMEM;
 #undef LA
     s->lv_on = s->lv_active = true;
@@ -1881,6 +2304,50 @@ polis_status soc_register_observations(soc *s)
         }
     }
     if (s->vis_bits && s->view == SOC_VIEW_MAP && (st = lv_setup(s))) return st;
+    /* kept merged views: the slots, the live views' copies of the world, the column sets */
+    if (s->pt_cap && s->lv_on && s->H <= 64) {
+        if (!(s->mk_slot = soc_alloc(s, sizeof *s->mk_slot * n)) ||
+            !(s->mk_gen = soc_alloc(s, sizeof *s->mk_gen * n)) ||
+            !(s->mk_pass = soc_alloc(s, sizeof *s->mk_pass * n)) ||
+            !(s->mk_x = soc_alloc(s, sizeof *s->mk_x * n)) ||
+            !(s->mk_y = soc_alloc(s, sizeof *s->mk_y * n)) ||
+            !(s->mk_dcol = soc_alloc(s, sizeof *s->mk_dcol * (size_t)s->W)) ||
+            !(s->mk_pstamp = soc_alloc(s, sizeof *s->mk_pstamp * (size_t)s->cells)))
+            return POLIS_ERR_NOMEM;
+        for (int32_t i = 0; i < SOC_MV_SLOTS; i++) {
+            soc_mview *mv = &s->mv[i];
+            if (!(mv->cols = soc_alloc(s, sizeof *mv->cols * SOC_COV_GROUPS * (size_t)s->W)) ||
+                !(mv->dl = soc_alloc(s, sizeof *mv->dl * (size_t)s->pt_cap)))
+                return POLIS_ERR_NOMEM;
+        }
+        for (size_t v = 0; v < n; v++) s->mk_slot[v] = -1;
+        /* each recipe's amounts as a template (mk_cell), and an empty one (K) */
+        int32_t T = 1;
+        for (int32_t k = 0; k < s->K; k++)
+            if (s->rec[k].n_in + s->rec[k].n_out > T) T = s->rec[k].n_in + s->rec[k].n_out;
+        const size_t tpl = (size_t)(s->K + 1) * (size_t)T;
+        if (!(s->mk_roff = soc_alloc(s, sizeof *s->mk_roff * tpl)) ||
+            !(s->mk_rval = soc_alloc(s, sizeof *s->mk_rval * tpl)) ||
+            !(s->mk_rn = soc_alloc(s, sizeof *s->mk_rn * (size_t)(s->K + 1))))
+            return POLIS_ERR_NOMEM;
+        for (int32_t k = 0; k < s->K; k++) {
+            const soc_recipe *rec = &s->rec[k];
+            int32_t q = 0;
+            for (int32_t i = 0; i < rec->n_in; i++, q++) {
+                const soc_amount *a = &s->amounts[rec->in + i];
+                s->mk_roff[k * T + q] = (2 + a->res) * (int32_t)plane;
+                s->mk_rval[k * T + q] = sat16(-a->n);
+            }
+            for (int32_t i = 0; i < rec->n_out; i++, q++) {
+                const soc_amount *a = &s->amounts[rec->out + i];
+                s->mk_roff[k * T + q] = (2 + a->res) * (int32_t)plane;
+                s->mk_rval[k * T + q] = sat16(a->n);
+            }
+            s->mk_rn[k] = q;
+        }
+        s->mk_tpl = T;
+        s->mk_on = true;
+    }
     if ((s->pt_cap || s->lv_on) &&
         (st = h->hook(s->ctx, POLIS_PHASE_OBSERVE, SOC_LAST_PRIORITY, on_observe, s)))
         return st;

@@ -881,6 +881,8 @@ static void test_society_compact(void)
     society_compact("rulesets/exploration/exploration_physical.json", "{" PILE127 "}", 300, i8);
     society_compact("rulesets/social_structure/ind_group.json", "{" PILE127 "}", 300, i8);
     society_compact("rulesets/social_structure/dynamic_hard.json", "{" PILE127 "}", 300, i8);
+    society_compact("rulesets/social_structure/connection_hard.json", "{" PILE127 "}", 300, i8);
+    society_compact("rulesets/social_structure/ovlp_group_hard.json", "{" PILE127 "}", 300, i8);
     society_compact("rulesets/contract/contract.json", "{" PILE127 "}", 240, i8);
     /* no recipe: every value >= 0, u8, agent ids past 127 (some hidden) */
     society_compact("rulesets/exploration/exploration.json",
