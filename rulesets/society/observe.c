@@ -1929,8 +1929,7 @@ static bool mk_store(soc *s, int32_t v, void *o, const soc_mview *mv)
         return false;
     if (s->ax[v] != s->mk_x[v] || s->ay[v] != s->mk_y[v]) {
         int32_t dx, dy;
-        if (!shift_between(s, s->mk_x[v], s->mk_y[v], s->ax[v], s->ay[v], &dx, &dy))
-            return false;
+        if (!shift_between(s, s->mk_x[v], s->mk_y[v], s->ax[v], s->ay[v], &dx, &dy)) return false;
         lv_shift(s, o, dx, dy);
     }
     const soc_mview d = {.el = mv->dl, .n_el = mv->n_dl};
