@@ -96,6 +96,17 @@ static inline void rb_ch(rbuf *b, char c)
 
 static void rb_puts(rbuf *b, const char *s) { rb_put(b, s, strlen(s)); }
 
+/* n bytes copied in 64-byte blocks of fixed-size moves (then the rest), for the large copies of
+ * a tick (a keyframe's tiles, 16 KiB on survival): libc's memcpy takes `rep movsb` at that size,
+ * which valgrind counts a byte at a time; on the CPU the two cost about the same. */
+static void copy_blocks(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    for (; n >= 64; n -= 64, d += 64, s += 64) memcpy(d, s, 64);
+    if (n) memcpy(d, s, n);
+}
+
 /* A string literal, its length known at compile time. */
 #define RB_LIT(b, lit) rb_put((b), "" lit, sizeof(lit) - 1)
 
@@ -291,6 +302,7 @@ typedef struct sorted_list {
      * since (kchg), their old and new elements sorted by key through pprev and pcur. `fast`:
      * this tick's scene is read that way (no sorted copy unless a keyframe needs one). */
     bool kept, fast;
+    polis_scene_kept kp; /* the slots of this tick's scene, when `fast` (take_scene) */
     int32_t kslots;
     uint64_t kseen;
     int32_t *kpos, *kchg; /* [kslots + 1] */
@@ -891,7 +903,10 @@ static void writer_put(polis_recorder *r)
     memcpy(q, r->line.p, r->line.len);
     q += r->line.len;
     for (int i = 0; i < r->n_ops; i++) {
-        memcpy(q, r->ops[i].src, r->ops[i].len);
+        if (r->ops[i].len >= 4096)
+            copy_blocks(q, r->ops[i].src, r->ops[i].len);
+        else
+            memcpy(q, r->ops[i].src, r->ops[i].len);
         q += r->ops[i].len;
     }
     w->len[w->fill] += size;
@@ -1770,8 +1785,8 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
         int32_t cap;
         const char *el = scene_list(s, i, &l->n, &cap);
         l->el = el;
-        polis_scene_kept kp = {0};
-        l->fast = l->kept && polis_env_scene_kept(r->env, i, &kp) == POLIS_OK && kp.whole;
+        polis_scene_kept *kp = &l->kp;
+        l->fast = l->kept && polis_env_scene_kept(r->env, i, kp) == POLIS_OK && kp->whole;
         if (l->fast) continue; /* sorted only for a keyframe (sort_kept) */
         if (l->kept) { /* another plugin appended to the list: the previous one in key order */
             sort_into(l, d, l->raw, l->prev, (size_t)l->n_prev);
@@ -1853,7 +1868,7 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
 /* Remembers a whole scene (after a keyframe) for the next diff. */
 static void keep_scene(polis_recorder *r, const polis_scene *s)
 {
-    if (r->cells) memcpy(r->prev_tiles, s->tiles, r->cells * sizeof *s->tiles);
+    if (r->cells) copy_blocks(r->prev_tiles, s->tiles, r->cells * sizeof *s->tiles);
     for (int32_t l = 0; r->cells && l < s->n_layers; l++)
         r->tile_ver[l] = polis_env_scene_layer_version(r->env, l);
     if (s->n_agents) memcpy(r->prev_agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
@@ -2001,6 +2016,33 @@ static uint32_t things_by_id(const polis_scene_thing **p, const polis_scene_thin
     return m;
 }
 
+/* p[0 .. n) put in id order (an insertion sort; the ids of one side are unique) */
+static inline void things_in_order(const polis_scene_thing **p, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) {
+        const polis_scene_thing *t = p[i];
+        uint32_t j = i;
+        for (; j > 0 && p[j - 1]->id > t->id; j--) p[j] = p[j - 1];
+        p[j] = t;
+    }
+}
+
+/* The things' OP_LIST: added, moved and deleted things, each group in id order */
+static void put_few_things(polis_recorder *r, const polis_scene_thing *const *add, uint32_t na,
+                           const polis_scene_thing *const *mov, uint32_t nm,
+                           const polis_scene_thing *const *del, uint32_t nd)
+{
+    sorted_list *l = &r->lists[L_THINGS];
+    uint32_t h[4] = {L_THINGS, na, nm, nd};
+    char *q = l->out;
+    memcpy(q, h, sizeof h);
+    q += sizeof h;
+    for (uint32_t k = 0; k < na; k++, q += sizeof **add) memcpy(q, add[k], sizeof **add);
+    for (uint32_t k = 0; k < nm; k++, q += sizeof **mov) memcpy(q, mov[k], sizeof **mov);
+    for (uint32_t k = 0; k < nd; k++, q += sizeof **del) memcpy(q, del[k], sizeof **del);
+    add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
+}
+
 /* A few changed slots of kept things (Survival's two or three mobs a tick): the OP_LIST that
  * sort_slots and merge_lists give, with the ids, kinds, labels and places compared inline
  * instead of through a sort key and the list's functions (most of a recorded tick's diff). */
@@ -2010,9 +2052,40 @@ static void diff_few_things(polis_recorder *r, const polis_scene_thing *el, cons
     sorted_list *l = &r->lists[L_THINGS];
     const polis_scene_thing *po[KEPT_FEW], *pn[KEPT_FEW], *add[KEPT_FEW], *mov[KEPT_FEW],
         *del[KEPT_FEW];
+    uint32_t na = 0, nm = 0, nd = 0;
+    /* Most ticks: each changed slot holds the thing it held (moved), or only one side of the
+     * slots is new or gone. Paired by slot, no merge by id is needed: each side's unpaired
+     * things are adds or dels as they are; the three arrays are put in id order after. When
+     * things of both sides are unpaired (an id that changed slots, a slot whose id changed),
+     * the merge by id below decides. */
+    const polis_scene_thing *prev = l->prev;
+    uint32_t lone_old = 0, lone_new = 0;
+    for (int32_t k = 0; k < nch; k++) {
+        int32_t slot = l->kchg[k], io = l->kpos[slot], in = where[slot];
+        const polis_scene_thing *o = io >= 0 ? &prev[io] : NULL, *n = in >= 0 ? &el[in] : NULL;
+        if (o && n && o->id == n->id) {
+            /* labels are NUL to the end of their arrays: two empty ones (a mob's) are equal */
+            if (n->kind != o->kind ||
+                ((n->label[0] || o->label[0]) && memcmp(n->label, o->label, sizeof n->label) != 0))
+                add[na++] = n; /* replaced: a thing's add replaces it */
+            else if (n->x != o->x || n->y != o->y)
+                mov[nm++] = n;
+            continue;
+        }
+        if (o) del[nd++] = o, lone_old++;
+        if (n) add[na++] = n, lone_new++;
+    }
+    if (!(lone_old && lone_new)) {
+        if (!(na + nm + nd)) return;
+        things_in_order(add, na);
+        things_in_order(mov, nm);
+        things_in_order(del, nd);
+        put_few_things(r, add, na, mov, nm, del, nd);
+        return;
+    }
+    na = nm = nd = 0;
     uint32_t no = things_by_id(po, l->prev, l->kpos, l->kchg, nch);
     uint32_t nn = things_by_id(pn, el, where, l->kchg, nch);
-    uint32_t na = 0, nm = 0, nd = 0;
     for (uint32_t i = 0, j = 0; i < nn || j < no;) {
         int c = i >= nn ? 1 : j >= no ? -1 : (pn[i]->id > po[j]->id) - (pn[i]->id < po[j]->id);
         if (c < 0) {
@@ -2029,14 +2102,7 @@ static void diff_few_things(polis_recorder *r, const polis_scene_thing *el, cons
         if (c >= 0) j++;
     }
     if (!(na + nm + nd)) return;
-    uint32_t h[4] = {L_THINGS, na, nm, nd};
-    char *q = l->out;
-    memcpy(q, h, sizeof h);
-    q += sizeof h;
-    for (uint32_t k = 0; k < na; k++, q += sizeof **add) memcpy(q, add[k], sizeof **add);
-    for (uint32_t k = 0; k < nm; k++, q += sizeof **mov) memcpy(q, mov[k], sizeof **mov);
-    for (uint32_t k = 0; k < nd; k++, q += sizeof **del) memcpy(q, del[k], sizeof **del);
-    add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
+    put_few_things(r, add, na, mov, nm, del, nd);
 }
 
 /* An element of a list of `size` bytes copied: a thing's size known to the compiler (inline
@@ -2057,11 +2123,10 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
 {
     const list_desc *d = &LISTS[which];
     sorted_list *l = &r->lists[which];
-    polis_scene_kept kp;
+    const polis_scene_kept kp = l->kp; /* read by take_scene for this scene */
     int32_t n, cap;
     const char *el = scene_list(s, which, &n, &cap);
     char *prev = l->prev;
-    if (polis_env_scene_kept(r->env, which, &kp) != POLIS_OK) return;
     int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
     if (which == L_THINGS && nch <= KEPT_FEW) {
         diff_few_things(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
@@ -2128,13 +2193,25 @@ static void diff(polis_recorder *r, const polis_scene *s)
     bool any = false;
     for (int32_t l = 0; r->cells && l < s->n_layers; l++) {
         /* a layer its callbacks said is as it was (the "scene" host API) is not compared */
-        uint64_t ver = polis_env_scene_layer_version(r->env, l);
+        uint64_t ver = polis_env_scene_layer_version(r->env, l), since;
         if (ver == r->tile_ver[l]) continue;
+        /* the rows its callbacks said they rewrote since the copy's version: only those */
+        const uint64_t *rows = polis_env_scene_layer_rows(r->env, l, &since);
+        if (since != r->tile_ver[l]) rows = NULL;
         r->tile_ver[l] = ver;
-        if (memcmp(s->tiles + (size_t)l * plane, r->prev_tiles + (size_t)l * plane,
-                   plane * sizeof *s->tiles) == 0)
+        if (!rows && memcmp(s->tiles + (size_t)l * plane, r->prev_tiles + (size_t)l * plane,
+                            plane * sizeof *s->tiles) == 0)
             continue; /* most layers of most ticks */
         for (size_t y = 0; y < (size_t)s->height; y++) {
+            if (rows) { /* the next row said, or the next word */
+                uint64_t left = rows[y / 64] >> (y % 64);
+                if (!left) {
+                    y |= 63;
+                    continue;
+                }
+                y += (size_t)__builtin_ctzll(left);
+                if (y >= (size_t)s->height) break;
+            }
             size_t row = (size_t)l * plane + y * w;
             const int32_t *ct = s->tiles + row;
             int32_t *pt = r->prev_tiles + row;
@@ -2294,12 +2371,22 @@ polis_status polis_recorder_step(polis_recorder *r)
         char *q = r->head.p;
         memcpy(q, &tick, sizeof tick);
         q += sizeof tick;
-        memcpy(q, io->actions, 4 * (size_t)n);
-        memcpy(q + 4 * (size_t)n, io->rewards, 4 * (size_t)n);
-        q += 8 * (size_t)n;
-        memcpy(q, io->terminations, (size_t)n);
-        memcpy(q + n, io->truncations, (size_t)n);
-        memcpy(q + 2 * (size_t)n, io->illegal, (size_t)n);
+        if (n <= 4) { /* a few agents: inline stores, not five calls */
+            for (int32_t a = 0; a < n; a++) {
+                memcpy(q + 4 * (size_t)a, &io->actions[a], 4);
+                memcpy(q + 4 * (size_t)(n + a), &io->rewards[a], 4);
+                q[8 * n + a] = (char)io->terminations[a];
+                q[9 * n + a] = (char)io->truncations[a];
+                q[10 * n + a] = (char)io->illegal[a];
+            }
+        } else {
+            memcpy(q, io->actions, 4 * (size_t)n);
+            memcpy(q + 4 * (size_t)n, io->rewards, 4 * (size_t)n);
+            q += 8 * (size_t)n;
+            memcpy(q, io->terminations, (size_t)n);
+            memcpy(q + n, io->truncations, (size_t)n);
+            memcpy(q + 2 * (size_t)n, io->illegal, (size_t)n);
+        }
         add_op(r, OP_HEAD, r->head.p, hs);
     }
     for (int32_t a = 0; a < n; a++) r->returns[a] += io->rewards[a];

@@ -92,6 +92,13 @@ struct polis__looks {
     uint64_t *layer_ver;
     bool *layer_same;
     uint64_t ver_last; /* the last version given */
+    /* [scene.n_layers]: the rows the callbacks said they rewrote ("scene" host API 3;
+     * row_words words a layer), whether they said any in the scene being written, and the
+     * version the last scene's rows are relative to (0: none, polis_env_scene_layer_rows) */
+    uint64_t *rows;
+    bool *rows_said;
+    uint64_t *rows_since;
+    int32_t row_words;
     kept_list kl[3];   /* [POLIS_SCENE_*]: kept things and edges */
     uint64_t scene_no; /* polis_env_scene_number */
 };
@@ -577,6 +584,36 @@ static polis_status h_layer_same(polis_ctx *ctx, const polis_scene *scene, int32
     return POLIS_OK;
 }
 
+static polis_status h_layer_rows(polis_ctx *ctx, const polis_scene *scene, int32_t layer,
+                                 const uint64_t *rows, int32_t n_words)
+{
+    polis__looks *lk = ctx->env->looks;
+    if (!lk || !lk->running || lk->running->ctx != ctx || scene != &lk->scene) {
+        polis__ctx_error(ctx, "scene layer_rows: only in the plugin's own scene callback, for "
+                              "the scene it was handed");
+        return POLIS_ERR_STATE;
+    }
+    if (layer < 0 || layer >= scene->n_layers || !lk->kept[layer]) {
+        polis__ctx_error(ctx, "scene layer_rows: %d is not a kept layer (look_keep_layer)",
+                         (int)layer);
+        return POLIS_ERR_INVALID;
+    }
+    if (!rows || n_words < 1 || n_words > lk->row_words) {
+        polis__ctx_error(ctx, "scene layer_rows: %d words of rows%s, not 1..%d", (int)n_words,
+                         rows ? "" : " (NULL)", (int)lk->row_words);
+        return POLIS_ERR_INVALID;
+    }
+    uint64_t *mine = lk->rows + (size_t)layer * (size_t)lk->row_words;
+    if (!lk->rows_said[layer]) {
+        for (int32_t i = 0; i < lk->row_words; i++) mine[i] = 0;
+        lk->rows_said[layer] = true;
+    }
+    for (int32_t i = 0; i < n_words; i++) mine[i] |= rows[i];
+    int32_t tail = scene->height % 64; /* no bits past the map's last row */
+    if (n_words == lk->row_words && tail) mine[n_words - 1] &= (UINT64_C(1) << tail) - 1;
+    return POLIS_OK;
+}
+
 /* ---- kept lists (the "scene" host API, version 2) ------------------------------------------ */
 
 static size_t el_size(int32_t list)
@@ -703,6 +740,29 @@ static polis_status h_thing_put(polis_ctx *ctx, polis_scene *scene, int32_t slot
     return POLIS_OK;
 }
 
+static polis_status h_thing_move(polis_ctx *ctx, polis_scene *scene, int32_t slot, int32_t x,
+                                 int32_t y)
+{
+    kept_list *kl;
+    polis_status st = kept_slot(ctx, scene, "thing_move", POLIS_SCENE_THINGS, slot, &kl);
+    if (st) return st;
+    int32_t at = kl->where[slot];
+    if (at < 0) {
+        polis__ctx_error(ctx, "scene thing_move: slot %d is empty (thing_put it first)", (int)slot);
+        return POLIS_ERR_INVALID;
+    }
+    polis_scene_thing *t = &scene->things[at];
+    if (x < 0 || y < 0 || x >= scene->width || y >= scene->height) {
+        polis__ctx_error(ctx, "thing_move %d: (%d, %d) is outside the %d x %d map", (int)t->id,
+                         (int)x, (int)y, (int)scene->width, (int)scene->height);
+        return POLIS_ERR_INVALID;
+    }
+    t->x = x;
+    t->y = y;
+    kept_touch(ctx->env->looks, kl, slot);
+    return POLIS_OK;
+}
+
 static polis_status h_edge_put(polis_ctx *ctx, polis_scene *scene, int32_t slot, const char *from,
                                const char *to, const char *kind, float weight)
 {
@@ -753,6 +813,8 @@ static const polis_scene_api scene_api = {
     .thing_put = h_thing_put,
     .edge_put = h_edge_put,
     .slot_clear = h_slot_clear,
+    .thing_move = h_thing_move,
+    .layer_rows = h_layer_rows,
 };
 
 static int32_t h_look_kind_find(polis_ctx *ctx, const char *name)
@@ -848,6 +910,16 @@ uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer)
     return env->looks->layer_ver[layer];
 }
 
+const uint64_t *polis_env_scene_layer_rows(const polis_env *env, int32_t layer, uint64_t *since)
+{
+    if (since) *since = 0;
+    if (!env || !env->looks || !env->looks->allocated || layer < 0 ||
+        layer >= env->looks->scene.n_layers || !env->looks->rows_since[layer])
+        return NULL;
+    if (since) *since = env->looks->rows_since[layer];
+    return env->looks->rows + (size_t)layer * (size_t)env->looks->row_words;
+}
+
 uint64_t polis_env_scene_number(const polis_env *env)
 {
     return env && env->looks ? env->looks->scene_no : 0;
@@ -929,9 +1001,15 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
     size_t nl = (size_t)s->n_layers;
     lk->layer_ver = nl ? polis__alloc(env, nl * sizeof *lk->layer_ver) : NULL;
     lk->layer_same = nl ? polis__alloc(env, nl * sizeof *lk->layer_same) : NULL;
+    lk->row_words = (s->height + 63) / 64;
+    size_t nrows = nl * (size_t)lk->row_words;
+    lk->rows = nrows ? polis__alloc(env, nrows * sizeof *lk->rows) : NULL;
+    lk->rows_said = nl ? polis__alloc(env, nl * sizeof *lk->rows_said) : NULL;
+    lk->rows_since = nl ? polis__alloc(env, nl * sizeof *lk->rows_since) : NULL;
     if ((cells && !s->tiles) || (n && !s->agents) || (nstats && !s->stats) ||
         (things && !s->things) || (nodes && !s->nodes) || (edges && !s->edges) ||
-        (nl && (!lk->layer_ver || !lk->layer_same)))
+        (nl && (!lk->layer_ver || !lk->layer_same)) ||
+        (nl && ((nrows && !lk->rows) || !lk->rows_said || !lk->rows_since)))
         return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
     for (int32_t list = 0; list < 3; list++) {
         kept_list *kl = &lk->kl[list];
@@ -960,6 +1038,15 @@ static polis_status ensure_looks(polis_env *env)
     return env->looks ? POLIS_OK : polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
 }
 
+/* n bytes set to 0xff in 64-byte blocks of fixed-size stores: libc's memset takes `rep stosb`
+ * for a 64x64 layer, which valgrind counts a byte at a time (on the CPU about the same). */
+static void fill_ff(void *dst, size_t n)
+{
+    char *d = dst;
+    for (; n >= 64; n -= 64, d += 64) memset(d, 0xff, 64);
+    if (n) memset(d, 0xff, n);
+}
+
 polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
 {
     if (!env) return POLIS_ERR_INVALID;
@@ -985,8 +1072,10 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     size_t plane = (size_t)s->width * (size_t)s->height;
     for (int32_t l = 0; l < s->n_layers; l++) {
         if (fresh || !lk->kept[l]) /* every byte 0xff: -1 */
-            memset(s->tiles + (size_t)l * plane, 0xff, plane * sizeof *s->tiles);
+            fill_ff(s->tiles + (size_t)l * plane, plane * sizeof *s->tiles);
         lk->layer_same[l] = false;
+        lk->rows_said[l] = false;
+        lk->rows_since[l] = 0;
     }
     lk->scene_episode = -1;
     lk->fresh = fresh;
@@ -1024,9 +1113,13 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     }
     for (int32_t list = 0; list < 3; list++)
         lk->kl[list].whole = lk->kl[list].n == *list_count(s, list);
-    /* a new version for each layer the callbacks may have changed */
+    /* a new version for each layer the callbacks may have changed; the rows they said they
+     * rewrote are relative to the version before */
     for (int32_t l = 0; l < s->n_layers; l++)
-        if (fresh || !lk->layer_same[l]) lk->layer_ver[l] = ++lk->ver_last;
+        if (fresh || !lk->layer_same[l]) {
+            if (!fresh && lk->rows_said[l]) lk->rows_since[l] = lk->layer_ver[l];
+            lk->layer_ver[l] = ++lk->ver_last;
+        }
     lk->scene_episode = env->episode;
     *out = s;
     return POLIS_OK;
@@ -1059,6 +1152,9 @@ static void looks_free(polis_env *env)
         polis__free(env, s->edges, (size_t)s->cap_edges * sizeof *s->edges);
         polis__free(env, lk->layer_ver, (size_t)s->n_layers * sizeof *lk->layer_ver);
         polis__free(env, lk->layer_same, (size_t)s->n_layers * sizeof *lk->layer_same);
+        polis__free(env, lk->rows, (size_t)s->n_layers * (size_t)lk->row_words * sizeof *lk->rows);
+        polis__free(env, lk->rows_said, (size_t)s->n_layers * sizeof *lk->rows_said);
+        polis__free(env, lk->rows_since, (size_t)s->n_layers * sizeof *lk->rows_since);
     }
     for (int32_t list = 0; list < 3; list++) {
         kept_list *kl = &lk->kl[list];

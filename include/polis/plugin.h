@@ -650,9 +650,10 @@ typedef struct polis_actions_api {
  * layers"). A reader that keeps a copy of the last scene (the recorder) compares every kept
  * layer with it each time, a memcmp of the whole map per layer per tick; a scene callback
  * that knows it wrote nothing into a kept layer says so, and the reader skips it
- * (polis_env_scene_layer_version, polis/scene.h). */
+ * (polis_env_scene_layer_version, polis/scene.h). Version 2 keeps things and edges in slots,
+ * version 3 names the rows of a kept layer a scene rewrote and moves a kept thing. */
 #define POLIS_SCENE_API "scene"
-#define POLIS_SCENE_API_VERSION 2
+#define POLIS_SCENE_API_VERSION 3
 
 typedef struct polis_scene_api {
     uint32_t version;
@@ -696,6 +697,28 @@ typedef struct polis_scene_api {
     polis_status (*edge_put)(polis_ctx *ctx, polis_scene *scene, int32_t slot, const char *from,
                              const char *to, const char *kind, float weight);
     polis_status (*slot_clear)(polis_ctx *ctx, polis_scene *scene, int32_t list, int32_t slot);
+
+    /* Version 3: scenes that say where they changed (docs/kernel.md, "Kept layers", "Kept
+     * lists"). In the plugin's own scene callback, as layer_same and thing_put:
+     *
+     * thing_move: the thing held in kept thing slot `slot` moves to (x, y), its id, kind and
+     * label kept — what thing_put with them would do, without the label's copy and checks.
+     * POLIS_ERR_INVALID (message set) for an empty slot, a place outside the map, a slot out
+     * of range or things not kept by this plugin; POLIS_ERR_STATE outside the callback.
+     *
+     * layer_rows: the kept layer `layer` holds what it held after the previous scene except in
+     * the rows whose bits are set in rows[0 .. n_words) (row y: bit y % 64 of rows[y / 64];
+     * bits of rows past the map's height are ignored) — this callback wrote only those rows,
+     * and no other callback writes the layer. Calls in one scene add up. A reader with a copy
+     * of the layer compares only those rows (polis_env_scene_layer_rows, polis/scene.h).
+     * Ignored when the scene is fresh or the layer is said the same (layer_same). Leaving a
+     * changed row out is the plugin's bug: readers then miss the change. POLIS_ERR_INVALID
+     * for a layer that is not kept, rows NULL or n_words outside 1 .. (height + 63) / 64;
+     * POLIS_ERR_STATE outside the callback; messages set. Neither allocates. */
+    polis_status (*thing_move)(polis_ctx *ctx, polis_scene *scene, int32_t slot, int32_t x,
+                               int32_t y);
+    polis_status (*layer_rows)(polis_ctx *ctx, const polis_scene *scene, int32_t layer,
+                               const uint64_t *rows, int32_t n_words);
 } polis_scene_api;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

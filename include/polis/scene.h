@@ -55,6 +55,16 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out);
  * 0 for a layer of a scene written; 0 for a bad env or layer, or before the first scene. */
 uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer);
 
+/* The rows of kept layer `layer` that the callbacks of the scene last written said they
+ * rewrote (the "scene" host API's layer_rows, polis/plugin.h): a bitmap, row y at bit y % 64 of
+ * word y / 64, (height + 63) / 64 words (borrowed, rewritten by polis_env_scene_get, valid until
+ * polis_env_destroy), with *since set to the layer's version (polis_env_scene_layer_version)
+ * before that scene — a reader with a copy of the layer as it was at version *since finds
+ * every changed cell in those rows. NULL and *since 0 when no callback said (any row may have
+ * changed), when the scene was fresh or failed, when the layer stayed the same (its version
+ * did not change), for a bad env or layer, or before the first scene. since may be NULL. */
+const uint64_t *polis_env_scene_layer_rows(const polis_env *env, int32_t layer, uint64_t *since);
+
 /* The number of the scene last written by polis_env_scene_get: 1, 2, ... (every call, also
  * one that failed, takes the next); 0 for a bad env or before the first call. */
 uint64_t polis_env_scene_number(const polis_env *env);

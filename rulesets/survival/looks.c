@@ -8,9 +8,11 @@
  * The terrain layer is kept between scenes (ABI 1.6): a scene translates only the map rows
  * the rules wrote since the previous one (sv_set_block notes them in w->map_rows), instead of
  * all 4096 cells every time; a scene that drew no row says so (the "scene" host API's
- * layer_same), so the recorder does not compare the layer either. The mobs are a kept list
- * (host API version 2): a slot per mob slot, put only when the mob there appeared, moved or
- * was replaced, cleared when it is gone, against a copy of what each slot shows.
+ * layer_same), so the recorder does not compare the layer either, and a scene that drew rows
+ * names them (layer_rows, host API version 3): the recorder compares only those. The mobs are
+ * a kept list (host API version 2): a slot per mob slot, put only when the mob there appeared
+ * or was replaced, moved (thing_move) when it moved, cleared when it is gone, against a copy of
+ * what each slot shows.
  *
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
@@ -68,9 +70,12 @@ typedef struct sv_looks {
     int32_t block_kind[SV_N_BLOCKS];
     int32_t mob_kind[SV_N_MOB_KINDS];
     int32_t layer, stat0;
+    /* block_kind[b] == b + kind_off for every block from SV_GRASS on (-1 below), as the kinds
+     * are registered; INT32_MIN when not (then the table is read) */
+    int32_t kind_off;
     int32_t slot0[SV_N_MOB_KINDS], slots;
     int32_t n_shown[SV_N_MOB_KINDS]; /* slots of each kind that show a mob */
-    const polis_scene_api *api;      /* layer_same and the kept things ("scene" host API 2) */
+    const polis_scene_api *api;      /* layer_same, layer_rows, the kept things ("scene" API 3) */
     sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS];
 } sv_looks;
 
@@ -85,11 +90,20 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     uint64_t rows = all ? ~UINT64_C(0) : w->map_rows;
     w->map_rows = 0;
     polis_status st;
-    /* then the recorder need not compare the layer with its copy either */
+    /* then the recorder need not compare the layer with its copy either, or only those rows */
     if (!rows && (st = lk->api->layer_same(ctx, sc, lk->layer))) return st;
+    if (rows && !all && (st = lk->api->layer_rows(ctx, sc, lk->layer, &rows, 1))) return st;
+    int32_t off = lk->kind_off;
     for (; rows; rows &= rows - 1) {
         int32_t r = __builtin_ctzll(rows);
-        for (int32_t c = 0; c < SV_MAP; c++) t[r * SV_MAP + c] = lk->block_kind[w->map[r][c]];
+        int32_t *row = t + r * SV_MAP;
+        const uint8_t *m = w->map[r];
+        uint8_t low = UINT8_MAX; /* vectorised, as the sum: an episode start's 4096 cells */
+        for (int32_t c = 0; c < SV_MAP; c++) low = m[c] < low ? m[c] : low;
+        if (off != INT32_MIN && low >= SV_GRASS)
+            for (int32_t c = 0; c < SV_MAP; c++) row[c] = m[c] + off;
+        else
+            for (int32_t c = 0; c < SV_MAP; c++) row[c] = lk->block_kind[m[c]];
     }
     if (all) { /* the kernel emptied the slots */
         memset(lk->shown, 0, sizeof lk->shown);
@@ -103,7 +117,9 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
             sv_shown *sh = &lk->shown[slot];
             bool on = m->active && sv_in_map(m->r, m->c);
             if (on ? m->uid == sh->uid && m->r == sh->r && m->c == sh->c : !sh->uid) continue;
-            if (on)
+            if (on && m->uid == sh->uid) /* the mob there moved */
+                st = lk->api->thing_move(ctx, sc, slot, m->c, m->r);
+            else if (on)
                 st = lk->api->thing_put(ctx, sc, slot, m->uid, lk->mob_kind[k], m->c, m->r, "");
             else
                 st = lk->api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, slot);
@@ -148,6 +164,9 @@ polis_status sv_register_looks(survival *s)
                             BLOCK_LOOK[b].shape};
         if ((st = h->look_kind(ctx, &d, &lk->block_kind[b]))) return st;
     }
+    lk->kind_off = lk->block_kind[SV_GRASS] - SV_GRASS;
+    for (int32_t b = 0; b < SV_N_BLOCKS; b++)
+        if (lk->block_kind[b] != (b >= SV_GRASS ? b + lk->kind_off : -1)) lk->kind_off = INT32_MIN;
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
         polis_kind_def d = {MOB_LOOK[k].name, MOB_LOOK[k].glyph, MOB_LOOK[k].color,
                             MOB_LOOK[k].shape};
@@ -174,7 +193,7 @@ polis_status sv_register_looks(survival *s)
     polis_scene_def def = {.fn = sv_scene, .ud = s, .max_things = things};
     if ((st = h->look_scene(ctx, &def))) return st;
     if ((st = h->look_keep_layer(ctx, lk->layer))) return st;
-    if (!(lk->api = h->host_api(ctx, POLIS_SCENE_API, 2))) return POLIS_ERR_PLUGIN;
+    if (!(lk->api = h->host_api(ctx, POLIS_SCENE_API, 3))) return POLIS_ERR_PLUGIN;
     /* a slot per mob slot (none to keep without mobs) */
     if (things > 0 && (st = lk->api->list_keep(ctx, POLIS_SCENE_THINGS, things))) return st;
     return POLIS_OK;

@@ -35,6 +35,16 @@
  *               ticks only, and the rest moving together at every fifth tick (more changed
  *               slots than the recorder diffs inline); mix appends them, kept_mix puts only
  *               the slots that change (all of them when the scene is fresh)
+ *   mix_paired, kept_mix_paired
+ *               mix and kept_mix without the id swapping slots or the slot whose id changes
+ *               (slots 2 to 4 stay empty): each changed slot keeps its id or is only new or
+ *               only gone
+ *   kept_move   ("scene" host API 3) the kept mode, but agent 0's thing moved with thing_move
+ *               once put, and the one row of "ground" written named with layer_rows — a
+ *               recording the same as keep's
+ *   move_empty, rows_bad, rows_outside
+ *               thing_move of an empty slot, layer_rows with 2 words for the 4 rows, or
+ *               layer_rows from init
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -64,6 +74,7 @@ static bool mix_thing(const lstate *l, int32_t s, int64_t t, int32_t *id, int32_
 {
     *id = 300 + s, *kind = l->rock, *x = s % 6, *y = s % 4, *label = "";
     *changed = s < 7 || t % 5 == 0 || t % 5 == 1;
+    if (strstr(l->mode, "paired") && s >= 2 && s <= 4) return false;
     switch (s) {
     case 0: *id = 10, *x = (int32_t)(t % 6); return true;
     case 1: *id = 11, *kind = t % 2 ? l->sand : l->rock; return true;
@@ -79,7 +90,7 @@ static bool mix_thing(const lstate *l, int32_t s, int64_t t, int32_t *id, int32_
 static polis_status mix_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
 {
     const polis_host *h = l->h;
-    bool kept = is(l, "kept_mix"), all = h->scene_fresh(ctx, sc);
+    bool kept = is(l, "kept_mix") || is(l, "kept_mix_paired"), all = h->scene_fresh(ctx, sc);
     for (int32_t s = 0; s < MIX_SLOTS; s++) {
         int32_t id, kind, x, y;
         const char *label;
@@ -103,8 +114,10 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     polis_status st;
     int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
     bool same = is(l, "same"), kept = strncmp(l->mode, "kept", 4) == 0,
-         mix = is(l, "mix") || is(l, "kept_mix"), keep = is(l, "keep") || same || kept || mix;
-    if (!keep || h->scene_fresh(ctx, sc)) {
+         mix = strstr(l->mode, "mix") != NULL,
+         keep = is(l, "keep") || same || kept || mix || is(l, "rows_bad");
+    bool move = is(l, "kept_move"), fresh = h->scene_fresh(ctx, sc);
+    if (!keep || fresh) {
         for (int32_t y = 0; y < sc->height; y++)
             for (int32_t x = 0; x < sc->width; x++)
                 t[y * sc->width + x] = x == y ? l->rock : l->sand;
@@ -112,8 +125,13 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         if ((st = l->scene_api->layer_same(ctx, sc, l->layer))) return st;
     } else {
         t[3 * sc->width + (int32_t)(h->tick(ctx) % 6)] = l->rock;
+        uint64_t row3 = UINT64_C(1) << 3, two[2] = {row3, 0};
+        if (move && (st = l->scene_api->layer_rows(ctx, sc, l->layer, &row3, 1))) return st;
+        if (is(l, "rows_bad") && (st = l->scene_api->layer_rows(ctx, sc, l->layer, two, 2)))
+            return st;
     }
     if (is(l, "same_bad") && (st = l->scene_api->layer_same(ctx, sc, l->layer))) return st;
+    if (is(l, "move_empty") && (st = l->scene_api->thing_move(ctx, sc, 0, 1, 1))) return st;
     char label[64];
     snprintf(label, sizeof label, "%lld", (long long)h->tick(ctx));
     if (is(l, "long_label")) memset(label, 'x', 60), label[60] = '\0';
@@ -125,6 +143,8 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         bool gone = keep && a == 1 && h->tick(ctx) % 2;
         if (mix)
             st = POLIS_OK;
+        else if (move && a == 0 && !fresh)
+            st = l->scene_api->thing_move(ctx, sc, 3, x, 0);
         else if (kept && !is(l, "kept_append"))
             st = gone ? l->scene_api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, 3 - a)
                       : l->scene_api->thing_put(ctx, sc, is(l, "kept_slot") ? 4 : 3 - a, 100 + a,
@@ -171,28 +191,36 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         (st = h->look_view(ctx, 1, 2)))
         return st;
     if (is(l, "map_twice") && (st = h->look_map(ctx, 7, 4))) return st;
-    bool kept = strncmp(l->mode, "kept", 4) == 0;
-    if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep") || kept || is(l, "mix")) &&
+    bool v3 = is(l, "kept_move") || is(l, "move_empty") || strncmp(l->mode, "rows", 4) == 0;
+    bool kept = strncmp(l->mode, "kept", 4) == 0 || is(l, "move_empty");
+    if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep") || kept || is(l, "mix") ||
+         is(l, "mix_paired") || is(l, "rows_bad")) &&
         (st = h->look_keep_layer(ctx, is(l, "bad_keep") ? 5 : l->layer)))
         return st;
-    if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept) &&
-        !(l->scene_api = h->host_api(ctx, POLIS_SCENE_API, kept ? 2 : 1)))
+    if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept || v3) &&
+        !(l->scene_api = h->host_api(ctx, POLIS_SCENE_API,
+                                     v3     ? 3
+                                     : kept ? 2
+                                            : 1)))
         return POLIS_ERR_PLUGIN;
+    uint64_t all_rows = 15;
+    if (is(l, "rows_outside") && (st = l->scene_api->layer_rows(ctx, NULL, l->layer, &all_rows, 1)))
+        return st;
     if (is(l, "kept_outside") && (st = l->scene_api->thing_put(ctx, NULL, 0, 1, l->rock, 0, 0, "")))
         return st;
     if (is(l, "same_outside") && (st = l->scene_api->layer_same(ctx, NULL, l->layer))) return st;
     polis_scene_def def = {.fn = scene,
                            .ud = l,
-                           .max_things = is(l, "over")                       ? 1
-                                         : is(l, "mix") || is(l, "kept_mix") ? MIX_SLOTS
-                                                                             : 8,
+                           .max_things = is(l, "over")                    ? 1
+                                         : strstr(l->mode, "mix") != NULL ? MIX_SLOTS
+                                                                          : 8,
                            .max_nodes = 1,
                            .max_edges = 1};
     if ((st = h->look_scene(ctx, &def))) return st;
     if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
     if (kept && ((st = l->scene_api->list_keep(
                       ctx, is(l, "kept_nodes") ? POLIS_SCENE_NODES : POLIS_SCENE_THINGS,
-                      is(l, "kept_mix") ? MIX_SLOTS : 4)) ||
+                      strstr(l->mode, "mix") ? MIX_SLOTS : 4)) ||
                  (st = l->scene_api->list_keep(ctx, POLIS_SCENE_EDGES, 2))))
         return st;
     return POLIS_OK;

@@ -869,6 +869,87 @@ static void test_kept_mix(void)
     CHECK_CONTAINS(kept.text, "[339,2,3]]");
 }
 
+/* Kept things paired by slot (the recorder's inline diff without a merge by id): moves, a kind
+ * and a label replaced, a thing there every other tick — the recording of the same things
+ * appended whole every tick. */
+static void test_kept_mix_paired(void)
+{
+    static lines mix, kept;
+    record_same("mix_paired", &mix, "kept_mix_paired", &kept);
+    /* tick 2: 11's new kind and 13's new label are adds, 5 came back, 10 moved */
+    CHECK_CONTAINS(kept.text, "\"things\":{\"add\":[[5,1,5,1,\"\"],[11,1,1,1,\"\"],"
+                              "[13,1,0,2,\"a\"]],\"move\":[[10,2,0]]}");
+    /* tick 3: 5 went */
+    CHECK_CONTAINS(kept.text, "\"move\":[[10,3,0]],\"del\":[5]}");
+}
+
+/* The "scene" host API 3: thing_move moves a kept thing, layer_rows names the rows of a kept
+ * layer a scene rewrote (the recorder compares only those); the probe's kept_move mode records
+ * as its keep mode does, also with a scene read by someone else between two of the recorder's
+ * (then the rows are not relative to the recorder's copy and it compares the whole layer). */
+static void test_scene_v3(void)
+{
+    static lines keep, moved;
+    record_same("keep", &keep, "kept_move", &moved);
+    CHECK_CONTAINS(moved.text, "\"things\":{\"move\":[[100,1,0]],\"del\":[101]}");
+    CHECK_CONTAINS(moved.text, "\"tiles\":[[0,1,3,1]]");
+
+    polis_env *env = probe_env("kept_move", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    const polis_scene *sc = NULL;
+    uint64_t since = 7;
+    CHECK(polis_env_scene_layer_rows(env, 0, &since) == NULL && since == 0); /* no scene yet */
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK); /* fresh: no rows */
+    uint64_t v0 = polis_env_scene_layer_version(env, 0);
+    CHECK(polis_env_scene_layer_rows(env, 0, &since) == NULL && since == 0);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK); /* tick 1: row 3 */
+    const uint64_t *rows = polis_env_scene_layer_rows(env, 0, &since);
+    CHECK(rows != NULL && rows[0] == 8 && since == v0);
+    CHECK(polis_env_scene_layer_version(env, 0) != v0);
+    CHECK(polis_env_scene_layer_rows(env, 0, NULL) == rows);
+    CHECK(polis_env_scene_layer_rows(env, 1, &since) == NULL && since == 0);
+    CHECK(polis_env_scene_layer_rows(NULL, 0, &since) == NULL);
+    /* agent 0's thing moved to (1, 0), its id, kind and label kept */
+    polis_scene_kept k;
+    CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &k), POLIS_OK);
+    CHECK(k.where && k.where[3] >= 0);
+    if (k.where && k.where[3] >= 0) {
+        const polis_scene_thing *t = &sc->things[k.where[3]];
+        CHECK(t->id == 100 && t->x == 1 && t->y == 0 && t->label[0] == '\0');
+    }
+    int32_t chg[4];
+    CHECK_EQ_INT(polis_env_scene_kept_changes(env, POLIS_SCENE_THINGS, 1, chg, 4), 2);
+    polis_env_destroy(env);
+
+    /* bad use, each with its message and place */
+    CHECK_CONTAINS(probe_error("rows_outside"),
+                   "look_probe: scene layer_rows: only in the plugin's own scene callback, for "
+                   "the scene it was handed");
+    env = probe_env("move_empty", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(
+        polis_env_error(env),
+        "look_probe: scene thing_move: slot 0 is empty (thing_put it first) [scene, tick 0]");
+    polis_env_destroy(env);
+    env = probe_env("rows_bad", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "look_probe: scene layer_rows: 2 words of rows, not 1..1 [scene, tick 1]");
+    CHECK(polis_env_scene_layer_rows(env, 0, &since) == NULL && since == 0); /* failed */
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
     test_probe_scene();
@@ -880,6 +961,8 @@ int main(void)
     test_layer_same();
     test_kept_lists();
     test_kept_mix();
+    test_kept_mix_paired();
+    test_scene_v3();
     test_recorder_no_alloc();
     test_recorder_files();
     test_lua_keep();
