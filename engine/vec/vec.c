@@ -132,25 +132,33 @@ struct polis_vec {
     uint8_t *was_done;   /* [rows] terminated or truncated before this call */
     /* Written by the calling thread before the workers start, read-only to them: which envs
      * this call resets, and their episode numbers. */
-    uint8_t *autoreset;  /* [n_envs] */
-    int64_t *episode;    /* [n_envs] */
+    uint8_t *autoreset; /* [n_envs] */
+    int64_t *episode;   /* [n_envs] */
+    /* polis_env_done of each env after the last call, stored (when it changes) by the thread
+     * that ran the env: what the calling thread reads before a step, in place of the env's
+     * own state, which sits in the cache of the core that stepped it */
+    uint8_t *env_done;   /* [n_envs] */
     void *results_mem;   /* the allocation results, claims, pub and fin point into (aligned) */
     vec_result *results; /* [n_threads] */
     vec_claim *claims;   /* [n_threads] */
     vec_publish *pub;
     vec_finish *fin;
     uint64_t seed;
-    int32_t state;
+    int32_t state; /* these three stored only when they change (the workers read this line) */
+    int32_t job;
     char err[POLIS_ERRMAX];
 
     /* pool */
-    int32_t job;
     vec_worker *workers; /* [n_threads - 1] */
     int32_t n_started;
     bool sync_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_done;
-    int32_t chunk;     /* envs per claim */
+    int32_t chunk; /* envs per claim */
+
+    /* What the calling thread alone writes at every call, in lines of its own: a store to a
+     * line that the workers read (the fields above) would send it to their cores again. */
+    char gap[64];
     int32_t n_results; /* results of the last call to collect: 1, or n_threads if handed off */
     unsigned call_gen; /* the generation of the last call handed off */
 
@@ -166,6 +174,7 @@ struct polis_vec {
     int64_t probe_ser[PROBE_CALLS], probe_par[PROBE_CALLS]; /* ns */
     int64_t calls[2]; /* calls run on the caller alone, handed off */
     int64_t probes, parallel_verdicts;
+    char gap_after[64];
 };
 
 /* ---- seeds --------------------------------------------------------------------------------- */
@@ -310,6 +319,7 @@ static void account_env(polis_vec *v, int32_t k, vec_result *res)
             set_u8(&ended[r], 0);
         }
         set_u8((uint8_t *)v->stats.env_ended + k, 0);
+        set_u8(&v->env_done[k], polis_env_done(v->envs[k]));
         return;
     }
     int32_t n = 0;
@@ -328,6 +338,7 @@ static void account_env(polis_vec *v, int32_t k, vec_result *res)
     }
     uint8_t env_end = polis_env_done(v->envs[k]);
     set_u8((uint8_t *)v->stats.env_ended + k, env_end);
+    set_u8(&v->env_done[k], env_end);
     res->rows_ended += n;
     res->envs_ended += env_end;
 }
@@ -581,7 +592,7 @@ static void probe_done(polis_vec *v, bool par, bool worker, bool timed, int64_t 
 
 static void pool_run(polis_vec *v, int32_t job)
 {
-    v->job = job;
+    if (v->job != job) v->job = job;
     bool timed = false, worker = false;
     bool par = v->n_threads > 1 && choose_parallel(v, &timed);
     int64_t t0 = timed ? now_ns() : 0;
@@ -715,6 +726,7 @@ void polis_vec_destroy(polis_vec *vec)
     size_t m = (size_t)vec->n_envs;
     vec_free(vec, vec->envs, m * sizeof *vec->envs);
     vec_free(vec, vec->autoreset, m);
+    vec_free(vec, vec->env_done, m);
     vec_free(vec, vec->episode, m * sizeof *vec->episode);
     vec_free(vec, vec->results_mem, results_bytes(vec->n_threads));
     vec_free(vec, vec->workers, (size_t)(vec->n_threads - 1) * sizeof *vec->workers);
@@ -749,6 +761,7 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
     size_t m = (size_t)n_envs;
     v->envs = vec_alloc(v, m * sizeof *v->envs);
     v->autoreset = vec_alloc(v, m);
+    v->env_done = vec_alloc(v, m);
     v->episode = vec_alloc(v, m * sizeof *v->episode);
     v->results_mem = vec_alloc(v, results_bytes(n_threads));
     v->workers = vec_alloc(v, (size_t)(n_threads - 1) * sizeof *v->workers);
@@ -759,7 +772,8 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
         v->fin = (vec_finish *)(v->pub + 1);
     }
     polis__vec_set_pool(v, POLIS__VEC_ADAPT);
-    if (!v->envs || !v->autoreset || !v->episode || !v->results_mem || !v->workers) {
+    if (!v->envs || !v->autoreset || !v->env_done || !v->episode || !v->results_mem ||
+        !v->workers) {
         polis_vec_destroy(v);
         return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
     }
@@ -832,16 +846,17 @@ polis_status polis_vec_create_file(const char *path, const polis_options *opts, 
  * prefixed with its index. */
 static polis_status collect(polis_vec *v)
 {
-    v->stats.rows_ended = 0;
-    v->stats.envs_ended = 0;
+    int32_t rows_ended = 0, envs_ended = 0;
     const vec_result *r = NULL;
     for (int32_t t = 0; t < v->n_results; t++) {
         const vec_result *x = &v->results[t];
         if (x->gen != v->call_gen) continue; /* took no env in this call */
-        v->stats.rows_ended += x->rows_ended;
-        v->stats.envs_ended += x->envs_ended;
+        rows_ended += x->rows_ended;
+        envs_ended += x->envs_ended;
         if (x->failed >= 0 && (!r || x->failed < r->failed)) r = x;
     }
+    if (v->stats.rows_ended != rows_ended) v->stats.rows_ended = rows_ended;
+    if (v->stats.envs_ended != envs_ended) v->stats.envs_ended = envs_ended;
     if (r) {
         int32_t k = r->failed;
         const char *msg = polis_env_error(v->envs[k]);
@@ -854,7 +869,7 @@ static polis_status collect(polis_vec *v)
         v->state = VEC_BROKEN;
         return r->status;
     }
-    v->state = VEC_RUNNING;
+    if (v->state != VEC_RUNNING) v->state = VEC_RUNNING;
     return POLIS_OK;
 }
 
@@ -875,7 +890,7 @@ polis_status polis_vec_reset(polis_vec *vec, uint64_t seed)
 polis_status polis_vec_step(polis_vec *vec)
 {
     if (!vec) return POLIS_ERR_INVALID;
-    vec->err[0] = '\0';
+    if (vec->err[0]) vec->err[0] = '\0';
     if (vec->state == VEC_FROZEN) {
         snprintf(vec->err, sizeof vec->err, "polis_vec_step: call polis_vec_reset first");
         return POLIS_ERR_STATE;
@@ -889,8 +904,8 @@ polis_status polis_vec_step(polis_vec *vec)
      * whole vec as it was. */
     const int32_t n_actions = vec->io.n_actions;
     for (int32_t k = 0; k < vec->n_envs; k++) {
+        if (vec->env_done[k]) continue;
         polis_env *env = vec->envs[k];
-        if (polis_env_done(env)) continue;
         const int32_t *act = vec->io.actions + (size_t)k * (size_t)vec->n_agents;
         for (int32_t a = 0; a < vec->n_agents; a++) {
             if (act[a] >= 0 && act[a] < n_actions) continue;
@@ -903,9 +918,9 @@ polis_status polis_vec_step(polis_vec *vec)
         }
     }
     for (int32_t k = 0; k < vec->n_envs; k++) {
-        uint8_t done = polis_env_done(vec->envs[k]);
-        vec->autoreset[k] = done;
-        vec->episode[k] += done;
+        uint8_t done = vec->env_done[k];
+        set_u8(&vec->autoreset[k], done);
+        if (done) vec->episode[k]++;
     }
     pool_run(vec, JOB_STEP);
     return collect(vec);
