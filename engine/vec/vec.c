@@ -196,16 +196,36 @@ uint64_t polis_vec_env_seed(uint64_t seed, int32_t k, int64_t episode)
 
 /* ---- memory ---------------------------------------------------------------------------------- */
 
+/* The vec's buffers start on a cache line and own every line they touch: the allocator
+ * packs small blocks together, so without this the last rows of one buffer (the last
+ * thread's envs) would share a line with the first rows of the next (the calling thread's),
+ * and the threads would take that line from each other at every step. The block's address
+ * is kept in the word before the line. */
+#define LINE 64
+
+static size_t lines_bytes(size_t size)
+{
+    size_t n = size ? size : 1;
+    return (n + LINE - 1) / LINE * LINE + LINE + sizeof(void *);
+}
+
 static void *vec_alloc(polis_vec *v, size_t size)
 {
-    void *p = v->alloc(v->alloc_ud, NULL, 0, size ? size : 1);
-    if (p) memset(p, 0, size ? size : 1);
+    size_t total = lines_bytes(size);
+    char *raw = v->alloc(v->alloc_ud, NULL, 0, total);
+    if (!raw) return NULL;
+    memset(raw, 0, total);
+    char *p = (char *)(((uintptr_t)raw + sizeof(void *) + LINE - 1) & ~(uintptr_t)(LINE - 1));
+    memcpy(p - sizeof(void *), &raw, sizeof raw);
     return p;
 }
 
 static void vec_free(polis_vec *v, void *p, size_t size)
 {
-    if (p) v->alloc(v->alloc_ud, p, size ? size : 1, 0);
+    if (!p) return;
+    void *raw;
+    memcpy(&raw, (char *)p - sizeof(void *), sizeof raw);
+    v->alloc(v->alloc_ud, raw, lines_bytes(size), 0);
 }
 
 static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
