@@ -220,6 +220,32 @@ static void *vec_alloc(polis_vec *v, size_t size)
     return p;
 }
 
+static void vec_free(polis_vec *v, void *p, size_t size);
+
+/* The allocator of a vec's envs when it has threads: their blocks own their lines too. An
+ * env's state written at every step would otherwise share lines with another env's, stepped
+ * on the other core: the allocator packs the blocks of consecutive envs together, and reuses
+ * for one env the blocks another freed at its reset (gather 16 x 4, a call handed off on two
+ * threads whose cores exchange a line in ~250 ns: 9.9 -> 8.2 us; commons_open's Lua heaps, 4
+ * envs: 10.9 -> 12.9 MiB peak, the same rate). */
+static void *env_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    polis_vec *v = ud;
+    if (nsize == 0) {
+        vec_free(v, ptr, osize);
+        return NULL;
+    }
+    char *raw = v->alloc(v->alloc_ud, NULL, 0, lines_bytes(nsize));
+    if (!raw) return NULL;
+    char *p = (char *)(((uintptr_t)raw + sizeof(void *) + LINE - 1) & ~(uintptr_t)(LINE - 1));
+    memcpy(p - sizeof(void *), &raw, sizeof raw);
+    if (ptr) {
+        memcpy(p, ptr, osize < nsize ? osize : nsize);
+        vec_free(v, ptr, osize);
+    }
+    return p;
+}
+
 static void vec_free(polis_vec *v, void *p, size_t size)
 {
     if (!p) return;
@@ -797,12 +823,24 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
         polis_vec_destroy(v);
         return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
     }
+    /* with threads, the caller's options with env_alloc in front of its allocator (the
+     * fields its struct_size leaves out keep their defaults) */
+    polis_options eo;
+    memset(&eo, 0, sizeof eo);
+    if (opts && opts->struct_size)
+        memcpy(&eo, opts, opts->struct_size < sizeof eo ? opts->struct_size : sizeof eo);
+    else
+        eo.struct_size = offsetof(polis_options, log_ud) + sizeof(void *);
+    if (n_threads > 1 && eo.struct_size >= offsetof(polis_options, alloc_ud) + sizeof(void *)) {
+        eo.alloc = env_alloc;
+        eo.alloc_ud = v;
+    }
     for (int32_t k = 0; k < n_envs; k++) {
         polis__create_args args = {.text = text,
                                    .len = len,
                                    .source = source,
                                    .base_dir = base_dir,
-                                   .opts = opts,
+                                   .opts = n_threads > 1 ? &eo : opts,
                                    .io_fn = provide_io,
                                    .io_ud = v};
         polis_error e;
