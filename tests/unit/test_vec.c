@@ -684,6 +684,44 @@ static void test_no_alloc(int32_t threads)
     CHECK_EQ_INT(al.live, 0);
 }
 
+/* The vec's buffers start on cache lines, and with threads so do its envs' blocks (two
+ * threads never share a line through the allocator's packing); every block, also those a
+ * Lua script grows and frees, goes back to the caller's allocator at destroy. */
+static void test_lines(void)
+{
+    const char *json = "{\"agents\": 2, \"max_steps\": 6, \"grid\": {\"width\": 6, \"height\": 6},"
+                       " \"plugins\": [{\"name\": \"walker\", \"params\": {\"items\": 3}}],"
+                       " \"scripts\": [{\"path\": \"vec_episodes.lua\"}]}";
+    for (int32_t threads = 1; threads <= 2; threads++) {
+        test_alloc al = {0};
+        polis_options o = test_options(NULL, &al);
+        o.base_dir = VEC_DIR;
+        polis_vec *v = NULL;
+        polis_error err;
+        CHECK_EQ_INT(polis_vec_create_json(json, strlen(json), &o, 5, threads, &v, &err), POLIS_OK);
+        if (!v) continue;
+        const polis_io *io = polis_vec_io(v);
+        const polis_vec_episodes *st = polis_vec_episode_stats(v);
+        const void *bufs[] = {io->obs,          io->masks,       io->actions, io->rewards,
+                              io->terminations, io->truncations, io->illegal, st->ended,
+                              st->env_ended,    st->returns,     st->lengths};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+            CHECK_EQ_INT((uintptr_t)bufs[i] % 64, 0);
+        if (threads > 1)
+            for (int32_t k = 0; k < 5; k++) CHECK_EQ_INT((uintptr_t)polis_vec_env(v, k) % 64, 0);
+        polis_rng r;
+        polis_rng_seed(&r, 5, 5);
+        CHECK_EQ_INT(polis_vec_reset(v, 3), POLIS_OK);
+        for (int t = 0; t < 60; t++) {
+            random_actions(io, &r);
+            CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        }
+        CHECK(al.calls > 0);
+        polis_vec_destroy(v);
+        CHECK_EQ_INT(al.live, 0);
+    }
+}
+
 /* Every allocation of create, reset and step may fail: a clean error, nothing leaked. */
 static void test_failing_alloc(void)
 {
@@ -734,6 +772,7 @@ int main(void)
     test_episode_stats();
     test_no_alloc(1);
     test_no_alloc(2);
+    test_lines();
     test_failing_alloc();
     CHECK_DONE();
 }
