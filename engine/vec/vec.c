@@ -35,8 +35,9 @@
  * workers start; each thread records failures in its own cache line, which it clears
  * itself; the generation the workers poll and the count the caller polls have lines of
  * their own; the one-byte statistics rows (several envs to a line) are stored only when
- * they change. What threads still both write are the cache lines of the io rows where their
- * envs meet (the rows are contiguous by contract), so small envs split over threads pay
+ * they change; the vec's buffers, and with threads its envs' blocks, own the cache lines they
+ * touch (vec_alloc, env_alloc). What threads still both write are the cache lines of the io rows
+ * where their envs meet (the rows are contiguous by contract), so small envs split over threads pay
  * some false sharing.
  *
  * Episode statistics (polis_vec_episode_stats): each thread adds up its rows' rewards and
