@@ -1091,12 +1091,7 @@ polis_status polis_env_step(polis_env *env)
                                env->scn.agent_names[a], act, io->n_actions, (long long)env->tick);
     }
     polis_status st;
-    /* Cleared where set only: in a polis_vec the one-byte rows of several envs share a cache
-     * line, and a store from one core takes the line from the other core stepping its
-     * neighbours (gather 16 x 4 on two threads: a call 8.7 -> 4.7 us; docs/performance.md,
-     * "Many small envs on two threads"). */
-    for (int32_t a = 0; a < io->n_agents; a++)
-        if (io->illegal[a]) io->illegal[a] = 0;
+    memset(io->illegal, 0, (size_t)io->n_agents);
     memset(io->rewards, 0, sizeof(float) * (size_t)io->n_agents);
 
     env->n_order = 0;
