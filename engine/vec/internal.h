@@ -22,6 +22,9 @@ POLIS_INTERNAL void polis__vec_set_pool(polis_vec *vec, polis__vec_pool pool);
 /* Calls (steps and resets) run on the calling thread alone, and handed to the pool, since
  * create. A vec of one thread counts every call as serial. */
 POLIS_INTERNAL void polis__vec_pool_calls(const polis_vec *vec, int64_t *serial, int64_t *parallel);
+/* The probes finished since create, and how many of them found handing off faster. */
+POLIS_INTERNAL void polis__vec_pool_probes(const polis_vec *vec, int64_t *probes,
+                                           int64_t *parallel_verdicts);
 /* The probe's verdict on n timed calls of each kind (nanoseconds, reordered in place):
  * true when the pool's calls are faster by a clear margin, judged on medians so that a
  * call interrupted by the scheduler does not decide. */

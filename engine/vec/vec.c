@@ -13,8 +13,11 @@
  * Threads: T-1 workers start at create. A call that hands off publishes the job by bumping
  * a generation counter; every thread, the caller included, then claims runs of envs, first
  * from its own block (so an env tends to stay in one core's cache), then from the others'
- * blocks, from counters tagged with the generation (a worker that wakes late finds the tag
- * changed and claims nothing), and counts the envs it finished. The caller returns when
+ * blocks, all of a block whose owner has not started (asleep, or without a core) but only
+ * single envs, and only while STEAL_MIN are left, of one whose owner runs (moving an env's
+ * state to the other core costs more than waiting for a running owner's last envs), from
+ * counters tagged with the generation (a worker that wakes late finds the tag changed and
+ * claims nothing), and counts the envs it finished. The caller returns when
  * all are finished, so a worker that cannot run (its core is taken, by the caller itself
  * when both threads share one) costs nothing but the hand-off: the caller steps its envs.
  * Whether a call hands off at all is measured: a hand-off costs more than two small envs'
@@ -29,9 +32,13 @@
  * and the other side changes the condition before it looks for sleepers.
  *
  * Sharing: the calling thread decides which envs reset (autoreset, episode) before the
- * workers start, and each thread records failures in its own cache line; what threads still
- * both write are the cache lines of the io rows where their envs meet (the rows are
- * contiguous by contract), so small envs split over threads pay some false sharing.
+ * workers start; each thread records failures in its own cache line, which it clears
+ * itself; the generation the workers poll and the count the caller polls have lines of
+ * their own; the one-byte statistics rows (several envs to a line) are stored only when
+ * they change; the vec's buffers, and with threads its envs' blocks, own the cache lines they
+ * touch (vec_alloc, env_alloc). What threads still both write are the cache lines of the io rows
+ * where their envs meet (the rows are contiguous by contract), so small envs split over threads pay
+ * some false sharing.
  *
  * Episode statistics (polis_vec_episode_stats): each thread adds up its rows' rewards and
  * steps right after stepping its envs, while the rows are in its cache, so a trainer's
@@ -62,6 +69,8 @@
 #define PROBE_CALLS (PROBE_BLOCKS / 2 * PROBE_TIMED) /* timed calls each way */
 #define PERIOD_MIN 64   /* calls between probes, at first and after a change of verdict */
 #define PERIOD_MAX 4096 /* ... and at most */
+#define OWNER_STARTED (UINT64_C(1) << 31) /* in a claim counter */
+#define STEAL_MIN 3 /* envs a running owner must have left before another thread takes one */
 
 enum { VEC_FROZEN = 0, VEC_RUNNING = 1, VEC_BROKEN = 2 };
 enum { JOB_RESET = 0, JOB_STEP = 1 };
@@ -73,18 +82,38 @@ typedef struct vec_worker {
 } vec_worker;
 
 /* What one thread's envs did in the current call: its lowest failing env. One cache line
- * per thread, so threads never write a line another thread writes. */
+ * per thread, so threads never write a line another thread writes; each thread clears its
+ * own when it claims its first env of a call (tagged with the call's generation), so the
+ * calling thread only reads the workers' lines. */
 typedef struct vec_result {
     _Alignas(64) int32_t failed; /* env index, or -1 */
     polis_status status;
     int32_t rows_ended, envs_ended; /* of the block: whose episode ended */
+    unsigned gen;                   /* the call these are of */
 } vec_result;
 
-/* Block u's claim counter: generation << 32 | the next env of the block to claim. Thread u
- * claims from it first, the others when their own blocks are done. */
+/* Block u's claim counter: generation << 32 | OWNER_STARTED once thread u has claimed from
+ * it in that generation | the next env of the block to claim. Thread u claims from it
+ * first, the others when their own blocks are done: all of what is left while thread u has
+ * not started (it is asleep, or cannot run), else only while STEAL_MIN or more envs are
+ * left, so that a running owner keeps its envs, and their state stays in its core's cache. */
 typedef struct vec_claim {
     _Alignas(64) _Atomic uint64_t next;
 } vec_claim;
+
+/* What the threads poll, each in a line of its own: the generation that publishes a call
+ * (written by the calling thread once a call; workers spin on it), and the count of envs
+ * finished (every thread adds to it once a call; the calling thread spins on it). */
+typedef struct vec_publish {
+    _Alignas(64) atomic_uint gen;
+    atomic_int sleepers;
+    atomic_int stop;
+} vec_publish;
+
+typedef struct vec_finish {
+    _Alignas(64) atomic_int finished; /* envs of the current job finished */
+    atomic_int main_waiting;
+} vec_finish;
 
 struct polis_vec {
     polis_alloc_fn alloc;
@@ -104,40 +133,49 @@ struct polis_vec {
     uint8_t *was_done;   /* [rows] terminated or truncated before this call */
     /* Written by the calling thread before the workers start, read-only to them: which envs
      * this call resets, and their episode numbers. */
-    uint8_t *autoreset;  /* [n_envs] */
-    int64_t *episode;    /* [n_envs] */
-    void *results_mem;   /* the allocation results and claims point into (aligned) */
+    uint8_t *autoreset; /* [n_envs] */
+    int64_t *episode;   /* [n_envs] */
+    /* polis_env_done of each env after the last call, stored (when it changes) by the thread
+     * that ran the env: what the calling thread reads before a step, in place of the env's
+     * own state, which sits in the cache of the core that stepped it */
+    uint8_t *env_done;   /* [n_envs] */
+    void *results_mem;   /* the allocation results, claims, pub and fin point into (aligned) */
     vec_result *results; /* [n_threads] */
     vec_claim *claims;   /* [n_threads] */
+    vec_publish *pub;
+    vec_finish *fin;
     uint64_t seed;
-    int32_t state;
+    int32_t state; /* these three stored only when they change (the workers read this line) */
+    int32_t job;
     char err[POLIS_ERRMAX];
 
     /* pool */
-    int32_t job;
     vec_worker *workers; /* [n_threads - 1] */
     int32_t n_started;
     bool sync_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_done;
-    atomic_uint gen;
-    int32_t chunk;       /* envs per claim */
-    atomic_int finished; /* envs of the current job finished */
-    atomic_int sleepers;
-    atomic_int main_waiting;
-    atomic_int stop;
+    int32_t chunk; /* envs per claim */
+
+    /* What the calling thread alone writes at every call, in lines of its own: a store to a
+     * line that the workers read (the fields above) would send it to their cores again. */
+    char gap[64];
+    int32_t n_results; /* results of the last call to collect: 1, or n_threads if handed off */
+    unsigned call_gen; /* the generation of the last call handed off */
 
     /* whether calls hand off (the calling thread's alone; "whether a call hands off") */
     polis__vec_pool pool;
-    bool parallel;       /* the verdict of the last probe */
-    int32_t probe;       /* the current probe's block, -1 between probes */
-    int32_t block_calls; /* calls of the block done */
-    int32_t block_timed; /* of which timed */
-    bool worker_seen;    /* a worker took part in a call of the block */
-    int32_t until_probe; /* calls left before the next probe */
-    int32_t period;      /* calls between probes */
+    bool parallel;        /* the verdict of the last probe */
+    int32_t probe;        /* the current probe's block, -1 between probes */
+    int32_t block_calls;  /* calls of the block done */
+    int32_t block_timed;  /* of which timed */
+    int32_t worker_calls; /* calls of the block a worker took part in */
+    int32_t until_probe;  /* calls left before the next probe */
+    int32_t period;       /* calls between probes */
     int64_t probe_ser[PROBE_CALLS], probe_par[PROBE_CALLS]; /* ns */
     int64_t calls[2]; /* calls run on the caller alone, handed off */
+    int64_t probes, parallel_verdicts;
+    char gap_after[64];
 };
 
 /* ---- seeds --------------------------------------------------------------------------------- */
@@ -159,16 +197,62 @@ uint64_t polis_vec_env_seed(uint64_t seed, int32_t k, int64_t episode)
 
 /* ---- memory ---------------------------------------------------------------------------------- */
 
+/* The vec's buffers start on a cache line and own every line they touch: the allocator
+ * packs small blocks together, so without this the last rows of one buffer (the last
+ * thread's envs) would share a line with the first rows of the next (the calling thread's),
+ * and the threads would take that line from each other at every step. The block's address
+ * is kept in the word before the line. */
+#define LINE 64
+
+static size_t lines_bytes(size_t size)
+{
+    size_t n = size ? size : 1;
+    return (n + LINE - 1) / LINE * LINE + LINE + sizeof(void *);
+}
+
 static void *vec_alloc(polis_vec *v, size_t size)
 {
-    void *p = v->alloc(v->alloc_ud, NULL, 0, size ? size : 1);
-    if (p) memset(p, 0, size ? size : 1);
+    size_t total = lines_bytes(size);
+    char *raw = v->alloc(v->alloc_ud, NULL, 0, total);
+    if (!raw) return NULL;
+    memset(raw, 0, total);
+    char *p = (char *)(((uintptr_t)raw + sizeof(void *) + LINE - 1) & ~(uintptr_t)(LINE - 1));
+    memcpy(p - sizeof(void *), &raw, sizeof raw);
+    return p;
+}
+
+static void vec_free(polis_vec *v, void *p, size_t size);
+
+/* The allocator of a vec's envs when it has threads: their blocks own their lines too. An
+ * env's state written at every step would otherwise share lines with another env's, stepped
+ * on the other core: the allocator packs the blocks of consecutive envs together, and reuses
+ * for one env the blocks another freed at its reset (gather 16 x 4, a call handed off on two
+ * threads whose cores exchange a line in ~250 ns: 9.9 -> 8.2 us; commons_open's Lua heaps, 4
+ * envs: 10.9 -> 12.9 MiB peak, the same rate). */
+static void *env_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    polis_vec *v = ud;
+    if (nsize == 0) {
+        vec_free(v, ptr, osize);
+        return NULL;
+    }
+    char *raw = v->alloc(v->alloc_ud, NULL, 0, lines_bytes(nsize));
+    if (!raw) return NULL;
+    char *p = (char *)(((uintptr_t)raw + sizeof(void *) + LINE - 1) & ~(uintptr_t)(LINE - 1));
+    memcpy(p - sizeof(void *), &raw, sizeof raw);
+    if (ptr) {
+        memcpy(p, ptr, osize < nsize ? osize : nsize);
+        vec_free(v, ptr, osize);
+    }
     return p;
 }
 
 static void vec_free(polis_vec *v, void *p, size_t size)
 {
-    if (p) v->alloc(v->alloc_ud, p, size ? size : 1, 0);
+    if (!p) return;
+    void *raw;
+    memcpy(&raw, (char *)p - sizeof(void *), sizeof raw);
+    v->alloc(v->alloc_ud, raw, lines_bytes(size), 0);
 }
 
 static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
@@ -256,6 +340,13 @@ static polis_status run_env(polis_vec *v, int32_t k)
     return polis_env_step(env);
 }
 
+/* Stores x at *p only if it differs: the one-byte rows of several envs share a cache line,
+ * and a line that neither thread writes stays in both cores' caches. */
+static inline void set_u8(uint8_t *p, uint8_t x)
+{
+    if (*p != x) *p = x;
+}
+
 /* Env k's episode statistics after it ran, counted in r. A reset starts its rows' sums
  * (return 0, length 0); a row ends in the call where it becomes terminated or truncated, an
  * env in the step after which it is done (a reset leaves none done). */
@@ -271,10 +362,11 @@ static void account_env(polis_vec *v, int32_t k, vec_result *res)
         for (size_t r = lo; r < hi; r++) {
             ret[r] = 0.0f;
             len[r] = 0;
-            was[r] = (uint8_t)(term[r] | trunc[r]);
-            ended[r] = 0;
+            set_u8(&was[r], (uint8_t)(term[r] | trunc[r]));
+            set_u8(&ended[r], 0);
         }
-        ((uint8_t *)v->stats.env_ended)[k] = 0;
+        set_u8((uint8_t *)v->stats.env_ended + k, 0);
+        set_u8(&v->env_done[k], polis_env_done(v->envs[k]));
         return;
     }
     int32_t n = 0;
@@ -283,8 +375,8 @@ static void account_env(polis_vec *v, int32_t k, vec_result *res)
         len[r]++;
         uint8_t done = (uint8_t)(term[r] | trunc[r]);
         uint8_t end = (uint8_t)(done & !was[r]);
-        was[r] = done;
-        ended[r] = end;
+        set_u8(&was[r], done);
+        set_u8(&ended[r], end);
         if (end) {
             out_ret[r] = ret[r];
             out_len[r] = len[r];
@@ -292,9 +384,19 @@ static void account_env(polis_vec *v, int32_t k, vec_result *res)
         }
     }
     uint8_t env_end = polis_env_done(v->envs[k]);
-    ((uint8_t *)v->stats.env_ended)[k] = env_end;
+    set_u8((uint8_t *)v->stats.env_ended + k, env_end);
+    set_u8(&v->env_done[k], env_end);
     res->rows_ended += n;
     res->envs_ended += env_end;
+}
+
+static void clear_result(vec_result *r, unsigned gen)
+{
+    r->failed = -1;
+    r->status = POLIS_OK;
+    r->rows_ended = 0;
+    r->envs_ended = 0;
+    r->gen = gen;
 }
 
 /* Runs envs lo..hi-1 for thread t. Every env runs even after one failed, so what the envs
@@ -329,21 +431,29 @@ static int32_t block_lo(const polis_vec *v, int32_t u)
     return (int32_t)((int64_t)u * v->n_envs / v->n_threads);
 }
 
-/* Claims and runs envs of block u in generation g while it has any; returns how many. */
-static int32_t run_block(polis_vec *v, int32_t t, int32_t u, unsigned g)
+/* Claims and runs envs of block u in generation g while it has any (thread t is its owner
+ * when t == u; see vec_claim for what the others may take); returns how many. */
+static int32_t run_block(polis_vec *v, int32_t t, int32_t u, unsigned g, int32_t done)
 {
     const uint64_t tag = (uint64_t)g << 32;
     const int32_t hi = block_lo(v, u + 1);
     _Atomic uint64_t *claim = &v->claims[u].next;
-    int32_t done = 0;
+    int32_t ran = 0;
     uint64_t c = atomic_load(claim);
     for (;;) {
-        const int32_t k = (int32_t)(uint32_t)c;
-        if ((c & ~(uint64_t)UINT32_MAX) != tag || k >= hi) return done;
-        const int32_t e = hi - k < v->chunk ? hi : k + v->chunk;
-        if (!atomic_compare_exchange_weak(claim, &c, tag | (uint32_t)e)) continue;
+        const int32_t k = (int32_t)(c & (OWNER_STARTED - 1));
+        if ((c & ~(uint64_t)UINT32_MAX) != tag || k >= hi) return ran;
+        const bool started = (c & OWNER_STARTED) != 0;
+        int32_t e = hi - k < v->chunk ? hi : k + v->chunk;
+        if (t != u && started) {
+            if (hi - k < STEAL_MIN) return ran;
+            e = k + 1;
+        }
+        const uint64_t next = tag | (t == u ? OWNER_STARTED : c & OWNER_STARTED) | (uint32_t)e;
+        if (!atomic_compare_exchange_weak(claim, &c, next)) continue;
+        if (done + ran == 0) clear_result(&v->results[t], g);
         run_envs(v, t, k, e);
-        done += e - k;
+        ran += e - k;
         c = atomic_load(claim);
     }
 }
@@ -356,11 +466,11 @@ static int32_t run_claims(polis_vec *v, int32_t t, unsigned g)
     int32_t done = 0;
     for (int32_t i = 0; i < v->n_threads; i++) {
         int32_t u = t + i < v->n_threads ? t + i : t + i - v->n_threads;
-        done += run_block(v, t, u, g);
+        done += run_block(v, t, u, g, done);
     }
     if (done == 0) return 0;
-    if (atomic_fetch_add(&v->finished, done) + done == v->n_envs && t != 0 &&
-        atomic_load(&v->main_waiting)) {
+    if (atomic_fetch_add(&v->fin->finished, done) + done == v->n_envs && t != 0 &&
+        atomic_load(&v->fin->main_waiting)) {
         pthread_mutex_lock(&v->mu);
         pthread_cond_signal(&v->cv_done);
         pthread_mutex_unlock(&v->mu);
@@ -372,18 +482,18 @@ static unsigned wait_for_work(polis_vec *v, unsigned seen)
 {
     unsigned g;
     for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
-        g = atomic_load_explicit(&v->gen, memory_order_acquire);
+        g = atomic_load_explicit(&v->pub->gen, memory_order_acquire);
         if (g != seen) return g;
         if (i < SPIN_ROUNDS)
             cpu_relax();
         else
             sched_yield();
     }
-    atomic_fetch_add(&v->sleepers, 1);
+    atomic_fetch_add(&v->pub->sleepers, 1);
     pthread_mutex_lock(&v->mu);
-    while ((g = atomic_load(&v->gen)) == seen) pthread_cond_wait(&v->cv_work, &v->mu);
+    while ((g = atomic_load(&v->pub->gen)) == seen) pthread_cond_wait(&v->cv_work, &v->mu);
     pthread_mutex_unlock(&v->mu);
-    atomic_fetch_sub(&v->sleepers, 1);
+    atomic_fetch_sub(&v->pub->sleepers, 1);
     return g;
 }
 
@@ -394,7 +504,7 @@ static void *worker_main(void *arg)
     unsigned seen = 0;
     for (;;) {
         seen = wait_for_work(v, seen);
-        if (atomic_load(&v->stop)) return NULL;
+        if (atomic_load(&v->pub->stop)) return NULL;
         run_claims(v, w->index, seen);
     }
 }
@@ -402,8 +512,8 @@ static void *worker_main(void *arg)
 /* Publishes a new generation (work or stop) and wakes sleeping workers. */
 static void wake_workers(polis_vec *v)
 {
-    atomic_fetch_add(&v->gen, 1);
-    if (atomic_load(&v->sleepers) > 0) {
+    atomic_fetch_add(&v->pub->gen, 1);
+    if (atomic_load(&v->pub->sleepers) > 0) {
         pthread_mutex_lock(&v->mu);
         pthread_cond_broadcast(&v->cv_work);
         pthread_mutex_unlock(&v->mu);
@@ -415,24 +525,26 @@ static void wake_workers(polis_vec *v)
 static bool run_parallel(polis_vec *v)
 {
     /* the claim counters and the finished count first, then the generation that opens them */
-    const unsigned g = atomic_load(&v->gen) + 1;
-    atomic_store(&v->finished, 0);
+    const unsigned g = atomic_load(&v->pub->gen) + 1;
+    v->call_gen = g;
+    v->n_results = v->n_threads;
+    atomic_store(&v->fin->finished, 0);
     for (int32_t u = 0; u < v->n_threads; u++)
         atomic_store(&v->claims[u].next, (uint64_t)g << 32 | (uint32_t)block_lo(v, u));
     wake_workers(v);
     if (run_claims(v, 0, g) == v->n_envs) return false;
     for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
-        if (atomic_load_explicit(&v->finished, memory_order_acquire) == v->n_envs) return true;
+        if (atomic_load_explicit(&v->fin->finished, memory_order_acquire) == v->n_envs) return true;
         if (i < SPIN_ROUNDS)
             cpu_relax();
         else
             sched_yield();
     }
-    atomic_store(&v->main_waiting, 1);
+    atomic_store(&v->fin->main_waiting, 1);
     pthread_mutex_lock(&v->mu);
-    while (atomic_load(&v->finished) < v->n_envs) pthread_cond_wait(&v->cv_done, &v->mu);
+    while (atomic_load(&v->fin->finished) < v->n_envs) pthread_cond_wait(&v->cv_done, &v->mu);
     pthread_mutex_unlock(&v->mu);
-    atomic_store(&v->main_waiting, 0);
+    atomic_store(&v->fin->main_waiting, 0);
     return true;
 }
 
@@ -445,11 +557,13 @@ static bool run_parallel(polis_vec *v)
  * off and run on the caller alone in turn, and until the next probe it runs every call the
  * way whose timed calls had the lower median. A block's first calls are not timed: they
  * move the envs' state to the cores that step them the block's way, and wake the workers
- * (up to PROBE_WAKE calls, until one takes part; one that never does, because it cannot
- * run, is part of what is measured). Calls outside a probe are not timed (a clock read is
- * 20-30 ns). The probes come every 64 calls at first, twice as far apart each time the
- * verdict stays, up to every 4,096, so at most about PROBE_CALLS + 2 * PROBE_WAKE calls per
- * period run the slower way. */
+ * (a handed-off block is timed once PROBE_WARMUP of its calls had a worker taking part, or
+ * after PROBE_WAKE calls: a worker that never takes part, because it cannot run, is part of
+ * what is measured; a worker just woken from its sleep steps its first call late and the
+ * state of its envs is still in the caller's cache, so the call that woke it is no sample). Calls
+ * outside a probe are not timed (a clock read is 20-30 ns). The probes come every 64 calls at
+ * first, twice as far apart each time the verdict stays, up to every 4,096, so at most about
+ * PROBE_CALLS + 2 * PROBE_WAKE calls per period run the slower way. */
 
 static int64_t now_ns(void)
 {
@@ -492,12 +606,11 @@ static bool choose_parallel(polis_vec *v, bool *timed)
             return v->parallel;
         }
         v->probe = 0;
-        v->block_calls = v->block_timed = 0;
-        v->worker_seen = false;
+        v->block_calls = v->block_timed = v->worker_calls = 0;
     }
     const bool par = (v->probe & 1) == 0;
-    *timed =
-        v->block_calls >= PROBE_WARMUP && (!par || v->worker_seen || v->block_calls >= PROBE_WAKE);
+    *timed = par ? v->worker_calls >= PROBE_WARMUP || v->block_calls >= PROBE_WAKE
+                 : v->block_calls >= PROBE_WARMUP;
     return par;
 }
 
@@ -506,14 +619,15 @@ static bool choose_parallel(polis_vec *v, bool *timed)
 static void probe_done(polis_vec *v, bool par, bool worker, bool timed, int64_t ns)
 {
     v->block_calls++;
-    v->worker_seen |= worker;
+    v->worker_calls += worker;
     if (!timed) return;
     (par ? v->probe_par : v->probe_ser)[v->probe / 2 * PROBE_TIMED + v->block_timed] = ns;
     if (++v->block_timed < PROBE_TIMED) return;
-    v->block_calls = v->block_timed = 0;
-    v->worker_seen = false;
+    v->block_calls = v->block_timed = v->worker_calls = 0;
     if (++v->probe < PROBE_BLOCKS) return;
     bool verdict = polis__vec_prefer_parallel(v->probe_ser, v->probe_par, PROBE_CALLS);
+    v->probes++;
+    v->parallel_verdicts += verdict;
     if (verdict == v->parallel)
         v->period = v->period * 2 < PERIOD_MAX ? v->period * 2 : PERIOD_MAX;
     else
@@ -525,20 +639,17 @@ static void probe_done(polis_vec *v, bool par, bool worker, bool timed, int64_t 
 
 static void pool_run(polis_vec *v, int32_t job)
 {
-    v->job = job;
-    for (int32_t t = 0; t < v->n_threads; t++) {
-        v->results[t].failed = -1;
-        v->results[t].status = POLIS_OK;
-        v->results[t].rows_ended = 0;
-        v->results[t].envs_ended = 0;
-    }
+    if (v->job != job) v->job = job;
     bool timed = false, worker = false;
     bool par = v->n_threads > 1 && choose_parallel(v, &timed);
     int64_t t0 = timed ? now_ns() : 0;
-    if (par)
+    if (par) {
         worker = run_parallel(v);
-    else
+    } else {
+        v->n_results = 1;
+        clear_result(&v->results[0], v->call_gen);
         run_envs(v, 0, 0, v->n_envs);
+    }
     if (v->probe >= 0 && job == JOB_STEP)
         probe_done(v, par, worker, timed, timed ? now_ns() - t0 : 0);
     v->calls[par]++;
@@ -559,10 +670,16 @@ void polis__vec_pool_calls(const polis_vec *vec, int64_t *serial, int64_t *paral
     *parallel = vec->calls[1];
 }
 
+void polis__vec_pool_probes(const polis_vec *vec, int64_t *probes, int64_t *parallel_verdicts)
+{
+    *probes = vec->probes;
+    *parallel_verdicts = vec->parallel_verdicts;
+}
+
 static void pool_stop(polis_vec *v)
 {
     if (v->n_started > 0) {
-        atomic_store(&v->stop, 1);
+        atomic_store(&v->pub->stop, 1);
         wake_workers(v);
         for (int32_t i = 0; i < v->n_started; i++) pthread_join(v->workers[i].thread, NULL);
         v->n_started = 0;
@@ -578,15 +695,15 @@ static void pool_stop(polis_vec *v)
 static polis_status pool_start(polis_vec *v, polis_error *err)
 {
     if (v->n_threads == 1) return POLIS_OK;
-    atomic_init(&v->gen, 0);
+    atomic_init(&v->pub->gen, 0);
     for (int32_t u = 0; u < v->n_threads; u++) atomic_init(&v->claims[u].next, 0);
-    atomic_init(&v->finished, 0);
+    atomic_init(&v->fin->finished, 0);
     /* about four claims per block: fewer atomics than one env each, and a thread that
      * cannot run holds back at most a quarter of its share */
     v->chunk = v->n_envs / (4 * v->n_threads) > 1 ? v->n_envs / (4 * v->n_threads) : 1;
-    atomic_init(&v->sleepers, 0);
-    atomic_init(&v->main_waiting, 0);
-    atomic_init(&v->stop, 0);
+    atomic_init(&v->pub->sleepers, 0);
+    atomic_init(&v->fin->main_waiting, 0);
+    atomic_init(&v->pub->stop, 0);
     int rc = pthread_mutex_init(&v->mu, NULL);
     if (rc == 0 && (rc = pthread_cond_init(&v->cv_work, NULL)) != 0) pthread_mutex_destroy(&v->mu);
     if (rc == 0 && (rc = pthread_cond_init(&v->cv_done, NULL)) != 0) {
@@ -628,7 +745,8 @@ static polis_status bad_input(polis_error *err, polis_status st, const char *fmt
 
 static size_t results_bytes(int32_t n_threads)
 {
-    return (sizeof(vec_result) + sizeof(vec_claim)) * (size_t)n_threads + 64;
+    return (sizeof(vec_result) + sizeof(vec_claim)) * (size_t)n_threads + sizeof(vec_publish) +
+           sizeof(vec_finish) + 64;
 }
 
 void polis_vec_destroy(polis_vec *vec)
@@ -655,6 +773,7 @@ void polis_vec_destroy(polis_vec *vec)
     size_t m = (size_t)vec->n_envs;
     vec_free(vec, vec->envs, m * sizeof *vec->envs);
     vec_free(vec, vec->autoreset, m);
+    vec_free(vec, vec->env_done, m);
     vec_free(vec, vec->episode, m * sizeof *vec->episode);
     vec_free(vec, vec->results_mem, results_bytes(vec->n_threads));
     vec_free(vec, vec->workers, (size_t)(vec->n_threads - 1) * sizeof *vec->workers);
@@ -689,24 +808,40 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
     size_t m = (size_t)n_envs;
     v->envs = vec_alloc(v, m * sizeof *v->envs);
     v->autoreset = vec_alloc(v, m);
+    v->env_done = vec_alloc(v, m);
     v->episode = vec_alloc(v, m * sizeof *v->episode);
     v->results_mem = vec_alloc(v, results_bytes(n_threads));
     v->workers = vec_alloc(v, (size_t)(n_threads - 1) * sizeof *v->workers);
     if (v->results_mem) {
         v->results = (vec_result *)(((uintptr_t)v->results_mem + 63) & ~(uintptr_t)63);
         v->claims = (vec_claim *)(v->results + n_threads);
+        v->pub = (vec_publish *)(v->claims + n_threads);
+        v->fin = (vec_finish *)(v->pub + 1);
     }
     polis__vec_set_pool(v, POLIS__VEC_ADAPT);
-    if (!v->envs || !v->autoreset || !v->episode || !v->results_mem || !v->workers) {
+    if (!v->envs || !v->autoreset || !v->env_done || !v->episode || !v->results_mem ||
+        !v->workers) {
         polis_vec_destroy(v);
         return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
+    }
+    /* with threads, the caller's options with env_alloc in front of its allocator (the
+     * fields its struct_size leaves out keep their defaults) */
+    polis_options eo;
+    memset(&eo, 0, sizeof eo);
+    if (opts && opts->struct_size)
+        memcpy(&eo, opts, opts->struct_size < sizeof eo ? opts->struct_size : sizeof eo);
+    else
+        eo.struct_size = offsetof(polis_options, log_ud) + sizeof(void *);
+    if (n_threads > 1 && eo.struct_size >= offsetof(polis_options, alloc_ud) + sizeof(void *)) {
+        eo.alloc = env_alloc;
+        eo.alloc_ud = v;
     }
     for (int32_t k = 0; k < n_envs; k++) {
         polis__create_args args = {.text = text,
                                    .len = len,
                                    .source = source,
                                    .base_dir = base_dir,
-                                   .opts = opts,
+                                   .opts = n_threads > 1 ? &eo : opts,
                                    .io_fn = provide_io,
                                    .io_ud = v};
         polis_error e;
@@ -770,16 +905,17 @@ polis_status polis_vec_create_file(const char *path, const polis_options *opts, 
  * prefixed with its index. */
 static polis_status collect(polis_vec *v)
 {
-    v->stats.rows_ended = 0;
-    v->stats.envs_ended = 0;
-    for (int32_t t = 0; t < v->n_threads; t++) {
-        v->stats.rows_ended += v->results[t].rows_ended;
-        v->stats.envs_ended += v->results[t].envs_ended;
-    }
+    int32_t rows_ended = 0, envs_ended = 0;
     const vec_result *r = NULL;
-    for (int32_t t = 0; t < v->n_threads; t++)
-        if (v->results[t].failed >= 0 && (!r || v->results[t].failed < r->failed))
-            r = &v->results[t];
+    for (int32_t t = 0; t < v->n_results; t++) {
+        const vec_result *x = &v->results[t];
+        if (x->gen != v->call_gen) continue; /* took no env in this call */
+        rows_ended += x->rows_ended;
+        envs_ended += x->envs_ended;
+        if (x->failed >= 0 && (!r || x->failed < r->failed)) r = x;
+    }
+    if (v->stats.rows_ended != rows_ended) v->stats.rows_ended = rows_ended;
+    if (v->stats.envs_ended != envs_ended) v->stats.envs_ended = envs_ended;
     if (r) {
         int32_t k = r->failed;
         const char *msg = polis_env_error(v->envs[k]);
@@ -792,7 +928,7 @@ static polis_status collect(polis_vec *v)
         v->state = VEC_BROKEN;
         return r->status;
     }
-    v->state = VEC_RUNNING;
+    if (v->state != VEC_RUNNING) v->state = VEC_RUNNING;
     return POLIS_OK;
 }
 
@@ -813,7 +949,7 @@ polis_status polis_vec_reset(polis_vec *vec, uint64_t seed)
 polis_status polis_vec_step(polis_vec *vec)
 {
     if (!vec) return POLIS_ERR_INVALID;
-    vec->err[0] = '\0';
+    if (vec->err[0]) vec->err[0] = '\0';
     if (vec->state == VEC_FROZEN) {
         snprintf(vec->err, sizeof vec->err, "polis_vec_step: call polis_vec_reset first");
         return POLIS_ERR_STATE;
@@ -827,8 +963,8 @@ polis_status polis_vec_step(polis_vec *vec)
      * whole vec as it was. */
     const int32_t n_actions = vec->io.n_actions;
     for (int32_t k = 0; k < vec->n_envs; k++) {
+        if (vec->env_done[k]) continue;
         polis_env *env = vec->envs[k];
-        if (polis_env_done(env)) continue;
         const int32_t *act = vec->io.actions + (size_t)k * (size_t)vec->n_agents;
         for (int32_t a = 0; a < vec->n_agents; a++) {
             if (act[a] >= 0 && act[a] < n_actions) continue;
@@ -841,9 +977,9 @@ polis_status polis_vec_step(polis_vec *vec)
         }
     }
     for (int32_t k = 0; k < vec->n_envs; k++) {
-        uint8_t done = polis_env_done(vec->envs[k]);
-        vec->autoreset[k] = done;
-        vec->episode[k] += done;
+        uint8_t done = vec->env_done[k];
+        set_u8(&vec->autoreset[k], done);
+        if (done) vec->episode[k]++;
     }
     pool_run(vec, JOB_STEP);
     return collect(vec);

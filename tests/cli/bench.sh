@@ -105,11 +105,17 @@ out_has "policy: "
 out_has "CPU time: "
 out_has " agent-steps/CPU-s"
 out_has "peak memory: "
+out_lacks "pool: "   # one thread has nothing to hand off
 err_empty
 polis 0 bench "$GATHER" --steps 2 --repeat 2 --warmup 1 --agents 9 --envs 3 --threads 3 --seed 5 --no-obs
 out_line "bench gather: 9 agents x 3 envs, 3 threads, policy random, observations off, seed 5"
 out_line "timed: 2 repetitions x 2 steps after 1 warm-up steps; 0 auto-resets"
 out_has "observations: 64 bytes/agent-step, 1728 bytes/vec step, not written (--no-obs)"
+# what the pool decided over the 4 timed steps (which way each went depends on the timing)
+out_has "pool: "
+out_has " of 4 timed steps handed off to the threads ("
+out_has " run on the calling thread alone; "
+out_has " found handing off faster"
 polis 0 bench "$GATHER" $Q --set max_steps=2 --set 'grid={"width": 20}'
 out_line "timed: 1 repetition x 3 steps after 0 warm-up steps; 1 auto-reset"
 polis 0 bench "$GATHER" $Q --policy physical
@@ -130,6 +136,10 @@ out_has '"policy_cpu_ns_per_agent_step":'
 out_has '"agent_steps_per_cpu_s_with_policy":'
 out_has '"cpu_s_per_wall_s":'
 out_has '"peak_rss_mib":'
+out_has '"pool_serial_steps":'
+out_has '"pool_parallel_steps":'
+out_has '"pool_probes":'
+out_has '"pool_parallel_verdicts":'
 err_empty
 polis 0 bench "$GATHER" $Q --no-obs --json
 out_has '"obs_write_bytes_per_s":null,'

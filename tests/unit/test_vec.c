@@ -243,7 +243,8 @@ out:
 
 /* ---- determinism across thread counts ------------------------------------------------------- */
 
-/* calls[0], calls[1]: the run's calls on the caller alone and handed off (may be NULL) */
+/* calls[0], calls[1]: the run's calls on the caller alone and handed off; calls[2],
+ * calls[3]: its probes and those that found handing off faster (calls may be NULL) */
 static uint64_t run_pool_hashes(int32_t threads, polis__vec_pool pool, uint64_t *per_step,
                                 int steps, int64_t *calls)
 {
@@ -262,7 +263,10 @@ static uint64_t run_pool_hashes(int32_t threads, polis__vec_pool pool, uint64_t 
         per_step[t] = vec_hash(v);
         h = fnv(h, &per_step[t], sizeof per_step[t]);
     }
-    if (calls) polis__vec_pool_calls(v, &calls[0], &calls[1]);
+    if (calls) {
+        polis__vec_pool_calls(v, &calls[0], &calls[1]);
+        polis__vec_pool_probes(v, &calls[2], &calls[3]);
+    }
     polis_vec_destroy(v);
     return h;
 }
@@ -323,7 +327,7 @@ static void test_threads_one_core(void)
     CHECK(a == b);
     CHECK(memcmp(h1, h3, sizeof h1) == 0);
     /* every call handed off, the workers sharing the caller's core */
-    int64_t calls[2];
+    int64_t calls[4];
     b = run_pool_hashes(3, POLIS__VEC_PARALLEL, h3, STEPS, calls);
     CHECK(a == b);
     CHECK(memcmp(h1, h3, sizeof h1) == 0);
@@ -346,17 +350,23 @@ static void test_pool_choice(void)
     const polis__vec_pool pools[] = {POLIS__VEC_SERIAL, POLIS__VEC_PARALLEL, POLIS__VEC_ADAPT};
     for (int32_t threads = 2; threads <= 4; threads += 2) {
         for (int i = 0; i < 3; i++) {
-            int64_t calls[2] = {-1, -1};
+            int64_t calls[4] = {-1, -1, -1, -1};
             uint64_t b = run_pool_hashes(threads, pools[i], ht, STEPS, calls);
             CHECK(a == b);
             CHECK(memcmp(h1, ht, sizeof h1) == 0);
             CHECK_EQ_INT(calls[0] + calls[1], STEPS + 1); /* the reset and the steps */
             if (pools[i] == POLIS__VEC_SERIAL) CHECK_EQ_INT(calls[1], 0);
             if (pools[i] == POLIS__VEC_PARALLEL) CHECK_EQ_INT(calls[0], 0);
-            /* a probe: two blocks each way of at least 2 untimed and 4 timed calls */
+            /* a probe: two blocks each way of at least 2 untimed and 4 timed calls; the
+             * forced choices run none */
             if (pools[i] == POLIS__VEC_ADAPT) {
                 CHECK(calls[0] >= 12);
                 CHECK(calls[1] >= 12);
+                CHECK(calls[2] >= 1);
+                CHECK(calls[3] >= 0 && calls[3] <= calls[2]);
+            } else {
+                CHECK_EQ_INT(calls[2], 0);
+                CHECK_EQ_INT(calls[3], 0);
             }
         }
     }
@@ -547,21 +557,31 @@ static void test_step_failure(void)
 
 /* polis_vec_episode_stats against sums kept here from the rows themselves: rows that end at
  * different steps (agent 0 is terminated early, the others truncated at max_steps), rewards
- * every step, auto-resets; the same figures at every thread count, and zeros after a reset. */
+ * every step, auto-resets; the same figures at every thread count, with every call on the
+ * caller alone, every call handed off (each thread counts its envs' ends in its own result,
+ * which it clears when it claims its first env of a call) and the adaptive choice, and zeros
+ * after a reset. */
 static void test_episode_stats(void)
 {
     enum { M = 5, A = 2, ROWS = M * A, STEPS = 60 };
     const char *json = "{\"agents\": 2, \"max_steps\": 6, \"grid\": {\"width\": 6, \"height\": 6},"
                        " \"plugins\": [{\"name\": \"walker\", \"params\": {\"items\": 3}}],"
                        " \"scripts\": [{\"path\": \"vec_episodes.lua\"}]}";
+    const struct {
+        int32_t threads;
+        polis__vec_pool pool;
+    } runs[] = {{1, POLIS__VEC_ADAPT}, {2, POLIS__VEC_SERIAL},   {2, POLIS__VEC_PARALLEL},
+                {2, POLIS__VEC_ADAPT}, {3, POLIS__VEC_PARALLEL}, {3, POLIS__VEC_ADAPT}};
     double first_sum = 0;
-    for (int32_t threads = 1; threads <= 3; threads++) {
+    for (size_t run = 0; run < sizeof runs / sizeof runs[0]; run++) {
+        const int32_t threads = runs[run].threads;
         polis_options o = test_options(NULL, NULL);
         o.base_dir = VEC_DIR;
         polis_vec *v = NULL;
         polis_error err;
         CHECK_EQ_INT(polis_vec_create_json(json, strlen(json), &o, M, threads, &v, &err), POLIS_OK);
         if (!v) continue;
+        polis__vec_set_pool(v, runs[run].pool);
         const polis_io *io = polis_vec_io(v);
         const uint8_t *ar = polis_vec_autoreset(v);
         const polis_vec_episodes *st = polis_vec_episode_stats(v);
@@ -664,6 +684,44 @@ static void test_no_alloc(int32_t threads)
     CHECK_EQ_INT(al.live, 0);
 }
 
+/* The vec's buffers start on cache lines, and with threads so do its envs' blocks (two
+ * threads never share a line through the allocator's packing); every block, also those a
+ * Lua script grows and frees, goes back to the caller's allocator at destroy. */
+static void test_lines(void)
+{
+    const char *json = "{\"agents\": 2, \"max_steps\": 6, \"grid\": {\"width\": 6, \"height\": 6},"
+                       " \"plugins\": [{\"name\": \"walker\", \"params\": {\"items\": 3}}],"
+                       " \"scripts\": [{\"path\": \"vec_episodes.lua\"}]}";
+    for (int32_t threads = 1; threads <= 2; threads++) {
+        test_alloc al = {0};
+        polis_options o = test_options(NULL, &al);
+        o.base_dir = VEC_DIR;
+        polis_vec *v = NULL;
+        polis_error err;
+        CHECK_EQ_INT(polis_vec_create_json(json, strlen(json), &o, 5, threads, &v, &err), POLIS_OK);
+        if (!v) continue;
+        const polis_io *io = polis_vec_io(v);
+        const polis_vec_episodes *st = polis_vec_episode_stats(v);
+        const void *bufs[] = {io->obs,          io->masks,       io->actions, io->rewards,
+                              io->terminations, io->truncations, io->illegal, st->ended,
+                              st->env_ended,    st->returns,     st->lengths};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+            CHECK_EQ_INT((uintptr_t)bufs[i] % 64, 0);
+        if (threads > 1)
+            for (int32_t k = 0; k < 5; k++) CHECK_EQ_INT((uintptr_t)polis_vec_env(v, k) % 64, 0);
+        polis_rng r;
+        polis_rng_seed(&r, 5, 5);
+        CHECK_EQ_INT(polis_vec_reset(v, 3), POLIS_OK);
+        for (int t = 0; t < 60; t++) {
+            random_actions(io, &r);
+            CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        }
+        CHECK(al.calls > 0);
+        polis_vec_destroy(v);
+        CHECK_EQ_INT(al.live, 0);
+    }
+}
+
 /* Every allocation of create, reset and step may fail: a clean error, nothing leaked. */
 static void test_failing_alloc(void)
 {
@@ -714,6 +772,7 @@ int main(void)
     test_episode_stats();
     test_no_alloc(1);
     test_no_alloc(2);
+    test_lines();
     test_failing_alloc();
     CHECK_DONE();
 }

@@ -38,6 +38,12 @@
 #include "polis/polis.h"
 #include "polis/rng.h"
 
+/* From engine/vec/internal.h (the CLI builds without engine/'s private headers): the vec's
+ * calls run on the calling thread alone and handed to its threads since create, and its
+ * probes (calls timed both ways) and those that found handing off faster. */
+void polis__vec_pool_calls(const polis_vec *vec, int64_t *serial, int64_t *parallel);
+void polis__vec_pool_probes(const polis_vec *vec, int64_t *probes, int64_t *parallel_verdicts);
+
 /* The policy's generator stream ("bench"), apart from the envs' and `polis run`'s. */
 #define BENCH_POLICY_STREAM 0x62656e6368ULL
 #define BIG_MEMSET_BYTES ((size_t)64 << 20)
@@ -231,6 +237,9 @@ typedef struct bench_result {
     double policy_ns, loop_agent_rate, memset_same, memset_big, rss_mib;
     double policy_cpu_ns, loop_cpu_agent_rate, cpu_per_wall;
     int64_t autoresets; /* during the timed steps */
+    /* over the timed steps: those run on the calling thread alone and handed off, the pool's
+     * probes and those that found handing off faster */
+    int64_t pool_serial, pool_parallel, probes, parallel_verdicts;
     /* --pixels: the observation's size, frames (agent-steps) per second of drawing them and
      * per CPU-second of it, and agent-steps per second of stepping and drawing together */
     int32_t pw, ph, pch;
@@ -288,6 +297,15 @@ static void print_text(const bench_args *b, const bench_result *r)
            "the policy %.1f ns/agent-step; with it %.0f agent-steps/CPU-s\n",
            r->cpu_per_wall, r->policy_cpu_ns, r->loop_cpu_agent_rate);
     printf("peak memory: %.1f MiB (maximum resident set size)\n", r->rss_mib);
+    if (r->threads > 1) {
+        int64_t calls = r->pool_serial + r->pool_parallel;
+        printf("pool: %" PRId64 " of %" PRId64 " timed steps handed off to the threads (%.1f%%), "
+               "%" PRId64 " run on the calling thread alone; %" PRId64 " probe%s, %" PRId64
+               " found handing off faster\n",
+               r->pool_parallel, calls,
+               calls ? 100.0 * (double)r->pool_parallel / (double)calls : 0, r->pool_serial,
+               r->probes, r->probes == 1 ? "" : "s", r->parallel_verdicts);
+    }
 }
 
 static bool add_stat(cJSON *o, const char *key, stat3 s)
@@ -338,6 +356,10 @@ static bool print_json(const bench_args *b, const bench_result *r)
         cJSON_AddNumberToObject(o, "repeat", (double)b->repeat) &&
         cJSON_AddNumberToObject(o, "warmup", (double)b->warmup) &&
         cJSON_AddNumberToObject(o, "autoresets", (double)r->autoresets) &&
+        cJSON_AddNumberToObject(o, "pool_serial_steps", (double)r->pool_serial) &&
+        cJSON_AddNumberToObject(o, "pool_parallel_steps", (double)r->pool_parallel) &&
+        cJSON_AddNumberToObject(o, "pool_probes", (double)r->probes) &&
+        cJSON_AddNumberToObject(o, "pool_parallel_verdicts", (double)r->parallel_verdicts) &&
         add_stat(o, "env_steps_per_s", r->env_rate) &&
         add_stat(o, "agent_steps_per_s", r->agent_rate) &&
         add_stat(o, "ns_per_agent_step", r->ns) &&
@@ -468,6 +490,10 @@ static int run_bench(const bench_args *b)
     }
     if (b->pixels && b->warmup == 0 && (rc = draw_pixels(vec, b, pix, pneed))) goto out;
     const uint8_t *autoreset = polis_vec_autoreset(vec);
+    int64_t serial0, parallel0;
+    int64_t probes0, verdicts0;
+    polis__vec_pool_calls(vec, &serial0, &parallel0);
+    polis__vec_pool_probes(vec, &probes0, &verdicts0);
     double *env_rate = rates, *agent_rate = rates + b->repeat, *ns = rates + 2 * b->repeat,
            *obs_rate = rates + 3 * b->repeat, *cpu_env_rate = rates + 4 * b->repeat,
            *cpu_agent_rate = rates + 5 * b->repeat, *pix_rate = rates + 6 * b->repeat,
@@ -530,6 +556,12 @@ static int run_bench(const bench_args *b)
         cpu_env_rate[rep] = (double)b->steps * (double)b->envs / env_cpu;
         cpu_agent_rate[rep] = agent_steps / env_cpu;
     }
+    polis__vec_pool_calls(vec, &r.pool_serial, &r.pool_parallel);
+    r.pool_serial -= serial0;
+    r.pool_parallel -= parallel0;
+    polis__vec_pool_probes(vec, &r.probes, &r.parallel_verdicts);
+    r.probes -= probes0;
+    r.parallel_verdicts -= verdicts0;
     r.env_rate = summarise(env_rate, b->repeat);
     r.agent_rate = summarise(agent_rate, b->repeat);
     r.ns = summarise(ns, b->repeat);
