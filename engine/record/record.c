@@ -2131,6 +2131,16 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     if (which == L_THINGS && nch <= KEPT_FEW) {
         diff_few_things(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
     } else {
+        /* a slot put again as it was (Exploration's edges: 6% of the changed slots at 100
+         * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge */
+        int32_t m = 0;
+        for (int32_t k = 0; k < nch; k++) {
+            int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
+            if (at < 0 || now < 0 ||
+                memcmp(prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size) != 0)
+                l->kchg[m++] = slot;
+        }
+        nch = m;
         const char **po = l->pprev, **pn = l->pcur;
         int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
         int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
