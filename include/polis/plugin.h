@@ -652,7 +652,7 @@ typedef struct polis_actions_api {
  * that knows it wrote nothing into a kept layer says so, and the reader skips it
  * (polis_env_scene_layer_version, polis/scene.h). */
 #define POLIS_SCENE_API "scene"
-#define POLIS_SCENE_API_VERSION 2
+#define POLIS_SCENE_API_VERSION 3
 
 typedef struct polis_scene_api {
     uint32_t version;
@@ -696,6 +696,18 @@ typedef struct polis_scene_api {
     polis_status (*edge_put)(polis_ctx *ctx, polis_scene *scene, int32_t slot, const char *from,
                              const char *to, const char *kind, float weight);
     polis_status (*slot_clear)(polis_ctx *ctx, polis_scene *scene, int32_t list, int32_t slot);
+
+    /* Version 3 (plugin ABI 1.7): edge_put with the edge already in the scene's own form, its
+     * from, to and kind each NUL-padded to its array's end (polis/types.h) — a plugin that
+     * keeps its names so hands them over without the kernel measuring and padding three
+     * strings per put (copied as one 164-byte block). Checked as edge_put checks (the ends
+     * not empty, each string ending inside its array: its last byte NUL, the weight not NaN;
+     * POLIS_ERR_INVALID, message set; the slot and the callback as for edge_put); the padding
+     * is not checked: a byte that is not NUL after a string's end is the plugin's bug (readers
+     * compare the arrays whole and then order or match the edge wrongly). Allocates nothing.
+     * Check `version >= 3` on the table a version-2 request returned before calling it. */
+    polis_status (*edge_put_padded)(polis_ctx *ctx, polis_scene *scene, int32_t slot,
+                                    const polis_scene_edge *edge);
 } polis_scene_api;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */
