@@ -862,8 +862,8 @@ static void test_edge_put_padded(void)
     const char *modes[3] = {"kept_padded_empty", "kept_padded_long", "kept_padded_nan"};
     const char *msgs[3] = {
         "look_probe: edge_put_padded: an end is empty [scene, tick 0]",
-        "look_probe: edge_put_padded: kind \"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...\" does "
-        "not end in its 64 bytes [scene, tick 0]",
+        ("look_probe: edge_put_padded: kind \"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...\" does "
+         "not end in its 64 bytes [scene, tick 0]"),
         "look_probe: edge_put_padded agent_0 -> club: the weight is NaN [scene, tick 0]"};
     for (int i = 0; i < 3; i++) {
         polis_env *env = probe_env(modes[i], NULL);
