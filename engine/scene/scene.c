@@ -805,6 +805,39 @@ static polis_status h_slot_clear(polis_ctx *ctx, polis_scene *scene, int32_t lis
     return POLIS_OK;
 }
 
+/* edge_put with the element already NUL-padded (version 3): what edge_check checks, without
+ * measuring the strings (the padding is the plugin's word), then one fixed-size copy. */
+static polis_status h_edge_put_padded(polis_ctx *ctx, polis_scene *scene, int32_t slot,
+                                      const polis_scene_edge *edge)
+{
+    static const char *const what = "edge_put_padded";
+    kept_list *kl;
+    polis_status st = kept_slot(ctx, scene, what, POLIS_SCENE_EDGES, slot, &kl);
+    if (st) return st;
+    if (!edge || !edge->from[0] || !edge->to[0]) {
+        polis__ctx_error(ctx, "%s: %s", what, edge ? "an end is empty" : "the edge is NULL");
+        return POLIS_ERR_INVALID;
+    }
+    const char *str[3] = {edge->from, edge->to, edge->kind};
+    static const char *const member[3] = {"from", "to", "kind"};
+    const size_t cap[3] = {sizeof edge->from, sizeof edge->to, sizeof edge->kind};
+    for (int i = 0; i < 3; i++)
+        if (str[i][cap[i] - 1]) {
+            polis__ctx_error(ctx, "%s: %s \"%.40s...\" does not end in its %zu bytes", what,
+                             member[i], str[i], cap[i]);
+            return POLIS_ERR_INVALID;
+        }
+    if (edge->weight != edge->weight) {
+        polis__ctx_error(ctx, "%s %s -> %s: the weight is NaN", what, edge->from, edge->to);
+        return POLIS_ERR_INVALID;
+    }
+    char *el =
+        kept_el(ctx, scene, POLIS_SCENE_EDGES, kl, slot, ctx->env->looks->running->max_edges);
+    if (!el) return POLIS_ERR_LIMIT;
+    memcpy(el, edge, sizeof *edge);
+    return POLIS_OK;
+}
+
 static const polis_scene_api scene_api = {
     .version = POLIS_SCENE_API_VERSION,
     .struct_size = sizeof(polis_scene_api),
@@ -815,6 +848,7 @@ static const polis_scene_api scene_api = {
     .slot_clear = h_slot_clear,
     .thing_move = h_thing_move,
     .layer_rows = h_layer_rows,
+    .edge_put_padded = h_edge_put_padded,
 };
 
 static int32_t h_look_kind_find(polis_ctx *ctx, const char *name)

@@ -719,6 +719,17 @@ typedef struct polis_scene_api {
                                int32_t y);
     polis_status (*layer_rows)(polis_ctx *ctx, const polis_scene *scene, int32_t layer,
                                const uint64_t *rows, int32_t n_words);
+    /* Also version 3 (plugin ABI 1.7): edge_put with the edge already in the scene's own form, its
+     * from, to and kind each NUL-padded to its array's end (polis/types.h) — a plugin that
+     * keeps its names so hands them over without the kernel measuring and padding three
+     * strings per put (copied as one 164-byte block). Checked as edge_put checks (the ends
+     * not empty, each string ending inside its array: its last byte NUL, the weight not NaN;
+     * POLIS_ERR_INVALID, message set; the slot and the callback as for edge_put); the padding
+     * is not checked: a byte that is not NUL after a string's end is the plugin's bug (readers
+     * compare the arrays whole and then order or match the edge wrongly). Allocates nothing.
+     * Check `version >= 3` on the table a version-2 request returned before calling it. */
+    polis_status (*edge_put_padded)(polis_ctx *ctx, polis_scene *scene, int32_t slot,
+                                    const polis_scene_edge *edge);
 } polis_scene_api;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

@@ -167,8 +167,11 @@ typedef struct social {
     int32_t *scene_dirty; /* [max_edges] */
     int32_t n_scene_dirty;
     int32_t *scene_shown; /* [max_edges] the attributes the edge's slots show */
-    bool quiet;           /* no bus events (dry runs at create) */
-    int32_t emitting;     /* inside a publish of a social event */
+    /* [N] each node's id NUL-padded as a scene edge holds it (edge_put_padded, "scene"
+     * version 3); "" for one that does not fit (its edges take edge_put, which says so) */
+    char (*scene_ids)[POLIS_SCENE_ID_MAX];
+    bool quiet;       /* no bus events (dry runs at create) */
+    int32_t emitting; /* inside a publish of a social event */
 
     /* bus event types */
     int32_t ev_set, ev_unset, ev_created, ev_deleted, ev_joined, ev_quit, ev_schedule;

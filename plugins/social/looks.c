@@ -9,6 +9,8 @@
  * max_edge_attrs <= 2^24): slot e * K + i holds attribute slot i of graph edge e, and a scene
  * writes again only the edges the graph marked changed since the last one (sg_scene_touch),
  * so a recording looks at those only. Otherwise every scene appends every edge, in order.
+ * With the "scene" host API version 3 an edge is put as the scene holds it (edge_put_padded):
+ * the nodes' ids padded once, the attributes' names as the graph keeps them (NUL-padded).
  */
 #include <string.h>
 
@@ -96,6 +98,8 @@ void sg_free_looks(social *s)
     sg_free(s, s->scene_mark, (size_t)s->max_edges, sizeof *s->scene_mark);
     sg_free(s, s->scene_dirty, (size_t)s->max_edges, sizeof *s->scene_dirty);
     sg_free(s, s->scene_shown, (size_t)s->max_edges, sizeof *s->scene_shown);
+    sg_free(s, s->scene_ids, (size_t)s->N, sizeof *s->scene_ids);
+    s->scene_ids = NULL;
     s->scene_mark = NULL;
     s->scene_dirty = s->scene_shown = NULL;
     sg_order *o = s->order;
@@ -170,14 +174,28 @@ static const char *attr_name(const social *s, int32_t attr, char *kind)
  * cleared. */
 static polis_status put_edge(polis_ctx *ctx, social *s, polis_scene *sc, int32_t e)
 {
+    _Static_assert(SG_NAME_MAX == POLIS_SCENE_KIND_MAX, "an attribute's name is a scene kind");
     const polis_scene_api *api = s->scene_api;
     char a[32], b[32], kind[SG_NAME_MAX];
     int32_t na = s->e_nattr[e], K = s->K;
     size_t base = (size_t)e * (size_t)K;
     polis_status st;
-    const char *from = na ? node_id(s, s->e_from[e], a) : NULL;
-    const char *to = na ? node_id(s, s->e_to[e], b) : NULL;
-    for (int32_t i = 0; i < na; i++)
+    const char *pf = s->scene_ids ? s->scene_ids[s->e_from[e]] : "";
+    const char *pt = s->scene_ids ? s->scene_ids[s->e_to[e]] : "";
+    bool padded = na && *pf && *pt;
+    if (padded) { /* the names zeroed at allocation, written once: NUL-padded */
+        polis_scene_edge el;
+        memcpy(el.from, pf, sizeof el.from);
+        memcpy(el.to, pt, sizeof el.to);
+        for (int32_t i = 0; i < na; i++) {
+            memcpy(el.kind, s->attr_names[s->e_attr[base + (size_t)i]], sizeof el.kind);
+            el.weight = (float)s->e_val[base + (size_t)i];
+            if ((st = api->edge_put_padded(ctx, sc, e * K + i, &el))) return st;
+        }
+    }
+    const char *from = na && !padded ? node_id(s, s->e_from[e], a) : NULL;
+    const char *to = na && !padded ? node_id(s, s->e_to[e], b) : NULL;
+    for (int32_t i = padded ? na : 0; i < na; i++)
         if ((st = api->edge_put(ctx, sc, e * K + i, from, to,
                                 attr_name(s, s->e_attr[base + (size_t)i], kind),
                                 (float)s->e_val[base + (size_t)i])))
@@ -200,6 +218,18 @@ static polis_status kept_edges(polis_ctx *ctx, social *s, polis_scene *sc)
         if (!s->scene_mark || !s->scene_dirty || !s->scene_shown) {
             sg_free_looks(s);
             return POLIS_ERR_NOMEM;
+        }
+        if (s->scene_api->version >= 3) { /* the nodes' ids padded (names do not change) */
+            if (!(s->scene_ids = sg_alloc(s, (size_t)s->N, sizeof *s->scene_ids))) {
+                sg_free_looks(s);
+                return POLIS_ERR_NOMEM;
+            }
+            for (int32_t n = 0; n < s->N; n++) {
+                char buf[32];
+                const char *id = node_id(s, n, buf);
+                size_t len = id ? strlen(id) : 0;
+                if (id && len < sizeof *s->scene_ids) memcpy(s->scene_ids[n], id, len);
+            }
         }
     }
     if (s->h->scene_fresh(ctx, sc)) {

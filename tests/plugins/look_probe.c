@@ -25,6 +25,11 @@
  *               agent a's thing in thing slot 3 - a, put at every tick (also unchanged),
  *               agent 1's slot cleared at odd ticks, the edge in edge slot 1 — a recording
  *               the same as keep's
+ *   kept_padded the kept looks, its edge put as the scene holds it (edge_put_padded, "scene"
+ *               host API 3) — a recording the same as kept's
+ *   kept_padded_empty, kept_padded_long, kept_padded_nan
+ *               edge_put_padded with an empty end, a kind without a NUL in its array, a NaN
+ *               weight
  *   kept_nodes, kept_slot, kept_append, kept_outside
  *               list_keep of the nodes (refused), a thing put into slot 4 of 4, a thing
  *               appended to the kept list, thing_put from init
@@ -164,6 +169,16 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     bool odd = keep && h->tick(ctx) % 2;
     if ((st = h->scene_node(ctx, sc, "club", "group", odd ? "The clubhouse" : "The club")))
         return st;
+    if (strncmp(l->mode, "kept_padded", 11) == 0) {
+        polis_scene_edge e = {.weight = is(l, "kept_padded_nan") ? __builtin_nanf("")
+                                        : odd                    ? 0.75f
+                                                                 : 0.5f};
+        snprintf(e.from, sizeof e.from, "%s", h->agent_name(ctx, 0));
+        snprintf(e.to, sizeof e.to, "%s", is(l, "kept_padded_empty") ? "" : "club");
+        snprintf(e.kind, sizeof e.kind, "member");
+        if (is(l, "kept_padded_long")) memset(e.kind, 'k', sizeof e.kind);
+        return l->scene_api->edge_put_padded(ctx, sc, 1, &e);
+    }
     if (kept)
         return l->scene_api->edge_put(ctx, sc, 1, h->agent_name(ctx, 0), "club", "member",
                                       odd ? 0.75f : 0.5f);
@@ -191,7 +206,8 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         (st = h->look_view(ctx, 1, 2)))
         return st;
     if (is(l, "map_twice") && (st = h->look_map(ctx, 7, 4))) return st;
-    bool v3 = is(l, "kept_move") || is(l, "move_empty") || strncmp(l->mode, "rows", 4) == 0;
+    bool v3 = is(l, "kept_move") || is(l, "move_empty") || strncmp(l->mode, "rows", 4) == 0 ||
+              strncmp(l->mode, "kept_padded", 11) == 0;
     bool kept = strncmp(l->mode, "kept", 4) == 0 || is(l, "move_empty");
     if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep") || kept || is(l, "mix") ||
          is(l, "mix_paired") || is(l, "rows_bad")) &&

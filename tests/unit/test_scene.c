@@ -851,6 +851,32 @@ static void test_kept_lists(void)
     }
 }
 
+/* edge_put_padded ("scene" host API 3): the probe's edge put as the scene holds it records as
+ * edge_put's; an empty end, a kind that does not end in its array and a NaN weight are
+ * refused, each with its message. */
+static void test_edge_put_padded(void)
+{
+    static lines kept, padded;
+    record_same("kept", &kept, "kept_padded", &padded);
+    CHECK_CONTAINS(padded.text, "[\"agent_0\",\"club\",\"member\",0.75]");
+    const char *modes[3] = {"kept_padded_empty", "kept_padded_long", "kept_padded_nan"};
+    const char *msgs[3] = {
+        "look_probe: edge_put_padded: an end is empty [scene, tick 0]",
+        ("look_probe: edge_put_padded: kind \"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...\" does "
+         "not end in its 64 bytes [scene, tick 0]"),
+        "look_probe: edge_put_padded agent_0 -> club: the weight is NaN [scene, tick 0]"};
+    for (int i = 0; i < 3; i++) {
+        polis_env *env = probe_env(modes[i], NULL);
+        const polis_scene *sc = NULL;
+        CHECK(env != NULL);
+        if (!env) return;
+        CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+        CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_ERR_INVALID);
+        CHECK_EQ_STR(polis_env_error(env), msgs[i]);
+        polis_env_destroy(env);
+    }
+}
+
 /* Kept things whose slots change a few at a time (the recorder's inline diff) or many at once
  * (its sorted merge): moves, a kind and a label replaced, an id that changes slots, an id that
  * changes in its slot, a thing there every other tick. The recording is the one of the same
@@ -963,6 +989,7 @@ int main(void)
     test_kept_mix();
     test_kept_mix_paired();
     test_scene_v3();
+    test_edge_put_padded();
     test_recorder_no_alloc();
     test_recorder_files();
     test_lua_keep();
