@@ -50,19 +50,19 @@ typedef struct nego {
     int32_t a_score, a_parity, a_proposal;
     int32_t act_request, act_accept, act_decline, act_propose; /* first ids */
     int32_t ev_matched, ev_proposed, ev_agreed, ev_ended;
+    polis_kit_stored state_obs; /* the "negotiation" field, written in the dtype stored */
 
     /* sessions, kept in both agents' slots */
-    int32_t *partner;           /* [P] opponent or -1 */
-    int32_t *mover;             /* [P] whose turn it is in the session */
-    int32_t *pending;           /* [P] who made the pending proposal, or -1 */
-    int32_t *claim;             /* [P] the pending proposal: its maker gets claim / grid */
-    int32_t *turns;             /* [P] turns taken in the session */
-    int32_t *request;           /* [P] this step's request, or -1 */
-    int32_t *group;             /* [P] the agent's group (lowest with "score"), or -1 */
-    int32_t *kind;              /* [P] agent kinds for the scripted policy */
-    int32_t *scratch;           /* [P] */
-    int32_t *size;              /* [P] scratch: members per group */
-    polis_kit_stored state_obs; /* the "negotiation" field, written in the dtype stored */
+    int32_t *partner; /* [P] opponent or -1 */
+    int32_t *mover;   /* [P] whose turn it is in the session */
+    int32_t *pending; /* [P] who made the pending proposal, or -1 */
+    int32_t *claim;   /* [P] the pending proposal: its maker gets claim / grid */
+    int32_t *turns;   /* [P] turns taken in the session */
+    int32_t *request; /* [P] this step's request, or -1 */
+    int32_t *group;   /* [P] the agent's group (lowest with "score"), or -1 */
+    int32_t *kind;    /* [P] agent kinds for the scripted policy */
+    int32_t *scratch; /* [P] */
+    int32_t *size;    /* [P] scratch: members per group */
 } nego;
 
 typedef struct ev_pair {
