@@ -296,24 +296,28 @@ static inline polis_status polis_kit_writes_stored(const polis_host *h, polis_ct
     return out->api ? out->api->writes_stored(ctx, field) : POLIS_ERR_PLUGIN;
 }
 
-/* From the field's writer: stores v[0 .. n-1] into its row dst in the stored dtype (asked
- * once, at the first write). */
-static inline void polis_kit_put_stored(polis_ctx *ctx, polis_kit_stored *s, void *dst,
-                                        const int32_t *v, size_t n)
+/* From a RESET hook (the writers run after it): asks which dtype the env stores the field in
+ * (fixed for the env's life; polis_kit_put_stored stores nothing before it is asked). */
+static inline void polis_kit_stored_ask(polis_ctx *ctx, polis_kit_stored *s)
 {
-    if (s->dtype < 0) s->dtype = s->api->stored(ctx, s->field);
-    switch (s->dtype) {
-    case POLIS_DTYPE_U8:
-        for (size_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)v[i];
-        return;
-    case POLIS_DTYPE_I8:
+    const int32_t dt = s->api->stored(ctx, s->field);
+    s->dtype = dt >= 0 ? dt : POLIS_DTYPE_I32; /* -1: not this plugin's field (a bug) */
+}
+
+/* From the field's writer: stores v[0 .. n-1] into its row dst in the stored dtype. */
+static inline void polis_kit_put_stored(const polis_kit_stored *s, void *dst, const int32_t *v,
+                                        size_t n)
+{
+    const int32_t dt = s->dtype;
+    if (dt == POLIS_DTYPE_I32)
+        for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = v[i];
+    else if (dt == POLIS_DTYPE_I8)
         for (size_t i = 0; i < n; i++) ((int8_t *)dst)[i] = (int8_t)v[i];
-        return;
-    case POLIS_DTYPE_I16:
+    else if (dt == POLIS_DTYPE_U8)
+        for (size_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)v[i];
+    else if (dt == POLIS_DTYPE_I16)
         for (size_t i = 0; i < n; i++) ((int16_t *)dst)[i] = (int16_t)v[i];
-        return;
-    default: memcpy(dst, v, n * sizeof *v); return;
-    }
+    /* else not asked yet: nothing */
 }
 
 /* ---- JSON documents (the "json" host API, ABI 1.7) ------------------------------------- */

@@ -77,6 +77,7 @@ static int32_t group_of(const contract *c, int32_t agent)
 static polis_status on_reset(polis_ctx *ctx, void *ud)
 {
     contract *c = ud;
+    polis_kit_stored_ask(ctx, &c->obs);
     polis_rng *rng = c->h->rng(ctx);
     for (int32_t i = 0; i < c->P; i++) c->order[i] = i;
     for (int32_t i = c->P - 1; i > 0; i--) {
@@ -123,7 +124,7 @@ static void write_contract(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     int64_t t = now(c);
     const int32_t v[3] = {t < c->formation ? 0 : 1, turn_at(c, t),
                           t < c->formation ? (int32_t)(c->formation - t) : 0};
-    polis_kit_put_stored(ctx, &c->obs, dst, v, 3);
+    polis_kit_put_stored(&c->obs, dst, v, 3);
 }
 
 /* ---- views --------------------------------------------------------------------------------- */

@@ -59,6 +59,7 @@ static polis_status move(polis_ctx *ctx, void *ud, int32_t agent, int32_t dir)
 static polis_status on_reset(polis_ctx *ctx, void *ud)
 {
     gather *g = ud;
+    polis_kit_stored_ask(ctx, &g->position);
     const polis_grid *grid = g->h->grid(ctx);
     g->core.agents = polis_grid_cell(grid, g->layer_agents, 0, 0);
     g->core.coins = polis_grid_cell(grid, g->layer_coins, 0, 0);
@@ -121,7 +122,7 @@ static void write_position(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     gather *g = ud;
     const int32_t xy[2] = {g->core.pos[agent].x, g->core.pos[agent].y};
-    polis_kit_put_stored(ctx, &g->position, dst, xy, 2);
+    polis_kit_put_stored(&g->position, dst, xy, 2);
 }
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */

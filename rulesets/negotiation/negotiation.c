@@ -265,6 +265,7 @@ static polis_status decline_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t
 static polis_status on_reset(polis_ctx *ctx, void *ud)
 {
     nego *n = ud;
+    polis_kit_stored_ask(ctx, &n->state_obs);
     for (int32_t a = 0; a < n->P; a++) {
         n->partner[a] = n->pending[a] = n->request[a] = -1;
         n->turns[a] = 0;
@@ -381,7 +382,7 @@ static void write_state(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     int64_t t = now(n);
     const int32_t v[4] = {t < n->p.steps ? 0 : 1, n->partner[agent], my_turn(n, agent),
                           t < n->p.steps ? (int32_t)(n->p.steps - t) : 0};
-    polis_kit_put_stored(ctx, &n->state_obs, dst, v, 4);
+    polis_kit_put_stored(&n->state_obs, dst, v, 4);
 }
 
 /* ---- views ---------------------------------------------------------------------------------- */
