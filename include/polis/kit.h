@@ -309,12 +309,12 @@ static inline void polis_kit_put_stored(const polis_kit_stored *s, void *dst, co
                                         size_t n)
 {
     const int32_t dt = s->dtype;
-    if (dt == POLIS_DTYPE_I32)
-        for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = v[i];
+    if (dt == POLIS_DTYPE_U8)
+        for (size_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)v[i];
     else if (dt == POLIS_DTYPE_I8)
         for (size_t i = 0; i < n; i++) ((int8_t *)dst)[i] = (int8_t)v[i];
-    else if (dt == POLIS_DTYPE_U8)
-        for (size_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)v[i];
+    else if (dt == POLIS_DTYPE_I32)
+        for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = v[i];
     else if (dt == POLIS_DTYPE_I16)
         for (size_t i = 0; i < n; i++) ((int16_t *)dst)[i] = (int16_t)v[i];
     /* else not asked yet: nothing */
