@@ -280,7 +280,7 @@ static inline const polis_grid *polis_kit_need_grid(const polis_host *h, polis_c
 typedef struct polis_kit_stored {
     const polis_observations_api *api;
     int32_t field; /* the field's id */
-    int32_t dtype; /* the polis_dtype stored, -1 until the first write asks */
+    int32_t dtype; /* the polis_dtype stored, -1 until polis_kit_stored_ask */
 } polis_kit_stored;
 
 /* Declares that the writer of `field` (registered as POLIS_DTYPE_I32 by this plugin, just
