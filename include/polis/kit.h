@@ -270,6 +270,56 @@ static inline const polis_grid *polis_kit_need_grid(const polis_host *h, polis_c
     return g;
 }
 
+/* ---- observations written in the stored dtype (the "observations" host API, version 2) ------ */
+
+/* A small integer observation field whose writer stores the dtype the env holds it in: with
+ * compact observations that is the narrowest dtype holding the field's declared ranges
+ * (host->obs_range), written straight into the caller's buffer, so the kernel keeps no shadow
+ * record and narrows nothing; without them it is the registered dtype. The values must lie
+ * inside the declared ranges (they are cut to the stored dtype otherwise). */
+typedef struct polis_kit_stored {
+    const polis_observations_api *api;
+    int32_t field; /* the field's id */
+    int32_t dtype; /* the polis_dtype stored, -1 until polis_kit_stored_ask */
+} polis_kit_stored;
+
+/* Declares that the writer of `field` (registered as POLIS_DTYPE_I32 by this plugin, just
+ * before) writes the stored dtype, and fills *out for polis_kit_put_stored. Call it in init or
+ * start after host->observation. POLIS_ERR_PLUGIN when the host has no "observations" version
+ * 2 (message set), else what writes_stored returned. */
+static inline polis_status polis_kit_writes_stored(const polis_host *h, polis_ctx *ctx,
+                                                   int32_t field, polis_kit_stored *out)
+{
+    out->api = (const polis_observations_api *)h->host_api(ctx, POLIS_OBSERVATIONS_API, 2);
+    out->field = field;
+    out->dtype = -1;
+    return out->api ? out->api->writes_stored(ctx, field) : POLIS_ERR_PLUGIN;
+}
+
+/* From a RESET hook (the writers run after it): asks which dtype the env stores the field in
+ * (fixed for the env's life; polis_kit_put_stored stores nothing before it is asked). */
+static inline void polis_kit_stored_ask(polis_ctx *ctx, polis_kit_stored *s)
+{
+    const int32_t dt = s->api->stored(ctx, s->field);
+    s->dtype = dt >= 0 ? dt : POLIS_DTYPE_I32; /* -1: not this plugin's field (a bug) */
+}
+
+/* From the field's writer: stores v[0 .. n-1] into its row dst in the stored dtype. */
+static inline void polis_kit_put_stored(const polis_kit_stored *s, void *dst, const int32_t *v,
+                                        size_t n)
+{
+    const int32_t dt = s->dtype;
+    if (dt == POLIS_DTYPE_U8)
+        for (size_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)v[i];
+    else if (dt == POLIS_DTYPE_I8)
+        for (size_t i = 0; i < n; i++) ((int8_t *)dst)[i] = (int8_t)v[i];
+    else if (dt == POLIS_DTYPE_I32)
+        for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = v[i];
+    else if (dt == POLIS_DTYPE_I16)
+        for (size_t i = 0; i < n; i++) ((int16_t *)dst)[i] = (int16_t)v[i];
+    /* else not asked yet: nothing */
+}
+
 /* ---- JSON documents (the "json" host API, ABI 1.7) ------------------------------------- */
 
 /* The "json" host API, or NULL with the plugin's error set (return POLIS_ERR_PLUGIN from init).

@@ -47,6 +47,7 @@ typedef struct contract {
     int32_t *order;       /* [P] this episode's turn order */
     int32_t *kind;        /* [P] agent kinds (name without "_<digits>"), for the policy */
     int32_t *scratch;     /* [P] */
+    polis_kit_stored obs; /* the "contract" field, written in the dtype the env stores */
 } contract;
 
 /* ---- helpers ------------------------------------------------------------------------------- */
@@ -76,6 +77,7 @@ static int32_t group_of(const contract *c, int32_t agent)
 static polis_status on_reset(polis_ctx *ctx, void *ud)
 {
     contract *c = ud;
+    polis_kit_stored_ask(ctx, &c->obs);
     polis_rng *rng = c->h->rng(ctx);
     for (int32_t i = 0; i < c->P; i++) c->order[i] = i;
     for (int32_t i = c->P - 1; i > 0; i--) {
@@ -114,15 +116,15 @@ static void mask_stage(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
 /* ---- observation --------------------------------------------------------------------------- */
 
 /* [stage (0 formation, 1 physical), the agent whose turn it is (-1 in the physical stage),
- *  steps left in the formation stage] */
+ *  steps left in the formation stage], in the dtype the env stores (i8 or i16 with compact
+ *  observations: the values lie inside declare_range's ranges by construction). */
 static void write_contract(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     contract *c = ud;
-    int32_t *out = dst;
     int64_t t = now(c);
-    out[0] = t < c->formation ? 0 : 1;
-    out[1] = turn_at(c, t);
-    out[2] = t < c->formation ? (int32_t)(c->formation - t) : 0;
+    const int32_t v[3] = {t < c->formation ? 0 : 1, turn_at(c, t),
+                          t < c->formation ? (int32_t)(c->formation - t) : 0};
+    polis_kit_put_stored(&c->obs, dst, v, 3);
 }
 
 /* ---- views --------------------------------------------------------------------------------- */
@@ -395,6 +397,7 @@ static polis_status contract_init(const polis_host *h, polis_ctx *ctx, const voi
                          .ud = c};
     int32_t id_obs;
     if ((st = h->observation(ctx, &obs, &id_obs)) || (st = declare_range(c, ctx, id_obs)) ||
+        (st = polis_kit_writes_stored(h, ctx, id_obs, &c->obs)) ||
         (st = h->hook(ctx, POLIS_PHASE_RESET, 0, on_reset, c)) ||
         (st = h->mask_filter(ctx, mask_stage, c)) ||
         (st = h->hook(ctx, POLIS_PHASE_OBSERVE, 0, on_observe, c)))

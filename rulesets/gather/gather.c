@@ -59,6 +59,7 @@ static polis_status move(polis_ctx *ctx, void *ud, int32_t agent, int32_t dir)
 static polis_status on_reset(polis_ctx *ctx, void *ud)
 {
     gather *g = ud;
+    polis_kit_stored_ask(ctx, &g->position);
     const polis_grid *grid = g->h->grid(ctx);
     g->core.agents = polis_grid_cell(grid, g->layer_agents, 0, 0);
     g->core.coins = polis_grid_cell(grid, g->layer_coins, 0, 0);
@@ -115,11 +116,13 @@ static void write_view(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
     gather_observe(&g->core, agent, dst, g->window);
 }
 
+/* Own (x, y) in the dtype the env stores (u8 with compact observations on grids up to 256
+ * cells a side: the position lies on the grid, inside gather_start's ranges). */
 static void write_position(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     gather *g = ud;
-    int32_t xy[2] = {g->core.pos[agent].x, g->core.pos[agent].y};
-    memcpy(dst, xy, sizeof xy);
+    const int32_t xy[2] = {g->core.pos[agent].x, g->core.pos[agent].y};
+    polis_kit_put_stored(&g->position, dst, xy, 2);
 }
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */
@@ -225,7 +228,8 @@ static polis_status gather_start(polis_ctx *ctx, void *state)
     const double plo[2] = {0, 0}, phi[2] = {grid->width - 1, grid->height - 1};
     polis_status st;
     if ((st = h->obs_range(ctx, g->obs_view, 0, 2, vlo, vhi)) ||
-        (st = h->obs_range(ctx, g->obs_position, 0, 2, plo, phi)))
+        (st = h->obs_range(ctx, g->obs_position, 0, 2, plo, phi)) ||
+        (st = polis_kit_writes_stored(h, ctx, g->obs_position, &g->position)))
         return st;
     return gather_register_looks(g);
 }

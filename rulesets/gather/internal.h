@@ -14,6 +14,7 @@ typedef struct gather {
     gather_core core;
     int32_t layer_agents, layer_coins; /* the kernel grid layers the core's maps live in */
     int32_t obs_view, obs_position;    /* observation field ids */
+    polis_kit_stored position;         /* obs_position, written in the dtype stored */
     int32_t comp_pos;                  /* "gather.position": the positions, for other plugins */
     int32_t ev_moved, ev_coin;
     int32_t act[GATHER_DIRS];   /* action ids of move_north .. move_east */

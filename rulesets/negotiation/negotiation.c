@@ -50,6 +50,7 @@ typedef struct nego {
     int32_t a_score, a_parity, a_proposal;
     int32_t act_request, act_accept, act_decline, act_propose; /* first ids */
     int32_t ev_matched, ev_proposed, ev_agreed, ev_ended;
+    polis_kit_stored state_obs; /* the "negotiation" field, written in the dtype stored */
 
     /* sessions, kept in both agents' slots */
     int32_t *partner; /* [P] opponent or -1 */
@@ -264,6 +265,7 @@ static polis_status decline_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t
 static polis_status on_reset(polis_ctx *ctx, void *ud)
 {
     nego *n = ud;
+    polis_kit_stored_ask(ctx, &n->state_obs);
     for (int32_t a = 0; a < n->P; a++) {
         n->partner[a] = n->pending[a] = n->request[a] = -1;
         n->turns[a] = 0;
@@ -372,16 +374,15 @@ static void write_available(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 }
 
 /* [stage (0 negotiation, 1 physical), opponent (-1 none), 1 when it is my turn,
- *  steps left in the negotiation stage] */
+ *  steps left in the negotiation stage], in the dtype the env stores (i8 or i16 with compact
+ *  observations: the values lie inside register_fields' ranges by construction) */
 static void write_state(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     nego *n = ud;
-    int32_t *out = dst;
     int64_t t = now(n);
-    out[0] = t < n->p.steps ? 0 : 1;
-    out[1] = n->partner[agent];
-    out[2] = my_turn(n, agent);
-    out[3] = t < n->p.steps ? (int32_t)(n->p.steps - t) : 0;
+    const int32_t v[4] = {t < n->p.steps ? 0 : 1, n->partner[agent], my_turn(n, agent),
+                          t < n->p.steps ? (int32_t)(n->p.steps - t) : 0};
+    polis_kit_put_stored(&n->state_obs, dst, v, 4);
 }
 
 /* ---- views ---------------------------------------------------------------------------------- */
@@ -838,7 +839,9 @@ static polis_status register_fields(nego *n)
                            (double)(n->p.steps < INT32_MAX ? n->p.steps : INT32_MAX)};
     for (int i = 0; i < 3; i++)
         if ((st = h->obs_range(n->ctx, ids[i], -1, 1, &zero, &one))) return st;
-    if ((st = h->obs_range(n->ctx, ids[3], 0, 4, slo, shi))) return st;
+    if ((st = h->obs_range(n->ctx, ids[3], 0, 4, slo, shi)) ||
+        (st = polis_kit_writes_stored(h, n->ctx, ids[3], &n->state_obs)))
+        return st;
     static const polis_field_def pair[3] = {
         {"a", POLIS_FIELD_I32}, {"b", POLIS_FIELD_I32}, {"first", POLIS_FIELD_I32}};
     static const polis_field_def prop[3] = {
