@@ -69,20 +69,14 @@ def play_steel(scenario=EXPLORATION, episodes=1, seed=1001):
     """Plays ``episodes`` episodes (seeds ``seed``, ``seed + 1`` ...) with every agent on
     ``steel_command``; returns {"mean", "se", "per_episode": [normalised rewards],
     "executions": {recipe: mean per episode}}."""
-    env = polis.Env(scenario, with_metrics(scenario, {}))
+    env, names = steel_env(scenario)
     try:
-        # the inventory's resources are in the order of the pick_<r> actions
-        names = [n[5:] for n in env.action_names if n.startswith("pick_")]
-        if "iron" not in names or "steel" not in names:
-            raise ValueError(f"{scenario}: no iron or steel in play (society's Exploration "
-                             "resources are needed)")
         per, ex = [], {}
         for e in range(episodes):
             env.reset(seed + e)
             until = [0] * env.n_agents
             while not env.done:
-                for a in range(env.n_agents):
-                    env.actions[a] = _plan_action(env, a, until, names)
+                steel_actions(env, until, names)
                 env.step()
             per.append(_normalised(env, scenario))
             for r in (env.episode_metrics() or {}).get("recipes", []):
@@ -91,6 +85,27 @@ def play_steel(scenario=EXPLORATION, episodes=1, seed=1001):
         env.close()
     mean, se = _mean_se(per)
     return {"mean": mean, "se": se, "per_episode": per, "executions": ex}
+
+
+def steel_env(scenario=EXPLORATION):
+    """(env, resource names) for the steel script: a ``polis.Env`` with the metrics plugin
+    and the inventory's resource names (in the order of the ``pick_<r>`` actions); ValueError
+    when the game has no iron or steel."""
+    env = polis.Env(scenario, with_metrics(scenario, {}))
+    names = [n[5:] for n in env.action_names if n.startswith("pick_")]
+    if "iron" not in names or "steel" not in names:
+        env.close()
+        raise ValueError(f"{scenario}: no iron or steel in play (society's Exploration "
+                         "resources are needed)")
+    return env, names
+
+
+def steel_actions(env, until, names):
+    """Sets ``env.actions`` to this tick's steel-script actions of every agent (``until``:
+    each agent's end of fallback, [0] * agents at reset) and returns them."""
+    for a in range(env.n_agents):
+        env.actions[a] = _plan_action(env, a, until, names)
+    return env.actions
 
 
 def _inventory(env, agent, names):
