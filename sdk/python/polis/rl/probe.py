@@ -6,6 +6,7 @@ recorded policy took.
     python3 -m polis.rl.probe social runs/ex-ppo/episodes.jsonl.gz
     python3 -m polis.rl.probe noop --fraction 0.3 --episodes 200 --seed 1001
     python3 -m polis.rl.probe checkpoint runs/ex-ppo/policy.pt --no-social --episodes 64
+    python3 -m polis.rl.probe recipes runs/ex-ppo/episodes.jsonl.gz
 
 ``steel``: every agent plays ``steel_command``'s plans (``GATHER`` and ``CRAFT``, society's
 macros, docs/clients.md): a hammer (coal is seen with one), a torch (iron is seen with one),
@@ -28,7 +29,11 @@ actions without effect cost it.
 ``checkpoint``: a trained checkpoint played on every seat (sampling, as ``--record-episodes``
 does), as it is or with ``--no-social``: its social actions (the ``communicate``, ``share_map``
 and ``switch_group`` families) masked off, its probabilities renormalised over the rest.
-Prints the normalised reward and the share of social actions it took.
+Prints the normalised reward and the share of social actions it took; ``--record FILE``
+records the episodes.
+
+``recipes``: the recipes' executions per episode and the normalised reward of a recording's
+episodes (the metrics plugin's figures in each episode's ``end`` line).
 """
 
 from __future__ import annotations
@@ -181,6 +186,25 @@ def social_stats(path):
             "maps_shared": on_sum / ticks, "grouped": grouped_sum / ticks}
 
 
+def recipe_stats(path):
+    """{"episodes", "normalised": mean, "executions": {recipe: mean per episode}} of the
+    episodes a recording ends with metrics (docs/recording.md's ``end`` lines)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    ex, norms = {}, []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec.get("t") == "end" and rec.get("metrics"):
+                m = rec["metrics"]
+                norms.append(m.get("total_reward_normalised") or 0.0)
+                for r in m.get("recipes", []):
+                    ex[r["name"]] = ex.get(r["name"], 0) + r["executions"]
+    if not norms:
+        raise ValueError(f"{path}: no episode ends with metrics")
+    return {"episodes": len(norms), "normalised": sum(norms) / len(norms),
+            "executions": {k: v / len(norms) for k, v in ex.items()}}
+
+
 def _normalised(env, scenario):
     m = env.episode_metrics() or {}
     if m.get("total_reward_normalised") is None:
@@ -244,14 +268,16 @@ class NoSocial:
 SOCIAL = ("communicate", "share_map", "switch_group")
 
 
-def play_checkpoint(path, scenario=EXPLORATION, episodes=1, seed=1001, no_social=False):
-    """A checkpoint on every seat; returns {"mean", "se", "per_episode", "social_share"}."""
+def play_checkpoint(path, scenario=EXPLORATION, episodes=1, seed=1001, no_social=False,
+                    record=None):
+    """A checkpoint on every seat (``record``: a file the episodes are recorded to); returns
+    {"mean", "se", "per_episode", "social_share"}."""
     from .checkpoint import CheckpointPolicy
     from .record import play_episodes
     with polis.Env(scenario) as env:
         social = [i for i, n in enumerate(env.action_names) if family_of(n) in SOCIAL]
     pol = NoSocial(CheckpointPolicy(path, seed=1), social if no_social else [], social)
-    r = play_episodes(pol, scenario, episodes=episodes, seed=seed)
+    r = play_episodes(pol, scenario, episodes=episodes, seed=seed, record=record)
     per = [e["total_reward_normalised"] for e in r["per_episode"]]
     if any(v is None for v in per):
         raise ValueError(f"{scenario}: no normalised reward (no oracle in its metrics)")
@@ -275,11 +301,22 @@ def main(argv=None):
     k.add_argument("checkpoint")
     k.add_argument("scenario", nargs="?", default=EXPLORATION)
     k.add_argument("--no-social", action="store_true")
+    k.add_argument("--record", default=None, metavar="FILE",
+                   help="record the episodes (probe recipes FILE counts their recipes)")
+    rc = sub.add_parser("recipes", help="the recipes' executions of recordings")
+    rc.add_argument("recordings", nargs="+")
     for q in (s, n, k):
         q.add_argument("--episodes", type=int, default=200)
         q.add_argument("--seed", type=int, default=1001)
     args = ap.parse_args(argv)
-    if args.cmd != "social" and args.episodes < 1:
+    if args.cmd == "recipes":
+        for p in args.recordings:
+            r = recipe_stats(p)
+            ex = ", ".join(f"{k} {v:.1f}" for k, v in r["executions"].items())
+            print(f"{p}: {r['episodes']} episodes, normalised reward {r['normalised']:.4f}; "
+                  f"executions per episode: {ex}")
+        return 0
+    if args.cmd not in ("social", "recipes") and args.episodes < 1:
         ap.error("--episodes must be at least 1")
     if args.cmd == "noop":
         if not 0.0 <= args.fraction <= 1.0:
@@ -289,7 +326,8 @@ def main(argv=None):
               f"from seed {args.seed}: normalised reward {r['mean']:.4f} +- {r['se']:.4f}")
         return 0
     if args.cmd == "checkpoint":
-        r = play_checkpoint(args.checkpoint, args.scenario, args.episodes, args.seed, args.no_social)
+        r = play_checkpoint(args.checkpoint, args.scenario, args.episodes, args.seed, args.no_social,
+                            args.record)
         how = "social actions masked" if args.no_social else "as it is"
         print(f"{args.checkpoint}, {how}, {args.episodes} episodes from seed {args.seed}: "
               f"normalised reward {r['mean']:.4f} +- {r['se']:.4f}; social actions "
