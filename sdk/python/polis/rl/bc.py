@@ -206,7 +206,8 @@ def train(args, log_fn=print):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m polis.rl.bc", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m polis.rl.bc",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("scenario", nargs="?", default=probe.EXPLORATION)
     ap.add_argument("--episodes", type=int, default=40, help="episodes of the script (40)")
     ap.add_argument("--seed", type=int, default=1, help="first episode's seed (1)")

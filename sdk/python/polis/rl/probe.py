@@ -326,8 +326,8 @@ def main(argv=None):
               f"from seed {args.seed}: normalised reward {r['mean']:.4f} +- {r['se']:.4f}")
         return 0
     if args.cmd == "checkpoint":
-        r = play_checkpoint(args.checkpoint, args.scenario, args.episodes, args.seed, args.no_social,
-                            args.record)
+        r = play_checkpoint(args.checkpoint, args.scenario, args.episodes, args.seed,
+                            args.no_social, args.record)
         how = "social actions masked" if args.no_social else "as it is"
         print(f"{args.checkpoint}, {how}, {args.episodes} episodes from seed {args.seed}: "
               f"normalised reward {r['mean']:.4f} +- {r['se']:.4f}; social actions "
