@@ -309,13 +309,6 @@ def main(argv=None):
         q.add_argument("--episodes", type=int, default=200)
         q.add_argument("--seed", type=int, default=1001)
     args = ap.parse_args(argv)
-    if args.cmd == "recipes":
-        for p in args.recordings:
-            r = recipe_stats(p)
-            ex = ", ".join(f"{k} {v:.1f}" for k, v in r["executions"].items())
-            print(f"{p}: {r['episodes']} episodes, normalised reward {r['normalised']:.4f}; "
-                  f"executions per episode: {ex}")
-        return 0
     if args.cmd not in ("social", "recipes") and args.episodes < 1:
         ap.error("--episodes must be at least 1")
     if args.cmd == "noop":
@@ -340,6 +333,12 @@ def main(argv=None):
               f"{r['mean']:.4f} +- {r['se']:.4f}; executions per episode: {ex}")
         return 0
     for p in args.recordings:
+        if args.cmd == "recipes":
+            r = recipe_stats(p)
+            ex = ", ".join(f"{k} {v:.1f}" for k, v in r["executions"].items())
+            print(f"{p}: {r['episodes']} episodes, normalised reward {r['normalised']:.4f}; "
+                  f"executions per episode: {ex}")
+            continue
         r = social_stats(p)
         share = " ".join(f"{k} {v:.3f}" for k, v in r["share"].items())
         print(f"{p}: {r['episodes']} episodes, {r['agent_steps']} agent-steps; per agent-step: "
