@@ -74,7 +74,11 @@ class TestBC(unittest.TestCase):
         p = run("polis.rl.bc", EXPLORATION, "--episodes", "0")
         self.assertEqual(p.returncode, 2)
         self.assertIn("--episodes must be at least 1", p.stderr)
-        p = run("polis.rl.bc", GATHER, "--episodes", "1", "--out", os.path.join(self.tmp.name, "g"))
+        g = os.path.join(self.tmp.name, "g")
+        p = run("polis.rl.bc", GATHER, "--episodes", "1", "--out", g)  # no map for conv
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("--encoder conv needs an observation field", p.stderr)
+        p = run("polis.rl.bc", GATHER, "--episodes", "1", "--encoder", "mlp", "--out", g)
         self.assertEqual(p.returncode, 1)
         self.assertIn("no iron or steel", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "x", "policy.pt")))
