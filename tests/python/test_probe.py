@@ -78,6 +78,28 @@ class TestProbe(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, "empty.jsonl: a step before the header"):
                 social_stats(path)
 
+    def test_recipe_stats(self):
+        from polis.rl.probe import recipe_stats
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "ep.jsonl.gz")
+            env = polis.Env(EXPLORATION, record=path)
+            for steel, norm in ((3, 0.1), (5, 0.3)):
+                env.reset(3)
+                env.step([0] * env.n_agents)
+                env.record_end({"total_reward_normalised": norm, "recipes": [
+                    {"name": "steelmaking", "executions": steel},
+                    {"name": "hammer_craft", "executions": 10}]})
+            env.close()
+            r = recipe_stats(path)
+            self.assertEqual(r["episodes"], 2)
+            self.assertAlmostEqual(r["normalised"], 0.2)
+            self.assertEqual(r["executions"], {"steelmaking": 4.0, "hammer_craft": 10.0})
+            empty = os.path.join(d, "empty.jsonl")
+            with open(empty, "w") as f:
+                f.write('{"t":"end","tick":1,"returns":[0],"metrics":null}\n')
+            with self.assertRaisesRegex(ValueError, "empty.jsonl: no episode ends with metrics"):
+                recipe_stats(empty)
+
     def test_noop(self):
         from polis.rl.probe import play_noop
         full = play_noop(EXPLORATION, 0.0, episodes=1, seed=1001)

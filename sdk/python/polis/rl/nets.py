@@ -108,11 +108,19 @@ class Prep:
         self.norm = RunningNorm(self.dim - self.n_map)
 
     def __call__(self, x, update=True):
+        return self.finish(self.select(x), update)
+
+    def select(self, x):
+        """The features the network reads (the crops, then the other features), raw."""
+        return x if self.idx is None else x[:, self.idx]
+
+    def finish(self, y, update=True):
+        """``select``'s output -> network input (in place when maps are cropped): the maps
+        scaled, the other features normalised (after updating the statistics with them)."""
         if self.idx is None:
             if update:
-                self.norm.update(x)
-            return self.norm(x)
-        y = x[:, self.idx]
+                self.norm.update(y)
+            return self.norm(y)
         m, rest = y[:, :self.n_map], y[:, self.n_map:]
         np.copysign(np.log1p(np.abs(m)), m, out=m)
         if update:

@@ -6,6 +6,7 @@ recorded policy took.
     python3 -m polis.rl.probe social runs/ex-ppo/episodes.jsonl.gz
     python3 -m polis.rl.probe noop --fraction 0.3 --episodes 200 --seed 1001
     python3 -m polis.rl.probe checkpoint runs/ex-ppo/policy.pt --no-social --episodes 64
+    python3 -m polis.rl.probe recipes runs/ex-ppo/episodes.jsonl.gz
 
 ``steel``: every agent plays ``steel_command``'s plans (``GATHER`` and ``CRAFT``, society's
 macros, docs/clients.md): a hammer (coal is seen with one), a torch (iron is seen with one),
@@ -28,7 +29,11 @@ actions without effect cost it.
 ``checkpoint``: a trained checkpoint played on every seat (sampling, as ``--record-episodes``
 does), as it is or with ``--no-social``: its social actions (the ``communicate``, ``share_map``
 and ``switch_group`` families) masked off, its probabilities renormalised over the rest.
-Prints the normalised reward and the share of social actions it took.
+Prints the normalised reward and the share of social actions it took; ``--record FILE``
+records the episodes.
+
+``recipes``: the recipes' executions per episode and the normalised reward of a recording's
+episodes (the metrics plugin's figures in each episode's ``end`` line).
 """
 
 from __future__ import annotations
@@ -69,20 +74,14 @@ def play_steel(scenario=EXPLORATION, episodes=1, seed=1001):
     """Plays ``episodes`` episodes (seeds ``seed``, ``seed + 1`` ...) with every agent on
     ``steel_command``; returns {"mean", "se", "per_episode": [normalised rewards],
     "executions": {recipe: mean per episode}}."""
-    env = polis.Env(scenario, with_metrics(scenario, {}))
+    env, names = steel_env(scenario)
     try:
-        # the inventory's resources are in the order of the pick_<r> actions
-        names = [n[5:] for n in env.action_names if n.startswith("pick_")]
-        if "iron" not in names or "steel" not in names:
-            raise ValueError(f"{scenario}: no iron or steel in play (society's Exploration "
-                             "resources are needed)")
         per, ex = [], {}
         for e in range(episodes):
             env.reset(seed + e)
             until = [0] * env.n_agents
             while not env.done:
-                for a in range(env.n_agents):
-                    env.actions[a] = _plan_action(env, a, until, names)
+                steel_actions(env, until, names)
                 env.step()
             per.append(_normalised(env, scenario))
             for r in (env.episode_metrics() or {}).get("recipes", []):
@@ -91,6 +90,27 @@ def play_steel(scenario=EXPLORATION, episodes=1, seed=1001):
         env.close()
     mean, se = _mean_se(per)
     return {"mean": mean, "se": se, "per_episode": per, "executions": ex}
+
+
+def steel_env(scenario=EXPLORATION):
+    """(env, resource names) for the steel script: a ``polis.Env`` with the metrics plugin
+    and the inventory's resource names (in the order of the ``pick_<r>`` actions); ValueError
+    when the game has no iron or steel."""
+    env = polis.Env(scenario, with_metrics(scenario, {}))
+    names = [n[5:] for n in env.action_names if n.startswith("pick_")]
+    if "iron" not in names or "steel" not in names:
+        env.close()
+        raise ValueError(f"{scenario}: no iron or steel in play (society's Exploration "
+                         "resources are needed)")
+    return env, names
+
+
+def steel_actions(env, until, names):
+    """Sets ``env.actions`` to this tick's steel-script actions of every agent (``until``:
+    each agent's end of fallback, [0] * agents at reset) and returns them."""
+    for a in range(env.n_agents):
+        env.actions[a] = _plan_action(env, a, until, names)
+    return env.actions
 
 
 def _inventory(env, agent, names):
@@ -166,6 +186,25 @@ def social_stats(path):
             "maps_shared": on_sum / ticks, "grouped": grouped_sum / ticks}
 
 
+def recipe_stats(path):
+    """{"episodes", "normalised": mean, "executions": {recipe: mean per episode}} of the
+    episodes a recording ends with metrics (docs/recording.md's ``end`` lines)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    ex, norms = {}, []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec.get("t") == "end" and rec.get("metrics"):
+                m = rec["metrics"]
+                norms.append(m.get("total_reward_normalised") or 0.0)
+                for r in m.get("recipes", []):
+                    ex[r["name"]] = ex.get(r["name"], 0) + r["executions"]
+    if not norms:
+        raise ValueError(f"{path}: no episode ends with metrics")
+    return {"episodes": len(norms), "normalised": sum(norms) / len(norms),
+            "executions": {k: v / len(norms) for k, v in ex.items()}}
+
+
 def _normalised(env, scenario):
     m = env.episode_metrics() or {}
     if m.get("total_reward_normalised") is None:
@@ -229,14 +268,16 @@ class NoSocial:
 SOCIAL = ("communicate", "share_map", "switch_group")
 
 
-def play_checkpoint(path, scenario=EXPLORATION, episodes=1, seed=1001, no_social=False):
-    """A checkpoint on every seat; returns {"mean", "se", "per_episode", "social_share"}."""
+def play_checkpoint(path, scenario=EXPLORATION, episodes=1, seed=1001, no_social=False,
+                    record=None):
+    """A checkpoint on every seat (``record``: a file the episodes are recorded to); returns
+    {"mean", "se", "per_episode", "social_share"}."""
     from .checkpoint import CheckpointPolicy
     from .record import play_episodes
     with polis.Env(scenario) as env:
         social = [i for i, n in enumerate(env.action_names) if family_of(n) in SOCIAL]
     pol = NoSocial(CheckpointPolicy(path, seed=1), social if no_social else [], social)
-    r = play_episodes(pol, scenario, episodes=episodes, seed=seed)
+    r = play_episodes(pol, scenario, episodes=episodes, seed=seed, record=record)
     per = [e["total_reward_normalised"] for e in r["per_episode"]]
     if any(v is None for v in per):
         raise ValueError(f"{scenario}: no normalised reward (no oracle in its metrics)")
@@ -260,11 +301,15 @@ def main(argv=None):
     k.add_argument("checkpoint")
     k.add_argument("scenario", nargs="?", default=EXPLORATION)
     k.add_argument("--no-social", action="store_true")
+    k.add_argument("--record", default=None, metavar="FILE",
+                   help="record the episodes (probe recipes FILE counts their recipes)")
+    rc = sub.add_parser("recipes", help="the recipes' executions of recordings")
+    rc.add_argument("recordings", nargs="+")
     for q in (s, n, k):
         q.add_argument("--episodes", type=int, default=200)
         q.add_argument("--seed", type=int, default=1001)
     args = ap.parse_args(argv)
-    if args.cmd != "social" and args.episodes < 1:
+    if args.cmd not in ("social", "recipes") and args.episodes < 1:
         ap.error("--episodes must be at least 1")
     if args.cmd == "noop":
         if not 0.0 <= args.fraction <= 1.0:
@@ -274,7 +319,8 @@ def main(argv=None):
               f"from seed {args.seed}: normalised reward {r['mean']:.4f} +- {r['se']:.4f}")
         return 0
     if args.cmd == "checkpoint":
-        r = play_checkpoint(args.checkpoint, args.scenario, args.episodes, args.seed, args.no_social)
+        r = play_checkpoint(args.checkpoint, args.scenario, args.episodes, args.seed,
+                            args.no_social, args.record)
         how = "social actions masked" if args.no_social else "as it is"
         print(f"{args.checkpoint}, {how}, {args.episodes} episodes from seed {args.seed}: "
               f"normalised reward {r['mean']:.4f} +- {r['se']:.4f}; social actions "
@@ -287,6 +333,12 @@ def main(argv=None):
               f"{r['mean']:.4f} +- {r['se']:.4f}; executions per episode: {ex}")
         return 0
     for p in args.recordings:
+        if args.cmd == "recipes":
+            r = recipe_stats(p)
+            ex = ", ".join(f"{k} {v:.1f}" for k, v in r["executions"].items())
+            print(f"{p}: {r['episodes']} episodes, normalised reward {r['normalised']:.4f}; "
+                  f"executions per episode: {ex}")
+            continue
         r = social_stats(p)
         share = " ".join(f"{k} {v:.3f}" for k, v in r["share"].items())
         print(f"{p}: {r['episodes']} episodes, {r['agent_steps']} agent-steps; per agent-step: "
