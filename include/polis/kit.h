@@ -304,20 +304,22 @@ static inline void polis_kit_stored_ask(polis_ctx *ctx, polis_kit_stored *s)
     s->dtype = dt >= 0 ? dt : POLIS_DTYPE_I32; /* -1: not this plugin's field (a bug) */
 }
 
-/* From the field's writer: stores v[0 .. n-1] into its row dst in the stored dtype. */
+/* From the field's writer: stores v[0 .. n-1] into its row dst in the stored dtype. For a few
+ * values (a position, a stage vector): the stores are volatile, one per value as computed, as
+ * the compiler would otherwise pack four of them with shifts or vector shuffles into one wide
+ * store, which costs more instructions than the stores. */
 static inline void polis_kit_put_stored(const polis_kit_stored *s, void *dst, const int32_t *v,
                                         size_t n)
 {
     const int32_t dt = s->dtype;
-    if (dt == POLIS_DTYPE_U8)
-        for (size_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)v[i];
-    else if (dt == POLIS_DTYPE_I8)
-        for (size_t i = 0; i < n; i++) ((int8_t *)dst)[i] = (int8_t)v[i];
+    /* u8 and i8 (0 and 1) in one test, unsigned so that -1 (not asked yet) stores nothing: the
+     * low byte of a value inside either range is its stored byte */
+    if ((uint32_t)dt <= (uint32_t)POLIS_DTYPE_I8)
+        for (size_t i = 0; i < n; i++) ((volatile uint8_t *)dst)[i] = (uint8_t)v[i];
     else if (dt == POLIS_DTYPE_I32)
-        for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = v[i];
+        for (size_t i = 0; i < n; i++) ((volatile int32_t *)dst)[i] = v[i];
     else if (dt == POLIS_DTYPE_I16)
-        for (size_t i = 0; i < n; i++) ((int16_t *)dst)[i] = (int16_t)v[i];
-    /* else not asked yet: nothing */
+        for (size_t i = 0; i < n; i++) ((volatile int16_t *)dst)[i] = (int16_t)v[i];
 }
 
 /* ---- JSON documents (the "json" host API, ABI 1.7) ------------------------------------- */

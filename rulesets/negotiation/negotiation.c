@@ -51,6 +51,8 @@ typedef struct nego {
     int32_t act_request, act_accept, act_decline, act_propose; /* first ids */
     int32_t ev_matched, ev_proposed, ev_agreed, ev_ended;
     polis_kit_stored state_obs; /* the "negotiation" field, written in the dtype stored */
+    int32_t left;               /* negotiation steps left at this observation pass, 0 after */
+    void **written;             /* [P] the record write_state last wrote the physical vector to */
 
     /* sessions, kept in both agents' slots */
     int32_t *partner; /* [P] opponent or -1 */
@@ -269,6 +271,7 @@ static polis_status on_reset(polis_ctx *ctx, void *ud)
     for (int32_t a = 0; a < n->P; a++) {
         n->partner[a] = n->pending[a] = n->request[a] = -1;
         n->turns[a] = 0;
+        n->written[a] = NULL;
     }
     refresh_groups(n);
     return POLIS_OK;
@@ -285,7 +288,7 @@ static bool own_action(const nego *n, int32_t id)
 static void mask_stage(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
 {
     nego *n = ud;
-    if (!stage(n)) return;
+    if (!n->left) return; /* on_observe's: the masks are written after it, in the same pass */
     int32_t count = n->h->io(ctx)->n_actions;
     for (int32_t k = 1; k < count; k++)
         if (!own_action(n, k)) row[k] = 0;
@@ -336,7 +339,10 @@ static polis_status on_post(polis_ctx *ctx, void *ud)
 /* Groups can change outside this plugin (a schedule, a rule): read them before the masks. */
 static polis_status on_observe(polis_ctx *ctx, void *ud)
 {
-    refresh_groups(ud);
+    nego *n = ud;
+    int64_t t = now(n);
+    n->left = t < n->p.steps ? (int32_t)(n->p.steps - t) : 0; /* for write_state */
+    refresh_groups(n);
     return POLIS_OK;
 }
 
@@ -375,13 +381,21 @@ static void write_available(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 
 /* [stage (0 negotiation, 1 physical), opponent (-1 none), 1 when it is my turn,
  *  steps left in the negotiation stage], in the dtype the env stores (i8 or i16 with compact
- *  observations: the values lie inside register_fields' ranges by construction) */
+ *  observations: the values lie inside register_fields' ranges by construction).
+ *  Sessions start and end only in the negotiation stage (its actions are legal there alone,
+ *  on_post does nothing after it) and the last of them end with it, so from the physical
+ *  stage's first pass to the next reset every agent's vector is [1, -1, 0, 0]: the writer
+ *  writes it once into each record and keeps the record's address (the kernel leaves a record
+ *  as it was written; a moved buffer is written again). */
 static void write_state(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     nego *n = ud;
-    int64_t t = now(n);
-    const int32_t v[4] = {t < n->p.steps ? 0 : 1, n->partner[agent], my_turn(n, agent),
-                          t < n->p.steps ? (int32_t)(n->p.steps - t) : 0};
+    const int32_t left = n->left; /* on_observe's, this pass's */
+    if (!left) {
+        if (n->written[agent] == dst) return;
+        n->written[agent] = dst;
+    }
+    const int32_t v[4] = {!left, n->partner[agent], my_turn(n, agent), left};
     polis_kit_put_stored(&n->state_obs, dst, v, 4);
 }
 
@@ -874,6 +888,7 @@ static polis_status nego_init(const polis_host *h, polis_ctx *ctx, const void *p
                           &n->request, &n->group, &n->kind,    &n->scratch, &n->size};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (!(*arrays[i] = h->alloc(ctx, (size_t)n->P * sizeof(int32_t)))) return POLIS_ERR_NOMEM;
+    if (!(n->written = h->alloc(ctx, (size_t)n->P * sizeof(void *)))) return POLIS_ERR_NOMEM;
     polis_status st;
     if ((st = register_actions(n)) || (st = register_fields(n)) ||
         (st = h->hook(ctx, POLIS_PHASE_RESET, 0, on_reset, n)) ||
