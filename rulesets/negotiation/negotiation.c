@@ -949,6 +949,7 @@ static void nego_destroy(polis_ctx *ctx, void *state)
                          n->request, n->group, n->kind,    n->scratch, n->size};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (arrays[i]) n->h->free(ctx, arrays[i], (size_t)n->P * sizeof(int32_t));
+    if (n->written) n->h->free(ctx, n->written, (size_t)n->P * sizeof(void *));
     n->h->free(ctx, n, sizeof *n);
 }
 

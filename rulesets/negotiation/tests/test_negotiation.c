@@ -665,6 +665,77 @@ static void test_no_alloc(void)
     CHECK_EQ_INT(al.live, 0);
 }
 
+/* Element k of agent a's state vector, in whichever dtype the env stores it. */
+static int stored_state(polis_env *env, int32_t agent, int k)
+{
+    polis_obs_field f;
+    const void *p = field(env, agent, "negotiation", &f);
+    return f.dtype == POLIS_DTYPE_I8 ? ((const int8_t *)p)[k] : ((const int32_t *)p)[k];
+}
+
+/* Counts the agents whose state vector differs from [stage, -1, 0, left] (every agent's from
+ * the physical stage on; -1 for the opponent and 0 for the turn are checked only then). */
+static int wrong_states(polis_env *env, int stage, int left)
+{
+    int wrong = 0;
+    for (int32_t a = 0; a < polis_env_n_agents(env); a++) {
+        wrong += stored_state(env, a, 0) != stage || stored_state(env, a, 3) != left;
+        if (stage) wrong += stored_state(env, a, 1) != -1 || stored_state(env, a, 2) != 0;
+    }
+    return wrong;
+}
+
+/* From the physical stage on, the state vector is written once into each record: a buffer the
+ * caller moves (here to garbage) is written again, so is the first one when it comes back
+ * (garbage too by then), and a reset starts the negotiation stage's vector again. Plain (i32)
+ * and compact (i8) observations. */
+static void test_state_written_once(bool compact)
+{
+    polis_options o = test_options(NULL, NULL);
+    o.compact_observations = compact;
+    polis_env *env = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_env_create_file(DIR "negotiation.json", &o, &env, &err), POLIS_OK);
+    if (!env) return;
+    polis_obs_field f;
+    field(env, 0, "negotiation", &f);
+    CHECK_EQ_INT(f.dtype, compact ? POLIS_DTYPE_I8 : POLIS_DTYPE_I32);
+    polis_io *io = (polis_io *)polis_env_io(env);
+    const size_t bytes = (size_t)io->n_agents * io->obs_size;
+    uint8_t *own = io->obs, *other = malloc(bytes);
+    CHECK(other != NULL);
+    if (!other) {
+        polis_env_destroy(env);
+        return;
+    }
+    int32_t random = polis_env_policy_find(env, "random");
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    int wrong = wrong_states(env, 0, 20);
+    for (int t = 1; t <= 40; t++) {
+        if (t == 25) { /* moved to garbage */
+            memset(other, 0x5a, bytes);
+            io->obs = other;
+        }
+        if (t == 30) { /* back to the first buffer, garbage by now */
+            memset(own, 0x5a, bytes);
+            io->obs = own;
+        }
+        CHECK_EQ_INT(polis_env_policy_act(env, random, NULL, 0), POLIS_OK);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        wrong += wrong_states(env, t >= 20, t >= 20 ? 0 : 20 - t);
+    }
+    CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
+    wrong += wrong_states(env, 0, 20);
+    for (int t = 1; t <= 25; t++) {
+        CHECK_EQ_INT(polis_env_policy_act(env, random, NULL, 0), POLIS_OK);
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        wrong += wrong_states(env, t >= 20, t >= 20 ? 0 : 20 - t);
+    }
+    CHECK_EQ_INT(wrong, 0);
+    polis_env_destroy(env);
+    free(other);
+}
+
 #ifdef POLIS_TEST_POLICIES
 /* The scripted policy: carpenters and miners pair up and agree on fair splits; nothing is
  * flagged; the physical stage runs society's greedy action. */
@@ -770,6 +841,8 @@ int main(void)
     test_parser();
     test_bad_params();
     test_no_alloc();
+    test_state_written_once(false);
+    test_state_written_once(true);
     test_alloc_sweep();
     test_golden(DIR "negotiation.json", 120, 0x26e294160ecd1563ULL, 0x37ac6d0de7567316ULL);
     test_golden(DIR "negotiation_hard.json", 240, 0xc1f16d165171197fULL, 0xbf4ebd4614ece594ULL);
