@@ -87,6 +87,9 @@ typedef struct ev_ended {
 
 static int64_t now(const nego *n) { return n->h->tick(n->ctx); }
 static bool stage(const nego *n) { return now(n) < n->p.steps; }
+/* The same as stage() for the masks and writers of an observation pass and the actions of the
+ * step after it (they run at the pass's tick): on_observe keeps the steps left once a pass. */
+static bool pass_stage(const nego *n) { return n->left > 0; }
 static const char *name_of(const nego *n, int32_t a) { return n->h->agent_name(n->ctx, a); }
 
 static void refresh_groups(nego *n)
@@ -192,7 +195,7 @@ static polis_status merge(nego *n, int32_t a, int32_t b, double x, int32_t *out)
 static bool request_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t j)
 {
     nego *n = ud;
-    return stage(n) && invitable(n, agent, j);
+    return pass_stage(n) && invitable(n, agent, j);
 }
 
 /* Sessions start only after the actions, so nothing a request depends on changes during
@@ -208,7 +211,7 @@ static polis_status request_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t
 static bool propose_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t k)
 {
     nego *n = ud;
-    return stage(n) && my_turn(n, agent);
+    return pass_stage(n) && my_turn(n, agent);
 }
 
 static polis_status propose_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t k)
@@ -232,7 +235,7 @@ static polis_status propose_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t
 static bool accept_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
     nego *n = ud;
-    return stage(n) && my_turn(n, agent) && n->pending[agent] == n->partner[agent];
+    return pass_stage(n) && my_turn(n, agent) && n->pending[agent] == n->partner[agent];
 }
 
 static polis_status accept_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
@@ -252,7 +255,7 @@ static polis_status accept_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t 
 static bool decline_legal(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
 {
     nego *n = ud;
-    return stage(n) && my_turn(n, agent) && n->pending[agent] >= 0;
+    return pass_stage(n) && my_turn(n, agent) && n->pending[agent] >= 0;
 }
 
 static polis_status decline_act(polis_ctx *ctx, void *ud, int32_t agent, int32_t arg)
@@ -288,7 +291,7 @@ static bool own_action(const nego *n, int32_t id)
 static void mask_stage(polis_ctx *ctx, void *ud, int32_t agent, uint8_t *row)
 {
     nego *n = ud;
-    if (!n->left) return; /* on_observe's: the masks are written after it, in the same pass */
+    if (!pass_stage(n)) return;
     int32_t count = n->h->io(ctx)->n_actions;
     for (int32_t k = 1; k < count; k++)
         if (!own_action(n, k)) row[k] = 0;
@@ -375,7 +378,7 @@ static void write_available(polis_ctx *ctx, void *ud, int32_t agent, void *dst)
 {
     nego *n = ud;
     int8_t *out = dst;
-    bool on = stage(n);
+    bool on = pass_stage(n);
     for (int32_t j = 0; j < n->P; j++) out[j] = (int8_t)(on && invitable(n, agent, j));
 }
 
