@@ -34,6 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cjson/cJSON.h>
 #include <zlib.h>
 
@@ -2258,6 +2262,20 @@ static void diff_list(polis_recorder *r, int which, const polis_scene *s)
         kept_start(r, which, s); /* the list all in slots again: read it by them from now on */
 }
 
+/* Which of four stats differ (bit i: c[i] != o[i]): one compare of the four where SSE2 is
+ * (Survival's 18 stats cost 18 compares and branches a tick otherwise). */
+static inline uint32_t stats_diff4(const int32_t *c, const int32_t *o)
+{
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)c);
+    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)o);
+    return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(x, y))) ^ 15u;
+#else
+    return (uint32_t)(c[0] != o[0]) | (uint32_t)(c[1] != o[1]) << 1 |
+           (uint32_t)(c[2] != o[2]) << 2 | (uint32_t)(c[3] != o[3]) << 3;
+#endif
+}
+
 /* The members of a step line that say what changed since the previous line; the previous
  * scene becomes this one. Tiles are compared a row at a time, agents and stats a whole
  * record at a time: only what changed is formatted. */
@@ -2323,8 +2341,9 @@ static void diff(polis_recorder *r, const polis_scene *s)
         int32_t *os = ns ? r->prev_stats + (size_t)a * ns : NULL;
         int32_t which = (c->x != o->x || c->y != o->y) | (c->facing != o->facing) << 1 |
                         (c->alive != o->alive) << 2;
-        size_t k0 = 0;
-        while (k0 < ns && cs[k0] == os[k0]) k0++; /* a few stats: no call to memcmp */
+        size_t k0 = 0; /* the first changed stat: four at a time, then one at a time */
+        while (k0 + 4 <= ns && !stats_diff4(cs + k0, os + k0)) k0 += 4;
+        while (k0 < ns && cs[k0] == os[k0]) k0++;
         if (!which && k0 == ns) continue;
         int32_t *rec = q;
         *q++ = a;
@@ -2334,7 +2353,15 @@ static void diff(polis_recorder *r, const polis_scene *s)
         *q++ = c->facing;
         *q++ = c->alive;
         q++; /* the count of changed stats */
-        for (size_t k = k0; k < ns; k++) {
+        size_t k = k0;
+        for (; k + 4 <= ns; k += 4) /* the changed ones of each four, in order */
+            for (uint32_t m = stats_diff4(cs + k, os + k); m; m &= m - 1) {
+                size_t j = k + (size_t)__builtin_ctz(m);
+                *q++ = (int32_t)j;
+                *q++ = cs[j];
+                os[j] = cs[j];
+            }
+        for (; k < ns; k++) {
             if (cs[k] == os[k]) continue;
             *q++ = (int32_t)k;
             *q++ = cs[k];
