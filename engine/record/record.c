@@ -404,6 +404,7 @@ struct polis_recorder {
     rbuf line;       /* the line's text, without its ops */
     rec_op ops[REC_MAXOPS];
     int n_ops;
+    size_t ops_len; /* the ops' raw bytes, summed */
     uint64_t hash_op[2]; /* an OP_HASH's raw value: which copy, its bytes */
     rbuf head;           /* the step line's head, raw (OP_HEAD) */
     rbuf out;    /* a line formatted on this thread (a sink, no writer, a line over a chunk) */
@@ -664,6 +665,10 @@ static inline const uint8_t *el_unpack(int which, const uint8_t *raw, scene_el *
     return raw + size;
 }
 
+/* An OP_LIST's list with this bit set: its moved things are [i32 id, x, y] each, not whole
+ * things (put_few_things; "move" writes no more of them). */
+#define LIST_SHORT_MOVES 0x100u
+
 /* A list's member of a step line, ",\"things\":{\"add\":[...],\"move\":[...],\"del\":[...]}"
  * with the empty arrays left out, from its OP_LIST (diff_list) */
 static void render_list(rbuf *b, num_memo *memo, const uint8_t *raw)
@@ -671,7 +676,8 @@ static void render_list(rbuf *b, num_memo *memo, const uint8_t *raw)
     static const char *const open[3] = {"\"add\":[", "\"move\":[", "\"del\":["};
     uint32_t h[4];
     memcpy(h, raw, sizeof h);
-    const list_desc *d = &LISTS[h[0]];
+    uint32_t which = h[0] & ~LIST_SHORT_MOVES;
+    const list_desc *d = &LISTS[which];
     raw += sizeof h;
     rb_puts(b, d->member);
     bool any = false;
@@ -685,7 +691,16 @@ static void render_list(rbuf *b, num_memo *memo, const uint8_t *raw)
         rb_puts(b, open[pass]);
         for (uint32_t k = 0; k < n; k++) {
             scene_el el;
-            raw = el_unpack((int)h[0], raw, &el, d->size);
+            if (pass == 1 && h[0] & LIST_SHORT_MOVES) { /* a moved thing's id and place */
+                int32_t v[3];
+                memcpy(v, raw, sizeof v);
+                raw += sizeof v;
+                el.t.id = v[0];
+                el.t.x = v[1];
+                el.t.y = v[2];
+            } else {
+                raw = el_unpack((int)which, raw, &el, d->size);
+            }
             if (k) rb_ch(b, ',');
             put(b, memo, &el);
         }
@@ -937,8 +952,7 @@ static void writer_put_text(polis_recorder *r, const char *p, size_t n)
 static void writer_put(polis_recorder *r)
 {
     rec_writer *w = r->writer;
-    size_t size = FRAME_HEAD + FRAME_OP * (size_t)r->n_ops + r->line.len;
-    for (int i = 0; i < r->n_ops; i++) size += r->ops[i].len;
+    size_t size = FRAME_HEAD + FRAME_OP * (size_t)r->n_ops + r->line.len + r->ops_len;
     if (w->len[w->fill] && w->cap[w->fill] - w->len[w->fill] < size) writer_hand_over(r);
     if (size > w->cap[w->fill]) {
         size_t cap = w->cap[w->fill];
@@ -1026,6 +1040,7 @@ static void writer_stop(polis_recorder *r)
 static void add_op(polis_recorder *r, uint32_t kind, const void *src, size_t len)
 {
     r->ops[r->n_ops++] = (rec_op){(uint32_t)r->line.len, kind, (uint32_t)len, src};
+    r->ops_len += len;
 }
 
 /* The largest state a copy is made of for the writer thread to hash; a larger one (a
@@ -1111,6 +1126,7 @@ static polis_status emit(polis_recorder *r)
     }
     r->line.len = 0;
     r->n_ops = 0;
+    r->ops_len = 0;
     if (r->out.oom) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
     if (r->write_failed) return rec_fail(r, POLIS_ERR_IO, "recorder: cannot write the recording");
     return POLIS_OK;
@@ -1764,6 +1780,11 @@ static void *rec_calloc(polis_recorder *r, size_t n, size_t size)
  * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
 {
+    const int32_t *d = r->sized_dims; /* most calls: the sizes it was sized for */
+    _Static_assert(L_COUNT == 3, "a scene has three lists");
+    if (r->sized && s->n_layers == d[0] && s->width == d[1] && s->height == d[2] &&
+        s->cap_things == d[3] && s->cap_nodes == d[4] && s->cap_edges == d[5])
+        return POLIS_OK;
     int32_t dims[3 + L_COUNT] = {s->n_layers, s->width, s->height};
     for (int i = 0; i < L_COUNT; i++) scene_list(s, i, &(int32_t){0}, &dims[3 + i]);
     if (r->sized) {
@@ -1847,6 +1868,10 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
         int32_t cap;
         const char *el = scene_list(s, i, &l->n, &cap);
         l->el = el;
+        if (!l->n && !l->kept) { /* most games' nodes and edges: nothing to sort */
+            l->fast = false;
+            continue;
+        }
         polis_scene_kept *kp = &l->kp;
         l->fast = l->kept && polis_env_scene_kept(r->env, i, kp) == POLIS_OK && kp->whole;
         if (l->fast) continue; /* sorted only for a keyframe (sort_kept) */
@@ -2102,55 +2127,67 @@ static void put_few_things(polis_recorder *r, const polis_scene_thing *const *ad
                            const polis_scene_thing *const *del, uint32_t nd)
 {
     sorted_list *l = &r->lists[L_THINGS];
-    uint32_t h[4] = {L_THINGS, na, nm, nd};
+    uint32_t h[4] = {L_THINGS | LIST_SHORT_MOVES, na, nm, nd};
     char *q = l->out;
     memcpy(q, h, sizeof h);
     q += sizeof h;
     for (uint32_t k = 0; k < na; k++, q += sizeof **add) memcpy(q, add[k], sizeof **add);
-    for (uint32_t k = 0; k < nm; k++, q += sizeof **mov) memcpy(q, mov[k], sizeof **mov);
+    for (uint32_t k = 0; k < nm; k++, q += 3 * sizeof(int32_t)) {
+        int32_t v[3] = {mov[k]->id, mov[k]->x, mov[k]->y};
+        memcpy(q, v, sizeof v);
+    }
     for (uint32_t k = 0; k < nd; k++, q += sizeof **del) memcpy(q, del[k], sizeof **del);
     add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
 }
 
 /* A few changed slots of kept things (Survival's two or three mobs a tick): the OP_LIST that
  * sort_slots and merge_lists give, with the ids, kinds, labels and places compared inline
- * instead of through a sort key and the list's functions (most of a recorded tick's diff). */
-static void diff_few_things(polis_recorder *r, const polis_scene_thing *el, const int32_t *where,
+ * instead of through a sort key and the list's functions (most of a recorded tick's diff).
+ * Returns true when it also brought the previous things up to date (every changed slot held
+ * the thing it holds: a move updates the place only), false when diff_kept is to. */
+static bool diff_few_things(polis_recorder *r, const polis_scene_thing *el, const int32_t *where,
                             int32_t nch)
 {
     sorted_list *l = &r->lists[L_THINGS];
     const polis_scene_thing *po[KEPT_FEW], *pn[KEPT_FEW], *add[KEPT_FEW], *mov[KEPT_FEW],
         *del[KEPT_FEW];
+    polis_scene_thing *was_add[KEPT_FEW], *was_mov[KEPT_FEW]; /* a pair's previous thing */
     uint32_t na = 0, nm = 0, nd = 0;
     /* Most ticks: each changed slot holds the thing it held (moved), or only one side of the
      * slots is new or gone. Paired by slot, no merge by id is needed: each side's unpaired
      * things are adds or dels as they are; the three arrays are put in id order after. When
      * things of both sides are unpaired (an id that changed slots, a slot whose id changed),
      * the merge by id below decides. */
-    const polis_scene_thing *prev = l->prev;
+    polis_scene_thing *prev = l->prev;
     uint32_t lone_old = 0, lone_new = 0;
     for (int32_t k = 0; k < nch; k++) {
         int32_t slot = l->kchg[k], io = l->kpos[slot], in = where[slot];
-        const polis_scene_thing *o = io >= 0 ? &prev[io] : NULL, *n = in >= 0 ? &el[in] : NULL;
+        polis_scene_thing *o = io >= 0 ? &prev[io] : NULL;
+        const polis_scene_thing *n = in >= 0 ? &el[in] : NULL;
         if (o && n && o->id == n->id) {
             /* labels are NUL to the end of their arrays: two empty ones (a mob's) are equal */
             if (n->kind != o->kind ||
                 ((n->label[0] || o->label[0]) && memcmp(n->label, o->label, sizeof n->label) != 0))
-                add[na++] = n; /* replaced: a thing's add replaces it */
+                was_add[na] = o, add[na++] = n; /* replaced: a thing's add replaces it */
             else if (n->x != o->x || n->y != o->y)
-                mov[nm++] = n;
+                was_mov[nm] = o, mov[nm++] = n;
             continue;
         }
         if (o) del[nd++] = o, lone_old++;
         if (n) add[na++] = n, lone_new++;
     }
+    bool paired = !lone_old && !lone_new;
+    if (paired) { /* the previous things become these (before the sorts reorder the arrays) */
+        for (uint32_t k = 0; k < na; k++) memcpy(was_add[k], add[k], sizeof *add[k]);
+        for (uint32_t k = 0; k < nm; k++) was_mov[k]->x = mov[k]->x, was_mov[k]->y = mov[k]->y;
+    }
     if (!(lone_old && lone_new)) {
-        if (!(na + nm + nd)) return;
+        if (!(na + nm + nd)) return paired;
         things_in_order(add, na);
         things_in_order(mov, nm);
         things_in_order(del, nd);
         put_few_things(r, add, na, mov, nm, del, nd);
-        return;
+        return paired;
     }
     na = nm = nd = 0;
     uint32_t no = things_by_id(po, l->prev, l->kpos, l->kchg, nch);
@@ -2170,8 +2207,8 @@ static void diff_few_things(polis_recorder *r, const polis_scene_thing *el, cons
         if (c <= 0) i++;
         if (c >= 0) j++;
     }
-    if (!(na + nm + nd)) return;
-    put_few_things(r, add, na, mov, nm, del, nd);
+    if (na + nm + nd) put_few_things(r, add, na, mov, nm, del, nd);
+    return false;
 }
 
 /* An element of a list of `size` bytes copied: a thing's size known to the compiler (inline
@@ -2197,8 +2234,9 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     const char *el = scene_list(s, which, &n, &cap);
     char *prev = l->prev;
     int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
+    bool kept = false; /* prev brought up to date already */
     if (which == L_THINGS && nch <= KEPT_FEW) {
-        diff_few_things(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
+        kept = diff_few_things(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
     } else {
         /* a slot put again as it was (Exploration's edges: 6% of the changed slots at 100
          * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge */
@@ -2215,7 +2253,7 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
         int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
         merge_lists(r, which, pn, nn, po, no);
     }
-    for (int32_t k = 0; k < nch; k++) {
+    for (int32_t k = 0; !kept && k < nch; k++) {
         int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
         if (now >= 0) {
             if (at < 0) {
