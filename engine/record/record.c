@@ -406,7 +406,10 @@ struct polis_recorder {
     int n_ops;
     size_t ops_len; /* the ops' raw bytes, summed */
     uint64_t hash_op[2]; /* an OP_HASH's raw value: which copy, its bytes */
-    rbuf head;           /* the step line's head, raw (OP_HEAD) */
+    /* a step line's raw pieces one after the other (one copy into the writer's chunk): its
+     * head (OP_HEAD, padded to 4 bytes), a few kept things' changes (put_few_things), the
+     * changed agents (OP_AGENTS); raw_end: where the next piece goes */
+    char *step_raw, *raw_end;
     rbuf out;    /* a line formatted on this thread (a sink, no writer, a line over a chunk) */
     rbuf events; /* the current tick's events, raw: [i32 type][its data] each (OP_EVENTS) */
     rbuf msgs;   /* messages for the next step line, ",{...}" each */
@@ -428,7 +431,6 @@ struct polis_recorder {
     uint64_t *tile_ver; /* [layers + 1]: each layer's version prev_tiles holds (0: none) */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
-    int32_t *agents_out; /* a diff's OP_AGENTS (diff) */
     size_t cells, n_stats;
     sorted_list lists[L_COUNT];
     int64_t allocs; /* allocations of the scene copies */
@@ -548,6 +550,10 @@ static inline void put_u8s(rbuf *b, const char *member, size_t mlen, const uint8
 /* The raw head of a step line: [i64 tick][i32 actions][f32 rewards][u8 term][u8 trunc]
  * [u8 illegal], n agents each. */
 static size_t head_size(int32_t n) { return sizeof(int64_t) + (size_t)n * 11; }
+
+/* The head as a step line's first raw piece: padded to 4 bytes, so that the pieces after it
+ * (int32 values) stay aligned (render_head reads only head_size bytes). */
+#define HEAD_PADDED(hs) (((hs) + 3) & ~(size_t)3)
 
 /* "{\"t\":\"step\",\"tick\":T,\"actions\":[...],...,\"illegal\":[...]" from the raw head */
 static void render_head(rbuf *b, num_memo *memo, int32_t n, const uint8_t *raw)
@@ -978,12 +984,16 @@ static void writer_put(polis_recorder *r)
     }
     memcpy(q, r->line.p, r->line.len);
     q += r->line.len;
-    for (int i = 0; i < r->n_ops; i++) {
-        if (r->ops[i].len >= 4096)
-            copy_blocks(q, r->ops[i].src, r->ops[i].len);
+    /* pieces that follow one another in memory (a step line's in step_raw) in one copy */
+    for (int i = 0; i < r->n_ops;) {
+        const char *src = r->ops[i].src;
+        size_t n = r->ops[i].len;
+        for (i++; i < r->n_ops && (const char *)r->ops[i].src == src + n; i++) n += r->ops[i].len;
+        if (n >= 4096)
+            copy_blocks(q, src, n);
         else
-            memcpy(q, r->ops[i].src, r->ops[i].len);
-        q += r->ops[i].len;
+            memcpy(q, src, n);
+        q += n;
     }
     w->len[w->fill] += size;
 }
@@ -1100,7 +1110,7 @@ static void put_hash(polis_recorder *r)
 static polis_status emit(polis_recorder *r)
 {
     rb_ch(&r->line, '\n');
-    if (r->line.oom || r->events.oom || r->msgs.oom || r->head.oom)
+    if (r->line.oom || r->events.oom || r->msgs.oom)
         return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
     if (r->writer) {
         writer_put(r);
@@ -1399,13 +1409,12 @@ static void rec_free(polis_recorder *r)
     free(r->ev_first);
     free(r->ev_fields);
     free(r->ev_size);
-    free(r->head.p);
     free(r->out.p);
     free(r->prev_tiles);
     free(r->tile_ver);
     free(r->prev_agents);
     free(r->prev_stats);
-    free(r->agents_out);
+    free(r->step_raw);
     for (int i = 0; i < L_COUNT; i++) {
         free(r->lists[i].copy);
         free(r->lists[i].raw);
@@ -1426,7 +1435,7 @@ static void rec_free(polis_recorder *r)
 
 int64_t polis_recorder_allocs(const polis_recorder *r)
 {
-    return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows + r->head.grows +
+    return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows +
                    r->out.grows
              : 0;
 }
@@ -1776,6 +1785,18 @@ static void *rec_calloc(polis_recorder *r, size_t n, size_t size)
     return calloc(n + 1, size);
 }
 
+/* At most this many changed slots of kept things take diff_few_things. */
+#define KEPT_FEW 32
+
+/* step_raw's bytes: the padded head, put_few_things' most (a header, then an add and a del for
+ * each changed slot), every agent with every stat changed */
+static size_t step_raw_size(int32_t n_agents, size_t n_stats)
+{
+    return HEAD_PADDED(head_size(n_agents)) + 4 * sizeof(uint32_t) +
+           2 * KEPT_FEW * sizeof(polis_scene_thing) +
+           ((size_t)n_agents * 7 + 2 * n_stats) * sizeof(int32_t);
+}
+
 /* The copies of the previous line's scene, allocated at the first scene (its sizes are fixed
  * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
@@ -1805,8 +1826,8 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
     r->tile_ver = rec_calloc(r, (size_t)s->n_layers, sizeof *r->tile_ver);
     r->prev_agents = rec_calloc(r, (size_t)s->n_agents, sizeof *r->prev_agents);
     r->prev_stats = rec_calloc(r, r->n_stats, sizeof *r->prev_stats);
-    r->agents_out = rec_calloc(r, (size_t)s->n_agents * 7 + 2 * r->n_stats, sizeof(int32_t));
-    bool ok = r->prev_tiles && r->tile_ver && r->prev_agents && r->prev_stats && r->agents_out;
+    r->step_raw = rec_calloc(r, step_raw_size(s->n_agents, r->n_stats), 1);
+    bool ok = r->prev_tiles && r->tile_ver && r->prev_agents && r->prev_stats && r->step_raw;
     for (int i = 0; i < L_COUNT; i++) {
         int32_t n, cap;
         scene_list(s, i, &n, &cap);
@@ -2089,8 +2110,6 @@ static int32_t sort_slots(sorted_list *l, const list_desc *d, const char **p, co
     return (int32_t)m;
 }
 
-/* At most this many changed slots of kept things take diff_few_things. */
-#define KEPT_FEW 32
 
 /* The things of the slots listed in slots[0 .. n) that are not empty (at[slot] >= 0: the thing
  * at base[at[slot]]), pointed at from p[] in id order (an insertion sort, stable as sort_keys
@@ -2126,9 +2145,8 @@ static void put_few_things(polis_recorder *r, const polis_scene_thing *const *ad
                            const polis_scene_thing *const *mov, uint32_t nm,
                            const polis_scene_thing *const *del, uint32_t nd)
 {
-    sorted_list *l = &r->lists[L_THINGS];
     uint32_t h[4] = {L_THINGS | LIST_SHORT_MOVES, na, nm, nd};
-    char *q = l->out;
+    char *q = r->raw_end, *start = q; /* at most KEPT_FEW_BYTES (step_raw_size) */
     memcpy(q, h, sizeof h);
     q += sizeof h;
     for (uint32_t k = 0; k < na; k++, q += sizeof **add) memcpy(q, add[k], sizeof **add);
@@ -2137,7 +2155,8 @@ static void put_few_things(polis_recorder *r, const polis_scene_thing *const *ad
         memcpy(q, v, sizeof v);
     }
     for (uint32_t k = 0; k < nd; k++, q += sizeof **del) memcpy(q, del[k], sizeof **del);
-    add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
+    add_op(r, OP_LIST, start, (size_t)(q - start));
+    r->raw_end = q;
 }
 
 /* A few changed slots of kept things (Survival's two or three mobs a tick): the OP_LIST that
@@ -2369,7 +2388,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
     if (!list_idle(&r->lists[L_THINGS])) diff_list(r, L_THINGS, s);
 
     /* agents: changed members only, formatted where the line is written out */
-    int32_t *q = r->agents_out;
+    int32_t *q0 = (int32_t *)(void *)r->raw_end, *q = q0; /* 4-byte aligned (step_raw) */
     size_t ns = (size_t)s->n_stats;
     for (int32_t a = 0; a < s->n_agents; a++) {
         const polis_scene_agent *c = &s->agents[a];
@@ -2408,8 +2427,8 @@ static void diff(polis_recorder *r, const polis_scene *s)
         rec[6] = (int32_t)((q - rec - 7) / 2);
         *o = *c;
     }
-    if (q > r->agents_out)
-        add_op(r, OP_AGENTS, r->agents_out, (size_t)(q - r->agents_out) * sizeof *q);
+    if (q > q0) add_op(r, OP_AGENTS, q0, (size_t)(q - q0) * sizeof *q);
+    r->raw_end = (char *)q;
 
     /* nodes and edges: a changed label or weight is a del and an add of the same key */
     if (!list_idle(&r->lists[L_NODES])) diff_list(r, L_NODES, s);
@@ -2507,8 +2526,8 @@ polis_status polis_recorder_step(polis_recorder *r)
     int32_t n = r->n_agents;
     /* the head's values, formatted where the line is written out */
     size_t hs = head_size(n);
-    if (rb_room(&r->head, hs)) {
-        char *q = r->head.p;
+    {
+        char *q = r->step_raw;
         memcpy(q, &tick, sizeof tick);
         q += sizeof tick;
         if (n <= 4) { /* a few agents: inline stores, not five calls */
@@ -2527,7 +2546,8 @@ polis_status polis_recorder_step(polis_recorder *r)
             memcpy(q + n, io->truncations, (size_t)n);
             memcpy(q + 2 * (size_t)n, io->illegal, (size_t)n);
         }
-        add_op(r, OP_HEAD, r->head.p, hs);
+        add_op(r, OP_HEAD, r->step_raw, HEAD_PADDED(hs));
+        r->raw_end = r->step_raw + HEAD_PADDED(hs);
     }
     for (int32_t a = 0; a < n; a++) r->returns[a] += io->rewards[a];
     put_visibility(r);
