@@ -159,7 +159,8 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         row[ST_ENERGY] = pl->energy;
         row[ST_SLEEPING] = pl->sleeping ? 1 : 0;
         row[ST_DAYLIGHT] = light < 0 ? 0 : light;
-        for (int32_t i = 0; i < SV_N_ITEMS; i++) row[ST_ITEMS + i] = pl->inv[i];
+        _Static_assert(sizeof pl->inv == SV_N_ITEMS * sizeof *row, "the items are int32 stats");
+        memcpy(row + ST_ITEMS, pl->inv, sizeof pl->inv); /* registered in the order of inv */
     }
     return POLIS_OK;
 }
