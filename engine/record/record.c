@@ -368,6 +368,8 @@ typedef struct rec_op {
 /* The file's writer thread: chunk[fill] is filled by the stepping thread; chunk[!fill] is
  * the thread's while `queued`. Both chunks are allocated at open: nothing grows per tick. */
 #define REC_CHUNK ((size_t)1 << 17)
+/* Room a chunk keeps past a line: writer_put copies a text this short as this many bytes */
+#define REC_SLACK 16
 
 typedef struct rec_writer {
     pthread_t thread;
@@ -959,10 +961,12 @@ static void writer_put(polis_recorder *r)
 {
     rec_writer *w = r->writer;
     size_t size = FRAME_HEAD + FRAME_OP * (size_t)r->n_ops + r->line.len + r->ops_len;
-    if (w->len[w->fill] && w->cap[w->fill] - w->len[w->fill] < size) writer_hand_over(r);
-    if (size > w->cap[w->fill]) {
+    /* REC_SLACK past the line: a short text's fixed-size copy below may write that far */
+    if (w->len[w->fill] && w->cap[w->fill] - w->len[w->fill] < size + REC_SLACK)
+        writer_hand_over(r);
+    if (size + REC_SLACK > w->cap[w->fill]) {
         size_t cap = w->cap[w->fill];
-        while (cap < size) cap *= 2;
+        while (cap < size + REC_SLACK) cap *= 2;
         char *p = realloc(w->chunk[w->fill], cap);
         if (!p) {
             r->out.len = 0;
@@ -982,7 +986,10 @@ static void writer_put(polis_recorder *r)
         q = set_u32(q, r->ops[i].kind);
         q = set_u32(q, r->ops[i].len);
     }
-    memcpy(q, r->line.p, r->line.len);
+    if (r->line.len <= REC_SLACK) /* a step line's "}\n": the line's buffer has 4 KiB */
+        memcpy(q, r->line.p, REC_SLACK);
+    else
+        memcpy(q, r->line.p, r->line.len);
     q += r->line.len;
     /* pieces that follow one another in memory (a step line's in step_raw) in one copy */
     for (int i = 0; i < r->n_ops;) {
