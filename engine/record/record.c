@@ -406,7 +406,7 @@ struct polis_recorder {
     rbuf line;       /* the line's text, without its ops */
     rec_op ops[REC_MAXOPS];
     int n_ops;
-    size_t ops_len; /* the ops' raw bytes, summed */
+    size_t ops_len;      /* the ops' raw bytes, summed */
     uint64_t hash_op[2]; /* an OP_HASH's raw value: which copy, its bytes */
     /* a step line's raw pieces one after the other (one copy into the writer's chunk): its
      * head (OP_HEAD, padded to 4 bytes), a few kept things' changes (put_few_things), the
@@ -1442,9 +1442,7 @@ static void rec_free(polis_recorder *r)
 
 int64_t polis_recorder_allocs(const polis_recorder *r)
 {
-    return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows +
-                   r->out.grows
-             : 0;
+    return r ? r->allocs + r->line.grows + r->events.grows + r->msgs.grows + r->out.grows : 0;
 }
 
 static polis_status check_info(polis_env *env, const polis_record_info *info, polis_error *err)
@@ -2116,7 +2114,6 @@ static int32_t sort_slots(sorted_list *l, const list_desc *d, const char **p, co
     for (size_t j = 0; j < m; j++) p[j] = l->keys[o[j]].el;
     return (int32_t)m;
 }
-
 
 /* The things of the slots listed in slots[0 .. n) that are not empty (at[slot] >= 0: the thing
  * at base[at[slot]]), pointed at from p[] in id order (an insertion sort, stable as sort_keys

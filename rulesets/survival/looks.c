@@ -81,8 +81,8 @@ typedef struct sv_looks {
 
 /* A mob slot whose mob moved, appeared, was replaced or is gone (or left the map) into the
  * scene's slot, and what the slot shows now. */
-static polis_status show_mob(polis_ctx *ctx, polis_scene *sc, sv_looks *lk, int32_t k,
-                             int32_t slot, const sv_mob *m)
+static polis_status show_mob(polis_ctx *ctx, polis_scene *sc, sv_looks *lk, int32_t k, int32_t slot,
+                             const sv_mob *m)
 {
     sv_shown *sh = &lk->shown[slot];
     bool on = m->active && sv_in_map(m->r, m->c);
