@@ -2541,6 +2541,7 @@ polis_status polis_recorder_step(polis_recorder *r)
                 q[8 * n + a] = (char)io->terminations[a];
                 q[9 * n + a] = (char)io->truncations[a];
                 q[10 * n + a] = (char)io->illegal[a];
+                r->returns[a] += io->rewards[a];
             }
         } else {
             memcpy(q, io->actions, 4 * (size_t)n);
@@ -2549,11 +2550,11 @@ polis_status polis_recorder_step(polis_recorder *r)
             memcpy(q, io->terminations, (size_t)n);
             memcpy(q + n, io->truncations, (size_t)n);
             memcpy(q + 2 * (size_t)n, io->illegal, (size_t)n);
+            for (int32_t a = 0; a < n; a++) r->returns[a] += io->rewards[a];
         }
         add_op(r, OP_HEAD, r->step_raw, HEAD_PADDED(hs));
         r->raw_end = r->step_raw + HEAD_PADDED(hs);
     }
-    for (int32_t a = 0; a < n; a++) r->returns[a] += io->rewards[a];
     put_visibility(r);
     if (r->events.len) add_op(r, OP_EVENTS, r->events.p, r->events.len);
     diff(r, s);
