@@ -133,13 +133,22 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
         if (!w->n_active[k] && !lk->n_shown[k]) continue; /* nothing to show, nothing shown */
         const sv_mob *m = w->mobs[k];
-        const sv_shown *sh = &lk->shown[lk->slot0[k]];
+        sv_shown *sh = &lk->shown[lk->slot0[k]];
         for (int32_t i = 0, n = w->p.max_mobs[k]; i < n; i++) {
-            /* most slots: the mob shown is where it was, or an empty slot shows nothing (a mob
-             * at the place it was shown is on the map) */
-            if (m[i].active ? m[i].uid == sh[i].uid && m[i].r == sh[i].r && m[i].c == sh[i].c
-                            : !sh[i].uid)
+            /* most slots: the mob shown is where it was (a place it was shown at is on the
+             * map) or moved on the map, or an empty slot shows nothing */
+            if (m[i].active && m[i].uid == sh[i].uid) {
+                if (m[i].r == sh[i].r && m[i].c == sh[i].c) continue;
+                if (sv_in_map(m[i].r, m[i].c)) {
+                    if ((st = lk->api->thing_move(ctx, sc, lk->slot0[k] + i, m[i].c, m[i].r)))
+                        return st;
+                    sh[i].r = m[i].r;
+                    sh[i].c = m[i].c;
+                    continue;
+                }
+            } else if (!m[i].active && !sh[i].uid) {
                 continue;
+            }
             if ((st = show_mob(ctx, sc, lk, k, lk->slot0[k] + i, &m[i]))) return st;
         }
     }
