@@ -697,9 +697,11 @@ static polis_status kept_slot(polis_ctx *ctx, const polis_scene *scene, const ch
 
 static void kept_touch(const polis__looks *lk, kept_list *kl, int32_t slot)
 {
-    if (kl->ver[slot] != lk->scene_no) kl->log[kl->n_log++] = slot;
-    kl->ver[slot] = lk->scene_no;
-    kl->bver[slot / KEPT_BLOCK] = lk->scene_no;
+    uint64_t no = lk->scene_no;
+    if (kl->ver[slot] == no) return; /* touched in this scene already: its block too */
+    kl->log[kl->n_log++] = slot;
+    kl->ver[slot] = no;
+    kl->bver[(uint32_t)slot / KEPT_BLOCK] = no;
 }
 
 /* The element of a slot, a new one at index n of the array when the slot was empty (an
@@ -752,7 +754,7 @@ static polis_status h_thing_move(polis_ctx *ctx, polis_scene *scene, int32_t slo
         return POLIS_ERR_INVALID;
     }
     polis_scene_thing *t = &scene->things[at];
-    if (x < 0 || y < 0 || x >= scene->width || y >= scene->height) {
+    if ((uint32_t)x >= (uint32_t)scene->width || (uint32_t)y >= (uint32_t)scene->height) {
         polis__ctx_error(ctx, "thing_move %d: (%d, %d) is outside the %d x %d map", (int)t->id,
                          (int)x, (int)y, (int)scene->width, (int)scene->height);
         return POLIS_ERR_INVALID;

@@ -79,6 +79,27 @@ typedef struct sv_looks {
     sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS];
 } sv_looks;
 
+/* A mob slot whose mob moved, appeared, was replaced or is gone (or left the map) into the
+ * scene's slot, and what the slot shows now. */
+static polis_status show_mob(polis_ctx *ctx, polis_scene *sc, sv_looks *lk, int32_t k, int32_t slot,
+                             const sv_mob *m)
+{
+    sv_shown *sh = &lk->shown[slot];
+    bool on = m->active && sv_in_map(m->r, m->c);
+    if (on ? m->uid == sh->uid && m->r == sh->r && m->c == sh->c : !sh->uid) return POLIS_OK;
+    polis_status st;
+    if (on && m->uid == sh->uid) /* the mob there moved */
+        st = lk->api->thing_move(ctx, sc, slot, m->c, m->r);
+    else if (on)
+        st = lk->api->thing_put(ctx, sc, slot, m->uid, lk->mob_kind[k], m->c, m->r, "");
+    else
+        st = lk->api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, slot);
+    if (st) return st;
+    lk->n_shown[k] += on - (sh->uid != 0);
+    *sh = on ? (sv_shown){m->uid, m->r, m->c} : (sv_shown){0, 0, 0};
+    return POLIS_OK;
+}
+
 static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 {
     survival *s = ud;
@@ -111,21 +132,24 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     }
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
         if (!w->n_active[k] && !lk->n_shown[k]) continue; /* nothing to show, nothing shown */
-        for (int32_t i = 0; i < w->p.max_mobs[k]; i++) {
-            const sv_mob *m = &w->mobs[k][i];
-            int32_t slot = lk->slot0[k] + i;
-            sv_shown *sh = &lk->shown[slot];
-            bool on = m->active && sv_in_map(m->r, m->c);
-            if (on ? m->uid == sh->uid && m->r == sh->r && m->c == sh->c : !sh->uid) continue;
-            if (on && m->uid == sh->uid) /* the mob there moved */
-                st = lk->api->thing_move(ctx, sc, slot, m->c, m->r);
-            else if (on)
-                st = lk->api->thing_put(ctx, sc, slot, m->uid, lk->mob_kind[k], m->c, m->r, "");
-            else
-                st = lk->api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, slot);
-            if (st) return st;
-            lk->n_shown[k] += on - (sh->uid != 0);
-            *sh = on ? (sv_shown){m->uid, m->r, m->c} : (sv_shown){0, 0, 0};
+        const sv_mob *m = w->mobs[k];
+        sv_shown *sh = &lk->shown[lk->slot0[k]];
+        for (int32_t i = 0, n = w->p.max_mobs[k]; i < n; i++) {
+            /* most slots: the mob shown is where it was (a place it was shown at is on the
+             * map) or moved on the map, or an empty slot shows nothing */
+            if (m[i].active && m[i].uid == sh[i].uid) {
+                if (m[i].r == sh[i].r && m[i].c == sh[i].c) continue;
+                if (sv_in_map(m[i].r, m[i].c)) {
+                    if ((st = lk->api->thing_move(ctx, sc, lk->slot0[k] + i, m[i].c, m[i].r)))
+                        return st;
+                    sh[i].r = m[i].r;
+                    sh[i].c = m[i].c;
+                    continue;
+                }
+            } else if (!m[i].active && !sh[i].uid) {
+                continue;
+            }
+            if ((st = show_mob(ctx, sc, lk, k, lk->slot0[k] + i, &m[i]))) return st;
         }
     }
     static const int32_t FACING[5] = {POLIS_FACING_NONE, POLIS_FACING_LEFT, POLIS_FACING_RIGHT,
@@ -144,7 +168,8 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         row[ST_ENERGY] = pl->energy;
         row[ST_SLEEPING] = pl->sleeping ? 1 : 0;
         row[ST_DAYLIGHT] = light < 0 ? 0 : light;
-        for (int32_t i = 0; i < SV_N_ITEMS; i++) row[ST_ITEMS + i] = pl->inv[i];
+        _Static_assert(sizeof pl->inv == SV_N_ITEMS * sizeof *row, "the items are int32 stats");
+        memcpy(row + ST_ITEMS, pl->inv, sizeof pl->inv); /* registered in the order of inv */
     }
     return POLIS_OK;
 }

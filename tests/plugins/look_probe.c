@@ -47,6 +47,13 @@
  *   kept_move   ("scene" host API 3) the kept mode, but agent 0's thing moved with thing_move
  *               once put, and the one row of "ground" written named with layer_rows — a
  *               recording the same as keep's
+ *   walk, kept_walk
+ *               the keep looks with nine more stats ("s1" to "s8": s_k = tick / k, "s9" the
+ *               tick's parity) and both
+ *               agents' things walking, agent a's at ((tick + a) % 6, a), agent 1's a sand
+ *               instead of a rock at ticks 4 and 5: walk appends them, kept_walk moves them
+ *               with thing_move (puts them when fresh or when the kind changes) — the same
+ *               recording, every changed slot holding the thing it held
  *   move_empty, rows_bad, rows_outside
  *               thing_move of an empty slot, layer_rows with 2 words for the 4 rows, or
  *               layer_rows from init
@@ -64,7 +71,7 @@ typedef struct lparams {
 typedef struct lstate {
     const polis_host *h;
     char mode[32];
-    int32_t sand, rock, layer, stat;
+    int32_t sand, rock, layer, stat, stat_s1;
     const polis_scene_api *scene_api;
 } lstate;
 
@@ -112,6 +119,26 @@ static polis_status mix_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
     return POLIS_OK;
 }
 
+/* The walk modes' things and their stats s1 to s9. */
+static polis_status walk_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
+{
+    const polis_host *h = l->h;
+    int64_t t = h->tick(ctx);
+    bool kept = is(l, "kept_walk"), fresh = h->scene_fresh(ctx, sc);
+    for (int32_t a = 0; a < sc->n_agents; a++) {
+        int32_t x = (int32_t)((t + a) % 6), kind = a == 1 && t / 2 == 2 ? l->sand : l->rock;
+        bool put = fresh || (a == 1 && (t == 4 || t == 6));
+        polis_status st = !kept ? h->scene_thing(ctx, sc, 100 + a, kind, x, a, "")
+                          : put ? l->scene_api->thing_put(ctx, sc, a, 100 + a, kind, x, a, "")
+                                : l->scene_api->thing_move(ctx, sc, a, x, a);
+        if (st) return st;
+        for (int32_t k = 1; k <= 9; k++)
+            sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)(l->stat_s1 + k - 1)] =
+                (int32_t)(k == 9 ? t % 2 : t / k);
+    }
+    return POLIS_OK;
+}
+
 static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 {
     lstate *l = ud;
@@ -119,8 +146,8 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     polis_status st;
     int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
     bool same = is(l, "same"), kept = strncmp(l->mode, "kept", 4) == 0,
-         mix = strstr(l->mode, "mix") != NULL,
-         keep = is(l, "keep") || same || kept || mix || is(l, "rows_bad");
+         mix = strstr(l->mode, "mix") != NULL, walk = strstr(l->mode, "walk") != NULL,
+         keep = is(l, "keep") || same || kept || mix || walk || is(l, "rows_bad");
     bool move = is(l, "kept_move"), fresh = h->scene_fresh(ctx, sc);
     if (!keep || fresh) {
         for (int32_t y = 0; y < sc->height; y++)
@@ -141,12 +168,13 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     snprintf(label, sizeof label, "%lld", (long long)h->tick(ctx));
     if (is(l, "long_label")) memset(label, 'x', 60), label[60] = '\0';
     if (mix && (st = mix_scene(ctx, l, sc))) return st;
+    if (walk && (st = walk_scene(ctx, l, sc))) return st;
     for (int32_t i = 0; i < sc->n_agents; i++) {
         int32_t a = keep ? sc->n_agents - 1 - i : i;
         int32_t kind = is(l, "bad_kind") ? 99 : l->rock;
         int32_t x = is(l, "bad_pos") ? 6 : keep && a == 0 ? (int32_t)(h->tick(ctx) % 6) : a;
         bool gone = keep && a == 1 && h->tick(ctx) % 2;
-        if (mix)
+        if (mix || walk)
             st = POLIS_OK;
         else if (move && a == 0 && !fresh)
             st = l->scene_api->thing_move(ctx, sc, 3, x, 0);
@@ -206,11 +234,16 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         (st = h->look_view(ctx, 1, 2)))
         return st;
     if (is(l, "map_twice") && (st = h->look_map(ctx, 7, 4))) return st;
-    bool v3 = is(l, "kept_move") || is(l, "move_empty") || strncmp(l->mode, "rows", 4) == 0 ||
-              strncmp(l->mode, "kept_padded", 11) == 0;
+    for (int32_t k = 1; strstr(l->mode, "walk") && k <= 9; k++) {
+        char name[4];
+        snprintf(name, sizeof name, "s%d", (int)k);
+        if ((st = h->look_stat(ctx, name, "walk", 0, k == 1 ? &l->stat_s1 : NULL))) return st;
+    }
+    bool v3 = is(l, "kept_move") || is(l, "kept_walk") || is(l, "move_empty") ||
+              strncmp(l->mode, "rows", 4) == 0 || strncmp(l->mode, "kept_padded", 11) == 0;
     bool kept = strncmp(l->mode, "kept", 4) == 0 || is(l, "move_empty");
     if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep") || kept || is(l, "mix") ||
-         is(l, "mix_paired") || is(l, "rows_bad")) &&
+         is(l, "mix_paired") || is(l, "rows_bad") || is(l, "walk")) &&
         (st = h->look_keep_layer(ctx, is(l, "bad_keep") ? 5 : l->layer)))
         return st;
     if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept || v3) &&

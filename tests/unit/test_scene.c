@@ -257,15 +257,18 @@ static void sink(void *ud, const char *line, size_t len)
     l->n++;
 }
 
-/* A recorder of a probe env (2 agents, keyframes every 100 ticks) writing into *l, the env
- * reset with seed 4 and the episode begun. */
+/* Keyframes of probe_recorder every this many ticks */
+static int32_t probe_keyframes = 100;
+
+/* A recorder of a probe env (2 agents, keyframes every probe_keyframes ticks) writing into *l,
+ * the env reset with seed 4 and the episode begun. */
 static polis_recorder *probe_recorder(polis_env *env, lines *l)
 {
     memset(l, 0, sizeof *l);
     const char *scn = "{\"agents\": 2}";
     polis_record_info info = {.scenario_text = scn,
                               .scenario_len = strlen(scn),
-                              .keyframe_every = 100,
+                              .keyframe_every = probe_keyframes,
                               .seed = 4,
                               .source = "test"};
     polis_recorder *rec = NULL;
@@ -909,6 +912,28 @@ static void test_kept_mix_paired(void)
     CHECK_CONTAINS(kept.text, "\"move\":[[10,3,0]],\"del\":[5]}");
 }
 
+/* Kept things that only move, or only move and are replaced in their slots, tick after tick
+ * (the recorder writes a move as its id and place and updates only the place of its copy),
+ * with keyframes every third tick between them and a scene read by someone else; and ten
+ * stats a few of which change at a time (compared four at a time, then one at a time). The
+ * recording is the one of the same things appended whole every tick. */
+static void test_kept_walk(void)
+{
+    static lines walk, kept;
+    probe_keyframes = 3;
+    record_same("walk", &walk, "kept_walk", &kept);
+    probe_keyframes = 100;
+    CHECK_CONTAINS(kept.text, "{\"t\":\"key\",\"tick\":3,");
+    /* tick 2: both moved (ids in order); stats 0 (the tick), s1, s2 and s9 changed */
+    CHECK_CONTAINS(kept.text, "\"tick\":2,");
+    CHECK_CONTAINS(kept.text, "\"things\":{\"move\":[[100,2,0],[101,3,1]]},\"agents\":[[0,{"
+                              "\"stats\":{\"0\":2,\"1\":2,\"2\":1,\"9\":0}}]");
+    /* tick 4: agent 1's thing became a sand (an add), agent 0's moved */
+    CHECK_CONTAINS(kept.text, "\"things\":{\"add\":[[101,0,5,1,\"\"]],\"move\":[[100,4,0]]}");
+    /* tick 7: s1, s7 and s9 changed (the second four and the two after them), and the tick */
+    CHECK_CONTAINS(kept.text, "[1,{\"stats\":{\"0\":7,\"1\":7,\"7\":1,\"9\":1}}]]");
+}
+
 /* The "scene" host API 3: thing_move moves a kept thing, layer_rows names the rows of a kept
  * layer a scene rewrote (the recorder compares only those); the probe's kept_move mode records
  * as its keep mode does, also with a scene read by someone else between two of the recorder's
@@ -989,6 +1014,7 @@ int main(void)
     test_kept_mix();
     test_kept_mix_paired();
     test_scene_v3();
+    test_kept_walk();
     test_edge_put_padded();
     test_recorder_no_alloc();
     test_recorder_files();
