@@ -313,6 +313,7 @@ typedef struct sorted_list {
 } sorted_list;
 
 static void ranks_free(struct edge_ranks *er);
+static bool sort_ranked(struct polis_recorder *r, sorted_list *l);
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
  * are written. */
@@ -2172,7 +2173,8 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
         if (!l->fast) continue;
         int32_t cap;
         const void *el = scene_list(s, i, &l->n, &cap);
-        sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
+        if (!(l->er && sort_ranked(r, l)))
+            sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
         l->el = l->copy;
         l->n_raw = -1;
     }
@@ -2391,6 +2393,33 @@ static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, con
         for (uint32_t k = 0; k < nd; k++) q = pack_edge(q, (const void *)del[k]);
         add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
     }
+    return true;
+}
+
+/* A keyframe's kept edges in key order into the list's copy when the previous list is this
+ * scene's (a step line's diff_kept made it so): sorted by their keys as numbers, those kept
+ * beside them. False (and nothing done) otherwise. */
+static bool sort_ranked(polis_recorder *r, sorted_list *l)
+{
+    edge_ranks *er = l->er;
+    const size_t size = sizeof(polis_scene_edge);
+    if (l->kseen != polis_env_scene_number(r->env) || l->n_prev != l->n) return false;
+    size_t n = (size_t)l->n;
+    for (int attempt = 0;; attempt++) {
+        if (attempt == 3) return false;
+        uint32_t gen = er->gen;
+        for (size_t i = 0; i < n; i++) {
+            const char *e = (const char *)l->prev + i * size;
+            if (er->pgen[i] != er->gen) {
+                er->pkey[i] = edge_key(er, (const polis_scene_edge *)(const void *)e);
+                er->pgen[i] = er->gen;
+            }
+            er->pn[i] = (edge_pair){er->pkey[i], e};
+        }
+        if (er->gen == gen) break;
+    }
+    const edge_pair *p = sort_edges(er, er->pn, er->tmp, n);
+    for (size_t j = 0; j < n; j++) memcpy((char *)l->copy + j * size, p[j].el, size);
     return true;
 }
 
