@@ -1067,11 +1067,14 @@ static void put_hash(polis_recorder *r)
         pthread_mutex_unlock(&w->mu);
     }
     uint8_t *q = w->snap[c];
-    for (int32_t i = 0; i < k; i++)
-        if (len[i]) {
+    for (int32_t i = 0; i < k; i++) {
+        /* a part of 4 KiB to 1 MiB in blocks (libc copies those a byte an instruction) */
+        if (len[i] >= 4096 && len[i] < ((size_t)1 << 20))
+            copy_blocks(q, ptr[i], len[i]);
+        else if (len[i])
             memcpy(q, ptr[i], len[i]);
-            q += len[i];
-        }
+        q += len[i];
+    }
     pthread_mutex_lock(&w->mu);
     w->snap_busy[c] = true;
     pthread_mutex_unlock(&w->mu);
