@@ -1973,7 +1973,7 @@ static inline uint32_t end_rank(edge_ranks *er, rank_memo *m, const char *s)
 
 /* An edge's key under the ranks of er->gen (made again when ranking one of its strings moved
  * the others' ranks). */
-static uint64_t edge_key(edge_ranks *er, const polis_scene_edge *e)
+static inline __attribute__((always_inline)) uint64_t edge_key(edge_ranks *er, const polis_scene_edge *e)
 {
     _Static_assert(3 * RANK_BITS <= 64, "three ranks in a key");
     for (;;) {
@@ -2549,14 +2549,35 @@ static void diff_few_things(polis_recorder *r, const polis_scene_thing *el, cons
     put_few_things(r, add, na, mov, nm, del, nd);
 }
 
-/* An element of a list of `size` bytes copied: a thing's size known to the compiler (inline
- * stores, no call) */
+/* An element of a list of `size` bytes copied: a thing's or an edge's size known to the
+ * compiler (inline stores, no call) */
 static inline void el_copy(void *dst, const void *src, size_t size)
 {
     if (size == sizeof(polis_scene_thing))
         memcpy(dst, src, sizeof(polis_scene_thing));
+    else if (size == sizeof(polis_scene_edge))
+        memcpy(dst, src, sizeof(polis_scene_edge));
     else
         memcpy(dst, src, size);
+}
+
+/* Two elements of list `which` byte for byte the same: an edge's strings compared in their
+ * first 16 bytes when they end there (NUL-padded, types.h; the rest only when they go on),
+ * without a call */
+static inline bool el_same(int which, const char *a, const char *b, size_t size)
+{
+    if (which != L_EDGES) return memcmp(a, b, size) == 0;
+    static const size_t at[3] = {offsetof(polis_scene_edge, from), offsetof(polis_scene_edge, to),
+                                 offsetof(polis_scene_edge, kind)};
+    for (int p = 0; p < 3; p++) {
+        uint64_t x[2], y[2];
+        memcpy(x, a + at[p], sizeof x);
+        memcpy(y, b + at[p], sizeof y);
+        if (x[0] != y[0] || x[1] != y[1] || a[at[p] + 16] != b[at[p] + 16]) return false;
+        if (a[at[p] + 16]) return memcmp(a, b, size) == 0;
+    }
+    return memcmp(a + offsetof(polis_scene_edge, weight), b + offsetof(polis_scene_edge, weight),
+                  sizeof(float)) == 0;
 }
 
 /* A kept list's member of a step line: the old and the new elements of the slots changed
@@ -2582,7 +2603,7 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
         for (int32_t k = 0; k < nch; k++) {
             int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
             if (at < 0 || now < 0 ||
-                memcmp(prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size) != 0)
+                !el_same(which, prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size))
                 l->kchg[m++] = slot;
         }
         nch = m;
