@@ -305,10 +305,10 @@ typedef struct sorted_list {
     polis_scene_kept kp; /* the slots of this tick's scene, when `fast` (take_scene) */
     int32_t kslots;
     uint64_t kseen;
-    int32_t *kpos, *kchg; /* [kslots + 1] */
-    int32_t *kslot;       /* [cap + 1] */
-    sort_key *keys;       /* [cap + 1]: a sort's elements */
-    int32_t *ktmp;        /* [cap + 1]: its merge buffer */
+    int32_t *kpos, *kchg;  /* [kslots + 1] */
+    int32_t *kslot;        /* [cap + 1] */
+    sort_key *keys;        /* [cap + 1]: a sort's elements */
+    int32_t *ktmp;         /* [cap + 1]: its merge buffer */
     struct edge_ranks *er; /* a kept edge list's keys as numbers (NULL: none) */
 } sorted_list;
 
@@ -1811,11 +1811,11 @@ typedef struct rank_memo {
 
 typedef struct edge_ranks {
     str_table ends, kinds;
-    rank_memo last[2]; /* from, to */
-    uint32_t gen;   /* the ranks' version: changes when a held string's rank changed */
-    uint64_t *pkey; /* [cap + 1]: prev[i]'s key, made when pgen[i] == gen */
-    uint32_t *pgen; /* [cap + 1] (0: none) */
-    uint64_t *nkey; /* [kslots + 1]: the new element's key of the k-th changed slot */
+    rank_memo last[2];        /* from, to */
+    uint32_t gen;             /* the ranks' version: changes when a held string's rank changed */
+    uint64_t *pkey;           /* [cap + 1]: prev[i]'s key, made when pgen[i] == gen */
+    uint32_t *pgen;           /* [cap + 1] (0: none) */
+    uint64_t *nkey;           /* [kslots + 1]: the new element's key of the k-th changed slot */
     edge_pair *pn, *po, *tmp; /* [cap + 1] each: the new and old edges sorted, a sort's buffer */
     uint32_t *count;          /* [ends.max + 1]: a sort's buckets */
 } edge_ranks;
@@ -1929,8 +1929,7 @@ static uint32_t str_add(edge_ranks *er, str_table *t, const char *s, uint32_t i,
 }
 
 /* The rank of a string that goes on past its first 16 bytes (str_rank). */
-static uint32_t str_rank_long(edge_ranks *er, str_table *t, const char *s, uint64_t w0,
-                              uint64_t w1)
+static uint32_t str_rank_long(edge_ranks *er, str_table *t, const char *s, uint64_t w0, uint64_t w1)
 {
     for (uint32_t i = (uint32_t)(str_hash(s, t->width, w0, w1, true) >> t->shift);;
          i = (i + 1) & t->mask) {
@@ -1973,7 +1972,8 @@ static inline uint32_t end_rank(edge_ranks *er, rank_memo *m, const char *s)
 
 /* An edge's key under the ranks of er->gen (made again when ranking one of its strings moved
  * the others' ranks). */
-static inline __attribute__((always_inline)) uint64_t edge_key(edge_ranks *er, const polis_scene_edge *e)
+static inline __attribute__((always_inline)) uint64_t edge_key(edge_ranks *er,
+                                                               const polis_scene_edge *e)
 {
     _Static_assert(3 * RANK_BITS <= 64, "three ranks in a key");
     for (;;) {
@@ -2176,8 +2176,7 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
         if (!l->fast) continue;
         int32_t cap;
         const void *el = scene_list(s, i, &l->n, &cap);
-        if (!(l->er && sort_ranked(r, l)))
-            sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
+        if (!(l->er && sort_ranked(r, l))) sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
         l->el = l->copy;
         l->n_raw = -1;
     }
