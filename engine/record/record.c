@@ -1966,7 +1966,7 @@ static inline uint32_t end_rank(edge_ranks *er, rank_memo *m, const char *s)
     memcpy(&w1, s + 8, sizeof w1);
     if (w0 == m->w0 && w1 == m->w1 && !s[16] && m->gen == er->gen) return m->rank;
     uint32_t rank = str_rank(er, &er->ends, s);
-    *m = (rank_memo){w0, w1, rank, er->gen};
+    *m = (rank_memo){w0, w1, rank, s[16] ? 0 : er->gen}; /* one that goes on: not kept */
     return rank;
 }
 
