@@ -2334,14 +2334,34 @@ static void merge_lists(polis_recorder *r, int which, const char *const *cur, in
     }
 }
 
+/* Two elements of list `which` byte for byte the same: an edge's strings compared in their
+ * first 16 bytes when they end there (NUL-padded, types.h; the rest only when they go on),
+ * without a call */
+static inline bool el_same(int which, const char *a, const char *b, size_t size)
+{
+    if (which != L_EDGES) return memcmp(a, b, size) == 0;
+    static const size_t at[3] = {offsetof(polis_scene_edge, from), offsetof(polis_scene_edge, to),
+                                 offsetof(polis_scene_edge, kind)};
+    for (int p = 0; p < 3; p++) {
+        uint64_t x[2], y[2];
+        memcpy(x, a + at[p], sizeof x);
+        memcpy(y, b + at[p], sizeof y);
+        if (x[0] != y[0] || x[1] != y[1] || a[at[p] + 16] != b[at[p] + 16]) return false;
+        if (a[at[p] + 16]) return memcmp(a, b, size) == 0;
+    }
+    return memcmp(a + offsetof(polis_scene_edge, weight), b + offsetof(polis_scene_edge, weight),
+                  sizeof(float)) == 0;
+}
+
 /* A kept edge list's member of a step line as merge_lists writes it, from the new and the old
- * edges of the changed slots kchg[0 .. nch) (new ones at el[where[slot]], old ones at
- * prev[kpos[slot]]) sorted by their keys as numbers (the section above): the new edges' keys
- * made, in nkey[k], the old ones' taken from pkey unless the ranks changed since. False (and
- * nothing written) when a table had to be emptied while the keys of one tick were made: the
- * caller sorts by the strings. */
+ * edges of the changed slots kchg[0 .. *nch) (new ones at el[where[slot]], old ones at
+ * prev[kpos[slot]]) sorted by their keys as numbers (the section above): the slots put again
+ * as they were left out (kchg and *nch keep the others), the new edges' keys made, in nkey[k],
+ * the old ones' taken from pkey unless the ranks changed since. False (and nothing written)
+ * when a table had to be emptied while the keys of one tick were made: the caller sorts by
+ * the strings. */
 static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, const char *el,
-                        const int32_t *where, int32_t nch)
+                        const int32_t *where, int32_t *nch)
 {
     edge_ranks *er = l->er;
     const size_t size = sizeof(polis_scene_edge);
@@ -2349,13 +2369,19 @@ static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, con
     for (int attempt = 0;; attempt++) {
         if (attempt == 3) return false;
         uint32_t gen = er->gen;
+        int32_t m = 0;
         nn = no = 0;
-        for (int32_t k = 0; k < nch; k++) {
+        for (int32_t k = 0; k < *nch; k++) {
             int32_t slot = l->kchg[k], now = where[slot], at = l->kpos[slot];
+            /* the first time, slots put again as they were left out (as diff_kept does) */
+            if (!attempt && at >= 0 && now >= 0 &&
+                el_same(L_EDGES, prev + (size_t)at * size, el + (size_t)now * size, size))
+                continue;
+            l->kchg[m] = slot;
             if (now >= 0) {
                 const char *e = el + (size_t)now * size;
-                er->nkey[k] = edge_key(er, (const polis_scene_edge *)(const void *)e);
-                er->pn[nn++] = (edge_pair){er->nkey[k], e};
+                er->nkey[m] = edge_key(er, (const polis_scene_edge *)(const void *)e);
+                er->pn[nn++] = (edge_pair){er->nkey[m], e};
             }
             if (at >= 0) {
                 const char *e = prev + (size_t)at * size;
@@ -2365,7 +2391,9 @@ static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, con
                 }
                 er->po[no++] = (edge_pair){er->pkey[at], e};
             }
+            m++;
         }
+        *nch = m;
         if (er->gen == gen) break;
     }
     const edge_pair *pn = sort_edges(er, er->pn, er->tmp, nn);
@@ -2560,25 +2588,6 @@ static inline void el_copy(void *dst, const void *src, size_t size)
         memcpy(dst, src, size);
 }
 
-/* Two elements of list `which` byte for byte the same: an edge's strings compared in their
- * first 16 bytes when they end there (NUL-padded, types.h; the rest only when they go on),
- * without a call */
-static inline bool el_same(int which, const char *a, const char *b, size_t size)
-{
-    if (which != L_EDGES) return memcmp(a, b, size) == 0;
-    static const size_t at[3] = {offsetof(polis_scene_edge, from), offsetof(polis_scene_edge, to),
-                                 offsetof(polis_scene_edge, kind)};
-    for (int p = 0; p < 3; p++) {
-        uint64_t x[2], y[2];
-        memcpy(x, a + at[p], sizeof x);
-        memcpy(y, b + at[p], sizeof y);
-        if (x[0] != y[0] || x[1] != y[1] || a[at[p] + 16] != b[at[p] + 16]) return false;
-        if (a[at[p] + 16]) return memcmp(a, b, size) == 0;
-    }
-    return memcmp(a + offsetof(polis_scene_edge, weight), b + offsetof(polis_scene_edge, weight),
-                  sizeof(float)) == 0;
-}
-
 /* A kept list's member of a step line: the old and the new elements of the slots changed
  * since the previous line, each sorted by key, merged as diff_list merges whole lists (an
  * unchanged slot is the same on both sides, and keys are unique); then prev takes the new
@@ -2597,16 +2606,21 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
         diff_few_things(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
     } else {
         /* a slot put again as it was (Exploration's edges: 6% of the changed slots at 100
-         * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge */
-        int32_t m = 0;
-        for (int32_t k = 0; k < nch; k++) {
-            int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
-            if (at < 0 || now < 0 ||
-                !el_same(which, prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size))
-                l->kchg[m++] = slot;
+         * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge
+         * (by diff_ranked itself, in the loop that makes the keys) */
+        if (l->er) {
+            ranked = diff_ranked(r, l, prev, el, kp.where, &nch);
+        } else {
+            int32_t m = 0;
+            for (int32_t k = 0; k < nch; k++) {
+                int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
+                if (at < 0 || now < 0 ||
+                    !el_same(which, prev + (size_t)at * d->size, el + (size_t)now * d->size,
+                             d->size))
+                    l->kchg[m++] = slot;
+            }
+            nch = m;
         }
-        nch = m;
-        ranked = l->er && diff_ranked(r, l, prev, el, kp.where, nch);
         if (!ranked) {
             const char **po = l->pprev, **pn = l->pcur;
             int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
