@@ -1985,35 +1985,6 @@ static inline __attribute__((always_inline)) uint64_t edge_key(edge_ranks *er,
     }
 }
 
-/* p[0 .. n) by key: runs of SORT_RUN by insertion, then merged pairwise through t[n]; returns
- * the array that holds the result (p or t). */
-static edge_pair *sort_pairs(edge_pair *p, edge_pair *t, size_t n)
-{
-    for (size_t lo = 0; lo < n; lo += SORT_RUN) {
-        size_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
-        for (size_t i = lo + 1; i < hi; i++) {
-            edge_pair x = p[i];
-            size_t j = i;
-            for (; j > lo && p[j - 1].key > x.key; j--) p[j] = p[j - 1];
-            p[j] = x;
-        }
-    }
-    for (size_t w = SORT_RUN; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, x = lo;
-            if (j < hi && p[j - 1].key > p[j].key)
-                while (i < mid && j < hi) t[x++] = p[j].key < p[i].key ? p[j++] : p[i++];
-            while (i < mid) t[x++] = p[i++];
-            while (j < hi) t[x++] = p[j++];
-        }
-        edge_pair *y = p;
-        p = t;
-        t = y;
-    }
-    return p;
-}
-
 /* The copies of the previous line's scene, allocated at the first scene (its sizes are fixed
  * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
@@ -2265,23 +2236,42 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     return emit(r);
 }
 
-/* A tick's edges p[0 .. n) by key into t: counted by their from's rank (a few edges each) and
- * put in order within each by insertion (sort_pairs when the ends held are many more than the
- * edges). Returns the array that holds the result. */
-static edge_pair *sort_edges(edge_ranks *er, edge_pair *p, edge_pair *t, size_t n)
+/* src[0 .. n) by key into dst through sort_keys (the keys as its numbers). */
+static void sort_edges_by_keys(sorted_list *l, const edge_pair *src, edge_pair *dst, size_t n)
 {
+    for (size_t i = 0; i < n; i++) l->keys[i] = (sort_key){.a = {src[i].key}, .whole = KEY_WHOLE};
+    const int32_t *o = sort_keys(&LISTS[L_EDGES], l->keys, l->ord, l->ktmp, n);
+    for (size_t j = 0; j < n; j++) dst[j] = src[o[j]];
+}
+
+/* A tick's edges p[0 .. n) by key: counted into t by their from's rank and put in order within
+ * each by insertion, or through sort_keys when the ends held are many more than the edges or
+ * the insertions move many (many edges share an end). Returns the array that holds the
+ * result (p or t). */
+static edge_pair *sort_edges(sorted_list *l, edge_pair *p, edge_pair *t, size_t n)
+{
+    edge_ranks *er = l->er;
     uint32_t nb = er->ends.n, *count = er->count;
-    if (n < 2 || nb > 4 * n + 64) return sort_pairs(p, t, n);
+    if (n < 2) return p;
+    if (nb > 4 * n + 64) {
+        sort_edges_by_keys(l, p, t, n);
+        return t;
+    }
     memset(count, 0, ((size_t)nb + 1) * sizeof *count);
     for (size_t i = 0; i < n; i++) count[(p[i].key >> (2 * RANK_BITS)) + 1]++;
     for (uint32_t b = 0; b < nb; b++) count[b + 1] += count[b];
     for (size_t i = 0; i < n; i++) t[count[p[i].key >> (2 * RANK_BITS)]++] = p[i];
+    size_t moved = 0;
     for (size_t i = 1; i < n; i++) {
         if (t[i - 1].key < t[i].key) continue;
         edge_pair x = t[i];
         size_t j = i;
         for (; j > 0 && t[j - 1].key > x.key; j--) t[j] = t[j - 1];
         t[j] = x;
+        if ((moved += i - j) > 64 * n) { /* about n^2 / 2 to go: sorted by merging */
+            sort_edges_by_keys(l, t, p, n);
+            return p;
+        }
     }
     return t;
 }
@@ -2396,8 +2386,8 @@ static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, con
         *nch = m;
         if (er->gen == gen) break;
     }
-    const edge_pair *pn = sort_edges(er, er->pn, er->tmp, nn);
-    const edge_pair *po = sort_edges(er, er->po, pn == er->pn ? er->tmp : er->pn, no);
+    const edge_pair *pn = sort_edges(l, er->pn, er->tmp, nn);
+    const edge_pair *po = sort_edges(l, er->po, pn == er->pn ? er->tmp : er->pn, no);
     /* the added and the deleted edges, in key order, pointed at from pcur and pprev */
     const char **add = l->pcur, **del = l->pprev;
     uint32_t na = 0, nd = 0;
@@ -2448,7 +2438,7 @@ static bool sort_ranked(polis_recorder *r, sorted_list *l)
         }
         if (er->gen == gen) break;
     }
-    const edge_pair *p = sort_edges(er, er->pn, er->tmp, n);
+    const edge_pair *p = sort_edges(l, er->pn, er->tmp, n);
     for (size_t j = 0; j < n; j++) memcpy((char *)l->copy + j * size, p[j].el, size);
     return true;
 }

@@ -57,9 +57,12 @@
  *               moving between two slots with its weight and one with another weight, a slot
  *               there at even ticks only, and fourteen slots with new names at odd ticks (more
  *               than a recorder's ranks of a list of EDGE_SLOTS hold) and a new weight at every
- *               tick; edges appends them in another
- *               order at every tick, kept_edges puts every slot (edge_put; slot_clear when
- *               empty), kept_edges_padded the same with edge_put_padded ("scene" host API 3)
+ *               tick; edges appends them in another order at every tick, kept_edges puts
+ *               every slot (edge_put; slot_clear when empty), kept_edges_padded the same with
+ *               edge_put_padded ("scene" host API 3)
+ *   edges_many, kept_edges_many
+ *               the edges modes with EDGE_MANY edges from one end ("hub") to ends named in the
+ *               other order than their slots', three of them with a new weight at each tick
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -169,16 +172,31 @@ static bool edge_of(int32_t s, int64_t t, polis_scene_edge *e)
     return on;
 }
 
+#define EDGE_MANY 300
+
+/* What edge slot s of the edges_many modes shows at tick t. */
+static bool many_edge_of(int32_t s, int64_t t, polis_scene_edge *e)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->from, sizeof e->from, "hub");
+    snprintf(e->to, sizeof e->to, "t_%d", 999 - s);
+    snprintf(e->kind, sizeof e->kind, "k");
+    e->weight = s % 100 == t % 100 ? (float)t : 1;
+    return true;
+}
+
 static polis_status edges_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
 {
     const polis_host *h = l->h;
     int64_t t = h->tick(ctx);
-    for (int32_t i = 0; i < EDGE_SLOTS; i++) {
-        int32_t s = is(l, "edges") ? (int32_t)((i * 5 + t) % EDGE_SLOTS) : i;
+    bool many = strstr(l->mode, "many") != NULL, append = strncmp(l->mode, "edges", 5) == 0;
+    int32_t n = many ? EDGE_MANY : EDGE_SLOTS;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t s = append ? (int32_t)((i * 11 + t) % n) : i;
         polis_scene_edge e;
-        bool on = edge_of(s, t, &e);
+        bool on = many ? many_edge_of(s, t, &e) : edge_of(s, t, &e);
         polis_status st = POLIS_OK;
-        if (is(l, "edges"))
+        if (append)
             st = on ? h->scene_edge(ctx, sc, e.from, e.to, e.kind, e.weight) : POLIS_OK;
         else if (!on)
             st = l->scene_api->slot_clear(ctx, sc, POLIS_SCENE_EDGES, s);
@@ -199,7 +217,8 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
     bool same = is(l, "same"), kept = strncmp(l->mode, "kept", 4) == 0,
          mix = strstr(l->mode, "mix") != NULL,
-         keep = is(l, "keep") || same || kept || mix || is(l, "rows_bad") || is(l, "edges");
+         keep = is(l, "keep") || same || kept || mix || is(l, "rows_bad") ||
+                strncmp(l->mode, "edges", 5) == 0;
     bool move = is(l, "kept_move"), fresh = h->scene_fresh(ctx, sc);
     if (!keep || fresh) {
         for (int32_t y = 0; y < sc->height; y++)
@@ -290,7 +309,7 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
               strncmp(l->mode, "kept_padded", 11) == 0 || is(l, "kept_edges_padded");
     bool kept = strncmp(l->mode, "kept", 4) == 0 || is(l, "move_empty");
     if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep") || kept || is(l, "mix") ||
-         is(l, "mix_paired") || is(l, "rows_bad") || is(l, "edges")) &&
+         is(l, "mix_paired") || is(l, "rows_bad") || strncmp(l->mode, "edges", 5) == 0) &&
         (st = h->look_keep_layer(ctx, is(l, "bad_keep") ? 5 : l->layer)))
         return st;
     if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept || v3) &&
@@ -311,14 +330,18 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
                                          : strstr(l->mode, "mix") != NULL ? MIX_SLOTS
                                                                           : 8,
                            .max_nodes = 1,
-                           .max_edges = strstr(l->mode, "edges") ? EDGE_SLOTS : 1};
+                           .max_edges = strstr(l->mode, "many")    ? EDGE_MANY
+                                        : strstr(l->mode, "edges") ? EDGE_SLOTS
+                                                                   : 1};
     if ((st = h->look_scene(ctx, &def))) return st;
     if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
     if (kept && ((st = l->scene_api->list_keep(
                       ctx, is(l, "kept_nodes") ? POLIS_SCENE_NODES : POLIS_SCENE_THINGS,
                       strstr(l->mode, "mix") ? MIX_SLOTS : 4)) ||
                  (st = l->scene_api->list_keep(ctx, POLIS_SCENE_EDGES,
-                                               strstr(l->mode, "edges") ? EDGE_SLOTS : 2))))
+                                               strstr(l->mode, "many")    ? EDGE_MANY
+                                               : strstr(l->mode, "edges") ? EDGE_SLOTS
+                                                                          : 2))))
         return st;
     return POLIS_OK;
 }

@@ -681,6 +681,19 @@ static void test_kept_edge_order(void)
     free(appended.text);
     free(kept.text);
     free(padded.text);
+
+    /* 300 edges from one end, in the other order than their slots' (sorted by merging, not by
+     * insertion), three new weights a tick among more ends than edges */
+    all_lines many = {0}, kept_many = {0};
+    record_edges("edges_many", &many);
+    record_edges("kept_edges_many", &kept_many);
+    CHECK(many.len > 100000);
+    CHECK(kept_many.len == many.len && memcmp(kept_many.text, many.text, many.len) == 0);
+    CHECK_CONTAINS(many.text, "\"edges\":{\"add\":[[\"hub\",\"t_698\",\"k\",1],"
+                              "[\"hub\",\"t_798\",\"k\",1],[\"hub\",\"t_898\",\"k\",1],"
+                              "[\"hub\",\"t_699\",\"k\",2],");
+    free(many.text);
+    free(kept_many.text);
 }
 
 /* Several hundred KiB (several of the writer's chunks) written to a plain and a gzip file
