@@ -689,9 +689,9 @@ static void test_kept_edge_order(void)
     record_edges("kept_edges_many", &kept_many);
     CHECK(many.len > 100000);
     CHECK(kept_many.len == many.len && memcmp(kept_many.text, many.text, many.len) == 0);
-    CHECK_CONTAINS(many.text, "\"edges\":{\"add\":[[\"hub\",\"t_698\",\"k\",1],"
-                              "[\"hub\",\"t_798\",\"k\",1],[\"hub\",\"t_898\",\"k\",1],"
-                              "[\"hub\",\"t_699\",\"k\",2],");
+    CHECK_CONTAINS(many.text, "\"edges\":{\"add\":[[\"hub\",\"t_796\",\"k\",3],"
+                              "[\"hub\",\"t_797\",\"k\",1],[\"hub\",\"t_896\",\"k\",3],"
+                              "[\"hub\",\"t_897\",\"k\",1],");
     free(many.text);
     free(kept_many.text);
 }
