@@ -257,20 +257,29 @@ static void sink(void *ud, const char *line, size_t len)
     l->n++;
 }
 
+/* A recorder of env (a 2 agents' scenario, keyframes every `every` ticks) handing its lines
+ * to fn(ud, ...). */
+static polis_recorder *sink_recorder(polis_env *env, void (*fn)(void *, const char *, size_t),
+                                     void *ud, int32_t every)
+{
+    const char *scn = "{\"agents\": 2}";
+    polis_record_info info = {.scenario_text = scn,
+                              .scenario_len = strlen(scn),
+                              .keyframe_every = every,
+                              .seed = 4,
+                              .source = "test"};
+    polis_recorder *rec = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_recorder_open_sink(fn, ud, env, &info, &rec, &err), POLIS_OK);
+    return rec;
+}
+
 /* A recorder of a probe env (2 agents, keyframes every 100 ticks) writing into *l, the env
  * reset with seed 4 and the episode begun. */
 static polis_recorder *probe_recorder(polis_env *env, lines *l)
 {
     memset(l, 0, sizeof *l);
-    const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = 100,
-                              .seed = 4,
-                              .source = "test"};
-    polis_recorder *rec = NULL;
-    polis_error err;
-    CHECK_EQ_INT(polis_recorder_open_sink(sink, l, env, &info, &rec, &err), POLIS_OK);
+    polis_recorder *rec = sink_recorder(env, sink, l, 100);
     CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
     CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
     return rec;
@@ -612,15 +621,7 @@ static void record_edges(const char *mode, all_lines *l)
     polis_env *env = probe_env(mode, NULL);
     CHECK(env != NULL);
     if (!env) return;
-    const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = 4,
-                              .seed = 4,
-                              .source = "test"};
-    polis_recorder *rec = NULL;
-    polis_error err;
-    CHECK_EQ_INT(polis_recorder_open_sink(sink_all, l, env, &info, &rec, &err), POLIS_OK);
+    polis_recorder *rec = sink_recorder(env, sink_all, l, 4);
     const polis_scene *sc = NULL;
     for (int ep = 0; ep < 2; ep++) {
         CHECK_EQ_INT(polis_env_reset(env, 4 + (uint64_t)ep), POLIS_OK);
