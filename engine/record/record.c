@@ -1068,7 +1068,8 @@ static void put_hash(polis_recorder *r)
     }
     uint8_t *q = w->snap[c];
     for (int32_t i = 0; i < k; i++) {
-        /* a part of 4 KiB to 1 MiB in blocks (libc copies those a byte an instruction) */
+        /* a part of 4 KiB to 1 MiB in blocks: libc copies those with `rep movsb`, which
+         * valgrind counts a byte at a time (larger ones with a vector loop that counts less) */
         if (len[i] >= 4096 && len[i] < ((size_t)1 << 20))
             copy_blocks(q, ptr[i], len[i]);
         else if (len[i])
