@@ -309,11 +309,15 @@ typedef struct sorted_list {
     polis_scene_kept kp; /* the slots of this tick's scene, when `fast` (take_scene) */
     int32_t kslots;
     uint64_t kseen;
-    int32_t *kpos, *kchg; /* [kslots + 1] */
-    int32_t *kslot;       /* [cap + 1] */
-    sort_key *keys;       /* [cap + 1]: a sort's elements */
-    int32_t *ktmp;        /* [cap + 1]: its merge buffer */
+    int32_t *kpos, *kchg;  /* [kslots + 1] */
+    int32_t *kslot;        /* [cap + 1] */
+    sort_key *keys;        /* [cap + 1]: a sort's elements */
+    int32_t *ktmp;         /* [cap + 1]: its merge buffer */
+    struct edge_ranks *er; /* a kept edge list's keys as numbers (NULL: none) */
 } sorted_list;
+
+static void ranks_free(struct edge_ranks *er);
+static bool sort_ranked(struct polis_recorder *r, sorted_list *l);
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
  * are written. */
@@ -1099,11 +1103,15 @@ static void put_hash(polis_recorder *r)
         pthread_mutex_unlock(&w->mu);
     }
     uint8_t *q = w->snap[c];
-    for (int32_t i = 0; i < k; i++)
-        if (len[i]) {
+    for (int32_t i = 0; i < k; i++) {
+        /* a part of 4 KiB to 1 MiB in blocks: libc copies those with `rep movsb`, which
+         * valgrind counts a byte at a time (larger ones with a vector loop that counts less) */
+        if (len[i] >= 4096 && len[i] < ((size_t)1 << 20))
+            copy_blocks(q, ptr[i], len[i]);
+        else if (len[i])
             memcpy(q, ptr[i], len[i]);
-            q += len[i];
-        }
+        q += len[i];
+    }
     pthread_mutex_lock(&w->mu);
     w->snap_busy[c] = true;
     pthread_mutex_unlock(&w->mu);
@@ -1436,6 +1444,7 @@ static void rec_free(polis_recorder *r)
         free(r->lists[i].kslot);
         free(r->lists[i].keys);
         free(r->lists[i].ktmp);
+        ranks_free(r->lists[i].er);
     }
     free(r);
 }
@@ -1802,6 +1811,227 @@ static size_t step_raw_size(int32_t n_agents, size_t n_stats)
            ((size_t)n_agents * 7 + 2 * n_stats) * sizeof(int32_t);
 }
 
+/* ---- a kept edge list's keys as numbers ---------------------------------------------------- */
+
+/* The changed edges of a kept edge list are sorted and merged by numbers, not strings. Each
+ * string an edge holds gets a rank: its place in strcmp order among the strings of its table
+ * (one for the ends, one for the kinds), found through a hash of its bytes and held from tick
+ * to tick. An edge's key, (from's rank, to's rank, kind's rank) in one number, orders edges as
+ * cmp_edge does, and two edges have one key only when their strings are the same. The
+ * previous line's edges keep their keys beside them (pkey), valid while the ranks they were
+ * made with hold (pgen == gen): a tick ranks the strings of its new edges only. A string
+ * ranked before others moves their ranks (gen changes, and the kept keys are made again as
+ * they are needed); a full table is emptied. */
+#define RANK_BITS 21
+#define RANK_HASH1 UINT64_C(0x9E3779B97F4A7C15)
+#define RANK_HASH2 UINT64_C(0xC2B2AE3D27D4EB4F)
+
+/* A string held: its first 16 bytes as two numbers, and which string it is. */
+typedef struct str_slot {
+    uint64_t w0, w1;
+    uint32_t tag; /* 0: an empty slot; 1: the string ends in w0, w1; 2: it goes on past them */
+    uint32_t idx; /* the string's index */
+} str_slot;
+
+typedef struct str_table {
+    size_t width;      /* each string's array: POLIS_SCENE_ID_MAX or POLIS_SCENE_KIND_MAX */
+    uint32_t max, n;   /* strings at most (<= 2^RANK_BITS), held */
+    uint32_t mask;     /* the hash's slots - 1 (a power of two, at least 2 max) */
+    int shift;         /* 64 - log2(slots): a hash's top bits pick its slot */
+    str_slot *slot;    /* [mask + 1] */
+    char *str;         /* [max * width]: the strings, NUL-padded */
+    uint32_t *rank;    /* [max]: each string's place among the n in strcmp order */
+    uint32_t *by_rank; /* [max]: the strings in that order */
+} str_table;
+
+typedef struct edge_pair {
+    uint64_t key;
+    const char *el;
+} edge_pair;
+
+/* The last end ranked at one end of an edge (an edge's attributes come one after the other,
+ * with the same ends): its first 16 bytes, when it ends there, and its rank under gen. */
+typedef struct rank_memo {
+    uint64_t w0, w1;
+    uint32_t rank, gen;
+} rank_memo;
+
+typedef struct edge_ranks {
+    str_table ends, kinds;
+    rank_memo last[2];        /* from, to */
+    uint32_t gen;             /* the ranks' version: changes when a held string's rank changed */
+    uint64_t *pkey;           /* [cap + 1]: prev[i]'s key, made when pgen[i] == gen */
+    uint32_t *pgen;           /* [cap + 1] (0: none) */
+    uint64_t *nkey;           /* [kslots + 1]: the new element's key of the k-th changed slot */
+    edge_pair *pn, *po, *tmp; /* [cap + 1] each: the new and old edges sorted, a sort's buffer */
+    uint32_t *count;          /* [ends.max + 1]: a sort's buckets */
+} edge_ranks;
+
+static void ranks_gen(edge_ranks *er)
+{
+    if (++er->gen == 0) er->gen = 1; /* 0 marks a key never made */
+}
+
+static bool str_table_alloc(polis_recorder *r, str_table *t, size_t width, uint32_t max)
+{
+    t->width = width;
+    t->max = max < 8 ? 8 : max;
+    t->n = 0;
+    uint32_t slots = 16;
+    t->shift = 60;
+    while (slots < 2 * t->max) slots *= 2, t->shift--;
+    t->mask = slots - 1;
+    t->slot = rec_calloc(r, slots, sizeof *t->slot);
+    t->str = rec_calloc(r, (size_t)t->max * width, 1);
+    t->rank = rec_calloc(r, t->max, sizeof *t->rank);
+    t->by_rank = rec_calloc(r, t->max, sizeof *t->by_rank);
+    return t->slot && t->str && t->rank && t->by_rank;
+}
+
+static void str_table_free(str_table *t)
+{
+    free(t->slot);
+    free(t->str);
+    free(t->rank);
+    free(t->by_rank);
+}
+
+/* The ranks of a kept edge list of cap elements in kslots slots, allocated with the list. */
+static bool ranks_alloc(polis_recorder *r, sorted_list *l, int32_t cap, int32_t kslots)
+{
+    edge_ranks *er = l->er = rec_calloc(r, 1, sizeof *er);
+    if (!er) return false;
+    uint32_t most = 1u << 16, c = (uint32_t)cap;
+    er->gen = 1;
+    er->pkey = rec_calloc(r, (size_t)cap, sizeof *er->pkey);
+    er->pgen = rec_calloc(r, (size_t)cap, sizeof *er->pgen);
+    er->nkey = rec_calloc(r, (size_t)kslots, sizeof *er->nkey);
+    er->pn = rec_calloc(r, (size_t)cap, sizeof *er->pn);
+    er->po = rec_calloc(r, (size_t)cap, sizeof *er->po);
+    er->tmp = rec_calloc(r, (size_t)cap, sizeof *er->tmp);
+    bool ok = er->pkey && er->pgen && er->nkey && er->pn && er->po && er->tmp &&
+              str_table_alloc(r, &er->ends, POLIS_SCENE_ID_MAX, c < most / 2 ? 2 * c + 2 : most) &&
+              str_table_alloc(r, &er->kinds, POLIS_SCENE_KIND_MAX, c < most ? c + 1 : most);
+    return ok && (er->count = rec_calloc(r, er->ends.max + 1, sizeof *er->count));
+}
+
+static void ranks_free(edge_ranks *er)
+{
+    if (!er) return;
+    free(er->pkey);
+    free(er->pgen);
+    free(er->nkey);
+    free(er->pn);
+    free(er->po);
+    free(er->tmp);
+    free(er->count);
+    str_table_free(&er->ends);
+    str_table_free(&er->kinds);
+    free(er);
+}
+
+/* A string's hash: its first 16 bytes (w0, w1), and the rest when `more`. */
+static inline uint64_t str_hash(const char *s, size_t width, uint64_t w0, uint64_t w1, bool more)
+{
+    uint64_t h = (w0 * RANK_HASH1 + w1) * RANK_HASH2;
+    for (size_t b = 16; more && b < width; b += 8) {
+        uint64_t w;
+        memcpy(&w, s + b, sizeof w);
+        h = (h ^ w) * RANK_HASH2;
+    }
+    return h;
+}
+
+/* String s (t->width bytes, NUL-padded, not held; w0, w1 its first 16 bytes, `more` when it
+ * goes on past them) into table t, at hash slot i: ranked among the others, whose ranks past
+ * it move up one (gen changes; none move when it is the last). A full table is emptied first.
+ * Returns its rank. */
+static uint32_t str_add(edge_ranks *er, str_table *t, const char *s, uint32_t i, uint64_t w0,
+                        uint64_t w1, bool more)
+{
+    if (t->n == t->max) {
+        memset(t->slot, 0, ((size_t)t->mask + 1) * sizeof *t->slot);
+        t->n = 0;
+        ranks_gen(er);
+        i = (uint32_t)(str_hash(s, t->width, w0, w1, more) >> t->shift);
+    }
+    uint32_t x = t->n++, lo = 0, hi = x;
+    memcpy(t->str + (size_t)x * t->width, s, t->width);
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (memcmp(t->str + (size_t)t->by_rank[mid] * t->width, s, t->width) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < x) {
+        memmove(t->by_rank + lo + 1, t->by_rank + lo, (size_t)(x - lo) * sizeof *t->by_rank);
+        for (uint32_t k = lo + 1; k <= x; k++) t->rank[t->by_rank[k]] = k;
+        ranks_gen(er);
+    }
+    t->by_rank[lo] = x;
+    t->rank[x] = lo;
+    t->slot[i] = (str_slot){w0, w1, more ? 2u : 1u, x};
+    return lo;
+}
+
+/* The rank of a string that goes on past its first 16 bytes (str_rank). */
+static uint32_t str_rank_long(edge_ranks *er, str_table *t, const char *s, uint64_t w0, uint64_t w1)
+{
+    for (uint32_t i = (uint32_t)(str_hash(s, t->width, w0, w1, true) >> t->shift);;
+         i = (i + 1) & t->mask) {
+        const str_slot *e = &t->slot[i];
+        if (e->w0 == w0 && e->w1 == w1 && e->tag == 2 &&
+            memcmp(t->str + (size_t)e->idx * t->width + 16, s + 16, t->width - 16) == 0)
+            return t->rank[e->idx];
+        if (!e->tag) return str_add(er, t, s, i, w0, w1, true);
+    }
+}
+
+/* The rank of string s (t->width bytes, NUL-padded) in table t, added when new: its first 16
+ * bytes compared as two numbers (and the rest, when it goes on past them). */
+static inline uint32_t str_rank(edge_ranks *er, str_table *t, const char *s)
+{
+    uint64_t w0, w1;
+    memcpy(&w0, s, sizeof w0);
+    memcpy(&w1, s + 8, sizeof w1);
+    if (s[16]) return str_rank_long(er, t, s, w0, w1);
+    for (uint32_t i = (uint32_t)(str_hash(s, t->width, w0, w1, false) >> t->shift);;
+         i = (i + 1) & t->mask) {
+        const str_slot *e = &t->slot[i];
+        if (e->w0 == w0 && e->w1 == w1 && e->tag == 1) return t->rank[e->idx];
+        if (!e->tag) return str_add(er, t, s, i, w0, w1, false);
+    }
+}
+
+/* The rank of end s (a from or a to), m the last one ranked there: its rank again when s is
+ * that end, ends in its first 16 bytes and the ranks are those of then. */
+static inline uint32_t end_rank(edge_ranks *er, rank_memo *m, const char *s)
+{
+    uint64_t w0, w1;
+    memcpy(&w0, s, sizeof w0);
+    memcpy(&w1, s + 8, sizeof w1);
+    if (w0 == m->w0 && w1 == m->w1 && !s[16] && m->gen == er->gen) return m->rank;
+    uint32_t rank = str_rank(er, &er->ends, s);
+    *m = (rank_memo){w0, w1, rank, s[16] ? 0 : er->gen}; /* one that goes on: not kept */
+    return rank;
+}
+
+/* An edge's key under the ranks of er->gen (made again when ranking one of its strings moved
+ * the others' ranks). */
+static inline __attribute__((always_inline)) uint64_t edge_key(edge_ranks *er,
+                                                               const polis_scene_edge *e)
+{
+    _Static_assert(3 * RANK_BITS <= 64, "three ranks in a key");
+    for (;;) {
+        uint32_t gen = er->gen;
+        uint64_t k = (uint64_t)end_rank(er, &er->last[0], e->from) << (2 * RANK_BITS) |
+                     (uint64_t)end_rank(er, &er->last[1], e->to) << RANK_BITS |
+                     str_rank(er, &er->kinds, e->kind);
+        if (er->gen == gen) return k;
+    }
+}
+
 /* The copies of the previous line's scene, allocated at the first scene (its sizes are fixed
  * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
@@ -1859,6 +2089,7 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
             l->kchg = rec_calloc(r, (size_t)kp.slots, sizeof(int32_t));
             l->kslot = rec_calloc(r, (size_t)cap, sizeof(int32_t));
             ok = ok && l->kpos && l->kchg && l->kslot;
+            if (i == L_EDGES) ok = ok && ranks_alloc(r, l, cap, kp.slots);
         }
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
@@ -1960,6 +2191,7 @@ static void kept_start(polis_recorder *r, int which, const polis_scene *s)
     }
     l->kseen = polis_env_scene_number(r->env);
     l->kept = true;
+    if (l->er) ranks_gen(l->er); /* prev's keys are of another list */
 }
 
 /* A keyframe's kept lists in key order (a step reads them unsorted), and no two things with
@@ -1971,7 +2203,7 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
         if (!l->fast) continue;
         int32_t cap;
         const void *el = scene_list(s, i, &l->n, &cap);
-        sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
+        if (!(l->er && sort_ranked(r, l))) sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
         l->el = l->copy;
         l->n_raw = -1;
     }
@@ -2060,6 +2292,55 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     return emit(r);
 }
 
+/* src[0 .. n) by key into dst through sort_keys (the keys as its numbers). */
+static void sort_edges_by_keys(sorted_list *l, const edge_pair *src, edge_pair *dst, size_t n)
+{
+    for (size_t i = 0; i < n; i++) l->keys[i] = (sort_key){.a = {src[i].key}, .whole = KEY_WHOLE};
+    const int32_t *o = sort_keys(&LISTS[L_EDGES], l->keys, l->ord, l->ktmp, n);
+    for (size_t j = 0; j < n; j++) dst[j] = src[o[j]];
+}
+
+/* A tick's edges p[0 .. n) by key: counted into t by their from's rank and put in order within
+ * each by insertion, or through sort_keys when the ends held are many more than the edges or
+ * the insertions move many (many edges share an end). Returns the array that holds the
+ * result (p or t). */
+static edge_pair *sort_edges(sorted_list *l, edge_pair *p, edge_pair *t, size_t n)
+{
+    edge_ranks *er = l->er;
+    uint32_t nb = er->ends.n, *count = er->count;
+    if (n < 2) return p;
+    if (nb > 4 * n + 64) {
+        sort_edges_by_keys(l, p, t, n);
+        return t;
+    }
+    memset(count, 0, ((size_t)nb + 1) * sizeof *count);
+    for (size_t i = 0; i < n; i++) count[(p[i].key >> (2 * RANK_BITS)) + 1]++;
+    for (uint32_t b = 0; b < nb; b++) count[b + 1] += count[b];
+    for (size_t i = 0; i < n; i++) t[count[p[i].key >> (2 * RANK_BITS)]++] = p[i];
+    size_t moved = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (t[i - 1].key < t[i].key) continue;
+        edge_pair x = t[i];
+        size_t j = i;
+        for (; j > 0 && t[j - 1].key > x.key; j--) t[j] = t[j - 1];
+        t[j] = x;
+        if ((moved += i - j) > 64 * n) { /* about n^2 / 2 to go: sorted by merging */
+            sort_edges_by_keys(l, t, p, n);
+            return p;
+        }
+    }
+    return t;
+}
+
+/* An OP_LIST's head, [u32 list, adds, moves, dels], in the list's out buffer; returns where
+ * its elements go. */
+static char *list_op_head(sorted_list *l, int which, uint32_t na, uint32_t nm, uint32_t nd)
+{
+    uint32_t h[4] = {(uint32_t)which, na, nm, nd};
+    memcpy(l->out, h, sizeof h);
+    return l->out + sizeof h;
+}
+
 /* One list's member of a step line: one merge of the previous and the current key-sorted
  * lists finds what was added, moved and deleted (in key order), and those elements go into
  * an OP_LIST, formatted where the line is written out ("add", "move", "del", in that order). A
@@ -2091,15 +2372,131 @@ static void merge_lists(polis_recorder *r, int which, const char *const *cur, in
         if (c >= 0) j++;
     }
     if (na + nm + nd) { /* else only bytes past the strings' ends differed */
-        uint32_t h[4] = {(uint32_t)which, na, nm, nd};
-        char *q = l->out;
-        memcpy(q, h, sizeof h);
-        q += sizeof h;
+        char *q = list_op_head(l, which, na, nm, nd);
         for (uint32_t k = 0; k < na; k++) q = el_pack(which, q, cur[add[k]], d->size);
         for (uint32_t k = 0; k < nm; k++) q = el_pack(which, q, cur[mov[k]], d->size);
         for (uint32_t k = 0; k < nd; k++) q = el_pack(which, q, prev[del[k]], d->size);
         add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
     }
+}
+
+/* Two elements of list `which` byte for byte the same: an edge's strings compared in their
+ * first 16 bytes when they end there (NUL-padded, types.h; the rest only when they go on),
+ * without a call */
+static inline bool el_same(int which, const char *a, const char *b, size_t size)
+{
+    if (which != L_EDGES) return memcmp(a, b, size) == 0;
+    static const size_t at[3] = {offsetof(polis_scene_edge, from), offsetof(polis_scene_edge, to),
+                                 offsetof(polis_scene_edge, kind)};
+    for (int p = 0; p < 3; p++) {
+        uint64_t x[2], y[2];
+        memcpy(x, a + at[p], sizeof x);
+        memcpy(y, b + at[p], sizeof y);
+        if (x[0] != y[0] || x[1] != y[1] || a[at[p] + 16] != b[at[p] + 16]) return false;
+        if (a[at[p] + 16]) return memcmp(a, b, size) == 0;
+    }
+    return memcmp(a + offsetof(polis_scene_edge, weight), b + offsetof(polis_scene_edge, weight),
+                  sizeof(float)) == 0;
+}
+
+/* A kept edge list's member of a step line as merge_lists writes it, from the new and the old
+ * edges of the changed slots kchg[0 .. *nch) (new ones at el[where[slot]], old ones at
+ * prev[kpos[slot]]) sorted by their keys as numbers (the section above): the slots put again
+ * as they were left out (kchg and *nch keep the others), the new edges' keys made, in nkey[k],
+ * the old ones' taken from pkey unless the ranks changed since. False (and nothing written)
+ * when a table had to be emptied while the keys of one tick were made: the caller sorts by
+ * the strings. */
+static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, const char *el,
+                        const int32_t *where, int32_t *nch)
+{
+    edge_ranks *er = l->er;
+    const size_t size = sizeof(polis_scene_edge);
+    size_t nn = 0, no = 0;
+    for (int attempt = 0;; attempt++) {
+        if (attempt == 3) return false;
+        uint32_t gen = er->gen;
+        int32_t m = 0;
+        nn = no = 0;
+        for (int32_t k = 0; k < *nch; k++) {
+            int32_t slot = l->kchg[k], now = where[slot], at = l->kpos[slot];
+            /* the first time, slots put again as they were left out (as diff_kept does) */
+            if (!attempt && at >= 0 && now >= 0 &&
+                el_same(L_EDGES, prev + (size_t)at * size, el + (size_t)now * size, size))
+                continue;
+            l->kchg[m] = slot;
+            if (now >= 0) {
+                const char *e = el + (size_t)now * size;
+                er->nkey[m] = edge_key(er, (const polis_scene_edge *)(const void *)e);
+                er->pn[nn++] = (edge_pair){er->nkey[m], e};
+            }
+            if (at >= 0) {
+                const char *e = prev + (size_t)at * size;
+                if (er->pgen[at] != er->gen) {
+                    er->pkey[at] = edge_key(er, (const polis_scene_edge *)(const void *)e);
+                    er->pgen[at] = er->gen;
+                }
+                er->po[no++] = (edge_pair){er->pkey[at], e};
+            }
+            m++;
+        }
+        *nch = m;
+        if (er->gen == gen) break;
+    }
+    const edge_pair *pn = sort_edges(l, er->pn, er->tmp, nn);
+    const edge_pair *po = sort_edges(l, er->po, pn == er->pn ? er->tmp : er->pn, no);
+    /* the added and the deleted edges, in key order, pointed at from pcur and pprev */
+    const char **add = l->pcur, **del = l->pprev;
+    uint32_t na = 0, nd = 0;
+    size_t i = 0, j = 0;
+    while (i < nn && j < no) {
+        if (pn[i].key < po[j].key) {
+            add[na++] = pn[i++].el;
+        } else if (pn[i].key > po[j].key) {
+            del[nd++] = po[j++].el;
+        } else { /* the same edge: a new weight is a del and an add */
+            if (edge_changed(pn[i].el, po[j].el)) {
+                add[na++] = pn[i].el;
+                del[nd++] = po[j].el;
+            }
+            i++, j++;
+        }
+    }
+    while (i < nn) add[na++] = pn[i++].el;
+    while (j < no) del[nd++] = po[j++].el;
+    if (na + nd) {
+        char *q = list_op_head(l, L_EDGES, na, 0, nd);
+        for (uint32_t k = 0; k < na; k++) q = pack_edge(q, (const void *)add[k]);
+        for (uint32_t k = 0; k < nd; k++) q = pack_edge(q, (const void *)del[k]);
+        add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
+    }
+    return true;
+}
+
+/* A keyframe's kept edges in key order into the list's copy when the previous list is this
+ * scene's (a step line's diff_kept made it so): sorted by their keys as numbers, those kept
+ * beside them. False (and nothing done) otherwise. */
+static bool sort_ranked(polis_recorder *r, sorted_list *l)
+{
+    edge_ranks *er = l->er;
+    const size_t size = sizeof(polis_scene_edge);
+    if (l->kseen != polis_env_scene_number(r->env) || l->n_prev != l->n) return false;
+    size_t n = (size_t)l->n;
+    for (int attempt = 0;; attempt++) {
+        if (attempt == 3) return false;
+        uint32_t gen = er->gen;
+        for (size_t i = 0; i < n; i++) {
+            const char *e = (const char *)l->prev + i * size;
+            if (er->pgen[i] != er->gen) {
+                er->pkey[i] = edge_key(er, (const polis_scene_edge *)(const void *)e);
+                er->pgen[i] = er->gen;
+            }
+            er->pn[i] = (edge_pair){er->pkey[i], e};
+        }
+        if (er->gen == gen) break;
+    }
+    const edge_pair *p = sort_edges(l, er->pn, er->tmp, n);
+    for (size_t j = 0; j < n; j++) memcpy((char *)l->copy + j * size, p[j].el, size);
+    return true;
 }
 
 /* The elements of the kept slots listed in slots[0 .. n) that are not empty (at[slot] >= 0:
@@ -2234,12 +2631,14 @@ static bool diff_few_things(polis_recorder *r, const polis_scene_thing *el, cons
     return false;
 }
 
-/* An element of a list of `size` bytes copied: a thing's size known to the compiler (inline
- * stores, no call) */
+/* An element of a list of `size` bytes copied: a thing's or an edge's size known to the
+ * compiler (inline stores, no call) */
 static inline void el_copy(void *dst, const void *src, size_t size)
 {
     if (size == sizeof(polis_scene_thing))
         memcpy(dst, src, sizeof(polis_scene_thing));
+    else if (size == sizeof(polis_scene_edge))
+        memcpy(dst, src, sizeof(polis_scene_edge));
     else
         memcpy(dst, src, size);
 }
@@ -2258,24 +2657,34 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     char *prev = l->prev;
     int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
     bool kept = false; /* prev brought up to date already */
+    bool ranked = false; /* the edges' keys made as numbers (diff_ranked) */
     if (which == L_THINGS && nch <= KEPT_FEW) {
         kept = diff_few_things(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
     } else {
         /* a slot put again as it was (Exploration's edges: 6% of the changed slots at 100
-         * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge */
-        int32_t m = 0;
-        for (int32_t k = 0; k < nch; k++) {
-            int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
-            if (at < 0 || now < 0 ||
-                memcmp(prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size) != 0)
-                l->kchg[m++] = slot;
+         * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge
+         * (by diff_ranked itself, in the loop that makes the keys) */
+        if (l->er) {
+            ranked = diff_ranked(r, l, prev, el, kp.where, &nch);
+        } else {
+            int32_t m = 0;
+            for (int32_t k = 0; k < nch; k++) {
+                int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
+                if (at < 0 || now < 0 ||
+                    !el_same(which, prev + (size_t)at * d->size, el + (size_t)now * d->size,
+                             d->size))
+                    l->kchg[m++] = slot;
+            }
+            nch = m;
         }
-        nch = m;
-        const char **po = l->pprev, **pn = l->pcur;
-        int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
-        int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
-        merge_lists(r, which, pn, nn, po, no);
+        if (!ranked) {
+            const char **po = l->pprev, **pn = l->pcur;
+            int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
+            int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
+            merge_lists(r, which, pn, nn, po, no);
+        }
     }
+    edge_ranks *er = l->er;
     for (int32_t k = 0; !kept && k < nch; k++) {
         int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
         if (now >= 0) {
@@ -2285,12 +2694,14 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
                 l->kslot[at] = slot;
             }
             el_copy(prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size);
+            if (er) er->pkey[at] = er->nkey[k], er->pgen[at] = ranked ? er->gen : 0;
         } else if (at >= 0) { /* the last element fills its place */
             int32_t last = --l->n_prev;
             if (at != last) {
                 el_copy(prev + (size_t)at * d->size, prev + (size_t)last * d->size, d->size);
                 l->kslot[at] = l->kslot[last];
                 l->kpos[l->kslot[at]] = at;
+                if (er) er->pkey[at] = er->pkey[last], er->pgen[at] = er->pgen[last];
             }
             l->kpos[slot] = -1;
         }

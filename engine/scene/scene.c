@@ -1074,13 +1074,14 @@ static polis_status ensure_looks(polis_env *env)
     return env->looks ? POLIS_OK : polis__fail(env, POLIS_ERR_NOMEM, "out of memory");
 }
 
-/* n bytes set to 0xff in 64-byte blocks of fixed-size stores: libc's memset takes `rep stosb`
- * for a 64x64 layer, which valgrind counts a byte at a time (on the CPU about the same). */
-static void fill_ff(void *dst, size_t n)
+/* n bytes set to `byte` in 64-byte blocks of fixed-size stores: libc's memset takes `rep
+ * stosb` for a 64x64 layer (or the stats of 100 agents, about 10 kB), which valgrind counts a
+ * byte at a time (on the CPU about the same). */
+static void fill_blocks(void *dst, int byte, size_t n)
 {
     char *d = dst;
-    for (; n >= 64; n -= 64, d += 64) memset(d, 0xff, 64);
-    if (n) memset(d, 0xff, n);
+    for (; n >= 64; n -= 64, d += 64) memset(d, byte, 64);
+    if (n) memset(d, byte, n);
 }
 
 polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
@@ -1108,7 +1109,7 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     size_t plane = (size_t)s->width * (size_t)s->height;
     for (int32_t l = 0; l < s->n_layers; l++) {
         if (fresh || !lk->kept[l]) /* every byte 0xff: -1 */
-            fill_ff(s->tiles + (size_t)l * plane, plane * sizeof *s->tiles);
+            fill_blocks(s->tiles + (size_t)l * plane, 0xff, plane * sizeof *s->tiles);
         lk->layer_same[l] = false;
         lk->rows_said[l] = false;
         lk->rows_since[l] = 0;
@@ -1120,7 +1121,8 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
         s->agents[a].facing = POLIS_FACING_NONE;
         s->agents[a].alive = !env->io.terminations[a];
     }
-    if (s->stats) memset(s->stats, 0, (size_t)s->n_agents * (size_t)s->n_stats * sizeof(int32_t));
+    if (s->stats)
+        fill_blocks(s->stats, 0, (size_t)s->n_agents * (size_t)s->n_stats * sizeof(int32_t));
     s->n_things = s->n_nodes = s->n_edges = 0;
     lk->scene_no++;
     /* kept lists stay, the first elements of their arrays, unless the scene is fresh */

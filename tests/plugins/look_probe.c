@@ -57,6 +57,19 @@
  *   move_empty, rows_bad, rows_outside
  *               thing_move of an empty slot, layer_rows with 2 words for the 4 rows, or
  *               layer_rows from init
+ *   edges, kept_edges, kept_edges_padded
+ *               the keep (edges) or kept looks with EDGE_SLOTS edges instead of the one
+ *               (edge_of): ends that share their first 15, 16 or 17 bytes or go on past them,
+ *               long kinds, a slot whose ends change every tick, a weight that changes, an edge
+ *               moving between two slots with its weight and one with another weight, a slot
+ *               there at even ticks only, and fourteen slots with new names at odd ticks (more
+ *               than a recorder's ranks of a list of EDGE_SLOTS hold) and a new weight at every
+ *               tick; edges appends them in another order at every tick, kept_edges puts
+ *               every slot (edge_put; slot_clear when empty), kept_edges_padded the same with
+ *               edge_put_padded ("scene" host API 3)
+ *   edges_many, kept_edges_many
+ *               the edges modes with EDGE_MANY edges from one end ("hub") to ends named in the
+ *               other order than their slots', three of them with a new weight at each tick
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -139,6 +152,90 @@ static polis_status walk_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
     return POLIS_OK;
 }
 
+#define EDGE_SLOTS 28
+
+/* What edge slot s of the edge modes shows at tick t: false when nothing. */
+static bool edge_of(int32_t s, int64_t t, polis_scene_edge *e)
+{
+    static const char *const ends[6] = {"abcdefghijklmnop",
+                                        "abcdefghijklmnopq",
+                                        "abcdefghijklmnopb",
+                                        "abcdefghijklmno",
+                                        "abcdefghijklmnopqrstuvwxyz_1",
+                                        "abcdefghijklmnopqrstuvwxyz_2"};
+    const char *from = ends[s % 6], *to = "x", *kind = "k";
+    char a[32], b[32];
+    bool on = true;
+    e->weight = 1;
+    switch (s) {
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5: break; /* the same at every tick */
+    case 6: from = ends[t % 6], to = ends[(t + 1) % 6]; break;
+    case 7: from = "agent_a", to = ends[0], kind = "j", e->weight = (float)(t % 3); break;
+    case 8:
+    case 9: from = ends[(s + t) % 2], to = "y"; break;
+    case 10:
+    case 11: from = ends[(s + t) % 2], to = "z", e->weight = (float)(s - 9); break;
+    case 12: from = "agent_b", kind = "kind_with_a_name_past_16_bytes_0", on = t % 2 == 0; break;
+    case 13:
+        from = "agent_b",
+        kind = t % 2 ? "kind_with_a_name_past_16_bytes_1" : "kind_with_a_name_past_16_bytes_2";
+        break;
+    default: /* new names at odd ticks, a new weight at every tick */
+        snprintf(a, sizeof a, "n_%d", (int)((t + 1) / 2 * 20 + s));
+        snprintf(b, sizeof b, "m_%d", (int)((t + 1) / 2 * 7 + s));
+        from = a, to = b, e->weight = (float)t;
+    }
+    memset(e->from, 0, sizeof e->from);
+    memset(e->to, 0, sizeof e->to);
+    memset(e->kind, 0, sizeof e->kind);
+    snprintf(e->from, sizeof e->from, "%s", from);
+    snprintf(e->to, sizeof e->to, "%s", to);
+    snprintf(e->kind, sizeof e->kind, "%s", kind);
+    return on;
+}
+
+#define EDGE_MANY 300
+
+/* What edge slot s of the edges_many modes shows at tick t. */
+static bool many_edge_of(int32_t s, int64_t t, polis_scene_edge *e)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->from, sizeof e->from, "hub");
+    snprintf(e->to, sizeof e->to, "t_%d", 999 - s);
+    snprintf(e->kind, sizeof e->kind, "k");
+    e->weight = s % 100 == t % 100 ? (float)t : 1;
+    return true;
+}
+
+static polis_status edges_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
+{
+    const polis_host *h = l->h;
+    int64_t t = h->tick(ctx);
+    bool many = strstr(l->mode, "many") != NULL, append = strncmp(l->mode, "edges", 5) == 0;
+    int32_t n = many ? EDGE_MANY : EDGE_SLOTS;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t s = append ? (int32_t)((i * 11 + t) % n) : i;
+        polis_scene_edge e;
+        bool on = many ? many_edge_of(s, t, &e) : edge_of(s, t, &e);
+        polis_status st = POLIS_OK;
+        if (append)
+            st = on ? h->scene_edge(ctx, sc, e.from, e.to, e.kind, e.weight) : POLIS_OK;
+        else if (!on)
+            st = l->scene_api->slot_clear(ctx, sc, POLIS_SCENE_EDGES, s);
+        else if (is(l, "kept_edges_padded"))
+            st = l->scene_api->edge_put_padded(ctx, sc, s, &e);
+        else
+            st = l->scene_api->edge_put(ctx, sc, s, e.from, e.to, e.kind, e.weight);
+        if (st) return st;
+    }
+    return POLIS_OK;
+}
+
 static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 {
     lstate *l = ud;
@@ -147,7 +244,8 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
     bool same = is(l, "same"), kept = strncmp(l->mode, "kept", 4) == 0,
          mix = strstr(l->mode, "mix") != NULL, walk = strstr(l->mode, "walk") != NULL,
-         keep = is(l, "keep") || same || kept || mix || walk || is(l, "rows_bad");
+         keep = is(l, "keep") || same || kept || mix || walk || is(l, "rows_bad") ||
+                strncmp(l->mode, "edges", 5) == 0;
     bool move = is(l, "kept_move"), fresh = h->scene_fresh(ctx, sc);
     if (!keep || fresh) {
         for (int32_t y = 0; y < sc->height; y++)
@@ -197,6 +295,7 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     bool odd = keep && h->tick(ctx) % 2;
     if ((st = h->scene_node(ctx, sc, "club", "group", odd ? "The clubhouse" : "The club")))
         return st;
+    if (strstr(l->mode, "edges")) return edges_scene(ctx, l, sc);
     if (strncmp(l->mode, "kept_padded", 11) == 0) {
         polis_scene_edge e = {.weight = is(l, "kept_padded_nan") ? __builtin_nanf("")
                                         : odd                    ? 0.75f
@@ -240,10 +339,12 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         if ((st = h->look_stat(ctx, name, "walk", 0, k == 1 ? &l->stat_s1 : NULL))) return st;
     }
     bool v3 = is(l, "kept_move") || is(l, "kept_walk") || is(l, "move_empty") ||
-              strncmp(l->mode, "rows", 4) == 0 || strncmp(l->mode, "kept_padded", 11) == 0;
+              strncmp(l->mode, "rows", 4) == 0 || strncmp(l->mode, "kept_padded", 11) == 0 ||
+              is(l, "kept_edges_padded");
     bool kept = strncmp(l->mode, "kept", 4) == 0 || is(l, "move_empty");
     if ((is(l, "keep") || is(l, "same") || is(l, "bad_keep") || kept || is(l, "mix") ||
-         is(l, "mix_paired") || is(l, "rows_bad") || is(l, "walk")) &&
+         is(l, "mix_paired") || is(l, "rows_bad") || is(l, "walk") ||
+         strncmp(l->mode, "edges", 5) == 0) &&
         (st = h->look_keep_layer(ctx, is(l, "bad_keep") ? 5 : l->layer)))
         return st;
     if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept || v3) &&
@@ -264,13 +365,18 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
                                          : strstr(l->mode, "mix") != NULL ? MIX_SLOTS
                                                                           : 8,
                            .max_nodes = 1,
-                           .max_edges = 1};
+                           .max_edges = strstr(l->mode, "many")    ? EDGE_MANY
+                                        : strstr(l->mode, "edges") ? EDGE_SLOTS
+                                                                   : 1};
     if ((st = h->look_scene(ctx, &def))) return st;
     if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
     if (kept && ((st = l->scene_api->list_keep(
                       ctx, is(l, "kept_nodes") ? POLIS_SCENE_NODES : POLIS_SCENE_THINGS,
                       strstr(l->mode, "mix") ? MIX_SLOTS : 4)) ||
-                 (st = l->scene_api->list_keep(ctx, POLIS_SCENE_EDGES, 2))))
+                 (st = l->scene_api->list_keep(ctx, POLIS_SCENE_EDGES,
+                                               strstr(l->mode, "many")    ? EDGE_MANY
+                                               : strstr(l->mode, "edges") ? EDGE_SLOTS
+                                                                          : 2))))
         return st;
     return POLIS_OK;
 }

@@ -260,20 +260,29 @@ static void sink(void *ud, const char *line, size_t len)
 /* Keyframes of probe_recorder every this many ticks */
 static int32_t probe_keyframes = 100;
 
+/* A recorder of env (a 2 agents' scenario, keyframes every `every` ticks) handing its lines
+ * to fn(ud, ...). */
+static polis_recorder *sink_recorder(polis_env *env, void (*fn)(void *, const char *, size_t),
+                                     void *ud, int32_t every)
+{
+    const char *scn = "{\"agents\": 2}";
+    polis_record_info info = {.scenario_text = scn,
+                              .scenario_len = strlen(scn),
+                              .keyframe_every = every,
+                              .seed = 4,
+                              .source = "test"};
+    polis_recorder *rec = NULL;
+    polis_error err;
+    CHECK_EQ_INT(polis_recorder_open_sink(fn, ud, env, &info, &rec, &err), POLIS_OK);
+    return rec;
+}
+
 /* A recorder of a probe env (2 agents, keyframes every probe_keyframes ticks) writing into *l,
  * the env reset with seed 4 and the episode begun. */
 static polis_recorder *probe_recorder(polis_env *env, lines *l)
 {
     memset(l, 0, sizeof *l);
-    const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = probe_keyframes,
-                              .seed = 4,
-                              .source = "test"};
-    polis_recorder *rec = NULL;
-    polis_error err;
-    CHECK_EQ_INT(polis_recorder_open_sink(sink, l, env, &info, &rec, &err), POLIS_OK);
+    polis_recorder *rec = sink_recorder(env, sink, l, probe_keyframes);
     CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
     CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
     return rec;
@@ -606,6 +615,89 @@ static char *read_back(const char *path, size_t *len)
     gzclose(gz);
     *len = n;
     return p;
+}
+
+/* The probe in an edge mode recorded (keyframes every 4 ticks, 2 episodes of 20 ticks, the
+ * scene read by someone else before some of the recorder's reads) into *l. */
+static void record_edges(const char *mode, all_lines *l)
+{
+    polis_env *env = probe_env(mode, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    polis_recorder *rec = sink_recorder(env, sink_all, l, 4);
+    const polis_scene *sc = NULL;
+    for (int ep = 0; ep < 2; ep++) {
+        CHECK_EQ_INT(polis_env_reset(env, 4 + (uint64_t)ep), POLIS_OK);
+        CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4 + (uint64_t)ep), POLIS_OK);
+        for (int t = 0; t < 20; t++) {
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            if (t == 3 || t == 10 || t == 11) CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+            CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+        }
+        CHECK_EQ_INT(polis_recorder_end_episode(rec, NULL), POLIS_OK);
+    }
+    CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
+    polis_env_destroy(env);
+}
+
+/* Kept edges sorted by their strings' ranks (the recorder's numbers for a kept edge list): the
+ * probe's edge modes — ends that share their first 16 bytes or go on past them, long kinds,
+ * ends that change in a slot, edges moving between slots, new names at every tick, more than
+ * the ranks hold — record byte for byte as the same edges appended in another order (sorted
+ * by their strings), put with edge_put or with edge_put_padded. */
+static void test_kept_edge_order(void)
+{
+    all_lines appended = {0}, kept = {0}, padded = {0};
+    record_edges("edges", &appended);
+    record_edges("kept_edges", &kept);
+    record_edges("kept_edges_padded", &padded);
+    CHECK(appended.len > 10000);
+    CHECK(kept.len == appended.len && memcmp(kept.text, appended.text, appended.len) == 0);
+    CHECK(padded.len == appended.len && memcmp(padded.text, appended.text, appended.len) == 0);
+    /* the order of the ends that share their first 16 bytes, in a keyframe */
+    char *key = appended.text ? strstr(appended.text, "{\"t\":\"key\",\"tick\":4,") : NULL;
+    CHECK(key != NULL);
+    if (key) {
+        char *end = strchr(key, '\n');
+        if (end) *end = '\0';
+        CHECK_CONTAINS(key, "[\"abcdefghijklmno\",\"x\",\"k\",1],"
+                            "[\"abcdefghijklmnop\",\"x\",\"k\",1],"
+                            "[\"abcdefghijklmnop\",\"y\",\"k\",1],"
+                            "[\"abcdefghijklmnop\",\"z\",\"k\",1],"
+                            "[\"abcdefghijklmnopb\",\"x\",\"k\",1],"
+                            "[\"abcdefghijklmnopq\",\"x\",\"k\",1],"
+                            "[\"abcdefghijklmnopq\",\"y\",\"k\",1],"
+                            "[\"abcdefghijklmnopq\",\"z\",\"k\",2],"
+                            "[\"abcdefghijklmnopqrstuvwxyz_1\",\"abcdefghijklmnopqrstuvwxyz_2\","
+                            "\"k\",1],"
+                            "[\"abcdefghijklmnopqrstuvwxyz_1\",\"x\",\"k\",1],"
+                            "[\"abcdefghijklmnopqrstuvwxyz_2\",\"x\",\"k\",1],");
+        CHECK_CONTAINS(key, "[\"agent_b\",\"x\",\"kind_with_a_name_past_16_bytes_0\",1],"
+                            "[\"agent_b\",\"x\",\"kind_with_a_name_past_16_bytes_2\",1]");
+        if (end) *end = '\n';
+    }
+    /* tick 1: the edge that moved to the other slot with the other weight is deleted and
+     * added again, the one that moved with its weight is not (no step line deletes a "y") */
+    CHECK_CONTAINS(appended.text, "\"edges\":{\"add\":[[\"abcdefghijklmnop\",\"z\",\"k\",2],"
+                                  "[\"abcdefghijklmnopq\",\"abcdefghijklmnopb\",\"k\",1],"
+                                  "[\"abcdefghijklmnopq\",\"z\",\"k\",1],");
+    CHECK(appended.text && !strstr(appended.text, "\"y\",\"k\"]"));
+    free(appended.text);
+    free(kept.text);
+    free(padded.text);
+
+    /* 300 edges from one end, in the other order than their slots' (sorted by merging, not by
+     * insertion), three new weights a tick among more ends than edges */
+    all_lines many = {0}, kept_many = {0};
+    record_edges("edges_many", &many);
+    record_edges("kept_edges_many", &kept_many);
+    CHECK(many.len > 100000);
+    CHECK(kept_many.len == many.len && memcmp(kept_many.text, many.text, many.len) == 0);
+    CHECK_CONTAINS(many.text, "\"edges\":{\"add\":[[\"hub\",\"t_796\",\"k\",3],"
+                              "[\"hub\",\"t_797\",\"k\",1],[\"hub\",\"t_896\",\"k\",3],"
+                              "[\"hub\",\"t_897\",\"k\",1],");
+    free(many.text);
+    free(kept_many.text);
 }
 
 /* Several hundred KiB (several of the writer's chunks) written to a plain and a gzip file
@@ -1020,5 +1112,6 @@ int main(void)
     test_recorder_files();
     test_lua_keep();
     test_edge_order();
+    test_kept_edge_order();
     CHECK_DONE();
 }
