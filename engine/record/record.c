@@ -2656,7 +2656,7 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     const char *el = scene_list(s, which, &n, &cap);
     char *prev = l->prev;
     int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
-    bool kept = false; /* prev brought up to date already */
+    bool kept = false;   /* prev brought up to date already */
     bool ranked = false; /* the edges' keys made as numbers (diff_ranked) */
     if (which == L_THINGS && nch <= KEPT_FEW) {
         kept = diff_few_things(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
