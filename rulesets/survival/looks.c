@@ -221,6 +221,12 @@ polis_status sv_register_looks(survival *s)
     if (!(lk->api = h->host_api(ctx, POLIS_SCENE_API, 3))) return POLIS_ERR_PLUGIN;
     /* a slot per mob slot (none to keep without mobs) */
     if (things > 0 && (st = lk->api->list_keep(ctx, POLIS_SCENE_THINGS, things))) return st;
+    /* sv_scene writes every player's place, facing, life and stats in every scene, and every
+     * terrain cell in a fresh one: the kernel need not clear them first (API 4) */
+    if (lk->api->version >= 4 &&
+        (st = lk->api->scene_whole(ctx, POLIS_SCENE_WHOLE_AGENTS | POLIS_SCENE_WHOLE_STATS |
+                                            POLIS_SCENE_WHOLE_FRESH_LAYERS)))
+        return st;
     return POLIS_OK;
 }
 
