@@ -1112,7 +1112,8 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
         lk->keep_agents = lk->keep_agents || (lk->fns[i].whole & POLIS_SCENE_WHOLE_AGENTS);
     lk->keep_stats = lk->n_stats > 0;
     for (int32_t k = 0; k < lk->n_stats; k++)
-        lk->keep_stats = lk->keep_stats && (said_whole(lk, lk->stats[k].ctx) & POLIS_SCENE_WHOLE_STATS);
+        lk->keep_stats =
+            lk->keep_stats && (said_whole(lk, lk->stats[k].ctx) & POLIS_SCENE_WHOLE_STATS);
     for (int32_t l = 0; l < s->n_layers; l++)
         lk->fresh_written[l] =
             lk->kept[l] && (said_whole(lk, lk->kept[l]) & POLIS_SCENE_WHOLE_FRESH_LAYERS);
