@@ -354,7 +354,8 @@ enum {
     OP_LIST = 4,
     OP_AGENTS = 5,
     OP_HASH = 6,
-    OP_WHOLE = 7
+    OP_WHOLE = 7,
+    OP_PAIRS = 8
 };
 /* a step line: head, events, agents, a change of each list; a keyframe: hash, tiles, lists */
 #define REC_MAXOPS (3 + L_COUNT)
@@ -413,7 +414,7 @@ struct polis_recorder {
     size_t ops_len;      /* the ops' raw bytes, summed */
     uint64_t hash_op[2]; /* an OP_HASH's raw value: which copy, its bytes */
     /* a step line's raw pieces one after the other (one copy into the writer's chunk): its
-     * head (OP_HEAD, padded to 4 bytes), a few kept things' changes (put_few_things), the
+     * head (OP_HEAD, padded to 4 bytes), a few kept things' old and new (put_thing_pairs), the
      * changed agents (OP_AGENTS); raw_end: where the next piece goes */
     char *step_raw, *raw_end;
     rbuf out;    /* a line formatted on this thread (a sink, no writer, a line over a chunk) */
@@ -722,6 +723,137 @@ static void render_list(rbuf *b, num_memo *memo, const uint8_t *raw)
     rb_ch(b, '}');
 }
 
+/* At most this many changed slots of kept things go as pairs (put_thing_pairs). */
+#define KEPT_FEW 32
+
+/* p[0 .. n) put in id order (an insertion sort; the ids of one side are unique) */
+static inline void things_in_order(const polis_scene_thing **p, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) {
+        const polis_scene_thing *t = p[i];
+        uint32_t j = i;
+        for (; j > 0 && p[j - 1]->id > t->id; j--) p[j] = p[j - 1];
+        p[j] = t;
+    }
+}
+
+/* The things' OP_LIST raw values at q: added, moved and deleted things, each group in id
+ * order; returns the bytes past them. */
+static char *few_things_list(char *q, const polis_scene_thing *const *add, uint32_t na,
+                             const polis_scene_thing *const *mov, uint32_t nm,
+                             const polis_scene_thing *const *del, uint32_t nd)
+{
+    uint32_t h[4] = {L_THINGS | LIST_SHORT_MOVES, na, nm, nd};
+    memcpy(q, h, sizeof h);
+    q += sizeof h;
+    for (uint32_t k = 0; k < na; k++, q += sizeof **add) memcpy(q, add[k], sizeof **add);
+    for (uint32_t k = 0; k < nm; k++, q += 3 * sizeof(int32_t)) {
+        int32_t v[3] = {mov[k]->id, mov[k]->x, mov[k]->y};
+        memcpy(q, v, sizeof v);
+    }
+    for (uint32_t k = 0; k < nd; k++, q += sizeof **del) memcpy(q, del[k], sizeof **del);
+    return q;
+}
+
+/* A few changed slots of kept things (Survival's two or three mobs a tick), from their OP_PAIRS
+ * (put_thing_pairs: each slot's old and new thing, either absent), as the OP_LIST that sorts
+ * by key and a merge would give: ids, kinds, labels and places compared here, on the writer
+ * thread when there is one. Returns the OP_LIST's end at out, or out when nothing changed. */
+static char *few_things_diff(char *out, const polis_scene_thing *const *po,
+                             const polis_scene_thing *const *pn, uint32_t nch)
+{
+    const polis_scene_thing *add[KEPT_FEW], *mov[KEPT_FEW], *del[KEPT_FEW];
+    uint32_t na = 0, nm = 0, nd = 0;
+    /* Most ticks: each changed slot holds the thing it held (moved), or only one side of the
+     * slots is new or gone. Paired by slot, no merge by id is needed: each side's unpaired
+     * things are adds or dels as they are; the three arrays are put in id order after. When
+     * things of both sides are unpaired (an id that changed slots, a slot whose id changed),
+     * the merge by id below decides. */
+    uint32_t lone_old = 0, lone_new = 0;
+    for (uint32_t k = 0; k < nch; k++) {
+        const polis_scene_thing *o = po[k], *n = pn[k];
+        if (o && n && o->id == n->id) {
+            /* labels are NUL to the end of their arrays: two empty ones (a mob's) are equal */
+            if (n->kind != o->kind ||
+                ((n->label[0] || o->label[0]) && memcmp(n->label, o->label, sizeof n->label) != 0))
+                add[na++] = n; /* replaced: a thing's add replaces it */
+            else if (n->x != o->x || n->y != o->y)
+                mov[nm++] = n;
+            continue;
+        }
+        if (o) del[nd++] = o, lone_old++;
+        if (n) add[na++] = n, lone_new++;
+    }
+    if (!(lone_old && lone_new)) {
+        if (!(na + nm + nd)) return out;
+        things_in_order(add, na);
+        things_in_order(mov, nm);
+        things_in_order(del, nd);
+        return few_things_list(out, add, na, mov, nm, del, nd);
+    }
+    const polis_scene_thing *so[KEPT_FEW], *sn[KEPT_FEW];
+    uint32_t no = 0, nn = 0;
+    for (uint32_t k = 0; k < nch; k++) {
+        if (po[k]) so[no++] = po[k];
+        if (pn[k]) sn[nn++] = pn[k];
+    }
+    things_in_order(so, no);
+    things_in_order(sn, nn);
+    na = nm = nd = 0;
+    for (uint32_t i = 0, j = 0; i < nn || j < no;) {
+        int c = i >= nn ? 1 : j >= no ? -1 : (sn[i]->id > so[j]->id) - (sn[i]->id < so[j]->id);
+        if (c < 0) {
+            add[na++] = sn[i];
+        } else if (c > 0) {
+            del[nd++] = so[j];
+        } else if (sn[i]->kind != so[j]->kind ||
+                   memcmp(sn[i]->label, so[j]->label, sizeof sn[i]->label) != 0) {
+            add[na++] = sn[i]; /* replaced: a thing's add replaces it */
+        } else if (sn[i]->x != so[j]->x || sn[i]->y != so[j]->y) {
+            mov[nm++] = sn[i];
+        }
+        if (c <= 0) i++;
+        if (c >= 0) j++;
+    }
+    return na + nm + nd ? few_things_list(out, add, na, mov, nm, del, nd) : out;
+}
+
+/* A thing put_pair_thing wrote at raw into t; returns the bytes past it. */
+static inline const uint8_t *get_pair_thing(const uint8_t *raw, polis_scene_thing *t, bool head)
+{
+    if (head) {
+        memset(t, 0, sizeof *t);
+        memcpy(t, raw, 4 * sizeof(int32_t));
+        return raw + 4 * sizeof(int32_t);
+    }
+    memcpy(t, raw, sizeof *t);
+    return raw + sizeof *t;
+}
+
+/* The things' member of a step line from its OP_PAIRS ([u32 n], then per changed slot [u32:
+ * bit 0 an old thing follows, bit 1 a new one, bits 2 and 3 each of them as its first 16 bytes,
+ * its label empty] and those things): nothing when no thing changed. */
+static void render_pairs(rbuf *b, num_memo *memo, const uint8_t *raw)
+{
+    polis_scene_thing old[KEPT_FEW], cur[KEPT_FEW];
+    const polis_scene_thing *po[KEPT_FEW], *pn[KEPT_FEW];
+    char list[4 * sizeof(uint32_t) + 2 * KEPT_FEW * sizeof(polis_scene_thing)];
+    uint32_t n;
+    memcpy(&n, raw, sizeof n);
+    raw += sizeof n;
+    for (uint32_t k = 0; k < n && k < KEPT_FEW; k++) {
+        uint32_t has;
+        memcpy(&has, raw, sizeof has);
+        raw += sizeof has;
+        po[k] = has & 1 ? &old[k] : NULL;
+        pn[k] = has & 2 ? &cur[k] : NULL;
+        if (has & 1) raw = get_pair_thing(raw, &old[k], has & 4);
+        if (has & 2) raw = get_pair_thing(raw, &cur[k], has & 8);
+    }
+    if (few_things_diff(list, po, pn, n < KEPT_FEW ? n : KEPT_FEW) != list)
+        render_list(b, memo, (const uint8_t *)list);
+}
+
 /* A keyframe's whole list, its elements as "add" writes them, from its OP_WHOLE ([u32 list]
  * then the elements, in key order) */
 static void render_whole(rbuf *b, num_memo *memo, const uint8_t *raw, size_t len)
@@ -848,6 +980,8 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_hash(r, b, ops[i].src);
         else if (ops[i].kind == OP_WHOLE)
             render_whole(b, memo, ops[i].src, ops[i].len);
+        else if (ops[i].kind == OP_PAIRS)
+            render_pairs(b, memo, ops[i].src);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -1799,15 +1933,12 @@ static void *rec_calloc(polis_recorder *r, size_t n, size_t size)
     return calloc(n + 1, size);
 }
 
-/* At most this many changed slots of kept things take diff_few_things. */
-#define KEPT_FEW 32
-
-/* step_raw's bytes: the padded head, put_few_things' most (a header, then an add and a del for
- * each changed slot), every agent with every stat changed */
+/* step_raw's bytes: the padded head, put_thing_pairs' most (a count, then a word and the old
+ * and the new thing for each changed slot), every agent with every stat changed */
 static size_t step_raw_size(int32_t n_agents, size_t n_stats)
 {
-    return HEAD_PADDED(head_size(n_agents)) + 4 * sizeof(uint32_t) +
-           2 * KEPT_FEW * sizeof(polis_scene_thing) +
+    return HEAD_PADDED(head_size(n_agents)) + sizeof(uint32_t) +
+           KEPT_FEW * (sizeof(uint32_t) + 2 * sizeof(polis_scene_thing)) +
            ((size_t)n_agents * 7 + 2 * n_stats) * sizeof(int32_t);
 }
 
@@ -2512,123 +2643,63 @@ static int32_t sort_slots(sorted_list *l, const list_desc *d, const char **p, co
     return (int32_t)m;
 }
 
-/* The things of the slots listed in slots[0 .. n) that are not empty (at[slot] >= 0: the thing
- * at base[at[slot]]), pointed at from p[] in id order (an insertion sort, stable as sort_keys
- * is); returns how many. */
-static uint32_t things_by_id(const polis_scene_thing **p, const polis_scene_thing *base,
-                             const int32_t *at, const int32_t *slots, int32_t n)
+/* A thing into a line's raw values at q, its id, kind and place only when its label is empty
+ * (NUL to the end of its array: the rest is zeros); returns the bytes past it. */
+static inline char *put_pair_thing(char *q, const polis_scene_thing *t, bool head)
 {
-    uint32_t m = 0;
-    for (int32_t k = 0; k < n; k++) {
-        int32_t i = at[slots[k]];
-        if (i < 0) continue;
-        const polis_scene_thing *t = &base[i];
-        uint32_t j = m++;
-        for (; j > 0 && p[j - 1]->id > t->id; j--) p[j] = p[j - 1];
-        p[j] = t;
+    if (head) {
+        memcpy(q, t, 4 * sizeof(int32_t));
+        return q + 4 * sizeof(int32_t);
     }
-    return m;
+    memcpy(q, t, sizeof *t);
+    return q + sizeof *t;
 }
 
-/* p[0 .. n) put in id order (an insertion sort; the ids of one side are unique) */
-static inline void things_in_order(const polis_scene_thing **p, uint32_t n)
-{
-    for (uint32_t i = 1; i < n; i++) {
-        const polis_scene_thing *t = p[i];
-        uint32_t j = i;
-        for (; j > 0 && p[j - 1]->id > t->id; j--) p[j] = p[j - 1];
-        p[j] = t;
-    }
-}
-
-/* The things' OP_LIST: added, moved and deleted things, each group in id order */
-static void put_few_things(polis_recorder *r, const polis_scene_thing *const *add, uint32_t na,
-                           const polis_scene_thing *const *mov, uint32_t nm,
-                           const polis_scene_thing *const *del, uint32_t nd)
-{
-    uint32_t h[4] = {L_THINGS | LIST_SHORT_MOVES, na, nm, nd};
-    char *q = r->raw_end, *start = q; /* at most KEPT_FEW_BYTES (step_raw_size) */
-    memcpy(q, h, sizeof h);
-    q += sizeof h;
-    for (uint32_t k = 0; k < na; k++, q += sizeof **add) memcpy(q, add[k], sizeof **add);
-    for (uint32_t k = 0; k < nm; k++, q += 3 * sizeof(int32_t)) {
-        int32_t v[3] = {mov[k]->id, mov[k]->x, mov[k]->y};
-        memcpy(q, v, sizeof v);
-    }
-    for (uint32_t k = 0; k < nd; k++, q += sizeof **del) memcpy(q, del[k], sizeof **del);
-    add_op(r, OP_LIST, start, (size_t)(q - start));
-    r->raw_end = q;
-}
-
-/* A few changed slots of kept things (Survival's two or three mobs a tick): the OP_LIST that
- * sort_slots and merge_lists give, with the ids, kinds, labels and places compared inline
- * instead of through a sort key and the list's functions (most of a recorded tick's diff).
- * Returns true when it also brought the previous things up to date (every changed slot held
- * the thing it holds: a move updates the place only), false when diff_kept is to. */
-static bool diff_few_things(polis_recorder *r, const polis_scene_thing *el, const int32_t *where,
+/* A few changed slots of kept things: each slot's old thing (the recorder's copy) and new one
+ * into the line's raw values (OP_PAIRS), compared and formatted where the line is written out
+ * (render_pairs). A slot that holds a thing on both sides takes the new one into the copy here;
+ * returns true when every changed slot did (the copy is up to date), false when diff_kept is
+ * to bring it up to date. */
+static bool put_thing_pairs(polis_recorder *r, const polis_scene_thing *el, const int32_t *where,
                             int32_t nch)
 {
     sorted_list *l = &r->lists[L_THINGS];
-    const polis_scene_thing *po[KEPT_FEW], *pn[KEPT_FEW], *add[KEPT_FEW], *mov[KEPT_FEW],
-        *del[KEPT_FEW];
-    polis_scene_thing *was_add[KEPT_FEW], *was_mov[KEPT_FEW]; /* a pair's previous thing */
-    uint32_t na = 0, nm = 0, nd = 0;
-    /* Most ticks: each changed slot holds the thing it held (moved), or only one side of the
-     * slots is new or gone. Paired by slot, no merge by id is needed: each side's unpaired
-     * things are adds or dels as they are; the three arrays are put in id order after. When
-     * things of both sides are unpaired (an id that changed slots, a slot whose id changed),
-     * the merge by id below decides. */
+    if (!nch) return true;
     polis_scene_thing *prev = l->prev;
-    uint32_t lone_old = 0, lone_new = 0;
+    char *q = r->raw_end, *start = q; /* at most step_raw_size's share */
+    uint32_t n = (uint32_t)nch;
+    memcpy(q, &n, sizeof n);
+    q += sizeof n;
+    bool both = true;
     for (int32_t k = 0; k < nch; k++) {
         int32_t slot = l->kchg[k], io = l->kpos[slot], in = where[slot];
-        polis_scene_thing *o = io >= 0 ? &prev[io] : NULL;
-        const polis_scene_thing *n = in >= 0 ? &el[in] : NULL;
-        if (o && n && o->id == n->id) {
-            /* labels are NUL to the end of their arrays: two empty ones (a mob's) are equal */
-            if (n->kind != o->kind ||
-                ((n->label[0] || o->label[0]) && memcmp(n->label, o->label, sizeof n->label) != 0))
-                was_add[na] = o, add[na++] = n; /* replaced: a thing's add replaces it */
-            else if (n->x != o->x || n->y != o->y)
-                was_mov[nm] = o, mov[nm++] = n;
+        char *has = q;
+        q += sizeof(uint32_t);
+        if (io >= 0 && in >= 0) {
+            polis_scene_thing *o = &prev[io];
+            const polis_scene_thing *t = &el[in];
+            bool os = !o->label[0], ns = !t->label[0];
+            memcpy(has, &(uint32_t){3u | (uint32_t)os << 2 | (uint32_t)ns << 3}, sizeof(uint32_t));
+            q = put_pair_thing(q, o, os);
+            q = put_pair_thing(q, t, ns);
+            if (os && ns) /* both labels all zeros */
+                memcpy(o, t, 4 * sizeof(int32_t));
+            else
+                memcpy(o, t, sizeof *o);
             continue;
         }
-        if (o) del[nd++] = o, lone_old++;
-        if (n) add[na++] = n, lone_new++;
+        both = false;
+        bool os = io >= 0 && !prev[io].label[0], ns = in >= 0 && !el[in].label[0];
+        memcpy(has,
+               &(uint32_t){(uint32_t)(io >= 0) | (uint32_t)(in >= 0) << 1 | (uint32_t)os << 2 |
+                           (uint32_t)ns << 3},
+               sizeof(uint32_t));
+        if (io >= 0) q = put_pair_thing(q, &prev[io], os);
+        if (in >= 0) q = put_pair_thing(q, &el[in], ns);
     }
-    bool paired = !lone_old && !lone_new;
-    if (paired) { /* the previous things become these (before the sorts reorder the arrays) */
-        for (uint32_t k = 0; k < na; k++) memcpy(was_add[k], add[k], sizeof *add[k]);
-        for (uint32_t k = 0; k < nm; k++) was_mov[k]->x = mov[k]->x, was_mov[k]->y = mov[k]->y;
-    }
-    if (!(lone_old && lone_new)) {
-        if (!(na + nm + nd)) return paired;
-        things_in_order(add, na);
-        things_in_order(mov, nm);
-        things_in_order(del, nd);
-        put_few_things(r, add, na, mov, nm, del, nd);
-        return paired;
-    }
-    na = nm = nd = 0;
-    uint32_t no = things_by_id(po, l->prev, l->kpos, l->kchg, nch);
-    uint32_t nn = things_by_id(pn, el, where, l->kchg, nch);
-    for (uint32_t i = 0, j = 0; i < nn || j < no;) {
-        int c = i >= nn ? 1 : j >= no ? -1 : (pn[i]->id > po[j]->id) - (pn[i]->id < po[j]->id);
-        if (c < 0) {
-            add[na++] = pn[i];
-        } else if (c > 0) {
-            del[nd++] = po[j];
-        } else if (pn[i]->kind != po[j]->kind ||
-                   memcmp(pn[i]->label, po[j]->label, sizeof pn[i]->label) != 0) {
-            add[na++] = pn[i]; /* replaced: a thing's add replaces it */
-        } else if (pn[i]->x != po[j]->x || pn[i]->y != po[j]->y) {
-            mov[nm++] = pn[i];
-        }
-        if (c <= 0) i++;
-        if (c >= 0) j++;
-    }
-    if (na + nm + nd) put_few_things(r, add, na, mov, nm, del, nd);
-    return false;
+    add_op(r, OP_PAIRS, start, (size_t)(q - start));
+    r->raw_end = q;
+    return both;
 }
 
 /* An element of a list of `size` bytes copied: a thing's or an edge's size known to the
@@ -2659,7 +2730,7 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     bool kept = false;   /* prev brought up to date already */
     bool ranked = false; /* the edges' keys made as numbers (diff_ranked) */
     if (which == L_THINGS && nch <= KEPT_FEW) {
-        kept = diff_few_things(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
+        kept = put_thing_pairs(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
     } else {
         /* a slot put again as it was (Exploration's edges: 6% of the changed slots at 100
          * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge

@@ -35,6 +35,7 @@ typedef struct look_stat {
     char *name;
     char *group;
     int32_t max;
+    polis_ctx *ctx; /* the plugin that registered it */
 } look_stat;
 
 typedef struct look_fn {
@@ -42,6 +43,7 @@ typedef struct look_fn {
     void *ud;
     polis_ctx *ctx;
     int32_t max_things, max_nodes, max_edges;
+    uint32_t whole; /* POLIS_SCENE_WHOLE_* the plugin said (scene_whole, "scene" API 4) */
     /* while this callback runs: where its share of the appended arrays ends */
     int32_t end_things, end_nodes, end_edges;
 } look_fn;
@@ -70,8 +72,8 @@ struct polis__looks {
     int32_t n_kinds, cap_kinds;
     char **layers;
     int32_t n_layers, cap_layers;
-    bool *kept;
-    int32_t cap_kept; /* [layer]: kept between scenes (ABI 1.6) */
+    polis_ctx **kept;
+    int32_t cap_kept; /* [layer]: the plugin that keeps it between scenes (ABI 1.6), or NULL */
     look_stat *stats;
     int32_t n_stats, cap_stats;
     look_fn *fns;
@@ -92,6 +94,10 @@ struct polis__looks {
     uint64_t *layer_ver;
     bool *layer_same;
     uint64_t ver_last; /* the last version given */
+    /* what the kernel need not clear before the callbacks ("scene" API 4, scene_whole): the
+     * agents, the stats, and per layer [scene.n_layers] a kept layer's fill in a fresh scene */
+    bool keep_agents, keep_stats;
+    bool *fresh_written;
     /* [scene.n_layers]: the rows the callbacks said they rewrote ("scene" host API 3;
      * row_words words a layer), whether they said any in the scene being written, and the
      * version the last scene's rows are relative to (0: none, polis_env_scene_layer_rows) */
@@ -246,7 +252,7 @@ static polis_status h_look_layer(polis_ctx *ctx, const char *name, int32_t *out_
     if ((st = polis__grow(ctx->env, (void **)&lk->kept, &lk->cap_kept, lk->n_layers,
                           sizeof *lk->kept)))
         return st;
-    lk->kept[lk->n_layers] = false;
+    lk->kept[lk->n_layers] = NULL;
     lk->layers[lk->n_layers] = polis__strdup(ctx->env, name);
     if (!lk->layers[lk->n_layers]) return polis__fail(ctx->env, POLIS_ERR_NOMEM, "out of memory");
     if (out_layer) *out_layer = lk->n_layers;
@@ -264,7 +270,7 @@ static polis_status h_look_keep_layer(polis_ctx *ctx, int32_t layer)
                          (int)lk->n_layers - 1);
         return POLIS_ERR_INVALID;
     }
-    lk->kept[layer] = true;
+    lk->kept[layer] = ctx;
     return POLIS_OK;
 }
 
@@ -304,6 +310,7 @@ static polis_status h_look_stat(polis_ctx *ctx, const char *name, const char *gr
         return polis__fail(ctx->env, POLIS_ERR_NOMEM, "out of memory");
     }
     s->max = max;
+    s->ctx = ctx;
     if (out_stat) *out_stat = lk->n_stats;
     lk->n_stats++;
     return POLIS_OK;
@@ -840,6 +847,27 @@ static polis_status h_edge_put_padded(polis_ctx *ctx, polis_scene *scene, int32_
     return POLIS_OK;
 }
 
+static polis_status h_scene_whole(polis_ctx *ctx, uint32_t what)
+{
+    polis__looks *lk = NULL;
+    polis_status st = registering(ctx, "scene scene_whole", &lk);
+    if (st) return st;
+    if (what & ~(uint32_t)(POLIS_SCENE_WHOLE_AGENTS | POLIS_SCENE_WHOLE_STATS |
+                           POLIS_SCENE_WHOLE_FRESH_LAYERS)) {
+        polis__ctx_error(ctx, "scene scene_whole: unknown bits 0x%x", (unsigned)what);
+        return POLIS_ERR_INVALID;
+    }
+    look_fn *f = NULL;
+    for (int32_t i = 0; i < lk->n_fns; i++)
+        if (lk->fns[i].ctx == ctx) f = &lk->fns[i];
+    if (!f) {
+        polis__ctx_error(ctx, "scene scene_whole: register the scene callback (look_scene) first");
+        return POLIS_ERR_INVALID;
+    }
+    f->whole |= what;
+    return POLIS_OK;
+}
+
 static const polis_scene_api scene_api = {
     .version = POLIS_SCENE_API_VERSION,
     .struct_size = sizeof(polis_scene_api),
@@ -851,6 +879,7 @@ static const polis_scene_api scene_api = {
     .thing_move = h_thing_move,
     .layer_rows = h_layer_rows,
     .edge_put_padded = h_edge_put_padded,
+    .scene_whole = h_scene_whole,
 };
 
 static int32_t h_look_kind_find(polis_ctx *ctx, const char *name)
@@ -980,9 +1009,13 @@ int32_t polis_env_scene_kept_changes(const polis_env *env, int32_t list, uint64_
     const kept_list *kl = &env->looks->kl[list];
     if (!kl->ctx || !kl->where) return 0;
     if (since + 1 == env->looks->scene_no) { /* the last scene's own log */
-        if (kl->n_log > cap) return -1;
-        if (kl->n_log) memcpy(out, kl->log, (size_t)kl->n_log * sizeof *out);
-        return kl->n_log;
+        int32_t n = kl->n_log;
+        if (n > cap) return -1;
+        if (n > 8) /* a few (Survival's two or three mobs a tick) copied here, not by a call */
+            memcpy(out, kl->log, (size_t)n * sizeof *out);
+        else
+            for (int32_t i = 0; i < n; i++) out[i] = kl->log[i];
+        return n;
     }
     int32_t n = 0;
     for (int32_t b = 0; b * KEPT_BLOCK < kl->slots; b++) {
@@ -1003,6 +1036,15 @@ bool polis_env_scene_view(const polis_env *env, int32_t *rx, int32_t *ry)
     if (rx) *rx = env->looks->view_rx;
     if (ry) *ry = env->looks->view_ry;
     return true;
+}
+
+/* what the plugin `ctx` said it writes whole (scene_whole; 0: nothing, or no callback) */
+static uint32_t said_whole(const polis__looks *lk, const polis_ctx *ctx)
+{
+    uint32_t w = 0;
+    for (int32_t i = 0; i < lk->n_fns; i++)
+        if (lk->fns[i].ctx == ctx) w |= lk->fns[i].whole;
+    return w;
 }
 
 static polis_status scene_alloc(polis_env *env, polis__looks *lk)
@@ -1037,6 +1079,7 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
     size_t nl = (size_t)s->n_layers;
     lk->layer_ver = nl ? polis__alloc(env, nl * sizeof *lk->layer_ver) : NULL;
     lk->layer_same = nl ? polis__alloc(env, nl * sizeof *lk->layer_same) : NULL;
+    lk->fresh_written = nl ? polis__alloc(env, nl * sizeof *lk->fresh_written) : NULL;
     lk->row_words = (s->height + 63) / 64;
     size_t nrows = nl * (size_t)lk->row_words;
     lk->rows = nrows ? polis__alloc(env, nrows * sizeof *lk->rows) : NULL;
@@ -1044,7 +1087,7 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
     lk->rows_since = nl ? polis__alloc(env, nl * sizeof *lk->rows_since) : NULL;
     if ((cells && !s->tiles) || (n && !s->agents) || (nstats && !s->stats) ||
         (things && !s->things) || (nodes && !s->nodes) || (edges && !s->edges) ||
-        (nl && (!lk->layer_ver || !lk->layer_same)) ||
+        (nl && (!lk->layer_ver || !lk->layer_same || !lk->fresh_written)) ||
         (nl && ((nrows && !lk->rows) || !lk->rows_said || !lk->rows_since)))
         return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
     for (int32_t list = 0; list < 3; list++) {
@@ -1061,6 +1104,19 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
             return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
         memset(kl->where, 0xff, slots * sizeof *kl->where); /* -1: empty */
     }
+    /* what the plugins said they write whole (scene_whole): the agents when one of them
+     * writes them all, the stats when each stat's plugin writes its own, a kept layer's cells
+     * in a fresh scene when the plugin that keeps it writes them all */
+    lk->keep_agents = false;
+    for (int32_t i = 0; i < lk->n_fns; i++)
+        lk->keep_agents = lk->keep_agents || (lk->fns[i].whole & POLIS_SCENE_WHOLE_AGENTS);
+    lk->keep_stats = lk->n_stats > 0;
+    for (int32_t k = 0; k < lk->n_stats; k++)
+        lk->keep_stats =
+            lk->keep_stats && (said_whole(lk, lk->stats[k].ctx) & POLIS_SCENE_WHOLE_STATS);
+    for (int32_t l = 0; l < s->n_layers; l++)
+        lk->fresh_written[l] =
+            lk->kept[l] && (said_whole(lk, lk->kept[l]) & POLIS_SCENE_WHOLE_FRESH_LAYERS);
     lk->allocated = true;
     lk->scene_episode = -1;
     return POLIS_OK;
@@ -1108,7 +1164,8 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     bool fresh = lk->scene_episode != env->episode;
     size_t plane = (size_t)s->width * (size_t)s->height;
     for (int32_t l = 0; l < s->n_layers; l++) {
-        if (fresh || !lk->kept[l]) /* every byte 0xff: -1 */
+        /* every byte 0xff: -1 (not a kept layer of a fresh scene its plugin rewrites whole) */
+        if (!lk->kept[l] || (fresh && !lk->fresh_written[l]))
             fill_blocks(s->tiles + (size_t)l * plane, 0xff, plane * sizeof *s->tiles);
         lk->layer_same[l] = false;
         lk->rows_said[l] = false;
@@ -1116,12 +1173,12 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     }
     lk->scene_episode = -1;
     lk->fresh = fresh;
-    for (int32_t a = 0; a < s->n_agents; a++) {
+    for (int32_t a = 0; !lk->keep_agents && a < s->n_agents; a++) {
         s->agents[a].x = s->agents[a].y = -1;
         s->agents[a].facing = POLIS_FACING_NONE;
         s->agents[a].alive = !env->io.terminations[a];
     }
-    if (s->stats)
+    if (s->stats && !lk->keep_stats)
         fill_blocks(s->stats, 0, (size_t)s->n_agents * (size_t)s->n_stats * sizeof(int32_t));
     s->n_things = s->n_nodes = s->n_edges = 0;
     lk->scene_no++;
@@ -1190,6 +1247,7 @@ static void looks_free(polis_env *env)
         polis__free(env, s->edges, (size_t)s->cap_edges * sizeof *s->edges);
         polis__free(env, lk->layer_ver, (size_t)s->n_layers * sizeof *lk->layer_ver);
         polis__free(env, lk->layer_same, (size_t)s->n_layers * sizeof *lk->layer_same);
+        polis__free(env, lk->fresh_written, (size_t)s->n_layers * sizeof *lk->fresh_written);
         polis__free(env, lk->rows, (size_t)s->n_layers * (size_t)lk->row_words * sizeof *lk->rows);
         polis__free(env, lk->rows_said, (size_t)s->n_layers * sizeof *lk->rows_said);
         polis__free(env, lk->rows_since, (size_t)s->n_layers * sizeof *lk->rows_since);

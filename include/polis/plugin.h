@@ -653,7 +653,12 @@ typedef struct polis_actions_api {
  * (polis_env_scene_layer_version, polis/scene.h). Version 2 keeps things and edges in slots,
  * version 3 names the rows of a kept layer a scene rewrote and moves a kept thing. */
 #define POLIS_SCENE_API "scene"
-#define POLIS_SCENE_API_VERSION 3
+#define POLIS_SCENE_API_VERSION 4
+
+/* scene_whole's bits ("scene" host API version 4) */
+#define POLIS_SCENE_WHOLE_AGENTS 1u       /* every agent's x, y, facing and alive */
+#define POLIS_SCENE_WHOLE_STATS 2u        /* every agent's value of each stat it registered */
+#define POLIS_SCENE_WHOLE_FRESH_LAYERS 4u /* every cell of the layers it keeps, when fresh */
 
 typedef struct polis_scene_api {
     uint32_t version;
@@ -730,6 +735,20 @@ typedef struct polis_scene_api {
      * Check `version >= 3` on the table a version-2 request returned before calling it. */
     polis_status (*edge_put_padded)(polis_ctx *ctx, polis_scene *scene, int32_t slot,
                                     const polis_scene_edge *edge);
+
+    /* Version 4: scene_whole (registration, after look_scene): this plugin's scene callback
+     * writes, in every scene, what the bits of `what` name, so the kernel need not clear it
+     * before the callbacks run (docs/kernel.md, "Scenes written whole"):
+     * POLIS_SCENE_WHOLE_AGENTS every agent's x, y, facing and alive (the kernel otherwise sets
+     * them to -1, -1, none and "not terminated" first); POLIS_SCENE_WHOLE_STATS every agent's
+     * value of each stat this plugin registered (otherwise 0 first; the clear is skipped only
+     * when every stat's plugin said so); POLIS_SCENE_WHOLE_FRESH_LAYERS, in a fresh scene
+     * (host->scene_fresh), every cell of each layer this plugin keeps (look_keep_layer;
+     * otherwise -1 first). Calls add up. Saying it of something the callback leaves unwritten
+     * is the plugin's bug: the scene then shows what an earlier scene held. POLIS_ERR_STATE
+     * after registration, POLIS_ERR_INVALID for unknown bits or no scene callback of this
+     * plugin yet; messages set. Check `version >= 4` on the table before calling it. */
+    polis_status (*scene_whole)(polis_ctx *ctx, uint32_t what);
 } polis_scene_api;
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */

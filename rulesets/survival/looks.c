@@ -12,7 +12,9 @@
  * names them (layer_rows, host API version 3): the recorder compares only those. The mobs are
  * a kept list (host API version 2): a slot per mob slot, put only when the mob there appeared
  * or was replaced, moved (thing_move) when it moved, cleared when it is gone, against a copy of
- * what each slot shows.
+ * what each slot shows. The scene writes every player's place, facing, life and stats, and every
+ * terrain cell when fresh, and says so (scene_whole, host API version 4): the kernel does not
+ * clear them first.
  *
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
@@ -221,6 +223,12 @@ polis_status sv_register_looks(survival *s)
     if (!(lk->api = h->host_api(ctx, POLIS_SCENE_API, 3))) return POLIS_ERR_PLUGIN;
     /* a slot per mob slot (none to keep without mobs) */
     if (things > 0 && (st = lk->api->list_keep(ctx, POLIS_SCENE_THINGS, things))) return st;
+    /* sv_scene writes every player's place, facing, life and stats in every scene, and every
+     * terrain cell in a fresh one: the kernel need not clear them first (API 4) */
+    if (lk->api->version >= 4 &&
+        (st = lk->api->scene_whole(ctx, POLIS_SCENE_WHOLE_AGENTS | POLIS_SCENE_WHOLE_STATS |
+                                            POLIS_SCENE_WHOLE_FRESH_LAYERS)))
+        return st;
     return POLIS_OK;
 }
 

@@ -54,6 +54,12 @@
  *               instead of a rock at ticks 4 and 5: walk appends them, kept_walk moves them
  *               with thing_move (puts them when fresh or when the kind changes) — the same
  *               recording, every changed slot holding the thing it held
+ *   kept_walk_whole
+ *               ("scene" host API 4) kept_walk, which writes every agent's place, facing and
+ *               life (alive set too), its ten stats and, when fresh, the whole layer, saying so
+ *               with scene_whole — the same recording as walk's
+ *   whole_bits, whole_early
+ *               scene_whole with an unknown bit, or before look_scene
  *   move_empty, rows_bad, rows_outside
  *               thing_move of an empty slot, layer_rows with 2 words for the 4 rows, or
  *               layer_rows from init
@@ -137,7 +143,7 @@ static polis_status walk_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
 {
     const polis_host *h = l->h;
     int64_t t = h->tick(ctx);
-    bool kept = is(l, "kept_walk"), fresh = h->scene_fresh(ctx, sc);
+    bool kept = strncmp(l->mode, "kept_walk", 9) == 0, fresh = h->scene_fresh(ctx, sc);
     for (int32_t a = 0; a < sc->n_agents; a++) {
         int32_t x = (int32_t)((t + a) % 6), kind = a == 1 && t / 2 == 2 ? l->sand : l->rock;
         bool put = fresh || (a == 1 && (t == 4 || t == 6));
@@ -286,6 +292,7 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         sc->agents[a].x = a;
         sc->agents[a].y = 1;
         sc->agents[a].facing = POLIS_FACING_RIGHT;
+        if (strstr(l->mode, "whole")) sc->agents[a].alive = 1; /* no agent terminates */
         sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)l->stat] = (int32_t)h->tick(ctx);
     }
     if (is(l, "late")) {
@@ -338,7 +345,8 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         snprintf(name, sizeof name, "s%d", (int)k);
         if ((st = h->look_stat(ctx, name, "walk", 0, k == 1 ? &l->stat_s1 : NULL))) return st;
     }
-    bool v3 = is(l, "kept_move") || is(l, "kept_walk") || is(l, "move_empty") ||
+    bool v4 = strstr(l->mode, "whole") != NULL;
+    bool v3 = is(l, "kept_move") || strncmp(l->mode, "kept_walk", 9) == 0 || is(l, "move_empty") ||
               strncmp(l->mode, "rows", 4) == 0 || strncmp(l->mode, "kept_padded", 11) == 0 ||
               is(l, "kept_edges_padded");
     bool kept = strncmp(l->mode, "kept", 4) == 0 || is(l, "move_empty");
@@ -347,9 +355,10 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
          strncmp(l->mode, "edges", 5) == 0) &&
         (st = h->look_keep_layer(ctx, is(l, "bad_keep") ? 5 : l->layer)))
         return st;
-    if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept || v3) &&
+    if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept || v3 || v4) &&
         !(l->scene_api = h->host_api(ctx, POLIS_SCENE_API,
-                                     v3     ? 3
+                                     v4     ? 4
+                                     : v3   ? 3
                                      : kept ? 2
                                             : 1)))
         return POLIS_ERR_PLUGIN;
@@ -359,6 +368,8 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     if (is(l, "kept_outside") && (st = l->scene_api->thing_put(ctx, NULL, 0, 1, l->rock, 0, 0, "")))
         return st;
     if (is(l, "same_outside") && (st = l->scene_api->layer_same(ctx, NULL, l->layer))) return st;
+    if (is(l, "whole_early") && (st = l->scene_api->scene_whole(ctx, POLIS_SCENE_WHOLE_AGENTS)))
+        return st;
     polis_scene_def def = {.fn = scene,
                            .ud = l,
                            .max_things = is(l, "over")                    ? 1
@@ -370,6 +381,11 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
                                                                    : 1};
     if ((st = h->look_scene(ctx, &def))) return st;
     if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
+    if (v4 && (st = l->scene_api->scene_whole(
+                   ctx, is(l, "whole_bits") ? 8u
+                                            : POLIS_SCENE_WHOLE_AGENTS | POLIS_SCENE_WHOLE_STATS |
+                                                  POLIS_SCENE_WHOLE_FRESH_LAYERS)))
+        return st;
     if (kept && ((st = l->scene_api->list_keep(
                       ctx, is(l, "kept_nodes") ? POLIS_SCENE_NODES : POLIS_SCENE_THINGS,
                       strstr(l->mode, "mix") ? MIX_SLOTS : 4)) ||

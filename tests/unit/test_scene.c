@@ -1093,6 +1093,39 @@ static void test_scene_v3(void)
     polis_env_destroy(env);
 }
 
+/* The "scene" host API 4: scene_whole (the plugin writes every agent, every stat of its own
+ * and, when fresh, every cell of its kept layer; the kernel clears none of them first). The
+ * probe's kept_walk_whole mode records as its walk mode does, with keyframes every third tick
+ * and a scene read by someone else between two of the recorder's; bad use refused. */
+static void test_scene_whole(void)
+{
+    static lines walk, whole;
+    probe_keyframes = 3;
+    record_same("walk", &walk, "kept_walk_whole", &whole);
+    probe_keyframes = 100;
+    CHECK_CONTAINS(whole.text, "\"things\":{\"move\":[[100,2,0],[101,3,1]]},\"agents\":[[0,{"
+                               "\"stats\":{\"0\":2,\"1\":2,\"2\":1,\"9\":0}}]");
+    /* episode after episode: the fresh scene's layer written whole again, not filled first */
+    polis_env *env = probe_env("kept_walk_whole", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    const polis_scene *sc = NULL;
+    for (int e = 0; e < 2; e++) {
+        CHECK_EQ_INT(polis_env_reset(env, (uint64_t)e + 1), POLIS_OK);
+        CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+        CHECK(sc->tiles[0] == 1 && sc->tiles[1] == 0); /* rock on the diagonal, sand */
+        CHECK(sc->agents[1].x == 1 && sc->agents[1].y == 1 && sc->agents[1].alive == 1);
+        CHECK(sc->stats[sc->n_stats] == 0 && sc->stats[sc->n_stats + 9] == 0);
+        for (int t = 0; t < 3; t++) CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+        CHECK(sc->stats[0] == 3 && sc->stats[9] == 1 && sc->tiles[3 * 6 + 3] == 1);
+    }
+    polis_env_destroy(env);
+    CHECK_CONTAINS(probe_error("whole_bits"), "look_probe: scene scene_whole: unknown bits 0x8");
+    CHECK_CONTAINS(probe_error("whole_early"),
+                   "look_probe: scene scene_whole: register the scene callback (look_scene) first");
+}
+
 int main(void)
 {
     test_probe_scene();
@@ -1107,6 +1140,7 @@ int main(void)
     test_kept_mix_paired();
     test_scene_v3();
     test_kept_walk();
+    test_scene_whole();
     test_edge_put_padded();
     test_recorder_no_alloc();
     test_recorder_files();
