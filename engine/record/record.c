@@ -2345,8 +2345,8 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
 static void keep_scene(polis_recorder *r, const polis_scene *s)
 {
     if (r->cells) copy_blocks(r->prev_tiles, s->tiles, r->cells * sizeof *s->tiles);
-    for (int32_t l = 0; r->cells && l < s->n_layers; l++)
-        r->tile_ver[l] = polis_env_scene_layer_version(r->env, l);
+    const uint64_t *vers = polis_env_scene_layer_versions(r->env);
+    for (int32_t l = 0; r->cells && vers && l < s->n_layers; l++) r->tile_ver[l] = vers[l];
     if (s->n_agents) memcpy(r->prev_agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
     if (r->n_stats) memcpy(r->prev_stats, s->stats, r->n_stats * sizeof *s->stats);
     for (int i = 0; i < L_COUNT; i++) {
@@ -2827,9 +2827,11 @@ static void diff(polis_recorder *r, const polis_scene *s)
     rbuf *b = &r->line;
     size_t w = (size_t)s->width, plane = w * (size_t)s->height;
     bool any = false;
-    for (int32_t l = 0; r->cells && l < s->n_layers; l++) {
+    /* the layers' versions read once, not by a call a layer */
+    const uint64_t *vers = r->cells ? polis_env_scene_layer_versions(r->env) : NULL;
+    for (int32_t l = 0; vers && l < s->n_layers; l++) {
         /* a layer its callbacks said is as it was (the "scene" host API) is not compared */
-        uint64_t ver = polis_env_scene_layer_version(r->env, l), since;
+        uint64_t ver = vers[l], since;
         if (ver == r->tile_ver[l]) continue;
         /* the rows its callbacks said they rewrote since the copy's version: only those */
         const uint64_t *rows = polis_env_scene_layer_rows(r->env, l, &since);

@@ -975,6 +975,12 @@ uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer)
     return env->looks->layer_ver[layer];
 }
 
+const uint64_t *polis_env_scene_layer_versions(const polis_env *env)
+{
+    if (!env || !env->looks || !env->looks->allocated || !env->looks->scene.n_layers) return NULL;
+    return env->looks->layer_ver;
+}
+
 const uint64_t *polis_env_scene_layer_rows(const polis_env *env, int32_t layer, uint64_t *since)
 {
     if (since) *since = 0;

@@ -54,6 +54,11 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out);
  * so a reader with a copy of the layer as it was at number v need not compare it again. Never
  * 0 for a layer of a scene written; 0 for a bad env or layer, or before the first scene. */
 uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer);
+/* Every layer's version (polis_env_scene_layer_version) at once: [scene.n_layers] (borrowed,
+ * rewritten by polis_env_scene_get, valid until polis_env_destroy), for a reader that looks at
+ * each layer every scene without a call each. NULL for a bad env, a scene without layers, or
+ * before the first scene. */
+const uint64_t *polis_env_scene_layer_versions(const polis_env *env);
 
 /* The rows of kept layer `layer` that the callbacks of the scene last written said they
  * rewrote (the "scene" host API's layer_rows, polis/plugin.h): a bitmap, row y at bit y % 64 of
