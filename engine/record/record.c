@@ -306,7 +306,7 @@ typedef struct sorted_list {
      * since (kchg), their old and new elements sorted by key through pprev and pcur. `fast`:
      * this tick's scene is read that way (no sorted copy unless a keyframe needs one). */
     bool kept, fast;
-    polis_scene_kept kp; /* the slots of this tick's scene, when `fast` (take_scene) */
+    polis_scene_kept kp; /* the slots (kept_start): where, rewritten by every scene */
     int32_t kslots;
     uint64_t kseen;
     int32_t *kpos, *kchg;  /* [kslots + 1] */
@@ -436,6 +436,7 @@ struct polis_recorder {
     int32_t sized_dims[3 + L_COUNT]; /* layers, width, height and list capacities sized for */
     int32_t *prev_tiles;             /* [cells + 1] */
     uint64_t *tile_ver; /* [layers + 1]: each layer's version prev_tiles holds (0: none) */
+    const polis_scene_said *said; /* what the scene take_scene read says of itself */
     polis_scene_agent *prev_agents;
     int32_t *prev_stats;
     size_t cells, n_stats;
@@ -2250,6 +2251,7 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                         polis_env_error(r->env));
     const polis_scene *s = *out;
     if ((st = sized(r, s))) return st;
+    const polis_scene_said *said = r->said = polis_env_scene_said(r->env);
     for (int i = 0; i < L_COUNT; i++) {
         const list_desc *d = &LISTS[i];
         sorted_list *l = &r->lists[i];
@@ -2260,8 +2262,8 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
             l->fast = false;
             continue;
         }
-        polis_scene_kept *kp = &l->kp;
-        l->fast = l->kept && polis_env_scene_kept(r->env, i, kp) == POLIS_OK && kp->whole;
+        /* where and slots stay as kept_start read them; whether whole, as the scene says */
+        l->fast = l->kept && said->kept_whole[i];
         if (l->fast) continue; /* sorted only for a keyframe (sort_kept) */
         if (l->kept) { /* another plugin appended to the list: the previous one in key order */
             sort_into(l, d, l->raw, l->prev, (size_t)l->n_prev);
@@ -2321,6 +2323,7 @@ static void kept_start(polis_recorder *r, int which, const polis_scene *s)
         if (kp.where[k] >= 0) l->kslot[kp.where[k]] = k;
     }
     l->kseen = polis_env_scene_number(r->env);
+    l->kp = kp; /* its slots and where (the kernel's, rewritten in place) for every scene */
     l->kept = true;
     if (l->er) ranks_gen(l->er); /* prev's keys are of another list */
 }
@@ -2345,8 +2348,9 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
 static void keep_scene(polis_recorder *r, const polis_scene *s)
 {
     if (r->cells) copy_blocks(r->prev_tiles, s->tiles, r->cells * sizeof *s->tiles);
-    const uint64_t *vers = polis_env_scene_layer_versions(r->env);
-    for (int32_t l = 0; r->cells && vers && l < s->n_layers; l++) r->tile_ver[l] = vers[l];
+    const polis_scene_said *said = polis_env_scene_said(r->env);
+    for (int32_t l = 0; r->cells && said && l < s->n_layers; l++)
+        r->tile_ver[l] = said->layer_ver[l];
     if (s->n_agents) memcpy(r->prev_agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
     if (r->n_stats) memcpy(r->prev_stats, s->stats, r->n_stats * sizeof *s->stats);
     for (int i = 0; i < L_COUNT; i++) {
@@ -2726,7 +2730,18 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     int32_t n, cap;
     const char *el = scene_list(s, which, &n, &cap);
     char *prev = l->prev;
-    int32_t nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
+    const polis_scene_said *said = r->said;
+    int32_t nch;
+    if (said->number == l->kseen + 1) { /* the last scene's own slots, as the kernel logged */
+        nch = said->n_changed[which];
+        const int32_t *chg = said->changed[which];
+        if (nch > 8) /* Exploration's edges: many */
+            memcpy(l->kchg, chg, (size_t)nch * sizeof *chg);
+        else /* a few (Survival's two or three mobs a tick): not a call */
+            for (int32_t k = 0; k < nch; k++) l->kchg[k] = chg[k];
+    } else {
+        nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
+    }
     bool kept = false;   /* prev brought up to date already */
     bool ranked = false; /* the edges' keys made as numbers (diff_ranked) */
     if (which == L_THINGS && nch <= KEPT_FEW) {
@@ -2777,7 +2792,7 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
             l->kpos[slot] = -1;
         }
     }
-    l->kseen = polis_env_scene_number(r->env);
+    l->kseen = said->number;
 }
 
 /* A list with nothing to diff: empty now and at the previous line, not kept in slots (most
@@ -2827,8 +2842,8 @@ static void diff(polis_recorder *r, const polis_scene *s)
     rbuf *b = &r->line;
     size_t w = (size_t)s->width, plane = w * (size_t)s->height;
     bool any = false;
-    /* the layers' versions read once, not by a call a layer */
-    const uint64_t *vers = r->cells ? polis_env_scene_layer_versions(r->env) : NULL;
+    /* the layers' versions read where the kernel keeps them, not by a call a layer */
+    const uint64_t *vers = r->cells ? r->said->layer_ver : NULL;
     for (int32_t l = 0; vers && l < s->n_layers; l++) {
         /* a layer its callbacks said is as it was (the "scene" host API) is not compared */
         uint64_t ver = vers[l], since;

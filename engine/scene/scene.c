@@ -107,6 +107,7 @@ struct polis__looks {
     int32_t row_words;
     kept_list kl[3];   /* [POLIS_SCENE_*]: kept things and edges */
     uint64_t scene_no; /* polis_env_scene_number */
+    polis_scene_said said; /* polis_env_scene_said: set as scene_no, the whole and the logs are */
 };
 
 static const char *const shape_names[] = {"square", "circle", "triangle", "diamond",
@@ -975,10 +976,9 @@ uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer)
     return env->looks->layer_ver[layer];
 }
 
-const uint64_t *polis_env_scene_layer_versions(const polis_env *env)
+const polis_scene_said *polis_env_scene_said(const polis_env *env)
 {
-    if (!env || !env->looks || !env->looks->allocated || !env->looks->scene.n_layers) return NULL;
-    return env->looks->layer_ver;
+    return env && env->looks && env->looks->scene_no ? &env->looks->said : NULL;
 }
 
 const uint64_t *polis_env_scene_layer_rows(const polis_env *env, int32_t layer, uint64_t *since)
@@ -1109,7 +1109,9 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
         if (!kl->where || !kl->ver || !kl->bver || !kl->back || !kl->log)
             return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
         memset(kl->where, 0xff, slots * sizeof *kl->where); /* -1: empty */
+        lk->said.changed[list] = kl->log;
     }
+    lk->said.layer_ver = lk->layer_ver;
     /* what the plugins said they write whole (scene_whole): the agents when one of them
      * writes them all, the stats when each stat's plugin writes its own, a kept layer's cells
      * in a fresh scene when the plugin that keeps it writes them all */
@@ -1187,7 +1189,7 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     if (s->stats && !lk->keep_stats)
         fill_blocks(s->stats, 0, (size_t)s->n_agents * (size_t)s->n_stats * sizeof(int32_t));
     s->n_things = s->n_nodes = s->n_edges = 0;
-    lk->scene_no++;
+    lk->said.number = ++lk->scene_no;
     /* kept lists stay, the first elements of their arrays, unless the scene is fresh */
     for (int32_t list = 0; list < 3; list++) {
         kept_list *kl = &lk->kl[list];
@@ -1209,11 +1211,19 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
         if (st != POLIS_OK) {
             polis__place_error(env, f->ctx, st, "scene");
             for (int32_t l = 0; l < s->n_layers; l++) lk->layer_ver[l] = ++lk->ver_last;
+            for (int32_t list = 0; list < 3; list++) { /* half written: not whole */
+                lk->said.kept_whole[list] = false;
+                lk->said.n_changed[list] = lk->kl[list].ctx ? lk->kl[list].n_log : 0;
+            }
             return st;
         }
     }
-    for (int32_t list = 0; list < 3; list++)
-        lk->kl[list].whole = lk->kl[list].n == *list_count(s, list);
+    for (int32_t list = 0; list < 3; list++) {
+        kept_list *kl = &lk->kl[list];
+        kl->whole = kl->n == *list_count(s, list);
+        lk->said.kept_whole[list] = kl->ctx && kl->whole;
+        lk->said.n_changed[list] = kl->ctx ? kl->n_log : 0;
+    }
     /* a new version for each layer the callbacks may have changed; the rows they said they
      * rewrote are relative to the version before */
     for (int32_t l = 0; l < s->n_layers; l++)

@@ -54,11 +54,6 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out);
  * so a reader with a copy of the layer as it was at number v need not compare it again. Never
  * 0 for a layer of a scene written; 0 for a bad env or layer, or before the first scene. */
 uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer);
-/* Every layer's version (polis_env_scene_layer_version) at once: [scene.n_layers] (borrowed,
- * rewritten by polis_env_scene_get, valid until polis_env_destroy), for a reader that looks at
- * each layer every scene without a call each. NULL for a bad env, a scene without layers, or
- * before the first scene. */
-const uint64_t *polis_env_scene_layer_versions(const polis_env *env);
 
 /* The rows of kept layer `layer` that the callbacks of the scene last written said they
  * rewrote (the "scene" host API's layer_rows, polis/plugin.h): a bitmap, row y at bit y % 64 of
@@ -96,6 +91,23 @@ polis_status polis_env_scene_kept(const polis_env *env, int32_t list, polis_scen
  * before the last (a reader of every scene), else also with the slots / 64. */
 int32_t polis_env_scene_kept_changes(const polis_env *env, int32_t list, uint64_t since,
                                      int32_t *out, int32_t cap);
+
+/* What the scene last written says of itself, for a reader that looks at every scene (the
+ * recorder) without a call each: its number (polis_env_scene_number), each layer's version
+ * (polis_env_scene_layer_version; [scene.n_layers], NULL without layers), and per list
+ * (POLIS_SCENE_THINGS, _NODES, _EDGES) whether it is whole (polis_scene_kept.whole) and the kept
+ * slots this scene put or cleared, each once (polis_env_scene_kept_changes with since the scene
+ * before: n_changed of them in changed; changed NULL and n_changed 0 when no plugin keeps the
+ * list). Borrowed, rewritten by polis_env_scene_get, valid until polis_env_destroy; NULL for a
+ * bad env or before the first scene. */
+typedef struct polis_scene_said {
+    uint64_t number;
+    const uint64_t *layer_ver;
+    bool kept_whole[3];
+    int32_t n_changed[3];
+    const int32_t *changed[3];
+} polis_scene_said;
+const polis_scene_said *polis_env_scene_said(const polis_env *env);
 
 POLIS_API_END
 #endif
