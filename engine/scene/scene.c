@@ -105,8 +105,8 @@ struct polis__looks {
     bool *rows_said;
     uint64_t *rows_since;
     int32_t row_words;
-    kept_list kl[3];   /* [POLIS_SCENE_*]: kept things and edges */
-    uint64_t scene_no; /* polis_env_scene_number */
+    kept_list kl[3];       /* [POLIS_SCENE_*]: kept things and edges */
+    uint64_t scene_no;     /* polis_env_scene_number */
     polis_scene_said said; /* polis_env_scene_said: set as scene_no, the whole and the logs are */
 };
 

@@ -879,6 +879,54 @@ static void record_same(const char *mode_a, lines *a, const char *mode_b, lines 
     CHECK(b->len == a->len && memcmp(b->text, a->text, a->len) == 0);
 }
 
+/* What a scene says of itself (polis_env_scene_said), read by the recorder without a call
+ * each: the same number, layer versions, wholeness and changed slots as the calls give. */
+static void test_scene_said(void)
+{
+    CHECK(polis_env_scene_said(NULL) == NULL);
+    polis_env *env = probe_env("kept", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_scene_said(env) == NULL); /* no scene yet */
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK(polis_env_scene_said(env) == NULL);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK); /* tick 0: both things put */
+    const polis_scene_said *said = polis_env_scene_said(env);
+    CHECK(said != NULL);
+    if (!said || !sc) return;
+    CHECK(said->number == 1);
+    for (int32_t l = 0; l < sc->n_layers; l++)
+        CHECK(said->layer_ver[l] == polis_env_scene_layer_version(env, l));
+    CHECK(sc->n_layers > 0 || said->layer_ver == NULL);
+    CHECK(said->kept_whole[POLIS_SCENE_THINGS] && said->kept_whole[POLIS_SCENE_EDGES]);
+    CHECK(!said->kept_whole[POLIS_SCENE_NODES]); /* not kept */
+    CHECK(said->changed[POLIS_SCENE_NODES] == NULL && said->n_changed[POLIS_SCENE_NODES] == 0);
+    CHECK_EQ_INT(said->n_changed[POLIS_SCENE_THINGS], 2);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK); /* tick 1: agent 1's cleared */
+    CHECK(polis_env_scene_said(env) == said);              /* the same record, rewritten */
+    CHECK(said->number == 2 && said->number == polis_env_scene_number(env));
+    int32_t chg[4] = {-1, -1, -1, -1};
+    CHECK_EQ_INT(polis_env_scene_kept_changes(env, POLIS_SCENE_THINGS, 1, chg, 4), 2);
+    CHECK_EQ_INT(said->n_changed[POLIS_SCENE_THINGS], 2);
+    const int32_t *c = said->changed[POLIS_SCENE_THINGS];
+    CHECK(c != NULL && ((c[0] == chg[0] && c[1] == chg[1]) || (c[0] == chg[1] && c[1] == chg[0])));
+    for (int32_t l = 0; l < sc->n_layers; l++)
+        CHECK(said->layer_ver[l] == polis_env_scene_layer_version(env, l));
+    polis_env_destroy(env);
+
+    /* a scene that failed half written is not whole */
+    env = probe_env("kept_slot", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK(polis_env_scene_get(env, &sc) != POLIS_OK);
+    said = polis_env_scene_said(env);
+    CHECK(said != NULL && said->number == 1 && !said->kept_whole[POLIS_SCENE_THINGS]);
+    polis_env_destroy(env);
+}
+
 static void test_kept_lists(void)
 {
     static lines keep, kept;
@@ -1136,6 +1184,7 @@ int main(void)
     test_keep_probe();
     test_layer_same();
     test_kept_lists();
+    test_scene_said();
     test_kept_mix();
     test_kept_mix_paired();
     test_scene_v3();
