@@ -375,6 +375,10 @@ typedef struct rec_op {
 #define REC_CHUNK ((size_t)1 << 17)
 /* Room a chunk keeps past a line: writer_put copies a text this short as this many bytes */
 #define REC_SLACK 16
+/* The state copies a keyframe's hash is made from: at most this many, of at most this many
+ * bytes together (at least two) */
+#define REC_SNAPS 32
+#define REC_SNAP_BUDGET ((size_t)16 << 20)
 
 typedef struct rec_writer {
     pthread_t thread;
@@ -387,10 +391,14 @@ typedef struct rec_writer {
     rbuf text;                 /* the thread's: a chunk's lines formatted */
     num_memo *memo;            /* the thread's float memo */
     /* copies of the state the hash of a keyframe or end line reads (polis_env_state_parts),
-     * hashed by the thread (OP_HASH: [u32 copy]); busy from the copy to its hash, under mu */
-    uint8_t *snap[2];
+     * hashed by the thread (OP_HASH: [u32 copy]); busy from the copy to its hash, under mu.
+     * As many as the two chunks in flight may name (REC_SNAP_BUDGET): with fewer, a third
+     * keyframe in a chunk would wait for the thread to format the chunk before it, and the two
+     * threads would take turns instead of running side by side. */
+    uint8_t *snap[REC_SNAPS];
     size_t snap_cap; /* each copy's bytes (allocated at the first hash) */
-    bool snap_busy[2];
+    int snap_n;      /* copies allocated (2..REC_SNAPS) */
+    bool snap_busy[REC_SNAPS];
     int snap_next;
 } rec_writer;
 
@@ -1186,8 +1194,7 @@ static void writer_stop(polis_recorder *r)
     free(w->chunk[1]);
     free(w->text.p);
     free(w->memo);
-    free(w->snap[0]);
-    free(w->snap[1]);
+    for (int i = 0; i < w->snap_n; i++) free(w->snap[i]);
     free(w);
     r->writer = NULL;
 }
@@ -1214,12 +1221,17 @@ static void put_hash(polis_recorder *r)
     size_t len[POLIS_STATE_PARTS], total = 0;
     int32_t k = polis_env_state_parts(r->env, ptr, len);
     for (int32_t i = 0; i < k; i++) total += len[i];
-    if (w && total <= REC_SNAP_MAX && !w->snap[0]) { /* the first hash: both copies */
-        w->snap[0] = malloc(total ? total : 1);
-        w->snap[1] = malloc(total ? total : 1);
-        w->snap_cap = w->snap[0] && w->snap[1] ? total : 0;
+    if (w && total <= REC_SNAP_MAX && !w->snap_n) { /* the first hash: all the copies */
+        size_t want = REC_SNAP_BUDGET / (total ? total : 1);
+        int n = want < 2 ? 2 : want > REC_SNAPS ? REC_SNAPS : (int)want;
+        while (w->snap_n < n && (w->snap[w->snap_n] = malloc(total ? total : 1))) w->snap_n++;
+        if (w->snap_n < 2) { /* no memory for two: hashed here */
+            for (int i = 0; i < w->snap_n; i++) free(w->snap[i]);
+            w->snap_n = -1;
+        }
+        w->snap_cap = total;
     }
-    if (!w || total > w->snap_cap || !w->snap[0]) {
+    if (!w || w->snap_n < 2 || total > w->snap_cap) {
         uint64_t h = FNV_OFFSET;
         for (int32_t i = 0; i < k; i++) h = fnv1a_more(h, ptr[i], len[i]);
         rb_hex64(&r->line, h);
@@ -1250,7 +1262,7 @@ static void put_hash(polis_recorder *r)
     pthread_mutex_lock(&w->mu);
     w->snap_busy[c] = true;
     pthread_mutex_unlock(&w->mu);
-    w->snap_next = !c;
+    w->snap_next = c + 1 == w->snap_n ? 0 : c + 1;
     r->hash_op[0] = (uint64_t)c;
     r->hash_op[1] = total;
     add_op(r, OP_HASH, r->hash_op, sizeof r->hash_op);
