@@ -228,7 +228,7 @@ r_survival_craftax() {
     done
 }
 r_threads_never_slower() {
-    target="2 threads never slower than 1 (agent-steps per wall second, T = 2 ÷ T = 1 ≥ 0.95: within a run's noise), on two CPUs and pinned to one (\`taskset -c 0\`)"
+    target="Two threads never slower than one (agent-steps per wall second, T = 2 ÷ T = 1 ≥ 0.95: within a run's noise), on two CPUs and pinned to one (\`taskset -c 0\`)"
     for p in "" "taskset -c 0"; do
         pre=$p
         [ -z "$p" ] && w="two CPUs" || w="one CPU"
@@ -240,7 +240,7 @@ r_threads_never_slower() {
     pre=
 }
 r_threads_speedup() {
-    target="2 threads × 2+ envs ≥ 1.8× one thread (agent-steps per wall second, T = 2 ÷ T = 1)"
+    target="Two threads × 2+ envs ≥ 1.8× one thread (agent-steps per wall second, T = 2 ÷ T = 1)"
     for t in "contract 16 envs|$C --envs 16 --steps $(st 2000) --repeat 3" \
         "Exploration 2 × 100, physical|$E --agents 100 --envs 2 --policy physical --steps $(st 300) --repeat 3" \
         "gather 16 × 4|$G --envs 16 --steps $(st 4000) --repeat 3" \
@@ -249,7 +249,7 @@ r_threads_speedup() {
     done
 }
 r_compact() {
-    target="compact observations never slower than plain (per CPU-second, compact ÷ plain ≥ 0.95: within a run's noise)"
+    target="Compact observations never slower than plain (per CPU-second, compact ÷ plain ≥ 0.95: within a run's noise)"
     for t in "Exploration 8, random social|cpu|$E --agents 8 --steps $(st 20000) --repeat 5" \
         "Exploration 100, random social|cpu|$E --agents 100 --steps $(st 1000) --repeat 5" \
         "contract|cpu|$C --steps $(st 5000) --repeat 5" \
@@ -269,7 +269,7 @@ timed() { # OUT N CMD...: /usr/bin/time's wall, user and system seconds of N run
     fi
 }
 r_recording() {
-    target="recording ≤ 1.3× a bare run (\`.gz\` ≤ 1.5×) by the whole run (\`polis run\`, wall time; user + system beside it)"
+    target="Recording ≤ 1.3× a bare run (\`.gz\` ≤ 1.5×) by the whole run (\`polis run\`, wall time; user + system beside it)"
     [ -x /usr/bin/time ] || { skip="skipped: no /usr/bin/time (Debian: apt-get install time)"; return 0; }
     # GAME SCENARIO EPISODES RUNS QUICK-EPISODES: a sample is RUNS runs in a row (about a second
     # bare), so that the hundredths /usr/bin/time prints do not round the ratios
@@ -295,7 +295,7 @@ r_recording() {
     done
 }
 r_lua_hook() {
-    target="a Lua reward and post-step hook ≥ 50% of pure C (exploration_lua ÷ exploration_physical, 8 agents, per CPU-second)"
+    target="A Lua reward and post-step hook ≥ 50% of pure C (exploration_lua ÷ exploration_physical, 8 agents, per CPU-second)"
     pairs_of "exploration_lua ÷ exploration_physical" 0.5 ge cpu \
         "rulesets/exploration/exploration_physical.json --steps $(st 3000) --repeat 5" \
         "rulesets/exploration/exploration_lua.json --steps $(st 3000) --repeat 5"
@@ -331,7 +331,7 @@ r_python() {
     done
 }
 r_no_alloc() {
-    target="no allocation in the step loop"
+    target="No allocation in the step loop"
     skip="not measured: tests/unit/test_vec.c (test_no_alloc) counts the allocator's calls over 10,000 vec steps of 3 envs, 1 and 2 threads, and fails on any (\`ctest -R '^test_vec$'\`)"
     verdict="checked by a test"
 }
