@@ -75,7 +75,7 @@ pre= # a command run in front of polis (taskset)
 b() { # KIND BENCH-ARGS...: polis bench's median line: cpu/envcpu (per CPU-second), wall
     kind=$1
     shift
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2046,SC2086
     x $pre "$P" bench "$@" $(wq) || return 1
     v=$(awk -v k="$kind" '(k == "cpu" && /^agent-steps\/CPU-s/) || (k == "envcpu" && /^env steps\/CPU-s/) ||
                           (k == "wall" && /^agent-steps\/s/) { print $(k == "envcpu" ? 3 : 2); exit }' "$tmp/out")
@@ -100,7 +100,6 @@ pairs_of() { # LABEL THRESHOLD DIR KIND "A-ARGS" "B-ARGS": PASSES alternated pai
     label=$1 thr=$2 dir=$3 kind=$4 A=$5 B=$6
     k=0
     while [ "$k" -lt "$passes" ]; do
-        # shellcheck disable=SC2086
         a=$(eval "b $kind $A") || return 1
         c=$(eval "b $kind $B") || return 1
         put "$label" "$(ratio "$c" "$a")" "$thr" "$dir" x
@@ -285,6 +284,7 @@ r_recording() {
                 timed "$tmp/t0" "$n" "$P" run "$f" --episodes "$eps" --quiet || return 1
                 timed "$tmp/t1" "$n" "$P" run "$f" --episodes "$eps" --quiet --record "$tmp/rec.jsonl$z" || return 1
                 rm -f "$tmp/rec.jsonl$z"
+                # shellcheck disable=SC2046
                 set -- $(tail -n 1 "$tmp/t0") $(tail -n 1 "$tmp/t1")
                 put "$l" "$(ratio "$4" "$1")" $thr le x
                 put "$g $w, CPU" "$(ratio "$(awk -v a="$5" -v b="$6" 'BEGIN { print a + b }')" \
@@ -356,7 +356,7 @@ echo "| target | figure on the current code | command | verdict |"
 echo "|---|---|---|---|"
 failed=0
 for id in $sel; do
-    target= skip= verdict=
+    target='' skip='' verdict=''
     : >"$tmp/vals"
     : >"$tmp/why"
     echo "$me: $id ..." >&2
