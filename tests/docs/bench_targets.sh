@@ -2,7 +2,8 @@
 # tests/docs/bench_targets.sh POLIS SRC — examples/bench_targets.sh, the script behind
 # docs/performance.md's targets table: --quick on two cheap rows and one it skips, the table's
 # shape (a header, one row per selected target with four cells, its command and a verdict, then
-# the commands it ran) and its argument errors. No figure or speed is asserted.
+# the commands it ran), its argument errors, and that docs/performance.md's targets table has
+# the script's rows, one to one. No figure or speed is asserted.
 set -u
 POLIS=$1
 cd "$2" || exit 1
@@ -78,9 +79,14 @@ bad() { # MESSAGE ARGS...
     [ ! -s "$tmp/out" ] || fail "$*: wrote to stdout"
 }
 bad "--rows 'nothing' matches no row (rows: exploration-physical" --rows nothing "$POLIS"
+cp "$tmp/err" "$tmp/err0"
 bad "--passes must be a positive integer" --passes 0 "$POLIS"
 bad "--rows needs a value" "$POLIS" --rows
 bad "unknown option '--frob'" --frob "$POLIS"
 bad "$tmp/none is not an executable polis" "$tmp/none"
+# docs/performance.md's targets table has the script's rows, one to one and in its order
+ids=$(sed -n "s/^.*(rows: \(.*\))\$/\1/p" "$tmp/err0")
+doc=$(sed -n "s/^| .* | \`examples\/bench_targets.sh --rows '^\([a-z0-9-]*\)\\$'\` | .* |\$/\1/p" docs/performance.md | tr '\n' ' ')
+[ -n "$ids" ] && [ "$ids " = "$doc" ] || fail "docs/performance.md's table rows '$doc' are not the script's '$ids'"
 [ "$failures" -eq 0 ] && echo "bench_targets: ok" && exit 0
 exit 1
