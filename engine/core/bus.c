@@ -130,7 +130,7 @@ static polis_status publish(polis_env *env, polis_ctx *from, int32_t type, const
 /* An event nobody subscribes to, published outside a dispatch, takes its sequence number and
  * nothing else: what publish would do with it, without its frame (most events of a run
  * without recording or subscribers, e.g. the social plugin's, 3-4 per agent-step in
- * Exploration with social actions; docs/performance.md). Everything else, errors included,
+ * Exploration with social actions; docs/performance-log.md). Everything else, errors included,
  * goes through publish. */
 polis_status polis__bus_publish(polis_env *env, polis_ctx *from, int32_t type, const void *payload,
                                 size_t size)

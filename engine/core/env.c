@@ -775,7 +775,7 @@ static polis_status narrow_field(polis_env *env, const polis__obs *o, int32_t a,
  * runs a writer whose field's buffer rows all hold its previous write (o->narrow_synced):
  * otherwise (the first write, a moved buffer, a failed write) the kernel ignores them and
  * narrows whole. Society's grid writer changes a few hundred of its 12,800 elements a step;
- * narrowing all of them read every element of every record (docs/performance.md). */
+ * narrowing all of them read every element of every record (docs/performance-log.md). */
 
 /* The range index of element e of field o: (e / stride) mod n, the division by a
  * multiplication (q is e / stride or one less, corrected by one test). */

@@ -528,7 +528,7 @@ static void store_cell(const polis__lua_obs_view *v, size_t i, int64_t val)
  * `facing` (0 north, 1 east, 2 south, 3 west) looks up, copied into an observation buffer in
  * C; `center`, when given, is written in place of the layer's value at (x, y). A window drawn
  * cell by cell from Lua costs one metamethod call per cell, which dominates a Lua game's
- * step (docs/performance.md, "commons"). */
+ * step (docs/performance-log.md, "commons"). */
 int polis__lua_grid_view(lua_State *L)
 {
     polis__lua_script *s = polis__lua_script_of(L);

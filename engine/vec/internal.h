@@ -1,7 +1,7 @@
 /*
  * engine/vec/internal.h — what the vec's tests see of its thread pool: the choice a call
  * makes between stepping every env on the calling thread and handing envs to the workers
- * (docs/performance.md, "Threads that hand off only what pays"), forced or counted. Results
+ * (docs/performance-log.md, "Threads that hand off only what pays"), forced or counted. Results
  * never depend on that choice; only the time does.
  */
 #ifndef POLIS_VEC_INTERNAL_H

@@ -22,7 +22,7 @@
  * when both threads share one) costs nothing but the hand-off: the caller steps its envs.
  * Whether a call hands off at all is measured: a hand-off costs more than two small envs'
  * steps, so the pool times a few calls each way now and then and runs the rest the faster
- * way ("whether a call hands off" below; docs/performance.md, "Threads that hand off only
+ * way ("whether a call hands off" below; docs/performance-log.md, "Threads that hand off only
  * what pays").
  * Waiting spins a few pause instructions (a step of a small game takes microseconds, less
  * than a sleep and wake-up costs), then yields the core (sched_yield: the thread it waits

@@ -420,7 +420,7 @@ static inline int32_t highest_bit(uint64_t v) /* v != 0 */
 /* The last edge of to's in-list with a source below from (-1: none), and from marked as a
  * source of to. With the bitmap, the highest source below from and one hash lookup: the
  * walk back from the tail took 13-20 steps per new edge at 100 agents with random map
- * sharing, each a likely cache miss (docs/performance.md). */
+ * sharing, each a likely cache miss (docs/performance-log.md). */
 static int32_t in_before(social *s, int32_t from, int32_t to)
 {
     if (!s->in_src) { /* walk back from the tail (sources mostly arrive in order) */

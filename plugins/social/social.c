@@ -150,7 +150,7 @@ static polis_status on_observe(polis_ctx *ctx, void *ud)
 /* Asks for the lines of out[pos[0..n)] ahead of the stores: with 100 agents the records
  * (about 140 entries each, one line in two of the matrix) leave the L2 cache between passes,
  * and each store that missed held up the ones behind it; asked for together, the misses
- * overlap (docs/performance.md). */
+ * overlap (docs/performance-log.md). */
 static void prefetch_at(int8_t *out, const uint32_t *pos, int32_t n)
 {
 #if defined(__GNUC__)
@@ -182,7 +182,7 @@ static void store_at(int8_t *out, const uint32_t *pos, int32_t n, int8_t v)
 
 /* The same matrix for every agent. A record that holds this rebuild is left alone, one that
  * holds the previous rebuild gets its changes, any other the whole copy: copying O((P+G)^2)
- * bytes per agent-step was most of the 1000-agent Exploration step (docs/performance.md).
+ * bytes per agent-step was most of the 1000-agent Exploration step (docs/performance-log.md).
  * With social_state "shared" the one record is the env's shared field (agent -1, slot 0):
  * the same stores, once per step instead of once per agent. */
 static void write_social_state(polis_ctx *ctx, void *ud, int32_t agent, void *dst)

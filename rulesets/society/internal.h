@@ -271,7 +271,7 @@ typedef struct soc {
 
     /* ---- incremental observation writing (observe.c) ----
      * Each agent's grid record keeps what write_grid painted there last; the next write
-     * clears only those elements (docs/performance.md, "Incremental observations"). */
+     * clears only those elements (docs/performance-log.md, "Incremental observations"). */
     void **og_dst;    /* [n] the record the agent's last painting went into, NULL: none */
     int32_t *og_n;    /* [n] offsets listed in og_list; -1: too many, clear the record */
     int32_t *og_list; /* [n][og_cap] the elements painted (element offsets in the record) */

@@ -91,7 +91,7 @@ int32_t soc_views(soc *s, int32_t agent)
  * painted there at the previous write, and clearing only the elements painted then gives the
  * same all-zero start as clearing the whole record: a 5x5 window paints a few dozen elements
  * of a 262 KB map-sized record (64x64, 32 channels), and the clear was most of the cost of
- * the map view (docs/performance.md). The record is cleared whole when its content is not
+ * the map view (docs/performance-log.md). The record is cleared whole when its content is not
  * known (the first write into it, a record at another address than last time, a list that
  * overflowed) or when that is cheaper (small records, long lists): see write_grid and
  * og_cap in soc_register_observations. */
@@ -164,7 +164,7 @@ typedef struct painter {
  * (W/2, H/2), otherwise the window is centred on (hmax, vmax).
  * The map and grid coordinates are wrapped once per window and then stepped by one with a
  * compare: two soc_wrap divisions per cell were the hottest instructions of write_grid
- * (docs/performance.md). Stepping wraps exactly as soc_wrap(first + k) does. */
+ * (docs/performance-log.md). Stepping wraps exactly as soc_wrap(first + k) does. */
 static ALWAYS_INLINE void paint_as(const soc *s, int32_t viewer, int32_t owner, bool torus,
                                    painter *pp, const bool rec_, const bool w8_)
 {
@@ -228,7 +228,7 @@ static void paint(const soc *s, int32_t viewer, int32_t owner, bool torus, paint
  * windows, each covered cell painted once with the union of what the owners covering it see
  * (an owner sees a station's recipe or a pile's resource by its own inventory; the values
  * written never depend on which owner saw a cell, only whether one did). Painting every
- * window in turn painted the same cells up to P times (docs/performance.md).
+ * window in turn painted the same cells up to P times (docs/performance-log.md).
  *
  * The union depends only on the set of owners, not on the viewer: it is built in map
  * coordinates into one of SOC_MV_SLOTS slots and each viewer with the same owners (in the
@@ -301,7 +301,7 @@ static polis_status on_observe(polis_ctx *ctx, void *ud)
      * it saves and the pass paints each view directly. The last pass with merged views
      * decides (while painting directly, one pass in 16 looks): a slot is built once and
      * painted by every repeat, so at least one viewer in three repeating a set is where the
-     * two cost about the same (docs/performance.md). */
+     * two cost about the same (docs/performance-log.md). */
     const bool merged = s->mv_viewers > 0;
     if (s->pt_cap) {
         if (s->mv_viewers) s->mv_use = s->mv_hits * 3 >= s->mv_viewers;
@@ -374,7 +374,7 @@ static void pt_build(soc *s)
  * cells by column (x H + y), so the covered run of a column in a window's union is one
  * contiguous range, copied whole. In the Social Structure games a union's owners nearly
  * always see the same, and copying the cells' elements one cell at a time, each filtered,
- * was most of building a merged view (docs/performance.md). */
+ * was most of building a merged view (docs/performance-log.md). */
 static void pf_build(soc *s, uint64_t vres, uint64_t vrec)
 {
     const int32_t *ag = soc_layer(s, s->L_agents, 0), *bl = soc_layer(s, s->L_blocks, 0),
@@ -678,7 +678,7 @@ static bool paint_merged_columns(soc *s, int32_t viewer, int32_t n, painter *pp)
  * sees a station's recipe or a pile's resource by its own inventory), then one paint per
  * cell. The values written never depend on which owner saw a cell, only whether one did, so
  * this writes exactly what painting every window in turn writes; painting each window cost
- * O(sharers x window) strided writes per agent (docs/performance.md). Needs R, K <= 64. */
+ * O(sharers x window) strided writes per agent (docs/performance-log.md). Needs R, K <= 64. */
 static void paint_merged(soc *s, int32_t viewer, int32_t n, painter *pp)
 {
     painter p = *pp;
@@ -1112,7 +1112,7 @@ static void mv_paint(const soc *s, int32_t viewer, const soc_mview *mv, painter 
  *
  * With the painters above, every pass repainted each agent's merged view whole: the union of
  * about half the other agents' windows once sharing is random, so a pass cost P x (covered
- * cells) and most of Exploration's step with social actions (docs/performance.md, "Live
+ * cells) and most of Exploration's step with social actions (docs/performance-log.md, "Live
  * merged views"). The record still holds the previous pass's view, and between two passes
  * little changes: a few owners start or stop sharing, a few agents move or see more, a few
  * cells change. So each record is brought up to date where something changed:

@@ -8,7 +8,7 @@
  * write it whole — and the two observation buffers and state hashes are compared after
  * every reset and step. A vec with auto-resets is checked the same way against lone envs,
  * and the step loop allocates nothing. (What the merged shared maps paint is compared with
- * the previous painter across builds, docs/performance.md: here both runs use the same.) */
+ * the previous painter across builds, docs/performance-log.md: here both runs use the same.) */
 #include "fixture.h"
 
 /* few random piles and stations, for maps smaller than Exploration's 20x20 */
