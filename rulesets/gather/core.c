@@ -44,6 +44,8 @@ bool gather_reset(gather_core *g, polis_rng *rng, int32_t *bad_agent)
     size_t cells = (size_t)g->width * (size_t)g->height;
     memset(g->agents, 0, sizeof(int32_t) * cells);
     memset(g->coins, 0, sizeof(int32_t) * cells);
+    if (g->coin_rows) /* every row: the episode's coins are all new */
+        memset(g->coin_rows, 0xff, sizeof(uint64_t) * (size_t)((g->height + 63) / 64));
     memset(g->total_coins, 0, sizeof(int32_t) * (size_t)g->n_agents);
     memset(g->step_coins, 0, sizeof(int32_t) * (size_t)g->n_agents);
     for (int32_t a = 0; a < g->n_agents; a++) {
@@ -103,6 +105,7 @@ bool gather_collect(gather_core *g, int32_t agent)
     int32_t *coin = gather_cell(g->coins, g, p.x, p.y);
     if (!*coin) return false;
     *coin = 0;
+    gather_coin_row(g, p.y);
     g->coins_left--;
     g->step_coins[agent]++;
     g->total_coins[agent]++;
@@ -114,6 +117,7 @@ void gather_respawn(gather_core *g, polis_rng *rng)
     gather_pos np;
     if (g->p.respawn && free_cell(g, rng, &np)) {
         *gather_cell(g->coins, g, np.x, np.y) = 1;
+        gather_coin_row(g, np.y);
         g->coins_left++;
     }
 }

@@ -38,7 +38,17 @@ typedef struct gather_core {
     int32_t *step_coins;  /* [n_agents] collected this step */
     int32_t *total_coins; /* [n_agents] collected this episode */
     int32_t coins_left;
+    /* [(height + 63) / 64] or NULL, provided by the caller: row y's bit (bit y % 64 of word
+     * y / 64) is set whenever a coin of row y appears or goes; the caller clears them (the
+     * scene redraws only those rows) */
+    uint64_t *coin_rows;
 } gather_core;
+
+/* Notes that row y's coins changed. */
+static inline void gather_coin_row(gather_core *g, int32_t y)
+{
+    if (g->coin_rows) g->coin_rows[y >> 6] |= UINT64_C(1) << (y & 63);
+}
 
 /* The cell of a map. */
 static inline int32_t *gather_cell(int32_t *map, const gather_core *g, int32_t x, int32_t y)

@@ -21,6 +21,7 @@ typedef struct gather {
     int32_t *window;            /* (2v+1)^2 scratch for windows */
     const polis_json_api *json; /* for JSON actions */
     int32_t kind_floor, kind_coin, look_ground, look_coins, stat_coins; /* looks */
+    const polis_scene_api *scene; /* layer_same, layer_rows (looks) */
 } gather;
 
 /* views.c: the "text" and "json" renderers and the action parser (init). */

@@ -3,21 +3,24 @@
  * "Looks and scenes"): a floor, a layer of coins, each agent's position and the coins it
  * collected this episode. Optional: the game plays the same without it.
  */
+#include <string.h>
+
 #include "internal.h"
 
 static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 {
     gather *g = ud;
-    const gather_core *c = &g->core;
+    gather_core *c = &g->core;
     size_t plane = (size_t)sc->width * (size_t)sc->height;
     int32_t *ground = sc->tiles + (size_t)g->look_ground * plane;
     int32_t *coins = sc->tiles + (size_t)g->look_coins * plane;
     /* both layers are kept (a recording reads the scene every tick): the floor is drawn once
-     * per episode, the coin layer is rewritten from the coin map without a branch */
+     * per episode and then said the same, the coin layer redraws only the rows whose coins
+     * changed since the previous scene (the core notes them in coin_rows) and names them */
     bool fresh = g->h->scene_fresh(ctx, sc);
     const int32_t kind_coin = g->kind_coin, kind_floor = g->kind_floor;
     /* the scene's map is the game's grid (look_map is not called), so the layers and the coin
-     * map are the same row-major plane: one loop each, not one a row */
+     * map are the same row-major plane */
     if (sc->width != c->width || sc->height != c->height) {
         g->h->error(ctx, "scene: the map is %dx%d, the grid %dx%d", (int)sc->width, (int)sc->height,
                     (int)c->width, (int)c->height);
@@ -25,10 +28,27 @@ static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     }
     const int32_t *restrict map = c->coins;
     int32_t *restrict coin = coins;
-    size_t cells = (size_t)c->width * (size_t)c->height;
-    if (fresh)
+    size_t cells = (size_t)c->width * (size_t)c->height, w = (size_t)c->width;
+    int32_t n_words = (c->height + 63) / 64;
+    polis_status st;
+    if (fresh) {
         for (size_t i = 0; i < cells; i++) ground[i] = kind_floor;
-    for (size_t i = 0; i < cells; i++) coin[i] = map[i] ? kind_coin : -1;
+        for (size_t i = 0; i < cells; i++) coin[i] = map[i] ? kind_coin : -1;
+    } else {
+        bool any = false;
+        for (int32_t k = 0; k < n_words; k++) any |= c->coin_rows[k] != 0;
+        if ((st = g->scene->layer_same(ctx, sc, g->look_ground)) ||
+            (st = any ? g->scene->layer_rows(ctx, sc, g->look_coins, c->coin_rows, n_words)
+                      : g->scene->layer_same(ctx, sc, g->look_coins)))
+            return st;
+        for (int32_t k = 0; k < n_words; k++)
+            for (uint64_t rows = c->coin_rows[k]; rows; rows &= rows - 1) {
+                size_t y = (size_t)k * 64 + (size_t)__builtin_ctzll(rows);
+                if (y >= (size_t)c->height) break;
+                for (size_t i = y * w; i < (y + 1) * w; i++) coin[i] = map[i] ? kind_coin : -1;
+            }
+    }
+    memset(c->coin_rows, 0, sizeof(uint64_t) * (size_t)n_words);
     for (int32_t a = 0; a < c->n_agents; a++) {
         sc->agents[a].x = c->pos[a].x;
         sc->agents[a].y = c->pos[a].y;
@@ -54,5 +74,9 @@ polis_status gather_register_looks(gather *g)
         (st = h->look_stat(g->ctx, "coins", "inventory", 0, &g->stat_coins)) ||
         (st = h->look_view(g->ctx, view, view)) || (st = h->look_scene(g->ctx, &scene)))
         return st;
+    /* the rows of coins the scene redraws (layer_same, layer_rows: the "scene" API 3) */
+    if (!(g->scene = h->host_api(g->ctx, POLIS_SCENE_API, 3))) return POLIS_ERR_PLUGIN;
+    g->core.coin_rows = h->alloc(g->ctx, sizeof(uint64_t) * (size_t)((g->core.height + 63) / 64));
+    if (!g->core.coin_rows) return POLIS_ERR_NOMEM;
     return POLIS_OK;
 }
