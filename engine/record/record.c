@@ -2265,7 +2265,9 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                         polis_env_error(r->env));
     const polis_scene *s = *out;
     if ((st = sized(r, s))) return st;
-    const polis_scene_said *said = r->said = polis_env_scene_said(r->env);
+    /* the kernel's record, rewritten in place by each scene (valid until the env is destroyed) */
+    if (!r->said) r->said = polis_env_scene_said(r->env);
+    const polis_scene_said *said = r->said;
     for (int i = 0; i < L_COUNT; i++) {
         const list_desc *d = &LISTS[i];
         sorted_list *l = &r->lists[i];
