@@ -404,6 +404,7 @@ typedef struct rec_writer {
 
 struct polis_recorder {
     polis_env *env;
+    const polis_io *io; /* polis_env_io(env): where it is does not change */
     void (*sink)(void *ud, const char *line, size_t len);
     void *sink_ud;
     FILE *f;
@@ -1536,6 +1537,7 @@ static polis_status open_common(polis_recorder *r, polis_env *env, const polis_r
                                 polis_error *err)
 {
     r->env = env;
+    r->io = polis_env_io(env);
     r->episode = -1;
     r->vis_episode = polis_env_episode(env);
     r->vis_tick = polis_env_tick(env);
@@ -2263,12 +2265,19 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                         polis_env_error(r->env));
     const polis_scene *s = *out;
     if ((st = sized(r, s))) return st;
-    const polis_scene_said *said = r->said = polis_env_scene_said(r->env);
+    /* the kernel's record, rewritten in place by each scene (valid until the env is destroyed) */
+    if (!r->said) r->said = polis_env_scene_said(r->env);
+    const polis_scene_said *said = r->said;
+    /* the lists' lengths and elements, read at once (scene_list's switch three times cost more) */
+    _Static_assert(L_THINGS == 0 && L_NODES == 1 && L_EDGES == 2, "the lists' order");
+    const int32_t ns[L_COUNT] = {s->n_things, s->n_nodes, s->n_edges};
+    const char *const els[L_COUNT] = {(const char *)s->things, (const char *)s->nodes,
+                                      (const char *)s->edges};
     for (int i = 0; i < L_COUNT; i++) {
         const list_desc *d = &LISTS[i];
         sorted_list *l = &r->lists[i];
-        int32_t cap;
-        const char *el = scene_list(s, i, &l->n, &cap);
+        const char *el = els[i];
+        l->n = ns[i];
         l->el = el;
         if (!l->n && !l->kept) { /* most games' nodes and edges: nothing to sort */
             l->fast = false;
@@ -2954,7 +2963,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
 
 /* ",\"visibility\":[[observer,target,state],...]": what polis_env_visibility_set changed
  * before this reset or step (a replay makes the same calls before it); nothing when none. */
-static void put_visibility(polis_recorder *r)
+static void put_visibility(polis_recorder *r, int64_t tick)
 {
     int32_t n = 0;
     const polis_visibility_change *c =
@@ -2967,7 +2976,7 @@ static void put_visibility(polis_recorder *r)
         rb_put(&r->line, "]", 1);
     }
     r->vis_episode = polis_env_episode(r->env);
-    r->vis_tick = polis_env_tick(r->env);
+    r->vis_tick = tick;
 }
 
 polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
@@ -2997,7 +3006,7 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
         rb_puts(&r->line, ",\"task\":");
         rb_puts(&r->line, task);
     }
-    put_visibility(r);
+    put_visibility(r, 0);
     /* the events of the reset (world generation) were collected since the last line */
     if (r->events.len) add_op(r, OP_EVENTS, r->events.p, r->events.len);
     rb_put(&r->line, "}", 1);
@@ -3032,7 +3041,7 @@ polis_status polis_recorder_step(polis_recorder *r)
                         "recorder: step outside an episode (call "
                         "polis_recorder_begin_episode after the reset)");
     polis_env *env = r->env;
-    const polis_io *io = polis_env_io(env);
+    const polis_io *io = r->io;
     const polis_scene *s;
     polis_status st = take_scene(r, &s);
     if (st) return st;
@@ -3066,7 +3075,7 @@ polis_status polis_recorder_step(polis_recorder *r)
         add_op(r, OP_HEAD, r->step_raw, HEAD_PADDED(hs));
         r->raw_end = r->step_raw + HEAD_PADDED(hs);
     }
-    put_visibility(r);
+    put_visibility(r, tick);
     if (r->events.len) add_op(r, OP_EVENTS, r->events.p, r->events.len);
     diff(r, s);
     if (r->msgs.len) {

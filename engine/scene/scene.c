@@ -1220,9 +1220,10 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     }
     for (int32_t list = 0; list < 3; list++) {
         kept_list *kl = &lk->kl[list];
+        if (!kl->ctx) continue; /* a list not kept: not whole, no changes (said stays zeros) */
         kl->whole = kl->n == *list_count(s, list);
-        lk->said.kept_whole[list] = kl->ctx && kl->whole;
-        lk->said.n_changed[list] = kl->ctx ? kl->n_log : 0;
+        lk->said.kept_whole[list] = kl->whole;
+        lk->said.n_changed[list] = kl->n_log;
     }
     /* a new version for each layer the callbacks may have changed; the rows they said they
      * rewrote are relative to the version before */

@@ -914,6 +914,22 @@ static void test_scene_said(void)
     CHECK(c != NULL && ((c[0] == chg[0] && c[1] == chg[1]) || (c[0] == chg[1] && c[1] == chg[0])));
     for (int32_t l = 0; l < sc->n_layers; l++)
         CHECK(said->layer_ver[l] == polis_env_scene_layer_version(env, l));
+    /* a list no plugin keeps: not whole and no changes in every scene (the kernel leaves its
+     * record alone), the kept ones whole as polis_env_scene_kept says */
+    for (int t = 0; t < 3; t++) {
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+        CHECK(said->number == (uint64_t)(3 + t));
+        CHECK(!said->kept_whole[POLIS_SCENE_NODES] && said->n_changed[POLIS_SCENE_NODES] == 0);
+        CHECK(said->changed[POLIS_SCENE_NODES] == NULL);
+        polis_scene_kept k;
+        CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &k), POLIS_OK);
+        CHECK(said->kept_whole[POLIS_SCENE_THINGS] == k.whole);
+        CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_EDGES, &k), POLIS_OK);
+        CHECK(said->kept_whole[POLIS_SCENE_EDGES] == k.whole);
+        CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_NODES, &k), POLIS_OK);
+        CHECK(!k.whole);
+    }
     polis_env_destroy(env);
 
     /* a scene that failed half written is not whole */
