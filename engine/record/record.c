@@ -134,31 +134,46 @@ static void rb_printf(rbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+/* "00" to "99": two digits at a time */
+static const char DIGITS2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
+/* v (< 100) at p, one or two digits; writes two bytes either way (the second of a one-digit
+ * number is overwritten by what follows or lies past the text's end) */
+static inline char *put_u100(char *p, unsigned v)
+{
+    memcpy(p, DIGITS2 + 2 * v + (v < 10), 2);
+    return p + 1 + (v >= 10);
+}
+
 /* An integer's text at p, without printf (the recorder writes thousands per tick; most are
  * small), with room for 20 bytes; returns the end. */
 static char *put_int_long(char *p, int64_t v)
 {
-    char tmp[24];
-    int n = 0;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) tmp[sizeof tmp - 1 - n++] = '-';
-    memcpy(p, tmp + sizeof tmp - n, (size_t)n);
+    if (v < 0) *p++ = '-';
+    int n = 1;
+    for (uint64_t x = u; x >= 10; x /= 10) n++;
+    char *q = p + n;
+    for (; u >= 100; u /= 100) {
+        q -= 2;
+        memcpy(q, DIGITS2 + 2 * (u % 100), 2);
+    }
+    if (u >= 10)
+        memcpy(q - 2, DIGITS2 + 2 * u, 2);
+    else
+        q[-1] = (char)('0' + u);
     return p + n;
 }
 
 #define INT_MAXLEN 20 /* "-9223372036854775808" */
 
+/* v at p with room for INT_MAXLEN bytes; returns the end */
 static inline char *put_int(char *p, int64_t v)
 {
-    if (v >= 0 && v < 100) {
-        if (v >= 10) *p++ = (char)('0' + v / 10);
-        *p++ = (char)('0' + v % 10);
-        return p;
-    }
+    if ((uint64_t)v < 100) return put_u100(p, (unsigned)v);
     return put_int_long(p, v);
 }
 
@@ -608,19 +623,42 @@ static void render_head(rbuf *b, num_memo *memo, int32_t n, const uint8_t *raw)
  * raw tiles of the scene the recorder was sized for */
 static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw)
 {
+    /* room checked once per TILE_RUNS runs, each ",kind,count" */
+    enum { TILE_RUNS = 64, RUN_MAX = 2 * (INT_MAXLEN + 1) };
     int32_t n_layers = r->sized_dims[0];
     size_t plane = (size_t)r->sized_dims[1] * (size_t)r->sized_dims[2];
     for (int32_t l = 0; l < n_layers; l++) {
         rb_puts(b, l ? ",[" : "[");
         const uint8_t *t = raw + (size_t)l * plane * sizeof(int32_t);
         for (size_t i = 0; i < plane;) {
-            int32_t v, u;
-            memcpy(&v, t + i * sizeof v, sizeof v);
-            size_t j = i + 1;
-            while (j < plane && (memcpy(&u, t + j * sizeof u, sizeof u), u == v)) j++;
-            rb_item(b, i != 0, v);
-            rb_item(b, true, (int64_t)(j - i));
-            i = j;
+            if (!rb_room(b, TILE_RUNS * RUN_MAX)) return;
+            char *q = b->p + b->len;
+            for (int k = 0; k < TILE_RUNS && i < plane; k++) {
+                int32_t v, u;
+                memcpy(&v, t + i * sizeof v, sizeof v);
+                size_t j = i + 1;
+#if defined(__SSE2__)
+                const __m128i vv = _mm_set1_epi32(v);
+                for (; j + 4 <= plane; j += 4) {
+                    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(t + j * sizeof v));
+                    unsigned same = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi32(x, vv));
+                    if (same != 0xffff) {
+                        j += (unsigned)__builtin_ctz(~same) / 4;
+                        goto run_end;
+                    }
+                }
+#endif
+                while (j < plane && (memcpy(&u, t + j * sizeof u, sizeof u), u == v)) j++;
+#if defined(__SSE2__)
+            run_end:
+#endif
+                if (i) *q++ = ',';
+                q = put_int(q, v);
+                *q++ = ',';
+                q = put_int(q, (int64_t)(j - i));
+                i = j;
+            }
+            b->len = (size_t)(q - b->p);
         }
         rb_ch(b, ']');
     }
@@ -933,19 +971,69 @@ static void render_agents(rbuf *b, const uint8_t *raw, size_t len)
     rb_ch(b, ']');
 }
 
-/* A line: its text with each op's values formatted in at its offset. */
-/* A 64-bit FNV-1a hash continued over n bytes: polis_env_state_hash's (env.c). */
+#define FNV_PRIME 1099511628211ULL
+#define FNV_OFFSET 14695981039346656037ULL
+
+/* FNV_PRIME to the powers 0..127 (fnv_init, once) */
+static uint64_t fnv_pow[128];
+static pthread_once_t fnv_once = PTHREAD_ONCE_INIT;
+
+static void fnv_init(void)
+{
+    fnv_pow[0] = 1;
+    for (int i = 1; i < 128; i++) fnv_pow[i] = fnv_pow[i - 1] * FNV_PRIME;
+}
+
+/* Bit i set: byte i of p[0 .. n) (n <= 64) is not zero. */
+static inline uint64_t nonzero_bytes(const uint8_t *p, size_t n)
+{
+#if defined(__SSE2__)
+    if (n == 64) {
+        const __m128i z = _mm_setzero_si128();
+        uint64_t m = 0;
+        for (int k = 0; k < 4; k++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+            m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, z)) << (16 * k);
+        }
+        return ~m;
+    }
+#endif
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++) m |= (uint64_t)(p[i] != 0) << i;
+    return m;
+}
+
+/* A 64-bit FNV-1a hash continued over n bytes: polis_env_state_hash's value (env.c), computed
+ * with one multiply per byte that is not zero. A zero byte's step, h ^= 0 then h *= FNV_PRIME,
+ * is a multiply alone, and multiplies in a row are one by the prime's power: the hash is kept
+ * as h times FNV_PRIME to the power e still owed (e: 1 past a byte, plus the zero bytes after
+ * it), paid with the next byte that is not zero. The states a keyframe hashes (observations,
+ * masks, tiles as int32) are mostly zero bytes. */
 static uint64_t fnv1a_more(uint64_t h, const void *p, size_t n)
 {
     const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ULL;
+    pthread_once(&fnv_once, fnv_init);
+    unsigned e = 0; /* at most 64 + 63 across blocks: fnv_pow has 128 */
+    while (n) {
+        size_t k = n < 64 ? n : 64;
+        uint64_t m = nonzero_bytes(b, k);
+        if (!m && k == 64) {
+            h *= fnv_pow[64]; /* owed either way; e stays below 128 */
+        } else {
+            unsigned c = 0; /* bytes of the block counted into e */
+            for (; m; m &= m - 1) {
+                unsigned i = (unsigned)__builtin_ctzll(m);
+                h = (h * fnv_pow[e + i - c]) ^ b[i];
+                e = 1;
+                c = i + 1;
+            }
+            e += (unsigned)k - c;
+        }
+        b += k;
+        n -= k;
     }
-    return h;
+    return h * fnv_pow[e];
 }
-
-#define FNV_OFFSET 14695981039346656037ULL
 
 /* The 16 hex digits of h */
 static void rb_hex64(rbuf *b, uint64_t h)
@@ -1867,11 +1955,16 @@ static void put_thing_move(rbuf *b, num_memo *memo, const void *v)
 {
     (void)memo;
     const polis_scene_thing *t = v;
-    rb_ch(b, '[');
-    rb_int(b, t->id);
-    rb_item(b, true, t->x);
-    rb_item(b, true, t->y);
-    rb_ch(b, ']');
+    if (!rb_room(b, 3 * (INT_MAXLEN + 1) + 1)) return;
+    char *q = b->p + b->len;
+    *q++ = '[';
+    q = put_int(q, t->id);
+    *q++ = ',';
+    q = put_int(q, t->x);
+    *q++ = ',';
+    q = put_int(q, t->y);
+    *q++ = ']';
+    b->len = (size_t)(q - b->p);
 }
 
 static void put_thing_del(rbuf *b, num_memo *memo, const void *v)
