@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -406,14 +407,18 @@ typedef struct rec_writer {
     rbuf text;                 /* the thread's: a chunk's lines formatted */
     num_memo *memo;            /* the thread's float memo */
     /* copies of the state the hash of a keyframe or end line reads (polis_env_state_parts),
-     * hashed by the thread (OP_HASH: [u32 copy]); busy from the copy to its hash, under mu.
+     * hashed by the thread (OP_HASH: [u32 copy]).
      * As many as the two chunks in flight may name (REC_SNAP_BUDGET): with fewer, a third
      * keyframe in a chunk would wait for the thread to format the chunk before it, and the two
      * threads would take turns instead of running side by side. */
     uint8_t *snap[REC_SNAPS];
     size_t snap_cap; /* each copy's bytes (allocated at the first hash) */
     int snap_n;      /* copies allocated (2..REC_SNAPS) */
-    bool snap_busy[REC_SNAPS];
+    /* busy: from the copy to its hash (set by the stepping thread, cleared by the writer's);
+     * snap_wait: the stepping thread waits on cv for a copy (set under mu), so that a hash
+     * signals only then */
+    atomic_bool snap_busy[REC_SNAPS];
+    atomic_bool snap_wait;
     int snap_next;
 } rec_writer;
 
@@ -1052,10 +1057,14 @@ static void render_hash(const polis_recorder *r, rbuf *b, const uint8_t *raw)
     memcpy(v, raw, sizeof v);
     size_t c = (size_t)v[0];
     rb_hex64(b, fnv1a_more(FNV_OFFSET, w->snap[c], (size_t)v[1]));
-    pthread_mutex_lock(&w->mu);
-    w->snap_busy[c] = false;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    /* sequentially consistent, as put_hash's: either it sees the copy free, or this sees it
+     * waiting (it waits under mu, which is taken here before the signal) */
+    atomic_store(&w->snap_busy[c], false);
+    if (atomic_load(&w->snap_wait)) {
+        pthread_mutex_lock(&w->mu);
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+    }
 }
 
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text, size_t len,
@@ -1245,6 +1254,8 @@ static void writer_start(polis_recorder *r)
 {
     rec_writer *w = calloc(1, sizeof *w);
     if (!w) return;
+    for (int i = 0; i < REC_SNAPS; i++) atomic_init(&w->snap_busy[i], false);
+    atomic_init(&w->snap_wait, false);
     w->chunk[0] = malloc(REC_CHUNK);
     w->chunk[1] = malloc(REC_CHUNK);
     w->cap[0] = w->cap[1] = REC_CHUNK;
@@ -1326,15 +1337,14 @@ static void put_hash(polis_recorder *r)
         return;
     }
     int c = w->snap_next;
-    pthread_mutex_lock(&w->mu);
-    bool busy = w->snap_busy[c];
-    pthread_mutex_unlock(&w->mu);
-    if (busy) {
+    if (atomic_load(&w->snap_busy[c])) {
         /* its hash is in a line not formatted yet: in the chunk being filled (handed over
          * now) or in the one the thread has */
         if (w->len[w->fill]) writer_hand_over(r);
         pthread_mutex_lock(&w->mu);
-        while (w->snap_busy[c]) pthread_cond_wait(&w->cv, &w->mu);
+        atomic_store(&w->snap_wait, true);
+        while (atomic_load(&w->snap_busy[c])) pthread_cond_wait(&w->cv, &w->mu);
+        atomic_store(&w->snap_wait, false);
         pthread_mutex_unlock(&w->mu);
     }
     uint8_t *q = w->snap[c];
@@ -1347,9 +1357,8 @@ static void put_hash(polis_recorder *r)
             memcpy(q, ptr[i], len[i]);
         q += len[i];
     }
-    pthread_mutex_lock(&w->mu);
-    w->snap_busy[c] = true;
-    pthread_mutex_unlock(&w->mu);
+    /* seen by the thread through the hand-over of the chunk that names it (under mu) */
+    atomic_store_explicit(&w->snap_busy[c], true, memory_order_relaxed);
     w->snap_next = c + 1 == w->snap_n ? 0 : c + 1;
     r->hash_op[0] = (uint64_t)c;
     r->hash_op[1] = total;
