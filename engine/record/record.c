@@ -40,7 +40,11 @@
 #endif
 
 #include <cjson/cJSON.h>
+#if defined(POLIS_HAVE_ISAL)
+#include <isa-l/igzip_lib.h>
+#else
 #include <zlib.h>
+#endif
 
 #include "polis/plugin.h" /* POLIS_ABI_*: the header names the plugin ABI */
 #include "polis/record.h"
@@ -218,6 +222,37 @@ static void rb_str(rbuf *b, const char *s)
         p = q + 1;
     }
     rb_ch(b, '"');
+}
+
+/* A string held in an array of cap bytes (a scene element's id, kind or label: NUL-terminated
+ * in it; cap a multiple of 16) as rb_str writes it, at q with room for cap + 2 bytes, its bytes
+ * looked at 16 at a time; returns the end, or NULL when the string needs an escape (or the
+ * build has no SSE2): rb_str writes it then. */
+static inline char *put_str_in(char *q, const char *s, size_t cap)
+{
+#if defined(__SSE2__)
+    const __m128i ctl = _mm_set1_epi8(0x1f), quote = _mm_set1_epi8('"'), bsl = _mm_set1_epi8('\\');
+    *q++ = '"';
+    for (size_t i = 0; i < cap; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        /* a byte below 0x20 (the NUL that ends it among them), a quote or a backslash */
+        __m128i sp = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bsl)));
+        unsigned m = (unsigned)_mm_movemask_epi8(sp);
+        _mm_storeu_si128((__m128i *)(void *)(q + i), v);
+        if (m) {
+            size_t k = i + (unsigned)__builtin_ctz(m);
+            if (s[k]) return NULL;
+            q[k] = '"';
+            return q + k + 1;
+        }
+    }
+#else
+    (void)q;
+    (void)s;
+    (void)cap;
+#endif
+    return NULL;
 }
 
 /* Floats as printf writes them ("%.9g" for f32, "%.17g" for f64), remembered by their bits:
@@ -427,7 +462,7 @@ struct polis_recorder {
     void (*sink)(void *ud, const char *line, size_t len);
     void *sink_ud;
     FILE *f;
-    gzFile gz;
+    struct gz_file *gz;
     rec_writer *writer; /* NULL: the stepping thread writes (a sink, or no thread could start) */
     bool write_failed;
     char err[REC_ERRMAX];
@@ -1094,13 +1129,117 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
     rb_put(b, text + pos, len - pos);
 }
 
+/* ---- a gzip file ----------------------------------------------------------------------------- */
+
+/* One gzip member, deflated fast (recording runs beside the step): by ISA-L's igzip at its
+ * level 1 where the build found it (about four times zlib's level 1 on a recording, and a
+ * smaller file), else by zlib at level 1. Every gzip reader reads either. */
+typedef struct gz_file {
+#if defined(POLIS_HAVE_ISAL)
+    FILE *f;
+    struct isal_zstream z;
+    uint8_t *level_buf;
+    uint8_t out[(size_t)1 << 17];
+#else
+    gzFile z;
+#endif
+} gz_file;
+
+#if defined(POLIS_HAVE_ISAL)
+static gz_file *gz_open(const char *path)
+{
+    gz_file *g = malloc(sizeof *g);
+    if (!g) return NULL;
+    g->level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
+    g->f = g->level_buf ? fopen(path, "wb") : NULL;
+    if (!g->f) {
+        int e = g->level_buf ? errno : ENOMEM;
+        free(g->level_buf);
+        free(g);
+        errno = e;
+        return NULL;
+    }
+    isal_deflate_init(&g->z);
+    g->z.gzip_flag = IGZIP_GZIP;
+    g->z.level = 1;
+    g->z.level_buf = g->level_buf;
+    g->z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+    return g;
+}
+
+/* Deflates what is given (all of it, end: and ends the stream) and writes what comes out. */
+static bool gz_deflate(gz_file *g, const char *p, size_t n, bool end)
+{
+    do {
+        uint32_t k = n > ((uint32_t)1 << 30) ? (uint32_t)1 << 30 : (uint32_t)n;
+        g->z.next_in = (uint8_t *)(uintptr_t)p;
+        g->z.avail_in = k;
+        g->z.end_of_stream = end && k == n;
+        p += k;
+        n -= k;
+        do {
+            g->z.next_out = g->out;
+            g->z.avail_out = sizeof g->out;
+            if (isal_deflate(&g->z) != COMP_OK) return false;
+            size_t made = sizeof g->out - g->z.avail_out;
+            if (made && fwrite(g->out, 1, made, g->f) != made) return false;
+        } while (g->z.avail_in || (g->z.end_of_stream && g->z.internal_state.state != ZSTATE_END));
+    } while (n);
+    return true;
+}
+
+static bool gz_write(gz_file *g, const char *p, size_t n) { return gz_deflate(g, p, n, false); }
+
+static bool gz_close(gz_file *g)
+{
+    bool ok = gz_deflate(g, "", 0, true);
+    if (fclose(g->f) != 0) ok = false;
+    free(g->level_buf);
+    free(g);
+    return ok;
+}
+#else
+static gz_file *gz_open(const char *path)
+{
+    gz_file *g = malloc(sizeof *g);
+    if (!g) return NULL;
+    g->z = gzopen(path, "wb1");
+    if (!g->z) {
+        int e = errno;
+        free(g);
+        errno = e;
+        return NULL;
+    }
+    gzbuffer(g->z, 1 << 17);
+    return g;
+}
+
+static bool gz_write(gz_file *g, const char *p, size_t n)
+{
+    while (n) {
+        unsigned k = n < ((size_t)1 << 30) ? (unsigned)n : 1u << 30;
+        if (gzwrite(g->z, p, k) != (int)k) return false;
+        p += k;
+        n -= k;
+    }
+    return true;
+}
+
+static bool gz_close(gz_file *g)
+{
+    bool ok = gzclose(g->z) == Z_OK;
+    free(g);
+    return ok;
+}
+#endif
+
 /* ---- the file's writer thread --------------------------------------------------------------- */
 
 /* Writes n bytes to the file (gzip or plain); false when that failed. */
 static bool write_out(polis_recorder *r, const char *p, size_t n)
 {
     if (!n) return true;
-    if (r->gz) return gzwrite(r->gz, p, (unsigned)n) == (int)n;
+    if (r->gz) return gz_write(r->gz, p, n);
     return fwrite(p, 1, n, r->f) == n;
 }
 
@@ -1158,7 +1297,7 @@ static void *writer_main(void *arg)
     pthread_mutex_unlock(&w->mu);
     /* the file is closed here too: closing a gzip file deflates what its buffer holds */
     bool ok = true;
-    if (r->gz && gzclose(r->gz) != Z_OK) ok = false;
+    if (r->gz && !gz_close(r->gz)) ok = false;
     if (r->f && fclose(r->f) != 0) ok = false;
     r->gz = NULL;
     r->f = NULL;
@@ -1735,8 +1874,7 @@ polis_status polis_recorder_open(const char *path, polis_env *env, const polis_r
     /* large buffers: a tick's line is a few hundred bytes, a write call per 4 KiB cost more
      * than formatting them */
     if (gz) {
-        r->gz = gzopen(path, "wb1"); /* fast deflate: recording runs beside the step */
-        if (r->gz) gzbuffer(r->gz, 1 << 17);
+        r->gz = gz_open(path);
     } else {
         r->f = fopen(path, "wb");
         if (r->f) setvbuf(r->f, NULL, _IOFBF, 1 << 17);
@@ -1794,7 +1932,7 @@ polis_status polis_recorder_close(polis_recorder *r)
     if (!r) return POLIS_OK;
     writer_stop(r);
     polis_status st = r->write_failed ? POLIS_ERR_IO : POLIS_OK;
-    if (r->gz && gzclose(r->gz) != Z_OK) st = POLIS_ERR_IO;
+    if (r->gz && !gz_close(r->gz)) st = POLIS_ERR_IO;
     if (r->f && fclose(r->f) != 0) st = POLIS_ERR_IO;
     rec_free(r);
     return st;
@@ -1950,12 +2088,24 @@ static void put_thing(rbuf *b, num_memo *memo, const void *v)
 {
     (void)memo;
     const polis_scene_thing *t = v;
-    rb_ch(b, '[');
-    rb_int(b, t->id);
-    rb_item(b, true, t->kind);
-    rb_item(b, true, t->x);
-    rb_item(b, true, t->y);
-    rb_ch(b, ',');
+    if (!rb_room(b, 4 * (INT_MAXLEN + 1) + sizeof t->label + 4)) return;
+    char *q = b->p + b->len;
+    *q++ = '[';
+    q = put_int(q, t->id);
+    *q++ = ',';
+    q = put_int(q, t->kind);
+    *q++ = ',';
+    q = put_int(q, t->x);
+    *q++ = ',';
+    q = put_int(q, t->y);
+    *q++ = ',';
+    b->len = (size_t)(q - b->p);
+    q = put_str_in(q, t->label, sizeof t->label);
+    if (q) {
+        *q++ = ']';
+        b->len = (size_t)(q - b->p);
+        return;
+    }
     rb_str(b, t->label);
     rb_ch(b, ']');
 }
@@ -1986,6 +2136,17 @@ static void put_node(rbuf *b, num_memo *memo, const void *v)
 {
     (void)memo;
     const polis_scene_node *n = v;
+    if (rb_room(b, sizeof n->id + sizeof n->kind + sizeof n->label + 10)) {
+        char *q = b->p + b->len;
+        *q++ = '[';
+        if ((q = put_str_in(q, n->id, sizeof n->id))) *q++ = ',';
+        if (q && (q = put_str_in(q, n->kind, sizeof n->kind))) *q++ = ',';
+        if (q && (q = put_str_in(q, n->label, sizeof n->label))) {
+            *q++ = ']';
+            b->len = (size_t)(q - b->p);
+            return;
+        }
+    }
     rb_ch(b, '[');
     rb_str(b, n->id);
     rb_ch(b, ',');
@@ -2004,6 +2165,21 @@ static void put_node_del(rbuf *b, num_memo *memo, const void *v)
 /* [from, to, kind] and, unless memo is NULL (a "del"), the weight */
 static void put_edge_key(rbuf *b, num_memo *memo, const polis_scene_edge *e)
 {
+    if (rb_room(b, sizeof e->from + sizeof e->to + sizeof e->kind + FLOAT_MAXLEN + 10)) {
+        char *q = b->p + b->len;
+        *q++ = '[';
+        if ((q = put_str_in(q, e->from, sizeof e->from))) *q++ = ',';
+        if (q && (q = put_str_in(q, e->to, sizeof e->to))) *q++ = ',';
+        if (q && (q = put_str_in(q, e->kind, sizeof e->kind))) {
+            if (memo) {
+                *q++ = ',';
+                q = put_f32(q, memo, e->weight);
+            }
+            *q++ = ']';
+            b->len = (size_t)(q - b->p);
+            return;
+        }
+    }
     rb_ch(b, '[');
     rb_str(b, e->from);
     rb_ch(b, ',');
