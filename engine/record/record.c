@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,11 @@
 #endif
 
 #include <cjson/cJSON.h>
+#if defined(POLIS_HAVE_ISAL)
+#include <isa-l/igzip_lib.h>
+#else
 #include <zlib.h>
+#endif
 
 #include "polis/plugin.h" /* POLIS_ABI_*: the header names the plugin ABI */
 #include "polis/record.h"
@@ -134,31 +139,46 @@ static void rb_printf(rbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+/* "00" to "99": two digits at a time */
+static const char DIGITS2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
+/* v (< 100) at p, one or two digits; writes two bytes either way (the second of a one-digit
+ * number is overwritten by what follows or lies past the text's end) */
+static inline char *put_u100(char *p, unsigned v)
+{
+    memcpy(p, DIGITS2 + 2 * v + (v < 10), 2);
+    return p + 1 + (v >= 10);
+}
+
 /* An integer's text at p, without printf (the recorder writes thousands per tick; most are
  * small), with room for 20 bytes; returns the end. */
 static char *put_int_long(char *p, int64_t v)
 {
-    char tmp[24];
-    int n = 0;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) tmp[sizeof tmp - 1 - n++] = '-';
-    memcpy(p, tmp + sizeof tmp - n, (size_t)n);
+    if (v < 0) *p++ = '-';
+    int n = 1;
+    for (uint64_t x = u; x >= 10; x /= 10) n++;
+    char *q = p + n;
+    for (; u >= 100; u /= 100) {
+        q -= 2;
+        memcpy(q, DIGITS2 + 2 * (u % 100), 2);
+    }
+    if (u >= 10)
+        memcpy(q - 2, DIGITS2 + 2 * u, 2);
+    else
+        q[-1] = (char)('0' + u);
     return p + n;
 }
 
 #define INT_MAXLEN 20 /* "-9223372036854775808" */
 
+/* v at p with room for INT_MAXLEN bytes; returns the end */
 static inline char *put_int(char *p, int64_t v)
 {
-    if (v >= 0 && v < 100) {
-        if (v >= 10) *p++ = (char)('0' + v / 10);
-        *p++ = (char)('0' + v % 10);
-        return p;
-    }
+    if ((uint64_t)v < 100) return put_u100(p, (unsigned)v);
     return put_int_long(p, v);
 }
 
@@ -202,6 +222,37 @@ static void rb_str(rbuf *b, const char *s)
         p = q + 1;
     }
     rb_ch(b, '"');
+}
+
+/* A string held in an array of cap bytes (a scene element's id, kind or label: NUL-terminated
+ * in it; cap a multiple of 16) as rb_str writes it, at q with room for cap + 2 bytes, its bytes
+ * looked at 16 at a time; returns the end, or NULL when the string needs an escape (or the
+ * build has no SSE2): rb_str writes it then. */
+static inline char *put_str_in(char *q, const char *s, size_t cap)
+{
+#if defined(__SSE2__)
+    const __m128i ctl = _mm_set1_epi8(0x1f), quote = _mm_set1_epi8('"'), bsl = _mm_set1_epi8('\\');
+    *q++ = '"';
+    for (size_t i = 0; i < cap; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        /* a byte below 0x20 (the NUL that ends it among them), a quote or a backslash */
+        __m128i sp = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bsl)));
+        unsigned m = (unsigned)_mm_movemask_epi8(sp);
+        _mm_storeu_si128((__m128i *)(void *)(q + i), v);
+        if (m) {
+            size_t k = i + (unsigned)__builtin_ctz(m);
+            if (s[k]) return NULL;
+            q[k] = '"';
+            return q + k + 1;
+        }
+    }
+#else
+    (void)q;
+    (void)s;
+    (void)cap;
+#endif
+    return NULL;
 }
 
 /* Floats as printf writes them ("%.9g" for f32, "%.17g" for f64), remembered by their bits:
@@ -391,14 +442,18 @@ typedef struct rec_writer {
     rbuf text;                 /* the thread's: a chunk's lines formatted */
     num_memo *memo;            /* the thread's float memo */
     /* copies of the state the hash of a keyframe or end line reads (polis_env_state_parts),
-     * hashed by the thread (OP_HASH: [u32 copy]); busy from the copy to its hash, under mu.
+     * hashed by the thread (OP_HASH: [u32 copy]).
      * As many as the two chunks in flight may name (REC_SNAP_BUDGET): with fewer, a third
      * keyframe in a chunk would wait for the thread to format the chunk before it, and the two
      * threads would take turns instead of running side by side. */
     uint8_t *snap[REC_SNAPS];
     size_t snap_cap; /* each copy's bytes (allocated at the first hash) */
     int snap_n;      /* copies allocated (2..REC_SNAPS) */
-    bool snap_busy[REC_SNAPS];
+    /* busy: from the copy to its hash (set by the stepping thread, cleared by the writer's);
+     * snap_wait: the stepping thread waits on cv for a copy (set under mu), so that a hash
+     * signals only then */
+    atomic_bool snap_busy[REC_SNAPS];
+    atomic_bool snap_wait;
     int snap_next;
 } rec_writer;
 
@@ -408,7 +463,7 @@ struct polis_recorder {
     void (*sink)(void *ud, const char *line, size_t len);
     void *sink_ud;
     FILE *f;
-    gzFile gz;
+    struct gz_file *gz;
     rec_writer *writer; /* NULL: the stepping thread writes (a sink, or no thread could start) */
     bool write_failed;
     char err[REC_ERRMAX];
@@ -609,19 +664,42 @@ static void render_head(rbuf *b, num_memo *memo, int32_t n, const uint8_t *raw)
  * raw tiles of the scene the recorder was sized for */
 static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw)
 {
+    /* room checked once per TILE_RUNS runs, each ",kind,count" */
+    enum { TILE_RUNS = 64, RUN_MAX = 2 * (INT_MAXLEN + 1) };
     int32_t n_layers = r->sized_dims[0];
     size_t plane = (size_t)r->sized_dims[1] * (size_t)r->sized_dims[2];
     for (int32_t l = 0; l < n_layers; l++) {
         rb_puts(b, l ? ",[" : "[");
         const uint8_t *t = raw + (size_t)l * plane * sizeof(int32_t);
         for (size_t i = 0; i < plane;) {
-            int32_t v, u;
-            memcpy(&v, t + i * sizeof v, sizeof v);
-            size_t j = i + 1;
-            while (j < plane && (memcpy(&u, t + j * sizeof u, sizeof u), u == v)) j++;
-            rb_item(b, i != 0, v);
-            rb_item(b, true, (int64_t)(j - i));
-            i = j;
+            if (!rb_room(b, TILE_RUNS * RUN_MAX)) return;
+            char *q = b->p + b->len;
+            for (int k = 0; k < TILE_RUNS && i < plane; k++) {
+                int32_t v, u;
+                memcpy(&v, t + i * sizeof v, sizeof v);
+                size_t j = i + 1;
+#if defined(__SSE2__)
+                const __m128i vv = _mm_set1_epi32(v);
+                for (; j + 4 <= plane; j += 4) {
+                    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(t + j * sizeof v));
+                    unsigned same = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi32(x, vv));
+                    if (same != 0xffff) {
+                        j += (unsigned)__builtin_ctz(~same) / 4;
+                        goto run_end;
+                    }
+                }
+#endif
+                while (j < plane && (memcpy(&u, t + j * sizeof u, sizeof u), u == v)) j++;
+#if defined(__SSE2__)
+            run_end:
+#endif
+                if (i) *q++ = ',';
+                q = put_int(q, v);
+                *q++ = ',';
+                q = put_int(q, (int64_t)(j - i));
+                i = j;
+            }
+            b->len = (size_t)(q - b->p);
         }
         rb_ch(b, ']');
     }
@@ -934,19 +1012,69 @@ static void render_agents(rbuf *b, const uint8_t *raw, size_t len)
     rb_ch(b, ']');
 }
 
-/* A line: its text with each op's values formatted in at its offset. */
-/* A 64-bit FNV-1a hash continued over n bytes: polis_env_state_hash's (env.c). */
+#define FNV_PRIME 1099511628211ULL
+#define FNV_OFFSET 14695981039346656037ULL
+
+/* FNV_PRIME to the powers 0..127 (fnv_init, once) */
+static uint64_t fnv_pow[128];
+static pthread_once_t fnv_once = PTHREAD_ONCE_INIT;
+
+static void fnv_init(void)
+{
+    fnv_pow[0] = 1;
+    for (int i = 1; i < 128; i++) fnv_pow[i] = fnv_pow[i - 1] * FNV_PRIME;
+}
+
+/* Bit i set: byte i of p[0 .. n) (n <= 64) is not zero. */
+static inline uint64_t nonzero_bytes(const uint8_t *p, size_t n)
+{
+#if defined(__SSE2__)
+    if (n == 64) {
+        const __m128i z = _mm_setzero_si128();
+        uint64_t m = 0;
+        for (int k = 0; k < 4; k++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+            m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, z)) << (16 * k);
+        }
+        return ~m;
+    }
+#endif
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++) m |= (uint64_t)(p[i] != 0) << i;
+    return m;
+}
+
+/* A 64-bit FNV-1a hash continued over n bytes: polis_env_state_hash's value (env.c), computed
+ * with one multiply per byte that is not zero. A zero byte's step, h ^= 0 then h *= FNV_PRIME,
+ * is a multiply alone, and multiplies in a row are one by the prime's power: the hash is kept
+ * as h times FNV_PRIME to the power e still owed (e: 1 past a byte, plus the zero bytes after
+ * it), paid with the next byte that is not zero. The states a keyframe hashes (observations,
+ * masks, tiles as int32) are mostly zero bytes. */
 static uint64_t fnv1a_more(uint64_t h, const void *p, size_t n)
 {
     const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ULL;
+    pthread_once(&fnv_once, fnv_init);
+    unsigned e = 0; /* at most 64 + 63 across blocks: fnv_pow has 128 */
+    while (n) {
+        size_t k = n < 64 ? n : 64;
+        uint64_t m = nonzero_bytes(b, k);
+        if (!m && k == 64) {
+            h *= fnv_pow[64]; /* owed either way; e stays below 128 */
+        } else {
+            unsigned c = 0; /* bytes of the block counted into e */
+            for (; m; m &= m - 1) {
+                unsigned i = (unsigned)__builtin_ctzll(m);
+                h = (h * fnv_pow[e + i - c]) ^ b[i];
+                e = 1;
+                c = i + 1;
+            }
+            e += (unsigned)k - c;
+        }
+        b += k;
+        n -= k;
     }
-    return h;
+    return h * fnv_pow[e];
 }
-
-#define FNV_OFFSET 14695981039346656037ULL
 
 /* The 16 hex digits of h */
 static void rb_hex64(rbuf *b, uint64_t h)
@@ -965,10 +1093,14 @@ static void render_hash(const polis_recorder *r, rbuf *b, const uint8_t *raw)
     memcpy(v, raw, sizeof v);
     size_t c = (size_t)v[0];
     rb_hex64(b, fnv1a_more(FNV_OFFSET, w->snap[c], (size_t)v[1]));
-    pthread_mutex_lock(&w->mu);
-    w->snap_busy[c] = false;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    /* sequentially consistent, as put_hash's: either it sees the copy free, or this sees it
+     * waiting (it waits under mu, which is taken here before the signal) */
+    atomic_store(&w->snap_busy[c], false);
+    if (atomic_load(&w->snap_wait)) {
+        pthread_mutex_lock(&w->mu);
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+    }
 }
 
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text, size_t len,
@@ -998,13 +1130,117 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
     rb_put(b, text + pos, len - pos);
 }
 
+/* ---- a gzip file ----------------------------------------------------------------------------- */
+
+/* One gzip member, deflated fast (recording runs beside the step): by ISA-L's igzip at its
+ * level 1 where the build found it (about four times zlib's level 1 on a recording, and a
+ * smaller file), else by zlib at level 1. Every gzip reader reads either. */
+typedef struct gz_file {
+#if defined(POLIS_HAVE_ISAL)
+    FILE *f;
+    struct isal_zstream z;
+    uint8_t *level_buf;
+    uint8_t out[(size_t)1 << 17];
+#else
+    gzFile z;
+#endif
+} gz_file;
+
+#if defined(POLIS_HAVE_ISAL)
+static gz_file *gz_open(const char *path)
+{
+    gz_file *g = malloc(sizeof *g);
+    if (!g) return NULL;
+    g->level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
+    g->f = g->level_buf ? fopen(path, "wb") : NULL;
+    if (!g->f) {
+        int e = g->level_buf ? errno : ENOMEM;
+        free(g->level_buf);
+        free(g);
+        errno = e;
+        return NULL;
+    }
+    isal_deflate_init(&g->z);
+    g->z.gzip_flag = IGZIP_GZIP;
+    g->z.level = 1;
+    g->z.level_buf = g->level_buf;
+    g->z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+    return g;
+}
+
+/* Deflates what is given (all of it, end: and ends the stream) and writes what comes out. */
+static bool gz_deflate(gz_file *g, const char *p, size_t n, bool end)
+{
+    do {
+        uint32_t k = n > ((uint32_t)1 << 30) ? (uint32_t)1 << 30 : (uint32_t)n;
+        g->z.next_in = (uint8_t *)(uintptr_t)p;
+        g->z.avail_in = k;
+        g->z.end_of_stream = end && k == n;
+        p += k;
+        n -= k;
+        do {
+            g->z.next_out = g->out;
+            g->z.avail_out = sizeof g->out;
+            if (isal_deflate(&g->z) != COMP_OK) return false;
+            size_t made = sizeof g->out - g->z.avail_out;
+            if (made && fwrite(g->out, 1, made, g->f) != made) return false;
+        } while (g->z.avail_in || (g->z.end_of_stream && g->z.internal_state.state != ZSTATE_END));
+    } while (n);
+    return true;
+}
+
+static bool gz_write(gz_file *g, const char *p, size_t n) { return gz_deflate(g, p, n, false); }
+
+static bool gz_close(gz_file *g)
+{
+    bool ok = gz_deflate(g, "", 0, true);
+    if (fclose(g->f) != 0) ok = false;
+    free(g->level_buf);
+    free(g);
+    return ok;
+}
+#else
+static gz_file *gz_open(const char *path)
+{
+    gz_file *g = malloc(sizeof *g);
+    if (!g) return NULL;
+    g->z = gzopen(path, "wb1");
+    if (!g->z) {
+        int e = errno;
+        free(g);
+        errno = e;
+        return NULL;
+    }
+    gzbuffer(g->z, 1 << 17);
+    return g;
+}
+
+static bool gz_write(gz_file *g, const char *p, size_t n)
+{
+    while (n) {
+        unsigned k = n < ((size_t)1 << 30) ? (unsigned)n : 1u << 30;
+        if (gzwrite(g->z, p, k) != (int)k) return false;
+        p += k;
+        n -= k;
+    }
+    return true;
+}
+
+static bool gz_close(gz_file *g)
+{
+    bool ok = gzclose(g->z) == Z_OK;
+    free(g);
+    return ok;
+}
+#endif
+
 /* ---- the file's writer thread --------------------------------------------------------------- */
 
 /* Writes n bytes to the file (gzip or plain); false when that failed. */
 static bool write_out(polis_recorder *r, const char *p, size_t n)
 {
     if (!n) return true;
-    if (r->gz) return gzwrite(r->gz, p, (unsigned)n) == (int)n;
+    if (r->gz) return gz_write(r->gz, p, n);
     return fwrite(p, 1, n, r->f) == n;
 }
 
@@ -1062,7 +1298,7 @@ static void *writer_main(void *arg)
     pthread_mutex_unlock(&w->mu);
     /* the file is closed here too: closing a gzip file deflates what its buffer holds */
     bool ok = true;
-    if (r->gz && gzclose(r->gz) != Z_OK) ok = false;
+    if (r->gz && !gz_close(r->gz)) ok = false;
     if (r->f && fclose(r->f) != 0) ok = false;
     r->gz = NULL;
     r->f = NULL;
@@ -1158,6 +1394,8 @@ static void writer_start(polis_recorder *r)
 {
     rec_writer *w = calloc(1, sizeof *w);
     if (!w) return;
+    for (int i = 0; i < REC_SNAPS; i++) atomic_init(&w->snap_busy[i], false);
+    atomic_init(&w->snap_wait, false);
     w->chunk[0] = malloc(REC_CHUNK);
     w->chunk[1] = malloc(REC_CHUNK);
     w->cap[0] = w->cap[1] = REC_CHUNK;
@@ -1239,15 +1477,14 @@ static void put_hash(polis_recorder *r)
         return;
     }
     int c = w->snap_next;
-    pthread_mutex_lock(&w->mu);
-    bool busy = w->snap_busy[c];
-    pthread_mutex_unlock(&w->mu);
-    if (busy) {
+    if (atomic_load(&w->snap_busy[c])) {
         /* its hash is in a line not formatted yet: in the chunk being filled (handed over
          * now) or in the one the thread has */
         if (w->len[w->fill]) writer_hand_over(r);
         pthread_mutex_lock(&w->mu);
-        while (w->snap_busy[c]) pthread_cond_wait(&w->cv, &w->mu);
+        atomic_store(&w->snap_wait, true);
+        while (atomic_load(&w->snap_busy[c])) pthread_cond_wait(&w->cv, &w->mu);
+        atomic_store(&w->snap_wait, false);
         pthread_mutex_unlock(&w->mu);
     }
     uint8_t *q = w->snap[c];
@@ -1260,9 +1497,8 @@ static void put_hash(polis_recorder *r)
             memcpy(q, ptr[i], len[i]);
         q += len[i];
     }
-    pthread_mutex_lock(&w->mu);
-    w->snap_busy[c] = true;
-    pthread_mutex_unlock(&w->mu);
+    /* seen by the thread through the hand-over of the chunk that names it (under mu) */
+    atomic_store_explicit(&w->snap_busy[c], true, memory_order_relaxed);
     w->snap_next = c + 1 == w->snap_n ? 0 : c + 1;
     r->hash_op[0] = (uint64_t)c;
     r->hash_op[1] = total;
@@ -1640,8 +1876,7 @@ polis_status polis_recorder_open(const char *path, polis_env *env, const polis_r
     /* large buffers: a tick's line is a few hundred bytes, a write call per 4 KiB cost more
      * than formatting them */
     if (gz) {
-        r->gz = gzopen(path, "wb1"); /* fast deflate: recording runs beside the step */
-        if (r->gz) gzbuffer(r->gz, 1 << 17);
+        r->gz = gz_open(path);
     } else {
         r->f = fopen(path, "wb");
         if (r->f) setvbuf(r->f, NULL, _IOFBF, 1 << 17);
@@ -1699,7 +1934,7 @@ polis_status polis_recorder_close(polis_recorder *r)
     if (!r) return POLIS_OK;
     writer_stop(r);
     polis_status st = r->write_failed ? POLIS_ERR_IO : POLIS_OK;
-    if (r->gz && gzclose(r->gz) != Z_OK) st = POLIS_ERR_IO;
+    if (r->gz && !gz_close(r->gz)) st = POLIS_ERR_IO;
     if (r->f && fclose(r->f) != 0) st = POLIS_ERR_IO;
     rec_free(r);
     return st;
@@ -1855,12 +2090,24 @@ static void put_thing(rbuf *b, num_memo *memo, const void *v)
 {
     (void)memo;
     const polis_scene_thing *t = v;
-    rb_ch(b, '[');
-    rb_int(b, t->id);
-    rb_item(b, true, t->kind);
-    rb_item(b, true, t->x);
-    rb_item(b, true, t->y);
-    rb_ch(b, ',');
+    if (!rb_room(b, 4 * (INT_MAXLEN + 1) + sizeof t->label + 4)) return;
+    char *q = b->p + b->len;
+    *q++ = '[';
+    q = put_int(q, t->id);
+    *q++ = ',';
+    q = put_int(q, t->kind);
+    *q++ = ',';
+    q = put_int(q, t->x);
+    *q++ = ',';
+    q = put_int(q, t->y);
+    *q++ = ',';
+    b->len = (size_t)(q - b->p);
+    q = put_str_in(q, t->label, sizeof t->label);
+    if (q) {
+        *q++ = ']';
+        b->len = (size_t)(q - b->p);
+        return;
+    }
     rb_str(b, t->label);
     rb_ch(b, ']');
 }
@@ -1869,11 +2116,16 @@ static void put_thing_move(rbuf *b, num_memo *memo, const void *v)
 {
     (void)memo;
     const polis_scene_thing *t = v;
-    rb_ch(b, '[');
-    rb_int(b, t->id);
-    rb_item(b, true, t->x);
-    rb_item(b, true, t->y);
-    rb_ch(b, ']');
+    if (!rb_room(b, 3 * (INT_MAXLEN + 1) + 1)) return;
+    char *q = b->p + b->len;
+    *q++ = '[';
+    q = put_int(q, t->id);
+    *q++ = ',';
+    q = put_int(q, t->x);
+    *q++ = ',';
+    q = put_int(q, t->y);
+    *q++ = ']';
+    b->len = (size_t)(q - b->p);
 }
 
 static void put_thing_del(rbuf *b, num_memo *memo, const void *v)
@@ -1886,6 +2138,17 @@ static void put_node(rbuf *b, num_memo *memo, const void *v)
 {
     (void)memo;
     const polis_scene_node *n = v;
+    if (rb_room(b, sizeof n->id + sizeof n->kind + sizeof n->label + 10)) {
+        char *q = b->p + b->len;
+        *q++ = '[';
+        if ((q = put_str_in(q, n->id, sizeof n->id))) *q++ = ',';
+        if (q && (q = put_str_in(q, n->kind, sizeof n->kind))) *q++ = ',';
+        if (q && (q = put_str_in(q, n->label, sizeof n->label))) {
+            *q++ = ']';
+            b->len = (size_t)(q - b->p);
+            return;
+        }
+    }
     rb_ch(b, '[');
     rb_str(b, n->id);
     rb_ch(b, ',');
@@ -1904,6 +2167,21 @@ static void put_node_del(rbuf *b, num_memo *memo, const void *v)
 /* [from, to, kind] and, unless memo is NULL (a "del"), the weight */
 static void put_edge_key(rbuf *b, num_memo *memo, const polis_scene_edge *e)
 {
+    if (rb_room(b, sizeof e->from + sizeof e->to + sizeof e->kind + FLOAT_MAXLEN + 10)) {
+        char *q = b->p + b->len;
+        *q++ = '[';
+        if ((q = put_str_in(q, e->from, sizeof e->from))) *q++ = ',';
+        if (q && (q = put_str_in(q, e->to, sizeof e->to))) *q++ = ',';
+        if (q && (q = put_str_in(q, e->kind, sizeof e->kind))) {
+            if (memo) {
+                *q++ = ',';
+                q = put_f32(q, memo, e->weight);
+            }
+            *q++ = ']';
+            b->len = (size_t)(q - b->p);
+            return;
+        }
+    }
     rb_ch(b, '[');
     rb_str(b, e->from);
     rb_ch(b, ',');

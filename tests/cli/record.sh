@@ -94,6 +94,32 @@ gzip -dc "$TMP/g.jsonl.gz" | head -n 1 | grep -qF '"format":"polis-recording"' |
 polis 0 replay "$TMP/g.jsonl.gz"
 head -c 2000 "$TMP/g.jsonl.gz" >"$TMP/cut.jsonl.gz"
 polis 1 replay "$TMP/cut.jsonl.gz"
+# A .gz of many chunks (Survival, 40 episodes: 1.4 MB of lines in a dozen chunks, keyframes
+# with their state hashes): one gzip member (the browser viewer's DecompressionStream reads
+# one), its lines those of the plain recording, read by Python's gzip and replayed; a byte
+# changed in its middle, or a disk that is full, is an error.
+SURV=$SRC/rulesets/survival/survival_classic.json
+polis 0 run "$SURV" --episodes 40 --record "$TMP/s40.jsonl.gz" --quiet
+polis 0 run "$SURV" --episodes 40 --record "$TMP/s40.jsonl" --quiet
+checks=$((checks + 1))
+/usr/bin/python3 - "$TMP/s40.jsonl.gz" "$TMP/s40.jsonl" <<'EOF' || fail "the Survival .gz is not one gzip member of the plain recording's lines"
+import gzip, sys, zlib
+raw = open(sys.argv[1], "rb").read()
+d = zlib.decompressobj(16 + 15)
+text = d.decompress(raw) + d.flush()
+assert d.eof and not d.unused_data, "more than one gzip member, or bytes after it"
+plain = open(sys.argv[2], "rb").read()
+assert text == plain and len(plain) > 1 << 20, (len(text), len(plain))
+assert gzip.open(sys.argv[1]).read() == plain
+EOF
+polis 0 replay "$TMP/s40.jsonl.gz"
+out_line "$TMP/s40.jsonl.gz: replay matches: 40 episodes, $(grep -c '"t":"step"' "$TMP/s40.jsonl") steps, every keyframe and final hash checked"
+/usr/bin/python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x55; open(sys.argv[2], "wb").write(b)' \
+    "$TMP/s40.jsonl.gz" "$TMP/bad.jsonl.gz"
+polis 1 replay "$TMP/bad.jsonl.gz"
+ln -sf /dev/full "$TMP/full.jsonl.gz"
+polis 1 run "$SURV" --episodes 40 --record "$TMP/full.jsonl.gz" --quiet
+err_has "cannot write the recording"
 
 # eval: every episode in one file, each end line with the episode's metrics.
 polis 0 eval "$SRC/rulesets/exploration/exploration.json" --episodes 2 --steps 40 --quiet \
