@@ -7,6 +7,8 @@
 #   CC=clang ./tests/run.sh           the same with clang, in build-clang/ (build-clang-asan/
 #                                     with POLIS_SANITIZE=1): clang's sanitizers and warnings
 #                                     catch what gcc's do not
+#   POLIS_ISAL=0 ./tests/run.sh       the recorder's .gz deflated with zlib even where ISA-L is
+#                                     installed (-DPOLIS_ISAL=OFF): CI's clang pass tests that path
 # With CI=true warnings are errors. Extra arguments go to ctest (e.g. -R cli).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +34,11 @@ else
     cmake_args+=(-DPOLIS_SANITIZE=OFF)
 fi
 # Explicit either way: a build tree remembers its cache from the previous run.
+if [ "${POLIS_ISAL:-1}" = 0 ]; then
+    cmake_args+=(-DPOLIS_ISAL=OFF)
+else
+    cmake_args+=(-DPOLIS_ISAL=ON)
+fi
 if [ "${CI:-}" = true ]; then
     cmake_args+=(-DPOLIS_WERROR=ON)
 else
