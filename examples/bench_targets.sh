@@ -267,6 +267,13 @@ timed() { # OUT N CMD...: /usr/bin/time's wall, user and system seconds of N run
         x /usr/bin/time -f '%e %U %S' -o "$o" sh -c "for i in $(seq -s ' ' "$n"); do \"\$0\" \"\$@\" || exit 1; done" "$@"
     fi
 }
+timed_rec() { # OUT N Z CMD...: as timed, each run recording to a file of its own, new: replacing an
+    # old recording of the same name would add the filesystem's delete of it (about 0.1x on
+    # survival's 70 MB) to a cost that is not the recorder's
+    o=$1 n=$2 z=$3
+    shift 3
+    x /usr/bin/time -f '%e %U %S' -o "$o" sh -c "for i in $(seq -s ' ' "$n"); do \"\$0\" \"\$@\" --record \"$tmp/rec\$i.jsonl$z\" || exit 1; done" "$@"
+}
 r_recording() {
     target="Recording ≤ 1.3× a bare run (\`.gz\` ≤ 1.5×) by the whole run (\`polis run\`, wall time; user + system beside it)"
     [ -x /usr/bin/time ] || { skip="skipped: no /usr/bin/time (Debian: apt-get install time)"; return 0; }
@@ -282,8 +289,8 @@ r_recording() {
             k=0
             while [ "$k" -lt "$recpairs" ]; do
                 timed "$tmp/t0" "$n" "$P" run "$f" --episodes "$eps" --quiet || return 1
-                timed "$tmp/t1" "$n" "$P" run "$f" --episodes "$eps" --quiet --record "$tmp/rec.jsonl$z" || return 1
-                rm -f "$tmp/rec.jsonl$z"
+                timed_rec "$tmp/t1" "$n" "$z" "$P" run "$f" --episodes "$eps" --quiet || return 1
+                rm -f "$tmp"/rec*.jsonl*
                 # shellcheck disable=SC2046
                 set -- $(tail -n 1 "$tmp/t0") $(tail -n 1 "$tmp/t1")
                 put "$l" "$(ratio "$4" "$1")" $thr le x
