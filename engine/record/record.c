@@ -459,7 +459,6 @@ typedef struct rec_writer {
 
 struct polis_recorder {
     polis_env *env;
-    const polis_io *io; /* polis_env_io(env): where it is does not change */
     void (*sink)(void *ud, const char *line, size_t len);
     void *sink_ud;
     FILE *f;
@@ -1773,7 +1772,6 @@ static polis_status open_common(polis_recorder *r, polis_env *env, const polis_r
                                 polis_error *err)
 {
     r->env = env;
-    r->io = polis_env_io(env);
     r->episode = -1;
     r->vis_episode = polis_env_episode(env);
     r->vis_tick = polis_env_tick(env);
@@ -2543,9 +2541,9 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                         polis_env_error(r->env));
     const polis_scene *s = *out;
     if ((st = sized(r, s))) return st;
-    /* the kernel's record, rewritten in place by each scene (valid until the env is destroyed) */
-    if (!r->said) r->said = polis_env_scene_said(r->env);
-    const polis_scene_said *said = r->said;
+    /* the kernel's record, rewritten in place by each scene; asked for each time: a reset that
+     * rebuilds the env (a scenario's "vary") frees it and makes another */
+    const polis_scene_said *said = r->said = polis_env_scene_said(r->env);
     /* the lists' lengths and elements, read at once (scene_list's switch three times cost more) */
     _Static_assert(L_THINGS == 0 && L_NODES == 1 && L_EDGES == 2, "the lists' order");
     const int32_t ns[L_COUNT] = {s->n_things, s->n_nodes, s->n_edges};
@@ -3319,7 +3317,7 @@ polis_status polis_recorder_step(polis_recorder *r)
                         "recorder: step outside an episode (call "
                         "polis_recorder_begin_episode after the reset)");
     polis_env *env = r->env;
-    const polis_io *io = r->io;
+    const polis_io *io = polis_env_io(env); /* a rebuilding reset moves it */
     const polis_scene *s;
     polis_status st = take_scene(r, &s);
     if (st) return st;
