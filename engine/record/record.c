@@ -467,6 +467,7 @@ struct polis_recorder {
     bool write_failed;
     char err[REC_ERRMAX];
     int32_t keyframe_every;
+    int64_t key_lo; /* the last multiple of keyframe_every at or before the tick last stepped */
     int32_t n_agents;
     int64_t episode; /* -1 before the first begin_episode */
     bool in_episode;
@@ -1316,8 +1317,9 @@ static void writer_hand_over(polis_recorder *r)
     w->queued = true;
     w->fill = !w->fill;
     w->len[w->fill] = 0;
-    pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
+    /* after the unlock: the thread woken does not wait for the mutex this thread holds */
+    pthread_cond_broadcast(&w->cv);
 }
 
 /* Text as lines without ops, in pieces that fit the chunks. */
@@ -1777,6 +1779,7 @@ static polis_status open_common(polis_recorder *r, polis_env *env, const polis_r
     r->vis_tick = polis_env_tick(env);
     r->n_agents = polis_env_n_agents(env);
     r->keyframe_every = info->keyframe_every > 0 ? info->keyframe_every : 100;
+    r->key_lo = -2 * (int64_t)r->keyframe_every; /* no tick is within keyframe_every of it */
     r->events_on = true; /* the first reset's events go into its reset line */
     r->returns = calloc((size_t)(r->n_agents ? r->n_agents : 1), sizeof *r->returns);
     r->memo = calloc(2 * MEMO_SLOTS, sizeof *r->memo);
@@ -3196,12 +3199,13 @@ static void diff(polis_recorder *r, const polis_scene *s)
         /* a game without stats has no stats buffers (NULL; no offset may be applied) */
         const int32_t *cs = ns ? s->stats + (size_t)a * ns : NULL;
         int32_t *os = ns ? r->prev_stats + (size_t)a * ns : NULL;
-        int32_t which = (c->x != o->x || c->y != o->y) | (c->facing != o->facing) << 1 |
+        /* without branches: whether an agent moved is as good as random on most games */
+        int32_t which = (((c->x ^ o->x) | (c->y ^ o->y)) != 0) | (c->facing != o->facing) << 1 |
                         (c->alive != o->alive) << 2;
         size_t k0 = 0; /* the first changed stat: four at a time, then one at a time */
         while (k0 + 4 <= ns && !stats_diff4(cs + k0, os + k0)) k0 += 4;
         while (k0 < ns && cs[k0] == os[k0]) k0++;
-        if (!which && k0 == ns) continue;
+        /* the record is written whether or not anything changed, and kept only if so */
         int32_t *rec = q;
         *q++ = a;
         *q++ = which;
@@ -3226,6 +3230,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
         }
         rec[6] = (int32_t)((q - rec - 7) / 2);
         *o = *c;
+        q = (which | rec[6]) ? q : rec;
     }
     if (q > q0) add_op(r, OP_AGENTS, q0, (size_t)(q - q0) * sizeof *q);
     r->raw_end = (char *)q;
@@ -3364,7 +3369,11 @@ polis_status polis_recorder_step(polis_recorder *r)
     st = emit(r);
     r->events.len = 0;
     if (st) return st;
-    if (tick % r->keyframe_every == 0 && (st = keyframe(r, s))) return st;
+    /* a keyframe at every multiple of keyframe_every: one division each keyframe_every ticks
+     * (or when the ticks went back, at a new episode), not one a tick */
+    int64_t every = r->keyframe_every;
+    if ((uint64_t)(tick - r->key_lo) >= (uint64_t)every) r->key_lo = tick - tick % every;
+    if (tick == r->key_lo && (st = keyframe(r, s))) return st;
     return POLIS_OK;
 }
 
