@@ -3284,9 +3284,10 @@ static void diff(polis_recorder *r, const polis_scene *s)
             *q++ = cs[k];
             os[k] = cs[k];
         }
-        rec[6] = (int32_t)((q - rec - 7) / 2);
+        int32_t n_changed = (int32_t)((q - rec - 7) / 2);
+        rec[6] = n_changed;
         *o = *c;
-        q = (which | rec[6]) ? q : rec;
+        q = (which | n_changed) ? q : rec;
     }
     if (q > q0) add_op(r, OP_AGENTS, q0, (size_t)(q - q0) * sizeof *q);
     r->raw_end = (char *)q;
