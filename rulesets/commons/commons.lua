@@ -361,9 +361,9 @@ local px, py, face = {}, {}, {}
 local on_map, cool = {}, {}
 local zapped_by, zapped_at = {}, {} -- last zap suffered (agent, tick)
 local eaten, ret = {}, {}         -- apples this step, return this episode (polis.reward
-                                  -- reads eaten)
+                                  -- reads eaten; eat counts both)
 local ready = {}                  -- READY_TO_SHOOT per player, read by the host (the field's
-                                  -- values table), set after each reset and step
+                                  -- values table), set whenever on_map or cool changes
 local pending = {}                -- action code chosen for this step
 local zaps, zap_hits, zaps_landed = 0, 0, 0
 local apple_version = 0           -- bumps whenever an apple appears or disappears
@@ -480,6 +480,7 @@ local function eat(a, i)
   empty_add(i)
   scene_mark(i)
   eaten[a] = eaten[a] + 1
+  ret[a] = ret[a] + 1
   local x, y = AX[i], AY[i]
   n_ch_eat = n_ch_eat + 1
   ch_eat_x[n_ch_eat], ch_eat_y[n_ch_eat], ch_eat_a[n_ch_eat] = x, y, a
@@ -556,9 +557,19 @@ end
 
 -- ---- players ----------------------------------------------------------------------------------
 
+-- READY_TO_SHOOT: 1 when the beam can fire, rising from 0 while it recharges (the cooldown
+-- never exceeds zap_cooldown); 0 off the map. Kept in `ready` by whatever changes on_map or
+-- cool, so no step computes it for every player.
+local function ready_to_shoot(a)
+  if not on_map[a] then return 0 end
+  if p.zap_cooldown == 0 then return 1 end
+  return 1 - cool[a] / p.zap_cooldown
+end
+
 local function place(a, x, y, facing)
   local c = cell_of(x, y)
   px[a], py[a], face[a], on_map[a] = x, y, facing, true
+  ready[a] = ready_to_shoot(a)
   occ[c] = a + 1
   repaint(c)
   local i = apple_of[c]
@@ -569,6 +580,7 @@ local function remove(a)
   local c = cell_of(px[a], py[a])
   occ[c] = 0
   on_map[a] = false
+  ready[a] = 0
   repaint(c)
 end
 
@@ -808,14 +820,6 @@ local BOT_ZAPS = p.background_bot == "free"
 
 local order = {}
 
--- READY_TO_SHOOT: 1 when the beam can fire, rising from 0 while it recharges (the cooldown
--- never exceeds zap_cooldown); 0 off the map.
-local function ready_to_shoot(a)
-  if not on_map[a] then return 0 end
-  if p.zap_cooldown == 0 then return 1 end
-  return 1 - cool[a] / p.zap_cooldown
-end
-
 polis.on("reset", function()
   later:clear()
   finished = false
@@ -954,8 +958,10 @@ polis.on("resolve", function()
       local c = cool[a]
       if c > 0 then
         cool[a] = c - 1
+        ready[a] = ready_to_shoot(a)
       elseif pending[a] == FIRE_ZAP then
         cool[a] = ZAP_COOLDOWN
+        ready[a] = ready_to_shoot(a)
         if BEAM_LENGTH > 0 then fire(a) end
       end
     end
@@ -1033,13 +1039,9 @@ end
 
 local SAMPLE_EVERY, END_MIN_STEPS, END_INTERVAL = p.sample_every, p.end_min_steps, p.end_interval
 local END_PROBABILITY, END_WHEN_NO_APPLES = p.end_probability, p.end_when_no_apples
-local ZAP_COOLDOWN = p.zap_cooldown
+-- No loop over the players here: eat adds to ret as it adds to eaten, and `ready` changes
+-- with on_map and cool.
 polis.on("end", function()
-  for a = 0, N - 1 do
-    ret[a] = ret[a] + eaten[a]
-    -- ready_to_shoot(a), inline: a call per player and step saved
-    ready[a] = on_map[a] and (ZAP_COOLDOWN == 0 and 1 or 1 - cool[a] / ZAP_COOLDOWN) or 0
-  end
   if p.study_metrics then last_apple_approaches() end
   local t = polis.tick() + 1
   if SAMPLE_EVERY > 0 and t % SAMPLE_EVERY == 0 then
