@@ -592,9 +592,29 @@ end
 
 local function is_free(x, y) return occ[y * W + x + 1] == 0 end -- occ[cell_of(x, y)]
 
+-- A free outer spawn point, drawn as grid.pick_free(P_POINTS, is_free) draws it (the same
+-- random number), from the points' cells listed once: a respawn looks at every point, and a
+-- call to is_free per point was most of its cost.
+local pick_free_outer
+do -- a block: its locals do not count towards the main chunk's limit of 200
+local P_CELLS, free = {}, {}
+for k, pt in ipairs(P_POINTS) do P_CELLS[k] = cell_of(pt[1], pt[2]) end
+pick_free_outer = function()
+  local cells, occ, n = P_CELLS, occ, 0
+  for k = 1, #cells do
+    if occ[cells[k]] == 0 then
+      n = n + 1
+      free[n] = k
+    end
+  end
+  if n == 0 then return nil end
+  return free[random(n)]
+end
+end
+
 local respawn
 respawn = function(a)
-  local k = grid.pick_free(P_POINTS, is_free)
+  local k = pick_free_outer()
   if not k then
     -- every outer spawn point is taken: try again next step
     later:at(polis.tick() + 1, respawn, a)
