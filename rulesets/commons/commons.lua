@@ -656,7 +656,7 @@ local function move(a, code)
   if wall[c] or occ[c] ~= 0 then return end
   local old = oy * W + ox + 1
   occ[old] = 0
-  grid_set(VIEW, ox, oy, code_of(old)) -- repaint(old)
+  grid_set(VIEW, ox, oy, ground_code(old)) -- repaint(old): nobody stands there now
   px[a], py[a] = x, y
   occ[c] = a + 1
   local i = apple_of[c]
@@ -675,6 +675,7 @@ for f = 0, 3 do BEAM[f] = grid.beam_lines(f, p.beam_length, p.beam_radius) end
 -- (hit_t, hit_by) and the count is returned; without it, the walk answers whether it meets a
 -- player (`only`, when given) — the bots ask this up to three times a step.
 local function walk_beam(a, facing, collect, only)
+  local W, H, occ, wall = W, H, occ, wall -- as locals: read for every cell of the beam
   local x, y, count = px[a], py[a], 0
   local lines = BEAM[facing]
   local stopped_left, stopped_right = false, false
