@@ -646,9 +646,9 @@ int polis__lua_grid_view(lua_State *L)
     size_t i = (size_t)(first - 1);
     /* the common case in one pass; a value that does not fit a byte leaves the window to the
      * loop below, which names the cell */
-    bool done = !g->wrap && v->dtype == POLIS_DTYPE_U8 &&
-                view_bytes((uint8_t *)v->p + i, base, w, h, x, y, ax, ay, rx, ry, span,
-                           (uint8_t)outside);
+    bool done =
+        !g->wrap && v->dtype == POLIS_DTYPE_U8 &&
+        view_bytes((uint8_t *)v->p + i, base, w, h, x, y, ax, ay, rx, ry, span, (uint8_t)outside);
     for (lua_Integer r = 0; r < rows && !done; r++) {
         int64_t ahead = span[0] - r;
         /* the row's first cell, then one step to the right per column */
