@@ -308,8 +308,10 @@ r_lua_hook() {
         "rulesets/exploration/exploration_lua.json --steps $(st 3000) --repeat 5"
 }
 r_lua_commons() {
-    target="Commons, a whole game in Lua, ≥ 0.6 M agent-steps/CPU-s with the default limits"
-    passes_of commons_open 6e5 cpu rulesets/commons/commons_open.json --steps "$(st 20000)" --repeat 5
+    target="Commons, a whole game in Lua, ≥ 0.6 M agent-steps/CPU-s with the default limits and with the deterministic instruction budget on"
+    passes_of commons_open 6e5 cpu rulesets/commons/commons_open.json --steps "$(st 20000)" --repeat 5 || return 1
+    passes_of "commons_open with the budget" 6e5 cpu rulesets/commons/commons_open.json \
+        --steps "$(st 20000)" --repeat 5 --set lua.instruction_limit=100000000
 }
 r_python() {
     target="Python end to end ≥ 80% of C on every game (\`polis.vector_env\` and a numpy policy ÷ \`polis bench\`, 64 envs, per CPU-second, policy included)"

@@ -511,6 +511,46 @@ static void clip_span(int64_t p0, int64_t d, int64_t n, int64_t *on, int64_t *of
     if (b < *off) *off = b;
 }
 
+/* polis.grid_view's common case, a symbolic (u8) view of a bounded map. A row of the window
+ * runs along the facing's right vector, so the same columns of every row lie on the map
+ * along it, and a row's line either crosses the map or misses it: the clipping is worked out
+ * once, not per row. The cells are copied without a test each and OR'ed together; false
+ * when a value does not fit a byte (the caller's cell-by-cell loop then writes the window
+ * again and names the cell). */
+static bool view_bytes(uint8_t *dst, const int32_t *base, int64_t w, int64_t h, int64_t x,
+                       int64_t y, int64_t ax, int64_t ay, int64_t rx, int64_t ry,
+                       const lua_Integer span[4], uint8_t outside)
+{
+    int64_t rows = span[0] + 1 + span[1], cols = span[2] + 1 + span[3];
+    /* the first row's first cell; each row starts one step behind the one before */
+    int64_t x0 = x + ax * span[0] - rx * span[2], y0 = y + ay * span[0] - ry * span[2];
+    int64_t on = 0, off = cols; /* the columns on the map, in a row that crosses it */
+    if (rx != 0)
+        clip_span(x0, rx, w, &on, &off);
+    else
+        clip_span(y0, ry, h, &on, &off);
+    if (on > cols) on = cols;
+    if (off < on) off = on;
+    ptrdiff_t step = (ptrdiff_t)(ry * w + rx);
+    uint32_t seen = 0;
+    for (int64_t r = 0; r < rows; r++, dst += cols, x0 -= ax, y0 -= ay) {
+        int64_t across = rx != 0 ? y0 : x0, n = rx != 0 ? h : w; /* the row's line */
+        if (on == off || across < 0 || across >= n) {
+            memset(dst, outside, (size_t)cols);
+            continue;
+        }
+        if (on > 0) memset(dst, outside, (size_t)on); /* no call for the usual nothing */
+        const int32_t *src = base + (y0 + ry * on) * w + (x0 + rx * on);
+        for (int64_t c = on; c < off; c++, src += step) {
+            uint32_t val = (uint32_t)*src;
+            seen |= val;
+            dst[c] = (uint8_t)val;
+        }
+        if (off < cols) memset(dst + off, outside, (size_t)(cols - off));
+    }
+    return seen <= UINT8_MAX;
+}
+
 /* Element i of an observation view, a value already checked against its dtype. */
 static void store_cell(const polis__lua_obs_view *v, size_t i, int64_t val)
 {
@@ -604,37 +644,16 @@ int polis__lua_grid_view(lua_State *L)
     int64_t w = g->width, h = g->height;
     const int32_t *base = g->cells + (size_t)layer * (size_t)w * (size_t)h;
     size_t i = (size_t)(first - 1);
-    for (lua_Integer r = 0; r < rows; r++) {
+    /* the common case in one pass; a value that does not fit a byte leaves the window to the
+     * loop below, which names the cell */
+    bool done =
+        !g->wrap && v->dtype == POLIS_DTYPE_U8 &&
+        view_bytes((uint8_t *)v->p + i, base, w, h, x, y, ax, ay, rx, ry, span, (uint8_t)outside);
+    for (lua_Integer r = 0; r < rows && !done; r++) {
         int64_t ahead = span[0] - r;
         /* the row's first cell, then one step to the right per column */
         int64_t x0 = x + ax * ahead - rx * span[2], y0 = y + ay * ahead - ry * span[2];
         int64_t cx = x0, cy = y0;
-        if (!g->wrap && v->dtype == POLIS_DTYPE_U8) {
-            /* the common case of a symbolic view of a bounded map: the row's cells on the
-             * map copied as bytes, the others `outside`; a value that does not fit leaves
-             * the row to the loop below, which names the cell */
-            int64_t on = 0, off = cols;
-            clip_span(x0, rx, w, &on, &off);
-            clip_span(y0, ry, h, &on, &off);
-            if (on > cols) on = cols;
-            if (off < on) off = on;
-            uint8_t *dst = (uint8_t *)v->p + i;
-            int64_t c = on;
-            if (on < off) {
-                const int32_t *src = base + (y0 + ry * on) * w + (x0 + rx * on);
-                ptrdiff_t step = (ptrdiff_t)(ry * w + rx);
-                for (; c < off; c++, src += step) {
-                    if ((uint32_t)*src > UINT8_MAX) break;
-                    dst[c] = (uint8_t)*src;
-                }
-            }
-            if (c == off) {
-                for (c = 0; c < on; c++) dst[c] = (uint8_t)outside;
-                for (c = off; c < cols; c++) dst[c] = (uint8_t)outside;
-                i += (size_t)cols;
-                continue;
-            }
-        }
         int64_t x1 = x0 + rx * (cols - 1), y1 = y0 + ry * (cols - 1);
         bool inside = !g->wrap && x0 >= 0 && x0 < w && y0 >= 0 && y0 < h && x1 >= 0 && x1 < w &&
                       y1 >= 0 && y1 < h;

@@ -361,9 +361,9 @@ local px, py, face = {}, {}, {}
 local on_map, cool = {}, {}
 local zapped_by, zapped_at = {}, {} -- last zap suffered (agent, tick)
 local eaten, ret = {}, {}         -- apples this step, return this episode (polis.reward
-                                  -- reads eaten)
+                                  -- reads eaten; eat counts both)
 local ready = {}                  -- READY_TO_SHOOT per player, read by the host (the field's
-                                  -- values table), set after each reset and step
+                                  -- values table), set whenever on_map or cool changes
 local pending = {}                -- action code chosen for this step
 local zaps, zap_hits, zaps_landed = 0, 0, 0
 local apple_version = 0           -- bumps whenever an apple appears or disappears
@@ -480,6 +480,7 @@ local function eat(a, i)
   empty_add(i)
   scene_mark(i)
   eaten[a] = eaten[a] + 1
+  ret[a] = ret[a] + 1
   local x, y = AX[i], AY[i]
   n_ch_eat = n_ch_eat + 1
   ch_eat_x[n_ch_eat], ch_eat_y[n_ch_eat], ch_eat_a[n_ch_eat] = x, y, a
@@ -542,6 +543,7 @@ end
 -- so the order of the cells does not matter.
 local grown = {}
 local function regrow()
+  local empty, nbr, PK = empty, nbr, PK -- as locals: they are read for every empty cell
   local n = 0
   for j = 1, n_empty do
     local i = empty[j]
@@ -556,9 +558,19 @@ end
 
 -- ---- players ----------------------------------------------------------------------------------
 
+-- READY_TO_SHOOT: 1 when the beam can fire, rising from 0 while it recharges (the cooldown
+-- never exceeds zap_cooldown); 0 off the map. Kept in `ready` by whatever changes on_map or
+-- cool, so no step computes it for every player.
+local function ready_to_shoot(a)
+  if not on_map[a] then return 0 end
+  if p.zap_cooldown == 0 then return 1 end
+  return 1 - cool[a] / p.zap_cooldown
+end
+
 local function place(a, x, y, facing)
   local c = cell_of(x, y)
   px[a], py[a], face[a], on_map[a] = x, y, facing, true
+  ready[a] = ready_to_shoot(a)
   occ[c] = a + 1
   repaint(c)
   local i = apple_of[c]
@@ -569,6 +581,7 @@ local function remove(a)
   local c = cell_of(px[a], py[a])
   occ[c] = 0
   on_map[a] = false
+  ready[a] = 0
   repaint(c)
 end
 
@@ -579,9 +592,29 @@ end
 
 local function is_free(x, y) return occ[y * W + x + 1] == 0 end -- occ[cell_of(x, y)]
 
+-- A free outer spawn point, drawn as grid.pick_free(P_POINTS, is_free) draws it (the same
+-- random number), from the points' cells listed once: a respawn looks at every point, and a
+-- call to is_free per point was most of its cost.
+local pick_free_outer
+do -- a block: its locals do not count towards the main chunk's limit of 200
+local P_CELLS, free = {}, {}
+for k, pt in ipairs(P_POINTS) do P_CELLS[k] = cell_of(pt[1], pt[2]) end
+pick_free_outer = function()
+  local cells, occ, n = P_CELLS, occ, 0
+  for k = 1, #cells do
+    if occ[cells[k]] == 0 then
+      n = n + 1
+      free[n] = k
+    end
+  end
+  if n == 0 then return nil end
+  return free[random(n)]
+end
+end
+
 local respawn
 respawn = function(a)
-  local k = grid.pick_free(P_POINTS, is_free)
+  local k = pick_free_outer()
   if not k then
     -- every outer spawn point is taken: try again next step
     later:at(polis.tick() + 1, respawn, a)
@@ -623,7 +656,7 @@ local function move(a, code)
   if wall[c] or occ[c] ~= 0 then return end
   local old = oy * W + ox + 1
   occ[old] = 0
-  grid_set(VIEW, ox, oy, code_of(old)) -- repaint(old)
+  grid_set(VIEW, ox, oy, ground_code(old)) -- repaint(old): nobody stands there now
   px[a], py[a] = x, y
   occ[c] = a + 1
   local i = apple_of[c]
@@ -642,6 +675,7 @@ for f = 0, 3 do BEAM[f] = grid.beam_lines(f, p.beam_length, p.beam_radius) end
 -- (hit_t, hit_by) and the count is returned; without it, the walk answers whether it meets a
 -- player (`only`, when given) — the bots ask this up to three times a step.
 local function walk_beam(a, facing, collect, only)
+  local W, H, occ, wall = W, H, occ, wall -- as locals: read for every cell of the beam
   local x, y, count = px[a], py[a], 0
   local lines = BEAM[facing]
   local stopped_left, stopped_right = false, false
@@ -808,14 +842,6 @@ local BOT_ZAPS = p.background_bot == "free"
 
 local order = {}
 
--- READY_TO_SHOOT: 1 when the beam can fire, rising from 0 while it recharges (the cooldown
--- never exceeds zap_cooldown); 0 off the map.
-local function ready_to_shoot(a)
-  if not on_map[a] then return 0 end
-  if p.zap_cooldown == 0 then return 1 end
-  return 1 - cool[a] / p.zap_cooldown
-end
-
 polis.on("reset", function()
   later:clear()
   finished = false
@@ -909,8 +935,11 @@ end
 do -- parameters every step reads, as locals (the script never changes p); a block, so they
    -- do not count towards the main chunk's limit of 200 locals
 local ZAP_COOLDOWN, BEAM_LENGTH = p.zap_cooldown, p.beam_length
-local STUDY_METRICS, BOT_EVERY = p.study_metrics, p.bot_every
+local STUDY_METRICS, BOT_EVERY, SHUFFLE_ORDER = p.study_metrics, p.bot_every, p.shuffle_order
 polis.on("resolve", function()
+  -- The tables read for every player, as locals: indexing an upvalue's table takes one VM
+  -- instruction more than a local's, and the step runs every instruction under the budget.
+  local on_map, pending, order, eaten, cool, face = on_map, pending, order, eaten, cool, face
   n_ch_eat, n_ch_grow, n_ch_gone, n_ch_back, n_ch_beam, n_ch_hit = 0, 0, 0, 0, 0, 0
   if STUDY_METRICS then last_apple_targets() end
   if #driven_list > 0 then -- the bots' choices, or a wait, in place of the host's
@@ -928,7 +957,7 @@ polis.on("resolve", function()
       order[n] = a
     end
   end
-  if p.shuffle_order then
+  if SHUFFLE_ORDER then
     for j = n, 2, -1 do
       local k = random(j)
       order[j], order[k] = order[k], order[j]
@@ -954,8 +983,10 @@ polis.on("resolve", function()
       local c = cool[a]
       if c > 0 then
         cool[a] = c - 1
+        ready[a] = ready_to_shoot(a)
       elseif pending[a] == FIRE_ZAP then
         cool[a] = ZAP_COOLDOWN
+        ready[a] = ready_to_shoot(a)
         if BEAM_LENGTH > 0 then fire(a) end
       end
     end
@@ -1033,13 +1064,9 @@ end
 
 local SAMPLE_EVERY, END_MIN_STEPS, END_INTERVAL = p.sample_every, p.end_min_steps, p.end_interval
 local END_PROBABILITY, END_WHEN_NO_APPLES = p.end_probability, p.end_when_no_apples
-local ZAP_COOLDOWN = p.zap_cooldown
+-- No loop over the players here: eat adds to ret as it adds to eaten, and `ready` changes
+-- with on_map and cool.
 polis.on("end", function()
-  for a = 0, N - 1 do
-    ret[a] = ret[a] + eaten[a]
-    -- ready_to_shoot(a), inline: a call per player and step saved
-    ready[a] = on_map[a] and (ZAP_COOLDOWN == 0 and 1 or 1 - cool[a] / ZAP_COOLDOWN) or 0
-  end
   if p.study_metrics then last_apple_approaches() end
   local t = polis.tick() + 1
   if SAMPLE_EVERY > 0 and t % SAMPLE_EVERY == 0 then
@@ -1081,6 +1108,7 @@ polis.observation{
   range = {OUTSIDE, AGENT0 + N - 1}, -- 0 outside .. 7 + the last player's id
   write_all = function(buf)
     local hiding = visibility_active()
+    local on_map, px, py, face = on_map, px, py, face -- as locals: read for every player
     for a = 0, N - 1 do
       if on_map[a] then
         local first = a * CELLS + 1

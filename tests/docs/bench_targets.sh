@@ -64,7 +64,8 @@ chmod +x "$tmp/polis"
 sh $S --quick --rows '^lua-commons$' "$tmp/polis" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 1 ] || fail "a failing polis: exit status $rc, expected 1"
-grep -Fqx "| Commons, a whole game in Lua, ≥ 0.6 M agent-steps/CPU-s with the default limits | failed: $tmp/polis bench \
+grep -Fqx "| Commons, a whole game in Lua, ≥ 0.6 M agent-steps/CPU-s with the default limits and with the \
+deterministic instruction budget on | failed: $tmp/polis bench \
 rulesets/commons/commons_open.json --steps 400 --repeat 5 --warmup 5: failed: no luck | \`examples/bench_targets.sh --rows \
 '^lua-commons\$'\` | not measured |" "$tmp/out" || fail "a failing polis: $(grep '^| C' "$tmp/out")"
 
