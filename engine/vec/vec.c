@@ -77,9 +77,21 @@ enum { JOB_RESET = 0, JOB_STEP = 1 };
 
 typedef struct vec_worker {
     polis_vec *vec;
-    int32_t index; /* thread index, 1..T-1 (0 is the caller) */
+    int32_t index;      /* thread index, 1..T-1 (0 is the caller) */
+    int32_t ahead_next; /* the env its next look for a reset to make ahead starts at */
     pthread_t thread;
 } vec_worker;
+
+/* Env k's reset made ahead ("resets made ahead" below): the lock that keeps a prepare and
+ * the env's reset apart, and what the next reset will use. One cache line per env. */
+enum { AHEAD_FREE = 0, AHEAD_PREPARING = 1, AHEAD_RESETTING = 2 };
+typedef struct vec_ahead {
+    _Alignas(64) atomic_int lock;
+    atomic_bool pending; /* `want` is not prepared yet */
+    bool made_valid;     /* the env's prepare ran for `made` since its last reset */
+    uint64_t want;       /* the seed of the env's next reset (under the lock) */
+    uint64_t made;       /* ... and the seed last prepared */
+} vec_ahead;
 
 /* What one thread's envs did in the current call: its lowest failing env. One cache line
  * per thread, so threads never write a line another thread writes; each thread clears its
@@ -108,11 +120,13 @@ typedef struct vec_publish {
     _Alignas(64) atomic_uint gen;
     atomic_int sleepers;
     atomic_int stop;
+    atomic_bool probing; /* a probe runs: the workers make no resets ahead */
 } vec_publish;
 
 typedef struct vec_finish {
     _Alignas(64) atomic_int finished; /* envs of the current job finished */
     atomic_int main_waiting;
+    atomic_llong prepared, hits; /* resets made ahead; resets whose seed was prepared */
 } vec_finish;
 
 struct polis_vec {
@@ -155,7 +169,8 @@ struct polis_vec {
     bool sync_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_done;
-    int32_t chunk; /* envs per claim */
+    int32_t chunk;     /* envs per claim */
+    vec_ahead *aheads; /* [n_envs] with resets made ahead, else NULL */
 
     /* What the calling thread alone writes at every call, in lines of its own: a store to a
      * line that the workers read (the fields above) would send it to their cores again. */
@@ -332,12 +347,43 @@ static polis_status provide_io(void *ud, polis_env *env, polis_io *io)
 
 /* ---- the work -------------------------------------------------------------------------------- */
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void lock_ahead(vec_ahead *a)
+{
+    for (int i = 0;; i++) {
+        int expect = AHEAD_FREE;
+        if (atomic_compare_exchange_weak(&a->lock, &expect, AHEAD_RESETTING)) return;
+        if (i < SPIN_ROUNDS)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
 static polis_status run_env(polis_vec *v, int32_t k)
 {
     polis_env *env = v->envs[k];
-    if (v->job == JOB_RESET || v->autoreset[k])
-        return polis_env_reset(env, polis_vec_env_seed(v->seed, k, v->episode[k]));
-    return polis_env_step(env);
+    if (v->job != JOB_RESET && !v->autoreset[k]) return polis_env_step(env);
+    const uint64_t seed = polis_vec_env_seed(v->seed, k, v->episode[k]);
+    if (!v->aheads) return polis_env_reset(env, seed);
+    /* with resets made ahead: never while the env's prepare runs; then the next one's seed */
+    vec_ahead *a = &v->aheads[k];
+    lock_ahead(a);
+    if (a->made_valid && a->made == seed) atomic_fetch_add(&v->fin->hits, 1);
+    polis_status st = polis_env_reset(env, seed);
+    a->made_valid = false;
+    a->want = polis_vec_env_seed(v->seed, k, v->episode[k] + 1);
+    atomic_store(&a->pending, true);
+    atomic_store(&a->lock, AHEAD_FREE);
+    return st;
 }
 
 /* Stores x at *p only if it differs: the one-byte rows of several envs share a cache line,
@@ -416,15 +462,6 @@ static void run_envs(polis_vec *v, int32_t t, int32_t lo, int32_t hi)
 
 /* ---- the pool -------------------------------------------------------------------------------- */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* Thread u's block of envs, [block_lo(u), block_lo(u + 1)). */
 static int32_t block_lo(const polis_vec *v, int32_t u)
 {
@@ -497,6 +534,58 @@ static unsigned wait_for_work(polis_vec *v, unsigned seen)
     return g;
 }
 
+/* ---- resets made ahead -------------------------------------------------------------------------
+ *
+ * A reset of a game that generates a world costs many steps (survival: about 93), and it is
+ * one env's: the other threads wait for it at the end of the call. When the envs' plugins
+ * registered a prepare function (the "reset_ahead" host API, ahead.c), a worker that has
+ * finished its envs of a call and finds no new call published runs the prepare of an env's
+ * next reset (its seed is polis_vec_env_seed(seed, k, episode + 1)), one env at a time, and
+ * looks for a new call between them; the reset then takes the prepared world, if the game
+ * finds it made for the generator it starts with. A new call meanwhile finds the worker's
+ * block not started, so the calling thread steps it. A prepare runs while its env may be
+ * stepping (the prepare touches only its own memory: plugin.h), never during the env's reset:
+ * a lock per env, which a reset takes (and waits for, if a prepare runs) and a prepare only
+ * tries. What an env does never depends on whether its reset was prepared (the game's check),
+ * so results stay the same whatever the threads do; the workers' idle time becomes the resets'.
+ */
+
+/* Prepares one env's next reset that is not prepared yet, from worker w's place on; false
+ * when a call was published or there is none. */
+static bool prepare_one(polis_vec *v, vec_worker *w, unsigned g)
+{
+    for (int32_t i = 0; i < v->n_envs; i++) {
+        if (atomic_load_explicit(&v->pub->gen, memory_order_relaxed) != g ||
+            atomic_load_explicit(&v->pub->probing, memory_order_relaxed))
+            return false;
+        int32_t k =
+            w->ahead_next + i < v->n_envs ? w->ahead_next + i : w->ahead_next + i - v->n_envs;
+        vec_ahead *a = &v->aheads[k];
+        if (!atomic_load_explicit(&a->pending, memory_order_relaxed)) continue;
+        int expect = AHEAD_FREE;
+        if (!atomic_compare_exchange_strong(&a->lock, &expect, AHEAD_PREPARING)) continue;
+        if (atomic_load(&a->pending)) {
+            atomic_store(&a->pending, false);
+            if (polis__env_can_prepare(v->envs[k])) {
+                polis__env_prepare(v->envs[k], a->want);
+                a->made = a->want;
+                a->made_valid = true;
+                atomic_fetch_add(&v->fin->prepared, 1);
+            }
+        }
+        atomic_store(&a->lock, AHEAD_FREE);
+        w->ahead_next = k + 1 < v->n_envs ? k + 1 : 0;
+        return true;
+    }
+    return false;
+}
+
+void polis__vec_ahead_stats(const polis_vec *vec, int64_t *prepared, int64_t *hits)
+{
+    *prepared = vec->aheads ? atomic_load(&vec->fin->prepared) : 0;
+    *hits = vec->aheads ? atomic_load(&vec->fin->hits) : 0;
+}
+
 static void *worker_main(void *arg)
 {
     vec_worker *w = arg;
@@ -506,6 +595,9 @@ static void *worker_main(void *arg)
         seen = wait_for_work(v, seen);
         if (atomic_load(&v->pub->stop)) return NULL;
         run_claims(v, w->index, seen);
+        if (v->aheads)
+            while (prepare_one(v, w, seen)) {
+            }
     }
 }
 
@@ -607,6 +699,7 @@ static bool choose_parallel(polis_vec *v, bool *timed)
         }
         v->probe = 0;
         v->block_calls = v->block_timed = v->worker_calls = 0;
+        if (v->aheads) atomic_store(&v->pub->probing, true);
     }
     const bool par = (v->probe & 1) == 0;
     *timed = par ? v->worker_calls >= PROBE_WARMUP || v->block_calls >= PROBE_WAKE
@@ -635,6 +728,7 @@ static void probe_done(polis_vec *v, bool par, bool worker, bool timed, int64_t 
     v->parallel = verdict;
     v->until_probe = v->period;
     v->probe = -1;
+    if (v->aheads) atomic_store(&v->pub->probing, false);
 }
 
 static void pool_run(polis_vec *v, int32_t job)
@@ -662,6 +756,7 @@ void polis__vec_set_pool(polis_vec *vec, polis__vec_pool pool)
     vec->probe = -1;
     vec->until_probe = 0;
     vec->period = PERIOD_MIN;
+    if (vec->aheads) atomic_store(&vec->pub->probing, false);
 }
 
 void polis__vec_pool_calls(const polis_vec *vec, int64_t *serial, int64_t *parallel)
@@ -698,12 +793,15 @@ static polis_status pool_start(polis_vec *v, polis_error *err)
     atomic_init(&v->pub->gen, 0);
     for (int32_t u = 0; u < v->n_threads; u++) atomic_init(&v->claims[u].next, 0);
     atomic_init(&v->fin->finished, 0);
+    atomic_init(&v->fin->prepared, 0);
+    atomic_init(&v->fin->hits, 0);
     /* about four claims per block: fewer atomics than one env each, and a thread that
      * cannot run holds back at most a quarter of its share */
     v->chunk = v->n_envs / (4 * v->n_threads) > 1 ? v->n_envs / (4 * v->n_threads) : 1;
     atomic_init(&v->pub->sleepers, 0);
     atomic_init(&v->fin->main_waiting, 0);
     atomic_init(&v->pub->stop, 0);
+    atomic_init(&v->pub->probing, false);
     int rc = pthread_mutex_init(&v->mu, NULL);
     if (rc == 0 && (rc = pthread_cond_init(&v->cv_work, NULL)) != 0) pthread_mutex_destroy(&v->mu);
     if (rc == 0 && (rc = pthread_cond_init(&v->cv_done, NULL)) != 0) {
@@ -776,6 +874,7 @@ void polis_vec_destroy(polis_vec *vec)
     vec_free(vec, vec->env_done, m);
     vec_free(vec, vec->episode, m * sizeof *vec->episode);
     vec_free(vec, vec->results_mem, results_bytes(vec->n_threads));
+    vec_free(vec, vec->aheads, (size_t)vec->n_envs * sizeof *vec->aheads);
     vec_free(vec, vec->workers, (size_t)(vec->n_threads - 1) * sizeof *vec->workers);
     vec->alloc(vec->alloc_ud, vec, sizeof *vec, 0);
 }
@@ -854,6 +953,17 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
                 bad_input(err, st, "env %d: %s", k, e.message);
             polis_vec_destroy(v);
             return st;
+        }
+    }
+    /* resets made ahead, when there are workers and env 0's plugins offer a prepare */
+    if (n_threads > 1 && polis__env_can_prepare(v->envs[0])) {
+        if (!(v->aheads = vec_alloc(v, m * sizeof *v->aheads))) {
+            polis_vec_destroy(v);
+            return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
+        }
+        for (size_t k = 0; k < m; k++) {
+            atomic_init(&v->aheads[k].lock, AHEAD_FREE);
+            atomic_init(&v->aheads[k].pending, false);
         }
     }
     polis_status st = pool_start(v, err);
