@@ -105,7 +105,10 @@ typedef struct vec_result {
 } vec_result;
 
 /* Block u's claim counter: generation << 32 | OWNER_STARTED once thread u has claimed from
- * it in that generation | the next env of the block to claim. Thread u claims from it
+ * it in that generation | the place in the order (order_blocks) of the next env of the block
+ * to claim. A counter of an earlier generation reads as its block untouched, so the calling
+ * thread publishes a call without writing the counters (each stays in the cache of the
+ * thread that claims from it). Thread u claims from it
  * first, the others when their own blocks are done: all of what is left while thread u has
  * not started (it is asleep, or cannot run), else only while STEAL_MIN or more envs are
  * left, so that a running owner keeps its envs, and their state stays in its core's cache. */
@@ -171,6 +174,8 @@ struct polis_vec {
     pthread_cond_t cv_work, cv_done;
     int32_t chunk;     /* envs per claim */
     vec_ahead *aheads; /* [n_envs] with resets made ahead, else NULL */
+    int32_t *order;    /* [n_envs] the envs in the order threads claim them (order_blocks) */
+    bool in_order;     /* order is 0, 1, ..., n_envs - 1 */
 
     /* What the calling thread alone writes at every call, in lines of its own: a store to a
      * line that the workers read (the fields above) would send it to their cores again. */
@@ -445,12 +450,13 @@ static void clear_result(vec_result *r, unsigned gen)
     r->gen = gen;
 }
 
-/* Runs envs lo..hi-1 for thread t. Every env runs even after one failed, so what the envs
- * did never depends on how they were split among threads. */
+/* Runs the envs at places lo..hi-1 of the order for thread t. Every env runs even after one
+ * failed, so what the envs did never depends on how they were split among threads. */
 static void run_envs(polis_vec *v, int32_t t, int32_t lo, int32_t hi)
 {
     vec_result *r = &v->results[t];
-    for (int32_t k = lo; k < hi; k++) {
+    for (int32_t i = lo; i < hi; i++) {
+        const int32_t k = v->order[i];
         polis_status st = run_env(v, k);
         if (st != POLIS_OK && (r->failed < 0 || k < r->failed)) {
             r->failed = k;
@@ -468,6 +474,25 @@ static int32_t block_lo(const polis_vec *v, int32_t u)
     return (int32_t)((int64_t)u * v->n_envs / v->n_threads);
 }
 
+/* Each block's envs in the order threads claim them: those that reset in this call first (a
+ * reset costs many steps: claimed first and alone, the envs after it go to whichever thread is
+ * free first), then the others, each group by index. Stored only where it changes (the workers
+ * read it). */
+static void order_blocks(polis_vec *v, int32_t resets)
+{
+    for (int32_t u = 0; u < v->n_threads; u++) {
+        const int32_t lo = block_lo(v, u), hi = block_lo(v, u + 1);
+        int32_t i = lo;
+        for (int pass = 1; pass >= 0; pass--)
+            for (int32_t k = lo; k < hi; k++)
+                if (v->autoreset[k] == pass) {
+                    if (v->order[i] != k) v->order[i] = k;
+                    i++;
+                }
+    }
+    v->in_order = resets == 0;
+}
+
 /* Claims and runs envs of block u in generation g while it has any (thread t is its owner
  * when t == u; see vec_claim for what the others may take); returns how many. */
 static int32_t run_block(polis_vec *v, int32_t t, int32_t u, unsigned g, int32_t done)
@@ -478,15 +503,22 @@ static int32_t run_block(polis_vec *v, int32_t t, int32_t u, unsigned g, int32_t
     int32_t ran = 0;
     uint64_t c = atomic_load(claim);
     for (;;) {
-        const int32_t k = (int32_t)(c & (OWNER_STARTED - 1));
-        if ((c & ~(uint64_t)UINT32_MAX) != tag || k >= hi) return ran;
-        const bool started = (c & OWNER_STARTED) != 0;
-        int32_t e = hi - k < v->chunk ? hi : k + v->chunk;
+        /* a counter of an earlier generation is this one's, untouched: the block from its
+         * start (the calling thread does not reset the counters: each is written only by
+         * the threads that claim from it) */
+        const unsigned cg = (unsigned)(c >> 32);
+        if (cg != g && (int32_t)(g - cg) < 0) return ran; /* a later call's: this one is over */
+        const bool fresh = cg != g;
+        const int32_t k = fresh ? block_lo(v, u) : (int32_t)(c & (OWNER_STARTED - 1));
+        if (k >= hi) return ran;
+        const bool started = !fresh && (c & OWNER_STARTED) != 0;
+        /* a reset alone: the envs after it go to whichever thread is free first */
+        int32_t e = v->autoreset[v->order[k]] ? k + 1 : hi - k < v->chunk ? hi : k + v->chunk;
         if (t != u && started) {
             if (hi - k < STEAL_MIN) return ran;
             e = k + 1;
         }
-        const uint64_t next = tag | (t == u ? OWNER_STARTED : c & OWNER_STARTED) | (uint32_t)e;
+        const uint64_t next = tag | (t == u || started ? OWNER_STARTED : 0) | (uint32_t)e;
         if (!atomic_compare_exchange_weak(claim, &c, next)) continue;
         if (done + ran == 0) clear_result(&v->results[t], g);
         run_envs(v, t, k, e);
@@ -616,13 +648,11 @@ static void wake_workers(polis_vec *v)
  * whether a worker stepped any. */
 static bool run_parallel(polis_vec *v)
 {
-    /* the claim counters and the finished count first, then the generation that opens them */
+    /* the finished count first, then the generation that opens the claim counters */
     const unsigned g = atomic_load(&v->pub->gen) + 1;
     v->call_gen = g;
     v->n_results = v->n_threads;
     atomic_store(&v->fin->finished, 0);
-    for (int32_t u = 0; u < v->n_threads; u++)
-        atomic_store(&v->claims[u].next, (uint64_t)g << 32 | (uint32_t)block_lo(v, u));
     wake_workers(v);
     if (run_claims(v, 0, g) == v->n_envs) return false;
     for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
@@ -719,6 +749,7 @@ static void probe_done(polis_vec *v, bool par, bool worker, bool timed, int64_t 
     v->block_calls = v->block_timed = v->worker_calls = 0;
     if (++v->probe < PROBE_BLOCKS) return;
     bool verdict = polis__vec_prefer_parallel(v->probe_ser, v->probe_par, PROBE_CALLS);
+    if (getenv("THR_PROBE")) { fprintf(stderr, "THR probe@%lld ser", (long long)(v->calls[0]+v->calls[1])); for (int i = 0; i < PROBE_CALLS; i++) fprintf(stderr, " %lld", (long long)v->probe_ser[i]); fprintf(stderr, " par"); for (int i = 0; i < PROBE_CALLS; i++) fprintf(stderr, " %lld", (long long)v->probe_par[i]); fprintf(stderr, " -> %d prep %lld\n", verdict, v->aheads ? (long long)atomic_load(&v->fin->prepared) : -1LL); } /* THR-EXPERIMENT */
     v->probes++;
     v->parallel_verdicts += verdict;
     if (verdict == v->parallel)
@@ -873,6 +904,7 @@ void polis_vec_destroy(polis_vec *vec)
     vec_free(vec, vec->autoreset, m);
     vec_free(vec, vec->env_done, m);
     vec_free(vec, vec->episode, m * sizeof *vec->episode);
+    vec_free(vec, vec->order, m * sizeof *vec->order);
     vec_free(vec, vec->results_mem, results_bytes(vec->n_threads));
     vec_free(vec, vec->aheads, (size_t)vec->n_envs * sizeof *vec->aheads);
     vec_free(vec, vec->workers, (size_t)(vec->n_threads - 1) * sizeof *vec->workers);
@@ -909,6 +941,7 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
     v->autoreset = vec_alloc(v, m);
     v->env_done = vec_alloc(v, m);
     v->episode = vec_alloc(v, m * sizeof *v->episode);
+    v->order = vec_alloc(v, m * sizeof *v->order);
     v->results_mem = vec_alloc(v, results_bytes(n_threads));
     v->workers = vec_alloc(v, (size_t)(n_threads - 1) * sizeof *v->workers);
     if (v->results_mem) {
@@ -918,8 +951,12 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
         v->fin = (vec_finish *)(v->pub + 1);
     }
     polis__vec_set_pool(v, POLIS__VEC_ADAPT);
-    if (!v->envs || !v->autoreset || !v->env_done || !v->episode || !v->results_mem ||
-        !v->workers) {
+    if (v->order) {
+        for (int32_t k = 0; k < n_envs; k++) v->order[k] = k;
+        v->in_order = true;
+    }
+    if (!v->envs || !v->autoreset || !v->env_done || !v->episode || !v->order ||
+        !v->results_mem || !v->workers) {
         polis_vec_destroy(v);
         return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
     }
@@ -1086,11 +1123,14 @@ polis_status polis_vec_step(polis_vec *vec)
             return POLIS_ERR_ACTION;
         }
     }
+    int32_t resets = 0;
     for (int32_t k = 0; k < vec->n_envs; k++) {
         uint8_t done = vec->env_done[k];
         set_u8(&vec->autoreset[k], done);
         if (done) vec->episode[k]++;
+        resets += done;
     }
+    if (vec->n_threads > 1 && (resets > 0 || !vec->in_order)) order_blocks(vec, resets);
     pool_run(vec, JOB_STEP);
     return collect(vec);
 }
