@@ -749,7 +749,6 @@ static void probe_done(polis_vec *v, bool par, bool worker, bool timed, int64_t 
     v->block_calls = v->block_timed = v->worker_calls = 0;
     if (++v->probe < PROBE_BLOCKS) return;
     bool verdict = polis__vec_prefer_parallel(v->probe_ser, v->probe_par, PROBE_CALLS);
-    if (getenv("THR_PROBE")) { fprintf(stderr, "THR probe@%lld ser", (long long)(v->calls[0]+v->calls[1])); for (int i = 0; i < PROBE_CALLS; i++) fprintf(stderr, " %lld", (long long)v->probe_ser[i]); fprintf(stderr, " par"); for (int i = 0; i < PROBE_CALLS; i++) fprintf(stderr, " %lld", (long long)v->probe_par[i]); fprintf(stderr, " -> %d prep %lld\n", verdict, v->aheads ? (long long)atomic_load(&v->fin->prepared) : -1LL); } /* THR-EXPERIMENT */
     v->probes++;
     v->parallel_verdicts += verdict;
     if (verdict == v->parallel)
