@@ -17,13 +17,18 @@
  * single envs, and only while STEAL_MIN are left, of one whose owner runs (moving an env's
  * state to the other core costs more than waiting for a running owner's last envs), from
  * counters tagged with the generation (a worker that wakes late finds the tag changed and
- * claims nothing), and counts the envs it finished. The caller returns when
+ * claims nothing), and counts the envs it finished. A block's envs are claimed in an order that
+puts those that reset in the call first, one claim each (order_blocks): a reset costs many steps,
+and the envs behind it then go to whichever thread is free. The caller returns when
  * all are finished, so a worker that cannot run (its core is taken, by the caller itself
  * when both threads share one) costs nothing but the hand-off: the caller steps its envs.
  * Whether a call hands off at all is measured: a hand-off costs more than two small envs'
  * steps, so the pool times a few calls each way now and then and runs the rest the faster
  * way ("whether a call hands off" below; docs/performance-log.md, "Threads that hand off only
  * what pays").
+ * A worker with nothing left to claim may run, until the next call is published, the
+ * prepare functions of envs' next resets ("resets made ahead" below: a game's world made on
+ * otherwise idle time; docs/kernel.md, "Resets made ahead").
  * Waiting spins a few pause instructions (a step of a small game takes microseconds, less
  * than a sleep and wake-up costs), then yields the core (sched_yield: the thread it waits
  * for may be the one that wants it), and only then sleeps on a condition variable. The
@@ -954,8 +959,8 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
         for (int32_t k = 0; k < n_envs; k++) v->order[k] = k;
         v->in_order = true;
     }
-    if (!v->envs || !v->autoreset || !v->env_done || !v->episode || !v->order ||
-        !v->results_mem || !v->workers) {
+    if (!v->envs || !v->autoreset || !v->env_done || !v->episode || !v->order || !v->results_mem ||
+        !v->workers) {
         polis_vec_destroy(v);
         return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
     }
