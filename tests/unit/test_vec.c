@@ -249,6 +249,31 @@ out:
 
 /* calls[0], calls[1]: the run's calls on the caller alone and handed off; calls[2],
  * calls[3]: its probes and those that found handing off faster (calls may be NULL) */
+/* Resets v with `seed` (again with seed + 1 before step `reseed_at`; -1: never) and steps it
+ * with random actions, pausing pause_ns after each call: every step's hash in per_step, and
+ * the hash of them all after the reset's. */
+static uint64_t step_hashes(polis_vec *v, uint64_t seed, int reseed_at, long pause_ns,
+                            uint64_t *per_step, int steps)
+{
+    const polis_io *io = polis_vec_io(v);
+    polis_rng r;
+    polis_rng_seed(&r, seed, 3);
+    CHECK_EQ_INT(polis_vec_reset(v, seed), POLIS_OK);
+    uint64_t h = vec_hash(v);
+    for (int t = 0; t < steps; t++) {
+        if (t == reseed_at) CHECK_EQ_INT(polis_vec_reset(v, seed + 1), POLIS_OK);
+        random_actions(io, &r);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        per_step[t] = vec_hash(v);
+        h = fnv(h, &per_step[t], sizeof per_step[t]);
+        if (pause_ns > 0) {
+            struct timespec pause = {0, pause_ns};
+            nanosleep(&pause, NULL);
+        }
+    }
+    return h;
+}
+
 static uint64_t run_pool_hashes(int32_t threads, polis__vec_pool pool, uint64_t *per_step,
                                 int steps, int64_t *calls)
 {
@@ -256,17 +281,7 @@ static uint64_t run_pool_hashes(int32_t threads, polis__vec_pool pool, uint64_t 
     CHECK(v != NULL);
     if (!v) return 0;
     polis__vec_set_pool(v, pool);
-    const polis_io *io = polis_vec_io(v);
-    polis_rng r;
-    polis_rng_seed(&r, 3, 3);
-    CHECK_EQ_INT(polis_vec_reset(v, 77), POLIS_OK);
-    uint64_t h = vec_hash(v);
-    for (int t = 0; t < steps; t++) {
-        random_actions(io, &r);
-        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
-        per_step[t] = vec_hash(v);
-        h = fnv(h, &per_step[t], sizeof per_step[t]);
-    }
+    uint64_t h = step_hashes(v, 77, -1, 0, per_step, steps);
     if (calls) {
         polis__vec_pool_calls(v, &calls[0], &calls[1]);
         polis__vec_pool_probes(v, &calls[2], &calls[3]);
@@ -433,20 +448,7 @@ static uint64_t ahead_hashes(const char *json, const char *path, int32_t m, int3
     }
     if (threads > 1) polis__vec_set_pool(v, POLIS__VEC_PARALLEL);
     long taken = ahead_taken();
-    const polis_io *io = polis_vec_io(v);
-    polis_rng r;
-    polis_rng_seed(&r, 9, 9);
-    CHECK_EQ_INT(polis_vec_reset(v, 31), POLIS_OK);
-    uint64_t h = vec_hash(v);
-    for (int t = 0; t < steps; t++) {
-        if (t == steps / 2) CHECK_EQ_INT(polis_vec_reset(v, 32), POLIS_OK);
-        random_actions(io, &r);
-        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
-        per_step[t] = vec_hash(v);
-        h = fnv(h, &per_step[t], sizeof per_step[t]);
-        struct timespec pause = {0, 20000};
-        nanosleep(&pause, NULL);
-    }
+    uint64_t h = step_hashes(v, 31, steps / 2, 20000, per_step, steps);
     polis__vec_ahead_stats(v, &stats[0], &stats[1]);
     stats[2] = ahead_taken() - taken;
     polis_vec_destroy(v);
