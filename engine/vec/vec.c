@@ -98,10 +98,11 @@ typedef struct vec_ahead {
     uint64_t made;       /* ... and the seed last prepared */
 } vec_ahead;
 
-/* What one thread's envs did in the current call: its lowest failing env. One cache line
+/* What one thread's envs did in the current call: its lowest failing env, and the rows and
+ * envs whose episodes ended (which a handed-off call adds into vec_finish). One cache line
  * per thread, so threads never write a line another thread writes; each thread clears its
- * own when it claims its first env of a call (tagged with the call's generation), so the
- * calling thread only reads the workers' lines. */
+ * own when it claims its first env of a call (tagged with the call's generation); the
+ * calling thread reads a worker's line only after a call in which an env failed. */
 typedef struct vec_result {
     _Alignas(64) int32_t failed; /* env index, or -1 */
     polis_status status;
@@ -131,8 +132,15 @@ typedef struct vec_publish {
     atomic_bool probing; /* a probe runs: the workers make no resets ahead */
 } vec_publish;
 
+/* The counts the threads add to at the end of a handed-off call, in the line each must own
+ * for its last add anyway; they are never reset (they wrap), so the calling thread writes
+ * nothing here at a call and takes each call's part as the difference: after generation g,
+ * g * n_envs envs have finished. The calling thread then finds the call's sums in the line
+ * its wait brought in, and reads a thread's own result line only after a failure. */
 typedef struct vec_finish {
-    _Alignas(64) atomic_int finished; /* envs of the current job finished */
+    _Alignas(64) atomic_uint finished;  /* envs of handed-off calls finished, ever */
+    atomic_uint rows_ended, envs_ended; /* vec_result's sums of those calls, ever */
+    atomic_uint failed_gen;             /* the last generation in which an env failed */
     atomic_int main_waiting;
     atomic_llong prepared, hits; /* resets made ahead; resets whose seed was prepared */
 } vec_finish;
@@ -186,7 +194,8 @@ struct polis_vec {
      * line that the workers read (the fields above) would send it to their cores again. */
     char gap[64];
     int32_t n_results; /* results of the last call to collect: 1, or n_threads if handed off */
-    unsigned call_gen; /* the generation of the last call handed off */
+    unsigned rows_seen, envs_seen; /* fin's rows_ended and envs_ended after the last call */
+    unsigned call_gen;             /* the generation of the last call handed off */
 
     /* whether calls hand off (the calling thread's alone; "whether a call hands off") */
     polis__vec_pool pool;
@@ -543,8 +552,17 @@ static int32_t run_claims(polis_vec *v, int32_t t, unsigned g)
         done += run_block(v, t, u, g, done);
     }
     if (done == 0) return 0;
-    if (atomic_fetch_add(&v->fin->finished, done) + done == v->n_envs && t != 0 &&
-        atomic_load(&v->fin->main_waiting)) {
+    const vec_result *r = &v->results[t];
+    vec_finish *f = v->fin;
+    if (r->rows_ended)
+        atomic_fetch_add_explicit(&f->rows_ended, r->rows_ended, memory_order_relaxed);
+    if (r->envs_ended)
+        atomic_fetch_add_explicit(&f->envs_ended, r->envs_ended, memory_order_relaxed);
+    if (r->failed >= 0) atomic_store_explicit(&f->failed_gen, g, memory_order_relaxed);
+    /* sequentially consistent: the sums and the envs' rows before it */
+    if (atomic_fetch_add(&f->finished, (unsigned)done) + (unsigned)done ==
+            g * (unsigned)v->n_envs &&
+        t != 0 && atomic_load(&f->main_waiting)) {
         pthread_mutex_lock(&v->mu);
         pthread_cond_signal(&v->cv_done);
         pthread_mutex_unlock(&v->mu);
@@ -653,15 +671,15 @@ static void wake_workers(polis_vec *v)
  * whether a worker stepped any. */
 static bool run_parallel(polis_vec *v)
 {
-    /* the finished count first, then the generation that opens the claim counters */
-    const unsigned g = atomic_load(&v->pub->gen) + 1;
+    /* the generation that opens the claim counters; the call is over when the envs finished
+     * since create are g * n_envs */
+    const unsigned g = atomic_load(&v->pub->gen) + 1, all = g * (unsigned)v->n_envs;
     v->call_gen = g;
     v->n_results = v->n_threads;
-    atomic_store(&v->fin->finished, 0);
     wake_workers(v);
     if (run_claims(v, 0, g) == v->n_envs) return false;
     for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
-        if (atomic_load_explicit(&v->fin->finished, memory_order_acquire) == v->n_envs) return true;
+        if (atomic_load_explicit(&v->fin->finished, memory_order_acquire) == all) return true;
         if (i < SPIN_ROUNDS)
             cpu_relax();
         else
@@ -669,7 +687,7 @@ static bool run_parallel(polis_vec *v)
     }
     atomic_store(&v->fin->main_waiting, 1);
     pthread_mutex_lock(&v->mu);
-    while (atomic_load(&v->fin->finished) < v->n_envs) pthread_cond_wait(&v->cv_done, &v->mu);
+    while (atomic_load(&v->fin->finished) != all) pthread_cond_wait(&v->cv_done, &v->mu);
     pthread_mutex_unlock(&v->mu);
     atomic_store(&v->fin->main_waiting, 0);
     return true;
@@ -828,6 +846,9 @@ static polis_status pool_start(polis_vec *v, polis_error *err)
     atomic_init(&v->pub->gen, 0);
     for (int32_t u = 0; u < v->n_threads; u++) atomic_init(&v->claims[u].next, 0);
     atomic_init(&v->fin->finished, 0);
+    atomic_init(&v->fin->rows_ended, 0);
+    atomic_init(&v->fin->envs_ended, 0);
+    atomic_init(&v->fin->failed_gen, 0);
     atomic_init(&v->fin->prepared, 0);
     atomic_init(&v->fin->hits, 0);
     /* about four claims per block: fewer atomics than one env each, and a thread that
@@ -1056,14 +1077,26 @@ polis_status polis_vec_create_file(const char *path, const polis_options *opts, 
  * prefixed with its index. */
 static polis_status collect(polis_vec *v)
 {
-    int32_t rows_ended = 0, envs_ended = 0;
+    int32_t rows_ended, envs_ended;
     const vec_result *r = NULL;
-    for (int32_t t = 0; t < v->n_results; t++) {
-        const vec_result *x = &v->results[t];
-        if (x->gen != v->call_gen) continue; /* took no env in this call */
-        rows_ended += x->rows_ended;
-        envs_ended += x->envs_ended;
-        if (x->failed >= 0 && (!r || x->failed < r->failed)) r = x;
+    if (v->n_results == 1) { /* the calling thread alone */
+        rows_ended = v->results[0].rows_ended;
+        envs_ended = v->results[0].envs_ended;
+        if (v->results[0].failed >= 0) r = &v->results[0];
+    } else {
+        const vec_finish *f = v->fin;
+        unsigned rows = atomic_load_explicit(&f->rows_ended, memory_order_relaxed),
+                 envs = atomic_load_explicit(&f->envs_ended, memory_order_relaxed);
+        rows_ended = (int32_t)(rows - v->rows_seen);
+        envs_ended = (int32_t)(envs - v->envs_seen);
+        v->rows_seen = rows;
+        v->envs_seen = envs;
+        if (atomic_load_explicit(&f->failed_gen, memory_order_relaxed) == v->call_gen)
+            for (int32_t t = 0; t < v->n_results; t++) {
+                const vec_result *x = &v->results[t];
+                if (x->gen != v->call_gen) continue; /* took no env in this call */
+                if (x->failed >= 0 && (!r || x->failed < r->failed)) r = x;
+            }
     }
     if (v->stats.rows_ended != rows_ended) v->stats.rows_ended = rows_ended;
     if (v->stats.envs_ended != envs_ended) v->stats.envs_ended = envs_ended;
