@@ -7,9 +7,9 @@
  * Order matters where two modules act at the same step: the Lua host's `start` (the scripts'
  * on_start callbacks) runs before foreign calls bind the scenario's "bindings" (which may
  * name what a script registered), and a describe document lists the views before the
- * policies and macros. Vectorised envs (engine/vec) have no per-env state and no entry here;
- * recording and pixels are separate libraries on the public API (engine/record,
- * engine/pixels).
+ * policies and macros. Vectorised envs (engine/vec) have one entry, the "reset_ahead" host
+ * API's registrations (vec/ahead.c); recording and pixels are separate libraries on the public API
+ * (engine/record, engine/pixels).
  */
 #include "core/module.h"
 
@@ -20,6 +20,7 @@ POLIS_INTERNAL extern const polis__module polis__views_module;  /* engine/views:
 POLIS_INTERNAL extern const polis__module polis__policy_module; /* engine/policy: policies, plans */
 POLIS_INTERNAL extern const polis__module polis__visibility_module; /* engine/visibility */
 POLIS_INTERNAL extern const polis__module polis__vary_module;       /* engine/vary: tasks */
+POLIS_INTERNAL extern const polis__module polis__ahead_module;      /* engine/vec: reset_ahead */
 
 const polis__module *const polis__modules[] = {
     &polis__lua_module,
@@ -28,6 +29,7 @@ const polis__module *const polis__modules[] = {
     &polis__views_module,
     &polis__policy_module,
     &polis__visibility_module,
+    &polis__ahead_module,
     &polis__vary_module, /* last: its prereset may rebuild the env */
     NULL,
 };

@@ -1038,7 +1038,7 @@ polis_status polis_env_reset(polis_env *env, uint64_t seed)
     env->episode++;
     /* Stream constant: "polis" in ASCII, so the env stream differs from callers' own PCG32
      * generators seeded with the same number on the default stream. */
-    polis_rng_seed(&env->rng, seed, 0x706f6c6973ULL);
+    polis_rng_seed(&env->rng, seed, POLIS__ENV_STREAM);
     polis_io *io = &env->io;
     memset(io->rewards, 0, sizeof(float) * (size_t)io->n_agents);
     memset(io->terminations, 0, (size_t)io->n_agents);

@@ -265,6 +265,7 @@ struct polis_env {
     struct polis__swap_state *swap;       /* ffi/: the scenario's "replace" entries */
     struct polis__visibility *visibility; /* visibility/: who sees whom */
     struct polis__vary *vary;             /* vary/: the scenario's task distribution */
+    struct polis__ahead *ahead;           /* vec/: resets made ahead ("reset_ahead" API) */
 };
 
 /* ---- memory (env.c) ------------------------------------------------------------------- */
@@ -325,6 +326,10 @@ POLIS_INTERNAL void polis__clear_error(polis_env *env);
 /* Reads a whole file into a NUL-terminated buffer from the env allocator. */
 POLIS_INTERNAL polis_status polis__read_file(polis_env *env, const char *path, char **out,
                                              size_t *len);
+/* The env generator's stream (polis_env_reset seeds it with the reset seed on this stream):
+ * "polis" in ASCII. A reset made ahead (engine/vec/ahead.c) seeds its copy the same way. */
+#define POLIS__ENV_STREAM 0x706f6c6973ULL
+
 /* The largest scenario file, Lua script or engine Lua module the engine reads (64 MiB). */
 #define POLIS__FILE_MAX ((size_t)64 << 20)
 /* Opens a file for reading only if it is a regular file of at most `max` bytes, without

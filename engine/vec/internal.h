@@ -30,4 +30,14 @@ POLIS_INTERNAL void polis__vec_pool_probes(const polis_vec *vec, int64_t *probes
  * call interrupted by the scheduler does not decide. */
 POLIS_INTERNAL bool polis__vec_prefer_parallel(int64_t *serial_ns, int64_t *parallel_ns, int32_t n);
 
+/* ---- resets made ahead (ahead.c, the "reset_ahead" host API) ---- */
+/* Whether a plugin of env registered a prepare function. */
+POLIS_INTERNAL bool polis__env_can_prepare(const polis_env *env);
+/* Calls env's prepare functions for a reset with `seed`; any thread, while nothing resets or
+ * destroys env (the vec's lock on the env). */
+POLIS_INTERNAL void polis__env_prepare(polis_env *env, uint64_t seed);
+/* Resets env k made ahead since create: prepared by an idle worker, and the env's resets. */
+POLIS_INTERNAL void polis__vec_ahead_stats(const polis_vec *vec, int64_t *prepared,
+                                           int64_t *resets);
+
 #endif

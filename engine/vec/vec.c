@@ -17,13 +17,18 @@
  * single envs, and only while STEAL_MIN are left, of one whose owner runs (moving an env's
  * state to the other core costs more than waiting for a running owner's last envs), from
  * counters tagged with the generation (a worker that wakes late finds the tag changed and
- * claims nothing), and counts the envs it finished. The caller returns when
+ * claims nothing), and counts the envs it finished. A block's envs are claimed in an order that
+puts those that reset in the call first, one claim each (order_blocks): a reset costs many steps,
+and the envs behind it then go to whichever thread is free. The caller returns when
  * all are finished, so a worker that cannot run (its core is taken, by the caller itself
  * when both threads share one) costs nothing but the hand-off: the caller steps its envs.
  * Whether a call hands off at all is measured: a hand-off costs more than two small envs'
  * steps, so the pool times a few calls each way now and then and runs the rest the faster
  * way ("whether a call hands off" below; docs/performance-log.md, "Threads that hand off only
  * what pays").
+ * A worker with nothing left to claim may run, until the next call is published, the
+ * prepare functions of envs' next resets ("resets made ahead" below: a game's world made on
+ * otherwise idle time; docs/kernel.md, "Resets made ahead").
  * Waiting spins a few pause instructions (a step of a small game takes microseconds, less
  * than a sleep and wake-up costs), then yields the core (sched_yield: the thread it waits
  * for may be the one that wants it), and only then sleeps on a condition variable. The
@@ -77,14 +82,27 @@ enum { JOB_RESET = 0, JOB_STEP = 1 };
 
 typedef struct vec_worker {
     polis_vec *vec;
-    int32_t index; /* thread index, 1..T-1 (0 is the caller) */
+    int32_t index;      /* thread index, 1..T-1 (0 is the caller) */
+    int32_t ahead_next; /* the env its next look for a reset to make ahead starts at */
     pthread_t thread;
 } vec_worker;
 
-/* What one thread's envs did in the current call: its lowest failing env. One cache line
+/* Env k's reset made ahead ("resets made ahead" below): the lock that keeps a prepare and
+ * the env's reset apart, and what the next reset will use. One cache line per env. */
+enum { AHEAD_FREE = 0, AHEAD_PREPARING = 1, AHEAD_RESETTING = 2 };
+typedef struct vec_ahead {
+    _Alignas(64) atomic_int lock;
+    atomic_bool pending; /* `want` is not prepared yet */
+    bool made_valid;     /* the env's prepare ran for `made` since its last reset */
+    uint64_t want;       /* the seed of the env's next reset (under the lock) */
+    uint64_t made;       /* ... and the seed last prepared */
+} vec_ahead;
+
+/* What one thread's envs did in the current call: its lowest failing env, and the rows and
+ * envs whose episodes ended (which a handed-off call adds into vec_finish). One cache line
  * per thread, so threads never write a line another thread writes; each thread clears its
- * own when it claims its first env of a call (tagged with the call's generation), so the
- * calling thread only reads the workers' lines. */
+ * own when it claims its first env of a call (tagged with the call's generation); the
+ * calling thread reads a worker's line only after a call in which an env failed. */
 typedef struct vec_result {
     _Alignas(64) int32_t failed; /* env index, or -1 */
     polis_status status;
@@ -93,7 +111,10 @@ typedef struct vec_result {
 } vec_result;
 
 /* Block u's claim counter: generation << 32 | OWNER_STARTED once thread u has claimed from
- * it in that generation | the next env of the block to claim. Thread u claims from it
+ * it in that generation | the place in the order (order_blocks) of the next env of the block
+ * to claim. A counter of an earlier generation reads as its block untouched, so the calling
+ * thread publishes a call without writing the counters (each stays in the cache of the
+ * thread that claims from it). Thread u claims from it
  * first, the others when their own blocks are done: all of what is left while thread u has
  * not started (it is asleep, or cannot run), else only while STEAL_MIN or more envs are
  * left, so that a running owner keeps its envs, and their state stays in its core's cache. */
@@ -108,11 +129,20 @@ typedef struct vec_publish {
     _Alignas(64) atomic_uint gen;
     atomic_int sleepers;
     atomic_int stop;
+    atomic_bool probing; /* a probe runs: the workers make no resets ahead */
 } vec_publish;
 
+/* The counts the threads add to at the end of a handed-off call, in the line each must own
+ * for its last add anyway; they are never reset (they wrap), so the calling thread writes
+ * nothing here at a call and takes each call's part as the difference: after generation g,
+ * g * n_envs envs have finished. The calling thread then finds the call's sums in the line
+ * its wait brought in, and reads a thread's own result line only after a failure. */
 typedef struct vec_finish {
-    _Alignas(64) atomic_int finished; /* envs of the current job finished */
+    _Alignas(64) atomic_uint finished;  /* envs of handed-off calls finished, ever */
+    atomic_uint rows_ended, envs_ended; /* vec_result's sums of those calls, ever */
+    atomic_uint failed_gen;             /* the last generation in which an env failed */
     atomic_int main_waiting;
+    atomic_llong prepared, hits; /* resets made ahead; resets whose seed was prepared */
 } vec_finish;
 
 struct polis_vec {
@@ -155,13 +185,17 @@ struct polis_vec {
     bool sync_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_done;
-    int32_t chunk; /* envs per claim */
+    int32_t chunk;     /* envs per claim */
+    vec_ahead *aheads; /* [n_envs] with resets made ahead, else NULL */
+    int32_t *order;    /* [n_envs] the envs in the order threads claim them (order_blocks) */
+    bool in_order;     /* order is 0, 1, ..., n_envs - 1 */
 
     /* What the calling thread alone writes at every call, in lines of its own: a store to a
      * line that the workers read (the fields above) would send it to their cores again. */
     char gap[64];
     int32_t n_results; /* results of the last call to collect: 1, or n_threads if handed off */
-    unsigned call_gen; /* the generation of the last call handed off */
+    unsigned rows_seen, envs_seen; /* fin's rows_ended and envs_ended after the last call */
+    unsigned call_gen;             /* the generation of the last call handed off */
 
     /* whether calls hand off (the calling thread's alone; "whether a call hands off") */
     polis__vec_pool pool;
@@ -332,12 +366,43 @@ static polis_status provide_io(void *ud, polis_env *env, polis_io *io)
 
 /* ---- the work -------------------------------------------------------------------------------- */
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void lock_ahead(vec_ahead *a)
+{
+    for (int i = 0;; i++) {
+        int expect = AHEAD_FREE;
+        if (atomic_compare_exchange_weak(&a->lock, &expect, AHEAD_RESETTING)) return;
+        if (i < SPIN_ROUNDS)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
 static polis_status run_env(polis_vec *v, int32_t k)
 {
     polis_env *env = v->envs[k];
-    if (v->job == JOB_RESET || v->autoreset[k])
-        return polis_env_reset(env, polis_vec_env_seed(v->seed, k, v->episode[k]));
-    return polis_env_step(env);
+    if (v->job != JOB_RESET && !v->autoreset[k]) return polis_env_step(env);
+    const uint64_t seed = polis_vec_env_seed(v->seed, k, v->episode[k]);
+    if (!v->aheads) return polis_env_reset(env, seed);
+    /* with resets made ahead: never while the env's prepare runs; then the next one's seed */
+    vec_ahead *a = &v->aheads[k];
+    lock_ahead(a);
+    if (a->made_valid && a->made == seed) atomic_fetch_add(&v->fin->hits, 1);
+    polis_status st = polis_env_reset(env, seed);
+    a->made_valid = false;
+    a->want = polis_vec_env_seed(v->seed, k, v->episode[k] + 1);
+    atomic_store(&a->pending, true);
+    atomic_store(&a->lock, AHEAD_FREE);
+    return st;
 }
 
 /* Stores x at *p only if it differs: the one-byte rows of several envs share a cache line,
@@ -399,12 +464,13 @@ static void clear_result(vec_result *r, unsigned gen)
     r->gen = gen;
 }
 
-/* Runs envs lo..hi-1 for thread t. Every env runs even after one failed, so what the envs
- * did never depends on how they were split among threads. */
+/* Runs the envs at places lo..hi-1 of the order for thread t. Every env runs even after one
+ * failed, so what the envs did never depends on how they were split among threads. */
 static void run_envs(polis_vec *v, int32_t t, int32_t lo, int32_t hi)
 {
     vec_result *r = &v->results[t];
-    for (int32_t k = lo; k < hi; k++) {
+    for (int32_t i = lo; i < hi; i++) {
+        const int32_t k = v->order[i];
         polis_status st = run_env(v, k);
         if (st != POLIS_OK && (r->failed < 0 || k < r->failed)) {
             r->failed = k;
@@ -416,19 +482,29 @@ static void run_envs(polis_vec *v, int32_t t, int32_t lo, int32_t hi)
 
 /* ---- the pool -------------------------------------------------------------------------------- */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* Thread u's block of envs, [block_lo(u), block_lo(u + 1)). */
 static int32_t block_lo(const polis_vec *v, int32_t u)
 {
     return (int32_t)((int64_t)u * v->n_envs / v->n_threads);
+}
+
+/* Each block's envs in the order threads claim them: those that reset in this call first (a
+ * reset costs many steps: claimed first and alone, the envs after it go to whichever thread is
+ * free first), then the others, each group by index. Stored only where it changes (the workers
+ * read it). */
+static void order_blocks(polis_vec *v, int32_t resets)
+{
+    for (int32_t u = 0; u < v->n_threads; u++) {
+        const int32_t lo = block_lo(v, u), hi = block_lo(v, u + 1);
+        int32_t i = lo;
+        for (int pass = 1; pass >= 0; pass--)
+            for (int32_t k = lo; k < hi; k++)
+                if (v->autoreset[k] == pass) {
+                    if (v->order[i] != k) v->order[i] = k;
+                    i++;
+                }
+    }
+    v->in_order = resets == 0;
 }
 
 /* Claims and runs envs of block u in generation g while it has any (thread t is its owner
@@ -441,15 +517,22 @@ static int32_t run_block(polis_vec *v, int32_t t, int32_t u, unsigned g, int32_t
     int32_t ran = 0;
     uint64_t c = atomic_load(claim);
     for (;;) {
-        const int32_t k = (int32_t)(c & (OWNER_STARTED - 1));
-        if ((c & ~(uint64_t)UINT32_MAX) != tag || k >= hi) return ran;
-        const bool started = (c & OWNER_STARTED) != 0;
-        int32_t e = hi - k < v->chunk ? hi : k + v->chunk;
+        /* a counter of an earlier generation is this one's, untouched: the block from its
+         * start (the calling thread does not reset the counters: each is written only by
+         * the threads that claim from it) */
+        const unsigned cg = (unsigned)(c >> 32);
+        if (cg != g && (int32_t)(g - cg) < 0) return ran; /* a later call's: this one is over */
+        const bool fresh = cg != g;
+        const int32_t k = fresh ? block_lo(v, u) : (int32_t)(c & (OWNER_STARTED - 1));
+        if (k >= hi) return ran;
+        const bool started = !fresh && (c & OWNER_STARTED) != 0;
+        /* a reset alone: the envs after it go to whichever thread is free first */
+        int32_t e = v->autoreset[v->order[k]] ? k + 1 : hi - k < v->chunk ? hi : k + v->chunk;
         if (t != u && started) {
             if (hi - k < STEAL_MIN) return ran;
             e = k + 1;
         }
-        const uint64_t next = tag | (t == u ? OWNER_STARTED : c & OWNER_STARTED) | (uint32_t)e;
+        const uint64_t next = tag | (t == u || started ? OWNER_STARTED : 0) | (uint32_t)e;
         if (!atomic_compare_exchange_weak(claim, &c, next)) continue;
         if (done + ran == 0) clear_result(&v->results[t], g);
         run_envs(v, t, k, e);
@@ -469,8 +552,17 @@ static int32_t run_claims(polis_vec *v, int32_t t, unsigned g)
         done += run_block(v, t, u, g, done);
     }
     if (done == 0) return 0;
-    if (atomic_fetch_add(&v->fin->finished, done) + done == v->n_envs && t != 0 &&
-        atomic_load(&v->fin->main_waiting)) {
+    const vec_result *r = &v->results[t];
+    vec_finish *f = v->fin;
+    if (r->rows_ended)
+        atomic_fetch_add_explicit(&f->rows_ended, r->rows_ended, memory_order_relaxed);
+    if (r->envs_ended)
+        atomic_fetch_add_explicit(&f->envs_ended, r->envs_ended, memory_order_relaxed);
+    if (r->failed >= 0) atomic_store_explicit(&f->failed_gen, g, memory_order_relaxed);
+    /* sequentially consistent: the sums and the envs' rows before it */
+    if (atomic_fetch_add(&f->finished, (unsigned)done) + (unsigned)done ==
+            g * (unsigned)v->n_envs &&
+        t != 0 && atomic_load(&f->main_waiting)) {
         pthread_mutex_lock(&v->mu);
         pthread_cond_signal(&v->cv_done);
         pthread_mutex_unlock(&v->mu);
@@ -497,6 +589,58 @@ static unsigned wait_for_work(polis_vec *v, unsigned seen)
     return g;
 }
 
+/* ---- resets made ahead -------------------------------------------------------------------------
+ *
+ * A reset of a game that generates a world costs many steps (survival: about 93), and it is
+ * one env's: the other threads wait for it at the end of the call. When the envs' plugins
+ * registered a prepare function (the "reset_ahead" host API, ahead.c), a worker that has
+ * finished its envs of a call and finds no new call published runs the prepare of an env's
+ * next reset (its seed is polis_vec_env_seed(seed, k, episode + 1)), one env at a time, and
+ * looks for a new call between them; the reset then takes the prepared world, if the game
+ * finds it made for the generator it starts with. A new call meanwhile finds the worker's
+ * block not started, so the calling thread steps it. A prepare runs while its env may be
+ * stepping (the prepare touches only its own memory: plugin.h), never during the env's reset:
+ * a lock per env, which a reset takes (and waits for, if a prepare runs) and a prepare only
+ * tries. What an env does never depends on whether its reset was prepared (the game's check),
+ * so results stay the same whatever the threads do; the workers' idle time becomes the resets'.
+ */
+
+/* Prepares one env's next reset that is not prepared yet, from worker w's place on; false
+ * when a call was published or there is none. */
+static bool prepare_one(polis_vec *v, vec_worker *w, unsigned g)
+{
+    for (int32_t i = 0; i < v->n_envs; i++) {
+        if (atomic_load_explicit(&v->pub->gen, memory_order_relaxed) != g ||
+            atomic_load_explicit(&v->pub->probing, memory_order_relaxed))
+            return false;
+        int32_t k =
+            w->ahead_next + i < v->n_envs ? w->ahead_next + i : w->ahead_next + i - v->n_envs;
+        vec_ahead *a = &v->aheads[k];
+        if (!atomic_load_explicit(&a->pending, memory_order_relaxed)) continue;
+        int expect = AHEAD_FREE;
+        if (!atomic_compare_exchange_strong(&a->lock, &expect, AHEAD_PREPARING)) continue;
+        if (atomic_load(&a->pending)) {
+            atomic_store(&a->pending, false);
+            if (polis__env_can_prepare(v->envs[k])) {
+                polis__env_prepare(v->envs[k], a->want);
+                a->made = a->want;
+                a->made_valid = true;
+                atomic_fetch_add(&v->fin->prepared, 1);
+            }
+        }
+        atomic_store(&a->lock, AHEAD_FREE);
+        w->ahead_next = k + 1 < v->n_envs ? k + 1 : 0;
+        return true;
+    }
+    return false;
+}
+
+void polis__vec_ahead_stats(const polis_vec *vec, int64_t *prepared, int64_t *hits)
+{
+    *prepared = vec->aheads ? atomic_load(&vec->fin->prepared) : 0;
+    *hits = vec->aheads ? atomic_load(&vec->fin->hits) : 0;
+}
+
 static void *worker_main(void *arg)
 {
     vec_worker *w = arg;
@@ -506,6 +650,9 @@ static void *worker_main(void *arg)
         seen = wait_for_work(v, seen);
         if (atomic_load(&v->pub->stop)) return NULL;
         run_claims(v, w->index, seen);
+        if (v->aheads)
+            while (prepare_one(v, w, seen)) {
+            }
     }
 }
 
@@ -524,17 +671,15 @@ static void wake_workers(polis_vec *v)
  * whether a worker stepped any. */
 static bool run_parallel(polis_vec *v)
 {
-    /* the claim counters and the finished count first, then the generation that opens them */
-    const unsigned g = atomic_load(&v->pub->gen) + 1;
+    /* the generation that opens the claim counters; the call is over when the envs finished
+     * since create are g * n_envs */
+    const unsigned g = atomic_load(&v->pub->gen) + 1, all = g * (unsigned)v->n_envs;
     v->call_gen = g;
     v->n_results = v->n_threads;
-    atomic_store(&v->fin->finished, 0);
-    for (int32_t u = 0; u < v->n_threads; u++)
-        atomic_store(&v->claims[u].next, (uint64_t)g << 32 | (uint32_t)block_lo(v, u));
     wake_workers(v);
     if (run_claims(v, 0, g) == v->n_envs) return false;
     for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; i++) {
-        if (atomic_load_explicit(&v->fin->finished, memory_order_acquire) == v->n_envs) return true;
+        if (atomic_load_explicit(&v->fin->finished, memory_order_acquire) == all) return true;
         if (i < SPIN_ROUNDS)
             cpu_relax();
         else
@@ -542,7 +687,7 @@ static bool run_parallel(polis_vec *v)
     }
     atomic_store(&v->fin->main_waiting, 1);
     pthread_mutex_lock(&v->mu);
-    while (atomic_load(&v->fin->finished) < v->n_envs) pthread_cond_wait(&v->cv_done, &v->mu);
+    while (atomic_load(&v->fin->finished) != all) pthread_cond_wait(&v->cv_done, &v->mu);
     pthread_mutex_unlock(&v->mu);
     atomic_store(&v->fin->main_waiting, 0);
     return true;
@@ -607,6 +752,7 @@ static bool choose_parallel(polis_vec *v, bool *timed)
         }
         v->probe = 0;
         v->block_calls = v->block_timed = v->worker_calls = 0;
+        if (v->aheads) atomic_store(&v->pub->probing, true);
     }
     const bool par = (v->probe & 1) == 0;
     *timed = par ? v->worker_calls >= PROBE_WARMUP || v->block_calls >= PROBE_WAKE
@@ -635,6 +781,7 @@ static void probe_done(polis_vec *v, bool par, bool worker, bool timed, int64_t 
     v->parallel = verdict;
     v->until_probe = v->period;
     v->probe = -1;
+    if (v->aheads) atomic_store(&v->pub->probing, false);
 }
 
 static void pool_run(polis_vec *v, int32_t job)
@@ -662,6 +809,7 @@ void polis__vec_set_pool(polis_vec *vec, polis__vec_pool pool)
     vec->probe = -1;
     vec->until_probe = 0;
     vec->period = PERIOD_MIN;
+    if (vec->aheads) atomic_store(&vec->pub->probing, false);
 }
 
 void polis__vec_pool_calls(const polis_vec *vec, int64_t *serial, int64_t *parallel)
@@ -698,12 +846,18 @@ static polis_status pool_start(polis_vec *v, polis_error *err)
     atomic_init(&v->pub->gen, 0);
     for (int32_t u = 0; u < v->n_threads; u++) atomic_init(&v->claims[u].next, 0);
     atomic_init(&v->fin->finished, 0);
+    atomic_init(&v->fin->rows_ended, 0);
+    atomic_init(&v->fin->envs_ended, 0);
+    atomic_init(&v->fin->failed_gen, 0);
+    atomic_init(&v->fin->prepared, 0);
+    atomic_init(&v->fin->hits, 0);
     /* about four claims per block: fewer atomics than one env each, and a thread that
      * cannot run holds back at most a quarter of its share */
     v->chunk = v->n_envs / (4 * v->n_threads) > 1 ? v->n_envs / (4 * v->n_threads) : 1;
     atomic_init(&v->pub->sleepers, 0);
     atomic_init(&v->fin->main_waiting, 0);
     atomic_init(&v->pub->stop, 0);
+    atomic_init(&v->pub->probing, false);
     int rc = pthread_mutex_init(&v->mu, NULL);
     if (rc == 0 && (rc = pthread_cond_init(&v->cv_work, NULL)) != 0) pthread_mutex_destroy(&v->mu);
     if (rc == 0 && (rc = pthread_cond_init(&v->cv_done, NULL)) != 0) {
@@ -775,7 +929,9 @@ void polis_vec_destroy(polis_vec *vec)
     vec_free(vec, vec->autoreset, m);
     vec_free(vec, vec->env_done, m);
     vec_free(vec, vec->episode, m * sizeof *vec->episode);
+    vec_free(vec, vec->order, m * sizeof *vec->order);
     vec_free(vec, vec->results_mem, results_bytes(vec->n_threads));
+    vec_free(vec, vec->aheads, (size_t)vec->n_envs * sizeof *vec->aheads);
     vec_free(vec, vec->workers, (size_t)(vec->n_threads - 1) * sizeof *vec->workers);
     vec->alloc(vec->alloc_ud, vec, sizeof *vec, 0);
 }
@@ -810,6 +966,7 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
     v->autoreset = vec_alloc(v, m);
     v->env_done = vec_alloc(v, m);
     v->episode = vec_alloc(v, m * sizeof *v->episode);
+    v->order = vec_alloc(v, m * sizeof *v->order);
     v->results_mem = vec_alloc(v, results_bytes(n_threads));
     v->workers = vec_alloc(v, (size_t)(n_threads - 1) * sizeof *v->workers);
     if (v->results_mem) {
@@ -819,7 +976,11 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
         v->fin = (vec_finish *)(v->pub + 1);
     }
     polis__vec_set_pool(v, POLIS__VEC_ADAPT);
-    if (!v->envs || !v->autoreset || !v->env_done || !v->episode || !v->results_mem ||
+    if (v->order) {
+        for (int32_t k = 0; k < n_envs; k++) v->order[k] = k;
+        v->in_order = true;
+    }
+    if (!v->envs || !v->autoreset || !v->env_done || !v->episode || !v->order || !v->results_mem ||
         !v->workers) {
         polis_vec_destroy(v);
         return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
@@ -854,6 +1015,17 @@ static polis_status vec_create(const char *text, size_t len, const char *source,
                 bad_input(err, st, "env %d: %s", k, e.message);
             polis_vec_destroy(v);
             return st;
+        }
+    }
+    /* resets made ahead, when there are workers and env 0's plugins offer a prepare */
+    if (n_threads > 1 && polis__env_can_prepare(v->envs[0])) {
+        if (!(v->aheads = vec_alloc(v, m * sizeof *v->aheads))) {
+            polis_vec_destroy(v);
+            return bad_input(err, POLIS_ERR_NOMEM, "out of memory");
+        }
+        for (size_t k = 0; k < m; k++) {
+            atomic_init(&v->aheads[k].lock, AHEAD_FREE);
+            atomic_init(&v->aheads[k].pending, false);
         }
     }
     polis_status st = pool_start(v, err);
@@ -905,14 +1077,26 @@ polis_status polis_vec_create_file(const char *path, const polis_options *opts, 
  * prefixed with its index. */
 static polis_status collect(polis_vec *v)
 {
-    int32_t rows_ended = 0, envs_ended = 0;
+    int32_t rows_ended, envs_ended;
     const vec_result *r = NULL;
-    for (int32_t t = 0; t < v->n_results; t++) {
-        const vec_result *x = &v->results[t];
-        if (x->gen != v->call_gen) continue; /* took no env in this call */
-        rows_ended += x->rows_ended;
-        envs_ended += x->envs_ended;
-        if (x->failed >= 0 && (!r || x->failed < r->failed)) r = x;
+    if (v->n_results == 1) { /* the calling thread alone */
+        rows_ended = v->results[0].rows_ended;
+        envs_ended = v->results[0].envs_ended;
+        if (v->results[0].failed >= 0) r = &v->results[0];
+    } else {
+        const vec_finish *f = v->fin;
+        unsigned rows = atomic_load_explicit(&f->rows_ended, memory_order_relaxed),
+                 envs = atomic_load_explicit(&f->envs_ended, memory_order_relaxed);
+        rows_ended = (int32_t)(rows - v->rows_seen);
+        envs_ended = (int32_t)(envs - v->envs_seen);
+        v->rows_seen = rows;
+        v->envs_seen = envs;
+        if (atomic_load_explicit(&f->failed_gen, memory_order_relaxed) == v->call_gen)
+            for (int32_t t = 0; t < v->n_results; t++) {
+                const vec_result *x = &v->results[t];
+                if (x->gen != v->call_gen) continue; /* took no env in this call */
+                if (x->failed >= 0 && (!r || x->failed < r->failed)) r = x;
+            }
     }
     if (v->stats.rows_ended != rows_ended) v->stats.rows_ended = rows_ended;
     if (v->stats.envs_ended != envs_ended) v->stats.envs_ended = envs_ended;
@@ -976,11 +1160,14 @@ polis_status polis_vec_step(polis_vec *vec)
             return POLIS_ERR_ACTION;
         }
     }
+    int32_t resets = 0;
     for (int32_t k = 0; k < vec->n_envs; k++) {
         uint8_t done = vec->env_done[k];
         set_u8(&vec->autoreset[k], done);
         if (done) vec->episode[k]++;
+        resets += done;
     }
+    if (vec->n_threads > 1 && (resets > 0 || !vec->in_order)) order_blocks(vec, resets);
     pool_run(vec, JOB_STEP);
     return collect(vec);
 }

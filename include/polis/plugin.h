@@ -620,6 +620,37 @@ typedef struct polis_shared_obs_api {
     polis_status (*field)(polis_ctx *ctx, const polis_obs_def *def, int32_t *out_id);
 } polis_shared_obs_api;
 
+/* "reset_ahead", version 1: a game's costly part of a reset (a world's generation) done
+ * ahead of time, on a thread of a vectorised env's pool that would otherwise wait (docs/
+ * kernel.md, "Resets made ahead"). A polis_vec knows the seed of each env's next reset
+ * (polis_vec_env_seed); between calls, a worker with nothing to step calls the env's
+ * prepare function with the generator as that reset will hand it to the RESET hooks
+ * (seeded, nothing drawn yet). The function works out what the reset would draw into memory
+ * of its own, keyed by that generator state; the RESET hook then takes the prepared result
+ * when host->rng(ctx) is in exactly the keyed state (copying the generator's state after the
+ * draws as well) and generates as before otherwise, so the episode is the same byte for byte
+ * either way: only the time moves. A plugin that registers nothing, a lone env and a vec of
+ * one thread change nothing. */
+#define POLIS_RESET_AHEAD_API "reset_ahead"
+#define POLIS_RESET_AHEAD_API_VERSION 1
+
+/* Runs on any thread of the vec's pool while the env may be stepping on another (never
+ * during its reset or destroy, and never twice at once for one env): it may read only what
+ * does not change after init, and write only memory that nothing but itself and the
+ * plugin's RESET hook touch. No host functions (the ctx is not its thread's); rng is the
+ * reset's generator as it will start the RESET hooks: copy it and draw from the copy. */
+typedef void (*polis_prepare_fn)(void *ud, const polis_rng *rng);
+
+typedef struct polis_reset_ahead_api {
+    uint32_t version;
+    uint32_t struct_size;
+    /* Version 1. Registers the env's prepare function (init/start only; at most one per
+     * plugin, four per env). Errors (message set): POLIS_ERR_INVALID for a NULL fn or a
+     * second registration of the plugin, POLIS_ERR_LIMIT past four, POLIS_ERR_STATE after
+     * registration closed, POLIS_ERR_NOMEM. */
+    polis_status (*prepare)(polis_ctx *ctx, polis_prepare_fn fn, void *ud);
+} polis_reset_ahead_api;
+
 /* "actions", version 1: more about the actions a plugin registered. */
 #define POLIS_ACTIONS_API "actions"
 #define POLIS_ACTIONS_API_VERSION 1

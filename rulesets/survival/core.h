@@ -315,6 +315,10 @@ void sv_params_default(sv_params *p, int32_t n_players);
 
 /* A new world: terrain from noise, players at the centre, no mobs. */
 void sv_generate(sv_world *w, polis_rng *rng);
+/* sv_generate in two halves: the terrain into m (the one that draws from rng: what a reset
+ * made ahead prepares, survival.c), and everything else on a world whose map is set. */
+void sv_generate_terrain(const sv_world *w, uint8_t *m, polis_rng *rng);
+void sv_generate_rest(sv_world *w);
 /* The terrain alone (sv_terrain.c): the blocks of a new map into m[SV_MAP * SV_MAP]. The
  * AVX2 build of the same code (sv_terrain_avx2.c) gives the same map and the same draws;
  * sv_terrain_avx2_ok() says whether this build has it and this CPU runs it (otherwise

@@ -7,6 +7,17 @@
 #include "polis/plugin.h"
 #include "core.h"
 
+/* A world's terrain made ahead for a reset (the "reset_ahead" host API, survival.c): written
+ * by prepare on a thread of a vec's pool, read by the RESET hook, never both at once. */
+typedef struct sv_ahead {
+    uint8_t map[SV_MAP * SV_MAP];
+    polis_rng key;   /* the generator the terrain was drawn from, as the reset starts it */
+    polis_rng after; /* ... and after the draws */
+    bool ready;      /* map, key and after hold a terrain not taken yet */
+    bool off;        /* prepare does nothing: its terrains kept missing */
+    int32_t misses;  /* resets in a row that found a terrain of another key */
+} sv_ahead;
+
 typedef struct survival {
     const polis_host *h;
     polis_ctx *ctx;
@@ -22,6 +33,7 @@ typedef struct survival {
     struct sv_looks *looks;          /* looks.c: kind ids, the scene layer and stats (ABI 1.5) */
     const polis_visibility_api *vis; /* who sees whom (docs/visibility.md) */
     uint8_t *seen;                   /* [n] sv_seen's row */
+    sv_ahead *ahead;                 /* the terrain of a reset made ahead */
 } survival;
 
 /* survival.c: NULL while nothing is hidden from anyone, else the players `agent` may see now

@@ -8,7 +8,8 @@
  *            handlers only record the choice: the game resolves all players at once), the
  *            observation fields, the reward function, event types, hooks, renderers,
  *            policies and exports.
- *   reset:   sv_generate() makes a new world from the env's RNG.
+ *   reset:   sv_generate() makes a new world from the env's RNG (its terrain possibly made
+ *            ahead on an idle thread of a vec's pool: on_reset).
  *   step:    BEGIN clears the choices, the action handlers record them, WORLD runs
  *            sv_step() and publishes what happened on the bus, the reward function hands out
  *            sv_step's rewards, END terminates the players who died (the kernel then skips
@@ -71,10 +72,46 @@ static polis_status on_observe(polis_ctx *ctx, void *ud)
 
 /* ---- lifecycle hooks ---------------------------------------------------------------------- */
 
+/* Resets made ahead (docs/kernel.md, "Resets made ahead"): the terrain, nearly all of a
+ * reset's time, drawn on an idle thread of a vec's pool from the generator the next reset will
+ * start with; the reset takes it when the generator is in exactly that state (then also the
+ * state after the draws) and draws its own otherwise, so the world is the same either way.
+ * After AHEAD_MISSES resets in a row found a terrain drawn for another state (something drew
+ * before this hook), prepare stops: its work would be lost every time. */
+#define AHEAD_MISSES 3
+
+static void prepare_terrain(void *ud, const polis_rng *rng)
+{
+    survival *s = ud;
+    sv_ahead *a = s->ahead;
+    if (a->off) return;
+    polis_rng r = *rng;
+    sv_generate_terrain(s->w, a->map, &r);
+    a->key = *rng;
+    a->after = r;
+    a->ready = true;
+}
+
+static bool same_rng(const polis_rng *x, const polis_rng *y)
+{
+    return x->state == y->state && x->inc == y->inc;
+}
+
 static polis_status on_reset(polis_ctx *ctx, void *ud)
 {
     survival *s = ud;
-    sv_generate(s->w, s->h->rng(ctx));
+    polis_rng *rng = s->h->rng(ctx);
+    sv_ahead *ah = s->ahead;
+    if (ah->ready && same_rng(&ah->key, rng)) {
+        memcpy(&s->w->map[0][0], ah->map, sizeof ah->map);
+        *rng = ah->after;
+        sv_generate_rest(s->w);
+        ah->misses = 0;
+    } else {
+        if (ah->ready && ++ah->misses >= AHEAD_MISSES) ah->off = true;
+        sv_generate(s->w, rng);
+    }
+    ah->ready = false;
     for (int32_t a = 0; a < s->n; a++) s->w->players[a].act = SV_NOOP;
     return POLIS_OK;
 }
@@ -643,12 +680,16 @@ static polis_status survival_init(const polis_host *h, polis_ctx *ctx, const voi
     void *mem = h->alloc(ctx, s->w_bytes);
     s->legal = h->alloc(ctx, sizeof(uint32_t) * (size_t)s->n);
     s->seen = h->alloc(ctx, (size_t)s->n);
-    if (!mem || !s->legal || !s->seen) {
+    s->ahead = h->alloc(ctx, sizeof *s->ahead);
+    if (!mem || !s->legal || !s->seen || !s->ahead) {
         if (mem) h->free(ctx, mem, s->w_bytes);
         return POLIS_ERR_NOMEM;
     }
     s->w = sv_layout(mem, &p);
     if (!(s->vis = h->host_api(ctx, POLIS_VISIBILITY_API, 1))) return POLIS_ERR_PLUGIN;
+    const polis_reset_ahead_api *ahead = h->host_api(ctx, POLIS_RESET_AHEAD_API, 1);
+    if (!ahead) return POLIS_ERR_PLUGIN;
+    if ((st = ahead->prepare(ctx, prepare_terrain, s))) return st;
     return register_all(s);
 }
 
@@ -659,6 +700,7 @@ static void survival_destroy(polis_ctx *ctx, void *state)
     if (s->w) s->h->free(ctx, s->w, s->w_bytes);
     if (s->legal) s->h->free(ctx, s->legal, sizeof(uint32_t) * (size_t)s->n);
     if (s->seen) s->h->free(ctx, s->seen, (size_t)s->n);
+    if (s->ahead) s->h->free(ctx, s->ahead, sizeof *s->ahead);
     sv_free_policies(s);
     sv_free_looks(s);
     s->h->free(ctx, s, sizeof *s);

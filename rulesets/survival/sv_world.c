@@ -176,10 +176,20 @@ double sv_proximity_mean(const sv_world *w)
  * everything else back to a new episode's start. */
 void sv_generate(sv_world *w, polis_rng *rng)
 {
+    sv_generate_terrain(w, &w->map[0][0], rng);
+    sv_generate_rest(w);
+}
+
+void sv_generate_terrain(const sv_world *w, uint8_t *m, polis_rng *rng)
+{
     if (sv_terrain_avx2_ok())
-        sv_terrain_avx2(&w->map[0][0], rng, w->p.always_diamond);
+        sv_terrain_avx2(m, rng, w->p.always_diamond);
     else
-        sv_terrain(&w->map[0][0], rng, w->p.always_diamond);
+        sv_terrain(m, rng, w->p.always_diamond);
+}
+
+void sv_generate_rest(sv_world *w)
+{
     memset(w->mob_map, 0, sizeof w->mob_map);
     memset(w->player_map, 0, sizeof w->player_map);
     memset(w->placed_by, 0xff, sizeof w->placed_by);

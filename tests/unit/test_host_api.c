@@ -22,7 +22,7 @@ static void test_refusals(void)
              "<string>: plugins[0]: plugin \"json_probe\" init failed: json_probe: this engine "
              "(polis %s) has no host API \"nope\" (it has \"json\", \"observations\", \"actions\", "
              "\"shared_observations\", "
-             "\"scene\", \"visibility\")",
+             "\"scene\", \"visibility\", \"reset_ahead\")",
              POLIS_VERSION_STRING);
     CHECK_EQ_STR(test_env_error(PROBE("unknown")), want);
     CHECK_EQ_STR(test_env_error(PROBE("zero")),

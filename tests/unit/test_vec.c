@@ -1,11 +1,15 @@
 /* polis_vec: bad input, zero-copy slices, next-step auto-reset, equivalence with lone envs
  * seeded by polis_vec_env_seed, determinism across thread counts and across the pool's
- * choice of handing a call off or not, error propagation with the env index, episode
- * statistics, and a step loop that allocates nothing (also with threads). No timing. */
+ * choice of handing a call off or not, resets made ahead (the "reset_ahead" host API: the
+ * same episodes whether or not a prepared world is taken), error propagation with the env
+ * index, episode statistics, and a step loop that allocates nothing (also with threads). No
+ * timing. */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* sched_setaffinity */
 #endif
+#include <dlfcn.h>
 #include <stdint.h>
+#include <time.h>
 #if defined(__linux__)
 #include <sched.h>
 #endif
@@ -245,6 +249,31 @@ out:
 
 /* calls[0], calls[1]: the run's calls on the caller alone and handed off; calls[2],
  * calls[3]: its probes and those that found handing off faster (calls may be NULL) */
+/* Resets v with `seed` (again with seed + 1 before step `reseed_at`; -1: never) and steps it
+ * with random actions, pausing pause_ns after each call: every step's hash in per_step, and
+ * the hash of them all after the reset's. */
+static uint64_t step_hashes(polis_vec *v, uint64_t seed, int reseed_at, long pause_ns,
+                            uint64_t *per_step, int steps)
+{
+    const polis_io *io = polis_vec_io(v);
+    polis_rng r;
+    polis_rng_seed(&r, seed, 3);
+    CHECK_EQ_INT(polis_vec_reset(v, seed), POLIS_OK);
+    uint64_t h = vec_hash(v);
+    for (int t = 0; t < steps; t++) {
+        if (t == reseed_at) CHECK_EQ_INT(polis_vec_reset(v, seed + 1), POLIS_OK);
+        random_actions(io, &r);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        per_step[t] = vec_hash(v);
+        h = fnv(h, &per_step[t], sizeof per_step[t]);
+        if (pause_ns > 0) {
+            struct timespec pause = {0, pause_ns};
+            nanosleep(&pause, NULL);
+        }
+    }
+    return h;
+}
+
 static uint64_t run_pool_hashes(int32_t threads, polis__vec_pool pool, uint64_t *per_step,
                                 int steps, int64_t *calls)
 {
@@ -252,17 +281,7 @@ static uint64_t run_pool_hashes(int32_t threads, polis__vec_pool pool, uint64_t 
     CHECK(v != NULL);
     if (!v) return 0;
     polis__vec_set_pool(v, pool);
-    const polis_io *io = polis_vec_io(v);
-    polis_rng r;
-    polis_rng_seed(&r, 3, 3);
-    CHECK_EQ_INT(polis_vec_reset(v, 77), POLIS_OK);
-    uint64_t h = vec_hash(v);
-    for (int t = 0; t < steps; t++) {
-        random_actions(io, &r);
-        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
-        per_step[t] = vec_hash(v);
-        h = fnv(h, &per_step[t], sizeof per_step[t]);
-    }
+    uint64_t h = step_hashes(v, 77, -1, 0, per_step, steps);
     if (calls) {
         polis__vec_pool_calls(v, &calls[0], &calls[1]);
         polis__vec_pool_probes(v, &calls[2], &calls[3]);
@@ -381,6 +400,160 @@ static void test_pool_choice(void)
         CHECK_EQ_INT(calls[1], 0);
         polis_vec_destroy(v);
     }
+}
+
+/* ---- resets made ahead ------------------------------------------------------------------------
+ */
+
+#define AHEAD_JSON(mode)                                                                           \
+    "{\"agents\": 2, \"max_steps\": 3, \"plugins\": [{\"name\": \"ahead_probe\", "                 \
+    "\"params\": {\"mode\": \"" mode "\"}}]}"
+#define SURVIVAL POLIS_SOURCE_DIR "/rulesets/survival/survival_classic.json"
+
+static polis_vec *make_ahead(const char *json, const char *path, int32_t m, int32_t t,
+                             test_alloc *al, polis_error *err)
+{
+    polis_options o = test_options(NULL, al);
+    polis_vec *v = NULL;
+    polis_status st = path ? polis_vec_create_file(path, &o, m, t, &v, err)
+                           : polis_vec_create_json(json, strlen(json), &o, m, t, &v, err);
+    return st == POLIS_OK ? v : NULL;
+}
+
+/* ahead_probe's count of worlds its resets took from prepare while it is loaded; 0 when it
+ * is not (a survival vec) */
+static long ahead_taken(void)
+{
+    void *so = dlopen(POLIS_TEST_PLUGIN_DIR "/ahead_probe.so", RTLD_NOW | RTLD_NOLOAD);
+    if (!so) return 0;
+    long (*fn)(void) = (long (*)(void))dlsym(so, "ahead_probe_taken");
+    long n = fn ? fn() : -1;
+    dlclose(so);
+    return n;
+}
+
+/* Steps a vec of M envs with T threads, every call handed off (with threads), the caller
+ * pausing 20 us after each so that the worker has time to prepare; halfway through a reset with
+ * another seed (the worlds prepared for the old one fit no reset). The hash of every step;
+ * the vec's prepared and hit counts in stats[0..1], the worlds ahead_probe took in stats[2]. */
+static uint64_t ahead_hashes(const char *json, const char *path, int32_t m, int32_t threads,
+                             uint64_t *per_step, int steps, int64_t *stats)
+{
+    polis_error err;
+    polis_vec *v = make_ahead(json, path, m, threads, NULL, &err);
+    CHECK(v != NULL);
+    if (!v) {
+        fprintf(stderr, "vec create failed: %s\n", err.message);
+        return 0;
+    }
+    if (threads > 1) polis__vec_set_pool(v, POLIS__VEC_PARALLEL);
+    long taken = ahead_taken();
+    uint64_t h = step_hashes(v, 31, steps / 2, 20000, per_step, steps);
+    polis__vec_ahead_stats(v, &stats[0], &stats[1]);
+    stats[2] = ahead_taken() - taken;
+    polis_vec_destroy(v);
+    return h;
+}
+
+/* One thread never prepares; two prepare the next resets while the caller pauses, and the
+ * resets take those worlds, with the same observations at every step as one thread. A
+ * world drawn for another generator state (a hook drew first; another vec seed) is not
+ * taken: the reset draws its own, the same again. */
+static void test_ahead(void)
+{
+    enum { STEPS = 400 };
+    static uint64_t h1[STEPS], h2[STEPS];
+    int64_t s1[3], s2[3];
+    uint64_t a = ahead_hashes(AHEAD_JSON("ok"), NULL, 4, 1, h1, STEPS, s1);
+    CHECK(a != 0);
+    CHECK_EQ_INT(s1[0], 0);
+    CHECK_EQ_INT(s1[1], 0);
+    CHECK_EQ_INT(s1[2], 0);
+    uint64_t b = ahead_hashes(AHEAD_JSON("ok"), NULL, 4, 2, h2, STEPS, s2);
+    CHECK(a == b);
+    CHECK(memcmp(h1, h2, sizeof h1) == 0);
+    /* 4 envs reset every 3 steps: ~530 resets; the worker prepares most between calls, and
+     * every reset whose seed was prepared takes the world */
+    CHECK(s2[0] > 0);
+    CHECK(s2[1] > 0 && s2[1] <= s2[0]);
+    CHECK_EQ_INT(s2[2], s2[1]);
+
+    /* a RESET hook draws before the world's: nothing prepared fits, the episodes are the same */
+    a = ahead_hashes(AHEAD_JSON("draw_first"), NULL, 4, 1, h1, STEPS, s1);
+    b = ahead_hashes(AHEAD_JSON("draw_first"), NULL, 4, 2, h2, STEPS, s2);
+    CHECK(a != 0);
+    CHECK(a == b);
+    CHECK(memcmp(h1, h2, sizeof h1) == 0);
+    CHECK(s2[0] > 0);
+    CHECK_EQ_INT(s2[2], 0);
+
+    /* survival's terrain made ahead: its episodes (about 150 steps under random actions) */
+    enum { SV_STEPS = 600 };
+    static uint64_t g1[SV_STEPS], g2[SV_STEPS];
+    a = ahead_hashes(NULL, SURVIVAL, 4, 1, g1, SV_STEPS, s1);
+    b = ahead_hashes(NULL, SURVIVAL, 4, 2, g2, SV_STEPS, s2);
+    CHECK(a != 0);
+    CHECK(a == b);
+    CHECK(memcmp(g1, g2, sizeof g1) == 0);
+    CHECK_EQ_INT(s1[0], 0);
+    CHECK(s2[0] > 0);
+    CHECK(s2[1] > 0);
+}
+
+/* The API's errors: a NULL function, a second registration, one after create, a version this
+ * engine does not have. A vec of envs without a prepare function keeps none. */
+static void test_ahead_errors(void)
+{
+    polis_error err;
+    polis_vec *v = make_ahead(AHEAD_JSON("null"), NULL, 2, 2, NULL, &err);
+    CHECK(v == NULL);
+    CHECK(strstr(err.message, "reset_ahead.prepare: fn is NULL") != NULL);
+    v = make_ahead(AHEAD_JSON("twice"), NULL, 2, 2, NULL, &err);
+    CHECK(v == NULL);
+    CHECK(strstr(err.message, "reset_ahead.prepare: this plugin registered one already") != NULL);
+    v = make_ahead(AHEAD_JSON("future"), NULL, 2, 2, NULL, &err);
+    CHECK(v == NULL);
+    CHECK(strstr(err.message, "host API \"reset_ahead\" version 2 is newer") != NULL);
+    v = make_ahead(AHEAD_JSON("late"), NULL, 2, 2, NULL, &err);
+    CHECK(v != NULL);
+    if (v) {
+        CHECK_EQ_INT(polis_vec_reset(v, 1), POLIS_ERR_STATE);
+        CHECK(strstr(polis_vec_error(v), "registration is closed") != NULL);
+        polis_vec_destroy(v);
+    }
+    v = make_vec(NULL, 2, 2, NULL);
+    if (v) {
+        int64_t st[2] = {-1, -1};
+        CHECK_EQ_INT(polis_vec_reset(v, 1), POLIS_OK);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+        polis__vec_ahead_stats(v, &st[0], &st[1]);
+        CHECK_EQ_INT(st[0], 0);
+        CHECK_EQ_INT(st[1], 0);
+        polis_vec_destroy(v);
+    }
+}
+
+/* Resets made ahead allocate nothing either: survival, 2 threads, every call handed off. */
+static void test_ahead_no_alloc(void)
+{
+    test_alloc al = {0};
+    polis_error err;
+    polis_vec *v = make_ahead(NULL, SURVIVAL, 3, 2, &al, &err);
+    CHECK(v != NULL);
+    if (!v) return;
+    polis__vec_set_pool(v, POLIS__VEC_PARALLEL);
+    const polis_io *io = polis_vec_io(v);
+    polis_rng r;
+    polis_rng_seed(&r, 5, 5);
+    CHECK_EQ_INT(polis_vec_reset(v, 1), POLIS_OK);
+    long before = al.calls;
+    for (int t = 0; t < 2000; t++) {
+        random_actions(io, &r);
+        CHECK_EQ_INT(polis_vec_step(v), POLIS_OK);
+    }
+    CHECK_EQ_INT(al.calls - before, 0);
+    polis_vec_destroy(v);
+    CHECK_EQ_INT(al.live, 0);
 }
 
 /* The probe's verdict: medians, a clear margin, ties to the caller alone. */
@@ -766,6 +939,9 @@ int main(void)
     test_threads_agree();
     test_threads_one_core();
     test_pool_choice();
+    test_ahead();
+    test_ahead_errors();
+    test_ahead_no_alloc();
     test_prefer_parallel();
     test_bad_action();
     test_step_failure();
