@@ -17,10 +17,10 @@
  * single envs, and only while STEAL_MIN are left, of one whose owner runs (moving an env's
  * state to the other core costs more than waiting for a running owner's last envs), from
  * counters tagged with the generation (a worker that wakes late finds the tag changed and
- * claims nothing), and counts the envs it finished. A block's envs are claimed in an order that
-puts those that reset in the call first, one claim each (order_blocks): a reset costs many steps,
-and the envs behind it then go to whichever thread is free. The caller returns when
- * all are finished, so a worker that cannot run (its core is taken, by the caller itself
+ * claims nothing), and counts the envs it finished. A block's envs are claimed in an order
+ * that puts those that reset in the call first, one claim each (order_blocks): a reset costs
+ * many steps, and the envs behind it then go to whichever thread is free. The caller returns
+ * when all are finished, so a worker that cannot run (its core is taken, by the caller itself
  * when both threads share one) costs nothing but the hand-off: the caller steps its envs.
  * Whether a call hands off at all is measured: a hand-off costs more than two small envs'
  * steps, so the pool times a few calls each way now and then and runs the rest the faster
