@@ -365,9 +365,11 @@ typedef struct sorted_list {
     sort_key *keys;        /* [cap + 1]: a sort's elements */
     int32_t *ktmp;         /* [cap + 1]: its merge buffer */
     struct edge_ranks *er; /* a kept edge list's keys as numbers (NULL: none) */
+    char *epairs;          /* a kept edge list's OP_EPAIRS (put_edge_pairs; NULL: none) */
 } sorted_list;
 
 static void ranks_free(struct edge_ranks *er);
+static void list_free(sorted_list *l);
 static bool sort_ranked(struct polis_recorder *r, sorted_list *l);
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
@@ -406,7 +408,8 @@ enum {
     OP_AGENTS = 5,
     OP_HASH = 6,
     OP_WHOLE = 7,
-    OP_PAIRS = 8
+    OP_PAIRS = 8,
+    OP_EPAIRS = 9
 };
 /* a step line: head, events, agents, a change of each list; a keyframe: hash, tiles, lists */
 #define REC_MAXOPS (3 + L_COUNT)
@@ -441,6 +444,9 @@ typedef struct rec_writer {
     bool queued, stop, failed; /* under mu */
     rbuf text;                 /* the thread's: a chunk's lines formatted */
     num_memo *memo;            /* the thread's float memo */
+    /* a kept edge list's changed edges sorted and merged by the thread (render_edge_pairs):
+     * its own ranks and buffers (allocated with the scene copies; NULL: none) */
+    sorted_list *edges;
     /* copies of the state the hash of a keyframe or end line reads (polis_env_state_parts),
      * hashed by the thread (OP_HASH: [u32 copy]).
      * As many as the two chunks in flight may name (REC_SNAP_BUDGET): with fewer, a third
@@ -1177,6 +1183,8 @@ static void render_hash(const polis_recorder *r, rbuf *b, const uint8_t *raw)
     }
 }
 
+static void render_edge_pairs(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw);
+
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text, size_t len,
                    const rec_op *ops, int n_ops)
 {
@@ -1198,6 +1206,8 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_whole(b, memo, ops[i].src, ops[i].len);
         else if (ops[i].kind == OP_PAIRS)
             render_pairs(b, memo, ops[i].src);
+        else if (ops[i].kind == OP_EPAIRS)
+            render_edge_pairs(r, b, memo, ops[i].src);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -1414,6 +1424,12 @@ static void writer_put(polis_recorder *r)
         while (cap < size + REC_SLACK) cap *= 2;
         char *p = realloc(w->chunk[w->fill], cap);
         if (!p) {
+            /* formatted here once the thread is done with the lines before it (their edges'
+             * ranks are its state, and the lines keep their order) */
+            if (w->len[w->fill]) writer_hand_over(r);
+            pthread_mutex_lock(&w->mu);
+            while (w->queued) pthread_cond_wait(&w->cv, &w->mu);
+            pthread_mutex_unlock(&w->mu);
             r->out.len = 0;
             render(r, &r->out, r->memo, r->line.p, r->line.len, r->ops, r->n_ops);
             if (!r->out.oom) writer_put_text(r, r->out.p, r->out.len);
@@ -1495,6 +1511,8 @@ static void writer_stop(polis_recorder *r)
     free(w->text.p);
     free(w->memo);
     for (int i = 0; i < w->snap_n; i++) free(w->snap[i]);
+    if (w->edges) list_free(w->edges);
+    free(w->edges);
     free(w);
     r->writer = NULL;
 }
@@ -1853,6 +1871,25 @@ static polis_status open_common(polis_recorder *r, polis_env *env, const polis_r
     return st;
 }
 
+static void list_free(sorted_list *l)
+{
+    free(l->copy);
+    free(l->raw);
+    free(l->prev);
+    free(l->idx);
+    free(l->ord);
+    free(l->pcur);
+    free(l->pprev);
+    free(l->out);
+    free(l->kpos);
+    free(l->kchg);
+    free(l->kslot);
+    free(l->keys);
+    free(l->ktmp);
+    free(l->epairs);
+    ranks_free(l->er);
+}
+
 static void rec_free(polis_recorder *r)
 {
     if (!r) return;
@@ -1872,22 +1909,7 @@ static void rec_free(polis_recorder *r)
     free(r->prev_agents);
     free(r->prev_stats);
     free(r->step_raw);
-    for (int i = 0; i < L_COUNT; i++) {
-        free(r->lists[i].copy);
-        free(r->lists[i].raw);
-        free(r->lists[i].prev);
-        free(r->lists[i].idx);
-        free(r->lists[i].ord);
-        free(r->lists[i].pcur);
-        free(r->lists[i].pprev);
-        free(r->lists[i].out);
-        free(r->lists[i].kpos);
-        free(r->lists[i].kchg);
-        free(r->lists[i].kslot);
-        free(r->lists[i].keys);
-        free(r->lists[i].ktmp);
-        ranks_free(r->lists[i].er);
-    }
+    for (int i = 0; i < L_COUNT; i++) list_free(&r->lists[i]);
     free(r);
 }
 
@@ -2513,6 +2535,35 @@ static inline __attribute__((always_inline)) uint64_t edge_key(edge_ranks *er,
     }
 }
 
+/* At most this many changed slots of a kept edge list a tick go to the writer thread as their
+ * old and new edges (put_edge_pairs); a tick with more is diffed here (diff_ranked). */
+#define EDGE_PAIRS_MAX 128
+/* An edge as pack_edge writes it, at most */
+#define EDGE_PACKED_MAX (1 + 2 * POLIS_SCENE_ID_MAX + POLIS_SCENE_KIND_MAX + sizeof(float))
+
+/* A kept edge list of cap elements in kslots slots diffed on the writer thread: the line's raw
+ * values of its changed slots (put_edge_pairs), and the thread's ranks and buffers
+ * (render_edge_pairs). */
+static bool edge_pairs_alloc(polis_recorder *r, sorted_list *l, int32_t cap, int32_t kslots)
+{
+    const size_t size = sizeof(polis_scene_edge), most = EDGE_PAIRS_MAX;
+    sorted_list *e = r->writer->edges = rec_calloc(r, 1, sizeof *e);
+    l->epairs = rec_calloc(r, sizeof(uint32_t) + most * (1 + 2 * EDGE_PACKED_MAX), 1);
+    if (!e || !l->epairs) return false;
+    e->cap = cap;
+    e->copy = rec_calloc(r, most, size); /* the old edges */
+    e->raw = rec_calloc(r, most, size);  /* the new ones */
+    e->pcur = rec_calloc(r, most, sizeof(const char *));
+    e->pprev = rec_calloc(r, most, sizeof(const char *));
+    e->keys = rec_calloc(r, most, sizeof(sort_key));
+    e->ord = rec_calloc(r, most, sizeof(int32_t));
+    e->ktmp = rec_calloc(r, most, sizeof(int32_t));
+    e->idx = rec_calloc(r, 3 * (most + 1), sizeof(int32_t));
+    e->out = rec_calloc(r, 4 * sizeof(uint32_t) + 2 * most * EDGE_PACKED_MAX, 1);
+    return e->copy && e->raw && e->pcur && e->pprev && e->keys && e->ord && e->ktmp && e->idx &&
+           e->out && ranks_alloc(r, e, cap, kslots);
+}
+
 /* The copies of the previous line's scene, allocated at the first scene (its sizes are fixed
  * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
@@ -2571,6 +2622,7 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
             l->kslot = rec_calloc(r, (size_t)cap, sizeof(int32_t));
             ok = ok && l->kpos && l->kchg && l->kslot;
             if (i == L_EDGES) ok = ok && ranks_alloc(r, l, cap, kp.slots);
+            if (i == L_EDGES && r->writer) ok = ok && edge_pairs_alloc(r, l, cap, kp.slots);
         }
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
@@ -2825,11 +2877,11 @@ static edge_pair *sort_edges(sorted_list *l, edge_pair *p, edge_pair *t, size_t 
 
 /* An OP_LIST's head, [u32 list, adds, moves, dels], in the list's out buffer; returns where
  * its elements go. */
-static char *list_op_head(sorted_list *l, int which, uint32_t na, uint32_t nm, uint32_t nd)
+static char *list_op_head(char *out, int which, uint32_t na, uint32_t nm, uint32_t nd)
 {
     uint32_t h[4] = {(uint32_t)which, na, nm, nd};
-    memcpy(l->out, h, sizeof h);
-    return l->out + sizeof h;
+    memcpy(out, h, sizeof h);
+    return out + sizeof h;
 }
 
 /* One list's member of a step line: one merge of the previous and the current key-sorted
@@ -2837,12 +2889,11 @@ static char *list_op_head(sorted_list *l, int which, uint32_t na, uint32_t nm, u
  * an OP_LIST, formatted where the line is written out ("add", "move", "del", in that order). A
  * list byte for byte as before writes nothing without a merge. Then the current list becomes
  * the previous one. */
-static void merge_lists(polis_recorder *r, int which, const char *const *cur, int32_t nc,
-                        const char *const *prev, int32_t np)
+static char *merge_core(int which, int32_t *idx, size_t stride, char *out, const char *const *cur,
+                        int32_t nc, const char *const *prev, int32_t np)
 {
     const list_desc *d = &LISTS[which];
-    sorted_list *l = &r->lists[which];
-    int32_t *add = l->idx, *mov = add + l->cap + 1, *del = mov + l->cap + 1;
+    int32_t *add = idx, *mov = add + stride, *del = mov + stride;
     uint32_t na = 0, nm = 0, nd = 0;
     for (int32_t i = 0, j = 0; i < nc || j < np;) {
         const char *c_el = i < nc ? cur[i] : NULL, *p_el = j < np ? prev[j] : NULL;
@@ -2862,13 +2913,21 @@ static void merge_lists(polis_recorder *r, int which, const char *const *cur, in
         if (c <= 0) i++;
         if (c >= 0) j++;
     }
-    if (na + nm + nd) { /* else only bytes past the strings' ends differed */
-        char *q = list_op_head(l, which, na, nm, nd);
-        for (uint32_t k = 0; k < na; k++) q = el_pack(which, q, cur[add[k]], d->size);
-        for (uint32_t k = 0; k < nm; k++) q = el_pack(which, q, cur[mov[k]], d->size);
-        for (uint32_t k = 0; k < nd; k++) q = el_pack(which, q, prev[del[k]], d->size);
-        add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
-    }
+    if (!(na + nm + nd)) return out; /* only bytes past the strings' ends differed */
+    char *q = list_op_head(out, which, na, nm, nd);
+    for (uint32_t k = 0; k < na; k++) q = el_pack(which, q, cur[add[k]], d->size);
+    for (uint32_t k = 0; k < nm; k++) q = el_pack(which, q, cur[mov[k]], d->size);
+    for (uint32_t k = 0; k < nd; k++) q = el_pack(which, q, prev[del[k]], d->size);
+    return q;
+}
+
+/* merge_core into the list's buffers, and its OP_LIST into the line */
+static void merge_lists(polis_recorder *r, int which, const char *const *cur, int32_t nc,
+                        const char *const *prev, int32_t np)
+{
+    sorted_list *l = &r->lists[which];
+    char *q = merge_core(which, l->idx, (size_t)l->cap + 1, l->out, cur, nc, prev, np);
+    if (q != l->out) add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
 }
 
 /* Two elements of list `which` byte for byte the same: an edge's strings compared in their
@@ -2888,6 +2947,90 @@ static inline bool el_same(int which, const char *a, const char *b, size_t size)
     }
     return memcmp(a + offsetof(polis_scene_edge, weight), b + offsetof(polis_scene_edge, weight),
                   sizeof(float)) == 0;
+}
+
+/* The new and the old edges er->pn[0 .. nn), er->po[0 .. no) (their keys made) sorted, merged,
+ * and the added and deleted ones (pointed at from add and del) into an OP_LIST at out;
+ * returns its end, or out when no edge changed. */
+static char *ranked_merge(sorted_list *l, char *out, const char **add, const char **del, size_t nn,
+                          size_t no)
+{
+    edge_ranks *er = l->er;
+    const edge_pair *pn = sort_edges(l, er->pn, er->tmp, nn);
+    const edge_pair *po = sort_edges(l, er->po, pn == er->pn ? er->tmp : er->pn, no);
+    uint32_t na = 0, nd = 0;
+    size_t i = 0, j = 0;
+    while (i < nn && j < no) {
+        if (pn[i].key < po[j].key) {
+            add[na++] = pn[i++].el;
+        } else if (pn[i].key > po[j].key) {
+            del[nd++] = po[j++].el;
+        } else { /* the same edge: a new weight is a del and an add */
+            if (edge_changed(pn[i].el, po[j].el)) {
+                add[na++] = pn[i].el;
+                del[nd++] = po[j].el;
+            }
+            i++, j++;
+        }
+    }
+    while (i < nn) add[na++] = pn[i++].el;
+    while (j < no) del[nd++] = po[j++].el;
+    if (!(na + nd)) return out;
+    char *q = list_op_head(out, L_EDGES, na, 0, nd);
+    for (uint32_t k = 0; k < na; k++) q = pack_edge(q, (const void *)add[k]);
+    for (uint32_t k = 0; k < nd; k++) q = pack_edge(q, (const void *)del[k]);
+    return q;
+}
+
+/* The elements src[0 .. n) of list `which` pointed at from p[] in key order (sort_keys through
+ * the list's buffers). */
+static void sort_ptrs(sorted_list *l, int which, const char **p, const char *const *src, size_t n)
+{
+    const list_desc *d = &LISTS[which];
+    for (size_t i = 0; i < n; i++) d->key(&l->keys[i], src[i]);
+    const int32_t *o = sort_keys(d, l->keys, l->ord, l->ktmp, n);
+    for (size_t j = 0; j < n; j++) p[j] = l->keys[o[j]].el;
+}
+
+/* The edges' member of a step line from its OP_EPAIRS (put_edge_pairs), as diff_ranked writes
+ * it: the old and the new edges unpacked, their keys made with the thread's own ranks (its
+ * sorted_list: the old keys made again each time, it keeps no copy of the list), sorted and
+ * merged by ranked_merge, or by their strings when a table had to be emptied while the keys
+ * were made; nothing when no edge changed. */
+static void render_edge_pairs(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw)
+{
+    sorted_list *l = r->writer ? r->writer->edges : NULL;
+    if (!l) return; /* cannot happen: put_edge_pairs writes only with a writer thread */
+    edge_ranks *er = l->er;
+    polis_scene_edge *old = l->copy, *cur = l->raw;
+    uint32_t n;
+    memcpy(&n, raw, sizeof n);
+    raw += sizeof n;
+    size_t no = 0, nn = 0;
+    for (uint32_t k = 0; k < n && k < EDGE_PAIRS_MAX; k++) {
+        uint8_t has = *raw++;
+        if (has & 1) raw = unpack_edge(raw, &old[no++]);
+        if (has & 2) raw = unpack_edge(raw, &cur[nn++]);
+    }
+    char *q = l->out;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        uint32_t gen = er->gen;
+        for (size_t i = 0; i < nn; i++)
+            er->pn[i] = (edge_pair){edge_key(er, &cur[i]), (const char *)&cur[i]};
+        for (size_t j = 0; j < no; j++)
+            er->po[j] = (edge_pair){edge_key(er, &old[j]), (const char *)&old[j]};
+        if (er->gen != gen) continue;
+        q = ranked_merge(l, l->out, l->pcur, l->pprev, nn, no);
+        if (q != l->out) render_list(b, memo, (const uint8_t *)l->out);
+        return;
+    }
+    const char **pn = l->pcur, **po = l->pprev, *np[EDGE_PAIRS_MAX], *op[EDGE_PAIRS_MAX];
+    for (size_t i = 0; i < nn; i++) np[i] = (const char *)&cur[i];
+    for (size_t j = 0; j < no; j++) op[j] = (const char *)&old[j];
+    sort_ptrs(l, L_EDGES, pn, np, nn);
+    sort_ptrs(l, L_EDGES, po, op, no);
+    q = merge_core(L_EDGES, l->idx, EDGE_PAIRS_MAX + 1, l->out, pn, (int32_t)nn, po, (int32_t)no);
+    if (q != l->out) render_list(b, memo, (const uint8_t *)l->out);
 }
 
 /* A kept edge list's member of a step line as merge_lists writes it, from the new and the old
@@ -2933,33 +3076,8 @@ static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, con
         *nch = m;
         if (er->gen == gen) break;
     }
-    const edge_pair *pn = sort_edges(l, er->pn, er->tmp, nn);
-    const edge_pair *po = sort_edges(l, er->po, pn == er->pn ? er->tmp : er->pn, no);
-    /* the added and the deleted edges, in key order, pointed at from pcur and pprev */
-    const char **add = l->pcur, **del = l->pprev;
-    uint32_t na = 0, nd = 0;
-    size_t i = 0, j = 0;
-    while (i < nn && j < no) {
-        if (pn[i].key < po[j].key) {
-            add[na++] = pn[i++].el;
-        } else if (pn[i].key > po[j].key) {
-            del[nd++] = po[j++].el;
-        } else { /* the same edge: a new weight is a del and an add */
-            if (edge_changed(pn[i].el, po[j].el)) {
-                add[na++] = pn[i].el;
-                del[nd++] = po[j].el;
-            }
-            i++, j++;
-        }
-    }
-    while (i < nn) add[na++] = pn[i++].el;
-    while (j < no) del[nd++] = po[j++].el;
-    if (na + nd) {
-        char *q = list_op_head(l, L_EDGES, na, 0, nd);
-        for (uint32_t k = 0; k < na; k++) q = pack_edge(q, (const void *)add[k]);
-        for (uint32_t k = 0; k < nd; k++) q = pack_edge(q, (const void *)del[k]);
-        add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
-    }
+    char *q = ranked_merge(l, l->out, l->pcur, l->pprev, nn, no);
+    if (q != l->out) add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
     return true;
 }
 
@@ -3074,6 +3192,34 @@ static inline void el_copy(void *dst, const void *src, size_t size)
         memcpy(dst, src, size);
 }
 
+/* A few changed slots of a kept edge list: each slot's old edge (the recorder's copy) and new
+ * one, packed, into the line's raw values (OP_EPAIRS: [u32 slots], then per slot a byte, bit 0
+ * an old edge follows, bit 1 a new one, and those edges), sorted, merged and formatted where
+ * the line is written out (render_edge_pairs: diff_ranked's merge, on the writer thread). A
+ * slot put again as it was is left out (kchg and *nch keep the others); nothing is written
+ * when no slot is left. */
+static void put_edge_pairs(polis_recorder *r, sorted_list *l, const char *prev, const char *el,
+                           const int32_t *where, int32_t *nch)
+{
+    const size_t size = sizeof(polis_scene_edge);
+    char *q = l->epairs + sizeof(uint32_t);
+    int32_t m = 0;
+    for (int32_t k = 0; k < *nch; k++) {
+        int32_t slot = l->kchg[k], now = where[slot], at = l->kpos[slot];
+        if (at >= 0 && now >= 0 &&
+            el_same(L_EDGES, prev + (size_t)at * size, el + (size_t)now * size, size))
+            continue;
+        l->kchg[m++] = slot;
+        *q++ = (char)((at >= 0) | (now >= 0) << 1);
+        if (at >= 0) q = pack_edge(q, (const void *)(prev + (size_t)at * size));
+        if (now >= 0) q = pack_edge(q, (const void *)(el + (size_t)now * size));
+    }
+    *nch = m;
+    if (!m) return;
+    set_u32(l->epairs, (size_t)m);
+    add_op(r, OP_EPAIRS, l->epairs, (size_t)(q - l->epairs));
+}
+
 /* A kept list's member of a step line: the old and the new elements of the slots changed
  * since the previous line, each sorted by key, merged as diff_list merges whole lists (an
  * unchanged slot is the same on both sides, and keys are unique); then prev takes the new
@@ -3100,13 +3246,17 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     }
     bool kept = false;   /* prev brought up to date already */
     bool ranked = false; /* the edges' keys made as numbers (diff_ranked) */
+    bool sent = false;   /* the changed edges went to the writer thread (put_edge_pairs) */
     if (which == L_THINGS && nch <= KEPT_FEW) {
         kept = put_thing_pairs(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
     } else {
         /* a slot put again as it was (Exploration's edges: 6% of the changed slots at 100
          * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge
          * (by diff_ranked itself, in the loop that makes the keys) */
-        if (l->er) {
+        if (l->epairs && nch <= EDGE_PAIRS_MAX) {
+            put_edge_pairs(r, l, prev, el, kp.where, &nch);
+            sent = true;
+        } else if (l->er) {
             ranked = diff_ranked(r, l, prev, el, kp.where, &nch);
         } else {
             int32_t m = 0;
@@ -3119,7 +3269,7 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
             }
             nch = m;
         }
-        if (!ranked) {
+        if (!ranked && !sent) {
             const char **po = l->pprev, **pn = l->pcur;
             int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
             int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
