@@ -409,7 +409,9 @@ enum {
     OP_HASH = 6,
     OP_WHOLE = 7,
     OP_PAIRS = 8,
-    OP_EPAIRS = 9
+    OP_EPAIRS = 9,
+    OP_AGENTS_WHOLE = 10,
+    OP_KEY_AGENTS = 11
 };
 /* a step line: head, events, agents, a change of each list; a keyframe: hash, tiles, lists */
 #define REC_MAXOPS (3 + L_COUNT)
@@ -447,6 +449,12 @@ typedef struct rec_writer {
     /* a kept edge list's changed edges sorted and merged by the thread (render_edge_pairs):
      * its own ranks and buffers (allocated with the scene copies; NULL: none) */
     sorted_list *edges;
+    /* the agents and their stats as the last line left them, when a step line holds them whole
+     * (OP_AGENTS_WHOLE, diffed here: render_agents_whole) and a keyframe too (OP_KEY_AGENTS),
+     * and the thread's copies of a line's (aligned) and their diff (NULL: none) */
+    polis_scene_agent *prev_agents, *cur_agents;
+    int32_t *prev_stats, *cur_stats, *agents_out;
+    double *cur_returns;
     /* copies of the state the hash of a keyframe or end line reads (polis_env_state_parts),
      * hashed by the thread (OP_HASH: [u32 copy]).
      * As many as the two chunks in flight may name (REC_SNAP_BUDGET): with fewer, a third
@@ -512,6 +520,11 @@ struct polis_recorder {
     size_t cells, n_stats;
     sorted_list lists[L_COUNT];
     int64_t allocs; /* allocations of the scene copies */
+    /* a step line holds the agents and their stats whole, diffed by the writer thread (a few
+     * hundred bytes: copied faster than compared); a keyframe's agents are formatted there, from
+     * key_agents ([agents][stats][f64 returns]) */
+    bool agents_whole;
+    char *key_agents;
     /* the env's (episode, tick) after the previous line: the changes of who sees whom made
      * then (polis_env_visibility_changes) go into the next reset or step line */
     int64_t vis_episode, vis_tick;
@@ -964,6 +977,94 @@ static void render_whole(rbuf *b, num_memo *memo, const uint8_t *raw, size_t len
     }
 }
 
+/* A keyframe's agents, "{\"x\":..,\"stats\":[..],\"return\":..}" each (ns stats an agent) */
+static void put_key_agents(rbuf *b, num_memo *memo, const polis_scene_agent *agents,
+                           const int32_t *stats, int32_t n, size_t ns, const double *returns)
+{
+    for (int32_t a = 0; a < n; a++) {
+        const polis_scene_agent *ag = &agents[a];
+        if (a) rb_ch(b, ',');
+        RB_LIT(b, "{\"x\":");
+        rb_int(b, ag->x);
+        RB_LIT(b, ",\"y\":");
+        rb_int(b, ag->y);
+        RB_LIT(b, ",\"facing\":");
+        rb_int(b, ag->facing);
+        RB_LIT(b, ",\"alive\":");
+        rb_int(b, ag->alive);
+        RB_LIT(b, ",\"stats\":[");
+        for (size_t k = 0; k < ns; k++) rb_item(b, k != 0, stats[(size_t)a * ns + k]);
+        RB_LIT(b, "],\"return\":");
+        rb_f64(b, memo, returns[a]);
+        rb_ch(b, '}');
+    }
+}
+
+/* Which of four stats differ (bit i: c[i] != o[i]): one compare of the four where SSE2 is
+ * (Survival's 18 stats cost 18 compares and branches a tick otherwise). */
+static inline uint32_t stats_diff4(const int32_t *c, const int32_t *o)
+{
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)c);
+    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)o);
+    return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(x, y))) ^ 15u;
+#else
+    return (uint32_t)(c[0] != o[0]) | (uint32_t)(c[1] != o[1]) << 1 |
+           (uint32_t)(c[2] != o[2]) << 2 | (uint32_t)(c[3] != o[3]) << 3;
+#endif
+}
+
+/* The records of the agents whose members or stats differ from prev_agents and prev_stats
+ * (which take the new values) at q, as an OP_AGENTS holds them (render_agents); returns their
+ * end (q when none changed). On the stepping thread, or on the writer thread from a line's
+ * OP_AGENTS_WHOLE (render_agents_whole): the same comparisons either way. */
+static int32_t *agents_diff(int32_t *q, const polis_scene_agent *agents, const int32_t *stats,
+                            polis_scene_agent *prev_agents, int32_t *prev_stats, int32_t n,
+                            size_t ns)
+{
+    for (int32_t a = 0; a < n; a++) {
+        const polis_scene_agent *c = &agents[a];
+        polis_scene_agent *o = &prev_agents[a];
+        /* a game without stats has no stats buffers (NULL; no offset may be applied) */
+        const int32_t *cs = ns ? stats + (size_t)a * ns : NULL;
+        int32_t *os = ns ? prev_stats + (size_t)a * ns : NULL;
+        /* without branches: whether an agent moved is as good as random on most games */
+        int32_t which = (((c->x ^ o->x) | (c->y ^ o->y)) != 0) | (c->facing != o->facing) << 1 |
+                        (c->alive != o->alive) << 2;
+        size_t k0 = 0; /* the first changed stat: four at a time, then one at a time */
+        while (k0 + 4 <= ns && !stats_diff4(cs + k0, os + k0)) k0 += 4;
+        while (k0 < ns && cs[k0] == os[k0]) k0++;
+        /* the record is written whether or not anything changed, and kept only if so */
+        int32_t *rec = q;
+        *q++ = a;
+        *q++ = which;
+        *q++ = c->x;
+        *q++ = c->y;
+        *q++ = c->facing;
+        *q++ = c->alive;
+        q++; /* the count of changed stats */
+        size_t k = k0;
+        for (; k + 4 <= ns; k += 4) /* the changed ones of each four, in order */
+            for (uint32_t m = stats_diff4(cs + k, os + k); m; m &= m - 1) {
+                size_t j = k + (size_t)__builtin_ctz(m);
+                *q++ = (int32_t)j;
+                *q++ = cs[j];
+                os[j] = cs[j];
+            }
+        for (; k < ns; k++) {
+            if (cs[k] == os[k]) continue;
+            *q++ = (int32_t)k;
+            *q++ = cs[k];
+            os[k] = cs[k];
+        }
+        int32_t n_changed = (int32_t)((q - rec - 7) / 2);
+        rec[6] = n_changed;
+        *o = *c;
+        q = (which | n_changed) ? q : rec;
+    }
+    return q;
+}
+
 /* ",\"agents\":[[a,{changed members}],...]" from an OP_AGENTS: per changed agent [a, which
  * members changed (bits: 1 position, 2 facing, 4 alive), x, y, facing, alive, changed stats
  * k] then k pairs [stat, value] (int32 each) */
@@ -1016,6 +1117,42 @@ static void render_agents(rbuf *b, const uint8_t *raw, size_t len)
         if (raw < end) rb_ch(b, ',');
     }
     rb_ch(b, ']');
+}
+
+/* A line's whole agents and stats ([agents][stats], as the scene holds them) into the writer
+ * thread's aligned copies; returns the bytes past them. */
+static const uint8_t *agents_in(const polis_recorder *r, const uint8_t *raw)
+{
+    rec_writer *w = r->writer;
+    size_t na = (size_t)r->n_agents * sizeof *w->cur_agents, ns = r->n_stats * sizeof(int32_t);
+    memcpy(w->cur_agents, raw, na);
+    if (ns) memcpy(w->cur_stats, raw + na, ns);
+    return raw + na + ns;
+}
+
+/* A step line's agents from its OP_AGENTS_WHOLE (agents_whole): compared with those the thread
+ * kept (agents_diff) and formatted as an OP_AGENTS; nothing when none changed. */
+static void render_agents_whole(const polis_recorder *r, rbuf *b, const uint8_t *raw)
+{
+    rec_writer *w = r->writer;
+    size_t ns = r->n_agents ? r->n_stats / (size_t)r->n_agents : 0;
+    agents_in(r, raw);
+    int32_t *q = agents_diff(w->agents_out, w->cur_agents, ns ? w->cur_stats : NULL, w->prev_agents,
+                             w->prev_stats, r->n_agents, ns);
+    if (q > w->agents_out)
+        render_agents(b, (const uint8_t *)w->agents_out, (size_t)(q - w->agents_out) * sizeof *q);
+}
+
+/* A keyframe's agents from its OP_KEY_AGENTS ([agents][stats][f64 returns]), which the thread
+ * keeps for the next step line's diff. */
+static void render_key_agents(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw)
+{
+    rec_writer *w = r->writer;
+    size_t n = (size_t)r->n_agents, ns = n ? r->n_stats / n : 0;
+    memcpy(w->cur_returns, agents_in(r, raw), n * sizeof *w->cur_returns);
+    put_key_agents(b, memo, w->cur_agents, w->cur_stats, r->n_agents, ns, w->cur_returns);
+    memcpy(w->prev_agents, w->cur_agents, n * sizeof *w->prev_agents);
+    if (ns) memcpy(w->prev_stats, w->cur_stats, r->n_stats * sizeof *w->prev_stats);
 }
 
 static inline uint32_t get_u32(const char *p)
@@ -1208,6 +1345,10 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_pairs(b, memo, ops[i].src);
         else if (ops[i].kind == OP_EPAIRS)
             render_edge_pairs(r, b, memo, ops[i].src);
+        else if (ops[i].kind == OP_AGENTS_WHOLE)
+            render_agents_whole(r, b, ops[i].src);
+        else if (ops[i].kind == OP_KEY_AGENTS)
+            render_key_agents(r, b, memo, ops[i].src);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -1512,6 +1653,12 @@ static void writer_stop(polis_recorder *r)
     free(w->memo);
     for (int i = 0; i < w->snap_n; i++) free(w->snap[i]);
     if (w->edges) list_free(w->edges);
+    free(w->prev_agents);
+    free(w->cur_agents);
+    free(w->prev_stats);
+    free(w->cur_stats);
+    free(w->agents_out);
+    free(w->cur_returns);
     free(w->edges);
     free(w);
     r->writer = NULL;
@@ -1909,6 +2056,7 @@ static void rec_free(polis_recorder *r)
     free(r->prev_agents);
     free(r->prev_stats);
     free(r->step_raw);
+    free(r->key_agents);
     for (int i = 0; i < L_COUNT; i++) list_free(&r->lists[i]);
     free(r);
 }
@@ -2564,6 +2712,27 @@ static bool edge_pairs_alloc(polis_recorder *r, sorted_list *l, int32_t cap, int
            e->out && ranks_alloc(r, e, cap, kslots);
 }
 
+/* The most bytes of agents and stats a step line holds whole (agents_whole) */
+#define AGENTS_WHOLE_MAX 4096
+
+/* The buffers of agents_whole for n agents (r->n_stats stats in all). */
+static bool agents_whole_alloc(polis_recorder *r, int32_t n)
+{
+    rec_writer *w = r->writer;
+    size_t na = (size_t)n, ns = r->n_stats;
+    w->prev_agents = rec_calloc(r, na, sizeof *w->prev_agents);
+    w->cur_agents = rec_calloc(r, na, sizeof *w->cur_agents);
+    w->prev_stats = rec_calloc(r, ns, sizeof *w->prev_stats);
+    w->cur_stats = rec_calloc(r, ns, sizeof *w->cur_stats);
+    w->agents_out = rec_calloc(r, 7 * na + 2 * ns, sizeof *w->agents_out);
+    w->cur_returns = rec_calloc(r, na, sizeof *w->cur_returns);
+    r->key_agents =
+        rec_calloc(r, na * (sizeof(polis_scene_agent) + sizeof(double)) + ns * sizeof(int32_t), 1);
+    r->agents_whole = w->prev_agents && w->cur_agents && w->prev_stats && w->cur_stats &&
+                      w->agents_out && w->cur_returns && r->key_agents;
+    return r->agents_whole;
+}
+
 /* The copies of the previous line's scene, allocated at the first scene (its sizes are fixed
  * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
@@ -2595,6 +2764,9 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
     r->prev_stats = rec_calloc(r, r->n_stats, sizeof *r->prev_stats);
     r->step_raw = rec_calloc(r, step_raw_size(s->n_agents, r->n_stats), 1);
     bool ok = r->prev_tiles && r->tile_ver && r->prev_agents && r->prev_stats && r->step_raw;
+    if (ok && r->writer && s->n_agents == r->n_agents &&
+        (size_t)s->n_agents * sizeof *s->agents + r->n_stats * sizeof *s->stats <= AGENTS_WHOLE_MAX)
+        ok = agents_whole_alloc(r, s->n_agents);
     for (int i = 0; i < L_COUNT; i++) {
         int32_t n, cap;
         scene_list(s, i, &n, &cap);
@@ -2809,23 +2981,15 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     RB_LIT(b, "],\"things\":[");
     put_list(r, L_THINGS);
     RB_LIT(b, "],\"agents\":[");
-    for (int32_t a = 0; a < s->n_agents; a++) {
-        const polis_scene_agent *ag = &s->agents[a];
-        if (a) rb_ch(b, ',');
-        RB_LIT(b, "{\"x\":");
-        rb_int(b, ag->x);
-        RB_LIT(b, ",\"y\":");
-        rb_int(b, ag->y);
-        RB_LIT(b, ",\"facing\":");
-        rb_int(b, ag->facing);
-        RB_LIT(b, ",\"alive\":");
-        rb_int(b, ag->alive);
-        RB_LIT(b, ",\"stats\":[");
-        for (int32_t k = 0; k < s->n_stats; k++)
-            rb_item(b, k != 0, s->stats[(size_t)a * (size_t)s->n_stats + (size_t)k]);
-        RB_LIT(b, "],\"return\":");
-        rb_f64(b, r->memo, r->returns[a]);
-        rb_ch(b, '}');
+    if (r->agents_whole) { /* formatted by the writer thread, which keeps them for the diff */
+        size_t na = (size_t)s->n_agents * sizeof *s->agents, ns = r->n_stats * sizeof *s->stats;
+        memcpy(r->key_agents, s->agents, na);
+        if (ns) memcpy(r->key_agents + na, s->stats, ns);
+        memcpy(r->key_agents + na + ns, r->returns, (size_t)s->n_agents * sizeof *r->returns);
+        add_op(r, OP_KEY_AGENTS, r->key_agents, na + ns + (size_t)s->n_agents * sizeof(double));
+    } else {
+        put_key_agents(b, r->memo, s->agents, s->stats, s->n_agents, (size_t)s->n_stats,
+                       r->returns);
     }
     RB_LIT(b, "],\"nodes\":[");
     put_list(r, L_NODES);
@@ -3326,20 +3490,6 @@ static void diff_list(polis_recorder *r, int which, const polis_scene *s)
         kept_start(r, which, s); /* the list all in slots again: read it by them from now on */
 }
 
-/* Which of four stats differ (bit i: c[i] != o[i]): one compare of the four where SSE2 is
- * (Survival's 18 stats cost 18 compares and branches a tick otherwise). */
-static inline uint32_t stats_diff4(const int32_t *c, const int32_t *o)
-{
-#if defined(__SSE2__)
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)c);
-    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)o);
-    return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(x, y))) ^ 15u;
-#else
-    return (uint32_t)(c[0] != o[0]) | (uint32_t)(c[1] != o[1]) << 1 |
-           (uint32_t)(c[2] != o[2]) << 2 | (uint32_t)(c[3] != o[3]) << 3;
-#endif
-}
-
 /* The members of a step line that say what changed since the previous line; the previous
  * scene becomes this one. Tiles are compared a row at a time, agents and stats a whole
  * record at a time: only what changed is formatted. */
@@ -3396,51 +3546,21 @@ static void diff(polis_recorder *r, const polis_scene *s)
 
     if (!list_idle(&r->lists[L_THINGS])) diff_list(r, L_THINGS, s);
 
-    /* agents: changed members only, formatted where the line is written out */
-    int32_t *q0 = (int32_t *)(void *)r->raw_end, *q = q0; /* 4-byte aligned (step_raw) */
-    size_t ns = (size_t)s->n_stats;
-    for (int32_t a = 0; a < s->n_agents; a++) {
-        const polis_scene_agent *c = &s->agents[a];
-        polis_scene_agent *o = &r->prev_agents[a];
-        /* a game without stats has no stats buffers (NULL; no offset may be applied) */
-        const int32_t *cs = ns ? s->stats + (size_t)a * ns : NULL;
-        int32_t *os = ns ? r->prev_stats + (size_t)a * ns : NULL;
-        /* without branches: whether an agent moved is as good as random on most games */
-        int32_t which = (((c->x ^ o->x) | (c->y ^ o->y)) != 0) | (c->facing != o->facing) << 1 |
-                        (c->alive != o->alive) << 2;
-        size_t k0 = 0; /* the first changed stat: four at a time, then one at a time */
-        while (k0 + 4 <= ns && !stats_diff4(cs + k0, os + k0)) k0 += 4;
-        while (k0 < ns && cs[k0] == os[k0]) k0++;
-        /* the record is written whether or not anything changed, and kept only if so */
-        int32_t *rec = q;
-        *q++ = a;
-        *q++ = which;
-        *q++ = c->x;
-        *q++ = c->y;
-        *q++ = c->facing;
-        *q++ = c->alive;
-        q++; /* the count of changed stats */
-        size_t k = k0;
-        for (; k + 4 <= ns; k += 4) /* the changed ones of each four, in order */
-            for (uint32_t m = stats_diff4(cs + k, os + k); m; m &= m - 1) {
-                size_t j = k + (size_t)__builtin_ctz(m);
-                *q++ = (int32_t)j;
-                *q++ = cs[j];
-                os[j] = cs[j];
-            }
-        for (; k < ns; k++) {
-            if (cs[k] == os[k]) continue;
-            *q++ = (int32_t)k;
-            *q++ = cs[k];
-            os[k] = cs[k];
-        }
-        int32_t n_changed = (int32_t)((q - rec - 7) / 2);
-        rec[6] = n_changed;
-        *o = *c;
-        q = (which | n_changed) ? q : rec;
+    /* agents: changed members only, formatted where the line is written out; or all of them,
+     * diffed there too (agents_whole) */
+    if (r->agents_whole) {
+        size_t na = (size_t)s->n_agents * sizeof *s->agents, ns = r->n_stats * sizeof *s->stats;
+        memcpy(r->raw_end, s->agents, na);
+        if (ns) memcpy(r->raw_end + na, s->stats, ns);
+        add_op(r, OP_AGENTS_WHOLE, r->raw_end, na + ns);
+        r->raw_end += na + ns;
+    } else {
+        int32_t *q0 = (int32_t *)(void *)r->raw_end; /* 4-byte aligned (step_raw) */
+        int32_t *q = agents_diff(q0, s->agents, s->stats, r->prev_agents, r->prev_stats,
+                                 s->n_agents, (size_t)s->n_stats);
+        if (q > q0) add_op(r, OP_AGENTS, q0, (size_t)(q - q0) * sizeof *q);
+        r->raw_end = (char *)q;
     }
-    if (q > q0) add_op(r, OP_AGENTS, q0, (size_t)(q - q0) * sizeof *q);
-    r->raw_end = (char *)q;
 
     /* nodes and edges: a changed label or weight is a del and an add of the same key */
     if (!list_idle(&r->lists[L_NODES])) diff_list(r, L_NODES, s);
