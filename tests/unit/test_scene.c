@@ -260,17 +260,22 @@ static void sink(void *ud, const char *line, size_t len)
 /* Keyframes of probe_recorder every this many ticks */
 static int32_t probe_keyframes = 100;
 
-/* A recorder of env (a 2 agents' scenario, keyframes every `every` ticks) handing its lines
- * to fn(ud, ...). */
+/* What a probe's recording says of itself: a 2 agents' scenario, keyframes every `every` ticks */
+static polis_record_info probe_info(int32_t every)
+{
+    const char *scn = "{\"agents\": 2}";
+    return (polis_record_info){.scenario_text = scn,
+                               .scenario_len = strlen(scn),
+                               .keyframe_every = every,
+                               .seed = 4,
+                               .source = "test"};
+}
+
+/* A recorder of env (probe_info) handing its lines to fn(ud, ...). */
 static polis_recorder *sink_recorder(polis_env *env, void (*fn)(void *, const char *, size_t),
                                      void *ud, int32_t every)
 {
-    const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = every,
-                              .seed = 4,
-                              .source = "test"};
+    polis_record_info info = probe_info(every);
     polis_recorder *rec = NULL;
     polis_error err;
     CHECK_EQ_INT(polis_recorder_open_sink(fn, ud, env, &info, &rec, &err), POLIS_OK);
@@ -714,12 +719,7 @@ static void test_recorder_thread_diff(void)
                            "kept"};
     char path[256];
     snprintf(path, sizeof path, "%s/test_scene_thr_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
-    const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = 4,
-                              .seed = 4,
-                              .source = "test"};
+    polis_record_info info = probe_info(4);
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
         /* an env each (the probe's scene may differ from one read to the next), in lockstep */
         polis_env *env[2] = {probe_env(modes[m], NULL), probe_env(modes[m], NULL)};
