@@ -19,6 +19,11 @@
  * chunk over. Parts of a line are kept there as raw values (rec_op: a step's head, its
  * events, the agents and list elements that changed, a keyframe's tiles) and formatted by
  * the writer thread, so beside the step run mostly the comparisons that find what changed.
+ * Some of those run on the writer thread too: the changed slots of a kept edge list, a few at a
+ * time, go as their old and new edges, which the thread sorts and merges with ranks of its own
+ * (put_edge_pairs, render_edge_pairs); agents and stats of a few hundred bytes go whole, and the
+ * thread keeps the last line's to compare them (agents_whole). Without a writer thread the same
+ * functions run on the stepping thread.
  * The bytes are those a direct write gives (a sink gets the same lines, formatted on the
  * calling thread); a failed write is reported by the next call that hands a chunk over, or
  * by close.
