@@ -19,6 +19,11 @@
  * chunk over. Parts of a line are kept there as raw values (rec_op: a step's head, its
  * events, the agents and list elements that changed, a keyframe's tiles) and formatted by
  * the writer thread, so beside the step run mostly the comparisons that find what changed.
+ * Some of those run on the writer thread too: the changed slots of a kept edge list, a few at a
+ * time, go as their old and new edges, which the thread sorts and merges with ranks of its own
+ * (put_edge_pairs, render_edge_pairs); agents and stats of a few hundred bytes go whole, and the
+ * thread keeps the last line's to compare them (agents_whole). Without a writer thread the same
+ * functions run on the stepping thread.
  * The bytes are those a direct write gives (a sink gets the same lines, formatted on the
  * calling thread); a failed write is reported by the next call that hands a chunk over, or
  * by close.
@@ -365,9 +370,11 @@ typedef struct sorted_list {
     sort_key *keys;        /* [cap + 1]: a sort's elements */
     int32_t *ktmp;         /* [cap + 1]: its merge buffer */
     struct edge_ranks *er; /* a kept edge list's keys as numbers (NULL: none) */
+    char *epairs;          /* a kept edge list's OP_EPAIRS (put_edge_pairs; NULL: none) */
 } sorted_list;
 
 static void ranks_free(struct edge_ranks *er);
+static void list_free(sorted_list *l);
 static bool sort_ranked(struct polis_recorder *r, sorted_list *l);
 
 /* What the diff needs to know of a list: its element size, key order, and how elements
@@ -406,7 +413,10 @@ enum {
     OP_AGENTS = 5,
     OP_HASH = 6,
     OP_WHOLE = 7,
-    OP_PAIRS = 8
+    OP_PAIRS = 8,
+    OP_EPAIRS = 9,
+    OP_AGENTS_WHOLE = 10,
+    OP_KEY_AGENTS = 11
 };
 /* a step line: head, events, agents, a change of each list; a keyframe: hash, tiles, lists */
 #define REC_MAXOPS (3 + L_COUNT)
@@ -441,6 +451,15 @@ typedef struct rec_writer {
     bool queued, stop, failed; /* under mu */
     rbuf text;                 /* the thread's: a chunk's lines formatted */
     num_memo *memo;            /* the thread's float memo */
+    /* a kept edge list's changed edges sorted and merged by the thread (render_edge_pairs):
+     * its own ranks and buffers (allocated with the scene copies; NULL: none) */
+    sorted_list *edges;
+    /* the agents and their stats as the last line left them, when a step line holds them whole
+     * (OP_AGENTS_WHOLE, diffed here: render_agents_whole) and a keyframe too (OP_KEY_AGENTS),
+     * and the thread's copies of a line's (aligned) and their diff (NULL: none) */
+    polis_scene_agent *prev_agents, *cur_agents;
+    int32_t *prev_stats, *cur_stats, *agents_out;
+    double *cur_returns;
     /* copies of the state the hash of a keyframe or end line reads (polis_env_state_parts),
      * hashed by the thread (OP_HASH: [u32 copy]).
      * As many as the two chunks in flight may name (REC_SNAP_BUDGET): with fewer, a third
@@ -506,6 +525,11 @@ struct polis_recorder {
     size_t cells, n_stats;
     sorted_list lists[L_COUNT];
     int64_t allocs; /* allocations of the scene copies */
+    /* a step line holds the agents and their stats whole, diffed by the writer thread (a few
+     * hundred bytes: copied faster than compared); a keyframe's agents are formatted there, from
+     * key_agents ([agents][stats][f64 returns]) */
+    bool agents_whole;
+    char *key_agents;
     /* the env's (episode, tick) after the previous line: the changes of who sees whom made
      * then (polis_env_visibility_changes) go into the next reset or step line */
     int64_t vis_episode, vis_tick;
@@ -958,6 +982,94 @@ static void render_whole(rbuf *b, num_memo *memo, const uint8_t *raw, size_t len
     }
 }
 
+/* A keyframe's agents, "{\"x\":..,\"stats\":[..],\"return\":..}" each (ns stats an agent) */
+static void put_key_agents(rbuf *b, num_memo *memo, const polis_scene_agent *agents,
+                           const int32_t *stats, int32_t n, size_t ns, const double *returns)
+{
+    for (int32_t a = 0; a < n; a++) {
+        const polis_scene_agent *ag = &agents[a];
+        if (a) rb_ch(b, ',');
+        RB_LIT(b, "{\"x\":");
+        rb_int(b, ag->x);
+        RB_LIT(b, ",\"y\":");
+        rb_int(b, ag->y);
+        RB_LIT(b, ",\"facing\":");
+        rb_int(b, ag->facing);
+        RB_LIT(b, ",\"alive\":");
+        rb_int(b, ag->alive);
+        RB_LIT(b, ",\"stats\":[");
+        for (size_t k = 0; k < ns; k++) rb_item(b, k != 0, stats[(size_t)a * ns + k]);
+        RB_LIT(b, "],\"return\":");
+        rb_f64(b, memo, returns[a]);
+        rb_ch(b, '}');
+    }
+}
+
+/* Which of four stats differ (bit i: c[i] != o[i]): one compare of the four where SSE2 is
+ * (Survival's 18 stats cost 18 compares and branches a tick otherwise). */
+static inline uint32_t stats_diff4(const int32_t *c, const int32_t *o)
+{
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)c);
+    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)o);
+    return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(x, y))) ^ 15u;
+#else
+    return (uint32_t)(c[0] != o[0]) | (uint32_t)(c[1] != o[1]) << 1 |
+           (uint32_t)(c[2] != o[2]) << 2 | (uint32_t)(c[3] != o[3]) << 3;
+#endif
+}
+
+/* The records of the agents whose members or stats differ from prev_agents and prev_stats
+ * (which take the new values) at q, as an OP_AGENTS holds them (render_agents); returns their
+ * end (q when none changed). On the stepping thread, or on the writer thread from a line's
+ * OP_AGENTS_WHOLE (render_agents_whole): the same comparisons either way. */
+static int32_t *agents_diff(int32_t *q, const polis_scene_agent *agents, const int32_t *stats,
+                            polis_scene_agent *prev_agents, int32_t *prev_stats, int32_t n,
+                            size_t ns)
+{
+    for (int32_t a = 0; a < n; a++) {
+        const polis_scene_agent *c = &agents[a];
+        polis_scene_agent *o = &prev_agents[a];
+        /* a game without stats has no stats buffers (NULL; no offset may be applied) */
+        const int32_t *cs = ns ? stats + (size_t)a * ns : NULL;
+        int32_t *os = ns ? prev_stats + (size_t)a * ns : NULL;
+        /* without branches: whether an agent moved is as good as random on most games */
+        int32_t which = (((c->x ^ o->x) | (c->y ^ o->y)) != 0) | (c->facing != o->facing) << 1 |
+                        (c->alive != o->alive) << 2;
+        size_t k0 = 0; /* the first changed stat: four at a time, then one at a time */
+        while (k0 + 4 <= ns && !stats_diff4(cs + k0, os + k0)) k0 += 4;
+        while (k0 < ns && cs[k0] == os[k0]) k0++;
+        /* the record is written whether or not anything changed, and kept only if so */
+        int32_t *rec = q;
+        *q++ = a;
+        *q++ = which;
+        *q++ = c->x;
+        *q++ = c->y;
+        *q++ = c->facing;
+        *q++ = c->alive;
+        q++; /* the count of changed stats */
+        size_t k = k0;
+        for (; k + 4 <= ns; k += 4) /* the changed ones of each four, in order */
+            for (uint32_t m = stats_diff4(cs + k, os + k); m; m &= m - 1) {
+                size_t j = k + (size_t)__builtin_ctz(m);
+                *q++ = (int32_t)j;
+                *q++ = cs[j];
+                os[j] = cs[j];
+            }
+        for (; k < ns; k++) {
+            if (cs[k] == os[k]) continue;
+            *q++ = (int32_t)k;
+            *q++ = cs[k];
+            os[k] = cs[k];
+        }
+        int32_t n_changed = (int32_t)((q - rec - 7) / 2);
+        rec[6] = n_changed;
+        *o = *c;
+        q = (which | n_changed) ? q : rec;
+    }
+    return q;
+}
+
 /* ",\"agents\":[[a,{changed members}],...]" from an OP_AGENTS: per changed agent [a, which
  * members changed (bits: 1 position, 2 facing, 4 alive), x, y, facing, alive, changed stats
  * k] then k pairs [stat, value] (int32 each) */
@@ -1010,6 +1122,42 @@ static void render_agents(rbuf *b, const uint8_t *raw, size_t len)
         if (raw < end) rb_ch(b, ',');
     }
     rb_ch(b, ']');
+}
+
+/* A line's whole agents and stats ([agents][stats], as the scene holds them) into the writer
+ * thread's aligned copies; returns the bytes past them. */
+static const uint8_t *agents_in(const polis_recorder *r, const uint8_t *raw)
+{
+    rec_writer *w = r->writer;
+    size_t na = (size_t)r->n_agents * sizeof *w->cur_agents, ns = r->n_stats * sizeof(int32_t);
+    memcpy(w->cur_agents, raw, na);
+    if (ns) memcpy(w->cur_stats, raw + na, ns);
+    return raw + na + ns;
+}
+
+/* A step line's agents from its OP_AGENTS_WHOLE (agents_whole): compared with those the thread
+ * kept (agents_diff) and formatted as an OP_AGENTS; nothing when none changed. */
+static void render_agents_whole(const polis_recorder *r, rbuf *b, const uint8_t *raw)
+{
+    rec_writer *w = r->writer;
+    size_t ns = r->n_agents ? r->n_stats / (size_t)r->n_agents : 0;
+    agents_in(r, raw);
+    int32_t *q = agents_diff(w->agents_out, w->cur_agents, ns ? w->cur_stats : NULL, w->prev_agents,
+                             w->prev_stats, r->n_agents, ns);
+    if (q > w->agents_out)
+        render_agents(b, (const uint8_t *)w->agents_out, (size_t)(q - w->agents_out) * sizeof *q);
+}
+
+/* A keyframe's agents from its OP_KEY_AGENTS ([agents][stats][f64 returns]), which the thread
+ * keeps for the next step line's diff. */
+static void render_key_agents(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw)
+{
+    rec_writer *w = r->writer;
+    size_t n = (size_t)r->n_agents, ns = n ? r->n_stats / n : 0;
+    memcpy(w->cur_returns, agents_in(r, raw), n * sizeof *w->cur_returns);
+    put_key_agents(b, memo, w->cur_agents, w->cur_stats, r->n_agents, ns, w->cur_returns);
+    memcpy(w->prev_agents, w->cur_agents, n * sizeof *w->prev_agents);
+    if (ns) memcpy(w->prev_stats, w->cur_stats, r->n_stats * sizeof *w->prev_stats);
 }
 
 static inline uint32_t get_u32(const char *p)
@@ -1177,6 +1325,8 @@ static void render_hash(const polis_recorder *r, rbuf *b, const uint8_t *raw)
     }
 }
 
+static void render_edge_pairs(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw);
+
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text, size_t len,
                    const rec_op *ops, int n_ops)
 {
@@ -1198,6 +1348,12 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_whole(b, memo, ops[i].src, ops[i].len);
         else if (ops[i].kind == OP_PAIRS)
             render_pairs(b, memo, ops[i].src);
+        else if (ops[i].kind == OP_EPAIRS)
+            render_edge_pairs(r, b, memo, ops[i].src);
+        else if (ops[i].kind == OP_AGENTS_WHOLE)
+            render_agents_whole(r, b, ops[i].src);
+        else if (ops[i].kind == OP_KEY_AGENTS)
+            render_key_agents(r, b, memo, ops[i].src);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -1414,6 +1570,12 @@ static void writer_put(polis_recorder *r)
         while (cap < size + REC_SLACK) cap *= 2;
         char *p = realloc(w->chunk[w->fill], cap);
         if (!p) {
+            /* formatted here once the thread is done with the lines before it (their edges'
+             * ranks are its state, and the lines keep their order) */
+            if (w->len[w->fill]) writer_hand_over(r);
+            pthread_mutex_lock(&w->mu);
+            while (w->queued) pthread_cond_wait(&w->cv, &w->mu);
+            pthread_mutex_unlock(&w->mu);
             r->out.len = 0;
             render(r, &r->out, r->memo, r->line.p, r->line.len, r->ops, r->n_ops);
             if (!r->out.oom) writer_put_text(r, r->out.p, r->out.len);
@@ -1495,6 +1657,14 @@ static void writer_stop(polis_recorder *r)
     free(w->text.p);
     free(w->memo);
     for (int i = 0; i < w->snap_n; i++) free(w->snap[i]);
+    if (w->edges) list_free(w->edges);
+    free(w->prev_agents);
+    free(w->cur_agents);
+    free(w->prev_stats);
+    free(w->cur_stats);
+    free(w->agents_out);
+    free(w->cur_returns);
+    free(w->edges);
     free(w);
     r->writer = NULL;
 }
@@ -1853,6 +2023,25 @@ static polis_status open_common(polis_recorder *r, polis_env *env, const polis_r
     return st;
 }
 
+static void list_free(sorted_list *l)
+{
+    free(l->copy);
+    free(l->raw);
+    free(l->prev);
+    free(l->idx);
+    free(l->ord);
+    free(l->pcur);
+    free(l->pprev);
+    free(l->out);
+    free(l->kpos);
+    free(l->kchg);
+    free(l->kslot);
+    free(l->keys);
+    free(l->ktmp);
+    free(l->epairs);
+    ranks_free(l->er);
+}
+
 static void rec_free(polis_recorder *r)
 {
     if (!r) return;
@@ -1872,22 +2061,8 @@ static void rec_free(polis_recorder *r)
     free(r->prev_agents);
     free(r->prev_stats);
     free(r->step_raw);
-    for (int i = 0; i < L_COUNT; i++) {
-        free(r->lists[i].copy);
-        free(r->lists[i].raw);
-        free(r->lists[i].prev);
-        free(r->lists[i].idx);
-        free(r->lists[i].ord);
-        free(r->lists[i].pcur);
-        free(r->lists[i].pprev);
-        free(r->lists[i].out);
-        free(r->lists[i].kpos);
-        free(r->lists[i].kchg);
-        free(r->lists[i].kslot);
-        free(r->lists[i].keys);
-        free(r->lists[i].ktmp);
-        ranks_free(r->lists[i].er);
-    }
+    free(r->key_agents);
+    for (int i = 0; i < L_COUNT; i++) list_free(&r->lists[i]);
     free(r);
 }
 
@@ -2513,6 +2688,56 @@ static inline __attribute__((always_inline)) uint64_t edge_key(edge_ranks *er,
     }
 }
 
+/* At most this many changed slots of a kept edge list a tick go to the writer thread as their
+ * old and new edges (put_edge_pairs); a tick with more is diffed here (diff_ranked). */
+#define EDGE_PAIRS_MAX 128
+/* An edge as pack_edge writes it, at most */
+#define EDGE_PACKED_MAX (1 + 2 * POLIS_SCENE_ID_MAX + POLIS_SCENE_KIND_MAX + sizeof(float))
+
+/* A kept edge list of cap elements in kslots slots diffed on the writer thread: the line's raw
+ * values of its changed slots (put_edge_pairs), and the thread's ranks and buffers
+ * (render_edge_pairs). */
+static bool edge_pairs_alloc(polis_recorder *r, sorted_list *l, int32_t cap, int32_t kslots)
+{
+    const size_t size = sizeof(polis_scene_edge), most = EDGE_PAIRS_MAX;
+    sorted_list *e = r->writer->edges = rec_calloc(r, 1, sizeof *e);
+    l->epairs = rec_calloc(r, sizeof(uint32_t) + most * (1 + 2 * EDGE_PACKED_MAX), 1);
+    if (!e || !l->epairs) return false;
+    e->cap = cap;
+    e->copy = rec_calloc(r, most, size); /* the old edges */
+    e->raw = rec_calloc(r, most, size);  /* the new ones */
+    e->pcur = rec_calloc(r, most, sizeof(const char *));
+    e->pprev = rec_calloc(r, most, sizeof(const char *));
+    e->keys = rec_calloc(r, most, sizeof(sort_key));
+    e->ord = rec_calloc(r, most, sizeof(int32_t));
+    e->ktmp = rec_calloc(r, most, sizeof(int32_t));
+    e->idx = rec_calloc(r, 3 * (most + 1), sizeof(int32_t));
+    e->out = rec_calloc(r, 4 * sizeof(uint32_t) + 2 * most * EDGE_PACKED_MAX, 1);
+    return e->copy && e->raw && e->pcur && e->pprev && e->keys && e->ord && e->ktmp && e->idx &&
+           e->out && ranks_alloc(r, e, cap, kslots);
+}
+
+/* The most bytes of agents and stats a step line holds whole (agents_whole) */
+#define AGENTS_WHOLE_MAX 4096
+
+/* The buffers of agents_whole for n agents (r->n_stats stats in all). */
+static bool agents_whole_alloc(polis_recorder *r, int32_t n)
+{
+    rec_writer *w = r->writer;
+    size_t na = (size_t)n, ns = r->n_stats;
+    w->prev_agents = rec_calloc(r, na, sizeof *w->prev_agents);
+    w->cur_agents = rec_calloc(r, na, sizeof *w->cur_agents);
+    w->prev_stats = rec_calloc(r, ns, sizeof *w->prev_stats);
+    w->cur_stats = rec_calloc(r, ns, sizeof *w->cur_stats);
+    w->agents_out = rec_calloc(r, 7 * na + 2 * ns, sizeof *w->agents_out);
+    w->cur_returns = rec_calloc(r, na, sizeof *w->cur_returns);
+    r->key_agents =
+        rec_calloc(r, na * (sizeof(polis_scene_agent) + sizeof(double)) + ns * sizeof(int32_t), 1);
+    r->agents_whole = w->prev_agents && w->cur_agents && w->prev_stats && w->cur_stats &&
+                      w->agents_out && w->cur_returns && r->key_agents;
+    return r->agents_whole;
+}
+
 /* The copies of the previous line's scene, allocated at the first scene (its sizes are fixed
  * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
@@ -2544,6 +2769,9 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
     r->prev_stats = rec_calloc(r, r->n_stats, sizeof *r->prev_stats);
     r->step_raw = rec_calloc(r, step_raw_size(s->n_agents, r->n_stats), 1);
     bool ok = r->prev_tiles && r->tile_ver && r->prev_agents && r->prev_stats && r->step_raw;
+    if (ok && r->writer && s->n_agents == r->n_agents &&
+        (size_t)s->n_agents * sizeof *s->agents + r->n_stats * sizeof *s->stats <= AGENTS_WHOLE_MAX)
+        ok = agents_whole_alloc(r, s->n_agents);
     for (int i = 0; i < L_COUNT; i++) {
         int32_t n, cap;
         scene_list(s, i, &n, &cap);
@@ -2571,6 +2799,7 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
             l->kslot = rec_calloc(r, (size_t)cap, sizeof(int32_t));
             ok = ok && l->kpos && l->kchg && l->kslot;
             if (i == L_EDGES) ok = ok && ranks_alloc(r, l, cap, kp.slots);
+            if (i == L_EDGES && r->writer) ok = ok && edge_pairs_alloc(r, l, cap, kp.slots);
         }
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
@@ -2757,23 +2986,15 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     RB_LIT(b, "],\"things\":[");
     put_list(r, L_THINGS);
     RB_LIT(b, "],\"agents\":[");
-    for (int32_t a = 0; a < s->n_agents; a++) {
-        const polis_scene_agent *ag = &s->agents[a];
-        if (a) rb_ch(b, ',');
-        RB_LIT(b, "{\"x\":");
-        rb_int(b, ag->x);
-        RB_LIT(b, ",\"y\":");
-        rb_int(b, ag->y);
-        RB_LIT(b, ",\"facing\":");
-        rb_int(b, ag->facing);
-        RB_LIT(b, ",\"alive\":");
-        rb_int(b, ag->alive);
-        RB_LIT(b, ",\"stats\":[");
-        for (int32_t k = 0; k < s->n_stats; k++)
-            rb_item(b, k != 0, s->stats[(size_t)a * (size_t)s->n_stats + (size_t)k]);
-        RB_LIT(b, "],\"return\":");
-        rb_f64(b, r->memo, r->returns[a]);
-        rb_ch(b, '}');
+    if (r->agents_whole) { /* formatted by the writer thread, which keeps them for the diff */
+        size_t na = (size_t)s->n_agents * sizeof *s->agents, ns = r->n_stats * sizeof *s->stats;
+        memcpy(r->key_agents, s->agents, na);
+        if (ns) memcpy(r->key_agents + na, s->stats, ns);
+        memcpy(r->key_agents + na + ns, r->returns, (size_t)s->n_agents * sizeof *r->returns);
+        add_op(r, OP_KEY_AGENTS, r->key_agents, na + ns + (size_t)s->n_agents * sizeof(double));
+    } else {
+        put_key_agents(b, r->memo, s->agents, s->stats, s->n_agents, (size_t)s->n_stats,
+                       r->returns);
     }
     RB_LIT(b, "],\"nodes\":[");
     put_list(r, L_NODES);
@@ -2825,11 +3046,11 @@ static edge_pair *sort_edges(sorted_list *l, edge_pair *p, edge_pair *t, size_t 
 
 /* An OP_LIST's head, [u32 list, adds, moves, dels], in the list's out buffer; returns where
  * its elements go. */
-static char *list_op_head(sorted_list *l, int which, uint32_t na, uint32_t nm, uint32_t nd)
+static char *list_op_head(char *out, int which, uint32_t na, uint32_t nm, uint32_t nd)
 {
     uint32_t h[4] = {(uint32_t)which, na, nm, nd};
-    memcpy(l->out, h, sizeof h);
-    return l->out + sizeof h;
+    memcpy(out, h, sizeof h);
+    return out + sizeof h;
 }
 
 /* One list's member of a step line: one merge of the previous and the current key-sorted
@@ -2837,12 +3058,11 @@ static char *list_op_head(sorted_list *l, int which, uint32_t na, uint32_t nm, u
  * an OP_LIST, formatted where the line is written out ("add", "move", "del", in that order). A
  * list byte for byte as before writes nothing without a merge. Then the current list becomes
  * the previous one. */
-static void merge_lists(polis_recorder *r, int which, const char *const *cur, int32_t nc,
-                        const char *const *prev, int32_t np)
+static char *merge_core(int which, int32_t *idx, size_t stride, char *out, const char *const *cur,
+                        int32_t nc, const char *const *prev, int32_t np)
 {
     const list_desc *d = &LISTS[which];
-    sorted_list *l = &r->lists[which];
-    int32_t *add = l->idx, *mov = add + l->cap + 1, *del = mov + l->cap + 1;
+    int32_t *add = idx, *mov = add + stride, *del = mov + stride;
     uint32_t na = 0, nm = 0, nd = 0;
     for (int32_t i = 0, j = 0; i < nc || j < np;) {
         const char *c_el = i < nc ? cur[i] : NULL, *p_el = j < np ? prev[j] : NULL;
@@ -2862,13 +3082,21 @@ static void merge_lists(polis_recorder *r, int which, const char *const *cur, in
         if (c <= 0) i++;
         if (c >= 0) j++;
     }
-    if (na + nm + nd) { /* else only bytes past the strings' ends differed */
-        char *q = list_op_head(l, which, na, nm, nd);
-        for (uint32_t k = 0; k < na; k++) q = el_pack(which, q, cur[add[k]], d->size);
-        for (uint32_t k = 0; k < nm; k++) q = el_pack(which, q, cur[mov[k]], d->size);
-        for (uint32_t k = 0; k < nd; k++) q = el_pack(which, q, prev[del[k]], d->size);
-        add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
-    }
+    if (!(na + nm + nd)) return out; /* only bytes past the strings' ends differed */
+    char *q = list_op_head(out, which, na, nm, nd);
+    for (uint32_t k = 0; k < na; k++) q = el_pack(which, q, cur[add[k]], d->size);
+    for (uint32_t k = 0; k < nm; k++) q = el_pack(which, q, cur[mov[k]], d->size);
+    for (uint32_t k = 0; k < nd; k++) q = el_pack(which, q, prev[del[k]], d->size);
+    return q;
+}
+
+/* merge_core into the list's buffers, and its OP_LIST into the line */
+static void merge_lists(polis_recorder *r, int which, const char *const *cur, int32_t nc,
+                        const char *const *prev, int32_t np)
+{
+    sorted_list *l = &r->lists[which];
+    char *q = merge_core(which, l->idx, (size_t)l->cap + 1, l->out, cur, nc, prev, np);
+    if (q != l->out) add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
 }
 
 /* Two elements of list `which` byte for byte the same: an edge's strings compared in their
@@ -2888,6 +3116,90 @@ static inline bool el_same(int which, const char *a, const char *b, size_t size)
     }
     return memcmp(a + offsetof(polis_scene_edge, weight), b + offsetof(polis_scene_edge, weight),
                   sizeof(float)) == 0;
+}
+
+/* The new and the old edges er->pn[0 .. nn), er->po[0 .. no) (their keys made) sorted, merged,
+ * and the added and deleted ones (pointed at from add and del) into an OP_LIST at out;
+ * returns its end, or out when no edge changed. */
+static char *ranked_merge(sorted_list *l, char *out, const char **add, const char **del, size_t nn,
+                          size_t no)
+{
+    edge_ranks *er = l->er;
+    const edge_pair *pn = sort_edges(l, er->pn, er->tmp, nn);
+    const edge_pair *po = sort_edges(l, er->po, pn == er->pn ? er->tmp : er->pn, no);
+    uint32_t na = 0, nd = 0;
+    size_t i = 0, j = 0;
+    while (i < nn && j < no) {
+        if (pn[i].key < po[j].key) {
+            add[na++] = pn[i++].el;
+        } else if (pn[i].key > po[j].key) {
+            del[nd++] = po[j++].el;
+        } else { /* the same edge: a new weight is a del and an add */
+            if (edge_changed(pn[i].el, po[j].el)) {
+                add[na++] = pn[i].el;
+                del[nd++] = po[j].el;
+            }
+            i++, j++;
+        }
+    }
+    while (i < nn) add[na++] = pn[i++].el;
+    while (j < no) del[nd++] = po[j++].el;
+    if (!(na + nd)) return out;
+    char *q = list_op_head(out, L_EDGES, na, 0, nd);
+    for (uint32_t k = 0; k < na; k++) q = pack_edge(q, (const void *)add[k]);
+    for (uint32_t k = 0; k < nd; k++) q = pack_edge(q, (const void *)del[k]);
+    return q;
+}
+
+/* The elements src[0 .. n) of list `which` pointed at from p[] in key order (sort_keys through
+ * the list's buffers). */
+static void sort_ptrs(sorted_list *l, int which, const char **p, const char *const *src, size_t n)
+{
+    const list_desc *d = &LISTS[which];
+    for (size_t i = 0; i < n; i++) d->key(&l->keys[i], src[i]);
+    const int32_t *o = sort_keys(d, l->keys, l->ord, l->ktmp, n);
+    for (size_t j = 0; j < n; j++) p[j] = l->keys[o[j]].el;
+}
+
+/* The edges' member of a step line from its OP_EPAIRS (put_edge_pairs), as diff_ranked writes
+ * it: the old and the new edges unpacked, their keys made with the thread's own ranks (its
+ * sorted_list: the old keys made again each time, it keeps no copy of the list), sorted and
+ * merged by ranked_merge, or by their strings when a table had to be emptied while the keys
+ * were made; nothing when no edge changed. */
+static void render_edge_pairs(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw)
+{
+    sorted_list *l = r->writer ? r->writer->edges : NULL;
+    if (!l) return; /* cannot happen: put_edge_pairs writes only with a writer thread */
+    edge_ranks *er = l->er;
+    polis_scene_edge *old = l->copy, *cur = l->raw;
+    uint32_t n;
+    memcpy(&n, raw, sizeof n);
+    raw += sizeof n;
+    size_t no = 0, nn = 0;
+    for (uint32_t k = 0; k < n && k < EDGE_PAIRS_MAX; k++) {
+        uint8_t has = *raw++;
+        if (has & 1) raw = unpack_edge(raw, &old[no++]);
+        if (has & 2) raw = unpack_edge(raw, &cur[nn++]);
+    }
+    char *q = l->out;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        uint32_t gen = er->gen;
+        for (size_t i = 0; i < nn; i++)
+            er->pn[i] = (edge_pair){edge_key(er, &cur[i]), (const char *)&cur[i]};
+        for (size_t j = 0; j < no; j++)
+            er->po[j] = (edge_pair){edge_key(er, &old[j]), (const char *)&old[j]};
+        if (er->gen != gen) continue;
+        q = ranked_merge(l, l->out, l->pcur, l->pprev, nn, no);
+        if (q != l->out) render_list(b, memo, (const uint8_t *)l->out);
+        return;
+    }
+    const char **pn = l->pcur, **po = l->pprev, *np[EDGE_PAIRS_MAX], *op[EDGE_PAIRS_MAX];
+    for (size_t i = 0; i < nn; i++) np[i] = (const char *)&cur[i];
+    for (size_t j = 0; j < no; j++) op[j] = (const char *)&old[j];
+    sort_ptrs(l, L_EDGES, pn, np, nn);
+    sort_ptrs(l, L_EDGES, po, op, no);
+    q = merge_core(L_EDGES, l->idx, EDGE_PAIRS_MAX + 1, l->out, pn, (int32_t)nn, po, (int32_t)no);
+    if (q != l->out) render_list(b, memo, (const uint8_t *)l->out);
 }
 
 /* A kept edge list's member of a step line as merge_lists writes it, from the new and the old
@@ -2933,33 +3245,8 @@ static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, con
         *nch = m;
         if (er->gen == gen) break;
     }
-    const edge_pair *pn = sort_edges(l, er->pn, er->tmp, nn);
-    const edge_pair *po = sort_edges(l, er->po, pn == er->pn ? er->tmp : er->pn, no);
-    /* the added and the deleted edges, in key order, pointed at from pcur and pprev */
-    const char **add = l->pcur, **del = l->pprev;
-    uint32_t na = 0, nd = 0;
-    size_t i = 0, j = 0;
-    while (i < nn && j < no) {
-        if (pn[i].key < po[j].key) {
-            add[na++] = pn[i++].el;
-        } else if (pn[i].key > po[j].key) {
-            del[nd++] = po[j++].el;
-        } else { /* the same edge: a new weight is a del and an add */
-            if (edge_changed(pn[i].el, po[j].el)) {
-                add[na++] = pn[i].el;
-                del[nd++] = po[j].el;
-            }
-            i++, j++;
-        }
-    }
-    while (i < nn) add[na++] = pn[i++].el;
-    while (j < no) del[nd++] = po[j++].el;
-    if (na + nd) {
-        char *q = list_op_head(l, L_EDGES, na, 0, nd);
-        for (uint32_t k = 0; k < na; k++) q = pack_edge(q, (const void *)add[k]);
-        for (uint32_t k = 0; k < nd; k++) q = pack_edge(q, (const void *)del[k]);
-        add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
-    }
+    char *q = ranked_merge(l, l->out, l->pcur, l->pprev, nn, no);
+    if (q != l->out) add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
     return true;
 }
 
@@ -3074,6 +3361,34 @@ static inline void el_copy(void *dst, const void *src, size_t size)
         memcpy(dst, src, size);
 }
 
+/* A few changed slots of a kept edge list: each slot's old edge (the recorder's copy) and new
+ * one, packed, into the line's raw values (OP_EPAIRS: [u32 slots], then per slot a byte, bit 0
+ * an old edge follows, bit 1 a new one, and those edges), sorted, merged and formatted where
+ * the line is written out (render_edge_pairs: diff_ranked's merge, on the writer thread). A
+ * slot put again as it was is left out (kchg and *nch keep the others); nothing is written
+ * when no slot is left. */
+static void put_edge_pairs(polis_recorder *r, sorted_list *l, const char *prev, const char *el,
+                           const int32_t *where, int32_t *nch)
+{
+    const size_t size = sizeof(polis_scene_edge);
+    char *q = l->epairs + sizeof(uint32_t);
+    int32_t m = 0;
+    for (int32_t k = 0; k < *nch; k++) {
+        int32_t slot = l->kchg[k], now = where[slot], at = l->kpos[slot];
+        if (at >= 0 && now >= 0 &&
+            el_same(L_EDGES, prev + (size_t)at * size, el + (size_t)now * size, size))
+            continue;
+        l->kchg[m++] = slot;
+        *q++ = (char)((at >= 0) | (now >= 0) << 1);
+        if (at >= 0) q = pack_edge(q, (const void *)(prev + (size_t)at * size));
+        if (now >= 0) q = pack_edge(q, (const void *)(el + (size_t)now * size));
+    }
+    *nch = m;
+    if (!m) return;
+    set_u32(l->epairs, (size_t)m);
+    add_op(r, OP_EPAIRS, l->epairs, (size_t)(q - l->epairs));
+}
+
 /* A kept list's member of a step line: the old and the new elements of the slots changed
  * since the previous line, each sorted by key, merged as diff_list merges whole lists (an
  * unchanged slot is the same on both sides, and keys are unique); then prev takes the new
@@ -3100,13 +3415,17 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     }
     bool kept = false;   /* prev brought up to date already */
     bool ranked = false; /* the edges' keys made as numbers (diff_ranked) */
+    bool sent = false;   /* the changed edges went to the writer thread (put_edge_pairs) */
     if (which == L_THINGS && nch <= KEPT_FEW) {
         kept = put_thing_pairs(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
     } else {
         /* a slot put again as it was (Exploration's edges: 6% of the changed slots at 100
          * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge
          * (by diff_ranked itself, in the loop that makes the keys) */
-        if (l->er) {
+        if (l->epairs && nch <= EDGE_PAIRS_MAX) {
+            put_edge_pairs(r, l, prev, el, kp.where, &nch);
+            sent = true;
+        } else if (l->er) {
             ranked = diff_ranked(r, l, prev, el, kp.where, &nch);
         } else {
             int32_t m = 0;
@@ -3119,7 +3438,7 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
             }
             nch = m;
         }
-        if (!ranked) {
+        if (!ranked && !sent) {
             const char **po = l->pprev, **pn = l->pcur;
             int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
             int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
@@ -3174,20 +3493,6 @@ static void diff_list(polis_recorder *r, int which, const polis_scene *s)
     }
     if (l->kslots)
         kept_start(r, which, s); /* the list all in slots again: read it by them from now on */
-}
-
-/* Which of four stats differ (bit i: c[i] != o[i]): one compare of the four where SSE2 is
- * (Survival's 18 stats cost 18 compares and branches a tick otherwise). */
-static inline uint32_t stats_diff4(const int32_t *c, const int32_t *o)
-{
-#if defined(__SSE2__)
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)c);
-    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)o);
-    return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(x, y))) ^ 15u;
-#else
-    return (uint32_t)(c[0] != o[0]) | (uint32_t)(c[1] != o[1]) << 1 |
-           (uint32_t)(c[2] != o[2]) << 2 | (uint32_t)(c[3] != o[3]) << 3;
-#endif
 }
 
 /* The members of a step line that say what changed since the previous line; the previous
@@ -3246,51 +3551,21 @@ static void diff(polis_recorder *r, const polis_scene *s)
 
     if (!list_idle(&r->lists[L_THINGS])) diff_list(r, L_THINGS, s);
 
-    /* agents: changed members only, formatted where the line is written out */
-    int32_t *q0 = (int32_t *)(void *)r->raw_end, *q = q0; /* 4-byte aligned (step_raw) */
-    size_t ns = (size_t)s->n_stats;
-    for (int32_t a = 0; a < s->n_agents; a++) {
-        const polis_scene_agent *c = &s->agents[a];
-        polis_scene_agent *o = &r->prev_agents[a];
-        /* a game without stats has no stats buffers (NULL; no offset may be applied) */
-        const int32_t *cs = ns ? s->stats + (size_t)a * ns : NULL;
-        int32_t *os = ns ? r->prev_stats + (size_t)a * ns : NULL;
-        /* without branches: whether an agent moved is as good as random on most games */
-        int32_t which = (((c->x ^ o->x) | (c->y ^ o->y)) != 0) | (c->facing != o->facing) << 1 |
-                        (c->alive != o->alive) << 2;
-        size_t k0 = 0; /* the first changed stat: four at a time, then one at a time */
-        while (k0 + 4 <= ns && !stats_diff4(cs + k0, os + k0)) k0 += 4;
-        while (k0 < ns && cs[k0] == os[k0]) k0++;
-        /* the record is written whether or not anything changed, and kept only if so */
-        int32_t *rec = q;
-        *q++ = a;
-        *q++ = which;
-        *q++ = c->x;
-        *q++ = c->y;
-        *q++ = c->facing;
-        *q++ = c->alive;
-        q++; /* the count of changed stats */
-        size_t k = k0;
-        for (; k + 4 <= ns; k += 4) /* the changed ones of each four, in order */
-            for (uint32_t m = stats_diff4(cs + k, os + k); m; m &= m - 1) {
-                size_t j = k + (size_t)__builtin_ctz(m);
-                *q++ = (int32_t)j;
-                *q++ = cs[j];
-                os[j] = cs[j];
-            }
-        for (; k < ns; k++) {
-            if (cs[k] == os[k]) continue;
-            *q++ = (int32_t)k;
-            *q++ = cs[k];
-            os[k] = cs[k];
-        }
-        int32_t n_changed = (int32_t)((q - rec - 7) / 2);
-        rec[6] = n_changed;
-        *o = *c;
-        q = (which | n_changed) ? q : rec;
+    /* agents: changed members only, formatted where the line is written out; or all of them,
+     * diffed there too (agents_whole) */
+    if (r->agents_whole) {
+        size_t na = (size_t)s->n_agents * sizeof *s->agents, ns = r->n_stats * sizeof *s->stats;
+        memcpy(r->raw_end, s->agents, na);
+        if (ns) memcpy(r->raw_end + na, s->stats, ns);
+        add_op(r, OP_AGENTS_WHOLE, r->raw_end, na + ns);
+        r->raw_end += na + ns;
+    } else {
+        int32_t *q0 = (int32_t *)(void *)r->raw_end; /* 4-byte aligned (step_raw) */
+        int32_t *q = agents_diff(q0, s->agents, s->stats, r->prev_agents, r->prev_stats,
+                                 s->n_agents, (size_t)s->n_stats);
+        if (q > q0) add_op(r, OP_AGENTS, q0, (size_t)(q - q0) * sizeof *q);
+        r->raw_end = (char *)q;
     }
-    if (q > q0) add_op(r, OP_AGENTS, q0, (size_t)(q - q0) * sizeof *q);
-    r->raw_end = (char *)q;
 
     /* nodes and edges: a changed label or weight is a del and an add of the same key */
     if (!list_idle(&r->lists[L_NODES])) diff_list(r, L_NODES, s);

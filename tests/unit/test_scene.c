@@ -260,17 +260,22 @@ static void sink(void *ud, const char *line, size_t len)
 /* Keyframes of probe_recorder every this many ticks */
 static int32_t probe_keyframes = 100;
 
-/* A recorder of env (a 2 agents' scenario, keyframes every `every` ticks) handing its lines
- * to fn(ud, ...). */
+/* What a probe's recording says of itself: a 2 agents' scenario, keyframes every `every` ticks */
+static polis_record_info probe_info(int32_t every)
+{
+    const char *scn = "{\"agents\": 2}";
+    return (polis_record_info){.scenario_text = scn,
+                               .scenario_len = strlen(scn),
+                               .keyframe_every = every,
+                               .seed = 4,
+                               .source = "test"};
+}
+
+/* A recorder of env (probe_info) handing its lines to fn(ud, ...). */
 static polis_recorder *sink_recorder(polis_env *env, void (*fn)(void *, const char *, size_t),
                                      void *ud, int32_t every)
 {
-    const char *scn = "{\"agents\": 2}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = every,
-                              .seed = 4,
-                              .source = "test"};
+    polis_record_info info = probe_info(every);
     polis_recorder *rec = NULL;
     polis_error err;
     CHECK_EQ_INT(polis_recorder_open_sink(fn, ud, env, &info, &rec, &err), POLIS_OK);
@@ -698,6 +703,61 @@ static void test_kept_edge_order(void)
                               "[\"hub\",\"t_897\",\"k\",1],");
     free(many.text);
     free(kept_many.text);
+}
+
+/* The probe in each mode recorded into a sink (the stepping thread diffs and formats all) and
+ * into a plain file (its writer thread sorts and merges the changed slots of kept edges a few
+ * at a time, put_edge_pairs, and diffs the agents and stats, agents_whole), keyframes every 4
+ * ticks, 2 episodes of 20 ticks, a scene read by someone else before some of the recorders'
+ * reads: the file holds the sink's bytes. kept_edges fills the ranks' tables (emptied between
+ * two ticks, or while a tick's keys are made: then sorted by the strings), kept_edges_many
+ * changes more slots a tick than go to the thread (diffed beside it, on the stepping thread). */
+static void test_recorder_thread_diff(void)
+{
+    const char *modes[] = {"kept_edges", "kept_edges_padded", "kept_edges_many",
+                           "edges",      "kept_walk",         "kept_mix",
+                           "kept"};
+    char path[256];
+    snprintf(path, sizeof path, "%s/test_scene_thr_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
+    polis_record_info info = probe_info(4);
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        /* an env each (the probe's scene may differ from one read to the next), in lockstep */
+        polis_env *env[2] = {probe_env(modes[m], NULL), probe_env(modes[m], NULL)};
+        CHECK(env[0] != NULL && env[1] != NULL);
+        if (!env[0] || !env[1]) return;
+        all_lines l = {0};
+        polis_recorder *rec[2] = {sink_recorder(env[0], sink_all, &l, 4), NULL};
+        polis_error err;
+        CHECK_EQ_INT(polis_recorder_open(path, env[1], &info, &rec[1], &err), POLIS_OK);
+        const polis_scene *sc = NULL;
+        for (int ep = 0; ep < 2 && rec[0] && rec[1]; ep++) {
+            for (int i = 0; i < 2; i++) {
+                CHECK_EQ_INT(polis_env_reset(env[i], 4 + (uint64_t)ep), POLIS_OK);
+                CHECK_EQ_INT(polis_recorder_begin_episode(rec[i], 4 + (uint64_t)ep), POLIS_OK);
+            }
+            for (int t = 0; t < 20; t++) {
+                for (int i = 0; i < 2; i++) {
+                    CHECK_EQ_INT(polis_env_step(env[i]), POLIS_OK);
+                    if (t == 3 || t == 10 || t == 11)
+                        CHECK_EQ_INT(polis_env_scene_get(env[i], &sc), POLIS_OK);
+                    CHECK_EQ_INT(polis_recorder_step(rec[i]), POLIS_OK);
+                }
+            }
+            for (int i = 0; i < 2; i++)
+                CHECK_EQ_INT(polis_recorder_end_episode(rec[i], NULL), POLIS_OK);
+        }
+        for (int i = 0; i < 2; i++) CHECK_EQ_INT(polis_recorder_close(rec[i]), POLIS_OK);
+        size_t len = 0;
+        char *text = read_back(path, &len);
+        CHECK(text != NULL && l.len > 1000);
+        if (!(text && len == l.len && memcmp(text, l.text, len) == 0))
+            fprintf(stderr, "test_recorder_thread_diff: mode %s: the file differs\n", modes[m]);
+        CHECK(text && len == l.len && memcmp(text, l.text, len) == 0);
+        free(text);
+        free(l.text);
+        remove(path);
+        for (int i = 0; i < 2; i++) polis_env_destroy(env[i]);
+    }
 }
 
 /* Several hundred KiB (several of the writer's chunks) written to a plain and a gzip file
@@ -1209,6 +1269,7 @@ int main(void)
     test_edge_put_padded();
     test_recorder_no_alloc();
     test_recorder_files();
+    test_recorder_thread_diff();
     test_lua_keep();
     test_edge_order();
     test_kept_edge_order();
