@@ -416,10 +416,15 @@ enum {
     OP_PAIRS = 8,
     OP_EPAIRS = 9,
     OP_AGENTS_WHOLE = 10,
-    OP_KEY_AGENTS = 11
+    OP_KEY_AGENTS = 11,
+    OP_TDIFF = 12
 };
-/* a step line: head, events, agents, a change of each list; a keyframe: hash, tiles, lists */
-#define REC_MAXOPS (3 + L_COUNT)
+/* a step line: head, events, changed tiles, agents, a change of each list; a keyframe: hash,
+ * tiles, lists */
+#define REC_MAXOPS (4 + L_COUNT)
+/* the changed tiles a step line holds as raw values (OP_TDIFF: [i32 layer, x, y, kind] each,
+ * formatted where the line is written out); more in one line are formatted beside the step */
+#define TDIFF_MAX 64
 
 typedef struct rec_op {
     uint32_t at, kind, len; /* offset in the line's text, OP_*, bytes of raw values */
@@ -1327,6 +1332,33 @@ static void render_hash(const polis_recorder *r, rbuf *b, const uint8_t *raw)
 
 static void render_edge_pairs(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw);
 
+/* ",\"tiles\":[[l,x,y,kind],..." from a step line's changed tiles (OP_TDIFF); the line's text
+ * closes the array (after the tiles formatted beside the step, when there were more) */
+static void render_tdiff(rbuf *b, const uint8_t *raw, size_t len)
+{
+    static const char key[] = ",\"tiles\":[";
+    size_t n = len / (4 * sizeof(int32_t));
+    if (!rb_room(b, sizeof key + n * (4 * (INT_MAXLEN + 1) + 2))) return;
+    char *q = b->p + b->len;
+    memcpy(q, key, sizeof key - 1);
+    q += sizeof key - 1;
+    for (size_t i = 0; i < n; i++, raw += 4 * sizeof(int32_t)) {
+        int32_t v[4];
+        memcpy(v, raw, sizeof v);
+        if (i) *q++ = ',';
+        *q++ = '[';
+        q = put_int(q, v[0]);
+        *q++ = ',';
+        q = put_int(q, v[1]);
+        *q++ = ',';
+        q = put_int(q, v[2]);
+        *q++ = ',';
+        q = put_int(q, v[3]);
+        *q++ = ']';
+    }
+    b->len = (size_t)(q - b->p);
+}
+
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text, size_t len,
                    const rec_op *ops, int n_ops)
 {
@@ -1354,6 +1386,8 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_agents_whole(r, b, ops[i].src);
         else if (ops[i].kind == OP_KEY_AGENTS)
             render_key_agents(r, b, memo, ops[i].src);
+        else if (ops[i].kind == OP_TDIFF)
+            render_tdiff(b, ops[i].src, ops[i].len);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -1779,7 +1813,23 @@ static void on_event(void *ud, const polis_event *ev)
     if (!rb_room(&r->events, sizeof(int32_t) + n)) return;
     char *q = r->events.p + r->events.len;
     memcpy(q, &ev->type, sizeof(int32_t));
-    if (n) memcpy(q + sizeof(int32_t), ev->data, n);
+    q += sizeof(int32_t);
+    /* most events are a few int32 fields: two fixed-size moves that may overlap (every byte of
+     * the n is read and written once or twice, none past them), not a call to memcpy, which
+     * is most of this function's cost at 3-30 events a tick */
+    const char *d = ev->data;
+    if (n >= 16 && n <= 32) {
+        memcpy(q, d, 16);
+        memcpy(q + n - 16, d + n - 16, 16);
+    } else if (n >= 8 && n < 16) {
+        memcpy(q, d, 8);
+        memcpy(q + n - 8, d + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(q, d, 4);
+        memcpy(q + n - 4, d + n - 4, 4);
+    } else if (n) {
+        memcpy(q, d, n);
+    }
     r->events.len += sizeof(int32_t) + n;
 }
 
@@ -2463,6 +2513,7 @@ static void *rec_calloc(polis_recorder *r, size_t n, size_t size)
 static size_t step_raw_size(int32_t n_agents, size_t n_stats)
 {
     return HEAD_PADDED(head_size(n_agents)) + sizeof(uint32_t) +
+           TDIFF_MAX * 4 * sizeof(int32_t) +
            KEPT_FEW * (sizeof(uint32_t) + 2 * sizeof(polis_scene_thing)) +
            ((size_t)n_agents * 7 + 2 * n_stats) * sizeof(int32_t);
 }
@@ -3502,7 +3553,9 @@ static void diff(polis_recorder *r, const polis_scene *s)
 {
     rbuf *b = &r->line;
     size_t w = (size_t)s->width, plane = w * (size_t)s->height;
-    bool any = false;
+    /* the first TDIFF_MAX changed tiles as raw values (OP_TDIFF), the rest as text */
+    int32_t *tq = (int32_t *)(void *)r->raw_end, *const t0 = tq;
+    int32_t nt = 0;
     /* the layers' versions read where the kernel keeps them, not by a call a layer */
     const uint64_t *vers = r->cells ? r->said->layer_ver : NULL;
     for (int32_t l = 0; vers && l < s->n_layers; l++) {
@@ -3532,22 +3585,32 @@ static void diff(polis_recorder *r, const polis_scene *s)
             if (memcmp(ct, pt, w * sizeof *ct) == 0) continue;
             for (size_t x = 0; x < w; x++) {
                 if (ct[x] == pt[x]) continue;
-                if (any) {
-                    RB_LIT(b, ",[");
-                } else {
-                    RB_LIT(b, ",\"tiles\":[[");
-                    any = true;
+                pt[x] = ct[x];
+                if (nt < TDIFF_MAX) {
+                    tq[0] = l;
+                    tq[1] = (int32_t)x;
+                    tq[2] = (int32_t)y;
+                    tq[3] = ct[x];
+                    tq += 4;
+                    /* full: into the line here, the rest as text after it */
+                    if (++nt == TDIFF_MAX)
+                        add_op(r, OP_TDIFF, t0, (size_t)(tq - t0) * sizeof *tq);
+                    continue;
                 }
+                RB_LIT(b, ",[");
                 rb_int(b, l);
                 rb_item(b, true, (int64_t)x);
                 rb_item(b, true, (int64_t)y);
                 rb_item(b, true, ct[x]);
                 rb_ch(b, ']');
-                pt[x] = ct[x];
             }
         }
     }
-    if (any) rb_ch(b, ']');
+    if (nt > 0 && nt < TDIFF_MAX) add_op(r, OP_TDIFF, t0, (size_t)nt * 4 * sizeof(int32_t));
+    if (nt > 0) {
+        r->raw_end = (char *)tq;
+        rb_ch(b, ']');
+    }
 
     if (!list_idle(&r->lists[L_THINGS])) diff_list(r, L_THINGS, s);
 

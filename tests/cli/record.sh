@@ -251,6 +251,27 @@ polis 0 run "$SRC/rulesets/social_structure/ovlp_group.json" --steps 5 --record 
 checks=$((checks + 1))
 sed -n 3p "$TMP/o.jsonl" | grep -qF '"nodes":[["group_0","group","Group 0"]' || fail "no group nodes"
 
+# A step line whose every cell changed: 146 tiles (the first ones kept as raw values and
+# formatted on the writer thread, the rest formatted beside the step), plain and .gz, the same
+# lines; the replay reads every one of them back, and a changed value past the first 64 fails it.
+polis 0 run "$SCN/checkers.json" --record "$TMP/ck.jsonl" --quiet
+polis 0 run "$SCN/checkers.json" --record "$TMP/ck.jsonl.gz" --quiet
+checks=$((checks + 1))
+gzip -dc "$TMP/ck.jsonl.gz" | cmp -s - "$TMP/ck.jsonl" || fail "checkers: .gz and plain differ"
+checks=$((checks + 1))
+[ "$(sed -n 4p "$TMP/ck.jsonl" | grep -o '\],\[' | wc -l)" -eq 145 ] ||
+    fail "checkers: the tick-1 line does not hold 146 tiles"
+checks=$((checks + 1))
+sed -n 4p "$TMP/ck.jsonl" | grep -qF '"illegal":[0,0],"tiles":[[0,0,0,-1],[0,1,0,0],' ||
+    fail "checkers: the tick-1 line's tiles do not start at (0, 0)"
+checks=$((checks + 1))
+sed -n 4p "$TMP/ck.jsonl" | grep -qF '[0,10,11,0],[0,11,11,-1],[1,0,0,-1],[1,1,0,1]]}' ||
+    fail "checkers: the tick-1 line's tiles do not end with the marks"
+polis 0 replay "$TMP/ck.jsonl" --verify
+sed '4s/\[0,4,10,-1\]/[0,4,10,0]/' "$TMP/ck.jsonl" >"$TMP/ck1.jsonl"
+polis 1 replay "$TMP/ck1.jsonl" --verify
+err_line "polis: replay $TMP/ck1.jsonl: line 4: tick 1: tiles[124][3]: recorded 0, replayed -1"
+
 # Usage.
 polis 2 replay
 err_line "polis: replay: missing FILE (a recording made with --record)"
