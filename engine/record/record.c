@@ -2512,8 +2512,7 @@ static void *rec_calloc(polis_recorder *r, size_t n, size_t size)
  * and the new thing for each changed slot), every agent with every stat changed */
 static size_t step_raw_size(int32_t n_agents, size_t n_stats)
 {
-    return HEAD_PADDED(head_size(n_agents)) + sizeof(uint32_t) +
-           TDIFF_MAX * 4 * sizeof(int32_t) +
+    return HEAD_PADDED(head_size(n_agents)) + sizeof(uint32_t) + TDIFF_MAX * 4 * sizeof(int32_t) +
            KEPT_FEW * (sizeof(uint32_t) + 2 * sizeof(polis_scene_thing)) +
            ((size_t)n_agents * 7 + 2 * n_stats) * sizeof(int32_t);
 }
@@ -3593,8 +3592,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
                     tq[3] = ct[x];
                     tq += 4;
                     /* full: into the line here, the rest as text after it */
-                    if (++nt == TDIFF_MAX)
-                        add_op(r, OP_TDIFF, t0, (size_t)(tq - t0) * sizeof *tq);
+                    if (++nt == TDIFF_MAX) add_op(r, OP_TDIFF, t0, (size_t)(tq - t0) * sizeof *tq);
                     continue;
                 }
                 RB_LIT(b, ",[");
