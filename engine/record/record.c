@@ -362,6 +362,7 @@ typedef struct sorted_list {
      * since (kchg), their old and new elements sorted by key through pprev and pcur. `fast`:
      * this tick's scene is read that way (no sorted copy unless a keyframe needs one). */
     bool kept, fast;
+    bool same;           /* this scene's list is the previous line's, byte for byte (take_scene) */
     polis_scene_kept kp; /* the slots (kept_start): where, rewritten by every scene */
     int32_t kslots;
     uint64_t kseen;
@@ -2907,6 +2908,7 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
         const char *el = els[i];
         l->n = ns[i];
         l->el = el;
+        l->same = false;
         if (!l->n && !l->kept) { /* most games' nodes and edges: nothing to sort */
             l->fast = false;
             continue;
@@ -2923,6 +2925,12 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
         size_t bytes = (size_t)l->n * d->size;
         if (l->n && l->n == l->n_raw && memcmp(el, l->raw, bytes) == 0) {
             l->el = l->copy;
+            continue;
+        }
+        /* the previous line's list (in key order) again, as exploration's groups at most ticks:
+         * in order, and nothing for diff_list to compare */
+        if (l->n && l->n == l->n_prev && memcmp(el, l->prev, bytes) == 0) {
+            l->same = true;
             continue;
         }
         /* the same keys in the same order as the list last sorted (survival's mobs moved):
@@ -3548,7 +3556,7 @@ static void diff_list(polis_recorder *r, int which, const polis_scene *s)
     }
     const char *cur = l->el;
     int32_t nc = l->n, np = l->n_prev;
-    if (!(nc == np && (nc == 0 || memcmp(cur, l->prev, (size_t)nc * d->size) == 0))) {
+    if (!l->same && !(nc == np && (nc == 0 || memcmp(cur, l->prev, (size_t)nc * d->size) == 0))) {
         for (int32_t i = 0; i < nc; i++) l->pcur[i] = cur + (size_t)i * d->size;
         for (int32_t j = 0; j < np; j++) l->pprev[j] = (const char *)l->prev + (size_t)j * d->size;
         merge_lists(r, which, l->pcur, nc, l->pprev, np);
