@@ -89,7 +89,7 @@ static void rb_grow(rbuf *b, size_t more)
 }
 
 /* Room for `more` bytes and a terminating NUL (written by emit). */
-static inline bool rb_room(rbuf *b, size_t more)
+static inline __attribute__((always_inline)) bool rb_room(rbuf *b, size_t more)
 {
     if (b->len + more + 1 > b->cap) rb_grow(b, more);
     return !b->oom;
@@ -102,7 +102,7 @@ static inline void rb_put(rbuf *b, const char *s, size_t n)
     b->len += n;
 }
 
-static inline void rb_ch(rbuf *b, char c)
+static inline __attribute__((always_inline)) void rb_ch(rbuf *b, char c)
 {
     if (!rb_room(b, 1)) return;
     b->p[b->len++] = c;
@@ -3780,7 +3780,7 @@ polis_status polis_recorder_step(polis_recorder *r)
         rb_put(b, "]", 1);
         r->msgs.len = 0;
     }
-    rb_put(b, "}", 1);
+    rb_ch(b, '}');
     st = emit(r);
     r->events.len = 0;
     if (st) return st;
