@@ -109,9 +109,9 @@ struct polis__looks {
     uint64_t *rows_no;
     uint64_t *rows_since;
     int32_t row_words;
-    kept_list kl[3]; /* [POLIS_SCENE_*]: kept things and edges */
+    kept_list kl[3];                     /* [POLIS_SCENE_*]: kept things and edges */
     int32_t n_kept_lists, kept_lists[3]; /* the lists a plugin keeps, in order */
-    uint64_t scene_no;     /* polis_env_scene_number */
+    uint64_t scene_no;                   /* polis_env_scene_number */
     polis_scene_said said; /* polis_env_scene_said: set as scene_no, the whole and the logs are */
 };
 

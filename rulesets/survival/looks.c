@@ -86,9 +86,10 @@ typedef struct sv_looks {
 
 /* The map rows in `rows` translated into the terrain layer t: block b is kind b + off when
  * every block of the row has a kind that way (off != INT32_MIN), else block_kind[b]. */
-static inline __attribute__((always_inline)) void
-draw_rows_body(int32_t *t, const uint8_t (*map)[SV_MAP], uint64_t rows, int32_t off,
-               const int32_t *block_kind)
+static inline __attribute__((always_inline)) void draw_rows_body(int32_t *t,
+                                                                 const uint8_t (*map)[SV_MAP],
+                                                                 uint64_t rows, int32_t off,
+                                                                 const int32_t *block_kind)
 {
     for (; rows; rows &= rows - 1) {
         int32_t r = __builtin_ctzll(rows);
@@ -111,8 +112,7 @@ static void draw_rows(int32_t *t, const uint8_t (*map)[SV_MAP], uint64_t rows, i
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 /* the same, eight cells a vector (integers: the same kinds) */
-__attribute__((target("avx2"))) static void draw_rows_avx2(int32_t *t,
-                                                           const uint8_t (*map)[SV_MAP],
+__attribute__((target("avx2"))) static void draw_rows_avx2(int32_t *t, const uint8_t (*map)[SV_MAP],
                                                            uint64_t rows, int32_t off,
                                                            const int32_t *block_kind)
 {
