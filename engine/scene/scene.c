@@ -65,6 +65,7 @@ typedef struct kept_list {
     int32_t *log;   /* [slots] */
     int32_t n_log;
     bool whole;
+    int32_t *count; /* the scene's count of the list (n_things or n_edges) */
 } kept_list;
 
 struct polis__looks {
@@ -717,26 +718,34 @@ static void kept_touch(const polis__looks *lk, kept_list *kl, int32_t slot)
     kl->bver[(uint32_t)slot / KEPT_BLOCK] = no;
 }
 
-/* The element of a slot, a new one at index n of the array when the slot was empty (an
- * appended element there moves to the end); NULL past the plugin's declared maximum. */
-static char *kept_el(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_list *kl, int32_t slot,
-                     int32_t max)
+/* An empty slot's new element, at index n of the array (an appended element there moves to
+ * the end); NULL past the plugin's declared maximum. */
+static char *kept_el_new(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_list *kl,
+                         int32_t slot, int32_t max)
+{
+    if (kl->n >= max) {
+        polis__ctx_error(ctx, "scene %s: more than the %d %s this plugin declared (look_scene)",
+                         list == POLIS_SCENE_THINGS ? "thing_put" : "edge_put", (int)max,
+                         list_names[list]);
+        return NULL;
+    }
+    int32_t *count = list_count(scene, list);
+    int32_t at = kl->n++;
+    if (*count > at) memcpy(el_at(scene, list, *count), el_at(scene, list, at), el_size(list));
+    (*count)++;
+    kl->where[slot] = at;
+    kl->back[at] = slot;
+    kept_touch(ctx->env->looks, kl, slot);
+    return el_at(scene, list, at);
+}
+
+/* The element of a slot: kept_el_new's when the slot is empty; one that holds an element (most
+ * puts) without a call. */
+static inline char *kept_el(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_list *kl,
+                            int32_t slot, int32_t max)
 {
     int32_t at = kl->where[slot];
-    if (at < 0) {
-        if (kl->n >= max) {
-            polis__ctx_error(ctx, "scene %s: more than the %d %s this plugin declared (look_scene)",
-                             list == POLIS_SCENE_THINGS ? "thing_put" : "edge_put", (int)max,
-                             list_names[list]);
-            return NULL;
-        }
-        int32_t *count = list_count(scene, list);
-        at = kl->n++;
-        if (*count > at) memcpy(el_at(scene, list, *count), el_at(scene, list, at), el_size(list));
-        (*count)++;
-        kl->where[slot] = at;
-        kl->back[at] = slot;
-    }
+    if (at < 0) return kept_el_new(ctx, scene, list, kl, slot, max);
     kept_touch(ctx->env->looks, kl, slot);
     return el_at(scene, list, at);
 }
@@ -1115,6 +1124,7 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
             return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
         memset(kl->where, 0xff, slots * sizeof *kl->where); /* -1: empty */
         lk->said.changed[list] = kl->log;
+        kl->count = list_count(s, list);
         lk->kept_lists[lk->n_kept_lists++] = list;
     }
     lk->said.layer_ver = lk->layer_ver;
@@ -1201,7 +1211,7 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     for (int32_t k = 0; k < lk->n_kept_lists; k++) {
         int32_t list = lk->kept_lists[k];
         kept_list *kl = &lk->kl[list];
-        *list_count(s, list) = kl->n;
+        *kl->count = kl->n;
         kl->n_log = 0;
         while (fresh && kl->n > 0) kept_remove(lk, s, list, kl, kl->back[kl->n - 1]);
     }
@@ -1233,7 +1243,7 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     for (int32_t k = 0; k < lk->n_kept_lists; k++) {
         int32_t list = lk->kept_lists[k];
         kept_list *kl = &lk->kl[list];
-        kl->whole = kl->n == *list_count(s, list);
+        kl->whole = kl->n == *kl->count;
         lk->said.kept_whole[list] = kl->whole;
         lk->said.n_changed[list] = kl->n_log;
     }
