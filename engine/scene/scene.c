@@ -65,6 +65,7 @@ typedef struct kept_list {
     int32_t *log;   /* [slots] */
     int32_t n_log;
     bool whole;
+    int32_t *count; /* the scene's count of the list (n_things or n_edges) */
 } kept_list;
 
 struct polis__looks {
@@ -85,28 +86,33 @@ struct polis__looks {
     polis_scene scene;
     bool allocated;
     const look_fn *running; /* the callback running now (appends check its share) */
+    polis_ctx *running_ctx; /* its plugin (NULL: none runs): the host calls' one check */
     /* kept layers: the episode the last scene was read in (-1: none yet, or it failed);
      * fresh while the callbacks of a scene that cleared them run */
     int64_t scene_episode;
     bool fresh;
-    /* [scene.n_layers]: each layer's version (polis_env_scene_layer_version) and whether the
-     * callbacks of the scene being written said it stayed the same ("scene" host API) */
+    /* [scene.n_layers]: each layer's version (polis_env_scene_layer_version) and the number of
+     * the last scene whose callbacks said it stayed the same ("scene" host API; a number, not
+     * a flag, so that nothing is cleared before a scene) */
     uint64_t *layer_ver;
-    bool *layer_same;
+    uint64_t *same_no;
     uint64_t ver_last; /* the last version given */
     /* what the kernel need not clear before the callbacks ("scene" API 4, scene_whole): the
-     * agents, the stats, and per layer [scene.n_layers] a kept layer's fill in a fresh scene */
+     * agents, the stats, and per layer [scene.n_layers] a kept layer's fill in a fresh scene;
+     * whether some layer is filled in every scene (one not kept) */
     bool keep_agents, keep_stats;
     bool *fresh_written;
+    bool fill_always;
     /* [scene.n_layers]: the rows the callbacks said they rewrote ("scene" host API 3;
-     * row_words words a layer), whether they said any in the scene being written, and the
+     * row_words words a layer), the number of the last scene whose callbacks said any, and the
      * version the last scene's rows are relative to (0: none, polis_env_scene_layer_rows) */
     uint64_t *rows;
-    bool *rows_said;
+    uint64_t *rows_no;
     uint64_t *rows_since;
     int32_t row_words;
-    kept_list kl[3];       /* [POLIS_SCENE_*]: kept things and edges */
-    uint64_t scene_no;     /* polis_env_scene_number */
+    kept_list kl[3];                     /* [POLIS_SCENE_*]: kept things and edges */
+    int32_t n_kept_lists, kept_lists[3]; /* the lists a plugin keeps, in order */
+    uint64_t scene_no;                   /* polis_env_scene_number */
     polis_scene_said said; /* polis_env_scene_said: set as scene_no, the whole and the logs are */
 };
 
@@ -396,7 +402,7 @@ static polis_status h_look_scene(polis_ctx *ctx, const polis_scene_def *def)
 static polis_status appending(polis_ctx *ctx, polis_scene *scene, const char *what, int32_t list)
 {
     polis__looks *lk = ctx->env->looks;
-    if (!lk || !lk->running || lk->running->ctx != ctx || scene != &lk->scene) {
+    if (!lk || lk->running_ctx != ctx || scene != &lk->scene) {
         polis__ctx_error(ctx,
                          "%s: only the plugin's own scene callback may append, to the scene it was "
                          "handed",
@@ -578,7 +584,7 @@ static bool h_scene_fresh(polis_ctx *ctx, const polis_scene *scene)
 static polis_status h_layer_same(polis_ctx *ctx, const polis_scene *scene, int32_t layer)
 {
     polis__looks *lk = ctx->env->looks;
-    if (!lk || !lk->running || lk->running->ctx != ctx || scene != &lk->scene) {
+    if (!lk || lk->running_ctx != ctx || scene != &lk->scene) {
         polis__ctx_error(ctx, "scene layer_same: only in the plugin's own scene callback, for "
                               "the scene it was handed");
         return POLIS_ERR_STATE;
@@ -588,7 +594,7 @@ static polis_status h_layer_same(polis_ctx *ctx, const polis_scene *scene, int32
                          (int)layer);
         return POLIS_ERR_INVALID;
     }
-    lk->layer_same[layer] = true;
+    lk->same_no[layer] = lk->scene_no;
     return POLIS_OK;
 }
 
@@ -596,7 +602,7 @@ static polis_status h_layer_rows(polis_ctx *ctx, const polis_scene *scene, int32
                                  const uint64_t *rows, int32_t n_words)
 {
     polis__looks *lk = ctx->env->looks;
-    if (!lk || !lk->running || lk->running->ctx != ctx || scene != &lk->scene) {
+    if (!lk || lk->running_ctx != ctx || scene != &lk->scene) {
         polis__ctx_error(ctx, "scene layer_rows: only in the plugin's own scene callback, for "
                               "the scene it was handed");
         return POLIS_ERR_STATE;
@@ -612,9 +618,9 @@ static polis_status h_layer_rows(polis_ctx *ctx, const polis_scene *scene, int32
         return POLIS_ERR_INVALID;
     }
     uint64_t *mine = lk->rows + (size_t)layer * (size_t)lk->row_words;
-    if (!lk->rows_said[layer]) {
+    if (lk->rows_no[layer] != lk->scene_no) {
         for (int32_t i = 0; i < lk->row_words; i++) mine[i] = 0;
-        lk->rows_said[layer] = true;
+        lk->rows_no[layer] = lk->scene_no;
     }
     for (int32_t i = 0; i < n_words; i++) mine[i] |= rows[i];
     int32_t tail = scene->height % 64; /* no bits past the map's last row */
@@ -681,7 +687,7 @@ static polis_status kept_slot(polis_ctx *ctx, const polis_scene *scene, const ch
                               int32_t list, int32_t slot, kept_list **out)
 {
     polis__looks *lk = ctx->env->looks;
-    if (!lk || !lk->running || lk->running->ctx != ctx || scene != &lk->scene) {
+    if (!lk || lk->running_ctx != ctx || scene != &lk->scene) {
         polis__ctx_error(ctx,
                          "scene %s: only in the plugin's own scene callback, for the scene "
                          "it was handed",
@@ -712,26 +718,34 @@ static void kept_touch(const polis__looks *lk, kept_list *kl, int32_t slot)
     kl->bver[(uint32_t)slot / KEPT_BLOCK] = no;
 }
 
-/* The element of a slot, a new one at index n of the array when the slot was empty (an
- * appended element there moves to the end); NULL past the plugin's declared maximum. */
-static char *kept_el(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_list *kl, int32_t slot,
-                     int32_t max)
+/* An empty slot's new element, at index n of the array (an appended element there moves to
+ * the end); NULL past the plugin's declared maximum. */
+static char *kept_el_new(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_list *kl,
+                         int32_t slot, int32_t max)
+{
+    if (kl->n >= max) {
+        polis__ctx_error(ctx, "scene %s: more than the %d %s this plugin declared (look_scene)",
+                         list == POLIS_SCENE_THINGS ? "thing_put" : "edge_put", (int)max,
+                         list_names[list]);
+        return NULL;
+    }
+    int32_t *count = list_count(scene, list);
+    int32_t at = kl->n++;
+    if (*count > at) memcpy(el_at(scene, list, *count), el_at(scene, list, at), el_size(list));
+    (*count)++;
+    kl->where[slot] = at;
+    kl->back[at] = slot;
+    kept_touch(ctx->env->looks, kl, slot);
+    return el_at(scene, list, at);
+}
+
+/* The element of a slot: kept_el_new's when the slot is empty; one that holds an element (most
+ * puts) without a call. */
+static inline char *kept_el(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_list *kl,
+                            int32_t slot, int32_t max)
 {
     int32_t at = kl->where[slot];
-    if (at < 0) {
-        if (kl->n >= max) {
-            polis__ctx_error(ctx, "scene %s: more than the %d %s this plugin declared (look_scene)",
-                             list == POLIS_SCENE_THINGS ? "thing_put" : "edge_put", (int)max,
-                             list_names[list]);
-            return NULL;
-        }
-        int32_t *count = list_count(scene, list);
-        at = kl->n++;
-        if (*count > at) memcpy(el_at(scene, list, *count), el_at(scene, list, at), el_size(list));
-        (*count)++;
-        kl->where[slot] = at;
-        kl->back[at] = slot;
-    }
+    if (at < 0) return kept_el_new(ctx, scene, list, kl, slot, max);
     kept_touch(ctx->env->looks, kl, slot);
     return el_at(scene, list, at);
 }
@@ -1084,17 +1098,17 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
     s->edges = edges ? polis__alloc(env, (size_t)edges * sizeof *s->edges) : NULL;
     size_t nl = (size_t)s->n_layers;
     lk->layer_ver = nl ? polis__alloc(env, nl * sizeof *lk->layer_ver) : NULL;
-    lk->layer_same = nl ? polis__alloc(env, nl * sizeof *lk->layer_same) : NULL;
+    lk->same_no = nl ? polis__alloc(env, nl * sizeof *lk->same_no) : NULL;
     lk->fresh_written = nl ? polis__alloc(env, nl * sizeof *lk->fresh_written) : NULL;
     lk->row_words = (s->height + 63) / 64;
     size_t nrows = nl * (size_t)lk->row_words;
     lk->rows = nrows ? polis__alloc(env, nrows * sizeof *lk->rows) : NULL;
-    lk->rows_said = nl ? polis__alloc(env, nl * sizeof *lk->rows_said) : NULL;
+    lk->rows_no = nl ? polis__alloc(env, nl * sizeof *lk->rows_no) : NULL;
     lk->rows_since = nl ? polis__alloc(env, nl * sizeof *lk->rows_since) : NULL;
     if ((cells && !s->tiles) || (n && !s->agents) || (nstats && !s->stats) ||
         (things && !s->things) || (nodes && !s->nodes) || (edges && !s->edges) ||
-        (nl && (!lk->layer_ver || !lk->layer_same || !lk->fresh_written)) ||
-        (nl && ((nrows && !lk->rows) || !lk->rows_said || !lk->rows_since)))
+        (nl && (!lk->layer_ver || !lk->same_no || !lk->fresh_written)) ||
+        (nl && ((nrows && !lk->rows) || !lk->rows_no || !lk->rows_since)))
         return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
     for (int32_t list = 0; list < 3; list++) {
         kept_list *kl = &lk->kl[list];
@@ -1110,6 +1124,8 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
             return polis__fail(env, POLIS_ERR_NOMEM, "scene: out of memory");
         memset(kl->where, 0xff, slots * sizeof *kl->where); /* -1: empty */
         lk->said.changed[list] = kl->log;
+        kl->count = list_count(s, list);
+        lk->kept_lists[lk->n_kept_lists++] = list;
     }
     lk->said.layer_ver = lk->layer_ver;
     /* what the plugins said they write whole (scene_whole): the agents when one of them
@@ -1122,9 +1138,11 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
     for (int32_t k = 0; k < lk->n_stats; k++)
         lk->keep_stats =
             lk->keep_stats && (said_whole(lk, lk->stats[k].ctx) & POLIS_SCENE_WHOLE_STATS);
-    for (int32_t l = 0; l < s->n_layers; l++)
+    for (int32_t l = 0; l < s->n_layers; l++) {
         lk->fresh_written[l] =
             lk->kept[l] && (said_whole(lk, lk->kept[l]) & POLIS_SCENE_WHOLE_FRESH_LAYERS);
+        lk->fill_always = lk->fill_always || !lk->kept[l];
+    }
     lk->allocated = true;
     lk->scene_episode = -1;
     return POLIS_OK;
@@ -1170,14 +1188,12 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     /* kept layers hold what the callbacks wrote last, unless this is the first scene of the
      * episode or the previous one failed half-written */
     bool fresh = lk->scene_episode != env->episode;
-    size_t plane = (size_t)s->width * (size_t)s->height;
-    for (int32_t l = 0; l < s->n_layers; l++) {
-        /* every byte 0xff: -1 (not a kept layer of a fresh scene its plugin rewrites whole) */
-        if (!lk->kept[l] || (fresh && !lk->fresh_written[l]))
-            fill_blocks(s->tiles + (size_t)l * plane, 0xff, plane * sizeof *s->tiles);
-        lk->layer_same[l] = false;
-        lk->rows_said[l] = false;
-        lk->rows_since[l] = 0;
+    if (fresh || lk->fill_always) {
+        size_t plane = (size_t)s->width * (size_t)s->height;
+        for (int32_t l = 0; l < s->n_layers; l++)
+            /* every byte 0xff: -1 (not a kept layer of a fresh scene its plugin rewrites whole) */
+            if (!lk->kept[l] || (fresh && !lk->fresh_written[l]))
+                fill_blocks(s->tiles + (size_t)l * plane, 0xff, plane * sizeof *s->tiles);
     }
     lk->scene_episode = -1;
     lk->fresh = fresh;
@@ -1189,12 +1205,13 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     if (s->stats && !lk->keep_stats)
         fill_blocks(s->stats, 0, (size_t)s->n_agents * (size_t)s->n_stats * sizeof(int32_t));
     s->n_things = s->n_nodes = s->n_edges = 0;
-    lk->said.number = ++lk->scene_no;
+    /* the layers' same_no and rows_no of earlier scenes are smaller than this number */
+    uint64_t no = lk->said.number = ++lk->scene_no;
     /* kept lists stay, the first elements of their arrays, unless the scene is fresh */
-    for (int32_t list = 0; list < 3; list++) {
+    for (int32_t k = 0; k < lk->n_kept_lists; k++) {
+        int32_t list = lk->kept_lists[k];
         kept_list *kl = &lk->kl[list];
-        if (!kl->ctx) continue;
-        *list_count(s, list) = kl->n;
+        *kl->count = kl->n;
         kl->n_log = 0;
         while (fresh && kl->n > 0) kept_remove(lk, s, list, kl, kl->back[kl->n - 1]);
     }
@@ -1204,13 +1221,17 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
         f->end_nodes = s->n_nodes + f->max_nodes;
         f->end_edges = s->n_edges + f->max_edges;
         lk->running = f;
-        env->current = f->ctx;
+        lk->running_ctx = env->current = f->ctx;
         st = f->fn(f->ctx, f->ud, s);
         env->current = NULL;
         lk->running = NULL;
+        lk->running_ctx = NULL;
         if (st != POLIS_OK) {
             polis__place_error(env, f->ctx, st, "scene");
-            for (int32_t l = 0; l < s->n_layers; l++) lk->layer_ver[l] = ++lk->ver_last;
+            for (int32_t l = 0; l < s->n_layers; l++) {
+                lk->layer_ver[l] = ++lk->ver_last;
+                lk->rows_since[l] = 0;
+            }
             for (int32_t list = 0; list < 3; list++) { /* half written: not whole */
                 lk->said.kept_whole[list] = false;
                 lk->said.n_changed[list] = lk->kl[list].ctx ? lk->kl[list].n_log : 0;
@@ -1218,20 +1239,21 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
             return st;
         }
     }
-    for (int32_t list = 0; list < 3; list++) {
+    /* a list not kept: not whole, no changes (said stays zeros) */
+    for (int32_t k = 0; k < lk->n_kept_lists; k++) {
+        int32_t list = lk->kept_lists[k];
         kept_list *kl = &lk->kl[list];
-        if (!kl->ctx) continue; /* a list not kept: not whole, no changes (said stays zeros) */
-        kl->whole = kl->n == *list_count(s, list);
+        kl->whole = kl->n == *kl->count;
         lk->said.kept_whole[list] = kl->whole;
         lk->said.n_changed[list] = kl->n_log;
     }
     /* a new version for each layer the callbacks may have changed; the rows they said they
      * rewrote are relative to the version before */
-    for (int32_t l = 0; l < s->n_layers; l++)
-        if (fresh || !lk->layer_same[l]) {
-            if (!fresh && lk->rows_said[l]) lk->rows_since[l] = lk->layer_ver[l];
-            lk->layer_ver[l] = ++lk->ver_last;
-        }
+    for (int32_t l = 0; l < s->n_layers; l++) {
+        bool changed = fresh || lk->same_no[l] != no;
+        lk->rows_since[l] = changed && !fresh && lk->rows_no[l] == no ? lk->layer_ver[l] : 0;
+        if (changed) lk->layer_ver[l] = ++lk->ver_last;
+    }
     lk->scene_episode = env->episode;
     *out = s;
     return POLIS_OK;
@@ -1263,10 +1285,10 @@ static void looks_free(polis_env *env)
         polis__free(env, s->nodes, (size_t)s->cap_nodes * sizeof *s->nodes);
         polis__free(env, s->edges, (size_t)s->cap_edges * sizeof *s->edges);
         polis__free(env, lk->layer_ver, (size_t)s->n_layers * sizeof *lk->layer_ver);
-        polis__free(env, lk->layer_same, (size_t)s->n_layers * sizeof *lk->layer_same);
+        polis__free(env, lk->same_no, (size_t)s->n_layers * sizeof *lk->same_no);
         polis__free(env, lk->fresh_written, (size_t)s->n_layers * sizeof *lk->fresh_written);
         polis__free(env, lk->rows, (size_t)s->n_layers * (size_t)lk->row_words * sizeof *lk->rows);
-        polis__free(env, lk->rows_said, (size_t)s->n_layers * sizeof *lk->rows_said);
+        polis__free(env, lk->rows_no, (size_t)s->n_layers * sizeof *lk->rows_no);
         polis__free(env, lk->rows_since, (size_t)s->n_layers * sizeof *lk->rows_since);
     }
     for (int32_t list = 0; list < 3; list++) {

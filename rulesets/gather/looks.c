@@ -49,9 +49,11 @@ static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
             }
     }
     memset(c->coin_rows, 0, sizeof(uint64_t) * (size_t)n_words);
+    /* every agent whole, as the kernel would have cleared it (scene_whole): no facing, alive
+     * until terminated */
+    const uint8_t *term = g->h->io(ctx)->terminations;
     for (int32_t a = 0; a < c->n_agents; a++) {
-        sc->agents[a].x = c->pos[a].x;
-        sc->agents[a].y = c->pos[a].y;
+        sc->agents[a] = (polis_scene_agent){c->pos[a].x, c->pos[a].y, POLIS_FACING_NONE, !term[a]};
         sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)g->stat_coins] = c->total_coins[a];
     }
     return POLIS_OK;
@@ -78,5 +80,11 @@ polis_status gather_register_looks(gather *g)
     if (!(g->scene = h->host_api(g->ctx, POLIS_SCENE_API, 3))) return POLIS_ERR_PLUGIN;
     g->core.coin_rows = h->alloc(g->ctx, sizeof(uint64_t) * (size_t)((g->core.height + 63) / 64));
     if (!g->core.coin_rows) return POLIS_ERR_NOMEM;
+    /* write_scene writes every agent, its coins and, when fresh, every cell of both layers:
+     * the kernel need not clear them first (API 4) */
+    if (g->scene->version >= 4 &&
+        (st = g->scene->scene_whole(g->ctx, POLIS_SCENE_WHOLE_AGENTS | POLIS_SCENE_WHOLE_STATS |
+                                                POLIS_SCENE_WHOLE_FRESH_LAYERS)))
+        return st;
     return POLIS_OK;
 }

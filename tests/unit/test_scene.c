@@ -1189,6 +1189,24 @@ static void test_scene_v3(void)
     }
     int32_t chg[4];
     CHECK_EQ_INT(polis_env_scene_kept_changes(env, POLIS_SCENE_THINGS, 1, chg, 4), 2);
+    /* the rows a scene said are its own (the kernel notes the scene's number, clearing
+     * nothing between scenes): the same tick read again names row 3 again, relative to the
+     * scene before; a new episode's fresh scene names none, and its next scene row 3 again */
+    uint64_t v1 = polis_env_scene_layer_version(env, 0);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    rows = polis_env_scene_layer_rows(env, 0, &since);
+    CHECK(rows != NULL && rows[0] == 8 && since == v1);
+    uint64_t v1b = polis_env_scene_layer_version(env, 0);
+    CHECK(v1b != v1);
+    CHECK_EQ_INT(polis_env_reset(env, 2), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    CHECK(polis_env_scene_layer_rows(env, 0, &since) == NULL && since == 0);
+    uint64_t v2 = polis_env_scene_layer_version(env, 0);
+    CHECK(v2 != v1b);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    rows = polis_env_scene_layer_rows(env, 0, &since);
+    CHECK(rows != NULL && rows[0] == 8 && since == v2);
     polis_env_destroy(env);
 
     /* bad use, each with its message and place */

@@ -22,6 +22,13 @@ static const char *const SMALL =
     " \"grid\": {\"width\": 12, \"height\": 12},"
     " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 12, \"respawn\": false}}]}";
 
+/* 6 x 6, three coins that do not respawn, long episodes: they end with every coin collected
+ * (the agents terminated) */
+static const char *const TINY =
+    "{\"polis\": 1, \"name\": \"tiny\", \"seed\": 2, \"max_steps\": 1000, \"agents\": 4,"
+    " \"grid\": {\"width\": 6, \"height\": 6},"
+    " \"plugins\": [{\"name\": \"gather\", \"params\": {\"coins\": 3, \"respawn\": false}}]}";
+
 static int32_t layer_of(polis_env *env, const char *name)
 {
     for (int32_t l = 0; l < polis_env_scene_n_layers(env); l++)
@@ -34,8 +41,7 @@ static bool same_scene(const polis_scene *a, const polis_scene *b)
     size_t n = (size_t)a->n_layers * (size_t)a->width * (size_t)a->height;
     if (a->n_layers != b->n_layers || a->width != b->width || a->height != b->height) return false;
     if (memcmp(a->tiles, b->tiles, n * sizeof *a->tiles) != 0) return false;
-    for (int32_t i = 0; i < a->n_agents; i++)
-        if (a->agents[i].x != b->agents[i].x || a->agents[i].y != b->agents[i].y) return false;
+    if (memcmp(a->agents, b->agents, sizeof *a->agents * (size_t)a->n_agents) != 0) return false;
     return !memcmp(a->stats, b->stats, sizeof *a->stats * (size_t)a->n_agents * (size_t)a->n_stats);
 }
 
@@ -143,8 +149,48 @@ out:
     polis_env_destroy(some);
 }
 
+/* The agents gather writes whole (scene_whole: the kernel clears none of them first): each
+ * scene's agent at its place, facing nothing, alive until terminated, with its coins — also in
+ * the scene read once the episode is over, and in the next episode's first scene. */
+static void test_agents_whole(const char *json, bool ended_wanted)
+{
+    polis_env *env = test_env(json, NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    polis_rng rng;
+    polis_rng_seed(&rng, 5, 1);
+    const polis_io *io = polis_env_io(env);
+    int ended = 0;
+    for (int ep = 0; ep < 3; ep++) {
+        CHECK_EQ_INT(polis_env_reset(env, (uint64_t)ep + 1), POLIS_OK);
+        for (bool over = false; !over;) {
+            const polis_scene *sc;
+            CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+            for (int32_t a = 0; a < sc->n_agents; a++) {
+                const polis_scene_agent *ag = &sc->agents[a];
+                CHECK(ag->x >= 0 && ag->x < sc->width && ag->y >= 0 && ag->y < sc->height);
+                CHECK_EQ_INT(ag->facing, POLIS_FACING_NONE);
+                CHECK_EQ_INT(ag->alive, !io->terminations[a]);
+                CHECK(sc->stats[(size_t)a * (size_t)sc->n_stats] >= 0);
+            }
+            for (int32_t a = 0; a < io->n_agents; a++)
+                over |= io->terminations[a] || io->truncations[a];
+            if (over) {
+                for (int32_t a = 0; a < io->n_agents; a++) ended += io->terminations[a] != 0;
+                break;
+            }
+            test_uniform_policy(env, &rng);
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        }
+    }
+    if (ended_wanted) CHECK(ended > 0); /* scenes with agents terminated were read */
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
+    test_agents_whole(TINY, true);
+    test_agents_whole(SMALL, false);
     test_rows_against_fresh(TALL, 7, 90);
     test_rows_against_fresh(SMALL, 3, 130);
     CHECK_DONE();
