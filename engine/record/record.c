@@ -755,7 +755,7 @@ static const list_desc LISTS[L_COUNT];
  * bytes for most edges instead of 164: fewer for the writer's chunk to copy. */
 #define EDGE_SHORT 16
 
-static char *pack_edge(char *q, const polis_scene_edge *e)
+static inline char *pack_edge(char *q, const polis_scene_edge *e)
 {
     const char *str[3] = {e->from, e->to, e->kind};
     const size_t cap[3] = {POLIS_SCENE_ID_MAX, POLIS_SCENE_ID_MAX, POLIS_SCENE_KIND_MAX};
