@@ -97,7 +97,7 @@ static inline bool rb_room(rbuf *b, size_t more)
     return !b->oom;
 }
 
-static inline void rb_put(rbuf *b, const char *s, size_t n)
+static inline __attribute__((always_inline)) void rb_put(rbuf *b, const char *s, size_t n)
 {
     if (!rb_room(b, n)) return;
     memcpy(b->p + b->len, s, n);
@@ -2964,7 +2964,6 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
         if (!(l->er && !l->mirror && sort_ranked(r, l)))
             sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
         l->el = l->copy;
-        l->n_raw = -1;
     }
     return check_things(r);
 }
@@ -3409,8 +3408,9 @@ static void put_edge_mirror(polis_recorder *r, sorted_list *l, const char *el, c
  * the new elements of the changed slots kchg[0 .. nch) (slot's at el[where[slot]], none when
  * -1): a new slot's goes last, the last element fills the place of one gone. `ranked`: the new
  * edges' keys are in nkey (diff_ranked). */
-static void kept_update(sorted_list *l, const list_desc *d, const char *el, const int32_t *where,
-                        int32_t nch, bool ranked)
+static inline __attribute__((always_inline)) void kept_update(sorted_list *l, const list_desc *d,
+                                                              const char *el, const int32_t *where,
+                                                              int32_t nch, bool ranked)
 {
     char *prev = l->prev;
     edge_ranks *er = l->er;
