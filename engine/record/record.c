@@ -19,11 +19,13 @@
  * chunk over. Parts of a line are kept there as raw values (rec_op: a step's head, its
  * events, the agents and list elements that changed, a keyframe's tiles) and formatted by
  * the writer thread, so beside the step run mostly the comparisons that find what changed.
- * Some of those run on the writer thread too: the changed slots of a kept edge list, a few at a
- * time, go as their old and new edges, which the thread sorts and merges with ranks of its own
- * (put_edge_pairs, render_edge_pairs); agents and stats of a few hundred bytes go whole, and the
- * thread keeps the last line's to compare them (agents_whole). Without a writer thread the same
- * functions run on the stepping thread.
+ * Some of those run on the writer thread too: the thread keeps the previous line's kept edge list
+ * itself (its slots as kept_start read them, sent once an episode and whenever the list is
+ * whole again), so the stepping thread sends only the new edges of the slots the kernel logged
+ * as changed, and the thread compares, sorts and merges them with ranks of its own, brings its
+ * copy up to date, and sorts it for a keyframe (put_edge_mirror, render_edge_mirror); agents and
+ * stats of a few hundred bytes go whole, and the thread keeps the last line's to compare them
+ * (agents_whole). Without a writer thread the same functions run on the stepping thread.
  * The bytes are those a direct write gives (a sink gets the same lines, formatted on the
  * calling thread); a failed write is reported by the next call that hands a chunk over, or
  * by close.
@@ -95,7 +97,7 @@ static inline __attribute__((always_inline)) bool rb_room(rbuf *b, size_t more)
     return !b->oom;
 }
 
-static inline void rb_put(rbuf *b, const char *s, size_t n)
+static inline __attribute__((always_inline)) void rb_put(rbuf *b, const char *s, size_t n)
 {
     if (!rb_room(b, n)) return;
     memcpy(b->p + b->len, s, n);
@@ -371,7 +373,17 @@ typedef struct sorted_list {
     sort_key *keys;        /* [cap + 1]: a sort's elements */
     int32_t *ktmp;         /* [cap + 1]: its merge buffer */
     struct edge_ranks *er; /* a kept edge list's keys as numbers (NULL: none) */
-    char *epairs;          /* a kept edge list's OP_EPAIRS (put_edge_pairs; NULL: none) */
+    /* A kept edge list the writer thread keeps a copy of (`mirror`; put_edge_mirror): the
+     * stepping thread sends the new edges of the changed slots (OP_EMIRROR, from `mbuf`), the
+     * thread diffs them against its copy. mpend: prev, kpos and kslot hold the list kept_start
+     * read, not yet sent to the thread (they are stale once sent); unmirror: this tick's list
+     * is not whole (take_scene), diffed against the thread's copy (the stepping thread has
+     * none); mkey: a keyframe's list is the thread's copy, sorted there. The thread's own list
+     * (rec_writer.edges) uses kwhere: [kslots + 1], where each changed slot's new edge is. */
+    bool mirror, mpend, unmirror, mkey;
+    char *mbuf;
+    int32_t *kwhere;
+    uint32_t mkey_op[1];
 } sorted_list;
 
 static void ranks_free(struct edge_ranks *er);
@@ -415,11 +427,16 @@ enum {
     OP_HASH = 6,
     OP_WHOLE = 7,
     OP_PAIRS = 8,
-    OP_EPAIRS = 9,
+    OP_EMIRROR = 9,
     OP_AGENTS_WHOLE = 10,
     OP_KEY_AGENTS = 11,
     OP_TDIFF = 12
 };
+/* The OP_EMIRROR modes (its first u32): a step line's changed slots of a kept edge list, the
+ * same after the whole list and its slots (kept_start's, sent at the first changes after it), a
+ * step line's whole list when no longer whole, a keyframe's list (the thread's copy, sorted) */
+enum { MIRROR_CHANGES = 0, MIRROR_START = 1, MIRROR_WHOLE = 2, MIRROR_KEY = 3 };
+
 /* a step line: head, events, changed tiles, agents, a change of each list; a keyframe: hash,
  * tiles, lists */
 #define REC_MAXOPS (4 + L_COUNT)
@@ -457,8 +474,9 @@ typedef struct rec_writer {
     bool queued, stop, failed; /* under mu */
     rbuf text;                 /* the thread's: a chunk's lines formatted */
     num_memo *memo;            /* the thread's float memo */
-    /* a kept edge list's changed edges sorted and merged by the thread (render_edge_pairs):
-     * its own ranks and buffers (allocated with the scene copies; NULL: none) */
+    /* a kept edge list as the last line left it, the changed slots' edges diffed against it
+     * by the thread (render_edge_mirror): its slots, ranks and buffers (allocated with the
+     * scene copies; NULL: none) */
     sorted_list *edges;
     /* the agents and their stats as the last line left them, when a step line holds them whole
      * (OP_AGENTS_WHOLE, diffed here: render_agents_whole) and a keyframe too (OP_KEY_AGENTS),
@@ -743,7 +761,7 @@ static const list_desc LISTS[L_COUNT];
  * bytes for most edges instead of 164: fewer for the writer's chunk to copy. */
 #define EDGE_SHORT 16
 
-static char *pack_edge(char *q, const polis_scene_edge *e)
+static inline char *pack_edge(char *q, const polis_scene_edge *e)
 {
     const char *str[3] = {e->from, e->to, e->kind};
     const size_t cap[3] = {POLIS_SCENE_ID_MAX, POLIS_SCENE_ID_MAX, POLIS_SCENE_KIND_MAX};
@@ -1345,7 +1363,8 @@ static void render_hash(const polis_recorder *r, rbuf *b, const uint8_t *raw)
     }
 }
 
-static void render_edge_pairs(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw);
+static void render_edge_mirror(const polis_recorder *r, rbuf *b, num_memo *memo,
+                               const uint8_t *raw);
 
 /* ",\"tiles\":[[l,x,y,kind],..." from a step line's changed tiles (OP_TDIFF); the line's text
  * closes the array (after the tiles formatted beside the step, when there were more) */
@@ -1395,8 +1414,8 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_whole(b, memo, ops[i].src, ops[i].len);
         else if (ops[i].kind == OP_PAIRS)
             render_pairs(b, memo, ops[i].src);
-        else if (ops[i].kind == OP_EPAIRS)
-            render_edge_pairs(r, b, memo, ops[i].src);
+        else if (ops[i].kind == OP_EMIRROR)
+            render_edge_mirror(r, b, memo, ops[i].src);
         else if (ops[i].kind == OP_AGENTS_WHOLE)
             render_agents_whole(r, b, ops[i].src);
         else if (ops[i].kind == OP_KEY_AGENTS)
@@ -2103,7 +2122,8 @@ static void list_free(sorted_list *l)
     free(l->kslot);
     free(l->keys);
     free(l->ktmp);
-    free(l->epairs);
+    free(l->mbuf);
+    free(l->kwhere);
     ranks_free(l->er);
 }
 
@@ -2753,33 +2773,41 @@ static inline __attribute__((always_inline)) uint64_t edge_key(edge_ranks *er,
     }
 }
 
-/* At most this many changed slots of a kept edge list a tick go to the writer thread as their
- * old and new edges (put_edge_pairs); a tick with more is diffed here (diff_ranked). */
-#define EDGE_PAIRS_MAX 128
 /* An edge as pack_edge writes it, at most */
 #define EDGE_PACKED_MAX (1 + 2 * POLIS_SCENE_ID_MAX + POLIS_SCENE_KIND_MAX + sizeof(float))
 
-/* A kept edge list of cap elements in kslots slots diffed on the writer thread: the line's raw
- * values of its changed slots (put_edge_pairs), and the thread's ranks and buffers
- * (render_edge_pairs). */
-static bool edge_pairs_alloc(polis_recorder *r, sorted_list *l, int32_t cap, int32_t kslots)
+/* A kept edge list of cap elements in kslots slots whose previous line the writer thread keeps
+ * (sorted_list.mirror): the stepping thread's OP_EMIRROR buffer (put_edge_mirror: a start's
+ * whole list and slots, then each changed slot's new edge), and the thread's copy of the list,
+ * its slots, ranks and buffers (render_edge_mirror). */
+static bool mirror_alloc(polis_recorder *r, sorted_list *l, int32_t cap, int32_t kslots)
 {
-    const size_t size = sizeof(polis_scene_edge), most = EDGE_PAIRS_MAX;
+    const size_t size = sizeof(polis_scene_edge), c = (size_t)cap, ks = (size_t)kslots;
     sorted_list *e = r->writer->edges = rec_calloc(r, 1, sizeof *e);
-    l->epairs = rec_calloc(r, sizeof(uint32_t) + most * (1 + 2 * EDGE_PACKED_MAX), 1);
-    if (!e || !l->epairs) return false;
+    /* [u32 mode][u32 n_prev][i32 kpos[kslots]][n_prev edges][u32 slots]([i32 slot][u8] edge)* */
+    l->mbuf = rec_calloc(
+        r, 3 * sizeof(uint32_t) + ks * (2 * sizeof(int32_t) + 1) + 2 * c * EDGE_PACKED_MAX, 1);
+    if (!e || !l->mbuf) return false;
+    l->mirror = true;
     e->cap = cap;
-    e->copy = rec_calloc(r, most, size); /* the old edges */
-    e->raw = rec_calloc(r, most, size);  /* the new ones */
-    e->pcur = rec_calloc(r, most, sizeof(const char *));
-    e->pprev = rec_calloc(r, most, sizeof(const char *));
-    e->keys = rec_calloc(r, most, sizeof(sort_key));
-    e->ord = rec_calloc(r, most, sizeof(int32_t));
-    e->ktmp = rec_calloc(r, most, sizeof(int32_t));
-    e->idx = rec_calloc(r, 3 * (most + 1), sizeof(int32_t));
-    e->out = rec_calloc(r, 4 * sizeof(uint32_t) + 2 * most * EDGE_PACKED_MAX, 1);
-    return e->copy && e->raw && e->pcur && e->pprev && e->keys && e->ord && e->ktmp && e->idx &&
-           e->out && ranks_alloc(r, e, cap, kslots);
+    e->kslots = kslots;
+    e->prev = rec_calloc(r, c, size); /* the previous line's edges, slot kslot[i]'s at i */
+    e->copy = rec_calloc(r, c, size); /* prev sorted (a keyframe, a list no longer whole) */
+    e->raw = rec_calloc(r, c, size);  /* a line's new edges */
+    e->kpos = rec_calloc(r, ks, sizeof(int32_t));
+    e->kchg = rec_calloc(r, ks, sizeof(int32_t));
+    e->kwhere = rec_calloc(r, ks, sizeof(int32_t));
+    e->kslot = rec_calloc(r, c, sizeof(int32_t));
+    e->pcur = rec_calloc(r, c, sizeof(const char *));
+    e->pprev = rec_calloc(r, c, sizeof(const char *));
+    e->keys = rec_calloc(r, c, sizeof(sort_key));
+    e->ord = rec_calloc(r, c, sizeof(int32_t));
+    e->ktmp = rec_calloc(r, c, sizeof(int32_t));
+    e->idx = rec_calloc(r, 3 * (c + 1), sizeof(int32_t));
+    e->out = rec_calloc(r, 4 * sizeof(uint32_t) + 2 * (c + 1) * EDGE_PACKED_MAX, 1);
+    return e->prev && e->copy && e->raw && e->kpos && e->kchg && e->kwhere && e->kslot && e->pcur &&
+           e->pprev && e->keys && e->ord && e->ktmp && e->idx && e->out &&
+           ranks_alloc(r, e, cap, kslots);
 }
 
 /* The most bytes of agents and stats a step line holds whole (agents_whole) */
@@ -2864,7 +2892,7 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
             l->kslot = rec_calloc(r, (size_t)cap, sizeof(int32_t));
             ok = ok && l->kpos && l->kchg && l->kslot;
             if (i == L_EDGES) ok = ok && ranks_alloc(r, l, cap, kp.slots);
-            if (i == L_EDGES && r->writer) ok = ok && edge_pairs_alloc(r, l, cap, kp.slots);
+            if (i == L_EDGES && r->writer) ok = ok && mirror_alloc(r, l, cap, kp.slots);
         }
     }
     if (!ok) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory for the scene copy");
@@ -2917,8 +2945,13 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
         l->fast = l->kept && said->kept_whole[i];
         if (l->fast) continue; /* sorted only for a keyframe (sort_kept) */
         if (l->kept) { /* another plugin appended to the list: the previous one in key order */
-            sort_into(l, d, l->raw, l->prev, (size_t)l->n_prev);
-            memcpy(l->prev, l->raw, (size_t)l->n_prev * d->size);
+            if (l->mirror && !l->mpend) {
+                l->unmirror = true; /* the writer thread's copy (diff_list) */
+            } else {
+                sort_into(l, d, l->raw, l->prev, (size_t)l->n_prev);
+                memcpy(l->prev, l->raw, (size_t)l->n_prev * d->size);
+            }
+            l->mpend = false;
             l->n_raw = -1;
             l->kept = false;
         }
@@ -2929,7 +2962,7 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
         }
         /* the previous line's list (in key order) again, as exploration's groups at most ticks:
          * in order, and nothing for diff_list to compare */
-        if (l->n && l->n == l->n_prev && memcmp(el, l->prev, bytes) == 0) {
+        if (l->n && !l->unmirror && l->n == l->n_prev && memcmp(el, l->prev, bytes) == 0) {
             l->same = true;
             continue;
         }
@@ -2982,6 +3015,7 @@ static void kept_start(polis_recorder *r, int which, const polis_scene *s)
     l->kseen = polis_env_scene_number(r->env);
     l->kp = kp; /* its slots and where (the kernel's, rewritten in place) for every scene */
     l->kept = true;
+    l->mpend = l->mirror; /* sent to the writer thread with the next changes (put_edge_mirror) */
     if (l->er) ranks_gen(l->er); /* prev's keys are of another list */
 }
 
@@ -2994,9 +3028,14 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
         if (!l->fast) continue;
         int32_t cap;
         const void *el = scene_list(s, i, &l->n, &cap);
-        if (!(l->er && sort_ranked(r, l))) sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
-        l->el = l->copy;
+        /* the writer thread's copy is this scene's list (a step line's put_edge_mirror): sorted
+         * there (put_list) */
+        l->mkey = l->mirror && !l->mpend && l->kseen == polis_env_scene_number(r->env);
         l->n_raw = -1;
+        if (l->mkey) continue;
+        if (!(l->er && !l->mirror && sort_ranked(r, l)))
+            sort_into(l, &LISTS[i], l->copy, el, (size_t)l->n);
+        l->el = l->copy;
     }
     return check_things(r);
 }
@@ -3014,6 +3053,7 @@ static void keep_scene(polis_recorder *r, const polis_scene *s)
         sorted_list *l = &r->lists[i];
         if (l->n) memcpy(l->prev, l->el, (size_t)l->n * LISTS[i].size);
         l->n_prev = l->n;
+        l->unmirror = false; /* prev is this list now */
         if (l->kslots) kept_start(r, i, s);
     }
 }
@@ -3023,8 +3063,14 @@ static void keep_scene(polis_recorder *r, const polis_scene *s)
  * at the next step) */
 static void put_list(polis_recorder *r, int which)
 {
-    const sorted_list *l = &r->lists[which];
-    if (!l->n) return;
+    sorted_list *l = &r->lists[which];
+    if (!l->n) return (void)(l->mkey = false);
+    if (l->mkey) { /* the writer thread's copy, sorted there (render_edge_mirror) */
+        l->mkey_op[0] = MIRROR_KEY;
+        add_op(r, OP_EMIRROR, l->mkey_op, sizeof l->mkey_op);
+        l->mkey = false;
+        return;
+    }
     uint32_t w = (uint32_t)which;
     size_t bytes = (size_t)l->n * LISTS[which].size;
     char *q = l->out + sizeof w;
@@ -3223,72 +3269,21 @@ static char *ranked_merge(sorted_list *l, char *out, const char **add, const cha
     return q;
 }
 
-/* The elements src[0 .. n) of list `which` pointed at from p[] in key order (sort_keys through
- * the list's buffers). */
-static void sort_ptrs(sorted_list *l, int which, const char **p, const char *const *src, size_t n)
-{
-    const list_desc *d = &LISTS[which];
-    for (size_t i = 0; i < n; i++) d->key(&l->keys[i], src[i]);
-    const int32_t *o = sort_keys(d, l->keys, l->ord, l->ktmp, n);
-    for (size_t j = 0; j < n; j++) p[j] = l->keys[o[j]].el;
-}
-
-/* The edges' member of a step line from its OP_EPAIRS (put_edge_pairs), as diff_ranked writes
- * it: the old and the new edges unpacked, their keys made with the thread's own ranks (its
- * sorted_list: the old keys made again each time, it keeps no copy of the list), sorted and
- * merged by ranked_merge, or by their strings when a table had to be emptied while the keys
- * were made; nothing when no edge changed. */
-static void render_edge_pairs(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw)
-{
-    sorted_list *l = r->writer ? r->writer->edges : NULL;
-    if (!l) return; /* cannot happen: put_edge_pairs writes only with a writer thread */
-    edge_ranks *er = l->er;
-    polis_scene_edge *old = l->copy, *cur = l->raw;
-    uint32_t n;
-    memcpy(&n, raw, sizeof n);
-    raw += sizeof n;
-    size_t no = 0, nn = 0;
-    for (uint32_t k = 0; k < n && k < EDGE_PAIRS_MAX; k++) {
-        uint8_t has = *raw++;
-        if (has & 1) raw = unpack_edge(raw, &old[no++]);
-        if (has & 2) raw = unpack_edge(raw, &cur[nn++]);
-    }
-    char *q = l->out;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        uint32_t gen = er->gen;
-        for (size_t i = 0; i < nn; i++)
-            er->pn[i] = (edge_pair){edge_key(er, &cur[i]), (const char *)&cur[i]};
-        for (size_t j = 0; j < no; j++)
-            er->po[j] = (edge_pair){edge_key(er, &old[j]), (const char *)&old[j]};
-        if (er->gen != gen) continue;
-        q = ranked_merge(l, l->out, l->pcur, l->pprev, nn, no);
-        if (q != l->out) render_list(b, memo, (const uint8_t *)l->out);
-        return;
-    }
-    const char **pn = l->pcur, **po = l->pprev, *np[EDGE_PAIRS_MAX], *op[EDGE_PAIRS_MAX];
-    for (size_t i = 0; i < nn; i++) np[i] = (const char *)&cur[i];
-    for (size_t j = 0; j < no; j++) op[j] = (const char *)&old[j];
-    sort_ptrs(l, L_EDGES, pn, np, nn);
-    sort_ptrs(l, L_EDGES, po, op, no);
-    q = merge_core(L_EDGES, l->idx, EDGE_PAIRS_MAX + 1, l->out, pn, (int32_t)nn, po, (int32_t)no);
-    if (q != l->out) render_list(b, memo, (const uint8_t *)l->out);
-}
-
 /* A kept edge list's member of a step line as merge_lists writes it, from the new and the old
  * edges of the changed slots kchg[0 .. *nch) (new ones at el[where[slot]], old ones at
  * prev[kpos[slot]]) sorted by their keys as numbers (the section above): the slots put again
  * as they were left out (kchg and *nch keep the others), the new edges' keys made, in nkey[k],
- * the old ones' taken from pkey unless the ranks changed since. False (and nothing written)
- * when a table had to be emptied while the keys of one tick were made: the caller sorts by
- * the strings. */
-static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, const char *el,
-                        const int32_t *where, int32_t *nch)
+ * the old ones' taken from pkey unless the ranks changed since. Returns the end of the OP_LIST
+ * at l->out (l->out itself when no edge changed), or NULL when a table had to be emptied while
+ * the keys of one tick were made: the caller sorts by the strings. */
+static char *diff_ranked(sorted_list *l, const char *prev, const char *el, const int32_t *where,
+                         int32_t *nch)
 {
     edge_ranks *er = l->er;
     const size_t size = sizeof(polis_scene_edge);
     size_t nn = 0, no = 0;
     for (int attempt = 0;; attempt++) {
-        if (attempt == 3) return false;
+        if (attempt == 3) return NULL;
         uint32_t gen = er->gen;
         int32_t m = 0;
         nn = no = 0;
@@ -3317,20 +3312,17 @@ static bool diff_ranked(polis_recorder *r, sorted_list *l, const char *prev, con
         *nch = m;
         if (er->gen == gen) break;
     }
-    char *q = ranked_merge(l, l->out, l->pcur, l->pprev, nn, no);
-    if (q != l->out) add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
-    return true;
+    return ranked_merge(l, l->out, l->pcur, l->pprev, nn, no);
 }
 
-/* A keyframe's kept edges in key order into the list's copy when the previous list is this
- * scene's (a step line's diff_kept made it so): sorted by their keys as numbers, those kept
- * beside them. False (and nothing done) otherwise. */
-static bool sort_ranked(polis_recorder *r, sorted_list *l)
+/* A kept list's previous edges prev[0 .. n_prev) in key order into its copy, by their keys as
+ * numbers (those kept beside them, pkey, reused). False (and nothing done) when a table had to
+ * be emptied while they were made. */
+static bool sort_ranked_prev(sorted_list *l)
 {
     edge_ranks *er = l->er;
     const size_t size = sizeof(polis_scene_edge);
-    if (l->kseen != polis_env_scene_number(r->env) || l->n_prev != l->n) return false;
-    size_t n = (size_t)l->n;
+    size_t n = (size_t)l->n_prev;
     for (int attempt = 0;; attempt++) {
         if (attempt == 3) return false;
         uint32_t gen = er->gen;
@@ -3347,6 +3339,22 @@ static bool sort_ranked(polis_recorder *r, sorted_list *l)
     const edge_pair *p = sort_edges(l, er->pn, er->tmp, n);
     for (size_t j = 0; j < n; j++) memcpy((char *)l->copy + j * size, p[j].el, size);
     return true;
+}
+
+/* A keyframe's kept edges in key order into the list's copy when the previous list is this
+ * scene's (a step line's diff_kept made it so): sort_ranked_prev. False (and nothing done)
+ * otherwise. */
+static bool sort_ranked(polis_recorder *r, sorted_list *l)
+{
+    if (l->kseen != polis_env_scene_number(r->env) || l->n_prev != l->n) return false;
+    return sort_ranked_prev(l);
+}
+
+/* The writer thread's copy of a kept edge list (render_edge_mirror) into its `copy` in key
+ * order: by the keys as numbers, or by the strings when the ranks would not hold still. */
+static void sort_mirror(sorted_list *l)
+{
+    if (!sort_ranked_prev(l)) sort_into(l, &LISTS[L_EDGES], l->copy, l->prev, (size_t)l->n_prev);
 }
 
 /* The elements of the kept slots listed in slots[0 .. n) that are not empty (at[slot] >= 0:
@@ -3433,93 +3441,53 @@ static inline void el_copy(void *dst, const void *src, size_t size)
         memcpy(dst, src, size);
 }
 
-/* A few changed slots of a kept edge list: each slot's old edge (the recorder's copy) and new
- * one, packed, into the line's raw values (OP_EPAIRS: [u32 slots], then per slot a byte, bit 0
- * an old edge follows, bit 1 a new one, and those edges), sorted, merged and formatted where
- * the line is written out (render_edge_pairs: diff_ranked's merge, on the writer thread). A
- * slot put again as it was is left out (kchg and *nch keep the others); nothing is written
- * when no slot is left. */
-static void put_edge_pairs(polis_recorder *r, sorted_list *l, const char *prev, const char *el,
-                           const int32_t *where, int32_t *nch)
+/* The changed slots chg[0 .. nch) of a kept edge list whose previous line the writer thread
+ * keeps (sorted_list.mirror): each slot and its new edge (none when cleared), packed, into the
+ * line's raw values (OP_EMIRROR: [u32 mode]; for MIRROR_START [u32 n][i32 kpos[kslots]] and the
+ * n edges of prev, as kept_start read them; then [u32 slots] and per slot [i32 slot][u8 has an
+ * edge] and the edge), diffed against the thread's copy where the line is written out
+ * (render_edge_mirror). Nothing is compared or kept here. */
+static void put_edge_mirror(polis_recorder *r, sorted_list *l, const char *el, const int32_t *where,
+                            const int32_t *chg, int32_t nch)
 {
     const size_t size = sizeof(polis_scene_edge);
-    char *q = l->epairs + sizeof(uint32_t);
-    int32_t m = 0;
-    for (int32_t k = 0; k < *nch; k++) {
-        int32_t slot = l->kchg[k], now = where[slot], at = l->kpos[slot];
-        if (at >= 0 && now >= 0 &&
-            el_same(L_EDGES, prev + (size_t)at * size, el + (size_t)now * size, size))
-            continue;
-        l->kchg[m++] = slot;
-        *q++ = (char)((at >= 0) | (now >= 0) << 1);
-        if (at >= 0) q = pack_edge(q, (const void *)(prev + (size_t)at * size));
+    char *q = l->mbuf + sizeof(uint32_t);
+    uint32_t mode = MIRROR_CHANGES;
+    if (l->mpend) {
+        mode = MIRROR_START;
+        q = set_u32(q, (size_t)l->n_prev);
+        memcpy(q, l->kpos, (size_t)l->kslots * sizeof *l->kpos);
+        q += (size_t)l->kslots * sizeof *l->kpos;
+        for (int32_t i = 0; i < l->n_prev; i++)
+            q = pack_edge(q, (const void *)((const char *)l->prev + (size_t)i * size));
+        l->mpend = false;
+    } else if (!nch) {
+        return;
+    }
+    q = set_u32(q, (size_t)nch);
+    for (int32_t k = 0; k < nch; k++) {
+        int32_t slot = chg[k], now = where[slot];
+        memcpy(q, &slot, sizeof slot);
+        q += sizeof slot;
+        *q++ = (char)(now >= 0);
         if (now >= 0) q = pack_edge(q, (const void *)(el + (size_t)now * size));
     }
-    *nch = m;
-    if (!m) return;
-    set_u32(l->epairs, (size_t)m);
-    add_op(r, OP_EPAIRS, l->epairs, (size_t)(q - l->epairs));
+    set_u32(l->mbuf, mode);
+    add_op(r, OP_EMIRROR, l->mbuf, (size_t)(q - l->mbuf));
 }
 
-/* A kept list's member of a step line: the old and the new elements of the slots changed
- * since the previous line, each sorted by key, merged as diff_list merges whole lists (an
- * unchanged slot is the same on both sides, and keys are unique); then prev takes the new
- * elements. */
-static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
+/* A kept list's copy of the previous line (prev, kpos, kslot, a kept edge list's keys) takes
+ * the new elements of the changed slots kchg[0 .. nch) (slot's at el[where[slot]], none when
+ * -1): a new slot's goes last, the last element fills the place of one gone. `ranked`: the new
+ * edges' keys are in nkey (diff_ranked). */
+static inline __attribute__((always_inline)) void kept_update(sorted_list *l, const list_desc *d,
+                                                              const char *el, const int32_t *where,
+                                                              int32_t nch, bool ranked)
 {
-    const list_desc *d = &LISTS[which];
-    sorted_list *l = &r->lists[which];
-    const polis_scene_kept kp = l->kp; /* read by take_scene for this scene */
-    int32_t n, cap;
-    const char *el = scene_list(s, which, &n, &cap);
     char *prev = l->prev;
-    const polis_scene_said *said = r->said;
-    int32_t nch;
-    if (said->number == l->kseen + 1) { /* the last scene's own slots, as the kernel logged */
-        nch = said->n_changed[which];
-        const int32_t *chg = said->changed[which];
-        if (nch > 8) /* Exploration's edges: many */
-            memcpy(l->kchg, chg, (size_t)nch * sizeof *chg);
-        else /* a few (Survival's two or three mobs a tick): not a call */
-            for (int32_t k = 0; k < nch; k++) l->kchg[k] = chg[k];
-    } else {
-        nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
-    }
-    bool kept = false;   /* prev brought up to date already */
-    bool ranked = false; /* the edges' keys made as numbers (diff_ranked) */
-    bool sent = false;   /* the changed edges went to the writer thread (put_edge_pairs) */
-    if (which == L_THINGS && nch <= KEPT_FEW) {
-        kept = put_thing_pairs(r, (const polis_scene_thing *)(const void *)el, kp.where, nch);
-    } else {
-        /* a slot put again as it was (Exploration's edges: 6% of the changed slots at 100
-         * agents, 19% at 8) is the same on both sides: left out of the sorts and the merge
-         * (by diff_ranked itself, in the loop that makes the keys) */
-        if (l->epairs && nch <= EDGE_PAIRS_MAX) {
-            put_edge_pairs(r, l, prev, el, kp.where, &nch);
-            sent = true;
-        } else if (l->er) {
-            ranked = diff_ranked(r, l, prev, el, kp.where, &nch);
-        } else {
-            int32_t m = 0;
-            for (int32_t k = 0; k < nch; k++) {
-                int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
-                if (at < 0 || now < 0 ||
-                    !el_same(which, prev + (size_t)at * d->size, el + (size_t)now * d->size,
-                             d->size))
-                    l->kchg[m++] = slot;
-            }
-            nch = m;
-        }
-        if (!ranked && !sent) {
-            const char **po = l->pprev, **pn = l->pcur;
-            int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
-            int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
-            merge_lists(r, which, pn, nn, po, no);
-        }
-    }
     edge_ranks *er = l->er;
-    for (int32_t k = 0; !kept && k < nch; k++) {
-        int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
+    for (int32_t k = 0; k < nch; k++) {
+        int32_t slot = l->kchg[k], at = l->kpos[slot], now = where[slot];
         if (now >= 0) {
             if (at < 0) {
                 at = l->n_prev++;
@@ -3539,7 +3507,140 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
             l->kpos[slot] = -1;
         }
     }
+}
+
+/* The edges' member of a step line (or a keyframe's edges) from its OP_EMIRROR
+ * (put_edge_mirror), on the thread that writes the line out, against its copy of the previous
+ * line's list (rec_writer.edges): the changed slots' old edges (its copy's) and new ones
+ * sorted by their keys as numbers and merged (diff_ranked, as the stepping thread does without
+ * a writer thread; by the strings when a rank table had to be emptied), then its copy brought
+ * up to date; a list no longer whole merged whole with its copy in key order (then the copy is
+ * not read again until the next MIRROR_START); a keyframe's list, its copy in key order. */
+static void render_edge_mirror(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw)
+{
+    sorted_list *l = r->writer ? r->writer->edges : NULL;
+    if (!l) return; /* cannot happen: put_edge_mirror writes only with a writer thread */
+    const list_desc *d = &LISTS[L_EDGES];
+    polis_scene_edge *prev = l->prev, *cur = l->raw, *sorted = l->copy;
+    uint32_t mode, n;
+    memcpy(&mode, raw, sizeof mode);
+    raw += sizeof mode;
+    if (mode == MIRROR_KEY) {
+        sort_mirror(l);
+        for (int32_t i = 0; i < l->n_prev; i++) {
+            if (i) rb_ch(b, ',');
+            d->put_add(b, memo, &sorted[i]);
+        }
+        return;
+    }
+    memcpy(&n, raw, sizeof n);
+    raw += sizeof n;
+    if (mode == MIRROR_WHOLE) {
+        sort_mirror(l);
+        for (uint32_t i = 0; i < n; i++) {
+            raw = unpack_edge(raw, &cur[i]);
+            l->pcur[i] = (const char *)&cur[i];
+        }
+        for (int32_t j = 0; j < l->n_prev; j++) l->pprev[j] = (const char *)&sorted[j];
+        char *q = merge_core(L_EDGES, l->idx, (size_t)l->cap + 1, l->out, l->pcur, (int32_t)n,
+                             l->pprev, l->n_prev);
+        if (q != l->out) render_list(b, memo, (const uint8_t *)l->out);
+        return;
+    }
+    if (mode == MIRROR_START) {
+        memcpy(l->kpos, raw, (size_t)l->kslots * sizeof *l->kpos);
+        raw += (size_t)l->kslots * sizeof *l->kpos;
+        for (int32_t k = 0; k < l->kslots; k++)
+            if (l->kpos[k] >= 0) l->kslot[l->kpos[k]] = k;
+        for (uint32_t i = 0; i < n; i++) raw = unpack_edge(raw, &prev[i]);
+        l->n_prev = (int32_t)n;
+        ranks_gen(l->er); /* prev's keys are of another list */
+        memcpy(&n, raw, sizeof n);
+        raw += sizeof n;
+    }
+    int32_t nn = 0, nch = (int32_t)n;
+    for (int32_t k = 0; k < nch; k++) {
+        int32_t slot;
+        memcpy(&slot, raw, sizeof slot);
+        raw += sizeof slot;
+        l->kchg[k] = slot;
+        l->kwhere[slot] = *raw++ ? nn : -1;
+        if (l->kwhere[slot] >= 0) raw = unpack_edge(raw, &cur[nn++]);
+    }
+    const char *pc = (const char *)prev, *el = (const char *)cur;
+    char *q = diff_ranked(l, pc, el, l->kwhere, &nch);
+    bool ranked = q != NULL;
+    if (!ranked) {
+        int32_t no = sort_slots(l, d, l->pprev, pc, l->kpos, l->kchg, nch);
+        int32_t nc = sort_slots(l, d, l->pcur, el, l->kwhere, l->kchg, nch);
+        q = merge_core(L_EDGES, l->idx, (size_t)l->cap + 1, l->out, l->pcur, nc, l->pprev, no);
+    }
+    if (q != l->out) render_list(b, memo, (const uint8_t *)l->out);
+    kept_update(l, d, el, l->kwhere, nch, ranked);
+}
+
+/* A kept list's member of a step line: the old and the new elements of the slots changed
+ * since the previous line, each sorted by key, merged as diff_list merges whole lists (an
+ * unchanged slot is the same on both sides, and keys are unique); then prev takes the new
+ * elements. */
+static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
+{
+    const list_desc *d = &LISTS[which];
+    sorted_list *l = &r->lists[which];
+    const polis_scene_kept kp = l->kp; /* read by take_scene for this scene */
+    int32_t n, cap;
+    const char *el = scene_list(s, which, &n, &cap);
+    char *prev = l->prev;
+    const polis_scene_said *said = r->said;
+    int32_t nch;
+    const int32_t *chg = l->kchg;
+    if (said->number == l->kseen + 1) { /* the last scene's own slots, as the kernel logged */
+        nch = said->n_changed[which];
+        chg = said->changed[which];
+    } else {
+        nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
+    }
     l->kseen = said->number;
+    if (l->mirror) { /* the writer thread keeps the list: the new edges go to it */
+        put_edge_mirror(r, l, el, kp.where, chg, nch);
+        return;
+    }
+    if (chg != l->kchg) {
+        if (nch > 8) /* Exploration's edges: many */
+            memcpy(l->kchg, chg, (size_t)nch * sizeof *chg);
+        else /* a few (Survival's two or three mobs a tick): not a call */
+            for (int32_t k = 0; k < nch; k++) l->kchg[k] = chg[k];
+    }
+    if (which == L_THINGS && nch <= KEPT_FEW) {
+        if (put_thing_pairs(r, (const polis_scene_thing *)(const void *)el, kp.where, nch))
+            return; /* prev brought up to date already */
+        kept_update(l, d, el, kp.where, nch, false);
+        return;
+    }
+    /* a slot put again as it was (Exploration's edges: 6% of the changed slots at 100 agents,
+     * 19% at 8) is the same on both sides: left out of the sorts and the merge (by diff_ranked
+     * itself, in the loop that makes the keys) */
+    char *q = NULL; /* the edges' keys made as numbers (diff_ranked): its OP_LIST's end */
+    if (l->er) {
+        q = diff_ranked(l, prev, el, kp.where, &nch);
+        if (q && q != l->out) add_op(r, OP_LIST, l->out, (size_t)(q - l->out));
+    } else {
+        int32_t m = 0;
+        for (int32_t k = 0; k < nch; k++) {
+            int32_t slot = l->kchg[k], at = l->kpos[slot], now = kp.where[slot];
+            if (at < 0 || now < 0 ||
+                !el_same(which, prev + (size_t)at * d->size, el + (size_t)now * d->size, d->size))
+                l->kchg[m++] = slot;
+        }
+        nch = m;
+    }
+    if (!q) {
+        const char **po = l->pprev, **pn = l->pcur;
+        int32_t no = sort_slots(l, d, po, prev, l->kpos, l->kchg, nch);
+        int32_t nn = sort_slots(l, d, pn, el, kp.where, l->kchg, nch);
+        merge_lists(r, which, pn, nn, po, no);
+    }
+    kept_update(l, d, el, kp.where, nch, q != NULL);
 }
 
 /* A list with nothing to diff: empty now and at the previous line, not kept in slots (most
@@ -3556,7 +3657,17 @@ static void diff_list(polis_recorder *r, int which, const polis_scene *s)
     }
     const char *cur = l->el;
     int32_t nc = l->n, np = l->n_prev;
-    if (!l->same && !(nc == np && (nc == 0 || memcmp(cur, l->prev, (size_t)nc * d->size) == 0))) {
+    if (l->unmirror) { /* no longer whole: diffed against the writer thread's copy */
+        char *q = set_u32(l->mbuf, MIRROR_WHOLE);
+        q = set_u32(q, (size_t)nc);
+        for (int32_t i = 0; i < nc; i++)
+            q = pack_edge(q, (const void *)(cur + (size_t)i * d->size));
+        add_op(r, OP_EMIRROR, l->mbuf, (size_t)(q - l->mbuf));
+        memcpy(l->prev, cur, (size_t)nc * d->size);
+        l->n_prev = nc;
+        l->unmirror = false;
+    } else if (!l->same &&
+               !(nc == np && (nc == 0 || memcmp(cur, l->prev, (size_t)nc * d->size) == 0))) {
         for (int32_t i = 0; i < nc; i++) l->pcur[i] = cur + (size_t)i * d->size;
         for (int32_t j = 0; j < np; j++) l->pprev[j] = (const char *)l->prev + (size_t)j * d->size;
         merge_lists(r, which, l->pcur, nc, l->pprev, np);

@@ -705,24 +705,53 @@ static void test_kept_edge_order(void)
     free(kept_many.text);
 }
 
+/* A script appending an edge to the probe's kept edge list at ticks 2 to 4 of every 7: the list
+ * is not whole then, and whole again after */
+static const char *APPEND_EDGE =
+    "polis.look{edges = 1, scene = function(s)\n"
+    "  local t = polis.tick() % 7\n"
+    "  if t >= 2 and t <= 4 then s:edge('agent_0', 'zz_extra', 'k', t) end\n"
+    "end}\n";
+
+/* The probe in kept_edges mode, and a script (APPEND_EDGE at `lua`) appending to its list. */
+static polis_env *append_env(const char *lua)
+{
+    FILE *f = fopen(lua, "w");
+    if (!f) return NULL;
+    fputs(APPEND_EDGE, f);
+    fclose(f);
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"agents\": 2, \"max_steps\": 20, \"plugins\": [{\"name\": \"look_probe\", "
+             "\"params\": {\"mode\": \"kept_edges\"}}], \"scripts\": [\"%s\"]}",
+             lua);
+    return test_env(json, NULL, NULL);
+}
+
 /* The probe in each mode recorded into a sink (the stepping thread diffs and formats all) and
- * into a plain file (its writer thread sorts and merges the changed slots of kept edges a few
- * at a time, put_edge_pairs, and diffs the agents and stats, agents_whole), keyframes every 4
- * ticks, 2 episodes of 20 ticks, a scene read by someone else before some of the recorders'
- * reads: the file holds the sink's bytes. kept_edges fills the ranks' tables (emptied between
- * two ticks, or while a tick's keys are made: then sorted by the strings), kept_edges_many
- * changes more slots a tick than go to the thread (diffed beside it, on the stepping thread). */
+ * into a plain file (its writer thread keeps the previous line's kept edges and diffs the
+ * changed slots' new edges against them, put_edge_mirror, and diffs the agents and stats,
+ * agents_whole), keyframes every 4 ticks, 2 episodes of 20 ticks, a scene read by someone else
+ * before some of the recorders' reads: the file holds the sink's bytes. kept_edges fills the
+ * ranks' tables (emptied between two ticks, or while a tick's keys are made: then sorted by the
+ * strings), kept_edges_many changes 300 slots a tick (3 of them with a new edge), and
+ * "appended" is kept_edges with a script appending an edge at some ticks: the list no longer
+ * whole (diffed whole against the thread's copy), then whole again (its slots sent again), at
+ * keyframes too. */
 static void test_recorder_thread_diff(void)
 {
     const char *modes[] = {"kept_edges", "kept_edges_padded", "kept_edges_many",
                            "edges",      "kept_walk",         "kept_mix",
-                           "kept"};
-    char path[256];
+                           "kept",       "appended"};
+    char path[256], lua[256];
     snprintf(path, sizeof path, "%s/test_scene_thr_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
+    snprintf(lua, sizeof lua, "%s/test_scene_thr_%d.lua", POLIS_BINARY_DIR, (int)getpid());
     polis_record_info info = probe_info(4);
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
         /* an env each (the probe's scene may differ from one read to the next), in lockstep */
-        polis_env *env[2] = {probe_env(modes[m], NULL), probe_env(modes[m], NULL)};
+        bool append = strcmp(modes[m], "appended") == 0;
+        polis_env *env[2] = {append ? append_env(lua) : probe_env(modes[m], NULL),
+                             append ? append_env(lua) : probe_env(modes[m], NULL)};
         CHECK(env[0] != NULL && env[1] != NULL);
         if (!env[0] || !env[1]) return;
         all_lines l = {0};
@@ -730,6 +759,7 @@ static void test_recorder_thread_diff(void)
         polis_error err;
         CHECK_EQ_INT(polis_recorder_open(path, env[1], &info, &rec[1], &err), POLIS_OK);
         const polis_scene *sc = NULL;
+        int whole[2] = {0, 0}; /* ticks the edge list was not whole, was */
         for (int ep = 0; ep < 2 && rec[0] && rec[1]; ep++) {
             for (int i = 0; i < 2; i++) {
                 CHECK_EQ_INT(polis_env_reset(env[i], 4 + (uint64_t)ep), POLIS_OK);
@@ -742,10 +772,13 @@ static void test_recorder_thread_diff(void)
                         CHECK_EQ_INT(polis_env_scene_get(env[i], &sc), POLIS_OK);
                     CHECK_EQ_INT(polis_recorder_step(rec[i]), POLIS_OK);
                 }
+                const polis_scene_said *said = polis_env_scene_said(env[1]);
+                if (said) whole[said->kept_whole[POLIS_SCENE_EDGES]]++;
             }
             for (int i = 0; i < 2; i++)
                 CHECK_EQ_INT(polis_recorder_end_episode(rec[i], NULL), POLIS_OK);
         }
+        if (append) CHECK(whole[0] == 18 && whole[1] == 22);
         for (int i = 0; i < 2; i++) CHECK_EQ_INT(polis_recorder_close(rec[i]), POLIS_OK);
         size_t len = 0;
         char *text = read_back(path, &len);
@@ -753,11 +786,20 @@ static void test_recorder_thread_diff(void)
         if (!(text && len == l.len && memcmp(text, l.text, len) == 0))
             fprintf(stderr, "test_recorder_thread_diff: mode %s: the file differs\n", modes[m]);
         CHECK(text && len == l.len && memcmp(text, l.text, len) == 0);
+        if (append && text) { /* the appended edge added and deleted, and in a keyframe */
+            CHECK_CONTAINS(text, "[\"agent_0\",\"zz_extra\",\"k\",2]");
+            CHECK_CONTAINS(text, ",[\"agent_0\",\"zz_extra\",\"k\"]");
+            char *key = strstr(text, "{\"t\":\"key\",\"tick\":16,"), *end = NULL;
+            CHECK(key && (end = strchr(key, '\n')) != NULL);
+            if (end) *end = '\0';
+            if (key) CHECK_CONTAINS(key, "[\"agent_0\",\"zz_extra\",\"k\",2]");
+        }
         free(text);
         free(l.text);
         remove(path);
         for (int i = 0; i < 2; i++) polis_env_destroy(env[i]);
     }
+    remove(lua);
 }
 
 /* Several hundred KiB (several of the writer's chunks) written to a plain and a gzip file
