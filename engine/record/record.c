@@ -1623,6 +1623,16 @@ static void writer_put_text(polis_recorder *r, const char *p, size_t n)
     }
 }
 
+/* n raw bytes at q (a keyframe's tiles in 64-byte blocks); returns the end */
+static inline char *copy_run(char *q, const char *src, size_t n)
+{
+    if (n >= 4096)
+        copy_blocks(q, src, n);
+    else
+        memcpy(q, src, n);
+    return q + n;
+}
+
 /* The line (text and ops) into the chunk, formatted by the thread. A line larger than a chunk
  * (a keyframe of a hundred agents' social graph) goes alone into the chunk grown for it (the
  * thread has the other one); only when that fails is it formatted here. */
@@ -1666,17 +1676,20 @@ static void writer_put(polis_recorder *r)
     else
         memcpy(q, r->line.p, r->line.len);
     q += r->line.len;
-    /* pieces that follow one another in memory (a step line's in step_raw) in one copy */
-    for (int i = 0; i < r->n_ops;) {
+    /* pieces that follow one another in memory (a step line's in step_raw) in one copy: a run
+     * grows while the next piece starts where it ends */
+    const char *run = r->n_ops ? r->ops[0].src : NULL;
+    size_t rn = 0;
+    for (int i = 0; i < r->n_ops; i++) {
         const char *src = r->ops[i].src;
-        size_t n = r->ops[i].len;
-        for (i++; i < r->n_ops && (const char *)r->ops[i].src == src + n; i++) n += r->ops[i].len;
-        if (n >= 4096)
-            copy_blocks(q, src, n);
-        else
-            memcpy(q, src, n);
-        q += n;
+        if (src != run + rn) {
+            q = copy_run(q, run, rn);
+            run = src;
+            rn = 0;
+        }
+        rn += r->ops[i].len;
     }
+    if (rn) copy_run(q, run, rn);
     w->len[w->fill] += size;
 }
 
