@@ -593,6 +593,60 @@ static bool scenes_equal(const polis_scene *a, const polis_scene *b)
     return memcmp(ta, tb, n * sizeof *ta) == 0;
 }
 
+/* The terrain layer of the scene (looks.c: a fresh scene's 4,096 cells and the rows the rules
+ * rewrote, drawn by a portable loop or its AVX2 build) against what the player sees, which
+ * sv_write_obs reads from the map itself: at every tick of ten episodes, every cell of the
+ * 9 x 7 view inside the map is the scene's kind of the block whose one-hot the observation sets. */
+static void test_scene_terrain_seen(void)
+{
+    char *json = scenario(1, "{}");
+    polis_env *env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    /* each block's scene kind, by its name (-1: no kind, as for "invalid") */
+    int32_t kind_of[SV_N_BLOCKS];
+    for (int32_t b = 0; b < SV_N_BLOCKS; b++)
+        kind_of[b] = polis_env_scene_kind_find(env, sv_block_names[b]);
+    CHECK(kind_of[SV_GRASS] >= 0 && kind_of[SV_OUT_OF_BOUNDS] < 0);
+    const polis_io *io = polis_env_io(env);
+    int32_t random = polis_env_policy_find(env, "random");
+    const int32_t ch = SV_N_BLOCKS + 4; /* "classic": blocks, then zombie, cow, skeleton, arrow */
+    CHECK(io->obs_size >= sizeof(float) * (size_t)(SV_VIEW_CELLS * ch + 22));
+    int64_t cells = 0, wrong = 0, rows_rewritten = 0;
+    for (int e = 0; e < 10; e++) {
+        CHECK(polis_env_reset(env, 40 + (uint64_t)e) == POLIS_OK);
+        uint64_t ver = 0;
+        for (int t = 0; t < 600 && !polis_env_done(env); t++) {
+            if (t) {
+                polis_env_policy_act(env, random, NULL, 0);
+                CHECK(polis_env_step(env) == POLIS_OK);
+            }
+            const polis_scene *sc;
+            CHECK(polis_env_scene_get(env, &sc) == POLIS_OK);
+            uint64_t v = polis_env_scene_layer_version(env, 0);
+            rows_rewritten += t && v != ver;
+            ver = v;
+            const float *obs = (const float *)(const void *)io->obs;
+            int32_t r0 = sc->agents[0].y - SV_VIEW_ROWS / 2,
+                    c0 = sc->agents[0].x - SV_VIEW_COLS / 2;
+            for (int32_t i = 0; i < SV_VIEW_CELLS; i++) {
+                int32_t r = r0 + i / SV_VIEW_COLS, c = c0 + i % SV_VIEW_COLS, block = -1;
+                if (r < 0 || r >= sc->height || c < 0 || c >= sc->width) continue;
+                for (int32_t b = 0; b < SV_N_BLOCKS; b++)
+                    if (obs[i * ch + b] == 1.0f) block = b;
+                cells++;
+                wrong += block < 0 ||
+                         sc->tiles[(size_t)r * (size_t)sc->width + (size_t)c] != kind_of[block];
+            }
+        }
+    }
+    CHECK(cells > 60000);
+    CHECK(rows_rewritten > 15); /* scenes after the rules changed the map, not only fresh ones */
+    CHECK_EQ_INT((int)wrong, 0);
+    polis_env_destroy(env);
+}
+
 /* The scene survival keeps (looks.c: only the map rows the rules wrote, a mob put only when it
  * changed) against scenes drawn otherwise, over the same episodes (same seeds, the random
  * policy): env 0 reads its scene after every step, env 1 once per episode at a tick that moves
@@ -660,5 +714,6 @@ int main(void)
     test_bad_params();
     test_many();
     test_scene_kept();
+    test_scene_terrain_seen();
     CHECK_DONE();
 }
