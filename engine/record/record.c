@@ -123,6 +123,26 @@ static void copy_blocks(void *dst, const void *src, size_t n)
     if (n) memcpy(d, s, n);
 }
 
+/* n bytes (n <= 32) as at most two fixed-size moves that overlap, never past either end: a
+ * step line's actions, rewards and flags (a few agents) without a call to memcpy each. */
+static inline __attribute__((always_inline)) void copy_small(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    if (n >= 16) {
+        memcpy(d, s, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++) d[i] = s[i];
+    }
+}
+
 /* A string literal, its length known at compile time. */
 #define RB_LIT(b, lit) rb_put((b), "" lit, sizeof(lit) - 1)
 
@@ -548,7 +568,10 @@ struct polis_recorder {
     int32_t *prev_stats;
     size_t cells, n_stats;
     sorted_list lists[L_COUNT];
-    int64_t allocs; /* allocations of the scene copies */
+    /* every list idle (list_idle) and not kept at the last take_scene: a scene with no things,
+     * nodes or edges again skips their bookkeeping */
+    bool no_lists, any_kept; /* any_kept: a list has slots (sorted_list.kslots) */
+    int64_t allocs;          /* allocations of the scene copies */
     /* a step line holds the agents and their stats whole, diffed by the writer thread (a few
      * hundred bytes: copied faster than compared); a keyframe's agents are formatted there, from
      * key_agents ([agents][stats][f64 returns]) */
@@ -2900,6 +2923,7 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
         if (polis_env_scene_kept(r->env, i, &kp) == POLIS_OK && kp.slots > 0) {
             sorted_list *l = &r->lists[i];
             l->kslots = kp.slots;
+            r->any_kept = true;
             l->kpos = rec_calloc(r, (size_t)kp.slots, sizeof(int32_t));
             l->kchg = rec_calloc(r, (size_t)kp.slots, sizeof(int32_t));
             l->kslot = rec_calloc(r, (size_t)cap, sizeof(int32_t));
@@ -2924,6 +2948,10 @@ static polis_status check_things(polis_recorder *r)
     return POLIS_OK;
 }
 
+/* A list with nothing to diff: empty now and at the previous line, not kept in slots (most
+ * games have no nodes or edges). */
+static inline bool list_idle(const sorted_list *l) { return !l->n && !l->n_prev && !l->kslots; }
+
 /* Reads the scene and puts its things, nodes and edges in key order: as they are when a game
  * appends them sorted (no copy), else a sorted copy, sorted again only when the game's list
  * differs from the one it was sorted from (a social graph's edges rarely change). */
@@ -2938,6 +2966,9 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
     /* the kernel's record, rewritten in place by each scene; asked for each time: a reset that
      * rebuilds the env (a scenario's "vary") frees it and makes another */
     const polis_scene_said *said = r->said = polis_env_scene_said(r->env);
+    /* no things, nodes or edges now, nor at the previous line, none kept (gather): the lists
+     * are as they were */
+    if (r->no_lists && !(s->n_things | s->n_nodes | s->n_edges)) return POLIS_OK;
     /* the lists' lengths and elements, read at once (scene_list's switch three times cost more) */
     _Static_assert(L_THINGS == 0 && L_NODES == 1 && L_EDGES == 2, "the lists' order");
     const int32_t ns[L_COUNT] = {s->n_things, s->n_nodes, s->n_edges};
@@ -3003,6 +3034,10 @@ static polis_status take_scene(polis_recorder *r, const polis_scene **out)
                 l->el = l->copy;
                 break;
             }
+    }
+    if (!r->any_kept) { /* (a game that keeps a list in slots is never without lists) */
+        const sorted_list *ls = r->lists;
+        r->no_lists = !(ls[0].n | ls[0].n_prev | ls[1].n | ls[1].n_prev | ls[2].n | ls[2].n_prev);
     }
     return r->lists[L_THINGS].fast ? POLIS_OK : check_things(r);
 }
@@ -3656,10 +3691,6 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     kept_update(l, d, el, kp.where, nch, q != NULL);
 }
 
-/* A list with nothing to diff: empty now and at the previous line, not kept in slots (most
- * games have no nodes or edges). */
-static inline bool list_idle(const sorted_list *l) { return !l->n && !l->n_prev && !l->kslots; }
-
 static void diff_list(polis_recorder *r, int which, const polis_scene *s)
 {
     const list_desc *d = &LISTS[which];
@@ -3756,7 +3787,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
         rb_ch(b, ']');
     }
 
-    if (!list_idle(&r->lists[L_THINGS])) diff_list(r, L_THINGS, s);
+    if (!r->no_lists && !list_idle(&r->lists[L_THINGS])) diff_list(r, L_THINGS, s);
 
     /* agents: changed members only, formatted where the line is written out; or all of them,
      * diffed there too (agents_whole) */
@@ -3775,6 +3806,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
     }
 
     /* nodes and edges: a changed label or weight is a del and an add of the same key */
+    if (r->no_lists) return;
     if (!list_idle(&r->lists[L_NODES])) diff_list(r, L_NODES, s);
     if (!list_idle(&r->lists[L_EDGES])) diff_list(r, L_EDGES, s);
 }
@@ -3874,15 +3906,21 @@ polis_status polis_recorder_step(polis_recorder *r)
         char *q = r->step_raw;
         memcpy(q, &tick, sizeof tick);
         q += sizeof tick;
-        if (n <= 4) { /* a few agents: inline stores, not five calls */
-            for (int32_t a = 0; a < n; a++) {
-                memcpy(q + 4 * (size_t)a, &io->actions[a], 4);
-                memcpy(q + 4 * (size_t)(n + a), &io->rewards[a], 4);
-                q[8 * n + a] = (char)io->terminations[a];
-                q[9 * n + a] = (char)io->truncations[a];
-                q[10 * n + a] = (char)io->illegal[a];
-                r->returns[a] += io->rewards[a];
-            }
+        if (n == 1) { /* one agent: five stores */
+            memcpy(q, io->actions, 4);
+            memcpy(q + 4, io->rewards, 4);
+            q[8] = (char)io->terminations[0];
+            q[9] = (char)io->truncations[0];
+            q[10] = (char)io->illegal[0];
+            r->returns[0] += io->rewards[0];
+        } else if (n <= 8) { /* a few agents: fixed-size moves, not five calls */
+            size_t n4 = 4 * (size_t)n;
+            copy_small(q, io->actions, n4);
+            copy_small(q + n4, io->rewards, n4);
+            copy_small(q + 2 * n4, io->terminations, (size_t)n);
+            copy_small(q + 2 * n4 + n, io->truncations, (size_t)n);
+            copy_small(q + 2 * n4 + 2 * (size_t)n, io->illegal, (size_t)n);
+            for (int32_t a = 0; a < n; a++) r->returns[a] += io->rewards[a];
         } else {
             memcpy(q, io->actions, 4 * (size_t)n);
             memcpy(q + 4 * (size_t)n, io->rewards, 4 * (size_t)n);
