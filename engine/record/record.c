@@ -27,8 +27,9 @@
  * stats of a few hundred bytes go whole, and the thread keeps the last line's to compare them
  * (agents_whole). Without a writer thread the same functions run on the stepping thread.
  * The bytes are those a direct write gives (a sink gets the same lines, formatted on the
- * calling thread); a failed write is reported by the next call that hands a chunk over, or
- * by close.
+ * calling thread); a failed write is reported by a call that hands a chunk over after the
+ * thread found it (at the latest when every chunk is full: the stepping thread waits for one),
+ * or by close.
  */
 #include <errno.h>
 #include <float.h>
@@ -474,26 +475,36 @@ typedef struct rec_op {
 #define FRAME_HEAD (2 * sizeof(uint32_t))
 #define FRAME_OP (3 * sizeof(uint32_t))
 
-/* The file's writer thread: chunk[fill] is filled by the stepping thread; chunk[!fill] is
- * the thread's while `queued`. Both chunks are allocated at open: nothing grows per tick. */
+/* The file's writer thread: chunk[fill] is filled by the stepping thread, then handed over to
+ * the thread's queue (`queue`, in order) and another free chunk (`free_c`, the one freed last:
+ * warm in the caches) is filled. Most of the time two chunks take turns; the others are used
+ * only while the thread is behind (the host ran something else on its CPU for a few
+ * milliseconds, a slow write, a burst of keyframes), so that the stepping thread waits only
+ * when all are full. Every chunk is allocated at open (a chunk never used stays unmapped
+ * memory): nothing grows per tick. */
 #define REC_CHUNK ((size_t)1 << 17)
+#define REC_CHUNKS 32
 /* Room a chunk keeps past a line: writer_put copies a text this short as this many bytes */
 #define REC_SLACK 16
 /* The state copies a keyframe's hash is made from: at most this many, of at most this many
  * bytes together (at least two) */
-#define REC_SNAPS 32
+#define REC_SNAPS 128
 #define REC_SNAP_BUDGET ((size_t)16 << 20)
 
 typedef struct rec_writer {
     pthread_t thread;
     pthread_mutex_t mu;
-    pthread_cond_t cv; /* queued went up (for the thread) or down (for the stepper), or stop */
-    char *chunk[2];
-    size_t len[2], cap[2]; /* cap: REC_CHUNK, or more once a line was larger */
-    int fill;
-    bool queued, stop, failed; /* under mu */
-    rbuf text;                 /* the thread's: a chunk's lines formatted */
-    num_memo *memo;            /* the thread's float memo */
+    pthread_cond_t cv; /* a chunk queued (for the thread) or freed (for the stepper), or stop */
+    char *chunk[REC_CHUNKS];
+    size_t len[REC_CHUNKS], cap[REC_CHUNKS]; /* cap: REC_CHUNK, or more once a line was larger */
+    int fill;                                /* the stepping thread's */
+    /* under mu: the chunks handed over, in order (queue[(q_head + i) % REC_CHUNKS], i < q_n),
+     * and the free ones (a stack) */
+    int queue[REC_CHUNKS], q_head, q_n;
+    int free_c[REC_CHUNKS], n_free;
+    bool stop, failed; /* under mu */
+    rbuf text;         /* the thread's: a chunk's lines formatted */
+    num_memo *memo;    /* the thread's float memo */
     /* a kept edge list as the last line left it, the changed slots' edges diffed against it
      * by the thread (render_edge_mirror): its slots, ranks and buffers (allocated with the
      * scene copies; NULL: none) */
@@ -506,9 +517,10 @@ typedef struct rec_writer {
     double *cur_returns;
     /* copies of the state the hash of a keyframe or end line reads (polis_env_state_parts),
      * hashed by the thread (OP_HASH: [u32 copy]).
-     * As many as the two chunks in flight may name (REC_SNAP_BUDGET): with fewer, a third
-     * keyframe in a chunk would wait for the thread to format the chunk before it, and the two
-     * threads would take turns instead of running side by side. */
+     * As many as the chunks in flight may name (REC_SNAP_BUDGET; survival: a hash in about
+     * fifty lines, ten a chunk): with fewer, a keyframe would wait for the thread to format
+     * the chunks before it, and the two threads would take turns instead of running side by
+     * side. Taken in turn (snap_next). */
     uint8_t *snap[REC_SNAPS];
     size_t snap_cap; /* each copy's bytes (allocated at the first hash) */
     int snap_n;      /* copies allocated (2..REC_SNAPS) */
@@ -1592,14 +1604,16 @@ static void *writer_main(void *arg)
     rec_writer *w = r->writer;
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->queued && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
-        if (!w->queued) break; /* stop, and nothing left */
-        int c = !w->fill;
+        while (!w->q_n && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->q_n) break; /* stop, and nothing left */
+        int c = w->queue[w->q_head];
         pthread_mutex_unlock(&w->mu);
         bool ok = write_chunk(r, w->chunk[c], w->len[c]);
         pthread_mutex_lock(&w->mu);
         if (!ok) w->failed = true;
-        w->queued = false;
+        w->q_head = (w->q_head + 1) % REC_CHUNKS;
+        w->q_n--;
+        w->free_c[w->n_free++] = c;
         pthread_cond_broadcast(&w->cv);
     }
     pthread_mutex_unlock(&w->mu);
@@ -1613,16 +1627,17 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* Hands the filled chunk to the thread (once it is done with the other one), which the
- * stepping thread fills next. A write the thread found failed is reported here. */
+/* Hands the filled chunk to the thread's queue and takes a free one to fill next (waiting only
+ * when none is free). A write the thread found failed is reported here. */
 static void writer_hand_over(polis_recorder *r)
 {
     rec_writer *w = r->writer;
     pthread_mutex_lock(&w->mu);
-    while (w->queued) pthread_cond_wait(&w->cv, &w->mu);
+    while (!w->n_free) pthread_cond_wait(&w->cv, &w->mu);
     if (w->failed) r->write_failed = true;
-    w->queued = true;
-    w->fill = !w->fill;
+    w->queue[(w->q_head + w->q_n) % REC_CHUNKS] = w->fill;
+    w->q_n++;
+    w->fill = w->free_c[--w->n_free];
     w->len[w->fill] = 0;
     pthread_mutex_unlock(&w->mu);
     /* after the unlock: the thread woken does not wait for the mutex this thread holds */
@@ -1657,8 +1672,8 @@ static inline char *copy_run(char *q, const char *src, size_t n)
 }
 
 /* The line (text and ops) into the chunk, formatted by the thread. A line larger than a chunk
- * (a keyframe of a hundred agents' social graph) goes alone into the chunk grown for it (the
- * thread has the other one); only when that fails is it formatted here. */
+ * (a keyframe of a hundred agents' social graph) goes alone into the chunk grown for it (a
+ * free chunk: the thread has the others); only when that fails is it formatted here. */
 static void writer_put(polis_recorder *r)
 {
     rec_writer *w = r->writer;
@@ -1675,7 +1690,7 @@ static void writer_put(polis_recorder *r)
              * ranks are its state, and the lines keep their order) */
             if (w->len[w->fill]) writer_hand_over(r);
             pthread_mutex_lock(&w->mu);
-            while (w->queued) pthread_cond_wait(&w->cv, &w->mu);
+            while (w->q_n) pthread_cond_wait(&w->cv, &w->mu);
             pthread_mutex_unlock(&w->mu);
             r->out.len = 0;
             render(r, &r->out, r->memo, r->line.p, r->line.len, r->ops, r->n_ops);
@@ -1723,12 +1738,16 @@ static void writer_start(polis_recorder *r)
     if (!w) return;
     for (int i = 0; i < REC_SNAPS; i++) atomic_init(&w->snap_busy[i], false);
     atomic_init(&w->snap_wait, false);
-    w->chunk[0] = malloc(REC_CHUNK);
-    w->chunk[1] = malloc(REC_CHUNK);
-    w->cap[0] = w->cap[1] = REC_CHUNK;
+    bool chunks = true;
+    for (int c = 0; c < REC_CHUNKS; c++) {
+        chunks = chunks && (w->chunk[c] = malloc(REC_CHUNK));
+        w->cap[c] = REC_CHUNK;
+    }
+    /* chunk 0 filled first, then 1, 2, ... as the stack gives them */
+    for (int c = REC_CHUNKS - 1; c > 0; c--) w->free_c[w->n_free++] = c;
     w->memo = calloc(2 * MEMO_SLOTS, sizeof *w->memo);
     bool mu = false, cv = false;
-    if (w->chunk[0] && w->chunk[1] && w->memo && (mu = pthread_mutex_init(&w->mu, NULL) == 0) &&
+    if (chunks && w->memo && (mu = pthread_mutex_init(&w->mu, NULL) == 0) &&
         (cv = pthread_cond_init(&w->cv, NULL) == 0)) {
         r->writer = w;
         if (pthread_create(&w->thread, NULL, writer_main, r) == 0) return;
@@ -1736,8 +1755,7 @@ static void writer_start(polis_recorder *r)
     }
     if (cv) pthread_cond_destroy(&w->cv);
     if (mu) pthread_mutex_destroy(&w->mu);
-    free(w->chunk[0]);
-    free(w->chunk[1]);
+    for (int c = 0; c < REC_CHUNKS; c++) free(w->chunk[c]);
     free(w->memo);
     free(w);
 }
@@ -1756,8 +1774,7 @@ static void writer_stop(polis_recorder *r)
     if (w->failed) r->write_failed = true;
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
-    free(w->chunk[0]);
-    free(w->chunk[1]);
+    for (int c = 0; c < REC_CHUNKS; c++) free(w->chunk[c]);
     free(w->text.p);
     free(w->memo);
     for (int i = 0; i < w->snap_n; i++) free(w->snap[i]);
@@ -1814,7 +1831,7 @@ static void put_hash(polis_recorder *r)
     int c = w->snap_next;
     if (atomic_load(&w->snap_busy[c])) {
         /* its hash is in a line not formatted yet: in the chunk being filled (handed over
-         * now) or in the one the thread has */
+         * now) or in one the thread has */
         if (w->len[w->fill]) writer_hand_over(r);
         pthread_mutex_lock(&w->mu);
         atomic_store(&w->snap_wait, true);

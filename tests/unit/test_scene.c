@@ -2,6 +2,10 @@
  * plugin and a Lua script register, the scene the kernel assembles, every refused
  * registration and append with its message, no allocation per scene or per recorded tick
  * once the buffers exist, and the lines the recorder writes. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -804,7 +808,9 @@ static void test_recorder_thread_diff(void)
 
 /* Several hundred KiB (several of the writer's chunks) written to a plain and a gzip file
  * while a sink takes the same lines: the files hold exactly the sink's bytes. A file whose
- * writes fail (/dev/full) fails a later step or the close, with the reason. */
+ * writes fail (/dev/full) fails a later step (at the latest once its lines fill every chunk the
+ * writer thread queues: the step waits for the thread, which has found the failure), with the
+ * reason, and the close. */
 static void test_recorder_files(void)
 {
     polis_env *env = test_env_file(WALKER, NULL);
@@ -830,7 +836,11 @@ static void test_recorder_files(void)
     const polis_io *io = polis_env_io(env);
     int32_t n = polis_env_n_agents(env);
     polis_status full_st = POLIS_OK;
-    for (uint64_t ep = 0; l.len < (600u << 10) && ep < 10000; ep++) {
+    /* 600 KiB, and more while the failed file's steps go on (its failure is seen once the
+     * writer thread got to it: by 32 chunks of 128 KiB at the latest) */
+    for (uint64_t ep = 0;
+         (l.len < (600u << 10) || (rec[3] && !full_st && l.len < (12u << 20))) && ep < 100000;
+         ep++) {
         CHECK_EQ_INT(polis_env_reset(env, ep + 3), POLIS_OK);
         for (int i = 0; i < 3; i++)
             CHECK_EQ_INT(polis_recorder_begin_episode(rec[i], ep + 3), POLIS_OK);
@@ -849,7 +859,7 @@ static void test_recorder_files(void)
     }
     CHECK(l.len >= (600u << 10));
     if (rec[3]) {
-        /* 600 KiB do not fit the writer's two chunks: a step or an end line saw the failure */
+        /* the failure seen by a step or an end line, not first by the close */
         CHECK_EQ_INT(full_st, POLIS_ERR_IO);
         CHECK_EQ_STR(polis_recorder_error(rec[3]), "recorder: cannot write the recording");
         CHECK_EQ_INT(polis_recorder_close(rec[3]), POLIS_ERR_IO);
@@ -866,6 +876,94 @@ static void test_recorder_files(void)
         remove(paths[i]);
     }
     free(l.text);
+    polis_env_destroy(env);
+}
+
+/* The reader of a FIFO: opens it (which lets the recorder's open return), waits before the
+ * first read so that the writer thread, blocked on its write, falls behind, then reads all. */
+typedef struct fifo_reader {
+    const char *path;
+    all_lines got;
+    bool ok;
+} fifo_reader;
+
+static void *fifo_read(void *arg)
+{
+    fifo_reader *f = arg;
+    int fd = open(f->path, O_RDONLY);
+    if (fd < 0) return NULL;
+    nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+    char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) sink_all(&f->got, buf, (size_t)n);
+    f->ok = n == 0;
+    close(fd);
+    return NULL;
+}
+
+/* The writer thread behind: its file is a FIFO nobody reads for 200 ms, so its first write
+ * blocks while the stepping thread fills every chunk the thread queues (32 of 128 KiB), then
+ * waits for one; a keyframe every other tick puts more hashes in flight than there are state
+ * copies, so a keyframe waits for one too. Then the FIFO is read: it held exactly the sink's
+ * bytes. */
+static void test_recorder_queue(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/test_scene_fifo_%d", POLIS_BINARY_DIR, (int)getpid());
+    remove(path);
+    if (mkfifo(path, 0600) != 0) {
+        fprintf(stderr, "test_recorder_queue: no FIFO here (%s): skipped\n", path);
+        return;
+    }
+    polis_env *env = test_env_file(WALKER, NULL);
+    CHECK(env != NULL);
+    fifo_reader f = {.path = path};
+    pthread_t th;
+    bool started = env && pthread_create(&th, NULL, fifo_read, &f) == 0;
+    CHECK(started);
+    if (!started) {
+        remove(path);
+        if (env) polis_env_destroy(env);
+        return;
+    }
+    const char *scn = "{}";
+    polis_record_info info = {.scenario_text = scn,
+                              .scenario_len = strlen(scn),
+                              .keyframe_every = 2,
+                              .seed = 5,
+                              .source = "test"};
+    all_lines l = {0};
+    polis_recorder *rec[2] = {NULL, NULL};
+    polis_error err;
+    CHECK_EQ_INT(polis_recorder_open_sink(sink_all, &l, env, &info, &rec[0], &err), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_open(path, env, &info, &rec[1], &err), POLIS_OK);
+    const polis_io *io = polis_env_io(env);
+    int32_t n = polis_env_n_agents(env);
+    /* 16 MiB of lines: their raw pieces more than the chunks hold */
+    for (uint64_t ep = 0; rec[0] && rec[1] && l.len < (16u << 20) && ep < 100000; ep++) {
+        CHECK_EQ_INT(polis_env_reset(env, ep + 5), POLIS_OK);
+        for (int i = 0; i < 2; i++)
+            CHECK_EQ_INT(polis_recorder_begin_episode(rec[i], ep + 5), POLIS_OK);
+        bool done = false;
+        for (int t = 1; !done; t++) {
+            for (int32_t a = 0; a < n; a++) io->actions[a] = (int32_t)((t * 3 + a + ep) % 5);
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            for (int i = 0; i < 2; i++) CHECK_EQ_INT(polis_recorder_step(rec[i]), POLIS_OK);
+            for (int32_t a = 0; a < n; a++) done |= io->terminations[a] || io->truncations[a];
+        }
+        for (int i = 0; i < 2; i++)
+            CHECK_EQ_INT(polis_recorder_end_episode(rec[i], NULL), POLIS_OK);
+    }
+    CHECK(l.len >= (16u << 20));
+    for (int i = 0; i < 2; i++)
+        if (rec[i]) CHECK_EQ_INT(polis_recorder_close(rec[i]), POLIS_OK);
+    pthread_join(th, NULL);
+    CHECK(f.ok);
+    CHECK_EQ_INT((long long)f.got.len, (long long)l.len);
+    CHECK(f.got.text && f.got.len == l.len && memcmp(f.got.text, l.text, l.len) == 0);
+    free(f.got.text);
+    free(l.text);
+    remove(path);
     polis_env_destroy(env);
 }
 
@@ -1329,6 +1427,7 @@ int main(void)
     test_edge_put_padded();
     test_recorder_no_alloc();
     test_recorder_files();
+    test_recorder_queue();
     test_recorder_thread_diff();
     test_lua_keep();
     test_edge_order();
