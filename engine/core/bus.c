@@ -127,20 +127,50 @@ static polis_status deliver(polis_env *env, const polis_event *ev)
 static polis_status publish(polis_env *env, polis_ctx *from, int32_t type, const void *payload,
                             size_t size);
 
-/* An event nobody subscribes to, published outside a dispatch, takes its sequence number and
- * nothing else: what publish would do with it, without its frame (most events of a run
- * without recording or subscribers, e.g. the social plugin's, 3-4 per agent-step in
- * Exploration with social actions; docs/performance-log.md). Everything else, errors included,
- * goes through publish. */
+/* Delivers what the subscribers published meanwhile (queued), in order, then empties the
+ * queue. The slot being delivered stays counted in bus_len until it is done, so nothing
+ * published meanwhile can overwrite it. */
+static polis_status drain(polis_env *env, polis_status st)
+{
+    while (st == POLIS_OK && env->bus_len > 0) {
+        const polis__queued *q = &env->bus_queue[env->bus_head];
+        polis_event qe = {
+            .type = q->type, .tick = q->tick, .seq = q->seq, .data = env->bus_payload + q->offset};
+        st = deliver(env, &qe);
+        env->bus_head = (env->bus_head + 1) % env->bus_cap;
+        env->bus_len--;
+    }
+    polis__bus_reset(env);
+    return st;
+}
+
+/* An event no plugin or script subscribes to, published outside a dispatch, takes its
+ * sequence number and nothing else: what publish would do with it, without its frame (most
+ * events of a run without recording or subscribers, e.g. the social plugin's, 3-4 per
+ * agent-step in Exploration with social actions; docs/performance-log.md); with host
+ * subscribers to every event (a recorder), it goes straight to them, in order (host
+ * subscribers cannot fail). Everything else, errors included, goes through publish. */
 polis_status polis__bus_publish(polis_env *env, polis_ctx *from, int32_t type, const void *payload,
                                 size_t size)
 {
-    if (env->bus_depth == 0 && env->n_any_subs == 0 && type >= 0 && type < env->n_events &&
+    if (env->bus_depth == 0 && type >= 0 && type < env->n_events &&
         env->state != POLIS__ENV_LOADING && env->state != POLIS__ENV_FROZEN) {
         const polis__event_type *et = &env->events[type];
         if (et->sub_end == et->sub_begin && size == et->size && (payload || !size)) {
-            env->bus_seq++;
-            return POLIS_OK;
+            if (env->n_any_subs == 0) {
+                env->bus_seq++;
+                return POLIS_OK;
+            }
+            polis_event ev = {
+                .type = type, .tick = env->tick, .seq = env->bus_seq++, .data = payload};
+            env->bus_depth = 1;
+            const polis__sub *s = env->any_subs;
+            for (int32_t i = 0, n = env->n_any_subs; i < n; i++) s[i].host_fn(s[i].ud, &ev);
+            if (env->bus_len == 0) {
+                env->bus_depth = 0; /* (bus_head is 0: the queue was drained and reset) */
+                return POLIS_OK;
+            }
+            return drain(env, POLIS_OK);
         }
     }
     return publish(env, from, type, payload, size);
@@ -188,19 +218,7 @@ static polis_status publish(polis_env *env, polis_ctx *from, int32_t type, const
     }
     polis_event ev = {.type = type, .tick = env->tick, .seq = env->bus_seq++, .data = payload};
     env->bus_depth = 1;
-    polis_status st = deliver(env, &ev);
-    /* Drain what the subscribers published. The slot being delivered stays counted in
-     * bus_len until it is done, so nothing published meanwhile can overwrite it. */
-    while (st == POLIS_OK && env->bus_len > 0) {
-        const polis__queued *q = &env->bus_queue[env->bus_head];
-        polis_event qe = {
-            .type = q->type, .tick = q->tick, .seq = q->seq, .data = env->bus_payload + q->offset};
-        st = deliver(env, &qe);
-        env->bus_head = (env->bus_head + 1) % env->bus_cap;
-        env->bus_len--;
-    }
-    polis__bus_reset(env);
-    return st;
+    return drain(env, deliver(env, &ev));
 }
 
 /* ---- public ------------------------------------------------------------------------------- */

@@ -1892,12 +1892,9 @@ static polis_status emit(polis_recorder *r)
 /* ---- events ----------------------------------------------------------------------------- */
 
 /* An event, as raw values: [i32 type][its data] (formatted when the line is written out). */
-static void on_event(void *ud, const polis_event *ev)
+static inline __attribute__((always_inline)) void event_put(polis_recorder *r,
+                                                            const polis_event *ev, size_t n)
 {
-    polis_recorder *r = ud;
-    if (!r->events_on) return;
-    size_t n = r->ev_size[ev->type];
-    if (!rb_room(&r->events, sizeof(int32_t) + n)) return;
     char *q = r->events.p + r->events.len;
     memcpy(q, &ev->type, sizeof(int32_t));
     q += sizeof(int32_t);
@@ -1918,6 +1915,25 @@ static void on_event(void *ud, const polis_event *ev)
         memcpy(q, d, n);
     }
     r->events.len += sizeof(int32_t) + n;
+}
+
+/* An event when the buffer must grow first (the first ticks): apart, so that on_event calls
+ * nothing and saves no registers. */
+static __attribute__((noinline)) void event_grow(polis_recorder *r, const polis_event *ev, size_t n)
+{
+    if (rb_room(&r->events, sizeof(int32_t) + n)) event_put(r, ev, n);
+}
+
+static void on_event(void *ud, const polis_event *ev)
+{
+    polis_recorder *r = ud;
+    if (!r->events_on) return;
+    size_t n = r->ev_size[ev->type];
+    if (r->events.len + sizeof(int32_t) + n + 1 > r->events.cap) { /* (rb_room) */
+        event_grow(r, ev, n);
+        return;
+    }
+    event_put(r, ev, n);
 }
 
 /* Writes every event type's keys once (event types are fixed once the env is created). */

@@ -1,6 +1,7 @@
 /* bus.c: subscriber order by priority, events published during dispatch delivered after the
  * current one (FIFO, same tick), host subscribers last, queue overflow is an error, a failing
- * subscriber names the event and tick, field introspection. */
+ * subscriber names the event and tick, field introspection; an event no plugin subscribes to
+ * reaches the host subscribers of every event as one with subscribers does. */
 #include "check.h"
 #include "testutil.h"
 
@@ -21,6 +22,73 @@ static void host_b(void *ud, const polis_event *ev)
     seen *s = ud;
     s->len += (size_t)snprintf(s->text + s->len, sizeof s->text - s->len, "hostb:%d ",
                                *(const int32_t *)ev->data);
+}
+
+/* Every event a host subscriber of every event saw: type, seq, tick and data bytes. */
+typedef struct trace {
+    const polis_env *env;
+    char *text;
+    size_t len, cap;
+} trace;
+
+static void host_trace(void *ud, const polis_event *ev)
+{
+    trace *t = ud;
+    size_t n = polis_env_event_size(t->env, ev->type);
+    if (t->len + 64 + 2 * n > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1 << 16;
+        while (cap < t->len + 64 + 2 * n) cap *= 2;
+        char *p = realloc(t->text, cap);
+        if (!p) return;
+        t->text = p;
+        t->cap = cap;
+    }
+    t->len += (size_t)snprintf(t->text + t->len, t->cap - t->len, "%d/%llu/%lld/", ev->type,
+                               (unsigned long long)ev->seq, (long long)ev->tick);
+    for (size_t i = 0; i < n; i++)
+        t->len += (size_t)snprintf(t->text + t->len, t->cap - t->len, "%02x",
+                                   ((const unsigned char *)ev->data)[i]);
+    t->text[t->len++] = '\n';
+}
+
+static void host_none(void *ud, const polis_event *ev)
+{
+    (void)ud;
+    (void)ev;
+}
+
+/* Exploration with social actions (social events no plugin subscribes to: the bus hands them
+ * straight to the host subscribers of every event) against the same run with a host
+ * subscriber of each type too (every event through the whole publish): the same events, in
+ * the same order, with the same numbers and data. */
+static void test_host_only(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/rulesets/exploration/exploration.json", POLIS_SOURCE_DIR);
+    trace t[2] = {{0}, {0}};
+    for (int k = 0; k < 2; k++) {
+        polis_env *env = test_env_file(path, NULL);
+        CHECK(env != NULL);
+        if (!env) return;
+        t[k].env = env;
+        CHECK_EQ_INT(polis_env_subscribe(env, -1, host_trace, &t[k]), POLIS_OK);
+        for (int32_t ty = 0; k == 1 && ty < polis_env_n_event_types(env); ty++)
+            CHECK_EQ_INT(polis_env_subscribe(env, ty, host_none, NULL), POLIS_OK);
+        const polis_io *io = polis_env_io(env);
+        CHECK_EQ_INT(polis_env_reset(env, 7), POLIS_OK);
+        for (int step = 0; step < 200; step++) {
+            for (int32_t a = 0; a < io->n_agents; a++)
+                io->actions[a] = (int32_t)((step * 13 + a * 7) % io->n_actions);
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        }
+        polis_env_destroy(env);
+    }
+    CHECK(t[0].len > 10000 && strstr(t[0].text ? t[0].text : "", "\n") != NULL);
+    CHECK_EQ_INT((long long)t[0].len, (long long)t[1].len);
+    CHECK(t[0].text && t[1].text && t[0].len == t[1].len &&
+          memcmp(t[0].text, t[1].text, t[0].len) == 0);
+    free(t[0].text);
+    free(t[1].text);
 }
 
 static const char *BUS = "{\"agents\": 1, \"plugins\": [{\"name\": \"probe\", "
@@ -108,5 +176,6 @@ int main(void)
         CHECK_EQ_STR(polis_env_error(env), "probe: subscriber refuses n=1 [event probe.a, tick 1]");
         polis_env_destroy(env);
     }
+    test_host_only();
     CHECK_DONE();
 }
