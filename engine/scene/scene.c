@@ -103,6 +103,7 @@ struct polis__looks {
     bool keep_agents, keep_stats;
     bool *fresh_written;
     bool fill_always;
+    bool clear_always; /* something is cleared before every scene (scene_clear) */
     /* [scene.n_layers]: the rows the callbacks said they rewrote ("scene" host API 3;
      * row_words words a layer), the number of the last scene whose callbacks said any, and the
      * version the last scene's rows are relative to (0: none, polis_env_scene_layer_rows) */
@@ -1143,6 +1144,7 @@ static polis_status scene_alloc(polis_env *env, polis__looks *lk)
             lk->kept[l] && (said_whole(lk, lk->kept[l]) & POLIS_SCENE_WHOLE_FRESH_LAYERS);
         lk->fill_always = lk->fill_always || !lk->kept[l];
     }
+    lk->clear_always = lk->fill_always || !lk->keep_agents || (s->stats && !lk->keep_stats);
     lk->allocated = true;
     lk->scene_episode = -1;
     return POLIS_OK;
@@ -1164,6 +1166,52 @@ static void fill_blocks(void *dst, int byte, size_t n)
     char *d = dst;
     for (; n >= 64; n -= 64, d += 64) memset(d, byte, 64);
     if (n) memset(d, byte, n);
+}
+
+/* What the kernel clears before the callbacks: the layers (every byte 0xff: -1) but a kept
+ * layer (in a fresh scene, one its plugin rewrites whole), the agents and the stats unless
+ * the plugins write them whole (scene_whole). Only when fresh, or some of it always
+ * (lk->clear_always): out of the way of polis_env_scene_get's every call. */
+static __attribute__((noinline)) void scene_clear(const polis_env *env, const polis__looks *lk,
+                                                  polis_scene *s, bool fresh)
+{
+    size_t plane = (size_t)s->width * (size_t)s->height;
+    for (int32_t l = 0; l < s->n_layers; l++)
+        if (!lk->kept[l] || (fresh && !lk->fresh_written[l]))
+            fill_blocks(s->tiles + (size_t)l * plane, 0xff, plane * sizeof *s->tiles);
+    for (int32_t a = 0; !lk->keep_agents && a < s->n_agents; a++) {
+        s->agents[a].x = s->agents[a].y = -1;
+        s->agents[a].facing = POLIS_FACING_NONE;
+        s->agents[a].alive = !env->io.terminations[a];
+    }
+    if (s->stats && !lk->keep_stats)
+        fill_blocks(s->stats, 0, (size_t)s->n_agents * (size_t)s->n_stats * sizeof(int32_t));
+}
+
+/* A fresh scene's kept lists emptied (their slots logged as changed). */
+static __attribute__((noinline)) void kept_clear(polis__looks *lk, polis_scene *s)
+{
+    for (int32_t k = 0; k < lk->n_kept_lists; k++) {
+        int32_t list = lk->kept_lists[k];
+        kept_list *kl = &lk->kl[list];
+        while (kl->n > 0) kept_remove(lk, s, list, kl, kl->back[kl->n - 1]);
+    }
+}
+
+/* A callback failed: the scene is half written (every layer a new version, no list whole). */
+static __attribute__((noinline)) polis_status scene_failed(polis_env *env, polis__looks *lk,
+                                                           const look_fn *f, polis_status st)
+{
+    polis__place_error(env, f->ctx, st, "scene");
+    for (int32_t l = 0; l < lk->scene.n_layers; l++) {
+        lk->layer_ver[l] = ++lk->ver_last;
+        lk->rows_since[l] = 0;
+    }
+    for (int32_t list = 0; list < 3; list++) {
+        lk->said.kept_whole[list] = false;
+        lk->said.n_changed[list] = lk->kl[list].ctx ? lk->kl[list].n_log : 0;
+    }
+    return st;
 }
 
 polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
@@ -1188,33 +1236,19 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
     /* kept layers hold what the callbacks wrote last, unless this is the first scene of the
      * episode or the previous one failed half-written */
     bool fresh = lk->scene_episode != env->episode;
-    if (fresh || lk->fill_always) {
-        size_t plane = (size_t)s->width * (size_t)s->height;
-        for (int32_t l = 0; l < s->n_layers; l++)
-            /* every byte 0xff: -1 (not a kept layer of a fresh scene its plugin rewrites whole) */
-            if (!lk->kept[l] || (fresh && !lk->fresh_written[l]))
-                fill_blocks(s->tiles + (size_t)l * plane, 0xff, plane * sizeof *s->tiles);
-    }
+    if (fresh || lk->clear_always) scene_clear(env, lk, s, fresh);
     lk->scene_episode = -1;
     lk->fresh = fresh;
-    for (int32_t a = 0; !lk->keep_agents && a < s->n_agents; a++) {
-        s->agents[a].x = s->agents[a].y = -1;
-        s->agents[a].facing = POLIS_FACING_NONE;
-        s->agents[a].alive = !env->io.terminations[a];
-    }
-    if (s->stats && !lk->keep_stats)
-        fill_blocks(s->stats, 0, (size_t)s->n_agents * (size_t)s->n_stats * sizeof(int32_t));
     s->n_things = s->n_nodes = s->n_edges = 0;
     /* the layers' same_no and rows_no of earlier scenes are smaller than this number */
     uint64_t no = lk->said.number = ++lk->scene_no;
     /* kept lists stay, the first elements of their arrays, unless the scene is fresh */
     for (int32_t k = 0; k < lk->n_kept_lists; k++) {
-        int32_t list = lk->kept_lists[k];
-        kept_list *kl = &lk->kl[list];
+        kept_list *kl = &lk->kl[lk->kept_lists[k]];
         *kl->count = kl->n;
         kl->n_log = 0;
-        while (fresh && kl->n > 0) kept_remove(lk, s, list, kl, kl->back[kl->n - 1]);
     }
+    if (fresh && lk->n_kept_lists) kept_clear(lk, s);
     for (int32_t i = 0; i < lk->n_fns; i++) {
         look_fn *f = &lk->fns[i];
         f->end_things = s->n_things + f->max_things;
@@ -1226,18 +1260,7 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
         env->current = NULL;
         lk->running = NULL;
         lk->running_ctx = NULL;
-        if (st != POLIS_OK) {
-            polis__place_error(env, f->ctx, st, "scene");
-            for (int32_t l = 0; l < s->n_layers; l++) {
-                lk->layer_ver[l] = ++lk->ver_last;
-                lk->rows_since[l] = 0;
-            }
-            for (int32_t list = 0; list < 3; list++) { /* half written: not whole */
-                lk->said.kept_whole[list] = false;
-                lk->said.n_changed[list] = lk->kl[list].ctx ? lk->kl[list].n_log : 0;
-            }
-            return st;
-        }
+        if (st != POLIS_OK) return scene_failed(env, lk, f, st);
     }
     /* a list not kept: not whole, no changes (said stays zeros) */
     for (int32_t k = 0; k < lk->n_kept_lists; k++) {

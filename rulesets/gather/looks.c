@@ -20,8 +20,9 @@ static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     bool fresh = g->h->scene_fresh(ctx, sc);
     const int32_t kind_coin = g->kind_coin, kind_floor = g->kind_floor;
     /* the scene's map is the game's grid (look_map is not called), so the layers and the coin
-     * map are the same row-major plane */
-    if (sc->width != c->width || sc->height != c->height) {
+     * map are the same row-major plane; checked once an episode (the grid changes only with a
+     * reset, whose first scene is fresh) */
+    if (fresh && (sc->width != c->width || sc->height != c->height)) {
         g->h->error(ctx, "scene: the map is %dx%d, the grid %dx%d", (int)sc->width, (int)sc->height,
                     (int)c->width, (int)c->height);
         return POLIS_ERR_STATE;
@@ -48,7 +49,10 @@ static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
                 for (size_t i = y * w; i < (y + 1) * w; i++) coin[i] = map[i] ? kind_coin : -1;
             }
     }
-    memset(c->coin_rows, 0, sizeof(uint64_t) * (size_t)n_words);
+    if (n_words == 1) /* grids up to 64 rows: one store, not a call */
+        c->coin_rows[0] = 0;
+    else
+        memset(c->coin_rows, 0, sizeof(uint64_t) * (size_t)n_words);
     /* every agent whole, as the kernel would have cleared it (scene_whole): no facing, alive
      * until terminated */
     const uint8_t *term = g->h->io(ctx)->terminations;

@@ -276,6 +276,9 @@ typedef struct sv_world {
     int16_t placed_by[SV_MAP][SV_MAP];  /* table/furnace owner, -1 none */
     sv_mob *mobs[SV_N_MOB_KINDS];       /* [max_mobs[kind]] each */
     int32_t n_active[SV_N_MOB_KINDS];
+    /* bit q of [kind]: mob slot q appeared, moved or went (sv_mark_mob) since the scene last
+     * read it (looks.c visits only these, and clears them); all set by sv_generate_rest */
+    uint64_t mob_marks[SV_N_MOB_KINDS];
     int32_t next_uid; /* the next mob's uid: 1 after the reset, counting every kind */
     sv_plant *plants; /* [max_plants] */
     int32_t n_plants; /* slots 0..n_plants-1 are (or, with plant_slots "reference", may be) used */
@@ -363,6 +366,14 @@ static inline void sv_set_block(sv_world *w, int32_t r, int32_t c, int32_t block
     _Static_assert(SV_MAP <= 64, "a row per bit of map_rows");
     w->map[r][c] = (uint8_t)block;
     w->map_rows |= UINT64_C(1) << r;
+}
+
+/* Every change of a mob slot's activity, uid or place: noted for the scene, which visits
+ * only the slots noted (w->mob_marks). */
+static inline void sv_mark_mob(sv_world *w, int32_t kind, int32_t slot)
+{
+    _Static_assert(SV_MAX_MOBS <= 64, "a mob slot per bit of mob_marks");
+    w->mob_marks[kind] |= UINT64_C(1) << slot;
 }
 
 static inline bool sv_solid(int32_t block) { return (0x19F38u >> block) & 1u; }

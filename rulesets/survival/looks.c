@@ -12,9 +12,10 @@
  * names them (layer_rows, host API version 3): the recorder compares only those. The mobs are
  * a kept list (host API version 2): a slot per mob slot, put only when the mob there appeared
  * or was replaced, moved (thing_move) when it moved, cleared when it is gone, against a copy of
- * what each slot shows. The scene writes every player's place, facing, life and stats, and every
- * terrain cell when fresh, and says so (scene_whole, host API version 4): the kernel does not
- * clear them first.
+ * what each slot shows; a scene looks only at the mob slots the rules marked since the last one
+ * (sv_mark_mob, w->mob_marks), all of them when fresh. The scene writes every player's place,
+ * facing, life and stats, and every terrain cell when fresh, and says so (scene_whole, host API
+ * version 4): the kernel does not clear them first.
  *
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
@@ -76,8 +77,8 @@ typedef struct sv_looks {
      * are registered; INT32_MIN when not (then the table is read) */
     int32_t kind_off;
     int32_t slot0[SV_N_MOB_KINDS], slots;
-    int32_t n_shown[SV_N_MOB_KINDS]; /* slots of each kind that show a mob */
-    const polis_scene_api *api;      /* layer_same, layer_rows, the kept things ("scene" API 3) */
+    uint64_t all_slots[SV_N_MOB_KINDS]; /* a bit per mob slot of each kind (mob_marks) */
+    const polis_scene_api *api; /* layer_same, layer_rows, the kept things ("scene" API 3) */
     sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS];
     /* draw_rows or, where the CPU has it, its AVX2 build (a fresh scene's 4096 cells) */
     void (*draw)(int32_t *t, const uint8_t (*map)[SV_MAP], uint64_t rows, int32_t off,
@@ -121,23 +122,21 @@ __attribute__((target("avx2"))) static void draw_rows_avx2(int32_t *t, const uin
 #define SV_DRAW_AVX2 1
 #endif
 
-/* A mob slot whose mob moved, appeared, was replaced or is gone (or left the map) into the
- * scene's slot, and what the slot shows now. */
-static polis_status show_mob(polis_ctx *ctx, polis_scene *sc, sv_looks *lk, int32_t k, int32_t slot,
-                             const sv_mob *m)
+/* A mob slot the rules marked (its mob moved, appeared, was replaced or is gone, or left the
+ * map) into the scene's slot when it shows something else, and what the slot shows now. */
+static inline polis_status show_mob(polis_ctx *ctx, polis_scene *sc, const sv_looks *lk,
+                                    sv_shown *sh, int32_t kind, int32_t slot, const sv_mob *m)
 {
-    sv_shown *sh = &lk->shown[slot];
     bool on = m->active && sv_in_map(m->r, m->c);
     if (on ? m->uid == sh->uid && m->r == sh->r && m->c == sh->c : !sh->uid) return POLIS_OK;
     polis_status st;
-    if (on && m->uid == sh->uid) /* the mob there moved */
+    if (on && m->uid == sh->uid) /* the mob there moved (most marks) */
         st = lk->api->thing_move(ctx, sc, slot, m->c, m->r);
     else if (on)
-        st = lk->api->thing_put(ctx, sc, slot, m->uid, lk->mob_kind[k], m->c, m->r, "");
+        st = lk->api->thing_put(ctx, sc, slot, m->uid, lk->mob_kind[kind], m->c, m->r, "");
     else
         st = lk->api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, slot);
     if (st) return st;
-    lk->n_shown[k] += on - (sh->uid != 0);
     *sh = on ? (sv_shown){m->uid, m->r, m->c} : (sv_shown){0, 0, 0};
     return POLIS_OK;
 }
@@ -157,30 +156,19 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     if (!rows && (st = lk->api->layer_same(ctx, sc, lk->layer))) return st;
     if (rows && !all && (st = lk->api->layer_rows(ctx, sc, lk->layer, &rows, 1))) return st;
     if (rows) lk->draw(t, (const uint8_t(*)[SV_MAP])w->map, rows, lk->kind_off, lk->block_kind);
-    if (all) { /* the kernel emptied the slots */
+    if (all) /* the kernel emptied the slots */
         memset(lk->shown, 0, sizeof lk->shown);
-        memset(lk->n_shown, 0, sizeof lk->n_shown);
-    }
+    /* only the mob slots the rules marked since the last scene (every slot when fresh) */
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        if (!w->n_active[k] && !lk->n_shown[k]) continue; /* nothing to show, nothing shown */
+        uint64_t marks = w->mob_marks[k];
+        if (!marks && !all) continue; /* most kinds at most ticks */
+        marks = all ? lk->all_slots[k] : marks & lk->all_slots[k];
+        w->mob_marks[k] = 0; /* a scene that fails half-way is followed by a fresh one */
         const sv_mob *m = w->mobs[k];
         sv_shown *sh = &lk->shown[lk->slot0[k]];
-        for (int32_t i = 0, n = w->p.max_mobs[k]; i < n; i++) {
-            /* most slots: the mob shown is where it was (a place it was shown at is on the
-             * map) or moved on the map, or an empty slot shows nothing */
-            if (m[i].active && m[i].uid == sh[i].uid) {
-                if (m[i].r == sh[i].r && m[i].c == sh[i].c) continue;
-                if (sv_in_map(m[i].r, m[i].c)) {
-                    if ((st = lk->api->thing_move(ctx, sc, lk->slot0[k] + i, m[i].c, m[i].r)))
-                        return st;
-                    sh[i].r = m[i].r;
-                    sh[i].c = m[i].c;
-                    continue;
-                }
-            } else if (!m[i].active && !sh[i].uid) {
-                continue;
-            }
-            if ((st = show_mob(ctx, sc, lk, k, lk->slot0[k] + i, &m[i]))) return st;
+        for (; marks; marks &= marks - 1) {
+            int32_t i = __builtin_ctzll(marks);
+            if ((st = show_mob(ctx, sc, lk, &sh[i], k, lk->slot0[k] + i, &m[i]))) return st;
         }
     }
     static const int32_t FACING[5] = {POLIS_FACING_NONE, POLIS_FACING_LEFT, POLIS_FACING_RIGHT,
@@ -248,6 +236,8 @@ polis_status sv_register_looks(survival *s)
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
         lk->slot0[k] = things;
         things += s->w->p.max_mobs[k];
+        int32_t n = s->w->p.max_mobs[k];
+        lk->all_slots[k] = n >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1;
     }
     lk->slots = things;
     polis_scene_def def = {.fn = sv_scene, .ud = s, .max_things = things};

@@ -192,6 +192,7 @@ static void kill_mob(sv_world *w, int32_t kind, int32_t slot)
     mb->active = false;
     w->n_active[kind]--;
     w->mob_map[mb->r][mb->c] = 0;
+    sv_mark_mob(w, kind, slot);
 }
 
 /* A living player other than `me` on (r, c) that `me` sees (w->sees), lowest index first; -1
@@ -525,10 +526,12 @@ static inline void mob_move(sv_world *w, int32_t kind, int32_t slot, int32_t sr,
     if ((sr || sc) && mob_can_enter(w, r, c)) {
         mb->r = r;
         mb->c = c;
+        sv_mark_mob(w, kind, slot);
     }
     if (dist >= w->p.despawn_distance) {
         mb->active = false;
         w->n_active[kind]--;
+        sv_mark_mob(w, kind, slot);
         return;
     }
     w->mob_map[mb->r][mb->c] = (uint16_t)(((kind << 8) | slot) + 1);
@@ -558,6 +561,7 @@ static void revive_ghosts(sv_world *w)
             mb->uid = w->next_uid++;
             w->n_active[kind]++;
             w->mob_map[mb->r][mb->c] = (uint16_t)(((kind << 8) | q) + 1);
+            sv_mark_mob(w, kind, q);
         }
 }
 
@@ -656,6 +660,7 @@ static void skeletons(sv_world *w, polis_rng *rng)
                     if (!as[q].active) {
                         as[q] = (sv_mob){k->r, k->c, 1, 0, tr, tc, true, w->next_uid++};
                         w->n_active[SV_ARROW]++;
+                        sv_mark_mob(w, SV_ARROW, q);
                         break;
                     }
             }
@@ -693,6 +698,7 @@ static void arrows(sv_world *w)
         }
         a->r = r;
         a->c = c;
+        sv_mark_mob(w, SV_ARROW, q);
         if (!stays) {
             a->active = false;
             w->n_active[SV_ARROW]--;
@@ -812,6 +818,7 @@ static void spawn_mob(sv_world *w, polis_rng *rng, int32_t kind)
             ms[s].active = true;
             ms[s].uid = w->next_uid++;
             w->n_active[kind]++;
+            sv_mark_mob(w, kind, s);
             w->mob_map[ms[s].r][ms[s].c] = (uint16_t)(((kind << 8) | s) + 1);
             return;
         }

@@ -199,6 +199,7 @@ void sv_generate_rest(sv_world *w)
     }
     w->next_uid = 1;
     w->map_rows = ~UINT64_C(0); /* a new map: every row for the scene to draw */
+    for (int k = 0; k < SV_N_MOB_KINDS; k++) w->mob_marks[k] = ~UINT64_C(0); /* every slot */
     if (w->p.ghost_mobs != SV_GHOST_OFF) {
         /* the reference's initial slots (spec §2.2): unused zombies hold 1 health and cows a
          * cow's, at (0, 0); they matter only to the ghost-mob quirk */

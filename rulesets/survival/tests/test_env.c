@@ -699,6 +699,106 @@ static void test_scene_kept(void)
     for (int i = 0; i < 3; i++) polis_env_destroy(env[i]);
 }
 
+typedef struct mob_counts {
+    int32_t active[SV_N_MOB_KINDS];
+    int32_t got; /* events since the test last looked */
+} mob_counts;
+
+static void on_mob_counts(void *ud, const polis_event *ev)
+{
+    mob_counts *m = ud;
+    memcpy(m->active, ev->data, sizeof m->active);
+    m->got++;
+}
+
+/* The mobs of the scene read after every step (looks.c visits only the mob slots the rules
+ * marked, sv_mark_mob) against the game: per kind, as many things as active mobs (a script
+ * asks survival.active_mobs after each step), and in every living player's view a thing of a
+ * kind exactly where the observation shows a mob of that kind; things' ids unique. A change
+ * the rules did not mark leaves a thing where the mob was, or a mob without its thing. */
+static void test_scene_mobs(void)
+{
+    char *json = malloc(1024);
+    snprintf(json, 1024,
+             "{\"agents\": 4, \"max_steps\": 10000, \"plugins\": [{\"name\": \"survival\", "
+             "\"params\": {\"max_cows\": 10, \"spawn_cow_chance\": 0.3, \"max_zombies\": 6, "
+             "\"max_skeletons\": 4, \"max_arrows\": 6}}], \"scripts\": [\"%s\"]}",
+             POLIS_SOURCE_DIR "/rulesets/survival/tests/mob_counts.lua");
+    polis_env *env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    mob_counts mc = {{0}, 0};
+    int32_t type = polis_env_event_find(env, "mob_counts.active");
+    CHECK(type >= 0);
+    CHECK(polis_env_subscribe(env, type, on_mob_counts, &mc) == POLIS_OK);
+    int32_t kind_of[SV_N_MOB_KINDS];
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
+        kind_of[k] = polis_env_scene_kind_find(env, sv_mob_names[k]);
+        CHECK(kind_of[k] >= 0);
+    }
+    int32_t random = polis_env_policy_find(env, "random");
+    int64_t ticks = 0, things = 0, cells = 0, moved = 0, wrong = 0;
+    for (int e = 0; e < 20; e++) {
+        CHECK(polis_env_reset(env, 500 + (uint64_t)e) == POLIS_OK);
+        int32_t last_x[SV_N_MOB_KINDS * SV_MAX_MOBS] = {0};
+        for (int t = 0; t < 1500 && !polis_env_done(env); t++) {
+            if (t) {
+                polis_env_policy_act(env, random, NULL, 0);
+                CHECK(polis_env_step(env) == POLIS_OK);
+            }
+            CHECK_EQ_INT(mc.got, 1);
+            mc.got = 0;
+            const polis_scene *sc;
+            CHECK(polis_env_scene_get(env, &sc) == POLIS_OK);
+            ticks++;
+            int32_t n[SV_N_MOB_KINDS] = {0};
+            for (int32_t i = 0; i < sc->n_things; i++) {
+                const polis_scene_thing *th = &sc->things[i];
+                int32_t k = 0;
+                while (k < SV_N_MOB_KINDS && kind_of[k] != th->kind) k++;
+                wrong += k == SV_N_MOB_KINDS;
+                if (k < SV_N_MOB_KINDS) n[k]++;
+                for (int32_t j = 0; j < i; j++) wrong += sc->things[j].id == th->id;
+                if (th->id < (int32_t)(sizeof last_x / sizeof *last_x)) {
+                    moved += last_x[th->id] && last_x[th->id] != th->x + 1;
+                    last_x[th->id] = th->x + 1;
+                }
+            }
+            things += sc->n_things;
+            for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) wrong += n[k] != mc.active[k];
+            for (int32_t a = 0; a < sc->n_agents; a++) {
+                if (!sc->agents[a].alive) continue;
+                polis_obs_field f;
+                const float *obs = test_obs_field(env, a, "symbolic", &f);
+                const int32_t ch = (f.shape[0] - 22) / SV_VIEW_CELLS; /* blocks, mobs, (others) */
+                int32_t r0 = sc->agents[a].y - SV_VIEW_ROWS / 2,
+                        c0 = sc->agents[a].x - SV_VIEW_COLS / 2;
+                for (int32_t v = 0; v < SV_VIEW_CELLS; v++) {
+                    int32_t r = r0 + v / SV_VIEW_COLS, c = c0 + v % SV_VIEW_COLS;
+                    if (r < 0 || r >= sc->height || c < 0 || c >= sc->width) continue;
+                    cells++;
+                    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
+                        bool seen = obs[v * ch + SV_N_BLOCKS + k] == 1.0f, there = false;
+                        for (int32_t i = 0; i < sc->n_things; i++)
+                            there = there || (sc->things[i].kind == kind_of[k] &&
+                                              sc->things[i].x == c && sc->things[i].y == r);
+                        wrong += seen != there;
+                    }
+                }
+            }
+        }
+    }
+    polis_env_destroy(env);
+    printf("scene mobs: %lld ticks, %lld things, %lld moves, %lld view cells\n", (long long)ticks,
+           (long long)things, (long long)moved, (long long)cells);
+    CHECK(ticks > 3000);
+    CHECK(things > 10000); /* mobs were about, */
+    CHECK(moved > 1000);   /* and moved */
+    CHECK(cells > 100000);
+    CHECK_EQ_INT((int)wrong, 0);
+}
+
 int main(void)
 {
     test_tribes();
@@ -715,5 +815,6 @@ int main(void)
     test_many();
     test_scene_kept();
     test_scene_terrain_seen();
+    test_scene_mobs();
     CHECK_DONE();
 }
