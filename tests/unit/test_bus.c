@@ -24,7 +24,8 @@ static void host_b(void *ud, const polis_event *ev)
                                *(const int32_t *)ev->data);
 }
 
-/* Every event a host subscriber of every event saw: type, seq, tick and data bytes. */
+/* Every event a host subscriber of every event saw: type, seq, tick and its fields' bytes (not
+ * the padding between them, which the publisher need not have set). */
 typedef struct trace {
     const polis_env *env;
     char *text;
@@ -35,9 +36,10 @@ static void host_trace(void *ud, const polis_event *ev)
 {
     trace *t = ud;
     size_t n = polis_env_event_size(t->env, ev->type);
-    if (t->len + 64 + 2 * n > t->cap) {
+    int32_t nf = polis_env_event_n_fields(t->env, ev->type);
+    if (t->len + 64 + 2 * n + (size_t)nf > t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 1 << 16;
-        while (cap < t->len + 64 + 2 * n) cap *= 2;
+        while (cap < t->len + 64 + 2 * n + (size_t)nf) cap *= 2;
         char *p = realloc(t->text, cap);
         if (!p) return;
         t->text = p;
@@ -45,9 +47,17 @@ static void host_trace(void *ud, const polis_event *ev)
     }
     t->len += (size_t)snprintf(t->text + t->len, t->cap - t->len, "%d/%llu/%lld/", ev->type,
                                (unsigned long long)ev->seq, (long long)ev->tick);
-    for (size_t i = 0; i < n; i++)
-        t->len += (size_t)snprintf(t->text + t->len, t->cap - t->len, "%02x",
-                                   ((const unsigned char *)ev->data)[i]);
+    for (int32_t f = 0; f < nf; f++) {
+        const char *name;
+        polis_ftype ft;
+        size_t off;
+        if (polis_env_event_field(t->env, ev->type, f, &name, &ft, &off) != POLIS_OK) continue;
+        size_t size = ft == POLIS_FIELD_I64 || ft == POLIS_FIELD_F64 ? 8 : 4;
+        for (size_t i = off; i < off + size && i < n; i++)
+            t->len += (size_t)snprintf(t->text + t->len, t->cap - t->len, "%02x",
+                                       ((const unsigned char *)ev->data)[i]);
+        t->text[t->len++] = ' ';
+    }
     t->text[t->len++] = '\n';
 }
 
