@@ -520,7 +520,9 @@ typedef struct rec_writer {
      * As many as the chunks in flight may name (REC_SNAP_BUDGET; survival: a hash in about
      * fifty lines, ten a chunk): with fewer, a keyframe would wait for the thread to format
      * the chunks before it, and the two threads would take turns instead of running side by
-     * side. Taken in turn (snap_next). */
+     * side. Taken in turn (snap_next) among the first snap_used, and one more only when the
+     * next in turn is still busy: while the thread keeps up a few take turns, warm in the
+     * caches. */
     uint8_t *snap[REC_SNAPS];
     size_t snap_cap; /* each copy's bytes (allocated at the first hash) */
     int snap_n;      /* copies allocated (2..REC_SNAPS) */
@@ -529,7 +531,7 @@ typedef struct rec_writer {
      * signals only then */
     atomic_bool snap_busy[REC_SNAPS];
     atomic_bool snap_wait;
-    int snap_next;
+    int snap_next, snap_used;
 } rec_writer;
 
 struct polis_recorder {
@@ -1821,6 +1823,7 @@ static void put_hash(polis_recorder *r)
             w->snap_n = -1;
         }
         w->snap_cap = total;
+        w->snap_used = 1;
     }
     if (!w || w->snap_n < 2 || total > w->snap_cap) {
         uint64_t h = FNV_OFFSET;
@@ -1829,6 +1832,7 @@ static void put_hash(polis_recorder *r)
         return;
     }
     int c = w->snap_next;
+    if (atomic_load(&w->snap_busy[c]) && w->snap_used < w->snap_n) c = w->snap_used++;
     if (atomic_load(&w->snap_busy[c])) {
         /* its hash is in a line not formatted yet: in the chunk being filled (handed over
          * now) or in one the thread has */
@@ -1847,7 +1851,7 @@ static void put_hash(polis_recorder *r)
     }
     /* seen by the thread through the hand-over of the chunk that names it (under mu) */
     atomic_store_explicit(&w->snap_busy[c], true, memory_order_relaxed);
-    w->snap_next = c + 1 == w->snap_n ? 0 : c + 1;
+    w->snap_next = c + 1 >= w->snap_used ? 0 : c + 1;
     r->hash_op[0] = (uint64_t)c;
     r->hash_op[1] = (uint64_t)(sc.q - w->snap[c]);
     add_op(r, OP_HASH, r->hash_op, sizeof r->hash_op);
