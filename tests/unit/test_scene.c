@@ -806,6 +806,17 @@ static void test_recorder_thread_diff(void)
     remove(lua);
 }
 
+/* What a recorder of the walker scenario is told: a keyframe every `every` ticks. */
+static polis_record_info walker_info(int32_t every, uint64_t seed)
+{
+    static const char scn[] = "{}";
+    return (polis_record_info){.scenario_text = scn,
+                               .scenario_len = sizeof scn - 1,
+                               .keyframe_every = every,
+                               .seed = seed,
+                               .source = "test"};
+}
+
 /* Several hundred KiB (several of the writer's chunks) written to a plain and a gzip file
  * while a sink takes the same lines: the files hold exactly the sink's bytes. A file whose
  * writes fail (/dev/full) fails a later step (at the latest once its lines fill every chunk the
@@ -819,12 +830,7 @@ static void test_recorder_files(void)
     char plain[256], gz[256];
     snprintf(plain, sizeof plain, "%s/test_scene_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
     snprintf(gz, sizeof gz, "%s/test_scene_%d.jsonl.gz", POLIS_BINARY_DIR, (int)getpid());
-    const char *scn = "{}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = 7,
-                              .seed = 3,
-                              .source = "test"};
+    polis_record_info info = walker_info(7, 3);
     all_lines l = {0};
     polis_recorder *rec[4] = {NULL};
     polis_error err;
@@ -926,12 +932,7 @@ static void test_recorder_queue(void)
         if (env) polis_env_destroy(env);
         return;
     }
-    const char *scn = "{}";
-    polis_record_info info = {.scenario_text = scn,
-                              .scenario_len = strlen(scn),
-                              .keyframe_every = 2,
-                              .seed = 5,
-                              .source = "test"};
+    polis_record_info info = walker_info(2, 5);
     all_lines l = {0};
     polis_recorder *rec[2] = {NULL, NULL};
     polis_error err;
