@@ -682,14 +682,42 @@ typedef struct polis_actions_api {
  * layer with it each time, a memcmp of the whole map per layer per tick; a scene callback
  * that knows it wrote nothing into a kept layer says so, and the reader skips it
  * (polis_env_scene_layer_version, polis/scene.h). Version 2 keeps things and edges in slots,
- * version 3 names the rows of a kept layer a scene rewrote and moves a kept thing. */
+ * version 3 names the rows of a kept layer a scene rewrote and moves a kept thing, version 4
+ * says what a callback writes whole, version 5 draws scenes from copies off the stepping
+ * thread. */
 #define POLIS_SCENE_API "scene"
-#define POLIS_SCENE_API_VERSION 4
+#define POLIS_SCENE_API_VERSION 5
 
 /* scene_whole's bits ("scene" host API version 4) */
 #define POLIS_SCENE_WHOLE_AGENTS 1u       /* every agent's x, y, facing and alive */
 #define POLIS_SCENE_WHOLE_STATS 2u        /* every agent's value of each stat it registered */
 #define POLIS_SCENE_WHOLE_FRESH_LAYERS 4u /* every cell of the layers it keeps, when fresh */
+
+/* A plugin's scene drawn from copies ("scene" host API version 5). The reader (one per env at
+ * a time) calls take on the env's thread after a reset or a step, every time, and draw later on
+ * its own thread, for each take in the order taken; the scene draw writes is the one the
+ * plugin's scene callback would have written at the take. Every host call a scene callback may
+ * make is allowed in draw too (scene_fresh, scene_thing, the "scene" API's layer_same,
+ * layer_rows, thing_put, thing_move, slot_clear, ...), with the ctx and scene it was handed;
+ * no other. */
+typedef struct polis_scene_copy_def {
+    /* On the env's thread: writes into buf[0 .. max_take) what draw needs to bring the scene it
+     * drew last up to the game's current state, everything when `fresh` (the first take of an
+     * episode or of the reader, or the one after a take failed), and its bytes to *len. Reads the
+     * game; changes only what the take itself keeps (its own marks of what changed: the
+     * scene callback and the rules must see no difference). Allocates nothing. */
+    polis_status (*take)(polis_ctx *ctx, void *ud, bool fresh, void *buf, size_t *len);
+    /* On the reader's thread: the plugin's part of `scene` from a take (take_len bytes) — as
+     * the scene callback, with the same calls. `state` is draw's own (state_bytes, zeroed
+     * before a fresh take's draw) for what it keeps between draws (what each slot shows, ...);
+     * ud is take's, only read here (what registration left in it, never the game's changing
+     * state: the env's thread is stepping meanwhile). Allocates nothing. */
+    polis_status (*draw)(polis_ctx *ctx, void *ud, void *state, const void *take, size_t take_len,
+                         polis_scene *scene);
+    void *ud;
+    size_t max_take;    /* the most bytes one take writes (1 .. 2^30) */
+    size_t state_bytes; /* draw's state (0 .. 2^30; 0: none, state NULL) */
+} polis_scene_copy_def;
 
 typedef struct polis_scene_api {
     uint32_t version;
@@ -780,7 +808,18 @@ typedef struct polis_scene_api {
      * after registration, POLIS_ERR_INVALID for unknown bits or no scene callback of this
      * plugin yet; messages set. Check `version >= 4` on the table before calling it. */
     polis_status (*scene_whole)(polis_ctx *ctx, uint32_t what);
+
+    /* Version 5: scene_copy (registration, after look_scene): this plugin's part of a scene can
+     * also be drawn from a copy of what changed, on another thread (docs/kernel.md, "Scenes
+     * drawn from copies"; polis_scene_copy, polis/scene.h). The recorder draws its scenes so,
+     * on its writer thread, when every plugin with a scene callback registered a copy: the
+     * stepping thread only takes the copies. The def is copied. POLIS_ERR_STATE after
+     * registration, POLIS_ERR_INVALID (message set) for a NULL take or draw, max_take 0 or over
+     * 2^30, state_bytes over 2^30, no scene callback of this plugin yet or a second copy.
+     * Check `version >= 5` on the table before calling it. */
+    polis_status (*scene_copy)(polis_ctx *ctx, const polis_scene_copy_def *def);
 } polis_scene_api;
+
 
 /* ---- the public head of a ctx ------------------------------------------------------------ */
 
