@@ -451,8 +451,16 @@ enum {
     OP_EMIRROR = 9,
     OP_AGENTS_WHOLE = 10,
     OP_KEY_AGENTS = 11,
-    OP_TDIFF = 12
+    OP_TDIFF = 12,
+    OP_SCENE = 13,
+    OP_KEY_SCENE = 14
 };
+/* OP_SCENE's first u32 (then a u32 of padding and a scene copy's take): a step line's scene,
+ * drawn and diffed by the writer thread into the line; a reset's, drawn only (the keyframe
+ * after it shows it). OP_KEY_SCENE: [u32 keep][u32 pad][f64 returns per agent], a keyframe's
+ * scene (its tiles, things, agents, nodes and edges) from the writer thread's last drawn, kept
+ * for the next diff when `keep` (an episode's first). */
+enum { SCENE_STEP = 0, SCENE_RESET = 1 };
 /* The OP_EMIRROR modes (its first u32): a step line's changed slots of a kept edge list, the
  * same after the whole list and its slots (kept_start's, sent at the first changes after it), a
  * step line's whole list when no longer whole, a keyframe's list (the thread's copy, sorted) */
@@ -532,6 +540,13 @@ typedef struct rec_writer {
     atomic_bool snap_busy[REC_SNAPS];
     atomic_bool snap_wait;
     int snap_next, snap_used;
+    /* scenes drawn from copies (polis_scene_copy): the thread's recorder of the scene, which
+     * draws each line's take and diffs it as the stepping thread would (NULL: the stepping
+     * thread reads the scenes); a draw or diff that failed (under mu: its status and message;
+     * nothing more is written from then on) */
+    struct polis_recorder *sr;
+    polis_status scene_status;
+    char scene_err[REC_ERRMAX];
 } rec_writer;
 
 struct polis_recorder {
@@ -594,6 +609,17 @@ struct polis_recorder {
     /* the env's (episode, tick) after the previous line: the changes of who sees whom made
      * then (polis_env_visibility_changes) go into the next reset or step line */
     int64_t vis_episode, vis_tick;
+    /* scenes drawn from copies (docs/recording.md, "Scenes on the writer thread"): `takes` on
+     * the stepping thread's recorder (each line's take into step_raw, OP_SCENE; a keyframe's
+     * returns into key_ret, OP_KEY_SCENE), `draws` on the writer thread's (rec_writer.sr), which
+     * draws them, and the scene it drew last; NULL: the env's scenes (polis_env_scene_get) */
+    polis_scene_copy *takes, *draws;
+    const polis_scene *drawn;
+    char *take_buf; /* a take: after OP_SCENE's 16-byte head (stepping), aligned (writer) */
+    char *key_ret;
+    int64_t draw_tick;         /* the writer thread's: the tick of the line drawn (messages) */
+    polis_status scene_status; /* the stepping thread's: the writer's scene failure, reported */
+    rec_writer *writer_of;     /* the writer thread's recorder of the scene: its thread */
 };
 
 static polis_status rec_fail(polis_recorder *r, polis_status st, const char *fmt, ...)
@@ -1430,6 +1456,11 @@ static void render_tdiff(rbuf *b, const uint8_t *raw, size_t len)
     b->len = (size_t)(q - b->p);
 }
 
+static void render_scene(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw,
+                         size_t len);
+static void render_key_scene(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw,
+                             size_t len);
+
 static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char *text, size_t len,
                    const rec_op *ops, int n_ops)
 {
@@ -1459,6 +1490,10 @@ static void render(const polis_recorder *r, rbuf *b, num_memo *memo, const char 
             render_key_agents(r, b, memo, ops[i].src);
         else if (ops[i].kind == OP_TDIFF)
             render_tdiff(b, ops[i].src, ops[i].len);
+        else if (ops[i].kind == OP_SCENE)
+            render_scene(r, b, memo, ops[i].src, ops[i].len);
+        else if (ops[i].kind == OP_KEY_SCENE)
+            render_key_scene(r, b, memo, ops[i].src, ops[i].len);
         else
             render_events(r, b, memo, ops[i].src, ops[i].len);
     }
@@ -1585,6 +1620,7 @@ static bool write_chunk(polis_recorder *r, const char *p, size_t n)
     rec_writer *w = r->writer;
     rbuf *b = &w->text;
     b->len = 0;
+    if (w->scene_status) return true; /* nothing after a scene that failed */
     for (const char *end = p + n; p < end;) {
         uint32_t len = get_u32(p), n_ops = get_u32(p + 4);
         rec_op ops[REC_MAXOPS];
@@ -1594,7 +1630,12 @@ static bool write_chunk(polis_recorder *r, const char *p, size_t n)
             ops[i] = (rec_op){get_u32(o), get_u32(o + 4), get_u32(o + 8), raw};
             raw += ops[i].len;
         }
+        size_t line = b->len;
         render(r, b, w->memo, text, len, ops, (int)n_ops);
+        if (w->scene_status) { /* the lines before it are written, not this one */
+            b->len = line;
+            break;
+        }
         p = raw;
     }
     return !b->oom && write_out(r, b->p, b->len);
@@ -1637,6 +1678,10 @@ static void writer_hand_over(polis_recorder *r)
     pthread_mutex_lock(&w->mu);
     while (!w->n_free) pthread_cond_wait(&w->cv, &w->mu);
     if (w->failed) r->write_failed = true;
+    if (w->scene_status && !r->scene_status) {
+        r->scene_status = w->scene_status;
+        snprintf(r->err, sizeof r->err, "%s", w->scene_err);
+    }
     w->queue[(w->q_head + w->q_n) % REC_CHUNKS] = w->fill;
     w->q_n++;
     w->fill = w->free_c[--w->n_free];
@@ -1762,6 +1807,9 @@ static void writer_start(polis_recorder *r)
     free(w);
 }
 
+static void rec_free(polis_recorder *r);
+static void copies_start(polis_recorder *r);
+
 /* Writes what is left, closes the file, stops and joins the thread. */
 static void writer_stop(polis_recorder *r)
 {
@@ -1781,6 +1829,11 @@ static void writer_stop(polis_recorder *r)
     free(w->memo);
     for (int i = 0; i < w->snap_n; i++) free(w->snap[i]);
     if (w->edges) list_free(w->edges);
+    if (w->scene_status && !r->scene_status) {
+        r->scene_status = w->scene_status;
+        snprintf(r->err, sizeof r->err, "%s", w->scene_err);
+    }
+    rec_free(w->sr);
     free(w->prev_agents);
     free(w->cur_agents);
     free(w->prev_stats);
@@ -1890,7 +1943,7 @@ static polis_status emit(polis_recorder *r)
     r->ops_len = 0;
     if (r->out.oom) return rec_fail(r, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
     if (r->write_failed) return rec_fail(r, POLIS_ERR_IO, "recorder: cannot write the recording");
-    return POLIS_OK;
+    return r->scene_status; /* the writer thread's scene failed (r->err says how) */
 }
 
 /* ---- events ----------------------------------------------------------------------------- */
@@ -2220,6 +2273,8 @@ static void rec_free(polis_recorder *r)
     free(r->prev_stats);
     free(r->step_raw);
     free(r->key_agents);
+    free(r->take_buf);
+    free(r->key_ret);
     for (int i = 0; i < L_COUNT; i++) list_free(&r->lists[i]);
     free(r);
 }
@@ -2278,7 +2333,8 @@ polis_status polis_recorder_open(const char *path, polis_env *env, const polis_r
         return err->status = POLIS_ERR_IO;
     }
     writer_start(r);
-    if ((st = open_common(r, env, info, err))) {
+    if (!(st = open_common(r, env, info, err))) copies_start(r);
+    if (st) {
         if (!err->message[0]) snprintf(err->message, sizeof err->message, "%s", r->err);
         polis_recorder_close(r);
         remove(path);
@@ -2323,7 +2379,8 @@ polis_status polis_recorder_close(polis_recorder *r)
 {
     if (!r) return POLIS_OK;
     writer_stop(r);
-    polis_status st = r->write_failed ? POLIS_ERR_IO : POLIS_OK;
+    polis_scene_copy_close(r->takes); /* after the thread's last draw */
+    polis_status st = r->write_failed ? POLIS_ERR_IO : r->scene_status;
     if (r->gz && !gz_close(r->gz)) st = POLIS_ERR_IO;
     if (r->f && fclose(r->f) != 0) st = POLIS_ERR_IO;
     rec_free(r);
@@ -2904,6 +2961,33 @@ static bool agents_whole_alloc(polis_recorder *r, int32_t n)
     return r->agents_whole;
 }
 
+/* ---- the scene's source ------------------------------------------------------------------- */
+
+/* What the scene read last says of itself, its kept lists, the rows of a kept layer it
+ * rewrote, and the tick it shows: the env's (polis_env_scene_*), or, on the writer thread's
+ * recorder of the scene, the copy's it drew (polis_scene_copy_*). */
+static inline const polis_scene_said *src_said(const polis_recorder *r)
+{
+    return r->draws ? polis_scene_copy_said(r->draws) : polis_env_scene_said(r->env);
+}
+
+static inline polis_status src_kept(const polis_recorder *r, int32_t list, polis_scene_kept *kp)
+{
+    return r->draws ? polis_scene_copy_kept(r->draws, list, kp)
+                    : polis_env_scene_kept(r->env, list, kp);
+}
+
+static inline const uint64_t *src_rows(const polis_recorder *r, int32_t layer, uint64_t *since)
+{
+    return r->draws ? polis_scene_copy_layer_rows(r->draws, layer, since)
+                    : polis_env_scene_layer_rows(r->env, layer, since);
+}
+
+static inline int64_t src_tick(const polis_recorder *r)
+{
+    return r->draws ? r->draw_tick : polis_env_tick(r->env);
+}
+
 /* The copies of the previous line's scene, allocated at the first scene (its sizes are fixed
  * from then on). */
 static polis_status sized(polis_recorder *r, const polis_scene *s)
@@ -2957,7 +3041,7 @@ static polis_status sized(polis_recorder *r, const polis_scene *s)
              r->lists[i].out && r->lists[i].ord && r->lists[i].keys && r->lists[i].ktmp &&
              r->lists[i].pcur && r->lists[i].pprev;
         polis_scene_kept kp;
-        if (polis_env_scene_kept(r->env, i, &kp) == POLIS_OK && kp.slots > 0) {
+        if (src_kept(r, i, &kp) == POLIS_OK && kp.slots > 0) {
             sorted_list *l = &r->lists[i];
             l->kslots = kp.slots;
             r->any_kept = true;
@@ -2981,7 +3065,7 @@ static polis_status check_things(polis_recorder *r)
         if (t[i].id == t[i - 1].id)
             return rec_fail(r, POLIS_ERR_INVALID,
                             "recorder: tick %" PRId64 ": two things have id %d in the scene",
-                            polis_env_tick(r->env), (int)t[i].id);
+                            src_tick(r), (int)t[i].id);
     return POLIS_OK;
 }
 
@@ -2992,17 +3076,39 @@ static inline bool list_idle(const sorted_list *l) { return !l->n && !l->n_prev 
 /* Reads the scene and puts its things, nodes and edges in key order: as they are when a game
  * appends them sorted (no copy), else a sorted copy, sorted again only when the game's list
  * differs from the one it was sorted from (a social graph's edges rarely change). */
+static polis_status scene_in(polis_recorder *r, const polis_scene *s);
 static polis_status take_scene(polis_recorder *r, const polis_scene **out)
 {
     polis_status st = polis_env_scene_get(r->env, out);
     if (st)
         return rec_fail(r, st, "recorder: tick %" PRId64 ": %s", polis_env_tick(r->env),
                         polis_env_error(r->env));
-    const polis_scene *s = *out;
-    if ((st = sized(r, s))) return st;
+    return scene_in(r, *out);
+}
+
+/* The plugins' copy of what changed in the scene (polis_scene_copy_take) into take_buf after
+ * OP_SCENE's head ([u32 mode][u32 0][i64 tick]), for the writer thread to draw; *len: the
+ * op's bytes. */
+static polis_status take_copy(polis_recorder *r, uint32_t mode, int64_t tick, size_t *len)
+{
+    const uint32_t head[2] = {mode, 0};
+    memcpy(r->take_buf, head, sizeof head);
+    memcpy(r->take_buf + sizeof head, &tick, sizeof tick);
+    size_t n = 0;
+    polis_status st = polis_scene_copy_take(r->takes, r->take_buf + 16, &n);
+    if (st) return rec_fail(r, st, "recorder: tick %" PRId64 ": %s", tick, polis_env_error(r->env));
+    *len = 16 + n;
+    return POLIS_OK;
+}
+
+/* A scene read (the env's, or one drawn from a copy) into the recorder's lists. */
+static polis_status scene_in(polis_recorder *r, const polis_scene *s)
+{
+    polis_status st = sized(r, s);
+    if (st) return st;
     /* the kernel's record, rewritten in place by each scene; asked for each time: a reset that
      * rebuilds the env (a scenario's "vary") frees it and makes another */
-    const polis_scene_said *said = r->said = polis_env_scene_said(r->env);
+    const polis_scene_said *said = r->said = src_said(r);
     /* no things, nodes or edges now, nor at the previous line, none kept (gather): the lists
      * are as they were */
     if (r->no_lists && !(s->n_things | s->n_nodes | s->n_edges)) return POLIS_OK;
@@ -3086,8 +3192,7 @@ static void kept_start(polis_recorder *r, int which, const polis_scene *s)
 {
     sorted_list *l = &r->lists[which];
     polis_scene_kept kp;
-    if (!l->kslots || polis_env_scene_kept(r->env, which, &kp) != POLIS_OK || !kp.whole ||
-        kp.slots != l->kslots)
+    if (!l->kslots || src_kept(r, which, &kp) != POLIS_OK || !kp.whole || kp.slots != l->kslots)
         return;
     int32_t n, cap;
     const void *el = scene_list(s, which, &n, &cap);
@@ -3097,7 +3202,7 @@ static void kept_start(polis_recorder *r, int which, const polis_scene *s)
         l->kpos[k] = kp.where[k];
         if (kp.where[k] >= 0) l->kslot[kp.where[k]] = k;
     }
-    l->kseen = polis_env_scene_number(r->env);
+    l->kseen = src_said(r)->number;
     l->kp = kp; /* its slots and where (the kernel's, rewritten in place) for every scene */
     l->kept = true;
     l->mpend = l->mirror; /* sent to the writer thread with the next changes (put_edge_mirror) */
@@ -3115,7 +3220,7 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
         const void *el = scene_list(s, i, &l->n, &cap);
         /* the writer thread's copy is this scene's list (a step line's put_edge_mirror): sorted
          * there (put_list) */
-        l->mkey = l->mirror && !l->mpend && l->kseen == polis_env_scene_number(r->env);
+        l->mkey = l->mirror && !l->mpend && l->kseen == src_said(r)->number;
         l->n_raw = -1;
         if (l->mkey) continue;
         if (!(l->er && !l->mirror && sort_ranked(r, l)))
@@ -3129,7 +3234,7 @@ static polis_status sort_kept(polis_recorder *r, const polis_scene *s)
 static void keep_scene(polis_recorder *r, const polis_scene *s)
 {
     if (r->cells) copy_blocks(r->prev_tiles, s->tiles, r->cells * sizeof *s->tiles);
-    const polis_scene_said *said = polis_env_scene_said(r->env);
+    const polis_scene_said *said = src_said(r);
     for (int32_t l = 0; r->cells && said && l < s->n_layers; l++)
         r->tile_ver[l] = said->layer_ver[l];
     if (s->n_agents) memcpy(r->prev_agents, s->agents, (size_t)s->n_agents * sizeof *s->agents);
@@ -3170,17 +3275,12 @@ static void put_list(polis_recorder *r, int which)
     add_op(r, OP_WHOLE, l->out, (size_t)(q - l->out));
 }
 
-static polis_status keyframe(polis_recorder *r, const polis_scene *s)
+/* A keyframe's scene into the line (its lists sorted first: sort_kept): ",\"tiles\":[...],
+ * \"things\":[...],\"agents\":[...],\"nodes\":[...],\"edges\":[...]" */
+static void key_scene(polis_recorder *r, const polis_scene *s)
 {
     rbuf *b = &r->line;
-    polis_env *env = r->env;
-    polis_status st = sort_kept(r, s);
-    if (st) return st;
-    RB_LIT(b, "{\"t\":\"key\",\"tick\":");
-    rb_int(b, polis_env_tick(env));
-    RB_LIT(b, ",\"hash\":\"");
-    put_hash(r);
-    RB_LIT(b, "\",\"tiles\":[");
+    RB_LIT(b, ",\"tiles\":[");
     /* the tiles are formatted where the line is written out (no map: no cells to copy) */
     if (r->cells)
         add_op(r, OP_TILES, s->tiles, r->cells * sizeof *s->tiles);
@@ -3203,7 +3303,31 @@ static polis_status keyframe(polis_recorder *r, const polis_scene *s)
     put_list(r, L_NODES);
     RB_LIT(b, "],\"edges\":[");
     put_list(r, L_EDGES);
-    RB_LIT(b, "]}");
+    RB_LIT(b, "]");
+}
+
+/* A keyframe line: the tick, the state hash and the scene — the scene drawn from copies by the
+ * writer thread (OP_KEY_SCENE; s NULL), kept there for the next diff when `keep`. */
+static polis_status keyframe(polis_recorder *r, const polis_scene *s, bool keep)
+{
+    rbuf *b = &r->line;
+    polis_status st = r->takes ? POLIS_OK : sort_kept(r, s);
+    if (st) return st;
+    RB_LIT(b, "{\"t\":\"key\",\"tick\":");
+    rb_int(b, polis_env_tick(r->env));
+    RB_LIT(b, ",\"hash\":\"");
+    put_hash(r);
+    RB_LIT(b, "\"");
+    if (r->takes) {
+        uint32_t head[2] = {keep ? 1u : 0u, 0};
+        size_t nr = (size_t)r->n_agents * sizeof *r->returns;
+        memcpy(r->key_ret, head, sizeof head);
+        memcpy(r->key_ret + sizeof head, r->returns, nr);
+        add_op(r, OP_KEY_SCENE, r->key_ret, sizeof head + nr);
+    } else {
+        key_scene(r, s);
+    }
+    RB_LIT(b, "}");
     return emit(r);
 }
 
@@ -3431,7 +3555,7 @@ static bool sort_ranked_prev(sorted_list *l)
  * otherwise. */
 static bool sort_ranked(polis_recorder *r, sorted_list *l)
 {
-    if (l->kseen != polis_env_scene_number(r->env) || l->n_prev != l->n) return false;
+    if (l->kseen != src_said(r)->number || l->n_prev != l->n) return false;
     return sort_ranked_prev(l);
 }
 
@@ -3682,8 +3806,10 @@ static void diff_kept(polis_recorder *r, int which, const polis_scene *s)
     if (said->number == l->kseen + 1) { /* the last scene's own slots, as the kernel logged */
         nch = said->n_changed[which];
         chg = said->changed[which];
-    } else {
+    } else if (!r->draws) {
         nch = polis_env_scene_kept_changes(r->env, which, l->kseen, l->kchg, l->kslots);
+    } else { /* (a copy's scenes are drawn and read every one: not reached) every slot */
+        for (nch = 0; nch < l->kslots; nch++) l->kchg[nch] = nch;
     }
     l->kseen = said->number;
     if (l->mirror) { /* the writer thread keeps the list: the new edges go to it */
@@ -3776,7 +3902,7 @@ static void diff(polis_recorder *r, const polis_scene *s)
         uint64_t ver = vers[l], since;
         if (ver == r->tile_ver[l]) continue;
         /* the rows its callbacks said they rewrote since the copy's version: only those */
-        const uint64_t *rows = polis_env_scene_layer_rows(r->env, l, &since);
+        const uint64_t *rows = src_rows(r, l, &since);
         if (since != r->tile_ver[l]) rows = NULL;
         r->tile_ver[l] = ver;
         if (!rows && memcmp(s->tiles + (size_t)l * plane, r->prev_tiles + (size_t)l * plane,
@@ -3848,6 +3974,125 @@ static void diff(polis_recorder *r, const polis_scene *s)
     if (!list_idle(&r->lists[L_EDGES])) diff_list(r, L_EDGES, s);
 }
 
+/* ---- scenes drawn from copies on the writer thread ---------------------------------------- */
+
+/* The writer thread's scene failed: said to the stepping thread (at its next hand-over or at
+ * close), and nothing from this line on is written. */
+static void scene_fail(rec_writer *w, polis_status st, const char *fmt, ...) POLIS_PRINTF(3, 4);
+static void scene_fail(rec_writer *w, polis_status st, const char *fmt, ...)
+{
+    char msg[REC_ERRMAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&w->mu);
+    w->scene_status = st;
+    memcpy(w->scene_err, msg, sizeof msg);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The part of a line the thread's recorder of the scene (sr) built, formatted into b. */
+static void render_sr(polis_recorder *sr, rbuf *b, num_memo *memo)
+{
+    if (sr->line.oom) {
+        scene_fail(sr->writer_of, POLIS_ERR_NOMEM, "recorder: out of memory building a line");
+    } else {
+        render(sr, b, memo, sr->line.p, sr->line.len, sr->ops, sr->n_ops);
+    }
+    sr->line.len = 0;
+    sr->n_ops = 0;
+    sr->ops_len = 0;
+}
+
+/* OP_SCENE, on the writer thread: the scene drawn from the line's take (polis_scene_copy_draw),
+ * read as the stepping thread reads the env's (scene_in), and for a step line what changed
+ * since the previous line (diff), formatted here, in the line. */
+static void render_scene(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw,
+                         size_t len)
+{
+    rec_writer *w = r->writer;
+    polis_recorder *sr = w->sr;
+    if (w->scene_status) return;
+    uint32_t mode;
+    memcpy(&mode, raw, sizeof mode);
+    memcpy(&sr->draw_tick, raw + 8, sizeof sr->draw_tick);
+    memcpy(sr->take_buf, raw + 16, len - 16); /* aligned, as the take was written */
+    const polis_scene *s;
+    polis_status st = polis_scene_copy_draw(sr->draws, sr->take_buf, len - 16, &s);
+    if (st)
+        return scene_fail(w, st, "recorder: tick %" PRId64 ": %s", sr->draw_tick,
+                          polis_scene_copy_error(sr->draws));
+    if ((st = scene_in(sr, s))) return scene_fail(w, st, "%s", sr->err);
+    sr->drawn = s;
+    if (mode == SCENE_RESET) return; /* the keyframe after it shows it */
+    sr->raw_end = sr->step_raw;
+    diff(sr, s);
+    render_sr(sr, b, memo);
+}
+
+/* OP_KEY_SCENE, on the writer thread: a keyframe's scene, the one drawn last, with the agents'
+ * returns the stepping thread sent; kept for the next diff at an episode's start. */
+static void render_key_scene(const polis_recorder *r, rbuf *b, num_memo *memo, const uint8_t *raw,
+                             size_t len)
+{
+    rec_writer *w = r->writer;
+    polis_recorder *sr = w->sr;
+    if (w->scene_status) return;
+    uint32_t keep;
+    memcpy(&keep, raw, sizeof keep);
+    memcpy(sr->returns, raw + 8, len - 8);
+    polis_status st = sort_kept(sr, sr->drawn);
+    if (st) return scene_fail(w, st, "%s", sr->err);
+    key_scene(sr, sr->drawn);
+    render_sr(sr, b, memo);
+    if (keep) keep_scene(sr, sr->drawn);
+}
+
+/* Scenes drawn from copies when the writer thread runs and the game's scenes can be
+ * (polis_env_scene_copyable), unless the scenario's "vary" may rebuild the env between
+ * episodes (the copy holds the plugins' callbacks) or POLIS_RECORD_COPIES=0 asks for the
+ * env's scenes: the stepping thread then only takes the copies (docs/recording.md, "Scenes on
+ * the writer thread"). The same recording either way; without memory for it, the env's. */
+static void copies_start(polis_recorder *r)
+{
+    polis_env *env = r->env;
+    const char *opt = getenv("POLIS_RECORD_COPIES");
+    if (!r->writer || (opt && strcmp(opt, "0") == 0) || !polis_env_scene_copyable(env) ||
+        polis_env_n_varied(env) > 0)
+        return;
+    polis_scene_copy *c = NULL;
+    if (polis_scene_copy_open(env, &c) != POLIS_OK) return; /* another reader has it */
+    size_t max = polis_scene_copy_max(c), n = (size_t)r->n_agents;
+    polis_recorder *sr = calloc(1, sizeof *sr);
+    if (sr) {
+        sr->env = env;
+        sr->draws = c;
+        sr->writer_of = r->writer;
+        sr->episode = -1;
+        sr->n_agents = r->n_agents;
+        sr->returns = calloc(n + 1, sizeof *sr->returns);
+        sr->memo = calloc(2 * MEMO_SLOTS, sizeof *sr->memo);
+        sr->take_buf = malloc(max + 1);
+    }
+    r->take_buf = malloc(16 + max);
+    r->key_ret = malloc(8 + (n + 1) * sizeof *r->returns);
+    r->step_raw = calloc(HEAD_PADDED(head_size(r->n_agents)) + 1, 1);
+    if (!sr || !sr->returns || !sr->memo || !sr->take_buf || !r->take_buf || !r->key_ret ||
+        !r->step_raw) {
+        rec_free(sr);
+        free(r->take_buf);
+        free(r->key_ret);
+        free(r->step_raw);
+        r->take_buf = r->key_ret = r->step_raw = NULL;
+        polis_scene_copy_close(c);
+        return;
+    }
+    r->allocs += 4;
+    r->takes = c;
+    r->writer->sr = sr;
+}
+
 /* ---- episodes ------------------------------------------------------------------------------ */
 
 /* ",\"visibility\":[[observer,target,state],...]": what polis_env_visibility_set changed
@@ -3885,8 +4130,9 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
     r->episode++;
     r->in_episode = true;
     for (int32_t a = 0; a < r->n_agents; a++) r->returns[a] = 0;
-    const polis_scene *s;
-    polis_status st = take_scene(r, &s);
+    const polis_scene *s = NULL;
+    size_t take_len = 0;
+    polis_status st = r->takes ? take_copy(r, SCENE_RESET, 0, &take_len) : take_scene(r, &s);
     if (st) return st;
     rb_printf(&r->line, "{\"t\":\"reset\",\"episode\":%" PRId64 ",\"seed\":%" PRIu64, r->episode,
               seed);
@@ -3898,12 +4144,13 @@ polis_status polis_recorder_begin_episode(polis_recorder *r, uint64_t seed)
     put_visibility(r, 0);
     /* the events of the reset (world generation) were collected since the last line */
     if (r->events.len) add_op(r, OP_EVENTS, r->events.p, r->events.len);
+    if (r->takes) add_op(r, OP_SCENE, r->take_buf, take_len); /* drawn there, no text */
     rb_put(&r->line, "}", 1);
     st = emit(r);
     r->events.len = 0;
     if (st) return st;
-    if ((st = keyframe(r, s))) return st;
-    keep_scene(r, s);
+    if ((st = keyframe(r, s, true))) return st;
+    if (!r->takes) keep_scene(r, s);
     return POLIS_OK;
 }
 
@@ -3931,10 +4178,11 @@ polis_status polis_recorder_step(polis_recorder *r)
                         "polis_recorder_begin_episode after the reset)");
     polis_env *env = r->env;
     const polis_io *io = polis_env_io(env); /* a rebuilding reset moves it */
-    const polis_scene *s;
-    polis_status st = take_scene(r, &s);
-    if (st) return st;
+    const polis_scene *s = NULL;
     int64_t tick = polis_env_tick(env);
+    size_t take_len = 0;
+    polis_status st = r->takes ? take_copy(r, SCENE_STEP, tick, &take_len) : take_scene(r, &s);
+    if (st) return st;
     rbuf *b = &r->line;
     int32_t n = r->n_agents;
     /* the head's values, formatted where the line is written out */
@@ -3972,7 +4220,10 @@ polis_status polis_recorder_step(polis_recorder *r)
     }
     put_visibility(r, tick);
     if (r->events.len) add_op(r, OP_EVENTS, r->events.p, r->events.len);
-    diff(r, s);
+    if (r->takes) /* drawn and diffed by the writer thread, in this place of the line */
+        add_op(r, OP_SCENE, r->take_buf, take_len);
+    else
+        diff(r, s);
     if (r->msgs.len) {
         rb_puts(b, ",\"msgs\":[");
         rb_put(b, r->msgs.p + 1, r->msgs.len - 1);
@@ -3987,7 +4238,7 @@ polis_status polis_recorder_step(polis_recorder *r)
      * (or when the ticks went back, at a new episode), not one a tick */
     int64_t every = r->keyframe_every;
     if ((uint64_t)(tick - r->key_lo) >= (uint64_t)every) r->key_lo = tick - tick % every;
-    if (tick == r->key_lo && (st = keyframe(r, s))) return st;
+    if (tick == r->key_lo && (st = keyframe(r, s, false))) return st;
     return POLIS_OK;
 }
 
