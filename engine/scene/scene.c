@@ -433,6 +433,15 @@ static inline polis__looks *scene_lk(const polis_ctx *ctx, const polis_scene *sc
     return lk;
 }
 
+/* A copy reader's message: "<who>: <message>" (who NULL: the message alone). */
+static POLIS_PRINTF(3, 0) void copy_verr(polis_scene_copy *c, const char *who, const char *fmt,
+                                         va_list ap)
+{
+    int n = who ? snprintf(c->err, sizeof c->err, "%s: ", who) : 0;
+    if (n < 0 || (size_t)n >= sizeof c->err) n = 0;
+    vsnprintf(c->err + n, sizeof c->err - (size_t)n, fmt, ap);
+}
+
 /* A host call's error in a scene callback: the env's error (polis__ctx_error), but a copy
  * reader's own when its draw made the call — the reader's thread touches nothing of the env. */
 static POLIS_PRINTF(3, 4) void scene_err(const polis__looks *lk, polis_ctx *ctx, const char *fmt,
@@ -441,11 +450,7 @@ static POLIS_PRINTF(3, 4) void scene_err(const polis__looks *lk, polis_ctx *ctx,
     va_list ap;
     va_start(ap, fmt);
     if (lk && lk->self) {
-        char *e = lk->self->err;
-        size_t cap = sizeof lk->self->err;
-        int n = snprintf(e, cap, "%s: ", ctx->name);
-        if (n < 0 || (size_t)n >= cap) n = 0;
-        vsnprintf(e + n, cap - (size_t)n, fmt, ap);
+        copy_verr(lk->self, ctx->name, fmt, ap);
     } else {
         char msg[POLIS_ERRMAX];
         vsnprintf(msg, sizeof msg, fmt, ap);
@@ -1479,7 +1484,7 @@ typedef struct take_head {
     uint64_t len; /* the take's bytes, this head included */
     uint32_t fresh, n_fns;
 } take_head;
-#define TAKE_MAGIC UINT64_C(0x79706f63656e6373) /* "scenecopy" */
+#define TAKE_MAGIC UINT64_C(0x79706f63656e6373) /* "scnecopy", little-endian */
 
 static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -1644,13 +1649,13 @@ polis_status polis_scene_copy_take(polis_scene_copy *c, void *buf, size_t *len)
     return POLIS_OK;
 }
 
-static polis_status copy_refuse(polis_scene_copy *c, polis_status st, const char *fmt, ...)
-    POLIS_PRINTF(3, 4);
-static polis_status copy_refuse(polis_scene_copy *c, polis_status st, const char *fmt, ...)
+/* A take refused (nothing drawn): the message, and st. */
+static POLIS_PRINTF(3, 4) polis_status
+    copy_refuse(polis_scene_copy *c, polis_status st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    copy_verr(c, NULL, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -1680,14 +1685,15 @@ polis_status polis_scene_copy_draw(polis_scene_copy *c, const void *take, size_t
                            "in order)",
                            (unsigned long long)h.seq, (unsigned long long)(c->drawn + 1));
     size_t off = sizeof h + c->term_bytes;
-    for (int32_t i = 0; i < lk->n_fns; i++) {
-        uint64_t n;
-        if (off + 8 > len) break;
-        memcpy(&n, p + off, sizeof n);
-        if (n > lk->fns[i].copy.max_take) break;
-        off += 8 + round8((size_t)n);
+    bool bad = off > len;
+    for (int32_t i = 0; !bad && i < lk->n_fns; i++) {
+        uint64_t n = 0;
+        bad = off + 8 > len;
+        if (!bad) memcpy(&n, p + off, sizeof n);
+        bad = bad || n > lk->fns[i].copy.max_take;
+        if (!bad) off += 8 + round8((size_t)n);
     }
-    if (off != len)
+    if (bad || off != len)
         return copy_refuse(c, POLIS_ERR_INVALID,
                            "scene copy: take %llu's parts do not add up to its %zu bytes",
                            (unsigned long long)h.seq, len);

@@ -1713,6 +1713,13 @@ static void test_copy_errors(void)
                  "scene copy: take 1's parts do not add up to its 112 bytes");
     part = 40;
     memcpy(copy_bufs[0] + at, &part, sizeof part);
+    /* the head and terminations alone, its length said so too: no part */
+    memcpy(copy_bufs[2], copy_bufs[0], 64);
+    uint64_t short_len = 64;
+    memcpy(copy_bufs[2] + 40, &short_len, sizeof short_len); /* the head's len */
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[2], 64, &cs), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_scene_copy_error(c),
+                 "scene copy: take 1's parts do not add up to its 64 bytes");
     CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[1], &copy_lens[1]), POLIS_OK);
     CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[1], copy_lens[1], &cs), POLIS_ERR_INVALID);
     CHECK_EQ_STR(polis_scene_copy_error(c),
