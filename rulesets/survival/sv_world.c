@@ -198,8 +198,9 @@ void sv_generate_rest(sv_world *w)
         w->n_active[k] = 0;
     }
     w->next_uid = 1;
-    w->map_rows = ~UINT64_C(0); /* a new map: every row for the scene to draw */
-    for (int k = 0; k < SV_N_MOB_KINDS; k++) w->mob_marks[k] = ~UINT64_C(0); /* every slot */
+    w->map_rows = w->take_rows = ~UINT64_C(0); /* a new map: every row for the scene to draw */
+    for (int k = 0; k < SV_N_MOB_KINDS; k++)   /* every slot */
+        w->mob_marks[k] = w->take_mob_marks[k] = ~UINT64_C(0);
     if (w->p.ghost_mobs != SV_GHOST_OFF) {
         /* the reference's initial slots (spec §2.2): unused zombies hold 1 health and cows a
          * cow's, at (0, 0); they matter only to the ghost-mob quirk */
