@@ -17,6 +17,15 @@
  * facing, life and stats, and every terrain cell when fresh, and says so (scene_whole, host API
  * version 4): the kernel does not clear them first.
  *
+ * The scene can also be drawn from copies (host API version 5, scene_copy): sv_take, on the
+ * env's thread after each reset and step, copies the map rows and mob slots the rules marked
+ * since the last take — its own marks, w->take_rows and w->take_mob_marks, set beside
+ * map_rows and mob_marks and cleared only by the take, so the env's own scenes and the copies
+ * never take each other's changes — every player's shown fields and the daylight; sv_draw, on
+ * the reader's thread, makes sv_scene's calls from it against a copy of the map and of what
+ * each slot shows of its own (sv_drawn), reading of sv_looks only what registration set. Both
+ * paths share the rows (show_rows), a mob slot (show_mob) and a player's row (show_player).
+ *
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
  * one's slot is a new thing (an add and a del in a recording, not a move).
@@ -234,18 +243,15 @@ typedef struct sv_take_head {
     uint32_t fresh;
 } sv_take_head;
 
-/* the part of a sv_player the scene shows (show_player) */
+/* the part of a sv_player the scene shows (show_player): from r to the end of inv */
 #define SV_PL_FIRST offsetof(sv_player, r)
 #define SV_PL_BYTES (offsetof(sv_player, inv) + sizeof(int32_t) * SV_N_ITEMS - SV_PL_FIRST)
-_Static_assert(offsetof(sv_player, c) > SV_PL_FIRST && offsetof(sv_player, dir) > SV_PL_FIRST &&
-                   offsetof(sv_player, sleeping) > SV_PL_FIRST &&
-                   offsetof(sv_player, alive) > SV_PL_FIRST &&
-                   offsetof(sv_player, health) > SV_PL_FIRST &&
-                   offsetof(sv_player, food) > SV_PL_FIRST &&
-                   offsetof(sv_player, drink) > SV_PL_FIRST &&
-                   offsetof(sv_player, energy) > SV_PL_FIRST &&
-                   offsetof(sv_player, inv) > SV_PL_FIRST && SV_PL_BYTES % 4 == 0,
-               "show_player reads only fields between r and inv");
+#define SV_PL_IN(f) (offsetof(sv_player, f) >= SV_PL_FIRST && offsetof(sv_player, f) < SV_PL_BYTES)
+_Static_assert(SV_PL_IN(c) && SV_PL_IN(dir) && SV_PL_IN(sleeping) && SV_PL_IN(alive) &&
+                   SV_PL_IN(health) && SV_PL_IN(food) && SV_PL_IN(drink) && SV_PL_IN(energy) &&
+                   sizeof(((sv_player *)0)->inv) == sizeof(int32_t) * SV_N_ITEMS &&
+                   SV_PL_BYTES % 4 == 0,
+               "show_player reads only the fields from r to the end of inv");
 
 /* sv_draw's state: its copy of the map and what each mob slot shows */
 typedef struct sv_drawn {
