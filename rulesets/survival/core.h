@@ -269,18 +269,21 @@ typedef struct sv_world {
     int32_t timestep;
     float light;
     uint8_t map[SV_MAP][SV_MAP];
-    uint64_t map_rows;  /* bit r: row r of map written (sv_set_block) since the scene last drew
-                           it (looks.c clears it); all set by sv_generate */
-    uint64_t take_rows; /* the same since the scene copy's last take (looks.c's take clears it) */
+    uint64_t map_rows; /* bit r: row r of map written (sv_set_block) since the scene or the scene
+                          copy's take last read it (looks.c clears it); all set by sv_generate */
     uint16_t mob_map[SV_MAP][SV_MAP];   /* 0, or (kind << 8 | slot) + 1 for zombie/cow/skeleton */
     uint8_t player_map[SV_MAP][SV_MAP]; /* living players on the tile */
     int16_t placed_by[SV_MAP][SV_MAP];  /* table/furnace owner, -1 none */
     sv_mob *mobs[SV_N_MOB_KINDS];       /* [max_mobs[kind]] each */
     int32_t n_active[SV_N_MOB_KINDS];
-    /* bit q of [kind]: mob slot q appeared, moved or went (sv_mark_mob) since the scene last
-     * read it (looks.c visits only these, and clears them); all set by sv_generate_rest */
+    /* bit q of [kind]: mob slot q appeared, moved or went (sv_mark_mob) since the scene or the
+     * take last read it (looks.c visits only these, and clears them); all set by
+     * sv_generate_rest */
     uint64_t mob_marks[SV_N_MOB_KINDS];
-    uint64_t take_mob_marks[SV_N_MOB_KINDS]; /* the same since the scene copy's last take */
+    /* looks.c's: the marks above that the take read and the scene has not (scene_*), and the
+     * marks the scene read and the take has not (take_*); the rules never touch them */
+    uint64_t scene_rows, take_rows;
+    uint64_t scene_mob_marks[SV_N_MOB_KINDS], take_mob_marks[SV_N_MOB_KINDS];
     int32_t next_uid; /* the next mob's uid: 1 after the reset, counting every kind */
     sv_plant *plants; /* [max_plants] */
     int32_t n_plants; /* slots 0..n_plants-1 are (or, with plant_slots "reference", may be) used */
@@ -362,22 +365,20 @@ static inline bool sv_in_map(int32_t r, int32_t c)
 
 /* WATER STONE TREE COAL IRON DIAMOND TABLE FURNACE PLANT RIPE_PLANT block movement */
 /* Every write of a block after generation: the block, and its row noted for the scene, which
- * redraws only the rows noted (w->map_rows), and for the scene copy's take (w->take_rows). */
+ * redraws only the rows noted (w->map_rows). */
 static inline void sv_set_block(sv_world *w, int32_t r, int32_t c, int32_t block)
 {
     _Static_assert(SV_MAP <= 64, "a row per bit of map_rows");
     w->map[r][c] = (uint8_t)block;
     w->map_rows |= UINT64_C(1) << r;
-    w->take_rows |= UINT64_C(1) << r;
 }
 
 /* Every change of a mob slot's activity, uid or place: noted for the scene, which visits
- * only the slots noted (w->mob_marks), and for the scene copy's take (w->take_mob_marks). */
+ * only the slots noted (w->mob_marks). */
 static inline void sv_mark_mob(sv_world *w, int32_t kind, int32_t slot)
 {
     _Static_assert(SV_MAX_MOBS <= 64, "a mob slot per bit of mob_marks");
     w->mob_marks[kind] |= UINT64_C(1) << slot;
-    w->take_mob_marks[kind] |= UINT64_C(1) << slot;
 }
 
 static inline bool sv_solid(int32_t block) { return (0x19F38u >> block) & 1u; }

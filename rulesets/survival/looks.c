@@ -19,9 +19,11 @@
  *
  * The scene can also be drawn from copies (host API version 5, scene_copy): sv_take, on the
  * env's thread after each reset and step, copies the map rows and mob slots the rules marked
- * since the last take — its own marks, w->take_rows and w->take_mob_marks, set beside
- * map_rows and mob_marks and cleared only by the take, so the env's own scenes and the copies
- * never take each other's changes — every player's shown fields and the daylight; sv_draw, on
+ * since the last take, every player's shown fields and the daylight. The rules mark only
+ * map_rows and mob_marks; whichever of sv_scene and sv_take reads them clears them and leaves
+ * them for the other in its own words (w->scene_rows, w->take_rows, ...; read_marks), so the
+ * env's own scenes and the copies never take each other's changes and the step pays nothing
+ * for the second reader. sv_draw, on
  * the reader's thread, makes sv_scene's calls from it against a copy of the map and of what
  * each slot shows of its own (sv_drawn), reading of sv_looks only what registration set. Both
  * paths share the rows (show_rows), a mob slot (show_mob) and a player's row (show_player).
@@ -134,6 +136,20 @@ __attribute__((target("avx2"))) static void draw_rows_avx2(int32_t *t, const uin
 #define SV_DRAW_AVX2 1
 #endif
 
+/* The marks of one word (map rows, a kind's mob slots) since `mine` (the scene's or the take's)
+ * last read them: the rules' (*rules) and what the other reader left in *mine, both cleared;
+ * the rules' are left for the other one in *other. The rules mark only *rules: the step pays
+ * nothing for the second reader. */
+static inline uint64_t read_marks(uint64_t *rules, uint64_t *mine, uint64_t *other)
+{
+    uint64_t m = *rules;
+    *other |= m;
+    *rules = 0;
+    m |= *mine;
+    *mine = 0;
+    return m;
+}
+
 /* The terrain layer of a scene: the same when no row changed, else the rows changed (all when
  * fresh) translated from map (sv_scene: the game's; sv_draw: its copy) and named. */
 static polis_status show_rows(polis_ctx *ctx, polis_scene *sc, const sv_looks *lk, bool all,
@@ -203,18 +219,19 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     sv_world *w = s->w;
     bool all = s->h->scene_fresh(ctx, sc);
     /* the rows written since the last scene (the kernel cleared the layer when fresh) */
-    uint64_t rows = all ? ~UINT64_C(0) : w->map_rows;
-    w->map_rows = 0;
+    uint64_t rows = read_marks(&w->map_rows, &w->scene_rows, &w->take_rows);
+    rows = all ? ~UINT64_C(0) : rows;
     polis_status st = show_rows(ctx, sc, lk, all, rows, (const uint8_t(*)[SV_MAP])w->map);
     if (st) return st;
     if (all) /* the kernel emptied the slots */
         memset(lk->shown, 0, sizeof lk->shown);
     /* only the mob slots the rules marked since the last scene (every slot when fresh) */
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        uint64_t marks = w->mob_marks[k];
+        /* cleared here: a scene that fails half-way is followed by a fresh one */
+        uint64_t marks =
+            read_marks(&w->mob_marks[k], &w->scene_mob_marks[k], &w->take_mob_marks[k]);
         if (!marks && !all) continue; /* most kinds at most ticks */
         marks = all ? lk->all_slots[k] : marks & lk->all_slots[k];
-        w->mob_marks[k] = 0; /* a scene that fails half-way is followed by a fresh one */
         const sv_mob *m = w->mobs[k];
         sv_shown *sh = &lk->shown[lk->slot0[k]];
         for (; marks; marks &= marks - 1) {
@@ -259,24 +276,25 @@ typedef struct sv_drawn {
     sv_shown shown[];
 } sv_drawn;
 
-/* On the env's thread: what changed since the last take (its own marks, w->take_rows and
- * w->take_mob_marks, which only it clears). */
+/* On the env's thread: what changed since the last take (the rules' marks and what sv_scene
+ * left for it, read_marks). */
 static polis_status sv_take(polis_ctx *ctx, void *ud, bool fresh, void *buf, size_t *len)
 {
     (void)ctx;
     const sv_looks *lk = ud;
     sv_world *w = lk->w;
     uint8_t *p = buf;
-    sv_take_head hd = {fresh ? ~UINT64_C(0) : w->take_rows, {0}, w->light, fresh};
-    w->take_rows = 0;
+    uint64_t rows = read_marks(&w->map_rows, &w->take_rows, &w->scene_rows);
+    sv_take_head hd = {fresh ? ~UINT64_C(0) : rows, {0}, w->light, fresh};
     p += sizeof hd;
     for (int32_t a = 0; a < lk->n; a++, p += SV_PL_BYTES)
         memcpy(p, (const uint8_t *)&w->players[a] + SV_PL_FIRST, SV_PL_BYTES);
-    for (uint64_t rows = hd.rows; rows; rows &= rows - 1, p += SV_MAP)
+    for (rows = hd.rows; rows; rows &= rows - 1, p += SV_MAP)
         memcpy(p, w->map[__builtin_ctzll(rows)], SV_MAP);
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        uint64_t marks = (fresh ? ~UINT64_C(0) : w->take_mob_marks[k]) & lk->all_slots[k];
-        w->take_mob_marks[k] = 0;
+        uint64_t marks =
+            read_marks(&w->mob_marks[k], &w->take_mob_marks[k], &w->scene_mob_marks[k]);
+        marks = (fresh ? ~UINT64_C(0) : marks) & lk->all_slots[k];
         hd.marks[k] = marks;
         const sv_mob *m = w->mobs[k];
         for (; marks; marks &= marks - 1, p += sizeof(sv_shown)) {
