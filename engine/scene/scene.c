@@ -14,6 +14,7 @@
  * cleared the layers (the first scene of an episode, or after a scene failed) and every
  * cell is to be written again.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +47,8 @@ typedef struct look_fn {
     uint32_t whole; /* POLIS_SCENE_WHOLE_* the plugin said (scene_whole, "scene" API 4) */
     /* while this callback runs: where its share of the appended arrays ends */
     int32_t end_things, end_nodes, end_edges;
+    polis_scene_copy_def copy; /* scene_copy ("scene" API 5; take NULL: none) */
+    void *state;               /* a copy reader's: draw's state (copy.state_bytes) */
 } look_fn;
 
 /* A kept list (the "scene" host API, version 2; one plugin keeps it): the plugin's elements
@@ -115,6 +118,25 @@ struct polis__looks {
     int32_t n_kept_lists, kept_lists[3]; /* the lists a plugin keeps, in order */
     uint64_t scene_no;                   /* polis_env_scene_number */
     polis_scene_said said; /* polis_env_scene_said: set as scene_no, the whole and the logs are */
+    /* scenes drawn from copies ("scene" API 5): the env's instance points at the open reader;
+     * a reader's own instance (the per-scene parts above, the registry's shared) at its reader */
+    polis_scene_copy *open_copy;
+    polis_scene_copy *self;
+};
+
+/* A reader of copies (polis/scene.h): a second instance of the per-scene state, drawn on the
+ * reader's thread, and what the env's thread's takes keep. */
+struct polis_scene_copy {
+    polis__looks lk;
+    polis_env *env;
+    size_t max;           /* polis_scene_copy_max */
+    size_t term_bytes;    /* the terminations a take holds (when the kernel clears the agents) */
+    uint64_t taken;       /* takes written (the env's thread) */
+    uint64_t drawn;       /* takes drawn (the reader's thread) */
+    int64_t take_episode; /* the episode of the last good take (-1: none, or it failed) */
+    int64_t tick;         /* the tick of the take being drawn (messages) */
+    bool broken;          /* a draw failed */
+    char err[POLIS_ERRMAX];
 };
 
 static const char *const shape_names[] = {"square", "circle", "triangle", "diamond",
@@ -400,31 +422,68 @@ static polis_status h_look_scene(polis_ctx *ctx, const polis_scene_def *def)
 
 /* ---- appends (during a scene callback) -------------------------------------------------- */
 
-static polis_status appending(polis_ctx *ctx, polis_scene *scene, const char *what, int32_t list)
+/* The instance a scene callback's host call works on: the env's, or the open copy reader's
+ * when handed that reader's scene (in its draw); the env's for any other scene (the calls
+ * then refuse it). The env's is compared first: polis_env_scene_get's calls take no detour. */
+static inline polis__looks *scene_lk(const polis_ctx *ctx, const polis_scene *scene)
 {
     polis__looks *lk = ctx->env->looks;
+    if (lk && scene != &lk->scene && lk->open_copy && scene == &lk->open_copy->lk.scene)
+        return &lk->open_copy->lk;
+    return lk;
+}
+
+/* A copy reader's message: "<who>: <message>" (who NULL: the message alone). */
+static POLIS_PRINTF(3, 0) void copy_verr(polis_scene_copy *c, const char *who, const char *fmt,
+                                         va_list ap)
+{
+    int n = who ? snprintf(c->err, sizeof c->err, "%s: ", who) : 0;
+    if (n < 0 || (size_t)n >= sizeof c->err) n = 0;
+    vsnprintf(c->err + n, sizeof c->err - (size_t)n, fmt, ap);
+}
+
+/* A host call's error in a scene callback: the env's error (polis__ctx_error), but a copy
+ * reader's own when its draw made the call — the reader's thread touches nothing of the env. */
+static POLIS_PRINTF(3, 4) void scene_err(const polis__looks *lk, polis_ctx *ctx, const char *fmt,
+                                         ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (lk && lk->self) {
+        copy_verr(lk->self, ctx->name, fmt, ap);
+    } else {
+        char msg[POLIS_ERRMAX];
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        polis__ctx_error(ctx, "%s", msg);
+    }
+    va_end(ap);
+}
+
+static polis_status appending(polis_ctx *ctx, polis_scene *scene, const char *what, int32_t list)
+{
+    polis__looks *lk = scene_lk(ctx, scene);
     if (!lk || lk->running_ctx != ctx || scene != &lk->scene) {
-        polis__ctx_error(ctx,
-                         "%s: only the plugin's own scene callback may append, to the scene it was "
-                         "handed",
-                         what);
+        scene_err(lk, ctx,
+                  "%s: only the plugin's own scene callback may append, to the scene it was "
+                  "handed",
+                  what);
         return POLIS_ERR_STATE;
     }
     if (list >= 0 && lk->kl[list].ctx == ctx) {
-        polis__ctx_error(ctx, "%s: this plugin keeps the list (list_keep): put it in a slot", what);
+        scene_err(lk, ctx, "%s: this plugin keeps the list (list_keep): put it in a slot", what);
         return POLIS_ERR_STATE;
     }
     return POLIS_OK;
 }
 
-static polis_status str_fits(polis_ctx *ctx, const char *src, size_t cap, const char *what,
-                             const char *member, size_t *len)
+static polis_status str_fits(const polis__looks *lk, polis_ctx *ctx, const char *src, size_t cap,
+                             const char *what, const char *member, size_t *len)
 {
     if (!src) src = "";
     size_t n = *len = *src ? strlen(src) : 0; /* most labels are empty: no call */
     if (n >= cap) {
-        polis__ctx_error(ctx, "%s: %s \"%.40s...\" is %zu bytes, longer than %zu", what, member,
-                         src, n, cap - 1);
+        scene_err(lk, ctx, "%s: %s \"%.40s...\" is %zu bytes, longer than %zu", what, member, src,
+                  n, cap - 1);
         return POLIS_ERR_LIMIT;
     }
     return POLIS_OK;
@@ -443,33 +502,32 @@ static void str_fill(char *dst, size_t cap, const char *src, size_t len)
     if (len) memcpy(dst, src, len);
 }
 
-static polis_status copy_str(polis_ctx *ctx, char *dst, size_t cap, const char *src,
-                             const char *what, const char *member)
+static polis_status copy_str(const polis__looks *lk, polis_ctx *ctx, char *dst, size_t cap,
+                             const char *src, const char *what, const char *member)
 {
     size_t len;
-    polis_status st = str_fits(ctx, src, cap, what, member, &len);
+    polis_status st = str_fits(lk, ctx, src, cap, what, member, &len);
     if (!st) str_fill(dst, cap, src, len);
     return st;
 }
 
 /* What scene_thing and thing_put check of a thing; the label's length too, so that the
  * element is written only once it is known to be good. */
-static polis_status thing_check(polis_ctx *ctx, const polis_scene *scene, const char *what,
-                                int32_t id, int32_t kind, int32_t x, int32_t y, const char *label,
-                                size_t *len)
+static polis_status thing_check(const polis__looks *lk, polis_ctx *ctx, const polis_scene *scene,
+                                const char *what, int32_t id, int32_t kind, int32_t x, int32_t y,
+                                const char *label, size_t *len)
 {
-    const polis__looks *lk = ctx->env->looks;
     if (kind < 0 || kind >= lk->n_kinds) {
-        polis__ctx_error(ctx, "%s %d: kind %d is not a kind id (0..%d)", what, (int)id, (int)kind,
-                         (int)lk->n_kinds - 1);
+        scene_err(lk, ctx, "%s %d: kind %d is not a kind id (0..%d)", what, (int)id, (int)kind,
+                  (int)lk->n_kinds - 1);
         return POLIS_ERR_INVALID;
     }
     if (x < 0 || y < 0 || x >= scene->width || y >= scene->height) {
-        polis__ctx_error(ctx, "%s %d: (%d, %d) is outside the %d x %d map", what, (int)id, (int)x,
-                         (int)y, (int)scene->width, (int)scene->height);
+        scene_err(lk, ctx, "%s %d: (%d, %d) is outside the %d x %d map", what, (int)id, (int)x,
+                  (int)y, (int)scene->width, (int)scene->height);
         return POLIS_ERR_INVALID;
     }
-    return str_fits(ctx, label, POLIS_SCENE_LABEL_MAX, what, "label", len);
+    return str_fits(lk, ctx, label, POLIS_SCENE_LABEL_MAX, what, "label", len);
 }
 
 static void thing_fill(polis_scene_thing *t, int32_t id, int32_t kind, int32_t x, int32_t y,
@@ -483,21 +541,22 @@ static void thing_fill(polis_scene_thing *t, int32_t id, int32_t kind, int32_t x
 }
 
 /* What scene_edge and edge_put check of an edge (the strings' lengths too). */
-static polis_status edge_check(polis_ctx *ctx, const char *what, const char *from, const char *to,
-                               const char *kind, float weight, size_t len[3])
+static polis_status edge_check(const polis__looks *lk, polis_ctx *ctx, const char *what,
+                               const char *from, const char *to, const char *kind, float weight,
+                               size_t len[3])
 {
     if (!from || !*from || !to || !*to) {
-        polis__ctx_error(ctx, "%s: an end is empty", what);
+        scene_err(lk, ctx, "%s: an end is empty", what);
         return POLIS_ERR_INVALID;
     }
     if (weight != weight) {
-        polis__ctx_error(ctx, "%s %s -> %s: the weight is NaN", what, from, to);
+        scene_err(lk, ctx, "%s %s -> %s: the weight is NaN", what, from, to);
         return POLIS_ERR_INVALID;
     }
     polis_status st;
-    if ((st = str_fits(ctx, from, POLIS_SCENE_ID_MAX, what, "from", &len[0])) ||
-        (st = str_fits(ctx, to, POLIS_SCENE_ID_MAX, what, "to", &len[1])) ||
-        (st = str_fits(ctx, kind, POLIS_SCENE_KIND_MAX, what, "kind", &len[2])))
+    if ((st = str_fits(lk, ctx, from, POLIS_SCENE_ID_MAX, what, "from", &len[0])) ||
+        (st = str_fits(lk, ctx, to, POLIS_SCENE_ID_MAX, what, "to", &len[1])) ||
+        (st = str_fits(lk, ctx, kind, POLIS_SCENE_KIND_MAX, what, "kind", &len[2])))
         return st;
     return POLIS_OK;
 }
@@ -517,13 +576,13 @@ static polis_status h_scene_thing(polis_ctx *ctx, polis_scene *scene, int32_t id
     size_t len;
     polis_status st = appending(ctx, scene, "scene_thing", POLIS_SCENE_THINGS);
     if (st) return st;
-    polis__looks *lk = ctx->env->looks;
-    if ((st = thing_check(ctx, scene, "scene_thing", id, kind, x, y, label, &len))) return st;
+    polis__looks *lk = scene_lk(ctx, scene);
+    if ((st = thing_check(lk, ctx, scene, "scene_thing", id, kind, x, y, label, &len))) return st;
     if (scene->n_things >= lk->running->end_things) {
-        polis__ctx_error(ctx,
-                         "scene_thing: more than the %d things this plugin declared (look_scene "
-                         "max_things)",
-                         (int)lk->running->max_things);
+        scene_err(lk, ctx,
+                  "scene_thing: more than the %d things this plugin declared (look_scene "
+                  "max_things)",
+                  (int)lk->running->max_things);
         return POLIS_ERR_LIMIT;
     }
     thing_fill(&scene->things[scene->n_things], id, kind, x, y, label, len);
@@ -536,21 +595,21 @@ static polis_status h_scene_node(polis_ctx *ctx, polis_scene *scene, const char 
 {
     polis_status st = appending(ctx, scene, "scene_node", -1);
     if (st) return st;
-    polis__looks *lk = ctx->env->looks;
+    polis__looks *lk = scene_lk(ctx, scene);
     if (!id || !*id) {
-        polis__ctx_error(ctx, "scene_node: the id is empty");
+        scene_err(lk, ctx, "scene_node: the id is empty");
         return POLIS_ERR_INVALID;
     }
     if (scene->n_nodes >= lk->running->end_nodes) {
-        polis__ctx_error(
-            ctx, "scene_node: more than the %d nodes this plugin declared (look_scene max_nodes)",
-            (int)lk->running->max_nodes);
+        scene_err(lk, ctx,
+                  "scene_node: more than the %d nodes this plugin declared (look_scene max_nodes)",
+                  (int)lk->running->max_nodes);
         return POLIS_ERR_LIMIT;
     }
     polis_scene_node *n = &scene->nodes[scene->n_nodes];
-    if ((st = copy_str(ctx, n->id, sizeof n->id, id, "scene_node", "id")) ||
-        (st = copy_str(ctx, n->kind, sizeof n->kind, kind, "scene_node", "kind")) ||
-        (st = copy_str(ctx, n->label, sizeof n->label, label, "scene_node", "label")))
+    if ((st = copy_str(lk, ctx, n->id, sizeof n->id, id, "scene_node", "id")) ||
+        (st = copy_str(lk, ctx, n->kind, sizeof n->kind, kind, "scene_node", "kind")) ||
+        (st = copy_str(lk, ctx, n->label, sizeof n->label, label, "scene_node", "label")))
         return st;
     scene->n_nodes++;
     return POLIS_OK;
@@ -562,12 +621,12 @@ static polis_status h_scene_edge(polis_ctx *ctx, polis_scene *scene, const char 
     size_t len[3];
     polis_status st = appending(ctx, scene, "scene_edge", POLIS_SCENE_EDGES);
     if (st) return st;
-    polis__looks *lk = ctx->env->looks;
-    if ((st = edge_check(ctx, "scene_edge", from, to, kind, weight, len))) return st;
+    polis__looks *lk = scene_lk(ctx, scene);
+    if ((st = edge_check(lk, ctx, "scene_edge", from, to, kind, weight, len))) return st;
     if (scene->n_edges >= lk->running->end_edges) {
-        polis__ctx_error(
-            ctx, "scene_edge: more than the %d edges this plugin declared (look_scene max_edges)",
-            (int)lk->running->max_edges);
+        scene_err(lk, ctx,
+                  "scene_edge: more than the %d edges this plugin declared (look_scene max_edges)",
+                  (int)lk->running->max_edges);
         return POLIS_ERR_LIMIT;
     }
     edge_fill(&scene->edges[scene->n_edges], from, to, kind, weight, len);
@@ -577,22 +636,23 @@ static polis_status h_scene_edge(polis_ctx *ctx, polis_scene *scene, const char 
 
 static bool h_scene_fresh(polis_ctx *ctx, const polis_scene *scene)
 {
-    const polis__looks *lk = ctx->env->looks;
+    const polis__looks *lk = scene_lk(ctx, scene);
     /* outside a scene callback nothing was kept for the caller: everything is to be written */
     return !lk || !lk->running || scene != &lk->scene || lk->fresh;
 }
 
 static polis_status h_layer_same(polis_ctx *ctx, const polis_scene *scene, int32_t layer)
 {
-    polis__looks *lk = ctx->env->looks;
+    polis__looks *lk = scene_lk(ctx, scene);
     if (!lk || lk->running_ctx != ctx || scene != &lk->scene) {
-        polis__ctx_error(ctx, "scene layer_same: only in the plugin's own scene callback, for "
-                              "the scene it was handed");
+        scene_err(lk, ctx,
+                  "scene layer_same: only in the plugin's own scene callback, for "
+                  "the scene it was handed");
         return POLIS_ERR_STATE;
     }
     if (layer < 0 || layer >= scene->n_layers || !lk->kept[layer]) {
-        polis__ctx_error(ctx, "scene layer_same: %d is not a kept layer (look_keep_layer)",
-                         (int)layer);
+        scene_err(lk, ctx, "scene layer_same: %d is not a kept layer (look_keep_layer)",
+                  (int)layer);
         return POLIS_ERR_INVALID;
     }
     lk->same_no[layer] = lk->scene_no;
@@ -602,20 +662,21 @@ static polis_status h_layer_same(polis_ctx *ctx, const polis_scene *scene, int32
 static polis_status h_layer_rows(polis_ctx *ctx, const polis_scene *scene, int32_t layer,
                                  const uint64_t *rows, int32_t n_words)
 {
-    polis__looks *lk = ctx->env->looks;
+    polis__looks *lk = scene_lk(ctx, scene);
     if (!lk || lk->running_ctx != ctx || scene != &lk->scene) {
-        polis__ctx_error(ctx, "scene layer_rows: only in the plugin's own scene callback, for "
-                              "the scene it was handed");
+        scene_err(lk, ctx,
+                  "scene layer_rows: only in the plugin's own scene callback, for "
+                  "the scene it was handed");
         return POLIS_ERR_STATE;
     }
     if (layer < 0 || layer >= scene->n_layers || !lk->kept[layer]) {
-        polis__ctx_error(ctx, "scene layer_rows: %d is not a kept layer (look_keep_layer)",
-                         (int)layer);
+        scene_err(lk, ctx, "scene layer_rows: %d is not a kept layer (look_keep_layer)",
+                  (int)layer);
         return POLIS_ERR_INVALID;
     }
     if (!rows || n_words < 1 || n_words > lk->row_words) {
-        polis__ctx_error(ctx, "scene layer_rows: %d words of rows%s, not 1..%d", (int)n_words,
-                         rows ? "" : " (NULL)", (int)lk->row_words);
+        scene_err(lk, ctx, "scene layer_rows: %d words of rows%s, not 1..%d", (int)n_words,
+                  rows ? "" : " (NULL)", (int)lk->row_words);
         return POLIS_ERR_INVALID;
     }
     uint64_t *mine = lk->rows + (size_t)layer * (size_t)lk->row_words;
@@ -654,28 +715,28 @@ static polis_status h_list_keep(polis_ctx *ctx, int32_t list, int32_t slots)
     polis_status st = registering(ctx, "scene list_keep", &lk);
     if (st) return st;
     if (list != POLIS_SCENE_THINGS && list != POLIS_SCENE_EDGES) {
-        polis__ctx_error(ctx,
-                         "scene list_keep: list %d is not POLIS_SCENE_THINGS (0) or "
-                         "POLIS_SCENE_EDGES (2)",
-                         (int)list);
+        scene_err(lk, ctx,
+                  "scene list_keep: list %d is not POLIS_SCENE_THINGS (0) or "
+                  "POLIS_SCENE_EDGES (2)",
+                  (int)list);
         return POLIS_ERR_INVALID;
     }
     if (slots < 1 || slots > CAP_MAX) {
-        polis__ctx_error(ctx, "scene list_keep %s: %d slots, not 1..%d", list_names[list],
-                         (int)slots, CAP_MAX);
+        scene_err(lk, ctx, "scene list_keep %s: %d slots, not 1..%d", list_names[list], (int)slots,
+                  CAP_MAX);
         return POLIS_ERR_INVALID;
     }
     bool has_fn = false;
     for (int32_t i = 0; i < lk->n_fns; i++) has_fn = has_fn || lk->fns[i].ctx == ctx;
     if (!has_fn) {
-        polis__ctx_error(ctx, "scene list_keep %s: register the scene callback (look_scene) first",
-                         list_names[list]);
+        scene_err(lk, ctx, "scene list_keep %s: register the scene callback (look_scene) first",
+                  list_names[list]);
         return POLIS_ERR_INVALID;
     }
     kept_list *kl = &lk->kl[list];
     if (kl->ctx) {
-        polis__ctx_error(ctx, "scene list_keep %s: the list is already kept by %s",
-                         list_names[list], kl->ctx->name);
+        scene_err(lk, ctx, "scene list_keep %s: the list is already kept by %s", list_names[list],
+                  kl->ctx->name);
         return POLIS_ERR_INVALID;
     }
     kl->ctx = ctx;
@@ -685,25 +746,25 @@ static polis_status h_list_keep(polis_ctx *ctx, int32_t list, int32_t slots)
 
 /* The kept list `list` of the calling plugin, in its own scene callback, and a slot of it. */
 static polis_status kept_slot(polis_ctx *ctx, const polis_scene *scene, const char *what,
-                              int32_t list, int32_t slot, kept_list **out)
+                              int32_t list, int32_t slot, kept_list **out, polis__looks **out_lk)
 {
-    polis__looks *lk = ctx->env->looks;
+    polis__looks *lk = *out_lk = scene_lk(ctx, scene);
     if (!lk || lk->running_ctx != ctx || scene != &lk->scene) {
-        polis__ctx_error(ctx,
-                         "scene %s: only in the plugin's own scene callback, for the scene "
-                         "it was handed",
-                         what);
+        scene_err(lk, ctx,
+                  "scene %s: only in the plugin's own scene callback, for the scene "
+                  "it was handed",
+                  what);
         return POLIS_ERR_STATE;
     }
     if ((list != POLIS_SCENE_THINGS && list != POLIS_SCENE_EDGES) || lk->kl[list].ctx != ctx) {
-        polis__ctx_error(ctx, "scene %s: list %d is not kept by this plugin (list_keep)", what,
-                         (int)list);
+        scene_err(lk, ctx, "scene %s: list %d is not kept by this plugin (list_keep)", what,
+                  (int)list);
         return POLIS_ERR_INVALID;
     }
     kept_list *kl = &lk->kl[list];
     if (slot < 0 || slot >= kl->slots) {
-        polis__ctx_error(ctx, "scene %s: slot %d is outside 0..%d", what, (int)slot,
-                         (int)kl->slots - 1);
+        scene_err(lk, ctx, "scene %s: slot %d is outside 0..%d", what, (int)slot,
+                  (int)kl->slots - 1);
         return POLIS_ERR_INVALID;
     }
     *out = kl;
@@ -721,13 +782,13 @@ static void kept_touch(const polis__looks *lk, kept_list *kl, int32_t slot)
 
 /* An empty slot's new element, at index n of the array (an appended element there moves to
  * the end); NULL past the plugin's declared maximum. */
-static char *kept_el_new(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_list *kl,
-                         int32_t slot, int32_t max)
+static char *kept_el_new(polis__looks *lk, polis_ctx *ctx, polis_scene *scene, int32_t list,
+                         kept_list *kl, int32_t slot, int32_t max)
 {
     if (kl->n >= max) {
-        polis__ctx_error(ctx, "scene %s: more than the %d %s this plugin declared (look_scene)",
-                         list == POLIS_SCENE_THINGS ? "thing_put" : "edge_put", (int)max,
-                         list_names[list]);
+        scene_err(lk, ctx, "scene %s: more than the %d %s this plugin declared (look_scene)",
+                  list == POLIS_SCENE_THINGS ? "thing_put" : "edge_put", (int)max,
+                  list_names[list]);
         return NULL;
     }
     int32_t *count = list_count(scene, list);
@@ -736,18 +797,18 @@ static char *kept_el_new(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_
     (*count)++;
     kl->where[slot] = at;
     kl->back[at] = slot;
-    kept_touch(ctx->env->looks, kl, slot);
+    kept_touch(lk, kl, slot);
     return el_at(scene, list, at);
 }
 
 /* The element of a slot: kept_el_new's when the slot is empty; one that holds an element (most
  * puts) without a call. */
-static inline char *kept_el(polis_ctx *ctx, polis_scene *scene, int32_t list, kept_list *kl,
-                            int32_t slot, int32_t max)
+static inline char *kept_el(polis__looks *lk, polis_ctx *ctx, polis_scene *scene, int32_t list,
+                            kept_list *kl, int32_t slot, int32_t max)
 {
     int32_t at = kl->where[slot];
-    if (at < 0) return kept_el_new(ctx, scene, list, kl, slot, max);
-    kept_touch(ctx->env->looks, kl, slot);
+    if (at < 0) return kept_el_new(lk, ctx, scene, list, kl, slot, max);
+    kept_touch(lk, kl, slot);
     return el_at(scene, list, at);
 }
 
@@ -755,11 +816,12 @@ static polis_status h_thing_put(polis_ctx *ctx, polis_scene *scene, int32_t slot
                                 int32_t kind, int32_t x, int32_t y, const char *label)
 {
     kept_list *kl;
+    polis__looks *lk;
     size_t len;
-    polis_status st = kept_slot(ctx, scene, "thing_put", POLIS_SCENE_THINGS, slot, &kl);
-    if (st || (st = thing_check(ctx, scene, "thing_put", id, kind, x, y, label, &len))) return st;
-    char *el =
-        kept_el(ctx, scene, POLIS_SCENE_THINGS, kl, slot, ctx->env->looks->running->max_things);
+    polis_status st = kept_slot(ctx, scene, "thing_put", POLIS_SCENE_THINGS, slot, &kl, &lk);
+    if (st || (st = thing_check(lk, ctx, scene, "thing_put", id, kind, x, y, label, &len)))
+        return st;
+    char *el = kept_el(lk, ctx, scene, POLIS_SCENE_THINGS, kl, slot, lk->running->max_things);
     if (!el) return POLIS_ERR_LIMIT;
     thing_fill((polis_scene_thing *)(void *)el, id, kind, x, y, label, len);
     return POLIS_OK;
@@ -769,22 +831,23 @@ static polis_status h_thing_move(polis_ctx *ctx, polis_scene *scene, int32_t slo
                                  int32_t y)
 {
     kept_list *kl;
-    polis_status st = kept_slot(ctx, scene, "thing_move", POLIS_SCENE_THINGS, slot, &kl);
+    polis__looks *lk;
+    polis_status st = kept_slot(ctx, scene, "thing_move", POLIS_SCENE_THINGS, slot, &kl, &lk);
     if (st) return st;
     int32_t at = kl->where[slot];
     if (at < 0) {
-        polis__ctx_error(ctx, "scene thing_move: slot %d is empty (thing_put it first)", (int)slot);
+        scene_err(lk, ctx, "scene thing_move: slot %d is empty (thing_put it first)", (int)slot);
         return POLIS_ERR_INVALID;
     }
     polis_scene_thing *t = &scene->things[at];
     if ((uint32_t)x >= (uint32_t)scene->width || (uint32_t)y >= (uint32_t)scene->height) {
-        polis__ctx_error(ctx, "thing_move %d: (%d, %d) is outside the %d x %d map", (int)t->id,
-                         (int)x, (int)y, (int)scene->width, (int)scene->height);
+        scene_err(lk, ctx, "thing_move %d: (%d, %d) is outside the %d x %d map", (int)t->id, (int)x,
+                  (int)y, (int)scene->width, (int)scene->height);
         return POLIS_ERR_INVALID;
     }
     t->x = x;
     t->y = y;
-    kept_touch(ctx->env->looks, kl, slot);
+    kept_touch(lk, kl, slot);
     return POLIS_OK;
 }
 
@@ -792,11 +855,11 @@ static polis_status h_edge_put(polis_ctx *ctx, polis_scene *scene, int32_t slot,
                                const char *to, const char *kind, float weight)
 {
     kept_list *kl;
+    polis__looks *lk;
     size_t len[3];
-    polis_status st = kept_slot(ctx, scene, "edge_put", POLIS_SCENE_EDGES, slot, &kl);
-    if (st || (st = edge_check(ctx, "edge_put", from, to, kind, weight, len))) return st;
-    char *el =
-        kept_el(ctx, scene, POLIS_SCENE_EDGES, kl, slot, ctx->env->looks->running->max_edges);
+    polis_status st = kept_slot(ctx, scene, "edge_put", POLIS_SCENE_EDGES, slot, &kl, &lk);
+    if (st || (st = edge_check(lk, ctx, "edge_put", from, to, kind, weight, len))) return st;
+    char *el = kept_el(lk, ctx, scene, POLIS_SCENE_EDGES, kl, slot, lk->running->max_edges);
     if (!el) return POLIS_ERR_LIMIT;
     edge_fill((polis_scene_edge *)(void *)el, from, to, kind, weight, len);
     return POLIS_OK;
@@ -824,9 +887,10 @@ static void kept_remove(polis__looks *lk, polis_scene *scene, int32_t list, kept
 static polis_status h_slot_clear(polis_ctx *ctx, polis_scene *scene, int32_t list, int32_t slot)
 {
     kept_list *kl;
-    polis_status st = kept_slot(ctx, scene, "slot_clear", list, slot, &kl);
+    polis__looks *lk;
+    polis_status st = kept_slot(ctx, scene, "slot_clear", list, slot, &kl, &lk);
     if (st) return st;
-    if (kl->where[slot] >= 0) kept_remove(ctx->env->looks, scene, list, kl, slot);
+    if (kl->where[slot] >= 0) kept_remove(lk, scene, list, kl, slot);
     return POLIS_OK;
 }
 
@@ -837,10 +901,11 @@ static polis_status h_edge_put_padded(polis_ctx *ctx, polis_scene *scene, int32_
 {
     static const char *const what = "edge_put_padded";
     kept_list *kl;
-    polis_status st = kept_slot(ctx, scene, what, POLIS_SCENE_EDGES, slot, &kl);
+    polis__looks *lk;
+    polis_status st = kept_slot(ctx, scene, what, POLIS_SCENE_EDGES, slot, &kl, &lk);
     if (st) return st;
     if (!edge || !edge->from[0] || !edge->to[0]) {
-        polis__ctx_error(ctx, "%s: %s", what, edge ? "an end is empty" : "the edge is NULL");
+        scene_err(lk, ctx, "%s: %s", what, edge ? "an end is empty" : "the edge is NULL");
         return POLIS_ERR_INVALID;
     }
     const char *str[3] = {edge->from, edge->to, edge->kind};
@@ -848,19 +913,26 @@ static polis_status h_edge_put_padded(polis_ctx *ctx, polis_scene *scene, int32_
     const size_t cap[3] = {sizeof edge->from, sizeof edge->to, sizeof edge->kind};
     for (int i = 0; i < 3; i++)
         if (str[i][cap[i] - 1]) {
-            polis__ctx_error(ctx, "%s: %s \"%.40s...\" does not end in its %zu bytes", what,
-                             member[i], str[i], cap[i]);
+            scene_err(lk, ctx, "%s: %s \"%.40s...\" does not end in its %zu bytes", what, member[i],
+                      str[i], cap[i]);
             return POLIS_ERR_INVALID;
         }
     if (edge->weight != edge->weight) {
-        polis__ctx_error(ctx, "%s %s -> %s: the weight is NaN", what, edge->from, edge->to);
+        scene_err(lk, ctx, "%s %s -> %s: the weight is NaN", what, edge->from, edge->to);
         return POLIS_ERR_INVALID;
     }
-    char *el =
-        kept_el(ctx, scene, POLIS_SCENE_EDGES, kl, slot, ctx->env->looks->running->max_edges);
+    char *el = kept_el(lk, ctx, scene, POLIS_SCENE_EDGES, kl, slot, lk->running->max_edges);
     if (!el) return POLIS_ERR_LIMIT;
     memcpy(el, edge, sizeof *edge);
     return POLIS_OK;
+}
+
+/* the scene callback of plugin `ctx` (NULL: none yet) */
+static look_fn *fn_of(polis__looks *lk, const polis_ctx *ctx)
+{
+    for (int32_t i = 0; i < lk->n_fns; i++)
+        if (lk->fns[i].ctx == ctx) return &lk->fns[i];
+    return NULL;
 }
 
 static polis_status h_scene_whole(polis_ctx *ctx, uint32_t what)
@@ -873,14 +945,46 @@ static polis_status h_scene_whole(polis_ctx *ctx, uint32_t what)
         polis__ctx_error(ctx, "scene scene_whole: unknown bits 0x%x", (unsigned)what);
         return POLIS_ERR_INVALID;
     }
-    look_fn *f = NULL;
-    for (int32_t i = 0; i < lk->n_fns; i++)
-        if (lk->fns[i].ctx == ctx) f = &lk->fns[i];
+    look_fn *f = fn_of(lk, ctx);
     if (!f) {
         polis__ctx_error(ctx, "scene scene_whole: register the scene callback (look_scene) first");
         return POLIS_ERR_INVALID;
     }
     f->whole |= what;
+    return POLIS_OK;
+}
+
+#define COPY_MAX ((size_t)1 << 30)
+
+static polis_status h_scene_copy(polis_ctx *ctx, const polis_scene_copy_def *def)
+{
+    polis__looks *lk = NULL;
+    polis_status st = registering(ctx, "scene scene_copy", &lk);
+    if (st) return st;
+    const char *bad = !def         ? "the definition is NULL"
+                      : !def->take ? "take is NULL"
+                      : !def->draw ? "draw is NULL"
+                                   : NULL;
+    if (bad) {
+        polis__ctx_error(ctx, "scene scene_copy: %s", bad);
+        return POLIS_ERR_INVALID;
+    }
+    if (def->max_take < 1 || def->max_take > COPY_MAX || def->state_bytes > COPY_MAX) {
+        polis__ctx_error(ctx, "scene scene_copy: max_take %zu or state_bytes %zu is outside %s",
+                         def->max_take, def->state_bytes,
+                         def->max_take < 1 || def->max_take > COPY_MAX ? "1..2^30" : "0..2^30");
+        return POLIS_ERR_INVALID;
+    }
+    look_fn *f = fn_of(lk, ctx);
+    if (!f) {
+        polis__ctx_error(ctx, "scene scene_copy: register the scene callback (look_scene) first");
+        return POLIS_ERR_INVALID;
+    }
+    if (f->copy.take) {
+        polis__ctx_error(ctx, "scene scene_copy: a copy is already registered (one per plugin)");
+        return POLIS_ERR_INVALID;
+    }
+    f->copy = *def;
     return POLIS_OK;
 }
 
@@ -896,6 +1000,7 @@ static const polis_scene_api scene_api = {
     .layer_rows = h_layer_rows,
     .edge_put_padded = h_edge_put_padded,
     .scene_whole = h_scene_whole,
+    .scene_copy = h_scene_copy,
 };
 
 static int32_t h_look_kind_find(polis_ctx *ctx, const char *name)
@@ -991,19 +1096,40 @@ uint64_t polis_env_scene_layer_version(const polis_env *env, int32_t layer)
     return env->looks->layer_ver[layer];
 }
 
+/* polis_env_scene_said, _layer_rows and _kept of an instance (the env's, or a copy reader's) */
+static const polis_scene_said *said_of(const polis__looks *lk)
+{
+    return lk && lk->scene_no ? &lk->said : NULL;
+}
+
+static const uint64_t *rows_of(const polis__looks *lk, int32_t layer, uint64_t *since)
+{
+    if (since) *since = 0;
+    if (!lk || !lk->allocated || layer < 0 || layer >= lk->scene.n_layers || !lk->rows_since[layer])
+        return NULL;
+    if (since) *since = lk->rows_since[layer];
+    return lk->rows + (size_t)layer * (size_t)lk->row_words;
+}
+
+static polis_status kept_of(const polis__looks *lk, int32_t list, polis_scene_kept *out)
+{
+    if (!out || list < 0 || list > 2) return POLIS_ERR_INVALID;
+    if (!lk || !lk->allocated) return POLIS_ERR_STATE;
+    const kept_list *kl = &lk->kl[list];
+    out->slots = kl->ctx ? kl->slots : 0;
+    out->where = kl->ctx ? kl->where : NULL;
+    out->whole = kl->ctx ? kl->whole : false;
+    return POLIS_OK;
+}
+
 const polis_scene_said *polis_env_scene_said(const polis_env *env)
 {
-    return env && env->looks && env->looks->scene_no ? &env->looks->said : NULL;
+    return said_of(env ? env->looks : NULL);
 }
 
 const uint64_t *polis_env_scene_layer_rows(const polis_env *env, int32_t layer, uint64_t *since)
 {
-    if (since) *since = 0;
-    if (!env || !env->looks || !env->looks->allocated || layer < 0 ||
-        layer >= env->looks->scene.n_layers || !env->looks->rows_since[layer])
-        return NULL;
-    if (since) *since = env->looks->rows_since[layer];
-    return env->looks->rows + (size_t)layer * (size_t)env->looks->row_words;
+    return rows_of(env ? env->looks : NULL, layer, since);
 }
 
 uint64_t polis_env_scene_number(const polis_env *env)
@@ -1013,14 +1139,7 @@ uint64_t polis_env_scene_number(const polis_env *env)
 
 polis_status polis_env_scene_kept(const polis_env *env, int32_t list, polis_scene_kept *out)
 {
-    if (!env || !out || list < 0 || list > 2) return POLIS_ERR_INVALID;
-    const polis__looks *lk = env->looks;
-    if (!lk || !lk->allocated) return POLIS_ERR_STATE;
-    const kept_list *kl = &lk->kl[list];
-    out->slots = kl->ctx ? kl->slots : 0;
-    out->where = kl->ctx ? kl->where : NULL;
-    out->whole = kl->ctx ? kl->whole : false;
-    return POLIS_OK;
+    return env ? kept_of(env->looks, list, out) : POLIS_ERR_INVALID;
 }
 
 int32_t polis_env_scene_kept_changes(const polis_env *env, int32_t list, uint64_t since,
@@ -1172,8 +1291,8 @@ static void fill_blocks(void *dst, int byte, size_t n)
  * layer (in a fresh scene, one its plugin rewrites whole), the agents and the stats unless
  * the plugins write them whole (scene_whole). Only when fresh, or some of it always
  * (lk->clear_always): out of the way of polis_env_scene_get's every call. */
-static __attribute__((noinline)) void scene_clear(const polis_env *env, const polis__looks *lk,
-                                                  polis_scene *s, bool fresh)
+static __attribute__((noinline)) void scene_clear(const polis__looks *lk, polis_scene *s,
+                                                  bool fresh, const uint8_t *terminations)
 {
     size_t plane = (size_t)s->width * (size_t)s->height;
     for (int32_t l = 0; l < s->n_layers; l++)
@@ -1182,7 +1301,7 @@ static __attribute__((noinline)) void scene_clear(const polis_env *env, const po
     for (int32_t a = 0; !lk->keep_agents && a < s->n_agents; a++) {
         s->agents[a].x = s->agents[a].y = -1;
         s->agents[a].facing = POLIS_FACING_NONE;
-        s->agents[a].alive = !env->io.terminations[a];
+        s->agents[a].alive = !terminations[a];
     }
     if (s->stats && !lk->keep_stats)
         fill_blocks(s->stats, 0, (size_t)s->n_agents * (size_t)s->n_stats * sizeof(int32_t));
@@ -1198,11 +1317,20 @@ static __attribute__((noinline)) void kept_clear(polis__looks *lk, polis_scene *
     }
 }
 
-/* A callback failed: the scene is half written (every layer a new version, no list whole). */
+/* A callback failed: the scene is half written (every layer a new version, no list whole). The
+ * message placed in the env's error, or a copy reader's own (its draw's thread). */
 static __attribute__((noinline)) polis_status scene_failed(polis_env *env, polis__looks *lk,
                                                            const look_fn *f, polis_status st)
 {
-    polis__place_error(env, f->ctx, st, "scene");
+    polis_scene_copy *c = lk->self;
+    if (!c) {
+        polis__place_error(env, f->ctx, st, "scene");
+    } else {
+        if (!c->err[0])
+            snprintf(c->err, sizeof c->err, "%s: failed (%s)", f->ctx->name, polis_status_str(st));
+        size_t n = strlen(c->err);
+        snprintf(c->err + n, sizeof c->err - n, " [scene copy, tick %lld]", (long long)c->tick);
+    }
     for (int32_t l = 0; l < lk->scene.n_layers; l++) {
         lk->layer_ver[l] = ++lk->ver_last;
         lk->rows_since[l] = 0;
@@ -1214,30 +1342,19 @@ static __attribute__((noinline)) polis_status scene_failed(polis_env *env, polis
     return st;
 }
 
-polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
+/* What polis_env_scene_get (the env's instance, the scene callbacks: take NULL) and
+ * polis_scene_copy_draw (a reader's instance, the plugins' draws from a take's parts, checked)
+ * share: the clears, the kept lists, the callbacks, then what the scene says of itself. Inlined
+ * in both, so that the env's path keeps no test of the reader's. */
+static inline __attribute__((always_inline)) polis_status scene_write(polis_env *env,
+                                                                      polis__looks *lk, bool fresh,
+                                                                      const uint8_t *terminations,
+                                                                      const unsigned char *take)
 {
-    if (!env) return POLIS_ERR_INVALID;
-    if (out) *out = NULL;
-    polis__clear_error(env);
-    if (!out) return polis__fail(env, POLIS_ERR_INVALID, "scene: out is NULL");
-    switch (env->state) {
-    case POLIS__ENV_RUNNING:
-    case POLIS__ENV_DONE: break;
-    case POLIS__ENV_BROKEN:
-        return polis__fail(env, POLIS_ERR_STATE,
-                           "scene: the previous step or reset failed; call reset");
-    default: return polis__fail(env, POLIS_ERR_STATE, "scene: no episode yet; call reset first");
-    }
-    polis_status st = ensure_looks(env);
-    if (st) return st;
-    polis__looks *lk = env->looks;
-    if (!lk->allocated && (st = scene_alloc(env, lk))) return st;
     polis_scene *s = &lk->scene;
     /* kept layers hold what the callbacks wrote last, unless this is the first scene of the
      * episode or the previous one failed half-written */
-    bool fresh = lk->scene_episode != env->episode;
-    if (fresh || lk->clear_always) scene_clear(env, lk, s, fresh);
-    lk->scene_episode = -1;
+    if (fresh || lk->clear_always) scene_clear(lk, s, fresh, terminations);
     lk->fresh = fresh;
     s->n_things = s->n_nodes = s->n_edges = 0;
     /* the layers' same_no and rows_no of earlier scenes are smaller than this number */
@@ -1255,9 +1372,19 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
         f->end_nodes = s->n_nodes + f->max_nodes;
         f->end_edges = s->n_edges + f->max_edges;
         lk->running = f;
-        lk->running_ctx = env->current = f->ctx;
-        st = f->fn(f->ctx, f->ud, s);
-        env->current = NULL;
+        polis_status st;
+        if (!take) {
+            lk->running_ctx = env->current = f->ctx;
+            st = f->fn(f->ctx, f->ud, s);
+            env->current = NULL;
+        } else { /* the part's bytes' count, then the bytes (8-byte aligned) */
+            uint64_t n;
+            memcpy(&n, take, sizeof n);
+            if (fresh && f->copy.state_bytes) memset(f->state, 0, f->copy.state_bytes);
+            lk->running_ctx = f->ctx;
+            st = f->copy.draw(f->ctx, f->copy.ud, f->state, take + 8, (size_t)n, s);
+            take += 8 + ((n + 7) & ~(uint64_t)7);
+        }
         lk->running = NULL;
         lk->running_ctx = NULL;
         if (st != POLIS_OK) return scene_failed(env, lk, f, st);
@@ -1277,15 +1404,334 @@ polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
         lk->rows_since[l] = changed && !fresh && lk->rows_no[l] == no ? lk->layer_ver[l] : 0;
         if (changed) lk->layer_ver[l] = ++lk->ver_last;
     }
-    lk->scene_episode = env->episode;
-    *out = s;
     return POLIS_OK;
+}
+
+/* Whether a scene may be read now (polis_env_scene_get, polis_scene_copy_take): after a
+ * successful reset; `what` names the caller in the message. */
+static polis_status scene_allowed(polis_env *env, const char *what)
+{
+    switch (env->state) {
+    case POLIS__ENV_RUNNING:
+    case POLIS__ENV_DONE: return POLIS_OK;
+    case POLIS__ENV_BROKEN:
+        return polis__fail(env, POLIS_ERR_STATE,
+                           "%s: the previous step or reset failed; call reset", what);
+    default: return polis__fail(env, POLIS_ERR_STATE, "%s: no episode yet; call reset first", what);
+    }
+}
+
+polis_status polis_env_scene_get(polis_env *env, const polis_scene **out)
+{
+    if (!env) return POLIS_ERR_INVALID;
+    if (out) *out = NULL;
+    polis__clear_error(env);
+    if (!out) return polis__fail(env, POLIS_ERR_INVALID, "scene: out is NULL");
+    polis_status st = env->state == POLIS__ENV_RUNNING ? POLIS_OK : scene_allowed(env, "scene");
+    if (st) return st;
+    if ((st = ensure_looks(env))) return st;
+    polis__looks *lk = env->looks;
+    if (!lk->allocated && (st = scene_alloc(env, lk))) return st;
+    bool fresh = lk->scene_episode != env->episode;
+    lk->scene_episode = -1;
+    if ((st = scene_write(env, lk, fresh, env->io.terminations, NULL))) return st;
+    lk->scene_episode = env->episode;
+    *out = &lk->scene;
+    return POLIS_OK;
+}
+
+/* An instance's scene buffers and kept lists (scene_alloc's; also half made: the sizes are set
+ * before the buffers, and polis__free skips NULL). */
+static void scene_free(polis_env *env, polis__looks *lk)
+{
+    polis_scene *s = &lk->scene;
+    size_t cells = (size_t)s->n_layers * (size_t)s->width * (size_t)s->height;
+    size_t n = (size_t)s->n_agents;
+    polis__free(env, s->tiles, cells * sizeof *s->tiles);
+    polis__free(env, s->agents, n * sizeof *s->agents);
+    polis__free(env, s->stats, n * (size_t)s->n_stats * sizeof(int32_t));
+    polis__free(env, s->things, (size_t)s->cap_things * sizeof *s->things);
+    polis__free(env, s->nodes, (size_t)s->cap_nodes * sizeof *s->nodes);
+    polis__free(env, s->edges, (size_t)s->cap_edges * sizeof *s->edges);
+    polis__free(env, lk->layer_ver, (size_t)s->n_layers * sizeof *lk->layer_ver);
+    polis__free(env, lk->same_no, (size_t)s->n_layers * sizeof *lk->same_no);
+    polis__free(env, lk->fresh_written, (size_t)s->n_layers * sizeof *lk->fresh_written);
+    polis__free(env, lk->rows, (size_t)s->n_layers * (size_t)lk->row_words * sizeof *lk->rows);
+    polis__free(env, lk->rows_no, (size_t)s->n_layers * sizeof *lk->rows_no);
+    polis__free(env, lk->rows_since, (size_t)s->n_layers * sizeof *lk->rows_since);
+    for (int32_t list = 0; list < 3; list++) {
+        kept_list *kl = &lk->kl[list];
+        size_t slots = (size_t)kl->slots;
+        size_t cap = (size_t)(list == POLIS_SCENE_THINGS ? s->cap_things : s->cap_edges) + 1;
+        polis__free(env, kl->where, slots * sizeof *kl->where);
+        polis__free(env, kl->ver, slots * sizeof *kl->ver);
+        polis__free(env, kl->bver, (slots / KEPT_BLOCK + 1) * sizeof *kl->bver);
+        polis__free(env, kl->back, cap * sizeof *kl->back);
+        polis__free(env, kl->log, slots * sizeof *kl->log);
+    }
+}
+
+/* ---- scenes drawn from copies (polis/scene.h) ------------------------------------------- */
+
+/* What a take holds first, then the agents' terminations when the kernel clears the agents
+ * before a scene (term_bytes: n_agents bytes rounded up to 8), then per scene callback its
+ * part's bytes' count (a uint64_t) and the bytes, rounded up to 8: every part 8-byte aligned. */
+typedef struct take_head {
+    uint64_t magic;  /* TAKE_MAGIC */
+    uint64_t reader; /* the reader's address: a take of another one is refused */
+    uint64_t seq;    /* the reader's takes numbered 1, 2, ... in order */
+    int64_t episode, tick;
+    uint64_t len; /* the take's bytes, this head included */
+    uint32_t fresh, n_fns;
+} take_head;
+#define TAKE_MAGIC UINT64_C(0x79706f63656e6373) /* "scnecopy", little-endian */
+
+static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+bool polis_env_scene_copyable(const polis_env *env)
+{
+    if (!env) return false;
+    const polis__looks *lk = env->looks;
+    for (int32_t i = 0; lk && i < lk->n_fns; i++)
+        if (!lk->fns[i].copy.take) return false;
+    return true;
+}
+
+static void copy_free(polis_env *env, polis_scene_copy *c)
+{
+    polis__looks *lk = &c->lk;
+    scene_free(env, lk);
+    for (int32_t i = 0; lk->fns && i < lk->n_fns; i++)
+        polis__free(env, lk->fns[i].state, lk->fns[i].copy.state_bytes);
+    polis__free(env, lk->fns, (size_t)lk->n_fns * sizeof *lk->fns);
+    polis__free(env, c, sizeof *c);
+}
+
+/* The reader's instance: the registry's parts shared (read only once the env is created), the
+ * per-scene parts its own. */
+static polis_status copy_make(polis_env *env, polis_scene_copy *c)
+{
+    const polis__looks *e = env->looks;
+    polis__looks *lk = &c->lk;
+    lk->kinds = e->kinds;
+    lk->n_kinds = e->n_kinds;
+    lk->layers = e->layers;
+    lk->n_layers = e->n_layers;
+    lk->kept = e->kept;
+    lk->stats = e->stats;
+    lk->n_stats = e->n_stats;
+    lk->map_w = e->map_w;
+    lk->map_h = e->map_h;
+    lk->map_ctx = e->map_ctx;
+    lk->has_view = e->has_view;
+    lk->view_rx = e->view_rx;
+    lk->view_ry = e->view_ry;
+    for (int32_t list = 0; list < 3; list++) {
+        lk->kl[list].ctx = e->kl[list].ctx;
+        lk->kl[list].slots = e->kl[list].slots;
+    }
+    lk->self = c;
+    c->env = env;
+    c->take_episode = -1;
+    if (e->n_fns) {
+        lk->fns = polis__alloc(env, (size_t)e->n_fns * sizeof *lk->fns);
+        if (!lk->fns) return polis__fail(env, POLIS_ERR_NOMEM, "scene copy: out of memory");
+        lk->n_fns = lk->cap_fns = e->n_fns;
+        memcpy(lk->fns, e->fns, (size_t)e->n_fns * sizeof *lk->fns);
+    }
+    for (int32_t i = 0; i < lk->n_fns; i++) {
+        look_fn *f = &lk->fns[i];
+        f->state = NULL;
+        if (f->copy.state_bytes && !(f->state = polis__alloc(env, f->copy.state_bytes)))
+            return polis__fail(env, POLIS_ERR_NOMEM, "scene copy: out of memory");
+    }
+    polis_status st = scene_alloc(env, lk);
+    if (st) return st;
+    c->term_bytes = lk->keep_agents ? 0 : round8((size_t)lk->scene.n_agents);
+    c->max = sizeof(take_head) + c->term_bytes;
+    for (int32_t i = 0; i < lk->n_fns; i++) c->max += 8 + round8(lk->fns[i].copy.max_take);
+    return POLIS_OK;
+}
+
+polis_status polis_scene_copy_open(polis_env *env, polis_scene_copy **out)
+{
+    if (!env) return POLIS_ERR_INVALID;
+    polis__clear_error(env);
+    if (!out) return polis__fail(env, POLIS_ERR_INVALID, "scene copy: out is NULL");
+    *out = NULL;
+    if (env->state == POLIS__ENV_LOADING)
+        return polis__fail(env, POLIS_ERR_STATE, "scene copy: the env is not created yet");
+    const polis__looks *e = env->looks;
+    for (int32_t i = 0; e && i < e->n_fns; i++)
+        if (!e->fns[i].copy.take)
+            return polis__fail(env, POLIS_ERR_STATE,
+                               "scene copy: %s's scene callback has no copy (the \"scene\" host "
+                               "API's scene_copy)",
+                               e->fns[i].ctx->name);
+    if (e && e->open_copy)
+        return polis__fail(env, POLIS_ERR_STATE, "scene copy: a reader is open (one per env)");
+    polis_status st = ensure_looks(env);
+    if (st) return st;
+    polis_scene_copy *c = polis__alloc(env, sizeof *c);
+    if (!c) return polis__fail(env, POLIS_ERR_NOMEM, "scene copy: out of memory");
+    if ((st = copy_make(env, c))) {
+        copy_free(env, c);
+        return st;
+    }
+    env->looks->open_copy = c;
+    *out = c;
+    return POLIS_OK;
+}
+
+void polis_scene_copy_close(polis_scene_copy *c)
+{
+    if (!c) return;
+    polis_env *env = c->env;
+    if (env->looks && env->looks->open_copy == c) env->looks->open_copy = NULL;
+    copy_free(env, c);
+}
+
+size_t polis_scene_copy_max(const polis_scene_copy *c) { return c ? c->max : 0; }
+
+polis_status polis_scene_copy_take(polis_scene_copy *c, void *buf, size_t *len)
+{
+    if (!c) return POLIS_ERR_INVALID;
+    polis_env *env = c->env;
+    polis__clear_error(env);
+    if (len) *len = 0;
+    if (!buf || !len || (uintptr_t)buf % 8)
+        return polis__fail(env, POLIS_ERR_INVALID, "scene copy: buf %s",
+                           buf ? (len ? "is not 8-byte aligned" : "len is NULL") : "is NULL");
+    polis_status st = scene_allowed(env, "scene copy");
+    if (st) return st;
+    const polis__looks *e = env->looks;
+    unsigned char *p = buf;
+    bool fresh = c->take_episode != env->episode;
+    c->take_episode = -1; /* until this take is good: the next one is fresh */
+    size_t off = sizeof(take_head);
+    if (c->term_bytes) {
+        size_t n = (size_t)c->lk.scene.n_agents;
+        memcpy(p + off, env->io.terminations, n);
+        memset(p + off + n, 0, c->term_bytes - n);
+        off += c->term_bytes;
+    }
+    for (int32_t i = 0; i < e->n_fns; i++) {
+        const look_fn *f = &e->fns[i];
+        size_t n = 0;
+        env->current = f->ctx;
+        st = f->copy.take(f->ctx, f->copy.ud, fresh, p + off + 8, &n);
+        env->current = NULL;
+        if (!st && n > f->copy.max_take) {
+            polis__ctx_error(f->ctx, "scene copy: take wrote %zu bytes, more than max_take %zu", n,
+                             f->copy.max_take);
+            st = POLIS_ERR_LIMIT;
+        }
+        if (st) {
+            polis__place_error(env, f->ctx, st, "scene copy");
+            return st;
+        }
+        uint64_t n64 = n;
+        memcpy(p + off, &n64, sizeof n64);
+        memset(p + off + 8 + n, 0, round8(n) - n);
+        off += 8 + round8(n);
+    }
+    take_head h = {.magic = TAKE_MAGIC,
+                   .reader = (uint64_t)(uintptr_t)c,
+                   .seq = ++c->taken,
+                   .episode = env->episode,
+                   .tick = env->tick,
+                   .len = off,
+                   .fresh = fresh,
+                   .n_fns = (uint32_t)e->n_fns};
+    memcpy(p, &h, sizeof h);
+    c->take_episode = env->episode;
+    *len = off;
+    return POLIS_OK;
+}
+
+/* A take refused (nothing drawn): the message, and st. */
+static POLIS_PRINTF(3, 4) polis_status
+    copy_refuse(polis_scene_copy *c, polis_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    copy_verr(c, NULL, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+polis_status polis_scene_copy_draw(polis_scene_copy *c, const void *take, size_t len,
+                                   const polis_scene **out)
+{
+    if (!c) return POLIS_ERR_INVALID;
+    if (out) *out = NULL;
+    if (c->broken) return POLIS_ERR_STATE; /* its message stays */
+    c->err[0] = '\0';
+    polis__looks *lk = &c->lk;
+    const unsigned char *p = take;
+    take_head h;
+    if (!out || !take || (uintptr_t)take % 8)
+        return copy_refuse(c, POLIS_ERR_INVALID, "scene copy: %s",
+                           !out   ? "out is NULL"
+                           : take ? "take is not 8-byte aligned"
+                                  : "take is NULL");
+    if (len < sizeof h || (memcpy(&h, p, sizeof h), h.magic != TAKE_MAGIC) ||
+        h.reader != (uint64_t)(uintptr_t)c || h.len != len || h.n_fns != (uint32_t)lk->n_fns)
+        return copy_refuse(c, POLIS_ERR_INVALID,
+                           "scene copy: %zu bytes that are not a take of this reader", len);
+    if (h.seq != c->drawn + 1)
+        return copy_refuse(c, POLIS_ERR_INVALID,
+                           "scene copy: take %llu, but the next to draw is take %llu (each once, "
+                           "in order)",
+                           (unsigned long long)h.seq, (unsigned long long)(c->drawn + 1));
+    size_t off = sizeof h + c->term_bytes;
+    bool bad = off > len;
+    for (int32_t i = 0; !bad && i < lk->n_fns; i++) {
+        uint64_t n = 0;
+        bad = off + 8 > len;
+        if (!bad) memcpy(&n, p + off, sizeof n);
+        bad = bad || n > lk->fns[i].copy.max_take;
+        if (!bad) off += 8 + round8((size_t)n);
+    }
+    if (bad || off != len)
+        return copy_refuse(c, POLIS_ERR_INVALID,
+                           "scene copy: take %llu's parts do not add up to its %zu bytes",
+                           (unsigned long long)h.seq, len);
+    c->drawn = h.seq;
+    c->tick = h.tick;
+    if (scene_write(c->env, lk, h.fresh != 0, c->term_bytes ? p + sizeof h : NULL,
+                    p + sizeof h + c->term_bytes)) {
+        c->broken = true;
+        return POLIS_ERR_STATE;
+    }
+    c->err[0] = '\0';
+    *out = &lk->scene;
+    return POLIS_OK;
+}
+
+const char *polis_scene_copy_error(const polis_scene_copy *c) { return c ? c->err : ""; }
+
+const polis_scene_said *polis_scene_copy_said(const polis_scene_copy *c)
+{
+    return c ? said_of(&c->lk) : NULL;
+}
+
+const uint64_t *polis_scene_copy_layer_rows(const polis_scene_copy *c, int32_t layer,
+                                            uint64_t *since)
+{
+    return rows_of(c ? &c->lk : NULL, layer, since);
+}
+
+polis_status polis_scene_copy_kept(const polis_scene_copy *c, int32_t list, polis_scene_kept *out)
+{
+    return kept_of(c ? &c->lk : NULL, list, out);
 }
 
 static void looks_free(polis_env *env)
 {
     polis__looks *lk = env->looks;
     if (!lk) return;
+    if (lk->open_copy) copy_free(env, lk->open_copy); /* a reader its caller did not close */
     for (int32_t i = 0; i < lk->n_kinds; i++) polis__strfree(env, lk->kinds[i].name);
     polis__free(env, lk->kinds, sizeof *lk->kinds * (size_t)lk->cap_kinds);
     for (int32_t i = 0; i < lk->n_layers; i++) polis__strfree(env, lk->layers[i]);
@@ -1297,33 +1743,7 @@ static void looks_free(polis_env *env)
     }
     polis__free(env, lk->stats, sizeof *lk->stats * (size_t)lk->cap_stats);
     polis__free(env, lk->fns, sizeof *lk->fns * (size_t)lk->cap_fns);
-    polis_scene *s = &lk->scene;
-    if (lk->allocated) {
-        size_t cells = (size_t)s->n_layers * (size_t)s->width * (size_t)s->height;
-        size_t n = (size_t)s->n_agents;
-        polis__free(env, s->tiles, cells * sizeof *s->tiles);
-        polis__free(env, s->agents, n * sizeof *s->agents);
-        polis__free(env, s->stats, n * (size_t)s->n_stats * sizeof(int32_t));
-        polis__free(env, s->things, (size_t)s->cap_things * sizeof *s->things);
-        polis__free(env, s->nodes, (size_t)s->cap_nodes * sizeof *s->nodes);
-        polis__free(env, s->edges, (size_t)s->cap_edges * sizeof *s->edges);
-        polis__free(env, lk->layer_ver, (size_t)s->n_layers * sizeof *lk->layer_ver);
-        polis__free(env, lk->same_no, (size_t)s->n_layers * sizeof *lk->same_no);
-        polis__free(env, lk->fresh_written, (size_t)s->n_layers * sizeof *lk->fresh_written);
-        polis__free(env, lk->rows, (size_t)s->n_layers * (size_t)lk->row_words * sizeof *lk->rows);
-        polis__free(env, lk->rows_no, (size_t)s->n_layers * sizeof *lk->rows_no);
-        polis__free(env, lk->rows_since, (size_t)s->n_layers * sizeof *lk->rows_since);
-    }
-    for (int32_t list = 0; list < 3; list++) {
-        kept_list *kl = &lk->kl[list];
-        size_t slots = (size_t)kl->slots;
-        size_t cap = (size_t)(list == POLIS_SCENE_THINGS ? s->cap_things : s->cap_edges) + 1;
-        polis__free(env, kl->where, slots * sizeof *kl->where);
-        polis__free(env, kl->ver, slots * sizeof *kl->ver);
-        polis__free(env, kl->bver, (slots / KEPT_BLOCK + 1) * sizeof *kl->bver);
-        polis__free(env, kl->back, cap * sizeof *kl->back);
-        polis__free(env, kl->log, slots * sizeof *kl->log);
-    }
+    scene_free(env, lk);
     polis__free(env, lk, sizeof *lk);
     env->looks = NULL;
 }

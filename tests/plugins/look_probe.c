@@ -58,6 +58,20 @@
  *               ("scene" host API 4) kept_walk, which writes every agent's place, facing and
  *               life (alive set too), its ten stats and, when fresh, the whole layer, saying so
  *               with scene_whole — the same recording as walk's
+ *   kept_walk_copy
+ *               ("scene" host API 5) kept_walk, with its scene also drawn from copies
+ *               (scene_copy), "ground" said the same at odd ticks and its row 3 named with
+ *               layer_rows at even ones: the take holds the tick and agent 0's name, the draw
+ *               makes the scene callback's calls from them, and counts its draws in its state
+ * (failing with POLIS_ERR_STATE unless the state is zero exactly when the scene is fresh)
+ *   kept_walk_copy_draw_fail, kept_walk_copy_move_empty, kept_walk_copy_take_fail,
+ *   kept_walk_copy_take_over
+ *               kept_walk_copy whose draw fails at tick 3, whose draw moves empty slot 3 at
+ *               tick 2, whose take fails at tick 2, or whose take writes a byte more than
+ *               its max_take
+ *   copy_def, copy_null, copy_max, copy_state, copy_early, copy_twice, copy_late
+ *               scene_copy refused: a NULL definition, a NULL draw, max_take 0, state_bytes
+ *               2^30 + 1, before look_scene, twice, or from the scene callback
  *   whole_bits, whole_early
  *               scene_whole with an unknown bit, or before look_scene
  *   move_empty, rows_bad, rows_outside
@@ -118,7 +132,7 @@ static bool mix_thing(const lstate *l, int32_t s, int64_t t, int32_t *id, int32_
     }
 }
 
-static polis_status mix_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
+static polis_status mix_scene(polis_ctx *ctx, lstate *l, polis_scene *sc, int64_t t)
 {
     const polis_host *h = l->h;
     bool kept = is(l, "kept_mix") || is(l, "kept_mix_paired"), all = h->scene_fresh(ctx, sc);
@@ -126,7 +140,7 @@ static polis_status mix_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
         int32_t id, kind, x, y;
         const char *label;
         bool changed;
-        bool on = mix_thing(l, s, h->tick(ctx), &id, &kind, &x, &y, &label, &changed);
+        bool on = mix_thing(l, s, t, &id, &kind, &x, &y, &label, &changed);
         polis_status st = POLIS_OK;
         if (!kept)
             st = on ? h->scene_thing(ctx, sc, id, kind, x, y, label) : POLIS_OK;
@@ -139,10 +153,9 @@ static polis_status mix_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
 }
 
 /* The walk modes' things and their stats s1 to s9. */
-static polis_status walk_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
+static polis_status walk_scene(polis_ctx *ctx, lstate *l, polis_scene *sc, int64_t t)
 {
     const polis_host *h = l->h;
-    int64_t t = h->tick(ctx);
     bool kept = strncmp(l->mode, "kept_walk", 9) == 0, fresh = h->scene_fresh(ctx, sc);
     for (int32_t a = 0; a < sc->n_agents; a++) {
         int32_t x = (int32_t)((t + a) % 6), kind = a == 1 && t / 2 == 2 ? l->sand : l->rock;
@@ -242,13 +255,20 @@ static polis_status edges_scene(polis_ctx *ctx, lstate *l, polis_scene *sc)
     return POLIS_OK;
 }
 
-static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
+static polis_status take(polis_ctx *ctx, void *ud, bool fresh, void *buf, size_t *len);
+static polis_status draw(polis_ctx *ctx, void *ud, void *state, const void *tk, size_t len,
+                         polis_scene *sc);
+
+/* The scene at tick `tick` (agent 0 named agent0): the scene callback's, and the copy modes'
+ * draw's from its take. */
+static polis_status scene_at(polis_ctx *ctx, lstate *l, polis_scene *sc, int64_t tick,
+                             const char *agent0)
 {
-    lstate *l = ud;
     const polis_host *h = l->h;
     polis_status st;
     int32_t *t = sc->tiles + (size_t)l->layer * (size_t)sc->width * (size_t)sc->height;
-    bool same = is(l, "same"), kept = strncmp(l->mode, "kept", 4) == 0,
+    bool copy = strncmp(l->mode, "kept_walk_copy", 14) == 0;
+    bool same = is(l, "same") || copy, kept = strncmp(l->mode, "kept", 4) == 0,
          mix = strstr(l->mode, "mix") != NULL, walk = strstr(l->mode, "walk") != NULL,
          keep = is(l, "keep") || same || kept || mix || walk || is(l, "rows_bad") ||
                 strncmp(l->mode, "edges", 5) == 0;
@@ -257,27 +277,28 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         for (int32_t y = 0; y < sc->height; y++)
             for (int32_t x = 0; x < sc->width; x++)
                 t[y * sc->width + x] = x == y ? l->rock : l->sand;
-    } else if (same && h->tick(ctx) % 2) {
+    } else if (same && tick % 2) {
         if ((st = l->scene_api->layer_same(ctx, sc, l->layer))) return st;
     } else {
-        t[3 * sc->width + (int32_t)(h->tick(ctx) % 6)] = l->rock;
+        t[3 * sc->width + (int32_t)(tick % 6)] = l->rock;
         uint64_t row3 = UINT64_C(1) << 3, two[2] = {row3, 0};
-        if (move && (st = l->scene_api->layer_rows(ctx, sc, l->layer, &row3, 1))) return st;
+        if ((move || copy) && (st = l->scene_api->layer_rows(ctx, sc, l->layer, &row3, 1)))
+            return st;
         if (is(l, "rows_bad") && (st = l->scene_api->layer_rows(ctx, sc, l->layer, two, 2)))
             return st;
     }
     if (is(l, "same_bad") && (st = l->scene_api->layer_same(ctx, sc, l->layer))) return st;
     if (is(l, "move_empty") && (st = l->scene_api->thing_move(ctx, sc, 0, 1, 1))) return st;
     char label[64];
-    snprintf(label, sizeof label, "%lld", (long long)h->tick(ctx));
+    snprintf(label, sizeof label, "%lld", (long long)tick);
     if (is(l, "long_label")) memset(label, 'x', 60), label[60] = '\0';
-    if (mix && (st = mix_scene(ctx, l, sc))) return st;
-    if (walk && (st = walk_scene(ctx, l, sc))) return st;
+    if (mix && (st = mix_scene(ctx, l, sc, tick))) return st;
+    if (walk && (st = walk_scene(ctx, l, sc, tick))) return st;
     for (int32_t i = 0; i < sc->n_agents; i++) {
         int32_t a = keep ? sc->n_agents - 1 - i : i;
         int32_t kind = is(l, "bad_kind") ? 99 : l->rock;
-        int32_t x = is(l, "bad_pos") ? 6 : keep && a == 0 ? (int32_t)(h->tick(ctx) % 6) : a;
-        bool gone = keep && a == 1 && h->tick(ctx) % 2;
+        int32_t x = is(l, "bad_pos") ? 6 : keep && a == 0 ? (int32_t)(tick % 6) : a;
+        bool gone = keep && a == 1 && tick % 2;
         if (mix || walk)
             st = POLIS_OK;
         else if (move && a == 0 && !fresh)
@@ -293,13 +314,17 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         sc->agents[a].y = 1;
         sc->agents[a].facing = POLIS_FACING_RIGHT;
         if (strstr(l->mode, "whole")) sc->agents[a].alive = 1; /* no agent terminates */
-        sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)l->stat] = (int32_t)h->tick(ctx);
+        sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)l->stat] = (int32_t)tick;
+    }
+    if (is(l, "copy_late")) {
+        polis_scene_copy_def def = {.take = take, .draw = draw, .ud = l, .max_take = 8};
+        return l->scene_api->scene_copy(ctx, &def);
     }
     if (is(l, "late")) {
         polis_kind_def k = {"late", "l", "#000000", POLIS_SHAPE_DOT};
         return h->look_kind(ctx, &k, NULL);
     }
-    bool odd = keep && h->tick(ctx) % 2;
+    bool odd = keep && tick % 2;
     if ((st = h->scene_node(ctx, sc, "club", "group", odd ? "The clubhouse" : "The club")))
         return st;
     if (strstr(l->mode, "edges")) return edges_scene(ctx, l, sc);
@@ -307,16 +332,58 @@ static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
         polis_scene_edge e = {.weight = is(l, "kept_padded_nan") ? __builtin_nanf("")
                                         : odd                    ? 0.75f
                                                                  : 0.5f};
-        snprintf(e.from, sizeof e.from, "%s", h->agent_name(ctx, 0));
+        snprintf(e.from, sizeof e.from, "%s", agent0);
         snprintf(e.to, sizeof e.to, "%s", is(l, "kept_padded_empty") ? "" : "club");
         snprintf(e.kind, sizeof e.kind, "member");
         if (is(l, "kept_padded_long")) memset(e.kind, 'k', sizeof e.kind);
         return l->scene_api->edge_put_padded(ctx, sc, 1, &e);
     }
     if (kept)
-        return l->scene_api->edge_put(ctx, sc, 1, h->agent_name(ctx, 0), "club", "member",
-                                      odd ? 0.75f : 0.5f);
-    return h->scene_edge(ctx, sc, h->agent_name(ctx, 0), "club", "member", odd ? 0.75f : 0.5f);
+        return l->scene_api->edge_put(ctx, sc, 1, agent0, "club", "member", odd ? 0.75f : 0.5f);
+    return h->scene_edge(ctx, sc, agent0, "club", "member", odd ? 0.75f : 0.5f);
+}
+
+static polis_status scene(polis_ctx *ctx, void *ud, polis_scene *sc)
+{
+    lstate *l = ud;
+    return scene_at(ctx, l, sc, l->h->tick(ctx), l->h->agent_name(ctx, 0));
+}
+
+/* The copy modes' take: the tick and agent 0's name (the scene is a function of them); draw's
+ * state counts the draws since a fresh one. */
+typedef struct ltake {
+    int64_t tick;
+    char agent0[32];
+} ltake;
+
+static polis_status take(polis_ctx *ctx, void *ud, bool fresh, void *buf, size_t *len)
+{
+    lstate *l = ud;
+    (void)fresh;
+    int64_t t = l->h->tick(ctx);
+    if (is(l, "kept_walk_copy_take_fail") && t == 2) return POLIS_ERR_PLUGIN;
+    ltake k = {.tick = t};
+    snprintf(k.agent0, sizeof k.agent0, "%s", l->h->agent_name(ctx, 0));
+    memcpy(buf, &k, sizeof k);
+    *len = is(l, "kept_walk_copy_take_over") ? sizeof k + 1 : sizeof k;
+    return POLIS_OK;
+}
+
+static polis_status draw(polis_ctx *ctx, void *ud, void *state, const void *tk, size_t len,
+                         polis_scene *sc)
+{
+    lstate *l = ud;
+    const ltake *k = tk;
+    int64_t *draws = state;
+    if (len != sizeof *k || ((uintptr_t)tk % 8)) return POLIS_ERR_INVALID;
+    if (l->h->scene_fresh(ctx, sc) ? *draws != 0 : *draws == 0) return POLIS_ERR_STATE;
+    ++*draws;
+    if (is(l, "kept_walk_copy_draw_fail") && k->tick == 3) return POLIS_ERR_PLUGIN;
+    polis_status st;
+    if (is(l, "kept_walk_copy_move_empty") && k->tick == 2 &&
+        (st = l->scene_api->thing_move(ctx, sc, 3, 1, 1)))
+        return st;
+    return scene_at(ctx, l, sc, k->tick, k->agent0);
 }
 
 static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params, void **state)
@@ -345,7 +412,8 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         snprintf(name, sizeof name, "s%d", (int)k);
         if ((st = h->look_stat(ctx, name, "walk", 0, k == 1 ? &l->stat_s1 : NULL))) return st;
     }
-    bool v4 = strstr(l->mode, "whole") != NULL;
+    bool v5 = strstr(l->mode, "copy") != NULL;
+    bool v4 = strstr(l->mode, "whole") != NULL || v5;
     bool v3 = is(l, "kept_move") || strncmp(l->mode, "kept_walk", 9) == 0 || is(l, "move_empty") ||
               strncmp(l->mode, "rows", 4) == 0 || strncmp(l->mode, "kept_padded", 11) == 0 ||
               is(l, "kept_edges_padded");
@@ -357,7 +425,8 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
         return st;
     if ((is(l, "same") || is(l, "same_bad") || is(l, "same_outside") || kept || v3 || v4) &&
         !(l->scene_api = h->host_api(ctx, POLIS_SCENE_API,
-                                     v4     ? 4
+                                     v5     ? 5
+                                     : v4   ? 4
                                      : v3   ? 3
                                      : kept ? 2
                                             : 1)))
@@ -370,6 +439,9 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
     if (is(l, "same_outside") && (st = l->scene_api->layer_same(ctx, NULL, l->layer))) return st;
     if (is(l, "whole_early") && (st = l->scene_api->scene_whole(ctx, POLIS_SCENE_WHOLE_AGENTS)))
         return st;
+    polis_scene_copy_def copy = {
+        .take = take, .draw = draw, .ud = l, .max_take = sizeof(ltake), .state_bytes = 8};
+    if (is(l, "copy_early") && (st = l->scene_api->scene_copy(ctx, &copy))) return st;
     polis_scene_def def = {.fn = scene,
                            .ud = l,
                            .max_things = is(l, "over")                    ? 1
@@ -381,10 +453,19 @@ static polis_status init(const polis_host *h, polis_ctx *ctx, const void *params
                                                                    : 1};
     if ((st = h->look_scene(ctx, &def))) return st;
     if (is(l, "two_scenes")) return h->look_scene(ctx, &def);
-    if (v4 && (st = l->scene_api->scene_whole(
-                   ctx, is(l, "whole_bits") ? 8u
-                                            : POLIS_SCENE_WHOLE_AGENTS | POLIS_SCENE_WHOLE_STATS |
-                                                  POLIS_SCENE_WHOLE_FRESH_LAYERS)))
+    if (v5 && !is(l, "copy_late")) {
+        if (is(l, "copy_null")) copy.draw = NULL;
+        if (is(l, "copy_max")) copy.max_take = 0;
+        if (is(l, "copy_state")) copy.state_bytes = ((size_t)1 << 30) + 1;
+        if ((st = l->scene_api->scene_copy(ctx, is(l, "copy_def") ? NULL : &copy)) ||
+            (is(l, "copy_twice") && (st = l->scene_api->scene_copy(ctx, &copy))))
+            return st;
+    }
+    if (strstr(l->mode, "whole") &&
+        (st = l->scene_api->scene_whole(
+             ctx, is(l, "whole_bits") ? 8u
+                                      : POLIS_SCENE_WHOLE_AGENTS | POLIS_SCENE_WHOLE_STATS |
+                                            POLIS_SCENE_WHOLE_FRESH_LAYERS)))
         return st;
     if (kept && ((st = l->scene_api->list_keep(
                       ctx, is(l, "kept_nodes") ? POLIS_SCENE_NODES : POLIS_SCENE_THINGS,

@@ -1409,6 +1409,400 @@ static void test_scene_whole(void)
                    "look_probe: scene scene_whole: register the scene callback (look_scene) first");
 }
 
+/* ---- scenes drawn from copies ("scene" host API 5, polis_scene_copy_*) ---------------------- */
+
+/* What a scene shows and says of itself, in one canonical form, for comparing the env's with
+ * a copy reader's: tiles, agents, stats, the kept things and edges by slot, the nodes, per list
+ * whole and the changed slots (sorted), per layer whether its version changed and the rows
+ * named (and whether relative to the version before). */
+typedef struct snap {
+    size_t n;
+    unsigned char b[6144];
+} snap;
+
+static void snap_put(snap *sn, const void *p, size_t n)
+{
+    if (sn->n + n > sizeof sn->b) {
+        CHECK(!"snap overflow");
+        return;
+    }
+    if (n) memcpy(sn->b + sn->n, p, n);
+    sn->n += n;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* env's scene when c is NULL, else c's; prev[] each layer's version at the last snap */
+static void snap_scene(snap *sn, const polis_env *env, const polis_scene_copy *c,
+                       const polis_scene *sc, uint64_t prev[4])
+{
+    sn->n = 0;
+    size_t cells = (size_t)sc->n_layers * (size_t)sc->width * (size_t)sc->height;
+    snap_put(sn, sc->tiles, cells * sizeof *sc->tiles);
+    for (int32_t a = 0; a < sc->n_agents; a++) {
+        const polis_scene_agent *ag = &sc->agents[a];
+        int32_t v[4] = {ag->x, ag->y, ag->facing, ag->alive};
+        snap_put(sn, v, sizeof v);
+    }
+    snap_put(sn, sc->stats, (size_t)sc->n_agents * (size_t)sc->n_stats * sizeof(int32_t));
+    int32_t counts[3] = {sc->n_things, sc->n_nodes, sc->n_edges};
+    snap_put(sn, counts, sizeof counts);
+    snap_put(sn, sc->nodes, (size_t)sc->n_nodes * sizeof *sc->nodes);
+    const polis_scene_said *said = c ? polis_scene_copy_said(c) : polis_env_scene_said(env);
+    CHECK(said != NULL);
+    if (!said) return;
+    for (int32_t list = 0; list < 3; list += 2) {
+        polis_scene_kept k;
+        CHECK_EQ_INT(c ? polis_scene_copy_kept(c, list, &k) : polis_env_scene_kept(env, list, &k),
+                     POLIS_OK);
+        snap_put(sn, &k.slots, sizeof k.slots);
+        snap_put(sn, &k.whole, sizeof k.whole);
+        for (int32_t s = 0; s < k.slots; s++) {
+            int32_t at = k.where[s];
+            snap_put(sn, &at, sizeof at); /* -1 or an index: compared by what it holds too */
+            if (at >= 0 && list == POLIS_SCENE_THINGS)
+                snap_put(sn, &sc->things[at], sizeof *sc->things);
+            else if (at >= 0)
+                snap_put(sn, &sc->edges[at], sizeof *sc->edges);
+        }
+        int32_t chg[64], n = said->n_changed[list];
+        CHECK(n <= 64);
+        if (n > 64) n = 64;
+        memcpy(chg, said->changed[list], (size_t)n * sizeof *chg);
+        qsort(chg, (size_t)n, sizeof *chg, cmp_i32);
+        snap_put(sn, &said->kept_whole[list], sizeof said->kept_whole[list]);
+        snap_put(sn, &n, sizeof n);
+        snap_put(sn, chg, (size_t)n * sizeof *chg);
+    }
+    for (int32_t l = 0; l < sc->n_layers && l < 4; l++) {
+        uint64_t since = 0;
+        const uint64_t *rows = c ? polis_scene_copy_layer_rows(c, l, &since)
+                                 : polis_env_scene_layer_rows(env, l, &since);
+        bool changed = said->layer_ver[l] != prev[l], rel = rows && since == prev[l];
+        snap_put(sn, &changed, sizeof changed);
+        snap_put(sn, &rel, sizeof rel);
+        if (rows) snap_put(sn, rows, (size_t)(sc->height + 63) / 64 * sizeof *rows);
+        prev[l] = said->layer_ver[l];
+    }
+}
+
+#define COPY_TAKES 70
+static _Alignas(8) unsigned char copy_bufs[COPY_TAKES][512];
+static size_t copy_lens[COPY_TAKES];
+static snap env_snaps[COPY_TAKES], copy_snaps[COPY_TAKES];
+
+/* the reader's thread: draws takes 0 .. *n_taken - 1 in order, until done */
+typedef struct copy_queue {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int n_taken, n_drawn;
+    bool done;
+    polis_scene_copy *c;
+    uint64_t prev[4];
+    int failures;
+} copy_queue;
+
+static void *copy_drawer(void *arg)
+{
+    copy_queue *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (q->n_drawn == q->n_taken && !q->done) pthread_cond_wait(&q->cv, &q->mu);
+        int i = q->n_drawn, n = q->n_taken;
+        pthread_mutex_unlock(&q->mu);
+        if (i == n) return NULL;
+        const polis_scene *sc = NULL;
+        if (polis_scene_copy_draw(q->c, copy_bufs[i], copy_lens[i], &sc) != POLIS_OK)
+            q->failures++;
+        else
+            snap_scene(&copy_snaps[i], NULL, q->c, sc, q->prev);
+        pthread_mutex_lock(&q->mu);
+        q->n_drawn++;
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+/* The env's scene and the scene drawn from a take of the same moment, after every reset and
+ * step of three episodes (one cut short): the same, also what
+ * they say of themselves; drawn on this thread or, with `threaded`, on another one while the
+ * env steps on. No allocation once the reader is open. */
+static void copy_same(const char *mode, bool threaded)
+{
+    test_alloc alloc = {0};
+    polis_env *env = probe_env(mode, &alloc);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_scene_copyable(env));
+    polis_scene_copy *c = NULL;
+    CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
+    if (!c) {
+        polis_env_destroy(env);
+        return;
+    }
+    CHECK(polis_scene_copy_max(c) <= sizeof copy_bufs[0]);
+    CHECK_EQ_STR(polis_scene_copy_error(c), "");
+    CHECK(polis_scene_copy_said(c) == NULL);
+    copy_queue q = {.c = c};
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.cv, NULL);
+    pthread_t th;
+    if (threaded) CHECK_EQ_INT(pthread_create(&th, NULL, copy_drawer, &q), 0);
+    /* the env's first scene allocates its buffers: before the count (an episode of its own:
+     * what a scene says is relative to the scene before, so each reads every one after) */
+    const polis_scene *sc = NULL;
+    CHECK_EQ_INT(polis_env_reset(env, 6), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+    long calls = alloc.calls;
+    uint64_t env_prev[4] = {0};
+    int n = 0;
+    for (int e = 0; e < 3; e++) {
+        CHECK_EQ_INT(polis_env_reset(env, 7 + (uint64_t)e), POLIS_OK);
+        for (int t = 0; n < COPY_TAKES; t++) {
+            CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK);
+            snap_scene(&env_snaps[n], env, NULL, sc, env_prev);
+            CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[n], &copy_lens[n]), POLIS_OK);
+            if (threaded) {
+                pthread_mutex_lock(&q.mu);
+                q.n_taken = ++n;
+                pthread_cond_signal(&q.cv);
+                pthread_mutex_unlock(&q.mu);
+            } else {
+                const polis_scene *cs = NULL;
+                CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[n], copy_lens[n], &cs), POLIS_OK);
+                CHECK(cs != NULL && cs != sc);
+                if (cs) snap_scene(&copy_snaps[n], NULL, c, cs, q.prev);
+                n++;
+            }
+            if (polis_env_done(env) || (e == 1 && t == 8)) break;
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        }
+    }
+    if (threaded) {
+        pthread_mutex_lock(&q.mu);
+        q.done = true;
+        pthread_cond_signal(&q.cv);
+        pthread_mutex_unlock(&q.mu);
+        pthread_join(th, NULL);
+        CHECK_EQ_INT(q.n_drawn, n);
+        CHECK_EQ_INT(q.failures, 0);
+    }
+    CHECK_EQ_INT(alloc.calls, calls);
+    CHECK(n > 40);
+    for (int i = 0; i < n; i++) {
+        CHECK(env_snaps[i].n > 0 && env_snaps[i].n == copy_snaps[i].n);
+        if (env_snaps[i].n != copy_snaps[i].n ||
+            memcmp(env_snaps[i].b, copy_snaps[i].b, env_snaps[i].n) != 0) {
+            printf("scene %d of %s differs from its copy's\n", i, mode);
+            CHECK(false);
+            break;
+        }
+    }
+    pthread_cond_destroy(&q.cv);
+    pthread_mutex_destroy(&q.mu);
+    polis_scene_copy_close(c);
+    polis_env_destroy(env);
+    CHECK_EQ_INT(alloc.live, 0);
+}
+
+static void test_copy_same(void)
+{
+    copy_same("kept_walk_copy", false);
+    copy_same("kept_walk_copy", true);
+    /* the scenes change: layer_same at odd ticks, layer_rows at even ones, things moved */
+    CHECK(memcmp(&env_snaps[1], &env_snaps[2], sizeof env_snaps[1]) != 0);
+
+    /* a game with no scene callback: copyable, the agents alone */
+    polis_env *env = test_env("{\"agents\": 2, \"max_steps\": 3}", NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_scene_copyable(env));
+    polis_scene_copy *c = NULL;
+    CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[0], &copy_lens[0]), POLIS_OK);
+    const polis_scene *cs = NULL;
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[0], copy_lens[0], &cs), POLIS_OK);
+    CHECK(cs && cs->n_agents == 2 && cs->agents[1].x == -1 && cs->agents[1].alive == 1);
+    polis_env_destroy(env); /* frees the open reader too */
+}
+
+/* a reader of env's copies, the env reset (seed 1), or NULL */
+static polis_scene_copy *copy_reader(polis_env *env)
+{
+    polis_scene_copy *c = NULL;
+    CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    return c;
+}
+
+/* Every refusal, with its message. */
+static void test_copy_errors(void)
+{
+    CHECK_CONTAINS(probe_error("copy_def"), "look_probe: scene scene_copy: the definition is NULL");
+    CHECK_CONTAINS(probe_error("copy_null"), "look_probe: scene scene_copy: draw is NULL");
+    CHECK_CONTAINS(probe_error("copy_max"),
+                   "look_probe: scene scene_copy: max_take 0 or state_bytes 8 is outside 1..2^30");
+    CHECK_CONTAINS(probe_error("copy_state"), "look_probe: scene scene_copy: max_take 40 or "
+                                              "state_bytes 1073741825 is outside 0..2^30");
+    CHECK_CONTAINS(probe_error("copy_early"),
+                   "look_probe: scene scene_copy: register the scene callback (look_scene) first");
+    CHECK_CONTAINS(probe_error("copy_twice"),
+                   "look_probe: scene scene_copy: a copy is already registered (one per plugin)");
+    const polis_scene *sc = NULL, *cs = NULL;
+    polis_env *env = probe_env("copy_late", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(!polis_env_scene_copyable(env));
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env),
+                 "look_probe: scene scene_copy: registration is closed once the env is created "
+                 "(register in init or start) [scene, tick 0]");
+    polis_env_destroy(env);
+
+    /* not copyable; open twice; a take before a reset */
+    env = probe_env("kept_walk", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    polis_scene_copy *c = NULL;
+    CHECK(!polis_env_scene_copyable(env));
+    CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_ERR_STATE);
+    CHECK(c == NULL);
+    CHECK_EQ_STR(polis_env_error(env), "scene copy: look_probe's scene callback has no copy (the "
+                                       "\"scene\" host API's scene_copy)");
+    polis_env_destroy(env);
+    env = probe_env("kept_walk_copy", NULL);
+    polis_env *other = probe_env("kept_walk_copy", NULL);
+    CHECK(env != NULL && other != NULL);
+    if (!env || !other) return;
+    CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
+    polis_scene_copy *c2 = NULL;
+    CHECK_EQ_INT(polis_scene_copy_open(env, &c2), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env), "scene copy: a reader is open (one per env)");
+    size_t len = 0;
+    CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[0], &len), POLIS_ERR_STATE);
+    CHECK_EQ_STR(polis_env_error(env), "scene copy: no episode yet; call reset first");
+    CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[0] + 4, &len), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_env_error(env), "scene copy: buf is not 8-byte aligned");
+    /* a foreign take, a corrupt one, one skipped */
+    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    polis_scene_copy *oc = copy_reader(other);
+    CHECK_EQ_INT(polis_scene_copy_take(oc, copy_bufs[1], &copy_lens[1]), POLIS_OK);
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[1], copy_lens[1], &cs), POLIS_ERR_INVALID);
+    char want[256];
+    snprintf(want, sizeof want, "scene copy: %zu bytes that are not a take of this reader",
+             copy_lens[1]);
+    CHECK_EQ_STR(polis_scene_copy_error(c), want);
+    CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[0], &copy_lens[0]), POLIS_OK);
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[0], copy_lens[0] - 8, &cs), POLIS_ERR_INVALID);
+    snprintf(want, sizeof want, "scene copy: %zu bytes that are not a take of this reader",
+             copy_lens[0] - 8);
+    CHECK_EQ_STR(polis_scene_copy_error(c), want);
+    uint64_t part; /* the probe's part's count, its last (after the head and terminations) */
+    size_t at = copy_lens[0] - 40 - 8;
+    memcpy(&part, copy_bufs[0] + at, sizeof part);
+    CHECK(part == 40);
+    part = 48;
+    memcpy(copy_bufs[0] + at, &part, sizeof part);
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[0], copy_lens[0], &cs), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_scene_copy_error(c),
+                 "scene copy: take 1's parts do not add up to its 112 bytes");
+    part = 40;
+    memcpy(copy_bufs[0] + at, &part, sizeof part);
+    /* the head and terminations alone, its length said so too: no part */
+    memcpy(copy_bufs[2], copy_bufs[0], 64);
+    uint64_t short_len = 64;
+    memcpy(copy_bufs[2] + 40, &short_len, sizeof short_len); /* the head's len */
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[2], 64, &cs), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_scene_copy_error(c),
+                 "scene copy: take 1's parts do not add up to its 64 bytes");
+    CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[1], &copy_lens[1]), POLIS_OK);
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[1], copy_lens[1], &cs), POLIS_ERR_INVALID);
+    CHECK_EQ_STR(polis_scene_copy_error(c),
+                 "scene copy: take 2, but the next to draw is take 1 (each once, in order)");
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[0], copy_lens[0], &cs), POLIS_OK);
+    CHECK_EQ_STR(polis_scene_copy_error(c), "");
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[1], copy_lens[1], &cs), POLIS_OK);
+    CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[1], copy_lens[1], &cs), POLIS_ERR_INVALID);
+    polis_scene_copy_close(c);
+    polis_scene_copy_close(oc);
+    polis_env_destroy(other);
+    /* closed: another may open */
+    CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
+    polis_scene_copy_close(c);
+    polis_env_destroy(env);
+
+    /* a draw that fails, and one whose host call fails: the reader's message, the env's
+     * untouched; every later draw refused with it */
+    const char *modes[2] = {"kept_walk_copy_draw_fail", "kept_walk_copy_move_empty"};
+    for (int m = 0; m < 2; m++) {
+        env = probe_env(modes[m], NULL);
+        CHECK(env != NULL);
+        if (!env) return;
+        c = copy_reader(env);
+        int fail_tick = m == 0 ? 3 : 2;
+        for (int t = 0; t <= fail_tick + 1; t++) {
+            CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[t], &copy_lens[t]), POLIS_OK);
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+        }
+        for (int t = 0; t < fail_tick; t++)
+            CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[t], copy_lens[t], &cs), POLIS_OK);
+        CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[fail_tick], copy_lens[fail_tick], &cs),
+                     POLIS_ERR_STATE);
+        CHECK(cs == NULL);
+        if (m == 0)
+            snprintf(want, sizeof want, "look_probe: failed (%s) [scene copy, tick 3]",
+                     polis_status_str(POLIS_ERR_PLUGIN));
+        else
+            snprintf(want, sizeof want,
+                     "look_probe: scene thing_move: slot 3 is empty (thing_put it first) [scene "
+                     "copy, tick 2]");
+        CHECK_EQ_STR(polis_scene_copy_error(c), want);
+        CHECK_EQ_STR(polis_env_error(env), "");
+        CHECK_EQ_INT(
+            polis_scene_copy_draw(c, copy_bufs[fail_tick + 1], copy_lens[fail_tick + 1], &cs),
+            POLIS_ERR_STATE);
+        CHECK_EQ_STR(polis_scene_copy_error(c), want);
+        CHECK_EQ_INT(polis_env_scene_get(env, &sc), POLIS_OK); /* the env's scenes go on */
+        polis_scene_copy_close(c);
+        polis_env_destroy(env);
+    }
+
+    /* a take that fails: the env's message; the next take is fresh and draws */
+    env = probe_env("kept_walk_copy_take_fail", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    c = copy_reader(env);
+    for (int t = 0; t < 4; t++) {
+        polis_status want_st = t == 2 ? POLIS_ERR_PLUGIN : POLIS_OK;
+        CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[0], &copy_lens[0]), want_st);
+        if (t == 2) {
+            snprintf(want, sizeof want, "look_probe: failed (%s) [scene copy, tick 2]",
+                     polis_status_str(POLIS_ERR_PLUGIN));
+            CHECK_EQ_STR(polis_env_error(env), want);
+            CHECK_EQ_INT(copy_lens[0], 0);
+        } else {
+            CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[0], copy_lens[0], &cs), POLIS_OK);
+            CHECK(cs && cs->things[0].x == (t + cs->things[0].y) % 6);
+        }
+        CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    }
+    polis_scene_copy_close(c);
+    polis_env_destroy(env);
+    env = probe_env("kept_walk_copy_take_over", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    c = copy_reader(env);
+    CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[0], &copy_lens[0]), POLIS_ERR_LIMIT);
+    CHECK_EQ_STR(polis_env_error(env), "look_probe: scene copy: take wrote 41 bytes, more than "
+                                       "max_take 40 [scene copy, tick 0]");
+    polis_env_destroy(env); /* the reader left open */
+}
+
 int main(void)
 {
     test_probe_scene();
@@ -1433,5 +1827,7 @@ int main(void)
     test_lua_keep();
     test_edge_order();
     test_kept_edge_order();
+    test_copy_same();
+    test_copy_errors();
     CHECK_DONE();
 }
