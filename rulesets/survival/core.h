@@ -269,16 +269,21 @@ typedef struct sv_world {
     int32_t timestep;
     float light;
     uint8_t map[SV_MAP][SV_MAP];
-    uint64_t map_rows; /* bit r: row r of map written (sv_set_block) since the scene last drew
-                          it (looks.c clears it); all set by sv_generate */
+    uint64_t map_rows; /* bit r: row r of map written (sv_set_block) since the scene or the scene
+                          copy's take last read it (looks.c clears it); all set by sv_generate */
     uint16_t mob_map[SV_MAP][SV_MAP];   /* 0, or (kind << 8 | slot) + 1 for zombie/cow/skeleton */
     uint8_t player_map[SV_MAP][SV_MAP]; /* living players on the tile */
     int16_t placed_by[SV_MAP][SV_MAP];  /* table/furnace owner, -1 none */
     sv_mob *mobs[SV_N_MOB_KINDS];       /* [max_mobs[kind]] each */
     int32_t n_active[SV_N_MOB_KINDS];
-    /* bit q of [kind]: mob slot q appeared, moved or went (sv_mark_mob) since the scene last
-     * read it (looks.c visits only these, and clears them); all set by sv_generate_rest */
+    /* bit q of [kind]: mob slot q appeared, moved or went (sv_mark_mob) since the scene or the
+     * take last read it (looks.c visits only these, and clears them); all set by
+     * sv_generate_rest */
     uint64_t mob_marks[SV_N_MOB_KINDS];
+    /* looks.c's: the marks above that the take read and the scene has not (scene_*), and the
+     * marks the scene read and the take has not (take_*); the rules never touch them */
+    uint64_t scene_rows, take_rows;
+    uint64_t scene_mob_marks[SV_N_MOB_KINDS], take_mob_marks[SV_N_MOB_KINDS];
     int32_t next_uid; /* the next mob's uid: 1 after the reset, counting every kind */
     sv_plant *plants; /* [max_plants] */
     int32_t n_plants; /* slots 0..n_plants-1 are (or, with plant_slots "reference", may be) used */

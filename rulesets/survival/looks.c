@@ -17,6 +17,17 @@
  * facing, life and stats, and every terrain cell when fresh, and says so (scene_whole, host API
  * version 4): the kernel does not clear them first.
  *
+ * The scene can also be drawn from copies (host API version 5, scene_copy): sv_take, on the
+ * env's thread after each reset and step, copies the map rows and mob slots the rules marked
+ * since the last take, every player's shown fields and the daylight. The rules mark only
+ * map_rows and mob_marks; whichever of sv_scene and sv_take reads them clears them and leaves
+ * them for the other in its own words (w->scene_rows, w->take_rows, ...; read_marks), so the
+ * env's own scenes and the copies never take each other's changes and the step pays nothing
+ * for the second reader. sv_draw, on
+ * the reader's thread, makes sv_scene's calls from it against a copy of the map and of what
+ * each slot shows of its own (sv_drawn), reading of sv_looks only what registration set. Both
+ * paths share the rows (show_rows), a mob slot (show_mob) and a player's row (show_player).
+ *
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
  * one's slot is a new thing (an add and a del in a recording, not a move).
@@ -79,7 +90,10 @@ typedef struct sv_looks {
     int32_t slot0[SV_N_MOB_KINDS], slots;
     uint64_t all_slots[SV_N_MOB_KINDS]; /* a bit per mob slot of each kind (mob_marks) */
     const polis_scene_api *api; /* layer_same, layer_rows, the kept things ("scene" API 3) */
-    sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS];
+    const polis_host *h;        /* scene_fresh and error, for sv_draw */
+    int32_t n;                  /* players */
+    sv_world *w;                /* the game: sv_take's, never sv_draw's */
+    sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS]; /* sv_scene's (sv_draw's are in sv_drawn) */
     /* draw_rows or, where the CPU has it, its AVX2 build (a fresh scene's 4096 cells) */
     void (*draw)(int32_t *t, const uint8_t (*map)[SV_MAP], uint64_t rows, int32_t off,
                  const int32_t *block_kind);
@@ -122,23 +136,80 @@ __attribute__((target("avx2"))) static void draw_rows_avx2(int32_t *t, const uin
 #define SV_DRAW_AVX2 1
 #endif
 
-/* A mob slot the rules marked (its mob moved, appeared, was replaced or is gone, or left the
- * map) into the scene's slot when it shows something else, and what the slot shows now. */
-static inline polis_status show_mob(polis_ctx *ctx, polis_scene *sc, const sv_looks *lk,
-                                    sv_shown *sh, int32_t kind, int32_t slot, const sv_mob *m)
+/* The marks of one word (map rows, a kind's mob slots) since `mine` (the scene's or the take's)
+ * last read them: the rules' (*rules) and what the other reader left in *mine, both cleared;
+ * the rules' are left for the other one in *other. The rules mark only *rules: the step pays
+ * nothing for the second reader. */
+static inline uint64_t read_marks(uint64_t *rules, uint64_t *mine, uint64_t *other)
 {
-    bool on = m->active && sv_in_map(m->r, m->c);
-    if (on ? m->uid == sh->uid && m->r == sh->r && m->c == sh->c : !sh->uid) return POLIS_OK;
+    uint64_t m = *rules;
+    *other |= m;
+    *rules = 0;
+    m |= *mine;
+    *mine = 0;
+    return m;
+}
+
+/* The terrain layer of a scene: the same when no row changed, else the rows changed (all when
+ * fresh) translated from map (sv_scene: the game's; sv_draw: its copy) and named. */
+static polis_status show_rows(polis_ctx *ctx, polis_scene *sc, const sv_looks *lk, bool all,
+                              uint64_t rows, const uint8_t (*map)[SV_MAP])
+{
+    int32_t *t = sc->tiles + (size_t)lk->layer * (size_t)sc->width * (size_t)sc->height;
     polis_status st;
-    if (on && m->uid == sh->uid) /* the mob there moved (most marks) */
-        st = lk->api->thing_move(ctx, sc, slot, m->c, m->r);
+    /* then the recorder need not compare the layer with its copy either, or only those rows */
+    if (!rows && (st = lk->api->layer_same(ctx, sc, lk->layer))) return st;
+    if (rows && !all && (st = lk->api->layer_rows(ctx, sc, lk->layer, &rows, 1))) return st;
+    if (rows) lk->draw(t, map, rows, lk->kind_off, lk->block_kind);
+    return POLIS_OK;
+}
+
+/* A mob slot the rules marked (its mob moved, appeared, was replaced or is gone, or left the
+ * map) into the scene's slot when it shows something else, and what the slot shows now. The
+ * slot's mob is `on` (active and in the map) with uid at (r, c), or not. */
+static inline polis_status show_mob(polis_ctx *ctx, polis_scene *sc, const sv_looks *lk,
+                                    sv_shown *sh, int32_t kind, int32_t slot, bool on, int32_t uid,
+                                    int32_t r, int32_t c)
+{
+    if (on ? uid == sh->uid && r == sh->r && c == sh->c : !sh->uid) return POLIS_OK;
+    polis_status st;
+    if (on && uid == sh->uid) /* the mob there moved (most marks) */
+        st = lk->api->thing_move(ctx, sc, slot, c, r);
     else if (on)
-        st = lk->api->thing_put(ctx, sc, slot, m->uid, lk->mob_kind[kind], m->c, m->r, "");
+        st = lk->api->thing_put(ctx, sc, slot, uid, lk->mob_kind[kind], c, r, "");
     else
         st = lk->api->slot_clear(ctx, sc, POLIS_SCENE_THINGS, slot);
     if (st) return st;
-    *sh = on ? (sv_shown){m->uid, m->r, m->c} : (sv_shown){0, 0, 0};
+    *sh = on ? (sv_shown){uid, r, c} : (sv_shown){0, 0, 0};
     return POLIS_OK;
+}
+
+/* The daylight a player sees, 0..100. */
+static inline int32_t daylight(float light)
+{
+    int32_t l = (int32_t)(light * 100.0f + 0.5f);
+    return l < 0 ? 0 : l;
+}
+
+/* Player a's scene agent (place, facing, life) and stats (vitals, sleeping, daylight, items). */
+static inline void show_player(polis_scene *sc, const sv_looks *lk, int32_t a, const sv_player *pl,
+                               int32_t light)
+{
+    static const int32_t FACING[5] = {POLIS_FACING_NONE, POLIS_FACING_LEFT, POLIS_FACING_RIGHT,
+                                      POLIS_FACING_UP, POLIS_FACING_DOWN};
+    sc->agents[a].x = pl->c;
+    sc->agents[a].y = pl->r;
+    sc->agents[a].facing = pl->dir >= 1 && pl->dir <= 4 ? FACING[pl->dir] : 0;
+    sc->agents[a].alive = pl->alive ? 1 : 0;
+    int32_t *row = sc->stats + (size_t)a * (size_t)sc->n_stats + (size_t)lk->stat0;
+    row[ST_HEALTH] = pl->health;
+    row[ST_FOOD] = pl->food;
+    row[ST_DRINK] = pl->drink;
+    row[ST_ENERGY] = pl->energy;
+    row[ST_SLEEPING] = pl->sleeping ? 1 : 0;
+    row[ST_DAYLIGHT] = light;
+    _Static_assert(sizeof pl->inv == SV_N_ITEMS * sizeof *row, "the items are int32 stats");
+    memcpy(row + ST_ITEMS, pl->inv, sizeof pl->inv); /* registered in the order of inv */
 }
 
 static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
@@ -146,49 +217,148 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     survival *s = ud;
     sv_looks *lk = s->looks;
     sv_world *w = s->w;
-    int32_t *t = sc->tiles + (size_t)lk->layer * (size_t)sc->width * (size_t)sc->height;
     bool all = s->h->scene_fresh(ctx, sc);
     /* the rows written since the last scene (the kernel cleared the layer when fresh) */
-    uint64_t rows = all ? ~UINT64_C(0) : w->map_rows;
-    w->map_rows = 0;
-    polis_status st;
-    /* then the recorder need not compare the layer with its copy either, or only those rows */
-    if (!rows && (st = lk->api->layer_same(ctx, sc, lk->layer))) return st;
-    if (rows && !all && (st = lk->api->layer_rows(ctx, sc, lk->layer, &rows, 1))) return st;
-    if (rows) lk->draw(t, (const uint8_t(*)[SV_MAP])w->map, rows, lk->kind_off, lk->block_kind);
+    uint64_t rows = read_marks(&w->map_rows, &w->scene_rows, &w->take_rows);
+    rows = all ? ~UINT64_C(0) : rows;
+    polis_status st = show_rows(ctx, sc, lk, all, rows, (const uint8_t(*)[SV_MAP])w->map);
+    if (st) return st;
     if (all) /* the kernel emptied the slots */
         memset(lk->shown, 0, sizeof lk->shown);
     /* only the mob slots the rules marked since the last scene (every slot when fresh) */
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        uint64_t marks = w->mob_marks[k];
+        /* cleared here: a scene that fails half-way is followed by a fresh one */
+        uint64_t marks =
+            read_marks(&w->mob_marks[k], &w->scene_mob_marks[k], &w->take_mob_marks[k]);
         if (!marks && !all) continue; /* most kinds at most ticks */
         marks = all ? lk->all_slots[k] : marks & lk->all_slots[k];
-        w->mob_marks[k] = 0; /* a scene that fails half-way is followed by a fresh one */
         const sv_mob *m = w->mobs[k];
         sv_shown *sh = &lk->shown[lk->slot0[k]];
         for (; marks; marks &= marks - 1) {
             int32_t i = __builtin_ctzll(marks);
-            if ((st = show_mob(ctx, sc, lk, &sh[i], k, lk->slot0[k] + i, &m[i]))) return st;
+            const sv_mob *mi = &m[i];
+            if ((st = show_mob(ctx, sc, lk, &sh[i], k, lk->slot0[k] + i,
+                               mi->active && sv_in_map(mi->r, mi->c), mi->uid, mi->r, mi->c)))
+                return st;
         }
     }
-    static const int32_t FACING[5] = {POLIS_FACING_NONE, POLIS_FACING_LEFT, POLIS_FACING_RIGHT,
-                                      POLIS_FACING_UP, POLIS_FACING_DOWN};
-    int32_t light = (int32_t)(w->light * 100.0f + 0.5f);
-    for (int32_t a = 0; a < s->n; a++) {
-        const sv_player *pl = &w->players[a];
-        sc->agents[a].x = pl->c;
-        sc->agents[a].y = pl->r;
-        sc->agents[a].facing = pl->dir >= 1 && pl->dir <= 4 ? FACING[pl->dir] : 0;
-        sc->agents[a].alive = pl->alive ? 1 : 0;
-        int32_t *row = sc->stats + (size_t)a * (size_t)sc->n_stats + (size_t)lk->stat0;
-        row[ST_HEALTH] = pl->health;
-        row[ST_FOOD] = pl->food;
-        row[ST_DRINK] = pl->drink;
-        row[ST_ENERGY] = pl->energy;
-        row[ST_SLEEPING] = pl->sleeping ? 1 : 0;
-        row[ST_DAYLIGHT] = light < 0 ? 0 : light;
-        _Static_assert(sizeof pl->inv == SV_N_ITEMS * sizeof *row, "the items are int32 stats");
-        memcpy(row + ST_ITEMS, pl->inv, sizeof pl->inv); /* registered in the order of inv */
+    int32_t light = daylight(w->light);
+    for (int32_t a = 0; a < s->n; a++) show_player(sc, lk, a, &w->players[a], light);
+    return POLIS_OK;
+}
+
+/* ---- the scene drawn from copies ("scene" host API version 5) ------------------------------
+ *
+ * A take: a head, then every player's fields from r to inv (as in sv_player), the rows of the
+ * map in head.rows (SV_MAP bytes each, in row order), and a sv_shown for each mob slot in
+ * head.marks (kind by kind, in slot order): uid, row (-1 when the slot's mob is not active)
+ * and column. sv_draw keeps its own copy of the map and of what each slot shows (sv_drawn). */
+typedef struct sv_take_head {
+    uint64_t rows;                  /* the map rows taken (all when fresh) */
+    uint64_t marks[SV_N_MOB_KINDS]; /* the mob slots taken (all when fresh) */
+    float light;                    /* w->light */
+    uint32_t fresh;
+} sv_take_head;
+
+/* the part of a sv_player the scene shows (show_player): from r to the end of inv */
+#define SV_PL_FIRST offsetof(sv_player, r)
+#define SV_PL_BYTES (offsetof(sv_player, inv) + sizeof(int32_t) * SV_N_ITEMS - SV_PL_FIRST)
+#define SV_PL_IN(f) (offsetof(sv_player, f) >= SV_PL_FIRST && offsetof(sv_player, f) < SV_PL_BYTES)
+_Static_assert(SV_PL_IN(c) && SV_PL_IN(dir) && SV_PL_IN(sleeping) && SV_PL_IN(alive) &&
+                   SV_PL_IN(health) && SV_PL_IN(food) && SV_PL_IN(drink) && SV_PL_IN(energy) &&
+                   sizeof(((sv_player *)0)->inv) == sizeof(int32_t) * SV_N_ITEMS &&
+                   SV_PL_BYTES % 4 == 0,
+               "show_player reads only the fields from r to the end of inv");
+
+/* sv_draw's state: its copy of the map and what each mob slot shows */
+typedef struct sv_drawn {
+    uint8_t map[SV_MAP][SV_MAP];
+    sv_shown shown[];
+} sv_drawn;
+
+/* On the env's thread: what changed since the last take (the rules' marks and what sv_scene
+ * left for it, read_marks). */
+static polis_status sv_take(polis_ctx *ctx, void *ud, bool fresh, void *buf, size_t *len)
+{
+    (void)ctx;
+    const sv_looks *lk = ud;
+    sv_world *w = lk->w;
+    uint8_t *p = buf;
+    uint64_t rows = read_marks(&w->map_rows, &w->take_rows, &w->scene_rows);
+    sv_take_head hd = {fresh ? ~UINT64_C(0) : rows, {0}, w->light, fresh};
+    p += sizeof hd;
+    for (int32_t a = 0; a < lk->n; a++, p += SV_PL_BYTES)
+        memcpy(p, (const uint8_t *)&w->players[a] + SV_PL_FIRST, SV_PL_BYTES);
+    for (rows = hd.rows; rows; rows &= rows - 1, p += SV_MAP)
+        memcpy(p, w->map[__builtin_ctzll(rows)], SV_MAP);
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
+        uint64_t marks =
+            read_marks(&w->mob_marks[k], &w->take_mob_marks[k], &w->scene_mob_marks[k]);
+        marks = (fresh ? ~UINT64_C(0) : marks) & lk->all_slots[k];
+        hd.marks[k] = marks;
+        const sv_mob *m = w->mobs[k];
+        for (; marks; marks &= marks - 1, p += sizeof(sv_shown)) {
+            const sv_mob *mi = &m[__builtin_ctzll(marks)];
+            sv_shown sh = {mi->uid, mi->active ? mi->r : -1, mi->c};
+            memcpy(p, &sh, sizeof sh);
+        }
+    }
+    memcpy(buf, &hd, sizeof hd);
+    *len = (size_t)(p - (uint8_t *)buf);
+    return POLIS_OK;
+}
+
+/* On the reader's thread: sv_scene's calls and writes, from a take, against its own state. */
+static polis_status sv_draw(polis_ctx *ctx, void *ud, void *state, const void *take,
+                            size_t take_len, polis_scene *sc)
+{
+    const sv_looks *lk = ud;
+    sv_drawn *dr = state;
+    const uint8_t *p = take;
+    sv_take_head hd = {0};
+    bool ok = take_len >= sizeof hd;
+    if (ok) { /* the bytes its head says, and only mob slots there are */
+        memcpy(&hd, p, sizeof hd);
+        size_t want =
+            sizeof hd + (size_t)lk->n * SV_PL_BYTES + (size_t)sv_popcount(hd.rows) * SV_MAP;
+        for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
+            ok = ok && !(hd.marks[k] & ~lk->all_slots[k]);
+            want += (size_t)sv_popcount(hd.marks[k]) * sizeof(sv_shown);
+        }
+        ok = ok && take_len == want;
+    }
+    if (!ok) {
+        lk->h->error(ctx, "a take of %zu bytes, not one of survival's", take_len);
+        return POLIS_ERR_INVALID;
+    }
+    bool all = hd.fresh != 0;
+    if (all != lk->h->scene_fresh(ctx, sc)) {
+        lk->h->error(ctx, "a %s take for a scene that is %s", all ? "fresh" : "partial",
+                     all ? "not fresh" : "fresh");
+        return POLIS_ERR_STATE;
+    }
+    const uint8_t *pl = p + sizeof hd, *row = pl + (size_t)lk->n * SV_PL_BYTES;
+    const uint8_t *mob = row + (size_t)sv_popcount(hd.rows) * SV_MAP;
+    for (uint64_t rows = hd.rows; rows; rows &= rows - 1, row += SV_MAP)
+        memcpy(dr->map[__builtin_ctzll(rows)], row, SV_MAP);
+    polis_status st = show_rows(ctx, sc, lk, all, hd.rows, (const uint8_t(*)[SV_MAP])dr->map);
+    if (st) return st;
+    if (all) memset(dr->shown, 0, sizeof(sv_shown) * (size_t)lk->slots);
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
+        for (uint64_t marks = hd.marks[k]; marks; marks &= marks - 1, mob += sizeof(sv_shown)) {
+            int32_t i = __builtin_ctzll(marks), slot = lk->slot0[k] + i;
+            sv_shown m;
+            memcpy(&m, mob, sizeof m);
+            if ((st = show_mob(ctx, sc, lk, &dr->shown[slot], k, slot, sv_in_map(m.r, m.c), m.uid,
+                               m.r, m.c)))
+                return st;
+        }
+    }
+    int32_t light = daylight(hd.light);
+    for (int32_t a = 0; a < lk->n; a++, pl += SV_PL_BYTES) {
+        sv_player player;
+        memcpy((uint8_t *)&player + SV_PL_FIRST, pl, SV_PL_BYTES);
+        show_player(sc, lk, a, &player, light);
     }
     return POLIS_OK;
 }
@@ -200,6 +370,9 @@ polis_status sv_register_looks(survival *s)
     sv_looks *lk = h->alloc(ctx, sizeof *lk);
     if (!lk) return POLIS_ERR_NOMEM;
     s->looks = lk;
+    lk->h = h;
+    lk->n = s->n;
+    lk->w = s->w;
     polis_status st;
     for (int32_t b = 0; b < SV_N_BLOCKS; b++) {
         lk->block_kind[b] = -1;
@@ -252,6 +425,17 @@ polis_status sv_register_looks(survival *s)
         (st = lk->api->scene_whole(ctx, POLIS_SCENE_WHOLE_AGENTS | POLIS_SCENE_WHOLE_STATS |
                                             POLIS_SCENE_WHOLE_FRESH_LAYERS)))
         return st;
+    /* the recorder may draw the scene from copies, off the stepping thread (API 5) */
+    if (lk->api->version >= 5) {
+        polis_scene_copy_def copy = {
+            .take = sv_take,
+            .draw = sv_draw,
+            .ud = lk,
+            .max_take = sizeof(sv_take_head) + (size_t)s->n * SV_PL_BYTES + SV_MAP * SV_MAP +
+                        (size_t)things * sizeof(sv_shown),
+            .state_bytes = sizeof(sv_drawn) + (size_t)things * sizeof(sv_shown)};
+        if ((st = lk->api->scene_copy(ctx, &copy))) return st;
+    }
     return POLIS_OK;
 }
 

@@ -200,6 +200,9 @@ void sv_generate_rest(sv_world *w)
     w->next_uid = 1;
     w->map_rows = ~UINT64_C(0); /* a new map: every row for the scene to draw */
     for (int k = 0; k < SV_N_MOB_KINDS; k++) w->mob_marks[k] = ~UINT64_C(0); /* every slot */
+    w->scene_rows = w->take_rows = 0; /* the marks above hold everything */
+    memset(w->scene_mob_marks, 0, sizeof w->scene_mob_marks);
+    memset(w->take_mob_marks, 0, sizeof w->take_mob_marks);
     if (w->p.ghost_mobs != SV_GHOST_OFF) {
         /* the reference's initial slots (spec §2.2): unused zombies hold 1 health and cows a
          * cow's, at (0, 0); they matter only to the ghost-mob quirk */

@@ -799,6 +799,149 @@ static void test_scene_mobs(void)
     CHECK_EQ_INT((int)wrong, 0);
 }
 
+/* The kept things slot by slot (polis_scene_kept of the env's scene and of the copy's). */
+static bool kept_equal(const polis_scene *a, const polis_scene_kept *ka, const polis_scene *b,
+                       const polis_scene_kept *kb)
+{
+    if (ka->slots != kb->slots || ka->whole != kb->whole) return false;
+    for (int32_t i = 0; i < ka->slots; i++) {
+        int32_t x = ka->where[i], y = kb->where[i];
+        if ((x < 0) != (y < 0)) return false;
+        if (x >= 0 && memcmp(&a->things[x], &b->things[y], sizeof *a->things)) return false;
+    }
+    return true;
+}
+
+/* The same set of slots (a kept list's changes), in any order. */
+static bool same_slots(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
+{
+    if (na != nb) return false;
+    static uint8_t in[SV_N_MOB_KINDS * SV_MAX_MOBS];
+    memset(in, 0, sizeof in);
+    for (int32_t i = 0; i < na; i++) in[a[i]]++;
+    for (int32_t i = 0; i < nb; i++)
+        if (!in[b[i]]--) return false;
+    return true;
+}
+
+/* The scene drawn from copies (looks.c's take and draw, on this thread) against the env's own
+ * (sv_scene) after every reset and step, over several seeds with resets, one player and four
+ * with many mobs: the same tiles, agents, stats and things slot by slot; when both read the
+ * scene before too, the same kept changes and the same terrain rows said. Some steps read only
+ * the copy, some only the env's scene, and takes wait a few steps for their draws: the take's
+ * marks and the scene's are each their own. */
+static void test_scene_copy(void)
+{
+    char *many =
+        scenario(4, "{\"max_cows\": 12, \"spawn_cow_chance\": 0.3, \"max_zombies\": 8, "
+                    "\"max_skeletons\": 6, \"max_arrows\": 8, \"spawn_zombie_base_chance\": "
+                    "0.1}");
+    char *one = scenario(1, "{}");
+    const char *json[2] = {one, many};
+    int64_t compared = 0, said = 0, rows_said = 0, changes = 0, unequal = 0, things = 0;
+    for (int cfg = 0; cfg < 2; cfg++) {
+        polis_env *env = test_env(json[cfg], NULL, NULL);
+        CHECK(env != NULL);
+        if (!env) continue;
+        CHECK(polis_env_scene_copyable(env));
+        /* the scripted player digs and places (terrain rows), the random four meet mobs */
+        int32_t random = polis_env_policy_find(env, cfg ? "random" : "scripted");
+        CHECK(random >= 0);
+        polis_scene_copy *c = NULL;
+        CHECK(polis_env_reset(env, 900) == POLIS_OK);
+        CHECK(polis_scene_copy_open(env, &c) == POLIS_OK);
+        if (!c) {
+            polis_env_destroy(env);
+            continue;
+        }
+        size_t max = polis_scene_copy_max(c);
+        enum { WAIT = 3 };
+        uint8_t *buf[WAIT];
+        size_t len[WAIT];
+        for (int i = 0; i < WAIT; i++) buf[i] = malloc(max);
+        const polis_scene *cs = NULL;
+        for (int e = 0; e < 24; e++) {
+            if (e) CHECK(polis_env_reset(env, 900 + (uint64_t)e) == POLIS_OK);
+            uint32_t rng = 77u + (uint32_t)e * 13u;
+            bool both_before = false;
+            for (int t = 0; t < 400; t++) {
+                if (t) {
+                    polis_env_policy_act(env, random, NULL, 0);
+                    CHECK(polis_env_step(env) == POLIS_OK);
+                }
+                rng = rng * 1103515245u + 12345u;
+                /* 0, 1: both; 2: only the copy, its draws now and then waiting for the
+                 * takes of a few steps; 3: only the env's scene (no take) */
+                uint32_t mode = t == 0 ? 0 : (rng >> 16) % 4;
+                int waits = t > 0 && mode == 2 && (rng >> 20) % 3 == 0 ? WAIT : 1;
+                const polis_scene *es = NULL;
+                uint64_t ver_before = polis_env_scene_layer_version(env, 0);
+                if (mode != 2) CHECK(polis_env_scene_get(env, &es) == POLIS_OK);
+                int n_taken = 0;
+                for (int k = 0; k < waits && mode != 3; k++) {
+                    if (k) { /* the env steps on while earlier takes wait for their draws */
+                        polis_env_policy_act(env, random, NULL, 0);
+                        CHECK(polis_env_step(env) == POLIS_OK);
+                    }
+                    CHECK(polis_scene_copy_take(c, buf[k], &len[k]) == POLIS_OK);
+                    CHECK(len[k] <= max);
+                    n_taken++;
+                    if (polis_env_done(env)) break;
+                }
+                const polis_scene_said *before = polis_scene_copy_said(c);
+                uint64_t cver_before = before ? before->layer_ver[0] : 0;
+                for (int k = 0; k < n_taken; k++)
+                    CHECK(polis_scene_copy_draw(c, buf[k], len[k], &cs) == POLIS_OK);
+                if (!es || n_taken != 1) { /* one of the two did not see this scene */
+                    both_before = false;
+                    if (polis_env_done(env)) break;
+                    continue;
+                }
+                compared++;
+                things += cs->n_things;
+                polis_scene_kept ke, kc;
+                CHECK(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &ke) == POLIS_OK);
+                CHECK(polis_scene_copy_kept(c, POLIS_SCENE_THINGS, &kc) == POLIS_OK);
+                unequal += !scenes_equal(es, cs) || !kept_equal(es, &ke, cs, &kc);
+                if (both_before) { /* what each scene says of itself since the one before */
+                    const polis_scene_said *se = polis_env_scene_said(env),
+                                           *sc = polis_scene_copy_said(c);
+                    said++;
+                    unequal += !same_slots(
+                        se->changed[POLIS_SCENE_THINGS], se->n_changed[POLIS_SCENE_THINGS],
+                        sc->changed[POLIS_SCENE_THINGS], sc->n_changed[POLIS_SCENE_THINGS]);
+                    changes += se->n_changed[POLIS_SCENE_THINGS];
+                    unequal +=
+                        (se->layer_ver[0] != ver_before) != (sc->layer_ver[0] != cver_before);
+                    uint64_t since_e = 0, since_c = 0;
+                    const uint64_t *re = polis_env_scene_layer_rows(env, 0, &since_e);
+                    const uint64_t *rc = polis_scene_copy_layer_rows(c, 0, &since_c);
+                    unequal += !re != !rc || (re && re[0] != rc[0]);
+                    rows_said += re != NULL;
+                }
+                both_before = true;
+                if (polis_env_done(env)) break;
+            }
+        }
+        CHECK_EQ_STR(polis_scene_copy_error(c), "");
+        for (int i = 0; i < WAIT; i++) free(buf[i]);
+        polis_scene_copy_close(c);
+        polis_env_destroy(env);
+    }
+    free(one);
+    free(many);
+    printf("scene copies: %lld scenes compared, %lld things, %lld said (%lld with rows, %lld "
+           "kept changes)\n",
+           (long long)compared, (long long)things, (long long)said, (long long)rows_said,
+           (long long)changes);
+    CHECK_EQ_INT((int)unequal, 0);
+    CHECK(compared > 1000);
+    CHECK(said > 500);
+    CHECK(rows_said > 100);
+    CHECK(changes > 500);
+    CHECK(things > 2000);
+}
+
 int main(void)
 {
     test_tribes();
@@ -816,5 +959,6 @@ int main(void)
     test_scene_kept();
     test_scene_terrain_seen();
     test_scene_mobs();
+    test_scene_copy();
     CHECK_DONE();
 }
