@@ -2375,6 +2375,29 @@ polis_status polis_recorder_open_sink(void (*sink)(void *ud, const char *line, s
     return POLIS_OK;
 }
 
+polis_status polis_recorder_flush(polis_recorder *r)
+{
+    if (!r) return POLIS_ERR_INVALID;
+    rec_writer *w = r->writer;
+    if (w) {
+        if (w->len[w->fill]) writer_hand_over(r);
+        pthread_mutex_lock(&w->mu);
+        while (w->q_n) pthread_cond_wait(&w->cv, &w->mu);
+        if (w->failed) r->write_failed = true;
+        if (w->scene_status && !r->scene_status) {
+            r->scene_status = w->scene_status;
+            snprintf(r->err, sizeof r->err, "%s", w->scene_err);
+        }
+        /* the thread waits for a chunk (it takes one under mu): the file is this thread's */
+        if (r->f && fflush(r->f) != 0) r->write_failed = true;
+        pthread_mutex_unlock(&w->mu);
+    } else if (r->f && fflush(r->f) != 0) {
+        r->write_failed = true;
+    }
+    if (r->write_failed) return rec_fail(r, POLIS_ERR_IO, "recorder: cannot write the recording");
+    return r->scene_status;
+}
+
 polis_status polis_recorder_close(polis_recorder *r)
 {
     if (!r) return POLIS_OK;

@@ -59,7 +59,16 @@ polis_status polis_recorder_msg(polis_recorder *rec, int32_t agent, const char *
                                 const char *text);
 /* metrics_json: a JSON object text (what `polis eval` prints for the episode) or NULL. */
 polis_status polis_recorder_end_episode(polis_recorder *rec, const char *metrics_json);
-/* Flushes and closes; POLIS_ERR_IO if any write failed. NULL is a no-op. */
+/* Waits until every line so far is written (handed to the file: a plain file's buffer flushed;
+ * a .gz file's deflate keeps what its next block needs until close) and reports what failed
+ * on the way, with the reason in polis_recorder_error: a write (POLIS_ERR_IO, "recorder:
+ * cannot write the recording") or a scene the writer thread could not draw from its copy
+ * (the plugin's status; docs/recording.md, "Scenes on the writer thread"). Failures are
+ * reported by a later step, end or close call anyway; this one says which line they stopped
+ * at before the close frees the recorder. POLIS_ERR_INVALID for NULL. */
+polis_status polis_recorder_flush(polis_recorder *rec);
+/* Flushes and closes; POLIS_ERR_IO if any write failed (the status of a scene the writer thread
+ * could not draw, when that failed first). NULL is a no-op. */
 polis_status polis_recorder_close(polis_recorder *rec);
 const char *polis_recorder_error(const polis_recorder *rec);
 /* How many allocations the recorder made so far (its line buffers only grow, scenes are

@@ -744,9 +744,11 @@ static polis_env *append_env(const char *lua)
  * keyframes too. */
 static void test_recorder_thread_diff(void)
 {
-    const char *modes[] = {"kept_edges", "kept_edges_padded", "kept_edges_many",
-                           "edges",      "kept_walk",         "kept_mix",
-                           "kept",       "appended"};
+    /* kept_walk_copy: the file's scenes drawn by the writer thread from copies, the sink's
+     * read from the env (a sink has no writer thread) */
+    const char *modes[] = {"kept_edges", "kept_edges_padded", "kept_edges_many", "edges",
+                           "kept_walk",  "kept_walk_copy",    "kept_mix",        "kept",
+                           "appended"};
     char path[256], lua[256];
     snprintf(path, sizeof path, "%s/test_scene_thr_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
     snprintf(lua, sizeof lua, "%s/test_scene_thr_%d.lua", POLIS_BINARY_DIR, (int)getpid());
@@ -804,6 +806,78 @@ static void test_recorder_thread_diff(void)
         for (int i = 0; i < 2; i++) polis_env_destroy(env[i]);
     }
     remove(lua);
+}
+
+/* A recorder whose scenes the writer thread draws from copies (docs/recording.md, "Scenes on
+ * the writer thread"): a take that fails fails the step at once, with the plugin's message; a
+ * draw that fails (on the writer thread, found later) stops the file at the line before it and
+ * is reported by polis_recorder_flush (and the close) with the plugin's message and tick; the
+ * lines before it are written whole. With POLIS_RECORD_COPIES=0 the same probe records from the
+ * env's scenes, and the draw that would fail is never made. */
+static void test_recorder_copies(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/test_scene_cp_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
+    polis_record_info info = probe_info(100);
+    polis_error err;
+    for (int off = 0; off < 2; off++) {
+        if (off) setenv("POLIS_RECORD_COPIES", "0", 1);
+        polis_env *env = probe_env("kept_walk_copy_draw_fail", NULL);
+        CHECK(env != NULL);
+        if (!env) return;
+        polis_recorder *rec = NULL;
+        CHECK_EQ_INT(polis_recorder_open(path, env, &info, &rec, &err), POLIS_OK);
+        CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
+        CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
+        for (int t = 0; t < 6; t++) {
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK); /* the writer draws later */
+        }
+        CHECK_EQ_INT(polis_recorder_end_episode(rec, NULL), POLIS_OK);
+        if (!off) {
+            CHECK_EQ_INT(polis_recorder_flush(rec), POLIS_ERR_STATE);
+            CHECK_CONTAINS(polis_recorder_error(rec), "recorder: tick 3: look_probe: ");
+            CHECK_CONTAINS(polis_recorder_error(rec), "[scene copy, tick 3]");
+            CHECK_EQ_INT(polis_recorder_flush(rec), POLIS_ERR_STATE); /* and stays */
+            CHECK_EQ_INT(polis_recorder_close(rec), POLIS_ERR_STATE);
+        } else {
+            CHECK_EQ_INT(polis_recorder_flush(rec), POLIS_OK);
+            CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
+        }
+        size_t len = 0;
+        char *text = read_back(path, &len);
+        CHECK(text != NULL);
+        if (text) {
+            CHECK_CONTAINS(text, "{\"t\":\"step\",\"tick\":2,");
+            if (!off) { /* up to tick 2's line, whole */
+                CHECK(strstr(text, "\"tick\":3,") == NULL);
+                CHECK(len > 0 && text[len - 1] == '\n');
+            } else {
+                CHECK_CONTAINS(text, "{\"t\":\"end\",\"episode\":0,\"tick\":6,");
+            }
+        }
+        free(text);
+        polis_env_destroy(env);
+        unsetenv("POLIS_RECORD_COPIES");
+    }
+    /* a take that fails: that step fails, naming the plugin and the tick */
+    polis_env *env = probe_env("kept_walk_copy_take_fail", NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    polis_recorder *rec = NULL;
+    CHECK_EQ_INT(polis_recorder_open(path, env, &info, &rec, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+    CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_step(rec), POLIS_ERR_PLUGIN);
+    CHECK_CONTAINS(polis_recorder_error(rec), "recorder: tick 2: look_probe: ");
+    CHECK_CONTAINS(polis_recorder_error(rec), "[scene copy, tick 2]");
+    CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK); /* the lines before it are good */
+    polis_env_destroy(env);
+    CHECK_EQ_INT(polis_recorder_flush(NULL), POLIS_ERR_INVALID);
+    remove(path);
 }
 
 /* What a recorder of the walker scenario is told: a keyframe every `every` ticks. */
@@ -1824,6 +1898,7 @@ int main(void)
     test_recorder_files();
     test_recorder_queue();
     test_recorder_thread_diff();
+    test_recorder_copies();
     test_lua_keep();
     test_edge_order();
     test_kept_edge_order();

@@ -449,6 +449,10 @@ static int eval_main(cli_args *args)
     fflush(stdout);
     goto out;
 out:
+    if (rec && rc == 0 && polis_recorder_flush(rec) != POLIS_OK) {
+        fprintf(stderr, "polis: --record %s: %s\n", a.record, polis_recorder_error(rec));
+        rc = EXIT_ENV;
+    }
     if (rec && polis_recorder_close(rec) != POLIS_OK && rc == 0) {
         fprintf(stderr, "polis: --record %s: writing the recording failed\n", a.record);
         rc = EXIT_ENV;

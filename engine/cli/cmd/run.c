@@ -331,6 +331,10 @@ frames_failed:
     rc = EXIT_ENV;
 out:
     cli_frames_finish(&fr, ferr, sizeof ferr);
+    if (rec && rc == 0 && polis_recorder_flush(rec) != POLIS_OK) {
+        fprintf(stderr, "polis: %s %s: %s\n", rec_opt, record, polis_recorder_error(rec));
+        rc = EXIT_ENV;
+    }
     if (rec && polis_recorder_close(rec) != POLIS_OK && rc == 0) {
         fprintf(stderr, "polis: %s %s: writing the recording failed\n", rec_opt, record);
         rc = EXIT_ENV;

@@ -660,6 +660,12 @@ static char *play_job(worker *w, int64_t job, char *err, size_t size)
                                                  false, w->returns, rec, &e, why, sizeof why)
                            : cli_play_episode(w->env, w->policy, seed, sw->steps, w->has_metrics,
                                               false, w->returns, rec, &e, why, sizeof why);
+    if (rec && played && polis_recorder_flush(rec) != POLIS_OK) {
+        cli_episode_free(&e);
+        snprintf(why, sizeof why, "--record %.600s/%s: %.300s", sw->out, rec_name,
+                 polis_recorder_error(rec));
+        played = false;
+    }
     if (rec && polis_recorder_close(rec) != POLIS_OK && played) {
         cli_episode_free(&e);
         snprintf(why, sizeof why, "--record: writing %.900s/%s failed", sw->out, rec_name);
