@@ -113,6 +113,7 @@ assert text == plain and len(plain) > 1 << 20, (len(text), len(plain))
 assert gzip.open(sys.argv[1]).read() == plain
 EOF
 polis 0 replay "$TMP/s40.jsonl.gz"
+out_line "$TMP/s40.jsonl.gz: replay matches: 40 episodes, $(grep -c '"t":"step"' "$TMP/s40.jsonl") steps, every keyframe and final hash checked"
 # Survival's scenes are drawn by the writer thread from copies (docs/recording.md, "Scenes on
 # the writer thread"): the same bytes as the env's scenes give (POLIS_RECORD_COPIES=0), with
 # one player and with four (survival_tribes: teams, more mobs).
@@ -125,7 +126,6 @@ cmp -s "$TMP/s40.jsonl" "$TMP/s40env.jsonl" || fail "Survival recorded from copi
 polis 0 run "$SRC/rulesets/survival/survival_tribes.json" --episodes 3 --record "$TMP/t3.jsonl" --quiet
 checks=$((checks + 1))
 cmp -s "$TMP/t3.jsonl" "$TMP/t3env.jsonl" || fail "survival_tribes recorded from copies differs from the env's scenes"
-out_line "$TMP/s40.jsonl.gz: replay matches: 40 episodes, $(grep -c '"t":"step"' "$TMP/s40.jsonl") steps, every keyframe and final hash checked"
 /usr/bin/python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x55; open(sys.argv[2], "wb").write(b)' \
     "$TMP/s40.jsonl.gz" "$TMP/bad.jsonl.gz"
 polis 1 replay "$TMP/bad.jsonl.gz"
