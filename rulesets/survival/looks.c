@@ -291,16 +291,18 @@ static polis_status sv_take(polis_ctx *ctx, void *ud, bool fresh, void *buf, siz
         memcpy(p, (const uint8_t *)&w->players[a] + SV_PL_FIRST, SV_PL_BYTES);
     for (rows = hd.rows; rows; rows &= rows - 1, p += SV_MAP)
         memcpy(p, w->map[__builtin_ctzll(rows)], SV_MAP);
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) /* vectorised: no branch */
+        hd.marks[k] = read_marks(&w->mob_marks[k], &w->take_mob_marks[k], &w->scene_mob_marks[k]);
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        uint64_t marks =
-            read_marks(&w->mob_marks[k], &w->take_mob_marks[k], &w->scene_mob_marks[k]);
-        marks = (fresh ? ~UINT64_C(0) : marks) & lk->all_slots[k];
-        hd.marks[k] = marks;
+        hd.marks[k] = (fresh ? ~UINT64_C(0) : hd.marks[k]) & lk->all_slots[k];
         const sv_mob *m = w->mobs[k];
-        for (; marks; marks &= marks - 1, p += sizeof(sv_shown)) {
+        for (uint64_t marks = hd.marks[k]; marks; marks &= marks - 1, p += sizeof(sv_shown)) {
             const sv_mob *mi = &m[__builtin_ctzll(marks)];
-            sv_shown sh = {mi->uid, mi->active ? mi->r : -1, mi->c};
-            memcpy(p, &sh, sizeof sh);
+            /* the row -1 when the mob is not active (without a branch) */
+            int32_t r = mi->r | -(int32_t)!mi->active;
+            memcpy(p + offsetof(sv_shown, uid), &mi->uid, sizeof(int32_t));
+            memcpy(p + offsetof(sv_shown, r), &r, sizeof(int32_t));
+            memcpy(p + offsetof(sv_shown, c), &mi->c, sizeof(int32_t));
         }
     }
     memcpy(buf, &hd, sizeof hd);
