@@ -152,8 +152,10 @@ static inline uint64_t read_marks(uint64_t *rules, uint64_t *mine, uint64_t *oth
 
 /* The terrain layer of a scene: the same when no row changed, else the rows changed (all when
  * fresh) translated from map (sv_scene: the game's; sv_draw: its copy) and named. */
-static polis_status show_rows(polis_ctx *ctx, polis_scene *sc, const sv_looks *lk, bool all,
-                              uint64_t rows, const uint8_t (*map)[SV_MAP])
+static inline __attribute__((always_inline)) polis_status show_rows(polis_ctx *ctx, polis_scene *sc,
+                                                                    const sv_looks *lk, bool all,
+                                                                    uint64_t rows,
+                                                                    const uint8_t (*map)[SV_MAP])
 {
     int32_t *t = sc->tiles + (size_t)lk->layer * (size_t)sc->width * (size_t)sc->height;
     polis_status st;
@@ -226,10 +228,12 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     if (all) /* the kernel emptied the slots */
         memset(lk->shown, 0, sizeof lk->shown);
     /* only the mob slots the rules marked since the last scene (every slot when fresh) */
+    /* cleared here: a scene that fails half-way is followed by a fresh one */
+    uint64_t kind_marks[SV_N_MOB_KINDS];
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) /* vectorised: no branch */
+        kind_marks[k] = read_marks(&w->mob_marks[k], &w->scene_mob_marks[k], &w->take_mob_marks[k]);
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        /* cleared here: a scene that fails half-way is followed by a fresh one */
-        uint64_t marks =
-            read_marks(&w->mob_marks[k], &w->scene_mob_marks[k], &w->take_mob_marks[k]);
+        uint64_t marks = kind_marks[k];
         if (!marks && !all) continue; /* most kinds at most ticks */
         marks = all ? lk->all_slots[k] : marks & lk->all_slots[k];
         const sv_mob *m = w->mobs[k];
