@@ -90,7 +90,7 @@ typedef struct sv_looks {
     int32_t slot0[SV_N_MOB_KINDS], slots;
     uint64_t all_slots[SV_N_MOB_KINDS]; /* a bit per mob slot of each kind (mob_marks) */
     const polis_scene_api *api; /* layer_same, layer_rows, the kept things ("scene" API 3) */
-    const polis_host *h;        /* scene_fresh and error, for sv_draw */
+    const polis_host *h;        /* scene_fresh, for sv_draw */
     int32_t n;                  /* players */
     sv_world *w;                /* the game: sv_take's, never sv_draw's */
     sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS]; /* sv_scene's (sv_draw's are in sv_drawn) */
@@ -333,16 +333,10 @@ static polis_status sv_draw(polis_ctx *ctx, void *ud, void *state, const void *t
         }
         ok = ok && take_len == want;
     }
-    if (!ok) {
-        lk->h->error(ctx, "a take of %zu bytes, not one of survival's", take_len);
-        return POLIS_ERR_INVALID;
-    }
+    /* no message: the host's error writes the env's, which the env's thread owns meanwhile */
+    if (!ok) return POLIS_ERR_INVALID;
     bool all = hd.fresh != 0;
-    if (all != lk->h->scene_fresh(ctx, sc)) {
-        lk->h->error(ctx, "a %s take for a scene that is %s", all ? "fresh" : "partial",
-                     all ? "not fresh" : "fresh");
-        return POLIS_ERR_STATE;
-    }
+    if (all != lk->h->scene_fresh(ctx, sc)) return POLIS_ERR_STATE;
     const uint8_t *pl = p + sizeof hd, *row = pl + (size_t)lk->n * SV_PL_BYTES;
     const uint8_t *mob = row + (size_t)sv_popcount(hd.rows) * SV_MAP;
     for (uint64_t rows = hd.rows; rows; rows &= rows - 1, row += SV_MAP)
