@@ -23,10 +23,10 @@
  * map_rows and mob_marks; whichever of sv_scene and sv_take reads them clears them and leaves
  * them for the other in its own words (w->scene_rows, w->take_rows, ...; read_marks), so the
  * env's own scenes and the copies never take each other's changes and the step pays nothing
- * for the second reader. sv_draw, on
- * the reader's thread, makes sv_scene's calls from it against a copy of the map and of what
- * each slot shows of its own (sv_drawn), reading of sv_looks only what registration set. Both
- * paths share the rows (show_rows), a mob slot (show_mob) and a player's row (show_player).
+ * for the second reader. sv_draw, on the reader's thread, makes sv_scene's calls from a take
+ * against a copy of the map and of what each slot shows of its own (sv_drawn, draw's state),
+ * reading of sv_looks only what registration set. Both paths share the rows (show_rows), a mob
+ * slot (show_mob) and a player's row (show_player).
  *
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
@@ -227,8 +227,8 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     if (st) return st;
     if (all) /* the kernel emptied the slots */
         memset(lk->shown, 0, sizeof lk->shown);
-    /* only the mob slots the rules marked since the last scene (every slot when fresh) */
-    /* cleared here: a scene that fails half-way is followed by a fresh one */
+    /* only the mob slots the rules marked since the last scene (every slot when fresh), the
+     * marks cleared here: a scene that fails half-way is followed by a fresh one */
     uint64_t kind_marks[SV_N_MOB_KINDS];
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) /* vectorised: no branch */
         kind_marks[k] = read_marks(&w->mob_marks[k], &w->scene_mob_marks[k], &w->take_mob_marks[k]);
