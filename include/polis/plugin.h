@@ -820,7 +820,6 @@ typedef struct polis_scene_api {
     polis_status (*scene_copy)(polis_ctx *ctx, const polis_scene_copy_def *def);
 } polis_scene_api;
 
-
 /* ---- the public head of a ctx ------------------------------------------------------------ */
 
 /* Every polis_ctx starts with this head, so code that receives only a ctx — an exported

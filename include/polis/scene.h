@@ -125,14 +125,16 @@ bool polis_env_scene_copyable(const polis_env *env);
 /* A reader of copies, with its own scene buffers (allocated here), at most one open per env.
  * POLIS_ERR_STATE (env's error set) when not copyable or one is open; the env's thread. */
 polis_status polis_scene_copy_open(polis_env *env, polis_scene_copy **out);
-/* The env's thread, once no draw runs; NULL is a no-op. */
+/* The env's thread, once no draw runs; NULL is a no-op. polis_env_destroy frees a reader left
+ * open (the pointer is then dangling). */
 void polis_scene_copy_close(polis_scene_copy *c);
 
 /* The most bytes one take writes. */
 size_t polis_scene_copy_max(const polis_scene_copy *c);
 
 /* On the env's thread, after a reset or step (when polis_env_scene_get is allowed): what the
- * plugins' draws need, into buf[0 .. polis_scene_copy_max), its bytes to *len; fresh (the
+ * plugins' draws need, into buf[0 .. polis_scene_copy_max) (8-byte aligned, else
+ * POLIS_ERR_INVALID), its bytes to *len (0 on failure); fresh (the
  * scene drawn from it starts over) at the first take of an episode and after a failed take.
  * A failing take fails the call with the env's error set ("<plugin>: ... [scene copy, tick 5]").
  * Allocates nothing. */
@@ -141,8 +143,9 @@ polis_status polis_scene_copy_take(polis_scene_copy *c, void *buf, size_t *len);
 /* On any one thread at a time, each take once, in the order taken: the scene drawn from it into
  * the reader's buffers, *out pointed at them (borrowed until the next draw or close). A failing
  * draw fails this and every later call (POLIS_ERR_STATE) with the message at
- * polis_scene_copy_error; a take that is not one of this reader's, POLIS_ERR_INVALID. Allocates
- * nothing; touches nothing the env's thread changes. */
+ * polis_scene_copy_error; a take that is not one of this reader's (or not 8-byte aligned, or
+ * its parts cut short) or one out of order, POLIS_ERR_INVALID with the message there, nothing
+ * drawn. Allocates nothing; touches nothing the env's thread changes. */
 polis_status polis_scene_copy_draw(polis_scene_copy *c, const void *take, size_t len,
                                    const polis_scene **out);
 /* The last draw's failure ("" when none): "<plugin>: ... [scene copy, tick 5]". */
@@ -153,8 +156,7 @@ const char *polis_scene_copy_error(const polis_scene_copy *c);
 const polis_scene_said *polis_scene_copy_said(const polis_scene_copy *c);
 const uint64_t *polis_scene_copy_layer_rows(const polis_scene_copy *c, int32_t layer,
                                             uint64_t *since);
-polis_status polis_scene_copy_kept(const polis_scene_copy *c, int32_t list,
-                                   polis_scene_kept *out);
+polis_status polis_scene_copy_kept(const polis_scene_copy *c, int32_t list, polis_scene_kept *out);
 
 POLIS_API_END
 #endif

@@ -1630,12 +1630,16 @@ static void test_copy_same(void)
     polis_env_destroy(env); /* frees the open reader too */
 }
 
-/* a reader of env's copies, the env reset (seed 1), or NULL */
-static polis_scene_copy *copy_reader(polis_env *env)
+/* the probe's env in `mode` (*env, NULL when it failed), reset (seed 1), and a reader of its
+ * copies */
+static polis_scene_copy *copy_reader(const char *mode, polis_env **env)
 {
     polis_scene_copy *c = NULL;
-    CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
-    CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
+    *env = probe_env(mode, NULL);
+    CHECK(*env != NULL);
+    if (!*env) return NULL;
+    CHECK_EQ_INT(polis_scene_copy_open(*env, &c), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(*env, 1), POLIS_OK);
     return c;
 }
 
@@ -1676,9 +1680,8 @@ static void test_copy_errors(void)
                                        "\"scene\" host API's scene_copy)");
     polis_env_destroy(env);
     env = probe_env("kept_walk_copy", NULL);
-    polis_env *other = probe_env("kept_walk_copy", NULL);
-    CHECK(env != NULL && other != NULL);
-    if (!env || !other) return;
+    CHECK(env != NULL);
+    if (!env) return;
     CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
     polis_scene_copy *c2 = NULL;
     CHECK_EQ_INT(polis_scene_copy_open(env, &c2), POLIS_ERR_STATE);
@@ -1690,7 +1693,9 @@ static void test_copy_errors(void)
     CHECK_EQ_STR(polis_env_error(env), "scene copy: buf is not 8-byte aligned");
     /* a foreign take, a corrupt one, one skipped */
     CHECK_EQ_INT(polis_env_reset(env, 1), POLIS_OK);
-    polis_scene_copy *oc = copy_reader(other);
+    polis_env *other = NULL;
+    polis_scene_copy *oc = copy_reader("kept_walk_copy", &other);
+    if (!other) return;
     CHECK_EQ_INT(polis_scene_copy_take(oc, copy_bufs[1], &copy_lens[1]), POLIS_OK);
     CHECK_EQ_INT(polis_scene_copy_draw(c, copy_bufs[1], copy_lens[1], &cs), POLIS_ERR_INVALID);
     char want[256];
@@ -1740,10 +1745,8 @@ static void test_copy_errors(void)
      * untouched; every later draw refused with it */
     const char *modes[2] = {"kept_walk_copy_draw_fail", "kept_walk_copy_move_empty"};
     for (int m = 0; m < 2; m++) {
-        env = probe_env(modes[m], NULL);
-        CHECK(env != NULL);
+        c = copy_reader(modes[m], &env);
         if (!env) return;
-        c = copy_reader(env);
         int fail_tick = m == 0 ? 3 : 2;
         for (int t = 0; t <= fail_tick + 1; t++) {
             CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[t], &copy_lens[t]), POLIS_OK);
@@ -1773,10 +1776,8 @@ static void test_copy_errors(void)
     }
 
     /* a take that fails: the env's message; the next take is fresh and draws */
-    env = probe_env("kept_walk_copy_take_fail", NULL);
-    CHECK(env != NULL);
+    c = copy_reader("kept_walk_copy_take_fail", &env);
     if (!env) return;
-    c = copy_reader(env);
     for (int t = 0; t < 4; t++) {
         polis_status want_st = t == 2 ? POLIS_ERR_PLUGIN : POLIS_OK;
         CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[0], &copy_lens[0]), want_st);
@@ -1793,10 +1794,8 @@ static void test_copy_errors(void)
     }
     polis_scene_copy_close(c);
     polis_env_destroy(env);
-    env = probe_env("kept_walk_copy_take_over", NULL);
-    CHECK(env != NULL);
+    c = copy_reader("kept_walk_copy_take_over", &env);
     if (!env) return;
-    c = copy_reader(env);
     CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[0], &copy_lens[0]), POLIS_ERR_LIMIT);
     CHECK_EQ_STR(polis_env_error(env), "look_probe: scene copy: take wrote 41 bytes, more than "
                                        "max_take 40 [scene copy, tick 0]");
