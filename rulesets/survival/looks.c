@@ -23,10 +23,10 @@
  * map_rows and mob_marks; whichever of sv_scene and sv_take reads them clears them and leaves
  * them for the other in its own words (w->scene_rows, w->take_rows, ...; read_marks), so the
  * env's own scenes and the copies never take each other's changes and the step pays nothing
- * for the second reader. sv_draw, on
- * the reader's thread, makes sv_scene's calls from it against a copy of the map and of what
- * each slot shows of its own (sv_drawn), reading of sv_looks only what registration set. Both
- * paths share the rows (show_rows), a mob slot (show_mob) and a player's row (show_player).
+ * for the second reader. sv_draw, on the reader's thread, makes sv_scene's calls from a take
+ * against a copy of the map and of what each slot shows of its own (sv_drawn, draw's state),
+ * reading of sv_looks only what registration set. Both paths share the rows (show_rows), a mob
+ * slot (show_mob) and a player's row (show_player).
  *
  * A mob's thing id is its uid: numbered from 1 in the order mobs appear in the episode (every
  * kind, arrows too), kept while the mob lives and never reused, so a new zombie in a dead
@@ -90,7 +90,7 @@ typedef struct sv_looks {
     int32_t slot0[SV_N_MOB_KINDS], slots;
     uint64_t all_slots[SV_N_MOB_KINDS]; /* a bit per mob slot of each kind (mob_marks) */
     const polis_scene_api *api; /* layer_same, layer_rows, the kept things ("scene" API 3) */
-    const polis_host *h;        /* scene_fresh and error, for sv_draw */
+    const polis_host *h;        /* scene_fresh, for sv_draw */
     int32_t n;                  /* players */
     sv_world *w;                /* the game: sv_take's, never sv_draw's */
     sv_shown shown[SV_N_MOB_KINDS * SV_MAX_MOBS]; /* sv_scene's (sv_draw's are in sv_drawn) */
@@ -152,8 +152,10 @@ static inline uint64_t read_marks(uint64_t *rules, uint64_t *mine, uint64_t *oth
 
 /* The terrain layer of a scene: the same when no row changed, else the rows changed (all when
  * fresh) translated from map (sv_scene: the game's; sv_draw: its copy) and named. */
-static polis_status show_rows(polis_ctx *ctx, polis_scene *sc, const sv_looks *lk, bool all,
-                              uint64_t rows, const uint8_t (*map)[SV_MAP])
+static inline __attribute__((always_inline)) polis_status show_rows(polis_ctx *ctx, polis_scene *sc,
+                                                                    const sv_looks *lk, bool all,
+                                                                    uint64_t rows,
+                                                                    const uint8_t (*map)[SV_MAP])
 {
     int32_t *t = sc->tiles + (size_t)lk->layer * (size_t)sc->width * (size_t)sc->height;
     polis_status st;
@@ -225,11 +227,13 @@ static polis_status sv_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
     if (st) return st;
     if (all) /* the kernel emptied the slots */
         memset(lk->shown, 0, sizeof lk->shown);
-    /* only the mob slots the rules marked since the last scene (every slot when fresh) */
+    /* only the mob slots the rules marked since the last scene (every slot when fresh), the
+     * marks cleared here: a scene that fails half-way is followed by a fresh one */
+    uint64_t kind_marks[SV_N_MOB_KINDS];
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) /* vectorised: no branch */
+        kind_marks[k] = read_marks(&w->mob_marks[k], &w->scene_mob_marks[k], &w->take_mob_marks[k]);
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        /* cleared here: a scene that fails half-way is followed by a fresh one */
-        uint64_t marks =
-            read_marks(&w->mob_marks[k], &w->scene_mob_marks[k], &w->take_mob_marks[k]);
+        uint64_t marks = kind_marks[k];
         if (!marks && !all) continue; /* most kinds at most ticks */
         marks = all ? lk->all_slots[k] : marks & lk->all_slots[k];
         const sv_mob *m = w->mobs[k];
@@ -291,16 +295,18 @@ static polis_status sv_take(polis_ctx *ctx, void *ud, bool fresh, void *buf, siz
         memcpy(p, (const uint8_t *)&w->players[a] + SV_PL_FIRST, SV_PL_BYTES);
     for (rows = hd.rows; rows; rows &= rows - 1, p += SV_MAP)
         memcpy(p, w->map[__builtin_ctzll(rows)], SV_MAP);
+    for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) /* vectorised: no branch */
+        hd.marks[k] = read_marks(&w->mob_marks[k], &w->take_mob_marks[k], &w->scene_mob_marks[k]);
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        uint64_t marks =
-            read_marks(&w->mob_marks[k], &w->take_mob_marks[k], &w->scene_mob_marks[k]);
-        marks = (fresh ? ~UINT64_C(0) : marks) & lk->all_slots[k];
-        hd.marks[k] = marks;
+        hd.marks[k] = (fresh ? ~UINT64_C(0) : hd.marks[k]) & lk->all_slots[k];
         const sv_mob *m = w->mobs[k];
-        for (; marks; marks &= marks - 1, p += sizeof(sv_shown)) {
+        for (uint64_t marks = hd.marks[k]; marks; marks &= marks - 1, p += sizeof(sv_shown)) {
             const sv_mob *mi = &m[__builtin_ctzll(marks)];
-            sv_shown sh = {mi->uid, mi->active ? mi->r : -1, mi->c};
-            memcpy(p, &sh, sizeof sh);
+            /* the row -1 when the mob is not active (without a branch) */
+            int32_t r = mi->r | -(int32_t)!mi->active;
+            memcpy(p + offsetof(sv_shown, uid), &mi->uid, sizeof(int32_t));
+            memcpy(p + offsetof(sv_shown, r), &r, sizeof(int32_t));
+            memcpy(p + offsetof(sv_shown, c), &mi->c, sizeof(int32_t));
         }
     }
     memcpy(buf, &hd, sizeof hd);
@@ -327,16 +333,10 @@ static polis_status sv_draw(polis_ctx *ctx, void *ud, void *state, const void *t
         }
         ok = ok && take_len == want;
     }
-    if (!ok) {
-        lk->h->error(ctx, "a take of %zu bytes, not one of survival's", take_len);
-        return POLIS_ERR_INVALID;
-    }
+    /* no message: the host's error writes the env's, which the env's thread owns meanwhile */
+    if (!ok) return POLIS_ERR_INVALID;
     bool all = hd.fresh != 0;
-    if (all != lk->h->scene_fresh(ctx, sc)) {
-        lk->h->error(ctx, "a %s take for a scene that is %s", all ? "fresh" : "partial",
-                     all ? "not fresh" : "fresh");
-        return POLIS_ERR_STATE;
-    }
+    if (all != lk->h->scene_fresh(ctx, sc)) return POLIS_ERR_STATE;
     const uint8_t *pl = p + sizeof hd, *row = pl + (size_t)lk->n * SV_PL_BYTES;
     const uint8_t *mob = row + (size_t)sv_popcount(hd.rows) * SV_MAP;
     for (uint64_t rows = hd.rows; rows; rows &= rows - 1, row += SV_MAP)

@@ -942,6 +942,40 @@ static void test_scene_copy(void)
     CHECK(things > 2000);
 }
 
+/* A take whose survival part does not add up (its head names one map row fewer than it holds):
+ * looks.c's draw refuses it (POLIS_ERR_INVALID; no message of its own, the host's error is the
+ * env's), the reader keeps the message and refuses every later draw. */
+static void test_scene_copy_bad(void)
+{
+    char *json = scenario(1, "{}");
+    polis_env *env = test_env(json, NULL, NULL);
+    free(json);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_reset(env, 5) == POLIS_OK);
+    polis_scene_copy *c = NULL;
+    CHECK(polis_scene_copy_open(env, &c) == POLIS_OK);
+    if (!c) {
+        polis_env_destroy(env);
+        return;
+    }
+    size_t max = polis_scene_copy_max(c), len = 0;
+    uint64_t *buf = calloc(max / 8 + 1, 8);
+    CHECK(polis_scene_copy_take(c, buf, &len) == POLIS_OK);
+    /* a fresh take: survival's part starts with every row (the first all-ones word) */
+    size_t at = 0;
+    while (at < len / 8 && buf[at] != ~UINT64_C(0)) at++;
+    CHECK(at < len / 8);
+    buf[at] &= ~UINT64_C(1);
+    const polis_scene *sc = NULL;
+    CHECK(polis_scene_copy_draw(c, buf, len, &sc) != POLIS_OK);
+    CHECK(strstr(polis_scene_copy_error(c), "survival: failed (invalid argument)") != NULL);
+    CHECK(polis_scene_copy_draw(c, buf, len, &sc) == POLIS_ERR_STATE);
+    free(buf);
+    polis_scene_copy_close(c);
+    polis_env_destroy(env);
+}
+
 int main(void)
 {
     test_tribes();
@@ -960,5 +994,6 @@ int main(void)
     test_scene_terrain_seen();
     test_scene_mobs();
     test_scene_copy();
+    test_scene_copy_bad();
     CHECK_DONE();
 }
