@@ -1607,7 +1607,6 @@ polis_status polis_scene_copy_take(polis_scene_copy *c, void *buf, size_t *len)
     const polis__looks *e = env->looks;
     unsigned char *p = buf;
     bool fresh = c->take_episode != env->episode;
-    c->take_episode = -1; /* until this take is good: the next one is fresh */
     size_t off = sizeof(take_head);
     if (c->term_bytes) {
         size_t n = (size_t)c->lk.scene.n_agents;
@@ -1628,23 +1627,29 @@ polis_status polis_scene_copy_take(polis_scene_copy *c, void *buf, size_t *len)
         }
         if (st) {
             polis__place_error(env, f->ctx, st, "scene copy");
+            c->take_episode = -1; /* the next take is fresh */
             return st;
         }
         uint64_t n64 = n;
         memcpy(p + off, &n64, sizeof n64);
-        memset(p + off + 8 + n, 0, round8(n) - n);
+        for (size_t z = n; z & 7; z++) p[off + 8 + z] = 0; /* to the next 8 bytes */
         off += 8 + round8(n);
     }
-    take_head h = {.magic = TAKE_MAGIC,
-                   .reader = (uint64_t)(uintptr_t)c,
-                   .seq = ++c->taken,
-                   .episode = env->episode,
-                   .tick = env->tick,
-                   .len = off,
-                   .fresh = fresh,
-                   .n_fns = (uint32_t)e->n_fns};
-    memcpy(p, &h, sizeof h);
-    c->take_episode = env->episode;
+    /* the head's fields stored one by one (a struct built on the stack and copied stalls on
+     * its mixed-size stores) */
+    const uint64_t magic = TAKE_MAGIC, reader = (uint64_t)(uintptr_t)c, seq = ++c->taken,
+                   len64 = off;
+    const int64_t episode = env->episode, tick = env->tick;
+    const uint32_t fr = fresh, n_fns = (uint32_t)e->n_fns;
+    memcpy(p + offsetof(take_head, magic), &magic, sizeof magic);
+    memcpy(p + offsetof(take_head, reader), &reader, sizeof reader);
+    memcpy(p + offsetof(take_head, seq), &seq, sizeof seq);
+    memcpy(p + offsetof(take_head, episode), &episode, sizeof episode);
+    memcpy(p + offsetof(take_head, tick), &tick, sizeof tick);
+    memcpy(p + offsetof(take_head, len), &len64, sizeof len64);
+    memcpy(p + offsetof(take_head, fresh), &fr, sizeof fr);
+    memcpy(p + offsetof(take_head, n_fns), &n_fns, sizeof n_fns);
+    c->take_episode = episode;
     *len = off;
     return POLIS_OK;
 }

@@ -287,21 +287,27 @@ static polis_status sv_take(polis_ctx *ctx, void *ud, bool fresh, void *buf, siz
     (void)ctx;
     const sv_looks *lk = ud;
     sv_world *w = lk->w;
-    uint8_t *p = buf;
+    uint8_t *const b = buf, *p = b + sizeof(sv_take_head);
+    /* the head's fields stored where they go (a head built on the stack and copied would
+     * stall on the load of its mixed-size stores) */
     uint64_t rows = read_marks(&w->map_rows, &w->take_rows, &w->scene_rows);
-    sv_take_head hd = {fresh ? ~UINT64_C(0) : rows, {0}, w->light, fresh};
-    p += sizeof hd;
+    rows = fresh ? ~UINT64_C(0) : rows;
+    const uint32_t fr = fresh;
+    memcpy(b + offsetof(sv_take_head, rows), &rows, sizeof rows);
+    memcpy(b + offsetof(sv_take_head, light), &w->light, sizeof w->light);
+    memcpy(b + offsetof(sv_take_head, fresh), &fr, sizeof fr);
     for (int32_t a = 0; a < lk->n; a++, p += SV_PL_BYTES)
         memcpy(p, (const uint8_t *)&w->players[a] + SV_PL_FIRST, SV_PL_BYTES);
-    for (rows = hd.rows; rows; rows &= rows - 1, p += SV_MAP)
-        memcpy(p, w->map[__builtin_ctzll(rows)], SV_MAP);
+    for (; rows; rows &= rows - 1, p += SV_MAP) memcpy(p, w->map[__builtin_ctzll(rows)], SV_MAP);
+    uint64_t marks[SV_N_MOB_KINDS];
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) /* vectorised: no branch */
-        hd.marks[k] = read_marks(&w->mob_marks[k], &w->take_mob_marks[k], &w->scene_mob_marks[k]);
+        marks[k] = read_marks(&w->mob_marks[k], &w->take_mob_marks[k], &w->scene_mob_marks[k]);
     for (int32_t k = 0; k < SV_N_MOB_KINDS; k++) {
-        hd.marks[k] = (fresh ? ~UINT64_C(0) : hd.marks[k]) & lk->all_slots[k];
+        uint64_t mk = (fresh ? ~UINT64_C(0) : marks[k]) & lk->all_slots[k];
+        memcpy(b + offsetof(sv_take_head, marks) + (size_t)k * sizeof mk, &mk, sizeof mk);
         const sv_mob *m = w->mobs[k];
-        for (uint64_t marks = hd.marks[k]; marks; marks &= marks - 1, p += sizeof(sv_shown)) {
-            const sv_mob *mi = &m[__builtin_ctzll(marks)];
+        for (; mk; mk &= mk - 1, p += sizeof(sv_shown)) {
+            const sv_mob *mi = &m[__builtin_ctzll(mk)];
             /* the row -1 when the mob is not active (without a branch) */
             int32_t r = mi->r | -(int32_t)!mi->active;
             memcpy(p + offsetof(sv_shown, uid), &mi->uid, sizeof(int32_t));
@@ -309,8 +315,7 @@ static polis_status sv_take(polis_ctx *ctx, void *ud, bool fresh, void *buf, siz
             memcpy(p + offsetof(sv_shown, c), &mi->c, sizeof(int32_t));
         }
     }
-    memcpy(buf, &hd, sizeof hd);
-    *len = (size_t)(p - (uint8_t *)buf);
+    *len = (size_t)(p - b);
     return POLIS_OK;
 }
 
