@@ -814,21 +814,30 @@ static void test_recorder_thread_diff(void)
  * is reported by polis_recorder_flush (and the close) with the plugin's message and tick; the
  * lines before it are written whole. With POLIS_RECORD_COPIES=0 the same probe records from the
  * env's scenes, and the draw that would fail is never made. */
+/* The probe in `mode`, reset (seed 4), and a recorder of it into path, its episode begun. */
+static polis_env *copy_recording(const char *mode, const char *path, polis_recorder **rec)
+{
+    polis_record_info info = probe_info(100);
+    polis_error err;
+    polis_env *env = probe_env(mode, NULL);
+    *rec = NULL;
+    CHECK(env != NULL);
+    if (!env) return NULL;
+    CHECK_EQ_INT(polis_recorder_open(path, env, &info, rec, &err), POLIS_OK);
+    CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
+    CHECK_EQ_INT(polis_recorder_begin_episode(*rec, 4), POLIS_OK);
+    return env;
+}
+
 static void test_recorder_copies(void)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/test_scene_cp_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
-    polis_record_info info = probe_info(100);
-    polis_error err;
     for (int off = 0; off < 2; off++) {
         if (off) setenv("POLIS_RECORD_COPIES", "0", 1);
-        polis_env *env = probe_env("kept_walk_copy_draw_fail", NULL);
-        CHECK(env != NULL);
-        if (!env) return;
-        polis_recorder *rec = NULL;
-        CHECK_EQ_INT(polis_recorder_open(path, env, &info, &rec, &err), POLIS_OK);
-        CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
-        CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
+        polis_recorder *rec;
+        polis_env *env = copy_recording("kept_walk_copy_draw_fail", path, &rec);
+        if (!env || !rec) return;
         for (int t = 0; t < 6; t++) {
             CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
             CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK); /* the writer draws later */
@@ -861,13 +870,9 @@ static void test_recorder_copies(void)
         unsetenv("POLIS_RECORD_COPIES");
     }
     /* a take that fails: that step fails, naming the plugin and the tick */
-    polis_env *env = probe_env("kept_walk_copy_take_fail", NULL);
-    CHECK(env != NULL);
-    if (!env) return;
-    polis_recorder *rec = NULL;
-    CHECK_EQ_INT(polis_recorder_open(path, env, &info, &rec, &err), POLIS_OK);
-    CHECK_EQ_INT(polis_env_reset(env, 4), POLIS_OK);
-    CHECK_EQ_INT(polis_recorder_begin_episode(rec, 4), POLIS_OK);
+    polis_recorder *rec;
+    polis_env *env = copy_recording("kept_walk_copy_take_fail", path, &rec);
+    if (!env || !rec) return;
     CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
     CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
     CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
