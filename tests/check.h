@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static int check_failures = 0;
-static int check_count = 0;
+/* atomic: a test may CHECK from a thread of its own (test_scene's drawer) */
+static _Atomic int check_failures = 0;
+static _Atomic int check_count = 0;
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \

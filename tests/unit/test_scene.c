@@ -623,6 +623,7 @@ static char *read_back(const char *path, size_t *len)
     }
     gzclose(gz);
     *len = n;
+    if (p) p[n] = '\0'; /* n < cap: a full buffer grows before the next read */
     return p;
 }
 
