@@ -1674,7 +1674,9 @@ static void *writer_main(void *arg)
  * system call here and a switch there (on a virtual machine an interrupt between its CPUs, about
  * 8% of a recorded Survival run's extra time on the stepping thread at one wake a chunk); the
  * thread then formats them in a row. A caller about to wait for the thread wakes it itself. */
+#ifndef REC_WAKE
 #define REC_WAKE 4
+#endif
 
 /* Hands the filled chunk to the thread's queue and takes a free one to fill next (waiting only
  * when none is free). A write the thread found failed is reported here. */
