@@ -870,6 +870,40 @@ static void test_recorder_copies(void)
         polis_env_destroy(env);
         unsetenv("POLIS_RECORD_COPIES");
     }
+    /* two file recorders of one env: the first draws from copies, the second (the env has one
+     * reader of copies) reads the env's scenes: the same file */
+    {
+        char path2[300];
+        snprintf(path2, sizeof path2, "%s.2", path);
+        polis_record_info info = probe_info(4);
+        polis_error err;
+        polis_env *env = probe_env("kept_walk_copy", NULL);
+        polis_recorder *rec[2] = {NULL, NULL};
+        CHECK(env != NULL);
+        if (!env) return;
+        CHECK_EQ_INT(polis_recorder_open(path, env, &info, &rec[0], &err), POLIS_OK);
+        CHECK_EQ_INT(polis_recorder_open(path2, env, &info, &rec[1], &err), POLIS_OK);
+        for (int ep = 0; ep < 2 && rec[0] && rec[1]; ep++) {
+            CHECK_EQ_INT(polis_env_reset(env, 5 + (uint64_t)ep), POLIS_OK);
+            for (int i = 0; i < 2; i++)
+                CHECK_EQ_INT(polis_recorder_begin_episode(rec[i], 5 + (uint64_t)ep), POLIS_OK);
+            while (!polis_env_done(env)) {
+                CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+                for (int i = 0; i < 2; i++) CHECK_EQ_INT(polis_recorder_step(rec[i]), POLIS_OK);
+            }
+            for (int i = 0; i < 2; i++)
+                CHECK_EQ_INT(polis_recorder_end_episode(rec[i], NULL), POLIS_OK);
+        }
+        for (int i = 0; i < 2; i++) CHECK_EQ_INT(polis_recorder_close(rec[i]), POLIS_OK);
+        size_t n[2] = {0, 0};
+        char *text[2] = {read_back(path, &n[0]), read_back(path2, &n[1])};
+        CHECK(text[0] && text[1] && n[0] > 1000 && n[0] == n[1] &&
+              memcmp(text[0], text[1], n[0]) == 0);
+        free(text[0]);
+        free(text[1]);
+        remove(path2);
+        polis_env_destroy(env);
+    }
     /* a take that fails: that step fails, naming the plugin and the tick */
     polis_recorder *rec;
     polis_env *env = copy_recording("kept_walk_copy_take_fail", path, &rec);
