@@ -314,8 +314,15 @@ POLIS_INTERNAL polis_status polis__fail(polis_env *env, polis_status st, const c
 POLIS_INTERNAL polis_status polis__vfail(polis_env *env, polis_status st, const char *fmt,
                                          va_list ap);
 POLIS_INTERNAL void polis__logf(polis_env *env, const char *fmt, ...) POLIS_PRINTF(2, 3);
-/* A plugin's error (the host's error(), registry.c): "<plugin>: <message>" into env->err. */
+/* A plugin's error (the host's error(), registry.c): "<plugin>: <message>" into env->err, or,
+ * on a thread drawing a scene from a copy (scene.c, polis_scene_copy_draw), into the buffer
+ * polis__draw_err names: the env's thread owns env->err meanwhile. */
 POLIS_INTERNAL void polis__ctx_error(polis_ctx *ctx, const char *fmt, ...) POLIS_PRINTF(2, 3);
+typedef struct polis__err_buf {
+    char *p;
+    size_t cap;
+} polis__err_buf;
+POLIS_INTERNAL extern _Thread_local polis__err_buf *polis__draw_err;
 /* After a callback failed: appends " [<what>, tick T]" to env->err unless an inner frame
  * already did (an error inside an event dispatched from a hook is placed at the event). */
 POLIS_INTERNAL void polis__place_error(polis_env *env, polis_ctx *ctx, polis_status st,

@@ -60,9 +60,22 @@ int32_t polis__phase_parse(const char *name)
 
 /* ---- host: errors, identity, time --------------------------------------------------------- */
 
-/* The host's error(): "<plugin>: <message>" into env->err (scene.c's registrations too). */
+_Thread_local polis__err_buf *polis__draw_err;
+
+/* The host's error(): "<plugin>: <message>" into env->err (scene.c's registrations too), or
+ * the drawing thread's buffer (polis__draw_err). */
 void polis__ctx_error(polis_ctx *ctx, const char *fmt, ...)
 {
+    polis__err_buf *d = polis__draw_err;
+    if (d) {
+        int n = snprintf(d->p, d->cap, "%s: ", ctx->name);
+        if (n < 0 || (size_t)n >= d->cap) n = 0;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->p + n, d->cap - (size_t)n, fmt, ap);
+        va_end(ap);
+        return;
+    }
     polis_env *env = ctx->env;
     int n = snprintf(env->err, sizeof env->err, "%s: ", ctx->name);
     if (n < 0 || (size_t)n >= sizeof env->err) n = 0;

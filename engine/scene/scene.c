@@ -1704,8 +1704,13 @@ polis_status polis_scene_copy_draw(polis_scene_copy *c, const void *take, size_t
                            (unsigned long long)h.seq, len);
     c->drawn = h.seq;
     c->tick = h.tick;
-    if (scene_write(c->env, lk, h.fresh != 0, c->term_bytes ? p + sizeof h : NULL,
-                    p + sizeof h + c->term_bytes)) {
+    /* the host's error() called in a draw writes the reader's message, not the env's */
+    polis__err_buf sink = {c->err, sizeof c->err};
+    polis__draw_err = &sink;
+    polis_status st = scene_write(c->env, lk, h.fresh != 0, c->term_bytes ? p + sizeof h : NULL,
+                                  p + sizeof h + c->term_bytes);
+    polis__draw_err = NULL;
+    if (st) {
         c->broken = true;
         return POLIS_ERR_STATE;
     }

@@ -711,7 +711,8 @@ typedef struct polis_scene_copy_def {
      * the scene callback, with the same calls. `state` is draw's own (state_bytes, zeroed
      * before a fresh take's draw) for what it keeps between draws (what each slot shows, ...);
      * ud is take's, only read here (what registration left in it, never the game's changing
-     * state: the env's thread is stepping meanwhile). Allocates nothing. */
+     * state: the env's thread is stepping meanwhile). host->error called here sets the
+     * reader's message (polis_scene_copy_error), not the env's. Allocates nothing. */
     polis_status (*draw)(polis_ctx *ctx, void *ud, void *state, const void *take, size_t take_len,
                          polis_scene *scene);
     void *ud;

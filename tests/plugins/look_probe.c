@@ -65,8 +65,9 @@
  *               makes the scene callback's calls from them, and counts its draws in its state
  * (failing with POLIS_ERR_STATE unless the state is zero exactly when the scene is fresh)
  *   kept_walk_copy_draw_fail, kept_walk_copy_move_empty, kept_walk_copy_take_fail,
- *   kept_walk_copy_take_over
- *               kept_walk_copy whose draw fails at tick 3, whose draw moves empty slot 3 at
+ *   kept_walk_copy_take_over, kept_walk_copy_draw_error
+ *               kept_walk_copy whose draw fails at tick 3 (draw_error: with a message through
+ *               the host's error()), whose draw moves empty slot 3 at
  *               tick 2, whose take fails at tick 2, or whose take writes a byte more than
  *               its max_take
  *   copy_def, copy_null, copy_max, copy_state, copy_early, copy_twice, copy_late
@@ -379,6 +380,10 @@ static polis_status draw(polis_ctx *ctx, void *ud, void *state, const void *tk, 
     if (l->h->scene_fresh(ctx, sc) ? *draws != 0 : *draws == 0) return POLIS_ERR_STATE;
     ++*draws;
     if (is(l, "kept_walk_copy_draw_fail") && k->tick == 3) return POLIS_ERR_PLUGIN;
+    if (is(l, "kept_walk_copy_draw_error") && k->tick == 3) { /* the reader's message */
+        l->h->error(ctx, "no draw at tick %d", (int)k->tick);
+        return POLIS_ERR_PLUGIN;
+    }
     polis_status st;
     if (is(l, "kept_walk_copy_move_empty") && k->tick == 2 &&
         (st = l->scene_api->thing_move(ctx, sc, 3, 1, 1)))

@@ -1857,11 +1857,14 @@ static void test_copy_errors(void)
 
     /* a draw that fails, and one whose host call fails: the reader's message, the env's
      * untouched; every later draw refused with it */
-    const char *modes[2] = {"kept_walk_copy_draw_fail", "kept_walk_copy_move_empty"};
-    for (int m = 0; m < 2; m++) {
+    /* a draw that fails: without a message, after a host call refused, with the host's
+     * error() (the reader's message: the env's is the env thread's) */
+    const char *modes[3] = {"kept_walk_copy_draw_fail", "kept_walk_copy_move_empty",
+                            "kept_walk_copy_draw_error"};
+    for (int m = 0; m < 3; m++) {
         c = copy_reader(modes[m], &env);
         if (!env) return;
-        int fail_tick = m == 0 ? 3 : 2;
+        int fail_tick = m == 1 ? 2 : 3;
         for (int t = 0; t <= fail_tick + 1; t++) {
             CHECK_EQ_INT(polis_scene_copy_take(c, copy_bufs[t], &copy_lens[t]), POLIS_OK);
             CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
@@ -1874,6 +1877,8 @@ static void test_copy_errors(void)
         if (m == 0)
             snprintf(want, sizeof want, "look_probe: failed (%s) [scene copy, tick 3]",
                      polis_status_str(POLIS_ERR_PLUGIN));
+        else if (m == 2)
+            snprintf(want, sizeof want, "look_probe: no draw at tick 3 [scene copy, tick 3]");
         else
             snprintf(want, sizeof want,
                      "look_probe: scene thing_move: slot 3 is empty (thing_put it first) [scene "
