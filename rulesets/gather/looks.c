@@ -42,11 +42,9 @@ static inline void clear_rows(uint64_t *rows, int32_t n_words)
  * the floor said the same and the coin rows in rows[0 .. n_words) named (layer_same when none)
  * and redrawn. The coins come from src: the game's coin map (an int32 a cell, row y at y * w)
  * or, `packed`, a take's rows (a byte a cell, the rows one after another in row order). */
-static inline __attribute__((always_inline)) polis_status show_layers(polis_ctx *ctx,
-                                                                      polis_scene *sc,
-                                                                      const gather *g, bool fresh,
-                                                                      const uint64_t *rows,
-                                                                      const void *src, bool packed)
+static inline __attribute__((always_inline)) polis_status
+show_layers(polis_ctx *ctx, polis_scene *sc, const gather *g, bool fresh, const uint64_t *rows,
+            const void *src, bool packed)
 {
     size_t w = (size_t)g->look_w, h = (size_t)g->look_h, plane = w * h;
     int32_t n_words = (g->look_h + 63) / 64;
@@ -158,8 +156,8 @@ static polis_status take_coins(polis_ctx *ctx, void *ud, bool fresh, void *buf, 
     for (int32_t k = 0; k < n_words; k++) {
         uint64_t rows = g->take_rows[k];
         if (fresh) /* every row of the grid */
-            rows = c->height - k * 64 >= 64 ? ~UINT64_C(0)
-                                             : (UINT64_C(1) << (c->height - k * 64)) - 1;
+            rows =
+                c->height - k * 64 >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << (c->height - k * 64)) - 1;
         memcpy(b + sizeof rows * (size_t)k, &rows, sizeof rows);
         for (; rows; rows &= rows - 1, cells += w) {
             const int32_t *restrict m =
@@ -189,8 +187,8 @@ static polis_status draw_coins(polis_ctx *ctx, void *ud, void *state, const void
     uint32_t fr;
     memcpy(&fr, p + sizeof(uint64_t) * (size_t)n_words, sizeof fr);
     int32_t tail = g->look_h - (n_words - 1) * 64; /* rows in the last word */
-    if ((tail < 64 && rows[n_words - 1] >> tail) || fr > 1 ||
-        (fr && taken != (size_t)g->look_h) || take_len != head + taken * (size_t)g->look_w)
+    if ((tail < 64 && rows[n_words - 1] >> tail) || fr > 1 || (fr && taken != (size_t)g->look_h) ||
+        take_len != head + taken * (size_t)g->look_w)
         return POLIS_ERR_INVALID;
     bool fresh = fr != 0;
     if (fresh != g->h->scene_fresh(ctx, sc) ||
@@ -243,12 +241,12 @@ polis_status gather_register_looks(gather *g)
         return st;
     /* the recorder may draw the scene from copies, off the stepping thread (API 5) */
     if (g->scene->version >= 5) {
-        polis_scene_copy_def copy = {
-            .take = take_coins,
-            .draw = draw_coins,
-            .ud = g,
-            .max_take = take_head(g) + (size_t)g->look_w * (size_t)g->look_h,
-            .state_bytes = sizeof(uint64_t) * n_words};
+        polis_scene_copy_def copy = {.take = take_coins,
+                                     .draw = draw_coins,
+                                     .ud = g,
+                                     .max_take =
+                                         take_head(g) + (size_t)g->look_w * (size_t)g->look_h,
+                                     .state_bytes = sizeof(uint64_t) * n_words};
         if ((st = g->scene->scene_copy(g->ctx, &copy))) return st;
     }
     return POLIS_OK;
