@@ -22,6 +22,13 @@
  * what the other reader left, into mine; the rules' cleared and left for the other too. */
 static inline void read_rows(uint64_t *rules, uint64_t *mine, uint64_t *other, int32_t n_words)
 {
+    if (n_words == 1) { /* grids up to 64 rows: no loop */
+        uint64_t m = rules[0];
+        other[0] |= m;
+        rules[0] = 0;
+        mine[0] |= m;
+        return;
+    }
     for (int32_t k = 0; k < n_words; k++) {
         uint64_t m = rules[k];
         other[k] |= m;
@@ -40,8 +47,8 @@ static inline void clear_rows(uint64_t *rows, int32_t n_words)
 
 /* The ground and coin layers of a scene. Fresh: the floor everywhere and every coin row; else
  * the floor said the same and the coin rows in rows[0 .. n_words) named (layer_same when none)
- * and redrawn. The coins come from src: the game's coin map (an int32 a cell, row y at y * w)
- * or, `packed`, a take's rows (a byte a cell, the rows one after another in row order). */
+ * and redrawn. The coins come from src, an int32 a cell (non-zero: a coin): the game's coin map
+ * (row y at y * w) or, `packed`, a take's rows (one after another in row order). */
 static inline __attribute__((always_inline)) polis_status
 show_layers(polis_ctx *ctx, polis_scene *sc, const gather *g, bool fresh, const uint64_t *rows,
             const void *src, bool packed)
@@ -62,21 +69,15 @@ show_layers(polis_ctx *ctx, polis_scene *sc, const gather *g, bool fresh, const 
                       : g->scene->layer_same(ctx, sc, g->look_coins)))
             return st;
     }
-    const int32_t *map = src;
-    const uint8_t *bytes = src;
+    const int32_t *map = src, *taken = src;
     for (int32_t k = 0; k < n_words; k++)
         for (uint64_t r = fresh ? ~UINT64_C(0) : rows[k]; r; r &= r - 1) {
             size_t y = (size_t)k * 64 + (size_t)__builtin_ctzll(r);
             if (y >= h) break;
             int32_t *restrict out = coin + y * w;
-            if (packed) {
-                const uint8_t *restrict m = bytes;
-                for (size_t i = 0; i < w; i++) out[i] = m[i] ? kind_coin : -1;
-                bytes += w;
-            } else {
-                const int32_t *restrict m = map + y * w;
-                for (size_t i = 0; i < w; i++) out[i] = m[i] ? kind_coin : -1;
-            }
+            const int32_t *restrict m = packed ? taken : map + y * w;
+            for (size_t i = 0; i < w; i++) out[i] = m[i] ? kind_coin : -1;
+            taken += w;
         }
     return POLIS_OK;
 }
@@ -86,10 +87,7 @@ show_layers(polis_ctx *ctx, polis_scene *sc, const gather *g, bool fresh, const 
 static inline void show_agent(polis_scene *sc, const gather *g, int32_t a, int32_t x, int32_t y,
                               int32_t alive, int32_t coins)
 {
-    sc->agents[a].x = x;
-    sc->agents[a].y = y;
-    sc->agents[a].facing = POLIS_FACING_NONE;
-    sc->agents[a].alive = alive;
+    sc->agents[a] = (polis_scene_agent){x, y, POLIS_FACING_NONE, alive};
     sc->stats[(size_t)a * (size_t)sc->n_stats + (size_t)g->stat_coins] = coins;
 }
 
@@ -121,8 +119,8 @@ static polis_status write_scene(polis_ctx *ctx, void *ud, polis_scene *sc)
 /* ---- the scene drawn from copies ("scene" host API version 5) ------------------------------
  *
  * A take: the coin rows taken ((height + 63) / 64 words; every row when fresh), a uint32 1 when
- * fresh, every agent's x, y, alive and coins (int32 each), then each taken row's cells, a byte
- * a cell (1: a coin), in row order. */
+ * fresh, every agent's x, y, alive and coins (int32 each), then each taken row of the coin map
+ * (int32 cells, copied whole: cheaper than narrowing them), in row order. */
 #define TAKE_AGENT 16
 
 static size_t take_head(const gather *g)
@@ -137,9 +135,9 @@ static polis_status take_coins(polis_ctx *ctx, void *ud, bool fresh, void *buf, 
     gather *g = ud;
     const gather_core *c = &g->core;
     int32_t n_words = (c->height + 63) / 64;
-    size_t w = (size_t)c->width;
+    size_t w = (size_t)c->width, row_bytes = sizeof(int32_t) * w;
     uint8_t *const b = buf, *p = b + sizeof(uint64_t) * (size_t)n_words;
-    uint8_t *restrict cells = b + take_head(g);
+    uint8_t *cells = b + take_head(g);
     read_rows(c->coin_rows, g->take_rows, g->scene_rows, n_words);
     /* stored field by field (a struct built on the stack and copied stalls on its loads) */
     const uint32_t fr = fresh;
@@ -159,11 +157,9 @@ static polis_status take_coins(polis_ctx *ctx, void *ud, bool fresh, void *buf, 
             rows =
                 c->height - k * 64 >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << (c->height - k * 64)) - 1;
         memcpy(b + sizeof rows * (size_t)k, &rows, sizeof rows);
-        for (; rows; rows &= rows - 1, cells += w) {
-            const int32_t *restrict m =
-                c->coins + ((size_t)k * 64 + (size_t)__builtin_ctzll(rows)) * w;
-            for (size_t i = 0; i < w; i++) cells[i] = m[i] != 0;
-        }
+        for (; rows; rows &= rows - 1, cells += row_bytes)
+            memcpy(cells, c->coins + ((size_t)k * 64 + (size_t)__builtin_ctzll(rows)) * w,
+                   row_bytes);
     }
     clear_rows(g->take_rows, n_words);
     *len = (size_t)(cells - b);
@@ -188,7 +184,7 @@ static polis_status draw_coins(polis_ctx *ctx, void *ud, void *state, const void
     memcpy(&fr, p + sizeof(uint64_t) * (size_t)n_words, sizeof fr);
     int32_t tail = g->look_h - (n_words - 1) * 64; /* rows in the last word */
     if ((tail < 64 && rows[n_words - 1] >> tail) || fr > 1 || (fr && taken != (size_t)g->look_h) ||
-        take_len != head + taken * (size_t)g->look_w)
+        take_len != head + taken * sizeof(int32_t) * (size_t)g->look_w)
         return POLIS_ERR_INVALID;
     bool fresh = fr != 0;
     if (fresh != g->h->scene_fresh(ctx, sc) ||
@@ -241,11 +237,11 @@ polis_status gather_register_looks(gather *g)
         return st;
     /* the recorder may draw the scene from copies, off the stepping thread (API 5) */
     if (g->scene->version >= 5) {
+        size_t cells = (size_t)g->look_w * (size_t)g->look_h;
         polis_scene_copy_def copy = {.take = take_coins,
                                      .draw = draw_coins,
                                      .ud = g,
-                                     .max_take =
-                                         take_head(g) + (size_t)g->look_w * (size_t)g->look_h,
+                                     .max_take = take_head(g) + sizeof(int32_t) * cells,
                                      .state_bytes = sizeof(uint64_t) * n_words};
         if ((st = g->scene->scene_copy(g->ctx, &copy))) return st;
     }
