@@ -172,10 +172,10 @@ static polis_status draw_coins(polis_ctx *ctx, void *ud, void *state, const void
                                size_t take_len, polis_scene *sc)
 {
     const gather *g = ud;
-    uint64_t *rows = state;
-    const uint8_t *p = take;
     int32_t n_words = (g->look_h + 63) / 64;
     size_t head = take_head(g), taken = 0;
+    uint64_t *rows = state;
+    const uint8_t *p = take;
     /* no message: the host's error writes the env's, which the env's thread owns meanwhile */
     if (take_len < head) return POLIS_ERR_INVALID;
     memcpy(rows, p, sizeof(uint64_t) * (size_t)n_words);
