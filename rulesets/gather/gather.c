@@ -245,7 +245,7 @@ static void gather_destroy(polis_ctx *ctx, void *state)
     h->free(ctx, g->core.total_coins, sizeof(int32_t) * n);
     h->free(ctx, g->window, sizeof(int32_t) * side * side);
     if (g->core.coin_rows)
-        h->free(ctx, g->core.coin_rows, sizeof(uint64_t) * (size_t)((g->core.height + 63) / 64));
+        h->free(ctx, g->core.coin_rows, sizeof(uint64_t) * GATHER_ROW_WORDS(g->core.height));
     h->free(ctx, g, sizeof *g);
 }
 

@@ -22,7 +22,15 @@ typedef struct gather {
     const polis_json_api *json; /* for JSON actions */
     int32_t kind_floor, kind_coin, look_ground, look_coins, stat_coins; /* looks */
     const polis_scene_api *scene; /* layer_same, layer_rows (looks) */
+    /* [(height + 63) / 64] each, in core.coin_rows' allocation (GATHER_ROW_WORDS of it): the
+     * coin rows that changed since the scene (write_scene) and the copy's take (take_coins)
+     * last read them, left to each by the other (looks.c, read_rows) */
+    uint64_t *scene_rows, *take_rows;
+    int32_t look_w, look_h, look_n; /* the grid and agents at registration (draw_coins's) */
 } gather;
+
+/* The words of core.coin_rows' allocation: the rules' marks, scene_rows and take_rows. */
+#define GATHER_ROW_WORDS(height) (3 * (size_t)(((height) + 63) / 64))
 
 /* views.c: the "text" and "json" renderers and the action parser (init). */
 polis_status gather_register_views(gather *g);

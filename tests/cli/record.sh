@@ -126,6 +126,13 @@ cmp -s "$TMP/s40.jsonl" "$TMP/s40env.jsonl" || fail "Survival recorded from copi
 polis 0 run "$SRC/rulesets/survival/survival_tribes.json" --episodes 3 --record "$TMP/t3.jsonl" --quiet
 checks=$((checks + 1))
 cmp -s "$TMP/t3.jsonl" "$TMP/t3env.jsonl" || fail "survival_tribes recorded from copies differs from the env's scenes"
+# gather's too (its coin rows taken on the stepping thread, drawn on the writer's)
+polis 0 run "$SRC/rulesets/gather/gather.json" --episodes 3 --record "$TMP/g3.jsonl" --quiet
+export POLIS_RECORD_COPIES=0
+polis 0 run "$SRC/rulesets/gather/gather.json" --episodes 3 --record "$TMP/g3env.jsonl" --quiet
+unset POLIS_RECORD_COPIES
+checks=$((checks + 1))
+cmp -s "$TMP/g3.jsonl" "$TMP/g3env.jsonl" || fail "gather recorded from copies differs from the env's scenes"
 /usr/bin/python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x55; open(sys.argv[2], "wb").write(b)' \
     "$TMP/s40.jsonl.gz" "$TMP/bad.jsonl.gz"
 polis 1 replay "$TMP/bad.jsonl.gz"

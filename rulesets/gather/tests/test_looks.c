@@ -2,11 +2,15 @@
  * redrawn only in the rows whose coins changed must show what a scene drawn from nothing
  * shows, whether the scene is read every tick or only now and then, on a map taller than 64
  * rows (more than one word of row bits); the floor is said the same after an episode's first
- * scene, and the rows a scene names are exactly those that changed. */
+ * scene, and the rows a scene names are exactly those that changed. The scene drawn from
+ * copies (take_coins, draw_coins) is the env's, and so is a recording made from them. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "polis/record.h"
 #include "polis/scene.h"
 #include "testutil.h"
 
@@ -187,11 +191,213 @@ static void test_agents_whole(const char *json, bool ended_wanted)
     polis_env_destroy(env);
 }
 
+/* The same rows named, or none, by the env's scene and the copy's, of each layer. */
+static bool same_said(polis_env *env, polis_scene_copy *c, int32_t n_layers, int32_t n_words,
+                      const uint64_t *ver_env, const uint64_t *ver_copy)
+{
+    const polis_scene_said *se = polis_env_scene_said(env), *sc = polis_scene_copy_said(c);
+    bool same = true;
+    for (int32_t l = 0; l < n_layers; l++) {
+        same &= (se->layer_ver[l] != ver_env[l]) == (sc->layer_ver[l] != ver_copy[l]);
+        uint64_t since_e = 0, since_c = 0;
+        const uint64_t *re = polis_env_scene_layer_rows(env, l, &since_e);
+        const uint64_t *rc = polis_scene_copy_layer_rows(c, l, &since_c);
+        same &= !re == !rc && (!re || !memcmp(re, rc, sizeof *re * (size_t)n_words));
+    }
+    return same;
+}
+
+/* Random steps and resets: after each, the env's scene and the scene drawn from a take are the
+ * same (tiles, agents, stats) and say the same of their layers; at some ticks only one of the
+ * two is read (the marks of one do not take the other's changes). */
+static void test_copy(const char *json, uint64_t seed, int ticks)
+{
+    polis_env *env = test_env(json, NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK(polis_env_scene_copyable(env));
+    polis_scene_copy *c = NULL;
+    CHECK_EQ_INT(polis_env_reset(env, seed), POLIS_OK);
+    CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
+    size_t max = c ? polis_scene_copy_max(c) : 0, len = 0;
+    uint64_t *buf = malloc(max + 8);
+    const polis_io *io = polis_env_io(env);
+    int32_t n_layers = polis_env_scene_n_layers(env), coins = layer_of(env, "coins");
+    int32_t n_words = 0;
+    uint64_t ver_env[8] = {0}, ver_copy[8] = {0};
+    CHECK(n_layers <= 8 && coins >= 0);
+    polis_rng rng;
+    polis_rng_seed(&rng, seed, 2);
+    int compared = 0, said = 0, rows_said = 0, resets = 0, unequal = 0;
+    bool both_before = false;
+    for (int t = 0; t < ticks && c && buf && n_layers <= 8; t++) {
+        if (t) {
+            bool over = false;
+            for (int32_t a = 0; a < io->n_agents; a++)
+                over |= io->terminations[a] || io->truncations[a];
+            if (over || polis_rng_below(&rng, 60) == 0) {
+                CHECK_EQ_INT(polis_env_reset(env, seed + (uint64_t)t), POLIS_OK);
+                resets++;
+            } else {
+                test_uniform_policy(env, &rng);
+                CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            }
+        }
+        /* 0, 1: both; 2: only the copy; 3: only the env's scene */
+        uint32_t mode = t == 0 ? 0 : polis_rng_below(&rng, 4);
+        for (int32_t l = 0; l < n_layers; l++) ver_env[l] = polis_env_scene_layer_version(env, l);
+        const polis_scene_said *before = polis_scene_copy_said(c);
+        for (int32_t l = 0; l < n_layers && before; l++) ver_copy[l] = before->layer_ver[l];
+        const polis_scene *es = NULL, *cs = NULL;
+        if (mode != 2) CHECK_EQ_INT(polis_env_scene_get(env, &es), POLIS_OK);
+        if (mode != 3) {
+            CHECK_EQ_INT(polis_scene_copy_take(c, buf, &len), POLIS_OK);
+            CHECK(len <= max);
+            CHECK_EQ_INT(polis_scene_copy_draw(c, buf, len, &cs), POLIS_OK);
+        }
+        if (!es || !cs) {
+            both_before = false;
+            continue;
+        }
+        n_words = (es->height + 63) / 64;
+        compared++;
+        unequal += !same_scene(es, cs);
+        if (both_before) {
+            said++;
+            unequal += !same_said(env, c, n_layers, n_words, ver_env, ver_copy);
+            uint64_t since = 0;
+            rows_said += polis_env_scene_layer_rows(env, coins, &since) != NULL;
+        }
+        both_before = true;
+    }
+    CHECK_EQ_STR(c ? polis_scene_copy_error(c) : "", "");
+    printf("gather copies (seed %llu): %d scenes compared, %d said (%d with rows), %d resets\n",
+           (unsigned long long)seed, compared, said, rows_said, resets);
+    CHECK_EQ_INT(unequal, 0);
+    CHECK(compared > ticks / 4 && said > ticks / 8 && rows_said > 0 && resets > 0);
+    free(buf);
+    polis_scene_copy_close(c);
+    polis_env_destroy(env);
+}
+
+/* A take whose gather part names a row past the grid's, or one row more than it holds: the
+ * draw refuses it (POLIS_ERR_INVALID, no message of its own) and the reader keeps refusing. */
+static void test_copy_bad(void)
+{
+    polis_env *env = test_env(SMALL, NULL, NULL);
+    CHECK(env != NULL);
+    if (!env) return;
+    CHECK_EQ_INT(polis_env_reset(env, 3), POLIS_OK);
+    polis_scene_copy *c = NULL;
+    CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
+    if (!c) {
+        polis_env_destroy(env);
+        return;
+    }
+    for (int bad = 0; bad < 2; bad++) {
+        size_t max = polis_scene_copy_max(c), len = 0;
+        uint64_t *buf = calloc(max / 8 + 1, 8);
+        CHECK(polis_scene_copy_take(c, buf, &len) == POLIS_OK);
+        /* a fresh take (the reader's first, and the one after a failed draw): gather's part
+         * starts with every row of the 12, the word 0xfff */
+        size_t at = 0;
+        while (at < len / 8 && buf[at] != UINT64_C(0xfff)) at++;
+        CHECK(at < len / 8);
+        if (at < len / 8) buf[at] = bad ? UINT64_C(0x7ff) : UINT64_C(0x1fff);
+        const polis_scene *sc = NULL;
+        CHECK_EQ_INT(polis_scene_copy_draw(c, buf, len, &sc),
+                     POLIS_ERR_STATE); /* gather said invalid: */
+        CHECK_CONTAINS(polis_scene_copy_error(c), "gather: failed (invalid argument)");
+        CHECK_EQ_INT(polis_scene_copy_draw(c, buf, len, &sc), POLIS_ERR_STATE); /* and stays */
+        free(buf);
+        polis_scene_copy_close(c);
+        c = NULL;
+        CHECK_EQ_INT(polis_scene_copy_open(env, &c), POLIS_OK);
+        if (!c) break;
+    }
+    polis_scene_copy_close(c);
+    polis_env_destroy(env);
+}
+
+/* Records episodes of json into path (copies or, `env_scenes`, the env's scenes). */
+static void record(const char *json, const char *path, bool env_scenes)
+{
+    if (env_scenes) setenv("POLIS_RECORD_COPIES", "0", 1);
+    polis_env *env = test_env(json, NULL, NULL);
+    CHECK(env != NULL);
+    polis_record_info info = {0};
+    info.scenario_text = json;
+    info.scenario_len = strlen(json);
+    info.seed = 1;
+    info.keyframe_every = 25; /* keyframes drawn from the scene the writer drew last */
+    polis_recorder *rec = NULL;
+    polis_error err;
+    if (env) CHECK_EQ_INT(polis_recorder_open(path, env, &info, &rec, &err), POLIS_OK);
+    polis_rng rng;
+    polis_rng_seed(&rng, 9, 1);
+    const polis_io *io = env ? polis_env_io(env) : NULL;
+    for (int ep = 0; ep < 4 && rec; ep++) {
+        CHECK_EQ_INT(polis_env_reset(env, (uint64_t)ep + 1), POLIS_OK);
+        CHECK_EQ_INT(polis_recorder_begin_episode(rec, (uint64_t)ep + 1), POLIS_OK);
+        for (bool over = false; !over;) {
+            test_uniform_policy(env, &rng);
+            CHECK_EQ_INT(polis_env_step(env), POLIS_OK);
+            CHECK_EQ_INT(polis_recorder_step(rec), POLIS_OK);
+            for (int32_t a = 0; a < io->n_agents; a++)
+                over |= io->terminations[a] || io->truncations[a];
+        }
+        CHECK_EQ_INT(polis_recorder_end_episode(rec, NULL), POLIS_OK);
+    }
+    CHECK_EQ_INT(polis_recorder_close(rec), POLIS_OK);
+    polis_env_destroy(env);
+    unsetenv("POLIS_RECORD_COPIES");
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    *len = 0;
+    if (!f) return NULL;
+    char *text = NULL;
+    size_t cap = 0;
+    for (size_t n; text = realloc(text, cap + 65536), text && (n = fread(text + cap, 1, 65536, f));)
+        cap += n;
+    fclose(f);
+    *len = cap;
+    return text;
+}
+
+/* A recording drawn from copies (the writer thread) is the one from the env's scenes. */
+static void test_recording_copies(const char *json)
+{
+    char a[256], b[256];
+    snprintf(a, sizeof a, "%s/gather_copies_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
+    snprintf(b, sizeof b, "%s/gather_env_%d.jsonl", POLIS_BINARY_DIR, (int)getpid());
+    record(json, a, false);
+    record(json, b, true);
+    size_t la = 0, lb = 0;
+    char *ta = slurp(a, &la), *tb = slurp(b, &lb);
+    CHECK(ta && tb && la > 1000);
+    CHECK(la == lb && ta && tb && !memcmp(ta, tb, la));
+    free(ta);
+    free(tb);
+    remove(a);
+    remove(b);
+}
+
 int main(void)
 {
     test_agents_whole(TINY, true);
     test_agents_whole(SMALL, false);
     test_rows_against_fresh(TALL, 7, 90);
     test_rows_against_fresh(SMALL, 3, 130);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        test_copy(TALL, seed, 300);
+        test_copy(SMALL, seed + 10, 300);
+        test_copy(TINY, seed + 20, 300);
+    }
+    test_copy_bad();
+    test_recording_copies(TALL);
+    test_recording_copies(TINY);
     CHECK_DONE();
 }
