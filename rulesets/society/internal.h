@@ -185,6 +185,12 @@ enum { SOC_BLOCKED_TERRAIN = 1, SOC_BLOCKED_OCCUPIED = 2, SOC_BLOCKED_CONTEST = 
 /* ---- the state
  * ----------------------------------------------------------------------------------- */
 
+/* Cells marked once each: mark[cell] set while cell is in list[0 .. n) ([cells] each). */
+typedef struct soc_marks {
+    uint8_t *mark;
+    int32_t *list, n;
+} soc_marks;
+
 typedef struct soc {
     const polis_host *h;
     polis_ctx *ctx;
@@ -429,10 +435,13 @@ typedef struct soc {
      * changed neither says so (the "scene" host API) instead of rewriting them */
     int32_t *shown_blocks, *shown_recipes;
     int32_t *shown_piles; /* [cells][R] what the kept piles show (looks.c); NULL: not kept */
-    /* the cells whose piles changed since the last scene (soc_pile_add), each once: a scene
-     * that is not fresh looks only at these (kept piles only) */
-    uint8_t *scene_pmark;           /* [cells] */
-    int32_t *scene_plist, scene_np; /* [cells] */
+    /* the cells whose piles changed (soc_pile_add) since either reader of the piles (the
+     * env's scene, soc_scene; the copy's take, looks.c) read them, each once (kept piles only):
+     * a reader that is not fresh looks only at these and at the cells the other reader left in
+     * its own list (scene_own, take_own), for the rules mark only pile_marks */
+    soc_marks pile_marks, scene_own, take_own;
+    /* looks.c: the blocks and recipes the copy's take last sent ([cells] each; NULL: no copy) */
+    int32_t *take_blocks, *take_recipes;
     const polis_scene_api *scene_api;
 } soc;
 
@@ -570,12 +579,13 @@ static inline void soc_obs_pile_changed(soc *s, int32_t cell)
     }
 }
 
-/* A pile of cell changed (soc_pile_add): the next scene puts or clears its slots. */
+/* A pile of cell changed (soc_pile_add): the next scene and take put or clear its slots. */
 static inline void soc_scene_pile_changed(soc *s, int32_t cell)
 {
-    if (s->scene_pmark && !s->scene_pmark[cell]) {
-        s->scene_pmark[cell] = 1;
-        s->scene_plist[s->scene_np++] = cell;
+    soc_marks *m = &s->pile_marks;
+    if (m->mark && !m->mark[cell]) {
+        m->mark[cell] = 1;
+        m->list[m->n++] = cell;
     }
 }
 
