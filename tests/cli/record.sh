@@ -133,6 +133,13 @@ polis 0 run "$SRC/rulesets/gather/gather.json" --episodes 3 --record "$TMP/g3env
 unset POLIS_RECORD_COPIES
 checks=$((checks + 1))
 cmp -s "$TMP/g3.jsonl" "$TMP/g3env.jsonl" || fail "gather recorded from copies differs from the env's scenes"
+# society's (its piles, blocks and stations taken on the stepping thread, drawn on the writer's)
+polis 0 run "$SRC/rulesets/exploration/exploration_physical.json" --episodes 2 --record "$TMP/x2.jsonl" --quiet
+export POLIS_RECORD_COPIES=0
+polis 0 run "$SRC/rulesets/exploration/exploration_physical.json" --episodes 2 --record "$TMP/x2env.jsonl" --quiet
+unset POLIS_RECORD_COPIES
+checks=$((checks + 1))
+cmp -s "$TMP/x2.jsonl" "$TMP/x2env.jsonl" || fail "exploration_physical recorded from copies differs from the env's scenes"
 /usr/bin/python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x55; open(sys.argv[2], "wb").write(b)' \
     "$TMP/s40.jsonl.gz" "$TMP/bad.jsonl.gz"
 polis 1 replay "$TMP/bad.jsonl.gz"
