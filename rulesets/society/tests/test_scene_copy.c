@@ -6,6 +6,7 @@
 #include "fixture.h"
 #include "polis/record.h"
 #include "polis/scene.h"
+#include "scene_compare.h"
 
 #define EXPLORATION POLIS_SOURCE_DIR "/rulesets/exploration/exploration_physical.json"
 
@@ -25,59 +26,6 @@ static polis_env *open_small(void)
     polis_env *env = soc_open(json, NULL, NULL);
     free(json);
     return env;
-}
-
-static int cmp_thing(const void *a, const void *b)
-{
-    const polis_scene_thing *x = a, *y = b;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Tiles, agents, stats and things (as a set) the same. */
-static bool scenes_equal(const polis_scene *a, const polis_scene *b)
-{
-    size_t cells = (size_t)a->n_layers * (size_t)a->width * (size_t)a->height;
-    if (a->n_layers != b->n_layers || a->width != b->width || a->height != b->height ||
-        a->n_things != b->n_things || a->n_agents != b->n_agents || a->n_stats != b->n_stats ||
-        memcmp(a->tiles, b->tiles, cells * sizeof *a->tiles) != 0 ||
-        memcmp(a->agents, b->agents, (size_t)a->n_agents * sizeof *a->agents) != 0 ||
-        memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)))
-        return false;
-    size_t n = (size_t)a->n_things;
-    polis_scene_thing *ta = malloc((n + 1) * sizeof *ta), *tb = malloc((n + 1) * sizeof *tb);
-    memcpy(ta, a->things, n * sizeof *ta);
-    memcpy(tb, b->things, n * sizeof *tb);
-    qsort(ta, n, sizeof *ta, cmp_thing);
-    qsort(tb, n, sizeof *tb, cmp_thing);
-    bool same = memcmp(ta, tb, n * sizeof *ta) == 0;
-    free(ta);
-    free(tb);
-    return same;
-}
-
-/* The kept things slot by slot. */
-static bool kept_equal(const polis_scene *a, const polis_scene_kept *ka, const polis_scene *b,
-                       const polis_scene_kept *kb)
-{
-    if (ka->slots != kb->slots || ka->whole != kb->whole) return false;
-    for (int32_t i = 0; i < ka->slots; i++) {
-        int32_t x = ka->where[i], y = kb->where[i];
-        if ((x < 0) != (y < 0)) return false;
-        if (x >= 0 && memcmp(&a->things[x], &b->things[y], sizeof *a->things)) return false;
-    }
-    return true;
-}
-
-/* The same set of slots, in any order (slots < n). */
-static bool same_slots(const int32_t *a, int32_t na, const int32_t *b, int32_t nb, int32_t n)
-{
-    if (na != nb) return false;
-    uint8_t *in = calloc((size_t)n + 1, 1);
-    bool same = true;
-    for (int32_t i = 0; i < na; i++) in[a[i]]++;
-    for (int32_t i = 0; i < nb && same; i++) same = in[b[i]]-- > 0;
-    free(in);
-    return same;
 }
 
 typedef struct copy_counts {
@@ -146,12 +94,12 @@ static void compare_copies(polis_env *env, uint64_t seed, int episodes, copy_cou
             polis_scene_kept ke, kc;
             CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &ke), POLIS_OK);
             CHECK_EQ_INT(polis_scene_copy_kept(c, POLIS_SCENE_THINGS, &kc), POLIS_OK);
-            n->unequal += !scenes_equal(es, cs) || !kept_equal(es, &ke, cs, &kc);
+            n->unequal += !test_scenes_equal(es, cs) || !test_kept_equal(es, &ke, cs, &kc);
             if (both_before) { /* what each scene says of itself since the one before */
                 const polis_scene_said *se = polis_env_scene_said(env),
                                        *sc = polis_scene_copy_said(c);
                 n->said++;
-                n->unequal += !same_slots(
+                n->unequal += !test_same_slots(
                     se->changed[POLIS_SCENE_THINGS], se->n_changed[POLIS_SCENE_THINGS],
                     sc->changed[POLIS_SCENE_THINGS], sc->n_changed[POLIS_SCENE_THINGS], ke.slots);
                 n->changes += se->n_changed[POLIS_SCENE_THINGS];

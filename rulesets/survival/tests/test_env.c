@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "core.h"
+#include "scene_compare.h"
 #include "testutil.h"
 
 #define CLASSIC POLIS_SOURCE_DIR "/rulesets/survival/survival_classic.json"
@@ -567,32 +568,6 @@ static void test_tribes(void)
     polis_env_destroy(env);
 }
 
-static int cmp_thing_id(const void *a, const void *b)
-{
-    int32_t x = ((const polis_scene_thing *)a)->id, y = ((const polis_scene_thing *)b)->id;
-    return x < y ? -1 : x > y;
-}
-
-/* Two scenes alike: the same tiles, agents and stats, the same things in any order. */
-static bool scenes_equal(const polis_scene *a, const polis_scene *b)
-{
-    size_t cells = (size_t)a->n_layers * (size_t)a->width * (size_t)a->height;
-    if (a->n_layers != b->n_layers || a->width != b->width || a->height != b->height ||
-        a->n_things != b->n_things || a->n_agents != b->n_agents || a->n_stats != b->n_stats ||
-        memcmp(a->tiles, b->tiles, cells * sizeof *a->tiles) != 0 ||
-        memcmp(a->agents, b->agents, (size_t)a->n_agents * sizeof *a->agents) != 0 ||
-        memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)))
-        return false;
-    static polis_scene_thing ta[256], tb[256];
-    size_t n = (size_t)a->n_things;
-    if (n > 256) return false;
-    memcpy(ta, a->things, n * sizeof *ta);
-    memcpy(tb, b->things, n * sizeof *tb);
-    qsort(ta, n, sizeof *ta, cmp_thing_id);
-    qsort(tb, n, sizeof *tb, cmp_thing_id);
-    return memcmp(ta, tb, n * sizeof *ta) == 0;
-}
-
 /* The terrain layer of the scene (looks.c: a fresh scene's 4,096 cells and the rows the rules
  * rewrote, drawn by a portable loop or its AVX2 build) against what the player sees, which
  * sv_write_obs reads from the map itself: at every tick of ten episodes, every cell of the
@@ -686,7 +661,7 @@ static void test_scene_kept(void)
             for (int i = 1; i < 3; i++) {
                 if (!(i == 1 ? t == at || (done && t < at) : t % 5 == 0 || done)) continue;
                 CHECK(polis_env_scene_get(env[i], &s1) == POLIS_OK);
-                unequal += !scenes_equal(s0, s1);
+                unequal += !test_scenes_equal(s0, s1);
                 compared++;
             }
             if (done) break;
@@ -799,31 +774,6 @@ static void test_scene_mobs(void)
     CHECK_EQ_INT((int)wrong, 0);
 }
 
-/* The kept things slot by slot (polis_scene_kept of the env's scene and of the copy's). */
-static bool kept_equal(const polis_scene *a, const polis_scene_kept *ka, const polis_scene *b,
-                       const polis_scene_kept *kb)
-{
-    if (ka->slots != kb->slots || ka->whole != kb->whole) return false;
-    for (int32_t i = 0; i < ka->slots; i++) {
-        int32_t x = ka->where[i], y = kb->where[i];
-        if ((x < 0) != (y < 0)) return false;
-        if (x >= 0 && memcmp(&a->things[x], &b->things[y], sizeof *a->things)) return false;
-    }
-    return true;
-}
-
-/* The same set of slots (a kept list's changes), in any order. */
-static bool same_slots(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
-{
-    if (na != nb) return false;
-    static uint8_t in[SV_N_MOB_KINDS * SV_MAX_MOBS];
-    memset(in, 0, sizeof in);
-    for (int32_t i = 0; i < na; i++) in[a[i]]++;
-    for (int32_t i = 0; i < nb; i++)
-        if (!in[b[i]]--) return false;
-    return true;
-}
-
 /* The scene drawn from copies (looks.c's take and draw, on this thread) against the env's own
  * (sv_scene) after every reset and step, over several seeds with resets, one player and four
  * with many mobs: the same tiles, agents, stats and things slot by slot; when both read the
@@ -902,14 +852,15 @@ static void test_scene_copy(void)
                 polis_scene_kept ke, kc;
                 CHECK(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &ke) == POLIS_OK);
                 CHECK(polis_scene_copy_kept(c, POLIS_SCENE_THINGS, &kc) == POLIS_OK);
-                unequal += !scenes_equal(es, cs) || !kept_equal(es, &ke, cs, &kc);
+                unequal += !test_scenes_equal(es, cs) || !test_kept_equal(es, &ke, cs, &kc);
                 if (both_before) { /* what each scene says of itself since the one before */
                     const polis_scene_said *se = polis_env_scene_said(env),
                                            *sc = polis_scene_copy_said(c);
                     said++;
-                    unequal += !same_slots(
+                    unequal += !test_same_slots(
                         se->changed[POLIS_SCENE_THINGS], se->n_changed[POLIS_SCENE_THINGS],
-                        sc->changed[POLIS_SCENE_THINGS], sc->n_changed[POLIS_SCENE_THINGS]);
+                        sc->changed[POLIS_SCENE_THINGS], sc->n_changed[POLIS_SCENE_THINGS],
+                        SV_N_MOB_KINDS * SV_MAX_MOBS);
                     changes += se->n_changed[POLIS_SCENE_THINGS];
                     unequal +=
                         (se->layer_ver[0] != ver_before) != (sc->layer_ver[0] != cver_before);

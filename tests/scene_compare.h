@@ -1,0 +1,70 @@
+/* tests/scene_compare.h — two scenes compared (an env's and one drawn from copies, or two
+ * envs'): the same tiles, agents, stats and things, kept lists slot by slot, the same changed
+ * slots in any order. */
+#ifndef POLIS_TEST_SCENE_COMPARE_H
+#define POLIS_TEST_SCENE_COMPARE_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "polis/scene.h"
+
+static inline int test_cmp_thing_id(const void *a, const void *b)
+{
+    int32_t x = ((const polis_scene_thing *)a)->id, y = ((const polis_scene_thing *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Two scenes alike: the same tiles, agents and stats, the same things in any order. */
+static inline bool test_scenes_equal(const polis_scene *a, const polis_scene *b)
+{
+    size_t cells = (size_t)a->n_layers * (size_t)a->width * (size_t)a->height;
+    if (a->n_layers != b->n_layers || a->width != b->width || a->height != b->height ||
+        a->n_things != b->n_things || a->n_agents != b->n_agents || a->n_stats != b->n_stats ||
+        memcmp(a->tiles, b->tiles, cells * sizeof *a->tiles) != 0 ||
+        memcmp(a->agents, b->agents, (size_t)a->n_agents * sizeof *a->agents) != 0 ||
+        memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)))
+        return false;
+    size_t n = (size_t)a->n_things;
+    polis_scene_thing *ta = malloc((n + 1) * sizeof *ta), *tb = malloc((n + 1) * sizeof *tb);
+    bool same = ta && tb;
+    if (same) {
+        memcpy(ta, a->things, n * sizeof *ta);
+        memcpy(tb, b->things, n * sizeof *tb);
+        qsort(ta, n, sizeof *ta, test_cmp_thing_id);
+        qsort(tb, n, sizeof *tb, test_cmp_thing_id);
+        same = memcmp(ta, tb, n * sizeof *ta) == 0;
+    }
+    free(ta);
+    free(tb);
+    return same;
+}
+
+/* The kept things slot by slot (polis_scene_kept of one scene and of the other). */
+static inline bool test_kept_equal(const polis_scene *a, const polis_scene_kept *ka,
+                                   const polis_scene *b, const polis_scene_kept *kb)
+{
+    if (ka->slots != kb->slots || ka->whole != kb->whole) return false;
+    for (int32_t i = 0; i < ka->slots; i++) {
+        int32_t x = ka->where[i], y = kb->where[i];
+        if ((x < 0) != (y < 0)) return false;
+        if (x >= 0 && memcmp(&a->things[x], &b->things[y], sizeof *a->things)) return false;
+    }
+    return true;
+}
+
+/* The same set of slots (a kept list's changes, each below `slots`), in any order. */
+static inline bool test_same_slots(const int32_t *a, int32_t na, const int32_t *b, int32_t nb,
+                                   int32_t slots)
+{
+    if (na != nb) return false;
+    uint8_t *in = calloc((size_t)slots + 1, 1);
+    bool same = in != NULL;
+    for (int32_t i = 0; i < na && same; i++) in[a[i]]++;
+    for (int32_t i = 0; i < nb && same; i++) same = in[b[i]]-- > 0;
+    free(in);
+    return same;
+}
+
+#endif
