@@ -126,20 +126,20 @@ cmp -s "$TMP/s40.jsonl" "$TMP/s40env.jsonl" || fail "Survival recorded from copi
 polis 0 run "$SRC/rulesets/survival/survival_tribes.json" --episodes 3 --record "$TMP/t3.jsonl" --quiet
 checks=$((checks + 1))
 cmp -s "$TMP/t3.jsonl" "$TMP/t3env.jsonl" || fail "survival_tribes recorded from copies differs from the env's scenes"
-# gather's too (its coin rows taken on the stepping thread, drawn on the writer's)
-polis 0 run "$SRC/rulesets/gather/gather.json" --episodes 3 --record "$TMP/g3.jsonl" --quiet
-export POLIS_RECORD_COPIES=0
-polis 0 run "$SRC/rulesets/gather/gather.json" --episodes 3 --record "$TMP/g3env.jsonl" --quiet
-unset POLIS_RECORD_COPIES
-checks=$((checks + 1))
-cmp -s "$TMP/g3.jsonl" "$TMP/g3env.jsonl" || fail "gather recorded from copies differs from the env's scenes"
-# society's (its piles, blocks and stations taken on the stepping thread, drawn on the writer's)
-polis 0 run "$SRC/rulesets/exploration/exploration_physical.json" --episodes 2 --record "$TMP/x2.jsonl" --quiet
-export POLIS_RECORD_COPIES=0
-polis 0 run "$SRC/rulesets/exploration/exploration_physical.json" --episodes 2 --record "$TMP/x2env.jsonl" --quiet
-unset POLIS_RECORD_COPIES
-checks=$((checks + 1))
-cmp -s "$TMP/x2.jsonl" "$TMP/x2env.jsonl" || fail "exploration_physical recorded from copies differs from the env's scenes"
+# A scenario recorded (episodes $2) from copies and from the env's scenes (POLIS_RECORD_COPIES=0):
+# the same bytes.
+copies_equal() {
+    polis 0 run "$1" --episodes "$2" --record "$TMP/copies.jsonl" --quiet
+    export POLIS_RECORD_COPIES=0
+    polis 0 run "$1" --episodes "$2" --record "$TMP/env.jsonl" --quiet
+    unset POLIS_RECORD_COPIES
+    checks=$((checks + 1))
+    cmp -s "$TMP/copies.jsonl" "$TMP/env.jsonl" || fail "$1 recorded from copies differs from the env's scenes"
+}
+# gather's too (its coin rows taken on the stepping thread, drawn on the writer's), and
+# society's (its piles, blocks and stations)
+copies_equal "$SRC/rulesets/gather/gather.json" 3
+copies_equal "$SRC/rulesets/exploration/exploration_physical.json" 2
 /usr/bin/python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x55; open(sys.argv[2], "wb").write(b)' \
     "$TMP/s40.jsonl.gz" "$TMP/bad.jsonl.gz"
 polis 1 replay "$TMP/bad.jsonl.gz"
