@@ -267,9 +267,8 @@ put_padded(polis_ctx *ctx, polis_scene *sc, const polis_scene_api *api,
 }
 
 /* The slots of graph edge e that showed attributes na .. *shown - 1 cleared; *shown = na. */
-static inline polis_status clear_beyond(polis_ctx *ctx, polis_scene *sc,
-                                        const polis_scene_api *api, int32_t K, int32_t e,
-                                        int32_t na, int32_t *shown)
+static inline polis_status clear_beyond(polis_ctx *ctx, polis_scene *sc, const polis_scene_api *api,
+                                        int32_t K, int32_t e, int32_t na, int32_t *shown)
 {
     polis_status st;
     for (int32_t i = na; i < *shown; i++)
@@ -555,13 +554,13 @@ static polis_status sg_draw(polis_ctx *ctx, void *ud, void *state, const void *t
             int32_t attr;
             memcpy(&attr, p + 8 * (size_t)i, sizeof attr);
             if ((uint32_t)attr >= (uint32_t)c->max_attrs) {
-                h->error(ctx, "scene copy: edge %d's attribute %d is outside max_attrs %d",
-                         (int)e, (int)attr, (int)c->max_attrs);
+                h->error(ctx, "scene copy: edge %d's attribute %d is outside max_attrs %d", (int)e,
+                         (int)attr, (int)c->max_attrs);
                 return POLIS_ERR_INVALID;
             }
         }
-        if ((na && (st = put_padded(ctx, sc, c->api, c->ids, c->names, c->K, e, from, to, na,
-                                    NULL, NULL, p, true))) ||
+        if ((na && (st = put_padded(ctx, sc, c->api, c->ids, c->names, c->K, e, from, to, na, NULL,
+                                    NULL, p, true))) ||
             (st = clear_beyond(ctx, sc, c->api, c->K, e, na, &shown[e])))
             return st;
         p += 8 * (size_t)na;
