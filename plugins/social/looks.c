@@ -330,24 +330,34 @@ static inline void left_add(sg_left *l, int32_t e)
     }
 }
 
-/* The edges changed since reader `mine` last read into its list (what the other left it
- * first, then the rules' list, each edge once); the rules' list cleared and its edges left to
- * `other` when that one reads (else its next read is fresh: the kernel's first). */
-static void read_marks(social *s, sg_left *mine, sg_left *other)
+/* The edges changed since reader `mine` last read, into *list (returns their count): what the
+ * other left it first, then the rules' list, each edge once, the rules' list cleared and its
+ * edges left to `other`; or, while the other has never read (then it left nothing, and its
+ * first read is fresh: the kernel's first), the rules' list itself. done_marks clears them. */
+static int32_t read_marks(social *s, sg_left *mine, sg_left *other, const int32_t **list)
 {
+    if (!other->on) {
+        *list = s->scene_dirty;
+        return s->n_scene_dirty;
+    }
     for (int32_t k = 0; k < s->n_scene_dirty; k++) {
         int32_t e = s->scene_dirty[k];
         s->scene_mark[e] = 0;
         left_add(mine, e);
-        if (other->on) left_add(other, e);
+        left_add(other, e);
     }
     s->n_scene_dirty = 0;
+    *list = mine->list;
+    return mine->n;
 }
 
-static void left_clear(sg_left *l)
+/* After a read: the reader's list and the rules' (when it read them itself) cleared. */
+static void done_marks(social *s, sg_left *mine)
 {
-    for (int32_t k = 0; k < l->n; k++) l->mark[l->list[k]] = 0;
-    l->n = 0;
+    for (int32_t k = 0; k < mine->n; k++) mine->mark[mine->list[k]] = 0;
+    mine->n = 0;
+    for (int32_t k = 0; k < s->n_scene_dirty; k++) s->scene_mark[s->scene_dirty[k]] = 0;
+    s->n_scene_dirty = 0;
 }
 
 /* The kept edges: every live edge in a fresh scene (the kernel emptied the slots), else the
@@ -361,9 +371,7 @@ static polis_status kept_edges(polis_ctx *ctx, social *s, polis_scene *sc)
     int32_t n = s->n_scene_dirty;
     if (c) { /* the rules' list and what the takes left */
         c->scene.on = true;
-        read_marks(s, &c->scene, &c->take);
-        list = c->scene.list;
-        n = c->scene.n;
+        n = read_marks(s, &c->scene, &c->take, &list);
     }
     if (s->h->scene_fresh(ctx, sc)) {
         memset(s->scene_shown, 0, (size_t)s->max_edges * sizeof *s->scene_shown);
@@ -375,7 +383,7 @@ static polis_status kept_edges(polis_ctx *ctx, social *s, polis_scene *sc)
     }
     /* cleared even on failure: a scene that fails is followed by a fresh one */
     if (c) {
-        left_clear(&c->scene);
+        done_marks(s, &c->scene);
     } else {
         for (int32_t k = 0; k < s->n_scene_dirty; k++) s->scene_mark[s->scene_dirty[k]] = 0;
         s->n_scene_dirty = 0;
@@ -473,18 +481,20 @@ static polis_status sg_take(polis_ctx *ctx, void *ud, bool fresh, void *buf, siz
     social *s = c->s;
     if (!s->scene_mark) marks_on(s); /* the copy's: nothing to allocate */
     c->take.on = true;
-    read_marks(s, &c->take, &c->scene);
+    const int32_t *list;
+    const int32_t changed = read_marks(s, &c->take, &c->scene, &list);
     uint8_t *const b = buf, *p = b + TAKE_HEAD + take_groups(c->G);
     if (c->G) memcpy(b + TAKE_HEAD, s->group_live, (size_t)c->G);
+    memset(b + TAKE_HEAD + c->G, 0, take_groups(c->G) - (size_t)c->G); /* the padding */
     int32_t n = 0;
     if (fresh) {
         for (int32_t v = 0; v < s->N; v++)
             for (int32_t e = s->out_head[v]; e >= 0; e = s->e_out_next[e], n++)
                 p = take_edge(s, e, p);
     } else {
-        for (; n < c->take.n; n++) p = take_edge(s, c->take.list[n], p);
+        for (; n < changed; n++) p = take_edge(s, list[n], p);
     }
-    left_clear(&c->take);
+    done_marks(s, &c->take);
     const uint32_t fr = fresh;
     memcpy(b, &fr, sizeof fr);
     memcpy(b + 4, &n, sizeof n);
