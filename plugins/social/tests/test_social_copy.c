@@ -135,11 +135,14 @@ static void test_copyable(void)
  * from a take against the env's at the same tick: the same nodes, the same edges slot by slot,
  * and, when both read the scene before too, the same slots said changed. Some steps read only
  * the copy (its draws now and then waiting for the takes of a few steps), some only the env's
- * scene: each reader's changes are its own. */
+ * scene: each reader's changes are its own. Nothing is allocated after the first scene and take
+ * (resets, steps, takes and draws). */
 static void test_copy(int agents, int churn, uint64_t seed, int episodes, int64_t *counts)
 {
     char *json = scenario(agents, 120, churn, false);
-    polis_env *env = test_env(json, NULL, NULL);
+    test_alloc al = {0};
+    long calls = -1;
+    polis_env *env = test_env(json, NULL, &al);
     free(json);
     CHECK(env != NULL);
     if (!env) return;
@@ -183,7 +186,8 @@ static void test_copy(int agents, int churn, uint64_t seed, int episodes, int64_
             }
             for (int k = 0; k < n_taken; k++)
                 CHECK_EQ_INT(polis_scene_copy_draw(c, buf[k], len[k], &cs), POLIS_OK);
-            if (!es || n_taken != 1) { /* one of the two did not see this scene */
+            if (calls < 0) calls = al.calls; /* nothing allocated after the first of both */
+            if (!es || n_taken != 1) {       /* one of the two did not see this scene */
                 both_before = false;
                 continue;
             }
@@ -208,6 +212,7 @@ static void test_copy(int agents, int churn, uint64_t seed, int episodes, int64_
     }
     CHECK_EQ_STR(polis_scene_copy_error(c), "");
     CHECK_EQ_INT((int)unequal, 0);
+    CHECK_EQ_INT((int)(al.calls - calls), 0);
     for (int i = 0; i < WAIT; i++) free(buf[i]);
     polis_scene_copy_close(c);
     polis_env_destroy(env);
