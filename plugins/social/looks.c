@@ -22,7 +22,9 @@
  * the sizes) and the names of the attributes its take holds. The graph marks only the rules'
  * list (scene_mark, scene_dirty: the edges changed since either reader read); whichever of
  * social_scene and sg_take reads it clears it and leaves its edges to the other in that one's
- * own list (read_marks), so the step pays nothing for the second reader. Both paths put an edge
+ * own list (read_marks; while the other has never read, it takes the rules' list as it is), so
+ * the step pays nothing for the second reader. The graph marks nothing before the first scene or
+ * take (scene_mark NULL): an env never read pays nothing in its steps. Both paths put an edge
  * with put_padded and clear_beyond, and a group with show_group.
  */
 #include <string.h>
