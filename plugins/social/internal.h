@@ -168,8 +168,11 @@ typedef struct social {
     int32_t n_scene_dirty;
     int32_t *scene_shown; /* [max_edges] the attributes the edge's slots show */
     /* [N] each node's id NUL-padded as a scene edge holds it (edge_put_padded, "scene"
-     * version 3); "" for one that does not fit (its edges take edge_put, which says so) */
+     * version 3; built at registration, never changed); "" for one that does not fit (its
+     * edges take edge_put, which says so) */
     char (*scene_ids)[POLIS_SCENE_ID_MAX];
+    /* looks.c: the scene drawn from copies ("scene" version 5; NULL: none registered) */
+    struct sg_copy *copy;
     bool quiet;       /* no bus events (dry runs at create) */
     int32_t emitting; /* inside a publish of a social event */
 
@@ -340,7 +343,8 @@ SG_INTERNAL polis_status sg_end_bargaining(social *s, polis_ctx *who, int32_t a,
 /* looks.c: groups and edges in the scene (ABI 1.5; nothing on an older host). */
 SG_INTERNAL polis_status sg_register_looks(social *s);
 /* Edge e's source, target, attributes or values changed: its scene slots are written again at
- * the next scene (looks.c; nothing before the first scene). */
+ * the next scene and the next take of a copy (looks.c; nothing before the first of either:
+ * scene_mark is NULL until then, so an env never read pays nothing here). */
 static inline void sg_scene_touch(social *s, int32_t e)
 {
     if (s->scene_mark && !s->scene_mark[e]) {

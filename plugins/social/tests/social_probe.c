@@ -8,6 +8,9 @@
  *     (count, then ids, -1 padded), probe_degree (out, in of the watched agent),
  *     probe_refused (accept_proposal calls refused as having nothing to accept)
  *   - every social bus event, logged with host->log using attribute names
+ *   - "churn": that many random changes of the graph per step (sets, unsets, removed edges,
+ *     groups created and deleted; attribute names c0, c1, ... interned as they first appear,
+ *     more of them as the ticks go on, up to "churn_names"), from the env's generator
  */
 #include <math.h>
 #include <stddef.h>
@@ -58,6 +61,7 @@ typedef struct probe_params {
     const polis_json *queries;
     int64_t watch, watch_group;
     bool log_events;
+    int64_t churn, churn_names;
 } probe_params;
 
 typedef struct probe {
@@ -76,6 +80,8 @@ typedef struct probe {
     int32_t ev[7];
     uint64_t jseq;              /* the sharing journal's next change to read */
     int32_t journal[1 + 4 * 8]; /* probe_journal as agent 0's record got it */
+    int32_t churn_attr[64];     /* the ids of c0, c1, ... (-1: not interned yet) */
+    int64_t churn_ticks;        /* steps churned so far, over every episode */
 } probe;
 
 static polis_status run_op(probe *p, const op *o)
@@ -126,11 +132,53 @@ static polis_status on_reset(polis_ctx *ctx, void *ud)
     return run_ops(p, -1);
 }
 
+/* "churn" random changes of the graph between any live nodes. */
+static polis_status churn(probe *p)
+{
+    const polis_social_api *s = p->soc;
+    polis_rng *r = p->h->rng(p->ctx);
+    int32_t live[1024];
+    int32_t nl = s->groups(s->self, live, 1024);
+    int64_t names = 2 + p->churn_ticks++ / 12;
+    if (names > p->p.churn_names) names = p->p.churn_names;
+    polis_status st = POLIS_OK;
+    for (int64_t k = 0; k < p->p.churn && !st; k++) {
+        uint32_t what = polis_rng_below(r, 100);
+        uint32_t nodes = (uint32_t)(p->P + nl);
+        int32_t f = (int32_t)polis_rng_below(r, nodes), t = (int32_t)polis_rng_below(r, nodes);
+        f = f < p->P ? f : p->P + live[f - p->P];
+        t = t < p->P ? t : p->P + live[t - p->P];
+        int32_t i = (int32_t)polis_rng_below(r, (uint32_t)names);
+        if (p->churn_attr[i] < 0) {
+            char name[16];
+            snprintf(name, sizeof name, "c%d", (int)i);
+            p->churn_attr[i] = s->attr_id(s->self, name);
+        }
+        int32_t attr = p->churn_attr[i];
+        if (what < 45) {
+            st = s->set(s->self, p->ctx, f, t, attr, (double)polis_rng_below(r, 17) * 0.25 - 2.0);
+        } else if (what < 70) {
+            st = s->unset(s->self, p->ctx, f, t, attr);
+        } else if (what < 80) {
+            st = s->remove_edge(s->self, p->ctx, f, t);
+        } else if (what < 90) {
+            if (nl < p->G) st = s->group_create(s->self, p->ctx, NULL);
+            if (st == POLIS_ERR_LIMIT) st = POLIS_OK; /* the ids of this graph are used up */
+            nl = s->groups(s->self, live, 1024);
+        } else if (what < 95 && nl > 0) {
+            st = s->group_delete(s->self, p->ctx, live[polis_rng_below(r, (uint32_t)nl)]);
+            nl = s->groups(s->self, live, 1024);
+        }
+    }
+    return st;
+}
+
 static polis_status on_begin(polis_ctx *ctx, void *ud)
 {
     probe *p = ud;
     memset(p->rewards, 0, sizeof p->rewards);
-    return run_ops(p, p->h->tick(ctx));
+    polis_status st = run_ops(p, p->h->tick(ctx));
+    return st || !p->p.churn ? st : churn(p);
 }
 
 static polis_status reward(polis_ctx *ctx, void *ud, float *out)
@@ -392,6 +440,11 @@ static polis_status probe_start(polis_ctx *ctx, void *state)
         return POLIS_ERR_PLUGIN;
     }
     p->G = p->soc->max_groups(p->soc->self);
+    if (p->p.churn && p->G > 1024) {
+        h->error(ctx, "churn: at most 1024 groups");
+        return POLIS_ERR_CONFIG;
+    }
+    for (int32_t i = 0; i < 64; i++) p->churn_attr[i] = -1;
     for (int32_t i = 0; i < p->n_ops; i++)
         if (p->ops[i].attr[0]) p->ops[i].attr_id = p->soc->attr_id(p->soc->self, p->ops[i].attr);
     for (int32_t i = 0; i < p->n_q; i++) p->q_attr[i] = p->soc->attr_id(p->soc->self, p->q_name[i]);
@@ -442,6 +495,9 @@ static const polis_param_def probe_params_table[] = {
     POLIS_P_INT(probe_params, "watch", watch, 0, 100000, 0, "agent of probe_sharers/groups/degree"),
     POLIS_P_INT(probe_params, "watch_group", watch_group, 0, 100000, 0, "group of probe_members"),
     POLIS_P_BOOL(probe_params, "log_events", log_events, false, "log every social event"),
+    POLIS_P_INT(probe_params, "churn", churn, 0, 1000, 0, "random graph changes per step"),
+    POLIS_P_INT(probe_params, "churn_names", churn_names, 1, 64, 16,
+                "attribute names the changes use at most (c0 ..)"),
 };
 
 static const char *const probe_requires[] = {"social", NULL};
