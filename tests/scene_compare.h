@@ -1,6 +1,6 @@
 /* tests/scene_compare.h — two scenes compared (an env's and one drawn from copies, or two
- * envs'): the same tiles, agents, stats and things, kept lists slot by slot, the same changed
- * slots in any order. */
+ * envs'): the same tiles, agents, stats, nodes, things and edges, kept lists slot by slot, the
+ * same changed slots in any order. */
 #ifndef POLIS_TEST_SCENE_COMPARE_H
 #define POLIS_TEST_SCENE_COMPARE_H
 
@@ -17,6 +17,32 @@ static inline int test_cmp_thing_id(const void *a, const void *b)
 }
 
 /* Two scenes alike: the same tiles, agents and stats, the same things in any order. */
+static inline int test_cmp_edge(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(polis_scene_edge));
+}
+
+/* The edges of two scenes as sets (a kept list's order is the slots', not the keys'). */
+static inline bool test_edges_equal(const polis_scene *a, const polis_scene *b)
+{
+    size_t n = (size_t)a->n_edges;
+    if (a->n_edges != b->n_edges) return false;
+    polis_scene_edge *ea = malloc((n + 1) * sizeof *ea), *eb = malloc((n + 1) * sizeof *eb);
+    bool same = ea && eb;
+    if (same) {
+        memcpy(ea, a->edges, n * sizeof *ea);
+        memcpy(eb, b->edges, n * sizeof *eb);
+        qsort(ea, n, sizeof *ea, test_cmp_edge);
+        qsort(eb, n, sizeof *eb, test_cmp_edge);
+        same = memcmp(ea, eb, n * sizeof *ea) == 0;
+    }
+    free(ea);
+    free(eb);
+    return same;
+}
+
+/* Tiles, agents, stats and nodes as they are, things and edges as sets (edges compared whole:
+ * the kernel pads their strings with NULs). */
 static inline bool test_scenes_equal(const polis_scene *a, const polis_scene *b)
 {
     size_t cells = (size_t)a->n_layers * (size_t)a->width * (size_t)a->height;
@@ -24,8 +50,14 @@ static inline bool test_scenes_equal(const polis_scene *a, const polis_scene *b)
         a->n_things != b->n_things || a->n_agents != b->n_agents || a->n_stats != b->n_stats ||
         memcmp(a->tiles, b->tiles, cells * sizeof *a->tiles) != 0 ||
         memcmp(a->agents, b->agents, (size_t)a->n_agents * sizeof *a->agents) != 0 ||
-        memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)))
+        memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)) ||
+        a->n_nodes != b->n_nodes || !test_edges_equal(a, b))
         return false;
+    for (int32_t i = 0; i < a->n_nodes; i++) { /* the strings (bytes past their ends are not said) */
+        const polis_scene_node *x = &a->nodes[i], *y = &b->nodes[i];
+        if (strcmp(x->id, y->id) || strcmp(x->kind, y->kind) || strcmp(x->label, y->label))
+            return false;
+    }
     size_t n = (size_t)a->n_things;
     polis_scene_thing *ta = malloc((n + 1) * sizeof *ta), *tb = malloc((n + 1) * sizeof *tb);
     bool same = ta && tb;

@@ -140,6 +140,10 @@ copies_equal() {
 # society's (its piles, blocks and stations)
 copies_equal "$SRC/rulesets/gather/gather.json" 3
 copies_equal "$SRC/rulesets/exploration/exploration_physical.json" 2
+# and the social graph's (groups, edges) beside society's: Exploration, Contract, Negotiation
+copies_equal "$SRC/rulesets/exploration/exploration.json" 2
+copies_equal "$SRC/rulesets/contract/contract.json" 3
+copies_equal "$SRC/rulesets/negotiation/negotiation.json" 3
 /usr/bin/python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x55; open(sys.argv[2], "wb").write(b)' \
     "$TMP/s40.jsonl.gz" "$TMP/bad.jsonl.gz"
 polis 1 replay "$TMP/bad.jsonl.gz"

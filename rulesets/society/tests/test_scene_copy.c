@@ -29,7 +29,7 @@ static polis_env *open_small(void)
 }
 
 typedef struct copy_counts {
-    int64_t compared, said, changes, things, layers_redrawn, unequal;
+    int64_t compared, said, changes, things, edges, layers_redrawn, unequal;
 } copy_counts;
 
 /* After every reset and step of `episodes` episodes (seeds seed, seed + 1, ...; random legal
@@ -91,6 +91,7 @@ static void compare_copies(polis_env *env, uint64_t seed, int episodes, copy_cou
             }
             n->compared++;
             n->things += cs->n_things;
+            n->edges += cs->n_edges;
             polis_scene_kept ke, kc;
             CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &ke), POLIS_OK);
             CHECK_EQ_INT(polis_scene_copy_kept(c, POLIS_SCENE_THINGS, &kc), POLIS_OK);
@@ -149,6 +150,33 @@ static void test_copy(void)
     CHECK(small.compared > 500);
     CHECK(small.changes > 50);
     CHECK(small.layers_redrawn > 40); /* lua/shifts.lua moved blocks and stations */
+}
+
+/* The shipped games with the social plugin too (Exploration, Contract, Negotiation, a Social
+ * Structure game): every scene callback has a copy, so a recording draws them on its writer
+ * thread; the drawn scenes equal the env's, the social graph's groups and edges included. */
+static void test_copy_social(void)
+{
+    static const char *const games[] = {
+        POLIS_SOURCE_DIR "/rulesets/exploration/exploration.json",
+        POLIS_SOURCE_DIR "/rulesets/contract/contract.json",
+        POLIS_SOURCE_DIR "/rulesets/negotiation/negotiation.json",
+        POLIS_SOURCE_DIR "/rulesets/social_structure/dynamic.json",
+    };
+    for (size_t g = 0; g < sizeof games / sizeof *games; g++) {
+        copy_counts n = {0};
+        polis_env *env = test_env_file(games[g], NULL);
+        CHECK(env != NULL);
+        if (!env) continue;
+        compare_copies(env, 11 + g, 3, &n);
+        polis_env_destroy(env);
+        printf("scene copies: %s %lld compared, %lld things, %lld edges, %lld changes\n",
+               strrchr(games[g], '/') + 1, (long long)n.compared, (long long)n.things,
+               (long long)n.edges, (long long)n.changes);
+        CHECK_EQ_INT((int)n.unequal, 0);
+        CHECK(n.compared > 100);
+        CHECK(n.edges > 0); /* the graph was drawn */
+    }
 }
 
 /* The society part of a fresh take (in words): its head is 7 (fresh, blocks, recipes) and the
@@ -237,6 +265,7 @@ static void test_copy_bad(void)
 int main(void)
 {
     test_copy();
+    test_copy_social();
     test_copy_bad();
     CHECK_DONE();
 }
