@@ -53,7 +53,8 @@ static inline bool test_scenes_equal(const polis_scene *a, const polis_scene *b)
         memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)) ||
         a->n_nodes != b->n_nodes || !test_edges_equal(a, b))
         return false;
-    for (int32_t i = 0; i < a->n_nodes; i++) { /* the strings (bytes past their ends are not said) */
+    /* the nodes' strings (the bytes past their ends are not said) */
+    for (int32_t i = 0; i < a->n_nodes; i++) {
         const polis_scene_node *x = &a->nodes[i], *y = &b->nodes[i];
         if (strcmp(x->id, y->id) || strcmp(x->kind, y->kind) || strcmp(x->label, y->label))
             return false;
