@@ -27,6 +27,7 @@ static inline bool test_edges_equal(const polis_scene *a, const polis_scene *b)
 {
     size_t n = (size_t)a->n_edges;
     if (a->n_edges != b->n_edges) return false;
+    if (n == 0) return true; /* edges may be NULL then */
     polis_scene_edge *ea = malloc((n + 1) * sizeof *ea), *eb = malloc((n + 1) * sizeof *eb);
     bool same = ea && eb;
     if (same) {
