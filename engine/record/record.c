@@ -771,44 +771,68 @@ static void render_head(rbuf *b, num_memo *memo, int32_t n, const uint8_t *raw)
     PUT_U8S(b, ",\"illegal\":[", fl + 2 * (size_t)n, n);
 }
 
+/* Bit k set when cell j0 + k (< plane, > 0) of a layer's raw tiles holds another kind than the
+ * cell before it: where a run starts. Sixty-four cells compared in sixteen vector compares, so
+ * that a keyframe's runs (a few cells each on a Survival map) cost no mispredicted loop exit
+ * each: the runs are then read off the bits. */
+static inline uint64_t run_starts(const uint8_t *t, size_t j0, size_t plane)
+{
+    uint64_t m = 0;
+#if defined(__SSE2__)
+    if (j0 > 0 && j0 + 64 <= plane) {
+        const uint8_t *x = t + j0 * sizeof(int32_t);
+        for (int g = 0; g < 16; g++) {
+            __m128i cur = _mm_loadu_si128((const __m128i *)(const void *)(x + 16 * g));
+            __m128i prev = _mm_loadu_si128((const __m128i *)(const void *)(x + 16 * g - 4));
+            unsigned eq = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(cur, prev)));
+            m |= (uint64_t)(~eq & 0xfu) << (4 * g);
+        }
+        return m;
+    }
+#endif
+    for (size_t k = 0; k < 64 && j0 + k < plane; k++) {
+        size_t j = j0 + k;
+        int32_t v, u;
+        if (j == 0) continue;
+        memcpy(&v, t + j * sizeof v, sizeof v);
+        memcpy(&u, t + (j - 1) * sizeof u, sizeof u);
+        m |= (uint64_t)(v != u) << k;
+    }
+    return m;
+}
+
 /* A keyframe's layers, each "[kind,count,...]" (runs of a kind in row-major order), from the
  * raw tiles of the scene the recorder was sized for */
 static void render_tiles(const polis_recorder *r, rbuf *b, const uint8_t *raw)
 {
-    /* room checked once per TILE_RUNS runs, each ",kind,count" */
-    enum { TILE_RUNS = 64, RUN_MAX = 2 * (INT_MAXLEN + 1) };
+    /* room checked once per 64 cells (at most 64 runs), each ",kind,count" */
+    enum { RUN_MAX = 2 * (INT_MAXLEN + 1) };
     int32_t n_layers = r->sized_dims[0];
     size_t plane = (size_t)r->sized_dims[1] * (size_t)r->sized_dims[2];
     for (int32_t l = 0; l < n_layers; l++) {
         rb_puts(b, l ? ",[" : "[");
         const uint8_t *t = raw + (size_t)l * plane * sizeof(int32_t);
-        for (size_t i = 0; i < plane;) {
-            if (!rb_room(b, TILE_RUNS * RUN_MAX)) return;
+        size_t start = 0; /* the run being read */
+        for (size_t j0 = 0; j0 < plane; j0 += 64) {
+            if (!rb_room(b, 65 * RUN_MAX)) return;
             char *q = b->p + b->len;
-            for (int k = 0; k < TILE_RUNS && i < plane; k++) {
-                int32_t v, u;
-                memcpy(&v, t + i * sizeof v, sizeof v);
-                size_t j = i + 1;
-#if defined(__SSE2__)
-                const __m128i vv = _mm_set1_epi32(v);
-                for (; j + 4 <= plane; j += 4) {
-                    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(t + j * sizeof v));
-                    unsigned same = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi32(x, vv));
-                    if (same != 0xffff) {
-                        j += (unsigned)__builtin_ctz(~same) / 4;
-                        goto run_end;
-                    }
-                }
-#endif
-                while (j < plane && (memcpy(&u, t + j * sizeof u, sizeof u), u == v)) j++;
-#if defined(__SSE2__)
-            run_end:
-#endif
-                if (i) *q++ = ',';
+            for (uint64_t m = run_starts(t, j0, plane); m; m &= m - 1) {
+                size_t j = j0 + (size_t)__builtin_ctzll(m);
+                int32_t v;
+                memcpy(&v, t + start * sizeof v, sizeof v);
+                if (start) *q++ = ',';
                 q = put_int(q, v);
                 *q++ = ',';
-                q = put_int(q, (int64_t)(j - i));
-                i = j;
+                q = put_int(q, (int64_t)(j - start));
+                start = j;
+            }
+            if (j0 + 64 >= plane && start < plane) { /* the layer's last run */
+                int32_t v;
+                memcpy(&v, t + start * sizeof v, sizeof v);
+                if (start) *q++ = ',';
+                q = put_int(q, v);
+                *q++ = ',';
+                q = put_int(q, (int64_t)(plane - start));
             }
             b->len = (size_t)(q - b->p);
         }
