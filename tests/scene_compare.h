@@ -75,15 +75,19 @@ static inline bool test_scenes_equal(const polis_scene *a, const polis_scene *b)
     return same;
 }
 
-/* The kept things slot by slot (polis_scene_kept of one scene and of the other). */
+/* A kept list (POLIS_SCENE_THINGS or POLIS_SCENE_EDGES) slot by slot (polis_scene_kept of one
+ * scene and of the other). */
 static inline bool test_kept_equal(const polis_scene *a, const polis_scene_kept *ka,
-                                   const polis_scene *b, const polis_scene_kept *kb)
+                                   const polis_scene *b, const polis_scene_kept *kb, int32_t list)
 {
     if (ka->slots != kb->slots || ka->whole != kb->whole) return false;
     for (int32_t i = 0; i < ka->slots; i++) {
         int32_t x = ka->where[i], y = kb->where[i];
         if ((x < 0) != (y < 0)) return false;
-        if (x >= 0 && memcmp(&a->things[x], &b->things[y], sizeof *a->things)) return false;
+        if (x < 0) continue;
+        if (list == POLIS_SCENE_EDGES ? memcmp(&a->edges[x], &b->edges[y], sizeof *a->edges)
+                                      : memcmp(&a->things[x], &b->things[y], sizeof *a->things))
+            return false;
     }
     return true;
 }

@@ -10,6 +10,7 @@
 #include "fixture.h"
 #include "polis/record.h"
 #include "polis/scene.h"
+#include "scene_compare.h"
 
 /* Agents with long names (still ids), groups from the start and a schedule that rebuilds the
  * graph, the rules of an AdaSociety game, every social action family, and the probe's churn. */
@@ -58,54 +59,6 @@ static bool step(polis_env *env, int32_t policy)
     if (st) fprintf(stderr, "step: %s\n", polis_env_error(env));
     CHECK_EQ_INT(st, POLIS_OK);
     return st == POLIS_OK;
-}
-
-static int cmp_edge(const void *a, const void *b) { return memcmp(a, b, sizeof(polis_scene_edge)); }
-
-/* Two scenes alike: agents, the same group nodes in the same order, the same edges in any
- * order. */
-static bool scenes_equal(const polis_scene *a, const polis_scene *b)
-{
-    if (a->n_agents != b->n_agents || a->n_nodes != b->n_nodes || a->n_edges != b->n_edges ||
-        a->n_things != b->n_things ||
-        memcmp(a->agents, b->agents, (size_t)a->n_agents * sizeof *a->agents) ||
-        memcmp(a->nodes, b->nodes, (size_t)a->n_nodes * sizeof *a->nodes))
-        return false;
-    size_t n = (size_t)a->n_edges;
-    polis_scene_edge *ea = malloc((n + 1) * sizeof *ea), *eb = malloc((n + 1) * sizeof *eb);
-    memcpy(ea, a->edges, n * sizeof *ea);
-    memcpy(eb, b->edges, n * sizeof *eb);
-    qsort(ea, n, sizeof *ea, cmp_edge);
-    qsort(eb, n, sizeof *eb, cmp_edge);
-    bool same = !memcmp(ea, eb, n * sizeof *ea);
-    free(ea);
-    free(eb);
-    return same;
-}
-
-/* The kept edges slot by slot. */
-static bool kept_equal(const polis_scene *a, const polis_scene_kept *ka, const polis_scene *b,
-                       const polis_scene_kept *kb)
-{
-    if (ka->slots != kb->slots || ka->whole != kb->whole) return false;
-    for (int32_t i = 0; i < ka->slots; i++) {
-        int32_t x = ka->where[i], y = kb->where[i];
-        if ((x < 0) != (y < 0)) return false;
-        if (x >= 0 && memcmp(&a->edges[x], &b->edges[y], sizeof *a->edges)) return false;
-    }
-    return true;
-}
-
-/* The same set of slots, in any order. */
-static bool same_slots(const int32_t *a, int32_t na, const int32_t *b, int32_t nb, int32_t slots)
-{
-    if (na != nb) return false;
-    uint8_t *in = calloc((size_t)slots, 1);
-    bool same = true;
-    for (int32_t i = 0; i < na; i++) in[a[i]]++;
-    for (int32_t i = 0; i < nb && same; i++) same = in[b[i]]-- > 0;
-    free(in);
-    return same;
 }
 
 /* (1) Copyable when every node's id fits a scene edge's and the edges are kept; not when an
@@ -197,13 +150,14 @@ static void test_copy(int agents, int churn, uint64_t seed, int episodes, int64_
             polis_scene_kept ke, kc;
             CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_EDGES, &ke), POLIS_OK);
             CHECK_EQ_INT(polis_scene_copy_kept(c, POLIS_SCENE_EDGES, &kc), POLIS_OK);
-            unequal += !scenes_equal(es, cs) || !kept_equal(es, &ke, cs, &kc);
+            unequal +=
+                !test_scenes_equal(es, cs) || !test_kept_equal(es, &ke, cs, &kc, POLIS_SCENE_EDGES);
             if (both_before) {
                 const polis_scene_said *se = polis_env_scene_said(env),
                                        *sd = polis_scene_copy_said(c);
                 counts[3]++;
                 counts[4] += se->n_changed[POLIS_SCENE_EDGES];
-                unequal += !same_slots(
+                unequal += !test_same_slots(
                     se->changed[POLIS_SCENE_EDGES], se->n_changed[POLIS_SCENE_EDGES],
                     sd->changed[POLIS_SCENE_EDGES], sd->n_changed[POLIS_SCENE_EDGES], ke.slots);
             }

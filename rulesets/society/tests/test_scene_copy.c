@@ -95,7 +95,8 @@ static void compare_copies(polis_env *env, uint64_t seed, int episodes, copy_cou
             polis_scene_kept ke, kc;
             CHECK_EQ_INT(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &ke), POLIS_OK);
             CHECK_EQ_INT(polis_scene_copy_kept(c, POLIS_SCENE_THINGS, &kc), POLIS_OK);
-            n->unequal += !test_scenes_equal(es, cs) || !test_kept_equal(es, &ke, cs, &kc);
+            n->unequal += !test_scenes_equal(es, cs) ||
+                          !test_kept_equal(es, &ke, cs, &kc, POLIS_SCENE_THINGS);
             if (both_before) { /* what each scene says of itself since the one before */
                 const polis_scene_said *se = polis_env_scene_said(env),
                                        *sc = polis_scene_copy_said(c);

@@ -852,7 +852,8 @@ static void test_scene_copy(void)
                 polis_scene_kept ke, kc;
                 CHECK(polis_env_scene_kept(env, POLIS_SCENE_THINGS, &ke) == POLIS_OK);
                 CHECK(polis_scene_copy_kept(c, POLIS_SCENE_THINGS, &kc) == POLIS_OK);
-                unequal += !test_scenes_equal(es, cs) || !test_kept_equal(es, &ke, cs, &kc);
+                unequal += !test_scenes_equal(es, cs) ||
+                           !test_kept_equal(es, &ke, cs, &kc, POLIS_SCENE_THINGS);
                 if (both_before) { /* what each scene says of itself since the one before */
                     const polis_scene_said *se = polis_env_scene_said(env),
                                            *sc = polis_scene_copy_said(c);
