@@ -16,43 +16,42 @@ static inline int test_cmp_thing_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Two scenes alike: the same tiles, agents and stats, the same things in any order. */
 static inline int test_cmp_edge(const void *a, const void *b)
 {
     return memcmp(a, b, sizeof(polis_scene_edge));
 }
 
-/* The edges of two scenes as sets (a kept list's order is the slots', not the keys'). */
-static inline bool test_edges_equal(const polis_scene *a, const polis_scene *b)
+/* n elements of `size` bytes at x and at y the same in some order (sorted copies compared whole;
+ * x, y may be NULL when n is 0). */
+static inline bool test_same_set(const void *x, const void *y, size_t n, size_t size,
+                                 int (*cmp)(const void *, const void *))
 {
-    size_t n = (size_t)a->n_edges;
-    if (a->n_edges != b->n_edges) return false;
-    if (n == 0) return true; /* edges may be NULL then */
-    polis_scene_edge *ea = malloc((n + 1) * sizeof *ea), *eb = malloc((n + 1) * sizeof *eb);
-    bool same = ea && eb;
+    if (n == 0) return true;
+    char *sx = malloc(n * size), *sy = malloc(n * size);
+    bool same = sx && sy;
     if (same) {
-        memcpy(ea, a->edges, n * sizeof *ea);
-        memcpy(eb, b->edges, n * sizeof *eb);
-        qsort(ea, n, sizeof *ea, test_cmp_edge);
-        qsort(eb, n, sizeof *eb, test_cmp_edge);
-        same = memcmp(ea, eb, n * sizeof *ea) == 0;
+        memcpy(sx, x, n * size);
+        memcpy(sy, y, n * size);
+        qsort(sx, n, size, cmp);
+        qsort(sy, n, size, cmp);
+        same = memcmp(sx, sy, n * size) == 0;
     }
-    free(ea);
-    free(eb);
+    free(sx);
+    free(sy);
     return same;
 }
 
-/* Tiles, agents, stats and nodes as they are, things and edges as sets (edges compared whole:
- * the kernel pads their strings with NULs). */
+/* Tiles, agents, stats and nodes as they are, things and edges as sets (a kept list's order is
+ * its slots'; edges compared whole: the kernel pads their strings with NULs). */
 static inline bool test_scenes_equal(const polis_scene *a, const polis_scene *b)
 {
     size_t cells = (size_t)a->n_layers * (size_t)a->width * (size_t)a->height;
     if (a->n_layers != b->n_layers || a->width != b->width || a->height != b->height ||
         a->n_things != b->n_things || a->n_agents != b->n_agents || a->n_stats != b->n_stats ||
+        a->n_nodes != b->n_nodes || a->n_edges != b->n_edges ||
         memcmp(a->tiles, b->tiles, cells * sizeof *a->tiles) != 0 ||
         memcmp(a->agents, b->agents, (size_t)a->n_agents * sizeof *a->agents) != 0 ||
-        memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)) ||
-        a->n_nodes != b->n_nodes || !test_edges_equal(a, b))
+        memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)))
         return false;
     /* the nodes' strings (the bytes past their ends are not said) */
     for (int32_t i = 0; i < a->n_nodes; i++) {
@@ -60,19 +59,9 @@ static inline bool test_scenes_equal(const polis_scene *a, const polis_scene *b)
         if (strcmp(x->id, y->id) || strcmp(x->kind, y->kind) || strcmp(x->label, y->label))
             return false;
     }
-    size_t n = (size_t)a->n_things;
-    polis_scene_thing *ta = malloc((n + 1) * sizeof *ta), *tb = malloc((n + 1) * sizeof *tb);
-    bool same = ta && tb;
-    if (same) {
-        memcpy(ta, a->things, n * sizeof *ta);
-        memcpy(tb, b->things, n * sizeof *tb);
-        qsort(ta, n, sizeof *ta, test_cmp_thing_id);
-        qsort(tb, n, sizeof *tb, test_cmp_thing_id);
-        same = memcmp(ta, tb, n * sizeof *ta) == 0;
-    }
-    free(ta);
-    free(tb);
-    return same;
+    return test_same_set(a->things, b->things, (size_t)a->n_things, sizeof *a->things,
+                         test_cmp_thing_id) &&
+           test_same_set(a->edges, b->edges, (size_t)a->n_edges, sizeof *a->edges, test_cmp_edge);
 }
 
 /* A kept list (POLIS_SCENE_THINGS or POLIS_SCENE_EDGES) slot by slot (polis_scene_kept of one

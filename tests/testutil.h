@@ -272,6 +272,22 @@ static inline void test_uniform_policy(polis_env *env, polis_rng *r)
     }
 }
 
+/* A file's bytes (malloc'd, not NUL-terminated) and their count in *len; NULL when it cannot be
+ * read. */
+static inline char *test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    *len = 0;
+    if (!f) return NULL;
+    char *text = NULL;
+    size_t cap = 0;
+    for (size_t n; text = realloc(text, cap + 65536), text && (n = fread(text + cap, 1, 65536, f));)
+        cap += n;
+    fclose(f);
+    *len = cap;
+    return text;
+}
+
 /* A seeded trajectory of a scenario file under test_uniform_policy: `steps` steps (an
  * episode that ends is reset with seed + the step number), every step's state hash folded
  * into one. 0 on any failure (printed); *ret, when given, is the summed reward. The golden

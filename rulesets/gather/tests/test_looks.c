@@ -353,20 +353,6 @@ static void record(const char *json, const char *path, bool env_scenes)
     unsetenv("POLIS_RECORD_COPIES");
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    *len = 0;
-    if (!f) return NULL;
-    char *text = NULL;
-    size_t cap = 0;
-    for (size_t n; text = realloc(text, cap + 65536), text && (n = fread(text + cap, 1, 65536, f));)
-        cap += n;
-    fclose(f);
-    *len = cap;
-    return text;
-}
-
 /* A recording drawn from copies (the writer thread) is the one from the env's scenes. */
 static void test_recording_copies(const char *json)
 {
@@ -376,7 +362,7 @@ static void test_recording_copies(const char *json)
     record(json, a, false);
     record(json, b, true);
     size_t la = 0, lb = 0;
-    char *ta = slurp(a, &la), *tb = slurp(b, &lb);
+    char *ta = test_slurp(a, &la), *tb = test_slurp(b, &lb);
     CHECK(ta && tb && la > 1000);
     CHECK(la == lb && ta && tb && !memcmp(ta, tb, la));
     free(ta);
