@@ -45,13 +45,15 @@ static inline bool test_same_set(const void *x, const void *y, size_t n, size_t 
  * its slots'; edges compared whole: the kernel pads their strings with NULs). */
 static inline bool test_scenes_equal(const polis_scene *a, const polis_scene *b)
 {
-    size_t cells = (size_t)a->n_layers * (size_t)a->width * (size_t)a->height;
+    size_t cells = (size_t)a->n_layers * (size_t)a->width * (size_t)a->height,
+           stats = (size_t)a->n_agents * (size_t)a->n_stats;
+    /* (a scene without layers or stats may have no arrays for them) */
     if (a->n_layers != b->n_layers || a->width != b->width || a->height != b->height ||
         a->n_things != b->n_things || a->n_agents != b->n_agents || a->n_stats != b->n_stats ||
         a->n_nodes != b->n_nodes || a->n_edges != b->n_edges ||
-        memcmp(a->tiles, b->tiles, cells * sizeof *a->tiles) != 0 ||
-        memcmp(a->agents, b->agents, (size_t)a->n_agents * sizeof *a->agents) != 0 ||
-        memcmp(a->stats, b->stats, (size_t)a->n_agents * (size_t)a->n_stats * sizeof(int32_t)))
+        (cells && memcmp(a->tiles, b->tiles, cells * sizeof *a->tiles) != 0) ||
+        (a->n_agents && memcmp(a->agents, b->agents, (size_t)a->n_agents * sizeof *a->agents)) ||
+        (stats && memcmp(a->stats, b->stats, stats * sizeof(int32_t))))
         return false;
     /* the nodes' strings (the bytes past their ends are not said) */
     for (int32_t i = 0; i < a->n_nodes; i++) {
